@@ -1,0 +1,31 @@
+// Package invariants holds assertions that cost nothing in normal builds and
+// panic in invariant builds.
+//
+// An invariant build is any build with the invariants tag:
+//
+//	go test -tags invariants ./...
+//
+// Enabled is a constant, true exactly in invariant builds. In other builds
+// Assert and Assertf have empty bodies; the compiler inlines them and the call
+// disappears.
+//
+// What does not disappear is the evaluation of the arguments. Go evaluates the
+// arguments of a call before the call, whatever the callee does with them, so
+// an argument with a cost (a function call, a String method, a loop over a
+// batch) is paid in every build. Assertf adds nothing to that: its empty body
+// is inlined, so escape analysis keeps the variadic slice and the interface
+// values on the stack and the call allocates nothing (a test checks this).
+// On hot paths (per tuple, per seek, per merge step) guard the assertion with
+// the constant anyway, so the whole block, arguments included, is compiled
+// out:
+//
+//	if invariants.Enabled {
+//		invariants.Assertf(lo <= hi, "batch: seek bounds [%d, %d)", lo, hi)
+//	}
+//
+// A cheap condition with a constant message can call Assert directly.
+//
+// NB: a failed assertion is a bug in tracebench, never bad user input. Bad
+// input is reported with an error (see STYLE.md). This package imports no
+// other package of the module, so every package may import it.
+package invariants

@@ -1,0 +1,48 @@
+//go:build invariants
+
+package invariants_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/internal/invariants"
+)
+
+// recovered runs f and returns the value it panicked with, or nil.
+func recovered(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
+}
+
+func TestEnabled(t *testing.T) {
+	if !invariants.Enabled {
+		t.Fatal("Enabled = false in a build with the invariants tag")
+	}
+}
+
+func TestAssertPanics(t *testing.T) {
+	v := recovered(func() { invariants.Assert(false, "spine: level 3 out of order") })
+	s, ok := v.(string)
+	if !ok || !strings.Contains(s, "spine: level 3 out of order") {
+		t.Fatalf("Assert(false) panicked with %#v, want a string with the message", v)
+	}
+}
+
+func TestAssertfPanics(t *testing.T) {
+	v := recovered(func() { invariants.Assertf(false, "batch: lower %d > upper %d", 7, 3) })
+	s, ok := v.(string)
+	if !ok || !strings.Contains(s, "batch: lower 7 > upper 3") {
+		t.Fatalf("Assertf(false) panicked with %#v, want a string with the formatted message", v)
+	}
+}
+
+func TestAssertHolds(t *testing.T) {
+	if v := recovered(func() {
+		invariants.Assert(true, "unused")
+		invariants.Assertf(true, "unused %d", 1)
+	}); v != nil {
+		t.Fatalf("a true assertion panicked with %#v", v)
+	}
+}

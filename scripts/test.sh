@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# test.sh runs every check CI runs (.ci/run runs exactly this script).
+#
+# Steps, in order; all run even if one fails, and the script exits 1 at the
+# end if any failed:
+#
+#   download     go mod download
+#   build        go build ./...
+#   gofmt        gofmt -l lists no file (testdata excluded)
+#   vet          go vet ./...
+#   staticcheck  go tool staticcheck ./... (pinned by the tool directive in go.mod)
+#   test-race    go test -race -tags invariants -count=1 ./...
+#   test-short   go test -short -count=1 ./...
+#   bench-smoke  every benchmark once, as a test:
+#                go test -run '^$' -bench . -benchtime 1x -short ./...
+#
+# Environment:
+#
+#   TEST_TIMEOUT  -timeout for each test binary (default 5m). The whole
+#                 script is meant to finish within 15 minutes on 2 cores.
+#   GOFLAGS       appended after the script's own flags (-mod=readonly
+#                 -buildvcs=false), so a caller can add or override.
+#
+# Parallelism is Go's default: -p and GOMAXPROCS follow the number of CPUs.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export GOFLAGS="-mod=readonly -buildvcs=false${GOFLAGS:+ $GOFLAGS}"
+timeout="${TEST_TIMEOUT:-5m}"
+
+names=()
+results=()
+durations=()
+failed=()
+
+# now prints the time in seconds with microseconds.
+now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
+
+# elapsed prints the seconds since $1, with one decimal.
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# step NAME COMMAND... runs one step and records its result without stopping
+# the script.
+#
+# NB: errexit is off inside a command whose status is tested (bash ignores -e
+# there, even if set again), so a function used as a step must check each
+# command itself.
+step() {
+	local name=$1
+	shift
+	echo
+	echo "== step: $name"
+	printf '+'
+	printf ' %q' "$@"
+	printf '\n'
+	local start rc=0
+	start=$(now)
+	"$@" || rc=$?
+	local took
+	took=$(elapsed "$start")
+	names+=("$name")
+	durations+=("$took")
+	if ((rc == 0)); then
+		results+=("ok")
+		echo "== step: $name (${took}s)"
+	else
+		results+=("FAIL (exit $rc)")
+		failed+=("$name")
+		echo "== step: $name (${took}s) FAILED with exit status $rc"
+	fi
+}
+
+# gofmt_check fails if gofmt would change a Go file outside testdata.
+gofmt_check() {
+	local files
+	files=$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*' -print0 |
+		xargs -0 -r gofmt -l) || return 1
+	if [[ -n $files ]]; then
+		echo "gofmt would change these files (run gofmt -w on them):"
+		echo "$files"
+		return 1
+	fi
+}
+
+total_start=$(now)
+go version
+echo "GOFLAGS=$GOFLAGS TEST_TIMEOUT=$timeout CPUs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?')"
+
+step download go mod download
+step build go build ./...
+step gofmt gofmt_check
+step vet go vet ./...
+step staticcheck go tool staticcheck ./...
+step test-race go test -race -tags invariants -count=1 -timeout "$timeout" ./...
+step test-short go test -short -count=1 -timeout "$timeout" ./...
+step bench-smoke go test -run '^$' -bench . -benchtime 1x -short -timeout "$timeout" ./...
+
+echo
+echo "== summary"
+for i in "${!names[@]}"; do
+	printf '  %-12s %8ss  %s\n' "${names[$i]}" "${durations[$i]}" "${results[$i]}"
+done
+printf '  %-12s %8ss\n' total "$(elapsed "$total_start")"
+if ((${#failed[@]} > 0)); then
+	echo "FAILED: ${failed[*]}"
+	exit 1
+fi
+echo "all steps passed"

@@ -1,0 +1,195 @@
+package frontier
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestLatticeTable(t *testing.T) {
+	for _, tc := range []struct {
+		a, b       string
+		le         bool
+		join, meet string
+	}{
+		{"{0}", "{0}", true, "{0}", "{0}"},
+		{"{1}", "{3}", true, "{3}", "{1}"},
+		{"{3}", "{1}", false, "{3}", "{1}"},
+		{"{5}", "{}", true, "{}", "{5}"},
+		{"{}", "{5}", false, "{}", "{5}"},
+		{"{}", "{}", true, "{}", "{}"},
+	} {
+		a, b := MustParse(tc.a), MustParse(tc.b)
+		if got := a.LessEqual(b); got != tc.le {
+			t.Errorf("%v <= %v = %v, want %v", a, b, got, tc.le)
+		}
+		if got := a.Join(b).String(); got != tc.join {
+			t.Errorf("%v join %v = %v, want %v", a, b, got, tc.join)
+		}
+		if got := a.Meet(b).String(); got != tc.meet {
+			t.Errorf("%v meet %v = %v, want %v", a, b, got, tc.meet)
+		}
+	}
+}
+
+func TestBeyondAndAdvance(t *testing.T) {
+	for _, tc := range []struct {
+		f       string
+		t       Time
+		beyond  bool
+		advance Time
+	}{
+		{"{3}", 2, false, 3},
+		{"{3}", 3, true, 3},
+		{"{3}", 7, true, 7},
+		{"{}", 0, false, 0},
+		{"{}", 9, false, 9},
+		{"{0}", 0, true, 0},
+	} {
+		f := MustParse(tc.f)
+		if got := f.Beyond(tc.t); got != tc.beyond {
+			t.Errorf("%d beyond %v = %v, want %v", tc.t, f, got, tc.beyond)
+		}
+		if got := f.AdvanceBy(tc.t); got != tc.advance {
+			t.Errorf("advance %d by %v = %d, want %d", tc.t, f, got, tc.advance)
+		}
+	}
+	if Min() != At(0) || (Frontier{}) != Min() {
+		t.Fatal("zero frontier must be {0}")
+	}
+	if got := At(MaxTime).StepForward(); !got.IsEmpty() {
+		t.Fatalf("StepForward of {max} = %v, want {}", got)
+	}
+	if got := At(4).StepBack(); got != At(3) {
+		t.Fatalf("StepBack {4} = %v", got)
+	}
+}
+
+// TestAdvanceByProperty checks the defining property of advance_by (§2.1): the
+// advanced time compares identically to t against every time beyond f.
+func TestAdvanceByProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		x := rapid.Uint64Range(0, 20).Draw(t, "t")
+		var f Frontier
+		if rapid.Bool().Draw(t, "empty") {
+			f = Empty()
+		} else {
+			f = At(rapid.Uint64Range(0, 20).Draw(t, "f"))
+		}
+		a := f.AdvanceBy(x)
+		for y := Time(0); y <= 25; y++ {
+			if f.Beyond(y) && (x <= y) != (a <= y) {
+				t.Fatalf("advance %d by %v = %d compares differently to %d", x, f, a, y)
+			}
+		}
+		if a < x {
+			t.Fatalf("advance went backwards")
+		}
+	})
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, s := range []string{"", "3", "{x}", "{-1}", "{1,2}", "[1]"} {
+		if _, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) succeeded", s)
+		}
+	}
+	for _, s := range []string{"{}", "{0}", "{18446744073709551615}"} {
+		if got := MustParse(s).String(); got != s {
+			t.Errorf("round trip %q = %q", s, got)
+		}
+	}
+}
+
+func TestMutableFrontier(t *testing.T) {
+	var m MutableFrontier
+	if !m.Frontier().IsEmpty() {
+		t.Fatal("no holds must give {}")
+	}
+	steps := []struct {
+		f     string
+		delta int64
+		want  string
+		ok    bool
+	}{
+		{"{5}", 1, "{5}", true},
+		{"{3}", 2, "{3}", true},
+		{"{}", 1, "{3}", true}, // a hold at {} holds nothing
+		{"{3}", -1, "{3}", true},
+		{"{3}", -1, "{5}", true},
+		{"{3}", -1, "{5}", false}, // not held
+		{"{5}", -2, "{5}", false}, // more than held
+		{"{5}", -1, "{}", true},
+	}
+	for i, s := range steps {
+		err := m.Update(MustParse(s.f), s.delta)
+		if (err == nil) != s.ok {
+			t.Fatalf("step %d: Update(%s, %d) err = %v, want ok=%v", i, s.f, s.delta, err, s.ok)
+		}
+		if got := m.Frontier().String(); got != s.want {
+			t.Fatalf("step %d: frontier %s, want %s (%v)", i, got, s.want, m.String())
+		}
+	}
+	if err := m.Move(At(1), At(2)); err == nil {
+		t.Fatal("moving an unheld hold must fail")
+	}
+	if !m.IsEmpty() {
+		t.Fatalf("failed Move must leave m unchanged: %v", m.String())
+	}
+}
+
+func TestMutableFrontierMatchesModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var m MutableFrontier
+		model := map[Time]int64{}
+		for range rapid.IntRange(0, 50).Draw(t, "steps") {
+			x := rapid.Uint64Range(0, 8).Draw(t, "t")
+			d := rapid.Int64Range(-2, 2).Draw(t, "d")
+			err := m.Update(At(x), d)
+			if model[x]+d < 0 {
+				if err == nil {
+					t.Fatalf("negative count accepted")
+				}
+				continue
+			}
+			model[x] += d
+			want := Empty()
+			for tt, n := range model {
+				if n > 0 {
+					want = want.Meet(At(tt))
+				}
+			}
+			if m.Frontier() != want {
+				t.Fatalf("frontier %v, model %v", m.Frontier(), want)
+			}
+		}
+		rt, err := ParseMutable(m.String())
+		if err != nil || rt.String() != m.String() {
+			t.Fatalf("round trip %q: %q %v", m.String(), rt.String(), err)
+		}
+	})
+}
+
+func TestDescription(t *testing.T) {
+	d := Description{Lower: At(1), Upper: At(4), Since: At(2)}
+	s := d.String()
+	if s != "[{1}, {4}) since {2}" {
+		t.Fatalf("String = %q", s)
+	}
+	got, err := ParseDescription(s)
+	if err != nil || got != d {
+		t.Fatalf("ParseDescription(%q) = %v, %v", s, got, err)
+	}
+	if !d.Contains(1) || !d.Contains(3) || d.Contains(4) || d.Contains(0) {
+		t.Fatal("Contains is wrong")
+	}
+	open := Description{Lower: At(4), Upper: Empty(), Since: Min()}
+	if !open.Contains(MaxTime) {
+		t.Fatal("[{4}, {}) must contain every time from 4")
+	}
+	for _, bad := range []string{"", "[{1}, {2}", "[{1} {2}) since {0}", "[{1}, {2}) {0}", "[{x}, {2}) since {0}"} {
+		if _, err := ParseDescription(bad); err == nil {
+			t.Errorf("ParseDescription(%q) succeeded", bad)
+		}
+	}
+}

@@ -1,0 +1,287 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// ErrOverflow reports that consolidating diffs left the int64 range.
+var ErrOverflow = errors.New("batch: numeric overflow in diff")
+
+// Arity is the number of int64 columns of the key and of the val rows.
+type Arity struct {
+	Key, Val int
+}
+
+// String formats the arity as "key=K val=V".
+func (a Arity) String() string { return fmt.Sprintf("key=%d val=%d", a.Key, a.Val) }
+
+// Batch is an immutable, sorted, consolidated set of updates with a
+// Description. See the package documentation for layout and invariants.
+type Batch struct {
+	desc    frontier.Description
+	ar      Arity
+	keys    []int64
+	keyOffs []uint32
+	vals    []int64
+	valOffs []uint32
+	times   []uint64
+	diffs   []int64
+}
+
+// Empty returns a batch with no updates describing [lower, upper): a progress
+// record saying nothing happened in that interval (§1.4).
+func Empty(ar Arity, lower, upper frontier.Frontier) *Batch {
+	return &Batch{
+		desc:    frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()},
+		ar:      ar,
+		keyOffs: []uint32{0},
+		valOffs: []uint32{0},
+	}
+}
+
+// Desc returns the batch's description.
+func (b *Batch) Desc() frontier.Description { return b.desc }
+
+// Lower returns the batch's lower frontier.
+func (b *Batch) Lower() frontier.Frontier { return b.desc.Lower }
+
+// Upper returns the batch's upper frontier.
+func (b *Batch) Upper() frontier.Frontier { return b.desc.Upper }
+
+// Arity returns the batch's key and val arity.
+func (b *Batch) Arity() Arity { return b.ar }
+
+// Len returns the number of updates.
+func (b *Batch) Len() int { return len(b.times) }
+
+// IsEmpty reports whether the batch has no updates.
+func (b *Batch) IsEmpty() bool { return len(b.times) == 0 }
+
+// Keys returns the number of distinct keys.
+func (b *Batch) Keys() int { return len(b.keyOffs) - 1 }
+
+// Vals returns the number of distinct (key, val) pairs.
+func (b *Batch) Vals() int { return len(b.valOffs) - 1 }
+
+// SizeBytes returns the bytes the batch's columns occupy (their lengths, not
+// capacities), the measure behind trace-B.
+func (b *Batch) SizeBytes() int {
+	return 8*(len(b.keys)+len(b.vals)+len(b.times)+len(b.diffs)) + 4*(len(b.keyOffs)+len(b.valOffs))
+}
+
+// WithDesc returns a batch sharing b's columns under another description.
+// REQUIRES: the description is honest for b's updates (B3).
+func (b *Batch) WithDesc(d frontier.Description) *Batch {
+	c := *b
+	c.desc = d
+	return &c
+}
+
+// key returns key row i.
+func (b *Batch) key(i int) []int64 { return b.keys[i*b.ar.Key : (i+1)*b.ar.Key] }
+
+// val returns val row j.
+func (b *Batch) val(j int) []int64 { return b.vals[j*b.ar.Val : (j+1)*b.ar.Val] }
+
+// Update is one update in row form, used by tests, text forms and cold paths.
+type Update struct {
+	Key, Val []int64
+	Time     frontier.Time
+	Diff     int64
+}
+
+// String formats u as "k1 k2 | v1 @t +d".
+func (u Update) String() string {
+	var sb strings.Builder
+	writeRow(&sb, u.Key)
+	sb.WriteString(" | ")
+	writeRow(&sb, u.Val)
+	sb.WriteString(" @")
+	sb.WriteString(strconv.FormatUint(u.Time, 10))
+	sb.WriteByte(' ')
+	if u.Diff > 0 {
+		sb.WriteByte('+')
+	}
+	sb.WriteString(strconv.FormatInt(u.Diff, 10))
+	return sb.String()
+}
+
+func writeRow(sb *strings.Builder, r []int64) {
+	if len(r) == 0 {
+		sb.WriteString("()")
+		return
+	}
+	for i, x := range r {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(strconv.FormatInt(x, 10))
+	}
+}
+
+// Updates returns the batch's updates in order (cold path: it allocates).
+func (b *Batch) Updates() []Update {
+	out := make([]Update, 0, b.Len())
+	for k := 0; k < b.Keys(); k++ {
+		for v := int(b.keyOffs[k]); v < int(b.keyOffs[k+1]); v++ {
+			for u := int(b.valOffs[v]); u < int(b.valOffs[v+1]); u++ {
+				out = append(out, Update{Key: b.key(k), Val: b.val(v), Time: b.times[u], Diff: b.diffs[u]})
+			}
+		}
+	}
+	return out
+}
+
+// String formats the batch as its description followed by one update a line.
+func (b *Batch) String() string {
+	var sb strings.Builder
+	sb.WriteString(b.desc.String())
+	for _, u := range b.Updates() {
+		sb.WriteString("\n")
+		sb.WriteString(u.String())
+	}
+	return sb.String()
+}
+
+// Check verifies invariants B1–B3 and returns the first violation.
+func (b *Batch) Check() error {
+	nk := b.Keys()
+	if len(b.keys) != nk*b.ar.Key || len(b.vals) != b.Vals()*b.ar.Val || len(b.diffs) != len(b.times) {
+		return fmt.Errorf("batch: column lengths disagree (keys %d, vals %d, times %d, diffs %d)", len(b.keys), len(b.vals), len(b.times), len(b.diffs))
+	}
+	if b.keyOffs[0] != 0 || int(b.keyOffs[nk]) != b.Vals() || b.valOffs[0] != 0 || int(b.valOffs[b.Vals()]) != b.Len() {
+		return errors.New("batch: offsets do not span the columns")
+	}
+	for k := 0; k < nk; k++ {
+		if k > 0 && slices.Compare(b.key(k-1), b.key(k)) >= 0 {
+			return fmt.Errorf("batch: B1: key %d %v not after %v", k, b.key(k), b.key(k-1))
+		}
+		lo, hi := int(b.keyOffs[k]), int(b.keyOffs[k+1])
+		if lo >= hi {
+			return fmt.Errorf("batch: B2: key %v owns no vals", b.key(k))
+		}
+		for v := lo; v < hi; v++ {
+			if v > lo && slices.Compare(b.val(v-1), b.val(v)) >= 0 {
+				return fmt.Errorf("batch: B1: key %v val %v not after %v", b.key(k), b.val(v), b.val(v-1))
+			}
+			ulo, uhi := int(b.valOffs[v]), int(b.valOffs[v+1])
+			if ulo >= uhi {
+				return fmt.Errorf("batch: B2: (%v, %v) owns no updates", b.key(k), b.val(v))
+			}
+			for u := ulo; u < uhi; u++ {
+				if u > ulo && b.times[u-1] >= b.times[u] {
+					return fmt.Errorf("batch: B1: (%v, %v) times %d, %d not increasing", b.key(k), b.val(v), b.times[u-1], b.times[u])
+				}
+				if b.diffs[u] == 0 {
+					return fmt.Errorf("batch: B2: zero diff at (%v, %v) @%d", b.key(k), b.val(v), b.times[u])
+				}
+				if t := b.times[u]; !b.desc.Lower.Beyond(t) || b.desc.Upper.Beyond(t) && b.desc.Since != frontier.At(t) && !b.desc.Since.IsEmpty() {
+					return fmt.Errorf("batch: B3: time %d outside %v", t, b.desc)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Parse reads the String form of a batch: a description line, then one update
+// a line as "k1 k2 | v1 @t +d" ("()" for an empty row). Updates may come in
+// any order; they are consolidated. Blank lines and lines starting with '#'
+// are ignored.
+func Parse(ar Arity, s string) (*Batch, error) {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	desc, err := frontier.ParseDescription(lines[0])
+	if err != nil {
+		return nil, err
+	}
+	bld := NewBuilder(ar, len(lines))
+	for i, line := range lines[1:] {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		u, err := ParseUpdate(ar, line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", i+2, err)
+		}
+		if !desc.Contains(u.Time) {
+			return nil, fmt.Errorf("line %d: time %d outside %v", i+2, u.Time, desc)
+		}
+		bld.Push(u.Key, u.Val, u.Time, u.Diff)
+	}
+	out, err := bld.Build(desc.Lower, desc.Upper)
+	if err != nil {
+		return nil, err
+	}
+	out.desc.Since = desc.Since
+	return out, nil
+}
+
+// ParseUpdate reads one update in the form "k1 k2 | v1 @t +d".
+func ParseUpdate(ar Arity, line string) (Update, error) {
+	var u Update
+	kv, td, ok := strings.Cut(line, "@")
+	if !ok {
+		return u, fmt.Errorf("batch: update %q: missing '@'", line)
+	}
+	ks, vs, ok := strings.Cut(kv, "|")
+	if !ok {
+		return u, fmt.Errorf("batch: update %q: missing '|'", line)
+	}
+	var err error
+	if u.Key, err = parseRow(ks, ar.Key); err != nil {
+		return u, fmt.Errorf("batch: update %q: key: %w", line, err)
+	}
+	if u.Val, err = parseRow(vs, ar.Val); err != nil {
+		return u, fmt.Errorf("batch: update %q: val: %w", line, err)
+	}
+	f := strings.Fields(td)
+	if len(f) != 2 {
+		return u, fmt.Errorf("batch: update %q: want '@time diff'", line)
+	}
+	if u.Time, err = strconv.ParseUint(f[0], 10, 64); err != nil {
+		return u, fmt.Errorf("batch: update %q: time: %w", line, err)
+	}
+	if u.Diff, err = strconv.ParseInt(strings.TrimPrefix(f[1], "+"), 10, 64); err != nil || u.Diff == 0 {
+		return u, fmt.Errorf("batch: update %q: diff must be a non-zero integer", line)
+	}
+	return u, nil
+}
+
+func parseRow(s string, arity int) ([]int64, error) {
+	f := strings.Fields(s)
+	if len(f) == 1 && f[0] == "()" {
+		f = nil
+	}
+	if len(f) != arity {
+		return nil, fmt.Errorf("%d columns, want %d", len(f), arity)
+	}
+	row := make([]int64, arity)
+	for i, x := range f {
+		v, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		row[i] = v
+	}
+	return row, nil
+}
+
+// cmpRow compares two rows of equal length lexicographically.
+func cmpRow(a, b []int64) int {
+	for i := range a {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}

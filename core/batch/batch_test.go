@@ -1,0 +1,314 @@
+package batch
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"pgregory.net/rapid"
+)
+
+// modelKey identifies (key, val, time) in the naive model.
+type modelKey struct {
+	kv string
+	t  uint64
+}
+
+func rowKey(k, v []int64) string { return fmt.Sprint(k, v) }
+
+// accumulate returns the model's collection at time t: (key,val) → summed diff
+// of updates at times <= t, zeros dropped.
+func accumulate(m map[modelKey]int64, t uint64) map[string]int64 {
+	out := map[string]int64{}
+	for k, d := range m {
+		if k.t <= t {
+			out[k.kv] += d
+			if out[k.kv] == 0 {
+				delete(out, k.kv)
+			}
+		}
+	}
+	return out
+}
+
+// accumulateBatches does the same over batches.
+func accumulateBatches(bs []*Batch, t uint64) map[string]int64 {
+	m := map[modelKey]int64{}
+	for _, b := range bs {
+		for _, u := range b.Updates() {
+			m[modelKey{rowKey(u.Key, u.Val), u.Time}] += u.Diff
+		}
+	}
+	return accumulate(m, t)
+}
+
+func drawArity(t *rapid.T) Arity {
+	return Arity{Key: rapid.IntRange(0, 2).Draw(t, "ka"), Val: rapid.IntRange(0, 2).Draw(t, "va")}
+}
+
+func drawRow(t *rapid.T, n int, label string) []int64 {
+	r := make([]int64, n)
+	for i := range r {
+		r[i] = rapid.Int64Range(-2, 3).Draw(t, label)
+	}
+	return r
+}
+
+// drawBatch builds a batch of random updates in [lo, hi) and returns it with
+// its model.
+func drawBatch(t *rapid.T, ar Arity, lo, hi uint64, label string) (*Batch, map[modelKey]int64) {
+	bld := NewBuilder(ar, 0)
+	model := map[modelKey]int64{}
+	for range rapid.IntRange(0, 40).Draw(t, label+"-n") {
+		k, v := drawRow(t, ar.Key, "k"), drawRow(t, ar.Val, "v")
+		tm := rapid.Uint64Range(lo, hi-1).Draw(t, "t")
+		d := rapid.Int64Range(-2, 2).Draw(t, "d")
+		bld.Push(k, v, tm, d)
+		model[modelKey{rowKey(k, v), tm}] += d
+	}
+	b, err := bld.Build(frontier.At(lo), frontier.At(hi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, model
+}
+
+func TestBuildMatchesModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := drawArity(t)
+		b, model := drawBatch(t, ar, 0, 6, "b")
+		if err := b.Check(); err != nil {
+			t.Fatal(err)
+		}
+		// Consolidated contents equal the model's non-zero entries exactly.
+		got := map[modelKey]int64{}
+		for _, u := range b.Updates() {
+			got[modelKey{rowKey(u.Key, u.Val), u.Time}] = u.Diff
+		}
+		maps.DeleteFunc(model, func(_ modelKey, d int64) bool { return d == 0 })
+		if !maps.Equal(got, model) {
+			t.Fatalf("batch %v\nmodel %v", got, model)
+		}
+		// Round trip through the text form.
+		rt, err := Parse(ar, b.String())
+		if err != nil {
+			t.Fatalf("Parse(String()): %v\n%s", err, b)
+		}
+		if rt.String() != b.String() {
+			t.Fatalf("round trip:\n%s\nvs\n%s", rt, b)
+		}
+	})
+}
+
+// TestMergeEquivalence is invariant 3 of §8 at batch level: for every t beyond
+// the merged since, accumulation before and after the merge agree, under any
+// fuel schedule and compaction frontier.
+func TestMergeEquivalence(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := drawArity(t)
+		b1, _ := drawBatch(t, ar, 0, 4, "b1")
+		b2, _ := drawBatch(t, ar, 4, 8, "b2")
+		var comp frontier.Frontier
+		switch rapid.IntRange(0, 2).Draw(t, "compkind") {
+		case 0:
+			comp = frontier.Min()
+		case 1:
+			comp = frontier.At(rapid.Uint64Range(0, 10).Draw(t, "comp"))
+		case 2:
+			comp = frontier.Empty()
+		}
+		m := NewMerger(b1, b2, comp)
+		for !m.Done() {
+			fuel := rapid.Int64Range(1, 20).Draw(t, "fuel")
+			m.Work(&fuel)
+		}
+		out, err := m.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := out.Check(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		want := frontier.Description{Lower: frontier.At(0), Upper: frontier.At(8), Since: comp}
+		if out.Desc() != want {
+			t.Fatalf("desc %v, want %v", out.Desc(), want)
+		}
+		for tm := uint64(0); tm < 12; tm++ {
+			if !out.Desc().Since.Beyond(tm) {
+				continue
+			}
+			before := accumulateBatches([]*Batch{b1, b2}, tm)
+			after := accumulateBatches([]*Batch{out}, tm)
+			if !maps.Equal(before, after) {
+				t.Fatalf("t=%d since %v: before %v after %v", tm, out.Desc().Since, before, after)
+			}
+		}
+		// Times are advanced by the since (B4).
+		if s, ok := out.Desc().Since.Time(); ok {
+			for _, u := range out.Updates() {
+				if u.Time < s {
+					t.Fatalf("time %d not advanced by since %d", u.Time, s)
+				}
+			}
+		}
+	})
+}
+
+// TestMergedSinceIsJoin pins the differential-dataflow #247 lesson: the merged
+// since is the join of both sinces and the frontier, not their minimum.
+func TestMergedSinceIsJoin(t *testing.T) {
+	ar := Arity{1, 1}
+	b1 := Empty(ar, frontier.At(0), frontier.At(3)).WithDesc(frontier.Description{Lower: frontier.At(0), Upper: frontier.At(3), Since: frontier.At(5)})
+	b2 := Empty(ar, frontier.At(3), frontier.At(6))
+	out, err := Merge(b1, b2, frontier.At(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Desc().Since; got != frontier.At(5) {
+		t.Fatalf("since %v, want {5}", got)
+	}
+}
+
+// TestWorkedExampleA is §9.A: (+1 @0), (-1 @2), (+1 @5) compacted to {3}.
+func TestWorkedExampleA(t *testing.T) {
+	ar := Arity{1, 0}
+	b1 := mustParse(t, ar, `[{0}, {3}) since {0}
+		7 | () @0 +1
+		7 | () @2 -1`)
+	b2 := mustParse(t, ar, `[{3}, {6}) since {0}
+		7 | () @5 +1`)
+	out, err := Merge(b1, b2, frontier.At(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[{0}, {6}) since {3}\n7 | () @5 +1"
+	if out.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	for _, c := range []struct {
+		t    uint64
+		want int64
+	}{{3, 0}, {5, 1}} {
+		if got := accumulateBatches([]*Batch{out}, c.t)[rowKey([]int64{7}, []int64{})]; got != c.want {
+			t.Errorf("acc(%d) = %d, want %d", c.t, got, c.want)
+		}
+	}
+	// acc(1) was 1 before and is 0 now: allowed, 1 is not beyond the since.
+	if accumulateBatches([]*Batch{b1, b2}, 1)[rowKey([]int64{7}, []int64{})] != 1 {
+		t.Fatal("acc(1) before compaction must be 1")
+	}
+}
+
+func mustParse(t testing.TB, ar Arity, s string) *Batch {
+	t.Helper()
+	var lines []string
+	for l := range strings.SplitSeq(s, "\n") {
+		lines = append(lines, strings.TrimSpace(l))
+	}
+	b, err := Parse(ar, strings.Join(lines, "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestOverflowIsReported(t *testing.T) {
+	bld := NewBuilder(Arity{1, 1}, 2)
+	bld.Push1(1, 1, 0, 1<<62)
+	bld.Push1(1, 1, 0, 1<<62)
+	if _, err := bld.Build(frontier.At(0), frontier.At(1)); err != ErrOverflow {
+		t.Fatalf("small build: err = %v, want ErrOverflow", err)
+	}
+	wide := NewBuilder(Arity{2, 1}, 2)
+	wide.Push([]int64{1, 2}, []int64{3}, 0, -(1 << 62))
+	wide.Push([]int64{1, 2}, []int64{3}, 0, -(1<<62)-1)
+	if _, err := wide.Build(frontier.At(0), frontier.At(1)); err != ErrOverflow {
+		t.Fatalf("wide build: err = %v, want ErrOverflow", err)
+	}
+	a := mustParse(t, Arity{1, 1}, "[{0}, {1}) since {0}\n1 | 1 @0 +9223372036854775807")
+	b := mustParse(t, Arity{1, 1}, "[{1}, {2}) since {0}\n1 | 1 @1 +1")
+	if _, err := Merge(a, b, frontier.At(1)); err != ErrOverflow {
+		t.Fatalf("merge: err = %v, want ErrOverflow", err)
+	}
+}
+
+func TestCursorSeek(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := Arity{Key: rapid.IntRange(1, 2).Draw(t, "ka"), Val: 1}
+		b, _ := drawBatch(t, ar, 0, 3, "b")
+		var keys [][]int64
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			keys = append(keys, slices.Clone(c.Key()))
+		}
+		probes := rapid.SliceOf(rapid.SliceOfN(rapid.Int64Range(-3, 4), ar.Key, ar.Key)).Draw(t, "probes")
+		slices.SortFunc(probes, cmpRow)
+		g, s := b.Cursor(), b.Cursor()
+		for _, p := range probes {
+			g.SeekKey(p)
+			s.SeekKeyBinary(p)
+			want := len(keys)
+			for i, k := range keys {
+				if cmpRow(k, p) >= 0 {
+					want = i
+					break
+				}
+			}
+			if g.KeyIndex() != want || s.KeyIndex() != want {
+				t.Fatalf("seek %v: gallop %d, binary %d, want %d (keys %v)", p, g.KeyIndex(), s.KeyIndex(), want, keys)
+			}
+			if g.KeyValid() {
+				// SeekVal to the middle val lands on it.
+				var vals [][]int64
+				for ; g.ValValid(); g.StepVal() {
+					vals = append(vals, slices.Clone(g.Val()))
+				}
+				g.RewindVals()
+				mid := vals[len(vals)/2]
+				g.SeekVal(mid)
+				if !g.ValValid() || cmpRow(g.Val(), mid) != 0 {
+					t.Fatalf("SeekVal(%v) missed", mid)
+				}
+				g.RewindVals()
+			}
+		}
+	})
+}
+
+func TestParseErrors(t *testing.T) {
+	ar := Arity{1, 1}
+	for _, s := range []string{
+		"nope",
+		"[{0}, {2}) since {0}\n1 | 2 @5 +1",   // outside the description
+		"[{0}, {2}) since {0}\n1 2 | 2 @0 +1", // key arity
+		"[{0}, {2}) since {0}\n1 | 2 @0 0",    // zero diff
+		"[{0}, {2}) since {0}\n1 | 2 0 +1",    // no @
+		"[{0}, {2}) since {0}\n1 2 @0 +1",     // no |
+	} {
+		if _, err := Parse(ar, s); err == nil {
+			t.Errorf("Parse(%q) succeeded", s)
+		}
+	}
+}
+
+func TestCheckCatchesCorruption(t *testing.T) {
+	b := mustParse(t, Arity{1, 1}, "[{0}, {3}) since {0}\n1 | 1 @0 +1\n1 | 1 @1 +1\n2 | 1 @2 +1")
+	if err := b.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, corrupt := range map[string]func(c *Batch){
+		"key order":  func(c *Batch) { c.keys[0], c.keys[1] = c.keys[1], c.keys[0] },
+		"time order": func(c *Batch) { c.times[0], c.times[1] = c.times[1], c.times[0] },
+		"zero diff":  func(c *Batch) { c.diffs[2] = 0 },
+		"outside":    func(c *Batch) { c.times[2] = 3 },
+	} {
+		c := *b
+		c.keys, c.times, c.diffs = slices.Clone(b.keys), slices.Clone(b.times), slices.Clone(b.diffs)
+		corrupt(&c)
+		if c.Check() == nil {
+			t.Errorf("%s: Check passed", name)
+		}
+	}
+}

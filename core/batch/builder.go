@@ -1,0 +1,354 @@
+package batch
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/invariants"
+)
+
+// rec is the 32-byte record the builder sorts when both arities are at most 1.
+type rec struct {
+	k, v int64
+	t    uint64
+	d    int64
+}
+
+func cmpRec(a, b rec) int {
+	switch {
+	case a.k < b.k:
+		return -1
+	case a.k > b.k:
+		return 1
+	case a.v < b.v:
+		return -1
+	case a.v > b.v:
+		return 1
+	case a.t < b.t:
+		return -1
+	case a.t > b.t:
+		return 1
+	}
+	return 0
+}
+
+// Builder turns unsorted updates into a consolidated Batch (§1.5). Updates
+// with key and val arity at most 1 are sorted as 32-byte records; wider rows
+// are sorted through a permutation and then gathered. From a few dozen
+// updates up the sort is a radix sort on packed keys (radix.go), which keeps
+// scratch as large as the pushed updates. A Builder is reused after Build,
+// keeping its capacity and scratch.
+type Builder struct {
+	ar    Arity
+	small bool
+	recs  []rec // small arities
+
+	// Radix sort (radix.go) from radixMin updates up (tests lower it):
+	// scratch holds as many records as recs and trades places with it when
+	// the sorted records end up there; counts holds the histograms.
+	radixMin int
+	scratch  []rec
+	counts   []uint32
+
+	rows  []int64 // wide arities: key then val, ar.Key+ar.Val columns per update
+	times []uint64
+	diffs []int64
+	perm  []uint32
+	// Sort of wide rows by packed major key (radix.go), and the updates
+	// gathered in sorted order.
+	sRows            []int64
+	sTimes           []uint64
+	sDiffs           []int64
+	keys, keyScratch []keyIdx
+	mins             []uint64
+	shift            []uint
+}
+
+// NewBuilder returns a builder for rows of the given arity with room for
+// capHint updates.
+func NewBuilder(ar Arity, capHint int) *Builder {
+	b := &Builder{ar: ar, small: ar.Key <= 1 && ar.Val <= 1, radixMin: defaultRadixMin}
+	if b.small {
+		b.recs = make([]rec, 0, capHint)
+	} else {
+		b.rows = make([]int64, 0, capHint*(ar.Key+ar.Val))
+		b.times = make([]uint64, 0, capHint)
+		b.diffs = make([]int64, 0, capHint)
+	}
+	return b
+}
+
+// Arity returns the builder's arity.
+func (b *Builder) Arity() Arity { return b.ar }
+
+// Len returns the number of updates pushed since the last Build or Reset.
+func (b *Builder) Len() int {
+	if b.small {
+		return len(b.recs)
+	}
+	return len(b.times)
+}
+
+// Reset discards pushed updates, keeping capacity.
+func (b *Builder) Reset() {
+	b.recs = b.recs[:0]
+	b.rows, b.times, b.diffs = b.rows[:0], b.times[:0], b.diffs[:0]
+}
+
+// Push adds one update. The rows are copied. REQUIRES: len(key) and len(val)
+// equal the builder's arity. A zero diff is accepted and consolidates away.
+func (b *Builder) Push(key, val []int64, t frontier.Time, d int64) {
+	if invariants.Enabled {
+		invariants.Assertf(len(key) == b.ar.Key && len(val) == b.ar.Val, "batch: Push of a %d/%d row into a %v builder", len(key), len(val), b.ar)
+	}
+	if b.small {
+		var r rec
+		if b.ar.Key == 1 {
+			r.k = key[0]
+		}
+		if b.ar.Val == 1 {
+			r.v = val[0]
+		}
+		r.t, r.d = t, d
+		b.recs = append(b.recs, r)
+		return
+	}
+	b.rows = append(b.rows, key...)
+	b.rows = append(b.rows, val...)
+	b.times = append(b.times, t)
+	b.diffs = append(b.diffs, d)
+}
+
+// Push1 adds one update with one-column key and val (or arity 0, where the
+// argument is ignored). REQUIRES: both arities are at most 1.
+func (b *Builder) Push1(k, v int64, t frontier.Time, d int64) {
+	if !b.small {
+		panic(fmt.Sprintf("batch: Push1 into a %v builder", b.ar))
+	}
+	if b.ar.Key == 0 {
+		k = 0
+	}
+	if b.ar.Val == 0 {
+		v = 0
+	}
+	b.recs = append(b.recs, rec{k, v, t, d})
+}
+
+// Build sorts and consolidates the pushed updates into a batch describing
+// [lower, upper) with since {0}, and resets the builder. REQUIRES: every
+// pushed time lies in [lower, upper) (asserted in invariant builds). It
+// returns ErrOverflow if a consolidated diff leaves int64.
+func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
+	desc := frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()}
+	var out *Batch
+	var err error
+	if b.small {
+		out, err = b.buildSmall(desc)
+	} else {
+		out, err = b.buildWide(desc)
+	}
+	b.Reset()
+	if err == nil && invariants.Enabled {
+		if cerr := out.Check(); cerr != nil {
+			invariants.Assertf(false, "batch: Build produced a bad batch: %v", cerr)
+		}
+	}
+	return out, err
+}
+
+// addDiff returns a+b and whether it overflowed.
+func addDiff(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (a^s)&(b^s) < 0
+}
+
+// sortRecs sorts b.recs by (k, v, t): by radix sort (radix.go) from
+// radixMin records up, else by pdqsort.
+func (b *Builder) sortRecs() {
+	n := len(b.recs)
+	if n < b.radixMin {
+		slices.SortFunc(b.recs, cmpRec)
+		return
+	}
+	if cap(b.scratch) < n {
+		b.scratch = make([]rec, n, cap(b.recs))
+	}
+	b.recs, b.scratch, b.counts = radixSort(b.recs, b.scratch, b.counts)
+}
+
+func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
+	b.sortRecs()
+	recs := b.recs
+	// Consolidate in place and count distinct keys and (key, val) pairs.
+	n, nk, nv := 0, 0, 0
+	overflow := false
+	for i := 0; i < len(recs); {
+		r := recs[i]
+		j := i + 1
+		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
+			var o bool
+			r.d, o = addDiff(r.d, recs[j].d)
+			overflow = overflow || o
+		}
+		i = j
+		if r.d == 0 {
+			continue
+		}
+		if n == 0 || recs[n-1].k != r.k {
+			nk++
+			nv++
+		} else if recs[n-1].v != r.v {
+			nv++
+		}
+		recs[n] = r
+		n++
+	}
+	if overflow {
+		return nil, ErrOverflow
+	}
+	recs = recs[:n]
+	out := &Batch{
+		desc:    desc,
+		ar:      b.ar,
+		keys:    make([]int64, nk*b.ar.Key),
+		keyOffs: make([]uint32, nk+1),
+		vals:    make([]int64, nv*b.ar.Val),
+		valOffs: make([]uint32, nv+1),
+		times:   make([]uint64, n),
+		diffs:   make([]int64, n),
+	}
+	ki, vi := -1, -1
+	kOne, vOne := b.ar.Key == 1, b.ar.Val == 1
+	for i, r := range recs {
+		newKey := i == 0 || recs[i-1].k != r.k
+		if newKey || recs[i-1].v != r.v {
+			if newKey {
+				ki++
+				if kOne {
+					out.keys[ki] = r.k
+				}
+				out.keyOffs[ki] = uint32(vi + 1)
+			}
+			vi++
+			if vOne {
+				out.vals[vi] = r.v
+			}
+			out.valOffs[vi] = uint32(i)
+		}
+		out.times[i] = r.t
+		out.diffs[i] = r.d
+	}
+	out.keyOffs[nk] = uint32(nv)
+	out.valOffs[nv] = uint32(n)
+	return out, nil
+}
+
+func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
+	ka, va := b.ar.Key, b.ar.Val
+	w := ka + va
+	perm := b.sortWide()
+	n := len(perm)
+	// Gather the updates in sorted order (one pass of random reads), so that
+	// consolidation and the columns read sequentially.
+	rows := slices.Grow(b.sRows[:0], n*w)[:n*w]
+	times := slices.Grow(b.sTimes[:0], n)[:n]
+	diffs := slices.Grow(b.sDiffs[:0], n)[:n]
+	b.sRows, b.sTimes, b.sDiffs = rows, times, diffs
+	for i, p := range perm {
+		dst, src := rows[i*w:i*w+w], b.rows[int(p)*w:int(p)*w+w]
+		for c := range dst { // NB: rows are short, a loop beats memmove
+			dst[c] = src[c]
+		}
+		times[i], diffs[i] = b.times[p], b.diffs[p]
+	}
+	row := func(i int) []int64 { return rows[i*w : i*w+w] }
+	// Consolidate in place and count distinct keys and (key, val) pairs.
+	m, nk, nv := 0, 0, 0
+	overflow := false
+	for i := 0; i < n; {
+		d := diffs[i]
+		j := i + 1
+		for ; j < n && times[j] == times[i] && slices.Equal(row(j), row(i)); j++ {
+			var o bool
+			d, o = addDiff(d, diffs[j])
+			overflow = overflow || o
+		}
+		if d != 0 {
+			r := row(i)
+			if m == 0 {
+				nk, nv = 1, 1
+			} else if prev := row(m - 1); !slices.Equal(prev[:ka], r[:ka]) {
+				nk++
+				nv++
+			} else if !slices.Equal(prev[ka:], r[ka:]) {
+				nv++
+			}
+			for c, x := range r {
+				rows[m*w+c] = x
+			}
+			times[m], diffs[m] = times[i], d
+			m++
+		}
+		i = j
+	}
+	if overflow {
+		return nil, ErrOverflow
+	}
+	out := &Batch{
+		desc:    desc,
+		ar:      b.ar,
+		keys:    make([]int64, 0, nk*ka),
+		keyOffs: make([]uint32, 0, nk+1),
+		vals:    make([]int64, 0, nv*va),
+		valOffs: make([]uint32, 0, nv+1),
+		times:   slices.Clone(times[:m]),
+		diffs:   slices.Clone(diffs[:m]),
+	}
+	for i := range m {
+		r := row(i)
+		k, v := r[:ka], r[ka:]
+		newKey := i == 0 || !slices.Equal(row(i - 1)[:ka], k)
+		if newKey || !slices.Equal(row(i - 1)[ka:], v) {
+			if newKey {
+				out.keys = append(out.keys, k...)
+				out.keyOffs = append(out.keyOffs, uint32(len(out.valOffs)))
+			}
+			out.vals = append(out.vals, v...)
+			out.valOffs = append(out.valOffs, uint32(i))
+		}
+	}
+	out.keyOffs = append(out.keyOffs, uint32(len(out.valOffs)))
+	out.valOffs = append(out.valOffs, uint32(m))
+	return out, nil
+}
+
+// sortWide returns the permutation that sorts the wide rows and times, in
+// b.perm: by radix sort (radix.go) from radixMin updates up, else by pdqsort,
+// both on packed major keys.
+func (b *Builder) sortWide() []uint32 {
+	w := b.ar.Key + b.ar.Val
+	n := len(b.times)
+	rows, times := b.rows, b.times
+	wk := newWideKey(rows, times, w, b.mins, b.shift)
+	b.mins, b.shift = wk.mins, wk.shift
+	ks := slices.Grow(b.keys[:0], n)[:n]
+	for i := range ks {
+		ks[i] = keyIdx{wk.of(rows, times, i), uint32(i)}
+	}
+	if n < b.radixMin {
+		slices.SortFunc(ks, func(x, y keyIdx) int { return wk.cmp(rows, times, x, y) })
+	} else {
+		if cap(b.keyScratch) < n {
+			b.keyScratch = make([]keyIdx, n)
+		}
+		ks, b.keyScratch, b.counts = radixSortWide(ks, b.keyScratch, &wk, rows, times, b.counts)
+	}
+	b.keys = ks
+	perm := slices.Grow(b.perm[:0], n)[:n]
+	for i, e := range ks {
+		perm[i] = e.idx
+	}
+	b.perm = perm
+	return perm
+}

@@ -1,0 +1,177 @@
+package batch
+
+// Cursor navigates a batch as a two-level trie (§1.6): keys ascending, vals
+// ascending within a key, and the (time, diff) updates of each (key, val).
+// A Cursor is a value; copying it forks the position. The zero Cursor is
+// invalid.
+type Cursor struct {
+	b         *Batch
+	k, kEnd   int // current key index and number of keys
+	v, vBegin int // current val index and first val of the current key
+	vEnd      int // one past the last val of the current key
+	ka, va    int
+}
+
+// Cursor returns a cursor at the batch's first key and its first val.
+func (b *Batch) Cursor() Cursor {
+	c := Cursor{b: b, kEnd: b.Keys(), ka: b.ar.Key, va: b.ar.Val}
+	c.loadVals()
+	return c
+}
+
+func (c *Cursor) loadVals() {
+	if c.k < c.kEnd {
+		c.vBegin, c.vEnd = int(c.b.keyOffs[c.k]), int(c.b.keyOffs[c.k+1])
+	} else {
+		c.vBegin, c.vEnd = 0, 0
+	}
+	c.v = c.vBegin
+}
+
+// Batch returns the batch the cursor reads.
+func (c *Cursor) Batch() *Batch { return c.b }
+
+// KeyValid reports whether the cursor is at a key.
+func (c *Cursor) KeyValid() bool { return c.k < c.kEnd }
+
+// Key returns the current key row. REQUIRES: KeyValid.
+func (c *Cursor) Key() []int64 { return c.b.keys[c.k*c.ka : c.k*c.ka+c.ka] }
+
+// KeyIndex returns the index of the current key in the batch.
+func (c *Cursor) KeyIndex() int { return c.k }
+
+// StepKey moves to the next key and its first val.
+func (c *Cursor) StepKey() {
+	if c.k < c.kEnd {
+		c.k++
+		c.loadVals()
+	}
+}
+
+// RewindKeys moves to the first key.
+func (c *Cursor) RewindKeys() {
+	c.k = 0
+	c.loadVals()
+}
+
+// cmpKeyAt compares key index i with key.
+func (c *Cursor) cmpKeyAt(i int, key []int64) int {
+	if c.ka == 1 {
+		a, b := c.b.keys[i], key[0]
+		switch {
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	}
+	return cmpRow(c.b.keys[i*c.ka:i*c.ka+c.ka], key)
+}
+
+// SeekKey moves forward to the first key at or after key, galloping from the
+// current position: O(log d) for a distance d, so sorted probes cost little
+// more than a merge. It never moves backwards.
+func (c *Cursor) SeekKey(key []int64) {
+	if c.ka == 1 {
+		c.k = gallop1(c.b.keys, c.k, c.kEnd, key[0])
+	} else {
+		c.k = gallop(c.k, c.kEnd, func(i int) bool { return c.cmpKeyAt(i, key) < 0 })
+	}
+	c.loadVals()
+}
+
+// gallop1 is gallop over a one-column sorted slice: the first index in
+// [lo, hi) with xs[i] >= x.
+func gallop1(xs []int64, lo, hi int, x int64) int {
+	if lo >= hi || xs[lo] >= x {
+		return lo
+	}
+	step := 1
+	for lo+step < hi && xs[lo+step] < x {
+		lo += step
+		step <<= 1
+	}
+	end := min(lo+step, hi)
+	lo++
+	for lo < end {
+		mid := int(uint(lo+end) >> 1)
+		if xs[mid] < x {
+			lo = mid + 1
+		} else {
+			end = mid
+		}
+	}
+	return lo
+}
+
+// SeekKeyBinary is SeekKey by plain binary search over the rest of the batch,
+// kept as a baseline for benchmarks.
+func (c *Cursor) SeekKeyBinary(key []int64) {
+	lo, hi := c.k, c.kEnd
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if c.cmpKeyAt(mid, key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	c.k = lo
+	c.loadVals()
+}
+
+// gallop returns the first index in [lo, hi) where less is false, assuming
+// less is true on a prefix: exponential search from lo, then binary search.
+func gallop(lo, hi int, less func(int) bool) int {
+	if lo >= hi || !less(lo) {
+		return lo
+	}
+	// less(lo) holds.
+	step := 1
+	for lo+step < hi && less(lo+step) {
+		lo += step
+		step <<= 1
+	}
+	// less(lo) holds; less is false at lo+step (or lo+step >= hi).
+	end := min(lo+step, hi)
+	lo++
+	for lo < end {
+		mid := int(uint(lo+end) >> 1)
+		if less(mid) {
+			lo = mid + 1
+		} else {
+			end = mid
+		}
+	}
+	return lo
+}
+
+// ValValid reports whether the cursor is at a val of the current key.
+func (c *Cursor) ValValid() bool { return c.v < c.vEnd }
+
+// Val returns the current val row. REQUIRES: ValValid.
+func (c *Cursor) Val() []int64 { return c.b.vals[c.v*c.va : c.v*c.va+c.va] }
+
+// StepVal moves to the next val of the current key.
+func (c *Cursor) StepVal() {
+	if c.v < c.vEnd {
+		c.v++
+	}
+}
+
+// RewindVals moves to the first val of the current key.
+func (c *Cursor) RewindVals() { c.v = c.vBegin }
+
+// SeekVal moves forward to the first val of the current key at or after val.
+func (c *Cursor) SeekVal(val []int64) {
+	va := c.va
+	c.v = gallop(c.v, c.vEnd, func(i int) bool { return cmpRow(c.b.vals[i*va:i*va+va], val) < 0 })
+}
+
+// Updates returns the times and diffs of the current (key, val), sorted by
+// time. The slices alias the batch. REQUIRES: ValValid.
+func (c *Cursor) Updates() ([]uint64, []int64) {
+	lo, hi := c.b.valOffs[c.v], c.b.valOffs[c.v+1]
+	return c.b.times[lo:hi:hi], c.b.diffs[lo:hi:hi]
+}

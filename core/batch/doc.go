@@ -1,0 +1,49 @@
+// Package batch implements immutable, columnar, consolidated batches of
+// updates (key row, val row, time, diff) and the three things done with them:
+// building one from unsorted updates (Builder), reading one (Cursor, and
+// CursorList over several), and merging two adjacent ones in bounded steps of
+// work while applying logical compaction (Merger). Semantics:
+// reference/semantics.md §1.3–§1.6 and §1.7 (merges).
+//
+// A row is a fixed-arity tuple of int64; the key and val arities are fixed per
+// batch (an Arity). Arity 0 is allowed: every update then has the same key
+// (or val), the empty row.
+//
+// Layout (a two-level trie stored as flat columns):
+//
+//	keys    []int64   nkeys×KeyArity, key i is keys[i*KA:(i+1)*KA]
+//	keyOffs []uint32  nkeys+1; key i owns vals [keyOffs[i], keyOffs[i+1])
+//	vals    []int64   nvals×ValArity
+//	valOffs []uint32  nvals+1; val j owns updates [valOffs[j], valOffs[j+1])
+//	times   []uint64  one per update
+//	diffs   []int64   one per update
+//
+// For one-column keys and vals whose (key, val) pairs are all distinct this is
+// 40 bytes per update.
+//
+// Invariants (checked by Batch.Check, and after every build and merge in
+// invariant builds):
+//
+//	B1  Keys strictly increase; within a key, vals strictly increase; within a
+//	    (key, val), times strictly increase (sorted by (key, val, time) and
+//	    consolidated: no two updates share (key, val, time)).
+//	B2  No diff is zero; no key owns zero vals; no val owns zero updates.
+//	B3  Every time t lies in [Lower, Upper), except that a time advanced to
+//	    Since equals Since, which may lie at or beyond Upper (a since may run
+//	    ahead of the batch's upper). Under a since of {} (every hold gone)
+//	    times are no longer advanced, so such a time stays where an earlier
+//	    merge put it.
+//	B4  Since is the join of the merged batches' sinces and the compaction
+//	    frontier of their merge (differential-dataflow #247); every time of a
+//	    merged batch is already advanced by it.
+//
+// Diff arithmetic is checked: a consolidation whose sum leaves int64 is
+// reported as ErrOverflow, never wrapped.
+//
+// Batches are immutable once built and may be read from any goroutine. A
+// Builder, Cursor or Merger is owned by one goroutine. Slices returned by a
+// Cursor alias the batch and stay valid as long as the batch is reachable.
+//
+// Differential-dataflow names: Batch is OrdValBatch, Builder is Batcher +
+// Builder, Merger is OrdValMerger, CursorList is CursorList.
+package batch

@@ -1,0 +1,474 @@
+package batch
+
+import (
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/invariants"
+)
+
+// Merger merges two adjacent batches in bounded steps of work (§1.7). The
+// result describes [b1.Lower, b2.Upper) with since = b1.Since ⊔ b2.Since ⊔
+// compaction (B4, differential-dataflow #247), and every time in it is
+// advanced by that since, so updates that become equal consolidate and
+// cancelling ones vanish (logical compaction).
+type Merger struct {
+	b1, b2 *Batch
+	ar     Arity
+	since  frontier.Frontier
+	s      uint64 // since's time; advancing is a no-op when s == 0
+	adv    bool
+
+	k1, k2 int // next key of b1, b2
+	// out holds full-length columns sized for the sum of the inputs (a merge
+	// never grows), written by index; nk, nv and nu count the keys, vals and
+	// updates written so far, and Result cuts the columns to them.
+	// INVARIANT: out.keyOffs[:nk+1] and out.valOffs[:nv+1] are the offsets
+	// of what has been written (a leading 0, then ends).
+	out        Batch
+	nk, nv, nu int
+	done       bool
+	err        error
+	work       int64
+}
+
+// NewMerger starts merging b1 and b2 under the compaction frontier.
+// REQUIRES: b1.Upper == b2.Lower and equal arities.
+func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
+	if invariants.Enabled {
+		invariants.Assertf(b1.Upper() == b2.Lower(), "batch: merge of non-adjacent %v and %v", b1.desc, b2.desc)
+		invariants.Assertf(b1.ar == b2.ar, "batch: merge of arities %v and %v", b1.ar, b2.ar)
+	}
+	since := b1.desc.Since.Join(b2.desc.Since).Join(compaction)
+	m := &Merger{b1: b1, b2: b2, ar: b1.ar, since: since}
+	if t, ok := since.Time(); ok && t > 0 {
+		m.s, m.adv = t, true
+	}
+	n := b1.Len() + b2.Len()
+	m.out = Batch{
+		desc:    frontier.Description{Lower: b1.desc.Lower, Upper: b2.desc.Upper, Since: since},
+		ar:      m.ar,
+		keys:    make([]int64, len(b1.keys)+len(b2.keys)),
+		keyOffs: make([]uint32, b1.Keys()+b2.Keys()+1),
+		vals:    make([]int64, len(b1.vals)+len(b2.vals)),
+		valOffs: make([]uint32, b1.Vals()+b2.Vals()+1),
+		times:   make([]uint64, n),
+		diffs:   make([]int64, n),
+	}
+	return m
+}
+
+// Done reports whether the merge is complete.
+func (m *Merger) Done() bool { return m.done }
+
+// WorkDone returns the updates consumed so far.
+func (m *Merger) WorkDone() int64 { return m.work }
+
+// Work merges until fuel updates have been consumed (at key granularity, so it
+// may overshoot by one key) or the merge completes. It subtracts what it used
+// from *fuel.
+func (m *Merger) Work(fuel *int64) {
+	b1, b2 := m.b1, m.b2
+	n1, n2 := b1.Keys(), b2.Keys()
+	ka := m.ar.Key
+	f := *fuel
+	var used int64
+	for used < f && (m.k1 < n1 || m.k2 < n2) {
+		k1, k2 := m.k1, m.k2
+		var c int
+		switch {
+		case k1 >= n1:
+			c = 1
+		case k2 >= n2:
+			c = -1
+		case ka == 1:
+			c = cmp3(b1.keys[k1], b2.keys[k2])
+		default:
+			c = cmpRow(b1.keys[k1*ka:k1*ka+ka], b2.keys[k2*ka:k2*ka+ka])
+		}
+		switch {
+		case c < 0:
+			end := m.runEnd(b1, k1, b2, k2, f-used)
+			used += m.copyKeys(b1, k1, end)
+			m.k1 = end
+		case c > 0:
+			end := m.runEnd(b2, k2, b1, k1, f-used)
+			used += m.copyKeys(b2, k2, end)
+			m.k2 = end
+		case m.ar.Val == 1:
+			used += m.mergeKey1(k1, k2)
+			m.k1++
+			m.k2++
+		default:
+			used += m.mergeKey(k1, k2)
+			m.k1++
+			m.k2++
+		}
+	}
+	*fuel -= used
+	m.work += used
+	if m.k1 >= n1 && m.k2 >= n2 {
+		m.done = true
+	}
+}
+
+// Result returns the merged batch. REQUIRES: Done. It returns ErrOverflow if
+// consolidating diffs overflowed.
+func (m *Merger) Result() (*Batch, error) {
+	if !m.done {
+		panic("batch: Result of an unfinished merge")
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	out := m.out
+	out.keys = shrink(out.keys[:m.nk*m.ar.Key])
+	out.keyOffs = shrink(out.keyOffs[:m.nk+1])
+	out.vals = shrink(out.vals[:m.nv*m.ar.Val])
+	out.valOffs = shrink(out.valOffs[:m.nv+1])
+	out.times = shrink(out.times[:m.nu])
+	out.diffs = shrink(out.diffs[:m.nu])
+	if invariants.Enabled {
+		if err := out.Check(); err != nil {
+			invariants.Assertf(false, "batch: merge produced a bad batch: %v", err)
+		}
+	}
+	return &out, nil
+}
+
+// shrink copies s into an exact-size slice when more than a quarter of its
+// capacity is unused (merges that cancel or coalesce much).
+func shrink[T any](s []T) []T {
+	if cap(s)-len(s) > cap(s)/4 {
+		return append(make([]T, 0, len(s)), s...)
+	}
+	return s
+}
+
+// Merge merges b1 and b2 to completion.
+func Merge(b1, b2 *Batch, compaction frontier.Frontier) (*Batch, error) {
+	m := NewMerger(b1, b2, compaction)
+	fuel := int64(1) << 62
+	m.Work(&fuel)
+	return m.Result()
+}
+
+// cmp3 is cmp.Compare for int64 without the NaN handling.
+func cmp3(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// runEnd returns the end of the run of keys of b from k that sort before key
+// ko of o (the rest of b when o is exhausted), cut as soon as the run holds
+// budget updates. REQUIRES: key k of b sorts before key ko of o.
+func (m *Merger) runEnd(b *Batch, k int, o *Batch, ko int, budget int64) int {
+	n := b.Keys()
+	koff, voff := b.keyOffs, b.valOffs
+	base := voff[koff[k]]
+	end := k + 1
+	switch ka := m.ar.Key; {
+	case ko >= o.Keys():
+		for end < n && int64(voff[koff[end]]-base) < budget {
+			end++
+		}
+	case ka == 1:
+		x, keys := o.keys[ko], b.keys
+		for end < n && keys[end] < x && int64(voff[koff[end]]-base) < budget {
+			end++
+		}
+	default:
+		x := o.keys[ko*ka : ko*ka+ka]
+		for end < n && cmpRow(b.keys[end*ka:end*ka+ka], x) < 0 && int64(voff[koff[end]]-base) < budget {
+			end++
+		}
+	}
+	return end
+}
+
+// copyKeys appends keys [klo, khi) of b (with their vals, times advanced) and
+// returns the updates consumed.
+func (m *Merger) copyKeys(b *Batch, klo, khi int) int64 {
+	ka, va := m.ar.Key, m.ar.Val
+	o := &m.out
+	vlo, vhi := int(b.keyOffs[klo]), int(b.keyOffs[khi])
+	ulo, uhi := int(b.valOffs[vlo]), int(b.valOffs[vhi])
+	if !m.adv {
+		// Fast path: nothing to advance, so copy the columns and rebase the
+		// offsets (uint32 arithmetic wraps back into range).
+		copy(o.keys[m.nk*ka:], b.keys[klo*ka:khi*ka])
+		kbase := uint32(m.nv) - uint32(vlo)
+		src := b.keyOffs[klo+1 : khi+1]
+		dst := o.keyOffs[m.nk+1:]
+		dst = dst[:len(src)]
+		for i, x := range src {
+			dst[i] = x + kbase
+		}
+		copy(o.vals[m.nv*va:], b.vals[vlo*va:vhi*va])
+		vbase := uint32(m.nu) - uint32(ulo)
+		src = b.valOffs[vlo+1 : vhi+1]
+		dst = o.valOffs[m.nv+1:]
+		dst = dst[:len(src)]
+		for i, x := range src {
+			dst[i] = x + vbase
+		}
+		copy(o.times[m.nu:], b.times[ulo:uhi])
+		copy(o.diffs[m.nu:], b.diffs[ulo:uhi])
+		m.nk += khi - klo
+		m.nv += vhi - vlo
+		m.nu += uhi - ulo
+		return int64(uhi - ulo)
+	}
+	for k := klo; k < khi; k++ {
+		nv := m.nv
+		m.copyVals(b, int(b.keyOffs[k]), int(b.keyOffs[k+1]))
+		if m.nv > nv {
+			m.emitKey(b, k)
+		}
+	}
+	return int64(uhi - ulo)
+}
+
+// emitKey appends key k of b, owning the vals written since the last key.
+func (m *Merger) emitKey(b *Batch, k int) {
+	switch ka := m.ar.Key; ka {
+	case 1:
+		m.out.keys[m.nk] = b.keys[k]
+	default:
+		copy(m.out.keys[m.nk*ka:m.nk*ka+ka], b.keys[k*ka:k*ka+ka])
+	}
+	m.nk++
+	m.out.keyOffs[m.nk] = uint32(m.nv)
+}
+
+// copyVals appends vals [vlo, vhi) of b with their updates, times advanced by
+// the since, and drops vals whose updates cancel.
+func (m *Merger) copyVals(b *Batch, vlo, vhi int) {
+	va := m.ar.Val
+	oVals, oVoff, oT, oD := m.out.vals, m.out.valOffs, m.out.times, m.out.diffs
+	voff, times, diffs := b.valOffs, b.times, b.diffs
+	nv, nu := m.nv, m.nu
+	s, adv := m.s, m.adv
+	for v := vlo; v < vhi; v++ {
+		i, hi := int(voff[v]), int(voff[v+1])
+		start := nu
+		if adv && times[i] <= s {
+			// Advancing maps the prefix of times <= s to s.
+			acc := diffs[i]
+			for i++; i < hi && times[i] <= s; i++ {
+				acc = m.add(acc, diffs[i])
+			}
+			if acc != 0 {
+				oT[nu], oD[nu] = s, acc
+				nu++
+			}
+		}
+		for ; i < hi; i++ {
+			oT[nu], oD[nu] = times[i], diffs[i]
+			nu++
+		}
+		if nu > start {
+			switch va {
+			case 0:
+			case 1:
+				oVals[nv] = b.vals[v]
+			default:
+				copy(oVals[nv*va:nv*va+va], b.vals[v*va:v*va+va])
+			}
+			nv++
+			oVoff[nv] = uint32(nu)
+		}
+	}
+	m.nv, m.nu = nv, nu
+}
+
+// mergeKey merges key k1 of b1 with the equal key k2 of b2 and returns the
+// updates consumed.
+func (m *Merger) mergeKey(k1, k2 int) int64 {
+	b1, b2 := m.b1, m.b2
+	v1, v1e := int(b1.keyOffs[k1]), int(b1.keyOffs[k1+1])
+	v2, v2e := int(b2.keyOffs[k2]), int(b2.keyOffs[k2+1])
+	used := int64(b1.valOffs[v1e]-b1.valOffs[v1]) + int64(b2.valOffs[v2e]-b2.valOffs[v2])
+	nv := m.nv
+	va := m.ar.Val
+	for v1 < v1e && v2 < v2e {
+		var c int
+		if va == 1 {
+			c = cmp3(b1.vals[v1], b2.vals[v2])
+		} else {
+			c = cmpRow(b1.vals[v1*va:v1*va+va], b2.vals[v2*va:v2*va+va])
+		}
+		switch {
+		case c < 0:
+			e := runEndVals(b1, v1+1, v1e, b2, v2, va)
+			m.copyVals(b1, v1, e)
+			v1 = e
+		case c > 0:
+			e := runEndVals(b2, v2+1, v2e, b1, v1, va)
+			m.copyVals(b2, v2, e)
+			v2 = e
+		default:
+			m.mergeVal(v1, v2)
+			v1++
+			v2++
+		}
+	}
+	m.copyVals(b1, v1, v1e)
+	m.copyVals(b2, v2, v2e)
+	if m.nv > nv {
+		m.emitKey(b1, k1)
+	}
+	return used
+}
+
+// mergeKey1 is mergeKey for val arity 1, with the vals that hold one update
+// (the common case) copied inline.
+func (m *Merger) mergeKey1(k1, k2 int) int64 {
+	b1, b2 := m.b1, m.b2
+	v1, v1e := int(b1.keyOffs[k1]), int(b1.keyOffs[k1+1])
+	v2, v2e := int(b2.keyOffs[k2]), int(b2.keyOffs[k2+1])
+	vals1, vo1, t1, d1 := b1.vals, b1.valOffs, b1.times, b1.diffs
+	vals2, vo2, t2, d2 := b2.vals, b2.valOffs, b2.times, b2.diffs
+	used := int64(vo1[v1e]-vo1[v1]) + int64(vo2[v2e]-vo2[v2])
+	oVals, oVoff, oT, oD := m.out.vals, m.out.valOffs, m.out.times, m.out.diffs
+	nv0 := m.nv
+	nv, nu := m.nv, m.nu
+	// Advancing by since {0} (or by nothing, s == 0) is the identity.
+	s := m.s
+	for v1 < v1e || v2 < v2e {
+		if v2 >= v2e || v1 < v1e && vals1[v1] < vals2[v2] {
+			// Val v1 of b1 comes first.
+			if lo := vo1[v1]; vo1[v1+1]-lo == 1 {
+				oT[nu], oD[nu] = max(t1[lo], s), d1[lo]
+				nu++
+				oVals[nv] = vals1[v1]
+				nv++
+				oVoff[nv] = uint32(nu)
+			} else {
+				m.nv, m.nu = nv, nu
+				m.copyVals(b1, v1, v1+1)
+				nv, nu = m.nv, m.nu
+			}
+			v1++
+		} else if v1 >= v1e || vals2[v2] < vals1[v1] {
+			// Val v2 of b2 comes first.
+			if lo := vo2[v2]; vo2[v2+1]-lo == 1 {
+				oT[nu], oD[nu] = max(t2[lo], s), d2[lo]
+				nu++
+				oVals[nv] = vals2[v2]
+				nv++
+				oVoff[nv] = uint32(nu)
+			} else {
+				m.nv, m.nu = nv, nu
+				m.copyVals(b2, v2, v2+1)
+				nv, nu = m.nv, m.nu
+			}
+			v2++
+		} else {
+			m.nv, m.nu = nv, nu
+			m.mergeVal(v1, v2)
+			nv, nu = m.nv, m.nu
+			v1++
+			v2++
+		}
+	}
+	m.nv, m.nu = nv, nu
+	if nv > nv0 {
+		m.emitKey(b1, k1)
+	}
+	return used
+}
+
+// runEndVals returns the first val index in [v, ve) of b at or after val vo
+// of o.
+func runEndVals(b *Batch, v, ve int, o *Batch, vo, va int) int {
+	if va == 1 {
+		x, vals := o.vals[vo], b.vals
+		for v < ve && vals[v] < x {
+			v++
+		}
+		return v
+	}
+	x := o.vals[vo*va : vo*va+va]
+	for v < ve && cmpRow(b.vals[v*va:v*va+va], x) < 0 {
+		v++
+	}
+	return v
+}
+
+// mergeVal appends the consolidation of the updates of val v1 of b1 and the
+// equal val v2 of b2, each time advanced by the since, and the val itself if
+// any update survives. Advancing maps the prefix of times <= since to since
+// itself and leaves the rest alone, so the lists stay sorted and no sort is
+// needed.
+func (m *Merger) mergeVal(v1, v2 int) {
+	b1, b2 := m.b1, m.b2
+	lo1, hi1 := b1.valOffs[v1], b1.valOffs[v1+1]
+	lo2, hi2 := b2.valOffs[v2], b2.valOffs[v2+1]
+	t1, d1 := b1.times[lo1:hi1], b1.diffs[lo1:hi1]
+	t2, d2 := b2.times[lo2:hi2], b2.diffs[lo2:hi2]
+	oT, oD := m.out.times, m.out.diffs
+	nu := m.nu
+	start := nu
+	i, j := 0, 0
+	if m.adv {
+		var acc int64
+		for ; i < len(t1) && t1[i] <= m.s; i++ {
+			acc = m.add(acc, d1[i])
+		}
+		for ; j < len(t2) && t2[j] <= m.s; j++ {
+			acc = m.add(acc, d2[j])
+		}
+		if acc != 0 {
+			oT[nu], oD[nu] = m.s, acc
+			nu++
+		}
+	}
+	for i < len(t1) && j < len(t2) {
+		switch a, b := t1[i], t2[j]; {
+		case a < b:
+			oT[nu], oD[nu] = a, d1[i]
+			nu++
+			i++
+		case a > b:
+			oT[nu], oD[nu] = b, d2[j]
+			nu++
+			j++
+		default:
+			if d := m.add(d1[i], d2[j]); d != 0 {
+				oT[nu], oD[nu] = a, d
+				nu++
+			}
+			i++
+			j++
+		}
+	}
+	copy(oD[nu:], d1[i:])
+	nu += copy(oT[nu:], t1[i:])
+	copy(oD[nu:], d2[j:])
+	nu += copy(oT[nu:], t2[j:])
+	if nu > start {
+		va := m.ar.Val
+		switch va {
+		case 0:
+		case 1:
+			m.out.vals[m.nv] = b1.vals[v1]
+		default:
+			copy(m.out.vals[m.nv*va:m.nv*va+va], b1.vals[v1*va:v1*va+va])
+		}
+		m.nv++
+		m.out.valOffs[m.nv] = uint32(nu)
+	}
+	m.nu = nu
+}
+
+func (m *Merger) add(a, b int64) int64 {
+	s, o := addDiff(a, b)
+	if o && m.err == nil {
+		m.err = ErrOverflow
+	}
+	return s
+}

@@ -1,0 +1,362 @@
+package batch
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// Radix sort for the Builder.
+//
+// Every update gets a packed major key: each field of (key columns, val
+// columns, time), taken as an order-preserving uint64 (signed columns with
+// the sign bit flipped) minus the field's minimum, is shifted into place,
+// major field first, for the longest prefix of fields whose range widths fit
+// in 64 bits together. So keys compare as the updates do on those fields,
+// and the key is complete when it packs every field.
+//
+// An LSD radix sort scatters on the top bits of the key only: about
+// log2(n)+1 of them (radixPlan), enough to spread n updates into runs of a
+// few, in at most ceil(that/radixDigitBits) passes whatever the fields'
+// widths. Digits the same in every update are skipped. Then runs of equal
+// top bits are sorted by comparison (insertion sort when short, pdqsort when
+// not), on the whole key and then the fields left out of it.
+//
+// Updates of arity at most 1 are sorted as 32-byte records that carry
+// everything (the key is recomputed in each pass, which costs less than
+// moving it). Wider ones are sorted as 16-byte (key, index) pairs and then
+// gathered.
+//
+// For BenchmarkBuild (keys uniform over 2^18 values, vals over all of int64,
+// times over [0, 10)) the key is k alone, scattered in two passes of 9 bits,
+// and runs of about 4 records are insertion-sorted by (v, t).
+
+// radixDigitBits is the widest digit of a scatter pass. 2^11 counters of
+// uint32 fill 8 KiB, which stays in L1 with the scatter's write heads.
+const radixDigitBits = 11
+
+// defaultRadixMin is the fewest updates the builder radix-sorts; below it
+// pdqsort wins on its lower constant cost.
+const defaultRadixMin = 64
+
+// insertionMax is the longest run sorted by insertion.
+const insertionMax = 24
+
+const signBit = 1 << 63
+
+// radixPlan is which bits of the packed key the scatter passes sort on:
+// passes digits of width bits, from bit drop up.
+type radixPlan struct {
+	passes int
+	width  uint
+	drop   uint
+}
+
+// planRadix plans a radix sort of n updates on keys of the given width.
+func planRadix(n, keyBits int) radixPlan {
+	rb := min(keyBits, bits.Len(uint(n))+1)
+	if rb == 0 {
+		return radixPlan{}
+	}
+	passes := (rb + radixDigitBits - 1) / radixDigitBits
+	width := (rb + passes - 1) / passes
+	return radixPlan{passes: passes, width: uint(width), drop: uint(keyBits - rb)}
+}
+
+// counts returns zeroed histograms for the plan, reusing c.
+func (p radixPlan) counts(c []uint32) []uint32 {
+	c = slices.Grow(c[:0], p.passes<<p.width)[:p.passes<<p.width]
+	clear(c)
+	return c
+}
+
+// offsets turns the histogram c of a pass into start offsets and reports
+// whether the pass moves anything (false when every update has one digit,
+// the digit of first).
+func offsets(c []uint32, first uint64, n int) bool {
+	if c[first] == uint32(n) {
+		return false
+	}
+	sum := uint32(0)
+	for i, x := range c {
+		c[i] = sum
+		sum += x
+	}
+	return true
+}
+
+// radixKey packs the major key of a 32-byte record; see above.
+type radixKey struct {
+	kmin, vmin, tmin uint64
+	sk, sv, st       uint // shifts; 64 drops the field
+	bits             int  // significant bits of the packed key
+	complete         bool // the key orders records fully by (k, v, t)
+}
+
+func (rk *radixKey) of(r *rec) uint64 {
+	return (uint64(r.k)^signBit-rk.kmin)<<rk.sk | (uint64(r.v)^signBit-rk.vmin)<<rk.sv | (r.t-rk.tmin)<<rk.st
+}
+
+// newRadixKey scans recs for the field ranges and chooses the major key.
+// A field left out gets shift 64, which makes its term 0.
+func newRadixKey(recs []rec) radixKey {
+	kmin, vmin, tmin := ^uint64(0), ^uint64(0), ^uint64(0)
+	var kmax, vmax, tmax uint64
+	for i := range recs {
+		r := &recs[i]
+		k, v := uint64(r.k)^signBit, uint64(r.v)^signBit
+		kmin, kmax = min(kmin, k), max(kmax, k)
+		vmin, vmax = min(vmin, v), max(vmax, v)
+		tmin, tmax = min(tmin, r.t), max(tmax, r.t)
+	}
+	bk, bv, bt := bits.Len64(kmax-kmin), bits.Len64(vmax-vmin), bits.Len64(tmax-tmin)
+	rk := radixKey{kmin: kmin, vmin: vmin, tmin: tmin}
+	switch {
+	case bk+bv+bt <= 64:
+		rk.sk, rk.sv, rk.st = uint(bv+bt), uint(bt), 0
+		rk.bits, rk.complete = bk+bv+bt, true
+	case bk+bv <= 64:
+		rk.sk, rk.sv, rk.st = uint(bv), 0, 64
+		rk.bits = bk + bv
+	default:
+		rk.sk, rk.sv, rk.st = 0, 64, 64
+		rk.bits = bk
+	}
+	return rk
+}
+
+// radixSort sorts recs by (k, v, t), using scratch (len(scratch) >=
+// len(recs)), and returns the sorted records: recs or scratch[:len(recs)],
+// the other left in an unspecified order. counts is reused storage for the
+// histograms.
+func radixSort(recs, scratch []rec, counts []uint32) (sorted, other []rec, countsOut []uint32) {
+	n := len(recs)
+	scratch = scratch[:n]
+	if n < 2 {
+		return recs, scratch, counts
+	}
+	rk := newRadixKey(recs)
+	p := planRadix(n, rk.bits)
+	if p.passes > 0 {
+		nb := 1 << p.width
+		mask := uint64(nb - 1)
+		counts = p.counts(counts)
+		for i := range recs {
+			x := rk.of(&recs[i]) >> p.drop
+			for j := range p.passes {
+				counts[j*nb+int(x>>(uint(j)*p.width)&mask)]++
+			}
+		}
+		src, dst := recs, scratch
+		for j := range p.passes {
+			c := counts[j*nb : j*nb+nb]
+			shift := p.drop + uint(j)*p.width
+			if !offsets(c, rk.of(&src[0])>>shift&mask, n) {
+				continue
+			}
+			for i := range src {
+				r := &src[i]
+				d := rk.of(r) >> shift & mask
+				dst[c[d]] = *r
+				c[d]++
+			}
+			src, dst = dst, src
+		}
+		recs, scratch = src, dst
+	}
+	if p.drop > 0 || !rk.complete {
+		sortRuns(recs, &rk, p.drop)
+	}
+	return recs, scratch, counts
+}
+
+// sortRuns sorts each run of records with equal key>>drop by (k, v, t).
+func sortRuns(recs []rec, rk *radixKey, drop uint) {
+	for i := 0; i < len(recs); {
+		x := rk.of(&recs[i]) >> drop
+		j := i + 1
+		for j < len(recs) && rk.of(&recs[j])>>drop == x {
+			j++
+		}
+		if run := recs[i:j]; len(run) > insertionMax {
+			slices.SortFunc(run, cmpRec)
+		} else if len(run) > 1 {
+			for a := 1; a < len(run); a++ {
+				r := run[a]
+				b := a
+				for ; b > 0 && lessRec(&r, &run[b-1]); b-- {
+					run[b] = run[b-1]
+				}
+				run[b] = r
+			}
+		}
+		i = j
+	}
+}
+
+func lessRec(a, b *rec) bool {
+	if a.k != b.k {
+		return a.k < b.k
+	}
+	if a.v != b.v {
+		return a.v < b.v
+	}
+	return a.t < b.t
+}
+
+// keyIdx is the packed major key of wide update idx.
+type keyIdx struct {
+	key uint64
+	idx uint32
+}
+
+// wideKey packs the major key of wide rows.
+type wideKey struct {
+	w     int // columns per row; field w is the time
+	nf    int // fields packed: columns [0, min(nf, w)) and, if nf > w, the time
+	mins  []uint64
+	shift []uint
+	bits  int
+}
+
+// complete reports whether the key orders updates fully.
+func (wk *wideKey) complete() bool { return wk.nf > wk.w }
+
+// newWideKey scans the rows and times for the field ranges and chooses the
+// fields of the major key. mins and shift are reused storage.
+func newWideKey(rows []int64, times []uint64, w int, mins []uint64, shift []uint) wideKey {
+	nf := w + 1
+	mins = slices.Grow(mins[:0], 2*nf)[:2*nf]
+	mins, maxs := mins[:nf], mins[nf:]
+	for f := range nf {
+		mins[f], maxs[f] = ^uint64(0), 0
+	}
+	for i, t := range times {
+		r := rows[i*w : i*w+w]
+		for f, x := range r {
+			u := uint64(x) ^ signBit
+			mins[f], maxs[f] = min(mins[f], u), max(maxs[f], u)
+		}
+		mins[w], maxs[w] = min(mins[w], t), max(maxs[w], t)
+	}
+	wk := wideKey{w: w, mins: mins}
+	// The longest prefix of fields that fits, with maxs reused for widths.
+	total := 0
+	for f := range nf {
+		bf := bits.Len64(maxs[f] - mins[f])
+		if total+bf > 64 {
+			break
+		}
+		total += bf
+		maxs[f] = uint64(bf)
+		wk.nf = f + 1
+	}
+	shift = slices.Grow(shift[:0], wk.nf)[:wk.nf]
+	left := total
+	for f := range wk.nf {
+		left -= int(maxs[f])
+		shift[f] = uint(left)
+	}
+	wk.shift, wk.bits = shift, total
+	return wk
+}
+
+// of packs the key of update i.
+func (wk *wideKey) of(rows []int64, times []uint64, i int) uint64 {
+	var x uint64
+	r := rows[i*wk.w : i*wk.w+min(wk.nf, wk.w)]
+	for f, c := range r {
+		x |= (uint64(c) ^ signBit - wk.mins[f]) << wk.shift[f]
+	}
+	if wk.nf > wk.w {
+		x |= (times[i] - wk.mins[wk.w]) << wk.shift[wk.w]
+	}
+	return x
+}
+
+// cmp compares two updates by key, then by the fields left out of it.
+func (wk *wideKey) cmp(rows []int64, times []uint64, a, b keyIdx) int {
+	switch {
+	case a.key < b.key:
+		return -1
+	case a.key > b.key:
+		return 1
+	}
+	w := wk.w
+	if wk.nf < w {
+		i, j := int(a.idx)*w, int(b.idx)*w
+		if c := cmpRow(rows[i+wk.nf:i+w], rows[j+wk.nf:j+w]); c != 0 {
+			return c
+		}
+	}
+	if wk.nf <= w {
+		switch ti, tj := times[a.idx], times[b.idx]; {
+		case ti < tj:
+			return -1
+		case ti > tj:
+			return 1
+		}
+	}
+	return 0
+}
+
+// radixSortWide sorts ks (the keys of rows and times) by the updates' order,
+// using scratch (len(scratch) >= len(ks)), and returns the sorted slice and
+// the other one.
+func radixSortWide(ks, scratch []keyIdx, wk *wideKey, rows []int64, times []uint64, counts []uint32) (sorted, other []keyIdx, countsOut []uint32) {
+	n := len(ks)
+	scratch = scratch[:n]
+	if n < 2 {
+		return ks, scratch, counts
+	}
+	p := planRadix(n, wk.bits)
+	if p.passes > 0 {
+		nb := 1 << p.width
+		mask := uint64(nb - 1)
+		counts = p.counts(counts)
+		for i := range ks {
+			x := ks[i].key >> p.drop
+			for j := range p.passes {
+				counts[j*nb+int(x>>(uint(j)*p.width)&mask)]++
+			}
+		}
+		src, dst := ks, scratch
+		for j := range p.passes {
+			c := counts[j*nb : j*nb+nb]
+			shift := p.drop + uint(j)*p.width
+			if !offsets(c, src[0].key>>shift&mask, n) {
+				continue
+			}
+			for _, e := range src {
+				d := e.key >> shift & mask
+				dst[c[d]] = e
+				c[d]++
+			}
+			src, dst = dst, src
+		}
+		ks, scratch = src, dst
+	}
+	if p.drop == 0 && wk.complete() {
+		return ks, scratch, counts
+	}
+	for i := 0; i < n; {
+		x := ks[i].key >> p.drop
+		j := i + 1
+		for j < n && ks[j].key>>p.drop == x {
+			j++
+		}
+		if run := ks[i:j]; len(run) > insertionMax {
+			slices.SortFunc(run, func(a, b keyIdx) int { return wk.cmp(rows, times, a, b) })
+		} else if len(run) > 1 {
+			for a := 1; a < len(run); a++ {
+				e := run[a]
+				b := a
+				for ; b > 0 && wk.cmp(rows, times, e, run[b-1]) < 0; b-- {
+					run[b] = run[b-1]
+				}
+				run[b] = e
+			}
+		}
+		i = j
+	}
+	return ks, scratch, counts
+}

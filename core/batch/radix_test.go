@@ -1,0 +1,252 @@
+package batch
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"pgregory.net/rapid"
+)
+
+// drawInt64 draws from a generator chosen per test case: a small range (keys
+// repeat and updates consolidate), a medium one, all of int64, or extremes
+// (the sign flip and range arithmetic of the radix key).
+func drawInt64(t *rapid.T, kind int, label string) int64 {
+	switch kind {
+	case 0:
+		return rapid.Int64Range(-3, 3).Draw(t, label)
+	case 1:
+		return rapid.Int64Range(-1000, 1000).Draw(t, label)
+	case 2:
+		return rapid.Int64().Draw(t, label)
+	default:
+		return rapid.SampledFrom([]int64{math.MinInt64, math.MinInt64 + 1, -1, 0, 1, math.MaxInt64 - 1, math.MaxInt64}).Draw(t, label)
+	}
+}
+
+func drawTime(t *rapid.T, kind int) uint64 {
+	switch kind {
+	case 0:
+		return rapid.Uint64Range(0, 5).Draw(t, "t")
+	case 1:
+		return rapid.Uint64Range(1000, 1<<20).Draw(t, "t")
+	default:
+		return rapid.Uint64().Draw(t, "t")
+	}
+}
+
+func TestPlanRadix(t *testing.T) {
+	for _, c := range []struct {
+		n, bits int
+		want    radixPlan
+	}{
+		{1000, 0, radixPlan{}},
+		{1000, 5, radixPlan{passes: 1, width: 5}},
+		{1000, 64, radixPlan{passes: 1, width: 11, drop: 53}},
+		{1 << 20, 18, radixPlan{passes: 2, width: 9}},
+		{1 << 20, 64, radixPlan{passes: 2, width: 11, drop: 42}},
+	} {
+		if got := planRadix(c.n, c.bits); got != c.want {
+			t.Errorf("planRadix(%d, %d) = %+v, want %+v", c.n, c.bits, got, c.want)
+		}
+	}
+}
+
+// TestBuildWideRadixMatchesSort is TestBuildRadixMatchesSort for wide rows,
+// sorted through packed keys and a permutation.
+func TestBuildWideRadixMatchesSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := Arity{Key: rapid.IntRange(0, 3).Draw(t, "ka"), Val: rapid.IntRange(0, 3).Draw(t, "va")}
+		if ar.Key <= 1 && ar.Val <= 1 {
+			ar.Key = 2
+		}
+		radix := NewBuilder(ar, 0)
+		radix.radixMin = rapid.IntRange(0, 40).Draw(t, "radixMin")
+		pdq := NewBuilder(ar, 0)
+		pdq.radixMin = math.MaxInt
+		key, val := make([]int64, ar.Key), make([]int64, ar.Val)
+		for range rapid.IntRange(1, 3).Draw(t, "builds") {
+			kinds := make([]int, ar.Key+ar.Val)
+			for i := range kinds {
+				kinds[i] = rapid.IntRange(0, 3).Draw(t, "kind")
+			}
+			tk := rapid.IntRange(0, 2).Draw(t, "tkind")
+			for range rapid.IntRange(0, 600).Draw(t, "n") {
+				for i := range key {
+					key[i] = drawInt64(t, kinds[i], "k")
+				}
+				for i := range val {
+					val[i] = drawInt64(t, kinds[ar.Key+i], "v")
+				}
+				tm := drawTime(t, tk)
+				d := rapid.Int64Range(-2, 2).Draw(t, "d")
+				radix.Push(key, val, tm, d)
+				pdq.Push(key, val, tm, d)
+			}
+			got, err := radix.Build(frontier.At(0), frontier.Empty())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pdq.Build(frontier.At(0), frontier.Empty())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := got.Check(); err != nil {
+				t.Fatalf("radix build: %v", err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("radix build\n%s\nwant\n%s", got, want)
+			}
+		}
+	})
+}
+
+// TestBuildRadixMatchesSort builds the same updates through the radix sort
+// (forced, at any size) and through pdqsort and requires equal batches, over
+// several builds with one builder (the radix sort swaps its buffers).
+func TestBuildRadixMatchesSort(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := Arity{Key: rapid.IntRange(0, 1).Draw(t, "ka"), Val: rapid.IntRange(0, 1).Draw(t, "va")}
+		radix := NewBuilder(ar, 0)
+		radix.radixMin = rapid.IntRange(0, 40).Draw(t, "radixMin")
+		pdq := NewBuilder(ar, 0)
+		pdq.radixMin = math.MaxInt
+		for range rapid.IntRange(1, 3).Draw(t, "builds") {
+			kk, vk, tk := rapid.IntRange(0, 3).Draw(t, "kkind"), rapid.IntRange(0, 3).Draw(t, "vkind"), rapid.IntRange(0, 2).Draw(t, "tkind")
+			for range rapid.IntRange(0, 600).Draw(t, "n") {
+				k, v := drawInt64(t, kk, "k"), drawInt64(t, vk, "v")
+				tm := drawTime(t, tk)
+				d := rapid.Int64Range(-2, 2).Draw(t, "d")
+				radix.Push1(k, v, tm, d)
+				pdq.Push1(k, v, tm, d)
+			}
+			got, err := radix.Build(frontier.At(0), frontier.Empty())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pdq.Build(frontier.At(0), frontier.Empty())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := got.Check(); err != nil {
+				t.Fatalf("radix build: %v", err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("radix build\n%s\nwant\n%s", got, want)
+			}
+		}
+	})
+}
+
+// TestRadixKeyComposition pins which fields the radix key packs, so that
+// TestBuildRadixMatchesSort is known to reach each case.
+func TestRadixKeyComposition(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		recs     []rec
+		bits     int
+		complete bool
+	}{
+		{"all equal", []rec{{1, 2, 3, 1}, {1, 2, 3, 1}}, 0, true},
+		{"k v t fit", []rec{{0, 0, 0, 1}, {3, 1, 7, 1}}, 2 + 1 + 3, true},
+		{"k v fit, t left out", []rec{{5, math.MinInt64, 0, 1}, {5, math.MaxInt64, 1, 1}}, 0 + 64, false},
+		{"k only", []rec{{math.MinInt64, 0, 0, 1}, {math.MaxInt64, 1, 0, 1}}, 64, false},
+		{"k only, v too wide", []rec{{0, math.MinInt64, 0, 1}, {1, 0, 0, 1}, {2, math.MaxInt64, 0, 1}}, 2, false},
+	} {
+		rk := newRadixKey(c.recs)
+		if rk.bits != c.bits || rk.complete != c.complete {
+			t.Errorf("%s: bits %d complete %v, want %d %v", c.name, rk.bits, rk.complete, c.bits, c.complete)
+		}
+		sorted, _, _ := radixSort(slices.Clone(c.recs), make([]rec, len(c.recs)), nil)
+		if !slices.IsSortedFunc(sorted, cmpRec) {
+			t.Errorf("%s: radixSort left %v", c.name, sorted)
+		}
+	}
+}
+
+// drawWideBatch builds a batch of up to maxN updates of arity ar with values
+// of the given kind and times in [lo, hi).
+func drawWideBatch(t *rapid.T, ar Arity, lo, hi uint64, maxN int, label string) *Batch {
+	kind := rapid.IntRange(0, 3).Draw(t, label+"-kind")
+	bld := NewBuilder(ar, 0)
+	key, val := make([]int64, ar.Key), make([]int64, ar.Val)
+	for range rapid.IntRange(0, maxN).Draw(t, label+"-n") {
+		for i := range key {
+			key[i] = drawInt64(t, kind, "k")
+		}
+		for i := range val {
+			val[i] = drawInt64(t, kind, "v")
+		}
+		bld.Push(key, val, rapid.Uint64Range(lo, hi-1).Draw(t, "t"), rapid.Int64Range(-2, 2).Draw(t, "d"))
+	}
+	b, err := bld.Build(frontier.At(lo), frontier.At(hi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMergeMatchesRebuild checks the merged batch update for update against
+// an oracle: building the two batches' updates again from scratch with every
+// time advanced by the merged since. Fuel ranges from single updates to whole
+// batches, so that runs of keys copied in one step are cut by fuel too.
+func TestMergeMatchesRebuild(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := drawArity(t)
+		b1 := drawWideBatch(t, ar, 0, 50, 300, "b1")
+		b2 := drawWideBatch(t, ar, 50, 100, 300, "b2")
+		var comp frontier.Frontier
+		switch rapid.IntRange(0, 2).Draw(t, "compkind") {
+		case 0:
+			comp = frontier.Min()
+		case 1:
+			comp = frontier.At(rapid.Uint64Range(0, 120).Draw(t, "comp"))
+		case 2:
+			comp = frontier.Empty()
+		}
+		m := NewMerger(b1, b2, comp)
+		maxFuel := rapid.Int64Range(1, 1000).Draw(t, "maxFuel")
+		for !m.Done() {
+			fuel := rapid.Int64Range(1, maxFuel).Draw(t, "fuel")
+			before := m.WorkDone()
+			m.Work(&fuel)
+			if m.WorkDone() == before && !m.Done() {
+				t.Fatal("Work made no progress")
+			}
+		}
+		out, err := m.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := out.Check(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		oracle := NewBuilder(ar, 0)
+		s, adv := comp.Time()
+		for _, b := range []*Batch{b1, b2} {
+			for _, u := range b.Updates() {
+				if adv {
+					u.Time = max(u.Time, s)
+				}
+				oracle.Push(u.Key, u.Val, u.Time, u.Diff)
+			}
+		}
+		want, err := oracle.Build(frontier.At(0), frontier.Empty())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := fmtUpdates(out), fmtUpdates(want); g != w {
+			t.Fatalf("merge of\n%s\nand\n%s\nunder %v:\n%s\nwant\n%s", b1, b2, comp, g, w)
+		}
+	})
+}
+
+func fmtUpdates(b *Batch) string {
+	var out []string
+	for _, u := range b.Updates() {
+		out = append(out, u.String())
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,222 @@
+package spine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Benchmarks of the spine under the load of a maintained index: batches of
+// random updates arrive one time apart, the physical compaction frontier
+// follows the upper after each insert and the logical frontier follows
+// logicalLag times behind, so the merges that arrivals drive also apply
+// logical compaction.
+//
+// One op is one whole fill of an empty spine to fillTarget updates (a spine
+// can be filled only once). The batches are built once, outside the timed
+// loop, from fixed PCG seeds; batches are immutable, so every fill reuses
+// them. Building is measured in core/batch (BenchmarkBuild).
+//
+// Metrics:
+//
+//	ns/update          timed nanoseconds per inserted update, merge work included
+//	ns/merge-work      the same time per update consumed by merges; compare with
+//	                   core/batch BenchmarkMerge and BenchmarkMergeLimit ns/update
+//	merge-work/update  Stats().MergeWork per inserted update
+//	max-batches        longest chain seen after any insert
+//	end-batches        chain length when the fill ends
+//	B/update           Stats().Bytes / Stats().Updates after exerting to
+//	                   quiescence (goal <= 48 for one-column keys and vals)
+//	live/update        updates left after quiescence per inserted update
+//	                   (below 1 when merges consolidate and cancel)
+//
+// The instrumented numbers (all but ns/*) come from one untimed fill before
+// the timed loop; the spine is deterministic, so every timed fill does the
+// same merge work.
+//
+// Under -short the fill target is 100,000 updates so that
+// `go test -short -run '^$' -bench . -benchtime 1x ./core/spine` stays fast.
+
+const (
+	// logicalLag is how many times the logical compaction frontier trails
+	// the upper.
+	logicalLag = 2
+	// exertEffort is the effort of each Exert call when exerting to
+	// quiescence.
+	exertEffort = 1 << 16
+)
+
+// fillTarget returns the number of updates a fill inserts.
+func fillTarget() int {
+	if testing.Short() {
+		return 100_000
+	}
+	return 1_000_000
+}
+
+// insertCase is one configuration of BenchmarkSpineInsert. keys == 0 means
+// keys and vals uniform over [0, 1<<40) with diff +1 (updates rarely
+// coincide); otherwise keys are uniform over [0, keys), vals over [0, 100)
+// and diffs are ±1, so merges consolidate and cancel.
+type insertCase struct {
+	batch, keys int
+}
+
+func (c insertCase) String() string {
+	if c.keys == 0 {
+		return fmt.Sprintf("batch=%d", c.batch)
+	}
+	return fmt.Sprintf("batch=%d/keys=%d", c.batch, c.keys)
+}
+
+var insertCases = []insertCase{{1000, 0}, {10_000, 0}, {1000, 10_000}}
+
+// benchBatches builds total/c.batch batches; batch i describes [i, i+1) and
+// all its updates are at time i. It returns the batches and the updates
+// they hold.
+func benchBatches(tb testing.TB, c insertCase, total int) ([]*batch.Batch, int) {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(uint64(c.batch), uint64(c.keys)+0x737069_6e65))
+	bld := batch.NewBuilder(kv, c.batch)
+	out := make([]*batch.Batch, total/c.batch)
+	n := 0
+	for i := range out {
+		t := uint64(i)
+		for range c.batch {
+			if c.keys == 0 {
+				bld.Push1(rng.Int64N(1<<40), rng.Int64N(1<<40), t, 1)
+				continue
+			}
+			d := int64(1)
+			if rng.IntN(2) == 0 {
+				d = -1
+			}
+			bld.Push1(rng.Int64N(int64(c.keys)), rng.Int64N(100), t, d)
+		}
+		b, err := bld.Build(frontier.At(t), frontier.At(t+1))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[i] = b
+		n += b.Len()
+	}
+	return out, n
+}
+
+// step inserts b and moves the compaction frontiers as a maintained index
+// does: logical first, so that the merges the physical frontier admits
+// compact up to it.
+func step(tb testing.TB, s *Spine, b *batch.Batch) {
+	if err := s.Insert(b); err != nil {
+		tb.Fatal(err)
+	}
+	up := b.Upper().MustTime()
+	s.SetLogicalCompaction(frontier.At(up - min(up, logicalLag)))
+	s.SetPhysicalCompaction(s.Upper())
+}
+
+// fill inserts every batch into s (the timed path).
+func fill(tb testing.TB, s *Spine, bs []*batch.Batch) {
+	for _, b := range bs {
+		step(tb, s, b)
+	}
+}
+
+// quiesce exerts s until no work remains and returns the Exert calls made.
+func quiesce(tb testing.TB, s *Spine) int {
+	calls := 0
+	for s.Exert(exertEffort) {
+		calls++
+		if calls > 1<<20 {
+			tb.Fatalf("exert does not converge:\n%v", s)
+		}
+	}
+	if err := s.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return calls + 1
+}
+
+// fillStats are the counters of one instrumented fill.
+type fillStats struct {
+	maxBatches, endBatches int
+	mergeWork              int64
+	bytes, live            int // after quiescence
+}
+
+// instrumentedFill fills a fresh spine, reading Stats after every insert,
+// then exerts it to quiescence.
+func instrumentedFill(tb testing.TB, bs []*batch.Batch) fillStats {
+	s := New(kv, Options{})
+	var fs fillStats
+	for _, b := range bs {
+		step(tb, s, b)
+		fs.maxBatches = max(fs.maxBatches, s.Stats().Batches)
+	}
+	st := s.Stats()
+	fs.endBatches, fs.mergeWork = st.Batches, st.MergeWork
+	quiesce(tb, s)
+	st = s.Stats()
+	fs.bytes, fs.live = st.Bytes, st.Updates
+	return fs
+}
+
+// reportPer reports the timed nanoseconds per unit of work, where each loop
+// iteration did perOp units.
+func reportPer(b *testing.B, perOp float64, unit string) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/perOp, "ns/"+unit)
+}
+
+// BenchmarkSpineInsert times filling an empty spine to fillTarget updates
+// with Insert and the frontier moves of a maintained index (step), merge work
+// driven by arrivals included.
+func BenchmarkSpineInsert(b *testing.B) {
+	for _, c := range insertCases {
+		b.Run(c.String(), func(b *testing.B) {
+			bs, n := benchBatches(b, c, fillTarget())
+			fs := instrumentedFill(b, bs)
+			b.ReportAllocs()
+			for b.Loop() {
+				s := New(kv, Options{})
+				fill(b, s, bs)
+			}
+			reportPer(b, float64(n), "update")
+			reportPer(b, float64(fs.mergeWork), "merge-work")
+			b.ReportMetric(float64(fs.mergeWork)/float64(n), "merge-work/update")
+			b.ReportMetric(float64(fs.maxBatches), "max-batches")
+			b.ReportMetric(float64(fs.endBatches), "end-batches")
+			b.ReportMetric(float64(fs.bytes)/float64(max(fs.live, 1)), "B/update")
+			b.ReportMetric(float64(fs.live)/float64(n), "live/update")
+		})
+	}
+}
+
+// BenchmarkSpineExert times exerting to quiescence (one batch left) a spine
+// holding fillTarget updates as BenchmarkSpineInsert/batch=1000 leaves it:
+// a chain of batches, some merges in progress. The fill is untimed and redone
+// for every iteration, since exerting consumes the state.
+func BenchmarkSpineExert(b *testing.B) {
+	bs, n := benchBatches(b, insertCase{batch: 1000}, fillTarget())
+	var batches, calls int
+	var work int64
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s := New(kv, Options{})
+		fill(b, s, bs)
+		st := s.Stats()
+		batches, work = st.Batches, st.MergeWork
+		b.StartTimer()
+		calls = quiesce(b, s)
+		b.StopTimer()
+		work = s.Stats().MergeWork - work
+		b.StartTimer()
+	}
+	reportPer(b, float64(n), "update")
+	b.ReportMetric(float64(work)/float64(n), "merge-work/update")
+	b.ReportMetric(float64(batches), "batches")
+	b.ReportMetric(float64(calls), "exert-calls")
+}

@@ -1,0 +1,258 @@
+package spine
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+var kv = batch.Arity{Key: 1, Val: 1}
+
+// seal builds the batch [lower, upper) from the updates with times in it.
+func seal(t testing.TB, ar batch.Arity, ups []batch.Update, lower, upper uint64) *batch.Batch {
+	t.Helper()
+	bld := batch.NewBuilder(ar, len(ups))
+	for _, u := range ups {
+		if u.Time >= lower && u.Time < upper {
+			bld.Push(u.Key, u.Val, u.Time, u.Diff)
+		}
+	}
+	b, err := bld.Build(frontier.At(lower), frontier.At(upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// render lists the updates of batches as "key val: (t,d) (t,d)" lines per
+// (key, val), in order, like differential-dataflow's cursor to_vec.
+func render(bs []*batch.Batch) string {
+	type kvk struct{ k, v int64 }
+	m := map[kvk][][2]int64{}
+	for _, b := range bs {
+		for _, u := range b.Updates() {
+			k := kvk{u.Key[0], u.Val[0]}
+			m[k] = append(m[k], [2]int64{int64(u.Time), u.Diff})
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b kvk) int {
+		if a.k != b.k {
+			return int(a.k - b.k)
+		}
+		return int(a.v - b.v)
+	})
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "(%d, %d) %v\n", k.k, k.v, m[k])
+	}
+	return sb.String()
+}
+
+// TestTraceRS reproduces differential-dataflow's tests/trace.rs: updates
+// ((1,2),0,+1), ((2,3),1,+1), ((2,3),2,-1) sealed at 1, 2, 3; a cut at each
+// returns exactly the updates before it, and the whole trace equals the cut
+// at 3.
+func TestTraceRS(t *testing.T) {
+	ups := []batch.Update{
+		{Key: []int64{1}, Val: []int64{2}, Time: 0, Diff: 1},
+		{Key: []int64{2}, Val: []int64{3}, Time: 1, Diff: 1},
+		{Key: []int64{2}, Val: []int64{3}, Time: 2, Diff: -1},
+	}
+	s := New(kv, Options{})
+	for i, up := range []uint64{1, 2, 3} {
+		if err := s.Insert(seal(t, kv, ups, uint64(i), up)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		cut  frontier.Frontier
+		want string
+	}{
+		{frontier.At(1), "(1, 2) [[0 1]]\n"},
+		{frontier.At(2), "(1, 2) [[0 1]]\n(2, 3) [[1 1]]\n"},
+		{frontier.At(3), "(1, 2) [[0 1]]\n(2, 3) [[1 1] [2 -1]]\n"},
+		{frontier.Empty(), "(1, 2) [[0 1]]\n(2, 3) [[1 1] [2 -1]]\n"},
+		{frontier.Min(), ""},
+	} {
+		bs, err := s.BatchesThrough(c.cut)
+		if err != nil {
+			t.Fatalf("cut %v: %v", c.cut, err)
+		}
+		if got := render(bs); got != c.want {
+			t.Errorf("cut %v:\n%s\nwant\n%s", c.cut, got, c.want)
+		}
+	}
+}
+
+func TestInsertContiguity(t *testing.T) {
+	s := New(kv, Options{})
+	if err := s.Insert(batch.Empty(kv, frontier.At(1), frontier.At(2))); !errors.Is(err, ErrNotContiguous) {
+		t.Fatalf("gap: err = %v", err)
+	}
+	if err := s.Insert(batch.Empty(kv, frontier.At(0), frontier.At(0))); !errors.Is(err, ErrEmptyInterval) {
+		t.Fatalf("empty interval: err = %v", err)
+	}
+	if err := s.Insert(batch.Empty(batch.Arity{Key: 2}, frontier.At(0), frontier.At(1))); !errors.Is(err, ErrArity) {
+		t.Fatalf("arity: err = %v", err)
+	}
+	if err := s.Insert(batch.Empty(kv, frontier.At(0), frontier.At(2))); err != nil {
+		t.Fatal(err)
+	}
+	if s.Upper() != frontier.At(2) {
+		t.Fatalf("upper %v", s.Upper())
+	}
+	if err := s.Close(); err != nil || !s.Upper().IsEmpty() {
+		t.Fatalf("close: %v, upper %v", err, s.Upper())
+	}
+	if err := s.Insert(batch.Empty(kv, frontier.At(2), frontier.At(3))); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: err = %v", err)
+	}
+}
+
+func TestCutErrors(t *testing.T) {
+	ups := []batch.Update{
+		{Key: []int64{1}, Val: []int64{1}, Time: 0, Diff: 1},
+		{Key: []int64{1}, Val: []int64{1}, Time: 4, Diff: 1},
+	}
+	s := New(kv, Options{})
+	if err := s.Insert(seal(t, kv, ups, 0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Insert(seal(t, kv, ups, 2, 6)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.BatchesThrough(frontier.At(3)); !errors.Is(err, ErrStraddle) {
+		t.Fatalf("straddle: err = %v", err)
+	}
+	if _, err := s.BatchesThrough(frontier.At(7)); !errors.Is(err, ErrBeyondUpper) {
+		t.Fatalf("beyond upper: err = %v", err)
+	}
+	// Cutting at a batch's lower never straddles it.
+	if bs, err := s.BatchesThrough(frontier.At(2)); err != nil || len(bs) != 1 {
+		t.Fatalf("cut at boundary: %v %v", bs, err)
+	}
+	s.SetPhysicalCompaction(frontier.At(6))
+	if _, err := s.BatchesThrough(frontier.At(2)); !errors.Is(err, ErrBehindCut) {
+		t.Fatalf("behind physical: err = %v", err)
+	}
+	// An empty batch that a cut splits is no straddle: it holds nothing.
+	e := New(kv, Options{})
+	if err := e.Insert(batch.Empty(kv, frontier.At(0), frontier.At(10))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.BatchesThrough(frontier.At(5)); err != nil {
+		t.Fatalf("empty straddle: %v", err)
+	}
+}
+
+// TestPhysicalHoldKeepsBoundaries is invariant 5 of §8: while the physical
+// frontier is at F, cutting at F succeeds however much work is done.
+func TestPhysicalHoldKeepsBoundaries(t *testing.T) {
+	var ups []batch.Update
+	for i := range 64 {
+		ups = append(ups, batch.Update{Key: []int64{int64(i % 7)}, Val: []int64{int64(i)}, Time: uint64(i), Diff: 1})
+	}
+	s := New(kv, Options{})
+	for i := range 64 {
+		if err := s.Insert(seal(t, kv, ups, uint64(i), uint64(i+1))); err != nil {
+			t.Fatal(err)
+		}
+		if i == 20 {
+			s.SetPhysicalCompaction(frontier.At(21))
+		}
+	}
+	for s.Exert(1 << 10) {
+	}
+	bs, err := s.BatchesThrough(frontier.At(21))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range bs {
+		n += b.Len()
+	}
+	if n != 21 {
+		t.Fatalf("cut at 21 holds %d updates, want 21", n)
+	}
+	// Pending batches past the physical frontier were never merged.
+	if st := s.Stats(); st.Pending != 43 {
+		t.Fatalf("pending %d, want 43\n%v", st.Pending, s)
+	}
+}
+
+// TestFuelBound is invariant 6 of §8: with the physical frontier following
+// the upper, the number of batches stays logarithmic in the updates, and
+// exerting to quiescence leaves one batch.
+func TestFuelBound(t *testing.T) {
+	s := New(kv, Options{})
+	bld := batch.NewBuilder(kv, 16)
+	const rounds = 4096
+	maxBatches := 0
+	for i := range rounds {
+		for j := range 16 {
+			bld.Push1(int64(i*16+j), 0, uint64(i), 1)
+		}
+		b, err := bld.Build(frontier.At(uint64(i)), frontier.At(uint64(i+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Insert(b); err != nil {
+			t.Fatal(err)
+		}
+		s.SetPhysicalCompaction(s.Upper())
+		maxBatches = max(maxBatches, s.Stats().Batches)
+	}
+	// 64Ki updates: log2 = 16; allow two batches a level.
+	if maxBatches > 2*17 {
+		t.Fatalf("max batches %d over 4096 arrivals", maxBatches)
+	}
+	calls := 0
+	for s.Exert(1 << 12) {
+		calls++
+		if calls > 10000 {
+			t.Fatalf("exert does not converge:\n%v", s)
+		}
+	}
+	st := s.Stats()
+	if st.Batches != 1 || st.Updates != rounds*16 {
+		t.Fatalf("after quiescence: %+v\n%v", st, s)
+	}
+	if st.MergeWork == 0 || st.Merges == 0 {
+		t.Fatalf("no merge work recorded: %+v", st)
+	}
+}
+
+// TestLogicalCompactionThroughMerges checks that merges apply the logical
+// frontier: cancelling histories vanish.
+func TestLogicalCompactionThroughMerges(t *testing.T) {
+	s := New(kv, Options{})
+	bld := batch.NewBuilder(kv, 2)
+	for i := range 100 {
+		d := int64(1)
+		if i%2 == 1 {
+			d = -1
+		}
+		bld.Push1(7, 7, uint64(i), d)
+		b, _ := bld.Build(frontier.At(uint64(i)), frontier.At(uint64(i+1)))
+		if err := s.Insert(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SetLogicalCompaction(frontier.At(100))
+	s.SetLogicalCompaction(frontier.At(50)) // ignored: never backwards
+	if s.LogicalCompaction() != frontier.At(100) {
+		t.Fatalf("logical %v", s.LogicalCompaction())
+	}
+	s.SetPhysicalCompaction(frontier.At(100))
+	for s.Exert(1 << 10) {
+	}
+	if st := s.Stats(); st.Updates != 0 {
+		t.Fatalf("updates after compaction %d, want 0\n%v", st.Updates, s)
+	}
+}

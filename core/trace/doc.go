@@ -1,0 +1,24 @@
+// Package trace provides read handles over a trace's storage (a spine): each
+// handle holds a logical and a physical compaction frontier, and the trace
+// compacts to the meet of every live handle's holds (reference/semantics.md
+// §2.4; differential-dataflow's TraceAgent and TraceBox).
+//
+// Go has no destructors, so a handle is released explicitly with Release. In
+// invariant builds (-tags invariants) a handle that becomes garbage without
+// Release is recorded and reported by Leaks, with the stack that created it.
+//
+// Invariants:
+//
+//	H1  Meet rule: the storage's logical (physical) compaction equals the meet
+//	    of the logical (physical) holds of all live handles (§8.7).
+//	H2  Monotone handles: Set*Compaction joins the request with the handle's
+//	    hold; a request before it leaves the hold unchanged (§8.8).
+//	H3  Clone registers a new, independent hold at the source's frontiers.
+//	H4  Release removes the handle's holds; releasing the last handle sets
+//	    both compaction frontiers to {} and frees the storage: later writes are
+//	    discarded (§8.11).
+//
+// Ownership: a trace, its handles and its writer belong to one goroutine (a
+// worker). Sharing with another runtime goes through core/share, whose
+// readers implement the same Reader interface.
+package trace

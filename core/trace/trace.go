@@ -1,0 +1,322 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/internal/invariants"
+)
+
+// ErrReleased is returned by reads through a released handle.
+var ErrReleased = errors.New("trace: handle is released")
+
+// Storage is what a trace keeps its batches in: a *spine.Spine, or a wrapper
+// around one (core/share's publishing spine mirrors every change into its
+// publication points). Calls are per batch or per frontier change, never per
+// update.
+type Storage interface {
+	Insert(*batch.Batch) error
+	Close() error
+	Upper() frontier.Frontier
+	SetLogicalCompaction(frontier.Frontier)
+	SetPhysicalCompaction(frontier.Frontier)
+	LogicalCompaction() frontier.Frontier
+	PhysicalCompaction() frontier.Frontier
+	Exert(effort int64) bool
+	BatchesThrough(frontier.Frontier) ([]*batch.Batch, error)
+	MapBatches(func(*batch.Batch))
+	Stats() spine.Stats
+}
+
+var _ Storage = (*spine.Spine)(nil)
+
+// Dropper is implemented by storage that must learn when the last handle of
+// its trace is released (core/share's publishing spine ends its publications
+// then). Drop is called once, after the final compaction frontiers are set.
+type Dropper interface {
+	Drop()
+}
+
+// Reader is the read side every consumer of an arrangement uses, whether the
+// trace is local (a *Handle) or published by another runtime (core/share's
+// SharedReader). One batch and cursor type serve both.
+type Reader interface {
+	// LogicalCompaction returns the reader's logical hold.
+	LogicalCompaction() frontier.Frontier
+	// PhysicalCompaction returns the reader's physical hold.
+	PhysicalCompaction() frontier.Frontier
+	// SetLogicalCompaction joins the hold with f (never moves it back).
+	SetLogicalCompaction(f frontier.Frontier)
+	// SetPhysicalCompaction joins the hold with f (never moves it back).
+	SetPhysicalCompaction(f frontier.Frontier)
+	// BatchesThrough returns the non-empty batches holding exactly the
+	// updates before f. REQUIRES: the reader holds physically at or before f.
+	BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error)
+	// MapBatches visits the chain in time order.
+	MapBatches(func(*batch.Batch))
+	// ReadUpper returns the chain's coverage.
+	ReadUpper() frontier.Frontier
+	// CloneReader registers a new, independent reader at the same holds.
+	CloneReader() Reader
+	// Release removes the reader's holds. Further calls are errors or no-ops.
+	Release()
+}
+
+// box is the state shared by a trace's handles and writer (TraceBox).
+type box struct {
+	storage  Storage // nil once every handle is released
+	logical  frontier.MutableFrontier
+	physical frontier.MutableFrontier
+	live     int
+
+	leakMu sync.Mutex // the cleanup goroutine reports leaks concurrently
+	leaks  []string
+}
+
+func (bx *box) apply() {
+	if bx.storage == nil {
+		return
+	}
+	bx.storage.SetLogicalCompaction(bx.logical.Frontier())
+	bx.storage.SetPhysicalCompaction(bx.physical.Frontier())
+}
+
+// Handle is one read hold on a trace (TraceAgent). The zero Handle is not
+// usable; handles come from New and Clone.
+type Handle struct {
+	bx       *box
+	logical  frontier.Frontier
+	physical frontier.Frontier
+	released bool
+	cleanup  runtime.Cleanup
+}
+
+// Writer inserts batches into a trace. There is one writer per trace.
+type Writer struct {
+	bx *box
+}
+
+// New wraps storage as a trace and returns its first handle, holding at the
+// storage's current compaction frontiers, and its writer.
+func New(storage Storage) (*Handle, *Writer) {
+	bx := &box{storage: storage}
+	h := bx.register(storage.LogicalCompaction(), storage.PhysicalCompaction())
+	return h, &Writer{bx: bx}
+}
+
+// NewSpine is New over a fresh spine of the given arity.
+func NewSpine(ar batch.Arity, opts spine.Options) (*Handle, *Writer) {
+	return New(spine.New(ar, opts))
+}
+
+func (bx *box) register(logical, physical frontier.Frontier) *Handle {
+	if err := bx.logical.Update(logical, 1); err != nil {
+		panic(err) // adding a hold cannot fail
+	}
+	if err := bx.physical.Update(physical, 1); err != nil {
+		panic(err)
+	}
+	bx.live++
+	h := &Handle{bx: bx, logical: logical, physical: physical}
+	if invariants.Enabled {
+		buf := make([]byte, 2048)
+		stack := string(buf[:runtime.Stack(buf, false)])
+		h.cleanup = runtime.AddCleanup(h, func(stack string) { bx.reportLeak(stack) }, stack)
+	}
+	return h
+}
+
+func (bx *box) reportLeak(stack string) {
+	bx.leakMu.Lock()
+	bx.leaks = append(bx.leaks, stack)
+	bx.leakMu.Unlock()
+}
+
+// LogicalCompaction returns the handle's logical hold.
+func (h *Handle) LogicalCompaction() frontier.Frontier { return h.logical }
+
+// PhysicalCompaction returns the handle's physical hold.
+func (h *Handle) PhysicalCompaction() frontier.Frontier { return h.physical }
+
+// SetLogicalCompaction joins the handle's logical hold with f (H2) and lets
+// the trace compact to the new meet (H1).
+func (h *Handle) SetLogicalCompaction(f frontier.Frontier) {
+	if h.released {
+		return
+	}
+	next := h.logical.Join(f)
+	if next == h.logical {
+		return
+	}
+	h.must(h.bx.logical.Move(h.logical, next))
+	h.logical = next
+	h.bx.apply()
+}
+
+// SetPhysicalCompaction joins the handle's physical hold with f (H2).
+func (h *Handle) SetPhysicalCompaction(f frontier.Frontier) {
+	if h.released {
+		return
+	}
+	next := h.physical.Join(f)
+	if next == h.physical {
+		return
+	}
+	h.must(h.bx.physical.Move(h.physical, next))
+	h.physical = next
+	h.bx.apply()
+}
+
+func (h *Handle) must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("trace: hold accounting broken: %v", err))
+	}
+}
+
+// Clone registers a new handle at h's holds (H3).
+func (h *Handle) Clone() *Handle {
+	if h.released {
+		panic("trace: Clone of a released handle")
+	}
+	return h.bx.register(h.logical, h.physical)
+}
+
+// CloneReader is Clone behind the Reader interface.
+func (h *Handle) CloneReader() Reader { return h.Clone() }
+
+// Release removes h's holds (H4). Releasing twice is a no-op.
+func (h *Handle) Release() {
+	if h.released {
+		return
+	}
+	h.released = true
+	if invariants.Enabled {
+		h.cleanup.Stop()
+	}
+	bx := h.bx
+	h.must(bx.logical.Update(h.logical, -1))
+	h.must(bx.physical.Update(h.physical, -1))
+	bx.live--
+	bx.apply()
+	if bx.live == 0 && bx.storage != nil {
+		// Every hold is gone: the storage compacted to {} above; drop it so
+		// its batches can be collected and later writes are discarded.
+		if d, ok := bx.storage.(Dropper); ok {
+			d.Drop()
+		}
+		bx.storage = nil
+	}
+}
+
+// Released reports whether h has been released.
+func (h *Handle) Released() bool { return h.released }
+
+// BatchesThrough returns the non-empty batches holding exactly the updates
+// before f. REQUIRES: h holds physically at or before f (§2.6, the CPU-209
+// lesson); a violation is an error, never a silent partial cut.
+func (h *Handle) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
+	if h.released || h.bx.storage == nil {
+		return nil, ErrReleased
+	}
+	if !h.physical.LessEqual(f) {
+		return nil, fmt.Errorf("trace: cut %v before this handle's physical hold %v: %w", f, h.physical, spine.ErrBehindCut)
+	}
+	return h.bx.storage.BatchesThrough(f)
+}
+
+// MapBatches visits the chain in time order.
+func (h *Handle) MapBatches(f func(*batch.Batch)) {
+	if h.released || h.bx.storage == nil {
+		return
+	}
+	h.bx.storage.MapBatches(f)
+}
+
+// ReadUpper returns the trace's upper.
+func (h *Handle) ReadUpper() frontier.Frontier {
+	if h.bx.storage == nil {
+		return frontier.Empty()
+	}
+	return h.bx.storage.Upper()
+}
+
+// Trace returns a view of the trace behind h for inspection.
+func (h *Handle) Trace() Trace { return Trace{h.bx} }
+
+var _ Reader = (*Handle)(nil)
+
+// Trace is an inspection view of the state behind a set of handles: their
+// accumulated holds, the storage, and leak reports.
+type Trace struct{ bx *box }
+
+// Live returns the number of live handles.
+func (t Trace) Live() int { return t.bx.live }
+
+// LogicalHolds returns the accumulated logical holds of live handles.
+func (t Trace) LogicalHolds() frontier.MutableFrontier { return t.bx.logical }
+
+// PhysicalHolds returns the accumulated physical holds of live handles.
+func (t Trace) PhysicalHolds() frontier.MutableFrontier { return t.bx.physical }
+
+// Storage returns the storage, or nil once every handle is released.
+func (t Trace) Storage() Storage { return t.bx.storage }
+
+// Leaks returns the creation stacks of handles collected without Release
+// (invariant builds only; always empty otherwise).
+func (t Trace) Leaks() []string {
+	t.bx.leakMu.Lock()
+	defer t.bx.leakMu.Unlock()
+	return append([]string(nil), t.bx.leaks...)
+}
+
+// Insert appends b to the trace. After every handle is released it discards
+// b and returns nil (the trace is gone; the writer holds it only weakly).
+func (w *Writer) Insert(b *batch.Batch) error {
+	if w.bx.storage == nil {
+		return nil
+	}
+	return w.bx.storage.Insert(b)
+}
+
+// Seal inserts an empty batch from the trace's upper to upper: a progress
+// record with no updates. It is a no-op when upper equals the trace upper.
+func (w *Writer) Seal(ar batch.Arity, upper frontier.Frontier) error {
+	if w.bx.storage == nil {
+		return nil
+	}
+	lower := w.bx.storage.Upper()
+	if lower == upper {
+		return nil
+	}
+	return w.bx.storage.Insert(batch.Empty(ar, lower, upper))
+}
+
+// Exert does merge work with the given effort; it reports whether work
+// remains.
+func (w *Writer) Exert(effort int64) bool {
+	if w.bx.storage == nil {
+		return false
+	}
+	return w.bx.storage.Exert(effort)
+}
+
+// Close seals the trace to the empty frontier.
+func (w *Writer) Close() error {
+	if w.bx.storage == nil {
+		return nil
+	}
+	return w.bx.storage.Close()
+}
+
+// Upper returns the trace's upper ({} once dropped).
+func (w *Writer) Upper() frontier.Frontier {
+	if w.bx.storage == nil {
+		return frontier.Empty()
+	}
+	return w.bx.storage.Upper()
+}

@@ -1,0 +1,168 @@
+package share
+
+import (
+	"sync/atomic"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// Bundle is a trace bundle (TraceBundle, §4.2): the oks and errs traces of an
+// index, each a local handle or a shared reader behind trace.Reader, with a
+// drop token that keeps what the bundle depends on alive (for a peer bundle,
+// its registry slot).
+type Bundle struct {
+	Oks, Errs trace.Reader
+	drop      *dropToken
+	released  bool
+}
+
+// dropToken runs its function when its last holder releases it.
+type dropToken struct {
+	refs atomic.Int64
+	fn   func()
+}
+
+func newBundle(oks, errs trace.Reader, drop func()) *Bundle {
+	b := &Bundle{Oks: oks, Errs: errs}
+	if drop != nil {
+		b.drop = &dropToken{fn: drop}
+		b.drop.refs.Store(1)
+	}
+	return b
+}
+
+// NewBundle returns a bundle of two readers (local handles, shared readers or
+// padded ones) with an optional drop function run when the bundle and all
+// its clones are released.
+func NewBundle(oks, errs trace.Reader, drop func()) *Bundle { return newBundle(oks, errs, drop) }
+
+// IsPeer reports whether both halves are shared readers (possibly padded): a
+// peer bundle, which holds nothing physically and which maintenance skips.
+func (b *Bundle) IsPeer() bool {
+	return isShared(b.Oks) && isShared(b.Errs)
+}
+
+func isShared(r trace.Reader) bool {
+	switch r := r.(type) {
+	case *Reader:
+		return true
+	case *Padded:
+		return isShared(r.inner)
+	}
+	return false
+}
+
+// CompactionFrontier is the join of both halves' logical holds (§4.2).
+func (b *Bundle) CompactionFrontier() frontier.Frontier {
+	return b.Oks.LogicalCompaction().Join(b.Errs.LogicalCompaction())
+}
+
+// AllowCompaction sets both halves' logical compaction to f; for a peer
+// bundle this moves this runtime's hold on the publication, and {} removes it.
+func (b *Bundle) AllowCompaction(f frontier.Frontier) {
+	b.Oks.SetLogicalCompaction(f)
+	b.Errs.SetLogicalCompaction(f)
+}
+
+// Clone clones both halves (new holds) and shares the drop token.
+func (b *Bundle) Clone() *Bundle {
+	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), drop: b.drop}
+	if c.drop != nil {
+		c.drop.refs.Add(1)
+	}
+	return c
+}
+
+// Release releases both halves and the bundle's share of the drop token.
+func (b *Bundle) Release() {
+	if b.released {
+		return
+	}
+	b.released = true
+	b.Oks.Release()
+	b.Errs.Release()
+	if b.drop != nil && b.drop.refs.Add(-1) == 0 {
+		b.drop.fn()
+	}
+}
+
+// IntoPadded returns the bundle with each half padded (§4.5): a half whose
+// logical compaction is beyond {0} then reports {0}. The reading runtime pads
+// its peer bundles as the publisher pads its own, because the publisher's
+// padding never reaches the publication.
+func (b *Bundle) IntoPadded() *Bundle {
+	return &Bundle{Oks: Pad(b.Oks), Errs: Pad(b.Errs), drop: b.drop, released: b.released}
+}
+
+// Padded is a reader presenting an empty collection for times in
+// [padded since, inner since) and the inner trace's contents from the inner
+// since on (PaddedTrace, §4.5). It lets a new dataflow at as_of {0} import a
+// trace whose since is later. It is a different collection: it may seed new
+// ones, never "uncompact" an old one.
+type Padded struct {
+	inner  trace.Reader
+	padded frontier.Frontier
+	on     bool
+}
+
+var _ trace.Reader = (*Padded)(nil)
+
+// Pad wraps r; it is padded at {0} if r's logical compaction is beyond {0}.
+func Pad(r trace.Reader) *Padded {
+	if p, ok := r.(*Padded); ok {
+		return p
+	}
+	return &Padded{inner: r, padded: frontier.Min(), on: frontier.Min().Less(r.LogicalCompaction())}
+}
+
+// Inner returns the padded reader.
+func (p *Padded) Inner() trace.Reader { return p.inner }
+
+// IsPadded reports whether the padding is still in place.
+func (p *Padded) IsPadded() bool { return p.on }
+
+// LogicalCompaction reports the padded since while padded.
+func (p *Padded) LogicalCompaction() frontier.Frontier {
+	if p.on {
+		return p.padded
+	}
+	return p.inner.LogicalCompaction()
+}
+
+// SetLogicalCompaction moves only the padding while f is before the inner
+// since; at or after it, the padding goes and f is forwarded.
+func (p *Padded) SetLogicalCompaction(f frontier.Frontier) {
+	if p.on && f.Less(p.inner.LogicalCompaction()) {
+		p.padded = p.padded.Join(f)
+		return
+	}
+	p.on = false
+	p.inner.SetLogicalCompaction(f)
+}
+
+// PhysicalCompaction passes through.
+func (p *Padded) PhysicalCompaction() frontier.Frontier { return p.inner.PhysicalCompaction() }
+
+// SetPhysicalCompaction passes through.
+func (p *Padded) SetPhysicalCompaction(f frontier.Frontier) { p.inner.SetPhysicalCompaction(f) }
+
+// BatchesThrough passes through.
+func (p *Padded) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
+	return p.inner.BatchesThrough(f)
+}
+
+// MapBatches passes through.
+func (p *Padded) MapBatches(f func(*batch.Batch)) { p.inner.MapBatches(f) }
+
+// ReadUpper passes through.
+func (p *Padded) ReadUpper() frontier.Frontier { return p.inner.ReadUpper() }
+
+// CloneReader clones the inner reader with the same padding.
+func (p *Padded) CloneReader() trace.Reader {
+	return &Padded{inner: p.inner.CloneReader(), padded: p.padded, on: p.on}
+}
+
+// Release releases the inner reader.
+func (p *Padded) Release() { p.inner.Release() }

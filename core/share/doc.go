@@ -1,0 +1,50 @@
+// Package share lets one runtime read the traces another runtime maintains,
+// zero copy: a publisher mirrors its spine's chain of immutable batches into
+// publication points, and readers in the other runtime hold, cut and import
+// that chain through SharedReaders (reference/semantics.md §4.2–§4.9;
+// Materialize's shared_trace.rs and sharing.rs).
+//
+// It is the only package of the core that takes locks across runtimes. A
+// Point has one mutex; critical sections copy a few pointers and frontiers,
+// never merge work. A Registry has one mutex over a map. Lock order: a
+// Registry before a Point; several Points in address order.
+//
+// The parts:
+//
+//   - Point (Shared): the published chain, its upper, the published since
+//     and physical frontier, counted remote holds, importers' replay queues.
+//     A fresh point is a placeholder at {0}, never at {} (§4.7).
+//   - Spine (SharedSpine): wraps a *spine.Spine as trace.Storage, so local
+//     handles work as before; after every insert, merge or compaction change
+//     it mirrors the chain into its points, and it compacts to the meet of
+//     its local holds and every remote hold, publishing a since before
+//     applying it.
+//   - Reader (SharedReader): a remote hold implementing trace.Reader.
+//   - Import: a live replay of a point from a seed, presented at as_of and
+//     bounded by until (§3.3), whose read holds are readers (§4.9).
+//   - Registry: one per worker pair; slots keyed by index id and incarnation
+//     as_of; publish and peer_bundle with the reserved peer hold (§4.8).
+//   - Bundle and Padded: trace bundles (oks + errs) whose halves are local
+//     handles or readers, and padding (§4.5).
+//
+// Invariants (numbers from §8 in brackets):
+//
+//	P1  Admission is atomic: ReaderAt(as_of) either refuses with the since or
+//	    registers a hold that the publisher honours [14]. The publisher
+//	    publishes a new since under the locks of all its points before it
+//	    applies it to the spine.
+//	P2  The applied since is the meet of the local holds and every remote
+//	    hold; it never chases reader holds beyond the local request [13].
+//	P3  An importer receives every batch exactly once: in its seed or in its
+//	    queue (both are written under the point's lock) [17].
+//	P4  A point's chain is contiguous and covers [{0}, upper); the published
+//	    since never moves back.
+//	P5  Each publication leaves exactly one peer hold, whichever of publish
+//	    and peer_bundle comes first [20]; a peer hold is logical only [22].
+//	P6  A slot for (id, A) is never returned for (id, B) [23]; a slot lives
+//	    while its token or a peer bundle holds it [32].
+//
+// Goroutines: a Spine is owned by the publisher's goroutine; a Reader or an
+// Import by one reader goroutine at a time; Points and the Registry are safe
+// for concurrent use.
+package share

@@ -1,0 +1,188 @@
+package share
+
+import (
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Event is one step of an import's replay: a batch to present (Batch non-nil,
+// at capability time Time = its lower advanced by as_of), or the import's
+// frontier advancing to Frontier. A frontier of {} means the import is done.
+type Event struct {
+	Batch    *batch.Batch
+	Time     frontier.Time
+	Frontier frontier.Frontier
+}
+
+// Import is a live import of a point (§4.7 import_frontier_core): seeded with
+// the chain under the same lock that registers its replay queue, then
+// following the publisher. Its batches are read through Presentation: times
+// advanced to as_of, nothing at or beyond until.
+//
+// It holds two readers (§4.9): Trace, the consumer-facing hold registered at
+// as_of, which the consumer downgrades as it advances and releases when done;
+// and its own hold, which follows the frontiers it acknowledges, holds
+// physically at its seed and is released when the import finishes or is
+// closed. No frozen token pins the publisher.
+type Import struct {
+	p     *Point
+	trace *Reader
+	hold  *Reader
+	q     *queue
+	pres  batch.Presentation
+
+	seed     frontier.Frontier // the upper the seed covered
+	acked    frontier.Frontier
+	seedLeft int // events of the seed still to drain
+	done     bool
+	buf      []event
+}
+
+// Import imports p at asOf bounded by until, refusing with a *SinceError if
+// the since is beyond asOf (checked atomically with the registration).
+// REQUIRES: asOf < until.
+func (p *Point) Import(asOf, until frontier.Frontier) (*Import, error) {
+	return p.ImportWith(asOf, until, nil)
+}
+
+// ImportWith is Import with a wake function called whenever events arrive,
+// so that a worker can park on one channel for all its imports. wake runs
+// under the point's lock on the publisher's goroutine: it must only signal.
+func (p *Point) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import, error) {
+	if !asOf.Less(until) {
+		return nil, fmt.Errorf("share: import as_of %v is not before until %v", asOf, until)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.since.LessEqual(asOf) {
+		return nil, &SinceError{Since: p.since, AsOf: asOf}
+	}
+	return p.importLocked(asOf, until, wake), nil
+}
+
+// Import imports the point r reads at asOf bounded by until. It never
+// imports through r itself (a peer hold holds nothing physically): it mints
+// fresh readers, which r's hold guarantees are admitted. REQUIRES: r's
+// logical hold is at or before asOf.
+func (r *Reader) Import(asOf, until frontier.Frontier) (*Import, error) {
+	return r.ImportWith(asOf, until, nil)
+}
+
+// ImportWith is Import with a wake function (see Point.ImportWith).
+func (r *Reader) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import, error) {
+	if r.released {
+		return nil, ErrReleased
+	}
+	if !r.logical.LessEqual(asOf) {
+		return nil, &SinceError{Since: r.logical, AsOf: asOf}
+	}
+	return r.p.ImportWith(asOf, until, wake)
+}
+
+func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import {
+	im := &Import{
+		p:     p,
+		trace: p.registerLocked(asOf, p.upper),
+		hold:  p.registerLocked(asOf, p.upper),
+		q:     &queue{notify: make(chan struct{}, 1), wake: wake},
+		pres:  batch.Presentation{Since: asOf, Until: until},
+		seed:  p.upper,
+		acked: frontier.Min(),
+	}
+	for _, b := range p.chain {
+		im.q.push(event{b: b})
+	}
+	im.q.push(event{f: p.upper})
+	im.seedLeft = len(im.q.events)
+	im.q.signal()
+	p.queues[im.q] = struct{}{}
+	return im
+}
+
+// Trace returns the consumer-facing reader, held at as_of until the consumer
+// downgrades or releases it.
+func (im *Import) Trace() *Reader { return im.trace }
+
+// Presentation returns how the import's batches are to be read.
+func (im *Import) Presentation() batch.Presentation { return im.pres }
+
+// Ready is signalled when events may be waiting.
+func (im *Import) Ready() <-chan struct{} { return im.q.notify }
+
+// Done reports whether the import has finished (its frontier reached until or
+// {}).
+func (im *Import) Done() bool { return im.done }
+
+// Frontier returns the frontier acknowledged so far.
+func (im *Import) Frontier() frontier.Frontier { return im.acked }
+
+// Closed reports whether the publication ended (the publisher dropped it).
+func (im *Import) Closed() bool {
+	im.p.mu.Lock()
+	defer im.p.mu.Unlock()
+	return im.p.closed
+}
+
+// Drain appends the events that arrived since the last call to out.
+// Empty batches are progress only and yield no batch event; a batch already
+// covered by the seed is skipped (P3's duplicate guard); frontiers that do
+// not advance are dropped.
+func (im *Import) Drain(out []Event) []Event {
+	if im.done {
+		return out
+	}
+	im.p.mu.Lock()
+	evs := im.q.events
+	im.q.events = im.buf[:0]
+	im.p.mu.Unlock()
+	for i, e := range evs {
+		live := im.seedLeft == 0
+		if !live {
+			im.seedLeft--
+		}
+		if e.b != nil {
+			if (live && e.b.Upper().LessEqual(im.seed)) || e.b.IsEmpty() {
+				continue
+			}
+			lower, _ := e.b.Lower().Time()
+			out = append(out, Event{Batch: e.b, Time: im.pres.Since.AdvanceBy(lower)})
+			continue
+		}
+		if !im.acked.Less(e.f) {
+			continue
+		}
+		im.acked = e.f
+		im.hold.SetLogicalCompaction(e.f)
+		im.hold.SetPhysicalCompaction(e.f)
+		if e.f.IsEmpty() || im.pres.Until.LessEqual(e.f) {
+			out = append(out, Event{Frontier: frontier.Empty()})
+			im.finish()
+			clear(evs[i:])
+			return out
+		}
+		out = append(out, Event{Frontier: e.f})
+	}
+	clear(evs)
+	im.buf = evs[:0]
+	return out
+}
+
+// finish unregisters the queue and releases the import's own hold.
+func (im *Import) finish() {
+	im.done = true
+	im.p.mu.Lock()
+	delete(im.p.queues, im.q)
+	im.q.events = nil
+	im.p.mu.Unlock()
+	im.hold.Release()
+}
+
+// Close stops the import (if not done) and releases its own hold. The
+// consumer-facing Trace is the consumer's to release.
+func (im *Import) Close() {
+	if !im.done {
+		im.finish()
+	}
+}

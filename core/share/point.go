@@ -1,0 +1,174 @@
+package share
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Errors of the share package; match with errors.Is.
+var (
+	ErrSinceBeyond = errors.New("share: since is beyond the requested time")
+	ErrAttached    = errors.New("share: point already has a publisher")
+	ErrReleased    = errors.New("share: reader is released")
+	ErrPublished   = errors.New("share: index incarnation already published")
+)
+
+// SinceError reports a refused admission: the point's since is beyond the
+// requested as_of (§4.7 reader_at).
+type SinceError struct {
+	Since, AsOf frontier.Frontier
+}
+
+func (e *SinceError) Error() string {
+	return fmt.Sprintf("share: since %v is beyond as_of %v", e.Since, e.AsOf)
+}
+
+// Unwrap makes errors.Is(err, ErrSinceBeyond) hold.
+func (e *SinceError) Unwrap() error { return ErrSinceBeyond }
+
+// event is one replay instruction: a batch, or a frontier when b is nil.
+type event struct {
+	b *batch.Batch
+	f frontier.Frontier
+}
+
+// queue is an importer's replay queue. Guarded by its point's mutex.
+type queue struct {
+	events []event
+	notify chan struct{} // capacity 1; signalled when events arrive
+	wake   func()        // optional; called (under the point's lock) on arrival
+}
+
+func (q *queue) push(e event) { q.events = append(q.events, e) }
+
+func (q *queue) signal() {
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+	if q.wake != nil {
+		q.wake()
+	}
+}
+
+// Point is a publication point: what a publisher shares of one trace.
+type Point struct {
+	mu sync.Mutex
+
+	chain    []*batch.Batch // immutable once published; replaced, never edited
+	upper    frontier.Frontier
+	since    frontier.Frontier // published logical compaction
+	physical frontier.Frontier // the publisher's applied physical compaction
+	request  frontier.Frontier // the publisher's local (requested) logical compaction
+
+	remoteLogical  frontier.MutableFrontier
+	remotePhysical frontier.MutableFrontier
+	readers        int
+	queues         map[*queue]struct{}
+
+	pub    *Spine // nil until a publisher attaches (late binding)
+	closed bool   // the publication ended
+
+	leaks []string // invariant builds: readers collected without Release
+}
+
+// NewPoint returns a placeholder point: empty chain, every frontier at {0}.
+// Reads of it produce nothing until a publisher attaches and fills it in.
+func NewPoint() *Point {
+	return &Point{queues: map[*queue]struct{}{}}
+}
+
+// addr orders points for locking.
+func (p *Point) addr() uintptr { return uintptr(unsafe.Pointer(p)) }
+
+// wakePublisherLocked signals the publisher that remote holds moved.
+func (p *Point) wakePublisherLocked() {
+	if p.pub != nil {
+		select {
+		case p.pub.wake <- struct{}{}:
+		default:
+		}
+		if p.pub.notify != nil {
+			p.pub.notify()
+		}
+	}
+}
+
+// PointStats are a point's metrics.
+type PointStats struct {
+	Readers    int               // live readers (imports' holds included)
+	Since      frontier.Frontier // published since
+	Requested  frontier.Frontier // the publisher's local request
+	Upper      frontier.Frontier
+	Batches    int
+	Bytes      int // column bytes of the chain
+	QueueDepth int // replay events waiting across importers
+	Importers  int
+	Bound      bool // a publisher is attached
+	Closed     bool
+	// HoldGap is requested minus applied since, in time units: how far
+	// reader holds keep the trace behind what its owner allows. Zero when
+	// either frontier is {}.
+	HoldGap uint64
+}
+
+// Stats returns the point's metrics.
+func (p *Point) Stats() PointStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := PointStats{
+		Readers: p.readers, Since: p.since, Requested: p.request, Upper: p.upper,
+		Batches: len(p.chain), Importers: len(p.queues), Bound: p.pub != nil, Closed: p.closed,
+	}
+	for _, b := range p.chain {
+		st.Bytes += b.SizeBytes()
+	}
+	for q := range p.queues {
+		st.QueueDepth += len(q.events)
+	}
+	r, rok := p.request.Time()
+	s, sok := p.since.Time()
+	if rok && sok && r > s {
+		st.HoldGap = r - s
+	}
+	return st
+}
+
+// RemoteHolds returns copies of the accumulated remote logical and physical
+// holds.
+func (p *Point) RemoteHolds() (logical, physical frontier.MutableFrontier) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.remoteLogical, p.remotePhysical
+}
+
+// Chain returns the published chain (immutable; shared).
+func (p *Point) Chain() []*batch.Batch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.chain
+}
+
+// Leaks returns the creation stacks of readers of this point that were
+// collected without Release (invariant builds only).
+func (p *Point) Leaks() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.leaks...)
+}
+
+// close ends the publication: readers keep the last published chain and
+// upper (a dropped writer says nothing about later times).
+func (p *Point) close() {
+	p.mu.Lock()
+	p.closed = true
+	for q := range p.queues {
+		q.signal()
+	}
+	p.mu.Unlock()
+}

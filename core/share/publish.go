@@ -1,0 +1,266 @@
+package share
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/invariants"
+)
+
+// Spine is the publishing side of a trace (SharedSpine): trace.Storage over
+// an inner *spine.Spine that, once attached to points, mirrors every change
+// into them and compacts no further than their remote holds allow.
+// Unattached it costs one branch per call. Owned by the publisher goroutine.
+type Spine struct {
+	inner  *spine.Spine
+	points []*Point // attached, in address order
+
+	localLogical  frontier.Frontier // the meet of the local handles' holds
+	localPhysical frontier.Frontier
+
+	wake    chan struct{} // capacity 1; readers signal when their holds move
+	notify  func()        // optional; called with wake (under a point's lock)
+	local   *Point        // private point for imports within the same runtime
+	dropped bool
+}
+
+var (
+	_ trace.Storage = (*Spine)(nil)
+	_ trace.Dropper = (*Spine)(nil)
+)
+
+// NewSpine wraps inner for publication.
+func NewSpine(inner *spine.Spine) *Spine {
+	return &Spine{
+		inner:         inner,
+		localLogical:  inner.LogicalCompaction(),
+		localPhysical: inner.PhysicalCompaction(),
+		wake:          make(chan struct{}, 1),
+	}
+}
+
+// NewTrace returns a fresh publishing spine of the given arity with its first
+// local handle and writer.
+func NewTrace(ar batch.Arity, opts spine.Options) (*trace.Handle, *trace.Writer, *Spine) {
+	s := NewSpine(spine.New(ar, opts))
+	h, w := trace.New(s)
+	return h, w, s
+}
+
+// Wake returns the channel readers signal when they move or release a hold;
+// the publisher's loop calls Refresh when it fires.
+func (s *Spine) Wake() <-chan struct{} { return s.wake }
+
+// SetNotify installs a function called whenever a reader moves or releases a
+// hold, besides signalling Wake, so that a worker can park on one channel.
+// It runs under a point's lock on the reader's goroutine: it must only signal.
+func (s *Spine) SetNotify(f func()) { s.notify = f }
+
+// LocalPoint returns the trace's private publication point, attached on first
+// use: imports within the publisher's own runtime go through it, so a local
+// import and a shared one have one body (§4.4). It is in no registry.
+func (s *Spine) LocalPoint() *Point {
+	if s.local == nil {
+		p := NewPoint()
+		if err := s.Attach(p); err != nil {
+			panic(err) // a fresh point has no publisher and no holds
+		}
+		s.local = p
+	}
+	return s.local
+}
+
+// Inner returns the wrapped spine (read-only use).
+func (s *Spine) Inner() *spine.Spine { return s.inner }
+
+// Points returns the number of attached points.
+func (s *Spine) Points() int { return len(s.points) }
+
+// Attach publishes the trace into p, which may be a placeholder that readers
+// already import from (late binding: they are seeded now). It fails if p has
+// a publisher, or if a reader of the placeholder holds a time the trace has
+// already compacted past (that reader would read coalesced data).
+func (s *Spine) Attach(p *Point) error {
+	p.mu.Lock()
+	if p.pub != nil {
+		p.mu.Unlock()
+		return ErrAttached
+	}
+	if hold, since := p.remoteLogical.Frontier(), s.inner.LogicalCompaction(); !since.LessEqual(hold) {
+		p.mu.Unlock()
+		return fmt.Errorf("share: attach: a reader holds %v but the trace is compacted to %v: %w", hold, since, ErrSinceBeyond)
+	}
+	chain := s.inner.Batches()
+	p.pub = s
+	p.chain, p.upper = chain, s.inner.Upper()
+	p.since, p.physical, p.request = s.inner.LogicalCompaction(), s.inner.PhysicalCompaction(), s.localLogical
+	for q := range p.queues {
+		for _, b := range chain {
+			q.push(event{b: b})
+		}
+		q.push(event{f: p.upper})
+		q.signal()
+	}
+	p.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(s.points, p.addr(), func(a *Point, x uintptr) int {
+		switch {
+		case a.addr() < x:
+			return -1
+		case a.addr() > x:
+			return 1
+		}
+		return 0
+	})
+	s.points = slices.Insert(s.points, i, p)
+	s.applyHolds()
+	return nil
+}
+
+// Refresh applies the current remote holds and republishes: the publisher
+// calls it when Wake fires.
+func (s *Spine) Refresh() { s.applyHolds() }
+
+// applyHolds compacts to the meet of the local and remote holds (P2),
+// publishing the since to every point under all their locks before applying
+// it (P1), then mirrors the chain.
+func (s *Spine) applyHolds() {
+	logical, physical := s.localLogical, s.localPhysical
+	if len(s.points) > 0 {
+		s.detachClosed()
+		for _, p := range s.points {
+			p.mu.Lock()
+		}
+		for _, p := range s.points {
+			logical = logical.Meet(p.remoteLogical.Frontier())
+			physical = physical.Meet(p.remotePhysical.Frontier())
+		}
+		applied := s.inner.LogicalCompaction()
+		if invariants.Enabled {
+			invariants.Assertf(applied.LessEqual(logical), "share: P4: since would move back from %v to %v", applied, logical)
+		}
+		logical = logical.Join(applied)
+		for _, p := range s.points {
+			p.since, p.request = logical, s.localLogical
+		}
+		for i := len(s.points) - 1; i >= 0; i-- {
+			s.points[i].mu.Unlock()
+		}
+	}
+	s.inner.SetLogicalCompaction(logical)
+	s.inner.SetPhysicalCompaction(physical)
+	s.mirror()
+}
+
+// detachClosed drops points whose publication ended.
+func (s *Spine) detachClosed() {
+	s.points = slices.DeleteFunc(s.points, func(p *Point) bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.closed
+	})
+}
+
+// mirror publishes the chain, upper and physical frontier to every point.
+func (s *Spine) mirror() {
+	if len(s.points) == 0 {
+		return
+	}
+	chain := s.inner.Batches()
+	for _, p := range s.points {
+		p.mu.Lock()
+		p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()
+		p.mu.Unlock()
+	}
+}
+
+// Insert inserts b and, under each point's lock, republishes the chain and
+// enqueues b and its upper to every importer (P3).
+func (s *Spine) Insert(b *batch.Batch) error {
+	if err := s.inner.Insert(b); err != nil {
+		return err
+	}
+	if len(s.points) == 0 {
+		return nil
+	}
+	chain := s.inner.Batches()
+	for _, p := range s.points {
+		p.mu.Lock()
+		p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()
+		for q := range p.queues {
+			q.push(event{b: b})
+			q.push(event{f: b.Upper()})
+			q.signal()
+		}
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// Close seals the trace to {} (importers complete).
+func (s *Spine) Close() error {
+	if s.inner.Upper().IsEmpty() {
+		return nil
+	}
+	return s.Insert(batch.Empty(s.inner.Arity(), s.inner.Upper(), frontier.Empty()))
+}
+
+// Upper returns the trace's upper.
+func (s *Spine) Upper() frontier.Frontier { return s.inner.Upper() }
+
+// SetLogicalCompaction records the local handles' meet and applies holds.
+func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
+	s.localLogical = f
+	s.applyHolds()
+}
+
+// SetPhysicalCompaction records the local handles' physical meet and applies
+// holds.
+func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
+	s.localPhysical = f
+	s.applyHolds()
+}
+
+// LogicalCompaction returns the applied logical compaction.
+func (s *Spine) LogicalCompaction() frontier.Frontier { return s.inner.LogicalCompaction() }
+
+// PhysicalCompaction returns the applied physical compaction.
+func (s *Spine) PhysicalCompaction() frontier.Frontier { return s.inner.PhysicalCompaction() }
+
+// RequestedCompaction returns the local handles' logical meet (what the
+// owner allows), as opposed to what remote holds let it apply.
+func (s *Spine) RequestedCompaction() frontier.Frontier { return s.localLogical }
+
+// Exert applies holds, does merge work and republishes the chain.
+func (s *Spine) Exert(effort int64) bool {
+	if len(s.points) > 0 {
+		s.applyHolds()
+	}
+	more := s.inner.Exert(effort)
+	s.mirror()
+	return more
+}
+
+// BatchesThrough cuts the inner spine (the publisher's own reads).
+func (s *Spine) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
+	return s.inner.BatchesThrough(f)
+}
+
+// MapBatches visits the inner chain.
+func (s *Spine) MapBatches(f func(*batch.Batch)) { s.inner.MapBatches(f) }
+
+// Stats returns the inner spine's counters.
+func (s *Spine) Stats() spine.Stats { return s.inner.Stats() }
+
+// Drop ends every publication of this trace: its last local handle is gone.
+// Readers keep the last published chain.
+func (s *Spine) Drop() {
+	s.dropped = true
+	for _, p := range s.points {
+		p.close()
+	}
+	s.points = nil
+}

@@ -1,0 +1,214 @@
+package share
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/invariants"
+)
+
+// Reader is a remote read hold on a point (SharedReader). It implements
+// trace.Reader, so consumers treat it exactly like a local handle. A Reader
+// is used by one goroutine at a time; Release it when done.
+type Reader struct {
+	p        *Point
+	logical  frontier.Frontier
+	physical frontier.Frontier
+	released bool
+	cleanup  runtime.Cleanup
+}
+
+var _ trace.Reader = (*Reader)(nil)
+
+// registerLocked adds a reader holding at logical and physical.
+// REQUIRES: p.mu held.
+func (p *Point) registerLocked(logical, physical frontier.Frontier) *Reader {
+	if err := p.remoteLogical.Update(logical, 1); err != nil {
+		panic(err)
+	}
+	if err := p.remotePhysical.Update(physical, 1); err != nil {
+		panic(err)
+	}
+	p.readers++
+	r := &Reader{p: p, logical: logical, physical: physical}
+	if invariants.Enabled {
+		buf := make([]byte, 2048)
+		stack := string(buf[:runtime.Stack(buf, false)])
+		r.cleanup = runtime.AddCleanup(r, func(stack string) {
+			p.mu.Lock()
+			p.leaks = append(p.leaks, stack)
+			p.mu.Unlock()
+		}, stack)
+	}
+	return r
+}
+
+// Reader registers a reader holding logically at the published since and
+// physically at the chain's coverage (§4.7 reader()).
+func (p *Point) Reader() *Reader {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.registerLocked(p.since, p.upper)
+}
+
+// ReaderAt registers a reader holding logically at asOf and physically at the
+// coverage, or refuses with a *SinceError if the since is beyond asOf. The
+// check and the registration happen under one lock (P1).
+func (p *Point) ReaderAt(asOf frontier.Frontier) (*Reader, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.since.LessEqual(asOf) {
+		return nil, &SinceError{Since: p.since, AsOf: asOf}
+	}
+	return p.registerLocked(asOf, p.upper), nil
+}
+
+// ReaderAtLeast registers a peer hold: logically at asOf joined with the
+// since, nothing physical (§4.7 reader_at_least). It never refuses.
+func (p *Point) ReaderAtLeast(asOf frontier.Frontier) *Reader {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.registerLocked(asOf.Join(p.since), frontier.Empty())
+}
+
+// Point returns the point r reads.
+func (r *Reader) Point() *Point { return r.p }
+
+// LogicalCompaction returns r's logical hold.
+func (r *Reader) LogicalCompaction() frontier.Frontier { return r.logical }
+
+// PhysicalCompaction returns r's physical hold.
+func (r *Reader) PhysicalCompaction() frontier.Frontier { return r.physical }
+
+// SetLogicalCompaction joins r's logical hold with f and wakes the publisher.
+func (r *Reader) SetLogicalCompaction(f frontier.Frontier) {
+	if r.released {
+		return
+	}
+	next := r.logical.Join(f)
+	if next == r.logical {
+		return
+	}
+	r.p.mu.Lock()
+	mustHold(r.p.remoteLogical.Move(r.logical, next))
+	r.p.wakePublisherLocked()
+	r.p.mu.Unlock()
+	r.logical = next
+}
+
+// SetPhysicalCompaction joins r's physical hold with f and wakes the
+// publisher. It never drops below the coverage the reader was seeded with.
+func (r *Reader) SetPhysicalCompaction(f frontier.Frontier) {
+	if r.released {
+		return
+	}
+	next := r.physical.Join(f)
+	if next == r.physical {
+		return
+	}
+	r.p.mu.Lock()
+	mustHold(r.p.remotePhysical.Move(r.physical, next))
+	r.p.wakePublisherLocked()
+	r.p.mu.Unlock()
+	r.physical = next
+}
+
+func mustHold(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("share: hold accounting broken: %v", err))
+	}
+}
+
+// Clone registers a new reader at r's holds.
+func (r *Reader) Clone() *Reader {
+	if r.released {
+		panic("share: Clone of a released reader")
+	}
+	r.p.mu.Lock()
+	defer r.p.mu.Unlock()
+	return r.p.registerLocked(r.logical, r.physical)
+}
+
+// CloneReader is Clone behind the trace.Reader interface.
+func (r *Reader) CloneReader() trace.Reader { return r.Clone() }
+
+// Release removes r's holds and wakes the publisher. Twice is a no-op.
+func (r *Reader) Release() {
+	if r.released {
+		return
+	}
+	r.released = true
+	if invariants.Enabled {
+		r.cleanup.Stop()
+	}
+	r.p.mu.Lock()
+	mustHold(r.p.remoteLogical.Update(r.logical, -1))
+	mustHold(r.p.remotePhysical.Update(r.physical, -1))
+	r.p.readers--
+	r.p.wakePublisherLocked()
+	r.p.mu.Unlock()
+}
+
+// Released reports whether r has been released.
+func (r *Reader) Released() bool { return r.released }
+
+// BatchesThrough walks the published chain and returns the non-empty
+// batches before f. The reader may cut below the publisher's physical
+// frontier while it drains a seed, so instead of that assertion a non-empty
+// batch that f straddles is reported as spine.ErrStraddle (§4.7).
+func (r *Reader) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
+	if r.released {
+		return nil, ErrReleased
+	}
+	r.p.mu.Lock()
+	chain, upper := r.p.chain, r.p.upper
+	r.p.mu.Unlock()
+	return cut(chain, upper, f)
+}
+
+// cut returns the non-empty batches of chain before f.
+func cut(chain []*batch.Batch, upper, f frontier.Frontier) ([]*batch.Batch, error) {
+	if f == frontier.Min() {
+		return nil, nil
+	}
+	if !f.IsEmpty() && !f.LessEqual(upper) {
+		return nil, fmt.Errorf("%w: cut %v, published upper %v", spine.ErrBeyondUpper, f, upper)
+	}
+	var out []*batch.Batch
+	for _, b := range chain {
+		if f.LessEqual(b.Lower()) {
+			break
+		}
+		if !b.Upper().LessEqual(f) {
+			if !b.IsEmpty() {
+				return nil, fmt.Errorf("%w: cut %v, batch %v", spine.ErrStraddle, f, b.Desc())
+			}
+			break
+		}
+		if !b.IsEmpty() {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// MapBatches visits the published chain in time order.
+func (r *Reader) MapBatches(f func(*batch.Batch)) {
+	if r.released {
+		return
+	}
+	for _, b := range r.p.Chain() {
+		f(b)
+	}
+}
+
+// ReadUpper returns the published upper.
+func (r *Reader) ReadUpper() frontier.Frontier {
+	r.p.mu.Lock()
+	defer r.p.mu.Unlock()
+	return r.p.upper
+}

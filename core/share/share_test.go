@@ -1,0 +1,562 @@
+package share
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+var kv = batch.Arity{Key: 1, Val: 1}
+
+// pub is a publishing trace under test: its local handle (the controller's
+// hold), writer and publishing spine, and a model of what was inserted.
+type pub struct {
+	t     testing.TB
+	h     *trace.Handle
+	w     *trace.Writer
+	s     *Spine
+	model map[[3]int64]int64 // (key, val, time) → diff
+	upper uint64
+}
+
+func newPub(t testing.TB) *pub {
+	h, w, s := NewTrace(kv, spine.Options{})
+	return &pub{t: t, h: h, w: w, s: s, model: map[[3]int64]int64{}}
+}
+
+// round inserts one batch [upper, upper+1) with the given (key, val, diff)s.
+func (p *pub) round(ups ...[3]int64) {
+	p.t.Helper()
+	bld := batch.NewBuilder(kv, len(ups))
+	for _, u := range ups {
+		bld.Push1(u[0], u[1], p.upper, u[2])
+		p.model[[3]int64{u[0], u[1], int64(p.upper)}] += u[2]
+	}
+	b, err := bld.Build(frontier.At(p.upper), frontier.At(p.upper+1))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.w.Insert(b); err != nil {
+		p.t.Fatal(err)
+	}
+	p.upper++
+}
+
+// rounds inserts n rounds; round r adds (r%3, r, +1) and retracts round r-2's.
+func (p *pub) rounds(n int) {
+	for range n {
+		r := int64(p.upper)
+		ups := [][3]int64{{r % 3, r, 1}}
+		if r >= 2 {
+			ups = append(ups, [3]int64{(r - 2) % 3, r - 2, -1})
+		}
+		p.round(ups...)
+	}
+}
+
+// compact is the controller allowing compaction to f and maintenance merging
+// everything sealed: the local handle's holds move, then merges run.
+func (p *pub) compact(f frontier.Frontier) {
+	p.h.SetLogicalCompaction(f)
+	p.h.SetPhysicalCompaction(p.w.Upper())
+	p.s.Refresh()
+	for p.w.Exert(1 << 20) {
+	}
+}
+
+// want returns the model accumulated at t.
+func (p *pub) want(t uint64) map[[2]int64]int64 {
+	out := map[[2]int64]int64{}
+	for k, d := range p.model {
+		if uint64(k[2]) <= t {
+			out[[2]int64{k[0], k[1]}] += d
+		}
+	}
+	maps.DeleteFunc(out, func(_ [2]int64, d int64) bool { return d == 0 })
+	return out
+}
+
+// accumulate sums batches at t under a presentation.
+func accumulate(bs []*batch.Batch, pres batch.Presentation, t uint64) map[[2]int64]int64 {
+	out := map[[2]int64]int64{}
+	for _, b := range bs {
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			for ; c.ValValid(); c.StepVal() {
+				times, diffs := c.Updates()
+				for i, tm := range times {
+					if pt, ok := pres.Present(tm); ok && pt <= t {
+						out[[2]int64{c.Key()[0], c.Val()[0]}] += diffs[i]
+					}
+				}
+			}
+		}
+	}
+	maps.DeleteFunc(out, func(_ [2]int64, d int64) bool { return d == 0 })
+	return out
+}
+
+// drained drains im and returns the batches it presented.
+func drained(im *Import) []*batch.Batch {
+	var bs []*batch.Batch
+	for _, e := range im.Drain(nil) {
+		if e.Batch != nil {
+			bs = append(bs, e.Batch)
+		}
+	}
+	return bs
+}
+
+func eq(t testing.TB, what string, got, want map[[2]int64]int64) {
+	t.Helper()
+	if !maps.Equal(got, want) {
+		t.Fatalf("%s: got %v, want %v", what, got, want)
+	}
+}
+
+// attached publishes p's trace into a fresh point.
+func attached(t testing.TB, p *pub) *Point {
+	pt := NewPoint()
+	if err := p.s.Attach(pt); err != nil {
+		t.Fatal(err)
+	}
+	return pt
+}
+
+func TestImportReplaysTheRowsAndHoldsAtAsOf(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	im, err := pt.Import(frontier.At(3), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Draining moves the import's own hold to the upper it acknowledged, so
+	// from here only the consumer-facing trace holds as_of.
+	bs := drained(im)
+	for tm := uint64(3); tm < 10; tm++ {
+		eq(t, fmt.Sprintf("import at t=%d", tm), accumulate(bs, im.Presentation(), tm), p.want(tm))
+	}
+	p.compact(frontier.At(8))
+	if got := pt.Stats().Since; got != frontier.At(3) {
+		t.Fatalf("since %v with an import's trace at {3}", got)
+	}
+	// Reading through the trace after compaction still gives every time
+	// from as_of on.
+	cutBs, err := im.Trace().BatchesThrough(frontier.At(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tm := uint64(3); tm < 10; tm++ {
+		eq(t, fmt.Sprintf("trace at t=%d", tm), accumulate(cutBs, im.Presentation(), tm), p.want(tm))
+	}
+	// Nothing is presented before as_of: every presented time is >= 3.
+	for _, b := range bs {
+		for _, u := range b.Updates() {
+			if pt, _ := im.Presentation().Present(u.Time); pt < 3 {
+				t.Fatalf("time %d presented before as_of", pt)
+			}
+		}
+	}
+	im.Close()
+	im.Trace().Release()
+}
+
+func TestImportHoldsAfterConstructionWithNoConsumerHandleLeft(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	im, err := pt.Import(frontier.At(3), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.Trace().Release() // a stream-only consumer drops the trace at once
+	p.compact(frontier.At(8))
+	// The import's own hold keeps as_of readable until it has replayed.
+	if got := pt.Stats().Since; got != frontier.At(3) {
+		t.Fatalf("since %v: the import's own hold did not hold {3}", got)
+	}
+	if r, err := pt.ReaderAt(frontier.At(3)); err != nil {
+		t.Fatalf("as_of no longer admitted: %v", err)
+	} else {
+		r.Release()
+	}
+	bs := drained(im)
+	eq(t, "rows at as_of", accumulate(bs, im.Presentation(), 3), p.want(3))
+	// Having acknowledged the upper, the hold follows it: compaction proceeds.
+	p.compact(frontier.At(8))
+	if got := pt.Stats().Since; got != frontier.At(8) {
+		t.Fatalf("since %v after the import acknowledged {10}, want {8}", got)
+	}
+	im.Close()
+}
+
+func TestImportHoldDowngradesWhileLive(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	im, err := pt.Import(frontier.At(3), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(im)
+	p.compact(frontier.At(8))
+	if got := pt.Stats().Since; got != frontier.At(3) {
+		t.Fatalf("since %v, want the consumer's {3}", got)
+	}
+	im.Trace().SetLogicalCompaction(frontier.At(6))
+	p.compact(frontier.At(8))
+	if got := pt.Stats().Since; got != frontier.At(6) {
+		t.Fatalf("since %v after the consumer downgraded to {6}", got)
+	}
+	im.Trace().SetLogicalCompaction(frontier.At(9))
+	p.rounds(2)
+	drained(im)
+	p.compact(frontier.At(11))
+	// No frozen floor: the since follows the downgrades (§8.12).
+	if got := pt.Stats().Since; got != frontier.At(9) {
+		t.Fatalf("since %v, want {9}", got)
+	}
+	im.Close()
+	im.Trace().Release()
+}
+
+func TestImportHoldReleasesOnDrop(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	im, err := pt.Import(frontier.At(3), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pt.Stats().Readers; n != 2 {
+		t.Fatalf("readers %d, want 2 (consumer trace + import hold)", n)
+	}
+	im.Close()
+	im.Trace().Release()
+	if st := pt.Stats(); st.Readers != 0 || st.Importers != 0 {
+		t.Fatalf("after drop: %+v", st)
+	}
+	l, ph := pt.RemoteHolds()
+	if !l.IsEmpty() || !ph.IsEmpty() {
+		t.Fatalf("remote holds left: %s %s", l.String(), ph.String())
+	}
+	p.compact(frontier.At(8))
+	if got := pt.Stats().Since; got != frontier.At(8) {
+		t.Fatalf("since %v after the import dropped, want {8}", got)
+	}
+	if _, err := pt.ReaderAt(frontier.At(3)); !errors.Is(err, ErrSinceBeyond) {
+		t.Fatalf("a reader at {3} was admitted after compaction to {8}: %v", err)
+	}
+}
+
+func TestPublishedSinceDoesNotChaseReaderHolds(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	r := pt.Reader()
+	r.SetLogicalCompaction(frontier.At(7))
+	p.s.Refresh()
+	for p.w.Exert(1 << 20) {
+	}
+	// The local request is still {0}: the since stays there (§8.13).
+	if got := pt.Stats().Since; got != frontier.Min() {
+		t.Fatalf("since %v chased a reader hold", got)
+	}
+	r.Release()
+}
+
+func TestReaderPhysicalHoldStaysWithinChainCoverage(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(5)
+	r := pt.Reader()
+	if r.PhysicalCompaction() != frontier.At(5) {
+		t.Fatalf("reader physical hold %v, want the coverage {5}", r.PhysicalCompaction())
+	}
+	// The owner lets everything merge; the reader's hold keeps {5} a boundary.
+	p.rounds(5)
+	p.compact(frontier.At(2))
+	if got := p.s.PhysicalCompaction(); got != frontier.At(5) {
+		t.Fatalf("applied physical %v, want the reader's {5}", got)
+	}
+	bs, err := r.BatchesThrough(frontier.At(5))
+	if err != nil {
+		t.Fatalf("cut at the held boundary: %v", err)
+	}
+	eq(t, "cut at {5}", accumulate(bs, batch.Identity(), 9), func() map[[2]int64]int64 {
+		out := map[[2]int64]int64{}
+		for k, d := range p.model {
+			if k[2] < 5 {
+				out[[2]int64{k[0], k[1]}] += d
+			}
+		}
+		maps.DeleteFunc(out, func(_ [2]int64, d int64) bool { return d == 0 })
+		return out
+	}())
+	r.Release()
+	p.compact(frontier.At(2))
+	if got := p.s.PhysicalCompaction(); got != frontier.At(10) {
+		t.Fatalf("applied physical %v after release, want {10}", got)
+	}
+}
+
+func TestAPeerHandleBelowTheSinceJoinsUpToIt(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	p.compact(frontier.At(5))
+	r := pt.ReaderAtLeast(frontier.At(2))
+	if r.LogicalCompaction() != frontier.At(5) || !r.PhysicalCompaction().IsEmpty() {
+		t.Fatalf("peer hold %v/%v, want {5}/{}", r.LogicalCompaction(), r.PhysicalCompaction())
+	}
+	if _, err := pt.ReaderAt(frontier.At(2)); !errors.Is(err, ErrSinceBeyond) {
+		t.Fatalf("ReaderAt below the since: %v", err)
+	}
+	r.Release()
+}
+
+func TestAPublicationHoldsItsAsOfUntilThePeerTakesItOver(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(10)
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// §9.E(i): the controller compacts the publisher to 10 before the reader
+	// has rendered anything.
+	oks.compact(frontier.At(10))
+	if got := tok.Slot().Oks().Stats().Since; got != frontier.At(0) {
+		t.Fatalf("since %v: the reserved peer hold did not hold as_of {0}", got)
+	}
+	b := g.PeerBundle("idx", frontier.At(0))
+	if b.CompactionFrontier() != frontier.At(0) {
+		t.Fatalf("peer bundle reports %v, want {0}", b.CompactionFrontier())
+	}
+	if st := g.Stats(); st.Reserved != 0 {
+		t.Fatalf("reserved holds left: %d", st.Reserved)
+	}
+	im, err := b.Oks.(*Reader).Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := drained(im)
+	for tm := uint64(0); tm < 10; tm++ {
+		eq(t, fmt.Sprintf("rows at %d", tm), accumulate(bs, im.Presentation(), tm), oks.want(tm))
+	}
+	im.Close()
+	im.Trace().Release()
+	b.AllowCompaction(frontier.At(10))
+	oks.compact(frontier.At(10))
+	if got := tok.Slot().Oks().Stats().Since; got != frontier.At(10) {
+		t.Fatalf("since %v after the peer advanced, want {10}", got)
+	}
+	b.Release()
+	tok.Release()
+	if st := g.Stats(); st.Slots != 0 {
+		t.Fatalf("registry not empty: %+v", st)
+	}
+}
+
+func TestAPeerRecordedFirstLeavesNoReservedHold(t *testing.T) {
+	g := NewRegistry()
+	b := g.PeerBundle("idx", frontier.At(0)) // §9.E(ii): the peer comes first
+	oks, errs := newPub(t), newPub(t)
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := g.Stats(); st.Reserved != 0 {
+		t.Fatalf("publish reserved %d holds after the peer recorded itself", st.Reserved)
+	}
+	for _, pt := range []*Point{tok.Slot().Oks(), tok.Slot().Errs()} {
+		if l, _ := pt.RemoteHolds(); l.Len() != 1 {
+			t.Fatalf("remote holds %s, want exactly one peer hold", l.String())
+		}
+	}
+	b.Release()
+	tok.Release()
+	if st := g.Stats(); st.Slots != 0 {
+		t.Fatalf("registry not empty: %+v", st)
+	}
+}
+
+func TestAPaddedPeerBundleReportsTheMinimumTime(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(10)
+	oks.compact(frontier.At(5))
+	errs.compact(frontier.At(5))
+	tok, err := g.Publish("idx", frontier.At(5), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := g.PeerBundle("idx", frontier.At(5)).IntoPadded()
+	if b.CompactionFrontier() != frontier.Min() {
+		t.Fatalf("padded bundle reports %v, want {0}", b.CompactionFrontier())
+	}
+	if !b.IsPeer() {
+		t.Fatal("a padded peer bundle is still a peer bundle")
+	}
+	b.AllowCompaction(frontier.At(3)) // below the inner since: padding moves
+	oks.compact(frontier.At(9))
+	if b.CompactionFrontier() != frontier.At(3) || tok.Slot().Oks().Stats().Since != frontier.At(5) {
+		t.Fatalf("after {3}: bundle %v, since %v", b.CompactionFrontier(), tok.Slot().Oks().Stats().Since)
+	}
+	b.AllowCompaction(frontier.At(7)) // at/after it: padding goes, {7} forwarded
+	oks.compact(frontier.At(9))
+	if b.CompactionFrontier() != frontier.At(7) || tok.Slot().Oks().Stats().Since != frontier.At(7) {
+		t.Fatalf("after {7}: bundle %v, since %v", b.CompactionFrontier(), tok.Slot().Oks().Stats().Since)
+	}
+	b.Release()
+	tok.Release()
+}
+
+func TestAPeerBundleHoldsLogicallyOnlyAndItsImportReadsTheRows(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := g.PeerBundle("idx", frontier.At(0))
+	if !b.Oks.PhysicalCompaction().IsEmpty() || !b.Errs.PhysicalCompaction().IsEmpty() {
+		t.Fatal("a peer bundle holds physically")
+	}
+	oks.rounds(16)
+	oks.compact(frontier.At(0))
+	// Nothing physical pins the publisher: everything sealed merged.
+	if st := tok.Slot().Oks().Stats(); st.Batches != 1 {
+		t.Fatalf("chain of %d batches: the peer bundle pinned merging", st.Batches)
+	}
+	im, err := b.Oks.(*Reader).Import(frontier.At(4), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := drained(im)
+	for tm := uint64(4); tm < 16; tm++ {
+		eq(t, fmt.Sprintf("rows at %d", tm), accumulate(bs, im.Presentation(), tm), oks.want(tm))
+	}
+	im.Close()
+	im.Trace().Release()
+	b.Release()
+	tok.Release()
+}
+
+func TestIncarnationsNeverMix(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(5)
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := g.PeerBundle("idx", frontier.At(3)) // a new incarnation's as_of
+	r := b.Oks.(*Reader)
+	if r.Point() == tok.Slot().Oks() {
+		t.Fatal("the slot for (idx, {0}) was returned for (idx, {3})")
+	}
+	if got := r.Point().Stats(); got.Bound || got.Batches != 0 {
+		t.Fatalf("the new incarnation sees the old chain: %+v", got)
+	}
+	if g.Lookup("idx", frontier.At(0)) != nil {
+		t.Fatal("Lookup returned a replaced incarnation")
+	}
+	if st := g.Stats(); st.Slots != 2 {
+		t.Fatalf("slots %d, want both incarnations alive", st.Slots)
+	}
+	b.Release()
+	tok.Release()
+	if st := g.Stats(); st.Slots != 0 {
+		t.Fatalf("registry not empty: %+v", st)
+	}
+}
+
+func TestLateBindingDeliversTheFullContentsOnce(t *testing.T) {
+	g := NewRegistry()
+	b := g.PeerBundle("idx", frontier.At(0))
+	im, err := b.Oks.(*Reader).Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := im.Drain(nil); len(evs) != 0 {
+		t.Fatalf("a placeholder produced %v", evs)
+	}
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(6) // the index has contents before it is published
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := drained(im)
+	oks.rounds(4)
+	bs = append(bs, drained(im)...)
+	if im.Frontier() != frontier.At(10) {
+		t.Fatalf("import frontier %v, want {10}", im.Frontier())
+	}
+	// Exactly once: total counts per (key, val, time) equal the model's.
+	got := map[[3]int64]int64{}
+	for _, bt := range bs {
+		for _, u := range bt.Updates() {
+			got[[3]int64{u.Key[0], u.Val[0], int64(u.Time)}] += u.Diff
+		}
+	}
+	maps.DeleteFunc(oks.model, func(_ [3]int64, d int64) bool { return d == 0 })
+	if !maps.Equal(got, oks.model) {
+		t.Fatalf("late-bound import delivered %v, want %v", got, oks.model)
+	}
+	im.Close()
+	im.Trace().Release()
+	b.Release()
+	tok.Release()
+}
+
+// TestImportUntil is §9.B: as_of 4, until 6 over (+1 @1), (+1 @4), (-1 @5),
+// (+1 @7): presented (+1 @4), (+1 @4), (-1 @5); the update at 7 is not; the
+// import completes once the source passes 6.
+func TestImportUntil(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	for tm := range uint64(8) {
+		switch tm {
+		case 1, 4, 7:
+			p.round([3]int64{1, 1, 1})
+		case 5:
+			p.round([3]int64{1, 1, -1})
+		default:
+			p.round()
+		}
+	}
+	im, err := pt.Import(frontier.At(4), frontier.At(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := im.Drain(nil)
+	if !im.Done() || !evs[len(evs)-1].Frontier.IsEmpty() {
+		t.Fatalf("import with until {6} not done at upper {8}: %v", evs)
+	}
+	var presented []string
+	for _, e := range evs {
+		if e.Batch == nil {
+			continue
+		}
+		for _, u := range e.Batch.Updates() {
+			if pt, ok := im.Presentation().Present(u.Time); ok {
+				presented = append(presented, fmt.Sprintf("%+d@%d", u.Diff, pt))
+			}
+		}
+	}
+	if got := fmt.Sprint(presented); got != "[+1@4 +1@4 -1@5]" {
+		t.Fatalf("presented %s", got)
+	}
+	if n := pt.Stats().Readers; n != 1 {
+		t.Fatalf("readers %d after completion, want only the consumer's", n)
+	}
+	im.Trace().Release()
+}

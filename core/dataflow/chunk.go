@@ -1,0 +1,73 @@
+package dataflow
+
+import (
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Chunk is a message of unsorted updates of full rows of a fixed arity,
+// stored columnar. Chunks are immutable once sent.
+type Chunk struct {
+	Arity int
+	Rows  []int64 // Arity columns per update
+	Times []uint64
+	Diffs []int64
+}
+
+// NewChunk returns an empty chunk with room for n updates.
+func NewChunk(arity, n int) *Chunk {
+	return &Chunk{Arity: arity, Rows: make([]int64, 0, n*arity), Times: make([]uint64, 0, n), Diffs: make([]int64, 0, n)}
+}
+
+// Len returns the number of updates.
+func (c *Chunk) Len() int { return len(c.Times) }
+
+// Row returns row i (aliasing the chunk).
+func (c *Chunk) Row(i int) []int64 { return c.Rows[i*c.Arity : i*c.Arity+c.Arity] }
+
+// Push appends an update; the row is copied.
+func (c *Chunk) Push(row []int64, t frontier.Time, d int64) {
+	c.Rows = append(c.Rows, row...)
+	c.Times = append(c.Times, t)
+	c.Diffs = append(c.Diffs, d)
+}
+
+// Check reports a malformed chunk.
+func (c *Chunk) Check() error {
+	if len(c.Diffs) != len(c.Times) || len(c.Rows) != len(c.Times)*c.Arity {
+		return fmt.Errorf("dataflow: chunk columns disagree: %d rows of arity %d, %d times, %d diffs", len(c.Rows), c.Arity, len(c.Times), len(c.Diffs))
+	}
+	return nil
+}
+
+// HashName names the row hash; runtimes that share traces must agree on it
+// (worker i of one reads worker i of the other, §4.6).
+const HashName = "splitmix64-fold/v1"
+
+// HashCols hashes the given columns of row. It is the function that shards
+// data across workers: a key lives on worker HashCols(row, key) % peers.
+func HashCols(row []int64, cols []int) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, c := range cols {
+		h = mix(h ^ uint64(row[c]))
+	}
+	return h
+}
+
+// HashRow hashes a whole row.
+func HashRow(row []int64) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, x := range row {
+		h = mix(h ^ uint64(x))
+	}
+	return h
+}
+
+// mix is splitmix64's finaliser.
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

@@ -1,0 +1,321 @@
+package dataflow
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// ErrCompactedBeyondAsOf is wrapped by ImportIndex when an index has been
+// allowed to compact beyond the dataflow's as_of (§3.5): a protocol error,
+// never coalesced data.
+var ErrCompactedBeyondAsOf = errors.New("index has been allowed to compact beyond the dataflow as_of")
+
+// Desc describes a dataflow to create on every worker of a runtime.
+type Desc struct {
+	ID string
+	// Maintained dataflows maintain indexes (the Maintenance runtime renders
+	// them); the others are queries (the Interactive runtime renders them).
+	// A Solo runtime renders both.
+	Maintained bool
+	// AsOf and Until bound the times the dataflow must be correct at: from
+	// AsOf on, before Until ({} for no bound).
+	AsOf, Until frontier.Frontier
+	// Exports lists the index ids Build exports; a runtime that does not
+	// render the dataflow records them as peers.
+	Exports []string
+	// Build adds the dataflow's operators. It runs once per worker.
+	Build func(*Context) error
+}
+
+// Env is what a worker gives the dataflows it builds.
+type Env struct {
+	Worker, Peers int
+	Manager       *TraceManager
+	Inputs        *Inputs
+	Hub           *Hub
+	// Registry is where a publishing runtime publishes exported indexes;
+	// nil for a runtime that publishes nothing (Solo).
+	Registry *share.Registry
+	// Activate marks a dataflow as having work; safe from any goroutine.
+	Activate func(*Dataflow)
+	// Wake signals the worker without naming a dataflow (publisher holds
+	// moved); safe from any goroutine.
+	Wake func()
+	// Spine configures the spines of arrangements.
+	Spine spine.Options
+	// Fail records an operator's error (the worker reports it).
+	Fail func(df string, err error)
+}
+
+// Context is what a dataflow's Build function adds operators through.
+type Context struct {
+	df        *Dataflow
+	env       *Env
+	temp      []trace.Reader // arrangement readers owned by the build
+	exchanges int
+}
+
+// AsOf returns the dataflow's as_of.
+func (c *Context) AsOf() frontier.Frontier { return c.df.asOf }
+
+// Until returns the dataflow's until.
+func (c *Context) Until() frontier.Frontier { return c.df.until }
+
+// Worker returns this worker's index.
+func (c *Context) Worker() int { return c.env.Worker }
+
+// Peers returns the number of workers.
+func (c *Context) Peers() int { return c.env.Peers }
+
+// Collection is a stream of oks and a stream of errors (error codes as
+// one-column rows) that represent the same collection.
+type Collection struct {
+	Arity int
+	Oks   *Stream[*Chunk]
+	Errs  *Stream[*Chunk]
+}
+
+func newStream[T any](df *Dataflow, n *node) *Stream[T] { return &Stream[T]{from: n, df: df} }
+
+// Input reads the worker's input name: its whole history, then what arrives.
+func (c *Context) Input(name string, arity int) (Collection, error) {
+	l, err := c.env.Inputs.log(name, arity)
+	if err != nil {
+		return Collection{}, err
+	}
+	op := &inputOp{df: c.df, log: l, pending: append([]*Chunk(nil), l.history...)}
+	n := c.df.addNode("input "+name, op)
+	op.oks = newStream[*Chunk](c.df, n)
+	l.subs = append(l.subs, op)
+	return Collection{Arity: arity, Oks: op.oks, Errs: newStream[*Chunk](c.df, n)}, nil
+}
+
+// Exchange routes every update of s to the worker that owns its key columns
+// (HashCols % peers). With one worker it is the identity.
+func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
+	if c.env.Peers == 1 {
+		return s
+	}
+	key := exchangeKey{df: c.df.id, seq: c.exchanges}
+	c.exchanges++
+	df, env := c.df, c.env
+	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
+	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, in: s.subscribe(), parts: make([]*Chunk, c.env.Peers), last: frontier.Min()}
+	c.df.addNode("exchange send", send, s.from)
+	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
+	n := c.df.addNode("exchange recv", recv)
+	recv.out = newStream[*Chunk](c.df, n)
+	return recv.out
+}
+
+// Arrange arranges coll by the key columns (oks; errs by error code),
+// exchanging by key first when there are several workers. The result is a
+// Local arrangement. Its traces are publishing spines, so the runtime can
+// publish or locally import them with one mechanism.
+func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
+	for _, k := range key {
+		if k < 0 || k >= coll.Arity {
+			return nil, fmt.Errorf("dataflow: arrange: key column %d of a %d-column collection", k, coll.Arity)
+		}
+	}
+	var vals []int
+	for i := range coll.Arity {
+		if !containsInt(key, i) {
+			vals = append(vals, i)
+		}
+	}
+	oks := c.arrangeHalf("arrange oks", c.Exchange(coll.Oks, key), key, vals)
+	errs := c.arrangeHalf("arrange errs", c.Exchange(coll.Errs, []int{0}), []int{0}, nil)
+	return &Arrangement{Flavor: Local, Key: key, Arity: coll.Arity, Oks: oks, Errs: errs}, nil
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) Arranged {
+	ar := batch.Arity{Key: len(key), Val: len(vals)}
+	h, w, s := share.NewTrace(ar, c.env.Spine)
+	if c.env.Wake != nil {
+		s.SetNotify(c.env.Wake)
+	}
+	df, env := c.df, c.env
+	op := &arrangeOp{
+		in: in.subscribe(), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, ar: ar,
+		sealed: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) },
+	}
+	n := c.df.addNode(name, op, in.from)
+	op.out = newStream[*batch.Batch](c.df, n)
+	c.temp = append(c.temp, h)
+	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar}
+}
+
+// ImportIndex imports index id from the worker's trace manager as a Trace
+// arrangement, at the dataflow's as_of and bounded by its until (§4.4). It
+// has one body for every runtime and both kinds of bundle: local traces are
+// imported through their private point, peer bundles through the
+// publication (never through the bundle's own logical-only hold).
+func (c *Context) ImportIndex(id string) (*Arrangement, error) {
+	b, ok := c.env.Manager.Get(id)
+	if !ok {
+		return nil, fmt.Errorf("dataflow %s: import of unknown index %q", c.df.id, id)
+	}
+	if since := b.CompactionFrontier(); !since.LessEqual(c.df.asOf) {
+		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
+	}
+	oks, err := c.importHalf("import "+id+" oks", b.Oks)
+	if err != nil {
+		return nil, fmt.Errorf("dataflow %s: index %q oks: %w", c.df.id, id, err)
+	}
+	errs, err := c.importHalf("import "+id+" errs", b.Errs)
+	if err != nil {
+		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
+	}
+	return &Arrangement{Flavor: Trace, Index: id, Oks: oks, Errs: errs}, nil
+}
+
+func (c *Context) importHalf(name string, r trace.Reader) (Arranged, error) {
+	asOf := c.df.asOf
+	if p, ok := r.(*share.Padded); ok {
+		// The padded range presents nothing: import from the inner since.
+		r = p.Inner()
+		asOf = asOf.Join(r.LogicalCompaction())
+	}
+	df, env := c.df, c.env
+	wake := func() { env.Activate(df) }
+	var im *share.Import
+	var err error
+	switch r := r.(type) {
+	case *share.Reader:
+		im, err = r.ImportWith(asOf, c.df.until, wake)
+	case *trace.Handle:
+		s, ok := r.Trace().Storage().(*share.Spine)
+		if !ok {
+			return Arranged{}, fmt.Errorf("local trace is not importable (storage %T)", r.Trace().Storage())
+		}
+		im, err = s.LocalPoint().ImportWith(asOf, c.df.until, wake)
+	default:
+		return Arranged{}, fmt.Errorf("cannot import a %T", r)
+	}
+	if err != nil {
+		return Arranged{}, err
+	}
+	op := &importOp{im: im}
+	n := c.df.addNode(name, op)
+	op.out = newStream[*batch.Batch](c.df, n)
+	c.temp = append(c.temp, im.Trace())
+	var ar batch.Arity
+	if chain := im.Trace().Point().Chain(); len(chain) > 0 {
+		ar = chain[0].Arity()
+	}
+	return Arranged{Stream: op.out, Trace: im.Trace(), Pres: im.Presentation(), Arity: ar}, nil
+}
+
+// Keep clones r for an operator that reads the trace after construction; the
+// clone is released when the dataflow is dropped.
+func (c *Context) Keep(r trace.Reader) trace.Reader {
+	k := r.CloneReader()
+	c.df.onDrop = append(c.df.onDrop, k.Release)
+	return k
+}
+
+// Export makes a an index id of this worker's trace manager (§4.2). A Local
+// arrangement's traces are cloned into a bundle and, in a publishing
+// runtime, published under (id, as_of); a Trace arrangement re-exports the
+// bundle it was imported from. Dropping the dataflow drops the index.
+func (c *Context) Export(id string, a *Arrangement) error {
+	m := c.env.Manager
+	if a.Flavor == Trace {
+		src, ok := m.Get(a.Index)
+		if !ok {
+			return fmt.Errorf("dataflow %s: re-export of unknown index %q", c.df.id, a.Index)
+		}
+		return m.set(id, &entry{bundle: src.Clone(), owner: c.df.id})
+	}
+	oksH, errsH := a.Oks.Trace.(*trace.Handle), a.Errs.Trace.(*trace.Handle)
+	oksS, errsS := oksH.Trace().Storage().(*share.Spine), errsH.Trace().Storage().(*share.Spine)
+	e := &entry{bundle: share.NewBundle(oksH.Clone(), errsH.Clone(), nil), spines: []*share.Spine{oksS, errsS}, owner: c.df.id}
+	if c.env.Registry != nil {
+		tok, err := c.env.Registry.Publish(id, c.df.asOf, oksS, errsS)
+		if err != nil {
+			e.bundle.Release()
+			return fmt.Errorf("dataflow %s: export %q: %w", c.df.id, id, err)
+		}
+		e.token = tok
+	}
+	if err := m.set(id, e); err != nil {
+		e.bundle.Release()
+		if e.token != nil {
+			e.token.Release()
+		}
+		return err
+	}
+	return nil
+}
+
+// Probe attaches p to the arrangement's oks stream.
+func (c *Context) Probe(p *Probe, s *Stream[*batch.Batch]) {
+	c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+}
+
+// ProbeChunks attaches p to a collection stream.
+func (c *Context) ProbeChunks(p *Probe, s *Stream[*Chunk]) {
+	c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+}
+
+// Capture records an arrangement half as presented.
+func (c *Context) Capture(cp *Capture, a Arranged) {
+	op := &captureOp{c: cp, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
+	c.df.addNode("capture", op, a.Stream.from)
+}
+
+// Build builds desc on one worker: it runs desc.Build, then releases the
+// readers the build context owned (an operator keeps what it needs with
+// Keep; §4.9) and steps the dataflow once. On error everything created is
+// dropped.
+func Build(env *Env, desc Desc) (*Dataflow, error) {
+	asOf, until := desc.AsOf, desc.Until
+	if !asOf.Less(until) {
+		return nil, fmt.Errorf("dataflow %s: as_of %v is not before until %v", desc.ID, asOf, until)
+	}
+	df := &Dataflow{id: desc.ID, asOf: asOf, until: until}
+	ctx := &Context{df: df, env: env}
+	err := desc.Build(ctx)
+	for _, r := range ctx.temp {
+		r.Release()
+	}
+	if err != nil {
+		df.drop()
+		env.Manager.DropOwned(df.id)
+		return nil, err
+	}
+	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
+	df.Run(4)
+	return df, nil
+}
+
+// Drop drops the dataflow: every operator releases what it holds and the
+// indexes it exported are dropped (D3).
+func (d *Dataflow) Drop() { d.drop() }
+
+// Step runs passes until nothing moves (bounded) and reports whether the
+// last pass still moved.
+func (d *Dataflow) Step() bool {
+	for range 8 {
+		if !d.step() {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,45 @@
+// Package dataflow runs dataflows over totally ordered time on one worker:
+// graphs of operators that pass messages along typed streams and track
+// progress with frontiers (reference/semantics.md §1.5, §3, §4.1–§4.4).
+//
+// A dataflow is built by a function given a Context; operators are added in
+// order, and an operator can only read streams of operators added before it,
+// so construction order is a topological order. The worker steps a dataflow
+// by running every operator once in that order: each sees the meet of its
+// inputs' frontiers, does the work its inputs allow, and reports its
+// capability (the earliest time it may still emit at, {} for none). Its
+// output frontier is the meet of its capability and its input frontier: it
+// advances only when no operator upstream can still produce earlier data.
+// Streams between workers of one runtime go through an exchange, whose
+// receiving side's frontier is the meet over the senders.
+//
+// Collections travel as oks + errs streams of Chunks (unsorted updates of
+// full rows); arrangements as streams of immutable batches plus a trace
+// reader. An arrangement is Local (built here by Arrange) or Trace (imported
+// by ImportIndex); in both the reader is a trace.Reader and the batches are
+// *batch.Batch, so every operator has one body for both flavors (§4.1). An
+// import is presented at the dataflow's as_of and bounded by its until.
+//
+// Every runtime's TraceManager maps index ids to trace bundles: local ones
+// (this runtime maintains the trace) and peer ones (another runtime
+// publishes it). ImportIndex has one body for both: it checks the index's
+// since is at or before the dataflow's as_of (a violation is an error naming
+// the index and the times) and imports through a share.Import — from the
+// publisher's point for a peer bundle, from the trace's private point for a
+// local one.
+//
+// Invariants:
+//
+//	D1  An operator's output frontier is the meet of its capability and its
+//	    inputs' frontiers; a message it sends carries times at or after its
+//	    output frontier before the send.
+//	D2  Arrange seals exactly once per input frontier advance: the batch
+//	    [previous frontier, new frontier) is inserted into its trace and sent
+//	    downstream in the same step, so trace and stream never disagree.
+//	D3  Dropping a dataflow releases every hold it took (imports, local
+//	    arrangement handles) and the indexes it exported.
+//
+// Goroutines: a worker owns its dataflows, trace manager and inputs; only
+// exchanges (between workers of a runtime) and core/share (between runtimes)
+// cross goroutines.
+package dataflow

@@ -1,0 +1,172 @@
+package dataflow
+
+import (
+	"sync"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Hub connects the exchanges of one runtime's workers. A dataflow built on
+// every worker creates its exchanges in the same order, so (dataflow id,
+// sequence number) names the same exchange on every worker.
+type Hub struct {
+	peers int
+	mu    sync.Mutex
+	chans map[exchangeKey]*exchangeChan
+}
+
+type exchangeKey struct {
+	df  string
+	seq int
+}
+
+// NewHub returns the exchange hub of a runtime with peers workers.
+func NewHub(peers int) *Hub {
+	return &Hub{peers: peers, chans: map[exchangeKey]*exchangeChan{}}
+}
+
+// Len returns the number of live exchanges.
+func (h *Hub) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.chans)
+}
+
+// exchangeChan is one exchange: a mailbox per receiving worker, each
+// holding the chunks sent to it and every sender's frontier. Data and
+// frontier are written under one lock, so a receiver that sees a sender's
+// frontier has also seen everything it sent before (D1 across workers).
+type exchangeChan struct {
+	mu       sync.Mutex
+	boxes    []mailbox
+	activate []func() // per receiving worker
+	refs     int
+}
+
+type mailbox struct {
+	chunks  []*Chunk
+	senders []frontier.Frontier
+}
+
+func (h *Hub) join(key exchangeKey, worker int, activate func()) *exchangeChan {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch, ok := h.chans[key]
+	if !ok {
+		ch = &exchangeChan{boxes: make([]mailbox, h.peers), activate: make([]func(), h.peers)}
+		for i := range ch.boxes {
+			ch.boxes[i].senders = make([]frontier.Frontier, h.peers) // all {0}
+		}
+		h.chans[key] = ch
+	}
+	ch.mu.Lock()
+	ch.activate[worker] = activate
+	ch.mu.Unlock()
+	ch.refs++
+	return ch
+}
+
+func (h *Hub) leave(key exchangeKey) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch := h.chans[key]; ch != nil {
+		ch.refs--
+		if ch.refs == 0 {
+			delete(h.chans, key)
+		}
+	}
+}
+
+// exchangeSend routes each update to the worker owning its key.
+type exchangeSend struct {
+	hub    *Hub
+	key    exchangeKey
+	ch     *exchangeChan
+	worker int
+	cols   []int
+	in     *Port[*Chunk]
+	parts  []*Chunk
+	last   frontier.Frontier
+	closed bool
+}
+
+func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
+	peers := len(o.ch.boxes)
+	msgs := o.in.Take()
+	if len(msgs) == 0 && in == o.last {
+		return frontier.Empty()
+	}
+	for _, c := range msgs {
+		for i := range c.Len() {
+			row := c.Row(i)
+			w := int(HashCols(row, o.cols) % uint64(peers))
+			if o.parts[w] == nil {
+				o.parts[w] = NewChunk(c.Arity, c.Len()/peers+1)
+			}
+			o.parts[w].Push(row, c.Times[i], c.Diffs[i])
+		}
+	}
+	o.ch.mu.Lock()
+	for w := range o.ch.boxes {
+		if o.parts[w] != nil {
+			o.ch.boxes[w].chunks = append(o.ch.boxes[w].chunks, o.parts[w])
+			o.parts[w] = nil
+		}
+		o.ch.boxes[w].senders[o.worker] = in
+	}
+	acts := append([]func(){}, o.ch.activate...)
+	o.ch.mu.Unlock()
+	o.last = in
+	for w, a := range acts {
+		if a != nil && w != o.worker {
+			a()
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *exchangeSend) Shutdown() {
+	if o.closed {
+		return
+	}
+	o.closed = true
+	o.ch.mu.Lock()
+	for w := range o.ch.boxes {
+		o.ch.boxes[w].senders[o.worker] = frontier.Empty()
+	}
+	acts := append([]func(){}, o.ch.activate...)
+	o.ch.activate[o.worker] = nil
+	o.ch.mu.Unlock()
+	for _, a := range acts {
+		if a != nil {
+			a()
+		}
+	}
+	o.hub.leave(o.key)
+}
+
+// exchangeRecv is the receiving side on one worker: a source whose
+// capability is the meet of the senders' frontiers.
+type exchangeRecv struct {
+	ch     *exchangeChan
+	worker int
+	out    *Stream[*Chunk]
+}
+
+func (o *exchangeRecv) Step(frontier.Frontier) frontier.Frontier {
+	o.ch.mu.Lock()
+	box := &o.ch.boxes[o.worker]
+	chunks := box.chunks
+	box.chunks = nil
+	f := frontier.Empty()
+	for _, s := range box.senders {
+		f = f.Meet(s)
+	}
+	o.ch.mu.Unlock()
+	for _, c := range chunks {
+		o.out.Send(c)
+	}
+	return f
+}
+
+func (o *exchangeRecv) Shutdown() {}

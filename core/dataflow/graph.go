@@ -1,0 +1,156 @@
+package dataflow
+
+import (
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Operator is one node's logic. Step is called once per pass of its
+// dataflow with the meet of its inputs' frontiers ({} for a source); it does
+// the work its inputs allow and returns its capability: the earliest time it
+// may still emit at regardless of its inputs, or {} for none.
+type Operator interface {
+	Step(in frontier.Frontier) (capability frontier.Frontier)
+	// Shutdown releases what the operator holds; called once on drop.
+	Shutdown()
+}
+
+// node is an operator in a dataflow graph.
+type node struct {
+	name   string
+	op     Operator
+	inputs []*node
+	in     frontier.Frontier // meet of the inputs' outputs
+	cap    frontier.Frontier
+	out    frontier.Frontier // meet(cap, in)
+}
+
+// Stream is an output of a node: each consumer has its own Port.
+type Stream[T any] struct {
+	from  *node
+	df    *Dataflow
+	ports []*Port[T]
+}
+
+// Port is one consumer's queue of messages from a stream.
+type Port[T any] struct {
+	from *node
+	msgs []T
+}
+
+// Send delivers m to every consumer.
+func (s *Stream[T]) Send(m T) {
+	for _, p := range s.ports {
+		p.msgs = append(p.msgs, m)
+	}
+	if len(s.ports) > 0 {
+		s.df.sent++
+	}
+}
+
+// Frontier returns the stream's frontier: its node's output frontier.
+func (s *Stream[T]) Frontier() frontier.Frontier { return s.from.out }
+
+// subscribe adds a consumer port.
+func (s *Stream[T]) subscribe() *Port[T] {
+	p := &Port[T]{from: s.from}
+	s.ports = append(s.ports, p)
+	return p
+}
+
+// Take returns the queued messages and empties the queue. The returned slice
+// is valid until the next Take.
+func (p *Port[T]) Take() []T {
+	m := p.msgs
+	p.msgs = p.msgs[len(p.msgs):]
+	if len(p.msgs) == 0 {
+		p.msgs = m[:0:0]
+	}
+	return m
+}
+
+// Dataflow is one worker's instance of a dataflow.
+type Dataflow struct {
+	id      string
+	nodes   []*node
+	asOf    frontier.Frontier
+	until   frontier.Frontier
+	sent    int // messages sent in the current pass
+	dropped bool
+	onDrop  []func()
+}
+
+// ID returns the dataflow's id.
+func (d *Dataflow) ID() string { return d.id }
+
+// addNode appends an operator reading the given input nodes.
+func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {
+	n := &node{name: name, op: op, inputs: inputs, cap: frontier.Min(), in: frontier.Empty(), out: frontier.Min()}
+	d.nodes = append(d.nodes, n)
+	return n
+}
+
+// step runs one pass over the graph in order and reports whether anything
+// moved (a message was sent or a frontier changed).
+func (d *Dataflow) step() bool {
+	if d.dropped {
+		return false
+	}
+	d.sent = 0
+	moved := false
+	for _, n := range d.nodes {
+		in := frontier.Empty()
+		for _, i := range n.inputs {
+			in = in.Meet(i.out)
+		}
+		n.in = in
+		n.cap = n.op.Step(in)
+		out := n.cap.Meet(in)
+		if out != n.out {
+			n.out = out
+			moved = true
+		}
+	}
+	return moved || d.sent > 0
+}
+
+// Run steps the dataflow until nothing moves (at most limit passes).
+func (d *Dataflow) Run(limit int) {
+	for range limit {
+		if !d.step() {
+			return
+		}
+	}
+}
+
+// Frontier returns the meet of the output frontiers of the dataflow's sinks
+// (nodes nobody reads): {} when the dataflow is complete.
+func (d *Dataflow) Frontier() frontier.Frontier {
+	read := map[*node]bool{}
+	for _, n := range d.nodes {
+		for _, i := range n.inputs {
+			read[i] = true
+		}
+	}
+	f := frontier.Empty()
+	for _, n := range d.nodes {
+		if !read[n] {
+			f = f.Meet(n.out)
+		}
+	}
+	return f
+}
+
+// drop shuts every operator down and runs the drop hooks (D3).
+func (d *Dataflow) drop() {
+	if d.dropped {
+		return
+	}
+	d.dropped = true
+	for i := len(d.nodes) - 1; i >= 0; i-- {
+		d.nodes[i].op.Shutdown()
+	}
+	for i := len(d.onDrop) - 1; i >= 0; i-- {
+		d.onDrop[i]()
+	}
+	d.nodes = nil
+}

@@ -1,0 +1,133 @@
+package dataflow
+
+import (
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Inputs are a worker's input collections: each keeps this worker's share of
+// every update sent to it (rows whose hash falls to this worker) and its
+// frontier, so a dataflow created later replays the whole history.
+type Inputs struct {
+	worker, peers int
+	logs          map[string]*inputLog
+	activate      func(*Dataflow)
+}
+
+type inputLog struct {
+	arity    int
+	history  []*Chunk
+	frontier frontier.Frontier
+	subs     []*inputOp
+}
+
+// NewInputs returns a worker's inputs. activate is called when a dataflow
+// reading an input has something new.
+func NewInputs(worker, peers int, activate func(*Dataflow)) *Inputs {
+	return &Inputs{worker: worker, peers: peers, logs: map[string]*inputLog{}, activate: activate}
+}
+
+func (in *Inputs) log(name string, arity int) (*inputLog, error) {
+	l, ok := in.logs[name]
+	if !ok {
+		l = &inputLog{arity: arity}
+		in.logs[name] = l
+		return l, nil
+	}
+	if l.arity != arity {
+		return nil, fmt.Errorf("dataflow: input %q has arity %d, not %d", name, l.arity, arity)
+	}
+	return l, nil
+}
+
+// Send adds updates to input name: this worker keeps the rows whose hash
+// falls to it. Times must be at or after the input's frontier.
+func (in *Inputs) Send(name string, c *Chunk) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	l, err := in.log(name, c.Arity)
+	if err != nil {
+		return err
+	}
+	mine := c
+	if in.peers > 1 {
+		mine = NewChunk(c.Arity, c.Len()/in.peers+1)
+		for i := range c.Len() {
+			if int(HashRow(c.Row(i))%uint64(in.peers)) == in.worker {
+				mine.Push(c.Row(i), c.Times[i], c.Diffs[i])
+			}
+		}
+	}
+	for _, t := range mine.Times {
+		if !l.frontier.Beyond(t) {
+			return fmt.Errorf("dataflow: input %q: update at %d is before its frontier %v", name, t, l.frontier)
+		}
+	}
+	if mine.Len() == 0 {
+		return nil
+	}
+	l.history = append(l.history, mine)
+	for _, s := range l.subs {
+		s.pending = append(s.pending, mine)
+		in.activate(s.df)
+	}
+	return nil
+}
+
+// Advance moves input name's frontier to f (never back).
+func (in *Inputs) Advance(name string, arity int, f frontier.Frontier) error {
+	l, err := in.log(name, arity)
+	if err != nil {
+		return err
+	}
+	if !l.frontier.LessEqual(f) {
+		return fmt.Errorf("dataflow: input %q: frontier %v would move back to %v", name, l.frontier, f)
+	}
+	l.frontier = f
+	for _, s := range l.subs {
+		in.activate(s.df)
+	}
+	return nil
+}
+
+// Frontier returns input name's frontier ({0} if unknown).
+func (in *Inputs) Frontier(name string) frontier.Frontier {
+	if l, ok := in.logs[name]; ok {
+		return l.frontier
+	}
+	return frontier.Min()
+}
+
+// inputOp is the source operator of an input in one dataflow.
+type inputOp struct {
+	df      *Dataflow
+	log     *inputLog
+	oks     *Stream[*Chunk]
+	pending []*Chunk
+	done    bool
+}
+
+func (o *inputOp) Step(frontier.Frontier) frontier.Frontier {
+	if o.done {
+		return frontier.Empty()
+	}
+	for _, c := range o.pending {
+		o.oks.Send(c)
+	}
+	clear(o.pending)
+	o.pending = o.pending[:0]
+	return o.log.frontier
+}
+
+func (o *inputOp) Shutdown() {
+	o.done = true
+	for i, s := range o.log.subs {
+		if s == o {
+			o.log.subs = append(o.log.subs[:i], o.log.subs[i+1:]...)
+			break
+		}
+	}
+	o.pending = nil
+}

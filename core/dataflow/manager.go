@@ -1,0 +1,127 @@
+package dataflow
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// TraceManager maps index ids to trace bundles for one worker of a runtime
+// (§4.2): local bundles of traces this runtime maintains, and peer bundles
+// of traces another runtime publishes.
+type TraceManager struct {
+	entries map[string]*entry
+}
+
+type entry struct {
+	bundle *share.Bundle
+	token  *share.Token   // the publication, for a published local index
+	spines []*share.Spine // the local traces' storage, for maintenance
+	owner  string         // the dataflow that exported it, or recorded the peer
+}
+
+// NewTraceManager returns an empty trace manager.
+func NewTraceManager() *TraceManager { return &TraceManager{entries: map[string]*entry{}} }
+
+// Get returns the bundle of index id.
+func (m *TraceManager) Get(id string) (*share.Bundle, bool) {
+	e, ok := m.entries[id]
+	if !ok {
+		return nil, false
+	}
+	return e.bundle, true
+}
+
+// IDs returns the ids of every index, sorted.
+func (m *TraceManager) IDs() []string { return slices.Sorted(maps.Keys(m.entries)) }
+
+// Len returns the number of indexes.
+func (m *TraceManager) Len() int { return len(m.entries) }
+
+// SetPeer records a peer bundle for id (the other runtime maintains it).
+func (m *TraceManager) SetPeer(id, owner string, b *share.Bundle) error {
+	if _, ok := m.entries[id]; ok {
+		return fmt.Errorf("dataflow: index %q already exists", id)
+	}
+	m.entries[id] = &entry{bundle: b, owner: owner}
+	return nil
+}
+
+func (m *TraceManager) set(id string, e *entry) error {
+	if _, ok := m.entries[id]; ok {
+		return fmt.Errorf("dataflow: index %q already exists", id)
+	}
+	m.entries[id] = e
+	return nil
+}
+
+// AllowCompaction sets both halves' logical compaction of id to f (§4.2):
+// for a peer bundle this moves the hold on the publication. {} drops the
+// index.
+func (m *TraceManager) AllowCompaction(id string, f frontier.Frontier) error {
+	e, ok := m.entries[id]
+	if !ok {
+		return fmt.Errorf("dataflow: allow compaction of unknown index %q", id)
+	}
+	if f.IsEmpty() {
+		m.Drop(id)
+		return nil
+	}
+	e.bundle.AllowCompaction(f)
+	return nil
+}
+
+// Drop releases index id: its bundle's holds and, for a published index, the
+// publication.
+func (m *TraceManager) Drop(id string) {
+	e, ok := m.entries[id]
+	if !ok {
+		return
+	}
+	delete(m.entries, id)
+	e.bundle.Release()
+	if e.token != nil {
+		e.token.Release()
+	}
+}
+
+// DropOwned drops every index owned by dataflow owner.
+func (m *TraceManager) DropOwned(owner string) {
+	for _, id := range m.IDs() {
+		if m.entries[id].owner == owner {
+			m.Drop(id)
+		}
+	}
+}
+
+// Maintenance lets every local index merge what it has sealed: physical
+// compaction of its traces to their read upper (§2.3), applies the holds of
+// remote readers that moved, and does up to effort merge work per trace.
+// Peer bundles are skipped: the publisher maintains them. It reports whether
+// merge work remains.
+func (m *TraceManager) Maintenance(effort int64) bool {
+	more := false
+	for _, e := range m.entries {
+		if e.bundle.IsPeer() {
+			continue
+		}
+		for _, r := range []trace.Reader{e.bundle.Oks, e.bundle.Errs} {
+			r.SetPhysicalCompaction(r.ReadUpper())
+		}
+		for _, s := range e.spines {
+			select {
+			case <-s.Wake():
+				s.Refresh()
+			default:
+			}
+			if effort > 0 && s.Exert(effort) {
+				more = true
+			}
+		}
+	}
+	return more
+}

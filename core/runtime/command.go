@@ -1,0 +1,49 @@
+package runtime
+
+import (
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Command is an instruction the controller sends to runtimes.
+type Command interface{ command() }
+
+// CreateDataflow creates a dataflow: the runtime whose role covers it
+// renders it on every worker; the other records its exports as peers.
+type CreateDataflow struct{ Desc dataflow.Desc }
+
+// AllowCompaction lets index ID compact to Frontier: a local trace's hold or
+// a peer's hold on the publication moves alike; {} drops the index.
+type AllowCompaction struct {
+	ID       string
+	Frontier frontier.Frontier
+}
+
+// DropDataflow drops a dataflow: it releases every hold it took and the
+// indexes it exported (or, on the other runtime, their peer bundles).
+type DropDataflow struct{ ID string }
+
+// Input adds updates to an input collection (maintaining roles only). Each
+// worker keeps the rows whose hash falls to it.
+type Input struct {
+	Name  string
+	Chunk *dataflow.Chunk
+}
+
+// AdvanceInput moves an input's frontier (maintaining roles only).
+type AdvanceInput struct {
+	Name     string
+	Arity    int
+	Frontier frontier.Frontier
+}
+
+// barrier is a barrier: each worker calls done after applying every earlier
+// command and stepping its dataflows.
+type barrier struct{ done func() }
+
+func (CreateDataflow) command()  {}
+func (AllowCompaction) command() {}
+func (DropDataflow) command()    {}
+func (Input) command()           {}
+func (AdvanceInput) command()    {}
+func (barrier) command()         {}

@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// setup is a controller over runtimes in one of two configurations: "solo"
+// (one Solo runtime) or "pair" (Maintenance + Interactive).
+type setup struct {
+	mode    string
+	workers int
+	ctl     *Controller
+	rts     []*Runtime
+}
+
+func newSetup(t testing.TB, mode string, workers int) *setup {
+	t.Helper()
+	s := &setup{mode: mode, workers: workers}
+	switch mode {
+	case "solo":
+		r, err := New(Options{Role: Solo, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.rts = []*Runtime{r}
+		s.ctl, err = NewController(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+	case "pair":
+		m, i, ctl, err := Pair(workers, spine.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.rts, s.ctl = []*Runtime{m, i}, ctl
+	default:
+		t.Fatalf("unknown mode %q", mode)
+	}
+	t.Cleanup(func() {
+		s.ctl.Shutdown()
+		if err := s.ctl.Err(); err != nil {
+			t.Errorf("runtime errors: %v", err)
+		}
+	})
+	return s
+}
+
+func forEachSetup(t *testing.T, f func(t *testing.T, s *setup)) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				t.Parallel()
+				f(t, newSetup(t, mode, w))
+			})
+		}
+	}
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// indexDesc maintains input `name` (arity cols) arranged by key as index id.
+func indexDesc(id, name string, cols int, key []int, asOf uint64, probe *dataflow.Probe) dataflow.Desc {
+	return dataflow.Desc{
+		ID: "maintain " + id, Maintained: true, AsOf: frontier.At(asOf), Until: frontier.Empty(),
+		Exports: []string{id},
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input(name, cols)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(in, key)
+			if err != nil {
+				return err
+			}
+			if probe != nil {
+				c.Probe(probe, a.Oks.Stream)
+			}
+			return c.Export(id, a)
+		},
+	}
+}
+
+// readDesc imports index id at [asOf, until) and captures its oks.
+func readDesc(dfID, id string, asOf uint64, until frontier.Frontier, cp *dataflow.Capture) dataflow.Desc {
+	return dataflow.Desc{
+		ID: dfID, AsOf: frontier.At(asOf), Until: until,
+		Build: func(c *dataflow.Context) error {
+			a, err := c.ImportIndex(id)
+			if err != nil {
+				return err
+			}
+			c.Capture(cp, a.Oks)
+			return nil
+		},
+	}
+}
+
+// send sends rows (each [time, diff, cols...]) to input name.
+func (s *setup) send(name string, cols int, rows ...[]int64) {
+	c := dataflow.NewChunk(cols, len(rows))
+	for _, r := range rows {
+		c.Push(r[2:], uint64(r[0]), r[1])
+	}
+	s.ctl.Send(Input{Name: name, Chunk: c})
+}
+
+func (s *setup) advance(name string, cols int, f frontier.Frontier) {
+	s.ctl.Send(AdvanceInput{Name: name, Arity: cols, Frontier: f})
+}

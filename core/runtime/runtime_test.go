@@ -1,0 +1,434 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	goruntime "runtime"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+	"weak"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// model accumulates (time, diff, cols...) rows at t: row → count.
+func model(rows [][]int64, t uint64) map[string]int64 {
+	out := map[string]int64{}
+	for _, r := range rows {
+		if uint64(r[0]) <= t {
+			out[fmt.Sprint(r[2:])] += r[1]
+		}
+	}
+	maps.DeleteFunc(out, func(_ string, d int64) bool { return d == 0 })
+	return out
+}
+
+// captured turns a capture's accumulation into the model's form, with the
+// key column moved back into place (the arrangement is keyed by column 0 of
+// two-column rows, so key ++ val is the row itself).
+func captured(cp *dataflow.Capture, t uint64) map[string]int64 {
+	out := map[string]int64{}
+	for _, rd := range cp.At(t) {
+		out[fmt.Sprint(rd.Row)] += rd.Diff
+	}
+	return out
+}
+
+// TestImportFidelity is §8 invariants 15 and 16: for random updates and
+// random as_of/until (with the index allowed to compact up to as_of first),
+// the imported arrangement accumulated at every t in [as_of, until) equals
+// the source accumulated at t; nothing before as_of or at/after until is
+// presented; with until = as_of+1 the import completes once the source
+// passes as_of.
+func TestImportFidelity(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		ctx := testCtx(t)
+		seed := uint64(time.Now().UnixNano())
+		rng := rand.New(rand.NewPCG(seed, 7))
+		t.Logf("seed %d", seed)
+		s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		var rows [][]int64
+		const times = 30
+		for tm := range times {
+			var batch [][]int64
+			for range rng.IntN(5) {
+				r := []int64{int64(tm), []int64{1, 1, -1}[rng.IntN(3)], rng.Int64N(5), rng.Int64N(3)}
+				batch = append(batch, r)
+			}
+			rows = append(rows, batch...)
+			s.send("in", 2, batch...)
+			s.advance("in", 2, frontier.At(uint64(tm+1)))
+		}
+		for q := range 6 {
+			asOf := uint64(rng.IntN(times - 2))
+			until := frontier.Empty()
+			if q%2 == 1 {
+				until = frontier.At(asOf + 1 + uint64(rng.IntN(times-int(asOf))))
+			}
+			if q == 0 {
+				until = frontier.At(asOf + 1)
+			}
+			// The controller lets the index compact up to as_of before the
+			// query (SPEC §1 Time); later queries need earlier times, so
+			// each query reads its own incarnation of the index.
+			id := fmt.Sprintf("idx%d", q)
+			s.ctl.Send(CreateDataflow{Desc: indexDesc(id, "in", 2, []int{0}, 0, nil)})
+			s.ctl.Send(AllowCompaction{ID: id, Frontier: frontier.At(asOf)})
+			cp := dataflow.NewCapture(s.workers)
+			s.ctl.Send(CreateDataflow{Desc: readDesc(fmt.Sprintf("q%d", q), id, asOf, until, cp)})
+			last := uint64(times - 1)
+			if u, ok := until.Time(); ok {
+				last = u - 1
+			}
+			if err := cp.WaitPassed(ctx, last); err != nil {
+				t.Fatal(err)
+			}
+			for tm := asOf; tm <= last; tm++ {
+				if got, want := captured(cp, tm), model(rows, tm); !maps.Equal(got, want) {
+					t.Fatalf("seed %d: query %d (as_of %d until %v) at %d: %v, want %v", seed, q, asOf, until, tm, got, want)
+				}
+			}
+			for _, tm := range cp.Times() {
+				if tm < asOf || until.Beyond(tm) {
+					t.Fatalf("query %d presented time %d outside [%d, %v)", q, tm, asOf, until)
+				}
+			}
+			if !until.IsEmpty() && !cp.Frontier().IsEmpty() {
+				t.Fatalf("query %d with until %v not complete: frontier %v", q, until, cp.Frontier())
+			}
+		}
+	})
+}
+
+// TestCreateThenCancelRace is the counterexample of §4.6 (I1b): create a
+// query at as_of 0, the controller releases its hold and allows compaction
+// to 1, and the publisher applies it before the reading runtime has even
+// rendered the create. The peer hold reserved at publication keeps time 0
+// readable: the query still sees the rows at 0.
+func TestCreateThenCancelRace(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			ctx := testCtx(t)
+			regs := []*share.Registry{}
+			for range w {
+				regs = append(regs, share.NewRegistry())
+			}
+			maint, err := New(Options{Role: Maintenance, Workers: w, Registries: regs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			inter, err := New(Options{Role: Interactive, Workers: w, Registries: regs, Paused: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctl, err := NewController(maint, inter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ctl.Shutdown()
+			s := &setup{ctl: ctl, workers: w}
+			s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+			s.send("in", 2, []int64{0, 1, 1, 10}, []int64{0, 1, 2, 20}, []int64{0, 1, 3, 30})
+			s.advance("in", 2, frontier.At(1))
+			cp := dataflow.NewCapture(w)
+			s.ctl.Send(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), cp)})
+			// The controller's hold on the index moves to 1, and later
+			// updates retract every row at 1.
+			s.ctl.Send(AllowCompaction{ID: "idx", Frontier: frontier.At(1)})
+			s.send("in", 2, []int64{1, -1, 1, 10}, []int64{1, -1, 2, 20}, []int64{1, -1, 3, 30})
+			s.advance("in", 2, frontier.At(5))
+			// The publisher applies everything; the reader has rendered nothing.
+			if err := maint.barrier(ctx, func(w *worker) {
+				for w.env.Manager.Maintenance(1 << 20) {
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for i, reg := range regs {
+				since := reg.Lookup("idx", frontier.At(0)).Oks().Stats().Since
+				if since != frontier.At(0) {
+					t.Fatalf("worker %d: publisher compacted to %v with the reader behind", i, since)
+				}
+			}
+			inter.Resume()
+			if err := cp.WaitPassed(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]int64{"[1 10]": 1, "[2 20]": 1, "[3 30]": 1}
+			if got := captured(cp, 0); !maps.Equal(got, want) {
+				t.Fatalf("rows at 0: %v, want %v", got, want)
+			}
+			if err := ctl.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := ctl.Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestDropReleasesEverything: dropping every dataflow and index returns the
+// runtimes to no holds and no registry slots, Shutdown leaves no goroutine
+// beyond those before, and the traces can be collected.
+func TestDropReleasesEverything(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				before := goruntime.NumGoroutine()
+				s := newSetup(t, mode, w)
+				ctx := testCtx(t)
+				s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				s.sendEpochs("in")
+				cps := make([]*dataflow.Capture, 3)
+				for i := range cps {
+					cps[i] = dataflow.NewCapture(w)
+					s.ctl.Send(CreateDataflow{Desc: readDesc(fmt.Sprintf("q%d", i), "idx", 2, frontier.Empty(), cps[i])})
+				}
+				for _, cp := range cps {
+					if err := cp.WaitPassed(ctx, 4); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// Take weak pointers to the index's trace storage.
+				var weaks []weak.Pointer[share.Spine]
+				var mu gosync.Mutex
+				var regs []*share.Registry
+				for _, r := range s.rts {
+					regs = append(regs, r.opts.Registries...)
+					if err := r.barrier(ctx, func(wk *worker) {
+						if b, ok := wk.env.Manager.Get("idx"); ok && !b.IsPeer() {
+							sp := b.Oks.(*trace.Handle).Trace().Storage().(*share.Spine)
+							mu.Lock()
+							weaks = append(weaks, weak.Make(sp))
+							mu.Unlock()
+						}
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if len(weaks) != w {
+					t.Fatalf("found %d local traces, want %d", len(weaks), w)
+				}
+				for i := range cps {
+					s.ctl.Send(DropDataflow{ID: fmt.Sprintf("q%d", i)})
+				}
+				s.ctl.Send(DropDataflow{ID: "maintain idx"})
+				if err := s.ctl.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range s.rts {
+					st, err := r.Stats(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if st != (Stats{}) {
+						t.Fatalf("%v runtime after drops: %+v", r.Role(), st)
+					}
+				}
+				for i, g := range regs {
+					if st := g.Stats(); st.Slots != 0 || st.Reserved != 0 {
+						t.Fatalf("registry %d after drops: %+v", i, st)
+					}
+				}
+				s.ctl.Shutdown()
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					goruntime.GC()
+					alive := 0
+					for _, wp := range weaks {
+						if wp.Value() != nil {
+							alive++
+						}
+					}
+					n := goruntime.NumGoroutine()
+					if alive == 0 && n <= before {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("after shutdown: %d traces alive, %d goroutines (before: %d)", alive, n, before)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			})
+		}
+	}
+}
+
+// TestRandomTwoRuntime interleaves random commands — input, frontier
+// advances, queries at random as_of and until, compaction of the index,
+// drops — against a Solo runtime and a Maintenance/Interactive pair, and
+// checks every query against the model at every time it must be correct.
+func TestRandomTwoRuntime(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			t.Parallel()
+			seed := uint64(time.Now().UnixNano())
+			t.Logf("seed %d", seed)
+			runRandom(t, seed, w)
+		})
+	}
+}
+
+func runRandom(t *testing.T, seed uint64, w int) {
+	ctx := testCtx(t)
+	rng := rand.New(rand.NewPCG(seed, 11))
+	solo := newSetup(t, "solo", w)
+	pair := newSetup(t, "pair", w)
+	both := []*setup{solo, pair}
+	for _, s := range both {
+		s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+	}
+	type query struct {
+		asOf  uint64
+		until frontier.Frontier
+		cps   []*dataflow.Capture
+		live  bool
+	}
+	var rows [][]int64
+	var queries []*query
+	upper, compacted := uint64(0), uint64(0)
+	for step := range 120 {
+		switch k := rng.IntN(10); {
+		case k < 4: // input at the current time
+			var batch [][]int64
+			for range 1 + rng.IntN(4) {
+				batch = append(batch, []int64{int64(upper), []int64{1, 1, -1}[rng.IntN(3)], rng.Int64N(4), rng.Int64N(3)})
+			}
+			rows = append(rows, batch...)
+			for _, s := range both {
+				s.send("in", 2, batch...)
+			}
+		case k < 6:
+			upper += uint64(1 + rng.IntN(2))
+			for _, s := range both {
+				s.advance("in", 2, frontier.At(upper))
+			}
+		case k < 8: // a query at an as_of the index still holds
+			q := &query{asOf: compacted + uint64(rng.IntN(int(upper-compacted)+3)), until: frontier.Empty(), live: true}
+			if rng.IntN(2) == 0 {
+				q.until = frontier.At(q.asOf + 1 + uint64(rng.IntN(6)))
+			}
+			for _, s := range both {
+				cp := dataflow.NewCapture(w)
+				q.cps = append(q.cps, cp)
+				s.ctl.Send(CreateDataflow{Desc: readDesc(fmt.Sprintf("q%d", len(queries)), "idx", q.asOf, q.until, cp)})
+			}
+			queries = append(queries, q)
+		case k < 9 && upper > compacted: // the controller's hold moves
+			compacted += uint64(rng.IntN(int(upper-compacted) + 1))
+			for _, s := range both {
+				s.ctl.Send(AllowCompaction{ID: "idx", Frontier: frontier.At(compacted)})
+			}
+		default: // drop a random query
+			if len(queries) == 0 {
+				continue
+			}
+			i := rng.IntN(len(queries))
+			if !queries[i].live {
+				continue
+			}
+			queries[i].live = false
+			for _, s := range both {
+				s.ctl.Send(DropDataflow{ID: fmt.Sprintf("q%d", i)})
+			}
+		}
+		_ = step
+	}
+	upper++
+	for _, s := range both {
+		s.advance("in", 2, frontier.At(upper))
+	}
+	for i, q := range queries {
+		if !q.live {
+			continue
+		}
+		last := upper - 1
+		if u, ok := q.until.Time(); ok {
+			last = min(last, u-1)
+		}
+		if last < q.asOf {
+			continue
+		}
+		for j, cp := range q.cps {
+			if err := cp.WaitPassed(ctx, last); err != nil {
+				t.Fatalf("seed %d: query %d in %s: %v", seed, i, both[j].mode, err)
+			}
+			for tm := q.asOf; tm <= last; tm++ {
+				if got, want := captured(cp, tm), model(rows, tm); !maps.Equal(got, want) {
+					t.Fatalf("seed %d: query %d (as_of %d, until %v) in %s at %d: %v, want %v", seed, i, q.asOf, q.until, both[j].mode, tm, got, want)
+				}
+			}
+		}
+	}
+	for _, s := range both {
+		if err := s.ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ctl.Err(); err != nil {
+			t.Fatalf("seed %d: %s: %v", seed, s.mode, err)
+		}
+	}
+}
+
+// TestImportBeyondAsOfIsAnError: importing an index whose since is beyond
+// the dataflow's as_of is an error naming the index and the times, never
+// coalesced data.
+func TestImportBeyondAsOfIsAnError(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		ctx := testCtx(t)
+		s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.send("in", 2, []int64{0, 1, 1, 1})
+		s.advance("in", 2, frontier.At(10))
+		s.ctl.Send(AllowCompaction{ID: "idx", Frontier: frontier.At(5)})
+		cp := dataflow.NewCapture(s.workers)
+		s.ctl.Send(CreateDataflow{Desc: readDesc("q", "idx", 3, frontier.Empty(), cp)})
+		if err := s.ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		err := s.ctl.Err()
+		if !errors.Is(err, dataflow.ErrCompactedBeyondAsOf) {
+			t.Fatalf("err = %v, want ErrCompactedBeyondAsOf", err)
+		}
+		for _, frag := range []string{`"idx"`, "since {5}", "as_of {3}"} {
+			if !strings.Contains(err.Error(), frag) {
+				t.Fatalf("error %q does not name %s", err, frag)
+			}
+		}
+		// Clear the expected error so cleanup does not report it.
+		for _, r := range s.rts {
+			r.errMu.Lock()
+			r.errs = nil
+			r.errMu.Unlock()
+		}
+	})
+}
+
+// TestControllerChecksPairing: runtimes that share registries must run the
+// same number of workers.
+func TestControllerChecksPairing(t *testing.T) {
+	regs := []*share.Registry{share.NewRegistry(), share.NewRegistry()}
+	m, err := New(Options{Role: Maintenance, Workers: 2, Registries: regs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+	i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer i.Shutdown()
+	if _, err := NewController(m, i); err == nil {
+		t.Fatal("controller accepted runtimes with 2 and 1 workers")
+	}
+	if _, err := New(Options{Role: Interactive, Workers: 2, Registries: regs[:1]}); err == nil {
+		t.Fatal("an Interactive runtime without a registry per worker was accepted")
+	}
+}

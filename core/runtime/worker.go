@@ -1,0 +1,209 @@
+package runtime
+
+import (
+	"fmt"
+	gosync "sync"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/share"
+)
+
+// worker is one worker goroutine of a runtime.
+type worker struct {
+	rt    *Runtime
+	index int
+	env   *dataflow.Env
+	wake  chan struct{} // capacity 1
+
+	qmu   gosync.Mutex
+	queue []Command
+
+	amu    gosync.Mutex
+	active map[*dataflow.Dataflow]bool
+
+	dataflows map[string]*dataflow.Dataflow
+	order     []*dataflow.Dataflow
+}
+
+func newWorker(r *Runtime, i int) *worker {
+	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}}
+	var reg *share.Registry
+	if r.opts.Role == Maintenance {
+		reg = r.opts.Registries[i]
+	}
+	w.env = &dataflow.Env{
+		Worker:   i,
+		Peers:    r.opts.Workers,
+		Manager:  dataflow.NewTraceManager(),
+		Inputs:   dataflow.NewInputs(i, r.opts.Workers, w.activate),
+		Hub:      r.hub,
+		Registry: reg,
+		Activate: w.activate,
+		Wake:     w.signal,
+		Spine:    r.opts.Spine,
+		Fail: func(df string, err error) {
+			r.fail(fmt.Errorf("%v worker %d: dataflow %s: %w", r.opts.Role, i, df, err))
+		},
+	}
+	return w
+}
+
+func (w *worker) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// activate marks df as having work; safe from any goroutine.
+func (w *worker) activate(df *dataflow.Dataflow) {
+	w.amu.Lock()
+	w.active[df] = true
+	w.amu.Unlock()
+	w.signal()
+}
+
+func (w *worker) enqueue(cmd Command) {
+	w.qmu.Lock()
+	w.queue = append(w.queue, cmd)
+	w.qmu.Unlock()
+	w.signal()
+}
+
+// run is the worker loop: park until woken, apply commands in order, step
+// the dataflows that have work, then let local indexes merge.
+func (w *worker) run() {
+	defer w.rt.wg.Done()
+	defer w.shutdown()
+	select {
+	case <-w.rt.stop:
+		return
+	case <-w.rt.resume:
+	}
+	for {
+		select {
+		case <-w.rt.stop:
+			return
+		case <-w.wake:
+		}
+		w.qmu.Lock()
+		cmds := w.queue
+		w.queue = nil
+		w.qmu.Unlock()
+		for _, cmd := range cmds {
+			w.apply(cmd)
+		}
+		w.stepActive()
+		if w.env.Manager.Maintenance(w.rt.opts.Effort) {
+			w.signal() // merge work remains: come back after other work
+		}
+	}
+}
+
+// stepActive steps every active dataflow in creation order until none has
+// work left.
+func (w *worker) stepActive() {
+	for range 64 {
+		w.amu.Lock()
+		if len(w.active) == 0 {
+			w.amu.Unlock()
+			return
+		}
+		act := w.active
+		w.active = map[*dataflow.Dataflow]bool{}
+		w.amu.Unlock()
+		for _, df := range w.order {
+			if act[df] && df.Step() {
+				w.activate(df)
+			}
+		}
+	}
+}
+
+func (w *worker) apply(cmd Command) {
+	role := w.rt.opts.Role
+	switch c := cmd.(type) {
+	case CreateDataflow:
+		w.create(c.Desc)
+	case AllowCompaction:
+		if err := w.env.Manager.AllowCompaction(c.ID, c.Frontier); err != nil {
+			w.env.Fail("", err)
+		}
+	case DropDataflow:
+		if df, ok := w.dataflows[c.ID]; ok {
+			df.Drop()
+			delete(w.dataflows, c.ID)
+			for i, d := range w.order {
+				if d == df {
+					w.order = append(w.order[:i], w.order[i+1:]...)
+					break
+				}
+			}
+			w.amu.Lock()
+			delete(w.active, df)
+			w.amu.Unlock()
+		} else {
+			w.env.Manager.DropOwned(c.ID) // peers recorded for it
+		}
+	case Input:
+		if role != Interactive {
+			if err := w.env.Inputs.Send(c.Name, c.Chunk); err != nil {
+				w.env.Fail("", err)
+			}
+		}
+	case AdvanceInput:
+		if role != Interactive {
+			if err := w.env.Inputs.Advance(c.Name, c.Arity, c.Frontier); err != nil {
+				w.env.Fail("", err)
+			}
+		}
+	case barrier:
+		w.stepActive()
+		c.done()
+	}
+}
+
+// create renders desc if the role covers it, else records its exports as
+// peers (taking over the publisher's reserved hold).
+func (w *worker) create(desc dataflow.Desc) {
+	role := w.rt.opts.Role
+	if !role.covers(desc) {
+		if role == Interactive && desc.Maintained {
+			reg := w.rt.opts.Registries[w.index]
+			for _, id := range desc.Exports {
+				b := reg.PeerBundle(id, desc.AsOf)
+				if err := w.env.Manager.SetPeer(id, desc.ID, b); err != nil {
+					b.Release()
+					w.env.Fail(desc.ID, err)
+				}
+			}
+		}
+		return
+	}
+	if _, ok := w.dataflows[desc.ID]; ok {
+		w.env.Fail(desc.ID, fmt.Errorf("runtime: dataflow %q already exists", desc.ID))
+		return
+	}
+	df, err := dataflow.Build(w.env, desc)
+	if err != nil {
+		w.env.Fail(desc.ID, err)
+		return
+	}
+	w.dataflows[desc.ID] = df
+	w.order = append(w.order, df)
+	w.activate(df)
+}
+
+// shutdown drops everything the worker holds (R2).
+func (w *worker) shutdown() {
+	for i := len(w.order) - 1; i >= 0; i-- {
+		w.order[i].Drop()
+	}
+	w.order, w.dataflows = nil, map[string]*dataflow.Dataflow{}
+	for _, id := range w.env.Manager.IDs() {
+		w.env.Manager.Drop(id)
+	}
+	w.amu.Lock()
+	w.active = map[*dataflow.Dataflow]bool{}
+	w.amu.Unlock()
+}

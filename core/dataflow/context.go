@@ -319,3 +319,23 @@ func (d *Dataflow) Step() bool {
 	}
 	return true
 }
+
+// Hold keeps a reader of the arrangement half for the life of the dataflow
+// and moves its logical and physical holds to the half's frontier as it
+// advances: what a consumer that has read everything so far does (a join
+// moves its holds likewise, §2.5). The trace then merges and compacts behind
+// the frontier instead of being pinned at as_of.
+func (c *Context) Hold(a Arranged) {
+	op := &holdOp{r: c.Keep(a.Trace)}
+	c.df.addNode("hold", op, a.Stream.from)
+}
+
+type holdOp struct{ r trace.Reader }
+
+func (o *holdOp) Step(in frontier.Frontier) frontier.Frontier {
+	o.r.SetLogicalCompaction(in)
+	o.r.SetPhysicalCompaction(in)
+	return frontier.Empty()
+}
+
+func (o *holdOp) Shutdown() {}

@@ -100,9 +100,10 @@ func (m *TraceManager) DropOwned(owner string) {
 
 // Maintenance lets every local index merge what it has sealed: physical
 // compaction of its traces to their read upper (§2.3), applies the holds of
-// remote readers that moved, and does up to effort merge work per trace.
-// Peer bundles are skipped: the publisher maintains them. It reports whether
-// merge work remains.
+// remote readers that moved, and gives merges in progress up to effort fuel
+// per trace (arrivals drive the rest; no virtual records are introduced, so
+// an idle worker does not rewrite a large trace). Peer bundles are skipped:
+// the publisher maintains them. It reports whether merges remain.
 func (m *TraceManager) Maintenance(effort int64) bool {
 	more := false
 	for _, e := range m.entries {
@@ -118,7 +119,7 @@ func (m *TraceManager) Maintenance(effort int64) bool {
 				s.Refresh()
 			default:
 			}
-			if effort > 0 && s.Exert(effort) {
+			if effort > 0 && s.Work(effort) {
 				more = true
 			}
 		}

@@ -244,6 +244,17 @@ func (s *Spine) Exert(effort int64) bool {
 	return more
 }
 
+// Work applies fuel to merges in progress (spine.Spine.Work) and
+// republishes the chain if anything was merging.
+func (s *Spine) Work(effort int64) bool {
+	if !s.inner.Merging() {
+		return false
+	}
+	more := s.inner.Work(effort)
+	s.mirror()
+	return more
+}
+
 // BatchesThrough cuts the inner spine (the publisher's own reads).
 func (s *Spine) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 	return s.inner.BatchesThrough(f)

@@ -384,6 +384,33 @@ func (s *Spine) Exert(effort int64) bool {
 	return !s.reduced()
 }
 
+// Work applies effort fuel to the merges in progress, without introducing
+// virtual records (what an idle maintenance pass does: arrivals drive the
+// rest). It reports whether a merge is still in progress.
+func (s *Spine) Work(effort int64) bool {
+	if !s.Merging() {
+		return false
+	}
+	s.applyFuel(effort)
+	s.tidyLayers()
+	for i := range s.layers {
+		if s.layers[i].inProgress() {
+			return true
+		}
+	}
+	return false
+}
+
+// Merging reports whether a merge is in progress.
+func (s *Spine) Merging() bool {
+	for i := range s.layers {
+		if s.layers[i].inProgress() {
+			return true
+		}
+	}
+	return false
+}
+
 // MapBatches calls f on every batch of the chain in time order (empty ones
 // included).
 func (s *Spine) MapBatches(f func(*batch.Batch)) {

@@ -256,3 +256,49 @@ func TestLogicalCompactionThroughMerges(t *testing.T) {
 		t.Fatalf("updates after compaction %d, want 0\n%v", st.Updates, s)
 	}
 }
+
+// TestWorkOnlyFinishesMergesInProgress: Work spends fuel on merges already
+// started and never introduces virtual records, so an idle spine with no
+// merge in progress is left alone (what maintenance relies on).
+func TestWorkOnlyFinishesMergesInProgress(t *testing.T) {
+	s := New(kv, Options{})
+	bld := batch.NewBuilder(kv, 1024)
+	// Two equal large batches: the second starts a merge at their level,
+	// which arrival fuel has not yet touched.
+	for i := range uint64(2) {
+		for j := range 1024 {
+			bld.Push1(int64(j), int64(i), i, 1)
+		}
+		b, _ := bld.Build(frontier.At(i), frontier.At(i+1))
+		if err := s.Insert(b); err != nil {
+			t.Fatal(err)
+		}
+		s.SetPhysicalCompaction(s.Upper())
+	}
+	if !s.Merging() {
+		t.Fatalf("expected a merge in progress after two equal arrivals:\n%v", s)
+	}
+	for s.Work(16) {
+	}
+	if s.Merging() {
+		t.Fatal("Work returned false with a merge in progress")
+	}
+	// A small arrival leaves two singles at different levels and no merge:
+	// Exert would merge them, Work must not.
+	bld.Push1(0, 9, 2, 1)
+	b, _ := bld.Build(frontier.At(2), frontier.At(3))
+	if err := s.Insert(b); err != nil {
+		t.Fatal(err)
+	}
+	s.SetPhysicalCompaction(s.Upper())
+	if s.Merging() || s.Stats().Batches != 2 {
+		t.Fatalf("setup: want two singles and no merge:\n%v", s)
+	}
+	before := s.Stats()
+	if s.Work(1 << 20) {
+		t.Fatal("Work reported work with nothing merging")
+	}
+	if after := s.Stats(); after.Merges != before.Merges || after.MergeWork != before.MergeWork {
+		t.Fatalf("Work started merges on an idle spine: %+v -> %+v", before, after)
+	}
+}

@@ -1,0 +1,262 @@
+package dataflow
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// testEnv is a single worker without a runtime: dataflows are stepped by
+// hand.
+func testEnv(t *testing.T, worker, peers int, hub *Hub) *Env {
+	var errs []error
+	env := &Env{
+		Worker: worker, Peers: peers, Manager: NewTraceManager(), Hub: hub,
+		Activate: func(*Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+		Fail: func(df string, err error) { errs = append(errs, err) },
+	}
+	env.Inputs = NewInputs(worker, peers, env.Activate)
+	t.Cleanup(func() {
+		for _, err := range errs {
+			t.Errorf("operator error: %v", err)
+		}
+	})
+	return env
+}
+
+func chunk(rows ...[]int64) *Chunk {
+	c := NewChunk(len(rows[0])-2, len(rows))
+	for _, r := range rows {
+		c.Push(r[2:], uint64(r[0]), r[1])
+	}
+	return c
+}
+
+// batchTap records the descriptions of the batches on a stream.
+type batchTap struct {
+	in    *Port[*batch.Batch]
+	descs []string
+}
+
+func (o *batchTap) Step(frontier.Frontier) frontier.Frontier {
+	for _, b := range o.in.Take() {
+		o.descs = append(o.descs, b.Desc().String())
+	}
+	return frontier.Empty()
+}
+func (o *batchTap) Shutdown() {}
+
+// TestArrangeSealsOncePerAdvance is D2 and D1: each input frontier advance
+// seals exactly the batch [previous, new), inserted into the trace and sent
+// downstream in the same step; the probe's frontier follows the input's.
+func TestArrangeSealsOncePerAdvance(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	p := NewProbe(1)
+	var tap *batchTap
+	var arr *Arrangement
+	df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 2)
+		if err != nil {
+			return err
+		}
+		arr, err = c.Arrange(in, []int{1})
+		if err != nil {
+			return err
+		}
+		c.Keep(arr.Oks.Trace)
+		tap = &batchTap{in: arr.Oks.Stream.subscribe()}
+		c.df.addNode("tap", tap, arr.Oks.Stream.from)
+		c.Probe(p, arr.Oks.Stream)
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Inputs.Send("in", chunk([]int64{0, 1, 7, 1}, []int64{2, 1, 8, 1})); err != nil {
+		t.Fatal(err)
+	}
+	df.Step()
+	if p.Frontier() != frontier.Min() || len(tap.descs) != 0 {
+		t.Fatalf("sealed before the input frontier moved: %v %v", p.Frontier(), tap.descs)
+	}
+	for _, f := range []uint64{1, 2, 3} {
+		if err := env.Inputs.Advance("in", 2, frontier.At(f)); err != nil {
+			t.Fatal(err)
+		}
+		df.Step()
+		if p.Frontier() != frontier.At(f) {
+			t.Fatalf("probe %v after advancing to %d", p.Frontier(), f)
+		}
+	}
+	// Non-empty batches travel; empty ones are progress in the trace only.
+	if want := []string{"[{0}, {1}) since {0}", "[{2}, {3}) since {0}"}; !slices.Equal(tap.descs, want) {
+		t.Fatalf("batches sent %v, want %v", tap.descs, want)
+	}
+	if up := env.Manager.Len(); up != 0 {
+		t.Fatalf("nothing was exported, manager has %d", up)
+	}
+	df.Drop()
+}
+
+// TestExchangeRoutesByKey steps two workers by hand: every update ends on
+// the worker that owns its key, and each receiver's frontier waits for both
+// senders.
+func TestExchangeRoutesByKey(t *testing.T) {
+	hub := NewHub(2)
+	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
+	cp := NewCapture(2)
+	kept := make([]trace.Reader, 2)
+	var dfs []*Dataflow
+	for w, env := range envs {
+		df, err := Build(env, Desc{ID: "x", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			kept[w] = c.Keep(a.Oks.Trace)
+			c.Capture(cp, a.Oks)
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dfs = append(dfs, df)
+	}
+	var rows [][]int64
+	for k := range int64(20) {
+		rows = append(rows, []int64{0, 1, k, k * 10})
+	}
+	for _, env := range envs {
+		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance("in", 2, frontier.At(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dfs[0].Step()
+	// Worker 1 has not sent yet: worker 0's receiver must not pass 0.
+	if cp.fronts[0] != frontier.Min() {
+		t.Fatalf("worker 0 passed 0 before worker 1 reported: %v", cp.fronts[0])
+	}
+	dfs[1].Step()
+	dfs[0].Step()
+	if !cp.Passed(0) {
+		t.Fatalf("capture did not pass 0: %v", cp.Frontier())
+	}
+	if got := len(cp.At(0)); got != 20 {
+		t.Fatalf("%d rows across workers, want 20", got)
+	}
+	for w, r := range kept {
+		bs, err := r.BatchesThrough(frontier.At(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bs {
+			for _, u := range b.Updates() {
+				if owner := int(HashCols(u.Key, []int{0}) % 2); owner != w {
+					t.Fatalf("key %d landed on worker %d, owned by %d", u.Key[0], w, owner)
+				}
+			}
+		}
+	}
+	for _, df := range dfs {
+		df.Drop()
+	}
+	if hub.Len() != 0 {
+		t.Fatalf("exchange left in the hub after both drops")
+	}
+}
+
+// TestHoldFollowsFrontier: a held arrangement's trace compacts behind the
+// frontier instead of staying pinned.
+func TestHoldFollowsFrontier(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	var arr *Arrangement
+	df, err := Build(env, Desc{ID: "h", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 1)
+		if err != nil {
+			return err
+		}
+		arr, err = c.Arrange(in, []int{0})
+		if err != nil {
+			return err
+		}
+		c.Hold(arr.Oks)
+		return c.Export("idx", arr)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := env.Manager.Get("idx")
+	b.AllowCompaction(frontier.At(100)) // the controller lets go; only Hold remains
+	if err := env.Inputs.Advance("in", 1, frontier.At(5)); err != nil {
+		t.Fatal(err)
+	}
+	df.Step()
+	env.Manager.Maintenance(1 << 10)
+	if got := b.Oks.ReadUpper(); got != frontier.At(5) {
+		t.Fatalf("upper %v", got)
+	}
+	// The hold moved to {5} and the controller allowed {100}: the trace
+	// compacts to the meet, {5}.
+	st := b.Oks.(interface{ Trace() trace.Trace }).Trace().Storage()
+	if got := st.LogicalCompaction(); got != frontier.At(5) {
+		t.Fatalf("trace compacted to %v, want {5}", got)
+	}
+	// Maintenance moved the bundle's physical hold to the upper; the hold
+	// follows the frontier, so sealed batches may merge up to {5}.
+	if got := st.PhysicalCompaction(); got != frontier.At(5) {
+		t.Fatalf("physical compaction %v, want {5}", got)
+	}
+	df.Drop()
+	if env.Manager.Len() != 0 {
+		t.Fatal("dropping the dataflow kept its index")
+	}
+}
+
+// TestBuildFailureDropsEverything: an error during Build releases what the
+// build created and reports the error.
+func TestBuildFailureDropsEverything(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	boom := errors.New("boom")
+	_, err := Build(env, Desc{ID: "f", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 1)
+		if err != nil {
+			return err
+		}
+		a, err := c.Arrange(in, []int{0})
+		if err != nil {
+			return err
+		}
+		if err := c.Export("idx", a); err != nil {
+			return err
+		}
+		return boom
+	}})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	if env.Manager.Len() != 0 {
+		t.Fatal("a failed build left its export")
+	}
+	if _, err := Build(env, Desc{ID: "g", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		_, err := c.ImportIndex("missing")
+		return err
+	}}); err == nil || !strings.Contains(err.Error(), `"missing"`) {
+		t.Fatalf("import of a missing index: %v", err)
+	}
+	if _, err := Build(env, Desc{ID: "h", AsOf: frontier.At(3), Until: frontier.At(3), Build: func(*Context) error { return nil }}); err == nil {
+		t.Fatal("as_of == until accepted")
+	}
+}

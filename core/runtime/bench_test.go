@@ -1,0 +1,295 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// benchRows sends n random two-column rows (key uniform over a large range,
+// val random, diff +1) to input "in" spread over times [first, first+spread),
+// then advances the input to first+spread.
+func benchRows(ctl *Controller, rng *rand.Rand, n int, first, spread uint64) {
+	per := (n + int(spread) - 1) / int(spread)
+	for t := first; t < first+spread && n > 0; t++ {
+		m := min(per, n)
+		c := dataflow.NewChunk(2, m)
+		for range m {
+			c.Push([]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}, t, 1)
+		}
+		ctl.Send(Input{Name: "in", Chunk: c})
+		n -= m
+	}
+	ctl.Send(AdvanceInput{Name: "in", Arity: 2, Frontier: frontier.At(first + spread)})
+}
+
+// arrangeDesc arranges input "in" by column 0 in the dataflow itself (the
+// direct index), holds its trace as a consumer would, and probes it.
+func arrangeDesc(id string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
+	return dataflow.Desc{
+		ID: id, AsOf: frontier.At(asOf), Until: until,
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			c.Hold(a.Oks)
+			c.Probe(p, a.Oks.Stream)
+			return nil
+		},
+	}
+}
+
+// importProbeDesc imports index id, holds its trace as a consumer would, and
+// probes it.
+func importProbeDesc(dfID, id string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
+	return dataflow.Desc{
+		ID: dfID, AsOf: frontier.At(asOf), Until: until,
+		Build: func(c *dataflow.Context) error {
+			a, err := c.ImportIndex(id)
+			if err != nil {
+				return err
+			}
+			c.Hold(a.Oks)
+			c.Probe(p, a.Oks.Stream)
+			return nil
+		},
+	}
+}
+
+func benchCtx(b *testing.B) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	b.Cleanup(cancel)
+	return ctx
+}
+
+// benchSetup starts the runtimes of one index mode with an index "idx" over
+// input "in" (imported) or only the input (direct), preloaded with n rows
+// over times [0, 100).
+type benchSetup struct {
+	mode string
+	ctl  *Controller
+	rts  []*Runtime
+}
+
+func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
+	b.Helper()
+	ctx := benchCtx(b)
+	s := &benchSetup{mode: mode}
+	switch mode {
+	case "imported":
+		m, i, ctl, err := Pair(1, spine.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.ctl, s.rts = ctl, []*Runtime{m, i}
+		p := dataflow.NewProbe(1)
+		ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, p)})
+		benchRows(ctl, rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		if err := p.WaitPassed(ctx, 99); err != nil {
+			b.Fatal(err)
+		}
+	case "direct":
+		r, err := New(Options{Role: Solo, Workers: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.ctl, _ = NewController(r)
+		s.rts = []*Runtime{r}
+		benchRows(s.ctl, rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+	}
+	if err := s.ctl.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		s.ctl.Shutdown()
+		if err := s.ctl.Err(); err != nil {
+			b.Errorf("runtime errors: %v", err)
+		}
+	})
+	return s
+}
+
+// BenchmarkInstall measures creating a dataflow that reads an index of n
+// rows at as_of: index=imported imports the published index (Interactive
+// runtime); index=direct arranges the same rows itself (Solo runtime). The
+// install-ns metric is from sending the create to the dataflow's frontier
+// passing as_of; the op also drops the dataflow. Goal: imported ≤ 1/100 of
+// direct at n=1000000.
+func BenchmarkInstall(b *testing.B) {
+	for _, n := range []int{10000, 100000, 1000000} {
+		for _, mode := range []string{"imported", "direct"} {
+			b.Run(fmt.Sprintf("n=%d/index=%s", n, mode), func(b *testing.B) {
+				if testing.Short() && n > 10000 {
+					b.Skip("short")
+				}
+				ctx := benchCtx(b)
+				s := newBenchSetup(b, mode, n, 1)
+				b.ReportAllocs()
+				var install time.Duration
+				i := 0
+				for b.Loop() {
+					p := dataflow.NewProbe(1)
+					id := fmt.Sprintf("q%d", i)
+					i++
+					start := time.Now()
+					if mode == "imported" {
+						s.ctl.Send(CreateDataflow{Desc: importProbeDesc(id, "idx", 99, frontier.Empty(), p)})
+					} else {
+						s.ctl.Send(CreateDataflow{Desc: arrangeDesc(id, 99, frontier.Empty(), p)})
+					}
+					if err := p.WaitPassed(ctx, 99); err != nil {
+						b.Fatal(err)
+					}
+					install += time.Since(start)
+					s.ctl.Send(DropDataflow{ID: id})
+				}
+				b.ReportMetric(float64(install.Nanoseconds())/float64(i), "install-ns")
+				b.ReportMetric(float64(install.Nanoseconds())/float64(i)/float64(n), "install-ns/row")
+			})
+		}
+	}
+}
+
+// steadyQuery creates the steady-state reader of mode and returns its probe.
+func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Probe {
+	p := dataflow.NewProbe(1)
+	if s.mode == "imported" {
+		s.ctl.Send(CreateDataflow{Desc: importProbeDesc("steady", "idx", 99, frontier.Empty(), p)})
+	} else {
+		s.ctl.Send(CreateDataflow{Desc: arrangeDesc("steady", 99, frontier.Empty(), p)})
+	}
+	if err := p.WaitPassed(benchCtx(b), 99); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// steadyRound sends one round of updates at time t and waits until the
+// reader's frontier passes t.
+func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Probe, chunk *dataflow.Chunk, t uint64) error {
+	for i := range chunk.Times {
+		chunk.Times[i] = t
+	}
+	ctl.Send(Input{Name: "in", Chunk: chunk})
+	ctl.Send(AdvanceInput{Name: "in", Arity: 2, Frontier: frontier.At(t + 1)})
+	return p.WaitPassed(ctx, t)
+}
+
+func roundChunk(rng *rand.Rand, round int) *dataflow.Chunk {
+	c := dataflow.NewChunk(2, round)
+	for range round {
+		c.Push([]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}, 0, 1)
+	}
+	return c
+}
+
+// BenchmarkSteady measures the steady-state cost per update of rounds of
+// that many updates absorbed into an index preloaded with 1,000,000 rows
+// (100,000 under -short): index=imported is maintained and published by the
+// Maintenance runtime and followed by a query in the Interactive runtime;
+// index=direct is arranged by the query itself in a Solo runtime. One op is
+// a round: send, advance, wait for the reader's frontier to pass it.
+// Goals: imported ≤ 1.25× direct; ns/update at round=100000 ≤ 1/10 of
+// round=1.
+func BenchmarkSteady(b *testing.B) {
+	preload := 1000000
+	if testing.Short() {
+		preload = 100000
+	}
+	for _, round := range []int{1, 1000, 100000} {
+		for _, mode := range []string{"imported", "direct"} {
+			b.Run(fmt.Sprintf("round=%d/index=%s", round, mode), func(b *testing.B) {
+				if testing.Short() && round > 1000 {
+					b.Skip("short")
+				}
+				ctx := benchCtx(b)
+				s := newBenchSetup(b, mode, preload, 2)
+				p := s.steadyQuery(b)
+				rng := rand.New(rand.NewPCG(3, uint64(round)))
+				// Distinct chunks per op are pre-built: building them is not
+				// the engine's work. Chunks are immutable once sent, so a
+				// pool is cycled with fresh times written before each send.
+				pool := make([]*dataflow.Chunk, 0, 16)
+				for range cap(pool) {
+					pool = append(pool, roundChunk(rng, round))
+				}
+				b.ReportAllocs()
+				t := uint64(100)
+				for b.Loop() {
+					c := pool[int(t)%len(pool)]
+					pool[int(t)%len(pool)] = roundChunk(rng, 0) // never reuse a sent chunk
+					if err := steadyRound(ctx, s.ctl, p, c, t); err != nil {
+						b.Fatal(err)
+					}
+					t++
+					if pool[int(t)%len(pool)].Len() == 0 {
+						b.StopTimer()
+						pool[int(t)%len(pool)] = roundChunk(rng, round)
+						b.StartTimer()
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int(t-100)*round), "ns/update")
+			})
+		}
+	}
+}
+
+// BenchmarkSteadyRatio interleaves rounds of imported and direct (the same
+// updates to both, alternating which goes first) and reports the median
+// ratio of their per-round times with its interquartile spread: one run
+// gives the ratio without the drift between separate benchmarks.
+func BenchmarkSteadyRatio(b *testing.B) {
+	preload := 1000000
+	if testing.Short() {
+		preload = 100000
+	}
+	for _, round := range []int{1000} {
+		b.Run(fmt.Sprintf("round=%d", round), func(b *testing.B) {
+			ctx := benchCtx(b)
+			imp := newBenchSetup(b, "imported", preload, 2)
+			dir := newBenchSetup(b, "direct", preload, 2)
+			pi, pd := imp.steadyQuery(b), dir.steadyQuery(b)
+			rng := rand.New(rand.NewPCG(4, uint64(round)))
+			var ratios []float64
+			t := uint64(100)
+			for b.Loop() {
+				b.StopTimer()
+				ci, cd := roundChunk(rng, round), roundChunk(rng, 0)
+				cd.Rows, cd.Times, cd.Diffs = slices.Clone(ci.Rows), slices.Clone(ci.Times), slices.Clone(ci.Diffs)
+				b.StartTimer()
+				var di, dd time.Duration
+				run := func(s *benchSetup, p *dataflow.Probe, c *dataflow.Chunk) time.Duration {
+					start := time.Now()
+					if err := steadyRound(ctx, s.ctl, p, c, t); err != nil {
+						b.Fatal(err)
+					}
+					return time.Since(start)
+				}
+				if t%2 == 0 {
+					di, dd = run(imp, pi, ci), run(dir, pd, cd)
+				} else {
+					dd, di = run(dir, pd, cd), run(imp, pi, ci)
+				}
+				ratios = append(ratios, float64(di)/float64(dd))
+				t++
+			}
+			slices.Sort(ratios)
+			q := func(f float64) float64 { return ratios[int(f*float64(len(ratios)-1))] }
+			b.ReportMetric(q(0.5), "imported/direct")
+			b.ReportMetric(q(0.25), "ratio-p25")
+			b.ReportMetric(q(0.75), "ratio-p75")
+		})
+	}
+}

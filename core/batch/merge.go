@@ -330,56 +330,58 @@ func (m *Merger) mergeKey1(k1, k2 int) int64 {
 	b1, b2 := m.b1, m.b2
 	v1, v1e := int(b1.keyOffs[k1]), int(b1.keyOffs[k1+1])
 	v2, v2e := int(b2.keyOffs[k2]), int(b2.keyOffs[k2+1])
-	vals1, vo1, t1, d1 := b1.vals, b1.valOffs, b1.times, b1.diffs
-	vals2, vo2, t2, d2 := b2.vals, b2.valOffs, b2.times, b2.diffs
-	used := int64(vo1[v1e]-vo1[v1]) + int64(vo2[v2e]-vo2[v2])
+	used := int64(b1.valOffs[v1e]-b1.valOffs[v1]) + int64(b2.valOffs[v2e]-b2.valOffs[v2])
 	oVals, oVoff, oT, oD := m.out.vals, m.out.valOffs, m.out.times, m.out.diffs
 	nv0 := m.nv
 	nv, nu := m.nv, m.nu
 	// Advancing by since {0} (or by nothing, s == 0) is the identity.
 	s := m.s
-	for v1 < v1e || v2 < v2e {
-		if v2 >= v2e || v1 < v1e && vals1[v1] < vals2[v2] {
-			// Val v1 of b1 comes first.
-			if lo := vo1[v1]; vo1[v1+1]-lo == 1 {
-				oT[nu], oD[nu] = max(t1[lo], s), d1[lo]
-				nu++
-				oVals[nv] = vals1[v1]
-				nv++
-				oVoff[nv] = uint32(nu)
-			} else {
+	for {
+		var b *Batch
+		var v int
+		switch {
+		case v1 < v1e && v2 < v2e:
+			switch x1, x2 := b1.vals[v1], b2.vals[v2]; {
+			case x1 < x2:
+				b, v = b1, v1
+				v1++
+			case x1 > x2:
+				b, v = b2, v2
+				v2++
+			default:
 				m.nv, m.nu = nv, nu
-				m.copyVals(b1, v1, v1+1)
+				m.mergeVal(v1, v2)
 				nv, nu = m.nv, m.nu
+				v1++
+				v2++
+				continue
 			}
+		case v1 < v1e:
+			b, v = b1, v1
 			v1++
-		} else if v1 >= v1e || vals2[v2] < vals1[v1] {
-			// Val v2 of b2 comes first.
-			if lo := vo2[v2]; vo2[v2+1]-lo == 1 {
-				oT[nu], oD[nu] = max(t2[lo], s), d2[lo]
-				nu++
-				oVals[nv] = vals2[v2]
-				nv++
-				oVoff[nv] = uint32(nu)
-			} else {
-				m.nv, m.nu = nv, nu
-				m.copyVals(b2, v2, v2+1)
-				nv, nu = m.nv, m.nu
-			}
+		case v2 < v2e:
+			b, v = b2, v2
 			v2++
-		} else {
+		default:
 			m.nv, m.nu = nv, nu
-			m.mergeVal(v1, v2)
-			nv, nu = m.nv, m.nu
-			v1++
-			v2++
+			if nv > nv0 {
+				m.emitKey(b1, k1)
+			}
+			return used
 		}
+		lo, hi := b.valOffs[v], b.valOffs[v+1]
+		if hi-lo != 1 {
+			m.nv, m.nu = nv, nu
+			m.copyVals(b, v, v+1)
+			nv, nu = m.nv, m.nu
+			continue
+		}
+		oT[nu], oD[nu] = max(b.times[lo], s), b.diffs[lo]
+		nu++
+		oVals[nv] = b.vals[v]
+		nv++
+		oVoff[nv] = uint32(nu)
 	}
-	m.nv, m.nu = nv, nu
-	if nv > nv0 {
-		m.emitKey(b1, k1)
-	}
-	return used
 }
 
 // runEndVals returns the first val index in [v, ve) of b at or after val vo

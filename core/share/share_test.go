@@ -560,3 +560,34 @@ func TestImportUntil(t *testing.T) {
 	}
 	im.Trace().Release()
 }
+
+// TestReaderCutReportsAStraddle: a reader's cut inside a non-empty batch is
+// an error, never a partial answer; a cut inside an empty batch is not.
+func TestReaderCutReportsAStraddle(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	bld := batch.NewBuilder(kv, 2)
+	bld.Push1(1, 1, 0, 1)
+	bld.Push1(1, 1, 3, 1)
+	b, err := bld.Build(frontier.At(0), frontier.At(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.w.Insert(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.w.Seal(kv, frontier.At(9)); err != nil {
+		t.Fatal(err)
+	}
+	r := pt.Reader()
+	defer r.Release()
+	if _, err := r.BatchesThrough(frontier.At(2)); !errors.Is(err, spine.ErrStraddle) {
+		t.Fatalf("cut inside [0, 5): err = %v, want ErrStraddle", err)
+	}
+	if bs, err := r.BatchesThrough(frontier.At(7)); err != nil || len(bs) != 1 {
+		t.Fatalf("cut inside the empty [5, 9): %v, %v", bs, err)
+	}
+	if _, err := r.BatchesThrough(frontier.At(10)); !errors.Is(err, spine.ErrBeyondUpper) {
+		t.Fatalf("cut beyond the upper: err = %v", err)
+	}
+}

@@ -33,31 +33,12 @@ func skipLarge(b *testing.B, n int) {
 	}
 }
 
-// benchUpd is one generated update with one-column key and val; it is also
-// the 32-byte record the SortLimit and MergeLimit baselines work on.
-type benchUpd struct {
-	k, v int64
-	t    uint64
-	d    int64
-}
+// benchUpd is one generated update with one-column key and val: the
+// builder's own 32-byte record, which the SortLimit and MergeLimit baselines
+// sort and merge with the builder's own comparator.
+type benchUpd = rec
 
-func cmpBenchUpd(a, b benchUpd) int {
-	switch {
-	case a.k < b.k:
-		return -1
-	case a.k > b.k:
-		return 1
-	case a.v < b.v:
-		return -1
-	case a.v > b.v:
-		return 1
-	case a.t < b.t:
-		return -1
-	case a.t > b.t:
-		return 1
-	}
-	return 0
-}
+var cmpBenchUpd = cmpRec
 
 // genUpdates returns n unsorted updates: keys uniform over [0, n/4) (so keys
 // repeat), vals uniform over all of int64 (negative ones included), times

@@ -57,14 +57,7 @@ func (c *Cursor) RewindKeys() {
 // cmpKeyAt compares key index i with key.
 func (c *Cursor) cmpKeyAt(i int, key []int64) int {
 	if c.ka == 1 {
-		a, b := c.b.keys[i], key[0]
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
+		return cmp3(c.b.keys[i], key[0])
 	}
 	return cmpRow(c.b.keys[i*c.ka:i*c.ka+c.ka], key)
 }

@@ -248,39 +248,38 @@ const (
 	// followBatch is the number of updates in each batch of the Follow
 	// stream.
 	followBatch = 1000
-	// followChunk is how many batches one side handles while the other
-	// side's timer is stopped: the publisher inserts followChunk batches,
-	// then the reader follows them one at a time.
-	followChunk = 64
 	// followCycle is the length of the pre-built stream: the trace is
 	// restarted (untimed) every followCycle batches.
 	followCycle = 512
+	// followReadChunk is how many batches the untimed publisher inserts
+	// at a time in the side=reader run, before the reader follows them.
+	followReadChunk = 256
 )
 
-// follow is one publisher and one live reader on the Follow stream. Both
-// sides of BenchmarkFollow run the same sequence: the publisher inserts a
-// chunk of followChunk batches (benchMaintain), then the reader follows them
-// one batch at a time (read); every followCycle batches the trace restarts.
-// Only the side under test is timed.
+// follow is one publisher and one live reader of its point on the Follow
+// stream: the publisher inserts batches (publish), then the reader follows
+// them one batch at a time (read); every followCycle batches the trace
+// restarts. Only the side under test is timed.
 type follow struct {
-	tb     testing.TB
-	stream []*batch.Batch // batch i is [i, i+1)
-	h      *trace.Handle
-	w      *trace.Writer
-	s      *Spine
-	pt     *Point
-	im     *Import
+	tb       testing.TB
+	stream   []*batch.Batch // batch i is [i, i+1)
+	maintain bool           // the publisher maintains its trace (benchMaintain)
+	h        *trace.Handle
+	w        *trace.Writer
+	s        *Spine
+	pt       *Point
+	im       *Import
 
 	pubNext, readNext int     // next stream index each side handles
-	pending           []event // the import's queued events, taken after a chunk
+	pending           []event // the import's queued events, taken after inserts
 	pendingBase       int     // stream index of pending[0]
 	evs               []Event
 }
 
-func newFollow(tb testing.TB) *follow {
+func newFollow(tb testing.TB, maintain bool) *follow {
 	recs := benchRecs(followCycle, followBatch, 0xf0110)
 	bld := batch.NewBuilder(kv, followBatch)
-	f := &follow{tb: tb, stream: make([]*batch.Batch, followCycle)}
+	f := &follow{tb: tb, stream: make([]*batch.Batch, followCycle), maintain: maintain}
 	for i := range f.stream {
 		t := uint64(i)
 		f.stream[i] = benchBuild(tb, bld, recs[i*followBatch:(i+1)*followBatch], frontier.At(t), frontier.At(t+1))
@@ -293,10 +292,7 @@ func newFollow(tb testing.TB) *follow {
 // left) and starts a fresh publication with a live import at {0}.
 func (f *follow) restart() {
 	if f.im != nil {
-		f.im.Close()
-		f.im.Trace().Release()
-		checkNoReaders(f.tb, f.pt)
-		f.h.Release()
+		f.close()
 	}
 	f.h, f.w, f.s = NewTrace(kv, spine.Options{})
 	f.pt = NewPoint()
@@ -312,9 +308,23 @@ func (f *follow) restart() {
 	f.pubNext, f.readNext = 0, 0
 }
 
-// publish is the publisher's per-batch work on the next stream batch.
+// publish is the publisher's work on the next stream batch: with maintain,
+// a maintained index's step (benchMaintain); without, Insert alone (after
+// applying holds if a reader woke it), so the trace never merges.
 func (f *follow) publish() {
-	benchMaintain(f.tb, f.h, f.w, f.s, f.stream[f.pubNext], followBatch)
+	b := f.stream[f.pubNext]
+	if f.maintain {
+		benchMaintain(f.tb, f.h, f.w, f.s, b, followBatch)
+	} else {
+		select {
+		case <-f.s.Wake():
+			f.s.Refresh()
+		default:
+		}
+		if err := f.w.Insert(b); err != nil {
+			f.tb.Fatal(err)
+		}
+	}
 	f.pubNext++
 }
 
@@ -367,25 +377,15 @@ func (f *follow) read() {
 	f.readNext++
 }
 
-// readChunk follows every batch published so far.
-func (f *follow) readChunk() {
+// readAll follows every batch published so far.
+func (f *follow) readAll() {
 	f.take()
 	for f.readNext < f.pubNext {
 		f.read()
 	}
 }
 
-// publishChunk publishes the next chunk, restarting the trace when the
-// stream is used up.
-func (f *follow) publishChunk() {
-	if f.pubNext == len(f.stream) {
-		f.restart()
-	}
-	for range followChunk {
-		f.publish()
-	}
-}
-
+// close ends the import and the publication and checks no hold is left.
 func (f *follow) close() {
 	f.im.Close()
 	f.im.Trace().Release()
@@ -396,23 +396,36 @@ func (f *follow) close() {
 // BenchmarkFollow measures, per batch of followBatch updates, a live reader
 // following the publisher (side=reader: one Drain of one batch event and its
 // frontier, and the consumer's downgrade) beside the publisher's own work
-// (side=publisher: Insert, local compaction, Exert of one batch of effort).
-// One op is one batch; ns/batch equals ns/op.
+// (side=publisher: Insert, local compaction, Exert of one batch of effort,
+// applying the reader's holds). One op is one batch; ns/batch = ns/op.
+// Both sides handle the same pre-built batches, in the same order, through
+// the same point and import.
 //
-// Both sides run the same sequence on the same pre-built batches: the
-// publisher inserts followChunk batches, then the reader follows them one by
-// one; only the side under test is timed (the timer stops once per chunk).
-// The trace restarts, untimed, every followCycle batches, so the publisher's
-// cost is amortised over a trace that grows from 0 to followCycle batches;
-// b.N is far larger than followCycle, so partial cycles do not bias it.
+// side=publisher: each op inserts one batch with maintenance; then, untimed,
+// the reader follows it, so the reader's holds never lag more than one batch
+// behind (as a live reader's). The trace restarts, untimed, every
+// followCycle batches: the cost is amortised over a trace growing from 0 to
+// followCycle batches (merge work included); b.N spans many cycles.
+//
+// side=reader: untimed, the publisher inserts followReadChunk batches
+// without maintenance (no merging); then each op follows one batch. The
+// reader's work touches only its queue, its point's lock and the remote
+// holds, none of which depends on how the publisher merges; a maintaining
+// publisher costs a few hundred times a reader's batch, and would make the
+// untimed side dominate the run (tens of minutes at -count 6).
 func BenchmarkFollow(b *testing.B) {
 	b.Run("side=reader", func(b *testing.B) {
-		f := newFollow(b)
+		f := newFollow(b, false)
 		b.ReportAllocs()
 		for b.Loop() {
 			if f.readNext == f.pubNext {
 				b.StopTimer()
-				f.publishChunk()
+				if f.pubNext == len(f.stream) {
+					f.restart()
+				}
+				for range followReadChunk {
+					f.publish()
+				}
 				f.take()
 				b.StartTimer()
 			}
@@ -422,18 +435,16 @@ func BenchmarkFollow(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/batch")
 	})
 	b.Run("side=publisher", func(b *testing.B) {
-		f := newFollow(b)
+		f := newFollow(b, true)
 		b.ReportAllocs()
 		for b.Loop() {
-			if f.pubNext-f.readNext == followChunk {
-				b.StopTimer()
-				f.readChunk()
-				if f.pubNext == len(f.stream) {
-					f.restart()
-				}
-				b.StartTimer()
-			}
 			f.publish()
+			b.StopTimer()
+			f.readAll()
+			if f.pubNext == len(f.stream) {
+				f.restart()
+			}
+			b.StartTimer()
 		}
 		f.close()
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/batch")

@@ -103,6 +103,11 @@ func (m *MutableFrontier) Len() int64 {
 	return n
 }
 
+// Clone returns an independent copy of m.
+func (m *MutableFrontier) Clone() MutableFrontier {
+	return MutableFrontier{entries: slices.Clone(m.entries)}
+}
+
 // IsEmpty reports whether nothing is held.
 func (m *MutableFrontier) IsEmpty() bool { return len(m.entries) == 0 }
 

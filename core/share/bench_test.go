@@ -389,8 +389,8 @@ func (f *follow) readAll() {
 func (f *follow) close() {
 	f.im.Close()
 	f.im.Trace().Release()
-	checkNoReaders(f.tb, f.pt)
 	f.h.Release()
+	checkNoReaders(f.tb, f.pt)
 }
 
 // BenchmarkFollow measures, per batch of followBatch updates, a live reader

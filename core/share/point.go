@@ -144,7 +144,7 @@ func (p *Point) Stats() PointStats {
 func (p *Point) RemoteHolds() (logical, physical frontier.MutableFrontier) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.remoteLogical, p.remotePhysical
+	return p.remoteLogical.Clone(), p.remotePhysical.Clone()
 }
 
 // Chain returns the published chain (immutable; shared).

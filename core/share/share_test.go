@@ -591,3 +591,21 @@ func TestReaderCutReportsAStraddle(t *testing.T) {
 		t.Fatalf("cut beyond the upper: err = %v", err)
 	}
 }
+
+// TestRemoteHoldsIsASnapshot: what RemoteHolds returns does not change when
+// holds move afterwards.
+func TestRemoteHoldsIsASnapshot(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(4)
+	a, _ := pt.ReaderAt(frontier.At(1))
+	b, _ := pt.ReaderAt(frontier.At(3))
+	l, _ := pt.RemoteHolds()
+	before := l.String()
+	a.Release()
+	b.SetLogicalCompaction(frontier.At(4))
+	if after := l.String(); after != before {
+		t.Fatalf("snapshot changed from %s to %s", before, after)
+	}
+	b.Release()
+}

@@ -202,10 +202,17 @@ func (h *Handle) Release() {
 	h.must(bx.logical.Update(h.logical, -1))
 	h.must(bx.physical.Update(h.physical, -1))
 	bx.live--
-	bx.apply()
-	if bx.live == 0 && bx.storage != nil {
-		// Every hold is gone: the storage compacted to {} above; drop it so
-		// its batches can be collected and later writes are discarded.
+	if bx.live > 0 {
+		bx.apply()
+		return
+	}
+	if bx.storage != nil {
+		// Every hold is gone: the trace may compact everything, and nothing
+		// can read it any more. Record {} as its logical compaction and drop
+		// the storage so its batches can be collected and later writes are
+		// discarded. Physical compaction is not moved: that would merge
+		// every pending batch of a trace about to be freed.
+		bx.storage.SetLogicalCompaction(frontier.Empty())
 		if d, ok := bx.storage.(Dropper); ok {
 			d.Drop()
 		}
@@ -257,11 +264,13 @@ type Trace struct{ bx *box }
 // Live returns the number of live handles.
 func (t Trace) Live() int { return t.bx.live }
 
-// LogicalHolds returns the accumulated logical holds of live handles.
-func (t Trace) LogicalHolds() frontier.MutableFrontier { return t.bx.logical }
+// LogicalHolds returns a copy of the accumulated logical holds of live
+// handles.
+func (t Trace) LogicalHolds() frontier.MutableFrontier { return t.bx.logical.Clone() }
 
-// PhysicalHolds returns the accumulated physical holds of live handles.
-func (t Trace) PhysicalHolds() frontier.MutableFrontier { return t.bx.physical }
+// PhysicalHolds returns a copy of the accumulated physical holds of live
+// handles.
+func (t Trace) PhysicalHolds() frontier.MutableFrontier { return t.bx.physical.Clone() }
 
 // Storage returns the storage, or nil once every handle is released.
 func (t Trace) Storage() Storage { return t.bx.storage }

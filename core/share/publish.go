@@ -22,10 +22,13 @@ type Spine struct {
 	localLogical  frontier.Frontier // the meet of the local handles' holds
 	localPhysical frontier.Frontier
 
-	wake    chan struct{} // capacity 1; readers signal when their holds move
-	notify  func()        // optional; called with wake (under a point's lock)
-	local   *Point        // private point for imports within the same runtime
-	dropped bool
+	chain    []*batch.Batch // the last chain mirrored, at version
+	version  uint64
+	mirrored bool
+	wake     chan struct{} // capacity 1; readers signal when their holds move
+	notify   func()        // optional; called with wake (under a point's lock)
+	local    *Point        // private point for imports within the same runtime
+	dropped  bool
 }
 
 var (
@@ -94,7 +97,7 @@ func (s *Spine) Attach(p *Point) error {
 		p.mu.Unlock()
 		return fmt.Errorf("share: attach: a reader holds %v but the trace is compacted to %v: %w", hold, since, ErrSinceBeyond)
 	}
-	chain := s.inner.Batches()
+	chain := s.currentChain()
 	p.pub = s
 	p.chain, p.upper = chain, s.inner.Upper()
 	p.since, p.physical, p.request = s.inner.LogicalCompaction(), s.inner.PhysicalCompaction(), s.localLogical
@@ -164,12 +167,21 @@ func (s *Spine) detachClosed() {
 	})
 }
 
+// currentChain returns the inner chain, listing it again only when its
+// version moved since the last call.
+func (s *Spine) currentChain() []*batch.Batch {
+	if v := s.inner.Version(); !s.mirrored || v != s.version {
+		s.chain, s.version, s.mirrored = s.inner.Batches(), v, true
+	}
+	return s.chain
+}
+
 // mirror publishes the chain, upper and physical frontier to every point.
 func (s *Spine) mirror() {
 	if len(s.points) == 0 {
 		return
 	}
-	chain := s.inner.Batches()
+	chain := s.currentChain()
 	for _, p := range s.points {
 		p.mu.Lock()
 		p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()
@@ -186,7 +198,7 @@ func (s *Spine) Insert(b *batch.Batch) error {
 	if len(s.points) == 0 {
 		return nil
 	}
-	chain := s.inner.Batches()
+	chain := s.currentChain()
 	for _, p := range s.points {
 		p.mu.Lock()
 		p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()

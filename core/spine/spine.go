@@ -74,6 +74,7 @@ type Spine struct {
 	err      error // sticky: a merge overflowed
 	merges   int64
 	work     int64
+	version  uint64 // bumped whenever the chain's batches change
 }
 
 // Options configure a spine.
@@ -140,6 +141,7 @@ func (s *Spine) Insert(b *batch.Batch) error {
 	}
 	s.upper = b.Upper()
 	s.pending = append(s.pending, b)
+	s.version++
 	s.considerMerges()
 	return s.err
 }
@@ -306,6 +308,7 @@ func (s *Spine) finishMerge(l *layer) {
 		s.err = fmt.Errorf("spine: merging %v and %v: %w", l.b1.Desc(), l.b2.Desc(), err)
 	}
 	*l = layer{kind: double, b: res}
+	s.version++
 }
 
 // tidyLayers lets a large top batch that compaction has shrunk move down, so
@@ -400,6 +403,11 @@ func (s *Spine) Work(effort int64) bool {
 	}
 	return false
 }
+
+// Version changes whenever the chain's batches change (an insert, or a
+// merge replacing two batches by one); moving batches between levels leaves
+// it alone. A mirror of the chain is current while the version is the same.
+func (s *Spine) Version() uint64 { return s.version }
 
 // Merging reports whether a merge is in progress.
 func (s *Spine) Merging() bool {

@@ -302,3 +302,47 @@ func TestWorkOnlyFinishesMergesInProgress(t *testing.T) {
 		t.Fatalf("Work started merges on an idle spine: %+v -> %+v", before, after)
 	}
 }
+
+// TestVersionTracksChainChanges: the version moves on every insert and every
+// finished merge, and only then, so a mirror of the chain can be skipped
+// while it is unchanged.
+func TestVersionTracksChainChanges(t *testing.T) {
+	s := New(kv, Options{})
+	bld := batch.NewBuilder(kv, 1024)
+	seen := map[uint64]string{}
+	check := func(what string) {
+		t.Helper()
+		chain := fmt.Sprint(s.Batches())
+		if prev, ok := seen[s.Version()]; ok && prev != chain {
+			t.Fatalf("%s: version %d unchanged but chain changed", what, s.Version())
+		}
+		seen[s.Version()] = chain
+	}
+	for i := range uint64(40) {
+		for j := range 1 + int(i%5)*200 {
+			bld.Push1(int64(j), int64(i), i, 1)
+		}
+		b, _ := bld.Build(frontier.At(i), frontier.At(i+1))
+		v := s.Version()
+		if err := s.Insert(b); err != nil {
+			t.Fatal(err)
+		}
+		if s.Version() == v {
+			t.Fatal("insert left the version unchanged")
+		}
+		check("insert")
+		s.SetPhysicalCompaction(s.Upper())
+		check("physical compaction")
+		s.Work(64)
+		check("work")
+	}
+	for s.Exert(1 << 20) {
+		check("exert")
+	}
+	check("quiescent")
+	v := s.Version()
+	s.Exert(1 << 20)
+	if s.Version() != v {
+		t.Fatal("an exert with nothing to do moved the version")
+	}
+}

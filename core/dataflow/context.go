@@ -150,6 +150,9 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) 
 	if c.env.Wake != nil {
 		s.SetNotify(c.env.Wake)
 	}
+	m := c.env.Manager
+	m.track(s)
+	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	df, env := c.df, c.env
 	op := &arrangeOp{
 		in: in.subscribe(), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, ar: ar,
@@ -245,7 +248,7 @@ func (c *Context) Export(id string, a *Arrangement) error {
 	}
 	oksH, errsH := a.Oks.Trace.(*trace.Handle), a.Errs.Trace.(*trace.Handle)
 	oksS, errsS := oksH.Trace().Storage().(*share.Spine), errsH.Trace().Storage().(*share.Spine)
-	e := &entry{bundle: share.NewBundle(oksH.Clone(), errsH.Clone(), nil), spines: []*share.Spine{oksS, errsS}, owner: c.df.id}
+	e := &entry{bundle: share.NewBundle(oksH.Clone(), errsH.Clone(), nil), owner: c.df.id}
 	if c.env.Registry != nil {
 		tok, err := c.env.Registry.Publish(id, c.df.asOf, oksS, errsS)
 		if err != nil {

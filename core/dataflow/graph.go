@@ -152,5 +152,7 @@ func (d *Dataflow) drop() {
 	for i := len(d.onDrop) - 1; i >= 0; i-- {
 		d.onDrop[i]()
 	}
-	d.nodes = nil
+	// A dropped dataflow may still be named by a late activation; keep
+	// nothing it referenced alive through it.
+	d.nodes, d.onDrop = nil, nil
 }

@@ -154,6 +154,7 @@ func (r *Runtime) Shutdown() {
 type Stats struct {
 	Dataflows int
 	Indexes   int // trace manager entries (local and peer)
+	Traces    int // arrangement traces under maintenance
 	Exchanges int
 }
 
@@ -166,6 +167,7 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 		mu.Lock()
 		st.Dataflows += len(w.dataflows)
 		st.Indexes += w.env.Manager.Len()
+		st.Traces += w.env.Manager.Tracked()
 		mu.Unlock()
 	})
 	st.Exchanges = r.hub.Len()

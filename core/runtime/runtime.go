@@ -225,11 +225,22 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 	return &Controller{rts: rts}, nil
 }
 
-// Send sends cmd to every runtime (R1).
+// Send sends cmd to every runtime (R1). Input updates and frontier advances
+// go only to the runtimes that maintain (Solo, Maintenance): an Interactive
+// runtime has no use for them, and waking it for each would cost every round
+// a context switch on a busy machine.
 func (c *Controller) Send(cmd Command) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	input := false
+	switch cmd.(type) {
+	case Input, AdvanceInput:
+		input = true
+	}
 	for _, r := range c.rts {
+		if input && r.opts.Role == Interactive {
+			continue
+		}
 		r.send(cmd)
 	}
 }

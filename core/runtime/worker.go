@@ -146,7 +146,7 @@ func (w *worker) apply(cmd Command) {
 			w.env.Manager.DropOwned(c.ID) // peers recorded for it
 		}
 	case Input:
-		if role != Interactive {
+		if role != Interactive { // the controller sends none; a direct send is ignored
 			if err := w.env.Inputs.Send(c.Name, c.Chunk); err != nil {
 				w.env.Fail("", err)
 			}

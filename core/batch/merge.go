@@ -62,23 +62,46 @@ func (m *Merger) Done() bool { return m.done }
 // WorkDone returns the updates consumed so far.
 func (m *Merger) WorkDone() int64 { return m.work }
 
+// minGallop is how many keys in a row one side must win before the merge
+// stops comparing key by key and copies the rest of that side's run in bulk
+// (timsort's MIN_GALLOP). Merges of similar batches of random keys alternate
+// sides every key or two, where finding a run's end first costs more than it
+// saves.
+const minGallop = 7
+
 // Work merges until fuel updates have been consumed (at key granularity, so it
 // may overshoot by one key) or the merge completes. It subtracts what it used
 // from *fuel.
 func (m *Merger) Work(fuel *int64) {
+	f := *fuel
+	var used int64
+	if m.ar.Key == 1 && m.ar.Val == 1 {
+		used = m.work11(f)
+	} else {
+		used = m.workN(f)
+	}
+	*fuel -= used
+	m.work += used
+	if m.k1 >= m.b1.Keys() && m.k2 >= m.b2.Keys() {
+		m.done = true
+	}
+}
+
+// workN is Work for any arity and returns the updates consumed.
+func (m *Merger) workN(f int64) int64 {
 	b1, b2 := m.b1, m.b2
 	n1, n2 := b1.Keys(), b2.Keys()
 	ka := m.ar.Key
-	f := *fuel
 	var used int64
+	w1, w2 := 0, 0 // keys in a row won by b1, b2
 	for used < f && (m.k1 < n1 || m.k2 < n2) {
 		k1, k2 := m.k1, m.k2
 		var c int
 		switch {
 		case k1 >= n1:
-			c = 1
+			c, w2 = 1, minGallop
 		case k2 >= n2:
-			c = -1
+			c, w1 = -1, minGallop
 		case ka == 1:
 			c = cmp3(b1.keys[k1], b2.keys[k2])
 		default:
@@ -86,28 +109,206 @@ func (m *Merger) Work(fuel *int64) {
 		}
 		switch {
 		case c < 0:
-			end := m.runEnd(b1, k1, b2, k2, f-used)
+			end := k1 + 1
+			if w1 >= minGallop {
+				end = m.runEnd(b1, k1, b2, k2, f-used)
+				w1 = 0
+			} else {
+				w1++
+			}
+			w2 = 0
 			used += m.copyKeys(b1, k1, end)
 			m.k1 = end
 		case c > 0:
-			end := m.runEnd(b2, k2, b1, k1, f-used)
+			end := k2 + 1
+			if w2 >= minGallop {
+				end = m.runEnd(b2, k2, b1, k1, f-used)
+				w2 = 0
+			} else {
+				w2++
+			}
+			w1 = 0
 			used += m.copyKeys(b2, k2, end)
 			m.k2 = end
-		case m.ar.Val == 1:
-			used += m.mergeKey1(k1, k2)
-			m.k1++
-			m.k2++
 		default:
-			used += m.mergeKey(k1, k2)
+			w1, w2 = 0, 0
+			if m.ar.Val == 1 {
+				used += m.mergeKey1(k1, k2)
+			} else {
+				used += m.mergeKey(k1, k2)
+			}
 			m.k1++
 			m.k2++
 		}
 	}
-	*fuel -= used
-	m.work += used
-	if m.k1 >= n1 && m.k2 >= n2 {
-		m.done = true
+	return used
+}
+
+// work11 is Work for key and val arity 1 and returns the updates consumed.
+// It merges key by key, writing a key whose one val holds one update (the
+// common case) straight into the columns, and copies a side's run in bulk
+// once that side has won minGallop keys in a row. Each side's cursor keeps
+// its val and update positions too, so the fast path's loads do not wait on
+// the offset columns.
+func (m *Merger) work11(f int64) int64 {
+	b1, b2 := m.b1, m.b2
+	keys1, ko1, vals1, vo1, t1, d1 := b1.keys, b1.keyOffs, b1.vals, b1.valOffs, b1.times, b1.diffs
+	keys2, ko2, vals2, vo2, t2, d2 := b2.keys, b2.keyOffs, b2.vals, b2.valOffs, b2.times, b2.diffs
+	n1, n2 := len(keys1), len(keys2)
+	// A flat side has one val per key and one update per val (random keys
+	// rarely repeat), so its fast path need not read its offsets.
+	flat1, flat2 := len(vals1) == n1 && len(t1) == n1, len(vals2) == n2 && len(t2) == n2
+	o := &m.out
+	oK, oKo, oV, oVo, oT, oD := o.keys, o.keyOffs, o.vals, o.valOffs, o.times, o.diffs
+	s := m.s // advancing by s == 0 is the identity
+	k1, k2 := m.k1, m.k2
+	v1, v2 := int(ko1[k1]), int(ko2[k2])
+	u1, u2 := int(vo1[v1]), int(vo2[v2])
+	nk, nv, nu := m.nk, m.nv, m.nu
+	var used int64
+	w1, w2 := 0, 0 // keys in a row won by b1, b2
+	for used < f {
+		if flat1 && flat2 {
+			// Both sides are flat, so key, val and update indexes agree:
+			// take the lesser head without a branch (comparing random keys
+			// is a coin toss that a branch would mispredict half the time)
+			// until the keys tie, a side runs out or wins minGallop in a
+			// row.
+			for used < f && k1 < n1 && k2 < n2 && w1 < minGallop && w2 < minGallop {
+				x1, x2 := keys1[k1], keys2[k2]
+				if x1 == x2 {
+					break
+				}
+				a1, a2 := vals1[k1], vals2[k2]
+				tt1, tt2 := t1[k1], t2[k2]
+				dd1, dd2 := d1[k1], d2[k2]
+				i := 0 // 1 if b1's head is the lesser
+				if x1 < x2 {
+					i = 1
+				}
+				x, a, tt, dd := x2, a2, tt2, dd2
+				if i != 0 {
+					x = x1
+				}
+				if i != 0 {
+					a = a1
+				}
+				if i != 0 {
+					tt = tt1
+				}
+				if i != 0 {
+					dd = dd1
+				}
+				oT[nu], oD[nu] = max(tt, s), dd
+				nu++
+				oV[nv] = a
+				nv++
+				oVo[nv] = uint32(nu)
+				oK[nk] = x
+				nk++
+				oKo[nk] = uint32(nv)
+				j := 1 - i
+				k1, k2 = k1+i, k2+j
+				w1, w2 = (w1+i)*i, (w2+j)*j
+				used++
+			}
+			v1, u1, v2, u2 = k1, k1, k2, k2
+			if used >= f {
+				break
+			}
+		}
+		var c int
+		switch {
+		case k1 < n1 && k2 < n2:
+			x1, x2 := keys1[k1], keys2[k2]
+			switch {
+			case x1 < x2:
+				if w1 < minGallop && (flat1 || int(ko1[k1+1]) == v1+1 && int(vo1[v1+1]) == u1+1) {
+					oT[nu], oD[nu] = max(t1[u1], s), d1[u1]
+					nu++
+					oV[nv] = vals1[v1]
+					nv++
+					oVo[nv] = uint32(nu)
+					oK[nk] = x1
+					nk++
+					oKo[nk] = uint32(nv)
+					k1, v1, u1 = k1+1, v1+1, u1+1
+					used++
+					w1++
+					w2 = 0
+					continue
+				}
+				c = -1
+			case x1 > x2:
+				if w2 < minGallop && (flat2 || int(ko2[k2+1]) == v2+1 && int(vo2[v2+1]) == u2+1) {
+					oT[nu], oD[nu] = max(t2[u2], s), d2[u2]
+					nu++
+					oV[nv] = vals2[v2]
+					nv++
+					oVo[nv] = uint32(nu)
+					oK[nk] = x2
+					nk++
+					oKo[nk] = uint32(nv)
+					k2, v2, u2 = k2+1, v2+1, u2+1
+					used++
+					w2++
+					w1 = 0
+					continue
+				}
+				c = 1
+			default:
+				m.nk, m.nv, m.nu = nk, nv, nu
+				used += m.mergeKey1(k1, k2)
+				nk, nv, nu = m.nk, m.nv, m.nu
+				k1++
+				k2++
+				v1, v2 = int(ko1[k1]), int(ko2[k2])
+				u1, u2 = int(vo1[v1]), int(vo2[v2])
+				w1, w2 = 0, 0
+				continue
+			}
+		case k1 < n1:
+			c, w1 = -1, minGallop
+		case k2 < n2:
+			c, w2 = 1, minGallop
+		}
+		m.nk, m.nv, m.nu = nk, nv, nu
+		switch {
+		case c < 0:
+			// A key with several vals or updates, or a gallop.
+			end := k1 + 1
+			if w1 >= minGallop {
+				end = m.runEnd(b1, k1, b2, k2, f-used)
+				w1 = 0
+			} else {
+				w1++
+				w2 = 0
+			}
+			used += m.copyKeys(b1, k1, end)
+			k1 = end
+			v1 = int(ko1[k1])
+			u1 = int(vo1[v1])
+		case c > 0:
+			end := k2 + 1
+			if w2 >= minGallop {
+				end = m.runEnd(b2, k2, b1, k1, f-used)
+				w2 = 0
+			} else {
+				w2++
+				w1 = 0
+			}
+			used += m.copyKeys(b2, k2, end)
+			k2 = end
+			v2 = int(ko2[k2])
+			u2 = int(vo2[v2])
+		default:
+			m.k1, m.k2 = k1, k2
+			return used
+		}
+		nk, nv, nu = m.nk, m.nv, m.nu
 	}
+	m.k1, m.k2, m.nk, m.nv, m.nu = k1, k2, nk, nv, nu
+	return used
 }
 
 // Result returns the merged batch. REQUIRES: Done. It returns ErrOverflow if

@@ -45,6 +45,18 @@ func accumulateBatches(bs []*Batch, t uint64) map[string]int64 {
 	return accumulate(m, t)
 }
 
+// drawCompaction draws a merge's compaction frontier: {0} (advances
+// nothing), some {t}, or {} (every hold gone).
+func drawCompaction(t *rapid.T) frontier.Frontier {
+	switch rapid.IntRange(0, 2).Draw(t, "compkind") {
+	case 0:
+		return frontier.Min()
+	case 1:
+		return frontier.At(rapid.Uint64Range(0, 10).Draw(t, "comp"))
+	}
+	return frontier.Empty()
+}
+
 func drawArity(t *rapid.T) Arity {
 	return Arity{Key: rapid.IntRange(0, 2).Draw(t, "ka"), Val: rapid.IntRange(0, 2).Draw(t, "va")}
 }
@@ -111,15 +123,7 @@ func TestMergeEquivalence(t *testing.T) {
 		ar := drawArity(t)
 		b1, _ := drawBatch(t, ar, 0, 4, "b1")
 		b2, _ := drawBatch(t, ar, 4, 8, "b2")
-		var comp frontier.Frontier
-		switch rapid.IntRange(0, 2).Draw(t, "compkind") {
-		case 0:
-			comp = frontier.Min()
-		case 1:
-			comp = frontier.At(rapid.Uint64Range(0, 10).Draw(t, "comp"))
-		case 2:
-			comp = frontier.Empty()
-		}
+		comp := drawCompaction(t)
 		m := NewMerger(b1, b2, comp)
 		for !m.Done() {
 			fuel := rapid.Int64Range(1, 20).Draw(t, "fuel")

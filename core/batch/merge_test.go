@@ -60,15 +60,7 @@ func TestMergeRunsAndFuel(t *testing.T) {
 		}
 		b1, most1 := drawRunBatch(t, ar, 0, 4, "b1")
 		b2, most2 := drawRunBatch(t, ar, 4, 8, "b2")
-		var comp frontier.Frontier
-		switch rapid.IntRange(0, 2).Draw(t, "compkind") {
-		case 0:
-			comp = frontier.Min()
-		case 1:
-			comp = frontier.At(rapid.Uint64Range(0, 10).Draw(t, "comp"))
-		case 2:
-			comp = frontier.Empty()
-		}
+		comp := drawCompaction(t)
 		m := NewMerger(b1, b2, comp)
 		total := int64(b1.Len() + b2.Len())
 		for !m.Done() {

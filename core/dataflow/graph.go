@@ -122,24 +122,6 @@ func (d *Dataflow) Run(limit int) {
 	}
 }
 
-// Frontier returns the meet of the output frontiers of the dataflow's sinks
-// (nodes nobody reads): {} when the dataflow is complete.
-func (d *Dataflow) Frontier() frontier.Frontier {
-	read := map[*node]bool{}
-	for _, n := range d.nodes {
-		for _, i := range n.inputs {
-			read[i] = true
-		}
-	}
-	f := frontier.Empty()
-	for _, n := range d.nodes {
-		if !read[n] {
-			f = f.Meet(n.out)
-		}
-	}
-	return f
-}
-
 // drop shuts every operator down and runs the drop hooks (D3).
 func (d *Dataflow) drop() {
 	if d.dropped {

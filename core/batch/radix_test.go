@@ -85,22 +85,28 @@ func TestBuildWideRadixMatchesSort(t *testing.T) {
 				radix.Push(key, val, tm, d)
 				pdq.Push(key, val, tm, d)
 			}
-			got, err := radix.Build(frontier.At(0), frontier.Empty())
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := pdq.Build(frontier.At(0), frontier.Empty())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := got.Check(); err != nil {
-				t.Fatalf("radix build: %v", err)
-			}
-			if got.String() != want.String() {
-				t.Fatalf("radix build\n%s\nwant\n%s", got, want)
-			}
+			requireSameBuild(t, radix, pdq)
 		}
 	})
+}
+
+// requireSameBuild builds what was pushed into radix and pdq and requires a
+// valid radix batch equal to the pdqsort one.
+func requireSameBuild(t *rapid.T, radix, pdq *Builder) {
+	got, err := radix.Build(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := pdq.Build(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Check(); err != nil {
+		t.Fatalf("radix build: %v", err)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("radix build\n%s\nwant\n%s", got, want)
+	}
 }
 
 // TestBuildRadixMatchesSort builds the same updates through the radix sort
@@ -122,20 +128,7 @@ func TestBuildRadixMatchesSort(t *testing.T) {
 				radix.Push1(k, v, tm, d)
 				pdq.Push1(k, v, tm, d)
 			}
-			got, err := radix.Build(frontier.At(0), frontier.Empty())
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := pdq.Build(frontier.At(0), frontier.Empty())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := got.Check(); err != nil {
-				t.Fatalf("radix build: %v", err)
-			}
-			if got.String() != want.String() {
-				t.Fatalf("radix build\n%s\nwant\n%s", got, want)
-			}
+			requireSameBuild(t, radix, pdq)
 		}
 	})
 }

@@ -223,27 +223,32 @@ func BenchmarkSteady(b *testing.B) {
 				s := newBenchSetup(b, mode, preload, 2)
 				p := s.steadyQuery(b)
 				rng := rand.New(rand.NewPCG(3, uint64(round)))
-				// Distinct chunks per op are pre-built: building them is not
-				// the engine's work. Chunks are immutable once sent, so a
-				// pool is cycled with fresh times written before each send.
-				pool := make([]*dataflow.Chunk, 0, 16)
-				for range cap(pool) {
-					pool = append(pool, roundChunk(rng, round))
+				// Distinct chunks per op are pre-built, a pool at a time:
+				// building them is not the engine's work, and one timer
+				// stop per pool (not per round) keeps the benchmark's own
+				// stop-the-world memory reads out of small rounds. A sent
+				// chunk is never reused.
+				poolLen := max(16, min(4096, 1<<18/round))
+				pool := make([]*dataflow.Chunk, poolLen)
+				fill := func() {
+					for i := range pool {
+						pool[i] = roundChunk(rng, round)
+					}
 				}
+				fill()
 				b.ReportAllocs()
 				t := uint64(100)
 				for b.Loop() {
-					c := pool[int(t)%len(pool)]
-					pool[int(t)%len(pool)] = roundChunk(rng, 0) // never reuse a sent chunk
-					if err := steadyRound(ctx, s.ctl, p, c, t, mode == "imported"); err != nil {
+					i := int(t-100) % poolLen
+					if i == 0 && t > 100 {
+						b.StopTimer()
+						fill()
+						b.StartTimer()
+					}
+					if err := steadyRound(ctx, s.ctl, p, pool[i], t, mode == "imported"); err != nil {
 						b.Fatal(err)
 					}
 					t++
-					if pool[int(t)%len(pool)].Len() == 0 {
-						b.StopTimer()
-						pool[int(t)%len(pool)] = roundChunk(rng, round)
-						b.StartTimer()
-					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int(t-100)*round), "ns/update")
 			})

@@ -1,7 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
+	"runtime/pprof"
+	"strconv"
 	gosync "sync"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -71,10 +74,13 @@ func (w *worker) enqueue(cmd Command) {
 }
 
 // run is the worker loop: park until woken, apply commands in order, step
-// the dataflows that have work, then let local indexes merge.
+// the dataflows that have work, then let local indexes merge. The worker's
+// goroutine carries the pprof labels runtime=<role> and worker=<i>, so a CPU
+// profile splits by runtime (go tool pprof -tagfocus runtime=maintenance).
 func (w *worker) run() {
 	defer w.rt.wg.Done()
 	defer w.shutdown()
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("runtime", w.rt.opts.Role.String(), "worker", strconv.Itoa(w.index))))
 	select {
 	case <-w.rt.stop:
 		return

@@ -23,6 +23,7 @@ type Spine struct {
 	localPhysical frontier.Frontier
 
 	chain    []*batch.Batch // the last chain mirrored, at version
+	applied  bool           // applyHolds has run once
 	version  uint64
 	mirrored bool
 	wake     chan struct{} // capacity 1; readers signal when their holds move
@@ -155,6 +156,7 @@ func (s *Spine) applyHolds() {
 	}
 	s.inner.SetLogicalCompaction(logical)
 	s.inner.SetPhysicalCompaction(physical)
+	s.applied = true
 	s.mirror()
 }
 
@@ -192,11 +194,22 @@ func (s *Spine) mirror() {
 // Insert inserts b and, under each point's lock, republishes the chain and
 // enqueues b and its upper to every importer (P3).
 func (s *Spine) Insert(b *batch.Batch) error {
+	v := s.inner.Version()
+	current := s.mirrored && s.version == v
 	if err := s.inner.Insert(b); err != nil {
 		return err
 	}
 	if len(s.points) == 0 {
 		return nil
+	}
+	if current && s.inner.Version() == v+1 {
+		// Only the insert changed the chain: it is the mirrored chain and
+		// b, the newest batch, last. Appending writes past the length every
+		// published copy has, so no reader sees it.
+		s.chain, s.version = append(s.chain, b), v+1
+		if invariants.Enabled {
+			invariants.Assertf(slices.Equal(s.chain, s.inner.Batches()), "share: appended chain differs from the spine's")
+		}
 	}
 	chain := s.currentChain()
 	for _, p := range s.points {
@@ -224,14 +237,22 @@ func (s *Spine) Close() error {
 func (s *Spine) Upper() frontier.Frontier { return s.inner.Upper() }
 
 // SetLogicalCompaction records the local handles' meet and applies holds.
+// Unchanged, it does nothing: remote holds that moved arrive through Wake.
 func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
+	if f == s.localLogical && s.applied {
+		return
+	}
 	s.localLogical = f
 	s.applyHolds()
 }
 
 // SetPhysicalCompaction records the local handles' physical meet and applies
 // holds.
+// Unchanged, it does nothing (as SetLogicalCompaction).
 func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
+	if f == s.localPhysical && s.applied {
+		return
+	}
 	s.localPhysical = f
 	s.applyHolds()
 }

@@ -439,7 +439,7 @@ func (s *Spine) MapBatches(f func(*batch.Batch)) {
 
 // Batches returns the chain (cold path: it allocates).
 func (s *Spine) Batches() []*batch.Batch {
-	var out []*batch.Batch
+	out := make([]*batch.Batch, 0, 2*len(s.layers)+len(s.pending)+4)
 	s.MapBatches(func(b *batch.Batch) { out = append(out, b) })
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -608,4 +609,43 @@ func TestRemoteHoldsIsASnapshot(t *testing.T) {
 		t.Fatalf("snapshot changed from %s to %s", before, after)
 	}
 	b.Release()
+}
+
+// TestPublishedChainIsTheSpinesAfterEveryInsert checks the point's chain
+// against the spine's own listing after every insert, with batch sizes
+// that make merges start and finish during inserts and holds that let the
+// spine compact: the publisher appends an inserted batch to the chain it
+// mirrored only when nothing else changed (P3, P4).
+func TestPublishedChainIsTheSpinesAfterEveryInsert(t *testing.T) {
+	for _, size := range []int{1, 3, 17} {
+		t.Run(fmt.Sprint("size=", size), func(t *testing.T) {
+			p := newPub(t)
+			pt := NewPoint()
+			if err := p.s.Attach(pt); err != nil {
+				t.Fatal(err)
+			}
+			finished := 0
+			for r := range 200 {
+				ups := make([][3]int64, 0, size*(r%4+1))
+				for i := range cap(ups) {
+					ups = append(ups, [3]int64{int64(i), int64(r), 1})
+				}
+				before := p.s.Inner().Version()
+				p.round(ups...)
+				if p.s.Inner().Version() > before+1 {
+					finished++
+				}
+				if got, want := pt.Chain(), p.s.Inner().Batches(); !slices.Equal(got, want) {
+					t.Fatalf("round %d: published chain has %d batches, the spine %d", r, len(got), len(want))
+				}
+				if r%7 == 0 {
+					p.h.SetLogicalCompaction(frontier.At(uint64(r / 2)))
+					p.h.SetPhysicalCompaction(frontier.At(uint64(r + 10))) // ahead: inserts merge at once
+				}
+			}
+			if finished == 0 {
+				t.Fatal("no merge finished during an insert: the test does not reach the case it is for")
+			}
+		})
+	}
 }

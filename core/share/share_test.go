@@ -649,3 +649,101 @@ func TestPublishedChainIsTheSpinesAfterEveryInsert(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderAtAdmissionIsAtomic is §8 invariant 14: while a publisher
+// goroutine inserts and compacts as far as its holds allow, reader_at at
+// times around the owner's request either refuses (since beyond as_of) or
+// returns a reader whose hold the trace honours: each admitted reader, read
+// while the publisher goes on compacting, still shows the rows at its as_of.
+func TestReaderAtAdmissionIsAtomic(t *testing.T) {
+	const nRounds = 400
+	p := newPub(t)
+	pt := NewPoint()
+	if err := p.s.Attach(pt); err != nil {
+		t.Fatal(err)
+	}
+	// pub.rounds adds (r%3, r) at r and retracts it at r+2: at t the rows
+	// of t-1 and t remain. The closed form keeps the publisher's model map
+	// to the publisher's goroutine.
+	want := func(t uint64) map[[2]int64]int64 {
+		out := map[[2]int64]int64{}
+		for r := max(int64(t)-1, 0); r <= int64(t); r++ {
+			out[[2]int64{r % 3, r}] = 1
+		}
+		return out
+	}
+	done, start := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		<-start
+		for r := range uint64(nRounds) {
+			p.rounds(1)
+			if r >= 2 {
+				p.compact(frontier.At(r - 2))
+			}
+		}
+	}()
+	type admitted struct {
+		r    *Reader
+		asOf uint64
+	}
+	check := func(a admitted) {
+		t.Helper()
+		upper := a.r.ReadUpper()
+		if u, _ := upper.Time(); u <= a.asOf {
+			a.r.Release() // nothing at as_of sealed yet
+			return
+		}
+		bs, err := a.r.BatchesThrough(upper)
+		if err != nil {
+			t.Fatalf("reader at %d: cut at %v: %v", a.asOf, upper, err)
+		}
+		if got, w := accumulate(bs, batch.Identity(), a.asOf), want(a.asOf); !maps.Equal(got, w) {
+			t.Fatalf("reader admitted at %d reads %v, want %v", a.asOf, got, w)
+		}
+		a.r.Release()
+	}
+	var held []admitted
+	admittedN, refused := 0, 0
+	close(start)
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+		default:
+			// Ask around the owner's request: below it the applied since
+			// may already have passed, at it the compaction is underway.
+			req, _ := pt.Stats().Requested.Time()
+			asOf := req + uint64(i%4)
+			if asOf >= 2 {
+				asOf -= 2
+			}
+			r, err := pt.ReaderAt(frontier.At(asOf))
+			if err != nil {
+				var se *SinceError
+				if !errors.As(err, &se) {
+					t.Fatal(err)
+				}
+				refused++
+				continue
+			}
+			admittedN++
+			held = append(held, admitted{r, asOf})
+			if len(held) > 2 { // check and release the oldest: compaction moves on
+				check(held[0])
+				held = held[1:]
+			}
+			continue
+		}
+		break
+	}
+	for _, a := range held {
+		check(a)
+	}
+	if admittedN == 0 {
+		t.Fatal("no reader admitted")
+	}
+	t.Logf("%d readers admitted and checked, %d refused", admittedN, refused)
+	if st := pt.Stats(); st.Readers != 0 {
+		t.Errorf("%d readers left", st.Readers)
+	}
+}

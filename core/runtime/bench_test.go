@@ -117,6 +117,12 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 		if err := s.ctl.Err(); err != nil {
 			b.Errorf("runtime errors: %v", err)
 		}
+		// §8 invariant 32: every hold the run took is released by its end.
+		for _, reg := range s.rts[0].opts.Registries {
+			if st := reg.Stats(); st.Slots != 0 || st.Reserved != 0 {
+				b.Errorf("registry left with %d slots and %d reserved holds", st.Slots, st.Reserved)
+			}
+		}
 	})
 	return s
 }

@@ -101,7 +101,14 @@ func TestArrangeSealsOncePerAdvance(t *testing.T) {
 	if up := env.Manager.Len(); up != 0 {
 		t.Fatalf("nothing was exported, manager has %d", up)
 	}
+	// Both halves are under maintenance; their counters sum.
+	if n, st := env.Manager.Tracked(), env.Manager.TraceStats(); n != 2 || st.Updates != 2 || st.Batches == 0 {
+		t.Fatalf("%d traces tracked with %+v, want 2 holding the 2 updates", n, st)
+	}
 	df.Drop()
+	if n, st := env.Manager.Tracked(), env.Manager.TraceStats(); n != 0 || st != (spine.Stats{}) {
+		t.Fatalf("after the drop %d traces tracked with %+v", n, st)
+	}
 }
 
 // TestExchangeRoutesByKey steps two workers by hand: every update ends on

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
 )
 
@@ -37,6 +38,23 @@ func (m *TraceManager) untrack(s *share.Spine) { delete(m.spines, s) }
 
 // Tracked returns the number of arrangement traces under maintenance.
 func (m *TraceManager) Tracked() int { return len(m.spines) }
+
+// TraceStats sums the counters of every arrangement trace under maintenance
+// (batches, updates, bytes, merges and merge work: what §8 invariant 33 asks
+// a benchmark run to record). Call it on the worker's goroutine.
+func (m *TraceManager) TraceStats() spine.Stats {
+	var sum spine.Stats
+	for s := range m.spines {
+		st := s.Stats()
+		sum.Batches += st.Batches
+		sum.Updates += st.Updates
+		sum.Bytes += st.Bytes
+		sum.Merges += st.Merges
+		sum.MergeWork += st.MergeWork
+		sum.Pending += st.Pending
+	}
+	return sum
+}
 
 // Get returns the bundle of index id.
 func (m *TraceManager) Get(id string) (*share.Bundle, bool) {

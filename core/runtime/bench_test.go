@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -243,6 +244,7 @@ func BenchmarkSteady(b *testing.B) {
 				}
 				fill()
 				b.ReportAllocs()
+				st0 := s.traceStats(ctx, b)
 				t := uint64(100)
 				for b.Loop() {
 					i := int(t-100) % poolLen
@@ -257,9 +259,53 @@ func BenchmarkSteady(b *testing.B) {
 					t++
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int(t-100)*round), "ns/update")
+				s.reportTraceMetrics(ctx, b, st0, int(t-100)*round)
 			})
 		}
 	}
+}
+
+// traceStats sums the trace counters of every worker of the maintaining
+// runtime (the index's traces, or the direct query's own arrangement).
+func (s *benchSetup) traceStats(ctx context.Context, b *testing.B) spine.Stats {
+	var mu sync.Mutex
+	var sum spine.Stats
+	if err := s.rts[0].barrier(ctx, func(w *worker) {
+		st := w.env.Manager.TraceStats()
+		mu.Lock()
+		sum.Batches += st.Batches
+		sum.Updates += st.Updates
+		sum.MergeWork += st.MergeWork
+		mu.Unlock()
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return sum
+}
+
+// reportTraceMetrics reports what §8 invariant 33 asks a run to record:
+// batches in the maintained traces at the end, merge work per update during
+// the run and, for a published index, the hold gap (requested minus applied
+// since) and the import queue depth at the end.
+func (s *benchSetup) reportTraceMetrics(ctx context.Context, b *testing.B, st0 spine.Stats, updates int) {
+	b.StopTimer()
+	st := s.traceStats(ctx, b)
+	b.ReportMetric(float64(st.Batches), "batches")
+	if updates > 0 {
+		b.ReportMetric(float64(st.MergeWork-st0.MergeWork)/float64(updates), "merge-work/update")
+	}
+	if s.mode != "imported" {
+		return
+	}
+	gap, depth := 0, 0
+	for _, reg := range s.rts[0].opts.Registries {
+		if slot := reg.Lookup("idx", frontier.Min()); slot != nil {
+			ps := slot.Oks().Stats()
+			gap, depth = max(gap, int(ps.HoldGap)), depth+ps.QueueDepth
+		}
+	}
+	b.ReportMetric(float64(gap), "hold-gap")
+	b.ReportMetric(float64(depth), "queue-depth")
 }
 
 // quiesce waits until every maintaining runtime of s has applied everything

@@ -437,7 +437,8 @@ func (s *Spine) MapBatches(f func(*batch.Batch)) {
 	}
 }
 
-// Batches returns the chain (cold path: it allocates).
+// Batches returns the chain (cold path: it allocates), with spare capacity
+// so that a caller mirroring the chain can append the next inserted batches.
 func (s *Spine) Batches() []*batch.Batch {
 	out := make([]*batch.Batch, 0, 2*len(s.layers)+len(s.pending)+4)
 	s.MapBatches(func(b *batch.Batch) { out = append(out, b) })

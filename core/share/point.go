@@ -170,5 +170,6 @@ func (p *Point) close() {
 	for q := range p.queues {
 		q.signal()
 	}
+	p.wakePublisherLocked() // so that it detaches the point soon
 	p.mu.Unlock()
 }

@@ -98,7 +98,7 @@ func (s *Spine) Attach(p *Point) error {
 		p.mu.Unlock()
 		return fmt.Errorf("share: attach: a reader holds %v but the trace is compacted to %v: %w", hold, since, ErrSinceBeyond)
 	}
-	chain := s.currentChain()
+	chain := s.published()
 	p.pub = s
 	p.chain, p.upper = chain, s.inner.Upper()
 	p.since, p.physical, p.request = s.inner.LogicalCompaction(), s.inner.PhysicalCompaction(), s.localLogical
@@ -183,12 +183,22 @@ func (s *Spine) mirror() {
 	if len(s.points) == 0 {
 		return
 	}
-	chain := s.currentChain()
+	chain := s.published()
 	for _, p := range s.points {
 		p.mu.Lock()
-		p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()
+		if !p.closed { // an ended publication keeps its last chain
+			p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()
+		}
 		p.mu.Unlock()
 	}
+}
+
+// published returns the current chain as points hold it: clipped to its
+// length, so that a holder that appends gets an array of its own and never
+// writes into the spare capacity Insert appends to.
+func (s *Spine) published() []*batch.Batch {
+	c := s.currentChain()
+	return c[:len(c):len(c)]
 }
 
 // Insert inserts b and, under each point's lock, republishes the chain and
@@ -211,9 +221,13 @@ func (s *Spine) Insert(b *batch.Batch) error {
 			invariants.Assertf(slices.Equal(s.chain, s.inner.Batches()), "share: appended chain differs from the spine's")
 		}
 	}
-	chain := s.currentChain()
+	chain := s.published()
 	for _, p := range s.points {
 		p.mu.Lock()
+		if p.closed { // an ended publication keeps its last chain
+			p.mu.Unlock()
+			continue
+		}
 		p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()
 		for q := range p.queues {
 			q.push(event{b: b})

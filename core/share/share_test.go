@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -615,7 +617,8 @@ func TestRemoteHoldsIsASnapshot(t *testing.T) {
 // against the spine's own listing after every insert, with batch sizes
 // that make merges start and finish during inserts and holds that let the
 // spine compact: the publisher appends an inserted batch to the chain it
-// mirrored only when nothing else changed (P3, P4).
+// mirrored only when nothing else changed (P3, P4). Every chain published on
+// the way must stay as it was when published: appending shares the array.
 func TestPublishedChainIsTheSpinesAfterEveryInsert(t *testing.T) {
 	for _, size := range []int{1, 3, 17} {
 		t.Run(fmt.Sprint("size=", size), func(t *testing.T) {
@@ -624,27 +627,39 @@ func TestPublishedChainIsTheSpinesAfterEveryInsert(t *testing.T) {
 			if err := p.s.Attach(pt); err != nil {
 				t.Fatal(err)
 			}
-			finished := 0
+			finished, appended := 0, 0
+			var seen, copies [][]*batch.Batch
 			for r := range 200 {
 				ups := make([][3]int64, 0, size*(r%4+1))
 				for i := range cap(ups) {
 					ups = append(ups, [3]int64{int64(i), int64(r), 1})
 				}
 				before := p.s.Inner().Version()
+				prev := pt.Chain()
 				p.round(ups...)
 				if p.s.Inner().Version() > before+1 {
 					finished++
 				}
-				if got, want := pt.Chain(), p.s.Inner().Batches(); !slices.Equal(got, want) {
+				got := pt.Chain()
+				if want := p.s.Inner().Batches(); !slices.Equal(got, want) {
 					t.Fatalf("round %d: published chain has %d batches, the spine %d", r, len(got), len(want))
 				}
+				if len(prev) > 0 && len(got) == len(prev)+1 && &got[0] == &prev[0] {
+					appended++ // the new chain extends the old one's array
+				}
+				seen, copies = append(seen, got), append(copies, slices.Clone(got))
 				if r%7 == 0 {
 					p.h.SetLogicalCompaction(frontier.At(uint64(r / 2)))
 					p.h.SetPhysicalCompaction(frontier.At(uint64(r + 10))) // ahead: inserts merge at once
 				}
 			}
-			if finished == 0 {
-				t.Fatal("no merge finished during an insert: the test does not reach the case it is for")
+			for i := range seen {
+				if !slices.Equal(seen[i], copies[i]) {
+					t.Fatalf("the chain published at round %d changed after it was published", i)
+				}
+			}
+			if finished == 0 || appended == 0 {
+				t.Fatalf("%d inserts finished a merge, %d appended: the test does not reach both paths", finished, appended)
 			}
 		})
 	}
@@ -657,7 +672,8 @@ func TestPublishedChainIsTheSpinesAfterEveryInsert(t *testing.T) {
 // while the publisher goes on compacting, still shows the rows at its as_of.
 func TestReaderAtAdmissionIsAtomic(t *testing.T) {
 	const nRounds = 400
-	p := newPub(t)
+	gt := &goTB{TB: t}
+	p := newPub(gt) // driven by the publisher goroutine only
 	pt := NewPoint()
 	if err := p.s.Attach(pt); err != nil {
 		t.Fatal(err)
@@ -687,57 +703,68 @@ func TestReaderAtAdmissionIsAtomic(t *testing.T) {
 		r    *Reader
 		asOf uint64
 	}
-	check := func(a admitted) {
-		t.Helper()
+	check := func(a admitted) error {
+		defer a.r.Release()
 		upper := a.r.ReadUpper()
 		if u, _ := upper.Time(); u <= a.asOf {
-			a.r.Release() // nothing at as_of sealed yet
-			return
+			return nil // nothing at as_of sealed yet
 		}
 		bs, err := a.r.BatchesThrough(upper)
 		if err != nil {
-			t.Fatalf("reader at %d: cut at %v: %v", a.asOf, upper, err)
+			return fmt.Errorf("reader at %d: cut at %v: %w", a.asOf, upper, err)
 		}
 		if got, w := accumulate(bs, batch.Identity(), a.asOf), want(a.asOf); !maps.Equal(got, w) {
-			t.Fatalf("reader admitted at %d reads %v, want %v", a.asOf, got, w)
+			return fmt.Errorf("reader admitted at %d reads %v, want %v", a.asOf, got, w)
 		}
-		a.r.Release()
+		return nil
 	}
 	var held []admitted
+	var failure error
 	admittedN, refused := 0, 0
 	close(start)
+loop:
 	for i := 0; ; i++ {
 		select {
 		case <-done:
+			break loop
 		default:
-			// Ask around the owner's request: below it the applied since
-			// may already have passed, at it the compaction is underway.
-			req, _ := pt.Stats().Requested.Time()
-			asOf := req + uint64(i%4)
-			if asOf >= 2 {
-				asOf -= 2
+		}
+		// Ask around the owner's request: below it the applied since may
+		// already have passed, at it the compaction is underway.
+		req, _ := pt.Stats().Requested.Time()
+		asOf := req + uint64(i%4)
+		if asOf >= 2 {
+			asOf -= 2
+		}
+		r, err := pt.ReaderAt(frontier.At(asOf))
+		if err != nil {
+			if se := (*SinceError)(nil); !errors.As(err, &se) {
+				failure = err
+				break loop
 			}
-			r, err := pt.ReaderAt(frontier.At(asOf))
-			if err != nil {
-				var se *SinceError
-				if !errors.As(err, &se) {
-					t.Fatal(err)
-				}
-				refused++
-				continue
-			}
-			admittedN++
-			held = append(held, admitted{r, asOf})
-			if len(held) > 2 { // check and release the oldest: compaction moves on
-				check(held[0])
-				held = held[1:]
-			}
+			refused++
 			continue
 		}
-		break
+		admittedN++
+		held = append(held, admitted{r, asOf})
+		if len(held) > 2 { // check and release the oldest: compaction moves on
+			if failure = check(held[0]); failure != nil {
+				break loop
+			}
+			held = held[1:]
+		}
+	}
+	<-done
+	if gt.failed() != nil {
+		t.Fatalf("publisher: %v", gt.failed())
 	}
 	for _, a := range held {
-		check(a)
+		if err := check(a); err != nil && failure == nil {
+			failure = err
+		}
+	}
+	if failure != nil {
+		t.Fatal(failure)
 	}
 	if admittedN == 0 {
 		t.Fatal("no reader admitted")
@@ -746,4 +773,69 @@ func TestReaderAtAdmissionIsAtomic(t *testing.T) {
 	if st := pt.Stats(); st.Readers != 0 {
 		t.Errorf("%d readers left", st.Readers)
 	}
+}
+
+// goTB is the testing.TB of a helper goroutine: Fatal records the failure
+// and ends that goroutine; the test goroutine reports it.
+type goTB struct {
+	testing.TB
+	mu  sync.Mutex
+	err error
+}
+
+func (g *goTB) Helper()                           {}
+func (g *goTB) Fatal(args ...any)                 { g.fail(fmt.Sprint(args...)) }
+func (g *goTB) Fatalf(format string, args ...any) { g.fail(fmt.Sprintf(format, args...)) }
+
+func (g *goTB) fail(msg string) {
+	g.mu.Lock()
+	if g.err == nil {
+		g.err = errors.New(msg)
+	}
+	g.mu.Unlock()
+	runtime.Goexit()
+}
+
+func (g *goTB) failed() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// TestAReleasedPublicationStopsFollowing: releasing the publication token
+// ends the publication. Its points keep the last chain and upper, an import
+// of it sees the end and receives nothing the publisher inserts afterwards,
+// and the publisher detaches the points.
+func TestAReleasedPublicationStopsFollowing(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(3)
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := tok.Slot().Oks()
+	im, err := pt.Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(im)
+	chain, upper := pt.Chain(), pt.Stats().Upper
+	tok.Release()
+	oks.rounds(3) // after the end: nobody may see these
+	oks.compact(frontier.At(4))
+	if evs := im.Drain(nil); slices.ContainsFunc(evs, func(e Event) bool { return e.Batch != nil }) {
+		t.Fatalf("an ended publication delivered %v", evs)
+	}
+	if !im.Closed() {
+		t.Fatal("the import did not see the publication end")
+	}
+	if got := pt.Chain(); !slices.Equal(got, chain) || pt.Stats().Upper != upper {
+		t.Fatalf("an ended publication moved: %d batches up to %v, was %d up to %v", len(got), pt.Stats().Upper, len(chain), upper)
+	}
+	if n := oks.s.Points(); n != 0 {
+		t.Fatalf("the publisher still has %d points attached", n)
+	}
+	im.Close()
+	im.Trace().Release()
 }

@@ -43,7 +43,7 @@ func TestConcurrentPublishAndImport(t *testing.T) {
 		imports  = 15 // at least this many imports per reader
 		quota    = 60 // and at least this many checked accumulations
 		maxTries = 400
-		trail    = 30 // the publisher's own hold trails its upper by this
+		trail    = 30 // the publisher's own hold trails its upper by this: as_ofs spread over the last 30 rounds
 	)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d (replay: set seed in the test)", seed)

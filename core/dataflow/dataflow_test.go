@@ -8,6 +8,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
 )
@@ -101,7 +102,7 @@ func TestArrangeSealsOncePerAdvance(t *testing.T) {
 	if up := env.Manager.Len(); up != 0 {
 		t.Fatalf("nothing was exported, manager has %d", up)
 	}
-	// Both halves are under maintenance; their counters sum.
+	// Both halves are under maintenance.
 	if n, st := env.Manager.Tracked(), env.Manager.TraceStats(); n != 2 || st.Updates != 2 || st.Batches == 0 {
 		t.Fatalf("%d traces tracked with %+v, want 2 holding the 2 updates", n, st)
 	}
@@ -265,5 +266,37 @@ func TestBuildFailureDropsEverything(t *testing.T) {
 	}
 	if _, err := Build(env, Desc{ID: "h", AsOf: frontier.At(3), Until: frontier.At(3), Build: func(*Context) error { return nil }}); err == nil {
 		t.Fatal("as_of == until accepted")
+	}
+}
+
+// TestTraceStatsSumsEveryField: TraceManager.TraceStats is the field-wise sum
+// of the tracked traces' counters, merges included.
+func TestTraceStatsSumsEveryField(t *testing.T) {
+	m := NewTraceManager()
+	var want spine.Stats
+	for n := range 2 {
+		h, w, s := share.NewTrace(batch.Arity{Key: 1, Val: 1}, spine.Options{})
+		bld := batch.NewBuilder(batch.Arity{Key: 1, Val: 1}, 8)
+		for r := range uint64(6 + n) {
+			bld.Push1(int64(r), int64(n), r, 1)
+			b, err := bld.Build(frontier.At(r), frontier.At(r+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Insert(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.SetPhysicalCompaction(w.Upper())
+		for w.Exert(1 << 20) {
+		}
+		m.track(s)
+		st := s.Stats()
+		want = spine.Stats{Batches: want.Batches + st.Batches, Updates: want.Updates + st.Updates, Bytes: want.Bytes + st.Bytes,
+			Merges: want.Merges + st.Merges, MergeWork: want.MergeWork + st.MergeWork, Pending: want.Pending + st.Pending}
+		defer h.Release()
+	}
+	if got := m.TraceStats(); got != want || want.Merges == 0 || want.MergeWork == 0 || want.Updates != 13 {
+		t.Fatalf("TraceStats %+v, want %+v with merges and 13 updates", got, want)
 	}
 }

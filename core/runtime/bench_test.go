@@ -332,9 +332,9 @@ func (s *benchSetup) quiesce(ctx context.Context) error {
 // updates to both, alternating which goes first) and reports the median
 // ratio of their per-round times with its interquartile spread: one run
 // gives the ratio without the drift between separate benchmarks. A round is
-// timed until its runtimes are quiescent, merges in progress included, so
-// work one side leaves running in the background neither escapes its own
-// measurement nor slows the other side's.
+// timed until its maintaining runtime is quiescent (see quiesce), merges in
+// progress included, so work one side leaves running in the background
+// neither escapes its own measurement nor slows the other side's.
 func BenchmarkSteadyRatio(b *testing.B) {
 	preload := 1000000
 	if testing.Short() {

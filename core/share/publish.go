@@ -23,7 +23,6 @@ type Spine struct {
 	localPhysical frontier.Frontier
 
 	chain    []*batch.Batch // the last chain mirrored, at version
-	applied  bool           // applyHolds has run once
 	version  uint64
 	mirrored bool
 	wake     chan struct{} // capacity 1; readers signal when their holds move
@@ -156,7 +155,6 @@ func (s *Spine) applyHolds() {
 	}
 	s.inner.SetLogicalCompaction(logical)
 	s.inner.SetPhysicalCompaction(physical)
-	s.applied = true
 	s.mirror()
 }
 
@@ -251,9 +249,10 @@ func (s *Spine) Close() error {
 func (s *Spine) Upper() frontier.Frontier { return s.inner.Upper() }
 
 // SetLogicalCompaction records the local handles' meet and applies holds.
-// Unchanged, it does nothing: remote holds that moved arrive through Wake.
+// Unchanged, it does nothing: the holds were applied when it last changed,
+// and remote holds that moved since arrive through Wake (Refresh).
 func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
-	if f == s.localLogical && s.applied {
+	if f == s.localLogical {
 		return
 	}
 	s.localLogical = f
@@ -261,10 +260,9 @@ func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
 }
 
 // SetPhysicalCompaction records the local handles' physical meet and applies
-// holds.
-// Unchanged, it does nothing (as SetLogicalCompaction).
+// holds; unchanged, it does nothing (as SetLogicalCompaction).
 func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
-	if f == s.localPhysical && s.applied {
+	if f == s.localPhysical {
 		return
 	}
 	s.localPhysical = f

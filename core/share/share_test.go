@@ -623,10 +623,7 @@ func TestPublishedChainIsTheSpinesAfterEveryInsert(t *testing.T) {
 	for _, size := range []int{1, 3, 17} {
 		t.Run(fmt.Sprint("size=", size), func(t *testing.T) {
 			p := newPub(t)
-			pt := NewPoint()
-			if err := p.s.Attach(pt); err != nil {
-				t.Fatal(err)
-			}
+			pt := attached(t, p)
 			finished, appended := 0, 0
 			var seen, copies [][]*batch.Batch
 			for r := range 200 {
@@ -674,10 +671,7 @@ func TestReaderAtAdmissionIsAtomic(t *testing.T) {
 	const nRounds = 400
 	gt := &goTB{TB: t}
 	p := newPub(gt) // driven by the publisher goroutine only
-	pt := NewPoint()
-	if err := p.s.Attach(pt); err != nil {
-		t.Fatal(err)
-	}
+	pt := attached(t, p)
 	// pub.rounds adds (r%3, r) at r and retracts it at r+2: at t the rows
 	// of t-1 and t remain. The closed form keeps the publisher's model map
 	// to the publisher's goroutine.

@@ -52,6 +52,7 @@ func rules() []rule {
 		{name: "cmd", patterns: []string{"cmd/*/..."}, arrows: []string{"bench"}},
 		{name: "invariants", patterns: []string{"internal/invariants"}, open: true},
 		{name: "arch", patterns: []string{"internal/arch"}},
+		{name: "docs", patterns: []string{"internal/docs"}},
 	}
 }
 

@@ -1,0 +1,30 @@
+// Package docs holds no code. It exists to hold the tests that keep the
+// repository's documentation honest: every citation of the semantics points
+// at something docs/semantics.md defines.
+//
+// docs/semantics.md is numbered: top-level sections "## N. Title",
+// subsections "### N.M Title" (the worked examples "### 9.A Title"), the
+// invariants of §8 as a numbered list "K. **Name.** …", and the protocol
+// invariants of §4.6 in bold ("**I1b**"). The tests scan every .md file of
+// the repository and the comments of every .go file (directories whose names
+// start with a dot are skipped) for citations:
+//
+//   - "§N", "§N.M", "§9.A" and ranges "§N.M–§N.K" (both ends are checked);
+//     "§8.14" names invariant 14 of §8. A "§" that follows "SPEC" or "spec.md"
+//     cites the spec documentation and is not checked here.
+//   - "invariant K", "invariants K, L and M", "invariants K–L": invariants of
+//     §8.
+//   - "I1", "I1b", …: the protocol invariants of §4.6.
+//
+// Checks:
+//
+//	C1  The document is well formed: sections numbered 0, 1, 2, … in order,
+//	    subsections N.1, N.2, … (or N.A, N.B, …) under their section, no
+//	    subsection under §8, invariants numbered 1, 2, … in order.
+//	C2  It keeps the numbering every citation relies on: the sections,
+//	    subsections, invariants and protocol invariants listed in the test.
+//	C3  Every citation names a section, subsection or invariant that exists;
+//	    a failure names file:line and the citation.
+//	C4  No file cites the document by its old location outside the
+//	    repository (a separate subtest, so it can be read on its own).
+package docs

@@ -152,6 +152,10 @@ var (
 	invariantCite = regexp.MustCompile(`(?i)\binvariants?\s+(\d+(?:\s*(?:,\s*and|,|and|–|-)\s*\d+)*)\b`)
 	number        = regexp.MustCompile(`\d+`)
 	protocolCite  = regexp.MustCompile(`\bI\d+[a-z]?\b`)
+	// bracketNote announces that bracketed numbers in the text are
+	// invariants of §8, as in "Invariants (numbers from §8 in brackets)".
+	bracketNote = regexp.MustCompile(`numbers from §8 in brackets`)
+	bracketCite = regexp.MustCompile(`\[(\d+)\]`)
 )
 
 // citations returns the citations in text, with line numbers.
@@ -173,6 +177,12 @@ func citations(text string) []citation {
 		for _, n := range number.FindAllString(text[m[2]:m[3]], -1) {
 			k, _ := strconv.Atoi(n)
 			out = append(out, citation{off: m[0], line: line, text: written, invariant: k})
+		}
+	}
+	if bracketNote.MatchString(text) {
+		for _, m := range bracketCite.FindAllStringSubmatchIndex(text, -1) {
+			k, _ := strconv.Atoi(text[m[2]:m[3]])
+			out = append(out, citation{off: m[0], line: lines.at(m[0]), text: text[m[0]:m[1]], invariant: k})
 		}
 	}
 	for _, m := range protocolCite.FindAllStringIndex(text, -1) {
@@ -494,6 +504,8 @@ func TestCitationsFound(t *testing.T) {
 		{"the invariants build tag; invariants.Enabled; invariant H2", nil},
 		{"(invariant I1b of §4.6) and (I1c)", []string{"1:I1b", "1:§4.6", "1:I1c"}},
 		{"an I2C bus, I1x9", nil},
+		{"a[0] and [14] without the note", nil},
+		{"Invariants (numbers from §8 in brackets):\n P1 atomic [14].\n P6 slots [23] [32]", []string{"1:§8", "2:inv14", "3:inv23", "3:inv32"}},
 	} {
 		if got := refs(citations(tc.text)); !slices.Equal(got, tc.want) {
 			t.Errorf("citations(%q) = %q, want %q", tc.text, got, tc.want)

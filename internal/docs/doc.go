@@ -15,6 +15,8 @@
 //   - "invariant K", "invariants K, L and M", "invariants K–L": invariants of
 //     §8.
 //   - "I1", "I1b", …: the protocol invariants of §4.6.
+//   - "[14]", in a file that says its bracketed numbers are from §8
+//     ("numbers from §8 in brackets"): invariants of §8.
 //
 // Checks:
 //

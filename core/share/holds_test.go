@@ -502,4 +502,3 @@ func TestAClonedReaderHoldsPhysicallyOnItsOwn(t *testing.T) {
 		t.Fatalf("applied physical %v after the clone's release, want {10}", got)
 	}
 }
-

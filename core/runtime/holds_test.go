@@ -98,7 +98,11 @@ func TestPeerHoldsAreTakenAtTheIncarnationsAsOf(t *testing.T) {
 			for _, asOf := range []uint64{5, 9} {
 				allowed := frontier.At(asOf + 2)
 				catchUp := lagBehind(t, inter)
-				both(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, asOf, nil)})
+				// Only the index id is re-created: each incarnation is
+				// maintained by a dataflow with an id of its own.
+				maintain := indexDesc("idx", "in", 2, []int{0}, asOf, nil)
+				maintain.ID = fmt.Sprintf("maintain idx as_of %d", asOf)
+				both(CreateDataflow{Desc: maintain})
 				epoch := epochRows(lo, asOf+4)
 				rows = append(rows, epoch...)
 				pair.send("in", 2, epoch...)
@@ -160,7 +164,7 @@ func TestPeerHoldsAreTakenAtTheIncarnationsAsOf(t *testing.T) {
 					}
 				}
 				both(DropDataflow{ID: q})
-				both(DropDataflow{ID: "maintain idx"})
+				both(DropDataflow{ID: maintain.ID})
 				if err := pair.ctl.Sync(ctx); err != nil {
 					t.Fatal(err)
 				}

@@ -44,6 +44,14 @@
 //	P6  A slot for (id, A) is never returned for (id, B) [23]; a slot lives
 //	    while its token or a peer bundle holds it [32].
 //
+// P1 and P3 are properties of interleavings, so their tests need a way into
+// the windows a split critical section would open: Points and Spines carry
+// unexported pause points (pause.go) that only this package's tests set, one
+// at each such place — between an admission's since check and its
+// registration, between an importer's seed and its queue's registration, and
+// between a since's publication and its application. Unset they cost a nil
+// check.
+//
 // Goroutines: a Spine is owned by the publisher's goroutine; a Reader or an
 // Import by one reader goroutine at a time; Points and the Registry are safe
 // for concurrent use.

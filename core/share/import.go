@@ -56,8 +56,8 @@ func (p *Point) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import,
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.since.LessEqual(asOf) {
-		return nil, &SinceError{Since: p.since, AsOf: asOf}
+	if err := p.admitLocked(asOf); err != nil {
+		return nil, err
 	}
 	return p.importLocked(asOf, until, wake), nil
 }
@@ -81,6 +81,9 @@ func (r *Reader) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 	return r.p.ImportWith(asOf, until, wake)
 }
 
+// importLocked registers an import's two readers, seeds its queue with the
+// chain and registers the queue, all in the caller's critical section (P3).
+// REQUIRES: p.mu held, asOf admitted.
 func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import {
 	im := &Import{
 		p:     p,
@@ -97,6 +100,9 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 	im.q.push(event{f: p.upper})
 	im.seedLeft = len(im.q.events)
 	im.q.signal()
+	// Seeded, queue not yet registered: an insert now waits for the lock,
+	// so it lands in the queue (P3).
+	p.pauseSeeded()
 	p.queues[im.q] = struct{}{}
 	return im
 }

@@ -75,6 +75,7 @@ type Point struct {
 	closed bool   // the publication ended
 
 	leaks []string // invariant builds: readers collected without Release
+	pause *pauses  // tests only: pause points inside P1's and P3's sections
 }
 
 // NewPoint returns a placeholder point: empty chain, every frontier at {0}.

@@ -29,6 +29,7 @@ type Spine struct {
 	notify   func()        // optional; called with wake (under a point's lock)
 	local    *Point        // private point for imports within the same runtime
 	dropped  bool
+	pause    *pauses // tests only: the pause between publishing and applying a since
 }
 
 var (
@@ -152,6 +153,9 @@ func (s *Spine) applyHolds() {
 		for i := len(s.points) - 1; i >= 0; i-- {
 			s.points[i].mu.Unlock()
 		}
+		// Published, not yet applied: a reader registering now is refused
+		// at the new since (P1).
+		s.pausePublished()
 	}
 	s.inner.SetLogicalCompaction(logical)
 	s.inner.SetPhysicalCompaction(physical)

@@ -61,10 +61,23 @@ func (p *Point) Reader() *Reader {
 func (p *Point) ReaderAt(asOf frontier.Frontier) (*Reader, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.since.LessEqual(asOf) {
-		return nil, &SinceError{Since: p.since, AsOf: asOf}
+	if err := p.admitLocked(asOf); err != nil {
+		return nil, err
 	}
 	return p.registerLocked(asOf, p.upper), nil
+}
+
+// admitLocked is the first half of an admission at asOf: it refuses with a
+// *SinceError if the published since is beyond asOf. The caller registers
+// the hold before it unlocks, so that check and registration are one
+// critical section and the publisher cannot publish a later since between
+// them (P1). REQUIRES: p.mu held; it stays held.
+func (p *Point) admitLocked(asOf frontier.Frontier) error {
+	if !p.since.LessEqual(asOf) {
+		return &SinceError{Since: p.since, AsOf: asOf}
+	}
+	p.pauseAdmitted()
+	return nil
 }
 
 // ReaderAtLeast registers a peer hold: logically at asOf joined with the

@@ -1,0 +1,130 @@
+package dataflow
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads imports a padded
+// peer bundle whose inner since is {5} into a dataflow at as_of {2} (§4.5):
+// the build is admitted (the padding reports {0}), and the import presents
+// nothing in [2, 5) and the publisher's contents, compacted to 5, from 5 on.
+// Allowing compaction exactly to the inner since removes the padding and
+// moves the peer hold.
+func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
+	kv := batch.Arity{Key: 1, Val: 1}
+	oksH, oksW, oksS := share.NewTrace(kv, spine.Options{})
+	errsH, errsW, errsS := share.NewTrace(batch.Arity{Key: 1}, spine.Options{})
+	type row struct{ key, val, time, diff int64 }
+	var rows []row
+	for tm := range int64(10) {
+		rows = append(rows, row{tm % 3, tm, tm, 1})
+		if tm >= 2 {
+			rows = append(rows, row{(tm - 2) % 3, tm - 2, tm, -1})
+		}
+	}
+	bld := batch.NewBuilder(kv, len(rows))
+	for _, r := range rows {
+		bld.Push1(r.key, r.val, uint64(r.time), r.diff)
+	}
+	b, err := bld.Build(frontier.At(0), frontier.At(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := oksW.Insert(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := errsW.Seal(batch.Arity{Key: 1}, frontier.At(10)); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []interface{ SetLogicalCompaction(frontier.Frontier) }{oksH, errsH} {
+		h.SetLogicalCompaction(frontier.At(5))
+	}
+	g := share.NewRegistry()
+	tok, err := g.Publish("idx", frontier.At(5), oksS, errsS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv(t, 0, 1, NewHub(1))
+	if err := env.Manager.SetPeer("idx", "maintain idx", g.PeerBundle("idx", frontier.At(5)).IntoPadded()); err != nil {
+		t.Fatal(err)
+	}
+	cp := NewCapture(1)
+	df, err := Build(env, Desc{
+		ID: "q", AsOf: frontier.At(2), Until: frontier.Empty(),
+		Build: func(c *Context) error {
+			a, err := c.ImportIndex("idx")
+			if err != nil {
+				return err
+			}
+			c.Capture(cp, a.Oks)
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatalf("building at as_of {2} over a padded bundle at {5}: %v", err)
+	}
+	df.Run(16)
+	if !cp.Passed(9) {
+		t.Fatalf("the import's frontier is %v, want beyond 9", cp.Frontier())
+	}
+	want := func(t int64) string {
+		acc := map[[2]int64]int64{}
+		for _, r := range rows {
+			if r.time <= max(t, 5) {
+				acc[[2]int64{r.key, r.val}] += r.diff
+			}
+		}
+		var keys [][2]int64
+		for k, d := range acc {
+			if d != 0 {
+				keys = append(keys, k)
+			}
+		}
+		slices.SortFunc(keys, func(a, b [2]int64) int { return slices.Compare(a[:], b[:]) })
+		var out []string
+		for _, k := range keys {
+			out = append(out, fmt.Sprintf("%v%+d", k[:], acc[k]))
+		}
+		return fmt.Sprint(out)
+	}
+	got := func(t int64) string {
+		var out []string
+		for _, rd := range cp.At(frontier.Time(t)) {
+			out = append(out, fmt.Sprintf("%v%+d", rd.Row, rd.Diff))
+		}
+		return fmt.Sprint(out)
+	}
+	for tm := int64(2); tm < 5; tm++ {
+		if g := got(tm); g != "[]" {
+			t.Fatalf("at %d, inside the padding: %s, want nothing", tm, g)
+		}
+	}
+	for tm := int64(5); tm < 10; tm++ {
+		if g, w := got(tm), want(tm); g != w {
+			t.Fatalf("at %d: %s, want %s", tm, g, w)
+		}
+	}
+	// Compaction allowed exactly to the inner since: the padding goes.
+	if err := env.Manager.AllowCompaction("idx", frontier.At(5)); err != nil {
+		t.Fatal(err)
+	}
+	bundle, _ := env.Manager.Get("idx")
+	if p := bundle.Oks.(*share.Padded); p.IsPadded() || bundle.CompactionFrontier() != frontier.At(5) {
+		t.Fatalf("at the inner since: padded %v, compaction %v, want unpadded at {5}", p.IsPadded(), bundle.CompactionFrontier())
+	}
+	df.Drop()
+	env.Manager.Drop("idx")
+	tok.Release()
+	oksH.Release()
+	errsH.Release()
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Fatalf("registry after the drops: %+v", st)
+	}
+}

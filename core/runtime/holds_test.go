@@ -1,0 +1,292 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	gosync "sync"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// Hold tests at the runtime level: what the share and dataflow packages
+// guarantee, checked through the commands a controller sends.
+
+// lagBehind makes r a runtime behind the command stream: every worker of r
+// waits inside a barrier until catchUp is called, so commands sent meanwhile
+// queue behind it. catchUp is also run at cleanup, so a failing test never
+// leaves workers parked.
+func lagBehind(t *testing.T, r *Runtime) (catchUp func()) {
+	t.Helper()
+	gate := make(chan struct{})
+	var entered gosync.WaitGroup
+	entered.Add(r.Workers())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- r.barrier(context.Background(), func(*worker) {
+			entered.Done()
+			<-gate
+		})
+	}()
+	entered.Wait()
+	var once gosync.Once
+	catchUp = func() {
+		once.Do(func() {
+			close(gate)
+			if err := <-errc; err != nil {
+				t.Errorf("lagging %v runtime: %v", r.Role(), err)
+			}
+		})
+	}
+	t.Cleanup(catchUp)
+	return catchUp
+}
+
+// onWorkers runs f on every worker of r after everything sent before.
+func onWorkers(ctx context.Context, t *testing.T, r *Runtime, f func(*worker)) {
+	t.Helper()
+	if err := r.barrier(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// maintained waits until r's workers have run a maintenance pass after
+// everything sent before (and every wake signalled before): the first
+// barrier's loop iteration ends with a maintenance pass that the second
+// barrier waits for.
+func maintained(ctx context.Context, t *testing.T, r *Runtime) {
+	t.Helper()
+	onWorkers(ctx, t, r, nil)
+	onWorkers(ctx, t, r, nil)
+}
+
+// epochRows returns rows [time, diff, key, val] for times [lo, hi): time r
+// adds (r%3, r) and retracts time r-2's row.
+func epochRows(lo, hi uint64) [][]int64 {
+	var rows [][]int64
+	for r := lo; r < hi; r++ {
+		rows = append(rows, []int64{int64(r), 1, int64(r % 3), int64(r)})
+		if r >= 2 {
+			rows = append(rows, []int64{int64(r), -1, int64((r - 2) % 3), int64(r - 2)})
+		}
+	}
+	return rows
+}
+
+// TestPeerHoldsAreTakenAtTheIncarnationsAsOf re-creates an index id as
+// incarnations at as_of 5 and 9 while the Interactive runtime lags behind
+// the command stream. While it lags, the hold reserved at publication keeps
+// the since at the incarnation's as_of, not at {0} and not at the compaction
+// the controller allowed; when it catches up it takes over exactly that
+// hold, in the same slot, and its downgrade lets maintenance move the since.
+// Queries on the pair answer as Solo does.
+func TestPeerHoldsAreTakenAtTheIncarnationsAsOf(t *testing.T) {
+	for _, w := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			pair, solo := newSetup(t, "pair", w), newSetup(t, "solo", w)
+			maint, inter := pair.rts[0], pair.rts[1]
+			regs := maint.opts.Registries
+			both := func(cmd Command) { pair.ctl.Send(cmd); solo.ctl.Send(cmd) }
+			var rows [][]int64
+			lo := uint64(0)
+			for _, asOf := range []uint64{5, 9} {
+				allowed := frontier.At(asOf + 2)
+				catchUp := lagBehind(t, inter)
+				// Only the index id is re-created: each incarnation is
+				// maintained by a dataflow with an id of its own.
+				maintain := indexDesc("idx", "in", 2, []int{0}, asOf, nil)
+				maintain.ID = fmt.Sprintf("maintain idx as_of %d", asOf)
+				both(CreateDataflow{Desc: maintain})
+				epoch := epochRows(lo, asOf+4)
+				rows = append(rows, epoch...)
+				pair.send("in", 2, epoch...)
+				solo.send("in", 2, epoch...)
+				lo = asOf + 4
+				pair.advance("in", 2, frontier.At(lo))
+				solo.advance("in", 2, frontier.At(lo))
+				both(AllowCompaction{ID: "idx", Frontier: allowed})
+				maintained(ctx, t, maint)
+				for i, g := range regs {
+					slot := g.Lookup("idx", frontier.At(asOf))
+					if slot == nil {
+						t.Fatalf("as_of %d: worker %d: no slot for the published incarnation", asOf, i)
+					}
+					for _, pt := range []*share.Point{slot.Oks(), slot.Errs()} {
+						if got := pt.Stats().Since; got != frontier.At(asOf) {
+							t.Fatalf("as_of %d: worker %d: since %v while the reader lags, want the reserved peer hold's {%d}", asOf, i, got, asOf)
+						}
+					}
+					if st := g.Stats(); st.Reserved != 1 {
+						t.Fatalf("as_of %d: worker %d: %d reserved holds while the reader lags, want 1", asOf, i, st.Reserved)
+					}
+				}
+				catchUp()
+				if err := pair.ctl.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				maintained(ctx, t, maint)
+				onWorkers(ctx, t, inter, func(wk *worker) {
+					if b, ok := wk.env.Manager.Get("idx"); !ok || !b.IsPeer() || b.CompactionFrontier() != allowed {
+						t.Errorf("as_of %d: interactive worker %d: peer bundle %v, want one at %v", asOf, wk.index, b, allowed)
+					}
+				})
+				for i, g := range regs {
+					slot := g.Lookup("idx", frontier.At(asOf))
+					if slot == nil {
+						t.Fatalf("as_of %d: worker %d: the peer replaced the published incarnation's slot", asOf, i)
+					}
+					if st := g.Stats(); st.Reserved != 0 || st.Slots != 1 {
+						t.Fatalf("as_of %d: worker %d: registry %+v after the peer caught up, want 1 slot, none reserved", asOf, i, st)
+					}
+					if got := slot.Oks().Stats().Since; got != allowed {
+						t.Fatalf("as_of %d: worker %d: since %v after the peer moved its hold, want %v", asOf, i, got, allowed)
+					}
+				}
+				// A query at the allowed compaction answers on both.
+				q := fmt.Sprintf("q%d", asOf)
+				cps := map[string]*dataflow.Capture{"pair": dataflow.NewCapture(w), "solo": dataflow.NewCapture(w)}
+				pair.ctl.Send(CreateDataflow{Desc: readDesc(q, "idx", asOf+2, frontier.Empty(), cps["pair"])})
+				solo.ctl.Send(CreateDataflow{Desc: readDesc(q, "idx", asOf+2, frontier.Empty(), cps["solo"])})
+				for mode, cp := range cps {
+					if err := cp.WaitPassed(ctx, asOf+3); err != nil {
+						t.Fatalf("as_of %d: %s query: %v", asOf, mode, err)
+					}
+					for tm := asOf + 2; tm <= asOf+3; tm++ {
+						if got, want := captured(cp, tm), model(rows, tm); !maps.Equal(got, want) {
+							t.Fatalf("as_of %d: %s query at %d: got %v, want %v", asOf, mode, tm, got, want)
+						}
+					}
+				}
+				both(DropDataflow{ID: q})
+				both(DropDataflow{ID: maintain.ID})
+				if err := pair.ctl.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for i, g := range regs {
+					if st := g.Stats(); st != (share.RegistryStats{}) {
+						t.Fatalf("as_of %d: worker %d: registry %+v after the drops", asOf, i, st)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader: a maintained
+// dataflow holds and keeps its arrangement, and a query holds and keeps the
+// arrangement it imports. After the query's Build, the only readers of the
+// imported points are the import's own holds, the query's kept ones and (in
+// the pair) the peer hold: the consumer-facing reader of each import died
+// with the build. Dropping the query leaves only the peer hold; dropping the
+// maintained dataflow leaves no live handle on its traces.
+func TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				t.Parallel()
+				ctx := testCtx(t)
+				s := newSetup(t, mode, w)
+				maint := s.rts[0] // Solo, or the pair's Maintenance runtime
+				var mu gosync.Mutex
+				local := map[int][2]trace.Trace{}     // worker → the arrangement's oks and errs traces
+				imported := map[int][2]*share.Point{} // worker → the points the query imports from
+				s.ctl.Send(CreateDataflow{Desc: dataflow.Desc{
+					ID: "maintain idx", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+					Exports: []string{"idx"},
+					Build: func(c *dataflow.Context) error {
+						in, err := c.Input("in", 2)
+						if err != nil {
+							return err
+						}
+						a, err := c.Arrange(in, []int{0})
+						if err != nil {
+							return err
+						}
+						c.Hold(a.Oks)
+						c.Keep(a.Errs.Trace)
+						mu.Lock()
+						local[c.Worker()] = [2]trace.Trace{a.Oks.Trace.(*trace.Handle).Trace(), a.Errs.Trace.(*trace.Handle).Trace()}
+						mu.Unlock()
+						return c.Export("idx", a)
+					},
+				}})
+				rows := epochRows(0, 6)
+				s.send("in", 2, rows...)
+				s.advance("in", 2, frontier.At(6))
+				cp := dataflow.NewCapture(w)
+				s.ctl.Send(CreateDataflow{Desc: dataflow.Desc{
+					ID: "q", AsOf: frontier.At(2), Until: frontier.Empty(),
+					Build: func(c *dataflow.Context) error {
+						a, err := c.ImportIndex("idx")
+						if err != nil {
+							return err
+						}
+						c.Hold(a.Oks)
+						c.Keep(a.Errs.Trace)
+						c.Capture(cp, a.Oks)
+						mu.Lock()
+						imported[c.Worker()] = [2]*share.Point{a.Oks.Trace.(*share.Reader).Point(), a.Errs.Trace.(*share.Reader).Point()}
+						mu.Unlock()
+						return nil
+					},
+				}})
+				if err := cp.WaitPassed(ctx, 5); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := captured(cp, 5), model(rows, 5); !maps.Equal(got, want) {
+					t.Fatalf("query at 5: got %v, want %v", got, want)
+				}
+				if err := s.ctl.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				peer := 0 // the pair's Interactive runtime holds each publication once
+				if mode == "pair" {
+					peer = 1
+				}
+				readers := func(when string, want int) {
+					t.Helper()
+					mu.Lock()
+					defer mu.Unlock()
+					if len(imported) != w {
+						t.Fatalf("%s: %d workers built the query, want %d", when, len(imported), w)
+					}
+					for wk, pts := range imported {
+						for half, pt := range pts {
+							if n := pt.Stats().Readers; n != want {
+								t.Errorf("%s: worker %d half %d: %d readers, want %d", when, wk, half, n, want)
+							}
+						}
+					}
+				}
+				// The import's own hold and the kept (or held) clone.
+				readers("after the query's build", peer+2)
+				s.ctl.Send(DropDataflow{ID: "q"})
+				if err := s.ctl.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				readers("after the query's drop", peer)
+				s.ctl.Send(DropDataflow{ID: "maintain idx"})
+				if err := s.ctl.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				readers("after the index's drop", 0)
+				onWorkers(ctx, t, maint, func(wk *worker) {
+					mu.Lock()
+					trs := local[wk.index]
+					mu.Unlock()
+					for half, tr := range trs {
+						if n := tr.Live(); n != 0 {
+							t.Errorf("worker %d half %d: %d live handles after the drop", wk.index, half, n)
+						}
+					}
+				})
+			})
+		}
+	}
+}

@@ -1,0 +1,504 @@
+package share
+
+import (
+	"errors"
+	"maps"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Tests of holds and checks that each guard one behaviour: every test here
+// fails on every run when the behaviour it is named after is removed.
+
+// interleave runs f where a pause point fires inside p's critical section.
+// If p's lock is free there, the section was split in two: f runs at once,
+// on this goroutine, inside the window — the interleaving the invariant
+// excludes happens on every run. If the lock is held (the section is whole),
+// f runs on another goroutine and waits for the lock, so it runs after the
+// section. The returned function waits for f.
+func interleave(p *Point, f func()) (wait func()) {
+	if p.mu.TryLock() {
+		p.mu.Unlock()
+		f()
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	return func() { <-done }
+}
+
+// sinceError returns err as a *SinceError, failing t if it is not one.
+func sinceError(t *testing.T, err error) *SinceError {
+	t.Helper()
+	var se *SinceError
+	if !errors.As(err, &se) || !errors.Is(err, ErrSinceBeyond) {
+		t.Fatalf("err = %v, want a *SinceError wrapping ErrSinceBeyond", err)
+	}
+	return se
+}
+
+// Case: a placeholder's early reader holds below the since of the trace
+// that would attach to it. Attaching would hand that reader coalesced data,
+// so it is refused, and the point stays an unbound placeholder.
+func TestAttachingACompactedTraceBelowAnEarlyReadersHoldIsRefused(t *testing.T) {
+	pt := NewPoint()
+	early, err := pt.ReaderAt(frontier.At(2)) // a placeholder is at {0}: admitted
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPub(t)
+	p.rounds(10)
+	p.compact(frontier.At(6)) // unattached: nothing holds it back
+	if got := p.s.LogicalCompaction(); got != frontier.At(6) {
+		t.Fatalf("setup: the trace compacted to %v, want {6}", got)
+	}
+	if err := p.s.Attach(pt); !errors.Is(err, ErrSinceBeyond) {
+		t.Fatalf("attach over a reader at {2} of a trace at {6}: err = %v, want ErrSinceBeyond", err)
+	}
+	if st := pt.Stats(); st.Bound || st.Batches != 0 || st.Since != frontier.Min() {
+		t.Fatalf("a refused attach changed the placeholder: %+v", st)
+	}
+	if p.s.Points() != 0 {
+		t.Fatalf("a refused attach left the point attached to the publisher")
+	}
+	// The same through the registry: a peer that came first imports at its
+	// as_of {2}; publishing a trace already compacted to {6} is refused.
+	g := NewRegistry()
+	b := g.PeerBundle("idx", frontier.At(2))
+	im, err := b.Oks.(*Reader).Import(frontier.At(2), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := newPub(t)
+	if _, err := g.Publish("idx", frontier.At(2), p.s, errs.s); !errors.Is(err, ErrSinceBeyond) {
+		t.Fatalf("publish over a peer at {2} of a trace at {6}: err = %v, want ErrSinceBeyond", err)
+	}
+	if evs := im.Drain(nil); len(evs) != 0 {
+		t.Fatalf("the early import received %v from a refused publication", evs)
+	}
+	im.Close()
+	im.Trace().Release()
+	b.Release()
+	early.Release()
+	if st := g.Stats(); st.Slots != 0 || st.Reserved != 0 {
+		t.Fatalf("registry after release: %+v", st)
+	}
+}
+
+// Case: the point refuses an import below its since by itself (ImportIndex's
+// outer check on the bundle would otherwise hide a point that admits it),
+// and registers nothing for it.
+func TestAnImportBelowThePointsSinceIsRefusedByThePoint(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	p.compact(frontier.At(6))
+	im, err := pt.Import(frontier.At(3), frontier.Empty())
+	if se := sinceError(t, err); se.Since != frontier.At(6) || se.AsOf != frontier.At(3) || im != nil {
+		t.Fatalf("refusal names since %v and as_of %v, want {6} and {3}", se.Since, se.AsOf)
+	}
+	if st := pt.Stats(); st.Readers != 0 || st.Importers != 0 {
+		t.Fatalf("a refused import registered something: %+v", st)
+	}
+	// At the since it is admitted.
+	im, err = pt.Import(frontier.At(6), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.Close()
+	im.Trace().Release()
+}
+
+// Case: importing through a reader at a time before that reader's own hold
+// is refused by the reader, even when the point's since (held lower by
+// another reader) would admit the time.
+func TestAnImportBelowTheReadersOwnHoldIsRefusedByTheReader(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	low, err := pt.ReaderAt(frontier.At(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pt.ReaderAt(frontier.At(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.compact(frontier.At(8))
+	if got := pt.Stats().Since; got != frontier.At(2) {
+		t.Fatalf("setup: since %v, want {2} (held by the low reader)", got)
+	}
+	im, err := r.Import(frontier.At(4), frontier.Empty())
+	if se := sinceError(t, err); se.Since != frontier.At(7) || se.AsOf != frontier.At(4) || im != nil {
+		t.Fatalf("refusal names since %v and as_of %v, want the reader's {7} and {4}", se.Since, se.AsOf)
+	}
+	if st := pt.Stats(); st.Readers != 2 || st.Importers != 0 {
+		t.Fatalf("a refused import registered something: %+v", st)
+	}
+	// The point itself admits {4}: the refusal was the reader's.
+	im, err = pt.Import(frontier.At(4), frontier.Empty())
+	if err != nil {
+		t.Fatalf("the point refused {4} with its since at {2}: %v", err)
+	}
+	im.Close()
+	im.Trace().Release()
+	r.Release()
+	if _, err := r.Import(frontier.At(7), frontier.Empty()); !errors.Is(err, ErrReleased) {
+		t.Fatalf("import through a released reader: err = %v, want ErrReleased", err)
+	}
+	low.Release()
+}
+
+// Case: admission is one critical section. The publisher, allowed to
+// compact to {8}, tries to do so exactly between an admission's since check
+// at {3} and the registration of its hold; it must find the hold registered
+// and stop at {3}, and the admitted reader or import must read the rows at
+// {3}.
+func TestAdmissionChecksTheSinceAndRegistersTheHoldInOneCriticalSection(t *testing.T) {
+	for _, via := range []string{"ReaderAt", "Import"} {
+		t.Run(via, func(t *testing.T) {
+			p := newPub(t)
+			pt := attached(t, p)
+			p.rounds(10)
+			var wait func()
+			pt.pause = &pauses{admitted: func() {
+				if wait == nil {
+					wait = interleave(pt, func() { p.compact(frontier.At(8)) })
+				}
+			}}
+			var bs []*batch.Batch
+			var pres batch.Presentation
+			var release func()
+			switch via {
+			case "ReaderAt":
+				r, err := pt.ReaderAt(frontier.At(3))
+				if err != nil {
+					t.Fatal(err)
+				}
+				wait()
+				if bs, err = r.BatchesThrough(r.ReadUpper()); err != nil {
+					t.Fatal(err)
+				}
+				pres, release = batch.Identity(), r.Release
+			case "Import":
+				im, err := pt.Import(frontier.At(3), frontier.Empty())
+				if err != nil {
+					t.Fatal(err)
+				}
+				wait()
+				bs, pres = drained(im), im.Presentation()
+				release = func() { im.Close(); im.Trace().Release() }
+			}
+			if wait == nil {
+				t.Fatal("the admission never reached its pause point")
+			}
+			if got := pt.Stats().Since; got != frontier.At(3) {
+				t.Fatalf("since %v after a hold at {3} was admitted, want {3}", got)
+			}
+			eq(t, "rows at the admitted {3}", accumulate(bs, pres, 3), p.want(3))
+			release()
+		})
+	}
+}
+
+// Case: an importer's seed and its replay queue are taken under one lock.
+// The publisher inserts exactly between the seed and the queue's
+// registration; the batch must reach the import once, through its queue.
+func TestAnImportersSeedAndReplayQueueAreTakenUnderOneLock(t *testing.T) {
+	gt := &goTB{TB: t}
+	p := newPub(gt)
+	pt := attached(t, p)
+	p.rounds(6)
+	var wait func()
+	pt.pause = &pauses{seeded: func() {
+		if wait == nil {
+			wait = interleave(pt, func() { p.rounds(2) })
+		}
+	}}
+	im, err := pt.Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wait == nil {
+		t.Fatal("the import never reached its pause point")
+	}
+	wait()
+	if err := gt.failed(); err != nil {
+		t.Fatal(err)
+	}
+	bs := drained(im)
+	if im.Frontier() != frontier.At(8) {
+		t.Fatalf("import frontier %v after the publisher reached {8}", im.Frontier())
+	}
+	got := map[[3]int64]int64{}
+	for _, b := range bs {
+		for _, u := range b.Updates() {
+			got[[3]int64{u.Key[0], u.Val[0], int64(u.Time)}] += u.Diff
+		}
+	}
+	want := maps.Clone(p.model)
+	maps.DeleteFunc(want, func(_ [3]int64, d int64) bool { return d == 0 })
+	if !maps.Equal(got, want) {
+		t.Fatalf("the import delivered %v, want every update exactly once: %v", got, want)
+	}
+	im.Close()
+	im.Trace().Release()
+}
+
+// Case: the publisher publishes a since before applying it. A reader that
+// asks for {3} after the publisher has published {8} and before it applies
+// it is refused; none is admitted at a time the trace is coalescing.
+func TestAPublisherPublishesASinceBeforeApplyingIt(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	armed, fired := false, false
+	var admitted *Reader
+	var refusal error
+	p.s.pause = &pauses{published: func() {
+		if !armed {
+			return
+		}
+		armed, fired = false, true
+		admitted, refusal = pt.ReaderAt(frontier.At(3))
+	}}
+	armed = true
+	p.compact(frontier.At(8))
+	if !fired {
+		t.Fatal("the publisher never reached its pause point")
+	}
+	if admitted != nil {
+		admitted.Release()
+		t.Fatalf("a reader at {3} was admitted while the publisher was applying {8}")
+	}
+	if se := sinceError(t, refusal); se.Since != frontier.At(8) {
+		t.Fatalf("refused with since %v, want the published {8}", se.Since)
+	}
+	if got := p.s.LogicalCompaction(); got != frontier.At(8) {
+		t.Fatalf("applied since %v, want {8}", got)
+	}
+}
+
+// Case: a publisher makes progress when only a remote hold moves. Every
+// change of a reader's hold — logical or physical downgrade, release —
+// signals the publisher's Wake channel and its notify function, and the
+// publisher's loop (Refresh on Wake) then moves the since.
+func TestAReadersDowngradeWakesThePublisher(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(5)
+	notified := 0
+	p.s.SetNotify(func() { notified++ })
+	r, err := pt.ReaderAt(frontier.At(2)) // physically at the coverage {5}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.rounds(5)
+	p.compact(frontier.At(8))
+	if got := pt.Stats().Since; got != frontier.At(2) {
+		t.Fatalf("setup: since %v, want the reader's {2}", got)
+	}
+	// woke reports whether the publisher was signalled, and clears it.
+	woke := func() bool {
+		n := notified
+		notified = 0
+		select {
+		case <-p.s.Wake():
+			return n > 0
+		default:
+			return false
+		}
+	}
+	woke()
+	for _, step := range []struct {
+		name  string
+		move  func()
+		since frontier.Frontier
+	}{
+		{"logical downgrade", func() { r.SetLogicalCompaction(frontier.At(5)) }, frontier.At(5)},
+		{"physical downgrade", func() { r.SetPhysicalCompaction(frontier.At(10)) }, frontier.At(5)},
+		{"release", r.Release, frontier.At(8)},
+	} {
+		step.move()
+		if !woke() {
+			t.Fatalf("%s: the publisher was not woken", step.name)
+		}
+		p.s.Refresh() // what the publisher's loop does on Wake
+		if got := pt.Stats().Since; got != step.since {
+			t.Fatalf("%s: since %v after the publisher woke, want %v", step.name, got, step.since)
+		}
+	}
+}
+
+// Case: Exert alone applies a remote hold that moved, so a publisher whose
+// wake was consumed without a Refresh still compacts as far as holds allow.
+func TestExertAloneAppliesAMovedHold(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	r, err := pt.ReaderAt(frontier.At(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.compact(frontier.At(8))
+	r.SetLogicalCompaction(frontier.At(6))
+	select { // the wake is consumed; nobody refreshes
+	case <-p.s.Wake():
+	default:
+	}
+	if got := pt.Stats().Since; got != frontier.At(2) {
+		t.Fatalf("setup: since %v moved without the publisher running", got)
+	}
+	p.w.Exert(1 << 20)
+	if got := pt.Stats().Since; got != frontier.At(6) {
+		t.Fatalf("since %v after Exert, want the moved hold's {6}", got)
+	}
+	r.Release()
+}
+
+// Case: ending a publication that no peer took releases its reserved peer
+// hold: its points keep no remote hold and no reader.
+func TestEndingAPublicationNoPeerTookLeavesNoReservedHold(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(4)
+	tok, err := g.Publish("idx", frontier.At(2), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := []*Point{tok.Slot().Oks(), tok.Slot().Errs()}
+	if st := g.Stats(); st.Reserved != 1 {
+		t.Fatalf("setup: %d reserved holds, want 1", st.Reserved)
+	}
+	for _, pt := range pts {
+		if n := pt.Stats().Readers; n != 1 {
+			t.Fatalf("setup: %d readers, want the reserved peer hold", n)
+		}
+	}
+	tok.Release()
+	for i, pt := range pts {
+		l, ph := pt.RemoteHolds()
+		if n := pt.Stats().Readers; n != 0 || !l.IsEmpty() || !ph.IsEmpty() {
+			t.Fatalf("point %d after the publication ended: %d readers, holds %s/%s", i, n, l.String(), ph.String())
+		}
+	}
+	if st := g.Stats(); st != (RegistryStats{}) {
+		t.Fatalf("registry after the publication ended: %+v", st)
+	}
+	// A peer arriving after the end binds a fresh slot, not the ended one.
+	b := g.PeerBundle("idx", frontier.At(2))
+	if b.Oks.(*Reader).Point() == pts[0] {
+		t.Fatal("a peer bound the ended publication's point")
+	}
+	b.Release()
+}
+
+// Case: a clone of a peer bundle shares its drop token, so the registry slot
+// lives until the last clone is released, however many times the others are.
+func TestAClonedBundleKeepsItsSlotAliveUntilTheLastCloneIsReleased(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(4)
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := g.PeerBundle("idx", frontier.At(0))
+	c := b.Clone()
+	tok.Release()
+	b.Release()
+	b.Release() // twice is a no-op
+	slot := g.Lookup("idx", frontier.At(0))
+	if slot == nil || g.Stats().Slots != 1 {
+		t.Fatalf("the slot ended with a clone alive: %+v", g.Stats())
+	}
+	if c.Oks.(*Reader).Point() != slot.Oks() {
+		t.Fatal("the clone reads another slot")
+	}
+	im, err := c.Oks.(*Reader).Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "the clone's import at 3", accumulate(drained(im), im.Presentation(), 3), oks.want(3))
+	im.Close()
+	im.Trace().Release()
+	c.Release()
+	if g.Lookup("idx", frontier.At(0)) != nil || g.Stats().Slots != 0 {
+		t.Fatalf("the slot outlived its last clone: %+v", g.Stats())
+	}
+}
+
+// Case: padding disappears exactly when compaction is allowed to the inner
+// since: before it only the padding moves, at it the inner hold moves.
+func TestPaddingDisappearsWhenCompactionIsAllowedToTheInnerSince(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(10)
+	oks.compact(frontier.At(5))
+	errs.compact(frontier.At(5))
+	tok, err := g.Publish("idx", frontier.At(5), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := g.PeerBundle("idx", frontier.At(5)).IntoPadded()
+	b.AllowCompaction(frontier.At(4))
+	for _, half := range []*Padded{b.Oks.(*Padded), b.Errs.(*Padded)} {
+		if !half.IsPadded() || half.LogicalCompaction() != frontier.At(4) {
+			t.Fatalf("below the inner since: padded %v at %v, want padded at {4}", half.IsPadded(), half.LogicalCompaction())
+		}
+	}
+	b.AllowCompaction(frontier.At(5))
+	for _, half := range []*Padded{b.Oks.(*Padded), b.Errs.(*Padded)} {
+		if half.IsPadded() || half.LogicalCompaction() != frontier.At(5) {
+			t.Fatalf("at the inner since: padded %v at %v, want unpadded at {5}", half.IsPadded(), half.LogicalCompaction())
+		}
+	}
+	// Unpadded, the next step moves the peer hold and with it the since.
+	b.AllowCompaction(frontier.At(7))
+	oks.compact(frontier.At(9))
+	if got := tok.Slot().Oks().Stats().Since; got != frontier.At(7) {
+		t.Fatalf("since %v after the unpadded bundle moved to {7}", got)
+	}
+	b.Release()
+	tok.Release()
+}
+
+// Case: a clone of a shared reader holds physically on its own, at the
+// original's boundary: after the original is released and the publisher
+// compacts, a cut through the clone at that boundary still reads.
+func TestAClonedReaderHoldsPhysicallyOnItsOwn(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(5)
+	r := pt.Reader() // holds physically at the coverage {5}
+	p.rounds(3)
+	c := r.Clone()
+	r.Release()
+	p.rounds(2)
+	p.compact(frontier.At(2)) // the owner lets everything sealed merge
+	if got := p.s.PhysicalCompaction(); got != frontier.At(5) {
+		t.Fatalf("applied physical %v, want the clone's {5}", got)
+	}
+	bs, err := c.BatchesThrough(frontier.At(5))
+	if err != nil {
+		t.Fatalf("cut through the clone at {5}: %v", err)
+	}
+	want := map[[2]int64]int64{}
+	for k, d := range p.model {
+		if k[2] < 5 {
+			want[[2]int64{k[0], k[1]}] += d
+		}
+	}
+	maps.DeleteFunc(want, func(_ [2]int64, d int64) bool { return d == 0 })
+	eq(t, "cut at {5}", accumulate(bs, batch.Identity(), 9), want)
+	c.Release()
+	p.compact(frontier.At(2))
+	if got := p.s.PhysicalCompaction(); got != frontier.At(10) {
+		t.Fatalf("applied physical %v after the clone's release, want {10}", got)
+	}
+}

@@ -76,7 +76,7 @@ func TestMFPOrder(t *testing.T) {
 		{[3]int64{-200, 1, -200}, rowOutcome{}},                  // r = -100: filter 2 drops; 1/(x-5) = 0
 		{[3]int64{6, 10, 6}, rowOutcome{kept: true, row: []int64{16, 10}}},
 		{[3]int64{4, 10, 4}, rowOutcome{kept: true, row: []int64{14, 10}}}, // 1/(4-5) = -1
-		{[3]int64{7, 1000, 7}, rowOutcome{}},                                  // 1/2 = 0 drops
+		{[3]int64{7, 1000, 7}, rowOutcome{}},                               // 1/2 = 0 drops
 		{[3]int64{math.MaxInt64, 1, math.MaxInt64}, rowOutcome{code: Overflow}},
 	} {
 		var out Output

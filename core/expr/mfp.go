@@ -128,13 +128,38 @@ type compiler struct {
 	loaded map[int]int // input column -> register
 	consts map[int64]int
 	avail  []string
+	// temp marks registers holding an operator's result that only its
+	// parent reads; free lists the temps whose parent has been emitted.
+	temp []bool
+	free []int32
 }
 
+// reg returns a register for a new value: a freed temp if any.
 func (c *compiler) reg() int32 {
+	if n := len(c.free); n > 0 {
+		r := c.free[n-1]
+		c.free = c.free[:n-1]
+		return r
+	}
 	r := c.m.nregs
 	c.m.nregs++
+	c.temp = append(c.temp, false)
 	return int32(r)
 }
+
+// release frees r if it is a temp: its one reader has been emitted.
+// INVARIANT: exec reads x[i] and y[i] before writing dst[i], so a
+// parent may reuse an operand's register as its destination.
+func (c *compiler) release(r int32) {
+	if r >= 0 && c.temp[r] {
+		c.temp[r] = false
+		c.free = append(c.free, r)
+	}
+}
+
+// keep makes r live to the end of the program (a map's or a filter's
+// value).
+func (c *compiler) keep(r int32) { c.temp[r] = false }
 
 func (c *compiler) load(col int) int32 {
 	if r, ok := c.loaded[col]; ok {
@@ -183,7 +208,10 @@ func (c *compiler) node(e *Expr, n *Node) (int32, error) {
 			return 0, err
 		}
 	}
+	c.release(x)
+	c.release(y)
 	r := c.reg()
+	c.temp[r] = true
 	c.m.prog = append(c.m.prog, instr{op: n.Op, dst: r, x: x, y: y})
 	if n.Op.CanErr() {
 		c.m.canErr = true
@@ -275,6 +303,7 @@ func NewMFP(s MFPSpec) (*MFP, error) {
 		if err != nil {
 			return nil, fmt.Errorf("map[%d] %s: %w", i, mp.Name, err)
 		}
+		c.keep(reg)
 		c.maps[r] = int(reg)
 		c.avail = append(c.avail, r.String())
 	}
@@ -283,6 +312,7 @@ func NewMFP(s MFPSpec) (*MFP, error) {
 		if err != nil {
 			return nil, fmt.Errorf("filter[%d]: %w", i, err)
 		}
+		c.keep(reg)
 		m.filters = append(m.filters, int(reg))
 		m.filterAt = append(m.filterAt, len(m.prog))
 	}

@@ -239,3 +239,24 @@ func TestMFPLaterFilterErrorIsMoot(t *testing.T) {
 		t.Fatalf("out %+v", out)
 	}
 }
+
+// TestRegistersAreReused: a long left-deep expression needs a handful of
+// registers, not one per node (an evaluator's memory is registers × Chunk).
+func TestRegistersAreReused(t *testing.T) {
+	src := "x"
+	for range 500 {
+		src += " + x * 2"
+	}
+	m, err := NewMFP(MFPSpec{Input: refs("x"), Maps: []Map{{Name: "v", Expr: MustParse(src)}}, Project: refs("v")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.nregs > 5 {
+		t.Fatalf("%d registers for a left-deep chain", m.nregs)
+	}
+	var out Output
+	m.NewEvaluator().Eval([]int64{3}, &out)
+	if out.Rows[0] != 3+500*6 {
+		t.Fatalf("value %d", out.Rows[0])
+	}
+}

@@ -187,7 +187,11 @@ func (c *compiler) node(e *Expr, n *Node) (int32, error) {
 		if r, ok := c.consts[n.Value]; ok {
 			return int32(r), nil
 		}
-		r := c.reg()
+		// A constant is written once, before the program runs: never a
+		// freed temp's register, which the program writes again.
+		r := int32(c.m.nregs)
+		c.m.nregs++
+		c.temp = append(c.temp, false)
 		c.consts[n.Value] = int(r)
 		c.m.consts = append(c.m.consts, constReg{reg: int(r), v: n.Value})
 		return r, nil

@@ -17,13 +17,13 @@
 //
 // Invariants:
 //
-//	R1  Every count is exact: the output at t contains a count only if it
+//	O1  Every count is exact: the output at t contains a count only if it
 //	    fits in int64; a join product, accumulation or total outside int64
 //	    sets Result.Overflow, and then the output holds a numeric overflow
 //	    error (docs/spec.md "Errors": the rest is unspecified).
-//	R2  Rows sort numerically column by column, errors by message; no count
+//	O2  Rows sort numerically column by column, errors by message; no count
 //	    is zero.
-//	R3  The errors of a query are: each from entry's collection's errors
+//	O3  The errors of a query are: each from entry's collection's errors
 //	    once per entry, the errors of its closure with the joined row's
 //	    count, and its reduce and distinct errors.
 //

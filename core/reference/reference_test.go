@@ -157,6 +157,15 @@ func TestJoinProductOverflow(t *testing.T) {
 	}
 	// At t=1 the product is gone: the output is exact again.
 	expect(t, "t=1", eval(t, r, in, 1), "a.k,b.k,diff\n2,2,1\nerror,diff\n")
+	// A product outside int64 whose record consolidates back into range
+	// still overflows: the engine multiplies before it consolidates.
+	p.Inputs[1].Columns = []string{"k", "v"}
+	p.Query.Project = []string{"a.k"}
+	r = resolve(t, p)
+	in = Inputs{"a": {up(0, 1<<32, 1)}, "b": {up(0, 1<<31, 1, 1), up(0, -(1<<31)+1, 1, 2)}}
+	if res := eval(t, r, in, 0); !res.Overflow {
+		t.Fatalf("consolidated product: want overflow:\n%s", res)
+	}
 }
 
 func reducePlan(aggs ...plan.Aggregate) *plan.Plan {

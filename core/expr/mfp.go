@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -367,12 +368,12 @@ type Evaluator struct {
 	m       *MFP
 	regs    [][]int64
 	errs    []Code
-	dropped []bool
+	dropped []uint8 // 1: dropped by an equivalence or a filter
 }
 
 // NewEvaluator returns an evaluator of m.
 func (m *MFP) NewEvaluator() *Evaluator {
-	ev := &Evaluator{m: m, regs: make([][]int64, m.nregs), errs: make([]Code, Chunk), dropped: make([]bool, Chunk)}
+	ev := &Evaluator{m: m, regs: make([][]int64, m.nregs), errs: make([]Code, Chunk), dropped: make([]uint8, Chunk)}
 	backing := make([]int64, m.nregs*Chunk)
 	for i := range ev.regs {
 		ev.regs[i] = backing[i*Chunk : (i+1)*Chunk : (i+1)*Chunk]
@@ -430,9 +431,7 @@ func (ev *Evaluator) chunk(rows []int64, base, n int, out *Output) {
 		c0 := class[0]
 		for _, c := range class[1:] {
 			for i := range n {
-				if rows[i*a+c0] != rows[i*a+c] {
-					dropped[i] = true
-				}
+				dropped[i] |= b2u8(rows[i*a+c0] != rows[i*a+c])
 			}
 		}
 	}
@@ -447,17 +446,27 @@ func (ev *Evaluator) chunk(rows []int64, base, n int, out *Output) {
 	for ; f < len(m.filters); f++ {
 		ev.filter(m.filters[f], n)
 	}
+	first := len(out.Kept)
 	for i := range n {
 		switch {
-		case dropped[i]:
+		case dropped[i] != 0:
 		case errs[i] != OK:
 			out.Erred = append(out.Erred, base+i)
 			out.Codes = append(out.Codes, errs[i])
 		default:
 			out.Kept = append(out.Kept, base+i)
-			for _, r := range m.project {
-				out.Rows = append(out.Rows, ev.regs[r][i])
-			}
+		}
+	}
+	// Project column by column: one register at a time.
+	kept := out.Kept[first:]
+	arity := len(m.project)
+	at := len(out.Rows)
+	out.Rows = slices.Grow(out.Rows, len(kept)*arity)[:at+len(kept)*arity]
+	dst := out.Rows[at:]
+	for j, r := range m.project {
+		reg := ev.regs[r][:n]
+		for k, i := range kept {
+			dst[k*arity+j] = reg[i-base]
 		}
 	}
 }
@@ -468,8 +477,15 @@ func (ev *Evaluator) filter(reg, n int) {
 	errs := ev.errs[:n]
 	dropped := ev.dropped[:n]
 	for i := range n {
-		if errs[i] == OK && v[i] == 0 {
-			dropped[i] = true
-		}
+		// Branch-free: a filter's outcome is data, often unpredictable.
+		dropped[i] |= b2u8(errs[i] == OK) & b2u8(v[i] == 0)
 	}
+}
+
+func b2u8(b bool) uint8 {
+	var x uint8
+	if b {
+		x = 1
+	}
+	return x
 }

@@ -260,3 +260,32 @@ func TestRegistersAreReused(t *testing.T) {
 		t.Fatalf("value %d", out.Rows[0])
 	}
 }
+
+// TestMFPSharedByGoroutines: one MFP, an Evaluator per goroutine (E5);
+// run with -race.
+func TestMFPSharedByGoroutines(t *testing.T) {
+	m, err := NewMFP(MFPSpec{Input: refs("x", "y"), Maps: []Map{{Name: "d", Expr: MustParse("x / y")}}, Project: refs("d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := benchRows(3 * Chunk)
+	var want Output
+	m.NewEvaluator().Eval(rows, &want)
+	done := make(chan Output)
+	for range 4 {
+		go func() {
+			var out Output
+			ev := m.NewEvaluator()
+			for range 20 {
+				out.Reset()
+				ev.Eval(rows, &out)
+			}
+			done <- out
+		}()
+	}
+	for range 4 {
+		if out := <-done; !slices.Equal(out.Rows, want.Rows) || !slices.Equal(out.Kept, want.Kept) {
+			t.Fatal("a goroutine's output differs")
+		}
+	}
+}

@@ -391,3 +391,21 @@ func TestMaintainBuildsUnindexedViewsInOrder(t *testing.T) {
 		t.Fatalf("Maintain = %s", got)
 	}
 }
+
+// TestResolveTwiceLeavesThePlanAlone: resolving is repeatable and does
+// not modify the plan.
+func TestResolveTwiceLeavesThePlanAlone(t *testing.T) {
+	p := specExample()
+	before := fmt.Sprintf("%+v %+v", *p, *p.Views[1].Query)
+	r1, err1 := Resolve(p)
+	r2, err2 := Resolve(p)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if r1.Explain(Linear) != r2.Explain(Linear) || fmt.Sprint(r1.Missing(Delta)) != fmt.Sprint(r2.Missing(Delta)) {
+		t.Fatal("two resolutions differ")
+	}
+	if after := fmt.Sprintf("%+v %+v", *p, *p.Views[1].Query); after != before {
+		t.Fatalf("Resolve modified the plan:\n%s\n%s", before, after)
+	}
+}

@@ -296,3 +296,27 @@ func TestEvalExpr(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalConcurrent: Eval is a pure function of its arguments; run with
+// -race.
+func TestEvalConcurrent(t *testing.T) {
+	r := resolve(t, specExample())
+	in := Inputs{"orders": {up(0, 1, 1, 2, 100)}, "lineitem": {up(0, 1, 1, 5), up(1, 1, 1, 0)}}
+	want := eval(t, r, in, 1).String()
+	done := make(chan string)
+	for range 4 {
+		go func() {
+			res, err := Eval(r, in, 1)
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			done <- res.String()
+		}()
+	}
+	for range 4 {
+		if got := <-done; got != want {
+			t.Fatalf("concurrent Eval:\n%s\nwant\n%s", got, want)
+		}
+	}
+}

@@ -320,3 +320,26 @@ func TestEvalConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkedExampleD is docs/semantics.md §9.D through plans: R0 carries
+// error e with count 1; a three-relation join (linear or delta, the
+// reference does not care) outputs e once; a diamond of two views over R0
+// joined again carries e once per from entry, and no more.
+func TestWorkedExampleD(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "raw", Columns: []string{"k", "v"}}, {Name: "r1", Columns: []string{"k"}}, {Name: "r2", Columns: []string{"k"}}},
+		Views: []plan.View{
+			{Name: "r0", Input: "raw", Maps: []plan.Map{{Name: "e", Expr: "1 / v"}}},
+			{Name: "left", Query: &plan.Query{From: []plan.From{{As: "a", Collection: "r0"}}, Project: []string{"a.k"}}},
+			{Name: "right", Query: &plan.Query{From: []plan.From{{As: "a", Collection: "r0"}}, Project: []string{"a.k"}}},
+		},
+		Query: plan.Query{Join: plan.Delta,
+			From: []plan.From{{As: "x", Collection: "r0"}, {As: "y", Collection: "r1"}, {As: "z", Collection: "r2"}},
+			On:   [][]string{{"x.k", "y.k", "z.k"}}, Project: []string{"x.k"}},
+	}
+	in := Inputs{"raw": {up(0, 1, 1, 0), up(0, 1, 1, 1)}, "r1": {up(0, 1, 1)}, "r2": {up(0, 1, 1)}}
+	expect(t, "three-way", eval(t, resolve(t, p), in, 0), "x.k,diff\n1,1\nerror,diff\ndivision by zero,1\n")
+	p.Query = plan.Query{From: []plan.From{{As: "l", Collection: "left"}, {As: "r", Collection: "right"}},
+		On: [][]string{{"l.a_k", "r.a_k"}}, Project: []string{"l.a_k"}}
+	expect(t, "diamond", eval(t, resolve(t, p), in, 0), "l.a_k,diff\n1,1\nerror,diff\ndivision by zero,2\n")
+}

@@ -409,3 +409,17 @@ func TestResolveTwiceLeavesThePlanAlone(t *testing.T) {
 		t.Fatalf("Resolve modified the plan:\n%s\n%s", before, after)
 	}
 }
+
+func TestEmptyProjectIsNotTheDefault(t *testing.T) {
+	p := threeWay([]From{{As: "d", Collection: "d"}}, nil)
+	p.Query.On = nil
+	p.Query.Project = []string{}
+	p.Query.Reduce = &Reduce{Aggregates: []Aggregate{{Name: "n", Fn: Count}}}
+	r, err := Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(r.Query.Output, len(r.Query.MFP.Project)); got != "[n] 0" {
+		t.Fatalf("output %s", got)
+	}
+}

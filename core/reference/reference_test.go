@@ -343,3 +343,12 @@ func TestWorkedExampleD(t *testing.T) {
 		On: [][]string{{"l.a_k", "r.a_k"}}, Project: []string{"l.a_k"}}
 	expect(t, "diamond", eval(t, resolve(t, p), in, 0), "l.a_k,diff\n1,1\nerror,diff\ndivision by zero,2\n")
 }
+
+func TestCountOfEmptyRecords(t *testing.T) {
+	p := reducePlan(plan.Aggregate{Name: "n", Fn: plan.Count})
+	p.Query.Project, p.Query.Reduce.GroupBy = []string{}, nil
+	in := Inputs{"x": {up(0, 2, 1, 3), up(0, 5, 2, -4), up(1, -7, 9, 9)}}
+	expect(t, "t=0", eval(t, resolve(t, p), in, 0), "n,diff\n7,1\nerror,diff\n")
+	// At t=1 the records cancel to a count of 0: no records, no row.
+	expect(t, "t=1", eval(t, resolve(t, p), in, 1), "n,diff\nerror,diff\n")
+}

@@ -80,6 +80,7 @@ input (the message names the file and line).`,
 	f.StringArrayVar(&cfg.Thresholds, "threshold", nil, "UNIT=PCT: a change in UNIT is a regression only past PCT percent (repeatable; UNIT * for all)")
 	f.StringVar(&cfg.FailOn, "fail-on", "", "regression: exit 1 when a significant change past its threshold goes the bad way")
 	f.StringVar(&cfg.Format, "format", cfg.Format, "output format: "+strings.Join(benchcmp.Formats, "|"))
+	f.StringVar(&cfg.ScaleBy, "scale-by", "", "html: the name parameter (/PARAM) of the log-log scaling charts (default: the numeric one with most values)")
 
 	root.AddCommand(newMerge(), newProfile(), newScaling())
 	return root

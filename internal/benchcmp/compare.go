@@ -82,6 +82,9 @@ type CompareConfig struct {
 	FailOn string
 	// Format is one of Formats.
 	Format string
+	// ScaleBy is the name parameter (as /PARAM) the HTML report's scaling
+	// charts use; "" picks the numeric parameter with the most values.
+	ScaleBy string
 }
 
 // DefaultCompareConfig returns the configuration of `benchcmp FILE...`
@@ -165,14 +168,16 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 	}
 	thr := benchmath.DefaultThresholds
 	thr.CompareAlpha = cfg.Alpha
-	return b.report(reportOpts{
+	rep := b.report(reportOpts{
 		alpha:      cfg.Alpha,
 		confidence: cfg.Confidence,
 		thresholds: &thr,
 		units:      units,
 		directions: dirs,
 		threshold:  thresholds,
-	}), nil
+	})
+	rep.ScaleBy = cfg.ScaleBy
+	return rep, nil
 }
 
 func (cfg *CompareConfig) validate() error {
@@ -187,6 +192,9 @@ func (cfg *CompareConfig) validate() error {
 	}
 	if !(cfg.Confidence > 0 && cfg.Confidence < 1) {
 		return fmt.Errorf("%w: --confidence %v: must be in (0, 1)", ErrUsage, cfg.Confidence)
+	}
+	if cfg.ScaleBy != "" && (!strings.HasPrefix(cfg.ScaleBy, "/") || len(cfg.ScaleBy) < 2) {
+		return fmt.Errorf("%w: --scale-by %q: want a name parameter as /PARAM", ErrUsage, cfg.ScaleBy)
 	}
 	switch cfg.FailOn {
 	case "", "regression":

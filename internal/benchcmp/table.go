@@ -20,6 +20,8 @@ type Report struct {
 	// Tables holds one table per unit and configuration, in benchproc's
 	// key order.
 	Tables []*Table `json:"tables"`
+	// ScaleBy is the parameter of the HTML report's scaling charts.
+	ScaleBy string `json:"-"`
 }
 
 // Table is the comparison of one unit under one configuration.

@@ -223,9 +223,9 @@ func (f *flagSet) Parse(usage func()) []string {
 // ui is the driver's UI: no terminal, no browser, messages kept for errors.
 type ui struct{ out io.Writer }
 
-func (u *ui) ReadLine(string) (string, error)  { return "", io.EOF }
-func (u *ui) Print(a ...any)                   { fmt.Fprintln(u.out, a...) }
-func (u *ui) PrintErr(a ...any)                { fmt.Fprintln(u.out, a...) }
-func (u *ui) IsTerminal() bool                 { return false }
-func (u *ui) WantBrowser() bool                { return false }
+func (u *ui) ReadLine(string) (string, error)     { return "", io.EOF }
+func (u *ui) Print(a ...any)                      { fmt.Fprintln(u.out, a...) }
+func (u *ui) PrintErr(a ...any)                   { fmt.Fprintln(u.out, a...) }
+func (u *ui) IsTerminal() bool                    { return false }
+func (u *ui) WantBrowser() bool                   { return false }
 func (u *ui) SetAutoComplete(func(string) string) {}

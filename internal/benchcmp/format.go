@@ -84,8 +84,9 @@ func pct(v float64) string {
 	return fmt.Sprintf("%+.2f%%", v)
 }
 
-func pText(c *Cell) string {
-	if !c.Compared {
+// pText formats a compared cell's p-value; exact units have none.
+func pText(t *Table, c *Cell) string {
+	if !c.Compared || t.Summary == "exact" {
 		return ""
 	}
 	return strconv.FormatFloat(c.P, 'f', 3, 64)
@@ -150,7 +151,7 @@ func writeText(w io.Writer, rep *Report) error {
 				}
 				f = append(f, centerText(s, t, c)+noteMarks(c))
 				if j > 0 {
-					f = append(f, deltaText(c), pText(c), string(c.Verdict))
+					f = append(f, deltaText(c), pText(t, c), string(c.Verdict))
 				}
 			}
 			fmt.Fprintln(tw, strings.Join(f, "\t"))
@@ -229,7 +230,7 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 				f = append(f, centerText(s, t, c)+noteMarks(c))
 				if j > 0 {
 					d := deltaText(c)
-					if c.Compared {
+					if c.Compared && t.Summary != "exact" {
 						d += fmt.Sprintf(" (p=%.3f)", c.P)
 					}
 					v := string(c.Verdict)

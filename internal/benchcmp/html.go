@@ -63,7 +63,7 @@ func writeHTML(w io.Writer, rep *Report) error {
 				}
 				row = append(row, htmlCell{Text: centerText(s, t, c) + noteMarks(c), Class: "num"})
 				if j > 0 {
-					row = append(row, htmlCell{Text: deltaText(c), Class: "num"}, htmlCell{Text: pText(c), Class: "num"},
+					row = append(row, htmlCell{Text: deltaText(c), Class: "num"}, htmlCell{Text: pText(t, c), Class: "num"},
 						htmlCell{Text: string(c.Verdict), Class: "verdict v-" + verdictClass(c.Verdict)})
 				}
 			}

@@ -62,7 +62,8 @@ type Fit struct {
 	HasInterval bool    `json:"has_interval"`
 	// R2 is the fit's coefficient of determination on log-log data.
 	R2 float64 `json:"r2"`
-	// Grows is set when the whole interval lies above FlagAbove.
+	// Grows is set when the unit is a cost (lower is better) and the whole
+	// interval lies above FlagAbove.
 	Grows bool `json:"grows"`
 	// Note says why a row was not fitted, or what a flag means.
 	Note string `json:"note,omitempty"`
@@ -119,7 +120,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	data := map[sk]*series{}
 	var keys []sk
 	var perr error
-	_, err = readResults(cfg.Files, filter, errOut, func(r *benchfmt.Result) {
+	units, err := readResults(cfg.Files, filter, errOut, func(r *benchfmt.Result) {
 		if perr != nil {
 			return
 		}
@@ -159,6 +160,10 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	if perr != nil {
 		return perr
 	}
+	dirs, err := directions(units)
+	if err != nil {
+		return err
+	}
 	var fits []Fit
 	// Order: tables then rows, in benchproc's order.
 	var tks, rks []benchproc.Key
@@ -189,7 +194,12 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 				f.Note = fmt.Sprintf("one value of %s: nothing to fit", cfg.By)
 			default:
 				fitLogLog(&f, s.xs, s.ys, cfg.Confidence)
-				if f.HasInterval && f.Lo > cfg.FlagAbove {
+				dir, ok := dirs[f.Unit]
+				if !ok {
+					dir = defaultDirection(f.Unit)
+				}
+				// Only a cost (lower is better) can grow too fast.
+				if dir == Lower && f.HasInterval && f.Lo > cfg.FlagAbove {
 					f.Grows = true
 					f.Note = fmt.Sprintf("grows faster than %s^%g", strings.TrimPrefix(cfg.By, "/"), cfg.FlagAbove)
 					if strings.Contains(f.Name, "index=imported") {
@@ -261,9 +271,9 @@ func writeScaling(out io.Writer, fits []Fit, cfg ScalingConfig) error {
 		for _, f := range fits {
 			k, iv, r2 := "", "", ""
 			if f.Points >= 2 && f.Note == "" || f.Grows {
-				k, r2 = fmt.Sprintf("%.3f", f.Exponent), fmt.Sprintf("%.3f", f.R2)
+				k, r2 = fixed3(f.Exponent), fixed3(f.R2)
 				if f.HasInterval {
-					iv = fmt.Sprintf("[%.3f, %.3f]", f.Lo, f.Hi)
+					iv = "[" + fixed3(f.Lo) + ", " + fixed3(f.Hi) + "]"
 				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", f.Name, f.Unit, f.Points, k, iv, r2, f.Note)
@@ -273,4 +283,12 @@ func writeScaling(out io.Writer, fits []Fit, cfg ScalingConfig) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// fixed3 formats v with three decimals, without a "-0.000".
+func fixed3(v float64) string {
+	if math.Abs(v) < 0.0005 {
+		v = 0
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
 }

@@ -85,9 +85,6 @@ func openPage(t *testing.T, alloc context.Context, path, check string, min int) 
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
-	if err := chromedp.Listen(ctx, probs.listen); err != nil {
-		t.Fatalf("listening to the browser: %v", err)
-	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
 		t.Fatalf("opening %s: %v", path, err)
 	}

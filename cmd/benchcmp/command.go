@@ -25,8 +25,9 @@ func run(args []string, out, errOut io.Writer) int {
 const rootExample = `  # Compare two runs (old first); ~ marks differences that are noise.
   benchcmp old.txt new.txt
 
-  # Gate CI: exit 1 if a significant change past 5% goes the bad way.
-  benchcmp --fail-on regression --threshold sec/op=5 old.txt new.txt
+  # Gate CI: exit 1 if a significant change past 5% (10% for install
+  # time) goes the bad way.
+  benchcmp --fail-on regression --threshold '*=5' --threshold install-ns=10 old.txt new.txt
 
   # A pull request comment.
   benchcmp --format markdown old.txt new.txt
@@ -34,8 +35,8 @@ const rootExample = `  # Compare two runs (old first); ~ marks differences that 
   # Imported against direct indexes in one file, as columns of /index.
   benchcmp --col '/index@(direct imported)' run.txt
 
-  # Only the merge benchmarks, one unit, as a self-contained HTML report.
-  benchcmp --filter '.name:Merge .unit:ns/op' --format html old.txt new.txt > report.html`
+  # Only install times of imported indexes, as a self-contained HTML report.
+  benchcmp --filter '/index:imported .unit:install-ns' --format html old.txt new.txt > report.html`
 
 func newRoot(out, errOut io.Writer) *cobra.Command {
 	cfg := benchcmp.DefaultCompareConfig()

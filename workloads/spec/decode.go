@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -35,18 +36,7 @@ func unwrapPathErr(err error) string {
 // fields, wrong types, inexact integers and names outside the name rule
 // are errors naming the field and its line.
 func Decode(file, dir string, data []byte) (*Spec, error) {
-	root, err := parseTree(file, data)
-	if err != nil {
-		return nil, err
-	}
-	d := &decoder{file: file, s: &Spec{File: file, Dir: dir, lines: map[string]int{}}}
-	if err := d.spec(root); err != nil {
-		return nil, err
-	}
-	if err := d.s.validate(); err != nil {
-		return nil, err
-	}
-	return d.s, nil
+	return DecodeWith(file, dir, data, nil)
 }
 
 // decoder converts a node tree into a Spec, recording each field's line.
@@ -174,10 +164,23 @@ func (d *decoder) integer(n *node, field string) (*big.Int, error) {
 	return exactInteger(n.text, func(msg string) error { return d.errf(n, field, "%s", msg) })
 }
 
+// numberRE is the JSON number grammar; group 1 is the exponent.
+var numberRE = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
 // exactInteger parses the text of a JSON number as an exact integer.
 func exactInteger(text string, fail func(string) error) (*big.Int, error) {
+	m := numberRE.FindStringSubmatch(text)
+	if m == nil {
+		return nil, fail(fmt.Sprintf("%q is not a decimal integer", text))
+	}
 	if v, ok := new(big.Int).SetString(text, 10); ok {
 		return v, nil
+	}
+	if m[1] != "" {
+		// Bound the exponent before big.Rat expands it.
+		if e, err := strconv.Atoi(m[1][1:]); err != nil || e > 40 || e < -40 {
+			return nil, fail(fmt.Sprintf("%s is out of range", text))
+		}
 	}
 	r, ok := new(big.Rat).SetString(text)
 	if !ok || !r.IsInt() {

@@ -652,9 +652,6 @@ func (d *decoder) query(n *node, field string) (*Query, error) {
 			if err != nil {
 				return nil, err
 			}
-			if len(class) < 2 {
-				return nil, d.errf(e, f, "an equivalence class needs at least two refs")
-			}
 			q.On = append(q.On, class)
 		}
 	}

@@ -43,7 +43,7 @@ func DecodeWith(file, dir string, data []byte, overrides []Override) (*Spec, err
 	if err := d.spec(root); err != nil {
 		return nil, err
 	}
-	if err := d.s.validate(); err != nil {
+	if err := d.s.resolve(); err != nil {
 		return nil, err
 	}
 	return d.s, nil

@@ -2,7 +2,9 @@ package spec
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/tracebench/tracebench/core/plan"
 	"strconv"
 )
 
@@ -56,6 +58,10 @@ type Spec struct {
 	Views       []View
 	Indexes     []Index
 	Query       Query
+
+	// Plan is the resolved logical plan: columns, layouts and the
+	// arrangements each join strategy reads.
+	Plan *plan.Resolved
 
 	lines map[string]int // field path -> line, for messages about fields found later
 }

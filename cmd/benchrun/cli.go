@@ -75,7 +75,7 @@ small default size in both index modes.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%s: %w", c.CommandPath(), err)
 	})
-	root.AddCommand(newList(out), newValidate(out), newGen(out), newRun(out, errOut, env))
+	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, env))
 	return root
 }
 
@@ -198,4 +198,27 @@ func helpExamples(c *cobra.Command) [][]string {
 		}
 	}
 	return out
+}
+
+func newExplain(out io.Writer) *cobra.Command {
+	var cfg benchrun.ExplainConfig
+	c := &cobra.Command{
+		Use:   "explain SPEC.json",
+		Short: "Print the plan: join stages or paths and the index serving each arrangement",
+		Long: `explain prints what each maintained index's dataflow builds, imports and
+reads raw, and the query's linear stages or delta paths with the arrangement
+each reads and the index that serves it. With --index imported, an
+arrangement no index serves exits with status 2, naming every missing
+(collection, key set).`,
+		Example: `  benchrun explain workloads/examples/star.json --join delta
+  benchrun explain workloads/examples/errors.json --index direct`,
+		Args: exactArgs(1),
+		RunE: wrap(func(cmd *cobra.Command, args []string) error {
+			cfg.Out, cfg.Spec = out, args[0]
+			return benchrun.Explain(cfg)
+		}),
+	}
+	c.Flags().StringVar(&cfg.Index, "index", benchrun.IndexImported, "index mode: imported or direct")
+	c.Flags().StringVar(&cfg.Join, "join", "", "join strategy: linear or delta (default: the spec's)")
+	return c
 }

@@ -253,5 +253,15 @@ func (b *Bench) Spec(params map[string]int64) (*spec.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return spec.DecodeWith(path.Join("workloads", b.File), "workloads/examples", data, ov)
+	s, err := spec.DecodeWith(path.Join("workloads", b.File), "workloads/examples", data, ov)
+	var se *spec.Error
+	if err != nil && len(params) > 0 && errors.As(err, &se) {
+		names := make([]string, 0, len(params))
+		for n, v := range params {
+			names = append(names, n+"="+strconv.FormatInt(v, 10))
+		}
+		slices.Sort(names)
+		se.Msg += " (with parameters " + strings.Join(names, ", ") + ")"
+	}
+	return s, err
 }

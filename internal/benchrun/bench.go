@@ -230,7 +230,7 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 			b := &w.Benches[bi]
 			s, err := b.Spec(m)
 			if err != nil {
-				return nil, fmt.Errorf("workload %s: %w", w.Name, err)
+				return nil, err
 			}
 			out = append(out, &Benchmark{Base: b.Base, Workload: w.Name, Params: ps, Spec: s})
 		}

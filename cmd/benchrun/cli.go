@@ -33,6 +33,9 @@ func wrap(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, 
 // results and command output, errOut messages and progress.
 func run(ctx context.Context, out, errOut io.Writer, args []string) int {
 	root := newRoot(out, errOut, benchrun.DetectEnv())
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -43,7 +46,11 @@ func run(ctx context.Context, out, errOut io.Writer, args []string) int {
 		fmt.Fprintln(errOut, benchrun.Message(ce.err))
 		return benchrun.ExitCode(ce.err)
 	}
-	fmt.Fprintf(errOut, "benchrun: %v\nRun 'benchrun --help' for usage.\n", err)
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "benchrun") {
+		msg = "benchrun: " + msg
+	}
+	fmt.Fprintf(errOut, "%s\nRun 'benchrun --help' for usage.\n", msg)
 	return benchrun.ExitUsage
 }
 
@@ -79,7 +86,7 @@ small default size in both index modes.`,
 	return root
 }
 
-// exactArgs is cobra.ExactArgs with a message naming the command's usage.
+// minArgs is cobra.MinimumNArgs with a message naming the command's usage.
 func minArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {
@@ -155,7 +162,7 @@ Benchmark<Base>/workload=<name>/index=<mode>/join=<j>/<param>=<v>.../workers=<W>
 With no workload it runs every built-in workload.`,
 		Example: `  benchrun run lookup --count 5 --index imported,direct --out lookup.txt
   benchrun run star --join linear,delta --param orders=1e5
-  benchrun run my.json --param inputs.orders.generate.rows=1e6 --shard 0/4`,
+  benchrun run workloads/examples/star.json --param inputs.orders.generate.rows=1e5 --shard 0/2`,
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
 			var err error
 			cfg.Targets = args

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -178,6 +179,11 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 			}
 			for _, ix := range index {
 				for _, j := range joins {
+					if ix == IndexImported {
+						if err := missing(b.Spec, j); err != nil {
+							return nil, err
+						}
+					}
 					c := *b
 					c.Index, c.Join, c.Workers = ix, j, sel.Workers
 					c.Name = c.name()
@@ -307,4 +313,23 @@ func camel(name string) string {
 		return "W" + sb.String()
 	}
 	return sb.String()
+}
+
+// missing returns the error of --index imported for a spec whose query,
+// under join strategy j, reads an arrangement no index serves; it names
+// every missing (collection, key set).
+func missing(s *spec.Spec, j string) error {
+	kind, err := plan.ParseJoinKind(j)
+	if err != nil {
+		return usagef("--join", "unknown value %q (linear or delta)", j)
+	}
+	m := s.Plan.Missing(kind)
+	if len(m) == 0 {
+		return nil
+	}
+	names := make([]string, len(m))
+	for i, a := range m {
+		names[i] = a.String()
+	}
+	return s.Errorf("indexes", "--index imported: no index serves %s (the %s join reads them; add indexes or use --index direct)", strings.Join(names, ", "), kind)
 }

@@ -126,13 +126,7 @@ func Explain(cfg ExplainConfig) error {
 	}
 	fmt.Fprintf(w, "  output: %s\n", strings.Join(q.Output, ", "))
 	if cfg.Index == IndexImported {
-		if err := r.MissingError(kind); err != nil {
-			var names []string
-			for _, a := range r.Missing(kind) {
-				names = append(names, a.String())
-			}
-			return &spec.Error{File: s.File, Field: "indexes", Msg: fmt.Sprintf("--index imported: no index serves %s (the %s join reads them; add indexes or use --index direct)", strings.Join(names, ", "), kind)}
-		}
+		return missing(s, kind.String())
 	}
 	return nil
 }

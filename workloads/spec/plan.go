@@ -35,7 +35,6 @@ func (s *Spec) resolve() error {
 		var pe *plan.Error
 		if errors.As(err, &pe) {
 			e := s.Pos(pe.Field)
-			e.Line = s.lineOf(pe.Field)
 			e.Msg = strings.TrimPrefix(pe.Error(), pe.Field+": ")
 			return e
 		}

@@ -69,7 +69,7 @@ type Spec struct {
 // Pos returns "file:line: field" for a field path of the spec, for
 // messages produced after decoding (by the plan, for instance).
 func (s *Spec) Pos(field string) *Error {
-	return &Error{File: s.File, Line: s.lines[field], Field: field}
+	return &Error{File: s.File, Line: s.lineOf(field), Field: field}
 }
 
 // Errorf returns an Error at a field of the spec.

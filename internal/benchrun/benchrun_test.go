@@ -361,3 +361,17 @@ func TestCamel(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinsServeEveryArrangement checks that every built-in workload
+// runs in imported mode under both join strategies: its indexes serve
+// every arrangement either strategy reads.
+func TestBuiltinsServeEveryArrangement(t *testing.T) {
+	chdirRoot(t)
+	bs, err := Benchmarks(Selection{Index: []string{IndexImported, IndexDirect}, Join: []string{"linear", "delta"}, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 64 {
+		t.Errorf("%d benchmarks, want 16 × 2 modes × 2 joins", len(bs))
+	}
+}

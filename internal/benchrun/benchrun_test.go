@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/pprof/profile"
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -157,6 +159,7 @@ func TestSelectionErrors(t *testing.T) {
 type fakeEngine struct {
 	calls  int
 	before func(call int)
+	spin   time.Duration // CPU work per sample, for profiles
 }
 
 func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
@@ -167,7 +170,13 @@ func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n := 0
+	x := uint64(1)
+	for end := time.Now().Add(e.spin); time.Now().Before(end); {
+		for range 10000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	n := int(x & 0)
 	for _, t := range inputs {
 		n += t.Len()
 	}
@@ -330,10 +339,10 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 func TestRunProfiles(t *testing.T) {
 	chdirRoot(t)
 	dir := t.TempDir()
-	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")
+	cpu, mem, flame := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof"), filepath.Join(dir, "flame.html")
 	var stdout, stderr bytes.Buffer
 	err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
-		Count: 1, Progress: ProgressOff, CPUProfile: cpu, MemProfile: mem, Engine: &fakeEngine{}, Env: testEnv})
+		Count: 2, Progress: ProgressOff, CPUProfile: cpu, MemProfile: mem, Flamegraph: flame, Engine: &fakeEngine{spin: 150 * time.Millisecond}, Env: testEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,6 +351,48 @@ func TestRunProfiles(t *testing.T) {
 		if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
 			t.Errorf("%s: not a gzipped profile (%d bytes, %v)", p, len(data), err)
 		}
+	}
+	prof, err := os.Open(cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(prof)
+	prof.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled := 0
+	for _, s := range p.Sample {
+		if strings.HasPrefix(strings.Join(s.Label["benchmark"], ""), "Groupby/workload=groupby/") {
+			labelled++
+		}
+	}
+	if labelled == 0 {
+		t.Errorf("no CPU sample carries the benchmark label (%d samples)", len(p.Sample))
+	}
+	page, err := os.ReadFile(flame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	if !strings.Contains(html, "<html") || !strings.Contains(html, "fakeEngine") {
+		t.Errorf("flame graph does not show the profiled function (%d bytes)", len(page))
+	}
+	for _, ext := range []string{"<script src=\"http", "<link href=\"http", "<link rel=\"stylesheet\" href=\"http"} {
+		if strings.Contains(html, ext) {
+			t.Errorf("flame graph loads %s...: not self-contained", ext)
+		}
+	}
+	// Without --cpuprofile the flame graph's profile is temporary.
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "benchrun-cpu-*.pprof"))
+	flame2 := filepath.Join(dir, "flame2.html")
+	if err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 1, Progress: ProgressOff, Flamegraph: flame2, Engine: &fakeEngine{spin: 100 * time.Millisecond}, Env: testEnv}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "benchrun-cpu-*.pprof"))
+	if _, err := os.Stat(flame2); err != nil || len(after) != len(before) {
+		t.Errorf("flame graph without --cpuprofile: %v; temporary profiles %d before, %d after", err, len(before), len(after))
 	}
 }
 

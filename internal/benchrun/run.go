@@ -150,9 +150,6 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Flamegraph != "" {
-		return fmt.Errorf("%w: --flamegraph: flame graph export is not available in this build", ErrUsage)
-	}
 	if cfg.Engine == nil {
 		return ErrNoEngine
 	}
@@ -172,17 +169,57 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		defer f.Close()
 		w = io.MultiWriter(cfg.Out, f)
 	}
-	if cfg.CPUProfile != "" {
-		f, err := os.Create(cfg.CPUProfile)
+	cpuPath := cfg.CPUProfile
+	if cfg.Flamegraph != "" {
+		var cleanup func()
+		if cpuPath, cleanup, err = flamegraphProfile(cfg.CPUProfile); err != nil {
+			return fmt.Errorf("benchrun: --flamegraph: %w", err)
+		}
+		defer cleanup()
+	}
+	var stopCPU func() error
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
 		if err != nil {
 			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
 		}
-		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
 			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
 		}
-		defer pprof.StopCPUProfile()
+		stopped := false
+		stopCPU = func() error {
+			if stopped {
+				return nil
+			}
+			stopped = true
+			pprof.StopCPUProfile()
+			return f.Close()
+		}
+		defer stopCPU()
 	}
+	runErr := cfg.samples(ctx, benches, inputs, w)
+	if stopCPU != nil {
+		if err := stopCPU(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("benchrun: --cpuprofile: %w", err)
+		}
+	}
+	if cfg.MemProfile != "" {
+		runtime.GC()
+		if err := writeFileAtomic(cfg.MemProfile, func(w io.Writer) error { return pprof.Lookup("allocs").WriteTo(w, 0) }); err != nil && runErr == nil {
+			runErr = fmt.Errorf("benchrun: --memprofile: %w", err)
+		}
+	}
+	if cfg.Flamegraph != "" && (runErr == nil || errors.Is(runErr, ErrInterrupted)) {
+		if err := WriteFlamegraph(cpuPath, cfg.Flamegraph); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return runErr
+}
+
+// samples runs every sample and writes its result line to w.
+func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs [][]*spec.Table, w io.Writer) error {
 	bw := benchfmt.NewWriter(w)
 	for _, u := range units {
 		if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: u.key}, OrigUnit: u.unit, Value: u.value}); err != nil {
@@ -206,7 +243,13 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			if ctx.Err() != nil {
 				return interrupted(cfg.ErrOut, done, total)
 			}
-			vals, err := cfg.Engine.Sample(ctx, b, inputs[i])
+			var vals []benchfmt.Value
+			var err error
+			// The benchmark label lets a profile split by benchmark; the
+			// engine adds runtime, worker, dataflow and operator labels.
+			pprof.Do(ctx, pprof.Labels("benchmark", b.Name), func(ctx context.Context) {
+				vals, err = cfg.Engine.Sample(ctx, b, inputs[i])
+			})
 			if err != nil {
 				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 					return interrupted(cfg.ErrOut, done, total)
@@ -226,12 +269,6 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			if progress {
 				fmt.Fprintf(cfg.ErrOut, "benchrun: %d/%d %s\n", done, total, b.Name)
 			}
-		}
-	}
-	if cfg.MemProfile != "" {
-		runtime.GC()
-		if err := writeFileAtomic(cfg.MemProfile, func(w io.Writer) error { return pprof.Lookup("allocs").WriteTo(w, 0) }); err != nil {
-			return fmt.Errorf("benchrun: --memprofile: %w", err)
 		}
 	}
 	fmt.Fprintf(cfg.ErrOut, "benchrun: %d benchmarks, %d samples in %v\n", len(benches), done, time.Since(start).Round(time.Millisecond))

@@ -96,7 +96,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	tmp := f.Name()
-	err = write(f)
+	err = f.Chmod(0o644) // CreateTemp makes 0600; outputs are ordinary files
+	if err == nil {
+		err = write(f)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -176,7 +176,10 @@ func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 			x = x*6364136223846793005 + 1442695040888963407
 		}
 	}
-	n := int(x & 0)
+	n := 0
+	if x == 0 { // never: keeps the spin loop from being optimised away
+		n = 1
+	}
 	for _, t := range inputs {
 		n += t.Len()
 	}

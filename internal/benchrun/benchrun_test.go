@@ -160,6 +160,7 @@ type fakeEngine struct {
 	calls  int
 	before func(call int)
 	spin   time.Duration // CPU work per sample, for profiles
+	deaf   bool          // finish the sample even when ctx is cancelled
 }
 
 func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
@@ -167,7 +168,7 @@ func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 	if e.before != nil {
 		e.before(e.calls)
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && !e.deaf {
 		return nil, err
 	}
 	x := uint64(1)
@@ -298,6 +299,25 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "interrupted after 2 of 4 samples") {
 		t.Errorf("stderr: %s", stderr.String())
+	}
+	// An engine that finishes its sample despite the cancellation: that
+	// sample's line is kept, and no further sample starts.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	eng = &fakeEngine{deaf: true, before: func(call int) {
+		if call == 2 {
+			cancel()
+		}
+	}}
+	stdout.Reset()
+	stderr.Reset()
+	err = Run(ctx, RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Index: []string{IndexImported, IndexDirect}, Workers: 1},
+		Count: 2, OutFile: outFile, Progress: ProgressOff, Engine: eng, Env: testEnv})
+	if !errors.Is(err, ErrInterrupted) || eng.calls != 2 {
+		t.Fatalf("err = %v after %d samples, want interrupted after 2", err, eng.calls)
+	}
+	if data, _ := os.ReadFile(outFile); string(data) != want {
+		t.Errorf("--out after interrupt of a finishing sample:\n%s\nwant:\n%s", data, want)
 	}
 }
 

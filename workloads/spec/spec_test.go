@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tracebench/tracebench/core/plan"
 )
 
 // TestDecodeSpecExample decodes the example of docs/spec.md field by field.
@@ -49,6 +51,16 @@ func TestDecodeSpecExample(t *testing.T) {
 	}
 	if s.Query.Join != JoinLinear || s.Query.Reduce == nil || len(s.Query.Reduce.Aggregates) != 3 {
 		t.Errorf("query: %+v", s.Query)
+	}
+	if s.Plan == nil || s.Plan.Query.Query.Join != plan.Linear || s.Plan.Collection("sold").Query.Query.Join != plan.Linear {
+		t.Errorf("plan joins: %+v", s.Plan)
+	}
+	d, err := Decode("d.json", ".", []byte(strings.Replace(base, `"query": {`, `"query": {"join": "delta", `, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Query.Join != JoinDelta || d.Plan.Query.Query.Join != plan.Delta {
+		t.Errorf("a delta join did not reach the plan: spec %q, plan %v", d.Query.Join, d.Plan.Query.Query.Join)
 	}
 	if e := s.Pos("indexes.sold_by_cust.key"); e.Line != 26 {
 		t.Errorf("line of indexes.sold_by_cust.key = %d, want 37", e.Line)
@@ -101,6 +113,8 @@ func TestBadSpecs(t *testing.T) {
 		{"version float", strings.Replace(base, `"version": 1`, `"version": 1.5`, 1), "bad.json:1: version: 1.5 is not an integer"},
 		{"version string", strings.Replace(base, `"version": 1`, `"version": "1"`, 1), "bad.json:1: version: must be an integer, not a string"},
 		{"bad name", strings.Replace(base, `"name": "w"`, `"name": "W-1"`, 1), `bad.json:1: name: bad name "W-1"`},
+		{"bad input name", strings.Replace(base, `"a": {"columns"`, `"A": {"columns"`, 1), `bad.json:2: inputs.A: bad name "A": names match [a-z_][a-z0-9_]*`},
+		{"bad index name", strings.Replace(base, `"query":`, `"indexes": {"by-x": {"on": "a", "key": ["x"]}}, "query":`, 1), `bad.json:3: indexes.by-x: bad name "by-x"`},
 		{"keyword name", strings.Replace(base, `"name": "w"`, `"name": "func"`, 1), `bad.json:1: name: bad name "func": a Go keyword`},
 		{"column time", strings.Replace(base, `["x", "y"]`, `["x", "time"]`, 1), `bad.json:2: inputs.a.columns[1]: bad name "time"`},
 		{"column repeated", strings.Replace(base, `["x", "y"]`, `["x", "x"]`, 1), `bad.json:2: inputs.a.columns[1]: column "x" repeats`},

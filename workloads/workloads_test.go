@@ -161,3 +161,34 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing CSV: tables %v, err %v", tabs, err)
 	}
 }
+
+// TestConcurrentSpecAndLoad decodes and loads one workload from two
+// goroutines at once; both must get the same updates (run with -race).
+func TestConcurrentSpecAndLoad(t *testing.T) {
+	w, err := Lookup("star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2][]*spec.Table
+	var errs [2]error
+	done := make(chan int)
+	for g := range 2 {
+		go func() {
+			defer func() { done <- g }()
+			s, err := w.Benches[0].Spec(map[string]int64{"orders": 2000})
+			if err != nil {
+				errs[g] = err
+				return
+			}
+			got[g], errs[g] = Load(s, 3)
+		}()
+	}
+	<-done
+	<-done
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Error("two concurrent loads of one spec differ")
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -447,5 +449,19 @@ func TestBuiltinsServeEveryArrangement(t *testing.T) {
 	}
 	if len(bs) != 64 {
 		t.Errorf("%d benchmarks, want 16 × 2 modes × 2 joins", len(bs))
+	}
+}
+
+// TestDetectEnv checks the config values describe this process; in a git
+// checkout the commit is the checkout's HEAD.
+func TestDetectEnv(t *testing.T) {
+	e := DetectEnv()
+	if e.GOOS != runtime.GOOS || e.GOARCH != runtime.GOARCH || e.GoVersion != runtime.Version() || e.GOMAXPROCS != runtime.GOMAXPROCS(0) || e.CPU == "" {
+		t.Errorf("env %+v", e)
+	}
+	if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		if !strings.HasPrefix(e.Commit, strings.TrimSpace(string(head))) {
+			t.Errorf("commit %q, git HEAD %s", e.Commit, head)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package benchrun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -74,6 +76,15 @@ func DetectEnv() Env {
 			if dirty {
 				e.Commit += "-dirty"
 			}
+			return e
+		}
+	}
+	// go run and -buildvcs=false builds carry no revision: ask git about
+	// the working directory, as a user running from a checkout expects.
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		e.Commit = strings.TrimSpace(string(out))
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+			e.Commit += "-dirty"
 		}
 	}
 	return e

@@ -116,6 +116,9 @@ func Table(g *spec.Generate, columns []string, runSeed uint64) *spec.Table {
 	// live holds indexes into t of insertions from earlier times that are
 	// not yet retracted; rows inserted at the current time join after it.
 	var live []int
+	if g.Retract > 0 {
+		live = make([]int, 0, min(g.Rows, 1<<26))
+	}
 	batches := max(g.Batches, 1) // the decoder defaults 0 (absent) to 1
 	per, extra := g.Rows/batches, g.Rows%batches
 	for b := range batches {

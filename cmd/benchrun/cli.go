@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/tracebench/tracebench/internal/benchrun"
 )
@@ -73,7 +75,7 @@ small default size in both index modes.`,
 			return benchrun.Run(cmd.Context(), benchrun.RunConfig{
 				Out: out, ErrOut: errOut,
 				Selection: benchrun.Selection{Index: []string{benchrun.IndexImported, benchrun.IndexDirect}, Workers: 1},
-				Count:     1, Progress: benchrun.ProgressAuto, Env: env,
+				Count:     1, Progress: benchrun.ProgressAuto, Env: env, ErrOutIsTerminal: isTerminal(errOut),
 			})
 		}),
 	}
@@ -84,6 +86,12 @@ small default size in both index modes.`,
 	})
 	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, env))
 	return root
+}
+
+// isTerminal reports whether w is a terminal (progress bars go there).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // minArgs is cobra.MinimumNArgs with a message naming the command's usage.
@@ -151,7 +159,7 @@ with the header time,diff,<columns>: the exact updates a run feeds the engine.`,
 }
 
 func newRun(out, errOut io.Writer, env benchrun.Env) *cobra.Command {
-	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, Env: env}
+	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, Env: env, ErrOutIsTerminal: isTerminal(errOut)}
 	var index, join string
 	c := &cobra.Command{
 		Use:   "run [WORKLOAD|SPEC.json ...]",
@@ -190,7 +198,7 @@ With no workload it runs every built-in workload.`,
 	f.StringVar(&cfg.Flamegraph, "flamegraph", "", "write a CPU flame graph to FILE.html")
 	f.StringVar(&cfg.Shard, "shard", "", "run shard i/n (0-based) of the sorted benchmark list")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "run seed, combined with each generator's own seed")
-	f.StringVar(&cfg.Progress, "progress", benchrun.ProgressAuto, "progress on stderr: auto, on or off")
+	f.StringVar(&cfg.Progress, "progress", benchrun.ProgressAuto, "progress on stderr: auto (a bar on a terminal, else a line per sample), on (a line per sample) or off")
 	return c
 }
 

@@ -263,6 +263,19 @@ func TestRunResults(t *testing.T) {
 	if n != 4 {
 		t.Errorf("%d results read back, want 4", n)
 	}
+	// --progress auto on a terminal: a bar, not lines; the summary after it.
+	stderr.Reset()
+	stdout.Reset()
+	if err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 3, Progress: ProgressAuto, ErrOutIsTerminal: true, Engine: &fakeEngine{}, Env: testEnv}); err != nil {
+		t.Fatal(err)
+	}
+	if e := stderr.String(); !strings.Contains(e, "3/3 samples") || strings.Contains(e, "benchrun: 1/3") || !strings.HasSuffix(e, "benchrun: 1 benchmarks, 3 samples in "+e[strings.LastIndex(e, " in ")+4:]) {
+		t.Errorf("stderr with a bar:\n%q", e)
+	}
+	if stdout.String() == "" || strings.Contains(stdout.String(), "samples") {
+		t.Errorf("stdout with a bar:\n%s", stdout.String())
+	}
 	// --progress off: nothing but the summary on stderr.
 	stderr.Reset()
 	stdout.Reset()

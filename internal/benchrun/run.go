@@ -122,8 +122,11 @@ type RunConfig struct {
 	Flamegraph string
 	Seed       uint64
 	Progress   string
-	Engine     Engine
-	Env        Env
+	// ErrOutIsTerminal says ErrOut is a terminal: --progress auto then
+	// draws a bar instead of one line per sample.
+	ErrOutIsTerminal bool
+	Engine           Engine
+	Env              Env
 }
 
 // validate checks the flags that need no spec.
@@ -245,13 +248,15 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 		{Key: "gomaxprocs", Value: []byte(strconv.Itoa(cfg.Env.GOMAXPROCS)), File: true},
 		{Key: "commit", Value: []byte(cfg.Env.Commit), File: true},
 	}
-	progress := cfg.Progress != ProgressOff
 	total := len(benches) * cfg.Count
+	pr := newProgress(cfg.ErrOut, cfg.Progress, cfg.ErrOutIsTerminal, total)
+	defer pr.stop()
 	done := 0
 	start := time.Now()
 	for i, b := range benches {
 		for range cfg.Count {
 			if ctx.Err() != nil {
+				pr.stop()
 				return interrupted(cfg.ErrOut, done, total)
 			}
 			var vals []benchfmt.Value
@@ -263,6 +268,7 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 			})
 			if err != nil {
 				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+					pr.stop()
 					return interrupted(cfg.ErrOut, done, total)
 				}
 				return fmt.Errorf("benchrun: %s: %w", b.Name, err)
@@ -277,11 +283,10 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 				return fmt.Errorf("benchrun: writing results: %w", err)
 			}
 			done++
-			if progress {
-				fmt.Fprintf(cfg.ErrOut, "benchrun: %d/%d %s\n", done, total, b.Name)
-			}
+			pr.done(done, b.Name)
 		}
 	}
+	pr.stop()
 	fmt.Fprintf(cfg.ErrOut, "benchrun: %d benchmarks, %d samples in %v\n", len(benches), done, time.Since(start).Round(time.Millisecond))
 	return nil
 }

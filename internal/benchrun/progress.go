@@ -24,7 +24,7 @@ func newProgress(w io.Writer, mode string, terminal bool, total int) *progress {
 	pr := &progress{w: w, total: total}
 	switch {
 	case mode == ProgressOff:
-	case false:
+	case mode == ProgressAuto && terminal:
 		pr.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithAutoRefresh())
 		pr.bar = pr.p.AddBar(int64(total),
 			mpb.PrependDecorators(decor.Name("benchrun "), decor.CountersNoUnit("%d/%d samples")),

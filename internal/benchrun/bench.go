@@ -256,10 +256,6 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 // specFileBench reads a user's spec file. Its parameters are spec field
 // paths holding numbers (inputs.NAME.generate.rows, as_of, ...).
 func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &spec.Error{File: path, Msg: "cannot read spec: " + err.Error()}
-	}
 	var ov []spec.Override
 	var ps []Param
 	for _, p := range params {
@@ -270,7 +266,7 @@ func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
 		ps = append(ps, Param{Name: p.key, Value: p.value})
 		p.used = true
 	}
-	s, err := spec.DecodeWith(path, dirOf(path), data, ov)
+	s, err := spec.ReadFileWith(path, ov)
 	if err != nil {
 		return nil, err
 	}
@@ -283,13 +279,6 @@ func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
 		}
 	}
 	return &Benchmark{Base: camel(s.Name), Workload: s.Name, Params: ps, Spec: s}, nil
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndexAny(path, "/"+string(os.PathSeparator)); i >= 0 {
-		return path[:i+1]
-	}
-	return "."
 }
 
 // camel turns a spec name into a benchmark base: orders_lineitem ->

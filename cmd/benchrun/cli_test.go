@@ -179,7 +179,7 @@ func TestGen(t *testing.T) {
 func TestHelpExamples(t *testing.T) {
 	t.Chdir("../..")
 	tmp := t.TempDir()
-	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, benchrun.DetectEnv())
+	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, benchrun.DetectEnv(), nil)
 	cmds := append(root.Commands(), root)
 	n := 0
 	for _, c := range cmds {

@@ -55,7 +55,7 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 	}
 	for sc.Scan() {
 		lineNo++
-		line := bytes.TrimSuffix(sc.Bytes(), []byte{'\r'})
+		line := sc.Bytes() // bufio.ScanLines drops the \r of a CRLF line end
 		if len(line) == 0 {
 			continue
 		}

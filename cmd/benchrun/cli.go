@@ -39,7 +39,7 @@ func run(ctx context.Context, out, errOut io.Writer, args []string) int {
 
 // runWith is run with the engine that measures samples.
 func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benchrun.Engine) int {
-	root := newRoot(out, errOut, benchrun.DetectEnv(), eng)
+	root := newRoot(out, errOut, eng)
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
@@ -62,7 +62,7 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 }
 
 // newRoot builds the command tree.
-func newRoot(out, errOut io.Writer, env benchrun.Env, eng benchrun.Engine) *cobra.Command {
+func newRoot(out, errOut io.Writer, eng benchrun.Engine) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "benchrun",
 		Short: "Benchmark joins and reduces over shared traces: imported vs direct indexes",
@@ -80,7 +80,7 @@ small default size in both index modes.`,
 			return benchrun.Run(cmd.Context(), benchrun.RunConfig{
 				Out: out, ErrOut: errOut,
 				Selection: benchrun.Selection{Index: []string{benchrun.IndexImported, benchrun.IndexDirect}, Workers: 1},
-				Count:     1, Progress: benchrun.ProgressAuto, Env: env, ErrOutIsTerminal: isTerminal(errOut), Engine: eng,
+				Count:     1, Progress: benchrun.ProgressAuto, ErrOutIsTerminal: isTerminal(errOut), Engine: eng,
 			})
 		}),
 	}
@@ -89,7 +89,7 @@ small default size in both index modes.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%s: %w", c.CommandPath(), err)
 	})
-	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, env, eng))
+	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, eng))
 	return root
 }
 
@@ -163,8 +163,8 @@ with the header time,diff,<columns>: the exact updates a run feeds the engine.`,
 	return c
 }
 
-func newRun(out, errOut io.Writer, env benchrun.Env, eng benchrun.Engine) *cobra.Command {
-	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, Env: env, ErrOutIsTerminal: isTerminal(errOut), Engine: eng}
+func newRun(out, errOut io.Writer, eng benchrun.Engine) *cobra.Command {
+	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, ErrOutIsTerminal: isTerminal(errOut), Engine: eng}
 	var index, join string
 	c := &cobra.Command{
 		Use:   "run [WORKLOAD|SPEC.json ...]",

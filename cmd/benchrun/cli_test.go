@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracebench/tracebench/internal/benchrun"
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/gen"
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -179,7 +178,7 @@ func TestGen(t *testing.T) {
 func TestHelpExamples(t *testing.T) {
 	t.Chdir("../..")
 	tmp := t.TempDir()
-	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, benchrun.DetectEnv(), nil)
+	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, nil)
 	cmds := append(root.Commands(), root)
 	n := 0
 	for _, c := range cmds {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,9 @@ func TestSIGINT(t *testing.T) {
 	data, _ := os.ReadFile(out)
 	if !strings.HasSuffix(string(data), "\n") || data == nil {
 		t.Fatalf("--out ends mid-line:\n%s", data)
+	}
+	if !strings.Contains(string(data), "goos: "+runtime.GOOS+"\n") || !strings.Contains(string(data), "\ncommit: ") {
+		t.Errorf("--out lacks the detected config lines:\n%s", data)
 	}
 	if !bytes.Equal(data, stdout.Bytes()) {
 		t.Errorf("--out and stdout differ")

@@ -126,7 +126,7 @@ type RunConfig struct {
 	// draws a bar instead of one line per sample.
 	ErrOutIsTerminal bool
 	Engine           Engine
-	Env              Env
+	Env              Env // the config lines; the zero Env means DetectEnv
 }
 
 // validate checks the flags that need no spec.
@@ -166,6 +166,9 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	}
 	if cfg.Engine == nil {
 		return ErrNoEngine
+	}
+	if cfg.Env == (Env{}) {
+		cfg.Env = DetectEnv()
 	}
 	// Every input is loaded before --out is touched.
 	inputs := make([][]*spec.Table, len(benches))

@@ -35,6 +35,8 @@ type Benchmark struct {
 	Workers  int
 	Params   []Param // in name order; runner parameters included
 	Spec     *spec.Spec
+
+	joins []string // the workload's default join strategies, if any
 }
 
 // Param returns the value of a parameter of the benchmark, and whether it
@@ -175,6 +177,9 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 		for _, b := range specs {
 			joins := sel.Join
 			if len(joins) == 0 {
+				joins = b.joins
+			}
+			if len(joins) == 0 {
 				joins = []string{b.Spec.Query.Join}
 			}
 			for _, ix := range index {
@@ -238,7 +243,7 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &Benchmark{Base: b.Base, Workload: w.Name, Params: ps, Spec: s})
+			out = append(out, &Benchmark{Base: b.Base, Workload: w.Name, Params: ps, Spec: s, joins: w.Joins})
 		}
 		i := len(combo) - 1
 		for ; i >= 0; i-- {

@@ -88,7 +88,7 @@ func TestBenchmarkNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 16 { // 9 workloads, fanout ×3, dd ×5
+	if len(all) != 17 { // 9 workloads, fanout ×3, dd ×5, star ×2 joins
 		t.Errorf("every built-in: %d benchmarks: %q", len(all), names(all))
 	}
 }
@@ -462,6 +462,18 @@ func TestBuiltinsServeEveryArrangement(t *testing.T) {
 	}
 	if len(bs) != 64 {
 		t.Errorf("%d benchmarks, want 16 × 2 modes × 2 joins", len(bs))
+	}
+	// star runs both strategies unless --join says otherwise.
+	bs, err = Benchmarks(Selection{Targets: []string{"star"}, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(bs); len(got) != 2 || !strings.Contains(got[0], "/join=delta/") || !strings.Contains(got[1], "/join=linear/") {
+		t.Errorf("star by default: %q", got)
+	}
+	bs, err = Benchmarks(Selection{Targets: []string{"star"}, Join: []string{"linear"}, Workers: 1})
+	if err != nil || len(bs) != 1 {
+		t.Errorf("star --join linear: %v, %v", names(bs), err)
 	}
 }
 

@@ -132,11 +132,12 @@ func newList(out io.Writer) *cobra.Command {
 
 func newValidate(out io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate SPEC.json...",
+		Use:   "validate SPEC.json|WORKLOAD...",
 		Short: "Check spec files and their CSV inputs",
 		Long: `validate decodes each spec strictly, checks every field and reads its CSV
-inputs. A problem exits with status 2 and names the file and the line or field.`,
-		Example: "  benchrun validate workloads/examples/lookup.json workloads/examples/star.json",
+inputs; a built-in workload name validates its spec files. A problem exits
+with status 2 and names the file and the line or field.`,
+		Example: "  benchrun validate workloads/examples/lookup.json workloads/examples/star.json\n  benchrun validate dd",
 		Args:    minArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
 			return benchrun.Validate(benchrun.ValidateConfig{Out: out, Specs: args})
@@ -148,10 +149,11 @@ func newGen(out io.Writer) *cobra.Command {
 	var dir string
 	var seed uint64
 	c := &cobra.Command{
-		Use:   "gen SPEC.json --out DIR",
+		Use:   "gen SPEC.json|WORKLOAD --out DIR",
 		Short: "Write every input of a spec as CSV",
 		Long: `gen writes each input of the spec, generated, inline or CSV, as DIR/NAME.csv
-with the header time,diff,<columns>: the exact updates a run feeds the engine.`,
+with the header time,diff,<columns>: the exact updates a run feeds the engine.
+A built-in workload of several specs writes DIR/SPEC/NAME.csv for each.`,
 		Example: "  benchrun gen workloads/examples/lookup.json --out /tmp/lookup",
 		Args:    exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
@@ -223,7 +225,7 @@ func helpExamples(c *cobra.Command) [][]string {
 func newExplain(out io.Writer) *cobra.Command {
 	var cfg benchrun.ExplainConfig
 	c := &cobra.Command{
-		Use:   "explain SPEC.json",
+		Use:   "explain SPEC.json|WORKLOAD",
 		Short: "Print the plan: join stages or paths and the index serving each arrangement",
 		Long: `explain prints what each maintained index's dataflow builds, imports and
 reads raw, and the query's linear stages or delta paths with the arrangement
@@ -231,7 +233,8 @@ each reads and the index that serves it. With --index imported, an
 arrangement no index serves exits with status 2, naming every missing
 (collection, key set).`,
 		Example: `  benchrun explain workloads/examples/star.json --join delta
-  benchrun explain workloads/examples/errors.json --index direct`,
+  benchrun explain workloads/examples/errors.json --index direct
+  benchrun explain triangles`,
 		Args: exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
 			cfg.Out, cfg.Spec = out, args[0]

@@ -65,6 +65,9 @@ func TestGolden(t *testing.T) {
 		{"run_unknown_flag", []string{"run", "--rows", "5"}},
 		{"unknown_command", []string{"frobnicate"}},
 		{"validate_no_args", []string{"validate"}},
+		{"explain_builtin", []string{"explain", "triangles", "--join", "linear"}},
+		{"validate_builtin", []string{"validate", "dd"}},
+		{"explain_unknown_workload", []string{"explain", "triangle"}},
 		{"explain_bad_index", []string{"explain", "workloads/examples/star.json", "--index", "both"}},
 		{"run_no_engine", []string{"run", "lookup", "--param", "rows=1e5"}},
 		{"default_suite_no_engine", nil},
@@ -169,6 +172,17 @@ func TestGen(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("gen left %d files, want 2 (no temporaries)", len(entries))
+	}
+	// A built-in workload of several specs: one directory per spec.
+	ddDir := filepath.Join(t.TempDir(), "dd")
+	code, out, errOut = execute(t, "gen", "dd", "--out", ddDir, "--seed", "1")
+	if code != 0 {
+		t.Fatalf("gen dd: exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"dd_arrange/updates.csv", "dd_count/updates.csv", "dd_join/left.csv", "dd_join/right.csv", "dd_rounds/updates.csv", "dd_import/updates.csv"} {
+		if !strings.Contains(out, filepath.Join(ddDir, f)+": ") {
+			t.Errorf("gen dd did not write %s:\n%s", f, out)
+		}
 	}
 }
 

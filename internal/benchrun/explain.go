@@ -12,7 +12,7 @@ import (
 // ExplainConfig configures Explain.
 type ExplainConfig struct {
 	Out   io.Writer
-	Spec  string
+	Spec  string // a spec file or a built-in workload
 	Index string // IndexImported (default) or IndexDirect
 	Join  string // "linear" or "delta"; "": the spec's
 }
@@ -29,10 +29,24 @@ func Explain(cfg ExplainConfig) error {
 	if cfg.Index != IndexImported && cfg.Index != IndexDirect {
 		return usagef("--index", "unknown value %q (imported or direct)", cfg.Index)
 	}
-	s, err := check(cfg.Spec)
+	specs, err := resolve(cfg.Spec)
 	if err != nil {
 		return err
 	}
+	for i, s := range specs {
+		if i > 0 {
+			fmt.Fprintln(cfg.Out)
+		}
+		if err := explain(cfg, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// explain prints the plan of one spec.
+func explain(cfg ExplainConfig, s *spec.Spec) error {
+	var err error
 	kind := plan.Linear
 	if s.Query.Join == spec.JoinDelta {
 		kind = plan.Delta

@@ -246,7 +246,9 @@ func TestReadCSVBad(t *testing.T) {
 		{"time overflow", "time,diff,x,y\n18446744073709551616,1,2,3\n", `f.csv:2: field 1 (time) is "18446744073709551616"`},
 		{"zero diff", "time,diff,x,y\n0,1,2,3\n1,0,2,3\n", "f.csv:3: diff is 0"},
 		{"trailing comma", "time,diff,x,y\n0,1,2,3,\n", "f.csv:2: 5 fields, want 4"},
-		{"too long", "time,diff,x,y\n" + strings.Repeat("1", maxCSVLine+1) + "\n", "f.csv:2: line longer than"},
+		{"too many digits", "time,diff,x,y\n0,1," + strings.Repeat("1", 5000) + ",3\n", `f.csv:2: field 3 (x) is "111`},
+		{"lone CR kept", "time,diff,x,y\n0,1,2,3\r\r\n", `f.csv:2: field 4 (y) is "3\r"`},
+		{"no final newline bad", "time,diff,x,y\n0,1,2", "f.csv:2: 3 fields"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tab, err := ReadCSV("f.csv", strings.NewReader(tc.src), cols)

@@ -116,6 +116,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "lookup", "--flamegraph", "x.svg"}, `--flamegraph: "x.svg" must name an .html file`},
 		{[]string{"gen", "cmd/benchrun/testdata/bad/bad_csv.json", "--out", filepath.Join(dir, "gen")}, "bad.csv:3: 3 fields"},
 		{[]string{"gen", "workloads/examples/lookup.json"}, "--out: gen needs --out DIR"},
+		{[]string{"run", "lookup", "--cpuprofile", filepath.Join(dir, "missing", "cpu.pprof")}, "--cpuprofile: "},
 	} {
 		outFile := filepath.Join(dir, "results.txt")
 		os.Remove(outFile)

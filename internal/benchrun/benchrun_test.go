@@ -358,6 +358,7 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: "sometimes"}, `--progress: unknown value "sometimes"`},
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, Flamegraph: "x.svg"}, `--flamegraph: "x.svg" must name an .html file`},
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, CPUProfile: dir}, "--cpuprofile: " + dir + " is a directory"},
+		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, MemProfile: filepath.Join(dir, "no", "mem.pprof")}, "--memprofile: " + filepath.Join(dir, "no", "mem.pprof") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
 	} {
 		var stdout, stderr bytes.Buffer
 		tc.cfg.Out, tc.cfg.ErrOut, tc.cfg.OutFile, tc.cfg.Engine, tc.cfg.Env = &stdout, &stderr, outFile, &fakeEngine{}, testEnv

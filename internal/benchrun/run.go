@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -148,6 +149,9 @@ func (cfg *RunConfig) validate() error {
 		}
 		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
 			return usagef(f.flag, "%s is a directory", f.path)
+		}
+		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
+			return usagef(f.flag, "%s: directory %s does not exist", f.path, filepath.Dir(f.path))
 		}
 	}
 	return nil

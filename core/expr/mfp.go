@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -128,13 +129,38 @@ type compiler struct {
 	loaded map[int]int // input column -> register
 	consts map[int64]int
 	avail  []string
+	// temp marks registers holding an operator's result that only its
+	// parent reads; free lists the temps whose parent has been emitted.
+	temp []bool
+	free []int32
 }
 
+// reg returns a register for a new value: a freed temp if any.
 func (c *compiler) reg() int32 {
+	if n := len(c.free); n > 0 {
+		r := c.free[n-1]
+		c.free = c.free[:n-1]
+		return r
+	}
 	r := c.m.nregs
 	c.m.nregs++
+	c.temp = append(c.temp, false)
 	return int32(r)
 }
+
+// release frees r if it is a temp: its one reader has been emitted.
+// INVARIANT: exec reads x[i] and y[i] before writing dst[i], so a
+// parent may reuse an operand's register as its destination.
+func (c *compiler) release(r int32) {
+	if r >= 0 && c.temp[r] {
+		c.temp[r] = false
+		c.free = append(c.free, r)
+	}
+}
+
+// keep makes r live to the end of the program (a map's or a filter's
+// value).
+func (c *compiler) keep(r int32) { c.temp[r] = false }
 
 func (c *compiler) load(col int) int32 {
 	if r, ok := c.loaded[col]; ok {
@@ -162,7 +188,11 @@ func (c *compiler) node(e *Expr, n *Node) (int32, error) {
 		if r, ok := c.consts[n.Value]; ok {
 			return int32(r), nil
 		}
-		r := c.reg()
+		// A constant is written once, before the program runs: never a
+		// freed temp's register, which the program writes again.
+		r := int32(c.m.nregs)
+		c.m.nregs++
+		c.temp = append(c.temp, false)
 		c.consts[n.Value] = int(r)
 		c.m.consts = append(c.m.consts, constReg{reg: int(r), v: n.Value})
 		return r, nil
@@ -183,7 +213,10 @@ func (c *compiler) node(e *Expr, n *Node) (int32, error) {
 			return 0, err
 		}
 	}
+	c.release(x)
+	c.release(y)
 	r := c.reg()
+	c.temp[r] = true
 	c.m.prog = append(c.m.prog, instr{op: n.Op, dst: r, x: x, y: y})
 	if n.Op.CanErr() {
 		c.m.canErr = true
@@ -275,6 +308,7 @@ func NewMFP(s MFPSpec) (*MFP, error) {
 		if err != nil {
 			return nil, fmt.Errorf("map[%d] %s: %w", i, mp.Name, err)
 		}
+		c.keep(reg)
 		c.maps[r] = int(reg)
 		c.avail = append(c.avail, r.String())
 	}
@@ -283,6 +317,7 @@ func NewMFP(s MFPSpec) (*MFP, error) {
 		if err != nil {
 			return nil, fmt.Errorf("filter[%d]: %w", i, err)
 		}
+		c.keep(reg)
 		m.filters = append(m.filters, int(reg))
 		m.filterAt = append(m.filterAt, len(m.prog))
 	}
@@ -333,12 +368,12 @@ type Evaluator struct {
 	m       *MFP
 	regs    [][]int64
 	errs    []Code
-	dropped []bool
+	dropped []uint8 // 1: dropped by an equivalence or a filter
 }
 
 // NewEvaluator returns an evaluator of m.
 func (m *MFP) NewEvaluator() *Evaluator {
-	ev := &Evaluator{m: m, regs: make([][]int64, m.nregs), errs: make([]Code, Chunk), dropped: make([]bool, Chunk)}
+	ev := &Evaluator{m: m, regs: make([][]int64, m.nregs), errs: make([]Code, Chunk), dropped: make([]uint8, Chunk)}
 	backing := make([]int64, m.nregs*Chunk)
 	for i := range ev.regs {
 		ev.regs[i] = backing[i*Chunk : (i+1)*Chunk : (i+1)*Chunk]
@@ -396,9 +431,7 @@ func (ev *Evaluator) chunk(rows []int64, base, n int, out *Output) {
 		c0 := class[0]
 		for _, c := range class[1:] {
 			for i := range n {
-				if rows[i*a+c0] != rows[i*a+c] {
-					dropped[i] = true
-				}
+				dropped[i] |= b2u8(rows[i*a+c0] != rows[i*a+c])
 			}
 		}
 	}
@@ -413,17 +446,27 @@ func (ev *Evaluator) chunk(rows []int64, base, n int, out *Output) {
 	for ; f < len(m.filters); f++ {
 		ev.filter(m.filters[f], n)
 	}
+	first := len(out.Kept)
 	for i := range n {
 		switch {
-		case dropped[i]:
+		case dropped[i] != 0:
 		case errs[i] != OK:
 			out.Erred = append(out.Erred, base+i)
 			out.Codes = append(out.Codes, errs[i])
 		default:
 			out.Kept = append(out.Kept, base+i)
-			for _, r := range m.project {
-				out.Rows = append(out.Rows, ev.regs[r][i])
-			}
+		}
+	}
+	// Project column by column: one register at a time.
+	kept := out.Kept[first:]
+	arity := len(m.project)
+	at := len(out.Rows)
+	out.Rows = slices.Grow(out.Rows, len(kept)*arity)[:at+len(kept)*arity]
+	dst := out.Rows[at:]
+	for j, r := range m.project {
+		reg := ev.regs[r][:n]
+		for k, i := range kept {
+			dst[k*arity+j] = reg[i-base]
 		}
 	}
 }
@@ -434,8 +477,15 @@ func (ev *Evaluator) filter(reg, n int) {
 	errs := ev.errs[:n]
 	dropped := ev.dropped[:n]
 	for i := range n {
-		if errs[i] == OK && v[i] == 0 {
-			dropped[i] = true
-		}
+		// Branch-free: a filter's outcome is data, often unpredictable.
+		dropped[i] |= b2u8(errs[i] == OK) & b2u8(v[i] == 0)
 	}
+}
+
+func b2u8(b bool) uint8 {
+	var x uint8
+	if b {
+		x = 1
+	}
+	return x
 }

@@ -239,3 +239,53 @@ func TestMFPLaterFilterErrorIsMoot(t *testing.T) {
 		t.Fatalf("out %+v", out)
 	}
 }
+
+// TestRegistersAreReused: a long left-deep expression needs a handful of
+// registers, not one per node (an evaluator's memory is registers × Chunk).
+func TestRegistersAreReused(t *testing.T) {
+	src := "x"
+	for range 500 {
+		src += " + x * 2"
+	}
+	m, err := NewMFP(MFPSpec{Input: refs("x"), Maps: []Map{{Name: "v", Expr: MustParse(src)}}, Project: refs("v")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.nregs > 5 {
+		t.Fatalf("%d registers for a left-deep chain", m.nregs)
+	}
+	var out Output
+	m.NewEvaluator().Eval([]int64{3}, &out)
+	if out.Rows[0] != 3+500*6 {
+		t.Fatalf("value %d", out.Rows[0])
+	}
+}
+
+// TestMFPSharedByGoroutines: one MFP, an Evaluator per goroutine (E5);
+// run with -race.
+func TestMFPSharedByGoroutines(t *testing.T) {
+	m, err := NewMFP(MFPSpec{Input: refs("x", "y"), Maps: []Map{{Name: "d", Expr: MustParse("x / y")}}, Project: refs("d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := benchRows(3 * Chunk)
+	var want Output
+	m.NewEvaluator().Eval(rows, &want)
+	done := make(chan Output)
+	for range 4 {
+		go func() {
+			var out Output
+			ev := m.NewEvaluator()
+			for range 20 {
+				out.Reset()
+				ev.Eval(rows, &out)
+			}
+			done <- out
+		}()
+	}
+	for range 4 {
+		if out := <-done; !slices.Equal(out.Rows, want.Rows) || !slices.Equal(out.Kept, want.Kept) {
+			t.Fatal("a goroutine's output differs")
+		}
+	}
+}

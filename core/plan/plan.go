@@ -107,7 +107,8 @@ type Query struct {
 	Maps    []Map
 	Filters []string
 	// Project lists refs; nil means every column of every from entry in
-	// order, then the map names.
+	// order, then the map names. A decoder keeps an explicit [] as an
+	// empty non-nil slice: records with no columns.
 	Project   []string
 	Reduce    *Reduce
 	Distinct  bool

@@ -316,3 +316,110 @@ func TestDefaultProjectIncludesMaps(t *testing.T) {
 		t.Fatalf("output = %s", got)
 	}
 }
+
+func TestExplainSpecExample(t *testing.T) {
+	r, err := Resolve(specExample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `index lineitem_by_okey: lineitem(okey)
+  reads inputs: lineitem
+index priced_by_okey: priced(okey)
+  reads inputs: orders
+  builds views: priced
+index sold_by_cust: sold(p_cust)
+  imports: priced_by_okey, lineitem_by_okey
+  builds views: sold
+view sold:
+  linear join
+  source p: priced(okey), index priced_by_okey
+  stage 1 l: lineitem(okey) by (p.okey), index lineitem_by_okey
+query:
+  reads s: sold(any), index sold_by_cust
+`
+	if got := r.Explain(Delta); got != want {
+		t.Errorf("Explain:\n%s\nwant:\n%s", got, want)
+	}
+	p := specExample()
+	p.Views[1].Query.Join = Delta
+	p.Indexes = p.Indexes[2:]
+	r, err = Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Explain(Linear); !strings.Contains(got, `index sold_by_cust: sold(p_cust)
+  reads inputs: orders, lineitem
+  builds views: priced, sold
+view sold:
+  delta join
+  path 0 p: priced(any), no index
+    lookup l: lineitem(okey) by (p.okey), no index
+  path 1 l: lineitem(any), no index
+    lookup p: priced(okey) by (l.okey), no index
+`) {
+		t.Errorf("Explain without input indexes:\n%s", got)
+	}
+}
+
+// TestMaintainBuildsUnindexedViewsInOrder: a view read through another
+// unindexed view is built in the same dataflow, dependencies first; an
+// indexed one is imported; an input without an index is read raw.
+func TestMaintainBuildsUnindexedViewsInOrder(t *testing.T) {
+	p := &Plan{
+		Inputs: []Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}},
+		Views: []View{
+			{Name: "top", Query: &Query{From: []From{{As: "m", Collection: "mid"}, {As: "b", Collection: "b"}}, On: [][]string{{"m.k", "b.k"}}}},
+			{Name: "mid", Input: "low"},
+			{Name: "low", Input: "a", Filters: []string{"k > 0"}},
+		},
+		Indexes: []Index{{Name: "top_by", On: "top", Key: []string{"m_k"}}, {Name: "b_any", On: "b", Key: []string{}}},
+		Query:   Query{From: []From{{As: "t", Collection: "top"}}},
+	}
+	r, err := Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(r.Views); fmt.Sprint(got) != "[low mid top]" {
+		t.Fatalf("views order %v", got)
+	}
+	m := r.Maintain(r.Indexes[0])
+	imports := []string{}
+	for _, x := range m.Imports {
+		imports = append(imports, x.Name)
+	}
+	if got := fmt.Sprint(names(m.Build), names(m.Raw), imports); got != "[low mid top] [a] [b_any]" {
+		t.Fatalf("Maintain = %s", got)
+	}
+}
+
+// TestResolveTwiceLeavesThePlanAlone: resolving is repeatable and does
+// not modify the plan.
+func TestResolveTwiceLeavesThePlanAlone(t *testing.T) {
+	p := specExample()
+	before := fmt.Sprintf("%+v %+v", *p, *p.Views[1].Query)
+	r1, err1 := Resolve(p)
+	r2, err2 := Resolve(p)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if r1.Explain(Linear) != r2.Explain(Linear) || fmt.Sprint(r1.Missing(Delta)) != fmt.Sprint(r2.Missing(Delta)) {
+		t.Fatal("two resolutions differ")
+	}
+	if after := fmt.Sprintf("%+v %+v", *p, *p.Views[1].Query); after != before {
+		t.Fatalf("Resolve modified the plan:\n%s\n%s", before, after)
+	}
+}
+
+func TestEmptyProjectIsNotTheDefault(t *testing.T) {
+	p := threeWay([]From{{As: "d", Collection: "d"}}, nil)
+	p.Query.On = nil
+	p.Query.Project = []string{}
+	p.Query.Reduce = &Reduce{Aggregates: []Aggregate{{Name: "n", Fn: Count}}}
+	r, err := Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(r.Query.Output, len(r.Query.MFP.Project)); got != "[n] 0" {
+		t.Fatalf("output %s", got)
+	}
+}

@@ -196,7 +196,7 @@ With no workload it runs every built-in workload.`,
 	f := c.Flags()
 	f.IntVar(&cfg.Count, "count", 1, "samples per benchmark; each sample runs the workload once")
 	f.StringVar(&index, "index", benchrun.IndexImported, "index modes, comma-separated: imported,direct")
-	f.StringVar(&join, "join", "", "join strategies, comma-separated: linear,delta (default: the spec's)")
+	f.StringVar(&join, "join", "", "join strategies, comma-separated: linear,delta (default: the workload's, see list; else the spec's)")
 	f.IntVar(&cfg.Workers, "workers", 1, "workers per runtime")
 	f.StringArrayVar(&cfg.Params, "param", nil, "key=value parameter (repeatable; numbers accept 1e6)")
 	f.StringVar(&cfg.OutFile, "out", "", "also write results to FILE (truncated at start, each line flushed)")

@@ -489,8 +489,8 @@ func (d *decoder) column(n *node, field string) (ColumnGen, error) {
 }
 
 // MaxZipfN bounds a zipf column's n: the sampler keeps a table of n
-// cumulative weights.
-const MaxZipfN = 1 << 26
+// cumulative weights (8 bytes each, 128 MiB at the bound).
+const MaxZipfN = 1 << 24
 
 // rows reads inline rows [[time, diff, c1, ...], ...] under the CSV rules.
 func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) {

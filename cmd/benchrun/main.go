@@ -1,0 +1,24 @@
+// Command benchrun validates, explains and generates workload specs and
+// runs benchmarks over them; see docs/spec.md and `benchrun --help`.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+
+	"github.com/tracebench/tracebench/internal/benchrun"
+)
+
+func main() {
+	os.Exit(mainExit(os.Args[1:], nil))
+}
+
+// mainExit runs benchrun on the process's streams with SIGINT cancelling
+// the run (exit 130, finished result lines intact) and returns the exit
+// code. eng measures; nil until the engine is rendered from plans.
+func mainExit(args []string, eng benchrun.Engine) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return runWith(ctx, os.Stdout, os.Stderr, args, eng)
+}

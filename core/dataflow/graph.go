@@ -71,6 +71,7 @@ func (p *Port[T]) Take() []T {
 // Dataflow is one worker's instance of a dataflow.
 type Dataflow struct {
 	id      string
+	inc     uint64 // incarnation: the create's sequence number
 	nodes   []*node
 	asOf    frontier.Frontier
 	until   frontier.Frontier

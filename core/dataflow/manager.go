@@ -18,7 +18,13 @@ type TraceManager struct {
 	entries map[string]*entry
 	// spines are the traces of every arrangement built on this worker,
 	// exported or not: maintenance gives each of them idle fuel.
-	spines map[*share.Spine]struct{}
+	spines map[*share.Spine]*tracked
+}
+
+// tracked is an arrangement trace under maintenance.
+type tracked struct {
+	name     string // "dataflow <id>: arrange oks", for errors
+	reported bool   // its overflow error was returned by Overflows
 }
 
 type entry struct {
@@ -29,12 +35,27 @@ type entry struct {
 
 // NewTraceManager returns an empty trace manager.
 func NewTraceManager() *TraceManager {
-	return &TraceManager{entries: map[string]*entry{}, spines: map[*share.Spine]struct{}{}}
+	return &TraceManager{entries: map[string]*entry{}, spines: map[*share.Spine]*tracked{}}
 }
 
 // track adds an arrangement's trace to maintenance until untrack.
-func (m *TraceManager) track(s *share.Spine)   { m.spines[s] = struct{}{} }
-func (m *TraceManager) untrack(s *share.Spine) { delete(m.spines, s) }
+func (m *TraceManager) track(s *share.Spine, name string) { m.spines[s] = &tracked{name: name} }
+func (m *TraceManager) untrack(s *share.Spine)            { delete(m.spines, s) }
+
+// Overflows returns, once each, the errors of arrangement traces whose
+// merges overflowed since the last call (their other updates are kept,
+// batch.Merger.Result). Call it on the worker's goroutine after
+// Maintenance.
+func (m *TraceManager) Overflows() []error {
+	var errs []error
+	for s, tr := range m.spines {
+		if err := s.Err(); err != nil && !tr.reported {
+			tr.reported = true
+			errs = append(errs, fmt.Errorf("%s: %w", tr.name, err))
+		}
+	}
+	return errs
+}
 
 // Tracked returns the number of arrangement traces under maintenance.
 func (m *TraceManager) Tracked() int { return len(m.spines) }

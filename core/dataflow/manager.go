@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
@@ -42,16 +43,18 @@ func NewTraceManager() *TraceManager {
 func (m *TraceManager) track(s *share.Spine, name string) { m.spines[s] = &tracked{name: name} }
 func (m *TraceManager) untrack(s *share.Spine)            { delete(m.spines, s) }
 
-// Overflows returns, once each, the errors of arrangement traces whose
-// merges overflowed since the last call (their other updates are kept,
-// batch.Merger.Result). Call it on the worker's goroutine after
+// Overflows returns, once per trace, an error for each arrangement trace
+// whose merges overflowed since the last call (their other updates are
+// kept, batch.Merger.Result). The error names the dataflow and the
+// arrangement and wraps batch.ErrOverflow; it does not depend on how the
+// trace happened to be batched. Call it on the worker's goroutine after
 // Maintenance.
 func (m *TraceManager) Overflows() []error {
 	var errs []error
 	for s, tr := range m.spines {
 		if err := s.Err(); err != nil && !tr.reported {
 			tr.reported = true
-			errs = append(errs, fmt.Errorf("%s: %w", tr.name, err))
+			errs = append(errs, fmt.Errorf("%s: %w", tr.name, batch.ErrOverflow))
 		}
 	}
 	return errs

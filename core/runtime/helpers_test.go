@@ -19,11 +19,12 @@ type setup struct {
 	ctl      *Controller
 	rts      []*Runtime
 	declared map[string]bool
+	tb       testing.TB
 }
 
 func newSetup(t testing.TB, mode string, workers int) *setup {
 	t.Helper()
-	s := &setup{mode: mode, workers: workers}
+	s := &setup{mode: mode, workers: workers, tb: t}
 	switch mode {
 	case "solo":
 		r, err := New(Options{Role: Solo, Workers: workers})

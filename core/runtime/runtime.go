@@ -95,7 +95,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{})}
 	if !opts.Paused {
-		close(r.resume)
+		r.Resume()
 	}
 	for i := range opts.Workers {
 		r.workers = append(r.workers, newWorker(r, i))

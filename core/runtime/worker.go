@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	gosync "sync"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -54,6 +55,10 @@ func newWorker(r *Runtime, i int) *worker {
 		Wake:     w.signal,
 		Spine:    r.opts.Spine,
 		Fail: func(df string, err error) {
+			if df == "" || strings.HasPrefix(err.Error(), "dataflow "+df+":") {
+				r.fail(fmt.Errorf("%v worker %d: %w", r.opts.Role, i, err))
+				return
+			}
 			r.fail(fmt.Errorf("%v worker %d: dataflow %s: %w", r.opts.Role, i, df, err))
 		},
 	}

@@ -683,6 +683,20 @@ func TestShutdownAndResumeAreSafeConcurrently(t *testing.T) {
 			}
 		})
 	}
+	// The same on runtimes without workers, many times over: two callers
+	// that both find the channel open must not both close it.
+	for range 3000 {
+		r := &Runtime{stop: make(chan struct{}), resume: make(chan struct{})}
+		start := make(chan struct{})
+		var wg gosync.WaitGroup
+		for range 4 {
+			wg.Add(2)
+			go func() { defer wg.Done(); <-start; r.Resume() }()
+			go func() { defer wg.Done(); <-start; r.Shutdown() }()
+		}
+		close(start)
+		wg.Wait()
+	}
 }
 
 // Case 15: a runtime shut down with a backlog of queued commands applies

@@ -374,7 +374,7 @@ func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		return nil, err
 	}
 	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
-	df.Run(4)
+	df.Run(PassesAtBuild)
 	return df, nil
 }
 
@@ -382,10 +382,11 @@ func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 // indexes it exported are dropped (D3).
 func (d *Dataflow) Drop() { d.drop() }
 
-// Step runs passes until nothing moves (bounded) and reports whether the
-// last pass still moved.
+// Step runs passes until nothing moves, at most PassesPerActivation, and
+// reports whether the last pass still moved (the caller activates it again
+// after its other work).
 func (d *Dataflow) Step() bool {
-	for range 8 {
+	for range PassesPerActivation {
 		if !d.step() {
 			return false
 		}

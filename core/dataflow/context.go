@@ -191,40 +191,25 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	if since := b.CompactionFrontier(); !since.LessEqual(c.df.asOf) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
 	}
-	oks, err := c.importHalf("import "+id+" oks", b.Oks)
+	oksAr := batch.Arity{Key: len(b.Key), Val: b.Columns - len(b.Key)}
+	oks, err := c.importHalf("import "+id+" oks", b.Oks, oksAr)
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q oks: %w", c.df.id, id, err)
 	}
-	errs, err := c.importHalf("import "+id+" errs", b.Errs)
+	errs, err := c.importHalf("import "+id+" errs", b.Errs, batch.Arity{Key: 1}) // by error code
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
-	return &Arrangement{Flavor: Trace, Index: id, Oks: oks, Errs: errs}, nil
+	return &Arrangement{Flavor: Trace, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
 }
 
-func (c *Context) importHalf(name string, r trace.Reader) (Arranged, error) {
-	asOf := c.df.asOf
-	if p, ok := r.(*share.Padded); ok {
-		// The padded range presents nothing: import from the inner since.
-		r = p.Inner()
-		asOf = asOf.Join(r.LogicalCompaction())
+func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity) (Arranged, error) {
+	in, err := share.ImporterOf(r)
+	if err != nil {
+		return Arranged{}, err
 	}
 	df, env := c.df, c.env
-	wake := func() { env.Activate(df) }
-	var im *share.Import
-	var err error
-	switch r := r.(type) {
-	case *share.Reader:
-		im, err = r.ImportWith(asOf, c.df.until, wake)
-	case *trace.Handle:
-		s, ok := r.Trace().Storage().(*share.Spine)
-		if !ok {
-			return Arranged{}, fmt.Errorf("local trace is not importable (storage %T)", r.Trace().Storage())
-		}
-		im, err = s.LocalPoint().ImportWith(asOf, c.df.until, wake)
-	default:
-		return Arranged{}, fmt.Errorf("cannot import a %T", r)
-	}
+	im, err := in.ImportWith(c.df.asOf, c.df.until, func() { env.Activate(df) })
 	if err != nil {
 		return Arranged{}, err
 	}
@@ -232,10 +217,6 @@ func (c *Context) importHalf(name string, r trace.Reader) (Arranged, error) {
 	n := c.df.addNode(name, op)
 	op.out = newStream[*batch.Batch](c.df, n)
 	c.temp = append(c.temp, im.Trace())
-	var ar batch.Arity
-	if chain := im.Trace().Point().Chain(); len(chain) > 0 {
-		ar = chain[0].Arity()
-	}
 	return Arranged{Stream: op.out, Trace: im.Trace(), Pres: im.Presentation(), Arity: ar}, nil
 }
 
@@ -264,15 +245,10 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		e = &entry{bundle: src.Clone(), owner: c.df.id}
 	} else {
 		e = &entry{bundle: share.NewBundle(a.Oks.Trace.CloneReader(), a.Errs.Trace.CloneReader(), nil), owner: c.df.id}
+		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 	}
 	if c.env.Registry != nil {
-		oksS, okO := publishable(e.bundle.Oks)
-		errsS, okE := publishable(e.bundle.Errs)
-		if !okO || !okE {
-			e.bundle.Release()
-			return fmt.Errorf("dataflow %s: export %q: the index is not maintained by this runtime", c.df.id, id)
-		}
-		tok, err := c.env.Registry.PublishIncarnation(share.Incarnation{ID: id, AsOf: c.df.asOf, Seq: c.df.inc}, oksS, errsS)
+		tok, err := c.env.Registry.PublishBundle(share.Incarnation{ID: id, AsOf: c.df.asOf, Seq: c.df.inc}, e.bundle)
 		if err != nil {
 			e.bundle.Release()
 			return fmt.Errorf("dataflow %s: export %q: %w", c.df.id, id, err)
@@ -288,16 +264,6 @@ func (c *Context) Export(id string, a *Arrangement) error {
 	}
 	c.exports = append(c.exports, id)
 	return nil
-}
-
-// publishable returns the publishing spine under a local handle.
-func publishable(r trace.Reader) (*share.Spine, bool) {
-	h, ok := r.(*trace.Handle)
-	if !ok {
-		return nil, false
-	}
-	s, ok := h.Trace().Storage().(*share.Spine)
-	return s, ok
 }
 
 // checkProbe reports a probe sized for another number of workers: it fails

@@ -744,3 +744,34 @@ func TestShutdownDiscardsTheBacklog(t *testing.T) {
 		})
 	}
 }
+
+// An imported arrangement describes itself from the moment it exists — its
+// key columns, its number of columns and each half's arity — not from its
+// first batch: here the index has no data at all.
+func TestImportedArrangementDescribesItself(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.declare("in", 3)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 3, []int{1}, 0, nil)})
+		got := make(chan string, s.workers)
+		s.must(CreateDataflow{Desc: dataflow.Desc{
+			ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				a, err := c.ImportIndex("idx")
+				if err != nil {
+					return err
+				}
+				got <- fmt.Sprintf("%v %q key %v arity %d oks %+v errs %+v", a.Flavor, a.Index, a.Key, a.Arity, a.Oks.Arity, a.Errs.Arity)
+				return nil
+			},
+		}})
+		if err := s.ctl.Sync(testCtx(s.tb)); err != nil {
+			s.tb.Fatal(err)
+		}
+		return <-got
+	})
+	for w, o := range outs {
+		if want := `trace "idx" key [1] arity 3 oks key=1 val=2 errs key=1 val=0`; o.answer != want {
+			t.Fatalf("workers=%d: %s, want %s", w, o.answer, want)
+		}
+	}
+}

@@ -75,6 +75,8 @@ type Slot struct {
 	inc       Incarnation
 	oks, errs *Point
 
+	key              []int        // the collection's key columns (PublishBundle)
+	columns          int          // and its number of columns
 	refs             int          // token + peer bundles
 	reserved         [][2]*Reader // peer holds minted at publication, oldest first
 	unpublishedPeers int          // peers that minted their own hold before publication
@@ -225,7 +227,9 @@ func (g *Registry) peerBundleLocked(s *Slot) *Bundle {
 		s.unpublishedPeers++
 		pair = [2]*Reader{s.oks.ReaderAtLeast(asOf), s.errs.ReaderAtLeast(asOf)}
 	}
-	return newBundle(pair[0], pair[1], s.releaseRef)
+	b := newBundle(pair[0], pair[1], s.releaseRef)
+	b.Key, b.Columns = s.key, s.columns
+	return b
 }
 
 // verdictLocked returns inc's verdict, creating an unsettled one.

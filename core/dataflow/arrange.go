@@ -77,7 +77,7 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 			err = o.w.Insert(b)
 		}
 		if err != nil {
-			o.err = fmt.Errorf("dataflow: arrange: sealing [%v, %v): %w", o.sealed, in, err)
+			o.err = fmt.Errorf("arrange: sealing [%v, %v): %w", o.sealed, in, err)
 			o.onErr(o.err)
 			return frontier.Empty()
 		}

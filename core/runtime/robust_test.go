@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -34,19 +33,12 @@ type outcome struct {
 	errs   []string
 }
 
-var workerPrefix = regexp.MustCompile(`^(solo|maintenance|interactive) worker \d+: `)
-
 // takeErrors returns the distinct errors the runtimes reported so far,
-// sorted, and forgets them (so the setup's cleanup does not report them).
+// sorted, and consumes them (so the setup's cleanup does not report them).
 func (s *setup) takeErrors() []string {
 	set := map[string]bool{}
-	for _, r := range s.rts {
-		r.errMu.Lock()
-		for _, err := range r.errs {
-			set[workerPrefix.ReplaceAllString(err.Error(), "")] = true
-		}
-		r.errs = nil
-		r.errMu.Unlock()
+	for _, e := range s.ctl.TakeErrors() {
+		set[e.Error()] = true
 	}
 	return slices.Sorted(maps.Keys(set))
 }
@@ -773,5 +765,60 @@ func TestImportedArrangementDescribesItself(t *testing.T) {
 		if want := `trace "idx" key [1] arity 3 oks key=1 val=2 errs key=1 val=0`; o.answer != want {
 			t.Fatalf("workers=%d: %s, want %s", w, o.answer, want)
 		}
+	}
+}
+
+// Errors a user reads: one per failed command, tied to the command (its
+// number and the command itself), with the exact text, however many
+// workers and runtimes met it; TakeErrors consumes them.
+func TestOneErrorPerFailedCommand(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newSetup(t, mode, 4)
+			s.declare("in", 2)                         // command 1
+			bad := CreateDataflow{Desc: dataflow.Desc{ // command 2
+				ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					_, err := c.ImportIndex("missing")
+					return err
+				},
+			}}
+			s.must(bad)
+			// Commands 3 and 4: an index whose Build fails, then its
+			// compaction, which every runtime (both, in the pair) refuses.
+			s.must(CreateDataflow{Desc: exportsDesc("maintain x", []string{"x"}, nil)})
+			s.must(AllowCompaction{ID: "x", Frontier: frontier.At(1)})
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			errs := s.ctl.Errors()
+			want := []string{
+				`2: dataflow q: import of unknown index "missing"`,
+				`3: dataflow maintain x: Desc.Exports ["x"], Build exported []: dataflow: exports differ from Desc.Exports`,
+				`4: dataflow: allow compaction of unknown index "x"`,
+			}
+			var got []string
+			for _, e := range errs {
+				got = append(got, fmt.Sprintf("%d: %v", e.Seq, e))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			for _, r := range s.rts {
+				if r.Err() == nil {
+					continue
+				}
+				lines := strings.Split(r.Err().Error(), "\n")
+				if len(slices.Compact(slices.Clone(lines))) != len(lines) {
+					t.Fatalf("%v runtime reports an error per worker:\n%v", r.Role(), r.Err())
+				}
+			}
+			if fmt.Sprint(errs[0].Command) != fmt.Sprint(bad) {
+				t.Fatalf("error of command %v, want %v", errs[0].Command, bad)
+			}
+			if got := s.ctl.TakeErrors(); len(got) != 3 || s.ctl.Err() != nil {
+				t.Fatalf("TakeErrors %v, then Err %v: want the error taken once", got, s.ctl.Err())
+			}
+		})
 	}
 }

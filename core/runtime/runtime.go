@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,7 +80,7 @@ type Runtime struct {
 	controlled bool // a controller sends this runtime's commands
 
 	errMu gosync.Mutex
-	errs  []error
+	errs  []*CommandError
 }
 
 // New starts a runtime's workers.
@@ -126,18 +127,45 @@ func (r *Runtime) send(cmd Command, seq uint64) {
 	}
 }
 
-// fail records an error a worker met.
-func (r *Runtime) fail(err error) {
-	r.errMu.Lock()
-	r.errs = append(r.errs, err)
-	r.errMu.Unlock()
+// CommandError is an error met while applying a command the controller
+// accepted, reported once however many workers and runtimes met it. Seq
+// is the command's number in the controller's stream (1 for the first
+// command sent); Seq 0 and a nil Command mark an error no command caused,
+// met while stepping dataflows (an overflowing merge, a failed seal).
+type CommandError struct {
+	Seq     uint64
+	Command Command
+	Err     error
 }
 
-// Err returns the errors workers met so far, joined.
+func (e *CommandError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error met.
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// fail records an error a worker met applying command seq (0: none),
+// unless the same error of the same command is recorded already.
+func (r *Runtime) fail(seq uint64, cmd Command, err error) {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	for _, e := range r.errs {
+		if e.Seq == seq && e.Err.Error() == err.Error() {
+			return
+		}
+	}
+	r.errs = append(r.errs, &CommandError{Seq: seq, Command: cmd, Err: err})
+}
+
+// Err returns the errors this runtime's workers met so far, one per
+// command and message, joined.
 func (r *Runtime) Err() error {
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
-	return errors.Join(r.errs...)
+	errs := make([]error, len(r.errs))
+	for i, e := range r.errs {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
 }
 
 // Shutdown drops every dataflow and index on every worker (releasing every
@@ -449,11 +477,42 @@ func (c *Controller) Sync(ctx context.Context) error {
 	return nil
 }
 
-// Err returns the errors of every runtime, joined.
+// Errors returns the errors the runtimes met applying accepted commands,
+// one per command and message however many runtimes and workers met it,
+// in command order.
+func (c *Controller) Errors() []*CommandError { return c.errors(false) }
+
+// TakeErrors is Errors, and forgets the errors it returns: a caller that
+// handled them consumes them.
+func (c *Controller) TakeErrors() []*CommandError { return c.errors(true) }
+
+func (c *Controller) errors(take bool) []*CommandError {
+	var out []*CommandError
+	for _, r := range c.rts {
+		r.errMu.Lock()
+	next:
+		for _, e := range r.errs {
+			for _, o := range out {
+				if o.Seq == e.Seq && o.Err.Error() == e.Err.Error() {
+					continue next
+				}
+			}
+			out = append(out, e)
+		}
+		if take {
+			r.errs = nil
+		}
+		r.errMu.Unlock()
+	}
+	slices.SortStableFunc(out, func(a, b *CommandError) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}
+
+// Err returns Errors joined, or nil.
 func (c *Controller) Err() error {
 	var errs []error
-	for _, r := range c.rts {
-		errs = append(errs, r.Err())
+	for _, e := range c.Errors() {
+		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
 }

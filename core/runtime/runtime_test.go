@@ -486,12 +486,7 @@ func TestImportBeyondAsOfIsAnError(t *testing.T) {
 				t.Fatalf("error %q does not name %s", err, frag)
 			}
 		}
-		// Clear the expected error so cleanup does not report it.
-		for _, r := range s.rts {
-			r.errMu.Lock()
-			r.errs = nil
-			r.errMu.Unlock()
-		}
+		s.ctl.TakeErrors() // handled: cleanup does not report it
 	})
 }
 

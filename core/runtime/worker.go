@@ -19,6 +19,9 @@ type worker struct {
 	index int
 	env   *dataflow.Env
 	wake  chan struct{} // capacity 1
+	// current is the command being applied (zero while stepping), which
+	// the errors the worker meets are reported against.
+	current queued
 
 	qmu   gosync.Mutex
 	queue []queued
@@ -55,11 +58,10 @@ func newWorker(r *Runtime, i int) *worker {
 		Wake:     w.signal,
 		Spine:    r.opts.Spine,
 		Fail: func(df string, err error) {
-			if df == "" || strings.HasPrefix(err.Error(), "dataflow "+df+":") {
-				r.fail(fmt.Errorf("%v worker %d: %w", r.opts.Role, i, err))
-				return
+			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
+				err = fmt.Errorf("dataflow %s: %w", df, err)
 			}
-			r.fail(fmt.Errorf("%v worker %d: dataflow %s: %w", r.opts.Role, i, df, err))
+			r.fail(w.current.seq, w.current.cmd, err)
 		},
 	}
 	return w
@@ -114,13 +116,15 @@ func (w *worker) run() {
 			if w.rt.stopping() {
 				return // a stopping worker applies nothing it would discard
 			}
+			w.current = q
 			w.apply(q)
+			w.current = queued{}
 			cmds[i] = queued{}
 		}
 		w.stepActive()
 		more := w.env.Manager.Maintenance(w.rt.opts.Effort)
 		for _, err := range w.env.Manager.Overflows() {
-			w.rt.fail(fmt.Errorf("%v worker %d: %w", w.rt.opts.Role, w.index, err))
+			w.rt.fail(0, nil, err)
 		}
 		if more {
 			w.signal() // merge work remains: come back after other work

@@ -15,16 +15,16 @@ type Flavor int
 const (
 	// Local: built in this dataflow by Arrange.
 	Local Flavor = iota
-	// Trace: imported from the trace manager by ImportIndex (a local trace
-	// of this runtime or a peer's publication).
-	Trace
+	// Imported: imported from the trace manager by ImportIndex (a local
+	// trace of this runtime or a peer's publication).
+	Imported
 )
 
 func (f Flavor) String() string {
 	if f == Local {
 		return "local"
 	}
-	return "trace"
+	return "imported"
 }
 
 // Arranged is one half (oks or errs) of an arrangement: a stream of
@@ -43,7 +43,7 @@ type Arranged struct {
 // the other columns in order), errs by error code.
 type Arrangement struct {
 	Flavor Flavor
-	Index  string // the index id, for Trace
+	Index  string // the index id, for Imported
 	Key    []int  // key columns of the collection
 	Arity  int    // columns of the collection
 	Oks    Arranged

@@ -178,7 +178,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) 
 	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar}
 }
 
-// ImportIndex imports index id from the worker's trace manager as a Trace
+// ImportIndex imports index id from the worker's trace manager as an Imported
 // arrangement, at the dataflow's as_of and bounded by its until (§4.4). It
 // has one body for every runtime and both kinds of bundle: local traces are
 // imported through their private point, peer bundles through the
@@ -200,7 +200,7 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
-	return &Arrangement{Flavor: Trace, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
+	return &Arrangement{Flavor: Imported, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
 }
 
 func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity) (Arranged, error) {
@@ -229,7 +229,7 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 }
 
 // Export makes a an index id of this worker's trace manager (§4.2). A Local
-// arrangement's traces are cloned into a bundle; a Trace arrangement
+// arrangement's traces are cloned into a bundle; an Imported arrangement
 // re-exports the bundle it was imported from. In a publishing runtime the
 // traces are published under the incarnation (id, as_of, the create's
 // sequence number), a re-export included. Dropping the dataflow drops the
@@ -237,7 +237,7 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 func (c *Context) Export(id string, a *Arrangement) error {
 	m := c.env.Manager
 	var e *entry
-	if a.Flavor == Trace {
+	if a.Flavor == Imported {
 		src, ok := m.Get(a.Index)
 		if !ok {
 			return fmt.Errorf("dataflow %s: re-export of unknown index %q", c.df.id, a.Index)

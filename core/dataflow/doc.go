@@ -15,7 +15,7 @@
 //
 // Collections travel as oks + errs streams of Chunks (unsorted updates of
 // full rows); arrangements as streams of immutable batches plus a trace
-// reader. An arrangement is Local (built here by Arrange) or Trace (imported
+// reader. An arrangement is Local (built here by Arrange) or Imported (imported
 // by ImportIndex); in both the reader is a trace.Reader and the batches are
 // *batch.Batch, so every operator has one body for both flavors (§4.1). An
 // import is presented at the dataflow's as_of and bounded by its until.

@@ -762,7 +762,7 @@ func TestImportedArrangementDescribesItself(t *testing.T) {
 		return <-got
 	})
 	for w, o := range outs {
-		if want := `trace "idx" key [1] arity 3 oks key=1 val=2 errs key=1 val=0`; o.answer != want {
+		if want := `imported "idx" key [1] arity 3 oks key=1 val=2 errs key=1 val=0`; o.answer != want {
 			t.Fatalf("workers=%d: %s, want %s", w, o.answer, want)
 		}
 	}

@@ -212,7 +212,7 @@ func TestHoldFollowsFrontier(t *testing.T) {
 		t.Fatal(err)
 	}
 	df.Step()
-	env.Manager.Maintenance(1 << 10)
+	env.Manager.Maintain(1 << 10)
 	if got := b.Oks.ReadUpper(); got != frontier.At(5) {
 		t.Fatalf("upper %v", got)
 	}

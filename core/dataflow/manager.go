@@ -48,7 +48,7 @@ func (m *TraceManager) untrack(s *share.Spine)            { delete(m.spines, s) 
 // kept, batch.Merger.Result). The error names the dataflow and the
 // arrangement and wraps batch.ErrOverflow; it does not depend on how the
 // trace happened to be batched. Call it on the worker's goroutine after
-// Maintenance.
+// Maintain.
 func (m *TraceManager) Overflows() []error {
 	var errs []error
 	for s, tr := range m.spines {
@@ -151,7 +151,7 @@ func (m *TraceManager) DropOwned(owner string) {
 	}
 }
 
-// Maintenance lets every local index merge what it has sealed (physical
+// Maintain lets every local index merge what it has sealed (physical
 // compaction of its traces to their read upper, §2.3; peer bundles are
 // skipped: the publisher maintains them), then, for the trace of every
 // arrangement on this worker, exported or not, applies the holds of remote
@@ -162,7 +162,7 @@ func (m *TraceManager) DropOwned(owner string) {
 // Idle fuel matters: finishing merges between arrivals costs less per update
 // than leaving them to be forced by later arrivals (BenchmarkSteady), so
 // every arrangement gets it, not only exported indexes.
-func (m *TraceManager) Maintenance(effort int64) bool {
+func (m *TraceManager) Maintain(effort int64) bool {
 	for _, e := range m.entries {
 		if e.bundle.IsPeer() {
 			continue

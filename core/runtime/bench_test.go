@@ -321,7 +321,7 @@ func (s *benchSetup) quiesce(ctx context.Context) error {
 			continue
 		}
 		if err := r.barrier(ctx, func(w *worker) {
-			for w.env.Manager.Maintenance(1 << 20) {
+			for w.env.Manager.Maintain(1 << 20) {
 			}
 		}); err != nil {
 			return err

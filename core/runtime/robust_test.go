@@ -250,7 +250,7 @@ func holdInteractive(s *setup) (reached <-chan struct{}, release func()) {
 // finish every merge it can.
 func quiesceMaintenance(t testing.TB, s *setup) {
 	if err := s.role(Maintenance).barrier(testCtx(t), func(w *worker) {
-		for w.env.Manager.Maintenance(1 << 20) {
+		for w.env.Manager.Maintain(1 << 20) {
 		}
 	}); err != nil {
 		t.Fatal(err)

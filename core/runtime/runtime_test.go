@@ -147,7 +147,7 @@ func TestCreateThenCancelRace(t *testing.T) {
 			s.advance("in", 2, frontier.At(5))
 			// The publisher applies everything; the reader has rendered nothing.
 			if err := maint.barrier(ctx, func(w *worker) {
-				for w.env.Manager.Maintenance(1 << 20) {
+				for w.env.Manager.Maintain(1 << 20) {
 				}
 			}); err != nil {
 				t.Fatal(err)

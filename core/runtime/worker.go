@@ -122,7 +122,7 @@ func (w *worker) run() {
 			cmds[i] = queued{}
 		}
 		w.stepActive()
-		more := w.env.Manager.Maintenance(w.rt.opts.Effort)
+		more := w.env.Manager.Maintain(w.rt.opts.Effort)
 		for _, err := range w.env.Manager.Overflows() {
 			w.rt.fail(0, nil, err)
 		}

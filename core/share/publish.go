@@ -28,7 +28,6 @@ type Spine struct {
 	wake     chan struct{} // capacity 1; readers signal when their holds move
 	notify   func()        // optional; called with wake (under a point's lock)
 	local    *Point        // private point for imports within the same runtime
-	dropped  bool
 }
 
 var (
@@ -317,7 +316,6 @@ func (s *Spine) Stats() spine.Stats { return s.inner.Stats() }
 // Drop ends every publication of this trace: its last local handle is gone.
 // Readers keep the last published chain.
 func (s *Spine) Drop() {
-	s.dropped = true
 	for _, p := range s.points {
 		p.close()
 	}

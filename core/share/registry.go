@@ -41,7 +41,6 @@ type Registry struct {
 	// verdicts are the publisher's settlements of incarnations the reading
 	// runtime has not collected yet (Settle, AwaitPeerBundle).
 	verdicts map[Incarnation]*verdict
-	wake     chan struct{} // capacity 1: publication, unpublication
 }
 
 // verdict is a publisher's settlement of one incarnation: done is closed
@@ -54,18 +53,7 @@ type verdict struct {
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{slots: map[Incarnation]*Slot{}, verdicts: map[Incarnation]*verdict{}, wake: make(chan struct{}, 1)}
-}
-
-// Wake is signalled on every publication and unpublication, for the reading
-// runtime's loop.
-func (g *Registry) Wake() <-chan struct{} { return g.wake }
-
-func (g *Registry) signal() {
-	select {
-	case g.wake <- struct{}{}:
-	default:
-	}
+	return &Registry{slots: map[Incarnation]*Slot{}, verdicts: map[Incarnation]*verdict{}}
 }
 
 // Slot is one incarnation of a shared index: its as_of and the oks and errs
@@ -149,7 +137,6 @@ func (t *Token) Release() {
 	t.slot.oks.close()
 	t.slot.errs.close()
 	t.slot.releaseRef()
-	t.slot.g.signal()
 }
 
 // Publish publishes the incarnation (id, asOf) of sequence number 0; see
@@ -191,7 +178,6 @@ func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token
 		s.reserved = append(s.reserved, [2]*Reader{s.oks.ReaderAtLeast(asOf), s.errs.ReaderAtLeast(asOf)})
 	}
 	g.mu.Unlock()
-	g.signal()
 	return &Token{slot: s}, nil
 }
 
@@ -265,7 +251,6 @@ func (g *Registry) Settle(inc Incarnation, published bool) {
 		}
 	}
 	close(v.done)
-	g.signal()
 }
 
 // AwaitPeerBundle waits until the publisher settles inc (or stop closes)

@@ -100,9 +100,6 @@ func (s *Spine) Arity() batch.Arity { return s.ar }
 // Upper returns the spine's upper: the upper of the last inserted batch.
 func (s *Spine) Upper() frontier.Frontier { return s.upper }
 
-// ReadUpper is Upper: the chain's coverage (§1.8).
-func (s *Spine) ReadUpper() frontier.Frontier { return s.upper }
-
 // Err returns the error of the first merge that overflowed, if any. The
 // merged batch is in the chain with every other update (batch.Merger.Result);
 // the spine keeps accepting inserts, and its owner reports the error.

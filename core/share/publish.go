@@ -35,8 +35,9 @@ var (
 	_ trace.Dropper = (*Spine)(nil)
 )
 
-// NewSpine wraps inner for publication.
-func NewSpine(inner *spine.Spine) *Spine {
+// WrapSpine wraps inner for publication (trace.NewSpine, by contrast, makes a
+// new local trace of an arity).
+func WrapSpine(inner *spine.Spine) *Spine {
 	return &Spine{
 		inner:         inner,
 		localLogical:  inner.LogicalCompaction(),
@@ -48,7 +49,7 @@ func NewSpine(inner *spine.Spine) *Spine {
 // NewTrace returns a fresh publishing spine of the given arity with its first
 // local handle and writer.
 func NewTrace(ar batch.Arity, opts spine.Options) (*trace.Handle, *trace.Writer, *Spine) {
-	s := NewSpine(spine.New(ar, opts))
+	s := WrapSpine(spine.New(ar, opts))
 	h, w := trace.New(s)
 	return h, w, s
 }

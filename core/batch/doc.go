@@ -1,7 +1,8 @@
 // Package batch implements immutable, columnar, consolidated batches of
 // updates (key row, val row, time, diff) and the three things done with them:
-// building one from unsorted updates (Builder), reading one (Cursor, and
-// CursorList over several), and merging two adjacent ones in bounded steps of
+// building one from unsorted updates (Builder), reading one (Cursor; a
+// reader of several batches cursors each in turn), and merging two adjacent
+// ones in bounded steps of
 // work while applying logical compaction (Merger). Semantics:
 // reference/semantics.md §1.3–§1.6 and §1.7 (merges).
 //
@@ -47,5 +48,5 @@
 // Cursor alias the batch and stay valid as long as the batch is reachable.
 //
 // Differential-dataflow names: Batch is OrdValBatch, Builder is Batcher +
-// Builder, Merger is OrdValMerger, CursorList is CursorList.
+// Builder, Merger is OrdValMerger; there is no CursorList.
 package batch

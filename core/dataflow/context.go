@@ -276,18 +276,18 @@ func (c *Context) checkProbe(what string, p *Probe) bool {
 	return true
 }
 
-// Probe attaches p to the arrangement's oks stream. A probe made for
-// another number of workers than the runtime's fails the build.
-func (c *Context) Probe(p *Probe, s *Stream[*batch.Batch]) {
-	if c.checkProbe("probe", p) {
-		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
-	}
-}
+// Source is any stream, of whatever message type: what a probe observes
+// the frontier of. *Stream[T] implements it.
+type Source interface{ source() *node }
 
-// ProbeChunks attaches p to a collection stream (as Probe).
-func (c *Context) ProbeChunks(p *Probe, s *Stream[*Chunk]) {
+func (s *Stream[T]) source() *node { return s.from }
+
+// Probe attaches p to the stream s (an arrangement's batches, a
+// collection's chunks, any operator output). A probe made for another
+// number of workers than the runtime's fails the build.
+func (c *Context) Probe(p *Probe, s Source) {
 	if c.checkProbe("probe", p) {
-		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.source())
 	}
 }
 

@@ -69,6 +69,7 @@ func TestOperatorOutsideThePackage(t *testing.T) {
 	}
 	env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
 	cp := dataflow.NewCapture(1)
+	chunks := dataflow.NewProbe(1) // on the operator's output, a chunk stream
 	df, err := dataflow.Build(env, dataflow.Desc{
 		ID: "count", AsOf: frontier.Min(), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
@@ -84,6 +85,7 @@ func TestOperatorOutsideThePackage(t *testing.T) {
 			if err != nil {
 				return err
 			}
+			c.Probe(chunks, counts.Oks)
 			arranged, err := c.Arrange(counts, []int{0})
 			if err != nil {
 				return err
@@ -108,8 +110,8 @@ func TestOperatorOutsideThePackage(t *testing.T) {
 	}
 	for df.Step() {
 	}
-	if !cp.Passed(1) {
-		t.Fatalf("capture at %v, want past 1", cp.Frontier())
+	if !cp.Passed(1) || chunks.Frontier() != frontier.At(2) {
+		t.Fatalf("capture at %v, probe of the counts at %v; want past 1 and {2}", cp.Frontier(), chunks.Frontier())
 	}
 	for tm, want := range []string{"[{[1] 2} {[2] 1}]", "[{[1] 1} {[2] 1} {[4] 1}]"} {
 		if got := fmt.Sprint(cp.At(uint64(tm))); got != want {

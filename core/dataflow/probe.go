@@ -24,7 +24,13 @@ type Probe struct {
 
 // NewProbe returns a probe for a dataflow running on workers workers.
 func NewProbe(workers int) *Probe {
-	return &Probe{fronts: make([]frontier.Frontier, workers), joined: make([]bool, workers), changed: make(chan struct{})}
+	p := &Probe{}
+	p.init(workers)
+	return p
+}
+
+func (p *Probe) init(workers int) {
+	p.fronts, p.joined, p.changed = make([]frontier.Frontier, workers), make([]bool, workers), make(chan struct{})
 }
 
 func (p *Probe) set(worker int, f frontier.Frontier) {
@@ -102,7 +108,9 @@ type Capture struct {
 
 // NewCapture returns a capture for a dataflow running on workers workers.
 func NewCapture(workers int) *Capture {
-	return &Capture{Probe: *NewProbe(workers), rows: map[string][]int64{}, upd: map[string]map[frontier.Time]int64{}}
+	c := &Capture{rows: map[string][]int64{}, upd: map[string]map[frontier.Time]int64{}}
+	c.Probe.init(workers) // in place: a Probe holds a mutex and is never copied
+	return c
 }
 
 func (c *Capture) record(row []int64, t frontier.Time, d int64) {

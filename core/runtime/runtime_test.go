@@ -51,9 +51,8 @@ func captured(cp *dataflow.Capture, t uint64) map[string]int64 {
 func TestImportFidelity(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, s *setup) {
 		ctx := testCtx(t)
-		seed := uint64(time.Now().UnixNano())
+		seed := testSeed(t)
 		rng := rand.New(rand.NewPCG(seed, 7))
-		t.Logf("seed %d", seed)
 		s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		var rows [][]int64
 		const times = 30
@@ -263,9 +262,20 @@ func TestDropReleasesEverything(t *testing.T) {
 	}
 }
 
-// seed replays a randomized runtime test: go test -run TestRandomTwoRuntime
-// -seed N. Zero draws a fresh seed, which the test logs.
+// seed replays a randomized runtime test: go test ./core/runtime -run
+// TestRandomTwoRuntime -seed N. Zero draws a fresh seed, which the test
+// logs.
 var seed = flag.Uint64("seed", 0, "seed of the randomized runtime tests (0: draw one and log it)")
+
+// testSeed returns -seed, or a fresh seed, and logs it with how to replay.
+func testSeed(t *testing.T) uint64 {
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay with -run '%s' -seed %d)", s, t.Name(), s)
+	return s
+}
 
 // TestRandomTwoRuntime interleaves random commands — input, frontier
 // advances, queries at random as_of and until (re-using the ids of dropped
@@ -283,12 +293,7 @@ func TestRandomTwoRuntime(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("workers=%d/lag=%s", w, name), func(t *testing.T) {
 				t.Parallel()
-				s := *seed
-				if s == 0 {
-					s = uint64(time.Now().UnixNano())
-				}
-				t.Logf("seed %d (replay with -seed %d)", s, s)
-				runRandom(t, s, w, lag)
+				runRandom(t, testSeed(t), w, lag)
 			})
 		}
 	}

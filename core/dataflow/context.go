@@ -15,7 +15,7 @@ import (
 // ErrCompactedBeyondAsOf is wrapped by ImportIndex when an index has been
 // allowed to compact beyond the dataflow's as_of (§3.5): a protocol error,
 // never coalesced data.
-var ErrCompactedBeyondAsOf = errors.New("index has been allowed to compact beyond the dataflow as_of")
+var ErrCompactedBeyondAsOf = errors.New("dataflow: index has been allowed to compact beyond the dataflow as_of")
 
 // Desc describes a dataflow to create on every worker of a runtime.
 type Desc struct {

@@ -97,7 +97,7 @@ func newStream[T any](df *Dataflow, n *node) *Stream[T] { return &Stream[T]{from
 func (c *Context) Input(name string, arity int) (Collection, error) {
 	l, err := c.env.Inputs.log(name, arity)
 	if err != nil {
-		return Collection{}, err
+		return Collection{}, fmt.Errorf("dataflow %s: %w", c.df.id, err)
 	}
 	op := &inputOp{df: c.df, log: l, pending: append([]*Chunk(nil), l.history...)}
 	n := c.df.addNode("input "+name, op)
@@ -131,7 +131,7 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 	for _, k := range key {
 		if k < 0 || k >= coll.Arity {
-			return nil, fmt.Errorf("dataflow: arrange: key column %d of a %d-column collection", k, coll.Arity)
+			return nil, fmt.Errorf("dataflow %s: arrange: key column %d of a %d-column collection", c.df.id, k, coll.Arity)
 		}
 	}
 	var vals []int

@@ -36,7 +36,7 @@ func (in *Inputs) log(name string, arity int) (*inputLog, error) {
 		return l, nil
 	}
 	if l.arity != arity {
-		return nil, fmt.Errorf("dataflow: input %q has arity %d, not %d", name, l.arity, arity)
+		return nil, fmt.Errorf("input %q has arity %d, not %d", name, l.arity, arity)
 	}
 	return l, nil
 }
@@ -45,8 +45,10 @@ func (in *Inputs) log(name string, arity int) (*inputLog, error) {
 // before it is declared declares it with the arity it reads, and the arities
 // must agree.
 func (in *Inputs) Declare(name string, arity int) error {
-	_, err := in.log(name, arity)
-	return err
+	if _, err := in.log(name, arity); err != nil {
+		return fmt.Errorf("dataflow: %w", err)
+	}
+	return nil
 }
 
 // Send adds updates to input name: this worker keeps the rows whose hash
@@ -57,7 +59,7 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 	}
 	l, err := in.log(name, c.Arity)
 	if err != nil {
-		return err
+		return fmt.Errorf("dataflow: %w", err)
 	}
 	mine := c
 	if in.peers > 1 {

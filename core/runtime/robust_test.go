@@ -822,3 +822,64 @@ func TestOneErrorPerFailedCommand(t *testing.T) {
 		})
 	}
 }
+
+// Every command the controller refuses, with the exact text a user reads;
+// a refused command reaches no runtime (Solo and the pair alike).
+func TestControllerRefusalsAreExact(t *testing.T) {
+	build := func(*dataflow.Context) error { return nil }
+	desc := func(id string, asOf, until frontier.Frontier, exports ...string) CreateDataflow {
+		return CreateDataflow{Desc: dataflow.Desc{ID: id, AsOf: asOf, Until: until, Exports: exports, Build: build}}
+	}
+	cases := []struct {
+		cmd  Command
+		want string
+	}{
+		{nil, `runtime: nil command`},
+		{CreateInput{Arity: 1}, `runtime: create input: empty Name`},
+		{CreateInput{Name: "in", Arity: 3}, `runtime: create input "in": already declared`},
+		{AdvanceInput{Name: "in", Frontier: frontier.At(1)}, `runtime: advance input "in": Frontier {1} is before the input frontier {2}`},
+		{CreateDataflow{Desc: dataflow.Desc{AsOf: frontier.At(0), Until: frontier.Empty(), Build: build}}, `runtime: create dataflow: empty Desc.ID`},
+		{CreateDataflow{Desc: dataflow.Desc{ID: "d", AsOf: frontier.At(0), Until: frontier.Empty()}}, `runtime: create dataflow "d": Desc.Build is nil`},
+		{desc("d", frontier.At(3), frontier.At(3)), `runtime: create dataflow "d": Desc.AsOf {3} is not before Desc.Until {3}`},
+		{desc("d", frontier.At(0), frontier.Empty(), "x", "x"), `runtime: create dataflow "d": Desc.Exports lists "x" twice`},
+		{desc("d", frontier.At(0), frontier.Empty(), ""), `runtime: create dataflow "d": empty id in Desc.Exports`},
+		{desc("d", frontier.At(0), frontier.Empty(), "idx"), `runtime: create dataflow "d": Desc.Exports: index "idx" is exported by dataflow "maintain idx"`},
+	}
+	for _, mode := range []string{"solo", "pair"} {
+		s := newSetup(t, mode, 2)
+		s.advance("in", 2, frontier.At(2))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		for _, c := range cases {
+			if got := s.sendErr(c.cmd); got != c.want {
+				t.Errorf("%s: Send(%#v) = %q, want %q", mode, c.cmd, got, c.want)
+			}
+		}
+		st, err := s.rts[0].Stats(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode == "solo" && st.Dataflows != 2 { // one dataflow on each of 2 workers
+			t.Errorf("solo: %d dataflows after the refusals, want 2", st.Dataflows)
+		}
+	}
+}
+
+// Errors of a Build, with the exact text: an input read at another arity
+// than declared, an arrangement by a column the collection lacks.
+func TestBuildErrorsAreExact(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("a", "in", 3, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: indexDesc("b", "in", 2, []int{5}, 0, nil)})
+		return ""
+	})
+	want := []string{
+		`dataflow maintain a: input "in" has arity 2, not 3`,
+		`dataflow maintain b: arrange: key column 5 of a 2-column collection`,
+	}
+	for w, o := range outs {
+		if !slices.Equal(o.errs, want) {
+			t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, want)
+		}
+	}
+}

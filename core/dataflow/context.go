@@ -340,7 +340,7 @@ func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		return nil, err
 	}
 	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
-	df.Run(PassesAtBuild)
+	df.run(PassesAtBuild)
 	return df, nil
 }
 

@@ -122,8 +122,8 @@ func (d *Dataflow) step() bool {
 	return moved || d.sent > 0
 }
 
-// Run steps the dataflow until nothing moves (at most limit passes).
-func (d *Dataflow) Run(limit int) {
+// run steps the dataflow until nothing moves (at most limit passes).
+func (d *Dataflow) run(limit int) {
 	for range limit {
 		if !d.step() {
 			return

@@ -65,7 +65,7 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 	if in.peers > 1 {
 		mine = NewChunk(c.Arity, c.Len()/in.peers+1)
 		for i := range c.Len() {
-			if int(HashRow(c.Row(i))%uint64(in.peers)) == in.worker {
+			if int(hashRow(c.Row(i))%uint64(in.peers)) == in.worker {
 				mine.Push(c.Row(i), c.Times[i], c.Diffs[i])
 			}
 		}
@@ -101,14 +101,6 @@ func (in *Inputs) Advance(name string, f frontier.Frontier) error {
 		in.activate(s.df)
 	}
 	return nil
-}
-
-// Frontier returns input name's frontier ({0} if unknown).
-func (in *Inputs) Frontier(name string) frontier.Frontier {
-	if l, ok := in.logs[name]; ok {
-		return l.frontier
-	}
-	return frontier.Min()
 }
 
 // inputOp is the source operator of an input in one dataflow.

@@ -160,21 +160,6 @@ func (c *Capture) At(t frontier.Time) []RowDiff {
 	return out
 }
 
-// Changes returns the captured changes at exactly t, sorted (what differs
-// between the accumulations at t-1 and t).
-func (c *Capture) Changes(t frontier.Time) []RowDiff {
-	c.cmu.Lock()
-	defer c.cmu.Unlock()
-	var out []RowDiff
-	for k, m := range c.upd {
-		if d := m[t]; d != 0 {
-			out = append(out, RowDiff{Row: c.rows[k], Diff: d})
-		}
-	}
-	slices.SortFunc(out, func(a, b RowDiff) int { return slices.Compare(a.Row, b.Row) })
-	return out
-}
-
 // Times returns the times at which something was captured, ascending.
 func (c *Capture) Times() []frontier.Time {
 	c.cmu.Lock()

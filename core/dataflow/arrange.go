@@ -37,6 +37,10 @@ type Arranged struct {
 	Trace  trace.Reader
 	Pres   batch.Presentation
 	Arity  batch.Arity
+	// Key are the columns of the collection the half is keyed by (its
+	// values are the other columns in order): an oks half's Arrangement.Key,
+	// [0] for an errs half (keyed by error code).
+	Key []int
 }
 
 // Arrangement is a collection arranged by key columns: oks by Key (vals are

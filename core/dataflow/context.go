@@ -175,7 +175,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) 
 	n := c.df.addNode(name, op, in.from)
 	op.out = newStream[*batch.Batch](c.df, n)
 	c.temp = append(c.temp, h)
-	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar}
+	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar, Key: key}
 }
 
 // ImportIndex imports index id from the worker's trace manager as an Imported
@@ -192,18 +192,18 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
 	}
 	oksAr := batch.Arity{Key: len(b.Key), Val: b.Columns - len(b.Key)}
-	oks, err := c.importHalf("import "+id+" oks", b.Oks, oksAr)
+	oks, err := c.importHalf("import "+id+" oks", b.Oks, oksAr, b.Key)
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q oks: %w", c.df.id, id, err)
 	}
-	errs, err := c.importHalf("import "+id+" errs", b.Errs, batch.Arity{Key: 1}) // by error code
+	errs, err := c.importHalf("import "+id+" errs", b.Errs, batch.Arity{Key: 1}, []int{0}) // by error code
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
 	return &Arrangement{Flavor: Imported, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
 }
 
-func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity) (Arranged, error) {
+func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity, key []int) (Arranged, error) {
 	in, err := share.ImporterOf(r)
 	if err != nil {
 		return Arranged{}, err
@@ -217,7 +217,7 @@ func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity) (Arran
 	n := c.df.addNode(name, op)
 	op.out = newStream[*batch.Batch](c.df, n)
 	c.temp = append(c.temp, im.Trace())
-	return Arranged{Stream: op.out, Trace: im.Trace(), Pres: im.Presentation(), Arity: ar}, nil
+	return Arranged{Stream: op.out, Trace: im.Trace(), Pres: im.Presentation(), Arity: ar, Key: key}, nil
 }
 
 // Keep clones r for an operator that reads the trace after construction; the
@@ -291,11 +291,12 @@ func (c *Context) Probe(p *Probe, s Source) {
 	}
 }
 
-// Capture records an arrangement half as presented. A capture made for
+// Capture records an arrangement half as presented, each row in the
+// collection's column order (a.Key put back in place). A capture made for
 // another number of workers than the runtime's fails the build.
 func (c *Context) Capture(cp *Capture, a Arranged) {
 	if c.checkProbe("capture", &cp.Probe) {
-		op := &captureOp{c: cp, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
+		op := &captureOp{c: cp, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres, place: placement(a.Key, a.Arity.Key+a.Arity.Val)}
 		c.df.addNode("capture", op, a.Stream.from)
 	}
 }

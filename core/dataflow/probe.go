@@ -180,7 +180,21 @@ type captureOp struct {
 	worker int
 	in     *Port[*batch.Batch]
 	pres   batch.Presentation
+	place  []int // place[i]: the collection column of key ++ val column i
+	kv     []int64
 	row    []int64
+}
+
+// placement maps the columns of key ++ val back to the collection's: key
+// columns where key says, values in the remaining columns in order.
+func placement(key []int, cols int) []int {
+	place := slices.Clone(key)
+	for c := range cols {
+		if !slices.Contains(key, c) {
+			place = append(place, c)
+		}
+	}
+	return place
 }
 
 func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
@@ -190,7 +204,11 @@ func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
 		for _, b := range msgs {
 			for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
 				for ; cur.ValValid(); cur.StepVal() {
-					o.row = append(append(o.row[:0], cur.Key()...), cur.Val()...)
+					o.kv = append(append(o.kv[:0], cur.Key()...), cur.Val()...)
+					o.row = append(o.row[:0], o.kv...)
+					for i, c := range o.place {
+						o.row[c] = o.kv[i]
+					}
 					times, diffs := cur.Updates()
 					for i, t := range times {
 						if pt, ok := o.pres.Present(t); ok {

@@ -883,3 +883,21 @@ func TestBuildErrorsAreExact(t *testing.T) {
 		}
 	}
 }
+
+// A capture records rows in the collection's column order, whatever
+// columns the arrangement is keyed by, for an imported index too.
+func TestCaptureRecordsCollectionOrder(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.send("in", 3, []int64{0, 1, 1, 20, 300}, []int64{0, 1, 2, 10, 100})
+		s.advance("in", 3, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 3, []int{2, 1}, 0, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 0, frontier.At(1), cp)})
+		return read(cp, 0)
+	})
+	for w, o := range outs {
+		if want := "map[[1 20 300]:1 [2 10 100]:1]"; o.answer != want || len(o.errs) != 0 {
+			t.Fatalf("workers=%d: %+v, want %s", w, o, want)
+		}
+	}
+}

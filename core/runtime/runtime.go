@@ -58,13 +58,29 @@ type Options struct {
 	// Registries[i]); required for Maintenance and Interactive.
 	Registries []*share.Registry
 	Spine      spine.Options
-	// Effort is the merge work each local index may do per worker wake
-	// (maintenance); 0 means 1<<14.
+	// Effort is the merge work (in updates merged) each arrangement trace
+	// may do per worker wake; 0 means DefaultEffort.
 	Effort int64
 	// Paused starts the runtime with its workers holding every command
 	// until Resume: a runtime that is behind, for tests of command races.
 	Paused bool
 }
+
+// How long a worker works per wake. A wake applies every queued command,
+// steps the activated dataflows for at most roundsPerWake rounds (each
+// dataflow runs at most dataflow.PassesPerActivation passes per round), and
+// gives each arrangement trace Effort of merge work; what is left (a
+// dataflow still active, a merge not finished) signals the next wake, after
+// the commands that arrived meanwhile. So a busy dataflow never starves
+// commands such as a drop or Shutdown, and idle merge work is done between
+// arrivals rather than forced by later ones.
+const (
+	// DefaultEffort is Options.Effort when left 0: 16,384 updates of merge
+	// work per trace per wake, about as much as merging two batches of a
+	// thousand updates costs at each of its levels (BenchmarkSteady).
+	DefaultEffort = 1 << 14
+	roundsPerWake = 64
+)
 
 // Runtime is a set of workers in one role.
 type Runtime struct {
@@ -92,7 +108,7 @@ func New(opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("runtime: %v runtime with %d workers needs %d registries, has %d", opts.Role, opts.Workers, opts.Workers, len(opts.Registries))
 	}
 	if opts.Effort == 0 {
-		opts.Effort = 1 << 14
+		opts.Effort = DefaultEffort
 	}
 	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{})}
 	if !opts.Paused {

@@ -133,9 +133,10 @@ func (w *worker) run() {
 }
 
 // stepActive steps every active dataflow in creation order until none has
-// work left.
+// work left, for at most roundsPerWake rounds (a dataflow still active
+// then has signalled the next wake).
 func (w *worker) stepActive() {
-	for range 64 {
+	for range roundsPerWake {
 		w.amu.Lock()
 		if len(w.active) == 0 {
 			w.amu.Unlock()

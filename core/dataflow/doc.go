@@ -63,6 +63,12 @@
 //	    downstream in the same step, so trace and stream never disagree.
 //	D3  Dropping a dataflow releases every hold it took (imports, local
 //	    arrangement handles) and the indexes it exported.
+//	D4  A dataflow exports exactly its Desc.Exports (Build checks the
+//	    Export calls against them), each under its incarnation: the other
+//	    runtime records peers from Desc.Exports alone.
+//	D5  A new arrangement starts compacted at its dataflow's as_of, so an
+//	    index maintained from as_of A refuses a dataflow at an as_of before
+//	    A in every runtime alike.
 //
 // Goroutines: a worker owns its dataflows, trace manager and inputs; only
 // exchanges (between workers of a runtime) and core/share (between runtimes)

@@ -355,7 +355,8 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 // for each would cost every round a context switch on a busy machine. It
 // returns an error, and sends nothing, for a command that is invalid as a
 // whole; errors met while applying a valid command (a Build that fails, an
-// import beyond its since) are reported by the runtimes' Err.
+// import beyond its since) are reported by Errors. A dataflow whose Build
+// failed keeps its id, as in every runtime, until it is dropped.
 func (c *Controller) Send(cmd Command) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

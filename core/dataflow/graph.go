@@ -93,9 +93,15 @@ func (d *Dataflow) ID() string { return d.id }
 
 // addNode appends an operator reading the given input nodes.
 func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {
-	n := &node{name: name, op: op, inputs: inputs, cap: frontier.Min(), in: frontier.Empty(), out: frontier.Min()}
-	d.nodes = append(d.nodes, n)
+	n := &node{name: name, op: op, inputs: inputs}
+	d.appendNode(n)
 	return n
+}
+
+// appendNode appends n, with its frontiers at their start: nothing passed.
+func (d *Dataflow) appendNode(n *node) {
+	n.cap, n.in, n.out = frontier.Min(), frontier.Empty(), frontier.Min()
+	d.nodes = append(d.nodes, n)
 }
 
 // step runs one pass over the graph in order and reports whether anything

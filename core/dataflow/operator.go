@@ -39,10 +39,10 @@ var ErrOperatorBuilt = errors.New("dataflow: operator already built")
 // downgrades it; {} drops it. Its outputs' frontier is the meet of that
 // capability and its inputs' frontiers (D1).
 type OperatorBuilder struct {
-	c     *Context
-	n     *node
-	names []string // input names, in AddInput order
-	built bool
+	c      *Context
+	n      *node
+	attach []func() // subscribe the input ports, at Build
+	built  bool
 }
 
 // NewOperator starts an operator named name (for errors and profiles).
@@ -55,10 +55,11 @@ func (c *Context) NewOperator(name string) *OperatorBuilder {
 // frontier is s's (Port.Frontier); Step's argument is the meet over every
 // input.
 func AddInput[T any](b *OperatorBuilder, name string, s *Stream[T]) *Port[T] {
-	b.names = append(b.names, name)
 	b.n.inputs = append(b.n.inputs, s.from)
-	p := s.subscribe()
-	p.name = name
+	p := &Port[T]{from: s.from, name: name}
+	// Messages reach the port once the operator is built: one never built
+	// holds none.
+	b.attach = append(b.attach, func() { s.ports = append(s.ports, p) })
 	return p
 }
 
@@ -88,9 +89,10 @@ func (b *OperatorBuilder) Build(op Operator) error {
 		return fmt.Errorf("dataflow %s: operator %q: nil Operator", b.c.df.id, b.n.name)
 	}
 	b.built = true
-	n := b.c.df.addNode(b.n.name, op, b.n.inputs...)
-	// The streams and ports handed out so far name b.n: make it the node.
-	*b.n = *n
-	b.c.df.nodes[len(b.c.df.nodes)-1] = b.n
+	b.n.op = op
+	b.c.df.appendNode(b.n)
+	for _, attach := range b.attach {
+		attach()
+	}
 	return nil
 }

@@ -137,11 +137,6 @@ func agree(t *testing.T, lag Role, scenario func(s *setup, sent *[]string) strin
 	return outs
 }
 
-// readIndexDesc is readDesc with an error if the import fails.
-func queryDesc(dfID, id string, asOf uint64, until frontier.Frontier, cp *dataflow.Capture) dataflow.Desc {
-	return readDesc(dfID, id, asOf, until, cp)
-}
-
 // Case 1 of the robustness list: a dataflow dropped and created again under
 // its id gets exchanges of its own, so its arrangement has every row.
 func TestRecreatedDataflowKeepsEveryRow(t *testing.T) {
@@ -157,7 +152,7 @@ func TestRecreatedDataflowKeepsEveryRow(t *testing.T) {
 			s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 			cp := dataflow.NewCapture(s.workers)
 			q := fmt.Sprintf("q%d", round)
-			s.must(CreateDataflow{Desc: queryDesc(q, "idx", 0, frontier.At(1), cp)})
+			s.must(CreateDataflow{Desc: readDesc(q, "idx", 0, frontier.At(1), cp)})
 			out = append(out, read(cp, 0))
 			s.must(DropDataflow{ID: q})
 			s.must(DropDataflow{ID: "maintain idx"})
@@ -208,7 +203,7 @@ func TestMergeOverflowIsReportedAndKeepsOtherUpdates(t *testing.T) {
 			s.advance("in", 2, frontier.At(uint64(i+1)))
 		}
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 2, frontier.At(3), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 2, frontier.At(3), cp)})
 		return read(cp, 2)
 	})
 	for w, o := range outs {
@@ -274,7 +269,7 @@ func TestStaleIncarnationNeverReleasesTheNewPeerHold(t *testing.T) {
 		}
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 0, frontier.At(1), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), cp)})
 		s.must(AllowCompaction{ID: "idx", Frontier: frontier.At(1)})
 		s.send("in", 2, []int64{1, -1, 1, 10}, []int64{1, -1, 2, 20}, []int64{1, -1, 3, 30})
 		s.advance("in", 2, frontier.At(5))
@@ -320,7 +315,7 @@ func TestRecreatedIndexPublishesWhileTheOldSlotIsHeld(t *testing.T) {
 		s.must(DropDataflow{ID: "maintain idx"})
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q2", "idx", 0, frontier.At(1), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q2", "idx", 0, frontier.At(1), cp)})
 		s.resume()
 		return read(cp, 0)
 	})
@@ -343,7 +338,7 @@ func TestStalePeerBundleLeavesTheNewerSlotAlone(t *testing.T) {
 		s.must(DropDataflow{ID: "maintain idx"})
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 2, nil)})
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 2, frontier.At(3), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 2, frontier.At(3), cp)})
 		s.resume()
 		ans := read(cp, 2)
 		s.must(DropDataflow{ID: "q"})
@@ -376,7 +371,7 @@ func TestIndexStartsCompactedAtItsAsOf(t *testing.T) {
 		s.advance("in", 2, frontier.At(10))
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 5, nil)})
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 3, frontier.Empty(), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 3, frontier.Empty(), cp)})
 		return ""
 	})
 	for w, o := range outs {
@@ -396,7 +391,7 @@ func TestReexportedIndexIsPublished(t *testing.T) {
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		s.must(CreateDataflow{Desc: reexportDesc("maintain idx2", "idx", "idx2", true)})
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx2", 0, frontier.At(1), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx2", 0, frontier.At(1), cp)})
 		return read(cp, 0)
 	})
 	for w, o := range outs {
@@ -418,7 +413,7 @@ func TestQueryCannotTakeAMaintainedDataflowsID(t *testing.T) {
 			Build: func(*dataflow.Context) error { return errors.New("a query that fails to build") },
 		}}))
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 0, frontier.At(1), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), cp)})
 		return read(cp, 0)
 	})
 	for w, o := range outs {
@@ -463,7 +458,7 @@ func TestExportsMustMatchWhatBuildExports(t *testing.T) {
 		s.must(CreateDataflow{Desc: exportsDesc("maintain a", []string{"a"}, []string{"a", "b"})})
 		s.must(CreateDataflow{Desc: exportsDesc("maintain c", []string{"c", "d"}, []string{"c"})})
 		for _, id := range []string{"a", "b", "c", "d"} {
-			s.must(CreateDataflow{Desc: queryDesc("q "+id, id, 0, frontier.At(1), dataflow.NewCapture(s.workers))})
+			s.must(CreateDataflow{Desc: readDesc("q "+id, id, 0, frontier.At(1), dataflow.NewCapture(s.workers))})
 		}
 		return ""
 	})
@@ -498,7 +493,7 @@ func TestBadChunkIsRefusedWhole(t *testing.T) {
 		s.advance("in", 2, frontier.At(6))
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 5, frontier.At(6), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 5, frontier.At(6), cp)})
 		return read(cp, 5)
 	})
 	for w, o := range outs {
@@ -522,7 +517,7 @@ func TestMalformedCommandsAreErrorsNotPanics(t *testing.T) {
 			s.sendErr(CreateInput{Name: "neg", Arity: -1}),
 		)
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 0, frontier.Empty(), dataflow.NewCapture(1))})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), dataflow.NewCapture(1))})
 		return ""
 	})
 	for w, o := range outs {
@@ -892,7 +887,7 @@ func TestCaptureRecordsCollectionOrder(t *testing.T) {
 		s.advance("in", 3, frontier.At(1))
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 3, []int{2, 1}, 0, nil)})
 		cp := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 0, frontier.At(1), cp)})
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), cp)})
 		return read(cp, 0)
 	})
 	for w, o := range outs {

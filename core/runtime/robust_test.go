@@ -226,15 +226,14 @@ func holdInteractive(s *setup) (reached <-chan struct{}, release func()) {
 	gate := make(chan struct{})
 	all := make(chan struct{})
 	left := len(inter.workers)
-	var mu = make(chan struct{}, 1)
+	var mu gosync.Mutex
 	for _, w := range inter.workers {
 		w.enqueue(queued{cmd: barrier{done: func(*worker) {
-			mu <- struct{}{}
-			left--
-			if left == 0 {
+			mu.Lock()
+			if left--; left == 0 {
 				close(all)
 			}
-			<-mu
+			mu.Unlock()
 			<-gate
 		}}})
 	}

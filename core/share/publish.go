@@ -245,6 +245,9 @@ func (s *Spine) Close() error {
 	return s.Insert(batch.Empty(s.inner.Arity(), s.inner.Upper(), frontier.Empty()))
 }
 
+// Arity returns the arity of the trace's batches.
+func (s *Spine) Arity() batch.Arity { return s.inner.Arity() }
+
 // Upper returns the trace's upper.
 func (s *Spine) Upper() frontier.Frontier { return s.inner.Upper() }
 

@@ -579,7 +579,7 @@ func TestReaderCutReportsAStraddle(t *testing.T) {
 	if err := p.w.Insert(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.w.Seal(kv, frontier.At(9)); err != nil {
+	if err := p.w.Seal(frontier.At(9)); err != nil {
 		t.Fatal(err)
 	}
 	r := pt.Reader()

@@ -64,7 +64,8 @@ func AddInput[T any](b *OperatorBuilder, name string, s *Stream[T]) *Port[T] {
 }
 
 // AddOutput adds an output stream to the operator under construction; its
-// Step sends on it, and later operators subscribe to it.
+// Step sends on it. Build the operator before any other operator reads the
+// stream, so that construction order stays a topological order.
 func AddOutput[T any](b *OperatorBuilder) *Stream[T] {
 	return newStream[T](b.c.df, b.n)
 }

@@ -326,6 +326,9 @@ func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		err = ctx.err
 	}
 	if err == nil {
+		err = df.checkOrder()
+	}
+	if err == nil {
 		want := slices.Sorted(slices.Values(desc.Exports))
 		got := slices.Sorted(slices.Values(ctx.exports))
 		if !slices.Equal(want, got) {

@@ -1,6 +1,8 @@
 package dataflow
 
 import (
+	"fmt"
+
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
@@ -102,6 +104,24 @@ func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {
 func (d *Dataflow) appendNode(n *node) {
 	n.cap, n.in, n.out = frontier.Min(), frontier.Empty(), frontier.Min()
 	d.nodes = append(d.nodes, n)
+}
+
+// checkOrder reports an operator that reads one added after it (an
+// OperatorBuilder built after a reader of its outputs): construction order
+// must be a topological order.
+func (d *Dataflow) checkOrder() error {
+	at := make(map[*node]int, len(d.nodes))
+	for i, n := range d.nodes {
+		at[n] = i
+	}
+	for i, n := range d.nodes {
+		for _, in := range n.inputs {
+			if j, ok := at[in]; !ok || j >= i {
+				return fmt.Errorf("dataflow %s: operator %q reads operator %q, which is not built before it", d.id, n.name, in.name)
+			}
+		}
+	}
+	return nil
 }
 
 // step runs one pass over the graph in order and reports whether anything

@@ -188,3 +188,36 @@ func TestOperatorBuilderContract(t *testing.T) {
 		t.Fatal("the activator did not activate the dataflow")
 	}
 }
+
+// TestOperatorBuiltAfterItsReaderIsAnError: construction order must be a
+// topological order, so reading an operator's output before building it
+// fails the build with an error naming both operators.
+func TestOperatorBuiltAfterItsReaderIsAnError(t *testing.T) {
+	env := &dataflow.Env{
+		Worker: 0, Peers: 1, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(1),
+		Activate: func(*dataflow.Dataflow) {}, Wake: func() {},
+		Fail: func(_ string, err error) { t.Error(err) },
+	}
+	env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
+	_, err := dataflow.Build(env, dataflow.Desc{
+		ID: "order", AsOf: frontier.Min(), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input("in", 1)
+			if err != nil {
+				return err
+			}
+			first := c.NewOperator("first")
+			dataflow.AddInput(first, "rows", in.Oks)
+			out := dataflow.AddOutput[*dataflow.Chunk](first)
+			second := c.NewOperator("second")
+			w := &portWatch{in: dataflow.AddInput(second, "rows", out)}
+			if err := second.Build(w); err != nil {
+				return err
+			}
+			return first.Build(&portWatch{in: w.in})
+		},
+	}, 1)
+	if want := `dataflow order: operator "second" reads operator "first", which is not built before it`; err == nil || err.Error() != want {
+		t.Fatalf("Build = %v, want %q", err, want)
+	}
+}

@@ -1,6 +1,8 @@
 package dataflow
 
 import (
+	"fmt"
+
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
@@ -34,8 +36,16 @@ type Stream[T any] struct {
 // Port is one consumer's queue of messages from a stream.
 type Port[T any] struct {
 	from *node
+	name string
 	msgs []T
 }
+
+// Name returns the input name the port was added under (AddInput).
+func (p *Port[T]) Name() string { return p.name }
+
+// Frontier returns the frontier of the stream the port reads: every message
+// at an earlier time has been delivered to the port.
+func (p *Port[T]) Frontier() frontier.Frontier { return p.from.out }
 
 // Send delivers m to every consumer.
 func (s *Stream[T]) Send(m T) {
@@ -71,6 +81,7 @@ func (p *Port[T]) Take() []T {
 // Dataflow is one worker's instance of a dataflow.
 type Dataflow struct {
 	id      string
+	inc     uint64 // incarnation: the create's sequence number
 	nodes   []*node
 	asOf    frontier.Frontier
 	until   frontier.Frontier
@@ -84,9 +95,33 @@ func (d *Dataflow) ID() string { return d.id }
 
 // addNode appends an operator reading the given input nodes.
 func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {
-	n := &node{name: name, op: op, inputs: inputs, cap: frontier.Min(), in: frontier.Empty(), out: frontier.Min()}
-	d.nodes = append(d.nodes, n)
+	n := &node{name: name, op: op, inputs: inputs}
+	d.appendNode(n)
 	return n
+}
+
+// appendNode appends n, with its frontiers at their start: nothing passed.
+func (d *Dataflow) appendNode(n *node) {
+	n.cap, n.in, n.out = frontier.Min(), frontier.Empty(), frontier.Min()
+	d.nodes = append(d.nodes, n)
+}
+
+// checkOrder reports an operator that reads one added after it (an
+// OperatorBuilder built after a reader of its outputs): construction order
+// must be a topological order.
+func (d *Dataflow) checkOrder() error {
+	at := make(map[*node]int, len(d.nodes))
+	for i, n := range d.nodes {
+		at[n] = i
+	}
+	for i, n := range d.nodes {
+		for _, in := range n.inputs {
+			if j, ok := at[in]; !ok || j >= i {
+				return fmt.Errorf("dataflow %s: operator %q reads operator %q, which is not built before it", d.id, n.name, in.name)
+			}
+		}
+	}
+	return nil
 }
 
 // step runs one pass over the graph in order and reports whether anything
@@ -113,8 +148,8 @@ func (d *Dataflow) step() bool {
 	return moved || d.sent > 0
 }
 
-// Run steps the dataflow until nothing moves (at most limit passes).
-func (d *Dataflow) Run(limit int) {
+// run steps the dataflow until nothing moves (at most limit passes).
+func (d *Dataflow) run(limit int) {
 	for range limit {
 		if !d.step() {
 			return

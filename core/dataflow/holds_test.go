@@ -40,7 +40,7 @@ func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
 	if err := oksW.Insert(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := errsW.Seal(batch.Arity{Key: 1}, frontier.At(10)); err != nil {
+	if err := errsW.Seal(frontier.At(10)); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range []interface{ SetLogicalCompaction(frontier.Frontier) }{oksH, errsH} {
@@ -66,11 +66,11 @@ func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
 			c.Capture(cp, a.Oks)
 			return nil
 		},
-	})
+	}, 1)
 	if err != nil {
 		t.Fatalf("building at as_of {2} over a padded bundle at {5}: %v", err)
 	}
-	df.Run(16)
+	df.run(16)
 	if !cp.Passed(9) {
 		t.Fatalf("the import's frontier is %v, want beyond 9", cp.Frontier())
 	}

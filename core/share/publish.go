@@ -28,7 +28,6 @@ type Spine struct {
 	wake     chan struct{} // capacity 1; readers signal when their holds move
 	notify   func()        // optional; called with wake (under a point's lock)
 	local    *Point        // private point for imports within the same runtime
-	dropped  bool
 	pause    *pauses // tests only: the pause between publishing and applying a since
 }
 
@@ -37,8 +36,9 @@ var (
 	_ trace.Dropper = (*Spine)(nil)
 )
 
-// NewSpine wraps inner for publication.
-func NewSpine(inner *spine.Spine) *Spine {
+// WrapSpine wraps inner for publication (trace.NewSpine, by contrast, makes a
+// new local trace of an arity).
+func WrapSpine(inner *spine.Spine) *Spine {
 	return &Spine{
 		inner:         inner,
 		localLogical:  inner.LogicalCompaction(),
@@ -50,7 +50,7 @@ func NewSpine(inner *spine.Spine) *Spine {
 // NewTrace returns a fresh publishing spine of the given arity with its first
 // local handle and writer.
 func NewTrace(ar batch.Arity, opts spine.Options) (*trace.Handle, *trace.Writer, *Spine) {
-	s := NewSpine(spine.New(ar, opts))
+	s := WrapSpine(spine.New(ar, opts))
 	h, w := trace.New(s)
 	return h, w, s
 }
@@ -249,6 +249,9 @@ func (s *Spine) Close() error {
 	return s.Insert(batch.Empty(s.inner.Arity(), s.inner.Upper(), frontier.Empty()))
 }
 
+// Arity returns the arity of the trace's batches.
+func (s *Spine) Arity() batch.Arity { return s.inner.Arity() }
+
 // Upper returns the trace's upper.
 func (s *Spine) Upper() frontier.Frontier { return s.inner.Upper() }
 
@@ -312,13 +315,15 @@ func (s *Spine) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 // MapBatches visits the inner chain.
 func (s *Spine) MapBatches(f func(*batch.Batch)) { s.inner.MapBatches(f) }
 
+// Err returns the error of the first merge that overflowed (spine.Spine.Err).
+func (s *Spine) Err() error { return s.inner.Err() }
+
 // Stats returns the inner spine's counters.
 func (s *Spine) Stats() spine.Stats { return s.inner.Stats() }
 
 // Drop ends every publication of this trace: its last local handle is gone.
 // Readers keep the last published chain.
 func (s *Spine) Drop() {
-	s.dropped = true
 	for _, p := range s.points {
 		p.close()
 	}

@@ -89,7 +89,7 @@ func TestConcurrentPublishAndImport(t *testing.T) {
 				err = oksW.Insert(b)
 			}
 			if err == nil {
-				err = errsW.Seal(batch.Arity{Key: 1}, frontier.At(r+1))
+				err = errsW.Seal(frontier.At(r + 1))
 			}
 			if err != nil {
 				errc <- err

@@ -77,7 +77,7 @@ func (m *traceMachine) actions() map[string]func(*rapid.T) {
 		"insert": m.insert,
 		"seal-empty": func(t *rapid.T) {
 			up := m.upper + rapid.Uint64Range(1, 2).Draw(t, "width")
-			if err := m.w.Seal(m.ar, frontier.At(up)); err != nil {
+			if err := m.w.Seal(frontier.At(up)); err != nil {
 				t.Fatal(err)
 			}
 			m.upper = up

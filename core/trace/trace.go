@@ -20,6 +20,7 @@ var ErrReleased = errors.New("trace: handle is released")
 // publication points). Calls are per batch or per frontier change, never per
 // update.
 type Storage interface {
+	Arity() batch.Arity
 	Insert(*batch.Batch) error
 	Close() error
 	Upper() frontier.Frontier
@@ -293,8 +294,9 @@ func (w *Writer) Insert(b *batch.Batch) error {
 }
 
 // Seal inserts an empty batch from the trace's upper to upper: a progress
-// record with no updates. It is a no-op when upper equals the trace upper.
-func (w *Writer) Seal(ar batch.Arity, upper frontier.Frontier) error {
+// record with no updates, of the storage's arity. It is a no-op when upper
+// equals the trace upper.
+func (w *Writer) Seal(upper frontier.Frontier) error {
 	if w.bx.storage == nil {
 		return nil
 	}
@@ -302,7 +304,7 @@ func (w *Writer) Seal(ar batch.Arity, upper frontier.Frontier) error {
 	if lower == upper {
 		return nil
 	}
-	return w.bx.storage.Insert(batch.Empty(ar, lower, upper))
+	return w.bx.storage.Insert(batch.Empty(w.bx.storage.Arity(), lower, upper))
 }
 
 // Exert does merge work with the given effort; it reports whether work

@@ -103,6 +103,7 @@ func (p *Path) Stats() *Stats { return p.stats }
 // the source is not relation 0. A consolidation that leaves int64 is the
 // error `numeric overflow` at that time in out.
 func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
+	defer p.stats.record(out.ErrorCount(), out, 0)
 	in := &p.bufs[0]
 	in.Reset()
 	asOf, hasAsOf := p.asOf.Time()
@@ -145,6 +146,7 @@ func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
 			}
 		}
 	}
+	p.stats.fed.Add(int64(in.Len()))
 	if len(p.stages) > 0 {
 		p.stages[0].push(in)
 	} else {

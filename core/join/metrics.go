@@ -20,6 +20,7 @@ type Stats struct {
 	labels  pprof.LabelSet
 	errors  atomic.Int64
 	matches atomic.Int64
+	fed     atomic.Int64
 }
 
 // NewStats returns counters for an operator, with the pprof labels
@@ -40,6 +41,10 @@ func (s *Stats) Errors() int64 { return s.errors.Load() }
 // Matches returns the number of matched update pairs (joined rows before
 // the closure, overflowed products included).
 func (s *Stats) Matches() int64 { return s.matches.Load() }
+
+// Fed returns the number of source updates a delta path has fed to its
+// first stage (after consolidation and the as_of optimization).
+func (s *Stats) Fed() int64 { return s.fed.Load() }
 
 // Do runs f with the operator's pprof labels added to those of ctx (the
 // worker's runtime= and worker=), so CPU samples of the join's work split

@@ -2,6 +2,7 @@ package join
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -182,32 +183,34 @@ func TestBinaryOverflowIsAnErrorAtThatTime(t *testing.T) {
 		{"max*max", math.MaxInt64, math.MaxInt64},
 		{"2^32*2^31", 1 << 32, 1 << 31},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			l, r := newRel(ar11), newRel(ar11)
-			j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer j.Release()
-			out := NewSink(3)
-			l.seal(t, []upd{{1, 10, 1, c.d0}, {2, 10, 0, 3}}, 2)
-			r.seal(t, []upd{{1, 20, 2, c.d1}, {2, 20, 2, 5}}, 3)
-			if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
-				t.Fatal(err)
-			}
-			if got := errDiffs(out, 2); got[CodeNumericOverflow] != 1 || len(got) != 1 {
-				t.Fatalf("errors at 2 = %v, want {overflow: 1}", got)
-			}
-			if got := errDiffs(out, 1); len(got) != 0 {
-				t.Fatalf("errors at 1 = %v, want none", got)
-			}
-			if got := rowDiffs(out, 2); len(got) != 1 || got["[2 10 20]"] != 15 {
-				t.Fatalf("rows at 2 = %v, want only [2 10 20] x15", got)
-			}
-			if got := j.Stats().Errors(); got != 1 {
-				t.Fatalf("error count = %d, want 1", got)
-			}
-		})
+		for _, closure := range []Closure{nil, &Project{Cols: []int{0, 1, 2}}} {
+			t.Run(fmt.Sprintf("%s/closure=%v", c.name, closure != nil), func(t *testing.T) {
+				l, r := newRel(ar11), newRel(ar11)
+				j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer j.Release()
+				out := NewSink(3)
+				l.seal(t, []upd{{1, 10, 1, c.d0}, {2, 10, 0, 3}}, 2)
+				r.seal(t, []upd{{1, 20, 2, c.d1}, {2, 20, 2, 5}}, 3)
+				if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
+					t.Fatal(err)
+				}
+				if got := errDiffs(out, 2); got[CodeNumericOverflow] != 1 || len(got) != 1 {
+					t.Fatalf("errors at 2 = %v, want {overflow: 1}", got)
+				}
+				if got := errDiffs(out, 1); len(got) != 0 {
+					t.Fatalf("errors at 1 = %v, want none", got)
+				}
+				if got := rowDiffs(out, 2); len(got) != 1 || got["[2 10 20]"] != 15 {
+					t.Fatalf("rows at 2 = %v, want only [2 10 20] x15", got)
+				}
+				if got := j.Stats().Errors(); got != 1 {
+					t.Fatalf("error count = %d, want 1", got)
+				}
+			})
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ func NewPath(opts PathOptions) (*Path, error) {
 		if st.Relation == opts.Source {
 			return nil, fmt.Errorf("%w: path %d looks up its own source", ErrArity, opts.Source)
 		}
-		h, err := newHalf(st, opts.Source, arity, opts.AsOf)
+		h, err := newHalf(st, opts.Source, arity)
 		if err != nil {
 			return nil, fmt.Errorf("join: path %d, stage of relation %d: %w", opts.Source, st.Relation, err)
 		}

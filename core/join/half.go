@@ -71,7 +71,6 @@ type Stage struct {
 type Half struct {
 	st     Stage
 	strict bool
-	asOf   frontier.Frontier
 	arity  int // arity of the proposals' rows
 	stash  Updates
 	keep   Updates // scratch: proposals not yet ready
@@ -82,7 +81,7 @@ type Half struct {
 
 // newHalf returns the half join of a path whose source is relation source
 // and whose rows have the given arity.
-func newHalf(st Stage, source, arity int, asOf frontier.Frontier) (*Half, error) {
+func newHalf(st Stage, source, arity int) (*Half, error) {
 	if len(st.StreamKey) != st.Arity.Key {
 		return nil, fmt.Errorf("%w: lookup of relation %d has key arity %d, stream key has %d columns", ErrArity, st.Relation, st.Arity.Key, len(st.StreamKey))
 	}
@@ -94,7 +93,6 @@ func newHalf(st Stage, source, arity int, asOf frontier.Frontier) (*Half, error)
 	h := &Half{
 		st:     st,
 		strict: source > st.Relation,
-		asOf:   asOf,
 		arity:  arity,
 		stash:  Updates{Arity: arity},
 		keep:   Updates{Arity: arity},
@@ -175,12 +173,15 @@ func (h *Half) work(out *Updates, errs *Sink) (int64, error) {
 // match emits the matches of one proposal with the current key of c.
 func (h *Half) match(c *batch.Cursor, row []int64, data, init uint64, d1 int64, out *Updates, errs *Sink) int64 {
 	var n int64
-	pres, strict, asOf := h.st.Pres, h.strict, h.asOf
+	// NB: lookup times are not advanced to as_of: every initial and data
+	// time is at or after as_of already (Path.Feed advances them), and a
+	// strict comparison never meets an initial time at as_of (D1), so an
+	// earlier lookup time compares as as_of would.
+	pres, strict := h.st.Pres, h.strict
 	for ; c.ValValid(); c.StepVal() {
 		ts, ds := c.Updates()
 		for x, t2 := range ts {
 			t2, shown := pres.Present(t2)
-			t2 = asOf.AdvanceBy(t2)
 			if !shown || t2 > init || (strict && t2 == init) {
 				continue
 			}

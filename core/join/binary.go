@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
 )
@@ -242,7 +243,7 @@ func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink) {
 					}
 					t := asOf.AdvanceBy(max(t0, t1))
 					matches++
-					d, ok := mulDiff(ds0[x], ds1[y])
+					d, ok := expr.Mul(ds0[x], ds1[y])
 					if !ok {
 						out.Error(CodeNumericOverflow, t, 1)
 						continue

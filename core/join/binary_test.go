@@ -214,23 +214,6 @@ func TestBinaryOverflowIsAnErrorAtThatTime(t *testing.T) {
 	}
 }
 
-func TestMulDiff(t *testing.T) {
-	for _, c := range []struct {
-		a, b, want int64
-		ok         bool
-	}{
-		{3, -4, -12, true}, {0, math.MinInt64, 0, true}, {math.MinInt64, 1, math.MinInt64, true},
-		{math.MinInt64, -1, 0, false}, {-1, math.MinInt64, 0, false}, {1 << 31, 1 << 31, 1 << 62, true},
-		{1 << 32, 1 << 31, 0, false}, {-(1 << 31), 1 << 31, -(1 << 62), true}, {math.MaxInt64, -1, -math.MaxInt64, true},
-		{1 << 62, 2, 0, false}, {-(1 << 62), 2, math.MinInt64, true}, {3037000500, 3037000500, 0, false},
-	} {
-		got, ok := mulDiff(c.a, c.b)
-		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("mulDiff(%d, %d) = %d, %v; want %d, %v", c.a, c.b, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 // TestBinaryRejectsBadStreams: a batch delivered twice, out of order, or of
 // the wrong arity is an error naming the input and the batch, not a silent
 // double count.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
@@ -131,7 +132,7 @@ func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
 						if t2 != t {
 							break
 						}
-						if d, ok = addDiff(d, ds[x]); !ok {
+						if d, ok = expr.Add(d, ds[x]); !ok {
 							break
 						}
 					}

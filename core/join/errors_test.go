@@ -5,10 +5,11 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
-const codeDivisionByZero int64 = 1
+const codeDivisionByZero = int64(expr.DivisionByZero)
 
 // divClosure is a closure with an expression that can err: it emits
 // 100 / row[col] appended to the row, and `division by zero` (with the
@@ -93,8 +94,18 @@ func TestClosureErrorKeepsRowMultiplicity(t *testing.T) {
 	t.Run("binary", func(t *testing.T) {
 		l, r := newRel(ar11), newRel(ar11)
 		metrics := &Metrics{}
+		// k, l.v, r.v -> k, l.v, r.v, 100 / r.v (core/expr's MFP)
+		q, err := expr.Parse("100 / r.v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols := []expr.Ref{{Alias: "l", Column: "k"}, {Alias: "l", Column: "v"}, {Alias: "r", Column: "v"}}
+		m, err := expr.NewMFP(expr.MFPSpec{Input: cols, Maps: []expr.Map{{Name: "q", Expr: q}}, Project: append(cols, expr.Ref{Column: "q"})})
+		if err != nil {
+			t.Fatal(err)
+		}
 		j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11},
-			BinaryOptions{AsOf: frontier.At(0), Closure: &divClosure{arity: 3, col: 2}, Stats: metrics.Stage("q", "join 1", "")})
+			BinaryOptions{AsOf: frontier.At(0), Closure: NewMFP(m), Stats: metrics.Stage("q", "join 1", "")})
 		if err != nil {
 			t.Fatal(err)
 		}

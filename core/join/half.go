@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
 )
@@ -187,7 +188,7 @@ func (h *Half) match(c *batch.Cursor, row []int64, data, init uint64, d1 int64, 
 			}
 			n++
 			dt := max(data, t2)
-			d, ok := mulDiff(d1, ds[x])
+			d, ok := expr.Mul(d1, ds[x])
 			if !ok {
 				errs.Error(CodeNumericOverflow, dt, 1)
 				continue

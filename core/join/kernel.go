@@ -3,6 +3,8 @@ package join
 import (
 	"errors"
 
+	"github.com/tracebench/tracebench/core/expr"
+
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -22,38 +24,14 @@ var (
 )
 
 // CodeNumericOverflow is the error code (an error row is one int64 column,
-// the code) of SPEC.md's `numeric overflow`: a diff product that leaves
-// int64 (K3).
-const CodeNumericOverflow int64 = 2
+// the code, core/expr's Code) of SPEC.md's `numeric overflow`: a diff
+// product that leaves int64 (K3).
+const CodeNumericOverflow = int64(expr.Overflow)
 
 // chunkRows is the number of rows a Sink puts in one chunk before it starts
 // another: large enough that the per-chunk closure dispatch is amortised,
 // small enough to stay in cache.
 const chunkRows = 4096
-
-// mulDiff returns a*b and whether it fits in int64.
-func mulDiff(a, b int64) (int64, bool) {
-	// Fast path: both factors fit in 32 bits, so the product fits in 63.
-	if uint64(a+1<<31) < 1<<32 && uint64(b+1<<31) < 1<<32 {
-		return a * b, true
-	}
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	c := a * b
-	if (a == -1 && b == minInt64) || (b == -1 && a == minInt64) || c/b != a {
-		return 0, false
-	}
-	return c, true
-}
-
-// addDiff returns a+b and whether it fits in int64.
-func addDiff(a, b int64) (int64, bool) {
-	c := a + b
-	return c, (c > a) == (b > 0)
-}
-
-const minInt64 = -1 << 63
 
 // Sink collects a kernel's output: ok rows in chunks of a fixed arity and
 // error rows (one column, the code) in chunks of arity 1. Chunks are
@@ -234,4 +212,35 @@ func finish(closure Closure, stage, out *Sink) {
 		}
 	}
 	stage.Recycle()
+}
+
+// MFP is the Closure of a compiled core/expr map–filter–project: each
+// chunk of joined rows is evaluated a chunk at a time (E4: no per-row
+// interface call, closure call or allocation), kept rows are emitted
+// projected, and erred rows become their error code with the row's
+// time and diff.
+type MFP struct {
+	m   *expr.MFP
+	ev  *expr.Evaluator
+	out expr.Output
+}
+
+// NewMFP returns the closure of m, with its own evaluator (an MFP closure
+// belongs to one goroutine, like the kernel that applies it).
+func NewMFP(m *expr.MFP) *MFP { return &MFP{m: m, ev: m.NewEvaluator()} }
+
+// Arity returns the MFP's output arity.
+func (c *MFP) Arity() int { return c.m.OutputArity() }
+
+// Apply implements Closure.
+func (c *MFP) Apply(in *dataflow.Chunk, out *Sink) {
+	c.out.Reset()
+	c.ev.EvalN(in.Rows, in.Len(), &c.out)
+	a := c.m.OutputArity()
+	for k, i := range c.out.Kept {
+		out.Push(c.out.Rows[k*a:k*a+a], in.Times[i], in.Diffs[i])
+	}
+	for k, i := range c.out.Erred {
+		out.Error(int64(c.out.Codes[k]), in.Times[i], in.Diffs[i])
+	}
 }

@@ -77,6 +77,9 @@ func binaryRun(t *testing.T, seed uint64) {
 	if _, n := out.Len(); n != 0 {
 		t.Fatalf("seed %d: %d error rows without an overflow", seed, n)
 	}
+	if m := minTime(out); m < asOf {
+		t.Fatalf("seed %d: output at %d, before as_of %d", seed, m, asOf)
+	}
 }
 
 func TestBinaryMatchesNestedLoopAtEveryTime(t *testing.T) {

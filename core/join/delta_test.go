@@ -132,6 +132,9 @@ func (q *deltaQuery) check(t *testing.T, label string, from, to uint64) {
 			t.Fatalf("%s: output at %d differs from the nested-loop join:\n%s", label, tm, d)
 		}
 	}
+	if m := minTime(q.out); m < q.asOf {
+		t.Fatalf("%s: output at %d, before as_of %d", label, m, q.asOf)
+	}
 }
 
 func deltaRun(t *testing.T, seed uint64, n int) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
@@ -195,4 +196,18 @@ func retractSome(rng *rand.Rand, all []upd, n int, t uint64) []upd {
 		out = append(out, upd{key: u.key, val: u.val, t: t, d: -u.d})
 	}
 	return out
+}
+
+// minTime returns the least time of the sink's ok and error rows (MaxUint64
+// for none): no output may be earlier than as_of (K1).
+func minTime(s *Sink) uint64 {
+	m := uint64(math.MaxUint64)
+	for _, cs := range [][]*dataflow.Chunk{s.Oks(), s.Errs()} {
+		for _, c := range cs {
+			for _, t := range c.Times {
+				m = min(m, t)
+			}
+		}
+	}
+	return m
 }

@@ -36,10 +36,6 @@ func pathOrder(n, i int) []int {
 	return inv
 }
 
-type deltaMutation struct {
-	allLE bool // compare with <= on every path (negative control)
-}
-
 func newDeltaQuery(t *testing.T, n int, asOf uint64, pres []batch.Presentation, metrics *Metrics) *deltaQuery {
 	t.Helper()
 	q := &deltaQuery{pres: pres, out: NewSink(n + 1), asOf: asOf}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
 )
 
 // binaryRun is one randomised run of Binary against the nested-loop
@@ -250,5 +252,72 @@ func TestBinaryRejectsBadStreams(t *testing.T) {
 	}
 	if _, err := NewBinary(Side{Trace: l.h, Arity: ar11}, Side{Trace: r.h, Arity: batch.Arity{Key: 2, Val: 1}}, BinaryOptions{}); !errors.Is(err, ErrArity) {
 		t.Fatalf("key arity mismatch: err = %v, want ErrArity", err)
+	}
+}
+
+// TestBinaryWideKeysEmptyVals: two-column keys (compared column by column,
+// the first column tied often) and vals of arity 0 on one side, as a
+// semi-join-like stage has.
+func TestBinaryWideKeysEmptyVals(t *testing.T) {
+	arL, arR := batch.Arity{Key: 2, Val: 0}, batch.Arity{Key: 2, Val: 1}
+	rng := rand.New(rand.NewPCG(9, 9))
+	type row struct {
+		k0, k1, v int64
+		d         int64
+	}
+	var ls, rs []row
+	lb, rb := batch.NewBuilder(arL, 0), batch.NewBuilder(arR, 0)
+	for range 300 {
+		l := row{int64(rng.IntN(3)), int64(rng.IntN(20)) - 10, 0, int64(rng.IntN(3)) + 1}
+		r := row{int64(rng.IntN(3)), int64(rng.IntN(20)) - 10, int64(rng.IntN(4)), 1 - 2*int64(rng.IntN(2))}
+		ls, rs = append(ls, l), append(rs, r)
+		lb.Push([]int64{l.k0, l.k1}, nil, 0, l.d)
+		rb.Push([]int64{r.k0, r.k1}, []int64{r.v}, 0, r.d)
+	}
+	lbat, err := lb.Build(frontier.At(0), frontier.At(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbat, err := rb.Build(frontier.At(0), frontier.At(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lh, lw := trace.NewSpine(arL, spine.Options{})
+	rh, rw := trace.NewSpine(arR, spine.Options{})
+	j, err := NewBinary(Side{lh, batch.Identity(), arL}, Side{rh, batch.Identity(), arR}, BinaryOptions{AsOf: frontier.At(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	out := NewSink(j.Arity())
+	if err := j.Step(nil, nil, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := lw.Insert(lbat); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Insert(rbat); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Step([]*batch.Batch{lbat}, []*batch.Batch{rbat}, out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	for _, l := range ls {
+		for _, r := range rs {
+			if l.k0 == r.k0 && l.k1 == r.k1 {
+				k := fmt.Sprint([]int64{l.k0, l.k1, r.v})
+				want[k] += l.d * r.d
+				if want[k] == 0 {
+					delete(want, k)
+				}
+			}
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no matches: the test data is too sparse")
+	}
+	if d := diffMaps(want, rowDiffs(out, 0)); d != "" {
+		t.Fatalf("wide-key join differs from the nested loop:\n%s", d)
 	}
 }

@@ -70,14 +70,16 @@ type Stage struct {
 //
 // A Half is owned by one goroutine.
 type Half struct {
-	st     Stage
-	strict bool
-	arity  int // arity of the proposals' rows
-	stash  Updates
-	keep   Updates // scratch: proposals not yet ready
-	key    []int64
-	cut    []*batch.Batch
-	curs   []batch.Cursor
+	st      Stage
+	strict  bool
+	arity   int // arity of the proposals' rows
+	stash   Updates
+	keep    Updates // scratch: proposals not yet ready
+	key     []int64
+	ready   []keyIdx // ready proposals, then sorted by key
+	scratch []keyIdx
+	cut     []*batch.Batch
+	curs    []batch.Cursor
 }
 
 // newHalf returns the half join of a path whose source is relation source
@@ -103,10 +105,10 @@ func newHalf(st Stage, source, arity int) (*Half, error) {
 	return h, nil
 }
 
-// ready reports whether the lookup is complete for a proposal with initial
+// isReady reports whether the lookup is complete for a proposal with initial
 // time t: no time of its frontier compares with t, so every lookup update
 // that does is in the trace.
-func (h *Half) ready(f frontier.Frontier, t uint64) bool {
+func (h *Half) isReady(f frontier.Frontier, t uint64) bool {
 	ft, ok := f.Time()
 	if !ok {
 		return true
@@ -147,28 +149,97 @@ func (h *Half) work(out *Updates, errs *Sink) (int64, error) {
 	}
 	var matches int64
 	h.keep.Reset()
+	h.ready = h.ready[:0]
+	wide := len(h.st.StreamKey) != 1
 	for i := range h.stash.Len() {
 		row, init := h.stash.Row(i), h.stash.Init[i]
-		if !h.ready(f, init) {
+		if !h.isReady(f, init) {
 			h.keep.push(row, h.stash.Data[i], init, h.stash.Diffs[i])
 			continue
 		}
-		for k, c := range h.st.StreamKey {
-			h.key[k] = row[c]
+		var k uint64
+		if !wide {
+			k = uint64(row[h.st.StreamKey[0]]) ^ 1<<63 // order-preserving
 		}
-		for ci := range h.curs {
-			c := &h.curs[ci]
-			c.RewindKeys()
+		h.ready = append(h.ready, keyIdx{k: k, i: uint32(i)})
+	}
+	if !wide {
+		h.ready, h.scratch = radixSort(h.ready, h.scratch)
+	}
+	// One-column keys: the proposals are sorted, so each cursor only
+	// gallops forward. Wider keys: every probe seeks from the start.
+	for ci := range h.curs {
+		c := &h.curs[ci]
+		c.RewindKeys()
+		for _, r := range h.ready {
+			row := h.stash.Row(int(r.i))
+			for k, col := range h.st.StreamKey {
+				h.key[k] = row[col]
+			}
+			if wide {
+				c.RewindKeys()
+			}
 			c.SeekKey(h.key)
-			if !c.KeyValid() || cmpRow(c.Key(), h.key) != 0 {
+			if !c.KeyValid() {
+				if wide {
+					continue
+				}
+				break
+			}
+			if cmpRow(c.Key(), h.key) != 0 {
 				continue
 			}
-			matches += h.match(c, row, h.stash.Data[i], init, h.stash.Diffs[i], out, errs)
+			matches += h.match(c, row, h.stash.Data[r.i], h.stash.Init[r.i], h.stash.Diffs[r.i], out, errs)
 		}
 	}
 	h.stash, h.keep = h.keep, h.stash
 	clear(h.cut)
 	return matches, nil
+}
+
+// keyIdx is a ready proposal: its one-column key, made unsigned with its
+// order kept, and its index in the stash.
+type keyIdx struct {
+	k uint64
+	i uint32
+}
+
+// radixSort sorts xs by k, least significant byte first, skipping the
+// bytes every key shares. It returns the sorted slice and the spare one.
+func radixSort(xs, spare []keyIdx) (sorted, other []keyIdx) {
+	if len(xs) < 2 {
+		return xs, spare
+	}
+	if cap(spare) < len(xs) {
+		spare = make([]keyIdx, len(xs))
+	}
+	spare = spare[:len(xs)]
+	var diff uint64
+	for _, x := range xs[1:] {
+		diff |= x.k ^ xs[0].k
+	}
+	var counts [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		if (diff>>shift)&0xff == 0 {
+			continue
+		}
+		counts = [256]int{}
+		for _, x := range xs {
+			counts[(x.k>>shift)&0xff]++
+		}
+		sum := 0
+		for b, c := range counts {
+			counts[b] = sum
+			sum += c
+		}
+		for _, x := range xs {
+			d := (x.k >> shift) & 0xff
+			spare[counts[d]] = x
+			counts[d]++
+		}
+		xs, spare = spare, xs
+	}
+	return xs, spare
 }
 
 // match emits the matches of one proposal with the current key of c.

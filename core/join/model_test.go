@@ -169,18 +169,19 @@ func diffMaps[K comparable](want, got map[K]int64) string {
 	return sb.String()
 }
 
-// randomUpdates draws n updates at time t over nkeys keys: few keys give
-// large fan-out, a small val range gives duplicates, and some vals sit at
-// the int64 limits.
+// randomUpdates draws n updates at time t over nkeys (at most 5) keys: few
+// keys give large fan-out, a small val range gives duplicates, and keys
+// and vals sit at the int64 limits.
 func randomUpdates(rng *rand.Rand, n, nkeys int, t uint64) []upd {
 	vals := []int64{0, 1, 2, math.MaxInt64, math.MinInt64, -7}
+	keys := []int64{3, math.MinInt64, -1, math.MaxInt64, 0}
 	out := make([]upd, 0, n)
 	for range n {
 		d := int64(rng.IntN(5)) - 2
 		if d == 0 {
 			d = 1
 		}
-		out = append(out, upd{key: int64(rng.IntN(nkeys)), val: vals[rng.IntN(len(vals))], t: t, d: d})
+		out = append(out, upd{key: keys[rng.IntN(min(nkeys, len(keys)))], val: vals[rng.IntN(len(vals))], t: t, d: d})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package join
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/expr"
@@ -107,6 +108,12 @@ func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
 	defer p.stats.record(out.ErrorCount(), out, 0)
 	in := &p.bufs[0]
 	in.Reset()
+	n := 0
+	for _, b := range batches {
+		n += b.Len()
+	}
+	in.Rows = slices.Grow(in.Rows, n*in.Arity)
+	in.Data, in.Init, in.Diffs = slices.Grow(in.Data, n), slices.Grow(in.Init, n), slices.Grow(in.Diffs, n)
 	asOf, hasAsOf := p.asOf.Time()
 	dropAsOf := p.source != 0 && hasAsOf
 	for _, b := range batches {

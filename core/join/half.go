@@ -119,8 +119,14 @@ func (h *Half) isReady(f frontier.Frontier, t uint64) bool {
 	return ft > t
 }
 
-// push stashes proposals.
+// push stashes proposals. An empty stash takes in's columns instead of
+// copying them, and leaves in empty.
 func (h *Half) push(in *Updates) {
+	if h.stash.Len() == 0 {
+		h.stash, *in = *in, h.stash
+		in.Reset()
+		return
+	}
 	h.stash.Rows = append(h.stash.Rows, in.Rows...)
 	h.stash.Data = append(h.stash.Data, in.Data...)
 	h.stash.Init = append(h.stash.Init, in.Init...)

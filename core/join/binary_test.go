@@ -127,6 +127,14 @@ func TestBinaryJoinsStreamBatchTheTraceAlreadyCovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	exert()
+	// Each trace compacts to the other input's frontier, and holds
+	// physically at what its own input acknowledged.
+	if got := l.h.Trace().Storage().LogicalCompaction(); got != r.frontier() {
+		t.Fatalf("left logical compaction %v, want the right frontier %v", got, r.frontier())
+	}
+	if got := l.h.Trace().Storage().PhysicalCompaction(); got != j.Acknowledged(0) || got != frontier.At(2) {
+		t.Fatalf("left physical compaction %v, want the acknowledged {2}", got)
+	}
 	// A right batch now meets the left trace cut at what the left stream
 	// acknowledged, inside the region the left trace has merged.
 	r.seal(t, []upd{{1, 21, 1, 1}}, 2)

@@ -126,6 +126,38 @@ func TestClosureErrorKeepsRowMultiplicity(t *testing.T) {
 			t.Fatalf("error counts = %v, want q/join 1: -6", got)
 		}
 	})
+	t.Run("linear", func(t *testing.T) {
+		r0, r1, r2 := newRel(ar11), newRel(ar11), newRel(ar11)
+		metrics := &Metrics{}
+		id := batch.Identity()
+		// Stage 0 divides by R1's val; stage 1 joins its result with R2.
+		l, err := NewLinear(LinearOptions{Source: Side{r0.h, id, ar11}, AsOf: frontier.At(0), Stages: []LinearStage{
+			{Lookup: Side{r1.h, id, ar11}, Closure: &divClosure{arity: 3, col: 2}, Stats: metrics.Stage("q", "join 1", "")},
+			{Lookup: Side{r2.h, id, ar11}, StreamKey: []int{0}, Stats: metrics.Stage("q", "join 2", "")},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release()
+		out := NewSink(l.Arity())
+		r0.seal(t, []upd{{1, 5, 0, 3}}, 1)
+		r1.seal(t, []upd{{1, 0, 0, -2}, {1, 4, 0, 1}}, 1)
+		r2.seal(t, []upd{{1, 9, 0, 2}}, 1)
+		f := frontier.At(1)
+		if err := l.Step(r0.deliver(9), f, [][]*batch.Batch{r1.deliver(9), r2.deliver(9)}, []frontier.Frontier{f, f}, out); err != nil {
+			t.Fatal(err)
+		}
+		if got := errDiffs(out, 0); len(got) != 1 || got[codeDivisionByZero] != -6 {
+			t.Fatalf("errors = %v, want {division by zero: -6}", got)
+		}
+		if got := rowDiffs(out, 0); len(got) != 1 || got["[1 5 4 25 9]"] != 6 {
+			t.Fatalf("rows = %v, want [1 5 4 25 9] x6", got)
+		}
+		want := []ErrorCount{{"q", "join 1", -6}, {"q", "join 2", 0}}
+		if got := metrics.ErrorCounts(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Fatalf("error counts = %v, want %v", got, want)
+		}
+	})
 	t.Run("delta", func(t *testing.T) {
 		pres := []batch.Presentation{batch.Identity(), batch.Identity()}
 		q := newDeltaQuery(t, 2, 0, pres, nil)

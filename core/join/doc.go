@@ -13,7 +13,9 @@
 // The parts:
 //
 //   - Binary joins two arrangements with the same key. Output rows are
-//     key ++ left val ++ right val, then the stage's closure.
+//     key ++ left val ++ right val, then the stage's closure. Linear chains
+//     Binary stages, arranging the running result between them by each
+//     stage's stream key (the only intermediate arrangements built).
 //   - Path is one delta path: the source arrangement's new batches become
 //     updates with an initial and a data time, which pass through one Half
 //     join per other relation and leave at their data time, then the
@@ -67,7 +69,7 @@
 //	    path whose source is not relation 0 drops those at exactly as_of;
 //	    the snapshot's combinations all come from path 0.
 //
-// Ownership: a Binary, Path, Delta, Half or Sink belongs to one goroutine
+// Ownership: a Binary, Linear, Path, Delta, Half or Sink belongs to one goroutine
 // (its worker). Stats and Metrics may be read from any goroutine.
 //
 // Differential-dataflow names: Binary is join_core's JoinCore with its

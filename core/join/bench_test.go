@@ -3,6 +3,7 @@ package join
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -235,4 +236,78 @@ func deltaOnce(b *testing.B, la, ra *batch.Batch, out *Sink) {
 		b.Fatal(err)
 	}
 	d.Release()
+}
+
+// BenchmarkJoinSteadyKernel: rounds of updates into both sides of a
+// Binary over two 1:1 indexes of n rows (n = 1e6, 1e5 in -short), the
+// traces held at a fixed size: each round changes the vals of round keys
+// per side (a retraction and an insertion each), arranges the round's
+// batches, inserts them (merge work included), joins them with the other
+// side cut at what it acknowledged, and lets the traces compact. ns/update
+// is per input update of both sides.
+func BenchmarkJoinSteadyKernel(b *testing.B) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	for _, round := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("n=%d/round=%d", n, round), func(b *testing.B) {
+			rows := makeJoinRows(n, 1)
+			sides := [2]struct {
+				h    *trace.Handle
+				w    *trace.Writer
+				keys []int64
+				vals []int64
+			}{}
+			sides[0].keys, sides[0].vals = rows.lk, slices.Clone(rows.lv)
+			sides[1].keys, sides[1].vals = rows.rk, slices.Clone(rows.rv)
+			for i := range sides {
+				sides[i].h, sides[i].w = trace.NewSpine(ar11, spine.Options{})
+				if err := sides[i].w.Insert(arrangeRows(b, sides[i].keys, sides[i].vals)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			id := batch.Identity()
+			j, err := NewBinary(Side{sides[0].h, id, ar11}, Side{sides[1].h, id, ar11}, BinaryOptions{AsOf: frontier.At(0)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer j.Release()
+			out := NewSink(3)
+			if err := j.Step(nil, nil, out); err != nil { // the preload: the initial n matches
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(7, uint64(round)))
+			bld := batch.NewBuilder(ar11, 2*round)
+			tm := uint64(1)
+			var batches [2]*batch.Batch
+			b.ReportAllocs()
+			for b.Loop() {
+				out.Recycle()
+				for i := range sides {
+					s := &sides[i]
+					for range round {
+						x := rng.IntN(n)
+						bld.Push1(s.keys[x], s.vals[x], tm, -1)
+						s.vals[x] = rng.Int64()
+						bld.Push1(s.keys[x], s.vals[x], tm, 1)
+					}
+					bat, err := bld.Build(frontier.At(tm), frontier.At(tm+1))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.w.Insert(bat); err != nil {
+						b.Fatal(err)
+					}
+					batches[i] = bat
+				}
+				if err := j.Step(batches[:1], batches[1:], out); err != nil {
+					b.Fatal(err)
+				}
+				tm++
+				j.Compact(frontier.At(tm), frontier.At(tm))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(4*round), "ns/update")
+		})
+	}
 }

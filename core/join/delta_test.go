@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
@@ -272,5 +273,60 @@ func TestDeltaLookupCompactionKeepsStrictMatches(t *testing.T) {
 	q.check(t, "compaction", 0, 5)
 	if got := rowDiffs(q.out, 3); len(got) != 2 {
 		t.Fatalf("output at 3 = %v, want both R0 rows joined with R1's", got)
+	}
+}
+
+// TestDeltaShardedByKeyHashEqualsOneWorker: with W workers, each holding
+// the rows whose key hashes to it (dataflow.HashCols, as an exchange by
+// the lookup key routes them), the union of the workers' outputs equals
+// the nested-loop join, for W = 1, 2 and 4.
+func TestDeltaShardedByKeyHashEqualsOneWorker(t *testing.T) {
+	for _, w := range []int{1, 2, 4} {
+		for seed := range uint64(30) {
+			rng := rand.New(rand.NewPCG(seed, 6))
+			rounds := uint64(3 + rng.IntN(5))
+			pres := []batch.Presentation{batch.Identity(), batch.Identity(), batch.Identity()}
+			qs := make([]*deltaQuery, w)
+			for i := range qs {
+				qs[i] = newDeltaQuery(t, 3, 0, pres, nil)
+			}
+			all := make([][]upd, 3)
+			for tm := range rounds {
+				for r := range 3 {
+					ups := randomUpdates(rng, rng.IntN(8), 5, tm)
+					all[r] = append(all[r], ups...)
+					shards := make([][]upd, w)
+					for _, u := range ups {
+						s := dataflow.HashCols([]int64{u.key}, []int{0}) % uint64(w)
+						shards[s] = append(shards[s], u)
+					}
+					for i, q := range qs {
+						q.rels[r].seal(t, shards[i], tm+1)
+					}
+				}
+				for _, q := range qs {
+					q.step(t, func(int) int { return rng.IntN(3) }, nil)
+				}
+			}
+			for _, q := range qs {
+				for _, r := range q.rels {
+					r.seal(t, nil, rounds+1)
+				}
+				q.step(t, func(int) int { return 1 << 30 }, nil)
+				q.step(t, func(int) int { return 1 << 30 }, nil)
+			}
+			for tm := range rounds {
+				got := map[string]int64{}
+				for _, q := range qs {
+					for k, d := range rowDiffs(q.out, tm) {
+						got[k] += d
+					}
+				}
+				want := naiveN([]map[[2]int64]int64{acc(all[0], tm), acc(all[1], tm), acc(all[2], tm)})
+				if d := diffMaps(want, got); d != "" {
+					t.Fatalf("W=%d seed %d: union at %d differs from the nested-loop join:\n%s", w, seed, tm, d)
+				}
+			}
+		}
 	}
 }

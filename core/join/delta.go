@@ -253,18 +253,25 @@ func Errors(batches []*batch.Batch, pres batch.Presentation, out *Sink) {
 type Delta struct {
 	paths   []*Path
 	errPres []batch.Presentation
+	asOf    frontier.Frontier
 }
 
-// NewDelta returns the delta join of the given paths. errPres[i] is how
-// the error batches of `from` entry i are read; there is one entry per
+// NewDelta returns the delta join of the given paths, which share one
+// as_of. errPres[i] is how the error batches of `from` entry i are read
+// (their times are advanced to as_of as well); there is one entry per
 // element. The delta join takes over the paths.
 func NewDelta(paths []*Path, errPres []batch.Presentation) (*Delta, error) {
-	for _, p := range paths {
+	asOf := frontier.Min()
+	for i, p := range paths {
 		if p.source < 0 || p.source >= len(errPres) {
 			return nil, fmt.Errorf("%w: path source %d outside %d from entries", ErrArity, p.source, len(errPres))
 		}
+		if i > 0 && p.asOf != asOf {
+			return nil, fmt.Errorf("join: delta paths with as_of %v and %v", asOf, p.asOf)
+		}
+		asOf = p.asOf
 	}
-	return &Delta{paths: paths, errPres: errPres}, nil
+	return &Delta{paths: paths, errPres: errPres, asOf: asOf}, nil
 }
 
 // Paths returns the paths.
@@ -278,6 +285,8 @@ func (d *Delta) Paths() []*Path { return d.paths }
 func (d *Delta) Step(oks, errs [][]*batch.Batch, frontiers []frontier.Frontier, out *Sink) error {
 	for i, pres := range d.errPres {
 		if i < len(errs) {
+			// No output before as_of (K1): errors too.
+			pres.Since = pres.Since.Join(d.asOf)
 			Errors(errs[i], pres, out)
 		}
 	}

@@ -178,3 +178,20 @@ func TestClosureErrorKeepsRowMultiplicity(t *testing.T) {
 		}
 	})
 }
+
+// TestDeltaInputErrorsAtAsOf: an entry's errors from before as_of are
+// presented at as_of, like every output of the join (K1).
+func TestDeltaInputErrorsAtAsOf(t *testing.T) {
+	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
+	q := newDeltaQuery(t, 2, 4, pres, nil)
+	for _, r := range q.rels {
+		r.seal(t, nil, 5)
+	}
+	q.step(t, func(int) int { return 9 }, [][]*batch.Batch{nil, {errBatch(t, 7, 1, 3, 0, 5)}})
+	if m := minTime(q.out); m != 4 {
+		t.Fatalf("first error at %d, want at as_of 4", m)
+	}
+	if got := errDiffs(q.out, 4); got[7] != 3 {
+		t.Fatalf("errors at 4 = %v, want {7: 3}", got)
+	}
+}

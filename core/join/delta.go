@@ -46,7 +46,7 @@ type Path struct {
 	pres    batch.Presentation
 	ar      batch.Arity
 	asOf    frontier.Frontier
-	stages  []*Half
+	stages  []*halfJoin
 	final   Closure
 	stats   *Stats
 	arity   int // arity of the finished rows

@@ -17,7 +17,7 @@
 //     Binary stages, arranging the running result between them by each
 //     stage's stream key (the only intermediate arrangements built).
 //   - Path is one delta path: the source arrangement's new batches become
-//     updates with an initial and a data time, which pass through one Half
+//     updates with an initial and a data time, which pass through one half
 //     join per other relation and leave at their data time, then the
 //     path's final closure. Delta runs the paths of a query and propagates
 //     the inputs' errors.
@@ -69,10 +69,10 @@
 //	    path whose source is not relation 0 drops those at exactly as_of;
 //	    the snapshot's combinations all come from path 0.
 //
-// Ownership: a Binary, Linear, Path, Delta, Half or Sink belongs to one goroutine
+// Ownership: a Binary, Linear, Path, Delta or Sink belongs to one goroutine
 // (its worker). Stats and Metrics may be read from any goroutine.
 //
 // Differential-dataflow names: Binary is join_core's JoinCore with its
-// acknowledged frontiers; Half is half_join; Path is a delta path of
+// acknowledged frontiers; halfJoin is half_join; Path is a delta path of
 // Materialize's delta_join.rs; Errors is bundle_errs' propagation.
 package join

@@ -59,7 +59,7 @@ type Stage struct {
 	StreamKey []int
 }
 
-// Half is dogsdogsdogs' half_join (§5.4): proposals (the path's updates)
+// halfJoin is dogsdogsdogs' half_join (§5.4): proposals (the path's updates)
 // are stashed until the lookup arrangement is complete for them, then
 // matched with every lookup update whose time compares with the
 // proposal's initial time: <= when the path's source comes before the
@@ -68,8 +68,8 @@ type Stage struct {
 // the product of the diffs (an overflow is the error `numeric overflow`,
 // K3).
 //
-// A Half is owned by one goroutine.
-type Half struct {
+// A halfJoin is owned by one goroutine.
+type halfJoin struct {
 	st      Stage
 	strict  bool
 	arity   int // arity of the proposals' rows
@@ -84,7 +84,7 @@ type Half struct {
 
 // newHalf returns the half join of a path whose source is relation source
 // and whose rows have the given arity.
-func newHalf(st Stage, source, arity int) (*Half, error) {
+func newHalf(st Stage, source, arity int) (*halfJoin, error) {
 	if len(st.StreamKey) != st.Arity.Key {
 		return nil, fmt.Errorf("%w: lookup of relation %d has key arity %d, stream key has %d columns", ErrArity, st.Relation, st.Arity.Key, len(st.StreamKey))
 	}
@@ -93,7 +93,7 @@ func newHalf(st Stage, source, arity int) (*Half, error) {
 			return nil, fmt.Errorf("%w: stream key column %d outside rows of arity %d", ErrArity, c, arity)
 		}
 	}
-	h := &Half{
+	h := &halfJoin{
 		st:     st,
 		strict: source > st.Relation,
 		arity:  arity,
@@ -108,7 +108,7 @@ func newHalf(st Stage, source, arity int) (*Half, error) {
 // isReady reports whether the lookup is complete for a proposal with initial
 // time t: no time of its frontier compares with t, so every lookup update
 // that does is in the trace.
-func (h *Half) isReady(f frontier.Frontier, t uint64) bool {
+func (h *halfJoin) isReady(f frontier.Frontier, t uint64) bool {
 	ft, ok := f.Time()
 	if !ok {
 		return true
@@ -121,7 +121,7 @@ func (h *Half) isReady(f frontier.Frontier, t uint64) bool {
 
 // push stashes proposals. An empty stash takes in's columns instead of
 // copying them, and leaves in empty.
-func (h *Half) push(in *Updates) {
+func (h *halfJoin) push(in *Updates) {
 	if h.stash.Len() == 0 {
 		h.stash, *in = *in, h.stash
 		in.Reset()
@@ -136,7 +136,7 @@ func (h *Half) push(in *Updates) {
 // work matches every ready proposal, appending matches to out and
 // overflow errors to errs, and keeps the rest stashed. It returns the
 // number of matched pairs.
-func (h *Half) work(out *Updates, errs *Sink) (int64, error) {
+func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 	if h.stash.Len() == 0 {
 		return 0, nil
 	}
@@ -249,7 +249,7 @@ func radixSort(xs, spare []keyIdx) (sorted, other []keyIdx) {
 }
 
 // match emits the matches of one proposal with the current key of c.
-func (h *Half) match(c *batch.Cursor, row []int64, data, init uint64, d1 int64, out *Updates, errs *Sink) int64 {
+func (h *halfJoin) match(c *batch.Cursor, row []int64, data, init uint64, d1 int64, out *Updates, errs *Sink) int64 {
 	var n int64
 	// NB: lookup times are not advanced to as_of: every initial and data
 	// time is at or after as_of already (Path.Feed advances them), and a
@@ -280,7 +280,7 @@ func (h *Half) match(c *batch.Cursor, row []int64, data, init uint64, d1 int64, 
 }
 
 // outstanding returns the least initial time stashed, if any.
-func (h *Half) outstanding() (uint64, bool) {
+func (h *halfJoin) outstanding() (uint64, bool) {
 	if h.stash.Len() == 0 {
 		return 0, false
 	}
@@ -296,7 +296,7 @@ func (h *Half) outstanding() (uint64, bool) {
 // proposals) and the stash. Compacting to that time itself would advance
 // an earlier lookup time onto it and break the strict comparison. It
 // returns the meet, the frontier of what this stage may still emit.
-func (h *Half) compact(f frontier.Frontier) frontier.Frontier {
+func (h *halfJoin) compact(f frontier.Frontier) frontier.Frontier {
 	if t, ok := h.outstanding(); ok {
 		f = f.Meet(frontier.At(t))
 	}

@@ -2,6 +2,8 @@ package join
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -165,6 +167,135 @@ func BenchmarkJoin(b *testing.B) {
 					b.ReportMetric(per/limit, "x-limit")
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkJoinSteady: rounds of updates into both sides of a query that
+// joins two 1:1 collections of n rows (1e6; 1e5 in -short), each round
+// changing the vals of round keys per side (a retraction and an insertion
+// each), until the query's probe passes the round. index=imported: a
+// maintained dataflow arranges both sides and exports them, the query
+// imports them; index=direct: the query arranges them itself. The indexes
+// are allowed to compact to each round, and idle merge work runs as a
+// worker's maintenance would. ns/update is per input update of both sides.
+func BenchmarkJoinSteady(b *testing.B) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	for _, round := range []int{1, 1000} {
+		for _, index := range []string{"imported", "direct"} {
+			b.Run(fmt.Sprintf("round=%d/index=%s", round, index), func(b *testing.B) {
+				rows := makeJoinRows(n, 1)
+				env := benchEnv(b)
+				sendSides(b, env, rows)
+				var dfs []*dataflow.Dataflow
+				defer func() {
+					for i := len(dfs) - 1; i >= 0; i-- {
+						dfs[i].Drop()
+					}
+				}()
+				if index == "imported" {
+					idx, err := dataflow.Build(env, dataflow.Desc{ID: "indexes", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
+						Exports: []string{"l", "r"},
+						Build: func(c *dataflow.Context) error {
+							l, r, err := arrangeSides(c)
+							if err != nil {
+								return err
+							}
+							if err := c.Export("l", l); err != nil {
+								return err
+							}
+							return c.Export("r", r)
+						}}, 1)
+					if err != nil {
+						b.Fatal(err)
+					}
+					dfs = append(dfs, idx)
+				}
+				probe, count := dataflow.NewProbe(1), &rowCount{}
+				q, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.Min(), Until: frontier.Empty(),
+					Build: func(c *dataflow.Context) error {
+						var l, r *dataflow.Arrangement
+						var err error
+						if index == "imported" {
+							if l, err = c.ImportIndex("l"); err != nil {
+								return err
+							}
+							if r, err = c.ImportIndex("r"); err != nil {
+								return err
+							}
+						} else if l, r, err = arrangeSides(c); err != nil {
+							return err
+						}
+						j, err := Join(c, l, r, nil, OperatorOptions{Name: "join", Dataflow: "q"})
+						if err != nil {
+							return err
+						}
+						c.ProbeChunks(probe, j.Oks)
+						return countRows(c, j.Oks, count)
+					}}, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dfs = append(dfs, q)
+				stepAll := func(tm uint64) {
+					for !probe.Passed(tm) {
+						moved := false
+						for _, df := range dfs {
+							for df.Step() {
+								moved = true
+							}
+						}
+						if !moved && !probe.Passed(tm) {
+							b.Fatalf("stuck: probe at %v, want past %d", probe.Frontier(), tm)
+						}
+					}
+				}
+				stepAll(0)
+				if count.n != int64(n) {
+					b.Fatalf("joined %d rows at start, want %d", count.n, n)
+				}
+				vals := [2][]int64{slices.Clone(rows.lv), slices.Clone(rows.rv)}
+				keys := [2][]int64{rows.lk, rows.rk}
+				rng := rand.New(rand.NewPCG(11, uint64(round)))
+				chunks := [2]*dataflow.Chunk{dataflow.NewChunk(2, 2*round), dataflow.NewChunk(2, 2*round)}
+				tm := uint64(1)
+				b.ReportAllocs()
+				for b.Loop() {
+					for i, name := range []string{"l", "r"} {
+						ch := chunks[i]
+						ch.Rows, ch.Times, ch.Diffs = ch.Rows[:0], ch.Times[:0], ch.Diffs[:0]
+						for range round {
+							x := rng.IntN(n)
+							ch.Push([]int64{keys[i][x], vals[i][x]}, tm, -1)
+							vals[i][x] = rng.Int64()
+							ch.Push([]int64{keys[i][x], vals[i][x]}, tm, 1)
+						}
+						if err := env.Inputs.Send(name, ch); err != nil {
+							b.Fatal(err)
+						}
+						if err := env.Inputs.Advance(name, frontier.At(tm+1)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					stepAll(tm)
+					if index == "imported" {
+						for _, id := range []string{"l", "r"} {
+							if err := env.Manager.AllowCompaction(id, frontier.At(tm)); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					env.Manager.Maintenance(int64(4 * round))
+					tm++
+				}
+				if count.n != int64(n) {
+					b.Fatalf("%d rows after the rounds, want %d", count.n, n)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(4*round), "ns/update")
+			})
 		}
 	}
 }

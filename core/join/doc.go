@@ -21,6 +21,13 @@
 //     join per other relation and leave at their data time, then the
 //     path's final closure. Delta runs the paths of a query and propagates
 //     the inputs' errors.
+//   - Join and DeltaJoin add these as operators to a dataflow (core/
+//     dataflow's operator seam): they read arrangements' batch streams and
+//     (through Context.Keep) their traces, Local and imported alike, emit
+//     a Collection, and forward the error batches of the `from` entries the
+//     caller lists in OperatorOptions.Errs, once each. With several workers
+//     the arrangements are already sharded by key: the operators exchange
+//     nothing.
 //   - Closure is the per-chunk join closure (§5.1); MFP adapts a compiled
 //     core/expr map–filter–project, Project is the expression-free one.
 //   - Sink collects ok rows and error rows (one column: the error code) in

@@ -334,3 +334,96 @@ func TestOperatorsPropagateEntryErrorsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorsNestedAndDiamondErrorMultiplicities: a view that is a join
+// carries its entries' errors once each; a join of two views that both read
+// the failing input (a diamond) carries each view's errors once, so the
+// failing row's error (count 3) doubles per level — ×2, ×4, ×8 over three
+// levels, as SPEC.md's rule gives, never ×(1+P) per level — and no
+// operator counts them as its own (§8.28).
+func TestOperatorsNestedAndDiamondErrorMultiplicities(t *testing.T) {
+	env := dfEnv(t)
+	metrics := &Metrics{}
+	caps := []*dataflow.Capture{dataflow.NewCapture(1), dataflow.NewCapture(1), dataflow.NewCapture(1), dataflow.NewCapture(1)}
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.Min(), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			var arr []*dataflow.Arrangement
+			for _, n := range []string{"r0", "r1"} {
+				in, err := c.Input(n, 2)
+				if err != nil {
+					return err
+				}
+				b := c.NewOperator("zero errs " + n)
+				op := &zeroErrs{in: dataflow.AddInput(b, "rows", in.Oks)}
+				op.oks, op.errs = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
+				if err := b.Build(op); err != nil {
+					return err
+				}
+				a, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: op.oks, Errs: op.errs}, []int{0})
+				if err != nil {
+					return err
+				}
+				arr = append(arr, a)
+			}
+			// Level 0: V = R0 ⋈ R1, twice (two views over the failing R0).
+			var level []*dataflow.Arrangement
+			for v := range 2 {
+				j, err := Join(c, arr[0], arr[1], nil, OperatorOptions{Name: fmt.Sprintf("view %d", v), Dataflow: "q", Metrics: metrics,
+					Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs}})
+				if err != nil {
+					return err
+				}
+				// Arranged by k, the views join with each other.
+				a, err := c.Arrange(dataflow.Collection{Arity: 3, Oks: j.Oks, Errs: j.Errs}, []int{0})
+				if err != nil {
+					return err
+				}
+				level = append(level, a)
+			}
+			c.Capture(caps[0], level[0].Errs)
+			// Levels 1..3: L = A ⋈ B over the two arrangements of the level
+			// before; the next level joins L with itself.
+			for l := 1; l <= 3; l++ {
+				j, err := Join(c, level[0], level[1], &Project{Cols: []int{0, 1, 2}}, OperatorOptions{Name: fmt.Sprintf("level %d", l), Dataflow: "q", Metrics: metrics,
+					Errs: []dataflow.Arranged{level[0].Errs, level[1].Errs}})
+				if err != nil {
+					return err
+				}
+				a, err := c.Arrange(j, []int{0})
+				if err != nil {
+					return err
+				}
+				c.Capture(caps[l], a.Errs)
+				level = []*dataflow.Arrangement{a, a}
+			}
+			return nil
+		}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	for n, rs := range map[string][][3]int64{"r0": {{1, 10, 1}, {1, 0, 3}}, "r1": {{1, 20, 1}}} {
+		ch := dataflow.NewChunk(2, len(rs))
+		for _, r := range rs {
+			ch.Push([]int64{r[0], r[1]}, 0, r[2])
+		}
+		if err := env.Inputs.Send(n, ch); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance(n, frontier.At(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for df.Step() {
+	}
+	for l, want := range []int64{3, 6, 12, 24} {
+		if got := fmt.Sprint(caps[l].At(0)); got != fmt.Sprintf("[{[1] %d}]", want) {
+			t.Errorf("level %d errors %s, want division by zero x%d", l, got, want)
+		}
+	}
+	for _, ec := range metrics.ErrorCounts() {
+		if ec.Errors != 0 {
+			t.Errorf("%s counts %d errors as its own, want 0", ec.Operator, ec.Errors)
+		}
+	}
+}

@@ -156,24 +156,23 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 	var matches int64
 	h.keep.Reset()
 	h.ready = h.ready[:0]
-	wide := len(h.st.StreamKey) != 1
 	for i := range h.stash.Len() {
 		row, init := h.stash.Row(i), h.stash.Init[i]
 		if !h.isReady(f, init) {
 			h.keep.push(row, h.stash.Data[i], init, h.stash.Diffs[i])
 			continue
 		}
-		var k uint64
-		if !wide {
-			k = uint64(row[h.st.StreamKey[0]]) ^ 1<<63 // order-preserving
-		}
-		h.ready = append(h.ready, keyIdx{k: k, i: uint32(i)})
+		h.ready = append(h.ready, keyIdx{i: uint32(i)})
 	}
-	if !wide {
+	// Sort the ready proposals by key, column by column from the last
+	// (radix sorts are stable), so that each cursor only gallops forward.
+	for k := len(h.st.StreamKey) - 1; k >= 0; k-- {
+		col := h.st.StreamKey[k]
+		for x := range h.ready {
+			h.ready[x].k = uint64(h.stash.Row(int(h.ready[x].i))[col]) ^ 1<<63 // order-preserving
+		}
 		h.ready, h.scratch = radixSort(h.ready, h.scratch)
 	}
-	// One-column keys: the proposals are sorted, so each cursor only
-	// gallops forward. Wider keys: every probe seeks from the start.
 	for ci := range h.curs {
 		c := &h.curs[ci]
 		c.RewindKeys()
@@ -182,14 +181,8 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 			for k, col := range h.st.StreamKey {
 				h.key[k] = row[col]
 			}
-			if wide {
-				c.RewindKeys()
-			}
 			c.SeekKey(h.key)
 			if !c.KeyValid() {
-				if wide {
-					continue
-				}
 				break
 			}
 			if cmpRow(c.Key(), h.key) != 0 {
@@ -203,15 +196,16 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 	return matches, nil
 }
 
-// keyIdx is a ready proposal: its one-column key, made unsigned with its
-// order kept, and its index in the stash.
+// keyIdx is a ready proposal: one column of its key, made unsigned with
+// its order kept, and its index in the stash.
 type keyIdx struct {
 	k uint64
 	i uint32
 }
 
-// radixSort sorts xs by k, least significant byte first, skipping the
-// bytes every key shares. It returns the sorted slice and the spare one.
+// radixSort sorts xs by k, stably, least significant byte first, skipping
+// the bytes every key shares. It returns the sorted slice and the spare
+// one.
 func radixSort(xs, spare []keyIdx) (sorted, other []keyIdx) {
 	if len(xs) < 2 {
 		return xs, spare

@@ -76,7 +76,9 @@ type halfJoin struct {
 	stash   Updates
 	keep    Updates // scratch: proposals not yet ready
 	key     []int64
-	ready   []keyIdx // ready proposals, then sorted by key
+	waitF   frontier.Frontier // the lookup frontier of the last scan
+	waiting int               // proposals that scan left waiting (the stash's prefix)
+	ready   []keyIdx          // ready proposals, then sorted by key
 	scratch []keyIdx
 	cut     []*batch.Batch
 	curs    []batch.Cursor
@@ -141,6 +143,12 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 		return 0, nil
 	}
 	f := h.st.Lookup.ReadUpper()
+	if f == h.waitF && h.stash.Len() == h.waiting {
+		// Nothing new and the lookup has not moved: every stashed
+		// proposal still waits. Skip the scan (a lagging lookup would
+		// otherwise cost a pass over the stash per step).
+		return 0, nil
+	}
 	cut, err := h.st.Lookup.BatchesThrough(frontier.Empty())
 	if err != nil {
 		return 0, fmt.Errorf("join: reading lookup relation %d: %w", h.st.Relation, err)
@@ -192,6 +200,7 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 		}
 	}
 	h.stash, h.keep = h.keep, h.stash
+	h.waitF, h.waiting = f, h.stash.Len()
 	clear(h.cut)
 	return matches, nil
 }

@@ -16,11 +16,37 @@ import (
 	"github.com/tracebench/tracebench/core/spine"
 )
 
+// zeroErrs passes rows through and turns a row whose column 1 is 0 into
+// error code 1 (division by zero) with the row's diff.
+type zeroErrs struct {
+	in        *dataflow.Port[*dataflow.Chunk]
+	oks, errs *dataflow.Stream[*dataflow.Chunk]
+}
+
+func (o *zeroErrs) Step(frontier.Frontier) frontier.Frontier {
+	for _, c := range o.in.Take() {
+		ok, bad := dataflow.NewChunk(c.Arity, c.Len()), dataflow.NewChunk(1, 0)
+		for i := range c.Len() {
+			if c.Row(i)[1] == 0 {
+				bad.Push([]int64{1}, c.Times[i], c.Diffs[i])
+			} else {
+				ok.Push(c.Row(i), c.Times[i], c.Diffs[i])
+			}
+		}
+		o.oks.Send(ok)
+		o.errs.Send(bad)
+	}
+	return frontier.Empty()
+}
+
+func (o *zeroErrs) Shutdown() {}
+
 // TestJoinsInRuntimes runs the binary and the delta join of three inputs
 // in a Solo runtime that arranges them in the query (direct) and in a
 // Maintenance + Interactive pair that imports published indexes
 // (imported), with 1, 2 and 4 workers: every configuration gives the
-// nested-loop answer at every time from as_of.
+// nested-loop answer at every time from as_of, and the same errors: the
+// inputs' rows with val 0 are errors, carried once per `from` entry.
 func TestJoinsInRuntimes(t *testing.T) {
 	const asOf, rounds = 2, 6
 	rng := rand.New(rand.NewPCG(1, 10))
@@ -46,10 +72,16 @@ func TestJoinsInRuntimes(t *testing.T) {
 		}
 		return m
 	}
+	// accOK is acc without the rows that are errors (val 0).
+	accOK := func(rs []row, t uint64) map[[2]int64]int64 {
+		m := acc(rs, t)
+		maps.DeleteFunc(m, func(k [2]int64, _ int64) bool { return k[1] == 0 })
+		return m
+	}
 	want2 := func(t uint64) map[string]int64 {
 		m := map[string]int64{}
-		for a, da := range acc(data[0], t) {
-			for b, db := range acc(data[1], t) {
+		for a, da := range accOK(data[0], t) {
+			for b, db := range accOK(data[1], t) {
 				if a[0] == b[0] && da*db != 0 {
 					m[fmt.Sprint([]int64{a[0], a[1], b[1]})] += da * db
 				}
@@ -59,9 +91,9 @@ func TestJoinsInRuntimes(t *testing.T) {
 	}
 	want3 := func(t uint64) map[string]int64 {
 		m := map[string]int64{}
-		for a, da := range acc(data[0], t) {
-			for b, db := range acc(data[1], t) {
-				for c, dc := range acc(data[2], t) {
+		for a, da := range accOK(data[0], t) {
+			for b, db := range accOK(data[1], t) {
+				for c, dc := range accOK(data[2], t) {
 					if a[0] == b[0] && b[0] == c[0] && da*db*dc != 0 {
 						m[fmt.Sprint([]int64{a[0], a[1], b[1], c[1]})] += da * db * dc
 					}
@@ -107,7 +139,13 @@ func TestJoinsInRuntimes(t *testing.T) {
 						if err != nil {
 							return nil, err
 						}
-						a, err := c.Arrange(in, []int{0})
+						b := c.NewOperator("zero errs " + n)
+						op := &zeroErrs{in: dataflow.AddInput(b, "rows", in.Oks)}
+						op.oks, op.errs = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
+						if err := b.Build(op); err != nil {
+							return nil, err
+						}
+						a, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: op.oks, Errs: op.errs}, []int{0})
 						if err != nil {
 							return nil, err
 						}
@@ -158,6 +196,7 @@ func TestJoinsInRuntimes(t *testing.T) {
 				}
 				metrics := &join.Metrics{}
 				bcap, dcap := dataflow.NewCapture(w), dataflow.NewCapture(w)
+				becap, decap := dataflow.NewCapture(w), dataflow.NewCapture(w)
 				if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
 					ID: "q", AsOf: frontier.At(asOf), Until: frontier.Empty(),
 					Build: func(c *dataflow.Context) error {
@@ -172,6 +211,7 @@ func TestJoinsInRuntimes(t *testing.T) {
 								// (a worker's shard may be empty) does not know
 								// its arity; the plan does.
 								a.Oks.Arity = batch.Arity{Key: 1, Val: 1}
+								a.Errs.Arity = batch.Arity{Key: 1}
 								arr = append(arr, a)
 							}
 						} else {
@@ -180,7 +220,8 @@ func TestJoinsInRuntimes(t *testing.T) {
 								return err
 							}
 						}
-						j, err := join.Join(c, arr[0], arr[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics})
+						j, err := join.Join(c, arr[0], arr[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics,
+							Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs}})
 						if err != nil {
 							return err
 						}
@@ -201,19 +242,21 @@ func TestJoinsInRuntimes(t *testing.T) {
 							p.Final = &join.Project{Cols: proj}
 							paths = append(paths, p)
 						}
-						d, err := join.DeltaJoin(c, paths, join.OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics})
+						d, err := join.DeltaJoin(c, paths, join.OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics,
+							Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs, arr[2].Errs}})
 						if err != nil {
 							return err
 						}
 						for _, x := range []struct {
-							coll dataflow.Collection
-							cp   *dataflow.Capture
-						}{{j, bcap}, {d, dcap}} {
+							coll     dataflow.Collection
+							oks, err *dataflow.Capture
+						}{{j, bcap, becap}, {d, dcap, decap}} {
 							a, err := c.Arrange(x.coll, []int{0})
 							if err != nil {
 								return err
 							}
-							c.Capture(x.cp, a.Oks)
+							c.Capture(x.oks, a.Oks)
+							c.Capture(x.err, a.Errs)
 						}
 						return nil
 					}}}); err != nil {
@@ -222,12 +265,33 @@ func TestJoinsInRuntimes(t *testing.T) {
 				for tm := uint64(1); tm < rounds; tm++ {
 					send(tm)
 				}
-				for _, cp := range []*dataflow.Capture{bcap, dcap} {
+				for _, cp := range []*dataflow.Capture{bcap, dcap, becap, decap} {
 					if err := cp.WaitPassed(ctx, rounds-1); err != nil {
 						t.Fatalf("capture at %v: %v", cp.Frontier(), err)
 					}
 				}
 				for tm := uint64(asOf); tm < rounds; tm++ {
+					var zeros [3]int64 // rows with val 0 per entry: the errors it carries
+					for r := range data {
+						for k, d := range acc(data[r], tm) {
+							if k[1] == 0 {
+								zeros[r] += d
+							}
+						}
+					}
+					for _, c := range []struct {
+						name string
+						want int64
+						cp   *dataflow.Capture
+					}{{"binary", zeros[0] + zeros[1], becap}, {"delta", zeros[0] + zeros[1] + zeros[2], decap}} {
+						want := "[]"
+						if c.want != 0 {
+							want = fmt.Sprintf("[{[1] %d}]", c.want)
+						}
+						if got := fmt.Sprint(c.cp.At(tm)); got != want {
+							t.Fatalf("%s join errors at %d: %s, want %s", c.name, tm, got, want)
+						}
+					}
 					for _, c := range []struct {
 						name string
 						want map[string]int64

@@ -1,14 +1,17 @@
 package join
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
 )
 
 // dfEnv is one worker's environment for dataflows built in a test.
@@ -505,5 +508,90 @@ func TestTrianglesDeltaEqualsLinear(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// replay sends a fixed list of batches, one per step, inserting each into
+// its trace first the first time it is sent (as an arrangement does).
+type replay struct {
+	out     *dataflow.Stream[*batch.Batch]
+	w       *trace.Writer
+	batches []*batch.Batch
+	sent    map[*batch.Batch]bool
+}
+
+func (o *replay) Step(frontier.Frontier) frontier.Frontier {
+	if len(o.batches) == 0 {
+		return frontier.Empty()
+	}
+	b := o.batches[0]
+	o.batches = o.batches[1:]
+	if !o.sent[b] {
+		o.sent[b] = true
+		if err := o.w.Insert(b); err != nil {
+			panic(err)
+		}
+	}
+	o.out.Send(b)
+	return b.Lower()
+}
+
+func (o *replay) Shutdown() {}
+
+// TestJoinOperatorStopsOnABrokenStream: an arrangement whose stream
+// delivers a batch twice breaks the join's exactly-once contract; the
+// operator stops with the error in its Stats and holds its output frontier
+// where it stopped, instead of counting the batch twice or panicking.
+func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
+	env := dfEnv(t)
+	metrics := &Metrics{}
+	lh, lw := trace.NewSpine(ar11, spine.Options{})
+	rh, rw := trace.NewSpine(ar11, spine.Options{})
+	b0 := mustBatch(t, ar11, []upd{{1, 10, 0, 1}}, 0, 1)
+	b1 := mustBatch(t, ar11, []upd{{1, 11, 1, 1}}, 1, 2)
+	probe := dataflow.NewProbe(1)
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.Min(), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			side := func(h *trace.Handle, w *trace.Writer, bs ...*batch.Batch) (*dataflow.Arrangement, error) {
+				b := c.NewOperator("replay")
+				op := &replay{w: w, batches: bs, sent: map[*batch.Batch]bool{}}
+				op.out = dataflow.AddOutput[*batch.Batch](b)
+				if err := b.Build(op); err != nil {
+					return nil, err
+				}
+				return &dataflow.Arrangement{Oks: dataflow.Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar11}}, nil
+			}
+			// The left stream delivers b0, b1 and b1 again.
+			l, err := side(lh, lw, b0, b1, b1)
+			if err != nil {
+				return err
+			}
+			r, err := side(rh, rw)
+			if err != nil {
+				return err
+			}
+			j, err := Join(c, l, r, nil, OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics})
+			if err != nil {
+				return err
+			}
+			c.ProbeChunks(probe, j.Oks)
+			return nil
+		}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	for range 10 {
+		df.Step()
+	}
+	var stats *Stats
+	for _, s := range metrics.stats {
+		stats = s
+	}
+	if !errors.Is(stats.Err(), ErrOrder) {
+		t.Fatalf("operator error %v, want ErrOrder", stats.Err())
+	}
+	if probe.Passed(1) {
+		t.Fatalf("output frontier %v passed the batch delivered twice", probe.Frontier())
 	}
 }

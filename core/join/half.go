@@ -57,6 +57,14 @@ type Stage struct {
 	// StreamKey are the columns of the path's row that must equal the
 	// lookup key, in key order.
 	StreamKey []int
+	// Closure, if not nil, is the stage's closure (§5.4 DeltaStagePlan):
+	// applied to the stage's matches (the path's row ++ the lookup val)
+	// before the next stage, so equivalences and filters cut work early;
+	// its output is the path's row from then on. REQUIRES: it cannot err
+	// (expr.MFP.CanErr is false): an erring expression sees only part of
+	// the row's multiplicity here, so it belongs in the final closure
+	// (SPEC.md §1 Errors: the row's count is that of the joined row).
+	Closure *MFP
 }
 
 // halfJoin is dogsdogsdogs' half_join (§5.4): proposals (the path's updates)

@@ -174,6 +174,9 @@ type DeltaStage struct {
 	Relation int
 	// StreamKey are the columns of the path's row that form the key.
 	StreamKey []int
+	// Closure, if not nil, filters the stage's matches (see Stage.Closure;
+	// it cannot err).
+	Closure *MFP
 }
 
 // DeltaPath is one path of a delta join in a dataflow.
@@ -259,7 +262,7 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 			if err := checkArity(opts.Name, lk, fmt.Sprintf("path %d lookup %d", dp.Source, st.Relation)); err != nil {
 				return dataflow.Collection{}, err
 			}
-			stages = append(stages, Stage{Lookup: c.Keep(lk.Trace), Pres: lk.Pres, Arity: lk.Arity, Relation: st.Relation, StreamKey: st.StreamKey})
+			stages = append(stages, Stage{Lookup: c.Keep(lk.Trace), Pres: lk.Pres, Arity: lk.Arity, Relation: st.Relation, StreamKey: st.StreamKey, Closure: st.Closure})
 		}
 		p, err := NewPath(PathOptions{Source: dp.Source, SourcePres: src.Pres, SourceArity: src.Arity, AsOf: c.AsOf(),
 			Stages: stages, Final: dp.Final, Stats: opts.stats(fmt.Sprint(dp.Source))})

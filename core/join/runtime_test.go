@@ -13,7 +13,7 @@ import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/join"
 	"github.com/tracebench/tracebench/core/runtime"
-	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/share"
 )
 
 // zeroErrs passes rows through and turns a row whose column 1 is 0 into
@@ -44,7 +44,8 @@ func (o *zeroErrs) Shutdown() {}
 // TestJoinsInRuntimes runs the binary and the delta join of three inputs
 // in a Solo runtime that arranges them in the query (direct) and in a
 // Maintenance + Interactive pair that imports published indexes
-// (imported), with 1, 2 and 4 workers: every configuration gives the
+// (imported), also with the Interactive runtime held back until every
+// round is in (lagging), with 1, 2 and 4 workers: every configuration gives the
 // nested-loop answer at every time from as_of, and the same errors: the
 // inputs' rows with val 0 are errors, carried once per `from` entry.
 func TestJoinsInRuntimes(t *testing.T) {
@@ -102,10 +103,11 @@ func TestJoinsInRuntimes(t *testing.T) {
 		}
 		return m
 	}
-	for _, mode := range []string{"solo", "pair"} {
+	for _, mode := range []string{"solo", "pair", "pair-lagging"} {
 		for _, w := range []int{1, 2, 4} {
 			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
 				var ctl *runtime.Controller
+				var inter *runtime.Runtime
 				if mode == "solo" {
 					r, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: w})
 					if err != nil {
@@ -115,8 +117,21 @@ func TestJoinsInRuntimes(t *testing.T) {
 						t.Fatal(err)
 					}
 				} else {
-					var err error
-					if _, _, ctl, err = runtime.Pair(w, spine.Options{}); err != nil {
+					// pair-lagging: the Interactive runtime holds every command
+					// until the Maintenance runtime has absorbed all the rounds.
+					regs := make([]*share.Registry, w)
+					for i := range regs {
+						regs[i] = share.NewRegistry()
+					}
+					m, err := runtime.New(runtime.Options{Role: runtime.Maintenance, Workers: w, Registries: regs})
+					if err != nil {
+						t.Fatal(err)
+					}
+					inter, err = runtime.New(runtime.Options{Role: runtime.Interactive, Workers: w, Registries: regs, Paused: mode == "pair-lagging"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ctl, err = runtime.NewController(m, inter); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -153,7 +168,7 @@ func TestJoinsInRuntimes(t *testing.T) {
 					}
 					return arr, nil
 				}
-				if mode == "pair" {
+				if mode != "solo" {
 					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
 						ID: "indexes", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
 						Exports: []string{"i0", "i1", "i2"},
@@ -191,8 +206,10 @@ func TestJoinsInRuntimes(t *testing.T) {
 				send(0)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				if err := ctl.Sync(ctx); err != nil {
-					t.Fatal(err)
+				if mode != "pair-lagging" {
+					if err := ctl.Sync(ctx); err != nil {
+						t.Fatal(err)
+					}
 				}
 				metrics := &join.Metrics{}
 				bcap, dcap := dataflow.NewCapture(w), dataflow.NewCapture(w)
@@ -201,7 +218,7 @@ func TestJoinsInRuntimes(t *testing.T) {
 					ID: "q", AsOf: frontier.At(asOf), Until: frontier.Empty(),
 					Build: func(c *dataflow.Context) error {
 						var arr []*dataflow.Arrangement
-						if mode == "pair" {
+						if mode != "solo" {
 							for i := range 3 {
 								a, err := c.ImportIndex(fmt.Sprintf("i%d", i))
 								if err != nil {
@@ -264,6 +281,9 @@ func TestJoinsInRuntimes(t *testing.T) {
 				}
 				for tm := uint64(1); tm < rounds; tm++ {
 					send(tm)
+				}
+				if mode == "pair-lagging" {
+					inter.Resume()
 				}
 				for _, cp := range []*dataflow.Capture{bcap, dcap, becap, decap} {
 					if err := cp.WaitPassed(ctx, rounds-1); err != nil {

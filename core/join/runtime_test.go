@@ -47,7 +47,9 @@ func (o *zeroErrs) Shutdown() {}
 // (imported), also with the Interactive runtime held back until every
 // round is in (lagging), with 1, 2 and 4 workers: every configuration gives the
 // nested-loop answer at every time from as_of, and the same errors: the
-// inputs' rows with val 0 are errors, carried once per `from` entry.
+// inputs' rows with val 0 are errors, carried once per `from` entry. The
+// query is then dropped and re-created under the same id at a later as_of
+// (the indexes compacted up to it) and is again correct from there.
 func TestJoinsInRuntimes(t *testing.T) {
 	const asOf, rounds = 2, 6
 	rng := rand.New(rand.NewPCG(1, 10))
@@ -58,7 +60,7 @@ func TestJoinsInRuntimes(t *testing.T) {
 	}
 	data := make([][]row, 3)
 	for r := range data {
-		for tm := range uint64(rounds) {
+		for tm := range uint64(rounds + 1) {
 			for range rng.IntN(12) {
 				data[r] = append(data[r], row{int64(rng.IntN(5)) - 2, int64(rng.IntN(4)), tm, int64(rng.IntN(3)) - 1 | 1})
 			}
@@ -212,121 +214,147 @@ func TestJoinsInRuntimes(t *testing.T) {
 					}
 				}
 				metrics := &join.Metrics{}
-				bcap, dcap := dataflow.NewCapture(w), dataflow.NewCapture(w)
-				becap, decap := dataflow.NewCapture(w), dataflow.NewCapture(w)
-				if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
-					ID: "q", AsOf: frontier.At(asOf), Until: frontier.Empty(),
-					Build: func(c *dataflow.Context) error {
-						var arr []*dataflow.Arrangement
-						if mode != "solo" {
-							for i := range 3 {
-								a, err := c.ImportIndex(fmt.Sprintf("i%d", i))
-								if err != nil {
+				type captures struct{ b, d, be, de *dataflow.Capture }
+				createQuery := func(asOf uint64) captures {
+					bcap, dcap := dataflow.NewCapture(w), dataflow.NewCapture(w)
+					becap, decap := dataflow.NewCapture(w), dataflow.NewCapture(w)
+					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+						ID: "q", AsOf: frontier.At(asOf), Until: frontier.Empty(),
+						Build: func(c *dataflow.Context) error {
+							var arr []*dataflow.Arrangement
+							if mode != "solo" {
+								for i := range 3 {
+									a, err := c.ImportIndex(fmt.Sprintf("i%d", i))
+									if err != nil {
+										return err
+									}
+									// NB: an import whose chain holds no batch yet
+									// (a worker's shard may be empty) does not know
+									// its arity; the plan does.
+									a.Oks.Arity = batch.Arity{Key: 1, Val: 1}
+									a.Errs.Arity = batch.Arity{Key: 1}
+									arr = append(arr, a)
+								}
+							} else {
+								var err error
+								if arr, err = arrange(c); err != nil {
 									return err
 								}
-								// NB: an import whose chain holds no batch yet
-								// (a worker's shard may be empty) does not know
-								// its arity; the plan does.
-								a.Oks.Arity = batch.Arity{Key: 1, Val: 1}
-								a.Errs.Arity = batch.Arity{Key: 1}
-								arr = append(arr, a)
 							}
-						} else {
-							var err error
-							if arr, err = arrange(c); err != nil {
-								return err
-							}
-						}
-						j, err := join.Join(c, arr[0], arr[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics,
-							Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs}})
-						if err != nil {
-							return err
-						}
-						var paths []join.DeltaPath
-						for i := range arr {
-							p := join.DeltaPath{Source: i, Arranged: arr[i]}
-							cols := []int{0, 1 + i}
-							for k := range arr {
-								if k != i {
-									p.Stages = append(p.Stages, join.DeltaStage{Lookup: arr[k], Relation: k, StreamKey: []int{0}})
-									cols = append(cols, 1+k)
-								}
-							}
-							proj := make([]int, len(cols))
-							for c, k := range cols {
-								proj[k] = c
-							}
-							p.Final = &join.Project{Cols: proj}
-							paths = append(paths, p)
-						}
-						d, err := join.DeltaJoin(c, paths, join.OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics,
-							Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs, arr[2].Errs}})
-						if err != nil {
-							return err
-						}
-						for _, x := range []struct {
-							coll     dataflow.Collection
-							oks, err *dataflow.Capture
-						}{{j, bcap, becap}, {d, dcap, decap}} {
-							a, err := c.Arrange(x.coll, []int{0})
+							j, err := join.Join(c, arr[0], arr[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics,
+								Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs}})
 							if err != nil {
 								return err
 							}
-							c.Capture(x.oks, a.Oks)
-							c.Capture(x.err, a.Errs)
-						}
-						return nil
-					}}}); err != nil {
-					t.Fatal(err)
+							var paths []join.DeltaPath
+							for i := range arr {
+								p := join.DeltaPath{Source: i, Arranged: arr[i]}
+								cols := []int{0, 1 + i}
+								for k := range arr {
+									if k != i {
+										p.Stages = append(p.Stages, join.DeltaStage{Lookup: arr[k], Relation: k, StreamKey: []int{0}})
+										cols = append(cols, 1+k)
+									}
+								}
+								proj := make([]int, len(cols))
+								for c, k := range cols {
+									proj[k] = c
+								}
+								p.Final = &join.Project{Cols: proj}
+								paths = append(paths, p)
+							}
+							d, err := join.DeltaJoin(c, paths, join.OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics,
+								Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs, arr[2].Errs}})
+							if err != nil {
+								return err
+							}
+							for _, x := range []struct {
+								coll     dataflow.Collection
+								oks, err *dataflow.Capture
+							}{{j, bcap, becap}, {d, dcap, decap}} {
+								a, err := c.Arrange(x.coll, []int{0})
+								if err != nil {
+									return err
+								}
+								c.Capture(x.oks, a.Oks)
+								c.Capture(x.err, a.Errs)
+							}
+							return nil
+						}}}); err != nil {
+						t.Fatal(err)
+					}
+					return captures{bcap, dcap, becap, decap}
 				}
+				check := func(cs captures, from, to uint64) {
+					bcap, dcap, becap, decap := cs.b, cs.d, cs.be, cs.de
+					for _, cp := range []*dataflow.Capture{bcap, dcap, becap, decap} {
+						if err := cp.WaitPassed(ctx, to-1); err != nil {
+							t.Fatalf("capture at %v: %v", cp.Frontier(), err)
+						}
+					}
+					for tm := from; tm < to; tm++ {
+						var zeros [3]int64 // rows with val 0 per entry: the errors it carries
+						for r := range data {
+							for k, d := range acc(data[r], tm) {
+								if k[1] == 0 {
+									zeros[r] += d
+								}
+							}
+						}
+						for _, c := range []struct {
+							name string
+							want int64
+							cp   *dataflow.Capture
+						}{{"binary", zeros[0] + zeros[1], becap}, {"delta", zeros[0] + zeros[1] + zeros[2], decap}} {
+							want := "[]"
+							if c.want != 0 {
+								want = fmt.Sprintf("[{[1] %d}]", c.want)
+							}
+							if got := fmt.Sprint(c.cp.At(tm)); got != want {
+								t.Fatalf("%s join errors at %d: %s, want %s", c.name, tm, got, want)
+							}
+						}
+						for _, c := range []struct {
+							name string
+							want map[string]int64
+							cp   *dataflow.Capture
+						}{{"binary", want2(tm), bcap}, {"delta", want3(tm), dcap}} {
+							got := map[string]int64{}
+							for _, rd := range c.cp.At(tm) {
+								got[fmt.Sprint(rd.Row)] = rd.Diff
+							}
+							maps.DeleteFunc(c.want, func(_ string, d int64) bool { return d == 0 })
+							if !maps.Equal(got, c.want) {
+								t.Fatalf("as_of %d: %s join at %d:\n got  %v\n want %v", from, c.name, tm, got, c.want)
+							}
+						}
+					}
+				}
+				first := createQuery(asOf)
 				for tm := uint64(1); tm < rounds; tm++ {
 					send(tm)
 				}
 				if mode == "pair-lagging" {
 					inter.Resume()
 				}
-				for _, cp := range []*dataflow.Capture{bcap, dcap, becap, decap} {
-					if err := cp.WaitPassed(ctx, rounds-1); err != nil {
-						t.Fatalf("capture at %v: %v", cp.Frontier(), err)
-					}
+				check(first, asOf, rounds)
+				// Re-create the query under the same id, later: with the
+				// indexes compacted up to its as_of (pair), it reads
+				// nothing of the dropped incarnation and is correct from
+				// its own as_of on.
+				if err := ctl.Send(runtime.DropDataflow{ID: "q"}); err != nil {
+					t.Fatal(err)
 				}
-				for tm := uint64(asOf); tm < rounds; tm++ {
-					var zeros [3]int64 // rows with val 0 per entry: the errors it carries
-					for r := range data {
-						for k, d := range acc(data[r], tm) {
-							if k[1] == 0 {
-								zeros[r] += d
-							}
-						}
-					}
-					for _, c := range []struct {
-						name string
-						want int64
-						cp   *dataflow.Capture
-					}{{"binary", zeros[0] + zeros[1], becap}, {"delta", zeros[0] + zeros[1] + zeros[2], decap}} {
-						want := "[]"
-						if c.want != 0 {
-							want = fmt.Sprintf("[{[1] %d}]", c.want)
-						}
-						if got := fmt.Sprint(c.cp.At(tm)); got != want {
-							t.Fatalf("%s join errors at %d: %s, want %s", c.name, tm, got, want)
-						}
-					}
-					for _, c := range []struct {
-						name string
-						want map[string]int64
-						cp   *dataflow.Capture
-					}{{"binary", want2(tm), bcap}, {"delta", want3(tm), dcap}} {
-						got := map[string]int64{}
-						for _, rd := range c.cp.At(tm) {
-							got[fmt.Sprint(rd.Row)] = rd.Diff
-						}
-						maps.DeleteFunc(c.want, func(_ string, d int64) bool { return d == 0 })
-						if !maps.Equal(got, c.want) {
-							t.Fatalf("%s join at %d:\n got  %v\n want %v", c.name, tm, got, c.want)
+				if mode != "solo" {
+					for i := range 3 {
+						if err := ctl.Send(runtime.AllowCompaction{ID: fmt.Sprintf("i%d", i), Frontier: frontier.At(rounds - 1)}); err != nil {
+							t.Fatal(err)
 						}
 					}
 				}
+				again := createQuery(rounds - 1)
+				send(rounds)
+				check(again, rounds-1, rounds+1)
 			})
 		}
 	}

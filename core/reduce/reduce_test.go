@@ -52,7 +52,7 @@ func checkAt(t *testing.T, got *collected, tm uint64, rows, errs map[string]int6
 
 // TestSumOverflowInOneGroupLeavesOthersExact: group 1's sum leaves int64
 // (one `numeric overflow`, no row); group 2's sum is exactly MaxInt64
-// although its partial sums leave int64 on the way; group 3 is small.
+// although its products (4 × MaxInt64, 4 × MinInt64) leave 64 bits; group 3 is small.
 // Retracting group 1's excess brings its row back. Every plan that
 // computes sums agrees.
 func TestSumOverflowInOneGroupLeavesOthersExact(t *testing.T) {
@@ -71,7 +71,7 @@ func TestSumOverflowInOneGroupLeavesOthersExact(t *testing.T) {
 			defer r.Release()
 			got := steps(t, x, r, [][]upd{
 				{u(1, 0, math.MaxInt64, 0, 1), u(1, 1, 1, 0, 1),
-					u(2, 0, math.MaxInt64, 0, 4), u(2, 1, math.MinInt64, 0, 3), u(2, 2, 1, 0, 3),
+					u(2, 0, math.MaxInt64, 0, 4), u(2, 1, math.MinInt64, 0, 4), u(2, 2, 1, 0, 4), u(2, 3, math.MaxInt64, 0, 1),
 					u(3, 0, 5, 0, 3)},
 				{u(1, 1, 1, 1, -1)},
 			})
@@ -81,14 +81,14 @@ func TestSumOverflowInOneGroupLeavesOthersExact(t *testing.T) {
 				}
 				return rowString([]int64{k}, vals)
 			}
-			checkAt(t, got, 0, map[string]int64{row(2, math.MaxInt64, 10): 1, row(3, 15, 3): 1},
+			checkAt(t, got, 0, map[string]int64{row(2, math.MaxInt64, 13): 1, row(3, 15, 3): 1},
 				map[string]int64{"numeric overflow": 1})
 			if plan == Auto {
 				row = func(k int64, vals ...int64) string {
 					return rowString([]int64{k}, append(vals, map[int64]int64{1: math.MaxInt64, 2: math.MinInt64, 3: 5}[k]))
 				}
 			}
-			checkAt(t, got, 1, map[string]int64{row(1, math.MaxInt64, 1): 1, row(2, math.MaxInt64, 10): 1, row(3, 15, 3): 1}, nil)
+			checkAt(t, got, 1, map[string]int64{row(1, math.MaxInt64, 1): 1, row(2, math.MaxInt64, 13): 1, row(3, 15, 3): 1}, nil)
 			if e := r.Stats().Errors(); e != 0 {
 				t.Errorf("net errors produced: %d, want 0 after the overflow is retracted", e)
 			}

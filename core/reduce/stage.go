@@ -60,28 +60,25 @@ type stage struct {
 	tmp   []*batch.Batch
 
 	// The current group.
-	key                []int64
-	nv                 []int64 // new updates: vals (inAr.Val each), times, diffs
-	nt                 []uint64
-	nd                 []int64
-	ord                []int32
-	hc, oc, nc         []batch.Cursor
-	hk                 []int // the history cursors at the group
-	cur, want          []int64
-	curM, wantM        int64
-	curOK, wantOK      bool
-	recV               []int64 // kindBasic family: the group's records, sorted
-	recC               []wide
-	sums               []wide
-	scratch            []int64
-	acc                accState
-	dT                 []uint64 // kindAccum: per-update deltas
-	dNeg, dNz, dD      []int64
-	dSum               []wide
-	best               []int64
-	bestOK             bool
-	oV                 []int64 // output history rows of the group
-	oC                 []int64
+	key           []int64
+	nv            []int64 // new updates: vals (inAr.Val each), times, diffs
+	nt            []uint64
+	nd            []int64
+	ord           []int32
+	hc, oc, nc    []batch.Cursor
+	hk            []int // the history cursors at the group
+	cur, want     []int64
+	curM, wantM   int64
+	curOK, wantOK bool
+	recV          []int64 // kindBasic family: the group's records, sorted
+	recC          []wide
+	sums          []wide
+	acc           accState
+	dT            []uint64 // kindAccum: per-update deltas
+	dNeg, dNz, dD []int64
+	dSum          []wide
+	oV            []int64 // output history rows of the group
+	oC            []int64
 }
 
 func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.Presentation, inAr batch.Arity, ova int) *stage {

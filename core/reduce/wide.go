@@ -1,9 +1,6 @@
 package reduce
 
-import (
-	"math"
-	"math/bits"
-)
+import "math/bits"
 
 // wide is an exact signed integer of 192 bits in two's complement (three
 // limbs, least significant first): the accumulator of a count or a sum.
@@ -74,8 +71,3 @@ func (w wide) cols(dst []int64) {
 
 // wideCols reads a wide from three int64 columns.
 func wideCols(src []int64) wide { return wide{uint64(src[0]), uint64(src[1]), uint64(src[2])} }
-
-const (
-	minInt64 = math.MinInt64
-	maxInt64 = math.MaxInt64
-)

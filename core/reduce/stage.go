@@ -72,6 +72,7 @@ type stage struct {
 	curOK, wantOK bool
 	recV          []int64 // kindBasic family: the group's records, sorted
 	recC          []wide
+	sorted        bool // the new updates are sorted by (val, time)
 	sums          []wide
 	acc           accState
 	dT            []uint64 // kindAccum: per-update deltas
@@ -199,10 +200,14 @@ func (s *stage) groups() error {
 		}
 		s.key = append(s.key[:0], s.nc[found].Key()...)
 		s.nv, s.nt, s.nd = s.nv[:0], s.nt[:0], s.nd[:0]
+		s.sorted = true // one batch holds the group's new updates: sorted by (val, time)
 		for i := range s.nc {
 			c := &s.nc[i]
 			if !c.KeyValid() || cmpRow(c.Key(), s.key) != 0 {
 				continue
+			}
+			if i != found {
+				s.sorted = false
 			}
 			for ; c.ValValid(); c.StepVal() {
 				v := c.Val()
@@ -305,15 +310,31 @@ func (s *stage) emit(t frontier.Time) {
 	copy(s.cur, s.want)
 }
 
-// byTime orders the new updates by time (stably: within a time the order
-// does not matter, every update of the time is applied before emitting).
+// byTime orders the new updates by time (within a time the order does
+// not matter: every update of the time is applied before emitting).
 func (s *stage) byTime() {
-	s.ord = s.ord[:0]
-	for i := range s.nt {
-		s.ord = append(s.ord, int32(i))
+	s.ord = identity(s.ord, len(s.nt))
+	sortByTime(s.ord, s.nt)
+}
+
+// identity returns ord holding 0..n-1.
+func identity(ord []int32, n int) []int32 {
+	ord = ord[:0]
+	for i := range n {
+		ord = append(ord, int32(i))
 	}
-	nt := s.nt
-	slices.SortStableFunc(s.ord, func(a, b int32) int { return cmp.Compare(nt[a], nt[b]) })
+	return ord
+}
+
+// sortByTime sorts ord by ts[ord[i]], after a pass that finds most
+// groups' updates already in order (one time per step, or one record).
+func sortByTime(ord []int32, ts []uint64) {
+	for i := 1; i < len(ord); i++ {
+		if ts[ord[i]] < ts[ord[i-1]] {
+			slices.SortStableFunc(ord, func(a, b int32) int { return cmp.Compare(ts[a], ts[b]) })
+			return
+		}
+	}
 }
 
 // newVal returns the val of new update i.
@@ -559,16 +580,15 @@ func (s *stage) accumGroup() {
 			st.sum[k] = wideCols(s.cur[base+5+3*k:])
 		}
 	}
-	s.ord = s.ord[:0]
-	for i := range s.nt {
-		s.ord = append(s.ord, int32(i))
+	s.ord = identity(s.ord, len(s.nt))
+	if !s.sorted {
+		slices.SortFunc(s.ord, func(a, b int32) int {
+			if c := cmpRow(s.newVal(a), s.newVal(b)); c != 0 {
+				return c
+			}
+			return cmp.Compare(s.nt[a], s.nt[b])
+		})
 	}
-	slices.SortFunc(s.ord, func(a, b int32) int {
-		if c := cmpRow(s.newVal(a), s.newVal(b)); c != 0 {
-			return c
-		}
-		return cmp.Compare(s.nt[a], s.nt[b])
-	})
 	s.dT, s.dNeg, s.dNz, s.dD, s.dSum = s.dT[:0], s.dNeg[:0], s.dNz[:0], s.dD[:0], s.dSum[:0]
 	for x := 0; x < len(s.ord); {
 		v := s.newVal(s.ord[x])
@@ -589,12 +609,8 @@ func (s *stage) accumGroup() {
 			}
 		}
 	}
-	s.ord = s.ord[:0]
-	for i := range s.dT {
-		s.ord = append(s.ord, int32(i))
-	}
-	dT := s.dT
-	slices.SortFunc(s.ord, func(a, b int32) int { return cmp.Compare(dT[a], dT[b]) })
+	s.ord = identity(s.ord, len(s.dT))
+	sortByTime(s.ord, s.dT)
 	for y := 0; y < len(s.ord); {
 		t := s.dT[s.ord[y]]
 		for ; y < len(s.ord) && s.dT[s.ord[y]] == t; y++ {

@@ -38,25 +38,25 @@
 //
 // Invariants:
 //
-//	R1  Corrections: after a step retires [lower, upper), the output
+//	G1  Corrections: after a step retires [lower, upper), the output
 //	    accumulated at every time t < upper (t ≥ as_of) is, per group with
 //	    records in the input accumulated at t, one row of the group's
 //	    aggregates or one error, and nothing for other groups (§8.30,
 //	    §8.31). A group is recomputed only at its new input times, against
 //	    the stage's own output trace.
-//	R2  Holds: a stage cuts its input and output traces at lower and
+//	G2  Holds: a stage cuts its input and output traces at lower and
 //	    holds both physically at lower from construction on, moving both
 //	    holds to upper once it has retired the interval; the first step
 //	    waits until the stream's frontier is beyond as_of and at or beyond
 //	    the reader's physical hold (an import's seed), so no cut can fall
 //	    inside a batch the publisher merged (the "upper straddles batch"
 //	    failure of §2.6 cannot happen).
-//	R3  Errors: precedence per group and time is negative multiplicity,
+//	G3  Errors: precedence per group and time is negative multiplicity,
 //	    then numeric overflow, then the row (§6.3); each is one error of
 //	    count 1 per group (per record for distinct), never scaled by the
 //	    data. Input errors are not the reduce's: the caller passes them on,
 //	    once. No data makes a step panic.
-//	R4  Negative records: every plan sees each record's count. The
+//	G4  Negative records: every plan sees each record's count. The
 //	    accumulable plan seeks each new update's record in the input cut
 //	    at lower (the input arrangement is the per-(group, record) count)
 //	    and keeps the number of negative records in its state; the

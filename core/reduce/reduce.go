@@ -13,7 +13,7 @@ import (
 
 // Sentinel errors. Each names a broken precondition of the caller or of
 // the input's trace; bad data never produces one (it becomes error rows,
-// R3).
+// G3).
 var (
 	// ErrArity reports batches, aggregates or inputs whose arities do not
 	// fit the reduce.
@@ -170,10 +170,10 @@ type Output struct {
 // is stepped with the batches its input stream delivered and the stream's
 // frontier; each step that can retires the interval [lower, frontier) and
 // returns the corrections that make its output at every time of that
-// interval equal the aggregate of the input accumulated there (R1).
+// interval equal the aggregate of the input accumulated there (G1).
 //
 // The reduce takes over the input's reader: it holds it physically at the
-// lower of the interval it will retire next, from construction on (R2),
+// lower of the interval it will retire next, from construction on (G2),
 // and Release releases it. A Reduce is owned by one goroutine.
 type Reduce struct {
 	mode    mode
@@ -184,7 +184,7 @@ type Reduce struct {
 	stats   *Stats
 	spine   spine.Options
 	started bool
-	lower   frontier.Frontier // R1: everything before lower is retired
+	lower   frontier.Frontier // G1: everything before lower is retired
 	expect  frontier.Frontier // the upper of the last batch accepted
 	pending []*batch.Batch    // stream batches not retired yet
 
@@ -324,7 +324,7 @@ func (r *Reduce) Step(batches []*batch.Batch, upper frontier.Frontier) (Output, 
 }
 
 // retire computes the corrections for [lower, upper) from the pending
-// batches, then moves the input's holds to upper (R2).
+// batches, then moves the input's holds to upper (G2).
 func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 	lower := r.lower
 	var n int64

@@ -20,7 +20,7 @@ const (
 	kindBasic kind = iota
 	// kindAccum: count and sum kept in diff space in hidden columns of
 	// the output row, with the number of negative and of non-zero records;
-	// a new update costs one seek for its record's count (R4).
+	// a new update costs one seek for its record's count (G4).
 	kindAccum
 	// kindMonotonic: min and max folded into the best value so far while
 	// the group sees only insertions; otherwise kindBasic for the group.
@@ -40,7 +40,7 @@ const (
 // input and keeps its own output trace, against which it emits
 // corrections (§6.1). Its output has the input's key and rows of width
 // ova: [tag, aggregates..., hidden...], tag 0 for a row and an error code
-// otherwise, one row per group (R1).
+// otherwise, one row per group (G1).
 type stage struct {
 	kind  kind
 	aggs  []Aggregate
@@ -124,7 +124,7 @@ func (s *stage) release() {
 // retire computes the corrections for [lower, upper) given the input's
 // new batches of that interval (each already in the input's trace),
 // inserts them into the output trace and returns them. It cuts the input
-// and output traces at lower, where both are held physically (R2).
+// and output traces at lower, where both are held physically (G2).
 func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Batch, error) {
 	lower := s.lower
 	s.nc = s.nc[:0]
@@ -549,7 +549,7 @@ func (s *stage) histSum(c *batch.Cursor) wide {
 }
 
 // histCount returns the accumulated count of record v of the group at
-// lower: a seek in each history batch (R4). Records must be asked for in
+// lower: a seek in each history batch (G4). Records must be asked for in
 // ascending order within a group.
 func (s *stage) histCount(v []int64) wide {
 	var m wide
@@ -566,7 +566,7 @@ func (s *stage) histCount(v []int64) wide {
 // accumGroup is the accumulable logic: the group's state at lower comes
 // from its output row's hidden columns; each new update changes it by its
 // diff (count), diff × value (sums) and, through its record's count
-// before and after, the numbers of negative and non-zero records (R4).
+// before and after, the numbers of negative and non-zero records (G4).
 func (s *stage) accumGroup() {
 	na := len(s.aggs)
 	base := 1 + na

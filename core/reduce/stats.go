@@ -8,7 +8,7 @@ import (
 
 // Stats are one reduce operator's counters: Errors is the net multiplicity
 // of the errors the operator produced itself (negative multiplicity and
-// overflow), never of the errors its input carries (R3); Updates counts
+// overflow), never of the errors its input carries (G3); Updates counts
 // the input updates it retired. Counters are written by the operator's
 // worker and may be read from any goroutine.
 type Stats struct {

@@ -27,6 +27,14 @@ func benchRows(n, groups int) (ks, xs []int64) {
 
 var benchFns = []Fn{Count, Sum, Min, Max}
 
+// benchSizes are the input sizes; -short keeps the smaller one.
+func benchSizes() []int {
+	if testing.Short() {
+		return []int{100_000}
+	}
+	return []int{100_000, 1_000_000}
+}
+
 // mapAggregate is the limit: a Go map from group to the aggregate, the
 // fastest known Go way to aggregate the same rows once (no retractions,
 // no times, no errors).
@@ -62,7 +70,7 @@ func benchAggs(fn Fn) []Aggregate { return []Aggregate{{Fn: fn, Col: 0}} }
 // BenchmarkAggregateLimit is the limit of BenchmarkReduce on the same rows.
 func BenchmarkAggregateLimit(b *testing.B) {
 	for _, fn := range benchFns {
-		for _, n := range []int{100_000, 1_000_000} {
+		for _, n := range benchSizes() {
 			for _, groups := range []int{1_000, 100_000} {
 				ks, xs := benchRows(n, groups)
 				b.Run(fmt.Sprintf("fn=%v/n=%d/groups=%d", fn, n, groups), func(b *testing.B) {
@@ -96,7 +104,7 @@ var ar11 = batch.Arity{Key: 1, Val: 1}
 // same rows measured in the same run.
 func BenchmarkReduce(b *testing.B) {
 	for _, fn := range benchFns {
-		for _, n := range []int{100_000, 1_000_000} {
+		for _, n := range benchSizes() {
 			for _, groups := range []int{1_000, 100_000} {
 				ks, xs := benchRows(n, groups)
 				for _, index := range []string{"imported", "direct"} {
@@ -201,7 +209,10 @@ func reportLimitRatio(b *testing.B, limit func()) {
 // rows and retracts round/2 rows present, at a new time; the reduce
 // retires it. ns/update is per update of a round, merges included.
 func BenchmarkReduceSteady(b *testing.B) {
-	const n, groups = 1_000_000, 100_000
+	n, groups := 1_000_000, 100_000
+	if testing.Short() {
+		n = 100_000
+	}
 	for _, fn := range []Fn{Count, Min} {
 		for _, round := range []int{1, 1000} {
 			for _, index := range []string{"imported", "direct"} {

@@ -431,8 +431,12 @@ var (
 	aggMax   = Aggregate{Fn: Max, Col: 0}
 )
 
-// matrix runs every seed of c over W = 1, 2 and both index flavors.
+// matrix runs every seed of c over W = 1, 2 and both index flavors
+// (a fifth of the seeds with -short).
 func matrix(t *testing.T, c config, seeds uint64) {
+	if testing.Short() {
+		seeds /= 5
+	}
 	for _, w := range []int{1, 2} {
 		for _, imp := range []bool{false, true} {
 			c := c

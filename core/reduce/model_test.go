@@ -451,39 +451,39 @@ func matrix(t *testing.T, c config, seeds uint64) {
 }
 
 func TestAccumulableMatchesModel(t *testing.T) {
-	matrix(t, config{aggs: []Aggregate{aggCount, aggSum}, plan: Accumulable}, 150)
+	matrix(t, config{aggs: []Aggregate{aggCount, aggSum}, plan: Accumulable}, 40)
 }
 
 func TestAccumulableSumOverflowMatchesModel(t *testing.T) {
-	matrix(t, config{aggs: []Aggregate{aggSum, aggCount}, plan: Accumulable, extremes: true}, 150)
+	matrix(t, config{aggs: []Aggregate{aggSum, aggCount}, plan: Accumulable, extremes: true}, 40)
 }
 
 func TestBasicMatchesModel(t *testing.T) {
-	matrix(t, config{aggs: []Aggregate{aggMin, aggCount, aggMax, aggSum}, plan: Basic, extremes: true}, 150)
+	matrix(t, config{aggs: []Aggregate{aggMin, aggCount, aggMax, aggSum}, plan: Basic, extremes: true}, 40)
 }
 
 func TestHierarchicalMatchesModel(t *testing.T) {
-	matrix(t, config{aggs: []Aggregate{aggMin, aggMax}, plan: Hierarchical}, 150)
+	matrix(t, config{aggs: []Aggregate{aggMin, aggMax}, plan: Hierarchical}, 40)
 }
 
 func TestMonotonicMatchesModel(t *testing.T) {
-	matrix(t, config{aggs: []Aggregate{aggMax, aggMin}, plan: Monotonic, appendOnly: true}, 100)
+	matrix(t, config{aggs: []Aggregate{aggMax, aggMin}, plan: Monotonic, appendOnly: true}, 40)
 }
 
 // TestMonotonicWithRetractionsMatchesModel: the monotonic plan given
 // retractions anyway recomputes the groups that see them.
 func TestMonotonicWithRetractionsMatchesModel(t *testing.T) {
-	matrix(t, config{aggs: []Aggregate{aggMin}, plan: Monotonic}, 100)
+	matrix(t, config{aggs: []Aggregate{aggMin}, plan: Monotonic}, 40)
 }
 
 func TestCollationMatchesModel(t *testing.T) {
-	matrix(t, config{aggs: []Aggregate{aggMin, aggSum, aggCount, aggMax}, extremes: true}, 150)
+	matrix(t, config{aggs: []Aggregate{aggMin, aggSum, aggCount, aggMax}, extremes: true}, 40)
 }
 
 func TestThresholdMatchesModel(t *testing.T) {
-	matrix(t, config{mode: modeThreshold}, 150)
+	matrix(t, config{mode: modeThreshold}, 40)
 }
 
 func TestDistinctMatchesModel(t *testing.T) {
-	matrix(t, config{mode: modeDistinct}, 150)
+	matrix(t, config{mode: modeDistinct}, 40)
 }

@@ -359,3 +359,57 @@ func TestAutoChoosesPlansByKind(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestRecordCountBeyondInt64IsAnOverflow: a record whose accumulated count
+// leaves int64 (MaxInt64 at time 0, one more at time 1) makes its group's
+// output an `numeric overflow` at that time, whatever the aggregate, even a
+// sum that stays 0 (SPEC.md "Errors": the output at that time must contain
+// the error); retracting it again restores the row.
+func TestRecordCountBeyondInt64IsAnOverflow(t *testing.T) {
+	for _, c := range []struct {
+		plan Plan
+		aggs []Aggregate
+	}{
+		{Accumulable, []Aggregate{{Fn: Sum, Col: 0}}},
+		{Basic, []Aggregate{{Fn: Sum, Col: 0}}},
+		{Hierarchical, []Aggregate{{Fn: Max, Col: 1}}},
+		{Auto, []Aggregate{{Fn: Max, Col: 1}, {Fn: Sum, Col: 0}}},
+	} {
+		t.Run(c.plan.String(), func(t *testing.T) {
+			x := direct(t, ar12)
+			defer x.close()
+			r, err := New(x.in, Options{Aggregates: c.aggs, Plan: c.plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			got := steps(t, x, r, [][]upd{
+				{u(1, 0, 4, 0, math.MaxInt64), u(2, 0, 4, 0, 1)},
+				{u(1, 0, 4, 1, 1)},
+				{u(1, 0, 4, 2, -1)},
+			})
+			if e := at(got.errs, 1, true); e["numeric overflow"] != 1 || len(at(got.oks, 1, false)) != 1 {
+				t.Errorf("at 1: rows %v errors %v, want group 2's row and one overflow", at(got.oks, 1, false), e)
+			}
+			if e := at(got.errs, 2, true); len(e) != 0 || len(at(got.oks, 2, false)) != 2 {
+				t.Errorf("at 2: rows %v errors %v, want both rows", at(got.oks, 2, false), e)
+			}
+		})
+	}
+	for _, m := range []mode{modeThreshold, modeDistinct} {
+		ar := batch.Arity{Key: 3}
+		h, w := trace.NewSpine(ar, spine.Options{})
+		x := &input{ar: ar, w: w, front: frontier.Min(), in: Input{Trace: h, Pres: batch.Identity(), Arity: ar}}
+		r, err := newRecordOp(m, x.in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := func(tm uint64, d int64) upd { return upd{key: []int64{1, 2, 3}, t: tm, d: d} }
+		got := steps(t, x, r, [][]upd{{rec(0, math.MaxInt64)}, {rec(1, 1)}})
+		if e := at(got.errs, 1, true); e["numeric overflow"] != 1 || len(at(got.oks, 1, false)) != 0 {
+			t.Errorf("%v at 1: rows %v errors %v, want one overflow", m, at(got.oks, 1, false), e)
+		}
+		r.Release()
+		w.Close()
+	}
+}

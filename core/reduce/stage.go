@@ -60,26 +60,26 @@ type stage struct {
 	tmp   []*batch.Batch
 
 	// The current group.
-	key           []int64
-	nv            []int64 // new updates: vals (inAr.Val each), times, diffs
-	nt            []uint64
-	nd            []int64
-	ord           []int32
-	hc, oc, nc    []batch.Cursor
-	hk            []int // the history cursors at the group
-	cur, want     []int64
-	curM, wantM   int64
-	curOK, wantOK bool
-	recV          []int64 // kindBasic family: the group's records, sorted
-	recC          []wide
-	sorted        bool // the new updates are sorted by (val, time)
-	sums          []wide
-	acc           accState
-	dT            []uint64 // kindAccum: per-update deltas
-	dNeg, dNz, dD []int64
-	dSum          []wide
-	oV            []int64 // output history rows of the group
-	oC            []int64
+	key                 []int64
+	nv                  []int64 // new updates: vals (inAr.Val each), times, diffs
+	nt                  []uint64
+	nd                  []int64
+	ord                 []int32
+	hc, oc, nc          []batch.Cursor
+	hk                  []int // the history cursors at the group
+	cur, want           []int64
+	curM, wantM         int64
+	curOK, wantOK       bool
+	recV                []int64 // kindBasic family: the group's records, sorted
+	recC                []wide
+	sorted              bool // the new updates are sorted by (val, time)
+	sums                []wide
+	acc                 accState
+	dT                  []uint64 // kindAccum: per-update deltas
+	dNeg, dNz, dBig, dD []int64
+	dSum                []wide
+	oV                  []int64 // output history rows of the group
+	oC                  []int64
 }
 
 func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.Presentation, inAr batch.Arity, ova int) *stage {
@@ -106,14 +106,15 @@ func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.
 
 // accWidth is the output width of an accumulable stage with na aggregates
 // of which nsum are sums: tag, aggregates, negative records, non-zero
-// records, the exact count and the exact sums.
-func accWidth(na, nsum int) int { return 1 + na + 2 + 3 + 3*nsum }
+// records, records whose count leaves int64, the exact count and the
+// exact sums.
+func accWidth(na, nsum int) int { return 1 + na + 3 + 3 + 3*nsum }
 
 // accState is an accumulable group's state in diff space.
 type accState struct {
-	neg, nz int64 // records with negative, with non-zero count
-	cnt     wide
-	sum     []wide
+	neg, nz, big int64 // records with negative, non-zero, beyond-int64 count
+	cnt          wide
+	sum          []wide
 }
 
 func (s *stage) release() {
@@ -419,10 +420,10 @@ func (s *stage) evalCount() {
 		if s.kind == kindDistinct {
 			s.wantOK, s.want[0] = true, CodeNegativeMultiplicity
 		}
-	case s.kind == kindDistinct:
-		s.wantOK = true
 	case !fits:
 		s.wantOK, s.want[0] = true, CodeNumericOverflow
+	case s.kind == kindDistinct:
+		s.wantOK = true
 	default:
 		s.wantOK, s.wantM = true, x
 	}
@@ -571,13 +572,13 @@ func (s *stage) accumGroup() {
 	na := len(s.aggs)
 	base := 1 + na
 	st := &s.acc
-	st.neg, st.nz, st.cnt = 0, 0, wide{}
+	st.neg, st.nz, st.big, st.cnt = 0, 0, 0, wide{}
 	clear(st.sum)
 	if s.curOK {
-		st.neg, st.nz = s.cur[base], s.cur[base+1]
-		st.cnt = wideCols(s.cur[base+2:])
+		st.neg, st.nz, st.big = s.cur[base], s.cur[base+1], s.cur[base+2]
+		st.cnt = wideCols(s.cur[base+3:])
 		for k := range st.sum {
-			st.sum[k] = wideCols(s.cur[base+5+3*k:])
+			st.sum[k] = wideCols(s.cur[base+6+3*k:])
 		}
 	}
 	s.ord = identity(s.ord, len(s.nt))
@@ -589,7 +590,7 @@ func (s *stage) accumGroup() {
 			return cmp.Compare(s.nt[a], s.nt[b])
 		})
 	}
-	s.dT, s.dNeg, s.dNz, s.dD, s.dSum = s.dT[:0], s.dNeg[:0], s.dNz[:0], s.dD[:0], s.dSum[:0]
+	s.dT, s.dNeg, s.dNz, s.dBig, s.dD, s.dSum = s.dT[:0], s.dNeg[:0], s.dNz[:0], s.dBig[:0], s.dD[:0], s.dSum[:0]
 	for x := 0; x < len(s.ord); {
 		v := s.newVal(s.ord[x])
 		c := s.histCount(v)
@@ -601,6 +602,7 @@ func (s *stage) accumGroup() {
 			s.dT = append(s.dT, s.nt[i])
 			s.dNeg = append(s.dNeg, b2i(c.negative())-b2i(before.negative()))
 			s.dNz = append(s.dNz, b2i(!c.isZero())-b2i(!before.isZero()))
+			s.dBig = append(s.dBig, b2i(!c.fits())-b2i(!before.fits()))
 			s.dD = append(s.dD, d)
 			for _, a := range s.aggs {
 				if a.Fn == Sum {
@@ -616,6 +618,7 @@ func (s *stage) accumGroup() {
 		for ; y < len(s.ord) && s.dT[s.ord[y]] == t; y++ {
 			i := int(s.ord[y])
 			st.neg += s.dNeg[i]
+			st.big += s.dBig[i]
 			st.nz += s.dNz[i]
 			st.cnt = st.cnt.add(wideOf(s.dD[i]))
 			for k := range st.sum {
@@ -644,13 +647,18 @@ func (s *stage) evalAccum() {
 		return
 	}
 	base := 1 + len(s.aggs)
-	s.want[base], s.want[base+1] = st.neg, st.nz
-	st.cnt.cols(s.want[base+2:])
+	s.want[base], s.want[base+1], s.want[base+2] = st.neg, st.nz, st.big
+	st.cnt.cols(s.want[base+3:])
 	for k, w := range st.sum {
-		w.cols(s.want[base+5+3*k:])
+		w.cols(s.want[base+6+3*k:])
 	}
 	if st.neg > 0 {
 		s.want[0] = CodeNegativeMultiplicity
+		return
+	}
+	if st.big > 0 { // a record's count leaves int64 (SPEC.md "Errors")
+		clear(s.want[:base])
+		s.want[0] = CodeNumericOverflow
 		return
 	}
 	for j, a := range s.aggs {

@@ -61,6 +61,12 @@ func (w wide) int64() (int64, bool) {
 // negative reports whether w < 0.
 func (w wide) negative() bool { return int64(w[2]) < 0 }
 
+// fits reports whether w is within int64.
+func (w wide) fits() bool {
+	_, ok := w.int64()
+	return ok
+}
+
 // isZero reports whether w is 0.
 func (w wide) isZero() bool { return w[0]|w[1]|w[2] == 0 }
 

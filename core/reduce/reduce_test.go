@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
@@ -411,5 +412,32 @@ func TestRecordCountBeyondInt64IsAnOverflow(t *testing.T) {
 		}
 		r.Release()
 		w.Close()
+	}
+}
+
+// TestOwnerIsTheExchangeOfTheGroupColumns: the worker that owns a group is
+// the one dataflow.Context.Exchange sends a row to when exchanging by the
+// group's columns, so a reduce behind an arrangement exchanged by its key
+// sees every record of its groups.
+func TestOwnerIsTheExchangeOfTheGroupColumns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for range 1000 {
+		row := []int64{rng.Int64(), rng.Int64N(10), rng.Int64(), rng.Int64N(3)}
+		cols := []int{1, 3}
+		if rng.IntN(2) == 0 {
+			cols = []int{2}
+		}
+		key := make([]int64, len(cols))
+		for i, c := range cols {
+			key[i] = row[c]
+		}
+		for _, peers := range []int{2, 3, 4} {
+			if got, want := Owner(key, peers), int(dataflow.HashCols(row, cols)%uint64(peers)); got != want {
+				t.Fatalf("Owner(%v, %d) = %d, the exchange sends row %v by %v to %d", key, peers, got, row, cols, want)
+			}
+		}
+	}
+	if Owner([]int64{7}, 1) != 0 {
+		t.Fatal("one worker owns everything")
 	}
 }

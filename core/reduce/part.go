@@ -10,16 +10,16 @@ import (
 )
 
 // The hashed sub-bucket widths of the hierarchical plan's
-// layers, widest first: layer 0 groups records by (group, 12 bits of the
+// layers, widest first: layer 0 groups records by (group, 8 bits of the
 // record's hash), each layer above keeps 4 bits fewer, and the last layer
 // is keyed by the group alone. A new record touches one small group per
-// layer: about group size / 4096 records in layer 0 and at most 16 rows in
+// layer: about group size / 256 records in layer 0 and at most 16 rows in
 // each layer above (§6.2; Materialize's buckets shrink by 16 per layer
 // likewise).
 const (
-	layers     = 3  // layers below the group layer
-	layer0Bits = 12 // bucket bits of layer 0
-	layerStep  = 4  // bits dropped per layer
+	layers     = 2 // layers below the group layer
+	layer0Bits = 8 // bucket bits of layer 0
+	layerStep  = 4 // bits dropped per layer
 )
 
 // layerBits returns the bucket bits of layer l < layers.

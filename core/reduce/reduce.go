@@ -241,7 +241,7 @@ func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
 	if m == modeDistinct {
 		k = kindDistinct
 	}
-	r.parts = []*part{{top: r.newStage(k, nil, in.Trace, in.Pres, in.Arity, 1)}}
+	r.parts = []*part{{plan: Basic, top: r.newStage(k, nil, in.Trace, in.Pres, in.Arity, 1)}}
 	r.okBld = batch.NewBuilder(batch.Arity{Key: in.Arity.Key}, 0)
 	r.errBld = batch.NewBuilder(batch.Arity{Key: 1}, 0)
 	return r, nil

@@ -5,6 +5,7 @@
 # end if any failed:
 #
 #   download     go mod download
+#   tidy         go mod tidy -diff shows nothing (go.mod and go.sum are tidy)
 #   build        go build ./...
 #   gofmt        gofmt -l lists no file (testdata excluded)
 #   vet          go vet ./...
@@ -88,6 +89,7 @@ go version
 echo "GOFLAGS=$GOFLAGS TEST_TIMEOUT=$timeout CPUs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?')"
 
 step download go mod download
+step tidy go mod tidy -diff
 step build go build ./...
 step gofmt gofmt_check
 step vet go vet ./...

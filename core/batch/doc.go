@@ -1,7 +1,8 @@
 // Package batch implements immutable, columnar, consolidated batches of
 // updates (key row, val row, time, diff) and the three things done with them:
-// building one from unsorted updates (Builder), reading one (Cursor, and
-// CursorList over several), and merging two adjacent ones in bounded steps of
+// building one from unsorted updates (Builder), reading one (Cursor; a
+// reader of several batches cursors each in turn), and merging two adjacent
+// ones in bounded steps of
 // work while applying logical compaction (Merger). Semantics:
 // reference/semantics.md §1.3–§1.6 and §1.7 (merges).
 //
@@ -38,12 +39,14 @@
 //	    merged batch is already advanced by it.
 //
 // Diff arithmetic is checked: a consolidation whose sum leaves int64 is
-// reported as ErrOverflow, never wrapped.
+// reported as ErrOverflow, never wrapped. A build that overflows returns no
+// batch; a merge that overflows returns the complete merged batch with the
+// overflowed diff saturated, and the error, so that no other update is lost.
 //
 // Batches are immutable once built and may be read from any goroutine. A
 // Builder, Cursor or Merger is owned by one goroutine. Slices returned by a
 // Cursor alias the batch and stay valid as long as the batch is reachable.
 //
 // Differential-dataflow names: Batch is OrdValBatch, Builder is Batcher +
-// Builder, Merger is OrdValMerger, CursorList is CursorList.
+// Builder, Merger is OrdValMerger; there is no CursorList.
 package batch

@@ -15,16 +15,16 @@ type Flavor int
 const (
 	// Local: built in this dataflow by Arrange.
 	Local Flavor = iota
-	// Trace: imported from the trace manager by ImportIndex (a local trace
-	// of this runtime or a peer's publication).
-	Trace
+	// Imported: imported from the trace manager by ImportIndex (a local
+	// trace of this runtime or a peer's publication).
+	Imported
 )
 
 func (f Flavor) String() string {
 	if f == Local {
 		return "local"
 	}
-	return "trace"
+	return "imported"
 }
 
 // Arranged is one half (oks or errs) of an arrangement: a stream of
@@ -37,13 +37,17 @@ type Arranged struct {
 	Trace  trace.Reader
 	Pres   batch.Presentation
 	Arity  batch.Arity
+	// Key are the columns of the collection the half is keyed by (its
+	// values are the other columns in order): an oks half's Arrangement.Key,
+	// [0] for an errs half (keyed by error code).
+	Key []int
 }
 
 // Arrangement is a collection arranged by key columns: oks by Key (vals are
 // the other columns in order), errs by error code.
 type Arrangement struct {
 	Flavor Flavor
-	Index  string // the index id, for Trace
+	Index  string // the index id, for Imported
 	Key    []int  // key columns of the collection
 	Arity  int    // columns of the collection
 	Oks    Arranged
@@ -77,7 +81,7 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 			err = o.w.Insert(b)
 		}
 		if err != nil {
-			o.err = fmt.Errorf("dataflow: arrange: sealing [%v, %v): %w", o.sealed, in, err)
+			o.err = fmt.Errorf("arrange: sealing [%v, %v): %w", o.sealed, in, err)
 			o.onErr(o.err)
 			return frontier.Empty()
 		}

@@ -41,10 +41,6 @@ func (c *Chunk) Check() error {
 	return nil
 }
 
-// HashName names the row hash; runtimes that share traces must agree on it
-// (worker i of one reads worker i of the other, §4.6).
-const HashName = "splitmix64-fold/v1"
-
 // HashCols hashes the given columns of row. It is the function that shards
 // data across workers: a key lives on worker HashCols(row, key) % peers.
 func HashCols(row []int64, cols []int) uint64 {
@@ -55,8 +51,8 @@ func HashCols(row []int64, cols []int) uint64 {
 	return h
 }
 
-// HashRow hashes a whole row.
-func HashRow(row []int64) uint64 {
+// hashRow hashes a whole row.
+func hashRow(row []int64) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	for _, x := range row {
 		h = mix(h ^ uint64(x))

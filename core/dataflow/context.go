@@ -3,6 +3,7 @@ package dataflow
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -14,7 +15,7 @@ import (
 // ErrCompactedBeyondAsOf is wrapped by ImportIndex when an index has been
 // allowed to compact beyond the dataflow's as_of (§3.5): a protocol error,
 // never coalesced data.
-var ErrCompactedBeyondAsOf = errors.New("index has been allowed to compact beyond the dataflow as_of")
+var ErrCompactedBeyondAsOf = errors.New("dataflow: index has been allowed to compact beyond the dataflow as_of")
 
 // Desc describes a dataflow to create on every worker of a runtime.
 type Desc struct {
@@ -59,6 +60,15 @@ type Context struct {
 	env       *Env
 	temp      []trace.Reader // arrangement readers owned by the build
 	exchanges int
+	exports   []string // index ids exported so far, in call order
+	err       error    // the first error of a call that returns none
+}
+
+// fail records err as the build's error unless one is recorded already.
+func (c *Context) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
 }
 
 // AsOf returns the dataflow's as_of.
@@ -87,7 +97,7 @@ func newStream[T any](df *Dataflow, n *node) *Stream[T] { return &Stream[T]{from
 func (c *Context) Input(name string, arity int) (Collection, error) {
 	l, err := c.env.Inputs.log(name, arity)
 	if err != nil {
-		return Collection{}, err
+		return Collection{}, fmt.Errorf("dataflow %s: %w", c.df.id, err)
 	}
 	op := &inputOp{df: c.df, log: l, pending: append([]*Chunk(nil), l.history...)}
 	n := c.df.addNode("input "+name, op)
@@ -102,7 +112,7 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	if c.env.Peers == 1 {
 		return s
 	}
-	key := exchangeKey{df: c.df.id, seq: c.exchanges}
+	key := exchangeKey{df: c.df.id, inc: c.df.inc, seq: c.exchanges}
 	c.exchanges++
 	df, env := c.df, c.env
 	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
@@ -121,7 +131,7 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 	for _, k := range key {
 		if k < 0 || k >= coll.Arity {
-			return nil, fmt.Errorf("dataflow: arrange: key column %d of a %d-column collection", k, coll.Arity)
+			return nil, fmt.Errorf("dataflow %s: arrange: key column %d of a %d-column collection", c.df.id, k, coll.Arity)
 		}
 	}
 	var vals []int
@@ -147,11 +157,15 @@ func containsInt(xs []int, x int) bool {
 func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) Arranged {
 	ar := batch.Arity{Key: len(key), Val: len(vals)}
 	h, w, s := share.NewTrace(ar, c.env.Spine)
+	// A new arrangement starts compacted at its dataflow's as_of: it is
+	// correct from as_of on only, and says so to every importer (the MZ
+	// #3005 row of docs/semantics.md §7.3).
+	h.SetLogicalCompaction(c.df.asOf)
 	if c.env.Wake != nil {
 		s.SetNotify(c.env.Wake)
 	}
 	m := c.env.Manager
-	m.track(s)
+	m.track(s, "dataflow "+c.df.id+": "+name)
 	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	df, env := c.df, c.env
 	op := &arrangeOp{
@@ -161,10 +175,10 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) 
 	n := c.df.addNode(name, op, in.from)
 	op.out = newStream[*batch.Batch](c.df, n)
 	c.temp = append(c.temp, h)
-	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar}
+	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar, Key: key}
 }
 
-// ImportIndex imports index id from the worker's trace manager as a Trace
+// ImportIndex imports index id from the worker's trace manager as an Imported
 // arrangement, at the dataflow's as_of and bounded by its until (§4.4). It
 // has one body for every runtime and both kinds of bundle: local traces are
 // imported through their private point, peer bundles through the
@@ -177,40 +191,25 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	if since := b.CompactionFrontier(); !since.LessEqual(c.df.asOf) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
 	}
-	oks, err := c.importHalf("import "+id+" oks", b.Oks)
+	oksAr := batch.Arity{Key: len(b.Key), Val: b.Columns - len(b.Key)}
+	oks, err := c.importHalf("import "+id+" oks", b.Oks, oksAr, b.Key)
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q oks: %w", c.df.id, id, err)
 	}
-	errs, err := c.importHalf("import "+id+" errs", b.Errs)
+	errs, err := c.importHalf("import "+id+" errs", b.Errs, batch.Arity{Key: 1}, []int{0}) // by error code
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
-	return &Arrangement{Flavor: Trace, Index: id, Oks: oks, Errs: errs}, nil
+	return &Arrangement{Flavor: Imported, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
 }
 
-func (c *Context) importHalf(name string, r trace.Reader) (Arranged, error) {
-	asOf := c.df.asOf
-	if p, ok := r.(*share.Padded); ok {
-		// The padded range presents nothing: import from the inner since.
-		r = p.Inner()
-		asOf = asOf.Join(r.LogicalCompaction())
+func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity, key []int) (Arranged, error) {
+	in, err := share.ImporterOf(r)
+	if err != nil {
+		return Arranged{}, err
 	}
 	df, env := c.df, c.env
-	wake := func() { env.Activate(df) }
-	var im *share.Import
-	var err error
-	switch r := r.(type) {
-	case *share.Reader:
-		im, err = r.ImportWith(asOf, c.df.until, wake)
-	case *trace.Handle:
-		s, ok := r.Trace().Storage().(*share.Spine)
-		if !ok {
-			return Arranged{}, fmt.Errorf("local trace is not importable (storage %T)", r.Trace().Storage())
-		}
-		im, err = s.LocalPoint().ImportWith(asOf, c.df.until, wake)
-	default:
-		return Arranged{}, fmt.Errorf("cannot import a %T", r)
-	}
+	im, err := in.ImportWith(c.df.asOf, c.df.until, func() { env.Activate(df) })
 	if err != nil {
 		return Arranged{}, err
 	}
@@ -218,11 +217,7 @@ func (c *Context) importHalf(name string, r trace.Reader) (Arranged, error) {
 	n := c.df.addNode(name, op)
 	op.out = newStream[*batch.Batch](c.df, n)
 	c.temp = append(c.temp, im.Trace())
-	var ar batch.Arity
-	if chain := im.Trace().Point().Chain(); len(chain) > 0 {
-		ar = chain[0].Arity()
-	}
-	return Arranged{Stream: op.out, Trace: im.Trace(), Pres: im.Presentation(), Arity: ar}, nil
+	return Arranged{Stream: op.out, Trace: im.Trace(), Pres: im.Presentation(), Arity: ar, Key: key}, nil
 }
 
 // Keep clones r for an operator that reads the trace after construction; the
@@ -234,23 +229,26 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 }
 
 // Export makes a an index id of this worker's trace manager (§4.2). A Local
-// arrangement's traces are cloned into a bundle and, in a publishing
-// runtime, published under (id, as_of); a Trace arrangement re-exports the
-// bundle it was imported from. Dropping the dataflow drops the index.
+// arrangement's traces are cloned into a bundle; an Imported arrangement
+// re-exports the bundle it was imported from. In a publishing runtime the
+// traces are published under the incarnation (id, as_of, the create's
+// sequence number), a re-export included. Dropping the dataflow drops the
+// index. Build checks the ids exported against Desc.Exports.
 func (c *Context) Export(id string, a *Arrangement) error {
 	m := c.env.Manager
-	if a.Flavor == Trace {
+	var e *entry
+	if a.Flavor == Imported {
 		src, ok := m.Get(a.Index)
 		if !ok {
 			return fmt.Errorf("dataflow %s: re-export of unknown index %q", c.df.id, a.Index)
 		}
-		return m.set(id, &entry{bundle: src.Clone(), owner: c.df.id})
+		e = &entry{bundle: src.Clone(), owner: c.df.id}
+	} else {
+		e = &entry{bundle: share.NewBundle(a.Oks.Trace.CloneReader(), a.Errs.Trace.CloneReader(), nil), owner: c.df.id}
+		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 	}
-	oksH, errsH := a.Oks.Trace.(*trace.Handle), a.Errs.Trace.(*trace.Handle)
-	oksS, errsS := oksH.Trace().Storage().(*share.Spine), errsH.Trace().Storage().(*share.Spine)
-	e := &entry{bundle: share.NewBundle(oksH.Clone(), errsH.Clone(), nil), owner: c.df.id}
 	if c.env.Registry != nil {
-		tok, err := c.env.Registry.Publish(id, c.df.asOf, oksS, errsS)
+		tok, err := c.env.Registry.PublishBundle(share.Incarnation{ID: id, AsOf: c.df.asOf, Seq: c.df.inc}, e.bundle)
 		if err != nil {
 			e.bundle.Release()
 			return fmt.Errorf("dataflow %s: export %q: %w", c.df.id, id, err)
@@ -262,39 +260,78 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		if e.token != nil {
 			e.token.Release()
 		}
-		return err
+		return fmt.Errorf("dataflow %s: export %q: %w", c.df.id, id, err)
 	}
+	c.exports = append(c.exports, id)
 	return nil
 }
 
-// Probe attaches p to the arrangement's oks stream.
-func (c *Context) Probe(p *Probe, s *Stream[*batch.Batch]) {
-	c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+// checkProbe reports a probe sized for another number of workers: it fails
+// the build (an error naming the dataflow and both counts), never a worker.
+func (c *Context) checkProbe(what string, p *Probe) bool {
+	if n := len(p.fronts); n != c.env.Peers {
+		c.fail(fmt.Errorf("dataflow %s: %s made for %d workers in a runtime of %d", c.df.id, what, n, c.env.Peers))
+		return false
+	}
+	return true
 }
 
-// ProbeChunks attaches p to a collection stream.
-func (c *Context) ProbeChunks(p *Probe, s *Stream[*Chunk]) {
-	c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+// Source is any stream, of whatever message type: what a probe observes
+// the frontier of. *Stream[T] implements it.
+type Source interface{ source() *node }
+
+func (s *Stream[T]) source() *node { return s.from }
+
+// Probe attaches p to the stream s (an arrangement's batches, a
+// collection's chunks, any operator output). A probe made for another
+// number of workers than the runtime's fails the build.
+func (c *Context) Probe(p *Probe, s Source) {
+	if c.checkProbe("probe", p) {
+		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.source())
+	}
 }
 
-// Capture records an arrangement half as presented.
+// Capture records an arrangement half as presented, each row in the
+// collection's column order (a.Key put back in place). A capture made for
+// another number of workers than the runtime's fails the build.
 func (c *Context) Capture(cp *Capture, a Arranged) {
-	op := &captureOp{c: cp, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
-	c.df.addNode("capture", op, a.Stream.from)
+	if c.checkProbe("capture", &cp.Probe) {
+		op := &captureOp{c: cp, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres, place: placement(a.Key, a.Arity.Key+a.Arity.Val)}
+		c.df.addNode("capture", op, a.Stream.from)
+	}
 }
 
-// Build builds desc on one worker: it runs desc.Build, then releases the
-// readers the build context owned (an operator keeps what it needs with
-// Keep; §4.9) and steps the dataflow once. On error everything created is
-// dropped.
-func Build(env *Env, desc Desc) (*Dataflow, error) {
+// ErrExportsDiffer is wrapped by Build when the indexes a dataflow's Build
+// exported are not exactly its Desc.Exports.
+var ErrExportsDiffer = errors.New("dataflow: exports differ from Desc.Exports")
+
+// Build builds desc on one worker as incarnation inc (the sequence number
+// of its create: exchanges and publications of two incarnations of one id
+// never meet). It runs desc.Build, checks the ids it exported against
+// desc.Exports, then releases the readers the build context owned (an
+// operator keeps what it needs with Keep; §4.9) and steps the dataflow
+// once. On error everything created is dropped.
+func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	asOf, until := desc.AsOf, desc.Until
 	if !asOf.Less(until) {
 		return nil, fmt.Errorf("dataflow %s: as_of %v is not before until %v", desc.ID, asOf, until)
 	}
-	df := &Dataflow{id: desc.ID, asOf: asOf, until: until}
+	if desc.Build == nil {
+		return nil, fmt.Errorf("dataflow %s: Desc.Build is nil", desc.ID)
+	}
+	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until}
 	ctx := &Context{df: df, env: env}
 	err := desc.Build(ctx)
+	if err == nil {
+		err = ctx.err
+	}
+	if err == nil {
+		want := slices.Sorted(slices.Values(desc.Exports))
+		got := slices.Sorted(slices.Values(ctx.exports))
+		if !slices.Equal(want, got) {
+			err = fmt.Errorf("dataflow %s: Desc.Exports %q, Build exported %q: %w", desc.ID, desc.Exports, ctx.exports, ErrExportsDiffer)
+		}
+	}
 	for _, r := range ctx.temp {
 		r.Release()
 	}
@@ -304,7 +341,7 @@ func Build(env *Env, desc Desc) (*Dataflow, error) {
 		return nil, err
 	}
 	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
-	df.Run(4)
+	df.run(PassesAtBuild)
 	return df, nil
 }
 
@@ -312,10 +349,11 @@ func Build(env *Env, desc Desc) (*Dataflow, error) {
 // indexes it exported are dropped (D3).
 func (d *Dataflow) Drop() { d.drop() }
 
-// Step runs passes until nothing moves (bounded) and reports whether the
-// last pass still moved.
+// Step runs passes until nothing moves, at most PassesPerActivation, and
+// reports whether the last pass still moved (the caller activates it again
+// after its other work).
 func (d *Dataflow) Step() bool {
-	for range 8 {
+	for range PassesPerActivation {
 		if !d.step() {
 			return false
 		}

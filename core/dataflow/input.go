@@ -36,9 +36,19 @@ func (in *Inputs) log(name string, arity int) (*inputLog, error) {
 		return l, nil
 	}
 	if l.arity != arity {
-		return nil, fmt.Errorf("dataflow: input %q has arity %d, not %d", name, l.arity, arity)
+		return nil, fmt.Errorf("input %q has arity %d, not %d", name, l.arity, arity)
 	}
 	return l, nil
+}
+
+// Declare declares input name with its arity; a dataflow that reads it
+// before it is declared declares it with the arity it reads, and the arities
+// must agree.
+func (in *Inputs) Declare(name string, arity int) error {
+	if _, err := in.log(name, arity); err != nil {
+		return fmt.Errorf("dataflow: %w", err)
+	}
+	return nil
 }
 
 // Send adds updates to input name: this worker keeps the rows whose hash
@@ -49,13 +59,13 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 	}
 	l, err := in.log(name, c.Arity)
 	if err != nil {
-		return err
+		return fmt.Errorf("dataflow: %w", err)
 	}
 	mine := c
 	if in.peers > 1 {
 		mine = NewChunk(c.Arity, c.Len()/in.peers+1)
 		for i := range c.Len() {
-			if int(HashRow(c.Row(i))%uint64(in.peers)) == in.worker {
+			if int(hashRow(c.Row(i))%uint64(in.peers)) == in.worker {
 				mine.Push(c.Row(i), c.Times[i], c.Diffs[i])
 			}
 		}
@@ -76,11 +86,12 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 	return nil
 }
 
-// Advance moves input name's frontier to f (never back).
-func (in *Inputs) Advance(name string, arity int, f frontier.Frontier) error {
-	l, err := in.log(name, arity)
-	if err != nil {
-		return err
+// Advance moves input name's frontier to f (never back). The input must be
+// declared, or read by a dataflow.
+func (in *Inputs) Advance(name string, f frontier.Frontier) error {
+	l, ok := in.logs[name]
+	if !ok {
+		return fmt.Errorf("dataflow: advance of unknown input %q", name)
 	}
 	if !l.frontier.LessEqual(f) {
 		return fmt.Errorf("dataflow: input %q: frontier %v would move back to %v", name, l.frontier, f)
@@ -90,14 +101,6 @@ func (in *Inputs) Advance(name string, arity int, f frontier.Frontier) error {
 		in.activate(s.df)
 	}
 	return nil
-}
-
-// Frontier returns input name's frontier ({0} if unknown).
-func (in *Inputs) Frontier(name string) frontier.Frontier {
-	if l, ok := in.logs[name]; ok {
-		return l.frontier
-	}
-	return frontier.Min()
 }
 
 // inputOp is the source operator of an input in one dataflow.

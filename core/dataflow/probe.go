@@ -24,7 +24,13 @@ type Probe struct {
 
 // NewProbe returns a probe for a dataflow running on workers workers.
 func NewProbe(workers int) *Probe {
-	return &Probe{fronts: make([]frontier.Frontier, workers), joined: make([]bool, workers), changed: make(chan struct{})}
+	p := &Probe{}
+	p.init(workers)
+	return p
+}
+
+func (p *Probe) init(workers int) {
+	p.fronts, p.joined, p.changed = make([]frontier.Frontier, workers), make([]bool, workers), make(chan struct{})
 }
 
 func (p *Probe) set(worker int, f frontier.Frontier) {
@@ -102,7 +108,9 @@ type Capture struct {
 
 // NewCapture returns a capture for a dataflow running on workers workers.
 func NewCapture(workers int) *Capture {
-	return &Capture{Probe: *NewProbe(workers), rows: map[string][]int64{}, upd: map[string]map[frontier.Time]int64{}}
+	c := &Capture{rows: map[string][]int64{}, upd: map[string]map[frontier.Time]int64{}}
+	c.Probe.init(workers) // in place: a Probe holds a mutex and is never copied
+	return c
 }
 
 func (c *Capture) record(row []int64, t frontier.Time, d int64) {
@@ -152,21 +160,6 @@ func (c *Capture) At(t frontier.Time) []RowDiff {
 	return out
 }
 
-// Changes returns the captured changes at exactly t, sorted (what differs
-// between the accumulations at t-1 and t).
-func (c *Capture) Changes(t frontier.Time) []RowDiff {
-	c.cmu.Lock()
-	defer c.cmu.Unlock()
-	var out []RowDiff
-	for k, m := range c.upd {
-		if d := m[t]; d != 0 {
-			out = append(out, RowDiff{Row: c.rows[k], Diff: d})
-		}
-	}
-	slices.SortFunc(out, func(a, b RowDiff) int { return slices.Compare(a.Row, b.Row) })
-	return out
-}
-
 // Times returns the times at which something was captured, ascending.
 func (c *Capture) Times() []frontier.Time {
 	c.cmu.Lock()
@@ -187,7 +180,21 @@ type captureOp struct {
 	worker int
 	in     *Port[*batch.Batch]
 	pres   batch.Presentation
+	place  []int // place[i]: the collection column of key ++ val column i
+	kv     []int64
 	row    []int64
+}
+
+// placement maps the columns of key ++ val back to the collection's: key
+// columns where key says, values in the remaining columns in order.
+func placement(key []int, cols int) []int {
+	place := slices.Clone(key)
+	for c := range cols {
+		if !slices.Contains(key, c) {
+			place = append(place, c)
+		}
+	}
+	return place
 }
 
 func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
@@ -197,7 +204,11 @@ func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
 		for _, b := range msgs {
 			for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
 				for ; cur.ValValid(); cur.StepVal() {
-					o.row = append(append(o.row[:0], cur.Key()...), cur.Val()...)
+					o.kv = append(append(o.kv[:0], cur.Key()...), cur.Val()...)
+					o.row = append(o.row[:0], o.kv...)
+					for i, c := range o.place {
+						o.row[c] = o.kv[i]
+					}
 					times, diffs := cur.Updates()
 					for i, t := range times {
 						if pt, ok := o.pres.Present(t); ok {

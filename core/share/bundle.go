@@ -14,8 +14,14 @@ import (
 // its registry slot).
 type Bundle struct {
 	Oks, Errs trace.Reader
-	drop      *dropToken
-	released  bool
+	// Key and Columns describe the collection the index arranges: its key
+	// columns and its number of columns (oks are keyed by Key, valued by
+	// the other columns in order; errs by error code). A peer bundle has the
+	// description its publisher gave (Registry.PublishBundle).
+	Key      []int
+	Columns  int
+	drop     *dropToken
+	released bool
 }
 
 // dropToken runs its function when its last holder releases it.
@@ -68,7 +74,7 @@ func (b *Bundle) AllowCompaction(f frontier.Frontier) {
 
 // Clone clones both halves (new holds) and shares the drop token.
 func (b *Bundle) Clone() *Bundle {
-	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), drop: b.drop}
+	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), Key: b.Key, Columns: b.Columns, drop: b.drop}
 	if c.drop != nil {
 		c.drop.refs.Add(1)
 	}
@@ -93,7 +99,7 @@ func (b *Bundle) Release() {
 // its peer bundles as the publisher pads its own, because the publisher's
 // padding never reaches the publication.
 func (b *Bundle) IntoPadded() *Bundle {
-	return &Bundle{Oks: Pad(b.Oks), Errs: Pad(b.Errs), drop: b.drop, released: b.released}
+	return &Bundle{Oks: Pad(b.Oks), Errs: Pad(b.Errs), Key: b.Key, Columns: b.Columns, drop: b.drop, released: b.released}
 }
 
 // Padded is a reader presenting an empty collection for times in

@@ -28,7 +28,6 @@ type Spine struct {
 	wake     chan struct{} // capacity 1; readers signal when their holds move
 	notify   func()        // optional; called with wake (under a point's lock)
 	local    *Point        // private point for imports within the same runtime
-	dropped  bool
 }
 
 var (
@@ -36,8 +35,9 @@ var (
 	_ trace.Dropper = (*Spine)(nil)
 )
 
-// NewSpine wraps inner for publication.
-func NewSpine(inner *spine.Spine) *Spine {
+// WrapSpine wraps inner for publication (trace.NewSpine, by contrast, makes a
+// new local trace of an arity).
+func WrapSpine(inner *spine.Spine) *Spine {
 	return &Spine{
 		inner:         inner,
 		localLogical:  inner.LogicalCompaction(),
@@ -49,7 +49,7 @@ func NewSpine(inner *spine.Spine) *Spine {
 // NewTrace returns a fresh publishing spine of the given arity with its first
 // local handle and writer.
 func NewTrace(ar batch.Arity, opts spine.Options) (*trace.Handle, *trace.Writer, *Spine) {
-	s := NewSpine(spine.New(ar, opts))
+	s := WrapSpine(spine.New(ar, opts))
 	h, w := trace.New(s)
 	return h, w, s
 }
@@ -308,13 +308,15 @@ func (s *Spine) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 // MapBatches visits the inner chain.
 func (s *Spine) MapBatches(f func(*batch.Batch)) { s.inner.MapBatches(f) }
 
+// Err returns the error of the first merge that overflowed (spine.Spine.Err).
+func (s *Spine) Err() error { return s.inner.Err() }
+
 // Stats returns the inner spine's counters.
 func (s *Spine) Stats() spine.Stats { return s.inner.Stats() }
 
 // Drop ends every publication of this trace: its last local handle is gone.
 // Readers keep the last published chain.
 func (s *Spine) Drop() {
-	s.dropped = true
 	for _, p := range s.points {
 		p.close()
 	}

@@ -4,8 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/internal/scripttest"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata expectations with actual output")
@@ -35,172 +34,98 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata expectations with ac
 //
 // Run with -rewrite to regenerate expectations.
 func TestScripts(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.txt")
-	if len(files) == 0 {
-		t.Fatal("no testdata")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runScript(t, file) })
-	}
+	scripttest.RunDir(t, "testdata/*.txt", *rewrite, func(t *testing.T) func(*scripttest.Case) string {
+		return (&script{t: t, handles: map[string]*Handle{}}).do
+	})
 }
 
-type scriptCase struct {
-	pre       []string // comment lines before the case
-	line      int
-	cmd       string
-	input     []string
-	want, got string
+// script is the state of one script file: the trace, its writer, and its
+// handles by name.
+type script struct {
+	t       *testing.T
+	ar      batch.Arity
+	w       *Writer
+	handles map[string]*Handle
 }
 
-func parseScript(t *testing.T, file string) []*scriptCase {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []*scriptCase
-	var cur *scriptCase
-	inOut := false
-	var out, pre []string
-	for i, line := range strings.Split(string(data), "\n") {
-		switch {
-		case cur == nil && strings.TrimSpace(line) == "":
-		case cur == nil && strings.HasPrefix(line, "#"):
-			pre = append(pre, line)
-		case cur == nil:
-			cur = &scriptCase{pre: pre, line: i + 1, cmd: line}
-			pre = nil
-			inOut, out = false, nil
-		case !inOut && line == "----":
-			inOut = true
-		case !inOut:
-			cur.input = append(cur.input, line)
-		case line == "":
-			cur.want = strings.Join(out, "\n")
-			cases = append(cases, cur)
-			cur = nil
-		default:
-			out = append(out, line)
+func (s *script) anyHandle() *Handle {
+	for _, k := range slices.Sorted(maps.Keys(s.handles)) {
+		if !s.handles[k].Released() {
+			return s.handles[k]
 		}
 	}
-	if cur != nil {
-		cur.want = strings.Join(out, "\n")
-		cases = append(cases, cur)
-	}
-	return cases
+	return nil
 }
 
-func runScript(t *testing.T, file string) {
-	cases := parseScript(t, file)
-	var ar batch.Arity
-	var w *Writer
-	handles := map[string]*Handle{}
-	anyHandle := func() *Handle {
-		for _, k := range slices.Sorted(maps.Keys(handles)) {
-			if !handles[k].Released() {
-				return handles[k]
+func (s *script) do(c *scripttest.Case) string {
+	args := c.Args
+	fr := func() frontier.Frontier { return frontier.MustParse(args["f"]) }
+	h := s.handles[args["h"]]
+	switch c.Name {
+	case "new":
+		ka, _ := strconv.Atoi(args["key"])
+		va, _ := strconv.Atoi(args["val"])
+		s.ar = batch.Arity{Key: ka, Val: va}
+		s.handles = map[string]*Handle{}
+		s.handles["h0"], s.w = NewSpine(s.ar, spine.Options{})
+		return "ok"
+	case "insert":
+		b, err := batch.Parse(s.ar, strings.Join(c.Input, "\n"))
+		if err == nil {
+			err = s.w.Insert(b)
+		}
+		return errOr(err, "ok")
+	case "clone":
+		s.handles[args["as"]] = h.Clone()
+		return "ok"
+	case "release":
+		h.Release()
+		return "ok"
+	case "logical":
+		h.SetLogicalCompaction(fr())
+		return fmt.Sprintf("%s logical %v", args["h"], h.LogicalCompaction())
+	case "physical":
+		h.SetPhysicalCompaction(fr())
+		return fmt.Sprintf("%s physical %v", args["h"], h.PhysicalCompaction())
+	case "exert":
+		if e, ok := args["effort"]; ok {
+			n, _ := strconv.ParseInt(e, 10, 64)
+			s.w.Exert(n)
+		} else {
+			for s.w.Exert(1 << 20) {
 			}
 		}
-		return nil
+		if st := s.anyHandle(); st != nil && st.Trace().Storage() != nil {
+			return strings.TrimSpace(st.Trace().Storage().(*spine.Spine).String())
+		}
+		return "dropped"
+	case "cut":
+		bs, err := h.BatchesThrough(fr())
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		var lines []string
+		for _, b := range bs {
+			lines = append(lines, b.String())
+		}
+		if len(lines) == 0 {
+			return "(nothing)"
+		}
+		return strings.Join(lines, "\n")
+	case "acc":
+		tm, _ := strconv.ParseUint(args["t"], 10, 64)
+		return accumulateString(s.t, h, tm)
+	case "holds":
+		st := h.Trace()
+		if st.Storage() == nil {
+			return fmt.Sprintf("dropped; live %d", st.Live())
+		}
+		lh, ph := st.LogicalHolds(), st.PhysicalHolds()
+		return fmt.Sprintf("storage logical %v physical %v; holds logical %s physical %s; live %d",
+			st.Storage().LogicalCompaction(), st.Storage().PhysicalCompaction(), lh.String(), ph.String(), st.Live())
 	}
-	for _, c := range cases {
-		fields := strings.Fields(c.cmd)
-		args := map[string]string{}
-		for _, f := range fields[1:] {
-			k, v, _ := strings.Cut(f, "=")
-			args[k] = v
-		}
-		fr := func() frontier.Frontier { return frontier.MustParse(args["f"]) }
-		h := handles[args["h"]]
-		var out string
-		switch fields[0] {
-		case "new":
-			ka, _ := strconv.Atoi(args["key"])
-			va, _ := strconv.Atoi(args["val"])
-			ar = batch.Arity{Key: ka, Val: va}
-			handles = map[string]*Handle{}
-			handles["h0"], w = NewSpine(ar, spine.Options{})
-			out = "ok"
-		case "insert":
-			b, err := batch.Parse(ar, strings.Join(c.input, "\n"))
-			if err == nil {
-				err = w.Insert(b)
-			}
-			out = errOr(err, "ok")
-		case "clone":
-			handles[args["as"]] = h.Clone()
-			out = "ok"
-		case "release":
-			h.Release()
-			out = "ok"
-		case "logical":
-			h.SetLogicalCompaction(fr())
-			out = fmt.Sprintf("%s logical %v", args["h"], h.LogicalCompaction())
-		case "physical":
-			h.SetPhysicalCompaction(fr())
-			out = fmt.Sprintf("%s physical %v", args["h"], h.PhysicalCompaction())
-		case "exert":
-			if e, ok := args["effort"]; ok {
-				n, _ := strconv.ParseInt(e, 10, 64)
-				w.Exert(n)
-			} else {
-				for w.Exert(1 << 20) {
-				}
-			}
-			if st := anyHandle(); st != nil && st.Trace().Storage() != nil {
-				out = strings.TrimSpace(st.Trace().Storage().(*spine.Spine).String())
-			} else {
-				out = "dropped"
-			}
-		case "cut":
-			bs, err := h.BatchesThrough(fr())
-			if err != nil {
-				out = "error: " + err.Error()
-				break
-			}
-			var lines []string
-			for _, b := range bs {
-				lines = append(lines, b.String())
-			}
-			out = strings.Join(lines, "\n")
-			if out == "" {
-				out = "(nothing)"
-			}
-		case "acc":
-			tm, _ := strconv.ParseUint(args["t"], 10, 64)
-			out = accumulateString(t, h, tm)
-		case "holds":
-			st := h.Trace()
-			if st.Storage() == nil {
-				out = fmt.Sprintf("dropped; live %d", st.Live())
-				break
-			}
-			lh, ph := st.LogicalHolds(), st.PhysicalHolds()
-			out = fmt.Sprintf("storage logical %v physical %v; holds logical %s physical %s; live %d",
-				st.Storage().LogicalCompaction(), st.Storage().PhysicalCompaction(), lh.String(), ph.String(), st.Live())
-		default:
-			t.Fatalf("%s:%d: unknown command %q", file, c.line, fields[0])
-		}
-		c.got = out
-		if !*rewrite && out != c.want {
-			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, c.line, c.cmd, out, c.want)
-		}
-	}
-	if *rewrite {
-		var sb strings.Builder
-		for _, c := range cases {
-			for _, l := range c.pre {
-				sb.WriteString(l + "\n")
-			}
-			sb.WriteString(c.cmd + "\n")
-			for _, l := range c.input {
-				sb.WriteString(l + "\n")
-			}
-			sb.WriteString("----\n" + c.got + "\n\n")
-		}
-		if err := os.WriteFile(file, []byte(sb.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s.t.Fatalf("%s:%d: unknown command %q", c.File, c.Line, c.Name)
+	return ""
 }
 
 func errOr(err error, ok string) string {

@@ -51,6 +51,7 @@ func rules() []rule {
 		{name: "bench", patterns: []string{"internal/bench*/..."}, arrows: []string{"workloads"}},
 		{name: "cmd", patterns: []string{"cmd/*/..."}, arrows: []string{"bench"}},
 		{name: "invariants", patterns: []string{"internal/invariants"}, open: true},
+		{name: "scripttest", patterns: []string{"internal/scripttest"}, open: true},
 		{name: "arch", patterns: []string{"internal/arch"}},
 	}
 }

@@ -1,0 +1,81 @@
+package share
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// ErrNotImportable is returned for a reader that is neither shared nor a
+// local handle over a publishing Spine.
+var ErrNotImportable = errors.New("share: reader cannot be imported")
+
+// Importer imports a trace live, presented at as_of and bounded by until,
+// calling wake (if not nil) whenever new events are queued. A Point, a
+// Reader and a Padded reader implement it; ImporterOf finds the one behind
+// any reader, so that no caller switches on concrete reader types.
+type Importer interface {
+	ImportWith(asOf, until frontier.Frontier, wake func()) (*Import, error)
+}
+
+var (
+	_ Importer = (*Point)(nil)
+	_ Importer = (*Reader)(nil)
+	_ Importer = (*Padded)(nil)
+)
+
+// ImporterOf returns how r is imported: a shared or padded reader imports
+// itself; a local handle over a publishing Spine imports through the
+// trace's private point (§4.4: one body for local and shared imports).
+func ImporterOf(r trace.Reader) (Importer, error) {
+	switch r := r.(type) {
+	case Importer:
+		return r, nil
+	case *trace.Handle:
+		if s, ok := r.Trace().Storage().(*Spine); ok {
+			return s.LocalPoint(), nil
+		}
+	}
+	return nil, ErrNotImportable
+}
+
+// ImportWith imports the inner reader from its since on: the padded range
+// presents nothing, so an import at an as_of below the inner since starts at
+// the inner since.
+func (p *Padded) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import, error) {
+	in, err := ImporterOf(p.inner)
+	if err != nil {
+		return nil, err
+	}
+	return in.ImportWith(asOf.Join(p.inner.LogicalCompaction()), until, wake)
+}
+
+// publishingSpine returns the publishing Spine under a local handle.
+func publishingSpine(r trace.Reader) (*Spine, bool) {
+	h, ok := r.(*trace.Handle)
+	if !ok {
+		return nil, false
+	}
+	s, ok := h.Trace().Storage().(*Spine)
+	return s, ok
+}
+
+// PublishBundle publishes the traces of a local bundle (both halves local
+// handles over publishing Spines) as incarnation inc, with the bundle's
+// description (Key, Columns) for the peers; see PublishIncarnation.
+func (g *Registry) PublishBundle(inc Incarnation, b *Bundle) (*Token, error) {
+	oks, okO := publishingSpine(b.Oks)
+	errs, okE := publishingSpine(b.Errs)
+	if !okO || !okE {
+		return nil, fmt.Errorf("share: publish %v: the bundle's traces are not maintained here: %w", inc, ErrNotImportable)
+	}
+	g.mu.Lock()
+	s := g.getOrCreateLocked(inc)
+	if !s.published {
+		s.key, s.columns = append([]int(nil), b.Key...), b.Columns
+	}
+	g.mu.Unlock()
+	return g.PublishIncarnation(inc, oks, errs)
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/tracebench/tracebench/core/batch"
-	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
 )
@@ -182,7 +181,7 @@ func (p *part) rekeyInput(bld *batch.Builder, news []*batch.Batch) {
 			key = append(key, 0)
 			for ; c.ValValid(); c.StepVal() {
 				v := c.Val()
-				key[len(key)-1] = int64(dataflow.HashRow(v) & mask)
+				key[len(key)-1] = int64(hashRecord(v) & mask)
 				ts, ds := c.Updates()
 				for i, t := range ts {
 					if t, ok := p.pres.Present(t); ok {
@@ -225,4 +224,18 @@ func (p *part) release() {
 		st.in.Release()
 		p.ins[l].Close()
 	}
+}
+
+// hashRecord hashes a record for its layer-0 bucket (splitmix64's
+// finaliser folded over the columns). Any function of the record keeps
+// all its updates in one bucket; a hash keeps buckets even.
+func hashRecord(v []int64) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, x := range v {
+		z := h ^ uint64(x) + 0x9e3779b97f4a7c15
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		h = z ^ (z >> 31)
+	}
+	return h
 }

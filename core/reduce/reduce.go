@@ -451,5 +451,9 @@ func Owner(key []int64, peers int) int {
 	if peers <= 1 {
 		return 0
 	}
-	return int(dataflow.HashRow(key) % uint64(peers))
+	cols := make([]int, len(key))
+	for i := range cols {
+		cols[i] = i
+	}
+	return int(dataflow.HashCols(key, cols) % uint64(peers))
 }

@@ -18,7 +18,19 @@ type Stats struct {
 	errors  atomic.Int64
 	updates atomic.Int64
 	ctx     context.Context
+	failure atomic.Pointer[error]
 }
+
+// Err returns the error that stopped the operator (a broken stream
+// contract), or nil.
+func (s *Stats) Err() error {
+	if e := s.failure.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (s *Stats) fail(err error) { s.failure.CompareAndSwap(nil, &err) }
 
 // NewStats returns counters for an operator, with the pprof labels
 // dataflow= and operator= (as core/join's).

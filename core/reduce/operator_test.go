@@ -162,6 +162,7 @@ func TestReduceOperatorImportedEqualsDirect(t *testing.T) {
 				}
 			}
 			var out *sink
+			st := NewStats("query", "reduce")
 			query, err := dataflow.Build(env, dataflow.Desc{ID: "query", AsOf: frontier.At(asOf), Until: frontier.Empty(),
 				Build: func(c *dataflow.Context) error {
 					var a *dataflow.Arrangement
@@ -174,7 +175,7 @@ func TestReduceOperatorImportedEqualsDirect(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					coll, err := AddReduce(c, a, aggs, OperatorOptions{Dataflow: "query", ForwardErrs: true})
+					coll, err := AddReduce(c, a, aggs, OperatorOptions{Dataflow: "query", ForwardErrs: true, Stats: st})
 					if err != nil {
 						return err
 					}
@@ -202,6 +203,12 @@ func TestReduceOperatorImportedEqualsDirect(t *testing.T) {
 			}
 			if len(failed) > 0 {
 				t.Fatal(failed)
+			}
+			if err := st.Err(); err != nil {
+				t.Fatalf("the reduce stopped: %v", err)
+			}
+			if st.Updates() == 0 {
+				t.Fatal("the reduce retired no updates")
 			}
 			var ups []upd
 			zeros := map[uint64]int64{}

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -319,7 +320,7 @@ func (r *Reduce) Step(batches []*batch.Batch, upper frontier.Frontier) (Output, 
 	}
 	var out Output
 	var err error
-	r.stats.Do(func() { out, err = r.retire(upper) })
+	r.stats.Do(func(context.Context) { out, err = r.retire(upper) })
 	return out, err
 }
 

@@ -1,9 +1,12 @@
 package reduce
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -439,5 +442,22 @@ func TestOwnerIsTheExchangeOfTheGroupColumns(t *testing.T) {
 	}
 	if Owner([]int64{7}, 1) != 0 {
 		t.Fatal("one worker owns everything")
+	}
+}
+
+// TestStatsLabelTheOperatorsWork: a step's work runs under dataflow= and
+// operator=, added to the worker's labels.
+func TestStatsLabelTheOperatorsWork(t *testing.T) {
+	s := NewStats("q", "reduce by k")
+	s.SetContext(pprof.WithLabels(context.Background(), pprof.Labels("runtime", "interactive")))
+	var got []string
+	s.Do(func(ctx context.Context) {
+		for _, k := range []string{"runtime", "dataflow", "operator"} {
+			v, _ := pprof.Label(ctx, k)
+			got = append(got, k+"="+v)
+		}
+	})
+	if want := "[runtime=interactive dataflow=q operator=reduce by k]"; fmt.Sprint(got) != want {
+		t.Fatalf("labels %v, want %s", got, want)
 	}
 }

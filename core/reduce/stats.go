@@ -52,8 +52,9 @@ func (s *Stats) Errors() int64 { return s.errors.Load() }
 // Updates returns the number of input updates retired.
 func (s *Stats) Updates() int64 { return s.updates.Load() }
 
-// Do runs f with the operator's pprof labels, so CPU samples of the
-// reduce's work split by dataflow and operator.
-func (s *Stats) Do(f func()) {
-	pprof.Do(s.ctx, s.labels, func(context.Context) { f() })
+// Do runs f with the operator's pprof labels added to those of the
+// context set by SetContext, so CPU samples of the reduce's work split by
+// dataflow and operator; f receives the labelled context.
+func (s *Stats) Do(f func(context.Context)) {
+	pprof.Do(s.ctx, s.labels, f)
 }

@@ -590,6 +590,10 @@ func (s *stage) accumGroup() {
 			return cmp.Compare(s.nt[a], s.nt[b])
 		})
 	}
+	if s.oneTime() {
+		s.accumOneTime()
+		return
+	}
 	s.dT, s.dNeg, s.dNz, s.dBig, s.dD, s.dSum = s.dT[:0], s.dNeg[:0], s.dNz[:0], s.dBig[:0], s.dD[:0], s.dSum[:0]
 	for x := 0; x < len(s.ord); {
 		v := s.newVal(s.ord[x])
@@ -628,6 +632,47 @@ func (s *stage) accumGroup() {
 		s.evalAccum()
 		s.emit(t)
 	}
+}
+
+// oneTime reports whether the group's new updates share one time (every
+// step that retires a single time, and every install).
+func (s *stage) oneTime() bool {
+	for _, t := range s.nt[1:] {
+		if t != s.nt[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// accumOneTime is accumGroup when the new updates share one time: each
+// record's count moves once, from its count at lower to that plus its new
+// diffs, and the state is evaluated once.
+func (s *stage) accumOneTime() {
+	st := &s.acc
+	for x := 0; x < len(s.ord); {
+		v := s.newVal(s.ord[x])
+		before := s.histCount(v)
+		var d wide
+		for ; x < len(s.ord) && cmpRow(s.newVal(s.ord[x]), v) == 0; x++ {
+			i := s.ord[x]
+			d = d.add(wideOf(s.nd[i]))
+			st.cnt = st.cnt.add(wideOf(s.nd[i]))
+			k := 0
+			for _, a := range s.aggs {
+				if a.Fn == Sum {
+					st.sum[k] = st.sum[k].add(mulWide(s.nd[i], v[a.Col]))
+					k++
+				}
+			}
+		}
+		c := before.add(d)
+		st.neg += b2i(c.negative()) - b2i(before.negative())
+		st.nz += b2i(!c.isZero()) - b2i(!before.isZero())
+		st.big += b2i(!c.fits()) - b2i(!before.fits())
+	}
+	s.evalAccum()
+	s.emit(s.nt[0])
 }
 
 func b2i(b bool) int64 {

@@ -19,6 +19,12 @@
 //     internal traces keyed by (group, hashed sub-bucket of the record),
 //     buckets shrinking by 16 per layer, then the group; a mixed reduce
 //     runs one part per kind and collates their rows in a final stage.
+//   - AddReduce, AddThreshold, AddDistinct: the kernels as dataflow
+//     operators (core/dataflow's operator seam). An operator reads an
+//     arrangement's batches, steps its Reduce to the stream's frontier,
+//     emits rows (group columns then aggregates) and error codes as
+//     chunks, forwards the arrangement's errors once when asked, and
+//     holds its capability at the Reduce's lower.
 //   - Stats: per-operator counters and the pprof labels dataflow= and
 //     operator= under which a step runs.
 //

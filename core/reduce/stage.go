@@ -652,21 +652,38 @@ func (s *stage) accumOneTime() {
 	st := &s.acc
 	for x := 0; x < len(s.ord); {
 		v := s.newVal(s.ord[x])
-		before := s.histCount(v)
-		var d wide
+		x0 := x
+		var d int64
+		fits := true
 		for ; x < len(s.ord) && cmpRow(s.newVal(s.ord[x]), v) == 0; x++ {
 			i := s.ord[x]
-			d = d.add(wideOf(s.nd[i]))
-			st.cnt = st.cnt.add(wideOf(s.nd[i]))
-			k := 0
-			for _, a := range s.aggs {
-				if a.Fn == Sum {
-					st.sum[k] = st.sum[k].add(mulWide(s.nd[i], v[a.Col]))
-					k++
+			y := s.nd[i]
+			r := d + y
+			fits = fits && (r > d) == (y > 0)
+			d = r
+			if s.nsum > 0 {
+				k := 0
+				for _, a := range s.aggs {
+					if a.Fn == Sum {
+						st.sum[k] = st.sum[k].add(mulWide(y, v[a.Col]))
+						k++
+					}
 				}
 			}
 		}
-		c := before.add(d)
+		dw := wideOf(d)
+		if !fits { // the record's new diffs overflow int64 together: add them exactly
+			dw = wide{}
+			for _, i := range s.ord[x0:x] {
+				dw = dw.add(wideOf(s.nd[i]))
+			}
+		}
+		st.cnt = st.cnt.add(dw)
+		var before wide
+		if len(s.hk) > 0 {
+			before = s.histCount(v)
+		}
+		c := before.add(dw)
 		st.neg += b2i(c.negative()) - b2i(before.negative())
 		st.nz += b2i(!c.isZero()) - b2i(!before.isZero())
 		st.big += b2i(!c.fits()) - b2i(!before.fits())

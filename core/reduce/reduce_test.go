@@ -461,3 +461,29 @@ func TestStatsLabelTheOperatorsWork(t *testing.T) {
 		t.Fatalf("labels %v, want %s", got, want)
 	}
 }
+
+// TestDiffsCollapsedAtAsOfAreSummedExactly: a record's updates before
+// as_of all land at as_of, so one step sees MaxInt64 and 1 for it at one
+// time; its count, 2^63, is an overflow at as_of, and the retraction of
+// the 1 makes the row exact again.
+func TestDiffsCollapsedAtAsOfAreSummedExactly(t *testing.T) {
+	for _, plan := range []Plan{Accumulable, Basic} {
+		x := direct(t, ar12)
+		r, err := New(x.in, Options{AsOf: frontier.At(2), Aggregates: []Aggregate{{Fn: Count}}, Plan: plan})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := steps(t, x, r, [][]upd{
+			{u(1, 0, 4, 0, math.MaxInt64), u(2, 0, 4, 0, 3)},
+			{u(1, 0, 4, 1, 1)},
+			{},
+			{u(1, 0, 4, 3, -1)},
+		})
+		if e := at(got.errs, 2, true); e["numeric overflow"] != 1 || len(at(got.oks, 2, false)) != 1 {
+			t.Errorf("%v at 2: rows %v errors %v, want group 2's row and one overflow", plan, at(got.oks, 2, false), e)
+		}
+		checkAt(t, got, 3, map[string]int64{"[1] | [9223372036854775807]": 1, "[2] | [3]": 1}, nil)
+		r.Release()
+		x.close()
+	}
+}

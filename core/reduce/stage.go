@@ -200,6 +200,10 @@ func (s *stage) groups() error {
 			return nil
 		}
 		s.key = append(s.key[:0], s.nc[found].Key()...)
+		if s.kind == kindAccum && len(s.nc) == 1 && len(s.hc) == 0 && len(s.oc) == 0 && s.accumFresh(&s.nc[0]) {
+			s.nc[0].StepKey()
+			continue
+		}
 		s.nv, s.nt, s.nd = s.nv[:0], s.nt[:0], s.nd[:0]
 		s.sorted = true // one batch holds the group's new updates: sorted by (val, time)
 		for i := range s.nc {
@@ -632,6 +636,76 @@ func (s *stage) accumGroup() {
 		s.evalAccum()
 		s.emit(t)
 	}
+}
+
+// accumFresh is the accumulable logic for a group with no history and no
+// output yet whose updates, all in the one new batch c is at, show at a
+// single time (a reduce's first step over an arrangement built at one
+// time): it reads the batch in place. It reports false, having done
+// nothing, when the group's updates show at several times or at none.
+func (s *stage) accumFresh(c *batch.Cursor) bool {
+	t0, shown := frontier.Time(0), false
+	for v := *c; v.ValValid(); v.StepVal() {
+		ts, _ := v.Updates()
+		for _, t := range ts {
+			t, ok := s.pres.Present(t)
+			if !ok {
+				continue
+			}
+			t = s.asOf.AdvanceBy(t)
+			if shown && t != t0 {
+				return false
+			}
+			t0, shown = t, true
+		}
+	}
+	if !shown {
+		return false
+	}
+	st := &s.acc
+	st.neg, st.nz, st.big, st.cnt = 0, 0, 0, wide{}
+	clear(st.sum)
+	s.curOK = false
+	for ; c.ValValid(); c.StepVal() {
+		v := c.Val()
+		ts, ds := c.Updates()
+		var d int64
+		fits := true
+		for i, t := range ts {
+			if _, ok := s.pres.Present(t); !ok {
+				continue
+			}
+			y := ds[i]
+			r := d + y
+			fits = fits && (r > d) == (y > 0)
+			d = r
+			if s.nsum > 0 {
+				k := 0
+				for _, a := range s.aggs {
+					if a.Fn == Sum {
+						st.sum[k] = st.sum[k].add(mulWide(y, v[a.Col]))
+						k++
+					}
+				}
+			}
+		}
+		dw := wideOf(d)
+		if !fits {
+			dw = wide{}
+			for i, t := range ts {
+				if _, ok := s.pres.Present(t); ok {
+					dw = dw.add(wideOf(ds[i]))
+				}
+			}
+		}
+		st.cnt = st.cnt.add(dw)
+		st.neg += b2i(dw.negative())
+		st.nz += b2i(!dw.isZero())
+		st.big += b2i(!dw.fits())
+	}
+	s.evalAccum()
+	s.emit(t0)
+	return true
 }
 
 // oneTime reports whether the group's new updates share one time (every

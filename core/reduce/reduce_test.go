@@ -12,6 +12,7 @@ import (
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
 )
@@ -485,5 +486,68 @@ func TestDiffsCollapsedAtAsOfAreSummedExactly(t *testing.T) {
 		checkAt(t, got, 3, map[string]int64{"[1] | [9223372036854775807]": 1, "[2] | [3]": 1}, nil)
 		r.Release()
 		x.close()
+	}
+}
+
+// TestImportOfOneMergedBatchKeepsItsTimes: the publisher has merged six
+// times of history into one batch (logical compaction still at 0) before
+// the import, so the reduce's first step sees one batch whose updates
+// show at several times: the output must still change at each of them.
+func TestImportOfOneMergedBatchKeepsItsTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	c := config{aggs: []Aggregate{aggCount, aggSum}, workers: 1}
+	h, w, sp := share.NewTrace(ar12, spine.Options{})
+	defer h.Release()
+	var all []upd
+	for tm := range uint64(6) {
+		ups := randomUpdates(rng, c, 12, 3, tm)
+		all = append(all, ups...)
+		b := batch.NewBuilder(ar12, len(ups))
+		for _, u := range ups {
+			b.Push(u.key, u.val, u.t, u.d)
+		}
+		out, err := b.Build(frontier.At(tm), frontier.At(tm+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Insert(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.SetPhysicalCompaction(frontier.At(6))
+	for range 64 {
+		w.Exert(1 << 16)
+	}
+	if n := len(sp.LocalPoint().Chain()); n != 1 {
+		t.Fatalf("the chain has %d batches, want them merged into one", n)
+	}
+	im, err := sp.LocalPoint().Import(frontier.Min(), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	r, err := New(Input{Trace: im.Trace(), Pres: im.Presentation(), Arity: ar12}, Options{Aggregates: c.aggs, Plan: Accumulable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	var bs []*batch.Batch
+	front := frontier.Min()
+	for _, e := range im.Drain(nil) {
+		if e.Batch != nil {
+			bs = append(bs, e.Batch)
+		} else {
+			front = e.Frontier
+		}
+	}
+	o, err := r.Step(bs, front)
+	if err != nil || !o.Retired {
+		t.Fatalf("step to %v: retired %v, %v", front, o.Retired, err)
+	}
+	var got collected
+	got.add(o)
+	for tm := range uint64(6) {
+		rows, errs := model(all, tm, 0, c.aggs, modeReduce)
+		checkAt(t, &got, tm, rows, errs)
 	}
 }

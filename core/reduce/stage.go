@@ -644,37 +644,26 @@ func (s *stage) accumGroup() {
 // time): it reads the batch in place. It reports false, having done
 // nothing, when the group's updates show at several times or at none.
 func (s *stage) accumFresh(c *batch.Cursor) bool {
-	t0, shown := frontier.Time(0), false
-	for v := *c; v.ValValid(); v.StepVal() {
-		ts, _ := v.Updates()
-		for _, t := range ts {
-			t, ok := s.pres.Present(t)
-			if !ok {
-				continue
-			}
-			t = s.asOf.AdvanceBy(t)
-			if shown && t != t0 {
-				return false
-			}
-			t0, shown = t, true
-		}
-	}
-	if !shown {
-		return false
-	}
 	st := &s.acc
 	st.neg, st.nz, st.big, st.cnt = 0, 0, 0, wide{}
 	clear(st.sum)
 	s.curOK = false
-	for ; c.ValValid(); c.StepVal() {
-		v := c.Val()
-		ts, ds := c.Updates()
+	t0, shown := frontier.Time(0), false
+	var cnt int64 // the count while it fits; st.cnt holds what overflowed it
+	for v := *c; v.ValValid(); v.StepVal() {
+		val := v.Val()
+		ts, ds := v.Updates()
 		var d int64
 		fits := true
 		for i, t := range ts {
-			if _, ok := s.pres.Present(t); !ok {
+			t, ok := s.pres.Present(t)
+			if !ok {
 				continue
 			}
+			if t = s.asOf.AdvanceBy(t); shown && t != t0 {
+				return false // several times: the general logic
+			}
+			t0, shown = t, true
 			y := ds[i]
 			r := d + y
 			fits = fits && (r > d) == (y > 0)
@@ -683,26 +672,37 @@ func (s *stage) accumFresh(c *batch.Cursor) bool {
 				k := 0
 				for _, a := range s.aggs {
 					if a.Fn == Sum {
-						st.sum[k] = st.sum[k].add(mulWide(y, v[a.Col]))
+						st.sum[k] = st.sum[k].add(mulWide(y, val[a.Col]))
 						k++
 					}
 				}
 			}
 		}
-		dw := wideOf(d)
 		if !fits {
-			dw = wide{}
+			var dw wide
 			for i, t := range ts {
 				if _, ok := s.pres.Present(t); ok {
 					dw = dw.add(wideOf(ds[i]))
 				}
 			}
+			st.cnt = st.cnt.add(dw)
+			st.nz++
+			st.neg += b2i(dw.negative())
+			st.big++
+			continue
 		}
-		st.cnt = st.cnt.add(dw)
-		st.neg += b2i(dw.negative())
-		st.nz += b2i(!dw.isZero())
-		st.big += b2i(!dw.fits())
+		if r := cnt + d; (r > cnt) == (d > 0) {
+			cnt = r
+		} else {
+			st.cnt, cnt = st.cnt.add(wideOf(cnt)).add(wideOf(d)), 0
+		}
+		st.nz += b2i(d != 0)
+		st.neg += b2i(d < 0)
 	}
+	if !shown {
+		return false
+	}
+	st.cnt = st.cnt.add(wideOf(cnt))
 	s.evalAccum()
 	s.emit(t0)
 	return true

@@ -551,3 +551,62 @@ func TestImportOfOneMergedBatchKeepsItsTimes(t *testing.T) {
 		checkAt(t, &got, tm, rows, errs)
 	}
 }
+
+// TestFreshGroupsOverflowExactly: a reduce's first step over one merged
+// batch whose times all show at as_of: group 1's record sums past int64
+// (MaxInt64 then 1), group 2's two records each hold MaxInt64 (their
+// count, 2^64 - 2, leaves int64), group 3 is small. Groups 1 and 2 are one
+// `numeric overflow` each; group 3 is exact.
+func TestFreshGroupsOverflowExactly(t *testing.T) {
+	h, w, sp := share.NewTrace(ar12, spine.Options{})
+	defer h.Release()
+	for tm, ups := range [][]upd{
+		{u(1, 0, 4, 0, math.MaxInt64), u(2, 0, 4, 0, math.MaxInt64), u(2, 1, 4, 0, math.MaxInt64), u(3, 0, 4, 0, 2)},
+		{u(1, 0, 4, 1, 1), u(3, 1, 4, 1, 1)},
+	} {
+		b := batch.NewBuilder(ar12, len(ups))
+		for _, u := range ups {
+			b.Push(u.key, u.val, u.t, u.d)
+		}
+		out, err := b.Build(frontier.At(uint64(tm)), frontier.At(uint64(tm+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Insert(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.SetPhysicalCompaction(frontier.At(2))
+	for range 16 {
+		w.Exert(1 << 16)
+	}
+	if n := len(sp.LocalPoint().Chain()); n != 1 {
+		t.Fatalf("the chain has %d batches, want one", n)
+	}
+	im, err := sp.LocalPoint().Import(frontier.At(1), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	r, err := New(Input{Trace: im.Trace(), Pres: im.Presentation(), Arity: ar12}, Options{AsOf: frontier.At(1), Aggregates: []Aggregate{{Fn: Count}}, Plan: Accumulable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	var bs []*batch.Batch
+	front := frontier.Min()
+	for _, e := range im.Drain(nil) {
+		if e.Batch != nil {
+			bs = append(bs, e.Batch)
+		} else {
+			front = e.Frontier
+		}
+	}
+	o, err := r.Step(bs, front)
+	if err != nil || !o.Retired {
+		t.Fatalf("step to %v: retired %v, %v", front, o.Retired, err)
+	}
+	var got collected
+	got.add(o)
+	checkAt(t, &got, 1, map[string]int64{"[3] | [3]": 1}, map[string]int64{"numeric overflow": 2})
+}

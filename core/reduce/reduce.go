@@ -196,6 +196,7 @@ type Reduce struct {
 
 	okBld, errBld *batch.Builder
 	appendOnly    bool
+	sized         bool // okBld has been sized by a first step
 	released      bool
 }
 
@@ -331,6 +332,15 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 	var n int64
 	for _, b := range r.pending {
 		n += int64(b.Len())
+	}
+	if !r.sized {
+		// The first step sizes the output builders by its groups (an
+		// install emits about one row per group).
+		keys := 0
+		for _, b := range r.pending {
+			keys += b.Keys()
+		}
+		r.okBld, r.sized = batch.NewBuilder(r.okBld.Arity(), keys), true
 	}
 	var finals [2]*batch.Batch
 	for i, p := range r.parts {

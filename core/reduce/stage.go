@@ -73,6 +73,7 @@ type stage struct {
 	recV                []int64 // kindBasic family: the group's records, sorted
 	recC                []wide
 	sorted              bool // the new updates are sorted by (val, time)
+	sized               bool // the corrections builder has been sized by a first step
 	sums                []wide
 	acc                 accState
 	dT                  []uint64 // kindAccum: per-update deltas
@@ -129,10 +130,18 @@ func (s *stage) release() {
 func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Batch, error) {
 	lower := s.lower
 	s.nc = s.nc[:0]
+	keys := 0
 	for _, b := range news {
 		if !b.IsEmpty() {
 			s.nc = append(s.nc, b.Cursor())
+			keys += b.Keys()
 		}
+	}
+	if !s.sized && keys > 0 {
+		// The first step (an install) sizes the corrections' builder by
+		// its groups, so that it does not grow by copying; later steps
+		// reuse its capacity.
+		s.bld, s.sized = batch.NewBuilder(batch.Arity{Key: s.inAr.Key, Val: s.ova}, keys), true
 	}
 	if len(s.nc) > 0 {
 		if err := s.cut(lower); err != nil {

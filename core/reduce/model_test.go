@@ -12,6 +12,8 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/core/reference"
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
@@ -435,6 +437,10 @@ func run(t *testing.T, c config, seed uint64) {
 	if until > 0 {
 		end = until
 	}
+	ref, err := plan.Resolve(referencePlan(c))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for tm := asOf; tm < end; tm++ {
 		wantRows, wantErrs := model(all, tm, asOf, c.aggs, c.mode)
 		if d := diffMaps(wantRows, at(got.oks, tm, false)); d != "" {
@@ -443,6 +449,7 @@ func run(t *testing.T, c config, seed uint64) {
 		if d := diffMaps(wantErrs, at(got.errs, tm, true)); d != "" {
 			t.Fatalf("%v seed %d (as_of %d): errors at %d differ from the model:\n%s", c, seed, asOf, tm, d)
 		}
+		checkReference(t, ref, all, tm, &got, fmt.Sprintf("%v seed %d (as_of %d)", c, seed, asOf))
 	}
 }
 
@@ -508,4 +515,76 @@ func TestThresholdMatchesModel(t *testing.T) {
 
 func TestDistinctMatchesModel(t *testing.T) {
 	matrix(t, config{mode: modeDistinct}, 40)
+}
+
+// referencePlan is the plan whose query is c's reduce, threshold or
+// distinct over an input x of columns (g, a, b): the record is (a, b) of
+// group g (Col 0 is a, Col 1 is b), or the whole row for threshold and
+// distinct.
+func referencePlan(c config) *plan.Plan {
+	q := plan.Query{From: []plan.From{{As: "x", Collection: "x"}}, Project: []string{"x.g", "x.a", "x.b"}}
+	switch c.mode {
+	case modeThreshold:
+		q.Threshold = true
+	case modeDistinct:
+		q.Distinct = true
+	default:
+		red := &plan.Reduce{GroupBy: []string{"x.g"}}
+		for j, a := range c.aggs {
+			pa := plan.Aggregate{Name: fmt.Sprintf("a%d", j), Expr: []string{"x.a", "x.b"}[a.Col]}
+			switch a.Fn {
+			case Count:
+				pa.Fn, pa.Expr = plan.Count, ""
+			case Sum:
+				pa.Fn = plan.Sum
+			case Min:
+				pa.Fn = plan.Min
+			case Max:
+				pa.Fn = plan.Max
+			}
+			red.Aggregates = append(red.Aggregates, pa)
+		}
+		q.Reduce = red
+	}
+	return &plan.Plan{Inputs: []plan.Input{{Name: "x", Columns: []string{"g", "a", "b"}}}, Query: q}
+}
+
+// checkReference compares what the reduce emitted, accumulated at t, with
+// core/reference's evaluation of the same query over the same updates.
+func checkReference(t *testing.T, r *plan.Resolved, all []upd, tm uint64, got *collected, what string) {
+	t.Helper()
+	var in []reference.Update
+	for _, u := range all {
+		row := append(append([]int64(nil), u.key...), u.val...)
+		in = append(in, reference.Update{Time: u.t, Diff: u.d, Row: row})
+	}
+	want, err := reference.Eval(r, reference.Inputs{"x": in}, tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &reference.Result{Time: tm, Columns: want.Columns}
+	rows := map[string][]int64{}
+	counts := map[string]int64{}
+	for _, u := range got.oks {
+		if u.Time > tm {
+			continue
+		}
+		v := append(append([]int64(nil), u.Key...), u.Val...)
+		k := fmt.Sprint(v)
+		rows[k] = v
+		counts[k] += u.Diff
+	}
+	for _, k := range slices.Sorted(maps.Keys(rows)) {
+		if counts[k] != 0 {
+			res.Rows = append(res.Rows, reference.Row{Values: rows[k], Diff: counts[k]})
+		}
+	}
+	slices.SortFunc(res.Rows, func(a, b reference.Row) int { return slices.Compare(a.Values, b.Values) })
+	for msg, n := range at(got.errs, tm, true) {
+		res.Errors = append(res.Errors, reference.Error{Message: msg, Diff: n})
+	}
+	slices.SortFunc(res.Errors, func(a, b reference.Error) int { return strings.Compare(a.Message, b.Message) })
+	if d := reference.Compare(want, res); d != nil {
+		t.Fatalf("%s: at %d the output differs from core/reference:\n%s", what, tm, strings.Join(d, "\n"))
+	}
 }

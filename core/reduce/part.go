@@ -36,6 +36,7 @@ type part struct {
 	layers []*stage        // Hierarchical: layer 0 .. the group layer
 	ins    []*trace.Writer // the layers' input traces
 	bld    []*batch.Builder
+	sized  bool // the layers' builders have been sized by a first step
 	pres   batch.Presentation
 	asOf   frontier.Frontier
 }
@@ -148,7 +149,22 @@ func (p *part) retire(r *Reduce, news []*batch.Batch, upper frontier.Frontier) (
 	}
 	lower := r.lower
 	var out *batch.Batch
+	defer func() { p.sized = true }()
 	for l, st := range p.layers {
+		if !p.sized {
+			// The first step (an install) sizes each layer's input
+			// builder: layer 0 takes every update, a layer above one
+			// correction per group below.
+			n := 0
+			if l == 0 {
+				for _, b := range news {
+					n += b.Len()
+				}
+			} else {
+				n = out.Len()
+			}
+			p.bld[l] = batch.NewBuilder(p.bld[l].Arity(), n)
+		}
 		bld := p.bld[l]
 		if l == 0 {
 			p.rekeyInput(bld, news)

@@ -378,6 +378,7 @@ func TestRecordCountBeyondInt64IsAnOverflow(t *testing.T) {
 		{Accumulable, []Aggregate{{Fn: Sum, Col: 0}}},
 		{Basic, []Aggregate{{Fn: Sum, Col: 0}}},
 		{Hierarchical, []Aggregate{{Fn: Max, Col: 1}}},
+		{Monotonic, []Aggregate{{Fn: Max, Col: 1}}},
 		{Auto, []Aggregate{{Fn: Max, Col: 1}, {Fn: Sum, Col: 0}}},
 	} {
 		t.Run(c.plan.String(), func(t *testing.T) {

@@ -821,6 +821,30 @@ func (s *stage) evalAccum() {
 	}
 }
 
+// countsFit reports whether every record with new updates keeps a count
+// within int64 (a count beyond it is a numeric overflow, which the basic
+// logic reports): one seek per record in the input cut at lower.
+func (s *stage) countsFit() bool {
+	s.ord = identity(s.ord, len(s.nt))
+	if !s.sorted {
+		slices.SortFunc(s.ord, func(a, b int32) int { return cmpRow(s.newVal(a), s.newVal(b)) })
+	}
+	for x := 0; x < len(s.ord); {
+		v := s.newVal(s.ord[x])
+		var c wide
+		if len(s.hk) > 0 {
+			c = s.histCount(v)
+		}
+		for ; x < len(s.ord) && cmpRow(s.newVal(s.ord[x]), v) == 0; x++ {
+			c = c.add(wideOf(s.nd[s.ord[x]]))
+		}
+		if !c.fits() {
+			return false
+		}
+	}
+	return true
+}
+
 // monotonicGroup is the monotonic logic: while the group's row is a row
 // and its new updates are all insertions, each aggregate folds the new
 // values into the best so far. It reports false, doing nothing, when the
@@ -833,6 +857,9 @@ func (s *stage) monotonicGroup() bool {
 		if d < 0 {
 			return false
 		}
+	}
+	if !s.countsFit() {
+		return false
 	}
 	s.byTime()
 	copy(s.want, s.cur)

@@ -68,8 +68,9 @@
 //	    and keeps the number of negative records in its state; the
 //	    hierarchical plan's layer 0 keys every update of a record to the
 //	    same group, so the record's count there is exact; the monotonic
-//	    plan falls back to the basic one for a group that sees a
-//	    retraction or holds an error.
+//	    plan seeks each new record's count (it must still fit int64) and
+//	    falls back to the basic one for a group that sees a retraction,
+//	    holds an error or has a record whose count leaves int64.
 //
 // With W workers the input is exchanged by group key (Owner, the same
 // hash as dataflow.Context.Exchange), and each worker's Reduce reduces

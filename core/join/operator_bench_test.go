@@ -143,7 +143,7 @@ func BenchmarkJoin(b *testing.B) {
 								if err != nil {
 									return err
 								}
-								c.ProbeChunks(probe, j.Oks)
+								c.Probe(probe, j.Oks)
 								return countRows(c, j.Oks, count)
 							}}, 1)
 						if err != nil {
@@ -233,7 +233,7 @@ func BenchmarkJoinSteady(b *testing.B) {
 						if err != nil {
 							return err
 						}
-						c.ProbeChunks(probe, j.Oks)
+						c.Probe(probe, j.Oks)
 						return countRows(c, j.Oks, count)
 					}}, 1)
 				if err != nil {
@@ -288,7 +288,7 @@ func BenchmarkJoinSteady(b *testing.B) {
 							}
 						}
 					}
-					env.Manager.Maintenance(int64(4 * round))
+					env.Manager.Maintain(int64(4 * round))
 					tm++
 				}
 				if count.n != int64(n) {

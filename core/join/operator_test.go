@@ -162,7 +162,7 @@ func TestOperatorsImportedEqualDirect(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					env.Manager.Maintenance(1 << 20)
+					env.Manager.Maintain(1 << 20)
 				} else {
 					for tm := range asOf {
 						send(tm)
@@ -574,7 +574,7 @@ func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			c.ProbeChunks(probe, j.Oks)
+			c.Probe(probe, j.Oks)
 			return nil
 		}}, 1)
 	if err != nil {

@@ -118,7 +118,7 @@ func BenchmarkTriangles(b *testing.B) {
 					if err != nil {
 						return err
 					}
-					c.ProbeChunks(probe, out.Oks)
+					c.Probe(probe, out.Oks)
 					return countRows(c, out.Oks, count)
 				}}, 1)
 			if err != nil {
@@ -164,7 +164,7 @@ func BenchmarkTriangles(b *testing.B) {
 				if !probe.Passed(tm) {
 					b.Fatalf("probe at %v, want past %d", probe.Frontier(), tm)
 				}
-				env.Manager.Maintenance(4 * round)
+				env.Manager.Maintain(4 * round)
 				tm++
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(2*round), "ns/update")

@@ -1,0 +1,188 @@
+package reduce
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// OperatorOptions configure a reduce, threshold or distinct operator in a
+// dataflow.
+type OperatorOptions struct {
+	// Name names the operator in errors, profiles and Stats.
+	Name string
+	// Dataflow is the dataflow's id, for Stats and the pprof labels.
+	Dataflow string
+	// Labels, if not nil, is the worker's pprof label context (runtime=,
+	// worker=); the operator's work runs under it plus dataflow= and
+	// operator=.
+	Labels context.Context
+	// Plan and AppendOnly are as in Options.
+	Plan       Plan
+	AppendOnly bool
+	// Stats, if not nil, receives the operator's counters.
+	Stats *Stats
+	// ForwardErrs makes the operator pass the input arrangement's errors
+	// on, once, presented at as_of (G3); leave it false when another
+	// operator of the query already forwards them.
+	ForwardErrs bool
+}
+
+// AddReduce adds a reduce of a's oks (key = group, val = record) with the
+// given aggregates to the dataflow. The returned collection's rows are the
+// group's columns then the aggregates in order, one per group with count
+// 1; its errors are the reduce's own and, with ForwardErrs, a's. With
+// several workers a is already sharded by its key (an arrangement is
+// exchanged by its key), so every worker reduces the groups it owns.
+func AddReduce(c *dataflow.Context, a *dataflow.Arrangement, aggs []Aggregate, opts OperatorOptions) (dataflow.Collection, error) {
+	if opts.Name == "" {
+		opts.Name = "reduce"
+	}
+	return addOp(c, a, opts, func(in Input, o Options) (*Reduce, error) {
+		o.Aggregates = aggs
+		return New(in, o)
+	})
+}
+
+// AddThreshold adds a threshold of a (arranged by the whole record): each
+// record with positive count, at that count; no errors of its own.
+func AddThreshold(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions) (dataflow.Collection, error) {
+	if opts.Name == "" {
+		opts.Name = "threshold"
+	}
+	return addOp(c, a, opts, NewThreshold)
+}
+
+// AddDistinct adds a distinct of a (arranged by the whole record): each
+// record with positive count once, one `negative multiplicity` per record
+// with a negative count.
+func AddDistinct(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions) (dataflow.Collection, error) {
+	if opts.Name == "" {
+		opts.Name = "distinct"
+	}
+	return addOp(c, a, opts, NewDistinct)
+}
+
+func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, mk func(Input, Options) (*Reduce, error)) (dataflow.Collection, error) {
+	oks := a.Oks
+	if oks.Arity == (batch.Arity{}) && len(a.Key) > 0 {
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement has no known arity (an import of an empty chain?)", ErrArity, opts.Name)
+	}
+	st := opts.Stats
+	if st == nil {
+		st = NewStats(opts.Dataflow, opts.Name)
+	}
+	if opts.Labels != nil {
+		st.SetContext(opts.Labels)
+	}
+	// The reduce owns a reader of its own, holding where the arrangement's
+	// does now (G2); it is released when the dataflow is dropped.
+	reader := oks.Trace.CloneReader()
+	r, err := mk(Input{Trace: reader, Pres: oks.Pres, Arity: oks.Arity},
+		Options{AsOf: c.AsOf(), Plan: opts.Plan, AppendOnly: opts.AppendOnly, Stats: st})
+	if err != nil {
+		reader.Release()
+		return dataflow.Collection{}, fmt.Errorf("reduce: operator %q: %w", opts.Name, err)
+	}
+	b := c.NewOperator(opts.Name)
+	op := &reduceOp{in: dataflow.AddInput(b, "arranged", oks.Stream), r: r}
+	if opts.ForwardErrs {
+		op.errIn = dataflow.AddInput(b, "errs", a.Errs.Stream)
+		op.errPres = a.Errs.Pres
+		op.errPres.Since = op.errPres.Since.Join(c.AsOf())
+	}
+	op.oks, op.errs = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
+	if err := b.Build(op); err != nil {
+		r.Release()
+		return dataflow.Collection{}, err
+	}
+	arity := oks.Arity.Key + len(r.aggs)
+	return dataflow.Collection{Arity: arity, Oks: op.oks, Errs: op.errs}, nil
+}
+
+// reduceOp is a Reduce in a dataflow. Its capability is the reduce's
+// lower: it may still emit at any time from there on.
+type reduceOp struct {
+	in       *dataflow.Port[*batch.Batch]
+	errIn    *dataflow.Port[*batch.Batch]
+	errPres  batch.Presentation
+	r        *Reduce
+	oks      *dataflow.Stream[*dataflow.Chunk]
+	errs     *dataflow.Stream[*dataflow.Chunk]
+	err      error
+	released bool
+}
+
+func (o *reduceOp) Step(frontier.Frontier) frontier.Frontier {
+	if o.errIn != nil {
+		o.forward(o.errIn.Take())
+	}
+	if o.err != nil {
+		return o.r.Lower() // a broken stream contract: never complete past it
+	}
+	out, err := o.r.Step(o.in.Take(), o.in.Frontier())
+	if err != nil {
+		o.err = fmt.Errorf("reduce: operator %q: %w", o.r.stats.Operator, err)
+		o.r.stats.fail(o.err)
+		return o.r.Lower()
+	}
+	if out.Retired {
+		send(out.Oks, o.oks)
+		send(out.Errs, o.errs)
+	}
+	return o.r.Lower()
+}
+
+// send emits a batch of the reduce's output as a chunk of rows: key ++
+// val for oks, the code for errors.
+func send(b *batch.Batch, s *dataflow.Stream[*dataflow.Chunk]) {
+	if b.IsEmpty() {
+		return
+	}
+	ar := b.Arity()
+	width := ar.Key + ar.Val
+	ch := dataflow.NewChunk(width, b.Len())
+	for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+		for ; c.ValValid(); c.StepVal() {
+			ts, ds := c.Updates()
+			for i, t := range ts {
+				ch.Rows = append(ch.Rows, c.Key()...)
+				ch.Rows = append(ch.Rows, c.Val()...)
+				ch.Times = append(ch.Times, t)
+				ch.Diffs = append(ch.Diffs, ds[i])
+			}
+		}
+	}
+	s.Send(ch)
+}
+
+// forward passes the input arrangement's error batches on, presented at
+// as_of (each error row is its code, the arrangement's key).
+func (o *reduceOp) forward(bs []*batch.Batch) {
+	for _, b := range bs {
+		ch := dataflow.NewChunk(1, b.Len())
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			for ; c.ValValid(); c.StepVal() {
+				ts, ds := c.Updates()
+				for i, t := range ts {
+					if t, ok := o.errPres.Present(t); ok {
+						ch.Push(c.Key()[:1], t, ds[i])
+					}
+				}
+			}
+		}
+		if ch.Len() > 0 {
+			o.errs.Send(ch)
+		}
+	}
+}
+
+func (o *reduceOp) Shutdown() {
+	if !o.released {
+		o.released = true
+		o.r.Release()
+	}
+}

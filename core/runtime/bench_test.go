@@ -14,30 +14,44 @@ import (
 	"github.com/tracebench/tracebench/core/spine"
 )
 
-// benchRows sends n random two-column rows (key uniform over a large range,
-// val random, diff +1) to input "in" spread over times [first, first+spread),
-// then advances the input to first+spread.
-func benchRows(ctl *Controller, rng *rand.Rand, n int, first, spread uint64) {
+// benchChunks returns n random two-column rows (key uniform over a large
+// range, val random, diff +1) as chunks spread over times [first,
+// first+spread).
+func benchChunks(rng *rand.Rand, n int, first, spread uint64) []*dataflow.Chunk {
 	per := (n + int(spread) - 1) / int(spread)
+	var out []*dataflow.Chunk
 	for t := first; t < first+spread && n > 0; t++ {
 		m := min(per, n)
 		c := dataflow.NewChunk(2, m)
 		for range m {
 			c.Push([]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}, t, 1)
 		}
-		ctl.Send(Input{Name: "in", Chunk: c})
+		out = append(out, c)
 		n -= m
 	}
-	ctl.Send(AdvanceInput{Name: "in", Arity: 2, Frontier: frontier.At(first + spread)})
+	return out
+}
+
+// sendRows sends the chunks to input name and advances it to upper.
+func sendRows(ctl *Controller, name string, chunks []*dataflow.Chunk, upper uint64) {
+	for _, c := range chunks {
+		ctl.Send(Input{Name: name, Chunk: c})
+	}
+	ctl.Send(AdvanceInput{Name: name, Arity: 2, Frontier: frontier.At(upper)})
 }
 
 // arrangeDesc arranges input "in" by column 0 in the dataflow itself (the
 // direct index), holds its trace as a consumer would, and probes it.
 func arrangeDesc(id string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
+	return arrangeInputDesc(id, "in", asOf, until, p)
+}
+
+// arrangeInputDesc is arrangeDesc over input name.
+func arrangeInputDesc(id, name string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
 	return dataflow.Desc{
 		ID: id, AsOf: frontier.At(asOf), Until: until,
 		Build: func(c *dataflow.Context) error {
-			in, err := c.Input("in", 2)
+			in, err := c.Input(name, 2)
 			if err != nil {
 				return err
 			}
@@ -79,9 +93,10 @@ func benchCtx(b *testing.B) context.Context {
 // input "in" (imported) or only the input (direct), preloaded with n rows
 // over times [0, 100).
 type benchSetup struct {
-	mode string
-	ctl  *Controller
-	rts  []*Runtime
+	mode   string
+	ctl    *Controller
+	rts    []*Runtime
+	chunks []*dataflow.Chunk // the preloaded rows
 }
 
 func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
@@ -97,7 +112,8 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 		s.ctl, s.rts = ctl, []*Runtime{m, i}
 		p := dataflow.NewProbe(1)
 		ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, p)})
-		benchRows(ctl, rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		sendRows(ctl, "in", s.chunks, 100)
 		if err := p.WaitPassed(ctx, 99); err != nil {
 			b.Fatal(err)
 		}
@@ -108,7 +124,8 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 		}
 		s.ctl, _ = NewController(r)
 		s.rts = []*Runtime{r}
-		benchRows(s.ctl, rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		sendRows(s.ctl, "in", s.chunks, 100)
 	}
 	if err := s.ctl.Sync(ctx); err != nil {
 		b.Fatal(err)
@@ -129,11 +146,14 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 }
 
 // BenchmarkInstall measures creating a dataflow that reads an index of n
-// rows at as_of: index=imported imports the published index (Interactive
-// runtime); index=direct arranges the same rows itself (Solo runtime). The
-// install-ns metric is from sending the create to the dataflow's frontier
-// passing as_of; the op also drops the dataflow. Goal: imported ≤ 1/100 of
-// direct at n=1000000.
+// rows at as_of. index=imported imports the published index (Interactive
+// runtime). index=direct arranges the same rows itself (Solo runtime) and
+// ingests them as differential-dataflow's arrange does: the op creates the
+// dataflow over a fresh input, sends the n rows to it through the controller
+// and advances it, so routing the rows, batching, sorting and building are
+// all inside. The install-ns metric is from sending the create to the
+// dataflow's frontier passing as_of; the op also drops the dataflow. Goal:
+// imported ≤ 1/100 of direct at n=1000000.
 func BenchmarkInstall(b *testing.B) {
 	for _, n := range []int{10000, 100000, 1000000} {
 		for _, mode := range []string{"imported", "direct"} {
@@ -154,7 +174,11 @@ func BenchmarkInstall(b *testing.B) {
 					if mode == "imported" {
 						s.ctl.Send(CreateDataflow{Desc: importProbeDesc(id, "idx", 99, frontier.Empty(), p)})
 					} else {
-						s.ctl.Send(CreateDataflow{Desc: arrangeDesc(id, 99, frontier.Empty(), p)})
+						// Chunks are immutable once sent, so every op's
+						// input shares the preloaded ones.
+						name := "in" + id
+						s.ctl.Send(CreateDataflow{Desc: arrangeInputDesc(id, name, 99, frontier.Empty(), p)})
+						sendRows(s.ctl, name, s.chunks, 100)
 					}
 					if err := p.WaitPassed(ctx, 99); err != nil {
 						b.Fatal(err)
@@ -169,25 +193,41 @@ func BenchmarkInstall(b *testing.B) {
 	}
 }
 
-// steadyQuery creates the steady-state reader of mode and returns its probe.
-func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Probe {
-	p := dataflow.NewProbe(1)
-	if s.mode == "imported" {
-		s.ctl.Send(CreateDataflow{Desc: importProbeDesc("steady", "idx", 99, frontier.Empty(), p)})
-	} else {
-		s.ctl.Send(CreateDataflow{Desc: arrangeDesc("steady", 99, frontier.Empty(), p)})
-	}
-	if err := p.WaitPassed(benchCtx(b), 99); err != nil {
+// steadyQuery creates the steady-state reader of mode (it reads every
+// batch that arrives, see dataflow.Tally) and returns it.
+func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Tally {
+	tl := dataflow.NewTally(1)
+	desc := dataflow.Desc{ID: "steady", AsOf: frontier.At(99), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			var a *dataflow.Arrangement
+			var err error
+			if s.mode == "imported" {
+				a, err = c.ImportIndex("idx")
+			} else {
+				var in dataflow.Collection
+				if in, err = c.Input("in", 2); err == nil {
+					a, err = c.Arrange(in, []int{0})
+				}
+			}
+			if err != nil {
+				return err
+			}
+			c.Hold(a.Oks)
+			c.Tally(tl, a.Oks)
+			return nil
+		}}
+	s.ctl.Send(CreateDataflow{Desc: desc})
+	if err := tl.WaitPassed(benchCtx(b), 99); err != nil {
 		b.Fatal(err)
 	}
-	return p
+	return tl
 }
 
 // steadyRound sends one round of updates at time t and waits until the
 // reader's frontier passes t. With an index (imported), the controller also
 // lets the index compact up to t, as a controller advancing the since with
 // time does; the direct reader's own hold compacts its trace alike.
-func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Probe, chunk *dataflow.Chunk, t uint64, index bool) error {
+func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Tally, chunk *dataflow.Chunk, t uint64, index bool) error {
 	for i := range chunk.Times {
 		chunk.Times[i] = t
 	}
@@ -199,20 +239,72 @@ func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Probe, chunk 
 	return p.WaitPassed(ctx, t)
 }
 
-func roundChunk(rng *rand.Rand, round int) *dataflow.Chunk {
-	c := dataflow.NewChunk(2, round)
-	for range round {
-		c.Push([]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}, 0, 1)
+// steadyLoad makes the rounds of a steady state at a fixed trace size, as
+// differential-dataflow's was measured: the live rows form a FIFO, and each
+// round retracts the oldest rows and inserts as many new ones (round/2 each;
+// an odd round alternates which side has the extra update), so the trace
+// neither grows nor shrinks.
+type steadyLoad struct {
+	rng   *rand.Rand
+	live  [][2]int64 // ring of the live rows, oldest at head
+	head  int
+	n     int
+	round int
+	i     int // rounds made
+}
+
+// newSteadyLoad starts from the preloaded rows.
+func newSteadyLoad(chunks []*dataflow.Chunk, round int, seed uint64) *steadyLoad {
+	total := 0
+	for _, c := range chunks {
+		total += c.Len()
+	}
+	l := &steadyLoad{rng: rand.New(rand.NewPCG(seed, uint64(round))), live: make([][2]int64, total+round), round: round}
+	for _, c := range chunks {
+		for i := range c.Len() {
+			r := c.Row(i)
+			l.live[l.n] = [2]int64{r[0], r[1]}
+			l.n++
+		}
+	}
+	return l
+}
+
+// next returns the next round's chunk (times to be set when sent).
+func (l *steadyLoad) next() *dataflow.Chunk {
+	retract := l.round*(l.i+1)/2 - l.round*l.i/2
+	l.i++
+	c := dataflow.NewChunk(2, l.round)
+	for range retract {
+		r := l.live[l.head]
+		l.head = (l.head + 1) % len(l.live)
+		l.n--
+		c.Push(r[:], 0, -1)
+	}
+	for range l.round - retract {
+		r := [2]int64{l.rng.Int64N(1 << 40), l.rng.Int64N(1 << 40)}
+		l.live[(l.head+l.n)%len(l.live)] = r
+		l.n++
+		c.Push(r[:], 0, 1)
 	}
 	return c
 }
 
 // BenchmarkSteady measures the steady-state cost per update of rounds of
-// that many updates absorbed into an index preloaded with 1,000,000 rows
-// (100,000 under -short): index=imported is maintained and published by the
-// Maintenance runtime and followed by a query in the Interactive runtime;
-// index=direct is arranged by the query itself in a Solo runtime. One op is
-// a round: send, advance, wait for the reader's frontier to pass it.
+// that many updates absorbed into an index of a fixed 1,000,000 rows
+// (100,000 under -short): each round retracts round/2 old rows and inserts
+// round/2 new ones (steadyLoad). index=imported is maintained and published
+// by the Maintenance runtime and read by a query in the Interactive runtime;
+// index=direct is arranged by the query itself in a Solo runtime. In both the
+// query reads what changed: every update of every batch, as presented
+// (dataflow.Tally). One op is a round: send, advance, wait for the query's
+// frontier to pass it.
+//
+// No work escapes the timer: chunks are built a pool at a time with the
+// timer stopped, but only after the maintaining runtime has been made
+// quiescent inside it (every merge in progress finished), and the figure
+// ns/update adds the final quiescence after the loop. passes/update is the
+// merge work of the run (updates consumed by merges) per update sent.
 // Goals: imported ≤ 1.25× direct; ns/update at round=100000 ≤ 1/10 of
 // round=1.
 func BenchmarkSteady(b *testing.B) {
@@ -228,18 +320,17 @@ func BenchmarkSteady(b *testing.B) {
 				}
 				ctx := benchCtx(b)
 				s := newBenchSetup(b, mode, preload, 2)
-				p := s.steadyQuery(b)
-				rng := rand.New(rand.NewPCG(3, uint64(round)))
-				// Distinct chunks per op are pre-built, a pool at a time:
-				// building them is not the engine's work, and one timer
-				// stop per pool (not per round) keeps the benchmark's own
-				// stop-the-world memory reads out of small rounds. A sent
-				// chunk is never reused.
+				tl := s.steadyQuery(b)
+				if err := s.quiesce(ctx); err != nil {
+					b.Fatal(err)
+				}
+				_, u0, sum0 := tl.Counts()
+				load := newSteadyLoad(s.chunks, round, 3)
 				poolLen := max(16, min(4096, 1<<18/round))
 				pool := make([]*dataflow.Chunk, poolLen)
 				fill := func() {
 					for i := range pool {
-						pool[i] = roundChunk(rng, round)
+						pool[i] = load.next()
 					}
 				}
 				fill()
@@ -249,17 +340,32 @@ func BenchmarkSteady(b *testing.B) {
 				for b.Loop() {
 					i := int(t-100) % poolLen
 					if i == 0 && t > 100 {
+						if err := s.quiesce(ctx); err != nil {
+							b.Fatal(err)
+						}
 						b.StopTimer()
 						fill()
 						b.StartTimer()
 					}
-					if err := steadyRound(ctx, s.ctl, p, pool[i], t, mode == "imported"); err != nil {
+					if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
 						b.Fatal(err)
 					}
 					t++
 				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int(t-100)*round), "ns/update")
-				s.reportTraceMetrics(ctx, b, st0, int(t-100)*round)
+				start := time.Now()
+				if err := s.quiesce(ctx); err != nil {
+					b.Fatal(err)
+				}
+				elapsed := b.Elapsed() + time.Since(start)
+				updates := int(t-100) * round
+				b.ReportMetric(float64(elapsed.Nanoseconds())/float64(updates), "ns/update")
+				// The query must have read every update of every round once,
+				// and the rounds' diffs (inserts minus retractions) net out.
+				_, u1, sum1 := tl.Counts()
+				if u1-u0 != int64(updates) || sum1-sum0 != int64(round%2*(int(t-100)%2)) {
+					b.Fatalf("query read %d updates summing to %d, want %d summing to %d", u1-u0, sum1-sum0, updates, round%2*(int(t-100)%2))
+				}
+				s.reportTraceMetrics(ctx, b, st0, updates)
 			})
 		}
 	}
@@ -291,8 +397,9 @@ func (s *benchSetup) reportTraceMetrics(ctx context.Context, b *testing.B, st0 s
 	b.StopTimer()
 	st := s.traceStats(ctx, b)
 	b.ReportMetric(float64(st.Batches), "batches")
+	b.ReportMetric(float64(st.Updates), "trace-updates")
 	if updates > 0 {
-		b.ReportMetric(float64(st.MergeWork-st0.MergeWork)/float64(updates), "merge-work/update")
+		b.ReportMetric(float64(st.MergeWork-st0.MergeWork)/float64(updates), "passes/update")
 	}
 	if s.mode != "imported" {
 		return
@@ -349,16 +456,16 @@ func BenchmarkSteadyRatio(b *testing.B) {
 			imp := newBenchSetup(b, "imported", preload, 2)
 			dir := newBenchSetup(b, "direct", preload, 2)
 			pi, pd := imp.steadyQuery(b), dir.steadyQuery(b)
-			rng := rand.New(rand.NewPCG(4, uint64(round)))
+			load := newSteadyLoad(imp.chunks, round, 4)
 			var ratios []float64
 			t := uint64(100)
 			for b.Loop() {
 				b.StopTimer()
-				ci, cd := roundChunk(rng, round), roundChunk(rng, 0)
+				ci, cd := load.next(), dataflow.NewChunk(2, 0)
 				cd.Rows, cd.Times, cd.Diffs = slices.Clone(ci.Rows), slices.Clone(ci.Times), slices.Clone(ci.Diffs)
 				b.StartTimer()
 				var di, dd time.Duration
-				run := func(s *benchSetup, p *dataflow.Probe, c *dataflow.Chunk) time.Duration {
+				run := func(s *benchSetup, p *dataflow.Tally, c *dataflow.Chunk) time.Duration {
 					start := time.Now()
 					if err := steadyRound(ctx, s.ctl, p, c, t, s.mode == "imported"); err != nil {
 						b.Fatal(err)

@@ -506,3 +506,51 @@ func TestBenchLimitsAgree(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMergeN times merging k adjacent batches of n/k random updates
+// each (times [10i, 10i+10) for batch i, compaction to 5 in the first) to
+// completion in one k-way pass with a Merger from NewMergerN worked in steps
+// of mergeFuel, including Result. x-pairwise is its time over merging the
+// same batches two at a time with the two-way kernel (a balanced tree of
+// log2 k passes): what a spine of binary merges pays for the same result.
+func BenchmarkMergeN(b *testing.B) {
+	for _, k := range []int{4, 8} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("k=%d/n=%d", k, n), func(b *testing.B) {
+				skipLarge(b, n)
+				bs := make([]*Batch, k)
+				for i := range bs {
+					lo := uint64(10 * i)
+					bs[i] = buildBatch(b, genKeyed(n/k, uint64(10+i), lo, "full"), lo, lo+10)
+				}
+				comp := frontier.At(5)
+				b.ReportAllocs()
+				for b.Loop() {
+					m := NewMergerN(bs, comp)
+					for !m.Done() {
+						fuel := int64(mergeFuel)
+						m.Work(&fuel)
+					}
+					if _, err := m.Result(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportPer(b, n, "update")
+				reportLimitRatio(b, "x-pairwise", func() {
+					level := bs
+					for len(level) > 1 {
+						var next []*Batch
+						for i := 0; i < len(level); i += 2 {
+							out, err := Merge(level[i], level[i+1], comp)
+							if err != nil {
+								b.Fatal(err)
+							}
+							next = append(next, out)
+						}
+						level = next
+					}
+				})
+			})
+		}
+	}
+}

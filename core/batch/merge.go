@@ -28,6 +28,7 @@ type Merger struct {
 	done       bool
 	err        error
 	work       int64
+	kw         *kway // a merge of more than two batches (kmerge.go)
 }
 
 // NewMerger starts merging b1 and b2 under the compaction frontier.
@@ -75,6 +76,14 @@ const minGallop = 7
 func (m *Merger) Work(fuel *int64) {
 	f := *fuel
 	var used int64
+	if m.kw != nil {
+		if !m.done {
+			used = m.kw.work(m, f)
+		}
+		*fuel -= used
+		m.work += used
+		return
+	}
 	if m.ar.Key == 1 && m.ar.Val == 1 {
 		used = m.work11(f)
 	} else {

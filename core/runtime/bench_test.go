@@ -40,13 +40,8 @@ func sendRows(ctl *Controller, name string, chunks []*dataflow.Chunk, upper uint
 	ctl.Send(AdvanceInput{Name: name, Arity: 2, Frontier: frontier.At(upper)})
 }
 
-// arrangeDesc arranges input "in" by column 0 in the dataflow itself (the
-// direct index), holds its trace as a consumer would, and probes it.
-func arrangeDesc(id string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
-	return arrangeInputDesc(id, "in", asOf, until, p)
-}
-
-// arrangeInputDesc is arrangeDesc over input name.
+// arrangeInputDesc arranges input name by column 0 in the dataflow itself
+// (the direct index), holds its trace as a consumer would, and probes it.
 func arrangeInputDesc(id, name string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
 	return dataflow.Desc{
 		ID: id, AsOf: frontier.At(asOf), Until: until,

@@ -118,12 +118,13 @@ func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 		r := b.rows[i*w : i*w+w]
 		b.bld.Push(r[:ka], r[ka:], t, b.diffs[i])
 	}
+	b.rows, b.times, b.diffs = b.rows[:keep*w], b.times[:keep], b.diffs[:keep]
+	out, err := b.bld.Build(lower, upper)
 	if keep == 0 && cap(b.times) > builderKeep {
 		b.rows, b.times, b.diffs = nil, nil, nil
-	} else {
-		b.rows, b.times, b.diffs = b.rows[:keep*w], b.times[:keep], b.diffs[:keep]
+		b.bld.release()
 	}
-	return b.bld.Build(lower, upper)
+	return out, err
 }
 
 // sealSmall is Seal for arities at most 1: the updates at or beyond upper
@@ -141,6 +142,9 @@ func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
 	}
 	b.bld.recs = recs[:n]
 	out, err := b.bld.Build(lower, upper)
+	if len(b.keep) == 0 && cap(b.bld.recs) > builderKeep {
+		b.bld.release()
+	}
 	if len(b.keep) > 0 {
 		b.bld.recs = append(b.bld.recs, b.keep...)
 		clear(b.keep)

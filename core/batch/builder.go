@@ -33,10 +33,10 @@ func cmpRec(a, b rec) int {
 	return 0
 }
 
-// builderKeep is the most updates whose buffers and scratch a Builder (or
-// Batcher) keeps for reuse after a build: above it they are released, so
-// a large one-off build leaves only its batch behind, while steady builds
-// of up to this many reuse theirs.
+// builderKeep is the most updates whose buffers and scratch a Batcher keeps
+// for reuse after a seal: above it they are released, so a large one-off
+// seal leaves only its batch behind, while steady seals of up to this many
+// reuse theirs.
 const builderKeep = 1 << 16
 
 // Builder turns unsorted updates into a consolidated Batch (§1.5). Updates
@@ -163,9 +163,6 @@ func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 		out, err = b.buildWide(desc)
 	}
 	b.Reset()
-	if max(cap(b.recs), cap(b.times)) > builderKeep {
-		b.release()
-	}
 	if err == nil && invariants.Enabled {
 		if cerr := out.Check(); cerr != nil {
 			invariants.Assertf(false, "batch: Build produced a bad batch: %v", cerr)

@@ -546,7 +546,40 @@ func (m *Merger) mergeKey1(k1, k2 int) int64 {
 	nv, nu := m.nv, m.nu
 	// Advancing by since {0} (or by nothing, s == 0) is the identity.
 	s := m.s
+	vals1, vo1, t1, d1 := b1.vals, b1.valOffs, b1.times, b1.diffs
+	vals2, vo2, t2, d2 := b2.vals, b2.valOffs, b2.times, b2.diffs
 	for {
+		// Both heads are vals with one update each and differ (the common
+		// case): take the lesser without a branch, as work11 does for keys.
+		for v1 < v1e && v2 < v2e {
+			x1, x2 := vals1[v1], vals2[v2]
+			lo1, lo2 := vo1[v1], vo2[v2]
+			if x1 == x2 || vo1[v1+1]-lo1 != 1 || vo2[v2+1]-lo2 != 1 {
+				break
+			}
+			tt1, tt2, dd1, dd2 := t1[lo1], t2[lo2], d1[lo1], d2[lo2]
+			i := 0 // 1 if b1's head is the lesser
+			if x1 < x2 {
+				i = 1
+			}
+			x, tt, dd := x2, tt2, dd2
+			if i != 0 {
+				x = x1
+			}
+			if i != 0 {
+				tt = tt1
+			}
+			if i != 0 {
+				dd = dd1
+			}
+			oT[nu], oD[nu] = max(tt, s), dd
+			nu++
+			oVals[nv] = x
+			nv++
+			oVoff[nv] = uint32(nu)
+			v1 += i
+			v2 += 1 - i
+		}
 		var b *Batch
 		var v int
 		switch {

@@ -15,7 +15,10 @@
 // largest batch and merges it with the batches after it once those add up
 // to as much again (or number F), keeping the result in its place: the
 // largest batch is reread once per as many updates as it holds, and the
-// chain stays within about twice the live updates.
+// trace stays within about three times the live updates. When the level
+// just below the top is due to merge and its batches would make the top's
+// merge due, they fold into the top's merge instead, saving the pass that
+// would write them once more in between.
 //
 // Every merge in progress receives fuelPerUpdate units of merge work per
 // arriving update (each its own copy, as in differential-dataflow), so a

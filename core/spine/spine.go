@@ -246,9 +246,12 @@ func (s *Spine) normalize() {
 		for {
 			l := &s.levels[j]
 			var group int
-			if j < s.top() {
+			if t := s.top(); j < t {
 				if len(l.waiting) >= s.fanout {
 					group = s.fanout
+					if j == t-1 && s.foldIntoTop(j) {
+						break
+					}
 				}
 			} else if n := len(l.waiting); n >= 2 {
 				tail := 0
@@ -273,6 +276,38 @@ func (s *Spine) normalize() {
 			s.finish(j)
 		}
 	}
+}
+
+// foldIntoTop handles level j, just below the top, calling for a merge of
+// its oldest fanout batches when the top level is idle and those batches,
+// with the ones already waiting after the top's first, add up to at least
+// the first: the top's merge is due, so they move up and merge with it at
+// once, instead of merging into one batch that the top then rereads. It
+// reports whether it did.
+func (s *Spine) foldIntoTop(j int) bool {
+	top, l := &s.levels[j+1], &s.levels[j]
+	if top.merger != nil || len(top.waiting) == 0 {
+		return false
+	}
+	tail := 0
+	for _, b := range top.waiting[1:] {
+		tail += b.Len()
+	}
+	for _, b := range l.waiting[:s.fanout] {
+		tail += b.Len()
+	}
+	if tail < top.waiting[0].Len() {
+		return false
+	}
+	top.waiting = append(top.waiting, l.waiting[:s.fanout]...)
+	rest := copy(l.waiting, l.waiting[s.fanout:])
+	clear(l.waiting[rest:])
+	l.waiting = l.waiting[:rest]
+	s.start(j+1, len(top.waiting))
+	if s.levels[j+1].merger.Done() {
+		s.finish(j + 1)
+	}
+	return true
 }
 
 // start begins merging the oldest n waiting batches of level j.

@@ -408,11 +408,3 @@ func rowsEqual(a, b []int64) bool {
 	}
 	return true
 }
-
-// Inputs returns the number of batches the merge consumes.
-func (m *Merger) Inputs() int {
-	if m.kw != nil {
-		return len(m.kw.ins)
-	}
-	return 2
-}

@@ -90,24 +90,30 @@ func benchCtx(b *testing.B) context.Context {
 // input "in" (imported) or only the input (direct), preloaded with n rows
 // over times [0, 100).
 type benchSetup struct {
-	mode   string
-	ctl    *Controller
-	rts    []*Runtime
-	chunks []*dataflow.Chunk // the preloaded rows
+	mode    string
+	workers int
+	ctl     *Controller
+	rts     []*Runtime
+	chunks  []*dataflow.Chunk // the preloaded rows
 }
 
 func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
+	return newBenchSetupW(b, mode, n, seed, 1)
+}
+
+// newBenchSetupW is newBenchSetup with w workers per runtime.
+func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *benchSetup {
 	b.Helper()
 	ctx := benchCtx(b)
-	s := &benchSetup{mode: mode}
+	s := &benchSetup{mode: mode, workers: w}
 	switch mode {
 	case "imported":
-		m, i, ctl, err := Pair(1, spine.Options{})
+		m, i, ctl, err := Pair(w, spine.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		s.ctl, s.rts = ctl, []*Runtime{m, i}
-		p := dataflow.NewProbe(1)
+		p := dataflow.NewProbe(w)
 		ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, p)})
 		s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
 		sendRows(ctl, "in", s.chunks, 100)
@@ -115,7 +121,7 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 			b.Fatal(err)
 		}
 	case "direct":
-		r, err := New(Options{Role: Solo, Workers: 1})
+		r, err := New(Options{Role: Solo, Workers: w})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -228,7 +234,7 @@ func (s *benchSetup) reportArrangeMemory(ctx context.Context, b *testing.B, n in
 // steadyQuery creates the steady-state reader of mode (it reads every
 // batch that arrives, see dataflow.Tally) and returns it.
 func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Tally {
-	tl := dataflow.NewTally(1)
+	tl := dataflow.NewTally(s.workers)
 	desc := dataflow.Desc{ID: "steady", AsOf: frontier.At(99), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
 			var a *dataflow.Arrangement
@@ -386,62 +392,89 @@ func BenchmarkSteady(b *testing.B) {
 				if testing.Short() && round > 1000 {
 					b.Skip("short")
 				}
-				ctx := benchCtx(b)
-				s := newBenchSetup(b, mode, preload, 2)
-				tl := s.steadyQuery(b)
-				if err := s.quiesce(ctx); err != nil {
-					b.Fatal(err)
+				runSteady(b, mode, preload, round, 1)
+			})
+		}
+	}
+}
+
+// runSteady is BenchmarkSteady's body for one mode, round size and number
+// of workers per runtime.
+func runSteady(b *testing.B, mode string, preload, round, workers int) {
+	ctx := benchCtx(b)
+	s := newBenchSetupW(b, mode, preload, 2, workers)
+	tl := s.steadyQuery(b)
+	if err := s.quiesce(ctx); err != nil {
+		b.Fatal(err)
+	}
+	_, u0, sum0 := tl.Counts()
+	load := newSteadyLoad(s.chunks, round, 3)
+	t := s.warm(ctx, b, tl, load, round)
+	poolLen := max(16, min(4096, 1<<18/round))
+	pool := make([]*dataflow.Chunk, poolLen)
+	fill := func() {
+		for i := range pool {
+			pool[i] = load.next()
+		}
+	}
+	fill()
+	b.ReportAllocs()
+	st0 := s.traceStats(ctx, b)
+	t0 := t
+	var cpu time.Duration // process CPU time inside the timer
+	c0 := processCPU()
+	for b.Loop() {
+		i := int(t-t0) % poolLen
+		if i == 0 && t > t0 {
+			if err := s.quiesce(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			cpu += processCPU() - c0
+			fill()
+			c0 = processCPU()
+			b.StartTimer()
+		}
+		if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
+			b.Fatal(err)
+		}
+		t++
+	}
+	start := time.Now()
+	if err := s.quiesce(ctx); err != nil {
+		b.Fatal(err)
+	}
+	elapsed := b.Elapsed() + time.Since(start)
+	cpu += processCPU() - c0
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(int(t-t0)*round), "cpu-ns/update")
+	updates := int(t-100) * round
+	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(int(t-t0)*round), "ns/update")
+	// The query must have read every update of every round once,
+	// and the rounds' diffs (inserts minus retractions) net out.
+	_, u1, sum1 := tl.Counts()
+	if u1-u0 != int64(updates) || sum1-sum0 != int64(round%2*(int(t-100)%2)) {
+		b.Fatalf("query read %d updates summing to %d, want %d summing to %d", u1-u0, sum1-sum0, updates, round%2*(int(t-100)%2))
+	}
+	updates = int(t-t0) * round
+	s.reportTraceMetrics(ctx, b, st0, updates)
+}
+
+// BenchmarkSteadyWorkers is BenchmarkSteady for index=direct with one and
+// with two workers: the same rounds, sharded by key hash and exchanged
+// between the workers. Goal: on two cores, workers=2 at least 1.5x the
+// throughput of workers=1 at round=100000 and no worse at round=1000.
+func BenchmarkSteadyWorkers(b *testing.B) {
+	preload := 1000000
+	if testing.Short() {
+		preload = 100000
+	}
+	for _, round := range []int{1000, 100000} {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("round=%d/workers=%d", round, w), func(b *testing.B) {
+				if testing.Short() && round > 1000 {
+					b.Skip("short")
 				}
-				_, u0, sum0 := tl.Counts()
-				load := newSteadyLoad(s.chunks, round, 3)
-				t := s.warm(ctx, b, tl, load, round)
-				poolLen := max(16, min(4096, 1<<18/round))
-				pool := make([]*dataflow.Chunk, poolLen)
-				fill := func() {
-					for i := range pool {
-						pool[i] = load.next()
-					}
-				}
-				fill()
-				b.ReportAllocs()
-				st0 := s.traceStats(ctx, b)
-				t0 := t
-				var cpu time.Duration // process CPU time inside the timer
-				c0 := processCPU()
-				for b.Loop() {
-					i := int(t-t0) % poolLen
-					if i == 0 && t > t0 {
-						if err := s.quiesce(ctx); err != nil {
-							b.Fatal(err)
-						}
-						b.StopTimer()
-						cpu += processCPU() - c0
-						fill()
-						c0 = processCPU()
-						b.StartTimer()
-					}
-					if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
-						b.Fatal(err)
-					}
-					t++
-				}
-				start := time.Now()
-				if err := s.quiesce(ctx); err != nil {
-					b.Fatal(err)
-				}
-				elapsed := b.Elapsed() + time.Since(start)
-				cpu += processCPU() - c0
-				b.ReportMetric(float64(cpu.Nanoseconds())/float64(int(t-t0)*round), "cpu-ns/update")
-				updates := int(t-100) * round
-				b.ReportMetric(float64(elapsed.Nanoseconds())/float64(int(t-t0)*round), "ns/update")
-				// The query must have read every update of every round once,
-				// and the rounds' diffs (inserts minus retractions) net out.
-				_, u1, sum1 := tl.Counts()
-				if u1-u0 != int64(updates) || sum1-sum0 != int64(round%2*(int(t-100)%2)) {
-					b.Fatalf("query read %d updates summing to %d, want %d summing to %d", u1-u0, sum1-sum0, updates, round%2*(int(t-100)%2))
-				}
-				updates = int(t-t0) * round
-				s.reportTraceMetrics(ctx, b, st0, updates)
+				runSteady(b, "direct", preload, round, w)
 			})
 		}
 	}

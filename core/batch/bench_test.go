@@ -485,8 +485,13 @@ func TestBenchLimitsAgree(t *testing.T) {
 	}
 	for _, keys := range keyRanges {
 		ups := genKeyed(5000, 1, 0, keys)
-		// Repeat some updates so that consolidation has work to do.
+		// Repeat some updates and cancel others, so that consolidation
+		// both sums and drops.
 		ups = append(ups, ups[:500]...)
+		for _, u := range ups[500:1000] {
+			u.d = -u.d
+			ups = append(ups, u)
+		}
 		n := len(ups)
 		got, _ := radixLimit(ups, make([]rec, n), make([]rec, n), nil)
 		want := flat(buildBatch(t, ups, 0, 10))
@@ -495,7 +500,28 @@ func TestBenchLimitsAgree(t *testing.T) {
 		}
 	}
 	b1, b2, r1, r2 := mergeInputs(t, 5000)
-	for _, comp := range mergeCompactions {
+	// A second batch that retracts some of the first's updates: under a
+	// compaction frontier beyond both, they cancel.
+	retract := genUpdates(2500, 3, 0)[:300]
+	for i := range retract {
+		retract[i].t, retract[i].d = 10+retract[i].t, -retract[i].d
+	}
+	b3 := buildBatch(t, retract, 10, 20)
+	var r3 []rec
+	for _, u := range b3.Updates() {
+		r3 = append(r3, rec{u.Key[0], u.Val[0], u.Time, u.Diff})
+	}
+	if _, err := Merge(b1, b3, frontier.At(20)); err != nil {
+		t.Fatal(err)
+	}
+	cases := append(slices.Clone(mergeCompactions), struct {
+		name string
+		f    frontier.Frontier
+	}{"compact=20 with retractions", frontier.At(20)})
+	for i, comp := range cases {
+		if i == len(cases)-1 {
+			b2, r2 = b3, r3
+		}
 		m, err := Merge(b1, b2, comp.f)
 		if err != nil {
 			t.Fatal(err)

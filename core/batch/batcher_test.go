@@ -33,3 +33,38 @@ func TestBatcherSealsBeforeUpper(t *testing.T) {
 		}
 	}
 }
+
+// TestBatcherReleasesLargeBuffers: after a seal that empties a buffer of more
+// than builderKeep updates, neither the batcher nor its builder keeps the
+// buffer or the sort's scratch (an arrangement keeps its batch only); a
+// small seal keeps its capacity for reuse.
+func TestBatcherReleasesLargeBuffers(t *testing.T) {
+	for _, ar := range []Arity{{1, 1}, {2, 1}} {
+		b := NewBatcher(ar, 0)
+		row := []int64{1, 2, 3}
+		n := builderKeep + 1
+		b.Grow(n)
+		for i := range n {
+			row[0] = int64(i)
+			b.PushRow(row, []int{0, 1}[:ar.Key], []int{2}, 0, 1)
+		}
+		out, err := b.Seal(frontier.At(0), frontier.At(1))
+		if err != nil || out.Len() != n {
+			t.Fatalf("%v: seal %v, %d updates", ar, err, out.Len())
+		}
+		bld := b.bld
+		if c := cap(bld.recs) + cap(bld.scratch) + cap(b.times) + cap(bld.times) + cap(bld.keys) + cap(bld.sRows); c != 0 {
+			t.Fatalf("%v: %d slots of buffers kept after a large seal", ar, c)
+		}
+		for i := range 10 {
+			row[0] = int64(i)
+			b.PushRow(row, []int{0, 1}[:ar.Key], []int{2}, 1, 1)
+		}
+		if _, err := b.Seal(frontier.At(1), frontier.At(2)); err != nil {
+			t.Fatal(err)
+		}
+		if cap(bld.recs)+cap(b.times) == 0 {
+			t.Fatalf("%v: a small seal released its buffer", ar)
+		}
+	}
+}

@@ -14,9 +14,19 @@ import (
 // work the operation needs on the same records (ARCHITECTURE.md, "Performance
 // rules"). The number that matters is the ratio to the limit:
 //
-//	Build/SortLimit    goal <= 1.5x (stretch 1.3x)
-//	Merge/MergeLimit   goal <= 2x, allocs/op independent of n
+//	Build/RadixLimit   goal <= 1.3x (x-radix); RadixLimit is an LSD radix
+//	                   sort of the same records with the builder's own digit
+//	                   plan, then a consolidation pass
+//	Build/SortLimit    a second, labelled reference (x-sort): the same
+//	                   records sorted by slices.SortFunc
+//	Merge/MergeLimit   goal <= 1.5x, allocs/op independent of n; MergeLimit is
+//	                   a branch-free two-way merge of the same records
 //	Seek gallop/binary sorted probes
+//
+// Build and its limits run on two key distributions: keys=narrow (uniform
+// over n/4 values, so keys repeat and the packed radix key is short) and
+// keys=full (uniform over all of int64, so the radix plan must drop bits and
+// sort runs by comparison).
 //
 // All inputs come from fixed PCG seeds and are made outside the timed loop.
 // Under -short the n=1000000 cases are skipped so that
@@ -25,6 +35,9 @@ import (
 // benchSizes are the input sizes of the Build, SortLimit, Merge and
 // MergeLimit benchmarks.
 var benchSizes = []int{100_000, 1_000_000}
+
+// keyRanges are the key distributions of the Build benchmarks.
+var keyRanges = []string{"narrow", "full"}
 
 // skipLarge skips a benchmark over n updates under -short when n is large.
 func skipLarge(b *testing.B, n int) {
@@ -35,16 +48,18 @@ func skipLarge(b *testing.B, n int) {
 }
 
 // benchUpd is one generated update with one-column key and val: the
-// builder's own 32-byte record, which the SortLimit and MergeLimit baselines
-// sort and merge with the builder's own comparator.
+// builder's own 32-byte record, which the limits sort and merge.
 type benchUpd = rec
 
 var cmpBenchUpd = cmpRec
 
-// genUpdates returns n unsorted updates: keys uniform over [0, n/4) (so keys
-// repeat), vals uniform over all of int64 (negative ones included), times
-// uniform over [tlo, tlo+10), diffs ±1.
-func genUpdates(n int, seed, tlo uint64) []benchUpd {
+// genUpdates returns n unsorted updates with narrow keys; see genKeyed.
+func genUpdates(n int, seed, tlo uint64) []benchUpd { return genKeyed(n, seed, tlo, "narrow") }
+
+// genKeyed returns n unsorted updates: keys uniform over [0, n/4) (narrow:
+// keys repeat) or over all of int64 (full), vals uniform over all of int64
+// (negative ones included), times uniform over [tlo, tlo+10), diffs ±1.
+func genKeyed(n int, seed, tlo uint64, keys string) []benchUpd {
 	rng := rand.New(rand.NewPCG(seed, 0x7261636562656e63))
 	nk := max(int64(n/4), 1)
 	out := make([]benchUpd, n)
@@ -53,7 +68,11 @@ func genUpdates(n int, seed, tlo uint64) []benchUpd {
 		if rng.IntN(2) == 0 {
 			d = -1
 		}
-		out[i] = benchUpd{k: rng.Int64N(nk), v: int64(rng.Uint64()), t: tlo + rng.Uint64N(10), d: d}
+		k := int64(rng.Uint64())
+		if keys == "narrow" {
+			k = rng.Int64N(nk)
+		}
+		out[i] = benchUpd{k: k, v: int64(rng.Uint64()), t: tlo + rng.Uint64N(10), d: d}
 	}
 	return out
 }
@@ -66,10 +85,10 @@ func reportPer(b *testing.B, perOp int, unit string) {
 
 // reportLimitRatio reports the benchmark's time per op divided by the time
 // per op of limit, its baseline on the same records, measured right after
-// the timed loop in the same process (median of five untimed runs) — the
-// ratio ARCHITECTURE.md asks every hot path to report. The separate
-// *Limit benchmarks give the baseline's own figures.
-func reportLimitRatio(b *testing.B, limit func()) {
+// the timed loop in the same process (median of five untimed runs), as the
+// metric unit — the ratio ARCHITECTURE.md asks every hot path to report. The
+// separate *Limit benchmarks give the baselines' own figures.
+func reportLimitRatio(b *testing.B, unit string, limit func()) {
 	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.StopTimer()
 	defer b.StartTimer()
@@ -80,7 +99,61 @@ func reportLimitRatio(b *testing.B, limit func()) {
 		runs = append(runs, float64(time.Since(start).Nanoseconds()))
 	}
 	slices.Sort(runs)
-	b.ReportMetric(perOp/runs[2], "x-limit")
+	b.ReportMetric(perOp/runs[2], unit)
+}
+
+// radixLimit is the limit of a build: it copies ups into recs (what pushing
+// does), sorts them by (key, val, time) with an LSD radix sort on the digits
+// the builder plans for them (planRadix over the packed key of
+// newRadixKey), insertion-sorts runs the digits leave tied as the builder
+// does, and consolidates equal (key, val, time) in place. It returns the
+// consolidated records. recs and scratch have len(ups); counts is reused.
+func radixLimit(ups, recs, scratch []rec, counts []uint32) ([]rec, []uint32) {
+	n := copy(recs, ups)
+	rk := newRadixKey(recs)
+	p := planRadix(n, rk.bits)
+	nb := 1 << p.width
+	mask := uint64(nb - 1)
+	counts = slices.Grow(counts[:0], p.passes*nb)[:p.passes*nb]
+	clear(counts)
+	for i := range recs {
+		x := rk.of(&recs[i]) >> p.drop
+		for j := range p.passes {
+			counts[j*nb+int(x>>(uint(j)*p.width)&mask)]++
+		}
+	}
+	src, dst := recs, scratch
+	for j := range p.passes {
+		c := counts[j*nb : j*nb+nb]
+		sum := uint32(0)
+		for i, x := range c {
+			c[i] = sum
+			sum += x
+		}
+		shift := p.drop + uint(j)*p.width
+		for i := range src {
+			d := rk.of(&src[i]) >> shift & mask
+			dst[c[d]] = src[i]
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	if p.drop > 0 || !rk.complete {
+		sortRuns(src, &rk, p.drop)
+	}
+	w := 0
+	for i := 0; i < n; i++ {
+		r := src[i]
+		for i+1 < n && src[i+1].k == r.k && src[i+1].v == r.v && src[i+1].t == r.t {
+			i++
+			r.d += src[i].d
+		}
+		src[w] = r
+		if r.d != 0 {
+			w++
+		}
+	}
+	return src[:w], counts
 }
 
 // buildBatch builds the updates into one batch over [lo, hi) (setup only).
@@ -100,52 +173,84 @@ func buildBatch(tb testing.TB, ups []benchUpd, lo, hi uint64) *Batch {
 // BenchmarkBuild times pushing n unsorted updates into a reused Builder with
 // Push1 and building them into one batch (sort, consolidation and the new
 // batch's columns), once per iteration. One untimed build first sizes the
-// builder's scratch, as in steady use.
+// builder's scratch, as in steady use. x-radix is the time per op over
+// RadixLimit's on the same records (goal <= 1.3), x-sort over SortLimit's.
 func BenchmarkBuild(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			skipLarge(b, n)
-			ups := genUpdates(n, 1, 0)
-			bld := NewBuilder(Arity{1, 1}, n)
-			build := func() {
-				for _, u := range ups {
-					bld.Push1(u.k, u.v, u.t, u.d)
+	for _, keys := range keyRanges {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("keys=%s/n=%d", keys, n), func(b *testing.B) {
+				skipLarge(b, n)
+				ups := genKeyed(n, 1, 0, keys)
+				bld := NewBuilder(Arity{1, 1}, n)
+				build := func() {
+					for _, u := range ups {
+						bld.Push1(u.k, u.v, u.t, u.d)
+					}
+					if _, err := bld.Build(frontier.At(0), frontier.At(10)); err != nil {
+						b.Fatal(err)
+					}
 				}
-				if _, err := bld.Build(frontier.At(0), frontier.At(10)); err != nil {
-					b.Fatal(err)
+				build() // warm up: the builder's scratch, so B/op is the batch's
+				b.ReportAllocs()
+				for b.Loop() {
+					build()
 				}
-			}
-			build() // warm up: the builder's scratch, so B/op is the batch's
-			b.ReportAllocs()
-			for b.Loop() {
-				build()
-			}
-			reportPer(b, n, "update")
-			scratch := make([]benchUpd, n)
-			reportLimitRatio(b, func() {
-				copy(scratch, ups)
-				slices.SortFunc(scratch, cmpBenchUpd)
+				reportPer(b, n, "update")
+				recs, scratch := make([]rec, n), make([]rec, n)
+				var counts []uint32
+				reportLimitRatio(b, "x-radix", func() { _, counts = radixLimit(ups, recs, scratch, counts) })
+				reportLimitRatio(b, "x-sort", func() {
+					copy(recs, ups)
+					slices.SortFunc(recs, cmpBenchUpd)
+				})
 			})
-		})
+		}
 	}
 }
 
-// BenchmarkSortLimit is the limit of BenchmarkBuild: copying the same records
-// into a scratch slice of 32-byte records and sorting them by (key, val,
-// time) with slices.SortFunc, once per iteration.
+// BenchmarkRadixLimit is the limit of BenchmarkBuild: radixLimit on the same
+// records (copy, radix sort with the builder's digit plan, consolidation),
+// once per iteration.
+func BenchmarkRadixLimit(b *testing.B) {
+	for _, keys := range keyRanges {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("keys=%s/n=%d", keys, n), func(b *testing.B) {
+				skipLarge(b, n)
+				ups := genKeyed(n, 1, 0, keys)
+				recs, scratch := make([]rec, n), make([]rec, n)
+				var counts []uint32
+				var out []rec
+				b.ReportAllocs()
+				for b.Loop() {
+					out, counts = radixLimit(ups, recs, scratch, counts)
+				}
+				if len(out) == 0 {
+					b.Fatal("radix limit consolidated everything away")
+				}
+				reportPer(b, n, "update")
+			})
+		}
+	}
+}
+
+// BenchmarkSortLimit is the second, comparator reference of BenchmarkBuild:
+// copying the same records into a scratch slice of 32-byte records and
+// sorting them by (key, val, time) with slices.SortFunc, once per iteration.
 func BenchmarkSortLimit(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			skipLarge(b, n)
-			ups := genUpdates(n, 1, 0)
-			scratch := make([]benchUpd, n)
-			b.ReportAllocs()
-			for b.Loop() {
-				copy(scratch, ups)
-				slices.SortFunc(scratch, cmpBenchUpd)
-			}
-			reportPer(b, n, "update")
-		})
+	for _, keys := range keyRanges {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("keys=%s/n=%d", keys, n), func(b *testing.B) {
+				skipLarge(b, n)
+				ups := genKeyed(n, 1, 0, keys)
+				scratch := make([]benchUpd, n)
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(scratch, ups)
+					slices.SortFunc(scratch, cmpBenchUpd)
+				}
+				reportPer(b, n, "update")
+			})
+		}
 	}
 }
 
@@ -228,18 +333,18 @@ func BenchmarkMerge(b *testing.B) {
 					}
 				}
 				reportPer(b, n, "update")
-				out := make([]benchUpd, 0, len(r1)+len(r2))
+				out := make([]benchUpd, len(r1)+len(r2))
 				s := comp.f.MustTime()
-				reportLimitRatio(b, func() { out = mergeRecs(out[:0], r1, r2, s) })
+				reportLimitRatio(b, "x-limit", func() { out = mergeLimit(out[:cap(out)], r1, r2, s) })
 			})
 		}
 	}
 }
 
-// BenchmarkMergeLimit is the limit of BenchmarkMerge: a plain two-way merge
-// of the same updates as sorted 32-byte records into a preallocated output,
-// advancing times by the compaction frontier and consolidating equal
-// (key, val, time) as the Merger must.
+// BenchmarkMergeLimit is the limit of BenchmarkMerge: mergeLimit, a
+// branch-free two-way merge of the same updates as sorted 32-byte records
+// into a preallocated output, advancing times by the compaction frontier and
+// consolidating as the Merger must.
 func BenchmarkMergeLimit(b *testing.B) {
 	for _, n := range benchSizes {
 		for _, comp := range mergeCompactions {
@@ -247,10 +352,10 @@ func BenchmarkMergeLimit(b *testing.B) {
 				skipLarge(b, n)
 				_, _, r1, r2 := mergeInputs(b, n)
 				s := comp.f.MustTime()
-				out := make([]benchUpd, 0, len(r1)+len(r2))
+				out := make([]benchUpd, len(r1)+len(r2))
 				b.ReportAllocs()
 				for b.Loop() {
-					out = mergeRecs(out[:0], r1, r2, s)
+					out = mergeLimit(out[:cap(out)], r1, r2, s)
 				}
 				if len(out) == 0 {
 					b.Fatal("empty merge")
@@ -261,36 +366,63 @@ func BenchmarkMergeLimit(b *testing.B) {
 	}
 }
 
-// mergeRecs appends the merge of the sorted a and b to out, each time
-// advanced to at least s, consolidating equal (key, val, time).
-func mergeRecs(out, a, b []benchUpd, s uint64) []benchUpd {
-	push := func(out []benchUpd, u benchUpd) []benchUpd {
-		u.t = max(u.t, s)
-		if n := len(out); n > 0 && out[n-1].k == u.k && out[n-1].v == u.v && out[n-1].t == u.t {
-			if out[n-1].d += u.d; out[n-1].d == 0 {
-				out = out[:n-1]
-			}
-			return out
-		}
-		return append(out, u)
-	}
-	i, j := 0, 0
+// mergeLimit merges the sorted, consolidated a and b into out (len(out) >=
+// len(a)+len(b)) without a data-dependent branch per record: the lesser head
+// is chosen by arithmetic on the comparison and both cursors advance by it.
+// Times are advanced to at least s. Under s == 0 no time moves, and a and b
+// (adjacent batches) share no (key, val, time), so the merge is already
+// consolidated; otherwise one more pass sums equal (key, val, time) and drops
+// zeros, as the Merger's compaction must. It returns out cut to the result.
+func mergeLimit(out, a, b []benchUpd, s uint64) []benchUpd {
+	i, j, n := 0, 0, 0
 	for i < len(a) && j < len(b) {
-		if cmpBenchUpd(a[i], b[j]) <= 0 {
-			out = push(out, a[i])
-			i++
-		} else {
-			out = push(out, b[j])
-			j++
+		x, y := &a[i], &b[j]
+		// ta = 1 when a's head sorts first (ties go to a).
+		ta := b2i(x.k < y.k) | b2i(x.k == y.k)&(b2i(x.v < y.v)|b2i(x.v == y.v)&b2i(x.t <= y.t))
+		r := *y
+		if ta != 0 {
+			r = *x
 		}
+		r.t = max(r.t, s)
+		out[n] = r
+		n++
+		i += ta
+		j += 1 - ta
 	}
 	for ; i < len(a); i++ {
-		out = push(out, a[i])
+		r := a[i]
+		r.t = max(r.t, s)
+		out[n] = r
+		n++
 	}
 	for ; j < len(b); j++ {
-		out = push(out, b[j])
+		r := b[j]
+		r.t = max(r.t, s)
+		out[n] = r
+		n++
 	}
-	return out
+	if s == 0 {
+		return out[:n]
+	}
+	w := 0
+	for i := 0; i < n; i++ {
+		r := out[i]
+		for i+1 < n && out[i+1].k == r.k && out[i+1].v == r.v && out[i+1].t == r.t {
+			i++
+			r.d += out[i].d
+		}
+		out[w] = r
+		w += b2i(r.d != 0)
+	}
+	return out[:w]
+}
+
+// b2i is 1 for true and 0 for false (compiled to a flag move, not a branch).
+func b2i(c bool) int {
+	if c {
+		return 1
+	}
+	return 0
 }
 
 var seekSink int
@@ -336,6 +468,115 @@ func BenchmarkSeek(b *testing.B) {
 					reportPer(b, p, "probe")
 				})
 			}
+		}
+	}
+}
+
+// TestBenchLimitsAgree checks the limits compute what the engine computes on
+// the benchmark data, so a ratio to them compares equal work: radixLimit
+// returns the built batch's updates, mergeLimit the merged batch's.
+func TestBenchLimitsAgree(t *testing.T) {
+	flat := func(b *Batch) []rec {
+		var out []rec
+		for _, u := range b.Updates() {
+			out = append(out, rec{u.Key[0], u.Val[0], u.Time, u.Diff})
+		}
+		return out
+	}
+	for _, keys := range keyRanges {
+		ups := genKeyed(5000, 1, 0, keys)
+		// Repeat some updates and cancel others, so that consolidation
+		// both sums and drops.
+		ups = append(ups, ups[:500]...)
+		for _, u := range ups[500:1000] {
+			u.d = -u.d
+			ups = append(ups, u)
+		}
+		n := len(ups)
+		got, _ := radixLimit(ups, make([]rec, n), make([]rec, n), nil)
+		want := flat(buildBatch(t, ups, 0, 10))
+		if !slices.Equal(got, want) {
+			t.Fatalf("keys=%s: radixLimit differs from Build (%d vs %d records)", keys, len(got), len(want))
+		}
+	}
+	b1, b2, r1, r2 := mergeInputs(t, 5000)
+	// A second batch that retracts some of the first's updates: under a
+	// compaction frontier beyond both, they cancel.
+	retract := genUpdates(2500, 3, 0)[:300]
+	for i := range retract {
+		retract[i].t, retract[i].d = 10+retract[i].t, -retract[i].d
+	}
+	b3 := buildBatch(t, retract, 10, 20)
+	var r3 []rec
+	for _, u := range b3.Updates() {
+		r3 = append(r3, rec{u.Key[0], u.Val[0], u.Time, u.Diff})
+	}
+	if _, err := Merge(b1, b3, frontier.At(20)); err != nil {
+		t.Fatal(err)
+	}
+	cases := append(slices.Clone(mergeCompactions), struct {
+		name string
+		f    frontier.Frontier
+	}{"compact=20 with retractions", frontier.At(20)})
+	for i, comp := range cases {
+		if i == len(cases)-1 {
+			b2, r2 = b3, r3
+		}
+		m, err := Merge(b1, b2, comp.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mergeLimit(make([]rec, len(r1)+len(r2)), r1, r2, comp.f.MustTime())
+		if want := flat(m); !slices.Equal(got, want) {
+			t.Fatalf("%s: mergeLimit differs from Merge (%d vs %d records)", comp.name, len(got), len(want))
+		}
+	}
+}
+
+// BenchmarkMergeN times merging k adjacent batches of n/k random updates
+// each (times [10i, 10i+10) for batch i, compaction to 5 in the first) to
+// completion in one k-way pass with a Merger from NewMergerN worked in steps
+// of mergeFuel, including Result. x-pairwise is its time over merging the
+// same batches two at a time with the two-way kernel (a balanced tree of
+// log2 k passes): what a spine of binary merges pays for the same result.
+func BenchmarkMergeN(b *testing.B) {
+	for _, k := range []int{4, 8} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("k=%d/n=%d", k, n), func(b *testing.B) {
+				skipLarge(b, n)
+				bs := make([]*Batch, k)
+				for i := range bs {
+					lo := uint64(10 * i)
+					bs[i] = buildBatch(b, genKeyed(n/k, uint64(10+i), lo, "full"), lo, lo+10)
+				}
+				comp := frontier.At(5)
+				b.ReportAllocs()
+				for b.Loop() {
+					m := NewMergerN(bs, comp)
+					for !m.Done() {
+						fuel := int64(mergeFuel)
+						m.Work(&fuel)
+					}
+					if _, err := m.Result(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportPer(b, n, "update")
+				reportLimitRatio(b, "x-pairwise", func() {
+					level := bs
+					for len(level) > 1 {
+						var next []*Batch
+						for i := 0; i < len(level); i += 2 {
+							out, err := Merge(level[i], level[i+1], comp)
+							if err != nil {
+								b.Fatal(err)
+							}
+							next = append(next, out)
+						}
+						level = next
+					}
+				})
+			})
 		}
 	}
 }

@@ -33,6 +33,12 @@ func cmpRec(a, b rec) int {
 	return 0
 }
 
+// builderKeep is the most updates whose buffers and scratch a Batcher keeps
+// for reuse after a seal: above it they are released, so a large one-off
+// seal leaves only its batch behind, while steady seals of up to this many
+// reuse theirs.
+const builderKeep = 1 << 16
+
 // Builder turns unsorted updates into a consolidated Batch (§1.5). Updates
 // with key and val arity at most 1 are sorted as 32-byte records; wider rows
 // are sorted through a permutation and then gathered. From a few dozen
@@ -94,6 +100,14 @@ func (b *Builder) Len() int {
 func (b *Builder) Reset() {
 	b.recs = b.recs[:0]
 	b.rows, b.times, b.diffs = b.rows[:0], b.times[:0], b.diffs[:0]
+}
+
+// release drops every buffer and scratch slice.
+func (b *Builder) release() {
+	b.recs, b.scratch, b.counts = nil, nil, nil
+	b.rows, b.times, b.diffs, b.perm = nil, nil, nil, nil
+	b.sRows, b.sTimes, b.sDiffs = nil, nil, nil
+	b.keys, b.keyScratch = nil, nil
 }
 
 // Push adds one update. The rows are copied. REQUIRES: len(key) and len(val)
@@ -178,7 +192,20 @@ func (b *Builder) sortRecs() {
 }
 
 func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
-	b.sortRecs()
+	// A large build of one-column keys and vals without reusable scratch
+	// sorts through the new batch's own columns (radixSortCols), which
+	// saves allocating a scratch as large as the records.
+	var cols *Batch
+	if n := len(b.recs); n >= b.radixMin && cap(b.scratch) < n && b.ar == (Arity{1, 1}) {
+		cols = &Batch{
+			keys: make([]int64, n), keyOffs: make([]uint32, n+1),
+			vals: make([]int64, n), valOffs: make([]uint32, n+1),
+			times: make([]uint64, n), diffs: make([]int64, n),
+		}
+		b.counts = radixSortCols(b.recs, cols, b.counts)
+	} else {
+		b.sortRecs()
+	}
 	recs := b.recs
 	// Consolidate in place and count distinct keys and (key, val) pairs.
 	n, nk, nv := 0, 0, 0
@@ -208,15 +235,17 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 		return nil, ErrOverflow
 	}
 	recs = recs[:n]
-	out := &Batch{
-		desc:    desc,
-		ar:      b.ar,
-		keys:    make([]int64, nk*b.ar.Key),
-		keyOffs: make([]uint32, nk+1),
-		vals:    make([]int64, nv*b.ar.Val),
-		valOffs: make([]uint32, nv+1),
-		times:   make([]uint64, n),
-		diffs:   make([]int64, n),
+	out := &Batch{desc: desc, ar: b.ar}
+	if cols != nil {
+		// Cut the columns to what consolidation left; shrink copies the
+		// ones with much to spare.
+		out.keys, out.keyOffs = shrink(cols.keys[:nk]), shrink(cols.keyOffs[:nk+1])
+		out.vals, out.valOffs = shrink(cols.vals[:nv]), shrink(cols.valOffs[:nv+1])
+		out.times, out.diffs = shrink(cols.times[:n]), shrink(cols.diffs[:n])
+	} else {
+		out.keys, out.keyOffs = make([]int64, nk*b.ar.Key), make([]uint32, nk+1)
+		out.vals, out.valOffs = make([]int64, nv*b.ar.Val), make([]uint32, nv+1)
+		out.times, out.diffs = make([]uint64, n), make([]int64, n)
 	}
 	ki, vi := -1, -1
 	kOne, vOne := b.ar.Key == 1, b.ar.Val == 1

@@ -1,9 +1,10 @@
 // Package batch implements immutable, columnar, consolidated batches of
 // updates (key row, val row, time, diff) and the three things done with them:
 // building one from unsorted updates (Builder), reading one (Cursor; a
-// reader of several batches cursors each in turn), and merging two adjacent
-// ones in bounded steps of
-// work while applying logical compaction (Merger). Semantics:
+// reader of several batches cursors each in turn), and merging two or more
+// adjacent ones in bounded steps of work while applying logical compaction
+// (Merger; NewMergerN merges k at once through a loser tree, kmerge.go).
+// Semantics:
 // reference/semantics.md §1.3–§1.6 and §1.7 (merges).
 //
 // A row is a fixed-arity tuple of int64; the key and val arities are fixed per

@@ -29,6 +29,7 @@ type Merger struct {
 	done       bool
 	err        error
 	work       int64
+	kw         *kway // a merge of more than two batches (kmerge.go)
 }
 
 // NewMerger starts merging b1 and b2 under the compaction frontier.
@@ -76,6 +77,14 @@ const minGallop = 7
 func (m *Merger) Work(fuel *int64) {
 	f := *fuel
 	var used int64
+	if m.kw != nil {
+		if !m.done {
+			used = m.kw.work(m, f)
+		}
+		*fuel -= used
+		m.work += used
+		return
+	}
 	if m.ar.Key == 1 && m.ar.Val == 1 {
 		used = m.work11(f)
 	} else {
@@ -538,7 +547,40 @@ func (m *Merger) mergeKey1(k1, k2 int) int64 {
 	nv, nu := m.nv, m.nu
 	// Advancing by since {0} (or by nothing, s == 0) is the identity.
 	s := m.s
+	vals1, vo1, t1, d1 := b1.vals, b1.valOffs, b1.times, b1.diffs
+	vals2, vo2, t2, d2 := b2.vals, b2.valOffs, b2.times, b2.diffs
 	for {
+		// Both heads are vals with one update each and differ (the common
+		// case): take the lesser without a branch, as work11 does for keys.
+		for v1 < v1e && v2 < v2e {
+			x1, x2 := vals1[v1], vals2[v2]
+			lo1, lo2 := vo1[v1], vo2[v2]
+			if x1 == x2 || vo1[v1+1]-lo1 != 1 || vo2[v2+1]-lo2 != 1 {
+				break
+			}
+			tt1, tt2, dd1, dd2 := t1[lo1], t2[lo2], d1[lo1], d2[lo2]
+			i := 0 // 1 if b1's head is the lesser
+			if x1 < x2 {
+				i = 1
+			}
+			x, tt, dd := x2, tt2, dd2
+			if i != 0 {
+				x = x1
+			}
+			if i != 0 {
+				tt = tt1
+			}
+			if i != 0 {
+				dd = dd1
+			}
+			oT[nu], oD[nu] = max(tt, s), dd
+			nu++
+			oVals[nv] = x
+			nv++
+			oVoff[nv] = uint32(nu)
+			v1 += i
+			v2 += 1 - i
+		}
 		var b *Batch
 		var v int
 		switch {

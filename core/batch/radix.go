@@ -360,3 +360,71 @@ func radixSortWide(ks, scratch []keyIdx, wk *wideKey, rows []int64, times []uint
 	}
 	return ks, scratch, counts
 }
+
+// radixSortCols is radixSort for records of arity {1, 1} that uses the
+// columns of the batch about to be built (each at least len(recs) long) as
+// its scratch instead of a second record slice: passes alternate between
+// the records and the columns (as structure of arrays), and the records are
+// copied back if the last pass left them in the columns. The columns'
+// contents are garbage afterwards. counts is reused storage for the
+// histograms.
+func radixSortCols(recs []rec, cols *Batch, counts []uint32) []uint32 {
+	n := len(recs)
+	if n < 2 {
+		return counts
+	}
+	ks, vs, ts, ds := cols.keys[:n], cols.vals[:n], cols.times[:n], cols.diffs[:n]
+	rk := newRadixKey(recs)
+	p := planRadix(n, rk.bits)
+	inCols := false
+	if p.passes > 0 {
+		nb := 1 << p.width
+		mask := uint64(nb - 1)
+		counts = p.counts(counts)
+		for i := range recs {
+			x := rk.of(&recs[i]) >> p.drop
+			for j := range p.passes {
+				counts[j*nb+int(x>>(uint(j)*p.width)&mask)]++
+			}
+		}
+		for j := range p.passes {
+			c := counts[j*nb : j*nb+nb]
+			shift := p.drop + uint(j)*p.width
+			var first uint64
+			if inCols {
+				first = rk.of(&rec{ks[0], vs[0], ts[0], ds[0]}) >> shift & mask
+			} else {
+				first = rk.of(&recs[0]) >> shift & mask
+			}
+			if !offsets(c, first, n) {
+				continue
+			}
+			if inCols {
+				for i := range ks {
+					r := rec{ks[i], vs[i], ts[i], ds[i]}
+					d := rk.of(&r) >> shift & mask
+					recs[c[d]] = r
+					c[d]++
+				}
+			} else {
+				for i := range recs {
+					r := &recs[i]
+					d := rk.of(r) >> shift & mask
+					at := c[d]
+					ks[at], vs[at], ts[at], ds[at] = r.k, r.v, r.t, r.d
+					c[d]++
+				}
+			}
+			inCols = !inCols
+		}
+	}
+	if inCols {
+		for i := range recs {
+			recs[i] = rec{ks[i], vs[i], ts[i], ds[i]}
+		}
+	}
+	if p.drop > 0 || !rk.complete {
+		sortRuns(recs, &rk, p.drop)
+	}
+	return counts
+}

@@ -70,7 +70,13 @@ type arrangeOp struct {
 }
 
 func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
-	for _, c := range o.in.Take() {
+	cs := o.in.Take()
+	n := 0
+	for _, c := range cs {
+		n += c.Len()
+	}
+	o.batcher.Grow(n) // one exact allocation, not doublings from empty
+	for _, c := range cs {
 		for i := range c.Len() {
 			o.batcher.PushRow(c.Row(i), o.keyCols, o.valCols, c.Times[i], c.Diffs[i])
 		}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,30 +16,39 @@ import (
 	"github.com/tracebench/tracebench/core/spine"
 )
 
-// benchRows sends n random two-column rows (key uniform over a large range,
-// val random, diff +1) to input "in" spread over times [first, first+spread),
-// then advances the input to first+spread.
-func benchRows(ctl *Controller, rng *rand.Rand, n int, first, spread uint64) {
+// benchChunks returns n random two-column rows (key uniform over a large
+// range, val random, diff +1) as chunks spread over times [first,
+// first+spread).
+func benchChunks(rng *rand.Rand, n int, first, spread uint64) []*dataflow.Chunk {
 	per := (n + int(spread) - 1) / int(spread)
+	var out []*dataflow.Chunk
 	for t := first; t < first+spread && n > 0; t++ {
 		m := min(per, n)
 		c := dataflow.NewChunk(2, m)
 		for range m {
 			c.Push([]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}, t, 1)
 		}
-		ctl.Send(Input{Name: "in", Chunk: c})
+		out = append(out, c)
 		n -= m
 	}
-	ctl.Send(AdvanceInput{Name: "in", Frontier: frontier.At(first + spread)})
+	return out
 }
 
-// arrangeDesc arranges input "in" by column 0 in the dataflow itself (the
-// direct index), holds its trace as a consumer would, and probes it.
-func arrangeDesc(id string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
+// sendRows sends the chunks to input name and advances it to upper.
+func sendRows(ctl *Controller, name string, chunks []*dataflow.Chunk, upper uint64) {
+	for _, c := range chunks {
+		ctl.Send(Input{Name: name, Chunk: c})
+	}
+	ctl.Send(AdvanceInput{Name: name, Frontier: frontier.At(upper)})
+}
+
+// arrangeInputDesc arranges input name by column 0 in the dataflow itself
+// (the direct index), holds its trace as a consumer would, and probes it.
+func arrangeInputDesc(id, name string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
 	return dataflow.Desc{
 		ID: id, AsOf: frontier.At(asOf), Until: until,
 		Build: func(c *dataflow.Context) error {
-			in, err := c.Input("in", 2)
+			in, err := c.Input(name, 2)
 			if err != nil {
 				return err
 			}
@@ -79,38 +90,47 @@ func benchCtx(b *testing.B) context.Context {
 // input "in" (imported) or only the input (direct), preloaded with n rows
 // over times [0, 100).
 type benchSetup struct {
-	mode string
-	ctl  *Controller
-	rts  []*Runtime
+	mode    string
+	workers int
+	ctl     *Controller
+	rts     []*Runtime
+	chunks  []*dataflow.Chunk // the preloaded rows
 }
 
 func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
+	return newBenchSetupW(b, mode, n, seed, 1)
+}
+
+// newBenchSetupW is newBenchSetup with w workers per runtime.
+func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *benchSetup {
 	b.Helper()
 	ctx := benchCtx(b)
-	s := &benchSetup{mode: mode}
+	s := &benchSetup{mode: mode, workers: w}
 	switch mode {
 	case "imported":
-		m, i, ctl, err := Pair(1, spine.Options{})
+		m, i, ctl, err := Pair(w, spine.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		s.ctl, s.rts = ctl, []*Runtime{m, i}
-		p := dataflow.NewProbe(1)
+		p := dataflow.NewProbe(w)
 		ctl.Send(CreateInput{Name: "in", Arity: 2})
 		ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, p)})
-		benchRows(ctl, rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		sendRows(ctl, "in", s.chunks, 100)
 		if err := p.WaitPassed(ctx, 99); err != nil {
 			b.Fatal(err)
 		}
 	case "direct":
-		r, err := New(Options{Role: Solo, Workers: 1})
+		r, err := New(Options{Role: Solo, Workers: w})
 		if err != nil {
 			b.Fatal(err)
 		}
 		s.ctl, _ = NewController(r)
 		s.rts = []*Runtime{r}
 		s.ctl.Send(CreateInput{Name: "in", Arity: 2})
-		benchRows(s.ctl, rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+		sendRows(s.ctl, "in", s.chunks, 100)
 	}
 	if err := s.ctl.Sync(ctx); err != nil {
 		b.Fatal(err)
@@ -131,11 +151,14 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 }
 
 // BenchmarkInstall measures creating a dataflow that reads an index of n
-// rows at as_of: index=imported imports the published index (Interactive
-// runtime); index=direct arranges the same rows itself (Solo runtime). The
-// install-ns metric is from sending the create to the dataflow's frontier
-// passing as_of; the op also drops the dataflow. Goal: imported ≤ 1/100 of
-// direct at n=1000000.
+// rows at as_of. index=imported imports the published index (Interactive
+// runtime). index=direct arranges the same rows itself (Solo runtime) and
+// ingests them as differential-dataflow's arrange does: the op creates the
+// dataflow over a fresh input, sends the n rows to it through the controller
+// and advances it, so routing the rows, batching, sorting and building are
+// all inside. The install-ns metric is from sending the create to the
+// dataflow's frontier passing as_of; the op also drops the dataflow. Goal:
+// imported ≤ 1/100 of direct at n=1000000.
 func BenchmarkInstall(b *testing.B) {
 	for _, n := range []int{10000, 100000, 1000000} {
 		for _, mode := range []string{"imported", "direct"} {
@@ -148,6 +171,7 @@ func BenchmarkInstall(b *testing.B) {
 				b.ReportAllocs()
 				var install time.Duration
 				i := 0
+				c0 := processCPU()
 				for b.Loop() {
 					p := dataflow.NewProbe(1)
 					id := fmt.Sprintf("q%d", i)
@@ -156,7 +180,11 @@ func BenchmarkInstall(b *testing.B) {
 					if mode == "imported" {
 						s.ctl.Send(CreateDataflow{Desc: importProbeDesc(id, "idx", 99, frontier.Empty(), p)})
 					} else {
-						s.ctl.Send(CreateDataflow{Desc: arrangeDesc(id, 99, frontier.Empty(), p)})
+						// Chunks are immutable once sent, so every op's
+						// input shares the preloaded ones.
+						name := "in" + id
+						s.ctl.Send(CreateDataflow{Desc: arrangeInputDesc(id, name, 99, frontier.Empty(), p)})
+						sendRows(s.ctl, name, s.chunks, 100)
 					}
 					if err := p.WaitPassed(ctx, 99); err != nil {
 						b.Fatal(err)
@@ -164,32 +192,82 @@ func BenchmarkInstall(b *testing.B) {
 					install += time.Since(start)
 					s.ctl.Send(DropDataflow{ID: id})
 				}
+				b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(i)/float64(n), "cpu-ns/row")
 				b.ReportMetric(float64(install.Nanoseconds())/float64(i), "install-ns")
 				b.ReportMetric(float64(install.Nanoseconds())/float64(i)/float64(n), "install-ns/row")
+				if mode == "direct" {
+					s.reportArrangeMemory(ctx, b, n)
+				}
 			})
 		}
 	}
 }
 
-// steadyQuery creates the steady-state reader of mode and returns its probe.
-func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Probe {
+// reportArrangeMemory arranges the n preloaded rows once more in a query
+// (untimed) and reports the heap it retains while alive, measured as the
+// live heap after a collection with the query minus the same after dropping
+// it (retained-B/update: the trace's columns plus whatever scratch the
+// arrangement keeps; goal <= 48 for one-column keys and vals), and the bytes
+// allocated while building it (alloc-B/update; goal <= 2x retained).
+func (s *benchSetup) reportArrangeMemory(ctx context.Context, b *testing.B, n int) {
+	b.StopTimer()
+	defer b.StartTimer()
+	var m0, m1, m2 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
 	p := dataflow.NewProbe(1)
-	if s.mode == "imported" {
-		s.ctl.Send(CreateDataflow{Desc: importProbeDesc("steady", "idx", 99, frontier.Empty(), p)})
-	} else {
-		s.ctl.Send(CreateDataflow{Desc: arrangeDesc("steady", 99, frontier.Empty(), p)})
-	}
-	if err := p.WaitPassed(benchCtx(b), 99); err != nil {
+	s.ctl.Send(CreateDataflow{Desc: arrangeInputDesc("mem", "inmem", 99, frontier.Empty(), p)})
+	sendRows(s.ctl, "inmem", s.chunks, 100)
+	if err := p.WaitPassed(ctx, 99); err != nil {
 		b.Fatal(err)
 	}
-	return p
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	s.ctl.Send(DropDataflow{ID: "mem"})
+	if err := s.ctl.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m2)
+	b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m2.HeapAlloc))/float64(n), "retained-B/update")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(n), "alloc-B/update")
+}
+
+// steadyQuery creates the steady-state reader of mode (it reads every
+// batch that arrives, see dataflow.Tally) and returns it.
+func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Tally {
+	tl := dataflow.NewTally(s.workers)
+	desc := dataflow.Desc{ID: "steady", AsOf: frontier.At(99), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			var a *dataflow.Arrangement
+			var err error
+			if s.mode == "imported" {
+				a, err = c.ImportIndex("idx")
+			} else {
+				var in dataflow.Collection
+				if in, err = c.Input("in", 2); err == nil {
+					a, err = c.Arrange(in, []int{0})
+				}
+			}
+			if err != nil {
+				return err
+			}
+			c.Hold(a.Oks)
+			c.Tally(tl, a.Oks)
+			return nil
+		}}
+	s.ctl.Send(CreateDataflow{Desc: desc})
+	if err := tl.WaitPassed(benchCtx(b), 99); err != nil {
+		b.Fatal(err)
+	}
+	return tl
 }
 
 // steadyRound sends one round of updates at time t and waits until the
 // reader's frontier passes t. With an index (imported), the controller also
 // lets the index compact up to t, as a controller advancing the since with
 // time does; the direct reader's own hold compacts its trace alike.
-func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Probe, chunk *dataflow.Chunk, t uint64, index bool) error {
+func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Tally, chunk *dataflow.Chunk, t uint64, index bool) error {
 	for i := range chunk.Times {
 		chunk.Times[i] = t
 	}
@@ -201,20 +279,108 @@ func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Probe, chunk 
 	return p.WaitPassed(ctx, t)
 }
 
-func roundChunk(rng *rand.Rand, round int) *dataflow.Chunk {
-	c := dataflow.NewChunk(2, round)
-	for range round {
-		c.Push([]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}, 0, 1)
+// steadyLoad makes the rounds of a steady state at a fixed trace size, as
+// differential-dataflow's was measured: the live rows form a FIFO, and each
+// round retracts the oldest rows and inserts as many new ones (round/2 each;
+// an odd round alternates which side has the extra update), so the trace
+// neither grows nor shrinks.
+type steadyLoad struct {
+	rng   *rand.Rand
+	live  [][2]int64 // ring of the live rows, oldest at head
+	head  int
+	n     int
+	round int
+	i     int // rounds made
+}
+
+// newSteadyLoad starts from the preloaded rows.
+func newSteadyLoad(chunks []*dataflow.Chunk, round int, seed uint64) *steadyLoad {
+	total := 0
+	for _, c := range chunks {
+		total += c.Len()
+	}
+	l := &steadyLoad{rng: rand.New(rand.NewPCG(seed, uint64(round))), live: make([][2]int64, total+round), round: round}
+	for _, c := range chunks {
+		for i := range c.Len() {
+			r := c.Row(i)
+			l.live[l.n] = [2]int64{r[0], r[1]}
+			l.n++
+		}
+	}
+	return l
+}
+
+// next returns the next round's chunk (times to be set when sent).
+func (l *steadyLoad) next() *dataflow.Chunk {
+	retract := l.round*(l.i+1)/2 - l.round*l.i/2
+	l.i++
+	c := dataflow.NewChunk(2, l.round)
+	for range retract {
+		r := l.live[l.head]
+		l.head = (l.head + 1) % len(l.live)
+		l.n--
+		c.Push(r[:], 0, -1)
+	}
+	for range l.round - retract {
+		r := [2]int64{l.rng.Int64N(1 << 40), l.rng.Int64N(1 << 40)}
+		l.live[(l.head+l.n)%len(l.live)] = r
+		l.n++
+		c.Push(r[:], 0, 1)
 	}
 	return c
 }
 
+// processCPU returns the CPU time (user and system) the process has used
+// on every thread. On a machine shared with other work, CPU time per update
+// (cpu-ns/update) moves far less than elapsed time, which also counts the
+// time the runtimes' goroutines waited for a core.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// warmRounds is how many rounds run untimed before a steady-state
+// measurement: enough to replace every preloaded row once (so the trace's
+// levels, its largest batch included, are in their steady state), at most
+// 4,000.
+func warmRounds(preload, round int) int { return min(2*preload/round, 4000) }
+
+// warm runs warmRounds rounds of load untimed, leaves the maintaining
+// runtime quiescent and returns the next round's time.
+func (s *benchSetup) warm(ctx context.Context, b *testing.B, tl *dataflow.Tally, load *steadyLoad, round int) uint64 {
+	t := uint64(100)
+	for range warmRounds(load.n, round) {
+		if err := steadyRound(ctx, s.ctl, tl, load.next(), t, s.mode == "imported"); err != nil {
+			b.Fatal(err)
+		}
+		t++
+	}
+	if err := s.quiesce(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
 // BenchmarkSteady measures the steady-state cost per update of rounds of
-// that many updates absorbed into an index preloaded with 1,000,000 rows
-// (100,000 under -short): index=imported is maintained and published by the
-// Maintenance runtime and followed by a query in the Interactive runtime;
-// index=direct is arranged by the query itself in a Solo runtime. One op is
-// a round: send, advance, wait for the reader's frontier to pass it.
+// that many updates absorbed into an index of a fixed 1,000,000 rows
+// (100,000 under -short): each round retracts round/2 old rows and inserts
+// round/2 new ones (steadyLoad). index=imported is maintained and published
+// by the Maintenance runtime and read by a query in the Interactive runtime;
+// index=direct is arranged by the query itself in a Solo runtime. In both the
+// query reads what changed: every update of every batch, as presented
+// (dataflow.Tally). One op is a round: send, advance, wait for the query's
+// frontier to pass it.
+//
+// The timed rounds follow warmRounds untimed ones, so the figure is the
+// steady state's and not the preloaded trace's first turnover. No work
+// escapes the timer: chunks are built a pool at a time with the
+// timer stopped, but only after the maintaining runtime has been made
+// quiescent inside it (every merge in progress finished), and the figure
+// ns/update adds the final quiescence after the loop. passes/update is the
+// merge work of the run (updates consumed by merges) per update sent.
 // Goals: imported ≤ 1.25× direct; ns/update at round=100000 ≤ 1/10 of
 // round=1.
 func BenchmarkSteady(b *testing.B) {
@@ -228,40 +394,89 @@ func BenchmarkSteady(b *testing.B) {
 				if testing.Short() && round > 1000 {
 					b.Skip("short")
 				}
-				ctx := benchCtx(b)
-				s := newBenchSetup(b, mode, preload, 2)
-				p := s.steadyQuery(b)
-				rng := rand.New(rand.NewPCG(3, uint64(round)))
-				// Distinct chunks per op are pre-built, a pool at a time:
-				// building them is not the engine's work, and one timer
-				// stop per pool (not per round) keeps the benchmark's own
-				// stop-the-world memory reads out of small rounds. A sent
-				// chunk is never reused.
-				poolLen := max(16, min(4096, 1<<18/round))
-				pool := make([]*dataflow.Chunk, poolLen)
-				fill := func() {
-					for i := range pool {
-						pool[i] = roundChunk(rng, round)
-					}
+				runSteady(b, mode, preload, round, 1)
+			})
+		}
+	}
+}
+
+// runSteady is BenchmarkSteady's body for one mode, round size and number
+// of workers per runtime.
+func runSteady(b *testing.B, mode string, preload, round, workers int) {
+	ctx := benchCtx(b)
+	s := newBenchSetupW(b, mode, preload, 2, workers)
+	tl := s.steadyQuery(b)
+	if err := s.quiesce(ctx); err != nil {
+		b.Fatal(err)
+	}
+	_, u0, sum0 := tl.Counts()
+	load := newSteadyLoad(s.chunks, round, 3)
+	t := s.warm(ctx, b, tl, load, round)
+	poolLen := max(16, min(4096, 1<<18/round))
+	pool := make([]*dataflow.Chunk, poolLen)
+	fill := func() {
+		for i := range pool {
+			pool[i] = load.next()
+		}
+	}
+	fill()
+	b.ReportAllocs()
+	st0 := s.traceStats(ctx, b)
+	t0 := t
+	var cpu time.Duration // process CPU time inside the timer
+	c0 := processCPU()
+	for b.Loop() {
+		i := int(t-t0) % poolLen
+		if i == 0 && t > t0 {
+			if err := s.quiesce(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			cpu += processCPU() - c0
+			fill()
+			c0 = processCPU()
+			b.StartTimer()
+		}
+		if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
+			b.Fatal(err)
+		}
+		t++
+	}
+	start := time.Now()
+	if err := s.quiesce(ctx); err != nil {
+		b.Fatal(err)
+	}
+	elapsed := b.Elapsed() + time.Since(start)
+	cpu += processCPU() - c0
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(int(t-t0)*round), "cpu-ns/update")
+	updates := int(t-100) * round
+	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(int(t-t0)*round), "ns/update")
+	// The query must have read every update of every round once,
+	// and the rounds' diffs (inserts minus retractions) net out.
+	_, u1, sum1 := tl.Counts()
+	if u1-u0 != int64(updates) || sum1-sum0 != int64(round%2*(int(t-100)%2)) {
+		b.Fatalf("query read %d updates summing to %d, want %d summing to %d", u1-u0, sum1-sum0, updates, round%2*(int(t-100)%2))
+	}
+	updates = int(t-t0) * round
+	s.reportTraceMetrics(ctx, b, st0, updates)
+}
+
+// BenchmarkSteadyWorkers is BenchmarkSteady for index=direct with one and
+// with two workers: the same rounds, sharded by key hash and exchanged
+// between the workers. Goal: on two cores, workers=2 at least 1.5x the
+// throughput of workers=1 at round=100000 and no worse at round=1000.
+func BenchmarkSteadyWorkers(b *testing.B) {
+	preload := 1000000
+	if testing.Short() {
+		preload = 100000
+	}
+	for _, round := range []int{1000, 100000} {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("round=%d/workers=%d", round, w), func(b *testing.B) {
+				if testing.Short() && round > 1000 {
+					b.Skip("short")
 				}
-				fill()
-				b.ReportAllocs()
-				st0 := s.traceStats(ctx, b)
-				t := uint64(100)
-				for b.Loop() {
-					i := int(t-100) % poolLen
-					if i == 0 && t > 100 {
-						b.StopTimer()
-						fill()
-						b.StartTimer()
-					}
-					if err := steadyRound(ctx, s.ctl, p, pool[i], t, mode == "imported"); err != nil {
-						b.Fatal(err)
-					}
-					t++
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int(t-100)*round), "ns/update")
-				s.reportTraceMetrics(ctx, b, st0, int(t-100)*round)
+				runSteady(b, "direct", preload, round, w)
 			})
 		}
 	}
@@ -293,8 +508,9 @@ func (s *benchSetup) reportTraceMetrics(ctx context.Context, b *testing.B, st0 s
 	b.StopTimer()
 	st := s.traceStats(ctx, b)
 	b.ReportMetric(float64(st.Batches), "batches")
+	b.ReportMetric(float64(st.Updates), "trace-updates")
 	if updates > 0 {
-		b.ReportMetric(float64(st.MergeWork-st0.MergeWork)/float64(updates), "merge-work/update")
+		b.ReportMetric(float64(st.MergeWork-st0.MergeWork)/float64(updates), "passes/update")
 	}
 	if s.mode != "imported" {
 		return
@@ -351,16 +567,16 @@ func BenchmarkSteadyRatio(b *testing.B) {
 			imp := newBenchSetup(b, "imported", preload, 2)
 			dir := newBenchSetup(b, "direct", preload, 2)
 			pi, pd := imp.steadyQuery(b), dir.steadyQuery(b)
-			rng := rand.New(rand.NewPCG(4, uint64(round)))
+			load := newSteadyLoad(imp.chunks, round, 4)
 			var ratios []float64
 			t := uint64(100)
 			for b.Loop() {
 				b.StopTimer()
-				ci, cd := roundChunk(rng, round), roundChunk(rng, 0)
+				ci, cd := load.next(), dataflow.NewChunk(2, 0)
 				cd.Rows, cd.Times, cd.Diffs = slices.Clone(ci.Rows), slices.Clone(ci.Times), slices.Clone(ci.Diffs)
 				b.StartTimer()
 				var di, dd time.Duration
-				run := func(s *benchSetup, p *dataflow.Probe, c *dataflow.Chunk) time.Duration {
+				run := func(s *benchSetup, p *dataflow.Tally, c *dataflow.Chunk) time.Duration {
 					start := time.Now()
 					if err := steadyRound(ctx, s.ctl, p, c, t, s.mode == "imported"); err != nil {
 						b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -15,17 +16,21 @@ import (
 // logicalLag times behind, so the merges that arrivals drive also apply
 // logical compaction.
 //
-// One op is one whole fill of an empty spine to fillTarget updates (a spine
-// can be filled only once). The batches are built once, outside the timed
+// One op of BenchmarkSpineInsert is one whole fill of an empty spine to
+// fillTarget updates (a spine can be filled only once) followed by exerting
+// it to quiescence, so no merge work the fill started is left outside the
+// timer. The batches are built once, outside the timed
 // loop, from fixed PCG seeds; batches are immutable, so every fill reuses
 // them. Building is measured in core/batch (BenchmarkBuild).
 //
 // Metrics:
 //
-//	ns/update          timed nanoseconds per inserted update, merge work included
+//	ns/update          timed nanoseconds per inserted update, merge work to
+//	                   quiescence included
 //	ns/merge-work      the same time per update consumed by merges; compare with
 //	                   core/batch BenchmarkMerge and BenchmarkMergeLimit ns/update
-//	merge-work/update  Stats().MergeWork per inserted update
+//	merge-work/update  Stats().MergeWork per inserted update, quiescence
+//	                   included: how many merge passes each update went through
 //	max-batches        longest chain seen after any insert
 //	end-batches        chain length when the fill ends
 //	B/update           Stats().Bytes / Stats().Updates after exerting to
@@ -156,11 +161,10 @@ func instrumentedFill(tb testing.TB, bs []*batch.Batch) fillStats {
 		step(tb, s, b)
 		fs.maxBatches = max(fs.maxBatches, s.Stats().Batches)
 	}
-	st := s.Stats()
-	fs.endBatches, fs.mergeWork = st.Batches, st.MergeWork
+	fs.endBatches = s.Stats().Batches
 	quiesce(tb, s)
-	st = s.Stats()
-	fs.bytes, fs.live = st.Bytes, st.Updates
+	st := s.Stats()
+	fs.mergeWork, fs.bytes, fs.live = st.MergeWork, st.Bytes, st.Updates
 	return fs
 }
 
@@ -172,7 +176,7 @@ func reportPer(b *testing.B, perOp float64, unit string) {
 
 // BenchmarkSpineInsert times filling an empty spine to fillTarget updates
 // with Insert and the frontier moves of a maintained index (step), merge work
-// driven by arrivals included.
+// driven by arrivals included, then exerting it to quiescence (one batch).
 func BenchmarkSpineInsert(b *testing.B) {
 	for _, c := range insertCases {
 		b.Run(c.String(), func(b *testing.B) {
@@ -182,6 +186,7 @@ func BenchmarkSpineInsert(b *testing.B) {
 			for b.Loop() {
 				s := New(kv, Options{})
 				fill(b, s, bs)
+				quiesce(b, s)
 			}
 			reportPer(b, float64(n), "update")
 			reportPer(b, float64(fs.mergeWork), "merge-work")
@@ -219,4 +224,104 @@ func BenchmarkSpineExert(b *testing.B) {
 	b.ReportMetric(float64(work)/float64(n), "merge-work/update")
 	b.ReportMetric(float64(batches), "batches")
 	b.ReportMetric(float64(calls), "exert-calls")
+}
+
+// steadyRounds makes the rounds of BenchmarkSpineSteady: the live rows form
+// a FIFO, and each round retracts the oldest round/2 and inserts round/2 new
+// ones at its own time, so the trace keeps a fixed size.
+type steadyRounds struct {
+	rng   *rand.Rand
+	bld   *batch.Builder
+	rows  [][2]int64
+	head  int
+	round int
+	t     uint64
+}
+
+// next builds the next round's batch; while the trace is filling it only
+// inserts.
+func (r *steadyRounds) next(tb testing.TB, live int) *batch.Batch {
+	retract := r.round / 2
+	if len(r.rows)-r.head < live {
+		retract = 0
+	}
+	for range retract {
+		x := r.rows[r.head]
+		r.head++
+		r.bld.Push1(x[0], x[1], r.t, -1)
+	}
+	for range r.round - retract {
+		x := [2]int64{r.rng.Int64N(1 << 40), r.rng.Int64N(1 << 40)}
+		r.rows = append(r.rows, x)
+		r.bld.Push1(x[0], x[1], r.t, 1)
+	}
+	if r.head > live {
+		r.rows = append(r.rows[:0], r.rows[r.head:]...)
+		r.head = 0
+	}
+	b, err := r.bld.Build(frontier.At(r.t), frontier.At(r.t+1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r.t++
+	return b
+}
+
+// BenchmarkSpineSteady times the spine alone in the steady state Steady
+// drives in a runtime (core/runtime): a trace of fillTarget live rows that
+// absorbs rounds of 1,000 updates (the oldest 500 rows retracted, 500 new
+// inserted), both compaction frontiers following the upper. One op is one
+// round's insert with the merge work it drives. The rounds are built before
+// the loop, a pool at a time with the timer stopped (the spine does no work
+// between inserts, so none escapes), after two untimed turnovers of the
+// rows; the loop ends by finishing the merges in progress inside the timer.
+// fanout=2 is the same tiered policy with binary merges, for comparison.
+// Reports ns/update and passes/update.
+func BenchmarkSpineSteady(b *testing.B) {
+	const round = 1000
+	live := fillTarget()
+	for _, fanout := range []int{2, DefaultFanout} {
+		b.Run(fmt.Sprintf("fanout=%d", fanout), func(b *testing.B) {
+			s := New(kv, Options{Fanout: fanout})
+			r := &steadyRounds{rng: rand.New(rand.NewPCG(7, 11)), bld: batch.NewBuilder(kv, round), round: round}
+			insert := func(bt *batch.Batch) {
+				if err := s.Insert(bt); err != nil {
+					b.Fatal(err)
+				}
+				s.SetLogicalCompaction(s.Upper())
+				s.SetPhysicalCompaction(s.Upper())
+			}
+			for range live/round + 4*live/round {
+				insert(r.next(b, live))
+			}
+			for s.Work(1 << 30) {
+			}
+			pool := make([]*batch.Batch, 512)
+			fill := func() {
+				for i := range pool {
+					pool[i] = r.next(b, live)
+				}
+			}
+			fill()
+			st0 := s.Stats()
+			n := 0
+			for b.Loop() {
+				if n > 0 && n%len(pool) == 0 {
+					b.StopTimer()
+					fill()
+					b.StartTimer()
+				}
+				insert(pool[n%len(pool)])
+				n++
+			}
+			start := time.Now()
+			for s.Work(1 << 30) {
+			}
+			elapsed := b.Elapsed() + time.Since(start)
+			st := s.Stats()
+			b.ReportMetric(float64(elapsed.Nanoseconds())/float64(n*round), "ns/update")
+			b.ReportMetric(float64(st.MergeWork-st0.MergeWork)/float64(n*round), "passes/update")
+			b.ReportMetric(float64(st.Batches), "batches")
+		})
+	}
 }

@@ -1,12 +1,34 @@
-// Package spine implements the Spine: a trace of batches kept in
-// power-of-two levels and merged with fuel proportional to arrivals, so that
-// merge work is amortised over inserts (reference/semantics.md §1.7–§1.8;
-// differential-dataflow's spine_fueled.rs).
+// Package spine implements the Spine: a trace of batches kept in tiered
+// levels and merged with fuel proportional to arrivals, so that merge work is
+// amortised over inserts (docs/semantics.md §1.7–§1.8; the fuel discipline of
+// differential-dataflow's spine_fueled.rs, with k-way instead of binary
+// merges).
 //
-// The chain is the time-ordered list of batches the spine holds: merging
-// layers from the largest level (oldest) to level 0, then the pending batches
-// that the physical frontier has not yet admitted to merging. Consecutive
-// batches are contiguous.
+// Levels are tiers of size: a batch of n updates belongs to level
+// floor(log_F(n)) for the fanout F (Options.Fanout, 8 by default). An
+// arriving batch joins its level as its newest batch, after the batches of
+// every lower level have moved up to that level (they are older: roll-up).
+// A level below the top merges its oldest F waiting batches at once (one
+// k-way merge, batch.NewMergerN) into one batch for the level above, so each
+// update is merged about once per level: log_F of the trace over the
+// arrival size, where binary merges take log_2. The top level keeps the
+// largest batch and merges it with the batches after it once those add up
+// to as much again (or number F), keeping the result in its place: the
+// largest batch is reread once per as many updates as it holds, and the
+// trace stays within about three times the live updates. When the level
+// just below the top is due to merge and its batches would make the top's
+// merge due, they fold into the top's merge instead, saving the pass that
+// would write them once more in between.
+//
+// Every merge in progress receives fuelPerUpdate units of merge work per
+// arriving update (each its own copy, as in differential-dataflow), so a
+// level's merge finishes before the level calls for the next one; if it has
+// not, it is finished at once.
+//
+// The chain is the time-ordered list of batches the spine holds: levels from
+// the highest (oldest) to level 0, each its merging batches then its waiting
+// ones, then the pending batches that the physical frontier has not yet
+// admitted to merging. Consecutive batches are contiguous.
 //
 // Two frontiers steer it. The logical compaction frontier is handed to every
 // merge that starts, which advances times by it (§2.2). The physical
@@ -21,8 +43,10 @@
 //	S2  Every merging-layer batch has upper <= physical frontier; pending
 //	    batches are exactly those whose upper was not within it when
 //	    considered, in arrival order.
-//	S3  A layer is Vacant, Single or Double; inserting into a Double is a bug
-//	    (roll-up and fuel make sure merges finish before they are needed).
+//	S3  A level has at most one merge in progress, over the oldest of its
+//	    batches; a level that calls for another merge finishes that one first
+//	    (roll-up and fuel make this rare). A merge's result takes its inputs'
+//	    place in the chain, so merging never reorders it.
 //	S4  Both compaction frontiers only advance.
 //	S5  BatchesThrough(F) with physical <= F returns exactly the batches whose
 //	    updates lie before F, or reports a straddled non-empty batch.

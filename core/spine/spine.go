@@ -3,7 +3,6 @@ package spine
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"strings"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -21,36 +20,17 @@ var (
 	ErrArity         = errors.New("spine: batch arity differs from the trace's")
 )
 
-type layerKind uint8
-
-const (
-	vacant layerKind = iota
-	single
-	double
-)
-
-// layer is one level of the merge structure.
-type layer struct {
-	kind   layerKind
-	b      *batch.Batch // single: the batch (nil: structurally empty); double: the result once complete
-	b1, b2 *batch.Batch // double in progress: the inputs, b1 older
-	merger *batch.Merger
+// level is one tier of the merge structure: a merge in progress over a
+// prefix of its batches (merging, nil when none), then the batches waiting
+// after it, oldest first.
+type level struct {
+	merging []*batch.Batch
+	merger  *batch.Merger
+	waiting []*batch.Batch
 }
 
-func (l *layer) inProgress() bool { return l.kind == double && l.merger != nil }
-
-// len returns the records the layer accounts for.
-func (l *layer) len() int {
-	switch {
-	case l.kind == vacant:
-		return 0
-	case l.inProgress():
-		return l.b1.Len() + l.b2.Len()
-	case l.b != nil:
-		return l.b.Len()
-	}
-	return 0
-}
+// batches returns how many batches of the chain the level holds.
+func (l *level) batches() int { return len(l.merging) + len(l.waiting) }
 
 // Stats are counters a benchmark reads.
 type Stats struct {
@@ -58,30 +38,49 @@ type Stats struct {
 	Updates   int   // updates across the chain
 	Bytes     int   // column bytes across the chain (trace-B)
 	Merges    int64 // merges started
-	MergeWork int64 // updates consumed by merges (fuel spent)
+	MergeWork int64 // updates consumed by merges (fuel spent): merge passes
 	Pending   int   // batches not yet admitted to merging
 }
 
-// Spine is a fueled LSM of batches. The zero value is not usable; call New.
+// Spine is a fueled, tiered LSM of batches. The zero value is not usable;
+// call New.
 type Spine struct {
 	ar       batch.Arity
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	upper    frontier.Frontier
-	layers   []layer
+	levels   []level
 	pending  []*batch.Batch
 	effort   int64
+	fanout   int
 	err      error // the first merge that overflowed, if any
 	merges   int64
 	work     int64
 	version  uint64 // bumped whenever the chain's batches change
 }
 
+// DefaultFanout is the number of batches of a level merged at once when
+// Options.Fanout is zero.
+const DefaultFanout = 8
+
+// fuelPerUpdate is the merge work each in-progress merge may do per update
+// that arrives. A level merges fanout batches when fanout more have arrived
+// below it, so 1 would finish each merge just in time on a growing trace;
+// the slack covers batches that consolidation shrinks on the way up and the
+// top level, whose merge also rereads the largest batch.
+const fuelPerUpdate = 4
+
 // Options configure a spine.
 type Options struct {
 	// Effort scales the fuel each arrival brings (differential-dataflow's
 	// effort multiplier). Zero means 1.
 	Effort int64
+	// Fanout is how many batches of one level are merged at once (at least
+	// 2); zero means DefaultFanout. Each update is merged about once per
+	// level, and a level is fanout times the size of the one below, so a
+	// larger fanout means fewer merge passes per update and a longer chain
+	// for readers.
+	Fanout int
 }
 
 // New returns an empty spine for batches of the given arity, with upper,
@@ -91,7 +90,12 @@ func New(ar batch.Arity, opts Options) *Spine {
 	if e <= 0 {
 		e = 1
 	}
-	return &Spine{ar: ar, effort: e}
+	f := opts.Fanout
+	if f == 0 {
+		f = DefaultFanout
+	}
+	f = max(f, 2)
+	return &Spine{ar: ar, effort: e, fanout: f}
 }
 
 // Arity returns the arity of the spine's batches.
@@ -99,6 +103,9 @@ func (s *Spine) Arity() batch.Arity { return s.ar }
 
 // Upper returns the spine's upper: the upper of the last inserted batch.
 func (s *Spine) Upper() frontier.Frontier { return s.upper }
+
+// ReadUpper is Upper: the chain's coverage (§1.8).
+func (s *Spine) ReadUpper() frontier.Frontier { return s.upper }
 
 // Err returns the error of the first merge that overflowed, if any. The
 // merged batch is in the chain with every other update (batch.Merger.Result);
@@ -152,235 +159,263 @@ func (s *Spine) Close() error {
 }
 
 // considerMerges moves pending batches whose upper is within the physical
-// frontier into the merge structure.
+// frontier into the merge structure, in arrival order.
 func (s *Spine) considerMerges() {
 	for len(s.pending) > 0 && s.pending[0].Upper().LessEqual(s.physical) {
 		b := s.pending[0]
 		s.pending[0] = nil
 		s.pending = s.pending[1:]
-		// Fuse an empty batch into an adjacent empty single cheaply.
-		if b.IsEmpty() {
-			if i := s.firstOccupied(); i >= 0 && s.layers[i].kind == single && s.layers[i].len() == 0 {
-				s.insertAt(b, i)
-				s.layers[i] = layer{kind: single, b: s.completeAt(i)}
-				continue
-			}
-		}
-		s.introduceBatch(b, levelFor(b.Len()))
+		s.arrive(b)
 	}
 	if len(s.pending) == 0 {
 		s.pending = nil // drop the consumed prefix's backing array
 	}
 }
 
-func (s *Spine) firstOccupied() int {
-	for i := range s.layers {
-		if s.layers[i].kind != vacant {
-			return i
+// classOf returns the level a batch of n updates belongs to by size:
+// floor(log_fanout(n)), 0 for n < fanout.
+func (s *Spine) classOf(n int) int {
+	c := 0
+	for ; n >= s.fanout; n /= s.fanout {
+		c++
+	}
+	return c
+}
+
+// top returns the highest level holding a batch, -1 if none does.
+func (s *Spine) top() int {
+	for j := len(s.levels) - 1; j >= 0; j-- {
+		if s.levels[j].batches() > 0 {
+			return j
 		}
 	}
 	return -1
 }
 
-// levelFor returns ceil(log2(n)), with 0 for n <= 1.
-func levelFor(n int) int {
-	if n <= 1 {
-		return 0
-	}
-	return bits.Len(uint(n - 1))
-}
-
-// introduceBatch applies fuel for an arrival of 2^level records, rolls up the
-// layers below level and inserts b there (b may be nil: virtual records).
-func (s *Spine) introduceBatch(b *batch.Batch, level int) {
-	fuel := int64(8) << min(level, 56) * s.effort
-	s.applyFuel(fuel)
-	s.rollUp(level)
-	s.insertAt(b, level)
-	s.tidyLayers()
-}
-
-// applyFuel gives each in-progress merge its own copy of fuel and promotes
-// completed merges to the next level.
-func (s *Spine) applyFuel(fuel int64) {
-	for i := 0; i < len(s.layers); i++ {
-		if s.layers[i].inProgress() {
-			f := fuel
-			before := s.layers[i].merger.WorkDone()
-			s.layers[i].merger.Work(&f)
-			s.work += s.layers[i].merger.WorkDone() - before
-			if s.layers[i].merger.Done() {
-				s.finishMerge(&s.layers[i])
-			}
-		}
-		if s.layers[i].kind == double && !s.layers[i].inProgress() {
-			s.insertAt(s.completeAt(i), i+1)
-		}
+func (s *Spine) grow(j int) {
+	for len(s.levels) <= j {
+		s.levels = append(s.levels, level{})
 	}
 }
 
-// rollUp merges every non-vacant layer below level into level.
-func (s *Spine) rollUp(level int) {
-	s.grow(level)
+// arrive admits b to the merge structure: its updates fuel the merges in
+// progress, it joins the level of its size — after the batches of every
+// lower level move up to that level, since they are older (roll-up) — and
+// levels that are full start merging.
+func (s *Spine) arrive(b *batch.Batch) {
+	s.applyFuel(fuelPerUpdate * int64(max(b.Len(), 1)) * s.effort)
+	c := s.classOf(b.Len())
+	s.grow(c)
+	s.rollUp(c)
+	s.levels[c].waiting = append(s.levels[c].waiting, b)
+	s.normalize()
+}
+
+// rollUp moves every batch below level c to level c's waiting batches, in
+// chain order, finishing the merges in progress there first.
+func (s *Spine) rollUp(c int) {
 	occupied := false
-	for i := 0; i < level; i++ {
-		if s.layers[i].kind != vacant {
-			occupied = true
-			break
+	for j := range c {
+		if s.levels[j].merger != nil {
+			s.complete(j)
 		}
+	}
+	for j := range c {
+		occupied = occupied || s.levels[j].batches() > 0
 	}
 	if !occupied {
 		return
 	}
-	var merged *batch.Batch
-	for i := 0; i < level; i++ {
-		s.insertAt(merged, i)
-		merged = s.completeAt(i)
-	}
-	s.insertAt(merged, level)
-	if s.layers[level].kind == double {
-		merged := s.completeAt(level)
-		s.insertAt(merged, level+1)
+	dst := &s.levels[c]
+	for j := c - 1; j >= 0; j-- {
+		dst.waiting = append(dst.waiting, s.levels[j].waiting...)
+		clear(s.levels[j].waiting)
+		s.levels[j].waiting = s.levels[j].waiting[:0]
 	}
 }
 
-func (s *Spine) grow(level int) {
-	for len(s.layers) <= level {
-		s.layers = append(s.layers, layer{})
-	}
-}
-
-// insertAt inserts b (possibly nil) at level: Vacant becomes Single, Single
-// starts a merge under the current logical frontier (S3).
-func (s *Spine) insertAt(b *batch.Batch, level int) {
-	s.grow(level)
-	l := &s.layers[level]
-	switch l.kind {
-	case vacant:
-		*l = layer{kind: single, b: b}
-	case single:
-		old := l.b
-		switch {
-		case old == nil:
-			*l = layer{kind: double, b: b}
-		case b == nil:
-			*l = layer{kind: double, b: old}
-		default:
-			s.merges++
-			*l = layer{kind: double, b1: old, b2: b, merger: batch.NewMerger(old, b, s.logical)}
-		}
-	case double:
-		panic(fmt.Sprintf("spine: S3: insert into an unfinished merge at level %d", level))
-	}
-}
-
-// completeAt finishes the layer's merge (if any), empties the layer and
-// returns its batch.
-func (s *Spine) completeAt(level int) *batch.Batch {
-	l := &s.layers[level]
-	var out *batch.Batch
-	switch l.kind {
-	case single:
-		out = l.b
-	case double:
-		if l.merger != nil {
-			fuel := int64(1) << 62
-			before := l.merger.WorkDone()
-			l.merger.Work(&fuel)
-			s.work += l.merger.WorkDone() - before
-			s.finishMerge(l)
-		}
-		out = l.b
-	}
-	*l = layer{}
-	return out
-}
-
-// finishMerge turns a layer whose merge is done into a complete Double
-// holding the result. A merge that overflowed records its error (Err) and
-// keeps its complete result.
-func (s *Spine) finishMerge(l *layer) {
-	res, err := l.merger.Result()
-	if err != nil && s.err == nil {
-		s.err = fmt.Errorf("spine: merging %v and %v: %w", l.b1.Desc(), l.b2.Desc(), err)
-	}
-	*l = layer{kind: double, b: res}
-	s.version++
-}
-
-// tidyLayers lets a large top batch that compaction has shrunk move down, so
-// that levels stay proportional to the data they hold.
-func (s *Spine) tidyLayers() {
-	n := len(s.layers)
-	if n == 0 || s.layers[n-1].kind != single {
-		return
-	}
-	appropriate := levelFor(s.layers[n-1].len())
-	for appropriate < n-1 {
-		l := s.layers[n-2]
-		switch {
-		case l.kind == vacant || (l.kind == single && l.b == nil):
-			s.layers = append(s.layers[:n-2], s.layers[n-1])
-			n = len(s.layers)
-		case l.kind == single:
-			smaller := 0
-			for i := 0; i < n-2; i++ {
-				switch s.layers[i].kind {
-				case single:
-					smaller += 1 << i
-				case double:
-					smaller += 2 << i
+// normalize starts the merges the levels call for, bottom up (a merge that
+// finishes at once places its result above): a level below the top merges
+// its oldest fanout waiting batches once it has that many; the top level
+// merges all its waiting batches once they number fanout or those after the
+// first add up to at least the first (so the largest batch is reread only
+// when as much again has arrived). A level that calls for a merge while
+// one is in progress there finishes that one first (S3).
+func (s *Spine) normalize() {
+	for j := 0; j < len(s.levels); j++ {
+		for {
+			l := &s.levels[j]
+			var group int
+			if t := s.top(); j < t {
+				if len(l.waiting) >= s.fanout {
+					group = s.fanout
+					if j == t-1 && s.foldIntoTop(j) {
+						break
+					}
+				}
+			} else if n := len(l.waiting); n >= 2 {
+				tail := 0
+				for _, b := range l.waiting[1:] {
+					tail += b.Len()
+				}
+				if n >= s.fanout || tail >= l.waiting[0].Len() {
+					group = n
 				}
 			}
-			if smaller <= (1<<n)/8 {
-				s.layers = append(s.layers[:n-2], s.layers[n-1])
-				s.insertAt(l.b, n-2)
+			if group == 0 {
+				break
 			}
-			return
-		default:
-			return
+			if l.merger != nil {
+				s.complete(j)
+				continue
+			}
+			s.start(j, group)
+			if !s.levels[j].merger.Done() {
+				break
+			}
+			s.finish(j)
 		}
 	}
 }
 
-// reduced reports whether at most one layer is occupied and none is merging.
-func (s *Spine) reduced() bool {
-	occupied := 0
-	for i := range s.layers {
-		switch s.layers[i].kind {
-		case double:
-			return false
-		case single:
-			if s.layers[i].b != nil {
-				occupied++
-			}
+// foldIntoTop handles level j, just below the top, calling for a merge of
+// its oldest fanout batches when the top level is idle and those batches,
+// with the ones already waiting after the top's first, add up to at least
+// the first: the top's merge is due, so they move up and merge with it at
+// once, instead of merging into one batch that the top then rereads. It
+// reports whether it did.
+func (s *Spine) foldIntoTop(j int) bool {
+	top, l := &s.levels[j+1], &s.levels[j]
+	if top.merger != nil || len(top.waiting) == 0 {
+		return false
+	}
+	tail := 0
+	for _, b := range top.waiting[1:] {
+		tail += b.Len()
+	}
+	for _, b := range l.waiting[:s.fanout] {
+		tail += b.Len()
+	}
+	if tail < top.waiting[0].Len() {
+		return false
+	}
+	top.waiting = append(top.waiting, l.waiting[:s.fanout]...)
+	rest := copy(l.waiting, l.waiting[s.fanout:])
+	clear(l.waiting[rest:])
+	l.waiting = l.waiting[:rest]
+	s.start(j+1, len(top.waiting))
+	if s.levels[j+1].merger.Done() {
+		s.finish(j + 1)
+	}
+	return true
+}
+
+// start begins merging the oldest n waiting batches of level j.
+func (s *Spine) start(j, n int) {
+	l := &s.levels[j]
+	l.merging = append([]*batch.Batch(nil), l.waiting[:n]...)
+	rest := copy(l.waiting, l.waiting[n:])
+	clear(l.waiting[rest:])
+	l.waiting = l.waiting[:rest]
+	l.merger = batch.NewMergerN(l.merging, s.logical)
+	s.merges++
+}
+
+// applyFuel gives each merge in progress its own copy of fuel and places
+// the results of those that finish.
+func (s *Spine) applyFuel(fuel int64) {
+	for j := range s.levels {
+		l := &s.levels[j]
+		if l.merger == nil {
+			continue
+		}
+		f := fuel
+		before := l.merger.WorkDone()
+		l.merger.Work(&f)
+		s.work += l.merger.WorkDone() - before
+		if l.merger.Done() {
+			s.finish(j)
 		}
 	}
-	return occupied <= 1
+}
+
+// complete finishes level j's merge in progress whatever the fuel.
+func (s *Spine) complete(j int) {
+	m := s.levels[j].merger
+	fuel := int64(1) << 62
+	before := m.WorkDone()
+	m.Work(&fuel)
+	s.work += m.WorkDone() - before
+	s.finish(j)
+}
+
+// finish places the result of level j's finished merge: on the top level it
+// takes the place of its inputs, ahead of the batches that arrived since,
+// unless it has outgrown the level; elsewhere it joins the level above as
+// its newest batch. A merge that overflowed records its error (Err) and
+// places its complete result like any other.
+func (s *Spine) finish(j int) {
+	l := &s.levels[j]
+	res, err := l.merger.Result()
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("spine: merging %v through %v: %w", l.merging[0].Desc(), l.merging[len(l.merging)-1].Desc(), err)
+	}
+	clear(l.merging)
+	l.merging, l.merger = nil, nil
+	s.version++
+	if res == nil {
+		return
+	}
+	if j >= s.top() && s.classOf(res.Len()) <= j {
+		l.waiting = append(l.waiting, nil)
+		copy(l.waiting[1:], l.waiting)
+		l.waiting[0] = res
+		return
+	}
+	s.grow(j + 1)
+	s.levels[j+1].waiting = append(s.levels[j+1].waiting, res)
+}
+
+// reduced reports whether the merge structure holds at most one batch and
+// nothing is merging.
+func (s *Spine) reduced() bool {
+	n := 0
+	for j := range s.levels {
+		if s.levels[j].merger != nil {
+			return false
+		}
+		n += s.levels[j].batches()
+	}
+	return n <= 1
 }
 
 // Exert does merge work without new input, as if effort records had arrived
 // (§1.7 exert). It returns whether work remains. Repeated calls reduce the
-// merge structure to one batch.
+// merge structure to one batch, bottom up: with no merge in progress, the
+// lowest level's batches merge into one for the level above (or move up
+// when there is one), and the top level's merge into one where they are.
 func (s *Spine) Exert(effort int64) bool {
-	s.tidyLayers()
 	if s.reduced() {
 		return false
 	}
-	hasDouble := false
-	for i := range s.layers {
-		if s.layers[i].kind == double {
-			hasDouble = true
+	if !s.Merging() {
+		t, j := s.top(), 0
+		for s.levels[j].batches() == 0 {
+			j++
+		}
+		switch l := &s.levels[j]; {
+		case j == t:
+			s.start(j, len(l.waiting))
+		case len(l.waiting) == 1:
+			s.levels[j+1].waiting = append(s.levels[j+1].waiting, l.waiting[0])
+			l.waiting[0] = nil
+			l.waiting = l.waiting[:0]
+		default:
+			s.start(j, len(l.waiting))
 		}
 	}
-	if hasDouble {
-		s.applyFuel(effort)
-	} else {
-		// Introduce about effort virtual records: they roll up the levels
-		// below theirs and push merges along as real arrivals would.
-		s.introduceBatch(nil, levelFor(int(min(effort, 1<<40))))
-	}
-	s.tidyLayers()
+	s.applyFuel(effort)
+	s.normalize()
 	return !s.reduced()
 }
 
@@ -392,24 +427,19 @@ func (s *Spine) Work(effort int64) bool {
 		return false
 	}
 	s.applyFuel(effort)
-	s.tidyLayers()
-	for i := range s.layers {
-		if s.layers[i].inProgress() {
-			return true
-		}
-	}
-	return false
+	s.normalize()
+	return s.Merging()
 }
 
 // Version changes whenever the chain's batches change (an insert, or a
-// merge replacing two batches by one); moving batches between levels leaves
+// merge replacing its batches by one); moving batches between levels leaves
 // it alone. A mirror of the chain is current while the version is the same.
 func (s *Spine) Version() uint64 { return s.version }
 
 // Merging reports whether a merge is in progress.
 func (s *Spine) Merging() bool {
-	for i := range s.layers {
-		if s.layers[i].inProgress() {
+	for j := range s.levels {
+		if s.levels[j].merger != nil {
 			return true
 		}
 	}
@@ -419,14 +449,13 @@ func (s *Spine) Merging() bool {
 // MapBatches calls f on every batch of the chain in time order (empty ones
 // included).
 func (s *Spine) MapBatches(f func(*batch.Batch)) {
-	for i := len(s.layers) - 1; i >= 0; i-- {
-		l := &s.layers[i]
-		switch {
-		case l.inProgress():
-			f(l.b1)
-			f(l.b2)
-		case l.kind != vacant && l.b != nil:
-			f(l.b)
+	for j := len(s.levels) - 1; j >= 0; j-- {
+		l := &s.levels[j]
+		for _, b := range l.merging {
+			f(b)
+		}
+		for _, b := range l.waiting {
+			f(b)
 		}
 	}
 	for _, b := range s.pending {
@@ -437,7 +466,11 @@ func (s *Spine) MapBatches(f func(*batch.Batch)) {
 // Batches returns the chain (cold path: it allocates), with spare capacity
 // so that a caller mirroring the chain can append the next inserted batches.
 func (s *Spine) Batches() []*batch.Batch {
-	out := make([]*batch.Batch, 0, 2*len(s.layers)+len(s.pending)+4)
+	n := len(s.pending)
+	for j := range s.levels {
+		n += s.levels[j].batches()
+	}
+	out := make([]*batch.Batch, 0, n+4)
 	s.MapBatches(func(b *batch.Batch) { out = append(out, b) })
 	return out
 }
@@ -458,14 +491,13 @@ func (s *Spine) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 		return nil, fmt.Errorf("%w: cut %v, upper %v", ErrBeyondUpper, f, s.upper)
 	}
 	var out []*batch.Batch
-	for i := len(s.layers) - 1; i >= 0; i-- {
-		l := &s.layers[i]
-		switch {
-		case l.inProgress():
-			out = appendNonEmpty(out, l.b1)
-			out = appendNonEmpty(out, l.b2)
-		case l.kind != vacant && l.b != nil:
-			out = appendNonEmpty(out, l.b)
+	for j := len(s.levels) - 1; j >= 0; j-- {
+		l := &s.levels[j]
+		for _, b := range l.merging {
+			out = appendNonEmpty(out, b)
+		}
+		for _, b := range l.waiting {
+			out = appendNonEmpty(out, b)
 		}
 	}
 	for _, b := range s.pending {
@@ -501,21 +533,22 @@ func (s *Spine) Stats() Stats {
 	return st
 }
 
-// String describes the layers and pending batches, one a line, for tests.
+// String describes the levels and pending batches, one batch a line, for
+// tests.
 func (s *Spine) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "upper %v logical %v physical %v", s.upper, s.logical, s.physical)
-	for i := len(s.layers) - 1; i >= 0; i-- {
-		l := &s.layers[i]
-		switch {
-		case l.kind == vacant:
-			continue
-		case l.inProgress():
-			fmt.Fprintf(&sb, "\nlevel %d: merging %v (%d) + %v (%d)", i, l.b1.Desc(), l.b1.Len(), l.b2.Desc(), l.b2.Len())
-		case l.b == nil:
-			fmt.Fprintf(&sb, "\nlevel %d: nothing", i)
-		default:
-			fmt.Fprintf(&sb, "\nlevel %d: %v (%d)", i, l.b.Desc(), l.b.Len())
+	for j := len(s.levels) - 1; j >= 0; j-- {
+		l := &s.levels[j]
+		for i, b := range l.merging {
+			verb := "merging"
+			if i > 0 {
+				verb = "   with"
+			}
+			fmt.Fprintf(&sb, "\nlevel %d: %s %v (%d)", j, verb, b.Desc(), b.Len())
+		}
+		for _, b := range l.waiting {
+			fmt.Fprintf(&sb, "\nlevel %d: %v (%d)", j, b.Desc(), b.Len())
 		}
 	}
 	for _, b := range s.pending {

@@ -1,0 +1,101 @@
+package batch
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"pgregory.net/rapid"
+)
+
+// TestMergeNEqualsPairwise: merging k adjacent batches at once gives, update
+// for update and in its description, what merging them two at a time gives
+// under the same compaction frontier, under any fuel schedule; every Work
+// call consumes exactly its fuel until the merge is done; the result passes
+// Check (B1–B3).
+func TestMergeNEqualsPairwise(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := Arity{Key: 1, Val: 1}
+		if rapid.Bool().Draw(t, "wide") {
+			ar = drawArity(t)
+		}
+		n := rapid.IntRange(1, 9).Draw(t, "batches")
+		var bs []*Batch
+		for i := range n {
+			lo := uint64(3 * i)
+			b, _ := drawBatch(t, ar, lo, lo+3, "b")
+			if rapid.IntRange(0, 4).Draw(t, "since") == 0 {
+				b = b.WithDesc(frontier.Description{Lower: b.Lower(), Upper: b.Upper(), Since: frontier.At(lo)})
+			}
+			bs = append(bs, b)
+		}
+		comp := drawCompaction(t)
+		want := bs[0]
+		for _, b := range bs[1:] {
+			var err error
+			if want, err = Merge(want, b, comp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := NewMergerN(bs, comp)
+		for !m.Done() {
+			fuel := rapid.Int64Range(1, 30).Draw(t, "fuel")
+			f := fuel
+			before := m.WorkDone()
+			m.Work(&f)
+			if n > 2 && !m.Done() && (f != 0 || m.WorkDone()-before != fuel) {
+				t.Fatalf("Work(%d) left %d fuel and did %d work before the end", fuel, f, m.WorkDone()-before)
+			}
+		}
+		got, err := m.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Check(); err != nil {
+			t.Fatalf("%v\n%s", err, got)
+		}
+		if n > 1 && got.Desc() != want.Desc() {
+			t.Fatalf("desc %v, pairwise %v", got.Desc(), want.Desc())
+		}
+		total := 0
+		for _, b := range bs {
+			total += b.Len()
+		}
+		if m.WorkDone() != int64(total) {
+			t.Fatalf("work done %d, inputs hold %d updates", m.WorkDone(), total)
+		}
+		if n > 1 && got.String() != want.String() {
+			t.Fatalf("k-way:\n%s\npairwise:\n%s", got, want)
+		}
+	})
+}
+
+// TestMergeNOverflow: a consolidation that leaves int64 is reported.
+func TestMergeNOverflow(t *testing.T) {
+	ar := Arity{1, 1}
+	var bs []*Batch
+	for i := range uint64(3) {
+		bld := NewBuilder(ar, 1)
+		bld.Push1(1, 1, i, math.MaxInt64/2+1)
+		b, err := bld.Build(frontier.At(i), frontier.At(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	m := NewMergerN(bs, frontier.At(2))
+	fuel := int64(100)
+	m.Work(&fuel)
+	if _, err := m.Result(); err != ErrOverflow {
+		t.Fatalf("err %v, want ErrOverflow", err)
+	}
+	// Without compaction the updates stay apart and nothing overflows.
+	m = NewMergerN(bs, frontier.Min())
+	fuel = 100
+	m.Work(&fuel)
+	out, err := m.Result()
+	if err != nil || out.Len() != 3 || !slices.Equal(out.times, []uint64{0, 1, 2}) {
+		t.Fatalf("err %v, %v", err, out)
+	}
+}

@@ -1,0 +1,77 @@
+package dataflow
+
+import (
+	"sync"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Tally is the lightest query that reads what changed: on every worker it
+// walks each batch arriving on an arrangement half with a cursor, key by key,
+// presents every time (§3.3) and counts the updates shown and the sum of
+// their diffs. Its probe side says when a time has passed; the counts are
+// then final for every time before it. Safe for concurrent use.
+type Tally struct {
+	Probe
+	tmu     sync.Mutex
+	keys    int64
+	updates int64
+	sum     int64
+}
+
+// NewTally returns a tally for a dataflow running on workers workers.
+func NewTally(workers int) *Tally {
+	return &Tally{Probe: *NewProbe(workers)}
+}
+
+// Counts returns the keys visited, the updates shown and the sum of their
+// diffs, over every worker and every batch read so far.
+func (t *Tally) Counts() (keys, updates, sum int64) {
+	t.tmu.Lock()
+	defer t.tmu.Unlock()
+	return t.keys, t.updates, t.sum
+}
+
+// Tally attaches t to an arrangement half: it reads every batch of the
+// half's stream as presented and reports the stream's frontier.
+func (c *Context) Tally(t *Tally, a Arranged) {
+	op := &tallyOp{t: t, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
+	c.df.addNode("tally", op, a.Stream.from)
+}
+
+type tallyOp struct {
+	t      *Tally
+	worker int
+	in     *Port[*batch.Batch]
+	pres   batch.Presentation
+}
+
+func (o *tallyOp) Step(in frontier.Frontier) frontier.Frontier {
+	var keys, updates, sum int64
+	for _, b := range o.in.Take() {
+		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
+			keys++
+			for ; cur.ValValid(); cur.StepVal() {
+				times, diffs := cur.Updates()
+				for i, t := range times {
+					if _, ok := o.pres.Present(t); ok {
+						updates++
+						sum += diffs[i]
+					}
+				}
+			}
+		}
+	}
+	if keys > 0 {
+		o.t.tmu.Lock()
+		o.t.keys += keys
+		o.t.updates += updates
+		o.t.sum += sum
+		o.t.tmu.Unlock()
+	}
+	o.t.set(o.worker, in)
+	return frontier.Empty()
+}
+
+func (o *tallyOp) Shutdown() {}

@@ -1,0 +1,142 @@
+package expr
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+var scope = []Ref{{Alias: "p", Column: "a"}, {Alias: "p", Column: "b"}, {Column: "c"}}
+
+func TestParseRefuses(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"", "empty expression"},
+		{"1.5", "float literal 1.5 not allowed"},
+		{"0x10", "literal 0x10 is not a decimal integer"},
+		{"1_000", "literal 1_000 is not a decimal integer"},
+		{"07", "leading zero"},
+		{"'a'", "char literal"},
+		{`"s"`, "string literal"},
+		{"9223372036854775808", "out of range"},
+		{"-9223372036854775808", "out of range"},
+		{"f(1)", "function calls not allowed"},
+		{"a[1]", "indexing not allowed"},
+		{"a & b", "operator & not allowed"},
+		{"a << 1", "operator << not allowed"},
+		{"^a", "unary operator ^ not allowed"},
+		{"+a", "unary operator + not allowed"},
+		{"a.b.c", "a ref is alias.column or column"},
+		{"a +", "expected operand"},
+		{"*a", "pointer dereference not allowed"},
+		{"a; b", "expected 'EOF'"},
+	} {
+		_, err := Parse(tc.src)
+		if err == nil || !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want a syntax error containing %q", tc.src, err, tc.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), "expression "+`"`) {
+			t.Errorf("Parse(%q) = %v: does not name the expression", tc.src, err)
+		}
+	}
+}
+
+func TestParseAccepts(t *testing.T) {
+	for _, src := range []string{"0", "9223372036854775807", "-9223372036854775807 - 1", "p.a", "c",
+		"(p.a + 1) * -c % 3", "!p.a || p.b && c", "p.a == p.b != c", "p.a < p.b <= c > 1 >= 2"} {
+		if _, err := Parse(src); err != nil {
+			t.Errorf("Parse(%q) = %v", src, err)
+		}
+	}
+}
+
+func TestCheckNamesTheColumn(t *testing.T) {
+	e := MustParse("p.a + l.qtx")
+	err := Check(e, scope)
+	if !errors.Is(err, ErrUnknownColumn) || !strings.Contains(err.Error(), "unknown column l.qtx") ||
+		!strings.Contains(err.Error(), `"p.a + l.qtx"`) || !strings.Contains(err.Error(), "column 7") {
+		t.Fatalf("Check = %v", err)
+	}
+	// A bare ref does not match an aliased column.
+	if err := Check(MustParse("a"), scope); !errors.Is(err, ErrUnknownColumn) {
+		t.Fatalf("Check(a) = %v", err)
+	}
+	if err := Check(MustParse("p.a * c"), scope); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEval(t *testing.T) {
+	const mn, mx = math.MinInt64, math.MaxInt64
+	for _, tc := range []struct {
+		src     string
+		row     [3]int64
+		want    int64
+		wantErr error
+	}{
+		{"p.a + p.b * c", [3]int64{1, 2, 3}, 7, nil},
+		{"(p.a + p.b) * c", [3]int64{1, 2, 3}, 9, nil},
+		{"p.a / p.b", [3]int64{-7, 2, 0}, -3, nil},
+		{"p.a % p.b", [3]int64{-7, 2, 0}, -1, nil},
+		{"p.a % -1", [3]int64{mn, 0, 0}, 0, nil},
+		{"p.a % p.b", [3]int64{mn, -1, 0}, 0, nil},
+		{"p.a / -1", [3]int64{mn, 0, 0}, 0, ErrOverflow},
+		{"p.a / p.b", [3]int64{1, 0, 0}, 0, ErrDivisionByZero},
+		{"p.a % p.b", [3]int64{1, 0, 0}, 0, ErrDivisionByZero},
+		{"p.a + 1", [3]int64{mx, 0, 0}, 0, ErrOverflow},
+		{"p.a - 1", [3]int64{mn, 0, 0}, 0, ErrOverflow},
+		{"-p.a", [3]int64{mn, 0, 0}, 0, ErrOverflow},
+		{"-p.a", [3]int64{mx, 0, 0}, -mx, nil},
+		{"p.a * p.b", [3]int64{1 << 32, 1 << 31, 0}, 0, ErrOverflow},
+		{"p.a * p.b", [3]int64{-(1 << 32), 1 << 31, 0}, mn, nil},
+		{"p.a * p.b", [3]int64{mn, -1, 0}, 0, ErrOverflow},
+		{"-9223372036854775807 - 1", [3]int64{}, mn, nil},
+		// First error in evaluation order wins: left operand first.
+		{"p.a / p.b + (c + 9223372036854775807)", [3]int64{1, 0, 1}, 0, ErrDivisionByZero},
+		{"(c + 9223372036854775807) + p.a / p.b", [3]int64{1, 0, 1}, 0, ErrOverflow},
+		// && and || evaluate both sides.
+		{"0 && p.a / p.b", [3]int64{1, 0, 0}, 0, ErrDivisionByZero},
+		{"1 || p.a / p.b", [3]int64{1, 0, 0}, 0, ErrDivisionByZero},
+		{"p.a && c", [3]int64{5, 0, -2}, 1, nil},
+		{"p.a || c", [3]int64{0, 0, 0}, 0, nil},
+		{"!p.a", [3]int64{0, 0, 0}, 1, nil},
+		{"!p.a", [3]int64{-3, 0, 0}, 0, nil},
+		{"p.a < p.b < c", [3]int64{3, 2, 1}, 1, nil}, // (3<2)=0 < 1
+		{"p.a == p.b", [3]int64{2, 2, 0}, 1, nil},
+		{"p.a != p.b", [3]int64{2, 2, 0}, 0, nil},
+		{"p.a >= p.b", [3]int64{2, 2, 0}, 1, nil},
+		{"p.a > p.b", [3]int64{2, 2, 0}, 0, nil},
+		{"p.a <= p.b", [3]int64{3, 2, 0}, 0, nil},
+	} {
+		got, err := Eval(MustParse(tc.src), scope, tc.row[:])
+		if err != tc.wantErr || (err == nil && got != tc.want) {
+			t.Errorf("%s on %v = %d, %v; want %d, %v", tc.src, tc.row, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestCheckedHelpers(t *testing.T) {
+	const mn, mx = math.MinInt64, math.MaxInt64
+	for _, tc := range []struct {
+		a, b     int64
+		add, mul bool
+	}{
+		{mx, 1, false, true}, {mx, 0, true, true}, {mn, -1, false, false}, {mn, 1, true, true},
+		{1 << 31, 1 << 32, true, false}, {-(1 << 31), 1 << 32, true, true}, {mx, -1, true, true},
+		{3037000500, 3037000500, true, false}, {3037000499, 3037000499, true, true}, {-1, -1, true, true},
+	} {
+		if _, ok := Add(tc.a, tc.b); ok != tc.add {
+			t.Errorf("Add(%d, %d) ok = %v", tc.a, tc.b, ok)
+		}
+		if p, ok := Mul(tc.a, tc.b); ok != tc.mul || (ok && p != tc.a*tc.b) {
+			t.Errorf("Mul(%d, %d) = %d, %v", tc.a, tc.b, p, ok)
+		}
+	}
+	if _, ok := Sub(mn, 1); ok {
+		t.Error("Sub(min, 1) fits")
+	}
+	if _, ok := Neg(mn); ok {
+		t.Error("Neg(min) fits")
+	}
+}

@@ -1,0 +1,291 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func refs(names ...string) []Ref {
+	out := make([]Ref, len(names))
+	for i, n := range names {
+		out[i] = Ref{Column: n}
+	}
+	return out
+}
+
+// rowOutcome is what an MFP did with one row, for comparison with a model.
+type rowOutcome struct {
+	kept bool
+	row  []int64
+	code Code
+}
+
+func outcomes(n, arity int, out *Output) map[int]rowOutcome {
+	got := map[int]rowOutcome{}
+	for k, i := range out.Kept {
+		got[i] = rowOutcome{kept: true, row: out.Rows[k*arity : (k+1)*arity]}
+	}
+	for k, i := range out.Erred {
+		if _, dup := got[i]; dup {
+			panic(fmt.Sprintf("row %d both kept and erred", i))
+		}
+		got[i] = rowOutcome{code: out.Codes[k]}
+	}
+	return got
+}
+
+// TestMFPOrder checks E1 and E2 row by row: maps err before filters drop;
+// a filter that drops makes later errors moot; an earlier filter's error
+// wins over a later drop; equivalences drop before any map can err.
+func TestMFPOrder(t *testing.T) {
+	spec := MFPSpec{
+		Input:        refs("x", "y", "z"),
+		Equivalences: [][]Ref{refs("x", "z")},
+		Maps: []Map{
+			{Name: "q", Expr: MustParse("100 / y")},
+			{Name: "r", Expr: MustParse("q + x")},
+		},
+		Filters: []*Expr{
+			MustParse("x"),           // no instructions of its own: drops x == 0
+			MustParse("r > 0"),       // drops r <= 0
+			MustParse("1 / (x - 5)"), // errs at x == 5; 1/(x-5) is 0 for |x-5| > 1
+			MustParse("q"),           // a map ref: no instructions
+		},
+		Project: refs("r", "y"),
+	}
+	m, err := NewMFP(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.CanErr() || m.OutputArity() != 2 || m.InputArity() != 3 {
+		t.Fatalf("CanErr %v arity %d/%d", m.CanErr(), m.InputArity(), m.OutputArity())
+	}
+	for _, tc := range []struct {
+		row  [3]int64
+		want rowOutcome
+	}{
+		{[3]int64{1, 0, 2}, rowOutcome{}},                        // equivalence drops before 100/0
+		{[3]int64{1, 0, 1}, rowOutcome{code: DivisionByZero}},    // map error
+		{[3]int64{0, 0, 0}, rowOutcome{code: DivisionByZero}},    // map error beats filter x
+		{[3]int64{0, 1, 0}, rowOutcome{}},                        // filter x drops
+		{[3]int64{5, 1000, 5}, rowOutcome{code: DivisionByZero}}, // filter 3 errs
+		{[3]int64{-200, 1, -200}, rowOutcome{}},                  // r = -100: filter 2 drops; 1/(x-5) = 0
+		{[3]int64{6, 10, 6}, rowOutcome{kept: true, row: []int64{16, 10}}},
+		{[3]int64{4, 10, 4}, rowOutcome{kept: true, row: []int64{14, 10}}}, // 1/(4-5) = -1
+		{[3]int64{7, 1000, 7}, rowOutcome{}},                               // 1/2 = 0 drops
+		{[3]int64{math.MaxInt64, 1, math.MaxInt64}, rowOutcome{code: Overflow}},
+	} {
+		var out Output
+		m.NewEvaluator().Eval(tc.row[:], &out)
+		got := outcomes(1, 2, &out)[0]
+		if got.kept != tc.want.kept || got.code != tc.want.code || !slices.Equal(got.row, tc.want.row) {
+			t.Errorf("row %v: got %+v, want %+v", tc.row, got, tc.want)
+		}
+	}
+}
+
+// TestMFPChunks evaluates many rows across chunk boundaries against the
+// single-row evaluation, with indexes counted from the input's start.
+func TestMFPChunks(t *testing.T) {
+	spec := MFPSpec{
+		Input:   refs("x", "y"),
+		Maps:    []Map{{Name: "d", Expr: MustParse("x / y")}, {Name: "s", Expr: MustParse("d * d")}},
+		Filters: []*Expr{MustParse("x % 3 != 0")},
+		Project: refs("s", "x"),
+	}
+	m, err := NewMFP(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 3*Chunk + 17
+	rows := make([]int64, 0, 2*n)
+	for range n {
+		rows = append(rows, rng.Int64N(2000)-1000, rng.Int64N(7)-3)
+	}
+	rows[2*5+0], rows[2*5+1] = math.MinInt64, -1 // Overflow in d
+	rows[2*Chunk+0], rows[2*Chunk+1] = 1<<40, 1  // Overflow in s
+	ev := m.NewEvaluator()
+	var out Output
+	out.Kept = append(out.Kept, -1) // Eval appends
+	ev.Eval(rows, &out)
+	if out.Kept[0] != -1 {
+		t.Fatal("Eval did not append")
+	}
+	out.Kept = out.Kept[1:]
+	got := outcomes(n, 2, &out)
+	nErr := 0
+	for i := range n {
+		x, y := rows[2*i], rows[2*i+1]
+		var want rowOutcome
+		d, c := Div(x, y)
+		s, ok := Mul(d, d)
+		switch {
+		case c != OK:
+			want.code = c
+		case !ok:
+			want.code = Overflow
+		case x%3 != 0:
+			want = rowOutcome{kept: true, row: []int64{s, x}}
+		}
+		if want.code != OK {
+			nErr++
+		}
+		g := got[i]
+		if g.kept != want.kept || g.code != want.code || !slices.Equal(g.row, want.row) {
+			t.Fatalf("row %d %v: got %+v, want %+v", i, rows[2*i:2*i+2], g, want)
+		}
+	}
+	if nErr < 3 || len(out.Erred) != nErr {
+		t.Fatalf("%d errors, want %d (>= 3)", len(out.Erred), nErr)
+	}
+	if !slices.IsSorted(out.Kept) || !slices.IsSorted(out.Erred) {
+		t.Fatal("indexes out of input order")
+	}
+}
+
+func TestMFPIdentityAndProjection(t *testing.T) {
+	m, err := NewMFP(MFPSpec{Input: refs("a", "b"), Project: refs("a", "b")})
+	if err != nil || !m.IsIdentity() || m.CanErr() {
+		t.Fatalf("identity: %v %v", m, err)
+	}
+	var out Output
+	m.NewEvaluator().Eval([]int64{1, 2, 3, 4}, &out)
+	if !slices.Equal(out.Rows, []int64{1, 2, 3, 4}) || !slices.Equal(out.Kept, []int{0, 1}) {
+		t.Fatalf("identity out %+v", out)
+	}
+	m, err = NewMFP(MFPSpec{Input: refs("a", "b"), Project: refs("b", "a", "b")})
+	if err != nil || m.IsIdentity() {
+		t.Fatal(err)
+	}
+	out.Reset()
+	m.NewEvaluator().Eval([]int64{1, 2, 3, 4}, &out)
+	if !slices.Equal(out.Rows, []int64{2, 1, 2, 4, 3, 4}) {
+		t.Fatalf("projection out %v", out.Rows)
+	}
+	// Input arity 0 (a cross product's empty key, a count's empty record).
+	m, err = NewMFP(MFPSpec{Maps: []Map{{Name: "one", Expr: MustParse("1")}}, Project: refs("one")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	m.NewEvaluator().EvalN(nil, 2, &out)
+	if !slices.Equal(out.Rows, []int64{1, 1}) {
+		t.Fatalf("arity 0 out %v", out.Rows)
+	}
+}
+
+func TestNewMFPRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		spec MFPSpec
+		kind error
+	}{
+		{MFPSpec{Input: refs("a", "a")}, ErrBadMFP},
+		{MFPSpec{Input: refs("a"), Maps: []Map{{Name: "a", Expr: MustParse("1")}}}, ErrBadMFP},
+		{MFPSpec{Input: refs("a"), Maps: []Map{{Name: "m", Expr: MustParse("1")}, {Name: "m", Expr: MustParse("1")}}}, ErrBadMFP},
+		{MFPSpec{Input: refs("a"), Project: refs("b")}, ErrBadMFP},
+		{MFPSpec{Input: refs("a"), Equivalences: [][]Ref{refs("a", "b")}}, ErrBadMFP},
+		// A map may not use a later map.
+		{MFPSpec{Input: refs("a"), Maps: []Map{{Name: "m", Expr: MustParse("n")}, {Name: "n", Expr: MustParse("1")}}}, ErrUnknownColumn},
+		{MFPSpec{Input: refs("a"), Filters: []*Expr{MustParse("b")}}, ErrUnknownColumn},
+	} {
+		if _, err := NewMFP(tc.spec); !errors.Is(err, tc.kind) {
+			t.Errorf("NewMFP(%+v) = %v, want %v", tc.spec, err, tc.kind)
+		}
+	}
+}
+
+// TestEvalAllocatesNothing checks E4's allocation half: with output
+// capacity in place, evaluating a chunk allocates nothing.
+func TestEvalAllocatesNothing(t *testing.T) {
+	m, err := NewMFP(MFPSpec{
+		Input:   refs("x", "y"),
+		Maps:    []Map{{Name: "d", Expr: MustParse("x / y + x * 3 - -y")}},
+		Filters: []*Expr{MustParse("d > 0 && x != 7")},
+		Project: refs("d"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]int64, 2*1000)
+	for i := range 1000 {
+		rows[2*i], rows[2*i+1] = int64(i), int64(i%5)
+	}
+	ev := m.NewEvaluator()
+	out := Output{Rows: make([]int64, 0, 1000), Kept: make([]int, 0, 1000), Erred: make([]int, 0, 1000), Codes: make([]Code, 0, 1000)}
+	if a := testing.AllocsPerRun(20, func() { out.Reset(); ev.Eval(rows, &out) }); a != 0 {
+		t.Fatalf("%v allocations per Eval", a)
+	}
+	if len(out.Erred) != 200 {
+		t.Fatalf("%d errors, want 200", len(out.Erred))
+	}
+}
+
+// TestMFPLaterFilterErrorIsMoot: a row dropped by an earlier filter has no
+// error from a later one, and a map's value of 0 drops only through a
+// filter that reads it.
+func TestMFPLaterFilterErrorIsMoot(t *testing.T) {
+	m, err := NewMFP(MFPSpec{Input: refs("x"), Filters: []*Expr{MustParse("x"), MustParse("1 / x")}, Project: refs("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out Output
+	m.NewEvaluator().Eval([]int64{0, 1, 2}, &out)
+	if len(out.Erred) != 0 || !slices.Equal(out.Kept, []int{1}) {
+		t.Fatalf("out %+v", out)
+	}
+}
+
+// TestRegistersAreReused: a long left-deep expression needs a handful of
+// registers, not one per node (an evaluator's memory is registers × Chunk).
+func TestRegistersAreReused(t *testing.T) {
+	src := "x"
+	for range 500 {
+		src += " + x * 2"
+	}
+	m, err := NewMFP(MFPSpec{Input: refs("x"), Maps: []Map{{Name: "v", Expr: MustParse(src)}}, Project: refs("v")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.nregs > 5 {
+		t.Fatalf("%d registers for a left-deep chain", m.nregs)
+	}
+	var out Output
+	m.NewEvaluator().Eval([]int64{3}, &out)
+	if out.Rows[0] != 3+500*6 {
+		t.Fatalf("value %d", out.Rows[0])
+	}
+}
+
+// TestMFPSharedByGoroutines: one MFP, an Evaluator per goroutine (E5);
+// run with -race.
+func TestMFPSharedByGoroutines(t *testing.T) {
+	m, err := NewMFP(MFPSpec{Input: refs("x", "y"), Maps: []Map{{Name: "d", Expr: MustParse("x / y")}}, Project: refs("d")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := benchRows(3 * Chunk)
+	var want Output
+	m.NewEvaluator().Eval(rows, &want)
+	done := make(chan Output)
+	for range 4 {
+		go func() {
+			var out Output
+			ev := m.NewEvaluator()
+			for range 20 {
+				out.Reset()
+				ev.Eval(rows, &out)
+			}
+			done <- out
+		}()
+	}
+	for range 4 {
+		if out := <-done; !slices.Equal(out.Rows, want.Rows) || !slices.Equal(out.Kept, want.Kept) {
+			t.Fatal("a goroutine's output differs")
+		}
+	}
+}

@@ -1,0 +1,312 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"strconv"
+	"strings"
+)
+
+// Errors a parse or check returns, wrapped in an *Error that names the
+// expression. Match them with errors.Is.
+var (
+	// ErrSyntax: the text is not a Go expression of the accepted subset.
+	ErrSyntax = errors.New("expr: syntax")
+	// ErrUnknownColumn: a ref names no column of the scope.
+	ErrUnknownColumn = errors.New("expr: unknown column")
+)
+
+// Error is a parse or check error. Its message names the expression and
+// what is wrong with it, e.g.
+//
+//	expression "p.unit / l.qtx": unknown column l.qtx
+//
+// A caller that knows where the expression came from (a spec field) adds
+// that in front.
+type Error struct {
+	// Expr is the expression's source text.
+	Expr string
+	// Offset is the byte offset in Expr of the offending part, or -1.
+	Offset int
+	// Msg says what is wrong.
+	Msg string
+	// Kind is ErrSyntax or ErrUnknownColumn.
+	Kind error
+}
+
+func (e *Error) Error() string {
+	if e.Offset >= 0 {
+		return fmt.Sprintf("expression %q: column %d: %s", e.Expr, e.Offset+1, e.Msg)
+	}
+	return fmt.Sprintf("expression %q: %s", e.Expr, e.Msg)
+}
+
+// Unwrap returns e.Kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Op is an operator of the accepted subset.
+type Op uint8
+
+// The operators. OpRef and OpConst are leaves.
+const (
+	OpConst Op = iota
+	OpRef
+	OpNeg // unary -
+	OpNot // unary !
+	OpAdd
+	OpSub
+	OpMul
+	OpDiv
+	OpRem
+	OpEq
+	OpNe
+	OpLt
+	OpLe
+	OpGt
+	OpGe
+	OpAnd // && (both sides evaluated)
+	OpOr  // || (both sides evaluated)
+)
+
+var opText = [...]string{
+	OpConst: "const", OpRef: "ref", OpNeg: "-", OpNot: "!",
+	OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/", OpRem: "%",
+	OpEq: "==", OpNe: "!=", OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">=",
+	OpAnd: "&&", OpOr: "||",
+}
+
+func (o Op) String() string {
+	if int(o) < len(opText) {
+		return opText[o]
+	}
+	return fmt.Sprintf("Op(%d)", o)
+}
+
+// CanErr reports whether evaluating o can fail (division by zero or numeric
+// overflow).
+func (o Op) CanErr() bool {
+	switch o {
+	case OpNeg, OpAdd, OpSub, OpMul, OpDiv, OpRem:
+		return true
+	}
+	return false
+}
+
+// Node is one node of a parsed expression. Leaves are OpConst (Value) and
+// OpRef (Ref); OpNeg and OpNot have one operand in X; the binary operators
+// have X and Y, evaluated X first.
+type Node struct {
+	Op    Op
+	Value int64
+	Ref   Ref
+	X, Y  *Node
+	Pos   int // byte offset in the source
+}
+
+// Ref is a column reference: Alias.Column, or a bare Column (Alias "").
+type Ref struct {
+	Alias  string
+	Column string
+}
+
+// String returns the ref as written: "alias.column" or "column".
+func (r Ref) String() string {
+	if r.Alias == "" {
+		return r.Column
+	}
+	return r.Alias + "." + r.Column
+}
+
+// Expr is a parsed expression: the syntax tree of an accepted expression,
+// not yet checked against columns. An Expr is immutable.
+type Expr struct {
+	src  string
+	root *Node
+	refs []Ref
+}
+
+// String returns the source text.
+func (e *Expr) String() string { return e.src }
+
+// Root returns the syntax tree. The caller must not modify it.
+func (e *Expr) Root() *Node { return e.root }
+
+// Refs returns the distinct refs in the order of their first occurrence.
+// The caller must not modify the slice.
+func (e *Expr) Refs() []Ref { return e.refs }
+
+// CanErr reports whether evaluating e can fail for some row.
+func (e *Expr) CanErr() bool { return canErr(e.root) }
+
+func canErr(n *Node) bool {
+	if n == nil {
+		return false
+	}
+	return n.Op.CanErr() || canErr(n.X) || canErr(n.Y)
+}
+
+// Parse parses src as an expression of the accepted subset of Go syntax
+// (docs/spec.md "Expressions"): decimal int64 literals, refs alias.column
+// or column, binary + - * / % == != < <= > >= && ||, unary - and !,
+// parentheses. Anything else is an *Error wrapping ErrSyntax.
+//
+// NB: a literal is at most 9223372036854775807. "-9223372036854775808" is
+// unary minus applied to the out-of-range literal 9223372036854775808 and is
+// refused; write "-9223372036854775807 - 1" for the least int64.
+func Parse(src string) (*Expr, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, &Error{Expr: src, Offset: -1, Msg: "empty expression", Kind: ErrSyntax}
+	}
+	fset := token.NewFileSet()
+	tree, err := parser.ParseExprFrom(fset, "", src, parser.SkipObjectResolution)
+	if err != nil {
+		var list scanner.ErrorList
+		if errors.As(err, &list) && len(list) > 0 {
+			return nil, &Error{Expr: src, Offset: list[0].Pos.Offset, Msg: list[0].Msg, Kind: ErrSyntax}
+		}
+		return nil, &Error{Expr: src, Offset: -1, Msg: err.Error(), Kind: ErrSyntax}
+	}
+	p := &parse{src: src, fset: fset}
+	root, err := p.node(tree)
+	if err != nil {
+		return nil, err
+	}
+	return &Expr{src: src, root: root, refs: p.refs}, nil
+}
+
+// MustParse is Parse for expressions known to be valid (tests, built-in
+// workloads); it panics on an error.
+func MustParse(src string) *Expr {
+	e, err := Parse(src)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+type parse struct {
+	src  string
+	fset *token.FileSet
+	refs []Ref
+}
+
+func (p *parse) fail(pos token.Pos, format string, args ...any) error {
+	off := -1
+	if pos.IsValid() {
+		off = p.fset.Position(pos).Offset
+	}
+	return &Error{Expr: p.src, Offset: off, Msg: fmt.Sprintf(format, args...), Kind: ErrSyntax}
+}
+
+func (p *parse) offset(pos token.Pos) int { return p.fset.Position(pos).Offset }
+
+func (p *parse) addRef(r Ref) {
+	for _, q := range p.refs {
+		if q == r {
+			return
+		}
+	}
+	p.refs = append(p.refs, r)
+}
+
+var binOps = map[token.Token]Op{
+	token.ADD: OpAdd, token.SUB: OpSub, token.MUL: OpMul, token.QUO: OpDiv, token.REM: OpRem,
+	token.EQL: OpEq, token.NEQ: OpNe, token.LSS: OpLt, token.LEQ: OpLe, token.GTR: OpGt, token.GEQ: OpGe,
+	token.LAND: OpAnd, token.LOR: OpOr,
+}
+
+func (p *parse) node(e ast.Expr) (*Node, error) {
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return p.node(e.X)
+	case *ast.BasicLit:
+		if e.Kind != token.INT {
+			return nil, p.fail(e.Pos(), "%s literal %s not allowed (only decimal integers)", strings.ToLower(e.Kind.String()), e.Value)
+		}
+		v := e.Value
+		for i := 0; i < len(v); i++ {
+			if v[i] < '0' || v[i] > '9' {
+				return nil, p.fail(e.Pos(), "literal %s is not a decimal integer", v)
+			}
+		}
+		if len(v) > 1 && v[0] == '0' {
+			return nil, p.fail(e.Pos(), "literal %s has a leading zero (Go reads it as octal); write a decimal integer", v)
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, p.fail(e.Pos(), "literal %s is out of range (at most 9223372036854775807; write the least int64 as -9223372036854775807 - 1)", v)
+		}
+		return &Node{Op: OpConst, Value: n, Pos: p.offset(e.Pos())}, nil
+	case *ast.Ident:
+		r := Ref{Column: e.Name}
+		p.addRef(r)
+		return &Node{Op: OpRef, Ref: r, Pos: p.offset(e.Pos())}, nil
+	case *ast.SelectorExpr:
+		x, ok := e.X.(*ast.Ident)
+		if !ok {
+			return nil, p.fail(e.Pos(), "a ref is alias.column or column")
+		}
+		r := Ref{Alias: x.Name, Column: e.Sel.Name}
+		p.addRef(r)
+		return &Node{Op: OpRef, Ref: r, Pos: p.offset(e.Pos())}, nil
+	case *ast.UnaryExpr:
+		var op Op
+		switch e.Op {
+		case token.SUB:
+			op = OpNeg
+		case token.NOT:
+			op = OpNot
+		default:
+			return nil, p.fail(e.Pos(), "unary operator %s not allowed (only - and !)", e.Op)
+		}
+		x, err := p.node(e.X)
+		if err != nil {
+			return nil, err
+		}
+		return &Node{Op: op, X: x, Pos: p.offset(e.Pos())}, nil
+	case *ast.BinaryExpr:
+		op, ok := binOps[e.Op]
+		if !ok {
+			return nil, p.fail(e.OpPos, "operator %s not allowed", e.Op)
+		}
+		x, err := p.node(e.X)
+		if err != nil {
+			return nil, err
+		}
+		y, err := p.node(e.Y)
+		if err != nil {
+			return nil, err
+		}
+		return &Node{Op: op, X: x, Y: y, Pos: p.offset(e.OpPos)}, nil
+	case *ast.CallExpr:
+		return nil, p.fail(e.Pos(), "function calls not allowed")
+	case *ast.BadExpr:
+		return nil, p.fail(e.Pos(), "not an expression")
+	default:
+		return nil, p.fail(e.Pos(), "%s not allowed", describe(e))
+	}
+}
+
+func describe(e ast.Expr) string {
+	switch e.(type) {
+	case *ast.IndexExpr, *ast.IndexListExpr:
+		return "indexing"
+	case *ast.SliceExpr:
+		return "slicing"
+	case *ast.StarExpr:
+		return "pointer dereference"
+	case *ast.TypeAssertExpr:
+		return "type assertion"
+	case *ast.CompositeLit:
+		return "composite literal"
+	case *ast.FuncLit:
+		return "function literal"
+	case *ast.KeyValueExpr:
+		return "key: value"
+	}
+	return fmt.Sprintf("%T", e)
+}

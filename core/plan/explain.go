@@ -1,0 +1,84 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Explain describes the plan as `benchrun explain` prints it: every
+// index's maintaining dataflow, every query view's join, and the top-level
+// query's join under strategy k (the views keep their own strategy), with
+// the index that serves each arrangement.
+func (r *Resolved) Explain(k JoinKind) string {
+	var b strings.Builder
+	for _, ix := range r.Indexes {
+		m := r.Maintain(ix)
+		fmt.Fprintf(&b, "index %s: %s\n", ix.Name, Arrangement{Collection: ix.On, Key: ix.Key})
+		if len(m.Raw) > 0 {
+			fmt.Fprintf(&b, "  reads inputs: %s\n", collNames(m.Raw))
+		}
+		if len(m.Imports) > 0 {
+			names := make([]string, len(m.Imports))
+			for i, x := range m.Imports {
+				names[i] = x.Name
+			}
+			fmt.Fprintf(&b, "  imports: %s\n", strings.Join(names, ", "))
+		}
+		if len(m.Build) > 0 {
+			fmt.Fprintf(&b, "  builds views: %s\n", collNames(m.Build))
+		}
+	}
+	for _, c := range r.Views {
+		if c.Query != nil {
+			fmt.Fprintf(&b, "view %s:\n", c.Name)
+			explainJoin(&b, c.Query, c.Query.Query.Join)
+		}
+	}
+	b.WriteString("query:\n")
+	explainJoin(&b, r.Query, k)
+	return b.String()
+}
+
+func collNames(cs []*Collection) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func explainJoin(b *strings.Builder, q *ResolvedQuery, k JoinKind) {
+	line := func(indent, what string, l Lookup) {
+		fmt.Fprintf(b, "%s%s %s: %s", indent, what, q.Entries[l.Entry].As, l.Arrangement)
+		if len(l.StreamKey) > 0 {
+			keys := make([]string, len(l.StreamKey))
+			for i, pos := range l.StreamKey {
+				keys[i] = q.Joined[pos].String()
+			}
+			fmt.Fprintf(b, " by (%s)", strings.Join(keys, ", "))
+		}
+		if l.Index != nil {
+			fmt.Fprintf(b, ", index %s\n", l.Index.Name)
+		} else {
+			b.WriteString(", no index\n")
+		}
+	}
+	if len(q.Entries) == 1 {
+		line("  ", "reads", q.Linear.Source)
+		return
+	}
+	fmt.Fprintf(b, "  %s join\n", k)
+	if k == Linear {
+		line("  ", "source", q.Linear.Source)
+		for i, s := range q.Linear.Stages {
+			line("  ", fmt.Sprintf("stage %d", i+1), s)
+		}
+		return
+	}
+	for i, p := range q.Delta {
+		line("  ", fmt.Sprintf("path %d", i), p.Source)
+		for _, s := range p.Stages {
+			line("    ", "lookup", s)
+		}
+	}
+}

@@ -1,0 +1,31 @@
+// Package reference is the naive evaluator of a plan at a time: the oracle
+// that tests and `benchrun check` compare the engine with.
+//
+// Eval accumulates every input at t (the updates with time <= t, exact
+// counts), evaluates the views in the plan's order and then the query,
+// literally as docs/spec.md §1 states it: joins by nested loops (each
+// entry hashed by the columns it shares with earlier entries), the closure
+// per joined row (maps, filters, project), reduce in its four steps,
+// distinct, threshold; errors per collection, each entry's errors once per
+// entry, consolidated by message.
+//
+// Independence: expressions are parsed with go/parser and evaluated on
+// math/big over the go/ast tree (expr.go), without core/expr, so that an
+// expression bug cannot hide in both; counts are math/big too. From
+// core/plan it takes the checked plan: names, columns, the joined layout
+// and the classes, not the arrangement choice.
+//
+// Invariants:
+//
+//	O1  Every count is exact: the output at t contains a count only if it
+//	    fits in int64; a join product, accumulation or total outside int64
+//	    sets Result.Overflow, and then the output holds a numeric overflow
+//	    error (docs/spec.md "Errors": the rest is unspecified).
+//	O2  Rows sort numerically column by column, errors by message; no count
+//	    is zero.
+//	O3  The errors of a query are: each from entry's collection's errors
+//	    once per entry, the errors of its closure with the joined row's
+//	    count, and its reduce and distinct errors.
+//
+// Eval is a pure function of its arguments and safe for concurrent use.
+package reference

@@ -1,0 +1,265 @@
+package reference
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/tracebench/tracebench/core/plan"
+)
+
+// query evaluates a query: the entries' errors once per entry, the join,
+// the closure per joined row, then reduce, then distinct or threshold.
+func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
+	n := len(q.Entries)
+	out := newColl()
+	ents := make([]*coll, n)
+	for i, e := range q.Entries {
+		c := ev.colls[e.Collection.Name]
+		out.addErrs(c) // once per entry, however often a collection appears
+		ents[i] = c
+	}
+	// The class of each joined position, and per entry the columns that
+	// share a class with an earlier entry, looked up by a hash of their
+	// values taken from the first earlier column of the class.
+	class := make([]int, len(q.Joined))
+	for i := range class {
+		class[i] = -1
+	}
+	for k, c := range q.Classes {
+		for _, pos := range c {
+			class[pos] = k
+		}
+	}
+	entryOf := func(pos int) int {
+		e := 0
+		for e+1 < n && q.Entries[e+1].Offset <= pos {
+			e++
+		}
+		return e
+	}
+	keyCols := make([][]int, n) // positions within the entry
+	repPos := make([][]int, n)  // joined positions in earlier entries
+	index := make([]map[string][]*rec, n)
+	for k, e := range q.Entries {
+		for j := range e.Collection.Columns {
+			c := class[e.Offset+j]
+			if c < 0 {
+				continue
+			}
+			for _, pos := range q.Classes[c] {
+				if entryOf(pos) < k {
+					keyCols[k] = append(keyCols[k], j)
+					repPos[k] = append(repPos[k], pos)
+					break
+				}
+			}
+		}
+		index[k] = map[string][]*rec{}
+		for _, r := range ents[k].sortedRows() {
+			key := make([]int64, len(keyCols[k]))
+			for i, j := range keyCols[k] {
+				key[i] = r.vals[j]
+			}
+			kk := rowKey(key)
+			index[k][kk] = append(index[k][kk], r)
+		}
+	}
+	cl := &closure{maps: q.Query.Maps, filters: q.Query.Filters}
+	for _, p := range q.MFP.Project {
+		cl.project = append(cl.project, p.String())
+	}
+	records := newColl()
+	joined := make([]int64, len(q.Joined))
+	counts := make([]*big.Int, n+1)
+	counts[0] = big.NewInt(1)
+	var walk func(k int) error
+	walk = func(k int) error {
+		if k == n {
+			return ev.joinedRow(q, cl, joined, counts[n], records, out)
+		}
+		key := make([]int64, len(repPos[k]))
+		for i, pos := range repPos[k] {
+			key[i] = joined[pos]
+		}
+		for _, r := range index[k][rowKey(key)] {
+			copy(joined[q.Entries[k].Offset:], r.vals)
+			counts[k+1] = new(big.Int).Mul(counts[k], r.n)
+			if err := walk(k + 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(0); err != nil {
+		return nil, fmt.Errorf("%s: %w", q.Field, err)
+	}
+	ev.noteColl(records)
+	rows := records
+	if q.Reduce != nil {
+		var err error
+		if rows, err = ev.reduce(q, records, out); err != nil {
+			return nil, fmt.Errorf("%s.reduce: %w", q.Field, err)
+		}
+	}
+	switch {
+	case q.Distinct:
+		for _, r := range rows.sortedRows() {
+			if r.n.Sign() > 0 {
+				out.addRow(r.vals, big.NewInt(1))
+			} else {
+				out.addErr(MsgNegativeMultiplicity, big.NewInt(1))
+			}
+		}
+	case q.Threshold:
+		for _, r := range rows.sortedRows() {
+			if r.n.Sign() > 0 {
+				out.addRow(r.vals, r.n)
+			}
+		}
+	default:
+		for _, r := range rows.rows {
+			out.addRow(r.vals, r.n)
+		}
+	}
+	ev.noteColl(out)
+	return out, nil
+}
+
+// joinedRow applies the closure to one joined row with count n: a row
+// whose equivalences fail is no joined row; an erring row becomes its
+// error with count n.
+func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int64, n *big.Int, records, out *coll) error {
+	for _, c := range q.Classes {
+		for _, pos := range c[1:] {
+			if joined[pos] != joined[c[0]] {
+				return nil
+			}
+		}
+	}
+	ev.note(n) // a join's count is the exact product of its rows' counts
+	sc := scope{}
+	for i, ref := range q.Joined {
+		sc[ref.String()] = joined[i]
+	}
+	row, ok, err := ev.apply(cl, sc)
+	if err != nil {
+		msg, err := evalErr(err)
+		if err != nil {
+			return err
+		}
+		out.addErr(msg, n)
+		return nil
+	}
+	if ok {
+		records.addRow(row, n)
+	}
+	return nil
+}
+
+type member struct {
+	n    *big.Int
+	vals []int64 // per aggregate; unused for count
+}
+
+type group struct {
+	key     []int64
+	members []member
+}
+
+// reduce applies docs/spec.md's reduce to the consolidated records, in
+// its order: (1) a record whose aggregate exprs err goes to the errors
+// with its count and leaves its group; (2) a group holding a record with
+// a negative count yields one negative multiplicity error and no row; (3)
+// a group whose exact sum or count lies outside int64 yields one numeric
+// overflow error and no row; (4) a group with no records yields nothing.
+func (ev *evaluator) reduce(q *plan.ResolvedQuery, records, out *coll) (*coll, error) {
+	red := q.Reduce
+	groups := map[string]*group{}
+	var order []*group
+	for _, r := range records.sortedRows() {
+		sc := scope{}
+		for i, p := range q.MFP.Project {
+			sc[p.String()] = r.vals[i]
+		}
+		m := member{n: r.n, vals: make([]int64, len(red.Aggregates))}
+		erred := false
+		for i, a := range red.Aggregates {
+			if a.Fn == plan.Count {
+				continue
+			}
+			b, err := ev.parse(a.Expr)
+			if err != nil {
+				return nil, err
+			}
+			v, err := b.eval(sc)
+			if err != nil {
+				msg, err := evalErr(err)
+				if err != nil {
+					return nil, err
+				}
+				out.addErr(msg, r.n)
+				erred = true
+				break
+			}
+			m.vals[i] = v
+		}
+		if erred {
+			continue
+		}
+		key := make([]int64, len(red.GroupBy))
+		for i, pos := range red.GroupBy {
+			key[i] = r.vals[pos]
+		}
+		kk := rowKey(key)
+		g, ok := groups[kk]
+		if !ok {
+			g = &group{key: key}
+			groups[kk] = g
+			order = append(order, g)
+		}
+		g.members = append(g.members, m)
+	}
+	res := newColl()
+	one := big.NewInt(1)
+	for _, g := range order {
+		if slices.ContainsFunc(g.members, func(m member) bool { return m.n.Sign() < 0 }) {
+			out.addErr(MsgNegativeMultiplicity, one)
+			continue
+		}
+		row := slices.Clone(g.key)
+		overflow := false
+		for i, a := range red.Aggregates {
+			acc := new(big.Int)
+			switch a.Fn {
+			case plan.Count:
+				for _, m := range g.members {
+					acc.Add(acc, m.n)
+				}
+			case plan.Sum:
+				for _, m := range g.members {
+					acc.Add(acc, new(big.Int).Mul(big.NewInt(m.vals[i]), m.n))
+				}
+			case plan.Min, plan.Max:
+				acc.SetInt64(g.members[0].vals[i])
+				for _, m := range g.members[1:] {
+					v := big.NewInt(m.vals[i])
+					if (a.Fn == plan.Min) == (v.Cmp(acc) < 0) {
+						acc = v
+					}
+				}
+			}
+			if !acc.IsInt64() {
+				overflow = true
+				break
+			}
+			row = append(row, acc.Int64())
+		}
+		if overflow {
+			out.addErr(MsgOverflow, one)
+			continue
+		}
+		res.addRow(row, one)
+	}
+	return res, nil
+}

@@ -1,0 +1,354 @@
+package reference
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/plan"
+)
+
+func resolve(t *testing.T, p *plan.Plan) *plan.Resolved {
+	t.Helper()
+	r, err := plan.Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func eval(t *testing.T, r *plan.Resolved, in Inputs, at uint64) *Result {
+	t.Helper()
+	res, err := Eval(r, in, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// expect compares res with want written like Result.String.
+func expect(t *testing.T, what string, res *Result, want string) {
+	t.Helper()
+	if got := res.String(); got != want {
+		t.Errorf("%s:\n got:\n%s\nwant:\n%s", what, got, want)
+	}
+}
+
+func up(tm uint64, d int64, row ...int64) Update { return Update{Time: tm, Diff: d, Row: row} }
+
+// specExample is docs/spec.md §1's example.
+func specExample() *plan.Plan {
+	return &plan.Plan{
+		Inputs: []plan.Input{
+			{Name: "lineitem", Columns: []string{"okey", "qty"}},
+			{Name: "orders", Columns: []string{"okey", "cust", "price"}},
+		},
+		Views: []plan.View{
+			{Name: "priced", Input: "orders", Maps: []plan.Map{{Name: "unit", Expr: "price / cust"}}, Filters: []string{"price >= 0"}},
+			{Name: "sold", Query: &plan.Query{
+				From:    []plan.From{{As: "p", Collection: "priced"}, {As: "l", Collection: "lineitem"}},
+				On:      [][]string{{"p.okey", "l.okey"}},
+				Maps:    []plan.Map{{Name: "ratio", Expr: "p.unit / l.qty"}},
+				Project: []string{"p.cust", "ratio"},
+			}},
+		},
+		Query: plan.Query{
+			From:    []plan.From{{As: "s", Collection: "sold"}},
+			Project: []string{"s.p_cust", "s.ratio"},
+			Reduce: &plan.Reduce{GroupBy: []string{"s.p_cust"}, Aggregates: []plan.Aggregate{
+				{Name: "total", Fn: plan.Sum, Expr: "s.ratio"}, {Name: "n", Fn: plan.Count}, {Name: "lo", Fn: plan.Min, Expr: "s.ratio"}}},
+		},
+	}
+}
+
+// TestSpecExample evaluates the spec's example on hand-made rows; every
+// figure below is computed by hand.
+func TestSpecExample(t *testing.T) {
+	r := resolve(t, specExample())
+	in := Inputs{
+		// okey, cust, price: unit = price / cust.
+		"orders": {
+			up(0, 1, 1, 2, 100), // unit 50
+			up(0, 1, 2, 2, 60),  // unit 30
+			up(0, 1, 3, 0, 10),  // price / 0: division by zero in priced
+			up(0, 1, 4, 5, -5),  // filtered out (price < 0) — but unit = -1 evaluates first, no error
+			up(2, 1, 5, 3, 90),  // unit 30, at time 2
+		},
+		// okey, qty: ratio = unit / qty.
+		"lineitem": {
+			up(0, 1, 1, 5),  // 50/5 = 10 (cust 2)
+			up(0, 2, 1, 10), // 50/10 = 5, twice (cust 2)
+			up(0, 1, 2, 0),  // 30/0: division by zero in sold
+			up(1, 1, 2, 3),  // 30/3 = 10 (cust 2), from time 1
+			up(2, 1, 5, 7),  // 30/7 = 4 (cust 3), at time 2
+			up(2, -1, 1, 5), // retracts the first at time 2
+		},
+	}
+	// t=0: cust 2: ratios 10, 5, 5 -> total 20, n 3, lo 5.
+	expect(t, "t=0", eval(t, r, in, 0), "s.p_cust,total,n,lo,diff\n2,20,3,5,1\nerror,diff\ndivision by zero,2\n")
+	// t=1: plus 10 -> total 30, n 4.
+	expect(t, "t=1", eval(t, r, in, 1), "s.p_cust,total,n,lo,diff\n2,30,4,5,1\nerror,diff\ndivision by zero,2\n")
+	// t=2: minus the 10 of okey 1; cust 3 gets 4.
+	expect(t, "t=2", eval(t, r, in, 2), "s.p_cust,total,n,lo,diff\n2,20,3,5,1\n3,4,1,4,1\nerror,diff\ndivision by zero,2\n")
+}
+
+func TestErrorsOncePerEntryAndNested(t *testing.T) {
+	// a carries one division by zero (a view over input x); w joins a
+	// with itself; the query joins w with itself.
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "x", Columns: []string{"k", "v"}}},
+		Views: []plan.View{
+			{Name: "a", Input: "x", Maps: []plan.Map{{Name: "q", Expr: "10 / v"}}},
+			{Name: "w", Query: &plan.Query{
+				From: []plan.From{{As: "l", Collection: "a"}, {As: "r", Collection: "a"}},
+				On:   [][]string{{"l.k", "r.k"}}, Project: []string{"l.k", "l.q"}}},
+		},
+		Query: plan.Query{From: []plan.From{{As: "u", Collection: "w"}, {As: "v", Collection: "w"}, {As: "z", Collection: "a"}},
+			On: [][]string{{"u.l_k", "v.l_k", "z.k"}}, Project: []string{"u.l_k", "z.q"}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"x": {up(0, 1, 1, 0), up(0, 1, 1, 5), up(0, 1, 1, -5)}}
+	// a: rows (1,5,2), (1,-5,-2); error e x1.
+	// w: 2x2 = 4 rows with l.k = 1: (1,2) x2, (1,-2) x2; errors e x2.
+	// query: w x w x a = 4*4*2 = 32 rows of u.l_k = 1: z.q = 2 x16, -2 x16;
+	// errors 2 (u) + 2 (v) + 1 (z) = 5.
+	expect(t, "nested", eval(t, r, in, 0), "u.l_k,z.q,diff\n1,-2,16\n1,2,16\nerror,diff\ndivision by zero,5\n")
+	// Errors consolidate: a retraction of the erring row at t=1 cancels
+	// them all; a negative total is kept.
+	in["x"] = append(in["x"], up(1, -1, 1, 0), up(2, -1, 1, 0))
+	expect(t, "retracted", eval(t, r, in, 1), "u.l_k,z.q,diff\n1,-2,16\n1,2,16\nerror,diff\n")
+	expect(t, "negative", eval(t, r, in, 2), "u.l_k,z.q,diff\n1,-2,16\n1,2,16\nerror,diff\ndivision by zero,-5\n")
+}
+
+func TestJoinCountIsTheProduct(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k", "v"}}},
+		Query: plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}},
+			On: [][]string{{"a.k", "b.k"}}, Maps: []plan.Map{{Name: "d", Expr: "100 / b.v"}}, Project: []string{"b.v", "d"}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"a": {up(0, 3, 1), up(0, -2, 2)}, "b": {up(0, 5, 1, 4), up(0, 7, 2, 0), up(0, 1, 3, 1)}}
+	// k=1: 3*5 = 15 rows (4, 25); k=2: -2*7 = -14 errors; k=3 no match.
+	expect(t, "product", eval(t, r, in, 0), "b.v,d,diff\n4,25,15\nerror,diff\ndivision by zero,-14\n")
+	// The delta tie-break case (docs/semantics.md §9.C): a@3 and b@3 give
+	// exactly one output at 3.
+	in = Inputs{"a": {up(3, 1, 1)}, "b": {up(3, 1, 1, 4)}}
+	expect(t, "tie", eval(t, r, in, 3), "b.v,d,diff\n4,25,1\nerror,diff\n")
+	expect(t, "before", eval(t, r, in, 2), "b.v,d,diff\nerror,diff\n")
+}
+
+func TestJoinProductOverflow(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}},
+		Query:  plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}}, On: [][]string{{"a.k", "b.k"}}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"a": {up(0, 1<<32, 1), up(0, 1, 2)}, "b": {up(0, 1<<31, 1), up(0, 1, 2), up(1, -1<<31, 1)}}
+	res := eval(t, r, in, 0)
+	if !res.Overflow || !strings.Contains(res.String(), "numeric overflow,1") {
+		t.Fatalf("t=0: want overflow:\n%s", res)
+	}
+	if d := Compare(res, &Result{Errors: []Error{{Message: MsgOverflow, Diff: 3}}}); d != nil {
+		t.Fatalf("Compare with an overflow: %v", d)
+	}
+	if d := Compare(res, &Result{}); d == nil {
+		t.Fatal("Compare accepted an output without the overflow error")
+	}
+	// At t=1 the product is gone: the output is exact again.
+	expect(t, "t=1", eval(t, r, in, 1), "a.k,b.k,diff\n2,2,1\nerror,diff\n")
+	// A product outside int64 whose record consolidates back into range
+	// still overflows: the engine multiplies before it consolidates.
+	p.Inputs[1].Columns = []string{"k", "v"}
+	p.Query.Project = []string{"a.k"}
+	r = resolve(t, p)
+	in = Inputs{"a": {up(0, 1<<32, 1)}, "b": {up(0, 1<<31, 1, 1), up(0, -(1<<31)+1, 1, 2)}}
+	if res := eval(t, r, in, 0); !res.Overflow {
+		t.Fatalf("consolidated product: want overflow:\n%s", res)
+	}
+}
+
+func reducePlan(aggs ...plan.Aggregate) *plan.Plan {
+	return &plan.Plan{
+		Inputs: []plan.Input{{Name: "x", Columns: []string{"g", "v"}}},
+		Query: plan.Query{From: []plan.From{{As: "x", Collection: "x"}}, Project: []string{"x.g", "x.v"},
+			Reduce: &plan.Reduce{GroupBy: []string{"x.g"}, Aggregates: aggs}},
+	}
+}
+
+func TestReduceSteps(t *testing.T) {
+	r := resolve(t, reducePlan(
+		plan.Aggregate{Name: "s", Fn: plan.Sum, Expr: "x.v"},
+		plan.Aggregate{Name: "n", Fn: plan.Count},
+		plan.Aggregate{Name: "lo", Fn: plan.Min, Expr: "100 / x.v"},
+		plan.Aggregate{Name: "hi", Fn: plan.Max, Expr: "x.v"}))
+	const mx = math.MaxInt64
+	in := Inputs{"x": {
+		// group 1: v=2 x3, v=5 x1, v=0 x2 (100/0 errs: leaves the group with count 2).
+		up(0, 3, 1, 2), up(0, 1, 1, 5), up(0, 2, 1, 0),
+		// group 2: a record with negative count: one negative multiplicity.
+		up(0, 1, 2, 7), up(0, -1, 2, 8),
+		// group 3: sum overflows exactly (max + 1): one numeric overflow.
+		up(0, 1, 3, mx), up(0, 1, 3, 1),
+		// group 4: every record errs: the group yields nothing.
+		up(0, 4, 4, 0),
+		// group 5: a record whose v erring comes with a negative count.
+		up(0, -1, 5, 0), up(0, 1, 5, 50),
+	}}
+	// group 1: s = 6+5 = 11, n = 4, lo = min(50, 20) = 20, hi = 5.
+	// errors: division by zero 2 (g1) + 4 (g4) - 1 (g5) = 5; negative 1; overflow 1.
+	// group 5: only v=50 left: s 50, n 1, lo 2, hi 50.
+	expect(t, "reduce", eval(t, r, in, 0),
+		"x.g,s,n,lo,hi,diff\n1,11,4,20,5,1\n5,50,1,2,50,1\nerror,diff\ndivision by zero,5\nnegative multiplicity,1\nnumeric overflow,1\n")
+	// Count overflow alone (sum of counts beyond int64) is caught as well.
+	rc := resolve(t, reducePlan(plan.Aggregate{Name: "n", Fn: plan.Count}))
+	in = Inputs{"x": {up(0, mx, 1, 1), up(0, 1, 1, 2), up(0, 2, 2, 2)}}
+	expect(t, "count", eval(t, rc, in, 0), "x.g,n,diff\n2,2,1\nerror,diff\nnumeric overflow,1\n")
+	// A negative record in a group beats an overflow in it (step 2 first).
+	in = Inputs{"x": {up(0, mx, 1, 1), up(0, 1, 1, 2), up(0, -1, 1, 3)}}
+	expect(t, "order", eval(t, rc, in, 0), "x.g,n,diff\nerror,diff\nnegative multiplicity,1\n")
+}
+
+func TestReduceEmptyGroupBy(t *testing.T) {
+	p := reducePlan(plan.Aggregate{Name: "n", Fn: plan.Count}, plan.Aggregate{Name: "s", Fn: plan.Sum, Expr: "x.v"})
+	p.Query.Reduce.GroupBy = nil
+	r := resolve(t, p)
+	in := Inputs{"x": {up(0, 2, 1, 3), up(0, 1, 2, -4), up(1, -2, 1, 3), up(1, -1, 2, -4)}}
+	expect(t, "t=0", eval(t, r, in, 0), "n,s,diff\n3,2,1\nerror,diff\n")
+	// No records left: nothing, also with an empty group_by.
+	expect(t, "t=1", eval(t, r, in, 1), "n,s,diff\nerror,diff\n")
+}
+
+func TestDistinctAndThreshold(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "x", Columns: []string{"a", "b"}}},
+		Query:  plan.Query{From: []plan.From{{As: "x", Collection: "x"}}, Project: []string{"x.a"}, Distinct: true},
+	}
+	in := Inputs{"x": {up(0, 1, 1, 1), up(0, 2, 1, 2), up(0, -1, 2, 1), up(0, 1, 3, 1), up(0, -1, 3, 2), up(0, -3, 4, 4)}}
+	// Records: 1 x3, 2 x-1, 3 x0 (gone), 4 x-3.
+	expect(t, "distinct", eval(t, resolve(t, p), in, 0), "x.a,diff\n1,1\nerror,diff\nnegative multiplicity,2\n")
+	p.Query.Distinct, p.Query.Threshold = false, true
+	expect(t, "threshold", eval(t, resolve(t, p), in, 0), "x.a,diff\n1,3\nerror,diff\n")
+	p.Query.Threshold = false
+	expect(t, "plain", eval(t, resolve(t, p), in, 0), "x.a,diff\n1,3\n2,-1\n4,-3\nerror,diff\n")
+}
+
+func TestSimpleViewOrder(t *testing.T) {
+	// Maps err before filters drop; a filter drops before a later map...
+	// no: every map runs before every filter (docs/spec.md "The query").
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "x", Columns: []string{"a"}}},
+		Views: []plan.View{{Name: "v", Input: "x",
+			Maps:    []plan.Map{{Name: "q", Expr: "10 / a"}, {Name: "r", Expr: "q * 2"}},
+			Filters: []string{"a != 1", "100 / (a - 2)"}}},
+		Query: plan.Query{From: []plan.From{{As: "v", Collection: "v"}}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"x": {up(0, 1, 0), up(0, 1, 1), up(0, 1, 2), up(0, 1, 5), up(0, 1, 200)}}
+	// a=0: map error; a=1: dropped by the first filter; a=2: second filter
+	// errs; a=5: 100/3 = 33 kept; a=200: 100/198 = 0 dropped.
+	expect(t, "view", eval(t, r, in, 0), "v.a,v.q,v.r,diff\n5,2,4,1\nerror,diff\ndivision by zero,2\n")
+}
+
+func TestEvalRefusesBadInput(t *testing.T) {
+	r := resolve(t, specExample())
+	for _, in := range []Inputs{
+		{"nope": {up(0, 1, 1)}},
+		{"priced": {up(0, 1, 1, 2, 3, 4)}},
+		{"lineitem": {up(0, 1, 1)}},
+		{"lineitem": {up(0, 0, 1, 2)}},
+	} {
+		if _, err := Eval(r, in, 0); !errors.Is(err, ErrInput) {
+			t.Errorf("Eval(%v) = %v, want ErrInput", in, err)
+		}
+	}
+}
+
+func TestEvalExpr(t *testing.T) {
+	sc := map[string]int64{"p.a": math.MinInt64, "b": -1, "c": 7}
+	for _, tc := range []struct {
+		src  string
+		want int64
+		err  error
+	}{
+		{"p.a / b", 0, ErrOverflow},
+		{"p.a % b", 0, nil},
+		{"c % -3", 1, nil},
+		{"-c / 2", -3, nil},
+		{"c / 0 + (p.a - 1)", 0, ErrDivisionByZero},
+		{"(p.a - 1) + c / 0", 0, ErrOverflow},
+		{"0 && c / 0", 0, ErrDivisionByZero},
+		{"!c || !0", 1, nil},
+		{"c < 8 < 1", 0, nil},
+		{"-9223372036854775807 - 1", math.MinInt64, nil},
+		{"-p.a", 0, ErrOverflow},
+		{"p.a * -1", 0, ErrOverflow},
+		{"9223372036854775808", 0, ErrNotAccepted},
+		{"07", 0, ErrNotAccepted},
+		{"1.0", 0, ErrNotAccepted},
+		{"c & 1", 0, ErrNotAccepted},
+		{"+c", 0, ErrNotAccepted},
+		{"d", 0, ErrNotAccepted},
+	} {
+		got, err := EvalExpr(tc.src, sc)
+		if !errors.Is(err, tc.err) || (err == nil && got != tc.want) {
+			t.Errorf("%s = %d, %v; want %d, %v", tc.src, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestEvalConcurrent: Eval is a pure function of its arguments; run with
+// -race.
+func TestEvalConcurrent(t *testing.T) {
+	r := resolve(t, specExample())
+	in := Inputs{"orders": {up(0, 1, 1, 2, 100)}, "lineitem": {up(0, 1, 1, 5), up(1, 1, 1, 0)}}
+	want := eval(t, r, in, 1).String()
+	done := make(chan string)
+	for range 4 {
+		go func() {
+			res, err := Eval(r, in, 1)
+			if err != nil {
+				done <- err.Error()
+				return
+			}
+			done <- res.String()
+		}()
+	}
+	for range 4 {
+		if got := <-done; got != want {
+			t.Fatalf("concurrent Eval:\n%s\nwant\n%s", got, want)
+		}
+	}
+}
+
+// TestWorkedExampleD is docs/semantics.md §9.D through plans: R0 carries
+// error e with count 1; a three-relation join (linear or delta, the
+// reference does not care) outputs e once; a diamond of two views over R0
+// joined again carries e once per from entry, and no more.
+func TestWorkedExampleD(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "raw", Columns: []string{"k", "v"}}, {Name: "r1", Columns: []string{"k"}}, {Name: "r2", Columns: []string{"k"}}},
+		Views: []plan.View{
+			{Name: "r0", Input: "raw", Maps: []plan.Map{{Name: "e", Expr: "1 / v"}}},
+			{Name: "left", Query: &plan.Query{From: []plan.From{{As: "a", Collection: "r0"}}, Project: []string{"a.k"}}},
+			{Name: "right", Query: &plan.Query{From: []plan.From{{As: "a", Collection: "r0"}}, Project: []string{"a.k"}}},
+		},
+		Query: plan.Query{Join: plan.Delta,
+			From: []plan.From{{As: "x", Collection: "r0"}, {As: "y", Collection: "r1"}, {As: "z", Collection: "r2"}},
+			On:   [][]string{{"x.k", "y.k", "z.k"}}, Project: []string{"x.k"}},
+	}
+	in := Inputs{"raw": {up(0, 1, 1, 0), up(0, 1, 1, 1)}, "r1": {up(0, 1, 1)}, "r2": {up(0, 1, 1)}}
+	expect(t, "three-way", eval(t, resolve(t, p), in, 0), "x.k,diff\n1,1\nerror,diff\ndivision by zero,1\n")
+	p.Query = plan.Query{From: []plan.From{{As: "l", Collection: "left"}, {As: "r", Collection: "right"}},
+		On: [][]string{{"l.a_k", "r.a_k"}}, Project: []string{"l.a_k"}}
+	expect(t, "diamond", eval(t, resolve(t, p), in, 0), "l.a_k,diff\n1,1\nerror,diff\ndivision by zero,2\n")
+}
+
+func TestCountOfEmptyRecords(t *testing.T) {
+	p := reducePlan(plan.Aggregate{Name: "n", Fn: plan.Count})
+	p.Query.Project, p.Query.Reduce.GroupBy = []string{}, nil
+	in := Inputs{"x": {up(0, 2, 1, 3), up(0, 5, 2, -4), up(1, -7, 9, 9)}}
+	expect(t, "t=0", eval(t, resolve(t, p), in, 0), "n,diff\n7,1\nerror,diff\n")
+	// At t=1 the records cancel to a count of 0: no records, no row.
+	expect(t, "t=1", eval(t, resolve(t, p), in, 1), "n,diff\nerror,diff\n")
+}

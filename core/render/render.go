@@ -7,6 +7,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -56,6 +57,9 @@ type Options struct {
 	Spine spine.Options
 	// Metrics, if not nil, receives every operator's error counter.
 	Metrics *Metrics
+	// Probe, if not nil, is attached to an index dataflow's exported oks
+	// (IndexDesc): it passes a time once the index is complete at it.
+	Probe *dataflow.Probe
 }
 
 // IndexID is the trace manager id of a declared index.
@@ -67,8 +71,9 @@ const QueryID = "query"
 // Output is where the query's output goes: its oks and errs arranged by
 // the whole row, probed, counted, and captured when Capture is set.
 type Output struct {
-	// Probe passes a time once the output is complete at it.
-	Probe *dataflow.Probe
+	// oks and errs pass a time once the output's oks and errs are complete
+	// at it.
+	okProbe, errProbe *dataflow.Probe
 	// Oks and Errs capture the output rows and the error codes; nil when
 	// the output is only counted.
 	Oks, Errs *dataflow.Capture
@@ -79,11 +84,20 @@ type Output struct {
 // NewOutput returns an output for a dataflow on workers workers; capture
 // keeps every row (for eval and check), otherwise rows are only counted.
 func NewOutput(workers int, capture bool) *Output {
-	o := &Output{Probe: dataflow.NewProbe(workers)}
+	o := &Output{okProbe: dataflow.NewProbe(workers), errProbe: dataflow.NewProbe(workers)}
 	if capture {
 		o.Oks, o.Errs = dataflow.NewCapture(workers), dataflow.NewCapture(workers)
 	}
 	return o
+}
+
+// WaitPassed waits until the output is complete at t (both its oks and
+// its errs), or ctx ends.
+func (o *Output) WaitPassed(ctx context.Context, t frontier.Time) error {
+	if err := o.okProbe.WaitPassed(ctx, t); err != nil {
+		return err
+	}
+	return o.errProbe.WaitPassed(ctx, t)
 }
 
 // Rows returns the multiplicity of the output's oks accumulated so far.
@@ -102,23 +116,34 @@ type Metrics struct {
 }
 
 type stage struct {
-	dataflow, operator, path string
-	count                    func() int64
+	dataflow, operator, path, coll string
+	count                          func() int64
 }
 
 // StageErrors is one operator's error count, summed over workers.
+// Collection is the view the operator computes ("" for the top-level
+// query).
 type StageErrors struct {
-	Dataflow, Operator, Path string
-	Errors                   int64
+	Dataflow, Operator, Path, Collection string
+	Errors                               int64
 }
 
-func (m *Metrics) add(df, op, path string, count func() int64) {
+func (m *Metrics) add(df, op, path, coll string, count func() int64) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
-	m.stages = append(m.stages, stage{df, op, path, count})
+	m.stages = append(m.stages, stage{df, op, path, coll, count})
 	m.mu.Unlock()
+}
+
+// collOf returns the collection a query's field names: "" for "query",
+// N for "views.N.query".
+func collOf(field string) string {
+	if field == "query" {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(field, "views."), ".query")
 }
 
 // Errors returns the error count of every operator, summed over workers,
@@ -132,7 +157,7 @@ func (m *Metrics) Errors() []StageErrors {
 			return e.Dataflow == s.dataflow && e.Operator == s.operator && e.Path == s.path
 		})
 		if i < 0 {
-			out = append(out, StageErrors{Dataflow: s.dataflow, Operator: s.operator, Path: s.path})
+			out = append(out, StageErrors{Dataflow: s.dataflow, Operator: s.operator, Path: s.path, Collection: s.coll})
 			i = len(out) - 1
 		}
 		out[i].Errors += s.count()
@@ -203,6 +228,9 @@ func IndexDesc(r *plan.Resolved, ix *plan.ResolvedIndex, opts Options) dataflow.
 			if err != nil {
 				return err
 			}
+			if opts.Probe != nil {
+				c.Probe(opts.Probe, a.Oks.Stream)
+			}
 			return c.Export(id, a)
 		},
 	}
@@ -249,8 +277,6 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 			if err != nil {
 				return err
 			}
-			c.Probe(out.Probe, a.Oks.Stream)
-			c.Probe(out.Probe, a.Errs.Stream)
 			if out.Oks != nil {
 				c.Capture(out.Oks, a.Oks)
 				c.Capture(out.Errs, a.Errs)
@@ -265,6 +291,10 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 					return err
 				}
 			}
+			// The probes come last: once a worker's probe passes a time,
+			// its captures and counts have seen everything before it.
+			c.Probe(out.okProbe, a.Oks.Stream)
+			c.Probe(out.errProbe, a.Errs.Stream)
 			return nil
 		},
 	}, nil
@@ -347,6 +377,12 @@ func (b *builder) importIndex(ix *plan.ResolvedIndex) (*dataflow.Arrangement, er
 	if err != nil {
 		return nil, err
 	}
+	// An import knows its traces, not the collection's layout (an empty
+	// trace has no batch to read an arity from): the plan does.
+	n := len(ix.Collection.Columns)
+	a.Key, a.Arity = ix.KeyColumns, n
+	a.Oks.Arity = batch.Arity{Key: len(ix.KeyColumns), Val: n - len(ix.KeyColumns)}
+	a.Errs.Arity = batch.Arity{Key: 1}
 	b.imports[ix] = a
 	return a, nil
 }
@@ -376,7 +412,7 @@ func (b *builder) collection(c *plan.Collection) (dataflow.Collection, error) {
 		if in, err = b.collection(c.Reads[0]); err != nil {
 			return coll, err
 		}
-		coll, err = b.mfp(in, *c.Simple, "view "+c.Name)
+		coll, err = b.mfp(in, *c.Simple, "view "+c.Name, c.Name)
 	default:
 		coll, err = b.query(c.Query, c.Query.Query.Join)
 	}
@@ -442,7 +478,7 @@ func (b *builder) arrangement(c *plan.Collection, cols []int, anyKey bool) (*dat
 
 // mfp applies a map–filter–project to a collection; the result's errors
 // are the input's and the expressions'.
-func (b *builder) mfp(in dataflow.Collection, spec expr.MFPSpec, what string) (dataflow.Collection, error) {
+func (b *builder) mfp(in dataflow.Collection, spec expr.MFPSpec, what, coll string) (dataflow.Collection, error) {
 	m, err := expr.NewMFP(spec)
 	if err != nil {
 		return dataflow.Collection{}, err
@@ -459,7 +495,7 @@ func (b *builder) mfp(in dataflow.Collection, spec expr.MFPSpec, what string) (d
 	if err := ob.Build(op); err != nil {
 		return dataflow.Collection{}, err
 	}
-	b.opts.Metrics.add(b.df, name, "", cnt.Load)
+	b.opts.Metrics.add(b.df, name, "", coll, cnt.Load)
 	errs, err := b.concat(in.Errs, op.errs)
 	if err != nil {
 		return dataflow.Collection{}, err
@@ -500,7 +536,7 @@ func (b *builder) query(q *plan.ResolvedQuery, k plan.JoinKind) (dataflow.Collec
 			}
 		}
 		if err == nil {
-			recs, err = b.mfp(in, q.MFP, "map "+q.Field)
+			recs, err = b.mfp(in, q.MFP, "map "+q.Field, collOf(q.Field))
 		}
 	case k == plan.Linear:
 		recs, err = b.linear(q)
@@ -625,7 +661,7 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 		if err := ob.Build(op); err != nil {
 			return dataflow.Collection{}, err
 		}
-		b.opts.Metrics.add(b.df, name, "", stats.Errors)
+		b.opts.Metrics.add(b.df, name, "", collOf(q.Field), stats.Errors)
 		errStreams = append(errStreams, op.errs)
 		// The running result's errors travel with the join's errors; the
 		// next stage's arrangement of the running result is read for its
@@ -710,6 +746,9 @@ func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 			sk := make([]int, len(x.l.StreamKey))
 			for i, p := range x.l.StreamKey {
 				sk[i] = slices.Index(rowOf, p)
+				if k, ok := keyOf[p]; ok && sk[i] < 0 {
+					sk[i] = k
+				}
 				if sk[i] < 0 {
 					return dataflow.Collection{}, fmt.Errorf("%s: delta path %d: stream column %d not bound", q.Field, pi, p)
 				}
@@ -753,7 +792,7 @@ func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 		if err != nil {
 			return dataflow.Collection{}, err
 		}
-		b.opts.Metrics.add(b.df, name, strconv.Itoa(pi), stats.Errors)
+		b.opts.Metrics.add(b.df, name, strconv.Itoa(pi), collOf(q.Field), stats.Errors)
 		paths = append(paths, path)
 	}
 	for i := range q.Entries {
@@ -794,7 +833,7 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	rr := q.Reduce
 	spec := rr.Values
 	spec.Project = append(slices.Clone(spec.Input), spec.Project...)
-	ext, err := b.mfp(recs, spec, "reduce args "+q.Field)
+	ext, err := b.mfp(recs, spec, "reduce args "+q.Field, collOf(q.Field))
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
@@ -836,7 +875,7 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	return b.reduceOp(r, a, name, stats, len(rr.GroupBy)+len(aggs), ext.Errs)
+	return b.reduceOp(r, a, name, collOf(q.Field), stats, len(rr.GroupBy)+len(aggs), ext.Errs)
 }
 
 // record renders distinct or threshold: the records arranged whole.
@@ -867,12 +906,12 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	return b.reduceOp(r, a, name, stats, recs.Arity, recs.Errs)
+	return b.reduceOp(r, a, name, collOf(q.Field), stats, recs.Arity, recs.Errs)
 }
 
 // reduceOp adds the operator stepping r over a; the result's errors are
 // the input's (inErrs, passed on once) and r's own.
-func (b *builder) reduceOp(r *reduce.Reduce, a *dataflow.Arrangement, name string, stats *reduce.Stats, arity int, inErrs *dataflow.Stream[*dataflow.Chunk]) (dataflow.Collection, error) {
+func (b *builder) reduceOp(r *reduce.Reduce, a *dataflow.Arrangement, name, coll string, stats *reduce.Stats, arity int, inErrs *dataflow.Stream[*dataflow.Chunk]) (dataflow.Collection, error) {
 	ob := b.c.NewOperator(name)
 	op := &reduceOp{in: dataflow.AddInput(ob, "in", a.Oks.Stream), r: r, fail: b.failer()}
 	op.oks = dataflow.AddOutput[*dataflow.Chunk](ob)
@@ -881,7 +920,7 @@ func (b *builder) reduceOp(r *reduce.Reduce, a *dataflow.Arrangement, name strin
 		r.Release()
 		return dataflow.Collection{}, err
 	}
-	b.opts.Metrics.add(b.df, name, "", stats.Errors)
+	b.opts.Metrics.add(b.df, name, "", coll, stats.Errors)
 	errs, err := b.concat(inErrs, op.errs)
 	if err != nil {
 		return dataflow.Collection{}, err

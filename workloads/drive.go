@@ -57,8 +57,11 @@ type Session struct {
 	byTime  [][][]int
 	idxProb []*dataflow.Probe
 	out     *render.Output
+	outs    []*render.Output
 	metrics *render.Metrics
 	query   bool
+	queries []string // live query dataflows
+	stalled bool     // the stalled reader dataflow is live
 	closed  bool
 	updates int // updates fed after the query was installed
 }
@@ -260,44 +263,192 @@ func (se *Session) runtimeErr() error {
 // the query dataflow at as_of and waits until its output is complete at
 // as_of. It returns the time from the create to that moment (install-ns).
 func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
+	return se.InstallQueries(ctx, 1)
+}
+
+// InstallQueries is InstallQuery with k copies of the query created at
+// once (ids query, query-1, …), timed until every output is complete at
+// as_of. Output is the first copy's.
+func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, error) {
 	asOf := se.r.Plan.AsOf
-	if se.opts.Mode == render.Imported {
-		for _, ix := range se.r.Indexes {
-			if err := se.ctl.Send(runtime.AllowCompaction{ID: render.IndexID(ix), Frontier: frontier.At(asOf)}); err != nil {
-				return 0, err
-			}
+	if err := se.allowCompaction(asOf); err != nil {
+		return 0, err
+	}
+	var descs []dataflow.Desc
+	var outs []*render.Output
+	for i := range k {
+		out := render.NewOutput(se.opts.Workers, se.opts.Capture && i == 0)
+		id := render.QueryID
+		if i > 0 {
+			id += "-" + strconv.Itoa(i)
+		}
+		desc, err := render.QueryDesc(se.r, se.renderOptions(id), out)
+		if err != nil {
+			return 0, err
+		}
+		descs, outs = append(descs, desc), append(outs, out)
+	}
+	se.out, se.outs = outs[0], append(se.outs, outs...)
+	start := time.Now()
+	for _, d := range descs {
+		if err := se.ctl.Send(runtime.CreateDataflow{Desc: d}); err != nil {
+			return 0, err
+		}
+		se.queries = append(se.queries, d.ID)
+	}
+	se.query = true
+	for _, o := range outs {
+		if err := se.wait(ctx, o.WaitPassed, asOf); err != nil {
+			return 0, err
 		}
 	}
-	se.out = render.NewOutput(se.opts.Workers, se.opts.Capture)
+	return time.Since(start), nil
+}
+
+// renderOptions returns the options of a query dataflow called id.
+func (se *Session) renderOptions(id string) render.Options {
 	rt := "solo"
 	if se.opts.Mode == render.Imported {
 		rt = "interactive"
 	}
-	desc, err := render.QueryDesc(se.r, render.Options{Mode: se.opts.Mode, Join: se.opts.Join, Runtime: rt, Spine: se.opts.Spine, Metrics: se.metrics}, se.out)
-	if err != nil {
-		return 0, err
+	return render.Options{Mode: se.opts.Mode, Join: se.opts.Join, Runtime: rt, Spine: se.opts.Spine, Metrics: se.metrics, ID: id}
+}
+
+// allowCompaction lets every index compact to t (imported): what the
+// controller of a serving system does as its readers move on.
+func (se *Session) allowCompaction(t uint64) error {
+	if se.opts.Mode != render.Imported {
+		return nil
 	}
-	start := time.Now()
+	for _, ix := range se.r.Indexes {
+		if err := se.ctl.Send(runtime.AllowCompaction{ID: render.IndexID(ix), Frontier: frontier.At(t)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stallID is the id of the stalled reader's dataflow.
+const stallID = "stalled reader"
+
+// Stall creates, in the Interactive runtime, a reader of every index at
+// as_of that never moves its holds (imported only): the indexes' applied
+// compaction stays at as_of while the controller allows more (hold-gap),
+// and their traces keep every distinct time since.
+func (se *Session) Stall(ctx context.Context) error {
+	if se.opts.Mode != render.Imported {
+		return nil
+	}
+	asOf := se.r.Plan.AsOf
+	ids := make([]string, len(se.r.Indexes))
+	for i, ix := range se.r.Indexes {
+		ids[i] = render.IndexID(ix)
+	}
+	desc := dataflow.Desc{
+		ID: stallID, AsOf: frontier.At(asOf), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			for _, id := range ids {
+				a, err := c.ImportIndex(id)
+				if err != nil {
+					return err
+				}
+				c.Keep(a.Oks.Trace)
+				c.Keep(a.Errs.Trace)
+			}
+			return nil
+		},
+	}
 	if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
-		return 0, err
+		return err
 	}
-	se.query = true
-	if err := se.wait(ctx, se.out.WaitPassed, asOf); err != nil {
-		return 0, err
+	se.stalled = true
+	return se.ctl.Sync(ctx)
+}
+
+// Peeks runs reads one-shot reads while the inputs are fed: before read
+// i the inputs are fed through the read's time t (the input times from
+// as_of on, in turn, the last one repeated), then a query at as_of = t,
+// until = t+1 is created, waited for until complete at t, and dropped. The
+// read latency is from the create to its completion: imported, the
+// Maintenance runtime ingests concurrently and the read imports; direct,
+// the read builds everything from the raw inputs.
+func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error) {
+	asOf := se.r.Plan.AsOf
+	var ts []uint64
+	for _, t := range se.times {
+		if t >= asOf {
+			ts = append(ts, t)
+		}
 	}
-	return time.Since(start), nil
+	if len(ts) == 0 {
+		ts = []uint64{asOf}
+	}
+	if err := se.FeedThrough(asOf); err != nil {
+		return nil, err
+	}
+	if err := se.WaitIndexes(ctx, asOf); err != nil {
+		return nil, err
+	}
+	lat := make([]time.Duration, 0, reads)
+	for i := range reads {
+		t := ts[min(i, len(ts)-1)]
+		if err := se.FeedThrough(t); err != nil {
+			return nil, err
+		}
+		if err := se.allowCompaction(t); err != nil {
+			return nil, err
+		}
+		o := se.renderOptions("peek")
+		o.Window, o.AsOf, o.Until, o.HasUntil = true, t, t+1, true
+		out := render.NewOutput(se.opts.Workers, false)
+		desc, err := render.QueryDesc(se.r, o, out)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
+			return nil, err
+		}
+		if err := se.wait(ctx, out.WaitPassed, t); err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(start))
+		if err := se.ctl.Send(runtime.DropDataflow{ID: "peek"}); err != nil {
+			return nil, err
+		}
+	}
+	return lat, nil
 }
 
 // Finish feeds every remaining update, closes the inputs and waits until
 // the query's output is complete. It returns the time that took and the
 // number of updates fed since the query was installed.
 func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
+	return se.FinishRounds(ctx)
+}
+
+// FinishRounds is Finish, feeding the remaining times one round at a time;
+// imported, every index is allowed to compact to each round's time as it
+// is fed, as a serving system's controller would (a stalled reader then
+// holds them back). It waits for every query's output to be complete.
+func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error) {
 	start := time.Now()
+	for se.next < len(se.times) {
+		t := se.times[se.next]
+		if err := se.FeedThrough(t); err != nil {
+			return 0, 0, err
+		}
+		if err := se.allowCompaction(t); err != nil {
+			return 0, 0, err
+		}
+	}
 	if err := se.FeedThrough(math.MaxUint64); err != nil {
 		return 0, 0, err
 	}
-	if err := se.wait(ctx, se.out.WaitPassed, math.MaxUint64); err != nil {
-		return 0, 0, err
+	for _, o := range se.outs {
+		if err := se.wait(ctx, o.WaitPassed, math.MaxUint64); err != nil {
+			return 0, 0, err
+		}
 	}
 	return time.Since(start), se.updates, nil
 }
@@ -358,7 +509,6 @@ func (se *Session) Result(t uint64) *reference.Result {
 	return res
 }
 
-
 // ErrorMessage is the message of an error code (docs/spec.md "Errors").
 func ErrorMessage(code int64) string {
 	switch code {
@@ -394,8 +544,13 @@ func (se *Session) Close(ctx context.Context) error {
 	}
 	se.closed = true
 	var errs []error
-	if se.query {
-		if err := se.ctl.Send(runtime.DropDataflow{ID: render.QueryID}); err != nil {
+	for _, id := range se.queries {
+		if err := se.ctl.Send(runtime.DropDataflow{ID: id}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if se.stalled {
+		if err := se.ctl.Send(runtime.DropDataflow{ID: stallID}); err != nil {
 			errs = append(errs, err)
 		}
 	}

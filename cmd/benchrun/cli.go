@@ -73,7 +73,7 @@ small default size in both index modes.`,
 			return benchrun.Run(cmd.Context(), benchrun.RunConfig{
 				Out: out, ErrOut: errOut,
 				Selection: benchrun.Selection{Index: []string{benchrun.IndexImported, benchrun.IndexDirect}, Workers: 1},
-				Count:     1, Progress: benchrun.ProgressAuto, Env: env,
+				Count:     1, Progress: benchrun.ProgressAuto, Env: env, Engine: benchrun.RuntimeEngine{},
 			})
 		}),
 	}
@@ -151,7 +151,7 @@ with the header time,diff,<columns>: the exact updates a run feeds the engine.`,
 }
 
 func newRun(out, errOut io.Writer, env benchrun.Env) *cobra.Command {
-	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, Env: env}
+	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, Env: env, Engine: benchrun.RuntimeEngine{}}
 	var index, join string
 	c := &cobra.Command{
 		Use:   "run [WORKLOAD|SPEC.json ...]",

@@ -182,15 +182,17 @@ func (o *linearStageOp) Shutdown() { o.bin.Release() }
 
 // deltaOp is a delta join as an operator: each from entry's source
 // arrangement (oks and errs) is an input; the lookups are read through
-// their traces.
+// their traces. Each step propagates every entry's new errors once (K4 of
+// core/join), feeds every path its source's new batches, then runs every
+// path, each under its own pprof labels (dataflow=, operator=, path=).
 type deltaOp struct {
 	oks, errs []*dataflow.Port[*batch.Batch]
-	d         *join.Delta
+	paths     []*join.Path
+	errPres   []batch.Presentation
 	sink      *join.Sink
 	outOks    *dataflow.Stream[*dataflow.Chunk]
 	outErrs   *dataflow.Stream[*dataflow.Chunk]
 	ctx       context.Context
-	labels    *join.Stats
 	fail      func(error)
 	err       error
 	bufO      [][]*batch.Batch
@@ -206,27 +208,45 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 		o.bufO[i] = o.oks[i].Take()
 		o.bufE[i] = o.errs[i].Take()
 		o.fronts[i] = o.oks[i].Frontier()
+		join.Errors(o.bufE[i], o.errPres[i], o.sink)
 	}
-	o.labels.Do(o.ctx, func(context.Context) {
-		o.err = o.d.Step(o.bufO, o.bufE, o.fronts, o.sink)
-	})
+	for _, p := range o.paths {
+		src := p.Source()
+		p.Stats().Do(o.ctx, func(context.Context) {
+			if o.err == nil {
+				o.err = p.Feed(o.bufO[src], o.sink)
+			}
+		})
+	}
+	for _, p := range o.paths {
+		src := p.Source()
+		p.Stats().Do(o.ctx, func(context.Context) {
+			if o.err == nil {
+				o.err = p.Work(o.fronts[src], o.sink)
+			}
+		})
+	}
 	if o.err != nil {
 		o.fail(o.err)
 		return frontier.Empty()
 	}
 	send(o.sink, o.outOks, o.outErrs)
-	// A path holds stashed proposals it may still emit at their data
-	// times: keep a capability at the least of them.
-	cap := frontier.Empty()
-	for _, p := range o.d.Paths() {
+	// A path holds stashed proposals it may still emit at or after their
+	// initial times: keep a capability at the least of them.
+	c := frontier.Empty()
+	for _, p := range o.paths {
 		if t, ok := p.Outstanding(); ok {
-			cap = cap.Meet(frontier.At(t))
+			c = c.Meet(frontier.At(t))
 		}
 	}
-	return cap
+	return c
 }
 
-func (o *deltaOp) Shutdown() { o.d.Release() }
+func (o *deltaOp) Shutdown() {
+	for _, p := range o.paths {
+		p.Release()
+	}
+}
 
 // reduceOp steps a reduce, threshold or distinct kernel with its input
 // arrangement's batches and frontier, and sends the corrections it retires.
@@ -291,8 +311,9 @@ func (o *reduceOp) Shutdown() { o.r.Release() }
 // the collection accumulated so far, for benchmarks that need the output's
 // size but not its rows.
 type countOp struct {
-	in  *dataflow.Port[*batch.Batch]
-	sum *atomic.Int64
+	in    *dataflow.Port[*batch.Batch]
+	sum   *atomic.Int64
+	until frontier.Frontier // updates at or after until are not counted
 }
 
 func (o *countOp) Step(frontier.Frontier) frontier.Frontier {
@@ -300,9 +321,11 @@ func (o *countOp) Step(frontier.Frontier) frontier.Frontier {
 	for _, b := range o.in.Take() {
 		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
 			for ; cur.ValValid(); cur.StepVal() {
-				_, ds := cur.Updates()
-				for _, d := range ds {
-					s += d
+				ts, ds := cur.Updates()
+				for i, d := range ds {
+					if !o.until.Beyond(ts[i]) {
+						s += d
+					}
 				}
 			}
 		}

@@ -60,6 +60,15 @@ type Options struct {
 	// Probe, if not nil, is attached to an index dataflow's exported oks
 	// (IndexDesc): it passes a time once the index is complete at it.
 	Probe *dataflow.Probe
+	// ID names the query dataflow; "" is QueryID.
+	ID string
+	// Window, when set, replaces the plan's as_of and until (AsOf, and
+	// Until when HasUntil) for the query dataflow: a one-shot read at a
+	// later time, for instance.
+	Window   bool
+	AsOf     uint64
+	Until    uint64
+	HasUntil bool
 }
 
 // IndexID is the trace manager id of a declared index.
@@ -250,14 +259,24 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 			return dataflow.Desc{}, fmt.Errorf("%w: %v", ErrMissingIndex, names)
 		}
 	}
-	until := frontier.Empty()
+	asOf, until := frontier.At(r.Plan.AsOf), frontier.Empty()
 	if r.Plan.HasUntil {
 		until = frontier.At(r.Plan.Until)
 	}
+	if opts.Window {
+		asOf, until = frontier.At(opts.AsOf), frontier.Empty()
+		if opts.HasUntil {
+			until = frontier.At(opts.Until)
+		}
+	}
+	id := opts.ID
+	if id == "" {
+		id = QueryID
+	}
 	return dataflow.Desc{
-		ID: QueryID, AsOf: frontier.At(r.Plan.AsOf), Until: until,
+		ID: id, AsOf: asOf, Until: until,
 		Build: func(c *dataflow.Context) error {
-			b := newBuilder(c, r, QueryID, opts)
+			b := newBuilder(c, r, id, opts)
 			b.raw = opts.Mode == Direct
 			if opts.Mode == Imported {
 				b.importable = map[*plan.ResolvedIndex]bool{}
@@ -286,7 +305,7 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 				sum *atomic.Int64
 			}{{a.Oks.Stream, &out.rows}, {a.Errs.Stream, &out.errs}} {
 				ob := c.NewOperator("count")
-				op := &countOp{in: dataflow.AddInput(ob, "in", h.s), sum: h.sum}
+				op := &countOp{in: dataflow.AddInput(ob, "in", h.s), sum: h.sum, until: c.Until()}
 				if err := ob.Build(op); err != nil {
 					return err
 				}
@@ -486,7 +505,7 @@ func (b *builder) mfp(in dataflow.Collection, spec expr.MFPSpec, what, coll stri
 	if m.IsIdentity() {
 		return in, nil
 	}
-	name := b.name(what)
+	name := what
 	ob := b.c.NewOperator(name)
 	cnt := &atomic.Int64{}
 	op := &mfpOp{in: dataflow.AddInput(ob, "in", in.Oks), clo: join.NewMFP(m), sink: join.NewSink(m.OutputArity()), errCount: cnt}
@@ -642,7 +661,7 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 				return dataflow.Collection{}, err
 			}
 		}
-		name := b.name("linear " + q.Field + " stage " + strconv.Itoa(si+1))
+		name := "linear " + q.Field + " stage " + strconv.Itoa(si+1)
 		stats := join.NewStats(b.df, name, "")
 		bin, err := join.NewBinary(
 			join.Side{Trace: b.c.Keep(left.Oks.Trace), Pres: left.Oks.Pres, Arity: left.Oks.Arity},
@@ -798,13 +817,18 @@ func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 	for i := range q.Entries {
 		pres = append(pres, sources[i].Errs.Pres)
 	}
-	d, err := join.NewDelta(paths, pres)
-	if err != nil {
+	// NewDelta checks the paths share one as_of and name entries that
+	// exist; the operator steps them itself, each under its own labels.
+	if _, err := join.NewDelta(paths, pres); err != nil {
 		return dataflow.Collection{}, err
 	}
-	ob := b.c.NewOperator(b.name("delta " + q.Field))
+	asOf := b.c.AsOf()
+	for i := range pres {
+		pres[i].Since = pres[i].Since.Join(asOf) // no output before as_of (K1)
+	}
+	ob := b.c.NewOperator("delta " + q.Field)
 	op := &deltaOp{
-		d: d, sink: join.NewSink(fin.Arity()), ctx: b.ctx, labels: join.NewStats(b.df, "delta "+q.Field, ""), fail: b.failer(),
+		paths: paths, errPres: pres, sink: join.NewSink(fin.Arity()), ctx: b.ctx, fail: b.failer(),
 		bufO: make([][]*batch.Batch, n), bufE: make([][]*batch.Batch, n), fronts: make([]frontier.Frontier, n),
 	}
 	for i, a := range sources {
@@ -867,7 +891,7 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	name := b.name("reduce " + q.Field)
+	name := "reduce " + q.Field
 	stats := reduce.NewStats(b.df, name)
 	stats.SetContext(b.ctx)
 	r, err := reduce.New(reduce.Input{Trace: b.c.Keep(a.Oks.Trace), Pres: a.Oks.Pres, Arity: a.Oks.Arity},
@@ -892,7 +916,7 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	if q.Distinct {
 		what = "distinct "
 	}
-	name := b.name(what + q.Field)
+	name := what + q.Field
 	stats := reduce.NewStats(b.df, name)
 	stats.SetContext(b.ctx)
 	in := reduce.Input{Trace: b.c.Keep(a.Oks.Trace), Pres: a.Oks.Pres, Arity: a.Oks.Arity}

@@ -117,7 +117,7 @@ func CheckCases(s *spec.Spec) []CheckCase {
 				continue
 			}
 			for _, w := range []int{1, 2} {
-				if w > 1 && usesDelta(s.Plan, j) {
+				if w > 1 && UsesDelta(s.Plan, j) {
 					continue
 				}
 				out = append(out, CheckCase{Mode: m, Join: j, Workers: w})
@@ -127,9 +127,9 @@ func CheckCases(s *spec.Spec) []CheckCase {
 	return out
 }
 
-// usesDelta reports whether rendering r's query with strategy j runs a
+// UsesDelta reports whether rendering r's query with strategy j runs a
 // delta join: the query's own or a view's.
-func usesDelta(r *plan.Resolved, j plan.JoinKind) bool {
+func UsesDelta(r *plan.Resolved, j plan.JoinKind) bool {
 	if j == plan.Delta && len(r.Query.Entries) > 1 {
 		return true
 	}
@@ -244,10 +244,10 @@ func Weights(r *plan.Resolved) map[string]int64 {
 	return w
 }
 
-// checkParams returns a workload's parameters at its check size: every
+// CheckParams returns a workload's parameters at its check size: every
 // size parameter divided by 10 (at least 1), the others at their first
 // default.
-func checkParams(w Workload) map[string]int64 {
+func CheckParams(w Workload) map[string]int64 {
 	m := map[string]int64{}
 	for _, p := range w.Params {
 		v := p.Defaults[0]

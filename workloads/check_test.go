@@ -13,7 +13,7 @@ func TestCheckEveryBuiltin(t *testing.T) {
 		for bi := range w.Benches {
 			b := &w.Benches[bi]
 			t.Run(b.Base, func(t *testing.T) {
-				s, err := b.Spec(checkParams(w))
+				s, err := b.Spec(CheckParams(w))
 				if err != nil {
 					t.Fatal(err)
 				}

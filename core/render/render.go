@@ -85,7 +85,7 @@ type Output struct {
 	okProbe, errProbe *dataflow.Probe
 	// Oks and Errs capture the output rows and the error codes; nil when
 	// the output is only counted.
-	Oks, Errs *dataflow.Capture
+	Oks, Errs *Capture
 	rows      atomic.Int64
 	errs      atomic.Int64
 }
@@ -95,7 +95,7 @@ type Output struct {
 func NewOutput(workers int, capture bool) *Output {
 	o := &Output{okProbe: dataflow.NewProbe(workers), errProbe: dataflow.NewProbe(workers)}
 	if capture {
-		o.Oks, o.Errs = dataflow.NewCapture(workers), dataflow.NewCapture(workers)
+		o.Oks, o.Errs = NewCapture(workers), NewCapture(workers)
 	}
 	return o
 }
@@ -297,8 +297,16 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 				return err
 			}
 			if out.Oks != nil {
-				c.Capture(out.Oks, a.Oks)
-				c.Capture(out.Errs, a.Errs)
+				for _, h := range []struct {
+					cp *Capture
+					a  dataflow.Arranged
+				}{{out.Oks, a.Oks}, {out.Errs, a.Errs}} {
+					ob := c.NewOperator("capture")
+					op := &captureOp{c: h.cp, worker: c.Worker(), in: dataflow.AddInput(ob, "in", h.a.Stream), pres: h.a.Pres}
+					if err := ob.Build(op); err != nil {
+						return err
+					}
+				}
 			}
 			for _, h := range []struct {
 				s   *dataflow.Stream[*batch.Batch]
@@ -544,15 +552,30 @@ func (b *builder) query(q *plan.ResolvedQuery, k plan.JoinKind) (dataflow.Collec
 	var err error
 	switch {
 	case len(q.Entries) == 1:
+		// A query with one entry reads any arrangement of it: imported,
+		// an index on it; direct, the query arranges it itself (by the
+		// first index's key when one is declared, else by every column)
+		// and holds the arrangement as a caught-up reader does.
 		var in dataflow.Collection
 		c := q.Entries[0].Collection
-		if b.raw || b.servedBy(c, nil, true) == nil {
-			in, err = b.collection(c)
+		var a *dataflow.Arrangement
+		if ix := b.servedBy(c, nil, true); ix != nil {
+			a, err = b.importIndex(ix)
 		} else {
-			var a *dataflow.Arrangement
-			if a, err = b.importIndex(b.servedBy(c, nil, true)); err == nil {
-				in, err = b.flatten(a, len(c.Columns))
+			key := make([]int, len(c.Columns))
+			for i := range key {
+				key[i] = i
 			}
+			if len(c.Indexes) > 0 {
+				key = c.Indexes[0].KeyColumns
+			}
+			if a, err = b.arrangement(c, key, false); err == nil && a.Flavor == dataflow.Local {
+				b.c.Hold(a.Oks)
+				b.c.Hold(a.Errs)
+			}
+		}
+		if err == nil {
+			in, err = b.flatten(a, len(c.Columns))
 		}
 		if err == nil {
 			recs, err = b.mfp(in, q.MFP, "map "+q.Field, collOf(q.Field))

@@ -328,24 +328,40 @@ func (se *Session) allowCompaction(t uint64) error {
 	return nil
 }
 
-// stallID is the id of the stalled reader's dataflow.
-const stallID = "stalled reader"
-
-// Stall creates, in the Interactive runtime, a reader of every index at
-// as_of that never moves its holds (imported only): the indexes' applied
-// compaction stays at as_of while the controller allows more (hold-gap),
-// and their traces keep every distinct time since.
-func (se *Session) Stall(ctx context.Context) error {
+// ImportOnly times a dataflow that imports every index at as_of and reads
+// nothing else (imported only): from its create until every worker of
+// the Interactive runtime has built it, which delivers each import's seed
+// (dataflow.PassesAtBuild). The dataflow is dropped again. Direct mode
+// has no import and returns 0.
+func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
 	if se.opts.Mode != render.Imported {
-		return nil
+		return 0, nil
 	}
-	asOf := se.r.Plan.AsOf
+	const id = "import only"
+	desc := se.readerDesc(id)
+	start := time.Now()
+	if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
+		return 0, err
+	}
+	if err := se.ctl.Sync(ctx); err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	if err := se.ctl.Send(runtime.DropDataflow{ID: id}); err != nil {
+		return 0, err
+	}
+	return d, se.runtimeErr()
+}
+
+// readerDesc is a query dataflow that imports every index at as_of and
+// keeps a reader of each, never moving its holds.
+func (se *Session) readerDesc(id string) dataflow.Desc {
 	ids := make([]string, len(se.r.Indexes))
 	for i, ix := range se.r.Indexes {
 		ids[i] = render.IndexID(ix)
 	}
-	desc := dataflow.Desc{
-		ID: stallID, AsOf: frontier.At(asOf), Until: frontier.Empty(),
+	return dataflow.Desc{
+		ID: id, AsOf: frontier.At(se.r.Plan.AsOf), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
 			for _, id := range ids {
 				a, err := c.ImportIndex(id)
@@ -358,6 +374,20 @@ func (se *Session) Stall(ctx context.Context) error {
 			return nil
 		},
 	}
+}
+
+// stallID is the id of the stalled reader's dataflow.
+const stallID = "stalled reader"
+
+// Stall creates, in the Interactive runtime, a reader of every index at
+// as_of that never moves its holds (imported only): the indexes' applied
+// compaction stays at as_of while the controller allows more (hold-gap),
+// and their traces keep every distinct time since.
+func (se *Session) Stall(ctx context.Context) error {
+	if se.opts.Mode != render.Imported {
+		return nil
+	}
+	desc := se.readerDesc(stallID)
 	if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
 		return err
 	}

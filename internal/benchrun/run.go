@@ -38,6 +38,7 @@ var units = []struct{ unit, key, value string }{
 	{"limit-ns/update", "better", "lower"},
 	{"read-p50-ns", "better", "lower"},
 	{"read-p99-ns", "better", "lower"},
+	{"import-ns", "better", "lower"},
 }
 
 // knownUnit reports whether u is one of the units results may carry: a

@@ -133,3 +133,19 @@ func TestBenchstatColIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestStallHoldGap: with a reader that never moves, the imported index is
+// allowed to compact every round but stays at as_of: the hold gap is the
+// rounds fed after it; direct has no shared index to hold back.
+func TestStallHoldGap(t *testing.T) {
+	text := runEngine(t, Selection{Targets: []string{"stall"}, Index: []string{IndexImported, IndexDirect}, Workers: 1, Params: []string{"rows=2000", "rounds=20"}}, 1)
+	for name, u := range values(t, text) {
+		gap := u["hold-gap"][0]
+		switch {
+		case strings.Contains(name, "index=imported") && gap != 19:
+			t.Errorf("%s: hold-gap %v, want 19 (allowed to 19, held at 0)", name, gap)
+		case strings.Contains(name, "index=direct") && gap != 0:
+			t.Errorf("%s: hold-gap %v, want 0", name, gap)
+		}
+	}
+}

@@ -149,3 +149,23 @@ func TestStallHoldGap(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineRowsBeforeUntil: rows and errors describe the output at the
+// last time before until, though a direct query's raw inputs run past it.
+func TestEngineRowsBeforeUntil(t *testing.T) {
+	data, err := os.ReadFile(evalSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "until.json")
+	if err := os.WriteFile(path, bytes.Replace(data, []byte(`"as_of": 1,`), []byte(`"as_of": 1, "until": 2,`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := runEngine(t, Selection{Targets: []string{path}, Index: []string{IndexImported, IndexDirect}, Workers: 1}, 1)
+	for name, u := range values(t, text) {
+		// At time 1: customers 10 and 20, and one division by zero.
+		if u["rows"][0] != 2 || u["errors"][0] != 1 {
+			t.Errorf("%s: rows %v errors %v, want 2 and 1 (the output at time 1)", name, u["rows"], u["errors"])
+		}
+	}
+}

@@ -72,6 +72,7 @@ const (
 	OpOr  // || (both sides evaluated)
 )
 
+// opText is read only.
 var opText = [...]string{
 	OpConst: "const", OpRef: "ref", OpNeg: "-", OpNot: "!",
 	OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/", OpRem: "%",
@@ -213,10 +214,37 @@ func (p *parse) addRef(r Ref) {
 	p.refs = append(p.refs, r)
 }
 
-var binOps = map[token.Token]Op{
-	token.ADD: OpAdd, token.SUB: OpSub, token.MUL: OpMul, token.QUO: OpDiv, token.REM: OpRem,
-	token.EQL: OpEq, token.NEQ: OpNe, token.LSS: OpLt, token.LEQ: OpLe, token.GTR: OpGt, token.GEQ: OpGe,
-	token.LAND: OpAnd, token.LOR: OpOr,
+// binOp returns the operator of a binary token of the subset.
+func binOp(t token.Token) (Op, bool) {
+	switch t {
+	case token.ADD:
+		return OpAdd, true
+	case token.SUB:
+		return OpSub, true
+	case token.MUL:
+		return OpMul, true
+	case token.QUO:
+		return OpDiv, true
+	case token.REM:
+		return OpRem, true
+	case token.EQL:
+		return OpEq, true
+	case token.NEQ:
+		return OpNe, true
+	case token.LSS:
+		return OpLt, true
+	case token.LEQ:
+		return OpLe, true
+	case token.GTR:
+		return OpGt, true
+	case token.GEQ:
+		return OpGe, true
+	case token.LAND:
+		return OpAnd, true
+	case token.LOR:
+		return OpOr, true
+	}
+	return 0, false
 }
 
 func (p *parse) node(e ast.Expr) (*Node, error) {
@@ -269,7 +297,7 @@ func (p *parse) node(e ast.Expr) (*Node, error) {
 		}
 		return &Node{Op: op, X: x, Pos: p.offset(e.Pos())}, nil
 	case *ast.BinaryExpr:
-		op, ok := binOps[e.Op]
+		op, ok := binOp(e.Op)
 		if !ok {
 			return nil, p.fail(e.OpPos, "operator %s not allowed", e.Op)
 		}

@@ -207,6 +207,38 @@ type evaluator struct {
 // expression on math/big, the rules of docs/spec.md "The query" and
 // "Errors" applied literally.
 func Eval(r *plan.Resolved, in Inputs, t uint64) (*Result, error) {
+	ev, err := evalViews(r, in, t)
+	if err != nil {
+		return nil, err
+	}
+	out, err := ev.query(r.Query)
+	if err != nil {
+		return nil, err
+	}
+	return ev.result(out, r.Query.Output), nil
+}
+
+// ErrUnknownCollection: EvalCollection was asked for a name that is no
+// input or view.
+var ErrUnknownCollection = errors.New("reference: unknown collection")
+
+// EvalCollection is Eval for one input or view instead of the query: its
+// rows (columns named as the collection's) and errors at t, as every index
+// on it holds them.
+func EvalCollection(r *plan.Resolved, in Inputs, t uint64, name string) (*Result, error) {
+	c := r.Collection(name)
+	if c == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownCollection, name)
+	}
+	ev, err := evalViews(r, in, t)
+	if err != nil {
+		return nil, err
+	}
+	return ev.result(ev.colls[name], c.Columns), nil
+}
+
+// evalViews checks the inputs and evaluates every input and view at t.
+func evalViews(r *plan.Resolved, in Inputs, t uint64) (*evaluator, error) {
 	for name, ups := range in {
 		c := r.Collection(name)
 		if c == nil || c.Input == nil {
@@ -238,11 +270,7 @@ func Eval(r *plan.Resolved, in Inputs, t uint64) (*Result, error) {
 		}
 		ev.colls[c.Name] = out
 	}
-	out, err := ev.query(r.Query)
-	if err != nil {
-		return nil, err
-	}
-	return ev.result(out, r.Query.Output), nil
+	return ev, nil
 }
 
 func (ev *evaluator) result(c *coll, cols []string) *Result {

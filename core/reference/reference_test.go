@@ -352,3 +352,22 @@ func TestCountOfEmptyRecords(t *testing.T) {
 	// At t=1 the records cancel to a count of 0: no records, no row.
 	expect(t, "t=1", eval(t, resolve(t, p), in, 1), "n,diff\nerror,diff\n")
 }
+
+func TestEvalCollection(t *testing.T) {
+	r := resolve(t, specExample())
+	in := Inputs{"orders": {up(0, 1, 1, 2, 100), up(0, 1, 3, 0, 10)}, "lineitem": {up(0, 2, 1, 5), up(0, 1, 1, 0)}}
+	res, err := EvalCollection(r, in, 0, "sold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sold: (cust 2, ratio 10) x2; errors: priced's 1 + sold's own 1.
+	expect(t, "sold", res, "p_cust,ratio,diff\n2,10,2\nerror,diff\ndivision by zero,2\n")
+	res, err = EvalCollection(r, in, 0, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "orders", res, "okey,cust,price,diff\n1,2,100,1\n3,0,10,1\nerror,diff\n")
+	if _, err := EvalCollection(r, in, 0, "nope"); !errors.Is(err, ErrUnknownCollection) {
+		t.Fatalf("EvalCollection(nope) = %v", err)
+	}
+}

@@ -21,7 +21,19 @@ type Stats struct {
 	errors  atomic.Int64
 	matches atomic.Int64
 	fed     atomic.Int64
+	failed  atomic.Pointer[error]
 }
+
+// Err returns the error that stopped the operator (a broken stream or
+// trace contract, never a data error), or nil.
+func (s *Stats) Err() error {
+	if e := s.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (s *Stats) fail(err error) { s.failed.CompareAndSwap(nil, &err) }
 
 // NewStats returns counters for an operator, with the pprof labels
 // dataflow=, operator= and (when path is not empty) path=.

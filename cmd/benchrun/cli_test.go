@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracebench/tracebench/internal/benchrun"
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/gen"
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -67,6 +66,9 @@ func TestGolden(t *testing.T) {
 		{"run_unknown_flag", []string{"run", "--rows", "5"}},
 		{"unknown_command", []string{"frobnicate"}},
 		{"validate_no_args", []string{"validate"}},
+		{"explain_builtin", []string{"explain", "triangles", "--join", "linear"}},
+		{"validate_builtin", []string{"validate", "dd"}},
+		{"explain_unknown_workload", []string{"explain", "triangle"}},
 		{"explain_bad_index", []string{"explain", "workloads/examples/star.json", "--index", "both"}},
 		{"eval_csv", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1,3"}},
 		{"eval_json", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "3,1", "--format", "json", "--index", "direct", "--workers", "2"}},
@@ -120,6 +122,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "lookup", "--flamegraph", "x.svg"}, `--flamegraph: "x.svg" must name an .html file`},
 		{[]string{"gen", "cmd/benchrun/testdata/bad/bad_csv.json", "--out", filepath.Join(dir, "gen")}, "bad.csv:3: 3 fields"},
 		{[]string{"gen", "workloads/examples/lookup.json"}, "--out: gen needs --out DIR"},
+		{[]string{"run", "lookup", "--cpuprofile", filepath.Join(dir, "missing", "cpu.pprof")}, "--cpuprofile: "},
 	} {
 		outFile := filepath.Join(dir, "results.txt")
 		os.Remove(outFile)
@@ -177,6 +180,17 @@ func TestGen(t *testing.T) {
 	if len(entries) != 2 {
 		t.Errorf("gen left %d files, want 2 (no temporaries)", len(entries))
 	}
+	// A built-in workload of several specs: one directory per spec.
+	ddDir := filepath.Join(t.TempDir(), "dd")
+	code, out, errOut = execute(t, "gen", "dd", "--out", ddDir, "--seed", "1")
+	if code != 0 {
+		t.Fatalf("gen dd: exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"dd_arrange/updates.csv", "dd_count/updates.csv", "dd_join/left.csv", "dd_join/right.csv", "dd_rounds/updates.csv", "dd_import/updates.csv"} {
+		if !strings.Contains(out, filepath.Join(ddDir, f)+": ") {
+			t.Errorf("gen dd did not write %s:\n%s", f, out)
+		}
+	}
 }
 
 // TestHelpExamples runs the examples in every command's --help. Commands
@@ -185,7 +199,7 @@ func TestGen(t *testing.T) {
 func TestHelpExamples(t *testing.T) {
 	t.Chdir("../..")
 	tmp := t.TempDir()
-	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, benchrun.DetectEnv())
+	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, nil)
 	cmds := append(root.Commands(), root)
 	n := 0
 	for _, c := range cmds {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -140,8 +141,11 @@ type RunConfig struct {
 	Flamegraph string
 	Seed       uint64
 	Progress   string
-	Engine     Engine
-	Env        Env
+	// ErrOutIsTerminal says ErrOut is a terminal: --progress auto then
+	// draws a bar instead of one line per sample.
+	ErrOutIsTerminal bool
+	Engine           Engine
+	Env              Env // the config lines; the zero Env means DetectEnv
 }
 
 // validate checks the flags that need no spec.
@@ -164,6 +168,9 @@ func (cfg *RunConfig) validate() error {
 		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
 			return usagef(f.flag, "%s is a directory", f.path)
 		}
+		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
+			return usagef(f.flag, "%s: directory %s does not exist", f.path, filepath.Dir(f.path))
+		}
 	}
 	return nil
 }
@@ -181,6 +188,9 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	}
 	if cfg.Engine == nil {
 		return ErrNoEngine
+	}
+	if cfg.Env == (Env{}) {
+		cfg.Env = DetectEnv()
 	}
 	// Every input is loaded before --out is touched.
 	inputs := make([][]*spec.Table, len(benches))
@@ -265,13 +275,15 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 		{Key: "gomaxprocs", Value: []byte(strconv.Itoa(cfg.Env.GOMAXPROCS)), File: true},
 		{Key: "commit", Value: []byte(cfg.Env.Commit), File: true},
 	}
-	progress := cfg.Progress != ProgressOff
 	total := len(benches) * cfg.Count
+	pr := newProgress(cfg.ErrOut, cfg.Progress, cfg.ErrOutIsTerminal, total)
+	defer pr.stop()
 	done := 0
 	start := time.Now()
 	for i, b := range benches {
 		for range cfg.Count {
 			if ctx.Err() != nil {
+				pr.stop()
 				return interrupted(cfg.ErrOut, done, total)
 			}
 			var vals []benchfmt.Value
@@ -283,6 +295,7 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 			})
 			if err != nil {
 				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+					pr.stop()
 					return interrupted(cfg.ErrOut, done, total)
 				}
 				return fmt.Errorf("benchrun: %s: %w", b.Name, err)
@@ -306,11 +319,10 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 				return fmt.Errorf("benchrun: writing results: %w", err)
 			}
 			done++
-			if progress {
-				fmt.Fprintf(cfg.ErrOut, "benchrun: %d/%d %s\n", done, total, b.Name)
-			}
+			pr.done(done, b.Name)
 		}
 	}
+	pr.stop()
 	fmt.Fprintf(cfg.ErrOut, "benchrun: %d benchmarks, %d samples in %v\n", len(benches), done, time.Since(start).Round(time.Millisecond))
 	return nil
 }

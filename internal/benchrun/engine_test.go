@@ -169,3 +169,22 @@ func TestEngineRowsBeforeUntil(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectSingleEntryHoldsItsArrangement: a direct query of one entry
+// builds the arrangement an imported one reads and holds it like an
+// index, so both modes hold about the same trace bytes.
+func TestDirectSingleEntryHoldsItsArrangement(t *testing.T) {
+	text := runEngine(t, Selection{Targets: []string{"fanout"}, Index: []string{IndexImported, IndexDirect}, Workers: 1, Params: []string{"rows=2000", "k=1"}}, 1)
+	bytesOf := map[string]float64{}
+	for name, u := range values(t, text) {
+		for _, m := range []string{IndexImported, IndexDirect} {
+			if strings.Contains(name, "index="+m) {
+				bytesOf[m] = u["trace-B"][0]
+			}
+		}
+	}
+	imp, dir := bytesOf[IndexImported], bytesOf[IndexDirect]
+	if imp <= 0 || dir < imp/2 || dir > imp*2 {
+		t.Errorf("trace-B imported %v, direct %v: want both positive and within 2x", imp, dir)
+	}
+}

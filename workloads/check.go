@@ -143,8 +143,8 @@ func UsesDelta(r *plan.Resolved, j plan.JoinKind) bool {
 
 // Check runs s in every configuration of cases and compares the output at
 // each check time with the reference evaluator, the per-operator error
-// counts with the output's errors (direct mode, where every operator is in
-// the query dataflow), and checks that every hold and registry slot is
+// counts with the output's errors (stageDiff, stageDiffImported), and
+// checks that every hold and registry slot is
 // released at the end. It returns one line per difference (nil when all
 // agree).
 func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) ([]string, error) {

@@ -52,7 +52,8 @@ func TestGolden(t *testing.T) {
 		{"bad_csv", []string{"validate", "cmd/benchrun/testdata/bad/bad_csv.json"}},
 		{"bad_missing_file", []string{"validate", "cmd/benchrun/testdata/bad/nope.json"}},
 		{"run_missing_index", []string{"run", "cmd/benchrun/testdata/bad/missing_index.json"}},
-		{"run_missing_index_direct_ok", []string{"run", "cmd/benchrun/testdata/bad/missing_index.json", "--index", "direct"}},
+		{"eval_missing_index", []string{"eval", "cmd/benchrun/testdata/bad/missing_index.json", "--at", "0"}},
+		{"eval_missing_index_direct_ok", []string{"eval", "cmd/benchrun/testdata/bad/missing_index.json", "--at", "0", "--index", "direct", "--join", "delta"}},
 		{"run_bad_count", []string{"run", "lookup", "--count", "abc"}},
 		{"run_zero_count", []string{"run", "lookup", "--count", "0"}},
 		{"run_bad_index", []string{"run", "lookup", "--index", "imported,shared"}},
@@ -69,8 +70,13 @@ func TestGolden(t *testing.T) {
 		{"validate_builtin", []string{"validate", "dd"}},
 		{"explain_unknown_workload", []string{"explain", "triangle"}},
 		{"explain_bad_index", []string{"explain", "workloads/examples/star.json", "--index", "both"}},
-		{"run_no_engine", []string{"run", "lookup", "--param", "rows=1e5"}},
-		{"default_suite_no_engine", nil},
+		{"eval_csv", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1,3"}},
+		{"eval_json", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "3,1", "--format", "json", "--index", "direct", "--workers", "2"}},
+		{"eval_before_as_of", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1,0"}},
+		{"eval_bad_format", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1", "--format", "xml"}},
+		{"eval_no_at", []string{"eval", "internal/benchrun/testdata/eval/small.json"}},
+		{"check_spec", []string{"check", "internal/benchrun/testdata/eval/small.json", "cmd/benchrun/testdata/bad/missing_index.json"}},
+		{"check_unknown_workload", []string{"check", "lookups"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := execute(t, tc.args...)

@@ -11,12 +11,12 @@ import (
 )
 
 func main() {
-	os.Exit(mainExit(os.Args[1:], nil))
+	os.Exit(mainExit(os.Args[1:], benchrun.RuntimeEngine{}))
 }
 
 // mainExit runs benchrun on the process's streams with SIGINT cancelling
 // the run (exit 130, finished result lines intact) and returns the exit
-// code. eng measures; nil until the engine is rendered from plans.
+// code. eng measures samples (benchrun.RuntimeEngine in the command).
 func mainExit(args []string, eng benchrun.Engine) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -5,7 +5,7 @@
 // adjacent ones in bounded steps of work while applying logical compaction
 // (Merger; NewMergerN merges k at once through a loser tree, kmerge.go).
 // Semantics:
-// reference/semantics.md §1.3–§1.6 and §1.7 (merges).
+// docs/semantics.md §1.3–§1.6 and §1.7 (merges).
 //
 // A row is a fixed-arity tuple of int64; the key and val arities are fixed per
 // batch (an Arity). Arity 0 is allowed: every update then has the same key

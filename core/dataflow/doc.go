@@ -1,6 +1,6 @@
 // Package dataflow runs dataflows over totally ordered time on one worker:
 // graphs of operators that pass messages along typed streams and track
-// progress with frontiers (reference/semantics.md §1.5, §3, §4.1–§4.4).
+// progress with frontiers (docs/semantics.md §1.5, §3, §4.1–§4.4).
 //
 // A dataflow is built by a function given a Context; operators are added in
 // order, and an operator can only read streams of operators added before it,

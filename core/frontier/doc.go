@@ -1,5 +1,5 @@
 // Package frontier holds the time vocabulary of tracebench: times, frontiers,
-// counted holds and batch descriptions (reference/semantics.md §1.2, §1.4, §2.1).
+// counted holds and batch descriptions (docs/semantics.md §1.2, §1.4, §2.1).
 //
 // Times are uint64 and totally ordered. An antichain of a total order has at
 // most one element, so a Frontier is either one time or empty. The empty

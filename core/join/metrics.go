@@ -118,3 +118,11 @@ func (m *Metrics) ErrorCounts() []ErrorCount {
 	})
 	return out
 }
+
+// Stats returns the counters registered so far, one per operator or delta
+// path, in registration order.
+func (m *Metrics) Stats() []*Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*Stats(nil), m.stats...)
+}

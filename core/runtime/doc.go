@@ -1,5 +1,5 @@
 // Package runtime runs dataflows on worker goroutines in one of three roles
-// (reference/semantics.md §4.6):
+// (docs/semantics.md §4.6):
 //
 //   - Solo maintains every index and serves every query itself, publishing
 //     nothing;

@@ -1,7 +1,7 @@
 // Package share lets one runtime read the traces another runtime maintains,
 // zero copy: a publisher mirrors its spine's chain of immutable batches into
 // publication points, and readers in the other runtime hold, cut and import
-// that chain through SharedReaders (reference/semantics.md §4.2–§4.9;
+// that chain through SharedReaders (docs/semantics.md §4.2–§4.9;
 // Materialize's shared_trace.rs and sharing.rs).
 //
 // It is the only package of the core that takes locks across runtimes. A

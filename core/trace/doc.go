@@ -1,6 +1,6 @@
 // Package trace provides read handles over a trace's storage (a spine): each
 // handle holds a logical and a physical compaction frontier, and the trace
-// compacts to the meet of every live handle's holds (reference/semantics.md
+// compacts to the meet of every live handle's holds (docs/semantics.md
 // §2.4; differential-dataflow's TraceAgent and TraceBox).
 //
 // Go has no destructors, so a handle is released explicitly with Release. In

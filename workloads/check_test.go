@@ -1,0 +1,149 @@
+package workloads
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/core/reference"
+	"github.com/tracebench/tracebench/core/render"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// TestCheckBuiltins runs built-in workloads at their check size in every
+// check configuration against the reference: errors (views that err, a
+// nested view, a three-way delta join and a reduce), star (a three-way
+// join, linear and delta) and triangles (a delta self-join). `benchrun
+// check`, a step of scripts/test.sh, runs every built-in workload.
+func TestCheckBuiltins(t *testing.T) {
+	for _, w := range Registry() {
+		if w.Name != "errors" && w.Name != "star" && w.Name != "triangles" {
+			continue
+		}
+		for bi := range w.Benches {
+			b := &w.Benches[bi]
+			t.Run(b.Base, func(t *testing.T) {
+				s, err := b.Spec(CheckParams(w))
+				if err != nil {
+					t.Fatal(err)
+				}
+				tables, err := Load(s, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				diffs, err := Check(ctx, s, tables, CheckCases(s))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range diffs {
+					t.Error(d)
+				}
+			})
+		}
+	}
+}
+
+// TestStageDiff: the per-operator check weighs each collection by the
+// ways it is read and reports a mismatch with the output's errors.
+func TestStageDiff(t *testing.T) {
+	w, err := Lookup("errors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.Benches[0].Spec(CheckParams(*w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := Weights(s.Plan)
+	// The query reads va, vb and vd once each; vd reads vc.
+	for coll, want := range map[string]int64{"": 1, "va": 1, "vb": 1, "vc": 1, "vd": 1} {
+		if weights[coll] != want {
+			t.Errorf("weight of %q: %d, want %d", coll, weights[coll], want)
+		}
+	}
+	stages := []render.StageErrors{{Operator: "view va", Collection: "va", Errors: 3}, {Operator: "reduce query", Errors: 2}}
+	got := &reference.Result{Errors: []reference.Error{{Message: "division by zero", Diff: 5}}}
+	if d := stageDiff(s.Plan, stages, got); d != "" {
+		t.Errorf("matching counts reported: %s", d)
+	}
+	got.Errors[0].Diff = 4
+	if d := stageDiff(s.Plan, stages, got); !strings.Contains(d, "sum to 5; the output has 4 errors") {
+		t.Errorf("mismatch not reported: %q", d)
+	}
+}
+
+// TestWeightsCountEveryRead: a view read by two from entries, and through
+// another view, reaches the output once per read.
+func TestWeightsCountEveryRead(t *testing.T) {
+	src := `{"version": 1, "name": "w",
+	  "inputs": {"a": {"columns": ["k"], "rows": []}},
+	  "views": {"v": {"input": "a", "map": [{"name": "x", "expr": "1 / k"}]},
+	            "u": {"query": {"from": [{"as": "p", "collection": "v"}, {"as": "q", "collection": "v"}], "on": [["p.k", "q.k"]]}}},
+	  "query": {"from": [{"as": "s", "collection": "u"}, {"as": "t", "collection": "v"}], "on": [["s.p_k", "t.k"]]}}`
+	s, err := spec.DecodeWith("w.json", ".", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Weights(s.Plan)
+	if w["u"] != 1 || w["v"] != 3 {
+		t.Errorf("weights %v, want u 1 and v 3 (twice through u, once directly)", w)
+	}
+}
+
+// TestCheckQueryErrorsBothModes: a query whose own map divides by zero,
+// over a view whose map does too, agrees with the reference in both modes,
+// and the per-operator checks of both modes hold; a query's error count
+// reported twice is a difference.
+func TestCheckQueryErrorsBothModes(t *testing.T) {
+	src := `{"version": 1, "name": "qerr", "as_of": 1,
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,1,0],[0,1,2,1],[1,1,3,2],[2,1,1,5],[2,-1,2,1],[3,1,4,0]]},
+	             "b": {"columns": ["k", "y"], "rows": [[0,1,1,2],[0,1,2,0],[1,1,3,0],[2,1,4,7],[3,1,1,1]]}},
+	  "views": {"v": {"input": "a", "map": [{"name": "q", "expr": "10 / x"}]}},
+	  "indexes": {"v_k": {"on": "v", "key": ["k"]}, "b_k": {"on": "b", "key": ["k"]}},
+	  "query": {"from": [{"as": "p", "collection": "v"}, {"as": "r", "collection": "b"}], "on": [["p.k", "r.k"]],
+	            "map": [{"name": "m", "expr": "p.q / r.y"}], "project": ["p.k", "m"]}}`
+	s, err := spec.DecodeWith("qerr.json", ".", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := CheckCases(s)
+	diffs, err := Check(context.Background(), s, tables, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+	in := ReferenceInputs(s, tables)
+	last, err := reference.Eval(s.Plan, in, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, stages, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Imported}, []uint64{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := stageDiffImported(s.Plan, in, 3, stages, res[0]); err != nil || d != "" {
+		t.Fatalf("imported: %q %v", d, err)
+	}
+	var own int64
+	for i := range stages {
+		if stages[i].Dataflow == render.QueryID {
+			own += stages[i].Errors
+			stages[i].Errors *= 2
+		}
+	}
+	if own == 0 {
+		t.Fatalf("the query's own operators counted no errors: %v (output errors %v)", stages, last.Errors)
+	}
+	if d, _ := stageDiffImported(s.Plan, in, 3, stages, res[0]); d == "" {
+		t.Errorf("doubled query error counts not reported")
+	}
+}

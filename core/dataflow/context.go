@@ -325,9 +325,23 @@ var ErrExportsDiffer = errors.New("dataflow: exports differ from Desc.Exports")
 // of its create: exchanges and publications of two incarnations of one id
 // never meet). It runs desc.Build, checks the ids it exported against
 // desc.Exports, then releases the readers the build context owned (an
-// operator keeps what it needs with Keep; §4.9) and steps the dataflow
-// once. On error everything created is dropped.
+// operator keeps what it needs with Keep; §4.9) and runs PassesAtBuild
+// passes. On error everything created is dropped.
 func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
+	df, err := Assemble(env, desc, inc)
+	if err != nil {
+		return nil, err
+	}
+	df.Start()
+	return df, nil
+}
+
+// Assemble is Build without its first passes: the dataflow's operators,
+// imports and exports exist, and nothing has run. A caller that must learn
+// whether the other workers built it too before it runs (a runtime, whose
+// create exists on every worker or on none) calls Start once they did, or
+// Drop.
+func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	asOf, until := desc.AsOf, desc.Until
 	if !asOf.Less(until) {
 		return nil, fmt.Errorf("dataflow %s: as_of %v is not before until %v", desc.ID, asOf, until)
@@ -360,9 +374,13 @@ func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		return nil, err
 	}
 	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
-	df.run(PassesAtBuild)
 	return df, nil
 }
+
+// Start runs an assembled dataflow's first PassesAtBuild passes, which
+// deliver each import's seed. Build calls it; after Assemble the caller
+// does, once.
+func (d *Dataflow) Start() { d.run(PassesAtBuild) }
 
 // Drop drops the dataflow: every operator releases what it holds and the
 // indexes it exported are dropped (D3).

@@ -98,6 +98,54 @@ type Runtime struct {
 
 	errMu gosync.Mutex
 	errs  []*CommandError
+
+	voteMu gosync.Mutex
+	votes  map[uint64]*createVote // creates some worker has built, by seq
+}
+
+// createVote is the workers' agreement on one create (R5): each worker
+// builds, then votes with its Build's error; the last vote closes done.
+// err is the error of the lowest-numbered worker whose Build failed.
+type createVote struct {
+	left      int
+	err       error
+	errWorker int
+	done      chan struct{}
+}
+
+// errCreateStopped is agree's verdict when the runtime stops before every
+// worker voted: the create is undone, and nothing is reported.
+var errCreateStopped = errors.New("runtime: stopped during a create")
+
+// agree records worker's Build error for the create numbered seq and
+// waits for every worker's vote (or Shutdown). It returns the verdict —
+// nil if every worker built the dataflow, else the first failing worker's
+// error — and whether this worker is the one that reports it.
+func (r *Runtime) agree(seq uint64, worker int, err error) (verdict error, report bool) {
+	if len(r.workers) == 1 {
+		return err, true
+	}
+	r.voteMu.Lock()
+	v := r.votes[seq]
+	if v == nil {
+		v = &createVote{left: len(r.workers), done: make(chan struct{})}
+		r.votes[seq] = v
+	}
+	if err != nil && (v.err == nil || worker < v.errWorker) {
+		v.err, v.errWorker = err, worker
+	}
+	v.left--
+	if v.left == 0 {
+		delete(r.votes, seq)
+		close(v.done)
+	}
+	r.voteMu.Unlock()
+	select {
+	case <-v.done:
+		return v.err, v.err != nil && v.errWorker == worker
+	case <-r.stop:
+		return errCreateStopped, false
+	}
 }
 
 // New starts a runtime's workers.
@@ -111,7 +159,7 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Effort == 0 {
 		opts.Effort = DefaultEffort
 	}
-	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{})}
+	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{}), votes: map[uint64]*createVote{}}
 	if !opts.Paused {
 		r.Resume()
 	}

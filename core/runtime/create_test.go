@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -112,15 +113,35 @@ func TestQueryReadingAnInputWrapsTheSentinel(t *testing.T) {
 	}
 }
 
+// rowCounter counts the rows of the chunks it reads, on any worker.
+type rowCounter struct {
+	in   *dataflow.Port[*dataflow.Chunk]
+	rows *atomic.Int64
+}
+
+func (o *rowCounter) Step(frontier.Frontier) frontier.Frontier {
+	for _, c := range o.in.Take() {
+		o.rows.Add(int64(c.Len()))
+	}
+	return frontier.Empty()
+}
+
+func (o *rowCounter) Shutdown() {}
+
 // failOn is an index dataflow whose Build fails on the workers bad only,
 // after it has arranged its input, exported its index and joined an
-// exchange: the other workers build it whole.
-func failOn(cp *dataflow.Capture, bad ...int) dataflow.Desc {
+// exchange: the other workers build it whole. seen counts the input rows
+// its operators saw, before any exchange.
+func failOn(cp *dataflow.Capture, seen *atomic.Int64, bad ...int) dataflow.Desc {
 	return dataflow.Desc{
 		ID: "maintain idx", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"idx"},
 		Build: func(c *dataflow.Context) error {
 			in, err := c.Input("in", 2)
 			if err != nil {
+				return err
+			}
+			b := c.NewOperator("count")
+			if err := b.Build(&rowCounter{in: dataflow.AddInput(b, "rows", in.Oks), rows: seen}); err != nil {
 				return err
 			}
 			a, err := c.Arrange(in, []int{0})
@@ -159,10 +180,11 @@ func TestCreateFailingOnOneWorkerLeavesNothing(t *testing.T) {
 				if w == 4 {
 					bad = []int{3, 1}
 				}
-				s.must(CreateDataflow{Desc: failOn(cp, bad...)}) // command 4
+				var seen atomic.Int64
+				s.must(CreateDataflow{Desc: failOn(cp, &seen, bad...)}) // command 4
 				zeroState(t, s, "a create that failed on worker 1")
-				if got := captured(cp, 0); len(got) != 0 {
-					t.Fatalf("the failed create captured %v, want nothing", got)
+				if got := captured(cp, 0); len(got) != 0 || seen.Load() != 0 {
+					t.Fatalf("the failed create captured %v and its operators saw %d rows, want nothing run", got, seen.Load())
 				}
 				q := dataflow.NewCapture(w)
 				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), q)}) // command 5

@@ -8,6 +8,14 @@
 //   - Interactive renders query dataflows, which import the published
 //     indexes through peer bundles.
 //
+// Inputs feed Maintained dataflows only: the controller sends input updates
+// and frontier advances to the runtimes that maintain (Solo, Maintenance),
+// and a query reads indexes only — Context.Input refuses a dataflow that
+// is not Maintained, in every role alike (dataflow.ErrQueryReadsInput), so
+// Solo never answers a query the pair cannot. Direct mode's query, which
+// builds everything from raw inputs in one Solo runtime (docs/spec.md §2),
+// is a Maintained dataflow with no exports.
+//
 // A Controller sends every command to every runtime in the same order
 // (invariant I1b of §4.6): creating a dataflow, allowing compaction,
 // dropping, and input updates and frontier advances. A runtime whose role
@@ -41,4 +49,11 @@
 //	    incarnation of the dataflow and of the indexes it exports, which
 //	    keys its exchanges and its registry slots: nothing of one
 //	    incarnation reaches another of the same id.
+//	R5  A create exists on every worker of the runtime that renders it, or
+//	    on none: each worker assembles the dataflow, the workers agree, and
+//	    only then does it run (or every worker drops it) and the publisher
+//	    settles its exports. A Build that fails on some workers only leaves
+//	    no operator, hold, exchange, registry slot or peer anywhere, and one
+//	    error (the lowest failing worker's). A failed create keeps its id,
+//	    as the controller does, until it is dropped.
 package runtime

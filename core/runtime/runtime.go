@@ -399,8 +399,9 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 
 // Send validates cmd and sends it to every runtime (R1, R3). Input updates
 // and frontier advances go only to the runtimes that maintain (Solo,
-// Maintenance): an Interactive runtime has no use for them, and waking it
-// for each would cost every round a context switch on a busy machine. It
+// Maintenance): only Maintained dataflows read inputs, so an Interactive
+// runtime has no use for them, and waking it for each would cost every
+// round a context switch on a busy machine. It
 // returns an error, and sends nothing, for a command that is invalid as a
 // whole; errors met while applying a valid command (a Build that fails, an
 // import beyond its since) are reported by Errors. A dataflow whose Build

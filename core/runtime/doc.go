@@ -30,7 +30,9 @@
 // A runtime runs W workers with data sharded by key hash; worker i of the
 // Interactive runtime reads worker i of the Maintenance runtime through
 // registry i, which is sound only if both run the same W and the same hash:
-// NewController checks both. A worker parks on one wake channel and runs
+// NewController checks W (and that the two share their registries); the
+// hash is one function, dataflow.HashCols, which every runtime uses and no
+// option changes. A worker parks on one wake channel and runs
 // when a command arrives, when input or an exchange activates one of its
 // dataflows, when a publisher it imports from seals a batch, or when a
 // reader of an index it publishes moves a hold. It never polls.

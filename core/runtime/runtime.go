@@ -62,7 +62,10 @@ type Options struct {
 	// may do per worker wake; 0 means DefaultEffort.
 	Effort int64
 	// Paused starts the runtime with its workers holding every command
-	// until Resume: a runtime that is behind, for tests of command races.
+	// until Resume: a runtime that is behind. Only tests use it, and it
+	// stays exported because tests of other packages (core/join's
+	// pair-lagging runs) hold one runtime of the pair behind the other; a
+	// production controller never pauses a runtime.
 	Paused bool
 }
 
@@ -173,7 +176,8 @@ func New(opts Options) (*Runtime, error) {
 	return r, nil
 }
 
-// Resume lets a runtime started Paused apply its commands. It may be called
+// Resume lets a runtime started Paused apply its commands (a no-op
+// otherwise; see Options.Paused for why it is exported). It may be called
 // any number of times, from any goroutine.
 func (r *Runtime) Resume() {
 	r.resumeOnce.Do(func() { close(r.resume) })

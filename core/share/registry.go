@@ -285,7 +285,10 @@ func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bund
 	return b, nil
 }
 
-// Lookup returns the newest live slot for (id, asOf), or nil.
+// Lookup returns the newest live slot for (id, asOf), or nil. The
+// runtimes find slots by Incarnation and never call it: it is inspection,
+// exported for tests above core/share (core/runtime's hold tests read a
+// publication's since through it).
 func (g *Registry) Lookup(id string, asOf frontier.Frontier) *Slot {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -166,13 +166,22 @@ func failOn(cp *dataflow.Capture, seen *atomic.Int64, bad ...int) dataflow.Desc 
 // row. One error is reported for the command: the lowest failing
 // worker's. A query on the index is
 // then refused alike by every worker; the id is dropped and created again
-// whole, and answers.
+// whole, and answers. The same holds with either runtime of the pair
+// lagging behind the command stream.
 func TestCreateFailingOnOneWorkerLeavesNothing(t *testing.T) {
 	rows := [][]int64{{0, 1, 1, 10}, {0, 1, 2, 20}, {0, 1, 3, 30}, {0, 1, 4, 40}, {0, 1, 5, 50}, {0, 1, 6, 60}}
+	type run struct {
+		mode string
+		lag  Role // the runtime of the pair held behind (Solo: none)
+	}
 	for _, w := range []int{2, 4} {
-		for _, mode := range []string{"solo", "pair"} {
-			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
-				s := newSetup(t, mode, w)
+		for _, r := range []run{{"solo", Solo}, {"pair", Solo}, {"pair", Maintenance}, {"pair", Interactive}} {
+			name := fmt.Sprintf("%s/workers=%d", r.mode, w)
+			if r.lag != Solo {
+				name += "/lagging=" + r.lag.String()
+			}
+			t.Run(name, func(t *testing.T) {
+				s := newLagSetup(t, r.mode, w, r.lag)
 				s.send("in", 2, rows...)
 				s.advance("in", 2, frontier.At(1))
 				cp := dataflow.NewCapture(w)
@@ -182,6 +191,7 @@ func TestCreateFailingOnOneWorkerLeavesNothing(t *testing.T) {
 				}
 				var seen atomic.Int64
 				s.must(CreateDataflow{Desc: failOn(cp, &seen, bad...)}) // command 4
+				s.resume()
 				zeroState(t, s, "a create that failed on worker 1")
 				if got := captured(cp, 0); len(got) != 0 || seen.Load() != 0 {
 					t.Fatalf("the failed create captured %v and its operators saw %d rows, want nothing run", got, seen.Load())

@@ -12,6 +12,12 @@ import (
 	"github.com/tracebench/tracebench/core/trace"
 )
 
+// ErrQueryReadsInput is wrapped by Context.Input in a dataflow that is not
+// Maintained: a query reads indexes only, in every runtime role alike (the
+// Interactive runtime receives no input, so a Solo runtime that let a query
+// read one would answer what the pair cannot).
+var ErrQueryReadsInput = errors.New("dataflow: a query reads no input (only a Maintained dataflow reads inputs)")
+
 // ErrCompactedBeyondAsOf is wrapped by ImportIndex when an index has been
 // allowed to compact beyond the dataflow's as_of (§3.5): a protocol error,
 // never coalesced data.
@@ -20,9 +26,13 @@ var ErrCompactedBeyondAsOf = errors.New("dataflow: index has been allowed to com
 // Desc describes a dataflow to create on every worker of a runtime.
 type Desc struct {
 	ID string
-	// Maintained dataflows maintain indexes (the Maintenance runtime renders
-	// them); the others are queries (the Interactive runtime renders them).
-	// A Solo runtime renders both.
+	// Maintained dataflows are fed by the inputs and maintain indexes: the
+	// runtimes that receive inputs (Solo, Maintenance) render them. The
+	// others are queries, which read indexes only (Context.Input refuses
+	// them with ErrQueryReadsInput in every role): the Interactive runtime
+	// renders them, a Solo runtime too. A dataflow that builds everything
+	// from raw inputs itself (direct mode, docs/spec.md §2) is Maintained,
+	// with no exports, and runs in a Solo runtime.
 	Maintained bool
 	// AsOf and Until bound the times the dataflow must be correct at: from
 	// AsOf on, before Until ({} for no bound).
@@ -56,12 +66,13 @@ type Env struct {
 
 // Context is what a dataflow's Build function adds operators through.
 type Context struct {
-	df        *Dataflow
-	env       *Env
-	temp      []trace.Reader // arrangement readers owned by the build
-	exchanges int
-	exports   []string // index ids exported so far, in call order
-	err       error    // the first error of a call that returns none
+	df         *Dataflow
+	env        *Env
+	maintained bool           // Desc.Maintained: the dataflow may read inputs
+	temp       []trace.Reader // arrangement readers owned by the build
+	exchanges  int
+	exports    []string // index ids exported so far, in call order
+	err        error    // the first error of a call that returns none
 }
 
 // fail records err as the build's error unless one is recorded already.
@@ -94,7 +105,12 @@ type Collection struct {
 func newStream[T any](df *Dataflow, n *node) *Stream[T] { return &Stream[T]{from: n, df: df} }
 
 // Input reads the worker's input name: its whole history, then what arrives.
+// Only a Maintained dataflow reads inputs: in a query it returns an error
+// wrapping ErrQueryReadsInput naming the dataflow and the input.
 func (c *Context) Input(name string, arity int) (Collection, error) {
+	if !c.maintained {
+		return Collection{}, fmt.Errorf("dataflow %s: input %q: %w", c.df.id, name, ErrQueryReadsInput)
+	}
 	l, err := c.env.Inputs.log(name, arity)
 	if err != nil {
 		return Collection{}, fmt.Errorf("dataflow %s: %w", c.df.id, err)
@@ -309,9 +325,23 @@ var ErrExportsDiffer = errors.New("dataflow: exports differ from Desc.Exports")
 // of its create: exchanges and publications of two incarnations of one id
 // never meet). It runs desc.Build, checks the ids it exported against
 // desc.Exports, then releases the readers the build context owned (an
-// operator keeps what it needs with Keep; §4.9) and steps the dataflow
-// once. On error everything created is dropped.
+// operator keeps what it needs with Keep; §4.9) and runs PassesAtBuild
+// passes. On error everything created is dropped.
 func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
+	df, err := Assemble(env, desc, inc)
+	if err != nil {
+		return nil, err
+	}
+	df.Start()
+	return df, nil
+}
+
+// Assemble is Build without its first passes: the dataflow's operators,
+// imports and exports exist, and nothing has run. A caller that must learn
+// whether the other workers built it too before it runs (a runtime, whose
+// create exists on every worker or on none) calls Start once they did, or
+// Drop.
+func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	asOf, until := desc.AsOf, desc.Until
 	if !asOf.Less(until) {
 		return nil, fmt.Errorf("dataflow %s: as_of %v is not before until %v", desc.ID, asOf, until)
@@ -320,7 +350,7 @@ func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		return nil, fmt.Errorf("dataflow %s: Desc.Build is nil", desc.ID)
 	}
 	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until}
-	ctx := &Context{df: df, env: env}
+	ctx := &Context{df: df, env: env, maintained: desc.Maintained}
 	err := desc.Build(ctx)
 	if err == nil {
 		err = ctx.err
@@ -344,9 +374,13 @@ func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		return nil, err
 	}
 	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
-	df.run(PassesAtBuild)
 	return df, nil
 }
+
+// Start runs an assembled dataflow's first PassesAtBuild passes, which
+// deliver each import's seed. Build calls it; after Assemble the caller
+// does, once.
+func (d *Dataflow) Start() { d.run(PassesAtBuild) }
 
 // Drop drops the dataflow: every operator releases what it holds and the
 // indexes it exported are dropped (D3).

@@ -61,7 +61,7 @@ func TestArrangeSealsOncePerAdvance(t *testing.T) {
 	p := NewProbe(1)
 	var tap *batchTap
 	var arr *Arrangement
-	df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+	df, err := Build(env, Desc{ID: "d", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
 		in, err := c.Input("in", 2)
 		if err != nil {
 			return err
@@ -122,7 +122,7 @@ func TestExchangeRoutesByKey(t *testing.T) {
 	kept := make([]trace.Reader, 2)
 	var dfs []*Dataflow
 	for w, env := range envs {
-		df, err := Build(env, Desc{ID: "x", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		df, err := Build(env, Desc{ID: "x", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
 			in, err := c.Input("in", 2)
 			if err != nil {
 				return err
@@ -191,7 +191,7 @@ func TestExchangeRoutesByKey(t *testing.T) {
 func TestHoldFollowsFrontier(t *testing.T) {
 	env := testEnv(t, 0, 1, NewHub(1))
 	var arr *Arrangement
-	df, err := Build(env, Desc{ID: "h", AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
+	df, err := Build(env, Desc{ID: "h", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
 		in, err := c.Input("in", 1)
 		if err != nil {
 			return err
@@ -238,7 +238,7 @@ func TestHoldFollowsFrontier(t *testing.T) {
 func TestBuildFailureDropsEverything(t *testing.T) {
 	env := testEnv(t, 0, 1, NewHub(1))
 	boom := errors.New("boom")
-	_, err := Build(env, Desc{ID: "f", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+	_, err := Build(env, Desc{ID: "f", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
 		in, err := c.Input("in", 1)
 		if err != nil {
 			return err

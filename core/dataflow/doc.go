@@ -43,7 +43,13 @@
 // PassesPerActivation passes, then lets its other dataflows run before the
 // next round if anything still moved. A Step does bounded work; an operator
 // with work left keeps its capability (it is stepped again while anything
-// moves) or calls its activator. Build runs PassesAtBuild passes.
+// moves) or calls its activator. Build runs PassesAtBuild passes; a caller
+// that must first agree with the other workers (a runtime) calls Assemble,
+// then Start or Drop.
+//
+// Only a Maintained dataflow reads inputs (Context.Input); a query reads
+// indexes, and Input in a query is an error wrapping ErrQueryReadsInput
+// (D6).
 //
 // Every runtime's TraceManager maps index ids to trace bundles: local ones
 // (this runtime maintains the trace) and peer ones (another runtime
@@ -69,6 +75,10 @@
 //	D5  A new arrangement starts compacted at its dataflow's as_of, so an
 //	    index maintained from as_of A refuses a dataflow at an as_of before
 //	    A in every runtime alike.
+//	D6  A dataflow that is not Maintained reads no input: whatever runtime
+//	    builds it, Context.Input refuses it, so a query gets the same answer
+//	    (or the same error) from a runtime that receives inputs as from one
+//	    that does not.
 //
 // Goroutines: a worker owns its dataflows, trace manager and inputs; only
 // exchanges (between workers of a runtime) and core/share (between runtimes)

@@ -71,7 +71,7 @@ func TestOperatorOutsideThePackage(t *testing.T) {
 	cp := dataflow.NewCapture(1)
 	chunks := dataflow.NewProbe(1) // on the operator's output, a chunk stream
 	df, err := dataflow.Build(env, dataflow.Desc{
-		ID: "count", AsOf: frontier.Min(), Until: frontier.Empty(),
+		ID: "count", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
 			in, err := c.Input("edges", 2)
 			if err != nil {
@@ -150,7 +150,7 @@ func TestOperatorBuilderContract(t *testing.T) {
 	w := &portWatch{}
 	var activate func()
 	df, err := dataflow.Build(env, dataflow.Desc{
-		ID: "watch", AsOf: frontier.Min(), Until: frontier.Empty(),
+		ID: "watch", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
 			in, err := c.Input("in", 1)
 			if err != nil {
@@ -200,7 +200,7 @@ func TestOperatorBuiltAfterItsReaderIsAnError(t *testing.T) {
 	}
 	env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
 	_, err := dataflow.Build(env, dataflow.Desc{
-		ID: "order", AsOf: frontier.Min(), Until: frontier.Empty(),
+		ID: "order", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
 			in, err := c.Input("in", 1)
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 
 // arrangeCaptured is a dataflow arranging input "in" by column 0 into cp.
 func arrangeCaptured(id string, cp *Capture) Desc {
-	return Desc{ID: id, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+	return Desc{ID: id, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
 		in, err := c.Input("in", 2)
 		if err != nil {
 			return err

@@ -125,7 +125,7 @@ func BenchmarkJoin(b *testing.B) {
 						count = &rowCount{}
 						probe := dataflow.NewProbe(1)
 						start := time.Now()
-						q, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.Min(), Until: frontier.Empty(),
+						q, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: index != "imported", AsOf: frontier.Min(), Until: frontier.Empty(),
 							Build: func(c *dataflow.Context) error {
 								var l, r *dataflow.Arrangement
 								var err error
@@ -215,7 +215,7 @@ func BenchmarkJoinSteady(b *testing.B) {
 					dfs = append(dfs, idx)
 				}
 				probe, count := dataflow.NewProbe(1), &rowCount{}
-				q, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.Min(), Until: frontier.Empty(),
+				q, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: index != "imported", AsOf: frontier.Min(), Until: frontier.Empty(),
 					Build: func(c *dataflow.Context) error {
 						var l, r *dataflow.Arrangement
 						var err error

@@ -172,7 +172,7 @@ func TestOperatorsImportedEqualDirect(t *testing.T) {
 				if index == "imported" {
 					first = max(asOf, 1)
 				}
-				q, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.At(asOf), Until: frontier.Empty(),
+				q, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: index != "imported", AsOf: frontier.At(asOf), Until: frontier.Empty(),
 					Build: func(c *dataflow.Context) error {
 						var arr []*dataflow.Arrangement
 						if index == "imported" {
@@ -255,7 +255,7 @@ func TestOperatorsPropagateEntryErrorsOnce(t *testing.T) {
 	metrics := &Metrics{}
 	bcap, dcap := dataflow.NewCapture(1), dataflow.NewCapture(1)
 	becap, decap := dataflow.NewCapture(1), dataflow.NewCapture(1)
-	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.Min(), Until: frontier.Empty(),
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
 			var arr []*dataflow.Arrangement
 			for _, n := range []string{"r0", "r1", "r2"} {
@@ -349,7 +349,7 @@ func TestOperatorsNestedAndDiamondErrorMultiplicities(t *testing.T) {
 	env := dfEnv(t)
 	metrics := &Metrics{}
 	caps := []*dataflow.Capture{dataflow.NewCapture(1), dataflow.NewCapture(1), dataflow.NewCapture(1), dataflow.NewCapture(1)}
-	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.Min(), Until: frontier.Empty(),
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
 			var arr []*dataflow.Arrangement
 			for _, n := range []string{"r0", "r1"} {
@@ -444,7 +444,7 @@ func TestTrianglesDeltaEqualsLinear(t *testing.T) {
 		caps := map[string]*dataflow.Capture{"delta": dataflow.NewCapture(1), "linear": dataflow.NewCapture(1)}
 		var dfs []*dataflow.Dataflow
 		for _, strategy := range []string{"delta", "linear"} {
-			df, err := dataflow.Build(env, dataflow.Desc{ID: strategy, AsOf: frontier.Min(), Until: frontier.Empty(),
+			df, err := dataflow.Build(env, dataflow.Desc{ID: strategy, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 				Build: func(c *dataflow.Context) error {
 					out, err := triangles(c, strategy)
 					if err != nil {
@@ -550,7 +550,7 @@ func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
 	b0 := mustBatch(t, ar11, []upd{{1, 10, 0, 1}}, 0, 1)
 	b1 := mustBatch(t, ar11, []upd{{1, 11, 1, 1}}, 1, 2)
 	probe := dataflow.NewProbe(1)
-	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.Min(), Until: frontier.Empty(),
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 		Build: func(c *dataflow.Context) error {
 			side := func(h *trace.Handle, w *trace.Writer, bs ...*batch.Batch) (*dataflow.Arrangement, error) {
 				b := c.NewOperator("replay")

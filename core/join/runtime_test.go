@@ -219,7 +219,7 @@ func TestJoinsInRuntimes(t *testing.T) {
 					bcap, dcap := dataflow.NewCapture(w), dataflow.NewCapture(w)
 					becap, decap := dataflow.NewCapture(w), dataflow.NewCapture(w)
 					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
-						ID: "q", AsOf: frontier.At(asOf), Until: frontier.Empty(),
+						ID: "q", Maintained: mode == "solo", AsOf: frontier.At(asOf), Until: frontier.Empty(),
 						Build: func(c *dataflow.Context) error {
 							var arr []*dataflow.Arrangement
 							if mode != "solo" {

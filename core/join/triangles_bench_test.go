@@ -112,7 +112,7 @@ func BenchmarkTriangles(b *testing.B) {
 				b.Fatal(err)
 			}
 			probe, count := dataflow.NewProbe(1), &rowCount{}
-			q, err := dataflow.Build(env, dataflow.Desc{ID: "triangles", AsOf: frontier.Min(), Until: frontier.Empty(),
+			q, err := dataflow.Build(env, dataflow.Desc{ID: "triangles", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 				Build: func(c *dataflow.Context) error {
 					out, err := triangles(c, strategy)
 					if err != nil {

@@ -163,7 +163,7 @@ func TestReduceOperatorImportedEqualsDirect(t *testing.T) {
 			}
 			var out *sink
 			st := NewStats("query", "reduce")
-			query, err := dataflow.Build(env, dataflow.Desc{ID: "query", AsOf: frontier.At(asOf), Until: frontier.Empty(),
+			query, err := dataflow.Build(env, dataflow.Desc{ID: "query", Maintained: !imported, AsOf: frontier.At(asOf), Until: frontier.Empty(),
 				Build: func(c *dataflow.Context) error {
 					var a *dataflow.Arrangement
 					var err error

@@ -167,7 +167,7 @@ func TestReducesInRuntimes(t *testing.T) {
 					caps[i] = dataflow.NewCapture(w)
 				}
 				if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
-					ID: "q", AsOf: frontier.At(asOf), Until: frontier.Empty(),
+					ID: "q", Maintained: mode == "solo", AsOf: frontier.At(asOf), Until: frontier.Empty(),
 					Build: func(c *dataflow.Context) error {
 						var g, r *dataflow.Arrangement
 						var err error

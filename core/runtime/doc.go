@@ -8,6 +8,14 @@
 //   - Interactive renders query dataflows, which import the published
 //     indexes through peer bundles.
 //
+// Inputs feed Maintained dataflows only: the controller sends input updates
+// and frontier advances to the runtimes that maintain (Solo, Maintenance),
+// and a query reads indexes only — Context.Input refuses a dataflow that
+// is not Maintained, in every role alike (dataflow.ErrQueryReadsInput), so
+// Solo never answers a query the pair cannot. Direct mode's query, which
+// builds everything from raw inputs in one Solo runtime (docs/spec.md §2),
+// is a Maintained dataflow with no exports.
+//
 // A Controller sends every command to every runtime in the same order
 // (invariant I1b of §4.6): creating a dataflow, allowing compaction,
 // dropping, and input updates and frontier advances. A runtime whose role
@@ -22,7 +30,9 @@
 // A runtime runs W workers with data sharded by key hash; worker i of the
 // Interactive runtime reads worker i of the Maintenance runtime through
 // registry i, which is sound only if both run the same W and the same hash:
-// NewController checks both. A worker parks on one wake channel and runs
+// NewController checks W (and that the two share their registries); the
+// hash is one function, dataflow.HashCols, which every runtime uses and no
+// option changes. A worker parks on one wake channel and runs
 // when a command arrives, when input or an exchange activates one of its
 // dataflows, when a publisher it imports from seals a batch, or when a
 // reader of an index it publishes moves a hold. It never polls.
@@ -41,4 +51,11 @@
 //	    incarnation of the dataflow and of the indexes it exports, which
 //	    keys its exchanges and its registry slots: nothing of one
 //	    incarnation reaches another of the same id.
+//	R5  A create exists on every worker of the runtime that renders it, or
+//	    on none: each worker assembles the dataflow, the workers agree, and
+//	    only then does it run (or every worker drops it) and the publisher
+//	    settles its exports. A Build that fails on some workers only leaves
+//	    no operator, hold, exchange, registry slot or peer anywhere, and one
+//	    error (the lowest failing worker's). A failed create keeps its id,
+//	    as the controller does, until it is dropped.
 package runtime

@@ -62,7 +62,10 @@ type Options struct {
 	// may do per worker wake; 0 means DefaultEffort.
 	Effort int64
 	// Paused starts the runtime with its workers holding every command
-	// until Resume: a runtime that is behind, for tests of command races.
+	// until Resume: a runtime that is behind. Only tests use it, and it
+	// stays exported because tests of other packages (core/join's
+	// pair-lagging runs) hold one runtime of the pair behind the other; a
+	// production controller never pauses a runtime.
 	Paused bool
 }
 
@@ -98,6 +101,54 @@ type Runtime struct {
 
 	errMu gosync.Mutex
 	errs  []*CommandError
+
+	voteMu gosync.Mutex
+	votes  map[uint64]*createVote // creates some worker has built, by seq
+}
+
+// createVote is the workers' agreement on one create (R5): each worker
+// builds, then votes with its Build's error; the last vote closes done.
+// err is the error of the lowest-numbered worker whose Build failed.
+type createVote struct {
+	left      int
+	err       error
+	errWorker int
+	done      chan struct{}
+}
+
+// errCreateStopped is agree's verdict when the runtime stops before every
+// worker voted: the create is undone, and nothing is reported.
+var errCreateStopped = errors.New("runtime: stopped during a create")
+
+// agree records worker's Build error for the create numbered seq and
+// waits for every worker's vote (or Shutdown). It returns the verdict —
+// nil if every worker built the dataflow, else the first failing worker's
+// error — and whether this worker is the one that reports it.
+func (r *Runtime) agree(seq uint64, worker int, err error) (verdict error, report bool) {
+	if len(r.workers) == 1 {
+		return err, true
+	}
+	r.voteMu.Lock()
+	v := r.votes[seq]
+	if v == nil {
+		v = &createVote{left: len(r.workers), done: make(chan struct{})}
+		r.votes[seq] = v
+	}
+	if err != nil && (v.err == nil || worker < v.errWorker) {
+		v.err, v.errWorker = err, worker
+	}
+	v.left--
+	if v.left == 0 {
+		delete(r.votes, seq)
+		close(v.done)
+	}
+	r.voteMu.Unlock()
+	select {
+	case <-v.done:
+		return v.err, v.err != nil && v.errWorker == worker
+	case <-r.stop:
+		return errCreateStopped, false
+	}
 }
 
 // New starts a runtime's workers.
@@ -111,7 +162,7 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Effort == 0 {
 		opts.Effort = DefaultEffort
 	}
-	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{})}
+	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{}), votes: map[uint64]*createVote{}}
 	if !opts.Paused {
 		r.Resume()
 	}
@@ -125,7 +176,8 @@ func New(opts Options) (*Runtime, error) {
 	return r, nil
 }
 
-// Resume lets a runtime started Paused apply its commands. It may be called
+// Resume lets a runtime started Paused apply its commands (a no-op
+// otherwise; see Options.Paused for why it is exported). It may be called
 // any number of times, from any goroutine.
 func (r *Runtime) Resume() {
 	r.resumeOnce.Do(func() { close(r.resume) })
@@ -366,8 +418,9 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 
 // Send validates cmd and sends it to every runtime (R1, R3). Input updates
 // and frontier advances go only to the runtimes that maintain (Solo,
-// Maintenance): an Interactive runtime has no use for them, and waking it
-// for each would cost every round a context switch on a busy machine. It
+// Maintenance): only Maintained dataflows read inputs, so an Interactive
+// runtime has no use for them, and waking it for each would cost every
+// round a context switch on a busy machine. It
 // returns an error, and sends nothing, for a command that is invalid as a
 // whole; errors met while applying a valid command (a Build that fails, an
 // import beyond its since) are reported by Errors. A dataflow whose Build

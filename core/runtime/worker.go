@@ -238,14 +238,26 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 		}
 		return
 	}
-	df, err := dataflow.Build(w.env, desc, seq)
+	df, err := dataflow.Assemble(w.env, desc, seq)
+	// A create exists on every worker or on none (R5): a Build that failed
+	// on one worker undoes the others' before any has run or its exports
+	// are settled for the reading runtime.
+	err, report := w.rt.agree(seq, w.index, err)
+	if err != nil && df != nil {
+		df.Drop()
+	}
+	if err == nil {
+		df.Start()
+	}
 	if reg := w.env.Registry; reg != nil {
 		for _, id := range desc.Exports {
 			reg.Settle(share.Incarnation{ID: id, AsOf: desc.AsOf, Seq: seq}, err == nil)
 		}
 	}
 	if err != nil {
-		w.env.Fail(desc.ID, err)
+		if report {
+			w.env.Fail(desc.ID, err)
+		}
 		return
 	}
 	w.dataflows[desc.ID] = df

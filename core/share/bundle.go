@@ -99,7 +99,7 @@ func (b *Bundle) Release() {
 // its peer bundles as the publisher pads its own, because the publisher's
 // padding never reaches the publication.
 func (b *Bundle) IntoPadded() *Bundle {
-	return &Bundle{Oks: Pad(b.Oks), Errs: Pad(b.Errs), Key: b.Key, Columns: b.Columns, drop: b.drop, released: b.released}
+	return &Bundle{Oks: pad(b.Oks), Errs: pad(b.Errs), Key: b.Key, Columns: b.Columns, drop: b.drop, released: b.released}
 }
 
 // Padded is a reader presenting an empty collection for times in
@@ -115,8 +115,8 @@ type Padded struct {
 
 var _ trace.Reader = (*Padded)(nil)
 
-// Pad wraps r; it is padded at {0} if r's logical compaction is beyond {0}.
-func Pad(r trace.Reader) *Padded {
+// pad wraps r; it is padded at {0} if r's logical compaction is beyond {0}.
+func pad(r trace.Reader) *Padded {
 	if p, ok := r.(*Padded); ok {
 		return p
 	}

@@ -36,9 +36,9 @@ var (
 	_ trace.Dropper = (*Spine)(nil)
 )
 
-// WrapSpine wraps inner for publication (trace.NewSpine, by contrast, makes a
+// wrapSpine wraps inner for publication (trace.NewSpine, by contrast, makes a
 // new local trace of an arity).
-func WrapSpine(inner *spine.Spine) *Spine {
+func wrapSpine(inner *spine.Spine) *Spine {
 	return &Spine{
 		inner:         inner,
 		localLogical:  inner.LogicalCompaction(),
@@ -50,7 +50,7 @@ func WrapSpine(inner *spine.Spine) *Spine {
 // NewTrace returns a fresh publishing spine of the given arity with its first
 // local handle and writer.
 func NewTrace(ar batch.Arity, opts spine.Options) (*trace.Handle, *trace.Writer, *Spine) {
-	s := WrapSpine(spine.New(ar, opts))
+	s := wrapSpine(spine.New(ar, opts))
 	h, w := trace.New(s)
 	return h, w, s
 }

@@ -140,7 +140,9 @@ func (t *Token) Release() {
 }
 
 // Publish publishes the incarnation (id, asOf) of sequence number 0; see
-// PublishIncarnation.
+// PublishIncarnation. The runtimes publish by Incarnation (PublishBundle);
+// Publish is the short form for tests of core/share and core/dataflow,
+// which publish one incarnation per id.
 func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) (*Token, error) {
 	return g.PublishIncarnation(Incarnation{ID: id, AsOf: asOf}, oks, errs)
 }
@@ -182,7 +184,8 @@ func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token
 }
 
 // PeerBundle returns the peer bundle of the incarnation (id, asOf) of
-// sequence number 0; see PeerBundleOf.
+// sequence number 0; see PeerBundleOf. Like Publish, a short form for
+// tests: the runtimes collect peer bundles with AwaitPeerBundle.
 func (g *Registry) PeerBundle(id string, asOf frontier.Frontier) *Bundle {
 	return g.PeerBundleOf(Incarnation{ID: id, AsOf: asOf})
 }
@@ -285,7 +288,10 @@ func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bund
 	return b, nil
 }
 
-// Lookup returns the newest live slot for (id, asOf), or nil.
+// Lookup returns the newest live slot for (id, asOf), or nil. The
+// runtimes find slots by Incarnation and never call it: it is inspection,
+// exported for tests above core/share (core/runtime's hold tests read a
+// publication's since through it).
 func (g *Registry) Lookup(id string, asOf frontier.Frontier) *Slot {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -274,7 +274,9 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 		id = QueryID
 	}
 	return dataflow.Desc{
-		ID: id, AsOf: asOf, Until: until,
+		// A direct query reads the raw inputs, which only a Maintained
+		// dataflow may do (core/dataflow D6); it exports nothing.
+		ID: id, AsOf: asOf, Until: until, Maintained: opts.Mode == Direct,
 		Build: func(c *dataflow.Context) error {
 			b := newBuilder(c, r, id, opts)
 			b.raw = opts.Mode == Direct

@@ -15,7 +15,7 @@ func TestTallyReadsEachBatchAsPresented(t *testing.T) {
 	if err := env.Inputs.Declare("in", 2); err != nil {
 		t.Fatal(err)
 	}
-	df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+	df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Maintained: true, Build: func(c *Context) error {
 		in, err := c.Input("in", 2)
 		if err != nil {
 			return err

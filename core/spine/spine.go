@@ -72,6 +72,7 @@ type Spine struct {
 	pending  []*batch.Batch
 	effort   int64
 	err      error // the first merge that overflowed, if any
+	overflow int   // merges that overflowed
 	merges   int64
 	work     int64
 	version  uint64 // bumped whenever the chain's batches change
@@ -104,6 +105,11 @@ func (s *Spine) Upper() frontier.Frontier { return s.upper }
 // merged batch is in the chain with every other update (batch.Merger.Result);
 // the spine keeps accepting inserts, and its owner reports the error.
 func (s *Spine) Err() error { return s.err }
+
+// Overflows returns the number of merges that overflowed so far: an owner
+// that compares it with an earlier count learns of each new overflow (Err
+// keeps only the first).
+func (s *Spine) Overflows() int { return s.overflow }
 
 // LogicalCompaction returns the logical compaction frontier.
 func (s *Spine) LogicalCompaction() frontier.Frontier { return s.logical }
@@ -301,6 +307,9 @@ func (s *Spine) completeAt(level int) *batch.Batch {
 // keeps its complete result.
 func (s *Spine) finishMerge(l *layer) {
 	res, err := l.merger.Result()
+	if err != nil {
+		s.overflow++
+	}
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("spine: merging %v and %v: %w", l.b1.Desc(), l.b2.Desc(), err)
 	}

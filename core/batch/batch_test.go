@@ -3,8 +3,8 @@ package batch
 import (
 	"errors"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"

@@ -28,7 +28,7 @@ type Spine struct {
 	wake     chan struct{} // capacity 1; readers signal when their holds move
 	notify   func()        // optional; called with wake (under a point's lock)
 	local    *Point        // private point for imports within the same runtime
-	pause    *pauses // tests only: the pause between publishing and applying a since
+	pause    *pauses       // tests only: the pause between publishing and applying a since
 }
 
 var (

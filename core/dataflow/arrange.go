@@ -87,20 +87,25 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 	if o.err != nil {
 		return frontier.Empty()
 	}
-	var at []frontier.Time // overflow rows to emit
+	// Merges that overflowed since the last step (in maintenance) found
+	// times already sealed: their rows go to the frontier, before it moves
+	// (an errs half's into the batch it seals next).
+	if at := o.mergeOverflows(nil); len(at) > 0 {
+		o.emit(at)
+	}
+	var at []frontier.Time
 	if o.sealed.Less(in) {
 		b, err := o.batcher.Seal(o.sealed, in)
 		var oe *batch.OverflowError
 		if errors.As(err, &oe) {
 			// The batch is complete, the overflowed diffs saturated.
-			at, err = oe.Times, nil
-			if o.over == nil {
+			err = nil
+			if o.over != nil {
+				at = append(at, oe.Times...)
+			} else if t, ok := in.Time(); ok {
 				// An errs half's batch of those times is built: its
-				// rows go to its frontier.
-				at = nil
-				if t, ok := in.Time(); ok {
-					at = slices.Repeat([]frontier.Time{t}, len(oe.Times))
-				}
+				// rows go to its new frontier.
+				at = append(at, slices.Repeat([]frontier.Time{t}, len(oe.Times))...)
 			}
 		}
 		if err == nil {
@@ -115,21 +120,27 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 		if !b.IsEmpty() {
 			o.out.Send(b)
 		}
-	}
-	// Merges that overflowed (on insert or in maintenance) found times
-	// already sealed: their rows go to the frontier.
-	if n := o.spine.Overflows(); n != o.merges {
-		if t, ok := o.sealed.Time(); ok {
-			for range n - o.merges {
-				at = append(at, t)
-			}
-		}
-		o.merges = n
+		// Merges the insert did.
+		at = o.mergeOverflows(at)
 	}
 	if len(at) > 0 {
 		o.emit(at)
 	}
 	return frontier.Empty()
+}
+
+// mergeOverflows appends the frontier once per overflowing merge of the
+// trace not reported yet (none once the frontier is {}).
+func (o *arrangeOp) mergeOverflows(at []frontier.Time) []frontier.Time {
+	n := o.spine.Overflows()
+	if n == o.merges {
+		return at
+	}
+	if t, ok := o.sealed.Time(); ok {
+		at = append(at, slices.Repeat([]frontier.Time{t}, n-o.merges)...)
+	}
+	o.merges = n
+	return at
 }
 
 // emit reports one `numeric overflow` per time of at: as chunk rows on

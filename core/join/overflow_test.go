@@ -246,3 +246,102 @@ func TestIndexOverflowAtOneTimeIsAnErrorAtThatTime(t *testing.T) {
 		}
 	}
 }
+
+// MaxInt64 at time 0 and +1 for the same row at time 1, compacted together
+// by the index's allowed compaction: no batch overflows, a later merge
+// does, after both times are sealed. The error is at the index's frontier
+// when the merge finds it (docs/semantics.md §1.1), so it is in the
+// accumulated errors of every later time; the runtime reports the merge,
+// and every other row, later arrivals included, is there.
+func TestIndexOverflowAcrossCompactedTimesIsAnErrorAtTheFrontier(t *testing.T) {
+	const rounds = 40
+	outs := ovAgree(t, func(r *ovRuntime) string {
+		r.index("idx", "in")
+		r.must(runtime.AllowCompaction{ID: "idx", Frontier: frontier.At(2)})
+		r.send("in", append(others(0), [4]int64{ovKey, 50, 0, math.MaxInt64})...)
+		r.advance("in", 1)
+		if err := r.ctl.Sync(r.ctx); err != nil {
+			t.Fatal(err)
+		}
+		r.send("in", [4]int64{ovKey, 50, 1, 1})
+		r.advance("in", 2)
+		oks, errs := r.query(2, "")
+		// Later arrivals drive the merges.
+		for i := int64(2); i < rounds; i++ {
+			if err := r.ctl.Sync(r.ctx); err != nil {
+				t.Fatal(err)
+			}
+			var more [][4]int64
+			for k := range int64(16) {
+				more = append(more, [4]int64{100*i + k, 0, i, 1})
+			}
+			r.send("in", more...)
+			r.advance("in", uint64(i+1))
+		}
+		// The merge is reported by the runtime; only then is the row's
+		// time (the frontier then) known to be before the time read.
+		var reported []string
+		for len(reported) == 0 && r.ctx.Err() == nil {
+			if err := r.ctl.Sync(r.ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range r.ctl.TakeErrors() {
+				reported = append(reported, e.Error())
+			}
+		}
+		if !strings.Contains(strings.Join(reported, "\n"), batch.ErrOverflow.Error()) {
+			t.Fatalf("workers=%d: the overflowing merge was not reported: %q", r.w, reported)
+		}
+		r.advance("in", rounds+1)
+		return r.at(oks, errs, rounds)
+	})
+	var want []string
+	for _, r := range others(0) {
+		want = append(want, fmt.Sprintf("[%d %d]:1", r[0], r[1]))
+	}
+	for i := int64(2); i < rounds; i++ {
+		for k := range int64(16) {
+			want = append(want, fmt.Sprintf("[%d 0]:1", 100*i+k))
+		}
+	}
+	slices.Sort(want)
+	wantAns := "rows " + strings.Join(want, " ") + " errors numeric overflow:1"
+	for w, got := range outs {
+		if got != wantAns {
+			t.Errorf("workers=%d:\n got  %s\n want %s", w, got, wantAns)
+		}
+	}
+}
+
+// A query joining the overflowing index with another one: the join's
+// error collection carries the index's `numeric overflow` at the time of
+// the overflow, once, beside every joined row of the other keys.
+func TestIndexOverflowReachesAJoinReadingIt(t *testing.T) {
+	outs := ovAgree(t, func(r *ovRuntime) string {
+		r.index("idx", "in")
+		r.index("other", "in2")
+		var rows2 [][4]int64
+		for k := int64(0); k < 10; k++ {
+			rows2 = append(rows2, [4]int64{k, 100 + k, 1, 1})
+		}
+		r.send("in2", rows2...)
+		r.send("in", append(others(1), [4]int64{ovKey, 50, 1, math.MaxInt64}, [4]int64{ovKey, 50, 1, 1})...)
+		r.advance("in", 2)
+		r.advance("in2", 2)
+		oks, errs := r.query(0, "other")
+		r.advance("in", 3)
+		r.advance("in2", 3)
+		return r.at(oks, errs, 0) + " | " + r.at(oks, errs, 1) + " | " + r.at(oks, errs, 2)
+	})
+	var want []string
+	for _, r := range others(1) {
+		want = append(want, fmt.Sprintf("[%d %d %d]:1", r[0], r[1], 100+r[0]))
+	}
+	at1 := "rows " + strings.Join(want, " ") + " errors numeric overflow:1"
+	wantAns := "rows  errors  | " + at1 + " | " + at1
+	for w, got := range outs {
+		if got != wantAns {
+			t.Errorf("workers=%d:\n got  %s\n want %s", w, got, wantAns)
+		}
+	}
+}

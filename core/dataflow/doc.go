@@ -69,6 +69,13 @@
 //	D5  A new arrangement starts compacted at its dataflow's as_of, so an
 //	    index maintained from as_of A refuses a dataflow at an as_of before
 //	    A in every runtime alike.
+//	D6  Diff overflow in an arrangement never fails its dataflow nor loses
+//	    another update: the arrangement's errs half (keyed by core/expr's
+//	    error codes) gains a `numeric overflow` row at the overflowing time
+//	    when its batch is built, at the arrangement's frontier when a merge
+//	    finds it later (docs/semantics.md §1.1). The oks half's rows travel
+//	    through the errs exchange; the errs half never seals a time the oks
+//	    half has not sealed.
 //
 // Goroutines: a worker owns its dataflows, trace manager and inputs; only
 // exchanges (between workers of a runtime) and core/share (between runtimes)

@@ -13,6 +13,20 @@ import (
 // ErrOverflow reports that consolidating diffs left the int64 range.
 var ErrOverflow = errors.New("batch: numeric overflow in diff")
 
+// OverflowError is the error of a build whose consolidated diffs left int64
+// (Builder.Build, Batcher.Seal). It wraps ErrOverflow.
+type OverflowError struct {
+	// Times are the times of the updates that overflowed, ascending and
+	// distinct.
+	Times []frontier.Time
+}
+
+func (e *OverflowError) Error() string {
+	return fmt.Sprintf("%v at times %v", ErrOverflow, e.Times)
+}
+
+func (e *OverflowError) Unwrap() error { return ErrOverflow }
+
 // Arity is the number of int64 columns of the key and of the val rows.
 type Arity struct {
 	Key, Val int

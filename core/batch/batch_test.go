@@ -1,8 +1,10 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -220,23 +222,47 @@ func mustParse(t testing.TB, ar Arity, s string) *Batch {
 }
 
 func TestOverflowIsReported(t *testing.T) {
-	bld := NewBuilder(Arity{1, 1}, 2)
-	bld.Push1(1, 1, 0, 1<<62)
-	bld.Push1(1, 1, 0, 1<<62)
-	if _, err := bld.Build(frontier.At(0), frontier.At(1)); err != ErrOverflow {
-		t.Fatalf("small build: err = %v, want ErrOverflow", err)
-	}
-	wide := NewBuilder(Arity{2, 1}, 2)
-	wide.Push([]int64{1, 2}, []int64{3}, 0, -(1 << 62))
-	wide.Push([]int64{1, 2}, []int64{3}, 0, -(1<<62)-1)
-	if _, err := wide.Build(frontier.At(0), frontier.At(1)); err != ErrOverflow {
-		t.Fatalf("wide build: err = %v, want ErrOverflow", err)
-	}
 	a := mustParse(t, Arity{1, 1}, "[{0}, {1}) since {0}\n1 | 1 @0 +9223372036854775807")
 	b := mustParse(t, Arity{1, 1}, "[{1}, {2}) since {0}\n1 | 1 @1 +1")
 	if _, err := Merge(a, b, frontier.At(1)); err != ErrOverflow {
 		t.Fatalf("merge: err = %v, want ErrOverflow", err)
 	}
+}
+
+// A build that overflows keeps every other update, saturates the overflowed
+// diff and names the times that overflowed, for both builder layouts.
+func TestBuildOverflowKeepsOtherUpdates(t *testing.T) {
+	check := func(name string, got *Batch, err error, want string, times []frontier.Time) {
+		t.Helper()
+		var oe *OverflowError
+		if !errors.As(err, &oe) || !errors.Is(err, ErrOverflow) {
+			t.Fatalf("%s: err = %v, want an *OverflowError wrapping ErrOverflow", name, err)
+		}
+		if !slices.Equal(oe.Times, times) {
+			t.Errorf("%s: overflow times %v, want %v", name, oe.Times, times)
+		}
+		if got == nil || got.String() != want {
+			t.Errorf("%s: batch\n%v\nwant\n%v", name, got, want)
+		} else if cerr := got.Check(); cerr != nil {
+			t.Errorf("%s: %v", name, cerr)
+		}
+	}
+	small := NewBuilder(Arity{1, 1}, 4)
+	small.Push1(2, 1, 3, 1<<62)
+	small.Push1(1, 5, 1, 7)
+	small.Push1(2, 1, 3, 1<<62)
+	small.Push1(0, 1, 2, math.MinInt64)
+	small.Push1(0, 1, 2, -1)
+	small.Push1(2, 1, 2, 4)
+	got, err := small.Build(frontier.At(0), frontier.At(4))
+	check("small", got, err, "[{0}, {4}) since {0}\n0 | 1 @2 -9223372036854775808\n1 | 5 @1 +7\n2 | 1 @2 +4\n2 | 1 @3 +9223372036854775807", []frontier.Time{2, 3})
+
+	wide := NewBuilder(Arity{2, 1}, 3)
+	wide.Push([]int64{1, 2}, []int64{3}, 0, -(1 << 62))
+	wide.Push([]int64{0, 0}, []int64{0}, 0, 9)
+	wide.Push([]int64{1, 2}, []int64{3}, 0, -(1<<62)-1)
+	got, err = wide.Build(frontier.At(0), frontier.At(1))
+	check("wide", got, err, "[{0}, {1}) since {0}\n0 0 | 0 @0 +9\n1 2 | 3 @0 -9223372036854775808", []frontier.Time{0})
 }
 
 func TestCursorSeek(t *testing.T) {

@@ -98,7 +98,8 @@ func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, 
 }
 
 // Seal returns the buffered updates before upper as a batch [lower, upper)
-// and keeps the rest. REQUIRES: no buffered update is before lower.
+// and keeps the rest. REQUIRES: no buffered update is before lower. An
+// overflow returns the complete batch and an *OverflowError (Builder.Build).
 func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 	if b.small {
 		return b.sealSmall(lower, upper)

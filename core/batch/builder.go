@@ -2,6 +2,7 @@ package batch
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -151,8 +152,11 @@ func (b *Builder) Push1(k, v int64, t frontier.Time, d int64) {
 
 // Build sorts and consolidates the pushed updates into a batch describing
 // [lower, upper) with since {0}, and resets the builder. REQUIRES: every
-// pushed time lies in [lower, upper) (asserted in invariant builds). It
-// returns ErrOverflow if a consolidated diff leaves int64.
+// pushed time lies in [lower, upper) (asserted in invariant builds). If a
+// consolidated diff leaves int64 it also returns an *OverflowError (which
+// wraps ErrOverflow) naming the times that overflowed, with the complete
+// batch: every other update is in it and an overflowed diff is saturated to
+// the int64 bound of its sign, as a merge does (Merger.Result).
 func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 	desc := frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()}
 	var out *Batch
@@ -163,7 +167,7 @@ func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 		out, err = b.buildWide(desc)
 	}
 	b.Reset()
-	if err == nil && invariants.Enabled {
+	if invariants.Enabled {
 		if cerr := out.Check(); cerr != nil {
 			invariants.Assertf(false, "batch: Build produced a bad batch: %v", cerr)
 		}
@@ -175,6 +179,30 @@ func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 func addDiff(a, b int64) (int64, bool) {
 	s := a + b
 	return s, (a^s)&(b^s) < 0
+}
+
+// saturate returns a+b, or the int64 bound of a's sign when that overflows,
+// and whether it overflowed.
+func saturate(a, b int64) (int64, bool) {
+	s, o := addDiff(a, b)
+	if !o {
+		return s, false
+	}
+	if a > 0 {
+		return math.MaxInt64, true
+	}
+	return math.MinInt64, true
+}
+
+// overflowAt adds t to the overflow times, kept ascending and distinct
+// (updates are consolidated in (key, val, time) order, so times repeat and
+// come out of order across keys).
+func overflowAt(ts []frontier.Time, t frontier.Time) []frontier.Time {
+	i, found := slices.BinarySearch(ts, t)
+	if found {
+		return ts
+	}
+	return slices.Insert(ts, i, t)
 }
 
 // sortRecs sorts b.recs by (k, v, t): by radix sort (radix.go) from
@@ -209,14 +237,15 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	recs := b.recs
 	// Consolidate in place and count distinct keys and (key, val) pairs.
 	n, nk, nv := 0, 0, 0
-	overflow := false
+	var overflow []frontier.Time
 	for i := 0; i < len(recs); {
 		r := recs[i]
 		j := i + 1
 		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
 			var o bool
-			r.d, o = addDiff(r.d, recs[j].d)
-			overflow = overflow || o
+			if r.d, o = saturate(r.d, recs[j].d); o {
+				overflow = overflowAt(overflow, r.t)
+			}
 		}
 		i = j
 		if r.d == 0 {
@@ -230,9 +259,6 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 		}
 		recs[n] = r
 		n++
-	}
-	if overflow {
-		return nil, ErrOverflow
 	}
 	recs = recs[:n]
 	out := &Batch{desc: desc, ar: b.ar}
@@ -270,7 +296,15 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	}
 	out.keyOffs[nk] = uint32(nv)
 	out.valOffs[nv] = uint32(n)
-	return out, nil
+	return out, overflowErr(overflow)
+}
+
+// overflowErr returns an *OverflowError for the times, or nil for none.
+func overflowErr(ts []frontier.Time) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	return &OverflowError{Times: ts}
 }
 
 func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
@@ -294,14 +328,15 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 	row := func(i int) []int64 { return rows[i*w : i*w+w] }
 	// Consolidate in place and count distinct keys and (key, val) pairs.
 	m, nk, nv := 0, 0, 0
-	overflow := false
+	var overflow []frontier.Time
 	for i := 0; i < n; {
 		d := diffs[i]
 		j := i + 1
 		for ; j < n && times[j] == times[i] && slices.Equal(row(j), row(i)); j++ {
 			var o bool
-			d, o = addDiff(d, diffs[j])
-			overflow = overflow || o
+			if d, o = saturate(d, diffs[j]); o {
+				overflow = overflowAt(overflow, times[i])
+			}
 		}
 		if d != 0 {
 			r := row(i)
@@ -320,9 +355,6 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 			m++
 		}
 		i = j
-	}
-	if overflow {
-		return nil, ErrOverflow
 	}
 	out := &Batch{
 		desc:    desc,
@@ -349,7 +381,7 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 	}
 	out.keyOffs = append(out.keyOffs, uint32(len(out.valOffs)))
 	out.valOffs = append(out.valOffs, uint32(m))
-	return out, nil
+	return out, overflowErr(overflow)
 }
 
 // sortWide returns the permutation that sorts the wide rows and times, in

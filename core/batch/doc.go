@@ -40,9 +40,11 @@
 //	    merged batch is already advanced by it.
 //
 // Diff arithmetic is checked: a consolidation whose sum leaves int64 is
-// reported as ErrOverflow, never wrapped. A build that overflows returns no
-// batch; a merge that overflows returns the complete merged batch with the
-// overflowed diff saturated, and the error, so that no other update is lost.
+// reported as ErrOverflow, never wrapped. A build or a merge that overflows
+// returns the complete batch with the overflowed diff saturated to the int64
+// bound of its sign, and the error, so that no other update is lost; a
+// build's error is an *OverflowError naming the times that overflowed, so
+// its owner can report them at those times (docs/semantics.md §1.1).
 //
 // Batches are immutable once built and may be read from any goroutine. A
 // Builder, Cursor or Merger is owned by one goroutine. Slices returned by a

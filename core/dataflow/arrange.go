@@ -1,9 +1,12 @@
 package dataflow
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/trace"
@@ -56,14 +59,20 @@ type Arrangement struct {
 
 // arrangeOp buffers updates, and at every advance of its input frontier seals
 // the batch [sealed, frontier), inserts it into its trace and sends it (D2).
+// An overflow becomes a `numeric overflow` error row (Context.Arrange):
+// sent on over for an oks half, pushed into its own batcher for an errs
+// half.
 type arrangeOp struct {
 	in      *Port[*Chunk]
 	keyCols []int
 	valCols []int
 	batcher *batch.Batcher
 	w       *trace.Writer
+	spine   *share.Spine
+	merges  int // overflowing merges of spine already reported as rows
 	ar      batch.Arity
 	out     *Stream[*batch.Batch]
+	over    *Stream[*Chunk] // nil for an errs half
 	sealed  frontier.Frontier
 	err     error
 	onErr   func(error)
@@ -81,8 +90,30 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 			o.batcher.PushRow(c.Row(i), o.keyCols, o.valCols, c.Times[i], c.Diffs[i])
 		}
 	}
-	if o.err == nil && o.sealed.Less(in) {
+	if o.err != nil {
+		return frontier.Empty()
+	}
+	// Merges that overflowed since the last step (in maintenance) found
+	// times already sealed: their rows go to the frontier, before it moves
+	// (an errs half's into the batch it seals next).
+	if at := o.mergeOverflows(nil); len(at) > 0 {
+		o.emit(at)
+	}
+	var at []frontier.Time
+	if o.sealed.Less(in) {
 		b, err := o.batcher.Seal(o.sealed, in)
+		var oe *batch.OverflowError
+		if errors.As(err, &oe) {
+			// The batch is complete, the overflowed diffs saturated.
+			err = nil
+			if o.over != nil {
+				at = append(at, oe.Times...)
+			} else if t, ok := in.Time(); ok {
+				// An errs half's batch of those times is built: its
+				// rows go to its new frontier.
+				at = append(at, slices.Repeat([]frontier.Time{t}, len(oe.Times))...)
+			}
+		}
 		if err == nil {
 			err = o.w.Insert(b)
 		}
@@ -95,11 +126,65 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 		if !b.IsEmpty() {
 			o.out.Send(b)
 		}
+		// Merges the insert did.
+		at = o.mergeOverflows(at)
+	}
+	if len(at) > 0 {
+		o.emit(at)
 	}
 	return frontier.Empty()
 }
 
+// mergeOverflows appends the frontier once per overflowing merge of the
+// trace not reported yet (none once the frontier is {}).
+func (o *arrangeOp) mergeOverflows(at []frontier.Time) []frontier.Time {
+	n := o.spine.Overflows()
+	if n == o.merges {
+		return at
+	}
+	if t, ok := o.sealed.Time(); ok {
+		at = append(at, slices.Repeat([]frontier.Time{t}, n-o.merges)...)
+	}
+	o.merges = n
+	return at
+}
+
+// emit reports one `numeric overflow` per time of at: as chunk rows on
+// over, or into the errs half's own batcher.
+func (o *arrangeOp) emit(at []frontier.Time) {
+	row := []int64{expr.CodeOverflow}
+	if o.over == nil {
+		for _, t := range at {
+			o.batcher.Push(row, nil, t, 1)
+		}
+		return
+	}
+	ch := NewChunk(1, len(at))
+	for _, t := range at {
+		ch.Push(row, t, 1)
+	}
+	o.over.Send(ch)
+}
+
 func (o *arrangeOp) Shutdown() {}
+
+// concatOp forwards the chunks of two streams as one.
+type concatOp struct {
+	a, b *Port[*Chunk]
+	out  *Stream[*Chunk]
+}
+
+func (o *concatOp) Step(frontier.Frontier) frontier.Frontier {
+	for _, c := range o.a.Take() {
+		o.out.Send(c)
+	}
+	for _, c := range o.b.Take() {
+		o.out.Send(c)
+	}
+	return frontier.Empty()
+}
+
+func (o *concatOp) Shutdown() {}
 
 // importOp replays a share.Import as a stream of batches; its capability is
 // the frontier the import has acknowledged, {} once it is done.

@@ -144,6 +144,18 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 // exchanging by key first when there are several workers. The result is a
 // Local arrangement. Its traces are publishing spines, so the runtime can
 // publish or locally import them with one mechanism.
+//
+// Diff arithmetic is checked (docs/semantics.md §1.1): an overflow never
+// fails the dataflow and never loses another update. The overflowed diff is
+// kept saturated, and the arrangement's error collection gains a `numeric
+// overflow` row (core/expr's CodeOverflow, count 1 per detection): at the
+// time of the overflowing update when it is found while building that
+// time's batch; when a merge finds it later (the time already sealed), at
+// the arrangement's current frontier, the earliest time it can still emit.
+// An arrangement whose input is complete (frontier {}) can emit nothing
+// more: the overflow is then reported by the runtime only.
+// The runtime also reports every overflowing merge as an error of the
+// arrangement (TraceManager.Overflows).
 func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 	for _, k := range key {
 		if k < 0 || k >= coll.Arity {
@@ -156,8 +168,13 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 			vals = append(vals, i)
 		}
 	}
-	oks := c.arrangeHalf("arrange oks", c.Exchange(coll.Oks, key), key, vals)
-	errs := c.arrangeHalf("arrange errs", c.Exchange(coll.Errs, []int{0}), []int{0}, nil)
+	oks, over := c.arrangeHalf("arrange oks", c.Exchange(coll.Oks, key), key, vals, true)
+	// The oks half's overflow rows join the collection's errors before the
+	// exchange, so they land on the worker that owns their code; the
+	// concatenation's frontier holds the errs half back until the oks half
+	// has sealed (and so reported) every earlier time.
+	errsIn := c.concat("arrange overflows", coll.Errs, over)
+	errs, _ := c.arrangeHalf("arrange errs", c.Exchange(errsIn, []int{0}), []int{0}, nil, false)
 	return &Arrangement{Flavor: Local, Key: key, Arity: coll.Arity, Oks: oks, Errs: errs}, nil
 }
 
@@ -170,7 +187,12 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) Arranged {
+// arrangeHalf arranges in. With overflows it also returns the stream of
+// the half's overflow error rows (one column: CodeOverflow), for the errs
+// half; without, the half is an errs half and puts its own overflow rows
+// into its own batcher (at its frontier: its batch of the overflowing time
+// is already built).
+func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int, overflows bool) (Arranged, *Stream[*Chunk]) {
 	ar := batch.Arity{Key: len(key), Val: len(vals)}
 	h, w, s := share.NewTrace(ar, c.env.Spine)
 	// A new arrangement starts compacted at its dataflow's as_of: it is
@@ -181,17 +203,31 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) 
 		s.SetNotify(c.env.Wake)
 	}
 	m := c.env.Manager
-	m.track(s, "dataflow "+c.df.id+": "+name)
-	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	df, env := c.df, c.env
+	m.track(s, "dataflow "+c.df.id+": "+name, func() { env.Activate(df) })
+	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	op := &arrangeOp{
-		in: in.subscribe(), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, ar: ar,
+		in: in.subscribe(), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, spine: s, ar: ar,
 		sealed: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) },
 	}
 	n := c.df.addNode(name, op, in.from)
 	op.out = newStream[*batch.Batch](c.df, n)
+	var over *Stream[*Chunk]
+	if overflows {
+		over = newStream[*Chunk](c.df, n)
+		op.over = over
+	}
 	c.temp = append(c.temp, h)
-	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar, Key: key}
+	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar, Key: key}, over
+}
+
+// concat returns a stream of the chunks of a and b; its frontier is the
+// meet of theirs.
+func (c *Context) concat(name string, a, b *Stream[*Chunk]) *Stream[*Chunk] {
+	op := &concatOp{a: a.subscribe(), b: b.subscribe()}
+	n := c.df.addNode(name, op, a.from, b.from)
+	op.out = newStream[*Chunk](c.df, n)
+	return op.out
 }
 
 // ImportIndex imports index id from the worker's trace manager as an Imported

@@ -79,6 +79,13 @@
 //	    builds it, Context.Input refuses it, so a query gets the same answer
 //	    (or the same error) from a runtime that receives inputs as from one
 //	    that does not.
+//	D7  Diff overflow in an arrangement never fails its dataflow nor loses
+//	    another update: the arrangement's errs half (keyed by core/expr's
+//	    error codes) gains a `numeric overflow` row at the overflowing time
+//	    when its batch is built, at the arrangement's frontier when a merge
+//	    finds it later (docs/semantics.md §1.1). The oks half's rows travel
+//	    through the errs exchange; the errs half never seals a time the oks
+//	    half has not sealed.
 //
 // Goroutines: a worker owns its dataflows, trace manager and inputs; only
 // exchanges (between workers of a runtime) and core/share (between runtimes)

@@ -26,6 +26,8 @@ type TraceManager struct {
 type tracked struct {
 	name     string // "dataflow <id>: arrange oks", for errors
 	reported bool   // its overflow error was returned by Overflows
+	seen     int    // overflowing merges the owner was activated for
+	activate func() // activates the arranging dataflow
 }
 
 type entry struct {
@@ -39,19 +41,28 @@ func NewTraceManager() *TraceManager {
 	return &TraceManager{entries: map[string]*entry{}, spines: map[*share.Spine]*tracked{}}
 }
 
-// track adds an arrangement's trace to maintenance until untrack.
-func (m *TraceManager) track(s *share.Spine, name string) { m.spines[s] = &tracked{name: name} }
-func (m *TraceManager) untrack(s *share.Spine)            { delete(m.spines, s) }
+// track adds an arrangement's trace to maintenance until untrack; activate
+// wakes the arranging dataflow when a merge of the trace overflows.
+func (m *TraceManager) track(s *share.Spine, name string, activate func()) {
+	m.spines[s] = &tracked{name: name, activate: activate}
+}
+func (m *TraceManager) untrack(s *share.Spine) { delete(m.spines, s) }
 
 // Overflows returns, once per trace, an error for each arrangement trace
 // whose merges overflowed since the last call (their other updates are
 // kept, batch.Merger.Result). The error names the dataflow and the
 // arrangement and wraps batch.ErrOverflow; it does not depend on how the
-// trace happened to be batched. Call it on the worker's goroutine after
-// Maintain.
+// trace happened to be batched. It also activates the dataflow of every
+// trace with an overflowing merge it has not been activated for, so that
+// its arrangement emits the `numeric overflow` row (Context.Arrange). Call
+// it on the worker's goroutine after Maintain.
 func (m *TraceManager) Overflows() []error {
 	var errs []error
 	for s, tr := range m.spines {
+		if n := s.Overflows(); n != tr.seen {
+			tr.seen = n
+			tr.activate()
+		}
 		if err := s.Err(); err != nil && !tr.reported {
 			tr.reported = true
 			errs = append(errs, fmt.Errorf("%s: %w", tr.name, batch.ErrOverflow))

@@ -27,6 +27,13 @@
 // field. Evaluation errors are Codes whose sentinels ErrDivisionByZero and
 // ErrOverflow carry exactly the messages of the error collection.
 //
+// Error codes. Code is the one home of the error collection's codes
+// (codes.go): their values (an error row is one int64 column, the code),
+// their messages (MsgDivisionByZero, MsgOverflow, MsgNegativeMultiplicity,
+// the text of docs/spec.md "Errors") and Message, from a row's code to its
+// message. core/join, core/reduce and core/dataflow use these and no codes
+// of their own (E6).
+//
 // Decisions:
 //
 //   - A literal is at most 9223372036854775807. "-9223372036854775808" is
@@ -51,6 +58,8 @@
 //	E4  Per-row work has no map lookup, interface call, closure call or
 //	    allocation: the operator switch runs once per instruction per chunk.
 //	E5  An MFP is immutable; an Evaluator belongs to one goroutine.
+//	E6  Code values are stable (DivisionByZero 1, Overflow 2,
+//	    NegativeMultiplicity 3); Message(c.Row()) is c's SPEC message.
 //
 // The reference evaluator (core/reference) evaluates the same expressions on
 // math/big over the go/ast tree, independently of this package; a fuzz

@@ -7,45 +7,9 @@ import (
 	"strings"
 )
 
-// ErrDivisionByZero and ErrOverflow are the evaluation errors. Their
-// messages are exactly the error collection's messages (docs/spec.md
-// "Errors"), without a package prefix, because they are what users see.
-var (
-	ErrDivisionByZero = errors.New("division by zero")
-	ErrOverflow       = errors.New("numeric overflow")
-)
-
 // ErrBadMFP: an MFPSpec refers to a column it does not have, or names a map
 // twice. The message names the part.
 var ErrBadMFP = errors.New("expr: bad map-filter-project")
-
-// Code is the outcome of evaluating one row: OK or the first error.
-type Code uint8
-
-// The codes.
-const (
-	OK Code = iota
-	DivisionByZero
-	Overflow
-)
-
-// Err returns the sentinel of c, or nil for OK.
-func (c Code) Err() error {
-	switch c {
-	case DivisionByZero:
-		return ErrDivisionByZero
-	case Overflow:
-		return ErrOverflow
-	}
-	return nil
-}
-
-func (c Code) String() string {
-	if e := c.Err(); e != nil {
-		return e.Error()
-	}
-	return "ok"
-}
 
 // Map is a named expression appended to the row.
 type Map struct {

@@ -245,7 +245,7 @@ func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink) {
 					matches++
 					d, ok := expr.Mul(ds0[x], ds1[y])
 					if !ok {
-						out.Error(CodeNumericOverflow, t, 1)
+						out.Error(expr.CodeOverflow, t, 1)
 						continue
 					}
 					c := out.okChunk()

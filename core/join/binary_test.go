@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
@@ -210,7 +211,7 @@ func TestBinaryOverflowIsAnErrorAtThatTime(t *testing.T) {
 				if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
 					t.Fatal(err)
 				}
-				if got := errDiffs(out, 2); got[CodeNumericOverflow] != 1 || len(got) != 1 {
+				if got := errDiffs(out, 2); got[expr.CodeOverflow] != 1 || len(got) != 1 {
 					t.Fatalf("errors at 2 = %v, want {overflow: 1}", got)
 				}
 				if got := errDiffs(out, 1); len(got) != 0 {

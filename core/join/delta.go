@@ -154,7 +154,7 @@ func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
 					}
 					switch {
 					case !ok:
-						out.Error(CodeNumericOverflow, t, 1)
+						out.Error(expr.CodeOverflow, t, 1)
 					case !shown || d == 0 || (dropAsOf && t == asOf):
 					default:
 						in.push(row, t, t, d)

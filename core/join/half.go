@@ -278,7 +278,7 @@ func (h *halfJoin) match(c *batch.Cursor, row []int64, data, init uint64, d1 int
 			dt := max(data, t2)
 			d, ok := expr.Mul(d1, ds[x])
 			if !ok {
-				errs.Error(CodeNumericOverflow, dt, 1)
+				errs.Error(expr.CodeOverflow, dt, 1)
 				continue
 			}
 			out.Rows = append(append(out.Rows, row...), c.Val()...)

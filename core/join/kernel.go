@@ -25,11 +25,6 @@ var (
 	ErrStageClosure = errors.New("join: stage closure can err")
 )
 
-// CodeNumericOverflow is the error code (an error row is one int64 column,
-// the code, core/expr's Code) of SPEC.md's `numeric overflow`: a diff
-// product that leaves int64 (K3).
-const CodeNumericOverflow = int64(expr.Overflow)
-
 // chunkRows is the number of rows a Sink puts in one chunk before it starts
 // another: large enough that the per-chunk closure dispatch is amortised,
 // small enough to stay in cache.

@@ -1,9 +1,11 @@
 package join
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
@@ -46,7 +48,11 @@ type LinearOptions struct {
 // stage's input frontiers, before which no output can still come.
 //
 // Errors (K4): each stage's closure and overflow errors go to the output;
-// the inputs' errors are the caller's.
+// the inputs' errors are the caller's. An overflow while arranging a
+// running result keeps every other update (the diff saturated) and is a
+// `numeric overflow` at the overflowing time; one a merge of the running
+// result finds later is one at the running result's sealed frontier, the
+// earliest time the join can still emit (docs/semantics.md §1.1).
 //
 // A Linear is owned by one goroutine.
 type Linear struct {
@@ -59,6 +65,8 @@ type arranged struct {
 	keyCols, valCols []int
 	batcher          *batch.Batcher
 	w                *trace.Writer
+	spine            *spine.Spine
+	merges           int // overflowing merges of spine already reported
 	sealed           frontier.Frontier
 	sink             *Sink // stage output before it is arranged
 }
@@ -85,7 +93,8 @@ func NewLinear(opts LinearOptions) (*Linear, error) {
 				}
 			}
 			ar := batch.Arity{Key: len(m.keyCols), Val: len(m.valCols)}
-			h, w := trace.NewSpine(ar, opts.Spine)
+			m.spine = spine.New(ar, opts.Spine)
+			h, w := trace.New(m.spine)
 			m.batcher, m.w, m.sink = batch.NewBatcher(ar, 0), w, NewSink(arity)
 			left = Side{Trace: h, Pres: batch.Identity(), Arity: ar}
 		}
@@ -158,6 +167,14 @@ func (l *Linear) Step(source []*batch.Batch, sourceF frontier.Frontier, lookups 
 		left = nil
 		if f := leftF.Meet(lookupF[i]); m.sealed.Less(f) {
 			b, err := m.batcher.Seal(m.sealed, f)
+			var oe *batch.OverflowError
+			if errors.As(err, &oe) {
+				// The batch is complete, the overflowed diffs saturated.
+				for _, t := range oe.Times {
+					out.Error(expr.CodeOverflow, t, 1)
+				}
+				err = nil
+			}
 			if err == nil {
 				err = m.w.Insert(b)
 			}
@@ -168,6 +185,13 @@ func (l *Linear) Step(source []*batch.Batch, sourceF frontier.Frontier, lookups 
 			if !b.IsEmpty() {
 				left = []*batch.Batch{b}
 			}
+		}
+		if n := m.spine.Overflows(); n != m.merges {
+			// A merge found the overflow after its time was sealed.
+			if t, ok := m.sealed.Time(); ok {
+				out.Error(expr.CodeOverflow, t, int64(n-m.merges))
+			}
+			m.merges = n
 		}
 		leftF = m.sealed
 	}

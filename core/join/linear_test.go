@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
@@ -84,5 +85,50 @@ func TestDeltaEqualsLinearEqualsNestedLoop(t *testing.T) {
 				t.Fatalf("%s: linear differs from delta at %d (want = delta):\n%s", label, tm, d)
 			}
 		}
+	}
+}
+
+// A linear join's running result whose consolidated diff leaves int64 while
+// it is arranged (two stage-0 rows projected onto one) is a numeric
+// overflow error at that time; the join keeps stepping and every other
+// row comes through (SPEC.md "Errors", docs/semantics.md §1.1).
+func TestLinearRunningResultOverflowIsAnError(t *testing.T) {
+	rels := []*rel{newRel(ar11), newRel(ar11), newRel(ar11)}
+	id := batch.Identity()
+	l, err := NewLinear(LinearOptions{
+		Source: Side{rels[0].h.Clone(), id, ar11},
+		AsOf:   frontier.At(0),
+		Stages: []LinearStage{
+			// (k, v0, v1) -> (k, v1): the two R0 rows of key 1 meet.
+			{Lookup: Side{rels[1].h.Clone(), id, ar11}, Closure: &Project{Cols: []int{0, 2}}},
+			{Lookup: Side{rels[2].h.Clone(), id, ar11}, StreamKey: []int{0}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Release)
+	rels[0].seal(t, []upd{{1, 10, 1, 1 << 62}, {1, 11, 1, 1 << 62}, {2, 3, 1, 1}}, 2)
+	rels[1].seal(t, []upd{{1, 5, 1, 1}, {2, 4, 1, 1}}, 2)
+	rels[2].seal(t, []upd{{1, 7, 1, 1}, {2, 6, 1, 1}}, 2)
+	out := NewSink(3)
+	for range 2 {
+		oks := make([][]*batch.Batch, 3)
+		fs := make([]frontier.Frontier, 3)
+		for i, r := range rels {
+			oks[i], fs[i] = r.deliver(1<<30), r.frontier()
+		}
+		if err := l.Step(oks[0], fs[0], oks[1:], fs[1:], out); err != nil {
+			t.Fatalf("the overflow stopped the join: %v", err)
+		}
+	}
+	if got := errDiffs(out, 0); len(got) != 0 {
+		t.Errorf("errors at 0: %v, want none", got)
+	}
+	if got := errDiffs(out, 1); got[expr.CodeOverflow] != 1 || len(got) != 1 {
+		t.Errorf("errors at 1: %v, want one numeric overflow (code %d)", got, expr.CodeOverflow)
+	}
+	if got := rowDiffs(out, 1); got["[2 4 6]"] != 1 {
+		t.Errorf("rows at 1: %v, want [2 4 6] once beside the overflow", got)
 	}
 }

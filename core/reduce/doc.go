@@ -29,9 +29,9 @@
 //     operator= under which a step runs.
 //
 // A stage's output row is [tag, aggregates..., hidden...]: tag 0 is a row
-// and any other tag the error code the group yields (CodeNumericOverflow,
-// CodeNegativeMultiplicity); the accumulable plan keeps its state in
-// diff space in the hidden columns (the numbers of negative and of
+// and any other tag the error code the group yields (core/expr's
+// CodeOverflow, CodeNegativeMultiplicity); the accumulable plan keeps its
+// state in diff space in the hidden columns (the numbers of negative and of
 // non-zero records, the exact count and sums in 192 bits). The visible
 // output projects the tags and aggregates.
 //

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reference"
@@ -190,13 +191,11 @@ func at(ups []batch.Update, t uint64, errs bool) map[string]int64 {
 }
 
 func codeMessage(c int64) string {
-	switch c {
-	case CodeNumericOverflow:
-		return "numeric overflow"
-	case CodeNegativeMultiplicity:
-		return "negative multiplicity"
+	m, err := expr.Message(c)
+	if err != nil {
+		return err.Error()
 	}
-	return fmt.Sprintf("code %d", c)
+	return m
 }
 
 func rowString(k, v []int64) string {

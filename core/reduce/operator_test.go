@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"math/rand/v2"
 	"testing"
 
@@ -224,7 +225,7 @@ func TestReduceOperatorImportedEqualsDirect(t *testing.T) {
 				divErrs += zeros[tm]
 				wantRows, wantErrs := model(ups, tm, asOf, aggs, modeReduce)
 				if divErrs != 0 {
-					wantErrs["code 1"] = divErrs
+					wantErrs[expr.MsgDivisionByZero] = divErrs
 				}
 				checkAt(t, &out.got, tm, wantRows, wantErrs)
 			}

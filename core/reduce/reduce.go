@@ -32,14 +32,6 @@ var (
 	ErrCorrupt = errors.New("reduce: output trace holds two rows for one group")
 )
 
-// Error codes of the error collection (an error row is one int64 column,
-// the code). CodeNumericOverflow is the code core/expr and core/join use
-// for `numeric overflow`.
-const (
-	CodeNumericOverflow      int64 = 2
-	CodeNegativeMultiplicity int64 = 3
-)
-
 // Fn is an aggregate function.
 type Fn uint8
 

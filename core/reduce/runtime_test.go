@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/reduce"
 	"github.com/tracebench/tracebench/core/runtime"
@@ -228,7 +229,7 @@ func TestReducesInRuntimes(t *testing.T) {
 						for _, rd := range caps[i].At(tm) {
 							k := fmt.Sprint(rd.Row)
 							if i == 1 || i == 4 {
-								k = map[int64]string{reduce.CodeNegativeMultiplicity: "negative multiplicity", reduce.CodeNumericOverflow: "numeric overflow"}[rd.Row[0]]
+								k, _ = expr.Message(rd.Row[0])
 							}
 							got[k] += rd.Diff
 						}

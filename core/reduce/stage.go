@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
 )
@@ -431,10 +432,10 @@ func (s *stage) evalCount() {
 	case c.isZero():
 	case c.negative():
 		if s.kind == kindDistinct {
-			s.wantOK, s.want[0] = true, CodeNegativeMultiplicity
+			s.wantOK, s.want[0] = true, expr.CodeNegativeMultiplicity
 		}
 	case !fits:
-		s.wantOK, s.want[0] = true, CodeNumericOverflow
+		s.wantOK, s.want[0] = true, expr.CodeOverflow
 	case s.kind == kindDistinct:
 		s.wantOK = true
 	default:
@@ -460,9 +461,9 @@ func (s *stage) evalAggregates() {
 		}
 		s.wantOK = true
 		row := s.recV[r*va : r*va+va]
-		if m.negative() || up && row[0] == CodeNegativeMultiplicity {
+		if m.negative() || up && row[0] == expr.CodeNegativeMultiplicity {
 			clear(s.want)
-			s.want[0] = CodeNegativeMultiplicity
+			s.want[0] = expr.CodeNegativeMultiplicity
 			return
 		}
 		mv, fits := m.int64()
@@ -492,7 +493,7 @@ func (s *stage) evalAggregates() {
 	}
 	if overflow {
 		clear(s.want)
-		s.want[0] = CodeNumericOverflow
+		s.want[0] = expr.CodeOverflow
 		return
 	}
 	for j, a := range s.aggs {
@@ -508,7 +509,7 @@ func (s *stage) evalAggregates() {
 		x, fits := w.int64()
 		if !fits {
 			clear(s.want)
-			s.want[0] = CodeNumericOverflow
+			s.want[0] = expr.CodeOverflow
 			return
 		}
 		s.want[1+j] = x
@@ -528,7 +529,7 @@ func (s *stage) evalCollate() {
 		row := s.recV[r*va : r*va+va]
 		parts++
 		switch tag := row[1]; {
-		case tag == CodeNegativeMultiplicity:
+		case tag == expr.CodeNegativeMultiplicity:
 			code = tag
 		case tag != 0 && code == 0:
 			code = tag
@@ -798,12 +799,12 @@ func (s *stage) evalAccum() {
 		w.cols(s.want[base+6+3*k:])
 	}
 	if st.neg > 0 {
-		s.want[0] = CodeNegativeMultiplicity
+		s.want[0] = expr.CodeNegativeMultiplicity
 		return
 	}
 	if st.big > 0 { // a record's count leaves int64 (SPEC.md "Errors")
 		clear(s.want[:base])
-		s.want[0] = CodeNumericOverflow
+		s.want[0] = expr.CodeOverflow
 		return
 	}
 	for j, a := range s.aggs {
@@ -814,7 +815,7 @@ func (s *stage) evalAccum() {
 		x, fits := w.int64()
 		if !fits {
 			clear(s.want[:base])
-			s.want[0] = CodeNumericOverflow
+			s.want[0] = expr.CodeOverflow
 			return
 		}
 		s.want[1+j] = x

@@ -318,6 +318,9 @@ func (s *Spine) MapBatches(f func(*batch.Batch)) { s.inner.MapBatches(f) }
 // Err returns the error of the first merge that overflowed (spine.Spine.Err).
 func (s *Spine) Err() error { return s.inner.Err() }
 
+// Overflows returns the number of merges that overflowed (spine.Spine.Overflows).
+func (s *Spine) Overflows() int { return s.inner.Overflows() }
+
 // Stats returns the inner spine's counters.
 func (s *Spine) Stats() spine.Stats { return s.inner.Stats() }
 

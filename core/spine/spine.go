@@ -54,6 +54,7 @@ type Spine struct {
 	effort   int64
 	fanout   int
 	err      error // the first merge that overflowed, if any
+	overflow int   // merges that overflowed
 	merges   int64
 	work     int64
 	version  uint64 // bumped whenever the chain's batches change
@@ -111,6 +112,11 @@ func (s *Spine) ReadUpper() frontier.Frontier { return s.upper }
 // merged batch is in the chain with every other update (batch.Merger.Result);
 // the spine keeps accepting inserts, and its owner reports the error.
 func (s *Spine) Err() error { return s.err }
+
+// Overflows returns the number of merges that overflowed so far: an owner
+// that compares it with an earlier count learns of each new overflow (Err
+// keeps only the first).
+func (s *Spine) Overflows() int { return s.overflow }
 
 // LogicalCompaction returns the logical compaction frontier.
 func (s *Spine) LogicalCompaction() frontier.Frontier { return s.logical }
@@ -357,6 +363,9 @@ func (s *Spine) complete(j int) {
 func (s *Spine) finish(j int) {
 	l := &s.levels[j]
 	res, err := l.merger.Result()
+	if err != nil {
+		s.overflow++
+	}
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("spine: merging %v through %v: %w", l.merging[0].Desc(), l.merging[len(l.merging)-1].Desc(), err)
 	}

@@ -372,6 +372,9 @@ func TestMergeOverflowKeepsOtherUpdates(t *testing.T) {
 	if !errors.Is(s.Err(), batch.ErrOverflow) {
 		t.Fatalf("Err() = %v, want ErrOverflow", s.Err())
 	}
+	if n := s.Overflows(); n != 1 {
+		t.Fatalf("Overflows() = %d after one overflowing merge, want 1", n)
+	}
 	got := render(s.Batches())
 	for _, want := range []string{"(2, 2) [[2 1]]", "(3, 3) [[2 1]]"} {
 		if !strings.Contains(got, want) {

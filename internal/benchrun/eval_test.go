@@ -96,7 +96,6 @@ func TestEvalBadInput(t *testing.T) {
 		{EvalConfig{At: "1", Format: "xml"}, `--format: unknown value "xml"`},
 		{EvalConfig{At: "1", Index: "both"}, `--index: unknown value "both"`},
 		{EvalConfig{At: "1", Join: "hash"}, `--join: unknown value "hash"`},
-		{EvalConfig{Spec: "../../workloads/examples/lookup.json", At: "1", Join: "delta", Workers: 2}, "--workers: 2: render: a delta join runs on one worker"},
 	} {
 		cfg := c.cfg
 		var out bytes.Buffer

@@ -241,6 +241,11 @@ func (o *deltaOp) Shutdown() {}
 // entries' arrangements, which must already exist (a delta join builds no
 // arrangement). The returned collection's errors are the errors the paths
 // produce plus those of opts.Errs (each entry's errors, once, K4).
+//
+// On one worker the paths run fused in one operator. On several, each
+// path is staged (X1–X3): a feed operator, then per lookup an exchange of
+// the proposals by the stage's stream key and the half join's operator,
+// then one operator merging the paths' rows and every error.
 func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (dataflow.Collection, error) {
 	if opts.Name == "" {
 		opts.Name = "delta join"

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
@@ -57,30 +58,56 @@ func stepAll(dfs []*dataflow.Dataflow, peers int) {
 // (two-column lookups, every path exchanged before each half join on
 // several workers) or the linear join. Each `from` entry's errors are
 // carried once: three times each erring edge.
-func errTriangles(c *dataflow.Context, strategy string, m *Metrics) (dataflow.Collection, error) {
+func errTriangles(c *dataflow.Context, strategy string, m *Metrics, imported bool) (dataflow.Collection, error) {
+	var bySrc, byDst, byBoth *dataflow.Arrangement
+	var err error
+	if imported {
+		var arr [3]*dataflow.Arrangement
+		for i, id := range edgeIndexes {
+			if arr[i], err = c.ImportIndex(id); err != nil {
+				return dataflow.Collection{}, err
+			}
+			// NB: an import of a worker's empty shard does not know its
+			// arity yet.
+			arr[i].Oks.Arity = batch.Arity{Key: len(arr[i].Key), Val: 2 - len(arr[i].Key)}
+			arr[i].Errs.Arity = batch.Arity{Key: 1}
+		}
+		bySrc, byDst, byBoth = arr[0], arr[1], arr[2]
+	} else if bySrc, byDst, byBoth, err = arrangeEdges(c); err != nil {
+		return dataflow.Collection{}, err
+	}
+	return trianglesOver(c, strategy, m, bySrc, byDst, byBoth)
+}
+
+// edgeIndexes are the ids arrangeEdges' arrangements are exported under.
+var edgeIndexes = [3]string{"src", "dst", "both"}
+
+// arrangeEdges arranges the edges input, whose edges into node 0 are
+// errors, by source, by destination and by both.
+func arrangeEdges(c *dataflow.Context) (bySrc, byDst, byBoth *dataflow.Arrangement, err error) {
 	in, err := c.Input("edges", 2)
 	if err != nil {
-		return dataflow.Collection{}, err
+		return nil, nil, nil, err
 	}
 	b := c.NewOperator("zero errs")
 	z := &zeroErrs{in: dataflow.AddInput(b, "rows", in.Oks)}
 	z.oks, z.errs = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
 	if err := b.Build(z); err != nil {
-		return dataflow.Collection{}, err
+		return nil, nil, nil, err
 	}
 	edges := dataflow.Collection{Arity: 2, Oks: z.oks, Errs: z.errs}
-	bySrc, err := c.Arrange(edges, []int{0})
-	if err != nil {
-		return dataflow.Collection{}, err
+	if bySrc, err = c.Arrange(edges, []int{0}); err != nil {
+		return nil, nil, nil, err
 	}
-	byDst, err := c.Arrange(edges, []int{1})
-	if err != nil {
-		return dataflow.Collection{}, err
+	if byDst, err = c.Arrange(edges, []int{1}); err != nil {
+		return nil, nil, nil, err
 	}
-	byBoth, err := c.Arrange(edges, []int{0, 1})
-	if err != nil {
-		return dataflow.Collection{}, err
-	}
+	byBoth, err = c.Arrange(edges, []int{0, 1})
+	return bySrc, byDst, byBoth, err
+}
+
+// trianglesOver is the triangle query over the three arrangements.
+func trianglesOver(c *dataflow.Context, strategy string, m *Metrics, bySrc, byDst, byBoth *dataflow.Arrangement) (dataflow.Collection, error) {
 	if strategy == "linear" {
 		bac, err := Join(c, byDst, bySrc, nil, OperatorOptions{Name: "e1 e2", Dataflow: "q", Metrics: m,
 			Errs: []dataflow.Arranged{byDst.Errs, bySrc.Errs}})
@@ -116,24 +143,34 @@ func errTriangles(c *dataflow.Context, strategy string, m *Metrics) (dataflow.Co
 // (lookup keys other than the source's sharding key, one of two columns,
 // paths whose rows are permutations of (a, b, c)) with edges into node 0
 // as errors, changing over rounds with retractions, duplicates and an
-// as_of after the first rounds, on 1, 2 and 4 workers stepped in turn (so
-// a worker lags its peers by a round of exchanges): the delta join, the
+// as_of after the first rounds, on 1, 2 and 4 workers stepped in turn, one
+// of them lagging until every round is in: the delta join, the
 // linear join and a nested loop agree at every time from as_of, rows and
 // error multiplicities (each erring edge three times, once per `from`
 // entry), and no operator counts an input's error as its own. Without the
 // exchange before each half join, proposals meet the lookup shards of the
 // wrong worker and rows go missing at 2 and 4 workers.
 func TestTrianglesOnWorkers(t *testing.T) {
-	const nodes, rounds, asOf = 6, 7, 2
+	const nodes, rounds, asOf = 6, 12, 2
 	for _, peers := range []int{1, 2, 4} {
-		for seed := range uint64(6) {
-			t.Run(fmt.Sprintf("workers=%d/seed=%d", peers, seed), func(t *testing.T) {
+		for seed := range uint64(8) {
+			// With an odd seed the last worker's query lags: it is not
+			// stepped until every round is in, so its peers' exchanges wait
+			// for its proposals. Seeds 2 and 3 mod 4 import the edge
+			// indexes from a dataflow every worker keeps stepping and
+			// allows to compact behind each round: there a lagging worker
+			// does not hold the lookups' frontiers back, only the
+			// exchanges' (X2), and a lookup compacted past the exchange's
+			// frontier would advance times the late proposals compare with.
+			lag := peers > 1 && seed%2 == 1
+			imported := seed%4 >= 2
+			t.Run(fmt.Sprintf("workers=%d/seed=%d/lag=%v/imported=%v", peers, seed, lag, imported), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 99))
 				envs, hub := workerEnvs(t, peers)
 				type caps struct{ oks, errs *dataflow.Capture }
 				out := map[string]caps{}
 				metrics := map[string]*Metrics{}
-				var dfs []*dataflow.Dataflow
+				var dfs, ahead []*dataflow.Dataflow // ahead: all but a lagging worker's
 				var history []map[[2]int64]int64
 				edges := map[[2]int64]int64{}
 				send := func(tm uint64) {
@@ -156,11 +193,49 @@ func TestTrianglesOnWorkers(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					stepAll(dfs, peers)
+					if imported {
+						for _, env := range envs {
+							for _, id := range edgeIndexes {
+								if err := env.Manager.AllowCompaction(id, frontier.At(tm)); err != nil {
+									t.Fatal(err)
+								}
+							}
+						}
+					}
+					if lag && tm+1 < rounds {
+						stepAll(ahead, peers)
+					} else {
+						stepAll(dfs, peers)
+					}
+					for _, env := range envs {
+						env.Manager.Maintain(1 << 20)
+					}
 				}
 				for _, env := range envs {
 					if err := env.Inputs.Declare("edges", 2); err != nil {
 						t.Fatal(err)
+					}
+				}
+				if imported {
+					for _, env := range envs {
+						df, err := dataflow.Build(env, dataflow.Desc{ID: "edges", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+							Exports: edgeIndexes[:],
+							Build: func(c *dataflow.Context) error {
+								bySrc, byDst, byBoth, err := arrangeEdges(c)
+								if err != nil {
+									return err
+								}
+								for i, a := range []*dataflow.Arrangement{bySrc, byDst, byBoth} {
+									if err := c.Export(edgeIndexes[i], a); err != nil {
+										return err
+									}
+								}
+								return nil
+							}}, 1)
+						if err != nil {
+							t.Fatal(err)
+						}
+						dfs, ahead = append(dfs, df), append(ahead, df)
 					}
 				}
 				for tm := range uint64(asOf) {
@@ -169,10 +244,10 @@ func TestTrianglesOnWorkers(t *testing.T) {
 				for i, strategy := range []string{"delta", "linear"} {
 					out[strategy] = caps{dataflow.NewCapture(peers), dataflow.NewCapture(peers)}
 					metrics[strategy] = &Metrics{}
-					for _, env := range envs {
+					for w, env := range envs {
 						df, err := dataflow.Build(env, dataflow.Desc{ID: strategy, AsOf: frontier.At(asOf), Until: frontier.Empty(),
 							Build: func(c *dataflow.Context) error {
-								coll, err := errTriangles(c, strategy, metrics[strategy])
+								coll, err := errTriangles(c, strategy, metrics[strategy], imported)
 								if err != nil {
 									return err
 								}
@@ -183,11 +258,14 @@ func TestTrianglesOnWorkers(t *testing.T) {
 								c.Capture(out[strategy].oks, a.Oks)
 								c.Capture(out[strategy].errs, a.Errs)
 								return nil
-							}}, uint64(i+1))
+							}}, uint64(i+2))
 						if err != nil {
 							t.Fatal(err)
 						}
 						dfs = append(dfs, df)
+						if !lag || w+1 < peers {
+							ahead = append(ahead, df)
+						}
 					}
 				}
 				for tm := uint64(asOf); tm < rounds; tm++ {

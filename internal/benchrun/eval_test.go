@@ -17,14 +17,13 @@ import (
 const evalSpec = "testdata/eval/small.json"
 
 // evalConfigs are the configurations whose eval output must be the same
-// bytes: both index modes, both joins, one and two workers (a delta join
-// runs on one).
+// bytes: both index modes, both joins, one and two workers.
 var evalConfigs = []struct {
 	index, join string
 	workers     int
 }{
-	{IndexImported, "linear", 1}, {IndexImported, "linear", 2}, {IndexImported, "delta", 1},
-	{IndexDirect, "linear", 1}, {IndexDirect, "linear", 2}, {IndexDirect, "delta", 1},
+	{IndexImported, "linear", 1}, {IndexImported, "linear", 2}, {IndexImported, "delta", 1}, {IndexImported, "delta", 2},
+	{IndexDirect, "linear", 1}, {IndexDirect, "linear", 2}, {IndexDirect, "delta", 1}, {IndexDirect, "delta", 2},
 }
 
 // TestEvalGolden: the CSV and JSON output of eval equal the golden files

@@ -320,3 +320,101 @@ func TestTrianglesOnWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaOverflowOnWorkers: on 1, 2 and 4 workers a two-way delta join
+// whose diff product leaves int64 yields `numeric overflow` once, at the
+// later time with diff +1, counted as the producing path's own error
+// (K3, K4 through a staged path), beside the rows of the other keys.
+func TestDeltaOverflowOnWorkers(t *testing.T) {
+	for _, peers := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("workers=%d", peers), func(t *testing.T) {
+			envs, _ := workerEnvs(t, peers)
+			oks, errs := dataflow.NewCapture(peers), dataflow.NewCapture(peers)
+			m := &Metrics{}
+			var dfs []*dataflow.Dataflow
+			for _, env := range envs {
+				df, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+					Build: func(c *dataflow.Context) error {
+						var arr []*dataflow.Arrangement
+						for _, n := range []string{"r0", "r1"} {
+							in, err := c.Input(n, 2)
+							if err != nil {
+								return err
+							}
+							a, err := c.Arrange(in, []int{0})
+							if err != nil {
+								return err
+							}
+							arr = append(arr, a)
+						}
+						paths := []DeltaPath{
+							{Source: 0, Arranged: arr[0], Stages: []DeltaStage{{Lookup: arr[1], Relation: 1, StreamKey: []int{0}}}},
+							{Source: 1, Arranged: arr[1], Stages: []DeltaStage{{Lookup: arr[0], Relation: 0, StreamKey: []int{0}}},
+								Final: &Project{Cols: []int{0, 2, 1}}},
+						}
+						d, err := DeltaJoin(c, paths, OperatorOptions{Name: "delta", Dataflow: "q", Metrics: m,
+							Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs}})
+						if err != nil {
+							return err
+						}
+						a, err := c.Arrange(d, []int{0, 1, 2})
+						if err != nil {
+							return err
+						}
+						c.Capture(oks, a.Oks)
+						c.Capture(errs, a.Errs)
+						return nil
+					}}, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dfs = append(dfs, df)
+			}
+			send := func(name string, tm uint64, rows ...[3]int64) {
+				ch := dataflow.NewChunk(2, 0)
+				for _, r := range rows {
+					ch.Push(r[:2], tm, r[2])
+				}
+				for _, env := range envs {
+					if err := env.Inputs.Send(name, ch); err != nil {
+						t.Fatal(err)
+					}
+					if err := env.Inputs.Advance(name, frontier.At(tm+1)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			// Rows (k, v) with diff: key 1 overflows at time 1 (2^62 * 4),
+			// key 2 joins at time 0.
+			send("r0", 0, [3]int64{1, 10, 1 << 62}, [3]int64{2, 20, 3})
+			send("r1", 0, [3]int64{2, 30, 5})
+			stepAll(dfs, peers)
+			send("r0", 1)
+			send("r1", 1, [3]int64{1, 40, 4})
+			stepAll(dfs, peers)
+			for tm := range uint64(2) {
+				want := map[string]int64{"[2 20 30]": 15}
+				wantErrs := map[string]int64{}
+				if tm == 1 {
+					wantErrs[fmt.Sprint([]int64{CodeNumericOverflow})] = 1
+				}
+				if d := diffMaps(want, capturedAt(oks, tm)); d != "" {
+					t.Errorf("rows at %d:\n%s", tm, d)
+				}
+				if d := diffMaps(wantErrs, capturedAt(errs, tm)); d != "" {
+					t.Errorf("errors at %d:\n%s", tm, d)
+				}
+			}
+			var own int64
+			for _, st := range m.Stats() {
+				own += st.Errors()
+			}
+			if own != 1 {
+				t.Errorf("paths count %d errors as their own, want 1", own)
+			}
+			for i := len(dfs) - 1; i >= 0; i-- {
+				dfs[i].Drop()
+			}
+		})
+	}
+}

@@ -104,7 +104,7 @@ func (c CheckCase) String() string {
 
 // CheckCases returns the configurations a check runs for s: both modes
 // (imported only when every arrangement is served), both joins for a
-// query that joins, one and two workers (a delta join runs on one worker).
+// query that joins, one and two workers.
 func CheckCases(s *spec.Spec) []CheckCase {
 	var out []CheckCase
 	joins := []plan.JoinKind{plan.Linear, plan.Delta}
@@ -117,28 +117,11 @@ func CheckCases(s *spec.Spec) []CheckCase {
 				continue
 			}
 			for _, w := range []int{1, 2} {
-				if w > 1 && UsesDelta(s.Plan, j) {
-					continue
-				}
 				out = append(out, CheckCase{Mode: m, Join: j, Workers: w})
 			}
 		}
 	}
 	return out
-}
-
-// UsesDelta reports whether rendering r's query with strategy j runs a
-// delta join: the query's own or a view's.
-func UsesDelta(r *plan.Resolved, j plan.JoinKind) bool {
-	if j == plan.Delta && len(r.Query.Entries) > 1 {
-		return true
-	}
-	for _, v := range r.Views {
-		if v.Query != nil && v.Query.Query.Join == plan.Delta && len(v.Query.Entries) > 1 {
-			return true
-		}
-	}
-	return false
 }
 
 // Check runs s in every configuration of cases and compares the output at

@@ -114,6 +114,21 @@ func (p *Path) Stats() *Stats { return p.stats }
 // the source is not relation 0. A consolidation that leaves int64 is the
 // error `numeric overflow` at that time in out.
 func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
+	in, err := p.feed(batches, out)
+	if err != nil {
+		return err
+	}
+	if len(p.stages) > 0 {
+		p.stages[0].push(in)
+	} else {
+		p.emit(in, out)
+	}
+	return nil
+}
+
+// feed turns new source batches into proposals (see Feed) and returns them
+// in a path buffer that stays valid until the path's next feed.
+func (p *Path) feed(batches []*batch.Batch, out *Sink) (*Updates, error) {
 	defer p.stats.record(out.ErrorCount(), out, 0)
 	in := &p.bufs[0]
 	in.Reset()
@@ -127,7 +142,7 @@ func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
 	dropAsOf := p.source != 0 && hasAsOf
 	for _, b := range batches {
 		if b.Arity() != p.ar {
-			return fmt.Errorf("%w: path %d source batch arity %v, path expects %v", ErrArity, p.source, b.Arity(), p.ar)
+			return nil, fmt.Errorf("%w: path %d source batch arity %v, path expects %v", ErrArity, p.source, b.Arity(), p.ar)
 		}
 		row := p.row
 		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
@@ -164,12 +179,7 @@ func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
 		}
 	}
 	p.stats.fed.Add(int64(in.Len()))
-	if len(p.stages) > 0 {
-		p.stages[0].push(in)
-	} else {
-		p.emit(in, out)
-	}
-	return nil
+	return in, nil
 }
 
 // Work runs every stage over its ready proposals, passing matches to the
@@ -185,17 +195,10 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 		stage = p.staged
 	}
 	var err error
-	for i, h := range p.stages {
-		o := &p.bufs[1]
-		o.Arity = h.arity + h.st.Arity.Val
-		o.Reset()
-		var n int64
-		if n, err = h.work(o, stage); err != nil {
+	for i := range p.stages {
+		var o *Updates
+		if o, err = p.workStage(i, stage); err != nil {
 			break
-		}
-		p.matches += n
-		if h.st.Closure != nil {
-			o = p.applyStage(h.st.Closure, o)
 		}
 		if i+1 < len(p.stages) {
 			p.stages[i+1].push(o)
@@ -210,6 +213,25 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 	p.stats.record(before, out, p.matches)
 	p.matches = 0
 	return err
+}
+
+// workStage runs stage i over its ready proposals and returns its matches,
+// after the stage closure, in a path buffer that stays valid until the
+// next workStage; diff overflows go to errs. It counts the matches.
+func (p *Path) workStage(i int, errs *Sink) (*Updates, error) {
+	h := p.stages[i]
+	o := &p.bufs[1]
+	o.Arity = h.arity + h.st.Arity.Val
+	o.Reset()
+	n, err := h.work(o, errs)
+	if err != nil {
+		return nil, err
+	}
+	p.matches += n
+	if h.st.Closure != nil {
+		o = p.applyStage(h.st.Closure, o)
+	}
+	return o, nil
 }
 
 // applyStage evaluates a stage closure (which cannot err) over the stage's

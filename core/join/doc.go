@@ -27,8 +27,9 @@
 //     (through Context.Keep) their traces, Local and imported alike, emit
 //     a Collection, and forward the error batches of the `from` entries the
 //     caller lists in OperatorOptions.Errs, once each. With several workers
-//     the arrangements are already sharded by key: the operators exchange
-//     nothing.
+//     the arrangements are already sharded by key: Join exchanges nothing;
+//     DeltaJoin stages each path into operators connected by exchanges on
+//     each lookup's key (X1–X3).
 //   - Closure is the per-chunk join closure (§5.1); MFP adapts a compiled
 //     core/expr map–filter–project, Project is the expression-free one.
 //   - Sink collects ok rows and error rows (one column: the error code) in
@@ -79,6 +80,21 @@
 //	D2  A delta stage closure cannot err: an error raised on a partial row
 //	    would miss the multiplicity of the lookups after it (SPEC.md §1
 //	    Errors counts an erring row with the joined row's count).
+//	X1  Staged paths (W ≥ 2 workers): before each half join a path's
+//	    proposals are exchanged by the stage's stream key, hashed as the
+//	    lookup arrangement shards its key (dataflow.HashCols), so every
+//	    proposal meets the one shard that holds its key's lookup updates.
+//	    Kernels are those of a fused path (Path.feed, Path.workStage): H1,
+//	    H2, D1 and D2 hold per worker unchanged.
+//	X2  A proposal chunk's time is the proposal's initial time and its last
+//	    column the data time: the exchange's frontier (the meet over every
+//	    sender) bounds the initial times a stage may still receive, and H3
+//	    compacts each lookup one before the meet of that frontier and the
+//	    stage's stash. Finished rows leave the path's last operator at their
+//	    data times (at or after the initial time, so after its frontier).
+//	X3  The entries' errors are forwarded once, by the operator merging the
+//	    paths, on whichever worker holds them (K4): the same multiplicities
+//	    at any W.
 //
 // Operators: a join operator that meets a broken stream contract (a batch
 // delivered twice, out of order, of the wrong arity) stops, records the

@@ -241,6 +241,11 @@ func (o *deltaOp) Shutdown() {}
 // entries' arrangements, which must already exist (a delta join builds no
 // arrangement). The returned collection's errors are the errors the paths
 // produce plus those of opts.Errs (each entry's errors, once, K4).
+//
+// On one worker the paths run fused in one operator. On several, each
+// path is staged (X1–X3): a feed operator, then per lookup an exchange of
+// the proposals by the stage's stream key and the half join's operator,
+// then one operator merging the paths' rows and every error.
 func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (dataflow.Collection, error) {
 	if opts.Name == "" {
 		opts.Name = "delta join"
@@ -248,8 +253,7 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 	if len(paths) == 0 {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: a delta join needs a path", ErrArity, opts.Name)
 	}
-	b := c.NewOperator(opts.Name)
-	op := &deltaOp{labels: opts.Labels}
+	var built []*Path
 	arity := -1
 	for _, dp := range paths {
 		src := dp.Arranged.Oks
@@ -273,8 +277,15 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 			return dataflow.Collection{}, fmt.Errorf("%w: operator %q: path %d emits %d columns, path %d emits %d", ErrArity, opts.Name, dp.Source, p.Arity(), paths[0].Source, arity)
 		}
 		arity = p.Arity()
-		op.paths = append(op.paths, p)
-		op.src = append(op.src, dataflow.AddInput(b, fmt.Sprintf("path %d", dp.Source), src.Stream))
+		built = append(built, p)
+	}
+	if c.Peers() > 1 {
+		return stagedDelta(c, built, paths, arity, opts)
+	}
+	b := c.NewOperator(opts.Name)
+	op := &deltaOp{labels: opts.Labels, paths: built}
+	for _, dp := range paths {
+		op.src = append(op.src, dataflow.AddInput(b, fmt.Sprintf("path %d", dp.Source), dp.Arranged.Oks.Stream))
 	}
 	for _, dp := range paths {
 		for _, st := range dp.Stages {

@@ -45,8 +45,10 @@
 //	    dropped (Context.Keep, and the kernels' Release in Shutdown); the
 //	    output's probes come after its captures and counters, so a passed
 //	    probe means they have seen everything before it.
-//	N5  A delta join runs on one worker (ErrDeltaWorkers): its half joins
-//	    route proposals inside one kernel, with no exchange between them.
+//	N5  A delta join runs on any number of workers: with several, each
+//	    path's proposals are exchanged by the next lookup's key before each
+//	    half join (core/join's staged paths, X1–X3), so every worker's
+//	    answer is its share of the one-worker answer.
 //
 // The operators here belong to the worker that steps their dataflow;
 // Output, Capture and Metrics may be read from any goroutine.

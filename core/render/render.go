@@ -38,10 +38,6 @@ func (m Mode) String() string {
 	return "imported"
 }
 
-// ErrDeltaWorkers: a delta join's paths route proposals between their
-// half joins inside one kernel, so a delta join runs on one worker.
-var ErrDeltaWorkers = errors.New("render: a delta join runs on one worker")
-
 // ErrMissingIndex: an imported query reads an arrangement no index serves.
 var ErrMissingIndex = errors.New("render: no index serves an arrangement the query reads")
 
@@ -708,9 +704,6 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 // arrangements, the entries' errors propagated once each (K4 of
 // core/join).
 func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
-	if b.c.Peers() > 1 {
-		return dataflow.Collection{}, fmt.Errorf("%s: %w, not %d", q.Field, ErrDeltaWorkers, b.c.Peers())
-	}
 	sources := make([]*dataflow.Arrangement, len(q.Entries))
 	// Lookups first, so that every source can reuse one of them.
 	type lk struct {

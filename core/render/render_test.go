@@ -15,15 +15,16 @@ import (
 	"github.com/tracebench/tracebench/core/spine"
 )
 
-// env is one worker without a runtime: dataflows are stepped by hand.
-func env(t *testing.T, peers int) *dataflow.Env {
+// env is worker `worker` of peers without a runtime, its exchanges
+// connected through hub: dataflows are stepped by hand.
+func env(t *testing.T, worker, peers int, hub *dataflow.Hub) *dataflow.Env {
 	var errs []error
 	e := &dataflow.Env{
-		Worker: 0, Peers: peers, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(peers),
+		Worker: worker, Peers: peers, Manager: dataflow.NewTraceManager(), Hub: hub,
 		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
 		Fail: func(df string, err error) { errs = append(errs, fmt.Errorf("%s: %w", df, err)) },
 	}
-	e.Inputs = dataflow.NewInputs(0, peers, e.Activate)
+	e.Inputs = dataflow.NewInputs(worker, peers, e.Activate)
 	t.Cleanup(func() {
 		for _, err := range errs {
 			t.Errorf("operator error: %v", err)
@@ -98,39 +99,61 @@ func updates(seed uint64, times int) reference.Inputs {
 	return in
 }
 
-// run renders r in one worker (imported: the index dataflows and the
-// query in the same worker, the query importing the local indexes),
-// feeds the updates time by time, and returns the output at each time.
-func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times int, opts render.Options) ([]*reference.Result, *render.Metrics) {
-	e := env(t, 1)
-	for _, c := range r.Inputs {
-		if err := e.Inputs.Declare(c.Name, len(c.Columns)); err != nil {
-			t.Fatal(err)
+// run renders r on `workers` workers stepped in turn by one goroutine
+// (imported: the index dataflows and the query on the same workers, the
+// query importing the local indexes), feeds the updates time by time, and
+// returns the output at each time.
+func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics) {
+	hub := dataflow.NewHub(workers)
+	var envs []*dataflow.Env
+	for w := range workers {
+		e := env(t, w, workers, hub)
+		for _, c := range r.Inputs {
+			if err := e.Inputs.Declare(c.Name, len(c.Columns)); err != nil {
+				t.Fatal(err)
+			}
 		}
+		envs = append(envs, e)
 	}
 	opts.Metrics = &render.Metrics{}
 	var dfs []*dataflow.Dataflow
 	var inc uint64
-	if opts.Mode == render.Imported {
-		for _, ix := range render.IndexOrder(r) {
-			inc++
-			d, err := dataflow.Build(e, render.IndexDesc(r, ix, opts), inc)
+	build := func(desc dataflow.Desc) {
+		inc++
+		for _, e := range envs {
+			d, err := dataflow.Build(e, desc, inc)
 			if err != nil {
 				t.Fatal(err)
 			}
 			dfs = append(dfs, d)
 		}
 	}
+	if opts.Mode == render.Imported {
+		for _, ix := range render.IndexOrder(r) {
+			build(render.IndexDesc(r, ix, opts))
+		}
+	}
+	// step runs every worker's dataflows until they rest. Dataflow.Step
+	// reports only whether its last pass moved, not whether a peer's
+	// exchange has since given it more: with several workers the rounds
+	// repeat enough times for a message to cross every exchange of the
+	// deepest plan here.
 	step := func() {
-		for range 100 {
-			moved := false
-			for _, d := range dfs {
-				if d.Step() {
-					moved = true
+		rounds := 1
+		if workers > 1 {
+			rounds = 32
+		}
+		for range rounds {
+			for range 100 {
+				moved := false
+				for _, d := range dfs {
+					if d.Step() {
+						moved = true
+					}
 				}
-			}
-			if !moved {
-				return
+				if !moved {
+					break
+				}
 			}
 		}
 	}
@@ -142,13 +165,15 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times int, opts re
 					ch.Push(u.Row, u.Time, u.Diff)
 				}
 			}
-			if ch.Len() > 0 {
-				if err := e.Inputs.Send(c.Name, ch); err != nil {
+			for _, e := range envs {
+				if ch.Len() > 0 {
+					if err := e.Inputs.Send(c.Name, ch); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := e.Inputs.Advance(c.Name, frontier.At(uint64(tm+1))); err != nil {
 					t.Fatal(err)
 				}
-			}
-			if err := e.Inputs.Advance(c.Name, frontier.At(uint64(tm+1))); err != nil {
-				t.Fatal(err)
 			}
 		}
 		step()
@@ -157,24 +182,21 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times int, opts re
 	for tm := 0; tm <= asOf; tm++ {
 		send(tm)
 	}
-	out := render.NewOutput(1, true)
+	out := render.NewOutput(workers, true)
 	desc, err := render.QueryDesc(r, opts, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inc++
-	q, err := dataflow.Build(e, desc, inc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dfs = append(dfs, q)
+	build(desc)
 	step()
 	for tm := asOf + 1; tm < times; tm++ {
 		send(tm)
 	}
-	for _, c := range r.Inputs {
-		if err := e.Inputs.Advance(c.Name, frontier.Empty()); err != nil {
-			t.Fatal(err)
+	for _, e := range envs {
+		for _, c := range r.Inputs {
+			if err := e.Inputs.Advance(c.Name, frontier.Empty()); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	step()
@@ -193,15 +215,21 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times int, opts re
 	for i := len(dfs) - 1; i >= 0; i-- {
 		dfs[i].Drop()
 	}
-	if n := e.Manager.Tracked(); n != 0 {
-		t.Errorf("%d traces still tracked after every dataflow was dropped", n)
+	for w, e := range envs {
+		if n := e.Manager.Tracked(); n != 0 {
+			t.Errorf("worker %d: %d traces still tracked after every dataflow was dropped", w, n)
+		}
+	}
+	if n := hub.Len(); n != 0 {
+		t.Errorf("%d exchanges still live after every dataflow was dropped", n)
 	}
 	return res, opts.Metrics
 }
 
 // TestQueryEqualsReference renders the test plan in both modes and both
-// join strategies and compares the output with the reference at every
-// time from as_of on (N1–N4).
+// join strategies on 1, 2 and 4 workers and compares the output with the
+// reference at every time from as_of on (N1–N5): delta == linear ==
+// reference, answers and error multiplicities, whatever the workers.
 func TestQueryEqualsReference(t *testing.T) {
 	const times = 6
 	for _, asOf := range []uint64{0, 2} {
@@ -210,19 +238,21 @@ func TestQueryEqualsReference(t *testing.T) {
 			in := updates(seed, times)
 			for _, mode := range []render.Mode{render.Imported, render.Direct} {
 				for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
-					name := fmt.Sprintf("as_of=%d/seed=%d/%v/%v", asOf, seed, mode, join)
-					got, metrics := run(t, r, in, times, render.Options{Mode: mode, Join: join})
-					for _, g := range got {
-						want, err := reference.Eval(r, in, g.Time)
-						if err != nil {
-							t.Fatal(err)
+					for _, workers := range []int{1, 2, 4} {
+						name := fmt.Sprintf("as_of=%d/seed=%d/%v/%v/workers=%d", asOf, seed, mode, join, workers)
+						got, metrics := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
+						for _, g := range got {
+							want, err := reference.Eval(r, in, g.Time)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if d := reference.Compare(want, g); d != nil {
+								t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
+							}
 						}
-						if d := reference.Compare(want, g); d != nil {
-							t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
+						if mode == render.Direct {
+							checkWeights(t, name, r, metrics, got[len(got)-1])
 						}
-					}
-					if mode == render.Direct {
-						checkWeights(t, name, r, metrics, got[len(got)-1])
 					}
 				}
 			}
@@ -268,24 +298,5 @@ func TestImportedMissingIndex(t *testing.T) {
 	}
 	if _, err := render.QueryDesc(r2, render.Options{Mode: render.Direct, Join: plan.Delta}, render.NewOutput(1, false)); err != nil {
 		t.Fatalf("direct: %v", err)
-	}
-}
-
-// TestDeltaRefusesWorkers is N5: a delta join in a dataflow of two workers
-// fails its build with ErrDeltaWorkers; a linear join builds.
-func TestDeltaRefusesWorkers(t *testing.T) {
-	r := testPlan(t, 0)
-	e := env(t, 2)
-	for _, c := range r.Inputs {
-		if err := e.Inputs.Declare(c.Name, len(c.Columns)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	desc, err := render.QueryDesc(r, render.Options{Mode: render.Direct, Join: plan.Delta}, render.NewOutput(2, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dataflow.Build(e, desc, 1); !errors.Is(err, render.ErrDeltaWorkers) {
-		t.Fatalf("delta with 2 workers: %v, want ErrDeltaWorkers", err)
 	}
 }

@@ -86,9 +86,6 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Workers > 1 && workloads.UsesDelta(s.Plan, kind) {
-		return usagef("--workers", "%d: %v (%s)", cfg.Workers, render.ErrDeltaWorkers, s.File)
-	}
 	res, _, leak, err := workloads.Evaluate(ctx, s, tables, workloads.SessionOptions{Mode: mode, Join: kind, Workers: cfg.Workers}, times)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -12,7 +12,8 @@
 #
 # Steps:
 #
-#   1. builds cmd/benchrun and cmd/benchcmp;
+#   1. builds cmd/benchrun and cmd/benchcmp (unless --bin names a directory
+#      that holds both);
 #   2. reads the machine's cpu and gomaxprocs with a tiny probe run and
 #      compares them with the baseline's config lines; when either differs
 #      it prints that it skipped the comparison, and why, and exits 0 (a
@@ -32,6 +33,8 @@
 #   --threshold U=P  passed to benchcmp (repeatable; default '*=5')
 #   --out FILE       keep the short run's results in FILE (default a
 #                    temporary file, removed at exit)
+#   --bin DIR        use DIR/benchrun and DIR/benchcmp, built from this tree,
+#                    instead of building them
 #   -h, --help       this text
 #
 # Exit status: 0 compared (whatever the verdicts) or skipped; 2 bad usage or
@@ -45,7 +48,7 @@ die() {
 }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || die "cannot find the repository root"
-baseline="$root/results/baseline.txt" count=6 seed=1 out=""
+baseline="$root/results/baseline.txt" count=6 seed=1 out="" bin=""
 thresholds=()
 run_args=()
 while (($# > 0)); do
@@ -54,7 +57,7 @@ while (($# > 0)); do
 		usage
 		exit 0
 		;;
-	--baseline | --count | --seed | --threshold | --out)
+	--baseline | --count | --seed | --threshold | --out | --bin)
 		(($# >= 2)) || die "$1 needs a value"
 		case $1 in
 		--baseline) baseline=$2 ;;
@@ -62,6 +65,7 @@ while (($# > 0)); do
 		--seed) seed=$2 ;;
 		--threshold) thresholds+=("$2") ;;
 		--out) out=$2 ;;
+		--bin) bin=$2 ;;
 		esac
 		shift 2
 		;;
@@ -79,26 +83,38 @@ done
 ((${#run_args[@]} > 0)) || run_args=(--index imported,direct)
 [[ -r $baseline ]] || die "baseline $baseline: cannot read it (regenerate it with the command in results/README.md)"
 baseline=$(cd "$(dirname "$baseline")" && pwd)/$(basename "$baseline")
+if [[ -n $bin ]]; then
+	bin=$(cd "$bin" && pwd) || die "--bin $bin: no such directory"
+fi
 
 tmp=$(mktemp -d) || die "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
 [[ -n $out ]] || out="$tmp/now.txt"
 
-cd "$root" || die "cannot enter $root"
-go build -o "$tmp/benchrun" ./cmd/benchrun || die "building benchrun failed"
-go build -o "$tmp/benchcmp" ./cmd/benchcmp || die "building benchcmp failed"
-
 # config FILE KEY prints the value of the first "KEY: value" line of FILE.
 config() { sed -n "s/^$2: //p" "$1" | head -n 1; }
+
+declare -A want
+for key in cpu gomaxprocs; do
+	want[$key]=$(config "$baseline" "$key")
+	[[ -n ${want[$key]} ]] || die "$baseline: no '$key:' configuration line; is it a benchrun result file?"
+done
+
+cd "$root" || die "cannot enter $root"
+if [[ -n $bin ]]; then
+	[[ -x $bin/benchrun && -x $bin/benchcmp ]] || die "--bin $bin: want executables benchrun and benchcmp there"
+	cp "$bin/benchrun" "$bin/benchcmp" "$tmp/" || die "cannot copy the binaries of $bin"
+else
+	go build -o "$tmp/benchrun" ./cmd/benchrun || die "building benchrun failed"
+	go build -o "$tmp/benchcmp" ./cmd/benchcmp || die "building benchcmp failed"
+fi
 
 "$tmp/benchrun" run lookup --param rows=100 --param keys=10 --progress off >"$tmp/probe.txt" 2>"$tmp/probe.err" ||
 	die "the probe run failed: $(cat "$tmp/probe.err")"
 for key in cpu gomaxprocs; do
-	want=$(config "$baseline" "$key")
-	[[ -n $want ]] || die "$baseline: no '$key:' configuration line; is it a benchrun result file?"
 	got=$(config "$tmp/probe.txt" "$key")
-	if [[ $got != "$want" ]]; then
-		echo "bench-baseline: skipped: this machine's $key is '$got', the baseline's is '$want' ($baseline)"
+	if [[ $got != "${want[$key]}" ]]; then
+		echo "bench-baseline: skipped: this machine's $key is '$got', the baseline's is '${want[$key]}' ($baseline)"
 		exit 0
 	fi
 done

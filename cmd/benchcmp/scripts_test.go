@@ -8,12 +8,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -94,13 +96,60 @@ func withConfig(t *testing.T, src, key, value, extra string) string {
 	return dst
 }
 
+// bins holds benchrun and benchcmp, built once for every test that runs
+// bench-baseline.sh, which takes them with --bin DIR.
+var bins struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// binaries builds the binaries on first use and returns their directory.
+func binaries() (string, error) {
+	bins.once.Do(func() {
+		dir, err := os.MkdirTemp("", "bench-baseline-bin")
+		if err != nil {
+			bins.err = err
+			return
+		}
+		bins.dir = dir
+		for _, name := range []string{"benchrun", "benchcmp"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
+			cmd.Dir = repoRoot
+			if out, err := cmd.CombinedOutput(); err != nil {
+				bins.err = fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, out)
+				return
+			}
+		}
+	})
+	return bins.dir, bins.err
+}
+
+// removeBinaries removes what binaries built, if anything; TestMain calls
+// it after the tests.
+func removeBinaries() {
+	if bins.dir != "" {
+		os.RemoveAll(bins.dir)
+	}
+}
+
+// benchBaseline runs bench-baseline.sh with the binaries built once.
+func benchBaseline(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runScript(t, "bench-baseline.sh", append([]string{"--bin", dir}, args...)...)
+}
+
 // machineBaseline returns a baseline made on this machine by a tiny run of
 // bench-baseline.sh itself against the committed baseline, skipping when
 // this machine is not the baseline's.
 func machineBaseline(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "first.txt")
-	got, code := runScript(t, "bench-baseline.sh", append([]string{"--count", "2", "--out", out, "--"}, tiny...)...)
+	got, code := benchBaseline(t, append([]string{"--count", "2", "--out", out, "--"}, tiny...)...)
 	if code != 0 {
 		t.Fatalf("first run: exit %d, want 0:\n%s", code, got)
 	}
@@ -114,7 +163,7 @@ func TestBenchBaselineSkipsAnotherMachine(t *testing.T) {
 	for _, key := range []string{"cpu", "gomaxprocs"} {
 		t.Run(key, func(t *testing.T) {
 			baseline := withConfig(t, filepath.Join(repoRoot, "results", "baseline.txt"), key, "999 elsewhere", "")
-			got, code := runScript(t, "bench-baseline.sh", "--baseline", baseline)
+			got, code := benchBaseline(t, "--baseline", baseline)
 			if code != 0 {
 				t.Fatalf("exit %d, want 0:\n%s", code, got)
 			}
@@ -131,7 +180,7 @@ func TestBenchBaselineSkipsAnotherMachine(t *testing.T) {
 
 func TestBenchBaselineBrokenComparison(t *testing.T) {
 	t.Run("missing baseline", func(t *testing.T) {
-		got, code := runScript(t, "bench-baseline.sh", "--baseline", filepath.Join(t.TempDir(), "none.txt"))
+		got, code := benchBaseline(t, "--baseline", filepath.Join(t.TempDir(), "none.txt"))
 		if code != 2 || !strings.Contains(got, "none.txt: cannot read it") {
 			t.Errorf("exit %d, want 2 naming the file:\n%s", code, got)
 		}
@@ -141,7 +190,7 @@ func TestBenchBaselineBrokenComparison(t *testing.T) {
 		if err := os.WriteFile(baseline, []byte("BenchmarkX 1 5 ns/op\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, code := runScript(t, "bench-baseline.sh", "--baseline", baseline)
+		got, code := benchBaseline(t, "--baseline", baseline)
 		if code != 2 || !strings.Contains(got, "empty.txt: no 'cpu:' configuration line") {
 			t.Errorf("exit %d, want 2 naming the file and the line it lacks:\n%s", code, got)
 		}
@@ -155,7 +204,7 @@ func TestBenchBaselineBrokenComparison(t *testing.T) {
 		good := machineBaseline(t)
 		lines := strings.Count(string(must(os.ReadFile(good))), "\n")
 		baseline := withConfig(t, good, "", "", "BenchmarkBroken 1 notanumber ns/op\n")
-		got, code := runScript(t, "bench-baseline.sh", append([]string{"--baseline", baseline, "--count", "1", "--"}, tiny...)...)
+		got, code := benchBaseline(t, append([]string{"--baseline", baseline, "--count", "1", "--"}, tiny...)...)
 		if code != 2 {
 			t.Errorf("exit %d, want 2:\n%s", code, got)
 		}
@@ -170,7 +219,7 @@ func TestBenchBaselineCompares(t *testing.T) {
 		t.Skip("runs benchmarks")
 	}
 	baseline := machineBaseline(t)
-	got, code := runScript(t, "bench-baseline.sh", append([]string{"--baseline", baseline, "--count", "3", "--threshold", "*=1000", "--"}, tiny...)...)
+	got, code := benchBaseline(t, append([]string{"--baseline", baseline, "--count", "3", "--threshold", "*=1000", "--"}, tiny...)...)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", code, got)
 	}

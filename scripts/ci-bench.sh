@@ -221,7 +221,8 @@ fi
 {
 	echo "# ci-bench: ${base_commit:0:12} ($base) → $short_head (HEAD)"
 	echo
-	echo "benchrun run ${workloads_given[*]} ${flags[*]} --count $count --seed $seed, GOMAXPROCS=$procs, $rounds interleaved round(s) per side, thresholds ${thresholds[*]}."
+	run_line=(benchrun run "${workloads_given[@]}" "${flags[@]}")
+	echo "${run_line[*]} --count $count --seed $seed, GOMAXPROCS=$procs, $rounds interleaved round(s) per side, thresholds ${thresholds[*]}."
 	echo
 	if [[ ! -s $out/first.flagged ]]; then
 		echo "**No regression.**"

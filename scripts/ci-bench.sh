@@ -1,26 +1,35 @@
 #!/usr/bin/env bash
 # ci-bench.sh compares the benchmarks of HEAD with those of BASE_REF and fails
-# on a confirmed regression. It needs cmd/benchrun at both commits; until
-# cmd/benchrun exists it stops with exit 2 and says so.
+# on a confirmed regression.
 #
 # Usage:
 #
 #   scripts/ci-bench.sh [flags] BASE_REF [-- BENCHRUN_RUN_ARGS...]
 #
+# BENCHRUN_RUN_ARGS are what `benchrun run` takes besides --count, --seed,
+# --out and --progress (which this script sets): workloads or spec files
+# (both sides read the same file) and flags such as --param,
+# --index, --join and --workers. Without them both sides run the default
+# suite, `benchrun run --index imported,direct`.
+#
 # Steps:
 #
-#   1. builds cmd/benchcmp at HEAD, and cmd/benchrun at HEAD and at BASE_REF
-#      (checked out in a temporary git worktree, removed at exit);
+#   1. builds cmd/benchcmp and cmd/benchrun from the working tree (HEAD),
+#      and cmd/benchrun at BASE_REF, checked out in a temporary git worktree
+#      that is removed at exit; a BASE_REF without cmd/benchrun, or whose
+#      benchrun has no `run` command, stops with exit 2 and says so;
 #   2. runs them interleaved, A B A B ... (--rounds rounds of
 #      `benchrun run --count N --seed S`), with a fixed seed, count and
 #      GOMAXPROCS, so that drift of a shared machine hits both sides alike;
 #   3. compares with `benchcmp --fail-on regression` (every round of a side is
 #      one column: base=FILE head=FILE ...);
 #   4. when rows are flagged, re-runs the workloads of those rows once more,
-#      A then B, and compares again: only a regression that is still there
-#      fails;
-#   5. writes the markdown summary to OUT/summary.md, and appends it to
-#      $GITHUB_STEP_SUMMARY when that is set.
+#      A then B (the same flags; every workload when the arguments name spec
+#      files), and compares that round on its own: only a row flagged in both
+#      comparisons is a confirmed regression;
+#   5. writes the markdown summary to OUT/summary.md (the settings, the
+#      verdict, the comparison, and the confirmation when there was one),
+#      and appends it to $GITHUB_STEP_SUMMARY when that is set.
 #
 # Flags:
 #
@@ -34,7 +43,8 @@
 #   -h, --help       this text
 #
 # Exit status: 0 no confirmed regression; 1 a confirmed regression; 2 bad
-# usage, an unknown BASE_REF, no cmd/benchrun, or a failed build or run.
+# usage, an unknown BASE_REF, a BASE_REF without cmd/benchrun, or a failed
+# build, run or comparison.
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
@@ -84,68 +94,160 @@ done
 [[ $seed =~ ^[0-9]+$ ]] || die "--seed $seed: want a non-negative integer"
 ((${#thresholds[@]} > 0)) || thresholds=('*=5')
 
+# Split the benchrun arguments into flags (kept for the confirming round)
+# and workloads (narrowed to the flagged ones there).
+flags=() workloads_given=() spec_given=0
+for ((i = 0; i < ${#benchrun_args[@]}; i++)); do
+	a=${benchrun_args[i]}
+	case $a in
+	--count | --count=* | --seed | --seed=* | --out | --out=* | --progress | --progress=*)
+		die "benchrun argument ${a%%=*} is set by this script; use its own flags (see --help)"
+		;;
+	--*=*) flags+=("$a") ;;
+	--cpuprofile | --flamegraph | --index | --join | --memprofile | --param | --shard | --workers)
+		((i + 1 < ${#benchrun_args[@]})) || die "benchrun argument $a needs a value"
+		flags+=("$a" "${benchrun_args[i + 1]}")
+		((i++))
+		;;
+	-*) flags+=("$a") ;;
+	*)
+		if [[ $a == *.json || $a == */* ]]; then
+			# A spec file: both sides read this one file.
+			spec_given=1
+			[[ $a == /* ]] || a="$PWD/$a"
+		fi
+		workloads_given+=("$a")
+		;;
+	esac
+done
+((${#benchrun_args[@]} > 0)) || flags=(--index imported,direct)
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || die "cannot find the repository"
 root=$(git rev-parse --show-toplevel 2>/dev/null) || die "not inside a git work tree"
 cd "$root" || die "cannot enter $root"
 base_commit=$(git rev-parse --verify --quiet "$base^{commit}") || die "BASE_REF $base: no such commit"
-[[ -d cmd/benchrun ]] || die "needs cmd/benchrun at HEAD, and this tree has none yet"
-git cat-file -e "$base_commit:cmd/benchrun" 2>/dev/null || die "needs cmd/benchrun at BASE_REF $base, and that commit has none"
+[[ -d cmd/benchrun ]] || die "needs cmd/benchrun at HEAD, and this tree has none"
+git cat-file -e "$base_commit:cmd/benchrun" 2>/dev/null ||
+	die "BASE_REF $base ($(git log -1 --format='%h %cs' "$base_commit")) predates cmd/benchrun: there is nothing to run at that commit; pick a later base"
+head_commit=$(git rev-parse HEAD)
+[[ -z $(git status --porcelain --untracked-files=no) ]] || head_commit+="-dirty"
 
 if [[ -z $out ]]; then
 	out=$(mktemp -d) || die "mktemp failed"
 fi
 mkdir -p "$out" || die "cannot create $out"
-echo "ci-bench: results in $out"
+out=$(cd "$out" && pwd)
+short_head=${head_commit:0:12}${head_commit:40}
+echo "ci-bench: base $base (${base_commit:0:12}) against HEAD ($short_head); results in $out"
 wt=$(mktemp -d) || die "mktemp failed"
-cleanup() { git worktree remove --force "$wt/base" >/dev/null 2>&1; rm -rf "$wt"; }
+cleanup() {
+	git worktree remove --force "$wt/base" >/dev/null 2>&1
+	rm -rf "$wt"
+	git worktree prune >/dev/null 2>&1
+}
 trap cleanup EXIT
 
 git worktree add --detach "$wt/base" "$base_commit" >/dev/null 2>&1 || die "git worktree add $base failed"
 go build -o "$out/benchcmp" ./cmd/benchcmp || die "building benchcmp at HEAD failed"
 go build -o "$out/benchrun-head" ./cmd/benchrun || die "building benchrun at HEAD failed"
 (cd "$wt/base" && go build -o "$out/benchrun-base" ./cmd/benchrun) || die "building benchrun at $base failed"
+"$out/benchrun-base" run --help >/dev/null 2>&1 ||
+	die "benchrun at BASE_REF $base has no run command: it predates benchrun run; pick a later base"
 
-# side NAME ROUND ARGS... runs one side once.
+# side NAME ROUND ARGS... runs one side once; its stderr goes to a log. It
+# runs in that side's tree, where benchrun asks git for the commit it writes
+# as a configuration line (benchcmp ignores it when matching rows).
 side() {
-	local name=$1 round=$2
+	local name=$1 round=$2 dir=$root
 	shift 2
-	GOMAXPROCS=$procs "$out/benchrun-$name" run --count "$count" --seed "$seed" \
-		--out "$out/$name-$round.txt" "$@" >/dev/null || die "benchrun-$name round $round failed"
+	[[ $name == base ]] && dir=$wt/base
+	(cd "$dir" && GOMAXPROCS=$procs "$out/benchrun-$name" run --count "$count" --seed "$seed" --progress off \
+		--out "$out/$name-$round.txt" "$@" >/dev/null 2>"$out/$name-$round.log") || {
+		tail -n 20 "$out/$name-$round.log" >&2
+		die "benchrun-$name round $round failed (log: $out/$name-$round.log)"
+	}
 }
 
 files=()
 for ((r = 1; r <= rounds; r++)); do
-	side base "$r" "${benchrun_args[@]}"
-	side head "$r" "${benchrun_args[@]}"
+	echo "ci-bench: round $r of $rounds"
+	side base "$r" "${workloads_given[@]}" "${flags[@]}"
+	side head "$r" "${workloads_given[@]}" "${flags[@]}"
 	files+=("base=$out/base-$r.txt" "head=$out/head-$r.txt")
 done
 
 th_args=()
 for t in "${thresholds[@]}"; do th_args+=(--threshold "$t"); done
 
+# compare FORMAT OUTFILE FILES... runs the gate; it dies unless benchcmp
+# exits 0 or 1, and leaves that status in $rc.
 compare() {
-	"$out/benchcmp" --fail-on regression "${th_args[@]}" "$@" "${files[@]}"
+	local format=$1 dst=$2
+	shift 2
+	"$out/benchcmp" --fail-on regression "${th_args[@]}" --format "$format" "$@" >"$dst" 2>"$dst.err"
+	rc=$?
+	((rc <= 1)) || {
+		cat "$dst.err" >&2
+		die "benchcmp failed (exit $rc)"
+	}
 }
 
-compare --format csv >"$out/first.csv"
-rc=$?
-if ((rc == 1)); then
+# flagged CSV prints "unit<TAB>config<TAB>name" of each regression row.
+flagged() {
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["verdict"] == "regression" { print $col["unit"] "\t" $col["config"] "\t" $col["name"] }' "$1" | sort -u
+}
+
+compare csv "$out/first.csv" "${files[@]}"
+compare markdown "$out/first.md" "${files[@]}"
+flagged "$out/first.csv" >"$out/first.flagged"
+confirmed=0
+if [[ -s $out/first.flagged ]]; then
 	# Re-run the workloads of the flagged rows once, A then B.
-	mapfile -t workloads < <(awk -F, '$16 == "regression" { if (match($3, /workload=[^/]*/)) print substr($3, RSTART + 9, RLENGTH - 9) }' "$out/first.csv" | sort -u)
-	echo "ci-bench: regression flagged in ${workloads[*]:-?}; confirming with one more round"
-	side base confirm "${workloads[@]}"
-	side head confirm "${workloads[@]}"
-	files+=("base=$out/base-confirm.txt" "head=$out/head-confirm.txt")
-	compare --format csv >"$out/confirm.csv"
-	rc=$?
+	mapfile -t again < <(cut -f3 "$out/first.flagged" | sed -n 's|.*/workload=\([^/]*\).*|\1|p' | sort -u)
+	if ((spec_given)); then
+		again=("${workloads_given[@]}")
+	fi
+	echo "ci-bench: $(wc -l <"$out/first.flagged") row(s) flagged (workloads: ${again[*]:-all}); confirming with one more round"
+	side base confirm "${again[@]}" "${flags[@]}"
+	side head confirm "${again[@]}" "${flags[@]}"
+	compare csv "$out/confirm.csv" "base=$out/base-confirm.txt" "head=$out/head-confirm.txt"
+	compare markdown "$out/confirm.md" "base=$out/base-confirm.txt" "head=$out/head-confirm.txt"
+	flagged "$out/confirm.csv" >"$out/confirm.flagged"
+	comm -12 "$out/first.flagged" "$out/confirm.flagged" >"$out/confirmed.flagged"
+	confirmed=$(wc -l <"$out/confirmed.flagged")
 fi
-((rc <= 1)) || die "benchcmp failed (exit $rc)"
-compare --format markdown >"$out/summary.md"
+
+{
+	echo "# ci-bench: ${base_commit:0:12} ($base) → $short_head (HEAD)"
+	echo
+	run_line=(benchrun run "${workloads_given[@]}" "${flags[@]}")
+	echo "${run_line[*]} --count $count --seed $seed, GOMAXPROCS=$procs, $rounds interleaved round(s) per side, thresholds ${thresholds[*]}."
+	echo
+	if [[ ! -s $out/first.flagged ]]; then
+		echo "**No regression.**"
+	elif ((confirmed == 0)); then
+		echo "**No confirmed regression:** $(wc -l <"$out/first.flagged") row(s) flagged, none flagged again by the confirming round."
+	else
+		echo "**Confirmed regression** in $confirmed row(s), flagged by both comparisons:"
+		echo
+		while IFS=$'\t' read -r unit _ name; do
+			echo "- \`$name\` ($unit)"
+		done <"$out/confirmed.flagged"
+	fi
+	echo
+	sed 's/^## /## Comparison: /' "$out/first.md"
+	if [[ -s $out/first.flagged ]]; then
+		echo
+		sed 's/^## /## Confirming round: /' "$out/confirm.md"
+	fi
+} >"$out/summary.md"
 if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
 	cat "$out/summary.md" >>"$GITHUB_STEP_SUMMARY"
 fi
-if ((rc == 1)); then
-	echo "ci-bench: confirmed regression; see $out/summary.md"
-else
-	echo "ci-bench: no confirmed regression; see $out/summary.md"
+if ((confirmed > 0)); then
+	echo "ci-bench: confirmed regression in $confirmed row(s); see $out/summary.md"
+	exit 1
 fi
-exit "$rc"
+echo "ci-bench: no confirmed regression; see $out/summary.md"
+exit 0

@@ -18,6 +18,11 @@
 #   check        go run ./cmd/benchrun check: every built-in workload at its
 #                check size, both index modes, both joins, W=1 and 2,
 #                against the reference evaluator (exit 1 on a difference)
+#   bench-baseline scripts/bench-baseline.sh: a short default-suite run
+#                (--count 6) compared with results/baseline.txt by benchcmp
+#                when the cpu and gomaxprocs lines match the baseline's
+#                (else it says it skipped, and why); informational: it
+#                fails only on a broken comparison, never on a verdict
 #   bench-smoke  every benchmark once, as a test:
 #                go test -run '^$' -bench . -benchtime 1x -short ./...
 #
@@ -104,14 +109,15 @@ step browser-deps scripts/browser-deps.sh
 step test-race go test -race -tags invariants -count=1 -timeout "$timeout" ./...
 step test-short go test -short -count=1 -timeout "$timeout" ./...
 step check go run ./cmd/benchrun check
+step bench-baseline scripts/bench-baseline.sh
 step bench-smoke go test -run '^$' -bench . -benchtime 1x -short -timeout "$timeout" ./...
 
 echo
 echo "== summary"
 for i in "${!names[@]}"; do
-	printf '  %-12s %8ss  %s\n' "${names[$i]}" "${durations[$i]}" "${results[$i]}"
+	printf '  %-14s %8ss  %s\n' "${names[$i]}" "${durations[$i]}" "${results[$i]}"
 done
-printf '  %-12s %8ss\n' total "$(elapsed "$total_start")"
+printf '  %-14s %8ss\n' total "$(elapsed "$total_start")"
 if ((${#failed[@]} > 0)); then
 	echo "FAILED: ${failed[*]}"
 	exit 1

@@ -15,7 +15,9 @@ import (
 
 func TestMain(m *testing.M) {
 	benchflame.RunChildIfRequested()
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBinaries()
+	os.Exit(code)
 }
 
 // fixtures are the files the examples name, from the packages' testdata.

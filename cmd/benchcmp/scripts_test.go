@@ -1,0 +1,336 @@
+package main
+
+// Tests of the two scripts that gate on benchcmp: scripts/bench-baseline.sh
+// (scripts/test.sh's comparison with results/baseline.txt) and
+// scripts/ci-bench.sh (a pull request's commits compared). They run the
+// scripts as a user would, on tiny workloads; the ones that run benchmarks
+// are skipped with -short.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// repoRoot is the repository's root, seen from this package.
+const repoRoot = "../.."
+
+// tiny is a lookup workload small enough to run in well under a second.
+var tiny = []string{"lookup", "--param", "rows=300", "--param", "keys=30"}
+
+// runScript runs scripts/NAME with args and returns its combined output and
+// exit status.
+func runScript(t *testing.T, name string, args ...string) (string, int) {
+	t.Helper()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", name)}, args...)...)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	default:
+		t.Fatalf("running %s: %v", name, err)
+		return "", -1
+	}
+}
+
+// git runs git in the repository and returns its trimmed output, skipping
+// the test when the tree is not a git checkout with the needed history.
+func git(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = repoRoot
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("git %s: %v (not a git checkout with history?)", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// configLine returns the value of the first "key: value" line of file.
+func configLine(t *testing.T, file, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(key) + `: (.*)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s: no %q configuration line", file, key)
+	}
+	return string(m[1])
+}
+
+// withConfig writes a copy of src with the value of configuration line key
+// replaced by value, or with extra appended, and returns its path.
+func withConfig(t *testing.T, src, key, value, extra string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		b = regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(key)+`: .*$`).ReplaceAll(b, []byte(key+": "+value))
+	}
+	dst := filepath.Join(t.TempDir(), "baseline.txt")
+	if err := os.WriteFile(dst, append(b, extra...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// bins holds benchrun and benchcmp, built once for every test that runs
+// bench-baseline.sh, which takes them with --bin DIR.
+var bins struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// binaries builds the binaries on first use and returns their directory.
+func binaries() (string, error) {
+	bins.once.Do(func() {
+		dir, err := os.MkdirTemp("", "bench-baseline-bin")
+		if err != nil {
+			bins.err = err
+			return
+		}
+		bins.dir = dir
+		for _, name := range []string{"benchrun", "benchcmp"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
+			cmd.Dir = repoRoot
+			if out, err := cmd.CombinedOutput(); err != nil {
+				bins.err = fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, out)
+				return
+			}
+		}
+	})
+	return bins.dir, bins.err
+}
+
+// removeBinaries removes what binaries built, if anything; TestMain calls
+// it after the tests.
+func removeBinaries() {
+	if bins.dir != "" {
+		os.RemoveAll(bins.dir)
+	}
+}
+
+// benchBaseline runs bench-baseline.sh with the binaries built once.
+func benchBaseline(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runScript(t, "bench-baseline.sh", append([]string{"--bin", dir}, args...)...)
+}
+
+// machineBaseline returns a baseline made on this machine by a tiny run of
+// bench-baseline.sh itself against the committed baseline, skipping when
+// this machine is not the baseline's.
+func machineBaseline(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "first.txt")
+	got, code := benchBaseline(t, append([]string{"--count", "2", "--out", out, "--"}, tiny...)...)
+	if code != 0 {
+		t.Fatalf("first run: exit %d, want 0:\n%s", code, got)
+	}
+	if strings.Contains(got, "skipped:") {
+		t.Skipf("this machine is not the committed baseline's: %s", got)
+	}
+	return out
+}
+
+func TestBenchBaselineSkipsAnotherMachine(t *testing.T) {
+	for _, key := range []string{"cpu", "gomaxprocs"} {
+		t.Run(key, func(t *testing.T) {
+			baseline := withConfig(t, filepath.Join(repoRoot, "results", "baseline.txt"), key, "999 elsewhere", "")
+			got, code := benchBaseline(t, "--baseline", baseline)
+			if code != 0 {
+				t.Fatalf("exit %d, want 0:\n%s", code, got)
+			}
+			want := "bench-baseline: skipped: this machine's " + key + " is '"
+			if !strings.Contains(got, want) || !strings.Contains(got, "the baseline's is '999 elsewhere'") {
+				t.Errorf("output does not say it skipped because of %s:\n%s", key, got)
+			}
+			if strings.Contains(got, "benchrun run") {
+				t.Errorf("it ran the suite although it skipped:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestBenchBaselineBrokenComparison(t *testing.T) {
+	t.Run("missing baseline", func(t *testing.T) {
+		got, code := benchBaseline(t, "--baseline", filepath.Join(t.TempDir(), "none.txt"))
+		if code != 2 || !strings.Contains(got, "none.txt: cannot read it") {
+			t.Errorf("exit %d, want 2 naming the file:\n%s", code, got)
+		}
+	})
+	t.Run("no config lines", func(t *testing.T) {
+		baseline := filepath.Join(t.TempDir(), "empty.txt")
+		if err := os.WriteFile(baseline, []byte("BenchmarkX 1 5 ns/op\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, code := benchBaseline(t, "--baseline", baseline)
+		if code != 2 || !strings.Contains(got, "empty.txt: no 'cpu:' configuration line") {
+			t.Errorf("exit %d, want 2 naming the file and the line it lacks:\n%s", code, got)
+		}
+	})
+	t.Run("bad result line", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("runs benchmarks")
+		}
+		// A baseline of this machine with a malformed line appended: the
+		// comparison is broken (benchcmp exit 2), which must fail.
+		good := machineBaseline(t)
+		lines := strings.Count(string(must(os.ReadFile(good))), "\n")
+		baseline := withConfig(t, good, "", "", "BenchmarkBroken 1 notanumber ns/op\n")
+		got, code := benchBaseline(t, append([]string{"--baseline", baseline, "--count", "1", "--"}, tiny...)...)
+		if code != 2 {
+			t.Errorf("exit %d, want 2:\n%s", code, got)
+		}
+		if want := "baseline.txt:" + strconv.Itoa(lines+1) + ":"; !strings.Contains(got, want) || !strings.Contains(got, "the comparison is broken") {
+			t.Errorf("output does not name %s and say the comparison is broken:\n%s", want, got)
+		}
+	})
+}
+
+func TestBenchBaselineCompares(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	baseline := machineBaseline(t)
+	got, code := benchBaseline(t, append([]string{"--baseline", baseline, "--count", "3", "--threshold", "*=1000", "--"}, tiny...)...)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, got)
+	}
+	for _, want := range []string{
+		"bench-baseline: benchrun run lookup --param rows=300 --param keys=30 --count 3 --seed 1\n",
+		"install-sec: lower is better; threshold 1000%",
+		"Lookup/workload=lookup/index=imported/join=linear/rows=300/keys=30/workers=1",
+		"bench-baseline: no regression against " + baseline,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^name +baseline +now +delta +p +verdict$`).MatchString(got) {
+		t.Errorf("output lacks the comparison's table header:\n%s", got)
+	}
+}
+
+func TestCIBenchUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no ref", nil, "ci-bench: missing BASE_REF"},
+		{"unknown ref", []string{"no-such-ref-anywhere"}, "ci-bench: BASE_REF no-such-ref-anywhere: no such commit"},
+		{"count in benchrun args", []string{"HEAD", "--", "lookup", "--count", "3"}, "benchrun argument --count is set by this script"},
+		{"out in benchrun args", []string{"HEAD", "--", "lookup", "--out=x.txt"}, "benchrun argument --out is set by this script"},
+		{"bad rounds", []string{"--rounds", "0", "HEAD"}, "--rounds 0: want a positive integer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, code := runScript(t, "ci-bench.sh", tc.args...)
+			if code != 2 || !strings.Contains(got, tc.want) {
+				t.Errorf("exit %d, want 2 with %q:\n%s", code, tc.want, got)
+			}
+		})
+	}
+}
+
+func TestCIBenchBaseWithoutBenchrun(t *testing.T) {
+	// The newest first-parent ancestor that has no cmd/benchrun.
+	var old string
+	for _, c := range strings.Fields(git(t, "rev-list", "--first-parent", "HEAD")) {
+		if exec.Command("git", "-C", repoRoot, "cat-file", "-e", c+":cmd/benchrun").Run() != nil {
+			old = c
+			break
+		}
+	}
+	if old == "" {
+		t.Skip("every commit in this history has cmd/benchrun")
+	}
+	got, code := runScript(t, "ci-bench.sh", old, "--", "lookup")
+	if code != 2 || !strings.Contains(got, "ci-bench: BASE_REF "+old+" ("+old[:7]) || !strings.Contains(got, "predates cmd/benchrun") {
+		t.Errorf("exit %d, want 2 saying %s predates cmd/benchrun:\n%s", code, old[:7], got)
+	}
+}
+
+func TestCIBenchEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds benchrun at two commits and runs benchmarks")
+	}
+	base := git(t, "rev-parse", "HEAD~1")
+	head := git(t, "rev-parse", "HEAD")
+	if exec.Command("git", "-C", repoRoot, "cat-file", "-e", base+":cmd/benchrun").Run() != nil {
+		t.Skipf("HEAD~1 (%s) has no cmd/benchrun", base)
+	}
+	out := t.TempDir()
+	got, code := runScript(t, "ci-bench.sh", append([]string{"--count", "3", "--rounds", "2", "--out", out, "HEAD~1", "--"}, tiny...)...)
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d, want 0 or 1:\n%s", code, got)
+	}
+	if !strings.Contains(got, "ci-bench: round 2 of 2\n") {
+		t.Errorf("output does not show two rounds:\n%s", got)
+	}
+	// Each side's files carry its own commit: the base was built and run in
+	// a worktree at BASE_REF.
+	for r := 1; r <= 2; r++ {
+		n := strconv.Itoa(r)
+		if c := configLine(t, filepath.Join(out, "base-"+n+".txt"), "commit"); c != base {
+			t.Errorf("base round %s ran commit %s, want %s", n, c, base)
+		}
+		if c := configLine(t, filepath.Join(out, "head-"+n+".txt"), "commit"); strings.TrimSuffix(c, "-dirty") != head {
+			t.Errorf("head round %s ran commit %s, want %s", n, c, head)
+		}
+		if p := configLine(t, filepath.Join(out, "head-"+n+".txt"), "gomaxprocs"); p != "2" {
+			t.Errorf("head round %s ran with gomaxprocs %s, want the script's default 2", n, p)
+		}
+	}
+	summary := string(must(os.ReadFile(filepath.Join(out, "summary.md"))))
+	for _, want := range []string{
+		"# ci-bench: " + base[:12] + " (HEAD~1) → " + head[:12],
+		"benchrun run lookup --param rows=300 --param keys=30 --count 3 --seed 1, GOMAXPROCS=2, 2 interleaved round(s) per side",
+		"| benchmark | base | head | delta | threshold | verdict |",
+		"| Lookup/workload=lookup/index=imported/join=linear/rows=300/keys=30/workers=1 |",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, summary)
+		}
+	}
+	confirmed := strings.Contains(summary, "**Confirmed regression**")
+	if confirmed != (code == 1) {
+		t.Errorf("exit %d but the summary says confirmed=%v:\n%s", code, confirmed, summary)
+	}
+	if strings.Contains(git(t, "worktree", "list"), "/base ") {
+		t.Errorf("the base worktree is still listed:\n%s", git(t, "worktree", "list"))
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# bench-baseline.sh runs a short default-suite benchmark and compares it with
+# the committed baseline (results/baseline.txt) using benchcmp. It is
+# informational: a regression verdict is printed, never failed on, because
+# the machines that run it are shared and noisy. It fails only when the
+# comparison itself is broken: a run that fails, a missing or unreadable
+# baseline, or benchcmp exiting 2 (bad input).
+#
+# Usage:
+#
+#   scripts/bench-baseline.sh [flags] [-- BENCHRUN_RUN_ARGS...]
+#
+# Steps:
+#
+#   1. builds cmd/benchrun and cmd/benchcmp (unless --bin names a directory
+#      that holds both);
+#   2. reads the machine's cpu and gomaxprocs with a tiny probe run and
+#      compares them with the baseline's config lines; when either differs
+#      it prints that it skipped the comparison, and why, and exits 0 (a
+#      baseline from another machine says nothing about this one);
+#   3. runs `benchrun run --index imported,direct --count N --seed S`
+#      (the default suite) or `benchrun run BENCHRUN_RUN_ARGS... --count N
+#      --seed S` when arguments follow --;
+#   4. prints `benchcmp --fail-on regression --threshold T baseline=BASELINE
+#      now=RUN`, and says how many rows it flagged.
+#
+# Flags:
+#
+#   --baseline FILE  the baseline (default results/baseline.txt)
+#   --count N        samples per benchmark (default 6: fewer gives no
+#                    confidence interval)
+#   --seed S         seed passed to benchrun (default 1, the baseline's)
+#   --threshold U=P  passed to benchcmp (repeatable; default '*=5')
+#   --out FILE       keep the short run's results in FILE (default a
+#                    temporary file, removed at exit)
+#   --bin DIR        use DIR/benchrun and DIR/benchcmp, built from this tree,
+#                    instead of building them
+#   -h, --help       this text
+#
+# Exit status: 0 compared (whatever the verdicts) or skipped; 2 bad usage or
+# a broken comparison.
+set -uo pipefail
+
+usage() { sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+die() {
+	echo "bench-baseline: $*" >&2
+	exit 2
+}
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || die "cannot find the repository root"
+baseline="$root/results/baseline.txt" count=6 seed=1 out="" bin=""
+thresholds=()
+run_args=()
+while (($# > 0)); do
+	case $1 in
+	-h | --help)
+		usage
+		exit 0
+		;;
+	--baseline | --count | --seed | --threshold | --out | --bin)
+		(($# >= 2)) || die "$1 needs a value"
+		case $1 in
+		--baseline) baseline=$2 ;;
+		--count) count=$2 ;;
+		--seed) seed=$2 ;;
+		--threshold) thresholds+=("$2") ;;
+		--out) out=$2 ;;
+		--bin) bin=$2 ;;
+		esac
+		shift 2
+		;;
+	--)
+		shift
+		run_args=("$@")
+		break
+		;;
+	*) die "unknown argument $1 (see --help)" ;;
+	esac
+done
+[[ $count =~ ^[1-9][0-9]*$ ]] || die "--count $count: want a positive integer"
+[[ $seed =~ ^[0-9]+$ ]] || die "--seed $seed: want a non-negative integer"
+((${#thresholds[@]} > 0)) || thresholds=('*=5')
+((${#run_args[@]} > 0)) || run_args=(--index imported,direct)
+[[ -r $baseline ]] || die "baseline $baseline: cannot read it (regenerate it with the command in results/README.md)"
+baseline=$(cd "$(dirname "$baseline")" && pwd)/$(basename "$baseline")
+if [[ -n $bin ]]; then
+	bin=$(cd "$bin" && pwd) || die "--bin $bin: no such directory"
+fi
+
+tmp=$(mktemp -d) || die "mktemp failed"
+trap 'rm -rf "$tmp"' EXIT
+[[ -n $out ]] || out="$tmp/now.txt"
+
+# config FILE KEY prints the value of the first "KEY: value" line of FILE.
+config() { sed -n "s/^$2: //p" "$1" | head -n 1; }
+
+declare -A want
+for key in cpu gomaxprocs; do
+	want[$key]=$(config "$baseline" "$key")
+	[[ -n ${want[$key]} ]] || die "$baseline: no '$key:' configuration line; is it a benchrun result file?"
+done
+
+cd "$root" || die "cannot enter $root"
+if [[ -n $bin ]]; then
+	[[ -x $bin/benchrun && -x $bin/benchcmp ]] || die "--bin $bin: want executables benchrun and benchcmp there"
+	cp "$bin/benchrun" "$bin/benchcmp" "$tmp/" || die "cannot copy the binaries of $bin"
+else
+	go build -o "$tmp/benchrun" ./cmd/benchrun || die "building benchrun failed"
+	go build -o "$tmp/benchcmp" ./cmd/benchcmp || die "building benchcmp failed"
+fi
+
+"$tmp/benchrun" run lookup --param rows=100 --param keys=10 --progress off >"$tmp/probe.txt" 2>"$tmp/probe.err" ||
+	die "the probe run failed: $(cat "$tmp/probe.err")"
+for key in cpu gomaxprocs; do
+	got=$(config "$tmp/probe.txt" "$key")
+	if [[ $got != "${want[$key]}" ]]; then
+		echo "bench-baseline: skipped: this machine's $key is '$got', the baseline's is '${want[$key]}' ($baseline)"
+		exit 0
+	fi
+done
+
+echo "bench-baseline: benchrun run ${run_args[*]} --count $count --seed $seed"
+"$tmp/benchrun" run "${run_args[@]}" --count "$count" --seed "$seed" --progress off --out "$out" >/dev/null ||
+	die "benchrun run failed"
+
+th_args=()
+for t in "${thresholds[@]}"; do th_args+=(--threshold "$t"); done
+"$tmp/benchcmp" --fail-on regression "${th_args[@]}" "baseline=$baseline" "now=$out"
+rc=$?
+case $rc in
+0) echo "bench-baseline: no regression against $baseline" ;;
+1) echo "bench-baseline: rows marked regression above (informational only: shared machines are noisy)" ;;
+*) die "benchcmp failed (exit $rc): the comparison is broken" ;;
+esac
+exit 0

@@ -38,7 +38,9 @@
 //	    merged batch is already advanced by it.
 //
 // Diff arithmetic is checked: a consolidation whose sum leaves int64 is
-// reported as ErrOverflow, never wrapped.
+// reported as ErrOverflow, never wrapped. A build that overflows returns no
+// batch; a merge that overflows returns the complete merged batch with the
+// overflowed diff saturated, and the error, so that no other update is lost.
 //
 // Batches are immutable once built and may be read from any goroutine. A
 // Builder, Cursor or Merger is owned by one goroutine. Slices returned by a

@@ -3,6 +3,7 @@ package batch
 import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/invariants"
+	"math"
 )
 
 // Merger merges two adjacent batches in bounded steps of work (§1.7). The
@@ -311,14 +312,14 @@ func (m *Merger) work11(f int64) int64 {
 	return used
 }
 
-// Result returns the merged batch. REQUIRES: Done. It returns ErrOverflow if
-// consolidating diffs overflowed.
+// Result returns the merged batch. REQUIRES: Done. If consolidating diffs
+// overflowed it also returns ErrOverflow, with the complete batch: every
+// other update is in it, and an overflowed diff is saturated to the int64
+// bound of its sign (its value is unspecified; the caller reports the
+// error). A merge never loses updates to an overflow.
 func (m *Merger) Result() (*Batch, error) {
 	if !m.done {
 		panic("batch: Result of an unfinished merge")
-	}
-	if m.err != nil {
-		return nil, m.err
 	}
 	out := m.out
 	out.keys = shrink(out.keys[:m.nk*m.ar.Key])
@@ -332,7 +333,7 @@ func (m *Merger) Result() (*Batch, error) {
 			invariants.Assertf(false, "batch: merge produced a bad batch: %v", err)
 		}
 	}
-	return &out, nil
+	return &out, m.err
 }
 
 // shrink copies s into an exact-size slice when more than a quarter of its
@@ -668,10 +669,15 @@ func (m *Merger) mergeVal(v1, v2 int) {
 	m.nu = nu
 }
 
+// add returns a+b, saturated on overflow (recorded as ErrOverflow).
 func (m *Merger) add(a, b int64) int64 {
 	s, o := addDiff(a, b)
-	if o && m.err == nil {
+	if o {
 		m.err = ErrOverflow
+		if a > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package dataflow
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -59,6 +60,15 @@ type Context struct {
 	env       *Env
 	temp      []trace.Reader // arrangement readers owned by the build
 	exchanges int
+	exports   []string // index ids exported so far, in call order
+	err       error    // the first error of a call that returns none
+}
+
+// fail records err as the build's error unless one is recorded already.
+func (c *Context) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
 }
 
 // AsOf returns the dataflow's as_of.
@@ -102,7 +112,7 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	if c.env.Peers == 1 {
 		return s
 	}
-	key := exchangeKey{df: c.df.id, seq: c.exchanges}
+	key := exchangeKey{df: c.df.id, inc: c.df.inc, seq: c.exchanges}
 	c.exchanges++
 	df, env := c.df, c.env
 	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
@@ -147,11 +157,15 @@ func containsInt(xs []int, x int) bool {
 func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int) Arranged {
 	ar := batch.Arity{Key: len(key), Val: len(vals)}
 	h, w, s := share.NewTrace(ar, c.env.Spine)
+	// A new arrangement starts compacted at its dataflow's as_of: it is
+	// correct from as_of on only, and says so to every importer (the MZ
+	// #3005 row of docs/semantics.md §7.3).
+	h.SetLogicalCompaction(c.df.asOf)
 	if c.env.Wake != nil {
 		s.SetNotify(c.env.Wake)
 	}
 	m := c.env.Manager
-	m.track(s)
+	m.track(s, "dataflow "+c.df.id+": "+name)
 	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	df, env := c.df, c.env
 	op := &arrangeOp{
@@ -234,23 +248,31 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 }
 
 // Export makes a an index id of this worker's trace manager (§4.2). A Local
-// arrangement's traces are cloned into a bundle and, in a publishing
-// runtime, published under (id, as_of); a Trace arrangement re-exports the
-// bundle it was imported from. Dropping the dataflow drops the index.
+// arrangement's traces are cloned into a bundle; a Trace arrangement
+// re-exports the bundle it was imported from. In a publishing runtime the
+// traces are published under the incarnation (id, as_of, the create's
+// sequence number), a re-export included. Dropping the dataflow drops the
+// index. Build checks the ids exported against Desc.Exports.
 func (c *Context) Export(id string, a *Arrangement) error {
 	m := c.env.Manager
+	var e *entry
 	if a.Flavor == Trace {
 		src, ok := m.Get(a.Index)
 		if !ok {
 			return fmt.Errorf("dataflow %s: re-export of unknown index %q", c.df.id, a.Index)
 		}
-		return m.set(id, &entry{bundle: src.Clone(), owner: c.df.id})
+		e = &entry{bundle: src.Clone(), owner: c.df.id}
+	} else {
+		e = &entry{bundle: share.NewBundle(a.Oks.Trace.CloneReader(), a.Errs.Trace.CloneReader(), nil), owner: c.df.id}
 	}
-	oksH, errsH := a.Oks.Trace.(*trace.Handle), a.Errs.Trace.(*trace.Handle)
-	oksS, errsS := oksH.Trace().Storage().(*share.Spine), errsH.Trace().Storage().(*share.Spine)
-	e := &entry{bundle: share.NewBundle(oksH.Clone(), errsH.Clone(), nil), owner: c.df.id}
 	if c.env.Registry != nil {
-		tok, err := c.env.Registry.Publish(id, c.df.asOf, oksS, errsS)
+		oksS, okO := publishable(e.bundle.Oks)
+		errsS, okE := publishable(e.bundle.Errs)
+		if !okO || !okE {
+			e.bundle.Release()
+			return fmt.Errorf("dataflow %s: export %q: the index is not maintained by this runtime", c.df.id, id)
+		}
+		tok, err := c.env.Registry.PublishIncarnation(share.Incarnation{ID: id, AsOf: c.df.asOf, Seq: c.df.inc}, oksS, errsS)
 		if err != nil {
 			e.bundle.Release()
 			return fmt.Errorf("dataflow %s: export %q: %w", c.df.id, id, err)
@@ -262,39 +284,87 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		if e.token != nil {
 			e.token.Release()
 		}
-		return err
+		return fmt.Errorf("dataflow %s: export %q: %w", c.df.id, id, err)
 	}
+	c.exports = append(c.exports, id)
 	return nil
 }
 
-// Probe attaches p to the arrangement's oks stream.
+// publishable returns the publishing spine under a local handle.
+func publishable(r trace.Reader) (*share.Spine, bool) {
+	h, ok := r.(*trace.Handle)
+	if !ok {
+		return nil, false
+	}
+	s, ok := h.Trace().Storage().(*share.Spine)
+	return s, ok
+}
+
+// checkProbe reports a probe sized for another number of workers: it fails
+// the build (an error naming the dataflow and both counts), never a worker.
+func (c *Context) checkProbe(what string, p *Probe) bool {
+	if n := len(p.fronts); n != c.env.Peers {
+		c.fail(fmt.Errorf("dataflow %s: %s made for %d workers in a runtime of %d", c.df.id, what, n, c.env.Peers))
+		return false
+	}
+	return true
+}
+
+// Probe attaches p to the arrangement's oks stream. A probe made for
+// another number of workers than the runtime's fails the build.
 func (c *Context) Probe(p *Probe, s *Stream[*batch.Batch]) {
-	c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+	if c.checkProbe("probe", p) {
+		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+	}
 }
 
-// ProbeChunks attaches p to a collection stream.
+// ProbeChunks attaches p to a collection stream (as Probe).
 func (c *Context) ProbeChunks(p *Probe, s *Stream[*Chunk]) {
-	c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+	if c.checkProbe("probe", p) {
+		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.from)
+	}
 }
 
-// Capture records an arrangement half as presented.
+// Capture records an arrangement half as presented. A capture made for
+// another number of workers than the runtime's fails the build.
 func (c *Context) Capture(cp *Capture, a Arranged) {
-	op := &captureOp{c: cp, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
-	c.df.addNode("capture", op, a.Stream.from)
+	if c.checkProbe("capture", &cp.Probe) {
+		op := &captureOp{c: cp, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
+		c.df.addNode("capture", op, a.Stream.from)
+	}
 }
 
-// Build builds desc on one worker: it runs desc.Build, then releases the
-// readers the build context owned (an operator keeps what it needs with
-// Keep; §4.9) and steps the dataflow once. On error everything created is
-// dropped.
-func Build(env *Env, desc Desc) (*Dataflow, error) {
+// ErrExportsDiffer is wrapped by Build when the indexes a dataflow's Build
+// exported are not exactly its Desc.Exports.
+var ErrExportsDiffer = errors.New("dataflow: exports differ from Desc.Exports")
+
+// Build builds desc on one worker as incarnation inc (the sequence number
+// of its create: exchanges and publications of two incarnations of one id
+// never meet). It runs desc.Build, checks the ids it exported against
+// desc.Exports, then releases the readers the build context owned (an
+// operator keeps what it needs with Keep; §4.9) and steps the dataflow
+// once. On error everything created is dropped.
+func Build(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	asOf, until := desc.AsOf, desc.Until
 	if !asOf.Less(until) {
 		return nil, fmt.Errorf("dataflow %s: as_of %v is not before until %v", desc.ID, asOf, until)
 	}
-	df := &Dataflow{id: desc.ID, asOf: asOf, until: until}
+	if desc.Build == nil {
+		return nil, fmt.Errorf("dataflow %s: Desc.Build is nil", desc.ID)
+	}
+	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until}
 	ctx := &Context{df: df, env: env}
 	err := desc.Build(ctx)
+	if err == nil {
+		err = ctx.err
+	}
+	if err == nil {
+		want := slices.Sorted(slices.Values(desc.Exports))
+		got := slices.Sorted(slices.Values(ctx.exports))
+		if !slices.Equal(want, got) {
+			err = fmt.Errorf("dataflow %s: Desc.Exports %q, Build exported %q: %w", desc.ID, desc.Exports, ctx.exports, ErrExportsDiffer)
+		}
+	}
 	for _, r := range ctx.temp {
 		r.Release()
 	}
@@ -304,7 +374,7 @@ func Build(env *Env, desc Desc) (*Dataflow, error) {
 		return nil, err
 	}
 	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
-	df.Run(4)
+	df.Run(PassesAtBuild)
 	return df, nil
 }
 
@@ -312,10 +382,11 @@ func Build(env *Env, desc Desc) (*Dataflow, error) {
 // indexes it exported are dropped (D3).
 func (d *Dataflow) Drop() { d.drop() }
 
-// Step runs passes until nothing moves (bounded) and reports whether the
-// last pass still moved.
+// Step runs passes until nothing moves, at most PassesPerActivation, and
+// reports whether the last pass still moved (the caller activates it again
+// after its other work).
 func (d *Dataflow) Step() bool {
-	for range 8 {
+	for range PassesPerActivation {
 		if !d.step() {
 			return false
 		}

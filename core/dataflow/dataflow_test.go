@@ -75,7 +75,7 @@ func TestArrangeSealsOncePerAdvance(t *testing.T) {
 		c.df.addNode("tap", tap, arr.Oks.Stream.from)
 		c.Probe(p, arr.Oks.Stream)
 		return nil
-	}})
+	}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestArrangeSealsOncePerAdvance(t *testing.T) {
 		t.Fatalf("sealed before the input frontier moved: %v %v", p.Frontier(), tap.descs)
 	}
 	for _, f := range []uint64{1, 2, 3} {
-		if err := env.Inputs.Advance("in", 2, frontier.At(f)); err != nil {
+		if err := env.Inputs.Advance("in", frontier.At(f)); err != nil {
 			t.Fatal(err)
 		}
 		df.Step()
@@ -134,7 +134,7 @@ func TestExchangeRoutesByKey(t *testing.T) {
 			kept[w] = c.Keep(a.Oks.Trace)
 			c.Capture(cp, a.Oks)
 			return nil
-		}})
+		}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestExchangeRoutesByKey(t *testing.T) {
 		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
 			t.Fatal(err)
 		}
-		if err := env.Inputs.Advance("in", 2, frontier.At(1)); err != nil {
+		if err := env.Inputs.Advance("in", frontier.At(1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestExchangeRoutesByKey(t *testing.T) {
 func TestHoldFollowsFrontier(t *testing.T) {
 	env := testEnv(t, 0, 1, NewHub(1))
 	var arr *Arrangement
-	df, err := Build(env, Desc{ID: "h", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+	df, err := Build(env, Desc{ID: "h", AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
 		in, err := c.Input("in", 1)
 		if err != nil {
 			return err
@@ -202,13 +202,13 @@ func TestHoldFollowsFrontier(t *testing.T) {
 		}
 		c.Hold(arr.Oks)
 		return c.Export("idx", arr)
-	}})
+	}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := env.Manager.Get("idx")
 	b.AllowCompaction(frontier.At(100)) // the controller lets go; only Hold remains
-	if err := env.Inputs.Advance("in", 1, frontier.At(5)); err != nil {
+	if err := env.Inputs.Advance("in", frontier.At(5)); err != nil {
 		t.Fatal(err)
 	}
 	df.Step()
@@ -251,7 +251,7 @@ func TestBuildFailureDropsEverything(t *testing.T) {
 			return err
 		}
 		return boom
-	}})
+	}}, 0)
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
@@ -261,10 +261,10 @@ func TestBuildFailureDropsEverything(t *testing.T) {
 	if _, err := Build(env, Desc{ID: "g", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
 		_, err := c.ImportIndex("missing")
 		return err
-	}}); err == nil || !strings.Contains(err.Error(), `"missing"`) {
+	}}, 0); err == nil || !strings.Contains(err.Error(), `"missing"`) {
 		t.Fatalf("import of a missing index: %v", err)
 	}
-	if _, err := Build(env, Desc{ID: "h", AsOf: frontier.At(3), Until: frontier.At(3), Build: func(*Context) error { return nil }}); err == nil {
+	if _, err := Build(env, Desc{ID: "h", AsOf: frontier.At(3), Until: frontier.At(3), Build: func(*Context) error { return nil }}, 0); err == nil {
 		t.Fatal("as_of == until accepted")
 	}
 }
@@ -290,7 +290,7 @@ func TestTraceStatsSumsEveryField(t *testing.T) {
 		h.SetPhysicalCompaction(w.Upper())
 		for w.Exert(1 << 20) {
 		}
-		m.track(s)
+		m.track(s, "t")
 		st := s.Stats()
 		want = spine.Stats{Batches: want.Batches + st.Batches, Updates: want.Updates + st.Updates, Bytes: want.Bytes + st.Bytes,
 			Merges: want.Merges + st.Merges, MergeWork: want.MergeWork + st.MergeWork, Pending: want.Pending + st.Pending}

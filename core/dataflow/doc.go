@@ -20,6 +20,31 @@
 // *batch.Batch, so every operator has one body for both flavors (§4.1). An
 // import is presented at the dataflow's as_of and bounded by its until.
 //
+// # Writing an operator
+//
+// Operator packages (joins, reduces) add operators through the exported
+// seam, never through unexported fields:
+//
+//	b := c.NewOperator("half join")
+//	left := dataflow.AddInput(b, "left", a.Oks.Stream)  // *Port[*batch.Batch]
+//	out := dataflow.AddOutput[*dataflow.Chunk](b)       // *Stream[*Chunk]
+//	wake := b.Activator()                               // only if woken from outside
+//	err := b.Build(op)                                  // op implements Operator
+//
+// op.Step(in) is called once per pass with the meet of its inputs'
+// frontiers: it takes what its ports hold (Port.Take; a port's own frontier
+// is Port.Frontier), sends on its outputs (Stream.Send) at times at or
+// after its capability, and returns its capability: {t} holds one at t, a
+// later frontier downgrades it, {} drops it. An arrangement is read as its
+// stream of batches (Arranged.Stream) and its trace (Arranged.Trace, kept
+// past Build with Context.Keep), both presented by Arranged.Pres.
+//
+// Activation: a worker steps an activated dataflow for at most
+// PassesPerActivation passes, then lets its other dataflows run before the
+// next round if anything still moved. A Step does bounded work; an operator
+// with work left keeps its capability (it is stepped again while anything
+// moves) or calls its activator. Build runs PassesAtBuild passes.
+//
 // Every runtime's TraceManager maps index ids to trace bundles: local ones
 // (this runtime maintains the trace) and peer ones (another runtime
 // publishes it). ImportIndex has one body for both: it checks the index's

@@ -8,7 +8,9 @@ import (
 
 // Hub connects the exchanges of one runtime's workers. A dataflow built on
 // every worker creates its exchanges in the same order, so (dataflow id,
-// sequence number) names the same exchange on every worker.
+// incarnation, sequence number) names the same exchange on every worker,
+// and never an exchange of a dropped incarnation of the same id that a
+// slower worker has not left yet.
 type Hub struct {
 	peers int
 	mu    sync.Mutex
@@ -17,6 +19,7 @@ type Hub struct {
 
 type exchangeKey struct {
 	df  string
+	inc uint64
 	seq int
 }
 

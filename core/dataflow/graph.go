@@ -34,8 +34,16 @@ type Stream[T any] struct {
 // Port is one consumer's queue of messages from a stream.
 type Port[T any] struct {
 	from *node
+	name string
 	msgs []T
 }
+
+// Name returns the input name the port was added under (AddInput).
+func (p *Port[T]) Name() string { return p.name }
+
+// Frontier returns the frontier of the stream the port reads: every message
+// at an earlier time has been delivered to the port.
+func (p *Port[T]) Frontier() frontier.Frontier { return p.from.out }
 
 // Send delivers m to every consumer.
 func (s *Stream[T]) Send(m T) {
@@ -71,6 +79,7 @@ func (p *Port[T]) Take() []T {
 // Dataflow is one worker's instance of a dataflow.
 type Dataflow struct {
 	id      string
+	inc     uint64 // incarnation: the create's sequence number
 	nodes   []*node
 	asOf    frontier.Frontier
 	until   frontier.Frontier

@@ -41,6 +41,14 @@ func (in *Inputs) log(name string, arity int) (*inputLog, error) {
 	return l, nil
 }
 
+// Declare declares input name with its arity; a dataflow that reads it
+// before it is declared declares it with the arity it reads, and the arities
+// must agree.
+func (in *Inputs) Declare(name string, arity int) error {
+	_, err := in.log(name, arity)
+	return err
+}
+
 // Send adds updates to input name: this worker keeps the rows whose hash
 // falls to it. Times must be at or after the input's frontier.
 func (in *Inputs) Send(name string, c *Chunk) error {
@@ -76,11 +84,12 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 	return nil
 }
 
-// Advance moves input name's frontier to f (never back).
-func (in *Inputs) Advance(name string, arity int, f frontier.Frontier) error {
-	l, err := in.log(name, arity)
-	if err != nil {
-		return err
+// Advance moves input name's frontier to f (never back). The input must be
+// declared, or read by a dataflow.
+func (in *Inputs) Advance(name string, f frontier.Frontier) error {
+	l, ok := in.logs[name]
+	if !ok {
+		return fmt.Errorf("dataflow: advance of unknown input %q", name)
 	}
 	if !l.frontier.LessEqual(f) {
 		return fmt.Errorf("dataflow: input %q: frontier %v would move back to %v", name, l.frontier, f)

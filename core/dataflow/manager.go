@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
@@ -18,7 +19,13 @@ type TraceManager struct {
 	entries map[string]*entry
 	// spines are the traces of every arrangement built on this worker,
 	// exported or not: maintenance gives each of them idle fuel.
-	spines map[*share.Spine]struct{}
+	spines map[*share.Spine]*tracked
+}
+
+// tracked is an arrangement trace under maintenance.
+type tracked struct {
+	name     string // "dataflow <id>: arrange oks", for errors
+	reported bool   // its overflow error was returned by Overflows
 }
 
 type entry struct {
@@ -29,12 +36,29 @@ type entry struct {
 
 // NewTraceManager returns an empty trace manager.
 func NewTraceManager() *TraceManager {
-	return &TraceManager{entries: map[string]*entry{}, spines: map[*share.Spine]struct{}{}}
+	return &TraceManager{entries: map[string]*entry{}, spines: map[*share.Spine]*tracked{}}
 }
 
 // track adds an arrangement's trace to maintenance until untrack.
-func (m *TraceManager) track(s *share.Spine)   { m.spines[s] = struct{}{} }
-func (m *TraceManager) untrack(s *share.Spine) { delete(m.spines, s) }
+func (m *TraceManager) track(s *share.Spine, name string) { m.spines[s] = &tracked{name: name} }
+func (m *TraceManager) untrack(s *share.Spine)            { delete(m.spines, s) }
+
+// Overflows returns, once per trace, an error for each arrangement trace
+// whose merges overflowed since the last call (their other updates are
+// kept, batch.Merger.Result). The error names the dataflow and the
+// arrangement and wraps batch.ErrOverflow; it does not depend on how the
+// trace happened to be batched. Call it on the worker's goroutine after
+// Maintenance.
+func (m *TraceManager) Overflows() []error {
+	var errs []error
+	for s, tr := range m.spines {
+		if err := s.Err(); err != nil && !tr.reported {
+			tr.reported = true
+			errs = append(errs, fmt.Errorf("%s: %w", tr.name, batch.ErrOverflow))
+		}
+	}
+	return errs
+}
 
 // Tracked returns the number of arrangement traces under maintenance.
 func (m *TraceManager) Tracked() int { return len(m.spines) }

@@ -28,7 +28,7 @@ func benchRows(ctl *Controller, rng *rand.Rand, n int, first, spread uint64) {
 		ctl.Send(Input{Name: "in", Chunk: c})
 		n -= m
 	}
-	ctl.Send(AdvanceInput{Name: "in", Arity: 2, Frontier: frontier.At(first + spread)})
+	ctl.Send(AdvanceInput{Name: "in", Frontier: frontier.At(first + spread)})
 }
 
 // arrangeDesc arranges input "in" by column 0 in the dataflow itself (the
@@ -96,6 +96,7 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 		}
 		s.ctl, s.rts = ctl, []*Runtime{m, i}
 		p := dataflow.NewProbe(1)
+		ctl.Send(CreateInput{Name: "in", Arity: 2})
 		ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, p)})
 		benchRows(ctl, rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
 		if err := p.WaitPassed(ctx, 99); err != nil {
@@ -108,6 +109,7 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 		}
 		s.ctl, _ = NewController(r)
 		s.rts = []*Runtime{r}
+		s.ctl.Send(CreateInput{Name: "in", Arity: 2})
 		benchRows(s.ctl, rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
 	}
 	if err := s.ctl.Sync(ctx); err != nil {
@@ -192,7 +194,7 @@ func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Probe, chunk 
 		chunk.Times[i] = t
 	}
 	ctl.Send(Input{Name: "in", Chunk: chunk})
-	ctl.Send(AdvanceInput{Name: "in", Arity: 2, Frontier: frontier.At(t + 1)})
+	ctl.Send(AdvanceInput{Name: "in", Frontier: frontier.At(t + 1)})
 	if index {
 		ctl.Send(AllowCompaction{ID: "idx", Frontier: frontier.At(t)})
 	}

@@ -8,6 +8,14 @@ import (
 // Command is an instruction the controller sends to runtimes.
 type Command interface{ command() }
 
+// CreateInput declares an input collection of rows of Arity columns. Input
+// and AdvanceInput name a declared input; dataflows read it with
+// dataflow.Context.Input.
+type CreateInput struct {
+	Name  string
+	Arity int
+}
+
 // CreateDataflow creates a dataflow: the runtime whose role covers it
 // renders it on every worker; the other records its exports as peers.
 type CreateDataflow struct{ Desc dataflow.Desc }
@@ -33,14 +41,21 @@ type Input struct {
 // AdvanceInput moves an input's frontier (maintaining roles only).
 type AdvanceInput struct {
 	Name     string
-	Arity    int
 	Frontier frontier.Frontier
 }
 
 // barrier is a barrier: each worker calls done after applying every earlier
 // command and stepping its dataflows.
-type barrier struct{ done func() }
+type barrier struct{ done func(*worker) }
 
+// queued is a command with its position in the controller's stream (0 for
+// a barrier, which no controller numbers).
+type queued struct {
+	cmd Command
+	seq uint64
+}
+
+func (CreateInput) command()     {}
 func (CreateDataflow) command()  {}
 func (AllowCompaction) command() {}
 func (DropDataflow) command()    {}

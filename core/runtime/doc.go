@@ -14,7 +14,10 @@
 // covers a dataflow renders it; the other records the dataflow's exports as
 // peers, taking over the peer hold the publisher reserved at publication
 // (I1c), so a publisher never compacts past what the reading runtime may
-// still read, even when the reading runtime is a whole create behind.
+// still read, even when the reading runtime is a whole create behind. It
+// records them once the publisher has settled the incarnation (published,
+// or abandoned because its Build failed): a reading runtime ahead of the
+// publisher waits for that verdict at the create.
 //
 // A runtime runs W workers with data sharded by key hash; worker i of the
 // Interactive runtime reads worker i of the Maintenance runtime through
@@ -30,4 +33,12 @@
 //	    the controller sent them.
 //	R2  Dropping a dataflow releases every hold it took and every index it
 //	    exported; Shutdown leaves no hold, no registry slot and no goroutine.
+//	R3  A command the controller refuses (Send returns its error) reaches no
+//	    runtime and changes nothing; a command it accepts is applied whole
+//	    by every worker, so Solo and the pair give the same answers and the
+//	    same errors.
+//	R4  Every create is numbered by the controller; the number names the
+//	    incarnation of the dataflow and of the indexes it exports, which
+//	    keys its exchanges and its registry slots: nothing of one
+//	    incarnation reaches another of the same id.
 package runtime

@@ -21,6 +21,9 @@ func Example() {
 	defer ctl.Shutdown()
 
 	// The index: input "orders" (okey, qty) arranged by okey.
+	if err := ctl.Send(runtime.CreateInput{Name: "orders", Arity: 2}); err != nil {
+		panic(err)
+	}
 	ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
 		ID: "maintain orders_by_okey", Maintained: true,
 		AsOf: frontier.At(0), Until: frontier.Empty(),
@@ -42,7 +45,7 @@ func Example() {
 	rows.Push([]int64{2, 7}, 0, 1)
 	rows.Push([]int64{1, 5}, 1, -1)
 	ctl.Send(runtime.Input{Name: "orders", Chunk: rows})
-	ctl.Send(runtime.AdvanceInput{Name: "orders", Arity: 2, Frontier: frontier.At(2)})
+	ctl.Send(runtime.AdvanceInput{Name: "orders", Frontier: frontier.At(2)})
 
 	// The query: import the index at as_of 1 and capture what it presents.
 	cp := dataflow.NewCapture(1)

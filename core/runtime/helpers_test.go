@@ -14,15 +14,17 @@ import (
 // setup is a controller over runtimes in one of two configurations: "solo"
 // (one Solo runtime) or "pair" (Maintenance + Interactive).
 type setup struct {
-	mode    string
-	workers int
-	ctl     *Controller
-	rts     []*Runtime
+	mode     string
+	workers  int
+	ctl      *Controller
+	rts      []*Runtime
+	declared map[string]bool
+	tb       testing.TB
 }
 
 func newSetup(t testing.TB, mode string, workers int) *setup {
 	t.Helper()
-	s := &setup{mode: mode, workers: workers}
+	s := &setup{mode: mode, workers: workers, tb: t}
 	switch mode {
 	case "solo":
 		r, err := New(Options{Role: Solo, Workers: workers})
@@ -106,15 +108,35 @@ func readDesc(dfID, id string, asOf uint64, until frontier.Frontier, cp *dataflo
 	}
 }
 
+// declare declares input name of cols columns on first use.
+func (s *setup) declare(name string, cols int) {
+	if s.declared == nil {
+		s.declared = map[string]bool{}
+	}
+	if !s.declared[name] {
+		s.declared[name] = true
+		s.must(CreateInput{Name: name, Arity: cols})
+	}
+}
+
+// must sends cmd, which the controller must accept.
+func (s *setup) must(cmd Command) {
+	if err := s.ctl.Send(cmd); err != nil {
+		panic(fmt.Sprintf("%s: %v", s.mode, err))
+	}
+}
+
 // send sends rows (each [time, diff, cols...]) to input name.
 func (s *setup) send(name string, cols int, rows ...[]int64) {
+	s.declare(name, cols)
 	c := dataflow.NewChunk(cols, len(rows))
 	for _, r := range rows {
 		c.Push(r[2:], uint64(r[0]), r[1])
 	}
-	s.ctl.Send(Input{Name: name, Chunk: c})
+	s.must(Input{Name: name, Chunk: c})
 }
 
 func (s *setup) advance(name string, cols int, f frontier.Frontier) {
-	s.ctl.Send(AdvanceInput{Name: name, Arity: cols, Frontier: f})
+	s.declare(name, cols)
+	s.must(AdvanceInput{Name: name, Frontier: f})
 }

@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 
 	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
 )
@@ -66,12 +67,16 @@ type Options struct {
 
 // Runtime is a set of workers in one role.
 type Runtime struct {
-	opts    Options
-	hub     *dataflow.Hub
-	workers []*worker
-	stop    chan struct{}
-	resume  chan struct{} // closed when not paused
-	wg      gosync.WaitGroup
+	opts       Options
+	hub        *dataflow.Hub
+	workers    []*worker
+	stop       chan struct{}
+	stopOnce   gosync.Once
+	resume     chan struct{} // closed when not paused
+	resumeOnce gosync.Once
+	wg         gosync.WaitGroup
+	ctlMu      gosync.Mutex
+	controlled bool // a controller sends this runtime's commands
 
 	errMu gosync.Mutex
 	errs  []error
@@ -90,7 +95,7 @@ func New(opts Options) (*Runtime, error) {
 	}
 	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{})}
 	if !opts.Paused {
-		close(r.resume)
+		r.Resume()
 	}
 	for i := range opts.Workers {
 		r.workers = append(r.workers, newWorker(r, i))
@@ -102,13 +107,10 @@ func New(opts Options) (*Runtime, error) {
 	return r, nil
 }
 
-// Resume lets a runtime started Paused apply its commands.
+// Resume lets a runtime started Paused apply its commands. It may be called
+// any number of times, from any goroutine.
 func (r *Runtime) Resume() {
-	select {
-	case <-r.resume:
-	default:
-		close(r.resume)
-	}
+	r.resumeOnce.Do(func() { close(r.resume) })
 }
 
 // Role returns the runtime's role.
@@ -117,10 +119,10 @@ func (r *Runtime) Role() Role { return r.opts.Role }
 // Workers returns the number of workers.
 func (r *Runtime) Workers() int { return r.opts.Workers }
 
-// send appends cmd to every worker's queue.
-func (r *Runtime) send(cmd Command) {
+// send appends cmd, the controller's command seq, to every worker's queue.
+func (r *Runtime) send(cmd Command, seq uint64) {
 	for _, w := range r.workers {
-		w.enqueue(cmd)
+		w.enqueue(queued{cmd: cmd, seq: seq})
 	}
 }
 
@@ -139,15 +141,22 @@ func (r *Runtime) Err() error {
 }
 
 // Shutdown drops every dataflow and index on every worker (releasing every
-// hold, R2) and stops the workers. It waits for them to exit.
+// hold, R2) and stops the workers, discarding the commands they have not
+// applied. It waits for them to exit. It may be called any number of times,
+// from any goroutine; every call returns once the workers have exited.
 func (r *Runtime) Shutdown() {
+	r.stopOnce.Do(func() { close(r.stop) })
+	r.wg.Wait()
+}
+
+// stopping reports whether Shutdown was called.
+func (r *Runtime) stopping() bool {
 	select {
 	case <-r.stop:
-		return
+		return true
 	default:
+		return false
 	}
-	close(r.stop)
-	r.wg.Wait()
 }
 
 // Stats describe a runtime's state, summed over its workers.
@@ -159,55 +168,111 @@ type Stats struct {
 }
 
 // Stats returns the runtime's state; it asks every worker through its
-// command queue, so it reflects every command sent before it.
+// command queue, so it reflects every command sent before it. On error
+// (ctx ended, runtime shut down) it returns zero Stats.
 func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
-	var mu gosync.Mutex
 	var st Stats
 	err := r.barrier(ctx, func(w *worker) {
-		mu.Lock()
-		st.Dataflows += len(w.dataflows)
+		st.Dataflows += w.rendered
 		st.Indexes += w.env.Manager.Len()
 		st.Traces += w.env.Manager.Tracked()
-		mu.Unlock()
 	})
+	if err != nil {
+		return Stats{}, err
+	}
 	st.Exchanges = r.hub.Len()
-	return st, err
+	return st, nil
 }
 
-// barrier runs f on every worker after everything sent before it has been
-// applied and stepped, and waits for all of them.
-func (r *Runtime) barrier(ctx context.Context, f func(*worker)) error {
-	var wg gosync.WaitGroup
-	for _, w := range r.workers {
-		wg.Add(1)
-		w.enqueue(barrier{done: func() {
-			if f != nil {
-				f(w)
-			}
-			wg.Done()
-		}})
+// barrierState is one barrier call: the callbacks run under mu, only while
+// the caller still waits, and the last worker closes done. Nothing waits on
+// a worker that never runs the barrier, so a barrier abandoned by its
+// caller costs no goroutine.
+type barrierState struct {
+	mu        gosync.Mutex
+	abandoned bool
+	left      int
+	done      chan struct{}
+	f         func(*worker)
+}
+
+func (b *barrierState) run(w *worker) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.abandoned {
+		return
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	if b.f != nil {
+		b.f(w)
+	}
+	b.left--
+	if b.left == 0 {
+		close(b.done)
+	}
+}
+
+// barrier runs f on every worker (one at a time) after everything sent
+// before it has been applied and stepped, and waits for all of them. If ctx
+// ends or the runtime shuts down first, it returns an error, and f runs on
+// no worker after barrier returns.
+func (r *Runtime) barrier(ctx context.Context, f func(*worker)) error {
+	b := &barrierState{left: len(r.workers), done: make(chan struct{}), f: f}
+	for _, w := range r.workers {
+		w.enqueue(queued{cmd: barrier{done: b.run}})
+	}
+	var err error
 	select {
-	case <-done:
+	case <-b.done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ctx.Err())
+		err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ctx.Err())
 	case <-r.stop:
-		return fmt.Errorf("runtime: %v is shut down", r.opts.Role)
+		err = fmt.Errorf("runtime: %v is shut down", r.opts.Role)
 	}
+	b.mu.Lock()
+	b.abandoned = true
+	select {
+	case <-b.done: // every worker ran it after all
+		err = nil
+	default:
+	}
+	b.mu.Unlock()
+	return err
 }
 
-// Controller sends every command to every runtime in the same order.
+// Controller sends every command to every runtime in the same order (R1),
+// numbering each: the number of a CreateDataflow names the incarnation of
+// the dataflow and of the indexes it exports on every runtime alike.
+//
+// It validates each command whole before any runtime sees it (R3), against
+// the inputs, dataflows and indexes its own commands declared: a rejected
+// command is sent nowhere and changes nothing, and Send returns one error
+// naming the command and the field at fault.
 type Controller struct {
 	mu  gosync.Mutex
 	rts []*Runtime
+	seq uint64
+
+	inputs    map[string]*inputDecl
+	dataflows map[string][]string // live dataflow id → its exports
+	indexes   map[string]string   // live index id → the dataflow exporting it
 }
 
+// inputDecl is the controller's record of a declared input.
+type inputDecl struct {
+	arity    int
+	frontier frontier.Frontier
+}
+
+// ErrControlled is returned by NewController for a runtime another
+// controller already sends to: two streams would number commands apart.
+var ErrControlled = errors.New("runtime: runtime already has a controller")
+
 // NewController returns a controller over runtimes. Runtimes that share
-// registries must run the same number of workers and the same hash (§4.6);
-// NewController checks it.
+// registries must run the same number of workers (worker i reads worker i,
+// §4.6), and they all shard rows with dataflow.HashCols, one function;
+// NewController checks the worker counts and that they share their
+// registries. A runtime takes one controller for its life.
 func NewController(rts ...*Runtime) (*Controller, error) {
 	for _, a := range rts {
 		for _, b := range rts {
@@ -222,16 +287,38 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 			}
 		}
 	}
-	return &Controller{rts: rts}, nil
+	for i, r := range rts {
+		r.ctlMu.Lock()
+		taken := r.controlled
+		r.controlled = true
+		r.ctlMu.Unlock()
+		if taken {
+			for _, q := range rts[:i] {
+				q.ctlMu.Lock()
+				q.controlled = false
+				q.ctlMu.Unlock()
+			}
+			return nil, fmt.Errorf("runtime: %v runtime: %w", r.opts.Role, ErrControlled)
+		}
+	}
+	return &Controller{rts: rts, inputs: map[string]*inputDecl{}, dataflows: map[string][]string{}, indexes: map[string]string{}}, nil
 }
 
-// Send sends cmd to every runtime (R1). Input updates and frontier advances
-// go only to the runtimes that maintain (Solo, Maintenance): an Interactive
-// runtime has no use for them, and waking it for each would cost every round
-// a context switch on a busy machine.
-func (c *Controller) Send(cmd Command) {
+// Send validates cmd and sends it to every runtime (R1, R3). Input updates
+// and frontier advances go only to the runtimes that maintain (Solo,
+// Maintenance): an Interactive runtime has no use for them, and waking it
+// for each would cost every round a context switch on a busy machine. It
+// returns an error, and sends nothing, for a command that is invalid as a
+// whole; errors met while applying a valid command (a Build that fails, an
+// import beyond its since) are reported by the runtimes' Err.
+func (c *Controller) Send(cmd Command) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.validate(cmd); err != nil {
+		return err
+	}
+	c.record(cmd)
+	c.seq++
 	input := false
 	switch cmd.(type) {
 	case Input, AdvanceInput:
@@ -241,7 +328,114 @@ func (c *Controller) Send(cmd Command) {
 		if input && r.opts.Role == Interactive {
 			continue
 		}
-		r.send(cmd)
+		r.send(cmd, c.seq)
+	}
+	return nil
+}
+
+// validate checks cmd whole against the controller's state. REQUIRES: c.mu
+// held.
+func (c *Controller) validate(cmd Command) error {
+	switch cmd := cmd.(type) {
+	case nil:
+		return errors.New("runtime: nil command")
+	case CreateInput:
+		switch {
+		case cmd.Name == "":
+			return errors.New("runtime: create input: empty Name")
+		case cmd.Arity < 0:
+			return fmt.Errorf("runtime: create input %q: Arity %d is negative", cmd.Name, cmd.Arity)
+		case c.inputs[cmd.Name] != nil:
+			return fmt.Errorf("runtime: create input %q: already declared", cmd.Name)
+		}
+	case Input:
+		in := c.inputs[cmd.Name]
+		if in == nil {
+			return fmt.Errorf("runtime: input %q: unknown input (declare it with CreateInput)", cmd.Name)
+		}
+		ch := cmd.Chunk
+		switch {
+		case ch == nil:
+			return fmt.Errorf("runtime: input %q: Chunk is nil", cmd.Name)
+		case ch.Arity != in.arity:
+			return fmt.Errorf("runtime: input %q: Chunk.Arity %d, the input has arity %d", cmd.Name, ch.Arity, in.arity)
+		}
+		if err := ch.Check(); err != nil {
+			return fmt.Errorf("runtime: input %q: %w", cmd.Name, err)
+		}
+		for i, t := range ch.Times {
+			if !in.frontier.Beyond(t) {
+				return fmt.Errorf("runtime: input %q: Chunk row %d: time %d is before the input frontier %v", cmd.Name, i, t, in.frontier)
+			}
+		}
+	case AdvanceInput:
+		in := c.inputs[cmd.Name]
+		switch {
+		case in == nil:
+			return fmt.Errorf("runtime: advance input %q: unknown input (declare it with CreateInput)", cmd.Name)
+		case !in.frontier.LessEqual(cmd.Frontier):
+			return fmt.Errorf("runtime: advance input %q: Frontier %v is before the input frontier %v", cmd.Name, cmd.Frontier, in.frontier)
+		}
+	case CreateDataflow:
+		d := cmd.Desc
+		switch {
+		case d.ID == "":
+			return errors.New("runtime: create dataflow: empty Desc.ID")
+		case d.Build == nil:
+			return fmt.Errorf("runtime: create dataflow %q: Desc.Build is nil", d.ID)
+		case !d.AsOf.Less(d.Until):
+			return fmt.Errorf("runtime: create dataflow %q: Desc.AsOf %v is not before Desc.Until %v", d.ID, d.AsOf, d.Until)
+		case c.dataflows[d.ID] != nil:
+			return fmt.Errorf("runtime: create dataflow %q: a dataflow with this id exists", d.ID)
+		}
+		seen := map[string]bool{}
+		for _, id := range d.Exports {
+			switch {
+			case id == "":
+				return fmt.Errorf("runtime: create dataflow %q: empty id in Desc.Exports", d.ID)
+			case seen[id]:
+				return fmt.Errorf("runtime: create dataflow %q: Desc.Exports lists %q twice", d.ID, id)
+			case c.indexes[id] != "":
+				return fmt.Errorf("runtime: create dataflow %q: Desc.Exports: index %q is exported by dataflow %q", d.ID, id, c.indexes[id])
+			}
+			seen[id] = true
+		}
+	case DropDataflow:
+		if c.dataflows[cmd.ID] == nil {
+			return fmt.Errorf("runtime: drop dataflow %q: unknown dataflow", cmd.ID)
+		}
+	case AllowCompaction:
+		if c.indexes[cmd.ID] == "" {
+			return fmt.Errorf("runtime: allow compaction of %q: unknown index", cmd.ID)
+		}
+	}
+	return nil
+}
+
+// record applies a validated cmd to the controller's state. REQUIRES: c.mu
+// held.
+func (c *Controller) record(cmd Command) {
+	switch cmd := cmd.(type) {
+	case CreateInput:
+		c.inputs[cmd.Name] = &inputDecl{arity: cmd.Arity}
+	case AdvanceInput:
+		c.inputs[cmd.Name].frontier = cmd.Frontier
+	case CreateDataflow:
+		c.dataflows[cmd.Desc.ID] = append([]string{}, cmd.Desc.Exports...)
+		for _, id := range cmd.Desc.Exports {
+			c.indexes[id] = cmd.Desc.ID
+		}
+	case DropDataflow:
+		for _, id := range c.dataflows[cmd.ID] {
+			if c.indexes[id] == cmd.ID {
+				delete(c.indexes, id)
+			}
+		}
+		delete(c.dataflows, cmd.ID)
+	case AllowCompaction:
+		if cmd.Frontier.IsEmpty() {
+			delete(c.indexes, cmd.ID)
+		}
 	}
 }
 

@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	gosync "sync"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -19,17 +21,25 @@ type worker struct {
 	wake  chan struct{} // capacity 1
 
 	qmu   gosync.Mutex
-	queue []Command
+	queue []queued
 
 	amu    gosync.Mutex
 	active map[*dataflow.Dataflow]bool
 
+	// dataflows has every live dataflow the controller created, rendered
+	// here (non-nil) or not (nil: the other runtime renders it, or its
+	// build failed); rendered counts the non-nil ones.
 	dataflows map[string]*dataflow.Dataflow
+	rendered  int
 	order     []*dataflow.Dataflow
+	// foreign are the indexes exported by dataflows this runtime neither
+	// renders nor records as peers (queries, on a Maintenance runtime):
+	// their AllowCompaction is for the other runtime.
+	foreign map[string]string // index id → its dataflow
 }
 
 func newWorker(r *Runtime, i int) *worker {
-	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}}
+	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}}
 	var reg *share.Registry
 	if r.opts.Role == Maintenance {
 		reg = r.opts.Registries[i]
@@ -45,6 +55,10 @@ func newWorker(r *Runtime, i int) *worker {
 		Wake:     w.signal,
 		Spine:    r.opts.Spine,
 		Fail: func(df string, err error) {
+			if df == "" || strings.HasPrefix(err.Error(), "dataflow "+df+":") {
+				r.fail(fmt.Errorf("%v worker %d: %w", r.opts.Role, i, err))
+				return
+			}
 			r.fail(fmt.Errorf("%v worker %d: dataflow %s: %w", r.opts.Role, i, df, err))
 		},
 	}
@@ -66,9 +80,9 @@ func (w *worker) activate(df *dataflow.Dataflow) {
 	w.signal()
 }
 
-func (w *worker) enqueue(cmd Command) {
+func (w *worker) enqueue(q queued) {
 	w.qmu.Lock()
-	w.queue = append(w.queue, cmd)
+	w.queue = append(w.queue, q)
 	w.qmu.Unlock()
 	w.signal()
 }
@@ -96,11 +110,19 @@ func (w *worker) run() {
 		cmds := w.queue
 		w.queue = nil
 		w.qmu.Unlock()
-		for _, cmd := range cmds {
-			w.apply(cmd)
+		for i, q := range cmds {
+			if w.rt.stopping() {
+				return // a stopping worker applies nothing it would discard
+			}
+			w.apply(q)
+			cmds[i] = queued{}
 		}
 		w.stepActive()
-		if w.env.Manager.Maintenance(w.rt.opts.Effort) {
+		more := w.env.Manager.Maintenance(w.rt.opts.Effort)
+		for _, err := range w.env.Manager.Overflows() {
+			w.rt.fail(fmt.Errorf("%v worker %d: %w", w.rt.opts.Role, w.index, err))
+		}
+		if more {
 			w.signal() // merge work remains: come back after other work
 		}
 	}
@@ -126,31 +148,45 @@ func (w *worker) stepActive() {
 	}
 }
 
-func (w *worker) apply(cmd Command) {
+func (w *worker) apply(q queued) {
 	role := w.rt.opts.Role
-	switch c := cmd.(type) {
+	switch c := q.cmd.(type) {
+	case CreateInput:
+		if err := w.env.Inputs.Declare(c.Name, c.Arity); err != nil {
+			w.env.Fail("", err)
+		}
 	case CreateDataflow:
-		w.create(c.Desc)
+		w.create(c.Desc, q.seq)
 	case AllowCompaction:
+		if w.foreign[c.ID] != "" {
+			return
+		}
 		if err := w.env.Manager.AllowCompaction(c.ID, c.Frontier); err != nil {
 			w.env.Fail("", err)
 		}
 	case DropDataflow:
-		if df, ok := w.dataflows[c.ID]; ok {
-			df.Drop()
-			delete(w.dataflows, c.ID)
-			for i, d := range w.order {
-				if d == df {
-					w.order = append(w.order[:i], w.order[i+1:]...)
-					break
-				}
-			}
-			w.amu.Lock()
-			delete(w.active, df)
-			w.amu.Unlock()
-		} else {
-			w.env.Manager.DropOwned(c.ID) // peers recorded for it
+		df, ok := w.dataflows[c.ID]
+		if !ok {
+			w.env.Fail("", fmt.Errorf("runtime: drop of unknown dataflow %q", c.ID))
+			return
 		}
+		delete(w.dataflows, c.ID)
+		maps.DeleteFunc(w.foreign, func(_, owner string) bool { return owner == c.ID })
+		if df == nil {
+			w.env.Manager.DropOwned(c.ID) // peers recorded for it
+			return
+		}
+		w.rendered--
+		df.Drop()
+		for i, d := range w.order {
+			if d == df {
+				w.order = append(w.order[:i], w.order[i+1:]...)
+				break
+			}
+		}
+		w.amu.Lock()
+		delete(w.active, df)
+		w.amu.Unlock()
 	case Input:
 		if role != Interactive { // the controller sends none; a direct send is ignored
 			if err := w.env.Inputs.Send(c.Name, c.Chunk); err != nil {
@@ -159,43 +195,56 @@ func (w *worker) apply(cmd Command) {
 		}
 	case AdvanceInput:
 		if role != Interactive {
-			if err := w.env.Inputs.Advance(c.Name, c.Arity, c.Frontier); err != nil {
+			if err := w.env.Inputs.Advance(c.Name, c.Frontier); err != nil {
 				w.env.Fail("", err)
 			}
 		}
 	case barrier:
 		w.stepActive()
-		c.done()
+		c.done(w)
 	}
 }
 
-// create renders desc if the role covers it, else records its exports as
-// peers (taking over the publisher's reserved hold).
-func (w *worker) create(desc dataflow.Desc) {
+// create renders desc as incarnation seq if the role covers it, else
+// records its exports as peers (taking over the publisher's reserved hold).
+// A publishing runtime settles each export's incarnation, published or not,
+// for the reading runtime; the reading runtime waits for that verdict, so a
+// build that failed on the publisher leaves no peer here, as in Solo.
+func (w *worker) create(desc dataflow.Desc, seq uint64) {
 	role := w.rt.opts.Role
+	w.dataflows[desc.ID] = nil
 	if !role.covers(desc) {
 		if role == Interactive && desc.Maintained {
 			reg := w.rt.opts.Registries[w.index]
 			for _, id := range desc.Exports {
-				b := reg.PeerBundle(id, desc.AsOf)
+				b, err := reg.AwaitPeerBundle(share.Incarnation{ID: id, AsOf: desc.AsOf, Seq: seq}, w.rt.stop)
+				if err != nil {
+					continue // abandoned (the publisher reported why), or stopping
+				}
 				if err := w.env.Manager.SetPeer(id, desc.ID, b); err != nil {
 					b.Release()
 					w.env.Fail(desc.ID, err)
 				}
 			}
+		} else {
+			for _, id := range desc.Exports {
+				w.foreign[id] = desc.ID
+			}
 		}
 		return
 	}
-	if _, ok := w.dataflows[desc.ID]; ok {
-		w.env.Fail(desc.ID, fmt.Errorf("runtime: dataflow %q already exists", desc.ID))
-		return
+	df, err := dataflow.Build(w.env, desc, seq)
+	if reg := w.env.Registry; reg != nil {
+		for _, id := range desc.Exports {
+			reg.Settle(share.Incarnation{ID: id, AsOf: desc.AsOf, Seq: seq}, err == nil)
+		}
 	}
-	df, err := dataflow.Build(w.env, desc)
 	if err != nil {
 		w.env.Fail(desc.ID, err)
 		return
 	}
 	w.dataflows[desc.ID] = df
+	w.rendered++
 	w.order = append(w.order, df)
 	w.activate(df)
 }

@@ -22,8 +22,11 @@
 //   - Reader (SharedReader): a remote hold implementing trace.Reader.
 //   - Import: a live replay of a point from a seed, presented at as_of and
 //     bounded by until (§3.3), whose read holds are readers (§4.9).
-//   - Registry: one per worker pair; slots keyed by index id and incarnation
-//     as_of; publish and peer_bundle with the reserved peer hold (§4.8).
+//   - Registry: one per worker pair; slots keyed by Incarnation (index id,
+//     as_of and the sequence number of the create that made it); publish
+//     and peer_bundle with the reserved peer hold (§4.8); the publisher's
+//     verdict per incarnation (Settle), which the reading runtime collects
+//     in command order (AwaitPeerBundle).
 //   - Bundle and Padded: trace bundles (oks + errs) whose halves are local
 //     handles or readers, and padding (§4.5).
 //
@@ -41,8 +44,10 @@
 //	    since never moves back.
 //	P5  Each publication leaves exactly one peer hold, whichever of publish
 //	    and peer_bundle comes first [20]; a peer hold is logical only [22].
-//	P6  A slot for (id, A) is never returned for (id, B) [23]; a slot lives
-//	    while its token or a peer bundle holds it [32].
+//	P6  A slot of one incarnation is never returned, replaced or evicted for
+//	    another, whether they differ in as_of [23] or only in sequence
+//	    number; a slot lives while its token, a peer bundle or an uncollected
+//	    verdict holds it [32].
 //
 // P1 and P3 are properties of interleavings, so their tests need a way into
 // the windows a split critical section would open: Points and Spines carry

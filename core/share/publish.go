@@ -312,6 +312,9 @@ func (s *Spine) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 // MapBatches visits the inner chain.
 func (s *Spine) MapBatches(f func(*batch.Batch)) { s.inner.MapBatches(f) }
 
+// Err returns the error of the first merge that overflowed (spine.Spine.Err).
+func (s *Spine) Err() error { return s.inner.Err() }
+
 // Stats returns the inner spine's counters.
 func (s *Spine) Stats() spine.Stats { return s.inner.Stats() }
 

@@ -1,25 +1,60 @@
 package share
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
+// ErrAbandoned is returned by AwaitPeerBundle for an incarnation whose
+// publisher settled it as never published (its dataflow failed to build).
+var ErrAbandoned = errors.New("share: index incarnation was not published")
+
+// ErrStopped is returned by AwaitPeerBundle when its stop channel closes
+// before the publisher settled the incarnation.
+var ErrStopped = errors.New("share: stopped waiting for an index incarnation")
+
+// Incarnation names one incarnation of a shared index (P6): its id, the
+// as_of of the dataflow that exports it, and Seq, the position of that
+// dataflow's create in the command stream both runtimes apply. Dropping an
+// index and creating it again under the same id, even at the same as_of,
+// makes a new incarnation: its slot, points and peer hold are its own, and
+// no command of an older incarnation reaches them.
+type Incarnation struct {
+	ID   string
+	AsOf frontier.Frontier
+	Seq  uint64
+}
+
+func (inc Incarnation) String() string {
+	return fmt.Sprintf("%q at %v (#%d)", inc.ID, inc.AsOf, inc.Seq)
+}
+
 // Registry is the sharing registry of one worker pair: worker i of the
 // publishing runtime and worker i of the reading runtime (§4.8). Safe for
 // concurrent use; its critical sections are a few map operations.
 type Registry struct {
 	mu    sync.Mutex
-	slots map[string]*Slot // id → the latest live incarnation
-	live  int              // live slots, old incarnations included
-	wake  chan struct{}    // capacity 1: publication, unpublication
+	slots map[Incarnation]*Slot // every live slot
+	// verdicts are the publisher's settlements of incarnations the reading
+	// runtime has not collected yet (Settle, AwaitPeerBundle).
+	verdicts map[Incarnation]*verdict
+	wake     chan struct{} // capacity 1: publication, unpublication
+}
+
+// verdict is a publisher's settlement of one incarnation: done is closed
+// once settled; slot is the published slot (holding one reference for the
+// peer that collects it), nil if the incarnation was abandoned.
+type verdict struct {
+	done chan struct{}
+	slot *Slot
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{slots: map[string]*Slot{}, wake: make(chan struct{}, 1)}
+	return &Registry{slots: map[Incarnation]*Slot{}, verdicts: map[Incarnation]*verdict{}, wake: make(chan struct{}, 1)}
 }
 
 // Wake is signalled on every publication and unpublication, for the reading
@@ -37,8 +72,7 @@ func (g *Registry) signal() {
 // publication points.
 type Slot struct {
 	g         *Registry
-	id        string
-	asOf      frontier.Frontier
+	inc       Incarnation
 	oks, errs *Point
 
 	refs             int          // token + peer bundles
@@ -48,10 +82,13 @@ type Slot struct {
 }
 
 // ID returns the slot's index id.
-func (s *Slot) ID() string { return s.id }
+func (s *Slot) ID() string { return s.inc.ID }
 
 // AsOf returns the incarnation's as_of.
-func (s *Slot) AsOf() frontier.Frontier { return s.asOf }
+func (s *Slot) AsOf() frontier.Frontier { return s.inc.AsOf }
+
+// Incarnation returns the slot's incarnation.
+func (s *Slot) Incarnation() Incarnation { return s.inc }
 
 // Oks returns the oks publication point.
 func (s *Slot) Oks() *Point { return s.oks }
@@ -59,15 +96,15 @@ func (s *Slot) Oks() *Point { return s.oks }
 // Errs returns the errs publication point.
 func (s *Slot) Errs() *Point { return s.errs }
 
-// getOrCreateLocked returns the live slot for (id, asOf), or a fresh one that
-// replaces an older incarnation in the map (P6). REQUIRES: g.mu held.
-func (g *Registry) getOrCreateLocked(id string, asOf frontier.Frontier) *Slot {
-	if s, ok := g.slots[id]; ok && s.asOf == asOf {
+// getOrCreateLocked returns the live slot of inc, or a fresh one (P6): a
+// slot of another incarnation of the same id is never returned, replaced or
+// evicted. REQUIRES: g.mu held.
+func (g *Registry) getOrCreateLocked(inc Incarnation) *Slot {
+	if s, ok := g.slots[inc]; ok {
 		return s
 	}
-	s := &Slot{g: g, id: id, asOf: asOf, oks: NewPoint(), errs: NewPoint()}
-	g.slots[id] = s
-	g.live++
+	s := &Slot{g: g, inc: inc, oks: NewPoint(), errs: NewPoint()}
+	g.slots[inc] = s
 	return s
 }
 
@@ -80,10 +117,9 @@ func (s *Slot) releaseRef() {
 	var orphans [][2]*Reader
 	if s.refs == 0 {
 		orphans, s.reserved = s.reserved, nil
-		if g.slots[s.id] == s {
-			delete(g.slots, s.id)
+		if g.slots[s.inc] == s {
+			delete(g.slots, s.inc)
 		}
-		g.live--
 	}
 	g.mu.Unlock()
 	for _, pair := range orphans {
@@ -114,16 +150,23 @@ func (t *Token) Release() {
 	t.slot.g.signal()
 }
 
-// Publish publishes an index incarnation: it attaches oks and errs to the
-// slot for (id, asOf), seeding readers that bound to it early, then reserves
-// the peer hold at asOf unless a peer recorded itself first (P5). Called on
-// the publisher's goroutine.
+// Publish publishes the incarnation (id, asOf) of sequence number 0; see
+// PublishIncarnation.
 func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) (*Token, error) {
+	return g.PublishIncarnation(Incarnation{ID: id, AsOf: asOf}, oks, errs)
+}
+
+// PublishIncarnation publishes an index incarnation: it attaches oks and
+// errs to the incarnation's slot, seeding readers that bound to it early,
+// then reserves the peer hold at its as_of unless a peer recorded itself
+// first (P5). Called on the publisher's goroutine.
+func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token, error) {
+	asOf := inc.AsOf
 	g.mu.Lock()
-	s := g.getOrCreateLocked(id, asOf)
+	s := g.getOrCreateLocked(inc)
 	if s.published {
 		g.mu.Unlock()
-		return nil, fmt.Errorf("share: publish %q at %v: %w", id, asOf, ErrPublished)
+		return nil, fmt.Errorf("share: publish %v: %w", inc, ErrPublished)
 	}
 	s.published = true
 	s.refs++
@@ -136,7 +179,7 @@ func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) 
 	}
 	if err != nil {
 		s.releaseRef()
-		return nil, fmt.Errorf("share: publish %q at %v: %w", id, asOf, err)
+		return nil, fmt.Errorf("share: publish %v: %w", inc, err)
 	}
 
 	g.mu.Lock()
@@ -150,13 +193,28 @@ func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) 
 	return &Token{slot: s}, nil
 }
 
-// PeerBundle returns the reading runtime's peer bundle for (id, asOf): it
-// takes over the oldest hold reserved at publication, or, when the peer
-// comes first, mints its own and records itself so the publication reserves
-// none (P5). The bundle keeps the slot alive until released.
+// PeerBundle returns the peer bundle of the incarnation (id, asOf) of
+// sequence number 0; see PeerBundleOf.
 func (g *Registry) PeerBundle(id string, asOf frontier.Frontier) *Bundle {
+	return g.PeerBundleOf(Incarnation{ID: id, AsOf: asOf})
+}
+
+// PeerBundleOf returns the reading runtime's peer bundle for inc: it takes
+// over the oldest hold reserved at publication, or, when the peer comes
+// first, mints its own and records itself so the publication reserves none
+// (P5). The bundle keeps the slot alive until released.
+func (g *Registry) PeerBundleOf(inc Incarnation) *Bundle {
 	g.mu.Lock()
-	s := g.getOrCreateLocked(id, asOf)
+	s := g.getOrCreateLocked(inc)
+	b := g.peerBundleLocked(s)
+	g.mu.Unlock()
+	return b
+}
+
+// peerBundleLocked takes a reference to s and its peer hold. REQUIRES: g.mu
+// held.
+func (g *Registry) peerBundleLocked(s *Slot) *Bundle {
+	asOf := s.inc.AsOf
 	s.refs++
 	var pair [2]*Reader
 	if len(s.reserved) > 0 {
@@ -167,33 +225,111 @@ func (g *Registry) PeerBundle(id string, asOf frontier.Frontier) *Bundle {
 		s.unpublishedPeers++
 		pair = [2]*Reader{s.oks.ReaderAtLeast(asOf), s.errs.ReaderAtLeast(asOf)}
 	}
-	g.mu.Unlock()
 	return newBundle(pair[0], pair[1], s.releaseRef)
 }
 
-// Lookup returns the live slot for (id, asOf), or nil.
+// verdictLocked returns inc's verdict, creating an unsettled one.
+// REQUIRES: g.mu held.
+func (g *Registry) verdictLocked(inc Incarnation) *verdict {
+	v, ok := g.verdicts[inc]
+	if !ok {
+		v = &verdict{done: make(chan struct{})}
+		g.verdicts[inc] = v
+	}
+	return v
+}
+
+// Settle records the publisher's verdict on inc for the reading runtime's
+// AwaitPeerBundle: published (the slot of inc must be published; the
+// verdict keeps it alive, with its reserved peer hold, until the peer
+// collects it, however far behind the reading runtime is) or abandoned (its
+// dataflow failed to build: the peer records nothing). Settling twice is a
+// no-op. Called on the publisher's goroutine once the dataflow is built.
+func (g *Registry) Settle(inc Incarnation, published bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	v := g.verdictLocked(inc)
+	select {
+	case <-v.done:
+		return
+	default:
+	}
+	if published {
+		if s, ok := g.slots[inc]; ok && s.published {
+			s.refs++
+			v.slot = s
+		}
+	}
+	close(v.done)
+	g.signal()
+}
+
+// AwaitPeerBundle waits until the publisher settles inc (or stop closes)
+// and returns its peer bundle (PeerBundleOf), ErrAbandoned if the
+// incarnation was not published, or ErrStopped. The reading runtime calls it
+// once per incarnation, in command order, so a stale command of an older
+// incarnation never touches a newer one's slot or hold.
+func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bundle, error) {
+	g.mu.Lock()
+	v := g.verdictLocked(inc)
+	g.mu.Unlock()
+	select {
+	case <-v.done:
+	case <-stop:
+		return nil, fmt.Errorf("%w %v", ErrStopped, inc)
+	}
+	g.mu.Lock()
+	if g.verdicts[inc] == v {
+		delete(g.verdicts, inc)
+	}
+	s := v.slot
+	v.slot = nil
+	var b *Bundle
+	if s != nil {
+		b = g.peerBundleLocked(s)
+	}
+	g.mu.Unlock()
+	if s == nil {
+		return nil, fmt.Errorf("%v: %w", inc, ErrAbandoned)
+	}
+	s.releaseRef() // the verdict's reference; the bundle holds its own
+	return b, nil
+}
+
+// Lookup returns the newest live slot for (id, asOf), or nil.
 func (g *Registry) Lookup(id string, asOf frontier.Frontier) *Slot {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if s, ok := g.slots[id]; ok && s.asOf == asOf {
-		return s
+	var out *Slot
+	for inc, s := range g.slots {
+		if inc.ID == id && inc.AsOf == asOf && (out == nil || out.inc.Seq < inc.Seq) {
+			out = s
+		}
 	}
-	return nil
+	return out
 }
 
 // RegistryStats are the registry's metrics.
 type RegistryStats struct {
 	Slots    int // live slots, old incarnations included
 	Reserved int // peer holds reserved and not yet taken
+	Settled  int // verdicts the reading runtime has not collected
 }
 
 // Stats returns the registry's metrics.
 func (g *Registry) Stats() RegistryStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	st := RegistryStats{Slots: g.live}
+	st := RegistryStats{Slots: len(g.slots)}
 	for _, s := range g.slots {
 		st.Reserved += len(s.reserved)
+	}
+	for _, v := range g.verdicts {
+		select {
+		case <-v.done:
+			st.Settled++
+		default:
+		}
 	}
 	return st
 }

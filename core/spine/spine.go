@@ -71,7 +71,7 @@ type Spine struct {
 	layers   []layer
 	pending  []*batch.Batch
 	effort   int64
-	err      error // sticky: a merge overflowed
+	err      error // the first merge that overflowed, if any
 	merges   int64
 	work     int64
 	version  uint64 // bumped whenever the chain's batches change
@@ -103,7 +103,9 @@ func (s *Spine) Upper() frontier.Frontier { return s.upper }
 // ReadUpper is Upper: the chain's coverage (§1.8).
 func (s *Spine) ReadUpper() frontier.Frontier { return s.upper }
 
-// Err returns the sticky error of a merge that overflowed, if any.
+// Err returns the error of the first merge that overflowed, if any. The
+// merged batch is in the chain with every other update (batch.Merger.Result);
+// the spine keeps accepting inserts, and its owner reports the error.
 func (s *Spine) Err() error { return s.err }
 
 // LogicalCompaction returns the logical compaction frontier.
@@ -128,8 +130,6 @@ func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
 // Insert appends b to the chain (S1) and lets arrivals drive merge work.
 func (s *Spine) Insert(b *batch.Batch) error {
 	switch {
-	case s.err != nil:
-		return s.err
 	case s.upper.IsEmpty():
 		return ErrClosed
 	case b.Arity() != s.ar:
@@ -143,7 +143,7 @@ func (s *Spine) Insert(b *batch.Batch) error {
 	s.pending = append(s.pending, b)
 	s.version++
 	s.considerMerges()
-	return s.err
+	return nil
 }
 
 // Close seals the spine with an empty batch up to the empty frontier.
@@ -300,8 +300,8 @@ func (s *Spine) completeAt(level int) *batch.Batch {
 }
 
 // finishMerge turns a layer whose merge is done into a complete Double
-// holding the result. A merge that overflowed leaves the sticky error and an
-// empty result.
+// holding the result. A merge that overflowed records its error (Err) and
+// keeps its complete result.
 func (s *Spine) finishMerge(l *layer) {
 	res, err := l.merger.Result()
 	if err != nil && s.err == nil {
@@ -451,9 +451,6 @@ func (s *Spine) Batches() []*batch.Batch {
 // far. A non-empty pending batch that f splits is reported as ErrStraddle.
 // The returned slice is fresh; the batches are shared.
 func (s *Spine) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
-	if s.err != nil {
-		return nil, s.err
-	}
 	if f == frontier.Min() {
 		return nil, nil
 	}

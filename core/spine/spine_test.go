@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -344,5 +345,40 @@ func TestVersionTracksChainChanges(t *testing.T) {
 	s.Exert(1 << 20)
 	if s.Version() != v {
 		t.Fatal("an exert with nothing to do moved the version")
+	}
+}
+
+// TestMergeOverflowKeepsOtherUpdates: a diff that overflows when a merge
+// consolidates it (MaxInt64 and +1 at times compacted to one) is reported by
+// Err, and every other update of both merged batches stays in the chain;
+// the spine keeps accepting inserts.
+func TestMergeOverflowKeepsOtherUpdates(t *testing.T) {
+	s := New(kv, Options{})
+	s.SetLogicalCompaction(frontier.At(2))
+	s.SetPhysicalCompaction(frontier.Empty())
+	ups := []batch.Update{
+		{Key: []int64{1}, Val: []int64{1}, Time: 0, Diff: math.MaxInt64},
+		{Key: []int64{2}, Val: []int64{2}, Time: 0, Diff: 1},
+		{Key: []int64{1}, Val: []int64{1}, Time: 1, Diff: 1},
+		{Key: []int64{3}, Val: []int64{3}, Time: 1, Diff: 1},
+	}
+	for i := range uint64(2) {
+		if err := s.Insert(seal(t, kv, ups, i, i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for s.Exert(1 << 10) {
+	}
+	if !errors.Is(s.Err(), batch.ErrOverflow) {
+		t.Fatalf("Err() = %v, want ErrOverflow", s.Err())
+	}
+	got := render(s.Batches())
+	for _, want := range []string{"(2, 2) [[2 1]]", "(3, 3) [[2 1]]"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("after the overflowing merge the chain lost %s:\n%s", want, got)
+		}
+	}
+	if err := s.Insert(seal(t, kv, nil, 2, 3)); err != nil {
+		t.Fatalf("insert after an overflow: %v", err)
 	}
 }

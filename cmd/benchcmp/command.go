@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracebench/tracebench/internal/benchcmp"
+)
+
+// run executes the command line args and returns the exit status: 0
+// success, 1 --fail-on triggered, 2 bad usage or input.
+func run(args []string, out, errOut io.Writer) int {
+	root := newRoot(out, errOut)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		fmt.Fprintf(errOut, "benchcmp: %s\n", strings.TrimPrefix(err.Error(), "benchcmp: "))
+	}
+	return benchcmp.ExitCode(err)
+}
+
+const rootExample = `  # Compare two runs (old first); ~ marks differences that are noise.
+  benchcmp old.txt new.txt
+
+  # Gate CI: exit 1 if a significant change past 5% (10% for install
+  # time) goes the bad way.
+  benchcmp --fail-on regression --threshold '*=5' --threshold install-ns=10 old.txt new.txt
+
+  # A pull request comment.
+  benchcmp --format markdown old.txt new.txt
+
+  # Imported against direct indexes in one file, as columns of /index.
+  benchcmp --col '/index@(direct imported)' run.txt
+
+  # Only install times of imported indexes, as a self-contained HTML report.
+  benchcmp --filter '/index:imported .unit:install-ns' --format html old.txt new.txt > report.html`
+
+func newRoot(out, errOut io.Writer) *cobra.Command {
+	cfg := benchcmp.DefaultCompareConfig()
+	root := &cobra.Command{
+		Use:   "benchcmp [flags] OLD NEW | benchcmp --col PROJECTION FILE...",
+		Short: "Compare Go benchmark results with benchstat statistics and gate CI on regressions",
+		Long: `benchcmp compares Go benchmark result files (written by go test -bench or by
+benchrun): medians with confidence intervals, Mann–Whitney U p-values, "~" for
+differences that are noise, and a verdict per row from the unit's direction
+("Unit U better=lower|higher" lines; sec/op, B/op and allocs/op are lower,
+B/s higher) and its threshold.
+
+Rows are matched by benchmark name and configuration lines, ignoring commit,
+cpu and go unless --strict. --col, --row, --filter and --ignore take
+benchproc syntax (go doc golang.org/x/perf/benchproc/syntax); the first
+column is the baseline.
+
+Exit status: 0 success; 1 --fail-on regression triggered; 2 bad usage or
+input (the message names the file and line).`,
+		Example:       rootExample,
+		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Files = args
+			return benchcmp.Compare(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
+		},
+	}
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v", benchcmp.ErrUsage, err)
+	})
+	f := root.Flags()
+	f.StringVar(&cfg.Col, "col", cfg.Col, "benchproc projection whose values are the columns (first = baseline)")
+	f.StringVar(&cfg.Row, "row", cfg.Row, "benchproc projection whose values are the rows")
+	f.StringVar(&cfg.Filter, "filter", cfg.Filter, "benchproc filter: use only matching results")
+	f.StringVar(&cfg.Ignore, "ignore", cfg.Ignore, "keys whose differences do not split rows (commit, cpu and go always, unless --strict)")
+	f.BoolVar(&cfg.Strict, "strict", false, "match commit, cpu and go configuration lines too")
+	f.Float64Var(&cfg.Alpha, "alpha", cfg.Alpha, "significance level: a change is significant if p < alpha")
+	f.Float64Var(&cfg.Confidence, "confidence", cfg.Confidence, "confidence level of the intervals")
+	f.StringArrayVar(&cfg.Thresholds, "threshold", nil, "UNIT=PCT: a change in UNIT is a regression only past PCT percent (repeatable; UNIT * for all)")
+	f.StringVar(&cfg.FailOn, "fail-on", "", "regression: exit 1 when a significant change past its threshold goes the bad way")
+	f.StringVar(&cfg.Format, "format", cfg.Format, "output format: "+strings.Join(benchcmp.Formats, "|"))
+	f.StringVar(&cfg.ScaleBy, "scale-by", "", "html: the name parameter (/PARAM) of the log-log scaling charts (default: the numeric one with most values)")
+
+	root.AddCommand(newMerge(), newProfile(), newScaling())
+	return root
+}
+
+func newMerge() *cobra.Command {
+	return &cobra.Command{
+		Use:   "merge FILE...",
+		Short: "Join the result files of sharded runs (benchrun --shard i/n) into one",
+		Long: `merge writes the results of every FILE, in order, as one result file on
+standard output, keeping configuration and unit metadata lines. Conflicting
+unit metadata is an error; a benchmark present in more than one file is
+reported on standard error (overlapping shards).`,
+		Example: `  benchcmp merge shard0.txt shard1.txt > all.txt`,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return benchcmp.Merge(cmd.OutOrStdout(), cmd.ErrOrStderr(), args)
+		},
+	}
+}
+
+func newProfile() *cobra.Command {
+	var cfg benchcmp.ProfileConfig
+	cmd := &cobra.Command{
+		Use:   "profile --base BASE.pprof OTHER.pprof --flamegraph OUT.html",
+		Short: "Write a differential flame graph: where OTHER spends more or less than BASE",
+		Long: `profile draws OTHER minus BASE (pprof's diff_base) as one self-contained
+HTML flame graph, with the runtime and operator labels of the CPU samples as
+the root frames, so a frame's width shows where OTHER spends more or less
+time than BASE, split by runtime and operator.`,
+		Example: `  benchcmp profile --base direct.pprof imported.pprof --flamegraph diff.html`,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("%w: profile takes one profile (OTHER) besides --base, got %d", benchcmp.ErrUsage, len(args))
+			}
+			cfg.Other = args[0]
+			return benchcmp.Profile(cmd.Context(), cfg)
+		},
+	}
+	cmd.Flags().StringVar(&cfg.Base, "base", "", "the base profile (required)")
+	cmd.Flags().StringVar(&cfg.Out, "flamegraph", "", "the HTML file to write (required)")
+	cmd.Flags().StringSliceVar(&cfg.Labels, "labels", []string{"runtime", "operator"}, "CPU sample labels shown as root frames")
+	return cmd
+}
+
+func newScaling() *cobra.Command {
+	cfg := benchcmp.DefaultScalingConfig()
+	cmd := &cobra.Command{
+		Use:   "scaling --by /PARAM FILE...",
+		Short: "Fit each benchmark's growth exponent in a name parameter, with an interval",
+		Long: `scaling fits value = c·PARAM^k by least squares on log-log data (all
+samples), per benchmark and unit, and prints k with its confidence interval.
+A row whose interval lies above --flag-above is flagged: for an imported
+index with --by /rows, a cost that grows with the index size.`,
+		Example: `  benchcmp scaling --by /n batch.txt
+
+  # Flag costs that grow faster than n^0.2.
+  benchcmp scaling --by /n --flag-above 0.2 --filter '.unit:ns/op' batch.txt`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Files = args
+			return benchcmp.Scaling(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.By, "by", "", "the name parameter to fit against, as /PARAM (required)")
+	f.StringVar(&cfg.Filter, "filter", cfg.Filter, "benchproc filter: use only matching results")
+	f.Float64Var(&cfg.Confidence, "confidence", cfg.Confidence, "confidence level of the exponent's interval")
+	f.Float64Var(&cfg.FlagAbove, "flag-above", cfg.FlagAbove, "flag rows whose exponent interval lies above this")
+	f.StringVar(&cfg.Format, "format", cfg.Format, "output format: text|csv|json")
+	return cmd
+}

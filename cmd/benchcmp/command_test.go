@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracebench/tracebench/internal/benchflame"
+)
+
+func TestMain(m *testing.M) {
+	benchflame.RunChildIfRequested()
+	os.Exit(m.Run())
+}
+
+// fixtures are the files the examples name, from the packages' testdata.
+var fixtures = map[string]string{
+	"old.txt":        "../../internal/benchcmp/testdata/regress-old.txt",
+	"new.txt":        "../../internal/benchcmp/testdata/regress-new.txt",
+	"run.txt":        "../../internal/benchcmp/testdata/suite.txt",
+	"shard0.txt":     "../../internal/benchcmp/testdata/shard0.txt",
+	"shard1.txt":     "../../internal/benchcmp/testdata/shard1.txt",
+	"batch.txt":      "../../internal/benchcmp/testdata/batch-a.txt",
+	"bad-line.txt":   "../../internal/benchcmp/testdata/bad-line.txt",
+	"direct.pprof":   "../../internal/benchflame/testdata/direct.pprof",
+	"imported.pprof": "../../internal/benchflame/testdata/imported.pprof",
+}
+
+// inFixtureDir runs the rest of the test in a temporary directory holding
+// the fixtures under the names the examples use.
+func inFixtureDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range fixtures {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	return dir
+}
+
+// shellWords splits an example command line as a POSIX shell would for the
+// quoting the examples use: single quotes, and a final "> FILE" redirect.
+func shellWords(t *testing.T, line string) (args []string, redirect string) {
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unterminated quote in example %q", line)
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	if n := len(args); n >= 2 && args[n-2] == ">" {
+		redirect, args = args[n-1], args[:n-2]
+	}
+	return args, redirect
+}
+
+// examples returns every example command line of cmd and its subcommands.
+func examples(cmd *cobra.Command) []string {
+	var out []string
+	for _, line := range strings.Split(cmd.Example, "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "benchcmp ") {
+			out = append(out, l)
+		}
+	}
+	for _, c := range cmd.Commands() {
+		out = append(out, examples(c)...)
+	}
+	return out
+}
+
+// TestExamples runs every example of every --help, so that the help cannot
+// rot: each must succeed (exit 0), except the CI gate, which must find the
+// regression in the fixtures (exit 1); and each must write something.
+func TestExamples(t *testing.T) {
+	dir := inFixtureDir(t)
+	root := newRoot(io.Discard, io.Discard)
+	exs := examples(root)
+	if len(exs) < 8 {
+		t.Fatalf("found %d examples, want every command to have at least one", len(exs))
+	}
+	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+		if c.Name() != "help" && c.Name() != "completion" && !strings.Contains(c.Example, "benchcmp ") {
+			t.Errorf("command %q has no example in its --help", c.Name())
+		}
+	}
+	for _, ex := range exs {
+		t.Run(ex, func(t *testing.T) {
+			args, redirect := shellWords(t, ex)
+			var out, errOut bytes.Buffer
+			code := run(args[1:], &out, &errOut)
+			want := 0
+			if strings.Contains(ex, "--fail-on regression") {
+				want = 1
+			}
+			if code != want {
+				t.Fatalf("exit %d, want %d\nstderr: %s", code, want, errOut.String())
+			}
+			if redirect != "" {
+				if err := os.WriteFile(filepath.Join(dir, redirect), out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if strings.HasSuffix(redirect, ".html") && !bytes.Contains(out.Bytes(), []byte("<svg")) {
+					t.Errorf("%s has no chart", redirect)
+				}
+			}
+			written := out.Len()
+			for _, a := range args {
+				if strings.HasSuffix(a, ".html") {
+					st, err := os.Stat(filepath.Join(dir, a))
+					if err != nil {
+						t.Fatalf("example did not write %s: %v", a, err)
+					}
+					written += int(st.Size())
+				}
+			}
+			if written == 0 {
+				t.Error("example wrote nothing")
+			}
+		})
+	}
+}
+
+func TestExitCodesAndMessages(t *testing.T) {
+	inFixtureDir(t)
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		inStdout string
+		inStderr string
+	}{
+		{[]string{"old.txt", "new.txt"}, 0, "regression", ""},
+		{[]string{"--fail-on", "regression", "--threshold", "install-ns=5", "old.txt", "new.txt"}, 1, "regression", "benchcmp: regression: 2 significant change(s)"},
+		{[]string{"--fail-on", "regression", "--threshold", "install-ns=30", "old.txt", "new.txt"}, 0, "worse", ""},
+		{[]string{"old.txt", "bad-line.txt"}, 2, "", "bad-line.txt:5"},
+		{[]string{"old.txt", "missing.txt"}, 2, "", "missing.txt"},
+		{[]string{"old.txt"}, 2, "", "at least two"},
+		{[]string{"--no-such-flag", "old.txt", "new.txt"}, 2, "", "unknown flag"},
+		{[]string{"--alpha", "x", "old.txt", "new.txt"}, 2, "", "invalid argument"},
+		{[]string{"--format", "xml", "old.txt", "new.txt"}, 2, "", "--format"},
+		{[]string{"merge"}, 2, "", "at least one file"},
+		{[]string{"merge", "shard0.txt", "bad-line.txt"}, 2, "", "bad-line.txt:5"},
+		{[]string{"scaling", "run.txt"}, 2, "", "--by"},
+		{[]string{"scaling", "--by", "/rows", "bad-line.txt"}, 2, "", "bad-line.txt:5"},
+		{[]string{"profile", "imported.pprof"}, 2, "", "--base"},
+		{[]string{"profile", "--base", "direct.pprof", "--flamegraph", "x.html"}, 2, "", "one profile"},
+		{[]string{"profile", "--base", "old.txt", "imported.pprof", "--flamegraph", "x.html"}, 2, "", "old.txt"},
+		{[]string{"--help"}, 0, "Examples:", ""},
+		{[]string{"profile", "--help"}, 0, "--flamegraph diff.html", ""},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		if code != tc.code {
+			t.Errorf("benchcmp %s: exit %d, want %d\nstderr: %s", strings.Join(tc.args, " "), code, tc.code, errOut.String())
+		}
+		if !strings.Contains(out.String(), tc.inStdout) {
+			t.Errorf("benchcmp %s: stdout lacks %q:\n%s", strings.Join(tc.args, " "), tc.inStdout, out.String())
+		}
+		if !strings.Contains(errOut.String(), tc.inStderr) {
+			t.Errorf("benchcmp %s: stderr %q lacks %q", strings.Join(tc.args, " "), errOut.String(), tc.inStderr)
+		}
+		if tc.code == 2 && strings.Contains(out.String(), "Usage:") {
+			t.Errorf("benchcmp %s: printed usage on an error (SilenceUsage)", strings.Join(tc.args, " "))
+		}
+	}
+}

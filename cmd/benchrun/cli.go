@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracebench/tracebench/internal/benchrun"
+)
+
+// cmdError marks an error returned by a command's RunE, as opposed to one
+// cobra or pflag produced while parsing (always bad usage, exit 2).
+type cmdError struct{ err error }
+
+func (e cmdError) Error() string { return e.err.Error() }
+func (e cmdError) Unwrap() error { return e.err }
+
+// wrap adapts a command body so its errors are told apart from parse errors.
+func wrap(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := f(cmd, args); err != nil {
+			return cmdError{err}
+		}
+		return nil
+	}
+}
+
+// run executes benchrun with args and returns the exit code; out gets
+// results and command output, errOut messages and progress.
+func run(ctx context.Context, out, errOut io.Writer, args []string) int {
+	root := newRoot(out, errOut, benchrun.DetectEnv())
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
+	}
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return benchrun.ExitOK
+	}
+	var ce cmdError
+	if errors.As(err, &ce) {
+		fmt.Fprintln(errOut, benchrun.Message(ce.err))
+		return benchrun.ExitCode(ce.err)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "benchrun") {
+		msg = "benchrun: " + msg
+	}
+	fmt.Fprintf(errOut, "%s\nRun 'benchrun --help' for usage.\n", msg)
+	return benchrun.ExitUsage
+}
+
+// newRoot builds the command tree.
+func newRoot(out, errOut io.Writer, env benchrun.Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "benchrun",
+		Short: "Benchmark joins and reduces over shared traces: imported vs direct indexes",
+		Long: `benchrun runs workload specs (docs/spec.md) on the tracebench engine and
+writes Go benchmark format.
+
+With no arguments it runs the default suite: every built-in workload at its
+small default size in both index modes.`,
+		Example: `  benchrun list
+  benchrun validate workloads/examples/lookup.json`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: wrap(func(cmd *cobra.Command, args []string) error {
+			return benchrun.Run(cmd.Context(), benchrun.RunConfig{
+				Out: out, ErrOut: errOut,
+				Selection: benchrun.Selection{Index: []string{benchrun.IndexImported, benchrun.IndexDirect}, Workers: 1},
+				Count:     1, Progress: benchrun.ProgressAuto, Env: env,
+			})
+		}),
+	}
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%s: %w", c.CommandPath(), err)
+	})
+	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, env))
+	return root
+}
+
+// minArgs is cobra.MinimumNArgs with a message naming the command's usage.
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return fmt.Errorf("%s needs at least %d argument(s): %s", cmd.CommandPath(), n, cmd.UseLine())
+		}
+		return nil
+	}
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return fmt.Errorf("%s takes %d argument(s), got %d: %s", cmd.CommandPath(), n, len(args), cmd.UseLine())
+		}
+		return nil
+	}
+}
+
+func newList(out io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Short:   "List the built-in workloads with their parameters and defaults",
+		Example: "  benchrun list",
+		Args:    exactArgs(0),
+		RunE: wrap(func(cmd *cobra.Command, args []string) error {
+			return benchrun.List(benchrun.ListConfig{Out: out})
+		}),
+	}
+}
+
+func newValidate(out io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate SPEC.json...",
+		Short: "Check spec files and their CSV inputs",
+		Long: `validate decodes each spec strictly, checks every field and reads its CSV
+inputs. A problem exits with status 2 and names the file and the line or field.`,
+		Example: "  benchrun validate workloads/examples/lookup.json workloads/examples/star.json",
+		Args:    minArgs(1),
+		RunE: wrap(func(cmd *cobra.Command, args []string) error {
+			return benchrun.Validate(benchrun.ValidateConfig{Out: out, Specs: args})
+		}),
+	}
+}
+
+func newGen(out io.Writer) *cobra.Command {
+	var dir string
+	var seed uint64
+	c := &cobra.Command{
+		Use:   "gen SPEC.json --out DIR",
+		Short: "Write every input of a spec as CSV",
+		Long: `gen writes each input of the spec, generated, inline or CSV, as DIR/NAME.csv
+with the header time,diff,<columns>: the exact updates a run feeds the engine.`,
+		Example: "  benchrun gen workloads/examples/lookup.json --out /tmp/lookup",
+		Args:    exactArgs(1),
+		RunE: wrap(func(cmd *cobra.Command, args []string) error {
+			return benchrun.Gen(benchrun.GenConfig{Out: out, Spec: args[0], Dir: dir, Seed: seed})
+		}),
+	}
+	c.Flags().StringVar(&dir, "out", "", "directory to write NAME.csv files into (created if missing)")
+	c.Flags().Uint64Var(&seed, "seed", 0, "run seed, combined with each generator's own seed")
+	return c
+}
+
+func newRun(out, errOut io.Writer, env benchrun.Env) *cobra.Command {
+	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, Env: env}
+	var index, join string
+	c := &cobra.Command{
+		Use:   "run [WORKLOAD|SPEC.json ...]",
+		Short: "Run benchmarks and write Go benchmark format",
+		Long: `run runs built-in workloads (see benchrun list) or spec files, each sample
+once, and writes one result line per sample on stdout (and --out), named
+Benchmark<Base>/workload=<name>/index=<mode>/join=<j>/<param>=<v>.../workers=<W>.
+With no workload it runs every built-in workload.`,
+		Example: `  benchrun run lookup --count 5 --index imported,direct --out lookup.txt
+  benchrun run star --join linear,delta --param orders=1e5
+  benchrun run workloads/examples/star.json --param inputs.orders.generate.rows=1e5 --shard 0/2`,
+		RunE: wrap(func(cmd *cobra.Command, args []string) error {
+			var err error
+			cfg.Targets = args
+			if cfg.Index, err = benchrun.ParseList("--index", index, benchrun.IndexImported, benchrun.IndexDirect); err != nil {
+				return err
+			}
+			cfg.Join = nil
+			if join != "" {
+				if cfg.Join, err = benchrun.ParseList("--join", join, "linear", "delta"); err != nil {
+					return err
+				}
+			}
+			return benchrun.Run(cmd.Context(), cfg)
+		}),
+	}
+	f := c.Flags()
+	f.IntVar(&cfg.Count, "count", 1, "samples per benchmark; each sample runs the workload once")
+	f.StringVar(&index, "index", benchrun.IndexImported, "index modes, comma-separated: imported,direct")
+	f.StringVar(&join, "join", "", "join strategies, comma-separated: linear,delta (default: the spec's)")
+	f.IntVar(&cfg.Workers, "workers", 1, "workers per runtime")
+	f.StringArrayVar(&cfg.Params, "param", nil, "key=value parameter (repeatable; numbers accept 1e6)")
+	f.StringVar(&cfg.OutFile, "out", "", "also write results to FILE (truncated at start, each line flushed)")
+	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile to FILE")
+	f.StringVar(&cfg.MemProfile, "memprofile", "", "write an allocation profile to FILE")
+	f.StringVar(&cfg.Flamegraph, "flamegraph", "", "write a CPU flame graph to FILE.html")
+	f.StringVar(&cfg.Shard, "shard", "", "run shard i/n (0-based) of the sorted benchmark list")
+	f.Uint64Var(&cfg.Seed, "seed", 0, "run seed, combined with each generator's own seed")
+	f.StringVar(&cfg.Progress, "progress", benchrun.ProgressAuto, "progress on stderr: auto, on or off")
+	return c
+}
+
+// helpExamples returns the example command lines of a command, without
+// the leading program name, for tests.
+func helpExamples(c *cobra.Command) [][]string {
+	var out [][]string
+	for _, line := range strings.Split(c.Example, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 1 && f[0] == "benchrun" {
+			out = append(out, f[1:])
+		}
+	}
+	return out
+}
+
+func newExplain(out io.Writer) *cobra.Command {
+	var cfg benchrun.ExplainConfig
+	c := &cobra.Command{
+		Use:   "explain SPEC.json",
+		Short: "Print the plan: join stages or paths and the index serving each arrangement",
+		Long: `explain prints what each maintained index's dataflow builds, imports and
+reads raw, and the query's linear stages or delta paths with the arrangement
+each reads and the index that serves it. With --index imported, an
+arrangement no index serves exits with status 2, naming every missing
+(collection, key set).`,
+		Example: `  benchrun explain workloads/examples/star.json --join delta
+  benchrun explain workloads/examples/errors.json --index direct`,
+		Args: exactArgs(1),
+		RunE: wrap(func(cmd *cobra.Command, args []string) error {
+			cfg.Out, cfg.Spec = out, args[0]
+			return benchrun.Explain(cfg)
+		}),
+	}
+	c.Flags().StringVar(&cfg.Index, "index", benchrun.IndexImported, "index mode: imported or direct")
+	c.Flags().StringVar(&cfg.Join, "join", "", "join strategy: linear or delta (default: the spec's)")
+	return c
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/internal/benchrun"
+	"github.com/tracebench/tracebench/workloads"
+	"github.com/tracebench/tracebench/workloads/gen"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite testdata/golden/*.txt from the current output")
+
+// execute runs the command line from the repository root and returns the
+// exit code and both outputs.
+func execute(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), &out, &errOut, args)
+	return code, out.String(), errOut.String()
+}
+
+// TestGolden compares each command's exit code, stdout and stderr with
+// testdata/golden/NAME.txt.
+func TestGolden(t *testing.T) {
+	golden, _ := filepath.Abs("testdata/golden")
+	t.Chdir("../..")
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"list", []string{"list"}},
+		{"validate", []string{"validate", "workloads/examples/lookup.json", "workloads/examples/errors.json"}},
+		{"explain_star_delta", []string{"explain", "workloads/examples/star.json", "--join", "delta"}},
+		{"explain_star_linear", []string{"explain", "workloads/examples/star.json"}},
+		{"explain_errors_direct", []string{"explain", "workloads/examples/errors.json", "--index", "direct"}},
+		{"explain_views", []string{"explain", "workloads/spec/testdata/orders_lineitem.json"}},
+		{"explain_missing_index", []string{"explain", "cmd/benchrun/testdata/bad/missing_index.json"}},
+		{"explain_missing_index_delta", []string{"explain", "cmd/benchrun/testdata/bad/missing_index.json", "--join", "delta"}},
+		{"explain_missing_index_direct", []string{"explain", "cmd/benchrun/testdata/bad/missing_index.json", "--index", "direct"}},
+		{"bad_unknown_field", []string{"validate", "cmd/benchrun/testdata/bad/unknown_field.json"}},
+		{"bad_name", []string{"validate", "cmd/benchrun/testdata/bad/bad_name.json"}},
+		{"bad_cycle", []string{"validate", "cmd/benchrun/testdata/bad/cycle.json"}},
+		{"bad_expr", []string{"validate", "cmd/benchrun/testdata/bad/bad_expr.json"}},
+		{"bad_csv", []string{"validate", "cmd/benchrun/testdata/bad/bad_csv.json"}},
+		{"bad_missing_file", []string{"validate", "cmd/benchrun/testdata/bad/nope.json"}},
+		{"run_missing_index", []string{"run", "cmd/benchrun/testdata/bad/missing_index.json"}},
+		{"run_missing_index_direct_ok", []string{"run", "cmd/benchrun/testdata/bad/missing_index.json", "--index", "direct"}},
+		{"run_bad_count", []string{"run", "lookup", "--count", "abc"}},
+		{"run_zero_count", []string{"run", "lookup", "--count", "0"}},
+		{"run_bad_index", []string{"run", "lookup", "--index", "imported,shared"}},
+		{"run_bad_join", []string{"run", "lookup", "--join", "hash"}},
+		{"run_bad_shard", []string{"run", "--shard", "4/4"}},
+		{"run_bad_param", []string{"run", "lookup", "--param", "rows=ten"}},
+		{"run_unknown_param", []string{"run", "lookup", "--param", "edges=10"}},
+		{"run_bad_progress", []string{"run", "lookup", "--progress", "loud"}},
+		{"run_unknown_workload", []string{"run", "lookups"}},
+		{"run_unknown_flag", []string{"run", "--rows", "5"}},
+		{"unknown_command", []string{"frobnicate"}},
+		{"validate_no_args", []string{"validate"}},
+		{"explain_bad_index", []string{"explain", "workloads/examples/star.json", "--index", "both"}},
+		{"run_no_engine", []string{"run", "lookup", "--param", "rows=1e5"}},
+		{"default_suite_no_engine", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := execute(t, tc.args...)
+			got := fmt.Sprintf("$ benchrun %s\nexit %d\n--- stdout\n%s--- stderr\n%s", strings.Join(tc.args, " "), code, out, errOut)
+			path := filepath.Join(golden, tc.name+".txt")
+			if *rewrite {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s:\n%s\nwant:\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+// TestBadInputExitsTwo checks every bad-input path: exit 2, a message
+// naming the file and line or field (or the flag), and nothing on stdout
+// or in --out.
+func TestBadInputExitsTwo(t *testing.T) {
+	t.Chdir("../..")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "cmd/benchrun/testdata/bad/unknown_field.json"}, "cmd/benchrun/testdata/bad/unknown_field.json:5: inputs.a.colums: unknown field"},
+		{[]string{"run", "cmd/benchrun/testdata/bad/bad_name.json"}, "cmd/benchrun/testdata/bad/bad_name.json:5: inputs.a.columns[1]: bad name"},
+		{[]string{"run", "cmd/benchrun/testdata/bad/cycle.json"}, "cmd/benchrun/testdata/bad/cycle.json:8: views.v: views form a cycle"},
+		{[]string{"run", "cmd/benchrun/testdata/bad/bad_expr.json"}, "cmd/benchrun/testdata/bad/bad_expr.json:8: query.map[0].expr:"},
+		{[]string{"run", "cmd/benchrun/testdata/bad/bad_csv.json"}, "cmd/benchrun/testdata/bad/bad.csv:3: 3 fields"},
+		{[]string{"run", "cmd/benchrun/testdata/bad/nope.json"}, "cmd/benchrun/testdata/bad/nope.json: cannot read spec"},
+		{[]string{"run", "cmd/benchrun/testdata/bad/missing_index.json"}, "cmd/benchrun/testdata/bad/missing_index.json:9: indexes: --index imported: no index serves a(k), c(y)"},
+		{[]string{"run", "lookup", "--count", "x"}, `--count`},
+		{[]string{"run", "lookup", "--workers", "0"}, `--workers: must be at least 1`},
+		{[]string{"run", "lookup", "--seed", "-1"}, `--seed`},
+		{[]string{"run", "lookup", "--param", "keys=0"}, "workloads/examples/lookup.json:9: inputs.facts.generate.columns.key.max: max -1 is below min 0 (with parameters keys=0, rows=10000)"},
+		{[]string{"run", "lookup", "--flamegraph", "x.svg"}, `--flamegraph: "x.svg" must name an .html file`},
+		{[]string{"gen", "cmd/benchrun/testdata/bad/bad_csv.json", "--out", filepath.Join(dir, "gen")}, "bad.csv:3: 3 fields"},
+		{[]string{"gen", "workloads/examples/lookup.json"}, "--out: gen needs --out DIR"},
+	} {
+		outFile := filepath.Join(dir, "results.txt")
+		os.Remove(outFile)
+		args := tc.args
+		if args[0] == "run" {
+			args = append(args, "--out", outFile)
+		}
+		code, out, errOut := execute(t, args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("benchrun %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(args, " "), code, out, errOut, tc.want)
+		}
+		if _, err := os.Stat(outFile); err == nil {
+			t.Errorf("benchrun %s: --out was written", strings.Join(args, " "))
+		}
+		if _, err := os.Stat(filepath.Join(dir, "gen")); err == nil {
+			t.Errorf("benchrun %s: gen wrote its directory", strings.Join(args, " "))
+		}
+	}
+}
+
+// TestGen checks that gen writes every input as CSV equal to what the
+// generator produces with the given seed, readable by the CSV reader.
+func TestGen(t *testing.T) {
+	t.Chdir("../..")
+	dir := filepath.Join(t.TempDir(), "out")
+	code, out, errOut := execute(t, "gen", "workloads/examples/lookup.json", "--out", dir, "--seed", "9")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := fmt.Sprintf("%s/facts.csv: 10000 updates\n%s/dims.csv: 1000 updates\n", dir, dir)
+	if out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	s, err := spec.ReadFile("workloads/examples/lookup.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := workloads.Load(s, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range s.Inputs {
+		got, err := spec.ReadCSVFile(filepath.Join(dir, in.Name+".csv"), in.Columns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, tables[i]) {
+			t.Errorf("%s.csv differs from the generated input", in.Name)
+		}
+		if !reflect.DeepEqual(got, gen.Table(in.Generate, in.Columns, 9)) {
+			t.Errorf("%s.csv is not the generator's output for seed 9", in.Name)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("gen left %d files, want 2 (no temporaries)", len(entries))
+	}
+}
+
+// TestHelpExamples runs the examples in every command's --help. Commands
+// that need the engine must get as far as asking for it: every flag and
+// spec in the example is valid.
+func TestHelpExamples(t *testing.T) {
+	t.Chdir("../..")
+	tmp := t.TempDir()
+	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, benchrun.DetectEnv())
+	cmds := append(root.Commands(), root)
+	n := 0
+	for _, c := range cmds {
+		for _, args := range helpExamples(c) {
+			for i, a := range args {
+				args[i] = strings.ReplaceAll(a, "/tmp/", tmp+"/")
+				if strings.HasSuffix(a, ".txt") {
+					args[i] = filepath.Join(tmp, a)
+				}
+			}
+			n++
+			code, _, errOut := execute(t, args...)
+			switch {
+			case code == 0:
+			case code == 1 && strings.Contains(errOut, "no engine to run benchmarks with"):
+			default:
+				t.Errorf("example `benchrun %s` of %s: exit %d: %s", strings.Join(args, " "), c.Name(), code, errOut)
+			}
+		}
+	}
+	if n < 8 {
+		t.Errorf("only %d examples found in the help texts", n)
+	}
+}

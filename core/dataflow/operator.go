@@ -1,0 +1,96 @@
+package dataflow
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The activation contract (docs/semantics.md §3): how long a dataflow runs
+// each time it is activated. An operator does bounded work per Step — what
+// its inputs hold, or a fixed amount of fuel — and either finishes or keeps
+// itself activated; it never loops until some other operator has moved.
+const (
+	// PassesPerActivation is how many passes (every operator stepped once,
+	// in construction order) an activated dataflow runs at most. A
+	// dataflow still moving after that many is activated again after the
+	// worker's other dataflows had their turn, so an iterate-like operator
+	// that needs several passes gets them, in rounds.
+	PassesPerActivation = 8
+	// PassesAtBuild is how many passes Build runs once the operators are
+	// added, so that an imported trace's seed is delivered before the
+	// create returns.
+	PassesAtBuild = 4
+)
+
+// ErrOperatorBuilt is returned by OperatorBuilder.Build called twice.
+var ErrOperatorBuilt = errors.New("dataflow: operator already built")
+
+// OperatorBuilder adds one operator to a dataflow from outside this
+// package: declare its inputs (AddInput) and outputs (AddOutput), ask for
+// an activator if something outside the dataflow wakes it, then Build it
+// with the operator's logic. The operator is placed after every operator
+// added before Build, so it reads only streams that exist.
+//
+// The Operator it builds follows the contract of Operator: each Step takes
+// what its input ports hold (Port.Take), emits on its outputs
+// (Stream.Send) at times at or after its capability, and returns its
+// capability — the earliest time it may still emit at regardless of its
+// inputs. Returning {t} holds a capability at t; returning a later frontier
+// downgrades it; {} drops it. Its outputs' frontier is the meet of that
+// capability and its inputs' frontiers (D1).
+type OperatorBuilder struct {
+	c     *Context
+	n     *node
+	names []string // input names, in AddInput order
+	built bool
+}
+
+// NewOperator starts an operator named name (for errors and profiles).
+func (c *Context) NewOperator(name string) *OperatorBuilder {
+	return &OperatorBuilder{c: c, n: &node{name: name}}
+}
+
+// AddInput makes s an input of the operator under construction, under name,
+// and returns the port its Step takes s's messages from. The port's
+// frontier is s's (Port.Frontier); Step's argument is the meet over every
+// input.
+func AddInput[T any](b *OperatorBuilder, name string, s *Stream[T]) *Port[T] {
+	b.names = append(b.names, name)
+	b.n.inputs = append(b.n.inputs, s.from)
+	p := s.subscribe()
+	p.name = name
+	return p
+}
+
+// AddOutput adds an output stream to the operator under construction; its
+// Step sends on it, and later operators subscribe to it.
+func AddOutput[T any](b *OperatorBuilder) *Stream[T] {
+	return newStream[T](b.c.df, b.n)
+}
+
+// Activator returns a function that activates the dataflow: the worker
+// steps it soon after. It is safe from any goroutine and after the dataflow
+// is dropped (then it does nothing useful and costs nothing). An operator
+// whose input arrives from outside the dataflow (a publisher, a timer)
+// calls it; one fed only by streams never needs it.
+func (b *OperatorBuilder) Activator() func() {
+	df, env := b.c.df, b.c.env
+	return func() { env.Activate(df) }
+}
+
+// Build adds the operator with its logic op. Shutdown of op is called once
+// when the dataflow is dropped, in reverse construction order.
+func (b *OperatorBuilder) Build(op Operator) error {
+	if b.built {
+		return fmt.Errorf("dataflow %s: operator %q: %w", b.c.df.id, b.n.name, ErrOperatorBuilt)
+	}
+	if op == nil {
+		return fmt.Errorf("dataflow %s: operator %q: nil Operator", b.c.df.id, b.n.name)
+	}
+	b.built = true
+	n := b.c.df.addNode(b.n.name, op, b.n.inputs...)
+	// The streams and ports handed out so far name b.n: make it the node.
+	*b.n = *n
+	b.c.df.nodes[len(b.c.df.nodes)-1] = b.n
+	return nil
+}

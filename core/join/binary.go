@@ -1,0 +1,298 @@
+package join
+
+import (
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// Side is one input of a binary join: the trace its arrangement is kept in
+// and how that arrangement's batches are read (identity for a Local
+// arrangement, as_of and until for an imported one). The join owns the
+// reader: it moves the reader's physical hold to the frontier it has
+// acknowledged (B2) and its logical hold with Compact.
+type Side struct {
+	Trace trace.Reader
+	Pres  batch.Presentation
+	Arity batch.Arity
+}
+
+// BinaryOptions configure a binary join.
+type BinaryOptions struct {
+	// AsOf is the dataflow's as_of: every output time is advanced to it.
+	AsOf frontier.Frontier
+	// Closure, if not nil, is applied to the joined rows (key ++ left val
+	// ++ right val); nil emits the joined rows.
+	Closure Closure
+	// Stats receives the operator's counters; nil keeps private ones.
+	Stats *Stats
+}
+
+// Binary is differential dataflow's join_core over two arrangements with
+// the same key (§5.2): each new batch of one input is joined with the other
+// input's trace cut at the frontier that input has acknowledged, so every
+// pair of updates is matched exactly once, by whichever of its two batches
+// arrived later (B1). Output rows are key ++ left val ++ right val (then
+// the closure) at the later of the two times, advanced to as_of, with the
+// product of the diffs; a product that leaves int64 is the error
+// `numeric overflow` at that time with diff +1 (K3).
+//
+// A Binary is owned by one goroutine (its worker).
+type Binary struct {
+	side    [2]Side
+	ack     [2]frontier.Frontier // B1: the upper through which each input's batches were joined
+	preload [2]frontier.Frontier // B3: stream batches at or below these were joined at start
+	started bool
+	asOf    frontier.Frontier
+	closure Closure
+	stats   *Stats
+	joined  int   // arity of the joined row
+	stage   *Sink // where joined rows go during a step: out, or staged when there is a closure
+	staged  *Sink // joined rows before the closure
+	matches int64 // matched pairs during the current step
+}
+
+// NewBinary returns a join of left and right. The sides' key arities must
+// agree. The join takes over both readers (B2); Release gives them back.
+func NewBinary(left, right Side, opts BinaryOptions) (*Binary, error) {
+	if left.Arity.Key != right.Arity.Key {
+		return nil, fmt.Errorf("%w: left key arity %d, right key arity %d", ErrArity, left.Arity.Key, right.Arity.Key)
+	}
+	j := &Binary{
+		side:    [2]Side{left, right},
+		asOf:    opts.AsOf,
+		closure: opts.Closure,
+		stats:   opts.Stats,
+		joined:  left.Arity.Key + left.Arity.Val + right.Arity.Val,
+	}
+	if j.stats == nil {
+		j.stats = NewStats("", "join", "")
+	}
+	return j, nil
+}
+
+// Arity returns the arity of the rows the join emits.
+func (j *Binary) Arity() int {
+	if j.closure != nil {
+		return j.closure.Arity()
+	}
+	return j.joined
+}
+
+// Stats returns the join's counters.
+func (j *Binary) Stats() *Stats { return j.stats }
+
+// Acknowledged returns the frontier through which input i's batches have
+// been joined.
+func (j *Binary) Acknowledged(i int) frontier.Frontier { return j.ack[i] }
+
+// start preloads the traces as they are when the join first runs (B3):
+// the left trace's batches are acknowledged unjoined, and the right
+// trace's batches are joined with the left trace cut there. Stream batches
+// at or below these uppers are then skipped.
+func (j *Binary) start(out *Sink) error {
+	j.started = true
+	for i := range j.side {
+		r := j.side[i].Trace
+		up := r.ReadUpper()
+		if !r.PhysicalCompaction().LessEqual(up) {
+			return fmt.Errorf("join: input %d: physical compaction %v beyond the trace's coverage %v: %w",
+				i, r.PhysicalCompaction(), up, ErrStraddle)
+		}
+		j.preload[i] = up
+	}
+	if j.preload[1] != frontier.Min() {
+		own, err := j.side[1].Trace.BatchesThrough(j.preload[1])
+		if err != nil {
+			return fmt.Errorf("join: preloading the right trace through %v: %w", j.preload[1], err)
+		}
+		for _, b := range own {
+			if err := j.joinBatch(1, b, j.preload[0], out); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range j.side {
+		j.ack[i] = j.preload[i]
+		j.side[i].Trace.SetPhysicalCompaction(j.ack[i])
+	}
+	return nil
+}
+
+// Step joins the newly arrived batches of each input (in the order each
+// input's stream delivered them; empty batches may be left out) and appends
+// the output to out. Left batches are processed first, so a right batch
+// arriving in the same step meets them in the left trace.
+//
+// REQUIRES: every batch is already in its input's trace (an arrangement
+// inserts a batch before sending it, D2), and each input's batches come in
+// time order.
+func (j *Binary) Step(left, right []*batch.Batch, out *Sink) error {
+	before := out.ErrorCount()
+	var matches int64
+	j.stage = out
+	if j.closure != nil {
+		if j.staged == nil {
+			j.staged = NewSink(j.joined)
+		}
+		j.stage = j.staged
+	}
+	var err error
+	if !j.started {
+		err = j.start(j.stage)
+	}
+	for i, batches := range [2][]*batch.Batch{left, right} {
+		for _, b := range batches {
+			if err != nil {
+				break
+			}
+			err = j.accept(i, b)
+		}
+	}
+	matches, j.matches = j.matches, 0
+	finish(j.closure, j.stage, out)
+	j.stats.record(before, out, matches)
+	return err
+}
+
+// accept joins a new batch of input i with the other input's trace cut at
+// what that input has acknowledged, then acknowledges the batch.
+func (j *Binary) accept(i int, b *batch.Batch) error {
+	if b.Upper().LessEqual(j.preload[i]) {
+		return nil // B3: joined by the preload
+	}
+	if b.Lower().Less(j.preload[i]) {
+		return fmt.Errorf("%w: input %d batch %v, preloaded through %v", ErrStraddle, i, b.Desc(), j.preload[i])
+	}
+	if b.Lower().Less(j.ack[i]) {
+		return fmt.Errorf("%w: input %d batch %v, acknowledged through %v", ErrOrder, i, b.Desc(), j.ack[i])
+	}
+	if a := b.Arity(); a != j.side[i].Arity {
+		return fmt.Errorf("%w: input %d batch arity %v, join expects %v", ErrArity, i, a, j.side[i].Arity)
+	}
+	if err := j.joinBatch(i, b, j.ack[1-i], j.stage); err != nil {
+		return err
+	}
+	j.ack[i] = b.Upper()
+	j.side[i].Trace.SetPhysicalCompaction(j.ack[i])
+	return nil
+}
+
+// joinBatch joins b, a batch of input i, with the other trace cut at f.
+func (j *Binary) joinBatch(i int, b *batch.Batch, f frontier.Frontier, out *Sink) error {
+	if b.IsEmpty() || f == frontier.Min() {
+		return nil
+	}
+	o := 1 - i
+	cut, err := j.side[o].Trace.BatchesThrough(f)
+	if err != nil {
+		return fmt.Errorf("join: cutting input %d's trace at %v: %w", o, f, err)
+	}
+	for _, c := range cut {
+		if i == 0 {
+			j.joinPair(b, c, out)
+		} else {
+			j.joinPair(c, b, out)
+		}
+	}
+	return nil
+}
+
+// joinPair merges the keys of a left and a right batch, galloping past
+// runs of keys the other lacks, and emits the cross product of each
+// common key's updates.
+func (j *Binary) joinPair(b0, b1 *batch.Batch, out *Sink) {
+	c0, c1 := b0.Cursor(), b1.Cursor()
+	for c0.KeyValid() && c1.KeyValid() {
+		switch cmpRow(c0.Key(), c1.Key()) {
+		case -1:
+			c0.SeekKey(c1.Key())
+		case 1:
+			c1.SeekKey(c0.Key())
+		default:
+			j.cross(&c0, &c1, out)
+			c0.StepKey()
+			c1.StepKey()
+		}
+	}
+}
+
+// cross emits the products of the current key's updates of c0 and c1.
+func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink) {
+	p0, p1, asOf := j.side[0].Pres, j.side[1].Pres, j.asOf
+	key := c0.Key()
+	var matches int64
+	for ; c0.ValValid(); c0.StepVal() {
+		v0 := c0.Val()
+		ts0, ds0 := c0.Updates()
+		for c1.RewindVals(); c1.ValValid(); c1.StepVal() {
+			v1 := c1.Val()
+			ts1, ds1 := c1.Updates()
+			for x, t0 := range ts0 {
+				t0, ok := p0.Present(t0)
+				if !ok {
+					continue
+				}
+				for y, t1 := range ts1 {
+					t1, ok := p1.Present(t1)
+					if !ok {
+						continue
+					}
+					t := asOf.AdvanceBy(max(t0, t1))
+					matches++
+					d, ok := expr.Mul(ds0[x], ds1[y])
+					if !ok {
+						out.Error(CodeNumericOverflow, t, 1)
+						continue
+					}
+					c := out.okChunk()
+					c.Rows = append(append(append(c.Rows, key...), v0...), v1...)
+					c.Times = append(c.Times, t)
+					c.Diffs = append(c.Diffs, d)
+				}
+			}
+		}
+	}
+	j.matches += matches
+}
+
+// Compact moves the logical holds on the traces (§2.5): each trace is
+// compacted to the other input's frontier, since every future match of its
+// updates is with an update at or beyond that frontier and takes the later
+// time. f0 and f1 are the left and right inputs' stream frontiers.
+func (j *Binary) Compact(f0, f1 frontier.Frontier) {
+	j.side[0].Trace.SetLogicalCompaction(f1)
+	j.side[1].Trace.SetLogicalCompaction(f0)
+}
+
+// Release releases both readers.
+func (j *Binary) Release() {
+	j.side[0].Trace.Release()
+	j.side[1].Trace.Release()
+}
+
+// cmpRow compares two rows of equal length lexicographically.
+func cmpRow(a, b []int64) int {
+	if len(a) == 1 {
+		return cmp3(a[0], b[0])
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return cmp3(a[i], b[i])
+		}
+	}
+	return 0
+}
+
+func cmp3(a, b int64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}

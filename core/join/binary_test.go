@@ -1,0 +1,331 @@
+package join
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// binaryRun is one randomised run of Binary against the nested-loop
+// oracle: rounds of updates (many at the same time, retractions,
+// duplicates, large fan-out, vals at the int64 limits) sealed into both
+// traces, the streams delivered with random lag, the spines exerted and
+// compacted as the join allows.
+func binaryRun(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	rounds := uint64(4 + rng.IntN(8))
+	asOf := uint64(rng.IntN(3))
+	nkeys := 1 + rng.IntN(5)
+	l, r := newRel(ar11), newRel(ar11)
+	pres := func() batch.Presentation {
+		if rng.IntN(2) == 0 {
+			return batch.Identity() // a local arrangement
+		}
+		return batch.Presentation{Since: frontier.At(asOf), Until: frontier.Empty()} // an import
+	}
+	j, err := NewBinary(Side{Trace: l.h, Pres: pres(), Arity: ar11}, Side{Trace: r.h, Pres: pres(), Arity: ar11},
+		BinaryOptions{AsOf: frontier.At(asOf)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	out := NewSink(3)
+	// Some history before the join first runs: exercised by the preload.
+	pre := uint64(rng.IntN(3))
+	for tm := range pre {
+		l.seal(t, randomUpdates(rng, rng.IntN(6), nkeys, tm), tm+1)
+		r.seal(t, randomUpdates(rng, rng.IntN(6), nkeys, tm), tm+1)
+	}
+	for tm := pre; tm < rounds; tm++ {
+		for _, x := range []*rel{l, r} {
+			if rng.IntN(4) == 0 {
+				continue // this input seals later, over several times
+			}
+			ups := randomUpdates(rng, rng.IntN(8), nkeys, tm)
+			ups = append(ups, retractSome(rng, x.all, rng.IntN(3), tm)...)
+			x.seal(t, ups, tm+1)
+		}
+		if err := j.Step(l.deliver(rng.IntN(3)), r.deliver(rng.IntN(3)), out); err != nil {
+			t.Fatalf("seed %d: step at %d: %v", seed, tm, err)
+		}
+		j.Compact(l.frontier(), r.frontier())
+		for _, x := range []*rel{l, r} {
+			for range rng.IntN(3) {
+				x.w.Exert(int64(1 + rng.IntN(64)))
+			}
+		}
+	}
+	for _, x := range []*rel{l, r} {
+		if x.upper < rounds {
+			x.seal(t, randomUpdates(rng, rng.IntN(4), nkeys, x.upper), rounds)
+		}
+	}
+	if err := j.Step(l.deliver(1<<30), r.deliver(1<<30), out); err != nil {
+		t.Fatalf("seed %d: final step: %v", seed, err)
+	}
+	for tm := asOf; tm < rounds; tm++ {
+		want := naiveJoin(acc(l.all, tm), acc(r.all, tm))
+		if d := diffMaps(want, rowDiffs(out, tm)); d != "" {
+			t.Fatalf("seed %d (replay: binaryRun(t, %d)): as_of %d, output at %d differs from the nested-loop join:\n%s", seed, seed, asOf, tm, d)
+		}
+	}
+	if _, n := out.Len(); n != 0 {
+		t.Fatalf("seed %d: %d error rows without an overflow", seed, n)
+	}
+	if m := minTime(out); m < asOf {
+		t.Fatalf("seed %d: output at %d, before as_of %d", seed, m, asOf)
+	}
+}
+
+func TestBinaryMatchesNestedLoopAtEveryTime(t *testing.T) {
+	for seed := range uint64(300) {
+		binaryRun(t, seed)
+	}
+}
+
+// TestBinaryJoinsStreamBatchTheTraceAlreadyCovers: the left trace holds a
+// batch (and merges it away with the one before) before the left stream
+// delivers it, as an import's trace may run ahead of its stream. The batch
+// must still be joined, once: its matches are not in the output yet, and
+// the merge must neither lose nor repeat the matches of the batch before
+// (differential-dataflow #801).
+func TestBinaryJoinsStreamBatchTheTraceAlreadyCovers(t *testing.T) {
+	l, r := newRel(ar11), newRel(ar11)
+	j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	out := NewSink(3)
+	l.seal(t, []upd{{1, 10, 0, 1}}, 1)
+	if err := j.Step(l.deliver(1), nil, out); err != nil {
+		t.Fatal(err)
+	}
+	r.seal(t, []upd{{1, 20, 0, 1}}, 1)
+	if err := j.Step(nil, r.deliver(1), out); err != nil {
+		t.Fatal(err)
+	}
+	// The left trace moves ahead of its stream, and is compacted and
+	// merged as far as the join's holds allow.
+	l.seal(t, []upd{{1, 10, 1, -1}, {1, 11, 1, 1}}, 2)
+	l.seal(t, []upd{{1, 12, 2, 1}}, 3)
+	exert := func() {
+		j.Compact(l.frontier(), r.frontier())
+		for range 8 {
+			l.w.Exert(1 << 10)
+		}
+	}
+	exert()
+	if err := j.Step(l.deliver(1), nil, out); err != nil {
+		t.Fatal(err)
+	}
+	exert()
+	// Each trace compacts to the other input's frontier, and holds
+	// physically at what its own input acknowledged.
+	if got := l.h.Trace().Storage().LogicalCompaction(); got != r.frontier() {
+		t.Fatalf("left logical compaction %v, want the right frontier %v", got, r.frontier())
+	}
+	if got := l.h.Trace().Storage().PhysicalCompaction(); got != j.Acknowledged(0) || got != frontier.At(2) {
+		t.Fatalf("left physical compaction %v, want the acknowledged {2}", got)
+	}
+	// A right batch now meets the left trace cut at what the left stream
+	// acknowledged, inside the region the left trace has merged.
+	r.seal(t, []upd{{1, 21, 1, 1}}, 2)
+	if err := j.Step(nil, r.deliver(1), out); err != nil {
+		t.Fatal(err)
+	}
+	exert()
+	if err := j.Step(l.deliver(1), nil, out); err != nil {
+		t.Fatal(err)
+	}
+	for tm := range uint64(3) {
+		want := naiveJoin(acc(l.all, tm), acc(r.all, tm))
+		if d := diffMaps(want, rowDiffs(out, tm)); d != "" {
+			t.Fatalf("output at %d:\n%s", tm, d)
+		}
+	}
+}
+
+// TestBinaryPreloadsExistingHistoryOnce: both traces hold history when the
+// join first runs, and the streams replay it (as an import's does): the
+// history is matched once, by the preload, and the replay is skipped.
+func TestBinaryPreloadsExistingHistoryOnce(t *testing.T) {
+	l, r := newRel(ar11), newRel(ar11)
+	l.seal(t, []upd{{1, 10, 0, 1}, {2, 10, 0, 2}}, 1)
+	r.seal(t, []upd{{1, 20, 0, 3}}, 1)
+	r.seal(t, []upd{{2, 21, 1, 1}}, 2)
+	j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	out := NewSink(3)
+	if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
+		t.Fatal(err)
+	}
+	l.seal(t, []upd{{2, 11, 2, 1}}, 3)
+	if err := j.Step(l.deliver(9), nil, out); err != nil {
+		t.Fatal(err)
+	}
+	for tm := range uint64(3) {
+		want := naiveJoin(acc(l.all, tm), acc(r.all, tm))
+		if d := diffMaps(want, rowDiffs(out, tm)); d != "" {
+			t.Fatalf("output at %d:\n%s", tm, d)
+		}
+	}
+}
+
+// TestBinaryOverflowIsAnErrorAtThatTime: a diff product that leaves int64
+// is `numeric overflow` at the output time, never a wrapped count or a
+// panic; the other matches stay exact.
+func TestBinaryOverflowIsAnErrorAtThatTime(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		d0, d1 int64
+	}{
+		{"2^62*4", 1 << 62, 4},
+		{"min*-1", math.MinInt64, -1},
+		{"-1*min", -1, math.MinInt64},
+		{"max*max", math.MaxInt64, math.MaxInt64},
+		{"2^32*2^31", 1 << 32, 1 << 31},
+	} {
+		for _, closure := range []Closure{nil, &Project{Cols: []int{0, 1, 2}}} {
+			t.Run(fmt.Sprintf("%s/closure=%v", c.name, closure != nil), func(t *testing.T) {
+				l, r := newRel(ar11), newRel(ar11)
+				j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer j.Release()
+				out := NewSink(3)
+				l.seal(t, []upd{{1, 10, 1, c.d0}, {2, 10, 0, 3}}, 2)
+				r.seal(t, []upd{{1, 20, 2, c.d1}, {2, 20, 2, 5}}, 3)
+				if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
+					t.Fatal(err)
+				}
+				if got := errDiffs(out, 2); got[CodeNumericOverflow] != 1 || len(got) != 1 {
+					t.Fatalf("errors at 2 = %v, want {overflow: 1}", got)
+				}
+				if got := errDiffs(out, 1); len(got) != 0 {
+					t.Fatalf("errors at 1 = %v, want none", got)
+				}
+				if got := rowDiffs(out, 2); len(got) != 1 || got["[2 10 20]"] != 15 {
+					t.Fatalf("rows at 2 = %v, want only [2 10 20] x15", got)
+				}
+				if got := j.Stats().Errors(); got != 1 {
+					t.Fatalf("error count = %d, want 1", got)
+				}
+			})
+		}
+	}
+}
+
+// TestBinaryRejectsBadStreams: a batch delivered twice, out of order, or of
+// the wrong arity is an error naming the input and the batch, not a silent
+// double count.
+func TestBinaryRejectsBadStreams(t *testing.T) {
+	l, r := newRel(ar11), newRel(ar11)
+	j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	out := NewSink(3)
+	if err := j.Step(nil, nil, out); err != nil { // the preload: nothing yet
+		t.Fatal(err)
+	}
+	b0 := l.seal(t, []upd{{1, 1, 0, 1}}, 1)
+	b1 := l.seal(t, []upd{{1, 1, 1, 1}}, 2)
+	if err := j.Step([]*batch.Batch{b0, b1}, nil, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Step([]*batch.Batch{b1}, nil, out); !errors.Is(err, ErrOrder) {
+		t.Fatalf("repeated batch: err = %v, want ErrOrder", err)
+	}
+	wide := batch.NewBuilder(batch.Arity{Key: 1, Val: 2}, 1)
+	wide.Push([]int64{1}, []int64{1, 2}, 5, 1)
+	wb, err := wide.Build(frontier.At(5), frontier.At(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Step(nil, []*batch.Batch{wb}, out); !errors.Is(err, ErrArity) {
+		t.Fatalf("wide batch: err = %v, want ErrArity", err)
+	}
+	if _, err := NewBinary(Side{Trace: l.h, Arity: ar11}, Side{Trace: r.h, Arity: batch.Arity{Key: 2, Val: 1}}, BinaryOptions{}); !errors.Is(err, ErrArity) {
+		t.Fatalf("key arity mismatch: err = %v, want ErrArity", err)
+	}
+}
+
+// TestBinaryWideKeysEmptyVals: two-column keys (compared column by column,
+// the first column tied often) and vals of arity 0 on one side, as a
+// semi-join-like stage has.
+func TestBinaryWideKeysEmptyVals(t *testing.T) {
+	arL, arR := batch.Arity{Key: 2, Val: 0}, batch.Arity{Key: 2, Val: 1}
+	rng := rand.New(rand.NewPCG(9, 9))
+	type row struct {
+		k0, k1, v int64
+		d         int64
+	}
+	var ls, rs []row
+	lb, rb := batch.NewBuilder(arL, 0), batch.NewBuilder(arR, 0)
+	for range 300 {
+		l := row{int64(rng.IntN(3)), int64(rng.IntN(20)) - 10, 0, int64(rng.IntN(3)) + 1}
+		r := row{int64(rng.IntN(3)), int64(rng.IntN(20)) - 10, int64(rng.IntN(4)), 1 - 2*int64(rng.IntN(2))}
+		ls, rs = append(ls, l), append(rs, r)
+		lb.Push([]int64{l.k0, l.k1}, nil, 0, l.d)
+		rb.Push([]int64{r.k0, r.k1}, []int64{r.v}, 0, r.d)
+	}
+	lbat, err := lb.Build(frontier.At(0), frontier.At(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbat, err := rb.Build(frontier.At(0), frontier.At(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lh, lw := trace.NewSpine(arL, spine.Options{})
+	rh, rw := trace.NewSpine(arR, spine.Options{})
+	j, err := NewBinary(Side{lh, batch.Identity(), arL}, Side{rh, batch.Identity(), arR}, BinaryOptions{AsOf: frontier.At(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	out := NewSink(j.Arity())
+	if err := j.Step(nil, nil, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := lw.Insert(lbat); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Insert(rbat); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Step([]*batch.Batch{lbat}, []*batch.Batch{rbat}, out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	for _, l := range ls {
+		for _, r := range rs {
+			if l.k0 == r.k0 && l.k1 == r.k1 {
+				k := fmt.Sprint([]int64{l.k0, l.k1, r.v})
+				want[k] += l.d * r.d
+				if want[k] == 0 {
+					delete(want, k)
+				}
+			}
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no matches: the test data is too sparse")
+	}
+	if d := diffMaps(want, rowDiffs(out, 0)); d != "" {
+		t.Fatalf("wide-key join differs from the nested loop:\n%s", d)
+	}
+}

@@ -1,0 +1,311 @@
+package join
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// PathOptions configure one path of a delta join.
+type PathOptions struct {
+	// Source is the path's source relation: its position in `from`.
+	Source int
+	// SourcePres is how the source arrangement's batches are read.
+	SourcePres batch.Presentation
+	// SourceArity is the source arrangement's arity; the path's rows start
+	// as its key ++ val.
+	SourceArity batch.Arity
+	// AsOf is the dataflow's as_of.
+	AsOf frontier.Frontier
+	// Stages are the half joins in lookup order.
+	Stages []Stage
+	// Final, if not nil, is applied to the finished rows (source key ++
+	// source val ++ each lookup's val in stage order).
+	Final Closure
+	// Stats receives the path's counters; nil keeps private ones.
+	Stats *Stats
+}
+
+// Path is one path of a delta join (§5.4): the source arrangement's new
+// batches become updates whose initial and data times are the update's
+// time, pass through a half join per other relation, and leave at their
+// data time. It builds no arrangement: its memory is the stashed
+// proposals.
+//
+// As-of optimization (D1): a path whose source is not relation 0 drops
+// source updates at exactly as_of; the snapshot's combinations are all
+// produced by path 0.
+//
+// A path returns only the errors it produces (K4): diff overflows and its
+// final closure's errors. The errors of its inputs are the caller's.
+type Path struct {
+	source  int
+	pres    batch.Presentation
+	ar      batch.Arity
+	asOf    frontier.Frontier
+	stages  []*halfJoin
+	final   Closure
+	stats   *Stats
+	arity   int // arity of the finished rows
+	bufs    [2]Updates
+	row     []int64 // scratch: one source row
+	staged  *Sink
+	matches int64
+}
+
+// NewPath returns a delta path. It takes over the stages' readers.
+func NewPath(opts PathOptions) (*Path, error) {
+	p := &Path{
+		source: opts.Source,
+		pres:   opts.SourcePres,
+		ar:     opts.SourceArity,
+		asOf:   opts.AsOf,
+		final:  opts.Final,
+		stats:  opts.Stats,
+	}
+	if p.stats == nil {
+		p.stats = NewStats("", "delta join", fmt.Sprint(opts.Source))
+	}
+	arity := p.ar.Key + p.ar.Val
+	for _, st := range opts.Stages {
+		if st.Relation == opts.Source {
+			return nil, fmt.Errorf("%w: path %d looks up its own source", ErrArity, opts.Source)
+		}
+		h, err := newHalf(st, opts.Source, arity)
+		if err != nil {
+			return nil, fmt.Errorf("join: path %d, stage of relation %d: %w", opts.Source, st.Relation, err)
+		}
+		p.stages = append(p.stages, h)
+		arity += st.Arity.Val
+	}
+	p.arity = arity
+	p.row = make([]int64, p.ar.Key+p.ar.Val)
+	p.bufs[0].Arity, p.bufs[1].Arity = p.ar.Key+p.ar.Val, p.ar.Key+p.ar.Val
+	return p, nil
+}
+
+// Arity returns the arity of the rows the path emits.
+func (p *Path) Arity() int {
+	if p.final != nil {
+		return p.final.Arity()
+	}
+	return p.arity
+}
+
+// Stats returns the path's counters.
+func (p *Path) Stats() *Stats { return p.stats }
+
+// Feed turns new batches of the source arrangement into the first stage's
+// proposals: for every (key, val), its presented times advanced to as_of
+// and consolidated (both may advance several times onto one), zero sums dropped,
+// times at or beyond until dropped, and (D1) times at as_of dropped when
+// the source is not relation 0. A consolidation that leaves int64 is the
+// error `numeric overflow` at that time in out.
+func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
+	defer p.stats.record(out.ErrorCount(), out, 0)
+	in := &p.bufs[0]
+	in.Reset()
+	n := 0
+	for _, b := range batches {
+		n += b.Len()
+	}
+	in.Rows = slices.Grow(in.Rows, n*in.Arity)
+	in.Data, in.Init, in.Diffs = slices.Grow(in.Data, n), slices.Grow(in.Init, n), slices.Grow(in.Diffs, n)
+	asOf, hasAsOf := p.asOf.Time()
+	dropAsOf := p.source != 0 && hasAsOf
+	for _, b := range batches {
+		if b.Arity() != p.ar {
+			return fmt.Errorf("%w: path %d source batch arity %v, path expects %v", ErrArity, p.source, b.Arity(), p.ar)
+		}
+		row := p.row
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			copy(row, c.Key())
+			for ; c.ValValid(); c.StepVal() {
+				copy(row[p.ar.Key:], c.Val())
+				ts, ds := c.Updates()
+				// Presented times are monotone in the batch's times, so equal
+				// presented times are adjacent.
+				for x := 0; x < len(ts); {
+					t, shown := p.pres.Present(ts[x])
+					t = p.asOf.AdvanceBy(t)
+					d := ds[x]
+					ok := true
+					for x++; x < len(ts); x++ {
+						t2, _ := p.pres.Present(ts[x])
+						t2 = p.asOf.AdvanceBy(t2)
+						if t2 != t {
+							break
+						}
+						if d, ok = expr.Add(d, ds[x]); !ok {
+							break
+						}
+					}
+					switch {
+					case !ok:
+						out.Error(CodeNumericOverflow, t, 1)
+					case !shown || d == 0 || (dropAsOf && t == asOf):
+					default:
+						in.push(row, t, t, d)
+					}
+				}
+			}
+		}
+	}
+	p.stats.fed.Add(int64(in.Len()))
+	if len(p.stages) > 0 {
+		p.stages[0].push(in)
+	} else {
+		p.emit(in, out)
+	}
+	return nil
+}
+
+// Work runs every stage over its ready proposals, passing matches to the
+// next stage and finished rows (at their data times) to out, then moves
+// the lookups' logical holds given f, the source stream's frontier (H3).
+func (p *Path) Work(f frontier.Frontier, out *Sink) error {
+	before := out.ErrorCount()
+	stage := out
+	if p.final != nil {
+		if p.staged == nil {
+			p.staged = NewSink(p.arity)
+		}
+		stage = p.staged
+	}
+	var err error
+	for i, h := range p.stages {
+		o := &p.bufs[1]
+		o.Arity = h.arity + h.st.Arity.Val
+		o.Reset()
+		var n int64
+		if n, err = h.work(o, stage); err != nil {
+			break
+		}
+		p.matches += n
+		if i+1 < len(p.stages) {
+			p.stages[i+1].push(o)
+		} else {
+			p.emit(o, stage)
+		}
+	}
+	for _, h := range p.stages {
+		f = h.compact(f)
+	}
+	finish(p.final, stage, out)
+	p.stats.record(before, out, p.matches)
+	p.matches = 0
+	return err
+}
+
+// emit restores the data time as the output time: (row, data, d).
+func (p *Path) emit(u *Updates, out *Sink) {
+	for i := range u.Len() {
+		out.Push(u.Row(i), u.Data[i], u.Diffs[i])
+	}
+}
+
+// Outstanding returns the least initial time a stage still holds
+// proposals for, and whether there is one.
+func (p *Path) Outstanding() (uint64, bool) {
+	var m uint64
+	found := false
+	for _, h := range p.stages {
+		if t, ok := h.outstanding(); ok && (!found || t < m) {
+			m, found = t, true
+		}
+	}
+	return m, found
+}
+
+// Release releases the stages' lookup readers.
+func (p *Path) Release() {
+	for _, h := range p.stages {
+		h.st.Lookup.Release()
+	}
+}
+
+// Errors propagates the errors the inputs carry (K4): the error batches
+// of each `from` entry, once per entry however many paths or stages read
+// it, appended to out as (code, time, diff) presented by pres. A join's
+// caller calls it once per entry; paths and stages never do.
+func Errors(batches []*batch.Batch, pres batch.Presentation, out *Sink) {
+	for _, b := range batches {
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			code := c.Key()[0]
+			for ; c.ValValid(); c.StepVal() {
+				ts, ds := c.Updates()
+				for x, t := range ts {
+					if t, shown := pres.Present(t); shown {
+						out.Error(code, t, ds[x])
+					}
+				}
+			}
+		}
+	}
+}
+
+// Delta is a delta join (§5.4): one path per `from` entry, each fed by
+// that entry's arrangement's batches, and the propagation of the entries'
+// errors, once per entry (K4).
+type Delta struct {
+	paths   []*Path
+	errPres []batch.Presentation
+	asOf    frontier.Frontier
+}
+
+// NewDelta returns the delta join of the given paths, which share one
+// as_of. errPres[i] is how the error batches of `from` entry i are read
+// (their times are advanced to as_of as well); there is one entry per
+// element. The delta join takes over the paths.
+func NewDelta(paths []*Path, errPres []batch.Presentation) (*Delta, error) {
+	asOf := frontier.Min()
+	for i, p := range paths {
+		if p.source < 0 || p.source >= len(errPres) {
+			return nil, fmt.Errorf("%w: path source %d outside %d from entries", ErrArity, p.source, len(errPres))
+		}
+		if i > 0 && p.asOf != asOf {
+			return nil, fmt.Errorf("join: delta paths with as_of %v and %v", asOf, p.asOf)
+		}
+		asOf = p.asOf
+	}
+	return &Delta{paths: paths, errPres: errPres, asOf: asOf}, nil
+}
+
+// Paths returns the paths.
+func (d *Delta) Paths() []*Path { return d.paths }
+
+// Step propagates each entry's new error batches once, feeds each path
+// its source entry's new batches, and runs every path. oks[i] and errs[i]
+// are entry i's new ok and error batches, frontiers[i] its stream
+// frontier. The paths must see every lookup's batches in its trace before
+// the stream delivers them elsewhere (an arrangement inserts, then sends).
+func (d *Delta) Step(oks, errs [][]*batch.Batch, frontiers []frontier.Frontier, out *Sink) error {
+	for i, pres := range d.errPres {
+		if i < len(errs) {
+			// No output before as_of (K1): errors too.
+			pres.Since = pres.Since.Join(d.asOf)
+			Errors(errs[i], pres, out)
+		}
+	}
+	for _, p := range d.paths {
+		if err := p.Feed(oks[p.source], out); err != nil {
+			return err
+		}
+	}
+	for _, p := range d.paths {
+		if err := p.Work(frontiers[p.source], out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release releases every path's readers.
+func (d *Delta) Release() {
+	for _, p := range d.paths {
+		p.Release()
+	}
+}

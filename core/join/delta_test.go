@@ -1,0 +1,332 @@
+package join
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// deltaQuery is an n-way delta join of relations with a one-column key and
+// val, all joined on the key: output (k, v0, v1, ..., v(n-1)).
+type deltaQuery struct {
+	rels  []*rel
+	pres  []batch.Presentation
+	delta *Delta
+	out   *Sink
+	asOf  uint64
+}
+
+// pathOrder returns the canonical column of each column of path i's rows.
+func pathOrder(n, i int) []int {
+	cols := []int{0, 1 + i} // key, then the source's val
+	for j := range n {
+		if j != i {
+			cols = append(cols, 1+j)
+		}
+	}
+	// cols[c] is the canonical column of path column c; Project wants the
+	// inverse: for canonical column k, the path column holding it.
+	inv := make([]int, len(cols))
+	for c, k := range cols {
+		inv[k] = c
+	}
+	return inv
+}
+
+func newDeltaQuery(t *testing.T, n int, asOf uint64, pres []batch.Presentation, metrics *Metrics) *deltaQuery {
+	t.Helper()
+	q := &deltaQuery{pres: pres, out: NewSink(n + 1), asOf: asOf}
+	for range n {
+		q.rels = append(q.rels, newRel(ar11))
+	}
+	var paths []*Path
+	for i := range n {
+		var stages []Stage
+		for j := range n {
+			if j != i {
+				stages = append(stages, Stage{Lookup: q.rels[j].h.Clone(), Pres: pres[j], Arity: ar11, Relation: j, StreamKey: []int{0}})
+			}
+		}
+		var stats *Stats
+		if metrics != nil {
+			stats = metrics.Stage("q", "delta join", fmt.Sprint(i))
+		}
+		p, err := NewPath(PathOptions{Source: i, SourcePres: pres[i], SourceArity: ar11, AsOf: frontier.At(asOf), Stages: stages,
+			Final: &Project{Cols: pathOrder(n, i)}, Stats: stats})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	d, err := NewDelta(paths, pres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.delta = d
+	t.Cleanup(d.Release)
+	return q
+}
+
+// step delivers up to lag[i] queued batches of each relation and runs the
+// delta join; the relations' own handles then allow compaction to their
+// uppers, as an index's controller may.
+func (q *deltaQuery) step(t *testing.T, deliver func(i int) int, errs [][]*batch.Batch) {
+	t.Helper()
+	oks := make([][]*batch.Batch, len(q.rels))
+	fs := make([]frontier.Frontier, len(q.rels))
+	for i, r := range q.rels {
+		oks[i] = r.deliver(deliver(i))
+		fs[i] = r.frontier()
+	}
+	if err := q.delta.Step(oks, errs, fs, q.out); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range q.rels {
+		r.h.SetLogicalCompaction(frontier.At(r.upper))
+		r.h.SetPhysicalCompaction(frontier.At(r.upper))
+	}
+}
+
+// naiveN is the nested-loop join of n accumulations on the key.
+func naiveN(accs []map[[2]int64]int64) map[string]int64 {
+	m := map[string]int64{}
+	var rec func(i int, key int64, row []int64, d int64)
+	rec = func(i int, key int64, row []int64, d int64) {
+		if i == len(accs) {
+			k := fmt.Sprint(row)
+			m[k] += d
+			if m[k] == 0 {
+				delete(m, k)
+			}
+			return
+		}
+		for kv, c := range accs[i] {
+			if i == 0 || kv[0] == key {
+				r := append([]int64(nil), row...)
+				if i == 0 {
+					r = append(r, kv[0])
+				}
+				rec(i+1, kv[0], append(r, kv[1]), d*c)
+			}
+		}
+	}
+	rec(0, 0, nil, 1)
+	return m
+}
+
+func (q *deltaQuery) check(t *testing.T, label string, from, to uint64) {
+	t.Helper()
+	for tm := from; tm < to; tm++ {
+		accs := make([]map[[2]int64]int64, len(q.rels))
+		for i, r := range q.rels {
+			accs[i] = acc(r.all, tm)
+		}
+		if d := diffMaps(naiveN(accs), rowDiffs(q.out, tm)); d != "" {
+			t.Fatalf("%s: output at %d differs from the nested-loop join:\n%s", label, tm, d)
+		}
+	}
+	if m := minTime(q.out); m < q.asOf {
+		t.Fatalf("%s: output at %d, before as_of %d", label, m, q.asOf)
+	}
+}
+
+func deltaRun(t *testing.T, seed uint64, n int) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	rounds := uint64(3 + rng.IntN(7))
+	asOf := uint64(rng.IntN(3))
+	nkeys := 1 + rng.IntN(4)
+	pres := make([]batch.Presentation, n)
+	imported := rng.IntN(2) == 0
+	for i := range pres {
+		pres[i] = batch.Identity()
+		if imported {
+			pres[i] = batch.Presentation{Since: frontier.At(asOf), Until: frontier.Empty()}
+		}
+	}
+	q := newDeltaQuery(t, n, asOf, pres, nil)
+	label := fmt.Sprintf("seed %d n %d as_of %d imported %v (replay: deltaRun(t, %d, %d))", seed, n, asOf, imported, seed, n)
+	lag := func(int) int { return rng.IntN(3) }
+	for tm := range rounds {
+		for _, r := range q.rels {
+			if rng.IntN(4) == 0 {
+				continue
+			}
+			// Many updates at the same time across relations; at as_of too.
+			ups := randomUpdates(rng, rng.IntN(6), nkeys, tm)
+			ups = append(ups, retractSome(rng, r.all, rng.IntN(2), tm)...)
+			r.seal(t, ups, tm+1)
+		}
+		q.step(t, lag, nil)
+		for _, r := range q.rels {
+			for range rng.IntN(3) {
+				r.w.Exert(int64(1 + rng.IntN(64)))
+			}
+		}
+	}
+	for _, r := range q.rels {
+		r.seal(t, nil, rounds+1)
+	}
+	all := func(int) int { return 1 << 30 }
+	q.step(t, all, nil)
+	q.step(t, all, nil)
+	q.check(t, label, asOf, rounds)
+	for i, p := range q.delta.Paths() {
+		if tm, ok := p.Outstanding(); ok {
+			t.Fatalf("%s: path %d still holds proposals at %d", label, i, tm)
+		}
+	}
+}
+
+func TestDeltaMatchesNestedLoopAtEveryTime(t *testing.T) {
+	for seed := range uint64(200) {
+		deltaRun(t, seed, 2)
+		deltaRun(t, seed, 3)
+	}
+}
+
+// TestDeltaTieBreakProducesEachCombinationOnce is §9.C: R0 gets a @3 and
+// R1 gets b @3. Path 0 (lookup R1 with <=) matches, path 1 (lookup R0
+// with <) does not: exactly one output.
+func TestDeltaTieBreakProducesEachCombinationOnce(t *testing.T) {
+	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
+	q := newDeltaQuery(t, 2, 0, pres, nil)
+	q.rels[0].seal(t, nil, 3)
+	q.rels[1].seal(t, nil, 3)
+	q.rels[0].seal(t, []upd{{7, 1, 3, 1}}, 4)
+	q.rels[1].seal(t, []upd{{7, 2, 3, 1}}, 4)
+	all := func(int) int { return 9 }
+	q.step(t, all, nil)
+	got := rowDiffs(q.out, 3)
+	if len(got) != 1 || got["[7 1 2]"] != 1 {
+		t.Fatalf("output at 3 = %v, want exactly [7 1 2] once", got)
+	}
+	if m := q.delta.Paths()[0].Stats().Matches(); m != 1 {
+		t.Fatalf("path 0 matched %d, want 1", m)
+	}
+	if m := q.delta.Paths()[1].Stats().Matches(); m != 0 {
+		t.Fatalf("path 1 matched %d, want 0", m)
+	}
+}
+
+// TestDeltaAsOfSnapshotOnlyThroughPathZero: with inputs presented at as_of
+// the whole snapshot sits at as_of; paths 1.. drop it (the as_of
+// optimization) and path 0 produces it once.
+func TestDeltaAsOfSnapshotOnlyThroughPathZero(t *testing.T) {
+	const asOf = 5
+	p := batch.Presentation{Since: frontier.At(asOf), Until: frontier.Empty()}
+	q := newDeltaQuery(t, 3, asOf, []batch.Presentation{p, p, p}, nil)
+	q.rels[0].seal(t, []upd{{1, 10, 0, 1}, {1, 11, 2, 2}}, 6)
+	q.rels[1].seal(t, []upd{{1, 20, 1, 1}, {1, 21, 5, 1}}, 6)
+	q.rels[2].seal(t, []upd{{1, 30, 4, 3}}, 6)
+	all := func(int) int { return 9 }
+	q.step(t, all, nil)
+	q.check(t, "snapshot", asOf, asOf+1)
+	if f := q.delta.Paths()[0].Stats().Fed(); f != 2 {
+		t.Fatalf("path 0 fed %d snapshot updates, want 2", f)
+	}
+	for i, p := range q.delta.Paths()[1:] {
+		if f := p.Stats().Fed(); f != 0 {
+			t.Fatalf("path %d fed %d snapshot updates, want 0", i+1, f)
+		}
+	}
+}
+
+// TestDeltaLookupCompactionKeepsStrictMatches (§8.27): path 1's proposal
+// at 3 waits for R0 (upper 2), while R0's trace merges its two batches
+// under the logical compaction the path allows. Compacting to one before
+// 3 keeps R0's updates strictly earlier than 3; compacting to 3 itself
+// would advance them onto 3 and lose both matches.
+func TestDeltaLookupCompactionKeepsStrictMatches(t *testing.T) {
+	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
+	q := newDeltaQuery(t, 2, 0, pres, nil)
+	r0, r1 := q.rels[0], q.rels[1]
+	r0.h.SetLogicalCompaction(frontier.At(10)) // the index allows compaction far ahead
+	all := func(int) int { return 9 }
+	r0.seal(t, []upd{{1, 10, 0, 1}}, 1)
+	r0.seal(t, []upd{{1, 11, 1, 1}}, 2)
+	r1.seal(t, nil, 3)
+	r1.seal(t, []upd{{1, 20, 3, 1}}, 4)
+	q.step(t, all, nil)
+	if tm, ok := q.delta.Paths()[1].Outstanding(); !ok || tm != 3 {
+		t.Fatalf("path 1 outstanding = %d, %v; want its proposal at 3 stashed", tm, ok)
+	}
+	if got := r0.h.Trace().Storage().LogicalCompaction(); got != frontier.At(2) {
+		t.Fatalf("R0 logical compaction = %v, want {2}: one before the outstanding 3", got)
+	}
+	for range 8 {
+		r0.w.Exert(1 << 10)
+	}
+	q.step(t, all, nil) // the path moves its hold again; merge under it
+	for range 8 {
+		r0.w.Exert(1 << 10)
+	}
+	if n := len(r0.h.Trace().Storage().(interface{ Batches() []*batch.Batch }).Batches()); n != 1 {
+		t.Fatalf("R0 holds %d batches, want its two merged into one", n)
+	}
+	r0.seal(t, nil, 5)
+	r1.seal(t, nil, 5)
+	q.step(t, all, nil)
+	q.check(t, "compaction", 0, 5)
+	if got := rowDiffs(q.out, 3); len(got) != 2 {
+		t.Fatalf("output at 3 = %v, want both R0 rows joined with R1's", got)
+	}
+}
+
+// TestDeltaShardedByKeyHashEqualsOneWorker: with W workers, each holding
+// the rows whose key hashes to it (dataflow.HashCols, as an exchange by
+// the lookup key routes them), the union of the workers' outputs equals
+// the nested-loop join, for W = 1, 2 and 4.
+func TestDeltaShardedByKeyHashEqualsOneWorker(t *testing.T) {
+	for _, w := range []int{1, 2, 4} {
+		for seed := range uint64(30) {
+			rng := rand.New(rand.NewPCG(seed, 6))
+			rounds := uint64(3 + rng.IntN(5))
+			pres := []batch.Presentation{batch.Identity(), batch.Identity(), batch.Identity()}
+			qs := make([]*deltaQuery, w)
+			for i := range qs {
+				qs[i] = newDeltaQuery(t, 3, 0, pres, nil)
+			}
+			all := make([][]upd, 3)
+			for tm := range rounds {
+				for r := range 3 {
+					ups := randomUpdates(rng, rng.IntN(8), 5, tm)
+					all[r] = append(all[r], ups...)
+					shards := make([][]upd, w)
+					for _, u := range ups {
+						s := dataflow.HashCols([]int64{u.key}, []int{0}) % uint64(w)
+						shards[s] = append(shards[s], u)
+					}
+					for i, q := range qs {
+						q.rels[r].seal(t, shards[i], tm+1)
+					}
+				}
+				for _, q := range qs {
+					q.step(t, func(int) int { return rng.IntN(3) }, nil)
+				}
+			}
+			for _, q := range qs {
+				for _, r := range q.rels {
+					r.seal(t, nil, rounds+1)
+				}
+				q.step(t, func(int) int { return 1 << 30 }, nil)
+				q.step(t, func(int) int { return 1 << 30 }, nil)
+			}
+			for tm := range rounds {
+				got := map[string]int64{}
+				for _, q := range qs {
+					for k, d := range rowDiffs(q.out, tm) {
+						got[k] += d
+					}
+				}
+				want := naiveN([]map[[2]int64]int64{acc(all[0], tm), acc(all[1], tm), acc(all[2], tm)})
+				if d := diffMaps(want, got); d != "" {
+					t.Fatalf("W=%d seed %d: union at %d differs from the nested-loop join:\n%s", w, seed, tm, d)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,78 @@
+// Package join implements the join kernels of linear and delta joins over
+// arrangements (docs/semantics.md §5): the binary join of a linear join's
+// stages (differential dataflow's join_core, §5.2–§5.3) and the half join
+// of a delta join's paths (dogsdogsdogs' half_join, §5.4), with the error
+// contract of §5.5–§5.6.
+//
+// The kernels are plain Go over batches, cursors and trace readers: they
+// read lists of *batch.Batch (a stream's new batches, a trace's cut) and
+// never lock. An arrangement is read the same way whether it is Local or
+// imported: a trace.Reader plus a batch.Presentation (one body for both
+// flavors, §4.1).
+//
+// The parts:
+//
+//   - Binary joins two arrangements with the same key. Output rows are
+//     key ++ left val ++ right val, then the stage's closure. Linear chains
+//     Binary stages, arranging the running result between them by each
+//     stage's stream key (the only intermediate arrangements built).
+//   - Path is one delta path: the source arrangement's new batches become
+//     updates with an initial and a data time, which pass through one half
+//     join per other relation and leave at their data time, then the
+//     path's final closure. Delta runs the paths of a query and propagates
+//     the inputs' errors.
+//   - Closure is the per-chunk join closure (§5.1); MFP adapts a compiled
+//     core/expr map–filter–project, Project is the expression-free one.
+//   - Sink collects ok rows and error rows (one column: the error code) in
+//     dataflow.Chunks.
+//   - Stats and Metrics count, per operator and path, the errors an
+//     operator produced (the analogue of mz_compute_error_counts) and carry
+//     the pprof labels dataflow=, operator= and path=.
+//
+// Invariants (docs/semantics.md §8.25–§8.29):
+//
+//	K1  Join algebra: a matched pair's output is at the join (max) of the
+//	    two times, advanced to as_of, with the product of the diffs (§8.25).
+//	K2  A closure that errs turns the row into that error at the row's time
+//	    with the row's diff.
+//	K3  Diff arithmetic is checked: a product (or a consolidation) that
+//	    leaves int64 is the error `numeric overflow` at that time with diff
+//	    +1, never a wrapped count, never a panic (§8.29).
+//	K4  Error contract: an operator emits only the errors it produces (K2,
+//	    K3) and counts only those; the errors its inputs carry are
+//	    propagated by the caller once per `from` entry (Errors), however
+//	    many paths or stages read the entry (§5.6, §8.28).
+//	B1  Exactly-once matching: a new batch of one input is joined with the
+//	    other input's trace cut at the frontier that input has acknowledged;
+//	    then its own acknowledged frontier moves to the batch's upper. Every
+//	    pair of updates is produced by whichever of its batches came later.
+//	B2  Each input's trace reader holds physical compaction at its
+//	    acknowledged frontier, so that boundary survives merges and the cut
+//	    never straddles a batch (the #801 lesson: a merge that consolidates
+//	    an already-matched batch away loses nothing and repeats nothing).
+//	B3  Preload: the first step takes the left trace's batches as
+//	    acknowledged and joins the right trace's batches with them; stream
+//	    batches at or below those uppers are skipped, one straddling them is
+//	    ErrStraddle. Nothing else skips a stream batch: a trace that already
+//	    covers a batch (an import's trace may run ahead of its stream) does
+//	    not make the batch matched.
+//	H1  A half join of a path whose source is relation i matches lookup
+//	    relation j's updates at t_j <= t_init when i < j and t_j < t_init
+//	    when i > j: each combination is produced by exactly one path (§9.C).
+//	H2  A proposal is matched only when no time of the lookup's frontier
+//	    compares with its initial time (the lookup is complete for it); the
+//	    half join reads whole traces, so it releases physical compaction.
+//	H3  Lookup compaction: a half join holds its lookup's logical
+//	    compaction at one before the least initial time it may still see
+//	    (stashed or to come), never at that time itself (§8.27).
+//	D1  As-of optimization: source updates are advanced to as_of, and a
+//	    path whose source is not relation 0 drops those at exactly as_of;
+//	    the snapshot's combinations all come from path 0.
+//
+// Ownership: a Binary, Linear, Path, Delta or Sink belongs to one goroutine
+// (its worker). Stats and Metrics may be read from any goroutine.
+//
+// Differential-dataflow names: Binary is join_core's JoinCore with its
+// acknowledged frontiers; halfJoin is half_join; Path is a delta path of
+// Materialize's delta_join.rs; Errors is bundle_errs' propagation.
+package join

@@ -1,0 +1,305 @@
+package join
+
+import (
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/expr"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// Updates is a columnar chunk of a delta path's updates (§5.4): each row
+// carries its data time (the time the finished combination is output at,
+// the join of its parts' times) and its initial time (the time of the
+// source update that started it, the path's logical time, which the half
+// joins compare lookup times against and never change).
+type Updates struct {
+	Arity int
+	Rows  []int64
+	Data  []uint64
+	Init  []uint64
+	Diffs []int64
+}
+
+// Len returns the number of updates.
+func (u *Updates) Len() int { return len(u.Diffs) }
+
+// Row returns row i (aliasing u).
+func (u *Updates) Row(i int) []int64 { return u.Rows[i*u.Arity : i*u.Arity+u.Arity] }
+
+// Reset empties u, keeping its capacity.
+func (u *Updates) Reset() {
+	u.Rows, u.Data, u.Init, u.Diffs = u.Rows[:0], u.Data[:0], u.Init[:0], u.Diffs[:0]
+}
+
+// push appends an update; the row is copied.
+func (u *Updates) push(row []int64, data, init uint64, d int64) {
+	u.Rows = append(u.Rows, row...)
+	u.Data = append(u.Data, data)
+	u.Init = append(u.Init, init)
+	u.Diffs = append(u.Diffs, d)
+}
+
+// Stage is one half join of a delta path: the arrangement it looks up and
+// which columns of the path's rows form the lookup key.
+type Stage struct {
+	// Lookup is the lookup arrangement's trace. The half join owns the
+	// reader: it releases its physical hold at once (it reads the whole
+	// trace) and moves its logical hold (H2).
+	Lookup trace.Reader
+	// Pres is how the lookup's batches are read.
+	Pres batch.Presentation
+	// Arity is the lookup arrangement's arity.
+	Arity batch.Arity
+	// Relation is the lookup's position in the query's `from` order.
+	Relation int
+	// StreamKey are the columns of the path's row that must equal the
+	// lookup key, in key order.
+	StreamKey []int
+}
+
+// halfJoin is dogsdogsdogs' half_join (§5.4): proposals (the path's updates)
+// are stashed until the lookup arrangement is complete for them, then
+// matched with every lookup update whose time compares with the
+// proposal's initial time: <= when the path's source comes before the
+// lookup relation in `from` order, < otherwise (H1). A match is the
+// proposal's row ++ the lookup val, at the join of the data times, with
+// the product of the diffs (an overflow is the error `numeric overflow`,
+// K3).
+//
+// A halfJoin is owned by one goroutine.
+type halfJoin struct {
+	st      Stage
+	strict  bool
+	arity   int // arity of the proposals' rows
+	stash   Updates
+	keep    Updates // scratch: proposals not yet ready
+	key     []int64
+	ready   []keyIdx // ready proposals, then sorted by key
+	scratch []keyIdx
+	cut     []*batch.Batch
+	curs    []batch.Cursor
+}
+
+// newHalf returns the half join of a path whose source is relation source
+// and whose rows have the given arity.
+func newHalf(st Stage, source, arity int) (*halfJoin, error) {
+	if len(st.StreamKey) != st.Arity.Key {
+		return nil, fmt.Errorf("%w: lookup of relation %d has key arity %d, stream key has %d columns", ErrArity, st.Relation, st.Arity.Key, len(st.StreamKey))
+	}
+	for _, c := range st.StreamKey {
+		if c < 0 || c >= arity {
+			return nil, fmt.Errorf("%w: stream key column %d outside rows of arity %d", ErrArity, c, arity)
+		}
+	}
+	h := &halfJoin{
+		st:     st,
+		strict: source > st.Relation,
+		arity:  arity,
+		stash:  Updates{Arity: arity},
+		keep:   Updates{Arity: arity},
+		key:    make([]int64, st.Arity.Key),
+	}
+	st.Lookup.SetPhysicalCompaction(frontier.Empty()) // H2: reads only whole traces
+	return h, nil
+}
+
+// isReady reports whether the lookup is complete for a proposal with initial
+// time t: no time of its frontier compares with t, so every lookup update
+// that does is in the trace.
+func (h *halfJoin) isReady(f frontier.Frontier, t uint64) bool {
+	ft, ok := f.Time()
+	if !ok {
+		return true
+	}
+	if h.strict {
+		return ft >= t
+	}
+	return ft > t
+}
+
+// push stashes proposals. An empty stash takes in's columns instead of
+// copying them, and leaves in empty.
+func (h *halfJoin) push(in *Updates) {
+	if h.stash.Len() == 0 {
+		h.stash, *in = *in, h.stash
+		in.Reset()
+		return
+	}
+	h.stash.Rows = append(h.stash.Rows, in.Rows...)
+	h.stash.Data = append(h.stash.Data, in.Data...)
+	h.stash.Init = append(h.stash.Init, in.Init...)
+	h.stash.Diffs = append(h.stash.Diffs, in.Diffs...)
+}
+
+// work matches every ready proposal, appending matches to out and
+// overflow errors to errs, and keeps the rest stashed. It returns the
+// number of matched pairs.
+func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
+	if h.stash.Len() == 0 {
+		return 0, nil
+	}
+	f := h.st.Lookup.ReadUpper()
+	cut, err := h.st.Lookup.BatchesThrough(frontier.Empty())
+	if err != nil {
+		return 0, fmt.Errorf("join: reading lookup relation %d: %w", h.st.Relation, err)
+	}
+	h.cut = cut
+	h.curs = h.curs[:0]
+	for _, b := range cut {
+		if b.Arity() != h.st.Arity {
+			return 0, fmt.Errorf("%w: lookup relation %d batch arity %v, stage expects %v", ErrArity, h.st.Relation, b.Arity(), h.st.Arity)
+		}
+		h.curs = append(h.curs, b.Cursor())
+	}
+	var matches int64
+	h.keep.Reset()
+	h.ready = h.ready[:0]
+	wide := len(h.st.StreamKey) != 1
+	for i := range h.stash.Len() {
+		row, init := h.stash.Row(i), h.stash.Init[i]
+		if !h.isReady(f, init) {
+			h.keep.push(row, h.stash.Data[i], init, h.stash.Diffs[i])
+			continue
+		}
+		var k uint64
+		if !wide {
+			k = uint64(row[h.st.StreamKey[0]]) ^ 1<<63 // order-preserving
+		}
+		h.ready = append(h.ready, keyIdx{k: k, i: uint32(i)})
+	}
+	if !wide {
+		h.ready, h.scratch = radixSort(h.ready, h.scratch)
+	}
+	// One-column keys: the proposals are sorted, so each cursor only
+	// gallops forward. Wider keys: every probe seeks from the start.
+	for ci := range h.curs {
+		c := &h.curs[ci]
+		c.RewindKeys()
+		for _, r := range h.ready {
+			row := h.stash.Row(int(r.i))
+			for k, col := range h.st.StreamKey {
+				h.key[k] = row[col]
+			}
+			if wide {
+				c.RewindKeys()
+			}
+			c.SeekKey(h.key)
+			if !c.KeyValid() {
+				if wide {
+					continue
+				}
+				break
+			}
+			if cmpRow(c.Key(), h.key) != 0 {
+				continue
+			}
+			matches += h.match(c, row, h.stash.Data[r.i], h.stash.Init[r.i], h.stash.Diffs[r.i], out, errs)
+		}
+	}
+	h.stash, h.keep = h.keep, h.stash
+	clear(h.cut)
+	return matches, nil
+}
+
+// keyIdx is a ready proposal: its one-column key, made unsigned with its
+// order kept, and its index in the stash.
+type keyIdx struct {
+	k uint64
+	i uint32
+}
+
+// radixSort sorts xs by k, least significant byte first, skipping the
+// bytes every key shares. It returns the sorted slice and the spare one.
+func radixSort(xs, spare []keyIdx) (sorted, other []keyIdx) {
+	if len(xs) < 2 {
+		return xs, spare
+	}
+	if cap(spare) < len(xs) {
+		spare = make([]keyIdx, len(xs))
+	}
+	spare = spare[:len(xs)]
+	var diff uint64
+	for _, x := range xs[1:] {
+		diff |= x.k ^ xs[0].k
+	}
+	var counts [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		if (diff>>shift)&0xff == 0 {
+			continue
+		}
+		counts = [256]int{}
+		for _, x := range xs {
+			counts[(x.k>>shift)&0xff]++
+		}
+		sum := 0
+		for b, c := range counts {
+			counts[b] = sum
+			sum += c
+		}
+		for _, x := range xs {
+			d := (x.k >> shift) & 0xff
+			spare[counts[d]] = x
+			counts[d]++
+		}
+		xs, spare = spare, xs
+	}
+	return xs, spare
+}
+
+// match emits the matches of one proposal with the current key of c.
+func (h *halfJoin) match(c *batch.Cursor, row []int64, data, init uint64, d1 int64, out *Updates, errs *Sink) int64 {
+	var n int64
+	// NB: lookup times are not advanced to as_of: every initial and data
+	// time is at or after as_of already (Path.Feed advances them), and a
+	// strict comparison never meets an initial time at as_of (D1), so an
+	// earlier lookup time compares as as_of would.
+	pres, strict := h.st.Pres, h.strict
+	for ; c.ValValid(); c.StepVal() {
+		ts, ds := c.Updates()
+		for x, t2 := range ts {
+			t2, shown := pres.Present(t2)
+			if !shown || t2 > init || (strict && t2 == init) {
+				continue
+			}
+			n++
+			dt := max(data, t2)
+			d, ok := expr.Mul(d1, ds[x])
+			if !ok {
+				errs.Error(CodeNumericOverflow, dt, 1)
+				continue
+			}
+			out.Rows = append(append(out.Rows, row...), c.Val()...)
+			out.Data = append(out.Data, dt)
+			out.Init = append(out.Init, init)
+			out.Diffs = append(out.Diffs, d)
+		}
+	}
+	return n
+}
+
+// outstanding returns the least initial time stashed, if any.
+func (h *halfJoin) outstanding() (uint64, bool) {
+	if h.stash.Len() == 0 {
+		return 0, false
+	}
+	m := h.stash.Init[0]
+	for _, t := range h.stash.Init[1:] {
+		m = min(m, t)
+	}
+	return m, true
+}
+
+// compact moves the lookup's logical hold (H3): to one before the least
+// initial time still to come, the meet of the stream frontier f (future
+// proposals) and the stash. Compacting to that time itself would advance
+// an earlier lookup time onto it and break the strict comparison. It
+// returns the meet, the frontier of what this stage may still emit.
+func (h *halfJoin) compact(f frontier.Frontier) frontier.Frontier {
+	if t, ok := h.outstanding(); ok {
+		f = f.Meet(frontier.At(t))
+	}
+	h.st.Lookup.SetLogicalCompaction(f.StepBack())
+	return f
+}

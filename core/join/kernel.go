@@ -1,0 +1,246 @@
+package join
+
+import (
+	"errors"
+
+	"github.com/tracebench/tracebench/core/expr"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Sentinel errors. Each names a broken precondition of a kernel's caller;
+// none is produced by the data (data problems become error rows, K3).
+var (
+	// ErrArity reports rows, keys or batches whose arities disagree with
+	// the kernel's.
+	ErrArity = errors.New("join: arity mismatch")
+	// ErrStraddle reports a stream batch that straddles an acknowledged or
+	// preloaded frontier (the batch is partly matched already).
+	ErrStraddle = errors.New("join: stream batch straddles the acknowledged frontier")
+	// ErrOrder reports a stream batch that starts before the upper of the
+	// batch delivered before it on the same input.
+	ErrOrder = errors.New("join: stream batch out of order")
+)
+
+// CodeNumericOverflow is the error code (an error row is one int64 column,
+// the code, core/expr's Code) of SPEC.md's `numeric overflow`: a diff
+// product that leaves int64 (K3).
+const CodeNumericOverflow = int64(expr.Overflow)
+
+// chunkRows is the number of rows a Sink puts in one chunk before it starts
+// another: large enough that the per-chunk closure dispatch is amortised,
+// small enough to stay in cache.
+const chunkRows = 4096
+
+// Sink collects a kernel's output: ok rows in chunks of a fixed arity and
+// error rows (one column, the code) in chunks of arity 1. Chunks are
+// appended in emission order; Take hands them to the caller.
+//
+// A Sink is owned by one goroutine.
+type Sink struct {
+	arity int
+	oks   []*dataflow.Chunk
+	errs  []*dataflow.Chunk
+	spare []*dataflow.Chunk // chunks returned by Recycle, reused before allocating
+	// errCount is the sum of the diffs of every error row appended since
+	// the sink was made (Take and Recycle do not reset it): the kernels
+	// read it before and after a step to count the errors they produced.
+	errCount int64
+}
+
+// NewSink returns a sink for ok rows of the given arity.
+func NewSink(arity int) *Sink { return &Sink{arity: arity} }
+
+// Arity returns the arity of the sink's ok rows.
+func (s *Sink) Arity() int { return s.arity }
+
+func (s *Sink) chunk(arity int) *dataflow.Chunk {
+	if n := len(s.spare); n > 0 {
+		c := s.spare[n-1]
+		s.spare = s.spare[:n-1]
+		if c.Arity == arity {
+			return c
+		}
+	}
+	return dataflow.NewChunk(arity, chunkRows)
+}
+
+// okChunk returns the chunk the next ok row goes to, with room for it.
+func (s *Sink) okChunk() *dataflow.Chunk {
+	if n := len(s.oks); n > 0 && s.oks[n-1].Len() < chunkRows {
+		return s.oks[n-1]
+	}
+	c := s.chunk(s.arity)
+	s.oks = append(s.oks, c)
+	return c
+}
+
+// Error appends an error row (code, t, d).
+func (s *Sink) Error(code int64, t frontier.Time, d int64) {
+	n := len(s.errs)
+	if n == 0 || s.errs[n-1].Len() >= chunkRows {
+		s.errs = append(s.errs, s.chunk(1))
+		n++
+	}
+	c := s.errs[n-1]
+	s.errCount += d
+	c.Rows = append(c.Rows, code)
+	c.Times = append(c.Times, t)
+	c.Diffs = append(c.Diffs, d)
+}
+
+// ErrorCount returns the sum of the diffs of every error row appended since
+// the sink was made.
+func (s *Sink) ErrorCount() int64 { return s.errCount }
+
+// Oks returns the ok chunks collected so far (aliasing the sink).
+func (s *Sink) Oks() []*dataflow.Chunk { return s.oks }
+
+// Errs returns the error chunks collected so far (aliasing the sink).
+func (s *Sink) Errs() []*dataflow.Chunk { return s.errs }
+
+// Len returns the number of ok rows and of error rows collected.
+func (s *Sink) Len() (oks, errs int) {
+	for _, c := range s.oks {
+		oks += c.Len()
+	}
+	for _, c := range s.errs {
+		errs += c.Len()
+	}
+	return oks, errs
+}
+
+// Take returns the collected chunks and forgets them; the caller owns them
+// (for instance to send them downstream, after which they are immutable).
+func (s *Sink) Take() (oks, errs []*dataflow.Chunk) {
+	oks, errs = s.oks, s.errs
+	s.oks, s.errs = nil, nil
+	return oks, errs
+}
+
+// Recycle empties the sink and keeps its chunks for reuse. REQUIRES: no
+// chunk of the sink has been sent anywhere.
+func (s *Sink) Recycle() {
+	for _, c := range s.oks {
+		c.Rows, c.Times, c.Diffs = c.Rows[:0], c.Times[:0], c.Diffs[:0]
+		s.spare = append(s.spare, c)
+	}
+	for _, c := range s.errs {
+		c.Rows, c.Times, c.Diffs = c.Rows[:0], c.Times[:0], c.Diffs[:0]
+		s.spare = append(s.spare, c)
+	}
+	s.oks, s.errs = s.oks[:0], s.errs[:0]
+}
+
+// Push appends an ok row (copied) at time t with diff d.
+func (s *Sink) Push(row []int64, t frontier.Time, d int64) {
+	c := s.okChunk()
+	c.Rows = append(c.Rows, row...)
+	c.Times = append(c.Times, t)
+	c.Diffs = append(c.Diffs, d)
+}
+
+// Closure is a join closure (§5.1): the equivalences, maps, filters and
+// projection a stage applies to its joined rows, evaluated a chunk at a
+// time (core/expr's map–filter–project program implements it).
+//
+// Apply evaluates every row of in and appends to out: the surviving rows
+// at their time and diff, and for a row whose evaluation errs that error's
+// code at the row's time with the row's diff (its multiplicity, SPEC.md
+// §1 Errors). Rows failing an equivalence or a filter are dropped. Apply
+// must not keep in, which the kernel reuses.
+type Closure interface {
+	// Arity returns the arity of the rows Apply emits.
+	Arity() int
+	// Apply evaluates the closure on a chunk of joined rows.
+	Apply(in *dataflow.Chunk, out *Sink)
+}
+
+// Project is the closure without expressions: keep the rows whose columns
+// in each equivalence class are equal, then project onto Cols. It never
+// errs.
+type Project struct {
+	Equiv [][]int // classes of column indexes of the joined row
+	Cols  []int   // output columns, indexes of the joined row
+}
+
+// Arity returns len(p.Cols).
+func (p *Project) Arity() int { return len(p.Cols) }
+
+// Apply implements Closure.
+func (p *Project) Apply(in *dataflow.Chunk, out *Sink) {
+	for i := range in.Len() {
+		row := in.Row(i)
+		if !p.equal(row) {
+			continue
+		}
+		c := out.okChunk()
+		for _, col := range p.Cols {
+			c.Rows = append(c.Rows, row[col])
+		}
+		c.Times = append(c.Times, in.Times[i])
+		c.Diffs = append(c.Diffs, in.Diffs[i])
+	}
+}
+
+func (p *Project) equal(row []int64) bool {
+	for _, class := range p.Equiv {
+		x := row[class[0]]
+		for _, c := range class[1:] {
+			if row[c] != x {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// finish applies closure (if any) to the joined rows collected in stage,
+// moving them to out, and moves stage's errors to out. With a nil closure
+// stage is out and nothing moves.
+func finish(closure Closure, stage, out *Sink) {
+	if closure == nil || stage == out {
+		return
+	}
+	for _, c := range stage.oks {
+		closure.Apply(c, out)
+	}
+	for _, c := range stage.errs {
+		for i := range c.Len() {
+			out.Error(c.Rows[i], c.Times[i], c.Diffs[i])
+		}
+	}
+	stage.Recycle()
+}
+
+// MFP is the Closure of a compiled core/expr map–filter–project: each
+// chunk of joined rows is evaluated a chunk at a time (E4: no per-row
+// interface call, closure call or allocation), kept rows are emitted
+// projected, and erred rows become their error code with the row's
+// time and diff.
+type MFP struct {
+	m   *expr.MFP
+	ev  *expr.Evaluator
+	out expr.Output
+}
+
+// NewMFP returns the closure of m, with its own evaluator (an MFP closure
+// belongs to one goroutine, like the kernel that applies it).
+func NewMFP(m *expr.MFP) *MFP { return &MFP{m: m, ev: m.NewEvaluator()} }
+
+// Arity returns the MFP's output arity.
+func (c *MFP) Arity() int { return c.m.OutputArity() }
+
+// Apply implements Closure.
+func (c *MFP) Apply(in *dataflow.Chunk, out *Sink) {
+	c.out.Reset()
+	c.ev.EvalN(in.Rows, in.Len(), &c.out)
+	a := c.m.OutputArity()
+	for k, i := range c.out.Kept {
+		out.Push(c.out.Rows[k*a:k*a+a], in.Times[i], in.Diffs[i])
+	}
+	for k, i := range c.out.Erred {
+		out.Error(int64(c.out.Codes[k]), in.Times[i], in.Diffs[i])
+	}
+}

@@ -1,0 +1,108 @@
+package join
+
+import (
+	"context"
+	"runtime/pprof"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Stats are one join operator's counters (one stage of a linear join, one
+// path of a delta join), the analogue of Materialize's
+// mz_compute_error_counts: Errors is the sum of the multiplicities of the
+// errors the operator produced itself (closure and diff-overflow errors),
+// never of the errors its inputs carry (K4). Counters are written by the
+// operator's worker and may be read from any goroutine.
+type Stats struct {
+	Dataflow, Operator, Path string
+
+	labels  pprof.LabelSet
+	errors  atomic.Int64
+	matches atomic.Int64
+	fed     atomic.Int64
+}
+
+// NewStats returns counters for an operator, with the pprof labels
+// dataflow=, operator= and (when path is not empty) path=.
+func NewStats(dataflow, operator, path string) *Stats {
+	s := &Stats{Dataflow: dataflow, Operator: operator, Path: path}
+	if path == "" {
+		s.labels = pprof.Labels("dataflow", dataflow, "operator", operator)
+	} else {
+		s.labels = pprof.Labels("dataflow", dataflow, "operator", operator, "path", path)
+	}
+	return s
+}
+
+// Errors returns the sum of the multiplicities of the errors produced.
+func (s *Stats) Errors() int64 { return s.errors.Load() }
+
+// Matches returns the number of matched update pairs (joined rows before
+// the closure, overflowed products included).
+func (s *Stats) Matches() int64 { return s.matches.Load() }
+
+// Fed returns the number of source updates a delta path has fed to its
+// first stage (after consolidation and the as_of optimization).
+func (s *Stats) Fed() int64 { return s.fed.Load() }
+
+// Do runs f with the operator's pprof labels added to those of ctx (the
+// worker's runtime= and worker=), so CPU samples of the join's work split
+// by dataflow, operator and path.
+func (s *Stats) Do(ctx context.Context, f func(context.Context)) {
+	pprof.Do(ctx, s.labels, f)
+}
+
+func (s *Stats) record(errsBefore int64, out *Sink, matches int64) {
+	s.errors.Add(out.ErrorCount() - errsBefore)
+	s.matches.Add(matches)
+}
+
+// Metrics holds the Stats of every join operator of a runtime, readable per
+// dataflow and operator. It is safe for concurrent use.
+type Metrics struct {
+	mu    sync.Mutex
+	stats []*Stats
+}
+
+// Stage registers and returns the counters of one operator (or one path
+// of a delta join operator).
+func (m *Metrics) Stage(dataflow, operator, path string) *Stats {
+	s := NewStats(dataflow, operator, path)
+	m.mu.Lock()
+	m.stats = append(m.stats, s)
+	m.mu.Unlock()
+	return s
+}
+
+// ErrorCount is one operator's error count.
+type ErrorCount struct {
+	Dataflow, Operator string
+	Errors             int64
+}
+
+// ErrorCounts returns the errors produced per (dataflow, operator), summed
+// over the operator's paths, sorted by dataflow then operator.
+func (m *Metrics) ErrorCounts() []ErrorCount {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	idx := map[[2]string]int{}
+	var out []ErrorCount
+	for _, s := range m.stats {
+		k := [2]string{s.Dataflow, s.Operator}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, ErrorCount{Dataflow: s.Dataflow, Operator: s.Operator})
+		}
+		out[i].Errors += s.Errors()
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Dataflow != out[j].Dataflow {
+			return out[i].Dataflow < out[j].Dataflow
+		}
+		return out[i].Operator < out[j].Operator
+	})
+	return out
+}

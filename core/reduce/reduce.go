@@ -1,0 +1,455 @@
+package reduce
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// Sentinel errors. Each names a broken precondition of the caller or of
+// the input's trace; bad data never produces one (it becomes error rows,
+// G3).
+var (
+	// ErrArity reports batches, aggregates or inputs whose arities do not
+	// fit the reduce.
+	ErrArity = errors.New("reduce: arity mismatch")
+	// ErrOrder reports a stream batch that starts before the end of what
+	// the reduce has already seen, or ends beyond the frontier it is
+	// stepped to.
+	ErrOrder = errors.New("reduce: stream batch out of order")
+	// ErrAggregate reports an aggregate the reduce cannot compute (an
+	// unknown function, a column outside the record, a plan that does
+	// not serve the function).
+	ErrAggregate = errors.New("reduce: bad aggregate")
+	// ErrCorrupt reports an output trace holding more than one row for a
+	// group: a broken internal contract, reported instead of a panic.
+	ErrCorrupt = errors.New("reduce: output trace holds two rows for one group")
+)
+
+// Error codes of the error collection (an error row is one int64 column,
+// the code). CodeNumericOverflow is the code core/expr and core/join use
+// for `numeric overflow`.
+const (
+	CodeNumericOverflow      int64 = 2
+	CodeNegativeMultiplicity int64 = 3
+)
+
+// Fn is an aggregate function.
+type Fn uint8
+
+// The aggregate functions (SPEC.md "The query": count counts records with
+// multiplicity, sum adds value × count).
+const (
+	Count Fn = iota + 1
+	Sum
+	Min
+	Max
+)
+
+func (f Fn) String() string {
+	switch f {
+	case Count:
+		return "count"
+	case Sum:
+		return "sum"
+	case Min:
+		return "min"
+	case Max:
+		return "max"
+	}
+	return fmt.Sprintf("fn(%d)", uint8(f))
+}
+
+// accumulable reports whether f is an abelian-group aggregate (§6.2).
+func (f Fn) accumulable() bool { return f == Count || f == Sum }
+
+// Aggregate is one aggregate of a reduce: Fn over column Col of the
+// record (the val row of the input arrangement). Count ignores Col.
+type Aggregate struct {
+	Fn  Fn
+	Col int
+}
+
+// Plan chooses how a reduce is computed (§6.2).
+type Plan uint8
+
+// The plans. Auto picks Accumulable for count and sum, Hierarchical (or
+// Monotonic when the input is append-only) for min and max, and collates
+// the two when a reduce has both kinds.
+const (
+	Auto Plan = iota
+	// Accumulable keeps count and sum in diff space: an update costs a
+	// seek for its record's count, never a pass over its group.
+	Accumulable
+	// Hierarchical computes min and max through layers of hashed
+	// sub-buckets of each group, so an update recomputes O(log) small
+	// groups.
+	Hierarchical
+	// Monotonic keeps the best value per group for append-only input; a
+	// group that sees a retraction is recomputed from its history.
+	Monotonic
+	// Basic recomputes a group's aggregates from its whole history at
+	// every time its input changes. It serves every aggregate.
+	Basic
+)
+
+func (p Plan) String() string {
+	switch p {
+	case Auto:
+		return "auto"
+	case Accumulable:
+		return "accumulable"
+	case Hierarchical:
+		return "hierarchical"
+	case Monotonic:
+		return "monotonic"
+	case Basic:
+		return "basic"
+	}
+	return fmt.Sprintf("plan(%d)", uint8(p))
+}
+
+// Input is the arrangement a reduce reads: its trace, how its batches are
+// presented (identity for a Local arrangement; as_of and until for an
+// imported one) and its arity. For a reduce the key is the group and the
+// val is the record; for a threshold or distinct the key is the whole
+// record and the val arity is 0.
+type Input struct {
+	Trace trace.Reader
+	Pres  batch.Presentation
+	Arity batch.Arity
+}
+
+// Options configure a reduce.
+type Options struct {
+	// AsOf is the dataflow's as_of: output is correct from it on, and every
+	// output time is advanced to it.
+	AsOf frontier.Frontier
+	// Aggregates are the reduce's aggregates, in output order. Ignored by
+	// threshold and distinct.
+	Aggregates []Aggregate
+	// Plan forces a plan; Auto chooses per aggregate kind.
+	Plan Plan
+	// AppendOnly promises the input has no retractions; Auto then computes
+	// min and max with the Monotonic plan. A retraction is still handled
+	// correctly, at the cost of recomputing its group.
+	AppendOnly bool
+	// Spine configures the reduce's internal traces.
+	Spine spine.Options
+	// Stats receives the operator's counters; nil keeps private ones.
+	Stats *Stats
+}
+
+// mode is what a Reduce computes.
+type mode uint8
+
+const (
+	modeReduce mode = iota
+	modeThreshold
+	modeDistinct
+)
+
+// Output is what one Step retired: the corrections to the reduce's output
+// (Oks: key = group, val = aggregates in order, one row per group with
+// count 1; for a threshold or distinct, key = record, val arity 0) and to
+// its error collection (Errs: key = the error code, val arity 0), both
+// described by [Lower, Upper). Retired is false when the step could not
+// retire anything yet (Oks and Errs are nil then).
+type Output struct {
+	Retired      bool
+	Lower, Upper frontier.Frontier
+	Oks, Errs    *batch.Batch
+}
+
+// Reduce is a reduce, threshold or distinct over one arrangement (§6). It
+// is stepped with the batches its input stream delivered and the stream's
+// frontier; each step that can retires the interval [lower, frontier) and
+// returns the corrections that make its output at every time of that
+// interval equal the aggregate of the input accumulated there (G1).
+//
+// The reduce takes over the input's reader: it holds it physically at the
+// lower of the interval it will retire next, from construction on (G2),
+// and Release releases it. A Reduce is owned by one goroutine.
+type Reduce struct {
+	mode    mode
+	in      Input
+	asOf    frontier.Frontier
+	aggs    []Aggregate
+	plan    Plan
+	stats   *Stats
+	spine   spine.Options
+	started bool
+	lower   frontier.Frontier // G1: everything before lower is retired
+	expect  frontier.Frontier // the upper of the last batch accepted
+	pending []*batch.Batch    // stream batches not retired yet
+
+	parts   []*part // one per aggregate kind (two when collated)
+	collate *stage  // nil unless there are two parts
+	colIn   *trace.Writer
+	colBld  *batch.Builder
+
+	okBld, errBld *batch.Builder
+	appendOnly    bool
+	released      bool
+}
+
+// New returns a reduce of in by its key with the given aggregates.
+func New(in Input, opts Options) (*Reduce, error) {
+	if len(opts.Aggregates) == 0 {
+		return nil, fmt.Errorf("%w: a reduce needs at least one aggregate", ErrAggregate)
+	}
+	for i, a := range opts.Aggregates {
+		switch {
+		case a.Fn < Count || a.Fn > Max:
+			return nil, fmt.Errorf("%w: aggregate %d: unknown function %v", ErrAggregate, i, a.Fn)
+		case a.Fn != Count && (a.Col < 0 || a.Col >= in.Arity.Val):
+			return nil, fmt.Errorf("%w: aggregate %d (%v): column %d of a %d-column record", ErrAggregate, i, a.Fn, a.Col, in.Arity.Val)
+		}
+	}
+	r := newReduce(modeReduce, in, opts)
+	if err := r.build(); err != nil {
+		r.Release()
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewThreshold returns a threshold of in (§6.4): each record with positive
+// count, at that count. in must be arranged by the whole record.
+func NewThreshold(in Input, opts Options) (*Reduce, error) {
+	return newRecordOp(modeThreshold, in, opts)
+}
+
+// NewDistinct returns a distinct of in (§6.4): each record with positive
+// count once, and one `negative multiplicity` error per record with a
+// negative count. in must be arranged by the whole record.
+func NewDistinct(in Input, opts Options) (*Reduce, error) {
+	return newRecordOp(modeDistinct, in, opts)
+}
+
+func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
+	if in.Arity.Val != 0 {
+		return nil, fmt.Errorf("%w: threshold and distinct read an arrangement by the whole record, got %v", ErrArity, in.Arity)
+	}
+	r := newReduce(m, in, opts)
+	k := kindThreshold
+	if m == modeDistinct {
+		k = kindDistinct
+	}
+	r.parts = []*part{{top: r.newStage(k, nil, in.Trace, in.Pres, in.Arity, 1)}}
+	r.okBld = batch.NewBuilder(batch.Arity{Key: in.Arity.Key}, 0)
+	r.errBld = batch.NewBuilder(batch.Arity{Key: 1}, 0)
+	return r, nil
+}
+
+func newReduce(m mode, in Input, opts Options) *Reduce {
+	st := opts.Stats
+	if st == nil {
+		st = NewStats("", m.String())
+	}
+	return &Reduce{
+		mode: m, in: in, asOf: opts.AsOf, aggs: append([]Aggregate(nil), opts.Aggregates...),
+		plan: opts.Plan, stats: st, spine: opts.Spine, lower: frontier.Min(), expect: frontier.Min(),
+		appendOnly: opts.AppendOnly,
+	}
+}
+
+func (m mode) String() string {
+	switch m {
+	case modeThreshold:
+		return "threshold"
+	case modeDistinct:
+		return "distinct"
+	}
+	return "reduce"
+}
+
+// Stats returns the operator's counters.
+func (r *Reduce) Stats() *Stats { return r.stats }
+
+// Lower returns the frontier through which the reduce has retired its
+// input: its output is final at every time before it.
+func (r *Reduce) Lower() frontier.Frontier { return r.lower }
+
+// Plans returns the plan of each part of the reduce, in the order the
+// parts' aggregates first appear (two parts when the reduce collates).
+func (r *Reduce) Plans() []Plan {
+	out := make([]Plan, len(r.parts))
+	for i, p := range r.parts {
+		out[i] = p.plan
+	}
+	return out
+}
+
+// Step accepts the batches the input stream delivered since the last step
+// (in stream order; each already in the input's trace, D2) and the
+// stream's frontier, and retires [Lower(), upper) when it can: once upper
+// is beyond as_of and at or beyond the reader's physical hold (an
+// imported reader holds physically at the coverage it was seeded with,
+// §6.4). Until then the batches are kept.
+func (r *Reduce) Step(batches []*batch.Batch, upper frontier.Frontier) (Output, error) {
+	if r.released {
+		return Output{}, trace.ErrReleased
+	}
+	for _, b := range batches {
+		if a := b.Arity(); a != r.in.Arity {
+			return Output{}, fmt.Errorf("%w: batch arity %v, the input's is %v", ErrArity, a, r.in.Arity)
+		}
+		if b.Lower().Less(r.expect) {
+			return Output{}, fmt.Errorf("%w: batch %v after the stream reached %v", ErrOrder, b.Desc(), r.expect)
+		}
+		r.expect = b.Upper()
+		if !b.IsEmpty() {
+			r.pending = append(r.pending, b)
+		}
+	}
+	if !r.expect.LessEqual(upper) {
+		return Output{}, fmt.Errorf("%w: batches reach %v beyond the frontier %v", ErrOrder, r.expect, upper)
+	}
+	if !r.lower.Less(upper) {
+		return Output{}, nil
+	}
+	if !r.started && (!r.asOf.Less(upper) || !r.in.Trace.PhysicalCompaction().LessEqual(upper)) {
+		return Output{}, nil
+	}
+	var out Output
+	var err error
+	r.stats.Do(func() { out, err = r.retire(upper) })
+	return out, err
+}
+
+// retire computes the corrections for [lower, upper) from the pending
+// batches, then moves the input's holds to upper (G2).
+func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
+	lower := r.lower
+	var n int64
+	for _, b := range r.pending {
+		n += int64(b.Len())
+	}
+	var finals [2]*batch.Batch
+	for i, p := range r.parts {
+		f, err := p.retire(r, r.pending, upper)
+		if err != nil {
+			return Output{}, err
+		}
+		finals[i] = f
+	}
+	final := finals[0]
+	if r.collate != nil {
+		for i, p := range r.parts {
+			collateRows(r.colBld, finals[i], i, p.pos, len(r.aggs))
+		}
+		b, err := r.colBld.Build(lower, upper)
+		if err != nil {
+			return Output{}, fmt.Errorf("reduce: collating [%v, %v): %w", lower, upper, err)
+		}
+		if err := r.colIn.Insert(b); err != nil {
+			return Output{}, fmt.Errorf("reduce: collating [%v, %v): %w", lower, upper, err)
+		}
+		if final, err = r.collate.retire(nonEmpty(b), upper); err != nil {
+			return Output{}, err
+		}
+	}
+	errs := r.split(final)
+	oks, err := r.okBld.Build(lower, upper)
+	if err != nil {
+		return Output{}, fmt.Errorf("reduce: output [%v, %v): %w", lower, upper, err)
+	}
+	errb, err := r.errBld.Build(lower, upper)
+	if err != nil {
+		return Output{}, fmt.Errorf("reduce: errors [%v, %v): %w", lower, upper, err)
+	}
+	r.stats.updates.Add(n)
+	r.stats.errors.Add(errs)
+	clear(r.pending)
+	r.pending = r.pending[:0]
+	r.lower, r.started = upper, true
+	r.in.Trace.SetLogicalCompaction(upper)
+	r.in.Trace.SetPhysicalCompaction(upper)
+	return Output{Retired: true, Lower: lower, Upper: upper, Oks: oks, Errs: errb}, nil
+}
+
+// split projects the final internal corrections (key, [tag, aggregates,
+// hidden...]) into the visible oks and errors; it returns the net error
+// count.
+func (r *Reduce) split(final *batch.Batch) int64 {
+	na := len(r.aggs)
+	var errs int64
+	for c := final.Cursor(); c.KeyValid(); c.StepKey() {
+		key := c.Key()
+		for ; c.ValValid(); c.StepVal() {
+			row := c.Val()
+			ts, ds := c.Updates()
+			for i, t := range ts {
+				if row[0] == 0 {
+					r.okBld.Push(key, row[1:1+na], t, ds[i])
+				} else {
+					r.errBld.Push(row[:1], nil, t, ds[i])
+					errs += ds[i]
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// collateRows appends part i's corrections to the collation input: key =
+// group, val = [part, tag, its aggregates at their output positions, 0
+// elsewhere].
+func collateRows(bld *batch.Builder, b *batch.Batch, i int, pos []int, na int) {
+	row := make([]int64, 2+na)
+	for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+		key := c.Key()
+		for ; c.ValValid(); c.StepVal() {
+			v := c.Val()
+			clear(row)
+			row[0], row[1] = int64(i), v[0]
+			for j, p := range pos {
+				row[2+p] = v[1+j]
+			}
+			ts, ds := c.Updates()
+			for x, t := range ts {
+				bld.Push(key, row, t, ds[x])
+			}
+		}
+	}
+}
+
+func nonEmpty(b *batch.Batch) []*batch.Batch {
+	if b.IsEmpty() {
+		return nil
+	}
+	return []*batch.Batch{b}
+}
+
+// Release releases the input's reader and the reduce's internal traces.
+// Calling it twice is a no-op.
+func (r *Reduce) Release() {
+	if r.released {
+		return
+	}
+	r.released = true
+	r.in.Trace.Release()
+	for _, p := range r.parts {
+		p.release()
+	}
+	if r.collate != nil {
+		r.collate.release()
+		r.colIn.Close()
+	}
+}
+
+// Owner returns the worker of peers that owns group key: the reduce's
+// exchange by group key, the same function as dataflow.Context.Exchange
+// on the key columns (§6.1: each worker reduces the keys it owns).
+func Owner(key []int64, peers int) int {
+	if peers <= 1 {
+		return 0
+	}
+	return int(dataflow.HashRow(key) % uint64(peers))
+}

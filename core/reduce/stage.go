@@ -1,0 +1,704 @@
+package reduce
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// kind selects a stage's per-group logic. Dispatch is per group, never per
+// update.
+type kind uint8
+
+const (
+	// kindBasic: records → aggregates, recomputed from the group's whole
+	// accumulated history at every new time.
+	kindBasic kind = iota
+	// kindAccum: count and sum kept in diff space in hidden columns of
+	// the output row, with the number of negative and of non-zero records;
+	// a new update costs one seek for its record's count (G4).
+	kindAccum
+	// kindMonotonic: min and max folded into the best value so far while
+	// the group sees only insertions; otherwise kindBasic for the group.
+	kindMonotonic
+	// kindLayer: min and max of a hierarchical layer over records;
+	// kindLayerUp: over the rows of the layer below ([tag, values]).
+	kindLayer
+	kindLayerUp
+	kindThreshold
+	kindDistinct
+	// kindCollate: records are [part, tag, aggregates at their positions]
+	// of the parts of a mixed reduce.
+	kindCollate
+)
+
+// stage is one reduce over an arrangement: it retires intervals of its
+// input and keeps its own output trace, against which it emits
+// corrections (§6.1). Its output has the input's key and rows of width
+// ova: [tag, aggregates..., hidden...], tag 0 for a row and an error code
+// otherwise, one row per group (G1).
+type stage struct {
+	kind  kind
+	aggs  []Aggregate
+	slots []int // kindAccum: the sum slot of each aggregate, -1 for count
+	nsum  int
+
+	in   trace.Reader
+	pres batch.Presentation
+	asOf frontier.Frontier
+	inAr batch.Arity
+
+	out   *trace.Handle
+	outW  *trace.Writer
+	ova   int
+	lower frontier.Frontier
+	bld   *batch.Builder
+	tmp   []*batch.Batch
+
+	// The current group.
+	key           []int64
+	nv            []int64 // new updates: vals (inAr.Val each), times, diffs
+	nt            []uint64
+	nd            []int64
+	ord           []int32
+	hc, oc, nc    []batch.Cursor
+	hk            []int // the history cursors at the group
+	cur, want     []int64
+	curM, wantM   int64
+	curOK, wantOK bool
+	recV          []int64 // kindBasic family: the group's records, sorted
+	recC          []wide
+	sorted        bool // the new updates are sorted by (val, time)
+	sums          []wide
+	acc           accState
+	dT            []uint64 // kindAccum: per-update deltas
+	dNeg, dNz, dD []int64
+	dSum          []wide
+	oV            []int64 // output history rows of the group
+	oC            []int64
+}
+
+func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.Presentation, inAr batch.Arity, ova int) *stage {
+	outAr := batch.Arity{Key: inAr.Key, Val: ova}
+	h, w := trace.NewSpine(outAr, r.spine)
+	s := &stage{
+		kind: k, aggs: aggs, in: in, pres: pres, asOf: r.asOf, inAr: inAr,
+		out: h, outW: w, ova: ova, lower: frontier.Min(), bld: batch.NewBuilder(outAr, 0),
+		cur: make([]int64, ova), want: make([]int64, ova),
+	}
+	if k == kindAccum {
+		for _, a := range aggs {
+			if a.Fn == Sum {
+				s.slots = append(s.slots, s.nsum)
+				s.nsum++
+			} else {
+				s.slots = append(s.slots, -1)
+			}
+		}
+		s.acc.sum = make([]wide, s.nsum)
+	}
+	return s
+}
+
+// accWidth is the output width of an accumulable stage with na aggregates
+// of which nsum are sums: tag, aggregates, negative records, non-zero
+// records, the exact count and the exact sums.
+func accWidth(na, nsum int) int { return 1 + na + 2 + 3 + 3*nsum }
+
+// accState is an accumulable group's state in diff space.
+type accState struct {
+	neg, nz int64 // records with negative, with non-zero count
+	cnt     wide
+	sum     []wide
+}
+
+func (s *stage) release() {
+	s.out.Release()
+	s.outW.Close()
+}
+
+// retire computes the corrections for [lower, upper) given the input's
+// new batches of that interval (each already in the input's trace),
+// inserts them into the output trace and returns them. It cuts the input
+// and output traces at lower, where both are held physically (G2).
+func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Batch, error) {
+	lower := s.lower
+	s.nc = s.nc[:0]
+	for _, b := range news {
+		if !b.IsEmpty() {
+			s.nc = append(s.nc, b.Cursor())
+		}
+	}
+	if len(s.nc) > 0 {
+		if err := s.cut(lower); err != nil {
+			return nil, err
+		}
+		if err := s.groups(); err != nil {
+			return nil, err
+		}
+	}
+	b, err := s.bld.Build(lower, upper)
+	if err != nil {
+		return nil, fmt.Errorf("reduce: building corrections [%v, %v): %w", lower, upper, err)
+	}
+	if err := s.outW.Insert(b); err != nil {
+		return nil, fmt.Errorf("reduce: output trace [%v, %v): %w", lower, upper, err)
+	}
+	s.lower = upper
+	s.out.SetLogicalCompaction(upper)
+	s.out.SetPhysicalCompaction(upper)
+	s.in.SetLogicalCompaction(upper)
+	s.in.SetPhysicalCompaction(upper)
+	clear(s.tmp)
+	s.tmp = s.tmp[:0]
+	return b, nil
+}
+
+// cut positions cursors over the input and output traces cut at lower.
+func (s *stage) cut(lower frontier.Frontier) error {
+	s.hc, s.oc = s.hc[:0], s.oc[:0]
+	if lower == frontier.Min() {
+		return nil // nothing lies before time 0
+	}
+	hist, err := s.in.BatchesThrough(lower)
+	if err != nil {
+		return fmt.Errorf("reduce: cutting the input at %v: %w", lower, err)
+	}
+	for _, b := range hist {
+		if !b.IsEmpty() {
+			s.hc = append(s.hc, b.Cursor())
+		}
+	}
+	outs, err := s.out.BatchesThrough(lower)
+	if err != nil {
+		return fmt.Errorf("reduce: cutting the output at %v: %w", lower, err)
+	}
+	for _, b := range outs {
+		if !b.IsEmpty() {
+			s.oc = append(s.oc, b.Cursor())
+		}
+	}
+	return nil
+}
+
+// groups visits the groups of the new batches in key order.
+func (s *stage) groups() error {
+	for {
+		found := -1
+		for i := range s.nc {
+			c := &s.nc[i]
+			if c.KeyValid() && (found < 0 || cmpRow(c.Key(), s.nc[found].Key()) < 0) {
+				found = i
+			}
+		}
+		if found < 0 {
+			return nil
+		}
+		s.key = append(s.key[:0], s.nc[found].Key()...)
+		s.nv, s.nt, s.nd = s.nv[:0], s.nt[:0], s.nd[:0]
+		s.sorted = true // one batch holds the group's new updates: sorted by (val, time)
+		for i := range s.nc {
+			c := &s.nc[i]
+			if !c.KeyValid() || cmpRow(c.Key(), s.key) != 0 {
+				continue
+			}
+			if i != found {
+				s.sorted = false
+			}
+			for ; c.ValValid(); c.StepVal() {
+				v := c.Val()
+				ts, ds := c.Updates()
+				for x, t := range ts {
+					t, ok := s.pres.Present(t)
+					if !ok {
+						continue
+					}
+					s.nv = append(s.nv, v...)
+					s.nt = append(s.nt, s.asOf.AdvanceBy(t))
+					s.nd = append(s.nd, ds[x])
+				}
+			}
+			c.StepKey()
+		}
+		if len(s.nt) == 0 {
+			continue
+		}
+		s.hk = s.hk[:0]
+		for i := range s.hc {
+			c := &s.hc[i]
+			c.SeekKey(s.key)
+			if c.KeyValid() && cmpRow(c.Key(), s.key) == 0 {
+				s.hk = append(s.hk, i)
+			}
+		}
+		if err := s.loadCur(); err != nil {
+			return err
+		}
+		switch s.kind {
+		case kindAccum:
+			s.accumGroup()
+		case kindMonotonic:
+			if !s.monotonicGroup() {
+				s.recordsGroup()
+			}
+		default:
+			s.recordsGroup()
+		}
+	}
+}
+
+// loadCur reads the group's row in the output trace cut at lower.
+func (s *stage) loadCur() error {
+	s.oV, s.oC = s.oV[:0], s.oC[:0]
+	for i := range s.oc {
+		c := &s.oc[i]
+		c.SeekKey(s.key)
+		if !c.KeyValid() || cmpRow(c.Key(), s.key) != 0 {
+			continue
+		}
+		for ; c.ValValid(); c.StepVal() {
+			_, ds := c.Updates()
+			var m int64
+			for _, d := range ds {
+				m += d
+			}
+			v := c.Val()
+			j := 0
+			for ; j < len(s.oC); j++ {
+				if slices.Equal(s.oV[j*s.ova:(j+1)*s.ova], v) {
+					s.oC[j] += m
+					break
+				}
+			}
+			if j == len(s.oC) {
+				s.oV = append(s.oV, v...)
+				s.oC = append(s.oC, m)
+			}
+		}
+	}
+	s.curOK = false
+	for j, m := range s.oC {
+		if m == 0 {
+			continue
+		}
+		if s.curOK {
+			return fmt.Errorf("%w: group %v: %v and %v", ErrCorrupt, s.key, s.cur, s.oV[j*s.ova:(j+1)*s.ova])
+		}
+		s.curOK, s.curM = true, m
+		copy(s.cur, s.oV[j*s.ova:(j+1)*s.ova])
+	}
+	return nil
+}
+
+// emit makes the group's output at t equal want: it retracts the current
+// row and inserts the wanted one when they differ.
+func (s *stage) emit(t frontier.Time) {
+	if s.curOK == s.wantOK && (!s.curOK || s.curM == s.wantM && slices.Equal(s.cur, s.want)) {
+		return
+	}
+	if s.curOK {
+		s.bld.Push(s.key, s.cur, t, -s.curM)
+	}
+	if s.wantOK {
+		s.bld.Push(s.key, s.want, t, s.wantM)
+	}
+	s.curOK, s.curM = s.wantOK, s.wantM
+	copy(s.cur, s.want)
+}
+
+// byTime orders the new updates by time (within a time the order does
+// not matter: every update of the time is applied before emitting).
+func (s *stage) byTime() {
+	s.ord = identity(s.ord, len(s.nt))
+	sortByTime(s.ord, s.nt)
+}
+
+// identity returns ord holding 0..n-1.
+func identity(ord []int32, n int) []int32 {
+	ord = ord[:0]
+	for i := range n {
+		ord = append(ord, int32(i))
+	}
+	return ord
+}
+
+// sortByTime sorts ord by ts[ord[i]], after a pass that finds most
+// groups' updates already in order (one time per step, or one record).
+func sortByTime(ord []int32, ts []uint64) {
+	for i := 1; i < len(ord); i++ {
+		if ts[ord[i]] < ts[ord[i-1]] {
+			slices.SortStableFunc(ord, func(a, b int32) int { return cmp.Compare(ts[a], ts[b]) })
+			return
+		}
+	}
+}
+
+// newVal returns the val of new update i.
+func (s *stage) newVal(i int32) []int64 {
+	va := s.inAr.Val
+	return s.nv[int(i)*va : int(i)*va+va]
+}
+
+// recordsGroup is the basic logic: the group's records accumulated at
+// lower, then the new updates applied time by time, the output
+// recomputed from all records at each time.
+func (s *stage) recordsGroup() {
+	va := s.inAr.Val
+	s.recV, s.recC = s.recV[:0], s.recC[:0]
+	for _, i := range s.hk {
+		c := &s.hc[i]
+		for ; c.ValValid(); c.StepVal() {
+			if m := s.histSum(c); !m.isZero() {
+				s.addRecord(c.Val(), m)
+			}
+		}
+		c.RewindVals()
+	}
+	s.byTime()
+	for x := 0; x < len(s.ord); {
+		t := s.nt[s.ord[x]]
+		for ; x < len(s.ord) && s.nt[s.ord[x]] == t; x++ {
+			i := s.ord[x]
+			s.addRecord(s.nv[int(i)*va:int(i)*va+va], wideOf(s.nd[i]))
+		}
+		s.evalRecords()
+		s.emit(t)
+	}
+}
+
+// addRecord adds m to the count of record v, keeping records sorted.
+func (s *stage) addRecord(v []int64, m wide) {
+	va := s.inAr.Val
+	n := len(s.recC)
+	lo, hi := 0, n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if cmpRow(s.recV[mid*va:mid*va+va], v) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	i := lo
+	if i < n && cmpRow(s.recV[i*va:i*va+va], v) == 0 {
+		s.recC[i] = s.recC[i].add(m)
+		return
+	}
+	s.recC = slices.Insert(s.recC, i, m)
+	s.recV = slices.Insert(s.recV, i*va, v...)
+}
+
+// evalRecords sets want from the group's records.
+func (s *stage) evalRecords() {
+	clear(s.want)
+	s.wantOK, s.wantM = false, 1
+	switch s.kind {
+	case kindThreshold, kindDistinct:
+		s.evalCount()
+	case kindCollate:
+		s.evalCollate()
+	default:
+		s.evalAggregates()
+	}
+}
+
+// evalCount is threshold and distinct: the record's accumulated count.
+func (s *stage) evalCount() {
+	var c wide
+	for _, m := range s.recC {
+		c = c.add(m)
+	}
+	x, fits := c.int64()
+	switch {
+	case c.isZero():
+	case c.negative():
+		if s.kind == kindDistinct {
+			s.wantOK, s.want[0] = true, CodeNegativeMultiplicity
+		}
+	case s.kind == kindDistinct:
+		s.wantOK = true
+	case !fits:
+		s.wantOK, s.want[0] = true, CodeNumericOverflow
+	default:
+		s.wantOK, s.wantM = true, x
+	}
+}
+
+// evalAggregates computes the aggregates of the group's records (basic,
+// monotonic fallback and hierarchical layers), in the order of precedence
+// of §6.3: a negative record, then an overflow, then the row.
+func (s *stage) evalAggregates() {
+	va := s.inAr.Val
+	up := s.kind == kindLayerUp
+	var cnt wide
+	s.sums = s.sums[:0]
+	for range s.aggs {
+		s.sums = append(s.sums, wide{})
+	}
+	first, overflow := true, false
+	for r, m := range s.recC {
+		if m.isZero() {
+			continue
+		}
+		s.wantOK = true
+		row := s.recV[r*va : r*va+va]
+		if m.negative() || up && row[0] == CodeNegativeMultiplicity {
+			clear(s.want)
+			s.want[0] = CodeNegativeMultiplicity
+			return
+		}
+		mv, fits := m.int64()
+		if !fits || up && row[0] != 0 {
+			overflow = true // an accumulated count beyond int64 (SPEC.md "Errors")
+			continue
+		}
+		cnt = cnt.add(m)
+		for j, a := range s.aggs {
+			switch a.Fn {
+			case Sum:
+				s.sums[j] = s.sums[j].add(mulWide(mv, row[a.Col]))
+			case Min:
+				if first || row[a.Col] < s.want[1+j] {
+					s.want[1+j] = row[a.Col]
+				}
+			case Max:
+				if first || row[a.Col] > s.want[1+j] {
+					s.want[1+j] = row[a.Col]
+				}
+			}
+		}
+		first = false
+	}
+	if !s.wantOK {
+		return
+	}
+	if overflow {
+		clear(s.want)
+		s.want[0] = CodeNumericOverflow
+		return
+	}
+	for j, a := range s.aggs {
+		var w wide
+		switch a.Fn {
+		case Count:
+			w = cnt
+		case Sum:
+			w = s.sums[j]
+		default:
+			continue
+		}
+		x, fits := w.int64()
+		if !fits {
+			clear(s.want)
+			s.want[0] = CodeNumericOverflow
+			return
+		}
+		s.want[1+j] = x
+	}
+}
+
+// evalCollate sets want from the parts' rows: a negative multiplicity in
+// any part wins over an overflow, an overflow over a row; a row needs
+// every part's row.
+func (s *stage) evalCollate() {
+	va := s.inAr.Val
+	parts, code := 0, int64(0)
+	for r, m := range s.recC {
+		if m.isZero() {
+			continue
+		}
+		row := s.recV[r*va : r*va+va]
+		parts++
+		switch tag := row[1]; {
+		case tag == CodeNegativeMultiplicity:
+			code = tag
+		case tag != 0 && code == 0:
+			code = tag
+		}
+		for j := range len(s.want) - 1 {
+			s.want[1+j] += row[2+j] // each aggregate is set by exactly one part
+		}
+	}
+	switch {
+	case parts == 0:
+		clear(s.want)
+	case code != 0:
+		clear(s.want)
+		s.wantOK, s.want[0] = true, code
+	default:
+		s.wantOK = true
+	}
+}
+
+// histSum returns the accumulated count of the history cursor's current
+// (key, val), leaving out times the presentation hides (at or beyond
+// until).
+func (s *stage) histSum(c *batch.Cursor) wide {
+	ts, ds := c.Updates()
+	var m wide
+	for i, t := range ts {
+		if _, ok := s.pres.Present(t); ok {
+			m = m.add(wideOf(ds[i]))
+		}
+	}
+	return m
+}
+
+// histCount returns the accumulated count of record v of the group at
+// lower: a seek in each history batch (G4). Records must be asked for in
+// ascending order within a group.
+func (s *stage) histCount(v []int64) wide {
+	var m wide
+	for _, i := range s.hk {
+		c := &s.hc[i]
+		c.SeekVal(v)
+		if c.ValValid() && cmpRow(c.Val(), v) == 0 {
+			m = m.add(s.histSum(c))
+		}
+	}
+	return m
+}
+
+// accumGroup is the accumulable logic: the group's state at lower comes
+// from its output row's hidden columns; each new update changes it by its
+// diff (count), diff × value (sums) and, through its record's count
+// before and after, the numbers of negative and non-zero records (G4).
+func (s *stage) accumGroup() {
+	na := len(s.aggs)
+	base := 1 + na
+	st := &s.acc
+	st.neg, st.nz, st.cnt = 0, 0, wide{}
+	clear(st.sum)
+	if s.curOK {
+		st.neg, st.nz = s.cur[base], s.cur[base+1]
+		st.cnt = wideCols(s.cur[base+2:])
+		for k := range st.sum {
+			st.sum[k] = wideCols(s.cur[base+5+3*k:])
+		}
+	}
+	s.ord = identity(s.ord, len(s.nt))
+	if !s.sorted {
+		slices.SortFunc(s.ord, func(a, b int32) int {
+			if c := cmpRow(s.newVal(a), s.newVal(b)); c != 0 {
+				return c
+			}
+			return cmp.Compare(s.nt[a], s.nt[b])
+		})
+	}
+	s.dT, s.dNeg, s.dNz, s.dD, s.dSum = s.dT[:0], s.dNeg[:0], s.dNz[:0], s.dD[:0], s.dSum[:0]
+	for x := 0; x < len(s.ord); {
+		v := s.newVal(s.ord[x])
+		c := s.histCount(v)
+		for ; x < len(s.ord) && cmpRow(s.newVal(s.ord[x]), v) == 0; x++ {
+			i := s.ord[x]
+			d := s.nd[i]
+			before := c
+			c = c.add(wideOf(d))
+			s.dT = append(s.dT, s.nt[i])
+			s.dNeg = append(s.dNeg, b2i(c.negative())-b2i(before.negative()))
+			s.dNz = append(s.dNz, b2i(!c.isZero())-b2i(!before.isZero()))
+			s.dD = append(s.dD, d)
+			for _, a := range s.aggs {
+				if a.Fn == Sum {
+					s.dSum = append(s.dSum, mulWide(d, v[a.Col]))
+				}
+			}
+		}
+	}
+	s.ord = identity(s.ord, len(s.dT))
+	sortByTime(s.ord, s.dT)
+	for y := 0; y < len(s.ord); {
+		t := s.dT[s.ord[y]]
+		for ; y < len(s.ord) && s.dT[s.ord[y]] == t; y++ {
+			i := int(s.ord[y])
+			st.neg += s.dNeg[i]
+			st.nz += s.dNz[i]
+			st.cnt = st.cnt.add(wideOf(s.dD[i]))
+			for k := range st.sum {
+				st.sum[k] = st.sum[k].add(s.dSum[i*s.nsum+k])
+			}
+		}
+		s.evalAccum()
+		s.emit(t)
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// evalAccum sets want from the accumulable state: no row when no record
+// is left, else the hidden state with the row or the error it implies.
+func (s *stage) evalAccum() {
+	st := &s.acc
+	clear(s.want)
+	s.wantOK, s.wantM = st.nz != 0, 1
+	if !s.wantOK {
+		return
+	}
+	base := 1 + len(s.aggs)
+	s.want[base], s.want[base+1] = st.neg, st.nz
+	st.cnt.cols(s.want[base+2:])
+	for k, w := range st.sum {
+		w.cols(s.want[base+5+3*k:])
+	}
+	if st.neg > 0 {
+		s.want[0] = CodeNegativeMultiplicity
+		return
+	}
+	for j, a := range s.aggs {
+		w := st.cnt
+		if a.Fn == Sum {
+			w = st.sum[s.slots[j]]
+		}
+		x, fits := w.int64()
+		if !fits {
+			clear(s.want[:base])
+			s.want[0] = CodeNumericOverflow
+			return
+		}
+		s.want[1+j] = x
+	}
+}
+
+// monotonicGroup is the monotonic logic: while the group's row is a row
+// and its new updates are all insertions, each aggregate folds the new
+// values into the best so far. It reports false, doing nothing, when the
+// group needs the basic logic.
+func (s *stage) monotonicGroup() bool {
+	if s.curOK && s.cur[0] != 0 {
+		return false
+	}
+	for _, d := range s.nd {
+		if d < 0 {
+			return false
+		}
+	}
+	s.byTime()
+	copy(s.want, s.cur)
+	have := s.curOK
+	for x := 0; x < len(s.ord); {
+		t := s.nt[s.ord[x]]
+		for ; x < len(s.ord) && s.nt[s.ord[x]] == t; x++ {
+			v := s.newVal(s.ord[x])
+			for j, a := range s.aggs {
+				y := v[a.Col]
+				if !have || a.Fn == Min && y < s.want[1+j] || a.Fn == Max && y > s.want[1+j] {
+					s.want[1+j] = y
+				}
+			}
+			have = true
+		}
+		s.want[0] = 0
+		s.wantOK, s.wantM = true, 1
+		s.emit(t)
+	}
+	return true
+}

@@ -1,0 +1,746 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	gosync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// The tests of this file drive Solo and the Maintenance/Interactive pair
+// with the same commands, as a controller would, and require both to
+// observe the same outcome: the same answers and the same errors.
+
+// outcome is what a scenario observed: its answers, the errors Send
+// returned, and the distinct errors the runtimes reported (without the
+// runtime and worker that reported them).
+type outcome struct {
+	answer string
+	sent   []string
+	errs   []string
+}
+
+var workerPrefix = regexp.MustCompile(`^(solo|maintenance|interactive) worker \d+: `)
+
+// takeErrors returns the distinct errors the runtimes reported so far,
+// sorted, and forgets them (so the setup's cleanup does not report them).
+func (s *setup) takeErrors() []string {
+	set := map[string]bool{}
+	for _, r := range s.rts {
+		r.errMu.Lock()
+		for _, err := range r.errs {
+			set[workerPrefix.ReplaceAllString(err.Error(), "")] = true
+		}
+		r.errs = nil
+		r.errMu.Unlock()
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// newLagSetup is newSetup with one runtime of the pair paused ("" for
+// none): it applies nothing until resume.
+func newLagSetup(t *testing.T, mode string, workers int, lag Role) *setup {
+	if mode == "solo" || lag == Solo {
+		return newSetup(t, mode, workers)
+	}
+	regs := make([]*share.Registry, workers)
+	for i := range regs {
+		regs[i] = share.NewRegistry()
+	}
+	m, err := New(Options{Role: Maintenance, Workers: workers, Registries: regs, Paused: lag == Maintenance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := New(Options{Role: Interactive, Workers: workers, Registries: regs, Paused: lag == Interactive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := NewController(m, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &setup{mode: mode, workers: workers, ctl: ctl, rts: []*Runtime{m, i}, tb: t}
+	t.Cleanup(func() {
+		s.ctl.Shutdown()
+		if err := s.ctl.Err(); err != nil {
+			t.Errorf("runtime errors: %v", err)
+		}
+	})
+	return s
+}
+
+func (s *setup) resume() {
+	for _, r := range s.rts {
+		r.Resume()
+	}
+}
+
+func (s *setup) role(r Role) *Runtime {
+	for _, rt := range s.rts {
+		if rt.Role() == r {
+			return rt
+		}
+	}
+	return nil
+}
+
+// sendErr sends cmd and returns the error text Send returned ("" if none).
+func (s *setup) sendErr(cmd Command) string {
+	if err := s.ctl.Send(cmd); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// read waits (briefly: a hang is an outcome, not a test timeout) until the
+// capture passed t and returns its accumulation at t.
+func read(cp *dataflow.Capture, t uint64) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cp.WaitPassed(ctx, t); err != nil {
+		return fmt.Sprintf("never passed %d", t)
+	}
+	return fmt.Sprint(captured(cp, t))
+}
+
+var agreeWorkers = []int{1, 2, 4}
+
+// agree runs scenario on Solo and on the pair (lagging as lag says) with 1,
+// 2 and 4 workers, requires both to observe the same outcome, and returns
+// them per worker count for the caller to check.
+func agree(t *testing.T, lag Role, scenario func(s *setup, sent *[]string) string) map[int]outcome {
+	t.Helper()
+	outs := map[int]outcome{}
+	for _, w := range agreeWorkers {
+		var got [2]outcome
+		for i, mode := range []string{"solo", "pair"} {
+			s := newLagSetup(t, mode, w, lag)
+			var sent []string
+			ans := scenario(s, &sent)
+			s.resume()
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			got[i] = outcome{answer: ans, sent: sent, errs: s.takeErrors()}
+		}
+		if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+			t.Fatalf("workers=%d: Solo and the pair disagree:\nsolo: %+v\npair: %+v", w, got[0], got[1])
+		}
+		outs[w] = got[0]
+	}
+	return outs
+}
+
+// readIndexDesc is readDesc with an error if the import fails.
+func queryDesc(dfID, id string, asOf uint64, until frontier.Frontier, cp *dataflow.Capture) dataflow.Desc {
+	return readDesc(dfID, id, asOf, until, cp)
+}
+
+// Case 1 of the robustness list: a dataflow dropped and created again under
+// its id gets exchanges of its own, so its arrangement has every row.
+func TestRecreatedDataflowKeepsEveryRow(t *testing.T) {
+	var rows [][]int64
+	for k := range int64(32) {
+		rows = append(rows, []int64{0, 1, k, k * 10})
+	}
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.send("in", 2, rows...)
+		s.advance("in", 2, frontier.At(1))
+		var out []string
+		for round := range 6 {
+			s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+			cp := dataflow.NewCapture(s.workers)
+			q := fmt.Sprintf("q%d", round)
+			s.must(CreateDataflow{Desc: queryDesc(q, "idx", 0, frontier.At(1), cp)})
+			out = append(out, read(cp, 0))
+			s.must(DropDataflow{ID: q})
+			s.must(DropDataflow{ID: "maintain idx"})
+		}
+		return strings.Join(out, "\n")
+	})
+	want := fmt.Sprint(model(rows, 0))
+	for w, o := range outs {
+		for i, got := range strings.Split(o.answer, "\n") {
+			if got != want {
+				t.Fatalf("workers=%d: incarnation %d read %s, want %s", w, i, got, want)
+			}
+		}
+	}
+}
+
+// Case 2: a diff that overflows while the index's spine merges is an error
+// of the index, and the index keeps every other update.
+func TestMergeOverflowIsReportedAndKeepsOtherUpdates(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		ctx := testCtx(s.tb)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(AllowCompaction{ID: "idx", Frontier: frontier.At(2)})
+		first := [][]int64{{0, math.MaxInt64, 1, 1}}
+		second := [][]int64{{1, 1, 1, 1}}
+		for k := int64(2); k < 10; k++ {
+			first = append(first, []int64{0, 1, k, k})
+			second = append(second, []int64{1, 1, k + 8, k + 8})
+		}
+		s.send("in", 2, first...)
+		s.advance("in", 2, frontier.At(1))
+		if err := s.ctl.Sync(ctx); err != nil {
+			s.tb.Fatal(err)
+		}
+		s.send("in", 2, second...)
+		s.advance("in", 2, frontier.At(2))
+		// Later rounds (at times from 3) bring the arrivals that drive merges.
+		s.advance("in", 2, frontier.At(3))
+		for i := int64(3); i < 40; i++ {
+			if err := s.ctl.Sync(ctx); err != nil {
+				s.tb.Fatal(err)
+			}
+			var more [][]int64
+			for k := range int64(16) {
+				more = append(more, []int64{i, 1, 100*i + k, 0})
+			}
+			s.send("in", 2, more...)
+			s.advance("in", 2, frontier.At(uint64(i+1)))
+		}
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 2, frontier.At(3), cp)})
+		return read(cp, 2)
+	})
+	for w, o := range outs {
+		for k := 2; k < 18; k++ {
+			if !strings.Contains(o.answer, fmt.Sprintf("[%d %d]:1", k, k)) {
+				t.Fatalf("workers=%d: row [%d %d] lost to the overflow: %s", w, k, k, o.answer)
+			}
+		}
+		if len(o.errs) == 0 || !strings.Contains(strings.Join(o.errs, "\n"), "numeric overflow") {
+			t.Fatalf("workers=%d: overflow not reported: %q", w, o.errs)
+		}
+	}
+}
+
+// holdInteractive makes every worker of the pair's Interactive runtime stop
+// at this point of its command stream until the returned release is called;
+// reached is closed once every worker is there.
+func holdInteractive(s *setup) (reached <-chan struct{}, release func()) {
+	inter := s.role(Interactive)
+	gate := make(chan struct{})
+	all := make(chan struct{})
+	left := len(inter.workers)
+	var mu = make(chan struct{}, 1)
+	for _, w := range inter.workers {
+		w.enqueue(queued{cmd: barrier{done: func(*worker) {
+			mu <- struct{}{}
+			left--
+			if left == 0 {
+				close(all)
+			}
+			<-mu
+			<-gate
+		}}})
+	}
+	return all, func() { close(gate) }
+}
+
+// quiesceMaintenance lets the Maintenance runtime apply every hold and
+// finish every merge it can.
+func quiesceMaintenance(t testing.TB, s *setup) {
+	if err := s.role(Maintenance).barrier(testCtx(t), func(w *worker) {
+		for w.env.Manager.Maintenance(1 << 20) {
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Case 3: an index dropped and created again at the same as_of while the
+// Interactive runtime lags: the lagging runtime's stale create and drop of
+// the old incarnation neither take nor release the new incarnation's peer
+// hold, so the publisher cannot compact past a query's as_of.
+func TestStaleIncarnationNeverReleasesTheNewPeerHold(t *testing.T) {
+	outs := agree(t, Interactive, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10}, []int64{0, 1, 2, 20}, []int64{0, 1, 3, 30})
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(DropDataflow{ID: "maintain idx"})
+		var reached <-chan struct{}
+		release := func() {}
+		if s.mode == "pair" {
+			reached, release = holdInteractive(s)
+		}
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 0, frontier.At(1), cp)})
+		s.must(AllowCompaction{ID: "idx", Frontier: frontier.At(1)})
+		s.send("in", 2, []int64{1, -1, 1, 10}, []int64{1, -1, 2, 20}, []int64{1, -1, 3, 30})
+		s.advance("in", 2, frontier.At(5))
+		if s.mode == "pair" {
+			s.resume() // the stale create and drop apply, then the gate holds
+			<-reached
+			quiesceMaintenance(s.tb, s)
+			release()
+		}
+		return read(cp, 0)
+	})
+	for w, o := range outs {
+		if want := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1, "[3 30]": 1}); o.answer != want || len(o.errs) != 0 {
+			t.Fatalf("workers=%d: %+v, want %s and no error", w, o, want)
+		}
+	}
+}
+
+// reexportDesc is a query (or, maintained, an index) that imports index id
+// and exports it again as as.
+func reexportDesc(dfID, id, as string, maintained bool) dataflow.Desc {
+	return dataflow.Desc{
+		ID: dfID, Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{as},
+		Build: func(c *dataflow.Context) error {
+			a, err := c.ImportIndex(id)
+			if err != nil {
+				return err
+			}
+			return c.Export(as, a)
+		},
+	}
+}
+
+// Case 5: an index created again with the same id and as_of while a reader
+// still holds the old incarnation's slot (here a query's re-export of it)
+// is published as a new incarnation, and a query on it answers.
+func TestRecreatedIndexPublishesWhileTheOldSlotIsHeld(t *testing.T) {
+	outs := agree(t, Maintenance, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10}, []int64{0, 1, 2, 20})
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: reexportDesc("q1", "idx", "copy", false)})
+		s.must(DropDataflow{ID: "maintain idx"})
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q2", "idx", 0, frontier.At(1), cp)})
+		s.resume()
+		return read(cp, 0)
+	})
+	for w, o := range outs {
+		if want := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1}); o.answer != want || len(o.errs) != 0 {
+			t.Fatalf("workers=%d: %+v, want %s and no error", w, o, want)
+		}
+	}
+}
+
+// Case 6: the Interactive runtime's stale peer bundle of an older
+// incarnation (another as_of) neither evicts nor unbinds the newer
+// published slot; once everything is dropped no slot and no reserved hold
+// is left.
+func TestStalePeerBundleLeavesTheNewerSlotAlone(t *testing.T) {
+	outs := agree(t, Interactive, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10}, []int64{1, 1, 2, 20}, []int64{2, 1, 3, 30})
+		s.advance("in", 2, frontier.At(3))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(DropDataflow{ID: "maintain idx"})
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 2, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 2, frontier.At(3), cp)})
+		s.resume()
+		ans := read(cp, 2)
+		s.must(DropDataflow{ID: "q"})
+		s.must(DropDataflow{ID: "maintain idx"})
+		if err := s.ctl.Sync(testCtx(s.tb)); err != nil {
+			s.tb.Fatal(err)
+		}
+		for _, r := range s.rts {
+			for i, g := range r.opts.Registries {
+				if st := g.Stats(); st != (share.RegistryStats{}) {
+					ans += fmt.Sprintf("; registry %d: %+v", i, st)
+				}
+			}
+		}
+		return ans
+	})
+	for w, o := range outs {
+		if want := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1, "[3 30]": 1}); o.answer != want || len(o.errs) != 0 {
+			t.Fatalf("workers=%d: %+v, want %s and no error", w, o, want)
+		}
+	}
+}
+
+// Case 4: an index maintained from as_of 5 starts compacted at 5, so a query
+// at as_of 3 is refused by Solo and the pair alike, naming the index, its
+// since and the as_of.
+func TestIndexStartsCompactedAtItsAsOf(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10})
+		s.advance("in", 2, frontier.At(10))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 5, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 3, frontier.Empty(), cp)})
+		return ""
+	})
+	for w, o := range outs {
+		want := `dataflow q: index "idx": since {5}, as_of {3}: ` + dataflow.ErrCompactedBeyondAsOf.Error()
+		if !slices.Equal(o.errs, []string{want}) {
+			t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, want)
+		}
+	}
+}
+
+// Case 7: a maintained dataflow that imports an index and exports it under
+// a new name publishes the re-export, so a query on it answers.
+func TestReexportedIndexIsPublished(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10}, []int64{0, 1, 2, 20})
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: reexportDesc("maintain idx2", "idx", "idx2", true)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx2", 0, frontier.At(1), cp)})
+		return read(cp, 0)
+	})
+	for w, o := range outs {
+		if want := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1}); o.answer != want || len(o.errs) != 0 {
+			t.Fatalf("workers=%d: %+v, want %s and no error", w, o, want)
+		}
+	}
+}
+
+// Case 8: a query cannot take the id of a live maintained dataflow, and the
+// refused create leaves the maintained index in place.
+func TestQueryCannotTakeAMaintainedDataflowsID(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, sent *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10})
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		*sent = append(*sent, s.sendErr(CreateDataflow{Desc: dataflow.Desc{
+			ID: "maintain idx", AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(*dataflow.Context) error { return errors.New("a query that fails to build") },
+		}}))
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 0, frontier.At(1), cp)})
+		return read(cp, 0)
+	})
+	for w, o := range outs {
+		want := outcome{answer: fmt.Sprint(map[string]int64{"[1 10]": 1}), sent: []string{`runtime: create dataflow "maintain idx": a dataflow with this id exists`}}
+		if fmt.Sprint(o) != fmt.Sprint(want) {
+			t.Fatalf("workers=%d: %+v, want %+v", w, o, want)
+		}
+	}
+}
+
+// exportsDesc maintains input "in" arranged and exports it under every id
+// of build, while declaring declared.
+func exportsDesc(dfID string, declared, build []string) dataflow.Desc {
+	return dataflow.Desc{
+		ID: dfID, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: declared,
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			for _, id := range build {
+				if err := c.Export(id, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// Case 9: Desc.Exports must list exactly what Build exports: otherwise the
+// create fails with an error naming both lists, and a query on any of the
+// ids finds no index — in Solo and in the pair alike (no hang).
+func TestExportsMustMatchWhatBuildExports(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10})
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: exportsDesc("maintain a", []string{"a"}, []string{"a", "b"})})
+		s.must(CreateDataflow{Desc: exportsDesc("maintain c", []string{"c", "d"}, []string{"c"})})
+		for _, id := range []string{"a", "b", "c", "d"} {
+			s.must(CreateDataflow{Desc: queryDesc("q "+id, id, 0, frontier.At(1), dataflow.NewCapture(s.workers))})
+		}
+		return ""
+	})
+	want := []string{
+		`dataflow maintain a: Desc.Exports ["a"], Build exported ["a" "b"]: dataflow: exports differ from Desc.Exports`,
+		`dataflow maintain c: Desc.Exports ["c" "d"], Build exported ["c"]: dataflow: exports differ from Desc.Exports`,
+		`dataflow q a: import of unknown index "a"`,
+		`dataflow q b: import of unknown index "b"`,
+		`dataflow q c: import of unknown index "c"`,
+		`dataflow q d: import of unknown index "d"`,
+	}
+	for w, o := range outs {
+		if !slices.Equal(o.errs, want) {
+			t.Fatalf("workers=%d: errors\n%s\nwant\n%s", w, strings.Join(o.errs, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+// Case 10: a chunk with one row before the input frontier is refused whole:
+// none of its good rows lands, whatever the number of workers.
+func TestBadChunkIsRefusedWhole(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, sent *[]string) string {
+		s.advance("in", 2, frontier.At(5))
+		c := dataflow.NewChunk(2, 17)
+		for k := range int64(16) {
+			if k == 7 {
+				c.Push([]int64{99, 99}, 2, 1) // before the frontier
+			}
+			c.Push([]int64{k, k}, 5, 1)
+		}
+		*sent = append(*sent, s.sendErr(Input{Name: "in", Chunk: c}))
+		s.advance("in", 2, frontier.At(6))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 5, frontier.At(6), cp)})
+		return read(cp, 5)
+	})
+	for w, o := range outs {
+		want := outcome{answer: "map[]", sent: []string{`runtime: input "in": Chunk row 7: time 2 is before the input frontier {5}`}}
+		if fmt.Sprint(o) != fmt.Sprint(want) {
+			t.Fatalf("workers=%d: %+v, want %+v", w, o, want)
+		}
+	}
+}
+
+// Case 11: commands that used to panic in a worker goroutine are errors
+// naming the command and the field: a nil chunk, a chunk of negative arity,
+// and a capture made for fewer workers than the runtime has.
+func TestMalformedCommandsAreErrorsNotPanics(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, sent *[]string) string {
+		s.advance("in", 2, frontier.At(0))
+		neg := &dataflow.Chunk{Arity: -1, Rows: nil, Times: []uint64{0}, Diffs: []int64{1}}
+		*sent = append(*sent,
+			s.sendErr(Input{Name: "in", Chunk: nil}),
+			s.sendErr(Input{Name: "in", Chunk: neg}),
+			s.sendErr(CreateInput{Name: "neg", Arity: -1}),
+		)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: queryDesc("q", "idx", 0, frontier.Empty(), dataflow.NewCapture(1))})
+		return ""
+	})
+	for w, o := range outs {
+		want := []string{
+			`runtime: input "in": Chunk is nil`,
+			`runtime: input "in": Chunk.Arity -1, the input has arity 2`,
+			`runtime: create input "neg": Arity -1 is negative`,
+		}
+		if !slices.Equal(o.sent, want) {
+			t.Fatalf("workers=%d: Send errors %q, want %q", w, o.sent, want)
+		}
+		var wantErrs []string
+		if w > 1 {
+			wantErrs = []string{fmt.Sprintf("dataflow q: capture made for 1 workers in a runtime of %d", w)}
+		}
+		if !slices.Equal(o.errs, wantErrs) {
+			t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, wantErrs)
+		}
+	}
+	// A chunk whose columns disagree with its arity, on its own.
+	s := newSetup(t, "pair", 2)
+	s.declare("in", 2)
+	bad := &dataflow.Chunk{Arity: 2, Rows: []int64{1}, Times: []uint64{0}, Diffs: []int64{1}}
+	if got, want := s.sendErr(Input{Name: "in", Chunk: bad}), `runtime: input "in": dataflow: chunk columns disagree: 1 rows of arity 2, 1 times, 1 diffs`; got != want {
+		t.Fatalf("Send = %q, want %q", got, want)
+	}
+}
+
+// Case 12: sending to an unknown input, advancing it, dropping an unknown
+// dataflow and allowing compaction of an unknown index are errors.
+func TestUnknownNamesAreErrors(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, sent *[]string) string {
+		c := dataflow.NewChunk(1, 1)
+		c.Push([]int64{1}, 0, 1)
+		*sent = append(*sent,
+			s.sendErr(Input{Name: "nope", Chunk: c}),
+			s.sendErr(AdvanceInput{Name: "nope", Frontier: frontier.At(1)}),
+			s.sendErr(DropDataflow{ID: "nope"}),
+			s.sendErr(AllowCompaction{ID: "nope", Frontier: frontier.At(1)}),
+		)
+		return ""
+	})
+	want := []string{
+		`runtime: input "nope": unknown input (declare it with CreateInput)`,
+		`runtime: advance input "nope": unknown input (declare it with CreateInput)`,
+		`runtime: drop dataflow "nope": unknown dataflow`,
+		`runtime: allow compaction of "nope": unknown index`,
+	}
+	for w, o := range outs {
+		if !slices.Equal(o.sent, want) || len(o.errs) != 0 {
+			t.Fatalf("workers=%d: %+v, want Send errors %q", w, o, want)
+		}
+	}
+}
+
+// blockingDesc is a dataflow whose Build, on worker 0, closes started and
+// waits for release: it holds that worker inside a command.
+func blockingDesc(id string, started, release chan struct{}) dataflow.Desc {
+	return dataflow.Desc{
+		ID: id, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			if c.Worker() == 0 {
+				close(started)
+				<-release
+			}
+			return nil
+		},
+	}
+}
+
+// Case 13: a barrier (Stats) whose context ends returns an error, runs its
+// callback on no worker afterwards (no data race with the caller, checked
+// under -race), and leaves no goroutine behind when the runtime stops
+// without ever reaching it.
+func TestTimedOutBarrierNeitherRacesNorLeaks(t *testing.T) {
+	for _, w := range agreeWorkers {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			before := goruntime.NumGoroutine()
+			r, err := New(Options{Role: Solo, Workers: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctl, err := NewController(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			started, release := make(chan struct{}), make(chan struct{})
+			ctl.Send(CreateDataflow{Desc: blockingDesc("block", started, release)})
+			<-started
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			st, err := r.Stats(ctx)
+			cancel()
+			if !errors.Is(err, context.DeadlineExceeded) || st != (Stats{}) {
+				t.Fatalf("Stats on a blocked worker = %+v, %v; want zero Stats and DeadlineExceeded", st, err)
+			}
+			close(release) // the worker now reaches the abandoned barrier
+			if st, err := r.Stats(testCtx(t)); err != nil || st.Dataflows != w {
+				t.Fatalf("Stats = %+v, %v; want %d dataflows", st, err, w)
+			}
+			// Barriers a stopped runtime never reaches.
+			p, err := New(Options{Role: Solo, Workers: w, Paused: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 10 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+				if _, err := p.Stats(ctx); err == nil {
+					t.Fatal("Stats of a paused runtime returned")
+				}
+				cancel()
+			}
+			p.Shutdown()
+			ctl.Shutdown()
+			deadline := time.Now().Add(5 * time.Second)
+			for goruntime.NumGoroutine() > before {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d goroutines after shutdown, %d before", goruntime.NumGoroutine(), before)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// Case 14: Shutdown and Resume may be called any number of times from any
+// goroutine.
+func TestShutdownAndResumeAreSafeConcurrently(t *testing.T) {
+	for _, w := range agreeWorkers {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			for range 20 {
+				_, _, ctl, err := Pair(w, spine.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := New(Options{Role: Solo, Workers: w, Paused: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := make(chan struct{})
+				var wg gosync.WaitGroup
+				for range 16 {
+					wg.Add(2)
+					go func() { defer wg.Done(); <-start; p.Resume() }()
+					go func() { defer wg.Done(); <-start; ctl.Shutdown(); p.Shutdown() }()
+				}
+				close(start)
+				wg.Wait()
+				p.Resume()
+				ctl.Shutdown()
+			}
+		})
+	}
+	// The same on runtimes without workers, many times over: two callers
+	// that both find the channel open must not both close it.
+	for range 3000 {
+		r := &Runtime{stop: make(chan struct{}), resume: make(chan struct{})}
+		start := make(chan struct{})
+		var wg gosync.WaitGroup
+		for range 4 {
+			wg.Add(2)
+			go func() { defer wg.Done(); <-start; r.Resume() }()
+			go func() { defer wg.Done(); <-start; r.Shutdown() }()
+		}
+		close(start)
+		wg.Wait()
+	}
+}
+
+// Case 15: a runtime shut down with a backlog of queued commands applies
+// none of them after Shutdown is called.
+func TestShutdownDiscardsTheBacklog(t *testing.T) {
+	for _, w := range agreeWorkers {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			r, err := New(Options{Role: Solo, Workers: w, Paused: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctl, err := NewController(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			started, release := make(chan struct{}), make(chan struct{})
+			ctl.Send(CreateDataflow{Desc: blockingDesc("block", started, release)})
+			var built atomic.Int64
+			for i := range 2000 {
+				ctl.Send(CreateDataflow{Desc: dataflow.Desc{
+					ID: fmt.Sprint("d", i), AsOf: frontier.At(0), Until: frontier.Empty(),
+					Build: func(c *dataflow.Context) error {
+						if c.Worker() == 0 {
+							built.Add(1)
+						}
+						return nil
+					},
+				}})
+			}
+			r.Resume() // worker 0 takes the whole backlog in one go
+			<-started
+			done := make(chan struct{})
+			go func() { r.Shutdown(); close(done) }()
+			for !r.stopping() {
+				time.Sleep(time.Millisecond)
+			}
+			before := built.Load()
+			close(release)
+			<-done
+			// Worker 0, blocked in the first command when Shutdown was
+			// called, applies none of the backlog behind it.
+			if after := built.Load(); after != before {
+				t.Fatalf("%d commands applied after Shutdown was called", after-before)
+			}
+		})
+	}
+}

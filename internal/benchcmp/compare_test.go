@@ -1,0 +1,369 @@
+package benchcmp
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tracebench/tracebench/internal/benchflame"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/golden")
+
+func TestMain(m *testing.M) {
+	benchflame.RunChildIfRequested()
+	flag.Parse()
+	os.Exit(m.Run())
+}
+
+func td(name string) string { return filepath.Join("testdata", name) }
+
+// golden compares got with testdata/golden/name, or rewrites it.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *rewrite {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -rewrite to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (go test -rewrite updates it after review):\n--- got\n%s\n--- want\n%s", path, clip(got), clip(want))
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 4000 {
+		return string(b[:4000]) + "\n[...]"
+	}
+	return string(b)
+}
+
+func compare(t *testing.T, mod func(*CompareConfig), files ...string) (string, string, error) {
+	t.Helper()
+	cfg := DefaultCompareConfig()
+	cfg.Files = files
+	if mod != nil {
+		mod(&cfg)
+	}
+	var out, errOut bytes.Buffer
+	err := Compare(&out, &errOut, cfg)
+	return out.String(), errOut.String(), err
+}
+
+// TestGolden covers every format on the crafted regression pair, go test
+// output of core/batch, and the benchrun-style suite as columns of /index.
+func TestGolden(t *testing.T) {
+	regress := []string{"old=" + td("regress-old.txt"), "new=" + td("regress-new.txt")}
+	for _, tc := range []struct {
+		name  string
+		files []string
+		mod   func(*CompareConfig)
+	}{
+		{"regress.txt", regress, func(c *CompareConfig) { c.Thresholds = []string{"install-ns=5"} }},
+		{"regress.md", regress, func(c *CompareConfig) { c.Format = "markdown"; c.Thresholds = []string{"install-ns=5"} }},
+		{"regress.csv", regress, func(c *CompareConfig) { c.Format = "csv"; c.Thresholds = []string{"install-ns=5"} }},
+		{"regress.json", regress, func(c *CompareConfig) { c.Format = "json"; c.Thresholds = []string{"install-ns=5"} }},
+		{"regress.html", regress, func(c *CompareConfig) { c.Format = "html"; c.Thresholds = []string{"install-ns=5"} }},
+		{"gotest.txt", []string{"a=" + td("batch-a.txt"), "b=" + td("batch-b.txt")}, nil},
+		{"suite-index.txt", []string{td("suite.txt")}, func(c *CompareConfig) { c.Col = "/index@(direct imported)" }},
+		{"suite-index.md", []string{td("suite.txt")}, func(c *CompareConfig) {
+			c.Col = "/index@(direct imported)"
+			c.Format = "markdown"
+			c.Filter = ".unit:install-ns"
+		}},
+		{"suite-index.html", []string{td("suite.txt")}, func(c *CompareConfig) {
+			c.Col = "/index@(direct imported)"
+			c.Format = "html"
+			c.Filter = ".unit:(install-ns OR ns/update)"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := compare(t, tc.mod, tc.files...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, []byte(out))
+		})
+	}
+}
+
+// TestFailOnKnownRegression: a 20% slower install with a 5% threshold is a
+// regression in both benchmarks, and only there.
+func TestFailOnKnownRegression(t *testing.T) {
+	rep, err := BuildReport(nil, func() CompareConfig {
+		c := DefaultCompareConfig()
+		c.Files = []string{td("regress-old.txt"), td("regress-new.txt")}
+		c.Thresholds = []string{"install-ns=5"}
+		return c
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var regs []string
+	for _, tb := range rep.Tables {
+		for _, r := range tb.Rows {
+			if c := r.Cells[1]; c.Verdict == Regression {
+				regs = append(regs, tb.Unit+" "+r.Name)
+				if c.DeltaPct < 15 || c.DeltaPct > 25 {
+					t.Errorf("%s %s: delta %.2f%%, want about +20%%", tb.Unit, r.Name, c.DeltaPct)
+				}
+			}
+		}
+	}
+	want := []string{
+		"install-sec Query/workload=star/index=imported/join=delta/rows=100000",
+		"install-sec Query/workload=star/index=direct/join=delta/rows=100000",
+	}
+	if strings.Join(regs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("regressions:\n%s\nwant:\n%s", strings.Join(regs, "\n"), strings.Join(want, "\n"))
+	}
+
+	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression"; c.Thresholds = []string{"install-ns=5"} },
+		td("regress-old.txt"), td("regress-new.txt"))
+	if !errors.Is(err, ErrRegression) || ExitCode(err) != 1 {
+		t.Fatalf("--fail-on regression on a 20%% regression: err %v (exit %d), want ErrRegression (exit 1)", err, ExitCode(err))
+	}
+	// Without --fail-on the same comparison succeeds.
+	if _, _, err := compare(t, nil, td("regress-old.txt"), td("regress-new.txt")); err != nil {
+		t.Fatalf("without --fail-on: %v", err)
+	}
+	// Past the change's size, the threshold absorbs it.
+	for _, unit := range []string{"install-ns", "install-sec"} {
+		_, _, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression"; c.Thresholds = []string{unit + "=25"} },
+			td("regress-old.txt"), td("regress-new.txt"))
+		if err != nil {
+			t.Errorf("threshold %s=25 on a 20%% change: %v, want no regression", unit, err)
+		}
+	}
+	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression"; c.Thresholds = []string{"*=25"} },
+		td("regress-old.txt"), td("regress-new.txt"))
+	if err != nil {
+		t.Errorf("threshold *=25 on a 20%% change: %v, want no regression", err)
+	}
+}
+
+func TestNoiseOnlyExitsZero(t *testing.T) {
+	out, _, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, td("noise-old.txt"), td("noise-new.txt"))
+	if err != nil {
+		t.Fatalf("noise-only pair: %v\n%s", err, out)
+	}
+	if strings.Contains(out, string(Regression)) {
+		t.Errorf("noise-only pair reports a regression:\n%s", out)
+	}
+}
+
+// TestDirectionFromMetadata is C1: the same +20% is better when the unit
+// says better=higher, and changed (never a regression) without direction.
+func TestDirectionFromMetadata(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		better string
+		want   Verdict
+	}{{"higher", Better}, {"lower", Regression}, {"", Changed}} {
+		var files []string
+		for _, name := range []string{"regress-old.txt", "regress-new.txt"} {
+			b, err := os.ReadFile(td(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := strings.Replace(string(b), "Unit install-ns better=lower\n", "", 1)
+			if tc.better != "" {
+				s = strings.Replace(s, "Unit ns/update", "Unit install-ns better="+tc.better+"\nUnit ns/update", 1)
+			}
+			p := filepath.Join(dir, tc.better+name)
+			if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, p)
+		}
+		cfg := DefaultCompareConfig()
+		cfg.Files = files
+		rep, err := BuildReport(nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range rep.Tables {
+			if tb.Unit != "install-sec" {
+				continue
+			}
+			for _, r := range tb.Rows {
+				if v := r.Cells[1].Verdict; v != tc.want {
+					t.Errorf("better=%q: %s verdict %q, want %q", tc.better, r.Name, v, tc.want)
+				}
+			}
+		}
+	}
+}
+
+func TestBadInputNamesFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	conflict := filepath.Join(dir, "conflict.txt")
+	os.WriteFile(conflict, []byte("Unit x better=lower\nBenchmarkA 1 5 x\nUnit x better=higher\nBenchmarkA 1 6 x\n"), 0o644)
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{td("regress-old.txt"), td("bad-line.txt")}, "bad-line.txt:5: "},
+		{[]string{td("bad-better.txt"), td("batch-a.txt")}, "bad-better.txt:2: Unit install-ns better=sideways"},
+		{[]string{td("regress-old.txt"), td("empty.txt")}, "empty.txt: no benchmark results"},
+		{[]string{td("regress-old.txt"), td("missing.txt")}, "missing.txt"},
+		{[]string{td("regress-old.txt"), "testdata"}, "testdata: is a directory"},
+		{[]string{td("regress-old.txt"), conflict}, "conflict.txt:3"},
+	} {
+		out, _, err := compare(t, nil, tc.files...)
+		if !errors.Is(err, ErrInput) || ExitCode(err) != 2 {
+			t.Errorf("%v: err %v (exit %d), want ErrInput (exit 2)", tc.files, err, ExitCode(err))
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %q does not name %q", tc.files, err, tc.want)
+		}
+		if out != "" {
+			t.Errorf("%v: wrote a report for bad input:\n%s", tc.files, out)
+		}
+	}
+}
+
+func TestBadUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*CompareConfig)
+		n    int
+	}{
+		{"one file", nil, 1},
+		{"no files", nil, 0},
+		{"alpha 0", func(c *CompareConfig) { c.Alpha = 0 }, 2},
+		{"alpha 1", func(c *CompareConfig) { c.Alpha = 1 }, 2},
+		{"confidence", func(c *CompareConfig) { c.Confidence = 95 }, 2},
+		{"format", func(c *CompareConfig) { c.Format = "xml" }, 2},
+		{"fail-on", func(c *CompareConfig) { c.FailOn = "improvement" }, 2},
+		{"threshold no =", func(c *CompareConfig) { c.Thresholds = []string{"ns/op"} }, 2},
+		{"threshold negative", func(c *CompareConfig) { c.Thresholds = []string{"ns/op=-1"} }, 2},
+		{"threshold NaN", func(c *CompareConfig) { c.Thresholds = []string{"ns/op=NaN"} }, 2},
+		{"filter", func(c *CompareConfig) { c.Filter = "(" }, 2},
+		{"col", func(c *CompareConfig) { c.Col = ".unit" }, 2},
+		{"scale-by", func(c *CompareConfig) { c.ScaleBy = "rows" }, 2},
+	} {
+		files := []string{td("regress-old.txt"), td("regress-new.txt")}[:tc.n]
+		_, _, err := compare(t, tc.mod, files...)
+		if !errors.Is(err, ErrUsage) || ExitCode(err) != 2 {
+			t.Errorf("%s: err %v, want ErrUsage (exit 2)", tc.name, err)
+		}
+	}
+}
+
+// TestTooFewSamples is C5: three samples a side can never be significant
+// at 0.05, and the report says so instead of a silent ~.
+func TestTooFewSamples(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i, vals := range [][]string{{"100", "101", "102"}, {"200", "201", "202"}} {
+		var b strings.Builder
+		b.WriteString("Unit x better=lower\n")
+		for _, v := range vals {
+			b.WriteString("BenchmarkA\t1\t" + v + " x\n")
+		}
+		p := filepath.Join(dir, string(rune('a'+i))+".txt")
+		os.WriteFile(p, []byte(b.String()), 0o644)
+		files = append(files, p)
+	}
+	out, _, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, files...)
+	if err != nil {
+		t.Fatalf("too few samples must not fail the gate: %v", err)
+	}
+	if !strings.Contains(out, "too few samples") || !strings.Contains(out, "need at least 4 each") {
+		t.Errorf("report does not warn about the sample size:\n%s", out)
+	}
+}
+
+func TestMinMannWhitneyP(t *testing.T) {
+	for _, tc := range []struct {
+		n1, n2 int
+		want   float64
+	}{{3, 3, 0.1}, {4, 4, 2.0 / 70}, {5, 5, 2.0 / 252}, {1, 10, 2.0 / 11}, {0, 5, 1}} {
+		if got := minMannWhitneyP(tc.n1, tc.n2); got < tc.want*(1-1e-9) || got > tc.want*(1+1e-9) {
+			t.Errorf("minMannWhitneyP(%d, %d) = %g, want %g", tc.n1, tc.n2, got, tc.want)
+		}
+	}
+	if n := samplesNeeded(0.05); n != 4 {
+		t.Errorf("samplesNeeded(0.05) = %d, want 4", n)
+	}
+	if n := samplesNeeded(0.01); n != 5 {
+		t.Errorf("samplesNeeded(0.01) = %d, want 5", n)
+	}
+}
+
+// TestStrictMatchesCommit is C4: the two files differ in their commit line,
+// which splits them into separate tables (nothing compared) only under
+// Strict.
+func TestStrictMatchesCommit(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		cfg := DefaultCompareConfig()
+		cfg.Files = []string{td("regress-old.txt"), td("regress-new.txt")}
+		cfg.Strict = strict
+		rep, err := BuildReport(nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compared := 0
+		for _, tb := range rep.Tables {
+			for _, r := range tb.Rows {
+				for _, c := range r.Cells {
+					if c != nil && c.Compared {
+						compared++
+					}
+				}
+			}
+		}
+		if want := map[bool]int{false: 10, true: 0}[strict]; compared != want {
+			t.Errorf("strict=%v: %d cells compared, want %d", strict, compared, want)
+		}
+	}
+}
+
+// TestConcurrentAndRepeated: Compare holds no state between calls.
+func TestConcurrentAndRepeated(t *testing.T) {
+	first, _, err := compare(t, func(c *CompareConfig) { c.Format = "json" }, td("regress-old.txt"), td("regress-new.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	outs := make([]string, 4)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], _, _ = compare(t, func(c *CompareConfig) { c.Format = "json" }, td("regress-old.txt"), td("regress-new.txt"))
+		}()
+	}
+	wg.Wait()
+	for i, o := range outs {
+		if o != first {
+			t.Errorf("run %d differs from the first", i)
+		}
+	}
+}
+
+func TestFilterRejectsEverything(t *testing.T) {
+	out, _, err := compare(t, func(c *CompareConfig) { c.Filter = ".name:Nothing" }, td("regress-old.txt"), td("regress-new.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "no results left after filtering") {
+		t.Errorf("empty comparison says %q", out)
+	}
+}

@@ -1,0 +1,52 @@
+// Package benchcmp is the logic of the benchcmp command: statistics over Go
+// benchmark result files (the format `go test -bench` and benchrun write),
+// comparisons that say whether a change is real, and a gate for CI.
+//
+// It is built on golang.org/x/perf, benchstat's own engine: benchfmt reads the
+// files, benchproc filters and groups results (its filter and projection
+// syntax is the user's), benchmath computes medians, confidence intervals and
+// Mann–Whitney U p-values, benchunit tidies and scales units. benchstat's
+// table builder is internal to its command, so the table is built here
+// (table.go) the same way, and a test checks that centers and p-values agree
+// with `go tool benchstat` on the same files.
+//
+// # The parts
+//
+//   - Compare (compare.go, table.go): read files, build one table per unit
+//     and configuration, one row per benchmark, one column per value of the
+//     column projection (the file by default), compare every column with the
+//     first, and judge each change (verdict.go). Formats: text, markdown,
+//     csv, json (format.go) and a self-contained HTML report with SVG charts
+//     (html.go, charts.go).
+//   - Merge (merge.go): join the files of sharded runs into one.
+//   - Scaling (scaling.go): fit each benchmark's growth exponent in one name
+//     parameter by least squares on log-log data, with an interval.
+//   - Profile (profile.go): a differential flame graph of two CPU profiles,
+//     drawn by internal/benchflame.
+//
+// # Invariants
+//
+//   - C1 (direction): a change is a regression only in a unit whose direction
+//     is known: from `Unit U better=lower|higher` metadata in the files, else
+//     the Go units sec/op, B/op and allocs/op (lower) and B/s (higher). A unit
+//     without a known direction gets the verdict "changed", never
+//     "regression".
+//   - C2 (gate): Compare returns ErrRegression (exit 1) exactly when, with
+//     FailOn set, some cell's verdict is "regression": p < alpha, the change
+//     goes the bad way, and its magnitude is past the unit's threshold.
+//   - C3 (input): every problem with the input is an error wrapping ErrInput
+//     (exit 2) that names the file and, when there is one, the line; nothing
+//     in a bad file is silently skipped.
+//   - C4 (matching): rows of different files are matched by benchmark name and
+//     by every configuration line except commit, cpu and go (unless Strict),
+//     as benchstat matches them with -ignore.
+//   - C5 (too small): when even the most extreme samples of the given sizes
+//     could not reach p < alpha, the verdict is "too few samples" and a
+//     warning says how many samples are needed, instead of a silent "~".
+//
+// # Concurrency
+//
+// The package has no package-level mutable state; every function may be
+// called from several goroutines at once, except Profile, which exports
+// through benchflame's subprocess (see that package).
+package benchcmp

@@ -1,0 +1,322 @@
+package benchcmp
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchunit"
+)
+
+// writeReport writes rep to w in format (one of Formats).
+func writeReport(w io.Writer, rep *Report, format string) error {
+	bw := bufio.NewWriter(w)
+	var err error
+	switch format {
+	case "text":
+		err = writeText(bw, rep)
+	case "markdown":
+		err = writeMarkdown(bw, rep)
+	case "csv":
+		err = writeCSV(bw, rep)
+	case "json":
+		err = writeJSON(bw, rep)
+	case "html":
+		err = writeHTML(bw, rep)
+	default:
+		err = fmt.Errorf("%w: unknown format %q", ErrUsage, format)
+	}
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// scaler returns the common scale of a table's centers.
+func scaler(t *Table) benchunit.Scaler {
+	var vals []float64
+	for _, r := range t.Rows {
+		for _, c := range r.Cells {
+			if c != nil {
+				vals = append(vals, c.Center)
+			}
+		}
+	}
+	return benchunit.CommonScale(vals, benchunit.ClassOf(t.Unit))
+}
+
+// centerText formats a cell's center and interval, as "2.91m ±5%".
+func centerText(s benchunit.Scaler, t *Table, c *Cell) string {
+	v := s.Format(c.Center)
+	if t.Summary == "exact" {
+		return v
+	}
+	sum := benchmath.Summary{Center: c.Center, Lo: c.Lo, Hi: c.Hi}
+	return v + " ±" + sum.PctRangeString()
+}
+
+// deltaText formats a compared cell's delta: "~" for noise, the percentage
+// otherwise.
+func deltaText(c *Cell) string {
+	switch c.Verdict {
+	case Noise, TooFew:
+		return "~"
+	case Missing:
+		return ""
+	}
+	return pct(c.DeltaPct)
+}
+
+func pct(v float64) string {
+	if math.IsInf(v, 0) {
+		if v > 0 {
+			return "+∞%"
+		}
+		return "-∞%"
+	}
+	return fmt.Sprintf("%+.2f%%", v)
+}
+
+// pText formats a compared cell's p-value; exact units have none.
+func pText(t *Table, c *Cell) string {
+	if !c.Compared || t.Summary == "exact" {
+		return ""
+	}
+	return strconv.FormatFloat(c.P, 'f', 3, 64)
+}
+
+func noteMarks(c *Cell) string {
+	if c == nil || len(c.Notes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "(%d)", n+1)
+	}
+	return " " + b.String()
+}
+
+// headline says how to read a table: unit, direction, threshold, statistic.
+func headline(rep *Report, t *Table) string {
+	dir := "direction unknown"
+	switch t.Better {
+	case Lower:
+		dir = "lower is better"
+	case Higher:
+		dir = "higher is better"
+	}
+	stat := fmt.Sprintf("median ±%.0f%% CI, Mann–Whitney U at alpha %g", rep.Confidence*100, rep.Alpha)
+	if t.Summary == "exact" {
+		stat = "exact values"
+	}
+	return fmt.Sprintf("%s: %s; threshold %g%%; %s", t.Unit, dir, t.Threshold, stat)
+}
+
+func writeText(w io.Writer, rep *Report) error {
+	if len(rep.Tables) == 0 {
+		_, err := fmt.Fprintln(w, "no results left after filtering")
+		return err
+	}
+	for i, t := range rep.Tables {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, headline(rep, t))
+		if len(t.Config) > 0 {
+			fmt.Fprintln(w, strings.Join(t.Config, "  "))
+		}
+		s := scaler(t)
+		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+		hdr := []string{"name", t.Columns[0]}
+		for _, c := range t.Columns[1:] {
+			hdr = append(hdr, c, "delta", "p", "verdict")
+		}
+		fmt.Fprintln(tw, strings.Join(hdr, "\t"))
+		for _, r := range t.Rows {
+			f := []string{r.Name}
+			for j, c := range r.Cells {
+				if c == nil {
+					f = append(f, "-")
+					if j > 0 {
+						f = append(f, "", "", "")
+					}
+					continue
+				}
+				f = append(f, centerText(s, t, c)+noteMarks(c))
+				if j > 0 {
+					f = append(f, deltaText(c), pText(t, c), string(c.Verdict))
+				}
+			}
+			fmt.Fprintln(tw, strings.Join(f, "\t"))
+		}
+		f := []string{"geomean"}
+		for j, g := range t.Geomean {
+			if g == nil {
+				f = append(f, "-")
+			} else {
+				f = append(f, s.Format(g.Center))
+			}
+			if j > 0 {
+				d := ""
+				if g != nil && g.HasRatio {
+					d = pct((g.Ratio - 1) * 100)
+				}
+				f = append(f, d, "", "")
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(f, "\t"))
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for n, note := range t.Notes {
+			fmt.Fprintf(w, "(%d) %s\n", n+1, note)
+		}
+	}
+	return nil
+}
+
+// markdownLegend explains the markdown table to a pull request's reader.
+func markdownLegend(rep *Report) string {
+	return fmt.Sprintf("Each cell is the median of the samples with its %.0f%% confidence interval. "+
+		"**delta** is the change of the median against the first column, with the Mann–Whitney U p-value; "+
+		"`~` means no significant difference at α = %g. "+
+		"**verdict**: `regression` = significant, the bad way and past the unit's **threshold**; "+
+		"`worse` = significant, the bad way, within the threshold; `better`; `changed` = significant in a unit "+
+		"without a known direction; `too few samples` = samples too small to show any difference.",
+		rep.Confidence*100, rep.Alpha)
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+}
+
+func writeMarkdown(w io.Writer, rep *Report) error {
+	regs := rep.Regressions()
+	verdict := "no regression"
+	if regs > 0 {
+		verdict = fmt.Sprintf("**%d regression(s)**", regs)
+	}
+	fmt.Fprintf(w, "## benchcmp: %s\n\n%s\n", verdict, markdownLegend(rep))
+	for _, t := range rep.Tables {
+		fmt.Fprintf(w, "\n### %s\n\n", mdEscape(headline(rep, t)))
+		if len(t.Config) > 0 {
+			fmt.Fprintf(w, "%s\n\n", mdEscape(strings.Join(t.Config, " · ")))
+		}
+		s := scaler(t)
+		hdr := []string{"benchmark", mdEscape(t.Columns[0])}
+		align := []string{"---", "--:"}
+		for _, c := range t.Columns[1:] {
+			hdr = append(hdr, mdEscape(c), "delta", "threshold", "verdict")
+			align = append(align, "--:", "--:", "--:", "---")
+		}
+		fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(hdr, " | "), strings.Join(align, "|"))
+		for _, r := range t.Rows {
+			f := []string{mdEscape(r.Name)}
+			for j, c := range r.Cells {
+				if c == nil {
+					f = append(f, "–")
+					if j > 0 {
+						f = append(f, "", "", "")
+					}
+					continue
+				}
+				f = append(f, centerText(s, t, c)+noteMarks(c))
+				if j > 0 {
+					d := deltaText(c)
+					if c.Compared && t.Summary != "exact" {
+						d += fmt.Sprintf(" (p=%.3f)", c.P)
+					}
+					v := string(c.Verdict)
+					if c.Verdict == Regression {
+						v = "**regression**"
+					}
+					f = append(f, d, fmt.Sprintf("%g%%", t.Threshold), v)
+				}
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(f, " | "))
+		}
+		for n, note := range t.Notes {
+			fmt.Fprintf(w, "\n(%d) %s", n+1, mdEscape(note))
+		}
+		if len(t.Notes) > 0 {
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func writeCSV(w io.Writer, rep *Report) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"unit", "config", "name", "column", "n", "center", "lo", "hi", "confidence",
+		"baseline", "delta_pct", "p", "alpha", "threshold_pct", "better", "verdict", "notes"})
+	for _, t := range rep.Tables {
+		for _, r := range t.Rows {
+			for j, c := range r.Cells {
+				if c == nil {
+					continue
+				}
+				var delta, p, verdict string
+				if c.Compared {
+					delta, p = fmtFloat(c.DeltaPct), fmtFloat(c.P)
+				}
+				verdict = string(c.Verdict)
+				var notes []string
+				for _, n := range c.Notes {
+					notes = append(notes, t.Notes[n])
+				}
+				cw.Write([]string{t.Unit, strings.Join(t.Config, "; "), r.Name, t.Columns[j],
+					strconv.Itoa(len(c.Values)), fmtFloat(c.Center), fmtFloat(c.Lo), fmtFloat(c.Hi),
+					fmtFloat(c.Confidence), t.Columns[0], delta, p, fmtFloat(rep.Alpha),
+					fmtFloat(t.Threshold), t.Better.String(), verdict, strings.Join(notes, "; ")})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// MarshalJSON writes the cell with null for an infinite or undefined
+// interval bound or delta, which JSON cannot hold.
+func (c *Cell) MarshalJSON() ([]byte, error) {
+	num := func(v float64) *float64 {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		Values     []float64 `json:"values"`
+		Center     *float64  `json:"center"`
+		Lo         *float64  `json:"lo"`
+		Hi         *float64  `json:"hi"`
+		Confidence float64   `json:"confidence"`
+		Compared   bool      `json:"compared"`
+		DeltaPct   *float64  `json:"delta_pct,omitempty"`
+		P          *float64  `json:"p,omitempty"`
+		Verdict    Verdict   `json:"verdict,omitempty"`
+		Notes      []int     `json:"notes,omitempty"`
+	}{c.Values, num(c.Center), num(c.Lo), num(c.Hi), c.Confidence, c.Compared,
+		cond(c.Compared, num(c.DeltaPct)), cond(c.Compared, num(c.P)), c.Verdict, c.Notes})
+}
+
+func cond(ok bool, v *float64) *float64 {
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+func writeJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}

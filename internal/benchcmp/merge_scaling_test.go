@@ -1,0 +1,220 @@
+package benchcmp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// results reads a result file back as sorted "config|name|values" lines.
+func results(t *testing.T, r *benchfmt.Reader) []string {
+	t.Helper()
+	var out []string
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Fatal(rec)
+		case *benchfmt.Result:
+			var b strings.Builder
+			for _, c := range rec.Config {
+				b.WriteString(c.Key + "=" + string(c.Value) + " ")
+			}
+			b.WriteString("|" + string(rec.Name.Full()) + "|")
+			for _, v := range rec.Values {
+				b.WriteString(fmtFloat(v.Value) + " " + v.Unit + " ")
+			}
+			out = append(out, b.String())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func readFile(t *testing.T, path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return results(t, benchfmt.NewReader(f, path))
+}
+
+// TestMergeShardsGivesTheWholeRun: the shards of suite.txt merge back into
+// exactly its results, configuration and unit metadata included.
+func TestMergeShardsGivesTheWholeRun(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := Merge(&out, &errOut, []string{td("shard0.txt"), td("shard1.txt")}); err != nil {
+		t.Fatal(err)
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("disjoint shards reported: %s", errOut.String())
+	}
+	r := benchfmt.NewReader(bytes.NewReader(out.Bytes()), "merged")
+	got := results(t, r)
+	want := readFile(t, td("suite.txt"))
+	if !slices.Equal(got, want) {
+		t.Errorf("merged shards differ from the whole run: %d results, want %d", len(got), len(want))
+	}
+	if got := r.Units(); len(got) != 5 {
+		t.Errorf("merged output has %d unit metadata entries, want 5", len(got))
+	}
+	// benchcmp reads the merged file like the original.
+	dir := t.TempDir()
+	merged := filepath.Join(dir, "merged.txt")
+	os.WriteFile(merged, out.Bytes(), 0o644)
+	// Row order follows the input; compare the CSV lines as sets.
+	csvLines := func(path string) []string {
+		out, _, err := compare(t, func(c *CompareConfig) { c.Format = "csv" }, "run="+path, "run="+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := strings.Split(out, "\n")
+		slices.Sort(l)
+		return l
+	}
+	if !slices.Equal(csvLines(td("suite.txt")), csvLines(merged)) {
+		t.Errorf("comparing the merged file differs from comparing the whole run")
+	}
+}
+
+func TestMergeOverlapAndConflicts(t *testing.T) {
+	dir := t.TempDir()
+	copy0 := filepath.Join(dir, "copy0.txt")
+	b, err := os.ReadFile(td("shard0.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(copy0, b, 0o644)
+	var out, errOut bytes.Buffer
+	if err := Merge(&out, &errOut, []string{td("shard0.txt"), copy0}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(errOut.String(), "overlapping shards"); n != 4 {
+		t.Errorf("merging a shard with itself reported %d overlaps, want 4 (one per benchmark):\n%s", n, errOut.String())
+	}
+	conflict := filepath.Join(dir, "conflict.txt")
+	os.WriteFile(conflict, []byte("Unit install-ns better=higher\nBenchmarkX 1 5 install-ns\n"), 0o644)
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{td("shard0.txt"), conflict}, "conflict.txt:1: Unit install-ns better=higher conflicts with better=lower at testdata/shard0.txt:7"},
+		{[]string{td("shard0.txt"), td("bad-line.txt")}, "bad-line.txt:5"},
+		{[]string{td("shard0.txt"), td("empty.txt")}, "empty.txt: no benchmark results"},
+		{[]string{td("shard0.txt"), td("missing.txt")}, "missing.txt"},
+	} {
+		err := Merge(&bytes.Buffer{}, &bytes.Buffer{}, tc.files)
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Merge(%v) = %v, want ErrInput naming %q", tc.files, err, tc.want)
+		}
+	}
+	if err := Merge(&bytes.Buffer{}, &bytes.Buffer{}, nil); !errors.Is(err, ErrUsage) {
+		t.Errorf("Merge() = %v, want ErrUsage", err)
+	}
+}
+
+func scaling(t *testing.T, mod func(*ScalingConfig), files ...string) ([]Fit, error) {
+	t.Helper()
+	cfg := DefaultScalingConfig()
+	cfg.Files = files
+	cfg.Format = "json"
+	if mod != nil {
+		mod(&cfg)
+	}
+	var out bytes.Buffer
+	if err := Scaling(&out, &bytes.Buffer{}, cfg); err != nil {
+		return nil, err
+	}
+	var fits []Fit
+	if err := json.Unmarshal(out.Bytes(), &fits); err != nil {
+		t.Fatal(err)
+	}
+	return fits, nil
+}
+
+// TestScalingRecoversExponents: suite.txt was made with direct install
+// linear in rows and imported install growing as rows^0.3; the fit finds
+// both within its interval and flags the import.
+func TestScalingRecoversExponents(t *testing.T) {
+	fits, err := scaling(t, func(c *ScalingConfig) { c.By = "/rows" }, td("suite.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Fit{}
+	for _, f := range fits {
+		byName[f.Unit+" "+f.Name] = f
+	}
+	for _, tc := range []struct {
+		key   string
+		k     float64
+		grows bool
+	}{
+		{"install-sec Query/workload=star/index=direct/join=delta", 1, true},
+		{"install-sec Query/workload=star/index=imported/join=delta", 0.3, true},
+		{"sec/update Query/workload=star/index=imported/join=delta", 0, false},
+		{"rows Query/workload=star/index=imported/join=delta", 1, false}, // not a cost
+	} {
+		f, ok := byName[tc.key]
+		if !ok {
+			t.Errorf("no fit for %s", tc.key)
+			continue
+		}
+		if !f.HasInterval || f.Lo > tc.k+1e-9 || f.Hi < tc.k-1e-9 || f.Hi-f.Lo > 0.05 {
+			t.Errorf("%s: k %.3f [%.3f, %.3f], want a tight interval around %g", tc.key, f.Exponent, f.Lo, f.Hi, tc.k)
+		}
+		if f.Grows != tc.grows {
+			t.Errorf("%s: grows = %v, want %v", tc.key, f.Grows, tc.grows)
+		}
+		if f.Points != 4 || f.Samples != 24 {
+			t.Errorf("%s: %d points, %d samples, want 4 and 24", tc.key, f.Points, f.Samples)
+		}
+	}
+	if f := byName["install-sec Query/workload=star/index=imported/join=delta"]; !strings.Contains(f.Note, "imported index") {
+		t.Errorf("imported install note %q does not say it is an import that grows", f.Note)
+	}
+}
+
+func TestScalingBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("BenchmarkA/rows=10\t1\t5 ns/op\nBenchmarkA/rows=ten\t1\t5 ns/op\n"), 0o644)
+	_, err := scaling(t, func(c *ScalingConfig) { c.By = "/rows" }, bad)
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "bad.txt:2") || !strings.Contains(err.Error(), `"ten"`) {
+		t.Errorf("non-numeric parameter: %v, want ErrInput naming bad.txt:2 and the value", err)
+	}
+	_, err = scaling(t, func(c *ScalingConfig) { c.By = "/size" }, td("suite.txt"))
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "suite.txt:13") {
+		t.Errorf("missing parameter: %v, want ErrInput naming suite.txt:13", err)
+	}
+	for _, mod := range []func(*ScalingConfig){
+		func(c *ScalingConfig) { c.By = "rows" },
+		func(c *ScalingConfig) { c.By = "/rows"; c.Format = "html" },
+		func(c *ScalingConfig) { c.By = "/rows"; c.Confidence = 2 },
+		func(c *ScalingConfig) { c.By = "/rows"; c.Files = nil },
+	} {
+		if _, err := scaling(t, mod, td("suite.txt")); !errors.Is(err, ErrUsage) {
+			t.Errorf("bad usage: %v, want ErrUsage", err)
+		}
+	}
+}
+
+func TestScalingGolden(t *testing.T) {
+	for _, format := range []string{"text", "csv"} {
+		cfg := DefaultScalingConfig()
+		cfg.Files = []string{td("suite.txt")}
+		cfg.By = "/rows"
+		cfg.Format = format
+		var out bytes.Buffer
+		if err := Scaling(&out, &bytes.Buffer{}, cfg); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "scaling."+format, out.Bytes())
+	}
+}

@@ -1,0 +1,40 @@
+package benchcmp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tracebench/tracebench/internal/benchflame"
+)
+
+// ProfileConfig configures Profile.
+type ProfileConfig struct {
+	// Base is the profile subtracted (the direct run, say).
+	Base string
+	// Other is the profile drawn against Base (the imported run).
+	Other string
+	// Out is the HTML file to write.
+	Out string
+	// Labels are the CPU sample label keys shown as root frames.
+	Labels []string
+}
+
+// Profile writes a differential flame graph of Other minus Base to Out
+// (pprof's diff_base), with cfg.Labels as root frames, so that a frame's
+// width shows where Other spends more or less than Base, split by runtime
+// and operator. The export runs in a subprocess (benchflame.Write): the
+// executable's main must call benchflame.RunChildIfRequested first.
+func Profile(ctx context.Context, cfg ProfileConfig) error {
+	if cfg.Base == "" || cfg.Other == "" || cfg.Out == "" {
+		return fmt.Errorf("%w: profile needs --base BASE.pprof, OTHER.pprof and --flamegraph OUT.html", ErrUsage)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err := benchflame.WriteFile(ctx, cfg.Out, benchflame.Options{Profile: cfg.Other, Base: cfg.Base, Labels: cfg.Labels})
+	if errors.Is(err, benchflame.ErrProfile) {
+		return fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	return err
+}

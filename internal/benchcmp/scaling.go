@@ -1,0 +1,294 @@
+package benchcmp
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// ScalingConfig configures Scaling. DefaultScalingConfig returns the
+// defaults the command uses.
+type ScalingConfig struct {
+	// Files are the result files.
+	Files []string
+	// By is the name parameter to fit against, as "/PARAM"; its values must
+	// be positive numbers.
+	By string
+	// Filter is a benchproc filter.
+	Filter string
+	// Confidence is the level of the exponent's interval, in (0, 1).
+	Confidence float64
+	// FlagAbove flags a fit whose whole interval lies above it.
+	FlagAbove float64
+	// Format is text, csv or json.
+	Format string
+}
+
+// DefaultScalingConfig returns the configuration of `benchcmp scaling`.
+func DefaultScalingConfig() ScalingConfig {
+	return ScalingConfig{Filter: "*", Confidence: 0.95, FlagAbove: 0.1, Format: "text"}
+}
+
+// Fit is one benchmark's growth in the parameter: value ≈ c·x^Exponent.
+type Fit struct {
+	// Name is the benchmark's full name without the parameter.
+	Name string `json:"name"`
+	// Unit is the tidied unit.
+	Unit string `json:"unit"`
+	// Config lists the table's configuration lines.
+	Config []string `json:"config"`
+	// Points is the number of distinct parameter values; Samples the
+	// number of measurements fitted.
+	Points  int `json:"points"`
+	Samples int `json:"samples"`
+	// Exponent is the least-squares slope of log(value) on log(x); Lo and
+	// Hi bound it at the configured confidence (Student's t on the slope's
+	// standard error). HasInterval is false with fewer than three samples
+	// or two points.
+	Exponent    float64 `json:"exponent"`
+	Lo          float64 `json:"lo"`
+	Hi          float64 `json:"hi"`
+	HasInterval bool    `json:"has_interval"`
+	// R2 is the fit's coefficient of determination on log-log data.
+	R2 float64 `json:"r2"`
+	// Grows is set when the unit is a cost (lower is better) and the whole
+	// interval lies above FlagAbove.
+	Grows bool `json:"grows"`
+	// Note says why a row was not fitted, or what a flag means.
+	Note string `json:"note,omitempty"`
+}
+
+// Scaling fits, per benchmark, unit and configuration, the exponent k of
+// value = c·x^k where x is the By parameter, by least squares on the log-log
+// data of all samples (gonum's stat.LinearRegression), with an interval. It
+// flags fits whose interval lies above FlagAbove; for a benchmark of an
+// imported index fitted against the index size, that is a cost that grows
+// with the index, which an import should not have.
+func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
+	if len(cfg.Files) == 0 {
+		return fmt.Errorf("%w: scaling needs a result file", ErrUsage)
+	}
+	if !strings.HasPrefix(cfg.By, "/") || len(cfg.By) < 2 {
+		return fmt.Errorf("%w: --by %q: want a name parameter as /PARAM, as in /rows", ErrUsage, cfg.By)
+	}
+	if !(cfg.Confidence > 0 && cfg.Confidence < 1) {
+		return fmt.Errorf("%w: --confidence %v: must be in (0, 1)", ErrUsage, cfg.Confidence)
+	}
+	switch cfg.Format {
+	case "text", "csv", "json":
+	default:
+		return fmt.Errorf("%w: --format %q: scaling writes text, csv or json", ErrUsage, cfg.Format)
+	}
+	filter, err := benchproc.NewFilter(cfg.Filter)
+	if err != nil {
+		return fmt.Errorf("%w: --filter: %v", ErrUsage, err)
+	}
+	var parser benchproc.ProjectionParser
+	tableBy, unitField, err := parser.ParseWithUnit(".config", filter)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	byProj, err := parser.Parse(cfg.By, filter)
+	if err != nil {
+		return fmt.Errorf("%w: --by: %v", ErrUsage, err)
+	}
+	rowBy, err := parser.Parse(".fullname", filter)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if _, err := parser.Parse(ignoredConfig, filter); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+
+	type series struct {
+		xs, ys []float64
+		points map[float64]bool
+		bad    string
+	}
+	type sk struct{ table, row benchproc.Key }
+	data := map[sk]*series{}
+	var keys []sk
+	var perr error
+	units, err := readResults(cfg.Files, filter, errOut, func(r *benchfmt.Result) {
+		if perr != nil {
+			return
+		}
+		xs := byProj.Project(r).StringValues()
+		x, err := strconv.ParseFloat(xs, 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			file, line := r.Pos()
+			what := fmt.Sprintf("%s=%q is not a positive number", cfg.By, xs)
+			if xs == "" {
+				what = "has no " + cfg.By + " in its name"
+			}
+			perr = fmt.Errorf("%w: %s:%d: %s %s", ErrInput, file, line, r.Name.Full(), what)
+			return
+		}
+		row := rowBy.Project(r)
+		for i, tk := range tableBy.ProjectValues(r) {
+			k := sk{tk, row}
+			s := data[k]
+			if s == nil {
+				s = &series{points: map[float64]bool{}}
+				data[k] = s
+				keys = append(keys, k)
+			}
+			y := r.Values[i].Value
+			if !(y > 0) {
+				s.bad = fmt.Sprintf("value %g <= 0 cannot be fitted on a log scale", y)
+				continue
+			}
+			s.xs = append(s.xs, math.Log(x))
+			s.ys = append(s.ys, math.Log(y))
+			s.points[x] = true
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if perr != nil {
+		return perr
+	}
+	dirs, err := directions(units)
+	if err != nil {
+		return err
+	}
+	var fits []Fit
+	// Order: tables then rows, in benchproc's order.
+	var tks, rks []benchproc.Key
+	seenT, seenR := map[benchproc.Key]bool{}, map[benchproc.Key]bool{}
+	for _, k := range keys {
+		if !seenT[k.table] {
+			seenT[k.table] = true
+			tks = append(tks, k.table)
+		}
+		if !seenR[k.row] {
+			seenR[k.row] = true
+			rks = append(rks, k.row)
+		}
+	}
+	benchproc.SortKeys(tks)
+	benchproc.SortKeys(rks)
+	for _, tk := range tks {
+		for _, rk := range rks {
+			s := data[sk{tk, rk}]
+			if s == nil {
+				continue
+			}
+			f := Fit{Name: rk.StringValues(), Unit: tk.Get(unitField), Config: configOf(tk), Points: len(s.points), Samples: len(s.xs)}
+			switch {
+			case s.bad != "":
+				f.Note = s.bad
+			case f.Points < 2:
+				f.Note = fmt.Sprintf("one value of %s: nothing to fit", cfg.By)
+			default:
+				fitLogLog(&f, s.xs, s.ys, cfg.Confidence)
+				dir, ok := dirs[f.Unit]
+				if !ok {
+					dir = defaultDirection(f.Unit)
+				}
+				// Only a cost (lower is better) can grow too fast.
+				if dir == Lower && f.HasInterval && f.Lo > cfg.FlagAbove {
+					f.Grows = true
+					f.Note = fmt.Sprintf("grows faster than %s^%g", strings.TrimPrefix(cfg.By, "/"), cfg.FlagAbove)
+					if strings.Contains(f.Name, "index=imported") {
+						f.Note = fmt.Sprintf("an imported index whose cost grows with %s", strings.TrimPrefix(cfg.By, "/"))
+					}
+				}
+			}
+			fits = append(fits, f)
+		}
+	}
+	return writeScaling(out, fits, cfg)
+}
+
+// fitLogLog fits ys = a + k·xs (logs already taken) and sets the exponent,
+// its interval and R².
+func fitLogLog(f *Fit, xs, ys []float64, confidence float64) {
+	a, k := stat.LinearRegression(xs, ys, nil, false)
+	f.Exponent = k
+	f.R2 = stat.RSquared(xs, ys, nil, a, k)
+	n := len(xs)
+	if n < 3 {
+		return
+	}
+	mx := stat.Mean(xs, nil)
+	var ssr, sxx float64
+	for i := range xs {
+		r := ys[i] - (a + k*xs[i])
+		ssr += r * r
+		d := xs[i] - mx
+		sxx += d * d
+	}
+	se := math.Sqrt(ssr / float64(n-2) / sxx)
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 2)}.Quantile(1 - (1-confidence)/2)
+	f.Lo, f.Hi, f.HasInterval = k-t*se, k+t*se, true
+}
+
+func writeScaling(out io.Writer, fits []Fit, cfg ScalingConfig) error {
+	bw := bufio.NewWriter(out)
+	switch cfg.Format {
+	case "json":
+		enc := json.NewEncoder(bw)
+		enc.SetIndent("", "  ")
+		if fits == nil {
+			fits = []Fit{}
+		}
+		if err := enc.Encode(fits); err != nil {
+			return err
+		}
+	case "csv":
+		cw := csv.NewWriter(bw)
+		cw.Write([]string{"unit", "config", "name", "points", "samples", "exponent", "lo", "hi", "r2", "grows", "note"})
+		for _, f := range fits {
+			lo, hi := "", ""
+			if f.HasInterval {
+				lo, hi = fmtFloat(f.Lo), fmtFloat(f.Hi)
+			}
+			cw.Write([]string{f.Unit, strings.Join(f.Config, "; "), f.Name, strconv.Itoa(f.Points), strconv.Itoa(f.Samples),
+				fmtFloat(f.Exponent), lo, hi, fmtFloat(f.R2), strconv.FormatBool(f.Grows), f.Note})
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+	default:
+		fmt.Fprintf(bw, "growth exponent k in value = c·%s^k, %.0f%% interval, least squares on log-log data\n",
+			strings.TrimPrefix(cfg.By, "/"), cfg.Confidence*100)
+		tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "name\tunit\tpoints\tk\tinterval\tR²\tflag")
+		for _, f := range fits {
+			k, iv, r2 := "", "", ""
+			if f.Points >= 2 && f.Note == "" || f.Grows {
+				k, r2 = fixed3(f.Exponent), fixed3(f.R2)
+				if f.HasInterval {
+					iv = "[" + fixed3(f.Lo) + ", " + fixed3(f.Hi) + "]"
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", f.Name, f.Unit, f.Points, k, iv, r2, f.Note)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// fixed3 formats v with three decimals, without a "-0.000".
+func fixed3(v float64) string {
+	if math.Abs(v) < 0.0005 {
+		v = 0
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}

@@ -1,0 +1,402 @@
+package benchcmp
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchproc"
+)
+
+// Report is everything Compare computes, before it is formatted. Its JSON
+// form is the json format.
+type Report struct {
+	// Alpha is the significance level of every comparison.
+	Alpha float64 `json:"alpha"`
+	// Confidence is the requested level of the intervals.
+	Confidence float64 `json:"confidence"`
+	// Tables holds one table per unit and configuration, in benchproc's
+	// key order.
+	Tables []*Table `json:"tables"`
+	// ScaleBy is the parameter of the HTML report's scaling charts.
+	ScaleBy string `json:"-"`
+}
+
+// Table is the comparison of one unit under one configuration.
+type Table struct {
+	// Unit is the tidied unit (sec/op for ns/op).
+	Unit string `json:"unit"`
+	// Config lists the configuration lines that define this table, as
+	// "key: value", in file order.
+	Config []string `json:"config"`
+	// Better is the unit's direction (invariant C1).
+	Better Direction `json:"better"`
+	// Threshold is the unit's regression threshold in percent.
+	Threshold float64 `json:"threshold_pct"`
+	// Summary names the center: "median" (Mann–Whitney U comparisons) or
+	// "exact" (a unit declared assume=exact).
+	Summary string `json:"summary"`
+	// Columns are the values of the column projection; Columns[0] is the
+	// baseline.
+	Columns []string `json:"columns"`
+	// Rows hold one row per benchmark.
+	Rows []*Row `json:"rows"`
+	// Geomean holds, per column, the geometric mean of the centers and of
+	// the ratios to the baseline; nil where it is not defined.
+	Geomean []*Geomean `json:"geomean"`
+	// Notes are the warnings cells refer to by index.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Row is one benchmark's cells.
+type Row struct {
+	// Name is the value of the row projection (the full benchmark name).
+	Name string `json:"name"`
+	// Cells has one entry per column; nil where the column has no result.
+	Cells []*Cell `json:"cells"`
+}
+
+// Cell is one sample and, outside the baseline column, its comparison with
+// the baseline.
+type Cell struct {
+	// Values are the measurements, ascending, in the table's unit.
+	Values []float64 `json:"values"`
+	// Center, Lo and Hi are the summary and its confidence interval.
+	Center float64 `json:"center"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	// Confidence is the actual level of [Lo, Hi] (at least the requested).
+	Confidence float64 `json:"confidence"`
+	// Compared is set when the cell was compared with a baseline cell.
+	Compared bool `json:"compared"`
+	// DeltaPct is (center - baseline center) / baseline center * 100.
+	DeltaPct float64 `json:"delta_pct"`
+	// P is the comparison's p-value.
+	P float64 `json:"p"`
+	// Verdict judges the comparison; empty in the baseline column.
+	Verdict Verdict `json:"verdict,omitempty"`
+	// Notes index Table.Notes.
+	Notes []int `json:"notes,omitempty"`
+}
+
+// Geomean is a column's summary row.
+type Geomean struct {
+	Center   float64 `json:"center"`
+	Ratio    float64 `json:"ratio"`
+	HasRatio bool    `json:"has_ratio"`
+}
+
+// Verdict judges one comparison.
+type Verdict string
+
+// Verdicts, from what a reader should act on to what they may ignore.
+const (
+	// Regression: significant, the bad way, past the threshold (C2).
+	Regression Verdict = "regression"
+	// Worse: significant and the bad way, within the threshold.
+	Worse Verdict = "worse"
+	// Better: significant and the good way.
+	Better Verdict = "better"
+	// Changed: significant in a unit without a known direction.
+	Changed Verdict = "changed"
+	// Noise: not significant at alpha.
+	Noise Verdict = "~"
+	// TooFew: the samples are too small to ever be significant (C5).
+	TooFew Verdict = "too few samples"
+	// Missing: the baseline has no result for this row.
+	Missing Verdict = "no baseline"
+)
+
+// Regressions counts the cells whose verdict is Regression.
+func (r *Report) Regressions() int {
+	n := 0
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			for _, c := range row.Cells {
+				if c != nil && c.Verdict == Regression {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// builder groups results into tables, rows, columns and cells, as
+// benchstat's table builder does.
+type builder struct {
+	tableBy, rowBy, colBy, residue *benchproc.Projection
+	unitField                      *benchproc.Field
+	tables                         map[benchproc.Key]*builderTable
+}
+
+type builderTable struct {
+	rows, cols map[benchproc.Key]struct{}
+	cells      map[cellKey]*builderCell
+}
+
+type cellKey struct{ row, col benchproc.Key }
+
+type builderCell struct {
+	values  []float64
+	residue map[benchproc.Key]struct{}
+}
+
+func newBuilder(tableBy, rowBy, colBy, residue *benchproc.Projection) *builder {
+	fields := tableBy.Fields()
+	return &builder{
+		tableBy: tableBy, rowBy: rowBy, colBy: colBy, residue: residue,
+		unitField: fields[len(fields)-1],
+		tables:    map[benchproc.Key]*builderTable{},
+	}
+}
+
+func (b *builder) add(r *benchfmt.Result) {
+	tableKeys := b.tableBy.ProjectValues(r)
+	ck := cellKey{b.rowBy.Project(r), b.colBy.Project(r)}
+	res := b.residue.Project(r)
+	for i, tk := range tableKeys {
+		t := b.tables[tk]
+		if t == nil {
+			t = &builderTable{rows: map[benchproc.Key]struct{}{}, cols: map[benchproc.Key]struct{}{}, cells: map[cellKey]*builderCell{}}
+			b.tables[tk] = t
+		}
+		c := t.cells[ck]
+		if c == nil {
+			c = &builderCell{residue: map[benchproc.Key]struct{}{}}
+			t.cells[ck] = c
+			t.rows[ck.row] = struct{}{}
+			t.cols[ck.col] = struct{}{}
+		}
+		c.values = append(c.values, r.Values[i].Value)
+		c.residue[res] = struct{}{}
+	}
+}
+
+type reportOpts struct {
+	alpha, confidence float64
+	thresholds        *benchmath.Thresholds
+	units             benchfmt.UnitMetadataMap
+	directions        map[string]Direction
+	threshold         thresholdSet
+}
+
+func sortedKeys[V any](m map[benchproc.Key]V) []benchproc.Key {
+	keys := make([]benchproc.Key, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	benchproc.SortKeys(keys)
+	return keys
+}
+
+func (b *builder) report(o reportOpts) *Report {
+	rep := &Report{Alpha: o.alpha, Confidence: o.confidence}
+	for _, tk := range sortedKeys(b.tables) {
+		bt := b.tables[tk]
+		unit := tk.Get(b.unitField)
+		assumption := o.units.GetAssumption(unit)
+		dir, ok := o.directions[unit]
+		if !ok {
+			dir = defaultDirection(unit)
+		}
+		t := &Table{
+			Unit:      unit,
+			Config:    configOf(tk),
+			Better:    dir,
+			Threshold: o.threshold.of(unit),
+			Summary:   assumption.SummaryLabel(),
+		}
+		if assumption == benchmath.AssumeExact {
+			t.Summary = "exact"
+		}
+		rows, cols := sortedKeys(bt.rows), sortedKeys(bt.cols)
+		for _, c := range cols {
+			t.Columns = append(t.Columns, c.StringValues())
+		}
+		notes := map[string]int{}
+		note := func(c *Cell, err error) {
+			s := err.Error()
+			i, ok := notes[s]
+			if !ok {
+				i = len(t.Notes)
+				notes[s] = i
+				t.Notes = append(t.Notes, s)
+			}
+			if !slices.Contains(c.Notes, i) {
+				c.Notes = append(c.Notes, i)
+			}
+		}
+		for _, rk := range rows {
+			row := &Row{Name: rk.StringValues(), Cells: make([]*Cell, len(cols))}
+			var base *benchmath.Sample
+			var baseCenter float64
+			for j, ck := range cols {
+				bc := bt.cells[cellKey{rk, ck}]
+				if bc == nil {
+					continue
+				}
+				s := benchmath.NewSample(bc.values, o.thresholds)
+				sum := assumption.Summary(s, o.confidence)
+				c := &Cell{Values: s.Values, Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, Confidence: sum.Confidence}
+				for _, w := range s.Warnings {
+					note(c, w)
+				}
+				for _, w := range sum.Warnings {
+					note(c, w)
+				}
+				if nsk := benchproc.NonSingularFields(sortedKeys(bc.residue)); len(nsk) > 0 {
+					var names []string
+					for _, f := range nsk {
+						names = append(names, f.Name)
+					}
+					note(c, fmt.Errorf("benchmarks vary in %v", names))
+				}
+				if j == 0 {
+					base, baseCenter = s, sum.Center
+				} else if base == nil {
+					c.Verdict = Missing
+				} else {
+					cmp := assumption.Compare(base, s)
+					c.Compared = true
+					c.P = cmp.P
+					c.DeltaPct = deltaPct(baseCenter, sum.Center)
+					for _, w := range cmp.Warnings {
+						note(c, w)
+					}
+					c.Verdict = judge(t, assumption, cmp, o.alpha, c.DeltaPct)
+					if c.Verdict == TooFew {
+						note(c, fmt.Errorf("too few samples to detect a change at alpha %g: %d and %d samples; need at least %d each",
+							o.alpha, cmp.N1, cmp.N2, samplesNeeded(o.alpha)))
+					}
+				}
+				row.Cells[j] = c
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		t.Geomean = geomeans(t)
+		rep.Tables = append(rep.Tables, t)
+	}
+	return rep
+}
+
+// configOf renders the configuration part of a table key.
+func configOf(k benchproc.Key) []string {
+	var out []string
+	for _, f := range k.Projection().FlattenedFields() {
+		if f.Name == ".unit" {
+			continue
+		}
+		if v := k.Get(f); v != "" {
+			out = append(out, f.Name+": "+v)
+		}
+	}
+	return out
+}
+
+func deltaPct(old, new float64) float64 {
+	if old == new {
+		return 0
+	}
+	if old == 0 {
+		return math.Inf(int(math.Copysign(1, new)))
+	}
+	return (new - old) / math.Abs(old) * 100
+}
+
+// judge gives a comparison its verdict (invariants C1, C2, C5).
+//
+// NB: benchmath's exact comparison reports P = 0 whatever the values; under
+// assume=exact a change is significant when the centers differ.
+func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, delta float64) Verdict {
+	significant := cmp.P < alpha
+	switch a {
+	case benchmath.AssumeNothing:
+		if minMannWhitneyP(cmp.N1, cmp.N2) >= alpha {
+			return TooFew
+		}
+	case benchmath.AssumeExact:
+		significant = true
+	}
+	if !significant || delta == 0 {
+		return Noise
+	}
+	var bad bool
+	switch t.Better {
+	case Lower:
+		bad = delta > 0
+	case Higher:
+		bad = delta < 0
+	default:
+		return Changed
+	}
+	switch {
+	case !bad:
+		return Better
+	case math.Abs(delta) > t.Threshold:
+		return Regression
+	default:
+		return Worse
+	}
+}
+
+// minMannWhitneyP is the smallest two-sided p-value an exact Mann–Whitney U
+// test can give for samples of sizes n1 and n2: both ends of the 1/C(n1+n2,
+// n1) distribution of U.
+func minMannWhitneyP(n1, n2 int) float64 {
+	if n1 == 0 || n2 == 0 {
+		return 1
+	}
+	// log C(n1+n2, n1) via lgamma, exact enough for the comparison.
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	return 2 * math.Exp(-(lg(n1+n2) - lg(n1) - lg(n2)))
+}
+
+// samplesNeeded is the smallest n such that two samples of n can be
+// significant at alpha.
+func samplesNeeded(alpha float64) int {
+	n := 1
+	for minMannWhitneyP(n, n) >= alpha && n < 1000 {
+		n++
+	}
+	return n
+}
+
+// geomeans computes, per column, the geometric mean of the centers and of
+// the ratios to the baseline, over rows with a positive center. A column with
+// no such row gets nil.
+func geomeans(t *Table) []*Geomean {
+	out := make([]*Geomean, len(t.Columns))
+	for j := range t.Columns {
+		var logSum, ratioLog float64
+		var n, nr int
+		ok := true
+		for _, row := range t.Rows {
+			c := row.Cells[j]
+			if c == nil {
+				continue
+			}
+			if c.Center <= 0 {
+				ok = false
+				break
+			}
+			logSum += math.Log(c.Center)
+			n++
+			if b := row.Cells[0]; j > 0 && b != nil && b.Center > 0 {
+				ratioLog += math.Log(c.Center / b.Center)
+				nr++
+			}
+		}
+		if !ok || n == 0 {
+			continue
+		}
+		g := &Geomean{Center: math.Exp(logSum / float64(n))}
+		if nr > 0 {
+			g.Ratio, g.HasRatio = math.Exp(ratioLog/float64(nr)), true
+		}
+		out[j] = g
+	}
+	return out
+}

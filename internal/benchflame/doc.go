@@ -1,0 +1,40 @@
+// Package benchflame turns a pprof profile into one self-contained HTML
+// flame graph: pprof's own flame graph view (github.com/google/pprof's
+// driver), with its script and style inline, no network and no graphviz. It
+// serves `benchcmp profile` (a differential graph, Options.Base) and
+// `benchrun --flamegraph` (one profile).
+//
+// # Use
+//
+//	func main() {
+//		benchflame.RunChildIfRequested() // first thing: see below
+//		...
+//		err := benchflame.WriteFile(ctx, "flame.html", benchflame.Options{
+//			Profile: "cpu.pprof",
+//			Labels:  []string{"runtime", "operator"},
+//		})
+//	}
+//
+// With Labels, the CPU samples' pprof labels become the root frames
+// (pprof's -tagroot): the graph splits first by runtime (maintenance,
+// interactive, solo) and operator, then by call stack. With Base, the graph
+// is Profile minus Base (pprof's -diff_base): frames are sized by the
+// absolute difference and colored by its sign.
+//
+// # Invariants
+//
+//   - F1 (one export per process): pprof's driver keeps its settings in a
+//     process-wide variable and starts every run from the last one's, so
+//     Export runs at most once per process. Write and WriteFile run Export in
+//     a fresh subprocess (the running executable, told by an environment
+//     variable to act as the exporter), so they may be called any number of
+//     times, from several goroutines at once.
+//   - F2 (self-contained): the page loads nothing: no script, style, font or
+//     image from a file or the network. A browser test opens it from a file
+//     and fails on any request that is not the page itself.
+//   - F3 (no partial file): WriteFile writes the file only after the export
+//     succeeded.
+//
+// REQUIRES: every executable (and test binary, from TestMain) that calls
+// Write or WriteFile calls RunChildIfRequested before anything else.
+package benchflame

@@ -1,0 +1,231 @@
+package benchflame
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/google/pprof/driver"
+)
+
+// Sentinel errors.
+var (
+	// ErrProfile is wrapped when a profile cannot be read or drawn; the
+	// message names the file.
+	ErrProfile = errors.New("benchflame: bad profile")
+	// ErrExport is wrapped when the export itself fails: pprof produced no
+	// flame graph, or the subprocess could not run.
+	ErrExport = errors.New("benchflame: export failed")
+)
+
+// childEnv is the environment variable that makes RunChildIfRequested run
+// an export instead of the program.
+const childEnv = "TRACEBENCH_BENCHFLAME_CHILD"
+
+// Options says what to draw.
+type Options struct {
+	// Profile is the path of a pprof profile (CPU profiles from
+	// runtime/pprof are already symbolized; nothing is fetched).
+	Profile string `json:"profile"`
+	// Base, if set, is the path of a profile subtracted from Profile
+	// (pprof's -diff_base): the graph shows Profile minus Base.
+	Base string `json:"base,omitempty"`
+	// Labels are sample label keys shown as root frames (pprof's
+	// -tagroot), as in runtime,operator; empty for none.
+	Labels []string `json:"labels,omitempty"`
+}
+
+func (o Options) check() error {
+	if o.Profile == "" {
+		return fmt.Errorf("%w: no profile given", ErrProfile)
+	}
+	for _, p := range []string{o.Profile, o.Base} {
+		if p == "" {
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrProfile, err)
+		}
+		if st.IsDir() {
+			return fmt.Errorf("%w: %s: is a directory", ErrProfile, p)
+		}
+	}
+	for _, l := range o.Labels {
+		if l == "" || strings.ContainsAny(l, ", ") {
+			return fmt.Errorf("%w: label key %q: want a non-empty key without commas or spaces", ErrProfile, l)
+		}
+	}
+	return nil
+}
+
+// Export draws the flame graph of opts with pprof's driver in this process
+// and writes it to w as one self-contained HTML page (inline script and
+// style, no network).
+//
+// REQUIRES: at most one Export per process. The driver keeps its settings in
+// a process-wide variable, so a second export would start from the first
+// one's settings and two at once would race. Use Write, which runs Export in
+// a fresh subprocess, everywhere except in that subprocess.
+func Export(w io.Writer, opts Options) error {
+	if err := opts.check(); err != nil {
+		return err
+	}
+	args := []string{"-http=localhost:1", "-no_browser", "-symbolize=none"}
+	if len(opts.Labels) > 0 {
+		args = append(args, "-tagroot="+strings.Join(opts.Labels, ","))
+	}
+	if opts.Base != "" {
+		args = append(args, "-diff_base="+opts.Base)
+	}
+	args = append(args, opts.Profile)
+
+	fs := &flagSet{fs: flag.NewFlagSet("pprof", flag.ContinueOnError), args: args}
+	var msgs bytes.Buffer
+	fs.fs.SetOutput(&msgs)
+	var page []byte
+	var status int
+	err := driver.PProf(&driver.Options{
+		Flagset: fs,
+		UI:      &ui{out: &msgs},
+		HTTPServer: func(a *driver.HTTPServerArgs) error {
+			h := a.Handlers["/flamegraph"]
+			if h == nil {
+				return fmt.Errorf("%w: pprof offers no /flamegraph view", ErrExport)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/flamegraph", nil))
+			status, page = rec.Code, rec.Body.Bytes()
+			return nil
+		},
+	})
+	if fs.err != nil {
+		return fmt.Errorf("%w: %v", ErrExport, fs.err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v %s", ErrProfile, opts.Profile, err, strings.TrimSpace(msgs.String()))
+	}
+	if status != http.StatusOK || !bytes.Contains(page, []byte("stackViewer(")) {
+		return fmt.Errorf("%w: pprof answered %d: %s %s", ErrExport, status, bytes.TrimSpace(page), strings.TrimSpace(msgs.String()))
+	}
+	_, err = w.Write(page)
+	return err
+}
+
+// Write draws the flame graph of opts in a subprocess, the running
+// executable started again with an environment variable that makes
+// RunChildIfRequested do the export, and writes the HTML to w. Any number of
+// Writes may run in one process, also at once.
+//
+// REQUIRES: the executable's main (or a test binary's TestMain) calls
+// RunChildIfRequested before anything else.
+func Write(ctx context.Context, w io.Writer, opts Options) error {
+	if err := opts.check(); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("%w: finding this executable: %v", ErrExport, err)
+	}
+	in, err := json.Marshal(opts)
+	if err != nil {
+		return err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = fmt.Sprintf("%v (does main call benchflame.RunChildIfRequested first?)", err)
+		}
+		if strings.Contains(msg, ErrProfile.Error()) {
+			return fmt.Errorf("%w: %s", ErrProfile, strings.TrimPrefix(msg, ErrProfile.Error()+": "))
+		}
+		return fmt.Errorf("%w: %s", ErrExport, msg)
+	}
+	if !bytes.Contains(stdout.Bytes(), []byte("stackViewer(")) {
+		return fmt.Errorf("%w: the subprocess wrote no flame graph (does main call benchflame.RunChildIfRequested first?)", ErrExport)
+	}
+	_, err = w.Write(stdout.Bytes())
+	return err
+}
+
+// WriteFile is Write to a file at path, created or truncated; the file is
+// left only when the export succeeded.
+func WriteFile(ctx context.Context, path string, opts Options) error {
+	var buf bytes.Buffer
+	if err := Write(ctx, &buf, opts); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// RunChildIfRequested does nothing in a normal run. In the subprocess Write
+// starts, it reads the Options from standard input, runs Export to standard
+// output and exits: 0 on success, 1 with the error on standard error.
+func RunChildIfRequested() {
+	if os.Getenv(childEnv) != "1" {
+		return
+	}
+	var opts Options
+	if err := json.NewDecoder(os.Stdin).Decode(&opts); err != nil {
+		fmt.Fprintf(os.Stderr, "%v: reading options: %v\n", ErrExport, err)
+		os.Exit(1)
+	}
+	if err := Export(os.Stdout, opts); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// flagSet adapts a standard flag.FlagSet to the driver's FlagSet, parsing
+// the fixed argument list Export builds.
+type flagSet struct {
+	fs    *flag.FlagSet
+	args  []string
+	extra string
+	err   error
+}
+
+func (f *flagSet) Bool(n string, d bool, u string) *bool          { return f.fs.Bool(n, d, u) }
+func (f *flagSet) Int(n string, d int, u string) *int             { return f.fs.Int(n, d, u) }
+func (f *flagSet) Float64(n string, d float64, u string) *float64 { return f.fs.Float64(n, d, u) }
+func (f *flagSet) String(n string, d string, u string) *string    { return f.fs.String(n, d, u) }
+func (f *flagSet) ExtraUsage() string                             { return f.extra }
+func (f *flagSet) AddExtraUsage(eu string)                        { f.extra += eu }
+
+func (f *flagSet) StringList(n string, d string, u string) *[]*string {
+	l := []*string{f.fs.String(n, d, u)}
+	return &l
+}
+
+func (f *flagSet) Parse(usage func()) []string {
+	if err := f.fs.Parse(f.args); err != nil {
+		f.err = err
+		return nil
+	}
+	return f.fs.Args()
+}
+
+// ui is the driver's UI: no terminal, no browser, messages kept for errors.
+type ui struct{ out io.Writer }
+
+func (u *ui) ReadLine(string) (string, error)     { return "", io.EOF }
+func (u *ui) Print(a ...any)                      { fmt.Fprintln(u.out, a...) }
+func (u *ui) PrintErr(a ...any)                   { fmt.Fprintln(u.out, a...) }
+func (u *ui) IsTerminal() bool                    { return false }
+func (u *ui) WantBrowser() bool                   { return false }
+func (u *ui) SetAutoComplete(func(string) string) {}

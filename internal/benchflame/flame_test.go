@@ -1,0 +1,159 @@
+package benchflame
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	RunChildIfRequested()
+	os.Exit(m.Run())
+}
+
+// stacks returns the JSON the page hands to pprof's stack viewer.
+func stacks(t *testing.T, page []byte) string {
+	t.Helper()
+	m := regexp.MustCompile(`stackViewer\((\{.*\}), `).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("page has no stackViewer({...}) call; it starts %.300q", page)
+	}
+	return string(m[1])
+}
+
+func TestWriteDrawsLabelsAsRootFrames(t *testing.T) {
+	var buf bytes.Buffer
+	err := Write(context.Background(), &buf, Options{Profile: "testdata/imported.pprof", Labels: []string{"runtime", "operator"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := stacks(t, buf.Bytes())
+	// A label frame is named by the label's value, in the label key's
+	// "file".
+	for _, want := range []string{`{"FullName":"interactive","FileName":"runtime"`, `{"FullName":"maintenance","FileName":"runtime"`} {
+		if !bytes.Contains([]byte(s), []byte(want)) {
+			t.Errorf("flame graph has no %s root frame", want)
+		}
+	}
+	// Without labels there is no label frame.
+	buf.Reset()
+	if err := Write(context.Background(), &buf, Options{Profile: "testdata/imported.pprof"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := stacks(t, buf.Bytes()); bytes.Contains([]byte(s), []byte(`"FileName":"runtime"`)) {
+		t.Errorf("flame graph without Labels has a runtime label frame")
+	}
+}
+
+func TestWriteSelfContained(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(context.Background(), &buf, Options{Profile: "testdata/imported.pprof"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{`<script src=`, `<link `, `@import`, `src="http`} {
+		if bytes.Contains(buf.Bytes(), []byte(bad)) {
+			t.Errorf("page contains %q: it must load nothing", bad)
+		}
+	}
+}
+
+func TestWriteDiffBase(t *testing.T) {
+	var diff, plain bytes.Buffer
+	opts := Options{Profile: "testdata/imported.pprof", Base: "testdata/direct.pprof", Labels: []string{"runtime"}}
+	if err := Write(context.Background(), &diff, opts); err != nil {
+		t.Fatal(err)
+	}
+	opts.Base = ""
+	if err := Write(context.Background(), &plain, opts); err != nil {
+		t.Fatal(err)
+	}
+	// The direct run's Solo runtime only appears in the difference, with
+	// its samples counted against the imported run.
+	if d, p := stacks(t, diff.Bytes()), stacks(t, plain.Bytes()); d == p {
+		t.Fatal("the diff_base graph equals the plain graph: Base was ignored")
+	}
+	if !bytes.Contains(diff.Bytes(), []byte(`{"FullName":"solo","FileName":"runtime"`)) {
+		t.Errorf("diff graph has no runtime:solo frame from the base profile")
+	}
+}
+
+// TestWriteRepeatedAndConcurrent is F1: exports in one process, one after
+// the other and at once, give the same page for the same options, whatever
+// ran before.
+func TestWriteRepeatedAndConcurrent(t *testing.T) {
+	labeled := Options{Profile: "testdata/imported.pprof", Labels: []string{"runtime"}}
+	diff := Options{Profile: "testdata/imported.pprof", Base: "testdata/direct.pprof"}
+	var first bytes.Buffer
+	if err := Write(context.Background(), &first, labeled); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	out := make([]bytes.Buffer, 4)
+	errs := make([]error, 4)
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := labeled
+			if i%2 == 1 {
+				o = diff
+			}
+			errs[i] = Write(context.Background(), &out[i], o)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("export %d: %v", i, err)
+		}
+	}
+	if stacks(t, out[0].Bytes()) != stacks(t, first.Bytes()) || stacks(t, out[2].Bytes()) != stacks(t, first.Bytes()) {
+		t.Error("the same labeled export gave different stacks after other exports")
+	}
+	if stacks(t, out[1].Bytes()) != stacks(t, out[3].Bytes()) {
+		t.Error("two concurrent diff exports differ")
+	}
+}
+
+func TestWriteBadProfile(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.pprof")
+	if err := os.WriteFile(junk, []byte("not a profile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{
+		{Profile: junk},
+		{Profile: filepath.Join(dir, "missing.pprof")},
+		{Profile: "testdata/imported.pprof", Base: filepath.Join(dir, "missing.pprof")},
+		{},
+		{Profile: "testdata/imported.pprof", Labels: []string{"a,b"}},
+	} {
+		var buf bytes.Buffer
+		err := Write(context.Background(), &buf, o)
+		if !errors.Is(err, ErrProfile) {
+			t.Errorf("Write(%+v) = %v, want ErrProfile", o, err)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("Write(%+v) wrote %d bytes on error", o, buf.Len())
+		}
+	}
+	// F3: no file is left behind by a failed export.
+	out := filepath.Join(dir, "out.html")
+	if err := WriteFile(context.Background(), out, Options{Profile: junk}); err == nil {
+		t.Fatal("WriteFile of a junk profile succeeded")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("failed WriteFile left %s (stat: %v)", out, err)
+	}
+	if err := WriteFile(context.Background(), out, Options{Profile: "testdata/direct.pprof"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); !bytes.Contains(b, []byte("stackViewer(")) {
+		t.Error("WriteFile wrote no flame graph")
+	}
+}

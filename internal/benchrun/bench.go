@@ -1,0 +1,335 @@
+package benchrun
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/workloads"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// Index modes (docs/spec.md, Modes).
+const (
+	IndexImported = "imported"
+	IndexDirect   = "direct"
+)
+
+// Param is one name=value of a benchmark name.
+type Param struct {
+	Name  string
+	Value int64
+}
+
+// Benchmark is one entry of a run: a spec at fixed parameters in one
+// index mode, join strategy and worker count.
+type Benchmark struct {
+	Name     string // without the "Benchmark" prefix, which benchfmt adds
+	Base     string
+	Workload string
+	Index    string
+	Join     string
+	Workers  int
+	Params   []Param // in name order; runner parameters included
+	Spec     *spec.Spec
+}
+
+// Param returns the value of a parameter of the benchmark, and whether it
+// has it.
+func (b *Benchmark) Param(name string) (int64, bool) {
+	for _, p := range b.Params {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return 0, false
+}
+
+// name builds the result name (B2).
+func (b *Benchmark) name() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s/workload=%s/index=%s/join=%s", b.Base, b.Workload, b.Index, b.Join)
+	for _, p := range b.Params {
+		fmt.Fprintf(&sb, "/%s=%d", p.Name, p.Value)
+	}
+	fmt.Fprintf(&sb, "/workers=%d", b.Workers)
+	return sb.String()
+}
+
+// Selection is what Benchmarks expands: targets and the axes of the
+// matrix, already parsed.
+type Selection struct {
+	Targets []string // built-in names or spec files; empty: every built-in
+	Index   []string // empty: imported
+	Join    []string // empty: each spec's own join
+	Workers int
+	Params  []string // key=value, as given to --param
+	Shard   string   // "i/n" or ""
+}
+
+// isSpecFile says whether a target names a spec file rather than a
+// built-in workload.
+func isSpecFile(target string) bool {
+	return strings.HasSuffix(target, ".json") || strings.ContainsRune(target, os.PathSeparator) || strings.ContainsRune(target, '/')
+}
+
+// parsedParam is one --param.
+type parsedParam struct {
+	key, raw string
+	value    int64
+	used     bool
+}
+
+// ParseList splits a comma-separated flag value and checks each entry
+// against allowed.
+func ParseList(flag, value string, allowed ...string) ([]string, error) {
+	var out []string
+	for _, v := range strings.Split(value, ",") {
+		if !slices.Contains(allowed, v) {
+			return nil, usagef(flag, "unknown value %q (one or more of %s, comma-separated)", v, strings.Join(allowed, ", "))
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// parseShard parses "i/n" with 0 <= i < n.
+func parseShard(s string) (i, n int, err error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, usagef("--shard", "%q is not i/n with 0 <= i < n (0-based, e.g. 0/4)", s)
+	}
+	return i, n, nil
+}
+
+// Benchmarks expands a selection into the sorted list of benchmarks of
+// this shard (B4). Every spec is decoded and validated with its
+// parameters, and the CSV inputs of spec files are read, so a bad input
+// fails here, before anything is written.
+func Benchmarks(sel Selection) ([]*Benchmark, error) {
+	if sel.Workers < 1 {
+		return nil, usagef("--workers", "must be at least 1, not %d", sel.Workers)
+	}
+	shardI, shardN, err := parseShard(sel.Shard)
+	if err != nil {
+		return nil, err
+	}
+	index := sel.Index
+	if len(index) == 0 {
+		index = []string{IndexImported}
+	}
+	var params []*parsedParam
+	for _, kv := range sel.Params {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("--param", "%q is not key=value", kv)
+		}
+		x, err := spec.ParseInteger(v)
+		if err != nil {
+			return nil, usagef("--param", "%s: %v", kv, err)
+		}
+		for _, p := range params {
+			if p.key == k {
+				return nil, usagef("--param", "%s is given twice", k)
+			}
+		}
+		params = append(params, &parsedParam{key: k, raw: kv, value: x})
+	}
+	targets := sel.Targets
+	if len(targets) == 0 {
+		for _, w := range workloads.Registry() {
+			targets = append(targets, w.Name)
+		}
+	}
+	var out []*Benchmark
+	seen := map[string]bool{}
+	for _, target := range targets {
+		if seen[target] {
+			continue
+		}
+		seen[target] = true
+		var specs []*Benchmark // one per bench × parameter combination, mode unset
+		if isSpecFile(target) {
+			b, err := specFileBench(target, params)
+			if err != nil {
+				return nil, err
+			}
+			specs = append(specs, b)
+		} else {
+			bs, err := builtinBenches(target, params)
+			if err != nil {
+				return nil, err
+			}
+			specs = append(specs, bs...)
+		}
+		for _, b := range specs {
+			joins := sel.Join
+			if len(joins) == 0 {
+				joins = []string{b.Spec.Query.Join}
+			}
+			for _, ix := range index {
+				for _, j := range joins {
+					if ix == IndexImported {
+						if err := missing(b.Spec, j); err != nil {
+							return nil, err
+						}
+					}
+					c := *b
+					c.Index, c.Join, c.Workers = ix, j, sel.Workers
+					c.Name = c.name()
+					out = append(out, &c)
+				}
+			}
+		}
+	}
+	for _, p := range params {
+		if !p.used {
+			return nil, usagef("--param", "%s: no selected workload has a parameter %s", p.raw, p.key)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Benchmark) int { return strings.Compare(a.Name, b.Name) })
+	out = slices.CompactFunc(out, func(a, b *Benchmark) bool { return a.Name == b.Name })
+	var mine []*Benchmark
+	for i := shardI; i < len(out); i += shardN {
+		mine = append(mine, out[i])
+	}
+	return mine, nil
+}
+
+// builtinBenches expands a built-in workload over its benchmarks and the
+// values of its parameters: a --param value, else every default.
+func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
+	w, err := workloads.Lookup(name)
+	if err != nil {
+		return nil, usagef("run", "%v (a spec file must end in .json)", err)
+	}
+	values := make([][]int64, len(w.Params))
+	for i, p := range w.Params {
+		values[i] = p.Defaults
+		for _, pp := range params {
+			if pp.key == p.Name {
+				values[i] = []int64{pp.value}
+				pp.used = true
+			}
+		}
+	}
+	var out []*Benchmark
+	combo := make([]int, len(w.Params))
+	for {
+		ps := make([]Param, len(w.Params))
+		m := map[string]int64{}
+		for i, p := range w.Params {
+			ps[i] = Param{Name: p.Name, Value: values[i][combo[i]]}
+			m[p.Name] = ps[i].Value
+		}
+		for bi := range w.Benches {
+			b := &w.Benches[bi]
+			s, err := b.Spec(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &Benchmark{Base: b.Base, Workload: w.Name, Params: ps, Spec: s})
+		}
+		i := len(combo) - 1
+		for ; i >= 0; i-- {
+			if combo[i]++; combo[i] < len(values[i]) {
+				break
+			}
+			combo[i] = 0
+		}
+		if i < 0 {
+			return out, nil
+		}
+	}
+}
+
+// specFileBench reads a user's spec file. Its parameters are spec field
+// paths holding numbers (inputs.NAME.generate.rows, as_of, ...).
+func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &spec.Error{File: path, Msg: "cannot read spec: " + err.Error()}
+	}
+	var ov []spec.Override
+	var ps []Param
+	for _, p := range params {
+		if !strings.Contains(p.key, ".") && p.key != "as_of" && p.key != "until" {
+			continue // a built-in workload's parameter
+		}
+		ov = append(ov, spec.Override{Field: p.key, Value: p.value, By: "--param " + p.raw})
+		ps = append(ps, Param{Name: p.key, Value: p.value})
+		p.used = true
+	}
+	s, err := spec.DecodeWith(path, dirOf(path), data, ov)
+	if err != nil {
+		return nil, err
+	}
+	for i := range s.Inputs {
+		in := &s.Inputs[i]
+		if in.Source == spec.SourceCSV {
+			if _, err := spec.ReadCSVFile(s.CSVPath(in), in.Columns); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &Benchmark{Base: camel(s.Name), Workload: s.Name, Params: ps, Spec: s}, nil
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexAny(path, "/"+string(os.PathSeparator)); i >= 0 {
+		return path[:i+1]
+	}
+	return "."
+}
+
+// camel turns a spec name into a benchmark base: orders_lineitem ->
+// OrdersLineitem.
+func camel(name string) string {
+	var sb strings.Builder
+	up := true
+	for _, c := range name {
+		switch {
+		case c == '_':
+			up = true
+		case up && c >= 'a' && c <= 'z':
+			sb.WriteRune(c - 'a' + 'A')
+			up = false
+		default:
+			sb.WriteRune(c)
+			up = false
+		}
+	}
+	if sb.Len() == 0 || sb.String()[0] >= '0' && sb.String()[0] <= '9' {
+		return "W" + sb.String()
+	}
+	return sb.String()
+}
+
+// missing returns the error of --index imported for a spec whose query,
+// under join strategy j, reads an arrangement no index serves; it names
+// every missing (collection, key set).
+func missing(s *spec.Spec, j string) error {
+	kind, err := plan.ParseJoinKind(j)
+	if err != nil {
+		return usagef("--join", "unknown value %q (linear or delta)", j)
+	}
+	m := s.Plan.Missing(kind)
+	if len(m) == 0 {
+		return nil
+	}
+	names := make([]string, len(m))
+	for i, a := range m {
+		names[i] = a.String()
+	}
+	return s.Errorf("indexes", "--index imported: no index serves %s (the %s join reads them; add indexes or use --index direct)", strings.Join(names, ", "), kind)
+}

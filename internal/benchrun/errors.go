@@ -1,0 +1,55 @@
+package benchrun
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tracebench/tracebench/workloads"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+var (
+	// ErrUsage marks bad flags and arguments (exit 2).
+	ErrUsage = errors.New("benchrun: bad usage")
+	// ErrInterrupted marks a run stopped by its context, e.g. SIGINT (exit 130).
+	ErrInterrupted = errors.New("benchrun: interrupted")
+	// ErrNoEngine is returned by Run when no Engine is configured.
+	ErrNoEngine = errors.New("benchrun: no engine to run benchmarks with")
+)
+
+// usagef returns an ErrUsage error naming the flag or argument.
+func usagef(flag, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrUsage, flag, fmt.Sprintf(format, args...))
+}
+
+// Exit codes (B1).
+const (
+	ExitOK          = 0
+	ExitFailed      = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// ExitCode returns the process exit code for an error of this package.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrInterrupted):
+		return ExitInterrupted
+	case errors.Is(err, ErrUsage), errors.Is(err, spec.ErrInvalid), errors.Is(err, workloads.ErrUnknown):
+		return ExitUsage
+	}
+	return ExitFailed
+}
+
+// Message returns the text to print for err: usage errors without the
+// sentinel's prefix, which would only repeat "bad usage".
+func Message(err error) string {
+	msg := err.Error()
+	const p = "benchrun: bad usage: "
+	if len(msg) > len(p) && msg[:len(p)] == p {
+		return "benchrun: " + msg[len(p):]
+	}
+	return msg
+}

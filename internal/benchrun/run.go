@@ -1,0 +1,293 @@
+package benchrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/tracebench/tracebench/workloads"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// Units and their direction (docs/spec.md, Results). rows and errors are
+// exact counts.
+var units = []struct{ unit, key, value string }{
+	{"install-ns", "better", "lower"},
+	{"ns/update", "better", "lower"},
+	{"updates/s", "better", "higher"},
+	{"peak-heap-B", "better", "lower"},
+	{"trace-B", "better", "lower"},
+	{"rows", "assume", "exact"},
+	{"errors", "assume", "exact"},
+	{"hold-gap", "better", "lower"},
+}
+
+// knownUnit reports whether u is one of the units results may carry.
+func knownUnit(u string) bool {
+	for _, x := range units {
+		if x.unit == u {
+			return true
+		}
+	}
+	return false
+}
+
+// Engine runs benchmarks. Sample runs b once over its loaded inputs and
+// returns the measured values in the units above. It must return promptly
+// with ctx.Err() when ctx is cancelled.
+type Engine interface {
+	Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error)
+}
+
+// Env describes the machine and build: the only config lines results
+// carry (B2).
+type Env struct {
+	GOOS, GOARCH, CPU, GoVersion, Commit string
+	GOMAXPROCS                           int
+}
+
+// DetectEnv returns the Env of this process.
+func DetectEnv() Env {
+	e := Env{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPU: cpuName(), Commit: "unknown"}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			e.Commit = rev
+			if dirty {
+				e.Commit += "-dirty"
+			}
+			return e
+		}
+	}
+	// go run and -buildvcs=false builds carry no revision: ask git about
+	// the working directory, as a user running from a checkout expects.
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		e.Commit = strings.TrimSpace(string(out))
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+			e.Commit += "-dirty"
+		}
+	}
+	return e
+}
+
+// cpuName reads the CPU model the way the testing package reports it.
+func cpuName() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+// Progress modes.
+const (
+	ProgressAuto = "auto"
+	ProgressOn   = "on"
+	ProgressOff  = "off"
+)
+
+// RunConfig configures Run; fields mirror the flags of `benchrun run`.
+type RunConfig struct {
+	Out, ErrOut io.Writer // results; progress and summary
+	Selection
+	Count      int
+	OutFile    string
+	CPUProfile string
+	MemProfile string
+	Flamegraph string
+	Seed       uint64
+	Progress   string
+	Engine     Engine
+	Env        Env
+}
+
+// validate checks the flags that need no spec.
+func (cfg *RunConfig) validate() error {
+	if cfg.Count < 1 {
+		return usagef("--count", "must be at least 1, not %d", cfg.Count)
+	}
+	switch cfg.Progress {
+	case ProgressAuto, ProgressOn, ProgressOff:
+	default:
+		return usagef("--progress", "unknown value %q (auto, on or off)", cfg.Progress)
+	}
+	if cfg.Flamegraph != "" && !strings.HasSuffix(cfg.Flamegraph, ".html") {
+		return usagef("--flamegraph", "%q must name an .html file", cfg.Flamegraph)
+	}
+	for _, f := range []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}} {
+		if f.path == "" {
+			continue
+		}
+		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
+			return usagef(f.flag, "%s is a directory", f.path)
+		}
+	}
+	return nil
+}
+
+// Run runs the selected benchmarks Count times each and writes one result
+// line per sample to Out and to OutFile (B3). It returns ErrInterrupted
+// when ctx is cancelled, after the finished lines are written.
+func Run(ctx context.Context, cfg RunConfig) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	benches, err := Benchmarks(cfg.Selection)
+	if err != nil {
+		return err
+	}
+	if cfg.Engine == nil {
+		return ErrNoEngine
+	}
+	// Every input is loaded before --out is touched.
+	inputs := make([][]*spec.Table, len(benches))
+	for i, b := range benches {
+		if inputs[i], err = workloads.Load(b.Spec, cfg.Seed); err != nil {
+			return err
+		}
+	}
+	w := cfg.Out
+	if cfg.OutFile != "" {
+		f, err := os.OpenFile(cfg.OutFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("benchrun: --out: %w", err)
+		}
+		defer f.Close()
+		w = io.MultiWriter(cfg.Out, f)
+	}
+	cpuPath := cfg.CPUProfile
+	if cfg.Flamegraph != "" {
+		var cleanup func()
+		if cpuPath, cleanup, err = flamegraphProfile(cfg.CPUProfile); err != nil {
+			return fmt.Errorf("benchrun: --flamegraph: %w", err)
+		}
+		defer cleanup()
+	}
+	var stopCPU func() error
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
+		if err != nil {
+			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
+		}
+		stopped := false
+		stopCPU = func() error {
+			if stopped {
+				return nil
+			}
+			stopped = true
+			pprof.StopCPUProfile()
+			return f.Close()
+		}
+		defer stopCPU()
+	}
+	runErr := cfg.samples(ctx, benches, inputs, w)
+	if stopCPU != nil {
+		if err := stopCPU(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("benchrun: --cpuprofile: %w", err)
+		}
+	}
+	if cfg.MemProfile != "" {
+		runtime.GC()
+		if err := writeFileAtomic(cfg.MemProfile, func(w io.Writer) error { return pprof.Lookup("allocs").WriteTo(w, 0) }); err != nil && runErr == nil {
+			runErr = fmt.Errorf("benchrun: --memprofile: %w", err)
+		}
+	}
+	if cfg.Flamegraph != "" && (runErr == nil || errors.Is(runErr, ErrInterrupted)) {
+		if err := WriteFlamegraph(cpuPath, cfg.Flamegraph); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return runErr
+}
+
+// samples runs every sample and writes its result line to w.
+func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs [][]*spec.Table, w io.Writer) error {
+	bw := benchfmt.NewWriter(w)
+	for _, u := range units {
+		if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: u.key}, OrigUnit: u.unit, Value: u.value}); err != nil {
+			return fmt.Errorf("benchrun: writing results: %w", err)
+		}
+	}
+	config := []benchfmt.Config{
+		{Key: "goos", Value: []byte(cfg.Env.GOOS), File: true},
+		{Key: "goarch", Value: []byte(cfg.Env.GOARCH), File: true},
+		{Key: "cpu", Value: []byte(cfg.Env.CPU), File: true},
+		{Key: "go", Value: []byte(cfg.Env.GoVersion), File: true},
+		{Key: "gomaxprocs", Value: []byte(strconv.Itoa(cfg.Env.GOMAXPROCS)), File: true},
+		{Key: "commit", Value: []byte(cfg.Env.Commit), File: true},
+	}
+	progress := cfg.Progress != ProgressOff
+	total := len(benches) * cfg.Count
+	done := 0
+	start := time.Now()
+	for i, b := range benches {
+		for range cfg.Count {
+			if ctx.Err() != nil {
+				return interrupted(cfg.ErrOut, done, total)
+			}
+			var vals []benchfmt.Value
+			var err error
+			// The benchmark label lets a profile split by benchmark; the
+			// engine adds runtime, worker, dataflow and operator labels.
+			pprof.Do(ctx, pprof.Labels("benchmark", b.Name), func(ctx context.Context) {
+				vals, err = cfg.Engine.Sample(ctx, b, inputs[i])
+			})
+			if err != nil {
+				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+					return interrupted(cfg.ErrOut, done, total)
+				}
+				return fmt.Errorf("benchrun: %s: %w", b.Name, err)
+			}
+			for _, v := range vals {
+				if !knownUnit(v.Unit) {
+					return fmt.Errorf("benchrun: %s: the engine reported unknown unit %q", b.Name, v.Unit)
+				}
+			}
+			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(b.Name), Iters: 1, Values: vals}
+			if err := bw.Write(res); err != nil {
+				return fmt.Errorf("benchrun: writing results: %w", err)
+			}
+			done++
+			if progress {
+				fmt.Fprintf(cfg.ErrOut, "benchrun: %d/%d %s\n", done, total, b.Name)
+			}
+		}
+	}
+	fmt.Fprintf(cfg.ErrOut, "benchrun: %d benchmarks, %d samples in %v\n", len(benches), done, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// interrupted reports an interruption and returns ErrInterrupted.
+func interrupted(errOut io.Writer, done, total int) error {
+	fmt.Fprintf(errOut, "benchrun: interrupted after %d of %d samples; every finished result line is written\n", done, total)
+	return ErrInterrupted
+}

@@ -1,0 +1,24 @@
+// Package workloads holds the built-in workloads and loads a workload's
+// inputs.
+//
+// A built-in workload (Registry) is one or more benchmarks, each a spec
+// file under examples/ (embedded, and shipped so users start their own
+// from them), with integer parameters whose defaults are the values
+// written in the files. A parameter sets spec fields through an affine
+// map (value × Mul / Div + Add), applied to the JSON before validation,
+// so a parameter value is checked exactly like a value in the file.
+// Parameters with no target are read by the benchmark runner (how many
+// reads, how many concurrent queries).
+//
+// Load materialises every input of a spec: CSV files, inline rows and
+// generators (package gen), all or nothing.
+//
+// Invariants:
+//
+//   - W1: every example validates, and applying every parameter's default
+//     gives back the file's own spec.
+//   - W2: Load returns either every input's table or an error naming the
+//     file and line (or field); never some of the tables.
+//   - W3: names in the registry are spec names, and a benchmark's Base is
+//     a Go identifier suffix (Benchmark<Base>).
+package workloads

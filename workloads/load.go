@@ -1,0 +1,29 @@
+package workloads
+
+import (
+	"github.com/tracebench/tracebench/workloads/gen"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// Load materialises every input of s, in s.Inputs order: CSV files
+// (relative to the spec), inline rows, and generators seeded with their
+// own seed combined with runSeed. On any error it returns no tables (W2).
+func Load(s *spec.Spec, runSeed uint64) ([]*spec.Table, error) {
+	out := make([]*spec.Table, len(s.Inputs))
+	for i := range s.Inputs {
+		in := &s.Inputs[i]
+		switch in.Source {
+		case spec.SourceCSV:
+			t, err := spec.ReadCSVFile(s.CSVPath(in), in.Columns)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = t
+		case spec.SourceGenerate:
+			out[i] = gen.Table(in.Generate, in.Columns, runSeed)
+		case spec.SourceRows:
+			out[i] = in.Rows
+		}
+	}
+	return out, nil
+}

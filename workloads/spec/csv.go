@@ -1,0 +1,209 @@
+package spec
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// maxCSVLine bounds one CSV line; a longer line is an error naming it.
+const maxCSVLine = 1 << 20
+
+// CSVPath returns the file an input's csv field names: relative paths
+// resolve against the spec's directory.
+func (s *Spec) CSVPath(in *Input) string {
+	if filepath.IsAbs(in.CSV) {
+		return in.CSV
+	}
+	return filepath.Join(s.Dir, in.CSV)
+}
+
+// ReadCSVFile reads the CSV file at path for an input with the given
+// columns (SPEC.md §1 Inputs). On any error it returns no table.
+func ReadCSVFile(path string, columns []string) (*Table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read CSV: " + unwrapPathErr(err)}
+	}
+	defer f.Close()
+	return ReadCSV(path, f, columns)
+}
+
+// ReadCSV reads updates from r. The first non-empty line is the header,
+// exactly time,diff,<columns in order>; every other non-empty line holds
+// that many comma-separated decimal integers: time a uint64, diff a
+// non-zero int64, then the columns as int64. CRLF line ends are accepted.
+// Errors name file and line; on any error no table is returned.
+func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxCSVLine)
+	want := "time,diff," + strings.Join(columns, ",")
+	t := NewTable(columns, 0)
+	row := make([]int64, len(columns))
+	arity := 2 + len(columns)
+	lineNo := 0
+	header := false
+	fail := func(format string, args ...any) (*Table, error) {
+		return nil, &Error{File: file, Line: lineNo, Msg: fmt.Sprintf(format, args...)}
+	}
+	for sc.Scan() {
+		lineNo++
+		line := bytes.TrimSuffix(sc.Bytes(), []byte{'\r'})
+		if len(line) == 0 {
+			continue
+		}
+		if !header {
+			if string(line) != want {
+				return fail("header is %q, want %q", line, want)
+			}
+			header = true
+			continue
+		}
+		var tm uint64
+		var diff int64
+		field := 0
+		for start := 0; ; field++ {
+			end := bytes.IndexByte(line[start:], ',')
+			last := end < 0
+			if last {
+				end = len(line)
+			} else {
+				end += start
+			}
+			if field >= arity {
+				return fail("%d fields, want %d (time,diff,%s)", strings.Count(string(line), ",")+1, arity, strings.Join(columns, ","))
+			}
+			if field == 0 {
+				u, ok := parseUint64(line[start:end])
+				if !ok {
+					return fail("field 1 (time) is %q, not a decimal integer in 0..%d", line[start:end], uint64(math.MaxUint64))
+				}
+				tm = u
+				if last {
+					break
+				}
+				start = end + 1
+				continue
+			}
+			v, ok := parseInt64(line[start:end])
+			switch {
+			case !ok:
+				return fail("field %d (%s) is %q, not a decimal integer in the int64 range", field+1, csvName(field, columns), line[start:end])
+			case field == 1:
+				if v == 0 {
+					return fail("diff is 0")
+				}
+				diff = v
+			default:
+				row[field-2] = v
+			}
+			if last {
+				break
+			}
+			start = end + 1
+		}
+		if field+1 != arity {
+			return fail("%d fields, want %d (time,diff,%s)", field+1, arity, strings.Join(columns, ","))
+		}
+		t.Append(tm, diff, row)
+	}
+	if err := sc.Err(); err != nil {
+		lineNo++
+		if err == bufio.ErrTooLong {
+			return fail("line longer than %d bytes", maxCSVLine)
+		}
+		return fail("read error: %v", err)
+	}
+	if !header {
+		lineNo = 0
+		return fail("empty file: the header %q is missing", want)
+	}
+	return t, nil
+}
+
+// csvName names CSV field i for messages.
+func csvName(i int, columns []string) string {
+	switch i {
+	case 0:
+		return "time"
+	case 1:
+		return "diff"
+	}
+	return columns[i-2]
+}
+
+// parseUint64 parses decimal digits, nothing else, in the uint64 range.
+func parseUint64(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(u, 10)
+		lo, carry := bits.Add64(lo, uint64(c-'0'), 0)
+		if hi != 0 || carry != 0 {
+			return 0, false
+		}
+		u = lo
+	}
+	return u, true
+}
+
+// parseInt64 parses an optional '-' and decimal digits, nothing else, in
+// the int64 range.
+func parseInt64(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg = true
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// WriteCSV writes t in the format ReadCSV reads, with LF line ends.
+func WriteCSV(w io.Writer, t *Table) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString("time,diff," + strings.Join(t.Columns, ",") + "\n")
+	buf := make([]byte, 0, 32*(2+len(t.Columns)))
+	for i := range t.Times {
+		buf = strconv.AppendUint(buf[:0], t.Times[i], 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, t.Diffs[i], 10)
+		for _, v := range t.Row(i) {
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, v, 10)
+		}
+		buf = append(buf, '\n')
+		bw.Write(buf)
+	}
+	return bw.Flush()
+}

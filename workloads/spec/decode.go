@@ -1,0 +1,744 @@
+package spec
+
+import (
+	"fmt"
+	"go/token"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ReadFile reads and decodes the spec at path. Relative paths inside it
+// resolve against path's directory.
+func ReadFile(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read spec: " + unwrapPathErr(err)}
+	}
+	return Decode(path, filepath.Dir(path), data)
+}
+
+// unwrapPathErr drops the path from an *os.PathError message, which the
+// caller already names.
+func unwrapPathErr(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Decode decodes and validates a spec. file names it in messages; dir is
+// where relative paths resolve. Decoding is strict: unknown and duplicate
+// fields, wrong types, inexact integers and names outside the name rule
+// are errors naming the field and its line.
+func Decode(file, dir string, data []byte) (*Spec, error) {
+	return DecodeWith(file, dir, data, nil)
+}
+
+// decoder converts a node tree into a Spec, recording each field's line.
+type decoder struct {
+	file string
+	s    *Spec
+}
+
+func (d *decoder) errf(n *node, field, format string, args ...any) error {
+	line := 0
+	if n != nil {
+		line = n.line
+	}
+	return &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// object checks that n is an object whose members are all in allowed and
+// whose required members are present, and records the members' lines.
+func (d *decoder) object(n *node, field string, allowed, required []string) error {
+	if n.kind != kindObject {
+		return d.errf(n, field, "must be an object, not %s", n.kind)
+	}
+	for i, k := range n.keys {
+		f := join(field, k)
+		d.s.lines[f] = n.vals[i].line
+		if !contains(allowed, k) {
+			return d.errf(n.vals[i], f, "unknown field (allowed: %s)", strings.Join(allowed, ", "))
+		}
+	}
+	for _, r := range required {
+		if n.get(r) == nil {
+			return d.errf(n, join(field, r), "required field is missing")
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *decoder) str(n *node, field string) (string, error) {
+	if n.kind != kindString {
+		return "", d.errf(n, field, "must be a string, not %s", n.kind)
+	}
+	return n.text, nil
+}
+
+func (d *decoder) boolean(n *node, field string) (bool, error) {
+	if n.kind != kindBool {
+		return false, d.errf(n, field, "must be true or false, not %s", n.kind)
+	}
+	return n.b, nil
+}
+
+// name reads a string that must follow the name rule.
+func (d *decoder) name(n *node, field string) (string, error) {
+	s, err := d.str(n, field)
+	if err != nil {
+		return "", err
+	}
+	if msg := CheckName(s); msg != "" {
+		return "", d.errf(n, field, "%s", msg)
+	}
+	return s, nil
+}
+
+// CheckName returns why s is not a valid name, or "" when it is: names
+// match [a-z_][a-z0-9_]*, are not Go keywords and are not time or diff.
+func CheckName(s string) string {
+	if s == "" {
+		return "name is empty"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c == '_' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9'
+		if !ok {
+			return fmt.Sprintf("bad name %q: names match [a-z_][a-z0-9_]*", s)
+		}
+	}
+	if token.IsKeyword(s) {
+		return fmt.Sprintf("bad name %q: a Go keyword", s)
+	}
+	if s == "time" || s == "diff" {
+		return fmt.Sprintf("bad name %q: reserved for the update's time and diff", s)
+	}
+	return ""
+}
+
+// strings reads an array of strings; names says whether each must be a name.
+func (d *decoder) strings(n *node, field string, names bool) ([]string, error) {
+	if n.kind != kindArray {
+		return nil, d.errf(n, field, "must be an array, not %s", n.kind)
+	}
+	out := make([]string, 0, len(n.elems))
+	for i, e := range n.elems {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		d.s.lines[f] = e.line
+		var s string
+		var err error
+		if names {
+			s, err = d.name(e, f)
+		} else {
+			s, err = d.str(e, f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// integer returns the exact integer value of a number node, accepting
+// exponent forms that denote an integer (1e6) and refusing fractions.
+func (d *decoder) integer(n *node, field string) (*big.Int, error) {
+	if n.kind != kindNumber {
+		return nil, d.errf(n, field, "must be an integer, not %s", n.kind)
+	}
+	return exactInteger(n.text, func(msg string) error { return d.errf(n, field, "%s", msg) })
+}
+
+// numberRE is the JSON number grammar; group 1 is the exponent.
+var numberRE = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// exactInteger parses the text of a JSON number as an exact integer.
+func exactInteger(text string, fail func(string) error) (*big.Int, error) {
+	m := numberRE.FindStringSubmatch(text)
+	if m == nil {
+		return nil, fail(fmt.Sprintf("%q is not a decimal integer", text))
+	}
+	if v, ok := new(big.Int).SetString(text, 10); ok {
+		return v, nil
+	}
+	if m[1] != "" {
+		// Bound the exponent before big.Rat expands it.
+		if e, err := strconv.Atoi(m[1][1:]); err != nil || e > 40 || e < -40 {
+			return nil, fail(fmt.Sprintf("%s is out of range", text))
+		}
+	}
+	r, ok := new(big.Rat).SetString(text)
+	if !ok || !r.IsInt() {
+		return nil, fail(fmt.Sprintf("%s is not an integer", text))
+	}
+	if r.Num().BitLen() > 128 {
+		return nil, fail(fmt.Sprintf("%s is out of range", text))
+	}
+	return r.Num(), nil
+}
+
+func (d *decoder) u64(n *node, field string) (uint64, error) {
+	v, err := d.integer(n, field)
+	if err != nil {
+		return 0, err
+	}
+	if v.Sign() < 0 || !v.IsUint64() {
+		return 0, d.errf(n, field, "%s is outside 0..%d", v, uint64(math.MaxUint64))
+	}
+	return v.Uint64(), nil
+}
+
+func (d *decoder) i64(n *node, field string) (int64, error) {
+	v, err := d.integer(n, field)
+	if err != nil {
+		return 0, err
+	}
+	if !v.IsInt64() {
+		return 0, d.errf(n, field, "%s is outside the int64 range", v)
+	}
+	return v.Int64(), nil
+}
+
+func (d *decoder) f64(n *node, field string) (float64, error) {
+	if n.kind != kindNumber {
+		return 0, d.errf(n, field, "must be a number, not %s", n.kind)
+	}
+	f, err := strconv.ParseFloat(n.text, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, d.errf(n, field, "%s is not a finite number", n.text)
+	}
+	return f, nil
+}
+
+// members iterates an object-valued field whose member names are names,
+// in file order.
+func (d *decoder) members(n *node, field string, each func(name string, v *node, f string) error) error {
+	if n.kind != kindObject {
+		return d.errf(n, field, "must be an object, not %s", n.kind)
+	}
+	for i, k := range n.keys {
+		f := join(field, k)
+		d.s.lines[f] = n.vals[i].line
+		if msg := CheckName(k); msg != "" {
+			return d.errf(n.vals[i], f, "%s", msg)
+		}
+		if err := each(k, n.vals[i], f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) spec(root *node) error {
+	s := d.s
+	if err := d.object(root, "", []string{"version", "name", "description", "as_of", "until", "inputs", "views", "indexes", "query"}, []string{"version", "name", "inputs", "query"}); err != nil {
+		return err
+	}
+	v := root.get("version")
+	ver, err := d.i64(v, "version")
+	if err != nil {
+		return err
+	}
+	if ver != Version {
+		return d.errf(v, "version", "unsupported version %d (this benchrun reads version %d)", ver, Version)
+	}
+	s.Version = int(ver)
+	if s.Name, err = d.name(root.get("name"), "name"); err != nil {
+		return err
+	}
+	if n := root.get("description"); n != nil {
+		if s.Description, err = d.str(n, "description"); err != nil {
+			return err
+		}
+	}
+	if n := root.get("as_of"); n != nil {
+		if s.AsOf, err = d.u64(n, "as_of"); err != nil {
+			return err
+		}
+	}
+	if n := root.get("until"); n != nil && n.kind != kindNull {
+		if s.Until, err = d.u64(n, "until"); err != nil {
+			return err
+		}
+		s.HasUntil = true
+		if s.Until <= s.AsOf {
+			return d.errf(n, "until", "until %d must be greater than as_of %d", s.Until, s.AsOf)
+		}
+	}
+	if err := d.members(root.get("inputs"), "inputs", d.input); err != nil {
+		return err
+	}
+	if len(s.Inputs) == 0 {
+		return d.errf(root.get("inputs"), "inputs", "at least one input is required")
+	}
+	if n := root.get("views"); n != nil {
+		if err := d.members(n, "views", d.view); err != nil {
+			return err
+		}
+	}
+	if n := root.get("indexes"); n != nil {
+		if err := d.members(n, "indexes", d.index); err != nil {
+			return err
+		}
+	}
+	q, err := d.query(root.get("query"), "query")
+	if err != nil {
+		return err
+	}
+	s.Query = *q
+	return nil
+}
+
+func (d *decoder) input(name string, n *node, field string) error {
+	if err := d.object(n, field, []string{"columns", "csv", "generate", "rows"}, []string{"columns"}); err != nil {
+		return err
+	}
+	in := Input{Name: name}
+	var err error
+	cn := n.get("columns")
+	if in.Columns, err = d.strings(cn, field+".columns", true); err != nil {
+		return err
+	}
+	if len(in.Columns) == 0 {
+		return d.errf(cn, field+".columns", "at least one column is required")
+	}
+	if err := d.unique(cn, field+".columns", in.Columns, "column"); err != nil {
+		return err
+	}
+	var sources []string
+	for _, k := range []string{"csv", "generate", "rows"} {
+		if n.get(k) != nil {
+			sources = append(sources, k)
+		}
+	}
+	if len(sources) != 1 {
+		return d.errf(n, field, "needs exactly one of csv, generate, rows (has %d: %s)", len(sources), strings.Join(sources, ", "))
+	}
+	switch sources[0] {
+	case "csv":
+		in.Source = SourceCSV
+		if in.CSV, err = d.str(n.get("csv"), field+".csv"); err != nil {
+			return err
+		}
+		if in.CSV == "" {
+			return d.errf(n.get("csv"), field+".csv", "path is empty")
+		}
+	case "generate":
+		in.Source = SourceGenerate
+		if in.Generate, err = d.generate(n.get("generate"), field+".generate", in.Columns); err != nil {
+			return err
+		}
+	case "rows":
+		in.Source = SourceRows
+		if in.Rows, err = d.rows(n.get("rows"), field+".rows", in.Columns); err != nil {
+			return err
+		}
+	}
+	d.s.Inputs = append(d.s.Inputs, in)
+	return nil
+}
+
+// unique reports the first repeated entry of list.
+func (d *decoder) unique(n *node, field string, list []string, what string) error {
+	for i, s := range list {
+		for j := 0; j < i; j++ {
+			if list[j] == s {
+				f := fmt.Sprintf("%s[%d]", field, i)
+				return d.errf(n.elems[i], f, "%s %q repeats %s[%d]", what, s, field, j)
+			}
+		}
+	}
+	return nil
+}
+
+func (d *decoder) generate(n *node, field string, columns []string) (*Generate, error) {
+	if err := d.object(n, field, []string{"rows", "seed", "batches", "retract", "columns"}, []string{"rows", "columns"}); err != nil {
+		return nil, err
+	}
+	g := &Generate{Batches: 1}
+	var err error
+	if g.Rows, err = d.u64(n.get("rows"), field+".rows"); err != nil {
+		return nil, err
+	}
+	if x := n.get("seed"); x != nil {
+		if g.Seed, err = d.u64(x, field+".seed"); err != nil {
+			return nil, err
+		}
+	}
+	if x := n.get("batches"); x != nil {
+		if g.Batches, err = d.u64(x, field+".batches"); err != nil {
+			return nil, err
+		}
+		if g.Batches == 0 {
+			return nil, d.errf(x, field+".batches", "must be at least 1")
+		}
+	}
+	if x := n.get("retract"); x != nil {
+		if g.Retract, err = d.f64(x, field+".retract"); err != nil {
+			return nil, err
+		}
+		if !(g.Retract >= 0 && g.Retract < 1) {
+			return nil, d.errf(x, field+".retract", "%s is outside [0, 1)", x.text)
+		}
+	}
+	cn := n.get("columns")
+	cf := field + ".columns"
+	if cn.kind != kindObject {
+		return nil, d.errf(cn, cf, "must be an object, not %s", cn.kind)
+	}
+	for i, k := range cn.keys {
+		d.s.lines[join(cf, k)] = cn.vals[i].line
+		if !contains(columns, k) {
+			return nil, d.errf(cn.vals[i], join(cf, k), "not a column of the input (columns: %s)", strings.Join(columns, ", "))
+		}
+	}
+	for _, c := range columns {
+		x := cn.get(c)
+		if x == nil {
+			return nil, d.errf(cn, join(cf, c), "column has no distribution")
+		}
+		cg, err := d.column(x, join(cf, c))
+		if err != nil {
+			return nil, err
+		}
+		cg.Column = c
+		g.Columns = append(g.Columns, cg)
+	}
+	return g, nil
+}
+
+func (d *decoder) column(n *node, field string) (ColumnGen, error) {
+	var c ColumnGen
+	if n.kind != kindObject {
+		return c, d.errf(n, field, "must be an object, not %s", n.kind)
+	}
+	dn := n.get("dist")
+	if dn == nil {
+		return c, d.errf(n, field+".dist", "required field is missing")
+	}
+	dist, err := d.str(dn, field+".dist")
+	if err != nil {
+		return c, err
+	}
+	var err2 error
+	switch dist {
+	case "seq":
+		c.Dist = DistSeq
+		err2 = d.object(n, field, []string{"dist"}, nil)
+	case "uniform":
+		c.Dist = DistUniform
+		if err2 = d.object(n, field, []string{"dist", "min", "max"}, []string{"min", "max"}); err2 != nil {
+			break
+		}
+		if c.Min, err2 = d.i64(n.get("min"), field+".min"); err2 != nil {
+			break
+		}
+		if c.Max, err2 = d.i64(n.get("max"), field+".max"); err2 != nil {
+			break
+		}
+		if c.Min > c.Max {
+			err2 = d.errf(n.get("max"), field+".max", "max %d is below min %d", c.Max, c.Min)
+		}
+	case "zipf":
+		c.Dist = DistZipf
+		if err2 = d.object(n, field, []string{"dist", "n", "s"}, []string{"n", "s"}); err2 != nil {
+			break
+		}
+		if c.N, err2 = d.u64(n.get("n"), field+".n"); err2 != nil {
+			break
+		}
+		if c.N == 0 || c.N > MaxZipfN {
+			err2 = d.errf(n.get("n"), field+".n", "n must be in 1..%d", MaxZipfN)
+			break
+		}
+		if c.S, err2 = d.f64(n.get("s"), field+".s"); err2 != nil {
+			break
+		}
+		if !(c.S > 0) || c.S > 100 {
+			err2 = d.errf(n.get("s"), field+".s", "s %s must be > 0 (and at most 100)", n.get("s").text)
+		}
+	default:
+		return c, d.errf(dn, field+".dist", "unknown distribution %q (seq, uniform or zipf)", dist)
+	}
+	return c, err2
+}
+
+// MaxZipfN bounds a zipf column's n: the sampler keeps a table of n
+// cumulative weights.
+const MaxZipfN = 1 << 26
+
+// rows reads inline rows [[time, diff, c1, ...], ...] under the CSV rules.
+func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) {
+	if n.kind != kindArray {
+		return nil, d.errf(n, field, "must be an array of [time, diff, %s] rows, not %s", strings.Join(columns, ", "), n.kind)
+	}
+	t := NewTable(columns, len(n.elems))
+	row := make([]int64, len(columns))
+	for i, r := range n.elems {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		d.s.lines[f] = r.line
+		if r.kind != kindArray || len(r.elems) != 2+len(columns) {
+			return nil, d.errf(r, f, "must be an array of %d integers: time, diff, %s", 2+len(columns), strings.Join(columns, ", "))
+		}
+		tm, err := d.u64(r.elems[0], f+"[0]")
+		if err != nil {
+			return nil, err
+		}
+		diff, err := d.i64(r.elems[1], f+"[1]")
+		if err != nil {
+			return nil, err
+		}
+		if diff == 0 {
+			return nil, d.errf(r.elems[1], f+"[1]", "diff must not be 0")
+		}
+		for j := range columns {
+			if row[j], err = d.i64(r.elems[2+j], fmt.Sprintf("%s[%d]", f, 2+j)); err != nil {
+				return nil, err
+			}
+		}
+		t.Append(tm, diff, row)
+	}
+	return t, nil
+}
+
+func (d *decoder) view(name string, n *node, field string) error {
+	if n.kind != kindObject {
+		return d.errf(n, field, "must be an object, not %s", n.kind)
+	}
+	v := View{Name: name}
+	if n.get("query") != nil {
+		for i, k := range n.keys {
+			if k != "query" {
+				return d.errf(n.vals[i], join(field, k), "unknown field in a query view (a query view has only \"query\"; a simple view has input, map, filter)")
+			}
+		}
+		q, err := d.query(n.get("query"), field+".query")
+		if err != nil {
+			return err
+		}
+		v.Query = q
+	} else {
+		if err := d.object(n, field, []string{"input", "map", "filter"}, []string{"input"}); err != nil {
+			return err
+		}
+		var err error
+		if v.Input, err = d.name(n.get("input"), field+".input"); err != nil {
+			return err
+		}
+		if x := n.get("map"); x != nil {
+			if v.Map, err = d.maps(x, field+".map"); err != nil {
+				return err
+			}
+		}
+		if x := n.get("filter"); x != nil {
+			if v.Filter, err = d.strings(x, field+".filter", false); err != nil {
+				return err
+			}
+		}
+	}
+	d.s.Views = append(d.s.Views, v)
+	return nil
+}
+
+func (d *decoder) maps(n *node, field string) ([]Map, error) {
+	if n.kind != kindArray {
+		return nil, d.errf(n, field, "must be an array, not %s", n.kind)
+	}
+	var out []Map
+	for i, e := range n.elems {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		d.s.lines[f] = e.line
+		if err := d.object(e, f, []string{"name", "expr"}, []string{"name", "expr"}); err != nil {
+			return nil, err
+		}
+		var m Map
+		var err error
+		if m.Name, err = d.name(e.get("name"), f+".name"); err != nil {
+			return nil, err
+		}
+		if m.Expr, err = d.str(e.get("expr"), f+".expr"); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (d *decoder) index(name string, n *node, field string) error {
+	if err := d.object(n, field, []string{"on", "key"}, []string{"on", "key"}); err != nil {
+		return err
+	}
+	ix := Index{Name: name}
+	var err error
+	if ix.On, err = d.name(n.get("on"), field+".on"); err != nil {
+		return err
+	}
+	if ix.Key, err = d.strings(n.get("key"), field+".key", true); err != nil {
+		return err
+	}
+	if err := d.unique(n.get("key"), field+".key", ix.Key, "key column"); err != nil {
+		return err
+	}
+	d.s.Indexes = append(d.s.Indexes, ix)
+	return nil
+}
+
+func (d *decoder) query(n *node, field string) (*Query, error) {
+	if err := d.object(n, field, []string{"from", "join", "on", "map", "filter", "project", "reduce", "distinct", "threshold"}, []string{"from"}); err != nil {
+		return nil, err
+	}
+	q := &Query{Join: JoinLinear}
+	fn := n.get("from")
+	ff := field + ".from"
+	if fn.kind != kindArray {
+		return nil, d.errf(fn, ff, "must be an array, not %s", fn.kind)
+	}
+	if len(fn.elems) == 0 {
+		return nil, d.errf(fn, ff, "at least one entry is required")
+	}
+	for i, e := range fn.elems {
+		f := fmt.Sprintf("%s[%d]", ff, i)
+		d.s.lines[f] = e.line
+		if err := d.object(e, f, []string{"as", "collection"}, []string{"as", "collection"}); err != nil {
+			return nil, err
+		}
+		var fr From
+		var err error
+		if fr.As, err = d.name(e.get("as"), f+".as"); err != nil {
+			return nil, err
+		}
+		if fr.Collection, err = d.name(e.get("collection"), f+".collection"); err != nil {
+			return nil, err
+		}
+		for j, prev := range q.From {
+			if prev.As == fr.As {
+				return nil, d.errf(e.get("as"), f+".as", "alias %q repeats %s[%d].as", fr.As, ff, j)
+			}
+		}
+		q.From = append(q.From, fr)
+	}
+	var err error
+	if x := n.get("join"); x != nil {
+		if q.Join, err = d.str(x, field+".join"); err != nil {
+			return nil, err
+		}
+		if q.Join != JoinLinear && q.Join != JoinDelta {
+			return nil, d.errf(x, field+".join", "unknown join %q (linear or delta)", q.Join)
+		}
+	}
+	if x := n.get("on"); x != nil {
+		if x.kind != kindArray {
+			return nil, d.errf(x, field+".on", "must be an array of arrays of refs, not %s", x.kind)
+		}
+		for i, e := range x.elems {
+			f := fmt.Sprintf("%s.on[%d]", field, i)
+			d.s.lines[f] = e.line
+			class, err := d.strings(e, f, false)
+			if err != nil {
+				return nil, err
+			}
+			q.On = append(q.On, class)
+		}
+	}
+	if x := n.get("map"); x != nil {
+		if q.Map, err = d.maps(x, field+".map"); err != nil {
+			return nil, err
+		}
+	}
+	if x := n.get("filter"); x != nil {
+		if q.Filter, err = d.strings(x, field+".filter", false); err != nil {
+			return nil, err
+		}
+	}
+	if x := n.get("project"); x != nil {
+		if q.Project, err = d.strings(x, field+".project", false); err != nil {
+			return nil, err
+		}
+		q.HasProject = true
+	}
+	if x := n.get("reduce"); x != nil {
+		if q.Reduce, err = d.reduce(x, field+".reduce"); err != nil {
+			return nil, err
+		}
+	}
+	if x := n.get("distinct"); x != nil {
+		if q.Distinct, err = d.boolean(x, field+".distinct"); err != nil {
+			return nil, err
+		}
+	}
+	if x := n.get("threshold"); x != nil {
+		if q.Threshold, err = d.boolean(x, field+".threshold"); err != nil {
+			return nil, err
+		}
+	}
+	if q.Distinct && q.Threshold {
+		return nil, d.errf(n.get("threshold"), field+".threshold", "at most one of distinct and threshold may be true")
+	}
+	return q, nil
+}
+
+func (d *decoder) reduce(n *node, field string) (*Reduce, error) {
+	if err := d.object(n, field, []string{"group_by", "aggregates"}, []string{"group_by", "aggregates"}); err != nil {
+		return nil, err
+	}
+	r := &Reduce{}
+	var err error
+	if r.GroupBy, err = d.strings(n.get("group_by"), field+".group_by", false); err != nil {
+		return nil, err
+	}
+	an := n.get("aggregates")
+	af := field + ".aggregates"
+	if an.kind != kindArray {
+		return nil, d.errf(an, af, "must be an array, not %s", an.kind)
+	}
+	if len(an.elems) == 0 {
+		return nil, d.errf(an, af, "at least one aggregate is required")
+	}
+	for i, e := range an.elems {
+		f := fmt.Sprintf("%s[%d]", af, i)
+		d.s.lines[f] = e.line
+		if err := d.object(e, f, []string{"name", "fn", "expr"}, []string{"name", "fn"}); err != nil {
+			return nil, err
+		}
+		var a Aggregate
+		if a.Name, err = d.name(e.get("name"), f+".name"); err != nil {
+			return nil, err
+		}
+		if a.Fn, err = d.str(e.get("fn"), f+".fn"); err != nil {
+			return nil, err
+		}
+		switch a.Fn {
+		case FnCount:
+			if x := e.get("expr"); x != nil {
+				return nil, d.errf(x, f+".expr", "count takes no expr")
+			}
+		case FnSum, FnMin, FnMax:
+			x := e.get("expr")
+			if x == nil {
+				return nil, d.errf(e, f+".expr", "%s requires an expr", a.Fn)
+			}
+			if a.Expr, err = d.str(x, f+".expr"); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, d.errf(e.get("fn"), f+".fn", "unknown aggregate %q (count, sum, min or max)", a.Fn)
+		}
+		r.Aggregates = append(r.Aggregates, a)
+	}
+	return r, nil
+}

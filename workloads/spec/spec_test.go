@@ -1,0 +1,277 @@
+package spec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/plan"
+)
+
+// TestDecodeSpecExample decodes the example of docs/spec.md field by field.
+func TestDecodeSpecExample(t *testing.T) {
+	s, err := ReadFile("testdata/orders_lineitem.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "orders_lineitem" || s.Version != 1 || s.AsOf != 0 || s.HasUntil || s.Description != "free text" {
+		t.Errorf("header fields: %+v", s)
+	}
+	if len(s.Inputs) != 2 || s.Inputs[0].Name != "orders" || s.Inputs[1].Name != "lineitem" {
+		t.Fatalf("inputs not in file order: %+v", s.Inputs)
+	}
+	if s.Inputs[0].Source != SourceCSV || s.CSVPath(&s.Inputs[0]) != filepath.Join("testdata", "orders.csv") {
+		t.Errorf("orders source %v path %q", s.Inputs[0].Source, s.CSVPath(&s.Inputs[0]))
+	}
+	g := s.Inputs[1].Generate
+	wantGen := &Generate{Rows: 100000, Seed: 7, Batches: 100, Retract: 0.1, Columns: []ColumnGen{
+		{Column: "okey", Dist: DistUniform, Min: 0, Max: 9999},
+		{Column: "qty", Dist: DistZipf, N: 50, S: 0.99},
+	}}
+	if !reflect.DeepEqual(g, wantGen) {
+		t.Errorf("generate = %+v, want %+v", g, wantGen)
+	}
+	if len(s.Views) != 2 || s.Views[0].Name != "priced" || s.Views[0].Input != "orders" || s.Views[1].Query == nil {
+		t.Fatalf("views: %+v", s.Views)
+	}
+	cols := s.Columns()
+	for name, want := range map[string][]string{
+		"priced": {"okey", "cust", "price", "unit"},
+		"sold":   {"p_cust", "ratio"},
+	} {
+		if !reflect.DeepEqual(cols[name], want) {
+			t.Errorf("columns of %s = %v, want %v", name, cols[name], want)
+		}
+	}
+	if got := s.Outputs(); !reflect.DeepEqual(got, []string{"s.p_cust", "total", "n", "lo"}) {
+		t.Errorf("outputs = %v", got)
+	}
+	if s.Query.Join != JoinLinear || s.Query.Reduce == nil || len(s.Query.Reduce.Aggregates) != 3 {
+		t.Errorf("query: %+v", s.Query)
+	}
+	if s.Plan == nil || s.Plan.Query.Query.Join != plan.Linear || s.Plan.Collection("sold").Query.Query.Join != plan.Linear {
+		t.Errorf("plan joins: %+v", s.Plan)
+	}
+	d, err := Decode("d.json", ".", []byte(strings.Replace(base, `"query": {`, `"query": {"join": "delta", `, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Query.Join != JoinDelta || d.Plan.Query.Query.Join != plan.Delta {
+		t.Errorf("a delta join did not reach the plan: spec %q, plan %v", d.Query.Join, d.Plan.Query.Query.Join)
+	}
+	if e := s.Pos("indexes.sold_by_cust.key"); e.Line != 26 {
+		t.Errorf("line of indexes.sold_by_cust.key = %d, want 37", e.Line)
+	}
+}
+
+// TestExactNumbers checks that large integers are not rounded through
+// float64 and that integer-valued exponent forms are accepted.
+func TestExactNumbers(t *testing.T) {
+	src := `{"version": 1, "name": "n", "as_of": 9007199254740993, "until": 1.8446744073709551615e19,
+	  "inputs": {"a": {"columns": ["x"], "rows": [[9007199254740993, -9223372036854775808, 9223372036854775807]]},
+	             "g": {"columns": ["x"], "generate": {"rows": 1e6, "columns": {"x": {"dist": "seq"}}}}},
+	  "query": {"from": [{"as": "a", "collection": "a"}]}}`
+	s, err := Decode("n.json", ".", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.AsOf != 9007199254740993 || s.Until != 18446744073709551615 {
+		t.Errorf("as_of %d until %d", s.AsOf, s.Until)
+	}
+	r := s.Inputs[0].Rows
+	if r.Times[0] != 9007199254740993 || r.Diffs[0] != -9223372036854775808 || r.Row(0)[0] != 9223372036854775807 {
+		t.Errorf("row = %d %d %v", r.Times[0], r.Diffs[0], r.Row(0))
+	}
+	if s.Inputs[1].Generate.Rows != 1000000 || s.Inputs[1].Generate.Batches != 1 {
+		t.Errorf("generate = %+v", s.Inputs[1].Generate)
+	}
+}
+
+const base = `{"version": 1, "name": "w",
+  "inputs": {"a": {"columns": ["x", "y"], "rows": [[0, 1, 1, 2]]}},
+  "query": {"from": [{"as": "a", "collection": "a"}]}}`
+
+// TestBadSpecs runs every way a spec can be wrong and checks the message
+// names the file, the line and the field.
+func TestBadSpecs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+		want string // file:line: field: message prefix
+	}{
+		{"syntax", `{"version": 1,` + "\n" + `"name": }`, "bad.json:2: name: invalid JSON"},
+		{"truncated", `{"version": 1`, "bad.json:1: invalid JSON: unexpected end of file"},
+		{"trailing", base + ` {}`, "bad.json:3: unexpected data after the top-level object"},
+		{"not object", `[1]`, "bad.json:1: must be an object, not an array"},
+		{"unknown top field", strings.Replace(base, `"name": "w"`, `"name": "w", "nmae": "v"`, 1), "bad.json:1: nmae: unknown field"},
+		{"duplicate field", strings.Replace(base, `"name": "w"`, `"name": "w", "name": "v"`, 1), "bad.json:1: name: duplicate field"},
+		{"missing version", strings.Replace(base, `"version": 1, `, ``, 1), "bad.json:1: version: required field is missing"},
+		{"version 2", strings.Replace(base, `"version": 1`, `"version": 2`, 1), "bad.json:1: version: unsupported version 2"},
+		{"version float", strings.Replace(base, `"version": 1`, `"version": 1.5`, 1), "bad.json:1: version: 1.5 is not an integer"},
+		{"version string", strings.Replace(base, `"version": 1`, `"version": "1"`, 1), "bad.json:1: version: must be an integer, not a string"},
+		{"bad name", strings.Replace(base, `"name": "w"`, `"name": "W-1"`, 1), `bad.json:1: name: bad name "W-1"`},
+		{"bad input name", strings.Replace(base, `"a": {"columns"`, `"A": {"columns"`, 1), `bad.json:2: inputs.A: bad name "A": names match [a-z_][a-z0-9_]*`},
+		{"bad index name", strings.Replace(base, `"query":`, `"indexes": {"by-x": {"on": "a", "key": ["x"]}}, "query":`, 1), `bad.json:3: indexes.by-x: bad name "by-x"`},
+		{"keyword name", strings.Replace(base, `"name": "w"`, `"name": "func"`, 1), `bad.json:1: name: bad name "func": a Go keyword`},
+		{"column time", strings.Replace(base, `["x", "y"]`, `["x", "time"]`, 1), `bad.json:2: inputs.a.columns[1]: bad name "time"`},
+		{"column repeated", strings.Replace(base, `["x", "y"]`, `["x", "x"]`, 1), `bad.json:2: inputs.a.columns[1]: column "x" repeats`},
+		{"no columns", strings.Replace(base, `["x", "y"], "rows": [[0, 1, 1, 2]]`, `[], "rows": []`, 1), "bad.json:2: inputs.a.columns: at least one column"},
+		{"negative as_of", strings.Replace(base, `"name": "w"`, `"name": "w", "as_of": -1`, 1), "bad.json:1: as_of: -1 is outside 0.."},
+		{"until not after as_of", strings.Replace(base, `"name": "w"`, `"name": "w", "as_of": 5, "until": 5`, 1), "bad.json:1: until: until 5 must be greater than as_of 5"},
+		{"two sources", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"rows": [], "csv": "a.csv"`, 1), "bad.json:2: inputs.a: needs exactly one of csv, generate, rows (has 2: csv, rows)"},
+		{"no source", strings.Replace(base, `, "rows": [[0, 1, 1, 2]]`, ``, 1), "bad.json:2: inputs.a: needs exactly one of csv, generate, rows (has 0"},
+		{"row arity", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 1, 1]]`, 1), "bad.json:2: inputs.a.rows[0]: must be an array of 4 integers: time, diff, x, y"},
+		{"row diff 0", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 0, 1, 2]]`, 1), "bad.json:2: inputs.a.rows[0][1]: diff must not be 0"},
+		{"row value overflow", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 1, 9223372036854775808, 2]]`, 1), "bad.json:2: inputs.a.rows[0][2]: 9223372036854775808 is outside the int64 range"},
+		{"row negative time", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[-1, 1, 1, 2]]`, 1), "bad.json:2: inputs.a.rows[0][0]: -1 is outside 0.."},
+		{"generate unknown dist", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "normal"}, "y": {"dist": "seq"}}}`, 1), `bad.json:2: inputs.a.generate.columns.x.dist: unknown distribution "normal"`},
+		{"generate missing column", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.y: column has no distribution"},
+		{"generate extra column", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}, "z": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.z: not a column of the input"},
+		{"zipf s 0", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "zipf", "n": 5, "s": 0}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.x.s: s 0 must be > 0"},
+		{"zipf n 0", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "zipf", "n": 0, "s": 1}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.x.n: n must be in 1.."},
+		{"uniform min above max", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "uniform", "min": 5, "max": 4}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.x.max: max 4 is below min 5"},
+		{"seq with param", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "seq", "min": 1}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.x.min: unknown field"},
+		{"retract 1", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "retract": 1, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.retract: 1 is outside [0, 1)"},
+		{"batches 0", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "batches": 0, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.batches: must be at least 1"},
+		{"view named like input", strings.Replace(base, `"query":`, `"views": {"a": {"input": "a"}}, "query":`, 1), "bad.json:3: views.a: a is already an input (inputs and views share one namespace)"},
+		{"view of missing input", strings.Replace(base, `"query":`, `"views": {"v": {"input": "b"}}, "query":`, 1), "bad.json:3: views.v.input: no input or view is called b"},
+		{"view cycle", strings.Replace(base, `"query":`, `"views": {"v": {"input": "w"},`+"\n"+`"w": {"query": {"from": [{"as": "v", "collection": "v"}]}}}, "query":`, 1), "bad.json:3: views.v: views form a cycle: v -> w -> v"},
+		{"query view extra field", strings.Replace(base, `"query":`, `"views": {"v": {"query": {"from": [{"as": "a", "collection": "a"}]}, "input": "a"}}, "query":`, 1), "bad.json:3: views.v.input: unknown field in a query view"},
+		{"view map repeats column", strings.Replace(base, `"query":`, `"views": {"v": {"input": "a", "map": [{"name": "x", "expr": "1"}]}}, "query":`, 1), "bad.json:3: views.v.map[0].name: x is already a column of the view"},
+		{"index on missing", strings.Replace(base, `"query":`, `"indexes": {"i": {"on": "b", "key": ["x"]}}, "query":`, 1), "bad.json:3: indexes.i.on: no input or view is called b"},
+		{"index key not a column", strings.Replace(base, `"query":`, `"indexes": {"i": {"on": "a", "key": ["z"]}}, "query":`, 1), "bad.json:3: indexes.i.key[0]: z is not a column of a (columns: x, y)"},
+		{"missing query", strings.Replace(base, `,`+"\n"+`  "query": {"from": [{"as": "a", "collection": "a"}]}`, ``, 1), "bad.json:1: query: required field is missing"},
+		{"empty from", strings.Replace(base, `[{"as": "a", "collection": "a"}]`, `[]`, 1), "bad.json:3: query.from: at least one entry"},
+		{"alias repeated", strings.Replace(base, `[{"as": "a", "collection": "a"}]`, `[{"as": "a", "collection": "a"}, {"as": "a", "collection": "a"}]`, 1), `bad.json:3: query.from[1].as: alias "a" repeats query.from[0].as`},
+		{"from missing", strings.Replace(base, `"collection": "a"}]`, `"collection": "b"}]`, 1), "bad.json:3: query.from[0].collection: no input or view is called b"},
+		{"bad join", strings.Replace(base, `"query": {`, `"query": {"join": "hash", `, 1), `bad.json:3: query.join: unknown join "hash"`},
+		{"count with expr", strings.Replace(base, `"query": {`, `"query": {"reduce": {"group_by": [], "aggregates": [{"name": "n", "fn": "count", "expr": "a.x"}]}, `, 1), "bad.json:3: query.reduce.aggregates[0].expr: count takes no expr"},
+		{"sum without expr", strings.Replace(base, `"query": {`, `"query": {"reduce": {"group_by": [], "aggregates": [{"name": "n", "fn": "sum"}]}, `, 1), "bad.json:3: query.reduce.aggregates[0].expr: sum requires an expr"},
+		{"no aggregates", strings.Replace(base, `"query": {`, `"query": {"reduce": {"group_by": [], "aggregates": []}, `, 1), "bad.json:3: query.reduce.aggregates: at least one aggregate"},
+		{"distinct and threshold", strings.Replace(base, `"query": {`, `"query": {"distinct": true, "threshold": true, `, 1), "bad.json:3: query.threshold: at most one of distinct and threshold"},
+		{"repeated output", strings.Replace(base, `"query": {`, `"query": {"project": ["a.x", "a.x"], `, 1), "bad.json:3: query.project[1]: output name a.x used twice"},
+		{"on unknown ref", strings.Replace(base, `"query": {`, `"query": {"on": [["a.x", "a.z"]], `, 1), "bad.json:3: query.on[0][1]: a.z is not a column of a from entry"},
+		{"bad expression", strings.Replace(base, `"query": {`, `"query": {"map": [{"name": "m",`+"\n"+`"expr": "a.x +* 2"}], `, 1), "bad.json:4: query.map[0].expr: "},
+		{"float in expression", strings.Replace(base, `"query": {`, `"query": {"filter": ["a.x > 1.5"], `, 1), "bad.json:3: query.filter[0]: "},
+		{"unknown column in expression", strings.Replace(base, `"query":`, `"views": {"v": {"input": "a",`+"\n"+`  "map": [{"name": "m", "expr": "x / qq"}]}}, "query":`, 1), "bad.json:4: views.v.map[0].expr: "},
+		{"group_by not an output", strings.Replace(base, `"query": {`, `"query": {"project": ["a.x"], "reduce": {"group_by": ["a.y"], "aggregates": [{"name": "n", "fn": "count"}]}, `, 1), "bad.json:3: query.reduce.group_by[0]: a.y is not a project output name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode("bad.json", ".", []byte(tc.src))
+			if err == nil {
+				t.Fatalf("Decode succeeded, want %q", tc.want)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v does not match ErrInvalid", err)
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error\n  %s\nwant prefix\n  %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadFileMissing(t *testing.T) {
+	_, err := ReadFile("testdata/nope.json")
+	if err == nil || err.Error() != "testdata/nope.json: cannot read spec: no such file or directory" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	for _, ok := range []string{"a", "_", "a_1", "okey", "x9"} {
+		if msg := CheckName(ok); msg != "" {
+			t.Errorf("CheckName(%q) = %q, want valid", ok, msg)
+		}
+	}
+	for _, bad := range []string{"", "1a", "A", "a-b", "a.b", "time", "diff", "range", "type", "é"} {
+		if CheckName(bad) == "" {
+			t.Errorf("CheckName(%q) accepted a bad name", bad)
+		}
+	}
+}
+
+func TestReadCSV(t *testing.T) {
+	tab, err := ReadCSVFile("testdata/orders.csv", []string{"okey", "cust", "price"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Table{
+		Columns: []string{"okey", "cust", "price"},
+		Times:   []uint64{0, 0, 3, 1},
+		Diffs:   []int64{1, 1, -1, 2},
+		Vals:    []int64{1, 10, 100, 2, 0, 50, 1, 10, 100, 3, -7, 9223372036854775807},
+	}
+	if !reflect.DeepEqual(tab, want) {
+		t.Errorf("table = %+v, want %+v", tab, want)
+	}
+	var b strings.Builder
+	if err := WriteCSV(&b, tab); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadCSV("round", strings.NewReader(b.String()), tab.Columns)
+	if err != nil || !reflect.DeepEqual(back, want) {
+		t.Errorf("round trip = %+v, %v", back, err)
+	}
+	if b.String() != "time,diff,okey,cust,price\n0,1,1,10,100\n0,1,2,0,50\n3,-1,1,10,100\n1,2,3,-7,9223372036854775807\n" {
+		t.Errorf("WriteCSV:\n%s", b.String())
+	}
+	big, err := ReadCSV("t", strings.NewReader("time,diff,x\n18446744073709551615,-9223372036854775808,-9223372036854775808\n"), []string{"x"})
+	if err != nil || big.Times[0] != 18446744073709551615 || big.Diffs[0] != -9223372036854775808 || big.Vals[0] != -9223372036854775808 {
+		t.Errorf("extremes: %+v %v", big, err)
+	}
+}
+
+func TestReadCSVBad(t *testing.T) {
+	cols := []string{"x", "y"}
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"empty", "", `f.csv: empty file: the header "time,diff,x,y" is missing`},
+		{"only blank", "\n\r\n", `f.csv: empty file`},
+		{"header order", "time,diff,y,x\n", `f.csv:1: header is "time,diff,y,x", want "time,diff,x,y"`},
+		{"header spaces", "time, diff,x,y\n", `f.csv:1: header is`},
+		{"short", "time,diff,x,y\n0,1,2\n", "f.csv:2: 3 fields, want 4 (time,diff,x,y)"},
+		{"long", "time,diff,x,y\n0,1,2,3,4\n", "f.csv:2: 5 fields, want 4"},
+		{"space", "time,diff,x,y\n\n0,1, 2,3\n", `f.csv:3: field 3 (x) is " 2", not a decimal integer`},
+		{"quoted", "time,diff,x,y\n0,1,\"2\",3\n", `f.csv:2: field 3 (x) is "\"2\""`},
+		{"float", "time,diff,x,y\n0,1,2,3.0\n", `f.csv:2: field 4 (y) is "3.0"`},
+		{"empty field", "time,diff,x,y\n0,1,,3\n", `f.csv:2: field 3 (x) is ""`},
+		{"plus", "time,diff,x,y\n0,1,+2,3\n", `f.csv:2: field 3 (x) is "+2"`},
+		{"overflow", "time,diff,x,y\n0,1,9223372036854775808,3\n", `f.csv:2: field 3 (x) is "9223372036854775808", not a decimal integer in the int64 range`},
+		{"negative time", "time,diff,x,y\n-1,1,2,3\n", `f.csv:2: field 1 (time) is "-1"`},
+		{"time overflow", "time,diff,x,y\n18446744073709551616,1,2,3\n", `f.csv:2: field 1 (time) is "18446744073709551616"`},
+		{"zero diff", "time,diff,x,y\n0,1,2,3\n1,0,2,3\n", "f.csv:3: diff is 0"},
+		{"trailing comma", "time,diff,x,y\n0,1,2,3,\n", "f.csv:2: 5 fields, want 4"},
+		{"too long", "time,diff,x,y\n" + strings.Repeat("1", maxCSVLine+1) + "\n", "f.csv:2: line longer than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tab, err := ReadCSV("f.csv", strings.NewReader(tc.src), cols)
+			if tab != nil {
+				t.Errorf("a half-loaded table came back with the error: %d rows", tab.Len())
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrInvalid) {
+				t.Errorf("err = %v, want prefix %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := ReadCSVFile(filepath.Join(t.TempDir(), "none.csv"), cols); err == nil || !strings.HasSuffix(err.Error(), "none.csv: cannot read CSV: no such file or directory") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestCSVPathAbsolute checks that an absolute csv path is used as given.
+func TestCSVPathAbsolute(t *testing.T) {
+	abs, _ := filepath.Abs("testdata/orders.csv")
+	s := &Spec{Dir: "elsewhere"}
+	in := &Input{CSV: abs}
+	if got := s.CSVPath(in); got != abs {
+		t.Errorf("CSVPath = %q", got)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,38 @@
+package spec
+
+// Table holds the updates of one input column-wise: update i is
+// (Times[i], Diffs[i], Vals[i*arity : (i+1)*arity]) with arity =
+// len(Columns). Appending copies the row; nothing else allocates per
+// update.
+type Table struct {
+	Columns []string
+	Times   []uint64
+	Diffs   []int64
+	Vals    []int64
+}
+
+// NewTable returns an empty table with room for capacity updates.
+func NewTable(columns []string, capacity int) *Table {
+	return &Table{
+		Columns: columns,
+		Times:   make([]uint64, 0, capacity),
+		Diffs:   make([]int64, 0, capacity),
+		Vals:    make([]int64, 0, capacity*len(columns)),
+	}
+}
+
+// Len returns the number of updates.
+func (t *Table) Len() int { return len(t.Times) }
+
+// Row returns update i's column values. The slice aliases the table.
+func (t *Table) Row(i int) []int64 {
+	a := len(t.Columns)
+	return t.Vals[i*a : (i+1)*a : (i+1)*a]
+}
+
+// Append adds one update. REQUIRES: len(row) == len(t.Columns).
+func (t *Table) Append(time uint64, diff int64, row []int64) {
+	t.Times = append(t.Times, time)
+	t.Diffs = append(t.Diffs, diff)
+	t.Vals = append(t.Vals, row...)
+}

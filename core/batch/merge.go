@@ -3,6 +3,7 @@ package batch
 import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/invariants"
+	"github.com/tracebench/tracebench/internal/mutants"
 	"math"
 )
 
@@ -39,6 +40,9 @@ func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
 		invariants.Assertf(b1.ar == b2.ar, "batch: merge of arities %v and %v", b1.ar, b2.ar)
 	}
 	since := b1.desc.Since.Join(b2.desc.Since).Join(compaction)
+	if mutants.Enabled && mutants.On(mutants.MergeSinceMeet) {
+		since = b1.desc.Since.Meet(b2.desc.Since).Meet(compaction)
+	}
 	m := &Merger{b1: b1, b2: b2, ar: b1.ar, since: since}
 	if t, ok := since.Time(); ok && t > 0 {
 		m.s, m.adv = t, true

@@ -7,6 +7,7 @@ import (
 	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // Side is one input of a binary join: the trace its arrangement is kept in
@@ -164,6 +165,12 @@ func (j *Binary) accept(i int, b *batch.Batch) error {
 	if b.Upper().LessEqual(j.preload[i]) {
 		return nil // B3: joined by the preload
 	}
+	if mutants.Enabled && mutants.On(mutants.JoinSkipsCoveredBatch) && mergedAway(j.side[i].Trace, b) {
+		// The trace covers b's interval with a batch a merge made of it:
+		// taken, wrongly, for a batch the join has seen.
+		j.ack[i] = b.Upper()
+		return nil
+	}
 	if b.Lower().Less(j.preload[i]) {
 		return fmt.Errorf("%w: input %d batch %v, preloaded through %v", ErrStraddle, i, b.Desc(), j.preload[i])
 	}
@@ -295,4 +302,17 @@ func cmp3(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// mergedAway reports whether r's chain no longer holds b itself but a
+// merged batch covering its interval. Only the JoinSkipsCoveredBatch
+// mutant asks.
+func mergedAway(r trace.Reader, b *batch.Batch) bool {
+	covered := false
+	r.MapBatches(func(c *batch.Batch) {
+		if c != b && c.Lower().LessEqual(b.Lower()) && b.Upper().LessEqual(c.Upper()) && c.Lower() != c.Upper() {
+			covered = true
+		}
+	})
+	return covered
 }

@@ -51,6 +51,7 @@ func rules() []rule {
 		{name: "bench", patterns: []string{"internal/bench*/..."}, arrows: []string{"workloads"}},
 		{name: "cmd", patterns: []string{"cmd/*/..."}, arrows: []string{"bench"}},
 		{name: "invariants", patterns: []string{"internal/invariants"}, open: true},
+		{name: "mutants", patterns: []string{"internal/mutants"}, open: true},
 		{name: "arch", patterns: []string{"internal/arch"}},
 		{name: "docs", patterns: []string{"internal/docs"}},
 	}
@@ -439,7 +440,7 @@ func TestArrows(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lists [][]pkg
-	for _, tags := range []string{"", "invariants"} {
+	for _, tags := range []string{"", "invariants", "mutants"} {
 		pkgs, loadErrs, err := load(root, tags)
 		if err != nil {
 			t.Fatal(err)

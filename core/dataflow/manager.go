@@ -184,3 +184,28 @@ func (m *TraceManager) Maintenance(effort int64) bool {
 	}
 	return more
 }
+
+// HoldGap returns the largest gap, in time units, between the compaction
+// requested of a trace under maintenance (by its local holds) and the
+// compaction applied to it (held back by readers of its publication), over
+// every trace: the hold-gap of a benchmark. A dropped request ({}) counts
+// against the trace's upper. Call it on the worker's goroutine.
+func (m *TraceManager) HoldGap() uint64 {
+	var gap uint64
+	for s := range m.spines {
+		at, ok := s.LogicalCompaction().Time()
+		if !ok {
+			continue
+		}
+		rt, ok := s.RequestedCompaction().Time()
+		if !ok {
+			if rt, ok = s.Upper().Time(); !ok {
+				continue
+			}
+		}
+		if rt > at && rt-at > gap {
+			gap = rt - at
+		}
+	}
+	return gap
+}

@@ -94,3 +94,16 @@ func (b *OperatorBuilder) Build(op Operator) error {
 	b.c.df.nodes[len(b.c.df.nodes)-1] = b.n
 	return nil
 }
+
+// Failer returns the function an operator calls with an error it meets
+// while stepping (a kernel's protocol error, never bad data): the worker
+// records it as the dataflow's error, and the runtime reports it (Err).
+// The operator then stops emitting.
+func (c *Context) Failer() func(error) {
+	df, env := c.df, c.env
+	return func(err error) {
+		if env.Fail != nil {
+			env.Fail(df.id, err)
+		}
+	}
+}

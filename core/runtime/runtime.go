@@ -165,6 +165,13 @@ type Stats struct {
 	Indexes   int // trace manager entries (local and peer)
 	Traces    int // arrangement traces under maintenance
 	Exchanges int
+	// Trace sums the counters of the arrangement traces under maintenance
+	// (bytes, merges, merge work); a batch shared with another runtime is
+	// counted by the runtime that maintains it only.
+	Trace spine.Stats
+	// HoldGap is the largest gap between requested and applied compaction
+	// of a trace under maintenance (dataflow.TraceManager.HoldGap).
+	HoldGap uint64
 }
 
 // Stats returns the runtime's state; it asks every worker through its
@@ -176,6 +183,14 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 		st.Dataflows += w.rendered
 		st.Indexes += w.env.Manager.Len()
 		st.Traces += w.env.Manager.Tracked()
+		ts := w.env.Manager.TraceStats()
+		st.Trace.Batches += ts.Batches
+		st.Trace.Updates += ts.Updates
+		st.Trace.Bytes += ts.Bytes
+		st.Trace.Merges += ts.Merges
+		st.Trace.MergeWork += ts.MergeWork
+		st.Trace.Pending += ts.Pending
+		st.HoldGap = max(st.HoldGap, w.env.Manager.HoldGap())
 	})
 	if err != nil {
 		return Stats{}, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/core/render"
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -183,6 +184,9 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 						if err := missing(b.Spec, j); err != nil {
 							return nil, err
 						}
+					}
+					if kind, err := plan.ParseJoinKind(j); err == nil && sel.Workers > 1 && workloads.UsesDelta(b.Spec.Plan, kind) {
+						return nil, usagef("--workers", "%d: %v (%s runs a delta join; use --join linear)", sel.Workers, render.ErrDeltaWorkers, b.Workload)
 					}
 					c := *b
 					c.Index, c.Join, c.Workers = ix, j, sel.Workers

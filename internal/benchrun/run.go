@@ -32,10 +32,21 @@ var units = []struct{ unit, key, value string }{
 	{"rows", "assume", "exact"},
 	{"errors", "assume", "exact"},
 	{"hold-gap", "better", "lower"},
+	{"merge-work", "better", "lower"},
+	{"install-ns/row", "better", "lower"},
+	{"limit-ns/row", "better", "lower"},
+	{"limit-ns/update", "better", "lower"},
+	{"read-p50-ns", "better", "lower"},
+	{"read-p99-ns", "better", "lower"},
+	{"import-ns", "better", "lower"},
 }
 
-// knownUnit reports whether u is one of the units results may carry.
+// knownUnit reports whether u is one of the units results may carry: a
+// fixed unit, or one operator's error count (stage-errors:…, exact).
 func knownUnit(u string) bool {
+	if strings.HasPrefix(u, stageUnitPrefix) && len(u) > len(stageUnitPrefix) && !strings.ContainsAny(u, " \t\n") {
+		return true
+	}
 	for _, x := range units {
 		if x.unit == u {
 			return true
@@ -245,6 +256,7 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 		{Key: "gomaxprocs", Value: []byte(strconv.Itoa(cfg.Env.GOMAXPROCS)), File: true},
 		{Key: "commit", Value: []byte(cfg.Env.Commit), File: true},
 	}
+	stageUnits := map[string]bool{}
 	progress := cfg.Progress != ProgressOff
 	total := len(benches) * cfg.Count
 	done := 0
@@ -270,6 +282,14 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 			for _, v := range vals {
 				if !knownUnit(v.Unit) {
 					return fmt.Errorf("benchrun: %s: the engine reported unknown unit %q", b.Name, v.Unit)
+				}
+				if strings.HasPrefix(v.Unit, stageUnitPrefix) && !stageUnits[v.Unit] {
+					// An operator's error count is exact; its Unit line
+					// comes before the first result that carries it.
+					stageUnits[v.Unit] = true
+					if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: v.Unit, Key: "assume"}, OrigUnit: v.Unit, Value: "exact"}); err != nil {
+						return fmt.Errorf("benchrun: writing results: %w", err)
+					}
 				}
 			}
 			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(b.Name), Iters: 1, Values: vals}

@@ -1,0 +1,441 @@
+package render
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/join"
+	"github.com/tracebench/tracebench/core/reduce"
+)
+
+// mfpOp applies a closure (a compiled map–filter–project) to every chunk of
+// a collection's oks: kept rows go to oks, erring rows to errs as their
+// error code with the row's time and diff. It holds no capability: its
+// output frontier is its input's.
+type mfpOp struct {
+	in        *dataflow.Port[*dataflow.Chunk]
+	clo       join.Closure
+	sink      *join.Sink
+	oks, errs *dataflow.Stream[*dataflow.Chunk]
+	errCount  *atomic.Int64
+}
+
+func (o *mfpOp) Step(frontier.Frontier) frontier.Frontier {
+	msgs := o.in.Take()
+	if len(msgs) == 0 {
+		return frontier.Empty()
+	}
+	before := o.sink.ErrorCount()
+	for _, c := range msgs {
+		o.clo.Apply(c, o.sink)
+	}
+	if n := o.sink.ErrorCount() - before; n != 0 {
+		o.errCount.Add(n)
+	}
+	oks, errs := o.sink.Take()
+	for _, c := range oks {
+		o.oks.Send(c)
+	}
+	for _, c := range errs {
+		o.errs.Send(c)
+	}
+	return frontier.Empty()
+}
+
+func (o *mfpOp) Shutdown() {}
+
+// concatOp forwards the chunks of several streams as one stream.
+type concatOp struct {
+	ins []*dataflow.Port[*dataflow.Chunk]
+	out *dataflow.Stream[*dataflow.Chunk]
+}
+
+func (o *concatOp) Step(frontier.Frontier) frontier.Frontier {
+	for _, p := range o.ins {
+		for _, c := range p.Take() {
+			o.out.Send(c)
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *concatOp) Shutdown() {}
+
+// flattenOp turns an arrangement half's batches back into a collection's
+// chunks: row column keyCols[i] is key column i, valCols[j] val column j,
+// times as the arrangement presents them.
+type flattenOp struct {
+	in      *dataflow.Port[*batch.Batch]
+	pres    batch.Presentation
+	keyCols []int
+	valCols []int
+	arity   int
+	row     []int64
+	out     *dataflow.Stream[*dataflow.Chunk]
+}
+
+func (o *flattenOp) Step(frontier.Frontier) frontier.Frontier {
+	for _, b := range o.in.Take() {
+		c := dataflow.NewChunk(o.arity, b.Len())
+		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
+			for i, x := range cur.Key() {
+				o.row[o.keyCols[i]] = x
+			}
+			for ; cur.ValValid(); cur.StepVal() {
+				for j, x := range cur.Val() {
+					o.row[o.valCols[j]] = x
+				}
+				ts, ds := cur.Updates()
+				for i, t := range ts {
+					if pt, ok := o.pres.Present(t); ok {
+						c.Push(o.row, pt, ds[i])
+					}
+				}
+			}
+		}
+		if c.Len() > 0 {
+			o.out.Send(c)
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *flattenOp) Shutdown() {}
+
+// layoutMFP is a join closure that first lays a kernel's output row out as
+// the query's joined row (cols[p] is the kernel column of joined column p;
+// a join key column appears once in the kernel's row and at every joined
+// position of its class) and then applies next. Dispatch is per chunk.
+type layoutMFP struct {
+	cols    []int
+	scratch *dataflow.Chunk
+	next    join.Closure
+}
+
+func newLayout(cols []int, next join.Closure) *layoutMFP {
+	return &layoutMFP{cols: cols, scratch: dataflow.NewChunk(len(cols), 0), next: next}
+}
+
+func (l *layoutMFP) Arity() int {
+	if l.next == nil {
+		return len(l.cols)
+	}
+	return l.next.Arity()
+}
+
+func (l *layoutMFP) Apply(in *dataflow.Chunk, out *join.Sink) {
+	s := l.scratch
+	s.Rows, s.Times, s.Diffs = s.Rows[:0], s.Times[:0], s.Diffs[:0]
+	for i := range in.Len() {
+		row := in.Row(i)
+		for _, c := range l.cols {
+			s.Rows = append(s.Rows, row[c])
+		}
+	}
+	s.Times = append(s.Times, in.Times...)
+	s.Diffs = append(s.Diffs, in.Diffs...)
+	if l.next == nil {
+		for i := range s.Len() {
+			out.Push(s.Row(i), s.Times[i], s.Diffs[i])
+		}
+		return
+	}
+	l.next.Apply(s, out)
+}
+
+// linearStageOp is one stage of a linear join as an operator: a binary
+// join of the running result (arranged by the stage's stream key) with the
+// stage's lookup arrangement; its closure lays the output out as the
+// joined row (and applies the query's closure at the last stage).
+type linearStageOp struct {
+	left, right *dataflow.Port[*batch.Batch]
+	bin         *join.Binary
+	sink        *join.Sink
+	oks, errs   *dataflow.Stream[*dataflow.Chunk]
+	ctx         context.Context
+	fail        func(error)
+	err         error
+}
+
+func (o *linearStageOp) Step(in frontier.Frontier) frontier.Frontier {
+	if o.err != nil {
+		return frontier.Empty()
+	}
+	l, r := o.left.Take(), o.right.Take()
+	lf, rf := o.left.Frontier(), o.right.Frontier()
+	o.bin.Stats().Do(o.ctx, func(context.Context) {
+		o.err = o.bin.Step(l, r, o.sink)
+	})
+	o.bin.Compact(lf, rf)
+	if o.err != nil {
+		o.fail(o.err)
+		return frontier.Empty()
+	}
+	send(o.sink, o.oks, o.errs)
+	return frontier.Empty()
+}
+
+func (o *linearStageOp) Shutdown() { o.bin.Release() }
+
+// deltaOp is a delta join as an operator: each from entry's source
+// arrangement (oks and errs) is an input; the lookups are read through
+// their traces. Each step propagates every entry's new errors once (K4 of
+// core/join), feeds every path its source's new batches, then runs every
+// path, each under its own pprof labels (dataflow=, operator=, path=).
+type deltaOp struct {
+	oks, errs []*dataflow.Port[*batch.Batch]
+	paths     []*join.Path
+	errPres   []batch.Presentation
+	sink      *join.Sink
+	outOks    *dataflow.Stream[*dataflow.Chunk]
+	outErrs   *dataflow.Stream[*dataflow.Chunk]
+	ctx       context.Context
+	fail      func(error)
+	err       error
+	bufO      [][]*batch.Batch
+	bufE      [][]*batch.Batch
+	fronts    []frontier.Frontier
+}
+
+func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
+	if o.err != nil {
+		return frontier.Empty()
+	}
+	for i := range o.oks {
+		o.bufO[i] = o.oks[i].Take()
+		o.bufE[i] = o.errs[i].Take()
+		o.fronts[i] = o.oks[i].Frontier()
+		join.Errors(o.bufE[i], o.errPres[i], o.sink)
+	}
+	for _, p := range o.paths {
+		src := p.Source()
+		p.Stats().Do(o.ctx, func(context.Context) {
+			if o.err == nil {
+				o.err = p.Feed(o.bufO[src], o.sink)
+			}
+		})
+	}
+	for _, p := range o.paths {
+		src := p.Source()
+		p.Stats().Do(o.ctx, func(context.Context) {
+			if o.err == nil {
+				o.err = p.Work(o.fronts[src], o.sink)
+			}
+		})
+	}
+	if o.err != nil {
+		o.fail(o.err)
+		return frontier.Empty()
+	}
+	send(o.sink, o.outOks, o.outErrs)
+	// A path holds stashed proposals it may still emit at or after their
+	// initial times: keep a capability at the least of them.
+	c := frontier.Empty()
+	for _, p := range o.paths {
+		if t, ok := p.Outstanding(); ok {
+			c = c.Meet(frontier.At(t))
+		}
+	}
+	return c
+}
+
+func (o *deltaOp) Shutdown() {
+	for _, p := range o.paths {
+		p.Release()
+	}
+}
+
+// reduceOp steps a reduce, threshold or distinct kernel with its input
+// arrangement's batches and frontier, and sends the corrections it retires.
+// It holds a capability at the kernel's lower: nothing before it changes.
+type reduceOp struct {
+	in        *dataflow.Port[*batch.Batch]
+	r         *reduce.Reduce
+	oks, errs *dataflow.Stream[*dataflow.Chunk]
+	fail      func(error)
+	err       error
+	row       []int64
+}
+
+func (o *reduceOp) Step(in frontier.Frontier) frontier.Frontier {
+	if o.err != nil {
+		return frontier.Empty()
+	}
+	msgs := o.in.Take()
+	upper := o.in.Frontier()
+	var out reduce.Output
+	o.r.Stats().Do(func() { out, o.err = o.r.Step(msgs, upper) })
+	if o.err != nil {
+		o.fail(o.err)
+		return frontier.Empty()
+	}
+	if out.Retired {
+		if c := o.chunk(out.Oks); c != nil {
+			o.oks.Send(c)
+		}
+		if c := o.chunk(out.Errs); c != nil {
+			o.errs.Send(c)
+		}
+	}
+	if upper.IsEmpty() && o.r.Lower().IsEmpty() {
+		return frontier.Empty()
+	}
+	return o.r.Lower()
+}
+
+// chunk turns a correction batch (key ++ val rows) into a chunk.
+func (o *reduceOp) chunk(b *batch.Batch) *dataflow.Chunk {
+	if b == nil || b.Len() == 0 {
+		return nil
+	}
+	ar := b.Arity()
+	c := dataflow.NewChunk(ar.Key+ar.Val, b.Len())
+	for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
+		for ; cur.ValValid(); cur.StepVal() {
+			o.row = append(append(o.row[:0], cur.Key()...), cur.Val()...)
+			ts, ds := cur.Updates()
+			for i, t := range ts {
+				c.Push(o.row, t, ds[i])
+			}
+		}
+	}
+	return c
+}
+
+func (o *reduceOp) Shutdown() { o.r.Release() }
+
+// countOp sums the diffs of an arranged (consolidated) stream: the size of
+// the collection accumulated so far, for benchmarks that need the output's
+// size but not its rows.
+type countOp struct {
+	in    *dataflow.Port[*batch.Batch]
+	sum   *atomic.Int64
+	until frontier.Frontier // updates at or after until are not counted
+}
+
+func (o *countOp) Step(frontier.Frontier) frontier.Frontier {
+	var s int64
+	for _, b := range o.in.Take() {
+		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
+			for ; cur.ValValid(); cur.StepVal() {
+				ts, ds := cur.Updates()
+				for i, d := range ds {
+					if !o.until.Beyond(ts[i]) {
+						s += d
+					}
+				}
+			}
+		}
+	}
+	if s != 0 {
+		o.sum.Add(s)
+	}
+	return frontier.Empty()
+}
+
+func (o *countOp) Shutdown() {}
+
+// send moves a sink's chunks to the output streams.
+func send(s *join.Sink, oks, errs *dataflow.Stream[*dataflow.Chunk]) {
+	o, e := s.Take()
+	for _, c := range o {
+		oks.Send(c)
+	}
+	for _, c := range e {
+		errs.Send(c)
+	}
+}
+
+// Capture records every update of an arrangement half as presented, per
+// worker, in flat append-only columns (no per-update map or allocation),
+// for reading the collection accumulated at a time once the output has
+// passed it (eval, check). It keeps every update.
+type Capture struct {
+	mu      sync.Mutex
+	workers []captured
+}
+
+type captured struct {
+	arity int
+	rows  []int64
+	times []frontier.Time
+	diffs []int64
+}
+
+// NewCapture returns a capture for a dataflow on workers workers.
+func NewCapture(workers int) *Capture { return &Capture{workers: make([]captured, workers)} }
+
+// At returns the captured collection accumulated at t: rows with a
+// non-zero count, sorted numerically column by column. REQUIRES: the
+// output has passed t (Output.WaitPassed).
+func (c *Capture) At(t frontier.Time) []dataflow.RowDiff {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	type ref struct {
+		row  []int64
+		diff int64
+	}
+	var refs []ref
+	for _, w := range c.workers {
+		for i, tm := range w.times {
+			if tm <= t {
+				refs = append(refs, ref{w.rows[i*w.arity : (i+1)*w.arity], w.diffs[i]})
+			}
+		}
+	}
+	slices.SortFunc(refs, func(a, b ref) int { return slices.Compare(a.row, b.row) })
+	var out []dataflow.RowDiff
+	for i := 0; i < len(refs); {
+		j, d := i, int64(0)
+		for ; j < len(refs) && slices.Equal(refs[j].row, refs[i].row); j++ {
+			d += refs[j].diff
+		}
+		if d != 0 {
+			out = append(out, dataflow.RowDiff{Row: refs[i].row, Diff: d})
+		}
+		i = j
+	}
+	return out
+}
+
+// captureOp appends an arranged stream's updates to its worker's slot.
+type captureOp struct {
+	c      *Capture
+	worker int
+	in     *dataflow.Port[*batch.Batch]
+	pres   batch.Presentation
+}
+
+func (o *captureOp) Step(frontier.Frontier) frontier.Frontier {
+	msgs := o.in.Take()
+	if len(msgs) == 0 {
+		return frontier.Empty()
+	}
+	o.c.mu.Lock()
+	w := &o.c.workers[o.worker]
+	for _, b := range msgs {
+		ar := b.Arity()
+		w.arity = ar.Key + ar.Val
+		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
+			for ; cur.ValValid(); cur.StepVal() {
+				ts, ds := cur.Updates()
+				for i, t := range ts {
+					if pt, ok := o.pres.Present(t); ok {
+						w.rows = append(append(w.rows, cur.Key()...), cur.Val()...)
+						w.times = append(w.times, pt)
+						w.diffs = append(w.diffs, ds[i])
+					}
+				}
+			}
+		}
+	}
+	o.c.mu.Unlock()
+	return frontier.Empty()
+}
+
+func (o *captureOp) Shutdown() {}

@@ -1,0 +1,976 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/join"
+	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/core/reduce"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// Mode says where the query's arrangements come from (docs/spec.md §2).
+type Mode uint8
+
+const (
+	// Imported: the query reads only indexes another runtime publishes.
+	Imported Mode = iota
+	// Direct: the query builds every view and arrangement from raw inputs.
+	Direct
+)
+
+func (m Mode) String() string {
+	if m == Direct {
+		return "direct"
+	}
+	return "imported"
+}
+
+// ErrDeltaWorkers: a delta join's paths route proposals between their
+// half joins inside one kernel, so a delta join runs on one worker.
+var ErrDeltaWorkers = errors.New("render: a delta join runs on one worker")
+
+// ErrMissingIndex: an imported query reads an arrangement no index serves.
+var ErrMissingIndex = errors.New("render: no index serves an arrangement the query reads")
+
+// Options configure the query dataflow.
+type Options struct {
+	Mode Mode
+	// Join is the top-level query's strategy (views keep their own).
+	Join plan.JoinKind
+	// Runtime is the role name of the runtime that renders the dataflow,
+	// for the pprof label runtime= of the operators' CPU samples.
+	Runtime string
+	// Spine configures the spines of arrangements built inside operators.
+	Spine spine.Options
+	// Metrics, if not nil, receives every operator's error counter.
+	Metrics *Metrics
+	// Probe, if not nil, is attached to an index dataflow's exported oks
+	// (IndexDesc): it passes a time once the index is complete at it.
+	Probe *dataflow.Probe
+	// ID names the query dataflow; "" is QueryID.
+	ID string
+	// Window, when set, replaces the plan's as_of and until (AsOf, and
+	// Until when HasUntil) for the query dataflow: a one-shot read at a
+	// later time, for instance.
+	Window   bool
+	AsOf     uint64
+	Until    uint64
+	HasUntil bool
+}
+
+// IndexID is the trace manager id of a declared index.
+func IndexID(ix *plan.ResolvedIndex) string { return "index " + ix.Name }
+
+// QueryID is the id of the query dataflow.
+const QueryID = "query"
+
+// Output is where the query's output goes: its oks and errs arranged by
+// the whole row, probed, counted, and captured when Capture is set.
+type Output struct {
+	// oks and errs pass a time once the output's oks and errs are complete
+	// at it.
+	okProbe, errProbe *dataflow.Probe
+	// Oks and Errs capture the output rows and the error codes; nil when
+	// the output is only counted.
+	Oks, Errs *Capture
+	rows      atomic.Int64
+	errs      atomic.Int64
+}
+
+// NewOutput returns an output for a dataflow on workers workers; capture
+// keeps every row (for eval and check), otherwise rows are only counted.
+func NewOutput(workers int, capture bool) *Output {
+	o := &Output{okProbe: dataflow.NewProbe(workers), errProbe: dataflow.NewProbe(workers)}
+	if capture {
+		o.Oks, o.Errs = NewCapture(workers), NewCapture(workers)
+	}
+	return o
+}
+
+// WaitPassed waits until the output is complete at t (both its oks and
+// its errs), or ctx ends.
+func (o *Output) WaitPassed(ctx context.Context, t frontier.Time) error {
+	if err := o.okProbe.WaitPassed(ctx, t); err != nil {
+		return err
+	}
+	return o.errProbe.WaitPassed(ctx, t)
+}
+
+// Rows returns the multiplicity of the output's oks accumulated so far.
+func (o *Output) Rows() int64 { return o.rows.Load() }
+
+// Errors returns the multiplicity of the output's errors accumulated so far.
+func (o *Output) Errors() int64 { return o.errs.Load() }
+
+// Metrics collects the error counters of every operator a render adds:
+// per dataflow and operator (and path of a delta join), the multiplicity
+// of the errors the operator produced itself (K4 of core/join). Safe for
+// concurrent use.
+type Metrics struct {
+	mu     sync.Mutex
+	stages []stage
+}
+
+type stage struct {
+	dataflow, operator, path, coll string
+	count                          func() int64
+}
+
+// StageErrors is one operator's error count, summed over workers.
+// Collection is the view the operator computes ("" for the top-level
+// query).
+type StageErrors struct {
+	Dataflow, Operator, Path, Collection string
+	Errors                               int64
+}
+
+func (m *Metrics) add(df, op, path, coll string, count func() int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.stages = append(m.stages, stage{df, op, path, coll, count})
+	m.mu.Unlock()
+}
+
+// collOf returns the collection a query's field names: "" for "query",
+// N for "views.N.query".
+func collOf(field string) string {
+	if field == "query" {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(field, "views."), ".query")
+}
+
+// Errors returns the error count of every operator, summed over workers,
+// sorted by dataflow, operator and path.
+func (m *Metrics) Errors() []StageErrors {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []StageErrors
+	for _, s := range m.stages {
+		i := slices.IndexFunc(out, func(e StageErrors) bool {
+			return e.Dataflow == s.dataflow && e.Operator == s.operator && e.Path == s.path
+		})
+		if i < 0 {
+			out = append(out, StageErrors{Dataflow: s.dataflow, Operator: s.operator, Path: s.path, Collection: s.coll})
+			i = len(out) - 1
+		}
+		out[i].Errors += s.count()
+	}
+	slices.SortFunc(out, func(a, b StageErrors) int {
+		if c := compare(a.Dataflow, b.Dataflow); c != 0 {
+			return c
+		}
+		if c := compare(a.Operator, b.Operator); c != 0 {
+			return c
+		}
+		return compare(a.Path, b.Path)
+	})
+	return out
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// IndexOrder returns the declared indexes in the order their maintaining
+// dataflows must be created: an index after every index its dataflow
+// imports (indexes on inputs first, then by the views' topological order,
+// ties in plan order).
+func IndexOrder(r *plan.Resolved) []*plan.ResolvedIndex {
+	rank := map[*plan.Collection]int{}
+	for _, c := range r.Inputs {
+		rank[c] = 0
+	}
+	for i, c := range r.Views {
+		rank[c] = i + 1
+	}
+	out := slices.Clone(r.Indexes)
+	slices.SortStableFunc(out, func(a, b *plan.ResolvedIndex) int { return rank[a.Collection] - rank[b.Collection] })
+	return out
+}
+
+// IndexDesc returns the Maintained dataflow that maintains ix from time 0
+// (docs/spec.md §2, --index imported): it builds the index's collection
+// from raw inputs and the indexes it imports (plan.Maintain), arranges it
+// by the index key, and exports it. The views it builds keep their own
+// join strategies.
+func IndexDesc(r *plan.Resolved, ix *plan.ResolvedIndex, opts Options) dataflow.Desc {
+	id := IndexID(ix)
+	dfID := "maintain " + ix.Name
+	m := r.Maintain(ix)
+	return dataflow.Desc{
+		ID: dfID, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Exports: []string{id},
+		Build: func(c *dataflow.Context) error {
+			b := newBuilder(c, r, dfID, opts)
+			b.importable = map[*plan.ResolvedIndex]bool{}
+			for _, im := range m.Imports {
+				b.importable[im] = true
+			}
+			b.raw = true
+			coll, err := b.collection(ix.Collection)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(coll, ix.KeyColumns)
+			if err != nil {
+				return err
+			}
+			if opts.Probe != nil {
+				c.Probe(opts.Probe, a.Oks.Stream)
+			}
+			return c.Export(id, a)
+		},
+	}
+}
+
+// QueryDesc returns the query dataflow at r's as_of and until. Imported,
+// it reads only declared indexes (every arrangement the strategy reads
+// must be served: ErrMissingIndex otherwise); Direct, it builds every view
+// and arrangement from the raw inputs. Its output goes to out.
+func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, error) {
+	if opts.Mode == Imported {
+		if m := r.Missing(opts.Join); len(m) > 0 {
+			names := make([]string, len(m))
+			for i, a := range m {
+				names[i] = a.String()
+			}
+			return dataflow.Desc{}, fmt.Errorf("%w: %v", ErrMissingIndex, names)
+		}
+	}
+	asOf, until := frontier.At(r.Plan.AsOf), frontier.Empty()
+	if r.Plan.HasUntil {
+		until = frontier.At(r.Plan.Until)
+	}
+	if opts.Window {
+		asOf, until = frontier.At(opts.AsOf), frontier.Empty()
+		if opts.HasUntil {
+			until = frontier.At(opts.Until)
+		}
+	}
+	id := opts.ID
+	if id == "" {
+		id = QueryID
+	}
+	return dataflow.Desc{
+		ID: id, AsOf: asOf, Until: until,
+		Build: func(c *dataflow.Context) error {
+			b := newBuilder(c, r, id, opts)
+			b.raw = opts.Mode == Direct
+			if opts.Mode == Imported {
+				b.importable = map[*plan.ResolvedIndex]bool{}
+				for _, ix := range r.Indexes {
+					b.importable[ix] = true
+				}
+			}
+			coll, err := b.query(r.Query, opts.Join)
+			if err != nil {
+				return err
+			}
+			all := make([]int, coll.Arity)
+			for i := range all {
+				all[i] = i
+			}
+			a, err := c.Arrange(coll, all)
+			if err != nil {
+				return err
+			}
+			if out.Oks != nil {
+				for _, h := range []struct {
+					cp *Capture
+					a  dataflow.Arranged
+				}{{out.Oks, a.Oks}, {out.Errs, a.Errs}} {
+					ob := c.NewOperator("capture")
+					op := &captureOp{c: h.cp, worker: c.Worker(), in: dataflow.AddInput(ob, "in", h.a.Stream), pres: h.a.Pres}
+					if err := ob.Build(op); err != nil {
+						return err
+					}
+				}
+			}
+			for _, h := range []struct {
+				s   *dataflow.Stream[*batch.Batch]
+				sum *atomic.Int64
+			}{{a.Oks.Stream, &out.rows}, {a.Errs.Stream, &out.errs}} {
+				ob := c.NewOperator("count")
+				op := &countOp{in: dataflow.AddInput(ob, "in", h.s), sum: h.sum, until: c.Until()}
+				if err := ob.Build(op); err != nil {
+					return err
+				}
+			}
+			// The probes come last: once a worker's probe passes a time,
+			// its captures and counts have seen everything before it.
+			c.Probe(out.okProbe, a.Oks.Stream)
+			c.Probe(out.errProbe, a.Errs.Stream)
+			return nil
+		},
+	}, nil
+}
+
+// builder renders collections into one dataflow on one worker.
+type builder struct {
+	c    *dataflow.Context
+	r    *plan.Resolved
+	df   string
+	opts Options
+	ctx  context.Context
+	// raw: inputs are read from the runtime's inputs (not in an
+	// Interactive query).
+	raw bool
+	// importable are the indexes this dataflow may import.
+	importable map[*plan.ResolvedIndex]bool
+	colls      map[*plan.Collection]dataflow.Collection
+	arrs       map[string]*dataflow.Arrangement // by collection and key columns
+	imports    map[*plan.ResolvedIndex]*dataflow.Arrangement
+	ops        int
+}
+
+func newBuilder(c *dataflow.Context, r *plan.Resolved, df string, opts Options) *builder {
+	rt := opts.Runtime
+	if rt == "" {
+		rt = "unknown"
+	}
+	return &builder{
+		c: c, r: r, df: df, opts: opts,
+		ctx:     pprof.WithLabels(context.Background(), pprof.Labels("runtime", rt, "worker", strconv.Itoa(c.Worker()))),
+		colls:   map[*plan.Collection]dataflow.Collection{},
+		arrs:    map[string]*dataflow.Arrangement{},
+		imports: map[*plan.ResolvedIndex]*dataflow.Arrangement{},
+	}
+}
+
+// name returns a unique operator name within the dataflow.
+func (b *builder) name(what string) string {
+	b.ops++
+	return what + " " + strconv.Itoa(b.ops)
+}
+
+// failer returns how an operator reports an error it meets while stepping:
+// through the runtime, which reports it as the dataflow's error.
+func (b *builder) failer() func(error) { return b.c.Failer() }
+
+// servedBy returns an importable index on c with exactly the key columns
+// cols as a set, or for cols == nil any importable index on c.
+func (b *builder) servedBy(c *plan.Collection, cols []int, anyKey bool) *plan.ResolvedIndex {
+	for _, ix := range c.Indexes {
+		if !b.importable[ix] {
+			continue
+		}
+		if anyKey || sameSet(ix.KeyColumns, cols) {
+			return ix
+		}
+	}
+	return nil
+}
+
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// importIndex imports ix once per dataflow.
+func (b *builder) importIndex(ix *plan.ResolvedIndex) (*dataflow.Arrangement, error) {
+	if a, ok := b.imports[ix]; ok {
+		return a, nil
+	}
+	a, err := b.c.ImportIndex(IndexID(ix))
+	if err != nil {
+		return nil, err
+	}
+	// An import knows its traces, not the collection's layout (an empty
+	// trace has no batch to read an arity from): the plan does.
+	n := len(ix.Collection.Columns)
+	a.Key, a.Arity = ix.KeyColumns, n
+	a.Oks.Arity = batch.Arity{Key: len(ix.KeyColumns), Val: n - len(ix.KeyColumns)}
+	a.Errs.Arity = batch.Arity{Key: 1}
+	b.imports[ix] = a
+	return a, nil
+}
+
+// collection renders c as oks and errs streams: from an importable index
+// on it, from the raw input, or by building the view.
+func (b *builder) collection(c *plan.Collection) (dataflow.Collection, error) {
+	if coll, ok := b.colls[c]; ok {
+		return coll, nil
+	}
+	var coll dataflow.Collection
+	var err error
+	switch ix := b.servedBy(c, nil, true); {
+	case ix != nil:
+		var a *dataflow.Arrangement
+		if a, err = b.importIndex(ix); err != nil {
+			return coll, err
+		}
+		coll, err = b.flatten(a, len(c.Columns))
+	case c.Input != nil:
+		if !b.raw {
+			return coll, fmt.Errorf("%w: input %s", ErrMissingIndex, c.Name)
+		}
+		coll, err = b.c.Input(c.Name, len(c.Columns))
+	case c.Simple != nil:
+		var in dataflow.Collection
+		if in, err = b.collection(c.Reads[0]); err != nil {
+			return coll, err
+		}
+		coll, err = b.mfp(in, *c.Simple, "view "+c.Name, c.Name)
+	default:
+		coll, err = b.query(c.Query, c.Query.Query.Join)
+	}
+	if err != nil {
+		return coll, fmt.Errorf("view %s: %w", c.Name, err)
+	}
+	b.colls[c] = coll
+	return coll, nil
+}
+
+// flatten turns an arrangement back into its collection's streams.
+func (b *builder) flatten(a *dataflow.Arrangement, arity int) (dataflow.Collection, error) {
+	var vals []int
+	for i := range arity {
+		if !slices.Contains(a.Key, i) {
+			vals = append(vals, i)
+		}
+	}
+	oks, err := b.flattenHalf(a.Oks, a.Key, vals, arity)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	errs, err := b.flattenErrs(a.Errs)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	return dataflow.Collection{Arity: arity, Oks: oks, Errs: errs}, nil
+}
+
+func (b *builder) flattenHalf(h dataflow.Arranged, key, vals []int, arity int) (*dataflow.Stream[*dataflow.Chunk], error) {
+	ob := b.c.NewOperator(b.name("flatten"))
+	op := &flattenOp{in: dataflow.AddInput(ob, "in", h.Stream), pres: h.Pres, keyCols: key, valCols: vals, arity: arity, row: make([]int64, arity)}
+	op.out = dataflow.AddOutput[*dataflow.Chunk](ob)
+	return op.out, ob.Build(op)
+}
+
+func (b *builder) flattenErrs(h dataflow.Arranged) (*dataflow.Stream[*dataflow.Chunk], error) {
+	return b.flattenHalf(h, []int{0}, nil, 1)
+}
+
+// arrangement returns c arranged by cols (in that order): an importable
+// index with that key set when cols is its key order or any is set, else
+// c's collection arranged here.
+func (b *builder) arrangement(c *plan.Collection, cols []int, anyKey bool) (*dataflow.Arrangement, error) {
+	if ix := b.servedBy(c, cols, anyKey); ix != nil && (anyKey || slices.Equal(ix.KeyColumns, cols)) {
+		return b.importIndex(ix)
+	}
+	k := c.Name + fmt.Sprint(cols)
+	if a, ok := b.arrs[k]; ok {
+		return a, nil
+	}
+	coll, err := b.collection(c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := b.c.Arrange(coll, cols)
+	if err != nil {
+		return nil, err
+	}
+	b.arrs[k] = a
+	return a, nil
+}
+
+// mfp applies a map–filter–project to a collection; the result's errors
+// are the input's and the expressions'.
+func (b *builder) mfp(in dataflow.Collection, spec expr.MFPSpec, what, coll string) (dataflow.Collection, error) {
+	m, err := expr.NewMFP(spec)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	if m.IsIdentity() {
+		return in, nil
+	}
+	name := what
+	ob := b.c.NewOperator(name)
+	cnt := &atomic.Int64{}
+	op := &mfpOp{in: dataflow.AddInput(ob, "in", in.Oks), clo: join.NewMFP(m), sink: join.NewSink(m.OutputArity()), errCount: cnt}
+	op.oks = dataflow.AddOutput[*dataflow.Chunk](ob)
+	op.errs = dataflow.AddOutput[*dataflow.Chunk](ob)
+	if err := ob.Build(op); err != nil {
+		return dataflow.Collection{}, err
+	}
+	b.opts.Metrics.add(b.df, name, "", coll, cnt.Load)
+	errs, err := b.concat(in.Errs, op.errs)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	return dataflow.Collection{Arity: m.OutputArity(), Oks: op.oks, Errs: errs}, nil
+}
+
+// concat merges chunk streams into one.
+func (b *builder) concat(ss ...*dataflow.Stream[*dataflow.Chunk]) (*dataflow.Stream[*dataflow.Chunk], error) {
+	if len(ss) == 1 {
+		return ss[0], nil
+	}
+	ob := b.c.NewOperator(b.name("concat"))
+	op := &concatOp{}
+	for i, s := range ss {
+		op.ins = append(op.ins, dataflow.AddInput(ob, strconv.Itoa(i), s))
+	}
+	op.out = dataflow.AddOutput[*dataflow.Chunk](ob)
+	return op.out, ob.Build(op)
+}
+
+// query renders a query (the top-level one or a view's) with join
+// strategy k: the join (or the single entry) with the query's closure,
+// then reduce, distinct or threshold.
+func (b *builder) query(q *plan.ResolvedQuery, k plan.JoinKind) (dataflow.Collection, error) {
+	var recs dataflow.Collection
+	var err error
+	switch {
+	case len(q.Entries) == 1:
+		// A query with one entry reads any arrangement of it: imported,
+		// an index on it; direct, the query arranges it itself (by the
+		// first index's key when one is declared, else by every column)
+		// and holds the arrangement as a caught-up reader does.
+		var in dataflow.Collection
+		c := q.Entries[0].Collection
+		var a *dataflow.Arrangement
+		if ix := b.servedBy(c, nil, true); ix != nil {
+			a, err = b.importIndex(ix)
+		} else {
+			key := make([]int, len(c.Columns))
+			for i := range key {
+				key[i] = i
+			}
+			if len(c.Indexes) > 0 {
+				key = c.Indexes[0].KeyColumns
+			}
+			if a, err = b.arrangement(c, key, false); err == nil && a.Flavor == dataflow.Local {
+				b.c.Hold(a.Oks)
+				b.c.Hold(a.Errs)
+			}
+		}
+		if err == nil {
+			in, err = b.flatten(a, len(c.Columns))
+		}
+		if err == nil {
+			recs, err = b.mfp(in, q.MFP, "map "+q.Field, collOf(q.Field))
+		}
+	case k == plan.Linear:
+		recs, err = b.linear(q)
+	default:
+		recs, err = b.delta(q)
+	}
+	if err != nil {
+		return recs, err
+	}
+	switch {
+	case q.Reduce != nil:
+		return b.reduce(q, recs)
+	case q.Distinct || q.Threshold:
+		return b.record(q, recs)
+	}
+	return recs, nil
+}
+
+// closure compiles the query's per-row closure.
+func closure(q *plan.ResolvedQuery) (join.Closure, error) {
+	m, err := expr.NewMFP(q.MFP)
+	if err != nil {
+		return nil, err
+	}
+	return join.NewMFP(m), nil
+}
+
+// linear renders a linear join: stage k joins the running result of
+// from[0..k-1], arranged by the stage's stream key, with from[k]'s lookup
+// arrangement. Every stage lays its output out as the joined row of the
+// entries bound so far; the last applies the query's closure. Running
+// results are arranged with Context.Arrange, so with several workers they
+// are exchanged by their stream key like any arrangement.
+func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
+	lp := q.Linear
+	var errStreams []*dataflow.Stream[*dataflow.Chunk]
+	// Stage 1's left side: from[0] arranged by the stream key.
+	e0 := q.Entries[0]
+	sk0 := lp.Stages[0].StreamKey
+	left, err := b.arrangement(e0.Collection, sk0, false)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	errs0, err := b.flattenErrs(left.Errs)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	errStreams = append(errStreams, errs0)
+	leftKey := sk0 // joined-row positions of the left arrangement's key
+	var running dataflow.Collection
+	for si, st := range lp.Stages {
+		e := q.Entries[st.Entry]
+		if si > 0 {
+			leftKey = st.StreamKey
+			if left, err = b.c.Arrange(running, leftKey); err != nil {
+				return dataflow.Collection{}, err
+			}
+		}
+		right, err := b.arrangement(e.Collection, st.KeyColumns, false)
+		if err != nil {
+			return dataflow.Collection{}, err
+		}
+		re, err := b.flattenErrs(right.Errs)
+		if err != nil {
+			return dataflow.Collection{}, err
+		}
+		errStreams = append(errStreams, re)
+		// Layout: kernel row = key ++ left val ++ right val.
+		bound := e.Offset // joined columns of the left side: [0, bound)
+		K := len(leftKey)
+		var leftVals []int
+		for p := range bound {
+			if !slices.Contains(leftKey, p) {
+				leftVals = append(leftVals, p)
+			}
+		}
+		var rightVals []int
+		for c := range len(e.Collection.Columns) {
+			if !slices.Contains(st.KeyColumns, c) {
+				rightVals = append(rightVals, c)
+			}
+		}
+		width := bound + len(e.Collection.Columns)
+		cols := make([]int, width)
+		for p := range bound {
+			if i := slices.Index(leftKey, p); i >= 0 {
+				cols[p] = i
+			} else {
+				cols[p] = K + slices.Index(leftVals, p)
+			}
+		}
+		for c := range len(e.Collection.Columns) {
+			if i := slices.Index(st.KeyColumns, c); i >= 0 {
+				cols[bound+c] = i
+			} else {
+				cols[bound+c] = K + len(leftVals) + slices.Index(rightVals, c)
+			}
+		}
+		var next join.Closure
+		last := si == len(lp.Stages)-1
+		if last {
+			if next, err = closure(q); err != nil {
+				return dataflow.Collection{}, err
+			}
+		}
+		name := "linear " + q.Field + " stage " + strconv.Itoa(si+1)
+		stats := join.NewStats(b.df, name, "")
+		bin, err := join.NewBinary(
+			join.Side{Trace: b.c.Keep(left.Oks.Trace), Pres: left.Oks.Pres, Arity: left.Oks.Arity},
+			join.Side{Trace: b.c.Keep(right.Oks.Trace), Pres: right.Oks.Pres, Arity: right.Oks.Arity},
+			join.BinaryOptions{AsOf: b.c.AsOf(), Closure: newLayout(cols, next), Stats: stats})
+		if err != nil {
+			return dataflow.Collection{}, err
+		}
+		ob := b.c.NewOperator(name)
+		op := &linearStageOp{
+			left: dataflow.AddInput(ob, "left", left.Oks.Stream), right: dataflow.AddInput(ob, "right", right.Oks.Stream),
+			bin: bin, sink: join.NewSink(bin.Arity()), ctx: b.ctx, fail: b.failer(),
+		}
+		op.oks = dataflow.AddOutput[*dataflow.Chunk](ob)
+		op.errs = dataflow.AddOutput[*dataflow.Chunk](ob)
+		if err := ob.Build(op); err != nil {
+			return dataflow.Collection{}, err
+		}
+		b.opts.Metrics.add(b.df, name, "", collOf(q.Field), stats.Errors)
+		errStreams = append(errStreams, op.errs)
+		// The running result's errors travel with the join's errors; the
+		// next stage's arrangement of the running result is read for its
+		// oks only.
+		running = dataflow.Collection{Arity: bin.Arity(), Oks: op.oks, Errs: op.errs}
+	}
+	errs, err := b.concat(errStreams...)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	running.Errs = errs
+	return running, nil
+}
+
+// delta renders a delta join: one path per from entry over the entries'
+// arrangements, the entries' errors propagated once each (K4 of
+// core/join).
+func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
+	if b.c.Peers() > 1 {
+		return dataflow.Collection{}, fmt.Errorf("%s: %w, not %d", q.Field, ErrDeltaWorkers, b.c.Peers())
+	}
+	n := len(q.Entries)
+	sources := make([]*dataflow.Arrangement, n)
+	var paths []*join.Path
+	var pres []batch.Presentation
+	fin, err := closure(q)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	// Lookups first, so that every source can reuse one of them.
+	type lk struct {
+		a   *dataflow.Arrangement
+		l   plan.Lookup
+		src int
+	}
+	var lookups [][]lk
+	for pi, p := range q.Delta {
+		var ls []lk
+		for _, st := range p.Stages {
+			a, err := b.arrangement(q.Entries[st.Entry].Collection, st.KeyColumns, false)
+			if err != nil {
+				return dataflow.Collection{}, err
+			}
+			ls = append(ls, lk{a: a, l: st, src: pi})
+			if sources[st.Entry] == nil && !b.servesAny(q.Entries[st.Entry].Collection) {
+				sources[st.Entry] = a
+			}
+		}
+		lookups = append(lookups, ls)
+	}
+	for i, e := range q.Entries {
+		if sources[i] == nil {
+			a, err := b.arrangement(e.Collection, nil, true)
+			if err != nil {
+				return dataflow.Collection{}, err
+			}
+			sources[i] = a
+		}
+	}
+	for pi, p := range q.Delta {
+		src := sources[p.Source.Entry]
+		srcEntry := q.Entries[p.Source.Entry]
+		// Row layout: source key ++ source val ++ each lookup's val.
+		var rowOf []int // kernel column -> joined position
+		var srcVals []int
+		for c := range len(srcEntry.Collection.Columns) {
+			if !slices.Contains(src.Key, c) {
+				srcVals = append(srcVals, c)
+			}
+		}
+		for _, c := range src.Key {
+			rowOf = append(rowOf, srcEntry.Offset+c)
+		}
+		for _, c := range srcVals {
+			rowOf = append(rowOf, srcEntry.Offset+c)
+		}
+		var stages []join.Stage
+		keyOf := map[int]int{} // joined position bound by a lookup key -> kernel column of the stream key
+		for _, x := range lookups[pi] {
+			e := q.Entries[x.l.Entry]
+			// StreamKey is in joined positions; translate to kernel columns.
+			sk := make([]int, len(x.l.StreamKey))
+			for i, p := range x.l.StreamKey {
+				sk[i] = slices.Index(rowOf, p)
+				if k, ok := keyOf[p]; ok && sk[i] < 0 {
+					sk[i] = k
+				}
+				if sk[i] < 0 {
+					return dataflow.Collection{}, fmt.Errorf("%s: delta path %d: stream column %d not bound", q.Field, pi, p)
+				}
+			}
+			for i, c := range x.a.Key {
+				keyOf[e.Offset+c] = sk[i]
+			}
+			stages = append(stages, join.Stage{
+				Lookup: b.c.Keep(x.a.Oks.Trace), Pres: x.a.Oks.Pres, Arity: x.a.Oks.Arity,
+				Relation: x.l.Entry, StreamKey: sk,
+			})
+			for c := range len(e.Collection.Columns) {
+				if !slices.Contains(x.a.Key, c) {
+					rowOf = append(rowOf, e.Offset+c)
+				}
+			}
+		}
+		cols := make([]int, len(q.Joined))
+		for p := range cols {
+			if i := slices.Index(rowOf, p); i >= 0 {
+				cols[p] = i
+			} else if k, ok := keyOf[p]; ok {
+				cols[p] = k
+			} else {
+				return dataflow.Collection{}, fmt.Errorf("%s: delta path %d: joined column %d unbound", q.Field, pi, p)
+			}
+		}
+		var final join.Closure = newLayout(cols, fin)
+		if pi > 0 {
+			if final, err = closure(q); err != nil {
+				return dataflow.Collection{}, err
+			}
+			final = newLayout(cols, final)
+		}
+		name := "delta " + q.Field
+		stats := join.NewStats(b.df, name, strconv.Itoa(pi))
+		path, err := join.NewPath(join.PathOptions{
+			Source: p.Source.Entry, SourcePres: src.Oks.Pres, SourceArity: src.Oks.Arity,
+			AsOf: b.c.AsOf(), Stages: stages, Final: final, Stats: stats,
+		})
+		if err != nil {
+			return dataflow.Collection{}, err
+		}
+		b.opts.Metrics.add(b.df, name, strconv.Itoa(pi), collOf(q.Field), stats.Errors)
+		paths = append(paths, path)
+	}
+	for i := range q.Entries {
+		pres = append(pres, sources[i].Errs.Pres)
+	}
+	// NewDelta checks the paths share one as_of and name entries that
+	// exist; the operator steps them itself, each under its own labels.
+	if _, err := join.NewDelta(paths, pres); err != nil {
+		return dataflow.Collection{}, err
+	}
+	asOf := b.c.AsOf()
+	for i := range pres {
+		pres[i].Since = pres[i].Since.Join(asOf) // no output before as_of (K1)
+	}
+	ob := b.c.NewOperator("delta " + q.Field)
+	op := &deltaOp{
+		paths: paths, errPres: pres, sink: join.NewSink(fin.Arity()), ctx: b.ctx, fail: b.failer(),
+		bufO: make([][]*batch.Batch, n), bufE: make([][]*batch.Batch, n), fronts: make([]frontier.Frontier, n),
+	}
+	for i, a := range sources {
+		op.oks = append(op.oks, dataflow.AddInput(ob, "oks "+strconv.Itoa(i), a.Oks.Stream))
+		op.errs = append(op.errs, dataflow.AddInput(ob, "errs "+strconv.Itoa(i), a.Errs.Stream))
+	}
+	op.outOks = dataflow.AddOutput[*dataflow.Chunk](ob)
+	op.outErrs = dataflow.AddOutput[*dataflow.Chunk](ob)
+	if err := ob.Build(op); err != nil {
+		return dataflow.Collection{}, err
+	}
+	return dataflow.Collection{Arity: fin.Arity(), Oks: op.outOks, Errs: op.outErrs}, nil
+}
+
+// servesAny reports whether an importable index serves any arrangement of
+// c (then a delta source is imported, never built).
+func (b *builder) servesAny(c *plan.Collection) bool {
+	return !b.raw && b.servedBy(c, nil, true) != nil
+}
+
+// reduce renders a reduce over the query's records: each record is
+// extended by its aggregates' arguments (an erring record goes to the
+// errors and leaves its group), arranged by the group columns with the
+// rest as its val, and reduced.
+func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection) (dataflow.Collection, error) {
+	rr := q.Reduce
+	spec := rr.Values
+	spec.Project = append(slices.Clone(spec.Input), spec.Project...)
+	ext, err := b.mfp(recs, spec, "reduce args "+q.Field, collOf(q.Field))
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	nrec := len(rr.Values.Input)
+	// The val is every column outside the group, in order.
+	var vals []int
+	for i := range ext.Arity {
+		if !slices.Contains(rr.GroupBy, i) {
+			vals = append(vals, i)
+		}
+	}
+	var aggs []reduce.Aggregate
+	for i, a := range rr.Aggregates {
+		ag := reduce.Aggregate{}
+		switch a.Fn {
+		case plan.Count:
+			ag.Fn = reduce.Count
+		case plan.Sum:
+			ag.Fn = reduce.Sum
+		case plan.Min:
+			ag.Fn = reduce.Min
+		case plan.Max:
+			ag.Fn = reduce.Max
+		}
+		if v := rr.ValueOf[i]; v >= 0 {
+			ag.Col = slices.Index(vals, nrec+v)
+		}
+		aggs = append(aggs, ag)
+	}
+	a, err := b.c.Arrange(ext, rr.GroupBy)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	name := "reduce " + q.Field
+	stats := reduce.NewStats(b.df, name)
+	stats.SetContext(b.ctx)
+	r, err := reduce.New(reduce.Input{Trace: b.c.Keep(a.Oks.Trace), Pres: a.Oks.Pres, Arity: a.Oks.Arity},
+		reduce.Options{AsOf: b.c.AsOf(), Aggregates: aggs, Spine: b.opts.Spine, Stats: stats})
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	return b.reduceOp(r, a, name, collOf(q.Field), stats, len(rr.GroupBy)+len(aggs), ext.Errs)
+}
+
+// record renders distinct or threshold: the records arranged whole.
+func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataflow.Collection, error) {
+	all := make([]int, recs.Arity)
+	for i := range all {
+		all[i] = i
+	}
+	a, err := b.c.Arrange(recs, all)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	what := "threshold "
+	if q.Distinct {
+		what = "distinct "
+	}
+	name := what + q.Field
+	stats := reduce.NewStats(b.df, name)
+	stats.SetContext(b.ctx)
+	in := reduce.Input{Trace: b.c.Keep(a.Oks.Trace), Pres: a.Oks.Pres, Arity: a.Oks.Arity}
+	o := reduce.Options{AsOf: b.c.AsOf(), Spine: b.opts.Spine, Stats: stats}
+	var r *reduce.Reduce
+	if q.Distinct {
+		r, err = reduce.NewDistinct(in, o)
+	} else {
+		r, err = reduce.NewThreshold(in, o)
+	}
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	return b.reduceOp(r, a, name, collOf(q.Field), stats, recs.Arity, recs.Errs)
+}
+
+// reduceOp adds the operator stepping r over a; the result's errors are
+// the input's (inErrs, passed on once) and r's own.
+func (b *builder) reduceOp(r *reduce.Reduce, a *dataflow.Arrangement, name, coll string, stats *reduce.Stats, arity int, inErrs *dataflow.Stream[*dataflow.Chunk]) (dataflow.Collection, error) {
+	ob := b.c.NewOperator(name)
+	op := &reduceOp{in: dataflow.AddInput(ob, "in", a.Oks.Stream), r: r, fail: b.failer()}
+	op.oks = dataflow.AddOutput[*dataflow.Chunk](ob)
+	op.errs = dataflow.AddOutput[*dataflow.Chunk](ob)
+	if err := ob.Build(op); err != nil {
+		r.Release()
+		return dataflow.Collection{}, err
+	}
+	b.opts.Metrics.add(b.df, name, "", coll, stats.Errors)
+	errs, err := b.concat(inErrs, op.errs)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
+	return dataflow.Collection{Arity: arity, Oks: op.oks, Errs: errs}, nil
+}

@@ -1,0 +1,291 @@
+package render_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/core/reference"
+	"github.com/tracebench/tracebench/core/render"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// env is one worker without a runtime: dataflows are stepped by hand.
+func env(t *testing.T, peers int) *dataflow.Env {
+	var errs []error
+	e := &dataflow.Env{
+		Worker: 0, Peers: peers, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(peers),
+		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+		Fail: func(df string, err error) { errs = append(errs, fmt.Errorf("%s: %w", df, err)) },
+	}
+	e.Inputs = dataflow.NewInputs(0, peers, e.Activate)
+	t.Cleanup(func() {
+		for _, err := range errs {
+			t.Errorf("operator error: %v", err)
+		}
+	})
+	return e
+}
+
+// testPlan: a simple view that divides by a column that can be 0, a
+// query view joining it with an input, and a three-way query over the
+// view, an input and the query view, with a reduce.
+func testPlan(t *testing.T, asOf uint64) *plan.Resolved {
+	p := &plan.Plan{
+		AsOf: asOf,
+		Inputs: []plan.Input{
+			{Name: "a", Columns: []string{"k", "x"}},
+			{Name: "b", Columns: []string{"k", "y"}},
+		},
+		Views: []plan.View{
+			{Name: "va", Input: "a", Maps: []plan.Map{{Name: "q", Expr: "12 / x"}}},
+			{Name: "vb", Query: &plan.Query{
+				From: []plan.From{{As: "p", Collection: "va"}, {As: "r", Collection: "b"}},
+				On:   [][]string{{"p.k", "r.k"}},
+				Maps: []plan.Map{{Name: "s", Expr: "p.q + r.y"}},
+				// project p.k and s
+				Project: []string{"p.k", "s"},
+			}},
+		},
+		Indexes: []plan.Index{
+			{Name: "va_k", On: "va", Key: []string{"k"}},
+			{Name: "b_k", On: "b", Key: []string{"k"}},
+			{Name: "vb_k", On: "vb", Key: []string{"p_k"}},
+		},
+		Query: plan.Query{
+			From:    []plan.From{{As: "u", Collection: "va"}, {As: "w", Collection: "b"}, {As: "z", Collection: "vb"}},
+			On:      [][]string{{"u.k", "w.k", "z.p_k"}},
+			Maps:    []plan.Map{{Name: "m", Expr: "z.s / (w.y - 2)"}},
+			Project: []string{"u.k", "m"},
+			Reduce: &plan.Reduce{GroupBy: []string{"u.k"}, Aggregates: []plan.Aggregate{
+				{Name: "n", Fn: plan.Count}, {Name: "t", Fn: plan.Sum, Expr: "m"}, {Name: "lo", Fn: plan.Min, Expr: "m"},
+			}},
+		},
+	}
+	r, err := plan.Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// updates returns random updates of a and b over times 0..times-1, with
+// retractions of earlier rows.
+func updates(seed uint64, times int) reference.Inputs {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	in := reference.Inputs{}
+	for _, name := range []string{"a", "b"} {
+		var live [][]int64
+		for t := range times {
+			for range 6 {
+				if len(live) > 0 && rng.IntN(4) == 0 {
+					i := rng.IntN(len(live))
+					in[name] = append(in[name], reference.Update{Time: uint64(t), Diff: -1, Row: live[i]})
+					live = append(live[:i], live[i+1:]...)
+					continue
+				}
+				row := []int64{rng.Int64N(4), rng.Int64N(5)}
+				live = append(live, row)
+				in[name] = append(in[name], reference.Update{Time: uint64(t), Diff: 1, Row: row})
+			}
+		}
+	}
+	return in
+}
+
+// run renders r in one worker (imported: the index dataflows and the
+// query in the same worker, the query importing the local indexes),
+// feeds the updates time by time, and returns the output at each time.
+func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times int, opts render.Options) ([]*reference.Result, *render.Metrics) {
+	e := env(t, 1)
+	for _, c := range r.Inputs {
+		if err := e.Inputs.Declare(c.Name, len(c.Columns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.Metrics = &render.Metrics{}
+	var dfs []*dataflow.Dataflow
+	var inc uint64
+	if opts.Mode == render.Imported {
+		for _, ix := range render.IndexOrder(r) {
+			inc++
+			d, err := dataflow.Build(e, render.IndexDesc(r, ix, opts), inc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dfs = append(dfs, d)
+		}
+	}
+	step := func() {
+		for range 100 {
+			moved := false
+			for _, d := range dfs {
+				if d.Step() {
+					moved = true
+				}
+			}
+			if !moved {
+				return
+			}
+		}
+	}
+	send := func(tm int) {
+		for _, c := range r.Inputs {
+			ch := dataflow.NewChunk(len(c.Columns), 0)
+			for _, u := range in[c.Name] {
+				if u.Time == uint64(tm) {
+					ch.Push(u.Row, u.Time, u.Diff)
+				}
+			}
+			if ch.Len() > 0 {
+				if err := e.Inputs.Send(c.Name, ch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.Inputs.Advance(c.Name, frontier.At(uint64(tm+1))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		step()
+	}
+	asOf := int(r.Plan.AsOf)
+	for tm := 0; tm <= asOf; tm++ {
+		send(tm)
+	}
+	out := render.NewOutput(1, true)
+	desc, err := render.QueryDesc(r, opts, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc++
+	q, err := dataflow.Build(e, desc, inc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dfs = append(dfs, q)
+	step()
+	for tm := asOf + 1; tm < times; tm++ {
+		send(tm)
+	}
+	for _, c := range r.Inputs {
+		if err := e.Inputs.Advance(c.Name, frontier.Empty()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step()
+	var res []*reference.Result
+	for tm := asOf; tm < times; tm++ {
+		got := &reference.Result{Time: uint64(tm), Columns: r.Query.Output}
+		for _, rd := range out.Oks.At(uint64(tm)) {
+			got.Rows = append(got.Rows, reference.Row{Values: rd.Row, Diff: rd.Diff})
+		}
+		msgs := map[int64]string{1: reference.MsgDivisionByZero, 2: reference.MsgOverflow, 3: reference.MsgNegativeMultiplicity}
+		for _, rd := range out.Errs.At(uint64(tm)) {
+			got.Errors = append(got.Errors, reference.Error{Message: msgs[rd.Row[0]], Diff: rd.Diff})
+		}
+		res = append(res, got)
+	}
+	for i := len(dfs) - 1; i >= 0; i-- {
+		dfs[i].Drop()
+	}
+	if n := e.Manager.Tracked(); n != 0 {
+		t.Errorf("%d traces still tracked after every dataflow was dropped", n)
+	}
+	return res, opts.Metrics
+}
+
+// TestQueryEqualsReference renders the test plan in both modes and both
+// join strategies and compares the output with the reference at every
+// time from as_of on (N1–N4).
+func TestQueryEqualsReference(t *testing.T) {
+	const times = 6
+	for _, asOf := range []uint64{0, 2} {
+		r := testPlan(t, asOf)
+		for seed := range uint64(4) {
+			in := updates(seed, times)
+			for _, mode := range []render.Mode{render.Imported, render.Direct} {
+				for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
+					name := fmt.Sprintf("as_of=%d/seed=%d/%v/%v", asOf, seed, mode, join)
+					got, metrics := run(t, r, in, times, render.Options{Mode: mode, Join: join})
+					for _, g := range got {
+						want, err := reference.Eval(r, in, g.Time)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if d := reference.Compare(want, g); d != nil {
+							t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
+						}
+					}
+					if mode == render.Direct {
+						checkWeights(t, name, r, metrics, got[len(got)-1])
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkWeights is N1 in a direct dataflow: each operator's own error count
+// times the number of ways its collection reaches the output sums to the
+// output's error multiplicity at the last time.
+func checkWeights(t *testing.T, name string, r *plan.Resolved, m *render.Metrics, last *reference.Result) {
+	weight := map[string]int64{"": 1, "va": 2, "vb": 1} // va: from u and through vb's p
+	var want int64
+	for _, st := range m.Errors() {
+		w, ok := weight[st.Collection]
+		if !ok {
+			t.Errorf("%s: operator %s counts for unknown collection %q", name, st.Operator, st.Collection)
+		}
+		want += st.Errors * w
+	}
+	var got int64
+	for _, e := range last.Errors {
+		got += e.Diff
+	}
+	if want != got {
+		t.Errorf("%s: weighted operator error counts %d (%v), output errors %d", name, want, m.Errors(), got)
+	}
+}
+
+// TestImportedMissingIndex: an imported query whose strategy reads an
+// arrangement no index serves is refused, naming it.
+func TestImportedMissingIndex(t *testing.T) {
+	r := testPlan(t, 0)
+	p := *r.Plan
+	p.Indexes = p.Indexes[:2] // no index on vb
+	r2, err := plan.Resolve(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = render.QueryDesc(r2, render.Options{Mode: render.Imported, Join: plan.Delta}, render.NewOutput(1, false))
+	if !errors.Is(err, render.ErrMissingIndex) || !strings.Contains(err.Error(), "vb(") {
+		t.Fatalf("got %v, want ErrMissingIndex naming vb", err)
+	}
+	if _, err := render.QueryDesc(r2, render.Options{Mode: render.Direct, Join: plan.Delta}, render.NewOutput(1, false)); err != nil {
+		t.Fatalf("direct: %v", err)
+	}
+}
+
+// TestDeltaRefusesWorkers is N5: a delta join in a dataflow of two workers
+// fails its build with ErrDeltaWorkers; a linear join builds.
+func TestDeltaRefusesWorkers(t *testing.T) {
+	r := testPlan(t, 0)
+	e := env(t, 2)
+	for _, c := range r.Inputs {
+		if err := e.Inputs.Declare(c.Name, len(c.Columns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	desc, err := render.QueryDesc(r, render.Options{Mode: render.Direct, Join: plan.Delta}, render.NewOutput(2, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dataflow.Build(e, desc, 1); !errors.Is(err, render.ErrDeltaWorkers) {
+		t.Fatalf("delta with 2 workers: %v, want ErrDeltaWorkers", err)
+	}
+}

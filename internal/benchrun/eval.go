@@ -1,0 +1,272 @@
+package benchrun
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/core/reference"
+	"github.com/tracebench/tracebench/core/render"
+	"github.com/tracebench/tracebench/workloads"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// Eval output formats.
+const (
+	FormatCSV  = "csv"
+	FormatJSON = "json"
+)
+
+// EvalConfig configures Eval; fields mirror the flags of `benchrun eval`.
+type EvalConfig struct {
+	Out     io.Writer
+	Spec    string // a spec file
+	At      string // T[,T...]
+	Index   string // imported or direct
+	Join    string // linear, delta, or "" for the spec's
+	Format  string // csv or json
+	Workers int
+	Seed    uint64
+}
+
+// ErrLeak is returned when a run left a read hold or a registry slot
+// behind (exit 1).
+var ErrLeak = errors.New("benchrun: holds or registry slots left after the run")
+
+// Eval runs the spec's query once with its output captured and prints the
+// output accumulated at each --at time, in --at order (docs/spec.md,
+// benchrun eval): the same bytes in every mode, join strategy and worker
+// count.
+func Eval(ctx context.Context, cfg EvalConfig) error {
+	switch cfg.Format {
+	case FormatCSV, FormatJSON:
+	default:
+		return usagef("--format", "unknown value %q (csv or json)", cfg.Format)
+	}
+	if cfg.Workers < 1 {
+		return usagef("--workers", "must be at least 1, not %d", cfg.Workers)
+	}
+	mode := render.Imported
+	switch cfg.Index {
+	case IndexImported:
+	case IndexDirect:
+		mode = render.Direct
+	default:
+		return usagef("--index", "unknown value %q (imported or direct)", cfg.Index)
+	}
+	b, err := specFileBench(cfg.Spec, nil)
+	if err != nil {
+		return err
+	}
+	s := b.Spec
+	join := cfg.Join
+	if join == "" {
+		join = s.Query.Join
+	}
+	kind, err := plan.ParseJoinKind(join)
+	if err != nil {
+		return usagef("--join", "unknown value %q (linear or delta)", join)
+	}
+	times, err := parseAt(cfg.At, s)
+	if err != nil {
+		return err
+	}
+	if mode == render.Imported {
+		if err := missing(s, join); err != nil {
+			return err
+		}
+	}
+	tables, err := workloads.Load(s, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	if cfg.Workers > 1 && workloads.UsesDelta(s.Plan, kind) {
+		return usagef("--workers", "%d: %v (%s)", cfg.Workers, render.ErrDeltaWorkers, s.File)
+	}
+	res, _, leak, err := workloads.Evaluate(ctx, s, tables, workloads.SessionOptions{Mode: mode, Join: kind, Workers: cfg.Workers}, times)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		return err
+	}
+	w := bufio.NewWriter(cfg.Out)
+	for _, r := range res {
+		if cfg.Format == FormatJSON {
+			writeJSON(w, r)
+		} else {
+			writeCSV(w, r)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if leak != nil {
+		return fmt.Errorf("%w: %v", ErrLeak, leak)
+	}
+	return nil
+}
+
+// parseAt parses --at: times at or after as_of and before until.
+func parseAt(at string, s *spec.Spec) ([]uint64, error) {
+	if at == "" {
+		return nil, usagef("--at", "is required: one or more times, comma-separated")
+	}
+	var out []uint64
+	for _, f := range strings.Split(at, ",") {
+		t, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, usagef("--at", "%q is not a time (a non-negative integer)", f)
+		}
+		p := s.Plan.Plan
+		if t < p.AsOf {
+			return nil, usagef("--at", "time %d is before the spec's as_of %d (%s)", t, p.AsOf, s.File)
+		}
+		if p.HasUntil && t >= p.Until {
+			return nil, usagef("--at", "time %d is not before the spec's until %d (%s)", t, p.Until, s.File)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// writeCSV writes one time's output: "# time=T", the header, the rows,
+// then "# errors time=T", "error,diff" and the errors.
+func writeCSV(w *bufio.Writer, r *reference.Result) {
+	fmt.Fprintf(w, "# time=%d\n", r.Time)
+	for _, c := range r.Columns {
+		w.WriteString(c)
+		w.WriteByte(',')
+	}
+	w.WriteString("diff\n")
+	var buf []byte
+	for _, row := range r.Rows {
+		buf = buf[:0]
+		for _, v := range row.Values {
+			buf = strconv.AppendInt(buf, v, 10)
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(buf, row.Diff, 10)
+		buf = append(buf, '\n')
+		w.Write(buf)
+	}
+	fmt.Fprintf(w, "# errors time=%d\nerror,diff\n", r.Time)
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "%s,%d\n", e.Message, e.Diff)
+	}
+}
+
+// evalJSON is one line of --format json.
+type evalJSON struct {
+	Time    uint64      `json:"time"`
+	Columns []string    `json:"columns"`
+	Rows    [][]int64   `json:"rows"`
+	Errors  []errorJSON `json:"errors"`
+}
+
+type errorJSON struct {
+	Error string `json:"error"`
+	Diff  int64  `json:"diff"`
+}
+
+func writeJSON(w *bufio.Writer, r *reference.Result) {
+	line := evalJSON{Time: r.Time, Columns: r.Columns, Rows: [][]int64{}, Errors: []errorJSON{}}
+	if line.Columns == nil {
+		line.Columns = []string{}
+	}
+	for _, row := range r.Rows {
+		line.Rows = append(line.Rows, append(append([]int64(nil), row.Values...), row.Diff))
+	}
+	for _, e := range r.Errors {
+		line.Errors = append(line.Errors, errorJSON{Error: e.Message, Diff: e.Diff})
+	}
+	data, _ := json.Marshal(line) // ints and strings only: cannot fail
+	w.Write(data)
+	w.WriteByte('\n')
+}
+
+// CheckConfig configures Check; fields mirror `benchrun check`.
+type CheckConfig struct {
+	Out     io.Writer
+	Targets []string // built-in names or spec files; empty: every built-in
+	Seed    uint64
+}
+
+// ErrCheckFailed is returned when a check found a difference (exit 1).
+var ErrCheckFailed = errors.New("benchrun: check failed")
+
+// Check runs each workload (built-ins at their check size: size
+// parameters at a tenth of their defaults) in both modes, both join
+// strategies and one and two workers, compares every output and error
+// collection with the reference evaluator at several times, the
+// per-operator error counts with the output, and that every hold and
+// registry slot is gone at the end. It prints one line per workload and
+// every difference, and returns ErrCheckFailed if there was one.
+func Check(ctx context.Context, cfg CheckConfig) error {
+	type target struct {
+		name string
+		spec *spec.Spec
+	}
+	var targets []target
+	names := cfg.Targets
+	if len(names) == 0 {
+		for _, w := range workloads.Registry() {
+			names = append(names, w.Name)
+		}
+	}
+	for _, n := range names {
+		if isSpecFile(n) {
+			b, err := specFileBench(n, nil)
+			if err != nil {
+				return err
+			}
+			targets = append(targets, target{n, b.Spec})
+			continue
+		}
+		w, err := workloads.Lookup(n)
+		if err != nil {
+			return usagef("check", "%v (a spec file must end in .json)", err)
+		}
+		for bi := range w.Benches {
+			s, err := w.Benches[bi].Spec(workloads.CheckParams(*w))
+			if err != nil {
+				return err
+			}
+			targets = append(targets, target{w.Name + "/" + w.Benches[bi].Base, s})
+		}
+	}
+	failed := 0
+	for _, t := range targets {
+		tables, err := workloads.Load(t.spec, cfg.Seed)
+		if err != nil {
+			return err
+		}
+		cases := workloads.CheckCases(t.spec)
+		diffs, err := workloads.Check(ctx, t.spec, tables, cases)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return err
+		}
+		if len(diffs) == 0 {
+			fmt.Fprintf(cfg.Out, "ok   %s: %d configurations agree with the reference at %d times\n", t.name, len(cases), len(workloads.CheckTimes(t.spec, tables)))
+			continue
+		}
+		failed++
+		fmt.Fprintf(cfg.Out, "FAIL %s\n", t.name)
+		for _, d := range diffs {
+			fmt.Fprintf(cfg.Out, "     %s\n", d)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%w: %d of %d workloads differ from the reference", ErrCheckFailed, failed, len(targets))
+	}
+	return nil
+}

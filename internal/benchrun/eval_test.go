@@ -1,0 +1,183 @@
+package benchrun
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/reference"
+	"github.com/tracebench/tracebench/workloads"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+const evalSpec = "testdata/eval/small.json"
+
+// evalConfigs are the configurations whose eval output must be the same
+// bytes: both index modes, both joins, one and two workers (a delta join
+// runs on one).
+var evalConfigs = []struct {
+	index, join string
+	workers     int
+}{
+	{IndexImported, "linear", 1}, {IndexImported, "linear", 2}, {IndexImported, "delta", 1},
+	{IndexDirect, "linear", 1}, {IndexDirect, "linear", 2}, {IndexDirect, "delta", 1},
+}
+
+// TestEvalGolden: the CSV and JSON output of eval equal the golden files
+// in every configuration, byte for byte, twice in a row.
+func TestEvalGolden(t *testing.T) {
+	for _, g := range []struct{ format, at, golden string }{
+		{FormatCSV, "1,2,3", "testdata/eval/small.csv"},
+		{FormatJSON, "3,1,2", "testdata/eval/small.jsonl"},
+	} {
+		want, err := os.ReadFile(g.golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range evalConfigs {
+			for range 2 {
+				var out bytes.Buffer
+				err := Eval(context.Background(), EvalConfig{Out: &out, Spec: evalSpec, At: g.at, Index: c.index, Join: c.join, Format: g.format, Workers: c.workers})
+				if err != nil {
+					t.Fatalf("%s %+v: %v", g.format, c, err)
+				}
+				if out.String() != string(want) {
+					t.Errorf("%s index=%s join=%s workers=%d:\n got:\n%s\nwant:\n%s", g.format, c.index, c.join, c.workers, out.String(), want)
+				}
+			}
+		}
+	}
+}
+
+// TestEvalGoldenIsTheReference: the golden CSV is what the reference
+// evaluator computes, written the same way.
+func TestEvalGoldenIsTheReference(t *testing.T) {
+	s, err := spec.ReadFile(evalSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := workloads.Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	for _, tm := range []uint64{1, 2, 3} {
+		r, err := reference.Eval(s.Plan, workloads.ReferenceInputs(s, tables), tm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeCSV(w, r)
+	}
+	w.Flush()
+	want, err := os.ReadFile("testdata/eval/small.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("reference:\n%s\ngolden:\n%s", buf.String(), want)
+	}
+}
+
+// TestEvalBadInput: every bad flag value and time is bad usage (exit 2)
+// naming the flag, and prints nothing.
+func TestEvalBadInput(t *testing.T) {
+	for _, c := range []struct {
+		cfg  EvalConfig
+		want string
+	}{
+		{EvalConfig{At: "0"}, "--at: time 0 is before the spec's as_of 1"},
+		{EvalConfig{At: "1,x"}, `--at: "x" is not a time`},
+		{EvalConfig{At: ""}, "--at: is required"},
+		{EvalConfig{At: "1", Format: "xml"}, `--format: unknown value "xml"`},
+		{EvalConfig{At: "1", Index: "both"}, `--index: unknown value "both"`},
+		{EvalConfig{At: "1", Join: "hash"}, `--join: unknown value "hash"`},
+		{EvalConfig{Spec: "../../workloads/examples/lookup.json", At: "1", Join: "delta", Workers: 2}, "--workers: 2: render: a delta join runs on one worker"},
+	} {
+		cfg := c.cfg
+		var out bytes.Buffer
+		cfg.Out = &out
+		if cfg.Spec == "" {
+			cfg.Spec = evalSpec
+		}
+		if cfg.Index == "" {
+			cfg.Index = IndexImported
+		}
+		if cfg.Format == "" {
+			cfg.Format = FormatCSV
+		}
+		if cfg.Workers == 0 {
+			cfg.Workers = 1
+		}
+		err := Eval(context.Background(), cfg)
+		if ExitCode(err) != ExitUsage || !strings.Contains(Message(err), c.want) {
+			t.Errorf("%+v: got %v (exit %d), want exit 2 with %q", c.cfg, err, ExitCode(err), c.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%+v: printed %q", c.cfg, out.String())
+		}
+	}
+}
+
+// TestEvalUntil: a time at or after until is refused; one before it is
+// printed.
+func TestEvalUntil(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(evalSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/until.json"
+	if err := os.WriteFile(path, bytes.Replace(data, []byte(`"as_of": 1,`), []byte(`"as_of": 1, "until": 3,`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = Eval(context.Background(), EvalConfig{Out: &out, Spec: path, At: "3", Index: IndexDirect, Format: FormatCSV, Workers: 1})
+	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "not before the spec's until 3") {
+		t.Fatalf("--at 3 with until 3: %v", err)
+	}
+	out.Reset()
+	for _, index := range []string{IndexImported, IndexDirect} {
+		out.Reset()
+		if err := Eval(context.Background(), EvalConfig{Out: &out, Spec: path, At: "2", Index: index, Format: FormatCSV, Workers: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "30,10,1,10,1") {
+			t.Errorf("%s: at 2 before until 3:\n%s", index, out.String())
+		}
+	}
+}
+
+// TestEvalMissingIndex: imported without an index the query reads is exit
+// 2 naming the collection and key set; direct runs.
+func TestEvalMissingIndex(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(evalSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/missing.json"
+	data = bytes.Replace(data, []byte(`,
+    "sold_by_cust":     {"on": "sold",     "key": ["o_cust"]}`), nil, 1)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = Eval(context.Background(), EvalConfig{Out: &out, Spec: path, At: "1", Index: IndexImported, Format: FormatCSV, Workers: 1})
+	if ExitCode(err) != ExitUsage || !errors.Is(err, spec.ErrInvalid) && !errors.Is(err, ErrUsage) {
+		t.Fatalf("imported without indexes: %v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "sold(any)") || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("message does not name the file and sold's arrangement: %v", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q", out.String())
+	}
+	if err := Eval(context.Background(), EvalConfig{Out: &out, Spec: path, At: "1", Index: IndexDirect, Format: FormatCSV, Workers: 1}); err != nil {
+		t.Fatalf("direct: %v", err)
+	}
+}

@@ -1,0 +1,260 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/core/reference"
+	"github.com/tracebench/tracebench/core/render"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// ReferenceInputs converts loaded tables into the reference evaluator's
+// inputs.
+func ReferenceInputs(s *spec.Spec, tables []*spec.Table) reference.Inputs {
+	in := reference.Inputs{}
+	for i, t := range tables {
+		ups := make([]reference.Update, t.Len())
+		for j := range ups {
+			ups[j] = reference.Update{Time: t.Times[j], Diff: t.Diffs[j], Row: t.Row(j)}
+		}
+		in[s.Inputs[i].Name] = ups
+	}
+	return in
+}
+
+// CheckTimes returns the times a check compares at: as_of, the input
+// times at a quarter, half and three quarters of those after as_of, and
+// the last time (each before until), ascending and distinct.
+func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
+	asOf := s.Plan.Plan.AsOf
+	set := map[uint64]bool{}
+	for _, t := range tables {
+		for _, tm := range t.Times {
+			if tm > asOf && (!s.Plan.Plan.HasUntil || tm < s.Plan.Plan.Until) {
+				set[tm] = true
+			}
+		}
+	}
+	var later []uint64
+	for tm := range set {
+		later = append(later, tm)
+	}
+	slices.Sort(later)
+	out := []uint64{asOf}
+	if n := len(later); n > 0 {
+		for _, q := range []int{n / 4, n / 2, 3 * n / 4, n - 1} {
+			if !slices.Contains(out, later[q]) {
+				out = append(out, later[q])
+			}
+		}
+	}
+	return out
+}
+
+// Evaluate runs the workload once with its output captured and returns
+// the output accumulated at each of times (each at or after as_of and
+// before until), the operators' error counts, and what the runtimes still
+// held after the session closed (nil when every hold was released and
+// every registry slot is gone).
+func Evaluate(ctx context.Context, s *spec.Spec, tables []*spec.Table, opts SessionOptions, times []uint64) ([]*reference.Result, []render.StageErrors, error, error) {
+	opts.Capture = true
+	se, err := NewSession(s, tables, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	res, stages, err := func() ([]*reference.Result, []render.StageErrors, error) {
+		if err := se.FeedThrough(s.Plan.Plan.AsOf); err != nil {
+			return nil, nil, err
+		}
+		if err := se.WaitIndexes(ctx, s.Plan.Plan.AsOf); err != nil {
+			return nil, nil, err
+		}
+		if _, err := se.InstallQuery(ctx); err != nil {
+			return nil, nil, err
+		}
+		if _, _, err := se.Finish(ctx); err != nil {
+			return nil, nil, err
+		}
+		out := make([]*reference.Result, len(times))
+		for i, t := range times {
+			out[i] = se.Result(t)
+		}
+		return out, se.Metrics().Errors(), nil
+	}()
+	leak := se.Close(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return res, stages, leak, nil
+}
+
+// CheckCase is one configuration a check runs.
+type CheckCase struct {
+	Mode    render.Mode
+	Join    plan.JoinKind
+	Workers int
+}
+
+func (c CheckCase) String() string {
+	return fmt.Sprintf("index=%v join=%v workers=%d", c.Mode, c.Join, c.Workers)
+}
+
+// CheckCases returns the configurations a check runs for s: both modes
+// (imported only when every arrangement is served), both joins for a
+// query that joins, one and two workers (a delta join runs on one worker).
+func CheckCases(s *spec.Spec) []CheckCase {
+	var out []CheckCase
+	joins := []plan.JoinKind{plan.Linear, plan.Delta}
+	if len(s.Plan.Query.Entries) == 1 {
+		joins = []plan.JoinKind{s.Plan.Plan.Query.Join}
+	}
+	for _, m := range []render.Mode{render.Imported, render.Direct} {
+		for _, j := range joins {
+			if m == render.Imported && len(s.Plan.Missing(j)) > 0 {
+				continue
+			}
+			for _, w := range []int{1, 2} {
+				if w > 1 && UsesDelta(s.Plan, j) {
+					continue
+				}
+				out = append(out, CheckCase{Mode: m, Join: j, Workers: w})
+			}
+		}
+	}
+	return out
+}
+
+// UsesDelta reports whether rendering r's query with strategy j runs a
+// delta join: the query's own or a view's.
+func UsesDelta(r *plan.Resolved, j plan.JoinKind) bool {
+	if j == plan.Delta && len(r.Query.Entries) > 1 {
+		return true
+	}
+	for _, v := range r.Views {
+		if v.Query != nil && v.Query.Query.Join == plan.Delta && len(v.Query.Entries) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// Check runs s in every configuration of cases and compares the output at
+// each check time with the reference evaluator, the per-operator error
+// counts with the output's errors (direct mode, where every operator is in
+// the query dataflow), and checks that every hold and registry slot is
+// released at the end. It returns one line per difference (nil when all
+// agree).
+func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) ([]string, error) {
+	times := CheckTimes(s, tables)
+	in := ReferenceInputs(s, tables)
+	want := make([]*reference.Result, len(times))
+	for i, t := range times {
+		w, err := reference.Eval(s.Plan, in, t)
+		if err != nil {
+			return nil, err
+		}
+		want[i] = w
+	}
+	var diffs []string
+	for _, c := range cases {
+		got, stages, leak, err := Evaluate(ctx, s, tables, SessionOptions{Mode: c.Mode, Join: c.Join, Workers: c.Workers}, times)
+		if err != nil {
+			if ctx.Err() != nil {
+				return diffs, err
+			}
+			diffs = append(diffs, fmt.Sprintf("%s: %s: %v", s.Name, c, err))
+			continue
+		}
+		for i, t := range times {
+			for _, d := range firstDiffs(reference.Compare(want[i], got[i]), 5) {
+				diffs = append(diffs, fmt.Sprintf("%s: %s: time=%d: %s", s.Name, c, t, d))
+			}
+		}
+		if leak != nil {
+			diffs = append(diffs, fmt.Sprintf("%s: %s: not released at the end: %v", s.Name, c, leak))
+		}
+		last := want[len(want)-1]
+		if c.Mode == render.Direct && !last.Overflow && !s.Plan.Plan.HasUntil {
+			if d := stageDiff(s.Plan, stages, got[len(got)-1]); d != "" {
+				diffs = append(diffs, fmt.Sprintf("%s: %s: %s", s.Name, c, d))
+			}
+		}
+	}
+	return diffs, nil
+}
+
+func firstDiffs(ds []string, n int) []string {
+	if len(ds) <= n {
+		return ds
+	}
+	return append(ds[:n:n], fmt.Sprintf("... and %d more differences", len(ds)-n))
+}
+
+// stageDiff checks the error contract through the operators' counts: in
+// a direct query dataflow every view is built once, each operator counts
+// the errors it produced, and those errors reach the output once per path
+// of from entries that leads there (docs/spec.md "Errors"), so the output's
+// total error multiplicity (at the last time, every input in) equals each
+// operator's count times the number of ways its collection is read.
+func stageDiff(r *plan.Resolved, stages []render.StageErrors, got *reference.Result) string {
+	weight := Weights(r)
+	var want int64
+	for _, st := range stages {
+		want += st.Errors * weight[st.Collection]
+	}
+	var total int64
+	for _, e := range got.Errors {
+		total += e.Diff
+	}
+	if want != total {
+		return fmt.Sprintf("per-operator error counts %v, weighted by the reads of their collections, sum to %d; the output has %d errors", stages, want, total)
+	}
+	return ""
+}
+
+// Weights returns, for the top-level query ("") and every view, how many
+// times a row of its error collection reaches the query's output: 1 for
+// the query, and for a view the sum, over the collections that read it,
+// of their weight times the number of from entries (or the one input of a
+// simple view) that name it.
+func Weights(r *plan.Resolved) map[string]int64 {
+	w := map[string]int64{"": 1}
+	var add func(q *plan.ResolvedQuery, weight int64)
+	var addColl func(c *plan.Collection, weight int64)
+	addColl = func(c *plan.Collection, weight int64) {
+		if c.View == nil {
+			return
+		}
+		w[c.Name] += weight
+		if c.Query != nil {
+			add(c.Query, weight)
+		} else {
+			addColl(c.Reads[0], weight)
+		}
+	}
+	add = func(q *plan.ResolvedQuery, weight int64) {
+		for _, e := range q.Entries {
+			addColl(e.Collection, weight)
+		}
+	}
+	add(r.Query, 1)
+	return w
+}
+
+// CheckParams returns a workload's parameters at its check size: every
+// size parameter divided by 10 (at least 1), the others at their first
+// default.
+func CheckParams(w Workload) map[string]int64 {
+	m := map[string]int64{}
+	for _, p := range w.Params {
+		v := p.Defaults[0]
+		if !p.Runner && v >= 100 {
+			v /= 10
+		}
+		m[p.Name] = v
+	}
+	return m
+}

@@ -1,0 +1,616 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/core/reference"
+	"github.com/tracebench/tracebench/core/render"
+	"github.com/tracebench/tracebench/core/runtime"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// ErrRuntime wraps an error a runtime reported while a session ran (an
+// operator's protocol error): never bad input.
+var ErrRuntime = errors.New("workloads: runtime error")
+
+// SessionOptions configure a Session.
+type SessionOptions struct {
+	Mode    render.Mode
+	Join    plan.JoinKind
+	Workers int
+	// Capture keeps every output row (Result); otherwise the output is
+	// only counted.
+	Capture bool
+	Spine   spine.Options
+}
+
+// Session drives one workload through the runtimes (docs/spec.md §1 Time,
+// §2): imported, a Maintenance runtime maintains every index from time 0
+// and an Interactive runtime runs the query; direct, one Solo runtime runs
+// the query, which builds everything from the raw inputs. Inputs are fed
+// as time-ordered updates: every update of a time, then every input
+// advanced past it.
+//
+// A Session is used by one goroutine.
+type Session struct {
+	spec    *spec.Spec
+	r       *plan.Resolved
+	opts    SessionOptions
+	ctl     *runtime.Controller
+	rts     []*runtime.Runtime
+	regs    []*share.Registry
+	tables  []*spec.Table
+	times   []uint64 // every input time, ascending, distinct
+	next    int      // times[:next] have been fed
+	byTime  [][][]int
+	idxProb []*dataflow.Probe
+	out     *render.Output
+	outs    []*render.Output
+	metrics *render.Metrics
+	query   bool
+	queries []string // live query dataflows
+	stalled bool     // the stalled reader dataflow is live
+	closed  bool
+	updates int // updates fed after the query was installed
+}
+
+// NewSession starts the runtimes, declares the inputs and, imported,
+// creates every index's maintaining dataflow at time 0. tables are the
+// loaded inputs, in s.Inputs order (Load).
+func NewSession(s *spec.Spec, tables []*spec.Table, opts SessionOptions) (*Session, error) {
+	if opts.Workers < 1 {
+		opts.Workers = 1
+	}
+	se := &Session{spec: s, r: s.Plan, opts: opts, tables: tables, metrics: &render.Metrics{}}
+	if opts.Mode == render.Imported {
+		se.regs = make([]*share.Registry, opts.Workers)
+		for i := range se.regs {
+			se.regs[i] = share.NewRegistry()
+		}
+		m, err := runtime.New(runtime.Options{Role: runtime.Maintenance, Workers: opts.Workers, Registries: se.regs, Spine: opts.Spine})
+		if err != nil {
+			return nil, err
+		}
+		in, err := runtime.New(runtime.Options{Role: runtime.Interactive, Workers: opts.Workers, Registries: se.regs, Spine: opts.Spine})
+		if err != nil {
+			m.Shutdown()
+			return nil, err
+		}
+		se.rts = []*runtime.Runtime{m, in}
+	} else {
+		solo, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: opts.Workers, Spine: opts.Spine})
+		if err != nil {
+			return nil, err
+		}
+		se.rts = []*runtime.Runtime{solo}
+	}
+	ctl, err := runtime.NewController(se.rts...)
+	if err != nil {
+		se.shutdown()
+		return nil, err
+	}
+	se.ctl = ctl
+	se.index()
+	for _, in := range s.Inputs {
+		if err := ctl.Send(runtime.CreateInput{Name: in.Name, Arity: len(in.Columns)}); err != nil {
+			se.shutdown()
+			return nil, err
+		}
+	}
+	if opts.Mode == render.Imported {
+		for _, ix := range render.IndexOrder(se.r) {
+			p := dataflow.NewProbe(opts.Workers)
+			se.idxProb = append(se.idxProb, p)
+			desc := render.IndexDesc(se.r, ix, render.Options{Runtime: "maintenance", Spine: opts.Spine, Metrics: se.metrics, Probe: p})
+			if err := ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
+				se.shutdown()
+				return nil, err
+			}
+		}
+	}
+	return se, nil
+}
+
+// index sorts every input's updates by time.
+func (se *Session) index() {
+	set := map[uint64]bool{}
+	se.byTime = make([][][]int, len(se.tables))
+	for _, t := range se.tables {
+		for _, tm := range t.Times {
+			set[tm] = true
+		}
+	}
+	for tm := range set {
+		se.times = append(se.times, tm)
+	}
+	slices.Sort(se.times)
+	pos := make(map[uint64]int, len(se.times))
+	for i, tm := range se.times {
+		pos[tm] = i
+	}
+	for ti, t := range se.tables {
+		b := make([][]int, len(se.times))
+		for i, tm := range t.Times {
+			b[pos[tm]] = append(b[pos[tm]], i)
+		}
+		se.byTime[ti] = b
+	}
+}
+
+// Updates returns the number of updates of every input with time > t.
+func (se *Session) Updates(after uint64) int {
+	n := 0
+	for _, t := range se.tables {
+		for _, tm := range t.Times {
+			if tm > after {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Metrics returns the operators' error counters.
+func (se *Session) Metrics() *render.Metrics { return se.metrics }
+
+// Output returns the query's output (nil before InstallQuery).
+func (se *Session) Output() *render.Output { return se.out }
+
+// FeedThrough sends every update with time <= t not sent yet and advances
+// every input to t+1 (to {} when t is the largest time), in time order.
+// It waits for nothing.
+func (se *Session) FeedThrough(t uint64) error {
+	for se.next < len(se.times) && se.times[se.next] <= t {
+		tm := se.times[se.next]
+		for ti, tb := range se.tables {
+			rows := se.byTime[ti][se.next]
+			if len(rows) == 0 {
+				continue
+			}
+			c := dataflow.NewChunk(len(tb.Columns), len(rows))
+			for _, i := range rows {
+				c.Push(tb.Row(i), tm, tb.Diffs[i])
+			}
+			if err := se.ctl.Send(runtime.Input{Name: se.spec.Inputs[ti].Name, Chunk: c}); err != nil {
+				return err
+			}
+			if se.query {
+				se.updates += len(rows)
+			}
+		}
+		se.next++
+		if err := se.advance(frontier.At(tm + 1)); err != nil {
+			return err
+		}
+	}
+	if t == math.MaxUint64 || se.next == len(se.times) && len(se.times) > 0 && t >= se.times[len(se.times)-1] {
+		return se.advance(frontier.Empty())
+	}
+	if t < math.MaxUint64 {
+		return se.advance(frontier.At(t + 1))
+	}
+	return nil
+}
+
+func (se *Session) advance(f frontier.Frontier) error {
+	for _, in := range se.spec.Inputs {
+		if err := se.ctl.Send(runtime.AdvanceInput{Name: in.Name, Frontier: f}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitIndexes waits until every index has passed t (imported; direct has
+// no index dataflows and returns once its runtime applied what was sent).
+func (se *Session) WaitIndexes(ctx context.Context, t uint64) error {
+	for _, p := range se.idxProb {
+		if err := se.wait(ctx, p.WaitPassed, t); err != nil {
+			return err
+		}
+	}
+	return se.ctl.Sync(ctx)
+}
+
+// wait waits until waitPassed(t) returns, failing early with a runtime's
+// error.
+func (se *Session) wait(ctx context.Context, waitPassed func(context.Context, frontier.Time) error, t uint64) error {
+	for {
+		if err := se.runtimeErr(); err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		err := waitPassed(wctx, t)
+		cancel()
+		if err == nil {
+			return se.runtimeErr()
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+func (se *Session) runtimeErr() error {
+	var errs []error
+	for _, rt := range se.rts {
+		if err := rt.Err(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := se.ctl.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrRuntime, errors.Join(errs...))
+	}
+	return nil
+}
+
+// InstallQuery allows every index to compact to as_of (imported), creates
+// the query dataflow at as_of and waits until its output is complete at
+// as_of. It returns the time from the create to that moment (install-ns).
+func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
+	return se.InstallQueries(ctx, 1)
+}
+
+// InstallQueries is InstallQuery with k copies of the query created at
+// once (ids query, query-1, …), timed until every output is complete at
+// as_of. Output is the first copy's.
+func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, error) {
+	asOf := se.r.Plan.AsOf
+	if err := se.allowCompaction(asOf); err != nil {
+		return 0, err
+	}
+	var descs []dataflow.Desc
+	var outs []*render.Output
+	for i := range k {
+		out := render.NewOutput(se.opts.Workers, se.opts.Capture && i == 0)
+		id := render.QueryID
+		if i > 0 {
+			id += "-" + strconv.Itoa(i)
+		}
+		desc, err := render.QueryDesc(se.r, se.renderOptions(id), out)
+		if err != nil {
+			return 0, err
+		}
+		descs, outs = append(descs, desc), append(outs, out)
+	}
+	se.out, se.outs = outs[0], append(se.outs, outs...)
+	start := time.Now()
+	for _, d := range descs {
+		if err := se.ctl.Send(runtime.CreateDataflow{Desc: d}); err != nil {
+			return 0, err
+		}
+		se.queries = append(se.queries, d.ID)
+	}
+	se.query = true
+	for _, o := range outs {
+		if err := se.wait(ctx, o.WaitPassed, asOf); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// renderOptions returns the options of a query dataflow called id.
+func (se *Session) renderOptions(id string) render.Options {
+	rt := "solo"
+	if se.opts.Mode == render.Imported {
+		rt = "interactive"
+	}
+	return render.Options{Mode: se.opts.Mode, Join: se.opts.Join, Runtime: rt, Spine: se.opts.Spine, Metrics: se.metrics, ID: id}
+}
+
+// allowCompaction lets every index compact to t (imported): what the
+// controller of a serving system does as its readers move on.
+func (se *Session) allowCompaction(t uint64) error {
+	if se.opts.Mode != render.Imported {
+		return nil
+	}
+	for _, ix := range se.r.Indexes {
+		if err := se.ctl.Send(runtime.AllowCompaction{ID: render.IndexID(ix), Frontier: frontier.At(t)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ImportOnly times a dataflow that imports every index at as_of and reads
+// nothing else (imported only): from its create until every worker of
+// the Interactive runtime has built it, which delivers each import's seed
+// (dataflow.PassesAtBuild). The dataflow is dropped again. Direct mode
+// has no import and returns 0.
+func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
+	if se.opts.Mode != render.Imported {
+		return 0, nil
+	}
+	const id = "import only"
+	desc := se.readerDesc(id)
+	start := time.Now()
+	if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
+		return 0, err
+	}
+	if err := se.ctl.Sync(ctx); err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	if err := se.ctl.Send(runtime.DropDataflow{ID: id}); err != nil {
+		return 0, err
+	}
+	return d, se.runtimeErr()
+}
+
+// readerDesc is a query dataflow that imports every index at as_of and
+// keeps a reader of each, never moving its holds.
+func (se *Session) readerDesc(id string) dataflow.Desc {
+	ids := make([]string, len(se.r.Indexes))
+	for i, ix := range se.r.Indexes {
+		ids[i] = render.IndexID(ix)
+	}
+	return dataflow.Desc{
+		ID: id, AsOf: frontier.At(se.r.Plan.AsOf), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			for _, id := range ids {
+				a, err := c.ImportIndex(id)
+				if err != nil {
+					return err
+				}
+				c.Keep(a.Oks.Trace)
+				c.Keep(a.Errs.Trace)
+			}
+			return nil
+		},
+	}
+}
+
+// stallID is the id of the stalled reader's dataflow.
+const stallID = "stalled reader"
+
+// Stall creates, in the Interactive runtime, a reader of every index at
+// as_of that never moves its holds (imported only): the indexes' applied
+// compaction stays at as_of while the controller allows more (hold-gap),
+// and their traces keep every distinct time since.
+func (se *Session) Stall(ctx context.Context) error {
+	if se.opts.Mode != render.Imported {
+		return nil
+	}
+	desc := se.readerDesc(stallID)
+	if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
+		return err
+	}
+	se.stalled = true
+	return se.ctl.Sync(ctx)
+}
+
+// Peeks runs reads one-shot reads while the inputs are fed: before read
+// i the inputs are fed through the read's time t (the input times from
+// as_of on, in turn, the last one repeated), then a query at as_of = t,
+// until = t+1 is created, waited for until complete at t, and dropped. The
+// read latency is from the create to its completion: imported, the
+// Maintenance runtime ingests concurrently and the read imports; direct,
+// the read builds everything from the raw inputs.
+func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error) {
+	asOf := se.r.Plan.AsOf
+	var ts []uint64
+	for _, t := range se.times {
+		if t >= asOf {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		ts = []uint64{asOf}
+	}
+	if err := se.FeedThrough(asOf); err != nil {
+		return nil, err
+	}
+	if err := se.WaitIndexes(ctx, asOf); err != nil {
+		return nil, err
+	}
+	lat := make([]time.Duration, 0, reads)
+	for i := range reads {
+		t := ts[min(i, len(ts)-1)]
+		if err := se.FeedThrough(t); err != nil {
+			return nil, err
+		}
+		if err := se.allowCompaction(t); err != nil {
+			return nil, err
+		}
+		o := se.renderOptions("peek")
+		o.Window, o.AsOf, o.Until, o.HasUntil = true, t, t+1, true
+		out := render.NewOutput(se.opts.Workers, false)
+		desc, err := render.QueryDesc(se.r, o, out)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
+			return nil, err
+		}
+		if err := se.wait(ctx, out.WaitPassed, t); err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(start))
+		if err := se.ctl.Send(runtime.DropDataflow{ID: "peek"}); err != nil {
+			return nil, err
+		}
+	}
+	return lat, nil
+}
+
+// Finish feeds every remaining update, closes the inputs and waits until
+// the query's output is complete. It returns the time that took and the
+// number of updates fed since the query was installed.
+func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
+	return se.FinishRounds(ctx)
+}
+
+// FinishRounds is Finish, feeding the remaining times one round at a time;
+// imported, every index is allowed to compact to each round's time as it
+// is fed, as a serving system's controller would (a stalled reader then
+// holds them back). It waits for every query's output to be complete.
+func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error) {
+	start := time.Now()
+	for se.next < len(se.times) {
+		t := se.times[se.next]
+		if err := se.FeedThrough(t); err != nil {
+			return 0, 0, err
+		}
+		if err := se.allowCompaction(t); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := se.FeedThrough(math.MaxUint64); err != nil {
+		return 0, 0, err
+	}
+	for _, o := range se.outs {
+		if err := se.wait(ctx, o.WaitPassed, math.MaxUint64); err != nil {
+			return 0, 0, err
+		}
+	}
+	return time.Since(start), se.updates, nil
+}
+
+// LastTime returns the largest input time, or as_of when there is none
+// later: the time `rows` and `errors` describe.
+func (se *Session) LastTime() uint64 {
+	t := se.r.Plan.AsOf
+	if n := len(se.times); n > 0 && se.times[n-1] > t {
+		t = se.times[n-1]
+	}
+	if se.r.Plan.HasUntil && t >= se.r.Plan.Until {
+		t = se.r.Plan.Until - 1
+	}
+	return t
+}
+
+// Stats returns the runtimes' stats summed (trace bytes: each runtime
+// counts the traces it maintains, so a shared batch is counted once).
+func (se *Session) Stats(ctx context.Context) (runtime.Stats, error) {
+	var sum runtime.Stats
+	for _, rt := range se.rts {
+		st, err := rt.Stats(ctx)
+		if err != nil {
+			return sum, err
+		}
+		sum.Dataflows += st.Dataflows
+		sum.Indexes += st.Indexes
+		sum.Traces += st.Traces
+		sum.Exchanges += st.Exchanges
+		sum.Trace.Bytes += st.Trace.Bytes
+		sum.Trace.Batches += st.Trace.Batches
+		sum.Trace.Updates += st.Trace.Updates
+		sum.Trace.Merges += st.Trace.Merges
+		sum.Trace.MergeWork += st.Trace.MergeWork
+		sum.HoldGap = max(sum.HoldGap, st.HoldGap)
+	}
+	return sum, nil
+}
+
+// Result returns the captured output accumulated at t as a reference
+// result (rows sorted numerically, errors by message). REQUIRES Capture
+// and an output complete at t.
+func (se *Session) Result(t uint64) *reference.Result {
+	res := &reference.Result{Time: t, Columns: slices.Clone(se.r.Query.Output)}
+	for _, rd := range se.out.Oks.At(t) {
+		res.Rows = append(res.Rows, reference.Row{Values: rd.Row, Diff: rd.Diff})
+	}
+	errs := map[string]int64{}
+	for _, rd := range se.out.Errs.At(t) {
+		errs[ErrorMessage(rd.Row[0])] += rd.Diff
+	}
+	for _, m := range slices.Sorted(maps.Keys(errs)) {
+		if errs[m] != 0 {
+			res.Errors = append(res.Errors, reference.Error{Message: m, Diff: errs[m]})
+		}
+	}
+	return res
+}
+
+// ErrorMessage is the message of an error code (docs/spec.md "Errors").
+func ErrorMessage(code int64) string {
+	switch code {
+	case 1:
+		return reference.MsgDivisionByZero
+	case 2:
+		return reference.MsgOverflow
+	case 3:
+		return reference.MsgNegativeMultiplicity
+	}
+	return "error code " + strconv.FormatInt(code, 10)
+}
+
+// Leaks reports what the session still holds after Close: registry slots,
+// reserved peer holds and uncollected verdicts, and runtime dataflows,
+// indexes and traces. Nil when everything is released.
+func (se *Session) Leaks() error {
+	var errs []error
+	for i, g := range se.regs {
+		if st := g.Stats(); st.Slots != 0 || st.Reserved != 0 {
+			errs = append(errs, fmt.Errorf("registry %d: %d slots, %d reserved peer holds left", i, st.Slots, st.Reserved))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close drops the query and every index dataflow (releasing every hold)
+// and checks the runtimes hold nothing, then shuts them down. It returns
+// what is still held, if anything, or a runtime's error.
+func (se *Session) Close(ctx context.Context) error {
+	if se.closed {
+		return nil
+	}
+	se.closed = true
+	var errs []error
+	for _, id := range se.queries {
+		if err := se.ctl.Send(runtime.DropDataflow{ID: id}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if se.stalled {
+		if err := se.ctl.Send(runtime.DropDataflow{ID: stallID}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if se.opts.Mode == render.Imported {
+		for _, ix := range render.IndexOrder(se.r) {
+			if err := se.ctl.Send(runtime.DropDataflow{ID: "maintain " + ix.Name}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := se.ctl.Sync(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if st, err := se.Stats(ctx); err == nil {
+		if st.Dataflows != 0 || st.Indexes != 0 || st.Traces != 0 {
+			errs = append(errs, fmt.Errorf("after dropping every dataflow: %d dataflows, %d indexes, %d traces left", st.Dataflows, st.Indexes, st.Traces))
+		}
+	}
+	if err := se.Leaks(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := se.runtimeErr(); err != nil {
+		errs = append(errs, err)
+	}
+	se.shutdown()
+	return errors.Join(errs...)
+}
+
+func (se *Session) shutdown() {
+	for _, rt := range se.rts {
+		rt.Shutdown()
+	}
+}

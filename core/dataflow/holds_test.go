@@ -66,7 +66,7 @@ func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
 			c.Capture(cp, a.Oks)
 			return nil
 		},
-	})
+	}, 1)
 	if err != nil {
 		t.Fatalf("building at as_of {2} over a padded bundle at {5}: %v", err)
 	}

@@ -14,6 +14,8 @@
 #               walk the catalogue); default: every mutant
 #   -t TIMEOUT  -test.timeout of each test binary run (default 3m)
 #   -short      run the test binaries with -test.short
+#   -skip RE    run the test binaries with -test.skip RE (tests known to be
+#               broken without any mutant; say why where you pass it)
 #   NAME...     only these mutants
 #
 # For each mutant it runs, once per run, the test binary of every package
@@ -39,7 +41,8 @@ while (($# > 0)); do
 	-n) runs=$2; shift 2 ;;
 	-s) subset=$2; shift 2 ;;
 	-t) timeout=$2; shift 2 ;;
-	-short) short=(-test.short); shift ;;
+	-short) short+=(-test.short); shift ;;
+	-skip) short+=(-test.skip "$2"); shift 2 ;;
 	-h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "mutants.sh: unknown flag $1 (see -h)" >&2; exit 2 ;;
 	*) break ;;
@@ -74,14 +77,12 @@ else
 	selected=("${all[@]}")
 fi
 
-# Test binaries: every package of the module with tests, with its
-# dependencies, to find which link each mutant's package.
-go list -tags mutants -test -f '{{if .TestGoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}{{if .XTestGoFiles}}{{.ImportPath}}{{range .Deps}} {{.}}{{end}}{{end}}' ./... |
-	awk 'NF' | grep -v '\.test ' | grep -v ' \[' >"$work/deps" || true
-# go list -test prints each package with tests again as "p [p.test]"; its
-# Deps then include the test files' imports. Use those lines.
+# Test binaries: go list -test prints each package with tests again as
+# "p [p.test]" (and its external tests as "p_test [p.test]"), whose Deps
+# include the test files' imports; a package's tests link a mutant's package
+# if it is among them.
 go list -tags mutants -test -f '{{.ImportPath}}{{range .Deps}} {{.}}{{end}}' ./... |
-	grep '^[^ ]* \[[^ ]*\.test\]' | sed 's/ \[[^]]*\]//' >"$work/deps"
+	sed -n 's/^[^ ]* \[\([^ ]*\)\.test\]/\1/p' >"$work/deps"
 
 # packages_of PKG prints the module's packages whose tests link PKG.
 packages_of() {
@@ -114,7 +115,9 @@ run_binaries() {
 		[[ -x $bin ]] || continue # no test files
 		log="$work/log"
 		local brc=0
-		(cd "$rel" && TRACEBENCH_MUTANT=$name "$bin" -test.count=1 -test.timeout="$timeout" "${short[@]}" >"$log" 2>&1) || brc=$?
+		local skip=()
+		[[ -n ${broken[$rel]:-} ]] && skip=(-test.skip "^(${broken[$rel]})\$")
+		(cd "$rel" && TRACEBENCH_MUTANT=$name "$bin" -test.count=1 -test.timeout="$timeout" "${short[@]}" "${skip[@]}" >"$log" 2>&1) || brc=$?
 		if ((brc != 0)); then
 			rc=1
 			if grep -q -- '^ *--- FAIL: ' "$log"; then
@@ -122,7 +125,10 @@ run_binaries() {
 				grep -- '^ *--- FAIL: ' "$log" | sed 's/^ *--- FAIL: \([^ ]*\).*/\1/' |
 					awk -v p="$rel" '{ n[NR] = $1 } END { for (i = 1; i <= NR; i++) { leaf = 1; for (j = 1; j <= NR; j++) if (index(n[j], n[i] "/") == 1) leaf = 0; if (leaf) print p " " n[i] } }' >>"$out"
 			elif grep -q '^panic: test timed out' "$log"; then
-				echo "$rel (timeout)" >>"$out"
+				# The tests still running when the binary timed out.
+				sed -n '/^running tests:/,/^$/p' "$log" | sed -n 's/^[[:space:]]*\(Test[^ ]*\) .*/\1/p' |
+					awk -v p="$rel" '{ print p " " $1 " (timeout)" }' >>"$out"
+				grep -q . "$out" || echo "$rel (timeout)" >>"$out"
 			else
 				echo "$rel (exit $brc)" >>"$out"
 			fi
@@ -132,10 +138,22 @@ run_binaries() {
 }
 
 echo "baseline: no mutant" >&2
+declare -A broken
+baseline_ok=1
 if ! run_binaries "" "$work/baseline"; then
-	echo "the baseline failed (no mutant on): fix these first" >&2
+	# Tests that fail with no mutant prove nothing: skip them in every
+	# mutant run, list them, and fail at the end.
+	baseline_ok=0
+	echo "the baseline failed (no mutant on); these tests are skipped below:" >&2
 	cat "$work/baseline" >&2
-	exit 1
+	while read -r rel test _; do
+		test=${test%%/*}
+		if [[ $test != Test* ]]; then
+			echo "mutants.sh: $rel fails without a failing test; cannot run the matrix" >&2
+			exit 1
+		fi
+		broken[$rel]="${broken[$rel]:+${broken[$rel]}|}$test"
+	done <"$work/baseline"
 fi
 
 survivors=()
@@ -165,8 +183,15 @@ for n in "${selected[@]}"; do
 done
 
 cat "$work/matrix"
+if ((baseline_ok == 0)); then
+	echo "the baseline failed; skipped in every run:"
+	for rel in "${!broken[@]}"; do echo "  $rel: ${broken[$rel]}"; done
+fi
 if ((${#survivors[@]} > 0)); then
 	echo "NOT killed every time: ${survivors[*]}"
+	exit 1
+fi
+if ((baseline_ok == 0)); then
 	exit 1
 fi
 echo "every mutant run (${#selected[@]} of ${#all[@]}) killed every time"

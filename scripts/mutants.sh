@@ -16,6 +16,9 @@
 #   -short      run the test binaries with -test.short
 #   -skip RE    run the test binaries with -test.skip RE (tests known to be
 #               broken without any mutant; say why where you pass it)
+#   -all        run every test binary in every run (default: a run stops
+#               at the first binary that kills, the mutant's own package's
+#               first, so "caught by" names the nearest tests)
 #   NAME...     only these mutants
 #
 # For each mutant it runs, once per run, the test binary of every package
@@ -36,12 +39,14 @@ runs=20
 subset=0
 timeout=3m
 short=()
+all_bins=0
 while (($# > 0)); do
 	case $1 in
 	-n) runs=$2; shift 2 ;;
 	-s) subset=$2; shift 2 ;;
 	-t) timeout=$2; shift 2 ;;
 	-short) short+=(-test.short); shift ;;
+	-all) all_bins=1; shift ;;
 	-skip) short+=(-test.skip "$2"); shift 2 ;;
 	-h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "mutants.sh: unknown flag $1 (see -h)" >&2; exit 2 ;;
@@ -108,8 +113,8 @@ done
 # tests to OUT (one per line, "package TestName", or "package (exit N)" when
 # a binary failed without a failing test). It returns 1 if any failed.
 run_binaries() {
-	local name=$1 out=$2 rc=0 p rel bin log
-	for p in "${!need[@]}"; do
+	local name=$1 out=$2 own=${3:-} rc=0 p rel bin log
+	for p in $(order "$own"); do
 		rel=${p#"$module"/}
 		bin="$work/bin/${rel//\//_}.test"
 		[[ -x $bin ]] || continue # no test files
@@ -132,9 +137,20 @@ run_binaries() {
 			else
 				echo "$rel (exit $brc)" >>"$out"
 			fi
+			if [[ -n $own ]] && ((all_bins == 0)); then
+				return 1
+			fi
 		fi
 	done
 	return $rc
+}
+
+# order OWN prints the needed packages: OWN's first, then core/, then the
+# rest.
+order() {
+	local own=$module/$1
+	printf '%s\n' "${!need[@]}" | awk -v own="$own" -v m="$module/" '
+		{ r = ($0 == own) ? 0 : (index($0, m "core/") == 1 ? 1 : 2); print r " " $0 }' | sort | cut -d' ' -f2
 }
 
 echo "baseline: no mutant" >&2
@@ -169,7 +185,7 @@ for n in "${selected[@]}"; do
 	: >"$work/caught"
 	for ((r = 1; r <= k; r++)); do
 		: >"$work/run"
-		if ! run_binaries "$n" "$work/run"; then
+		if ! run_binaries "$n" "$work/run" "$pkg"; then
 			kills=$((kills + 1))
 		fi
 		sort -u "$work/run" >>"$work/caught"

@@ -21,9 +21,10 @@
 #               first, so "caught by" names the nearest tests)
 #   NAME...     only these mutants
 #
-# For each mutant it runs, once per run, the test binary of every package
-# whose tests link the mutant's package, built once with -tags mutants, with
-# TRACEBENCH_MUTANT set to the mutant. A run kills the mutant if any binary
+# For each mutant it runs, once per run, `benchrun check` (every built-in
+# workload against the reference evaluator) and the test binary of every
+# package whose tests link the mutant's package, all built once with -tags
+# mutants, with TRACEBENCH_MUTANT set to the mutant. A run kills the mutant if any binary
 # fails (a failed test, a panic or a timeout). First it runs the same
 # binaries with no mutant: that baseline must pass, or the matrix means
 # nothing.
@@ -39,6 +40,7 @@ runs=20
 subset=0
 timeout=3m
 short=()
+user_skip=""
 all_bins=0
 while (($# > 0)); do
 	case $1 in
@@ -47,7 +49,7 @@ while (($# > 0)); do
 	-t) timeout=$2; shift 2 ;;
 	-short) short+=(-test.short); shift ;;
 	-all) all_bins=1; shift ;;
-	-skip) short+=(-test.skip "$2"); shift 2 ;;
+	-skip) user_skip=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "mutants.sh: unknown flag $1 (see -h)" >&2; exit 2 ;;
 	*) break ;;
@@ -102,8 +104,13 @@ for n in "${selected[@]}"; do
 	done < <(packages_of "$pkg")
 done
 
+mkdir -p "$work/bin"
+if go build -tags mutants -o "$work/bin/benchrun" ./cmd/benchrun 2>/dev/null && "$work/bin/benchrun" help check >/dev/null 2>&1; then
+	need[check]=1 # benchrun check, run as if it were a package's tests
+fi
 echo "building $((${#need[@]})) test binaries with -tags mutants" >&2
 for p in "${!need[@]}"; do
+	[[ $p == check ]] && continue
 	rel=${p#"$module"/}
 	go test -tags mutants -c -o "$work/bin/${rel//\//_}.test" "$p" >&2
 done
@@ -115,13 +122,28 @@ done
 run_binaries() {
 	local name=$1 out=$2 own=${3:-} rc=0 p rel bin log
 	for p in $(order "$own"); do
+		log="$work/log"
+		local brc=0
+		if [[ $p == check ]]; then
+			TRACEBENCH_MUTANT=$name timeout "$timeout" "$work/bin/benchrun" check >"$log" 2>&1 || brc=$?
+			if ((brc != 0)); then
+				rc=1
+				# The workloads that disagreed, or the exit status.
+				grep -E '^(FAIL|fail|error)' "$log" | awk '{ print "benchrun-check " $2 }' | sort -u >>"$out"
+				grep -q . "$out" || echo "benchrun-check (exit $brc)" >>"$out"
+				if [[ -n $own ]] && ((all_bins == 0)); then
+					return 1
+				fi
+			fi
+			continue
+		fi
 		rel=${p#"$module"/}
 		bin="$work/bin/${rel//\//_}.test"
 		[[ -x $bin ]] || continue # no test files
-		log="$work/log"
-		local brc=0
-		local skip=()
-		[[ -n ${broken[$rel]:-} ]] && skip=(-test.skip "^(${broken[$rel]})\$")
+		# One -test.skip: the user's and the baseline's failures together.
+		local skip=() re=$user_skip
+		[[ -n ${broken[$rel]:-} ]] && re="${re:+$re|}^(${broken[$rel]})\$"
+		[[ -n $re ]] && skip=(-test.skip "$re")
 		(cd "$rel" && TRACEBENCH_MUTANT=$name "$bin" -test.count=1 -test.timeout="$timeout" "${short[@]}" "${skip[@]}" >"$log" 2>&1) || brc=$?
 		if ((brc != 0)); then
 			rc=1
@@ -145,12 +167,12 @@ run_binaries() {
 	return $rc
 }
 
-# order OWN prints the needed packages: OWN's first, then core/, then the
-# rest.
+# order OWN prints the needed packages: OWN's first, then core/, then
+# benchrun check, then the rest.
 order() {
 	local own=$module/$1
 	printf '%s\n' "${!need[@]}" | awk -v own="$own" -v m="$module/" '
-		{ r = ($0 == own) ? 0 : (index($0, m "core/") == 1 ? 1 : 2); print r " " $0 }' | sort | cut -d' ' -f2
+		{ r = ($0 == own) ? 0 : (index($0, m "core/") == 1 ? 1 : ($0 == "check" ? 2 : 3)); print r " " $0 }' | sort | cut -d' ' -f2
 }
 
 echo "baseline: no mutant" >&2

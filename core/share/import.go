@@ -90,9 +90,6 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 	if mutants.Enabled && mutants.On(mutants.ImportKeepsNoHold) {
 		ownLogical, seedHold = frontier.Empty(), frontier.Empty()
 	}
-	if mutants.Enabled && mutants.On(mutants.ReaderNoPhysicalSeedHold) {
-		seedHold = frontier.Empty()
-	}
 	im := &Import{
 		p:     p,
 		trace: p.registerLocked(asOf, p.upper),

@@ -28,6 +28,9 @@ var _ trace.Reader = (*Reader)(nil)
 // registerLocked adds a reader holding at logical and physical.
 // REQUIRES: p.mu held.
 func (p *Point) registerLocked(logical, physical frontier.Frontier) *Reader {
+	if mutants.Enabled && mutants.On(mutants.ReaderNoPhysicalSeedHold) {
+		physical = frontier.Empty()
+	}
 	if err := p.remoteLogical.Update(logical, 1); err != nil {
 		panic(err)
 	}

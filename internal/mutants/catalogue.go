@@ -49,7 +49,7 @@ func Catalogue() []Mutant {
 		{DeltaLookupAtOutstanding, 5, "core/join", "delta join lookups compact their traces to the least outstanding time instead of one before it", false},
 		{MergeSinceMeet, 6, "core/batch", "a merged batch's since is the meet of its inputs' sinces instead of their join", false},
 		{ReaderNoPhysicalSeedHold, 7, "core/share", "a reader does not hold the boundary it was seeded at physically: the publisher may merge a batch across it", false},
-		{JoinSkipsCoveredBatch, 8, "core/join", "a join skips a stream batch whose interval the trace it reads already covers after a merge (differential-dataflow #801)", false},
+		{JoinSkipsCoveredBatch, 8, "core/join", "a join skips a stream batch when the trace it reads has already moved past it, as after a merge (differential-dataflow #801)", false},
 		{ReduceIgnoresNegative, 9, "core/reduce", "a reduce ignores negative multiplicities instead of reporting them", false},
 		{ApplySinceBeforePublish, 10, "core/share", "the publisher applies a new since to its spine before publishing it to its points", true},
 		{AdmissionTwoSections, 11, "core/share", "reader admission checks the since and registers the hold in two critical sections", true},

@@ -190,7 +190,10 @@ if ! run_binaries "" "$work/baseline"; then
 			echo "mutants.sh: $rel fails without a failing test; cannot run the matrix" >&2
 			exit 1
 		fi
-		broken[$rel]="${broken[$rel]:+${broken[$rel]}|}$test"
+		case "|${broken[$rel]:-}|" in
+		*"|$test|"*) ;;
+		*) broken[$rel]="${broken[$rel]:+${broken[$rel]}|}$test" ;;
+		esac
 	done <"$work/baseline"
 fi
 
@@ -212,7 +215,10 @@ for n in "${selected[@]}"; do
 		fi
 		sort -u "$work/run" >>"$work/caught"
 	done
-	caught=$(sort "$work/caught" | uniq -c | sort -rn | awk '{ c = $1; $1 = ""; sub(/^ /, ""); printf "%s%s (%d)", (NR > 1 ? ", " : ""), $0, c }')
+	# The three tests that caught it most often, and how many more did.
+	caught=$(sort "$work/caught" | uniq -c | sort -k1,1rn -k2 | awk '
+		{ c = $1; $1 = ""; sub(/^ /, ""); if (NR <= 3) printf "%s%s (%d)", (NR > 1 ? ", " : ""), $0, c }
+		END { if (NR > 3) printf ", +%d more", NR - 3 }')
 	echo "mutant $issue $n: $kills/$k killed" >&2
 	printf '| %s | %s | %s | %d/%d | %s |\n' "$issue" "$n" "$pkg" "$kills" "$k" "${caught:-—}" >>"$work/matrix"
 	if ((kills < k)); then

@@ -573,6 +573,10 @@ func (se *Session) Close(ctx context.Context) error {
 		return nil
 	}
 	se.closed = true
+	// Releasing must finish even when the run was interrupted: the
+	// caller's cancellation does not reach the drops.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
 	var errs []error
 	for _, id := range se.queries {
 		if err := se.ctl.Send(runtime.DropDataflow{ID: id}); err != nil {

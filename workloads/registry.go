@@ -29,6 +29,9 @@ type Workload struct {
 	Doc     string
 	Params  []Param
 	Benches []Bench
+	// Joins are the join strategies a run uses when --join is not given;
+	// empty means each spec's own.
+	Joins []string
 }
 
 // Param is an integer parameter of a built-in workload.
@@ -78,12 +81,13 @@ func Registry() []Workload {
 			}}},
 		},
 		{
-			Name: "star", Doc: "orders ⋈ lineitem ⋈ customer shaped like TPC-H (run with --join linear,delta)",
+			Name: "star", Doc: "orders ⋈ lineitem ⋈ customer shaped like TPC-H, linear and delta joins",
 			Params: []Param{
 				{Name: "orders", Defaults: []int64{10000}, Doc: "order updates"},
 				{Name: "lineitems", Defaults: []int64{40000}, Doc: "lineitem updates"},
 				{Name: "customers", Defaults: []int64{1000}, Doc: "customers"},
 			},
+			Joins: []string{spec.JoinLinear, spec.JoinDelta},
 			Benches: []Bench{{Base: "Star", File: "examples/star.json", Targets: map[string][]Target{
 				"orders":    {t(gen("orders", "rows")), tAdd(col("lineitem", "okey", "max"), -1)},
 				"lineitems": {t(gen("lineitem", "rows"))},

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/tracebench/tracebench/internal/benchrun"
 )
@@ -32,7 +34,12 @@ func wrap(f func(cmd *cobra.Command, args []string) error) func(*cobra.Command, 
 // run executes benchrun with args and returns the exit code; out gets
 // results and command output, errOut messages and progress.
 func run(ctx context.Context, out, errOut io.Writer, args []string) int {
-	root := newRoot(out, errOut, benchrun.DetectEnv())
+	return runWith(ctx, out, errOut, args, benchrun.RuntimeEngine{})
+}
+
+// runWith is run with the engine that measures samples.
+func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benchrun.Engine) int {
+	root := newRoot(out, errOut, eng)
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
@@ -55,7 +62,7 @@ func run(ctx context.Context, out, errOut io.Writer, args []string) int {
 }
 
 // newRoot builds the command tree.
-func newRoot(out, errOut io.Writer, env benchrun.Env) *cobra.Command {
+func newRoot(out, errOut io.Writer, eng benchrun.Engine) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "benchrun",
 		Short: "Benchmark joins and reduces over shared traces: imported vs direct indexes",
@@ -73,7 +80,7 @@ small default size in both index modes.`,
 			return benchrun.Run(cmd.Context(), benchrun.RunConfig{
 				Out: out, ErrOut: errOut,
 				Selection: benchrun.Selection{Index: []string{benchrun.IndexImported, benchrun.IndexDirect}, Workers: 1},
-				Count:     1, Progress: benchrun.ProgressAuto, Env: env, Engine: benchrun.RuntimeEngine{},
+				Count:     1, Progress: benchrun.ProgressAuto, ErrOutIsTerminal: isTerminal(errOut), Engine: eng,
 			})
 		}),
 	}
@@ -82,8 +89,14 @@ small default size in both index modes.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%s: %w", c.CommandPath(), err)
 	})
-	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, env), newEval(out), newCheck(out))
+	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, eng), newEval(out), newCheck(out))
 	return root
+}
+
+// isTerminal reports whether w is a terminal (progress bars go there).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // minArgs is cobra.MinimumNArgs with a message naming the command's usage.
@@ -119,11 +132,12 @@ func newList(out io.Writer) *cobra.Command {
 
 func newValidate(out io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate SPEC.json...",
+		Use:   "validate SPEC.json|WORKLOAD...",
 		Short: "Check spec files and their CSV inputs",
 		Long: `validate decodes each spec strictly, checks every field and reads its CSV
-inputs. A problem exits with status 2 and names the file and the line or field.`,
-		Example: "  benchrun validate workloads/examples/lookup.json workloads/examples/star.json",
+inputs; a built-in workload name validates its spec files. A problem exits
+with status 2 and names the file and the line or field.`,
+		Example: "  benchrun validate workloads/examples/lookup.json workloads/examples/star.json\n  benchrun validate dd",
 		Args:    minArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
 			return benchrun.Validate(benchrun.ValidateConfig{Out: out, Specs: args})
@@ -135,10 +149,11 @@ func newGen(out io.Writer) *cobra.Command {
 	var dir string
 	var seed uint64
 	c := &cobra.Command{
-		Use:   "gen SPEC.json --out DIR",
+		Use:   "gen SPEC.json|WORKLOAD --out DIR",
 		Short: "Write every input of a spec as CSV",
 		Long: `gen writes each input of the spec, generated, inline or CSV, as DIR/NAME.csv
-with the header time,diff,<columns>: the exact updates a run feeds the engine.`,
+with the header time,diff,<columns>: the exact updates a run feeds the engine.
+A built-in workload of several specs writes DIR/SPEC/NAME.csv for each.`,
 		Example: "  benchrun gen workloads/examples/lookup.json --out /tmp/lookup",
 		Args:    exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
@@ -150,8 +165,8 @@ with the header time,diff,<columns>: the exact updates a run feeds the engine.`,
 	return c
 }
 
-func newRun(out, errOut io.Writer, env benchrun.Env) *cobra.Command {
-	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, Env: env, Engine: benchrun.RuntimeEngine{}}
+func newRun(out, errOut io.Writer, eng benchrun.Engine) *cobra.Command {
+	cfg := benchrun.RunConfig{Out: out, ErrOut: errOut, ErrOutIsTerminal: isTerminal(errOut), Engine: eng}
 	var index, join string
 	c := &cobra.Command{
 		Use:   "run [WORKLOAD|SPEC.json ...]",
@@ -181,7 +196,7 @@ With no workload it runs every built-in workload.`,
 	f := c.Flags()
 	f.IntVar(&cfg.Count, "count", 1, "samples per benchmark; each sample runs the workload once")
 	f.StringVar(&index, "index", benchrun.IndexImported, "index modes, comma-separated: imported,direct")
-	f.StringVar(&join, "join", "", "join strategies, comma-separated: linear,delta (default: the spec's)")
+	f.StringVar(&join, "join", "", "join strategies, comma-separated: linear,delta (default: the workload's, see list; else the spec's)")
 	f.IntVar(&cfg.Workers, "workers", 1, "workers per runtime")
 	f.StringArrayVar(&cfg.Params, "param", nil, "key=value parameter (repeatable; numbers accept 1e6)")
 	f.StringVar(&cfg.OutFile, "out", "", "also write results to FILE (truncated at start, each line flushed)")
@@ -190,7 +205,7 @@ With no workload it runs every built-in workload.`,
 	f.StringVar(&cfg.Flamegraph, "flamegraph", "", "write a CPU flame graph to FILE.html")
 	f.StringVar(&cfg.Shard, "shard", "", "run shard i/n (0-based) of the sorted benchmark list")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "run seed, combined with each generator's own seed")
-	f.StringVar(&cfg.Progress, "progress", benchrun.ProgressAuto, "progress on stderr: auto, on or off")
+	f.StringVar(&cfg.Progress, "progress", benchrun.ProgressAuto, "progress on stderr: auto (a bar on a terminal, else a line per sample), on (a line per sample) or off")
 	return c
 }
 
@@ -261,7 +276,7 @@ func helpExamples(c *cobra.Command) [][]string {
 func newExplain(out io.Writer) *cobra.Command {
 	var cfg benchrun.ExplainConfig
 	c := &cobra.Command{
-		Use:   "explain SPEC.json",
+		Use:   "explain SPEC.json|WORKLOAD",
 		Short: "Print the plan: join stages or paths and the index serving each arrangement",
 		Long: `explain prints what each maintained index's dataflow builds, imports and
 reads raw, and the query's linear stages or delta paths with the arrangement
@@ -269,7 +284,8 @@ each reads and the index that serves it. With --index imported, an
 arrangement no index serves exits with status 2, naming every missing
 (collection, key set).`,
 		Example: `  benchrun explain workloads/examples/star.json --join delta
-  benchrun explain workloads/examples/errors.json --index direct`,
+  benchrun explain workloads/examples/errors.json --index direct
+  benchrun explain triangles`,
 		Args: exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
 			cfg.Out, cfg.Spec = out, args[0]

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracebench/tracebench/internal/benchrun"
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/gen"
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -53,7 +52,8 @@ func TestGolden(t *testing.T) {
 		{"bad_csv", []string{"validate", "cmd/benchrun/testdata/bad/bad_csv.json"}},
 		{"bad_missing_file", []string{"validate", "cmd/benchrun/testdata/bad/nope.json"}},
 		{"run_missing_index", []string{"run", "cmd/benchrun/testdata/bad/missing_index.json"}},
-		{"run_missing_index_direct_ok", []string{"run", "cmd/benchrun/testdata/bad/missing_index.json", "--index", "direct"}},
+		{"eval_missing_index", []string{"eval", "cmd/benchrun/testdata/bad/missing_index.json", "--at", "0"}},
+		{"eval_missing_index_direct_ok", []string{"eval", "cmd/benchrun/testdata/bad/missing_index.json", "--at", "0", "--index", "direct", "--join", "delta"}},
 		{"run_bad_count", []string{"run", "lookup", "--count", "abc"}},
 		{"run_zero_count", []string{"run", "lookup", "--count", "0"}},
 		{"run_bad_index", []string{"run", "lookup", "--index", "imported,shared"}},
@@ -66,9 +66,17 @@ func TestGolden(t *testing.T) {
 		{"run_unknown_flag", []string{"run", "--rows", "5"}},
 		{"unknown_command", []string{"frobnicate"}},
 		{"validate_no_args", []string{"validate"}},
+		{"explain_builtin", []string{"explain", "triangles", "--join", "linear"}},
+		{"validate_builtin", []string{"validate", "dd"}},
+		{"explain_unknown_workload", []string{"explain", "triangle"}},
 		{"explain_bad_index", []string{"explain", "workloads/examples/star.json", "--index", "both"}},
-		{"run_no_engine", []string{"run", "lookup", "--param", "rows=1e5"}},
-		{"default_suite_no_engine", nil},
+		{"eval_csv", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1,3"}},
+		{"eval_json", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "3,1", "--format", "json", "--index", "direct", "--workers", "2"}},
+		{"eval_before_as_of", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1,0"}},
+		{"eval_bad_format", []string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1", "--format", "xml"}},
+		{"eval_no_at", []string{"eval", "internal/benchrun/testdata/eval/small.json"}},
+		{"check_spec", []string{"check", "internal/benchrun/testdata/eval/small.json", "cmd/benchrun/testdata/bad/missing_index.json"}},
+		{"check_unknown_workload", []string{"check", "lookups"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := execute(t, tc.args...)
@@ -114,6 +122,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "lookup", "--flamegraph", "x.svg"}, `--flamegraph: "x.svg" must name an .html file`},
 		{[]string{"gen", "cmd/benchrun/testdata/bad/bad_csv.json", "--out", filepath.Join(dir, "gen")}, "bad.csv:3: 3 fields"},
 		{[]string{"gen", "workloads/examples/lookup.json"}, "--out: gen needs --out DIR"},
+		{[]string{"run", "lookup", "--cpuprofile", filepath.Join(dir, "missing", "cpu.pprof")}, "--cpuprofile: "},
 	} {
 		outFile := filepath.Join(dir, "results.txt")
 		os.Remove(outFile)
@@ -171,6 +180,17 @@ func TestGen(t *testing.T) {
 	if len(entries) != 2 {
 		t.Errorf("gen left %d files, want 2 (no temporaries)", len(entries))
 	}
+	// A built-in workload of several specs: one directory per spec.
+	ddDir := filepath.Join(t.TempDir(), "dd")
+	code, out, errOut = execute(t, "gen", "dd", "--out", ddDir, "--seed", "1")
+	if code != 0 {
+		t.Fatalf("gen dd: exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"dd_arrange/updates.csv", "dd_count/updates.csv", "dd_join/left.csv", "dd_join/right.csv", "dd_rounds/updates.csv", "dd_import/updates.csv"} {
+		if !strings.Contains(out, filepath.Join(ddDir, f)+": ") {
+			t.Errorf("gen dd did not write %s:\n%s", f, out)
+		}
+	}
 }
 
 // TestHelpExamples runs the examples in every command's --help. Commands
@@ -179,7 +199,7 @@ func TestGen(t *testing.T) {
 func TestHelpExamples(t *testing.T) {
 	t.Chdir("../..")
 	tmp := t.TempDir()
-	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, benchrun.DetectEnv())
+	root := newRoot(&bytes.Buffer{}, &bytes.Buffer{}, nil)
 	cmds := append(root.Commands(), root)
 	n := 0
 	for _, c := range cmds {

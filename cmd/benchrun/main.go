@@ -6,11 +6,19 @@ import (
 	"context"
 	"os"
 	"os/signal"
+
+	"github.com/tracebench/tracebench/internal/benchrun"
 )
 
 func main() {
+	os.Exit(mainExit(os.Args[1:], benchrun.RuntimeEngine{}))
+}
+
+// mainExit runs benchrun on the process's streams with SIGINT cancelling
+// the run (exit 130, finished result lines intact) and returns the exit
+// code. eng measures samples (benchrun.RuntimeEngine in the command).
+func mainExit(args []string, eng benchrun.Engine) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
-	stop()
-	os.Exit(code)
+	defer stop()
+	return runWith(ctx, os.Stdout, os.Stderr, args, eng)
 }

@@ -277,6 +277,7 @@ func BenchmarkJoinSteadyKernel(b *testing.B) {
 			if err := j.Step(nil, nil, out); err != nil { // the preload: the initial n matches
 				b.Fatal(err)
 			}
+			preloaded := j.Stats().Matches()
 			rng := rand.New(rand.NewPCG(7, uint64(round)))
 			bld := batch.NewBuilder(ar11, 2*round)
 			tm := uint64(1)
@@ -308,6 +309,8 @@ func BenchmarkJoinSteadyKernel(b *testing.B) {
 				j.Compact(frontier.At(tm), frontier.At(tm))
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(4*round), "ns/update")
+			b.ReportMetric(float64(j.Stats().Matches()-preloaded)/float64(b.N)/float64(4*round), "matches/update")
+			b.ReportMetric(float64(sides[0].h.Trace().Storage().Stats().Batches), "batches")
 		})
 	}
 }

@@ -50,9 +50,9 @@ type Path struct {
 	stages  []*halfJoin
 	final   Closure
 	stats   *Stats
-	arity   int // arity of the finished rows
-	bufs    [2]Updates
-	row     []int64 // scratch: one source row
+	arity   int        // arity of the finished rows
+	bufs    [3]Updates // the feed, a stage's matches, a stage closure's output
+	row     []int64    // scratch: one source row
 	staged  *Sink
 	matches int64
 }
@@ -81,6 +81,15 @@ func NewPath(opts PathOptions) (*Path, error) {
 		}
 		p.stages = append(p.stages, h)
 		arity += st.Arity.Val
+		if st.Closure != nil {
+			if st.Closure.m.CanErr() {
+				return nil, fmt.Errorf("%w: path %d, stage of relation %d: a stage closure that can err", ErrStageClosure, opts.Source, st.Relation)
+			}
+			if st.Closure.m.InputArity() != arity {
+				return nil, fmt.Errorf("%w: path %d, stage of relation %d: closure takes %d columns, the stage emits %d", ErrArity, opts.Source, st.Relation, st.Closure.m.InputArity(), arity)
+			}
+			arity = st.Closure.Arity()
+		}
 	}
 	p.arity = arity
 	p.row = make([]int64, p.ar.Key+p.ar.Val)
@@ -186,6 +195,9 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 			break
 		}
 		p.matches += n
+		if h.st.Closure != nil {
+			o = p.applyStage(h.st.Closure, o)
+		}
 		if i+1 < len(p.stages) {
 			p.stages[i+1].push(o)
 		} else {
@@ -199,6 +211,25 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 	p.stats.record(before, out, p.matches)
 	p.matches = 0
 	return err
+}
+
+// applyStage evaluates a stage closure (which cannot err) over the stage's
+// matches u and returns the kept rows, with their data and initial times
+// and diffs, in the path's spare buffer.
+func (p *Path) applyStage(c *MFP, u *Updates) *Updates {
+	res := &p.bufs[2]
+	res.Arity = c.Arity()
+	res.Reset()
+	if u.Len() == 0 {
+		return res
+	}
+	c.out.Reset()
+	c.ev.EvalN(u.Rows, u.Len(), &c.out)
+	a := res.Arity
+	for k, i := range c.out.Kept {
+		res.push(c.out.Rows[k*a:k*a+a], u.Data[i], u.Init[i], u.Diffs[i])
+	}
+	return res
 }
 
 // emit restores the data time as the output time: (row, data, d).

@@ -18,9 +18,17 @@
 //     stage's stream key (the only intermediate arrangements built).
 //   - Path is one delta path: the source arrangement's new batches become
 //     updates with an initial and a data time, which pass through one half
-//     join per other relation and leave at their data time, then the
-//     path's final closure. Delta runs the paths of a query and propagates
-//     the inputs' errors.
+//     join per other relation (each optionally followed by a stage closure
+//     that keeps, drops and projects rows but cannot err) and leave at
+//     their data time, then the path's final closure. Delta runs the paths
+//     of a query and propagates the inputs' errors.
+//   - Join and DeltaJoin add these as operators to a dataflow (core/
+//     dataflow's operator seam): they read arrangements' batch streams and
+//     (through Context.Keep) their traces, Local and imported alike, emit
+//     a Collection, and forward the error batches of the `from` entries the
+//     caller lists in OperatorOptions.Errs, once each. With several workers
+//     the arrangements are already sharded by key: the operators exchange
+//     nothing.
 //   - Closure is the per-chunk join closure (§5.1); MFP adapts a compiled
 //     core/expr map–filter–project, Project is the expression-free one.
 //   - Sink collects ok rows and error rows (one column: the error code) in
@@ -68,6 +76,14 @@
 //	D1  As-of optimization: source updates are advanced to as_of, and a
 //	    path whose source is not relation 0 drops those at exactly as_of;
 //	    the snapshot's combinations all come from path 0.
+//	D2  A delta stage closure cannot err: an error raised on a partial row
+//	    would miss the multiplicity of the lookups after it (SPEC.md §1
+//	    Errors counts an erring row with the joined row's count).
+//
+// Operators: a join operator that meets a broken stream contract (a batch
+// delivered twice, out of order, of the wrong arity) stops, records the
+// error in its Stats (Err) and holds its output frontier where it stopped;
+// data problems never stop it (they are error rows, K2 and K3).
 //
 // Ownership: a Binary, Linear, Path, Delta or Sink belongs to one goroutine
 // (its worker). Stats and Metrics may be read from any goroutine.

@@ -58,6 +58,14 @@ type Stage struct {
 	// StreamKey are the columns of the path's row that must equal the
 	// lookup key, in key order.
 	StreamKey []int
+	// Closure, if not nil, is the stage's closure (§5.4 DeltaStagePlan):
+	// applied to the stage's matches (the path's row ++ the lookup val)
+	// before the next stage, so equivalences and filters cut work early;
+	// its output is the path's row from then on. REQUIRES: it cannot err
+	// (expr.MFP.CanErr is false): an erring expression sees only part of
+	// the row's multiplicity here, so it belongs in the final closure
+	// (SPEC.md §1 Errors: the row's count is that of the joined row).
+	Closure *MFP
 }
 
 // halfJoin is dogsdogsdogs' half_join (§5.4): proposals (the path's updates)
@@ -77,7 +85,9 @@ type halfJoin struct {
 	stash   Updates
 	keep    Updates // scratch: proposals not yet ready
 	key     []int64
-	ready   []keyIdx // ready proposals, then sorted by key
+	waitF   frontier.Frontier // the lookup frontier of the last scan
+	waiting int               // proposals that scan left waiting (the stash's prefix)
+	ready   []keyIdx          // ready proposals, then sorted by key
 	scratch []keyIdx
 	cut     []*batch.Batch
 	curs    []batch.Cursor
@@ -142,6 +152,12 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 		return 0, nil
 	}
 	f := h.st.Lookup.ReadUpper()
+	if f == h.waitF && h.stash.Len() == h.waiting {
+		// Nothing new and the lookup has not moved: every stashed
+		// proposal still waits. Skip the scan (a lagging lookup would
+		// otherwise cost a pass over the stash per step).
+		return 0, nil
+	}
 	cut, err := h.st.Lookup.BatchesThrough(frontier.Empty())
 	if err != nil {
 		return 0, fmt.Errorf("join: reading lookup relation %d: %w", h.st.Relation, err)
@@ -157,24 +173,23 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 	var matches int64
 	h.keep.Reset()
 	h.ready = h.ready[:0]
-	wide := len(h.st.StreamKey) != 1
 	for i := range h.stash.Len() {
 		row, init := h.stash.Row(i), h.stash.Init[i]
 		if !h.isReady(f, init) {
 			h.keep.push(row, h.stash.Data[i], init, h.stash.Diffs[i])
 			continue
 		}
-		var k uint64
-		if !wide {
-			k = uint64(row[h.st.StreamKey[0]]) ^ 1<<63 // order-preserving
-		}
-		h.ready = append(h.ready, keyIdx{k: k, i: uint32(i)})
+		h.ready = append(h.ready, keyIdx{i: uint32(i)})
 	}
-	if !wide {
+	// Sort the ready proposals by key, column by column from the last
+	// (radix sorts are stable), so that each cursor only gallops forward.
+	for k := len(h.st.StreamKey) - 1; k >= 0; k-- {
+		col := h.st.StreamKey[k]
+		for x := range h.ready {
+			h.ready[x].k = uint64(h.stash.Row(int(h.ready[x].i))[col]) ^ 1<<63 // order-preserving
+		}
 		h.ready, h.scratch = radixSort(h.ready, h.scratch)
 	}
-	// One-column keys: the proposals are sorted, so each cursor only
-	// gallops forward. Wider keys: every probe seeks from the start.
 	for ci := range h.curs {
 		c := &h.curs[ci]
 		c.RewindKeys()
@@ -183,14 +198,8 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 			for k, col := range h.st.StreamKey {
 				h.key[k] = row[col]
 			}
-			if wide {
-				c.RewindKeys()
-			}
 			c.SeekKey(h.key)
 			if !c.KeyValid() {
-				if wide {
-					continue
-				}
 				break
 			}
 			if cmpRow(c.Key(), h.key) != 0 {
@@ -200,19 +209,21 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 		}
 	}
 	h.stash, h.keep = h.keep, h.stash
+	h.waitF, h.waiting = f, h.stash.Len()
 	clear(h.cut)
 	return matches, nil
 }
 
-// keyIdx is a ready proposal: its one-column key, made unsigned with its
-// order kept, and its index in the stash.
+// keyIdx is a ready proposal: one column of its key, made unsigned with
+// its order kept, and its index in the stash.
 type keyIdx struct {
 	k uint64
 	i uint32
 }
 
-// radixSort sorts xs by k, least significant byte first, skipping the
-// bytes every key shares. It returns the sorted slice and the spare one.
+// radixSort sorts xs by k, stably, least significant byte first, skipping
+// the bytes every key shares. It returns the sorted slice and the spare
+// one.
 func radixSort(xs, spare []keyIdx) (sorted, other []keyIdx) {
 	if len(xs) < 2 {
 		return xs, spare

@@ -21,6 +21,8 @@ var (
 	// ErrOrder reports a stream batch that starts before the upper of the
 	// batch delivered before it on the same input.
 	ErrOrder = errors.New("join: stream batch out of order")
+	// ErrStageClosure reports a delta stage closure that can err.
+	ErrStageClosure = errors.New("join: stage closure can err")
 )
 
 // CodeNumericOverflow is the error code (an error row is one int64 column,

@@ -21,7 +21,19 @@ type Stats struct {
 	errors  atomic.Int64
 	matches atomic.Int64
 	fed     atomic.Int64
+	failed  atomic.Pointer[error]
 }
+
+// Err returns the error that stopped the operator (a broken stream or
+// trace contract, never a data error), or nil.
+func (s *Stats) Err() error {
+	if e := s.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (s *Stats) fail(err error) { s.failed.CompareAndSwap(nil, &err) }
 
 // NewStats returns counters for an operator, with the pprof labels
 // dataflow=, operator= and (when path is not empty) path=.
@@ -105,4 +117,12 @@ func (m *Metrics) ErrorCounts() []ErrorCount {
 		return out[i].Operator < out[j].Operator
 	})
 	return out
+}
+
+// Stats returns the counters registered so far, one per operator or delta
+// path, in registration order.
+func (m *Metrics) Stats() []*Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*Stats(nil), m.stats...)
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -148,108 +147,6 @@ func (l *layoutMFP) Apply(in *dataflow.Chunk, out *join.Sink) {
 	l.next.Apply(s, out)
 }
 
-// linearStageOp is one stage of a linear join as an operator: a binary
-// join of the running result (arranged by the stage's stream key) with the
-// stage's lookup arrangement; its closure lays the output out as the
-// joined row (and applies the query's closure at the last stage).
-type linearStageOp struct {
-	left, right *dataflow.Port[*batch.Batch]
-	bin         *join.Binary
-	sink        *join.Sink
-	oks, errs   *dataflow.Stream[*dataflow.Chunk]
-	ctx         context.Context
-	fail        func(error)
-	err         error
-}
-
-func (o *linearStageOp) Step(in frontier.Frontier) frontier.Frontier {
-	if o.err != nil {
-		return frontier.Empty()
-	}
-	l, r := o.left.Take(), o.right.Take()
-	lf, rf := o.left.Frontier(), o.right.Frontier()
-	o.bin.Stats().Do(o.ctx, func(context.Context) {
-		o.err = o.bin.Step(l, r, o.sink)
-	})
-	o.bin.Compact(lf, rf)
-	if o.err != nil {
-		o.fail(o.err)
-		return frontier.Empty()
-	}
-	send(o.sink, o.oks, o.errs)
-	return frontier.Empty()
-}
-
-func (o *linearStageOp) Shutdown() { o.bin.Release() }
-
-// deltaOp is a delta join as an operator: each from entry's source
-// arrangement (oks and errs) is an input; the lookups are read through
-// their traces. Each step propagates every entry's new errors once (K4 of
-// core/join), feeds every path its source's new batches, then runs every
-// path, each under its own pprof labels (dataflow=, operator=, path=).
-type deltaOp struct {
-	oks, errs []*dataflow.Port[*batch.Batch]
-	paths     []*join.Path
-	errPres   []batch.Presentation
-	sink      *join.Sink
-	outOks    *dataflow.Stream[*dataflow.Chunk]
-	outErrs   *dataflow.Stream[*dataflow.Chunk]
-	ctx       context.Context
-	fail      func(error)
-	err       error
-	bufO      [][]*batch.Batch
-	bufE      [][]*batch.Batch
-	fronts    []frontier.Frontier
-}
-
-func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
-	if o.err != nil {
-		return frontier.Empty()
-	}
-	for i := range o.oks {
-		o.bufO[i] = o.oks[i].Take()
-		o.bufE[i] = o.errs[i].Take()
-		o.fronts[i] = o.oks[i].Frontier()
-		join.Errors(o.bufE[i], o.errPres[i], o.sink)
-	}
-	for _, p := range o.paths {
-		src := p.Source()
-		p.Stats().Do(o.ctx, func(context.Context) {
-			if o.err == nil {
-				o.err = p.Feed(o.bufO[src], o.sink)
-			}
-		})
-	}
-	for _, p := range o.paths {
-		src := p.Source()
-		p.Stats().Do(o.ctx, func(context.Context) {
-			if o.err == nil {
-				o.err = p.Work(o.fronts[src], o.sink)
-			}
-		})
-	}
-	if o.err != nil {
-		o.fail(o.err)
-		return frontier.Empty()
-	}
-	send(o.sink, o.outOks, o.outErrs)
-	// A path holds stashed proposals it may still emit at or after their
-	// initial times: keep a capability at the least of them.
-	c := frontier.Empty()
-	for _, p := range o.paths {
-		if t, ok := p.Outstanding(); ok {
-			c = c.Meet(frontier.At(t))
-		}
-	}
-	return c
-}
-
-func (o *deltaOp) Shutdown() {
-	for _, p := range o.paths {
-		p.Release()
-	}
-}
-
 // reduceOp steps a reduce, threshold or distinct kernel with its input
 // arrangement's batches and frontier, and sends the corrections it retires.
 // It holds a capability at the kernel's lower: nothing before it changes.
@@ -339,17 +236,6 @@ func (o *countOp) Step(frontier.Frontier) frontier.Frontier {
 }
 
 func (o *countOp) Shutdown() {}
-
-// send moves a sink's chunks to the output streams.
-func send(s *join.Sink, oks, errs *dataflow.Stream[*dataflow.Chunk]) {
-	o, e := s.Take()
-	for _, c := range o {
-		oks.Send(c)
-	}
-	for _, c := range e {
-		errs.Send(c)
-	}
-}
 
 // Capture records every update of an arrangement half as presented, per
 // worker, in flat append-only columns (no per-update map or allocation),

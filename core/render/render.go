@@ -622,11 +622,9 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	errs0, err := b.flattenErrs(left.Errs)
-	if err != nil {
-		return dataflow.Collection{}, err
-	}
-	errStreams = append(errStreams, errs0)
+	// Each entry's errors travel once (K4 of core/join): from[0]'s with
+	// stage 1, from[k]'s with stage k.
+	entryErrs := []dataflow.Arranged{left.Errs}
 	leftKey := sk0 // joined-row positions of the left arrangement's key
 	var running dataflow.Collection
 	for si, st := range lp.Stages {
@@ -641,11 +639,7 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 		if err != nil {
 			return dataflow.Collection{}, err
 		}
-		re, err := b.flattenErrs(right.Errs)
-		if err != nil {
-			return dataflow.Collection{}, err
-		}
-		errStreams = append(errStreams, re)
+		entryErrs = append(entryErrs, right.Errs)
 		// Layout: kernel row = key ++ left val ++ right val.
 		bound := e.Offset // joined columns of the left side: [0, bound)
 		K := len(leftKey)
@@ -685,30 +679,20 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 			}
 		}
 		name := "linear " + q.Field + " stage " + strconv.Itoa(si+1)
-		stats := join.NewStats(b.df, name, "")
-		bin, err := join.NewBinary(
-			join.Side{Trace: b.c.Keep(left.Oks.Trace), Pres: left.Oks.Pres, Arity: left.Oks.Arity},
-			join.Side{Trace: b.c.Keep(right.Oks.Trace), Pres: right.Oks.Pres, Arity: right.Oks.Arity},
-			join.BinaryOptions{AsOf: b.c.AsOf(), Closure: newLayout(cols, next), Stats: stats})
+		jm := &join.Metrics{}
+		out, err := join.Join(b.c, left, right, newLayout(cols, next), join.OperatorOptions{
+			Name: name, Metrics: jm, Dataflow: b.df, Labels: b.ctx, Errs: entryErrs,
+		})
 		if err != nil {
 			return dataflow.Collection{}, err
 		}
-		ob := b.c.NewOperator(name)
-		op := &linearStageOp{
-			left: dataflow.AddInput(ob, "left", left.Oks.Stream), right: dataflow.AddInput(ob, "right", right.Oks.Stream),
-			bin: bin, sink: join.NewSink(bin.Arity()), ctx: b.ctx, fail: b.failer(),
-		}
-		op.oks = dataflow.AddOutput[*dataflow.Chunk](ob)
-		op.errs = dataflow.AddOutput[*dataflow.Chunk](ob)
-		if err := ob.Build(op); err != nil {
-			return dataflow.Collection{}, err
-		}
-		b.opts.Metrics.add(b.df, name, "", collOf(q.Field), stats.Errors)
-		errStreams = append(errStreams, op.errs)
+		entryErrs = nil
+		b.joinMetrics(jm, collOf(q.Field))
+		errStreams = append(errStreams, out.Errs)
 		// The running result's errors travel with the join's errors; the
 		// next stage's arrangement of the running result is read for its
 		// oks only.
-		running = dataflow.Collection{Arity: bin.Arity(), Oks: op.oks, Errs: op.errs}
+		running = out
 	}
 	errs, err := b.concat(errStreams...)
 	if err != nil {
@@ -725,14 +709,7 @@ func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 	if b.c.Peers() > 1 {
 		return dataflow.Collection{}, fmt.Errorf("%s: %w, not %d", q.Field, ErrDeltaWorkers, b.c.Peers())
 	}
-	n := len(q.Entries)
-	sources := make([]*dataflow.Arrangement, n)
-	var paths []*join.Path
-	var pres []batch.Presentation
-	fin, err := closure(q)
-	if err != nil {
-		return dataflow.Collection{}, err
-	}
+	sources := make([]*dataflow.Arrangement, len(q.Entries))
 	// Lookups first, so that every source can reuse one of them.
 	type lk struct {
 		a   *dataflow.Arrangement
@@ -763,24 +740,21 @@ func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 			sources[i] = a
 		}
 	}
+	var paths []join.DeltaPath
 	for pi, p := range q.Delta {
 		src := sources[p.Source.Entry]
 		srcEntry := q.Entries[p.Source.Entry]
 		// Row layout: source key ++ source val ++ each lookup's val.
 		var rowOf []int // kernel column -> joined position
-		var srcVals []int
-		for c := range len(srcEntry.Collection.Columns) {
-			if !slices.Contains(src.Key, c) {
-				srcVals = append(srcVals, c)
-			}
-		}
 		for _, c := range src.Key {
 			rowOf = append(rowOf, srcEntry.Offset+c)
 		}
-		for _, c := range srcVals {
-			rowOf = append(rowOf, srcEntry.Offset+c)
+		for c := range len(srcEntry.Collection.Columns) {
+			if !slices.Contains(src.Key, c) {
+				rowOf = append(rowOf, srcEntry.Offset+c)
+			}
 		}
-		var stages []join.Stage
+		var stages []join.DeltaStage
 		keyOf := map[int]int{} // joined position bound by a lookup key -> kernel column of the stream key
 		for _, x := range lookups[pi] {
 			e := q.Entries[x.l.Entry]
@@ -798,10 +772,7 @@ func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 			for i, c := range x.a.Key {
 				keyOf[e.Offset+c] = sk[i]
 			}
-			stages = append(stages, join.Stage{
-				Lookup: b.c.Keep(x.a.Oks.Trace), Pres: x.a.Oks.Pres, Arity: x.a.Oks.Arity,
-				Relation: x.l.Entry, StreamKey: sk,
-			})
+			stages = append(stages, join.DeltaStage{Lookup: x.a, Relation: x.l.Entry, StreamKey: sk})
 			for c := range len(e.Collection.Columns) {
 				if !slices.Contains(x.a.Key, c) {
 					rowOf = append(rowOf, e.Offset+c)
@@ -818,52 +789,34 @@ func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 				return dataflow.Collection{}, fmt.Errorf("%s: delta path %d: joined column %d unbound", q.Field, pi, p)
 			}
 		}
-		var final join.Closure = newLayout(cols, fin)
-		if pi > 0 {
-			if final, err = closure(q); err != nil {
-				return dataflow.Collection{}, err
-			}
-			final = newLayout(cols, final)
-		}
-		name := "delta " + q.Field
-		stats := join.NewStats(b.df, name, strconv.Itoa(pi))
-		path, err := join.NewPath(join.PathOptions{
-			Source: p.Source.Entry, SourcePres: src.Oks.Pres, SourceArity: src.Oks.Arity,
-			AsOf: b.c.AsOf(), Stages: stages, Final: final, Stats: stats,
-		})
+		fin, err := closure(q)
 		if err != nil {
 			return dataflow.Collection{}, err
 		}
-		b.opts.Metrics.add(b.df, name, strconv.Itoa(pi), collOf(q.Field), stats.Errors)
-		paths = append(paths, path)
+		paths = append(paths, join.DeltaPath{Source: p.Source.Entry, Arranged: src, Stages: stages, Final: newLayout(cols, fin)})
 	}
+	// Each entry's errors, once (K4 of core/join): its source's.
+	var errs []dataflow.Arranged
 	for i := range q.Entries {
-		pres = append(pres, sources[i].Errs.Pres)
+		errs = append(errs, sources[i].Errs)
 	}
-	// NewDelta checks the paths share one as_of and name entries that
-	// exist; the operator steps them itself, each under its own labels.
-	if _, err := join.NewDelta(paths, pres); err != nil {
+	jm := &join.Metrics{}
+	out, err := join.DeltaJoin(b.c, paths, join.OperatorOptions{
+		Name: "delta " + q.Field, Metrics: jm, Dataflow: b.df, Labels: b.ctx, Errs: errs,
+	})
+	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	asOf := b.c.AsOf()
-	for i := range pres {
-		pres[i].Since = pres[i].Since.Join(asOf) // no output before as_of (K1)
+	b.joinMetrics(jm, collOf(q.Field))
+	return out, nil
+}
+
+// joinMetrics registers the counters of a join operator (one per delta
+// path) under the collection it computes.
+func (b *builder) joinMetrics(jm *join.Metrics, coll string) {
+	for _, st := range jm.Stats() {
+		b.opts.Metrics.add(st.Dataflow, st.Operator, st.Path, coll, st.Errors)
 	}
-	ob := b.c.NewOperator("delta " + q.Field)
-	op := &deltaOp{
-		paths: paths, errPres: pres, sink: join.NewSink(fin.Arity()), ctx: b.ctx, fail: b.failer(),
-		bufO: make([][]*batch.Batch, n), bufE: make([][]*batch.Batch, n), fronts: make([]frontier.Frontier, n),
-	}
-	for i, a := range sources {
-		op.oks = append(op.oks, dataflow.AddInput(ob, "oks "+strconv.Itoa(i), a.Oks.Stream))
-		op.errs = append(op.errs, dataflow.AddInput(ob, "errs "+strconv.Itoa(i), a.Errs.Stream))
-	}
-	op.outOks = dataflow.AddOutput[*dataflow.Chunk](ob)
-	op.outErrs = dataflow.AddOutput[*dataflow.Chunk](ob)
-	if err := ob.Build(op); err != nil {
-		return dataflow.Collection{}, err
-	}
-	return dataflow.Collection{Arity: fin.Arity(), Oks: op.outOks, Errs: op.outErrs}, nil
 }
 
 // servesAny reports whether an importable index serves any arrangement of

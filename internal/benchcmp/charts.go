@@ -118,14 +118,19 @@ func distributionChart(t *Table) (string, error) {
 
 // logIfWide puts the X axis of a ratio chart on a log scale when the
 // ratios span more than a factor of four, so that a 100x change and the
-// spread of a sample are both visible.
+// spread of a sample are both visible, and widens it for the legend.
 func logIfWide(p *plot.Plot) {
 	p.X.Min = math.Min(p.X.Min, 1)
 	p.X.Max = math.Max(p.X.Max, 1)
+	// Leave the right quarter to the legend, which gonum draws inside the
+	// plot area.
 	if p.X.Min > 0 && p.X.Max/p.X.Min > 4 {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.X.Label.Text += " (log scale)"
+		p.X.Max *= math.Pow(p.X.Max/p.X.Min, 1.0/3)
+	} else {
+		p.X.Max += (p.X.Max - p.X.Min) / 3
 	}
 }
 

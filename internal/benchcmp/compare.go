@@ -124,7 +124,11 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 }
 
 // BuildReport reads cfg.Files and computes the report Compare writes.
+// Warnings go to errOut; nil discards them.
 func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
+	if errOut == nil {
+		errOut = io.Discard
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

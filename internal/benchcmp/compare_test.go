@@ -79,6 +79,11 @@ func TestGolden(t *testing.T) {
 		{"regress.json", regress, func(c *CompareConfig) { c.Format = "json"; c.Thresholds = []string{"install-ns=5"} }},
 		{"regress.html", regress, func(c *CompareConfig) { c.Format = "html"; c.Thresholds = []string{"install-ns=5"} }},
 		{"gotest.txt", []string{"a=" + td("batch-a.txt"), "b=" + td("batch-b.txt")}, nil},
+		{"three.txt", []string{"old=" + td("regress-old.txt"), "new=" + td("regress-new.txt"), "again=" + td("noise-new.txt")},
+			func(c *CompareConfig) {
+				c.Filter = ".unit:(install-ns OR rows)"
+				c.Thresholds = []string{"install-ns=5"}
+			}},
 		{"suite-index.txt", []string{td("suite.txt")}, func(c *CompareConfig) { c.Col = "/index@(direct imported)" }},
 		{"suite-index.md", []string{td("suite.txt")}, func(c *CompareConfig) {
 			c.Col = "/index@(direct imported)"

@@ -102,12 +102,22 @@ func writeHTML(w io.Writer, rep *Report) error {
 		}
 		tables = append(tables, ht)
 	}
-	regs := rep.Regressions()
+	var flagged []string
+	for _, t := range rep.Tables {
+		for _, r := range t.Rows {
+			for j, c := range r.Cells {
+				if c != nil && c.Verdict == Regression {
+					flagged = append(flagged, fmt.Sprintf("%s %s: %s vs %s, %s (p=%.3f, threshold %g%%)",
+						t.Unit, r.Name, t.Columns[j], t.Columns[0], pct(c.DeltaPct), c.P, t.Threshold))
+				}
+			}
+		}
+	}
 	return htmlPage().Execute(w, struct {
-		Regressions int
+		Regressions []string
 		Legend      string
 		Tables      []htmlTable
-	}{regs, markdownLegendPlain(rep), tables})
+	}{flagged, markdownLegendPlain(rep), tables})
 }
 
 func verdictClass(v Verdict) string {
@@ -145,13 +155,14 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 td.name { font-family: ui-monospace, monospace; }
 .v-regression { color: #b00; font-weight: bold; } .v-worse { color: #c60; }
 .v-better { color: #080; } .v-changed { color: #06c; } .v-noise, .v-other { color: #888; }
-.config { color: #666; } .notes { color: #666; font-size: .9em; }
+.regressions { color: #b00; } .config { color: #666; } .notes { color: #666; font-size: .9em; }
 figure.chart { margin: 1em 0; } figure.chart svg { max-width: 100%; height: auto; }
 figcaption { color: #444; max-width: 60em; }
 </style>
 </head>
 <body>
-<h1>benchcmp: {{if .Regressions}}{{.Regressions}} regression(s){{else}}no regression{{end}}</h1>
+<h1>benchcmp: {{with .Regressions}}{{len .}} regression(s){{else}}no regression{{end}}</h1>
+{{with .Regressions}}<ul class="regressions">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>{{.Legend}}</p>
 {{range .Tables}}<section class="table">
 <h2>{{.Headline}}</h2>

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -168,6 +169,9 @@ func TestScalingRecoversExponents(t *testing.T) {
 		}
 		if !f.HasInterval || f.Lo > tc.k+1e-9 || f.Hi < tc.k-1e-9 || f.Hi-f.Lo > 0.05 {
 			t.Errorf("%s: k %.3f [%.3f, %.3f], want a tight interval around %g", tc.key, f.Exponent, f.Lo, f.Hi, tc.k)
+		}
+		if math.Abs(f.Exponent-tc.k) > 0.02 {
+			t.Errorf("%s: k %.3f, want %g", tc.key, f.Exponent, tc.k)
 		}
 		if f.Grows != tc.grows {
 			t.Errorf("%s: grows = %v, want %v", tc.key, f.Grows, tc.grows)

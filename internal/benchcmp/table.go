@@ -263,13 +263,15 @@ func (b *builder) report(o reportOpts) *Report {
 					c.Compared = true
 					c.P = cmp.P
 					c.DeltaPct = deltaPct(baseCenter, sum.Center)
-					for _, w := range cmp.Warnings {
-						note(c, w)
-					}
 					c.Verdict = judge(t, assumption, cmp, o.alpha, c.DeltaPct)
 					if c.Verdict == TooFew {
+						// Says what benchmath's own warning says, with both sizes.
 						note(c, fmt.Errorf("too few samples to detect a change at alpha %g: %d and %d samples; need at least %d each",
 							o.alpha, cmp.N1, cmp.N2, samplesNeeded(o.alpha)))
+					} else {
+						for _, w := range cmp.Warnings {
+							note(c, w)
+						}
 					}
 				}
 				row.Cells[j] = c

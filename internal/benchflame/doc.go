@@ -1,6 +1,7 @@
 // Package benchflame turns a pprof profile into one self-contained HTML
 // flame graph: pprof's own flame graph view (github.com/google/pprof's
 // driver), with its script and style inline, no network and no graphviz. It
+// takes a profile file (Write, WriteFile) or its bytes (WriteProfile). It
 // serves `benchcmp profile` (a differential graph, Options.Base) and
 // `benchrun --flamegraph` (one profile).
 //

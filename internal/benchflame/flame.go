@@ -172,6 +172,27 @@ func WriteFile(ctx context.Context, path string, opts Options) error {
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
+// WriteProfile is Write for a profile held in memory: profile is the content
+// of a pprof file (gzipped or not), as runtime/pprof.StartCPUProfile writes
+// it; opts.Profile is ignored. The bytes go through a temporary file, removed
+// before WriteProfile returns.
+func WriteProfile(ctx context.Context, w io.Writer, profile []byte, opts Options) error {
+	f, err := os.CreateTemp("", "benchflame-*.pprof")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrExport, err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(profile); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: %v", ErrExport, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%w: %v", ErrExport, err)
+	}
+	opts.Profile = f.Name()
+	return Write(ctx, w, opts)
+}
+
 // RunChildIfRequested does nothing in a normal run. In the subprocess Write
 // starts, it reads the Options from standard input, runs Export to standard
 // output and exits: 0 on success, 1 with the error on standard error.

@@ -157,3 +157,25 @@ func TestWriteBadProfile(t *testing.T) {
 		t.Error("WriteFile wrote no flame graph")
 	}
 }
+
+func TestWriteProfileFromBytes(t *testing.T) {
+	b, err := os.ReadFile("testdata/imported.pprof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Labels: []string{"runtime"}}
+	var fromBytes, fromFile bytes.Buffer
+	if err := WriteProfile(context.Background(), &fromBytes, b, opts); err != nil {
+		t.Fatal(err)
+	}
+	opts.Profile = "testdata/imported.pprof"
+	if err := Write(context.Background(), &fromFile, opts); err != nil {
+		t.Fatal(err)
+	}
+	if stacks(t, fromBytes.Bytes()) != stacks(t, fromFile.Bytes()) {
+		t.Error("the flame graph of the profile's bytes differs from that of its file")
+	}
+	if err := WriteProfile(context.Background(), &bytes.Buffer{}, []byte("junk"), Options{}); !errors.Is(err, ErrProfile) {
+		t.Errorf("WriteProfile(junk) = %v, want ErrProfile", err)
+	}
+}

@@ -36,6 +36,8 @@ type Benchmark struct {
 	Workers  int
 	Params   []Param // in name order; runner parameters included
 	Spec     *spec.Spec
+
+	joins []string // the workload's default join strategies, if any
 }
 
 // Param returns the value of a parameter of the benchmark, and whether it
@@ -176,6 +178,9 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 		for _, b := range specs {
 			joins := sel.Join
 			if len(joins) == 0 {
+				joins = b.joins
+			}
+			if len(joins) == 0 {
 				joins = []string{b.Spec.Query.Join}
 			}
 			for _, ix := range index {
@@ -242,7 +247,7 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, &Benchmark{Base: b.Base, Workload: w.Name, Params: ps, Spec: s})
+			out = append(out, &Benchmark{Base: b.Base, Workload: w.Name, Params: ps, Spec: s, joins: w.Joins})
 		}
 		i := len(combo) - 1
 		for ; i >= 0; i-- {
@@ -260,10 +265,6 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 // specFileBench reads a user's spec file. Its parameters are spec field
 // paths holding numbers (inputs.NAME.generate.rows, as_of, ...).
 func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &spec.Error{File: path, Msg: "cannot read spec: " + err.Error()}
-	}
 	var ov []spec.Override
 	var ps []Param
 	for _, p := range params {
@@ -274,7 +275,7 @@ func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
 		ps = append(ps, Param{Name: p.key, Value: p.value})
 		p.used = true
 	}
-	s, err := spec.DecodeWith(path, dirOf(path), data, ov)
+	s, err := spec.ReadFileWith(path, ov)
 	if err != nil {
 		return nil, err
 	}
@@ -287,13 +288,6 @@ func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
 		}
 	}
 	return &Benchmark{Base: camel(s.Name), Workload: s.Name, Params: ps, Spec: s}, nil
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndexAny(path, "/"+string(os.PathSeparator)); i >= 0 {
-		return path[:i+1]
-	}
-	return "."
 }
 
 // camel turns a spec name into a benchmark base: orders_lineitem ->

@@ -88,7 +88,7 @@ func TestBenchmarkNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 16 { // 9 workloads, fanout ×3, dd ×5
+	if len(all) != 17 { // 9 workloads, fanout ×3, dd ×5, star ×2 joins
 		t.Errorf("every built-in: %d benchmarks: %q", len(all), names(all))
 	}
 }
@@ -263,6 +263,19 @@ func TestRunResults(t *testing.T) {
 	if n != 4 {
 		t.Errorf("%d results read back, want 4", n)
 	}
+	// --progress auto on a terminal: a bar, not lines; the summary after it.
+	stderr.Reset()
+	stdout.Reset()
+	if err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 3, Progress: ProgressAuto, ErrOutIsTerminal: true, Engine: &fakeEngine{}, Env: testEnv}); err != nil {
+		t.Fatal(err)
+	}
+	if e := stderr.String(); !strings.Contains(e, "3/3 samples") || strings.Contains(e, "benchrun: 1/3") || !strings.HasSuffix(e, "benchrun: 1 benchmarks, 3 samples in "+e[strings.LastIndex(e, " in ")+4:]) {
+		t.Errorf("stderr with a bar:\n%q", e)
+	}
+	if stdout.String() == "" || strings.Contains(stdout.String(), "samples") {
+		t.Errorf("stdout with a bar:\n%s", stdout.String())
+	}
 	// --progress off: nothing but the summary on stderr.
 	stderr.Reset()
 	stdout.Reset()
@@ -345,6 +358,7 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: "sometimes"}, `--progress: unknown value "sometimes"`},
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, Flamegraph: "x.svg"}, `--flamegraph: "x.svg" must name an .html file`},
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, CPUProfile: dir}, "--cpuprofile: " + dir + " is a directory"},
+		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, MemProfile: filepath.Join(dir, "no", "mem.pprof")}, "--memprofile: " + filepath.Join(dir, "no", "mem.pprof") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
 	} {
 		var stdout, stderr bytes.Buffer
 		tc.cfg.Out, tc.cfg.ErrOut, tc.cfg.OutFile, tc.cfg.Engine, tc.cfg.Env = &stdout, &stderr, outFile, &fakeEngine{}, testEnv
@@ -449,6 +463,18 @@ func TestBuiltinsServeEveryArrangement(t *testing.T) {
 	}
 	if len(bs) != 64 {
 		t.Errorf("%d benchmarks, want 16 × 2 modes × 2 joins", len(bs))
+	}
+	// star runs both strategies unless --join says otherwise.
+	bs, err = Benchmarks(Selection{Targets: []string{"star"}, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(bs); len(got) != 2 || !strings.Contains(got[0], "/join=delta/") || !strings.Contains(got[1], "/join=linear/") {
+		t.Errorf("star by default: %q", got)
+	}
+	bs, err = Benchmarks(Selection{Targets: []string{"star"}, Join: []string{"linear"}, Workers: 1})
+	if err != nil || len(bs) != 1 {
+		t.Errorf("star --join linear: %v, %v", names(bs), err)
 	}
 }
 

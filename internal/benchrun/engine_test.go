@@ -149,3 +149,42 @@ func TestStallHoldGap(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineRowsBeforeUntil: rows and errors describe the output at the
+// last time before until, though a direct query's raw inputs run past it.
+func TestEngineRowsBeforeUntil(t *testing.T) {
+	data, err := os.ReadFile(evalSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "until.json")
+	if err := os.WriteFile(path, bytes.Replace(data, []byte(`"as_of": 1,`), []byte(`"as_of": 1, "until": 2,`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := runEngine(t, Selection{Targets: []string{path}, Index: []string{IndexImported, IndexDirect}, Workers: 1}, 1)
+	for name, u := range values(t, text) {
+		// At time 1: customers 10 and 20, and one division by zero.
+		if u["rows"][0] != 2 || u["errors"][0] != 1 {
+			t.Errorf("%s: rows %v errors %v, want 2 and 1 (the output at time 1)", name, u["rows"], u["errors"])
+		}
+	}
+}
+
+// TestDirectSingleEntryHoldsItsArrangement: a direct query of one entry
+// builds the arrangement an imported one reads and holds it like an
+// index, so both modes hold about the same trace bytes.
+func TestDirectSingleEntryHoldsItsArrangement(t *testing.T) {
+	text := runEngine(t, Selection{Targets: []string{"fanout"}, Index: []string{IndexImported, IndexDirect}, Workers: 1, Params: []string{"rows=2000", "k=1"}}, 1)
+	bytesOf := map[string]float64{}
+	for name, u := range values(t, text) {
+		for _, m := range []string{IndexImported, IndexDirect} {
+			if strings.Contains(name, "index="+m) {
+				bytesOf[m] = u["trace-B"][0]
+			}
+		}
+	}
+	imp, dir := bytesOf[IndexImported], bytesOf[IndexDirect]
+	if imp <= 0 || dir < imp/2 || dir > imp*2 {
+		t.Errorf("trace-B imported %v, direct %v: want both positive and within 2x", imp, dir)
+	}
+}

@@ -181,3 +181,42 @@ func TestEvalMissingIndex(t *testing.T) {
 		t.Fatalf("direct: %v", err)
 	}
 }
+
+// TestEvalConcurrent: two evals of the same spec at once, in different
+// modes, print the golden bytes (no state is shared between runs).
+func TestEvalConcurrent(t *testing.T) {
+	want, err := os.ReadFile("testdata/eval/small.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := make([]bytes.Buffer, 4)
+	errs := make(chan error, len(outs))
+	for i := range outs {
+		go func() {
+			index := []string{IndexImported, IndexDirect}[i%2]
+			errs <- Eval(context.Background(), EvalConfig{Out: &outs[i], Spec: evalSpec, At: "1,2,3", Index: index, Join: "linear", Format: FormatCSV, Workers: 1 + i/2})
+		}()
+	}
+	for range outs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range outs {
+		if outs[i].String() != string(want) {
+			t.Errorf("eval %d:\n%s", i, outs[i].String())
+		}
+	}
+}
+
+// TestEvalInterrupted: a cancelled context stops eval with exit 130 and
+// prints nothing.
+func TestEvalInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	err := Eval(ctx, EvalConfig{Out: &out, Spec: evalSpec, At: "1", Index: IndexImported, Format: FormatCSV, Workers: 1})
+	if ExitCode(err) != ExitInterrupted || out.Len() != 0 {
+		t.Fatalf("got %v (exit %d), printed %q", err, ExitCode(err), out.String())
+	}
+}

@@ -29,6 +29,9 @@ func List(cfg ListConfig) error {
 			files[j] = "workloads/" + b.File
 		}
 		fmt.Fprintf(tw, "  spec\t%s\n", strings.Join(files, ", "))
+		if len(w.Joins) > 0 {
+			fmt.Fprintf(tw, "  join\t%s\n", strings.Join(w.Joins, ","))
+		}
 		for _, p := range w.Params {
 			defs := make([]string, len(p.Defaults))
 			for j, d := range p.Defaults {

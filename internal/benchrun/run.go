@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -32,6 +33,8 @@ var units = []struct{ unit, key, value string }{
 	{"rows", "assume", "exact"},
 	{"errors", "assume", "exact"},
 	{"hold-gap", "better", "lower"},
+	// Written before the first result that carries them: merge work, the
+	// dd shapes' per-row figures and Go limits, peek's read latencies.
 	{"merge-work", "better", "lower"},
 	{"install-ns/row", "better", "lower"},
 	{"limit-ns/row", "better", "lower"},
@@ -41,18 +44,23 @@ var units = []struct{ unit, key, value string }{
 	{"import-ns", "better", "lower"},
 }
 
-// knownUnit reports whether u is one of the units results may carry: a
-// fixed unit, or one operator's error count (stage-errors:…, exact).
-func knownUnit(u string) bool {
+// specUnits is how many of units docs/spec.md fixes: their Unit lines
+// head every results file.
+const specUnits = 8
+
+// unitMeta returns the Unit line of u, and whether u is one of the units
+// results may carry: a unit above, or one operator's error count
+// (stage-errors:…, exact).
+func unitMeta(u string) (*benchfmt.UnitMetadata, bool) {
 	if strings.HasPrefix(u, stageUnitPrefix) && len(u) > len(stageUnitPrefix) && !strings.ContainsAny(u, " \t\n") {
-		return true
+		return &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u, Key: "assume"}, OrigUnit: u, Value: "exact"}, true
 	}
 	for _, x := range units {
 		if x.unit == u {
-			return true
+			return &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u, Key: x.key}, OrigUnit: u, Value: x.value}, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // Engine runs benchmarks. Sample runs b once over its loaded inputs and
@@ -133,8 +141,11 @@ type RunConfig struct {
 	Flamegraph string
 	Seed       uint64
 	Progress   string
-	Engine     Engine
-	Env        Env
+	// ErrOutIsTerminal says ErrOut is a terminal: --progress auto then
+	// draws a bar instead of one line per sample.
+	ErrOutIsTerminal bool
+	Engine           Engine
+	Env              Env // the config lines; the zero Env means DetectEnv
 }
 
 // validate checks the flags that need no spec.
@@ -157,6 +168,9 @@ func (cfg *RunConfig) validate() error {
 		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
 			return usagef(f.flag, "%s is a directory", f.path)
 		}
+		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
+			return usagef(f.flag, "%s: directory %s does not exist", f.path, filepath.Dir(f.path))
+		}
 	}
 	return nil
 }
@@ -174,6 +188,9 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	}
 	if cfg.Engine == nil {
 		return ErrNoEngine
+	}
+	if cfg.Env == (Env{}) {
+		cfg.Env = DetectEnv()
 	}
 	// Every input is loaded before --out is touched.
 	inputs := make([][]*spec.Table, len(benches))
@@ -243,7 +260,9 @@ func Run(ctx context.Context, cfg RunConfig) error {
 // samples runs every sample and writes its result line to w.
 func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs [][]*spec.Table, w io.Writer) error {
 	bw := benchfmt.NewWriter(w)
-	for _, u := range units {
+	declared := map[string]bool{}
+	for _, u := range units[:specUnits] {
+		declared[u.unit] = true
 		if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: u.key}, OrigUnit: u.unit, Value: u.value}); err != nil {
 			return fmt.Errorf("benchrun: writing results: %w", err)
 		}
@@ -256,14 +275,15 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 		{Key: "gomaxprocs", Value: []byte(strconv.Itoa(cfg.Env.GOMAXPROCS)), File: true},
 		{Key: "commit", Value: []byte(cfg.Env.Commit), File: true},
 	}
-	stageUnits := map[string]bool{}
-	progress := cfg.Progress != ProgressOff
 	total := len(benches) * cfg.Count
+	pr := newProgress(cfg.ErrOut, cfg.Progress, cfg.ErrOutIsTerminal, total)
+	defer pr.stop()
 	done := 0
 	start := time.Now()
 	for i, b := range benches {
 		for range cfg.Count {
 			if ctx.Err() != nil {
+				pr.stop()
 				return interrupted(cfg.ErrOut, done, total)
 			}
 			var vals []benchfmt.Value
@@ -275,19 +295,21 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 			})
 			if err != nil {
 				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+					pr.stop()
 					return interrupted(cfg.ErrOut, done, total)
 				}
 				return fmt.Errorf("benchrun: %s: %w", b.Name, err)
 			}
 			for _, v := range vals {
-				if !knownUnit(v.Unit) {
+				meta, ok := unitMeta(v.Unit)
+				if !ok {
 					return fmt.Errorf("benchrun: %s: the engine reported unknown unit %q", b.Name, v.Unit)
 				}
-				if strings.HasPrefix(v.Unit, stageUnitPrefix) && !stageUnits[v.Unit] {
-					// An operator's error count is exact; its Unit line
-					// comes before the first result that carries it.
-					stageUnits[v.Unit] = true
-					if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: v.Unit, Key: "assume"}, OrigUnit: v.Unit, Value: "exact"}); err != nil {
+				if !declared[v.Unit] {
+					// Its Unit line comes before the first result that
+					// carries it (B2).
+					declared[v.Unit] = true
+					if err := bw.Write(meta); err != nil {
 						return fmt.Errorf("benchrun: writing results: %w", err)
 					}
 				}
@@ -297,11 +319,10 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 				return fmt.Errorf("benchrun: writing results: %w", err)
 			}
 			done++
-			if progress {
-				fmt.Fprintf(cfg.ErrOut, "benchrun: %d/%d %s\n", done, total, b.Name)
-			}
+			pr.done(done, b.Name)
 		}
 	}
+	pr.stop()
 	fmt.Fprintf(cfg.ErrOut, "benchrun: %d benchmarks, %d samples in %v\n", len(benches), done, time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 // ValidateConfig configures Validate.
 type ValidateConfig struct {
 	Out   io.Writer
-	Specs []string // spec file paths
+	Specs []string // spec files or built-in workloads
 }
 
 // Validate decodes and checks each spec file and reads its CSV inputs
@@ -24,14 +24,41 @@ func Validate(cfg ValidateConfig) error {
 	if len(cfg.Specs) == 0 {
 		return usagef("validate", "needs at least one SPEC.json")
 	}
-	for _, path := range cfg.Specs {
-		s, err := check(path)
+	for _, target := range cfg.Specs {
+		specs, err := resolve(target)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %d inputs, %d views, %d indexes\n", path, s.Name, len(s.Inputs), len(s.Views), len(s.Indexes))
+		for _, s := range specs {
+			fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %d inputs, %d views, %d indexes\n", s.File, s.Name, len(s.Inputs), len(s.Views), len(s.Indexes))
+		}
 	}
 	return nil
+}
+
+// resolve returns the specs a command argument names: a spec file (its CSV
+// inputs read), or a built-in workload's specs at their defaults.
+func resolve(target string) ([]*spec.Spec, error) {
+	if isSpecFile(target) {
+		s, err := check(target)
+		if err != nil {
+			return nil, err
+		}
+		return []*spec.Spec{s}, nil
+	}
+	w, err := workloads.Lookup(target)
+	if err != nil {
+		return nil, usagef(target, "%v (a spec file must end in .json)", err)
+	}
+	var out []*spec.Spec
+	for i := range w.Benches {
+		s, err := w.Benches[i].Spec(nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // check reads a spec and its CSV inputs.
@@ -54,7 +81,7 @@ func check(path string) (*spec.Spec, error) {
 // GenConfig configures Gen.
 type GenConfig struct {
 	Out  io.Writer // one line per file written
-	Spec string
+	Spec string    // a spec file or a built-in workload
 	Dir  string
 	Seed uint64 // the run seed combined with each generator's seed
 }
@@ -67,23 +94,31 @@ func Gen(cfg GenConfig) error {
 	if cfg.Dir == "" {
 		return usagef("--out", "gen needs --out DIR")
 	}
-	s, err := spec.ReadFile(cfg.Spec)
+	specs, err := resolve(cfg.Spec)
 	if err != nil {
 		return err
 	}
-	tables, err := workloads.Load(s, cfg.Seed)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return fmt.Errorf("benchrun: --out %s: %w", cfg.Dir, err)
-	}
-	for i, t := range tables {
-		path := filepath.Join(cfg.Dir, s.Inputs[i].Name+".csv")
-		if err := writeFileAtomic(path, func(w io.Writer) error { return spec.WriteCSV(w, t) }); err != nil {
-			return fmt.Errorf("benchrun: %s: %w", path, err)
+	tables := make([][]*spec.Table, len(specs))
+	for i, s := range specs {
+		if tables[i], err = workloads.Load(s, cfg.Seed); err != nil {
+			return err
 		}
-		fmt.Fprintf(cfg.Out, "%s: %d updates\n", path, t.Len())
+	}
+	for i, s := range specs {
+		dir := cfg.Dir
+		if len(specs) > 1 {
+			dir = filepath.Join(dir, s.Name) // a workload of several specs
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("benchrun: --out %s: %w", dir, err)
+		}
+		for j, t := range tables[i] {
+			path := filepath.Join(dir, s.Inputs[j].Name+".csv")
+			if err := writeFileAtomic(path, func(w io.Writer) error { return spec.WriteCSV(w, t) }); err != nil {
+				return fmt.Errorf("benchrun: %s: %w", path, err)
+			}
+			fmt.Fprintf(cfg.Out, "%s: %d updates\n", path, t.Len())
+		}
 	}
 	return nil
 }

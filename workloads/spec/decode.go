@@ -15,11 +15,17 @@ import (
 // ReadFile reads and decodes the spec at path. Relative paths inside it
 // resolve against path's directory.
 func ReadFile(path string) (*Spec, error) {
+	return ReadFileWith(path, nil)
+}
+
+// ReadFileWith reads the spec at path like ReadFile, applying overrides
+// as DecodeWith does.
+func ReadFileWith(path string, overrides []Override) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read spec: " + unwrapPathErr(err)}
 	}
-	return Decode(path, filepath.Dir(path), data)
+	return DecodeWith(path, filepath.Dir(path), data, overrides)
 }
 
 // unwrapPathErr drops the path from an *os.PathError message, which the
@@ -326,8 +332,12 @@ func (d *decoder) input(name string, n *node, field string) error {
 			sources = append(sources, k)
 		}
 	}
-	if len(sources) != 1 {
-		return d.errf(n, field, "needs exactly one of csv, generate, rows (has %d: %s)", len(sources), strings.Join(sources, ", "))
+	switch len(sources) {
+	case 0:
+		return d.errf(n, field, "needs a source: one of csv, generate or rows")
+	case 1:
+	default:
+		return d.errf(n, field, "needs exactly one of csv, generate, rows (has %s)", strings.Join(sources, ", "))
 	}
 	switch sources[0] {
 	case "csv":
@@ -479,8 +489,8 @@ func (d *decoder) column(n *node, field string) (ColumnGen, error) {
 }
 
 // MaxZipfN bounds a zipf column's n: the sampler keeps a table of n
-// cumulative weights.
-const MaxZipfN = 1 << 26
+// cumulative weights (8 bytes each, 128 MiB at the bound).
+const MaxZipfN = 1 << 24
 
 // rows reads inline rows [[time, diff, c1, ...], ...] under the CSV rules.
 func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) {

@@ -121,8 +121,8 @@ func TestBadSpecs(t *testing.T) {
 		{"no columns", strings.Replace(base, `["x", "y"], "rows": [[0, 1, 1, 2]]`, `[], "rows": []`, 1), "bad.json:2: inputs.a.columns: at least one column"},
 		{"negative as_of", strings.Replace(base, `"name": "w"`, `"name": "w", "as_of": -1`, 1), "bad.json:1: as_of: -1 is outside 0.."},
 		{"until not after as_of", strings.Replace(base, `"name": "w"`, `"name": "w", "as_of": 5, "until": 5`, 1), "bad.json:1: until: until 5 must be greater than as_of 5"},
-		{"two sources", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"rows": [], "csv": "a.csv"`, 1), "bad.json:2: inputs.a: needs exactly one of csv, generate, rows (has 2: csv, rows)"},
-		{"no source", strings.Replace(base, `, "rows": [[0, 1, 1, 2]]`, ``, 1), "bad.json:2: inputs.a: needs exactly one of csv, generate, rows (has 0"},
+		{"two sources", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"rows": [], "csv": "a.csv"`, 1), "bad.json:2: inputs.a: needs exactly one of csv, generate, rows (has csv, rows)"},
+		{"no source", strings.Replace(base, `, "rows": [[0, 1, 1, 2]]`, ``, 1), "bad.json:2: inputs.a: needs a source: one of csv, generate or rows"},
 		{"row arity", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 1, 1]]`, 1), "bad.json:2: inputs.a.rows[0]: must be an array of 4 integers: time, diff, x, y"},
 		{"row diff 0", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 0, 1, 2]]`, 1), "bad.json:2: inputs.a.rows[0][1]: diff must not be 0"},
 		{"row value overflow", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 1, 9223372036854775808, 2]]`, 1), "bad.json:2: inputs.a.rows[0][2]: 9223372036854775808 is outside the int64 range"},
@@ -246,7 +246,9 @@ func TestReadCSVBad(t *testing.T) {
 		{"time overflow", "time,diff,x,y\n18446744073709551616,1,2,3\n", `f.csv:2: field 1 (time) is "18446744073709551616"`},
 		{"zero diff", "time,diff,x,y\n0,1,2,3\n1,0,2,3\n", "f.csv:3: diff is 0"},
 		{"trailing comma", "time,diff,x,y\n0,1,2,3,\n", "f.csv:2: 5 fields, want 4"},
-		{"too long", "time,diff,x,y\n" + strings.Repeat("1", maxCSVLine+1) + "\n", "f.csv:2: line longer than"},
+		{"too many digits", "time,diff,x,y\n0,1," + strings.Repeat("1", 5000) + ",3\n", `f.csv:2: field 3 (x) is "111`},
+		{"lone CR kept", "time,diff,x,y\n0,1,2,3\r\r\n", `f.csv:2: field 4 (y) is "3\r"`},
+		{"no final newline bad", "time,diff,x,y\n0,1,2", "f.csv:2: 3 fields"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tab, err := ReadCSV("f.csv", strings.NewReader(tc.src), cols)

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/tracebench/tracebench/internal/benchrun"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// slowEngine takes a while per sample and stops when cancelled.
+type slowEngine struct{}
+
+func (slowEngine) Sample(ctx context.Context, b *benchrun.Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(150 * time.Millisecond):
+	}
+	return []benchfmt.Value{{Value: 150e6, Unit: "install-ns"}, {Value: float64(inputs[0].Len()), Unit: "rows"}}, nil
+}
+
+// TestMain lets the test binary act as benchrun with a slow engine when
+// TestSIGINT starts it as a subprocess.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("BENCHRUN_HELPER_ARGS"); args != "" {
+		var a []string
+		if err := json.Unmarshal([]byte(args), &a); err != nil {
+			panic(err)
+		}
+		os.Exit(mainExit(a, slowEngine{}))
+	}
+	os.Exit(m.Run())
+}
+
+// TestSIGINT interrupts a real benchrun process after its first result
+// line: it must exit 130, and every line in --out must be a complete
+// result, the first one included.
+func TestSIGINT(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	out := filepath.Join(t.TempDir(), "results.txt")
+	args, _ := json.Marshal([]string{"run", "groupby", "--count", "50", "--out", out, "--progress", "off"})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "BENCHRUN_HELPER_ARGS="+string(args))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		data, _ := os.ReadFile(out)
+		if strings.Contains(string(data), "\nBenchmarkGroupby") {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no result line within 60s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130; stderr:\n%s", code, err, stderr.String())
+	}
+	data, _ := os.ReadFile(out)
+	if !strings.HasSuffix(string(data), "\n") || data == nil {
+		t.Fatalf("--out ends mid-line:\n%s", data)
+	}
+	if !strings.Contains(string(data), "goos: "+runtime.GOOS+"\n") || !strings.Contains(string(data), "\ncommit: ") {
+		t.Errorf("--out lacks the detected config lines:\n%s", data)
+	}
+	if !bytes.Equal(data, stdout.Bytes()) {
+		t.Errorf("--out and stdout differ")
+	}
+	r := benchfmt.NewReader(bytes.NewReader(data), out)
+	results := 0
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			results++
+			if v, ok := rec.Value("rows"); !ok || v != 10000 {
+				t.Errorf("result %d: rows %v", results, v)
+			}
+		case *benchfmt.SyntaxError:
+			t.Errorf("--out holds a broken line: %v", rec)
+		}
+	}
+	if results < 1 || results >= 50 {
+		t.Errorf("%d results after the interrupt, want at least 1 and fewer than 50", results)
+	}
+	if !strings.Contains(stderr.String(), "interrupted after") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,293 @@
+package join
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// OperatorOptions configure a join operator in a dataflow.
+type OperatorOptions struct {
+	// Name names the operator in errors, profiles and metrics.
+	Name string
+	// Metrics, if not nil, receives the operator's Stats (one per path of
+	// a delta join), readable per dataflow and operator.
+	Metrics *Metrics
+	// Dataflow is the dataflow's id, for the metrics and the labels.
+	Dataflow string
+	// Labels, if not nil, is the worker's pprof label context (runtime=,
+	// worker=): the operator's work runs under it plus dataflow=,
+	// operator= and path=. Nil runs without labels.
+	Labels context.Context
+	// Errs are the error arrangements of the `from` entries whose errors
+	// this operator propagates, once each (K4); the caller lists each entry
+	// once over all the operators of a query.
+	Errs []dataflow.Arranged
+}
+
+func (o OperatorOptions) stats(path string) *Stats {
+	if o.Metrics != nil {
+		return o.Metrics.Stage(o.Dataflow, o.Name, path)
+	}
+	return NewStats(o.Dataflow, o.Name, path)
+}
+
+// errPorts forwards the error batches of the entries an operator
+// propagates, presented at as_of.
+type errPorts struct {
+	ports []*dataflow.Port[*batch.Batch]
+	pres  []batch.Presentation
+}
+
+func newErrPorts(b *dataflow.OperatorBuilder, errs []dataflow.Arranged, asOf frontier.Frontier) errPorts {
+	var e errPorts
+	for i, a := range errs {
+		e.ports = append(e.ports, dataflow.AddInput(b, fmt.Sprintf("errs %d", i), a.Stream))
+		p := a.Pres
+		p.Since = p.Since.Join(asOf)
+		e.pres = append(e.pres, p)
+	}
+	return e
+}
+
+func (e errPorts) forward(out *Sink) {
+	for i, p := range e.ports {
+		Errors(p.Take(), e.pres[i], out)
+	}
+}
+
+// send moves the sink's chunks to the operator's outputs.
+func send(s *Sink, oks, errs *dataflow.Stream[*dataflow.Chunk]) {
+	o, e := s.Take()
+	for _, c := range o {
+		if c.Len() > 0 {
+			oks.Send(c)
+		}
+	}
+	for _, c := range e {
+		if c.Len() > 0 {
+			errs.Send(c)
+		}
+	}
+}
+
+// run runs f under the operator's labels when the worker gave its label
+// context.
+func run(labels context.Context, s *Stats, f func()) {
+	if labels == nil {
+		f()
+		return
+	}
+	s.Do(labels, func(context.Context) { f() })
+}
+
+// joinOp is a Binary in a dataflow.
+type joinOp struct {
+	l, r      *dataflow.Port[*batch.Batch]
+	errs      errPorts
+	j         *Binary
+	sink      *Sink
+	labels    context.Context
+	oks, errO *dataflow.Stream[*dataflow.Chunk]
+	err       error
+	stuck     frontier.Frontier
+}
+
+func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
+	if o.err != nil {
+		return o.stuck
+	}
+	l, r := o.l.Take(), o.r.Take()
+	run(o.labels, o.j.stats, func() {
+		o.errs.forward(o.sink)
+		o.err = o.j.Step(l, r, o.sink)
+	})
+	send(o.sink, o.oks, o.errO)
+	if o.err != nil {
+		// A broken stream contract: keep the output from completing at
+		// times it may have missed, and report it through Stats.
+		o.stuck = in
+		o.j.stats.fail(o.err)
+		return o.stuck
+	}
+	o.j.Compact(o.l.Frontier(), o.r.Frontier())
+	return frontier.Empty()
+}
+
+func (o *joinOp) Shutdown() {}
+
+// checkArity refuses an arrangement whose arity is unknown: an imported
+// arrangement learns its arity from its chain's first batch, so an import
+// of an empty chain reports none.
+func checkArity(op string, a dataflow.Arranged, what string) error {
+	if a.Arity == (batch.Arity{}) {
+		return fmt.Errorf("%w: operator %q: %s arrangement has no known arity (an import of an empty chain?)", ErrArity, op, what)
+	}
+	return nil
+}
+
+// Join adds a binary join of two arrangements with the same key to the
+// dataflow (a linear join's stage, §5.3): its output rows are key ++ left
+// val ++ right val, then the closure, at the later of the two times. The
+// returned collection's errors are the errors the join produces plus those
+// of opts.Errs. With several workers the arrangements are already sharded
+// by their key, so the join exchanges nothing.
+func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closure, opts OperatorOptions) (dataflow.Collection, error) {
+	if opts.Name == "" {
+		opts.Name = "join"
+	}
+	la, ra := left.Oks, right.Oks
+	if err := checkArity(opts.Name, la, "left"); err != nil {
+		return dataflow.Collection{}, err
+	}
+	if err := checkArity(opts.Name, ra, "right"); err != nil {
+		return dataflow.Collection{}, err
+	}
+	j, err := NewBinary(
+		Side{Trace: c.Keep(la.Trace), Pres: la.Pres, Arity: la.Arity},
+		Side{Trace: c.Keep(ra.Trace), Pres: ra.Pres, Arity: ra.Arity},
+		BinaryOptions{AsOf: c.AsOf(), Closure: closure, Stats: opts.stats("")})
+	if err != nil {
+		return dataflow.Collection{}, fmt.Errorf("join: operator %q: %w", opts.Name, err)
+	}
+	b := c.NewOperator(opts.Name)
+	op := &joinOp{
+		l: dataflow.AddInput(b, "left", la.Stream), r: dataflow.AddInput(b, "right", ra.Stream),
+		j: j, sink: NewSink(j.Arity()), labels: opts.Labels,
+	}
+	op.errs = newErrPorts(b, opts.Errs, c.AsOf())
+	op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
+	if err := b.Build(op); err != nil {
+		return dataflow.Collection{}, err
+	}
+	return dataflow.Collection{Arity: j.Arity(), Oks: op.oks, Errs: op.errO}, nil
+}
+
+// DeltaStage is one lookup of a delta path in a dataflow.
+type DeltaStage struct {
+	// Lookup is the arrangement looked up, by the stage's key.
+	Lookup *dataflow.Arrangement
+	// Relation is the lookup's `from` entry.
+	Relation int
+	// StreamKey are the columns of the path's row that form the key.
+	StreamKey []int
+	// Closure, if not nil, filters the stage's matches (see Stage.Closure;
+	// it cannot err).
+	Closure *MFP
+}
+
+// DeltaPath is one path of a delta join in a dataflow.
+type DeltaPath struct {
+	// Source is the path's `from` entry and Arranged its arrangement,
+	// whose batches feed the path.
+	Source   int
+	Arranged *dataflow.Arrangement
+	Stages   []DeltaStage
+	Final    Closure
+}
+
+// deltaOp is a delta join's paths in a dataflow.
+type deltaOp struct {
+	src       []*dataflow.Port[*batch.Batch] // per path
+	lookups   []*dataflow.Port[*batch.Batch] // progress only: batches are read from the traces
+	paths     []*Path
+	errs      errPorts
+	sink      *Sink
+	labels    context.Context
+	oks, errO *dataflow.Stream[*dataflow.Chunk]
+	err       error
+	stuck     frontier.Frontier
+}
+
+func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
+	if o.err != nil {
+		return o.stuck
+	}
+	for _, p := range o.lookups {
+		p.Take()
+	}
+	run(o.labels, o.paths[0].stats, func() { o.errs.forward(o.sink) })
+	for i, p := range o.paths {
+		batches, f := o.src[i].Take(), o.src[i].Frontier()
+		run(o.labels, p.stats, func() {
+			if o.err = p.Feed(batches, o.sink); o.err == nil {
+				o.err = p.Work(f, o.sink)
+			}
+		})
+		if o.err != nil {
+			o.stuck = in
+			p.stats.fail(o.err)
+			break
+		}
+	}
+	send(o.sink, o.oks, o.errO)
+	if o.err != nil {
+		return o.stuck
+	}
+	// NB: no capability for stashed proposals is needed: a proposal waits
+	// only while a lookup's frontier has not passed its initial time, and
+	// the lookups are inputs, so the output frontier (the meet of the
+	// inputs' frontiers) cannot pass the data times it will be emitted at.
+	return frontier.Empty()
+}
+
+func (o *deltaOp) Shutdown() {}
+
+// DeltaJoin adds a delta join (§5.4) to the dataflow: one path per entry,
+// each fed by its source arrangement's batches and looking up the other
+// entries' arrangements, which must already exist (a delta join builds no
+// arrangement). The returned collection's errors are the errors the paths
+// produce plus those of opts.Errs (each entry's errors, once, K4).
+func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (dataflow.Collection, error) {
+	if opts.Name == "" {
+		opts.Name = "delta join"
+	}
+	if len(paths) == 0 {
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: a delta join needs a path", ErrArity, opts.Name)
+	}
+	b := c.NewOperator(opts.Name)
+	op := &deltaOp{labels: opts.Labels}
+	arity := -1
+	for _, dp := range paths {
+		src := dp.Arranged.Oks
+		if err := checkArity(opts.Name, src, fmt.Sprintf("path %d source", dp.Source)); err != nil {
+			return dataflow.Collection{}, err
+		}
+		var stages []Stage
+		for _, st := range dp.Stages {
+			lk := st.Lookup.Oks
+			if err := checkArity(opts.Name, lk, fmt.Sprintf("path %d lookup %d", dp.Source, st.Relation)); err != nil {
+				return dataflow.Collection{}, err
+			}
+			stages = append(stages, Stage{Lookup: c.Keep(lk.Trace), Pres: lk.Pres, Arity: lk.Arity, Relation: st.Relation, StreamKey: st.StreamKey, Closure: st.Closure})
+		}
+		p, err := NewPath(PathOptions{Source: dp.Source, SourcePres: src.Pres, SourceArity: src.Arity, AsOf: c.AsOf(),
+			Stages: stages, Final: dp.Final, Stats: opts.stats(fmt.Sprint(dp.Source))})
+		if err != nil {
+			return dataflow.Collection{}, fmt.Errorf("join: operator %q: %w", opts.Name, err)
+		}
+		if arity >= 0 && p.Arity() != arity {
+			return dataflow.Collection{}, fmt.Errorf("%w: operator %q: path %d emits %d columns, path %d emits %d", ErrArity, opts.Name, dp.Source, p.Arity(), paths[0].Source, arity)
+		}
+		arity = p.Arity()
+		op.paths = append(op.paths, p)
+		op.src = append(op.src, dataflow.AddInput(b, fmt.Sprintf("path %d", dp.Source), src.Stream))
+	}
+	for _, dp := range paths {
+		for _, st := range dp.Stages {
+			// The lookups' progress decides when stashed proposals are
+			// ready: the operator is stepped when they move.
+			op.lookups = append(op.lookups, dataflow.AddInput(b, fmt.Sprintf("path %d lookup %d", dp.Source, st.Relation), st.Lookup.Oks.Stream))
+		}
+	}
+	op.errs = newErrPorts(b, opts.Errs, c.AsOf())
+	op.sink = NewSink(arity)
+	op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
+	if err := b.Build(op); err != nil {
+		return dataflow.Collection{}, err
+	}
+	return dataflow.Collection{Arity: arity, Oks: op.oks, Errs: op.errO}, nil
+}

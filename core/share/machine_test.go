@@ -123,7 +123,7 @@ func (m *shareMachine) admit(t *rapid.T) {
 // at the published upper.
 func (m *shareMachine) read(t *rapid.T) {
 	if len(m.readers) == 0 {
-		t.Skip("no reader")
+		return // nothing to do: a skip would leave the fuzzer no valid action
 	}
 	r := rapid.SampledFrom(m.readers).Draw(t, "reader")
 	cutAt := r.ReadUpper()
@@ -133,7 +133,7 @@ func (m *shareMachine) read(t *rapid.T) {
 	hold, ok := r.LogicalCompaction().Time()
 	end, bounded := cutAt.Time()
 	if !ok || !bounded || hold >= end {
-		t.Skip("the reader's hold is not before the cut")
+		return // nothing to do: a skip would leave the fuzzer no valid action
 	}
 	bs, err := r.BatchesThrough(cutAt)
 	if err != nil {
@@ -147,7 +147,7 @@ func (m *shareMachine) read(t *rapid.T) {
 // drain checks an import's deliveries at a time it has completed.
 func (m *shareMachine) drain(t *rapid.T) {
 	if len(m.imports) == 0 {
-		t.Skip("no import")
+		return // nothing to do: a skip would leave the fuzzer no valid action
 	}
 	mi := rapid.SampledFrom(m.imports).Draw(t, "import")
 	for _, e := range mi.im.Drain(nil) {
@@ -169,7 +169,7 @@ func (m *shareMachine) drain(t *rapid.T) {
 // downgrade moves a reader's holds forward.
 func (m *shareMachine) downgrade(t *rapid.T) {
 	if len(m.readers) == 0 {
-		t.Skip("no reader")
+		return // nothing to do: a skip would leave the fuzzer no valid action
 	}
 	r := rapid.SampledFrom(m.readers).Draw(t, "reader")
 	hold, _ := r.LogicalCompaction().Time()
@@ -181,7 +181,7 @@ func (m *shareMachine) downgrade(t *rapid.T) {
 // release ends a reader or an import.
 func (m *shareMachine) release(t *rapid.T) {
 	if len(m.readers)+len(m.imports) == 0 {
-		t.Skip("nothing to release")
+		return // nothing to do: a skip would leave the fuzzer no valid action
 	}
 	i := rapid.IntRange(0, len(m.readers)+len(m.imports)-1).Draw(t, "which")
 	if i < len(m.readers) {

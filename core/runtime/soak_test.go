@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -25,11 +26,15 @@ import (
 // reserved hold is left, every goroutine has ended after Shutdown, and,
 // after two GCs, the live heap is at most the start plus max(10%, 8 MiB).
 //
-// It counts iterations, not wall time: 2000 steps (400 with -short).
+// It counts iterations, not wall time: 2000 steps (400 with -short, 600
+// under -race).
 func TestSoak(t *testing.T) {
 	steps := 2000
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		steps = 400
+	case raceEnabled:
+		steps = 600 // the race detector makes each step ~10 times slower
 	}
 	s := *seed
 	if s == 0 {
@@ -59,7 +64,10 @@ func liveHeap() uint64 {
 
 func soak(t *testing.T, seed uint64, w, steps int) soakReport {
 	rep := soakReport{steps: steps, g0: goruntime.NumGoroutine(), heap0: liveHeap()}
-	ctx := testCtx(t)
+	// One deadline for the whole soak: long, since it runs thousands of
+	// steps, under -race too; a hang still fails it.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
 	rng := rand.New(rand.NewPCG(seed, 14))
 	solo, pair := newSetup(t, "solo", w), newSetup(t, "pair", w)
 	both := []*setup{solo, pair}

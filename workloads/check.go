@@ -143,8 +143,8 @@ func UsesDelta(r *plan.Resolved, j plan.JoinKind) bool {
 
 // Check runs s in every configuration of cases and compares the output at
 // each check time with the reference evaluator, the per-operator error
-// counts with the output's errors (direct mode, where every operator is in
-// the query dataflow), and checks that every hold and registry slot is
+// counts with the output's errors (stageDiff, stageDiffImported), and
+// checks that every hold and registry slot is
 // released at the end. It returns one line per difference (nil when all
 // agree).
 func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) ([]string, error) {
@@ -177,8 +177,14 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 			diffs = append(diffs, fmt.Sprintf("%s: %s: not released at the end: %v", s.Name, c, leak))
 		}
 		last := want[len(want)-1]
-		if c.Mode == render.Direct && !last.Overflow && !s.Plan.Plan.HasUntil {
-			if d := stageDiff(s.Plan, stages, got[len(got)-1]); d != "" {
+		if !last.Overflow && !s.Plan.Plan.HasUntil {
+			var d string
+			if c.Mode == render.Direct {
+				d = stageDiff(s.Plan, stages, got[len(got)-1])
+			} else if d, err = stageDiffImported(s.Plan, in, last.Time, stages, got[len(got)-1]); err != nil {
+				return diffs, err
+			}
+			if d != "" {
 				diffs = append(diffs, fmt.Sprintf("%s: %s: %s", s.Name, c, d))
 			}
 		}
@@ -213,6 +219,41 @@ func stageDiff(r *plan.Resolved, stages []render.StageErrors, got *reference.Res
 		return fmt.Sprintf("per-operator error counts %v, weighted by the reads of their collections, sum to %d; the output has %d errors", stages, want, total)
 	}
 	return ""
+}
+
+// stageDiffImported checks the error contract of an imported query: its
+// output's errors are those the query dataflow's own operators produced
+// plus, once per from entry, the errors the entry's index carries (the
+// entry's collection's errors, from the reference).
+func stageDiffImported(r *plan.Resolved, in reference.Inputs, t uint64, stages []render.StageErrors, got *reference.Result) (string, error) {
+	var want int64
+	var own []render.StageErrors
+	for _, st := range stages {
+		if st.Dataflow == render.QueryID {
+			want += st.Errors
+			own = append(own, st)
+		}
+	}
+	for _, e := range r.Query.Entries {
+		res, err := reference.EvalCollection(r, in, t, e.Collection.Name)
+		if err != nil {
+			return "", err
+		}
+		if res.Overflow {
+			return "", nil
+		}
+		for _, x := range res.Errors {
+			want += x.Diff
+		}
+	}
+	var total int64
+	for _, e := range got.Errors {
+		total += e.Diff
+	}
+	if want != total {
+		return fmt.Sprintf("the query's own error counts %v plus its entries' errors sum to %d; the output has %d errors", own, want, total), nil
+	}
+	return "", nil
 }
 
 // Weights returns, for the top-level query ("") and every view, how many

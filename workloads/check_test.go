@@ -92,3 +92,58 @@ func TestWeightsCountEveryRead(t *testing.T) {
 		t.Errorf("weights %v, want u 1 and v 3 (twice through u, once directly)", w)
 	}
 }
+
+// TestCheckQueryErrorsBothModes: a query whose own map divides by zero,
+// over a view whose map does too, agrees with the reference in both modes,
+// and the per-operator checks of both modes hold; a query's error count
+// reported twice is a difference.
+func TestCheckQueryErrorsBothModes(t *testing.T) {
+	src := `{"version": 1, "name": "qerr", "as_of": 1,
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,1,0],[0,1,2,1],[1,1,3,2],[2,1,1,5],[2,-1,2,1],[3,1,4,0]]},
+	             "b": {"columns": ["k", "y"], "rows": [[0,1,1,2],[0,1,2,0],[1,1,3,0],[2,1,4,7],[3,1,1,1]]}},
+	  "views": {"v": {"input": "a", "map": [{"name": "q", "expr": "10 / x"}]}},
+	  "indexes": {"v_k": {"on": "v", "key": ["k"]}, "b_k": {"on": "b", "key": ["k"]}},
+	  "query": {"from": [{"as": "p", "collection": "v"}, {"as": "r", "collection": "b"}], "on": [["p.k", "r.k"]],
+	            "map": [{"name": "m", "expr": "p.q / r.y"}], "project": ["p.k", "m"]}}`
+	s, err := spec.DecodeWith("qerr.json", ".", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := CheckCases(s)
+	diffs, err := Check(context.Background(), s, tables, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+	in := ReferenceInputs(s, tables)
+	last, err := reference.Eval(s.Plan, in, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, stages, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Imported}, []uint64{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := stageDiffImported(s.Plan, in, 3, stages, res[0]); err != nil || d != "" {
+		t.Fatalf("imported: %q %v", d, err)
+	}
+	var own int64
+	for i := range stages {
+		if stages[i].Dataflow == render.QueryID {
+			own += stages[i].Errors
+			stages[i].Errors *= 2
+		}
+	}
+	if own == 0 {
+		t.Fatalf("the query's own operators counted no errors: %v (output errors %v)", stages, last.Errors)
+	}
+	if d, _ := stageDiffImported(s.Plan, in, 3, stages, res[0]); d == "" {
+		t.Errorf("doubled query error counts not reported")
+	}
+}

@@ -346,6 +346,3 @@ func (d *Delta) Release() {
 		p.Release()
 	}
 }
-
-// Source returns the path's source relation: its position in `from`.
-func (p *Path) Source() int { return p.source }

@@ -25,6 +25,12 @@
 #                fails only on a broken comparison, never on a verdict
 #   bench-smoke  every benchmark once, as a test:
 #                go test -run '^$' -bench . -benchtime 1x -short ./...
+#   fuzz         each fuzz target for FUZZ_TIME (default 10s):
+#                go test -run '^$' -fuzz '^Target$' -fuzztime $FUZZ_TIME PKG
+#   mutants      scripts/mutants.sh -short -s MUTANTS_SUBSET (default 3):
+#                that many mutants, picked by the commit, each killed every
+#                time in 2 runs if concurrent (the whole matrix:
+#                scripts/mutants.sh, see the README's "Proving the checks")
 #
 # Environment:
 #
@@ -32,6 +38,9 @@
 #                 script is meant to finish within 15 minutes on 2 cores.
 #   GOFLAGS       appended after the script's own flags (-mod=readonly
 #                 -buildvcs=false), so a caller can add or override.
+#
+#   FUZZ_TIME       -fuzztime of each fuzz target (default 10s).
+#   MUTANTS_SUBSET  mutants per run of the mutants step (default 3; 0: all).
 #
 # Parallelism is Go's default: -p and GOMAXPROCS follow the number of CPUs.
 set -euo pipefail
@@ -95,6 +104,25 @@ gofmt_check() {
 	fi
 }
 
+# fuzz runs every fuzz target of the module for $FUZZ_TIME each; a crash
+# fails the step and leaves the input in the package's testdata/fuzz, to be
+# committed as a regression seed.
+fuzz_targets=(
+	core/expr:FuzzEval
+	core/share:FuzzShareMachine
+	workloads/spec:FuzzDecode
+	workloads/spec:FuzzReadCSV
+	internal/benchcmp:FuzzReadResults
+)
+fuzz() {
+	local rc=0 t
+	for t in "${fuzz_targets[@]}"; do
+		echo "-- ${t%%:*} ${t#*:}"
+		go test -run '^$' -fuzz "^${t#*:}\$" -fuzztime "${FUZZ_TIME:-10s}" "./${t%%:*}" || rc=1
+	done
+	return $rc
+}
+
 total_start=$(now)
 go version
 echo "GOFLAGS=$GOFLAGS TEST_TIMEOUT=$timeout CPUs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?')"
@@ -111,6 +139,8 @@ step test-short go test -short -count=1 -timeout "$timeout" ./...
 step check go run ./cmd/benchrun check
 step bench-baseline scripts/bench-baseline.sh
 step bench-smoke go test -run '^$' -bench . -benchtime 1x -short -timeout "$timeout" ./...
+step fuzz fuzz
+step mutants scripts/mutants.sh -short -n 2 -s "${MUTANTS_SUBSET:-3}" -t "$timeout"
 
 echo
 echo "== summary"

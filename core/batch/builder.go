@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/invariants"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // rec is the 32-byte record the builder sorts when both arities are at most 1.
@@ -178,6 +179,9 @@ func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 // addDiff returns a+b and whether it overflowed.
 func addDiff(a, b int64) (int64, bool) {
 	s := a + b
+	if mutants.Enabled && mutants.On(mutants.DiffArithmeticWraps) {
+		return s, false
+	}
 	return s, (a^s)&(b^s) < 0
 }
 

@@ -65,14 +65,13 @@ func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 	if len(bs) == 0 {
 		panic("batch: NewMergerN of no batches")
 	}
-	since := compaction
+	since := mergedSince(bs, compaction)
 	var nk, nv, nu, lk, lv int
 	for i, b := range bs {
 		if invariants.Enabled && i > 0 {
 			invariants.Assertf(bs[i-1].Upper() == b.Lower(), "batch: merge of non-adjacent %v and %v", bs[i-1].desc, b.desc)
 			invariants.Assertf(bs[0].ar == b.ar, "batch: merge of arities %v and %v", bs[0].ar, b.ar)
 		}
-		since = since.Join(b.desc.Since)
 		nk, nv, nu = nk+b.Keys(), nv+b.Vals(), nu+b.Len()
 		lk, lv = lk+len(b.keys), lv+len(b.vals)
 	}

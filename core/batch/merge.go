@@ -3,6 +3,7 @@ package batch
 import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/invariants"
+	"github.com/tracebench/tracebench/internal/mutants"
 	"math"
 )
 
@@ -32,6 +33,22 @@ type Merger struct {
 	kw         *kway // a merge of more than two batches (kmerge.go)
 }
 
+// mergedSince is the since of a merge of bs under the compaction frontier:
+// the join of their sinces and the frontier (B4), never the meet.
+func mergedSince(bs []*Batch, compaction frontier.Frontier) frontier.Frontier {
+	since := compaction
+	for _, b := range bs {
+		since = since.Join(b.desc.Since)
+	}
+	if mutants.Enabled && mutants.On(mutants.MergeSinceMeet) {
+		since = compaction
+		for _, b := range bs {
+			since = since.Meet(b.desc.Since)
+		}
+	}
+	return since
+}
+
 // NewMerger starts merging b1 and b2 under the compaction frontier.
 // REQUIRES: b1.Upper == b2.Lower and equal arities.
 func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
@@ -39,7 +56,7 @@ func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
 		invariants.Assertf(b1.Upper() == b2.Lower(), "batch: merge of non-adjacent %v and %v", b1.desc, b2.desc)
 		invariants.Assertf(b1.ar == b2.ar, "batch: merge of arities %v and %v", b1.ar, b2.ar)
 	}
-	since := b1.desc.Since.Join(b2.desc.Since).Join(compaction)
+	since := mergedSince([]*Batch{b1, b2}, compaction)
 	m := &Merger{b1: b1, b2: b2, ar: b1.ar, since: since}
 	if t, ok := since.Time(); ok && t > 0 {
 		m.s, m.adv = t, true

@@ -7,6 +7,7 @@ import (
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // PathOptions configure one path of a delta join.
@@ -341,6 +342,11 @@ func (d *Delta) Step(oks, errs [][]*batch.Batch, frontiers []frontier.Frontier, 
 			// No output before as_of (K1): errors too.
 			pres.Since = pres.Since.Join(d.asOf)
 			Errors(errs[i], pres, out)
+			if mutants.Enabled && mutants.On(mutants.DeltaJoinErrorsPerPath) {
+				for range len(d.paths) - 1 {
+					Errors(errs[i], pres, out)
+				}
+			}
 		}
 	}
 	for _, p := range d.paths {

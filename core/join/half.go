@@ -7,6 +7,7 @@ import (
 	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // Updates is a columnar chunk of a delta path's updates (§5.4): each row
@@ -105,7 +106,7 @@ func newHalf(st Stage, source, arity int) (*halfJoin, error) {
 	}
 	h := &halfJoin{
 		st:     st,
-		strict: source > st.Relation,
+		strict: source > st.Relation && !(mutants.Enabled && mutants.On(mutants.DeltaJoinLessEqualAllPaths)),
 		arity:  arity,
 		stash:  Updates{Arity: arity},
 		keep:   Updates{Arity: arity},
@@ -310,6 +311,10 @@ func (h *halfJoin) outstanding() (uint64, bool) {
 func (h *halfJoin) compact(f frontier.Frontier) frontier.Frontier {
 	if t, ok := h.outstanding(); ok {
 		f = f.Meet(frontier.At(t))
+	}
+	if mutants.Enabled && mutants.On(mutants.DeltaLookupAtOutstanding) {
+		h.st.Lookup.SetLogicalCompaction(f)
+		return f
 	}
 	h.st.Lookup.SetLogicalCompaction(f.StepBack())
 	return f

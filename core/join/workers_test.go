@@ -8,6 +8,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 )
@@ -396,7 +397,7 @@ func TestDeltaOverflowOnWorkers(t *testing.T) {
 				want := map[string]int64{"[2 20 30]": 15}
 				wantErrs := map[string]int64{}
 				if tm == 1 {
-					wantErrs[fmt.Sprint([]int64{CodeNumericOverflow})] = 1
+					wantErrs[fmt.Sprint([]int64{expr.CodeOverflow})] = 1
 				}
 				if d := diffMaps(want, capturedAt(oks, tm)); d != "" {
 					t.Errorf("rows at %d:\n%s", tm, d)

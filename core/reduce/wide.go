@@ -1,6 +1,10 @@
 package reduce
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/tracebench/tracebench/internal/mutants"
+)
 
 // wide is an exact signed integer of 192 bits in two's complement (three
 // limbs, least significant first): the accumulator of a count or a sum.
@@ -59,7 +63,13 @@ func (w wide) int64() (int64, bool) {
 }
 
 // negative reports whether w < 0.
-func (w wide) negative() bool { return int64(w[2]) < 0 }
+// Every caller asks it of a record's accumulated count.
+func (w wide) negative() bool {
+	if mutants.Enabled && mutants.On(mutants.ReduceIgnoresNegative) {
+		return false
+	}
+	return int64(w[2]) < 0
+}
 
 // fits reports whether w is within int64.
 func (w wide) fits() bool {

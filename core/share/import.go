@@ -5,6 +5,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // Event is one step of an import's replay: a batch to present (Batch non-nil,
@@ -85,10 +86,14 @@ func (r *Reader) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 // chain and registers the queue, all in the caller's critical section (P3).
 // REQUIRES: p.mu held, asOf admitted.
 func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import {
+	ownLogical, seedHold := asOf, p.upper
+	if mutants.Enabled && mutants.On(mutants.ImportKeepsNoHold) {
+		ownLogical, seedHold = frontier.Empty(), frontier.Empty()
+	}
 	im := &Import{
 		p:     p,
 		trace: p.registerLocked(asOf, p.upper),
-		hold:  p.registerLocked(asOf, p.upper),
+		hold:  p.registerLocked(ownLogical, seedHold),
 		q:     &queue{notify: make(chan struct{}, 1), wake: wake},
 		pres:  batch.Presentation{Since: asOf, Until: until},
 		seed:  p.upper,
@@ -102,7 +107,13 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 	im.q.signal()
 	// Seeded, queue not yet registered: an insert now waits for the lock,
 	// so it lands in the queue (P3).
-	p.pauseSeeded()
+	if mutants.Enabled && mutants.On(mutants.SeedQueueSeparateLocks) {
+		p.mu.Unlock()
+		p.pauseSeeded()
+		p.mu.Lock()
+	} else {
+		p.pauseSeeded()
+	}
 	p.queues[im.q] = struct{}{}
 	return im
 }

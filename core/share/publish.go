@@ -9,6 +9,7 @@ import (
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
 	"github.com/tracebench/tracebench/internal/invariants"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // Spine is the publishing side of a trace (SharedSpine): trace.Storage over
@@ -147,6 +148,16 @@ func (s *Spine) applyHolds() {
 			invariants.Assertf(applied.LessEqual(logical), "share: P4: since would move back from %v to %v", applied, logical)
 		}
 		logical = logical.Join(applied)
+		if mutants.Enabled && mutants.On(mutants.ApplySinceBeforePublish) {
+			for i := len(s.points) - 1; i >= 0; i-- {
+				s.points[i].mu.Unlock()
+			}
+			s.inner.SetLogicalCompaction(logical)
+			s.pausePublished()
+			for _, p := range s.points {
+				p.mu.Lock()
+			}
+		}
 		for _, p := range s.points {
 			p.since, p.request = logical, s.localLogical
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
 	"github.com/tracebench/tracebench/internal/invariants"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // Reader is a remote read hold on a point (SharedReader). It implements
@@ -27,6 +28,9 @@ var _ trace.Reader = (*Reader)(nil)
 // registerLocked adds a reader holding at logical and physical.
 // REQUIRES: p.mu held.
 func (p *Point) registerLocked(logical, physical frontier.Frontier) *Reader {
+	if mutants.Enabled && mutants.On(mutants.ReaderNoPhysicalSeedHold) {
+		physical = frontier.Empty()
+	}
 	if err := p.remoteLogical.Update(logical, 1); err != nil {
 		panic(err)
 	}
@@ -76,6 +80,12 @@ func (p *Point) admitLocked(asOf frontier.Frontier) error {
 	if !p.since.LessEqual(asOf) {
 		return &SinceError{Since: p.since, AsOf: asOf}
 	}
+	if mutants.Enabled && mutants.On(mutants.AdmissionTwoSections) {
+		p.mu.Unlock()
+		p.pauseAdmitted()
+		p.mu.Lock()
+		return nil
+	}
 	p.pauseAdmitted()
 	return nil
 }
@@ -108,7 +118,9 @@ func (r *Reader) SetLogicalCompaction(f frontier.Frontier) {
 	}
 	r.p.mu.Lock()
 	mustHold(r.p.remoteLogical.Move(r.logical, next))
-	r.p.wakePublisherLocked()
+	if !mutants.Enabled || !mutants.On(mutants.DowngradeNoWake) {
+		r.p.wakePublisherLocked()
+	}
 	r.p.mu.Unlock()
 	r.logical = next
 }

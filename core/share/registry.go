@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // ErrAbandoned is returned by AwaitPeerBundle for an incarnation whose
@@ -26,6 +27,14 @@ type Incarnation struct {
 	ID   string
 	AsOf frontier.Frontier
 	Seq  uint64
+}
+
+// peerHold is where a peer hold of inc holds: at its as_of (P5).
+func (inc Incarnation) peerHold() frontier.Frontier {
+	if mutants.Enabled && mutants.On(mutants.PeerBundleAtZero) {
+		return frontier.Min()
+	}
+	return inc.AsOf
 }
 
 func (inc Incarnation) String() string {
@@ -152,7 +161,7 @@ func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) 
 // then reserves the peer hold at its as_of unless a peer recorded itself
 // first (P5). Called on the publisher's goroutine.
 func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token, error) {
-	asOf := inc.AsOf
+	asOf := inc.peerHold()
 	g.mu.Lock()
 	s := g.getOrCreateLocked(inc)
 	if s.published {
@@ -176,7 +185,7 @@ func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token
 	g.mu.Lock()
 	if s.unpublishedPeers > 0 {
 		s.unpublishedPeers--
-	} else {
+	} else if !mutants.Enabled || !mutants.On(mutants.PublishReservesNoPeerHold) {
 		s.reserved = append(s.reserved, [2]*Reader{s.oks.ReaderAtLeast(asOf), s.errs.ReaderAtLeast(asOf)})
 	}
 	g.mu.Unlock()
@@ -205,7 +214,7 @@ func (g *Registry) PeerBundleOf(inc Incarnation) *Bundle {
 // peerBundleLocked takes a reference to s and its peer hold. REQUIRES: g.mu
 // held.
 func (g *Registry) peerBundleLocked(s *Slot) *Bundle {
-	asOf := s.inc.AsOf
+	asOf := s.inc.peerHold()
 	s.refs++
 	var pair [2]*Reader
 	if len(s.reserved) > 0 {
@@ -276,6 +285,21 @@ func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bund
 	}
 	s := v.slot
 	v.slot = nil
+	if mutants.Enabled && mutants.On(mutants.StaleDropReleasesNewHold) && s != nil {
+		// The peer takes the newest live slot of the id and as_of, whatever
+		// its sequence number; the verdict's reference moves with it.
+		newest := s
+		for other, o := range g.slots {
+			if other.ID == inc.ID && other.AsOf == inc.AsOf && o.published && other.Seq > newest.inc.Seq {
+				newest = o
+			}
+		}
+		if newest != s {
+			newest.refs++
+			defer s.releaseRef()
+			s = newest
+		}
+	}
 	var b *Bundle
 	if s != nil {
 		b = g.peerBundleLocked(s)

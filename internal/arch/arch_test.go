@@ -54,6 +54,7 @@ func rules() []rule {
 		{name: "cmd", patterns: []string{"cmd/*/..."}, arrows: []string{"bench"}},
 		{name: "invariants", patterns: []string{"internal/invariants"}, open: true},
 		{name: "scripttest", patterns: []string{"internal/scripttest"}, open: true},
+		{name: "mutants", patterns: []string{"internal/mutants"}, open: true},
 		{name: "arch", patterns: []string{"internal/arch"}},
 		{name: "docs", patterns: []string{"internal/docs"}},
 	}
@@ -442,7 +443,7 @@ func TestArrows(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lists [][]pkg
-	for _, tags := range []string{"", "invariants"} {
+	for _, tags := range []string{"", "invariants", "mutants"} {
 		pkgs, loadErrs, err := load(root, tags)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -279,7 +280,14 @@ func readResults(paths []string, filter *benchproc.Filter, errOut io.Writer, add
 		case *benchfmt.SyntaxError:
 			return nil, fmt.Errorf("%w: %s", ErrInput, rec.Error())
 		case *benchfmt.Result:
-			name, _ := rec.Pos()
+			name, line := rec.Pos()
+			for _, v := range rec.Values {
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+					// The statistics of a sample with NaN or ±Inf never
+					// finish: refuse the value, as a syntax error.
+					return nil, fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, name, line, v.Unit, v.Value)
+				}
+			}
 			counts[name]++
 			ok, err := filter.Apply(rec)
 			if !ok {

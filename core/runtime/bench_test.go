@@ -42,11 +42,20 @@ func sendRows(ctl *Controller, name string, chunks []*dataflow.Chunk, upper uint
 	ctl.Send(AdvanceInput{Name: name, Frontier: frontier.At(upper)})
 }
 
+// mustSend sends cmd and fails the benchmark if the controller refuses it:
+// a refused command would leave a probe waiting for data that never comes.
+func mustSend(tb testing.TB, ctl *Controller, cmd Command) {
+	tb.Helper()
+	if err := ctl.Send(cmd); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // arrangeInputDesc arranges input name by column 0 in the dataflow itself
 // (the direct index), holds its trace as a consumer would, and probes it.
 func arrangeInputDesc(id, name string, asOf uint64, until frontier.Frontier, p *dataflow.Probe) dataflow.Desc {
 	return dataflow.Desc{
-		ID: id, AsOf: frontier.At(asOf), Until: until,
+		ID: id, AsOf: frontier.At(asOf), Until: until, Maintained: true,
 		Build: func(c *dataflow.Context) error {
 			in, err := c.Input(name, 2)
 			if err != nil {
@@ -183,7 +192,8 @@ func BenchmarkInstall(b *testing.B) {
 						// Chunks are immutable once sent, so every op's
 						// input shares the preloaded ones.
 						name := "in" + id
-						s.ctl.Send(CreateDataflow{Desc: arrangeInputDesc(id, name, 99, frontier.Empty(), p)})
+						mustSend(b, s.ctl, CreateInput{Name: name, Arity: 2})
+						mustSend(b, s.ctl, CreateDataflow{Desc: arrangeInputDesc(id, name, 99, frontier.Empty(), p)})
 						sendRows(s.ctl, name, s.chunks, 100)
 					}
 					if err := p.WaitPassed(ctx, 99); err != nil {
@@ -216,7 +226,8 @@ func (s *benchSetup) reportArrangeMemory(ctx context.Context, b *testing.B, n in
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
 	p := dataflow.NewProbe(1)
-	s.ctl.Send(CreateDataflow{Desc: arrangeInputDesc("mem", "inmem", 99, frontier.Empty(), p)})
+	mustSend(b, s.ctl, CreateInput{Name: "inmem", Arity: 2})
+	mustSend(b, s.ctl, CreateDataflow{Desc: arrangeInputDesc("mem", "inmem", 99, frontier.Empty(), p)})
 	sendRows(s.ctl, "inmem", s.chunks, 100)
 	if err := p.WaitPassed(ctx, 99); err != nil {
 		b.Fatal(err)
@@ -237,7 +248,9 @@ func (s *benchSetup) reportArrangeMemory(ctx context.Context, b *testing.B, n in
 // batch that arrives, see dataflow.Tally) and returns it.
 func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Tally {
 	tl := dataflow.NewTally(s.workers)
-	desc := dataflow.Desc{ID: "steady", AsOf: frontier.At(99), Until: frontier.Empty(),
+	// The direct reader arranges the input itself, which only a Maintained
+	// dataflow may do (dataflow D6); it exports nothing.
+	desc := dataflow.Desc{ID: "steady", AsOf: frontier.At(99), Until: frontier.Empty(), Maintained: s.mode != "imported",
 		Build: func(c *dataflow.Context) error {
 			var a *dataflow.Arrangement
 			var err error
@@ -256,7 +269,7 @@ func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Tally {
 			c.Tally(tl, a.Oks)
 			return nil
 		}}
-	s.ctl.Send(CreateDataflow{Desc: desc})
+	mustSend(b, s.ctl, CreateDataflow{Desc: desc})
 	if err := tl.WaitPassed(benchCtx(b), 99); err != nil {
 		b.Fatal(err)
 	}
@@ -271,10 +284,16 @@ func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Tally, chunk 
 	for i := range chunk.Times {
 		chunk.Times[i] = t
 	}
-	ctl.Send(Input{Name: "in", Chunk: chunk})
-	ctl.Send(AdvanceInput{Name: "in", Frontier: frontier.At(t + 1)})
+	if err := ctl.Send(Input{Name: "in", Chunk: chunk}); err != nil {
+		return err
+	}
+	if err := ctl.Send(AdvanceInput{Name: "in", Frontier: frontier.At(t + 1)}); err != nil {
+		return err
+	}
 	if index {
-		ctl.Send(AllowCompaction{ID: "idx", Frontier: frontier.At(t)})
+		if err := ctl.Send(AllowCompaction{ID: "idx", Frontier: frontier.At(t)}); err != nil {
+			return err
+		}
 	}
 	return p.WaitPassed(ctx, t)
 }

@@ -368,8 +368,8 @@ func (se *Session) readerDesc(id string) dataflow.Desc {
 				if err != nil {
 					return err
 				}
-				c.Keep(a.Oks.Trace)
-				c.Keep(a.Errs.Trace)
+				c.Keep(a.Oks.Reader)
+				c.Keep(a.Errs.Reader)
 			}
 			return nil
 		},

@@ -37,7 +37,7 @@ func (f Flavor) String() string {
 // the trace after construction takes its own with Context.Keep.
 type Arranged struct {
 	Stream *Stream[*batch.Batch]
-	Trace  trace.Reader
+	Reader trace.Reader
 	Pres   batch.Presentation
 	Arity  batch.Arity
 	// Key are the columns of the collection the half is keyed by (its

@@ -47,7 +47,7 @@ type Desc struct {
 // Env is what a worker gives the dataflows it builds.
 type Env struct {
 	Worker, Peers int
-	Manager       *TraceManager
+	Manager       *IndexManager
 	Inputs        *Inputs
 	Hub           *Hub
 	// Registry is where a publishing runtime publishes exported indexes;
@@ -155,7 +155,7 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 // An arrangement whose input is complete (frontier {}) can emit nothing
 // more: the overflow is then reported by the runtime only.
 // The runtime also reports every overflowing merge as an error of the
-// arrangement (TraceManager.Overflows).
+// arrangement (IndexManager.Overflows).
 func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 	for _, k := range key {
 		if k < 0 || k >= coll.Arity {
@@ -218,7 +218,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int, 
 		op.over = over
 	}
 	c.temp = append(c.temp, h)
-	return Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar, Key: key}, over
+	return Arranged{Stream: op.out, Reader: h, Pres: batch.Identity(), Arity: ar, Key: key}, over
 }
 
 // concat returns a stream of the chunks of a and b; its frontier is the
@@ -268,8 +268,8 @@ func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity, key []
 	op := &importOp{im: im}
 	n := c.df.addNode(name, op)
 	op.out = newStream[*batch.Batch](c.df, n)
-	c.temp = append(c.temp, im.Trace())
-	return Arranged{Stream: op.out, Trace: im.Trace(), Pres: im.Presentation(), Arity: ar, Key: key}, nil
+	c.temp = append(c.temp, im.Reader())
+	return Arranged{Stream: op.out, Reader: im.Reader(), Pres: im.Presentation(), Arity: ar, Key: key}, nil
 }
 
 // Keep clones r for an operator that reads the trace after construction; the
@@ -296,7 +296,7 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		}
 		e = &entry{bundle: src.Clone(), owner: c.df.id}
 	} else {
-		e = &entry{bundle: share.NewBundle(a.Oks.Trace.CloneReader(), a.Errs.Trace.CloneReader(), nil), owner: c.df.id}
+		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 	}
 	if c.env.Registry != nil {
@@ -440,7 +440,7 @@ func (d *Dataflow) Step() bool {
 // moves its holds likewise, §2.5). The trace then merges and compacts behind
 // the frontier instead of being pinned at as_of.
 func (c *Context) Hold(a Arranged) {
-	op := &holdOp{r: c.Keep(a.Trace)}
+	op := &holdOp{r: c.Keep(a.Reader)}
 	c.df.addNode("hold", op, a.Stream.from)
 }
 

@@ -18,7 +18,7 @@ import (
 func testEnv(t *testing.T, worker, peers int, hub *Hub) *Env {
 	var errs []error
 	env := &Env{
-		Worker: worker, Peers: peers, Manager: NewTraceManager(), Hub: hub,
+		Worker: worker, Peers: peers, Manager: NewIndexManager(), Hub: hub,
 		Activate: func(*Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
 		Fail: func(df string, err error) { errs = append(errs, err) },
 	}
@@ -70,7 +70,7 @@ func TestArrangeSealsOncePerAdvance(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		c.Keep(arr.Oks.Trace)
+		c.Keep(arr.Oks.Reader)
 		tap = &batchTap{in: arr.Oks.Stream.subscribe()}
 		c.df.addNode("tap", tap, arr.Oks.Stream.from)
 		c.Probe(p, arr.Oks.Stream)
@@ -131,7 +131,7 @@ func TestExchangeRoutesByKey(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			kept[w] = c.Keep(a.Oks.Trace)
+			kept[w] = c.Keep(a.Oks.Reader)
 			c.Capture(cp, a.Oks)
 			return nil
 		}}, 0)
@@ -218,7 +218,7 @@ func TestHoldFollowsFrontier(t *testing.T) {
 	}
 	// The hold moved to {5} and the controller allowed {100}: the trace
 	// compacts to the meet, {5}.
-	st := b.Oks.(interface{ Trace() trace.Trace }).Trace().Storage()
+	st := b.Oks.(interface{ State() trace.State }).State().Storage()
 	if got := st.LogicalCompaction(); got != frontier.At(5) {
 		t.Fatalf("trace compacted to %v, want {5}", got)
 	}
@@ -269,10 +269,10 @@ func TestBuildFailureDropsEverything(t *testing.T) {
 	}
 }
 
-// TestTraceStatsSumsEveryField: TraceManager.TraceStats is the field-wise sum
+// TestTraceStatsSumsEveryField: IndexManager.TraceStats is the field-wise sum
 // of the tracked traces' counters, merges included.
 func TestTraceStatsSumsEveryField(t *testing.T) {
-	m := NewTraceManager()
+	m := NewIndexManager()
 	var want spine.Stats
 	for n := range 2 {
 		h, w, s := share.NewTrace(batch.Arity{Key: 1, Val: 1}, spine.Options{})

@@ -51,7 +51,7 @@
 // indexes, and Input in a query is an error wrapping ErrQueryReadsInput
 // (D6).
 //
-// Every runtime's TraceManager maps index ids to trace bundles: local ones
+// Every runtime's IndexManager maps index ids to trace bundles: local ones
 // (this runtime maintains the trace) and peer ones (another runtime
 // publishes it). ImportIndex has one body for both: it checks the index's
 // since is at or before the dataflow's as_of (a violation is an error naming

@@ -12,10 +12,10 @@ import (
 	"github.com/tracebench/tracebench/core/trace"
 )
 
-// TraceManager maps index ids to trace bundles for one worker of a runtime
+// IndexManager maps index ids to trace bundles for one worker of a runtime
 // (§4.2): local bundles of traces this runtime maintains, and peer bundles
 // of traces another runtime publishes.
-type TraceManager struct {
+type IndexManager struct {
 	entries map[string]*entry
 	// spines are the traces of every arrangement built on this worker,
 	// exported or not: maintenance gives each of them idle fuel.
@@ -36,17 +36,17 @@ type entry struct {
 	owner  string       // the dataflow that exported it, or recorded the peer
 }
 
-// NewTraceManager returns an empty trace manager.
-func NewTraceManager() *TraceManager {
-	return &TraceManager{entries: map[string]*entry{}, spines: map[*share.Spine]*tracked{}}
+// NewIndexManager returns an empty trace manager.
+func NewIndexManager() *IndexManager {
+	return &IndexManager{entries: map[string]*entry{}, spines: map[*share.Spine]*tracked{}}
 }
 
 // track adds an arrangement's trace to maintenance until untrack; activate
 // wakes the arranging dataflow when a merge of the trace overflows.
-func (m *TraceManager) track(s *share.Spine, name string, activate func()) {
+func (m *IndexManager) track(s *share.Spine, name string, activate func()) {
 	m.spines[s] = &tracked{name: name, activate: activate}
 }
-func (m *TraceManager) untrack(s *share.Spine) { delete(m.spines, s) }
+func (m *IndexManager) untrack(s *share.Spine) { delete(m.spines, s) }
 
 // Overflows returns, once per trace, an error for each arrangement trace
 // whose merges overflowed since the last call (their other updates are
@@ -56,7 +56,7 @@ func (m *TraceManager) untrack(s *share.Spine) { delete(m.spines, s) }
 // trace with an overflowing merge it has not been activated for, so that
 // its arrangement emits the `numeric overflow` row (Context.Arrange). Call
 // it on the worker's goroutine after Maintain.
-func (m *TraceManager) Overflows() []error {
+func (m *IndexManager) Overflows() []error {
 	var errs []error
 	for s, tr := range m.spines {
 		if n := s.Overflows(); n != tr.seen {
@@ -72,12 +72,12 @@ func (m *TraceManager) Overflows() []error {
 }
 
 // Tracked returns the number of arrangement traces under maintenance.
-func (m *TraceManager) Tracked() int { return len(m.spines) }
+func (m *IndexManager) Tracked() int { return len(m.spines) }
 
 // TraceStats sums the counters of every arrangement trace under maintenance
 // (batches, updates, bytes, merges and merge work: what §8 invariant 33 asks
 // a benchmark run to record). Call it on the worker's goroutine.
-func (m *TraceManager) TraceStats() spine.Stats {
+func (m *IndexManager) TraceStats() spine.Stats {
 	var sum spine.Stats
 	for s := range m.spines {
 		st := s.Stats()
@@ -92,7 +92,7 @@ func (m *TraceManager) TraceStats() spine.Stats {
 }
 
 // Get returns the bundle of index id.
-func (m *TraceManager) Get(id string) (*share.Bundle, bool) {
+func (m *IndexManager) Get(id string) (*share.Bundle, bool) {
 	e, ok := m.entries[id]
 	if !ok {
 		return nil, false
@@ -101,13 +101,13 @@ func (m *TraceManager) Get(id string) (*share.Bundle, bool) {
 }
 
 // IDs returns the ids of every index, sorted.
-func (m *TraceManager) IDs() []string { return slices.Sorted(maps.Keys(m.entries)) }
+func (m *IndexManager) IDs() []string { return slices.Sorted(maps.Keys(m.entries)) }
 
 // Len returns the number of indexes.
-func (m *TraceManager) Len() int { return len(m.entries) }
+func (m *IndexManager) Len() int { return len(m.entries) }
 
 // SetPeer records a peer bundle for id (the other runtime maintains it).
-func (m *TraceManager) SetPeer(id, owner string, b *share.Bundle) error {
+func (m *IndexManager) SetPeer(id, owner string, b *share.Bundle) error {
 	if _, ok := m.entries[id]; ok {
 		return fmt.Errorf("dataflow: index %q already exists", id)
 	}
@@ -115,7 +115,7 @@ func (m *TraceManager) SetPeer(id, owner string, b *share.Bundle) error {
 	return nil
 }
 
-func (m *TraceManager) set(id string, e *entry) error {
+func (m *IndexManager) set(id string, e *entry) error {
 	if _, ok := m.entries[id]; ok {
 		return fmt.Errorf("dataflow: index %q already exists", id)
 	}
@@ -126,7 +126,7 @@ func (m *TraceManager) set(id string, e *entry) error {
 // AllowCompaction sets both halves' logical compaction of id to f (§4.2):
 // for a peer bundle this moves the hold on the publication. {} drops the
 // index.
-func (m *TraceManager) AllowCompaction(id string, f frontier.Frontier) error {
+func (m *IndexManager) AllowCompaction(id string, f frontier.Frontier) error {
 	e, ok := m.entries[id]
 	if !ok {
 		return fmt.Errorf("dataflow: allow compaction of unknown index %q", id)
@@ -141,7 +141,7 @@ func (m *TraceManager) AllowCompaction(id string, f frontier.Frontier) error {
 
 // Drop releases index id: its bundle's holds and, for a published index, the
 // publication.
-func (m *TraceManager) Drop(id string) {
+func (m *IndexManager) Drop(id string) {
 	e, ok := m.entries[id]
 	if !ok {
 		return
@@ -154,7 +154,7 @@ func (m *TraceManager) Drop(id string) {
 }
 
 // DropOwned drops every index owned by dataflow owner.
-func (m *TraceManager) DropOwned(owner string) {
+func (m *IndexManager) DropOwned(owner string) {
 	for _, id := range m.IDs() {
 		if m.entries[id].owner == owner {
 			m.Drop(id)
@@ -173,7 +173,7 @@ func (m *TraceManager) DropOwned(owner string) {
 // Idle fuel matters: finishing merges between arrivals costs less per update
 // than leaving them to be forced by later arrivals (BenchmarkSteady), so
 // every arrangement gets it, not only exported indexes.
-func (m *TraceManager) Maintain(effort int64) bool {
+func (m *IndexManager) Maintain(effort int64) bool {
 	for _, e := range m.entries {
 		if e.bundle.IsPeer() {
 			continue
@@ -201,7 +201,7 @@ func (m *TraceManager) Maintain(effort int64) bool {
 // compaction applied to it (held back by readers of its publication), over
 // every trace: the hold-gap of a benchmark. A dropped request ({}) counts
 // against the trace's upper. Call it on the worker's goroutine.
-func (m *TraceManager) HoldGap() uint64 {
+func (m *IndexManager) HoldGap() uint64 {
 	var gap uint64
 	for s := range m.spines {
 		at, ok := s.LogicalCompaction().Time()

@@ -63,7 +63,7 @@ func CountPerKey(c *dataflow.Context, a *dataflow.Arrangement) (dataflow.Collect
 func TestOperatorOutsideThePackage(t *testing.T) {
 	var failed []error
 	env := &dataflow.Env{
-		Worker: 0, Peers: 1, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(1),
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
 		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
 		Fail: func(_ string, err error) { failed = append(failed, err) },
 	}
@@ -142,7 +142,7 @@ func (o *portWatch) Shutdown() {}
 func TestOperatorBuilderContract(t *testing.T) {
 	activated := 0
 	env := &dataflow.Env{
-		Worker: 0, Peers: 1, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(1),
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
 		Activate: func(*dataflow.Dataflow) { activated++ }, Wake: func() {},
 		Fail: func(_ string, err error) { t.Error(err) },
 	}
@@ -194,7 +194,7 @@ func TestOperatorBuilderContract(t *testing.T) {
 // fails the build with an error naming both operators.
 func TestOperatorBuiltAfterItsReaderIsAnError(t *testing.T) {
 	env := &dataflow.Env{
-		Worker: 0, Peers: 1, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(1),
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
 		Activate: func(*dataflow.Dataflow) {}, Wake: func() {},
 		Fail: func(_ string, err error) { t.Error(err) },
 	}

@@ -157,7 +157,7 @@ func BenchmarkJoinKernel(b *testing.B) {
 func joinOnce(b *testing.B, la, ra *batch.Batch, pres batch.Presentation, out *Sink) {
 	lh, lw := trace.NewSpine(ar11, spine.Options{})
 	rh, rw := trace.NewSpine(ar11, spine.Options{})
-	j, err := NewBinary(Side{Trace: lh, Pres: pres, Arity: ar11}, Side{Trace: rh, Pres: pres, Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	j, err := NewBinary(Side{Reader: lh, Pres: pres, Arity: ar11}, Side{Reader: rh, Pres: pres, Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func BenchmarkJoinSteadyKernel(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(4*round), "ns/update")
 			b.ReportMetric(float64(j.Stats().Matches()-preloaded)/float64(b.N)/float64(4*round), "matches/update")
-			b.ReportMetric(float64(sides[0].h.Trace().Storage().Stats().Batches), "batches")
+			b.ReportMetric(float64(sides[0].h.State().Storage().Stats().Batches), "batches")
 		})
 	}
 }

@@ -16,9 +16,9 @@ import (
 // reader: it moves the reader's physical hold to the frontier it has
 // acknowledged (B2) and its logical hold with Compact.
 type Side struct {
-	Trace trace.Reader
-	Pres  batch.Presentation
-	Arity batch.Arity
+	Reader trace.Reader
+	Pres   batch.Presentation
+	Arity  batch.Arity
 }
 
 // BinaryOptions configure a binary join.
@@ -97,7 +97,7 @@ func (j *Binary) Acknowledged(i int) frontier.Frontier { return j.ack[i] }
 func (j *Binary) start(out *Sink) error {
 	j.started = true
 	for i := range j.side {
-		r := j.side[i].Trace
+		r := j.side[i].Reader
 		up := r.ReadUpper()
 		if !r.PhysicalCompaction().LessEqual(up) {
 			return fmt.Errorf("join: input %d: physical compaction %v beyond the trace's coverage %v: %w",
@@ -106,7 +106,7 @@ func (j *Binary) start(out *Sink) error {
 		j.preload[i] = up
 	}
 	if j.preload[1] != frontier.Min() {
-		own, err := j.side[1].Trace.BatchesThrough(j.preload[1])
+		own, err := j.side[1].Reader.BatchesThrough(j.preload[1])
 		if err != nil {
 			return fmt.Errorf("join: preloading the right trace through %v: %w", j.preload[1], err)
 		}
@@ -118,7 +118,7 @@ func (j *Binary) start(out *Sink) error {
 	}
 	for i := range j.side {
 		j.ack[i] = j.preload[i]
-		j.side[i].Trace.SetPhysicalCompaction(j.ack[i])
+		j.side[i].Reader.SetPhysicalCompaction(j.ack[i])
 	}
 	return nil
 }
@@ -165,7 +165,7 @@ func (j *Binary) accept(i int, b *batch.Batch) error {
 	if b.Upper().LessEqual(j.preload[i]) {
 		return nil // B3: joined by the preload
 	}
-	if mutants.Enabled && mutants.On(mutants.JoinSkipsCoveredBatch) && b.Upper().Less(j.side[i].Trace.ReadUpper()) {
+	if mutants.Enabled && mutants.On(mutants.JoinSkipsCoveredBatch) && b.Upper().Less(j.side[i].Reader.ReadUpper()) {
 		// The trace has moved past b (and may have merged it away): taken,
 		// wrongly, for a batch the join has seen.
 		j.ack[i] = b.Upper()
@@ -184,7 +184,7 @@ func (j *Binary) accept(i int, b *batch.Batch) error {
 		return err
 	}
 	j.ack[i] = b.Upper()
-	j.side[i].Trace.SetPhysicalCompaction(j.ack[i])
+	j.side[i].Reader.SetPhysicalCompaction(j.ack[i])
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (j *Binary) joinBatch(i int, b *batch.Batch, f frontier.Frontier, out *Sink
 		return nil
 	}
 	o := 1 - i
-	cut, err := j.side[o].Trace.BatchesThrough(f)
+	cut, err := j.side[o].Reader.BatchesThrough(f)
 	if err != nil {
 		return fmt.Errorf("join: cutting input %d's trace at %v: %w", o, f, err)
 	}
@@ -271,14 +271,14 @@ func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink) {
 // updates is with an update at or beyond that frontier and takes the later
 // time. f0 and f1 are the left and right inputs' stream frontiers.
 func (j *Binary) Compact(f0, f1 frontier.Frontier) {
-	j.side[0].Trace.SetLogicalCompaction(f1)
-	j.side[1].Trace.SetLogicalCompaction(f0)
+	j.side[0].Reader.SetLogicalCompaction(f1)
+	j.side[1].Reader.SetLogicalCompaction(f0)
 }
 
 // Release releases both readers.
 func (j *Binary) Release() {
-	j.side[0].Trace.Release()
-	j.side[1].Trace.Release()
+	j.side[0].Reader.Release()
+	j.side[1].Reader.Release()
 }
 
 // cmpRow compares two rows of equal length lexicographically.

@@ -31,7 +31,7 @@ func binaryRun(t *testing.T, seed uint64) {
 		}
 		return batch.Presentation{Since: frontier.At(asOf), Until: frontier.Empty()} // an import
 	}
-	j, err := NewBinary(Side{Trace: l.h, Pres: pres(), Arity: ar11}, Side{Trace: r.h, Pres: pres(), Arity: ar11},
+	j, err := NewBinary(Side{Reader: l.h, Pres: pres(), Arity: ar11}, Side{Reader: r.h, Pres: pres(), Arity: ar11},
 		BinaryOptions{AsOf: frontier.At(asOf)})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestBinaryMatchesNestedLoopAtEveryTime(t *testing.T) {
 // (differential-dataflow #801).
 func TestBinaryJoinsStreamBatchTheTraceAlreadyCovers(t *testing.T) {
 	l, r := newRel(ar11), newRel(ar11)
-	j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +130,10 @@ func TestBinaryJoinsStreamBatchTheTraceAlreadyCovers(t *testing.T) {
 	exert()
 	// Each trace compacts to the other input's frontier, and holds
 	// physically at what its own input acknowledged.
-	if got := l.h.Trace().Storage().LogicalCompaction(); got != r.frontier() {
+	if got := l.h.State().Storage().LogicalCompaction(); got != r.frontier() {
 		t.Fatalf("left logical compaction %v, want the right frontier %v", got, r.frontier())
 	}
-	if got := l.h.Trace().Storage().PhysicalCompaction(); got != j.Acknowledged(0) || got != frontier.At(2) {
+	if got := l.h.State().Storage().PhysicalCompaction(); got != j.Acknowledged(0) || got != frontier.At(2) {
 		t.Fatalf("left physical compaction %v, want the acknowledged {2}", got)
 	}
 	// A right batch now meets the left trace cut at what the left stream
@@ -162,7 +162,7 @@ func TestBinaryPreloadsExistingHistoryOnce(t *testing.T) {
 	l.seal(t, []upd{{1, 10, 0, 1}, {2, 10, 0, 2}}, 1)
 	r.seal(t, []upd{{1, 20, 0, 3}}, 1)
 	r.seal(t, []upd{{2, 21, 1, 1}}, 2)
-	j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestBinaryOverflowIsAnErrorAtThatTime(t *testing.T) {
 		for _, closure := range []Closure{nil, &Project{Cols: []int{0, 1, 2}}} {
 			t.Run(fmt.Sprintf("%s/closure=%v", c.name, closure != nil), func(t *testing.T) {
 				l, r := newRel(ar11), newRel(ar11)
-				j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
+				j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -233,7 +233,7 @@ func TestBinaryOverflowIsAnErrorAtThatTime(t *testing.T) {
 // double count.
 func TestBinaryRejectsBadStreams(t *testing.T) {
 	l, r := newRel(ar11), newRel(ar11)
-	j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestBinaryRejectsBadStreams(t *testing.T) {
 	if err := j.Step(nil, []*batch.Batch{wb}, out); !errors.Is(err, ErrArity) {
 		t.Fatalf("wide batch: err = %v, want ErrArity", err)
 	}
-	if _, err := NewBinary(Side{Trace: l.h, Arity: ar11}, Side{Trace: r.h, Arity: batch.Arity{Key: 2, Val: 1}}, BinaryOptions{}); !errors.Is(err, ErrArity) {
+	if _, err := NewBinary(Side{Reader: l.h, Arity: ar11}, Side{Reader: r.h, Arity: batch.Arity{Key: 2, Val: 1}}, BinaryOptions{}); !errors.Is(err, ErrArity) {
 		t.Fatalf("key arity mismatch: err = %v, want ErrArity", err)
 	}
 }

@@ -257,7 +257,7 @@ func TestDeltaLookupCompactionKeepsStrictMatches(t *testing.T) {
 	if tm, ok := q.delta.Paths()[1].Outstanding(); !ok || tm != 3 {
 		t.Fatalf("path 1 outstanding = %d, %v; want its proposal at 3 stashed", tm, ok)
 	}
-	if got := r0.h.Trace().Storage().LogicalCompaction(); got != frontier.At(2) {
+	if got := r0.h.State().Storage().LogicalCompaction(); got != frontier.At(2) {
 		t.Fatalf("R0 logical compaction = %v, want {2}: one before the outstanding 3", got)
 	}
 	for range 8 {
@@ -267,7 +267,7 @@ func TestDeltaLookupCompactionKeepsStrictMatches(t *testing.T) {
 	for range 8 {
 		r0.w.Exert(1 << 10)
 	}
-	if n := len(r0.h.Trace().Storage().(interface{ Batches() []*batch.Batch }).Batches()); n != 1 {
+	if n := len(r0.h.State().Storage().(interface{ Batches() []*batch.Batch }).Batches()); n != 1 {
 		t.Fatalf("R0 holds %d batches, want its two merged into one", n)
 	}
 	r0.seal(t, nil, 5)

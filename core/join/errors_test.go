@@ -104,7 +104,7 @@ func TestClosureErrorKeepsRowMultiplicity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := NewBinary(Side{Trace: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Trace: r.h, Pres: batch.Identity(), Arity: ar11},
+		j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11},
 			BinaryOptions{AsOf: frontier.At(0), Closure: NewMFP(m), Stats: metrics.Stage("q", "join 1", "")})
 		if err != nil {
 			t.Fatal(err)

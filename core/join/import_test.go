@@ -34,7 +34,7 @@ type published struct {
 
 func (p *published) source() source {
 	return source{
-		reader: func() trace.Reader { return p.im.Trace().CloneReader() },
+		reader: func() trace.Reader { return p.im.Reader().CloneReader() },
 		pres:   p.im.Presentation(),
 		next: func() []*batch.Batch {
 			p.evs = p.im.Drain(p.evs[:0])

@@ -96,7 +96,7 @@ func NewLinear(opts LinearOptions) (*Linear, error) {
 			m.spine = spine.New(ar, opts.Spine)
 			h, w := trace.New(m.spine)
 			m.batcher, m.w, m.sink = batch.NewBatcher(ar, 0), w, NewSink(arity)
-			left = Side{Trace: h, Pres: batch.Identity(), Arity: ar}
+			left = Side{Reader: h, Pres: batch.Identity(), Arity: ar}
 		}
 		j, err := NewBinary(left, st.Lookup, BinaryOptions{AsOf: opts.AsOf, Closure: st.Closure, Stats: st.Stats})
 		if err != nil {

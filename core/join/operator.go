@@ -147,8 +147,8 @@ func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closur
 		return dataflow.Collection{}, err
 	}
 	j, err := NewBinary(
-		Side{Trace: c.Keep(la.Trace), Pres: la.Pres, Arity: la.Arity},
-		Side{Trace: c.Keep(ra.Trace), Pres: ra.Pres, Arity: ra.Arity},
+		Side{Reader: c.Keep(la.Reader), Pres: la.Pres, Arity: la.Arity},
+		Side{Reader: c.Keep(ra.Reader), Pres: ra.Pres, Arity: ra.Arity},
 		BinaryOptions{AsOf: c.AsOf(), Closure: closure, Stats: opts.stats("")})
 	if err != nil {
 		return dataflow.Collection{}, fmt.Errorf("join: operator %q: %w", opts.Name, err)
@@ -266,7 +266,7 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 			if err := checkArity(opts.Name, lk, fmt.Sprintf("path %d lookup %d", dp.Source, st.Relation)); err != nil {
 				return dataflow.Collection{}, err
 			}
-			stages = append(stages, Stage{Lookup: c.Keep(lk.Trace), Pres: lk.Pres, Arity: lk.Arity, Relation: st.Relation, StreamKey: st.StreamKey, Closure: st.Closure})
+			stages = append(stages, Stage{Lookup: c.Keep(lk.Reader), Pres: lk.Pres, Arity: lk.Arity, Relation: st.Relation, StreamKey: st.StreamKey, Closure: st.Closure})
 		}
 		p, err := NewPath(PathOptions{Source: dp.Source, SourcePres: src.Pres, SourceArity: src.Arity, AsOf: c.AsOf(),
 			Stages: stages, Final: dp.Final, Stats: opts.stats(fmt.Sprint(dp.Source))})

@@ -37,7 +37,7 @@ func countRows(c *dataflow.Context, s *dataflow.Stream[*dataflow.Chunk], n *rowC
 
 func benchEnv(tb testing.TB) *dataflow.Env {
 	env := &dataflow.Env{
-		Worker: 0, Peers: 1, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(1),
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
 		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
 		Fail: func(df string, err error) { tb.Errorf("dataflow %s: %v", df, err) },
 	}

@@ -17,7 +17,7 @@ import (
 // dfEnv is one worker's environment for dataflows built in a test.
 func dfEnv(t *testing.T) *dataflow.Env {
 	env := &dataflow.Env{
-		Worker: 0, Peers: 1, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(1),
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
 		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
 		Fail: func(df string, err error) { t.Errorf("dataflow %s: %v", df, err) },
 	}
@@ -559,7 +559,7 @@ func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
 				if err := b.Build(op); err != nil {
 					return nil, err
 				}
-				return &dataflow.Arrangement{Oks: dataflow.Arranged{Stream: op.out, Trace: h, Pres: batch.Identity(), Arity: ar11}}, nil
+				return &dataflow.Arrangement{Oks: dataflow.Arranged{Stream: op.out, Reader: h, Pres: batch.Identity(), Arity: ar11}}, nil
 			}
 			// The left stream delivers b0, b1 and b1 again.
 			l, err := side(lh, lw, b0, b1, b1)

@@ -20,7 +20,7 @@ func workerEnvs(t *testing.T, peers int) ([]*dataflow.Env, *dataflow.Hub) {
 	var envs []*dataflow.Env
 	for w := range peers {
 		env := &dataflow.Env{
-			Worker: w, Peers: peers, Manager: dataflow.NewTraceManager(), Hub: hub,
+			Worker: w, Peers: peers, Manager: dataflow.NewIndexManager(), Hub: hub,
 			Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
 			Fail: func(df string, err error) { t.Errorf("worker %d: dataflow %s: %v", w, df, err) },
 		}
@@ -246,7 +246,7 @@ func TestTrianglesOnWorkers(t *testing.T) {
 					out[strategy] = caps{dataflow.NewCapture(peers), dataflow.NewCapture(peers)}
 					metrics[strategy] = &Metrics{}
 					for w, env := range envs {
-						df, err := dataflow.Build(env, dataflow.Desc{ID: strategy, AsOf: frontier.At(asOf), Until: frontier.Empty(),
+						df, err := dataflow.Build(env, dataflow.Desc{ID: strategy, Maintained: !imported, AsOf: frontier.At(asOf), Until: frontier.Empty(),
 							Build: func(c *dataflow.Context) error {
 								coll, err := errTriangles(c, strategy, metrics[strategy], imported)
 								if err != nil {
@@ -334,7 +334,7 @@ func TestDeltaOverflowOnWorkers(t *testing.T) {
 			m := &Metrics{}
 			var dfs []*dataflow.Dataflow
 			for _, env := range envs {
-				df, err := dataflow.Build(env, dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+				df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
 					Build: func(c *dataflow.Context) error {
 						var arr []*dataflow.Arrangement
 						for _, n := range []string{"r0", "r1"} {

@@ -154,7 +154,7 @@ func benchInstall(b *testing.B, fn Fn, ks, xs []int64, imported bool) {
 					upper = e.Frontier
 				}
 			}
-			in = Input{Trace: im.Trace(), Pres: im.Presentation(), Arity: ar11}
+			in = Input{Reader: im.Reader(), Pres: im.Presentation(), Arity: ar11}
 		} else {
 			batchIn, err := buildInput(bld, ks, xs)
 			if err != nil {
@@ -165,7 +165,7 @@ func benchInstall(b *testing.B, fn Fn, ks, xs []int64, imported bool) {
 			if err := w.Insert(batchIn); err != nil {
 				b.Fatal(err)
 			}
-			in, bs, upper = Input{Trace: h, Pres: batch.Identity(), Arity: ar11}, []*batch.Batch{batchIn}, frontier.At(1)
+			in, bs, upper = Input{Reader: h, Pres: batch.Identity(), Arity: ar11}, []*batch.Batch{batchIn}, frontier.At(1)
 		}
 		r, err := New(in, Options{Aggregates: benchAggs(fn)})
 		if err != nil {
@@ -250,9 +250,9 @@ func benchSteady(b *testing.B, fn Fn, n, groups, round int, imported bool) {
 		if im, err = sp.LocalPoint().Import(frontier.Min(), frontier.Empty()); err != nil {
 			b.Fatal(err)
 		}
-		in = Input{Trace: im.Trace(), Pres: im.Presentation(), Arity: ar11}
+		in = Input{Reader: im.Reader(), Pres: im.Presentation(), Arity: ar11}
 	} else {
-		in = Input{Trace: h, Pres: batch.Identity(), Arity: ar11}
+		in = Input{Reader: h, Pres: batch.Identity(), Arity: ar11}
 		pending = []*batch.Batch{first}
 	}
 	r, err := New(in, Options{Aggregates: benchAggs(fn)})

@@ -47,7 +47,7 @@ func TestReduceOnAnotherGoroutineThanItsPublisher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Input{Trace: im.Trace(), Pres: im.Presentation(), Arity: ar12}, Options{AsOf: frontier.At(asOf), Aggregates: c.aggs})
+	r, err := New(Input{Reader: im.Reader(), Pres: im.Presentation(), Arity: ar12}, Options{AsOf: frontier.At(asOf), Aggregates: c.aggs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func newInputUntil(t testing.TB, ar batch.Arity, imported bool, asOf, until uint
 	if !imported {
 		h, w := trace.NewSpine(ar, spine.Options{})
 		x.w = w
-		x.in = Input{Trace: h, Pres: batch.Identity(), Arity: ar}
+		x.in = Input{Reader: h, Pres: batch.Identity(), Arity: ar}
 		for _, ups := range pre {
 			x.seal(t, ups, x.upper+1)
 		}
@@ -89,7 +89,7 @@ func newInputUntil(t testing.TB, ar batch.Arity, imported bool, asOf, until uint
 	}
 	x.im = im
 	x.queue = nil
-	x.in = Input{Trace: im.Trace(), Pres: im.Presentation(), Arity: ar}
+	x.in = Input{Reader: im.Reader(), Pres: im.Presentation(), Arity: ar}
 	return x
 }
 

@@ -80,8 +80,8 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 	}
 	// The reduce owns a reader of its own, holding where the arrangement's
 	// does now (G2); it is released when the dataflow is dropped.
-	reader := oks.Trace.CloneReader()
-	r, err := mk(Input{Trace: reader, Pres: oks.Pres, Arity: oks.Arity},
+	reader := oks.Reader.CloneReader()
+	r, err := mk(Input{Reader: reader, Pres: oks.Pres, Arity: oks.Arity},
 		Options{AsOf: c.AsOf(), Plan: opts.Plan, AppendOnly: opts.AppendOnly, Stats: st})
 	if err != nil {
 		reader.Release()

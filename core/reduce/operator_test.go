@@ -107,7 +107,7 @@ func TestReduceOperatorImportedEqualsDirect(t *testing.T) {
 		t.Run(fmt.Sprintf("imported=%v", imported), func(t *testing.T) {
 			var failed []error
 			env := &dataflow.Env{
-				Worker: 0, Peers: 1, Manager: dataflow.NewTraceManager(), Hub: dataflow.NewHub(1),
+				Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
 				Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
 				Fail: func(_ string, err error) { failed = append(failed, err) },
 			}

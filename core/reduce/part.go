@@ -110,11 +110,11 @@ func (r *Reduce) addPart(plan Plan, pos []int) {
 	in, na := r.in, len(aggs)
 	switch plan {
 	case Accumulable:
-		p.top = r.newStage(kindAccum, aggs, in.Trace, in.Pres, in.Arity, accWidth(na, nsum))
+		p.top = r.newStage(kindAccum, aggs, in.Reader, in.Pres, in.Arity, accWidth(na, nsum))
 	case Basic:
-		p.top = r.newStage(kindBasic, aggs, in.Trace, in.Pres, in.Arity, 1+na)
+		p.top = r.newStage(kindBasic, aggs, in.Reader, in.Pres, in.Arity, 1+na)
 	case Monotonic:
-		p.top = r.newStage(kindMonotonic, aggs, in.Trace, in.Pres, in.Arity, 1+na)
+		p.top = r.newStage(kindMonotonic, aggs, in.Reader, in.Pres, in.Arity, 1+na)
 	case Hierarchical:
 		up := make([]Aggregate, na)
 		for j, a := range aggs {

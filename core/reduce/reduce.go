@@ -113,9 +113,9 @@ func (p Plan) String() string {
 // val is the record; for a threshold or distinct the key is the whole
 // record and the val arity is 0.
 type Input struct {
-	Trace trace.Reader
-	Pres  batch.Presentation
-	Arity batch.Arity
+	Reader trace.Reader
+	Pres   batch.Presentation
+	Arity  batch.Arity
 }
 
 // Options configure a reduce.
@@ -235,7 +235,7 @@ func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
 	if m == modeDistinct {
 		k = kindDistinct
 	}
-	r.parts = []*part{{plan: Basic, top: r.newStage(k, nil, in.Trace, in.Pres, in.Arity, 1)}}
+	r.parts = []*part{{plan: Basic, top: r.newStage(k, nil, in.Reader, in.Pres, in.Arity, 1)}}
 	r.okBld = batch.NewBuilder(batch.Arity{Key: in.Arity.Key}, 0)
 	r.errBld = batch.NewBuilder(batch.Arity{Key: 1}, 0)
 	return r, nil
@@ -308,7 +308,7 @@ func (r *Reduce) Step(batches []*batch.Batch, upper frontier.Frontier) (Output, 
 	if !r.lower.Less(upper) {
 		return Output{}, nil
 	}
-	if !r.started && (!r.asOf.Less(upper) || !r.in.Trace.PhysicalCompaction().LessEqual(upper)) {
+	if !r.started && (!r.asOf.Less(upper) || !r.in.Reader.PhysicalCompaction().LessEqual(upper)) {
 		return Output{}, nil
 	}
 	var out Output
@@ -372,8 +372,8 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 	clear(r.pending)
 	r.pending = r.pending[:0]
 	r.lower, r.started = upper, true
-	r.in.Trace.SetLogicalCompaction(upper)
-	r.in.Trace.SetPhysicalCompaction(upper)
+	r.in.Reader.SetLogicalCompaction(upper)
+	r.in.Reader.SetPhysicalCompaction(upper)
 	return Output{Retired: true, Lower: lower, Upper: upper, Oks: oks, Errs: errb}, nil
 }
 
@@ -437,7 +437,7 @@ func (r *Reduce) Release() {
 		return
 	}
 	r.released = true
-	r.in.Trace.Release()
+	r.in.Reader.Release()
 	for _, p := range r.parts {
 		p.release()
 	}

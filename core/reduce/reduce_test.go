@@ -184,7 +184,7 @@ func TestReduceOverImportWhosePublisherMergesAcrossStaleAsOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Release()
-	if got := x.in.Trace.PhysicalCompaction(); got != frontier.At(8) {
+	if got := x.in.Reader.PhysicalCompaction(); got != frontier.At(8) {
 		t.Fatalf("import reader holds physically at %v, want its seed {8}", got)
 	}
 	var got collected
@@ -204,8 +204,8 @@ func TestReduceOverImportWhosePublisherMergesAcrossStaleAsOf(t *testing.T) {
 			t.Fatalf("step to %v: %v", f, err)
 		}
 		got.add(o)
-		if l := r.Lower(); o.Retired && x.in.Trace.PhysicalCompaction() != l {
-			t.Fatalf("after retiring through %v the reader holds physically at %v", l, x.in.Trace.PhysicalCompaction())
+		if l := r.Lower(); o.Retired && x.in.Reader.PhysicalCompaction() != l {
+			t.Fatalf("after retiring through %v the reader holds physically at %v", l, x.in.Reader.PhysicalCompaction())
 		}
 	}
 	bs, f := x.deliver(0)
@@ -287,7 +287,7 @@ func TestReduceRetiresNothingBeforeAsOf(t *testing.T) {
 func TestBadCallsAreErrors(t *testing.T) {
 	h, w := trace.NewSpine(ar12, spine.Options{})
 	defer w.Close()
-	in := Input{Trace: h, Pres: batch.Identity(), Arity: ar12}
+	in := Input{Reader: h, Pres: batch.Identity(), Arity: ar12}
 	for _, c := range []struct {
 		opts Options
 		want error
@@ -353,7 +353,7 @@ func TestAutoChoosesPlansByKind(t *testing.T) {
 		{[]Aggregate{aggMin, aggCount}, false, []Plan{Accumulable, Hierarchical}},
 	} {
 		h, w := trace.NewSpine(ar12, spine.Options{})
-		r, err := New(Input{Trace: h, Pres: batch.Identity(), Arity: ar12}, Options{Aggregates: c.aggs, AppendOnly: c.appendOnly})
+		r, err := New(Input{Reader: h, Pres: batch.Identity(), Arity: ar12}, Options{Aggregates: c.aggs, AppendOnly: c.appendOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -405,7 +405,7 @@ func TestRecordCountBeyondInt64IsAnOverflow(t *testing.T) {
 	for _, m := range []mode{modeThreshold, modeDistinct} {
 		ar := batch.Arity{Key: 3}
 		h, w := trace.NewSpine(ar, spine.Options{})
-		x := &input{ar: ar, w: w, front: frontier.Min(), in: Input{Trace: h, Pres: batch.Identity(), Arity: ar}}
+		x := &input{ar: ar, w: w, front: frontier.Min(), in: Input{Reader: h, Pres: batch.Identity(), Arity: ar}}
 		r, err := newRecordOp(m, x.in, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -527,7 +527,7 @@ func TestImportOfOneMergedBatchKeepsItsTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer im.Close()
-	r, err := New(Input{Trace: im.Trace(), Pres: im.Presentation(), Arity: ar12}, Options{Aggregates: c.aggs, Plan: Accumulable})
+	r, err := New(Input{Reader: im.Reader(), Pres: im.Presentation(), Arity: ar12}, Options{Aggregates: c.aggs, Plan: Accumulable})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +600,7 @@ func freshGroups(t *testing.T, agg Aggregate, rows, errs map[string]int64) {
 		t.Fatal(err)
 	}
 	defer im.Close()
-	r, err := New(Input{Trace: im.Trace(), Pres: im.Presentation(), Arity: ar12}, Options{AsOf: frontier.At(1), Aggregates: []Aggregate{agg}, Plan: Accumulable})
+	r, err := New(Input{Reader: im.Reader(), Pres: im.Presentation(), Arity: ar12}, Options{AsOf: frontier.At(1), Aggregates: []Aggregate{agg}, Plan: Accumulable})
 	if err != nil {
 		t.Fatal(err)
 	}

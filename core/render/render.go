@@ -865,7 +865,7 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	name := "reduce " + q.Field
 	stats := reduce.NewStats(b.df, name)
 	stats.SetContext(b.ctx)
-	r, err := reduce.New(reduce.Input{Trace: b.c.Keep(a.Oks.Trace), Pres: a.Oks.Pres, Arity: a.Oks.Arity},
+	r, err := reduce.New(reduce.Input{Reader: b.c.Keep(a.Oks.Reader), Pres: a.Oks.Pres, Arity: a.Oks.Arity},
 		reduce.Options{AsOf: b.c.AsOf(), Aggregates: aggs, Spine: b.opts.Spine, Stats: stats})
 	if err != nil {
 		return dataflow.Collection{}, err
@@ -890,7 +890,7 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	name := what + q.Field
 	stats := reduce.NewStats(b.df, name)
 	stats.SetContext(b.ctx)
-	in := reduce.Input{Trace: b.c.Keep(a.Oks.Trace), Pres: a.Oks.Pres, Arity: a.Oks.Arity}
+	in := reduce.Input{Reader: b.c.Keep(a.Oks.Reader), Pres: a.Oks.Pres, Arity: a.Oks.Arity}
 	o := reduce.Options{AsOf: b.c.AsOf(), Spine: b.opts.Spine, Stats: stats}
 	var r *reduce.Reduce
 	if q.Distinct {

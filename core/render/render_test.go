@@ -20,7 +20,7 @@ import (
 func env(t *testing.T, worker, peers int, hub *dataflow.Hub) *dataflow.Env {
 	var errs []error
 	e := &dataflow.Env{
-		Worker: worker, Peers: peers, Manager: dataflow.NewTraceManager(), Hub: hub,
+		Worker: worker, Peers: peers, Manager: dataflow.NewIndexManager(), Hub: hub,
 		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
 		Fail: func(df string, err error) { errs = append(errs, fmt.Errorf("%s: %w", df, err)) },
 	}

@@ -187,7 +187,7 @@ func TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader(t *testing.T) {
 				s := newSetup(t, mode, w)
 				maint := s.rts[0] // Solo, or the pair's Maintenance runtime
 				var mu gosync.Mutex
-				local := map[int][2]trace.Trace{}     // worker → the arrangement's oks and errs traces
+				local := map[int][2]trace.State{}     // worker → the arrangement's oks and errs traces
 				imported := map[int][2]*share.Point{} // worker → the points the query imports from
 				s.ctl.Send(CreateDataflow{Desc: dataflow.Desc{
 					ID: "maintain idx", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
@@ -202,9 +202,9 @@ func TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader(t *testing.T) {
 							return err
 						}
 						c.Hold(a.Oks)
-						c.Keep(a.Errs.Trace)
+						c.Keep(a.Errs.Reader)
 						mu.Lock()
-						local[c.Worker()] = [2]trace.Trace{a.Oks.Trace.(*trace.Handle).Trace(), a.Errs.Trace.(*trace.Handle).Trace()}
+						local[c.Worker()] = [2]trace.State{a.Oks.Reader.(*trace.Handle).State(), a.Errs.Reader.(*trace.Handle).State()}
 						mu.Unlock()
 						return c.Export("idx", a)
 					},
@@ -221,10 +221,10 @@ func TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader(t *testing.T) {
 							return err
 						}
 						c.Hold(a.Oks)
-						c.Keep(a.Errs.Trace)
+						c.Keep(a.Errs.Reader)
 						c.Capture(cp, a.Oks)
 						mu.Lock()
-						imported[c.Worker()] = [2]*share.Point{a.Oks.Trace.(*share.Reader).Point(), a.Errs.Trace.(*share.Reader).Point()}
+						imported[c.Worker()] = [2]*share.Point{a.Oks.Reader.(*share.Reader).Point(), a.Errs.Reader.(*share.Reader).Point()}
 						mu.Unlock()
 						return nil
 					},

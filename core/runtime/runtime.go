@@ -267,7 +267,7 @@ type Stats struct {
 	// counted by the runtime that maintains it only.
 	Trace spine.Stats
 	// HoldGap is the largest gap between requested and applied compaction
-	// of a trace under maintenance (dataflow.TraceManager.HoldGap).
+	// of a trace under maintenance (dataflow.IndexManager.HoldGap).
 	HoldGap uint64
 }
 

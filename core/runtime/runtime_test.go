@@ -205,7 +205,7 @@ func TestDropReleasesEverything(t *testing.T) {
 					regs = append(regs, r.opts.Registries...)
 					if err := r.barrier(ctx, func(wk *worker) {
 						if b, ok := wk.env.Manager.Get("idx"); ok && !b.IsPeer() {
-							sp := b.Oks.(*trace.Handle).Trace().Storage().(*share.Spine)
+							sp := b.Oks.(*trace.Handle).State().Storage().(*share.Spine)
 							mu.Lock()
 							weaks = append(weaks, weak.Make(sp))
 							mu.Unlock()

@@ -50,7 +50,7 @@ func newWorker(r *Runtime, i int) *worker {
 	w.env = &dataflow.Env{
 		Worker:   i,
 		Peers:    r.opts.Workers,
-		Manager:  dataflow.NewTraceManager(),
+		Manager:  dataflow.NewIndexManager(),
 		Inputs:   dataflow.NewInputs(i, r.opts.Workers, w.activate),
 		Hub:      r.hub,
 		Registry: reg,

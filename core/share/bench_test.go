@@ -214,7 +214,7 @@ func BenchmarkImportInstall(b *testing.B) {
 					}
 				}
 				im.Close()
-				im.Trace().Release()
+				im.Reader().Release()
 				if want := ix.s.Stats().Updates; got != want {
 					b.Fatalf("seed presented %d updates, the trace holds %d", got, want)
 				}
@@ -224,7 +224,7 @@ func BenchmarkImportInstall(b *testing.B) {
 				for b.Loop() {
 					im, evs = importSeed(b, ix.pt, asOf, evs[:0])
 					im.Close()
-					im.Trace().Release()
+					im.Reader().Release()
 				}
 				checkNoReaders(b, ix.pt)
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/update")
@@ -370,7 +370,7 @@ func (f *follow) read() {
 		f.tb.Fatalf("batch %d: drained %v", f.readNext, f.evs)
 	}
 	fr := f.evs[1].Frontier
-	tr := f.im.Trace()
+	tr := f.im.Reader()
 	tr.SetPhysicalCompaction(fr)
 	up := fr.MustTime()
 	tr.SetLogicalCompaction(frontier.At(up - min(up, benchLag)))
@@ -388,7 +388,7 @@ func (f *follow) readAll() {
 // close ends the import and the publication and checks no hold is left.
 func (f *follow) close() {
 	f.im.Close()
-	f.im.Trace().Release()
+	f.im.Reader().Release()
 	f.h.Release()
 	checkNoReaders(f.tb, f.pt)
 }
@@ -473,12 +473,12 @@ func importedReach(tb testing.TB, pt *Point, asOf frontier.Frontier, k int) ([][
 				reach[i] = append(reach[i], e.Batch)
 			}
 		}
-		ims[i].Trace().MapBatches(func(b *batch.Batch) { reach[i] = append(reach[i], b) })
+		ims[i].Reader().MapBatches(func(b *batch.Batch) { reach[i] = append(reach[i], b) })
 	}
 	return reach, func() {
 		for _, im := range ims {
 			im.Close()
-			im.Trace().Release()
+			im.Reader().Release()
 		}
 	}
 }

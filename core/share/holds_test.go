@@ -82,7 +82,7 @@ func TestAttachingACompactedTraceBelowAnEarlyReadersHoldIsRefused(t *testing.T) 
 		t.Fatalf("the early import received %v from a refused publication", evs)
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 	b.Release()
 	early.Release()
 	if st := g.Stats(); st.Slots != 0 || st.Reserved != 0 {
@@ -111,7 +111,7 @@ func TestAnImportBelowThePointsSinceIsRefusedByThePoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 }
 
 // Case: importing through a reader at a time before that reader's own hold
@@ -146,7 +146,7 @@ func TestAnImportBelowTheReadersOwnHoldIsRefusedByTheReader(t *testing.T) {
 		t.Fatalf("the point refused {4} with its since at {2}: %v", err)
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 	r.Release()
 	if _, err := r.Import(frontier.At(7), frontier.Empty()); !errors.Is(err, ErrReleased) {
 		t.Fatalf("import through a released reader: err = %v, want ErrReleased", err)
@@ -192,7 +192,7 @@ func TestAdmissionChecksTheSinceAndRegistersTheHoldInOneCriticalSection(t *testi
 				}
 				wait()
 				bs, pres = drained(im), im.Presentation()
-				release = func() { im.Close(); im.Trace().Release() }
+				release = func() { im.Close(); im.Reader().Release() }
 			}
 			if wait == nil {
 				t.Fatal("the admission never reached its pause point")
@@ -247,7 +247,7 @@ func TestAnImportersSeedAndReplayQueueAreTakenUnderOneLock(t *testing.T) {
 		t.Fatalf("the import delivered %v, want every update exactly once: %v", got, want)
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 }
 
 // Case: the publisher publishes a since before applying it. A reader that
@@ -426,7 +426,7 @@ func TestAClonedBundleKeepsItsSlotAliveUntilTheLastCloneIsReleased(t *testing.T)
 	}
 	eq(t, "the clone's import at 3", accumulate(drained(im), im.Presentation(), 3), oks.want(3))
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 	c.Release()
 	if g.Lookup("idx", frontier.At(0)) != nil || g.Stats().Slots != 0 {
 		t.Fatalf("the slot outlived its last clone: %+v", g.Stats())

@@ -21,13 +21,13 @@ func TestAnImportHoldsItsSeedBoundaryPhysically(t *testing.T) {
 	seed := pt.Stats().Upper
 	p.rounds(4)
 	p.compact(frontier.At(2)) // physically to the upper {8}, merged to quiescence
-	bs, err := im.Trace().BatchesThrough(seed)
+	bs, err := im.Reader().BatchesThrough(seed)
 	if err != nil {
 		t.Fatalf("cutting the import's trace at its seed %v after the publisher merged: %v", seed, err)
 	}
 	eq(t, "rows at {2} through the seed", accumulate(bs, im.Presentation(), 2), p.want(2))
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 	if st := pt.Stats(); st.Readers != 0 {
 		t.Fatalf("%d readers after the import closed and its trace was released", st.Readers)
 	}

@@ -118,9 +118,9 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 	return im
 }
 
-// Trace returns the consumer-facing reader, held at as_of until the consumer
+// Reader returns the consumer-facing reader, held at as_of until the consumer
 // downgrades or releases it.
-func (im *Import) Trace() *Reader { return im.trace }
+func (im *Import) Reader() *Reader { return im.trace }
 
 // Presentation returns how the import's batches are to be read.
 func (im *Import) Presentation() batch.Presentation { return im.pres }

@@ -163,7 +163,7 @@ func (m *shareMachine) drain(t *rapid.T) {
 	if got, want := accumulate(mi.bs, mi.im.Presentation(), at), m.want(at); !maps.Equal(got, want) {
 		t.Fatalf("import at {%d} read at {%d}: %v, want %v", mi.asOf, at, got, want)
 	}
-	mi.im.Trace().SetLogicalCompaction(frontier.At(rapid.Uint64Range(mi.asOf, at).Draw(t, "downgrade")))
+	mi.im.Reader().SetLogicalCompaction(frontier.At(rapid.Uint64Range(mi.asOf, at).Draw(t, "downgrade")))
 }
 
 // downgrade moves a reader's holds forward.
@@ -190,7 +190,7 @@ func (m *shareMachine) release(t *rapid.T) {
 	} else {
 		i -= len(m.readers)
 		m.imports[i].im.Close()
-		m.imports[i].im.Trace().Release()
+		m.imports[i].im.Reader().Release()
 		m.imports = append(m.imports[:i], m.imports[i+1:]...)
 	}
 	m.s.Refresh()
@@ -213,8 +213,8 @@ func (m *shareMachine) check(t *rapid.T) {
 		}
 	}
 	for _, mi := range m.imports {
-		if !st.Since.LessEqual(mi.im.Trace().LogicalCompaction()) {
-			t.Fatalf("since %v passed an import's hold %v", st.Since, mi.im.Trace().LogicalCompaction())
+		if !st.Since.LessEqual(mi.im.Reader().LogicalCompaction()) {
+			t.Fatalf("since %v passed an import's hold %v", st.Since, mi.im.Reader().LogicalCompaction())
 		}
 	}
 	if want := len(m.readers) + 2*len(m.imports) - m.doneImports(); st.Readers != want {
@@ -240,7 +240,7 @@ func (m *shareMachine) finish(t *rapid.T) {
 	}
 	for _, mi := range m.imports {
 		mi.im.Close()
-		mi.im.Trace().Release()
+		mi.im.Reader().Release()
 	}
 	if st := m.pt.Stats(); st.Readers != 0 || st.Importers != 0 {
 		t.Fatalf("after releasing everything: %d readers, %d importers", st.Readers, st.Importers)

@@ -34,7 +34,7 @@ func ImporterOf(r trace.Reader) (Importer, error) {
 	case Importer:
 		return r, nil
 	case *trace.Handle:
-		if s, ok := r.Trace().Storage().(*Spine); ok {
+		if s, ok := r.State().Storage().(*Spine); ok {
 			return s.LocalPoint(), nil
 		}
 	}
@@ -58,7 +58,7 @@ func publishingSpine(r trace.Reader) (*Spine, bool) {
 	if !ok {
 		return nil, false
 	}
-	s, ok := h.Trace().Storage().(*Spine)
+	s, ok := h.State().Storage().(*Spine)
 	return s, ok
 }
 

@@ -151,7 +151,7 @@ func TestImportReplaysTheRowsAndHoldsAtAsOf(t *testing.T) {
 	}
 	// Reading through the trace after compaction still gives every time
 	// from as_of on.
-	cutBs, err := im.Trace().BatchesThrough(frontier.At(10))
+	cutBs, err := im.Reader().BatchesThrough(frontier.At(10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestImportReplaysTheRowsAndHoldsAtAsOf(t *testing.T) {
 		}
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 }
 
 func TestImportHoldsAfterConstructionWithNoConsumerHandleLeft(t *testing.T) {
@@ -178,7 +178,7 @@ func TestImportHoldsAfterConstructionWithNoConsumerHandleLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im.Trace().Release() // a stream-only consumer drops the trace at once
+	im.Reader().Release() // a stream-only consumer drops the trace at once
 	p.compact(frontier.At(8))
 	// The import's own hold keeps as_of readable until it has replayed.
 	if got := pt.Stats().Since; got != frontier.At(3) {
@@ -212,12 +212,12 @@ func TestImportHoldDowngradesWhileLive(t *testing.T) {
 	if got := pt.Stats().Since; got != frontier.At(3) {
 		t.Fatalf("since %v, want the consumer's {3}", got)
 	}
-	im.Trace().SetLogicalCompaction(frontier.At(6))
+	im.Reader().SetLogicalCompaction(frontier.At(6))
 	p.compact(frontier.At(8))
 	if got := pt.Stats().Since; got != frontier.At(6) {
 		t.Fatalf("since %v after the consumer downgraded to {6}", got)
 	}
-	im.Trace().SetLogicalCompaction(frontier.At(9))
+	im.Reader().SetLogicalCompaction(frontier.At(9))
 	p.rounds(2)
 	drained(im)
 	p.compact(frontier.At(11))
@@ -226,7 +226,7 @@ func TestImportHoldDowngradesWhileLive(t *testing.T) {
 		t.Fatalf("since %v, want {9}", got)
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 }
 
 func TestImportHoldReleasesOnDrop(t *testing.T) {
@@ -241,7 +241,7 @@ func TestImportHoldReleasesOnDrop(t *testing.T) {
 		t.Fatalf("readers %d, want 2 (consumer trace + import hold)", n)
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 	if st := pt.Stats(); st.Readers != 0 || st.Importers != 0 {
 		t.Fatalf("after drop: %+v", st)
 	}
@@ -354,7 +354,7 @@ func TestAPublicationHoldsItsAsOfUntilThePeerTakesItOver(t *testing.T) {
 		eq(t, fmt.Sprintf("rows at %d", tm), accumulate(bs, im.Presentation(), tm), oks.want(tm))
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 	b.AllowCompaction(frontier.At(10))
 	oks.compact(frontier.At(10))
 	if got := tok.Slot().Oks().Stats().Since; got != frontier.At(10) {
@@ -447,7 +447,7 @@ func TestAPeerBundleHoldsLogicallyOnlyAndItsImportReadsTheRows(t *testing.T) {
 		eq(t, fmt.Sprintf("rows at %d", tm), accumulate(bs, im.Presentation(), tm), oks.want(tm))
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 	b.Release()
 	tok.Release()
 }
@@ -515,7 +515,7 @@ func TestLateBindingDeliversTheFullContentsOnce(t *testing.T) {
 		t.Fatalf("late-bound import delivered %v, want %v", got, oks.model)
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 	b.Release()
 	tok.Release()
 }
@@ -561,7 +561,7 @@ func TestImportUntil(t *testing.T) {
 	if n := pt.Stats().Readers; n != 1 {
 		t.Fatalf("readers %d after completion, want only the consumer's", n)
 	}
-	im.Trace().Release()
+	im.Reader().Release()
 }
 
 // TestReaderCutReportsAStraddle: a reader's cut inside a non-empty batch is
@@ -831,5 +831,5 @@ func TestAReleasedPublicationStopsFollowing(t *testing.T) {
 		t.Fatalf("the publisher still has %d points attached", n)
 	}
 	im.Close()
-	im.Trace().Release()
+	im.Reader().Release()
 }

@@ -193,7 +193,7 @@ func TestConcurrentPublishAndImport(t *testing.T) {
 				// The consumer downgrades as it reads; the trace still
 				// serves every time from its hold on.
 				hold := asOf + uint64(rng.IntN(3))
-				im.Trace().SetLogicalCompaction(frontier.At(hold))
+				im.Reader().SetLogicalCompaction(frontier.At(hold))
 				acked, _ := im.Frontier().Time()
 				if im.Done() {
 					acked, _ = until.Time()
@@ -211,7 +211,7 @@ func TestConcurrentPublishAndImport(t *testing.T) {
 					}
 				}
 				if !im.Done() {
-					cut, err := im.Trace().BatchesThrough(im.Frontier())
+					cut, err := im.Reader().BatchesThrough(im.Frontier())
 					if err != nil {
 						errc <- fmt.Errorf("seed %d: trace cut at %v: %w", seed, im.Frontier(), err)
 						return
@@ -225,7 +225,7 @@ func TestConcurrentPublishAndImport(t *testing.T) {
 					}
 				}
 				im.Close()
-				im.Trace().Release()
+				im.Reader().Release()
 			}
 		}()
 	}

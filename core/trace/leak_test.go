@@ -17,7 +17,7 @@ import (
 // handle is never reported.
 func TestLeakedHandleIsReported(t *testing.T) {
 	h, _ := NewSpine(batch.Arity{Key: 1, Val: 1}, spine.Options{})
-	tr := h.Trace()
+	tr := h.State()
 	released := h.Clone()
 	released.Release()
 	leakOne(h)

@@ -128,7 +128,7 @@ func (m *traceMachine) actions() map[string]func(*rapid.T) {
 			}
 			bs, err := h.BatchesThrough(f)
 			if err != nil {
-				t.Fatalf("cut at %v (hold %v): %v\n%v", f, h.PhysicalCompaction(), err, h.Trace().Storage())
+				t.Fatalf("cut at %v (hold %v): %v\n%v", f, h.PhysicalCompaction(), err, h.State().Storage())
 			}
 			m.checkAccumulations(t, bs, f)
 		},
@@ -143,7 +143,7 @@ func (m *traceMachine) check(t *rapid.T) {
 		logical = logical.Meet(h.LogicalCompaction())
 		physical = physical.Meet(h.PhysicalCompaction())
 	}
-	st := m.handles[0].Trace()
+	st := m.handles[0].State()
 	s := st.Storage()
 	if s.LogicalCompaction() != logical || s.PhysicalCompaction() != physical {
 		t.Fatalf("storage compaction %v/%v, meet of holds %v/%v", s.LogicalCompaction(), s.PhysicalCompaction(), logical, physical)
@@ -161,7 +161,7 @@ func (m *traceMachine) check(t *rapid.T) {
 // checkAccumulations compares bs, which should hold exactly the updates
 // before cut, with the model at every time beyond the logical frontier.
 func (m *traceMachine) checkAccumulations(t *rapid.T, bs []*batch.Batch, cut frontier.Frontier) {
-	logical := m.handles[0].Trace().Storage().LogicalCompaction()
+	logical := m.handles[0].State().Storage().LogicalCompaction()
 	lo, _ := logical.Time()
 	for tm := lo; tm <= m.upper+3; tm++ {
 		if !logical.Beyond(tm) {
@@ -199,7 +199,7 @@ func TestTraceAgainstModel(t *testing.T) {
 		for _, h := range m.handles {
 			h.Release()
 		}
-		if st := m.handles[0].Trace(); st.Storage() != nil || st.Live() != 0 {
+		if st := m.handles[0].State(); st.Storage() != nil || st.Live() != 0 {
 			t.Fatalf("after releasing every handle: storage %v, live %d", st.Storage(), st.Live())
 		}
 	})
@@ -221,11 +221,11 @@ func TestReleaseAllFreesTheTrace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sp := h.Trace().Storage().(*spine.Spine)
+	sp := h.State().Storage().(*spine.Spine)
 	h2 := h.Clone()
 	h.Release()
 	h.Release() // twice is a no-op
-	if h.Trace().Live() != 1 || h.Trace().Storage() == nil {
+	if h.State().Live() != 1 || h.State().Storage() == nil {
 		t.Fatal("one handle left must keep the trace")
 	}
 	if _, err := h.BatchesThrough(frontier.Empty()); err != ErrReleased {
@@ -240,7 +240,7 @@ func TestReleaseAllFreesTheTrace(t *testing.T) {
 	if st := sp.Stats(); st.Merges != 0 {
 		t.Fatalf("releasing the last handle merged %d times", st.Merges)
 	}
-	if h.Trace().Storage() != nil {
+	if h.State().Storage() != nil {
 		t.Fatal("storage kept after the last release")
 	}
 	// Later writes are discarded, not errors.
@@ -274,7 +274,7 @@ func TestHoldPreventsCompaction(t *testing.T) {
 	hold.SetPhysicalCompaction(frontier.Empty())
 	for w.Exert(1 << 10) {
 	}
-	if got := h.Trace().Storage().LogicalCompaction(); got != frontier.At(2) {
+	if got := h.State().Storage().LogicalCompaction(); got != frontier.At(2) {
 		t.Fatalf("trace compacted to %v with a hold at {2}", got)
 	}
 	acc := func() int {
@@ -293,7 +293,7 @@ func TestHoldPreventsCompaction(t *testing.T) {
 		t.Fatalf("acc at the held time 2 = %d, want 3", n)
 	}
 	hold.Release()
-	if got := h.Trace().Storage().LogicalCompaction(); got != frontier.At(9) {
+	if got := h.State().Storage().LogicalCompaction(); got != frontier.At(9) {
 		t.Fatalf("after release the trace stays at %v, want {9}", got)
 	}
 }

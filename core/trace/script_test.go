@@ -95,8 +95,8 @@ func (s *script) do(c *scripttest.Case) string {
 			for s.w.Exert(1 << 20) {
 			}
 		}
-		if st := s.anyHandle(); st != nil && st.Trace().Storage() != nil {
-			return strings.TrimSpace(st.Trace().Storage().(*spine.Spine).String())
+		if st := s.anyHandle(); st != nil && st.State().Storage() != nil {
+			return strings.TrimSpace(st.State().Storage().(*spine.Spine).String())
 		}
 		return "dropped"
 	case "cut":
@@ -116,7 +116,7 @@ func (s *script) do(c *scripttest.Case) string {
 		tm, _ := strconv.ParseUint(args["t"], 10, 64)
 		return accumulateString(s.t, h, tm)
 	case "holds":
-		st := h.Trace()
+		st := h.State()
 		if st.Storage() == nil {
 			return fmt.Sprintf("dropped; live %d", st.Live())
 		}

@@ -253,32 +253,32 @@ func (h *Handle) ReadUpper() frontier.Frontier {
 	return h.bx.storage.Upper()
 }
 
-// Trace returns a view of the trace behind h for inspection.
-func (h *Handle) Trace() Trace { return Trace{h.bx} }
+// State returns a view of the trace behind h for inspection.
+func (h *Handle) State() State { return State{h.bx} }
 
 var _ Reader = (*Handle)(nil)
 
-// Trace is an inspection view of the state behind a set of handles: their
+// State is an inspection view of the state behind a set of handles: their
 // accumulated holds, the storage, and leak reports.
-type Trace struct{ bx *box }
+type State struct{ bx *box }
 
 // Live returns the number of live handles.
-func (t Trace) Live() int { return t.bx.live }
+func (t State) Live() int { return t.bx.live }
 
 // LogicalHolds returns a copy of the accumulated logical holds of live
 // handles.
-func (t Trace) LogicalHolds() frontier.MutableFrontier { return t.bx.logical.Clone() }
+func (t State) LogicalHolds() frontier.MutableFrontier { return t.bx.logical.Clone() }
 
 // PhysicalHolds returns a copy of the accumulated physical holds of live
 // handles.
-func (t Trace) PhysicalHolds() frontier.MutableFrontier { return t.bx.physical.Clone() }
+func (t State) PhysicalHolds() frontier.MutableFrontier { return t.bx.physical.Clone() }
 
 // Storage returns the storage, or nil once every handle is released.
-func (t Trace) Storage() Storage { return t.bx.storage }
+func (t State) Storage() Storage { return t.bx.storage }
 
 // Leaks returns the creation stacks of handles collected without Release
 // (invariant builds only; always empty otherwise).
-func (t Trace) Leaks() []string {
+func (t State) Leaks() []string {
 	t.bx.leakMu.Lock()
 	defer t.bx.leakMu.Unlock()
 	return append([]string(nil), t.bx.leaks...)

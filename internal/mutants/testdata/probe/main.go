@@ -31,7 +31,7 @@ func reach() {
 	_, _, e := share.NewTrace(batch.Arity{Key: 1, Val: 1}, spine.Options{})
 	tok, _ := g.PublishIncarnation(share.Incarnation{ID: "x", AsOf: frontier.At(1)}, s, e)
 	im, _ := tok.Slot().Oks().Import(frontier.At(1), frontier.Empty())
-	im.Trace().SetLogicalCompaction(frontier.At(2))
+	im.Reader().SetLogicalCompaction(frontier.At(2))
 	b, _ := g.AwaitPeerBundle(share.Incarnation{ID: "x", AsOf: frontier.At(1)}, nil)
 	b.Release()
 	s.Refresh()

@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/tracebench/tracebench/internal/benchflame"
 	"github.com/tracebench/tracebench/internal/benchrun"
 )
 
 func main() {
+	benchflame.RunChildIfRequested() // --flamegraph exports in a subprocess of this binary
 	os.Exit(mainExit(os.Args[1:], benchrun.RuntimeEngine{}))
 }
 

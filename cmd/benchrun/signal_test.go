@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/tracebench/tracebench/internal/benchflame"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,7 @@ func (slowEngine) Sample(ctx context.Context, b *benchrun.Benchmark, inputs []*s
 // TestMain lets the test binary act as benchrun with a slow engine when
 // TestSIGINT starts it as a subprocess.
 func TestMain(m *testing.M) {
+	benchflame.RunChildIfRequested()
 	if args := os.Getenv("BENCHRUN_HELPER_ARGS"); args != "" {
 		var a []string
 		if err := json.Unmarshal([]byte(args), &a); err != nil {

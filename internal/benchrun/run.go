@@ -250,7 +250,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 	}
 	if cfg.Flamegraph != "" && (runErr == nil || errors.Is(runErr, ErrInterrupted)) {
-		if err := WriteFlamegraph(cpuPath, cfg.Flamegraph); err != nil && runErr == nil {
+		if err := WriteFlamegraph(context.WithoutCancel(ctx), cpuPath, cfg.Flamegraph); err != nil && runErr == nil {
 			runErr = err
 		}
 	}

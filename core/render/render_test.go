@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -387,6 +388,13 @@ func TestOutputCancels(t *testing.T) {
 							t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
 						}
 					}
+					for tm := asOf; tm < times; tm++ {
+						for _, cp := range []*dataflow.Capture{out.Oks, out.Errs} {
+							if err := canonical(cp.At(tm)); err != nil {
+								t.Errorf("%s: time %d: %v", name, tm, err)
+							}
+						}
+					}
 					if out.Rows() != rows || out.Errors() != errs {
 						t.Errorf("%s: Rows %d, Errors %d; the output at the last time has %d rows, %d errors", name, out.Rows(), out.Errors(), rows, errs)
 					}
@@ -394,4 +402,18 @@ func TestOutputCancels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// canonical reports rows that are not consolidated: each row once, with a
+// non-zero count, in ascending order column by column.
+func canonical(rows []dataflow.RowDiff) error {
+	for i, r := range rows {
+		if r.Diff == 0 {
+			return fmt.Errorf("row %v with count 0", r.Row)
+		}
+		if i > 0 && slices.Compare(rows[i-1].Row, r.Row) >= 0 {
+			return fmt.Errorf("row %v after %v: not consolidated", r.Row, rows[i-1].Row)
+		}
+	}
+	return nil
 }

@@ -57,7 +57,7 @@ func TestCaptureConsolidatesOnRead(t *testing.T) {
 	dfs := captureInput(t, envs, cp, 2)
 	// {time, diff, row...}; worker 0's, then worker 1's.
 	ups := [2]*Chunk{chunk(
-		[]int64{0, 1, 2, 1}, // with worker 1's: 2 at time 0
+		[]int64{0, 1, 2, 1},                         // with worker 1's: 2 at time 0
 		[]int64{0, 1, 10, 1}, []int64{0, -1, 10, 1}, // cancels within time 0 on one worker
 		[]int64{0, 1, 11, 1}, // cancels with worker 1's at time 0
 		[]int64{0, 1, 1, 9},

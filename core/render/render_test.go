@@ -417,3 +417,35 @@ func canonical(rows []dataflow.RowDiff) error {
 	}
 	return nil
 }
+
+// TestOutputOverflowsOnRead: two matches emit one output row with counts
+// of 2^62 each. Nothing upstream overflows (every product fits); the
+// output's consolidated count, 2^63, does not, and the capture reports it
+// instead of wrapping (docs/semantics.md §1.1), in every mode, join and
+// worker count.
+func TestOutputOverflowsOnRead(t *testing.T) {
+	const big = 1 << 62
+	in := reference.Inputs{
+		"a": {{Time: 0, Diff: big, Row: []int64{1, 5}}, {Time: 0, Diff: big, Row: []int64{2, 6}}},
+		"b": {{Time: 0, Diff: 1, Row: []int64{1, 1}}, {Time: 0, Diff: 1, Row: []int64{2, 1}}},
+	}
+	r := cancelPlan(t, 0)
+	want, err := reference.Eval(r, in, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !want.Overflow {
+		t.Fatalf("the reference should overflow: %s", want)
+	}
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
+			for _, workers := range []int{1, 2} {
+				_, _, out := run(t, r, in, 1, workers, render.Options{Mode: mode, Join: join})
+				rows, over := out.Oks.Accumulate(0)
+				if len(rows) != 0 || over != 1 {
+					t.Errorf("%v/%v/workers=%d: rows %v, %d overflows; want none and 1", mode, join, workers, rows, over)
+				}
+			}
+		}
+	}
+}

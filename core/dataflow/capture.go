@@ -17,7 +17,8 @@ import (
 // the captured stream's frontier over the workers) has passed that time.
 //
 // Each worker appends to its own flat columns (rows, times, diffs): no
-// per-update map, key or allocation, and a chunk is appended whole. Updates
+// per-update map or key, no allocation but the columns' amortized growth,
+// and a chunk is appended whole. Updates
 // are kept as they arrive, unconsolidated; At consolidates when it is read
 // (docs/semantics.md §1.3), so a stream may carry a row several times at
 // one time, or a +1 and a -1 that cancel. It keeps every update: it is for

@@ -524,12 +524,19 @@ func (se *Session) Stats(ctx context.Context) (runtime.Stats, error) {
 // and an output complete at t.
 func (se *Session) Result(t uint64) *reference.Result {
 	res := &reference.Result{Time: t, Columns: slices.Clone(se.r.Query.Output)}
-	for _, rd := range se.out.Oks.At(t) {
+	rows, over := se.out.Oks.Accumulate(t)
+	for _, rd := range rows {
 		res.Rows = append(res.Rows, reference.Row{Values: rd.Row, Diff: rd.Diff})
 	}
+	codes, errOver := se.out.Errs.Accumulate(t)
 	errs := map[string]int64{}
-	for _, rd := range se.out.Errs.At(t) {
+	for _, rd := range codes {
 		errs[ErrorMessage(rd.Row[0])] += rd.Diff
+	}
+	// A count that leaves int64 when the output is consolidated is a
+	// numeric overflow (docs/semantics.md §1.1), one per row.
+	if n := over + errOver; n > 0 {
+		errs[reference.MsgOverflow] += int64(n)
 	}
 	for _, m := range slices.Sorted(maps.Keys(errs)) {
 		if errs[m] != 0 {

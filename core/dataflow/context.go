@@ -343,16 +343,6 @@ func (c *Context) Probe(p *Probe, s Source) {
 	}
 }
 
-// Capture records an arrangement half as presented, each row in the
-// collection's column order (a.Key put back in place). A capture made for
-// another number of workers than the runtime's fails the build.
-func (c *Context) Capture(cp *Capture, a Arranged) {
-	if c.checkProbe("capture", &cp.Probe) {
-		op := &captureOp{c: cp, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres, place: placement(a.Key, a.Arity.Key+a.Arity.Val)}
-		c.df.addNode("capture", op, a.Stream.from)
-	}
-}
-
 // ErrExportsDiffer is wrapped by Build when the indexes a dataflow's Build
 // exported are not exactly its Desc.Exports.
 var ErrExportsDiffer = errors.New("dataflow: exports differ from Desc.Exports")

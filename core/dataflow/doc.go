@@ -47,6 +47,13 @@
 // that must first agree with the other workers (a runtime) calls Assemble,
 // then Start or Drop.
 //
+// A Probe observes a stream's frontier over the workers; a Capture (for
+// eval, check and tests) is a probe that also keeps every update of a
+// collection's chunks (CaptureChunks) or of an arrangement half as
+// presented (Capture), appended per worker as they come, and consolidates
+// only when read (At: docs/semantics.md §1.3), so nothing needs to be
+// arranged to be captured.
+//
 // Only a Maintained dataflow reads inputs (Context.Input); a query reads
 // indexes, and Input in a query is an error wrapping ErrQueryReadsInput
 // (D6).

@@ -9,9 +9,9 @@
 //   - QueryDesc: the query at as_of (and until). Imported, it reads only
 //     declared indexes: every arrangement the join strategy reads must be
 //     served (ErrMissingIndex names what is not); direct, it builds every
-//     view and arrangement from the raw inputs itself. Its output is
-//     arranged by the whole row and goes to an Output: probed, counted,
-//     and captured for eval and check.
+//     view and arrangement from the raw inputs itself. Its output goes to
+//     an Output as the operators emit it, never arranged (N6): probed,
+//     counted, and captured for eval and check.
 //
 // Collections travel as oks and errs streams of chunks. A simple view is a
 // map–filter–project operator (core/expr, compiled once, evaluated a chunk
@@ -49,7 +49,17 @@
 //	    path's proposals are exchanged by the next lookup's key before each
 //	    half join (core/join's staged paths, X1–X3), so every worker's
 //	    answer is its share of the one-worker answer.
+//	N6  The query's output is not arranged: nothing reads it back, so its
+//	    oks and errs chunks go, unconsolidated and on the worker that
+//	    produced them, to the captures, the counters and the probes. A
+//	    capture consolidates when read (dataflow.Capture.At, across
+//	    workers; docs/semantics.md §1.3), a count sums diffs, which
+//	    consolidation does not change, and a probe needs only the stream's
+//	    frontier. The output's times are those its operators emit (the
+//	    imports' presented times); counts leave out times at or after
+//	    until.
 //
 // The operators here belong to the worker that steps their dataflow;
-// Output, Capture and Metrics may be read from any goroutine.
+// Output (its captures included) and Metrics may be read from any
+// goroutine.
 package render

@@ -2,8 +2,6 @@ package render
 
 import (
 	"context"
-	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -207,26 +205,28 @@ func (o *reduceOp) chunk(b *batch.Batch) *dataflow.Chunk {
 
 func (o *reduceOp) Shutdown() { o.r.Release() }
 
-// countOp sums the diffs of an arranged (consolidated) stream: the size of
-// the collection accumulated so far, for benchmarks that need the output's
-// size but not its rows.
+// countOp sums the diffs of a collection's chunks before until: the
+// collection's size accumulated so far, for benchmarks that need the
+// output's size but not its rows. A sum of diffs needs no consolidation:
+// rows that cancel cancel in the sum too.
 type countOp struct {
-	in    *dataflow.Port[*batch.Batch]
+	in    *dataflow.Port[*dataflow.Chunk]
 	sum   *atomic.Int64
 	until frontier.Frontier // updates at or after until are not counted
 }
 
 func (o *countOp) Step(frontier.Frontier) frontier.Frontier {
 	var s int64
-	for _, b := range o.in.Take() {
-		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
-			for ; cur.ValValid(); cur.StepVal() {
-				ts, ds := cur.Updates()
-				for i, d := range ds {
-					if !o.until.Beyond(ts[i]) {
-						s += d
-					}
-				}
+	for _, c := range o.in.Take() {
+		if o.until.IsEmpty() {
+			for _, d := range c.Diffs {
+				s += d
+			}
+			continue
+		}
+		for i, t := range c.Times {
+			if !o.until.Beyond(t) {
+				s += c.Diffs[i]
 			}
 		}
 	}
@@ -237,92 +237,3 @@ func (o *countOp) Step(frontier.Frontier) frontier.Frontier {
 }
 
 func (o *countOp) Shutdown() {}
-
-// Capture records every update of an arrangement half as presented, per
-// worker, in flat append-only columns (no per-update map or allocation),
-// for reading the collection accumulated at a time once the output has
-// passed it (eval, check). It keeps every update.
-type Capture struct {
-	mu      sync.Mutex
-	workers []captured
-}
-
-type captured struct {
-	arity int
-	rows  []int64
-	times []frontier.Time
-	diffs []int64
-}
-
-// NewCapture returns a capture for a dataflow on workers workers.
-func NewCapture(workers int) *Capture { return &Capture{workers: make([]captured, workers)} }
-
-// At returns the captured collection accumulated at t: rows with a
-// non-zero count, sorted numerically column by column. REQUIRES: the
-// output has passed t (Output.WaitPassed).
-func (c *Capture) At(t frontier.Time) []dataflow.RowDiff {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	type ref struct {
-		row  []int64
-		diff int64
-	}
-	var refs []ref
-	for _, w := range c.workers {
-		for i, tm := range w.times {
-			if tm <= t {
-				refs = append(refs, ref{w.rows[i*w.arity : (i+1)*w.arity], w.diffs[i]})
-			}
-		}
-	}
-	slices.SortFunc(refs, func(a, b ref) int { return slices.Compare(a.row, b.row) })
-	var out []dataflow.RowDiff
-	for i := 0; i < len(refs); {
-		j, d := i, int64(0)
-		for ; j < len(refs) && slices.Equal(refs[j].row, refs[i].row); j++ {
-			d += refs[j].diff
-		}
-		if d != 0 {
-			out = append(out, dataflow.RowDiff{Row: refs[i].row, Diff: d})
-		}
-		i = j
-	}
-	return out
-}
-
-// captureOp appends an arranged stream's updates to its worker's slot.
-type captureOp struct {
-	c      *Capture
-	worker int
-	in     *dataflow.Port[*batch.Batch]
-	pres   batch.Presentation
-}
-
-func (o *captureOp) Step(frontier.Frontier) frontier.Frontier {
-	msgs := o.in.Take()
-	if len(msgs) == 0 {
-		return frontier.Empty()
-	}
-	o.c.mu.Lock()
-	w := &o.c.workers[o.worker]
-	for _, b := range msgs {
-		ar := b.Arity()
-		w.arity = ar.Key + ar.Val
-		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
-			for ; cur.ValValid(); cur.StepVal() {
-				ts, ds := cur.Updates()
-				for i, t := range ts {
-					if pt, ok := o.pres.Present(t); ok {
-						w.rows = append(append(w.rows, cur.Key()...), cur.Val()...)
-						w.times = append(w.times, pt)
-						w.diffs = append(w.diffs, ds[i])
-					}
-				}
-			}
-		}
-	}
-	o.c.mu.Unlock()
-	return frontier.Empty()
-}
-
-func (o *captureOp) Shutdown() {}

@@ -73,15 +73,17 @@ func IndexID(ix *plan.ResolvedIndex) string { return "index " + ix.Name }
 // QueryID is the id of the query dataflow.
 const QueryID = "query"
 
-// Output is where the query's output goes: its oks and errs arranged by
-// the whole row, probed, counted, and captured when Capture is set.
+// Output is where the query's output goes: its oks and errs, as the
+// operators emit them (unconsolidated, never arranged), probed, counted,
+// and captured when capturing.
 type Output struct {
 	// oks and errs pass a time once the output's oks and errs are complete
 	// at it.
 	okProbe, errProbe *dataflow.Probe
-	// Oks and Errs capture the output rows and the error codes; nil when
-	// the output is only counted.
-	Oks, Errs *Capture
+	// Oks and Errs capture the output rows and the error codes (one-column
+	// rows) per worker; nil when the output is only counted. Their At
+	// consolidates across workers.
+	Oks, Errs *dataflow.Capture
 	rows      atomic.Int64
 	errs      atomic.Int64
 }
@@ -91,7 +93,7 @@ type Output struct {
 func NewOutput(workers int, capture bool) *Output {
 	o := &Output{okProbe: dataflow.NewProbe(workers), errProbe: dataflow.NewProbe(workers)}
 	if capture {
-		o.Oks, o.Errs = NewCapture(workers), NewCapture(workers)
+		o.Oks, o.Errs = dataflow.NewCapture(workers), dataflow.NewCapture(workers)
 	}
 	return o
 }
@@ -105,7 +107,9 @@ func (o *Output) WaitPassed(ctx context.Context, t frontier.Time) error {
 	return o.errProbe.WaitPassed(ctx, t)
 }
 
-// Rows returns the multiplicity of the output's oks accumulated so far.
+// Rows returns the multiplicity of the output's oks accumulated so far
+// (every update before until emitted so far: the output's size at the last
+// time once the output is complete).
 func (o *Output) Rows() int64 { return o.rows.Load() }
 
 // Errors returns the multiplicity of the output's errors accumulated so far.
@@ -286,30 +290,16 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 			if err != nil {
 				return err
 			}
-			all := make([]int, coll.Arity)
-			for i := range all {
-				all[i] = i
-			}
-			a, err := c.Arrange(coll, all)
-			if err != nil {
-				return err
-			}
+			// The output is not arranged: its chunks go to the captures,
+			// the counters and the probes as the operators emit them (N6).
 			if out.Oks != nil {
-				for _, h := range []struct {
-					cp *Capture
-					a  dataflow.Arranged
-				}{{out.Oks, a.Oks}, {out.Errs, a.Errs}} {
-					ob := c.NewOperator("capture")
-					op := &captureOp{c: h.cp, worker: c.Worker(), in: dataflow.AddInput(ob, "in", h.a.Stream), pres: h.a.Pres}
-					if err := ob.Build(op); err != nil {
-						return err
-					}
-				}
+				c.CaptureChunks(out.Oks, coll.Oks, coll.Arity)
+				c.CaptureChunks(out.Errs, coll.Errs, 1)
 			}
 			for _, h := range []struct {
-				s   *dataflow.Stream[*batch.Batch]
+				s   *dataflow.Stream[*dataflow.Chunk]
 				sum *atomic.Int64
-			}{{a.Oks.Stream, &out.rows}, {a.Errs.Stream, &out.errs}} {
+			}{{coll.Oks, &out.rows}, {coll.Errs, &out.errs}} {
 				ob := c.NewOperator("count")
 				op := &countOp{in: dataflow.AddInput(ob, "in", h.s), sum: h.sum, until: c.Until()}
 				if err := ob.Build(op); err != nil {
@@ -318,8 +308,8 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 			}
 			// The probes come last: once a worker's probe passes a time,
 			// its captures and counts have seen everything before it.
-			c.Probe(out.okProbe, a.Oks.Stream)
-			c.Probe(out.errProbe, a.Errs.Stream)
+			c.Probe(out.okProbe, coll.Oks)
+			c.Probe(out.errProbe, coll.Errs)
 			return nil
 		},
 	}, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,8 +103,8 @@ func updates(seed uint64, times int) reference.Inputs {
 // run renders r on `workers` workers stepped in turn by one goroutine
 // (imported: the index dataflows and the query on the same workers, the
 // query importing the local indexes), feeds the updates time by time, and
-// returns the output at each time.
-func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics) {
+// returns the output at each time and the output itself.
+func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics, *render.Output) {
 	hub := dataflow.NewHub(workers)
 	var envs []*dataflow.Env
 	for w := range workers {
@@ -223,7 +224,7 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int
 	if n := hub.Len(); n != 0 {
 		t.Errorf("%d exchanges still live after every dataflow was dropped", n)
 	}
-	return res, opts.Metrics
+	return res, opts.Metrics, out
 }
 
 // TestQueryEqualsReference renders the test plan in both modes and both
@@ -240,7 +241,7 @@ func TestQueryEqualsReference(t *testing.T) {
 				for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
 					for _, workers := range []int{1, 2, 4} {
 						name := fmt.Sprintf("as_of=%d/seed=%d/%v/%v/workers=%d", asOf, seed, mode, join, workers)
-						got, metrics := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
+						got, metrics, _ := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
 						for _, g := range got {
 							want, err := reference.Eval(r, in, g.Time)
 							if err != nil {
@@ -298,5 +299,153 @@ func TestImportedMissingIndex(t *testing.T) {
 	}
 	if _, err := render.QueryDesc(r2, render.Options{Mode: render.Direct, Join: plan.Delta}, render.NewOutput(1, false)); err != nil {
 		t.Fatalf("direct: %v", err)
+	}
+}
+
+// cancelPlan joins a(k, x) with b(k, y) and outputs (0 / x, y): rows of
+// several matches coincide (their keys differ, so on several workers they
+// come from different workers) and x = 0 is a division by zero.
+func cancelPlan(t *testing.T, asOf uint64) *plan.Resolved {
+	p := &plan.Plan{
+		AsOf: asOf,
+		Inputs: []plan.Input{
+			{Name: "a", Columns: []string{"k", "x"}},
+			{Name: "b", Columns: []string{"k", "y"}},
+		},
+		Indexes: []plan.Index{
+			{Name: "a_k", On: "a", Key: []string{"k"}},
+			{Name: "b_k", On: "b", Key: []string{"k"}},
+		},
+		Query: plan.Query{
+			From:    []plan.From{{As: "p", Collection: "a"}, {As: "r", Collection: "b"}},
+			On:      [][]string{{"p.k", "r.k"}},
+			Maps:    []plan.Map{{Name: "q", Expr: "0 / p.x"}},
+			Project: []string{"q", "r.y"},
+		},
+	}
+	r, err := plan.Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestOutputCancels is N6: the output is captured and counted as the join
+// emits it, unconsolidated — the same row from matches of several keys,
+// a +1 and a -1 of one row at one time (from two keys, on two workers
+// when there are two), rows and errors inserted at one time and retracted
+// at a later one — and still reads exactly the reference's answer at every
+// time, imported == direct == reference in both joins on one and two
+// workers, with Rows and Errors the output's size at the last time.
+func TestOutputCancels(t *testing.T) {
+	u := func(tm uint64, d int64, row ...int64) reference.Update {
+		return reference.Update{Time: tm, Diff: d, Row: row}
+	}
+	in := reference.Inputs{
+		"a": {
+			u(0, 1, 1, 5), u(0, 1, 2, 6), u(0, 1, 3, 0), u(0, 1, 4, 7), u(0, 1, 5, 0),
+			// (0, 1) from key 6 in, from key 1 out; an error from key 7
+			// in, from key 3 out.
+			u(1, 1, 6, 8), u(1, -1, 1, 5), u(1, 1, 7, 0), u(1, -1, 3, 0),
+			// Across times: every row and error of keys 2, 4 and 5 out.
+			u(2, -1, 2, 6), u(2, -1, 4, 7), u(2, -1, 5, 0),
+			u(3, 1, 1, 9), u(3, 1, 1, 9), u(3, 1, 8, 2),
+		},
+		"b": {
+			u(0, 1, 1, 1), u(0, 1, 2, 1), u(0, 1, 3, 1), u(0, 1, 4, 1), u(0, 1, 5, 1), u(0, 1, 6, 1), u(0, 1, 7, 1),
+			u(0, 1, 4, 2), u(0, 1, 8, 1),
+			u(3, -1, 6, 1), u(3, 1, 6, 1),
+		},
+	}
+	const times = 4
+	for _, asOf := range []uint64{0, 1} {
+		r := cancelPlan(t, asOf)
+		last, err := reference.Eval(r, in, times-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows, errs int64
+		for _, x := range last.Rows {
+			rows += x.Diff
+		}
+		for _, x := range last.Errors {
+			errs += x.Diff
+		}
+		if rows == 0 || errs == 0 {
+			t.Fatalf("the last time should have rows and errors: %s", last)
+		}
+		for _, mode := range []render.Mode{render.Imported, render.Direct} {
+			for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
+				for _, workers := range []int{1, 2} {
+					name := fmt.Sprintf("as_of=%d/%v/%v/workers=%d", asOf, mode, join, workers)
+					got, _, out := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
+					for _, g := range got {
+						want, err := reference.Eval(r, in, g.Time)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if d := reference.Compare(want, g); d != nil {
+							t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
+						}
+					}
+					for tm := asOf; tm < times; tm++ {
+						for _, cp := range []*dataflow.Capture{out.Oks, out.Errs} {
+							if err := canonical(cp.At(tm)); err != nil {
+								t.Errorf("%s: time %d: %v", name, tm, err)
+							}
+						}
+					}
+					if out.Rows() != rows || out.Errors() != errs {
+						t.Errorf("%s: Rows %d, Errors %d; the output at the last time has %d rows, %d errors", name, out.Rows(), out.Errors(), rows, errs)
+					}
+				}
+			}
+		}
+	}
+}
+
+// canonical reports rows that are not consolidated: each row once, with a
+// non-zero count, in ascending order column by column.
+func canonical(rows []dataflow.RowDiff) error {
+	for i, r := range rows {
+		if r.Diff == 0 {
+			return fmt.Errorf("row %v with count 0", r.Row)
+		}
+		if i > 0 && slices.Compare(rows[i-1].Row, r.Row) >= 0 {
+			return fmt.Errorf("row %v after %v: not consolidated", r.Row, rows[i-1].Row)
+		}
+	}
+	return nil
+}
+
+// TestOutputOverflowsOnRead: two matches emit one output row with counts
+// of 2^62 each. Nothing upstream overflows (every product fits); the
+// output's consolidated count, 2^63, does not, and the capture reports it
+// instead of wrapping (docs/semantics.md §1.1), in every mode, join and
+// worker count.
+func TestOutputOverflowsOnRead(t *testing.T) {
+	const big = 1 << 62
+	in := reference.Inputs{
+		"a": {{Time: 0, Diff: big, Row: []int64{1, 5}}, {Time: 0, Diff: big, Row: []int64{2, 6}}},
+		"b": {{Time: 0, Diff: 1, Row: []int64{1, 1}}, {Time: 0, Diff: 1, Row: []int64{2, 1}}},
+	}
+	r := cancelPlan(t, 0)
+	want, err := reference.Eval(r, in, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !want.Overflow {
+		t.Fatalf("the reference should overflow: %s", want)
+	}
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
+			for _, workers := range []int{1, 2} {
+				_, _, out := run(t, r, in, 1, workers, render.Options{Mode: mode, Join: join})
+				rows, over := out.Oks.Accumulate(0)
+				if len(rows) != 0 || over != 1 {
+					t.Errorf("%v/%v/workers=%d: rows %v, %d overflows; want none and 1", mode, join, workers, rows, over)
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,322 @@
+package dataflow
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// Capture records every update of a stream on every worker of a runtime —
+// a collection's chunks (Context.CaptureChunks) or an arrangement half's
+// batches as presented (Context.Capture) — for reading the collection
+// accumulated at a time once the capture's frontier (its Probe: the meet of
+// the captured stream's frontier over the workers) has passed that time.
+//
+// Each worker appends to its own flat columns (rows, times, diffs): no
+// per-update map or key, no allocation but the columns' amortized growth,
+// and a chunk is appended whole. Updates
+// are kept as they arrive, unconsolidated; At consolidates when it is read
+// (docs/semantics.md §1.3), so a stream may carry a row several times at
+// one time, or a +1 and a -1 that cancel. It keeps every update: it is for
+// eval, check and tests, not for a steady state. Safe for concurrent use.
+type Capture struct {
+	Probe
+	cmu     sync.Mutex
+	workers []captured
+}
+
+// captured is one worker's updates in arrival order: update i is row
+// rows[i*arity:(i+1)*arity] at times[i] with diffs[i].
+type captured struct {
+	arity int // -1 until a capture operator is built on the worker
+	rows  []int64
+	times []frontier.Time
+	diffs []int64
+}
+
+// NewCapture returns a capture for a dataflow running on workers workers.
+func NewCapture(workers int) *Capture {
+	c := &Capture{workers: make([]captured, workers)}
+	for i := range c.workers {
+		c.workers[i].arity = -1
+	}
+	c.Probe.init(workers) // in place: a Probe holds a mutex and is never copied
+	return c
+}
+
+// RowDiff is one row of an accumulated collection with its count.
+type RowDiff struct {
+	Row  []int64
+	Diff int64
+}
+
+// count is an exact sum of int64 diffs (a 128-bit two's complement
+// integer), so that consolidation never wraps, whatever the order of the
+// terms (docs/semantics.md §1.1: every sum of diffs is checked).
+type count struct {
+	hi int64
+	lo uint64
+}
+
+func (c *count) add(d int64) {
+	lo, carry := bits.Add64(c.lo, uint64(d), 0)
+	c.lo = lo
+	c.hi += int64(carry) + d>>63 // d>>63 sign-extends d to 128 bits
+}
+
+// int64 returns the sum and whether it fits in an int64.
+func (c count) int64() (int64, bool) {
+	v := int64(c.lo)
+	return v, c.hi == v>>63
+}
+
+func (c count) isZero() bool { return c.hi == 0 && c.lo == 0 }
+
+// At returns the collection accumulated at t over every worker: each row
+// with the sum of its diffs at times at or before t, sorted numerically
+// column by column; rows whose sum is zero are absent. Rows alias the
+// capture and must not be modified. A row whose sum leaves int64 is absent
+// too (Accumulate reports it). Meaningful once Passed(t).
+func (c *Capture) At(t frontier.Time) []RowDiff {
+	rows, _ := c.Accumulate(t)
+	return rows
+}
+
+// Accumulate is At, also returning the number of rows whose accumulated
+// count at t leaves int64 (left out of rows): a reader reports each as a
+// numeric overflow (docs/semantics.md §1.1).
+func (c *Capture) Accumulate(t frontier.Time) (rows []RowDiff, overflows int) {
+	type ref struct {
+		row  []int64
+		diff int64
+	}
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	var refs []ref
+	for wi := range c.workers {
+		w := &c.workers[wi]
+		for i, tm := range w.times {
+			if tm <= t {
+				refs = append(refs, ref{w.rows[i*w.arity : (i+1)*w.arity : (i+1)*w.arity], w.diffs[i]})
+			}
+		}
+	}
+	slices.SortFunc(refs, func(a, b ref) int { return slices.Compare(a.row, b.row) })
+	for i := 0; i < len(refs); {
+		var n count
+		j := i
+		for ; j < len(refs) && slices.Equal(refs[j].row, refs[i].row); j++ {
+			n.add(refs[j].diff)
+		}
+		if d, ok := n.int64(); !ok {
+			overflows++
+		} else if d != 0 {
+			rows = append(rows, RowDiff{Row: refs[i].row, Diff: d})
+		}
+		i = j
+	}
+	return rows, overflows
+}
+
+// Times returns the times at which the captured collection changes (some
+// row's consolidated count at that time is not zero), ascending.
+func (c *Capture) Times() []frontier.Time {
+	type ref struct {
+		row  []int64
+		t    frontier.Time
+		diff int64
+	}
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	var refs []ref
+	for wi := range c.workers {
+		w := &c.workers[wi]
+		for i, tm := range w.times {
+			refs = append(refs, ref{w.rows[i*w.arity : (i+1)*w.arity], tm, w.diffs[i]})
+		}
+	}
+	slices.SortFunc(refs, func(a, b ref) int {
+		if x := slices.Compare(a.row, b.row); x != 0 {
+			return x
+		}
+		return compareTime(a.t, b.t)
+	})
+	var out []frontier.Time
+	for i := 0; i < len(refs); {
+		var n count
+		j := i
+		for ; j < len(refs) && refs[j].t == refs[i].t && slices.Equal(refs[j].row, refs[i].row); j++ {
+			n.add(refs[j].diff)
+		}
+		if !n.isZero() {
+			out = append(out, refs[i].t)
+		}
+		i = j
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func compareTime(a, b frontier.Time) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// slot returns worker's columns, fixing their arity (-1: fixed by the
+// first update); a capture whose streams on one worker disagree on the
+// arity is an error.
+func (c *Capture) slot(worker, arity int) (*captured, error) {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	w := &c.workers[worker]
+	if arity < 0 {
+		return w, nil
+	}
+	if w.arity >= 0 && w.arity != arity {
+		return nil, fmt.Errorf("capture of %d-column rows given %d-column rows", w.arity, arity)
+	}
+	w.arity = arity
+	return w, nil
+}
+
+// CaptureChunks records the chunks of s, a stream of arity-column rows,
+// into cp as they arrive (their times as the chunks carry them). A capture
+// made for another number of workers than the runtime's, or already
+// capturing rows of another arity, fails the build.
+func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
+	if !c.checkProbe("capture", &cp.Probe) {
+		return
+	}
+	w, err := cp.slot(c.env.Worker, arity)
+	if err != nil {
+		c.fail(fmt.Errorf("dataflow %s: %w", c.df.id, err))
+		return
+	}
+	df, env := c.df, c.env
+	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(), fail: func(err error) { env.Fail(df.id, err) }}
+	c.df.addNode("capture", op, s.from)
+}
+
+// Capture records an arrangement half as presented, each row in the
+// collection's column order (a.Key put back in place; the row's width is
+// its batches'). A capture made for another number of workers than the
+// runtime's fails the build.
+func (c *Context) Capture(cp *Capture, a Arranged) {
+	if !c.checkProbe("capture", &cp.Probe) {
+		return
+	}
+	w, err := cp.slot(c.env.Worker, -1)
+	if err != nil {
+		c.fail(fmt.Errorf("dataflow %s: %w", c.df.id, err))
+		return
+	}
+	df, env := c.df, c.env
+	op := &captureOp{c: cp, w: w, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres, key: a.Key, fail: func(err error) { env.Fail(df.id, err) }}
+	c.df.addNode("capture", op, a.Stream.from)
+}
+
+// captureChunksOp appends whole chunks to its worker's columns.
+type captureChunksOp struct {
+	c      *Capture
+	w      *captured
+	worker int
+	in     *Port[*Chunk]
+	fail   func(error)
+}
+
+func (o *captureChunksOp) Step(in frontier.Frontier) frontier.Frontier {
+	if msgs := o.in.Take(); len(msgs) > 0 {
+		o.c.cmu.Lock()
+		w := o.w
+		for _, ch := range msgs {
+			if ch.Arity != w.arity {
+				o.fail(fmt.Errorf("capture of %d-column rows received a chunk of %d columns", w.arity, ch.Arity))
+				continue
+			}
+			w.rows = append(w.rows, ch.Rows...)
+			w.times = append(w.times, ch.Times...)
+			w.diffs = append(w.diffs, ch.Diffs...)
+		}
+		o.c.cmu.Unlock()
+	}
+	o.c.set(o.worker, in)
+	return frontier.Empty()
+}
+
+func (o *captureChunksOp) Shutdown() {}
+
+// captureOp appends an arrangement half's updates, as presented, to its
+// worker's columns.
+type captureOp struct {
+	c      *Capture
+	w      *captured
+	worker int
+	in     *Port[*batch.Batch]
+	pres   batch.Presentation
+	key    []int
+	place  []int // place[i]: the collection column of key ++ val column i
+	row    []int64
+	fail   func(error)
+}
+
+// placement maps the columns of key ++ val back to the collection's: key
+// columns where key says, values in the remaining columns in order.
+func placement(key []int, cols int) []int {
+	place := slices.Clone(key)
+	for c := range cols {
+		if !slices.Contains(key, c) {
+			place = append(place, c)
+		}
+	}
+	return place
+}
+
+func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
+	if msgs := o.in.Take(); len(msgs) > 0 {
+		o.c.cmu.Lock()
+		w := o.w
+		for _, b := range msgs {
+			ar := b.Arity()
+			if n := ar.Key + ar.Val; n != len(o.row) || w.arity < 0 {
+				if w.arity >= 0 && w.arity != n {
+					o.fail(fmt.Errorf("capture of %d-column rows received a batch of %d columns", w.arity, n))
+					continue
+				}
+				w.arity, o.place, o.row = n, placement(o.key, n), make([]int64, n)
+			}
+			for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
+				key := cur.Key()
+				for i, x := range key {
+					o.row[o.place[i]] = x
+				}
+				for ; cur.ValValid(); cur.StepVal() {
+					for i, x := range cur.Val() {
+						o.row[o.place[len(key)+i]] = x
+					}
+					times, diffs := cur.Updates()
+					for i, t := range times {
+						if pt, ok := o.pres.Present(t); ok {
+							w.rows = append(w.rows, o.row...)
+							w.times = append(w.times, pt)
+							w.diffs = append(w.diffs, diffs[i])
+						}
+					}
+				}
+			}
+		}
+		o.c.cmu.Unlock()
+	}
+	o.c.set(o.worker, in)
+	return frontier.Empty()
+}
+
+func (o *captureOp) Shutdown() {}

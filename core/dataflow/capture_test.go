@@ -1,0 +1,165 @@
+package dataflow
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// captureInput builds, on each of envs, a dataflow capturing input "in"
+// (arity columns) as chunks into cp, without arranging it.
+func captureInput(t *testing.T, envs []*Env, cp *Capture, arity int) []*Dataflow {
+	t.Helper()
+	var dfs []*Dataflow
+	for _, env := range envs {
+		df, err := Build(env, Desc{ID: "c", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+			in, err := c.Input("in", arity)
+			if err != nil {
+				return err
+			}
+			c.CaptureChunks(cp, in.Oks, arity)
+			return nil
+		}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dfs = append(dfs, df)
+	}
+	return dfs
+}
+
+func formatRows(rs []RowDiff) string {
+	var sb strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&sb, "%v:%d ", r.Row, r.Diff)
+	}
+	return strings.TrimSpace(sb.String())
+}
+
+// TestCaptureConsolidatesOnRead: a capture keeps the chunks as they come
+// (the same row several times at one time, +1 and -1 that cancel, updates
+// on two workers, cancelling across them) and At consolidates them: rows sorted column by column,
+// counts summed over times at or before t and over workers, zeros left
+// out; Times lists the times where a consolidated count is not zero.
+func TestCaptureConsolidatesOnRead(t *testing.T) {
+	hub := NewHub(2)
+	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
+	// Each worker keeps all it is sent: the test decides which updates
+	// each worker captures.
+	for w, env := range envs {
+		env.Inputs = NewInputs(w, 1, env.Activate)
+	}
+	cp := NewCapture(2)
+	dfs := captureInput(t, envs, cp, 2)
+	// {time, diff, row...}; worker 0's, then worker 1's.
+	ups := [2]*Chunk{chunk(
+		[]int64{0, 1, 2, 1},                         // with worker 1's: 2 at time 0
+		[]int64{0, 1, 10, 1}, []int64{0, -1, 10, 1}, // cancels within time 0 on one worker
+		[]int64{0, 1, 11, 1}, // cancels with worker 1's at time 0
+		[]int64{0, 1, 1, 9},
+		[]int64{1, -1, 2, 1}, // across times: 2 at 0, 1 from 1
+		[]int64{1, 1, 5, 5}, []int64{1, -1, 5, 5},
+		[]int64{2, -1, 1, 9}, // gone at 2
+		[]int64{3, 1, 7, 7},
+	), chunk(
+		[]int64{0, 1, 2, 1},
+		[]int64{0, -1, 11, 1},
+		[]int64{0, 1, -1, 3},
+		[]int64{1, 1, 5, 5}, // net +1 at 1 over both workers
+		[]int64{2, -1, 2, 1},
+		[]int64{3, -1, 7, 7}, // nothing changes at 3
+	)}
+	for w, env := range envs {
+		if err := env.Inputs.Send("in", ups[w]); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance("in", frontier.Empty()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		for _, df := range dfs {
+			df.Step()
+		}
+	}
+	if !cp.Passed(math.MaxUint64) {
+		t.Fatalf("capture at %v after the input closed", cp.Frontier())
+	}
+	for _, c := range []struct {
+		t    uint64
+		want string
+	}{
+		{0, "[-1 3]:1 [1 9]:1 [2 1]:2"},
+		{1, "[-1 3]:1 [1 9]:1 [2 1]:1 [5 5]:1"},
+		{2, "[-1 3]:1 [5 5]:1"},
+		{3, "[-1 3]:1 [5 5]:1"},
+	} {
+		if got := formatRows(cp.At(c.t)); got != c.want {
+			t.Errorf("At(%d) = %s, want %s", c.t, got, c.want)
+		}
+	}
+	if got, want := cp.Times(), []frontier.Time{0, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("Times() = %v, want %v", got, want)
+	}
+	for _, df := range dfs {
+		df.Drop()
+	}
+}
+
+// TestCaptureSumsExactly: counts are summed exactly whatever the order of
+// the terms (MaxInt64 + MaxInt64 - MaxInt64 fits), and a count that leaves
+// int64 is reported by Accumulate, never wrapped (docs/semantics.md §1.1).
+func TestCaptureSumsExactly(t *testing.T) {
+	envs := []*Env{testEnv(t, 0, 1, NewHub(1))}
+	cp := NewCapture(1)
+	dfs := captureInput(t, envs, cp, 1)
+	const m = math.MaxInt64
+	ups := chunk(
+		[]int64{0, m, 1}, []int64{0, m, 1}, []int64{1, -m, 1},
+		[]int64{0, m, 2}, []int64{1, 1, 2},
+		[]int64{0, math.MinInt64, 3}, []int64{1, -1, 3},
+	)
+	if err := envs[0].Inputs.Send("in", ups); err != nil {
+		t.Fatal(err)
+	}
+	if err := envs[0].Inputs.Advance("in", frontier.Empty()); err != nil {
+		t.Fatal(err)
+	}
+	dfs[0].Step()
+	rows, over := cp.Accumulate(0)
+	if got, want := formatRows(rows), fmt.Sprintf("[2]:%d [3]:%d", int64(m), int64(math.MinInt64)); got != want || over != 1 {
+		t.Errorf("Accumulate(0) = %s, %d overflows; want %s, 1 ([1] at 2×MaxInt64)", got, over, want)
+	}
+	rows, over = cp.Accumulate(1)
+	if got, want := formatRows(rows), fmt.Sprintf("[1]:%d", int64(m)); got != want || over != 2 {
+		t.Errorf("Accumulate(1) = %s, %d overflows; want %s, 2 ([2] and [3] one past the bounds)", got, over, want)
+	}
+	dfs[0].Drop()
+}
+
+// TestCaptureRefusesAnotherArity: one capture, two streams of different
+// arities on one worker: the build fails, naming both.
+func TestCaptureRefusesAnotherArity(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	cp := NewCapture(1)
+	_, err := Build(env, Desc{ID: "c", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		a, err := c.Input("a", 2)
+		if err != nil {
+			return err
+		}
+		b, err := c.Input("b", 3)
+		if err != nil {
+			return err
+		}
+		c.CaptureChunks(cp, a.Oks, 2)
+		c.CaptureChunks(cp, b.Oks, 3)
+		return nil
+	}}, 0)
+	if err == nil || !strings.Contains(err.Error(), "capture of 2-column rows given 3-column rows") {
+		t.Fatalf("got %v, want the build refused", err)
+	}
+}

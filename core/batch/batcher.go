@@ -14,19 +14,36 @@ import (
 // Updates with key and val arity at most 1 are buffered straight into the
 // builder's records, so sealing sorts them where they are instead of copying
 // them first; the few at or beyond upper are parked during the build and put
-// back after it. Wider rows are buffered as columns and pushed at Seal. A
-// buffer that held more than builderKeep updates is released after the seal
-// that empties it, so an arrangement keeps its batch and not the scratch
-// that built it.
+// back after it. Columns pushed whole (PushChunk) whose rows are no wider
+// than two columns are not copied when pushed: Seal gathers them into the
+// builder's records in one pass, sized once from every buffered update and
+// fused with the split at upper. Wider rows are buffered as columns and
+// pushed at Seal. A buffer that held more than builderKeep updates is
+// released after the seal that empties it, so an arrangement keeps its
+// batch and not the scratch that built it.
+// Invariant BT1 (doc.go) says where a buffered update lives.
 type Batcher struct {
-	ar    Arity
-	w     int
-	small bool
-	rows  []int64 // wide arities: key then val, w columns per update
-	times []uint64
-	diffs []int64
-	keep  []rec // small arities: updates parked during a build
-	bld   *Builder
+	ar     Arity
+	w      int
+	small  bool
+	rows   []int64 // wide arities: key then val, w columns per update
+	times  []uint64
+	diffs  []int64
+	keep   []rec        // small arities: updates parked during a build
+	queued []queuedCols // small arities: chunks pushed whole, not yet copied
+	nq     int          // updates in queued
+	bld    *Builder
+}
+
+// queuedCols is a chunk of updates pushed whole and gathered at Seal: row i
+// is rows[i*width:(i+1)*width], its key column kc and val column vc (-1 for
+// arity 0).
+type queuedCols struct {
+	rows   []int64
+	times  []uint64
+	diffs  []int64
+	width  int
+	kc, vc int
 }
 
 // NewBatcher returns a batcher for rows of the given arity with room for
@@ -44,7 +61,7 @@ func NewBatcher(ar Arity, capHint int) *Batcher {
 // Len returns the number of buffered updates.
 func (b *Batcher) Len() int {
 	if b.small {
-		return len(b.bld.recs)
+		return len(b.bld.recs) + b.nq
 	}
 	return len(b.times)
 }
@@ -97,6 +114,90 @@ func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, 
 	b.diffs = append(b.diffs, d)
 }
 
+// PushChunk buffers the updates of columnar rows: update i is the row
+// rows[i*width:(i+1)*width] at times[i] with diffs[i], its key the row's
+// columns keyCols and its val the columns valCols, in order. REQUIRES:
+// len(diffs) == len(times) and len(rows) == len(times)*width.
+//
+// With key and val arity at most 1 and rows of at most two columns (so the
+// columns take no more room than the builder's records) the slices are kept
+// and read by the next Seal, which gathers them (BT1): the caller must not
+// modify them until that Seal returns. A dataflow chunk, immutable once
+// sent, qualifies. Otherwise the columns are copied now, in one pass.
+func (b *Batcher) PushChunk(rows []int64, width int, keyCols, valCols []int, times []uint64, diffs []int64) {
+	n := len(times)
+	if n == 0 {
+		return
+	}
+	if b.small {
+		q := queuedCols{rows: rows[:n*width], times: times, diffs: diffs[:n], width: width, kc: -1, vc: -1}
+		if len(keyCols) == 1 {
+			q.kc = keyCols[0]
+		}
+		if len(valCols) == 1 {
+			q.vc = valCols[0]
+		}
+		if width <= 2 {
+			b.queued = append(b.queued, q)
+			b.nq += n
+			return
+		}
+		b.bld.recs = slices.Grow(b.bld.recs, n)
+		b.bld.recs, _ = gather(b.bld.recs, nil, &q, 0, false)
+		return
+	}
+	b.rows = slices.Grow(b.rows, n*b.w)
+	rows = rows[:n*width]
+	for i := range n {
+		row := rows[i*width : i*width+width]
+		for _, c := range keyCols {
+			b.rows = append(b.rows, row[c])
+		}
+		for _, c := range valCols {
+			b.rows = append(b.rows, row[c])
+		}
+	}
+	b.times = append(b.times, times...)
+	b.diffs = append(b.diffs, diffs[:n]...)
+}
+
+// gather appends q's updates to recs, except, when bounded, those at or
+// beyond u, which it appends to keep. recs has room for all of q's.
+func gather(recs, keep []rec, q *queuedCols, u frontier.Time, bounded bool) ([]rec, []rec) {
+	times := q.times
+	diffs := q.diffs[:len(times)]
+	if q.width == 2 && q.kc == 0 && q.vc == 1 {
+		// The common case (an arrangement of two columns by the first):
+		// a straight copy of the columns into records.
+		rows := q.rows[:2*len(times)]
+		for i, t := range times {
+			r := rec{rows[2*i], rows[2*i+1], t, diffs[i]}
+			if bounded && t >= u {
+				keep = append(keep, r)
+				continue
+			}
+			recs = append(recs, r)
+		}
+		return recs, keep
+	}
+	w, kc, vc := q.width, q.kc, q.vc
+	for i, t := range times {
+		r := rec{t: t, d: diffs[i]}
+		if kc >= 0 {
+			r.k = q.rows[i*w+kc]
+		}
+		if vc >= 0 {
+			r.v = q.rows[i*w+vc]
+		}
+		if bounded && t >= u {
+			keep = append(keep, r)
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, keep
+}
+
 // Seal returns the buffered updates before upper as a batch [lower, upper)
 // and keeps the rest. REQUIRES: no buffered update is before lower. An
 // overflow returns the complete batch and an *OverflowError (Builder.Build).
@@ -129,19 +230,31 @@ func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 }
 
 // sealSmall is Seal for arities at most 1: the updates at or beyond upper
-// move aside, the builder sorts the rest in place, and they come back.
+// move aside, the queued chunks are gathered after the records (one
+// allocation at most, for all of them), the builder sorts the records in
+// place, and the updates moved aside come back.
 func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
+	u, bounded := upper.Time()
 	recs := b.bld.recs
 	n := 0
 	for _, r := range recs {
-		if upper.Beyond(r.t) {
+		if bounded && r.t >= u {
 			b.keep = append(b.keep, r)
 			continue
 		}
 		recs[n] = r
 		n++
 	}
-	b.bld.recs = recs[:n]
+	recs = recs[:n]
+	if b.nq > 0 {
+		recs = slices.Grow(recs, b.nq)
+		for i := range b.queued {
+			recs, b.keep = gather(recs, b.keep, &b.queued[i], u, bounded)
+		}
+		clear(b.queued)
+		b.queued, b.nq = b.queued[:0], 0
+	}
+	b.bld.recs = recs
 	out, err := b.bld.Build(lower, upper)
 	if len(b.keep) == 0 && cap(b.bld.recs) > builderKeep {
 		b.bld.release()

@@ -247,7 +247,14 @@ func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
 	}
 	recs = recs[:n]
 	if b.nq > 0 {
-		recs = slices.Grow(recs, b.nq)
+		if cap(recs)-len(recs) < b.nq {
+			// Not slices.Grow: its append of a made slice clears the new
+			// room explicitly, where make clears only reused memory, and
+			// gather writes all of it anyway.
+			grown := make([]rec, len(recs), len(recs)+b.nq)
+			copy(grown, recs)
+			recs = grown
+		}
 		for i := range b.queued {
 			recs, b.keep = gather(recs, b.keep, &b.queued[i], u, bounded)
 		}

@@ -305,6 +305,18 @@ func cmpLimitRec(a, b limitRec) int {
 	return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.v, b.v), cmp.Compare(a.t, b.t))
 }
 
+// lessLimitRec orders records by (key, val, time), as the insertion sort
+// of the builder's runs does.
+func lessLimitRec(a, b *limitRec) bool {
+	if a.k != b.k {
+		return a.k < b.k
+	}
+	if a.v != b.v {
+		return a.v < b.v
+	}
+	return a.t < b.t
+}
+
 // radixLimit is the least work arranging the chunks' rows (two columns,
 // keyed by the first) needs, the limit of BenchmarkInstall direct. It is
 // core/batch's build limit (radixLimit in its bench test, which is not
@@ -394,7 +406,7 @@ func radixLimit(chunks []*dataflow.Chunk, recs, scratch []limitRec, counts []uin
 				for a := 1; a < len(run); a++ {
 					r := run[a]
 					b := a
-					for ; b > 0 && cmpLimitRec(r, run[b-1]) < 0; b-- {
+					for ; b > 0 && lessLimitRec(&r, &run[b-1]); b-- {
 						run[b] = run[b-1]
 					}
 					run[b] = r

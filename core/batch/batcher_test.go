@@ -74,7 +74,8 @@ func TestBatcherReleasesLargeBuffers(t *testing.T) {
 
 // TestBatcherPushChunk pushes random columnar chunks (PushChunk, in every
 // shape: the two-column fast path, other column orders, arity 0 sides, rows
-// wider than the updates, wide arities), with single updates (Push) mixed
+// wider than the updates, wide arities with rows copied whole, by column
+// and at push), with single updates (Push) mixed
 // in, and seals at several uppers: every seal must be exactly the
 // consolidated updates pushed before it with times in [lower, upper), Len
 // must count what is left, and the pushed chunks must be left as they were.
@@ -91,6 +92,8 @@ func TestBatcherPushChunk(t *testing.T) {
 		{Arity{0, 1}, 1, nil, []int{0}},
 		{Arity{1, 1}, 3, []int{2}, []int{0}},
 		{Arity{2, 1}, 3, []int{0, 2}, []int{1}},
+		{Arity{2, 1}, 3, []int{0, 1}, []int{2}},
+		{Arity{1, 2}, 4, []int{3}, []int{0, 2}},
 	}
 	uppers := []frontier.Frontier{frontier.At(3), frontier.At(3), frontier.At(7), frontier.Empty()}
 	for _, sh := range shapes {
@@ -123,7 +126,7 @@ func TestBatcherPushChunk(t *testing.T) {
 				b.PushChunk(rows, sh.width, sh.key, sh.vals, times, diffs)
 				chunks, copies = append(chunks, rows), append(copies, slices.Clone(rows))
 				if rng.IntN(2) == 0 {
-					u := Update{Key: project([]int64{1, 2, 3}, []int{0, 1}[:sh.ar.Key]), Val: project([]int64{1, 2, 3}, []int{2}[:sh.ar.Val]), Time: lo + rng.Uint64N(9), Diff: 1}
+					u := Update{Key: project([]int64{1, 2, 3}, []int{0, 1}[:sh.ar.Key]), Val: project([]int64{1, 2, 3}, []int{2, 0}[:sh.ar.Val]), Time: lo + rng.Uint64N(9), Diff: 1}
 					b.Push(u.Key, u.Val, u.Time, u.Diff)
 					pending = append(pending, u)
 				}

@@ -173,7 +173,9 @@ func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *bench
 // after each op, untimed, the radix limit of the same rows (radixLimit)
 // runs once, and x-radix is the median over ops of the op's install-ns over
 // the limit's time right after it (goal ≤ 1.5), so both sides of each ratio
-// see the same load; radix-ns/row is the limit's median.
+// see the same load; radix-ns/row is the limit's median. x-radix-cpu is the
+// same median over the process CPU time of each side, which a loaded
+// machine inflates less (a descheduled worker costs elapsed time, not CPU).
 func BenchmarkInstall(b *testing.B) {
 	for _, n := range []int{10000, 100000, 1000000} {
 		for _, mode := range []string{"imported", "direct"} {
@@ -195,6 +197,7 @@ func BenchmarkInstall(b *testing.B) {
 					p := dataflow.NewProbe(1)
 					id := fmt.Sprintf("q%d", i)
 					i++
+					ic0 := processCPU()
 					start := time.Now()
 					if mode == "imported" {
 						s.ctl.Send(CreateDataflow{Desc: importProbeDesc(id, "idx", 99, frontier.Empty(), p)})
@@ -210,10 +213,11 @@ func BenchmarkInstall(b *testing.B) {
 						b.Fatal(err)
 					}
 					took := time.Since(start)
+					icpu := processCPU() - ic0
 					install += took
 					s.ctl.Send(DropDataflow{ID: id})
 					if lim != nil {
-						lim.run(b, took)
+						lim.run(b, took, icpu)
 					}
 				}
 				cpu := processCPU() - c0
@@ -240,6 +244,7 @@ type limitPairs struct {
 	recs, scratch []limitRec
 	counts        []uint32
 	ratios, nanos []float64
+	cpuRatios     []float64
 	cpu           time.Duration // process CPU spent in the limit runs
 }
 
@@ -248,8 +253,9 @@ func newLimitPairs(chunks []*dataflow.Chunk, n int) *limitPairs {
 	return &limitPairs{chunks: chunks, n: n, recs: make([]limitRec, n), scratch: make([]limitRec, n)}
 }
 
-// run times one run of the limit and pairs it with install.
-func (l *limitPairs) run(b *testing.B, install time.Duration) {
+// run times one run of the limit and pairs it with an install that took
+// install elapsed and icpu of process CPU.
+func (l *limitPairs) run(b *testing.B, install, icpu time.Duration) {
 	b.StopTimer()
 	defer b.StartTimer()
 	c0 := processCPU()
@@ -257,6 +263,7 @@ func (l *limitPairs) run(b *testing.B, install time.Duration) {
 	var out []limitRec
 	out, l.counts = radixLimit(l.chunks, l.recs, l.scratch, l.counts)
 	took := time.Since(start)
+	lcpu := processCPU() - c0
 	// A limit that skipped work would flatter the ratio: its output must
 	// be the sorted, consolidated updates.
 	if len(out) == 0 {
@@ -269,15 +276,22 @@ func (l *limitPairs) run(b *testing.B, install time.Duration) {
 	}
 	l.cpu += processCPU() - c0
 	l.ratios = append(l.ratios, float64(install)/float64(took))
+	if lcpu > 0 {
+		l.cpuRatios = append(l.cpuRatios, float64(icpu)/float64(lcpu))
+	}
 	l.nanos = append(l.nanos, float64(took.Nanoseconds()))
 }
 
-// report reports x-radix, the median ratio of the pairs, and the limit's
-// median radix-ns/row.
+// report reports x-radix and x-radix-cpu, the median ratios of the pairs,
+// and the limit's median radix-ns/row.
 func (l *limitPairs) report(b *testing.B) {
 	slices.Sort(l.ratios)
 	slices.Sort(l.nanos)
 	b.ReportMetric(l.ratios[len(l.ratios)/2], "x-radix")
+	if len(l.cpuRatios) > 0 {
+		slices.Sort(l.cpuRatios)
+		b.ReportMetric(l.cpuRatios[len(l.cpuRatios)/2], "x-radix-cpu")
+	}
 	b.ReportMetric(l.nanos[len(l.nanos)/2]/float64(l.n), "radix-ns/row")
 }
 

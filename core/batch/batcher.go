@@ -14,19 +14,40 @@ import (
 // Updates with key and val arity at most 1 are buffered straight into the
 // builder's records, so sealing sorts them where they are instead of copying
 // them first; the few at or beyond upper are parked during the build and put
-// back after it. Wider rows are buffered as columns and pushed at Seal. A
-// buffer that held more than builderKeep updates is released after the seal
-// that empties it, so an arrangement keeps its batch and not the scratch
-// that built it.
+// back after it. Wider rows are buffered as columns. Columns pushed whole
+// (PushChunk) whose rows hold only the update's key and val columns are not
+// copied when pushed: Seal gathers them into the builder's records or
+// columns in one pass, sized once from every buffered update and fused with
+// the split at upper. A buffer that held more than builderKeep updates is
+// released after the seal that empties it, so an arrangement keeps its
+// batch and not the scratch that built it.
+// Invariant BT1 (doc.go) says where a buffered update lives.
 type Batcher struct {
-	ar    Arity
-	w     int
-	small bool
-	rows  []int64 // wide arities: key then val, w columns per update
-	times []uint64
-	diffs []int64
-	keep  []rec // small arities: updates parked during a build
-	bld   *Builder
+	ar     Arity
+	w      int
+	small  bool
+	rows   []int64 // wide arities: key then val, w columns per update
+	times  []uint64
+	diffs  []int64
+	keep   []rec        // small arities: updates parked during a build
+	queued []queuedCols // chunks pushed whole, not yet copied
+	nq     int          // updates in queued
+	cols   []int        // wide arities: the key then val columns of the last queued chunk
+	bld    *Builder
+}
+
+// queuedCols is a chunk of updates pushed whole and gathered at Seal: row i
+// is rows[i*width:(i+1)*width]. Small arities take its key column kc and
+// val column vc (-1 for arity 0); wide ones its columns cols, in order
+// (ident: cols are 0, 1, ..., width-1, so rows are copied whole).
+type queuedCols struct {
+	rows   []int64
+	times  []uint64
+	diffs  []int64
+	width  int
+	kc, vc int
+	cols   []int
+	ident  bool
 }
 
 // NewBatcher returns a batcher for rows of the given arity with room for
@@ -44,9 +65,9 @@ func NewBatcher(ar Arity, capHint int) *Batcher {
 // Len returns the number of buffered updates.
 func (b *Batcher) Len() int {
 	if b.small {
-		return len(b.bld.recs)
+		return len(b.bld.recs) + b.nq
 	}
-	return len(b.times)
+	return len(b.times) + b.nq
 }
 
 // Grow makes room for n more updates, so that pushing a known number of
@@ -97,6 +118,103 @@ func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, 
 	b.diffs = append(b.diffs, d)
 }
 
+// PushChunk buffers the updates of columnar rows: update i is the row
+// rows[i*width:(i+1)*width] at times[i] with diffs[i], its key the row's
+// columns keyCols and its val the columns valCols, in order. REQUIRES:
+// len(diffs) == len(times) and len(rows) == len(times)*width.
+//
+// When the rows take no more room than their copy would (at most two
+// columns for key and val arity at most 1; exactly the key and val columns
+// otherwise) the slices are kept and read by the next Seal, which gathers
+// them (BT1): the caller must not modify them until that Seal returns. A
+// dataflow chunk, immutable once sent, qualifies. Otherwise the columns are
+// copied now, in one pass.
+func (b *Batcher) PushChunk(rows []int64, width int, keyCols, valCols []int, times []uint64, diffs []int64) {
+	n := len(times)
+	if n == 0 {
+		return
+	}
+	if b.small {
+		q := queuedCols{rows: rows[:n*width], times: times, diffs: diffs[:n], width: width, kc: -1, vc: -1}
+		if len(keyCols) == 1 {
+			q.kc = keyCols[0]
+		}
+		if len(valCols) == 1 {
+			q.vc = valCols[0]
+		}
+		if width <= 2 {
+			b.queued = append(b.queued, q)
+			b.nq += n
+			return
+		}
+		b.bld.recs = slices.Grow(b.bld.recs, n)
+		b.bld.recs, _ = gather(b.bld.recs, nil, &q, 0, false)
+		return
+	}
+	if width == len(keyCols)+len(valCols) {
+		if !slices.Equal(b.cols[:min(len(b.cols), len(keyCols))], keyCols) || !slices.Equal(b.cols[min(len(b.cols), len(keyCols)):], valCols) {
+			b.cols = append(slices.Clone(keyCols), valCols...)
+		}
+		ident := true
+		for i, c := range b.cols {
+			ident = ident && c == i
+		}
+		b.queued = append(b.queued, queuedCols{rows: rows[:n*width], times: times, diffs: diffs[:n], width: width, cols: b.cols, ident: ident})
+		b.nq += n
+		return
+	}
+	b.rows = slices.Grow(b.rows, n*b.w)
+	rows = rows[:n*width]
+	for i := range n {
+		row := rows[i*width : i*width+width]
+		for _, c := range keyCols {
+			b.rows = append(b.rows, row[c])
+		}
+		for _, c := range valCols {
+			b.rows = append(b.rows, row[c])
+		}
+	}
+	b.times = append(b.times, times...)
+	b.diffs = append(b.diffs, diffs[:n]...)
+}
+
+// gather appends q's updates to recs, except, when bounded, those at or
+// beyond u, which it appends to keep. recs has room for all of q's.
+func gather(recs, keep []rec, q *queuedCols, u frontier.Time, bounded bool) ([]rec, []rec) {
+	times := q.times
+	diffs := q.diffs[:len(times)]
+	if q.width == 2 && q.kc == 0 && q.vc == 1 {
+		// The common case (an arrangement of two columns by the first):
+		// a straight copy of the columns into records.
+		rows := q.rows[:2*len(times)]
+		for i, t := range times {
+			r := rec{rows[2*i], rows[2*i+1], t, diffs[i]}
+			if bounded && t >= u {
+				keep = append(keep, r)
+				continue
+			}
+			recs = append(recs, r)
+		}
+		return recs, keep
+	}
+	w, kc, vc := q.width, q.kc, q.vc
+	for i, t := range times {
+		r := rec{t: t, d: diffs[i]}
+		if kc >= 0 {
+			r.k = q.rows[i*w+kc]
+		}
+		if vc >= 0 {
+			r.v = q.rows[i*w+vc]
+		}
+		if bounded && t >= u {
+			keep = append(keep, r)
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, keep
+}
+
 // Seal returns the buffered updates before upper as a batch [lower, upper)
 // and keeps the rest. REQUIRES: no buffered update is before lower. An
 // overflow returns the complete batch and an *OverflowError (Builder.Build).
@@ -104,10 +222,24 @@ func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 	if b.small {
 		return b.sealSmall(lower, upper)
 	}
-	w, ka := b.w, b.ar.Key
+	return b.sealWide(lower, upper)
+}
+
+// sealWide is Seal for wider arities: the buffered columns and the queued
+// chunks before upper are appended to the builder's columns (sized once
+// for all of them), those at or beyond upper compacted into the buffer.
+func (b *Batcher) sealWide(lower, upper frontier.Frontier) (*Batch, error) {
+	w := b.w
+	u, bounded := upper.Time()
+	bld := b.bld
+	if n := len(b.times) + b.nq; cap(bld.times)-len(bld.times) < n {
+		bld.rows = slices.Grow(bld.rows, n*w)
+		bld.times = slices.Grow(bld.times, n)
+		bld.diffs = slices.Grow(bld.diffs, n)
+	}
 	keep := 0
 	for i, t := range b.times {
-		if upper.Beyond(t) {
+		if bounded && t >= u {
 			// Not yet: compact it to the front of the buffer.
 			if keep != i {
 				copy(b.rows[keep*w:keep*w+w], b.rows[i*w:i*w+w])
@@ -116,32 +248,89 @@ func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 			keep++
 			continue
 		}
-		r := b.rows[i*w : i*w+w]
-		b.bld.Push(r[:ka], r[ka:], t, b.diffs[i])
+		bld.rows = append(bld.rows, b.rows[i*w:i*w+w]...)
+		bld.times = append(bld.times, t)
+		bld.diffs = append(bld.diffs, b.diffs[i])
 	}
 	b.rows, b.times, b.diffs = b.rows[:keep*w], b.times[:keep], b.diffs[:keep]
-	out, err := b.bld.Build(lower, upper)
-	if keep == 0 && cap(b.times) > builderKeep {
+	for i := range b.queued {
+		q := &b.queued[i]
+		if q.ident && (!bounded || allBefore(q.times, u)) {
+			bld.rows = append(bld.rows, q.rows...)
+			bld.times = append(bld.times, q.times...)
+			bld.diffs = append(bld.diffs, q.diffs...)
+			continue
+		}
+		for j, t := range q.times {
+			row := q.rows[j*q.width : j*q.width+q.width]
+			if bounded && t >= u {
+				for _, c := range q.cols {
+					b.rows = append(b.rows, row[c])
+				}
+				b.times = append(b.times, t)
+				b.diffs = append(b.diffs, q.diffs[j])
+				continue
+			}
+			for _, c := range q.cols {
+				bld.rows = append(bld.rows, row[c])
+			}
+			bld.times = append(bld.times, t)
+			bld.diffs = append(bld.diffs, q.diffs[j])
+		}
+	}
+	clear(b.queued)
+	b.queued, b.nq = b.queued[:0], 0
+	out, err := bld.Build(lower, upper)
+	if len(b.times) == 0 && max(cap(b.times), cap(bld.times)) > builderKeep {
 		b.rows, b.times, b.diffs = nil, nil, nil
-		b.bld.release()
+		bld.release()
 	}
 	return out, err
 }
 
+// allBefore reports whether every time is before u.
+func allBefore(times []uint64, u frontier.Time) bool {
+	for _, t := range times {
+		if t >= u {
+			return false
+		}
+	}
+	return true
+}
+
 // sealSmall is Seal for arities at most 1: the updates at or beyond upper
-// move aside, the builder sorts the rest in place, and they come back.
+// move aside, the queued chunks are gathered after the records (one
+// allocation at most, for all of them), the builder sorts the records in
+// place, and the updates moved aside come back.
 func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
+	u, bounded := upper.Time()
 	recs := b.bld.recs
 	n := 0
 	for _, r := range recs {
-		if upper.Beyond(r.t) {
+		if bounded && r.t >= u {
 			b.keep = append(b.keep, r)
 			continue
 		}
 		recs[n] = r
 		n++
 	}
-	b.bld.recs = recs[:n]
+	recs = recs[:n]
+	if b.nq > 0 {
+		if cap(recs)-len(recs) < b.nq {
+			// Not slices.Grow: its append of a made slice clears the new
+			// room explicitly, where make clears only reused memory, and
+			// gather writes all of it anyway.
+			grown := make([]rec, len(recs), len(recs)+b.nq)
+			copy(grown, recs)
+			recs = grown
+		}
+		for i := range b.queued {
+			recs, b.keep = gather(recs, b.keep, &b.queued[i], u, bounded)
+		}
+		clear(b.queued)
+		b.queued, b.nq = b.queued[:0], 0
+	}
+	b.bld.recs = recs
 	out, err := b.bld.Build(lower, upper)
 	if len(b.keep) == 0 && cap(b.bld.recs) > builderKeep {
 		b.bld.release()

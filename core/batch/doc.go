@@ -38,6 +38,11 @@
 //	B4  Since is the join of the merged batches' sinces and the compaction
 //	    frontier of their merge (differential-dataflow #247); every time of a
 //	    merged batch is already advanced by it.
+//	BT1 A Batcher holds every pushed update in exactly one place (the
+//	    builder's records, the records parked during a build, a chunk pushed
+//	    whole and not yet gathered, or the wide columns) until the Seal whose
+//	    upper passes its time takes it; a chunk pushed whole is only read,
+//	    and by nothing after the first Seal that follows its push.
 //
 // Diff arithmetic is checked: a consolidation whose sum leaves int64 is
 // reported as ErrOverflow, never wrapped. A build or a merge that overflows

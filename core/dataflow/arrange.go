@@ -79,16 +79,10 @@ type arrangeOp struct {
 }
 
 func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
-	cs := o.in.Take()
-	n := 0
-	for _, c := range cs {
-		n += c.Len()
-	}
-	o.batcher.Grow(n) // one exact allocation, not doublings from empty
-	for _, c := range cs {
-		for i := range c.Len() {
-			o.batcher.PushRow(c.Row(i), o.keyCols, o.valCols, c.Times[i], c.Diffs[i])
-		}
+	// Chunks are immutable once sent, so the batcher may keep them until
+	// its next seal instead of copying them now (batch.Batcher.PushChunk).
+	for _, c := range o.in.Take() {
+		o.batcher.PushChunk(c.Rows, c.Arity, o.keyCols, o.valCols, c.Times, c.Diffs)
 	}
 	if o.err != nil {
 		return frontier.Empty()

@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -167,7 +169,13 @@ func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *bench
 // and advances it, so routing the rows, batching, sorting and building are
 // all inside. The install-ns metric is from sending the create to the
 // dataflow's frontier passing as_of; the op also drops the dataflow. Goal:
-// imported ≤ 1/100 of direct at n=1000000.
+// imported ≤ 1/100 of direct at n=1000000. Direct also reports x-radix:
+// after each op, untimed, the radix limit of the same rows (radixLimit)
+// runs once, and x-radix is the median over ops of the op's install-ns over
+// the limit's time right after it (goal ≤ 1.5), so both sides of each ratio
+// see the same load; radix-ns/row is the limit's median. x-radix-cpu is the
+// same median over the process CPU time of each side, which a loaded
+// machine inflates less (a descheduled worker costs elapsed time, not CPU).
 func BenchmarkInstall(b *testing.B) {
 	for _, n := range []int{10000, 100000, 1000000} {
 		for _, mode := range []string{"imported", "direct"} {
@@ -179,12 +187,17 @@ func BenchmarkInstall(b *testing.B) {
 				s := newBenchSetup(b, mode, n, 1)
 				b.ReportAllocs()
 				var install time.Duration
+				var lim *limitPairs
+				if mode == "direct" {
+					lim = newLimitPairs(s.chunks, n)
+				}
 				i := 0
 				c0 := processCPU()
 				for b.Loop() {
 					p := dataflow.NewProbe(1)
 					id := fmt.Sprintf("q%d", i)
 					i++
+					ic0 := processCPU()
 					start := time.Now()
 					if mode == "imported" {
 						s.ctl.Send(CreateDataflow{Desc: importProbeDesc(id, "idx", 99, frontier.Empty(), p)})
@@ -199,18 +212,236 @@ func BenchmarkInstall(b *testing.B) {
 					if err := p.WaitPassed(ctx, 99); err != nil {
 						b.Fatal(err)
 					}
-					install += time.Since(start)
+					took := time.Since(start)
+					icpu := processCPU() - ic0
+					install += took
 					s.ctl.Send(DropDataflow{ID: id})
+					if lim != nil {
+						lim.run(b, took, icpu)
+					}
 				}
-				b.ReportMetric(float64((processCPU()-c0).Nanoseconds())/float64(i)/float64(n), "cpu-ns/row")
+				cpu := processCPU() - c0
+				if lim != nil {
+					cpu -= lim.cpu
+				}
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(i)/float64(n), "cpu-ns/row")
 				b.ReportMetric(float64(install.Nanoseconds())/float64(i), "install-ns")
 				b.ReportMetric(float64(install.Nanoseconds())/float64(i)/float64(n), "install-ns/row")
-				if mode == "direct" {
+				if lim != nil {
+					lim.report(b)
 					s.reportArrangeMemory(ctx, b, n)
 				}
 			})
 		}
 	}
+}
+
+// limitPairs times the radix limit of an install's rows right after each
+// install, untimed, and reports the median ratio of the pairs.
+type limitPairs struct {
+	chunks        []*dataflow.Chunk
+	n             int
+	recs, scratch []limitRec
+	counts        []uint32
+	ratios, nanos []float64
+	cpuRatios     []float64
+	cpu           time.Duration // process CPU spent in the limit runs
+}
+
+// newLimitPairs allocates the limit's buffers for the n rows of chunks.
+func newLimitPairs(chunks []*dataflow.Chunk, n int) *limitPairs {
+	return &limitPairs{chunks: chunks, n: n, recs: make([]limitRec, n), scratch: make([]limitRec, n)}
+}
+
+// run times one run of the limit and pairs it with an install that took
+// install elapsed and icpu of process CPU.
+func (l *limitPairs) run(b *testing.B, install, icpu time.Duration) {
+	b.StopTimer()
+	defer b.StartTimer()
+	c0 := processCPU()
+	start := time.Now()
+	var out []limitRec
+	out, l.counts = radixLimit(l.chunks, l.recs, l.scratch, l.counts)
+	took := time.Since(start)
+	lcpu := processCPU() - c0
+	// A limit that skipped work would flatter the ratio: its output must
+	// be the sorted, consolidated updates.
+	if len(out) == 0 {
+		b.Fatal("radix limit consolidated everything away")
+	}
+	for i := 1; i < len(out); i++ {
+		if cmpLimitRec(out[i-1], out[i]) >= 0 || out[i].d == 0 {
+			b.Fatalf("radix limit: records %d and %d out of order or not consolidated: %v %v", i-1, i, out[i-1], out[i])
+		}
+	}
+	l.cpu += processCPU() - c0
+	l.ratios = append(l.ratios, float64(install)/float64(took))
+	if lcpu > 0 {
+		l.cpuRatios = append(l.cpuRatios, float64(icpu)/float64(lcpu))
+	}
+	l.nanos = append(l.nanos, float64(took.Nanoseconds()))
+}
+
+// report reports x-radix and x-radix-cpu, the median ratios of the pairs,
+// and the limit's median radix-ns/row.
+func (l *limitPairs) report(b *testing.B) {
+	slices.Sort(l.ratios)
+	slices.Sort(l.nanos)
+	b.ReportMetric(l.ratios[len(l.ratios)/2], "x-radix")
+	if len(l.cpuRatios) > 0 {
+		slices.Sort(l.cpuRatios)
+		b.ReportMetric(l.cpuRatios[len(l.cpuRatios)/2], "x-radix-cpu")
+	}
+	b.ReportMetric(l.nanos[len(l.nanos)/2]/float64(l.n), "radix-ns/row")
+}
+
+// limitRec is the 32-byte record the radix limit sorts: the builder's own
+// layout for one-column keys and vals.
+type limitRec struct {
+	k, v int64
+	t    uint64
+	d    int64
+}
+
+// limitKey packs a record's major key: each field less its minimum,
+// shifted into place; shift 64 leaves a field out.
+type limitKey struct {
+	kmin, vmin, tmin uint64
+	sk, sv, st       uint
+}
+
+func (pk *limitKey) of(r *limitRec) uint64 {
+	const sign = 1 << 63
+	return (uint64(r.k)^sign-pk.kmin)<<pk.sk | (uint64(r.v)^sign-pk.vmin)<<pk.sv | (r.t-pk.tmin)<<pk.st
+}
+
+func cmpLimitRec(a, b limitRec) int {
+	return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.v, b.v), cmp.Compare(a.t, b.t))
+}
+
+// lessLimitRec orders records by (key, val, time), as the insertion sort
+// of the builder's runs does.
+func lessLimitRec(a, b *limitRec) bool {
+	if a.k != b.k {
+		return a.k < b.k
+	}
+	if a.v != b.v {
+		return a.v < b.v
+	}
+	return a.t < b.t
+}
+
+// radixLimit is the least work arranging the chunks' rows (two columns,
+// keyed by the first) needs, the limit of BenchmarkInstall direct. It is
+// core/batch's build limit (radixLimit in its bench test, which is not
+// importable from here) re-created over the chunks' columns: gather every
+// row into a record (what pushing does), LSD radix sort the records on the
+// top log2(n)+1 bits of their packed major key in digits of at most 11 bits
+// (the builder's digit plan), sort the runs the digits leave tied by (key,
+// val, time), and consolidate equal (key, val, time) in place. It returns
+// the consolidated records. recs and scratch hold every row; counts is
+// reused.
+func radixLimit(chunks []*dataflow.Chunk, recs, scratch []limitRec, counts []uint32) ([]limitRec, []uint32) {
+	n := 0
+	for _, c := range chunks {
+		rows := c.Rows[:2*len(c.Times)]
+		for i, t := range c.Times {
+			recs[n] = limitRec{rows[2*i], rows[2*i+1], t, c.Diffs[i]}
+			n++
+		}
+	}
+	recs, scratch = recs[:n], scratch[:n]
+	// The packed major key: the longest prefix of (key, val, time), each
+	// less its minimum, whose widths fit 64 bits; a field left out has
+	// shift 64, which makes its term 0.
+	const sign = 1 << 63
+	kmin, vmin, tmin := ^uint64(0), ^uint64(0), ^uint64(0)
+	var kmax, vmax, tmax uint64
+	for i := range recs {
+		r := &recs[i]
+		k, v := uint64(r.k)^sign, uint64(r.v)^sign
+		kmin, kmax = min(kmin, k), max(kmax, k)
+		vmin, vmax = min(vmin, v), max(vmax, v)
+		tmin, tmax = min(tmin, r.t), max(tmax, r.t)
+	}
+	bk, bv, bt := bits.Len64(kmax-kmin), bits.Len64(vmax-vmin), bits.Len64(tmax-tmin)
+	pk := limitKey{kmin: kmin, vmin: vmin, tmin: tmin, sv: 64, st: 64}
+	kb, complete := bk, false
+	switch {
+	case bk+bv+bt <= 64:
+		pk.sk, pk.sv, pk.st, kb, complete = uint(bv+bt), uint(bt), 0, bk+bv+bt, true
+	case bk+bv <= 64:
+		pk.sk, pk.sv, kb = uint(bv), 0, bk+bv
+	}
+	// The digit plan: the top rb bits, in passes of equal digits.
+	rb := min(kb, bits.Len(uint(n))+1)
+	passes, width, drop := 0, 0, uint(0)
+	if rb > 0 {
+		passes = (rb + 10) / 11
+		width = (rb + passes - 1) / passes
+		drop = uint(kb - rb)
+	}
+	nb := 1 << width
+	mask := uint64(nb - 1)
+	counts = slices.Grow(counts[:0], passes*nb)[:passes*nb]
+	clear(counts)
+	for i := range recs {
+		x := pk.of(&recs[i]) >> drop
+		for j := range passes {
+			counts[j*nb+int(x>>(uint(j*width))&mask)]++
+		}
+	}
+	src, dst := recs, scratch
+	for j := range passes {
+		c := counts[j*nb : j*nb+nb]
+		sum := uint32(0)
+		for i, x := range c {
+			c[i] = sum
+			sum += x
+		}
+		shift := drop + uint(j*width)
+		for i := range src {
+			d := pk.of(&src[i]) >> shift & mask
+			dst[c[d]] = src[i]
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	if drop > 0 || !complete {
+		for i := 0; i < n; {
+			x := pk.of(&src[i]) >> drop
+			j := i + 1
+			for j < n && pk.of(&src[j])>>drop == x {
+				j++
+			}
+			if run := src[i:j]; len(run) > 24 {
+				slices.SortFunc(run, cmpLimitRec)
+			} else {
+				for a := 1; a < len(run); a++ {
+					r := run[a]
+					b := a
+					for ; b > 0 && lessLimitRec(&r, &run[b-1]); b-- {
+						run[b] = run[b-1]
+					}
+					run[b] = r
+				}
+			}
+			i = j
+		}
+	}
+	w := 0
+	for i := 0; i < n; i++ {
+		r := src[i]
+		for i+1 < n && src[i+1].k == r.k && src[i+1].v == r.v && src[i+1].t == r.t {
+			i++
+			r.d += src[i].d
+		}
+		src[w] = r
+		if r.d != 0 {
+			w++
+		}
+	}
+	return src[:w], counts
 }
 
 // reportArrangeMemory arranges the n preloaded rows once more in a query

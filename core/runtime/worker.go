@@ -228,7 +228,13 @@ func (w *worker) apply(q queued) {
 		w.amu.Unlock()
 	case Input:
 		if role != Interactive { // the controller sends none; a direct send is ignored
-			if err := w.env.Inputs.Send(c.Name, c.Chunk); err != nil {
+			var err error
+			if q.part != nil {
+				err = w.env.Inputs.SendShard(c.Name, q.part)
+			} else {
+				err = w.env.Inputs.Send(c.Name, c.Chunk)
+			}
+			if err != nil {
 				w.env.Fail("", err)
 			}
 		}

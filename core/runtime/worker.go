@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -136,6 +137,12 @@ func (w *worker) run() {
 		// array is the next wake's queue.
 		w.spare = cmds[:0]
 		w.stepActive()
+		// What the step readied — a reader of a batch it published, a
+		// caller waiting on a probe it moved — runs now, on this core,
+		// before the merge work below: a hand-off without waiting for an
+		// idle core to wake and steal it. With nothing else runnable this
+		// returns at once.
+		runtime.Gosched()
 		more := w.env.Manager.Maintain(w.rt.opts.Effort)
 		for _, err := range w.env.Manager.Overflows() {
 			w.rt.fail(0, nil, err)

@@ -51,6 +51,43 @@ func HashCols(row []int64, cols []int) uint64 {
 	return h
 }
 
+// Shard splits c into one chunk per worker of peers (peers > 1): part i
+// holds, in order, the updates whose whole row hashes to worker i, as
+// Inputs.Send keeps them. dest is scratch of at least c.Len() entries,
+// overwritten.
+func (c *Chunk) Shard(peers int, dest []int32) []*Chunk {
+	n, ar := c.Len(), c.Arity
+	dest = dest[:n]
+	for i := range dest {
+		dest[i] = int32(hashRow(c.Rows[i*ar:i*ar+ar]) % uint64(peers))
+	}
+	return c.split(peers, dest)
+}
+
+// split returns one chunk per worker of peers holding, in order, the
+// updates i with dest[i] equal to its worker; each is allocated at its
+// exact size and filled by index.
+func (c *Chunk) split(peers int, dest []int32) []*Chunk {
+	counts := make([]int, peers)
+	for _, w := range dest {
+		counts[w]++
+	}
+	ar := c.Arity
+	parts := make([]*Chunk, peers)
+	for w, k := range counts {
+		parts[w] = &Chunk{Arity: ar, Rows: make([]int64, k*ar), Times: make([]uint64, k), Diffs: make([]int64, k)}
+		counts[w] = 0 // now: updates filled
+	}
+	for i, w := range dest {
+		p, k := parts[w], counts[w]
+		copy(p.Rows[k*ar:k*ar+ar], c.Rows[i*ar:i*ar+ar])
+		p.Times[k] = c.Times[i]
+		p.Diffs[k] = c.Diffs[i]
+		counts[w] = k + 1
+	}
+	return parts
+}
+
 // hashRow hashes a whole row.
 func hashRow(row []int64) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)

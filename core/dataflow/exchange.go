@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -88,7 +89,9 @@ type exchangeSend struct {
 	worker int
 	cols   []int
 	in     *Port[*Chunk]
-	parts  []*Chunk
+	dest   []int32  // scratch: the worker of each update of a message
+	out    []*Chunk // scratch: the parts of the step's messages, peers each
+	acts   []func() // scratch: the receivers to activate after a send
 	last   frontier.Frontier
 	closed bool
 }
@@ -99,32 +102,39 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 	if len(msgs) == 0 && in == o.last {
 		return frontier.Empty()
 	}
+	// Each message is split at once: a hash pass, then every part
+	// allocated at its size and filled by index.
+	o.out = o.out[:0]
 	for _, c := range msgs {
-		for i := range c.Len() {
-			row := c.Row(i)
-			w := int(HashCols(row, o.cols) % uint64(peers))
-			if o.parts[w] == nil {
-				o.parts[w] = NewChunk(c.Arity, c.Len()/peers+1)
-			}
-			o.parts[w].Push(row, c.Times[i], c.Diffs[i])
+		n, ar := c.Len(), c.Arity
+		if n == 0 {
+			continue
 		}
+		o.dest = slices.Grow(o.dest[:0], n)[:n]
+		for i := range o.dest {
+			o.dest[i] = int32(HashCols(c.Rows[i*ar:i*ar+ar], o.cols) % uint64(peers))
+		}
+		o.out = append(o.out, c.split(peers, o.dest)...)
 	}
 	o.ch.mu.Lock()
-	for w := range o.ch.boxes {
-		if o.parts[w] != nil {
-			o.ch.boxes[w].chunks = append(o.ch.boxes[w].chunks, o.parts[w])
-			o.parts[w] = nil
+	for k, p := range o.out {
+		if w := k % peers; p.Len() > 0 {
+			o.ch.boxes[w].chunks = append(o.ch.boxes[w].chunks, p)
 		}
+	}
+	for w := range o.ch.boxes {
 		o.ch.boxes[w].senders[o.worker] = in
 	}
-	acts := append([]func(){}, o.ch.activate...)
+	o.acts = append(o.acts[:0], o.ch.activate...)
 	o.ch.mu.Unlock()
+	clear(o.out)
 	o.last = in
-	for w, a := range acts {
+	for w, a := range o.acts {
 		if a != nil && w != o.worker {
 			a()
 		}
 	}
+	clear(o.acts)
 	return frontier.Empty()
 }
 

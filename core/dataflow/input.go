@@ -70,6 +70,26 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 			}
 		}
 	}
+	return in.keep(name, l, mine)
+}
+
+// SendShard adds c, this worker's share of updates sent to input name
+// (part Worker of Chunk.Shard, which a runtime splits once for all its
+// workers), as Send would keep it from the whole chunk.
+func (in *Inputs) SendShard(name string, c *Chunk) error {
+	if err := c.Check(); err != nil {
+		return err
+	}
+	l, err := in.log(name, c.Arity)
+	if err != nil {
+		return fmt.Errorf("dataflow: %w", err)
+	}
+	return in.keep(name, l, c)
+}
+
+// keep records mine, this worker's share of an input's updates, and hands
+// it to every dataflow reading the input.
+func (in *Inputs) keep(name string, l *inputLog, mine *Chunk) error {
 	for _, t := range mine.Times {
 		if !l.frontier.Beyond(t) {
 			return fmt.Errorf("dataflow: input %q: update at %d is before its frontier %v", name, t, l.frontier)

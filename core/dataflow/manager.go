@@ -17,13 +17,19 @@ import (
 // of traces another runtime publishes.
 type IndexManager struct {
 	entries map[string]*entry
+	// list has the entries of entries, in the order they were set: what
+	// Maintain walks every wake (a slice, because starting a map iteration
+	// costs more than a wake's whole walk).
+	list []*entry
 	// spines are the traces of every arrangement built on this worker,
-	// exported or not: maintenance gives each of them idle fuel.
-	spines map[*share.Spine]*tracked
+	// exported or not, in the order tracked: maintenance gives each of
+	// them idle fuel.
+	spines []*tracked
 }
 
 // tracked is an arrangement trace under maintenance.
 type tracked struct {
+	s        *share.Spine
 	name     string // "dataflow <id>: arrange oks", for errors
 	reported bool   // its overflow error was returned by Overflows
 	seen     int    // overflowing merges the owner was activated for
@@ -38,15 +44,17 @@ type entry struct {
 
 // NewIndexManager returns an empty trace manager.
 func NewIndexManager() *IndexManager {
-	return &IndexManager{entries: map[string]*entry{}, spines: map[*share.Spine]*tracked{}}
+	return &IndexManager{entries: map[string]*entry{}}
 }
 
 // track adds an arrangement's trace to maintenance until untrack; activate
 // wakes the arranging dataflow when a merge of the trace overflows.
 func (m *IndexManager) track(s *share.Spine, name string, activate func()) {
-	m.spines[s] = &tracked{name: name, activate: activate}
+	m.spines = append(m.spines, &tracked{s: s, name: name, activate: activate})
 }
-func (m *IndexManager) untrack(s *share.Spine) { delete(m.spines, s) }
+func (m *IndexManager) untrack(s *share.Spine) {
+	m.spines = slices.DeleteFunc(m.spines, func(tr *tracked) bool { return tr.s == s })
+}
 
 // Overflows returns, once per trace, an error for each arrangement trace
 // whose merges overflowed since the last call (their other updates are
@@ -58,7 +66,8 @@ func (m *IndexManager) untrack(s *share.Spine) { delete(m.spines, s) }
 // it on the worker's goroutine after Maintain.
 func (m *IndexManager) Overflows() []error {
 	var errs []error
-	for s, tr := range m.spines {
+	for _, tr := range m.spines {
+		s := tr.s
 		if n := s.Overflows(); n != tr.seen {
 			tr.seen = n
 			tr.activate()
@@ -79,8 +88,8 @@ func (m *IndexManager) Tracked() int { return len(m.spines) }
 // a benchmark run to record). Call it on the worker's goroutine.
 func (m *IndexManager) TraceStats() spine.Stats {
 	var sum spine.Stats
-	for s := range m.spines {
-		st := s.Stats()
+	for _, tr := range m.spines {
+		st := tr.s.Stats()
 		sum.Batches += st.Batches
 		sum.Updates += st.Updates
 		sum.Bytes += st.Bytes
@@ -111,7 +120,9 @@ func (m *IndexManager) SetPeer(id, owner string, b *share.Bundle) error {
 	if _, ok := m.entries[id]; ok {
 		return fmt.Errorf("dataflow: index %q already exists", id)
 	}
-	m.entries[id] = &entry{bundle: b, owner: owner}
+	e := &entry{bundle: b, owner: owner}
+	m.entries[id] = e
+	m.list = append(m.list, e)
 	return nil
 }
 
@@ -120,6 +131,7 @@ func (m *IndexManager) set(id string, e *entry) error {
 		return fmt.Errorf("dataflow: index %q already exists", id)
 	}
 	m.entries[id] = e
+	m.list = append(m.list, e)
 	return nil
 }
 
@@ -147,6 +159,7 @@ func (m *IndexManager) Drop(id string) {
 		return
 	}
 	delete(m.entries, id)
+	m.list = slices.DeleteFunc(m.list, func(x *entry) bool { return x == e })
 	e.bundle.Release()
 	if e.token != nil {
 		e.token.Release()
@@ -174,7 +187,7 @@ func (m *IndexManager) DropOwned(owner string) {
 // than leaving them to be forced by later arrivals (BenchmarkSteady), so
 // every arrangement gets it, not only exported indexes.
 func (m *IndexManager) Maintain(effort int64) bool {
-	for _, e := range m.entries {
+	for _, e := range m.list {
 		if e.bundle.IsPeer() {
 			continue
 		}
@@ -183,7 +196,8 @@ func (m *IndexManager) Maintain(effort int64) bool {
 		}
 	}
 	more := false
-	for s := range m.spines {
+	for _, tr := range m.spines {
+		s := tr.s
 		select {
 		case <-s.Wake():
 			s.Refresh()
@@ -203,7 +217,8 @@ func (m *IndexManager) Maintain(effort int64) bool {
 // against the trace's upper. Call it on the worker's goroutine.
 func (m *IndexManager) HoldGap() uint64 {
 	var gap uint64
-	for s := range m.spines {
+	for _, tr := range m.spines {
+		s := tr.s
 		at, ok := s.LogicalCompaction().Time()
 		if !ok {
 			continue

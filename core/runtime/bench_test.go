@@ -515,16 +515,16 @@ func steadyRound(ctx context.Context, ctl *Controller, p *dataflow.Tally, chunk 
 	for i := range chunk.Times {
 		chunk.Times[i] = t
 	}
-	if err := ctl.Send(Input{Name: "in", Chunk: chunk}); err != nil {
-		return err
-	}
-	if err := ctl.Send(AdvanceInput{Name: "in", Frontier: frontier.At(t + 1)}); err != nil {
-		return err
-	}
+	// One batch of commands, as a driver feeding rounds sends them: each
+	// worker is woken once for the round (Controller.SendAll).
+	cmds := [3]Command{Input{Name: "in", Chunk: chunk}, AdvanceInput{Name: "in", Frontier: frontier.At(t + 1)}}
+	n := 2
 	if index {
-		if err := ctl.Send(AllowCompaction{ID: "idx", Frontier: frontier.At(t)}); err != nil {
-			return err
-		}
+		cmds[2] = AllowCompaction{ID: "idx", Frontier: frontier.At(t)}
+		n = 3
+	}
+	if err := ctl.SendAll(cmds[:n]...); err != nil {
+		return err
 	}
 	return p.WaitPassed(ctx, t)
 }

@@ -53,6 +53,9 @@ type barrier struct{ done func(*worker) }
 type queued struct {
 	cmd Command
 	seq uint64
+	// part is, for an Input to a runtime of several workers, this
+	// worker's share of its chunk, split by the controller.
+	part *dataflow.Chunk
 }
 
 func (CreateInput) command()     {}

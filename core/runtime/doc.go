@@ -37,6 +37,14 @@
 // dataflows, when a publisher it imports from seals a batch, or when a
 // reader of an index it publishes moves a hold. It never polls.
 //
+// Hand-offs are what a round of few updates costs, so a round pays one per
+// worker and runtime: Controller.SendAll queues a round's commands and wakes
+// each worker once; an Input is split among workers once, by the controller,
+// not by every worker; and AllowCompaction reaches the Interactive runtime
+// without a wake (R6): the Maintenance worker that applied it wakes the
+// Interactive worker of its index if that one has not already taken it,
+// usually in the wake that worker's publication caused anyway.
+//
 // Invariants:
 //
 //	R1  Commands are applied by every worker of every runtime in the order
@@ -58,4 +66,9 @@
 //	    no operator, hold, exchange, registry slot or peer anywhere, and one
 //	    error (the lowest failing worker's). A failed create keeps its id,
 //	    as the controller does, until it is dropped.
+//	R6  An AllowCompaction queued without a wake on an Interactive runtime
+//	    is applied in order with every other command, once its Maintenance
+//	    worker has applied it (or at the next command, barrier or
+//	    publication that wakes it): a peer hold moves no earlier than the
+//	    command allows, and no later than that wake.
 package runtime

@@ -98,6 +98,19 @@ type Runtime struct {
 	wg         gosync.WaitGroup
 	ctlMu      gosync.Mutex
 	controlled bool // a controller sends this runtime's commands
+	// follower is, on a Maintenance runtime under a controller, the
+	// Interactive runtime that reads its registries. The controller queues
+	// AllowCompaction on the follower without waking it, and a worker of
+	// this runtime wakes follower worker i once it has applied that command
+	// (worker.nudge): the follower then applies it in the wake this
+	// runtime's next publication causes, instead of in a wake of its own.
+	follower *Runtime
+	// led is set on a follower: its AllowCompaction commands are queued
+	// quietly (Controller.Send).
+	led bool
+	// pending: the controller queued commands for the workers and has not
+	// woken them yet (guarded by the controller's mu).
+	pending bool
 
 	errMu gosync.Mutex
 	errs  []*CommandError
@@ -189,11 +202,30 @@ func (r *Runtime) Role() Role { return r.opts.Role }
 // Workers returns the number of workers.
 func (r *Runtime) Workers() int { return r.opts.Workers }
 
-// send appends cmd, the controller's command seq, to every worker's queue.
-func (r *Runtime) send(cmd Command, seq uint64) {
+// queue appends cmd, the controller's command seq, to every worker's
+// queue without waking them; wake marks the runtime pending, for the
+// controller's flushLocked to wake its workers once the commands it is
+// sending are all queued. A led runtime's AllowCompaction is queued with
+// wake false: the leader's workers wake it (worker.nudge).
+// REQUIRES: the controller's mu held.
+func (r *Runtime) queue(cmd Command, seq uint64, wake bool) {
 	for _, w := range r.workers {
-		w.enqueue(queued{cmd: cmd, seq: seq})
+		w.qmu.Lock()
+		w.queue = append(w.queue, queued{cmd: cmd, seq: seq})
+		w.qmu.Unlock()
 	}
+	r.pending = r.pending || wake
+}
+
+// queueParts queues Input cmd with parts[i], worker i's share of its chunk
+// (dataflow.Chunk.Shard), for each worker i, as queue does with wake.
+func (r *Runtime) queueParts(cmd Command, seq uint64, parts []*dataflow.Chunk) {
+	for i, w := range r.workers {
+		w.qmu.Lock()
+		w.queue = append(w.queue, queued{cmd: cmd, seq: seq, part: parts[i]})
+		w.qmu.Unlock()
+	}
+	r.pending = true
 }
 
 // CommandError is an error met while applying a command the controller
@@ -368,6 +400,7 @@ type Controller struct {
 	inputs    map[string]*inputDecl
 	dataflows map[string][]string // live dataflow id → its exports
 	indexes   map[string]string   // live index id → the dataflow exporting it
+	dest      []int32             // scratch of Chunk.Shard
 }
 
 // inputDecl is the controller's record of a declared input.
@@ -413,6 +446,15 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 			return nil, fmt.Errorf("runtime: %v runtime: %w", r.opts.Role, ErrControlled)
 		}
 	}
+	// A Maintenance runtime leads the Interactive runtime that shares its
+	// registries (see Runtime.follower).
+	for _, m := range rts {
+		for _, i := range rts {
+			if m.opts.Role == Maintenance && i.opts.Role == Interactive && m.follower == nil && !i.led {
+				m.follower, i.led = i, true
+			}
+		}
+	}
 	return &Controller{rts: rts, inputs: map[string]*inputDecl{}, dataflows: map[string][]string{}, indexes: map[string]string{}}, nil
 }
 
@@ -428,23 +470,86 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 func (c *Controller) Send(cmd Command) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	err := c.sendLocked(cmd)
+	c.flushLocked()
+	return err
+}
+
+// SendAll sends cmds in order as Send would, one at a time, and stops at
+// the first command the controller refuses, returning its error: the
+// commands before it are sent, it and the ones after are not (R3 holds for
+// each). The difference from calling Send in a loop is cost only: a worker
+// is woken once for the whole batch rather than once per command, so a
+// driver that sends a round's updates, frontier advances and compactions
+// together pays one hand-off per worker for the round.
+func (c *Controller) SendAll(cmds ...Command) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.flushLocked()
+	for _, cmd := range cmds {
+		if err := c.sendLocked(cmd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendLocked validates and records cmd and queues it on every runtime that
+// takes it, waking no worker: flushLocked does. REQUIRES: c.mu held.
+func (c *Controller) sendLocked(cmd Command) error {
 	if err := c.validate(cmd); err != nil {
 		return err
 	}
 	c.record(cmd)
 	c.seq++
-	input := false
+	input, quiet := false, false
 	switch cmd.(type) {
 	case Input, AdvanceInput:
 		input = true
+	case AllowCompaction:
+		quiet = true
 	}
+	// An AllowCompaction reaches a led runtime quietly, and before its
+	// leader, so that the leader's workers find it queued when they wake
+	// the follower's (worker.nudge). It only moves peer holds there, which
+	// are released no earlier than before: a hold is never weakened, at
+	// most kept until the leader's next wake.
 	for _, r := range c.rts {
-		if input && r.opts.Role == Interactive {
+		if quiet && r.led {
+			r.queue(cmd, c.seq, false)
+		}
+	}
+	var parts []*dataflow.Chunk // an Input's chunk split for len(parts) workers
+	for _, r := range c.rts {
+		if input && r.opts.Role == Interactive || quiet && r.led {
 			continue
 		}
-		r.send(cmd, c.seq)
+		if in, ok := cmd.(Input); ok && r.opts.Workers > 1 {
+			// Split once here, off the workers, instead of every worker
+			// hashing every row to keep its share.
+			if len(parts) != r.opts.Workers {
+				c.dest = slices.Grow(c.dest[:0], in.Chunk.Len())
+				parts = in.Chunk.Shard(r.opts.Workers, c.dest[:in.Chunk.Len()])
+			}
+			r.queueParts(cmd, c.seq, parts)
+			continue
+		}
+		r.queue(cmd, c.seq, true)
 	}
 	return nil
+}
+
+// flushLocked wakes every worker that sendLocked queued a command for.
+// REQUIRES: c.mu held.
+func (c *Controller) flushLocked() {
+	for _, r := range c.rts {
+		if r.pending {
+			r.pending = false
+			for _, w := range r.workers {
+				w.signal()
+			}
+		}
+	}
 }
 
 // validate checks cmd whole against the controller's state. REQUIRES: c.mu

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -25,9 +26,15 @@ type worker struct {
 
 	qmu   gosync.Mutex
 	queue []queued
+	// spare is the queue array the worker applied last, emptied: the next
+	// wake swaps it in, so a round's commands cost no allocation.
+	spare []queued
 
 	amu    gosync.Mutex
 	active map[*dataflow.Dataflow]bool
+	// stepping is the set stepActive took last, emptied: swapped back in
+	// as the next active set, so an activation costs no allocation.
+	stepping map[*dataflow.Dataflow]bool
 
 	// dataflows has every live dataflow the controller created, rendered
 	// here (non-nil) or not (nil: the other runtime renders it, or its
@@ -35,6 +42,10 @@ type worker struct {
 	dataflows map[string]*dataflow.Dataflow
 	rendered  int
 	order     []*dataflow.Dataflow
+	// nudge is set when the worker applied an AllowCompaction: after the
+	// wake, the follower's worker of the same index is woken if it has
+	// commands queued (Runtime.follower).
+	nudge bool
 	// foreign are the indexes exported by dataflows this runtime neither
 	// renders nor records as peers (queries, on a Maintenance runtime):
 	// their AllowCompaction is for the other runtime.
@@ -42,7 +53,7 @@ type worker struct {
 }
 
 func newWorker(r *Runtime, i int) *worker {
-	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}}
+	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}}
 	var reg *share.Registry
 	if r.opts.Role == Maintenance {
 		reg = r.opts.Registries[i]
@@ -110,7 +121,8 @@ func (w *worker) run() {
 		}
 		w.qmu.Lock()
 		cmds := w.queue
-		w.queue = nil
+		w.queue = w.spare[:0]
+		w.spare = nil
 		w.qmu.Unlock()
 		for i, q := range cmds {
 			if w.rt.stopping() {
@@ -121,7 +133,16 @@ func (w *worker) run() {
 			w.current = queued{}
 			cmds[i] = queued{}
 		}
+		// Every entry is cleared (nothing applied stays reachable); the
+		// array is the next wake's queue.
+		w.spare = cmds[:0]
 		w.stepActive()
+		// What the step readied — a reader of a batch it published, a
+		// caller waiting on a probe it moved — runs now, on this core,
+		// before the merge work below: a hand-off without waiting for an
+		// idle core to wake and steal it. With nothing else runnable this
+		// returns at once.
+		runtime.Gosched()
 		more := w.env.Manager.Maintain(w.rt.opts.Effort)
 		for _, err := range w.env.Manager.Overflows() {
 			w.rt.fail(0, nil, err)
@@ -129,6 +150,22 @@ func (w *worker) run() {
 		if more {
 			w.signal() // merge work remains: come back after other work
 		}
+		if w.nudge {
+			w.nudge = false
+			if f := w.rt.follower; f != nil {
+				f.workers[w.index].wakeIfQueued()
+			}
+		}
+	}
+}
+
+// wakeIfQueued wakes the worker if it has commands it has not taken.
+func (w *worker) wakeIfQueued() {
+	w.qmu.Lock()
+	queued := len(w.queue) > 0
+	w.qmu.Unlock()
+	if queued {
+		w.signal()
 	}
 }
 
@@ -143,13 +180,16 @@ func (w *worker) stepActive() {
 			return
 		}
 		act := w.active
-		w.active = map[*dataflow.Dataflow]bool{}
+		w.active = w.stepping
+		w.stepping = nil
 		w.amu.Unlock()
 		for _, df := range w.order {
 			if act[df] && df.Step() {
 				w.activate(df)
 			}
 		}
+		clear(act)
+		w.stepping = act
 	}
 }
 
@@ -163,6 +203,7 @@ func (w *worker) apply(q queued) {
 	case CreateDataflow:
 		w.create(c.Desc, q.seq)
 	case AllowCompaction:
+		w.nudge = true
 		if w.foreign[c.ID] != "" {
 			return
 		}
@@ -194,7 +235,13 @@ func (w *worker) apply(q queued) {
 		w.amu.Unlock()
 	case Input:
 		if role != Interactive { // the controller sends none; a direct send is ignored
-			if err := w.env.Inputs.Send(c.Name, c.Chunk); err != nil {
+			var err error
+			if q.part != nil {
+				err = w.env.Inputs.SendShard(c.Name, q.part)
+			} else {
+				err = w.env.Inputs.Send(c.Name, c.Chunk)
+			}
+			if err != nil {
 				w.env.Fail("", err)
 			}
 		}

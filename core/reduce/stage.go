@@ -328,6 +328,29 @@ func (s *stage) emit(t frontier.Time) {
 	copy(s.cur, s.want)
 }
 
+// emitOnce is emit for a group whose corrections are all at t (it
+// changes at one time only): it pushes them straight into the builder,
+// the retraction and the insertion in val order, bypassing gout.
+func (s *stage) emitOnce(t frontier.Time) {
+	if s.curOK == s.wantOK && (!s.curOK || s.curM == s.wantM && slices.Equal(s.cur, s.want)) {
+		return
+	}
+	switch {
+	case !s.curOK:
+		s.bld.Push(s.key, s.want, t, s.wantM)
+	case !s.wantOK:
+		s.bld.Push(s.key, s.cur, t, -s.curM)
+	case cmpRow(s.cur, s.want) <= 0: // equal rows (counts differ) consolidate
+		s.bld.Push(s.key, s.cur, t, -s.curM)
+		s.bld.Push(s.key, s.want, t, s.wantM)
+	default:
+		s.bld.Push(s.key, s.want, t, s.wantM)
+		s.bld.Push(s.key, s.cur, t, -s.curM)
+	}
+	s.curOK, s.curM = s.wantOK, s.wantM
+	copy(s.cur, s.want)
+}
+
 // byTime orders the new updates by time (within a time the order does
 // not matter: every update of the time is applied before emitting).
 func (s *stage) byTime() {
@@ -717,7 +740,7 @@ func (s *stage) accumFresh(c *batch.Cursor) bool {
 	}
 	st.cnt = st.cnt.add(wideOf(cnt))
 	s.evalAccum()
-	s.emit(t0)
+	s.emitOnce(t0)
 	return true
 }
 
@@ -776,7 +799,7 @@ func (s *stage) accumOneTime() {
 		st.big += b2i(!c.fits()) - b2i(!before.fits())
 	}
 	s.evalAccum()
-	s.emit(s.nt[0])
+	s.emitOnce(s.nt[0])
 }
 
 func b2i(b bool) int64 {

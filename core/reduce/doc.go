@@ -28,6 +28,12 @@
 //   - Stats: per-operator counters and the pprof labels dataflow= and
 //     operator= under which a step runs.
 //
+// A stage visits its groups in key order and a group's corrections are
+// put in (val, time) order as the group ends (groupOut; a group that
+// changes at one time only pushes them straight), so a step's corrections
+// and the visible rows are built by batch.Sorted with no sort of the
+// batch (docs/semantics.md §1.5).
+//
 // A stage's output row is [tag, aggregates..., hidden...]: tag 0 is a row
 // and any other tag the error code the group yields (core/expr's
 // CodeOverflow, CodeNegativeMultiplicity); the accumulable plan keeps its

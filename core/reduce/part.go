@@ -91,7 +91,7 @@ func (r *Reduce) build() error {
 		r.collate.asOf = frontier.Min()
 		r.colIn, r.colBld = w, batch.NewBuilder(colAr, 0)
 	}
-	r.okBld = batch.NewBuilder(batch.Arity{Key: ka, Val: na}, 0)
+	r.okBld = batch.NewSorted(batch.Arity{Key: ka, Val: na}, 0)
 	r.errBld = batch.NewBuilder(batch.Arity{Key: 1}, 0)
 	return nil
 }

@@ -186,10 +186,12 @@ type Reduce struct {
 	colIn   *trace.Writer
 	colBld  *batch.Builder
 
-	okBld, errBld *batch.Builder
-	appendOnly    bool
-	sized         bool // okBld has been sized by a first step
-	released      bool
+	okBld      *batch.Sorted // the visible rows, pushed in key order (split)
+	okOut      groupOut
+	errBld     *batch.Builder
+	appendOnly bool
+	sized      bool // okBld has been sized by a first step
+	released   bool
 }
 
 // New returns a reduce of in by its key with the given aggregates.
@@ -236,7 +238,7 @@ func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
 		k = kindDistinct
 	}
 	r.parts = []*part{{plan: Basic, top: r.newStage(k, nil, in.Reader, in.Pres, in.Arity, 1)}}
-	r.okBld = batch.NewBuilder(batch.Arity{Key: in.Arity.Key}, 0)
+	r.okBld = batch.NewSorted(batch.Arity{Key: in.Arity.Key}, 0)
 	r.errBld = batch.NewBuilder(batch.Arity{Key: 1}, 0)
 	return r, nil
 }
@@ -249,7 +251,7 @@ func newReduce(m mode, in Input, opts Options) *Reduce {
 	return &Reduce{
 		mode: m, in: in, asOf: opts.AsOf, aggs: append([]Aggregate(nil), opts.Aggregates...),
 		plan: opts.Plan, stats: st, spine: opts.Spine, lower: frontier.Min(), expect: frontier.Min(),
-		appendOnly: opts.AppendOnly,
+		appendOnly: opts.AppendOnly, okOut: groupOut{va: len(opts.Aggregates)},
 	}
 }
 
@@ -332,7 +334,7 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 		for _, b := range r.pending {
 			keys += b.Keys()
 		}
-		r.okBld, r.sized = batch.NewBuilder(r.okBld.Arity(), keys), true
+		r.okBld, r.sized = batch.NewSorted(r.okBld.Arity(), keys), true
 	}
 	var finals [2]*batch.Batch
 	for i, p := range r.parts {
@@ -390,13 +392,14 @@ func (r *Reduce) split(final *batch.Batch) int64 {
 			ts, ds := c.Updates()
 			for i, t := range ts {
 				if row[0] == 0 {
-					r.okBld.Push(key, row[1:1+na], t, ds[i])
+					r.okOut.add(row[1:1+na], t, ds[i])
 				} else {
 					r.errBld.Push(row[:1], nil, t, ds[i])
 					errs += ds[i]
 				}
 			}
 		}
+		r.okOut.flush(r.okBld, key)
 	}
 	return errs
 }

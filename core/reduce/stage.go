@@ -57,7 +57,8 @@ type stage struct {
 	outW  *trace.Writer
 	ova   int
 	lower frontier.Frontier
-	bld   *batch.Builder
+	bld   *batch.Sorted // the step's corrections, pushed in key order
+	gout  groupOut      // the current group's corrections
 	tmp   []*batch.Batch
 
 	// The current group.
@@ -89,7 +90,7 @@ func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.
 	h, w := trace.NewSpine(outAr, r.spine)
 	s := &stage{
 		kind: k, aggs: aggs, in: in, pres: pres, asOf: r.asOf, inAr: inAr,
-		out: h, outW: w, ova: ova, lower: frontier.Min(), bld: batch.NewBuilder(outAr, 0),
+		out: h, outW: w, ova: ova, lower: frontier.Min(), bld: batch.NewSorted(outAr, 0), gout: groupOut{va: ova},
 		cur: make([]int64, ova), want: make([]int64, ova),
 	}
 	if k == kindAccum {
@@ -142,7 +143,7 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 		// The first step (an install) sizes the corrections' builder by
 		// its groups, so that it does not grow by copying; later steps
 		// reuse its capacity.
-		s.bld, s.sized = batch.NewBuilder(batch.Arity{Key: s.inAr.Key, Val: s.ova}, keys), true
+		s.bld, s.sized = batch.NewSorted(batch.Arity{Key: s.inAr.Key, Val: s.ova}, keys), true
 	}
 	if len(s.nc) > 0 {
 		if err := s.cut(lower); err != nil {
@@ -211,6 +212,7 @@ func (s *stage) groups() error {
 		}
 		s.key = append(s.key[:0], s.nc[found].Key()...)
 		if s.kind == kindAccum && len(s.nc) == 1 && len(s.hc) == 0 && len(s.oc) == 0 && s.accumFresh(&s.nc[0]) {
+			s.gout.flush(s.bld, s.key)
 			s.nc[0].StepKey()
 			continue
 		}
@@ -263,6 +265,7 @@ func (s *stage) groups() error {
 		default:
 			s.recordsGroup()
 		}
+		s.gout.flush(s.bld, s.key)
 	}
 }
 
@@ -316,10 +319,33 @@ func (s *stage) emit(t frontier.Time) {
 		return
 	}
 	if s.curOK {
-		s.bld.Push(s.key, s.cur, t, -s.curM)
+		s.gout.add(s.cur, t, -s.curM)
 	}
 	if s.wantOK {
+		s.gout.add(s.want, t, s.wantM)
+	}
+	s.curOK, s.curM = s.wantOK, s.wantM
+	copy(s.cur, s.want)
+}
+
+// emitOnce is emit for a group whose corrections are all at t (it
+// changes at one time only): it pushes them straight into the builder,
+// the retraction and the insertion in val order, bypassing gout.
+func (s *stage) emitOnce(t frontier.Time) {
+	if s.curOK == s.wantOK && (!s.curOK || s.curM == s.wantM && slices.Equal(s.cur, s.want)) {
+		return
+	}
+	switch {
+	case !s.curOK:
 		s.bld.Push(s.key, s.want, t, s.wantM)
+	case !s.wantOK:
+		s.bld.Push(s.key, s.cur, t, -s.curM)
+	case cmpRow(s.cur, s.want) <= 0: // equal rows (counts differ) consolidate
+		s.bld.Push(s.key, s.cur, t, -s.curM)
+		s.bld.Push(s.key, s.want, t, s.wantM)
+	default:
+		s.bld.Push(s.key, s.want, t, s.wantM)
+		s.bld.Push(s.key, s.cur, t, -s.curM)
 	}
 	s.curOK, s.curM = s.wantOK, s.wantM
 	copy(s.cur, s.want)
@@ -714,7 +740,7 @@ func (s *stage) accumFresh(c *batch.Cursor) bool {
 	}
 	st.cnt = st.cnt.add(wideOf(cnt))
 	s.evalAccum()
-	s.emit(t0)
+	s.emitOnce(t0)
 	return true
 }
 
@@ -773,7 +799,7 @@ func (s *stage) accumOneTime() {
 		st.big += b2i(!c.fits()) - b2i(!before.fits())
 	}
 	s.evalAccum()
-	s.emit(s.nt[0])
+	s.emitOnce(s.nt[0])
 }
 
 func b2i(b bool) int64 {

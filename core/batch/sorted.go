@@ -1,0 +1,228 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/invariants"
+)
+
+// ErrUnsorted reports updates pushed into a Sorted builder out of (key,
+// val, time) order: a broken contract of its caller.
+var ErrUnsorted = errors.New("batch: updates pushed out of (key, val, time) order")
+
+// sortedKeep is the most updates whose columns a Sorted builder copies out
+// at Build, keeping its buffers for the next build; a larger build hands
+// its buffers to the batch instead (no copy) and starts the next one
+// afresh.
+const sortedKeep = 1 << 12
+
+// Sorted builds a batch from updates pushed already in (key, val, time)
+// order (§1.5): each push appends to the batch's columns, consolidating an
+// update with the one before it when they share (key, val, time), so a
+// build costs no sort and, above sortedKeep updates, no copy. It is the
+// builder of an operator that emits in key order (a reduce's corrections);
+// Builder is the one for updates in any order.
+//
+// An update whose consolidated diff is zero is dropped, with its val and
+// key if it was their only update (B2). Build reports a push out of order
+// as ErrUnsorted (asserted at the push in invariant builds); a consolidated
+// diff leaving int64 is saturated and reported as by Builder.Build. A
+// Sorted is reused after Build.
+type Sorted struct {
+	ar   Arity
+	hint int // updates to allocate room for when the columns are empty
+
+	// The columns being built. keyOffs and valOffs hold the start of each
+	// key and val so far (Build appends the ends). Every update but the
+	// last has a non-zero diff; the last key owns a val and the last val
+	// an update.
+	keys, vals       []int64
+	keyOffs, valOffs []uint32
+	times            []uint64
+	diffs            []int64
+
+	overflow []frontier.Time
+	unsorted bool
+}
+
+// NewSorted returns a builder of batches of the given arity with room for
+// capHint updates in its first build.
+func NewSorted(ar Arity, capHint int) *Sorted {
+	return &Sorted{ar: ar, hint: capHint}
+}
+
+// Arity returns the builder's arity.
+func (s *Sorted) Arity() Arity { return s.ar }
+
+// Len returns the number of updates pushed since the last Build or Reset,
+// after consolidation.
+func (s *Sorted) Len() int { return len(s.times) }
+
+// Reset discards pushed updates, keeping capacity.
+func (s *Sorted) Reset() {
+	s.keys, s.vals = s.keys[:0], s.vals[:0]
+	s.keyOffs, s.valOffs = s.keyOffs[:0], s.valOffs[:0]
+	s.times, s.diffs = s.times[:0], s.diffs[:0]
+	s.overflow, s.unsorted = s.overflow[:0], false
+}
+
+// Push appends one update. The rows are copied. REQUIRES: len(key) and
+// len(val) equal the builder's arity; (key, val, t) is at or after the
+// previous push's in (key, val, time) order.
+func (s *Sorted) Push(key, val []int64, t frontier.Time, d int64) {
+	if invariants.Enabled {
+		invariants.Assertf(len(key) == s.ar.Key && len(val) == s.ar.Val, "batch: Push of a %d/%d row into a sorted %v builder", len(key), len(val), s.ar)
+	}
+	n := len(s.times)
+	if n == 0 {
+		if cap(s.times) == 0 && s.hint > 0 {
+			s.alloc()
+		}
+		s.openKey(key)
+		s.openVal(val)
+		s.times, s.diffs = append(s.times, t), append(s.diffs, d)
+		return
+	}
+	ka, va := s.ar.Key, s.ar.Val
+	c := cmpRow(s.keys[len(s.keys)-ka:], key)
+	sameKey, sameVal := c == 0, false
+	if sameKey {
+		c = cmpRow(s.vals[len(s.vals)-va:], val)
+		if sameVal = c == 0; sameVal {
+			c = cmpTime(s.times[n-1], t)
+		}
+	}
+	if c > 0 {
+		if invariants.Enabled {
+			invariants.Assertf(false, "batch: sorted push of (%v, %v, %d) after (%v, %v, %d)", key, val, t, s.keys[len(s.keys)-ka:], s.vals[len(s.vals)-va:], s.times[n-1])
+		}
+		s.unsorted = true
+	}
+	if c == 0 {
+		var o bool
+		if s.diffs[n-1], o = saturate(s.diffs[n-1], d); o {
+			s.overflow = overflowAt(s.overflow, t)
+		}
+		return
+	}
+	if s.diffs[n-1] == 0 {
+		poppedVal, poppedKey := s.popLast()
+		sameKey = sameKey && !poppedKey
+		sameVal = sameVal && !poppedVal
+	}
+	if !sameKey {
+		s.openKey(key)
+		s.openVal(val)
+	} else if !sameVal {
+		s.openVal(val)
+	}
+	s.times, s.diffs = append(s.times, t), append(s.diffs, d)
+}
+
+// Push1 appends one update with one-column key and val (or arity 0, where
+// the argument is ignored). REQUIRES: both arities are at most 1, and the
+// order of Push.
+func (s *Sorted) Push1(k, v int64, t frontier.Time, d int64) {
+	if s.ar.Key > 1 || s.ar.Val > 1 {
+		panic(fmt.Sprintf("batch: Push1 into a sorted %v builder", s.ar))
+	}
+	kr, vr := [1]int64{k}, [1]int64{v}
+	s.Push(kr[:s.ar.Key], vr[:s.ar.Val], t, d)
+}
+
+func cmpTime(a, b frontier.Time) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// alloc gives the empty columns room for s.hint updates, one key and one
+// val each (the shape of a reduce's install: one row per group).
+func (s *Sorted) alloc() {
+	h := s.hint
+	s.keys, s.keyOffs = make([]int64, 0, h*s.ar.Key), make([]uint32, 0, h+1)
+	s.vals, s.valOffs = make([]int64, 0, h*s.ar.Val), make([]uint32, 0, h+1)
+	s.times, s.diffs = make([]uint64, 0, h), make([]int64, 0, h)
+}
+
+func (s *Sorted) openKey(key []int64) {
+	s.keys = append(s.keys, key...)
+	s.keyOffs = append(s.keyOffs, uint32(len(s.valOffs)))
+}
+
+func (s *Sorted) openVal(val []int64) {
+	s.vals = append(s.vals, val...)
+	s.valOffs = append(s.valOffs, uint32(len(s.times)))
+}
+
+// popLast drops the last update (its diff consolidated to zero), and its
+// val and key if they own nothing else; it reports which it dropped.
+func (s *Sorted) popLast() (val, key bool) {
+	n := len(s.times) - 1
+	s.times, s.diffs = s.times[:n], s.diffs[:n]
+	nv := len(s.valOffs) - 1
+	if int(s.valOffs[nv]) != n {
+		return false, false
+	}
+	s.valOffs, s.vals = s.valOffs[:nv], s.vals[:nv*s.ar.Val]
+	nk := len(s.keyOffs) - 1
+	if int(s.keyOffs[nk]) != nv {
+		return true, false
+	}
+	s.keyOffs, s.keys = s.keyOffs[:nk], s.keys[:nk*s.ar.Key]
+	return true, true
+}
+
+// Build returns the pushed updates as a batch describing [lower, upper)
+// with since {0}, and resets the builder. REQUIRES: every pushed time lies
+// in [lower, upper) (asserted in invariant builds). If the pushes were out
+// of order it returns ErrUnsorted and no batch. If a consolidated diff
+// leaves int64 it also returns an *OverflowError naming the times that
+// overflowed, with the complete batch, the diff saturated (as
+// Builder.Build).
+func (s *Sorted) Build(lower, upper frontier.Frontier) (*Batch, error) {
+	if s.unsorted {
+		s.Reset()
+		return nil, ErrUnsorted
+	}
+	if n := len(s.times); n > 0 && s.diffs[n-1] == 0 {
+		s.popLast()
+	}
+	s.keyOffs = append(s.keyOffs, uint32(len(s.valOffs)))
+	s.valOffs = append(s.valOffs, uint32(len(s.times)))
+	out := &Batch{
+		desc: frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()},
+		ar:   s.ar,
+	}
+	var overflow []frontier.Time
+	if len(s.overflow) > 0 {
+		overflow = append(overflow, s.overflow...)
+	}
+	if len(s.times) <= sortedKeep {
+		out.keys, out.keyOffs = clone(s.keys), clone(s.keyOffs)
+		out.vals, out.valOffs = clone(s.vals), clone(s.valOffs)
+		out.times, out.diffs = clone(s.times), clone(s.diffs)
+		s.Reset()
+	} else {
+		out.keys, out.keyOffs = shrink(s.keys), shrink(s.keyOffs)
+		out.vals, out.valOffs = shrink(s.vals), shrink(s.valOffs)
+		out.times, out.diffs = shrink(s.times), shrink(s.diffs)
+		*s = Sorted{ar: s.ar}
+	}
+	if invariants.Enabled {
+		if cerr := out.Check(); cerr != nil {
+			invariants.Assertf(false, "batch: sorted Build produced a bad batch: %v", cerr)
+		}
+	}
+	return out, overflowErr(overflow)
+}
+
+// clone returns a copy of s with no spare capacity (an empty slice for an
+// empty s, so that columns are never nil).
+func clone[T any](s []T) []T { return append(make([]T, 0, len(s)), s...) }

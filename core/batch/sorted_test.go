@@ -1,0 +1,171 @@
+package batch
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/invariants"
+	"pgregory.net/rapid"
+)
+
+// sortUpdates sorts us by (key, val, time), keeping the order of equal ones.
+func sortUpdates(us []Update) {
+	slices.SortStableFunc(us, func(a, b Update) int {
+		if c := cmpRow(a.Key, b.Key); c != 0 {
+			return c
+		}
+		if c := cmpRow(a.Val, b.Val); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Time, b.Time)
+	})
+}
+
+// fataler is what buildBoth needs of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// buildBoth builds us with a Builder (in the given order) and with s (after
+// sorting them), and fails unless the batches are equal.
+func buildBoth(t fataler, s *Sorted, ar Arity, us []Update, lo, hi uint64) *Batch {
+	t.Helper()
+	bld := NewBuilder(ar, len(us))
+	for _, u := range us {
+		bld.Push(u.Key, u.Val, u.Time, u.Diff)
+	}
+	want, werr := bld.Build(frontier.At(lo), frontier.At(hi))
+	sorted := slices.Clone(us)
+	sortUpdates(sorted)
+	for _, u := range sorted {
+		s.Push(u.Key, u.Val, u.Time, u.Diff)
+	}
+	got, gerr := s.Build(frontier.At(lo), frontier.At(hi))
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("errors differ: builder %v, sorted %v", werr, gerr)
+	}
+	if cerr := got.Check(); cerr != nil {
+		t.Fatalf("sorted build: %v\n%v", cerr, got)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("sorted build\n%v\nbuilder\n%v", got, want)
+	}
+	return got
+}
+
+// TestSortedMatchesBuilder: the updates of a Builder, pushed in (key, val,
+// time) order into a Sorted, build the same batch, with duplicates and
+// diffs that consolidate to zero (which must drop their val and key), for
+// every arity up to 2, twice on one reused builder.
+func TestSortedMatchesBuilder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := drawArity(t)
+		s := NewSorted(ar, rapid.IntRange(0, 8).Draw(t, "hint"))
+		for round := range 2 {
+			var us []Update
+			for range rapid.IntRange(0, 50).Draw(t, "n") {
+				us = append(us, Update{
+					Key: drawRow(t, ar.Key, "k"), Val: drawRow(t, ar.Val, "v"),
+					Time: rapid.Uint64Range(2, 5).Draw(t, "t"), Diff: rapid.Int64Range(-2, 2).Draw(t, "d"),
+				})
+			}
+			lo := uint64(2 + 4*round)
+			for i := range us {
+				us[i].Time += lo - 2
+			}
+			buildBoth(t, s, ar, us, lo, lo+4)
+		}
+	})
+}
+
+// TestSortedLargeBuildsDoNotAlias: a build above sortedKeep hands its
+// columns to the batch and one below copies them out; either way the
+// batch is unchanged by the builds after it.
+func TestSortedLargeBuildsDoNotAlias(t *testing.T) {
+	ar := Arity{1, 2}
+	rng := rand.New(rand.NewPCG(3, 4))
+	draw := func(n int) []Update {
+		us := make([]Update, n)
+		for i := range us {
+			us[i] = Update{Key: []int64{rng.Int64N(int64(n / 3))}, Val: []int64{rng.Int64N(3), rng.Int64N(2)}, Time: rng.Uint64N(3), Diff: rng.Int64N(5) - 2}
+		}
+		return us
+	}
+	s := NewSorted(ar, 10)
+	var bs []*Batch
+	var want []string
+	for _, n := range []int{3 * sortedKeep, 100, sortedKeep + 1, 7, 2 * sortedKeep} {
+		b := buildBoth(t, s, ar, draw(n), 0, 3)
+		bs, want = append(bs, b), append(want, b.String())
+	}
+	for i, b := range bs {
+		if b.String() != want[i] {
+			t.Fatalf("batch %d changed after later builds", i)
+		}
+	}
+}
+
+// TestSortedOutOfOrder: a push before the previous one in (key, val, time)
+// order is reported by Build (an assertion in invariant builds), and the
+// builder is usable afterwards.
+func TestSortedOutOfOrder(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		push func(s *Sorted)
+	}{
+		{"key", func(s *Sorted) { s.Push1(2, 0, 0, 1); s.Push1(1, 0, 0, 1) }},
+		{"val", func(s *Sorted) { s.Push1(1, 5, 0, 1); s.Push1(1, 4, 0, 1) }},
+		{"time", func(s *Sorted) { s.Push1(1, 5, 2, 1); s.Push1(1, 5, 1, 1) }},
+		{"after a dropped key", func(s *Sorted) { s.Push1(3, 0, 0, 1); s.Push1(3, 0, 0, -1); s.Push1(2, 0, 0, 1) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := NewSorted(Arity{1, 1}, 0)
+			if invariants.Enabled {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("no assertion")
+					}
+				}()
+			}
+			c.push(s)
+			if b, err := s.Build(frontier.At(0), frontier.At(3)); !errors.Is(err, ErrUnsorted) || b != nil {
+				t.Fatalf("Build = %v, %v; want ErrUnsorted", b, err)
+			}
+			s.Push1(1, 1, 0, 1)
+			if b, err := s.Build(frontier.At(0), frontier.At(3)); err != nil || b.Len() != 1 {
+				t.Fatalf("after the error: %v, %v", b, err)
+			}
+		})
+	}
+}
+
+// A sorted build that overflows keeps every other update, saturates the
+// overflowed diff and names the times that overflowed.
+func TestSortedOverflow(t *testing.T) {
+	s := NewSorted(Arity{1, 1}, 0)
+	s.Push1(0, 1, 2, math.MinInt64)
+	s.Push1(0, 1, 2, -1)
+	s.Push1(1, 5, 1, 7)
+	s.Push1(2, 1, 2, 4)
+	s.Push1(2, 1, 3, 1<<62)
+	s.Push1(2, 1, 3, 1<<62)
+	got, err := s.Build(frontier.At(0), frontier.At(4))
+	var oe *OverflowError
+	if !errors.As(err, &oe) || !slices.Equal(oe.Times, []frontier.Time{2, 3}) {
+		t.Fatalf("err = %v, want an *OverflowError at times [2 3]", err)
+	}
+	want := "[{0}, {4}) since {0}\n0 | 1 @2 -9223372036854775808\n1 | 5 @1 +7\n2 | 1 @2 +4\n2 | 1 @3 +9223372036854775807"
+	if got.String() != want {
+		t.Fatalf("batch\n%v\nwant\n%v", got, want)
+	}
+	s.Push1(0, 0, 0, 1)
+	if _, err := s.Build(frontier.At(0), frontier.At(1)); err != nil {
+		t.Fatalf("the next build inherits the overflow: %v", err)
+	}
+}

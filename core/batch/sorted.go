@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -91,7 +92,7 @@ func (s *Sorted) Push(key, val []int64, t frontier.Time, d int64) {
 	if sameKey {
 		c = cmpRow(s.vals[len(s.vals)-va:], val)
 		if sameVal = c == 0; sameVal {
-			c = cmpTime(s.times[n-1], t)
+			c = cmp.Compare(s.times[n-1], t)
 		}
 	}
 	if c > 0 {
@@ -130,16 +131,6 @@ func (s *Sorted) Push1(k, v int64, t frontier.Time, d int64) {
 	}
 	kr, vr := [1]int64{k}, [1]int64{v}
 	s.Push(kr[:s.ar.Key], vr[:s.ar.Val], t, d)
-}
-
-func cmpTime(a, b frontier.Time) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // alloc gives the empty columns room for s.hint updates, one key and one

@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -143,7 +144,7 @@ func (c *Capture) Times() []frontier.Time {
 		if x := slices.Compare(a.row, b.row); x != 0 {
 			return x
 		}
-		return compareTime(a.t, b.t)
+		return cmp.Compare(a.t, b.t)
 	})
 	var out []frontier.Time
 	for i := 0; i < len(refs); {
@@ -159,16 +160,6 @@ func (c *Capture) Times() []frontier.Time {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-func compareTime(a, b frontier.Time) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // slot returns worker's columns, fixing their arity (-1: fixed by the

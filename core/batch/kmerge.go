@@ -34,14 +34,11 @@ type kway struct {
 	// input is exhausted.
 	k, v, u []int
 	ex      []uint8
-	flat    []bool  // the input has one val per key and one update per val
 	hk      []int64 // head key (arity 1; math.MaxInt64 once exhausted)
 	tree    []int32 // tree[0] is the winner; tree[1:p] the losers of inner nodes
 	p       int     // leaves: the power of two at or above len(ins)
-	// Arity 1 only: head val, time and diff.
-	hv, hd []int64
-	ht     []uint64
-	// Arity 1 only: the accumulator's key and val.
+	// Arity 1 only: the inputs' cursors, and the accumulator's key and val.
+	in       []kin
 	akv, avv int64
 
 	// The accumulator: the update being consolidated, by its source (input
@@ -51,6 +48,19 @@ type kway struct {
 	ak, av int
 	at     uint64
 	ad     int64
+}
+
+// kin is the cursor of one input of the arity-1 kernel: the input's columns
+// held directly (no pointer to chase from the winner to its data) and the
+// key, val and update index of its head. In a flat input (one val per key
+// and one update per val) the three indexes agree.
+type kin struct {
+	keys, vals       []int64
+	times            []uint64
+	diffs            []int64
+	keyOffs, valOffs []uint32
+	k, v, u          int
+	flat             bool
 }
 
 // NewMergerN starts merging the adjacent batches bs (in time order, at least
@@ -99,14 +109,13 @@ func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 		ins: append([]*Batch(nil), bs...),
 		k:   make([]int, p), v: make([]int, p), u: make([]int, p),
 		ex:   make([]uint8, p),
-		flat: make([]bool, p),
 		hk:   make([]int64, p),
 		tree: make([]int32, p),
 		p:    p,
 	}
 	one := ar.Key == 1 && ar.Val == 1
 	if one {
-		kw.hv, kw.hd, kw.ht = make([]int64, p), make([]int64, p), make([]uint64, p)
+		kw.in = make([]kin, p)
 	}
 	for i := range p {
 		if i >= n || bs[i].IsEmpty() {
@@ -116,9 +125,12 @@ func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 		if ar.Key == 1 {
 			kw.hk[i] = bs[i].keys[0]
 		}
-		kw.flat[i] = bs[i].Keys() == bs[i].Len() && bs[i].Vals() == bs[i].Len()
-		if one {
-			kw.hv[i], kw.ht[i], kw.hd[i] = bs[i].vals[0], bs[i].times[0], bs[i].diffs[0]
+		if b := bs[i]; one {
+			kw.in[i] = kin{
+				keys: b.keys, vals: b.vals, times: b.times, diffs: b.diffs,
+				keyOffs: b.keyOffs, valOffs: b.valOffs,
+				flat: b.Keys() == b.Len() && b.Vals() == b.Len(),
+			}
 		}
 	}
 	kw.build()
@@ -167,13 +179,24 @@ func (kw *kway) less(a, b int) bool {
 	return ba.times[kw.u[a]] < bb.times[kw.u[b]]
 }
 
-// work11 is work for key and val arity 1: heads are cached values, the
-// accumulator holds values, and a match on unequal keys picks its winner
-// and loser with conditional moves (random keys make the comparison a coin
-// toss a branch would mispredict half the time).
+// kwayGallop is how many updates in a row one flat input must win before
+// work11 looks for a run of its keys below every other head and moves the
+// run in bulk. Equal-sized inputs of random keys rarely reach it, so they
+// pay almost nothing for the check; a merge where one input dominates (the
+// largest batch of a steady trace) moves most of its updates in runs.
+const kwayGallop = 4
+
+// work11 is work for key and val arity 1: the accumulator holds values, and
+// a match on unequal keys picks its winner and loser with conditional moves
+// (random keys make the comparison a coin toss a branch would mispredict
+// half the time). Once a flat input has won kwayGallop updates in a row,
+// its keys below the least other head (the least key among the losers on
+// its path, which hold the best of every other subtree) are written in
+// bulk: they are distinct and no other input holds them, so nothing
+// consolidates with them.
 func (kw *kway) work11(m *Merger, f int64) int64 {
 	var used int64
-	hk, hv, ht, hd, ex, tree := kw.hk, kw.hv, kw.ht, kw.hd, kw.ex, kw.tree
+	hk, ex, tree, in := kw.hk, kw.ex, kw.tree, kw.in
 	p := kw.p
 	s := m.s // advancing by s == 0 is the identity
 	o := &m.out
@@ -181,8 +204,10 @@ func (kw *kway) work11(m *Merger, f int64) int64 {
 	nk, nv, nu := m.nk, m.nv, m.nu
 	has, ak, av, at, ad := kw.has, kw.akv, kw.avv, kw.at, kw.ad
 	w := int(tree[0])
+	run := 0 // updates in a row won by w
 	for used < f && ex[w] == 0 {
-		x, y, t, d := hk[w], hv[w], max(ht[w], s), hd[w]
+		c := &in[w]
+		x, y, t, d := hk[w], c.vals[c.v], max(c.times[c.u], s), c.diffs[c.u]
 		if has && x == ak && y == av && t == at {
 			ad = m.add(ad, d)
 		} else {
@@ -206,35 +231,80 @@ func (kw *kway) work11(m *Merger, f int64) int64 {
 		used++
 		// Advance input w's head: in a flat input key, val and update
 		// indexes agree, so the offsets need not be read.
-		b := kw.ins[w]
-		k, v, u := kw.k[w], kw.v[w], kw.u[w]+1
-		if kw.flat[w] {
-			if u == len(b.times) {
+		if c.flat {
+			u := c.u + 1
+			if run >= kwayGallop && u < len(c.keys) {
+				// w keeps winning: find its run of keys below every
+				// other head, within the fuel left.
+				sec := int64(math.MaxInt64)
+				for node := (p + w) >> 1; node >= 1; node >>= 1 {
+					sec = min(sec, hk[tree[node]])
+				}
+				e, lim := u, min(len(c.keys), u+int(f-used))
+				for e < lim && c.keys[e] < sec {
+					e++
+				}
+				if e > u {
+					// The accumulator holds w's last head, below the
+					// run: write it, then the run.
+					if ad != 0 {
+						newKey := nk == 0 || oK[nk-1] != ak
+						if newKey {
+							oK[nk] = ak
+							nk++
+						}
+						if newKey || oV[nv-1] != av {
+							oV[nv] = av
+							nv++
+						}
+						oT[nu], oD[nu] = at, ad
+						nu++
+						oVo[nv] = uint32(nu)
+						oKo[nk] = uint32(nv)
+					}
+					has = false
+					r := e - u
+					copy(oK[nk:nk+r], c.keys[u:e])
+					copy(oV[nv:nv+r], c.vals[u:e])
+					copy(oD[nu:nu+r], c.diffs[u:e])
+					dt, st := oT[nu:nu+r], c.times[u:e]
+					for i := range dt {
+						dt[i] = max(st[i], s)
+					}
+					ko, vo := oKo[nk+1:nk+1+r], oVo[nv+1:nv+1+r]
+					for i := range ko {
+						ko[i] = uint32(nv + 1 + i)
+						vo[i] = uint32(nu + 1 + i)
+					}
+					nk, nv, nu = nk+r, nv+r, nu+r
+					used += int64(r)
+					u = e
+				}
+				run = 0
+			}
+			if u == len(c.keys) {
 				ex[w], hk[w] = 1, math.MaxInt64
 			} else {
-				hk[w], hv[w], ht[w], hd[w] = b.keys[u], b.vals[u], b.times[u], b.diffs[u]
+				hk[w] = c.keys[u]
 			}
-			kw.k[w], kw.v[w], kw.u[w] = u, u, u
-		} else if u == int(b.valOffs[v+1]) {
-			v++
-			if v == int(b.keyOffs[k+1]) {
-				k++
-				if k == len(b.keys) {
-					ex[w], hk[w] = 1, math.MaxInt64
-				} else {
-					hk[w] = b.keys[k]
+			c.k, c.v, c.u = u, u, u
+		} else {
+			k, v, u := c.k, c.v, c.u+1
+			if u == int(c.valOffs[v+1]) {
+				v++
+				if v == int(c.keyOffs[k+1]) {
+					k++
+					if k == len(c.keys) {
+						ex[w], hk[w] = 1, math.MaxInt64
+					} else {
+						hk[w] = c.keys[k]
+					}
 				}
 			}
-			if ex[w] == 0 {
-				hv[w], ht[w], hd[w] = b.vals[v], b.times[u], b.diffs[u]
-			}
-			kw.k[w], kw.v[w], kw.u[w] = k, v, u
-		} else {
-			ht[w], hd[w] = b.times[u], b.diffs[u]
-			kw.u[w] = u
+			c.k, c.v, c.u = k, v, u
 		}
 		// Replay its path to the root.
-		wk := hk[w]
+		w0, wk := w, hk[w]
 		for node := (p + w) >> 1; node >= 1; node >>= 1 {
 			l := int(tree[node])
 			lk := hk[l]
@@ -254,6 +324,11 @@ func (kw *kway) work11(m *Merger, f int64) int64 {
 			wk = min(wk, lk)
 		}
 		tree[0] = int32(w)
+		if w == w0 {
+			run++
+		} else {
+			run = 0
+		}
 	}
 	if ex[w] != 0 {
 		if has && ad != 0 {
@@ -285,16 +360,17 @@ func (kw *kway) less11(a, b int) bool {
 	if ea, eb := kw.ex[a], kw.ex[b]; ea|eb != 0 {
 		return ea < eb
 	}
-	if x, y := kw.hv[a], kw.hv[b]; x != y {
+	ca, cb := &kw.in[a], &kw.in[b]
+	if x, y := ca.vals[ca.v], cb.vals[cb.v]; x != y {
 		return x < y
 	}
-	return kw.ht[a] < kw.ht[b]
+	return ca.times[ca.u] < cb.times[cb.u]
 }
 
 // work consumes up to f updates (exactly, unlike the two-way kernel's key
 // granularity) and returns how many it consumed.
 func (kw *kway) work(m *Merger, f int64) int64 {
-	if kw.hv != nil {
+	if kw.in != nil {
 		return kw.work11(m, f)
 	}
 	var used int64

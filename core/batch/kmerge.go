@@ -22,10 +22,12 @@ import (
 // its first surviving update is, so no key owns zero vals and no val zero
 // updates (B2) even when everything under it cancels.
 //
-// The tree holds input indexes; an input's head is read from cached
-// columns (hk, hv, ht: the key, val and time of the head when the arities
-// are 1), so a match compares two int64 in the common case and falls back to
-// rows only on equal keys or other arities.
+// The tree holds input indexes; an input's head key is cached (hk, when the
+// key arity is 1), so a match compares two int64 in the common case and
+// falls back to vals and times only on equal keys or other arities. With
+// arity 1 each input is read through a cursor that holds its columns
+// (kin), and a flat input that keeps winning moves its run below every
+// other head in bulk (kway.gallop).
 
 // kway is the state of a k-way merge.
 type kway struct {
@@ -234,52 +236,14 @@ func (kw *kway) work11(m *Merger, f int64) int64 {
 		if c.flat {
 			u := c.u + 1
 			if run >= kwayGallop && u < len(c.keys) {
-				// w keeps winning: find its run of keys below every
-				// other head, within the fuel left.
-				sec := int64(math.MaxInt64)
-				for node := (p + w) >> 1; node >= 1; node >>= 1 {
-					sec = min(sec, hk[tree[node]])
-				}
-				e, lim := u, min(len(c.keys), u+int(f-used))
-				for e < lim && c.keys[e] < sec {
-					e++
-				}
-				if e > u {
-					// The accumulator holds w's last head, below the
-					// run: write it, then the run.
-					if ad != 0 {
-						newKey := nk == 0 || oK[nk-1] != ak
-						if newKey {
-							oK[nk] = ak
-							nk++
-						}
-						if newKey || oV[nv-1] != av {
-							oV[nv] = av
-							nv++
-						}
-						oT[nu], oD[nu] = at, ad
-						nu++
-						oVo[nv] = uint32(nu)
-						oKo[nk] = uint32(nv)
-					}
+				m.nk, m.nv, m.nu = nk, nv, nu
+				kw.akv, kw.avv, kw.at, kw.ad = ak, av, at, ad
+				if r := kw.gallop(m, w, u, f-used); r > 0 {
 					has = false
-					r := e - u
-					copy(oK[nk:nk+r], c.keys[u:e])
-					copy(oV[nv:nv+r], c.vals[u:e])
-					copy(oD[nu:nu+r], c.diffs[u:e])
-					dt, st := oT[nu:nu+r], c.times[u:e]
-					for i := range dt {
-						dt[i] = max(st[i], s)
-					}
-					ko, vo := oKo[nk+1:nk+1+r], oVo[nv+1:nv+1+r]
-					for i := range ko {
-						ko[i] = uint32(nv + 1 + i)
-						vo[i] = uint32(nu + 1 + i)
-					}
-					nk, nv, nu = nk+r, nv+r, nu+r
 					used += int64(r)
-					u = e
+					u += r
 				}
+				nk, nv, nu = m.nk, m.nv, m.nu
 				run = 0
 			}
 			if u == len(c.keys) {
@@ -289,19 +253,7 @@ func (kw *kway) work11(m *Merger, f int64) int64 {
 			}
 			c.k, c.v, c.u = u, u, u
 		} else {
-			k, v, u := c.k, c.v, c.u+1
-			if u == int(c.valOffs[v+1]) {
-				v++
-				if v == int(c.keyOffs[k+1]) {
-					k++
-					if k == len(c.keys) {
-						ex[w], hk[w] = 1, math.MaxInt64
-					} else {
-						hk[w] = c.keys[k]
-					}
-				}
-			}
-			c.k, c.v, c.u = k, v, u
+			kw.advance(w)
 		}
 		// Replay its path to the root.
 		w0, wk := w, hk[w]
@@ -352,6 +304,78 @@ func (kw *kway) work11(m *Merger, f int64) int64 {
 	kw.has, kw.akv, kw.avv, kw.at, kw.ad = has, ak, av, at, ad
 	m.nk, m.nv, m.nu = nk, nv, nu
 	return used
+}
+
+// gallop writes the run of flat input w's keys from u that sort below
+// every other head (the least key among the losers on w's path, which hold
+// the best of every other subtree), at most budget of them, after the
+// accumulator, which holds w's last head. It returns the run's length; when
+// it is not 0 the accumulator has been written and is empty. Out of line:
+// it runs once per kwayGallop wins at most, and inlined its state would
+// crowd the registers of work11's loop.
+func (kw *kway) gallop(m *Merger, w, u int, budget int64) int {
+	c, hk, tree := &kw.in[w], kw.hk, kw.tree
+	sec := int64(math.MaxInt64)
+	for node := (kw.p + w) >> 1; node >= 1; node >>= 1 {
+		sec = min(sec, hk[tree[node]])
+	}
+	e, lim := u, min(len(c.keys), u+int(budget))
+	for e < lim && c.keys[e] < sec {
+		e++
+	}
+	r := e - u
+	if r == 0 {
+		return 0
+	}
+	o := &m.out
+	nk, nv, nu := m.nk, m.nv, m.nu
+	if ak, av := kw.akv, kw.avv; kw.ad != 0 {
+		newKey := nk == 0 || o.keys[nk-1] != ak
+		if newKey {
+			o.keys[nk] = ak
+			nk++
+		}
+		if newKey || o.vals[nv-1] != av {
+			o.vals[nv] = av
+			nv++
+		}
+		o.times[nu], o.diffs[nu] = kw.at, kw.ad
+		nu++
+		o.valOffs[nv] = uint32(nu)
+		o.keyOffs[nk] = uint32(nv)
+	}
+	copy(o.keys[nk:nk+r], c.keys[u:e])
+	copy(o.vals[nv:nv+r], c.vals[u:e])
+	copy(o.diffs[nu:nu+r], c.diffs[u:e])
+	dt, st, s := o.times[nu:nu+r], c.times[u:e], m.s
+	for i := range dt {
+		dt[i] = max(st[i], s)
+	}
+	ko, vo := o.keyOffs[nk+1:nk+1+r], o.valOffs[nv+1:nv+1+r]
+	for i := range ko {
+		ko[i] = uint32(nv + 1 + i)
+		vo[i] = uint32(nu + 1 + i)
+	}
+	m.nk, m.nv, m.nu = nk+r, nv+r, nu+r
+	return r
+}
+
+// advance moves the head of input w, not flat, to its next update.
+func (kw *kway) advance(w int) {
+	c := &kw.in[w]
+	k, v, u := c.k, c.v, c.u+1
+	if u == int(c.valOffs[v+1]) {
+		v++
+		if v == int(c.keyOffs[k+1]) {
+			k++
+			if k == len(c.keys) {
+				kw.ex[w], kw.hk[w] = 1, math.MaxInt64
+			} else {
+				kw.hk[w] = c.keys[k]
+			}
+		}
+	}
+	c.k, c.v, c.u = k, v, u
 }
 
 // less11 is less for arity 1 on equal head keys: an exhausted input sorts

@@ -342,3 +342,36 @@ func TestCheckCatchesCorruption(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildOverflowRadix: a build large enough to radix-sort reports the
+// times whose diffs overflow and saturates them, both where it sorts
+// through the new batch's columns (arity {1, 1}) and where it sorts
+// records through its scratch (arity {1, 0}).
+func TestBuildOverflowRadix(t *testing.T) {
+	for _, ar := range []Arity{{1, 1}, {1, 0}} {
+		bld := NewBuilder(ar, 0)
+		n := 4 * defaultRadixMin
+		for i := range n {
+			bld.Push1(int64(i%50), 0, uint64(i%3), 1)
+		}
+		bld.Push1(7, 0, 2, math.MaxInt64)
+		bld.Push1(7, 0, 2, math.MaxInt64)
+		out, err := bld.Build(frontier.At(0), frontier.At(3))
+		var oe *OverflowError
+		if !errors.As(err, &oe) || !slices.Equal(oe.Times, []frontier.Time{2}) {
+			t.Fatalf("%v: err %v, want an overflow at time 2", ar, err)
+		}
+		if cerr := out.Check(); cerr != nil {
+			t.Fatalf("%v: %v", ar, cerr)
+		}
+		sat := 0
+		for _, u := range out.Updates() {
+			if u.Diff == math.MaxInt64 {
+				sat++
+			}
+		}
+		if out.Len() != 150 || sat != 1 {
+			t.Fatalf("%v: %d updates with %d saturated, want 150 with 1", ar, out.Len(), sat)
+		}
+	}
+}

@@ -239,68 +239,104 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 		b.sortRecs()
 	}
 	recs := b.recs
-	// Consolidate in place and count distinct keys and (key, val) pairs.
+	if cols != nil {
+		return b.consolidateInto(desc, recs, cols)
+	}
+	// Count what consolidation leaves (a read-only pass), then consolidate
+	// straight into columns of exactly that size: the records are read
+	// twice and written once, never rewritten in place.
 	n, nk, nv := 0, 0, 0
 	var overflow []frontier.Time
+	var pk, pv int64
 	for i := 0; i < len(recs); {
-		r := recs[i]
+		r := &recs[i]
+		d := r.d
 		j := i + 1
 		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
 			var o bool
-			if r.d, o = saturate(r.d, recs[j].d); o {
+			if d, o = saturate(d, recs[j].d); o {
 				overflow = overflowAt(overflow, r.t)
 			}
 		}
 		i = j
-		if r.d == 0 {
+		if d == 0 {
 			continue
 		}
-		if n == 0 || recs[n-1].k != r.k {
+		if n == 0 || pk != r.k {
 			nk++
 			nv++
-		} else if recs[n-1].v != r.v {
+		} else if pv != r.v {
 			nv++
 		}
-		recs[n] = r
+		pk, pv = r.k, r.v
 		n++
 	}
-	recs = recs[:n]
 	out := &Batch{desc: desc, ar: b.ar}
-	if cols != nil {
-		// Cut the columns to what consolidation left; shrink copies the
-		// ones with much to spare.
-		out.keys, out.keyOffs = shrink(cols.keys[:nk]), shrink(cols.keyOffs[:nk+1])
-		out.vals, out.valOffs = shrink(cols.vals[:nv]), shrink(cols.valOffs[:nv+1])
-		out.times, out.diffs = shrink(cols.times[:n]), shrink(cols.diffs[:n])
-	} else {
-		out.keys, out.keyOffs = make([]int64, nk*b.ar.Key), make([]uint32, nk+1)
-		out.vals, out.valOffs = make([]int64, nv*b.ar.Val), make([]uint32, nv+1)
-		out.times, out.diffs = make([]uint64, n), make([]int64, n)
-	}
-	ki, vi := -1, -1
-	kOne, vOne := b.ar.Key == 1, b.ar.Val == 1
-	for i, r := range recs {
-		newKey := i == 0 || recs[i-1].k != r.k
-		if newKey || recs[i-1].v != r.v {
-			if newKey {
-				ki++
-				if kOne {
-					out.keys[ki] = r.k
-				}
-				out.keyOffs[ki] = uint32(vi + 1)
-			}
-			vi++
-			if vOne {
-				out.vals[vi] = r.v
-			}
-			out.valOffs[vi] = uint32(i)
-		}
-		out.times[i] = r.t
-		out.diffs[i] = r.d
-	}
-	out.keyOffs[nk] = uint32(nv)
-	out.valOffs[nv] = uint32(n)
+	out.keys, out.keyOffs = make([]int64, nk*b.ar.Key), make([]uint32, nk+1)
+	out.vals, out.valOffs = make([]int64, nv*b.ar.Val), make([]uint32, nv+1)
+	out.times, out.diffs = make([]uint64, n), make([]int64, n)
+	b.writeCols(out, recs, false)
 	return out, overflowErr(overflow)
+}
+
+// consolidateInto consolidates the sorted recs straight into cols (whose
+// columns are at least len(recs) long) in one pass and cuts the columns to
+// what it left: the path of a large build whose columns served as its sort
+// scratch, so the records need not be consolidated in place first.
+func (b *Builder) consolidateInto(desc frontier.Description, recs []rec, cols *Batch) (*Batch, error) {
+	nk, nv, n, overflow := b.writeCols(cols, recs, true)
+	out := &Batch{desc: desc, ar: b.ar}
+	// shrink copies the columns with much to spare.
+	out.keys, out.keyOffs = shrink(cols.keys[:nk]), shrink(cols.keyOffs[:nk+1])
+	out.vals, out.valOffs = shrink(cols.vals[:nv]), shrink(cols.valOffs[:nv+1])
+	out.times, out.diffs = shrink(cols.times[:n]), shrink(cols.diffs[:n])
+	return out, overflowErr(overflow)
+}
+
+// writeCols consolidates the sorted recs into out's columns, long enough
+// for what consolidation leaves, and returns the keys, vals and updates
+// written and, if record, the times whose diffs overflowed (they saturate).
+// The columns may alias nothing of recs.
+func (b *Builder) writeCols(out *Batch, recs []rec, record bool) (nk, nv, n int, overflow []frontier.Time) {
+	keys, keyOffs, vals, valOffs, times, diffs := out.keys, out.keyOffs, out.vals, out.valOffs, out.times, out.diffs
+	kOne, vOne := b.ar.Key == 1, b.ar.Val == 1
+	var pk, pv int64
+	for i := 0; i < len(recs); {
+		r := &recs[i]
+		d := r.d
+		j := i + 1
+		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
+			var o bool
+			if d, o = saturate(d, recs[j].d); o && record {
+				overflow = overflowAt(overflow, r.t)
+			}
+		}
+		i = j
+		if d == 0 {
+			continue
+		}
+		newKey := n == 0 || pk != r.k
+		if newKey || pv != r.v {
+			if newKey {
+				if kOne {
+					keys[nk] = r.k
+				}
+				keyOffs[nk] = uint32(nv)
+				nk++
+			}
+			if vOne {
+				vals[nv] = r.v
+			}
+			valOffs[nv] = uint32(n)
+			nv++
+		}
+		pk, pv = r.k, r.v
+		times[n], diffs[n] = r.t, d
+		n++
+	}
+	keyOffs[nk] = uint32(nv)
+	valOffs[nv] = uint32(n)
+	return nk, nv, n, overflow
 }
 
 // overflowErr returns an *OverflowError for the times, or nil for none.

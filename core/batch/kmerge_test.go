@@ -99,3 +99,65 @@ func TestMergeNOverflow(t *testing.T) {
 		t.Fatalf("err %v, %v", err, out)
 	}
 }
+
+// TestMergeNRuns: a merge where one flat input of one-column keys and vals
+// dominates (as the largest batch of a steady trace does), so work11 moves
+// runs of it in bulk, gives what pairwise merging gives under any fuel
+// schedule, with keys shared between inputs at the runs' edges and times
+// that compaction coalesces or cancels.
+func TestMergeNRuns(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := Arity{Key: 1, Val: 1}
+		n := rapid.IntRange(3, 6).Draw(t, "batches")
+		var bs []*Batch
+		for i := range n {
+			lo := uint64(3 * i)
+			bld := NewBuilder(ar, 0)
+			if i == 0 {
+				// Flat: distinct keys, one val and one update each.
+				for k := range int64(rapid.IntRange(0, 120).Draw(t, "big")) {
+					if rapid.IntRange(0, 3).Draw(t, "skip") > 0 {
+						bld.Push1(k, rapid.Int64Range(0, 1).Draw(t, "v"), lo+rapid.Uint64Range(0, 2).Draw(t, "t"), 1)
+					}
+				}
+			} else {
+				for range rapid.IntRange(0, 6).Draw(t, "small") {
+					bld.Push1(rapid.Int64Range(0, 120).Draw(t, "k"), rapid.Int64Range(0, 1).Draw(t, "v"), lo+rapid.Uint64Range(0, 2).Draw(t, "t"), rapid.Int64Range(-1, 1).Draw(t, "d"))
+				}
+			}
+			b, err := bld.Build(frontier.At(lo), frontier.At(lo+3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs = append(bs, b)
+		}
+		comp := drawCompaction(t)
+		want := bs[0]
+		for _, b := range bs[1:] {
+			var err error
+			if want, err = Merge(want, b, comp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := NewMergerN(bs, comp)
+		for !m.Done() {
+			fuel := rapid.Int64Range(1, 40).Draw(t, "fuel")
+			f := fuel
+			before := m.WorkDone()
+			m.Work(&f)
+			if !m.Done() && (f != 0 || m.WorkDone()-before != fuel) {
+				t.Fatalf("Work(%d) left %d fuel and did %d work before the end", fuel, f, m.WorkDone()-before)
+			}
+		}
+		got, err := m.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Check(); err != nil {
+			t.Fatalf("%v\n%s", err, got)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("k-way:\n%s\npairwise:\n%s", got, want)
+		}
+	})
+}

@@ -31,6 +31,9 @@ type Merger struct {
 	err        error
 	work       int64
 	kw         *kway // a merge of more than two batches (kmerge.go)
+	// Each val of b1 (b2) holds one update, so its val and update indexes
+	// agree (random vals under repeating keys: the common case).
+	vflat1, vflat2 bool
 }
 
 // mergedSince is the since of a merge of bs under the compaction frontier:
@@ -62,6 +65,7 @@ func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
 		m.s, m.adv = t, true
 	}
 	n := b1.Len() + b2.Len()
+	m.vflat1, m.vflat2 = b1.Vals() == b1.Len(), b2.Vals() == b2.Len()
 	m.out = Batch{
 		desc:    frontier.Description{Lower: b1.desc.Lower, Upper: b2.desc.Upper, Since: since},
 		ar:      m.ar,
@@ -567,6 +571,39 @@ func (m *Merger) mergeKey1(k1, k2 int) int64 {
 	vals1, vo1, t1, d1 := b1.vals, b1.valOffs, b1.times, b1.diffs
 	vals2, vo2, t2, d2 := b2.vals, b2.valOffs, b2.times, b2.diffs
 	for {
+		if m.vflat1 && m.vflat2 {
+			// Every val holds one update, so val and update indexes
+			// agree and the offsets need not be read: take the lesser
+			// head without a branch until the vals tie.
+			for v1 < v1e && v2 < v2e {
+				x1, x2 := vals1[v1], vals2[v2]
+				if x1 == x2 {
+					break
+				}
+				tt1, tt2, dd1, dd2 := t1[v1], t2[v2], d1[v1], d2[v2]
+				i := 0 // 1 if b1's head is the lesser
+				if x1 < x2 {
+					i = 1
+				}
+				x, tt, dd := x2, tt2, dd2
+				if i != 0 {
+					x = x1
+				}
+				if i != 0 {
+					tt = tt1
+				}
+				if i != 0 {
+					dd = dd1
+				}
+				oT[nu], oD[nu] = max(tt, s), dd
+				nu++
+				oVals[nv] = x
+				nv++
+				oVoff[nv] = uint32(nu)
+				v1 += i
+				v2 += 1 - i
+			}
+		}
 		// Both heads are vals with one update each and differ (the common
 		// case): take the lesser without a branch, as work11 does for keys.
 		for v1 < v1e && v2 < v2e {

@@ -614,6 +614,15 @@ func (s *benchSetup) warm(ctx context.Context, b *testing.B, tl *dataflow.Tally,
 	return t
 }
 
+// steadyWindow is the rounds Steady's figures cover: as many as warmRounds
+// (two turnovers of the trace, at most 4,000), after the warm-up. A spine's
+// merges do not recur in a short period (the largest batch is reread once
+// as much again has arrived, levels below fold into it), so the figures of
+// a run of any other length depend on which merges fall in it; over this
+// fixed window, starting from the same state, they are the same whatever
+// -benchtime is.
+func steadyWindow(preload, round int) int { return warmRounds(preload, round) }
+
 // BenchmarkSteady measures the steady-state cost per update of rounds of
 // that many updates absorbed into an index of a fixed 1,000,000 rows
 // (100,000 under -short): each round retracts round/2 old rows and inserts
@@ -628,9 +637,16 @@ func (s *benchSetup) warm(ctx context.Context, b *testing.B, tl *dataflow.Tally,
 // steady state's and not the preloaded trace's first turnover. No work
 // escapes the timer: chunks are built a pool at a time with the
 // timer stopped, but only after the maintaining runtime has been made
-// quiescent inside it (every merge in progress finished), and the figure
-// ns/update adds the final quiescence after the loop. passes/update is the
-// merge work of the run (updates consumed by merges) per update sent.
+// quiescent inside it (every merge in progress finished).
+//
+// The figures ns/update, cpu-ns/update, passes/update, batches and
+// trace-updates cover a fixed window of steadyWindow rounds after the
+// warm-up, ending with the maintaining runtime quiescent inside the timer:
+// a longer run records them when its loop reaches the window's end, a
+// shorter one continues, timed alike, to it. So they do not depend on
+// -benchtime (the counts repeat exactly); ns/op is the loop's alone.
+// passes/update is the merge work of the window (updates consumed by
+// merges) per update sent.
 // Goals: imported ≤ 1.25× direct; ns/update at round=100000 ≤ 1/10 of
 // round=1.
 func BenchmarkSteady(b *testing.B) {
@@ -675,7 +691,31 @@ func runSteady(b *testing.B, mode string, preload, round, workers int) {
 	t0 := t
 	var cpu time.Duration // process CPU time inside the timer
 	c0 := processCPU()
+	win := steadyWindow(preload, round)
+	// The figures over the window: elapsed and CPU time inside the timer,
+	// and the trace's counters, taken once the runtime is quiescent after
+	// its last round.
+	var winElapsed, winCPU time.Duration
+	var stWin spine.Stats
+	// endWindow makes the runtime quiescent (timed, as the rounds were),
+	// then records the figures; elapsed says how long the window took up
+	// to that quiescence, and inLoop that the timer runs.
+	endWindow := func(elapsed func() time.Duration, inLoop bool) {
+		if err := s.quiesce(ctx); err != nil {
+			b.Fatal(err)
+		}
+		winElapsed = elapsed()
+		winCPU = cpu + processCPU() - c0
+		if inLoop {
+			b.StopTimer()
+			defer b.StartTimer()
+		}
+		stWin = s.traceStats(ctx, b)
+	}
 	for b.Loop() {
+		if int(t-t0) == win {
+			endWindow(b.Elapsed, true)
+		}
 		i := int(t-t0) % poolLen
 		if i == 0 && t > t0 {
 			if err := s.quiesce(ctx); err != nil {
@@ -698,17 +738,45 @@ func runSteady(b *testing.B, mode string, preload, round, workers int) {
 	}
 	elapsed := b.Elapsed() + time.Since(start)
 	cpu += processCPU() - c0
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(int(t-t0)*round), "cpu-ns/update")
+	if int(t-t0) <= win {
+		// A short run: continue it to the end of the window with the
+		// loop's rounds and refills, timed as the loop was.
+		start = time.Now()
+		c0 = processCPU()
+		for int(t-t0) < win {
+			i := int(t-t0) % poolLen
+			if i == 0 {
+				if err := s.quiesce(ctx); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(start)
+				cpu += processCPU() - c0
+				fill()
+				start, c0 = time.Now(), processCPU()
+			}
+			if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
+				b.Fatal(err)
+			}
+			t++
+		}
+		endWindow(func() time.Duration { return elapsed + time.Since(start) }, false)
+	}
+	perWin := float64(win * round)
+	b.ReportMetric(float64(winCPU.Nanoseconds())/perWin, "cpu-ns/update")
+	b.ReportMetric(float64(winElapsed.Nanoseconds())/perWin, "ns/update")
+	b.ReportMetric(float64(stWin.MergeWork-st0.MergeWork)/perWin, "passes/update")
 	updates := int(t-100) * round
-	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(int(t-t0)*round), "ns/update")
 	// The query must have read every update of every round once,
 	// and the rounds' diffs (inserts minus retractions) net out.
 	_, u1, sum1 := tl.Counts()
 	if u1-u0 != int64(updates) || sum1-sum0 != int64(round%2*(int(t-100)%2)) {
 		b.Fatalf("query read %d updates summing to %d, want %d summing to %d", u1-u0, sum1-sum0, updates, round%2*(int(t-100)%2))
 	}
-	updates = int(t-t0) * round
-	s.reportTraceMetrics(ctx, b, st0, updates)
+	// The trace's state and merge work over the window (reportTraceMetrics
+	// adds the import figures at the end of the run).
+	s.reportTraceMetrics(ctx, b, st0, 0)
+	b.ReportMetric(float64(stWin.Batches), "batches")
+	b.ReportMetric(float64(stWin.Updates), "trace-updates")
 }
 
 // BenchmarkSteadyWorkers is BenchmarkSteady for index=direct with one and

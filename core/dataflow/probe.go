@@ -14,7 +14,8 @@ type Probe struct {
 	mu      sync.Mutex
 	fronts  []frontier.Frontier
 	joined  []bool
-	changed chan struct{} // closed and replaced on every change
+	changed chan struct{} // closed and replaced on a change while waiting
+	waiting bool          // a WaitPassed holds changed: the next change must close it
 }
 
 // NewProbe returns a probe for a dataflow running on workers workers.
@@ -35,8 +36,12 @@ func (p *Probe) set(worker int, f frontier.Frontier) {
 		return
 	}
 	p.fronts[worker], p.joined[worker] = f, true
-	close(p.changed)
-	p.changed = make(chan struct{})
+	if p.waiting {
+		// Only a waiter holds changed; with none, a change (every round on
+		// every worker) costs no channel.
+		close(p.changed)
+		p.changed, p.waiting = make(chan struct{}), false
+	}
 }
 
 // Frontier returns the meet of the workers' frontiers ({0} until every
@@ -66,8 +71,12 @@ func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 	for {
 		p.mu.Lock()
 		f, ch := p.frontierLocked(), p.changed
+		passed := !f.Beyond(t)
+		if !passed {
+			p.waiting = true
+		}
 		p.mu.Unlock()
-		if !f.Beyond(t) {
+		if passed {
 			return nil
 		}
 		select {

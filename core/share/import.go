@@ -171,8 +171,7 @@ func (im *Import) Drain(out []Event) []Event {
 			continue
 		}
 		im.acked = e.f
-		im.hold.SetLogicalCompaction(e.f)
-		im.hold.SetPhysicalCompaction(e.f)
+		im.hold.SetCompaction(e.f)
 		if e.f.IsEmpty() || im.pres.Until.LessEqual(e.f) {
 			out = append(out, Event{Frontier: frontier.Empty()})
 			im.finish()

@@ -26,10 +26,18 @@ type Spine struct {
 	chain    []*batch.Batch // the last chain mirrored, at version
 	version  uint64
 	mirrored bool
-	wake     chan struct{} // capacity 1; readers signal when their holds move
-	notify   func()        // optional; called with wake (under a point's lock)
-	local    *Point        // private point for imports within the same runtime
-	pause    *pauses       // tests only: the pause between publishing and applying a since
+
+	// What every attached point was last given by mirror or Insert: while
+	// the chain's version, the upper and the physical frontier are these,
+	// mirror has nothing to publish and takes no lock.
+	pubVersion  uint64
+	pubUpper    frontier.Frontier
+	pubPhysical frontier.Frontier
+	pubValid    bool
+	wake        chan struct{} // capacity 1; readers signal when their holds move
+	notify      func()        // optional; called with wake (under a point's lock)
+	local       *Point        // private point for imports within the same runtime
+	pause       *pauses       // tests only: the pause between publishing and applying a since
 }
 
 var (
@@ -197,13 +205,18 @@ func (s *Spine) mirror() {
 		return
 	}
 	chain := s.published()
+	upper, physical := s.inner.Upper(), s.inner.PhysicalCompaction()
+	if s.pubValid && s.pubVersion == s.version && s.pubUpper == upper && s.pubPhysical == physical {
+		return // every point has it already
+	}
 	for _, p := range s.points {
 		p.mu.Lock()
 		if !p.closed { // an ended publication keeps its last chain
-			p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()
+			p.chain, p.upper, p.physical = chain, upper, physical
 		}
 		p.mu.Unlock()
 	}
+	s.pubVersion, s.pubUpper, s.pubPhysical, s.pubValid = s.version, upper, physical, true
 }
 
 // published returns the current chain as points hold it: clipped to its
@@ -235,13 +248,15 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		}
 	}
 	chain := s.published()
+	upper, physical := s.inner.Upper(), s.inner.PhysicalCompaction()
+	s.pubVersion, s.pubUpper, s.pubPhysical, s.pubValid = s.version, upper, physical, true
 	for _, p := range s.points {
 		p.mu.Lock()
 		if p.closed { // an ended publication keeps its last chain
 			p.mu.Unlock()
 			continue
 		}
-		p.chain, p.upper, p.physical = chain, s.inner.Upper(), s.inner.PhysicalCompaction()
+		p.chain, p.upper, p.physical = chain, upper, physical
 		for q := range p.queues {
 			q.push(event{b: b})
 			q.push(event{f: b.Upper()})

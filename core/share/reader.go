@@ -142,6 +142,31 @@ func (r *Reader) SetPhysicalCompaction(f frontier.Frontier) {
 	r.physical = next
 }
 
+// SetCompaction joins both of r's holds with f under one lock and wakes the
+// publisher once: SetLogicalCompaction then SetPhysicalCompaction, with one
+// wake instead of two.
+func (r *Reader) SetCompaction(f frontier.Frontier) {
+	if r.released {
+		return
+	}
+	logical, physical := r.logical.Join(f), r.physical.Join(f)
+	if logical == r.logical && physical == r.physical {
+		return
+	}
+	r.p.mu.Lock()
+	if logical != r.logical {
+		mustHold(r.p.remoteLogical.Move(r.logical, logical))
+	}
+	if physical != r.physical {
+		mustHold(r.p.remotePhysical.Move(r.physical, physical))
+	}
+	if physical != r.physical || !mutants.Enabled || !mutants.On(mutants.DowngradeNoWake) {
+		r.p.wakePublisherLocked()
+	}
+	r.p.mu.Unlock()
+	r.logical, r.physical = logical, physical
+}
+
 func mustHold(err error) {
 	if err != nil {
 		panic(fmt.Sprintf("share: hold accounting broken: %v", err))

@@ -132,8 +132,14 @@ func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
 
 // SetPhysicalCompaction records f (ignored if before the current one, S4) and
 // admits pending batches whose upper is within it to merging (§2.3).
+// Unchanged, it does nothing: every change to pending or physical already
+// admitted what it could.
 func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
-	s.physical = s.physical.Join(f)
+	j := s.physical.Join(f)
+	if j == s.physical {
+		return
+	}
+	s.physical = j
 	s.considerMerges()
 }
 

@@ -118,9 +118,7 @@ func (r *Reader) SetLogicalCompaction(f frontier.Frontier) {
 	}
 	r.p.mu.Lock()
 	mustHold(r.p.remoteLogical.Move(r.logical, next))
-	if !mutants.Enabled || !mutants.On(mutants.DowngradeNoWake) {
-		r.p.wakePublisherLocked()
-	}
+	r.wakeAfterLogicalLocked()
 	r.p.mu.Unlock()
 	r.logical = next
 }
@@ -160,11 +158,21 @@ func (r *Reader) SetCompaction(f frontier.Frontier) {
 	if physical != r.physical {
 		mustHold(r.p.remotePhysical.Move(r.physical, physical))
 	}
-	if physical != r.physical || !mutants.Enabled || !mutants.On(mutants.DowngradeNoWake) {
+	if physical != r.physical {
 		r.p.wakePublisherLocked()
+	} else {
+		r.wakeAfterLogicalLocked()
 	}
 	r.p.mu.Unlock()
 	r.logical, r.physical = logical, physical
+}
+
+// wakeAfterLogicalLocked wakes the publisher after a move of r's logical
+// hold alone, which may let it compact further. REQUIRES: r.p.mu held.
+func (r *Reader) wakeAfterLogicalLocked() {
+	if !mutants.Enabled || !mutants.On(mutants.DowngradeNoWake) {
+		r.p.wakePublisherLocked()
+	}
 }
 
 func mustHold(err error) {

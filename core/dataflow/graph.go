@@ -60,6 +60,10 @@ func (s *Stream[T]) Send(m T) {
 // Frontier returns the stream's frontier: its node's output frontier.
 func (s *Stream[T]) Frontier() frontier.Frontier { return s.from.out }
 
+// Consumed reports whether any operator reads the stream, so that an
+// operator can skip forming messages nobody would receive.
+func (s *Stream[T]) Consumed() bool { return len(s.ports) > 0 }
+
 // subscribe adds a consumer port.
 func (s *Stream[T]) subscribe() *Port[T] {
 	p := &Port[T]{from: s.from}

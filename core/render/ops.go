@@ -78,6 +78,12 @@ type flattenOp struct {
 }
 
 func (o *flattenOp) Step(frontier.Frontier) frontier.Frontier {
+	if !o.out.Consumed() {
+		// A reduce that reads the arrangement itself (render N7) leaves
+		// the flattened rows unread.
+		o.in.Take()
+		return frontier.Empty()
+	}
 	for _, b := range o.in.Take() {
 		c := dataflow.NewChunk(o.arity, b.Len())
 		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {

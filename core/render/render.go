@@ -537,6 +537,9 @@ func (b *builder) concat(ss ...*dataflow.Stream[*dataflow.Chunk]) (*dataflow.Str
 // then reduce, distinct or threshold.
 func (b *builder) query(q *plan.ResolvedQuery, k plan.JoinKind) (dataflow.Collection, error) {
 	var recs dataflow.Collection
+	// src is the arrangement recs flattens unchanged, when it does: a
+	// reduce by its key reads it instead of arranging recs again.
+	var src *dataflow.Arrangement
 	var err error
 	switch {
 	case len(q.Entries) == 1:
@@ -568,6 +571,9 @@ func (b *builder) query(q *plan.ResolvedQuery, k plan.JoinKind) (dataflow.Collec
 		if err == nil {
 			recs, err = b.mfp(in, q.MFP, "map "+q.Field, collOf(q.Field))
 		}
+		if err == nil && recs.Oks == in.Oks {
+			src = a
+		}
 	case k == plan.Linear:
 		recs, err = b.linear(q)
 	default:
@@ -578,7 +584,7 @@ func (b *builder) query(q *plan.ResolvedQuery, k plan.JoinKind) (dataflow.Collec
 	}
 	switch {
 	case q.Reduce != nil:
-		return b.reduce(q, recs)
+		return b.reduce(q, recs, src)
 	case q.Distinct || q.Threshold:
 		return b.record(q, recs)
 	}
@@ -813,8 +819,11 @@ func (b *builder) servesAny(c *plan.Collection) bool {
 // reduce renders a reduce over the query's records: each record is
 // extended by its aggregates' arguments (an erring record goes to the
 // errors and leaves its group), arranged by the group columns with the
-// rest as its val, and reduced.
-func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection) (dataflow.Collection, error) {
+// rest as its val, and reduced. When recs is src flattened unchanged, no
+// argument extends it and src's key is the group (N7), the reduce reads
+// src itself: the same updates, by the same key, with the same vals in
+// the same order, already arranged (an index, imported or built here).
+func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection, src *dataflow.Arrangement) (dataflow.Collection, error) {
 	rr := q.Reduce
 	spec := rr.Values
 	spec.Project = append(slices.Clone(spec.Input), spec.Project...)
@@ -848,9 +857,11 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 		}
 		aggs = append(aggs, ag)
 	}
-	a, err := b.c.Arrange(ext, rr.GroupBy)
-	if err != nil {
-		return dataflow.Collection{}, err
+	a := src
+	if a == nil || ext.Oks != recs.Oks || !slices.Equal(a.Key, rr.GroupBy) {
+		if a, err = b.c.Arrange(ext, rr.GroupBy); err != nil {
+			return dataflow.Collection{}, err
+		}
 	}
 	name := "reduce " + q.Field
 	stats := reduce.NewStats(b.df, name)

@@ -104,7 +104,11 @@ func updates(seed uint64, times int) reference.Inputs {
 // (imported: the index dataflows and the query on the same workers, the
 // query importing the local indexes), feeds the updates time by time, and
 // returns the output at each time and the output itself.
-func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics, *render.Output) {
+// run renders r (indexes first when imported), feeds it in up to times,
+// and returns the query's output read at every time from as_of on, its
+// metrics, the output, and how many arrangement traces worker 0 tracked
+// once the query was built (its indexes' and the query's own).
+func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics, *render.Output, int) {
 	hub := dataflow.NewHub(workers)
 	var envs []*dataflow.Env
 	for w := range workers {
@@ -190,6 +194,7 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int
 	}
 	build(desc)
 	step()
+	tracked := envs[0].Manager.Tracked()
 	for tm := asOf + 1; tm < times; tm++ {
 		send(tm)
 	}
@@ -224,7 +229,7 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int
 	if n := hub.Len(); n != 0 {
 		t.Errorf("%d exchanges still live after every dataflow was dropped", n)
 	}
-	return res, opts.Metrics, out
+	return res, opts.Metrics, out, tracked
 }
 
 // TestQueryEqualsReference renders the test plan in both modes and both
@@ -241,7 +246,7 @@ func TestQueryEqualsReference(t *testing.T) {
 				for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
 					for _, workers := range []int{1, 2, 4} {
 						name := fmt.Sprintf("as_of=%d/seed=%d/%v/%v/workers=%d", asOf, seed, mode, join, workers)
-						got, metrics, _ := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
+						got, metrics, _, _ := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
 						for _, g := range got {
 							want, err := reference.Eval(r, in, g.Time)
 							if err != nil {
@@ -378,7 +383,7 @@ func TestOutputCancels(t *testing.T) {
 			for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
 				for _, workers := range []int{1, 2} {
 					name := fmt.Sprintf("as_of=%d/%v/%v/workers=%d", asOf, mode, join, workers)
-					got, _, out := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
+					got, _, out, _ := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
 					for _, g := range got {
 						want, err := reference.Eval(r, in, g.Time)
 						if err != nil {
@@ -440,10 +445,88 @@ func TestOutputOverflowsOnRead(t *testing.T) {
 	for _, mode := range []render.Mode{render.Imported, render.Direct} {
 		for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
 			for _, workers := range []int{1, 2} {
-				_, _, out := run(t, r, in, 1, workers, render.Options{Mode: mode, Join: join})
+				_, _, out, _ := run(t, r, in, 1, workers, render.Options{Mode: mode, Join: join})
 				rows, over := out.Oks.Accumulate(0)
 				if len(rows) != 0 || over != 1 {
 					t.Errorf("%v/%v/workers=%d: rows %v, %d overflows; want none and 1", mode, join, workers, rows, over)
+				}
+			}
+		}
+	}
+}
+
+// reducePlan reads a(k, g, x), indexed by k, and counts per group: by k
+// (the index's key: N7 lets the reduce read the index), by g and by
+// (k, g) (other keys: the records are arranged again), and sums x per k
+// (an argument: arranged again).
+func reducePlan(t *testing.T, asOf uint64, groupBy []string, aggs []plan.Aggregate) *plan.Resolved {
+	p := &plan.Plan{
+		AsOf:    asOf,
+		Inputs:  []plan.Input{{Name: "a", Columns: []string{"k", "g", "x"}}},
+		Indexes: []plan.Index{{Name: "a_k", On: "a", Key: []string{"k"}}},
+		Query: plan.Query{
+			From:   []plan.From{{As: "p", Collection: "a"}},
+			Reduce: &plan.Reduce{GroupBy: groupBy, Aggregates: aggs},
+		},
+	}
+	r, err := plan.Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestReduceReadsItsIndex is N7: a reduce by the key of the arrangement
+// its records flatten reads that arrangement (imported, the query arranges
+// nothing; direct, only the input's arrangement), and a reduce by any
+// other group, or with an argument, arranges its records again; every one
+// equals the reference at every time, with retractions and a negative
+// count, in both modes on one and two workers.
+func TestReduceReadsItsIndex(t *testing.T) {
+	u := func(tm uint64, d int64, row ...int64) reference.Update {
+		return reference.Update{Time: tm, Diff: d, Row: row}
+	}
+	in := reference.Inputs{"a": {
+		u(0, 1, 1, 10, 5), u(0, 1, 1, 20, 6), u(0, 1, 2, 10, 7), u(0, 2, 3, 30, 1),
+		u(1, 1, 2, 20, 3), u(1, -1, 1, 10, 5), u(1, 1, 4, 10, 2),
+		u(2, -1, 3, 30, 1), u(2, -1, 5, 40, 9), u(2, 1, 1, 20, 6),
+		u(3, 1, 5, 40, 9), u(3, -1, 2, 10, 7),
+	}}
+	count := []plan.Aggregate{{Name: "n", Fn: plan.Count}}
+	cases := []struct {
+		name    string
+		groupBy []string
+		aggs    []plan.Aggregate
+		// arrangement traces on worker 0, imported and direct: two for
+		// the index (the index dataflow's, or the query's own arrangement
+		// of its input), two more when the reduce arranges its records
+		cost [2]int
+	}{
+		{"count by k", []string{"p.k"}, count, [2]int{2, 2}},
+		{"count by g", []string{"p.g"}, count, [2]int{4, 4}},
+		{"count by k, g", []string{"p.k", "p.g"}, count, [2]int{4, 4}},
+		{"sum x by k", []string{"p.k"}, []plan.Aggregate{{Name: "s", Fn: plan.Sum, Expr: "p.x"}}, [2]int{4, 4}},
+	}
+	const times = 4
+	for _, c := range cases {
+		for _, asOf := range []uint64{0, 1} {
+			r := reducePlan(t, asOf, c.groupBy, c.aggs)
+			for mi, mode := range []render.Mode{render.Imported, render.Direct} {
+				for _, workers := range []int{1, 2} {
+					name := fmt.Sprintf("%s/as_of=%d/%v/workers=%d", c.name, asOf, mode, workers)
+					got, _, _, tracked := run(t, r, in, times, workers, render.Options{Mode: mode, Join: plan.Linear})
+					for _, g := range got {
+						want, err := reference.Eval(r, in, g.Time)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if d := reference.Compare(want, g); d != nil {
+							t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
+						}
+					}
+					if tracked != c.cost[mi] {
+						t.Errorf("%s: %d traces tracked, want %d", name, tracked, c.cost[mi])
+					}
 				}
 			}
 		}

@@ -59,14 +59,15 @@
 //	    imports' presented times); counts leave out times at or after
 //	    until.
 //	N7  A reduce whose records are one arrangement flattened unchanged (a
-//	    single from entry, no map, no aggregate argument to compute) and
-//	    whose group columns are that arrangement's key, in order, reads the
-//	    arrangement itself — an index imported or built in the query —
-//	    instead of arranging the records again: its vals are the other
-//	    columns in order either way, so the reduce sees the same updates
-//	    at the same presented times; the input's errors pass through once,
-//	    as they would through the flatten. Any other reduce arranges its
-//	    extended records by the group.
+//	    single from entry, no map, every aggregate argument a record
+//	    column outside the group, read in place) and whose group columns
+//	    are that arrangement's key, in order, reads the arrangement itself
+//	    — an index imported or built in the query — instead of arranging
+//	    the records again: its vals are the other columns in order either
+//	    way, so the reduce sees the same updates at the same presented
+//	    times; the input's errors pass through once, as they would through
+//	    the flatten. Any other reduce arranges its records, extended by
+//	    its computed arguments, by the group.
 //
 // The operators here belong to the worker that steps their dataflow;
 // Output (its captures included) and Metrics may be read from any

@@ -819,17 +819,37 @@ func (b *builder) servesAny(c *plan.Collection) bool {
 // reduce renders a reduce over the query's records: each record is
 // extended by its aggregates' arguments (an erring record goes to the
 // errors and leaves its group), arranged by the group columns with the
-// rest as its val, and reduced. When recs is src flattened unchanged, no
-// argument extends it and src's key is the group (N7), the reduce reads
+// rest as its val, and reduced. An argument that is a record column
+// outside the group is read in place, not copied. When recs is src
+// flattened unchanged, no argument extends it and src's key is the group
+// (N7), the reduce reads
 // src itself: the same updates, by the same key, with the same vals in
 // the same order, already arranged (an index, imported or built here).
 func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection, src *dataflow.Arrangement) (dataflow.Collection, error) {
 	rr := q.Reduce
-	spec := rr.Values
-	spec.Project = append(slices.Clone(spec.Input), spec.Project...)
-	ext, err := b.mfp(recs, spec, "reduce args "+q.Field, collOf(q.Field))
-	if err != nil {
-		return dataflow.Collection{}, err
+	// An argument that is a record column outside the group is read where
+	// it stands (it cannot err); only other arguments extend the records.
+	col := make([]int, len(rr.Aggregates)) // the record column read, or -1
+	extend := false
+	for i, v := range rr.ValueOf {
+		col[i] = -1
+		if v < 0 {
+			continue
+		}
+		if c := recordColumn(rr, v); c >= 0 && !slices.Contains(rr.GroupBy, c) {
+			col[i] = c
+			continue
+		}
+		extend = true
+	}
+	ext := recs
+	if extend {
+		spec := rr.Values
+		spec.Project = append(slices.Clone(spec.Input), spec.Project...)
+		var err error
+		if ext, err = b.mfp(recs, spec, "reduce args "+q.Field, collOf(q.Field)); err != nil {
+			return dataflow.Collection{}, err
+		}
 	}
 	nrec := len(rr.Values.Input)
 	// The val is every column outside the group, in order.
@@ -852,13 +872,16 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection, src *d
 		case plan.Max:
 			ag.Fn = reduce.Max
 		}
-		if v := rr.ValueOf[i]; v >= 0 {
+		if c := col[i]; c >= 0 {
+			ag.Col = slices.Index(vals, c)
+		} else if v := rr.ValueOf[i]; v >= 0 {
 			ag.Col = slices.Index(vals, nrec+v)
 		}
 		aggs = append(aggs, ag)
 	}
 	a := src
 	if a == nil || ext.Oks != recs.Oks || !slices.Equal(a.Key, rr.GroupBy) {
+		var err error
 		if a, err = b.c.Arrange(ext, rr.GroupBy); err != nil {
 			return dataflow.Collection{}, err
 		}
@@ -872,6 +895,25 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection, src *d
 		return dataflow.Collection{}, err
 	}
 	return b.reduceOp(r, a, name, collOf(q.Field), stats, len(rr.GroupBy)+len(aggs), ext.Errs)
+}
+
+// recordColumn returns the record column that Values' map v is, when the
+// map is nothing but a reference to one record column, else -1.
+func recordColumn(rr *plan.ResolvedReduce, v int) int {
+	root := rr.Values.Maps[v].Expr.Root()
+	if root.Op != expr.OpRef {
+		return -1
+	}
+	c := -1
+	for i, r := range rr.Values.Input {
+		if r == root.Ref {
+			if c >= 0 {
+				return -1 // ambiguous: leave it to the map
+			}
+			c = i
+		}
+	}
+	return c
 }
 
 // record renders distinct or threshold: the records arranged whole.

@@ -455,10 +455,8 @@ func TestOutputOverflowsOnRead(t *testing.T) {
 	}
 }
 
-// reducePlan reads a(k, g, x), indexed by k, and counts per group: by k
-// (the index's key: N7 lets the reduce read the index), by g and by
-// (k, g) (other keys: the records are arranged again), and sums x per k
-// (an argument: arranged again).
+// reducePlan reads a(k, g, x), indexed by k, and reduces it by groupBy
+// with aggs.
 func reducePlan(t *testing.T, asOf uint64, groupBy []string, aggs []plan.Aggregate) *plan.Resolved {
 	p := &plan.Plan{
 		AsOf:    asOf,
@@ -478,10 +476,12 @@ func reducePlan(t *testing.T, asOf uint64, groupBy []string, aggs []plan.Aggrega
 
 // TestReduceReadsItsIndex is N7: a reduce by the key of the arrangement
 // its records flatten reads that arrangement (imported, the query arranges
-// nothing; direct, only the input's arrangement), and a reduce by any
-// other group, or with an argument, arranges its records again; every one
-// equals the reference at every time, with retractions and a negative
-// count, in both modes on one and two workers.
+// nothing; direct, only the input's arrangement) when its arguments are
+// record columns outside the group, read in place; a reduce by any other
+// group, or with a computed argument (one that errs, g = 20, included),
+// arranges its records again. Every one equals the reference at every
+// time, with retractions and a negative count, in both modes on one and
+// two workers.
 func TestReduceReadsItsIndex(t *testing.T) {
 	u := func(tm uint64, d int64, row ...int64) reference.Update {
 		return reference.Update{Time: tm, Diff: d, Row: row}
@@ -505,7 +505,12 @@ func TestReduceReadsItsIndex(t *testing.T) {
 		{"count by k", []string{"p.k"}, count, [2]int{2, 2}},
 		{"count by g", []string{"p.g"}, count, [2]int{4, 4}},
 		{"count by k, g", []string{"p.k", "p.g"}, count, [2]int{4, 4}},
-		{"sum x by k", []string{"p.k"}, []plan.Aggregate{{Name: "s", Fn: plan.Sum, Expr: "p.x"}}, [2]int{4, 4}},
+		{"sum x by k", []string{"p.k"}, []plan.Aggregate{{Name: "s", Fn: plan.Sum, Expr: "p.x"}}, [2]int{2, 2}},
+		{"min x, count by k", []string{"p.k"}, []plan.Aggregate{{Name: "m", Fn: plan.Min, Expr: "p.x"}, {Name: "n", Fn: plan.Count}}, [2]int{2, 2}},
+		{"sum x*2 by k", []string{"p.k"}, []plan.Aggregate{{Name: "s", Fn: plan.Sum, Expr: "p.x * 2"}}, [2]int{4, 4}},
+		{"max g, sum x by k", []string{"p.k"}, []plan.Aggregate{{Name: "m", Fn: plan.Max, Expr: "p.g"}, {Name: "s", Fn: plan.Sum, Expr: "p.x / (p.g - 20)"}}, [2]int{4, 4}},
+		{"sum k by k", []string{"p.k"}, []plan.Aggregate{{Name: "s", Fn: plan.Sum, Expr: "p.k"}}, [2]int{4, 4}},
+		{"sum x by g", []string{"p.g"}, []plan.Aggregate{{Name: "s", Fn: plan.Sum, Expr: "p.x"}}, [2]int{4, 4}},
 	}
 	const times = 4
 	for _, c := range cases {

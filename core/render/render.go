@@ -822,9 +822,9 @@ func (b *builder) servesAny(c *plan.Collection) bool {
 // rest as its val, and reduced. An argument that is a record column
 // outside the group is read in place, not copied. When recs is src
 // flattened unchanged, no argument extends it and src's key is the group
-// (N7), the reduce reads
-// src itself: the same updates, by the same key, with the same vals in
-// the same order, already arranged (an index, imported or built here).
+// (N7), the reduce reads src itself: the same updates, by the same key,
+// with the same vals in the same order, already arranged (an index,
+// imported or built here).
 func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection, src *dataflow.Arrangement) (dataflow.Collection, error) {
 	rr := q.Reduce
 	// An argument that is a record column outside the group is read where

@@ -232,6 +232,21 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int
 	return res, opts.Metrics, out, tracked
 }
 
+// matchReference reports every time of got whose output differs from the
+// reference evaluator's on the same inputs.
+func matchReference(t *testing.T, name string, r *plan.Resolved, in reference.Inputs, got []*reference.Result) {
+	t.Helper()
+	for _, g := range got {
+		want, err := reference.Eval(r, in, g.Time)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := reference.Compare(want, g); d != nil {
+			t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
+		}
+	}
+}
+
 // TestQueryEqualsReference renders the test plan in both modes and both
 // join strategies on 1, 2 and 4 workers and compares the output with the
 // reference at every time from as_of on (N1–N5): delta == linear ==
@@ -247,15 +262,7 @@ func TestQueryEqualsReference(t *testing.T) {
 					for _, workers := range []int{1, 2, 4} {
 						name := fmt.Sprintf("as_of=%d/seed=%d/%v/%v/workers=%d", asOf, seed, mode, join, workers)
 						got, metrics, _, _ := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
-						for _, g := range got {
-							want, err := reference.Eval(r, in, g.Time)
-							if err != nil {
-								t.Fatal(err)
-							}
-							if d := reference.Compare(want, g); d != nil {
-								t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
-							}
-						}
+						matchReference(t, name, r, in, got)
 						if mode == render.Direct {
 							checkWeights(t, name, r, metrics, got[len(got)-1])
 						}
@@ -384,15 +391,7 @@ func TestOutputCancels(t *testing.T) {
 				for _, workers := range []int{1, 2} {
 					name := fmt.Sprintf("as_of=%d/%v/%v/workers=%d", asOf, mode, join, workers)
 					got, _, out, _ := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join})
-					for _, g := range got {
-						want, err := reference.Eval(r, in, g.Time)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if d := reference.Compare(want, g); d != nil {
-							t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
-						}
-					}
+					matchReference(t, name, r, in, got)
 					for tm := asOf; tm < times; tm++ {
 						for _, cp := range []*dataflow.Capture{out.Oks, out.Errs} {
 							if err := canonical(cp.At(tm)); err != nil {
@@ -520,15 +519,7 @@ func TestReduceReadsItsIndex(t *testing.T) {
 				for _, workers := range []int{1, 2} {
 					name := fmt.Sprintf("%s/as_of=%d/%v/workers=%d", c.name, asOf, mode, workers)
 					got, _, _, tracked := run(t, r, in, times, workers, render.Options{Mode: mode, Join: plan.Linear})
-					for _, g := range got {
-						want, err := reference.Eval(r, in, g.Time)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if d := reference.Compare(want, g); d != nil {
-							t.Errorf("%s: time %d: %s", name, g.Time, strings.Join(d, "; "))
-						}
-					}
+					matchReference(t, name, r, in, got)
 					if tracked != c.cost[mi] {
 						t.Errorf("%s: %d traces tracked, want %d", name, tracked, c.cost[mi])
 					}

@@ -24,12 +24,11 @@ import (
 //
 // The tree holds input indexes; an input's head key is cached (hk, when the
 // key arity is 1), so a match compares two int64 in the common case and
-// falls back to vals and times only on equal keys or other arities. With
-// arity 1 each input is read through a cursor that holds its columns
-// (kin), and a flat input that keeps winning moves its run below every
-// other head in bulk (kway.gallop).
+// falls back to vals and times only on equal keys or other arities. Keys
+// and vals of one column each have a kernel of their own (kway11,
+// kmerge11.go).
 
-// kway is the state of a k-way merge.
+// kway is the state of a k-way merge of any arity.
 type kway struct {
 	ins []*Batch
 	// Per input: key, val and update index of the head; ex is 1 once the
@@ -39,9 +38,6 @@ type kway struct {
 	hk      []int64 // head key (arity 1; math.MaxInt64 once exhausted)
 	tree    []int32 // tree[0] is the winner; tree[1:p] the losers of inner nodes
 	p       int     // leaves: the power of two at or above len(ins)
-	// Arity 1 only: the inputs' cursors, and the accumulator's key and val.
-	in       []kin
-	akv, avv int64
 
 	// The accumulator: the update being consolidated, by its source (input
 	// a, key ak, val av of that input), advanced time at and diff ad.
@@ -50,19 +46,6 @@ type kway struct {
 	ak, av int
 	at     uint64
 	ad     int64
-}
-
-// kin is the cursor of one input of the arity-1 kernel: the input's columns
-// held directly (no pointer to chase from the winner to its data) and the
-// key, val and update index of its head. In a flat input (one val per key
-// and one update per val) the three indexes agree.
-type kin struct {
-	keys, vals       []int64
-	times            []uint64
-	diffs            []int64
-	keyOffs, valOffs []uint32
-	k, v, u          int
-	flat             bool
 }
 
 // NewMergerN starts merging the adjacent batches bs (in time order, at least
@@ -107,6 +90,11 @@ func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 	for p < n {
 		p *= 2
 	}
+	if ar.Key == 1 && ar.Val == 1 {
+		m.k11 = newKway11(bs, p)
+		m.done = m.k11.exhausted
+		return m
+	}
 	kw := &kway{
 		ins: append([]*Batch(nil), bs...),
 		k:   make([]int, p), v: make([]int, p), u: make([]int, p),
@@ -115,10 +103,6 @@ func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 		tree: make([]int32, p),
 		p:    p,
 	}
-	one := ar.Key == 1 && ar.Val == 1
-	if one {
-		kw.in = make([]kin, p)
-	}
 	for i := range p {
 		if i >= n || bs[i].IsEmpty() {
 			kw.ex[i], kw.hk[i] = 1, math.MaxInt64
@@ -126,13 +110,6 @@ func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 		}
 		if ar.Key == 1 {
 			kw.hk[i] = bs[i].keys[0]
-		}
-		if b := bs[i]; one {
-			kw.in[i] = kin{
-				keys: b.keys, vals: b.vals, times: b.times, diffs: b.diffs,
-				keyOffs: b.keyOffs, valOffs: b.valOffs,
-				flat: b.Keys() == b.Len() && b.Vals() == b.Len(),
-			}
 		}
 	}
 	kw.build()
@@ -181,222 +158,9 @@ func (kw *kway) less(a, b int) bool {
 	return ba.times[kw.u[a]] < bb.times[kw.u[b]]
 }
 
-// kwayGallop is how many updates in a row one flat input must win before
-// work11 looks for a run of its keys below every other head and moves the
-// run in bulk. Equal-sized inputs of random keys rarely reach it, so they
-// pay almost nothing for the check; a merge where one input dominates (the
-// largest batch of a steady trace) moves most of its updates in runs.
-const kwayGallop = 4
-
-// work11 is work for key and val arity 1: the accumulator holds values, and
-// a match on unequal keys picks its winner and loser with conditional moves
-// (random keys make the comparison a coin toss a branch would mispredict
-// half the time). Once a flat input has won kwayGallop updates in a row,
-// its keys below the least other head (the least key among the losers on
-// its path, which hold the best of every other subtree) are written in
-// bulk: they are distinct and no other input holds them, so nothing
-// consolidates with them.
-func (kw *kway) work11(m *Merger, f int64) int64 {
-	var used int64
-	hk, ex, tree, in := kw.hk, kw.ex, kw.tree, kw.in
-	p := kw.p
-	s := m.s // advancing by s == 0 is the identity
-	o := &m.out
-	oK, oKo, oV, oVo, oT, oD := o.keys, o.keyOffs, o.vals, o.valOffs, o.times, o.diffs
-	nk, nv, nu := m.nk, m.nv, m.nu
-	has, ak, av, at, ad := kw.has, kw.akv, kw.avv, kw.at, kw.ad
-	w := int(tree[0])
-	run := 0 // updates in a row won by w
-	for used < f && ex[w] == 0 {
-		c := &in[w]
-		x, y, t, d := hk[w], c.vals[c.v], max(c.times[c.u], s), c.diffs[c.u]
-		if has && x == ak && y == av && t == at {
-			ad = m.add(ad, d)
-		} else {
-			if has && ad != 0 {
-				newKey := nk == 0 || oK[nk-1] != ak
-				if newKey {
-					oK[nk] = ak
-					nk++
-				}
-				if newKey || oV[nv-1] != av {
-					oV[nv] = av
-					nv++
-				}
-				oT[nu], oD[nu] = at, ad
-				nu++
-				oVo[nv] = uint32(nu)
-				oKo[nk] = uint32(nv)
-			}
-			has, ak, av, at, ad = true, x, y, t, d
-		}
-		used++
-		// Advance input w's head: in a flat input key, val and update
-		// indexes agree, so the offsets need not be read.
-		if c.flat {
-			u := c.u + 1
-			if run >= kwayGallop && u < len(c.keys) {
-				m.nk, m.nv, m.nu = nk, nv, nu
-				kw.akv, kw.avv, kw.at, kw.ad = ak, av, at, ad
-				if r := kw.gallop(m, w, u, f-used); r > 0 {
-					has = false
-					used += int64(r)
-					u += r
-				}
-				nk, nv, nu = m.nk, m.nv, m.nu
-				run = 0
-			}
-			if u == len(c.keys) {
-				ex[w], hk[w] = 1, math.MaxInt64
-			} else {
-				hk[w] = c.keys[u]
-			}
-			c.k, c.v, c.u = u, u, u
-		} else {
-			kw.advance(w)
-		}
-		// Replay its path to the root.
-		w0, wk := w, hk[w]
-		for node := (p + w) >> 1; node >= 1; node >>= 1 {
-			l := int(tree[node])
-			lk := hk[l]
-			if lk == wk {
-				if kw.less11(l, w) {
-					tree[node] = int32(w)
-					w = l
-				}
-				continue
-			}
-			nw, nl := w, l
-			if lk < wk {
-				nw, nl = l, w
-			}
-			tree[node] = int32(nl)
-			w = nw
-			wk = min(wk, lk)
-		}
-		tree[0] = int32(w)
-		if w == w0 {
-			run++
-		} else {
-			run = 0
-		}
-	}
-	if ex[w] != 0 {
-		if has && ad != 0 {
-			newKey := nk == 0 || oK[nk-1] != ak
-			if newKey {
-				oK[nk] = ak
-				nk++
-			}
-			if newKey || oV[nv-1] != av {
-				oV[nv] = av
-				nv++
-			}
-			oT[nu], oD[nu] = at, ad
-			nu++
-			oVo[nv] = uint32(nu)
-			oKo[nk] = uint32(nv)
-		}
-		has = false
-		m.done = true
-	}
-	kw.has, kw.akv, kw.avv, kw.at, kw.ad = has, ak, av, at, ad
-	m.nk, m.nv, m.nu = nk, nv, nu
-	return used
-}
-
-// gallop writes the run of flat input w's keys from u that sort below
-// every other head (the least key among the losers on w's path, which hold
-// the best of every other subtree), at most budget of them, after the
-// accumulator, which holds w's last head. It returns the run's length; when
-// it is not 0 the accumulator has been written and is empty. Out of line:
-// it runs once per kwayGallop wins at most, and inlined its state would
-// crowd the registers of work11's loop.
-func (kw *kway) gallop(m *Merger, w, u int, budget int64) int {
-	c, hk, tree := &kw.in[w], kw.hk, kw.tree
-	sec := int64(math.MaxInt64)
-	for node := (kw.p + w) >> 1; node >= 1; node >>= 1 {
-		sec = min(sec, hk[tree[node]])
-	}
-	e, lim := u, min(len(c.keys), u+int(budget))
-	for e < lim && c.keys[e] < sec {
-		e++
-	}
-	r := e - u
-	if r == 0 {
-		return 0
-	}
-	o := &m.out
-	nk, nv, nu := m.nk, m.nv, m.nu
-	if ak, av := kw.akv, kw.avv; kw.ad != 0 {
-		newKey := nk == 0 || o.keys[nk-1] != ak
-		if newKey {
-			o.keys[nk] = ak
-			nk++
-		}
-		if newKey || o.vals[nv-1] != av {
-			o.vals[nv] = av
-			nv++
-		}
-		o.times[nu], o.diffs[nu] = kw.at, kw.ad
-		nu++
-		o.valOffs[nv] = uint32(nu)
-		o.keyOffs[nk] = uint32(nv)
-	}
-	copy(o.keys[nk:nk+r], c.keys[u:e])
-	copy(o.vals[nv:nv+r], c.vals[u:e])
-	copy(o.diffs[nu:nu+r], c.diffs[u:e])
-	dt, st, s := o.times[nu:nu+r], c.times[u:e], m.s
-	for i := range dt {
-		dt[i] = max(st[i], s)
-	}
-	ko, vo := o.keyOffs[nk+1:nk+1+r], o.valOffs[nv+1:nv+1+r]
-	for i := range ko {
-		ko[i] = uint32(nv + 1 + i)
-		vo[i] = uint32(nu + 1 + i)
-	}
-	m.nk, m.nv, m.nu = nk+r, nv+r, nu+r
-	return r
-}
-
-// advance moves the head of input w, not flat, to its next update.
-func (kw *kway) advance(w int) {
-	c := &kw.in[w]
-	k, v, u := c.k, c.v, c.u+1
-	if u == int(c.valOffs[v+1]) {
-		v++
-		if v == int(c.keyOffs[k+1]) {
-			k++
-			if k == len(c.keys) {
-				kw.ex[w], kw.hk[w] = 1, math.MaxInt64
-			} else {
-				kw.hk[w] = c.keys[k]
-			}
-		}
-	}
-	c.k, c.v, c.u = k, v, u
-}
-
-// less11 is less for arity 1 on equal head keys: an exhausted input sorts
-// last, then by val and time.
-func (kw *kway) less11(a, b int) bool {
-	if ea, eb := kw.ex[a], kw.ex[b]; ea|eb != 0 {
-		return ea < eb
-	}
-	ca, cb := &kw.in[a], &kw.in[b]
-	if x, y := ca.vals[ca.v], cb.vals[cb.v]; x != y {
-		return x < y
-	}
-	return ca.times[ca.u] < cb.times[cb.u]
-}
-
 // work consumes up to f updates (exactly, unlike the two-way kernel's key
 // granularity) and returns how many it consumed.
 func (kw *kway) work(m *Merger, f int64) int64 {
-	if kw.in != nil {
-		return kw.work11(m, f)
-	}
 	var used int64
 	ka, va := m.ar.Key, m.ar.Val
 	s, adv := m.s, m.adv

@@ -30,7 +30,8 @@ type Merger struct {
 	done       bool
 	err        error
 	work       int64
-	kw         *kway // a merge of more than two batches (kmerge.go)
+	kw         *kway   // a merge of more than two batches (kmerge.go)
+	k11        *kway11 // the same of one-column keys and vals (kmerge11.go)
 	// Each val of b1 (b2) holds one update, so its val and update indexes
 	// agree (random vals under repeating keys: the common case).
 	vflat1, vflat2 bool
@@ -98,8 +99,11 @@ const minGallop = 7
 func (m *Merger) Work(fuel *int64) {
 	f := *fuel
 	var used int64
-	if m.kw != nil {
-		if !m.done {
+	if m.kw != nil || m.k11 != nil {
+		if m.done {
+		} else if m.k11 != nil {
+			used = m.k11.work(m, f)
+		} else {
 			used = m.kw.work(m, f)
 		}
 		*fuel -= used

@@ -1,0 +1,319 @@
+package batch
+
+import "math"
+
+// The k-way kernel for one-column keys and vals (kway11), in two loops that
+// take turns a block at a time: select fills a block of up to kwBlock
+// records in (key, val, time) order from the inputs, and emit advances their
+// times, consolidates them and writes them to the output's columns. Apart,
+// each loop keeps its state in registers (together they spilled it to the
+// stack on every update), and select's work per update is the loser tree's
+// replay alone.
+//
+// The tree keeps the losers' head keys beside their inputs (tk, ti), so a
+// replay reads the path's nodes by address and compares int64s, choosing
+// winner and loser with conditional moves (random keys make each match a
+// coin toss a branch would mispredict half the time); only equal keys read
+// the inputs' vals and times. An exhausted input's key is math.MaxInt64 and
+// it loses every tie (ex).
+
+// kwBlock is the records select passes to emit at a time: 8 KiB, well
+// inside the first-level cache beside the tree and the inputs' heads.
+const kwBlock = 256
+
+// kwRec is one update on its way from select to emit.
+type kwRec struct {
+	k, v int64
+	t    uint64
+	d    int64
+}
+
+// kway11 is the state of a k-way merge of one-column keys and vals.
+type kway11 struct {
+	in []kin   // per input (p of them; those past the inputs exhausted)
+	ex []uint8 // 1 once an input is exhausted
+	tk []int64 // tk[n], ti[n]: the loser of inner node n and its head key
+	ti []int32
+	p  int   // leaves: the power of two at or above the inputs
+	wk int64 // the winner's head key and input
+	wi int32
+	// The accumulator: the last (key, val, advanced time) emit saw and its
+	// summed diff, written once a different one arrives.
+	has       bool
+	ak, av    int64
+	at        uint64
+	ad        int64
+	blk       []kwRec
+	exhausted bool // every input consumed (the winner is exhausted)
+}
+
+// kin is the cursor of one input: its columns held directly (no pointer to
+// chase from the winner to its data) and the key, val and update index of
+// its head. In a flat input (one val per key and one update per val) the
+// three indexes agree and only u is kept.
+type kin struct {
+	keys, vals       []int64
+	times            []uint64
+	diffs            []int64
+	keyOffs, valOffs []uint32
+	k, v, u          int
+	flat             bool
+}
+
+// headVal returns the val at input c's head.
+func (c *kin) headVal() int64 {
+	if c.flat {
+		return c.vals[c.u]
+	}
+	return c.vals[c.v]
+}
+
+// newKway11 starts the kernel over bs, padded to p inputs.
+func newKway11(bs []*Batch, p int) *kway11 {
+	kw := &kway11{
+		in: make([]kin, p), ex: make([]uint8, p),
+		tk: make([]int64, p), ti: make([]int32, p),
+		p:   p,
+		blk: make([]kwRec, kwBlock),
+	}
+	heads := make([]int64, p)
+	for i := range p {
+		if i >= len(bs) || bs[i].IsEmpty() {
+			kw.ex[i], heads[i] = 1, math.MaxInt64
+			continue
+		}
+		b := bs[i]
+		kw.in[i] = kin{
+			keys: b.keys, vals: b.vals, times: b.times, diffs: b.diffs,
+			keyOffs: b.keyOffs, valOffs: b.valOffs,
+			flat: b.Keys() == b.Len() && b.Vals() == b.Len(),
+		}
+		heads[i] = b.keys[0]
+	}
+	// Play every match bottom up: winners climb, losers stay.
+	win := make([]int32, 2*p)
+	for i := range p {
+		win[p+i] = int32(i)
+	}
+	for n := p - 1; n >= 1; n-- {
+		a, b := win[2*n], win[2*n+1]
+		if ka, kb := heads[a], heads[b]; kb < ka || kb == ka && kw.lessHead(int(b), int(a)) {
+			a, b = b, a
+		}
+		win[n] = a
+		kw.tk[n], kw.ti[n] = heads[b], b
+	}
+	w := int32(0)
+	if p > 1 {
+		w = win[1]
+	}
+	kw.wk, kw.wi = heads[w], w
+	kw.exhausted = kw.ex[w] != 0
+	return kw
+}
+
+// lessHead reports whether input a's head sorts before input b's when their
+// keys are equal: an exhausted input sorts last, then by val and time.
+func (kw *kway11) lessHead(a, b int) bool {
+	if ea, eb := kw.ex[a], kw.ex[b]; ea|eb != 0 {
+		return ea < eb
+	}
+	ca, cb := &kw.in[a], &kw.in[b]
+	if x, y := ca.headVal(), cb.headVal(); x != y {
+		return x < y
+	}
+	return ca.times[ca.u] < cb.times[cb.u]
+}
+
+// work consumes up to f updates (exactly, unless the merge ends first) and
+// returns how many it consumed.
+func (kw *kway11) work(m *Merger, f int64) int64 {
+	var used int64
+	for used < f && !kw.exhausted {
+		n := kw.selectBlock(int(min(f-used, kwBlock)))
+		kw.emit(m, kw.blk[:n])
+		used += int64(n)
+	}
+	if kw.exhausted {
+		if kw.has && kw.ad != 0 {
+			kw.flush(m)
+		}
+		kw.has = false
+		m.done = true
+	}
+	return used
+}
+
+// kwayGallop is how many updates in a row one flat input must win before
+// selectBlock looks for a run of its keys below every other head and moves
+// the run in bulk. Equal-sized inputs of random keys rarely reach it, so
+// they pay almost nothing for the check; a merge where one input dominates
+// (the largest batch of a steady trace) moves most of its updates in runs.
+const kwayGallop = 4
+
+// selectBlock fills kw.blk with the next lim records at most, in order, and
+// returns how many it wrote. Once a flat input has won kwayGallop updates in
+// a row, its keys below the least other head (the least key among the
+// losers on its path, which hold the best of every other subtree) move to
+// the block in bulk.
+func (kw *kway11) selectBlock(lim int) int {
+	blk := kw.blk[:lim]
+	tk, ti, in := kw.tk, kw.ti, kw.in
+	p := kw.p
+	wk, wi := kw.wk, kw.wi
+	run := 0 // updates in a row won by wi
+	o := 0
+	for o < len(blk) && !(wk == math.MaxInt64 && kw.ex[wi] != 0) {
+		w := int(wi)
+		c := &in[w]
+		var nk int64
+		if c.flat {
+			u := c.u
+			blk[o] = kwRec{wk, c.vals[u], c.times[u], c.diffs[u]}
+			o++
+			u++
+			if run >= kwayGallop && u < len(c.keys) && o < len(blk) {
+				// The least head among the other inputs.
+				sec := int64(math.MaxInt64)
+				for n := (p + w) >> 1; n >= 1; n >>= 1 {
+					sec = min(sec, tk[n])
+				}
+				e, end := u, min(len(c.keys), u+len(blk)-o)
+				for e < end && c.keys[e] < sec {
+					e++
+				}
+				if r := e - u; r > 0 {
+					dst := blk[o : o+r]
+					ks, vs, ts, ds := c.keys[u:e], c.vals[u:e], c.times[u:e], c.diffs[u:e]
+					for i := range dst {
+						dst[i] = kwRec{ks[i], vs[i], ts[i], ds[i]}
+					}
+					o += r
+					u = e
+				}
+				run = 0
+			}
+			c.u = u
+			if u == len(c.keys) {
+				kw.ex[w], nk = 1, math.MaxInt64
+			} else {
+				nk = c.keys[u]
+			}
+		} else {
+			blk[o] = kwRec{wk, c.vals[c.v], c.times[c.u], c.diffs[c.u]}
+			o++
+			nk = kw.advance(w)
+		}
+		// Replay w's path to the root with its new head.
+		ck, ci := nk, wi
+		for n := (p + w) >> 1; n >= 1; n >>= 1 {
+			lk, li := tk[n], ti[n]
+			if lk == ck {
+				if kw.lessHead(int(li), int(ci)) {
+					tk[n], ti[n] = ck, ci
+					ci = li
+				}
+				continue
+			}
+			// The lesser key goes on, the greater stays: conditional
+			// moves, not branches.
+			sw := lk < ck
+			gk, gi := ck, ci
+			if sw {
+				gk, gi = lk, li
+			}
+			if sw {
+				lk, li = ck, ci
+			}
+			tk[n], ti[n] = lk, li
+			ck, ci = gk, gi
+		}
+		if ci == wi {
+			run++
+		} else {
+			run = 0
+		}
+		wk, wi = ck, ci
+	}
+	kw.wk, kw.wi = wk, wi
+	kw.exhausted = wk == math.MaxInt64 && kw.ex[wi] != 0
+	return o
+}
+
+// advance moves the head of input w, not flat, to its next update and
+// returns its key (math.MaxInt64 once exhausted).
+func (kw *kway11) advance(w int) int64 {
+	c := &kw.in[w]
+	k, v, u := c.k, c.v, c.u+1
+	if u == int(c.valOffs[v+1]) {
+		v++
+		if v == int(c.keyOffs[k+1]) {
+			k++
+		}
+	}
+	c.k, c.v, c.u = k, v, u
+	if k == len(c.keys) {
+		kw.ex[w] = 1
+		return math.MaxInt64
+	}
+	return c.keys[k]
+}
+
+// emit advances the times of rs by the merge's since, consolidates equal
+// (key, val, time) through the accumulator and writes the rest to the
+// output's columns, opening a key and a val when they differ from the last
+// written ones, so no key owns zero vals and no val zero updates (B2) even
+// when everything under it cancels.
+func (kw *kway11) emit(m *Merger, rs []kwRec) {
+	s := m.s // advancing by s == 0 is the identity
+	o := &m.out
+	oK, oKo, oV, oVo, oT, oD := o.keys, o.keyOffs, o.vals, o.valOffs, o.times, o.diffs
+	nk, nv, nu := m.nk, m.nv, m.nu
+	has, ak, av, at, ad := kw.has, kw.ak, kw.av, kw.at, kw.ad
+	for i := range rs {
+		r := &rs[i]
+		t := max(r.t, s)
+		if has && r.k == ak && r.v == av && t == at {
+			ad = m.add(ad, r.d)
+			continue
+		}
+		if has && ad != 0 {
+			newKey := nk == 0 || oK[nk-1] != ak
+			if newKey {
+				oK[nk] = ak
+				nk++
+			}
+			if newKey || oV[nv-1] != av {
+				oV[nv] = av
+				nv++
+			}
+			oT[nu], oD[nu] = at, ad
+			nu++
+			oVo[nv] = uint32(nu)
+			oKo[nk] = uint32(nv)
+		}
+		has, ak, av, at, ad = true, r.k, r.v, t, r.d
+	}
+	kw.has, kw.ak, kw.av, kw.at, kw.ad = has, ak, av, at, ad
+	m.nk, m.nv, m.nu = nk, nv, nu
+}
+
+// flush writes the accumulator's update (its diff is not zero).
+func (kw *kway11) flush(m *Merger) {
+	o := &m.out
+	nk, nv, nu := m.nk, m.nv, m.nu
+	newKey := nk == 0 || o.keys[nk-1] != kw.ak
+	if newKey {
+		o.keys[nk] = kw.ak
+		nk++
+	}
+	if newKey || o.vals[nv-1] != kw.av {
+		o.vals[nv] = kw.av
+		nv++
+	}
+	o.times[nu], o.diffs[nu] = kw.at, kw.ad
+	nu++
+	o.valOffs[nv] = uint32(nu)
+	o.keyOffs[nk] = uint32(nv)
+	m.nk, m.nv, m.nu = nk, nv, nu
+}

@@ -417,13 +417,6 @@ func mergeLimit(out, a, b []benchUpd, s uint64) []benchUpd {
 	return out[:w]
 }
 
-// b2i is 1 for true and 0 for false (compiled to a flag move, not a branch).
-func b2i(c bool) int {
-	if c {
-		return 1
-	}
-	return 0
-}
 
 var seekSink int
 

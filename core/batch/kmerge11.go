@@ -215,18 +215,13 @@ func (kw *kway11) selectBlock(lim int) int {
 				}
 				continue
 			}
-			// The lesser key goes on, the greater stays: conditional
-			// moves, not branches.
-			sw := lk < ck
-			gk, gi := ck, ci
-			if sw {
-				gk, gi = lk, li
-			}
-			if sw {
-				lk, li = ck, ci
-			}
-			tk[n], ti[n] = lk, li
-			ck, ci = gk, gi
+			// The lesser key goes on, the greater stays, chosen without a
+			// branch: min and max compile to conditional moves, and the
+			// inputs swap through a mask (as an if, the compiler emits a
+			// jump for one of the pair).
+			x := (ci ^ li) & -int32(b2i(lk < ck))
+			tk[n], ti[n] = max(lk, ck), li^x
+			ck, ci = min(lk, ck), ci^x
 		}
 		if ci == wi {
 			run++
@@ -316,4 +311,12 @@ func (kw *kway11) flush(m *Merger) {
 	o.valOffs[nv] = uint32(nu)
 	o.keyOffs[nk] = uint32(nv)
 	m.nk, m.nv, m.nu = nk, nv, nu
+}
+
+// b2i is 1 for true and 0 for false (compiled to a flag move, not a branch).
+func b2i(c bool) int {
+	if c {
+		return 1
+	}
+	return 0
 }

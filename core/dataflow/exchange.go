@@ -90,7 +90,7 @@ type exchangeSend struct {
 	cols   []int
 	in     *Port[*Chunk]
 	dest   []int32  // scratch: the worker of each update of a message
-	out    []*Chunk // scratch: the parts of the step's messages, peers each
+	out    []routed // scratch: the step's non-empty parts and their workers
 	acts   []func() // scratch: the receivers to activate after a send
 	last   frontier.Frontier
 	closed bool
@@ -103,24 +103,40 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 		return frontier.Empty()
 	}
 	// Each message is split at once: a hash pass, then every part
-	// allocated at its size and filled by index.
+	// allocated at its size and filled by index. A message whose updates
+	// all go to one worker (every message when there is one worker) goes
+	// there whole: chunks are immutable once sent, so it need not be copied.
 	o.out = o.out[:0]
 	for _, c := range msgs {
 		n, ar := c.Len(), c.Arity
 		if n == 0 {
 			continue
 		}
-		o.dest = slices.Grow(o.dest[:0], n)[:n]
-		for i := range o.dest {
-			o.dest[i] = int32(HashCols(c.Rows[i*ar:i*ar+ar], o.cols) % uint64(peers))
+		if peers == 1 {
+			o.out = append(o.out, routed{0, c})
+			continue
 		}
-		o.out = append(o.out, c.split(peers, o.dest)...)
+		o.dest = slices.Grow(o.dest[:0], n)[:n]
+		first := int32(HashCols(c.Rows[:ar], o.cols) % uint64(peers))
+		apart := int32(0) // not 0 once an update goes elsewhere than the first
+		for i := range o.dest {
+			w := int32(HashCols(c.Rows[i*ar:i*ar+ar], o.cols) % uint64(peers))
+			o.dest[i] = w
+			apart |= w ^ first
+		}
+		if apart == 0 {
+			o.out = append(o.out, routed{first, c})
+			continue
+		}
+		for w, p := range c.split(peers, o.dest) {
+			if p.Len() > 0 {
+				o.out = append(o.out, routed{int32(w), p})
+			}
+		}
 	}
 	o.ch.mu.Lock()
-	for k, p := range o.out {
-		if w := k % peers; p.Len() > 0 {
-			o.ch.boxes[w].chunks = append(o.ch.boxes[w].chunks, p)
-		}
+	for _, r := range o.out {
+		o.ch.boxes[r.w].chunks = append(o.ch.boxes[r.w].chunks, r.c)
 	}
 	for w := range o.ch.boxes {
 		o.ch.boxes[w].senders[o.worker] = in
@@ -136,6 +152,12 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 	}
 	clear(o.acts)
 	return frontier.Empty()
+}
+
+// routed is one part of a message and the worker it goes to.
+type routed struct {
+	w int32
+	c *Chunk
 }
 
 func (o *exchangeSend) Shutdown() {

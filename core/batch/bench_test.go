@@ -417,7 +417,6 @@ func mergeLimit(out, a, b []benchUpd, s uint64) []benchUpd {
 	return out[:w]
 }
 
-
 var seekSink int
 
 // BenchmarkSeek times sorted key probes into a batch of n distinct keys with

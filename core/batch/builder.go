@@ -58,6 +58,10 @@ type Builder struct {
 	radixMin int
 	scratch  []rec
 	counts   []uint32
+	ids      []uint16 // bucketSort's bucket numbers
+	// bucketMax is the most records sorted by bucketSort (radix.go);
+	// larger builds take the LSD radix sort (tests set either).
+	bucketMax int
 
 	rows  []int64 // wide arities: key then val, ar.Key+ar.Val columns per update
 	times []uint64
@@ -76,7 +80,7 @@ type Builder struct {
 // NewBuilder returns a builder for rows of the given arity with room for
 // capHint updates.
 func NewBuilder(ar Arity, capHint int) *Builder {
-	b := &Builder{ar: ar, small: ar.Key <= 1 && ar.Val <= 1, radixMin: defaultRadixMin}
+	b := &Builder{ar: ar, small: ar.Key <= 1 && ar.Val <= 1, radixMin: defaultRadixMin, bucketMax: bucketSortMax}
 	if b.small {
 		b.recs = make([]rec, 0, capHint)
 	} else {
@@ -106,7 +110,7 @@ func (b *Builder) Reset() {
 
 // release drops every buffer and scratch slice.
 func (b *Builder) release() {
-	b.recs, b.scratch, b.counts = nil, nil, nil
+	b.recs, b.scratch, b.counts, b.ids = nil, nil, nil, nil
 	b.rows, b.times, b.diffs, b.perm = nil, nil, nil, nil
 	b.sRows, b.sTimes, b.sDiffs = nil, nil, nil
 	b.keys, b.keyScratch = nil, nil
@@ -224,16 +228,33 @@ func (b *Builder) sortRecs() {
 }
 
 func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
-	// A large build of one-column keys and vals without reusable scratch
-	// sorts through the new batch's own columns (radixSortCols), which
-	// saves allocating a scratch as large as the records.
+	// A build of up to bucketMax records sorts them into the builder's
+	// scratch in one bucket pass (bucketSort). A larger build of one-column
+	// keys and vals without reusable scratch sorts through the new batch's
+	// own columns (radixSortCols), which saves allocating a scratch as large
+	// as the records. Either way one-column keys and vals are then
+	// consolidated into columns sized for every record in one pass
+	// (consolidateInto, which cuts what consolidation left unused).
 	var cols *Batch
-	if n := len(b.recs); n >= b.radixMin && cap(b.scratch) < n && b.ar == (Arity{1, 1}) {
-		cols = &Batch{
+	newCols := func(n int) *Batch {
+		return &Batch{
 			keys: make([]int64, n), keyOffs: make([]uint32, n+1),
 			vals: make([]int64, n), valOffs: make([]uint32, n+1),
 			times: make([]uint64, n), diffs: make([]int64, n),
 		}
+	}
+	if n := len(b.recs); n >= b.radixMin && n <= b.bucketMax {
+		if cap(b.scratch) < n {
+			b.scratch = make([]rec, n, cap(b.recs))
+		}
+		var sorted []rec
+		sorted, b.ids, b.counts = bucketSort(b.recs, b.scratch, b.ids, b.counts)
+		b.recs, b.scratch = sorted, b.recs
+		if b.ar == (Arity{1, 1}) {
+			cols = newCols(n)
+		}
+	} else if n >= b.radixMin && cap(b.scratch) < n && b.ar == (Arity{1, 1}) {
+		cols = newCols(n)
 		b.counts = radixSortCols(b.recs, cols, b.counts)
 	} else {
 		b.sortRecs()

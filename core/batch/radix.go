@@ -124,6 +124,65 @@ func newRadixKey(recs []rec) radixKey {
 	return rk
 }
 
+// bucketSortMax is the most records bucketSort sorts: enough for every
+// round of a steady index, few enough that the scratch a Batcher keeps for
+// them stays small (512 KiB of records).
+const bucketSortMax = 1 << 14
+
+// bucketSort sorts recs of up to bucketSortMax records by (k, v, t) into
+// scratch (len(scratch) >= len(recs)) and returns them there: one pass
+// numbers each record's bucket by the top log2(n) bits of its packed key
+// (about one record a bucket), one scatters the records to their buckets,
+// and a bucket of several is sorted by comparison (insertion sort when
+// short, pdqsort when not), unless the bucket number is the whole key. So
+// a record is moved once, where the LSD radix sort moves it once a pass and
+// then once more to find its run's ends. ids and counts are reused storage.
+func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []rec, idsOut []uint16, countsOut []uint32) {
+	n := len(recs)
+	scratch = scratch[:n]
+	rk := newRadixKey(recs)
+	b := min(rk.bits, bits.Len(uint(n)), 16)
+	drop := uint(rk.bits - b)
+	nb := 1 << b
+	ids = slices.Grow(ids[:0], n)[:n]
+	counts = slices.Grow(counts[:0], nb+1)[:nb+1]
+	clear(counts)
+	for i := range recs {
+		d := uint16(rk.of(&recs[i]) >> drop)
+		ids[i] = d
+		counts[int(d)+1]++
+	}
+	for d := 1; d <= nb; d++ {
+		counts[d] += counts[d-1]
+	}
+	// counts[d] is where bucket d starts; after the scatter, where it ends.
+	for i := range recs {
+		d := ids[i]
+		scratch[counts[d]] = recs[i]
+		counts[d]++
+	}
+	if rk.complete && drop == 0 {
+		return scratch, ids, counts
+	}
+	start := uint32(0)
+	for _, end := range counts[:nb] {
+		if run := scratch[start:end]; len(run) > insertionMax {
+			slices.SortFunc(run, cmpRec)
+		} else if len(run) > 1 {
+			for a := 1; a < len(run); a++ {
+				r := run[a]
+				j := a
+				for ; j > 0 && lessRec(&r, &run[j-1]); j-- {
+					run[j] = run[j-1]
+				}
+				run[j] = r
+			}
+		}
+		start = end
+	}
+	return scratch, ids, counts
+}
+
 // radixSort sorts recs by (k, v, t), using scratch (len(scratch) >=
 // len(recs)), and returns the sorted records: recs or scratch[:len(recs)],
 // the other left in an unspecified order. counts is reused storage for the

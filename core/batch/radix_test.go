@@ -110,13 +110,15 @@ func requireSameBuild(t *rapid.T, radix, pdq *Builder) {
 }
 
 // TestBuildRadixMatchesSort builds the same updates through the radix sort
-// (forced, at any size) and through pdqsort and requires equal batches, over
-// several builds with one builder (the radix sort swaps its buffers).
+// (forced, at any size; the one-pass bucket sort or the LSD radix sort) and
+// through pdqsort and requires equal batches, over several builds with one
+// builder (the radix sorts swap its buffers).
 func TestBuildRadixMatchesSort(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ar := Arity{Key: rapid.IntRange(0, 1).Draw(t, "ka"), Val: rapid.IntRange(0, 1).Draw(t, "va")}
 		radix := NewBuilder(ar, 0)
 		radix.radixMin = rapid.IntRange(0, 40).Draw(t, "radixMin")
+		radix.bucketMax = rapid.SampledFrom([]int{0, 300, bucketSortMax}).Draw(t, "bucketMax")
 		pdq := NewBuilder(ar, 0)
 		pdq.radixMin = math.MaxInt
 		for range rapid.IntRange(1, 3).Draw(t, "builds") {
@@ -249,9 +251,16 @@ func fmtUpdates(b *Batch) string {
 // key's updates — half the input, far more than insertion sort takes — must
 // be sorted by (val, time) after the scatter.
 func TestBuildRadixLongTies(t *testing.T) {
+	for _, bucketMax := range []int{0, bucketSortMax} {
+		testBuildRadixLongTies(t, bucketMax)
+	}
+}
+
+func testBuildRadixLongTies(t *testing.T, bucketMax int) {
 	ar := Arity{Key: 1, Val: 1}
 	radix, pdq := NewBuilder(ar, 0), NewBuilder(ar, 0)
 	radix.radixMin, pdq.radixMin = 0, math.MaxInt
+	radix.bucketMax = bucketMax
 	for i := range 2000 {
 		k := int64(math.MinInt64)
 		if i%2 == 1 {
@@ -273,6 +282,6 @@ func TestBuildRadixLongTies(t *testing.T) {
 		t.Fatalf("radix build: %v", err)
 	}
 	if got.String() != want.String() {
-		t.Fatal("radix build differs from pdqsort on long ties")
+		t.Fatalf("radix build (bucketMax %d) differs from pdqsort on long ties", bucketMax)
 	}
 }

@@ -83,23 +83,38 @@ func reportPer(b *testing.B, perOp int, unit string) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(perOp), "ns/"+unit)
 }
 
-// reportLimitRatio reports the benchmark's time per op divided by the time
-// per op of limit, its baseline on the same records, measured right after
-// the timed loop in the same process (median of five untimed runs), as the
-// metric unit — the ratio ARCHITECTURE.md asks every hot path to report. The
-// separate *Limit benchmarks give the baselines' own figures.
-func reportLimitRatio(b *testing.B, unit string, limit func()) {
-	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-	b.StopTimer()
-	defer b.StartTimer()
-	var runs []float64
-	for range 5 {
+// limitRun is one limit of a benchmark: the unit its ratio is reported as
+// and a run of it on the benchmark's records.
+type limitRun struct {
+	unit string
+	run  func()
+}
+
+// loopPaired runs op under b.Loop and, after each op with the timer
+// stopped, each limit once, and reports for each limit the median over ops
+// of the op's time divided by that limit's run right after it: the ratio
+// ARCHITECTURE.md asks every hot path to report. A pair runs back to back,
+// so it shares the machine's load of that moment, and the ratio holds on a
+// busy machine where separate figures would not. The separate *Limit
+// benchmarks give the limits' own figures.
+func loopPaired(b *testing.B, op func(), limits ...limitRun) {
+	ratios := make([][]float64, len(limits))
+	for b.Loop() {
 		start := time.Now()
-		limit()
-		runs = append(runs, float64(time.Since(start).Nanoseconds()))
+		op()
+		d := time.Since(start)
+		b.StopTimer()
+		for i, l := range limits {
+			ls := time.Now()
+			l.run()
+			ratios[i] = append(ratios[i], float64(d)/float64(time.Since(ls)))
+		}
+		b.StartTimer()
 	}
-	slices.Sort(runs)
-	b.ReportMetric(perOp/runs[2], unit)
+	for i, l := range limits {
+		slices.Sort(ratios[i])
+		b.ReportMetric(ratios[i][len(ratios[i])/2], l.unit)
+	}
 }
 
 // radixLimit is the limit of a build: it copies ups into recs (what pushing
@@ -173,8 +188,9 @@ func buildBatch(tb testing.TB, ups []benchUpd, lo, hi uint64) *Batch {
 // BenchmarkBuild times pushing n unsorted updates into a reused Builder with
 // Push1 and building them into one batch (sort, consolidation and the new
 // batch's columns), once per iteration. One untimed build first sizes the
-// builder's scratch, as in steady use. x-radix is the time per op over
-// RadixLimit's on the same records (goal <= 1.3), x-sort over SortLimit's.
+// builder's scratch, as in steady use. x-radix is the time of an op over
+// RadixLimit's work on the same records run right after it (median of the
+// pairs, loopPaired; goal <= 1.3), x-sort the same over SortLimit's.
 func BenchmarkBuild(b *testing.B) {
 	for _, keys := range keyRanges {
 		for _, n := range benchSizes {
@@ -191,18 +207,16 @@ func BenchmarkBuild(b *testing.B) {
 					}
 				}
 				build() // warm up: the builder's scratch, so B/op is the batch's
-				b.ReportAllocs()
-				for b.Loop() {
-					build()
-				}
-				reportPer(b, n, "update")
 				recs, scratch := make([]rec, n), make([]rec, n)
 				var counts []uint32
-				reportLimitRatio(b, "x-radix", func() { _, counts = radixLimit(ups, recs, scratch, counts) })
-				reportLimitRatio(b, "x-sort", func() {
-					copy(recs, ups)
-					slices.SortFunc(recs, cmpBenchUpd)
-				})
+				b.ReportAllocs()
+				loopPaired(b, build,
+					limitRun{"x-radix", func() { _, counts = radixLimit(ups, recs, scratch, counts) }},
+					limitRun{"x-sort", func() {
+						copy(recs, ups)
+						slices.SortFunc(recs, cmpBenchUpd)
+					}})
+				reportPer(b, n, "update")
 			})
 		}
 	}
@@ -321,8 +335,10 @@ func BenchmarkMerge(b *testing.B) {
 			b.Run(fmt.Sprintf("n=%d/%s", n, comp.name), func(b *testing.B) {
 				skipLarge(b, n)
 				b1, b2, r1, r2 := mergeInputs(b, n)
+				out := make([]benchUpd, len(r1)+len(r2))
+				s := comp.f.MustTime()
 				b.ReportAllocs()
-				for b.Loop() {
+				loopPaired(b, func() {
 					m := NewMerger(b1, b2, comp.f)
 					for !m.Done() {
 						fuel := int64(mergeFuel)
@@ -331,11 +347,8 @@ func BenchmarkMerge(b *testing.B) {
 					if _, err := m.Result(); err != nil {
 						b.Fatal(err)
 					}
-				}
+				}, limitRun{"x-limit", func() { out = mergeLimit(out[:cap(out)], r1, r2, s) }})
 				reportPer(b, n, "update")
-				out := make([]benchUpd, len(r1)+len(r2))
-				s := comp.f.MustTime()
-				reportLimitRatio(b, "x-limit", func() { out = mergeLimit(out[:cap(out)], r1, r2, s) })
 			})
 		}
 	}
@@ -543,7 +556,7 @@ func BenchmarkMergeN(b *testing.B) {
 				}
 				comp := frontier.At(5)
 				b.ReportAllocs()
-				for b.Loop() {
+				loopPaired(b, func() {
 					m := NewMergerN(bs, comp)
 					for !m.Done() {
 						fuel := int64(mergeFuel)
@@ -552,9 +565,7 @@ func BenchmarkMergeN(b *testing.B) {
 					if _, err := m.Result(); err != nil {
 						b.Fatal(err)
 					}
-				}
-				reportPer(b, n, "update")
-				reportLimitRatio(b, "x-pairwise", func() {
+				}, limitRun{"x-pairwise", func() {
 					level := bs
 					for len(level) > 1 {
 						var next []*Batch
@@ -567,7 +578,8 @@ func BenchmarkMergeN(b *testing.B) {
 						}
 						level = next
 					}
-				})
+				}})
+				reportPer(b, n, "update")
 			})
 		}
 	}

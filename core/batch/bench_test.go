@@ -118,13 +118,21 @@ func loopPaired(b *testing.B, op func(), limits ...limitRun) {
 }
 
 // radixLimit is the limit of a build: it copies ups into recs (what pushing
-// does), sorts them by (key, val, time) with an LSD radix sort on the digits
-// the builder plans for them (planRadix over the packed key of
-// newRadixKey), insertion-sorts runs the digits leave tied as the builder
-// does, and consolidates equal (key, val, time) in place. It returns the
-// consolidated records. recs and scratch have len(ups); counts is reused.
-func radixLimit(ups, recs, scratch []rec, counts []uint32) ([]rec, []uint32) {
+// does), sorts them by (key, val, time) as the builder plans (up to
+// bucketSortMax records bucketSort into scratch; beyond, an LSD radix sort
+// on the digits planRadix plans over the packed key of newRadixKey, whose
+// tied runs are sorted as the builder does), and consolidates equal (key,
+// val, time) in place. It returns the consolidated records. recs and
+// scratch have len(ups); lim holds reused storage.
+func radixLimit(ups, recs, scratch []rec, lim *limitScratch) []rec {
 	n := copy(recs, ups)
+	if n <= bucketSortMax && !lim.lsd {
+		var src []rec
+		src, lim.ids, lim.counts = bucketSort(recs, scratch, lim.ids, lim.counts)
+		return consolidateRecs(src)
+	}
+	counts := lim.counts
+	defer func() { lim.counts = counts }()
 	rk := newRadixKey(recs)
 	p := planRadix(n, rk.bits)
 	nb := 1 << p.width
@@ -156,7 +164,21 @@ func radixLimit(ups, recs, scratch []rec, counts []uint32) ([]rec, []uint32) {
 	if p.drop > 0 || !rk.complete {
 		sortRuns(src, &rk, p.drop)
 	}
-	w := 0
+	return consolidateRecs(src)
+}
+
+// limitScratch is radixLimit's reused storage; lsd makes it take the LSD
+// radix sort at any size (tests).
+type limitScratch struct {
+	ids    []uint16
+	counts []uint32
+	lsd    bool
+}
+
+// consolidateRecs sums the diffs of equal (key, val, time) in the sorted
+// recs in place, drops the zeros and returns what is left.
+func consolidateRecs(src []rec) []rec {
+	n, w := len(src), 0
 	for i := 0; i < n; i++ {
 		r := src[i]
 		for i+1 < n && src[i+1].k == r.k && src[i+1].v == r.v && src[i+1].t == r.t {
@@ -168,7 +190,7 @@ func radixLimit(ups, recs, scratch []rec, counts []uint32) ([]rec, []uint32) {
 			w++
 		}
 	}
-	return src[:w], counts
+	return src[:w]
 }
 
 // buildBatch builds the updates into one batch over [lo, hi) (setup only).
@@ -208,10 +230,10 @@ func BenchmarkBuild(b *testing.B) {
 				}
 				build() // warm up: the builder's scratch, so B/op is the batch's
 				recs, scratch := make([]rec, n), make([]rec, n)
-				var counts []uint32
+				var lim limitScratch
 				b.ReportAllocs()
 				loopPaired(b, build,
-					limitRun{"x-radix", func() { _, counts = radixLimit(ups, recs, scratch, counts) }},
+					limitRun{"x-radix", func() { radixLimit(ups, recs, scratch, &lim) }},
 					limitRun{"x-sort", func() {
 						copy(recs, ups)
 						slices.SortFunc(recs, cmpBenchUpd)
@@ -223,8 +245,8 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // BenchmarkRadixLimit is the limit of BenchmarkBuild: radixLimit on the same
-// records (copy, radix sort with the builder's digit plan, consolidation),
-// once per iteration.
+// records (copy, sort as the builder plans it, consolidation), once per
+// iteration.
 func BenchmarkRadixLimit(b *testing.B) {
 	for _, keys := range keyRanges {
 		for _, n := range benchSizes {
@@ -232,11 +254,11 @@ func BenchmarkRadixLimit(b *testing.B) {
 				skipLarge(b, n)
 				ups := genKeyed(n, 1, 0, keys)
 				recs, scratch := make([]rec, n), make([]rec, n)
-				var counts []uint32
+				var lim limitScratch
 				var out []rec
 				b.ReportAllocs()
 				for b.Loop() {
-					out, counts = radixLimit(ups, recs, scratch, counts)
+					out = radixLimit(ups, recs, scratch, &lim)
 				}
 				if len(out) == 0 {
 					b.Fatal("radix limit consolidated everything away")
@@ -498,10 +520,12 @@ func TestBenchLimitsAgree(t *testing.T) {
 			ups = append(ups, u)
 		}
 		n := len(ups)
-		got, _ := radixLimit(ups, make([]rec, n), make([]rec, n), nil)
 		want := flat(buildBatch(t, ups, 0, 10))
-		if !slices.Equal(got, want) {
-			t.Fatalf("keys=%s: radixLimit differs from Build (%d vs %d records)", keys, len(got), len(want))
+		for _, lsd := range []bool{false, true} {
+			got := radixLimit(ups, make([]rec, n), make([]rec, n), &limitScratch{lsd: lsd})
+			if !slices.Equal(got, want) {
+				t.Fatalf("keys=%s lsd=%v: radixLimit differs from Build (%d vs %d records)", keys, lsd, len(got), len(want))
+			}
 		}
 	}
 	b1, b2, r1, r2 := mergeInputs(t, 5000)

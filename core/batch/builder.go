@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/invariants"
@@ -228,35 +229,34 @@ func (b *Builder) sortRecs() {
 }
 
 func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
-	// A build of up to bucketMax records sorts them into the builder's
-	// scratch in one bucket pass (bucketSort). A larger build of one-column
-	// keys and vals without reusable scratch sorts through the new batch's
-	// own columns (radixSortCols), which saves allocating a scratch as large
-	// as the records. Either way one-column keys and vals are then
-	// consolidated into columns sized for every record in one pass
-	// (consolidateInto, which cuts what consolidation left unused).
+	// One-column keys and vals sort into the new batch's own column block,
+	// viewed as records (newColsBlock), so the sort needs no scratch of
+	// its own; the sorted records return to the builder's buffer and
+	// consolidate from there into the columns (consolidateInto, which cuts
+	// what consolidation left unused). Up to bucketMax records the sort is
+	// one bucket pass (bucketSort), beyond it the LSD radix sort. Other
+	// arities sort in the builder's scratch, which it keeps.
 	var cols *Batch
-	newCols := func(n int) *Batch {
-		return &Batch{
-			keys: make([]int64, n), keyOffs: make([]uint32, n+1),
-			vals: make([]int64, n), valOffs: make([]uint32, n+1),
-			times: make([]uint64, n), diffs: make([]int64, n),
+	switch n := len(b.recs); {
+	case n >= max(b.radixMin, 2) && b.ar == (Arity{1, 1}):
+		var block, sorted []rec
+		cols, block = newColsBlock(n)
+		if n <= b.bucketMax {
+			sorted, b.ids, b.counts = bucketSort(b.recs, block, b.ids, b.counts)
+		} else {
+			sorted, _, b.counts = radixSort(b.recs, block, b.counts)
 		}
-	}
-	if n := len(b.recs); n >= b.radixMin && n <= b.bucketMax {
+		if &sorted[0] != &b.recs[0] {
+			copy(b.recs, sorted)
+		}
+	case n >= b.radixMin && n <= b.bucketMax:
 		if cap(b.scratch) < n {
 			b.scratch = make([]rec, n, cap(b.recs))
 		}
 		var sorted []rec
 		sorted, b.ids, b.counts = bucketSort(b.recs, b.scratch, b.ids, b.counts)
 		b.recs, b.scratch = sorted, b.recs
-		if b.ar == (Arity{1, 1}) {
-			cols = newCols(n)
-		}
-	} else if n >= b.radixMin && cap(b.scratch) < n && b.ar == (Arity{1, 1}) {
-		cols = newCols(n)
-		b.counts = radixSortCols(b.recs, cols, b.counts)
-	} else {
+	default:
 		b.sortRecs()
 	}
 	recs := b.recs
@@ -301,9 +301,10 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 }
 
 // consolidateInto consolidates the sorted recs straight into cols (whose
-// columns are at least len(recs) long) in one pass and cuts the columns to
-// what it left: the path of a large build whose columns served as its sort
-// scratch, so the records need not be consolidated in place first.
+// columns are at least len(recs) long and alias nothing of recs) in one
+// pass and cuts the columns to what it left: the path of a build whose
+// columns served as its sort scratch, so the records need not be
+// consolidated in place first.
 func (b *Builder) consolidateInto(desc frontier.Description, recs []rec, cols *Batch) (*Batch, error) {
 	nk, nv, n, overflow := b.writeCols(cols, recs, true)
 	out := &Batch{desc: desc, ar: b.ar}
@@ -473,4 +474,24 @@ func (b *Builder) sortWide() []uint32 {
 	}
 	b.perm = perm
 	return perm
+}
+
+// newColsBlock returns columns for a batch of n one-column keys and vals
+// whose keys, vals, times and diffs lie in one allocation of n 32-byte
+// records, and that allocation viewed as records: a sort scratch as large
+// as the records, free until the columns are written. Every field of rec
+// is a 64-bit integer, as are the columns' elements, so either view of the
+// memory holds whatever the other wrote. REQUIRES: n > 0.
+func newColsBlock(n int) (*Batch, []rec) {
+	block := make([]rec, n)
+	words := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(block))), 4*n)
+	cols := &Batch{
+		keys:    words[:n:n],
+		vals:    words[n : 2*n : 2*n],
+		times:   unsafe.Slice((*uint64)(unsafe.Pointer(&words[2*n])), n),
+		diffs:   words[3*n : 4*n : 4*n],
+		keyOffs: make([]uint32, n+1),
+		valOffs: make([]uint32, n+1),
+	}
+	return cols, block
 }

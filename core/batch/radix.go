@@ -23,12 +23,16 @@ import (
 //
 // Updates of arity at most 1 are sorted as 32-byte records that carry
 // everything (the key is recomputed in each pass, which costs less than
-// moving it). Wider ones are sorted as 16-byte (key, index) pairs and then
+// moving it), up to bucketSortMax of them in one bucket pass instead
+// (bucketSort: the top log2(n) bits, at most 16, number a record's bucket,
+// the records scatter once, and buckets of several are sorted by
+// comparison). Wider ones are sorted as 16-byte (key, index) pairs and then
 // gathered.
 //
 // For BenchmarkBuild (keys uniform over 2^18 values, vals over all of int64,
-// times over [0, 10)) the key is k alone, scattered in two passes of 9 bits,
-// and runs of about 4 records are insertion-sorted by (v, t).
+// times over [0, 10)) the key is k alone; at a million updates its top 16
+// bits number the buckets and buckets of about 15 records (4 keys) are
+// insertion-sorted by (k, v, t).
 
 // radixDigitBits is the widest digit of a scatter pass. 2^11 counters of
 // uint32 fill 8 KiB, which stays in L1 with the scatter's write heads.
@@ -124,19 +128,20 @@ func newRadixKey(recs []rec) radixKey {
 	return rk
 }
 
-// bucketSortMax is the most records bucketSort sorts: enough for every
-// round of a steady index, few enough that the scratch a Batcher keeps for
-// them stays small (512 KiB of records).
-const bucketSortMax = 1 << 14
+// bucketSortMax is the most records the builder sorts with bucketSort: up
+// to it buckets of 16-bit numbers hold about 16 records or fewer, cheap to
+// sort by comparison; beyond it the LSD radix sort's passes cost less.
+const bucketSortMax = 1 << 20
 
-// bucketSort sorts recs of up to bucketSortMax records by (k, v, t) into
-// scratch (len(scratch) >= len(recs)) and returns them there: one pass
-// numbers each record's bucket by the top log2(n) bits of its packed key
-// (about one record a bucket), one scatters the records to their buckets,
-// and a bucket of several is sorted by comparison (insertion sort when
-// short, pdqsort when not), unless the bucket number is the whole key. So
-// a record is moved once, where the LSD radix sort moves it once a pass and
-// then once more to find its run's ends. ids and counts are reused storage.
+// bucketSort sorts recs by (k, v, t) into scratch (len(scratch) >=
+// len(recs)) and returns them there: one pass numbers each record's bucket
+// by the top log2(n) bits of its packed key (at most 16: about one record a
+// bucket up to 65,536 records, 16 at bucketSortMax), one scatters the
+// records to their buckets, and a bucket of several is sorted by comparison
+// (insertion sort when short, pdqsort when not), unless the bucket number
+// is the whole key. So a record is moved once, where the LSD radix sort
+// moves it once a pass and then compares it again to find its run's ends.
+// ids and counts are reused storage.
 func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []rec, idsOut []uint16, countsOut []uint32) {
 	n := len(recs)
 	scratch = scratch[:n]
@@ -420,70 +425,3 @@ func radixSortWide(ks, scratch []keyIdx, wk *wideKey, rows []int64, times []uint
 	return ks, scratch, counts
 }
 
-// radixSortCols is radixSort for records of arity {1, 1} that uses the
-// columns of the batch about to be built (each at least len(recs) long) as
-// its scratch instead of a second record slice: passes alternate between
-// the records and the columns (as structure of arrays), and the records are
-// copied back if the last pass left them in the columns. The columns'
-// contents are garbage afterwards. counts is reused storage for the
-// histograms.
-func radixSortCols(recs []rec, cols *Batch, counts []uint32) []uint32 {
-	n := len(recs)
-	if n < 2 {
-		return counts
-	}
-	ks, vs, ts, ds := cols.keys[:n], cols.vals[:n], cols.times[:n], cols.diffs[:n]
-	rk := newRadixKey(recs)
-	p := planRadix(n, rk.bits)
-	inCols := false
-	if p.passes > 0 {
-		nb := 1 << p.width
-		mask := uint64(nb - 1)
-		counts = p.counts(counts)
-		for i := range recs {
-			x := rk.of(&recs[i]) >> p.drop
-			for j := range p.passes {
-				counts[j*nb+int(x>>(uint(j)*p.width)&mask)]++
-			}
-		}
-		for j := range p.passes {
-			c := counts[j*nb : j*nb+nb]
-			shift := p.drop + uint(j)*p.width
-			var first uint64
-			if inCols {
-				first = rk.of(&rec{ks[0], vs[0], ts[0], ds[0]}) >> shift & mask
-			} else {
-				first = rk.of(&recs[0]) >> shift & mask
-			}
-			if !offsets(c, first, n) {
-				continue
-			}
-			if inCols {
-				for i := range ks {
-					r := rec{ks[i], vs[i], ts[i], ds[i]}
-					d := rk.of(&r) >> shift & mask
-					recs[c[d]] = r
-					c[d]++
-				}
-			} else {
-				for i := range recs {
-					r := &recs[i]
-					d := rk.of(r) >> shift & mask
-					at := c[d]
-					ks[at], vs[at], ts[at], ds[at] = r.k, r.v, r.t, r.d
-					c[d]++
-				}
-			}
-			inCols = !inCols
-		}
-	}
-	if inCols {
-		for i := range recs {
-			recs[i] = rec{ks[i], vs[i], ts[i], ds[i]}
-		}
-	}
-	if p.drop > 0 || !rk.complete {
-		sortRuns(recs, &rk, p.drop)
-	}
-	return counts
-}

@@ -243,6 +243,7 @@ type limitPairs struct {
 	n             int
 	recs, scratch []limitRec
 	counts        []uint32
+	ids           []uint16
 	ratios, nanos []float64
 	cpuRatios     []float64
 	cpu           time.Duration // process CPU spent in the limit runs
@@ -261,7 +262,7 @@ func (l *limitPairs) run(b *testing.B, install, icpu time.Duration) {
 	c0 := processCPU()
 	start := time.Now()
 	var out []limitRec
-	out, l.counts = radixLimit(l.chunks, l.recs, l.scratch, l.counts)
+	out, l.ids, l.counts = radixLimit(l.chunks, l.recs, l.scratch, l.ids, l.counts)
 	took := time.Since(start)
 	lcpu := processCPU() - c0
 	// A limit that skipped work would flatter the ratio: its output must
@@ -331,17 +332,24 @@ func lessLimitRec(a, b *limitRec) bool {
 	return a.t < b.t
 }
 
+// limitBucketMax is the most records radixLimit sorts in one bucket pass:
+// core/batch's bucketSortMax, up to which the builder does the same.
+const limitBucketMax = 1 << 20
+
 // radixLimit is the least work arranging the chunks' rows (two columns,
 // keyed by the first) needs, the limit of BenchmarkInstall direct. It is
 // core/batch's build limit (radixLimit in its bench test, which is not
 // importable from here) re-created over the chunks' columns: gather every
-// row into a record (what pushing does), LSD radix sort the records on the
-// top log2(n)+1 bits of their packed major key in digits of at most 11 bits
-// (the builder's digit plan), sort the runs the digits leave tied by (key,
-// val, time), and consolidate equal (key, val, time) in place. It returns
-// the consolidated records. recs and scratch hold every row; counts is
-// reused.
-func radixLimit(chunks []*dataflow.Chunk, recs, scratch []limitRec, counts []uint32) ([]limitRec, []uint32) {
+// row into a record (what pushing does), sort the records by (key, val,
+// time) as the builder plans it, and consolidate equal (key, val, time) in
+// place. The builder's plan: up to limitBucketMax records, one bucket pass
+// (the top log2(n) bits of the packed major key, at most 16, number a
+// record's bucket; the records scatter once; buckets of several are sorted
+// by comparison); beyond, an LSD radix sort on the top log2(n)+1 bits in
+// digits of at most 11 bits, whose tied runs are sorted by comparison. It
+// returns the consolidated records. recs and scratch hold every row; ids
+// and counts are reused.
+func radixLimit(chunks []*dataflow.Chunk, recs, scratch []limitRec, ids []uint16, counts []uint32) ([]limitRec, []uint16, []uint32) {
 	n := 0
 	for _, c := range chunks {
 		rows := c.Rows[:2*len(c.Times)]
@@ -372,6 +380,35 @@ func radixLimit(chunks []*dataflow.Chunk, recs, scratch []limitRec, counts []uin
 		pk.sk, pk.sv, pk.st, kb, complete = uint(bv+bt), uint(bt), 0, bk+bv+bt, true
 	case bk+bv <= 64:
 		pk.sk, pk.sv, kb = uint(bv), 0, bk+bv
+	}
+	if n <= limitBucketMax {
+		b := min(kb, bits.Len(uint(n)), 16)
+		drop := uint(kb - b)
+		nb := 1 << b
+		ids = slices.Grow(ids[:0], n)[:n]
+		counts = slices.Grow(counts[:0], nb+1)[:nb+1]
+		clear(counts)
+		for i := range recs {
+			d := uint16(pk.of(&recs[i]) >> drop)
+			ids[i] = d
+			counts[int(d)+1]++
+		}
+		for d := 1; d <= nb; d++ {
+			counts[d] += counts[d-1]
+		}
+		for i := range recs {
+			d := ids[i]
+			scratch[counts[d]] = recs[i]
+			counts[d]++
+		}
+		if !complete || drop > 0 {
+			start := uint32(0)
+			for _, end := range counts[:nb] {
+				sortLimitRun(scratch[start:end])
+				start = end
+			}
+		}
+		return consolidateLimit(scratch), ids, counts
 	}
 	// The digit plan: the top rb bits, in passes of equal digits.
 	rb := min(kb, bits.Len(uint(n))+1)
@@ -414,22 +451,34 @@ func radixLimit(chunks []*dataflow.Chunk, recs, scratch []limitRec, counts []uin
 			for j < n && pk.of(&src[j])>>drop == x {
 				j++
 			}
-			if run := src[i:j]; len(run) > 24 {
-				slices.SortFunc(run, cmpLimitRec)
-			} else {
-				for a := 1; a < len(run); a++ {
-					r := run[a]
-					b := a
-					for ; b > 0 && lessLimitRec(&r, &run[b-1]); b-- {
-						run[b] = run[b-1]
-					}
-					run[b] = r
-				}
-			}
+			sortLimitRun(src[i:j])
 			i = j
 		}
 	}
-	w := 0
+	return consolidateLimit(src), ids, counts
+}
+
+// sortLimitRun sorts a run of records by (key, val, time) as the builder
+// does: insertion sort when short, pdqsort when not.
+func sortLimitRun(run []limitRec) {
+	if len(run) > 24 {
+		slices.SortFunc(run, cmpLimitRec)
+		return
+	}
+	for a := 1; a < len(run); a++ {
+		r := run[a]
+		b := a
+		for ; b > 0 && lessLimitRec(&r, &run[b-1]); b-- {
+			run[b] = run[b-1]
+		}
+		run[b] = r
+	}
+}
+
+// consolidateLimit sums the diffs of equal (key, val, time) in the sorted
+// src in place, drops the zeros and returns what is left.
+func consolidateLimit(src []limitRec) []limitRec {
+	n, w := len(src), 0
 	for i := 0; i < n; i++ {
 		r := src[i]
 		for i+1 < n && src[i+1].k == r.k && src[i+1].v == r.v && src[i+1].t == r.t {
@@ -441,7 +490,7 @@ func radixLimit(chunks []*dataflow.Chunk, recs, scratch []limitRec, counts []uin
 			w++
 		}
 	}
-	return src[:w], counts
+	return src[:w]
 }
 
 // reportArrangeMemory arranges the n preloaded rows once more in a query

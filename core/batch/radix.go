@@ -424,4 +424,3 @@ func radixSortWide(ks, scratch []keyIdx, wk *wideKey, rows []int64, times []uint
 	}
 	return ks, scratch, counts
 }
-

@@ -171,17 +171,8 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []re
 	}
 	start := uint32(0)
 	for _, end := range counts[:nb] {
-		if run := scratch[start:end]; len(run) > insertionMax {
-			slices.SortFunc(run, cmpRec)
-		} else if len(run) > 1 {
-			for a := 1; a < len(run); a++ {
-				r := run[a]
-				j := a
-				for ; j > 0 && lessRec(&r, &run[j-1]); j-- {
-					run[j] = run[j-1]
-				}
-				run[j] = r
-			}
+		if end-start > 1 {
+			sortRun(scratch[start:end])
 		}
 		start = end
 	}
@@ -241,19 +232,27 @@ func sortRuns(recs []rec, rk *radixKey, drop uint) {
 		for j < len(recs) && rk.of(&recs[j])>>drop == x {
 			j++
 		}
-		if run := recs[i:j]; len(run) > insertionMax {
-			slices.SortFunc(run, cmpRec)
-		} else if len(run) > 1 {
-			for a := 1; a < len(run); a++ {
-				r := run[a]
-				b := a
-				for ; b > 0 && lessRec(&r, &run[b-1]); b-- {
-					run[b] = run[b-1]
-				}
-				run[b] = r
-			}
+		if j-i > 1 {
+			sortRun(recs[i:j])
 		}
 		i = j
+	}
+}
+
+// sortRun sorts a run of records by (k, v, t): insertion sort when short,
+// pdqsort when not.
+func sortRun(run []rec) {
+	if len(run) > insertionMax {
+		slices.SortFunc(run, cmpRec)
+		return
+	}
+	for a := 1; a < len(run); a++ {
+		r := run[a]
+		j := a
+		for ; j > 0 && lessRec(&r, &run[j-1]); j-- {
+			run[j] = run[j-1]
+		}
+		run[j] = r
 	}
 }
 

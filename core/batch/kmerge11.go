@@ -3,11 +3,12 @@ package batch
 import "math"
 
 // The k-way kernel for one-column keys and vals (kway11), in two loops that
-// take turns a block at a time: select fills a block of up to kwBlock
-// records in (key, val, time) order from the inputs, and emit advances their
+// take turns a block at a time: selectBlock fills a block of up to kwBlock
+// records (rec, the builder's 32-byte record) in (key, val, time) order from
+// the inputs, and emit advances their
 // times, consolidates them and writes them to the output's columns. Apart,
 // each loop keeps its state in registers (together they spilled it to the
-// stack on every update), and select's work per update is the loser tree's
+// stack on every update), and selectBlock's work per update is the loser tree's
 // replay alone.
 //
 // The tree keeps the losers' head keys beside their inputs (tk, ti), so a
@@ -17,16 +18,9 @@ import "math"
 // the inputs' vals and times. An exhausted input's key is math.MaxInt64 and
 // it loses every tie (ex).
 
-// kwBlock is the records select passes to emit at a time: 8 KiB, well
+// kwBlock is the records selectBlock passes to emit at a time: 8 KiB, well
 // inside the first-level cache beside the tree and the inputs' heads.
 const kwBlock = 256
-
-// kwRec is one update on its way from select to emit.
-type kwRec struct {
-	k, v int64
-	t    uint64
-	d    int64
-}
 
 // kway11 is the state of a k-way merge of one-column keys and vals.
 type kway11 struct {
@@ -43,7 +37,7 @@ type kway11 struct {
 	ak, av    int64
 	at        uint64
 	ad        int64
-	blk       []kwRec
+	blk       []rec
 	exhausted bool // every input consumed (the winner is exhausted)
 }
 
@@ -74,7 +68,7 @@ func newKway11(bs []*Batch, p int) *kway11 {
 		in: make([]kin, p), ex: make([]uint8, p),
 		tk: make([]int64, p), ti: make([]int32, p),
 		p:   p,
-		blk: make([]kwRec, kwBlock),
+		blk: make([]rec, kwBlock),
 	}
 	heads := make([]int64, p)
 	for i := range p {
@@ -169,7 +163,7 @@ func (kw *kway11) selectBlock(lim int) int {
 		var nk int64
 		if c.flat {
 			u := c.u
-			blk[o] = kwRec{wk, c.vals[u], c.times[u], c.diffs[u]}
+			blk[o] = rec{wk, c.vals[u], c.times[u], c.diffs[u]}
 			o++
 			u++
 			if run >= kwayGallop && u < len(c.keys) && o < len(blk) {
@@ -186,7 +180,7 @@ func (kw *kway11) selectBlock(lim int) int {
 					dst := blk[o : o+r]
 					ks, vs, ts, ds := c.keys[u:e], c.vals[u:e], c.times[u:e], c.diffs[u:e]
 					for i := range dst {
-						dst[i] = kwRec{ks[i], vs[i], ts[i], ds[i]}
+						dst[i] = rec{ks[i], vs[i], ts[i], ds[i]}
 					}
 					o += r
 					u = e
@@ -200,7 +194,7 @@ func (kw *kway11) selectBlock(lim int) int {
 				nk = c.keys[u]
 			}
 		} else {
-			blk[o] = kwRec{wk, c.vals[c.v], c.times[c.u], c.diffs[c.u]}
+			blk[o] = rec{wk, c.vals[c.v], c.times[c.u], c.diffs[c.u]}
 			o++
 			nk = kw.advance(w)
 		}
@@ -259,7 +253,7 @@ func (kw *kway11) advance(w int) int64 {
 // output's columns, opening a key and a val when they differ from the last
 // written ones, so no key owns zero vals and no val zero updates (B2) even
 // when everything under it cancels.
-func (kw *kway11) emit(m *Merger, rs []kwRec) {
+func (kw *kway11) emit(m *Merger, rs []rec) {
 	s := m.s // advancing by s == 0 is the identity
 	o := &m.out
 	oK, oKo, oV, oVo, oT, oD := o.keys, o.keyOffs, o.vals, o.valOffs, o.times, o.diffs

@@ -4,12 +4,12 @@ import "math"
 
 // The k-way kernel for one-column keys and vals (kway11), in two loops that
 // take turns a block at a time: selectBlock fills a block of up to kwBlock
-// records (rec, the builder's 32-byte record) in (key, val, time) order from
-// the inputs, and emit advances their
-// times, consolidates them and writes them to the output's columns. Apart,
-// each loop keeps its state in registers (together they spilled it to the
-// stack on every update), and selectBlock's work per update is the loser tree's
-// replay alone.
+// records (rec, the builder's 32-byte record) in (key, val, time) order
+// from the inputs, and emit advances their times, consolidates them and
+// writes them to the output's columns. Apart, each loop keeps more of its
+// state in registers (together they spilled it to the stack on every
+// update), and selectBlock's work per update is the loser tree's replay
+// alone.
 //
 // The tree keeps the losers' head keys beside their inputs (tk, ti), so a
 // replay reads the path's nodes by address and compares int64s, choosing

@@ -64,11 +64,17 @@ func (c *kin) headVal() int64 {
 
 // newKway11 starts the kernel over bs, padded to p inputs.
 func newKway11(bs []*Batch, p int) *kway11 {
+	total := 0
+	for _, b := range bs {
+		total += b.Len()
+	}
 	kw := &kway11{
 		in: make([]kin, p), ex: make([]uint8, p),
 		tk: make([]int64, p), ti: make([]int32, p),
-		p:   p,
-		blk: make([]rec, kwBlock),
+		p: p,
+		// A merge of small batches (rounds of a few updates) needs no
+		// more block than it has updates.
+		blk: make([]rec, min(kwBlock, max(total, 1))),
 	}
 	heads := make([]int64, p)
 	for i := range p {
@@ -124,7 +130,7 @@ func (kw *kway11) lessHead(a, b int) bool {
 func (kw *kway11) work(m *Merger, f int64) int64 {
 	var used int64
 	for used < f && !kw.exhausted {
-		n := kw.selectBlock(int(min(f-used, kwBlock)))
+		n := kw.selectBlock(int(min(f-used, int64(len(kw.blk)))))
 		kw.emit(m, kw.blk[:n])
 		used += int64(n)
 	}

@@ -5,7 +5,7 @@
 // merges).
 //
 // Levels are tiers of size: a batch of n updates belongs to level
-// floor(log_F(n)) for the fanout F (Options.Fanout, 8 by default). An
+// floor(log_F(n)) for the fanout F (Options.Fanout, 16 by default). An
 // arriving batch joins its level as its newest batch, after the batches of
 // every lower level have moved up to that level (they are older: roll-up).
 // A level below the top merges its oldest F waiting batches at once (one
@@ -15,10 +15,11 @@
 // largest batch and merges it with the batches after it once those add up
 // to as much again (or number F), keeping the result in its place: the
 // largest batch is reread once per as many updates as it holds, and the
-// trace stays within about three times the live updates. When the level
-// just below the top is due to merge and its batches would make the top's
-// merge due, they fold into the top's merge instead, saving the pass that
-// would write them once more in between.
+// trace stays within about three times the live updates. When the
+// batches waiting just below the top would make the top's merge due, they
+// fold into it at once, whatever their number, saving the pass that would
+// write them once more in between and keeping that level from holding
+// nearly fanout batches of the top's size.
 //
 // Every merge in progress receives fuelPerUpdate units of merge work per
 // arriving update (each its own copy, as in differential-dataflow), so a

@@ -209,9 +209,15 @@ func TestFuelBound(t *testing.T) {
 		s.SetPhysicalCompaction(s.Upper())
 		maxBatches = max(maxBatches, s.Stats().Batches)
 	}
-	// 64Ki updates: log2 = 16; allow two batches a level.
-	if maxBatches > 2*17 {
-		t.Fatalf("max batches %d over 4096 arrivals", maxBatches)
+	// 64Ki updates in arrivals of 16: ceil(log_F(4096)) levels above the
+	// arrivals' and theirs; allow about F batches a level (each level
+	// holds fewer than F waiting, and a merge's inputs until it ends).
+	levels := 1
+	for n := 1; n < rounds; n *= DefaultFanout {
+		levels++
+	}
+	if maxBatches > DefaultFanout*levels {
+		t.Fatalf("max batches %d over 4096 arrivals, want at most %d", maxBatches, DefaultFanout*levels)
 	}
 	calls := 0
 	for s.Exert(1 << 12) {

@@ -231,11 +231,12 @@ func (b *Builder) sortRecs() {
 func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	// One-column keys and vals sort into the new batch's own column block,
 	// viewed as records (newColsBlock), so the sort needs no scratch of
-	// its own; the sorted records return to the builder's buffer and
-	// consolidate from there into the columns (consolidateInto, which cuts
-	// what consolidation left unused). Up to bucketMax records the sort is
-	// one bucket pass (bucketSort), beyond it the LSD radix sort. Other
-	// arities sort in the builder's scratch, which it keeps.
+	// its own; the sorted records return to the builder's buffer. Up to
+	// bucketMax records the sort is one bucket pass (bucketSort), beyond it
+	// the LSD radix sort. Other arities and small builds sort in the
+	// builder's scratch, which it keeps, or by comparison. Either way the
+	// records then consolidate into columns sized for all of them
+	// (consolidateInto, which cuts what consolidation left unused).
 	var cols *Batch
 	switch n := len(b.recs); {
 	case n >= max(b.radixMin, 2) && b.ar == (Arity{1, 1}):
@@ -259,67 +260,36 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	default:
 		b.sortRecs()
 	}
-	recs := b.recs
-	if cols != nil {
-		return b.consolidateInto(desc, recs, cols)
+	if cols == nil {
+		n := len(b.recs)
+		cols = &Batch{
+			keys: make([]int64, n*b.ar.Key), keyOffs: make([]uint32, n+1),
+			vals: make([]int64, n*b.ar.Val), valOffs: make([]uint32, n+1),
+			times: make([]uint64, n), diffs: make([]int64, n),
+		}
 	}
-	// Count what consolidation leaves (a read-only pass), then consolidate
-	// straight into columns of exactly that size: the records are read
-	// twice and written once, never rewritten in place.
-	n, nk, nv := 0, 0, 0
-	var overflow []frontier.Time
-	var pk, pv int64
-	for i := 0; i < len(recs); {
-		r := &recs[i]
-		d := r.d
-		j := i + 1
-		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
-			var o bool
-			if d, o = saturate(d, recs[j].d); o {
-				overflow = overflowAt(overflow, r.t)
-			}
-		}
-		i = j
-		if d == 0 {
-			continue
-		}
-		if n == 0 || pk != r.k {
-			nk++
-			nv++
-		} else if pv != r.v {
-			nv++
-		}
-		pk, pv = r.k, r.v
-		n++
-	}
-	out := &Batch{desc: desc, ar: b.ar}
-	out.keys, out.keyOffs = make([]int64, nk*b.ar.Key), make([]uint32, nk+1)
-	out.vals, out.valOffs = make([]int64, nv*b.ar.Val), make([]uint32, nv+1)
-	out.times, out.diffs = make([]uint64, n), make([]int64, n)
-	b.writeCols(out, recs, false)
-	return out, overflowErr(overflow)
+	return b.consolidateInto(desc, b.recs, cols)
 }
 
 // consolidateInto consolidates the sorted recs straight into cols (whose
-// columns are at least len(recs) long and alias nothing of recs) in one
-// pass and cuts the columns to what it left: the path of a build whose
-// columns served as its sort scratch, so the records need not be
-// consolidated in place first.
+// columns hold at least len(recs) updates and alias nothing of recs) in one
+// pass and cuts the columns to what it left, so the records are read once
+// and never consolidated in place first.
 func (b *Builder) consolidateInto(desc frontier.Description, recs []rec, cols *Batch) (*Batch, error) {
-	nk, nv, n, overflow := b.writeCols(cols, recs, true)
+	nk, nv, n, overflow := b.writeCols(cols, recs)
 	out := &Batch{desc: desc, ar: b.ar}
 	// shrink copies the columns with much to spare.
-	out.keys, out.keyOffs = shrink(cols.keys[:nk]), shrink(cols.keyOffs[:nk+1])
-	out.vals, out.valOffs = shrink(cols.vals[:nv]), shrink(cols.valOffs[:nv+1])
+	out.keys, out.keyOffs = shrink(cols.keys[:nk*b.ar.Key]), shrink(cols.keyOffs[:nk+1])
+	out.vals, out.valOffs = shrink(cols.vals[:nv*b.ar.Val]), shrink(cols.valOffs[:nv+1])
 	out.times, out.diffs = shrink(cols.times[:n]), shrink(cols.diffs[:n])
 	return out, overflowErr(overflow)
 }
 
 // writeCols consolidates the sorted recs into out's columns, long enough
 // for what consolidation leaves, and returns the keys, vals and updates
-// written and, if record, the times whose diffs overflowed (they saturate).
-// The columns may alias nothing of recs.
-func (b *Builder) writeCols(out *Batch, recs []rec, record bool) (nk, nv, n int, overflow []frontier.Time) {
+// written and the times whose diffs overflowed (they saturate). The
+// columns may alias nothing of recs.
+func (b *Builder) writeCols(out *Batch, recs []rec) (nk, nv, n int, overflow []frontier.Time) {
 	keys, keyOffs, vals, valOffs, times, diffs := out.keys, out.keyOffs, out.vals, out.valOffs, out.times, out.diffs
 	kOne, vOne := b.ar.Key == 1, b.ar.Val == 1
 	var pk, pv int64
@@ -329,7 +299,7 @@ func (b *Builder) writeCols(out *Batch, recs []rec, record bool) (nk, nv, n int,
 		j := i + 1
 		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
 			var o bool
-			if d, o = saturate(d, recs[j].d); o && record {
+			if d, o = saturate(d, recs[j].d); o {
 				overflow = overflowAt(overflow, r.t)
 			}
 		}

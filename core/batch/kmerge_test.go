@@ -31,30 +31,9 @@ func TestMergeNEqualsPairwise(t *testing.T) {
 			bs = append(bs, b)
 		}
 		comp := drawCompaction(t)
-		want := bs[0]
-		for _, b := range bs[1:] {
-			var err error
-			if want, err = Merge(want, b, comp); err != nil {
-				t.Fatal(err)
-			}
-		}
+		want := mergePairwise(t, bs, comp)
 		m := NewMergerN(bs, comp)
-		for !m.Done() {
-			fuel := rapid.Int64Range(1, 30).Draw(t, "fuel")
-			f := fuel
-			before := m.WorkDone()
-			m.Work(&f)
-			if n > 2 && !m.Done() && (f != 0 || m.WorkDone()-before != fuel) {
-				t.Fatalf("Work(%d) left %d fuel and did %d work before the end", fuel, f, m.WorkDone()-before)
-			}
-		}
-		got, err := m.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := got.Check(); err != nil {
-			t.Fatalf("%v\n%s", err, got)
-		}
+		got := workDrawnFuel(t, m, n > 2, 30)
 		if n > 1 && got.Desc() != want.Desc() {
 			t.Fatalf("desc %v, pairwise %v", got.Desc(), want.Desc())
 		}
@@ -135,32 +114,46 @@ func TestMergeNRuns(t *testing.T) {
 			bs = append(bs, b)
 		}
 		comp := drawCompaction(t)
-		want := bs[0]
-		for _, b := range bs[1:] {
-			var err error
-			if want, err = Merge(want, b, comp); err != nil {
-				t.Fatal(err)
-			}
-		}
-		m := NewMergerN(bs, comp)
-		for !m.Done() {
-			fuel := rapid.Int64Range(1, 40).Draw(t, "fuel")
-			f := fuel
-			before := m.WorkDone()
-			m.Work(&f)
-			if !m.Done() && (f != 0 || m.WorkDone()-before != fuel) {
-				t.Fatalf("Work(%d) left %d fuel and did %d work before the end", fuel, f, m.WorkDone()-before)
-			}
-		}
-		got, err := m.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := got.Check(); err != nil {
-			t.Fatalf("%v\n%s", err, got)
-		}
+		want := mergePairwise(t, bs, comp)
+		got := workDrawnFuel(t, NewMergerN(bs, comp), true, 40)
 		if got.String() != want.String() {
 			t.Fatalf("k-way:\n%s\npairwise:\n%s", got, want)
 		}
 	})
+}
+
+// mergePairwise merges bs two at a time, oldest first: what a k-way merge
+// of them must equal.
+func mergePairwise(t *rapid.T, bs []*Batch, comp frontier.Frontier) *Batch {
+	want := bs[0]
+	for _, b := range bs[1:] {
+		var err error
+		if want, err = Merge(want, b, comp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return want
+}
+
+// workDrawnFuel works m to completion in steps of drawn fuel (1 to
+// maxFuel), requiring, when exact, that every step before the end consumes
+// exactly its fuel, and returns the result, which must pass Check.
+func workDrawnFuel(t *rapid.T, m *Merger, exact bool, maxFuel int64) *Batch {
+	for !m.Done() {
+		fuel := rapid.Int64Range(1, maxFuel).Draw(t, "fuel")
+		f := fuel
+		before := m.WorkDone()
+		m.Work(&f)
+		if exact && !m.Done() && (f != 0 || m.WorkDone()-before != fuel) {
+			t.Fatalf("Work(%d) left %d fuel and did %d work before the end", fuel, f, m.WorkDone()-before)
+		}
+	}
+	got, err := m.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Check(); err != nil {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	return got
 }

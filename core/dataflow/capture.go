@@ -3,6 +3,7 @@ package dataflow
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -91,22 +92,8 @@ func (c *Capture) At(t frontier.Time) []RowDiff {
 // count at t leaves int64 (left out of rows): a reader reports each as a
 // numeric overflow (docs/semantics.md §1.1).
 func (c *Capture) Accumulate(t frontier.Time) (rows []RowDiff, overflows int) {
-	type ref struct {
-		row  []int64
-		diff int64
-	}
-	c.cmu.Lock()
-	defer c.cmu.Unlock()
-	var refs []ref
-	for wi := range c.workers {
-		w := &c.workers[wi]
-		for i, tm := range w.times {
-			if tm <= t {
-				refs = append(refs, ref{w.rows[i*w.arity : (i+1)*w.arity : (i+1)*w.arity], w.diffs[i]})
-			}
-		}
-	}
-	slices.SortFunc(refs, func(a, b ref) int { return slices.Compare(a.row, b.row) })
+	refs := c.updates(t)
+	slices.SortFunc(refs, func(a, b captureRef) int { return slices.Compare(a.row, b.row) })
 	for i := 0; i < len(refs); {
 		var n count
 		j := i
@@ -126,21 +113,8 @@ func (c *Capture) Accumulate(t frontier.Time) (rows []RowDiff, overflows int) {
 // Times returns the times at which the captured collection changes (some
 // row's consolidated count at that time is not zero), ascending.
 func (c *Capture) Times() []frontier.Time {
-	type ref struct {
-		row  []int64
-		t    frontier.Time
-		diff int64
-	}
-	c.cmu.Lock()
-	defer c.cmu.Unlock()
-	var refs []ref
-	for wi := range c.workers {
-		w := &c.workers[wi]
-		for i, tm := range w.times {
-			refs = append(refs, ref{w.rows[i*w.arity : (i+1)*w.arity], tm, w.diffs[i]})
-		}
-	}
-	slices.SortFunc(refs, func(a, b ref) int {
+	refs := c.updates(math.MaxUint64)
+	slices.SortFunc(refs, func(a, b captureRef) int {
 		if x := slices.Compare(a.row, b.row); x != 0 {
 			return x
 		}
@@ -160,6 +134,30 @@ func (c *Capture) Times() []frontier.Time {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// captureRef is one captured update, its row a view of the capture's
+// columns (capped, so an append cannot write into them).
+type captureRef struct {
+	row  []int64
+	t    frontier.Time
+	diff int64
+}
+
+// updates returns every captured update at or before t, of every worker.
+func (c *Capture) updates(t frontier.Time) []captureRef {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	var refs []captureRef
+	for wi := range c.workers {
+		w := &c.workers[wi]
+		for i, tm := range w.times {
+			if tm <= t {
+				refs = append(refs, captureRef{w.rows[i*w.arity : (i+1)*w.arity : (i+1)*w.arity], tm, w.diffs[i]})
+			}
+		}
+	}
+	return refs
 }
 
 // slot returns worker's columns, fixing their arity (-1: fixed by the

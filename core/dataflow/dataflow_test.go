@@ -113,9 +113,32 @@ func TestArrangeSealsOncePerAdvance(t *testing.T) {
 }
 
 // TestExchangeRoutesByKey steps two workers by hand: every update ends on
-// the worker that owns its key, and each receiver's frontier waits for both
-// senders.
+// the worker that owns its key, exactly once, and each receiver's frontier
+// waits for both senders. Inputs keep an update on the worker of its first
+// column's hash, so an index keyed by the first column finds every update
+// at home, one keyed by the second makes updates cross, and one whose
+// updates share a key makes each worker's message go whole, to itself or
+// to the other worker.
 func TestExchangeRoutesByKey(t *testing.T) {
+	var distinct, oneKey [][]int64
+	for k := range int64(20) {
+		distinct = append(distinct, []int64{0, 1, k, k * 10})
+		oneKey = append(oneKey, []int64{0, 1, k, 7})
+	}
+	for _, tc := range []struct {
+		name string
+		key  int
+		rows [][]int64
+	}{
+		{"keyed by the first column", 0, distinct},
+		{"keyed by the second column", 1, distinct},
+		{"one key", 1, oneKey},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testExchangeRoutesByKey(t, tc.key, tc.rows) })
+	}
+}
+
+func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
 	hub := NewHub(2)
 	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
 	cp := NewCapture(2)
@@ -127,7 +150,7 @@ func TestExchangeRoutesByKey(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			a, err := c.Arrange(in, []int{0})
+			a, err := c.Arrange(in, []int{key})
 			if err != nil {
 				return err
 			}
@@ -139,10 +162,6 @@ func TestExchangeRoutesByKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		dfs = append(dfs, df)
-	}
-	var rows [][]int64
-	for k := range int64(20) {
-		rows = append(rows, []int64{0, 1, k, k * 10})
 	}
 	for _, env := range envs {
 		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
@@ -162,9 +181,15 @@ func TestExchangeRoutesByKey(t *testing.T) {
 	if !cp.Passed(0) {
 		t.Fatalf("capture did not pass 0: %v", cp.Frontier())
 	}
-	if got := len(cp.At(0)); got != 20 {
-		t.Fatalf("%d rows across workers, want 20", got)
+	if got := len(cp.At(0)); got != len(rows) {
+		t.Fatalf("%d rows across workers, want %d", got, len(rows))
 	}
+	for _, rd := range cp.At(0) {
+		if rd.Diff != 1 {
+			t.Fatalf("row %v captured %d times, want once", rd.Row, rd.Diff)
+		}
+	}
+	n := 0
 	for w, r := range kept {
 		bs, err := r.BatchesThrough(frontier.At(1))
 		if err != nil {
@@ -172,11 +197,15 @@ func TestExchangeRoutesByKey(t *testing.T) {
 		}
 		for _, b := range bs {
 			for _, u := range b.Updates() {
+				n++
 				if owner := int(HashCols(u.Key, []int{0}) % 2); owner != w {
 					t.Fatalf("key %d landed on worker %d, owned by %d", u.Key[0], w, owner)
 				}
 			}
 		}
+	}
+	if n != len(rows) {
+		t.Fatalf("the workers' indexes hold %d updates, want %d", n, len(rows))
 	}
 	for _, df := range dfs {
 		df.Drop()

@@ -99,25 +99,20 @@ const minGallop = 7
 func (m *Merger) Work(fuel *int64) {
 	f := *fuel
 	var used int64
-	if m.kw != nil || m.k11 != nil {
-		if m.done {
-		} else if m.k11 != nil {
-			used = m.k11.work(m, f)
-		} else {
-			used = m.kw.work(m, f)
-		}
-		*fuel -= used
-		m.work += used
-		return
-	}
-	if m.ar.Key == 1 && m.ar.Val == 1 {
+	switch {
+	case m.done:
+	case m.k11 != nil:
+		used = m.k11.work(m, f)
+	case m.kw != nil:
+		used = m.kw.work(m, f)
+	case m.ar.Key == 1 && m.ar.Val == 1:
 		used = m.work11(f)
-	} else {
+	default:
 		used = m.workN(f)
 	}
 	*fuel -= used
 	m.work += used
-	if m.k1 >= m.b1.Keys() && m.k2 >= m.b2.Keys() {
+	if m.k11 == nil && m.kw == nil && m.k1 >= m.b1.Keys() && m.k2 >= m.b2.Keys() {
 		m.done = true
 	}
 }

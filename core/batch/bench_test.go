@@ -569,7 +569,7 @@ func TestBenchLimitsAgree(t *testing.T) {
 // same batches two at a time with the two-way kernel (a balanced tree of
 // log2 k passes): what a spine of binary merges pays for the same result.
 func BenchmarkMergeN(b *testing.B) {
-	for _, k := range []int{4, 8} {
+	for _, k := range []int{4, 8, 16} {
 		for _, n := range benchSizes {
 			b.Run(fmt.Sprintf("k=%d/n=%d", k, n), func(b *testing.B) {
 				skipLarge(b, n)

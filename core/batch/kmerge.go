@@ -54,6 +54,13 @@ type kway struct {
 // batches merge with NewMerger's two-way kernel, more in one k-way pass.
 // REQUIRES: bs[i].Upper == bs[i+1].Lower and equal arities.
 func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
+	return newMergerN(bs, compaction, kwStage)
+}
+
+// newMergerN is NewMergerN staging stage updates of each input at a time in
+// the kernel for one-column keys and vals (tests draw small stages, so
+// refills fall inside keys and vals).
+func newMergerN(bs []*Batch, compaction frontier.Frontier, stage int) *Merger {
 	if len(bs) == 2 {
 		return NewMerger(bs[0], bs[1], compaction)
 	}
@@ -91,7 +98,7 @@ func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 		p *= 2
 	}
 	if ar.Key == 1 && ar.Val == 1 {
-		m.k11 = newKway11(bs, p)
+		m.k11 = newKway11(bs, p, stage)
 		m.done = m.k11.exhausted
 		return m
 	}

@@ -22,15 +22,29 @@ import "math"
 // inside the first-level cache beside the tree and the inputs' heads.
 const kwBlock = 256
 
+// kwStage is how many updates of each input the kernel stages at a time
+// (stg): the replay reads heads from the stage, never from the inputs'
+// columns, and a refill copies the next kwStage updates of one input in a
+// burst whose loads the core issues together. Read one update at a time
+// from its columns, a k-way merge follows 4k streams (keys, vals, times
+// and diffs of every input), more than the hardware prefetchers track, and
+// the winner's next key missed the cache on the replay's critical path.
+const kwStage = 32
+
 // kway11 is the state of a k-way merge of one-column keys and vals.
 type kway11 struct {
-	in []kin   // per input (p of them; those past the inputs exhausted)
-	ex []uint8 // 1 once an input is exhausted
-	tk []int64 // tk[n], ti[n]: the loser of inner node n and its head key
-	ti []int32
-	p  int   // leaves: the power of two at or above the inputs
-	wk int64 // the winner's head key and input
-	wi int32
+	in  []kin   // per input (p of them; those past the inputs exhausted)
+	ex  []uint8 // 1 once an input is exhausted
+	stg []rec   // staged updates: input i's are stg[pos[i]:end[i]]
+	pos []int32 // input i's head in stg
+	end []int32
+	off []int32 // input i's region of stg starts at off[i]
+	cp  []int32 // and holds cp[i] updates
+	tk  []int64 // tk[n], ti[n]: the loser of inner node n and its head key
+	ti  []int32
+	p   int   // leaves: the power of two at or above the inputs
+	wk  int64 // the winner's head key and input
+	wi  int32
 	// The accumulator: the last (key, val, advanced time) emit saw and its
 	// summed diff, written once a different one arrives.
 	has       bool
@@ -41,10 +55,9 @@ type kway11 struct {
 	exhausted bool // every input consumed (the winner is exhausted)
 }
 
-// kin is the cursor of one input: its columns held directly (no pointer to
-// chase from the winner to its data) and the key, val and update index of
-// its head. In a flat input (one val per key and one update per val) the
-// three indexes agree and only u is kept.
+// kin is the cursor of one input: its columns and the key, val and update
+// index of its next update to stage. In a flat input (one val per key and
+// one update per val) the three indexes agree and only u is kept.
 type kin struct {
 	keys, vals       []int64
 	times            []uint64
@@ -54,41 +67,47 @@ type kin struct {
 	flat             bool
 }
 
-// headVal returns the val at input c's head.
-func (c *kin) headVal() int64 {
-	if c.flat {
-		return c.vals[c.u]
-	}
-	return c.vals[c.v]
-}
-
-// newKway11 starts the kernel over bs, padded to p inputs.
-func newKway11(bs []*Batch, p int) *kway11 {
+// newKway11 starts the kernel over bs, padded to p inputs, staging up to
+// stage updates of each.
+func newKway11(bs []*Batch, p, stage int) *kway11 {
 	total := 0
 	for _, b := range bs {
 		total += b.Len()
 	}
 	kw := &kway11{
 		in: make([]kin, p), ex: make([]uint8, p),
+		pos: make([]int32, p), end: make([]int32, p),
+		off: make([]int32, p), cp: make([]int32, p),
 		tk: make([]int64, p), ti: make([]int32, p),
 		p: p,
 		// A merge of small batches (rounds of a few updates) needs no
 		// more block than it has updates.
 		blk: make([]rec, min(kwBlock, max(total, 1))),
 	}
+	// Each input's region holds kwStage updates at most, its length at
+	// most, and one at least (an exhausted input's sentinel).
+	n := 0
+	for i := range p {
+		c := 1
+		if i < len(bs) {
+			c = max(1, min(stage, bs[i].Len()))
+		}
+		kw.off[i], kw.cp[i] = int32(n), int32(c)
+		n += c
+	}
+	kw.stg = make([]rec, n)
 	heads := make([]int64, p)
 	for i := range p {
-		if i >= len(bs) || bs[i].IsEmpty() {
-			kw.ex[i], heads[i] = 1, math.MaxInt64
-			continue
+		if i < len(bs) && !bs[i].IsEmpty() {
+			b := bs[i]
+			kw.in[i] = kin{
+				keys: b.keys, vals: b.vals, times: b.times, diffs: b.diffs,
+				keyOffs: b.keyOffs, valOffs: b.valOffs,
+				flat: b.Keys() == b.Len() && b.Vals() == b.Len(),
+			}
 		}
-		b := bs[i]
-		kw.in[i] = kin{
-			keys: b.keys, vals: b.vals, times: b.times, diffs: b.diffs,
-			keyOffs: b.keyOffs, valOffs: b.valOffs,
-			flat: b.Keys() == b.Len() && b.Vals() == b.Len(),
-		}
-		heads[i] = b.keys[0]
+		kw.refill(i)
+		heads[i] = kw.stg[kw.pos[i]].k
 	}
 	// Play every match bottom up: winners climb, losers stay.
 	win := make([]int32, 2*p)
@@ -97,7 +116,7 @@ func newKway11(bs []*Batch, p int) *kway11 {
 	}
 	for n := p - 1; n >= 1; n-- {
 		a, b := win[2*n], win[2*n+1]
-		if ka, kb := heads[a], heads[b]; kb < ka || kb == ka && kw.lessHead(int(b), int(a)) {
+		if ka, kb := heads[a], heads[b]; kb < ka || kb == ka && kw.lessHead(int(b), int(a)) == 1 {
 			a, b = b, a
 		}
 		win[n] = a
@@ -112,17 +131,53 @@ func newKway11(bs []*Batch, p int) *kway11 {
 	return kw
 }
 
-// lessHead reports whether input a's head sorts before input b's when their
-// keys are equal: an exhausted input sorts last, then by val and time.
-func (kw *kway11) lessHead(a, b int) bool {
+// refill stages input w's next updates (its region was consumed); an
+// input with none left stages a sentinel of key math.MaxInt64 and is
+// marked exhausted.
+func (kw *kway11) refill(w int) {
+	c := &kw.in[w]
+	o := kw.off[w]
+	dst := kw.stg[o : o+kw.cp[w]]
+	m := 0
+	switch {
+	case c.u == len(c.times):
+		dst[0] = rec{k: math.MaxInt64}
+		kw.ex[w] = 1
+		m = 1
+	case c.flat:
+		m = min(len(dst), len(c.keys)-c.u)
+		u := c.u
+		ks, vs, ts, ds := c.keys[u:u+m], c.vals[u:u+m], c.times[u:u+m], c.diffs[u:u+m]
+		for i := range ks {
+			dst[i] = rec{ks[i], vs[i], ts[i], ds[i]}
+		}
+		c.u = u + m
+	default:
+		k, v, u := c.k, c.v, c.u
+		for m < len(dst) && u < len(c.times) {
+			dst[m] = rec{c.keys[k], c.vals[v], c.times[u], c.diffs[u]}
+			m++
+			u++
+			if u == int(c.valOffs[v+1]) {
+				v++
+				if v == int(c.keyOffs[k+1]) {
+					k++
+				}
+			}
+		}
+		c.k, c.v, c.u = k, v, u
+	}
+	kw.pos[w], kw.end[w] = o, o+int32(m)
+}
+
+// lessHead is 1 if input a's head sorts before input b's when their keys
+// are equal (an exhausted input sorts last, then by val and time), else 0.
+func (kw *kway11) lessHead(a, b int) int {
 	if ea, eb := kw.ex[a], kw.ex[b]; ea|eb != 0 {
-		return ea < eb
+		return b2i(ea < eb)
 	}
-	ca, cb := &kw.in[a], &kw.in[b]
-	if x, y := ca.headVal(), cb.headVal(); x != y {
-		return x < y
-	}
-	return ca.times[ca.u] < cb.times[cb.u]
+	ra, rb := &kw.stg[kw.pos[a]], &kw.stg[kw.pos[b]]
+	return b2i(ra.v < rb.v) | b2i(ra.v == rb.v)&b2i(ra.t < rb.t)
 }
 
 // work consumes up to f updates (exactly, unless the merge ends first) and
@@ -158,68 +213,50 @@ const kwayGallop = 4
 // the block in bulk.
 func (kw *kway11) selectBlock(lim int) int {
 	blk := kw.blk[:lim]
-	tk, ti, in := kw.tk, kw.ti, kw.in
+	tk, ti, stg, pos, end := kw.tk, kw.ti, kw.stg, kw.pos, kw.end
 	p := kw.p
 	wk, wi := kw.wk, kw.wi
 	run := 0 // updates in a row won by wi
 	o := 0
 	for o < len(blk) && !(wk == math.MaxInt64 && kw.ex[wi] != 0) {
 		w := int(wi)
-		c := &in[w]
-		var nk int64
-		if c.flat {
-			u := c.u
-			blk[o] = rec{wk, c.vals[u], c.times[u], c.diffs[u]}
-			o++
-			u++
-			if run >= kwayGallop && u < len(c.keys) && o < len(blk) {
-				// The least head among the other inputs.
-				sec := int64(math.MaxInt64)
-				for n := (p + w) >> 1; n >= 1; n >>= 1 {
-					sec = min(sec, tk[n])
-				}
-				e, end := u, min(len(c.keys), u+len(blk)-o)
-				for e < end && c.keys[e] < sec {
-					e++
-				}
-				if r := e - u; r > 0 {
-					dst := blk[o : o+r]
-					ks, vs, ts, ds := c.keys[u:e], c.vals[u:e], c.times[u:e], c.diffs[u:e]
-					for i := range dst {
-						dst[i] = rec{ks[i], vs[i], ts[i], ds[i]}
-					}
-					o += r
-					u = e
-				}
-				run = 0
+		h := pos[w]
+		blk[o] = stg[h]
+		o++
+		h++
+		if run >= kwayGallop && o < len(blk) {
+			// The least head among the other inputs.
+			sec := int64(math.MaxInt64)
+			for n := (p + w) >> 1; n >= 1; n >>= 1 {
+				sec = min(sec, tk[n])
 			}
-			c.u = u
-			if u == len(c.keys) {
-				kw.ex[w], nk = 1, math.MaxInt64
-			} else {
-				nk = c.keys[u]
+			e := min(end[w], h+int32(len(blk)-o))
+			for h < e && stg[h].k < sec {
+				blk[o] = stg[h]
+				o++
+				h++
 			}
+			run = 0
+		}
+		if h == end[w] {
+			kw.refill(w)
+			h = pos[w]
 		} else {
-			blk[o] = rec{wk, c.vals[c.v], c.times[c.u], c.diffs[c.u]}
-			o++
-			nk = kw.advance(w)
+			pos[w] = h
 		}
 		// Replay w's path to the root with its new head.
-		ck, ci := nk, wi
+		ck, ci := stg[h].k, wi
 		for n := (p + w) >> 1; n >= 1; n >>= 1 {
 			lk, li := tk[n], ti[n]
-			if lk == ck {
-				if kw.lessHead(int(li), int(ci)) {
-					tk[n], ti[n] = ck, ci
-					ci = li
-				}
-				continue
-			}
 			// The lesser key goes on, the greater stays, chosen without a
 			// branch: min and max compile to conditional moves, and the
 			// inputs swap through a mask (as an if, the compiler emits a
-			// jump for one of the pair).
-			x := (ci ^ li) & -int32(b2i(lk < ck))
+			// jump for one of the pair). Equal keys order by val and time.
+			sw := b2i(lk < ck)
+			if lk == ck {
+				sw = kw.lessHead(int(li), int(ci))
+			}
+			x := (ci ^ li) & -int32(sw)
 			tk[n], ti[n] = max(lk, ck), li^x
 			ck, ci = min(lk, ck), ci^x
 		}
@@ -233,25 +270,6 @@ func (kw *kway11) selectBlock(lim int) int {
 	kw.wk, kw.wi = wk, wi
 	kw.exhausted = wk == math.MaxInt64 && kw.ex[wi] != 0
 	return o
-}
-
-// advance moves the head of input w, not flat, to its next update and
-// returns its key (math.MaxInt64 once exhausted).
-func (kw *kway11) advance(w int) int64 {
-	c := &kw.in[w]
-	k, v, u := c.k, c.v, c.u+1
-	if u == int(c.valOffs[v+1]) {
-		v++
-		if v == int(c.keyOffs[k+1]) {
-			k++
-		}
-	}
-	c.k, c.v, c.u = k, v, u
-	if k == len(c.keys) {
-		kw.ex[w] = 1
-		return math.MaxInt64
-	}
-	return c.keys[k]
 }
 
 // emit advances the times of rs by the merge's since, consolidates equal

@@ -32,7 +32,7 @@ func TestMergeNEqualsPairwise(t *testing.T) {
 		}
 		comp := drawCompaction(t)
 		want := mergePairwise(t, bs, comp)
-		m := NewMergerN(bs, comp)
+		m := newMergerN(bs, comp, rapid.SampledFrom([]int{1, 2, 3, kwStage}).Draw(t, "stage"))
 		got := workDrawnFuel(t, m, n > 2, 30)
 		if n > 1 && got.Desc() != want.Desc() {
 			t.Fatalf("desc %v, pairwise %v", got.Desc(), want.Desc())
@@ -115,7 +115,7 @@ func TestMergeNRuns(t *testing.T) {
 		}
 		comp := drawCompaction(t)
 		want := mergePairwise(t, bs, comp)
-		got := workDrawnFuel(t, NewMergerN(bs, comp), true, 40)
+		got := workDrawnFuel(t, newMergerN(bs, comp, rapid.SampledFrom([]int{1, 5, kwStage}).Draw(t, "stage")), true, 40)
 		if got.String() != want.String() {
 			t.Fatalf("k-way:\n%s\npairwise:\n%s", got, want)
 		}

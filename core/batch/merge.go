@@ -366,10 +366,14 @@ func (m *Merger) Result() (*Batch, error) {
 }
 
 // shrink copies s into an exact-size slice when more than a quarter of its
-// capacity is unused (merges that cancel or coalesce much).
+// capacity is unused (merges that cancel or coalesce much). A make followed
+// by a copy of its length compiles to one allocation the copy fills, not
+// zeroed first (an append to a make zeroes it).
 func shrink[T any](s []T) []T {
 	if cap(s)-len(s) > cap(s)/4 {
-		return append(make([]T, 0, len(s)), s...)
+		t := make([]T, len(s))
+		copy(t, s)
+		return t
 	}
 	return s
 }

@@ -229,9 +229,10 @@ func (b *Builder) sortRecs() {
 }
 
 func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
-	// One-column keys and vals sort into the new batch's own column block,
-	// viewed as records (newColsBlock), so the sort needs no scratch of
-	// its own; the sorted records return to the builder's buffer. Up to
+	// One-column keys and vals sort out of the new batch's own column
+	// block, which starts as a copy of the records (newColsBlock), back
+	// into the builder's buffer, so the sort needs no scratch of its own
+	// and the block is never zeroed. Up to
 	// bucketMax records the sort is one bucket pass (bucketSort), beyond it
 	// the LSD radix sort. Other arities and small builds sort in the
 	// builder's scratch, which it keeps, or by comparison. Either way the
@@ -241,11 +242,11 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	switch n := len(b.recs); {
 	case n >= max(b.radixMin, 2) && b.ar == (Arity{1, 1}):
 		var block, sorted []rec
-		cols, block = newColsBlock(n)
+		cols, block = newColsBlock(b.recs)
 		if n <= b.bucketMax {
-			sorted, b.ids, b.counts = bucketSort(b.recs, block, b.ids, b.counts)
+			sorted, b.ids, b.counts = bucketSort(block, b.recs, b.ids, b.counts)
 		} else {
-			sorted, _, b.counts = radixSort(b.recs, block, b.counts)
+			sorted, _, b.counts = radixSort(block, b.recs, b.counts)
 		}
 		if &sorted[0] != &b.recs[0] {
 			copy(b.recs, sorted)
@@ -446,14 +447,18 @@ func (b *Builder) sortWide() []uint32 {
 	return perm
 }
 
-// newColsBlock returns columns for a batch of n one-column keys and vals
-// whose keys, vals, times and diffs lie in one allocation of n 32-byte
-// records, and that allocation viewed as records: a sort scratch as large
-// as the records, free until the columns are written. Every field of rec
-// is a 64-bit integer, as are the columns' elements, so either view of the
-// memory holds whatever the other wrote. REQUIRES: n > 0.
-func newColsBlock(n int) (*Batch, []rec) {
+// newColsBlock returns columns for a batch of len(recs) one-column keys and
+// vals whose keys, vals, times and diffs lie in one allocation of 32-byte
+// records, and that allocation viewed as records, holding a copy of recs:
+// a sort's source, free until the columns are written. (A make followed by
+// a copy of its length is one allocation the copy fills, never zeroed.)
+// Every field of rec is a 64-bit integer, as are the columns' elements, so
+// either view of the memory holds whatever the other wrote.
+// REQUIRES: len(recs) > 0.
+func newColsBlock(recs []rec) (*Batch, []rec) {
+	n := len(recs)
 	block := make([]rec, n)
+	copy(block, recs)
 	words := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(block))), 4*n)
 	cols := &Batch{
 		keys:    words[:n:n],

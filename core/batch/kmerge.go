@@ -85,13 +85,14 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, stage int) *Merger {
 	m.out = Batch{
 		desc:    frontier.Description{Lower: bs[0].desc.Lower, Upper: bs[len(bs)-1].desc.Upper, Since: since},
 		ar:      ar,
-		keys:    make([]int64, lk),
-		keyOffs: make([]uint32, nk+1),
-		vals:    make([]int64, lv),
-		valOffs: make([]uint32, nv+1),
-		times:   make([]uint64, nu),
-		diffs:   make([]int64, nu),
+		keys:    column[int64](lk),
+		keyOffs: column[uint32](nk + 1),
+		vals:    column[int64](lv),
+		valOffs: column[uint32](nv + 1),
+		times:   column[uint64](nu),
+		diffs:   column[int64](nu),
 	}
+	m.out.keyOffs[0], m.out.valOffs[0] = 0, 0
 	n := len(bs)
 	p := 1
 	for p < n {

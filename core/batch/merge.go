@@ -70,13 +70,14 @@ func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
 	m.out = Batch{
 		desc:    frontier.Description{Lower: b1.desc.Lower, Upper: b2.desc.Upper, Since: since},
 		ar:      m.ar,
-		keys:    make([]int64, len(b1.keys)+len(b2.keys)),
-		keyOffs: make([]uint32, b1.Keys()+b2.Keys()+1),
-		vals:    make([]int64, len(b1.vals)+len(b2.vals)),
-		valOffs: make([]uint32, b1.Vals()+b2.Vals()+1),
-		times:   make([]uint64, n),
-		diffs:   make([]int64, n),
+		keys:    column[int64](len(b1.keys) + len(b2.keys)),
+		keyOffs: column[uint32](b1.Keys() + b2.Keys() + 1),
+		vals:    column[int64](len(b1.vals) + len(b2.vals)),
+		valOffs: column[uint32](b1.Vals() + b2.Vals() + 1),
+		times:   column[uint64](n),
+		diffs:   column[int64](n),
 	}
+	m.out.keyOffs[0], m.out.valOffs[0] = 0, 0
 	return m
 }
 

@@ -1,0 +1,44 @@
+package batch
+
+import (
+	"unsafe"
+
+	"github.com/tracebench/tracebench/internal/invariants"
+)
+
+// Columns the kernels fill are allocated without zeroing them first. A
+// merge's output is as long as its inputs together, tens of megabytes at the
+// top of a large trace, and make clears all of it, evicting the cache, only
+// for the merge to write every element it keeps (and the tail past what
+// consolidation kept is cut, never read). Go allocates unzeroed memory for
+// itself (runtime.mallocgc with needzero false, the allocation behind
+// append and a make followed by a copy); the runtime keeps that function's
+// signature for the packages that link to it by name (go.dev/issue/67401).
+//
+// The contract of a column from column: every element below the length a
+// batch keeps is written before it is read. An invariants build fills the
+// columns with a pattern no test writes (0xa5 bytes), so a kernel that read
+// an element it had not written would show it in the tests' results.
+
+//go:linkname mallocgc runtime.mallocgc
+func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
+
+// column returns n elements of memory that is not zeroed (see above).
+func column[T int64 | uint64 | uint32](n int) []T {
+	if n == 0 {
+		return []T{}
+	}
+	var z T
+	size := uintptr(n) * unsafe.Sizeof(z)
+	// A nil type allocates memory the collector does not scan, right for
+	// columns of integers.
+	p := mallocgc(size, nil, false)
+	s := unsafe.Slice((*T)(p), n)
+	if invariants.Enabled {
+		b := unsafe.Slice((*byte)(p), size)
+		for i := range b {
+			b[i] = 0xa5
+		}
+	}
+	return s
+}

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"maps"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -143,24 +144,64 @@ func TestMutableFrontierMatchesModel(t *testing.T) {
 		var m MutableFrontier
 		model := map[Time]int64{}
 		for range rapid.IntRange(0, 50).Draw(t, "steps") {
-			x := rapid.Uint64Range(0, 8).Draw(t, "t")
-			d := rapid.Int64Range(-2, 2).Draw(t, "d")
-			err := m.Update(At(x), d)
-			if model[x]+d < 0 {
-				if err == nil {
-					t.Fatalf("negative count accepted")
+			x := rapid.Uint64Range(0, 12).Draw(t, "t")
+			if rapid.IntRange(0, 2).Draw(t, "op") == 0 {
+				// Move one hold from x to y.
+				y := rapid.Uint64Range(0, 12).Draw(t, "to")
+				before := m.String()
+				err := m.Move(At(x), At(y))
+				if x == y {
+					// Moving to the same frontier is a no-op, held or not.
+					if err != nil || m.String() != before {
+						t.Fatalf("Move(%d, %d): err %v, %s -> %s", x, y, err, before, m.String())
+					}
+					continue
 				}
-				continue
+				if model[x] < 1 {
+					if err == nil || m.String() != before {
+						t.Fatalf("Move of an unheld %d: err %v, %s -> %s", x, err, before, m.String())
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("Move(%d, %d): %v", x, y, err)
+				}
+				model[x]--
+				model[y]++
+			} else {
+				d := rapid.Int64Range(-2, 2).Draw(t, "d")
+				err := m.Update(At(x), d)
+				if model[x]+d < 0 {
+					if err == nil {
+						t.Fatalf("negative count accepted")
+					}
+					continue
+				}
+				model[x] += d
 			}
-			model[x] += d
-			want := Empty()
+			// The entries are exactly the model's positive counts.
+			want := map[Time]int64{}
 			for tt, n := range model {
 				if n > 0 {
-					want = want.Meet(At(tt))
+					want[tt] = n
 				}
 			}
-			if m.Frontier() != want {
-				t.Fatalf("frontier %v, model %v", m.Frontier(), want)
+			got := map[Time]int64{}
+			for i, h := range m.entries {
+				if h.n <= 0 || (i > 0 && m.entries[i-1].t >= h.t) {
+					t.Fatalf("entries not sorted with positive counts: %v", m.String())
+				}
+				got[h.t] = h.n
+			}
+			if !maps.Equal(got, want) {
+				t.Fatalf("entries %v, model %v", m.String(), want)
+			}
+			least := Empty()
+			for tt := range want {
+				least = least.Meet(At(tt))
+			}
+			if m.Frontier() != least {
+				t.Fatalf("frontier %v, model %v", m.Frontier(), least)
 			}
 		}
 		rt, err := ParseMutable(m.String())

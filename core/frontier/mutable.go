@@ -28,15 +28,7 @@ func (m *MutableFrontier) Update(f Frontier, delta int64) error {
 	if !ok || delta == 0 {
 		return nil
 	}
-	i, found := slices.BinarySearchFunc(m.entries, t, func(h hold, t Time) int {
-		switch {
-		case h.t < t:
-			return -1
-		case h.t > t:
-			return 1
-		}
-		return 0
-	})
+	i, found := m.find(t)
 	if !found {
 		if delta < 0 {
 			return fmt.Errorf("frontier: release of %d holds at {%d}, none held", -delta, t)
@@ -56,11 +48,46 @@ func (m *MutableFrontier) Update(f Frontier, delta int64) error {
 	return nil
 }
 
+// find returns where t's entry is or would go, and whether it is there.
+// Holds are few, so a scan of the slice (no call per comparison) finds
+// them faster than a binary search would, up to a handful.
+func (m *MutableFrontier) find(t Time) (int, bool) {
+	e := m.entries
+	if len(e) > 8 {
+		return slices.BinarySearchFunc(e, t, func(h hold, t Time) int {
+			switch {
+			case h.t < t:
+				return -1
+			case h.t > t:
+				return 1
+			}
+			return 0
+		})
+	}
+	for i := range e {
+		if e[i].t >= t {
+			return i, e[i].t == t
+		}
+	}
+	return len(e), false
+}
+
 // Move moves one hold from old to new (new is taken first, so moving to the
-// same frontier is a no-op).
+// same frontier is a no-op). The sole hold at old moving to a time no other
+// hold lies between (a reader advancing its hold, the common move) changes
+// its entry's time in place.
 func (m *MutableFrontier) Move(old, new Frontier) error {
 	if old == new {
 		return nil
+	}
+	if to, ok := new.Time(); ok {
+		if from, ok := old.Time(); ok {
+			if i, found := m.find(from); found && m.entries[i].n == 1 &&
+				(i == 0 || m.entries[i-1].t < to) && (i == len(m.entries)-1 || to < m.entries[i+1].t) {
+				m.entries[i].t = to
+				return nil
+			}
+		}
 	}
 	if err := m.Update(new, 1); err != nil {
 		return err

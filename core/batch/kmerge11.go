@@ -11,7 +11,7 @@ import "math"
 // update), and selectBlock's work per update is the loser tree's replay
 // alone.
 //
-// The tree keeps the losers' head keys beside their inputs (tk, ti), so a
+// The tree keeps the losers' head keys beside their inputs (nd), so a
 // replay reads the path's nodes by address and compares int64s, choosing
 // winner and loser with conditional moves (random keys make each match a
 // coin toss a branch would mispredict half the time); only equal keys read
@@ -42,10 +42,9 @@ type kway11 struct {
 	end []int32
 	off []int32 // input i's region of stg starts at off[i]
 	cp  []int32 // and holds cp[i] updates
-	tk  []int64 // tk[n], ti[n]: the loser of inner node n and its head key
-	ti  []int32
-	p   int   // leaves: the power of two at or above the inputs
-	wk  int64 // the winner's head key and input
+	nd  []knode // nd[n]: the loser of inner node n and its head key
+	p   int     // leaves: the power of two at or above the inputs
+	wk  int64   // the winner's head key and input
 	wi  int32
 	// The accumulator: the last (key, val, advanced time) emit saw and its
 	// summed diff, written once a different one arrives.
@@ -55,6 +54,13 @@ type kway11 struct {
 	ad        int64
 	blk       []rec
 	exhausted bool // every input consumed (the winner is exhausted)
+}
+
+// knode is an inner node of the loser tree: the input that lost its match
+// there and that input's head key.
+type knode struct {
+	k int64
+	i int32
 }
 
 // kin is the cursor of one input: its columns and the key, val and update
@@ -80,8 +86,8 @@ func newKway11(bs []*Batch, p, stage int) *kway11 {
 		in: make([]kin, p), ex: make([]uint8, p),
 		pos: make([]int32, p), end: make([]int32, p),
 		off: make([]int32, p), cp: make([]int32, p),
-		tk: make([]int64, p), ti: make([]int32, p),
-		p: p,
+		nd: make([]knode, p),
+		p:  p,
 		// A merge of small batches (rounds of a few updates) needs no
 		// more block than it has updates.
 		blk: make([]rec, min(kwBlock, max(total, 1))),
@@ -122,7 +128,7 @@ func newKway11(bs []*Batch, p, stage int) *kway11 {
 			a, b = b, a
 		}
 		win[n] = a
-		kw.tk[n], kw.ti[n] = heads[b], b
+		kw.nd[n] = knode{heads[b], b}
 	}
 	w := int32(0)
 	if p > 1 {
@@ -215,7 +221,7 @@ const kwayGallop = 4
 // the block in bulk.
 func (kw *kway11) selectBlock(lim int) int {
 	blk := kw.blk[:lim]
-	tk, ti, stg, pos, end := kw.tk, kw.ti, kw.stg, kw.pos, kw.end
+	nd, stg, pos, end := kw.nd, kw.stg, kw.pos, kw.end
 	p := kw.p
 	wk, wi := kw.wk, kw.wi
 	run := 0 // updates in a row won by wi
@@ -230,7 +236,7 @@ func (kw *kway11) selectBlock(lim int) int {
 			// The least head among the other inputs.
 			sec := int64(math.MaxInt64)
 			for n := (p + w) >> 1; n >= 1; n >>= 1 {
-				sec = min(sec, tk[n])
+				sec = min(sec, nd[n].k)
 			}
 			e := min(end[w], h+int32(len(blk)-o))
 			for h < e && stg[h].k < sec {
@@ -249,17 +255,23 @@ func (kw *kway11) selectBlock(lim int) int {
 		// Replay w's path to the root with its new head.
 		ck, ci := stg[h].k, wi
 		for n := (p + w) >> 1; n >= 1; n >>= 1 {
-			lk, li := tk[n], ti[n]
+			lk, li := nd[n].k, nd[n].i
 			// The lesser key goes on, the greater stays, chosen without a
 			// branch: min and max compile to conditional moves, and the
 			// inputs swap through a mask (as an if, the compiler emits a
 			// jump for one of the pair). Equal keys order by val and time.
 			sw := b2i(lk < ck)
 			if lk == ck {
-				sw = kw.lessHead(int(li), int(ci))
+				// lessHead(li, ci), written out: a call here would make
+				// the compiler keep the loop's values on the stack.
+				// An exhausted input's head is its sentinel, the one
+				// staged update of diff 0 (B2).
+				ra, rb := &stg[pos[li]], &stg[pos[ci]]
+				ea, eb := b2i(ra.d == 0), b2i(rb.d == 0)
+				sw = b2i(ea < eb) | b2i(ea|eb == 0)&(b2i(ra.v < rb.v)|b2i(ra.v == rb.v)&b2i(ra.t < rb.t))
 			}
 			x := (ci ^ li) & -int32(sw)
-			tk[n], ti[n] = max(lk, ck), li^x
+			nd[n] = knode{max(lk, ck), li ^ x}
 			ck, ci = min(lk, ck), ci^x
 		}
 		if ci == wi {

@@ -63,16 +63,14 @@ type knode struct {
 	i int32
 }
 
-// kin is the cursor of one input: its columns and the key, val and update
-// index of its next update to stage. In a flat input (one val per key and
-// one update per val) the three indexes agree and only u is kept.
+// kin is the cursor of one input: its batch (nil past the inputs) and the
+// key, val and update index of its next update to stage. In a flat input
+// (one val per key and one update per val) the three indexes agree and only
+// u is kept.
 type kin struct {
-	keys, vals       []int64
-	times            []uint64
-	diffs            []int64
-	keyOffs, valOffs []uint32
-	k, v, u          int
-	flat             bool
+	b       *Batch
+	k, v, u int
+	flat    bool
 }
 
 // newKway11 starts the kernel over bs, padded to p inputs, staging up to
@@ -84,14 +82,14 @@ func newKway11(bs []*Batch, p, stage int) *kway11 {
 	}
 	kw := &kway11{
 		in: make([]kin, p), ex: make([]uint8, p),
-		pos: make([]int32, p), end: make([]int32, p),
-		off: make([]int32, p), cp: make([]int32, p),
 		nd: make([]knode, p),
 		p:  p,
 		// A merge of small batches (rounds of a few updates) needs no
 		// more block than it has updates.
 		blk: make([]rec, min(kwBlock, max(total, 1))),
 	}
+	idx := make([]int32, 4*p)
+	kw.pos, kw.end, kw.off, kw.cp = idx[:p:p], idx[p:2*p:2*p], idx[2*p:3*p:3*p], idx[3*p:]
 	// Each input's region holds kwStage updates at most, its length at
 	// most, and one at least (an exhausted input's sentinel).
 	n := 0
@@ -108,11 +106,7 @@ func newKway11(bs []*Batch, p, stage int) *kway11 {
 	for i := range p {
 		if i < len(bs) && !bs[i].IsEmpty() {
 			b := bs[i]
-			kw.in[i] = kin{
-				keys: b.keys, vals: b.vals, times: b.times, diffs: b.diffs,
-				keyOffs: b.keyOffs, valOffs: b.valOffs,
-				flat: b.Keys() == b.Len() && b.Vals() == b.Len(),
-			}
+			kw.in[i] = kin{b: b, flat: b.Keys() == b.Len() && b.Vals() == b.Len()}
 		}
 		kw.refill(i)
 		heads[i] = kw.stg[kw.pos[i]].k
@@ -144,31 +138,33 @@ func newKway11(bs []*Batch, p, stage int) *kway11 {
 // marked exhausted.
 func (kw *kway11) refill(w int) {
 	c := &kw.in[w]
+	b := c.b
 	o := kw.off[w]
 	dst := kw.stg[o : o+kw.cp[w]]
 	m := 0
 	switch {
-	case c.u == len(c.times):
+	case b == nil || c.u == len(b.times):
 		dst[0] = rec{k: math.MaxInt64}
 		kw.ex[w] = 1
 		m = 1
 	case c.flat:
-		m = min(len(dst), len(c.keys)-c.u)
+		m = min(len(dst), len(b.keys)-c.u)
 		u := c.u
-		ks, vs, ts, ds := c.keys[u:u+m], c.vals[u:u+m], c.times[u:u+m], c.diffs[u:u+m]
+		ks, vs, ts, ds := b.keys[u:u+m], b.vals[u:u+m], b.times[u:u+m], b.diffs[u:u+m]
 		for i := range ks {
 			dst[i] = rec{ks[i], vs[i], ts[i], ds[i]}
 		}
 		c.u = u + m
 	default:
 		k, v, u := c.k, c.v, c.u
-		for m < len(dst) && u < len(c.times) {
-			dst[m] = rec{c.keys[k], c.vals[v], c.times[u], c.diffs[u]}
+		keys, vals, times, diffs, keyOffs, valOffs := b.keys, b.vals, b.times, b.diffs, b.keyOffs, b.valOffs
+		for m < len(dst) && u < len(times) {
+			dst[m] = rec{keys[k], vals[v], times[u], diffs[u]}
 			m++
 			u++
-			if u == int(c.valOffs[v+1]) {
+			if u == int(valOffs[v+1]) {
 				v++
-				if v == int(c.keyOffs[k+1]) {
+				if v == int(keyOffs[k+1]) {
 					k++
 				}
 			}

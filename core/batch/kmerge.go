@@ -82,6 +82,10 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, stage int) *Merger {
 	if t, ok := since.Time(); ok && t > 0 {
 		m.s, m.adv = t, true
 	}
+	if nu == 0 {
+		m.out, m.done = emptyOut(ar, bs[0].desc.Lower, bs[len(bs)-1].desc.Upper, since), true
+		return m
+	}
 	m.out = Batch{
 		desc:    frontier.Description{Lower: bs[0].desc.Lower, Upper: bs[len(bs)-1].desc.Upper, Since: since},
 		ar:      ar,

@@ -53,6 +53,22 @@ func mergedSince(bs []*Batch, compaction frontier.Frontier) frontier.Frontier {
 	return since
 }
 
+// noOffs is the offsets column of a batch without updates, shared by every
+// merge of empty batches (batches are immutable; its capacity is its length).
+var noOffs = []uint32{0}
+
+// emptyOut is the result of a merge of batches without updates, done at its
+// start: a trace whose upper advances without data (an errors collection
+// with no errors) merges one such pair a round.
+func emptyOut(ar Arity, lower, upper, since frontier.Frontier) Batch {
+	return Batch{
+		desc:    frontier.Description{Lower: lower, Upper: upper, Since: since},
+		ar:      ar,
+		keyOffs: noOffs[:1:1],
+		valOffs: noOffs[:1:1],
+	}
+}
+
 // NewMerger starts merging b1 and b2 under the compaction frontier.
 // REQUIRES: b1.Upper == b2.Lower and equal arities.
 func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
@@ -66,6 +82,10 @@ func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
 		m.s, m.adv = t, true
 	}
 	n := b1.Len() + b2.Len()
+	if n == 0 {
+		m.out, m.done = emptyOut(m.ar, b1.desc.Lower, b2.desc.Upper, since), true
+		return m
+	}
 	m.vflat1, m.vflat2 = b1.Vals() == b1.Len(), b2.Vals() == b2.Len()
 	m.out = Batch{
 		desc:    frontier.Description{Lower: b1.desc.Lower, Upper: b2.desc.Upper, Since: since},

@@ -232,15 +232,25 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	// One-column keys and vals sort out of the new batch's own column
 	// block, which starts as a copy of the records (newColsBlock), back
 	// into the builder's buffer, so the sort needs no scratch of its own
-	// and the block is never zeroed. Up to
-	// bucketMax records the sort is one bucket pass (bucketSort), beyond it
-	// the LSD radix sort. Other arities and small builds sort in the
-	// builder's scratch, which it keeps, or by comparison. Either way the
-	// records then consolidate into columns sized for all of them
-	// (consolidateInto, which cuts what consolidation left unused).
+	// and the block is never zeroed. Up to bucketMax records the sort is
+	// one bucket pass (bucketSort), beyond it the LSD radix sort; under
+	// radixMin records they sort where they are by comparison and then
+	// take such a block. Other arities sort in the builder's scratch, which
+	// it keeps, or by comparison. Either way the records then consolidate
+	// into columns sized for all of them (consolidateInto, which cuts what
+	// consolidation left unused). No records make a batch of no columns.
 	var cols *Batch
 	switch n := len(b.recs); {
-	case n >= max(b.radixMin, 2) && b.ar == (Arity{1, 1}):
+	case n == 0:
+		// No updates (a collection whose frontier advanced without data):
+		// the shared one-element offsets, nothing allocated but the batch.
+		return &Batch{desc: desc, ar: b.ar, keyOffs: noOffs[:1:1], valOffs: noOffs[:1:1]}, nil
+	case n < max(b.radixMin, 2) && b.ar == (Arity{1, 1}):
+		// A few records: sorted where they are, then one block for the
+		// columns as below (two allocations, not six).
+		slices.SortFunc(b.recs, cmpRec)
+		cols, _ = newColsBlock(b.recs)
+	case b.ar == (Arity{1, 1}):
 		var block, sorted []rec
 		cols, block = newColsBlock(b.recs)
 		if n <= b.bucketMax {
@@ -461,12 +471,12 @@ func newColsBlock(recs []rec) (*Batch, []rec) {
 	copy(block, recs)
 	words := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(block))), 4*n)
 	cols := &Batch{
-		keys:    words[:n:n],
-		vals:    words[n : 2*n : 2*n],
-		times:   unsafe.Slice((*uint64)(unsafe.Pointer(&words[2*n])), n),
-		diffs:   words[3*n : 4*n : 4*n],
-		keyOffs: make([]uint32, n+1),
-		valOffs: make([]uint32, n+1),
+		keys:  words[:n:n],
+		vals:  words[n : 2*n : 2*n],
+		times: unsafe.Slice((*uint64)(unsafe.Pointer(&words[2*n])), n),
+		diffs: words[3*n : 4*n : 4*n],
 	}
+	offs := make([]uint32, 2*(n+1))
+	cols.keyOffs, cols.valOffs = offs[:n+1:n+1], offs[n+1:]
 	return cols, block
 }

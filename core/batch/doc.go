@@ -22,7 +22,11 @@
 //	diffs   []int64   one per update
 //
 // For one-column keys and vals whose (key, val) pairs are all distinct this is
-// 40 bytes per update.
+// 40 bytes per update. A batch without updates shares one read-only
+// one-element offsets column. A merge's output columns are allocated without
+// being zeroed (alloc.go): a kernel writes every element below the length
+// the batch keeps before anything reads it, and invariant builds fill the
+// columns with a pattern so the tests would see an element read unwritten.
 //
 // Invariants (checked by Batch.Check, and after every build and merge in
 // invariant builds):

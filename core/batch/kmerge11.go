@@ -11,12 +11,14 @@ import "math"
 // update), and selectBlock's work per update is the loser tree's replay
 // alone.
 //
-// The tree keeps the losers' head keys beside their inputs (nd), so a
+// Each input's next updates are staged (stg, kwStage of them at a time),
+// and the tree keeps the losers' head keys beside their inputs (nd), so a
 // replay reads the path's nodes by address and compares int64s, choosing
 // winner and loser with conditional moves (random keys make each match a
 // coin toss a branch would mispredict half the time); only equal keys read
-// the inputs' vals and times. An exhausted input's key is math.MaxInt64 and
-// it loses every tie (ex).
+// the staged vals and times. An exhausted input's head is a sentinel of key
+// math.MaxInt64 and diff 0 (no real update has diff 0, B2), and it loses
+// every tie (ex).
 
 // kwBlock is the records selectBlock passes to emit at a time: 8 KiB, well
 // inside the first-level cache beside the tree and the inputs' heads.
@@ -90,7 +92,7 @@ func newKway11(bs []*Batch, p, stage int) *kway11 {
 	}
 	idx := make([]int32, 4*p)
 	kw.pos, kw.end, kw.off, kw.cp = idx[:p:p], idx[p:2*p:2*p], idx[2*p:3*p:3*p], idx[3*p:]
-	// Each input's region holds kwStage updates at most, its length at
+	// Each input's region holds stage updates at most, its length at
 	// most, and one at least (an exhausted input's sentinel).
 	n := 0
 	for i := range p {
@@ -203,18 +205,18 @@ func (kw *kway11) work(m *Merger, f int64) int64 {
 	return used
 }
 
-// kwayGallop is how many updates in a row one flat input must win before
-// selectBlock looks for a run of its keys below every other head and moves
-// the run in bulk. Equal-sized inputs of random keys rarely reach it, so
+// kwayGallop is how many updates in a row one input must win before
+// selectBlock looks for a run of its staged updates below every other head
+// and moves the run in bulk. Equal-sized inputs of random keys rarely reach it, so
 // they pay almost nothing for the check; a merge where one input dominates
 // (the largest batch of a steady trace) moves most of its updates in runs.
 const kwayGallop = 4
 
 // selectBlock fills kw.blk with the next lim records at most, in order, and
-// returns how many it wrote. Once a flat input has won kwayGallop updates in
-// a row, its keys below the least other head (the least key among the
-// losers on its path, which hold the best of every other subtree) move to
-// the block in bulk.
+// returns how many it wrote. Once an input has won kwayGallop updates in a
+// row, its staged updates below the least other head (the least key among
+// the losers on its path, which hold the best of every other subtree) move
+// to the block in bulk.
 func (kw *kway11) selectBlock(lim int) int {
 	blk := kw.blk[:lim]
 	nd, stg, pos, end := kw.nd, kw.stg, kw.pos, kw.end

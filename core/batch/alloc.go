@@ -24,14 +24,14 @@ import (
 func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
 
 // column returns n elements of memory that is not zeroed (see above).
-func column[T int64 | uint64 | uint32](n int) []T {
+func column[T int64 | uint64 | uint32 | rec](n int) []T {
 	if n == 0 {
 		return []T{}
 	}
 	var z T
 	size := uintptr(n) * unsafe.Sizeof(z)
 	// A nil type allocates memory the collector does not scan, right for
-	// columns of integers.
+	// columns of integers and records of them.
 	p := mallocgc(size, nil, false)
 	s := unsafe.Slice((*T)(p), n)
 	if invariants.Enabled {

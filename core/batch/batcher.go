@@ -315,6 +315,9 @@ func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
 		n++
 	}
 	recs = recs[:n]
+	if b.nq > 0 && b.ar == (Arity{1, 1}) && n+b.nq >= max(b.bld.radixMin, 2) {
+		return b.sealBlock(lower, upper, recs)
+	}
 	if b.nq > 0 {
 		if cap(recs)-len(recs) < b.nq {
 			// Not slices.Grow: its append of a made slice clears the new
@@ -332,6 +335,44 @@ func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
 	}
 	b.bld.recs = recs
 	out, err := b.bld.Build(lower, upper)
+	if len(b.keep) == 0 && cap(b.bld.recs) > builderKeep {
+		b.bld.release()
+	}
+	if len(b.keep) > 0 {
+		b.bld.recs = append(b.bld.recs, b.keep...)
+		clear(b.keep)
+		b.keep = b.keep[:0]
+	}
+	return out, err
+}
+
+// sealBlock is sealSmall for one-column keys and vals with chunks queued:
+// the records below upper (recs) and the queued chunks' updates before it
+// are gathered straight into the block the new batch's columns will take
+// (Builder.BuildBlock), not into the builder's records first, so a seal
+// moves each update once fewer. A block left mostly empty by updates at or
+// beyond upper is copied to its size first, so the batch does not keep
+// the room.
+func (b *Batcher) sealBlock(lower, upper frontier.Frontier, recs []rec) (*Batch, error) {
+	u, bounded := upper.Time()
+	block := append(column[rec](len(recs) + b.nq)[:0], recs...)
+	for i := range b.queued {
+		block, b.keep = gather(block, b.keep, &b.queued[i], u, bounded)
+	}
+	clear(b.queued)
+	b.queued, b.nq = b.queued[:0], 0
+	b.bld.recs = recs[:0]
+	var out *Batch
+	var err error
+	switch m := len(block); {
+	case m < max(b.bld.radixMin, 2):
+		b.bld.recs = append(b.bld.recs, block...)
+		out, err = b.bld.Build(lower, upper)
+	case m < cap(block)*3/4:
+		out, err = b.bld.BuildBlock(lower, upper, blockOf(block))
+	default:
+		out, err = b.bld.BuildBlock(lower, upper, block)
+	}
 	if len(b.keep) == 0 && cap(b.bld.recs) > builderKeep {
 		b.bld.release()
 	}

@@ -178,3 +178,72 @@ func TestBatcherPushChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestBatcherSealsChunksStraightIntoTheBlock: one-column keys and vals pushed
+// as chunks are gathered at Seal straight into the new batch's column block,
+// whatever share of them lies before the seal's upper: fewer than radixMin
+// of them (the builder's records take them instead), a block three quarters
+// full or less (copied to its size), or one nearly full; records pushed one
+// by one join them, and updates at or beyond upper stay for the next seal.
+func TestBatcherSealsChunksStraightIntoTheBlock(t *testing.T) {
+	const n = 100
+	for _, before := range []int{0, 1, 2, 40, defaultRadixMin - 1, defaultRadixMin, 70, 80, n} {
+		for _, pushed := range []int{0, 3} {
+			b := NewBatcher(Arity{1, 1}, 0)
+			type upd struct {
+				k, v int64
+				t    uint64
+				d    int64
+			}
+			var all []upd
+			rows := make([]int64, 2*n)
+			times, diffs := make([]uint64, n), make([]int64, n)
+			for i := range n {
+				rows[2*i], rows[2*i+1] = int64((i*37)%50), int64(i%3)
+				times[i], diffs[i] = 5, int64(1+i%2)
+				if i >= before {
+					times[i] = 9 // beyond the first seal's upper
+				}
+				all = append(all, upd{rows[2*i], rows[2*i+1], times[i], diffs[i]})
+			}
+			b.PushChunk(rows, 2, []int{0}, []int{1}, times, diffs)
+			for i := range pushed {
+				u := upd{int64(i), 7, uint64(4 + 4*(i%2)), 1}
+				b.Push([]int64{u.k}, []int64{u.v}, u.t, u.d)
+				all = append(all, u)
+			}
+			for _, seal := range []struct{ lower, upper frontier.Frontier }{
+				{frontier.Min(), frontier.At(8)}, {frontier.At(8), frontier.Empty()},
+			} {
+				got, err := b.Seal(seal.lower, seal.upper)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := got.Check(); err != nil {
+					t.Fatalf("before=%d pushed=%d: %v", before, pushed, err)
+				}
+				sums := map[string]int64{}
+				for _, u := range all {
+					if seal.lower.LessEqual(frontier.At(u.t)) && !seal.upper.LessEqual(frontier.At(u.t)) {
+						sums[fmt.Sprint(u.k, u.v, u.t)] += u.d
+					}
+				}
+				var want, have []string
+				for k, d := range sums {
+					want = append(want, fmt.Sprint(k, " ", d))
+				}
+				for _, u := range got.Updates() {
+					have = append(have, fmt.Sprint(fmt.Sprint(u.Key[0], u.Val[0], u.Time), " ", u.Diff))
+				}
+				slices.Sort(want)
+				slices.Sort(have)
+				if !slices.Equal(have, want) || got.Desc().Lower != seal.lower || got.Desc().Upper != seal.upper {
+					t.Fatalf("before=%d pushed=%d: seal %v\n got %v\nwant %v", before, pushed, got.Desc(), have, want)
+				}
+			}
+			if b.Len() != 0 {
+				t.Fatalf("before=%d pushed=%d: %d updates left", before, pushed, b.Len())
+			}
+		}
+	}
+}

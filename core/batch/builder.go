@@ -230,7 +230,7 @@ func (b *Builder) sortRecs() {
 
 func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	// One-column keys and vals sort out of the new batch's own column
-	// block, which starts as a copy of the records (newColsBlock), back
+	// block, which starts as a copy of the records (blockOf, colsOf), back
 	// into the builder's buffer, so the sort needs no scratch of its own
 	// and the block is never zeroed. Up to bucketMax records the sort is
 	// one bucket pass (bucketSort), beyond it the LSD radix sort; under
@@ -249,18 +249,9 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 		// A few records: sorted where they are, then one block for the
 		// columns as below (two allocations, not six).
 		slices.SortFunc(b.recs, cmpRec)
-		cols, _ = newColsBlock(b.recs)
+		cols = colsOf(blockOf(b.recs))
 	case b.ar == (Arity{1, 1}):
-		var block, sorted []rec
-		cols, block = newColsBlock(b.recs)
-		if n <= b.bucketMax {
-			sorted, b.ids, b.counts = bucketSort(block, b.recs, b.ids, b.counts)
-		} else {
-			sorted, _, b.counts = radixSort(block, b.recs, b.counts)
-		}
-		if &sorted[0] != &b.recs[0] {
-			copy(b.recs, sorted)
-		}
+		cols = b.sortBlock(blockOf(b.recs))
 	case n >= b.radixMin && n <= b.bucketMax:
 		if cap(b.scratch) < n {
 			b.scratch = make([]rec, n, cap(b.recs))
@@ -457,26 +448,72 @@ func (b *Builder) sortWide() []uint32 {
 	return perm
 }
 
-// newColsBlock returns columns for a batch of len(recs) one-column keys and
-// vals whose keys, vals, times and diffs lie in one allocation of 32-byte
-// records, and that allocation viewed as records, holding a copy of recs:
-// a sort's source, free until the columns are written. (A make followed by
-// a copy of its length is one allocation the copy fills, never zeroed.)
-// Every field of rec is a 64-bit integer, as are the columns' elements, so
-// either view of the memory holds whatever the other wrote.
-// REQUIRES: len(recs) > 0.
-func newColsBlock(recs []rec) (*Batch, []rec) {
-	n := len(recs)
-	block := make([]rec, n)
+// blockOf returns a copy of recs in memory allocated for it and not zeroed
+// first (a make followed by a copy of its length): the block a batch's
+// columns will take (colsOf).
+func blockOf(recs []rec) []rec {
+	block := make([]rec, len(recs))
 	copy(block, recs)
-	words := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(block))), 4*n)
-	cols := &Batch{
-		keys:  words[:n:n],
-		vals:  words[n : 2*n : 2*n],
-		times: unsafe.Slice((*uint64)(unsafe.Pointer(&words[2*n])), n),
-		diffs: words[3*n : 4*n : 4*n],
+	return block
+}
+
+// sortBlock sorts the records of block, one-column keys and vals, out of
+// it into the builder's buffer (len(block) of them) and returns columns
+// viewing the block (colsOf), free for the records to be consolidated into
+// them. Up to bucketMax records the sort is one bucket pass (bucketSort),
+// beyond it the LSD radix sort. REQUIRES: len(block) > 0.
+func (b *Builder) sortBlock(block []rec) *Batch {
+	n := len(block)
+	if cap(b.recs) < n {
+		b.recs = column[rec](n)
 	}
+	b.recs = b.recs[:n]
+	var sorted []rec
+	if n <= b.bucketMax {
+		sorted, b.ids, b.counts = bucketSort(block, b.recs, b.ids, b.counts)
+	} else {
+		sorted, _, b.counts = radixSort(block, b.recs, b.counts)
+	}
+	if &sorted[0] != &b.recs[0] {
+		copy(b.recs, sorted)
+	}
+	return colsOf(block)
+}
+
+// BuildBlock is Build for a batcher that gathered the updates itself into
+// block (unsorted one-column keys and vals, not aliasing the builder's
+// records, which it leaves empty): the block becomes the new batch's
+// columns (colsOf), so no copy of the records is made for them.
+// REQUIRES: an arity of {1, 1}, len(block) >= 2 and no records pushed.
+func (b *Builder) BuildBlock(lower, upper frontier.Frontier, block []rec) (*Batch, error) {
+	desc := frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()}
+	out, err := b.consolidateInto(desc, b.recs, b.sortBlock(block))
+	b.Reset()
+	if invariants.Enabled {
+		if cerr := out.Check(); cerr != nil {
+			invariants.Assertf(false, "batch: BuildBlock produced a bad batch: %v", cerr)
+		}
+	}
+	return out, err
+}
+
+// colsOf returns columns for a batch of len(block) one-column keys and vals
+// whose keys, vals, times and diffs lie in the block's memory: n 32-byte
+// records viewed as four columns of n 64-bit integers. The block is free
+// for the columns once its records are elsewhere (a sort out of it). Every
+// field of rec is a 64-bit integer, as are the columns' elements, so either
+// view of the memory holds whatever the other wrote. REQUIRES:
+// len(block) > 0.
+func colsOf(block []rec) *Batch {
+	n := len(block)
+	words := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(block))), 4*n)
 	offs := make([]uint32, 2*(n+1))
-	cols.keyOffs, cols.valOffs = offs[:n+1:n+1], offs[n+1:]
-	return cols, block
+	return &Batch{
+		keys:    words[:n:n],
+		vals:    words[n : 2*n : 2*n],
+		times:   unsafe.Slice((*uint64)(unsafe.Pointer(&words[2*n])), n),
+		diffs:   words[3*n : 4*n : 4*n],
+		keyOffs: offs[: n+1 : n+1],
+		valOffs: offs[n+1:],
+	}
 }

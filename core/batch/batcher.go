@@ -16,9 +16,10 @@ import (
 // them first; the few at or beyond upper are parked during the build and put
 // back after it. Wider rows are buffered as columns. Columns pushed whole
 // (PushChunk) whose rows hold only the update's key and val columns are not
-// copied when pushed: Seal gathers them into the builder's records or
-// columns in one pass, sized once from every buffered update and fused with
-// the split at upper. A buffer that held more than builderKeep updates is
+// copied when pushed: Seal gathers them in one pass, sized once from every
+// buffered update and fused with the split at upper, into the block the new
+// batch's columns take (one-column keys and vals), or into the builder's
+// records or columns. A buffer that held more than builderKeep updates is
 // released after the seal that empties it, so an arrangement keeps its
 // batch and not the scratch that built it.
 // Invariant BT1 (doc.go) says where a buffered update lives.

@@ -336,6 +336,13 @@ func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
 	}
 	b.bld.recs = recs
 	out, err := b.bld.Build(lower, upper)
+	b.afterSmallSeal()
+	return out, err
+}
+
+// afterSmallSeal releases the builder's buffers after a seal that emptied
+// a large one and puts the updates parked during the build back.
+func (b *Batcher) afterSmallSeal() {
 	if len(b.keep) == 0 && cap(b.bld.recs) > builderKeep {
 		b.bld.release()
 	}
@@ -344,7 +351,6 @@ func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
 		clear(b.keep)
 		b.keep = b.keep[:0]
 	}
-	return out, err
 }
 
 // sealBlock is sealSmall for one-column keys and vals with chunks queued:
@@ -374,13 +380,6 @@ func (b *Batcher) sealBlock(lower, upper frontier.Frontier, recs []rec) (*Batch,
 	default:
 		out, err = b.bld.BuildBlock(lower, upper, block)
 	}
-	if len(b.keep) == 0 && cap(b.bld.recs) > builderKeep {
-		b.bld.release()
-	}
-	if len(b.keep) > 0 {
-		b.bld.recs = append(b.bld.recs, b.keep...)
-		clear(b.keep)
-		b.keep = b.keep[:0]
-	}
+	b.afterSmallSeal()
 	return out, err
 }

@@ -117,80 +117,13 @@ func loopPaired(b *testing.B, op func(), limits ...limitRun) {
 	}
 }
 
-// radixLimit is the limit of a build: it copies ups into recs (what pushing
-// does), sorts them by (key, val, time) as the builder plans (up to
-// bucketSortMax records bucketSort into scratch; beyond, an LSD radix sort
-// on the digits planRadix plans over the packed key of newRadixKey, whose
-// tied runs are sorted as the builder does), and consolidates equal (key,
-// val, time) in place. It returns the consolidated records. recs and
-// scratch have len(ups); lim holds reused storage.
-func radixLimit(ups, recs, scratch []rec, lim *limitScratch) []rec {
+// radixLimit is the limit of a build (SortLimit): it copies ups into recs
+// (what pushing does), sorts them as the builder plans, using scratch, and
+// consolidates them in place. It returns the consolidated records. recs
+// and scratch have len(ups).
+func radixLimit(ups, recs, scratch []rec, lim *SortLimit) []rec {
 	n := copy(recs, ups)
-	if n <= bucketSortMax && !lim.lsd {
-		var src []rec
-		src, lim.ids, lim.counts = bucketSort(recs, scratch, lim.ids, lim.counts)
-		return consolidateRecs(src)
-	}
-	counts := lim.counts
-	defer func() { lim.counts = counts }()
-	rk := newRadixKey(recs)
-	p := planRadix(n, rk.bits)
-	nb := 1 << p.width
-	mask := uint64(nb - 1)
-	counts = slices.Grow(counts[:0], p.passes*nb)[:p.passes*nb]
-	clear(counts)
-	for i := range recs {
-		x := rk.of(&recs[i]) >> p.drop
-		for j := range p.passes {
-			counts[j*nb+int(x>>(uint(j)*p.width)&mask)]++
-		}
-	}
-	src, dst := recs, scratch
-	for j := range p.passes {
-		c := counts[j*nb : j*nb+nb]
-		sum := uint32(0)
-		for i, x := range c {
-			c[i] = sum
-			sum += x
-		}
-		shift := p.drop + uint(j)*p.width
-		for i := range src {
-			d := rk.of(&src[i]) >> shift & mask
-			dst[c[d]] = src[i]
-			c[d]++
-		}
-		src, dst = dst, src
-	}
-	if p.drop > 0 || !rk.complete {
-		sortRuns(src, &rk, p.drop)
-	}
-	return consolidateRecs(src)
-}
-
-// limitScratch is radixLimit's reused storage; lsd makes it take the LSD
-// radix sort at any size (tests).
-type limitScratch struct {
-	ids    []uint16
-	counts []uint32
-	lsd    bool
-}
-
-// consolidateRecs sums the diffs of equal (key, val, time) in the sorted
-// recs in place, drops the zeros and returns what is left.
-func consolidateRecs(src []rec) []rec {
-	n, w := len(src), 0
-	for i := 0; i < n; i++ {
-		r := src[i]
-		for i+1 < n && src[i+1].k == r.k && src[i+1].v == r.v && src[i+1].t == r.t {
-			i++
-			r.d += src[i].d
-		}
-		src[w] = r
-		if r.d != 0 {
-			w++
-		}
-	}
-	return src[:w]
+	return lim.sort(recs[:n], scratch)
 }
 
 // buildBatch builds the updates into one batch over [lo, hi) (setup only).
@@ -230,7 +163,7 @@ func BenchmarkBuild(b *testing.B) {
 				}
 				build() // warm up: the builder's scratch, so B/op is the batch's
 				recs, scratch := make([]rec, n), make([]rec, n)
-				var lim limitScratch
+				var lim SortLimit
 				b.ReportAllocs()
 				loopPaired(b, build,
 					limitRun{"x-radix", func() { radixLimit(ups, recs, scratch, &lim) }},
@@ -254,7 +187,7 @@ func BenchmarkRadixLimit(b *testing.B) {
 				skipLarge(b, n)
 				ups := genKeyed(n, 1, 0, keys)
 				recs, scratch := make([]rec, n), make([]rec, n)
-				var lim limitScratch
+				var lim SortLimit
 				var out []rec
 				b.ReportAllocs()
 				for b.Loop() {
@@ -439,17 +372,7 @@ func mergeLimit(out, a, b []benchUpd, s uint64) []benchUpd {
 	if s == 0 {
 		return out[:n]
 	}
-	w := 0
-	for i := 0; i < n; i++ {
-		r := out[i]
-		for i+1 < n && out[i+1].k == r.k && out[i+1].v == r.v && out[i+1].t == r.t {
-			i++
-			r.d += out[i].d
-		}
-		out[w] = r
-		w += b2i(r.d != 0)
-	}
-	return out[:w]
+	return consolidateRecs(out[:n])
 }
 
 var seekSink int
@@ -522,9 +445,37 @@ func TestBenchLimitsAgree(t *testing.T) {
 		n := len(ups)
 		want := flat(buildBatch(t, ups, 0, 10))
 		for _, lsd := range []bool{false, true} {
-			got := radixLimit(ups, make([]rec, n), make([]rec, n), &limitScratch{lsd: lsd})
+			got := radixLimit(ups, make([]rec, n), make([]rec, n), &SortLimit{lsd: lsd})
 			if !slices.Equal(got, want) {
 				t.Fatalf("keys=%s lsd=%v: radixLimit differs from Build (%d vs %d records)", keys, lsd, len(got), len(want))
+			}
+			// The exported path, as core/runtime drives it: rows loaded
+			// in two parts, then run twice (the second run reuses the
+			// buffers and must not see the first run's records).
+			rows, times, diffs := make([]int64, 0, 2*n), make([]uint64, 0, n), make([]int64, 0, n)
+			for _, u := range ups {
+				rows, times, diffs = append(rows, u.k, u.v), append(times, u.t), append(diffs, u.d)
+			}
+			lim := &SortLimit{lsd: lsd}
+			for range 2 {
+				lim.Load(rows[:2*1000], times[:1000], diffs[:1000])
+				lim.Load(rows[2*1000:], times[1000:], diffs[1000:])
+				if m := lim.Run(); m != len(want) || !slices.Equal(lim.out, want) {
+					t.Fatalf("keys=%s lsd=%v: SortLimit kept %d records, Build %d", keys, lsd, m, len(want))
+				}
+				if err := lim.Check(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Check catches output out of order and a zero diff.
+			lim.out[0], lim.out[1] = lim.out[1], lim.out[0]
+			if lim.Check() == nil {
+				t.Fatalf("keys=%s: Check passed records out of order", keys)
+			}
+			lim.out[0], lim.out[1] = lim.out[1], lim.out[0]
+			lim.out[2].d = 0
+			if lim.Check() == nil {
+				t.Fatalf("keys=%s: Check passed a zero diff", keys)
 			}
 		}
 	}

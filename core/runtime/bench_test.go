@@ -1,10 +1,8 @@
 package runtime
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
@@ -170,7 +169,7 @@ func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *bench
 // all inside. The install-ns metric is from sending the create to the
 // dataflow's frontier passing as_of; the op also drops the dataflow. Goal:
 // imported ≤ 1/100 of direct at n=1000000. Direct also reports x-radix:
-// after each op, untimed, the radix limit of the same rows (radixLimit)
+// after each op, untimed, the radix limit of the same rows (batch.SortLimit)
 // runs once, and x-radix is the median over ops of the op's install-ns over
 // the limit's time right after it (goal ≤ 1.5), so both sides of each ratio
 // see the same load; radix-ns/row is the limit's median. x-radix-cpu is the
@@ -237,13 +236,15 @@ func BenchmarkInstall(b *testing.B) {
 }
 
 // limitPairs times the radix limit of an install's rows right after each
-// install, untimed, and reports the median ratio of the pairs.
+// install, untimed, and reports the median ratio of the pairs. The limit is
+// core/batch's SortLimit: the least work arranging the chunks' rows (two
+// columns, keyed by the first) needs — gather every row into a record (what
+// pushing does), sort the records exactly as the builder plans, and
+// consolidate them in place.
 type limitPairs struct {
 	chunks        []*dataflow.Chunk
 	n             int
-	recs, scratch []limitRec
-	counts        []uint32
-	ids           []uint16
+	lim           batch.SortLimit
 	ratios, nanos []float64
 	cpuRatios     []float64
 	cpu           time.Duration // process CPU spent in the limit runs
@@ -251,7 +252,9 @@ type limitPairs struct {
 
 // newLimitPairs allocates the limit's buffers for the n rows of chunks.
 func newLimitPairs(chunks []*dataflow.Chunk, n int) *limitPairs {
-	return &limitPairs{chunks: chunks, n: n, recs: make([]limitRec, n), scratch: make([]limitRec, n)}
+	l := &limitPairs{chunks: chunks, n: n}
+	l.lim.Grow(n)
+	return l
 }
 
 // run times one run of the limit and pairs it with an install that took
@@ -261,19 +264,19 @@ func (l *limitPairs) run(b *testing.B, install, icpu time.Duration) {
 	defer b.StartTimer()
 	c0 := processCPU()
 	start := time.Now()
-	var out []limitRec
-	out, l.ids, l.counts = radixLimit(l.chunks, l.recs, l.scratch, l.ids, l.counts)
+	for _, c := range l.chunks {
+		l.lim.Load(c.Rows, c.Times, c.Diffs)
+	}
+	kept := l.lim.Run()
 	took := time.Since(start)
 	lcpu := processCPU() - c0
 	// A limit that skipped work would flatter the ratio: its output must
 	// be the sorted, consolidated updates.
-	if len(out) == 0 {
+	if kept == 0 {
 		b.Fatal("radix limit consolidated everything away")
 	}
-	for i := 1; i < len(out); i++ {
-		if cmpLimitRec(out[i-1], out[i]) >= 0 || out[i].d == 0 {
-			b.Fatalf("radix limit: records %d and %d out of order or not consolidated: %v %v", i-1, i, out[i-1], out[i])
-		}
+	if err := l.lim.Check(); err != nil {
+		b.Fatal(err)
 	}
 	l.cpu += processCPU() - c0
 	l.ratios = append(l.ratios, float64(install)/float64(took))
@@ -294,203 +297,6 @@ func (l *limitPairs) report(b *testing.B) {
 		b.ReportMetric(l.cpuRatios[len(l.cpuRatios)/2], "x-radix-cpu")
 	}
 	b.ReportMetric(l.nanos[len(l.nanos)/2]/float64(l.n), "radix-ns/row")
-}
-
-// limitRec is the 32-byte record the radix limit sorts: the builder's own
-// layout for one-column keys and vals.
-type limitRec struct {
-	k, v int64
-	t    uint64
-	d    int64
-}
-
-// limitKey packs a record's major key: each field less its minimum,
-// shifted into place; shift 64 leaves a field out.
-type limitKey struct {
-	kmin, vmin, tmin uint64
-	sk, sv, st       uint
-}
-
-func (pk *limitKey) of(r *limitRec) uint64 {
-	const sign = 1 << 63
-	return (uint64(r.k)^sign-pk.kmin)<<pk.sk | (uint64(r.v)^sign-pk.vmin)<<pk.sv | (r.t-pk.tmin)<<pk.st
-}
-
-func cmpLimitRec(a, b limitRec) int {
-	return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.v, b.v), cmp.Compare(a.t, b.t))
-}
-
-// lessLimitRec orders records by (key, val, time), as the insertion sort
-// of the builder's runs does.
-func lessLimitRec(a, b *limitRec) bool {
-	if a.k != b.k {
-		return a.k < b.k
-	}
-	if a.v != b.v {
-		return a.v < b.v
-	}
-	return a.t < b.t
-}
-
-// limitBucketMax is the most records radixLimit sorts in one bucket pass:
-// core/batch's bucketSortMax, up to which the builder does the same.
-const limitBucketMax = 1 << 20
-
-// radixLimit is the least work arranging the chunks' rows (two columns,
-// keyed by the first) needs, the limit of BenchmarkInstall direct. It is
-// core/batch's build limit (radixLimit in its bench test, which is not
-// importable from here) re-created over the chunks' columns: gather every
-// row into a record (what pushing does), sort the records by (key, val,
-// time) as the builder plans it, and consolidate equal (key, val, time) in
-// place. The builder's plan: up to limitBucketMax records, one bucket pass
-// (the top log2(n) bits of the packed major key, at most 16, number a
-// record's bucket; the records scatter once; buckets of several are sorted
-// by comparison); beyond, an LSD radix sort on the top log2(n)+1 bits in
-// digits of at most 11 bits, whose tied runs are sorted by comparison. It
-// returns the consolidated records. recs and scratch hold every row; ids
-// and counts are reused.
-func radixLimit(chunks []*dataflow.Chunk, recs, scratch []limitRec, ids []uint16, counts []uint32) ([]limitRec, []uint16, []uint32) {
-	n := 0
-	for _, c := range chunks {
-		rows := c.Rows[:2*len(c.Times)]
-		for i, t := range c.Times {
-			recs[n] = limitRec{rows[2*i], rows[2*i+1], t, c.Diffs[i]}
-			n++
-		}
-	}
-	recs, scratch = recs[:n], scratch[:n]
-	// The packed major key: the longest prefix of (key, val, time), each
-	// less its minimum, whose widths fit 64 bits; a field left out has
-	// shift 64, which makes its term 0.
-	const sign = 1 << 63
-	kmin, vmin, tmin := ^uint64(0), ^uint64(0), ^uint64(0)
-	var kmax, vmax, tmax uint64
-	for i := range recs {
-		r := &recs[i]
-		k, v := uint64(r.k)^sign, uint64(r.v)^sign
-		kmin, kmax = min(kmin, k), max(kmax, k)
-		vmin, vmax = min(vmin, v), max(vmax, v)
-		tmin, tmax = min(tmin, r.t), max(tmax, r.t)
-	}
-	bk, bv, bt := bits.Len64(kmax-kmin), bits.Len64(vmax-vmin), bits.Len64(tmax-tmin)
-	pk := limitKey{kmin: kmin, vmin: vmin, tmin: tmin, sv: 64, st: 64}
-	kb, complete := bk, false
-	switch {
-	case bk+bv+bt <= 64:
-		pk.sk, pk.sv, pk.st, kb, complete = uint(bv+bt), uint(bt), 0, bk+bv+bt, true
-	case bk+bv <= 64:
-		pk.sk, pk.sv, kb = uint(bv), 0, bk+bv
-	}
-	if n <= limitBucketMax {
-		b := min(kb, bits.Len(uint(n)), 16)
-		drop := uint(kb - b)
-		nb := 1 << b
-		ids = slices.Grow(ids[:0], n)[:n]
-		counts = slices.Grow(counts[:0], nb+1)[:nb+1]
-		clear(counts)
-		for i := range recs {
-			d := uint16(pk.of(&recs[i]) >> drop)
-			ids[i] = d
-			counts[int(d)+1]++
-		}
-		for d := 1; d <= nb; d++ {
-			counts[d] += counts[d-1]
-		}
-		for i := range recs {
-			d := ids[i]
-			scratch[counts[d]] = recs[i]
-			counts[d]++
-		}
-		if !complete || drop > 0 {
-			start := uint32(0)
-			for _, end := range counts[:nb] {
-				sortLimitRun(scratch[start:end])
-				start = end
-			}
-		}
-		return consolidateLimit(scratch), ids, counts
-	}
-	// The digit plan: the top rb bits, in passes of equal digits.
-	rb := min(kb, bits.Len(uint(n))+1)
-	passes, width, drop := 0, 0, uint(0)
-	if rb > 0 {
-		passes = (rb + 10) / 11
-		width = (rb + passes - 1) / passes
-		drop = uint(kb - rb)
-	}
-	nb := 1 << width
-	mask := uint64(nb - 1)
-	counts = slices.Grow(counts[:0], passes*nb)[:passes*nb]
-	clear(counts)
-	for i := range recs {
-		x := pk.of(&recs[i]) >> drop
-		for j := range passes {
-			counts[j*nb+int(x>>(uint(j*width))&mask)]++
-		}
-	}
-	src, dst := recs, scratch
-	for j := range passes {
-		c := counts[j*nb : j*nb+nb]
-		sum := uint32(0)
-		for i, x := range c {
-			c[i] = sum
-			sum += x
-		}
-		shift := drop + uint(j*width)
-		for i := range src {
-			d := pk.of(&src[i]) >> shift & mask
-			dst[c[d]] = src[i]
-			c[d]++
-		}
-		src, dst = dst, src
-	}
-	if drop > 0 || !complete {
-		for i := 0; i < n; {
-			x := pk.of(&src[i]) >> drop
-			j := i + 1
-			for j < n && pk.of(&src[j])>>drop == x {
-				j++
-			}
-			sortLimitRun(src[i:j])
-			i = j
-		}
-	}
-	return consolidateLimit(src), ids, counts
-}
-
-// sortLimitRun sorts a run of records by (key, val, time) as the builder
-// does: insertion sort when short, pdqsort when not.
-func sortLimitRun(run []limitRec) {
-	if len(run) > 24 {
-		slices.SortFunc(run, cmpLimitRec)
-		return
-	}
-	for a := 1; a < len(run); a++ {
-		r := run[a]
-		b := a
-		for ; b > 0 && lessLimitRec(&r, &run[b-1]); b-- {
-			run[b] = run[b-1]
-		}
-		run[b] = r
-	}
-}
-
-// consolidateLimit sums the diffs of equal (key, val, time) in the sorted
-// src in place, drops the zeros and returns what is left.
-func consolidateLimit(src []limitRec) []limitRec {
-	n, w := len(src), 0
-	for i := 0; i < n; i++ {
-		r := src[i]
-		for i+1 < n && src[i+1].k == r.k && src[i+1].v == r.v && src[i+1].t == r.t {
-			i++
-			r.d += src[i].d
-		}
-		src[w] = r
-		if r.d != 0 {
-			w++
-		}
-	}
-	return src[:w]
 }
 
 // reportArrangeMemory arranges the n preloaded rows once more in a query

@@ -1,0 +1,97 @@
+package batch
+
+import (
+	"fmt"
+	"slices"
+)
+
+// SortLimit is the least work a build of one-column keys and vals needs,
+// the limit a build is measured against: the updates as 32-byte records,
+// sorted by (key, val, time) exactly as the builder plans it (one bucket
+// pass up to bucketSortMax records, the LSD radix sort on the builder's
+// digits beyond, tied runs sorted by comparison) and consolidated in place,
+// with no batch columns written. BenchmarkBuild in this package and
+// BenchmarkInstall in core/runtime pair their builds with it, so both
+// measure against the builder's own sort and not a copy of it. The zero
+// value is ready to use; it keeps its buffers between runs.
+type SortLimit struct {
+	recs, scratch, out []rec
+	ids                []uint16
+	counts             []uint32
+	lsd                bool // the LSD radix sort at any size (tests)
+}
+
+// Grow makes room for n records, so that loading and running n allocate
+// nothing.
+func (l *SortLimit) Grow(n int) {
+	l.recs = slices.Grow(l.recs, n)
+	if cap(l.scratch) < n {
+		l.scratch = make([]rec, n)
+	}
+}
+
+// Load appends the updates of two-column rows, key then val (rows[2i],
+// rows[2i+1] at times[i] with diffs[i]), as records after those loaded
+// since the last Run: what pushing them into a builder does.
+func (l *SortLimit) Load(rows []int64, times []uint64, diffs []int64) {
+	n := len(l.recs)
+	l.recs = slices.Grow(l.recs, len(times))[:n+len(times)]
+	dst, rows, diffs := l.recs[n:], rows[:2*len(times)], diffs[:len(times)]
+	for i, t := range times {
+		dst[i] = rec{rows[2*i], rows[2*i+1], t, diffs[i]}
+	}
+}
+
+// Run sorts and consolidates the records loaded since the last Run and
+// returns how many updates remain.
+func (l *SortLimit) Run() int {
+	if cap(l.scratch) < len(l.recs) {
+		l.scratch = make([]rec, len(l.recs))
+	}
+	l.out = l.sort(l.recs, l.scratch)
+	l.recs = l.recs[:0]
+	return len(l.out)
+}
+
+// Check reports an error unless the last Run's output is sorted by (key,
+// val, time), consolidated and free of zero diffs: a limit that skipped
+// work would flatter the ratio taken against it. Call it outside the
+// timed region.
+func (l *SortLimit) Check() error {
+	for i, r := range l.out {
+		if r.d == 0 || i > 0 && cmpRec(l.out[i-1], r) >= 0 {
+			return fmt.Errorf("batch: sort limit: record %d of %d out of order, repeated or zero: %v", i, len(l.out), r)
+		}
+	}
+	return nil
+}
+
+// sort sorts recs as the builder plans, using scratch (len(scratch) >=
+// len(recs)), consolidates the sorted records in place and returns them.
+func (l *SortLimit) sort(recs, scratch []rec) []rec {
+	n := len(recs)
+	if n <= bucketSortMax && !l.lsd {
+		var src []rec
+		src, l.ids, l.counts = bucketSort(recs, scratch, l.ids, l.counts)
+		return consolidateRecs(src)
+	}
+	src, _, counts := radixSort(recs, scratch, l.counts)
+	l.counts = counts
+	return consolidateRecs(src)
+}
+
+// consolidateRecs sums the diffs of equal (key, val, time) in the sorted
+// recs in place, drops the zeros and returns what is left.
+func consolidateRecs(src []rec) []rec {
+	n, w := len(src), 0
+	for i := 0; i < n; i++ {
+		r := src[i]
+		for i+1 < n && src[i+1].k == r.k && src[i+1].v == r.v && src[i+1].t == r.t {
+			i++
+			r.d += src[i].d
+		}
+		src[w] = r
+		w += b2i(r.d != 0) // a zero's slot is taken by the next
+	}
+	return src[:w]
+}

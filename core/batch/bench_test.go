@@ -426,6 +426,17 @@ func BenchmarkSeek(b *testing.B) {
 // the benchmark data, so a ratio to them compares equal work: radixLimit
 // returns the built batch's updates, mergeLimit the merged batch's.
 func TestBenchLimitsAgree(t *testing.T) {
+	// Nothing loaded, then one update: both sort paths take them.
+	for _, lsd := range []bool{false, true} {
+		lim := SortLimit{lsd: lsd}
+		if n := lim.Run(); n != 0 || lim.Check() != nil {
+			t.Fatalf("lsd=%v: an empty SortLimit kept %d records", lsd, n)
+		}
+		lim.Load([]int64{1, 2}, []uint64{3}, []int64{1})
+		if n := lim.Run(); n != 1 || lim.out[0] != (rec{1, 2, 3, 1}) {
+			t.Fatalf("lsd=%v: one update gave %v", lsd, lim.out)
+		}
+	}
 	flat := func(b *Batch) []rec {
 		var out []rec
 		for _, u := range b.Updates() {

@@ -69,6 +69,21 @@ func emptyOut(ar Arity, lower, upper, since frontier.Frontier) Batch {
 	}
 }
 
+// JoinEmpty returns what a merge of a and b, neither with updates, under
+// the compaction frontier makes (the batch NewMerger's or NewMergerN's
+// result would be), without a Merger: a trace whose upper advances without
+// data (an errors collection with no errors) takes one such batch a round.
+// REQUIRES: a.Upper == b.Lower, equal arities, a and b without updates.
+func JoinEmpty(a, b *Batch, compaction frontier.Frontier) *Batch {
+	if invariants.Enabled {
+		invariants.Assertf(a.Upper() == b.Lower(), "batch: join of non-adjacent %v and %v", a.desc, b.desc)
+		invariants.Assertf(a.ar == b.ar, "batch: join of arities %v and %v", a.ar, b.ar)
+		invariants.Assertf(a.IsEmpty() && b.IsEmpty(), "batch: join of %d and %d updates", a.Len(), b.Len())
+	}
+	out := emptyOut(a.ar, a.desc.Lower, b.desc.Upper, compaction.Join(a.desc.Since).Join(b.desc.Since))
+	return &out
+}
+
 // NewMerger starts merging b1 and b2 under the compaction frontier.
 // REQUIRES: b1.Upper == b2.Lower and equal arities.
 func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {

@@ -21,6 +21,11 @@
 // write them once more in between and keeping that level from holding
 // nearly fanout batches of the top's size.
 //
+// A batch without updates that arrives right after another one joins it at
+// once (batch.JoinEmpty: what their merge would make, without starting
+// one), so an errors trace with no errors, which takes such a batch every
+// round, stays one batch and never merges.
+//
 // Every merge in progress receives fuelPerUpdate units of merge work per
 // arriving update (each its own copy, as in differential-dataflow), so a
 // level's merge finishes before the level calls for the next one; if it has

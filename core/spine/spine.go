@@ -221,7 +221,16 @@ func (s *Spine) arrive(b *batch.Batch) {
 	c := s.classOf(b.Len())
 	s.grow(c)
 	s.rollUp(c)
-	s.levels[c].waiting = append(s.levels[c].waiting, b)
+	l := &s.levels[c]
+	if n := len(l.waiting); n > 0 && b.IsEmpty() && l.waiting[n-1].IsEmpty() {
+		// Two batches without updates, the newest of the chain (every
+		// lower level is empty after the roll-up): joined at once, as
+		// their merge would make them, without starting one.
+		l.waiting[n-1] = batch.JoinEmpty(l.waiting[n-1], b, s.logical)
+		s.version++
+	} else {
+		l.waiting = append(l.waiting, b)
+	}
 	s.normalize()
 }
 

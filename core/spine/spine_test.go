@@ -391,3 +391,76 @@ func TestMergeOverflowKeepsOtherUpdates(t *testing.T) {
 		t.Fatalf("insert after an overflow: %v", err)
 	}
 }
+
+// TestEmptyBatchesJoinWithoutMerges: a batch without updates that arrives
+// right after another joins it at once (batch.JoinEmpty), as their merge
+// would, without starting one: an errors trace with no errors, which
+// receives one such batch a round, stays one batch and never merges, and a
+// run of them after data stays one batch beside it, its since the
+// compaction frontier's. A batch with updates between two empty ones
+// keeps them apart, and the chain stays contiguous with every update.
+func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
+	empty := func(lo, hi uint64) *batch.Batch { return batch.Empty(kv, frontier.At(lo), frontier.At(hi)) }
+	errs := New(kv, Options{})
+	for i := range uint64(100) {
+		if err := errs.Insert(empty(i, i+1)); err != nil {
+			t.Fatal(err)
+		}
+		errs.SetPhysicalCompaction(errs.Upper())
+	}
+	if st := errs.Stats(); st.Batches != 1 || st.Merges != 0 {
+		t.Fatalf("100 empty rounds: %d batches after %d merges, want 1 after 0", st.Batches, st.Merges)
+	}
+
+	var ups []batch.Update
+	for k := range int64(300) {
+		ups = append(ups, batch.Update{Key: []int64{k}, Val: []int64{1}, Time: 0, Diff: 1})
+	}
+	s := New(kv, Options{})
+	if err := s.Insert(seal(t, kv, ups, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	s.SetPhysicalCompaction(s.Upper())
+	merges := s.Stats().Merges
+	for i := uint64(1); i < 41; i++ {
+		if err := s.Insert(empty(i, i+1)); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			s.SetPhysicalCompaction(s.Upper()) // admits one or two at a time
+			s.SetLogicalCompaction(frontier.At(i / 2))
+		}
+	}
+	s.SetPhysicalCompaction(s.Upper())
+	bs := s.Batches()
+	if len(bs) != 2 || s.Stats().Merges != merges {
+		t.Fatalf("data then 40 empty rounds: chain %v after %d merges, want 2 batches after %d", bs, s.Stats().Merges, merges)
+	}
+	// The last join ran under logical compaction 19 (set after the
+	// physical frontier admitted the batch of round 40).
+	if want := (frontier.Description{Lower: frontier.At(1), Upper: frontier.At(41), Since: frontier.At(19)}); bs[1].Desc() != want {
+		t.Fatalf("joined empty batch %v, want %v", bs[1].Desc(), want)
+	}
+
+	// A batch with updates between two empty runs keeps them apart.
+	s.Insert(seal(t, kv, []batch.Update{{Key: []int64{7}, Val: []int64{2}, Time: 41, Diff: 1}}, 41, 42))
+	for i := uint64(42); i < 45; i++ {
+		s.Insert(empty(i, i+1))
+	}
+	s.SetPhysicalCompaction(s.Upper())
+	bs = s.Batches()
+	lo := frontier.At(0)
+	for _, b := range bs {
+		if b.Lower() != lo {
+			t.Fatalf("chain %v is not contiguous at %v", bs, lo)
+		}
+		lo = b.Upper()
+	}
+	ups = append(ups, batch.Update{Key: []int64{7}, Val: []int64{2}, Time: 41, Diff: 1})
+	if got, want := render(bs), render([]*batch.Batch{seal(t, kv, ups, 0, 45)}); got != want {
+		t.Fatalf("chain holds\n%s\nwant\n%s", got, want)
+	}
+	if n := len(bs); n < 3 || !bs[n-1].IsEmpty() || bs[n-1].Lower() != frontier.At(42) {
+		t.Fatalf("chain %v: the last three empty batches should be one batch [42, 45)", bs)
+	}
+}

@@ -54,13 +54,25 @@ type kway struct {
 // batches merge with NewMerger's two-way kernel, more in one k-way pass.
 // REQUIRES: bs[i].Upper == bs[i+1].Lower and equal arities.
 func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
-	return newMergerN(bs, compaction, kwStage)
+	return newMergerN(bs, compaction, kwStage, 0)
 }
 
-// newMergerN is NewMergerN staging stage updates of each input at a time in
-// the kernel for one-column keys and vals (tests draw small stages, so
-// refills fall inside keys and vals).
-func newMergerN(bs []*Batch, compaction frontier.Frontier, stage int) *Merger {
+// NewMergerNExpect is NewMergerN told how many updates the merge is expected
+// to keep (a spine knows it from the merges before at the same level: the
+// top of a steady trace keeps about half of what it reads, the rest
+// cancels). More than two batches of one-column keys and vals then get
+// output columns for that many, grown if the merge keeps more, where
+// NewMergerN allocates them for every input update and Result copies them
+// to size when consolidation left over a quarter unused. An expect of 0,
+// or at least the inputs' updates, is no hint.
+func NewMergerNExpect(bs []*Batch, compaction frontier.Frontier, expect int) *Merger {
+	return newMergerN(bs, compaction, kwStage, expect)
+}
+
+// newMergerN is NewMergerNExpect staging stage updates of each input at a
+// time in the kernel for one-column keys and vals (tests draw small stages,
+// so refills fall inside keys and vals).
+func newMergerN(bs []*Batch, compaction frontier.Frontier, stage, expect int) *Merger {
 	if len(bs) == 2 {
 		return NewMerger(bs[0], bs[1], compaction)
 	}
@@ -85,6 +97,11 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, stage int) *Merger {
 	if nu == 0 {
 		m.out, m.done = emptyOut(ar, bs[0].desc.Lower, bs[len(bs)-1].desc.Upper, since), true
 		return m
+	}
+	m.maxOut, m.maxK, m.maxV = nu, nk, nv
+	if ar.Key == 1 && ar.Val == 1 && expect > 0 && expect < nu {
+		// Columns for expect updates; kway11.work grows them (growOut).
+		nk, nv, nu, lk, lv = min(nk, expect), min(nv, expect), expect, min(lk, expect), min(lv, expect)
 	}
 	m.out = Batch{
 		desc:    frontier.Description{Lower: bs[0].desc.Lower, Upper: bs[len(bs)-1].desc.Upper, Since: since},

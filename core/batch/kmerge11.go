@@ -192,11 +192,13 @@ func (kw *kway11) work(m *Merger, f int64) int64 {
 	var used int64
 	for used < f && !kw.exhausted {
 		n := kw.selectBlock(int(min(f-used, int64(len(kw.blk)))))
+		m.growOut(n) // emit writes at most one update per record
 		kw.emit(m, kw.blk[:n])
 		used += int64(n)
 	}
 	if kw.exhausted {
 		if kw.has && kw.ad != 0 {
+			m.growOut(1)
 			kw.flush(m)
 		}
 		kw.has = false

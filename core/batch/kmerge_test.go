@@ -11,9 +11,10 @@ import (
 
 // TestMergeNEqualsPairwise: merging k adjacent batches at once gives, update
 // for update and in its description, what merging them two at a time gives
-// under the same compaction frontier, under any fuel schedule; every Work
-// call consumes exactly its fuel until the merge is done; the result passes
-// Check (B1–B3).
+// under the same compaction frontier, under any fuel schedule and whatever
+// number of updates it is told to expect (its output columns then start
+// that long and grow); every Work call consumes exactly its fuel until the
+// merge is done; the result passes Check (B1–B3).
 func TestMergeNEqualsPairwise(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ar := Arity{Key: 1, Val: 1}
@@ -32,7 +33,7 @@ func TestMergeNEqualsPairwise(t *testing.T) {
 		}
 		comp := drawCompaction(t)
 		want := mergePairwise(t, bs, comp)
-		m := newMergerN(bs, comp, rapid.SampledFrom([]int{1, 2, 3, kwStage}).Draw(t, "stage"))
+		m := newMergerN(bs, comp, rapid.SampledFrom([]int{1, 2, 3, kwStage}).Draw(t, "stage"), drawExpect(t, bs))
 		got := workDrawnFuel(t, m, n > 2, 30)
 		if n > 1 && got.Desc() != want.Desc() {
 			t.Fatalf("desc %v, pairwise %v", got.Desc(), want.Desc())
@@ -115,7 +116,7 @@ func TestMergeNRuns(t *testing.T) {
 		}
 		comp := drawCompaction(t)
 		want := mergePairwise(t, bs, comp)
-		got := workDrawnFuel(t, newMergerN(bs, comp, rapid.SampledFrom([]int{1, 5, kwStage}).Draw(t, "stage")), true, 40)
+		got := workDrawnFuel(t, newMergerN(bs, comp, rapid.SampledFrom([]int{1, 5, kwStage}).Draw(t, "stage"), drawExpect(t, bs)), true, 40)
 		if got.String() != want.String() {
 			t.Fatalf("k-way:\n%s\npairwise:\n%s", got, want)
 		}
@@ -156,4 +157,18 @@ func workDrawnFuel(t *rapid.T, m *Merger, exact bool, maxFuel int64) *Batch {
 		t.Fatalf("%v\n%s", err, got)
 	}
 	return got
+}
+
+// drawExpect draws the updates a merge of bs is told to expect
+// (NewMergerNExpect): none, or 1 up to all of their updates, so the output
+// columns start short and grow, by one or by many, in any block.
+func drawExpect(t *rapid.T, bs []*Batch) int {
+	total := 0
+	for _, b := range bs {
+		total += b.Len()
+	}
+	if total == 0 || rapid.Bool().Draw(t, "no expect") {
+		return 0
+	}
+	return rapid.IntRange(1, total).Draw(t, "expect")
 }

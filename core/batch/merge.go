@@ -20,13 +20,18 @@ type Merger struct {
 	adv    bool
 
 	k1, k2 int // next key of b1, b2
-	// out holds full-length columns sized for the sum of the inputs (a merge
-	// never grows), written by index; nk, nv and nu count the keys, vals and
-	// updates written so far, and Result cuts the columns to them.
+	// out holds full-length columns sized for the sum of the inputs, or
+	// (NewMergerNExpect) for the updates the merge is expected to keep and
+	// grown when it keeps more (growOut), written by index; nk, nv and nu
+	// count the keys, vals and updates written so far, and Result cuts the
+	// columns to them. maxOut, maxK and maxV are the inputs' updates, keys
+	// and vals: no merge keeps more.
 	// INVARIANT: out.keyOffs[:nk+1] and out.valOffs[:nv+1] are the offsets
 	// of what has been written (a leading 0, then ends).
 	out        Batch
 	nk, nv, nu int
+	maxOut     int
+	maxK, maxV int
 	done       bool
 	err        error
 	work       int64
@@ -399,6 +404,37 @@ func (m *Merger) Result() (*Batch, error) {
 		}
 	}
 	return &out, m.err
+}
+
+// growOut makes room in the output of a merge of one-column keys and vals
+// for n more updates (and as many keys and vals, as far as the inputs have
+// them): columns at least half as long again, at most what the inputs
+// hold, keeping what was written.
+func (m *Merger) growOut(n int) {
+	o := &m.out
+	needU, needK, needV := min(m.nu+n, m.maxOut), min(m.nk+n, m.maxK), min(m.nv+n, m.maxV)
+	if needU <= len(o.times) && needK <= len(o.keys) && needV <= len(o.vals) {
+		return
+	}
+	c := min(m.maxOut, max(needU, len(o.times)+len(o.times)/2))
+	ck, cv := max(needK, min(c, m.maxK)), max(needV, min(c, m.maxV))
+	o.keys = grownCol(o.keys, m.nk, ck)
+	o.vals = grownCol(o.vals, m.nv, cv)
+	o.times = grownCol(o.times, m.nu, c)
+	o.diffs = grownCol(o.diffs, m.nu, c)
+	o.keyOffs = grownCol(o.keyOffs, m.nk+1, ck+1)
+	o.valOffs = grownCol(o.valOffs, m.nv+1, cv+1)
+}
+
+// grownCol returns a column of n elements (not zeroed) starting with the
+// first w of s, or s when it is long enough.
+func grownCol[T int64 | uint64 | uint32](s []T, w, n int) []T {
+	if len(s) >= n {
+		return s
+	}
+	t := column[T](n)
+	copy(t, s[:w])
+	return t
 }
 
 // shrink copies s into an exact-size slice when more than a quarter of its

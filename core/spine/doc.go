@@ -21,6 +21,13 @@
 // write them once more in between and keeping that level from holding
 // nearly fanout batches of the top's size.
 //
+// A merge's output is allocated for every update it reads unless its level's
+// last merge kept much less (under 90%): then for that share of its input
+// and a tenth more (batch.NewMergerNExpect), grown if it keeps more. At the
+// top of a steady trace, where retractions meet the updates they retract,
+// about half cancels, and the output no longer takes twice its memory first
+// and a copy to its size after.
+//
 // A batch without updates that arrives right after another one joins it at
 // once (batch.JoinEmpty: what their merge would make, without starting
 // one), so an errors trace with no errors, which takes such a batch every

@@ -27,7 +27,21 @@ type level struct {
 	merging []*batch.Batch
 	merger  *batch.Merger
 	waiting []*batch.Batch
+	// in is the updates of the merge in progress; kept is the share of its
+	// input the level's last merge kept (0 before the first), which sizes
+	// the next one's output (batch.NewMergerNExpect).
+	in   int
+	kept float64
 }
+
+// keptSlack is how much more than the last merge's share of its input the
+// next merge of a level is sized for, on top of keptExtra updates; a level
+// whose merges kept at least keptHint of their input gets no hint.
+const (
+	keptSlack = 1.1
+	keptExtra = 1024
+	keptHint  = 0.9
+)
 
 // batches returns how many batches of the chain the level holds.
 func (l *level) batches() int { return len(l.merging) + len(l.waiting) }
@@ -58,6 +72,7 @@ type Spine struct {
 	merges   int64
 	work     int64
 	version  uint64 // bumped whenever the chain's batches change
+	noHint   bool   // tests: size no merge from its level's last one
 }
 
 // DefaultFanout is the number of batches of a level merged at once when
@@ -344,7 +359,18 @@ func (s *Spine) start(j, n int) {
 	rest := copy(l.waiting, l.waiting[n:])
 	clear(l.waiting[rest:])
 	l.waiting = l.waiting[:rest]
-	l.merger = batch.NewMergerN(l.merging, s.logical)
+	l.in = 0
+	for _, b := range l.merging {
+		l.in += b.Len()
+	}
+	// A level whose last merge cancelled much (the top of a steady trace,
+	// where retractions meet the updates they retract) sizes this one's
+	// output from it instead of from every input update.
+	expect := 0
+	if l.kept > 0 && l.kept < keptHint && !s.noHint {
+		expect = int(float64(l.in)*l.kept*keptSlack) + keptExtra
+	}
+	l.merger = batch.NewMergerNExpect(l.merging, s.logical, expect)
 	s.merges++
 }
 
@@ -395,6 +421,9 @@ func (s *Spine) finish(j int) {
 	s.version++
 	if res == nil {
 		return
+	}
+	if l.in > 0 {
+		l.kept = max(float64(res.Len())/float64(l.in), 1e-9)
 	}
 	if j >= s.top() && s.classOf(res.Len()) <= j {
 		l.waiting = append(l.waiting, nil)

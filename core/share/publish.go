@@ -143,11 +143,17 @@ func (s *Spine) Refresh() { s.applyHolds() }
 func (s *Spine) applyHolds() {
 	logical, physical := s.localLogical, s.localPhysical
 	if len(s.points) > 0 {
-		s.detachClosed()
+		// One pass of locks: a point whose publication ended holds nothing
+		// back and is detached once they are released.
+		closed := false
 		for _, p := range s.points {
 			p.mu.Lock()
 		}
 		for _, p := range s.points {
+			if p.closed {
+				closed = true
+				continue
+			}
 			logical = logical.Meet(p.remoteLogical.Frontier())
 			physical = physical.Meet(p.remotePhysical.Frontier())
 		}
@@ -167,10 +173,15 @@ func (s *Spine) applyHolds() {
 			}
 		}
 		for _, p := range s.points {
-			p.since, p.request = logical, s.localLogical
+			if !p.closed {
+				p.since, p.request = logical, s.localLogical
+			}
 		}
 		for i := len(s.points) - 1; i >= 0; i-- {
 			s.points[i].mu.Unlock()
+		}
+		if closed {
+			s.detachClosed()
 		}
 		// Published, not yet applied: a reader registering now is refused
 		// at the new since (P1).

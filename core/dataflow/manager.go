@@ -27,6 +27,15 @@ type IndexManager struct {
 	spines []*tracked
 }
 
+// Defer makes every trace under maintenance record its hold changes until
+// the next Maintain applies them, once each (share.Spine.Defer): a worker
+// calls it when it wakes, before the commands and steps that move holds.
+func (m *IndexManager) Defer() {
+	for _, tr := range m.spines {
+		tr.s.Defer()
+	}
+}
+
 // tracked is an arrangement trace under maintenance.
 type tracked struct {
 	s        *share.Spine
@@ -179,7 +188,8 @@ func (m *IndexManager) DropOwned(owner string) {
 // compaction of its traces to their read upper, §2.3; peer bundles are
 // skipped: the publisher maintains them), then, for the trace of every
 // arrangement on this worker, exported or not, applies the holds of remote
-// readers that moved and gives merges in progress up to effort fuel. Arrivals
+// readers that moved, with every hold change since Defer, at once, and
+// gives merges in progress up to effort fuel. Arrivals
 // drive the rest: no virtual records are introduced, so an idle worker does
 // not rewrite a large trace. It reports whether merges remain.
 //
@@ -187,6 +197,9 @@ func (m *IndexManager) DropOwned(owner string) {
 // than leaving them to be forced by later arrivals (BenchmarkSteady), so
 // every arrangement gets it, not only exported indexes.
 func (m *IndexManager) Maintain(effort int64) bool {
+	for _, tr := range m.spines {
+		tr.s.Defer()
+	}
 	for _, e := range m.list {
 		if e.bundle.IsPeer() {
 			continue
@@ -203,6 +216,7 @@ func (m *IndexManager) Maintain(effort int64) bool {
 			s.Refresh()
 		default:
 		}
+		s.Flush() // what moved since Defer (this call's or the wake's), applied once
 		if effort > 0 && s.Work(effort) {
 			more = true
 		}

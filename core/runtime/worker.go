@@ -124,6 +124,9 @@ func (w *worker) run() {
 		w.queue = w.spare[:0]
 		w.spare = nil
 		w.qmu.Unlock()
+		// Hold changes of this wake (its commands' compactions, its steps'
+		// frontiers) are applied once, by the Maintain below.
+		w.env.Manager.Defer()
 		for i, q := range cmds {
 			if w.rt.stopping() {
 				return // a stopping worker applies nothing it would discard

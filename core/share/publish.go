@@ -37,6 +37,8 @@ type Spine struct {
 	wake        chan struct{} // capacity 1; readers signal when their holds move
 	notify      func()        // optional; called with wake (under a point's lock)
 	local       *Point        // private point for imports within the same runtime
+	deferring   bool          // Defer: holds are recorded, applied at Flush
+	dirty       bool          // a hold moved while deferring
 	pause       *pauses       // tests only: the pause between publishing and applying a since
 }
 
@@ -135,7 +137,34 @@ func (s *Spine) Attach(p *Point) error {
 
 // Refresh applies the current remote holds and republishes: the publisher
 // calls it when Wake fires.
-func (s *Spine) Refresh() { s.applyHolds() }
+func (s *Spine) Refresh() { s.apply() }
+
+// Defer makes the calls that apply holds (SetLogicalCompaction,
+// SetPhysicalCompaction, Refresh) record what changed without applying it,
+// until Flush: a worker that moves a trace's holds several times in one
+// wake (a command's compaction, its dataflows' frontiers, its readers'
+// holds) applies them once, when its step is done. Applying later only
+// compacts later: reads in between see the trace less compacted, never
+// more.
+func (s *Spine) Defer() { s.deferring = true }
+
+// Flush applies what was recorded since Defer, if anything, and ends it.
+func (s *Spine) Flush() {
+	s.deferring = false
+	if s.dirty {
+		s.dirty = false
+		s.applyHolds()
+	}
+}
+
+// apply applies holds now, or records that they changed while deferring.
+func (s *Spine) apply() {
+	if s.deferring {
+		s.dirty = true
+		return
+	}
+	s.applyHolds()
+}
 
 // applyHolds compacts to the meet of the local and remote holds (P2),
 // publishing the since to every point under all their locks before applying
@@ -300,7 +329,7 @@ func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
 		return
 	}
 	s.localLogical = f
-	s.applyHolds()
+	s.apply()
 }
 
 // SetPhysicalCompaction records the local handles' physical meet and applies
@@ -310,7 +339,7 @@ func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
 		return
 	}
 	s.localPhysical = f
-	s.applyHolds()
+	s.apply()
 }
 
 // LogicalCompaction returns the applied logical compaction.
@@ -325,6 +354,7 @@ func (s *Spine) RequestedCompaction() frontier.Frontier { return s.localLogical 
 
 // Exert applies holds, does merge work and republishes the chain.
 func (s *Spine) Exert(effort int64) bool {
+	s.deferring, s.dirty = false, false
 	if len(s.points) > 0 {
 		s.applyHolds()
 	}

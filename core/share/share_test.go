@@ -833,3 +833,61 @@ func TestAReleasedPublicationStopsFollowing(t *testing.T) {
 	im.Close()
 	im.Reader().Release()
 }
+
+// TestDeferredHoldsApplyAtFlush: between Defer and Flush the calls that move
+// a publishing trace's holds (the owner's logical and physical compaction, a
+// reader's hold through Refresh) only record the move: the trace keeps its
+// applied compaction, the points their published since and the pending
+// batches stay pending, so a reader may still register at the old since.
+// Flush applies all of it at once, as the calls would have one by one, and
+// a Flush with nothing recorded changes nothing; Exert ends a deferral.
+func TestDeferredHoldsApplyAtFlush(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	p.compact(frontier.At(2))
+	r := pt.Reader() // holds at the since, 2
+	v := p.s.Inner().Version()
+
+	p.s.Defer()
+	p.h.SetLogicalCompaction(frontier.At(6))
+	r.SetCompaction(frontier.At(5))
+	p.s.Refresh()
+	if got := p.s.LogicalCompaction(); got != frontier.At(2) {
+		t.Fatalf("deferred: applied logical compaction %v, want {2}", got)
+	}
+	if got := pt.Stats().Since; got != frontier.At(2) {
+		t.Fatalf("deferred: published since %v, want {2}", got)
+	}
+	if p.s.Inner().Version() != v {
+		t.Fatal("deferred: the chain changed before Flush")
+	}
+	late, err := pt.ReaderAt(frontier.At(3))
+	if err != nil {
+		t.Fatalf("deferred: a reader at 3 was refused: %v", err)
+	}
+
+	p.s.Flush()
+	// The late reader holds at 3, the other at 5: the since is their meet.
+	if got := pt.Stats().Since; got != frontier.At(3) {
+		t.Fatalf("flushed: published since %v, want {3}", got)
+	}
+	if got := p.s.LogicalCompaction(); got != frontier.At(3) {
+		t.Fatalf("flushed: applied logical compaction %v, want {3}", got)
+	}
+	v = p.s.Inner().Version()
+	p.s.Flush()
+	if p.s.Inner().Version() != v || pt.Stats().Since != frontier.At(3) {
+		t.Fatal("a Flush with nothing recorded changed the trace")
+	}
+
+	late.Release()
+	p.s.Defer()
+	p.s.Refresh()
+	for p.w.Exert(1 << 20) {
+	}
+	if got := pt.Stats().Since; got != frontier.At(5) {
+		t.Fatalf("after Exert: published since %v, want {5}", got)
+	}
+	r.Release()
+}

@@ -28,10 +28,13 @@
 // about half cancels, and the output no longer takes twice its memory first
 // and a copy to its size after.
 //
-// A batch without updates that arrives right after another one joins it at
-// once (batch.JoinEmpty: what their merge would make, without starting
-// one), so an errors trace with no errors, which takes such a batch every
-// round, stays one batch and never merges.
+// Batches without updates at the end of the chain start no merge of their
+// own: once their level holds fanout batches, the run of them is joined
+// into one (batch.JoinEmpty: what their merge would make, without starting
+// one). An errors trace with no errors, which takes such a batch every
+// round, never merges, holds at most fanout batches, and changes its chain
+// by one appended batch a round, which a publisher passes on without
+// listing the chain again.
 //
 // Every merge in progress receives fuelPerUpdate units of merge work per
 // arriving update (each its own copy, as in differential-dataflow), so a

@@ -237,14 +237,28 @@ func (s *Spine) arrive(b *batch.Batch) {
 	s.grow(c)
 	s.rollUp(c)
 	l := &s.levels[c]
-	if n := len(l.waiting); n > 0 && b.IsEmpty() && l.waiting[n-1].IsEmpty() {
-		// Two batches without updates, the newest of the chain (every
-		// lower level is empty after the roll-up): joined at once, as
-		// their merge would make them, without starting one.
-		l.waiting[n-1] = batch.JoinEmpty(l.waiting[n-1], b, s.logical)
-		s.version++
-	} else {
-		l.waiting = append(l.waiting, b)
+	l.waiting = append(l.waiting, b)
+	if n := len(l.waiting); b.IsEmpty() && n >= s.fanout {
+		// Batches without updates at the end of the chain (every lower
+		// level is empty after the roll-up) wait, and start no merge of
+		// their own (normalize); once their level holds fanout batches,
+		// the run of them is joined into one at once, as their merge
+		// would make it, without starting one. So an errors trace with
+		// no errors holds at most fanout batches and adds one to its
+		// chain a round, as a publisher appends it.
+		i := n - 1
+		for i > 0 && l.waiting[i-1].IsEmpty() {
+			i--
+		}
+		if n-i >= 2 {
+			j := l.waiting[i]
+			for _, e := range l.waiting[i+1:] {
+				j = batch.JoinEmpty(j, e, s.logical)
+			}
+			clear(l.waiting[i+1:])
+			l.waiting = append(l.waiting[:i], j)
+			s.version++
+		}
 	}
 	s.normalize()
 }
@@ -298,7 +312,9 @@ func (s *Spine) normalize() {
 				for _, b := range l.waiting[1:] {
 					tail += b.Len()
 				}
-				if n >= s.fanout || tail >= l.waiting[0].Len() {
+				// Batches without updates after the first are no reason
+				// to merge (arrive joins them).
+				if n >= s.fanout || tail >= l.waiting[0].Len() && tail > 0 {
 					group = n
 				}
 			}

@@ -392,24 +392,42 @@ func TestMergeOverflowKeepsOtherUpdates(t *testing.T) {
 	}
 }
 
-// TestEmptyBatchesJoinWithoutMerges: a batch without updates that arrives
-// right after another joins it at once (batch.JoinEmpty), as their merge
-// would, without starting one: an errors trace with no errors, which
-// receives one such batch a round, stays one batch and never merges, and a
-// run of them after data stays one batch beside it, its since the
-// compaction frontier's. A batch with updates between two empty ones
-// keeps them apart, and the chain stays contiguous with every update.
+// TestEmptyBatchesJoinWithoutMerges: batches without updates at the end of
+// the chain never start a merge; once fanout of them have arrived in a row
+// they join into one at once (batch.JoinEmpty), as their merge would: an
+// errors trace with no errors, which receives one such batch a round,
+// never merges and holds at most fanout batches, and a run of them after
+// data stays beside it, joined under the compaction frontier of the time.
+// A batch with updates between two empty ones keeps them apart, and the
+// chain stays contiguous with every update.
 func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
 	empty := func(lo, hi uint64) *batch.Batch { return batch.Empty(kv, frontier.At(lo), frontier.At(hi)) }
+	contiguous := func(bs []*batch.Batch, hi uint64) {
+		t.Helper()
+		lo := frontier.At(0)
+		for _, b := range bs {
+			if b.Lower() != lo {
+				t.Fatalf("chain %v is not contiguous at %v", bs, lo)
+			}
+			lo = b.Upper()
+		}
+		if lo != frontier.At(hi) {
+			t.Fatalf("chain %v ends at %v, want {%d}", bs, lo, hi)
+		}
+	}
 	errs := New(kv, Options{})
 	for i := range uint64(100) {
 		if err := errs.Insert(empty(i, i+1)); err != nil {
 			t.Fatal(err)
 		}
 		errs.SetPhysicalCompaction(errs.Upper())
+		if st := errs.Stats(); st.Batches > DefaultFanout || st.Merges != 0 {
+			t.Fatalf("%d empty rounds: %d batches after %d merges, want at most %d after 0", i+1, st.Batches, st.Merges, DefaultFanout)
+		}
 	}
-	if st := errs.Stats(); st.Batches != 1 || st.Merges != 0 {
-		t.Fatalf("100 empty rounds: %d batches after %d merges, want 1 after 0", st.Batches, st.Merges)
+	contiguous(errs.Batches(), 100)
+	if n := len(errs.Batches()); n != 10 {
+		t.Fatalf("100 empty rounds: %d batches, want 10 (joins at 16, 31, ..., 91)", n)
 	}
 
 	var ups []batch.Update
@@ -433,34 +451,34 @@ func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
 	}
 	s.SetPhysicalCompaction(s.Upper())
 	bs := s.Batches()
-	if len(bs) != 2 || s.Stats().Merges != merges {
-		t.Fatalf("data then 40 empty rounds: chain %v after %d merges, want 2 batches after %d", bs, s.Stats().Merges, merges)
+	if len(bs) < 2 || len(bs) > 1+DefaultFanout || s.Stats().Merges != merges {
+		t.Fatalf("data then 40 empty rounds: chain %v after %d merges, want 2 to %d batches after %d", bs, s.Stats().Merges, 1+DefaultFanout, merges)
 	}
-	// The last join ran under logical compaction 19 (set after the
-	// physical frontier admitted the batch of round 40).
-	if want := (frontier.Description{Lower: frontier.At(1), Upper: frontier.At(41), Since: frontier.At(19)}); bs[1].Desc() != want {
+	contiguous(bs, 41)
+	// The first empty batch joined rounds 1 to 31 when the second join
+	// ran, under logical compaction 15 (set after round 30).
+	if want := (frontier.Description{Lower: frontier.At(1), Upper: frontier.At(32), Since: frontier.At(15)}); bs[1].Desc() != want {
 		t.Fatalf("joined empty batch %v, want %v", bs[1].Desc(), want)
 	}
 
-	// A batch with updates between two empty runs keeps them apart.
-	s.Insert(seal(t, kv, []batch.Update{{Key: []int64{7}, Val: []int64{2}, Time: 41, Diff: 1}}, 41, 42))
-	for i := uint64(42); i < 45; i++ {
+	// A batch with updates before a run of empty ones is not joined into
+	// it (and the run joins when its level holds fanout batches).
+	s = New(kv, Options{})
+	s.Insert(seal(t, kv, ups, 0, 1))
+	x := batch.Update{Key: []int64{7}, Val: []int64{2}, Time: 1, Diff: 1}
+	s.Insert(seal(t, kv, []batch.Update{x}, 1, 2))
+	for i := uint64(2); i < 2+uint64(DefaultFanout); i++ {
 		s.Insert(empty(i, i+1))
+		s.SetPhysicalCompaction(s.Upper())
 	}
-	s.SetPhysicalCompaction(s.Upper())
 	bs = s.Batches()
-	lo := frontier.At(0)
-	for _, b := range bs {
-		if b.Lower() != lo {
-			t.Fatalf("chain %v is not contiguous at %v", bs, lo)
-		}
-		lo = b.Upper()
+	contiguous(bs, 2+uint64(DefaultFanout))
+	// The level held the update and 15 empty batches when the 15th
+	// arrived: those joined, and the 16th waits after them.
+	if len(bs) != 4 || bs[1].Len() != 1 || bs[2].Desc() != (frontier.Description{Lower: frontier.At(2), Upper: frontier.At(17), Since: frontier.Min()}) || !bs[2].IsEmpty() {
+		t.Fatalf("data, one update, then %d empty rounds: chain %v, want the data, the update, one empty batch [2, 17) and one [17, 18)", DefaultFanout, bs)
 	}
-	ups = append(ups, batch.Update{Key: []int64{7}, Val: []int64{2}, Time: 41, Diff: 1})
-	if got, want := render(bs), render([]*batch.Batch{seal(t, kv, ups, 0, 45)}); got != want {
+	if got, want := render(bs), render([]*batch.Batch{seal(t, kv, append(ups, x), 0, 2)}); got != want {
 		t.Fatalf("chain holds\n%s\nwant\n%s", got, want)
-	}
-	if n := len(bs); n < 3 || !bs[n-1].IsEmpty() || bs[n-1].Lower() != frontier.At(42) {
-		t.Fatalf("chain %v: the last three empty batches should be one batch [42, 45)", bs)
 	}
 }

@@ -2,6 +2,7 @@ package share
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -114,7 +115,7 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 	} else {
 		p.pauseSeeded()
 	}
-	p.queues[im.q] = struct{}{}
+	p.queues = append(p.queues, im.q)
 	return im
 }
 
@@ -189,7 +190,9 @@ func (im *Import) Drain(out []Event) []Event {
 func (im *Import) finish() {
 	im.done = true
 	im.p.mu.Lock()
-	delete(im.p.queues, im.q)
+	if i := slices.Index(im.p.queues, im.q); i >= 0 {
+		im.p.queues = slices.Delete(im.p.queues, i, i+1)
+	}
 	im.q.events = nil
 	im.p.mu.Unlock()
 	im.hold.Release()

@@ -69,7 +69,7 @@ type Point struct {
 	remoteLogical  frontier.MutableFrontier
 	remotePhysical frontier.MutableFrontier
 	readers        int
-	queues         map[*queue]struct{}
+	queues         []*queue // importers' replay queues (a slice: every insert walks it)
 
 	pub    *Spine // nil until a publisher attaches (late binding)
 	closed bool   // the publication ended
@@ -81,7 +81,7 @@ type Point struct {
 // NewPoint returns a placeholder point: empty chain, every frontier at {0}.
 // Reads of it produce nothing until a publisher attaches and fills it in.
 func NewPoint() *Point {
-	return &Point{queues: map[*queue]struct{}{}}
+	return &Point{}
 }
 
 // addr orders points for locking.
@@ -129,7 +129,7 @@ func (p *Point) Stats() PointStats {
 	for _, b := range p.chain {
 		st.Bytes += b.SizeBytes()
 	}
-	for q := range p.queues {
+	for _, q := range p.queues {
 		st.QueueDepth += len(q.events)
 	}
 	r, rok := p.request.Time()
@@ -168,7 +168,7 @@ func (p *Point) Leaks() []string {
 func (p *Point) close() {
 	p.mu.Lock()
 	p.closed = true
-	for q := range p.queues {
+	for _, q := range p.queues {
 		q.signal()
 	}
 	p.wakePublisherLocked() // so that it detaches the point soon

@@ -113,7 +113,7 @@ func (s *Spine) Attach(p *Point) error {
 	p.pub = s
 	p.chain, p.upper = chain, s.inner.Upper()
 	p.since, p.physical, p.request = s.inner.LogicalCompaction(), s.inner.PhysicalCompaction(), s.localLogical
-	for q := range p.queues {
+	for _, q := range p.queues {
 		for _, b := range chain {
 			q.push(event{b: b})
 		}
@@ -297,7 +297,7 @@ func (s *Spine) Insert(b *batch.Batch) error {
 			continue
 		}
 		p.chain, p.upper, p.physical = chain, upper, physical
-		for q := range p.queues {
+		for _, q := range p.queues {
 			q.push(event{b: b})
 			q.push(event{f: b.Upper()})
 			q.signal()

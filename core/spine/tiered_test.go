@@ -25,41 +25,11 @@ func TestSteadyStateMergeWork(t *testing.T) {
 		live  = 1 << 16
 		round = 1 << 9
 	)
-	rng := rand.New(rand.NewPCG(7, 11))
 	s := New(kv, Options{})
-	bld := batch.NewBuilder(kv, round)
-	var rows [][2]int64 // FIFO of live rows
-	tm := uint64(0)
-	step := func(retract int) {
-		for range retract {
-			r := rows[0]
-			rows = rows[1:]
-			bld.Push1(r[0], r[1], tm, -1)
-		}
-		for range round - retract {
-			r := [2]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}
-			rows = append(rows, r)
-			bld.Push1(r[0], r[1], tm, 1)
-		}
-		b, err := bld.Build(frontier.At(tm), frontier.At(tm+1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Insert(b); err != nil {
-			t.Fatal(err)
-		}
-		tm++
-		s.SetLogicalCompaction(frontier.At(tm))
-		s.SetPhysicalCompaction(frontier.At(tm))
-	}
-	for len(rows) < live {
-		step(0)
-	}
+	f := newFIFO(t, s, round, 7, 11)
+	step := f.step
 	// Two turnovers to reach the steady state, two measured.
-	turnover := 2 * live / round
-	for range 2 * turnover {
-		step(round / 2)
-	}
+	turnover := f.warm(live)
 	st0 := s.Stats()
 	maxBatches, maxUpdates := 0, 0
 	for range 2 * turnover {
@@ -99,41 +69,11 @@ func TestCancellingMergesSizedFromTheirLevel(t *testing.T) {
 		round = 1 << 9
 	)
 	run := func(noHint bool) (string, uint64) {
-		rng := rand.New(rand.NewPCG(3, 5))
 		s := New(kv, Options{})
 		s.noHint = noHint
-		bld := batch.NewBuilder(kv, round)
-		var rows [][2]int64
-		tm := uint64(0)
-		step := func(retract int) {
-			for range retract {
-				r := rows[0]
-				rows = rows[1:]
-				bld.Push1(r[0], r[1], tm, -1)
-			}
-			for range round - retract {
-				r := [2]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}
-				rows = append(rows, r)
-				bld.Push1(r[0], r[1], tm, 1)
-			}
-			b, err := bld.Build(frontier.At(tm), frontier.At(tm+1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Insert(b); err != nil {
-				t.Fatal(err)
-			}
-			tm++
-			s.SetLogicalCompaction(frontier.At(tm))
-			s.SetPhysicalCompaction(frontier.At(tm))
-		}
-		for len(rows) < live {
-			step(0)
-		}
-		turnover := 2 * live / round
-		for range 2 * turnover {
-			step(round / 2)
-		}
+		f := newFIFO(t, s, round, 3, 5)
+		step := f.step
+		turnover := f.warm(live)
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		for range 2 * turnover {
@@ -153,4 +93,60 @@ func TestCancellingMergesSizedFromTheirLevel(t *testing.T) {
 		t.Errorf("sized merges allocated %d bytes over two turnovers, unsized %d: want at most 4/5", sized, full)
 	}
 	t.Logf("allocated %d bytes sized, %d unsized", sized, full)
+}
+
+// fifo drives a spine with the rounds of a steady trace: each round
+// retracts the oldest rows and inserts new ones at its own time, and both
+// compaction frontiers follow the upper.
+type fifo struct {
+	t     testing.TB
+	s     *Spine
+	bld   *batch.Builder
+	rng   *rand.Rand
+	rows  [][2]int64 // the live rows, oldest first
+	tm    uint64
+	round int
+}
+
+func newFIFO(t testing.TB, s *Spine, round int, seed1, seed2 uint64) *fifo {
+	return &fifo{t: t, s: s, bld: batch.NewBuilder(kv, round), rng: rand.New(rand.NewPCG(seed1, seed2)), round: round}
+}
+
+// warm inserts rounds until live rows are live, then two turnovers of
+// steady rounds (half retractions, half inserts), and returns the rounds a
+// turnover takes.
+func (f *fifo) warm(live int) int {
+	for len(f.rows) < live {
+		f.step(0)
+	}
+	turnover := 2 * live / f.round
+	for range 2 * turnover {
+		f.step(f.round / 2)
+	}
+	return turnover
+}
+
+// step inserts one round: retract of the oldest rows out, round-retract
+// new ones in.
+func (f *fifo) step(retract int) {
+	for range retract {
+		r := f.rows[0]
+		f.rows = f.rows[1:]
+		f.bld.Push1(r[0], r[1], f.tm, -1)
+	}
+	for range f.round - retract {
+		r := [2]int64{f.rng.Int64N(1 << 40), f.rng.Int64N(1 << 40)}
+		f.rows = append(f.rows, r)
+		f.bld.Push1(r[0], r[1], f.tm, 1)
+	}
+	b, err := f.bld.Build(frontier.At(f.tm), frontier.At(f.tm+1))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.s.Insert(b); err != nil {
+		f.t.Fatal(err)
+	}
+	f.tm++
+	f.s.SetLogicalCompaction(frontier.At(f.tm))
+	f.s.SetPhysicalCompaction(frontier.At(f.tm))
 }

@@ -85,7 +85,7 @@ func JoinEmpty(a, b *Batch, compaction frontier.Frontier) *Batch {
 		invariants.Assertf(a.ar == b.ar, "batch: join of arities %v and %v", a.ar, b.ar)
 		invariants.Assertf(a.IsEmpty() && b.IsEmpty(), "batch: join of %d and %d updates", a.Len(), b.Len())
 	}
-	out := emptyOut(a.ar, a.desc.Lower, b.desc.Upper, compaction.Join(a.desc.Since).Join(b.desc.Since))
+	out := emptyOut(a.ar, a.desc.Lower, b.desc.Upper, mergedSince([]*Batch{a, b}, compaction))
 	return &out
 }
 

@@ -128,3 +128,27 @@ func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
 		t.Fatalf("registry after the drops: %+v", st)
 	}
 }
+
+// TestAnUntrackedTraceAppliesItsHolds: a trace stops being maintained in
+// the middle of a wake (its dataflow dropped) while handles elsewhere keep
+// it (a re-export): what the wake deferred is applied when it is
+// untracked, and later changes apply as they come, though no Maintain
+// flushes it again.
+func TestAnUntrackedTraceAppliesItsHolds(t *testing.T) {
+	m := NewIndexManager()
+	h, _, s := share.NewTrace(batch.Arity{Key: 1, Val: 1}, spine.Options{})
+	m.track(s, "t", func() {})
+	m.Defer()
+	h.SetLogicalCompaction(frontier.At(3))
+	m.untrack(s)
+	if got := s.LogicalCompaction(); got != frontier.At(3) {
+		t.Fatalf("untracked mid-wake: applied %v, want {3}", got)
+	}
+	m.Defer()
+	h.SetLogicalCompaction(frontier.At(5))
+	m.Maintain(1)
+	if got := s.LogicalCompaction(); got != frontier.At(5) {
+		t.Fatalf("after untrack: applied %v, want {5}", got)
+	}
+	h.Release()
+}

@@ -36,6 +36,16 @@ func (m *IndexManager) Defer() {
 	}
 }
 
+// Apply applies the hold changes recorded since Defer now, and goes on
+// deferring: a barrier calls it first, so what it reads reflects every
+// command before it (Runtime.Stats, Sync).
+func (m *IndexManager) Apply() {
+	for _, tr := range m.spines {
+		tr.s.Flush()
+		tr.s.Defer()
+	}
+}
+
 // tracked is an arrangement trace under maintenance.
 type tracked struct {
 	s        *share.Spine
@@ -63,6 +73,9 @@ func (m *IndexManager) track(s *share.Spine, name string, activate func()) {
 }
 func (m *IndexManager) untrack(s *share.Spine) {
 	m.spines = slices.DeleteFunc(m.spines, func(tr *tracked) bool { return tr.s == s })
+	// The trace may outlive its dataflow (a re-export's handles): what this
+	// wake deferred is applied now, and later changes apply as they come.
+	s.Flush()
 }
 
 // Overflows returns, once per trace, an error for each arrangement trace

@@ -283,3 +283,44 @@ func TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldChangesOfAWakeAreApplied: a worker applies the hold changes of a
+// wake once, at its end (IndexManager.Defer, Maintain), but a barrier right
+// after the command that moved a hold still sees it applied: Runtime.Stats
+// reports no hold gap with no reader.
+func TestHoldChangesOfAWakeAreApplied(t *testing.T) {
+	r, err := New(Options{Role: Solo, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, _ := NewController(r)
+	defer ctl.Shutdown()
+	c := dataflow.NewChunk(2, 2)
+	c.Push([]int64{1, 10}, 0, 1)
+	c.Push([]int64{2, 20}, 1, 1)
+	sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(8)},
+		CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+	for i := range uint64(4) {
+		sendAll(t, ctl, AllowCompaction{ID: "idx", Frontier: frontier.At(i + 1)})
+		st, err := r.Stats(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.HoldGap != 0 {
+			t.Fatalf("Stats after AllowCompaction to %d: hold gap %d with no reader", i+1, st.HoldGap)
+		}
+	}
+	if err := ctl.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sendAll sends cmds in order and fails the test on a refusal.
+func sendAll(t *testing.T, ctl *Controller, cmds ...Command) {
+	t.Helper()
+	for _, cmd := range cmds {
+		if err := ctl.Send(cmd); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -256,6 +256,7 @@ func (w *worker) apply(q queued) {
 		}
 	case barrier:
 		w.stepActive()
+		w.env.Manager.Apply() // the hold changes of the commands before it
 		c.done(w)
 	}
 }

@@ -355,9 +355,9 @@ func (s *Spine) RequestedCompaction() frontier.Frontier { return s.localLogical 
 // Exert applies holds, does merge work and republishes the chain.
 func (s *Spine) Exert(effort int64) bool {
 	s.deferring, s.dirty = false, false
-	if len(s.points) > 0 {
-		s.applyHolds()
-	}
+	// Holds are applied whether or not a point is attached: a change
+	// recorded while deferring is applied here too.
+	s.applyHolds()
 	more := s.inner.Exert(effort)
 	s.mirror()
 	return more

@@ -891,3 +891,18 @@ func TestDeferredHoldsApplyAtFlush(t *testing.T) {
 	}
 	r.Release()
 }
+
+// TestExertAppliesDeferredHolds: Exert ends a deferral and applies what it
+// recorded, on a trace with no publication point as on one with points.
+func TestExertAppliesDeferredHolds(t *testing.T) {
+	h, w, s := NewTrace(kv, spine.Options{})
+	s.Defer()
+	h.SetLogicalCompaction(frontier.At(5))
+	for w.Exert(1 << 20) {
+	}
+	s.Flush()
+	if got := s.LogicalCompaction(); got != frontier.At(5) {
+		t.Fatalf("applied %v after Exert, want {5}", got)
+	}
+	h.Release()
+}

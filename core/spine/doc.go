@@ -29,7 +29,7 @@
 // and a copy to its size after.
 //
 // Batches without updates at the end of the chain start no merge of their
-// own: once their level holds fanout batches, the run of them is joined
+// own: once fanout batches wait in their level, the run of them is joined
 // into one (batch.JoinEmpty: what their merge would make, without starting
 // one). An errors trace with no errors, which takes such a batch every
 // round, never merges, holds at most fanout batches, and changes its chain

@@ -241,7 +241,7 @@ func (s *Spine) arrive(b *batch.Batch) {
 	if n := len(l.waiting); b.IsEmpty() && n >= s.fanout {
 		// Batches without updates at the end of the chain (every lower
 		// level is empty after the roll-up) wait, and start no merge of
-		// their own (normalize); once their level holds fanout batches,
+		// their own (normalize); once fanout batches wait in their level,
 		// the run of them is joined into one at once, as their merge
 		// would make it, without starting one. So an errors trace with
 		// no errors holds at most fanout batches and adds one to its

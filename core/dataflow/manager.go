@@ -210,9 +210,7 @@ func (m *IndexManager) DropOwned(owner string) {
 // than leaving them to be forced by later arrivals (BenchmarkSteady), so
 // every arrangement gets it, not only exported indexes.
 func (m *IndexManager) Maintain(effort int64) bool {
-	for _, tr := range m.spines {
-		tr.s.Defer()
-	}
+	m.Defer() // this call's own changes too, when no wake deferred them
 	for _, e := range m.list {
 		if e.bundle.IsPeer() {
 			continue

@@ -106,7 +106,9 @@ func newStream[T any](df *Dataflow, n *node) *Stream[T] { return &Stream[T]{from
 
 // Input reads the worker's input name: its whole history, then what arrives.
 // Only a Maintained dataflow reads inputs: in a query it returns an error
-// wrapping ErrQueryReadsInput naming the dataflow and the input.
+// wrapping ErrQueryReadsInput naming the dataflow and the input. An input
+// declared with InputOptions.NoHistory is read only from before its first
+// update: after one, the error wraps ErrInputHistory.
 func (c *Context) Input(name string, arity int) (Collection, error) {
 	if !c.maintained {
 		return Collection{}, fmt.Errorf("dataflow %s: input %q: %w", c.df.id, name, ErrQueryReadsInput)
@@ -114,6 +116,9 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 	l, err := c.env.Inputs.log(name, arity)
 	if err != nil {
 		return Collection{}, fmt.Errorf("dataflow %s: %w", c.df.id, err)
+	}
+	if l.noHistory && l.received {
+		return Collection{}, fmt.Errorf("dataflow %s: input %q: %w", c.df.id, name, ErrInputHistory)
 	}
 	op := &inputOp{df: c.df, log: l, pending: append([]*Chunk(nil), l.history...)}
 	n := c.df.addNode("input "+name, op)

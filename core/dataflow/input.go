@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -8,7 +9,9 @@ import (
 
 // Inputs are a worker's input collections: each keeps this worker's share of
 // every update sent to it (rows whose hash falls to this worker) and its
-// frontier, so a dataflow created later replays the whole history.
+// frontier, so a dataflow created later replays the whole history. An input
+// declared with InputOptions.NoHistory keeps none of it: only the dataflows
+// reading it when an update arrives are given the update.
 type Inputs struct {
 	worker, peers int
 	logs          map[string]*inputLog
@@ -20,7 +23,27 @@ type inputLog struct {
 	history  []*Chunk
 	frontier frontier.Frontier
 	subs     []*inputOp
+	// noHistory: history stays empty; received: an update arrived (or
+	// history was dropped when the option was set), so a dataflow that
+	// starts reading now would miss it.
+	noHistory, received bool
 }
+
+// InputOptions configure an input when it is declared.
+type InputOptions struct {
+	// NoHistory keeps none of the input's updates: each goes to the
+	// dataflows reading the input when it arrives and is not kept for
+	// later ones, so the input's memory does not grow with its rounds. A
+	// dataflow may start reading the input only before its first update:
+	// Context.Input refuses it after one (ErrInputHistory) instead of
+	// giving it a partial collection.
+	NoHistory bool
+}
+
+// ErrInputHistory is wrapped by Context.Input for an input declared with
+// InputOptions.NoHistory that has received updates: they are gone, so the
+// dataflow cannot be given the input's collection.
+var ErrInputHistory = errors.New("the input keeps no history (InputOptions.NoHistory) and has received updates: a dataflow must read it before its first update")
 
 // NewInputs returns a worker's inputs. activate is called when a dataflow
 // reading an input has something new.
@@ -45,8 +68,20 @@ func (in *Inputs) log(name string, arity int) (*inputLog, error) {
 // before it is declared declares it with the arity it reads, and the arities
 // must agree.
 func (in *Inputs) Declare(name string, arity int) error {
-	if _, err := in.log(name, arity); err != nil {
+	return in.DeclareWith(name, arity, InputOptions{})
+}
+
+// DeclareWith is Declare with options. NoHistory on an input that has a
+// history (it was read, and sent to, before this declaration) drops it.
+func (in *Inputs) DeclareWith(name string, arity int, o InputOptions) error {
+	l, err := in.log(name, arity)
+	if err != nil {
 		return fmt.Errorf("dataflow: %w", err)
+	}
+	if o.NoHistory && !l.noHistory {
+		l.noHistory = true
+		l.received = l.received || len(l.history) > 0
+		l.history = nil
 	}
 	return nil
 }
@@ -98,7 +133,10 @@ func (in *Inputs) keep(name string, l *inputLog, mine *Chunk) error {
 	if mine.Len() == 0 {
 		return nil
 	}
-	l.history = append(l.history, mine)
+	l.received = true
+	if !l.noHistory {
+		l.history = append(l.history, mine)
+	}
 	for _, s := range l.subs {
 		s.pending = append(s.pending, mine)
 		in.activate(s.df)

@@ -105,6 +105,7 @@ type benchSetup struct {
 	ctl     *Controller
 	rts     []*Runtime
 	chunks  []*dataflow.Chunk // the preloaded rows
+	probe   *dataflow.Probe   // imported: the index's probe
 }
 
 func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
@@ -113,8 +114,39 @@ func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
 
 // newBenchSetupW is newBenchSetup with w workers per runtime.
 func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *benchSetup {
+	s := startBenchSetup(b, mode, w, false)
+	s.preload(b, n, seed)
+	return s
+}
+
+// newSteadySetup is newBenchSetupW for a steady state: the input keeps no
+// history (CreateInput.NoHistory), as differential-dataflow's input
+// sessions keep none, so the process's memory does not grow with the
+// rounds; its readers are therefore created before the preload: the index
+// (imported) or the steady query itself (direct), which then arranges the
+// preload as it arrives, as the index does. It returns the setup and the
+// steady query's tally, passed the preload's times.
+func newSteadySetup(b *testing.B, mode string, n int, seed uint64, w int) (*benchSetup, *dataflow.Tally) {
+	s := startBenchSetup(b, mode, w, true)
+	var tl *dataflow.Tally
+	if mode == "direct" {
+		tl = s.createSteadyQuery(b)
+	}
+	s.preload(b, n, seed)
+	if mode == "imported" {
+		tl = s.createSteadyQuery(b)
+	}
+	if err := tl.WaitPassed(benchCtx(b), 99); err != nil {
+		b.Fatal(err)
+	}
+	return s, tl
+}
+
+// startBenchSetup starts the runtimes of mode with w workers each, declares
+// input "in" (keeping no history when noHistory) and, imported, creates
+// the index "idx" over it.
+func startBenchSetup(b *testing.B, mode string, w int, noHistory bool) *benchSetup {
 	b.Helper()
-	ctx := benchCtx(b)
 	s := &benchSetup{mode: mode, workers: w}
 	switch mode {
 	case "imported":
@@ -123,14 +155,9 @@ func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *bench
 			b.Fatal(err)
 		}
 		s.ctl, s.rts = ctl, []*Runtime{m, i}
-		p := dataflow.NewProbe(w)
-		ctl.Send(CreateInput{Name: "in", Arity: 2})
-		ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, p)})
-		s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
-		sendRows(ctl, "in", s.chunks, 100)
-		if err := p.WaitPassed(ctx, 99); err != nil {
-			b.Fatal(err)
-		}
+		s.probe = dataflow.NewProbe(w)
+		mustSend(b, ctl, CreateInput{Name: "in", Arity: 2, NoHistory: noHistory})
+		mustSend(b, ctl, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, s.probe)})
 	case "direct":
 		r, err := New(Options{Role: Solo, Workers: w})
 		if err != nil {
@@ -138,12 +165,7 @@ func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *bench
 		}
 		s.ctl, _ = NewController(r)
 		s.rts = []*Runtime{r}
-		s.ctl.Send(CreateInput{Name: "in", Arity: 2})
-		s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
-		sendRows(s.ctl, "in", s.chunks, 100)
-	}
-	if err := s.ctl.Sync(ctx); err != nil {
-		b.Fatal(err)
+		mustSend(b, s.ctl, CreateInput{Name: "in", Arity: 2, NoHistory: noHistory})
 	}
 	b.Cleanup(func() {
 		s.ctl.Shutdown()
@@ -158,6 +180,22 @@ func newBenchSetupW(b *testing.B, mode string, n int, seed uint64, w int) *bench
 		}
 	})
 	return s
+}
+
+// preload sends n rows over times [0, 100) to input "in" and advances it to
+// 100; imported, it waits until the index has them.
+func (s *benchSetup) preload(b *testing.B, n int, seed uint64) {
+	ctx := benchCtx(b)
+	s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)
+	sendRows(s.ctl, "in", s.chunks, 100)
+	if s.probe != nil {
+		if err := s.probe.WaitPassed(ctx, 99); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.ctl.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // BenchmarkInstall measures creating a dataflow that reads an index of n
@@ -330,9 +368,10 @@ func (s *benchSetup) reportArrangeMemory(ctx context.Context, b *testing.B, n in
 	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(n), "alloc-B/update")
 }
 
-// steadyQuery creates the steady-state reader of mode (it reads every
-// batch that arrives, see dataflow.Tally) and returns it.
-func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Tally {
+// createSteadyQuery creates the steady-state reader of mode (it reads every
+// batch that arrives, see dataflow.Tally) at as_of 99 and returns it
+// without waiting for it.
+func (s *benchSetup) createSteadyQuery(b *testing.B) *dataflow.Tally {
 	tl := dataflow.NewTally(s.workers)
 	// The direct reader arranges the input itself, which only a Maintained
 	// dataflow may do (dataflow D6); it exports nothing.
@@ -356,9 +395,6 @@ func (s *benchSetup) steadyQuery(b *testing.B) *dataflow.Tally {
 			return nil
 		}}
 	mustSend(b, s.ctl, CreateDataflow{Desc: desc})
-	if err := tl.WaitPassed(benchCtx(b), 99); err != nil {
-		b.Fatal(err)
-	}
 	return tl
 }
 
@@ -527,8 +563,7 @@ func BenchmarkSteady(b *testing.B) {
 // of workers per runtime.
 func runSteady(b *testing.B, mode string, preload, round, workers int) {
 	ctx := benchCtx(b)
-	s := newBenchSetupW(b, mode, preload, 2, workers)
-	tl := s.steadyQuery(b)
+	s, tl := newSteadySetup(b, mode, preload, 2, workers)
 	if err := s.quiesce(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -749,9 +784,8 @@ func BenchmarkSteadyRatio(b *testing.B) {
 				b.Skip("short")
 			}
 			ctx := benchCtx(b)
-			imp := newBenchSetup(b, "imported", preload, 2)
-			dir := newBenchSetup(b, "direct", preload, 2)
-			pi, pd := imp.steadyQuery(b), dir.steadyQuery(b)
+			imp, pi := newSteadySetup(b, "imported", preload, 2, 1)
+			dir, pd := newSteadySetup(b, "direct", preload, 2, 1)
 			load := newSteadyLoad(imp.chunks, round, 4)
 			var ratios []float64
 			var tis, tds []time.Duration

@@ -10,10 +10,14 @@ type Command interface{ command() }
 
 // CreateInput declares an input collection of rows of Arity columns. Input
 // and AdvanceInput name a declared input; dataflows read it with
-// dataflow.Context.Input.
+// dataflow.Context.Input. An input keeps every update sent to it, so a
+// dataflow created later reads its whole history; with NoHistory it keeps
+// none, and a dataflow reading it must be created before its first update
+// (dataflow.InputOptions; a later one fails with dataflow.ErrInputHistory).
 type CreateInput struct {
-	Name  string
-	Arity int
+	Name      string
+	Arity     int
+	NoHistory bool
 }
 
 // CreateDataflow creates a dataflow: the runtime whose role covers it

@@ -895,3 +895,42 @@ func TestCaptureRecordsCollectionOrder(t *testing.T) {
 		}
 	}
 }
+
+// An input created with NoHistory feeds the dataflows that read it before
+// its first update, on every worker alike; a dataflow reading it created
+// after an update is refused on every worker (even those its rows did not
+// reach), exports nothing, and the readers before it keep answering.
+func TestNoHistoryInputRefusesALateReader(t *testing.T) {
+	rows := [][]int64{{0, 1, 1, 10}, {0, 1, 2, 20}, {0, 1, 3, 30}}
+	more := [][]int64{{1, 1, 4, 40}, {1, -1, 1, 10}}
+	outs := agree(t, Maintenance, func(s *setup, _ *[]string) string {
+		s.declared = map[string]bool{"in": true}
+		s.must(CreateInput{Name: "in", Arity: 2, NoHistory: true})
+		s.advance("in", 2, frontier.At(0))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
+		s.send("in", 2, rows...)
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("late", "in", 2, []int{0}, 0, nil)})
+		late := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: readDesc("qlate", "late", 0, frontier.Empty(), late)})
+		s.send("in", 2, more...)
+		s.advance("in", 2, frontier.At(2))
+		s.resume()
+		return read(cp, 0) + " " + read(cp, 1)
+	})
+	want := fmt.Sprint(model(rows, 0)) + " " + fmt.Sprint(model(append(rows, more...), 1))
+	for w, o := range outs {
+		if o.answer != want {
+			t.Fatalf("workers=%d: the early reader read %s, want %s", w, o.answer, want)
+		}
+		wantErrs := []string{
+			`dataflow maintain late: input "in": ` + dataflow.ErrInputHistory.Error(),
+			`dataflow qlate: import of unknown index "late"`,
+		}
+		if !slices.Equal(o.errs, wantErrs) {
+			t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, wantErrs)
+		}
+	}
+}

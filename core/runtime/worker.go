@@ -200,7 +200,7 @@ func (w *worker) apply(q queued) {
 	role := w.rt.opts.Role
 	switch c := q.cmd.(type) {
 	case CreateInput:
-		if err := w.env.Inputs.Declare(c.Name, c.Arity); err != nil {
+		if err := w.env.Inputs.DeclareWith(c.Name, c.Arity, dataflow.InputOptions{NoHistory: c.NoHistory}); err != nil {
 			w.env.Fail("", err)
 		}
 	case CreateDataflow:

@@ -115,14 +115,16 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, stage, expect int) *M
 	}
 	m.out.keyOffs[0], m.out.valOffs[0] = 0, 0
 	n := len(bs)
+	if ar.Key == 1 && ar.Val == 1 {
+		// One leaf per input: the first inputs (the oldest; at the top of
+		// a spine the largest, which wins most) replay the shortest paths.
+		m.k11 = newKway11(bs, stage)
+		m.done = m.k11.exhausted
+		return m
+	}
 	p := 1
 	for p < n {
 		p *= 2
-	}
-	if ar.Key == 1 && ar.Val == 1 {
-		m.k11 = newKway11(bs, p, stage)
-		m.done = m.k11.exhausted
-		return m
 	}
 	kw := &kway{
 		ins: append([]*Batch(nil), bs...),

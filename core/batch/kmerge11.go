@@ -37,7 +37,7 @@ const kwStage = 64
 
 // kway11 is the state of a k-way merge of one-column keys and vals.
 type kway11 struct {
-	in  []kin   // per input (p of them; those past the inputs exhausted)
+	in  []kin   // per input
 	ex  []uint8 // 1 once an input is exhausted
 	stg []rec   // staged updates: input i's are stg[pos[i]:end[i]]
 	pos []int32 // input i's head in stg
@@ -45,7 +45,7 @@ type kway11 struct {
 	off []int32 // input i's region of stg starts at off[i]
 	cp  []int32 // and holds cp[i] updates
 	nd  []knode // nd[n]: the loser of inner node n and its head key
-	p   int     // leaves: the power of two at or above the inputs
+	p   int     // leaves: one per input
 	wk  int64   // the winner's head key and input
 	wi  int32
 	// The accumulator: the last (key, val, advanced time) emit saw and its
@@ -65,7 +65,7 @@ type knode struct {
 	i int32
 }
 
-// kin is the cursor of one input: its batch (nil past the inputs) and the
+// kin is the cursor of one input: its batch (nil when empty) and the
 // key, val and update index of its next update to stage. In a flat input
 // (one val per key and one update per val) the three indexes agree and only
 // u is kept.
@@ -75,9 +75,14 @@ type kin struct {
 	flat    bool
 }
 
-// newKway11 starts the kernel over bs, padded to p inputs, staging up to
-// stage updates of each.
-func newKway11(bs []*Batch, p, stage int) *kway11 {
+// newKway11 starts the kernel over bs, staging up to stage updates of each.
+// Its loser tree has one leaf per input, at p..2p-1 (p = len(bs)) below the
+// inner nodes 1..p-1, node n's children 2n and 2n+1: complete but for its
+// last level, whatever p is, so input i replays a path of floor or ceil
+// log2 p matches, the short ones for the first inputs. (Padded to a power of
+// two, every path would also play matches against exhausted leaves.)
+func newKway11(bs []*Batch, stage int) *kway11 {
+	p := len(bs)
 	total := 0
 	for _, b := range bs {
 		total += b.Len()
@@ -95,19 +100,15 @@ func newKway11(bs []*Batch, p, stage int) *kway11 {
 	// Each input's region holds stage updates at most, its length at
 	// most, and one at least (an exhausted input's sentinel).
 	n := 0
-	for i := range p {
-		c := 1
-		if i < len(bs) {
-			c = max(1, min(stage, bs[i].Len()))
-		}
+	for i, b := range bs {
+		c := max(1, min(stage, b.Len()))
 		kw.off[i], kw.cp[i] = int32(n), int32(c)
 		n += c
 	}
 	kw.stg = make([]rec, n)
 	heads := make([]int64, p)
-	for i := range p {
-		if i < len(bs) && !bs[i].IsEmpty() {
-			b := bs[i]
+	for i, b := range bs {
+		if !b.IsEmpty() {
 			kw.in[i] = kin{b: b, flat: b.Keys() == b.Len() && b.Vals() == b.Len()}
 		}
 		kw.refill(i)

@@ -1,6 +1,11 @@
 package batch
 
-import "math"
+import (
+	"math"
+	"unsafe"
+
+	"github.com/tracebench/tracebench/internal/invariants"
+)
 
 // The k-way kernel for one-column keys and vals (kway11), in two loops that
 // take turns a block at a time: selectBlock fills a block of up to kwBlock
@@ -254,27 +259,10 @@ func (kw *kway11) selectBlock(lim int) int {
 			pos[w] = h
 		}
 		// Replay w's path to the root with its new head.
-		ck, ci := stg[h].k, wi
-		for n := (p + w) >> 1; n >= 1; n >>= 1 {
-			lk, li := nd[n].k, nd[n].i
-			// The lesser key goes on, the greater stays, chosen without a
-			// branch: min and max compile to conditional moves, and the
-			// inputs swap through a mask (as an if, the compiler emits a
-			// jump for one of the pair). Equal keys order by val and time.
-			sw := b2i(lk < ck)
-			if lk == ck {
-				// lessHead(li, ci), written out: a call here would make
-				// the compiler keep the loop's values on the stack.
-				// An exhausted input's head is its sentinel, the one
-				// staged update of diff 0 (B2).
-				ra, rb := &stg[pos[li]], &stg[pos[ci]]
-				ea, eb := b2i(ra.d == 0), b2i(rb.d == 0)
-				sw = b2i(ea < eb) | b2i(ea|eb == 0)&(b2i(ra.v < rb.v)|b2i(ra.v == rb.v)&b2i(ra.t < rb.t))
-			}
-			x := (ci ^ li) & -int32(sw)
-			nd[n] = knode{max(lk, ck), li ^ x}
-			ck, ci = min(lk, ck), ci^x
+		if invariants.Enabled {
+			invariants.Assertf(len(nd) == p && len(pos) == p && w < p && int(pos[w]) < len(stg), "batch: k-way replay of input %d of %d outside its tree (%d nodes) or stage", w, p, len(nd))
 		}
+		ck, ci := replay(&nd[0], &stg[0], &pos[0], uint(p+w)>>1, stg[h].k, wi)
 		if ci == wi {
 			run++
 		} else {
@@ -285,6 +273,37 @@ func (kw *kway11) selectBlock(lim int) int {
 	kw.wk, kw.wi = wk, wi
 	kw.exhausted = wk == math.MaxInt64 && kw.ex[wi] != 0
 	return o
+}
+
+// replay plays input ci's new head key ck up the loser tree from inner node
+// n to the root and returns the winner's head key and input. nd, stg and pos
+// are the tree's nodes, the stage and the inputs' head positions, by their
+// first elements: every node index on the path is below p, every input's
+// head lies in the stage. It is a function of its own, on pointers, so that
+// its loop holds its values in registers: inside selectBlock, beside the
+// block, the stage and the run, the compiler kept the path's key and node
+// index on the stack, a store and a reload inside every match's chain.
+func replay(nd *knode, stg *rec, pos *int32, n uint, ck int64, ci int32) (int64, int32) {
+	for ; n >= 1; n >>= 1 {
+		np := (*knode)(unsafe.Add(unsafe.Pointer(nd), n*uint(unsafe.Sizeof(knode{}))))
+		lk, li := np.k, np.i
+		// The lesser key goes on, the greater stays, chosen without a
+		// branch through a mask. Equal keys order by val and time.
+		sw := b2i(lk < ck)
+		if lk == ck {
+			// An exhausted input's head is its sentinel, the one staged
+			// update of diff 0 (B2), and sorts last.
+			ra := (*rec)(unsafe.Add(unsafe.Pointer(stg), uintptr(*(*int32)(unsafe.Add(unsafe.Pointer(pos), uintptr(li)*4)))*unsafe.Sizeof(rec{})))
+			rb := (*rec)(unsafe.Add(unsafe.Pointer(stg), uintptr(*(*int32)(unsafe.Add(unsafe.Pointer(pos), uintptr(ci)*4)))*unsafe.Sizeof(rec{})))
+			ea, eb := b2i(ra.d == 0), b2i(rb.d == 0)
+			sw = b2i(ea < eb) | b2i(ea|eb == 0)&(b2i(ra.v < rb.v)|b2i(ra.v == rb.v)&b2i(ra.t < rb.t))
+		}
+		m := -int64(sw) // all ones when the loser's key goes on
+		d, x := (lk^ck)&m, (ci^li)&int32(m)
+		np.k, np.i = lk^d, li^x
+		ck, ci = ck^d, ci^x
+	}
+	return ck, ci
 }
 
 // emit advances the times of rs by the merge's since, consolidates equal

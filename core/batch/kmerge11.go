@@ -230,6 +230,7 @@ func (kw *kway11) selectBlock(lim int) int {
 	nd, stg, pos, end := kw.nd, kw.stg, kw.pos, kw.end
 	p := kw.p
 	wk, wi := kw.wk, kw.wi
+	ndp, stgp, posp := &nd[0], &stg[0], &pos[0]
 	run := 0 // updates in a row won by wi
 	o := 0
 	for o < len(blk) && !(wk == math.MaxInt64 && kw.ex[wi] != 0) {
@@ -262,7 +263,7 @@ func (kw *kway11) selectBlock(lim int) int {
 		if invariants.Enabled {
 			invariants.Assertf(len(nd) == p && len(pos) == p && w < p && int(pos[w]) < len(stg), "batch: k-way replay of input %d of %d outside its tree (%d nodes) or stage", w, p, len(nd))
 		}
-		ck, ci := replay(&nd[0], &stg[0], &pos[0], uint(p+w)>>1, stg[h].k, wi)
+		ck, ci := replay(ndp, stgp, posp, uint(p+w)>>1, stg[h].k, wi)
 		if ci == wi {
 			run++
 		} else {
@@ -310,38 +311,60 @@ func replay(nd *knode, stg *rec, pos *int32, n uint, ck int64, ci int32) (int64,
 // (key, val, time) through the accumulator and writes the rest to the
 // output's columns, opening a key and a val when they differ from the last
 // written ones, so no key owns zero vals and no val zero updates (B2) even
-// when everything under it cancels.
+// when everything under it cancels. The columns have room for one update
+// per record of rs (work's growOut): emit writes them through their base
+// pointers, without the bounds checks and the lengths that kept its loop's
+// values on the stack.
 func (kw *kway11) emit(m *Merger, rs []rec) {
+	if len(rs) == 0 {
+		return
+	}
 	s := m.s // advancing by s == 0 is the identity
 	o := &m.out
-	oK, oKo, oV, oVo, oT, oD := o.keys, o.keyOffs, o.vals, o.valOffs, o.times, o.diffs
 	nk, nv, nu := m.nk, m.nv, m.nu
-	has, ak, av, at, ad := kw.has, kw.ak, kw.av, kw.at, kw.ad
+	if invariants.Enabled {
+		// Room for one more update, key and val per record, up to what
+		// the merge can hold at most (growOut).
+		u, k, v := min(nu+len(rs), m.maxOut), min(nk+len(rs), m.maxK), min(nv+len(rs), m.maxV)
+		invariants.Assertf(u <= len(o.times) && u <= len(o.diffs) && k <= len(o.keys) && k < len(o.keyOffs) && v <= len(o.vals) && v < len(o.valOffs),
+			"batch: k-way emit of %d records into columns of %d/%d/%d updates holding %d/%d/%d", len(rs), len(o.keys), len(o.vals), len(o.times), nk, nv, nu)
+	}
+	oK, oKo := unsafe.Pointer(unsafe.SliceData(o.keys)), unsafe.Pointer(unsafe.SliceData(o.keyOffs))
+	oV, oVo := unsafe.Pointer(unsafe.SliceData(o.vals)), unsafe.Pointer(unsafe.SliceData(o.valOffs))
+	oT, oD := unsafe.Pointer(unsafe.SliceData(o.times)), unsafe.Pointer(unsafe.SliceData(o.diffs))
+	if !kw.has {
+		// The merge's first record opens the accumulator.
+		r := &rs[0]
+		kw.has, kw.ak, kw.av, kw.at, kw.ad = true, r.k, r.v, max(r.t, s), r.d
+		rs = rs[1:]
+	}
+	ak, av, at, ad := kw.ak, kw.av, kw.at, kw.ad
 	for i := range rs {
 		r := &rs[i]
 		t := max(r.t, s)
-		if has && r.k == ak && r.v == av && t == at {
+		if r.k == ak && r.v == av && t == at {
 			ad = m.add(ad, r.d)
 			continue
 		}
-		if has && ad != 0 {
-			newKey := nk == 0 || oK[nk-1] != ak
+		if ad != 0 {
+			newKey := nk == 0 || *(*int64)(unsafe.Add(oK, (nk-1)*8)) != ak
 			if newKey {
-				oK[nk] = ak
+				*(*int64)(unsafe.Add(oK, nk*8)) = ak
 				nk++
 			}
-			if newKey || oV[nv-1] != av {
-				oV[nv] = av
+			if newKey || *(*int64)(unsafe.Add(oV, (nv-1)*8)) != av {
+				*(*int64)(unsafe.Add(oV, nv*8)) = av
 				nv++
 			}
-			oT[nu], oD[nu] = at, ad
+			*(*uint64)(unsafe.Add(oT, nu*8)) = at
+			*(*int64)(unsafe.Add(oD, nu*8)) = ad
 			nu++
-			oVo[nv] = uint32(nu)
-			oKo[nk] = uint32(nv)
+			*(*uint32)(unsafe.Add(oVo, nv*4)) = uint32(nu)
+			*(*uint32)(unsafe.Add(oKo, nk*4)) = uint32(nv)
 		}
-		has, ak, av, at, ad = true, r.k, r.v, t, r.d
+		ak, av, at, ad = r.k, r.v, t, r.d
 	}
-	kw.has, kw.ak, kw.av, kw.at, kw.ad = has, ak, av, at, ad
+	kw.ak, kw.av, kw.at, kw.ad = ak, av, at, ad
 	m.nk, m.nv, m.nu = nk, nv, nu
 }
 

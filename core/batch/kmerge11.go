@@ -289,7 +289,10 @@ func replay(nd *knode, stg *rec, pos *int32, n uint, ck int64, ci int32) (int64,
 		np := (*knode)(unsafe.Add(unsafe.Pointer(nd), n*uint(unsafe.Sizeof(knode{}))))
 		lk, li := np.k, np.i
 		// The lesser key goes on, the greater stays, chosen without a
-		// branch through a mask. Equal keys order by val and time.
+		// branch: min and max compile to conditional moves (the next
+		// match waits on a compare and a move, not on a mask built from
+		// it), and the inputs swap through a mask. Equal keys order by
+		// val and time.
 		sw := b2i(lk < ck)
 		if lk == ck {
 			// An exhausted input's head is its sentinel, the one staged
@@ -299,10 +302,9 @@ func replay(nd *knode, stg *rec, pos *int32, n uint, ck int64, ci int32) (int64,
 			ea, eb := b2i(ra.d == 0), b2i(rb.d == 0)
 			sw = b2i(ea < eb) | b2i(ea|eb == 0)&(b2i(ra.v < rb.v)|b2i(ra.v == rb.v)&b2i(ra.t < rb.t))
 		}
-		m := -int64(sw) // all ones when the loser's key goes on
-		d, x := (lk^ck)&m, (ci^li)&int32(m)
-		np.k, np.i = lk^d, li^x
-		ck, ci = ck^d, ci^x
+		x := (ci ^ li) & -int32(sw)
+		np.k, np.i = max(lk, ck), li^x
+		ck, ci = min(lk, ck), ci^x
 	}
 	return ck, ci
 }

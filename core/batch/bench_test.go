@@ -570,3 +570,40 @@ func BenchmarkMergeN(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMergeTop times the merge at the top of a steady trace: the
+// largest batch (half of the n updates) with k-1 smaller ones after it (a
+// spine's top merges its batch with four of a quarter its size, or with
+// those and up to fifteen of the level below when they fold into it), to
+// completion in one k-way pass, including Result. Its instruction count
+// under callgrind is the repeatable figure the kernel's changes are
+// measured by (README, "Instructions, not seconds").
+func BenchmarkMergeTop(b *testing.B) {
+	const n = 100_000
+	for _, k := range []int{5, 16, 19} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			bs := make([]*Batch, k)
+			for i := range bs {
+				lo := uint64(10 * i)
+				m := n / 2 / (k - 1)
+				if i == 0 {
+					m = n / 2
+				}
+				bs[i] = buildBatch(b, genKeyed(m, uint64(10+i), lo, "full"), lo, lo+10)
+			}
+			comp := frontier.At(5)
+			b.ReportAllocs()
+			for b.Loop() {
+				m := NewMergerN(bs, comp)
+				for !m.Done() {
+					fuel := int64(mergeFuel)
+					m.Work(&fuel)
+				}
+				if _, err := m.Result(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPer(b, n, "update")
+		})
+	}
+}

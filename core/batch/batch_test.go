@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -373,5 +374,65 @@ func TestBuildOverflowRadix(t *testing.T) {
 		if out.Len() != 150 || sat != 1 {
 			t.Fatalf("%v: %d updates with %d saturated, want 150 with 1", ar, out.Len(), sat)
 		}
+	}
+}
+
+// cursorTally is Batch.Tally by a Cursor's walk, as readers walk a batch.
+func cursorTally(b *Batch, p Presentation) (keys, updates, sum int64) {
+	for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
+		keys++
+		for ; cur.ValValid(); cur.StepVal() {
+			times, diffs := cur.Updates()
+			for i, t := range times {
+				if _, ok := p.Present(t); ok {
+					updates++
+					sum += diffs[i]
+				}
+			}
+		}
+	}
+	return keys, updates, sum
+}
+
+// TestTallyWalksAsACursor: Batch.Tally visits the keys a Cursor visits and
+// counts and sums the updates a presentation shows, on batches with several
+// vals a key and several times a val, under presentations that advance
+// times and drop some, and on empty batches.
+func TestTallyWalksAsACursor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	pres := []Presentation{
+		Identity(),
+		{Since: frontier.At(4), Until: frontier.Empty()},
+		{Since: frontier.Min(), Until: frontier.At(5)},
+		{Since: frontier.At(6), Until: frontier.At(6)}, // shows nothing
+		{Since: frontier.At(3), Until: frontier.At(8)},
+	}
+	for trial := range 200 {
+		n := rng.IntN(300)
+		bld := NewBuilder(Arity{1, 1}, n)
+		for range n {
+			d := rng.Int64N(7) - 3
+			if d == 0 {
+				d = 5
+			}
+			bld.Push1(rng.Int64N(40), rng.Int64N(4), rng.Uint64N(10), d)
+		}
+		b, err := bld.Build(frontier.Min(), frontier.At(10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pres {
+			k, u, s := b.Tally(p)
+			wk, wu, ws := cursorTally(b, p)
+			if k != wk || u != wu || s != ws {
+				t.Fatalf("trial %d, %v over %d updates: Tally %d keys %d updates sum %d, cursor %d %d %d", trial, p, b.Len(), k, u, s, wk, wu, ws)
+			}
+			if p == Identity() && (k != int64(b.Keys()) || u != int64(b.Len())) {
+				t.Fatalf("trial %d: identity tally %d keys %d updates of a batch of %d and %d", trial, k, u, b.Keys(), b.Len())
+			}
+		}
+	}
+	if k, u, s := Empty(Arity{1, 1}, frontier.Min(), frontier.At(1)).Tally(Identity()); k|u|s != 0 {
+		t.Fatalf("empty batch: %d %d %d", k, u, s)
 	}
 }

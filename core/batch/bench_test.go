@@ -607,3 +607,28 @@ func BenchmarkMergeTop(b *testing.B) {
 		})
 	}
 }
+
+// tallySink keeps BenchmarkTally's counts live.
+var tallySink int64
+
+// BenchmarkTally walks a batch of 1,000 random updates (a steady round's
+// batch) and counts what it shows: walk=tally with Batch.Tally, walk=cursor
+// with a Cursor, key by key, as dataflow.Tally did before.
+func BenchmarkTally(b *testing.B) {
+	const n = 1000
+	bb := buildBatch(b, genKeyed(n, 9, 0, "full"), 0, 10)
+	pres := Presentation{Since: frontier.At(5), Until: frontier.Empty()}
+	for _, walk := range []string{"tally", "cursor"} {
+		b.Run("walk="+walk, func(b *testing.B) {
+			f := bb.Tally
+			if walk == "cursor" {
+				f = func(p Presentation) (int64, int64, int64) { return cursorTally(bb, p) }
+			}
+			for b.Loop() {
+				k, u, s := f(pres)
+				tallySink += k + u + s
+			}
+			reportPer(b, bb.Len(), "update")
+		})
+	}
+}

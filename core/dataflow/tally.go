@@ -8,9 +8,9 @@ import (
 )
 
 // Tally is the lightest query that reads what changed: on every worker it
-// walks each batch arriving on an arrangement half with a cursor, key by key,
-// presents every time (§3.3) and counts the updates shown and the sum of
-// their diffs. Its probe side says when a time has passed; the counts are
+// walks each batch arriving on an arrangement half key by key, val by val
+// and update by update (batch.Batch.Tally), presents every time (§3.3) and
+// counts the keys visited, the updates shown and the sum of their diffs. Its probe side says when a time has passed; the counts are
 // then final for every time before it. Safe for concurrent use.
 type Tally struct {
 	Probe
@@ -50,18 +50,8 @@ type tallyOp struct {
 func (o *tallyOp) Step(in frontier.Frontier) frontier.Frontier {
 	var keys, updates, sum int64
 	for _, b := range o.in.Take() {
-		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
-			keys++
-			for ; cur.ValValid(); cur.StepVal() {
-				times, diffs := cur.Updates()
-				for i, t := range times {
-					if _, ok := o.pres.Present(t); ok {
-						updates++
-						sum += diffs[i]
-					}
-				}
-			}
-		}
+		k, u, s := b.Tally(o.pres)
+		keys, updates, sum = keys+k, updates+u, sum+s
 	}
 	if keys > 0 {
 		o.t.tmu.Lock()

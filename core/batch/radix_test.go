@@ -2,6 +2,7 @@ package batch
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -283,5 +284,29 @@ func testBuildRadixLongTies(t *testing.T, bucketMax int) {
 	}
 	if got.String() != want.String() {
 		t.Fatalf("radix build (bucketMax %d) differs from pdqsort on long ties", bucketMax)
+	}
+}
+
+// TestBucketSortLongBuckets: records whose packed keys share their top
+// bits fall into one bucket, longer than insertion sorts; bucketSort sorts
+// such a bucket on its own before its insertion pass (which, under
+// invariants, asserts that no record moves insertionMax places).
+func TestBucketSortLongBuckets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{30, 1000, 5000} {
+		recs := make([]rec, 0, n+2)
+		for i := range n {
+			recs = append(recs, rec{k: int64(i % (n/3 + 1)), v: rng.Int64N(3), t: rng.Uint64N(4), d: 1})
+		}
+		// The extremes of int64 spread the packed key, so every small key
+		// lands in one bucket.
+		recs = append(recs, rec{k: math.MinInt64, d: 1}, rec{k: math.MaxInt64, d: 1})
+		rng.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+		want := slices.Clone(recs)
+		slices.SortFunc(want, cmpRec)
+		got, _, _ := bucketSort(recs, make([]rec, len(recs)), nil, nil)
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d: bucketSort differs from a sort", n)
+		}
 	}
 }

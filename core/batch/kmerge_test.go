@@ -172,3 +172,57 @@ func drawExpect(t *rapid.T, bs []*Batch) int {
 	}
 	return rapid.IntRange(1, total).Draw(t, "expect")
 }
+
+// TestMergeNGallopStopsAtEveryOtherHead: an input that wins kwayGallop
+// updates in a row moves its next ones in bulk only while they sort before
+// the head of every other input, its sibling's at the lowest match of its
+// path included, wherever the two sit: an input
+// of keys 0..39 runs past the single key 12 of another, every pair of
+// places taken in turn, whose head the least of the other heads must hold.
+func TestMergeNGallopStopsAtEveryOtherHead(t *testing.T) {
+	const p = 5
+	for pair := range p * p {
+		runner, blocker := pair/p, pair%p
+		if runner == blocker {
+			continue
+		}
+		for _, stage := range []int{5, kwStage} {
+			var bs []*Batch
+			for i := range p {
+				lo := uint64(3 * i)
+				bld := NewBuilder(Arity{1, 1}, 0)
+				switch i {
+				case runner:
+					for k := range int64(40) {
+						bld.Push1(k, 0, lo, 1)
+					}
+				case blocker:
+					bld.Push1(12, 1, lo, 1)
+				default:
+					bld.Push1(int64(100+i), 0, lo, 1)
+				}
+				b, err := bld.Build(frontier.At(lo), frontier.At(lo+3))
+				if err != nil {
+					t.Fatal(err)
+				}
+				bs = append(bs, b)
+			}
+			m := newMergerN(bs, frontier.Min(), stage, 0)
+			fuel := int64(1 << 20)
+			m.Work(&fuel)
+			got, err := m.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := bs[0]
+			for _, b := range bs[1:] {
+				if want, err = Merge(want, b, frontier.Min()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got.String() != want.String() {
+				t.Fatalf("runner %d, blocker %d, stage %d:\n%s\npairwise:\n%s", runner, blocker, stage, got, want)
+			}
+		}
+	}
+}

@@ -50,9 +50,12 @@ type kway11 struct {
 	off []int32 // input i's region of stg starts at off[i]
 	cp  []int32 // and holds cp[i] updates
 	nd  []knode // nd[n]: the loser of inner node n and its head key
-	p   int     // leaves: one per input
-	wk  int64   // the winner's head key and input
-	wi  int32
+	// nx[i] is the key of input i's update after its head (nextKey): its
+	// new head's key once it wins, read without waiting for its position.
+	nx []int64
+	p  int   // leaves: one per input
+	wk int64 // the winner's head key and input
+	wi int32
 	// The accumulator: the last (key, val, advanced time) emit saw and its
 	// summed diff, written once a different one arrives.
 	has       bool
@@ -94,8 +97,8 @@ func newKway11(bs []*Batch, stage int) *kway11 {
 	}
 	kw := &kway11{
 		in: make([]kin, p), ex: make([]uint8, p),
-		nd: make([]knode, p),
-		p:  p,
+		nd: make([]knode, p), nx: make([]int64, p),
+		p: p,
 		// A merge of small batches (rounds of a few updates) needs no
 		// more block than it has updates.
 		blk: make([]rec, min(kwBlock, max(total, 1))),
@@ -118,6 +121,7 @@ func newKway11(bs []*Batch, stage int) *kway11 {
 		}
 		kw.refill(i)
 		heads[i] = kw.stg[kw.pos[i]].k
+		kw.nx[i] = kw.nextKey(i, kw.pos[i])
 	}
 	// Play every match bottom up: winners climb, losers stay.
 	win := make([]int32, 2*p)
@@ -182,6 +186,22 @@ func (kw *kway11) refill(w int) {
 	kw.pos[w], kw.end[w] = o, o+int32(m)
 }
 
+// nextKey returns the key of input w's update after the staged one at h:
+// staged after it, else the first not yet staged, else (none left) the
+// sentinel's math.MaxInt64, as a refill stages them.
+func (kw *kway11) nextKey(w int, h int32) int64 {
+	if h+1 < kw.end[w] {
+		return kw.stg[h+1].k
+	}
+	if c := &kw.in[w]; c.b != nil && c.u < len(c.b.times) {
+		if c.flat {
+			return c.b.keys[c.u] // a flat cursor keeps only u
+		}
+		return c.b.keys[c.k]
+	}
+	return math.MaxInt64
+}
+
 // lessHead is 1 if input a's head sorts before input b's when their keys
 // are equal (an exhausted input sorts last, then by val and time), else 0.
 func (kw *kway11) lessHead(a, b int) int {
@@ -227,7 +247,7 @@ const kwayGallop = 4
 // to the block in bulk.
 func (kw *kway11) selectBlock(lim int) int {
 	blk := kw.blk[:lim]
-	nd, stg, pos, end := kw.nd, kw.stg, kw.pos, kw.end
+	nd, stg, pos, end, nx := kw.nd, kw.stg, kw.pos, kw.end, kw.nx
 	p := kw.p
 	wk, wi := kw.wk, kw.wi
 	ndp, stgp, posp := &nd[0], &stg[0], &pos[0]
@@ -235,6 +255,10 @@ func (kw *kway11) selectBlock(lim int) int {
 	o := 0
 	for o < len(blk) && !(wk == math.MaxInt64 && kw.ex[wi] != 0) {
 		w := int(wi)
+		// The new head's key, known before the head's position is:
+		// the replay below, on the chain from one winner to the next,
+		// waits on one load, not two.
+		nk := nx[w]
 		h := pos[w]
 		blk[o] = stg[h]
 		o++
@@ -246,10 +270,14 @@ func (kw *kway11) selectBlock(lim int) int {
 				sec = min(sec, nd[n].k)
 			}
 			e := min(end[w], h+int32(len(blk)-o))
+			moved := h
 			for h < e && stg[h].k < sec {
 				blk[o] = stg[h]
 				o++
 				h++
+			}
+			if h != moved {
+				nk = kw.nextKey(w, h-1) // the key after the run
 			}
 			run = 0
 		}
@@ -263,7 +291,15 @@ func (kw *kway11) selectBlock(lim int) int {
 		if invariants.Enabled {
 			invariants.Assertf(len(nd) == p && len(pos) == p && w < p && int(pos[w]) < len(stg), "batch: k-way replay of input %d of %d outside its tree (%d nodes) or stage", w, p, len(nd))
 		}
-		ck, ci := replay(ndp, stgp, posp, uint(p+w)>>1, stg[h].k, wi)
+		if invariants.Enabled {
+			invariants.Assertf(nk == stg[h].k, "batch: k-way input %d's next key %d, its head's %d", w, nk, stg[h].k)
+		}
+		ck, ci := replay(ndp, stgp, posp, uint(p+w)>>1, nk, wi)
+		if h+1 < end[w] {
+			nx[w] = stg[h+1].k // nextKey's common case, inline
+		} else {
+			nx[w] = kw.nextKey(w, h)
+		}
 		if ci == wi {
 			run++
 		} else {

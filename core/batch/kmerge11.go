@@ -235,70 +235,64 @@ func (kw *kway11) work(m *Merger, f int64) int64 {
 
 // kwayGallop is how many updates in a row one input must win before
 // selectBlock looks for a run of its staged updates below every other head
-// and moves the run in bulk. Equal-sized inputs of random keys rarely reach it, so
+// and moves the run in bulk (gallop). Equal-sized inputs of random keys rarely reach it, so
 // they pay almost nothing for the check; a merge where one input dominates
 // (the largest batch of a steady trace) moves most of its updates in runs.
 const kwayGallop = 4
 
 // selectBlock fills kw.blk with the next lim records at most, in order, and
 // returns how many it wrote. Once an input has won kwayGallop updates in a
-// row, its staged updates below the least other head (the least key among
-// the losers on its path, which hold the best of every other subtree) move
-// to the block in bulk.
+// row, its staged updates below the least other head move to the block in
+// bulk (gallop). The loop reads and writes the block, the stage and the
+// inputs' positions, ends and next keys through their base pointers: with
+// a bounds check on every access and every slice's length live, it kept
+// most of its values on the stack. An invariants build asserts each index.
 func (kw *kway11) selectBlock(lim int) int {
-	blk := kw.blk[:lim]
-	nd, stg, pos, end, nx := kw.nd, kw.stg, kw.pos, kw.end, kw.nx
-	p := kw.p
+	if invariants.Enabled {
+		invariants.Assertf(lim <= len(kw.blk) && len(kw.pos) == kw.p && len(kw.end) == kw.p && len(kw.nx) == kw.p && len(kw.nd) == kw.p, "batch: k-way block of %d records for %d, or arrays not of its %d inputs", len(kw.blk), lim, kw.p)
+	}
+	blkp, stgp := unsafe.Pointer(unsafe.SliceData(kw.blk)), unsafe.Pointer(unsafe.SliceData(kw.stg))
+	posp, endp := unsafe.Pointer(unsafe.SliceData(kw.pos)), unsafe.Pointer(unsafe.SliceData(kw.end))
+	nxp, ndp := unsafe.Pointer(unsafe.SliceData(kw.nx)), unsafe.SliceData(kw.nd)
+	p := uint(kw.p)
 	wk, wi := kw.wk, kw.wi
-	ndp, stgp, posp := &nd[0], &stg[0], &pos[0]
 	run := 0 // updates in a row won by wi
 	o := 0
-	for o < len(blk) && !(wk == math.MaxInt64 && kw.ex[wi] != 0) {
-		w := int(wi)
-		// The new head's key, known before the head's position is:
-		// the replay below, on the chain from one winner to the next,
-		// waits on one load, not two.
-		nk := nx[w]
-		h := pos[w]
-		blk[o] = stg[h]
+	for o < lim && !(wk == math.MaxInt64 && kw.ex[wi] != 0) {
+		w := uintptr(wi)
+		// The new head's key, known before the head's position is: the
+		// replay below, on the chain from one winner to the next, waits
+		// on one load, not two.
+		nk := *(*int64)(unsafe.Add(nxp, w*8))
+		hp, ep := (*int32)(unsafe.Add(posp, w*4)), (*int32)(unsafe.Add(endp, w*4))
+		h := *hp
+		if invariants.Enabled {
+			invariants.Assertf(w < uintptr(p) && int(h) < len(kw.stg) && o < len(kw.blk), "batch: k-way input %d of %d, stage index %d of %d, block index %d of %d", w, p, h, len(kw.stg), o, len(kw.blk))
+		}
+		*(*rec)(unsafe.Add(blkp, uintptr(o)*unsafe.Sizeof(rec{}))) = *(*rec)(unsafe.Add(stgp, uintptr(h)*unsafe.Sizeof(rec{})))
 		o++
 		h++
-		if run >= kwayGallop && o < len(blk) {
-			// The least head among the other inputs.
-			sec := int64(math.MaxInt64)
-			for n := (p + w) >> 1; n >= 1; n >>= 1 {
-				sec = min(sec, nd[n].k)
-			}
-			e := min(end[w], h+int32(len(blk)-o))
-			moved := h
-			for h < e && stg[h].k < sec {
-				blk[o] = stg[h]
-				o++
-				h++
-			}
-			if h != moved {
-				nk = kw.nextKey(w, h-1) // the key after the run
-			}
+		if run >= kwayGallop && o < lim {
+			h, o, nk = kw.gallop(int(w), h, o, lim, nk)
 			run = 0
 		}
-		if h == end[w] {
-			kw.refill(w)
-			h = pos[w]
+		e := *ep
+		if h == e {
+			kw.refill(int(w))
+			h, e = *hp, *ep
 		} else {
-			pos[w] = h
+			*hp = h
+		}
+		if invariants.Enabled {
+			invariants.Assertf(int(h) < len(kw.stg) && nk == kw.stg[h].k, "batch: k-way input %d's next key %d, its head's (stage index %d of %d) %d", w, nk, h, len(kw.stg), kw.stg[min(int(h), len(kw.stg)-1)].k)
 		}
 		// Replay w's path to the root with its new head.
-		if invariants.Enabled {
-			invariants.Assertf(len(nd) == p && len(pos) == p && w < p && int(pos[w]) < len(stg), "batch: k-way replay of input %d of %d outside its tree (%d nodes) or stage", w, p, len(nd))
-		}
-		if invariants.Enabled {
-			invariants.Assertf(nk == stg[h].k, "batch: k-way input %d's next key %d, its head's %d", w, nk, stg[h].k)
-		}
-		ck, ci := replay(ndp, stgp, posp, uint(p+w)>>1, nk, wi)
-		if h+1 < end[w] {
-			nx[w] = stg[h+1].k // nextKey's common case, inline
+		ck, ci := replay(ndp, (*rec)(stgp), (*int32)(posp), (p+uint(w))>>1, nk, wi)
+		if h+1 < e {
+			// nextKey's common case, inline.
+			*(*int64)(unsafe.Add(nxp, w*8)) = (*rec)(unsafe.Add(stgp, uintptr(h+1)*unsafe.Sizeof(rec{}))).k
 		} else {
-			nx[w] = kw.nextKey(w, h)
+			*(*int64)(unsafe.Add(nxp, w*8)) = kw.nextKey(int(w), h)
 		}
 		if ci == wi {
 			run++
@@ -310,6 +304,30 @@ func (kw *kway11) selectBlock(lim int) int {
 	kw.wk, kw.wi = wk, wi
 	kw.exhausted = wk == math.MaxInt64 && kw.ex[wi] != 0
 	return o
+}
+
+// gallop moves input w's staged updates from h on that sort below every
+// other input's head (the least key among the losers on w's path, which
+// hold the best of every other subtree) to the block at o, up to lim and
+// the end of w's stage, and returns the new h and o and w's next head's
+// key: nk, or the key after the run when it moved any.
+func (kw *kway11) gallop(w int, h int32, o, lim int, nk int64) (int32, int, int64) {
+	sec := int64(math.MaxInt64)
+	for n := (kw.p + w) >> 1; n >= 1; n >>= 1 {
+		sec = min(sec, kw.nd[n].k)
+	}
+	stg, blk := kw.stg, kw.blk[:lim]
+	e := min(kw.end[w], h+int32(lim-o))
+	moved := h
+	for h < e && stg[h].k < sec {
+		blk[o] = stg[h]
+		o++
+		h++
+	}
+	if h != moved {
+		nk = kw.nextKey(w, h-1) // the key after the run
+	}
+	return h, o, nk
 }
 
 // replay plays input ci's new head key ck up the loser tree from inner node

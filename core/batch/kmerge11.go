@@ -395,11 +395,17 @@ func (kw *kway11) emit(m *Merger, rs []rec) {
 		rs = rs[1:]
 	}
 	ak, av, at, ad := kw.ak, kw.av, kw.at, kw.ad
-	for i := range rs {
-		r := &rs[i]
+	// The records by pointer, to their end: no index and length live.
+	rp := unsafe.Pointer(unsafe.SliceData(rs))
+	for re := unsafe.Add(rp, uintptr(len(rs))*unsafe.Sizeof(rec{})); rp != re; rp = unsafe.Add(rp, unsafe.Sizeof(rec{})) {
+		r := (*rec)(rp)
 		t := max(r.t, s)
 		if r.k == ak && r.v == av && t == at {
-			ad = m.add(ad, r.d)
+			sum, over := addDiff(ad, r.d)
+			if over {
+				sum = m.add(ad, r.d) // saturates and records the overflow
+			}
+			ad = sum
 			continue
 		}
 		if ad != 0 {

@@ -286,14 +286,17 @@ func (kw *kway11) selectBlock(lim int) int {
 		if invariants.Enabled {
 			invariants.Assertf(int(h) < len(kw.stg) && nk == kw.stg[h].k, "batch: k-way input %d's next key %d, its head's (stage index %d of %d) %d", w, nk, h, len(kw.stg), kw.stg[min(int(h), len(kw.stg)-1)].k)
 		}
-		// Replay w's path to the root with its new head.
-		ck, ci := replay(ndp, (*rec)(stgp), (*int32)(posp), (p+uint(w))>>1, nk, wi)
+		// The key after the new head, for w's next win, before the
+		// replay: the call clobbers every register, so what is done
+		// before it need not be kept across it.
 		if h+1 < e {
 			// nextKey's common case, inline.
 			*(*int64)(unsafe.Add(nxp, w*8)) = (*rec)(unsafe.Add(stgp, uintptr(h+1)*unsafe.Sizeof(rec{}))).k
 		} else {
 			*(*int64)(unsafe.Add(nxp, w*8)) = kw.nextKey(int(w), h)
 		}
+		// Replay w's path to the root with its new head.
+		ck, ci := replay(ndp, (*rec)(stgp), (*int32)(posp), (p+uint(w))>>1, nk, wi)
 		if ci == wi {
 			run++
 		} else {

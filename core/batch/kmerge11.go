@@ -266,8 +266,10 @@ func (kw *kway11) selectBlock(lim int) int {
 		nk := *(*int64)(unsafe.Add(nxp, w*8))
 		hp, ep := (*int32)(unsafe.Add(posp, w*4)), (*int32)(unsafe.Add(endp, w*4))
 		h := *hp
-		if invariants.Enabled {
-			invariants.Assertf(w < uintptr(p) && int(h) < len(kw.stg) && o < len(kw.blk), "batch: k-way input %d of %d, stage index %d of %d, block index %d of %d", w, p, h, len(kw.stg), o, len(kw.blk))
+		// Asserted only when the check fails: boxing the message's
+		// arguments allocates, every update.
+		if invariants.Enabled && !(w < uintptr(p) && int(h) < len(kw.stg) && o < len(kw.blk)) {
+			invariants.Assertf(false, "batch: k-way input %d of %d, stage index %d of %d, block index %d of %d", w, p, h, len(kw.stg), o, len(kw.blk))
 		}
 		*(*rec)(unsafe.Add(blkp, uintptr(o)*unsafe.Sizeof(rec{}))) = *(*rec)(unsafe.Add(stgp, uintptr(h)*unsafe.Sizeof(rec{})))
 		o++
@@ -283,8 +285,8 @@ func (kw *kway11) selectBlock(lim int) int {
 		} else {
 			*hp = h
 		}
-		if invariants.Enabled {
-			invariants.Assertf(int(h) < len(kw.stg) && nk == kw.stg[h].k, "batch: k-way input %d's next key %d, its head's (stage index %d of %d) %d", w, nk, h, len(kw.stg), kw.stg[min(int(h), len(kw.stg)-1)].k)
+		if invariants.Enabled && !(int(h) < len(kw.stg) && nk == kw.stg[h].k) {
+			invariants.Assertf(false, "batch: k-way input %d's next key %d, its head's (stage index %d of %d) %d", w, nk, h, len(kw.stg), kw.stg[min(int(h), len(kw.stg)-1)].k)
 		}
 		// The key after the new head, for w's next win, before the
 		// replay: the call clobbers every register, so what is done
@@ -398,10 +400,8 @@ func (kw *kway11) emit(m *Merger, rs []rec) {
 		rs = rs[1:]
 	}
 	ak, av, at, ad := kw.ak, kw.av, kw.at, kw.ad
-	// The records by pointer, to their end: no index and length live.
-	rp := unsafe.Pointer(unsafe.SliceData(rs))
-	for re := unsafe.Add(rp, uintptr(len(rs))*unsafe.Sizeof(rec{})); rp != re; rp = unsafe.Add(rp, unsafe.Sizeof(rec{})) {
-		r := (*rec)(rp)
+	for i := range rs {
+		r := &rs[i]
 		t := max(r.t, s)
 		if r.k == ak && r.v == av && t == at {
 			sum, over := addDiff(ad, r.d)

@@ -2,7 +2,8 @@
 // updates (key row, val row, time, diff) and the three things done with them:
 // building one from unsorted updates (Builder) or from updates already in
 // (key, val, time) order (Sorted, sorted.go), reading one (Cursor; a
-// reader of several batches cursors each in turn), and merging two or more
+// reader of several batches cursors each in turn; Batch.Tally is a cursor's
+// whole walk in one call, for the lightest query), and merging two or more
 // adjacent ones in bounded steps of work while applying logical compaction
 // (Merger; NewMergerN merges k at once through a loser tree, kmerge.go).
 // Semantics:

@@ -87,7 +87,7 @@ func withConfig(t *testing.T, src, key, value, extra string) string {
 		t.Fatal(err)
 	}
 	if key != "" {
-		b = regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(key)+`: .*$`).ReplaceAll(b, []byte(key+": "+value))
+		b = regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(key)+`: .*$`).ReplaceAllLiteral(b, []byte(key+": "+value))
 	}
 	dst := filepath.Join(t.TempDir(), "baseline.txt")
 	if err := os.WriteFile(dst, append(b, extra...), 0o644); err != nil {

@@ -58,10 +58,22 @@ func HashCols(row []int64, cols []int) uint64 {
 func (c *Chunk) Shard(peers int, dest []int32) []*Chunk {
 	n, ar := c.Len(), c.Arity
 	dest = dest[:n]
-	for i := range dest {
-		dest[i] = int32(hashRow(c.Rows[i*ar:i*ar+ar]) % uint64(peers))
+	counts := make([]int, peers)
+	if ar > 0 {
+		rows := c.Rows[:n*ar]
+		for i := range dest {
+			w := int32(hashRow(rows[i*ar:i*ar+1]) % uint64(peers))
+			dest[i] = w
+			counts[w]++
+		}
+	} else {
+		w := int32(hashRow(nil) % uint64(peers))
+		for i := range dest {
+			dest[i] = w
+		}
+		counts[w] = n
 	}
-	return c.split(peers, dest)
+	return c.splitCounted(peers, dest, counts)
 }
 
 // split returns one chunk per worker of peers holding, in order, the
@@ -72,11 +84,30 @@ func (c *Chunk) split(peers int, dest []int32) []*Chunk {
 	for _, w := range dest {
 		counts[w]++
 	}
+	return c.splitCounted(peers, dest, counts)
+}
+
+// splitCounted is split given counts[w], the updates bound for worker w
+// (overwritten).
+func (c *Chunk) splitCounted(peers int, dest []int32, counts []int) []*Chunk {
 	ar := c.Arity
 	parts := make([]*Chunk, peers)
 	for w, k := range counts {
 		parts[w] = &Chunk{Arity: ar, Rows: make([]int64, k*ar), Times: make([]uint64, k), Diffs: make([]int64, k)}
 		counts[w] = 0 // now: updates filled
+	}
+	times, diffs := c.Times[:len(dest)], c.Diffs[:len(dest)]
+	if ar == 2 {
+		// The common chunk, a key and a val: a row is two words.
+		rows := c.Rows[:2*len(dest)]
+		for i, w := range dest {
+			p, k := parts[w], counts[w]
+			r := p.Rows[2*k : 2*k+2]
+			r[0], r[1] = rows[2*i], rows[2*i+1]
+			p.Times[k], p.Diffs[k] = times[i], diffs[i]
+			counts[w] = k + 1
+		}
+		return parts
 	}
 	// A row moves column by column: copy would call memmove for each row
 	// of a few words.
@@ -86,8 +117,8 @@ func (c *Chunk) split(peers int, dest []int32) []*Chunk {
 		for j := range dst {
 			dst[j] = src[j]
 		}
-		p.Times[k] = c.Times[i]
-		p.Diffs[k] = c.Diffs[i]
+		p.Times[k] = times[i]
+		p.Diffs[k] = diffs[i]
 		counts[w] = k + 1
 	}
 	return parts

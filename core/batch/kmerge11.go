@@ -235,9 +235,10 @@ func (kw *kway11) work(m *Merger, f int64) int64 {
 
 // kwayGallop is how many updates in a row one input must win before
 // selectBlock looks for a run of its staged updates below every other head
-// and moves the run in bulk (gallop). Equal-sized inputs of random keys rarely reach it, so
-// they pay almost nothing for the check; a merge where one input dominates
-// (the largest batch of a steady trace) moves most of its updates in runs.
+// and moves the run in bulk (gallop). Equal-sized inputs of random keys
+// rarely reach it, so they pay almost nothing for the check; a merge where
+// one input dominates (the largest batch of a steady trace) moves most of
+// its updates in runs.
 const kwayGallop = 4
 
 // selectBlock fills kw.blk with the next lim records at most, in order, and
@@ -404,11 +405,7 @@ func (kw *kway11) emit(m *Merger, rs []rec) {
 		r := &rs[i]
 		t := max(r.t, s)
 		if r.k == ak && r.v == av && t == at {
-			sum, over := addDiff(ad, r.d)
-			if over {
-				sum = m.add(ad, r.d) // saturates and records the overflow
-			}
-			ad = sum
+			ad = m.add(ad, r.d)
 			continue
 		}
 		if ad != 0 {

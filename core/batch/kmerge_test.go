@@ -176,9 +176,8 @@ func drawExpect(t *rapid.T, bs []*Batch) int {
 // TestMergeNGallopStopsAtEveryOtherHead: an input that wins kwayGallop
 // updates in a row moves its next ones in bulk only while they sort before
 // the head of every other input, its sibling's at the lowest match of its
-// path included, wherever the two sit: an input
-// of keys 0..39 runs past the single key 12 of another, every pair of
-// places taken in turn, whose head the least of the other heads must hold.
+// path included: an input of keys 0..39 runs past the single key 12 of
+// another, for every pair of places the two can take in the tree.
 func TestMergeNGallopStopsAtEveryOtherHead(t *testing.T) {
 	const p = 5
 	for pair := range p * p {

@@ -142,8 +142,9 @@ const bucketSortMax = 1 << 20
 // records to their buckets, and, unless the bucket number is the whole key,
 // buckets are sorted by comparison: a long one by pdqsort, then the rest by
 // one insertion pass over the whole block (insertionPass; a call per bucket
-// of two or three cost 7% more of a 1,000-update seal). So a record is moved once, where the LSD radix sort
-// moves it once a pass and then compares it again to find its run's ends.
+// of two or three cost 7% more of a 1,000-update seal). So a record is
+// moved once, where the LSD radix sort moves it once a pass and then
+// compares it again to find its run's ends.
 // ids and counts are reused storage.
 func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []rec, idsOut []uint16, countsOut []uint32) {
 	n := len(recs)

@@ -59,19 +59,11 @@ func (c *Chunk) Shard(peers int, dest []int32) []*Chunk {
 	n, ar := c.Len(), c.Arity
 	dest = dest[:n]
 	counts := make([]int, peers)
-	if ar > 0 {
-		rows := c.Rows[:n*ar]
-		for i := range dest {
-			w := int32(hashRow(rows[i*ar:i*ar+1]) % uint64(peers))
-			dest[i] = w
-			counts[w]++
-		}
-	} else {
-		w := int32(hashRow(nil) % uint64(peers))
-		for i := range dest {
-			dest[i] = w
-		}
-		counts[w] = n
+	rows := c.Rows[:n*ar]
+	for i := range dest {
+		w := int32(hashRow(rows[i*ar:i*ar+ar]) % uint64(peers))
+		dest[i] = w
+		counts[w]++
 	}
 	return c.splitCounted(peers, dest, counts)
 }

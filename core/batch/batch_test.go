@@ -436,3 +436,57 @@ func TestTallyWalksAsACursor(t *testing.T) {
 		t.Fatalf("empty batch: %d %d %d", k, u, s)
 	}
 }
+
+// TestBuildConsolidatesAtChunkEdges builds one-column updates whose only
+// run of equal (key, val, time), or only zero diff, sits at each place
+// around the edges of the chunks the column writer checks before it writes
+// (emitChunk records), and requires the model's batch: a run summed or
+// cancelled, a zero dropped, wherever it falls.
+func TestBuildConsolidatesAtChunkEdges(t *testing.T) {
+	n := 2*emitChunk + 3
+	var places []int
+	for _, edge := range []int{0, emitChunk, 2 * emitChunk, n - 1} {
+		for p := edge - 2; p <= edge+1; p++ {
+			if p >= 0 && p < n {
+				places = append(places, p)
+			}
+		}
+	}
+	for _, p := range places {
+		for _, kind := range []string{"sum", "cancel", "zero"} {
+			bld := NewBuilder(Arity{1, 1}, 0)
+			model := map[modelKey]int64{}
+			// Update i has key i/3 (three vals a key), so the sorted order
+			// is the push order and a run is the pair (p, p+1).
+			for i := range n {
+				k, v, tm, d := int64(i/3), int64(i%3), uint64(1), int64(1)
+				switch {
+				case kind == "zero" && i == p:
+					d = 0
+				case kind != "zero" && i == p+1:
+					k, v = int64(p/3), int64(p%3) // the same as update p
+					if kind == "cancel" {
+						d = -1
+					}
+				}
+				bld.Push1(k, v, tm, d)
+				model[modelKey{rowKey([]int64{k}, []int64{v}), tm}] += d
+			}
+			b, err := bld.Build(frontier.At(0), frontier.At(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Check(); err != nil {
+				t.Fatalf("%s at %d: %v", kind, p, err)
+			}
+			got := map[modelKey]int64{}
+			for _, u := range b.Updates() {
+				got[modelKey{rowKey(u.Key, u.Val), u.Time}] = u.Diff
+			}
+			maps.DeleteFunc(model, func(_ modelKey, d int64) bool { return d == 0 })
+			if !maps.Equal(got, model) {
+				t.Fatalf("%s at %d: batch of %d updates, model of %d:\n%s", kind, p, len(got), len(model), b)
+			}
+		}
+	}
+}

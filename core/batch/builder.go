@@ -292,6 +292,14 @@ func (b *Builder) consolidateInto(desc frontier.Description, recs []rec, cols *B
 // written and the times whose diffs overflowed (they saturate). The
 // columns may alias nothing of recs.
 func (b *Builder) writeCols(out *Batch, recs []rec) (nk, nv, n int, overflow []frontier.Time) {
+	if b.ar == (Arity{1, 1}) {
+		return b.writeCols11(out, recs)
+	}
+	return b.writeColsAny(out, recs)
+}
+
+// writeColsAny is writeCols for any columns long enough.
+func (b *Builder) writeColsAny(out *Batch, recs []rec) (nk, nv, n int, overflow []frontier.Time) {
 	keys, keyOffs, vals, valOffs, times, diffs := out.keys, out.keyOffs, out.vals, out.valOffs, out.times, out.diffs
 	kOne, vOne := b.ar.Key == 1, b.ar.Val == 1
 	var pk, pv int64
@@ -331,6 +339,131 @@ func (b *Builder) writeCols(out *Batch, recs []rec) (nk, nv, n int, overflow []f
 	keyOffs[nk] = uint32(nv)
 	valOffs[nv] = uint32(n)
 	return nk, nv, n, overflow
+}
+
+// writeCols11 is writeCols for one-column keys and vals in columns laid out
+// as colsOf lays them (keys, vals, times and diffs at one stride in one
+// block, the val offsets after the key offsets), the arity of every seal of
+// a two-column arrangement. Other columns go through the general loop.
+//
+// It runs in two passes. The first reads the records for a run of equal
+// (key, val, time) or a zero diff, and consolidates them in place only if
+// it finds one (random updates have none). The second writes the columns
+// without a branch a record: the key and val go to the slot after the last
+// one kept whether or not they start a new one, and the counts move by
+// whether they did, so keys repeating at random (a few updates a key) cost
+// no mispredicted branch. Its writes go through two base pointers within
+// the lengths checked on entry, so the loop keeps its indexes in
+// registers: one loop doing both, over the six slices, spilled them to the
+// stack and cost 3 to 4 times as much.
+func (b *Builder) writeCols11(out *Batch, recs []rec) (nk, nv, n int, overflow []frontier.Time) {
+	m, stride := len(recs), len(out.keys)
+	words, offs := unsafe.Pointer(unsafe.SliceData(out.keys)), unsafe.Pointer(unsafe.SliceData(out.keyOffs))
+	if m == 0 || m > stride || len(out.vals) != stride || len(out.times) != stride || len(out.diffs) != stride ||
+		len(out.keyOffs) != stride+1 || len(out.valOffs) != stride+1 ||
+		unsafe.Pointer(unsafe.SliceData(out.vals)) != unsafe.Add(words, stride*8) ||
+		unsafe.Pointer(unsafe.SliceData(out.times)) != unsafe.Add(words, 2*stride*8) ||
+		unsafe.Pointer(unsafe.SliceData(out.diffs)) != unsafe.Add(words, 3*stride*8) ||
+		unsafe.Pointer(unsafe.SliceData(out.valOffs)) != unsafe.Add(offs, (stride+1)*4) {
+		return b.writeColsAny(out, recs)
+	}
+	nk, nv, ok := emitCols11(recs, words, offs, stride)
+	if !ok {
+		recs, overflow = consolidateSat(recs)
+		if len(recs) == 0 {
+			out.keyOffs[0], out.valOffs[0] = 0, 0
+			return 0, 0, 0, overflow
+		}
+		nk, nv, _ = emitCols11(recs, words, offs, stride)
+	}
+	return nk, nv, len(recs), overflow
+}
+
+// consolidateSat consolidates sorted recs in place: equal (key, val, time)
+// summed, saturating as a merge does (returning the times that overflowed,
+// ascending), zero diffs dropped.
+func consolidateSat(recs []rec) ([]rec, []frontier.Time) {
+	var overflow []frontier.Time
+	w := 0
+	for i := 0; i < len(recs); i++ {
+		r := recs[i]
+		for i+1 < len(recs) && recs[i+1].k == r.k && recs[i+1].v == r.v && recs[i+1].t == r.t {
+			i++
+			var o bool
+			if r.d, o = saturate(r.d, recs[i].d); o {
+				overflow = overflowAt(overflow, r.t)
+			}
+		}
+		recs[w] = r
+		w += b2i(r.d != 0) // a zero's slot is taken by the next
+	}
+	return recs[:w], overflow
+}
+
+// emitChunk is how many records emitCols11 checks before it writes them:
+// 8 KiB of records, which the check brings into L1 for the writes.
+const emitChunk = 256
+
+// emitCols11 writes sorted recs (at least one, at most stride) into the
+// columns of a colsOf block: keys, vals, times and diffs at words plus 0,
+// 1, 2 and 3 strides of 8 bytes, key offsets at offs and val offsets after
+// stride+1 of them. It returns the keys and vals written, and whether the
+// records were consolidated already (no two adjacent of equal (key, val,
+// time), no zero diff): if not, what it wrote is not a batch, and the
+// caller consolidates them and calls it again. Each chunk of records is
+// checked and then written, in two loops of few enough live values to stay
+// in registers.
+func emitCols11(recs []rec, words, offs unsafe.Pointer, stride int) (nk, nv int, ok bool) {
+	pk, pv := ^recs[0].k, int64(0) // pk starts a key and a val
+	for lo := 0; lo < len(recs); lo += emitChunk {
+		hi := min(lo+emitChunk, len(recs))
+		if !consolidated(recs[lo:min(hi+1, len(recs))]) { // one past: the run check looks ahead
+			return 0, 0, false
+		}
+		nk, nv, pk, pv = emitRange(recs[:hi], lo, words, offs, stride, nk, nv, pk, pv)
+	}
+	*(*uint32)(unsafe.Add(offs, nk*4)) = uint32(nv)
+	*(*uint32)(unsafe.Add(offs, (stride+1+nv)*4)) = uint32(len(recs))
+	return nk, nv, true
+}
+
+// consolidated reports whether sorted recs have no two adjacent records of
+// equal (key, val, time) and no zero diff.
+func consolidated(recs []rec) bool {
+	bad := 0
+	for i := 0; i+1 < len(recs); i++ {
+		r, x := &recs[i], &recs[i+1]
+		bad |= b2i((x.k^r.k)|(x.v^r.v)|int64(x.t^r.t) == 0) | b2i(r.d == 0)
+	}
+	return bad == 0 && recs[len(recs)-1].d != 0
+}
+
+// emitRange writes consolidated recs[lo:] into emitCols11's columns after
+// nk keys and nv vals, the last of them pk and pv, without a branch a
+// record: the key and val go to the slot after the last one written whether
+// or not they start a new one, and the counts move by whether they did.
+// Every column is addressed from the two base pointers, so the loop's
+// values fit in registers (with a pointer a column, or the state in a
+// struct, Go's register allocator kept the counts on the stack: twice the
+// time).
+func emitRange(recs []rec, lo int, words, offs unsafe.Pointer, stride, nk, nv int, pk, pv int64) (int, int, int64, int64) {
+	vo := uintptr(stride+1) * 4
+	for i := lo; i < len(recs); i++ {
+		r := &recs[i]
+		k, v := r.k, r.v
+		newKey := b2i(k != pk)
+		newVal := newKey | b2i(v != pv)
+		*(*int64)(unsafe.Add(words, nk*8)) = k
+		*(*uint32)(unsafe.Add(offs, nk*4)) = uint32(nv)
+		*(*int64)(unsafe.Add(words, (stride+nv)*8)) = v
+		*(*uint32)(unsafe.Add(offs, vo+uintptr(nv)*4)) = uint32(i)
+		*(*uint64)(unsafe.Add(words, (2*stride+i)*8)) = r.t
+		*(*int64)(unsafe.Add(words, (3*stride+i)*8)) = r.d
+		nk += newKey
+		nv += newVal
+		pk, pv = k, v
+	}
+	return nk, nv, pk, pv
 }
 
 // overflowErr returns an *OverflowError for the times, or nil for none.

@@ -188,6 +188,21 @@ func gather(recs, keep []rec, q *queuedCols, u frontier.Time, bounded bool) ([]r
 		// The common case (an arrangement of two columns by the first):
 		// a straight copy of the columns into records.
 		rows := q.rows[:2*len(times)]
+		if n := len(recs); cap(recs)-n >= len(times) {
+			// Every update into the room after recs, noting any at or
+			// beyond u; only then the loop below sorts them apart again
+			// (a round's chunk is all before its upper). A branch an
+			// update and an append's length, as below, cost 40% more.
+			dst := recs[n : n+len(times)]
+			late := 0
+			for i, t := range times {
+				dst[i] = rec{rows[2*i], rows[2*i+1], t, diffs[i]}
+				late |= b2i(t >= u)
+			}
+			if !bounded || late == 0 {
+				return recs[:n+len(times)], keep
+			}
+		}
 		for i, t := range times {
 			r := rec{rows[2*i], rows[2*i+1], t, diffs[i]}
 			if bounded && t >= u {

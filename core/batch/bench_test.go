@@ -177,6 +177,37 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkSeal times a steady round's seal: a chunk of 1,000 random
+// two-column rows (keys over all of int64) pushed into a Batcher and sealed
+// into one batch, gathering, sorting and writing the batch's columns, as an
+// arrangement does every round. Its limit (x-radix) loads the same chunk
+// into records and sorts and consolidates them as the builder plans it
+// (batch.SortLimit), into warm buffers; both run in the cache.
+func BenchmarkSeal(b *testing.B) {
+	const n = 1000
+	ups := genKeyed(n, 7, 0, "full")
+	rows, times, diffs := make([]int64, 2*n), make([]uint64, n), make([]int64, n)
+	for i, u := range ups {
+		rows[2*i], rows[2*i+1], times[i], diffs[i] = u.k, u.v, u.t, u.d
+	}
+	bt := NewBatcher(Arity{1, 1}, n)
+	seal := func() {
+		bt.PushChunk(rows, 2, []int{0}, []int{1}, times, diffs)
+		if _, err := bt.Seal(frontier.At(0), frontier.At(10)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	seal()
+	var lim SortLimit
+	lim.Grow(n)
+	b.ReportAllocs()
+	loopPaired(b, seal, limitRun{"x-radix", func() {
+		lim.Load(rows, times, diffs)
+		lim.Run()
+	}})
+	reportPer(b, n, "update")
+}
+
 // BenchmarkRadixLimit is the limit of BenchmarkBuild: radixLimit on the same
 // records (copy, sort as the builder plans it, consolidation), once per
 // iteration.

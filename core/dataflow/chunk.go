@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -42,13 +43,26 @@ func (c *Chunk) Check() error {
 }
 
 // HashCols hashes the given columns of row. It is the function that shards
-// data across workers: a key lives on worker HashCols(row, key) % peers.
+// data across workers: a key lives on worker Worker(HashCols(row, key),
+// peers).
 func HashCols(row []int64, cols []int) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	for _, c := range cols {
 		h = mix(h ^ uint64(row[c]))
 	}
 	return h
+}
+
+// Worker returns the worker of peers that a hash h belongs to: the high
+// word of h × peers, h's place in [0, 2^64) scaled to [0, peers). Every
+// place that shards by a hash (inputs, exchanges, a reduce's owner) takes
+// its worker from here, so they agree. A multiply where h % peers would
+// divide: a 64-bit division costs some cores 40 cycles or more, most of
+// sharding a chunk (BenchmarkShard). The hashes are splitmix64 finalisers,
+// whose high bits are as uniform as their low ones.
+func Worker(h uint64, peers int) int {
+	hi, _ := bits.Mul64(h, uint64(peers))
+	return int(hi)
 }
 
 // Shard splits c into one chunk per worker of peers (peers > 1): part i
@@ -61,7 +75,7 @@ func (c *Chunk) Shard(peers int, dest []int32) []*Chunk {
 	counts := make([]int, peers)
 	rows := c.Rows[:n*ar]
 	for i := range dest {
-		w := int32(hashRow(rows[i*ar:i*ar+ar]) % uint64(peers))
+		w := int32(Worker(hashRow(rows[i*ar:i*ar+ar]), peers))
 		dest[i] = w
 		counts[w]++
 	}

@@ -198,7 +198,7 @@ func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
 		for _, b := range bs {
 			for _, u := range b.Updates() {
 				n++
-				if owner := int(HashCols(u.Key, []int{0}) % 2); owner != w {
+				if owner := Worker(HashCols(u.Key, []int{0}), 2); owner != w {
 					t.Fatalf("key %d landed on worker %d, owned by %d", u.Key[0], w, owner)
 				}
 			}

@@ -117,10 +117,10 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 			continue
 		}
 		o.dest = slices.Grow(o.dest[:0], n)[:n]
-		first := int32(HashCols(c.Rows[:ar], o.cols) % uint64(peers))
+		first := int32(Worker(HashCols(c.Rows[:ar], o.cols), peers))
 		apart := int32(0) // not 0 once an update goes elsewhere than the first
 		for i := range o.dest {
-			w := int32(HashCols(c.Rows[i*ar:i*ar+ar], o.cols) % uint64(peers))
+			w := int32(Worker(HashCols(c.Rows[i*ar:i*ar+ar], o.cols), peers))
 			o.dest[i] = w
 			apart |= w ^ first
 		}

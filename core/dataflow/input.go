@@ -100,7 +100,7 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 	if in.peers > 1 {
 		mine = NewChunk(c.Arity, c.Len()/in.peers+1)
 		for i := range c.Len() {
-			if int(hashRow(c.Row(i))%uint64(in.peers)) == in.worker {
+			if Worker(hashRow(c.Row(i)), in.peers) == in.worker {
 				mine.Push(c.Row(i), c.Times[i], c.Diffs[i])
 			}
 		}

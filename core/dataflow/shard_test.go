@@ -57,6 +57,35 @@ func TestShardKeepsWhatSendKeeps(t *testing.T) {
 	}
 }
 
+// TestWorkerSpreadsHashes: Worker maps every hash into [0, peers), the
+// ends of the hash range to the first and last worker, and the hashes of
+// consecutive keys (as HashCols makes them) evenly: each worker's share of
+// 100,000 keys within 3% of its fair share.
+func TestWorkerSpreadsHashes(t *testing.T) {
+	const n = 100_000
+	for peers := 1; peers <= 7; peers++ {
+		if w := Worker(0, peers); w != 0 {
+			t.Fatalf("peers=%d: hash 0 on worker %d", peers, w)
+		}
+		if w := Worker(^uint64(0), peers); w != peers-1 {
+			t.Fatalf("peers=%d: the greatest hash on worker %d", peers, w)
+		}
+		counts := make([]int, peers)
+		for k := range int64(n) {
+			w := Worker(HashCols([]int64{k}, []int{0}), peers)
+			if w < 0 || w >= peers {
+				t.Fatalf("peers=%d: key %d on worker %d", peers, k, w)
+			}
+			counts[w]++
+		}
+		for w, c := range counts {
+			if fair := n / peers; c < fair*97/100 || c > fair*103/100 {
+				t.Fatalf("peers=%d: worker %d holds %d of %d keys (fair share %d)", peers, w, c, n, fair)
+			}
+		}
+	}
+}
+
 // BenchmarkShard splits a chunk of 100,000 two-column rows between two
 // workers by the hash of their first column, as an input sharded across a
 // runtime's workers is (Chunk.Shard). Reports ns/row.

@@ -300,7 +300,7 @@ func TestDeltaShardedByKeyHashEqualsOneWorker(t *testing.T) {
 					all[r] = append(all[r], ups...)
 					shards := make([][]upd, w)
 					for _, u := range ups {
-						s := dataflow.HashCols([]int64{u.key}, []int{0}) % uint64(w)
+						s := dataflow.Worker(dataflow.HashCols([]int64{u.key}, []int{0}), w)
 						shards[s] = append(shards[s], u)
 					}
 					for i, q := range qs {

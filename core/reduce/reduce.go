@@ -461,5 +461,5 @@ func Owner(key []int64, peers int) int {
 	for i := range cols {
 		cols[i] = i
 	}
-	return int(dataflow.HashCols(key, cols) % uint64(peers))
+	return dataflow.Worker(dataflow.HashCols(key, cols), peers)
 }

@@ -437,7 +437,7 @@ func TestOwnerIsTheExchangeOfTheGroupColumns(t *testing.T) {
 			key[i] = row[c]
 		}
 		for _, peers := range []int{2, 3, 4} {
-			if got, want := Owner(key, peers), int(dataflow.HashCols(row, cols)%uint64(peers)); got != want {
+			if got, want := Owner(key, peers), dataflow.Worker(dataflow.HashCols(row, cols), peers); got != want {
 				t.Fatalf("Owner(%v, %d) = %d, the exchange sends row %v by %v to %d", key, peers, got, row, cols, want)
 			}
 		}

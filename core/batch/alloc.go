@@ -23,6 +23,12 @@ import (
 //go:linkname mallocgc runtime.mallocgc
 func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
 
+// Uninit returns n elements of memory that is not zeroed first, for a
+// column its caller writes whole before anything reads it (as column; an
+// invariants build fills it with 0xa5 bytes): chunks split by key hash
+// (dataflow.Chunk.Shard) take their parts from it.
+func Uninit[T int64 | uint64](n int) []T { return column[T](n) }
+
 // column returns n elements of memory that is not zeroed (see above).
 func column[T int64 | uint64 | uint32 | rec](n int) []T {
 	if n == 0 {

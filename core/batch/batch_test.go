@@ -490,3 +490,40 @@ func TestBuildConsolidatesAtChunkEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestPush1IntoAWideBuilderPanics: Push1 is only for arities of at most one
+// column; a wide builder's Build panics after one, rather than build the
+// batch without the update.
+func TestPush1IntoAWideBuilderPanics(t *testing.T) {
+	b := NewBuilder(Arity{2, 1}, 0)
+	b.Push1(1, 2, 0, 1)
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "Push1 into a") {
+			t.Fatalf("Build after Push1 into a wide builder recovered %v, want its panic", r)
+		}
+	}()
+	_, _ = b.Build(frontier.At(0), frontier.At(1))
+}
+
+// TestPush1MasksMissingColumns: a builder of arity 0 in key or val ignores
+// the pushed key or val, as Push does.
+func TestPush1MasksMissingColumns(t *testing.T) {
+	for _, ar := range []Arity{{0, 0}, {0, 1}, {1, 0}, {1, 1}} {
+		p1, p := NewBuilder(ar, 0), NewBuilder(ar, 0)
+		for i := range int64(5) {
+			p1.Push1(i%3, 7-i, uint64(i%2), 1)
+			p.Push([]int64{i % 3}[:ar.Key], []int64{7 - i}[:ar.Val], uint64(i%2), 1)
+		}
+		a, err := p1.Build(frontier.At(0), frontier.At(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := p.Build(frontier.At(0), frontier.At(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != b.String() {
+			t.Fatalf("arity %v: Push1 built\n%s\nPush built\n%s", ar, a, b)
+		}
+	}
+}

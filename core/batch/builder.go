@@ -52,6 +52,9 @@ type Builder struct {
 	ar    Arity
 	small bool
 	recs  []rec // small arities
+	// km and vm mask a pushed key and val: all ones for a column the
+	// arity has, zero for one it lacks (small arities).
+	km, vm int64
 
 	// Radix sort (radix.go) from radixMin updates up (tests lower it):
 	// scratch holds as many records as recs and trades places with it when
@@ -84,6 +87,7 @@ func NewBuilder(ar Arity, capHint int) *Builder {
 	b := &Builder{ar: ar, small: ar.Key <= 1 && ar.Val <= 1, radixMin: defaultRadixMin, bucketMax: bucketSortMax}
 	if b.small {
 		b.recs = make([]rec, 0, capHint)
+		b.km, b.vm = -int64(ar.Key), -int64(ar.Val)
 	} else {
 		b.rows = make([]int64, 0, capHint*(ar.Key+ar.Val))
 		b.times = make([]uint64, 0, capHint)
@@ -143,17 +147,13 @@ func (b *Builder) Push(key, val []int64, t frontier.Time, d int64) {
 
 // Push1 adds one update with one-column key and val (or arity 0, where the
 // argument is ignored). REQUIRES: both arities are at most 1.
+//
+// Push1 is small enough for Go to inline into its caller's loop: the
+// arity's missing columns are masked (km, vm) rather than tested, and a
+// push into a builder of wider arity is reported by its Build, which
+// panics, not here.
 func (b *Builder) Push1(k, v int64, t frontier.Time, d int64) {
-	if !b.small {
-		panic(fmt.Sprintf("batch: Push1 into a %v builder", b.ar))
-	}
-	if b.ar.Key == 0 {
-		k = 0
-	}
-	if b.ar.Val == 0 {
-		v = 0
-	}
-	b.recs = append(b.recs, rec{k, v, t, d})
+	b.recs = append(b.recs, rec{k & b.km, v & b.vm, t, d})
 }
 
 // Build sorts and consolidates the pushed updates into a batch describing
@@ -164,6 +164,9 @@ func (b *Builder) Push1(k, v int64, t frontier.Time, d int64) {
 // batch: every other update is in it and an overflowed diff is saturated to
 // the int64 bound of its sign, as a merge does (Merger.Result).
 func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
+	if !b.small && len(b.recs) > 0 {
+		panic(fmt.Sprintf("batch: Push1 into a %v builder", b.ar))
+	}
 	desc := frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()}
 	var out *Batch
 	var err error

@@ -638,12 +638,14 @@ func (b *Builder) BuildBlock(lower, upper frontier.Frontier, block []rec) (*Batc
 // records viewed as four columns of n 64-bit integers. The block is free
 // for the columns once its records are elsewhere (a sort out of it). Every
 // field of rec is a 64-bit integer, as are the columns' elements, so either
-// view of the memory holds whatever the other wrote. REQUIRES:
+// view of the memory holds whatever the other wrote. The offsets are not
+// zeroed either: the column writer writes every offset below what the
+// batch keeps, as it writes every key, val, time and diff. REQUIRES:
 // len(block) > 0.
 func colsOf(block []rec) *Batch {
 	n := len(block)
 	words := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(block))), 4*n)
-	offs := make([]uint32, 2*(n+1))
+	offs := column[uint32](2 * (n + 1))
 	return &Batch{
 		keys:    words[:n:n],
 		vals:    words[n : 2*n : 2*n],

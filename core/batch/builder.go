@@ -349,16 +349,17 @@ func (b *Builder) writeColsAny(out *Batch, recs []rec) (nk, nv, n int, overflow 
 // block, the val offsets after the key offsets), the arity of every seal of
 // a two-column arrangement. Other columns go through the general loop.
 //
-// It runs in two passes. The first reads the records for a run of equal
-// (key, val, time) or a zero diff, and consolidates them in place only if
-// it finds one (random updates have none). The second writes the columns
-// without a branch a record: the key and val go to the slot after the last
-// one kept whether or not they start a new one, and the counts move by
-// whether they did, so keys repeating at random (a few updates a key) cost
-// no mispredicted branch. Its writes go through two base pointers within
-// the lengths checked on entry, so the loop keeps its indexes in
-// registers: one loop doing both, over the six slices, spilled them to the
-// stack and cost 3 to 4 times as much.
+// A chunk of records at a time (emitChunk), one loop checks them for a run
+// of equal (key, val, time) or a zero diff (random updates have none) and
+// a second writes them to the columns without a branch a record: the key
+// and val go to the slot after the last one kept whether or not they start
+// a new one, and the counts move by whether they did, so keys repeating at
+// random (a few updates a key) cost no mispredicted branch. Records with a
+// run or a zero are consolidated in place first and written again from
+// the start. The writes go through two base pointers within the lengths
+// checked on entry, so the loop keeps its indexes in registers: one loop
+// doing everything, over the six slices, spilled them to the stack and
+// cost 2 to 3 times as much (README, "Columns from two pointers").
 func (b *Builder) writeCols11(out *Batch, recs []rec) (nk, nv, n int, overflow []frontier.Time) {
 	m, stride := len(recs), len(out.keys)
 	words, offs := unsafe.Pointer(unsafe.SliceData(out.keys)), unsafe.Pointer(unsafe.SliceData(out.keyOffs))

@@ -5,7 +5,6 @@ import (
 	"math/bits"
 
 	"github.com/tracebench/tracebench/core/batch"
-
 	"github.com/tracebench/tracebench/core/frontier"
 )
 

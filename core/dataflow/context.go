@@ -128,7 +128,7 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 }
 
 // Exchange routes every update of s to the worker that owns its key columns
-// (HashCols % peers). With one worker it is the identity.
+// (Worker(HashCols(row, cols), peers)). With one worker it is the identity.
 func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	if c.env.Peers == 1 {
 		return s

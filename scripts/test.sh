@@ -25,8 +25,10 @@
 #                fails only on a broken comparison, never on a verdict
 #   bench-smoke  every benchmark once, as a test:
 #                go test -run '^$' -bench . -benchtime 1x -short ./...
-#   fuzz         each fuzz target for FUZZ_TIME (default 10s):
-#                go test -run '^$' -fuzz '^Target$' -fuzztime $FUZZ_TIME PKG
+#   fuzz         each fuzz target for a fixed number of executions (its
+#                own, sized to 5-10 s here; FUZZ_TIME overrides all):
+#                go test -run '^$' -fuzz '^Target$' -fuzztime Nx
+#                -fuzzminimizetime 100x PKG
 #   mutants      scripts/mutants.sh -short -s MUTANTS_SUBSET (default 3):
 #                that many mutants, picked by the commit, each killed every
 #                time in 2 runs if concurrent (the whole matrix:
@@ -39,7 +41,11 @@
 #   GOFLAGS       appended after the script's own flags (-mod=readonly
 #                 -buildvcs=false), so a caller can add or override.
 #
-#   FUZZ_TIME       -fuzztime of each fuzz target (default 10s).
+#   FUZZ_TIME       -fuzztime of every fuzz target (default: each target's
+#                   own count). A count (Nx), not a duration: Go 1.26's fuzz
+#                   coordinator can fail a duration-bound run with "context
+#                   deadline exceeded" when its deadline catches a worker
+#                   mid-call, with no failing input (go.dev/issue/75804).
 #   MUTANTS_SUBSET  mutants per run of the mutants step (default 3; 0: all).
 #
 # Parallelism is Go's default: -p and GOMAXPROCS follow the number of CPUs.
@@ -104,21 +110,26 @@ gofmt_check() {
 	fi
 }
 
-# fuzz runs every fuzz target of the module for $FUZZ_TIME each; a crash
-# fails the step and leaves the input in the package's testdata/fuzz, to be
-# committed as a regression seed.
+# fuzz runs every fuzz target of the module for its count of executions
+# (TARGET:COUNT, sized to 5-10 s each on the 2-core CI machine); a crash fails
+# the step and leaves the input in the package's testdata/fuzz, to be
+# committed as a regression seed. Minimizing a new input is bounded by count
+# too, so a slow target cannot stall the step for -fuzzminimizetime's
+# default minute.
 fuzz_targets=(
-	core/expr:FuzzEval
-	core/share:FuzzShareMachine
-	workloads/spec:FuzzDecode
-	workloads/spec:FuzzReadCSV
-	internal/benchcmp:FuzzReadResults
+	core/expr:FuzzEval:40000
+	core/share:FuzzShareMachine:15000
+	workloads/spec:FuzzDecode:40000
+	workloads/spec:FuzzReadCSV:30000
+	internal/benchcmp:FuzzReadResults:2500
 )
 fuzz() {
-	local rc=0 t
+	local rc=0 t pkg target count
 	for t in "${fuzz_targets[@]}"; do
-		echo "-- ${t%%:*} ${t#*:}"
-		go test -run '^$' -fuzz "^${t#*:}\$" -fuzztime "${FUZZ_TIME:-10s}" "./${t%%:*}" || rc=1
+		IFS=: read -r pkg target count <<<"$t"
+		echo "-- $pkg $target"
+		go test -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZ_TIME:-${count}x}" \
+			-fuzzminimizetime 100x -timeout "$timeout" "./$pkg" || rc=1
 	done
 	return $rc
 }

@@ -25,8 +25,8 @@ func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
 
 // Uninit returns n elements of memory that is not zeroed first, for a
 // column its caller writes whole before anything reads it (as column; an
-// invariants build fills it with 0xa5 bytes): chunks split by key hash
-// (dataflow.Chunk.Shard) take their parts from it.
+// invariants build fills it with 0xa5 bytes): an input's share of a chunk
+// and an exchange's parts (core/dataflow) are allocated by it.
 func Uninit[T int64 | uint64](n int) []T { return column[T](n) }
 
 // column returns n elements of memory that is not zeroed (see above).

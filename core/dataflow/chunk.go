@@ -3,6 +3,7 @@ package dataflow
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -15,6 +16,22 @@ type Chunk struct {
 	Rows  []int64 // Arity columns per update
 	Times []uint64
 	Diffs []int64
+
+	// keyed, when not 0, says that every row's first column hashes to
+	// worker keyed-1 of keyedPeers (Worker(HashCols(row, []int{0}),
+	// keyedPeers)): an input's share made by this package says so, and an
+	// exchange by the first column routes it whole without hashing its
+	// rows again. Only this package sets it, on chunks it made and filled.
+	keyed, keyedPeers int32
+}
+
+// keyedWorker returns the worker of peers that every row of c is keyed to
+// by its first column, or -1 if c does not say.
+func (c *Chunk) keyedWorker(peers int) int {
+	if c.keyed == 0 || int(c.keyedPeers) != peers {
+		return -1
+	}
+	return int(c.keyed) - 1
 }
 
 // NewChunk returns an empty chunk with room for n updates.
@@ -59,28 +76,11 @@ func HashCols(row []int64, cols []int) uint64 {
 // place that shards by a hash (inputs, exchanges, a reduce's owner) takes
 // its worker from here, so they agree. A multiply where h % peers would
 // divide: a 64-bit division costs some cores 40 cycles or more, most of
-// sharding a chunk (BenchmarkShard). The hashes are splitmix64 finalisers,
+// an input's share of a chunk (BenchmarkShare). The hashes are splitmix64 finalisers,
 // whose high bits are as uniform as their low ones.
 func Worker(h uint64, peers int) int {
 	hi, _ := bits.Mul64(h, uint64(peers))
 	return int(hi)
-}
-
-// Shard splits c into one chunk per worker of peers (peers > 1): part i
-// holds, in order, the updates whose row hashes (hashRow) to worker i, as
-// Inputs.Send keeps them. dest is scratch of at least c.Len() entries,
-// overwritten.
-func (c *Chunk) Shard(peers int, dest []int32) []*Chunk {
-	n, ar := c.Len(), c.Arity
-	dest = dest[:n]
-	counts := make([]int, peers)
-	rows := c.Rows[:n*ar]
-	for i := range dest {
-		w := int32(Worker(hashRow(rows[i*ar:i*ar+ar]), peers))
-		dest[i] = w
-		counts[w]++
-	}
-	return c.splitCounted(peers, dest, counts)
 }
 
 // split returns one chunk per worker of peers holding, in order, the
@@ -133,11 +133,62 @@ func (c *Chunk) splitCounted(peers int, dest []int32, counts []int) []*Chunk {
 	return parts
 }
 
+// share returns the updates of c whose row hashes (hashRow) to worker w of
+// peers, in order, tagged as keyed to w (a row of no columns tags nothing);
+// idx is scratch, grown as needed. A pass hashes every row and writes the
+// index of each kept one, branch-free; the share is then allocated at its
+// size and filled by index.
+func (c *Chunk) share(w, peers int, idx *[]int32) *Chunk {
+	n, ar := c.Len(), c.Arity
+	ix := slices.Grow((*idx)[:0], n)[:n]
+	*idx = ix
+	k := 0
+	if ar == 0 {
+		if Worker(hashRow(nil), peers) == w {
+			for i := range ix {
+				ix[i] = int32(i)
+			}
+			k = n
+		}
+	} else {
+		rows := c.Rows[:n*ar]
+		for i := range ix {
+			ix[k] = int32(i)
+			// hashRow of the row, its first column's hash.
+			if Worker(mix(0x9e3779b97f4a7c15^uint64(rows[i*ar])), peers) == w {
+				k++
+			}
+		}
+	}
+	ix = ix[:k]
+	p := &Chunk{Arity: ar, Rows: batch.Uninit[int64](k * ar), Times: batch.Uninit[uint64](k), Diffs: batch.Uninit[int64](k)}
+	if ar > 0 {
+		p.keyed, p.keyedPeers = int32(w)+1, int32(peers)
+	}
+	times, diffs := c.Times[:n], c.Diffs[:n]
+	for j, i := range ix {
+		p.Times[j], p.Diffs[j] = times[i], diffs[i]
+	}
+	switch ar {
+	case 0:
+	case 2:
+		rows, dst := c.Rows[:2*n], p.Rows[:2*k]
+		for j, i := range ix {
+			dst[2*j], dst[2*j+1] = rows[2*i], rows[2*i+1]
+		}
+	default:
+		for j, i := range ix {
+			copy(p.Rows[j*ar:j*ar+ar], c.Rows[int(i)*ar:int(i)*ar+ar])
+		}
+	}
+	return p
+}
+
 // hashRow is the hash an input's update is kept by: its first column's, as
 // HashCols(row, []int{0}) hashes it, so an arrangement keyed by that column
-// (the common index) finds every update already on the worker owning its key
-// and its exchange sends nothing across. A row of no columns hashes as
-// HashCols of no columns.
+// (the common index) finds every update already on the worker owning its key:
+// its exchange sends nothing across, and hashes no row again (Chunk.keyed).
+// A row of no columns hashes as HashCols of no columns.
 func hashRow(row []int64) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	if len(row) > 0 {

@@ -88,12 +88,15 @@ type exchangeSend struct {
 	ch     *exchangeChan
 	worker int
 	cols   []int
-	in     *Port[*Chunk]
-	dest   []int32  // scratch: the worker of each update of a message
-	out    []routed // scratch: the step's non-empty parts and their workers
-	acts   []func() // scratch: the receivers to activate after a send
-	last   frontier.Frontier
-	closed bool
+	// byFirst: cols is the first column alone, which an input's share
+	// may already be keyed by (Chunk.keyedWorker).
+	byFirst bool
+	in      *Port[*Chunk]
+	dest    []int32  // scratch: the worker of each update of a message
+	out     []routed // scratch: the step's non-empty parts and their workers
+	acts    []func() // scratch: the receivers to activate after a send
+	last    frontier.Frontier
+	closed  bool
 }
 
 func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
@@ -115,6 +118,14 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 		if peers == 1 {
 			o.out = append(o.out, routed{0, c})
 			continue
+		}
+		if o.byFirst {
+			// An input's share says which worker its rows' first
+			// column falls to: no row need be hashed again.
+			if w := c.keyedWorker(peers); w >= 0 {
+				o.out = append(o.out, routed{int32(w), c})
+				continue
+			}
 		}
 		o.dest = slices.Grow(o.dest[:0], n)[:n]
 		first := int32(Worker(HashCols(c.Rows[:ar], o.cols), peers))

@@ -16,6 +16,7 @@ type Inputs struct {
 	worker, peers int
 	logs          map[string]*inputLog
 	activate      func(*Dataflow)
+	idx           []int32 // scratch: the rows of a sent chunk this worker keeps
 }
 
 type inputLog struct {
@@ -87,7 +88,11 @@ func (in *Inputs) DeclareWith(name string, arity int, o InputOptions) error {
 }
 
 // Send adds updates to input name: this worker keeps the rows whose hash
-// falls to it. Times must be at or after the input's frontier.
+// falls to it (Chunk.share; with one worker, the chunk itself), and every
+// worker of a runtime is given the whole chunk and keeps its own share at
+// once, so no one splits it for the others first. c must not change while
+// any worker may still read it. Times must be at or after the input's
+// frontier.
 func (in *Inputs) Send(name string, c *Chunk) error {
 	if err := c.Check(); err != nil {
 		return err
@@ -98,28 +103,9 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 	}
 	mine := c
 	if in.peers > 1 {
-		mine = NewChunk(c.Arity, c.Len()/in.peers+1)
-		for i := range c.Len() {
-			if Worker(hashRow(c.Row(i)), in.peers) == in.worker {
-				mine.Push(c.Row(i), c.Times[i], c.Diffs[i])
-			}
-		}
+		mine = c.share(in.worker, in.peers, &in.idx)
 	}
 	return in.keep(name, l, mine)
-}
-
-// SendShard adds c, this worker's share of updates sent to input name
-// (part Worker of Chunk.Shard, which a runtime splits once for all its
-// workers), as Send would keep it from the whole chunk.
-func (in *Inputs) SendShard(name string, c *Chunk) error {
-	if err := c.Check(); err != nil {
-		return err
-	}
-	l, err := in.log(name, c.Arity)
-	if err != nil {
-		return fmt.Errorf("dataflow: %w", err)
-	}
-	return in.keep(name, l, c)
 }
 
 // keep records mine, this worker's share of an input's updates, and hands

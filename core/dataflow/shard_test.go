@@ -6,14 +6,18 @@ import (
 	"testing"
 )
 
-// A runtime splits an input's chunk once (Chunk.Shard) and gives worker i
-// part i (Inputs.SendShard): each worker must keep exactly what Send keeps
-// from the whole chunk, in the same order, so the split changes no answer.
-func TestShardKeepsWhatSendKeeps(t *testing.T) {
+// Each worker of a runtime keeps its share of every chunk sent to an input
+// (Inputs.Send, Chunk.share): exactly the updates whose row hashes to it,
+// in order, as a row-by-row filter keeps them, so the shares of all
+// workers are the chunk, each update once. A share says which worker its
+// rows are keyed to by their first column (so an exchange by that column
+// need not hash them again), for its own worker count only, and a row of
+// no columns says nothing.
+func TestShareKeepsItsRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Rows of two columns take a path of their own; rows of none all go
 	// to one worker.
-	for _, ar := range []int{0, 2, 3} {
+	for _, ar := range []int{0, 1, 2, 3} {
 		for _, peers := range []int{2, 3, 5} {
 			for _, n := range []int{0, 1, 7, 1000} {
 				c := NewChunk(ar, n)
@@ -21,40 +25,70 @@ func TestShardKeepsWhatSendKeeps(t *testing.T) {
 					row := []int64{rng.Int64N(50), rng.Int64(), rng.Int64N(3)}
 					c.Push(row[:ar], rng.Uint64N(4), rng.Int64N(5)-2)
 				}
-				parts := c.Shard(peers, make([]int32, n))
-				if len(parts) != peers {
-					t.Fatalf("arity %d peers=%d n=%d: %d parts", ar, peers, n, len(parts))
-				}
 				total := 0
-				for w, p := range parts {
-					var sent, shard []*Chunk
+				for w := range peers {
+					want := NewChunk(ar, 0)
+					for i := range n {
+						if Worker(HashCols(c.Row(i), []int{0}[:min(ar, 1)]), peers) == w {
+							want.Push(c.Row(i), c.Times[i], c.Diffs[i])
+						}
+					}
 					in := NewInputs(w, peers, func(*Dataflow) {})
 					if err := in.Send("x", c); err != nil {
 						t.Fatal(err)
 					}
-					sent = in.logs["x"].history
-					in2 := NewInputs(w, peers, func(*Dataflow) {})
-					if err := in2.SendShard("x", p); err != nil {
-						t.Fatal(err)
+					var got *Chunk
+					switch h := in.logs["x"].history; {
+					case len(h) == 0 && want.Len() == 0:
+						continue
+					case len(h) != 1:
+						t.Fatalf("arity %d peers=%d n=%d worker %d: kept %d chunks, want 1 of %d updates", ar, peers, n, w, len(h), want.Len())
+					default:
+						got = h[0]
 					}
-					shard = in2.logs["x"].history
-					if len(sent) != len(shard) {
-						t.Fatalf("peers=%d n=%d worker %d: Send kept %d chunks, SendShard %d", peers, n, w, len(sent), len(shard))
+					if got.Arity != ar || !slices.Equal(got.Rows, want.Rows) || !slices.Equal(got.Times, want.Times) || !slices.Equal(got.Diffs, want.Diffs) {
+						t.Fatalf("arity %d peers=%d n=%d worker %d: kept %+v, want %+v", ar, peers, n, w, got, want)
 					}
-					for i := range sent {
-						a, b := sent[i], shard[i]
-						if a.Arity != b.Arity || !slices.Equal(a.Rows, b.Rows) || !slices.Equal(a.Times, b.Times) || !slices.Equal(a.Diffs, b.Diffs) {
-							t.Fatalf("arity %d peers=%d n=%d worker %d: SendShard kept %+v, Send %+v", ar, peers, n, w, b, a)
-						}
+					wantKeyed := w
+					if ar == 0 {
+						wantKeyed = -1
 					}
-					total += p.Len()
+					if k := got.keyedWorker(peers); k != wantKeyed {
+						t.Fatalf("arity %d peers=%d worker %d: share keyed to %d, want %d", ar, peers, w, k, wantKeyed)
+					}
+					if k := got.keyedWorker(peers + 1); k != -1 {
+						t.Fatalf("arity %d peers=%d worker %d: share keyed to %d of %d workers", ar, peers, w, k, peers+1)
+					}
+					total += got.Len()
 				}
 				if total != n {
-					t.Fatalf("peers=%d n=%d: parts hold %d updates", peers, n, total)
+					t.Fatalf("arity %d peers=%d n=%d: the shares hold %d updates", ar, peers, n, total)
 				}
 			}
 		}
 	}
+	// A chunk made elsewhere says nothing, and one worker keeps the chunk
+	// itself.
+	c := chunkOf(2, 3)
+	if k := c.keyedWorker(2); k != -1 {
+		t.Fatalf("a chunk not made by Send keyed to worker %d", k)
+	}
+	in := NewInputs(0, 1, func(*Dataflow) {})
+	if err := in.Send("x", c); err != nil {
+		t.Fatal(err)
+	}
+	if h := in.logs["x"].history; len(h) != 1 || h[0] != c {
+		t.Fatalf("one worker kept %v, not the chunk sent", h)
+	}
+}
+
+// chunkOf returns a chunk of n two-column rows (i, 10i) at time 0.
+func chunkOf(ar, n int) *Chunk {
+	c := NewChunk(ar, n)
+	for i := range int64(n) {
+		c.Push([]int64{i, 10 * i}[:ar], 0, 1)
+	}
+	return c
 }
 
 // TestWorkerSpreadsHashes: Worker maps every hash into [0, peers), the
@@ -86,19 +120,21 @@ func TestWorkerSpreadsHashes(t *testing.T) {
 	}
 }
 
-// BenchmarkShard splits a chunk of 100,000 two-column rows between two
-// workers by the hash of their first column, as an input sharded across a
-// runtime's workers is (Chunk.Shard). Reports ns/row.
-func BenchmarkShard(b *testing.B) {
+// BenchmarkShare keeps one worker's share of a chunk of 100,000 two-column
+// rows sent to a runtime of two workers (Chunk.share, as Inputs.Send keeps
+// it): a hash of every row's first column, then the kept rows gathered.
+// Each worker does this for itself, at once. Reports ns per row of the
+// whole chunk.
+func BenchmarkShare(b *testing.B) {
 	const n = 100_000
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := NewChunk(2, n)
 	for range n {
 		c.Push([]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}, 5, 1)
 	}
-	dest := make([]int32, n)
+	var idx []int32
 	for b.Loop() {
-		c.Shard(2, dest)
+		c.share(0, 2, &idx)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
 }

@@ -36,7 +36,10 @@ type AllowCompaction struct {
 type DropDataflow struct{ ID string }
 
 // Input adds updates to an input collection (maintaining roles only). Each
-// worker keeps the rows whose hash falls to it.
+// worker is given the whole chunk and keeps the rows whose hash falls to it
+// (dataflow.Inputs.Send), after Send returns: the chunk is the runtime's
+// once sent, and the caller must not change it (with one worker it is kept
+// as it is).
 type Input struct {
 	Name  string
 	Chunk *dataflow.Chunk
@@ -57,9 +60,6 @@ type barrier struct{ done func(*worker) }
 type queued struct {
 	cmd Command
 	seq uint64
-	// part is, for an Input to a runtime of several workers, this
-	// worker's share of its chunk, split by the controller.
-	part *dataflow.Chunk
 }
 
 func (CreateInput) command()     {}

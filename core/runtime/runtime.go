@@ -217,17 +217,6 @@ func (r *Runtime) queue(cmd Command, seq uint64, wake bool) {
 	r.pending = r.pending || wake
 }
 
-// queueParts queues Input cmd with parts[i], worker i's share of its chunk
-// (dataflow.Chunk.Shard), for each worker i, as queue does with wake.
-func (r *Runtime) queueParts(cmd Command, seq uint64, parts []*dataflow.Chunk) {
-	for i, w := range r.workers {
-		w.qmu.Lock()
-		w.queue = append(w.queue, queued{cmd: cmd, seq: seq, part: parts[i]})
-		w.qmu.Unlock()
-	}
-	r.pending = true
-}
-
 // CommandError is an error met while applying a command the controller
 // accepted, reported once however many workers and runtimes met it. Seq
 // is the command's number in the controller's stream (1 for the first
@@ -400,7 +389,6 @@ type Controller struct {
 	inputs    map[string]*inputDecl
 	dataflows map[string][]string // live dataflow id → its exports
 	indexes   map[string]string   // live index id → the dataflow exporting it
-	dest      []int32             // scratch of Chunk.Shard
 }
 
 // inputDecl is the controller's record of a declared input.
@@ -519,19 +507,8 @@ func (c *Controller) sendLocked(cmd Command) error {
 			r.queue(cmd, c.seq, false)
 		}
 	}
-	var parts []*dataflow.Chunk // an Input's chunk split for len(parts) workers
 	for _, r := range c.rts {
 		if input && r.opts.Role == Interactive || quiet && r.led {
-			continue
-		}
-		if in, ok := cmd.(Input); ok && r.opts.Workers > 1 {
-			// Split once here, off the workers, instead of every worker
-			// hashing every row to keep its share.
-			if len(parts) != r.opts.Workers {
-				c.dest = slices.Grow(c.dest[:0], in.Chunk.Len())
-				parts = in.Chunk.Shard(r.opts.Workers, c.dest[:in.Chunk.Len()])
-			}
-			r.queueParts(cmd, c.seq, parts)
 			continue
 		}
 		r.queue(cmd, c.seq, true)

@@ -238,13 +238,9 @@ func (w *worker) apply(q queued) {
 		w.amu.Unlock()
 	case Input:
 		if role != Interactive { // the controller sends none; a direct send is ignored
-			var err error
-			if q.part != nil {
-				err = w.env.Inputs.SendShard(c.Name, q.part)
-			} else {
-				err = w.env.Inputs.Send(c.Name, c.Chunk)
-			}
-			if err != nil {
+			// Each worker keeps its share of the whole chunk, all at once:
+			// no one splits it for the others first (Inputs.Send).
+			if err := w.env.Inputs.Send(c.Name, c.Chunk); err != nil {
 				w.env.Fail("", err)
 			}
 		}

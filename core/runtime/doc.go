@@ -39,8 +39,10 @@
 //
 // Hand-offs are what a round of few updates costs, so a round pays one per
 // worker and runtime: Controller.SendAll queues a round's commands and wakes
-// each worker once; an Input is split among workers once, by the controller,
-// not by every worker; and AllowCompaction reaches the Interactive runtime
+// each worker once; every worker is given an Input's whole chunk and keeps
+// its own share of it, all workers at once, where a split by the controller
+// would run before any worker starts (dataflow.Inputs.Send); and
+// AllowCompaction reaches the Interactive runtime
 // without a wake (R6): the Maintenance worker that applied it wakes the
 // Interactive worker of its index if that one has not already taken it,
 // usually in the wake that worker's publication caused anyway.

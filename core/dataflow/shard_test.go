@@ -4,6 +4,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/trace"
 )
 
 // Each worker of a runtime keeps its share of every chunk sent to an input
@@ -137,4 +140,97 @@ func BenchmarkShare(b *testing.B) {
 		c.share(0, 2, &idx)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+}
+
+// An exchange by the first column routes a share as its tag says, without
+// hashing its rows; an exchange by another column, or a tag made for
+// another worker count, is hashed as any chunk is. (The shares Send makes
+// are tagged truly; the chunks here carry tags that disagree with their
+// rows, so that where each lands shows which way it was routed.)
+func TestExchangeRoutesAShareByItsTag(t *testing.T) {
+	// Rows whose first column hashes to worker 0 of 2, and whose second
+	// column does too.
+	var rows []int64
+	for k := int64(0); len(rows) < 8; k++ {
+		if Worker(HashCols([]int64{k}, []int{0}), 2) == 0 {
+			rows = append(rows, k, k)
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		key        int
+		keyed      int32 // worker+1
+		peers      int32
+		wantWorker int
+	}{
+		{"first column, tag trusted", 0, 2, 2, 1},
+		{"second column, rows hashed", 1, 2, 2, 0},
+		{"tag for three workers, rows hashed", 0, 2, 3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hub := NewHub(2)
+			envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
+			kept := make([]trace.Reader, 2)
+			var dfs []*Dataflow
+			for w, env := range envs {
+				df, err := Build(env, Desc{ID: "x", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+					in, err := c.Input("in", 2)
+					if err != nil {
+						return err
+					}
+					a, err := c.Arrange(in, []int{tc.key})
+					if err != nil {
+						return err
+					}
+					kept[w] = c.Keep(a.Oks.Reader)
+					return nil
+				}}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dfs = append(dfs, df)
+			}
+			c := &Chunk{Arity: 2, Rows: rows, Times: make([]uint64, len(rows)/2), Diffs: make([]int64, len(rows)/2), keyed: tc.keyed, keyedPeers: tc.peers}
+			for i := range c.Diffs {
+				c.Diffs[i] = 1
+			}
+			l, err := envs[0].Inputs.log("in", 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := envs[0].Inputs.keep("in", l, c); err != nil {
+				t.Fatal(err)
+			}
+			for _, env := range envs {
+				if err := env.Inputs.Advance("in", frontier.At(1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 2 {
+				for _, df := range dfs {
+					df.Step()
+				}
+			}
+			for w, r := range kept {
+				bs, err := r.BatchesThrough(frontier.At(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, b := range bs {
+					n += b.Len()
+				}
+				want := 0
+				if w == tc.wantWorker {
+					want = len(c.Times)
+				}
+				if n != want {
+					t.Fatalf("worker %d holds %d updates, want %d (all on worker %d)", w, n, want, tc.wantWorker)
+				}
+			}
+			for _, df := range dfs {
+				df.Drop()
+			}
+		})
+	}
 }

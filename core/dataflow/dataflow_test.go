@@ -138,11 +138,12 @@ func TestExchangeRoutesByKey(t *testing.T) {
 	}
 }
 
-func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
-	hub := NewHub(2)
-	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
-	cp := NewCapture(2)
-	kept := make([]trace.Reader, 2)
+// arrangeOnWorkers builds, on every worker of envs, dataflow "x": input
+// "in" of two columns arranged by column key, its trace kept (returned,
+// one reader a worker) and, unless cp is nil, captured.
+func arrangeOnWorkers(t *testing.T, envs []*Env, key int, cp *Capture) ([]*Dataflow, []trace.Reader) {
+	t.Helper()
+	kept := make([]trace.Reader, len(envs))
 	var dfs []*Dataflow
 	for w, env := range envs {
 		df, err := Build(env, Desc{ID: "x", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
@@ -155,7 +156,9 @@ func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
 				return err
 			}
 			kept[w] = c.Keep(a.Oks.Reader)
-			c.Capture(cp, a.Oks)
+			if cp != nil {
+				c.Capture(cp, a.Oks)
+			}
 			return nil
 		}}, 0)
 		if err != nil {
@@ -163,6 +166,14 @@ func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
 		}
 		dfs = append(dfs, df)
 	}
+	return dfs, kept
+}
+
+func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
+	hub := NewHub(2)
+	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
+	cp := NewCapture(2)
+	dfs, kept := arrangeOnWorkers(t, envs, key, cp)
 	for _, env := range envs {
 		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
 			t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/frontier"
-	"github.com/tracebench/tracebench/core/trace"
 )
 
 // Each worker of a runtime keeps its share of every chunk sent to an input
@@ -170,26 +169,7 @@ func TestExchangeRoutesAShareByItsTag(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			hub := NewHub(2)
 			envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
-			kept := make([]trace.Reader, 2)
-			var dfs []*Dataflow
-			for w, env := range envs {
-				df, err := Build(env, Desc{ID: "x", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
-					in, err := c.Input("in", 2)
-					if err != nil {
-						return err
-					}
-					a, err := c.Arrange(in, []int{tc.key})
-					if err != nil {
-						return err
-					}
-					kept[w] = c.Keep(a.Oks.Reader)
-					return nil
-				}}, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				dfs = append(dfs, df)
-			}
+			dfs, kept := arrangeOnWorkers(t, envs, tc.key, nil)
 			c := &Chunk{Arity: 2, Rows: rows, Times: make([]uint64, len(rows)/2), Diffs: make([]int64, len(rows)/2), keyed: tc.keyed, keyedPeers: tc.peers}
 			for i := range c.Diffs {
 				c.Diffs[i] = 1

@@ -18,9 +18,10 @@ import (
 func TestShareKeepsItsRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	// Rows of two columns take a path of their own; rows of none all go
-	// to one worker.
+	// to one worker; a power-of-two number of workers (2, 4, 8) compares
+	// the hash's top bits, any other goes through Worker.
 	for _, ar := range []int{0, 1, 2, 3} {
-		for _, peers := range []int{2, 3, 5} {
+		for _, peers := range []int{2, 3, 4, 5, 8} {
 			for _, n := range []int{0, 1, 7, 1000} {
 				c := NewChunk(ar, n)
 				for range n {

@@ -156,11 +156,7 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []re
 	ids = slices.Grow(ids[:0], n)[:n]
 	counts = slices.Grow(counts[:0], nb+1)[:nb+1]
 	clear(counts)
-	for i := range recs {
-		d := uint16(rk.of(&recs[i]) >> drop)
-		ids[i] = d
-		counts[int(d)+1]++
-	}
+	bucketIDs(recs, &rk, drop, ids, counts)
 	// The running sum stays in a register (summed through the array, each
 	// bucket waited on the store before it: a chain of 65,536 at 50,000
 	// records), and the longest bucket is known without another loop.
@@ -194,6 +190,31 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []re
 	}
 	insertionPass(scratch)
 	return scratch, ids, counts
+}
+
+// bucketIDs numbers each record's bucket (its packed key's bits from drop
+// up) into ids and counts the buckets in counts[d+1]. When the packed key is
+// the key column alone (keys over a range too wide to pack a val beside
+// them: the common case), the number is the key's offset shifted, without
+// the packing's two other terms and the guards Go puts on every shift by a
+// variable count. REQUIRES: len(ids) == len(recs), every number below
+// len(counts)-1, drop < 64.
+func bucketIDs(recs []rec, rk *radixKey, drop uint, ids []uint16, counts []uint32) {
+	ids = ids[:len(recs)]
+	if rk.sk == 0 && rk.sv == 64 && rk.st == 64 {
+		kmin, drop := rk.kmin, drop&63
+		for i := range recs {
+			d := uint16((uint64(recs[i].k) ^ signBit - kmin) >> drop)
+			ids[i] = d
+			counts[int(d)+1]++
+		}
+		return
+	}
+	for i := range recs {
+		d := uint16(rk.of(&recs[i]) >> drop)
+		ids[i] = d
+		counts[int(d)+1]++
+	}
 }
 
 // insertionPass sorts recs by (k, v, t) by insertion, cheaply when few

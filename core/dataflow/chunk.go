@@ -220,6 +220,43 @@ func keepFirst(rows []int64, ar int, ix []int32, w, peers int) int {
 	return k
 }
 
+// workersOf writes to dest the worker of peers that each row of rows (ar
+// columns each, len(dest) rows) hashes to by its column col alone, as
+// Worker(HashCols(row, []int{col}), peers) gives it, and returns the or of
+// every row's worker xor the first row's: 0 when all go to one worker. As
+// in keepFirst, the rows and workers are read and written through base
+// pointers, and a power-of-two number of workers takes the hash's top bits.
+// REQUIRES: peers > 1, col < ar.
+func workersOf(rows []int64, ar, col int, dest []int32, peers int) int32 {
+	n := len(dest)
+	if n == 0 {
+		return 0
+	}
+	_ = rows[(n-1)*ar+col] // every row's column col lies in rows
+	rp := unsafe.Pointer(&rows[col])
+	dp := unsafe.Pointer(unsafe.SliceData(dest))
+	stride := uintptr(ar) * 8
+	first := int32(Worker(hashFirst(rows[col]), peers))
+	apart := int32(0)
+	if peers&(peers-1) == 0 {
+		sh := uint(64-bits.TrailingZeros(uint(peers))) & 63
+		for i := range n {
+			x := *(*int64)(unsafe.Add(rp, uintptr(i)*stride))
+			w := int32(hashFirst(x) >> sh)
+			*(*int32)(unsafe.Add(dp, uintptr(i)*4)) = w
+			apart |= w ^ first
+		}
+		return apart
+	}
+	for i := range n {
+		x := *(*int64)(unsafe.Add(rp, uintptr(i)*stride))
+		w := int32(Worker(hashFirst(x), peers))
+		*(*int32)(unsafe.Add(dp, uintptr(i)*4)) = w
+		apart |= w ^ first
+	}
+	return apart
+}
+
 // hashRow is the hash an input's update is kept by: its first column's, as
 // HashCols(row, []int{0}) hashes it, so an arrangement keyed by that column
 // (the common index) finds every update already on the worker owning its key:

@@ -128,15 +128,21 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 			}
 		}
 		o.dest = slices.Grow(o.dest[:0], n)[:n]
-		first := int32(Worker(HashCols(c.Rows[:ar], o.cols), peers))
-		apart := int32(0) // not 0 once an update goes elsewhere than the first
-		for i := range o.dest {
-			w := int32(Worker(HashCols(c.Rows[i*ar:i*ar+ar], o.cols), peers))
-			o.dest[i] = w
-			apart |= w ^ first
+		var apart int32 // not 0 once an update goes elsewhere than the first
+		if len(o.cols) == 1 {
+			// One key column (the common exchange): its own pass, which
+			// keeps the hash in registers (BenchmarkRoute).
+			apart = workersOf(c.Rows[:n*ar], ar, o.cols[0], o.dest, peers)
+		} else {
+			first := int32(Worker(HashCols(c.Rows[:ar], o.cols), peers))
+			for i := range o.dest {
+				w := int32(Worker(HashCols(c.Rows[i*ar:i*ar+ar], o.cols), peers))
+				o.dest[i] = w
+				apart |= w ^ first
+			}
 		}
 		if apart == 0 {
-			o.out = append(o.out, routed{first, c})
+			o.out = append(o.out, routed{o.dest[0], c})
 			continue
 		}
 		for w, p := range c.split(peers, o.dest) {

@@ -123,23 +123,82 @@ func TestWorkerSpreadsHashes(t *testing.T) {
 	}
 }
 
-// BenchmarkShare keeps one worker's share of a chunk of 100,000 two-column
-// rows sent to a runtime of two workers (Chunk.share, as Inputs.Send keeps
-// it): a hash of every row's first column, then the kept rows gathered.
-// Each worker does this for itself, at once. Reports ns per row of the
-// whole chunk.
-func BenchmarkShare(b *testing.B) {
+// An exchange by one column takes each row's worker from a pass of its own
+// (workersOf): the worker Worker(HashCols(row, []int{col}), peers) gives,
+// for power-of-two worker counts (the hash's top bits) and others alike,
+// and it says whether any row goes elsewhere than the first.
+func TestWorkersOfAgreesWithWorker(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, peers := range []int{2, 3, 4, 5, 8} {
+		for _, ar := range []int{1, 2, 3} {
+			for _, n := range []int{1, 7, 1000} {
+				for _, same := range []bool{false, true} {
+					c := NewChunk(ar, n)
+					for range n {
+						row := []int64{rng.Int64(), rng.Int64N(50), rng.Int64()}
+						if same {
+							row = []int64{7, 7, 7}
+						}
+						c.Push(row[:ar], 5, 1)
+					}
+					for col := range ar {
+						dest := make([]int32, n)
+						apart := workersOf(c.Rows, ar, col, dest, peers)
+						one := true
+						for i := range n {
+							if want := int32(Worker(HashCols(c.Row(i), []int{col}), peers)); dest[i] != want {
+								t.Fatalf("peers=%d arity %d n=%d column %d: row %d to worker %d, want %d", peers, ar, n, col, i, dest[i], want)
+							}
+							one = one && dest[i] == dest[0]
+						}
+						if (apart == 0) != one {
+							t.Fatalf("peers=%d arity %d n=%d column %d: apart %d, every row to one worker %v", peers, ar, n, col, apart, one)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRoute is an exchange's routing pass over a chunk of 100,000
+// two-column rows keyed by their second column, for two workers
+// (workersOf, as exchangeSend runs it on every chunk it cannot route by a
+// share's tag): a hash of every row's key column and its worker written
+// down. Reports ns per row.
+func BenchmarkRoute(b *testing.B) {
+	c := benchChunk()
+	dest := make([]int32, c.Len())
+	for b.Loop() {
+		workersOf(c.Rows, 2, 1, dest, 2)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.Len()), "ns/row")
+}
+
+// benchChunk is the chunk BenchmarkShare and BenchmarkRoute pass over:
+// 100,000 rows of two random columns.
+func benchChunk() *Chunk {
 	const n = 100_000
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := NewChunk(2, n)
 	for range n {
 		c.Push([]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}, 5, 1)
 	}
+	return c
+}
+
+// BenchmarkShare keeps one worker's share of a chunk of 100,000 two-column
+// rows sent to a runtime of two workers (Chunk.share, as Inputs.Send keeps
+// it): a hash of every row's first column, then the kept rows gathered.
+// Each worker does this for itself, at once. Reports ns per row of the
+// whole chunk.
+func BenchmarkShare(b *testing.B) {
+	c := benchChunk()
 	var idx []int32
 	for b.Loop() {
 		c.share(0, 2, &idx)
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.Len()), "ns/row")
 }
 
 // An exchange by the first column routes a share as its tag says, without

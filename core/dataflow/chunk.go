@@ -226,7 +226,7 @@ func keepFirst(rows []int64, ar int, ix []int32, w, peers int) int {
 // every row's worker xor the first row's: 0 when all go to one worker. As
 // in keepFirst, the rows and workers are read and written through base
 // pointers, and a power-of-two number of workers takes the hash's top bits.
-// REQUIRES: peers > 1, col < ar.
+// REQUIRES: col < ar.
 func workersOf(rows []int64, ar, col int, dest []int32, peers int) int32 {
 	n := len(dest)
 	if n == 0 {
@@ -238,7 +238,7 @@ func workersOf(rows []int64, ar, col int, dest []int32, peers int) int32 {
 	stride := uintptr(ar) * 8
 	first := int32(Worker(hashFirst(rows[col]), peers))
 	apart := int32(0)
-	if peers&(peers-1) == 0 {
+	if peers&(peers-1) == 0 && peers > 1 {
 		sh := uint(64-bits.TrailingZeros(uint(peers))) & 63
 		for i := range n {
 			x := *(*int64)(unsafe.Add(rp, uintptr(i)*stride))

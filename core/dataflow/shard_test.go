@@ -125,11 +125,11 @@ func TestWorkerSpreadsHashes(t *testing.T) {
 
 // An exchange by one column takes each row's worker from a pass of its own
 // (workersOf): the worker Worker(HashCols(row, []int{col}), peers) gives,
-// for power-of-two worker counts (the hash's top bits) and others alike,
+// for power-of-two worker counts (the hash's top bits), others and one,
 // and it says whether any row goes elsewhere than the first.
 func TestWorkersOfAgreesWithWorker(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, peers := range []int{2, 3, 4, 5, 8} {
+	for _, peers := range []int{1, 2, 3, 4, 5, 8} {
 		for _, ar := range []int{1, 2, 3} {
 			for _, n := range []int{1, 7, 1000} {
 				for _, same := range []bool{false, true} {

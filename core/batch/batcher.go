@@ -2,6 +2,7 @@ package batch
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -194,12 +195,7 @@ func gather(recs, keep []rec, q *queuedCols, u frontier.Time, bounded bool) ([]r
 			// (a round's chunk is all before its upper), so a round pays
 			// no branch and no append an update (BenchmarkSeal ÷ its
 			// limit 1.45 -> 1.41).
-			dst := recs[n : n+len(times)]
-			late := 0
-			for i, t := range times {
-				dst[i] = rec{rows[2*i], rows[2*i+1], t, diffs[i]}
-				late |= b2i(t >= u)
-			}
+			late := gatherPairs(recs[n:n+len(times)], rows, times, diffs, u)
 			if !bounded || late == 0 {
 				return recs[:n+len(times)], keep
 			}
@@ -230,6 +226,29 @@ func gather(recs, keep []rec, q *queuedCols, u frontier.Time, bounded bool) ([]r
 		recs = append(recs, r)
 	}
 	return recs, keep
+}
+
+// gatherPairs writes update i of two-column rows, times and diffs to dst[i]
+// as a record and returns 1 if any time is at or beyond u, else 0. It reads
+// and writes through base pointers: with each slice's bounds checked and
+// its length live, the loop kept its index and the late flag on the stack,
+// a store and a reload every update. REQUIRES: len(rows) >= 2*len(dst),
+// len(times) and len(diffs) >= len(dst).
+func gatherPairs(dst []rec, rows []int64, times []uint64, diffs []int64, u frontier.Time) int {
+	n := len(dst)
+	if n == 0 {
+		return 0
+	}
+	_, _, _ = rows[2*n-1], times[n-1], diffs[n-1] // every update lies in the columns
+	op, rp := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(rows))
+	tp, dp := unsafe.Pointer(unsafe.SliceData(times)), unsafe.Pointer(unsafe.SliceData(diffs))
+	late := 0
+	for i := range uintptr(n) {
+		t := *(*uint64)(unsafe.Add(tp, i*8))
+		*(*rec)(unsafe.Add(op, i*unsafe.Sizeof(rec{}))) = rec{*(*int64)(unsafe.Add(rp, i*16)), *(*int64)(unsafe.Add(rp, i*16+8)), t, *(*int64)(unsafe.Add(dp, i*8))}
+		late |= b2i(t >= u)
+	}
+	return late
 }
 
 // Seal returns the buffered updates before upper as a batch [lower, upper)

@@ -22,14 +22,26 @@ type Chunk struct {
 	// worker keyed-1 of keyedPeers (Worker(HashCols(row, []int{0}),
 	// keyedPeers)): an input's share made by this package says so, and an
 	// exchange by the first column routes it whole without hashing its
-	// rows again. Only this package sets it, on chunks it made and filled.
+	// rows again. Only this package sets it (keyTo), on chunks it made and
+	// filled. It holds for the rows it was set on (keyedRows, keyedLen):
+	// a copy of the chunk given other rows (an operator's output made
+	// from its input by a struct copy) is hashed as any chunk is.
 	keyed, keyedPeers int32
+	keyedLen          int
+	keyedRows         *int64
+}
+
+// keyTo tags c as keyed to worker w of peers by its rows' first column.
+// REQUIRES: every row of c is.
+func (c *Chunk) keyTo(w, peers int) {
+	c.keyed, c.keyedPeers = int32(w)+1, int32(peers)
+	c.keyedRows, c.keyedLen = unsafe.SliceData(c.Rows), len(c.Rows)
 }
 
 // keyedWorker returns the worker of peers that every row of c is keyed to
-// by its first column, or -1 if c does not say.
+// by its first column, or -1 if c does not say (or says it of other rows).
 func (c *Chunk) keyedWorker(peers int) int {
-	if c.keyed == 0 || int(c.keyedPeers) != peers {
+	if c.keyed == 0 || int(c.keyedPeers) != peers || unsafe.SliceData(c.Rows) != c.keyedRows || len(c.Rows) != c.keyedLen {
 		return -1
 	}
 	return int(c.keyed) - 1
@@ -151,7 +163,7 @@ func (c *Chunk) share(w, peers int, idx *[]int32) *Chunk {
 	ix = ix[:k]
 	p := &Chunk{Arity: ar, Rows: batch.Uninit[int64](k * ar), Times: batch.Uninit[uint64](k), Diffs: batch.Uninit[int64](k)}
 	if ar > 0 {
-		p.keyed, p.keyedPeers = int32(w)+1, int32(peers)
+		p.keyTo(w, peers)
 	}
 	times, diffs := c.Times[:n], c.Diffs[:n]
 	if ar == 2 {

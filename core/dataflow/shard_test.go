@@ -202,37 +202,55 @@ func BenchmarkShare(b *testing.B) {
 }
 
 // An exchange by the first column routes a share as its tag says, without
-// hashing its rows; an exchange by another column, or a tag made for
-// another worker count, is hashed as any chunk is. (The shares Send makes
+// hashing its rows; an exchange by another column, a tag made for another
+// worker count, or a tag on a copy of the chunk given other rows (a copy
+// of them, or one more appended in place) is hashed as any chunk is, so
+// an operator that makes its output from its input by a struct copy is not
+// routed by a tag its new rows do not earn. (The shares Send makes
 // are tagged truly; the chunks here carry tags that disagree with their
 // rows, so that where each lands shows which way it was routed.)
 func TestExchangeRoutesAShareByItsTag(t *testing.T) {
 	// Rows whose first column hashes to worker 0 of 2, and whose second
 	// column does too.
 	var rows []int64
-	for k := int64(0); len(rows) < 8; k++ {
+	for k := int64(0); len(rows) < 10; k++ {
 		if Worker(HashCols([]int64{k}, []int{0}), 2) == 0 {
 			rows = append(rows, k, k)
 		}
 	}
+	more := rows[8:10] // a row a copy appends in the tagged rows' spare room
+	rows = rows[:8:10]
 	for _, tc := range []struct {
 		name       string
 		key        int
-		keyed      int32 // worker+1
-		peers      int32
+		keyed      int // the worker the tag names
+		peers      int
+		copied     string // "rows": the tagged chunk copied with a copy of its rows; "appended": with a row appended in place
 		wantWorker int
 	}{
-		{"first column, tag trusted", 0, 2, 2, 1},
-		{"second column, rows hashed", 1, 2, 2, 0},
-		{"tag for three workers, rows hashed", 0, 2, 3, 0},
+		{"first column, tag trusted", 0, 1, 2, "", 1},
+		{"second column, rows hashed", 1, 1, 2, "", 0},
+		{"tag for three workers, rows hashed", 0, 1, 3, "", 0},
+		{"tag of other rows, rows hashed", 0, 1, 2, "rows", 0},
+		{"tag of fewer rows, rows hashed", 0, 1, 2, "appended", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hub := NewHub(2)
 			envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
 			dfs, kept := arrangeOnWorkers(t, envs, tc.key, nil)
-			c := &Chunk{Arity: 2, Rows: rows, Times: make([]uint64, len(rows)/2), Diffs: make([]int64, len(rows)/2), keyed: tc.keyed, keyedPeers: tc.peers}
+			c := &Chunk{Arity: 2, Rows: rows, Times: make([]uint64, len(rows)/2), Diffs: make([]int64, len(rows)/2)}
 			for i := range c.Diffs {
 				c.Diffs[i] = 1
+			}
+			c.keyTo(tc.keyed, tc.peers)
+			switch d := *c; tc.copied {
+			case "rows":
+				d.Rows = slices.Clone(c.Rows)
+				c = &d
+			case "appended":
+				d.Rows = append(c.Rows, more...) // the same array, one row longer
+				d.Times, d.Diffs = append(c.Times, 0), append(c.Diffs, 1)
+				c = &d
 			}
 			l, err := envs[0].Inputs.log("in", 2)
 			if err != nil {

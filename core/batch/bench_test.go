@@ -606,7 +606,8 @@ func BenchmarkMergeN(b *testing.B) {
 // largest batch (half of the n updates) with k-1 smaller ones after it (a
 // spine's top merges its batch with four of a quarter its size, or with
 // those and up to fifteen of the level below when they fold into it), to
-// completion in one k-way pass, including Result. Its instruction count
+// completion in one k-way pass, including Result; the largest batch is
+// merged beside the loser tree (kmergebig.go). Its instruction count
 // under callgrind is the repeatable figure the kernel's changes are
 // measured by (README, "Instructions, not seconds").
 func BenchmarkMergeTop(b *testing.B) {
@@ -622,20 +623,24 @@ func BenchmarkMergeTop(b *testing.B) {
 				}
 				bs[i] = buildBatch(b, genKeyed(m, uint64(10+i), lo, "full"), lo, lo+10)
 			}
-			comp := frontier.At(5)
 			b.ReportAllocs()
 			for b.Loop() {
-				m := NewMergerN(bs, comp)
-				for !m.Done() {
-					fuel := int64(mergeFuel)
-					m.Work(&fuel)
-				}
-				if _, err := m.Result(); err != nil {
-					b.Fatal(err)
-				}
+				mergeToEnd(b, NewMergerN(bs, frontier.At(5)))
 			}
 			reportPer(b, n, "update")
 		})
+	}
+}
+
+// mergeToEnd works m to completion in steps of mergeFuel and takes its
+// result.
+func mergeToEnd(b *testing.B, m *Merger) {
+	for !m.Done() {
+		fuel := int64(mergeFuel)
+		m.Work(&fuel)
+	}
+	if _, err := m.Result(); err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -661,5 +666,41 @@ func BenchmarkTally(b *testing.B) {
 			}
 			reportPer(b, bb.Len(), "update")
 		})
+	}
+}
+
+// BenchmarkMergeShare times a k-way merge of 100,000 updates whose first
+// input holds the given share of them (the others split the rest equally),
+// with kernel=tree (every input in the loser tree) and kernel=beside (the
+// largest input merged beside the tree, kmergebig.go), to completion
+// including Result. It is how the kernel's threshold (kwDefault.big) was
+// chosen: where beside starts to beat tree.
+func BenchmarkMergeShare(b *testing.B) {
+	const n = 100_000
+	for _, k := range []int{4, 5, 17} {
+		for _, share := range []float64{0.25, 0.33, 0.4, 0.5} {
+			bs := make([]*Batch, k)
+			for i := range bs {
+				lo := uint64(10 * i)
+				m := int(float64(n) * (1 - share) / float64(k-1))
+				if i == 0 {
+					m = int(float64(n) * share)
+				}
+				bs[i] = buildBatch(b, genKeyed(m, uint64(10+i), lo, "full"), lo, lo+10)
+			}
+			for _, kern := range []struct {
+				name string
+				big  float64
+			}{{"tree", 2}, {"beside", 0}} {
+				b.Run(fmt.Sprintf("k=%d/share=%v/kernel=%s", k, share, kern.name), func(b *testing.B) {
+					prm := kwParams{stage: kwStage, big: kern.big, bigMin: 3}
+					b.ReportAllocs()
+					for b.Loop() {
+						mergeToEnd(b, newMergerN(bs, frontier.At(5), prm, 0))
+					}
+					reportPer(b, n, "update")
+				})
+			}
+		}
 	}
 }

@@ -26,7 +26,8 @@ import (
 // key arity is 1), so a match compares two int64 in the common case and
 // falls back to vals and times only on equal keys or other arities. Keys
 // and vals of one column each have a kernel of their own (kway11,
-// kmerge11.go).
+// kmerge11.go), which merges a dominant input beside its tree instead of in
+// it (kmergebig.go).
 
 // kway is the state of a k-way merge of any arity.
 type kway struct {
@@ -54,7 +55,7 @@ type kway struct {
 // batches merge with NewMerger's two-way kernel, more in one k-way pass.
 // REQUIRES: bs[i].Upper == bs[i+1].Lower and equal arities.
 func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
-	return newMergerN(bs, compaction, kwStage, 0)
+	return newMergerN(bs, compaction, kwDefault, 0)
 }
 
 // NewMergerNExpect is NewMergerN told how many updates the merge is expected
@@ -66,13 +67,13 @@ func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 // to size when consolidation left over a quarter unused. An expect of 0,
 // or at least the inputs' updates, is no hint.
 func NewMergerNExpect(bs []*Batch, compaction frontier.Frontier, expect int) *Merger {
-	return newMergerN(bs, compaction, kwStage, expect)
+	return newMergerN(bs, compaction, kwDefault, expect)
 }
 
-// newMergerN is NewMergerNExpect staging stage updates of each input at a
-// time in the kernel for one-column keys and vals (tests draw small stages,
-// so refills fall inside keys and vals).
-func newMergerN(bs []*Batch, compaction frontier.Frontier, stage, expect int) *Merger {
+// newMergerN is NewMergerNExpect with the parameters of the kernel for
+// one-column keys and vals (tests draw small stages, so refills fall inside
+// keys and vals, and draw whether the largest input merges beside the tree).
+func newMergerN(bs []*Batch, compaction frontier.Frontier, prm kwParams, expect int) *Merger {
 	if len(bs) == 2 {
 		return NewMerger(bs[0], bs[1], compaction)
 	}
@@ -116,10 +117,11 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, stage, expect int) *M
 	m.out.keyOffs[0], m.out.valOffs[0] = 0, 0
 	n := len(bs)
 	if ar.Key == 1 && ar.Val == 1 {
-		// One leaf per input: the first inputs (the oldest; at the top of
-		// a spine the largest, which wins most) replay the shortest paths.
-		m.k11 = newKway11(bs, stage)
-		m.done = m.k11.exhausted
+		// One leaf per input, the first inputs on the shortest paths; a
+		// largest input that holds enough of the merge (at the top of a
+		// spine, about half) is merged beside the tree (kmergebig.go).
+		m.k11 = newKway11(bs, prm)
+		m.done = m.k11.finished()
 		return m
 	}
 	p := 1

@@ -63,7 +63,10 @@ type kway11 struct {
 	at        uint64
 	ad        int64
 	blk       []rec
-	exhausted bool // every input consumed (the winner is exhausted)
+	exhausted bool // every input in the tree consumed (the winner is exhausted)
+	// big is the largest input when it is merged beside the tree, not in
+	// it (kwBig); nil when every input is in the tree.
+	big *kwBig
 }
 
 // knode is an inner node of the loser tree: the input that lost its match
@@ -89,7 +92,14 @@ type kin struct {
 // last level, whatever p is, so input i replays a path of floor or ceil
 // log2 p matches, the short ones for the first inputs. (Padded to a power of
 // two, every path would also play matches against exhausted leaves.)
-func newKway11(bs []*Batch, stage int) *kway11 {
+func newKway11(bs []*Batch, prm kwParams) *kway11 {
+	if i := bigInput(bs, prm); i >= 0 {
+		rest := append(append(make([]*Batch, 0, len(bs)-1), bs[:i]...), bs[i+1:]...)
+		kw := newKway11(rest, kwParams{stage: prm.stage, big: 2})
+		kw.big = newKwBig(kw, bs, i, prm.stage)
+		return kw
+	}
+	stage := prm.stage
 	p := len(bs)
 	total := 0
 	for _, b := range bs {
@@ -149,16 +159,24 @@ func newKway11(bs []*Batch, stage int) *kway11 {
 // input with none left stages a sentinel of key math.MaxInt64 and is
 // marked exhausted.
 func (kw *kway11) refill(w int) {
-	c := &kw.in[w]
-	b := c.b
 	o := kw.off[w]
 	dst := kw.stg[o : o+kw.cp[w]]
-	m := 0
-	switch {
-	case b == nil || c.u == len(b.times):
+	m := stageFrom(&kw.in[w], dst)
+	if m == 0 {
 		dst[0] = rec{k: math.MaxInt64}
 		kw.ex[w] = 1
 		m = 1
+	}
+	kw.pos[w], kw.end[w] = o, o+int32(m)
+}
+
+// stageFrom copies c's next updates, up to len(dst), into dst as records
+// and returns how many it copied: 0 once c has none left.
+func stageFrom(c *kin, dst []rec) int {
+	b := c.b
+	m := 0
+	switch {
+	case b == nil || c.u == len(b.times):
 	case c.flat:
 		m = min(len(dst), len(b.keys)-c.u)
 		u := c.u
@@ -183,7 +201,7 @@ func (kw *kway11) refill(w int) {
 		}
 		c.k, c.v, c.u = k, v, u
 	}
-	kw.pos[w], kw.end[w] = o, o+int32(m)
+	return m
 }
 
 // nextKey returns the key of input w's update after the staged one at h:
@@ -215,6 +233,9 @@ func (kw *kway11) lessHead(a, b int) int {
 // work consumes up to f updates (exactly, unless the merge ends first) and
 // returns how many it consumed.
 func (kw *kway11) work(m *Merger, f int64) int64 {
+	if kw.big != nil {
+		return kw.workBig(m, f)
+	}
 	var used int64
 	for used < f && !kw.exhausted {
 		n := kw.selectBlock(int(min(f-used, int64(len(kw.blk)))))
@@ -223,14 +244,20 @@ func (kw *kway11) work(m *Merger, f int64) int64 {
 		used += int64(n)
 	}
 	if kw.exhausted {
-		if kw.has && kw.ad != 0 {
-			m.growOut(1)
-			kw.flush(m)
-		}
-		kw.has = false
-		m.done = true
+		kw.finish(m)
 	}
 	return used
+}
+
+// finish writes the accumulator's last update, if it did not cancel, and
+// marks the merge done: every input is consumed.
+func (kw *kway11) finish(m *Merger) {
+	if kw.has && kw.ad != 0 {
+		m.growOut(1)
+		kw.flush(m)
+	}
+	kw.has = false
+	m.done = true
 }
 
 // kwayGallop is how many updates in a row one input must win before

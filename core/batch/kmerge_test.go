@@ -33,7 +33,7 @@ func TestMergeNEqualsPairwise(t *testing.T) {
 		}
 		comp := drawCompaction(t)
 		want := mergePairwise(t, bs, comp)
-		m := newMergerN(bs, comp, rapid.SampledFrom([]int{1, 2, 3, kwStage}).Draw(t, "stage"), drawExpect(t, bs))
+		m := newMergerN(bs, comp, drawParams(t, []int{1, 2, 3, kwStage}), drawExpect(t, bs))
 		got := workDrawnFuel(t, m, n > 2, 30)
 		if n > 1 && got.Desc() != want.Desc() {
 			t.Fatalf("desc %v, pairwise %v", got.Desc(), want.Desc())
@@ -116,7 +116,7 @@ func TestMergeNRuns(t *testing.T) {
 		}
 		comp := drawCompaction(t)
 		want := mergePairwise(t, bs, comp)
-		got := workDrawnFuel(t, newMergerN(bs, comp, rapid.SampledFrom([]int{1, 5, kwStage}).Draw(t, "stage"), drawExpect(t, bs)), true, 40)
+		got := workDrawnFuel(t, newMergerN(bs, comp, drawParams(t, []int{1, 5, kwStage}), drawExpect(t, bs)), true, 40)
 		if got.String() != want.String() {
 			t.Fatalf("k-way:\n%s\npairwise:\n%s", got, want)
 		}
@@ -157,6 +157,17 @@ func workDrawnFuel(t *rapid.T, m *Merger, exact bool, maxFuel int64) *Batch {
 		t.Fatalf("%v\n%s", err, got)
 	}
 	return got
+}
+
+// drawParams draws the kernel's parameters: one of stages, and whether the
+// largest input merges beside the tree never, by default, or whenever
+// there are three inputs or more.
+func drawParams(t *rapid.T, stages []int) kwParams {
+	return kwParams{
+		stage:  rapid.SampledFrom(stages).Draw(t, "stage"),
+		big:    rapid.SampledFrom([]float64{2, kwDefault.big, 0}).Draw(t, "big"),
+		bigMin: rapid.SampledFrom([]int{3, kwDefault.bigMin}).Draw(t, "big min"),
+	}
 }
 
 // drawExpect draws the updates a merge of bs is told to expect
@@ -206,7 +217,7 @@ func TestMergeNGallopStopsAtEveryOtherHead(t *testing.T) {
 				}
 				bs = append(bs, b)
 			}
-			m := newMergerN(bs, frontier.Min(), stage, 0)
+			m := newMergerN(bs, frontier.Min(), kwParams{stage: stage, big: 2}, 0)
 			fuel := int64(1 << 20)
 			m.Work(&fuel)
 			got, err := m.Result()
@@ -223,5 +234,48 @@ func TestMergeNGallopStopsAtEveryOtherHead(t *testing.T) {
 				t.Fatalf("runner %d, blocker %d, stage %d:\n%s\npairwise:\n%s", runner, blocker, stage, got, want)
 			}
 		}
+	}
+}
+
+// TestBigInputShare: the input merged beside the tree is the largest, and
+// only when it holds at least the share of the merge's updates and the
+// merge has the least inputs or more (three at the least); the first of
+// equal largest ones.
+func TestBigInputShare(t *testing.T) {
+	sized := func(ns ...int) []*Batch {
+		var bs []*Batch
+		for i, n := range ns {
+			lo := uint64(10 * i)
+			bs = append(bs, buildBatch(t, genKeyed(n, uint64(i+1), lo, "full"), lo, lo+10))
+		}
+		return bs
+	}
+	for _, c := range []struct {
+		sizes []int
+		share float64
+		least int
+		want  int
+	}{
+		{[]int{50, 25, 25}, 0.4, 3, 0},
+		{[]int{25, 50, 25}, 0.4, 3, 1},
+		{[]int{10, 10, 30, 10}, 0.4, 3, 2},
+		{[]int{39, 31, 30}, 0.4, 3, -1},     // under the share
+		{[]int{40, 30, 30}, 0.4, 3, 0},      // at it
+		{[]int{80, 20}, 0.4, 0, -1},         // two inputs merge with the two-way kernel
+		{[]int{30, 30, 30}, 0.3, 3, 0},      // equal: the first
+		{[]int{0, 0, 0}, 0, 3, -1},          // nothing to merge
+		{[]int{100, 1, 1}, 2, 3, -1},        // a share over 1: never
+		{[]int{1, 1, 1, 1, 100}, 0, 3, 4},   // 0: the largest, always
+		{[]int{100, 1, 1, 1}, 0.4, 5, -1},   // fewer inputs than the least
+		{[]int{100, 1, 1, 1, 1}, 0.4, 5, 0}, // as many
+	} {
+		if got := bigInput(sized(c.sizes...), kwParams{big: c.share, bigMin: c.least}); got != c.want {
+			t.Errorf("sizes %v share %v least %d: input %d, want %d", c.sizes, c.share, c.least, got, c.want)
+		}
+	}
+	// The default splits the top merge of a steady trace (its batch about
+	// half of the updates) and leaves a level's equal batches in the tree.
+	if bigInput(sized(1000, 250, 250, 250, 240), kwDefault) != 0 || bigInput(sized(250, 250, 250, 250, 250), kwDefault) != -1 {
+		t.Errorf("default %+v: the top merge not split, or equal batches split", kwDefault)
 	}
 }

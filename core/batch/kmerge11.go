@@ -67,6 +67,11 @@ type kway11 struct {
 	// big is the largest input when it is merged beside the tree, not in
 	// it (kwBig); nil when every input is in the tree.
 	big *kwBig
+	// fast: selectBlock runs its common updates in assembly (selectFast).
+	fast bool
+	// galloped counts the updates gallop moved (tests: the Go loop and
+	// the assembly one gallop alike).
+	galloped int
 }
 
 // knode is an inner node of the loser tree: the input that lost its match
@@ -95,7 +100,7 @@ type kin struct {
 func newKway11(bs []*Batch, prm kwParams) *kway11 {
 	if i := bigInput(bs, prm); i >= 0 {
 		rest := append(append(make([]*Batch, 0, len(bs)-1), bs[:i]...), bs[i+1:]...)
-		kw := newKway11(rest, kwParams{stage: prm.stage, big: 2})
+		kw := newKway11(rest, kwParams{stage: prm.stage, big: 2, slow: prm.slow})
 		kw.big = newKwBig(kw, bs, i, prm.stage)
 		return kw
 	}
@@ -111,7 +116,8 @@ func newKway11(bs []*Batch, prm kwParams) *kway11 {
 		p: p,
 		// A merge of small batches (rounds of a few updates) needs no
 		// more block than it has updates.
-		blk: make([]rec, min(kwBlock, max(total, 1))),
+		blk:  make([]rec, min(kwBlock, max(total, 1))),
+		fast: kwHasFast && !prm.slow,
 	}
 	idx := make([]int32, 4*p)
 	kw.pos, kw.end, kw.off, kw.cp = idx[:p:p], idx[p:2*p:2*p], idx[2*p:3*p:3*p], idx[3*p:]
@@ -287,6 +293,16 @@ func (kw *kway11) selectBlock(lim int) int {
 	run := 0 // updates in a row won by wi
 	o := 0
 	for o < lim && !(wk == math.MaxInt64 && kw.ex[wi] != 0) {
+		if kw.fast && run < kwayGallop {
+			// The common updates in assembly, up to the next that needs
+			// more (kselect_amd64.s); this loop takes that one.
+			f := kwFast{blk: blkp, o: o, lim: lim, stg: stgp, pos: posp, end: endp, nx: nxp, nd: unsafe.Pointer(ndp), p: p, wk: wk, wi: int64(wi), run: int64(run)}
+			selectFast(&f)
+			o, wk, wi, run = f.o, f.wk, int32(f.wi), int(f.run)
+			if o >= lim || wk == math.MaxInt64 && kw.ex[wi] != 0 {
+				break
+			}
+		}
 		w := uintptr(wi)
 		// The new head's key, known before the head's position is: the
 		// replay below, on the chain from one winner to the next, waits
@@ -359,6 +375,7 @@ func (kw *kway11) gallop(w int, h int32, o, lim int, nk int64) (int32, int, int6
 	}
 	if h != moved {
 		nk = kw.nextKey(w, h-1) // the key after the run
+		kw.galloped += int(h - moved)
 	}
 	return h, o, nk
 }

@@ -159,14 +159,16 @@ func workDrawnFuel(t *rapid.T, m *Merger, exact bool, maxFuel int64) *Batch {
 	return got
 }
 
-// drawParams draws the kernel's parameters: one of stages, and whether the
+// drawParams draws the kernel's parameters: one of stages, whether the
 // largest input merges beside the tree never, by default, or whenever
-// there are three inputs or more.
+// there are three inputs or more, and whether selectBlock runs in Go alone
+// or its common updates in assembly (where there is an assembly loop).
 func drawParams(t *rapid.T, stages []int) kwParams {
 	return kwParams{
 		stage:  rapid.SampledFrom(stages).Draw(t, "stage"),
 		big:    rapid.SampledFrom([]float64{2, kwDefault.big, 0}).Draw(t, "big"),
 		bigMin: rapid.SampledFrom([]int{3, kwDefault.bigMin}).Draw(t, "big min"),
+		slow:   rapid.Bool().Draw(t, "slow"),
 	}
 }
 
@@ -223,6 +225,14 @@ func TestMergeNGallopStopsAtEveryOtherHead(t *testing.T) {
 			got, err := m.Result()
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The Go loop alone gallops the same updates, and some: the
+			// runner wins keys 0 to 11 and 13 to 39 in a row.
+			slow := newMergerN(bs, frontier.Min(), kwParams{stage: stage, big: 2, slow: true}, 0)
+			fuel = 1 << 20
+			slow.Work(&fuel)
+			if g, gs := m.k11.galloped, slow.k11.galloped; g != gs || g == 0 {
+				t.Fatalf("runner %d, blocker %d, stage %d: galloped %d updates, the Go loop alone %d", runner, blocker, stage, g, gs)
 			}
 			want := bs[0]
 			for _, b := range bs[1:] {

@@ -28,6 +28,9 @@ type kwParams struct {
 	// kernel).
 	big    float64
 	bigMin int
+	// slow: selectBlock runs every update in Go, not its common ones in
+	// assembly where there is an assembly loop (tests compare the two).
+	slow bool
 }
 
 // kwDefault are the kernel's parameters outside tests: a split from a

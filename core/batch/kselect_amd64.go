@@ -1,0 +1,10 @@
+package batch
+
+// kwHasFast: selectFast is the assembly loop of kselect_amd64.s.
+const kwHasFast = true
+
+// selectFast runs selectBlock's loop on f while its updates need nothing
+// but the loop's common path (kselect_amd64.s).
+//
+//go:noescape
+func selectFast(f *kwFast)

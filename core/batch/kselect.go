@@ -29,5 +29,6 @@ type kwFast struct {
 	p      uint           // inputs
 	wk     int64          // the winner's head key and input
 	wi     int64
-	run    int64 // updates in a row won by wi
+	run    int64   // updates in a row won by wi
+	bend   uintptr // selectFast's: the block's end, blk+lim records
 }

@@ -12,10 +12,13 @@
 // won kwayGallop in a row, and when the winner's key is math.MaxInt64 (an
 // exhausted input's sentinel, or a real key at the top).
 //
-// Registers: R15 the state; DI the block's next record; R13 the block's
-// end; SI the stage; R9 the positions; R11 the next keys; R12 the nodes;
-// R14 math.MaxInt64; AX and BX the climbing key and input (the winner's
-// between replays); CX the node, DX and R8 its key and input, R10 a swap.
+// Registers: R15 the state (the block's end in kwFast.bend); DI the
+// block's next record; SI the stage; R9 the positions; R11 the next keys;
+// R12 the nodes; R14 math.MaxInt64; AX and BX the climbing key and input
+// (the winner's between replays); CX the node's index, R10 its address,
+// DX and R8 its key and input; R13 a swap. The replay's chain from one
+// match to the next is a compare and a conditional move: the next node's
+// address comes from its index, one shift a level, off that chain.
 TEXT ·selectFast(SB), NOSPLIT, $0-8
 	MOVQ f+0(FP), R15
 	MOVQ kwFast_o(R15), DI
@@ -24,6 +27,7 @@ TEXT ·selectFast(SB), NOSPLIT, $0-8
 	MOVQ kwFast_lim(R15), R13
 	SHLQ $5, R13
 	ADDQ kwFast_blk(R15), R13
+	MOVQ R13, kwFast_bend(R15)
 	MOVQ kwFast_stg(R15), SI
 	MOVQ kwFast_pos(R15), R9
 	MOVQ kwFast_nx(R15), R11
@@ -33,7 +37,7 @@ TEXT ·selectFast(SB), NOSPLIT, $0-8
 	MOVQ $0x7fffffffffffffff, R14
 
 loop:
-	CMPQ DI, R13
+	CMPQ DI, kwFast_bend(R15)
 	JAE out
 	CMPQ AX, R14
 	JEQ out
@@ -63,71 +67,33 @@ loop:
 	MOVQ R8, (R11)(BX*8)
 	MOVQ BX, kwFast_wi(R15) // the winner, for its run
 
-	// Replay from node (p+w)/2 to the root; CX walks the nodes by address.
+	// Replay from node (p+w)/2 to the root.
 	MOVQ kwFast_p(R15), CX
 	ADDQ BX, CX
 	SHRQ $1, CX
 	JEQ replayed
-	SHLQ $4, CX
-	ADDQ R12, CX
 
 level:
-	MOVQ 0(CX), DX
-	MOVL 8(CX), R8
+	MOVQ CX, R10
+	SHLQ $4, R10
+	ADDQ R12, R10
+	MOVQ 0(R10), DX
+	MOVL 8(R10), R8
 	CMPQ DX, AX
 	JEQ tie
 	// The lesser key climbs, the greater stays.
-	MOVQ AX, R10
+	MOVQ AX, R13
 	CMOVQLT DX, AX
-	CMOVQLT R10, DX
-	MOVQ DX, 0(CX)
-	MOVL BX, R10
+	CMOVQLT R13, DX
+	MOVQ DX, 0(R10)
+	MOVL BX, R13
 	CMOVLLT R8, BX
-	CMOVLLT R10, R8
-	MOVL R8, 8(CX)
+	CMOVLLT R13, R8
+	MOVL R8, 8(R10)
 
 up:
-	SUBQ R12, CX
 	SHRQ $1, CX
-	ANDQ $-16, CX
-	JEQ replayed
-	ADDQ R12, CX
-	JMP level
-
-tie:
-	// Equal keys: the node's input climbs if its head sorts first. An
-	// exhausted input's head (diff 0) sorts last; then by val, then by
-	// time. DX (the node's key, equal to AX) and R10 address the heads;
-	// R14 is borrowed for a val or time.
-	MOVLQSX (R9)(R8*4), DX
-	SHLQ $5, DX
-	ADDQ SI, DX
-	MOVLQSX (R9)(BX*4), R10
-	SHLQ $5, R10
-	ADDQ SI, R10
-	CMPQ 24(DX), $0
-	JEQ up
-	// The climbing input is never exhausted here, unlike in replay: it
-	// starts with a staged head (not a sentinel, which sits alone in its
-	// stage), and only a lesser key, or an equal one that sorts first,
-	// takes its place.
-	MOVQ 8(DX), R14
-	CMPQ R14, 8(R10)
-	JLT swapMax
-	JGT upMax
-	MOVQ 16(DX), R14
-	CMPQ R14, 16(R10)
-	JCS swapMax
-
-upMax:
-	MOVQ $0x7fffffffffffffff, R14
-	JMP up
-
-swapMax:
-	MOVQ $0x7fffffffffffffff, R14
-	MOVL BX, 8(CX)
-	MOVL R8, BX
-	JMP up
+	JNE level
 
 replayed:
 	CMPQ BX, kwFast_wi(R15)
@@ -138,6 +104,41 @@ replayed:
 reset:
 	MOVQ $0, kwFast_run(R15)
 	JMP loop
+
+tie:
+	// Equal keys: the node's input climbs if its head sorts first. An
+	// exhausted input's head (diff 0) sorts last; then by val, then by
+	// time. DX (the node's key, equal to AX) and R13 address the heads;
+	// R14 is borrowed for a val or time.
+	MOVLQSX (R9)(R8*4), DX
+	SHLQ $5, DX
+	ADDQ SI, DX
+	MOVLQSX (R9)(BX*4), R13
+	SHLQ $5, R13
+	ADDQ SI, R13
+	CMPQ 24(DX), $0
+	JEQ up
+	// The climbing input is never exhausted here, unlike in replay: it
+	// starts with a staged head (not a sentinel, which sits alone in its
+	// stage), and only a lesser key, or an equal one that sorts first,
+	// takes its place.
+	MOVQ 8(DX), R14
+	CMPQ R14, 8(R13)
+	JLT swap
+	JGT keep
+	MOVQ 16(DX), R14
+	CMPQ R14, 16(R13)
+	JCS swap
+
+keep:
+	MOVQ $0x7fffffffffffffff, R14
+	JMP up
+
+swap:
+	MOVQ $0x7fffffffffffffff, R14
+	MOVL BX, 8(R10)
+	MOVL R8, BX
+	JMP up
 
 out:
 	SUBQ kwFast_blk(R15), DI

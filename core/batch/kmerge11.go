@@ -445,7 +445,17 @@ func (kw *kway11) emit(m *Merger, rs []rec) {
 		rs = rs[1:]
 	}
 	ak, av, at, ad := kw.ak, kw.av, kw.at, kw.ad
-	for i := range rs {
+	for i := 0; i < len(rs); i++ {
+		if kw.fast {
+			// The records in assembly, up to one whose sum overflows
+			// (kselect_amd64.s); this loop takes that one.
+			f := kwEmit{rs: unsafe.Pointer(unsafe.SliceData(rs)), i: i, n: len(rs), s: s, ak: ak, av: av, at: at, ad: ad, nk: nk, nv: nv, nu: nu, oK: oK, oKo: oKo, oV: oV, oVo: oVo, oT: oT, oD: oD}
+			emitFast(&f)
+			i, ak, av, at, ad, nk, nv, nu = f.i, f.ak, f.av, f.at, f.ad, f.nk, f.nv, f.nu
+			if i == len(rs) {
+				break
+			}
+		}
 		r := &rs[i]
 		t := max(r.t, s)
 		if r.k == ak && r.v == av && t == at {

@@ -8,3 +8,9 @@ const kwHasFast = true
 //
 //go:noescape
 func selectFast(f *kwFast)
+
+// emitFast runs emit's loop on f up to the records' end, or up to a
+// record whose diff would overflow the accumulator's (kselect_amd64.s).
+//
+//go:noescape
+func emitFast(f *kwEmit)

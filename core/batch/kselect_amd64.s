@@ -147,3 +147,113 @@ out:
 	MOVQ AX, kwFast_wk(R15)
 	MOVQ BX, kwFast_wi(R15)
 	RET
+
+// func emitFast(f *kwEmit)
+//
+// emit's loop (kmerge11.go) in registers: advance each record's time to the
+// since, sum equal (key, val, time) into the accumulator, and write the
+// accumulator's update when a different one arrives and it did not cancel,
+// opening a key and a val when they differ from the last written ones. It
+// returns to Go at the records' end, or before a record whose sum would
+// overflow: the Go loop sums it (Merger.add reports the overflow).
+//
+// Registers: R15 the state; SI the next record, DI the records' end; AX,
+// BX, CX, DX the accumulator's key, val, time and diff; R9, R10, R11 the
+// keys, vals and updates written; R8, R12, R13 the record's key, val and
+// time; R14 a column's base (the six stay in the state).
+TEXT ·emitFast(SB), NOSPLIT, $0-8
+	MOVQ f+0(FP), R15
+	MOVQ kwEmit_rs(R15), SI
+	MOVQ kwEmit_n(R15), DI
+	SHLQ $5, DI
+	ADDQ SI, DI
+	MOVQ kwEmit_i(R15), R8
+	SHLQ $5, R8
+	ADDQ R8, SI
+	MOVQ kwEmit_ak(R15), AX
+	MOVQ kwEmit_av(R15), BX
+	MOVQ kwEmit_at(R15), CX
+	MOVQ kwEmit_ad(R15), DX
+	MOVQ kwEmit_nk(R15), R9
+	MOVQ kwEmit_nv(R15), R10
+	MOVQ kwEmit_nu(R15), R11
+
+eloop:
+	CMPQ SI, DI
+	JAE eout
+	MOVQ 0(SI), R8
+	MOVQ 8(SI), R12
+	MOVQ 16(SI), R13
+	CMPQ R13, kwEmit_s(R15)
+	CMOVQCS kwEmit_s(R15), R13
+	CMPQ R8, AX
+	JNE differ
+	CMPQ R12, BX
+	JNE differ
+	CMPQ R13, CX
+	JNE differ
+	// The same (key, val, time): sum the diffs, unless that overflows.
+	MOVQ DX, R14
+	ADDQ 24(SI), R14
+	JOS eout
+	MOVQ R14, DX
+	ADDQ $32, SI
+	JMP eloop
+
+differ:
+	TESTQ DX, DX
+	JEQ open
+	// Write the accumulator's update: its key if the last written key
+	// differs (or none is), its val if the key is new or the last val
+	// differs, then its time and diff and the offsets that close them.
+	MOVQ kwEmit_oK(R15), R14
+	TESTQ R9, R9
+	JEQ newkey
+	CMPQ -8(R14)(R9*8), AX
+	JNE newkey
+	MOVQ kwEmit_oV(R15), R14
+	CMPQ -8(R14)(R10*8), BX
+	JEQ update
+	JMP newval
+
+newkey:
+	MOVQ AX, (R14)(R9*8)
+	INCQ R9
+	MOVQ kwEmit_oV(R15), R14
+
+newval:
+	MOVQ BX, (R14)(R10*8)
+	INCQ R10
+
+update:
+	MOVQ kwEmit_oT(R15), R14
+	MOVQ CX, (R14)(R11*8)
+	MOVQ kwEmit_oD(R15), R14
+	MOVQ DX, (R14)(R11*8)
+	INCQ R11
+	MOVQ kwEmit_oVo(R15), R14
+	MOVL R11, (R14)(R10*4)
+	MOVQ kwEmit_oKo(R15), R14
+	MOVL R10, (R14)(R9*4)
+
+open:
+	// The record opens the accumulator.
+	MOVQ R8, AX
+	MOVQ R12, BX
+	MOVQ R13, CX
+	MOVQ 24(SI), DX
+	ADDQ $32, SI
+	JMP eloop
+
+eout:
+	SUBQ kwEmit_rs(R15), SI
+	SHRQ $5, SI
+	MOVQ SI, kwEmit_i(R15)
+	MOVQ AX, kwEmit_ak(R15)
+	MOVQ BX, kwEmit_av(R15)
+	MOVQ CX, kwEmit_at(R15)
+	MOVQ DX, kwEmit_ad(R15)
+	MOVQ R9, kwEmit_nk(R15)
+	MOVQ R10, kwEmit_nv(R15)
+	MOVQ R11, kwEmit_nu(R15)
+	RET

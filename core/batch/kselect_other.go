@@ -8,3 +8,6 @@ const kwHasFast = false
 
 // selectFast does nothing here: selectBlock's Go loop does the work.
 func selectFast(f *kwFast) {}
+
+// emitFast does nothing here: emit's Go loop does the work.
+func emitFast(f *kwEmit) {}

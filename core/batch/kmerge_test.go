@@ -116,9 +116,26 @@ func TestMergeNRuns(t *testing.T) {
 		}
 		comp := drawCompaction(t)
 		want := mergePairwise(t, bs, comp)
-		got := workDrawnFuel(t, newMergerN(bs, comp, drawParams(t, []int{1, 5, kwStage}), drawExpect(t, bs)), true, 40)
+		prm := drawParams(t, []int{1, 5, kwStage})
+		got := workDrawnFuel(t, newMergerN(bs, comp, prm, drawExpect(t, bs)), true, 40)
 		if got.String() != want.String() {
 			t.Fatalf("k-way:\n%s\npairwise:\n%s", got, want)
+		}
+		// With every input in the tree, the Go loop alone gallops the same
+		// updates as with the assembly loop (their runs agree).
+		prm.big = 2
+		gallops := [2]int{}
+		for i, slow := range []bool{false, true} {
+			prm.slow = slow
+			m := newMergerN(bs, comp, prm, 0)
+			fuel := int64(1 << 20)
+			m.Work(&fuel)
+			if m.k11 != nil { // nil when there is nothing to merge
+				gallops[i] = m.k11.galloped
+			}
+		}
+		if gallops[0] != gallops[1] {
+			t.Fatalf("galloped %d updates, the Go loop alone %d", gallops[0], gallops[1])
 		}
 	})
 }

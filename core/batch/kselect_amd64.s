@@ -8,13 +8,13 @@
 // the key after its new head, replay its path with its new head's key, and
 // count its wins in a row. It returns to Go, with the state written back,
 // at the block's end, before an update that needs a refill or the slow
-// next key (its head within two of its stage's end), once an input has
-// won kwayGallop in a row, and when the winner's key is math.MaxInt64 (an
-// exhausted input's sentinel, or a real key at the top).
+// next key (its head within two of its stage's end), and once an input
+// has won kwayGallop in a row. An exhausted winner is among the first: its
+// sentinel sits alone in its stage.
 //
 // Registers: R15 the state (the block's end in kwFast.bend); DI the
 // block's next record; SI the stage; R9 the positions; R11 the next keys;
-// R12 the nodes; R14 math.MaxInt64; AX and BX the climbing key and input
+// R12 the nodes; AX and BX the climbing key and input
 // (the winner's between replays); CX the node's index, R10 its address,
 // DX and R8 its key and input; R13 a swap. The replay's chain from one
 // match to the next is a compare and a conditional move: the next node's
@@ -34,13 +34,10 @@ TEXT ·selectFast(SB), NOSPLIT, $0-8
 	MOVQ kwFast_nd(R15), R12
 	MOVQ kwFast_wk(R15), AX
 	MOVQ kwFast_wi(R15), BX
-	MOVQ $0x7fffffffffffffff, R14
 
 loop:
 	CMPQ DI, kwFast_bend(R15)
 	JAE out
-	CMPQ AX, R14
-	JEQ out
 	CMPQ kwFast_run(R15), $4 // kwayGallop
 	JGE out
 	MOVLQSX (R9)(BX*4), CX // h
@@ -108,8 +105,8 @@ reset:
 tie:
 	// Equal keys: the node's input climbs if its head sorts first. An
 	// exhausted input's head (diff 0) sorts last; then by val, then by
-	// time. DX (the node's key, equal to AX) and R13 address the heads;
-	// R14 is borrowed for a val or time.
+	// time. DX (the node's key, equal to AX) and R13 address the heads,
+	// R14 holds a val or time.
 	MOVLQSX (R9)(R8*4), DX
 	SHLQ $5, DX
 	ADDQ SI, DX
@@ -131,11 +128,9 @@ tie:
 	JCS swap
 
 keep:
-	MOVQ $0x7fffffffffffffff, R14
 	JMP up
 
 swap:
-	MOVQ $0x7fffffffffffffff, R14
 	MOVL BX, 8(R10)
 	MOVL R8, BX
 	JMP up

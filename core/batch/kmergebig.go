@@ -35,13 +35,13 @@ type kwParams struct {
 
 // kwDefault are the kernel's parameters outside tests: a split from a
 // share of 0.4 in a merge of five inputs or more (BenchmarkMergeShare,
-// BenchmarkMergeTop). With 17 inputs the split ran 12% faster than the
-// tree alone at a share of a half (the top batch's share in every top
-// merge of a steady trace: 1M updates of 2M), 7% at 0.4, and 11% slower at
-// a third; with 4 inputs it ran even at a half and slower below; with 5, at
-// a half, 11% faster. The two-way step is not free (about 45 instructions
-// and a chain of dependent loads, every record), so the equal batches of
-// the lower levels stay in the tree.
+// medians of 5). With 17 inputs and 5, the split ran 6–11% faster than
+// the tree alone at shares of 0.4 and a half (the top batch's share in
+// every top merge of a steady trace: 1M updates of 2M), and slower at a
+// quarter; at a third it ran 3% faster with 17 and 8% slower with 5. With
+// 4 inputs it was faster only at a half. The two-way step is not free
+// (about 45 instructions and a chain of dependent loads, every record),
+// so the equal batches of the lower levels stay in the tree.
 var kwDefault = kwParams{stage: kwStage, big: 0.4, bigMin: 5}
 
 // bigInput returns the index of the largest of bs (the first of equal

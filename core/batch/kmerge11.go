@@ -296,7 +296,8 @@ func (kw *kway11) selectBlock(lim int) int {
 		if kw.fast && run < kwayGallop {
 			// The common updates in assembly, up to the next that needs
 			// more (kselect_amd64.s); this loop takes that one.
-			f := kwFast{blk: blkp, o: o, lim: lim, stg: stgp, pos: posp, end: endp, nx: nxp, nd: unsafe.Pointer(ndp), p: p, wk: wk, wi: int64(wi), run: int64(run)}
+			f := kwFast{blk: blkp, o: o, stg: stgp, pos: posp, end: endp, nx: nxp, nd: unsafe.Pointer(ndp), p: p, wk: wk, wi: int64(wi), run: int64(run),
+				bend: uintptr(blkp) + uintptr(lim)*unsafe.Sizeof(rec{})}
 			selectFast(&f)
 			o, wk, wi, run = f.o, f.wk, int32(f.wi), int(f.run)
 			if o >= lim || wk == math.MaxInt64 && kw.ex[wi] != 0 {

@@ -23,18 +23,18 @@ import "unsafe"
 // the kernel's arrays by their first elements. selectFast reads it, runs,
 // and writes back o, wk, wi and run.
 type kwFast struct {
-	blk    unsafe.Pointer // the block
-	o, lim int            // its next record; where to stop
-	stg    unsafe.Pointer // the stage
-	pos    unsafe.Pointer // int32 per input: its head in the stage
-	end    unsafe.Pointer // int32 per input: its stage's end
-	nx     unsafe.Pointer // int64 per input: the key after its head
-	nd     unsafe.Pointer // the tree's nodes
-	p      uint           // inputs
-	wk     int64          // the winner's head key and input
-	wi     int64
-	run    int64   // updates in a row won by wi
-	bend   uintptr // selectFast's: the block's end, blk+lim records
+	blk  unsafe.Pointer // the block
+	o    int            // its next record
+	stg  unsafe.Pointer // the stage
+	pos  unsafe.Pointer // int32 per input: its head in the stage
+	end  unsafe.Pointer // int32 per input: its stage's end
+	nx   unsafe.Pointer // int64 per input: the key after its head
+	nd   unsafe.Pointer // the tree's nodes
+	p    uint           // inputs
+	wk   int64          // the winner's head key and input
+	wi   int64
+	run  int64   // updates in a row won by wi
+	bend uintptr // where to stop: the block's lim'th record, as an address
 }
 
 // kwEmit is the state emitFast runs on: emit's loop variables and the

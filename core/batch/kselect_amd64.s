@@ -24,10 +24,6 @@ TEXT ·selectFast(SB), NOSPLIT, $0-8
 	MOVQ kwFast_o(R15), DI
 	SHLQ $5, DI
 	ADDQ kwFast_blk(R15), DI
-	MOVQ kwFast_lim(R15), R13
-	SHLQ $5, R13
-	ADDQ kwFast_blk(R15), R13
-	MOVQ R13, kwFast_bend(R15)
 	MOVQ kwFast_stg(R15), SI
 	MOVQ kwFast_pos(R15), R9
 	MOVQ kwFast_nx(R15), R11

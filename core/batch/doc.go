@@ -5,7 +5,10 @@
 // reader of several batches cursors each in turn; Batch.Tally is a cursor's
 // whole walk in one call, for the lightest query), and merging two or more
 // adjacent ones in bounded steps of work while applying logical compaction
-// (Merger; NewMergerN merges k at once through a loser tree, kmerge.go).
+// (Merger; NewMergerN merges k at once through a loser tree, kmerge.go;
+// for one-column keys and vals, kmerge11.go, with a dominant input merged
+// beside the tree, kmergebig.go, and the tree's common update and emit in
+// amd64 assembly, kselect_amd64.s).
 // Semantics:
 // docs/semantics.md §1.3–§1.6 and §1.7 (merges).
 //

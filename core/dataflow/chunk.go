@@ -178,13 +178,7 @@ func (c *Chunk) share(w, peers int, idx *[]int32) *Chunk {
 	}
 	for j, i := range ix {
 		p.Times[j], p.Diffs[j] = times[i], diffs[i]
-	}
-	switch ar {
-	case 0:
-	default:
-		for j, i := range ix {
-			copy(p.Rows[j*ar:j*ar+ar], c.Rows[int(i)*ar:int(i)*ar+ar])
-		}
+		copy(p.Rows[j*ar:j*ar+ar], c.Rows[int(i)*ar:int(i)*ar+ar])
 	}
 	return p
 }

@@ -243,6 +243,7 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	// into columns sized for all of them (consolidateInto, which cuts what
 	// consolidation left unused). No records make a batch of no columns.
 	var cols *Batch
+	clean := false // the sort saw the records consolidated
 	switch n := len(b.recs); {
 	case n == 0:
 		// No updates (a collection whose frontier advanced without data):
@@ -254,13 +255,13 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 		slices.SortFunc(b.recs, cmpRec)
 		cols = colsOf(blockOf(b.recs))
 	case b.ar == (Arity{1, 1}):
-		cols = b.sortBlock(blockOf(b.recs))
+		cols, clean = b.sortBlock(blockOf(b.recs))
 	case n >= b.radixMin && n <= b.bucketMax:
 		if cap(b.scratch) < n {
 			b.scratch = make([]rec, n, cap(b.recs))
 		}
 		var sorted []rec
-		sorted, b.ids, b.counts = bucketSort(b.recs, b.scratch, b.ids, b.counts)
+		sorted, b.ids, b.counts, clean = bucketSort(b.recs, b.scratch, b.ids, b.counts)
 		b.recs, b.scratch = sorted, b.recs
 	default:
 		b.sortRecs()
@@ -273,15 +274,16 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 			times: make([]uint64, n), diffs: make([]int64, n),
 		}
 	}
-	return b.consolidateInto(desc, b.recs, cols)
+	return b.consolidateInto(desc, b.recs, cols, clean)
 }
 
 // consolidateInto consolidates the sorted recs straight into cols (whose
 // columns hold at least len(recs) updates and alias nothing of recs) in one
 // pass and cuts the columns to what it left, so the records are read once
-// and never consolidated in place first.
-func (b *Builder) consolidateInto(desc frontier.Description, recs []rec, cols *Batch) (*Batch, error) {
-	nk, nv, n, overflow := b.writeCols(cols, recs)
+// and never consolidated in place first. clean says the sort found them
+// consolidated already (bucketSort), so they are written without a check.
+func (b *Builder) consolidateInto(desc frontier.Description, recs []rec, cols *Batch, clean bool) (*Batch, error) {
+	nk, nv, n, overflow := b.writeCols(cols, recs, clean)
 	out := &Batch{desc: desc, ar: b.ar}
 	// shrink copies the columns with much to spare.
 	out.keys, out.keyOffs = shrink(cols.keys[:nk*b.ar.Key]), shrink(cols.keyOffs[:nk+1])
@@ -293,10 +295,10 @@ func (b *Builder) consolidateInto(desc frontier.Description, recs []rec, cols *B
 // writeCols consolidates the sorted recs into out's columns, long enough
 // for what consolidation leaves, and returns the keys, vals and updates
 // written and the times whose diffs overflowed (they saturate). The
-// columns may alias nothing of recs.
-func (b *Builder) writeCols(out *Batch, recs []rec) (nk, nv, n int, overflow []frontier.Time) {
+// columns may alias nothing of recs. clean: recs are known consolidated.
+func (b *Builder) writeCols(out *Batch, recs []rec, clean bool) (nk, nv, n int, overflow []frontier.Time) {
 	if b.ar == (Arity{1, 1}) {
-		return b.writeCols11(out, recs)
+		return b.writeCols11(out, recs, clean)
 	}
 	return b.writeColsAny(out, recs)
 }
@@ -360,7 +362,10 @@ func (b *Builder) writeColsAny(out *Batch, recs []rec) (nk, nv, n int, overflow 
 // checked on entry, so the loop keeps its indexes in registers: one loop
 // doing everything, over the six slices, spilled them to the stack and
 // cost 2 to 3 times as much (README, "Columns from two pointers").
-func (b *Builder) writeCols11(out *Batch, recs []rec) (nk, nv, n int, overflow []frontier.Time) {
+//
+// Records the sort found consolidated (clean) are written without the
+// check: the sort's insertion pass compared every adjacent pair already.
+func (b *Builder) writeCols11(out *Batch, recs []rec, clean bool) (nk, nv, n int, overflow []frontier.Time) {
 	m, stride := len(recs), len(out.keys)
 	words, offs := unsafe.Pointer(unsafe.SliceData(out.keys)), unsafe.Pointer(unsafe.SliceData(out.keyOffs))
 	if m == 0 || m > stride || len(out.vals) != stride || len(out.times) != stride || len(out.diffs) != stride ||
@@ -371,14 +376,14 @@ func (b *Builder) writeCols11(out *Batch, recs []rec) (nk, nv, n int, overflow [
 		unsafe.Pointer(unsafe.SliceData(out.valOffs)) != unsafe.Add(offs, (stride+1)*4) {
 		return b.writeColsAny(out, recs)
 	}
-	nk, nv, ok := emitCols11(recs, words, offs, stride)
+	nk, nv, ok := emitCols11(recs, words, offs, stride, clean)
 	if !ok {
 		recs, overflow = consolidateSat(recs)
 		if len(recs) == 0 {
 			out.keyOffs[0], out.valOffs[0] = 0, 0
 			return 0, 0, 0, overflow
 		}
-		nk, nv, _ = emitCols11(recs, words, offs, stride)
+		nk, nv, _ = emitCols11(recs, words, offs, stride, true)
 	}
 	return nk, nv, len(recs), overflow
 }
@@ -416,12 +421,16 @@ const emitChunk = 256
 // time), no zero diff): if not, what it wrote is not a batch, and the
 // caller consolidates them and calls it again. Each chunk of records is
 // checked and then written, in two loops of few enough live values to stay
-// in registers.
-func emitCols11(recs []rec, words, offs unsafe.Pointer, stride int) (nk, nv int, ok bool) {
+// in registers. Records known consolidated (clean: the sort saw them so,
+// or consolidateSat made them so) are written without the check.
+func emitCols11(recs []rec, words, offs unsafe.Pointer, stride int, clean bool) (nk, nv int, ok bool) {
+	if clean && invariants.Enabled {
+		invariants.Assertf(consolidated(recs), "batch: %d records said consolidated are not", len(recs))
+	}
 	pk, pv := ^recs[0].k, int64(0) // pk starts a key and a val
 	for lo := 0; lo < len(recs); lo += emitChunk {
 		hi := min(lo+emitChunk, len(recs))
-		if !consolidated(recs[lo:min(hi+1, len(recs))]) { // one past: the run check looks ahead
+		if !clean && !consolidated(recs[lo:min(hi+1, len(recs))]) { // one past: the run check looks ahead
 			return 0, 0, false
 		}
 		nk, nv, pk, pv = emitRange(recs[:hi], lo, words, offs, stride, nk, nv, pk, pv)
@@ -597,9 +606,10 @@ func blockOf(recs []rec) []rec {
 // sortBlock sorts the records of block, one-column keys and vals, out of
 // it into the builder's buffer (len(block) of them) and returns columns
 // viewing the block (colsOf), free for the records to be consolidated into
-// them. Up to bucketMax records the sort is one bucket pass (bucketSort),
-// beyond it the LSD radix sort. REQUIRES: len(block) > 0.
-func (b *Builder) sortBlock(block []rec) *Batch {
+// them, and whether the sort saw the records consolidated (clean: only
+// the bucket pass tells). Up to bucketMax records the sort is one bucket
+// pass (bucketSort), beyond it the LSD radix sort. REQUIRES: len(block) > 0.
+func (b *Builder) sortBlock(block []rec) (cols *Batch, clean bool) {
 	n := len(block)
 	if cap(b.recs) < n {
 		b.recs = column[rec](n)
@@ -607,14 +617,14 @@ func (b *Builder) sortBlock(block []rec) *Batch {
 	b.recs = b.recs[:n]
 	var sorted []rec
 	if n <= b.bucketMax {
-		sorted, b.ids, b.counts = bucketSort(block, b.recs, b.ids, b.counts)
+		sorted, b.ids, b.counts, clean = bucketSort(block, b.recs, b.ids, b.counts)
 	} else {
 		sorted, _, b.counts = radixSort(block, b.recs, b.counts)
 	}
 	if &sorted[0] != &b.recs[0] {
 		copy(b.recs, sorted)
 	}
-	return colsOf(block)
+	return colsOf(block), clean
 }
 
 // BuildBlock is Build for a batcher that gathered the updates itself into
@@ -624,7 +634,8 @@ func (b *Builder) sortBlock(block []rec) *Batch {
 // REQUIRES: an arity of {1, 1}, len(block) >= 2 and no records pushed.
 func (b *Builder) BuildBlock(lower, upper frontier.Frontier, block []rec) (*Batch, error) {
 	desc := frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()}
-	out, err := b.consolidateInto(desc, b.recs, b.sortBlock(block))
+	cols, clean := b.sortBlock(block)
+	out, err := b.consolidateInto(desc, b.recs, cols, clean)
 	b.Reset()
 	if invariants.Enabled {
 		if cerr := out.Check(); cerr != nil {

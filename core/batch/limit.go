@@ -71,8 +71,11 @@ func (l *SortLimit) Check() error {
 func (l *SortLimit) sort(recs, scratch []rec) []rec {
 	n := len(recs)
 	if n <= bucketSortMax && !l.lsd {
-		var src []rec
-		src, l.ids, l.counts = bucketSort(recs, scratch, l.ids, l.counts)
+		src, ids, counts, done := bucketSort(recs, scratch, l.ids, l.counts)
+		l.ids, l.counts = ids, counts
+		if done {
+			return src // the sort saw them consolidated, as the builder uses
+		}
 		return consolidateRecs(src)
 	}
 	src, _, counts := radixSort(recs, scratch, l.counts)

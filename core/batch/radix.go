@@ -3,6 +3,7 @@ package batch
 import (
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/tracebench/tracebench/internal/invariants"
 )
@@ -130,6 +131,26 @@ func newRadixKey(recs []rec) radixKey {
 	return rk
 }
 
+// bucketKey is newRadixKey for a bucket pass of at most bmax bits. When
+// the keys alone span bmax bits or more, the bucket numbers are the top
+// bits of the key column whatever else the packed key would hold (the
+// key is its major field), so the vals and times are not scanned: a
+// third of the scan's work a record, for every seal of keys over a range
+// wider than its bucket count. Only a batch whose packed key would be
+// exactly its bucket number (keys spanning bmax bits, one val and one
+// time) loses the shortcut that skips its insertion pass.
+func bucketKey(recs []rec, bmax int) radixKey {
+	kmin, kmax := ^uint64(0), uint64(0)
+	for i := range recs {
+		k := uint64(recs[i].k) ^ signBit
+		kmin, kmax = min(kmin, k), max(kmax, k)
+	}
+	if bk := bits.Len64(kmax - kmin); bk >= bmax {
+		return radixKey{kmin: kmin, sk: 0, sv: 64, st: 64, bits: bk}
+	}
+	return newRadixKey(recs)
+}
+
 // bucketSortMax is the most records the builder sorts with bucketSort: up
 // to it buckets of 16-bit numbers hold about 16 records or fewer, cheap to
 // sort by comparison; beyond it the LSD radix sort's passes cost less.
@@ -145,12 +166,16 @@ const bucketSortMax = 1 << 20
 // of two or three cost 7% more of a 1,000-update seal). So a record is
 // moved once, where the LSD radix sort moves it once a pass and then
 // compares it again to find its run's ends.
-// ids and counts are reused storage.
-func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []rec, idsOut []uint16, countsOut []uint32) {
+// ids and counts are reused storage. consolidated reports what the
+// insertion pass saw on its way: no two adjacent records of equal (k, v,
+// t) and no zero diff, so the records need no consolidation (false when no
+// insertion pass ran, which says nothing).
+func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []rec, idsOut []uint16, countsOut []uint32, consolidated bool) {
 	n := len(recs)
 	scratch = scratch[:n]
-	rk := newRadixKey(recs)
-	b := min(rk.bits, bits.Len(uint(n)), 16)
+	bmax := min(bits.Len(uint(n)), 16)
+	rk := bucketKey(recs, bmax)
+	b := min(rk.bits, bmax)
 	drop := uint(rk.bits - b)
 	nb := 1 << b
 	ids = slices.Grow(ids[:0], n)[:n]
@@ -160,20 +185,28 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []re
 	// The running sum stays in a register (summed through the array, each
 	// bucket waited on the store before it: a chain of 65,536 at 50,000
 	// records), and the longest bucket is known without another loop.
+	// Both loops go through base pointers: every bucket number is below
+	// nb (bucketIDs) and the buckets' counts sum to n, so every index is
+	// in range, and the bounds checks cost a third of the loops'
+	// instructions.
+	cp := unsafe.Pointer(unsafe.SliceData(counts))
 	sum, long := uint32(0), uint32(0)
-	for d, c := range counts[1 : nb+1] {
-		sum += c
-		long = max(long, c)
-		counts[d+1] = sum
+	for d := uintptr(1); d <= uintptr(nb); d++ {
+		c := (*uint32)(unsafe.Add(cp, d*4))
+		sum += *c
+		long = max(long, *c)
+		*c = sum
 	}
 	// counts[d] is where bucket d starts; after the scatter, where it ends.
-	for i := range recs {
-		d := ids[i]
-		scratch[counts[d]] = recs[i]
-		counts[d]++
+	rp, sp := unsafe.Pointer(unsafe.SliceData(recs)), unsafe.Pointer(unsafe.SliceData(scratch))
+	ip := unsafe.Pointer(unsafe.SliceData(ids))
+	for i := range uintptr(n) {
+		c := (*uint32)(unsafe.Add(cp, uintptr(*(*uint16)(unsafe.Add(ip, i*2)))*4))
+		*(*rec)(unsafe.Add(sp, uintptr(*c)*32)) = *(*rec)(unsafe.Add(rp, i*32))
+		*c++
 	}
 	if rk.complete && drop == 0 {
-		return scratch, ids, counts
+		return scratch, ids, counts, false
 	}
 	// Buckets too long for insertion sort are sorted on their own; then
 	// one insertion pass over the whole block sorts the rest, since
@@ -188,8 +221,7 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []re
 			start = end
 		}
 	}
-	insertionPass(scratch)
-	return scratch, ids, counts
+	return scratch, ids, counts, insertionPass(scratch)
 }
 
 // bucketIDs numbers each record's bucket (its packed key's bits from drop
@@ -197,16 +229,23 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []re
 // the key column alone (keys over a range too wide to pack a val beside
 // them: the common case), the number is the key's offset shifted, without
 // the packing's two other terms and the guards Go puts on every shift by a
-// variable count. REQUIRES: len(ids) == len(recs), every number below
-// len(counts)-1, drop < 64.
+// variable count. It writes through base pointers (the bounds checks were
+// a third of the loop). REQUIRES: len(ids) == len(recs), every number
+// below len(counts)-1 (rk packs every record's key into rk.bits bits, and
+// drop leaves at most log2(len(counts)-1) of them), drop < 64.
 func bucketIDs(recs []rec, rk *radixKey, drop uint, ids []uint16, counts []uint32) {
 	ids = ids[:len(recs)]
+	if invariants.Enabled {
+		invariants.Assertf(rk.bits <= 64 && 1<<(uint(rk.bits)-drop) <= len(counts)-1, "batch: %d-bit keys less %d dropped into %d buckets", rk.bits, drop, len(counts)-1)
+	}
 	if rk.sk == 0 && rk.sv == 64 && rk.st == 64 {
 		kmin, drop := rk.kmin, drop&63
-		for i := range recs {
-			d := uint16((uint64(recs[i].k) ^ signBit - kmin) >> drop)
-			ids[i] = d
-			counts[int(d)+1]++
+		rp, ip := unsafe.Pointer(unsafe.SliceData(recs)), unsafe.Pointer(unsafe.SliceData(ids))
+		cp := unsafe.Pointer(unsafe.SliceData(counts))
+		for i := range uintptr(len(recs)) {
+			d := uint16((uint64(*(*int64)(unsafe.Add(rp, i*32))) ^ signBit - kmin) >> drop)
+			*(*uint16)(unsafe.Add(ip, i*2)) = d
+			*(*uint32)(unsafe.Add(cp, uintptr(d)*4+4)) += 1
 		}
 		return
 	}
@@ -218,26 +257,54 @@ func bucketIDs(recs []rec, rk *radixKey, drop uint, ids []uint16, counts []uint3
 }
 
 // insertionPass sorts recs by (k, v, t) by insertion, cheaply when few
-// records are out of place: a record not less than the one before it costs
+// records are out of place: a record greater than the one before it costs
 // one compare of keys. bucketSort calls it once every bucket longer than
 // insertionMax is sorted, so no record moves insertionMax places or more
 // (asserted under invariants: a bucket left long would make it quadratic).
-func insertionPass(recs []rec) {
+//
+// It returns whether the sorted records are consolidated (no two adjacent
+// of equal (k, v, t), no zero diff), which the builder then need not check
+// in a pass of its own. Every pair adjacent at the end was compared on the
+// way: a record is either greater than the one before it (the common
+// case, a strict compare), equal to it (seen), or inserted after the first
+// record not greater than it (equal or less: seen) and before one it is
+// less than; the records it passed keep their order among themselves.
+func insertionPass(recs []rec) bool {
+	zero := 0
+	if len(recs) > 0 {
+		zero = b2i(recs[0].d == 0)
+	}
+	dup := false
 	for i := 1; i < len(recs); i++ {
-		if !lessRec(&recs[i], &recs[i-1]) {
+		p, q := &recs[i-1], &recs[i]
+		zero |= b2i(q.d == 0)
+		// In order: a greater key (the common case, one branch), or an
+		// equal key and a greater (val, time).
+		if p.k < q.k || p.k == q.k && (p.v < q.v || p.v == q.v && p.t < q.t) {
 			continue
 		}
-		r := recs[i]
+		r := *q
+		if eqRec(&r, &recs[i-1]) {
+			dup = true
+			continue
+		}
 		j := i
 		for ; j > 0 && lessRec(&r, &recs[j-1]); j-- {
 			recs[j] = recs[j-1]
+		}
+		if j > 0 && eqRec(&r, &recs[j-1]) {
+			dup = true
 		}
 		if invariants.Enabled {
 			invariants.Assertf(i-j < insertionMax, "batch: insertion pass moved record %d of %d by %d places (a long bucket left unsorted)", i, len(recs), i-j)
 		}
 		recs[j] = r
 	}
+	return !dup && zero == 0
 }
+
+// eqRec reports whether a and b have equal (k, v, t).
+func eqRec(a, b *rec) bool { return a.k == b.k && a.v == b.v && a.t == b.t }
 
 // radixSort sorts recs by (k, v, t), using scratch (len(scratch) >=
 // len(recs)), and returns the sorted records: recs or scratch[:len(recs)],

@@ -1,7 +1,9 @@
 package batch
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -304,9 +306,66 @@ func TestBucketSortLongBuckets(t *testing.T) {
 		rng.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
 		want := slices.Clone(recs)
 		slices.SortFunc(want, cmpRec)
-		got, _, _ := bucketSort(recs, make([]rec, len(recs)), nil, nil)
+		got, _, _, _ := bucketSort(recs, make([]rec, len(recs)), nil, nil)
 		if !slices.Equal(got, want) {
 			t.Fatalf("n=%d: bucketSort differs from a sort", n)
 		}
 	}
+}
+
+// recsConsolidated reports what bucketSort's flag claims of sorted recs:
+// no two adjacent of equal (k, v, t) and no zero diff.
+func recsConsolidated(recs []rec) bool {
+	for i, r := range recs {
+		if r.d == 0 || i > 0 && eqRec(&recs[i-1], &r) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBucketSortSaysConsolidated: bucketSort sorts as a sort does, and its
+// flag says the records are consolidated exactly when they are, unless the
+// bucket number was the whole key (no insertion pass ran to see them;
+// then it says nothing). Keys, vals and times from small ranges repeat
+// and collide; zero diffs are drawn too; sizes reach the long buckets
+// sorted apart before the insertion pass.
+func TestBucketSortSaysConsolidated(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		kk, vk, tk := rapid.IntRange(0, 3).Draw(t, "key-kind"), rapid.IntRange(0, 3).Draw(t, "val-kind"), rapid.IntRange(0, 2).Draw(t, "time-kind")
+		dk := rapid.IntRange(0, 2).Draw(t, "diff-kind")
+		n := rapid.IntRange(1, 300).Draw(t, "n")
+		recs := make([]rec, n)
+		for i := range recs {
+			d := int64(1)
+			if dk > 0 {
+				d = rapid.Int64Range(-int64(dk), int64(dk)).Draw(t, "d")
+			}
+			recs[i] = rec{drawInt64(t, kk, "k"), drawInt64(t, vk, "v"), drawTime(t, tk), d}
+		}
+		// Records of equal (k, v, t) may come out in any order of their
+		// diffs: compare as multisets, and the order by (k, v, t).
+		full := func(a, b rec) int {
+			if c := cmpRec(a, b); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.d, b.d)
+		}
+		want := slices.Clone(recs)
+		slices.SortFunc(want, full)
+		bmax := min(bits.Len(uint(n)), 16)
+		rk := bucketKey(recs, bmax)
+		whole := rk.complete && rk.bits <= bmax
+		got, _, _, clean := bucketSort(slices.Clone(recs), make([]rec, n), nil, nil)
+		if !slices.IsSortedFunc(got, cmpRec) || !slices.Equal(slices.SortedFunc(slices.Values(got), full), want) {
+			t.Fatalf("bucketSort differs from a sort")
+		}
+		is := recsConsolidated(got)
+		if clean && !is {
+			t.Fatalf("bucketSort says %d records consolidated; they are not", n)
+		}
+		if !clean && is && !whole {
+			t.Fatalf("bucketSort ran its insertion pass over %d consolidated records and did not say so", n)
+		}
+	})
 }

@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"pgregory.net/rapid"
@@ -366,6 +368,54 @@ func TestBucketSortSaysConsolidated(t *testing.T) {
 		}
 		if !clean && is && !whole {
 			t.Fatalf("bucketSort ran its insertion pass over %d consolidated records and did not say so", n)
+		}
+	})
+}
+
+// TestEmitRangeLoopsAgree: the seal's emit in assembly (emitRange, with
+// emitRangeFast for every record but a batch's first) writes the same
+// columns and returns the same counts as the Go loop, chunk by chunk as
+// emitCols11 calls them, over keys and vals that repeat in runs.
+func TestEmitRangeLoopsAgree(t *testing.T) {
+	if !emitHasFast {
+		t.Skip("no assembly loop on this architecture")
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, 700).Draw(t, "n")
+		kind := rapid.IntRange(0, 3).Draw(t, "kind")
+		recs := make([]rec, n)
+		for i := range recs {
+			recs[i] = rec{drawInt64(t, kind, "k"), drawInt64(t, kind, "v"), drawTime(t, kind%3), drawInt64(t, 2, "d") | 1}
+		}
+		slices.SortFunc(recs, cmpRec)
+		recs = slices.CompactFunc(recs, func(a, b rec) bool { return cmpRec(a, b) == 0 })
+		n = len(recs)
+		chunk := rapid.IntRange(1, n).Draw(t, "chunk")
+		fast, slow := colsOf(make([]rec, n)), colsOf(make([]rec, n))
+		emit := func(cols *Batch, f func([]rec, int, unsafe.Pointer, unsafe.Pointer, int, int, int, int64, int64) (int, int, int64, int64)) (int, int, int64, int64) {
+			words, offs := unsafe.Pointer(unsafe.SliceData(cols.keys)), unsafe.Pointer(unsafe.SliceData(cols.keyOffs))
+			nk, nv, pk, pv := 0, 0, ^recs[0].k, int64(0)
+			for lo := 0; lo < n; lo += chunk {
+				nk, nv, pk, pv = f(recs[:min(lo+chunk, n)], lo, words, offs, n, nk, nv, pk, pv)
+			}
+			return nk, nv, pk, pv
+		}
+		fk, fv, fpk, fpv := emit(fast, emitRange)
+		sk, sv, spk, spv := emit(slow, emitRangeGo)
+		if fk != sk || fv != sv || fpk != spk || fpv != spv {
+			t.Fatalf("assembly returned (%d, %d, %d, %d), Go (%d, %d, %d, %d)", fk, fv, fpk, fpv, sk, sv, spk, spv)
+		}
+		for _, c := range []struct {
+			name      string
+			got, want any
+		}{
+			{"keys", fast.keys[:fk], slow.keys[:sk]}, {"vals", fast.vals[:fv], slow.vals[:sv]},
+			{"keyOffs", fast.keyOffs[:fk], slow.keyOffs[:sk]}, {"valOffs", fast.valOffs[:fv], slow.valOffs[:sv]},
+			{"times", fast.times, slow.times}, {"diffs", fast.diffs, slow.diffs},
+		} {
+			if !reflect.DeepEqual(c.got, c.want) {
+				t.Fatalf("%s: assembly wrote %v, Go %v", c.name, c.got, c.want)
+			}
 		}
 	})
 }

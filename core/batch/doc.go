@@ -8,7 +8,8 @@
 // (Merger; NewMergerN merges k at once through a loser tree, kmerge.go;
 // for one-column keys and vals, kmerge11.go, with a dominant input merged
 // beside the tree, kmergebig.go, and the tree's common update and emit in
-// amd64 assembly, kselect_amd64.s).
+// amd64 assembly, kselect_amd64.s; a build's column writes are in amd64
+// assembly too, emit_amd64.s).
 // Semantics:
 // docs/semantics.md §1.3–§1.6 and §1.7 (merges).
 //

@@ -115,6 +115,12 @@ func newRadixKey(recs []rec) radixKey {
 		vmin, vmax = min(vmin, v), max(vmax, v)
 		tmin, tmax = min(tmin, r.t), max(tmax, r.t)
 	}
+	return packRadixKey(kmin, kmax, vmin, vmax, tmin, tmax)
+}
+
+// packRadixKey chooses the major key from the fields' ranges (keys and
+// vals with the sign bit flipped).
+func packRadixKey(kmin, kmax, vmin, vmax, tmin, tmax uint64) radixKey {
 	bk, bv, bt := bits.Len64(kmax-kmin), bits.Len64(vmax-vmin), bits.Len64(tmax-tmin)
 	rk := radixKey{kmin: kmin, vmin: vmin, tmin: tmin}
 	switch {
@@ -136,9 +142,10 @@ func newRadixKey(recs []rec) radixKey {
 // bits of the key column whatever else the packed key would hold (the
 // key is its major field), so the vals and times are not scanned: a
 // third of the scan's work a record, for every seal of keys over a range
-// wider than its bucket count. Only a batch whose packed key would be
-// exactly its bucket number (keys spanning bmax bits, one val and one
-// time) loses the shortcut that skips its insertion pass.
+// wider than its bucket count; narrower keys take a second pass over the
+// vals and times alone. Only a batch whose packed key would be exactly
+// its bucket number (keys spanning bmax bits, one val and one time) loses
+// the shortcut that skips its insertion pass.
 func bucketKey(recs []rec, bmax int) radixKey {
 	kmin, kmax := ^uint64(0), uint64(0)
 	for i := range recs {
@@ -148,7 +155,16 @@ func bucketKey(recs []rec, bmax int) radixKey {
 	if bk := bits.Len64(kmax - kmin); bk >= bmax {
 		return radixKey{kmin: kmin, sk: 0, sv: 64, st: 64, bits: bk}
 	}
-	return newRadixKey(recs)
+	// Narrower keys: the vals and times too, the keys' range known.
+	vmin, tmin := ^uint64(0), ^uint64(0)
+	var vmax, tmax uint64
+	for i := range recs {
+		r := &recs[i]
+		v := uint64(r.v) ^ signBit
+		vmin, vmax = min(vmin, v), max(vmax, v)
+		tmin, tmax = min(tmin, r.t), max(tmax, r.t)
+	}
+	return packRadixKey(kmin, kmax, vmin, vmax, tmin, tmax)
 }
 
 // bucketSortMax is the most records the builder sorts with bucketSort: up

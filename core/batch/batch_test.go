@@ -406,6 +406,7 @@ func TestTallyWalksAsACursor(t *testing.T) {
 		{Since: frontier.Min(), Until: frontier.At(5)},
 		{Since: frontier.At(6), Until: frontier.At(6)}, // shows nothing
 		{Since: frontier.At(3), Until: frontier.At(8)},
+		{Since: frontier.Empty(), Until: frontier.At(1)}, // advancing by {} moves nothing
 	}
 	for trial := range 200 {
 		n := rng.IntN(300)

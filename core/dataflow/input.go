@@ -111,10 +111,8 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 // keep records mine, this worker's share of an input's updates, and hands
 // it to every dataflow reading the input.
 func (in *Inputs) keep(name string, l *inputLog, mine *Chunk) error {
-	for _, t := range mine.Times {
-		if !l.frontier.Beyond(t) {
-			return fmt.Errorf("dataflow: input %q: update at %d is before its frontier %v", name, t, l.frontier)
-		}
+	if i := l.frontier.FirstBefore(mine.Times); i >= 0 {
+		return fmt.Errorf("dataflow: input %q: update at %d is before its frontier %v", name, mine.Times[i], l.frontier)
 	}
 	if mine.Len() == 0 {
 		return nil

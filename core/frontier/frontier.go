@@ -46,6 +46,33 @@ func (f Frontier) MustTime() Time {
 // Beyond reports whether time t is beyond f, i.e. f = {x} with x <= t (§2.1).
 func (f Frontier) Beyond(t Time) bool { return !f.empty && f.t <= t }
 
+// FirstBefore returns the index of the first of ts that f is not beyond,
+// or -1 when f is beyond them all: a chunk's check against its input's
+// frontier. It takes the least time first, without a branch a time (a
+// loop of Beyond tests the frontier's two fields every time), and looks
+// for the index only when there is one to report.
+func (f Frontier) FirstBefore(ts []Time) int {
+	if len(ts) == 0 {
+		return -1
+	}
+	if f.empty {
+		return 0
+	}
+	lo := ts[0]
+	for _, t := range ts[1:] {
+		lo = min(lo, t)
+	}
+	if lo >= f.t {
+		return -1
+	}
+	for i, t := range ts {
+		if t < f.t {
+			return i
+		}
+	}
+	return -1
+}
+
 // LessEqual reports f <= g: every time beyond g is beyond f (g is later).
 func (f Frontier) LessEqual(g Frontier) bool {
 	if g.empty {

@@ -234,3 +234,26 @@ func TestDescription(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstBefore: FirstBefore finds the first time f is not beyond, as a
+// loop of Beyond does, for the empty frontier, times on both sides of f's
+// and at it, and no times.
+func TestFirstBefore(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		f := At(rapid.Uint64Range(0, 8).Draw(t, "f"))
+		if rapid.Bool().Draw(t, "empty") {
+			f = Empty()
+		}
+		ts := rapid.SliceOfN(rapid.Uint64Range(0, 10), 0, 20).Draw(t, "ts")
+		want := -1
+		for i, x := range ts {
+			if !f.Beyond(x) {
+				want = i
+				break
+			}
+		}
+		if got := f.FirstBefore(ts); got != want {
+			t.Fatalf("%v.FirstBefore(%v) = %d, want %d", f, ts, got, want)
+		}
+	})
+}

@@ -559,10 +559,8 @@ func (c *Controller) validate(cmd Command) error {
 		if err := ch.Check(); err != nil {
 			return fmt.Errorf("runtime: input %q: %w", cmd.Name, err)
 		}
-		for i, t := range ch.Times {
-			if !in.frontier.Beyond(t) {
-				return fmt.Errorf("runtime: input %q: Chunk row %d: time %d is before the input frontier %v", cmd.Name, i, t, in.frontier)
-			}
+		if i := in.frontier.FirstBefore(ch.Times); i >= 0 {
+			return fmt.Errorf("runtime: input %q: Chunk row %d: time %d is before the input frontier %v", cmd.Name, i, ch.Times[i], in.frontier)
 		}
 	case AdvanceInput:
 		in := c.inputs[cmd.Name]

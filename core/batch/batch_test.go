@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"pgregory.net/rapid"
@@ -525,6 +526,41 @@ func TestPush1MasksMissingColumns(t *testing.T) {
 		}
 		if a.String() != b.String() {
 			t.Fatalf("arity %v: Push1 built\n%s\nPush built\n%s", ar, a, b)
+		}
+	}
+}
+
+// TestBuildBlockIsThePushedArray: a build of one-column keys and vals
+// whose records fill at least 3/4 of the builder's array takes that array
+// as the batch's block, with no copy (its keys begin where the records
+// did), and the builder pushes the next records into another; one that
+// fills less leaves the array to the builder and the batch a block of its
+// own size, so a batch never keeps much room it does not use.
+func TestBuildBlockIsThePushedArray(t *testing.T) {
+	const capHint = 1000
+	for _, c := range []struct {
+		n    int
+		take bool
+	}{{capHint, true}, {capHint * 3 / 4, true}, {capHint*3/4 - 1, false}, {defaultRadixMin, false}} {
+		bld := NewBuilder(Arity{1, 1}, capHint)
+		for i := range c.n {
+			bld.Push1(int64(i*7919%c.n), 0, 1, 1) // distinct keys, out of order
+		}
+		base := unsafe.Pointer(unsafe.SliceData(bld.recs))
+		b, err := bld.Build(frontier.Min(), frontier.At(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Check(); err != nil {
+			t.Fatalf("n=%d: %v", c.n, err)
+		}
+		if b.Len() != c.n || !slices.IsSorted(b.keys) {
+			t.Fatalf("n=%d: built %d updates, keys sorted %v", c.n, b.Len(), slices.IsSorted(b.keys))
+		}
+		took := unsafe.Pointer(unsafe.SliceData(b.keys)) == base
+		kept := unsafe.Pointer(unsafe.SliceData(bld.recs)) == base
+		if took != c.take || kept == c.take {
+			t.Fatalf("n=%d of %d: the batch took the pushed array %v (want %v), the builder kept it %v", c.n, capHint, took, c.take, kept)
 		}
 	}
 }

@@ -233,9 +233,13 @@ func (b *Builder) sortRecs() {
 
 func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	// One-column keys and vals sort out of the new batch's own column
-	// block, which starts as a copy of the records (blockOf, colsOf), back
-	// into the builder's buffer, so the sort needs no scratch of its own
-	// and the block is never zeroed. Up to bucketMax records the sort is
+	// block (colsOf), which is the pushed records' array when they fill
+	// at least 3/4 of it (the sort's output buffer then takes that
+	// array's place for the next pushes) and a copy of them otherwise
+	// (blockOf), into the builder's buffer: no copy of the records is
+	// made for a block that will not keep much room, and the block is
+	// never zeroed.
+	// Up to bucketMax records the sort is
 	// one bucket pass (bucketSort), beyond it the LSD radix sort; under
 	// radixMin records they sort where they are by comparison and then
 	// take such a block. Other arities sort in the builder's scratch, which
@@ -254,6 +258,15 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 		// columns as below (two allocations, not six).
 		slices.SortFunc(b.recs, cmpRec)
 		cols = colsOf(blockOf(b.recs))
+	case b.ar == (Arity{1, 1}) && n >= cap(b.recs)*3/4:
+		// The pushed records' array becomes the block: they sort out of
+		// it into a new buffer (sortBlock makes it), which takes its
+		// place for the next pushes, so no copy of them is made for the
+		// block (blockOf, below, when they fill under 3/4 of their array
+		// and the batch would keep the room).
+		block := b.recs
+		b.recs = nil
+		cols, clean = b.sortBlock(block)
 	case b.ar == (Arity{1, 1}):
 		cols, clean = b.sortBlock(blockOf(b.recs))
 	case n >= b.radixMin && n <= b.bucketMax:

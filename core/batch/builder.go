@@ -472,7 +472,9 @@ func consolidated(recs []rec) bool {
 // (emitRangeFast, emit_amd64.s): 23 instructions a record against 35 for
 // the Go loop, which keeps two of its values on the stack for want of
 // registers. The Go loop (emitRangeGo) is the reference the tests compare
-// it with, and the loop on other architectures.
+// it with, and the loop on other architectures. REQUIRES: the columns
+// alias nothing of recs (the assembly reads each record's predecessor
+// after writing the columns), as writeCols requires of its callers.
 func emitRange(recs []rec, lo int, words, offs unsafe.Pointer, stride, nk, nv int, pk, pv int64) (int, int, int64, int64) {
 	if !emitHasFast || lo >= len(recs) {
 		return emitRangeGo(recs, lo, words, offs, stride, nk, nv, pk, pv)

@@ -73,19 +73,39 @@ func (m *MutableFrontier) find(t Time) (int, bool) {
 }
 
 // Move moves one hold from old to new (new is taken first, so moving to the
-// same frontier is a no-op). The sole hold at old moving to a time no other
-// hold lies between (a reader advancing its hold, the common move) changes
-// its entry's time in place.
+// same frontier is a no-op). A hold moving forward past no other held time
+// (a reader advancing its hold, the common move) is done in place: the
+// entry's time changes when it was the only hold there, the next entry's
+// count grows when it is at new (several readers advancing together, one
+// after another), and otherwise one entry is inserted or removed.
 func (m *MutableFrontier) Move(old, new Frontier) error {
 	if old == new {
 		return nil
 	}
 	if to, ok := new.Time(); ok {
-		if from, ok := old.Time(); ok {
-			if i, found := m.find(from); found && m.entries[i].n == 1 &&
-				(i == 0 || m.entries[i-1].t < to) && (i == len(m.entries)-1 || to < m.entries[i+1].t) {
-				m.entries[i].t = to
-				return nil
+		if from, ok := old.Time(); ok && from < to {
+			if i, found := m.find(from); found {
+				e := m.entries
+				j := i + 1
+				switch {
+				case j == len(e) || to < e[j].t:
+					// Nothing held in (from, to].
+					if e[i].n == 1 {
+						e[i].t = to
+					} else {
+						e[i].n--
+						m.entries = slices.Insert(e, j, hold{to, 1})
+					}
+					return nil
+				case e[j].t == to:
+					e[j].n++
+					if e[i].n == 1 {
+						m.entries = slices.Delete(e, i, j)
+					} else {
+						e[i].n--
+					}
+					return nil
+				}
 			}
 		}
 	}

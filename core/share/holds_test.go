@@ -335,6 +335,50 @@ func TestAReadersDowngradeWakesThePublisher(t *testing.T) {
 	}
 }
 
+// Case: readers moving their holds one after another notify the
+// publisher's worker once, with the move that fills Wake; once the
+// publisher has taken Wake, the next move notifies again.
+func TestMovesNotifyOncePerWake(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(5)
+	notified := 0
+	p.s.SetNotify(func() { notified++ })
+	var rs []*Reader
+	for range 3 {
+		r, err := pt.ReaderAt(frontier.At(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	p.compact(frontier.At(8))
+	select {
+	case <-p.s.Wake():
+	default:
+	}
+	notified = 0
+	for i, r := range rs {
+		r.SetLogicalCompaction(frontier.At(3))
+		if notified != 1 {
+			t.Fatalf("after %d moves with Wake untaken: notified %d times, want 1", i+1, notified)
+		}
+	}
+	for i, r := range rs {
+		<-p.s.Wake()
+		p.s.Refresh()
+		r.SetLogicalCompaction(frontier.At(4))
+		if notified != 2+i {
+			t.Fatalf("a move after the publisher took Wake: notified %d times, want %d", notified, 2+i)
+		}
+	}
+	<-p.s.Wake()
+	p.s.Refresh()
+	if got := pt.Stats().Since; got != frontier.At(4) {
+		t.Fatalf("since %v after every reader moved to {4}, want {4}", got)
+	}
+}
+
 // Case: Exert alone applies a remote hold that moved, so a publisher whose
 // wake was consumed without a Refresh still compacts as far as holds allow.
 func TestExertAloneAppliesAMovedHold(t *testing.T) {

@@ -87,15 +87,19 @@ func NewPoint() *Point {
 // addr orders points for locking.
 func (p *Point) addr() uintptr { return uintptr(unsafe.Pointer(p)) }
 
-// wakePublisherLocked signals the publisher that remote holds moved.
+// wakePublisherLocked signals the publisher that remote holds moved. The
+// notify function is called only with the signal that fills Wake: while
+// Wake is full, the move that filled it has notified the publisher's
+// worker, which has yet to take it (and will read every hold when it does),
+// so readers moving their holds one after another wake it once.
 func (p *Point) wakePublisherLocked() {
 	if p.pub != nil {
 		select {
 		case p.pub.wake <- struct{}{}:
+			if p.pub.notify != nil {
+				p.pub.notify()
+			}
 		default:
-		}
-		if p.pub.notify != nil {
-			p.pub.notify()
 		}
 	}
 }

@@ -70,9 +70,13 @@ func NewTrace(ar batch.Arity, opts spine.Options) (*trace.Handle, *trace.Writer,
 // the publisher's loop calls Refresh when it fires.
 func (s *Spine) Wake() <-chan struct{} { return s.wake }
 
-// SetNotify installs a function called whenever a reader moves or releases a
-// hold, besides signalling Wake, so that a worker can park on one channel.
-// It runs under a point's lock on the reader's goroutine: it must only signal.
+// SetNotify installs a function called when a reader moves or releases a
+// hold and Wake was empty, besides signalling Wake, so that a worker can
+// park on one channel: while Wake is full the worker has been notified of
+// it and has yet to take it, so further moves call nothing. The worker
+// must take Wake (and Refresh) on every wake it is notified for. Install it
+// before any reader registers. It runs under a point's lock on the
+// reader's goroutine: it must only signal.
 func (s *Spine) SetNotify(f func()) { s.notify = f }
 
 // LocalPoint returns the trace's private publication point, attached on first

@@ -74,18 +74,26 @@ func emptyOut(ar Arity, lower, upper, since frontier.Frontier) Batch {
 	}
 }
 
-// JoinEmpty returns what a merge of a and b, neither with updates, under
-// the compaction frontier makes (the batch NewMerger's or NewMergerN's
-// result would be), without a Merger: a trace whose upper advances without
-// data (an errors collection with no errors) takes one such batch a round.
-// REQUIRES: a.Upper == b.Lower, equal arities, a and b without updates.
-func JoinEmpty(a, b *Batch, compaction frontier.Frontier) *Batch {
+// JoinEmpty returns what a merge of the adjacent batches bs, none with
+// updates, under the compaction frontier makes (the batch NewMerger's or
+// NewMergerN's result would be, and what joining them two at a time would
+// end with), without a Merger: a trace whose upper advances without data
+// (an errors collection with no errors) takes one such batch a round and
+// joins a run of them at once.
+// REQUIRES: at least one batch, bs[i].Upper == bs[i+1].Lower, equal
+// arities, no updates.
+func JoinEmpty(bs []*Batch, compaction frontier.Frontier) *Batch {
+	a, b := bs[0], bs[len(bs)-1]
 	if invariants.Enabled {
-		invariants.Assertf(a.Upper() == b.Lower(), "batch: join of non-adjacent %v and %v", a.desc, b.desc)
-		invariants.Assertf(a.ar == b.ar, "batch: join of arities %v and %v", a.ar, b.ar)
-		invariants.Assertf(a.IsEmpty() && b.IsEmpty(), "batch: join of %d and %d updates", a.Len(), b.Len())
+		for i, x := range bs {
+			invariants.Assertf(x.IsEmpty(), "batch: join of a batch of %d updates", x.Len())
+			if i > 0 {
+				invariants.Assertf(bs[i-1].Upper() == x.Lower(), "batch: join of non-adjacent %v and %v", bs[i-1].desc, x.desc)
+				invariants.Assertf(bs[i-1].ar == x.ar, "batch: join of arities %v and %v", bs[i-1].ar, x.ar)
+			}
+		}
 	}
-	out := emptyOut(a.ar, a.desc.Lower, b.desc.Upper, mergedSince([]*Batch{a, b}, compaction))
+	out := emptyOut(a.ar, a.desc.Lower, b.desc.Upper, mergedSince(bs, compaction))
 	return &out
 }
 

@@ -251,10 +251,7 @@ func (s *Spine) arrive(b *batch.Batch) {
 			i--
 		}
 		if n-i >= 2 {
-			j := l.waiting[i]
-			for _, e := range l.waiting[i+1:] {
-				j = batch.JoinEmpty(j, e, s.logical)
-			}
+			j := batch.JoinEmpty(l.waiting[i:], s.logical)
 			clear(l.waiting[i+1:])
 			l.waiting = append(l.waiting[:i], j)
 			s.version++

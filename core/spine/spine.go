@@ -190,15 +190,27 @@ func (s *Spine) Close() error {
 // considerMerges moves pending batches whose upper is within the physical
 // frontier into the merge structure, in arrival order.
 func (s *Spine) considerMerges() {
+	base := s.pending
 	for len(s.pending) > 0 && s.pending[0].Upper().LessEqual(s.physical) {
 		b := s.pending[0]
 		s.pending[0] = nil
 		s.pending = s.pending[1:]
 		s.arrive(b)
 	}
-	if len(s.pending) == 0 {
-		s.pending = nil // drop the consumed prefix's backing array
+	if len(s.pending) == len(base) {
+		return
 	}
+	// What stays pending moves to the front of the array, which the next
+	// Insert fills again (one batch a round, usually admitted at once,
+	// costs no allocation); an array grown while the physical frontier
+	// held many batches back is dropped once they are all admitted.
+	if len(s.pending) == 0 && cap(base) > 64 {
+		s.pending = nil
+		return
+	}
+	n := copy(base, s.pending)
+	clear(base[n:])
+	s.pending = base[:n]
 }
 
 // classOf returns the level a batch of n updates belongs to by size:

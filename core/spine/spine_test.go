@@ -482,3 +482,49 @@ func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
 		t.Fatalf("chain holds\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestPendingKeepsItsArray: admitting pending batches moves the ones that
+// stay to the front of the pending array and keeps the array, so a batch a
+// round admitted at once appends into it without allocating; an array
+// grown while the physical frontier held many back is dropped once all
+// are admitted.
+func TestPendingKeepsItsArray(t *testing.T) {
+	s := New(kv, Options{})
+	s.SetPhysicalCompaction(frontier.At(0))
+	for i := range uint64(3) {
+		if err := s.Insert(batch.Empty(kv, frontier.At(i), frontier.At(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.pending) != 3 {
+		t.Fatalf("setup: %d pending, want 3", len(s.pending))
+	}
+	base := &s.pending[:1][0]
+	third := s.pending[2]
+	s.SetPhysicalCompaction(frontier.At(2))
+	if len(s.pending) != 1 || s.pending[0] != third || &s.pending[:1][0] != base {
+		t.Fatalf("after admitting two of three: pending %v, want the third at the front of the same array", s.pending)
+	}
+	if rest := s.pending[1:cap(s.pending)]; rest[0] != nil || rest[1] != nil {
+		t.Fatalf("the array keeps the admitted batches: %v", rest)
+	}
+	s.SetPhysicalCompaction(frontier.At(3))
+	if len(s.pending) != 0 || cap(s.pending) == 0 {
+		t.Fatalf("all admitted: pending %v (cap %d), want empty with its array", s.pending, cap(s.pending))
+	}
+	if err := s.Insert(batch.Empty(kv, frontier.At(3), frontier.At(4))); err != nil {
+		t.Fatal(err)
+	}
+	if &s.pending[:1][0] != base {
+		t.Fatal("the next batch went to a new array")
+	}
+	for i := uint64(4); i < 104; i++ {
+		if err := s.Insert(batch.Empty(kv, frontier.At(i), frontier.At(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SetPhysicalCompaction(frontier.Empty())
+	if len(s.pending) != 0 || cap(s.pending) != 0 {
+		t.Fatalf("%d batches admitted at once: pending keeps an array of %d", 100, cap(s.pending))
+	}
+}

@@ -75,8 +75,9 @@ func (s *Spine) Wake() <-chan struct{} { return s.wake }
 // park on one channel: while Wake is full the worker has been notified of
 // it and has yet to take it, so further moves call nothing. The worker
 // must take Wake (and Refresh) on every wake it is notified for. Install it
-// before any reader registers. It runs under a point's lock on the
-// reader's goroutine: it must only signal.
+// before the spine is attached to a point (nothing fills Wake until then).
+// It runs under a point's lock on the reader's goroutine: it must only
+// signal.
 func (s *Spine) SetNotify(f func()) { s.notify = f }
 
 // LocalPoint returns the trace's private publication point, attached on first

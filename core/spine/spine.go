@@ -197,20 +197,26 @@ func (s *Spine) considerMerges() {
 		s.pending = s.pending[1:]
 		s.arrive(b)
 	}
-	if len(s.pending) == len(base) {
+	n := len(s.pending)
+	if n == len(base) {
 		return
 	}
 	// What stays pending moves to the front of the array, which the next
 	// Insert fills again (one batch a round, usually admitted at once,
 	// costs no allocation); an array grown while the physical frontier
-	// held many batches back is dropped once they are all admitted.
-	if len(s.pending) == 0 && cap(base) > 64 {
+	// held many batches back is dropped once they are all admitted. The
+	// move is made only when at least as many were admitted as stay (so
+	// it costs at most one copy per admission): otherwise the slice stays
+	// past the admitted ones, as a reader's lagging hold keeps it, and
+	// append moves it when it grows.
+	switch {
+	case n == 0 && cap(base) > 64:
 		s.pending = nil
-		return
+	case len(base)-n >= n:
+		copy(base, s.pending)
+		clear(base[n:])
+		s.pending = base[:n]
 	}
-	n := copy(base, s.pending)
-	clear(base[n:])
-	s.pending = base[:n]
 }
 
 // classOf returns the level a batch of n updates belongs to by size:

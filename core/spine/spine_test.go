@@ -484,10 +484,11 @@ func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
 }
 
 // TestPendingKeepsItsArray: admitting pending batches moves the ones that
-// stay to the front of the pending array and keeps the array, so a batch a
-// round admitted at once appends into it without allocating; an array
-// grown while the physical frontier held many back is dropped once all
-// are admitted.
+// stay to the front of the pending array, when at least as many were
+// admitted, and keeps the array, so a batch a round admitted at once
+// appends into it without allocating; fewer admitted than stay leave the
+// slice past them (no copy); an array grown while the physical frontier
+// held many back is dropped once all are admitted.
 func TestPendingKeepsItsArray(t *testing.T) {
 	s := New(kv, Options{})
 	s.SetPhysicalCompaction(frontier.At(0))
@@ -522,6 +523,11 @@ func TestPendingKeepsItsArray(t *testing.T) {
 		if err := s.Insert(batch.Empty(kv, frontier.At(i), frontier.At(i+1))); err != nil {
 			t.Fatal(err)
 		}
+	}
+	before := s.pending
+	s.SetPhysicalCompaction(frontier.At(5))
+	if len(s.pending) != 99 || s.pending[0].Lower() != frontier.At(5) || &s.pending[0] != &before[2] || before[0] != nil || before[1] != nil {
+		t.Fatalf("two of 101 admitted: %d pending from %v, want 99 from {5}, the slice past the admitted (cleared) ones", len(s.pending), s.pending[0].Lower())
 	}
 	s.SetPhysicalCompaction(frontier.Empty())
 	if len(s.pending) != 0 || cap(s.pending) != 0 {

@@ -766,13 +766,31 @@ func (s *benchSetup) quiesce(ctx context.Context) error {
 	return nil
 }
 
+// settle waits, yielding, until every worker of every runtime is parked
+// with nothing pending: what a round left its runtimes to do after the
+// answer and the barrier (a worker's maintenance pass and its parking, on
+// the Interactive runtime too, which quiesce does not wait for) then runs
+// inside the round's time, not beside the next run.
+func (s *benchSetup) settle() {
+	for _, r := range s.rts {
+		for _, w := range r.workers {
+			for !w.idle() {
+				runtime.Gosched()
+			}
+		}
+	}
+}
+
 // BenchmarkSteadyRatio interleaves rounds of imported and direct (the same
 // updates to both, alternating which goes first) and reports the median
 // ratio of their per-round times with its interquartile spread: one run
 // gives the ratio without the drift between separate benchmarks. A round is
 // timed until its maintaining runtime is quiescent (see quiesce), merges in
-// progress included, so work one side leaves running in the background
-// neither escapes its own measurement nor slows the other side's.
+// progress included, and every worker of both runtimes has parked (see
+// settle: the Interactive worker's remainder after the answer, and each
+// worker's after the barrier), so work one side leaves running in the
+// background neither escapes its own measurement nor slows the other
+// side's.
 //
 // Metrics: imported/direct is the median of the per-round ratios (ratio-p25
 // and ratio-p75 its quartiles); total-imported/direct is the ratio of the
@@ -812,6 +830,7 @@ func BenchmarkSteadyRatio(b *testing.B) {
 					if err := s.quiesce(ctx); err != nil {
 						b.Fatal(err)
 					}
+					s.settle()
 					return time.Since(start)
 				}
 				if t%2 == 0 {

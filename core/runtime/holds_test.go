@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	goruntime "runtime"
 	gosync "sync"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -322,5 +324,72 @@ func sendAll(t *testing.T, ctl *Controller, cmds ...Command) {
 		if err := ctl.Send(cmd); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestIdleIsParkedWithNothingPending: a worker reads as idle only while it
+// waits for a wake with no wake and no command pending — not while it
+// runs a command, nor while a command waits in its queue — and reads so
+// again once it has parked after them (the benchmarks' settle polls it).
+func TestIdleIsParkedWithNothingPending(t *testing.T) {
+	r, err := New(Options{Role: Solo, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, _ := NewController(r)
+	defer ctl.Shutdown()
+	w := r.workers[0]
+	waitIdle := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !w.idle() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the worker never reads idle", what)
+			}
+			goruntime.Gosched()
+		}
+	}
+	if err := ctl.Sync(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle("after a barrier")
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once gosync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free() // a failure below must not leave the worker in the barrier
+	done := make(chan error, 1)
+	go func() {
+		done <- r.barrier(testCtx(t), func(*worker) {
+			close(entered)
+			<-release
+		})
+	}()
+	<-entered
+	if w.idle() {
+		t.Fatal("idle while running a barrier")
+	}
+	sendAll(t, ctl, CreateInput{Name: "in", Arity: 2})
+	free()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitIdle("after the barrier and the command queued behind it")
+	w.qmu.Lock()
+	nq := len(w.queue)
+	w.qmu.Unlock()
+	if nq != 0 {
+		t.Fatalf("idle with %d commands queued", nq)
+	}
+	// A command queued without a wake while the worker is parked: not idle
+	// (the queue is checked, not only the flag).
+	w.qmu.Lock()
+	w.queue = append(w.queue, queued{})
+	w.qmu.Unlock()
+	idle := w.idle()
+	w.qmu.Lock()
+	w.queue = w.queue[:0]
+	w.qmu.Unlock()
+	if idle {
+		t.Fatal("idle with a command queued")
 	}
 }

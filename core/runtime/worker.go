@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/share"
@@ -20,6 +21,8 @@ type worker struct {
 	index int
 	env   *dataflow.Env
 	wake  chan struct{} // capacity 1
+	// parked is set while the worker waits for a wake (idle).
+	parked atomic.Bool
 	// current is the command being applied (zero while stepping), which
 	// the errors the worker meets are reported against.
 	current queued
@@ -114,11 +117,13 @@ func (w *worker) run() {
 	case <-w.rt.resume:
 	}
 	for {
+		w.parked.Store(true)
 		select {
 		case <-w.rt.stop:
 			return
 		case <-w.wake:
 		}
+		w.parked.Store(false)
 		w.qmu.Lock()
 		cmds := w.queue
 		w.queue = w.spare[:0]
@@ -160,6 +165,19 @@ func (w *worker) run() {
 			}
 		}
 	}
+}
+
+// idle reports whether the worker waits for a wake with none pending and
+// no command queued. A worker that has just taken a wake may still read
+// as parked for a moment: callers poll it, after a barrier that ran on
+// the worker, to let it finish what that wake still had to do.
+func (w *worker) idle() bool {
+	if !w.parked.Load() || len(w.wake) > 0 {
+		return false
+	}
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	return len(w.queue) == 0
 }
 
 // wakeIfQueued wakes the worker if it has commands it has not taken.

@@ -149,8 +149,13 @@ func (w *worker) run() {
 		// caller waiting on a probe it moved — runs now, on this core,
 		// before the merge work below: a hand-off without waiting for an
 		// idle core to wake and steal it. With nothing else runnable this
-		// returns at once.
-		runtime.Gosched()
+		// returns at once. A worker with no trace to maintain (an
+		// Interactive one reading imports only) has no such work left: it
+		// parks instead, and what it readied runs then, without the extra
+		// switch back to this goroutine and out again.
+		if w.env.Manager.Tracked() > 0 {
+			runtime.Gosched()
+		}
 		more := w.env.Manager.Maintain(w.rt.opts.Effort)
 		for _, err := range w.env.Manager.Overflows() {
 			w.rt.fail(0, nil, err)

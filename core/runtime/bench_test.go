@@ -771,13 +771,29 @@ func (s *benchSetup) quiesce(ctx context.Context) error {
 // answer and the barrier (a worker's maintenance pass and its parking, on
 // the Interactive runtime too, which quiesce does not wait for) then runs
 // inside the round's time, not beside the next run.
-func (s *benchSetup) settle() {
-	for _, r := range s.rts {
-		for _, w := range r.workers {
-			for !w.idle() {
-				runtime.Gosched()
+//
+// One pass over every worker must find them all idle (a worker woken by
+// another while settle looked at a third is seen on the next pass; one
+// woken but not yet running can read idle, rarely: worker.idle); settle
+// yields between passes, not before the first, so a round that left
+// nothing pays nothing for it. It fails the benchmark after 10 s (a
+// paused or stopped runtime never settles).
+func (s *benchSetup) settle(b *testing.B) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		all := true
+		for _, r := range s.rts {
+			for _, w := range r.workers {
+				all = all && w.idle()
 			}
 		}
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("settle: the runtimes' workers did not all park within 10 s")
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -830,7 +846,7 @@ func BenchmarkSteadyRatio(b *testing.B) {
 					if err := s.quiesce(ctx); err != nil {
 						b.Fatal(err)
 					}
-					s.settle()
+					s.settle(b)
 					return time.Since(start)
 				}
 				if t%2 == 0 {

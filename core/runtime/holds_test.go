@@ -364,7 +364,11 @@ func TestIdleIsParkedWithNothingPending(t *testing.T) {
 			<-release
 		})
 	}()
-	<-entered
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the barrier never ran")
+	}
 	if w.idle() {
 		t.Fatal("idle while running a barrier")
 	}

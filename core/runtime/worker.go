@@ -82,6 +82,11 @@ func newWorker(r *Runtime, i int) *worker {
 }
 
 func (w *worker) signal() {
+	// A parked worker takes the token from the send itself, leaving the
+	// buffer empty: cleared first, parked keeps idle from reading a worker
+	// woken but not yet running as idle (but when the send lands while
+	// the worker is parking, just after this store).
+	w.parked.Store(false)
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -173,9 +178,11 @@ func (w *worker) run() {
 }
 
 // idle reports whether the worker waits for a wake with none pending and
-// no command queued. A worker that has just taken a wake may still read
-// as parked for a moment: callers poll it, after a barrier that ran on
-// the worker, to let it finish what that wake still had to do.
+// no command queued. It can read true for a moment while a worker runs
+// from its select to clearing parked, or when a signal's send lands on a
+// worker parking just after the signal cleared the flag (woken, not yet
+// running): callers poll it with yields between (the benchmarks' settle)
+// and trust a pass that finds every worker idle.
 func (w *worker) idle() bool {
 	if !w.parked.Load() || len(w.wake) > 0 {
 		return false

@@ -397,3 +397,28 @@ func TestIdleIsParkedWithNothingPending(t *testing.T) {
 		t.Fatal("idle with a command queued")
 	}
 }
+
+// TestSignalsCoalesceUntilTheWakeIsTaken: a signal sends a wake only when
+// none is due since the worker last took one. A parked worker takes the
+// token from the send itself, so the channel's buffer alone would let a
+// second signal queue another wake, which would run a whole cycle for
+// nothing; once the worker has taken its wake (due cleared), the next
+// signal sends again, for work recorded after the worker took its queue.
+func TestSignalsCoalesceUntilTheWakeIsTaken(t *testing.T) {
+	w := &worker{wake: make(chan struct{}, 1)}
+	w.signal()
+	if len(w.wake) != 1 || !w.due.Load() {
+		t.Fatalf("first signal: %d tokens, due %v; want 1, true", len(w.wake), w.due.Load())
+	}
+	<-w.wake // taken by the send, as a parked worker's select would
+	w.signal()
+	w.signal()
+	if len(w.wake) != 0 {
+		t.Fatal("signals while a wake is due queued another")
+	}
+	w.due.Store(false) // the worker took its wake (worker.run)
+	w.signal()
+	if len(w.wake) != 1 {
+		t.Fatal("a signal after the worker took its wake sent none")
+	}
+}

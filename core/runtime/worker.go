@@ -23,6 +23,12 @@ type worker struct {
 	wake  chan struct{} // capacity 1
 	// parked is set while the worker waits for a wake (idle).
 	parked atomic.Bool
+	// due is set by the signal that sends a wake and cleared by the
+	// worker when it takes one, before it takes its commands and active
+	// dataflows: signals in between (their work recorded before them, so
+	// taken with the rest) send no second wake, which would run a whole
+	// cycle for nothing.
+	due atomic.Bool
 	// current is the command being applied (zero while stepping), which
 	// the errors the worker meets are reported against.
 	current queued
@@ -87,6 +93,9 @@ func (w *worker) signal() {
 	// woken but not yet running as idle (but when the send lands while
 	// the worker is parking, just after this store).
 	w.parked.Store(false)
+	if w.due.Swap(true) {
+		return // a wake is on its way and the worker has not taken it
+	}
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -129,6 +138,7 @@ func (w *worker) run() {
 		case <-w.wake:
 		}
 		w.parked.Store(false)
+		w.due.Store(false)
 		w.qmu.Lock()
 		cmds := w.queue
 		w.queue = w.spare[:0]

@@ -88,14 +88,14 @@ func newWorker(r *Runtime, i int) *worker {
 }
 
 func (w *worker) signal() {
+	if w.due.Swap(true) {
+		return // a wake is on its way and the worker has not taken it
+	}
 	// A parked worker takes the token from the send itself, leaving the
 	// buffer empty: cleared first, parked keeps idle from reading a worker
 	// woken but not yet running as idle (but when the send lands while
 	// the worker is parking, just after this store).
 	w.parked.Store(false)
-	if w.due.Swap(true) {
-		return // a wake is on its way and the worker has not taken it
-	}
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -138,6 +138,11 @@ func (w *worker) run() {
 		case <-w.wake:
 		}
 		w.parked.Store(false)
+		// Cleared before the queue and the active set are taken: a signal
+		// after this sends a wake of its own, and one before it (which
+		// sent none) recorded its work before signalling, so it is taken
+		// below. Cleared after them, a command queued in between would
+		// wait for a wake nobody sends.
 		w.due.Store(false)
 		w.qmu.Lock()
 		cmds := w.queue

@@ -118,6 +118,7 @@ func (m *IndexManager) TraceStats() spine.Stats {
 		sum.Merges += st.Merges
 		sum.MergeWork += st.MergeWork
 		sum.Pending += st.Pending
+		sum.Merging += st.Merging
 	}
 	return sum
 }

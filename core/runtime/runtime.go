@@ -308,6 +308,7 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 		st.Trace.Merges += ts.Merges
 		st.Trace.MergeWork += ts.MergeWork
 		st.Trace.Pending += ts.Pending
+		st.Trace.Merging += ts.Merging
 		st.HoldGap = max(st.HoldGap, w.env.Manager.HoldGap())
 	})
 	if err != nil {

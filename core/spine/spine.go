@@ -54,6 +54,7 @@ type Stats struct {
 	Merges    int64 // merges started
 	MergeWork int64 // updates consumed by merges (fuel spent): merge passes
 	Pending   int   // batches not yet admitted to merging
+	Merging   int   // merges in progress (0: the spine is quiescent)
 }
 
 // Spine is a fueled, tiered LSM of batches. The zero value is not usable;
@@ -615,6 +616,11 @@ func appendNonEmpty(out []*batch.Batch, b *batch.Batch) []*batch.Batch {
 // Stats returns the spine's counters.
 func (s *Spine) Stats() Stats {
 	st := Stats{Merges: s.merges, MergeWork: s.work, Pending: len(s.pending)}
+	for j := range s.levels {
+		if s.levels[j].merger != nil {
+			st.Merging++
+		}
+	}
 	s.MapBatches(func(b *batch.Batch) {
 		st.Batches++
 		st.Updates += b.Len()

@@ -71,6 +71,29 @@ func testCtx(t testing.TB) context.Context {
 	return ctx
 }
 
+// awaitIdle returns true once one pass over the workers of rts finds every
+// one idle (worker.idle), blocking on each busy worker's next parking
+// (worker.awaitPark): a worker woken by another while the pass looked at a
+// third is seen on the next pass. It returns false if done closes first.
+func awaitIdle(done <-chan struct{}, rts ...*Runtime) bool {
+	for {
+		var busy *worker
+		for _, r := range rts {
+			for _, w := range r.workers {
+				if busy == nil && !w.idle() {
+					busy = w
+				}
+			}
+		}
+		if busy == nil {
+			return true
+		}
+		if !busy.awaitPark(done) {
+			return false
+		}
+	}
+}
+
 // indexDesc maintains input `name` (arity cols) arranged by key as index id.
 func indexDesc(id, name string, cols int, key []int, asOf uint64, probe *dataflow.Probe) dataflow.Desc {
 	return dataflow.Desc{

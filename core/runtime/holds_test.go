@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	goruntime "runtime"
+	"strings"
 	gosync "sync"
 	"testing"
 	"time"
@@ -330,7 +331,7 @@ func sendAll(t *testing.T, ctl *Controller, cmds ...Command) {
 // TestIdleIsParkedWithNothingPending: a worker reads as idle only while it
 // waits for a wake with no wake and no command pending — not while it
 // runs a command, nor while a command waits in its queue — and reads so
-// again once it has parked after them (the benchmarks' settle polls it).
+// again once it has parked after them (the benchmarks' settle reads it).
 func TestIdleIsParkedWithNothingPending(t *testing.T) {
 	r, err := New(Options{Role: Solo, Workers: 1})
 	if err != nil {
@@ -420,5 +421,180 @@ func TestSignalsCoalesceUntilTheWakeIsTaken(t *testing.T) {
 	w.signal()
 	if len(w.wake) != 1 {
 		t.Fatal("a signal after the worker took its wake sent none")
+	}
+}
+
+// TestIdleRuntimeIsQuiescent: a worker parks only when its Maintain reports
+// no merge in progress (it signals itself while merges remain), so once
+// every worker of a runtime is idle nothing is left to merge — what the
+// steady benchmarks' settle relies on to end a round without a barrier.
+// Effort is small, so the merges of a round take many wakes; Solo and the
+// Maintenance/Interactive pair alike.
+func TestIdleRuntimeIsQuiescent(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			const effort = 64
+			var rts []*Runtime
+			if mode == "solo" {
+				r, err := New(Options{Role: Solo, Workers: 1, Effort: effort})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rts = []*Runtime{r}
+			} else {
+				regs := []*share.Registry{share.NewRegistry()}
+				for _, role := range []Role{Maintenance, Interactive} {
+					r, err := New(Options{Role: role, Workers: 1, Registries: regs, Effort: effort})
+					if err != nil {
+						t.Fatal(err)
+					}
+					rts = append(rts, r)
+				}
+			}
+			ctl, err := NewController(rts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ctl.Shutdown()
+			ctx := testCtx(t)
+			probe := dataflow.NewProbe(1)
+			sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, probe)})
+			var merges int64
+			for r := range uint64(256) {
+				c := dataflow.NewChunk(2, 64)
+				for i := range int64(64) {
+					c.Push([]int64{int64(r)*1000 + i*7919%1000, i}, r, 1)
+				}
+				sendAll(t, ctl, Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(r + 1)})
+				if err := probe.WaitPassed(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				if !awaitIdle(ctx.Done(), rts...) {
+					t.Fatal("the workers never all parked")
+				}
+				st, err := rts[0].Stats(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Trace.Merging != 0 {
+					t.Fatalf("round %d: every worker idle with %d merges in progress", r, st.Trace.Merging)
+				}
+				merges = st.Trace.Merges
+			}
+			if merges < 16 {
+				t.Fatalf("%d merges over the rounds: the test merged too little to show anything", merges)
+			}
+		})
+	}
+}
+
+// TestAwaitParkWaitsForTheWorker: awaitPark returns at once for an idle
+// worker (and leaves nothing for its next parking to close), blocks while
+// the worker runs, returns once it has parked after, and returns false
+// when done closes first.
+func TestAwaitParkWaitsForTheWorker(t *testing.T) {
+	r, err := New(Options{Role: Solo, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, _ := NewController(r)
+	defer ctl.Shutdown()
+	w := r.workers[0]
+	never := make(chan struct{})
+	if !awaitIdle(testCtx(t).Done(), r) {
+		t.Fatal("a new runtime never idle")
+	}
+	soon := make(chan struct{})
+	timer := time.AfterFunc(10*time.Second, func() { close(soon) })
+	ok := w.awaitPark(soon)
+	timer.Stop()
+	if !ok || w.parkWait.Load() != nil {
+		t.Fatal("awaitPark on an idle worker: blocked, or left its channel")
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once gosync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free()
+	done := make(chan error, 1)
+	go func() {
+		done <- r.barrier(testCtx(t), func(*worker) {
+			close(entered)
+			<-release
+		})
+	}()
+	<-entered
+	stop := make(chan struct{})
+	close(stop)
+	if w.awaitPark(stop) {
+		t.Fatal("awaitPark returned true while the worker runs a barrier")
+	}
+	parked := make(chan bool, 1)
+	go func() { parked <- w.awaitPark(never) }()
+	select {
+	case <-parked:
+		t.Fatal("awaitPark returned while the worker runs a barrier")
+	case <-time.After(20 * time.Millisecond):
+	}
+	free()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ok := <-parked:
+		if !ok {
+			t.Fatal("awaitPark false without done")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("awaitPark never returned after the worker parked")
+	}
+}
+
+// TestIdleIsExact: idle reads false for a worker woken but not yet running
+// (a parked worker takes the token from the send itself, so only the due
+// flag shows the wake), and for a worker that ran a whole cycle and parked
+// again while idle looked (its parks count moved on: the two reads of it
+// must agree). The second case holds the queue's lock while idle waits on
+// it, and moves the count meanwhile.
+func TestIdleIsExact(t *testing.T) {
+	w := &worker{wake: make(chan struct{}, 1)}
+	w.parks.Store(1) // parked
+	if !w.idle() {
+		t.Fatal("a parked worker with nothing pending is not idle")
+	}
+	w.signal()
+	<-w.wake // taken by the send, as a parked worker's select would
+	if w.idle() {
+		t.Fatal("idle: a worker woken (its token taken) but not yet running")
+	}
+	w.parks.Add(1) // it runs
+	w.due.Store(false)
+	w.parks.Add(1) // and parks again
+	if !w.idle() {
+		t.Fatal("not idle after it parked again")
+	}
+
+	w.qmu.Lock()
+	res := make(chan bool, 1)
+	go func() { res <- w.idle() }()
+	deadline := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 1<<16)
+	for {
+		waiting := false
+		for _, g := range strings.Split(string(buf[:goruntime.Stack(buf, true)]), "\n\n") {
+			waiting = waiting || strings.Contains(g, "(*worker).idle") && strings.Contains(g, "sync.(*Mutex).Lock")
+		}
+		if waiting {
+			break // idle read the count and waits for the queue's lock
+		}
+		if time.Now().After(deadline) {
+			w.qmu.Unlock()
+			t.Fatal("idle never reached the queue's lock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	w.parks.Add(2) // a whole cycle: woke, ran, parked again
+	w.qmu.Unlock()
+	if <-res {
+		t.Fatal("idle: a worker that ran a cycle while idle looked")
 	}
 }

@@ -21,13 +21,20 @@ type worker struct {
 	index int
 	env   *dataflow.Env
 	wake  chan struct{} // capacity 1
-	// parked is set while the worker waits for a wake (idle).
-	parked atomic.Bool
+	// parks counts the worker's passes into and out of its wait for a
+	// wake: odd while it waits (or is about to), even while it runs. A
+	// count, not a flag, so that idle can tell a worker that stayed parked
+	// from one that ran and parked again in between.
+	parks atomic.Uint64
+	// parkWait, when set, is closed by the worker as it next parks, and
+	// cleared: awaitPark blocks on it instead of polling.
+	parkWait atomic.Pointer[chan struct{}]
 	// due is set by the signal that sends a wake and cleared by the
 	// worker when it takes one, before it takes its commands and active
 	// dataflows: signals in between (their work recorded before them, so
 	// taken with the rest) send no second wake, which would run a whole
-	// cycle for nothing.
+	// cycle for nothing. While it is set the worker has work it has not
+	// taken (idle reads it).
 	due atomic.Bool
 	// current is the command being applied (zero while stepping), which
 	// the errors the worker meets are reported against.
@@ -91,11 +98,6 @@ func (w *worker) signal() {
 	if w.due.Swap(true) {
 		return // a wake is on its way and the worker has not taken it
 	}
-	// A parked worker takes the token from the send itself, leaving the
-	// buffer empty: cleared first, parked keeps idle from reading a worker
-	// woken but not yet running as idle (but when the send lands while
-	// the worker is parking, just after this store).
-	w.parked.Store(false)
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -131,13 +133,16 @@ func (w *worker) run() {
 	case <-w.rt.resume:
 	}
 	for {
-		w.parked.Store(true)
+		w.parks.Add(1)
+		if p := w.parkWait.Load(); p != nil && w.parkWait.CompareAndSwap(p, nil) {
+			close(*p)
+		}
 		select {
 		case <-w.rt.stop:
 			return
 		case <-w.wake:
 		}
-		w.parked.Store(false)
+		w.parks.Add(1)
 		// Cleared before the queue and the active set are taken: a signal
 		// after this sends a wake of its own, and one before it (which
 		// sent none) recorded its work before signalling, so it is taken
@@ -192,19 +197,42 @@ func (w *worker) run() {
 	}
 }
 
-// idle reports whether the worker waits for a wake with none pending and
-// no command queued. It can read true for a moment while a worker runs
-// from its select to clearing parked, or when a signal's send lands on a
-// worker parking just after the signal cleared the flag (woken, not yet
-// running): callers poll it with yields between (the benchmarks' settle)
-// and trust a pass that finds every worker idle.
+// idle reports whether the worker waits for a wake with none due and no
+// command queued. It is exact: true only if, at one instant between its
+// two reads of parks (equal, odd), the worker was parked with no wake due
+// (so no token on its way, no activation or command recorded since it
+// last took its queue) and no command queued. A worker that parks only
+// when its Maintain reports no merge in progress is then quiescent.
 func (w *worker) idle() bool {
-	if !w.parked.Load() || len(w.wake) > 0 {
+	n := w.parks.Load()
+	if n%2 == 0 || w.due.Load() || len(w.wake) > 0 {
 		return false
 	}
 	w.qmu.Lock()
-	defer w.qmu.Unlock()
-	return len(w.queue) == 0
+	queued := len(w.queue)
+	w.qmu.Unlock()
+	return queued == 0 && w.parks.Load() == n
+}
+
+// awaitPark returns true once the worker is idle (see idle) or has parked
+// again since the call, and false if done closes first. The worker closes
+// the channel it leaves in parkWait as it parks, so a caller waiting for a
+// worker to finish blocks instead of polling.
+func (w *worker) awaitPark(done <-chan struct{}) bool {
+	ch := make(chan struct{})
+	w.parkWait.Store(&ch)
+	// Stored before idle reads parks, and the worker adds to parks before
+	// it loads parkWait: a worker parking now is seen by one or the other.
+	if w.idle() {
+		w.parkWait.CompareAndSwap(&ch, nil) // no close left for its next park
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	case <-done:
+		return false
+	}
 }
 
 // wakeIfQueued wakes the worker if it has commands it has not taken.

@@ -93,7 +93,10 @@ func (p *Point) addr() uintptr { return uintptr(unsafe.Pointer(p)) }
 // worker, which has yet to take it (and will read every hold when it does),
 // so readers moving their holds one after another wake it once.
 func (p *Point) wakePublisherLocked() {
-	if p.pub != nil {
+	// A full Wake is read without its channel's lock (a round's readers
+	// move several holds one after another; all but the first find it
+	// full): a send that could only fail is not tried.
+	if p.pub != nil && len(p.pub.wake) == 0 {
 		select {
 		case p.pub.wake <- struct{}{}:
 			if p.pub.notify != nil {

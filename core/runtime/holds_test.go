@@ -13,6 +13,7 @@ import (
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
 )
 
@@ -596,5 +597,185 @@ func TestIdleIsExact(t *testing.T) {
 	w.qmu.Unlock()
 	if <-res {
 		t.Fatal("idle: a worker that ran a cycle while idle looked")
+	}
+}
+
+// TestOneCycleAWake: a wake whose commands activate the worker's dataflows
+// (an input's rows, its frontier) runs one cycle, not a second one for the
+// signals those commands sent (due is cleared after the commands); a
+// command queued while others are applied is not lost to the coalescing
+// (the worker looks for it after clearing due).
+func TestOneCycleAWake(t *testing.T) {
+	r, err := New(Options{Role: Solo, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, _ := NewController(r)
+	defer ctl.Shutdown()
+	w := r.workers[0]
+	ctx := testCtx(t)
+	probe := dataflow.NewProbe(1)
+	sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: dataflow.Desc{
+		ID: "watch", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			c.Probe(probe, in.Oks)
+			return nil
+		},
+	}})
+	for round := range uint64(20) {
+		if !awaitIdle(ctx.Done(), r) {
+			t.Fatal("never idle")
+		}
+		before := w.parks.Load()
+		c := dataflow.NewChunk(2, 1)
+		c.Push([]int64{int64(round), 1}, round, 1)
+		if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(round + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := probe.WaitPassed(ctx, round); err != nil {
+			t.Fatal(err)
+		}
+		if !awaitIdle(ctx.Done(), r) {
+			t.Fatal("never idle")
+		}
+		if cycles := (w.parks.Load() - before) / 2; cycles != 1 {
+			t.Fatalf("round %d: %d cycles for one wake", round, cycles)
+		}
+	}
+
+	// A command queued while a barrier runs: its signal is coalesced (the
+	// wake is due until the commands are applied), and it is applied next.
+	late := make(chan error, 1)
+	if err := r.barrier(ctx, func(*worker) {
+		late <- ctl.Send(CreateInput{Name: "late", Arity: 1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-late; err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if !awaitIdle(short.Done(), r) {
+		t.Fatal("a command queued during a wake's commands was never applied")
+	}
+	if err := ctl.Send(Input{Name: "late", Chunk: dataflow.NewChunk(1, 0)}); err != nil {
+		t.Fatalf("the late input: %v", err)
+	}
+}
+
+// TestHoldMovesBeforeMaintainSendNoWake: a reader's hold move notified
+// before the worker's Maintain reads its traces' Wakes (the Interactive
+// worker's, while the Maintenance worker yields after its step) sends no
+// wake; one after it does.
+func TestHoldMovesBeforeMaintainSendNoWake(t *testing.T) {
+	w := &worker{wake: make(chan struct{}, 1)}
+	w.beforeMaintain.Store(true)
+	w.holdsMoved()
+	if len(w.wake) != 0 || w.due.Load() {
+		t.Fatal("a move before Maintain sent a wake")
+	}
+	w.beforeMaintain.Store(false)
+	w.holdsMoved()
+	if len(w.wake) != 1 {
+		t.Fatal("a move after Maintain sent no wake")
+	}
+}
+
+// TestImportedRoundOneMaintenanceCycle: in a Maintenance/Interactive pair
+// on one P (the Interactive worker runs while the Maintenance worker yields
+// after its step), a round of one update costs the Maintenance worker one
+// cycle: the Interactive worker's hold moves (its peer hold, its imports'
+// holds) come before the Maintenance worker's Maintain, which reads them,
+// and wake it no second time.
+func TestImportedRoundOneMaintenanceCycle(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	m, i, ctl, err := Pair(1, spine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Shutdown()
+	ctx := testCtx(t)
+	cp := dataflow.NewCapture(1)
+	sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)},
+		CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
+	const rounds = 40
+	single := 0
+	for round := range uint64(rounds) {
+		if !awaitIdle(ctx.Done(), m, i) {
+			t.Fatal("never idle")
+		}
+		before := m.workers[0].parks.Load()
+		c := dataflow.NewChunk(2, 1)
+		c.Push([]int64{int64(round), 1}, round, 1)
+		if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(round + 1)},
+			AllowCompaction{ID: "idx", Frontier: frontier.At(round)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.WaitPassed(ctx, round); err != nil {
+			t.Fatal(err)
+		}
+		if !awaitIdle(ctx.Done(), m, i) {
+			t.Fatal("never idle")
+		}
+		if (m.workers[0].parks.Load()-before)/2 == 1 {
+			single++
+		}
+	}
+	if single < rounds*3/4 {
+		t.Fatalf("%d of %d rounds took the Maintenance worker one cycle", single, rounds)
+	}
+}
+
+// TestReleaseWakesAParkedPublisher: a reader that releases its hold while
+// the publishing worker is parked wakes it (holdsMoved signals once the
+// worker is past its Maintain), and the since moves to what the controller
+// allowed without any further command.
+func TestReleaseWakesAParkedPublisher(t *testing.T) {
+	m, i, ctl, err := Pair(1, spine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Shutdown()
+	ctx := testCtx(t)
+	probe := dataflow.NewProbe(1)
+	sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, probe)})
+	round := func(r uint64) {
+		c := dataflow.NewChunk(2, 1)
+		c.Push([]int64{int64(r), 1}, r, 1)
+		sendAll(t, ctl, Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(r + 1)}, AllowCompaction{ID: "idx", Frontier: frontier.At(r)})
+		if err := probe.WaitPassed(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round(0)
+	round(1)
+	slot := m.opts.Registries[0].Lookup("idx", frontier.At(0))
+	if slot == nil {
+		t.Fatal("no published slot")
+	}
+	pt := slot.Oks()
+	r := pt.Reader()
+	held := r.LogicalCompaction()
+	for x := range uint64(4) {
+		round(2 + x)
+	}
+	if !awaitIdle(ctx.Done(), m, i) {
+		t.Fatal("never idle")
+	}
+	if got := pt.Stats().Since; got != held {
+		t.Fatalf("since %v with a reader holding at %v", got, held)
+	}
+	r.Release() // the workers are parked: only the release's notification wakes the publisher
+	deadline := time.Now().Add(5 * time.Second)
+	for pt.Stats().Since != frontier.At(5) {
+		if time.Now().After(deadline) {
+			t.Fatalf("since %v after the release, want {5}: the parked publisher was not woken", pt.Stats().Since)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

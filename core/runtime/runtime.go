@@ -263,7 +263,17 @@ func (r *Runtime) Err() error {
 // applied. It waits for them to exit. It may be called any number of times,
 // from any goroutine; every call returns once the workers have exited.
 func (r *Runtime) Shutdown() {
-	r.stopOnce.Do(func() { close(r.stop) })
+	r.stopOnce.Do(func() {
+		close(r.stop)
+		// A worker parks on its wake alone: one that had looked at stop
+		// before it closed takes this token and looks again.
+		for _, w := range r.workers {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	})
 	r.wg.Wait()
 }
 

@@ -30,12 +30,20 @@ type worker struct {
 	// cleared: awaitPark blocks on it instead of polling.
 	parkWait atomic.Pointer[chan struct{}]
 	// due is set by the signal that sends a wake and cleared by the
-	// worker when it takes one, before it takes its commands and active
-	// dataflows: signals in between (their work recorded before them, so
-	// taken with the rest) send no second wake, which would run a whole
-	// cycle for nothing. While it is set the worker has work it has not
-	// taken (idle reads it).
+	// worker after it has taken its wake and applied its commands, before
+	// it takes its active dataflows: signals in between (their work
+	// recorded before them, so taken with the rest; a command queued
+	// meanwhile is looked for) send no second wake, which would run a
+	// whole cycle for nothing. While it is set the worker has work it has
+	// not taken (idle reads it).
 	due atomic.Bool
+	// beforeMaintain is set from the moment the worker takes a wake until
+	// its Maintain reads the publication wakes of its traces: a reader's
+	// hold move in between (an Interactive worker's, while this one
+	// yields after its step) sent its trace's Wake before it notified, so
+	// that Maintain reads it, and the notification sends no wake of its
+	// own (holdsMoved), which would run a second cycle for nothing.
+	beforeMaintain atomic.Bool
 	// current is the command being applied (zero while stepping), which
 	// the errors the worker meets are reported against.
 	current queued
@@ -82,7 +90,7 @@ func newWorker(r *Runtime, i int) *worker {
 		Hub:      r.hub,
 		Registry: reg,
 		Activate: w.activate,
-		Wake:     w.signal,
+		Wake:     w.holdsMoved,
 		Spine:    r.opts.Spine,
 		Fail: func(df string, err error) {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
@@ -102,6 +110,17 @@ func (w *worker) signal() {
 	case w.wake <- struct{}{}:
 	default:
 	}
+}
+
+// holdsMoved is the notification of a reader's hold move on a trace this
+// worker publishes (share.Spine.SetNotify), called after the move filled
+// the trace's Wake: a worker that has not yet reached its Maintain's reading
+// of the Wakes reads it there, so only a worker past it is signalled.
+func (w *worker) holdsMoved() {
+	if w.beforeMaintain.Load() {
+		return
+	}
+	w.signal()
 }
 
 // activate marks df as having work; safe from any goroutine.
@@ -134,21 +153,25 @@ func (w *worker) run() {
 	}
 	for {
 		w.parks.Add(1)
-		if p := w.parkWait.Load(); p != nil && w.parkWait.CompareAndSwap(p, nil) {
+		// A waiter for this parking is woken only if the worker will
+		// block: with a wake due (its own, while merges remain) it takes
+		// the token at once, and the waiter would find it busy again.
+		if p := w.parkWait.Load(); p != nil && !w.due.Load() && w.parkWait.CompareAndSwap(p, nil) {
 			close(*p)
 		}
-		select {
-		case <-w.rt.stop:
+		// One channel, not a select with the runtime's stop (which locks
+		// and queues on both at every park and wake): Shutdown closes stop
+		// and then sends every worker a token, and the worker looks at
+		// stop before it parks and after it wakes.
+		if w.rt.stopping() {
 			return
-		case <-w.wake:
+		}
+		<-w.wake
+		if w.rt.stopping() {
+			return
 		}
 		w.parks.Add(1)
-		// Cleared before the queue and the active set are taken: a signal
-		// after this sends a wake of its own, and one before it (which
-		// sent none) recorded its work before signalling, so it is taken
-		// below. Cleared after them, a command queued in between would
-		// wait for a wake nobody sends.
-		w.due.Store(false)
+		w.beforeMaintain.Store(true)
 		w.qmu.Lock()
 		cmds := w.queue
 		w.queue = w.spare[:0]
@@ -169,6 +192,18 @@ func (w *worker) run() {
 		// Every entry is cleared (nothing applied stays reachable); the
 		// array is the next wake's queue.
 		w.spare = cmds[:0]
+		// due is cleared after the commands, before the active set is
+		// taken. The commands' own activations (an input's rows, its
+		// frontier) signalled while it was set, so they sent no wake that
+		// would run a second cycle for nothing; stepActive takes them. A
+		// command queued meanwhile (its signal coalesced too) is looked
+		// for after the clearing and gets a wake. A signal after the
+		// clearing sends a wake of its own; one before it recorded its
+		// activation first, so stepActive takes that too.
+		w.due.Store(false)
+		if w.hasQueued() {
+			w.signal()
+		}
 		w.stepActive()
 		// What the step readied — a reader of a batch it published, a
 		// caller waiting on a probe it moved — runs now, on this core,
@@ -181,6 +216,10 @@ func (w *worker) run() {
 		if w.env.Manager.Tracked() > 0 {
 			runtime.Gosched()
 		}
+		// Cleared before Maintain reads the Wakes: a hold move notified
+		// after this signals (holdsMoved), one before it filled its Wake
+		// first, which Maintain reads.
+		w.beforeMaintain.Store(false)
 		more := w.env.Manager.Maintain(w.rt.opts.Effort)
 		for _, err := range w.env.Manager.Overflows() {
 			w.rt.fail(0, nil, err)
@@ -235,12 +274,16 @@ func (w *worker) awaitPark(done <-chan struct{}) bool {
 	}
 }
 
+// hasQueued reports whether the worker has commands it has not taken.
+func (w *worker) hasQueued() bool {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	return len(w.queue) > 0
+}
+
 // wakeIfQueued wakes the worker if it has commands it has not taken.
 func (w *worker) wakeIfQueued() {
-	w.qmu.Lock()
-	queued := len(w.queue) > 0
-	w.qmu.Unlock()
-	if queued {
+	if w.hasQueued() {
 		w.signal()
 	}
 }

@@ -195,7 +195,9 @@ func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
 			o.out.Send(e.Batch)
 		}
 	}
-	clear(o.evs)
+	for i := len(o.evs) - 1; i >= 0; i-- { // a few events: clear's bulk path costs more
+		o.evs[i] = share.Event{}
+	}
 	if o.im.Done() {
 		return frontier.Empty()
 	}

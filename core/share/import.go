@@ -154,8 +154,8 @@ func (im *Import) Drain(out []Event) []Event {
 	im.p.mu.Lock()
 	evs := im.q.events
 	im.q.events = im.buf[:0]
-	im.p.mu.Unlock()
-	for i, e := range evs {
+	acked, finished := im.acked, false
+	for _, e := range evs {
 		live := im.seedLeft == 0
 		if !live {
 			im.seedLeft--
@@ -168,20 +168,34 @@ func (im *Import) Drain(out []Event) []Event {
 			out = append(out, Event{Batch: e.b, Time: im.pres.Since.AdvanceBy(lower)})
 			continue
 		}
-		if !im.acked.Less(e.f) {
+		if !acked.Less(e.f) {
 			continue
 		}
-		im.acked = e.f
-		im.hold.SetCompaction(e.f)
+		acked = e.f
 		if e.f.IsEmpty() || im.pres.Until.LessEqual(e.f) {
 			out = append(out, Event{Frontier: frontier.Empty()})
-			im.finish()
-			clear(evs[i:])
-			return out
+			finished = true
+			break
 		}
 		out = append(out, Event{Frontier: e.f})
 	}
-	clear(evs)
+	// The import's own hold follows what it acknowledged: moved once, to
+	// the last frontier, in the critical section that took the events (a
+	// finished import releases it instead).
+	if acked != im.acked && !finished {
+		im.hold.setCompactionLocked(acked)
+	}
+	im.p.mu.Unlock()
+	im.acked = acked
+	// Cleared (nothing taken stays reachable) element by element: a
+	// replay takes a few events, and clear's bulk path costs more.
+	for i := len(evs) - 1; i >= 0; i-- {
+		evs[i] = event{}
+	}
+	if finished {
+		im.finish()
+		return out
+	}
 	im.buf = evs[:0]
 	return out
 }

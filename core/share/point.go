@@ -47,9 +47,13 @@ type queue struct {
 func (q *queue) push(e event) { q.events = append(q.events, e) }
 
 func (q *queue) signal() {
-	select {
-	case q.notify <- struct{}{}:
-	default:
+	// Full (its reader has not taken it, or reads the wake function
+	// instead), notify is read without its lock: the send could only fail.
+	if len(q.notify) == 0 {
+		select {
+		case q.notify <- struct{}{}:
+		default:
+		}
 	}
 	if q.wake != nil {
 		q.wake()

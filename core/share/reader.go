@@ -147,11 +147,25 @@ func (r *Reader) SetCompaction(f frontier.Frontier) {
 	if r.released {
 		return
 	}
+	if r.logical.Join(f) == r.logical && r.physical.Join(f) == r.physical {
+		return
+	}
+	r.p.mu.Lock()
+	r.setCompactionLocked(f)
+	r.p.mu.Unlock()
+}
+
+// setCompactionLocked is SetCompaction with r's point already locked (an
+// import moves its own hold in the critical section that takes its events).
+// REQUIRES: r.p.mu held.
+func (r *Reader) setCompactionLocked(f frontier.Frontier) {
+	if r.released {
+		return
+	}
 	logical, physical := r.logical.Join(f), r.physical.Join(f)
 	if logical == r.logical && physical == r.physical {
 		return
 	}
-	r.p.mu.Lock()
 	if logical != r.logical {
 		mustHold(r.p.remoteLogical.Move(r.logical, logical))
 	}
@@ -163,7 +177,6 @@ func (r *Reader) SetCompaction(f frontier.Frontier) {
 	} else {
 		r.wakeAfterLogicalLocked()
 	}
-	r.p.mu.Unlock()
 	r.logical, r.physical = logical, physical
 }
 

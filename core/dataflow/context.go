@@ -442,8 +442,7 @@ func (c *Context) Hold(a Arranged) {
 type holdOp struct{ r trace.Reader }
 
 func (o *holdOp) Step(in frontier.Frontier) frontier.Frontier {
-	o.r.SetLogicalCompaction(in)
-	o.r.SetPhysicalCompaction(in)
+	trace.SetCompaction(o.r, in) // a shared reader's two holds under one lock
 	return frontier.Empty()
 }
 

@@ -374,8 +374,7 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 	clear(r.pending)
 	r.pending = r.pending[:0]
 	r.lower, r.started = upper, true
-	r.in.Reader.SetLogicalCompaction(upper)
-	r.in.Reader.SetPhysicalCompaction(upper)
+	trace.SetCompaction(r.in.Reader, upper)
 	return Output{Retired: true, Lower: lower, Upper: upper, Oks: oks, Errs: errb}, nil
 }
 

@@ -161,10 +161,8 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 		return nil, fmt.Errorf("reduce: output trace [%v, %v): %w", lower, upper, err)
 	}
 	s.lower = upper
-	s.out.SetLogicalCompaction(upper)
-	s.out.SetPhysicalCompaction(upper)
-	s.in.SetLogicalCompaction(upper)
-	s.in.SetPhysicalCompaction(upper)
+	trace.SetCompaction(s.out, upper)
+	trace.SetCompaction(s.in, upper)
 	clear(s.tmp)
 	s.tmp = s.tmp[:0]
 	return b, nil

@@ -68,6 +68,24 @@ type Reader interface {
 	Release()
 }
 
+// CompactionSetter is a Reader that moves both of its holds at once: a
+// shared reader (share.Reader) does so in one critical section on its
+// publication point, with one wake of the publisher.
+type CompactionSetter interface {
+	SetCompaction(f frontier.Frontier)
+}
+
+// SetCompaction joins both of r's holds with f: at once when r is a
+// CompactionSetter, else logical then physical.
+func SetCompaction(r Reader, f frontier.Frontier) {
+	if s, ok := r.(CompactionSetter); ok {
+		s.SetCompaction(f)
+		return
+	}
+	r.SetLogicalCompaction(f)
+	r.SetPhysicalCompaction(f)
+}
+
 // box is the state shared by a trace's handles and writer (TraceBox).
 type box struct {
 	storage  Storage // nil once every handle is released

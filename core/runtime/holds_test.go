@@ -779,3 +779,42 @@ func TestReleaseWakesAParkedPublisher(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestNudgeWaitsForTheLeadersCopy: after a wake that applied an
+// AllowCompaction, the Maintenance worker wakes its Interactive follower
+// only for a queued command no newer than that one (the follower's copy,
+// not yet taken). A driver that sends the next round as soon as the answer
+// comes queues the next round's AllowCompaction on the follower while the
+// Maintenance worker's wake still runs; waking the follower for it ran, on
+// two cores, a follower cycle of its own every round besides the one the
+// next publication causes.
+func TestNudgeWaitsForTheLeadersCopy(t *testing.T) {
+	fw := &worker{wake: make(chan struct{}, 1)}
+	fol := &Runtime{workers: []*worker{fw}}
+	lead := &worker{rt: &Runtime{follower: fol, opts: Options{Role: Maintenance}}, foreign: map[string]string{"idx": "q"}}
+	allow := func(seq uint64) {
+		lead.apply(queued{cmd: AllowCompaction{ID: "idx", Frontier: frontier.At(seq)}, seq: seq})
+		lead.nudgeFollower()
+	}
+	fw.queue = []queued{{seq: 7}} // the next round's copy, queued meanwhile
+	allow(5)
+	if len(fw.wake) != 0 {
+		t.Fatal("the follower was woken for a command newer than the one applied")
+	}
+	fw.queue = []queued{{seq: 5}, {seq: 7}} // its copy, not yet taken
+	allow(5)
+	if len(fw.wake) != 1 {
+		t.Fatal("the follower was not woken for its copy of the command applied")
+	}
+	<-fw.wake
+	fw.due.Store(false)
+	fw.queue = nil
+	allow(9)
+	if len(fw.wake) != 0 {
+		t.Fatal("the follower was woken with nothing queued")
+	}
+	lead.nudgeFollower()
+	if len(fw.wake) != 0 || lead.nudge != 0 {
+		t.Fatal("a wake without an AllowCompaction nudged the follower")
+	}
+}

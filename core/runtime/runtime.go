@@ -101,9 +101,10 @@ type Runtime struct {
 	// follower is, on a Maintenance runtime under a controller, the
 	// Interactive runtime that reads its registries. The controller queues
 	// AllowCompaction on the follower without waking it, and a worker of
-	// this runtime wakes follower worker i once it has applied that command
-	// (worker.nudge): the follower then applies it in the wake this
-	// runtime's next publication causes, instead of in a wake of its own.
+	// this runtime wakes follower worker i once it has applied that command,
+	// if the follower has not taken its copy (worker.nudge): the follower
+	// mostly applies it in the wake this runtime's publication causes,
+	// instead of in a wake of its own.
 	follower *Runtime
 	// led is set on a follower: its AllowCompaction commands are queued
 	// quietly (Controller.Send).

@@ -66,10 +66,14 @@ type worker struct {
 	dataflows map[string]*dataflow.Dataflow
 	rendered  int
 	order     []*dataflow.Dataflow
-	// nudge is set when the worker applied an AllowCompaction: after the
-	// wake, the follower's worker of the same index is woken if it has
-	// commands queued (Runtime.follower).
-	nudge bool
+	// nudge is the sequence number of the last AllowCompaction the worker
+	// applied in this wake (0: none): after the wake, the follower's
+	// worker of the same index is woken if it has a command queued that
+	// is no newer (Runtime.follower). A newer one, queued while this wake
+	// ran (a driver sending the next round), waits for the wake that
+	// applies this runtime's copy of it, whose publication wakes the
+	// follower anyway.
+	nudge uint64
 	// foreign are the indexes exported by dataflows this runtime neither
 	// renders nor records as peers (queries, on a Maintenance runtime):
 	// their AllowCompaction is for the other runtime.
@@ -227,12 +231,7 @@ func (w *worker) run() {
 		if more {
 			w.signal() // merge work remains: come back after other work
 		}
-		if w.nudge {
-			w.nudge = false
-			if f := w.rt.follower; f != nil {
-				f.workers[w.index].wakeIfQueued()
-			}
-		}
+		w.nudgeFollower()
 	}
 }
 
@@ -281,9 +280,26 @@ func (w *worker) hasQueued() bool {
 	return len(w.queue) > 0
 }
 
-// wakeIfQueued wakes the worker if it has commands it has not taken.
-func (w *worker) wakeIfQueued() {
-	if w.hasQueued() {
+// nudgeFollower wakes the follower's worker of the same index after a wake
+// that applied an AllowCompaction, if that worker has not taken its copy
+// (see nudge).
+func (w *worker) nudgeFollower() {
+	if w.nudge == 0 {
+		return
+	}
+	if f := w.rt.follower; f != nil {
+		f.workers[w.index].wakeIfQueuedThrough(w.nudge)
+	}
+	w.nudge = 0
+}
+
+// wakeIfQueuedThrough wakes the worker if it has a command it has not
+// taken of sequence number seq or older.
+func (w *worker) wakeIfQueuedThrough(seq uint64) {
+	w.qmu.Lock()
+	due := len(w.queue) > 0 && w.queue[0].seq <= seq
+	w.qmu.Unlock()
+	if due {
 		w.signal()
 	}
 }
@@ -322,7 +338,7 @@ func (w *worker) apply(q queued) {
 	case CreateDataflow:
 		w.create(c.Desc, q.seq)
 	case AllowCompaction:
-		w.nudge = true
+		w.nudge = q.seq
 		if w.foreign[c.ID] != "" {
 			return
 		}

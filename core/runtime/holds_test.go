@@ -329,18 +329,59 @@ func sendAll(t *testing.T, ctl *Controller, cmds ...Command) {
 	}
 }
 
-// TestIdleIsParkedWithNothingPending: a worker reads as idle only while it
-// waits for a wake with no wake and no command pending — not while it
-// runs a command, nor while a command waits in its queue — and reads so
-// again once it has parked after them (the benchmarks' settle reads it).
-func TestIdleIsParkedWithNothingPending(t *testing.T) {
+// soloWorker starts a Solo runtime of one worker under a controller (shut
+// down at cleanup) and returns its worker.
+func soloWorker(t *testing.T) (*Runtime, *Controller, *worker) {
+	t.Helper()
 	r, err := New(Options{Role: Solo, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctl, _ := NewController(r)
-	defer ctl.Shutdown()
-	w := r.workers[0]
+	t.Cleanup(ctl.Shutdown)
+	return r, ctl, r.workers[0]
+}
+
+// inBarrier runs a barrier on r whose callback blocks until release is
+// called (also at cleanup, so a failing test never leaves the worker
+// inside), and returns once the callback runs; done receives the barrier's
+// result.
+func inBarrier(t *testing.T, r *Runtime) (release func(), done <-chan error) {
+	t.Helper()
+	entered, gate := make(chan struct{}), make(chan struct{})
+	var once gosync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	res := make(chan error, 1)
+	go func() {
+		res <- r.barrier(testCtx(t), func(*worker) {
+			close(entered)
+			<-gate
+		})
+	}()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the barrier never ran")
+	}
+	return release, res
+}
+
+// startIndex declares input "in" (two columns) and index "idx" over it,
+// keyed by the first column, and returns the probe of its oks.
+func startIndex(t *testing.T, ctl *Controller) *dataflow.Probe {
+	t.Helper()
+	probe := dataflow.NewProbe(1)
+	sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, probe)})
+	return probe
+}
+
+// TestIdleIsParkedWithNothingPending: a worker reads as idle only while it
+// waits for a wake with no wake and no command pending — not while it
+// runs a command, nor while a command waits in its queue — and reads so
+// again once it has parked after them (the benchmarks' settle reads it).
+func TestIdleIsParkedWithNothingPending(t *testing.T) {
+	r, ctl, w := soloWorker(t)
 	waitIdle := func(what string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -355,22 +396,7 @@ func TestIdleIsParkedWithNothingPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitIdle("after a barrier")
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once gosync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	defer free() // a failure below must not leave the worker in the barrier
-	done := make(chan error, 1)
-	go func() {
-		done <- r.barrier(testCtx(t), func(*worker) {
-			close(entered)
-			<-release
-		})
-	}()
-	select {
-	case <-entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the barrier never ran")
-	}
+	free, done := inBarrier(t, r)
 	if w.idle() {
 		t.Fatal("idle while running a barrier")
 	}
@@ -458,8 +484,7 @@ func TestIdleRuntimeIsQuiescent(t *testing.T) {
 			}
 			defer ctl.Shutdown()
 			ctx := testCtx(t)
-			probe := dataflow.NewProbe(1)
-			sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, probe)})
+			probe := startIndex(t, ctl)
 			var merges int64
 			for r := range uint64(256) {
 				c := dataflow.NewChunk(2, 64)
@@ -494,13 +519,7 @@ func TestIdleRuntimeIsQuiescent(t *testing.T) {
 // the worker runs, returns once it has parked after, and returns false
 // when done closes first.
 func TestAwaitParkWaitsForTheWorker(t *testing.T) {
-	r, err := New(Options{Role: Solo, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, _ := NewController(r)
-	defer ctl.Shutdown()
-	w := r.workers[0]
+	r, _, w := soloWorker(t)
 	never := make(chan struct{})
 	if !awaitIdle(testCtx(t).Done(), r) {
 		t.Fatal("a new runtime never idle")
@@ -512,18 +531,7 @@ func TestAwaitParkWaitsForTheWorker(t *testing.T) {
 	if !ok || w.parkWait.Load() != nil {
 		t.Fatal("awaitPark on an idle worker: blocked, or left its channel")
 	}
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once gosync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	defer free()
-	done := make(chan error, 1)
-	go func() {
-		done <- r.barrier(testCtx(t), func(*worker) {
-			close(entered)
-			<-release
-		})
-	}()
-	<-entered
+	free, done := inBarrier(t, r)
 	stop := make(chan struct{})
 	close(stop)
 	if w.awaitPark(stop) {
@@ -606,13 +614,7 @@ func TestIdleIsExact(t *testing.T) {
 // command queued while others are applied is not lost to the coalescing
 // (the worker looks for it after clearing due).
 func TestOneCycleAWake(t *testing.T) {
-	r, err := New(Options{Role: Solo, Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, _ := NewController(r)
-	defer ctl.Shutdown()
-	w := r.workers[0]
+	r, ctl, w := soloWorker(t)
 	ctx := testCtx(t)
 	probe := dataflow.NewProbe(1)
 	sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: dataflow.Desc{
@@ -742,8 +744,7 @@ func TestReleaseWakesAParkedPublisher(t *testing.T) {
 	}
 	defer ctl.Shutdown()
 	ctx := testCtx(t)
-	probe := dataflow.NewProbe(1)
-	sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, probe)})
+	probe := startIndex(t, ctl)
 	round := func(r uint64) {
 		c := dataflow.NewChunk(2, 1)
 		c.Push([]int64{int64(r), 1}, r, 1)

@@ -71,22 +71,47 @@ func testCtx(t testing.TB) context.Context {
 	return ctx
 }
 
-// awaitIdle returns true once one pass over the workers of rts finds every
-// one idle (worker.idle), blocking on each busy worker's next parking
-// (worker.awaitPark): a worker woken by another while the pass looked at a
-// third is seen on the next pass. It returns false if done closes first.
+// awaitIdle returns true once every worker of rts is idle (worker.idle) at
+// one time, blocking on a busy worker's next parking (worker.awaitPark)
+// rather than polling; false if done closes first. A pass that finds every
+// worker idle is checked by a second one that finds each idle at the same
+// parks count: a worker woken, by one looked at later, after the first
+// pass looked at it reads busy or at another count. Each worker then
+// stayed idle from its first look to its second, and the first pass's
+// last look comes before the second pass's first.
 func awaitIdle(done <-chan struct{}, rts ...*Runtime) bool {
+	var buf [8]uint64
 	for {
+		counts := buf[:0]
 		var busy *worker
 		for _, r := range rts {
 			for _, w := range r.workers {
-				if busy == nil && !w.idle() {
+				if busy != nil {
+					break
+				}
+				n, ok := w.idleCount()
+				if !ok {
 					busy = w
 				}
+				counts = append(counts, n)
 			}
 		}
 		if busy == nil {
-			return true
+			i := 0
+			for _, r := range rts {
+				for _, w := range r.workers {
+					if busy != nil {
+						break
+					}
+					if n, ok := w.idleCount(); !ok || n != counts[i] {
+						busy = w
+					}
+					i++
+				}
+			}
+			if busy == nil {
+				return true
+			}
 		}
 		if !busy.awaitPark(done) {
 			return false

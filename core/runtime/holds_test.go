@@ -585,26 +585,115 @@ func TestIdleIsExact(t *testing.T) {
 	w.qmu.Lock()
 	res := make(chan bool, 1)
 	go func() { res <- w.idle() }()
-	deadline := time.Now().Add(10 * time.Second)
-	buf := make([]byte, 1<<16)
-	for {
-		waiting := false
-		for _, g := range strings.Split(string(buf[:goruntime.Stack(buf, true)]), "\n\n") {
-			waiting = waiting || strings.Contains(g, "(*worker).idle") && strings.Contains(g, "sync.(*Mutex).Lock")
-		}
-		if waiting {
-			break // idle read the count and waits for the queue's lock
-		}
-		if time.Now().After(deadline) {
-			w.qmu.Unlock()
-			t.Fatal("idle never reached the queue's lock")
-		}
-		time.Sleep(time.Millisecond)
+	if !blockedInIdle(t) {
+		w.qmu.Unlock()
+		t.Fatal("idle never reached the queue's lock")
 	}
 	w.parks.Add(2) // a whole cycle: woke, ran, parked again
 	w.qmu.Unlock()
 	if <-res {
 		t.Fatal("idle: a worker that ran a cycle while idle looked")
+	}
+}
+
+// blockedInIdle waits (up to 10 s) until a goroutine is inside a worker's
+// idle check, waiting for the worker's queue lock (which the caller holds):
+// it has read the parks count and the due flag.
+func blockedInIdle(t *testing.T) bool {
+	t.Helper()
+	return blockedInIdleOf(t, nil)
+}
+
+// blockedInIdleOf is blockedInIdle for worker w's check (any worker's if w
+// is nil), told by the receiver the stack shows.
+func blockedInIdleOf(t *testing.T, w *worker) bool {
+	t.Helper()
+	fn := "(*worker).idleCount("
+	if w != nil {
+		fn += fmt.Sprintf("%p", w)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 1<<16)
+	for time.Now().Before(deadline) {
+		for _, g := range strings.Split(string(buf[:goruntime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, fn) && strings.Contains(g, "sync.(*Mutex).Lock") {
+				return true
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// TestAwaitIdleSeesAWorkerWokenByALaterOne: a pass that finds every worker
+// idle is not enough. Worker a is looked at first and read idle; before
+// the pass reaches worker b, b wakes, runs a cycle that wakes a (an
+// exchange, a publication, a hold move) and parks; the pass reads b idle.
+// awaitIdle must not report every worker idle then: a has a wake due.
+func TestAwaitIdleSeesAWorkerWokenByALaterOne(t *testing.T) {
+	a := &worker{wake: make(chan struct{}, 1)}
+	b := &worker{wake: make(chan struct{}, 1)}
+	a.parks.Store(1) // both parked
+	b.parks.Store(1)
+	done := make(chan struct{})
+	res := make(chan bool, 1)
+	a.qmu.Lock() // the pass reads a's count and flag, then waits here
+	go func() { res <- awaitIdle(done, &Runtime{workers: []*worker{a}}, &Runtime{workers: []*worker{b}}) }()
+	if !blockedInIdle(t) {
+		a.qmu.Unlock()
+		t.Fatal("the pass never reached a's queue lock")
+	}
+	b.parks.Add(1) // b wakes,
+	a.signal()     // its cycle wakes a,
+	b.parks.Add(1) // and it parks
+	a.qmu.Unlock()
+	select {
+	case ok := <-res:
+		if ok {
+			t.Fatal("awaitIdle reported every worker idle with a woken")
+		}
+		t.Fatal("awaitIdle returned before done closed")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(done) // a never runs here: the wait for it ends with done
+	if <-res {
+		t.Fatal("awaitIdle reported every worker idle with a woken")
+	}
+
+	// The second pass must find each worker at the count the first found:
+	// here it reads a idle, and before it reaches b, b wakes, runs a cycle
+	// that wakes a, and parks again, idle at a later count.
+	a, b = &worker{wake: make(chan struct{}, 1)}, &worker{wake: make(chan struct{}, 1)}
+	a.parks.Store(1)
+	b.parks.Store(1)
+	done, res = make(chan struct{}), make(chan bool, 1)
+	b.qmu.Lock() // the first pass: past a, waiting at b
+	go func() { res <- awaitIdle(done, &Runtime{workers: []*worker{a}}, &Runtime{workers: []*worker{b}}) }()
+	if !blockedInIdleOf(t, b) {
+		b.qmu.Unlock()
+		t.Fatal("the first pass never reached b's queue lock")
+	}
+	a.qmu.Lock()
+	b.qmu.Unlock() // the first pass ends; the second reads a and waits here
+	if !blockedInIdleOf(t, a) {
+		a.qmu.Unlock()
+		t.Fatal("the second pass never reached a's queue lock")
+	}
+	b.parks.Add(1)
+	a.signal()
+	b.parks.Add(1)
+	a.qmu.Unlock()
+	select {
+	case ok := <-res:
+		if ok {
+			t.Fatal("awaitIdle reported every worker idle with a woken by b between its passes")
+		}
+		t.Fatal("awaitIdle returned before done closed")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(done)
+	if <-res {
+		t.Fatal("awaitIdle reported every worker idle with a woken by b between its passes")
 	}
 }
 

@@ -511,9 +511,10 @@ func (c *Controller) sendLocked(cmd Command) error {
 	}
 	// An AllowCompaction reaches a led runtime quietly, and before its
 	// leader, so that the leader's workers find it queued when they wake
-	// the follower's (worker.nudge). It only moves peer holds there, which
-	// are released no earlier than before: a hold is never weakened, at
-	// most kept until the leader's next wake.
+	// the follower's (worker.nudge). There it moves peer holds, which are
+	// released no earlier than before (a hold is never weakened, at most
+	// kept until the leader's next wake), or the compaction of an index
+	// the led runtime exports itself, which then waits for that wake too.
 	for _, r := range c.rts {
 		if quiet && r.led {
 			r.queue(cmd, c.seq, false)

@@ -71,8 +71,8 @@ type worker struct {
 	// worker of the same index is woken if it has a command queued that
 	// is no newer (Runtime.follower). A newer one, queued while this wake
 	// ran (a driver sending the next round), waits for the wake that
-	// applies this runtime's copy of it, whose publication wakes the
-	// follower anyway.
+	// applies this runtime's copy of it, whose nudge wakes the follower
+	// then if nothing else (a publication it imports) has.
 	nudge uint64
 	// foreign are the indexes exported by dataflows this runtime neither
 	// renders nor records as peers (queries, on a Maintenance runtime):
@@ -236,26 +236,40 @@ func (w *worker) run() {
 }
 
 // idle reports whether the worker waits for a wake with none due and no
-// command queued. It is exact: true only if, at one instant between its
-// two reads of parks (equal, odd), the worker was parked with no wake due
-// (so no token on its way, no activation or command recorded since it
-// last took its queue) and no command queued. A worker that parks only
-// when its Maintain reports no merge in progress is then quiescent.
+// command queued (see idleCount).
 func (w *worker) idle() bool {
+	_, ok := w.idleCount()
+	return ok
+}
+
+// idleCount reports whether the worker is idle and, if so, its parks count
+// then. Idle means: at one instant between its two reads of parks (equal,
+// odd), the worker was parked with no wake due and no command queued; a
+// worker that woke, ran and parked again in between reads busy, as does
+// one woken but not yet running. It is exact but for a signal in flight:
+// a signal records its work (a command, an activation) before it sets due,
+// so a worker can read idle between the two; a signalling worker finishes
+// its signal before it parks. A later read that finds the worker idle at
+// the same count means it stayed idle in between (awaitIdle). A worker
+// that parks only when its Maintain reports no merge in progress is then
+// quiescent.
+func (w *worker) idleCount() (uint64, bool) {
 	n := w.parks.Load()
 	if n%2 == 0 || w.due.Load() || len(w.wake) > 0 {
-		return false
+		return 0, false
 	}
 	w.qmu.Lock()
 	queued := len(w.queue)
 	w.qmu.Unlock()
-	return queued == 0 && w.parks.Load() == n
+	return n, queued == 0 && w.parks.Load() == n
 }
 
 // awaitPark returns true once the worker is idle (see idle) or has parked
 // again since the call, and false if done closes first. The worker closes
 // the channel it leaves in parkWait as it parks, so a caller waiting for a
-// worker to finish blocks instead of polling.
+// worker to finish blocks instead of polling. One caller at a time: a
+// second call replaces the first's channel, and the first then waits for
+// done.
 func (w *worker) awaitPark(done <-chan struct{}) bool {
 	ch := make(chan struct{})
 	w.parkWait.Store(&ch)

@@ -74,6 +74,17 @@ func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
 	if !cp.Passed(9) {
 		t.Fatalf("the import's frontier is %v, want beyond 9", cp.Frontier())
 	}
+	// An import operator clears the events it sent: its reused buffer keeps
+	// no batch alive.
+	for _, n := range df.nodes {
+		if op, ok := n.op.(*importOp); ok {
+			for i, e := range op.evs[:cap(op.evs)] {
+				if e != (share.Event{}) {
+					t.Fatalf("%s: event buffer slot %d holds %+v after its step", n.name, i, e)
+				}
+			}
+		}
+	}
 	want := func(t int64) string {
 		acc := map[[2]int64]int64{}
 		for _, r := range rows {

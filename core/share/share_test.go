@@ -906,3 +906,35 @@ func TestExertAppliesDeferredHolds(t *testing.T) {
 	}
 	h.Release()
 }
+
+// TestDrainKeepsNothingReachable: the events a drain took are cleared in
+// the array the queue reuses, so a batch the consumer has dropped is not
+// kept alive by the importer's replay buffer until it fills again.
+func TestDrainKeepsNothingReachable(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(4)
+	im, err := pt.Import(frontier.At(1), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		im.Close()
+		im.Reader().Release()
+	}()
+	for range 3 {
+		drained(im)
+		p.rounds(2)
+	}
+	drained(im)
+	pt.mu.Lock()
+	buf := im.q.events[:cap(im.q.events)]
+	pt.mu.Unlock()
+	for _, b := range [][]event{im.buf[:cap(im.buf)], buf} {
+		for i, e := range b {
+			if e != (event{}) {
+				t.Fatalf("replay buffer slot %d holds %+v after the drain", i, e)
+			}
+		}
+	}
+}

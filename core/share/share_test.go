@@ -938,3 +938,44 @@ func TestDrainKeepsNothingReachable(t *testing.T) {
 		}
 	}
 }
+
+// TestImportReadySignalsArrivals: an import's Ready channel holds a token
+// once events arrive (seeded or published), one however many arrive before
+// it is taken, and a new one for arrivals after it is taken.
+func TestImportReadySignalsArrivals(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(2)
+	im, err := pt.Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		im.Close()
+		im.Reader().Release()
+	}()
+	ready := func() bool {
+		select {
+		case <-im.Ready():
+			return true
+		default:
+			return false
+		}
+	}
+	if !ready() {
+		t.Fatal("no token after the seed")
+	}
+	drained(im)
+	if ready() {
+		t.Fatal("a token with nothing new")
+	}
+	p.rounds(3)
+	if !ready() || ready() {
+		t.Fatal("three rounds before the take: want exactly one token")
+	}
+	drained(im)
+	p.rounds(1)
+	if !ready() {
+		t.Fatal("no token for a round after the take")
+	}
+}

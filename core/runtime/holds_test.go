@@ -585,7 +585,7 @@ func TestIdleIsExact(t *testing.T) {
 	w.qmu.Lock()
 	res := make(chan bool, 1)
 	go func() { res <- w.idle() }()
-	if !blockedInIdle(t) {
+	if !blockedInIdleOf(t, nil) {
 		w.qmu.Unlock()
 		t.Fatal("idle never reached the queue's lock")
 	}
@@ -596,16 +596,10 @@ func TestIdleIsExact(t *testing.T) {
 	}
 }
 
-// blockedInIdle waits (up to 10 s) until a goroutine is inside a worker's
-// idle check, waiting for the worker's queue lock (which the caller holds):
-// it has read the parks count and the due flag.
-func blockedInIdle(t *testing.T) bool {
-	t.Helper()
-	return blockedInIdleOf(t, nil)
-}
-
-// blockedInIdleOf is blockedInIdle for worker w's check (any worker's if w
-// is nil), told by the receiver the stack shows.
+// blockedInIdleOf waits (up to 10 s) until a goroutine is inside worker
+// w's idle check (any worker's if w is nil, told by the receiver the stack
+// shows), waiting for the worker's queue lock, which the caller holds: it
+// has read the parks count and the due flag.
 func blockedInIdleOf(t *testing.T, w *worker) bool {
 	t.Helper()
 	fn := "(*worker).idleCount("
@@ -631,6 +625,20 @@ func blockedInIdleOf(t *testing.T, w *worker) bool {
 // exchange, a publication, a hold move) and parks; the pass reads b idle.
 // awaitIdle must not report every worker idle then: a has a wake due.
 func TestAwaitIdleSeesAWorkerWokenByALaterOne(t *testing.T) {
+	// a is woken and never runs here: awaitIdle must still be waiting for
+	// it when done closes, and then report false.
+	waitsForA := func(what string, done chan struct{}, res chan bool) {
+		t.Helper()
+		select {
+		case ok := <-res:
+			t.Fatalf("%s: awaitIdle returned %v before done closed", what, ok)
+		case <-time.After(50 * time.Millisecond):
+		}
+		close(done)
+		if <-res {
+			t.Fatalf("%s: awaitIdle reported every worker idle", what)
+		}
+	}
 	a := &worker{wake: make(chan struct{}, 1)}
 	b := &worker{wake: make(chan struct{}, 1)}
 	a.parks.Store(1) // both parked
@@ -639,7 +647,7 @@ func TestAwaitIdleSeesAWorkerWokenByALaterOne(t *testing.T) {
 	res := make(chan bool, 1)
 	a.qmu.Lock() // the pass reads a's count and flag, then waits here
 	go func() { res <- awaitIdle(done, &Runtime{workers: []*worker{a}}, &Runtime{workers: []*worker{b}}) }()
-	if !blockedInIdle(t) {
+	if !blockedInIdleOf(t, nil) {
 		a.qmu.Unlock()
 		t.Fatal("the pass never reached a's queue lock")
 	}
@@ -647,18 +655,7 @@ func TestAwaitIdleSeesAWorkerWokenByALaterOne(t *testing.T) {
 	a.signal()     // its cycle wakes a,
 	b.parks.Add(1) // and it parks
 	a.qmu.Unlock()
-	select {
-	case ok := <-res:
-		if ok {
-			t.Fatal("awaitIdle reported every worker idle with a woken")
-		}
-		t.Fatal("awaitIdle returned before done closed")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(done) // a never runs here: the wait for it ends with done
-	if <-res {
-		t.Fatal("awaitIdle reported every worker idle with a woken")
-	}
+	waitsForA("b woke a before the pass reached b", done, res)
 
 	// The second pass must find each worker at the count the first found:
 	// here it reads a idle, and before it reaches b, b wakes, runs a cycle
@@ -683,18 +680,7 @@ func TestAwaitIdleSeesAWorkerWokenByALaterOne(t *testing.T) {
 	a.signal()
 	b.parks.Add(1)
 	a.qmu.Unlock()
-	select {
-	case ok := <-res:
-		if ok {
-			t.Fatal("awaitIdle reported every worker idle with a woken by b between its passes")
-		}
-		t.Fatal("awaitIdle returned before done closed")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(done)
-	if <-res {
-		t.Fatal("awaitIdle reported every worker idle with a woken by b between its passes")
-	}
+	waitsForA("b woke a between the passes", done, res)
 }
 
 // TestOneCycleAWake: a wake whose commands activate the worker's dataflows

@@ -907,6 +907,21 @@ func TestExertAppliesDeferredHolds(t *testing.T) {
 	h.Release()
 }
 
+// liveImport imports pt at asOf, unbounded, and closes the import and
+// releases its consumer reader at cleanup.
+func liveImport(t *testing.T, pt *Point, asOf uint64) *Import {
+	t.Helper()
+	im, err := pt.Import(frontier.At(asOf), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		im.Close()
+		im.Reader().Release()
+	})
+	return im
+}
+
 // TestDrainKeepsNothingReachable: the events a drain took are cleared in
 // the array the queue reuses, so a batch the consumer has dropped is not
 // kept alive by the importer's replay buffer until it fills again.
@@ -914,14 +929,7 @@ func TestDrainKeepsNothingReachable(t *testing.T) {
 	p := newPub(t)
 	pt := attached(t, p)
 	p.rounds(4)
-	im, err := pt.Import(frontier.At(1), frontier.Empty())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		im.Close()
-		im.Reader().Release()
-	}()
+	im := liveImport(t, pt, 1)
 	for range 3 {
 		drained(im)
 		p.rounds(2)
@@ -946,14 +954,7 @@ func TestImportReadySignalsArrivals(t *testing.T) {
 	p := newPub(t)
 	pt := attached(t, p)
 	p.rounds(2)
-	im, err := pt.Import(frontier.At(0), frontier.Empty())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		im.Close()
-		im.Reader().Release()
-	}()
+	im := liveImport(t, pt, 0)
 	ready := func() bool {
 		select {
 		case <-im.Ready():

@@ -11,8 +11,9 @@
 //
 // The parts:
 //
-//   - Point (Shared): the published chain, its upper, the published since
-//     and physical frontier, counted remote holds, importers' replay queues.
+//   - Point (Shared): the published chain, its upper, the published since,
+//     counted remote holds, importers' replay queues (each with its
+//     import's own hold).
 //     A fresh point is a placeholder at {0}, never at {} (§4.7).
 //   - Spine (SharedSpine): wraps a *spine.Spine as trace.Storage, so local
 //     handles work as before; after every insert, merge or compaction change

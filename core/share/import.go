@@ -2,10 +2,12 @@ package share
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/invariants"
 	"github.com/tracebench/tracebench/internal/mutants"
 )
 
@@ -23,15 +25,16 @@ type Event struct {
 // following the publisher. Its batches are read through Presentation: times
 // advanced to as_of, nothing at or beyond until.
 //
-// It holds two readers (§4.9): Trace, the consumer-facing hold registered at
-// as_of, which the consumer downgrades as it advances and releases when done;
-// and its own hold, which follows the frontiers it acknowledges, holds
-// physically at its seed and is released when the import finishes or is
-// closed. No frozen token pins the publisher.
+// It holds twice (§4.9): Trace, the consumer-facing Reader registered at
+// as_of, which the consumer downgrades as it advances and releases when
+// done; and its own hold, which follows the frontiers it acknowledges,
+// holds physically at its seed and goes when the import finishes or is
+// closed. The own hold lives in the import's replay queue (queue.logical
+// and queue.physical), which the point counts with its readers' holds. No
+// frozen token pins the publisher.
 type Import struct {
 	p     *Point
 	trace *Reader
-	hold  *Reader
 	q     *queue
 	pres  batch.Presentation
 
@@ -40,6 +43,7 @@ type Import struct {
 	seedLeft int // events of the seed still to drain
 	done     bool
 	buf      []event
+	cleanup  runtime.Cleanup // invariant builds: reports an import collected unclosed
 }
 
 // Import imports p at asOf bounded by until, refusing with a *SinceError if
@@ -83,9 +87,9 @@ func (r *Reader) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 	return r.p.ImportWith(asOf, until, wake)
 }
 
-// importLocked registers an import's two readers, seeds its queue with the
-// chain and registers the queue, all in the caller's critical section (P3).
-// REQUIRES: p.mu held, asOf admitted.
+// importLocked registers an import's consumer reader, seeds its queue with
+// the chain and registers the queue with the import's own hold, all in the
+// caller's critical section (P3). REQUIRES: p.mu held, asOf admitted.
 func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import {
 	ownLogical, seedHold := asOf, p.upper
 	if mutants.Enabled && mutants.On(mutants.ImportKeepsNoHold) {
@@ -94,11 +98,20 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 	im := &Import{
 		p:     p,
 		trace: p.registerLocked(asOf, p.upper),
-		hold:  p.registerLocked(ownLogical, seedHold),
-		q:     &queue{notify: make(chan struct{}, 1), wake: wake},
+		q:     &queue{notify: make(chan struct{}, 1), wake: wake, logical: ownLogical, physical: seedHold},
 		pres:  batch.Presentation{Since: asOf, Until: until},
 		seed:  p.upper,
 		acked: frontier.Min(),
+	}
+	p.readers++ // the own hold, a reader in the point's statistics
+	if invariants.Enabled {
+		buf := make([]byte, 2048)
+		stack := string(buf[:runtime.Stack(buf, false)])
+		im.cleanup = runtime.AddCleanup(im, func(stack string) {
+			p.mu.Lock()
+			p.leaks = append(p.leaks, stack)
+			p.mu.Unlock()
+		}, stack)
 	}
 	for _, b := range p.chain {
 		im.q.push(event{b: b})
@@ -148,10 +161,11 @@ func (im *Import) Closed() bool {
 // covered by the seed is skipped (P3's duplicate guard); frontiers that do
 // not advance are dropped.
 func (im *Import) Drain(out []Event) []Event {
-	if im.done {
+	if im.done || !im.q.pending.Load() {
 		return out
 	}
 	im.p.mu.Lock()
+	im.q.pending.Store(false)
 	evs := im.q.events
 	im.q.events = im.buf[:0]
 	acked, finished := im.acked, false
@@ -183,7 +197,7 @@ func (im *Import) Drain(out []Event) []Event {
 	// the last frontier, in the critical section that took the events (a
 	// finished import releases it instead).
 	if acked != im.acked && !finished {
-		im.hold.setCompactionLocked(acked)
+		im.p.moveOwnHoldLocked(im.q, acked)
 	}
 	im.p.mu.Unlock()
 	im.acked = acked
@@ -200,16 +214,39 @@ func (im *Import) Drain(out []Event) []Event {
 	return out
 }
 
-// finish unregisters the queue and releases the import's own hold.
+// moveOwnHoldLocked joins the own hold of q's import with f, logically and
+// physically, and wakes the publisher, as a Reader's SetCompaction does.
+// REQUIRES: p.mu held, q registered.
+func (p *Point) moveOwnHoldLocked(q *queue, f frontier.Frontier) {
+	logical, physical := q.logical.Join(f), q.physical.Join(f)
+	if logical == q.logical && physical == q.physical {
+		return
+	}
+	if invariants.Enabled {
+		invariants.Assertf(slices.Contains(p.queues, q), "share: own hold moved after its import finished")
+	}
+	moved := physical != q.physical
+	q.logical, q.physical = logical, physical
+	if moved || !mutants.Enabled || !mutants.On(mutants.DowngradeNoWake) {
+		p.wakePublisherLocked()
+	}
+}
+
+// finish unregisters the queue, and with it the import's own hold, and
+// wakes the publisher, which may compact further.
 func (im *Import) finish() {
 	im.done = true
+	if invariants.Enabled {
+		im.cleanup.Stop()
+	}
 	im.p.mu.Lock()
 	if i := slices.Index(im.p.queues, im.q); i >= 0 {
 		im.p.queues = slices.Delete(im.p.queues, i, i+1)
 	}
+	im.p.readers--
 	im.q.events = nil
+	im.p.wakePublisherLocked()
 	im.p.mu.Unlock()
-	im.hold.Release()
 }
 
 // Close stops the import (if not done) and releases its own hold. The

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -37,14 +38,32 @@ type event struct {
 	f frontier.Frontier
 }
 
-// queue is an importer's replay queue. Guarded by its point's mutex.
+// queue is an importer's replay queue, with the import's own hold (§4.9).
+// Guarded by its point's mutex.
 type queue struct {
 	events []event
-	notify chan struct{} // capacity 1; signalled when events arrive
-	wake   func()        // optional; called (under the point's lock) on arrival
+	// pending is set by every push and cleared by the Drain that takes the
+	// events, both under the lock: a Drain that reads it clear has nothing
+	// to take and skips the lock (a dataflow steps its imports again after
+	// every pass that moved, with nothing new most times). A push it
+	// misses is followed by its signal, which steps the import again.
+	pending atomic.Bool
+	notify  chan struct{} // capacity 1; signalled when events arrive
+	wake    func()        // optional; called (under the point's lock) on arrival
+	// The import's own hold: logically at what it acknowledged (as_of
+	// before), physically at its seed's coverage until it acknowledges
+	// beyond. It is a remote hold like a Reader's, but kept here rather
+	// than counted in remoteLogical and remotePhysical: the import moves it
+	// at every frontier it drains, in the critical section that takes its
+	// events, and an assignment costs less than two counted moves. It
+	// lives exactly as long as the queue is registered (holdsLocked).
+	logical, physical frontier.Frontier
 }
 
-func (q *queue) push(e event) { q.events = append(q.events, e) }
+func (q *queue) push(e event) {
+	q.events = append(q.events, e)
+	q.pending.Store(true)
+}
 
 func (q *queue) signal() {
 	// Full (its reader has not taken it, or reads the wake function
@@ -64,11 +83,10 @@ func (q *queue) signal() {
 type Point struct {
 	mu sync.Mutex
 
-	chain    []*batch.Batch // immutable once published; replaced, never edited
-	upper    frontier.Frontier
-	since    frontier.Frontier // published logical compaction
-	physical frontier.Frontier // the publisher's applied physical compaction
-	request  frontier.Frontier // the publisher's local (requested) logical compaction
+	chain   []*batch.Batch // immutable once published; replaced, never edited
+	upper   frontier.Frontier
+	since   frontier.Frontier // published logical compaction
+	request frontier.Frontier // the publisher's local (requested) logical compaction
 
 	remoteLogical  frontier.MutableFrontier
 	remotePhysical frontier.MutableFrontier
@@ -152,11 +170,27 @@ func (p *Point) Stats() PointStats {
 }
 
 // RemoteHolds returns copies of the accumulated remote logical and physical
-// holds.
+// holds: every reader's and every live import's own.
 func (p *Point) RemoteHolds() (logical, physical frontier.MutableFrontier) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.remoteLogical.Clone(), p.remotePhysical.Clone()
+	logical, physical = p.remoteLogical.Clone(), p.remotePhysical.Clone()
+	for _, q := range p.queues {
+		mustHold(logical.Update(q.logical, 1))
+		mustHold(physical.Update(q.physical, 1))
+	}
+	return logical, physical
+}
+
+// holdsLocked returns the meets of every remote hold, logical and
+// physical: the readers' (counted) and the registered imports' own.
+// REQUIRES: p.mu held.
+func (p *Point) holdsLocked() (logical, physical frontier.Frontier) {
+	logical, physical = p.remoteLogical.Frontier(), p.remotePhysical.Frontier()
+	for _, q := range p.queues {
+		logical, physical = logical.Meet(q.logical), physical.Meet(q.physical)
+	}
+	return logical, physical
 }
 
 // Chain returns the published chain (immutable; shared).

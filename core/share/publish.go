@@ -28,18 +28,19 @@ type Spine struct {
 	mirrored bool
 
 	// What every attached point was last given by mirror or Insert: while
-	// the chain's version, the upper and the physical frontier are these,
-	// mirror has nothing to publish and takes no lock.
-	pubVersion  uint64
-	pubUpper    frontier.Frontier
-	pubPhysical frontier.Frontier
-	pubValid    bool
-	wake        chan struct{} // capacity 1; readers signal when their holds move
-	notify      func()        // optional; called with wake (under a point's lock)
-	local       *Point        // private point for imports within the same runtime
-	deferring   bool          // Defer: holds are recorded, applied at Flush
-	dirty       bool          // a hold moved while deferring
-	pause       *pauses       // tests only: the pause between publishing and applying a since
+	// the chain's version and the upper are these, mirror has nothing to
+	// publish and takes no lock. (The publisher's physical compaction is
+	// not published: no reader reads it, and publishing it took a lock at
+	// every maintenance pass of a steady round.)
+	pubVersion uint64
+	pubUpper   frontier.Frontier
+	pubValid   bool
+	wake       chan struct{} // capacity 1; readers signal when their holds move
+	notify     func()        // optional; called with wake (under a point's lock)
+	local      *Point        // private point for imports within the same runtime
+	deferring  bool          // Defer: holds are recorded, applied at Flush
+	dirty      bool          // a hold moved while deferring
+	pause      *pauses       // tests only: the pause between publishing and applying a since
 }
 
 var (
@@ -110,14 +111,15 @@ func (s *Spine) Attach(p *Point) error {
 		p.mu.Unlock()
 		return ErrAttached
 	}
-	if hold, since := p.remoteLogical.Frontier(), s.inner.LogicalCompaction(); !since.LessEqual(hold) {
+	if hold, _ := p.holdsLocked(); !s.inner.LogicalCompaction().LessEqual(hold) {
+		since := s.inner.LogicalCompaction()
 		p.mu.Unlock()
 		return fmt.Errorf("share: attach: a reader holds %v but the trace is compacted to %v: %w", hold, since, ErrSinceBeyond)
 	}
 	chain := s.published()
 	p.pub = s
 	p.chain, p.upper = chain, s.inner.Upper()
-	p.since, p.physical, p.request = s.inner.LogicalCompaction(), s.inner.PhysicalCompaction(), s.localLogical
+	p.since, p.request = s.inner.LogicalCompaction(), s.localLogical
 	for _, q := range p.queues {
 		for _, b := range chain {
 			q.push(event{b: b})
@@ -188,8 +190,8 @@ func (s *Spine) applyHolds() {
 				closed = true
 				continue
 			}
-			logical = logical.Meet(p.remoteLogical.Frontier())
-			physical = physical.Meet(p.remotePhysical.Frontier())
+			l, ph := p.holdsLocked()
+			logical, physical = logical.Meet(l), physical.Meet(ph)
 		}
 		applied := s.inner.LogicalCompaction()
 		if invariants.Enabled {
@@ -244,24 +246,24 @@ func (s *Spine) currentChain() []*batch.Batch {
 	return s.chain
 }
 
-// mirror publishes the chain, upper and physical frontier to every point.
+// mirror publishes the chain and upper to every point.
 func (s *Spine) mirror() {
 	if len(s.points) == 0 {
 		return
 	}
 	chain := s.published()
-	upper, physical := s.inner.Upper(), s.inner.PhysicalCompaction()
-	if s.pubValid && s.pubVersion == s.version && s.pubUpper == upper && s.pubPhysical == physical {
+	upper := s.inner.Upper()
+	if s.pubValid && s.pubVersion == s.version && s.pubUpper == upper {
 		return // every point has it already
 	}
 	for _, p := range s.points {
 		p.mu.Lock()
 		if !p.closed { // an ended publication keeps its last chain
-			p.chain, p.upper, p.physical = chain, upper, physical
+			p.chain, p.upper = chain, upper
 		}
 		p.mu.Unlock()
 	}
-	s.pubVersion, s.pubUpper, s.pubPhysical, s.pubValid = s.version, upper, physical, true
+	s.pubVersion, s.pubUpper, s.pubValid = s.version, upper, true
 }
 
 // published returns the current chain as points hold it: clipped to its
@@ -293,15 +295,15 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		}
 	}
 	chain := s.published()
-	upper, physical := s.inner.Upper(), s.inner.PhysicalCompaction()
-	s.pubVersion, s.pubUpper, s.pubPhysical, s.pubValid = s.version, upper, physical, true
+	upper := s.inner.Upper()
+	s.pubVersion, s.pubUpper, s.pubValid = s.version, upper, true
 	for _, p := range s.points {
 		p.mu.Lock()
 		if p.closed { // an ended publication keeps its last chain
 			p.mu.Unlock()
 			continue
 		}
-		p.chain, p.upper, p.physical = chain, upper, physical
+		p.chain, p.upper = chain, upper
 		for _, q := range p.queues {
 			q.push(event{b: b})
 			q.push(event{f: b.Upper()})

@@ -223,10 +223,8 @@ func (m *IndexManager) Maintain(effort int64) bool {
 	more := false
 	for _, tr := range m.spines {
 		s := tr.s
-		select {
-		case <-s.Wake():
+		if s.TakeWake() {
 			s.Refresh()
-		default:
 		}
 		s.Flush() // what moved since Defer (this call's or the wake's), applied once
 		if effort > 0 && s.Work(effort) {

@@ -58,10 +58,8 @@ func TestReduceOnAnotherGoroutineThanItsPublisher(t *testing.T) {
 			insert(tm)
 			h.SetLogicalCompaction(frontier.At(tm + 1))
 			h.SetPhysicalCompaction(frontier.At(tm + 1))
-			select {
-			case <-sp.Wake():
+			if sp.TakeWake() {
 				sp.Refresh()
-			default:
 			}
 			w.Exert(1 << 12)
 			if tm%7 == 0 {
@@ -70,11 +68,10 @@ func TestReduceOnAnotherGoroutineThanItsPublisher(t *testing.T) {
 		}
 		w.Close() // seals the trace: the import's frontier becomes {}
 		for range 100 {
-			select {
-			case <-sp.Wake():
+			if sp.TakeWake() {
 				sp.Refresh()
-			case <-time.After(time.Millisecond):
 			}
+			time.Sleep(time.Millisecond)
 		}
 	}()
 	var got collected

@@ -40,8 +40,8 @@ type worker struct {
 	// beforeMaintain is set from the moment the worker takes a wake until
 	// its Maintain reads the publication wakes of its traces: a reader's
 	// hold move in between (an Interactive worker's, while this one
-	// yields after its step) sent its trace's Wake before it notified, so
-	// that Maintain reads it, and the notification sends no wake of its
+	// yields after its step) set its trace's wake before it notified, so
+	// that Maintain takes it (share.Spine.TakeWake), and the notification sends no wake of its
 	// own (holdsMoved), which would run a second cycle for nothing.
 	beforeMaintain atomic.Bool
 	// current is the command being applied (zero while stepping), which
@@ -117,9 +117,9 @@ func (w *worker) signal() {
 }
 
 // holdsMoved is the notification of a reader's hold move on a trace this
-// worker publishes (share.Spine.SetNotify), called after the move filled
-// the trace's Wake: a worker that has not yet reached its Maintain's reading
-// of the Wakes reads it there, so only a worker past it is signalled.
+// worker publishes (share.Spine.SetNotify), called after the move set the
+// trace's wake: a worker that has not yet reached its Maintain's reading
+// of the wakes reads it there, so only a worker past it is signalled.
 func (w *worker) holdsMoved() {
 	if w.beforeMaintain.Load() {
 		return
@@ -220,9 +220,9 @@ func (w *worker) run() {
 		if w.env.Manager.Tracked() > 0 {
 			runtime.Gosched()
 		}
-		// Cleared before Maintain reads the Wakes: a hold move notified
-		// after this signals (holdsMoved), one before it filled its Wake
-		// first, which Maintain reads.
+		// Cleared before Maintain reads the wakes: a hold move notified
+		// after this signals (holdsMoved), one before it set its wake
+		// first, which Maintain takes.
 		w.beforeMaintain.Store(false)
 		more := w.env.Manager.Maintain(w.rt.opts.Effort)
 		for _, err := range w.env.Manager.Overflows() {

@@ -88,10 +88,8 @@ func benchBuild(tb testing.TB, bld *batch.Builder, recs []benchRec, lower, upper
 // it, insert bt, move the local handle's holds (physical to the upper,
 // logical benchLag behind) and exert effort.
 func benchMaintain(tb testing.TB, h *trace.Handle, w *trace.Writer, s *Spine, bt *batch.Batch, effort int64) {
-	select {
-	case <-s.Wake():
+	if s.TakeWake() {
 		s.Refresh()
-	default:
 	}
 	if err := w.Insert(bt); err != nil {
 		tb.Fatal(err)
@@ -316,10 +314,8 @@ func (f *follow) publish() {
 	if f.maintain {
 		benchMaintain(f.tb, f.h, f.w, f.s, b, followBatch)
 	} else {
-		select {
-		case <-f.s.Wake():
+		if f.s.TakeWake() {
 			f.s.Refresh()
-		default:
 		}
 		if err := f.w.Insert(b); err != nil {
 			f.tb.Fatal(err)

@@ -307,12 +307,7 @@ func TestAReadersDowngradeWakesThePublisher(t *testing.T) {
 	woke := func() bool {
 		n := notified
 		notified = 0
-		select {
-		case <-p.s.Wake():
-			return n > 0
-		default:
-			return false
-		}
+		return p.s.TakeWake() && n > 0
 	}
 	woke()
 	for _, step := range []struct {
@@ -353,10 +348,7 @@ func TestMovesNotifyOncePerWake(t *testing.T) {
 		rs = append(rs, r)
 	}
 	p.compact(frontier.At(8))
-	select {
-	case <-p.s.Wake():
-	default:
-	}
+	p.s.TakeWake()
 	notified = 0
 	for i, r := range rs {
 		r.SetLogicalCompaction(frontier.At(3))
@@ -365,14 +357,18 @@ func TestMovesNotifyOncePerWake(t *testing.T) {
 		}
 	}
 	for i, r := range rs {
-		<-p.s.Wake()
+		if !p.s.TakeWake() {
+			t.Fatal("no wake after a move")
+		}
 		p.s.Refresh()
 		r.SetLogicalCompaction(frontier.At(4))
 		if notified != 2+i {
 			t.Fatalf("a move after the publisher took Wake: notified %d times, want %d", notified, 2+i)
 		}
 	}
-	<-p.s.Wake()
+	if !p.s.TakeWake() {
+		t.Fatal("no wake after the last move")
+	}
 	p.s.Refresh()
 	if got := pt.Stats().Since; got != frontier.At(4) {
 		t.Fatalf("since %v after every reader moved to {4}, want {4}", got)
@@ -391,10 +387,7 @@ func TestExertAloneAppliesAMovedHold(t *testing.T) {
 	}
 	p.compact(frontier.At(8))
 	r.SetLogicalCompaction(frontier.At(6))
-	select { // the wake is consumed; nobody refreshes
-	case <-p.s.Wake():
-	default:
-	}
+	p.s.TakeWake() // the wake is consumed; nobody refreshes
 	if got := pt.Stats().Since; got != frontier.At(2) {
 		t.Fatalf("setup: since %v moved without the publisher running", got)
 	}

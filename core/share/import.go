@@ -225,11 +225,8 @@ func (p *Point) moveOwnHoldLocked(q *queue, f frontier.Frontier) {
 	if invariants.Enabled {
 		invariants.Assertf(slices.Contains(p.queues, q), "share: own hold moved after its import finished")
 	}
-	moved := physical != q.physical
 	q.logical, q.physical = logical, physical
-	if moved || !mutants.Enabled || !mutants.On(mutants.DowngradeNoWake) {
-		p.wakePublisherLocked()
-	}
+	p.wakePublisherLocked()
 }
 
 // finish unregisters the queue, and with it the import's own hold, and

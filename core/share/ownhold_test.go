@@ -72,25 +72,15 @@ func TestAnImportsOwnHoldWakesThePublisher(t *testing.T) {
 	pt := attached(t, p)
 	p.rounds(4)
 	im := liveImport(t, pt, 1)
-	empty := func() {
-		select {
-		case <-p.s.Wake():
-		default:
-		}
-	}
-	empty()
+	p.s.TakeWake()
 	p.rounds(2)
-	empty()
+	p.s.TakeWake()
 	drained(im)
-	select {
-	case <-p.s.Wake():
-	default:
+	if !p.s.TakeWake() {
 		t.Fatal("a drain that moved the import's own hold did not wake the publisher")
 	}
 	im.Close()
-	select {
-	case <-p.s.Wake():
-	default:
+	if !p.s.TakeWake() {
 		t.Fatal("closing the import did not wake the publisher")
 	}
 }

@@ -110,21 +110,17 @@ func NewPoint() *Point {
 func (p *Point) addr() uintptr { return uintptr(unsafe.Pointer(p)) }
 
 // wakePublisherLocked signals the publisher that remote holds moved. The
-// notify function is called only with the signal that fills Wake: while
-// Wake is full, the move that filled it has notified the publisher's
-// worker, which has yet to take it (and will read every hold when it does),
-// so readers moving their holds one after another wake it once.
+// notify function is called only by the move that sets the wake: while it
+// is set, the move that set it has notified the publisher's worker, which
+// has yet to take it (and will read every hold when it does), so readers
+// moving their holds one after another wake it once.
 func (p *Point) wakePublisherLocked() {
-	// A full Wake is read without its channel's lock (a round's readers
+	// A set wake is read without a read-modify-write (a round's readers
 	// move several holds one after another; all but the first find it
-	// full): a send that could only fail is not tried.
-	if p.pub != nil && len(p.pub.wake) == 0 {
-		select {
-		case p.pub.wake <- struct{}{}:
-			if p.pub.notify != nil {
-				p.pub.notify()
-			}
-		default:
+	// set).
+	if p.pub != nil && !p.pub.woken.Load() && p.pub.woken.CompareAndSwap(false, true) {
+		if p.pub.notify != nil {
+			p.pub.notify()
 		}
 	}
 }

@@ -3,6 +3,7 @@ package share
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -35,12 +36,12 @@ type Spine struct {
 	pubVersion uint64
 	pubUpper   frontier.Frontier
 	pubValid   bool
-	wake       chan struct{} // capacity 1; readers signal when their holds move
-	notify     func()        // optional; called with wake (under a point's lock)
-	local      *Point        // private point for imports within the same runtime
-	deferring  bool          // Defer: holds are recorded, applied at Flush
-	dirty      bool          // a hold moved while deferring
-	pause      *pauses       // tests only: the pause between publishing and applying a since
+	woken      atomic.Bool // set when a reader moves or releases a hold (TakeWake)
+	notify     func()      // optional; called when a move sets woken (under a point's lock)
+	local      *Point      // private point for imports within the same runtime
+	deferring  bool        // Defer: holds are recorded, applied at Flush
+	dirty      bool        // a hold moved while deferring
+	pause      *pauses     // tests only: the pause between publishing and applying a since
 }
 
 var (
@@ -55,7 +56,6 @@ func wrapSpine(inner *spine.Spine) *Spine {
 		inner:         inner,
 		localLogical:  inner.LogicalCompaction(),
 		localPhysical: inner.PhysicalCompaction(),
-		wake:          make(chan struct{}, 1),
 	}
 }
 
@@ -67,18 +67,28 @@ func NewTrace(ar batch.Arity, opts spine.Options) (*trace.Handle, *trace.Writer,
 	return h, w, s
 }
 
-// Wake returns the channel readers signal when they move or release a hold;
-// the publisher's loop calls Refresh when it fires.
-func (s *Spine) Wake() <-chan struct{} { return s.wake }
+// TakeWake reports whether a reader moved or released a hold since the
+// last call, and clears the wake: the publisher's loop calls Refresh when
+// it reports true. A flag, not a channel: a round of a shared index moves
+// and takes it once per trace, and a channel's send and receive each took
+// its lock.
+func (s *Spine) TakeWake() bool {
+	// Clear, it is read without a read-modify-write (most passes of a
+	// loop find nothing). A move setting it just after is seen by the
+	// next call: its notify follows the setting.
+	return s.woken.Load() && s.woken.Swap(false)
+}
 
 // SetNotify installs a function called when a reader moves or releases a
-// hold and Wake was empty, besides signalling Wake, so that a worker can
-// park on one channel: while Wake is full the worker has been notified of
-// it and has yet to take it, so further moves call nothing. The worker
-// must take Wake (and Refresh) on every wake it is notified for. Install it
-// before the spine is attached to a point (nothing fills Wake until then).
-// It runs under a point's lock on the reader's goroutine: it must only
-// signal.
+// hold and the wake was clear, besides setting it, so that a worker can
+// park on one channel: while the wake is set the worker has been notified
+// of it and has yet to take it, so further moves call nothing. The worker
+// must call TakeWake (and Refresh) on every wake it is notified for.
+// Install it before the spine is attached to a point (nothing sets the
+// wake until then). It runs under a point's lock on the reader's
+// goroutine: it must only signal. The wake is set before notify runs
+// (sequentially consistent atomics), so a worker that reads TakeWake after
+// notify would skip it (worker.holdsMoved) sees it set.
 func (s *Spine) SetNotify(f func()) { s.notify = f }
 
 // LocalPoint returns the trace's private publication point, attached on first
@@ -143,7 +153,7 @@ func (s *Spine) Attach(p *Point) error {
 }
 
 // Refresh applies the current remote holds and republishes: the publisher
-// calls it when Wake fires.
+// calls it when TakeWake reports a wake.
 func (s *Spine) Refresh() { s.apply() }
 
 // Defer makes the calls that apply holds (SetLogicalCompaction,
@@ -330,7 +340,7 @@ func (s *Spine) Upper() frontier.Frontier { return s.inner.Upper() }
 
 // SetLogicalCompaction records the local handles' meet and applies holds.
 // Unchanged, it does nothing: the holds were applied when it last changed,
-// and remote holds that moved since arrive through Wake (Refresh).
+// and remote holds that moved since arrive through TakeWake (Refresh).
 func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
 	if f == s.localLogical {
 		return

@@ -105,10 +105,8 @@ func TestConcurrentPublishAndImport(t *testing.T) {
 			oksH.SetPhysicalCompaction(oksW.Upper())
 			errsH.SetPhysicalCompaction(errsW.Upper())
 			oksW.Exert(64)
-			select {
-			case <-oksS.Wake():
+			if oksS.TakeWake() {
 				oksS.Refresh()
-			default:
 			}
 			if r%16 == 0 {
 				runtime.Gosched()
@@ -118,12 +116,13 @@ func TestConcurrentPublishAndImport(t *testing.T) {
 		// Keep applying holds until the readers are done, so their
 		// releases are honoured.
 		for {
+			// A wake is a flag, not a channel: polled every
+			// millisecond, and applied then regardless.
 			select {
 			case <-stop:
 				return
-			case <-oksS.Wake():
-				oksS.Refresh()
 			case <-time.After(time.Millisecond):
+				oksS.TakeWake()
 				oksS.Refresh()
 			}
 		}

@@ -404,6 +404,7 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		env.Manager.DropOwned(df.id)
 		return nil, err
 	}
+	df.closeUnreadImports()
 	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
 	return df, nil
 }

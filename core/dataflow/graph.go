@@ -128,6 +128,37 @@ func (d *Dataflow) checkOrder() error {
 	return nil
 }
 
+// closeUnreadImports closes every import that nothing in the dataflow
+// reads: no operator takes its stream or its frontier (an operator that
+// takes a stream has its node among its inputs), and the build has
+// released its reader (an operator that reads the trace keeps a clone of
+// its own, Context.Keep). Its replay could reach no one, and its holds
+// would only keep the publication from compacting; closed, it releases
+// them and its node's frontier is {}. A local arrangement that nothing
+// reads costs as little: with no handle left its trace is dropped
+// (trace.Writer). The half of an index a query never looks at, say the
+// errs of a query that reads only the oks, then costs the query nothing.
+func (d *Dataflow) closeUnreadImports() {
+	var read map[*node]bool
+	for _, n := range d.nodes {
+		o, ok := n.op.(*importOp)
+		if !ok {
+			continue
+		}
+		if read == nil {
+			read = map[*node]bool{}
+			for _, m := range d.nodes {
+				for _, in := range m.inputs {
+					read[in] = true
+				}
+			}
+		}
+		if !read[n] {
+			o.im.Close()
+		}
+	}
+}
+
 // step runs one pass over the graph in order and reports whether anything
 // moved (a message was sent or a frontier changed).
 func (d *Dataflow) step() bool {

@@ -246,7 +246,7 @@ func TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader(t *testing.T) {
 				if mode == "pair" {
 					peer = 1
 				}
-				readers := func(when string, want int) {
+				readers := func(when string, oks, errs int) {
 					t.Helper()
 					mu.Lock()
 					defer mu.Unlock()
@@ -255,24 +255,27 @@ func TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader(t *testing.T) {
 					}
 					for wk, pts := range imported {
 						for half, pt := range pts {
-							if n := pt.Stats().Readers; n != want {
+							if n, want := pt.Stats().Readers, []int{oks, errs}[half]; n != want {
 								t.Errorf("%s: worker %d half %d: %d readers, want %d", when, wk, half, n, want)
 							}
 						}
 					}
 				}
-				// The import's own hold and the kept (or held) clone.
-				readers("after the query's build", peer+2)
+				// Oks: the import's own hold and the held clone. Errs: the
+				// kept clone alone; no operator takes the errs stream or
+				// frontier, so the build closed that import
+				// (dataflow.closeUnreadImports).
+				readers("after the query's build", peer+2, peer+1)
 				s.ctl.Send(DropDataflow{ID: "q"})
 				if err := s.ctl.Sync(ctx); err != nil {
 					t.Fatal(err)
 				}
-				readers("after the query's drop", peer)
+				readers("after the query's drop", peer, peer)
 				s.ctl.Send(DropDataflow{ID: "maintain idx"})
 				if err := s.ctl.Sync(ctx); err != nil {
 					t.Fatal(err)
 				}
-				readers("after the index's drop", 0)
+				readers("after the index's drop", 0, 0)
 				onWorkers(ctx, t, maint, func(wk *worker) {
 					mu.Lock()
 					trs := local[wk.index]

@@ -1,0 +1,105 @@
+package dataflow
+
+import (
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// TestAnUnreadImportIsClosedAtBuild: an import half that nothing in the
+// dataflow reads (no operator takes its stream or its frontier; the build
+// released its reader) is closed when the build ends (closeUnreadImports):
+// its point has no importer and no hold of it, so the publication compacts
+// as far as its own holds allow. A half an operator reads, by its stream or
+// by its frontier alone, stays imported, and the half that is read answers
+// the same either way.
+func TestAnUnreadImportIsClosedAtBuild(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		read        func(c *Context, a *Arrangement)
+		errsOpen    bool
+		errsReaders int
+	}{
+		{"oks only", func(c *Context, a *Arrangement) {}, false, 1},
+		{"errs by stream", func(c *Context, a *Arrangement) { c.Capture(NewCapture(1), a.Errs) }, true, 2},
+		{"errs by frontier", func(c *Context, a *Arrangement) { c.Hold(a.Errs) }, true, 3},
+		{"errs reader kept", func(c *Context, a *Arrangement) { c.Keep(a.Errs.Reader) }, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kv := batch.Arity{Key: 1, Val: 1}
+			oksH, oksW, oksS := share.NewTrace(kv, spine.Options{})
+			errsH, errsW, errsS := share.NewTrace(batch.Arity{Key: 1}, spine.Options{})
+			bld := batch.NewBuilder(kv, 4)
+			for tm := range uint64(4) {
+				bld.Push1(int64(tm), 10*int64(tm), tm, 1)
+			}
+			b, err := bld.Build(frontier.At(0), frontier.At(4))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := oksW.Insert(b); err != nil {
+				t.Fatal(err)
+			}
+			if err := errsW.Seal(frontier.At(4)); err != nil {
+				t.Fatal(err)
+			}
+			g := share.NewRegistry()
+			tok, err := g.Publish("idx", frontier.At(0), oksS, errsS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := testEnv(t, 0, 1, NewHub(1))
+			peer := g.PeerBundle("idx", frontier.At(0))
+			if err := env.Manager.SetPeer("idx", "maintain idx", peer); err != nil {
+				t.Fatal(err)
+			}
+			pts := [2]*share.Point{peer.Oks.(*share.Reader).Point(), peer.Errs.(*share.Reader).Point()}
+			cp := NewCapture(1)
+			df, err := Build(env, Desc{
+				ID: "q", AsOf: frontier.At(1), Until: frontier.Empty(),
+				Build: func(c *Context) error {
+					a, err := c.ImportIndex("idx")
+					if err != nil {
+						return err
+					}
+					c.Capture(cp, a.Oks)
+					tc.read(c, a)
+					return nil
+				},
+			}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			df.run(16)
+			if !cp.Passed(3) {
+				t.Fatalf("oks frontier %v, want beyond 3", cp.Frontier())
+			}
+			if n := len(cp.At(3)); n != 4 {
+				t.Fatalf("oks at 3: %d rows, want 4", n)
+			}
+			if st := pts[0].Stats(); st.Importers != 1 {
+				t.Fatalf("oks point: %d importers, want 1", st.Importers)
+			}
+			st := pts[1].Stats()
+			if open := st.Importers == 1; open != tc.errsOpen {
+				t.Fatalf("errs point: %d importers, want open=%v", st.Importers, tc.errsOpen)
+			}
+			// Its holds: the peer bundle's, the import's own while it is
+			// open, and a clone an operator keeps.
+			if st.Readers != tc.errsReaders {
+				t.Fatalf("errs point: %d readers, want %d", st.Readers, tc.errsReaders)
+			}
+			df.Drop()
+			env.Manager.Drop("idx")
+			tok.Release()
+			oksH.Release()
+			errsH.Release()
+			if st := g.Stats(); st != (share.RegistryStats{}) {
+				t.Fatalf("registry after the drops: %+v", st)
+			}
+		})
+	}
+}

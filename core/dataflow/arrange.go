@@ -181,14 +181,21 @@ func (o *concatOp) Step(frontier.Frontier) frontier.Frontier {
 func (o *concatOp) Shutdown() {}
 
 // importOp replays a share.Import as a stream of batches; its capability is
-// the frontier the import has acknowledged, {} once it is done.
+// the frontier the import has acknowledged, {} once it is done. An import
+// closed at build because nothing reads it (Dataflow.closeUnreadImports)
+// keeps the frontier it had acknowledged: {} would say its trace is
+// complete, which it is not.
 type importOp struct {
-	im  *share.Import
-	out *Stream[*batch.Batch]
-	evs []share.Event
+	im     *share.Import
+	out    *Stream[*batch.Batch]
+	evs    []share.Event
+	unread bool // closed at build: nothing reads it
 }
 
 func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
+	if o.unread {
+		return o.im.Frontier()
+	}
 	o.evs = o.im.Drain(o.evs[:0])
 	for _, e := range o.evs {
 		if e.Batch != nil {

@@ -18,7 +18,9 @@
 // reader. An arrangement is Local (built here by Arrange) or Imported (imported
 // by ImportIndex); in both the reader is a trace.Reader and the batches are
 // *batch.Batch, so every operator has one body for both flavors (§4.1). An
-// import is presented at the dataflow's as_of and bounded by its until.
+// import is presented at the dataflow's as_of and bounded by its until; one
+// that no operator takes as an input is closed when the build ends, its
+// holds released and its frontier left where it was (§4.4).
 //
 // # Writing an operator
 //

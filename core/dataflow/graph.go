@@ -57,7 +57,10 @@ func (s *Stream[T]) Send(m T) {
 	}
 }
 
-// Frontier returns the stream's frontier: its node's output frontier.
+// Frontier returns the stream's frontier: its node's output frontier. An
+// operator that depends on it takes the stream as an input (AddInput): an
+// import that no operator takes as an input is closed at build, and its
+// frontier then stays where it was (Dataflow.closeUnreadImports).
 func (s *Stream[T]) Frontier() frontier.Frontier { return s.from.out }
 
 // Consumed reports whether any operator reads the stream, so that an
@@ -134,7 +137,9 @@ func (d *Dataflow) checkOrder() error {
 // released its reader (an operator that reads the trace keeps a clone of
 // its own, Context.Keep). Its replay could reach no one, and its holds
 // would only keep the publication from compacting; closed, it releases
-// them and its node's frontier is {}. A local arrangement that nothing
+// them, and its node's frontier stays at what it had acknowledged (an
+// operator that read the stream's frontier without taking it as an input
+// would see it stall, not complete). A local arrangement that nothing
 // reads costs as little: with no handle left its trace is dropped
 // (trace.Writer). The half of an index a query never looks at, say the
 // errs of a query that reads only the oks, then costs the query nothing.
@@ -154,6 +159,7 @@ func (d *Dataflow) closeUnreadImports() {
 			}
 		}
 		if !read[n] {
+			o.unread = true
 			o.im.Close()
 		}
 	}

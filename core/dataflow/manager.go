@@ -74,7 +74,12 @@ func (m *IndexManager) track(s *share.Spine, name string, activate func()) {
 func (m *IndexManager) untrack(s *share.Spine) {
 	m.spines = slices.DeleteFunc(m.spines, func(tr *tracked) bool { return tr.s == s })
 	// The trace may outlive its dataflow (a re-export's handles): what this
-	// wake deferred is applied now, and later changes apply as they come.
+	// wake deferred is applied now, a reader's move whose wake this worker
+	// has not taken too (its notification was skipped before Maintain, which
+	// will not visit the trace again), and later changes apply as they come.
+	if s.TakeWake() {
+		s.Refresh()
+	}
 	s.Flush()
 }
 

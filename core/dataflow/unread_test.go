@@ -58,6 +58,7 @@ func TestAnUnreadImportIsClosedAtBuild(t *testing.T) {
 			}
 			pts := [2]*share.Point{peer.Oks.(*share.Reader).Point(), peer.Errs.(*share.Reader).Point()}
 			cp := NewCapture(1)
+			var errsStream *Stream[*batch.Batch]
 			df, err := Build(env, Desc{
 				ID: "q", AsOf: frontier.At(1), Until: frontier.Empty(),
 				Build: func(c *Context) error {
@@ -67,6 +68,7 @@ func TestAnUnreadImportIsClosedAtBuild(t *testing.T) {
 					}
 					c.Capture(cp, a.Oks)
 					tc.read(c, a)
+					errsStream = a.Errs.Stream
 					return nil
 				},
 			}, 1)
@@ -87,6 +89,11 @@ func TestAnUnreadImportIsClosedAtBuild(t *testing.T) {
 			if open := st.Importers == 1; open != tc.errsOpen {
 				t.Fatalf("errs point: %d importers, want open=%v", st.Importers, tc.errsOpen)
 			}
+			// A closed import's frontier stays where it was ({0}: it was
+			// closed before its first drain); it never says {}, complete.
+			if got := errsStream.Frontier(); tc.errsOpen != (got == frontier.At(4)) || !tc.errsOpen && got != frontier.Min() {
+				t.Fatalf("errs stream frontier %v with the import open=%v", got, tc.errsOpen)
+			}
 			// Its holds: the peer bundle's, the import's own while it is
 			// open, and a clone an operator keeps.
 			if st.Readers != tc.errsReaders {
@@ -102,4 +109,37 @@ func TestAnUnreadImportIsClosedAtBuild(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUntrackTakesAPendingWake: a reader's hold move whose wake the worker
+// has not taken when the trace leaves maintenance (its dataflow dropped in
+// the same wake, the trace still published) is applied as the trace goes,
+// not left set where no Maintain will take it.
+func TestUntrackTakesAPendingWake(t *testing.T) {
+	h, w, s := share.NewTrace(batch.Arity{Key: 1, Val: 1}, spine.Options{})
+	if err := w.Seal(frontier.At(8)); err != nil {
+		t.Fatal(err)
+	}
+	pt := share.NewPoint()
+	if err := s.Attach(pt); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pt.ReaderAt(frontier.At(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	m := NewIndexManager()
+	m.track(s, "t", func() {})
+	h.SetLogicalCompaction(frontier.At(5))
+	s.TakeWake()
+	if got := s.LogicalCompaction(); got != frontier.At(1) {
+		t.Fatalf("setup: since %v, want the reader's {1}", got)
+	}
+	r.SetLogicalCompaction(frontier.At(4)) // sets the wake; no Maintain takes it
+	m.untrack(s)
+	if got := s.LogicalCompaction(); got != frontier.At(4) {
+		t.Fatalf("since %v after untrack, want {4}: the reader's move was left untaken", got)
+	}
+	h.Release()
 }

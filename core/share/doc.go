@@ -23,7 +23,8 @@
 //     hold changes and applies them once, at Flush.
 //   - Reader (SharedReader): a remote hold implementing trace.Reader.
 //   - Import: a live replay of a point from a seed, presented at as_of and
-//     bounded by until (§3.3), whose read holds are readers (§4.9).
+//     bounded by until (§3.3), with two read holds (§4.9): its consumer's
+//     Reader and its own, kept in its replay queue.
 //   - Registry: one per worker pair; slots keyed by Incarnation (index id,
 //     as_of and the sequence number of the create that made it); publish
 //     and peer_bundle with the reserved peer hold (§4.8); the publisher's

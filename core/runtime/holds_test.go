@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	goruntime "runtime"
 	"strings"
 	gosync "sync"
@@ -895,5 +896,72 @@ func TestNudgeWaitsForTheLeadersCopy(t *testing.T) {
 	lead.nudgeFollower()
 	if len(fw.wake) != 0 || lead.nudge != 0 {
 		t.Fatal("a wake without an AllowCompaction nudged the follower")
+	}
+}
+
+// TestBurstsLeaveEverySinceAtTheAllowance: after every burst of rounds
+// (one to four, sent back to back, each allowing compaction to its own
+// time), once every worker of the pair is idle, both halves' publications
+// are compacted exactly to the last allowance, with no further command:
+// the Interactive workers' hold moves (the peer hold, the held reader, the
+// imports' own holds) set their traces' wakes and reached the Maintenance
+// workers, whether those were parked, running, or about to maintain. On
+// one, two and four Ps, with one and two workers.
+func TestBurstsLeaveEverySinceAtTheAllowance(t *testing.T) {
+	for _, procs := range []int{1, 2, 4} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("procs=%d/workers=%d", procs, workers), func(t *testing.T) {
+				defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(procs))
+				m, i, ctl, err := Pair(workers, spine.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ctl.Shutdown()
+				ctx := testCtx(t)
+				probe := dataflow.NewProbe(workers)
+				sendAll(t, ctl, CreateInput{Name: "in", Arity: 2}, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)},
+					CreateDataflow{Desc: dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(c *dataflow.Context) error {
+							a, err := c.ImportIndex("idx")
+							if err != nil {
+								return err
+							}
+							c.Hold(a.Oks)
+							c.Hold(a.Errs)
+							c.Probe(probe, a.Oks.Stream)
+							return nil
+						}}})
+				rng := rand.New(rand.NewPCG(1, uint64(procs*10+workers)))
+				round := uint64(0)
+				for burst := range 60 {
+					for range 1 + rng.IntN(4) {
+						c := dataflow.NewChunk(2, 1)
+						c.Push([]int64{int64(round), 1}, round, 1)
+						if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(round + 1)},
+							AllowCompaction{ID: "idx", Frontier: frontier.At(round)}); err != nil {
+							t.Fatal(err)
+						}
+						round++
+						if rng.IntN(3) == 0 {
+							goruntime.Gosched()
+						}
+					}
+					if err := probe.WaitPassed(ctx, round-1); err != nil {
+						t.Fatal(err)
+					}
+					if !awaitIdle(ctx.Done(), m, i) {
+						t.Fatal("the pair's workers never all parked")
+					}
+					for w := range workers {
+						slot := m.opts.Registries[w].Lookup("idx", frontier.At(0))
+						for half, p := range []*share.Point{slot.Oks(), slot.Errs()} {
+							if got := p.Stats().Since; got != frontier.At(round-1) {
+								t.Fatalf("burst %d, worker %d, half %d: since %v with every worker idle, want the allowance {%d}", burst, w, half, got, round-1)
+							}
+						}
+					}
+				}
+			})
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
 )
 
 // TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads imports a padded
@@ -18,39 +19,20 @@ import (
 // Allowing compaction exactly to the inner since removes the padding and
 // moves the peer hold.
 func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
-	kv := batch.Arity{Key: 1, Val: 1}
-	oksH, oksW, oksS := share.NewTrace(kv, spine.Options{})
-	errsH, errsW, errsS := share.NewTrace(batch.Arity{Key: 1}, spine.Options{})
 	type row struct{ key, val, time, diff int64 }
 	var rows []row
+	var ups [][4]int64
 	for tm := range int64(10) {
 		rows = append(rows, row{tm % 3, tm, tm, 1})
 		if tm >= 2 {
 			rows = append(rows, row{(tm - 2) % 3, tm - 2, tm, -1})
 		}
 	}
-	bld := batch.NewBuilder(kv, len(rows))
 	for _, r := range rows {
-		bld.Push1(r.key, r.val, uint64(r.time), r.diff)
+		ups = append(ups, [4]int64{r.key, r.val, r.time, r.diff})
 	}
-	b, err := bld.Build(frontier.At(0), frontier.At(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := oksW.Insert(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := errsW.Seal(frontier.At(10)); err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range []interface{ SetLogicalCompaction(frontier.Frontier) }{oksH, errsH} {
-		h.SetLogicalCompaction(frontier.At(5))
-	}
-	g := share.NewRegistry()
-	tok, err := g.Publish("idx", frontier.At(5), oksS, errsS)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := publishIndex(t, ups, 10, 5)
+	g := x.g
 	env := testEnv(t, 0, 1, NewHub(1))
 	if err := env.Manager.SetPeer("idx", "maintain idx", g.PeerBundle("idx", frontier.At(5)).IntoPadded()); err != nil {
 		t.Fatal(err)
@@ -130,12 +112,60 @@ func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
 	if p := bundle.Oks.(*share.Padded); p.IsPadded() || bundle.CompactionFrontier() != frontier.At(5) {
 		t.Fatalf("at the inner since: padded %v, compaction %v, want unpadded at {5}", p.IsPadded(), bundle.CompactionFrontier())
 	}
+	x.drop(t, df, env)
+}
+
+// sharedIndex is an index "idx" published in a registry of its own: its
+// oks half holds the given updates, its errs half none, both sealed to an
+// upper, for tests that import it into a dataflow.
+type sharedIndex struct {
+	g           *share.Registry
+	tok         *share.Token
+	oksH, errsH *trace.Handle
+	oksS, errsS *share.Spine
+}
+
+// publishIndex publishes the updates (key, val, time, diff; times before
+// upper) as idx at as_of {since}, both halves' handles compacted to it.
+func publishIndex(t *testing.T, ups [][4]int64, upper, since uint64) *sharedIndex {
+	t.Helper()
+	kv := batch.Arity{Key: 1, Val: 1}
+	x := &sharedIndex{g: share.NewRegistry()}
+	var oksW, errsW *trace.Writer
+	x.oksH, oksW, x.oksS = share.NewTrace(kv, spine.Options{})
+	x.errsH, errsW, x.errsS = share.NewTrace(batch.Arity{Key: 1}, spine.Options{})
+	bld := batch.NewBuilder(kv, len(ups))
+	for _, u := range ups {
+		bld.Push1(u[0], u[1], uint64(u[2]), u[3])
+	}
+	b, err := bld.Build(frontier.At(0), frontier.At(upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := oksW.Insert(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := errsW.Seal(frontier.At(upper)); err != nil {
+		t.Fatal(err)
+	}
+	x.oksH.SetLogicalCompaction(frontier.At(since))
+	x.errsH.SetLogicalCompaction(frontier.At(since))
+	if x.tok, err = x.g.Publish("idx", frontier.At(since), x.oksS, x.errsS); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// drop drops df and idx from env, ends the publication and checks that
+// the registry holds nothing after.
+func (x *sharedIndex) drop(t *testing.T, df *Dataflow, env *Env) {
+	t.Helper()
 	df.Drop()
 	env.Manager.Drop("idx")
-	tok.Release()
-	oksH.Release()
-	errsH.Release()
-	if st := g.Stats(); st != (share.RegistryStats{}) {
+	x.tok.Release()
+	x.oksH.Release()
+	x.errsH.Release()
+	if st := x.g.Stats(); st != (share.RegistryStats{}) {
 		t.Fatalf("registry after the drops: %+v", st)
 	}
 }

@@ -29,28 +29,8 @@ func TestAnUnreadImportIsClosedAtBuild(t *testing.T) {
 		{"errs reader kept", func(c *Context, a *Arrangement) { c.Keep(a.Errs.Reader) }, false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			kv := batch.Arity{Key: 1, Val: 1}
-			oksH, oksW, oksS := share.NewTrace(kv, spine.Options{})
-			errsH, errsW, errsS := share.NewTrace(batch.Arity{Key: 1}, spine.Options{})
-			bld := batch.NewBuilder(kv, 4)
-			for tm := range uint64(4) {
-				bld.Push1(int64(tm), 10*int64(tm), tm, 1)
-			}
-			b, err := bld.Build(frontier.At(0), frontier.At(4))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := oksW.Insert(b); err != nil {
-				t.Fatal(err)
-			}
-			if err := errsW.Seal(frontier.At(4)); err != nil {
-				t.Fatal(err)
-			}
-			g := share.NewRegistry()
-			tok, err := g.Publish("idx", frontier.At(0), oksS, errsS)
-			if err != nil {
-				t.Fatal(err)
-			}
+			x := publishIndex(t, [][4]int64{{0, 0, 0, 1}, {1, 10, 1, 1}, {2, 20, 2, 1}, {3, 30, 3, 1}}, 4, 0)
+			g := x.g
 			env := testEnv(t, 0, 1, NewHub(1))
 			peer := g.PeerBundle("idx", frontier.At(0))
 			if err := env.Manager.SetPeer("idx", "maintain idx", peer); err != nil {
@@ -99,14 +79,7 @@ func TestAnUnreadImportIsClosedAtBuild(t *testing.T) {
 			if st.Readers != tc.errsReaders {
 				t.Fatalf("errs point: %d readers, want %d", st.Readers, tc.errsReaders)
 			}
-			df.Drop()
-			env.Manager.Drop("idx")
-			tok.Release()
-			oksH.Release()
-			errsH.Release()
-			if st := g.Stats(); st != (share.RegistryStats{}) {
-				t.Fatalf("registry after the drops: %+v", st)
-			}
+			x.drop(t, df, env)
 		})
 	}
 }

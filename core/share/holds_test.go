@@ -286,8 +286,8 @@ func TestAPublisherPublishesASinceBeforeApplyingIt(t *testing.T) {
 
 // Case: a publisher makes progress when only a remote hold moves. Every
 // change of a reader's hold — logical or physical downgrade, release —
-// signals the publisher's Wake channel and its notify function, and the
-// publisher's loop (Refresh on Wake) then moves the since.
+// sets the publisher's wake and calls its notify function, and the
+// publisher's loop (Refresh when TakeWake reports it) then moves the since.
 func TestAReadersDowngradeWakesThePublisher(t *testing.T) {
 	p := newPub(t)
 	pt := attached(t, p)
@@ -331,8 +331,8 @@ func TestAReadersDowngradeWakesThePublisher(t *testing.T) {
 }
 
 // Case: readers moving their holds one after another notify the
-// publisher's worker once, with the move that fills Wake; once the
-// publisher has taken Wake, the next move notifies again.
+// publisher's worker once, with the move that sets the wake; once the
+// publisher has taken it (TakeWake), the next move notifies again.
 func TestMovesNotifyOncePerWake(t *testing.T) {
 	p := newPub(t)
 	pt := attached(t, p)
@@ -353,7 +353,7 @@ func TestMovesNotifyOncePerWake(t *testing.T) {
 	for i, r := range rs {
 		r.SetLogicalCompaction(frontier.At(3))
 		if notified != 1 {
-			t.Fatalf("after %d moves with Wake untaken: notified %d times, want 1", i+1, notified)
+			t.Fatalf("after %d moves with the wake untaken: notified %d times, want 1", i+1, notified)
 		}
 	}
 	for i, r := range rs {
@@ -363,7 +363,7 @@ func TestMovesNotifyOncePerWake(t *testing.T) {
 		p.s.Refresh()
 		r.SetLogicalCompaction(frontier.At(4))
 		if notified != 2+i {
-			t.Fatalf("a move after the publisher took Wake: notified %d times, want %d", notified, 2+i)
+			t.Fatalf("a move after the publisher took the wake: notified %d times, want %d", notified, 2+i)
 		}
 	}
 	if !p.s.TakeWake() {

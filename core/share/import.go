@@ -105,13 +105,7 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 	}
 	p.readers++ // the own hold, a reader in the point's statistics
 	if invariants.Enabled {
-		buf := make([]byte, 2048)
-		stack := string(buf[:runtime.Stack(buf, false)])
-		im.cleanup = runtime.AddCleanup(im, func(stack string) {
-			p.mu.Lock()
-			p.leaks = append(p.leaks, stack)
-			p.mu.Unlock()
-		}, stack)
+		im.cleanup = reportLeak(p, im)
 	}
 	for _, b := range p.chain {
 		im.q.push(event{b: b})

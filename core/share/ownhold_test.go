@@ -65,7 +65,7 @@ func TestRemoteHoldsListsAnImportsOwnHold(t *testing.T) {
 }
 
 // TestAnImportsOwnHoldWakesThePublisher: the own hold moving (a drain that
-// acknowledges more) and going (Close) each signal the publisher's Wake,
+// acknowledges more) and going (Close) each set the publisher's wake,
 // as a reader's downgrade and release do.
 func TestAnImportsOwnHoldWakesThePublisher(t *testing.T) {
 	p := newPub(t)

@@ -40,15 +40,23 @@ func (p *Point) registerLocked(logical, physical frontier.Frontier) *Reader {
 	p.readers++
 	r := &Reader{p: p, logical: logical, physical: physical}
 	if invariants.Enabled {
-		buf := make([]byte, 2048)
-		stack := string(buf[:runtime.Stack(buf, false)])
-		r.cleanup = runtime.AddCleanup(r, func(stack string) {
-			p.mu.Lock()
-			p.leaks = append(p.leaks, stack)
-			p.mu.Unlock()
-		}, stack)
+		r.cleanup = reportLeak(p, r)
 	}
 	return r
+}
+
+// reportLeak arranges for p to record the stack that is creating obj (the
+// goroutine's, now) if obj, a reader or an import of p, is collected before
+// the returned cleanup is stopped (its Release or Close): invariant builds'
+// leak report (Point.Leaks).
+func reportLeak[T any](p *Point, obj *T) runtime.Cleanup {
+	buf := make([]byte, 2048)
+	stack := string(buf[:runtime.Stack(buf, false)])
+	return runtime.AddCleanup(obj, func(stack string) {
+		p.mu.Lock()
+		p.leaks = append(p.leaks, stack)
+		p.mu.Unlock()
+	}, stack)
 }
 
 // Reader registers a reader holding logically at the published since and

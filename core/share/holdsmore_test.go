@@ -68,3 +68,46 @@ func TestAPeerHoldIsTakenAtTheIncarnationsAsOf(t *testing.T) {
 		tok.Release()
 	}
 }
+
+// Case: a reader's SetCompaction moves both its holds under one lock and
+// wakes the publisher once, whether both holds move or only the logical
+// one; a call that moves nothing wakes nothing.
+func TestSetCompactionWakesThePublisherOnce(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(6)
+	notified := 0
+	p.s.SetNotify(func() { notified++ })
+	r, err := pt.ReaderAt(frontier.At(1)) // logical {1}, physical at the upper {6}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	for _, step := range []struct {
+		name              string
+		f                 frontier.Frontier
+		logical, physical frontier.Frontier
+		woke              bool
+	}{
+		{"logical only", frontier.At(4), frontier.At(4), frontier.At(6), true},
+		{"both", frontier.At(8), frontier.At(8), frontier.At(8), true},
+		{"nothing", frontier.At(7), frontier.At(8), frontier.At(8), false},
+	} {
+		p.s.TakeWake()
+		notified = 0
+		r.SetCompaction(step.f)
+		if r.LogicalCompaction() != step.logical || r.PhysicalCompaction() != step.physical {
+			t.Fatalf("%s: holds %v / %v, want %v / %v", step.name, r.LogicalCompaction(), r.PhysicalCompaction(), step.logical, step.physical)
+		}
+		if l, ph := pt.RemoteHolds(); l.Count(step.logical) != 1 || ph.Count(step.physical) != 1 {
+			t.Fatalf("%s: the point counts %v / %v", step.name, l.String(), ph.String())
+		}
+		want := 0
+		if step.woke {
+			want = 1
+		}
+		if woke := p.s.TakeWake(); woke != step.woke || notified != want {
+			t.Fatalf("%s: woke %v, notified %d; want woke %v, once", step.name, woke, notified, step.woke)
+		}
+	}
+}

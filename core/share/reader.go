@@ -155,37 +155,22 @@ func (r *Reader) SetCompaction(f frontier.Frontier) {
 	if r.released {
 		return
 	}
-	if r.logical.Join(f) == r.logical && r.physical.Join(f) == r.physical {
-		return
-	}
-	r.p.mu.Lock()
-	r.setCompactionLocked(f)
-	r.p.mu.Unlock()
-}
-
-// setCompactionLocked is SetCompaction with r's point already locked (an
-// import moves its own hold in the critical section that takes its events).
-// REQUIRES: r.p.mu held.
-func (r *Reader) setCompactionLocked(f frontier.Frontier) {
-	if r.released {
-		return
-	}
 	logical, physical := r.logical.Join(f), r.physical.Join(f)
 	if logical == r.logical && physical == r.physical {
 		return
 	}
+	r.p.mu.Lock()
 	if logical != r.logical {
 		mustHold(r.p.remoteLogical.Move(r.logical, logical))
 	}
 	if physical != r.physical {
 		mustHold(r.p.remotePhysical.Move(r.physical, physical))
-	}
-	if physical != r.physical {
 		r.p.wakePublisherLocked()
 	} else {
 		r.wakeAfterLogicalLocked()
 	}
 	r.logical, r.physical = logical, physical
+	r.p.mu.Unlock()
 }
 
 // wakeAfterLogicalLocked wakes the publisher after a move of r's logical

@@ -49,6 +49,18 @@ func (r Role) covers(desc dataflow.Desc) bool {
 	return true
 }
 
+// side returns the side of a sharing registry the role binds: Maintenance
+// publishes, Interactive reads, Solo shares nothing (ok false).
+func (r Role) side() (share.Side, bool) {
+	switch r {
+	case Maintenance:
+		return share.PublisherSide, true
+	case Interactive:
+		return share.ReaderSide, true
+	}
+	return 0, false
+}
+
 // Options configure a runtime.
 type Options struct {
 	Role    Role
@@ -167,6 +179,9 @@ func (r *Runtime) agree(seq uint64, worker int, err error) (verdict error, repor
 
 // New starts a runtime's workers.
 func New(opts Options) (*Runtime, error) {
+	if opts.Role < Solo || opts.Role > Interactive {
+		return nil, fmt.Errorf("runtime: role %d: want Solo, Maintenance or Interactive", int(opts.Role))
+	}
 	if opts.Workers < 1 {
 		return nil, fmt.Errorf("runtime: %d workers: need at least one", opts.Workers)
 	}
@@ -175,6 +190,19 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if opts.Effort == 0 {
 		opts.Effort = DefaultEffort
+	}
+	// Each registry serves one live runtime of each role (R2, R4): a second
+	// Maintenance or Interactive runtime on it would publish or collect
+	// incarnations of another command stream under the same numbers.
+	if side, ok := opts.Role.side(); ok {
+		for i, reg := range opts.Registries {
+			if err := reg.Bind(side); err != nil {
+				for _, bound := range opts.Registries[:i] {
+					bound.Leave(side)
+				}
+				return nil, fmt.Errorf("runtime: %v runtime, registry %d: %w", opts.Role, i, err)
+			}
+		}
 	}
 	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{}), votes: map[uint64]*createVote{}}
 	if !opts.Paused {
@@ -413,12 +441,30 @@ type inputDecl struct {
 // controller already sends to: two streams would number commands apart.
 var ErrControlled = errors.New("runtime: runtime already has a controller")
 
-// NewController returns a controller over runtimes. Runtimes that share
-// registries must run the same number of workers (worker i reads worker i,
-// §4.6), and they all shard rows with dataflow.HashCols, one function;
-// NewController checks the worker counts and that they share their
-// registries. A runtime takes one controller for its life.
+// NewController returns a controller over runtimes: one Solo runtime, or
+// one Maintenance runtime and the Interactive runtime that reads it (any
+// other set is refused). The pair must run the same number of workers
+// (worker i reads worker i, §4.6) and share their registries, and they all
+// shard rows with dataflow.HashCols, one function; NewController checks
+// the worker counts and the registries. A runtime takes one controller
+// for its life.
 func NewController(rts ...*Runtime) (*Controller, error) {
+	// One Solo runtime, or a Maintenance runtime and the Interactive one
+	// that reads it: an Interactive runtime alone would wait for a
+	// publisher forever, a Maintenance runtime alone would reserve peer
+	// holds for a reader that never comes, and two of a role would publish
+	// or collect the same incarnations twice.
+	var roles [3]int
+	for _, r := range rts {
+		if r == nil {
+			return nil, errors.New("runtime: NewController: nil runtime")
+		}
+		roles[r.opts.Role]++
+	}
+	solo, maint, inter := roles[Solo], roles[Maintenance], roles[Interactive]
+	if !(solo == 1 && maint == 0 && inter == 0) && !(solo == 0 && maint == 1 && inter == 1) {
+		return nil, fmt.Errorf("runtime: NewController: %d Solo, %d Maintenance and %d Interactive runtimes: want one Solo runtime, or one Maintenance and one Interactive runtime", solo, maint, inter)
+	}
 	for _, a := range rts {
 		for _, b := range rts {
 			if a == b || a.opts.Role == Solo || b.opts.Role == Solo {

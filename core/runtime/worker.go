@@ -471,4 +471,10 @@ func (w *worker) shutdown() {
 	w.amu.Lock()
 	w.active = map[*dataflow.Dataflow]bool{}
 	w.amu.Unlock()
+	// Every hold and peer of this worker is released: its registry side
+	// is free, and what was kept for it (a reader's uncollected verdicts
+	// and reserved holds) or awaited of it (a publisher's verdicts) goes.
+	if side, ok := w.rt.opts.Role.side(); ok {
+		w.rt.opts.Registries[w.index].Leave(side)
+	}
 }

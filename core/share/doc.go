@@ -29,7 +29,12 @@
 //     as_of and the sequence number of the create that made it); publish
 //     and peer_bundle with the reserved peer hold (§4.8); the publisher's
 //     verdict per incarnation (Settle), which the reading runtime collects
-//     in command order (AwaitPeerBundle).
+//     in command order (AwaitPeerBundle). Each side (publishing, reading)
+//     serves one live runtime at a time (Bind); a runtime that shuts down
+//     leaves its side (Leave): a reader gone gives up its uncollected
+//     verdicts and reserved peer holds and none are kept for it after, a
+//     publisher gone abandons what it did not settle, so a registry is
+//     empty once both have left and serves the next pair.
 //   - Bundle and Padded: trace bundles (oks + errs) whose halves are local
 //     handles or readers, and padding (§4.5).
 //

@@ -17,6 +17,26 @@ var ErrAbandoned = errors.New("share: index incarnation was not published")
 // before the publisher settled the incarnation.
 var ErrStopped = errors.New("share: stopped waiting for an index incarnation")
 
+// ErrSideBound is returned by Bind for a side of a registry that a live
+// runtime holds already.
+var ErrSideBound = errors.New("share: registry side already bound")
+
+// Side is one of a registry's two sides: the runtime that publishes
+// through it (Maintenance) or the one that reads (Interactive).
+type Side uint8
+
+const (
+	PublisherSide Side = iota
+	ReaderSide
+)
+
+func (s Side) String() string {
+	if s == PublisherSide {
+		return "publishing"
+	}
+	return "reading"
+}
+
 // Incarnation names one incarnation of a shared index (P6): its id, the
 // as_of of the dataflow that exports it, and Seq, the position of that
 // dataflow's create in the command stream both runtimes apply. Dropping an
@@ -50,6 +70,11 @@ type Registry struct {
 	// verdicts are the publisher's settlements of incarnations the reading
 	// runtime has not collected yet (Settle, AwaitPeerBundle).
 	verdicts map[Incarnation]*verdict
+	// bound says which sides a live runtime holds (Bind); gone which
+	// sides a runtime left (Leave) and no other has bound since: a
+	// publisher gone settles nothing more, a reader gone takes no peer
+	// hold, so none is reserved or kept for it.
+	bound, gone [2]bool
 }
 
 // verdict is a publisher's settlement of one incarnation: done is closed
@@ -105,6 +130,72 @@ func (g *Registry) getOrCreateLocked(inc Incarnation) *Slot {
 	s := &Slot{g: g, inc: inc, oks: NewPoint(), errs: NewPoint()}
 	g.slots[inc] = s
 	return s
+}
+
+// Bind binds a runtime to side of the registry, which one live runtime
+// at a time may hold: ErrSideBound if another holds it. A runtime binds
+// when it starts and leaves (Leave) when it shuts down, so a registry may
+// serve one pair after another.
+func (g *Registry) Bind(side Side) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.bound[side] {
+		return fmt.Errorf("%w: a live %s runtime holds it", ErrSideBound, side)
+	}
+	g.bound[side], g.gone[side] = true, false
+	return nil
+}
+
+// Leave unbinds the runtime of side once it has dropped everything it held
+// (R2 of core/runtime: shutdown leaves no hold and no slot). A reader
+// leaving gives up what was kept for it: the verdicts it did not collect
+// (the slot reference each keeps) and the peer holds reserved at
+// publication that it did not take; until another reader binds, a
+// publication reserves none and a verdict keeps no slot. A publisher
+// leaving settles every incarnation it did not as abandoned, so a reader
+// behind it waits for none. A side not bound is left unchanged.
+func (g *Registry) Leave(side Side) {
+	g.mu.Lock()
+	if !g.bound[side] {
+		g.mu.Unlock()
+		return
+	}
+	g.bound[side], g.gone[side] = false, true
+	var drop []*Slot         // references the uncollected verdicts held
+	var orphans [][2]*Reader // reserved peer holds nobody will take
+	for inc, v := range g.verdicts {
+		select {
+		case <-v.done:
+			if side == ReaderSide {
+				if v.slot != nil {
+					drop = append(drop, v.slot)
+					v.slot = nil
+				}
+				delete(g.verdicts, inc)
+			}
+		default:
+			if side == PublisherSide {
+				close(v.done) // abandoned: v.slot is nil
+			} else {
+				delete(g.verdicts, inc)
+			}
+		}
+	}
+	if side == ReaderSide {
+		for _, sl := range g.slots {
+			orphans = append(orphans, sl.reserved...)
+			clear(sl.reserved)
+			sl.reserved = nil
+		}
+	}
+	g.mu.Unlock()
+	for _, pair := range orphans {
+		pair[0].Release()
+		pair[1].Release()
+	}
+	for _, sl := range drop {
+		sl.releaseRef()
+	}
 }
 
 // releaseRef drops one reference; the last one ends the slot: reserved holds
@@ -185,6 +276,9 @@ func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token
 	g.mu.Lock()
 	if s.unpublishedPeers > 0 {
 		s.unpublishedPeers--
+	} else if g.gone[ReaderSide] {
+		// No reader will take a peer hold: none is reserved, so the
+		// publisher compacts as its own holds allow.
 	} else if !mutants.Enabled || !mutants.On(mutants.PublishReservesNoPeerHold) {
 		s.reserved = append(s.reserved, [2]*Reader{s.oks.ReaderAtLeast(asOf), s.errs.ReaderAtLeast(asOf)})
 	}
@@ -256,6 +350,11 @@ func (g *Registry) Settle(inc Incarnation, published bool) {
 		return
 	default:
 	}
+	if g.gone[ReaderSide] {
+		// No reader will collect it: a verdict kept would keep its slot.
+		delete(g.verdicts, inc)
+		return
+	}
 	if published {
 		if s, ok := g.slots[inc]; ok && s.published {
 			s.refs++
@@ -273,6 +372,13 @@ func (g *Registry) Settle(inc Incarnation, published bool) {
 func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bundle, error) {
 	g.mu.Lock()
 	v := g.verdictLocked(inc)
+	if g.gone[PublisherSide] {
+		select {
+		case <-v.done:
+		default:
+			close(v.done) // abandoned: the publisher left without settling it
+		}
+	}
 	g.mu.Unlock()
 	select {
 	case <-v.done:
@@ -333,6 +439,7 @@ type RegistryStats struct {
 	Slots    int // live slots, old incarnations included
 	Reserved int // peer holds reserved and not yet taken
 	Settled  int // verdicts the reading runtime has not collected
+	Awaited  int // incarnations the reading runtime waits for, not yet settled
 }
 
 // Stats returns the registry's metrics.
@@ -348,6 +455,7 @@ func (g *Registry) Stats() RegistryStats {
 		case <-v.done:
 			st.Settled++
 		default:
+			st.Awaited++
 		}
 	}
 	return st

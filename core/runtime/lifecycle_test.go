@@ -1,0 +1,302 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+)
+
+// The life of a pair's registries (R2, R4): a registry side serves one live
+// runtime at a time, Shutdown leaves no slot, hold or verdict behind
+// whichever runtime is behind, and the registries then serve the next pair.
+
+// newRegs returns w fresh registries.
+func newRegs(w int) []*share.Registry {
+	regs := make([]*share.Registry, w)
+	for i := range regs {
+		regs[i] = share.NewRegistry()
+	}
+	return regs
+}
+
+// pairOn starts a Maintenance and an Interactive runtime on regs (lag
+// starts Paused) and a controller over them, shut down at the test's end.
+func pairOn(t *testing.T, regs []*share.Registry, lag Role) (m, i *Runtime, ctl *Controller) {
+	t.Helper()
+	m, err := New(Options{Role: Maintenance, Workers: len(regs), Registries: regs, Paused: lag == Maintenance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err = New(Options{Role: Interactive, Workers: len(regs), Registries: regs, Paused: lag == Interactive})
+	if err != nil {
+		m.Shutdown()
+		t.Fatal(err)
+	}
+	if ctl, err = NewController(m, i); err != nil {
+		m.Shutdown()
+		i.Shutdown()
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Shutdown)
+	return m, i, ctl
+}
+
+// regStats sums the registries' metrics.
+func regStats(regs []*share.Registry) share.RegistryStats {
+	var sum share.RegistryStats
+	for _, g := range regs {
+		st := g.Stats()
+		sum.Slots += st.Slots
+		sum.Reserved += st.Reserved
+		sum.Settled += st.Settled
+		sum.Awaited += st.Awaited
+	}
+	return sum
+}
+
+// publishRow declares input "x", maintains it as index "ix" (probed) and
+// sends one row (1, v) at time 0, then advances to 1, and waits until the
+// Maintenance runtime has published it.
+func publishRow(t *testing.T, ctl *Controller, v int64) {
+	t.Helper()
+	probe := dataflow.NewProbe(len(ctl.rts[0].workers))
+	c := dataflow.NewChunk(2, 1)
+	c.Push([]int64{1, v}, 0, 1)
+	sendAll(t, ctl,
+		CreateInput{Name: "x", Arity: 2},
+		CreateDataflow{Desc: indexDesc("ix", "x", 2, []int{0}, 0, probe)},
+		Input{Name: "x", Chunk: c},
+		AdvanceInput{Name: "x", Frontier: frontier.At(1)})
+	if err := probe.WaitPassed(testCtx(t), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestShutdownWithTheInteractiveRuntimeBehindLeavesTheRegistriesEmpty(t *testing.T) {
+	for _, w := range agreeWorkers {
+		for _, behind := range []string{"paused", "in a build"} {
+			t.Run(fmt.Sprintf("workers=%d/%s", w, behind), func(t *testing.T) {
+				regs := newRegs(w)
+				lag := Role(-1)
+				if behind == "paused" {
+					lag = Interactive
+				}
+				_, _, ctl := pairOn(t, regs, lag)
+				release := make(chan struct{})
+				if behind == "in a build" {
+					started := make(chan struct{})
+					sendAll(t, ctl, CreateDataflow{Desc: blockingDesc("slow", started, release)})
+					<-started
+				}
+				publishRow(t, ctl, 100)
+				// The publisher settled its export for a reader that has not
+				// collected it: a slot, its reserved peer hold and a verdict.
+				if st := regStats(regs); st != (share.RegistryStats{Slots: w, Reserved: w, Settled: w}) {
+					t.Fatalf("registries while the reader is behind: %+v, want %d of each", st, w)
+				}
+				done := make(chan struct{})
+				go func() { ctl.Shutdown(); close(done) }()
+				close(release)
+				<-done
+				if st := regStats(regs); st != (share.RegistryStats{}) {
+					t.Fatalf("registries after Shutdown: %+v, want empty (R2)", st)
+				}
+			})
+		}
+	}
+}
+
+// A pair shut down while its reader was behind leaves nothing that the next
+// pair on the same registries, whose controller numbers its commands from 1
+// again, could take for its own: the next pair publishes and reads its rows.
+func TestRegistriesServeOnePairAfterAnother(t *testing.T) {
+	for _, w := range agreeWorkers {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			regs := newRegs(w)
+			_, _, first := pairOn(t, regs, Interactive)
+			publishRow(t, first, 100)
+			first.Shutdown()
+			_, _, ctl := pairOn(t, regs, -1)
+			publishRow(t, ctl, 200)
+			cp := dataflow.NewCapture(w)
+			sendAll(t, ctl, CreateDataflow{Desc: readDesc("q", "ix", 0, frontier.At(1), cp)})
+			if got := read(cp, 0); got != "map[[1 200]:1]" {
+				t.Errorf("second pair reads %s, want its own row map[[1 200]:1]", got)
+			}
+			if err := ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if err := ctl.Err(); err != nil {
+				t.Errorf("second pair: %v", err)
+			}
+		})
+	}
+}
+
+// A reader shut down first leaves its publisher free to compact: nothing is
+// reserved or kept for it afterwards, and what was is released.
+func TestAReaderShutDownFirstHoldsThePublisherBackNoMore(t *testing.T) {
+	regs := newRegs(1)
+	m, i, ctl := pairOn(t, regs, Interactive)
+	publishRow(t, ctl, 100) // settled and reserved for the paused reader
+	i.Shutdown()
+	if st := regStats(regs); st != (share.RegistryStats{Slots: 1}) {
+		t.Fatalf("registries after the reader left: %+v, want the publication's slot alone", st)
+	}
+	probe := dataflow.NewProbe(1)
+	c := dataflow.NewChunk(2, 1)
+	c.Push([]int64{2, 2}, 1, 1)
+	// A new index incarnation after the reader left reserves no peer hold.
+	sendAll(t, ctl, CreateDataflow{Desc: indexDesc("iy", "x", 2, []int{0}, 0, probe)},
+		Input{Name: "x", Chunk: c}, AdvanceInput{Name: "x", Frontier: frontier.At(5)},
+		AllowCompaction{ID: "ix", Frontier: frontier.At(4)}, AllowCompaction{ID: "iy", Frontier: frontier.At(4)})
+	if err := probe.WaitPassed(testCtx(t), 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.barrier(testCtx(t), func(w *worker) { w.env.Manager.Apply() }); err != nil {
+		t.Fatal(err)
+	}
+	if st := regStats(regs); st != (share.RegistryStats{Slots: 2}) {
+		t.Fatalf("registries: %+v, want two publications, nothing reserved or settled", st)
+	}
+	for _, id := range []string{"ix", "iy"} {
+		slot := regs[0].Lookup(id, frontier.At(0))
+		if slot == nil {
+			t.Fatalf("%s: no slot", id)
+		}
+		if got := slot.Oks().Stats().Since; got != frontier.At(4) {
+			t.Errorf("%s: since %v, want {4}: no peer hold of the gone reader holds it", id, got)
+		}
+	}
+	m.Shutdown()
+	if st := regStats(regs); st != (share.RegistryStats{}) {
+		t.Fatalf("registries after both left: %+v, want empty", st)
+	}
+}
+
+// A publisher shut down before it applied a create leaves the reader waiting
+// for nothing, whether the reader was waiting for the verdict already or
+// reaches the create afterwards: the wait ends (abandoned), so its worker
+// goes on with its commands.
+func TestAPublisherShutDownFirstLeavesNoReaderWaiting(t *testing.T) {
+	for _, reader := range []string{"waiting", "arriving later"} {
+		t.Run(reader, func(t *testing.T) {
+			regs := newRegs(1)
+			m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs, Paused: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs, Paused: reader == "arriving later"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctl, err := NewController(m, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(ctl.Shutdown)
+			sendAll(t, ctl, CreateInput{Name: "x", Arity: 2}, CreateDataflow{Desc: indexDesc("ix", "x", 2, []int{0}, 0, nil)})
+			if reader == "waiting" {
+				// Until the Interactive worker waits for the paused
+				// publisher's verdict.
+				for regs[0].Stats().Awaited == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			m.Shutdown()
+			i.Resume()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := i.Stats(ctx); err != nil {
+				t.Fatalf("Interactive runtime after its publisher left: %v (its worker still waits for a verdict)", err)
+			}
+			i.Shutdown()
+			if st := regStats(regs); st != (share.RegistryStats{}) {
+				t.Fatalf("registries after both left: %+v, want empty", st)
+			}
+		})
+	}
+}
+
+// A registry side takes one live runtime: a second Maintenance or
+// Interactive runtime on the same registries is refused until the first
+// shuts down, and a refused runtime binds none of them.
+func TestARegistrySideTakesOneLiveRuntime(t *testing.T) {
+	regs := newRegs(2)
+	for _, role := range []Role{Maintenance, Interactive} {
+		t.Run(role.String(), func(t *testing.T) {
+			first, err := New(Options{Role: role, Workers: 2, Registries: regs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := New(Options{Role: role, Workers: 2, Registries: regs}); !errors.Is(err, share.ErrSideBound) {
+				t.Fatalf("second %v runtime on the same registries: %v, want share.ErrSideBound", role, err)
+			}
+			// Bound to the second registry only: refused, and the first
+			// registry is left as it was.
+			other := []*share.Registry{share.NewRegistry(), regs[1]}
+			if _, err := New(Options{Role: role, Workers: 2, Registries: other}); !errors.Is(err, share.ErrSideBound) {
+				t.Fatalf("%v runtime on a bound registry: %v, want share.ErrSideBound", role, err)
+			}
+			if err := other[0].Bind(map[Role]share.Side{Maintenance: share.PublisherSide, Interactive: share.ReaderSide}[role]); err != nil {
+				t.Fatalf("a refused runtime left registry 0 bound: %v", err)
+			}
+			first.Shutdown()
+			again, err := New(Options{Role: role, Workers: 2, Registries: regs})
+			if err != nil {
+				t.Fatalf("%v runtime after the first shut down: %v", role, err)
+			}
+			again.Shutdown()
+		})
+	}
+	// The same registry twice in one runtime is two workers on one side.
+	g := share.NewRegistry()
+	if _, err := New(Options{Role: Maintenance, Workers: 2, Registries: []*share.Registry{g, g}}); !errors.Is(err, share.ErrSideBound) {
+		t.Fatalf("one registry for two workers: %v, want share.ErrSideBound", err)
+	}
+}
+
+func TestNewControllerTakesOneSoloOrOnePair(t *testing.T) {
+	regs := newRegs(1)
+	start := func(role Role, regs []*share.Registry) *Runtime {
+		r, err := New(Options{Role: role, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Shutdown)
+		return r
+	}
+	m, i := start(Maintenance, regs), start(Interactive, regs)
+	s1, s2 := start(Solo, nil), start(Solo, nil)
+	for _, tc := range []struct {
+		name string
+		rts  []*Runtime
+	}{
+		{"none", nil},
+		{"interactive alone", []*Runtime{i}},
+		{"maintenance alone", []*Runtime{m}},
+		{"two solo", []*Runtime{s1, s2}},
+		{"solo and a pair", []*Runtime{s1, m, i}},
+		{"a nil runtime", []*Runtime{nil}},
+	} {
+		if _, err := NewController(tc.rts...); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+	// The refusals took no runtime: each still takes its controller.
+	if _, err := NewController(s1); err != nil {
+		t.Errorf("solo: %v", err)
+	}
+	if _, err := NewController(m, i); err != nil {
+		t.Errorf("pair: %v", err)
+	}
+	if _, err := New(Options{Role: Role(7), Workers: 1}); err == nil {
+		t.Error("role 7 accepted")
+	}
+}

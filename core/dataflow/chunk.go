@@ -67,7 +67,11 @@ func (c *Chunk) Push(row []int64, t frontier.Time, d int64) {
 
 // Check reports a malformed chunk.
 func (c *Chunk) Check() error {
-	if len(c.Diffs) != len(c.Times) || len(c.Rows) != len(c.Times)*c.Arity {
+	// len(Rows) == len(Times)*Arity, by division: the product of a huge
+	// arity and a few times wraps around (4 * 2^62 is 0 in an int).
+	rowsAgree := c.Arity >= 0 && (c.Arity == 0 && len(c.Rows) == 0 ||
+		c.Arity > 0 && len(c.Rows)%c.Arity == 0 && len(c.Rows)/c.Arity == len(c.Times))
+	if len(c.Diffs) != len(c.Times) || !rowsAgree {
 		return fmt.Errorf("dataflow: chunk columns disagree: %d rows of arity %d, %d times, %d diffs", len(c.Rows), c.Arity, len(c.Times), len(c.Diffs))
 	}
 	return nil

@@ -543,6 +543,47 @@ func TestMalformedCommandsAreErrorsNotPanics(t *testing.T) {
 	if got, want := s.sendErr(Input{Name: "in", Chunk: bad}), `runtime: input "in": dataflow: chunk columns disagree: 1 rows of arity 2, 1 times, 1 diffs`; got != want {
 		t.Fatalf("Send = %q, want %q", got, want)
 	}
+	// An arity so large that times × arity wraps around to the rows' length
+	// (4 × 2^62 is 0): refused, not a worker's index out of range.
+	const huge = 1 << 62
+	s.declare("huge", huge)
+	wrap := &dataflow.Chunk{Arity: huge, Times: []uint64{0, 0, 0, 0}, Diffs: []int64{1, 1, 1, 1}}
+	if got, want := s.sendErr(Input{Name: "huge", Chunk: wrap}), `runtime: input "huge": dataflow: chunk columns disagree: 0 rows of arity 4611686018427387904, 4 times, 4 diffs`; got != want {
+		t.Fatalf("Send = %q, want %q", got, want)
+	}
+	if err := s.ctl.Sync(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Case 11b: once a runtime is shut down, Send and SendAll refuse every
+// command (ErrShutdown) and the controller records none of them: the same
+// CreateInput is refused for the shutdown again, not as already declared.
+func TestSendAfterShutdownIsRefused(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newSetup(t, mode, 1)
+			s.rts[len(s.rts)-1].Shutdown()
+			for range 2 {
+				if err := s.ctl.Send(CreateInput{Name: "late", Arity: 1}); !errors.Is(err, ErrShutdown) {
+					t.Fatalf("Send after Shutdown: %v, want ErrShutdown", err)
+				}
+			}
+			if err := s.ctl.SendAll(CreateInput{Name: "late2", Arity: 1}); !errors.Is(err, ErrShutdown) {
+				t.Fatalf("SendAll after Shutdown: %v, want ErrShutdown", err)
+			}
+			for _, r := range s.rts {
+				for _, w := range r.workers {
+					w.qmu.Lock()
+					n := len(w.queue)
+					w.qmu.Unlock()
+					if n != 0 {
+						t.Fatalf("%v worker %d: %d commands queued after Shutdown", r.Role(), w.index, n)
+					}
+				}
+			}
+		})
+	}
 }
 
 // Case 12: sending to an unknown input, advancing it, dropping an unknown
@@ -814,6 +855,38 @@ func TestOneErrorPerFailedCommand(t *testing.T) {
 				t.Fatalf("TakeErrors %v, then Err %v: want the error taken once", got, s.ctl.Err())
 			}
 		})
+	}
+}
+
+// An error taken while the pair's Interactive runtime is behind is not
+// returned again when that runtime meets it after the take: TakeErrors
+// returns a command's error once, however many runtimes meet it and when.
+func TestATakenErrorIsNotReturnedAgain(t *testing.T) {
+	s := newSetup(t, "pair", 2)
+	reached, release := holdInteractive(s)
+	<-reached
+	s.declare("in", 2)
+	s.must(CreateDataflow{Desc: exportsDesc("maintain x", []string{"x"}, nil)}) // fails to build
+	s.must(AllowCompaction{ID: "x", Frontier: frontier.At(1)})                   // unknown on both runtimes
+	if _, err := s.role(Maintenance).Stats(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	first := s.ctl.TakeErrors()
+	release()
+	if err := s.ctl.Sync(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	second := s.ctl.TakeErrors()
+	var got []string
+	for _, e := range append(first, second...) {
+		got = append(got, fmt.Sprintf("%d: %v", e.Seq, e))
+	}
+	want := []string{
+		`2: dataflow maintain x: Desc.Exports ["x"], Build exported []: dataflow: exports differ from Desc.Exports`,
+		`3: dataflow: allow compaction of unknown index "x"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("errors taken before and after the Interactive runtime caught up:\n%s\nwant each once:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

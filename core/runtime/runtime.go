@@ -429,6 +429,16 @@ type Controller struct {
 	inputs    map[string]*inputDecl
 	dataflows map[string][]string // live dataflow id → its exports
 	indexes   map[string]string   // live index id → the dataflow exporting it
+	// taken are the command errors TakeErrors returned: a runtime behind
+	// that meets one later (the pair's other runtime, applying the same
+	// command) does not report it again.
+	taken map[errKey]bool
+}
+
+// errKey names one command's error: its command's number and its text.
+type errKey struct {
+	seq uint64
+	err string
 }
 
 // inputDecl is the controller's record of a declared input.
@@ -436,6 +446,11 @@ type inputDecl struct {
 	arity    int
 	frontier frontier.Frontier
 }
+
+// ErrShutdown is returned by Send and SendAll once a runtime of the
+// controller is shut down: the command reaches no runtime and the
+// controller records nothing of it.
+var ErrShutdown = errors.New("runtime is shut down")
 
 // ErrControlled is returned by NewController for a runtime another
 // controller already sends to: two streams would number commands apart.
@@ -543,6 +558,11 @@ func (c *Controller) SendAll(cmds ...Command) error {
 // sendLocked validates and records cmd and queues it on every runtime that
 // takes it, waking no worker: flushLocked does. REQUIRES: c.mu held.
 func (c *Controller) sendLocked(cmd Command) error {
+	for _, r := range c.rts {
+		if r.stopping() {
+			return fmt.Errorf("runtime: %w: %v runtime", ErrShutdown, r.opts.Role)
+		}
+	}
 	if err := c.validate(cmd); err != nil {
 		return err
 	}
@@ -708,15 +728,23 @@ func (c *Controller) Sync(ctx context.Context) error {
 func (c *Controller) Errors() []*CommandError { return c.errors(false) }
 
 // TakeErrors is Errors, and forgets the errors it returns: a caller that
-// handled them consumes them.
+// handled them consumes them, and a command's error is returned once
+// however many runtimes meet it, also when one meets it after the take.
 func (c *Controller) TakeErrors() []*CommandError { return c.errors(true) }
 
 func (c *Controller) errors(take bool) []*CommandError {
+	// taken is read and written under the controller's lock; the
+	// runtimes' errors under each runtime's.
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []*CommandError
 	for _, r := range c.rts {
 		r.errMu.Lock()
 	next:
 		for _, e := range r.errs {
+			if e.Seq > 0 && c.taken[errKey{e.Seq, e.Err.Error()}] {
+				continue // taken already, met again by a runtime behind
+			}
 			for _, o := range out {
 				if o.Seq == e.Seq && o.Err.Error() == e.Err.Error() {
 					continue next
@@ -728,6 +756,16 @@ func (c *Controller) errors(take bool) []*CommandError {
 			r.errs = nil
 		}
 		r.errMu.Unlock()
+	}
+	if take {
+		for _, e := range out {
+			if e.Seq > 0 {
+				if c.taken == nil {
+					c.taken = map[errKey]bool{}
+				}
+				c.taken[errKey{e.Seq, e.Err.Error()}] = true
+			}
+		}
 	}
 	slices.SortStableFunc(out, func(a, b *CommandError) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out

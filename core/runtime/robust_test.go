@@ -867,7 +867,7 @@ func TestATakenErrorIsNotReturnedAgain(t *testing.T) {
 	<-reached
 	s.declare("in", 2)
 	s.must(CreateDataflow{Desc: exportsDesc("maintain x", []string{"x"}, nil)}) // fails to build
-	s.must(AllowCompaction{ID: "x", Frontier: frontier.At(1)})                   // unknown on both runtimes
+	s.must(AllowCompaction{ID: "x", Frontier: frontier.At(1)})                  // unknown on both runtimes
 	if _, err := s.role(Maintenance).Stats(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -292,6 +292,9 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 // sequence number), a re-export included. Dropping the dataflow drops the
 // index. Build checks the ids exported against Desc.Exports.
 func (c *Context) Export(id string, a *Arrangement) error {
+	if a == nil {
+		return fmt.Errorf("dataflow %s: export %q of a nil arrangement", c.df.id, id)
+	}
 	m := c.env.Manager
 	var e *entry
 	if a.Flavor == Imported {
@@ -382,7 +385,7 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	}
 	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until}
 	ctx := &Context{df: df, env: env, maintained: desc.Maintained}
-	err := desc.Build(ctx)
+	err := runBuild(desc, ctx)
 	if err == nil {
 		err = ctx.err
 	}
@@ -407,6 +410,21 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	df.closeUnreadImports()
 	df.onDrop = append(df.onDrop, func() { env.Manager.DropOwned(df.id) })
 	return df, nil
+}
+
+// ErrBuildPanicked wraps the value a Build panicked with: the panic is the
+// caller's mistake in that dataflow, reported as its create's error (and
+// what the Build had made is dropped), not a crash of the worker that ran it.
+var ErrBuildPanicked = errors.New("Build panicked")
+
+// runBuild calls desc.Build, turning a panic into an error.
+func runBuild(desc Desc, ctx *Context) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("dataflow %s: %w: %v", desc.ID, ErrBuildPanicked, p)
+		}
+	}()
+	return desc.Build(ctx)
 }
 
 // Start runs an assembled dataflow's first PassesAtBuild passes, which

@@ -139,31 +139,42 @@ func TestRegistriesServeOnePairAfterAnother(t *testing.T) {
 	}
 }
 
-// A reader shut down first leaves its publisher free to compact: nothing is
-// reserved or kept for it afterwards, and what was is released.
+// A reader shut down first leaves its publisher free to compact: a
+// publication after it left reserves no peer hold and its verdict keeps
+// no slot. (The controller refuses commands once a runtime is shut down,
+// so the publisher applies commands it had queued before.)
 func TestAReaderShutDownFirstHoldsThePublisherBackNoMore(t *testing.T) {
 	regs := newRegs(1)
-	m, i, ctl := pairOn(t, regs, Interactive)
-	publishRow(t, ctl, 100) // settled and reserved for the paused reader
-	i.Shutdown()
-	if st := regStats(regs); st != (share.RegistryStats{Slots: 1}) {
-		t.Fatalf("registries after the reader left: %+v, want the publication's slot alone", st)
-	}
+	m, i, ctl := pairOn(t, regs, Maintenance)
 	probe := dataflow.NewProbe(1)
-	c := dataflow.NewChunk(2, 1)
+	c := dataflow.NewChunk(2, 2)
+	c.Push([]int64{1, 1}, 0, 1)
 	c.Push([]int64{2, 2}, 1, 1)
-	// A new index incarnation after the reader left reserves no peer hold.
-	sendAll(t, ctl, CreateDataflow{Desc: indexDesc("iy", "x", 2, []int{0}, 0, probe)},
+	sendAll(t, ctl, CreateInput{Name: "x", Arity: 2},
+		CreateDataflow{Desc: indexDesc("ix", "x", 2, []int{0}, 0, probe)},
+		CreateDataflow{Desc: indexDesc("iy", "x", 2, []int{0}, 0, nil)},
 		Input{Name: "x", Chunk: c}, AdvanceInput{Name: "x", Frontier: frontier.At(5)},
 		AllowCompaction{ID: "ix", Frontier: frontier.At(4)}, AllowCompaction{ID: "iy", Frontier: frontier.At(4)})
+	// The Interactive worker waits for the paused publisher's first verdict.
+	for regs[0].Stats().Awaited == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	i.Shutdown()
+	if err := ctl.Send(CreateInput{Name: "z", Arity: 1}); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("Send with the reader shut down: %v, want ErrShutdown", err)
+	}
+	m.Resume()
 	if err := probe.WaitPassed(testCtx(t), 4); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.barrier(testCtx(t), func(w *worker) { w.env.Manager.Apply() }); err != nil {
+	if err := m.barrier(testCtx(t), func(w *worker) {
+		for w.env.Manager.Maintain(1 << 20) {
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if st := regStats(regs); st != (share.RegistryStats{Slots: 2}) {
-		t.Fatalf("registries: %+v, want two publications, nothing reserved or settled", st)
+		t.Fatalf("registries: %+v, want two publications, nothing reserved, settled or awaited", st)
 	}
 	for _, id := range []string{"ix", "iy"} {
 		slot := regs[0].Lookup(id, frontier.At(0))

@@ -1007,3 +1007,57 @@ func TestNoHistoryInputRefusesALateReader(t *testing.T) {
 		}
 	}
 }
+
+// A Build that panics, on one worker or on all, is its create's error
+// (dataflow.ErrBuildPanicked, once), not a crash: what it made is dropped
+// on every worker (R5), the runtime goes on, and Solo and the pair agree.
+// Exporting a nil arrangement is an error naming the dataflow.
+func TestAPanickingBuildIsAnError(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, on := range []int{-1, 1} {
+			t.Run(fmt.Sprintf("%s/panics-on=%d", mode, on), func(t *testing.T) {
+				s := newSetup(t, mode, 2)
+				s.declare("in", 2)
+				desc := indexDesc("idx", "in", 2, []int{0}, 0, nil)
+				build := desc.Build
+				desc.Build = func(c *dataflow.Context) error {
+					if err := build(c); err != nil {
+						return err
+					}
+					if on < 0 || c.Worker() == on {
+						var m map[string]int
+						m["boom"]++
+					}
+					return nil
+				}
+				s.must(CreateDataflow{Desc: desc})
+				nilExport := dataflow.Desc{ID: "nil export", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+					Exports: []string{"n"}, Build: func(c *dataflow.Context) error { return c.Export("n", nil) }}
+				s.must(CreateDataflow{Desc: nilExport})
+				if err := s.ctl.Sync(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				errs := s.ctl.TakeErrors()
+				if len(errs) != 2 || !errors.Is(errs[0], dataflow.ErrBuildPanicked) ||
+					!strings.Contains(errs[0].Error(), "dataflow maintain idx: Build panicked: assignment to entry in nil map") ||
+					errs[1].Error() != `dataflow nil export: export "n" of a nil arrangement` {
+					t.Fatalf("errors %v, want the panic and the nil export, once each", errs)
+				}
+				// Nothing of the failed create is left; its id is kept until
+				// dropped, and then serves a create that builds.
+				s.must(DropDataflow{ID: "maintain idx"})
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				s.send("in", 2, []int64{0, 1, 1, 2}) // time 0, diff 1, row [1 2]
+				s.advance("in", 2, frontier.At(1))
+				cp := dataflow.NewCapture(2)
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), cp)})
+				if got := read(cp, 0); got != "map[[1 2]:1]" {
+					t.Fatalf("after the panic: %s, want map[[1 2]:1]", got)
+				}
+				if err := s.ctl.Err(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}

@@ -1061,3 +1061,33 @@ func TestAPanickingBuildIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// A query's export freed by AllowCompaction to {} may be exported again by
+// a maintained dataflow, and that one freed and exported again: the
+// Maintenance runtime, which records the query's export as foreign, forgets
+// that record when the controller accepts another export of the id (it
+// was freed), as the runtime rendering the query dropped the index. Solo
+// and the pair agree.
+func TestAFreedQueryExportIsExportedAgain(t *testing.T) {
+	outs := agree(t, -1, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10})
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: reexportDesc("q", "idx", "y", false)})
+		s.must(AllowCompaction{ID: "y", Frontier: frontier.Empty()})
+		s.must(CreateDataflow{Desc: indexDesc("y", "in", 2, []int{1}, 0, nil)})
+		s.must(AllowCompaction{ID: "y", Frontier: frontier.At(1)})
+		s.must(AllowCompaction{ID: "y", Frontier: frontier.Empty()})
+		again := indexDesc("y", "in", 2, []int{1}, 0, nil)
+		again.ID = "maintain y again"
+		s.must(CreateDataflow{Desc: again})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: readDesc("q2", "y", 0, frontier.At(1), cp)})
+		return read(cp, 0)
+	})
+	for w, o := range outs {
+		if want := fmt.Sprint(map[string]int64{"[1 10]": 1}); o.answer != want || len(o.errs) != 0 {
+			t.Fatalf("workers=%d: %+v, want %s and no error", w, o, want)
+		}
+	}
+}

@@ -411,6 +411,11 @@ func (w *worker) apply(q queued) {
 func (w *worker) create(desc dataflow.Desc, seq uint64) {
 	role := w.rt.opts.Role
 	w.dataflows[desc.ID] = nil
+	for _, id := range desc.Exports {
+		// The controller accepted the export, so the id is free: a
+		// foreign record of it is of an index freed since.
+		delete(w.foreign, id)
+	}
 	if !role.covers(desc) {
 		if role == Interactive && desc.Maintained {
 			reg := w.rt.opts.Registries[w.index]

@@ -18,6 +18,13 @@ import (
 // read one would answer what the pair cannot).
 var ErrQueryReadsInput = errors.New("dataflow: a query reads no input (only a Maintained dataflow reads inputs)")
 
+// ErrMaintainedReadsQuery is wrapped by Context.ImportIndex in a Maintained
+// dataflow for an index that a query (a dataflow not Maintained) exports:
+// the Maintenance runtime renders no query, so it has no such index, and a
+// Solo runtime that let a maintained dataflow read one would answer what
+// the pair cannot.
+var ErrMaintainedReadsQuery = errors.New("dataflow: a Maintained dataflow reads no index a query exports")
+
 // ErrCompactedBeyondAsOf is wrapped by ImportIndex when an index has been
 // allowed to compact beyond the dataflow's as_of (§3.5): a protocol error,
 // never coalesced data.
@@ -62,6 +69,10 @@ type Env struct {
 	Spine spine.Options
 	// Fail records an operator's error (the worker reports it).
 	Fail func(df string, err error)
+	// Foreign returns the query that exports index id where this
+	// runtime renders no query (Maintenance): such an index is not in
+	// Manager. Nil: none.
+	Foreign func(id string) (query string, ok bool)
 }
 
 // Context is what a dataflow's Build function adds operators through.
@@ -241,6 +252,11 @@ func (c *Context) concat(name string, a, b *Stream[*Chunk]) *Stream[*Chunk] {
 // imported through their private point, peer bundles through the
 // publication (never through the bundle's own logical-only hold).
 func (c *Context) ImportIndex(id string) (*Arrangement, error) {
+	if c.maintained {
+		if q, ok := c.queryExport(id); ok {
+			return nil, fmt.Errorf("dataflow %s: import of index %q, which query %q exports: %w", c.df.id, id, q, ErrMaintainedReadsQuery)
+		}
+	}
 	b, ok := c.env.Manager.Get(id)
 	if !ok {
 		return nil, fmt.Errorf("dataflow %s: import of unknown index %q", c.df.id, id)
@@ -258,6 +274,18 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
 	return &Arrangement{Flavor: Imported, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
+}
+
+// queryExport returns the query that exports index id, if one does, in this
+// runtime or (Env.Foreign) in the one that renders queries.
+func (c *Context) queryExport(id string) (string, bool) {
+	if e, ok := c.env.Manager.entries[id]; ok {
+		return e.owner, e.byQuery
+	}
+	if c.env.Foreign != nil {
+		return c.env.Foreign(id)
+	}
+	return "", false
 }
 
 func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity, key []int) (Arranged, error) {
@@ -307,6 +335,7 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 	}
+	e.byQuery = !c.maintained
 	if c.env.Registry != nil {
 		tok, err := c.env.Registry.PublishBundle(share.Incarnation{ID: id, AsOf: c.df.asOf, Seq: c.df.inc}, e.bundle)
 		if err != nil {

@@ -1091,3 +1091,24 @@ func TestAFreedQueryExportIsExportedAgain(t *testing.T) {
 		}
 	}
 }
+
+// A maintained dataflow that imports an index a query exports is refused
+// alike in Solo and in the pair (dataflow.ErrMaintainedReadsQuery): the
+// Maintenance runtime renders no query, so it could not read one, and Solo
+// must not answer what the pair cannot.
+func TestAMaintainedDataflowReadsNoQuerysIndex(t *testing.T) {
+	outs := agree(t, -1, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10})
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: reexportDesc("q", "idx", "y", false)})
+		s.must(CreateDataflow{Desc: reexportDesc("m", "y", "z", true)})
+		return ""
+	})
+	for w, o := range outs {
+		want := []string{`dataflow m: import of index "y", which query "q" exports: dataflow: a Maintained dataflow reads no index a query exports`}
+		if !slices.Equal(o.errs, want) {
+			t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, want)
+		}
+	}
+}

@@ -95,7 +95,11 @@ func newWorker(r *Runtime, i int) *worker {
 		Registry: reg,
 		Activate: w.activate,
 		Wake:     w.holdsMoved,
-		Spine:    r.opts.Spine,
+		Foreign: func(id string) (string, bool) {
+			q, ok := w.foreign[id]
+			return q, ok
+		},
+		Spine: r.opts.Spine,
 		Fail: func(df string, err error) {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
 				err = fmt.Errorf("dataflow %s: %w", df, err)

@@ -211,9 +211,21 @@ if [[ -s $out/first.flagged ]]; then
 	echo "ci-bench: $(wc -l <"$out/first.flagged") row(s) flagged (workloads: ${again[*]:-all}); confirming with one more round"
 	side base confirm "${again[@]}" "${flags[@]}"
 	side head confirm "${again[@]}" "${flags[@]}"
+	# benchcmp refuses a threshold for a unit neither file has (a typo):
+	# the confirming round re-runs some workloads only, so it keeps the
+	# thresholds of the units its results have, and '*'.
+	all_th=("${th_args[@]}")
+	th_args=()
+	for t in "${thresholds[@]}"; do
+		u=${t%%=*}
+		if [[ $u == '*' ]] || grep -qF " $u" "$out/base-confirm.txt" "$out/head-confirm.txt"; then
+			th_args+=(--threshold "$t")
+		fi
+	done
 	compare csv "$out/confirm.csv" "base=$out/base-confirm.txt" "head=$out/head-confirm.txt"
 	compare markdown "$out/confirm.md" "base=$out/base-confirm.txt" "head=$out/head-confirm.txt"
 	flagged "$out/confirm.csv" >"$out/confirm.flagged"
+	th_args=("${all_th[@]}")
 	comm -12 "$out/first.flagged" "$out/confirm.flagged" >"$out/confirmed.flagged"
 	confirmed=$(wc -l <"$out/confirmed.flagged")
 fi

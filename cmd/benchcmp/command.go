@@ -10,8 +10,10 @@ import (
 	"github.com/tracebench/tracebench/internal/benchcmp"
 )
 
-// run executes the command line args and returns the exit status: 0
-// success, 1 --fail-on triggered, 2 bad usage or input.
+// run executes the command line args and returns the exit status
+// (benchcmp.ExitCode): 0 success; 1 --fail-on triggered, or the output could
+// not be written or drawn; 2 bad usage or input, a --fail-on gate that
+// compared nothing included.
 func run(args []string, out, errOut io.Writer) int {
 	root := newRoot(out, errOut)
 	root.SetArgs(args)
@@ -54,8 +56,17 @@ cpu and go unless --strict. --col, --row, --filter and --ignore take
 benchproc syntax (go doc golang.org/x/perf/benchproc/syntax); the first
 column is the baseline.
 
-Exit status: 0 success; 1 --fail-on regression triggered; 2 bad usage or
-input (the message names the file and line).`,
+With --fail-on regression, a comparison that compared nothing (the files
+share no benchmark, differ in a configuration line such as gomaxprocs, or
+--col found one column) is an error that says why; without it, a warning.
+
+A --threshold unit must be in a file (as written, ns/op, or tidied,
+sec/op); one unit given two different thresholds is an error.
+
+Exit status: 0 success; 1 --fail-on regression triggered, or the output
+could not be written (a full disk); 2 bad usage or input, a gate that
+compared nothing included (the message names the file and line, or the
+flag).`,
 		Example:       rootExample,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
@@ -93,8 +104,9 @@ func newMerge() *cobra.Command {
 		Short: "Join the result files of sharded runs (benchrun --shard i/n) into one",
 		Long: `merge writes the results of every FILE, in order, as one result file on
 standard output, keeping configuration and unit metadata lines. Conflicting
-unit metadata is an error; a benchmark present in more than one file is
-reported on standard error (overlapping shards).`,
+unit metadata is an error, and then nothing is written; a benchmark present
+in more than one file is reported on standard error (overlapping shards), as
+is a file given twice (s0.txt s0.txt, or s0.txt ./s0.txt).`,
 		Example: `  benchcmp merge shard0.txt shard1.txt > all.txt`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

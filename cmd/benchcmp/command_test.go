@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,6 +195,89 @@ func TestExitCodesAndMessages(t *testing.T) {
 		}
 		if tc.code == 2 && strings.Contains(out.String(), "Usage:") {
 			t.Errorf("benchcmp %s: printed usage on an error (SilenceUsage)", strings.Join(tc.args, " "))
+		}
+	}
+}
+
+// failWriter fails every write, as stdout does on a full disk (> /dev/full).
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) {
+	return 0, errors.New("write /dev/stdout: no space left on device")
+}
+
+// TestExitCodesOfReview runs the cases of a user review as a user would:
+// the HTML report of the committed baseline against a run with hold gaps,
+// a gate that compares nothing, a truncated file, a misspelt threshold, a
+// shard merged with itself and a full disk. Exit 2 is for bad input only.
+func TestExitCodesOfReview(t *testing.T) {
+	baseline, err := os.ReadFile(filepath.Join(repoRoot, "results", "baseline.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := inFixtureDir(t)
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("baseline.txt", string(baseline))
+	// A run whose hold gaps are no longer 0: the old median is 0, the new
+	// one is not, so the ratio to the baseline is not finite.
+	held := strings.ReplaceAll(string(baseline), " 0 hold-gap", " 3 hold-gap")
+	if held == string(baseline) {
+		t.Fatal("results/baseline.txt has no hold-gap of 0 to change")
+	}
+	write("held.txt", held)
+	write("procs4.txt", strings.Replace(string(baseline), "\ngomaxprocs: 2\n", "\ngomaxprocs: 4\n", 1))
+	old := must(os.ReadFile("old.txt"))
+	write("cut.txt", string(old)+"Benchm")
+	lines := strings.Count(string(old), "\n") + 1
+
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		inStdout string
+		inStderr string
+	}{
+		{[]string{"--format", "html", "baseline.txt", "held.txt"}, 0, `data-chart="ratio"`, ""},
+		{[]string{"--format", "html", "baseline.txt", "held.txt"}, 0, "Not drawn, ", ""},
+		{[]string{"--fail-on", "regression", "baseline.txt", "procs4.txt"}, 2, "", "compared nothing, so it cannot pass: the columns differ in configuration: gomaxprocs [2 in baseline.txt; 4 in procs4.txt]"},
+		{[]string{"--fail-on", "regression", "--col", "/index@(direct imported)", "--filter", "/index:imported", "run.txt"}, 2, "", `every result left after --filter "/index:imported" is in one column`},
+		{[]string{"old.txt", "cut.txt"}, 2, "", "cut.txt:" + strconv.Itoa(lines) + `: "Benchm": the file ends in the middle of a benchmark line`},
+		{[]string{"merge", "shard0.txt", "cut.txt"}, 2, "", "cut.txt:" + strconv.Itoa(lines)},
+		{[]string{"--threshold", "instal-ns=50", "old.txt", "new.txt"}, 2, "", `--threshold "instal-ns=50": no result file has unit instal-ns; did you mean install-ns?`},
+		{[]string{"--threshold", "install-ns=50", "--threshold", "install-ns=10", "old.txt", "new.txt"}, 2, "", `--threshold "install-ns=10" conflicts with --threshold "install-ns=50"`},
+		{[]string{"merge", "shard0.txt", "shard0.txt"}, 0, "BenchmarkQuery", "shard0.txt and shard0.txt are the same file"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		if code != tc.code {
+			t.Errorf("benchcmp %s: exit %d, want %d\nstderr: %s", strings.Join(tc.args, " "), code, tc.code, errOut.String())
+		}
+		if !strings.Contains(out.String(), tc.inStdout) {
+			t.Errorf("benchcmp %s: stdout lacks %q:\n%.2000s", strings.Join(tc.args, " "), tc.inStdout, out.String())
+		}
+		if !strings.Contains(errOut.String(), tc.inStderr) {
+			t.Errorf("benchcmp %s: stderr %q lacks %q", strings.Join(tc.args, " "), errOut.String(), tc.inStderr)
+		}
+		if tc.code == 2 && out.Len() > 0 {
+			t.Errorf("benchcmp %s: wrote output for bad input:\n%.2000s", strings.Join(tc.args, " "), out.String())
+		}
+	}
+
+	// A full disk is not bad input: exit 1, saying what failed.
+	for _, args := range [][]string{
+		{"old.txt", "new.txt"},
+		{"--format", "html", "old.txt", "new.txt"},
+		{"merge", "shard0.txt", "shard1.txt"},
+		{"scaling", "--by", "/n", "batch.txt"},
+	} {
+		var errOut bytes.Buffer
+		code := run(args, failWriter{}, &errOut)
+		if want := "benchcmp: writing the output: write /dev/stdout: no space left on device\n"; code != 1 || errOut.String() != want {
+			t.Errorf("benchcmp %s > /dev/full: exit %d, stderr %q; want exit 1, %q", strings.Join(args, " "), code, errOut.String(), want)
 		}
 	}
 }

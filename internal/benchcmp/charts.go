@@ -93,8 +93,10 @@ func distributionChart(t *Table) (string, error) {
 			}
 			y := float64(n-1-i) + (float64(j)-float64(k-1)/2)*0.22
 			for _, v := range c.Values {
-				if v/ref > 0 {
-					xys = append(xys, plotter.XY{X: v / ref, Y: y})
+				// A ratio that overflows is not drawn: gonum refuses
+				// an infinite point.
+				if x := v / ref; x > 0 && !math.IsInf(x, 0) {
+					xys = append(xys, plotter.XY{X: x, Y: y})
 				}
 			}
 		}
@@ -155,8 +157,12 @@ func addUnityLine(p *plot.Plot, n int) {
 }
 
 // ratioChart draws each compared column's ratio of medians to the
-// baseline, colored by verdict, with the threshold band.
-func ratioChart(t *Table) (string, error) {
+// baseline, colored by verdict, with the threshold band. A ratio that is not
+// a finite positive number is left out: a baseline median of 0 with another
+// median that is not (a count of errors that went from none to some), or
+// medians of opposite signs. left names the rows with such a ratio, for the
+// caption; the table shows their delta.
+func ratioChart(t *Table) (svg string, left []string, err error) {
 	p := plot.New()
 	p.Title.Text = "median / baseline median (" + t.Unit + "), colored by verdict"
 	p.X.Label.Text = "ratio to " + t.Columns[0]
@@ -169,11 +175,19 @@ func ratioChart(t *Table) (string, error) {
 		var verdicts []Verdict
 		for i, r := range t.Rows {
 			c, b := r.Cells[j], r.Cells[0]
-			if c == nil || b == nil || !(c.Center/b.Center > 0) {
+			if c == nil || b == nil || c.Center == 0 && b.Center == 0 {
+				// No ratio, or 0/0: equal medians, drawn as nothing.
+				continue
+			}
+			x := c.Center / b.Center
+			if !(x > 0) || math.IsInf(x, 0) {
+				if !slices.Contains(left, r.Name) {
+					left = append(left, r.Name)
+				}
 				continue
 			}
 			y := float64(n-1-i) + (float64(j)-float64(k)/2)*0.22
-			xys = append(xys, plotter.XY{X: c.Center / b.Center, Y: y})
+			xys = append(xys, plotter.XY{X: x, Y: y})
 			verdicts = append(verdicts, c.Verdict)
 		}
 		if len(xys) == 0 {
@@ -181,7 +195,7 @@ func ratioChart(t *Table) (string, error) {
 		}
 		s, err := plotter.NewScatter(xys)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		s.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 			return draw.GlyphStyle{Color: verdictColor(verdicts[i]), Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
@@ -212,7 +226,8 @@ func ratioChart(t *Table) (string, error) {
 		p.Legend.Add(string(v), s)
 	}
 	p.Legend.Top = true
-	return svgOf(p, 9*vg.Inch, chartHeight(n))
+	svg, err = svgOf(p, 9*vg.Inch, chartHeight(n))
+	return svg, left, err
 }
 
 // nameParams splits a benchmark name into its base and key=value parts,
@@ -248,7 +263,7 @@ func scalingKey(t *Table, by string) string {
 				numeric[key] = true
 				vals[key] = map[float64]bool{}
 			}
-			if err != nil || x <= 0 {
+			if err != nil || !(x > 0) || math.IsInf(x, 0) {
 				numeric[key] = false
 				continue
 			}
@@ -295,7 +310,7 @@ func scalingChart(t *Table, key string, confidence float64) (string, []Fit, erro
 		for _, part := range parts {
 			if k, v, ok := strings.Cut(part, "="); ok && k == key {
 				f, err := strconv.ParseFloat(v, 64)
-				if err != nil || f <= 0 {
+				if err != nil || !(f > 0) || math.IsInf(f, 0) {
 					return "", nil, nil
 				}
 				x, found = f, true

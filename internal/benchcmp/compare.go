@@ -1,10 +1,10 @@
 package benchcmp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -27,16 +27,24 @@ var (
 	// ErrRegression is returned by Compare with FailOn set when some change
 	// is a regression (invariant C2).
 	ErrRegression = errors.New("benchcmp: regression")
+	// ErrOutput is wrapped by errors in producing the output from good
+	// input: a write that failed (a full disk) or a chart that could not be
+	// drawn. It is not bad input.
+	ErrOutput = errors.New("benchcmp: writing the output")
 )
 
 // ExitCode returns the exit status for an error returned by this package:
-// 0 for nil, 1 for ErrRegression, 2 for anything else (bad usage or input, or
-// an output that could not be written).
+// 0 for nil; 1 for ErrRegression (the gate triggered) and ErrOutput (the
+// output could not be written); 2 for bad usage or input (ErrUsage,
+// ErrInput) and for any other error, which comes from the command line's
+// parser.
 func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, ErrRegression):
+	case errors.Is(err, ErrUsage), errors.Is(err, ErrInput):
+		return 2
+	case errors.Is(err, ErrRegression), errors.Is(err, ErrOutput):
 		return 1
 	default:
 		return 2
@@ -103,17 +111,36 @@ func DefaultCompareConfig() CompareConfig {
 
 // Compare reads cfg.Files, compares every column with the first and writes
 // the report to out in cfg.Format. Warnings that are not part of the report
-// (results a filter rejected with a reason) go to errOut. It returns an error
-// wrapping ErrUsage or ErrInput for bad usage or input, and ErrRegression
-// when cfg.FailOn is "regression" and some change is a regression; the
-// report is written in that case too.
+// (results a filter rejected with a reason, a comparison that compared
+// nothing) go to errOut. It returns an error wrapping ErrUsage or ErrInput
+// for bad usage or input, ErrOutput when the report cannot be drawn or
+// written, and ErrRegression when cfg.FailOn is "regression" and some change
+// is a regression; the report is written in that case too.
+//
+// With cfg.FailOn set, a comparison in which no result was compared with a
+// baseline (the files share no benchmark, differ in a configuration line,
+// or --col found a single column) is an error wrapping ErrInput, and no
+// report is written: a gate that compared nothing must not pass.
 func Compare(out, errOut io.Writer, cfg CompareConfig) error {
+	if errOut == nil {
+		errOut = io.Discard
+	}
 	rep, err := BuildReport(errOut, cfg)
 	if err != nil {
 		return err
 	}
+	if rep.Compared() == 0 {
+		why := whyNothingCompared(rep, cfg)
+		if cfg.FailOn == "regression" {
+			return fmt.Errorf("%w: --fail-on regression compared nothing, so it cannot pass: %s", ErrInput, why)
+		}
+		fmt.Fprintf(errOut, "benchcmp: warning: nothing was compared: %s\n", why)
+	}
 	if err := writeReport(out, rep, cfg.Format); err != nil {
-		return err
+		if errors.Is(err, ErrOutput) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrOutput, err)
 	}
 	if cfg.FailOn == "regression" {
 		if n := rep.Regressions(); n > 0 {
@@ -121,6 +148,119 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 		}
 	}
 	return nil
+}
+
+// whyNothingCompared says why rep compared no cell with a baseline cell,
+// for the gate's error and Compare's warning: no result passed the filter;
+// every result fell in one column; no table holds two columns, because the
+// columns differ in a configuration line or share no unit; or no benchmark
+// has results in the baseline column and another.
+func whyNothingCompared(rep *Report, cfg CompareConfig) string {
+	left := ""
+	if cfg.Filter != DefaultCompareConfig().Filter {
+		left = fmt.Sprintf(" left after --filter %q", cfg.Filter)
+	}
+	if len(rep.Tables) == 0 {
+		var after []string
+		if left != "" {
+			after = append(after, fmt.Sprintf("--filter %q", cfg.Filter))
+		}
+		if strings.Contains(cfg.Col, "@") {
+			after = append(after, "the values --col "+cfg.Col+" lists")
+		}
+		if strings.Contains(cfg.Row, "@") {
+			after = append(after, "the values --row "+cfg.Row+" lists")
+		}
+		if len(after) == 0 {
+			return "there is no result to compare"
+		}
+		return "no result is left after " + strings.Join(after, " and ") + ": there is nothing to compare"
+	}
+	// What each column holds, columns in the order they first appear.
+	type column struct {
+		name   string
+		config map[string][]string // configuration key -> its values
+		units  []string
+		rows   []string
+	}
+	var cols []*column
+	byName := map[string]*column{}
+	var keys []string // configuration keys, in the order they first appear
+	shared := false
+	for _, t := range rep.Tables {
+		shared = shared || len(t.Columns) > 1
+		for j, name := range t.Columns {
+			c := byName[name]
+			if c == nil {
+				c = &column{name: name, config: map[string][]string{}}
+				byName[name] = c
+				cols = append(cols, c)
+			}
+			c.units = appendNew(c.units, t.Unit)
+			for _, kv := range t.Config {
+				k, v, _ := strings.Cut(kv, ": ")
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+				c.config[k] = appendNew(c.config[k], v)
+			}
+			for _, r := range t.Rows {
+				if r.Cells[j] != nil {
+					c.rows = appendNew(c.rows, r.Name)
+				}
+			}
+		}
+	}
+	if len(cols) == 1 {
+		return fmt.Sprintf("every result%s is in one column of --col %s, %q: there is nothing to compare it with", left, cfg.Col, cols[0].name)
+	}
+	// each describes one list per column: "a, b in old.txt; c in new.txt".
+	each := func(list func(*column) []string) string {
+		var parts []string
+		for _, c := range cols {
+			l := list(c)
+			s := "none"
+			if len(l) > 0 {
+				s = strings.Join(l[:min(len(l), 3)], ", ")
+				if len(l) > 3 {
+					s += fmt.Sprintf(" and %d more", len(l)-3)
+				}
+			}
+			parts = append(parts, s+" in "+c.name)
+		}
+		return strings.Join(parts, "; ")
+	}
+	if shared {
+		return "no benchmark has results both in the baseline column and in another (rows pair by --row " + cfg.Row + "): " +
+			each(func(c *column) []string { return c.rows })
+	}
+	var diffs []string
+	for _, k := range keys {
+		first := strings.Join(cols[0].config[k], ",")
+		for _, c := range cols[1:] {
+			if strings.Join(c.config[k], ",") != first {
+				diffs = append(diffs, k+" ["+each(func(c *column) []string { return c.config[k] })+"]")
+				break
+			}
+		}
+	}
+	if len(diffs) > 0 {
+		pairing := "every configuration line but commit, cpu and go is equal"
+		if cfg.Strict {
+			pairing = "every configuration line is equal under --strict"
+		}
+		return fmt.Sprintf("the columns differ in configuration: %s; rows pair only when %s (--ignore KEY pairs them anyway)",
+			strings.Join(diffs, ", "), pairing)
+	}
+	return "the columns share no unit: " + each(func(c *column) []string { return c.units })
+}
+
+// appendNew appends s to list unless list holds it.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // BuildReport reads cfg.Files and computes the report Compare writes.
@@ -163,8 +303,11 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 	residue := parser.Residue()
 
 	b := newBuilder(tableBy, rowBy, colBy, residue)
-	units, err := readResults(cfg.Files, filter, errOut, b.add)
+	units, seen, err := readResults(cfg.Files, filter, errOut, b.add)
 	if err != nil {
+		return nil, err
+	}
+	if err := thresholds.check(seen); err != nil {
 		return nil, err
 	}
 	dirs, err := directions(units)
@@ -216,6 +359,8 @@ func (cfg *CompareConfig) validate() error {
 type thresholdSet struct {
 	byUnit map[string]float64
 	def    float64
+	// specs maps each tidied unit, and "*", to the flag value that set it.
+	specs map[string]string
 }
 
 func (t thresholdSet) of(unit string) float64 {
@@ -226,9 +371,11 @@ func (t thresholdSet) of(unit string) float64 {
 }
 
 // parseThresholds parses UNIT=PCT pairs. Units are stored tidied, so
-// "ns/op=5" and "sec/op=5" name the same unit.
+// "ns/op=5" and "sec/op=5" name the same unit. One unit (or "*") given two
+// different thresholds is an error naming both flag values; given the same
+// one twice, it is not.
 func parseThresholds(specs []string) (thresholdSet, error) {
-	t := thresholdSet{byUnit: map[string]float64{}}
+	t := thresholdSet{byUnit: map[string]float64{}, specs: map[string]string{}}
 	for _, s := range specs {
 		unit, pct, ok := strings.Cut(s, "=")
 		unit = strings.TrimSpace(unit)
@@ -239,21 +386,106 @@ func parseThresholds(specs []string) (thresholdSet, error) {
 		if err != nil || p < 0 || p != p {
 			return t, fmt.Errorf("%w: --threshold %q: PCT must be a number >= 0", ErrUsage, s)
 		}
-		if unit == "*" {
+		key := unit
+		if unit != "*" {
+			_, key = benchunit.Tidy(1, unit)
+		}
+		if prev, ok := t.specs[key]; ok {
+			old := t.def
+			if key != "*" {
+				old = t.byUnit[key]
+			}
+			if old != p {
+				return t, fmt.Errorf("%w: --threshold %q conflicts with --threshold %q: give each unit one threshold", ErrUsage, s, prev)
+			}
+			continue
+		}
+		t.specs[key] = s
+		if key == "*" {
 			t.def = p
 			continue
 		}
-		_, tidy := benchunit.Tidy(1, unit)
-		t.byUnit[tidy] = p
+		t.byUnit[key] = p
 	}
 	return t, nil
 }
 
+// check refuses a threshold for a unit that no file has (a result's unit
+// or a Unit line's; seen maps them tidied to a spelling from the files):
+// most likely a misspelt unit, whose threshold would silently apply to
+// nothing.
+func (t thresholdSet) check(seen map[string]string) error {
+	var missing []string
+	for unit := range t.byUnit {
+		if _, ok := seen[unit]; !ok {
+			missing = append(missing, t.specs[unit])
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	spec := missing[0]
+	unit, _, _ := strings.Cut(spec, "=")
+	unit = strings.TrimSpace(unit)
+	have := make([]string, 0, len(seen))
+	for _, u := range seen {
+		have = append(have, u)
+	}
+	slices.Sort(have)
+	hint := ""
+	if near := nearest(unit, have); near != "" {
+		hint = fmt.Sprintf("; did you mean %s?", near)
+	}
+	const most = 12
+	list := strings.Join(have[:min(len(have), most)], ", ")
+	if len(have) > most {
+		list += fmt.Sprintf(", and %d more", len(have)-most)
+	}
+	return fmt.Errorf("%w: --threshold %q: no result file has unit %s%s (their units: %s)", ErrUsage, spec, unit, hint, list)
+}
+
+// nearest returns the word of words closest to w in edit distance, if it is
+// within a third of w's length (a typo), else "".
+func nearest(w string, words []string) string {
+	best, bestD := "", len(w)/3+1
+	for _, c := range words {
+		if d := editDistance(w, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // readResults reads every file in order and hands each result the filter
-// keeps to add. It returns the unit metadata of all files. A syntax error,
-// a missing file or a file without results is an error wrapping ErrInput
-// (invariant C3).
-func readResults(paths []string, filter *benchproc.Filter, errOut io.Writer, add func(*benchfmt.Result)) (benchfmt.UnitMetadataMap, error) {
+// keeps to add. It returns the unit metadata of all files and their units:
+// those of every result, kept or not, and of every Unit line, each tidied
+// and mapped to its first spelling in the files. A syntax error, a missing
+// file, a file without results, or a line inputCheck refuses (a cut last
+// line, a garbled unit, an iteration count below 1) is an error wrapping
+// ErrInput (invariant C3).
+func readResults(paths []string, filter *benchproc.Filter, errOut io.Writer, add func(*benchfmt.Result)) (benchfmt.UnitMetadataMap, map[string]string, error) {
 	counts := make(map[string]int, len(paths))
 	var files []string
 	for _, p := range paths {
@@ -262,33 +494,45 @@ func readResults(paths []string, filter *benchproc.Filter, errOut io.Writer, add
 			path = after
 		}
 		if path == "" {
-			return nil, fmt.Errorf("%w: empty file name in %q", ErrUsage, p)
+			return nil, nil, fmt.Errorf("%w: empty file name in %q", ErrUsage, p)
 		}
 		st, err := os.Stat(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+			return nil, nil, fmt.Errorf("%w: %v", ErrInput, err)
 		}
 		if st.IsDir() {
-			return nil, fmt.Errorf("%w: %s: is a directory, not a result file", ErrInput, path)
+			return nil, nil, fmt.Errorf("%w: %s: is a directory, not a result file", ErrInput, path)
 		}
 		files = append(files, path)
 		counts[path] = 0
+	}
+	check, err := newInputCheck(files)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]string{}
+	see := func(tidy, orig string) {
+		if _, ok := seen[tidy]; !ok {
+			seen[tidy] = cmp.Or(orig, tidy)
+		}
 	}
 	fs := benchfmt.Files{Paths: paths, AllowLabels: true}
 	for fs.Scan() {
 		switch rec := fs.Result().(type) {
 		case *benchfmt.SyntaxError:
-			return nil, fmt.Errorf("%w: %s", ErrInput, rec.Error())
+			return nil, nil, check.syntax(rec)
+		case *benchfmt.UnitMetadata:
+			check.meta(rec)
+			see(rec.Unit, rec.OrigUnit)
 		case *benchfmt.Result:
-			name, line := rec.Pos()
-			for _, v := range rec.Values {
-				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
-					// The statistics of a sample with NaN or ±Inf never
-					// finish: refuse the value, as a syntax error.
-					return nil, fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, name, line, v.Unit, v.Value)
-				}
+			if err := check.result(rec); err != nil {
+				return nil, nil, err
 			}
+			name, _ := rec.Pos()
 			counts[name]++
+			for _, v := range rec.Values {
+				see(v.Unit, v.OrigUnit)
+			}
 			ok, err := filter.Apply(rec)
 			if !ok {
 				if err != nil {
@@ -300,14 +544,17 @@ func readResults(paths []string, filter *benchproc.Filter, errOut io.Writer, add
 		}
 	}
 	if err := fs.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrInput, err)
+	}
+	if err := check.finish(); err != nil {
+		return nil, nil, err
 	}
 	for _, f := range files {
 		if counts[f] == 0 {
-			return nil, fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, f)
+			return nil, nil, fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, f)
 		}
 	}
-	return fs.Units(), nil
+	return fs.Units(), seen, nil
 }
 
 // Direction says which way a unit improves.

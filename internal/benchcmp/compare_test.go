@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -370,5 +372,230 @@ func TestFilterRejectsEverything(t *testing.T) {
 	}
 	if !strings.Contains(out, "no results left after filtering") {
 		t.Errorf("empty comparison says %q", out)
+	}
+}
+
+// zeroBaseline writes two result files of one benchmark, 6 samples each,
+// whose hold-gap and errors are 0 in the old file and not in the new one,
+// as benchrun writes when a change starts to hold or to fail, and returns
+// their paths.
+func zeroBaseline(t *testing.T) (old, new string) {
+	t.Helper()
+	var o, n strings.Builder
+	for _, b := range []*strings.Builder{&o, &n} {
+		b.WriteString("Unit install-ns better=lower\nUnit hold-gap better=lower\nUnit errors assume=exact\ngomaxprocs: 2\n")
+	}
+	for i := range 6 {
+		fmt.Fprintf(&o, "BenchmarkQ/workload=w/index=direct 1 %d install-ns 0 hold-gap 0 errors\n", 1000+i)
+		fmt.Fprintf(&o, "BenchmarkQ/workload=w/index=imported 1 %d install-ns 2 hold-gap 0 errors\n", 500+i)
+		fmt.Fprintf(&n, "BenchmarkQ/workload=w/index=direct 1 %d install-ns %d hold-gap 4 errors\n", 1000+i, 3+i)
+		fmt.Fprintf(&n, "BenchmarkQ/workload=w/index=imported 1 %d install-ns 2 hold-gap 0 errors\n", 500+i)
+	}
+	return writeTemp(t, "old.txt", o.String()), writeTemp(t, "new.txt", n.String())
+}
+
+// TestHTMLWithZeroBaseline: a unit whose baseline median is 0 while the new
+// one is not (hold-gap, errors) has no finite ratio; the HTML report leaves
+// those rows out of its ratio chart and says so, where gonum refused the
+// infinite point and the report failed with exit 2.
+func TestHTMLWithZeroBaseline(t *testing.T) {
+	old, new := zeroBaseline(t)
+	out, _, err := compare(t, func(c *CompareConfig) { c.Format = "html" }, old, new)
+	if err != nil {
+		t.Fatalf("html report: %v (exit %d)", err, ExitCode(err))
+	}
+	for _, unit := range []string{"hold-gap", "errors"} {
+		i := strings.Index(out, "<h2>"+unit+":")
+		if i < 0 {
+			t.Fatalf("no %s table in the report", unit)
+		}
+		section := out[i:]
+		section = section[:strings.Index(section, "</section>")]
+		if !strings.Contains(section, `data-chart="ratio"`) || !strings.Contains(section, "<svg") {
+			t.Errorf("%s: no ratio chart", unit)
+		}
+		if !strings.Contains(section, "Not drawn, 1 row(s) whose ratio is not a finite positive number") ||
+			!strings.Contains(section, "Q/workload=w/index=direct.") {
+			t.Errorf("%s: the caption does not name the row left out:\n%s", unit, clip([]byte(section)))
+		}
+	}
+	// The imported row's hold-gap, 2 against 2, is drawn; nothing is left
+	// out of install-ns.
+	i := strings.Index(out, "<h2>install-sec:")
+	if section := out[i : strings.Index(out[i:], "</section>")+i]; strings.Contains(section, "Not drawn") {
+		t.Errorf("install-ns: rows left out of the ratio chart:\n%s", clip([]byte(section)))
+	}
+}
+
+// TestGateThatComparedNothingFails: --fail-on regression refuses a
+// comparison in which nothing was compared, saying why, with exit 2 and no
+// report, where it passed with exit 0; without --fail-on it warns.
+func TestGateThatComparedNothingFails(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(td(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	otherProcs := writeTemp(t, "procs4.txt", strings.Replace(read("regress-new.txt"), "gomaxprocs: 2", "gomaxprocs: 4", 1))
+	otherNames := writeTemp(t, "renamed.txt", strings.ReplaceAll(read("regress-new.txt"), "BenchmarkQuery", "BenchmarkOther"))
+	var imported []string
+	for _, l := range strings.SplitAfter(read("suite.txt"), "\n") {
+		if !strings.Contains(l, "index=direct") {
+			imported = append(imported, l)
+		}
+	}
+	onlyImported := writeTemp(t, "imported.txt", strings.Join(imported, ""))
+	byIndex := func(c *CompareConfig) { c.Col = "/index@(direct imported)" }
+	for _, tc := range []struct {
+		name  string
+		mod   func(*CompareConfig)
+		files []string
+		want  string
+	}{
+		{"gomaxprocs differs", nil, []string{td("regress-old.txt"), otherProcs},
+			"the columns differ in configuration: gomaxprocs [2 in testdata/regress-old.txt; 4 in " + otherProcs + "]"},
+		{"commit differs under --strict", func(c *CompareConfig) { c.Strict = true }, []string{td("regress-old.txt"), td("regress-new.txt")},
+			"commit [1111111 in testdata/regress-old.txt; 2222222 in testdata/regress-new.txt]; rows pair only when every configuration line is equal under --strict"},
+		{"no benchmark in common", nil, []string{td("regress-old.txt"), otherNames},
+			"no benchmark has results both in the baseline column and in another (rows pair by --row .fullname): Query/workload=star/index=imported/join=delta/rows=1000"},
+		{"no direct results", byIndex, []string{onlyImported},
+			`every result is in one column of --col /index@(direct imported), "imported": there is nothing to compare it with`},
+		{"filter leaves one column", func(c *CompareConfig) { byIndex(c); c.Filter = "/index:imported" }, []string{td("suite.txt")},
+			`every result left after --filter "/index:imported" is in one column`},
+		{"filter leaves nothing", func(c *CompareConfig) { c.Filter = ".name:Nothing" }, []string{td("regress-old.txt"), td("regress-new.txt")},
+			`no result is left after --filter ".name:Nothing"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gate := func(c *CompareConfig) {
+				if tc.mod != nil {
+					tc.mod(c)
+				}
+				c.FailOn = "regression"
+			}
+			out, _, err := compare(t, gate, tc.files...)
+			if !errors.Is(err, ErrInput) || ExitCode(err) != 2 {
+				t.Fatalf("gate: err %v (exit %d), want ErrInput (exit 2)", err, ExitCode(err))
+			}
+			if !strings.Contains(err.Error(), "--fail-on regression compared nothing") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("gate: error %q does not say %q", err, tc.want)
+			}
+			if out != "" {
+				t.Errorf("gate: wrote a report although it refused the comparison:\n%s", out)
+			}
+			// Without the gate the report is written, with a warning.
+			out, errOut, err := compare(t, tc.mod, tc.files...)
+			if err != nil || out == "" {
+				t.Fatalf("without --fail-on: err %v, report %q", err, out)
+			}
+			if !strings.Contains(errOut, "benchcmp: warning: nothing was compared: ") || !strings.Contains(errOut, tc.want) {
+				t.Errorf("without --fail-on: stderr %q lacks the warning %q", errOut, tc.want)
+			}
+		})
+	}
+	// A comparison that pairs rows says nothing of the kind.
+	_, errOut, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression"; c.Thresholds = []string{"*=50"} },
+		td("regress-old.txt"), td("regress-new.txt"))
+	if err != nil || errOut != "" {
+		t.Errorf("a comparison that pairs: err %v, stderr %q", err, errOut)
+	}
+}
+
+// TestThresholdsNameUnitsOnce: a --threshold for a unit no file has (a
+// typo) and two different thresholds for one unit are usage errors naming
+// the flag values, where the first was ignored and the last of the second
+// won.
+func TestThresholdsNameUnitsOnce(t *testing.T) {
+	regress := []string{td("regress-old.txt"), td("regress-new.txt")}
+	gotest := []string{td("batch-a.txt"), td("batch-b.txt")}
+	for _, tc := range []struct {
+		name       string
+		files      []string
+		thresholds []string
+		want       string // "" for no error
+	}{
+		{"typo", regress, []string{"instal-ns=50"}, `--threshold "instal-ns=50": no result file has unit instal-ns; did you mean install-ns?`},
+		{"unknown unit", regress, []string{"*=5", "bogus=1"}, `--threshold "bogus=1": no result file has unit bogus (their units: install-ns, ns/update, peak-heap-B, rows, updates/s)`},
+		{"conflict", regress, []string{"install-ns=50", "install-ns=10"}, `--threshold "install-ns=10" conflicts with --threshold "install-ns=50"`},
+		{"conflict, tidied", gotest, []string{"ns/op=5", "sec/op=10"}, `--threshold "sec/op=10" conflicts with --threshold "ns/op=5"`},
+		{"conflict in the default", regress, []string{"*=5", "*=10"}, `--threshold "*=10" conflicts with --threshold "*=5"`},
+		{"the same twice", regress, []string{"install-ns=10", "install-ns=10%", "*=5", "*=5"}, ""},
+		{"tidied spelling", gotest, []string{"sec/op=5", "B/op=1"}, ""},
+		{"a unit only declared", regress, []string{"install-ns=5"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := compare(t, func(c *CompareConfig) { c.Thresholds = tc.thresholds }, tc.files...)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("%v: %v", tc.thresholds, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrUsage) || ExitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v: err %v (exit %d), want ErrUsage (exit 2) with %q", tc.thresholds, err, ExitCode(err), tc.want)
+			}
+		})
+	}
+	// A unit the filter leaves out is still a unit of the files.
+	_, _, err := compare(t, func(c *CompareConfig) {
+		c.Filter = ".unit:install-ns"
+		c.Thresholds = []string{"ns/update=5"}
+	}, regress...)
+	if err != nil {
+		t.Errorf("threshold for a filtered-out unit: %v", err)
+	}
+	// A unit of a Unit line alone is a unit of the files.
+	declared := writeTemp(t, "declared.txt", "Unit hold-gap better=lower\n"+func() string {
+		b, _ := os.ReadFile(td("regress-new.txt"))
+		return string(b)
+	}())
+	if _, _, err := compare(t, func(c *CompareConfig) { c.Thresholds = []string{"hold-gap=5"} }, td("regress-old.txt"), declared); err != nil {
+		t.Errorf("threshold for a declared unit: %v", err)
+	}
+}
+
+// failWriter fails every write, as stdout does on a full disk.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) {
+	return 0, errors.New("write /dev/stdout: no space left on device")
+}
+
+// TestWriteErrorIsNotBadInput: an output that cannot be written is an
+// error wrapping ErrOutput, exit 1, in every format and command, where it
+// exited 2 as if the input were bad.
+func TestWriteErrorIsNotBadInput(t *testing.T) {
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrOutput) || ExitCode(err) != 1 || !strings.Contains(err.Error(), "no space left on device") {
+			t.Errorf("%s: err %v (exit %d), want ErrOutput (exit 1) with the cause", what, err, ExitCode(err))
+		}
+	}
+	for _, format := range Formats {
+		cfg := DefaultCompareConfig()
+		cfg.Files = []string{td("regress-old.txt"), td("regress-new.txt")}
+		cfg.Format = format
+		check("compare --format "+format, Compare(failWriter{}, io.Discard, cfg))
+	}
+	check("merge", Merge(failWriter{}, io.Discard, []string{td("shard0.txt")}))
+	sc := DefaultScalingConfig()
+	sc.Files, sc.By = []string{td("batch-a.txt")}, "/n"
+	check("scaling", Scaling(failWriter{}, io.Discard, sc))
+
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{fmt.Errorf("%w: x", ErrRegression), 1},
+		{fmt.Errorf("%w: x", ErrOutput), 1},
+		{fmt.Errorf("%w: x", ErrUsage), 2},
+		{fmt.Errorf("%w: x", ErrInput), 2},
+		{errors.New("unknown flag: --x"), 2},
+	} {
+		if got := ExitCode(tc.err); got != tc.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
 	}
 }

@@ -18,7 +18,10 @@
 //     first, and judge each change (verdict.go). Formats: text, markdown,
 //     csv, json (format.go) and a self-contained HTML report with SVG charts
 //     (html.go, charts.go).
-//   - Merge (merge.go): join the files of sharded runs into one.
+//   - Merge (merge.go): join the files of sharded runs into one, warning
+//     of a benchmark in two files or of one file given twice.
+//   - Input checks (input.go): what benchfmt leaves to its callers, shared
+//     by Compare, Scaling and Merge.
 //   - Scaling (scaling.go): fit each benchmark's growth exponent in one name
 //     parameter by least squares on log-log data, with an interval.
 //   - Profile (profile.go): a differential flame graph of two CPU profiles,
@@ -33,16 +36,28 @@
 //     "regression".
 //   - C2 (gate): Compare returns ErrRegression (exit 1) exactly when, with
 //     FailOn set, some cell's verdict is "regression": p < alpha, the change
-//     goes the bad way, and its magnitude is past the unit's threshold.
+//     goes the bad way, and its magnitude is past the unit's threshold. A
+//     gate that compared no cell with a baseline cannot pass: it returns an
+//     error wrapping ErrInput (exit 2) that says why nothing paired, and
+//     writes no report.
 //   - C3 (input): every problem with the input is an error wrapping ErrInput
 //     (exit 2) that names the file and, when there is one, the line; nothing
-//     in a bad file is silently skipped.
+//     in a bad file is silently skipped, and nothing is written. benchfmt's
+//     syntax is checked further (input.go): a last line without a newline
+//     that is not a complete result (a file cut short), a unit that is a
+//     number or not text, and an iteration count below 1 are refused. A
+//     --threshold for a unit no file has, or two thresholds for one unit,
+//     is bad usage (ErrUsage, exit 2).
 //   - C4 (matching): rows of different files are matched by benchmark name and
 //     by every configuration line except commit, cpu and go (unless Strict),
 //     as benchstat matches them with -ignore.
 //   - C5 (too small): when even the most extreme samples of the given sizes
 //     could not reach p < alpha, the verdict is "too few samples" and a
 //     warning says how many samples are needed, instead of a silent "~".
+//   - C6 (output): a failure to draw or write the output from good input is
+//     an error wrapping ErrOutput (exit 1), never exit 2; the HTML report
+//     leaves out of its ratio chart, and names in the caption, the rows
+//     whose ratio to the baseline is not finite (a median of 0 before).
 //
 // # Concurrency
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 )
 
 // htmlTable is one table of the HTML report with its charts.
@@ -71,22 +72,30 @@ func writeHTML(w io.Writer, rep *Report) error {
 		}
 		dist, err := distributionChart(t)
 		if err != nil {
-			return fmt.Errorf("benchcmp: drawing the %s distributions: %w", t.Unit, err)
+			return fmt.Errorf("%w: drawing the %s distributions: %v", ErrOutput, t.Unit, err)
 		}
 		ht.Charts = append(ht.Charts, htmlChart{Kind: "distribution", SVG: template.HTML(dist),
 			Caption: "Every sample of each benchmark, divided by the median of the first column: the spread of each side, and how far apart they are."})
 		if len(t.Columns) > 1 {
-			ratio, err := ratioChart(t)
+			ratio, left, err := ratioChart(t)
 			if err != nil {
-				return fmt.Errorf("benchcmp: drawing the %s ratios: %w", t.Unit, err)
+				return fmt.Errorf("%w: drawing the %s ratios: %v", ErrOutput, t.Unit, err)
 			}
-			ht.Charts = append(ht.Charts, htmlChart{Kind: "ratio", SVG: template.HTML(ratio),
-				Caption: fmt.Sprintf("The median of each column divided by the median of %s (imported/direct with --col /index), colored by verdict; the dashed red line is the regression threshold.", t.Columns[0])})
+			caption := fmt.Sprintf("The median of each column divided by the median of %s (imported/direct with --col /index), colored by verdict; the dashed red line is the regression threshold.", t.Columns[0])
+			if len(left) > 0 {
+				names := strings.Join(left[:min(len(left), 5)], ", ")
+				if len(left) > 5 {
+					names += fmt.Sprintf(" and %d more", len(left)-5)
+				}
+				caption += fmt.Sprintf(" Not drawn, %d row(s) whose ratio is not a finite positive number (a median of 0 against one that is not, as a count going from none to some; the table gives their delta): %s.",
+					len(left), names)
+			}
+			ht.Charts = append(ht.Charts, htmlChart{Kind: "ratio", SVG: template.HTML(ratio), Caption: caption})
 		}
 		key := scalingKey(t, rep.ScaleBy)
 		sc, fits, err := scalingChart(t, key, rep.Confidence)
 		if err != nil {
-			return fmt.Errorf("benchcmp: drawing the %s scaling: %w", t.Unit, err)
+			return fmt.Errorf("%w: drawing the %s scaling: %v", ErrOutput, t.Unit, err)
 		}
 		if sc != "" {
 			var hf []htmlFit

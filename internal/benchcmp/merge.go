@@ -2,6 +2,7 @@ package benchcmp
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -14,24 +15,35 @@ import (
 // file on out: the join of the outputs of `benchrun run --shard i/n`. File
 // configuration lines are written where they change and every unit metadata
 // line once. Two files giving one unit metadata key different values is an
-// error naming both places; so is a syntax error in any file, or a file with
-// no results (ErrInput). A benchmark (name and configuration) found in more
-// than one file is reported on errOut, since shards of one run are disjoint.
+// error naming both places; so is a syntax error in any file, a line the
+// input checks refuse (a cut last line, a garbled unit, an iteration count
+// below 1), or a file with no results (ErrInput). Nothing is written then.
+// A benchmark (name and configuration) found in more than one file is
+// reported on errOut, since shards of one run are disjoint; so is one file
+// given twice, under any spelling of its path (s0.txt, ./s0.txt, a link).
+// A failed write is an error wrapping ErrOutput.
 func Merge(out, errOut io.Writer, paths []string) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("%w: merge needs at least one file", ErrUsage)
 	}
-	bw := bufio.NewWriter(out)
-	w := benchfmt.NewWriter(bw)
+	check, err := newInputCheck(paths)
+	if err != nil {
+		return err
+	}
+	same := sameFiles(errOut, paths)
+	// The whole output is built first, so that bad input leaves nothing
+	// half-written on out.
+	var buf bytes.Buffer
+	w := benchfmt.NewWriter(&buf)
 	type place struct {
 		file string
 		line int
 		meta *benchfmt.UnitMetadata
 	}
 	metas := map[benchfmt.UnitMetadataKey]place{}
-	firstFile := map[string]string{} // benchmark identity -> file it was first seen in
+	firstArg := map[string]int{} // benchmark identity -> the path it was first seen in, by index
 	overlaps := map[string]bool{}
-	for _, path := range paths {
+	for i, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrInput, err)
@@ -42,8 +54,9 @@ func Merge(out, errOut io.Writer, paths []string) error {
 			switch rec := r.Result().(type) {
 			case *benchfmt.SyntaxError:
 				f.Close()
-				return fmt.Errorf("%w: %s", ErrInput, rec.Error())
+				return check.syntax(rec)
 			case *benchfmt.UnitMetadata:
+				check.meta(rec)
 				file, line := rec.Pos()
 				if prev, ok := metas[rec.UnitMetadataKey]; ok {
 					if prev.meta.Value != rec.Value {
@@ -57,20 +70,24 @@ func Merge(out, errOut io.Writer, paths []string) error {
 				metas[rec.UnitMetadataKey] = place{file, line, &m}
 				if err := w.Write(&m); err != nil {
 					f.Close()
-					return err
+					return fmt.Errorf("%w: %v", ErrOutput, err)
 				}
 			case *benchfmt.Result:
+				if err := check.result(rec); err != nil {
+					f.Close()
+					return err
+				}
 				n++
 				id := identity(rec)
-				if first, ok := firstFile[id]; !ok {
-					firstFile[id] = path
-				} else if first != path && !overlaps[id] {
+				if first, ok := firstArg[id]; !ok {
+					firstArg[id] = i
+				} else if same[first] != same[i] && !overlaps[id] {
 					overlaps[id] = true
-					fmt.Fprintf(errOut, "benchcmp merge: %s is in both %s and %s (overlapping shards?)\n", rec.Name.Full(), first, path)
+					fmt.Fprintf(errOut, "benchcmp merge: %s is in both %s and %s (overlapping shards?)\n", rec.Name.Full(), paths[first], path)
 				}
 				if err := w.Write(rec); err != nil {
 					f.Close()
-					return err
+					return fmt.Errorf("%w: %v", ErrOutput, err)
 				}
 			}
 		}
@@ -83,7 +100,38 @@ func Merge(out, errOut io.Writer, paths []string) error {
 			return fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, path)
 		}
 	}
-	return bw.Flush()
+	if err := check.finish(); err != nil {
+		return err
+	}
+	if _, err := out.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("%w: %v", ErrOutput, err)
+	}
+	return nil
+}
+
+// sameFiles reports on errOut every path of paths that names the same file
+// as an earlier one (os.SameFile: the same path, another spelling of it, or
+// a link), whose samples Merge writes twice. It returns, for each path, the
+// index of the first path naming its file, so that Merge does not report
+// each benchmark of such a file as an overlap too.
+func sameFiles(errOut io.Writer, paths []string) []int {
+	first := make([]int, len(paths))
+	infos := make([]os.FileInfo, len(paths))
+	for i, p := range paths {
+		first[i] = i
+		infos[i], _ = os.Stat(p) // Merge reports an unreadable file itself
+		if infos[i] == nil {
+			continue
+		}
+		for j := range i {
+			if infos[j] != nil && os.SameFile(infos[j], infos[i]) {
+				first[i] = first[j]
+				fmt.Fprintf(errOut, "benchcmp merge: %s and %s are the same file: its samples are written twice\n", paths[j], p)
+				break
+			}
+		}
+	}
+	return first
 }
 
 // identity names a benchmark by its full name and file configuration.

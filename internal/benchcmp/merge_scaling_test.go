@@ -121,6 +121,48 @@ func TestMergeOverlapAndConflicts(t *testing.T) {
 	}
 }
 
+// TestMergeSameFileTwice: one file given twice, under any spelling, is
+// reported once as the same file, where `merge s0.txt s0.txt` doubled its
+// samples without a word (only ./s0.txt, another string, warned).
+func TestMergeSameFileTwice(t *testing.T) {
+	abs, err := filepath.Abs(td("shard0.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link.txt")
+	if err := os.Symlink(abs, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, second := range []string{td("shard0.txt"), "./" + td("shard0.txt"), abs, link} {
+		var out, errOut bytes.Buffer
+		if err := Merge(&out, &errOut, []string{td("shard0.txt"), second}); err != nil {
+			t.Fatal(err)
+		}
+		want := "benchcmp merge: " + td("shard0.txt") + " and " + second + " are the same file: its samples are written twice\n"
+		if errOut.String() != want {
+			t.Errorf("merge shard0.txt %s: stderr %q, want %q", second, errOut.String(), want)
+		}
+	}
+	// Another file with the same results is an overlap, benchmark by
+	// benchmark, and not the same file.
+	copy0 := filepath.Join(t.TempDir(), "copy0.txt")
+	os.WriteFile(copy0, must(os.ReadFile(td("shard0.txt"))), 0o644)
+	var errOut bytes.Buffer
+	if err := Merge(&bytes.Buffer{}, &errOut, []string{td("shard0.txt"), copy0}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(errOut.String(), "same file") || strings.Count(errOut.String(), "overlapping shards") != 4 {
+		t.Errorf("a copy: stderr %q, want 4 overlaps and no same file", errOut.String())
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 func scaling(t *testing.T, mod func(*ScalingConfig), files ...string) ([]Fit, error) {
 	t.Helper()
 	cfg := DefaultScalingConfig()

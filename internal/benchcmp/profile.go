@@ -23,8 +23,10 @@ type ProfileConfig struct {
 // Profile writes a differential flame graph of Other minus Base to Out
 // (pprof's diff_base), with cfg.Labels as root frames, so that a frame's
 // width shows where Other spends more or less than Base, split by runtime
-// and operator. The export runs in a subprocess (benchflame.Write): the
-// executable's main must call benchflame.RunChildIfRequested first.
+// and operator. A profile that cannot be read is an error wrapping ErrInput;
+// a failed export or write, one wrapping ErrOutput. The export runs in a
+// subprocess (benchflame.Write): the executable's main must call
+// benchflame.RunChildIfRequested first.
 func Profile(ctx context.Context, cfg ProfileConfig) error {
 	if cfg.Base == "" || cfg.Other == "" || cfg.Out == "" {
 		return fmt.Errorf("%w: profile needs --base BASE.pprof, OTHER.pprof and --flamegraph OUT.html", ErrUsage)
@@ -33,8 +35,14 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 		ctx = context.Background()
 	}
 	err := benchflame.WriteFile(ctx, cfg.Out, benchflame.Options{Profile: cfg.Other, Base: cfg.Base, Labels: cfg.Labels})
-	if errors.Is(err, benchflame.ErrProfile) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, benchflame.ErrProfile):
 		return fmt.Errorf("%w: %v", ErrInput, err)
+	default:
+		// The export failed or --flamegraph could not be written: not
+		// bad input (invariant C6).
+		return fmt.Errorf("%w: %v", ErrOutput, err)
 	}
-	return err
 }

@@ -74,7 +74,9 @@ type Fit struct {
 // data of all samples (gonum's stat.LinearRegression), with an interval. It
 // flags fits whose interval lies above FlagAbove; for a benchmark of an
 // imported index fitted against the index size, that is a cost that grows
-// with the index, which an import should not have.
+// with the index, which an import should not have. Bad usage or input is an
+// error wrapping ErrUsage or ErrInput; a failed write, one wrapping
+// ErrOutput.
 func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	if len(cfg.Files) == 0 {
 		return fmt.Errorf("%w: scaling needs a result file", ErrUsage)
@@ -120,7 +122,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	data := map[sk]*series{}
 	var keys []sk
 	var perr error
-	units, err := readResults(cfg.Files, filter, errOut, func(r *benchfmt.Result) {
+	units, _, err := readResults(cfg.Files, filter, errOut, func(r *benchfmt.Result) {
 		if perr != nil {
 			return
 		}
@@ -210,7 +212,10 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 			fits = append(fits, f)
 		}
 	}
-	return writeScaling(out, fits, cfg)
+	if err := writeScaling(out, fits, cfg); err != nil {
+		return fmt.Errorf("%w: %v", ErrOutput, err)
+	}
+	return nil
 }
 
 // fitLogLog fits ys = a + k·xs (logs already taken) and sets the exponent,

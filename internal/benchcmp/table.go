@@ -124,6 +124,22 @@ func (r *Report) Regressions() int {
 	return n
 }
 
+// Compared counts the cells compared with a baseline cell. A report in
+// which it is 0 has no verdict at all, and the gate refuses it.
+func (r *Report) Compared() int {
+	n := 0
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			for _, c := range row.Cells {
+				if c != nil && c.Compared {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
 // builder groups results into tables, rows, columns and cells, as
 // benchstat's table builder does.
 type builder struct {

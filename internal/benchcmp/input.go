@@ -1,0 +1,271 @@
+package benchcmp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// The checks of this file are the ones benchfmt leaves to its callers
+// (invariant C3). benchfmt reads a file line by line and cannot tell a last
+// line cut short from a complete one: a file cut to end in "Benchm" loses
+// that line without a word (a name alone is how `go test -v` announces a
+// benchmark), and one cut to end in "694.6 ns/u" has a result in a unit
+// nothing else uses. It also takes any integer as the iteration count and
+// any word as a unit. A result file is written line by line, each ending in
+// a newline, so a last line without one is where a cut shows.
+
+// goUnits are the units `go test -bench` writes, as written and as benchfmt
+// tidies them: a last line may end in one of them even when no other line
+// uses it.
+var goUnits = []string{"ns/op", "sec/op", "B/op", "allocs/op", "MB/s", "B/s"}
+
+// fileEnd describes how a file ends.
+type fileEnd struct {
+	// line is the number of the last line, as benchfmt counts lines.
+	line int
+	// terminated is set when the file is empty or its last line ends in a
+	// newline (or holds only spaces).
+	terminated bool
+	// head is the start of an unterminated last line, for messages.
+	head string
+	// benchmark is set when an unterminated last line starts like a
+	// benchmark line: with "Benchmark", or with a part of it ("Benchm").
+	benchmark bool
+}
+
+// headMax is how much of an unterminated last line fileEnd keeps.
+const headMax = 64
+
+// readEnd reads the file at path to find how it ends.
+func readEnd(path string) (fileEnd, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fileEnd{}, err
+	}
+	defer f.Close()
+	var (
+		lines   int    // newlines so far
+		head    []byte // the start of the current line
+		inLine  int    // bytes of the current line so far
+		visible bool   // the current line holds something other than spaces
+		buf     = make([]byte, 32<<10)
+	)
+	for {
+		n, err := f.Read(buf)
+		for _, c := range buf[:n] {
+			if c == '\n' {
+				lines++
+				head, inLine, visible = head[:0], 0, false
+				continue
+			}
+			if inLine < headMax {
+				head = append(head, c)
+			}
+			inLine++
+			if c != ' ' && c != '\t' && c != '\r' {
+				visible = true
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fileEnd{}, fmt.Errorf("%s: %v", path, err)
+		}
+	}
+	if !visible {
+		return fileEnd{line: lines, terminated: true}, nil
+	}
+	h := string(head)
+	if inLine > headMax {
+		h += "…"
+	}
+	return fileEnd{
+		line: lines + 1,
+		head: h,
+		benchmark: bytes.HasPrefix(head, []byte("Benchmark")) ||
+			strings.HasPrefix("Benchmark", string(head)),
+	}, nil
+}
+
+// inputCheck holds what the checks of result files need across lines and
+// files: how each file ends, the units used on complete lines, and the
+// results read on unterminated last lines, which are judged once every file
+// has been read. Use newInputCheck, then result and meta for every record
+// read (in order), then finish.
+type inputCheck struct {
+	paths []string
+	ends  map[string]fileEnd
+	// units are the tidied units of complete lines, of Unit metadata lines
+	// and of goUnits.
+	units map[string]bool
+	// lastRead is set for a file whose unterminated last line benchfmt
+	// read as a result.
+	lastRead map[string]bool
+	// prev maps a file and a benchmark name to its latest line so far.
+	prev map[prevKey]prevLine
+	// pending are the results of unterminated last lines.
+	pending []lastLine
+}
+
+type prevKey struct{ path, name string }
+
+type prevLine struct {
+	line  int
+	units []string
+}
+
+// lastLine is a result read on an unterminated last line, with the units of
+// the latest earlier line of the same benchmark in the same file.
+type lastLine struct {
+	path  string
+	line  int
+	units []string // as written
+	tidy  []string
+	prev  prevLine
+}
+
+// newInputCheck reads how each file of paths ends. An unreadable file is an
+// error wrapping ErrInput.
+func newInputCheck(paths []string) (*inputCheck, error) {
+	c := &inputCheck{
+		ends:     map[string]fileEnd{},
+		units:    map[string]bool{},
+		lastRead: map[string]bool{},
+		prev:     map[prevKey]prevLine{},
+	}
+	for _, u := range goUnits {
+		c.units[u] = true
+	}
+	for _, p := range paths {
+		if _, ok := c.ends[p]; ok {
+			continue
+		}
+		end, err := readEnd(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+		}
+		c.paths = append(c.paths, p)
+		c.ends[p] = end
+	}
+	return c, nil
+}
+
+// syntax turns benchfmt's syntax error into an error wrapping ErrInput, and
+// says so when it is on an unterminated last line.
+func (c *inputCheck) syntax(e *benchfmt.SyntaxError) error {
+	if end := c.ends[e.FileName]; !end.terminated && e.Line == end.line {
+		return fmt.Errorf("%w: %s (the last line, which has no newline: the file looks truncated)", ErrInput, e.Error())
+	}
+	return fmt.Errorf("%w: %s", ErrInput, e.Error())
+}
+
+// meta records a Unit metadata line's unit as known.
+func (c *inputCheck) meta(m *benchfmt.UnitMetadata) {
+	c.units[m.Unit] = true
+}
+
+// result checks one result line: a positive iteration count, finite
+// values, and units that are words rather than numbers or garbage. It
+// records the line for finish.
+func (c *inputCheck) result(r *benchfmt.Result) error {
+	file, line := r.Pos()
+	if r.Iters <= 0 {
+		return fmt.Errorf("%w: %s:%d: iteration count %d: must be positive", ErrInput, file, line, r.Iters)
+	}
+	units := make([]string, len(r.Values))
+	tidy := make([]string, len(r.Values))
+	for i, v := range r.Values {
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+			// The statistics of a sample with NaN or ±Inf never
+			// finish: refuse the value, as a syntax error.
+			return fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, file, line, v.Unit, v.Value)
+		}
+		u := v.Unit
+		if v.OrigUnit != "" {
+			u = v.OrigUnit
+		}
+		if why := garbledUnit(u); why != "" {
+			return fmt.Errorf("%w: %s:%d: unit %q: %s", ErrInput, file, line, u, why)
+		}
+		units[i], tidy[i] = u, v.Unit
+	}
+	key := prevKey{file, string(r.Name.Full())}
+	if end := c.ends[file]; !end.terminated && line == end.line {
+		c.lastRead[file] = true
+		c.pending = append(c.pending, lastLine{path: file, line: line, units: units, tidy: tidy, prev: c.prev[key]})
+		return nil
+	}
+	for _, u := range tidy {
+		c.units[u] = true
+	}
+	c.prev[key] = prevLine{line, units}
+	return nil
+}
+
+// garbledUnit says why unit cannot be a unit, or "" if it can: a number
+// (a value whose unit is missing, or values out of step with their units),
+// or a control character or invalid UTF-8 (bytes that are not text). Any
+// other word is a unit: benchfmt and `go test` allow custom ones (ns/update,
+// x-radix).
+func garbledUnit(unit string) string {
+	if unit == "" {
+		return "empty"
+	}
+	if c := unit[0]; c >= '0' && c <= '9' || c == '.' || c == '+' || c == '-' {
+		if _, err := strconv.ParseFloat(unit, 64); err == nil {
+			return "a number, not a unit (a value without its unit?)"
+		}
+	}
+	if !utf8.ValidString(unit) {
+		return "not valid UTF-8 text"
+	}
+	if strings.ContainsFunc(unit, unicode.IsControl) {
+		return "holds a control character"
+	}
+	return ""
+}
+
+// finish judges the unterminated last lines, once every file has been
+// read. Such a line is complete when benchfmt read it as a result, with the
+// units of the benchmark's latest earlier line in its file if it has one,
+// and else with a last unit that is a Go unit, declared by a Unit line or
+// used on a complete line, and not already earlier on the line. Otherwise
+// the file was most likely cut short, and the error names the file and
+// line.
+func (c *inputCheck) finish() error {
+	for _, p := range c.paths {
+		end := c.ends[p]
+		if end.terminated || !end.benchmark || c.lastRead[p] {
+			continue
+		}
+		return fmt.Errorf("%w: %s:%d: %q: the file ends in the middle of a benchmark line (no newline, no measurements): it looks truncated",
+			ErrInput, p, end.line, end.head)
+	}
+	const cut = "the file looks truncated (end it with a newline if the line is complete)"
+	for _, l := range c.pending {
+		last, lastTidy := l.units[len(l.units)-1], l.tidy[len(l.tidy)-1]
+		switch {
+		case l.prev.line > 0 && !slices.Equal(l.prev.units, l.units):
+			return fmt.Errorf("%w: %s:%d: the last line has no newline and its units (%s) are not those of the same benchmark at line %d (%s): %s",
+				ErrInput, l.path, l.line, strings.Join(l.units, " "), l.prev.line, strings.Join(l.prev.units, " "), cut)
+		case slices.Contains(l.tidy[:len(l.tidy)-1], lastTidy):
+			return fmt.Errorf("%w: %s:%d: the last line has no newline and ends in unit %q a second time: %s",
+				ErrInput, l.path, l.line, last, cut)
+		case l.prev.line == 0 && !c.units[lastTidy]:
+			return fmt.Errorf("%w: %s:%d: the last line has no newline and ends in unit %q, which no other line uses and no Unit line declares: %s",
+				ErrInput, l.path, l.line, last, cut)
+		}
+	}
+	return nil
+}

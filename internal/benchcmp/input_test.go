@@ -1,0 +1,154 @@
+package benchcmp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeTemp writes content to a file name in a new temporary directory and
+// returns its path.
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// goTestLines is `go test -bench` output of one benchmark, 6 samples: 9
+// lines.
+const goTestLines = `goos: linux
+goarch: amd64
+pkg: example.com/p
+BenchmarkPut-2   	 1000	  694.6 ns/op	  48 B/op	 2 allocs/op
+BenchmarkPut-2   	 1000	  701.2 ns/op	  48 B/op	 2 allocs/op
+BenchmarkPut-2   	 1000	  690.0 ns/op	  48 B/op	 2 allocs/op
+BenchmarkPut-2   	 1000	  699.9 ns/op	  48 B/op	 2 allocs/op
+BenchmarkPut-2   	 1000	  705.3 ns/op	  48 B/op	 2 allocs/op
+BenchmarkPut-2   	 1000	  688.1 ns/op	  48 B/op	 2 allocs/op
+`
+
+// benchrunLines is benchrun's output of one benchmark, with custom units:
+// 7 lines.
+const benchrunLines = `Unit install-ns better=lower
+Unit ns/update better=lower
+gomaxprocs: 2
+BenchmarkQ/workload=w/rows=10 1 1.5e+06 install-ns 12.5 ns/update 3 x-radix
+BenchmarkQ/workload=w/rows=10 1 1.6e+06 install-ns 12.9 ns/update 3 x-radix
+BenchmarkQ/workload=w/rows=10 1 1.4e+06 install-ns 12.1 ns/update 3 x-radix
+BenchmarkQ/workload=w/rows=10 1 1.5e+06 install-ns 12.4 ns/update 3 x-radix
+`
+
+// inputErr runs a comparison of file with itself and a merge of file, and
+// returns both errors.
+func inputErr(t *testing.T, file string) (cmpErr, mergeErr error) {
+	t.Helper()
+	cfg := DefaultCompareConfig()
+	cfg.Files = []string{"old=" + file, "new=" + file}
+	var out bytes.Buffer
+	cmpErr = Compare(&out, io.Discard, cfg)
+	if cmpErr != nil && out.Len() > 0 {
+		t.Errorf("bad input %s: wrote a report:\n%s", file, out.String())
+	}
+	var merged bytes.Buffer
+	mergeErr = Merge(&merged, io.Discard, []string{file})
+	if mergeErr != nil && merged.Len() > 0 {
+		t.Errorf("bad input %s: merge wrote %d bytes", file, merged.Len())
+	}
+	return cmpErr, mergeErr
+}
+
+// TestTruncatedFileIsBadInput: a file cut short — in a benchmark's name, in
+// a unit, at a unit boundary that drops measurements — is refused, by the
+// comparison and by merge, naming the file and its last line, where
+// benchfmt alone reads the rest and exits 0.
+func TestTruncatedFileIsBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"cut in the name", goTestLines + "Benchm", ":10: \"Benchm\": the file ends in the middle of a benchmark line"},
+		{"cut after the name", goTestLines + "BenchmarkPut-2", ":10: \"BenchmarkPut-2\": the file ends in the middle"},
+		{"cut in B", goTestLines + "B", ":10: \"B\": the file ends in the middle"},
+		{"cut in a unit", benchrunLines + "BenchmarkQ/workload=w/rows=10 1 1.5e+06 install-ns 694.6 ns/u",
+			`:8: the last line has no newline and its units (install-ns ns/u) are not those of the same benchmark at line 7`},
+		{"cut in a unit, first line of its benchmark", benchrunLines + "BenchmarkR 1 694.6 ns/u",
+			`:8: the last line has no newline and ends in unit "ns/u", which no other line uses`},
+		{"cut at a unit boundary", goTestLines + "BenchmarkPut-2   	 1000	  694.6 ns/op	  48 B/op",
+			`:10: the last line has no newline and its units (ns/op B/op) are not those of the same benchmark at line 9 (ns/op B/op allocs/op)`},
+		{"cut into a unit's prefix", benchrunLines + "BenchmarkR 1 1.5e+06 install-ns 3 install-ns",
+			`:8: the last line has no newline and ends in unit "install-ns" a second time`},
+		{"cut in a value", goTestLines + "BenchmarkPut-2   	 1000	  69",
+			":10: missing units (the last line, which has no newline: the file looks truncated)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeTemp(t, "cut.txt", tc.content)
+			cmpErr, mergeErr := inputErr(t, file)
+			for what, err := range map[string]error{"compare": cmpErr, "merge": mergeErr} {
+				if !errors.Is(err, ErrInput) || ExitCode(err) != 2 || !strings.Contains(err.Error(), file+tc.want) {
+					t.Errorf("%s: err %v (exit %d), want ErrInput (exit 2) with %q", what, err, ExitCode(err), file+tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestCompleteLastLineWithoutNewline: valid Go benchmark format is not
+// refused: a complete last line without a newline, custom units (ns/update,
+// x-radix), `go test -v`'s name-only lines, and text after the results.
+func TestCompleteLastLineWithoutNewline(t *testing.T) {
+	for _, tc := range []struct{ name, content string }{
+		{"go test", strings.TrimSuffix(goTestLines, "\n")},
+		{"benchrun", strings.TrimSuffix(benchrunLines, "\n")},
+		{"a new benchmark in a Go unit", goTestLines + "BenchmarkGet-2 100 5 ns/op"},
+		{"a new benchmark in a declared unit", benchrunLines + "BenchmarkR 1 5 ns/update"},
+		{"a new benchmark in a unit used before", benchrunLines + "BenchmarkR 1 5 x-radix"},
+		{"go test -v", "BenchmarkPut-2\n" + goTestLines + "PASS\nok  \texample.com/p\t1.2s"},
+		{"config line", goTestLines + "commit: abc"},
+		{"trailing spaces", goTestLines + "   "},
+		{"CRLF", strings.ReplaceAll(goTestLines, "\n", "\r\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeTemp(t, "ok.txt", tc.content)
+			cmpErr, mergeErr := inputErr(t, file)
+			if cmpErr != nil || mergeErr != nil {
+				t.Errorf("valid file refused: compare: %v; merge: %v", cmpErr, mergeErr)
+			}
+		})
+	}
+}
+
+// TestIterationCountAndUnitAreChecked: an iteration count below 1, and a
+// unit that is a number or holds control characters, are refused naming
+// the file and line; benchfmt takes them.
+func TestIterationCountAndUnitAreChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name, line, want string
+	}{
+		{"negative iterations", "BenchmarkPut-2 -5 694.6 ns/op\n", ":10: iteration count -5: must be positive"},
+		{"zero iterations", "BenchmarkPut-2 0 694.6 ns/op\n", ":10: iteration count 0: must be positive"},
+		{"numeric unit", "BenchmarkPut-2 1000 694.6 ns/op 48 2\n", `:10: unit "2": a number, not a unit`},
+		{"control character", "BenchmarkPut-2 1000 694.6 ns/\x01op\n", `:10: unit "ns/\x01op": holds a control character`},
+		{"invalid UTF-8", "BenchmarkPut-2 1000 694.6 ns/\xffop\n", `:10: unit "ns/\xffop": not valid UTF-8 text`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeTemp(t, "bad.txt", goTestLines+tc.line)
+			cmpErr, mergeErr := inputErr(t, file)
+			for what, err := range map[string]error{"compare": cmpErr, "merge": mergeErr} {
+				if !errors.Is(err, ErrInput) || ExitCode(err) != 2 || !strings.Contains(err.Error(), file+tc.want) {
+					t.Errorf("%s: err %v (exit %d), want ErrInput (exit 2) with %q", what, err, ExitCode(err), file+tc.want)
+				}
+			}
+		})
+	}
+	// Units that look odd but are units: kept.
+	file := writeTemp(t, "odd.txt", goTestLines+"BenchmarkPut-2 1000 694.6 ns/op 1 inf 2 x-2 3 1st\n")
+	if cmpErr, mergeErr := inputErr(t, file); cmpErr != nil || mergeErr != nil {
+		t.Errorf("units inf, x-2, 1st refused: compare: %v; merge: %v", cmpErr, mergeErr)
+	}
+}

@@ -39,8 +39,27 @@ type Param struct {
 	Name     string
 	Defaults []int64 // the default suite runs each; the first is the files' value
 	Doc      string
-	Runner   bool // read by the benchmark runner; sets no spec field
+	Runner   bool  // read by the benchmark runner; sets no spec field
+	Min, Max int64 // the values it accepts, both included
 }
+
+// Check returns an error naming the parameter and its range when v is
+// outside it; the caller names where v came from.
+func (p *Param) Check(v int64) error {
+	if v < p.Min || v > p.Max {
+		return fmt.Errorf("%s must be in %d..%d (%s), not %d", p.Name, p.Min, p.Max, p.Doc, v)
+	}
+	return nil
+}
+
+// Parameter ranges: sizes go up to what a generated input may hold, the
+// runner's counts up to what one process can run.
+const (
+	maxSize  = spec.MaxRows
+	maxZipf  = spec.MaxZipfN
+	maxReads = 1_000_000 // one-shot reads per peek sample, about a millisecond each
+	maxK     = 1024      // concurrent queries per fanout sample, about 1 MB each at 10,000 rows
+)
 
 // Bench is one benchmark of a workload: a spec file and where each
 // parameter lands in it.
@@ -72,8 +91,8 @@ func Registry() []Workload {
 		{
 			Name: "lookup", Doc: "a fact table joined to a dimension table by key",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{10000}, Doc: "fact updates"},
-				{Name: "keys", Defaults: []int64{1000}, Doc: "dimension rows (distinct keys)"},
+				{Name: "rows", Defaults: []int64{10000}, Doc: "fact updates", Min: 1, Max: maxSize},
+				{Name: "keys", Defaults: []int64{1000}, Doc: "dimension rows (distinct keys)", Min: 1, Max: maxSize},
 			},
 			Benches: []Bench{{Base: "Lookup", File: "examples/lookup.json", Targets: map[string][]Target{
 				"rows": {t(gen("facts", "rows"))},
@@ -83,9 +102,9 @@ func Registry() []Workload {
 		{
 			Name: "star", Doc: "orders ⋈ lineitem ⋈ customer shaped like TPC-H, linear and delta joins",
 			Params: []Param{
-				{Name: "orders", Defaults: []int64{10000}, Doc: "order updates"},
-				{Name: "lineitems", Defaults: []int64{40000}, Doc: "lineitem updates"},
-				{Name: "customers", Defaults: []int64{1000}, Doc: "customers"},
+				{Name: "orders", Defaults: []int64{10000}, Doc: "order updates", Min: 1, Max: maxSize},
+				{Name: "lineitems", Defaults: []int64{40000}, Doc: "lineitem updates", Min: 1, Max: maxSize},
+				{Name: "customers", Defaults: []int64{1000}, Doc: "customers", Min: 1, Max: maxSize},
 			},
 			Joins: []string{spec.JoinLinear, spec.JoinDelta},
 			Benches: []Bench{{Base: "Star", File: "examples/star.json", Targets: map[string][]Target{
@@ -97,8 +116,8 @@ func Registry() []Workload {
 		{
 			Name: "triangles", Doc: "directed triangles of a zipf graph: a three-way delta self-join",
 			Params: []Param{
-				{Name: "edges", Defaults: []int64{5000}, Doc: "edge updates"},
-				{Name: "nodes", Defaults: []int64{1000}, Doc: "nodes"},
+				{Name: "edges", Defaults: []int64{5000}, Doc: "edge updates", Min: 1, Max: maxSize},
+				{Name: "nodes", Defaults: []int64{1000}, Doc: "nodes", Min: 1, Max: maxZipf},
 			},
 			Benches: []Bench{{Base: "Triangles", File: "examples/triangles.json", Targets: map[string][]Target{
 				"edges": {t(gen("edges", "rows"))},
@@ -108,8 +127,8 @@ func Registry() []Workload {
 		{
 			Name: "groupby", Doc: "count, sum, min and max per key with retractions",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{10000}, Doc: "updates"},
-				{Name: "keys", Defaults: []int64{100}, Doc: "groups"},
+				{Name: "rows", Defaults: []int64{10000}, Doc: "updates", Min: 1, Max: maxSize},
+				{Name: "keys", Defaults: []int64{100}, Doc: "groups", Min: 1, Max: maxSize},
 			},
 			Benches: []Bench{{Base: "Groupby", File: "examples/groupby.json", Targets: map[string][]Target{
 				"rows": {t(gen("sales", "rows"))},
@@ -119,8 +138,8 @@ func Registry() []Workload {
 		{
 			Name: "distinct", Doc: "distinct keys of a zipf collection with retractions",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{10000}, Doc: "updates"},
-				{Name: "keys", Defaults: []int64{1000}, Doc: "possible keys"},
+				{Name: "rows", Defaults: []int64{10000}, Doc: "updates", Min: 1, Max: maxSize},
+				{Name: "keys", Defaults: []int64{1000}, Doc: "possible keys", Min: 1, Max: maxZipf},
 			},
 			Benches: []Bench{{Base: "Distinct", File: "examples/distinct.json", Targets: map[string][]Target{
 				"rows": {t(gen("items", "rows"))},
@@ -130,7 +149,7 @@ func Registry() []Workload {
 		{
 			Name: "errors", Doc: "division by zero in views, a three-way delta join, a nested view and a reduce",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{2000}, Doc: "updates per input"},
+				{Name: "rows", Defaults: []int64{2000}, Doc: "updates per input", Min: 1, Max: maxSize},
 			},
 			Benches: []Bench{{Base: "Errors", File: "examples/errors.json", Targets: map[string][]Target{
 				"rows": {t(gen("a", "rows")), t(gen("b", "rows")), t(gen("c", "rows"))},
@@ -139,8 +158,8 @@ func Registry() []Workload {
 		{
 			Name: "peek", Doc: "one-shot reads (until = as_of + 1) while the index ingests: p50 and p99 read latency",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{10000}, Doc: "updates"},
-				{Name: "reads", Defaults: []int64{100}, Doc: "one-shot reads per sample", Runner: true},
+				{Name: "rows", Defaults: []int64{10000}, Doc: "updates", Min: 1, Max: maxSize},
+				{Name: "reads", Defaults: []int64{100}, Doc: "one-shot reads per sample", Runner: true, Min: 1, Max: maxReads},
 			},
 			Benches: []Bench{{Base: "Peek", File: "examples/peek.json", Targets: map[string][]Target{
 				"rows": {t(gen("events", "rows"))},
@@ -149,8 +168,8 @@ func Registry() []Workload {
 		{
 			Name: "stall", Doc: "a reader that stops advancing: hold gap and trace growth over time",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{20000}, Doc: "updates"},
-				{Name: "rounds", Defaults: []int64{200}, Doc: "times (rounds) the index ingests"},
+				{Name: "rows", Defaults: []int64{20000}, Doc: "updates", Min: 1, Max: maxSize},
+				{Name: "rounds", Defaults: []int64{200}, Doc: "times (rounds) the index ingests", Min: 1, Max: maxSize},
 			},
 			Benches: []Bench{{Base: "Stall", File: "examples/stall.json", Targets: map[string][]Target{
 				"rows":   {t(gen("events", "rows"))},
@@ -160,17 +179,19 @@ func Registry() []Workload {
 		{
 			Name: "fanout", Doc: "k concurrent queries over one index: trace bytes and install time",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{10000}, Doc: "updates"},
-				{Name: "k", Defaults: []int64{1, 4, 16}, Doc: "concurrent queries", Runner: true},
+				{Name: "rows", Defaults: []int64{10000}, Doc: "updates", Min: 1, Max: maxSize},
+				{Name: "k", Defaults: []int64{1, 4, 16}, Doc: "concurrent queries", Runner: true, Min: 1, Max: maxK},
 			},
 			Benches: []Bench{{Base: "Fanout", File: "examples/fanout.json", Targets: map[string][]Target{
 				"rows": {t(gen("events", "rows"))},
 			}}},
 		},
 		{
+			// dd_rounds adds 100 rounds of 1,000 to rows; rows must be a
+			// multiple of 1,000 (Overrides checks).
 			Name: "dd", Doc: "differential-dataflow's five shapes: arrange, count per key, 1:1 join, rounds of 1000 into a trace, import",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{100000}, Doc: "updates (per input; the trace size for rounds)"},
+				{Name: "rows", Defaults: []int64{100000}, Doc: "updates (per input; the trace size for rounds)", Min: 1000, Max: maxSize - 100*1000},
 			},
 			Benches: []Bench{
 				{Base: "DDArrange", File: "examples/dd_arrange.json", Targets: map[string][]Target{

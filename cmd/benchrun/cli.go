@@ -39,12 +39,19 @@ func run(ctx context.Context, out, errOut io.Writer, args []string) int {
 
 // runWith is run with the engine that measures samples.
 func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benchrun.Engine) int {
-	root := newRoot(out, errOut, eng)
+	cw := &checkedWriter{w: out}
+	root := newRoot(cw, errOut, eng)
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err == nil && cw.err != nil {
+		// Output that did not reach stdout (a full disk, /dev/full) is
+		// a failure, not a silent success.
+		fmt.Fprintf(errOut, "benchrun: writing output: %v\n", cw.err)
+		return benchrun.ExitFailed
+	}
 	if err == nil {
 		return benchrun.ExitOK
 	}
@@ -59,6 +66,24 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 	}
 	fmt.Fprintf(errOut, "%s\nRun 'benchrun --help' for usage.\n", msg)
 	return benchrun.ExitUsage
+}
+
+// checkedWriter is the command output: it keeps the first write error,
+// which fails the command however the command wrote.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // newRoot builds the command tree.
@@ -153,7 +178,9 @@ func newGen(out io.Writer) *cobra.Command {
 		Short: "Write every input of a spec as CSV",
 		Long: `gen writes each input of the spec, generated, inline or CSV, as DIR/NAME.csv
 with the header time,diff,<columns>: the exact updates a run feeds the engine.
-A built-in workload of several specs writes DIR/SPEC/NAME.csv for each.`,
+A built-in workload of several specs writes DIR/SPEC/NAME.csv for each.
+It writes every file or none: each destination is checked first, and a
+failure puts back what was replaced.`,
 		Example: "  benchrun gen workloads/examples/lookup.json --out /tmp/lookup",
 		Args:    exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
@@ -197,9 +224,9 @@ With no workload it runs every built-in workload.`,
 	f.IntVar(&cfg.Count, "count", 1, "samples per benchmark; each sample runs the workload once")
 	f.StringVar(&index, "index", benchrun.IndexImported, "index modes, comma-separated: imported,direct")
 	f.StringVar(&join, "join", "", "join strategies, comma-separated: linear,delta (default: the workload's, see list; else the spec's)")
-	f.IntVar(&cfg.Workers, "workers", 1, "workers per runtime")
+	f.IntVar(&cfg.Workers, "workers", 1, fmt.Sprintf("workers per runtime, at most %d", benchrun.MaxWorkers))
 	f.StringArrayVar(&cfg.Params, "param", nil, "key=value parameter (repeatable; numbers accept 1e6)")
-	f.StringVar(&cfg.OutFile, "out", "", "also write results to FILE (truncated at start, each line flushed)")
+	f.StringVar(&cfg.OutFile, "out", "", "also write results to FILE (replaced when the run ends; kept as it was if no sample finished)")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile to FILE")
 	f.StringVar(&cfg.MemProfile, "memprofile", "", "write an allocation profile to FILE")
 	f.StringVar(&cfg.Flamegraph, "flamegraph", "", "write a CPU flame graph to FILE.html")
@@ -212,16 +239,18 @@ With no workload it runs every built-in workload.`,
 func newEval(out io.Writer) *cobra.Command {
 	cfg := benchrun.EvalConfig{Out: out}
 	c := &cobra.Command{
-		Use:   "eval SPEC.json --at T[,T...]",
+		Use:   "eval SPEC.json|WORKLOAD --at T[,T...]",
 		Short: "Print the query's output accumulated at given times",
 		Long: `eval runs the spec's query once and prints its output accumulated at each
---at time, in --at order. Each time must be at or after the spec's as_of and
-before its until. CSV (default): "# time=T", the output names and diff, the
-rows; then "# errors time=T", "error,diff", the errors. JSON: one object per
-time and line. Rows sort numerically column by column, errors by message;
-the bytes are the same in both index modes and both join strategies.`,
+--at time, in --at order; a built-in workload of one spec runs at its
+defaults. Each time must be at or after the spec's as_of and before its
+until. CSV (default): "# time=T", the output names and diff, the rows; then
+"# errors time=T", "error,diff", the errors. JSON: one object per time and
+line. Rows sort numerically column by column, errors by message; the bytes
+are the same in both index modes and both join strategies.`,
 		Example: `  benchrun eval workloads/examples/lookup.json --at 0,9
-  benchrun eval workloads/examples/errors.json --at 9 --index direct --join linear --format json`,
+  benchrun eval workloads/examples/errors.json --at 9 --index direct --join linear --format json
+  benchrun eval groupby --at 9`,
 		Args: exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
 			cfg.Spec = args[0]
@@ -233,7 +262,7 @@ the bytes are the same in both index modes and both join strategies.`,
 	f.StringVar(&cfg.Index, "index", benchrun.IndexImported, "index mode: imported or direct")
 	f.StringVar(&cfg.Join, "join", "", "join strategy: linear or delta (default: the spec's)")
 	f.StringVar(&cfg.Format, "format", benchrun.FormatCSV, "output format: csv or json")
-	f.IntVar(&cfg.Workers, "workers", 1, "workers per runtime")
+	f.IntVar(&cfg.Workers, "workers", 1, fmt.Sprintf("workers per runtime, at most %d", benchrun.MaxWorkers))
 	f.Uint64Var(&cfg.Seed, "seed", 0, "run seed, combined with each generator's own seed")
 	return c
 }

@@ -104,6 +104,26 @@ func TestGolden(t *testing.T) {
 func TestBadInputExitsTwo(t *testing.T) {
 	t.Chdir("../..")
 	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	small := func(name, input string) string {
+		return `{"version": 1, "name": "` + name + `",` + "\n" + `"inputs": {"a": {"columns": ["x"], ` + input + `}},
+"indexes": {"a_by_x": {"on": "a", "key": ["x"]}},
+"query": {"from": [{"as": "a", "collection": "a"}]}}`
+	}
+	deep := write("deep.json", strings.Replace(small("w", `"rows": []`), `"name": "w"`, `"name": "w", "description": `+strings.Repeat("[", 200000)+strings.Repeat("]", 200000), 1))
+	maxTime := write("max_time.json", small("w", `"rows": [[10, 1, 1], [18446744073709551615, 1, 2]]`))
+	maxTimeCSV := write("max_time_csv.json", small("w", `"csv": "max_time.csv"`))
+	write("max_time.csv", "time,diff,x\n10,1,1\n18446744073709551615,1,2\n")
+	if err := os.MkdirAll(filepath.Join(dir, "g2", "dims.csv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hugeRows := write("huge_rows.json", small("w", `"generate": {"rows": 9223372036854775807, "columns": {"x": {"dist": "seq"}}}`))
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -118,11 +138,27 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "lookup", "--count", "x"}, `--count`},
 		{[]string{"run", "lookup", "--workers", "0"}, `--workers: must be at least 1`},
 		{[]string{"run", "lookup", "--seed", "-1"}, `--seed`},
-		{[]string{"run", "lookup", "--param", "keys=0"}, "workloads/examples/lookup.json:9: inputs.facts.generate.columns.key.max: max -1 is below min 0 (with parameters keys=0, rows=10000)"},
+		{[]string{"run", "lookup", "--param", "keys=0"}, "benchrun: --param: keys=0: workload lookup: keys must be in 1..100000000 (dimension rows (distinct keys)), not 0"},
+		{[]string{"run", "fanout", "--param", "k=-1"}, "benchrun: --param: k=-1: workload fanout: k must be in 1..1024 (concurrent queries), not -1"},
+		{[]string{"run", "peek", "--param", "reads=0"}, "benchrun: --param: reads=0: workload peek: reads must be in 1..1000000 (one-shot reads per sample), not 0"},
+		{[]string{"run", "lookup", "--workers", "5000"}, "benchrun: --workers: must be at most 1024, not 5000"},
+		{[]string{"eval", "lookup", "--at", "0", "--workers", "5000"}, "benchrun: --workers: must be at most 1024, not 5000"},
 		{[]string{"run", "lookup", "--flamegraph", "x.svg"}, `--flamegraph: "x.svg" must name an .html file`},
 		{[]string{"gen", "cmd/benchrun/testdata/bad/bad_csv.json", "--out", filepath.Join(dir, "gen")}, "bad.csv:3: 3 fields"},
 		{[]string{"gen", "workloads/examples/lookup.json"}, "--out: gen needs --out DIR"},
 		{[]string{"run", "lookup", "--cpuprofile", filepath.Join(dir, "missing", "cpu.pprof")}, "--cpuprofile: "},
+		{[]string{"run", "lookup", "--cpuprofile", filepath.Join(dir, "results.txt")}, "benchrun: --out and --cpuprofile: both name " + filepath.Join(dir, "results.txt")},
+		{[]string{"run", "lookup", "--cpuprofile", filepath.Join(dir, "p"), "--memprofile", filepath.Join(dir, ".", "p")}, "benchrun: --cpuprofile and --memprofile: both name "},
+		{[]string{"gen", "lookup", "--out", filepath.Join(dir, "g2")}, "benchrun: --out: " + filepath.Join(dir, "g2", "dims.csv") + " is a directory"},
+		{[]string{"gen", "lookup", "--out", hugeRows}, "benchrun: --out: " + hugeRows + " is not a directory"},
+		{[]string{"validate", hugeRows}, hugeRows + ":2: inputs.a.generate.rows: 9223372036854775807 rows is more than the 100000000 a generated input may have"},
+		{[]string{"run", hugeRows}, hugeRows + ":2: inputs.a.generate.rows: 9223372036854775807 rows is more than"},
+		{[]string{"validate", deep}, deep + ":1: description[0][0]"},
+		{[]string{"run", deep}, "]: nesting deeper than 64 arrays and objects"},
+		{[]string{"validate", maxTime}, maxTime + ":2: inputs.a.rows[1][0]: time 18446744073709551615 is outside 0..18446744073709551614"},
+		{[]string{"run", maxTime, "--index", "direct"}, maxTime + ":2: inputs.a.rows[1][0]: time 18446744073709551615 is outside"},
+		{[]string{"validate", maxTimeCSV}, filepath.Join(dir, "max_time.csv") + ":3: field 1 (time) is 18446744073709551615, outside 0..18446744073709551614"},
+		{[]string{"gen", maxTimeCSV, "--out", filepath.Join(dir, "gen")}, filepath.Join(dir, "max_time.csv") + ":3: field 1 (time)"},
 	} {
 		outFile := filepath.Join(dir, "results.txt")
 		os.Remove(outFile)
@@ -139,6 +175,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "gen")); err == nil {
 			t.Errorf("benchrun %s: gen wrote its directory", strings.Join(args, " "))
+		}
+		if _, err := os.Stat(filepath.Join(dir, "g2", "facts.csv")); err == nil {
+			t.Errorf("benchrun %s: gen wrote g2/facts.csv", strings.Join(args, " "))
 		}
 	}
 }

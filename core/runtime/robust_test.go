@@ -1025,8 +1025,7 @@ func TestAPanickingBuildIsAnError(t *testing.T) {
 						return err
 					}
 					if on < 0 || c.Worker() == on {
-						var m map[string]int
-						m["boom"]++
+						panic("boom in Build")
 					}
 					return nil
 				}
@@ -1039,7 +1038,7 @@ func TestAPanickingBuildIsAnError(t *testing.T) {
 				}
 				errs := s.ctl.TakeErrors()
 				if len(errs) != 2 || !errors.Is(errs[0], dataflow.ErrBuildPanicked) ||
-					!strings.Contains(errs[0].Error(), "dataflow maintain idx: Build panicked: assignment to entry in nil map") ||
+					!strings.Contains(errs[0].Error(), "dataflow maintain idx: Build panicked: boom in Build") ||
 					errs[1].Error() != `dataflow nil export: export "n" of a nil arrangement` {
 					t.Fatalf("errors %v, want the panic and the nil export, once each", errs)
 				}

@@ -3,6 +3,7 @@ package benchrun
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,8 @@ type Benchmark struct {
 	Params   []Param // in name order; runner parameters included
 	Spec     *spec.Spec
 
-	joins []string // the workload's default join strategies, if any
+	joins  []string // the workload's default join strategies, if any
+	target int      // the position of its target among the selection's distinct targets
 }
 
 // Param returns the value of a parameter of the benchmark, and whether it
@@ -70,6 +72,41 @@ type Selection struct {
 	Workers int
 	Params  []string // key=value, as given to --param
 	Shard   string   // "i/n" or ""
+}
+
+// targetKey identifies a target: a spec file by its cleaned absolute
+// path, so one file named two ways is one target; a built-in by its name.
+func targetKey(target string) string {
+	if !isSpecFile(target) {
+		return target
+	}
+	if abs, err := filepath.Abs(target); err == nil {
+		return abs
+	}
+	return filepath.Clean(target)
+}
+
+// nameClash is the error for a spec, second, that declares the workload
+// name of an earlier one, first, given to the same command: their results
+// would carry the same names.
+func nameClash(first, second *spec.Spec) error {
+	return second.Errorf("name", "workload %q is also the name of %s: their results would have the same names (rename one)", second.Name, first.File)
+}
+
+// MaxWorkers bounds --workers. Each runtime starts that many workers and
+// their exchanges grow with its square (1,024 workers take 1.5 GB on the
+// star workload, 5,000 exhaust memory); no machine has cores for more.
+const MaxWorkers = 1024
+
+// checkWorkers checks a --workers value.
+func checkWorkers(w int) error {
+	if w < 1 {
+		return usagef("--workers", "must be at least 1, not %d", w)
+	}
+	if w > MaxWorkers {
+		return usagef("--workers", "must be at most %d, not %d", MaxWorkers, w)
+	}
+	return nil
 }
 
 // isSpecFile says whether a target names a spec file rather than a
@@ -119,8 +156,8 @@ func parseShard(s string) (i, n int, err error) {
 // parameters, and the CSV inputs of spec files are read, so a bad input
 // fails here, before anything is written.
 func Benchmarks(sel Selection) ([]*Benchmark, error) {
-	if sel.Workers < 1 {
-		return nil, usagef("--workers", "must be at least 1, not %d", sel.Workers)
+	if err := checkWorkers(sel.Workers); err != nil {
+		return nil, err
 	}
 	shardI, shardN, err := parseShard(sel.Shard)
 	if err != nil {
@@ -155,11 +192,12 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 	}
 	var out []*Benchmark
 	seen := map[string]bool{}
-	for _, target := range targets {
-		if seen[target] {
+	for ti, target := range targets {
+		k := targetKey(target)
+		if seen[k] {
 			continue
 		}
-		seen[target] = true
+		seen[k] = true
 		var specs []*Benchmark // one per bench × parameter combination, mode unset
 		if isSpecFile(target) {
 			b, err := specFileBench(target, params)
@@ -190,7 +228,7 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 						}
 					}
 					c := *b
-					c.Index, c.Join, c.Workers = ix, j, sel.Workers
+					c.Index, c.Join, c.Workers, c.target = ix, j, sel.Workers, ti
 					c.Name = c.name()
 					out = append(out, &c)
 				}
@@ -203,7 +241,16 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b *Benchmark) int { return strings.Compare(a.Name, b.Name) })
-	out = slices.CompactFunc(out, func(a, b *Benchmark) bool { return a.Name == b.Name })
+	for i := 1; i < len(out); i++ {
+		// Two targets whose results would share a name: spec files that
+		// declare the same workload name. Neither is dropped.
+		if a, b := out[i-1], out[i]; a.Name == b.Name {
+			if a.target > b.target {
+				a, b = b, a
+			}
+			return nil, nameClash(a.Spec, b.Spec)
+		}
+	}
 	var mine []*Benchmark
 	for i := shardI; i < len(out); i += shardN {
 		mine = append(mine, out[i])
@@ -223,6 +270,9 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 		values[i] = p.Defaults
 		for _, pp := range params {
 			if pp.key == p.Name {
+				if err := p.Check(pp.value); err != nil {
+					return nil, usagef("--param", "%s: workload %s: %v", pp.raw, w.Name, err)
+				}
 				values[i] = []int64{pp.value}
 				pp.used = true
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -142,7 +143,11 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 1, Params: []string{"rows=1", "rows=2"}}, `--param: rows is given twice`},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"edges=5"}}, `--param: edges=5: no selected workload has a parameter edges`},
 		{Selection{Workers: 1, Targets: []string{"nope"}}, `run: workloads: unknown name: no built-in workload "nope"`},
-		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"keys=0"}}, "workloads/examples/lookup.json:9: inputs.facts.generate.columns.key.max: max -1 is below min 0 (with parameters keys=0, rows=10000)"},
+		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"keys=0"}}, "--param: keys=0: workload lookup: keys must be in 1..100000000 (dimension rows (distinct keys)), not 0"},
+		{Selection{Workers: 1, Targets: []string{"dd"}, Params: []string{"rows=1500"}}, "parameter rows=1500 must be a multiple of 1000"},
+		{Selection{Workers: 1, Targets: []string{"groupby"}, Params: []string{"rows=100000001"}}, "--param: rows=100000001: workload groupby: rows must be in 1..100000000 (updates), not 100000001"},
+		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"rows=9223372036854775807"}}, "--param: rows=9223372036854775807: workload lookup: rows must be in 1..100000000"},
+		{Selection{Workers: 5000, Targets: []string{"lookup"}}, "--workers: must be at most 1024, not 5000"},
 		{Selection{Workers: 1, Targets: []string{"missing.json"}}, "missing.json: cannot read spec"},
 		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.nope.generate.rows=5"}}, "workloads/spec/testdata/orders_lineitem.json: inputs.nope.generate.rows: --param inputs.nope.generate.rows=5: the spec has no number at this field"},
 	} {
@@ -163,6 +168,7 @@ type fakeEngine struct {
 	before func(call int)
 	spin   time.Duration // CPU work per sample, for profiles
 	deaf   bool          // finish the sample even when ctx is cancelled
+	fail   int           // the call that fails, if any
 }
 
 func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
@@ -172,6 +178,9 @@ func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 	}
 	if err := ctx.Err(); err != nil && !e.deaf {
 		return nil, err
+	}
+	if e.calls == e.fail {
+		return nil, errors.New("the engine failed")
 	}
 	x := uint64(1)
 	for end := time.Now().Add(e.spin); time.Now().Before(end); {
@@ -488,6 +497,149 @@ func TestDetectEnv(t *testing.T) {
 	if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 		if !strings.HasPrefix(e.Commit, strings.TrimSpace(string(head))) {
 			t.Errorf("commit %q, git HEAD %s", e.Commit, head)
+		}
+	}
+}
+
+// writeSpec writes a small spec file called name into dir and returns its
+// path; rows is its inline rows' JSON.
+func writeSpec(t *testing.T, dir, file, name, rows string) string {
+	t.Helper()
+	path := filepath.Join(dir, file)
+	src := `{"version": 1, "name": "` + name + `",
+  "inputs": {"a": {"columns": ["x"], "rows": ` + rows + `}},
+  "indexes": {"a_by_x": {"on": "a", "key": ["x"]}},
+  "query": {"from": [{"as": "a", "collection": "a"}]}}`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestDuplicateWorkloadNames checks that two spec files declaring one
+// workload name are refused together, by run and by validate, naming
+// both files (exit 2), instead of one being dropped; one file named two
+// ways is one target.
+func TestDuplicateWorkloadNames(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	a := writeSpec(t, dir, "a.json", "w", "[[0, 1, 1]]")
+	b := writeSpec(t, dir, "b.json", "w", "[[0, 1, 2], [1, 1, 3]]")
+	c := writeSpec(t, dir, "c.json", "v", "[[0, 1, 1]]")
+	for _, tc := range []struct {
+		targets []string
+		want    string
+	}{
+		{[]string{a, b}, b + `:1: name: workload "w" is also the name of ` + a + ": their results would have the same names (rename one)"},
+		{[]string{b, c, a}, a + `:1: name: workload "w" is also the name of ` + b + ":"},
+	} {
+		bs, err := Benchmarks(Selection{Targets: tc.targets, Index: []string{IndexImported, IndexDirect}, Workers: 1})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("run %q: %v (exit %d), benchmarks %q; want exit 2 and %q", tc.targets, err, ExitCode(err), names(bs), tc.want)
+		}
+		var out bytes.Buffer
+		err = Validate(ValidateConfig{Out: &out, Specs: tc.targets})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("validate %q: %v (exit %d); want exit 2 and %q", tc.targets, err, ExitCode(err), tc.want)
+		}
+	}
+	// The same file named twice is one target, and runs once.
+	again := filepath.Join(dir, ".", "x", "..", "a.json")
+	bs, err := Benchmarks(Selection{Targets: []string{a, again, c}, Workers: 1})
+	if err != nil || len(bs) != 2 {
+		t.Errorf("a spec named twice: %v, benchmarks %q", err, names(bs))
+	}
+	if err := Validate(ValidateConfig{Out: &bytes.Buffer{}, Specs: []string{a, again, c}}); err != nil {
+		t.Errorf("validate of a spec named twice: %v", err)
+	}
+}
+
+// TestRunOutputsNameDistinctFiles checks that two output flags naming one
+// file, however spelled, are refused with both flags named (exit 2)
+// before anything is written.
+func TestRunOutputsNameDistinctFiles(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	x := filepath.Join(dir, "x")
+	if err := os.WriteFile(x, []byte("previous\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(x, filepath.Join(dir, "hard")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cfg  RunConfig
+		want string
+	}{
+		{RunConfig{OutFile: x, CPUProfile: x}, "--out and --cpuprofile: both name " + x},
+		{RunConfig{OutFile: "r.html", Flamegraph: "r.html"}, "--out and --flamegraph: both name r.html"},
+		{RunConfig{CPUProfile: "p", MemProfile: "p"}, "--cpuprofile and --memprofile: both name p"},
+		{RunConfig{CPUProfile: filepath.Join(dir, ".", "p"), MemProfile: filepath.Join(dir, "sub", "..", "p")}, "--cpuprofile and --memprofile: both name "},
+		{RunConfig{OutFile: "x", MemProfile: x}, "--out and --memprofile: both name " + x},
+		{RunConfig{CPUProfile: "x.html", Flamegraph: "./sub/../x.html"}, "--cpuprofile and --flamegraph: both name ./sub/../x.html"},
+		{RunConfig{OutFile: "hard", CPUProfile: x}, "--out and --cpuprofile: both name " + x},
+	} {
+		var stdout, stderr bytes.Buffer
+		cfg := tc.cfg
+		cfg.Out, cfg.ErrOut, cfg.Engine, cfg.Env = &stdout, &stderr, &fakeEngine{}, testEnv
+		cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"groupby"}, Workers: 1}, 1, ProgressOff
+		err := Run(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("err = %v (exit %d), want %q and exit 2", err, ExitCode(err), tc.want)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%s: stdout got %q", tc.want, stdout.String())
+		}
+		if data, _ := os.ReadFile(x); string(data) != "previous\n" {
+			t.Errorf("%s: x changed to %q", tc.want, data)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+			t.Errorf("%s: the run wrote files: %d entries", tc.want, len(entries))
+		}
+	}
+}
+
+// TestBuiltinParamRanges checks that a built-in parameter outside its
+// range is refused naming the parameter and the range (exit 2), at both
+// ends, and that every default and check-size value is in range.
+func TestBuiltinParamRanges(t *testing.T) {
+	chdirRoot(t)
+	for _, tc := range []struct {
+		target, param, want string
+	}{
+		{"fanout", "k=-1", "--param: k=-1: workload fanout: k must be in 1..1024 (concurrent queries), not -1"},
+		{"fanout", "k=0", "--param: k=0: workload fanout: k must be in 1..1024 (concurrent queries), not 0"},
+		{"fanout", "k=1025", "--param: k=1025: workload fanout: k must be in 1..1024"},
+		{"peek", "reads=0", "--param: reads=0: workload peek: reads must be in 1..1000000 (one-shot reads per sample), not 0"},
+		{"peek", "reads=-3", "--param: reads=-3: workload peek: reads must be in 1..1000000"},
+		{"peek", "reads=1e9", "--param: reads=1e9: workload peek: reads must be in 1..1000000"},
+		{"triangles", "nodes=0", "--param: nodes=0: workload triangles: nodes must be in 1..16777216 (nodes), not 0"},
+		{"stall", "rounds=0", "--param: rounds=0: workload stall: rounds must be in 1..100000000"},
+		{"dd", "rows=0", "--param: rows=0: workload dd: rows must be in 1000..99900000"},
+		{"dd", "rows=1e8", "--param: rows=1e8: workload dd: rows must be in 1000..99900000"},
+	} {
+		_, err := Benchmarks(Selection{Targets: []string{tc.target}, Workers: 1, Params: []string{tc.param}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("%s --param %s: %v (exit %d), want exit 2 and %q", tc.target, tc.param, err, ExitCode(err), tc.want)
+		}
+	}
+	// Each end of a range is accepted.
+	for _, tc := range []struct{ target, param string }{{"fanout", "k=1"}, {"fanout", "k=1024"}, {"peek", "reads=1"}, {"dd", "rows=1000"}, {"dd", "rows=99900000"}} {
+		if _, err := Benchmarks(Selection{Targets: []string{tc.target}, Workers: 1, Params: []string{tc.param}}); err != nil {
+			t.Errorf("%s --param %s: %v", tc.target, tc.param, err)
+		}
+	}
+	for _, w := range workloads.Registry() {
+		check := workloads.CheckParams(w)
+		for _, p := range w.Params {
+			for _, v := range append(slices.Clone(p.Defaults), check[p.Name]) {
+				if err := p.Check(v); err != nil {
+					t.Errorf("%s: a default or check size is out of range: %v", w.Name, err)
+				}
+			}
 		}
 	}
 }

@@ -26,7 +26,7 @@ const (
 // EvalConfig configures Eval; fields mirror the flags of `benchrun eval`.
 type EvalConfig struct {
 	Out     io.Writer
-	Spec    string // a spec file
+	Spec    string // a spec file, or a built-in workload of one spec (at its defaults)
 	At      string // T[,T...]
 	Index   string // imported or direct
 	Join    string // linear, delta, or "" for the spec's
@@ -49,8 +49,8 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 	default:
 		return usagef("--format", "unknown value %q (csv or json)", cfg.Format)
 	}
-	if cfg.Workers < 1 {
-		return usagef("--workers", "must be at least 1, not %d", cfg.Workers)
+	if err := checkWorkers(cfg.Workers); err != nil {
+		return err
 	}
 	mode := render.Imported
 	switch cfg.Index {
@@ -60,11 +60,18 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 	default:
 		return usagef("--index", "unknown value %q (imported or direct)", cfg.Index)
 	}
-	b, err := specFileBench(cfg.Spec, nil)
+	specs, err := resolve(cfg.Spec)
 	if err != nil {
 		return err
 	}
-	s := b.Spec
+	if len(specs) > 1 {
+		files := make([]string, len(specs))
+		for i, s := range specs {
+			files[i] = s.File
+		}
+		return usagef(cfg.Spec, "a workload of %d specs; eval runs one: name one of %s", len(specs), strings.Join(files, ", "))
+	}
+	s := specs[0]
 	join := cfg.Join
 	if join == "" {
 		join = s.Query.Join
@@ -102,7 +109,7 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return err
+		return fmt.Errorf("benchrun: writing output: %w", err)
 	}
 	if leak != nil {
 		return fmt.Errorf("%w: %v", ErrLeak, leak)

@@ -218,3 +218,32 @@ func TestEvalInterrupted(t *testing.T) {
 		t.Fatalf("got %v (exit %d), printed %q", err, ExitCode(err), out.String())
 	}
 }
+
+// TestEvalBuiltin: eval takes a built-in workload's name like the other
+// commands, printing what its spec file prints; a workload of several
+// specs names them (exit 2), as does an unknown name.
+func TestEvalBuiltin(t *testing.T) {
+	chdirRoot(t)
+	eval := func(target string) (string, error) {
+		var out bytes.Buffer
+		err := Eval(context.Background(), EvalConfig{Out: &out, Spec: target, At: "0,9", Index: IndexImported, Format: FormatCSV, Workers: 1})
+		return out.String(), err
+	}
+	want, err := eval("workloads/examples/groupby.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := eval("groupby")
+	if err != nil || got != want || !strings.HasPrefix(got, "# time=0\n") {
+		t.Errorf("eval groupby: %v\n%.200s\nwant the spec file's\n%.200s", err, got, want)
+	}
+	for _, tc := range []struct{ target, want string }{
+		{"dd", "benchrun: dd: a workload of 5 specs; eval runs one: name one of workloads/examples/dd_arrange.json, workloads/examples/dd_count.json, "},
+		{"groupbyy", `benchrun: groupbyy: workloads: unknown name: no built-in workload "groupbyy"`},
+	} {
+		out, err := eval(tc.target)
+		if ExitCode(err) != ExitUsage || !strings.HasPrefix(Message(err), tc.want) || out != "" {
+			t.Errorf("eval %s: %v (exit %d), stdout %q; want exit 2 and %q", tc.target, err, ExitCode(err), out, tc.want)
+		}
+	}
+}

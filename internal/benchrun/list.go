@@ -16,7 +16,7 @@ type ListConfig struct {
 }
 
 // List prints the built-in workloads, their spec files and their
-// parameters with defaults.
+// parameters with defaults and ranges.
 func List(cfg ListConfig) error {
 	tw := tabwriter.NewWriter(cfg.Out, 0, 0, 2, ' ', 0)
 	for i, w := range workloads.Registry() {
@@ -37,8 +37,11 @@ func List(cfg ListConfig) error {
 			for j, d := range p.Defaults {
 				defs[j] = strconv.FormatInt(d, 10)
 			}
-			fmt.Fprintf(tw, "  %s=%s\t%s\n", p.Name, strings.Join(defs, ","), p.Doc)
+			fmt.Fprintf(tw, "  %s=%s\t%s; %d..%d\n", p.Name, strings.Join(defs, ","), p.Doc, p.Min, p.Max)
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("benchrun: writing output: %w", err)
+	}
+	return nil
 }

@@ -161,7 +161,8 @@ func (cfg *RunConfig) validate() error {
 	if cfg.Flamegraph != "" && !strings.HasSuffix(cfg.Flamegraph, ".html") {
 		return usagef("--flamegraph", "%q must name an .html file", cfg.Flamegraph)
 	}
-	for _, f := range []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}} {
+	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}
+	for i, f := range outputs {
 		if f.path == "" {
 			continue
 		}
@@ -171,8 +172,27 @@ func (cfg *RunConfig) validate() error {
 		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
 			return usagef(f.flag, "%s: directory %s does not exist", f.path, filepath.Dir(f.path))
 		}
+		// Two outputs in one file would overwrite each other.
+		for _, g := range outputs[:i] {
+			if g.path != "" && samePath(f.path, g.path) {
+				return usagef(g.flag+" and "+f.flag, "both name %s; give each its own file", f.path)
+			}
+		}
 	}
 	return nil
+}
+
+// samePath says whether two paths name one file: the same cleaned
+// absolute path, or one existing file reached two ways (a link).
+func samePath(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	stA, errA := os.Stat(a)
+	stB, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(stA, stB)
 }
 
 // Run runs the selected benchmarks Count times each and writes one result
@@ -201,9 +221,11 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	}
 	w := cfg.Out
 	if cfg.OutFile != "" {
+		// Truncated when the run starts, every flag and spec checked
+		// before; each finished line appended (B3).
 		f, err := os.OpenFile(cfg.OutFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
 		if err != nil {
-			return fmt.Errorf("benchrun: --out: %w", err)
+			return usagef("--out", "%s: cannot write: %s", cfg.OutFile, pathErrMsg(err))
 		}
 		defer f.Close()
 		w = io.MultiWriter(cfg.Out, f)
@@ -220,7 +242,10 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	if cpuPath != "" {
 		f, err := os.Create(cpuPath)
 		if err != nil {
-			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
+			if cpuPath == cfg.CPUProfile {
+				return usagef("--cpuprofile", "%s: cannot write: %s", cpuPath, pathErrMsg(err))
+			}
+			return fmt.Errorf("benchrun: --flamegraph: %w", err)
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			f.Close()
@@ -237,7 +262,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 		defer stopCPU()
 	}
-	runErr := cfg.samples(ctx, benches, inputs, w)
+	_, runErr := cfg.samples(ctx, benches, inputs, w)
 	if stopCPU != nil {
 		if err := stopCPU(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("benchrun: --cpuprofile: %w", err)
@@ -257,14 +282,15 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	return runErr
 }
 
-// samples runs every sample and writes its result line to w.
-func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs [][]*spec.Table, w io.Writer) error {
+// samples runs every sample and writes its result line to w. It returns
+// how many samples finished, their lines written.
+func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs [][]*spec.Table, w io.Writer) (int, error) {
 	bw := benchfmt.NewWriter(w)
 	declared := map[string]bool{}
 	for _, u := range units[:specUnits] {
 		declared[u.unit] = true
 		if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: u.key}, OrigUnit: u.unit, Value: u.value}); err != nil {
-			return fmt.Errorf("benchrun: writing results: %w", err)
+			return 0, fmt.Errorf("benchrun: writing results: %w", err)
 		}
 	}
 	config := []benchfmt.Config{
@@ -284,7 +310,7 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 		for range cfg.Count {
 			if ctx.Err() != nil {
 				pr.stop()
-				return interrupted(cfg.ErrOut, done, total)
+				return done, interrupted(cfg.ErrOut, done, total)
 			}
 			var vals []benchfmt.Value
 			var err error
@@ -296,27 +322,27 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 			if err != nil {
 				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 					pr.stop()
-					return interrupted(cfg.ErrOut, done, total)
+					return done, interrupted(cfg.ErrOut, done, total)
 				}
-				return fmt.Errorf("benchrun: %s: %w", b.Name, err)
+				return done, fmt.Errorf("benchrun: %s: %w", b.Name, err)
 			}
 			for _, v := range vals {
 				meta, ok := unitMeta(v.Unit)
 				if !ok {
-					return fmt.Errorf("benchrun: %s: the engine reported unknown unit %q", b.Name, v.Unit)
+					return done, fmt.Errorf("benchrun: %s: the engine reported unknown unit %q", b.Name, v.Unit)
 				}
 				if !declared[v.Unit] {
 					// Its Unit line comes before the first result that
 					// carries it (B2).
 					declared[v.Unit] = true
 					if err := bw.Write(meta); err != nil {
-						return fmt.Errorf("benchrun: writing results: %w", err)
+						return done, fmt.Errorf("benchrun: writing results: %w", err)
 					}
 				}
 			}
 			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(b.Name), Iters: 1, Values: vals}
 			if err := bw.Write(res); err != nil {
-				return fmt.Errorf("benchrun: writing results: %w", err)
+				return done, fmt.Errorf("benchrun: writing results: %w", err)
 			}
 			done++
 			pr.done(done, b.Name)
@@ -324,7 +350,17 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 	}
 	pr.stop()
 	fmt.Fprintf(cfg.ErrOut, "benchrun: %d benchmarks, %d samples in %v\n", len(benches), done, time.Since(start).Round(time.Millisecond))
-	return nil
+	return done, nil
+}
+
+// pathErrMsg drops the path from an *os.PathError message, which the
+// caller names as the user gave it (the error may name a temporary file).
+func pathErrMsg(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // interrupted reports an interruption and returns ErrInterrupted.

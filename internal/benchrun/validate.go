@@ -3,8 +3,6 @@ package benchrun
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -18,16 +16,28 @@ type ValidateConfig struct {
 
 // Validate decodes and checks each spec file and reads its CSV inputs
 // (generated inputs are not generated: their parameters are checked by
-// decoding). It prints one line per valid spec and returns the first
-// problem, naming the file and the line or field.
+// decoding), and that no two spec files declare the same workload name,
+// which would give their results the same names in one run. It prints
+// one line per valid spec and returns the first problem, naming the file
+// and the line or field.
 func Validate(cfg ValidateConfig) error {
 	if len(cfg.Specs) == 0 {
 		return usagef("validate", "needs at least one SPEC.json")
 	}
+	files := map[string]*spec.Spec{} // spec files by workload name
 	for _, target := range cfg.Specs {
 		specs, err := resolve(target)
 		if err != nil {
 			return err
+		}
+		if isSpecFile(target) {
+			// Spec files run together must differ in name (docs/spec.md,
+			// benchrun run); one file named twice is the same spec.
+			s := specs[0]
+			if prev := files[s.Name]; prev != nil && targetKey(prev.File) != targetKey(s.File) {
+				return nameClash(prev, s)
+			}
+			files[s.Name] = s
 		}
 		for _, s := range specs {
 			fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %d inputs, %d views, %d indexes\n", s.File, s.Name, len(s.Inputs), len(s.Views), len(s.Indexes))
@@ -76,73 +86,4 @@ func check(path string) (*spec.Spec, error) {
 		}
 	}
 	return s, nil
-}
-
-// GenConfig configures Gen.
-type GenConfig struct {
-	Out  io.Writer // one line per file written
-	Spec string    // a spec file or a built-in workload
-	Dir  string
-	Seed uint64 // the run seed combined with each generator's seed
-}
-
-// Gen writes every input of a spec, generated, inline or CSV, as
-// DIR/<input>.csv in the format the spec's csv field reads. Every input is
-// loaded before the first file is written, and each file is written to a
-// temporary name and renamed, so a failure leaves no partial file.
-func Gen(cfg GenConfig) error {
-	if cfg.Dir == "" {
-		return usagef("--out", "gen needs --out DIR")
-	}
-	specs, err := resolve(cfg.Spec)
-	if err != nil {
-		return err
-	}
-	tables := make([][]*spec.Table, len(specs))
-	for i, s := range specs {
-		if tables[i], err = workloads.Load(s, cfg.Seed); err != nil {
-			return err
-		}
-	}
-	for i, s := range specs {
-		dir := cfg.Dir
-		if len(specs) > 1 {
-			dir = filepath.Join(dir, s.Name) // a workload of several specs
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("benchrun: --out %s: %w", dir, err)
-		}
-		for j, t := range tables[i] {
-			path := filepath.Join(dir, s.Inputs[j].Name+".csv")
-			if err := writeFileAtomic(path, func(w io.Writer) error { return spec.WriteCSV(w, t) }); err != nil {
-				return fmt.Errorf("benchrun: %s: %w", path, err)
-			}
-			fmt.Fprintf(cfg.Out, "%s: %d updates\n", path, t.Len())
-		}
-	}
-	return nil
-}
-
-// writeFileAtomic writes path through a temporary file in the same
-// directory and renames it into place.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o644) // CreateTemp makes 0600; outputs are ordinary files
-	if err == nil {
-		err = write(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

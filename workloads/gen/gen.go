@@ -121,6 +121,11 @@ func Table(g *spec.Generate, columns []string, runSeed uint64) *spec.Table {
 	}
 	batches := max(g.Batches, 1) // the decoder defaults 0 (absent) to 1
 	per, extra := g.Rows/batches, g.Rows%batches
+	if per == 0 {
+		// More batches than rows: only the first extra times get one, so
+		// the loop need not visit the empty ones (there may be 2^64−1).
+		batches = extra
+	}
 	for b := range batches {
 		m := per
 		if b < extra {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -245,4 +246,25 @@ func BenchmarkTable(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(g.Rows), "ns/update")
 	})
+}
+
+// TestMoreBatchesThanRows checks that a generator with far more batches
+// than rows gives each of the first rows times one update, without
+// visiting the empty times (up to 2^64−1 of them), and the same updates
+// as with as many batches as rows.
+func TestMoreBatchesThanRows(t *testing.T) {
+	g := spec.Generate{Rows: 5, Seed: 2, Batches: math.MaxUint64, Retract: 0.5, Columns: []spec.ColumnGen{{Column: "a", Dist: spec.DistUniform, Min: 0, Max: 9}}}
+	done := make(chan *spec.Table, 1)
+	go func() { done <- Table(&g, columnsOf(&g), 0) }()
+	var tab *spec.Table
+	select {
+	case tab = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Table with 2^64-1 batches did not return within 10s")
+	}
+	g5 := g
+	g5.Batches = 5
+	if want := Table(&g5, columnsOf(&g5), 0); !reflect.DeepEqual(tab, want) {
+		t.Errorf("2^64-1 batches: %+v, want the updates of 5 batches %+v", tab, want)
+	}
 }

@@ -91,7 +91,10 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 			if field == 0 {
 				u, ok := parseUint64(line[start:end])
 				if !ok {
-					return fail("field 1 (time) is %q, not a decimal integer in 0..%d", line[start:end], uint64(math.MaxUint64))
+					return fail("field 1 (time) is %q, not a decimal integer in 0..%d", line[start:end], MaxTime)
+				}
+				if u > MaxTime {
+					return fail("field 1 (time) is %d, outside 0..%d (%s)", u, MaxTime, maxTimeWhy)
 				}
 				tm = u
 				if last {

@@ -385,6 +385,9 @@ func (d *decoder) generate(n *node, field string, columns []string) (*Generate, 
 	if g.Rows, err = d.u64(n.get("rows"), field+".rows"); err != nil {
 		return nil, err
 	}
+	if g.Rows > MaxRows {
+		return nil, d.errf(n.get("rows"), field+".rows", "%d rows is more than the %d a generated input may have", g.Rows, uint64(MaxRows))
+	}
 	if x := n.get("seed"); x != nil {
 		if g.Seed, err = d.u64(x, field+".seed"); err != nil {
 			return nil, err
@@ -488,6 +491,12 @@ func (d *decoder) column(n *node, field string) (ColumnGen, error) {
 	return c, err2
 }
 
+// MaxRows bounds a generated input's rows. A run holds a few hundred bytes
+// per update (10 million rows of the lookup workload peak at 3 GB), so
+// MaxRows updates already need tens of GB; far larger counts would only
+// end in the runtime's out-of-memory crash.
+const MaxRows = 100_000_000
+
 // MaxZipfN bounds a zipf column's n: the sampler keeps a table of n
 // cumulative weights (8 bytes each, 128 MiB at the bound).
 const MaxZipfN = 1 << 24
@@ -508,6 +517,9 @@ func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) 
 		tm, err := d.u64(r.elems[0], f+"[0]")
 		if err != nil {
 			return nil, err
+		}
+		if tm > MaxTime {
+			return nil, d.errf(r.elems[0], f+"[0]", "time %d is outside 0..%d (%s)", tm, MaxTime, maxTimeWhy)
 		}
 		diff, err := d.i64(r.elems[1], f+"[1]")
 		if err != nil {

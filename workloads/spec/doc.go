@@ -25,6 +25,11 @@
 //   - C4 (all or nothing): ReadCSV returns a table only when every line is
 //     valid; Decode returns a Spec only when every check passed, and then
 //     Spec.Plan is set.
+//   - C5 (bounds): what a file may ask for is bounded before it costs
+//     anything: arrays and objects nest at most MaxNesting deep (no field
+//     path is built until a message needs it), a generated input has at
+//     most MaxRows rows, and an update's time is at most MaxTime, which
+//     the engine can advance an input past.
 //
 // A Spec is immutable after decoding and may be read by several
 // goroutines.

@@ -2,10 +2,11 @@ package spec
 
 import (
 	"errors"
-
 	"fmt"
-	"github.com/tracebench/tracebench/core/plan"
+	"math"
 	"strconv"
+
+	"github.com/tracebench/tracebench/core/plan"
 )
 
 // ErrInvalid is wrapped by every error that reports a bad spec, CSV file or
@@ -42,6 +43,14 @@ func (e *Error) Unwrap() error { return ErrInvalid }
 
 // Version is the only spec version this package reads.
 const Version = 1
+
+// MaxTime is the largest time an update may have, in inline rows and CSV
+// files: once every update of a time is fed, each input advances to the
+// next time, and no time follows 2^64−1.
+const MaxTime uint64 = math.MaxUint64 - 1
+
+// maxTimeWhy explains MaxTime in messages.
+const maxTimeWhy = "the engine advances each input past every time it holds"
 
 // Spec is a decoded and structurally validated workload (SPEC.md §1).
 // Maps of the file (inputs, views, indexes) are kept in file order.

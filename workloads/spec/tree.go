@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 )
 
 // kind is the JSON type of a node.
@@ -60,12 +62,46 @@ func (n *node) get(key string) *node {
 	return nil
 }
 
+// MaxNesting bounds how deep arrays and objects nest in a spec file (the
+// top-level object is depth 1). No spec needs more than a handful of
+// levels; the bound keeps a hostile file from costing memory or time in
+// proportion to its depth.
+const MaxNesting = 64
+
 // treeDecoder reads one JSON document into a node tree. It refuses
-// duplicate member names and trailing data.
+// duplicate member names, nesting deeper than MaxNesting and trailing data.
 type treeDecoder struct {
 	dec   *json.Decoder
 	lines lineIndex
 	file  string
+	// path is the field path of the value being read, one step per
+	// enclosing member or element; it becomes a string only for a message.
+	path []pathStep
+}
+
+// pathStep is one step of a field path: a member name, or an array index
+// when key is "" and index >= 0.
+type pathStep struct {
+	key   string
+	index int
+}
+
+// field returns the field path of the value being read ("inputs.a.rows[3]").
+func (d *treeDecoder) field() string {
+	var sb strings.Builder
+	for _, st := range d.path {
+		if st.index >= 0 {
+			sb.WriteByte('[')
+			sb.WriteString(strconv.Itoa(st.index))
+			sb.WriteByte(']')
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('.')
+		}
+		sb.WriteString(st.key)
+	}
+	return sb.String()
 }
 
 // lineIndex maps byte offsets to 1-based line numbers.
@@ -99,39 +135,42 @@ func (li lineIndex) line(off int64) int {
 func parseTree(file string, data []byte) (*node, error) {
 	d := &treeDecoder{dec: json.NewDecoder(bytes.NewReader(data)), lines: newLineIndex(data), file: file}
 	d.dec.UseNumber()
-	root, err := d.value("")
+	root, err := d.value(1)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := d.dec.Token(); err != io.EOF {
-		return nil, d.errAt(d.dec.InputOffset(), "", "unexpected data after the top-level object")
+		return nil, d.errAt(d.dec.InputOffset(), "unexpected data after the top-level object")
 	}
 	return root, nil
 }
 
-func (d *treeDecoder) errAt(off int64, field, msg string) error {
-	return &Error{File: d.file, Line: d.lines.line(off), Field: field, Msg: msg}
+// errAt returns an Error at byte offset off naming the field path of
+// the value being read.
+func (d *treeDecoder) errAt(off int64, msg string) error {
+	return &Error{File: d.file, Line: d.lines.line(off), Field: d.field(), Msg: msg}
 }
 
 // syntaxErr converts a decoder error into an Error with a line.
-func (d *treeDecoder) syntaxErr(err error, field string) error {
+func (d *treeDecoder) syntaxErr(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return d.errAt(se.Offset, field, "invalid JSON: "+se.Error())
+		return d.errAt(se.Offset, "invalid JSON: "+se.Error())
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return d.errAt(d.dec.InputOffset(), field, "invalid JSON: unexpected end of file")
+		return d.errAt(d.dec.InputOffset(), "invalid JSON: unexpected end of file")
 	}
-	return d.errAt(d.dec.InputOffset(), field, "invalid JSON: "+err.Error())
+	return d.errAt(d.dec.InputOffset(), "invalid JSON: "+err.Error())
 }
 
-// value reads the next value; field is its path, for messages.
-func (d *treeDecoder) value(field string) (*node, error) {
+// value reads the next value, at nesting depth depth (1 for the
+// top-level value); d.path is its field path.
+func (d *treeDecoder) value(depth int) (*node, error) {
 	// The token starts after any whitespace at InputOffset; skip it so
 	// the line is the value's own.
 	tok, err := d.dec.Token()
 	if err != nil {
-		return nil, d.syntaxErr(err, field)
+		return nil, d.syntaxErr(err)
 	}
 	// InputOffset is now just past the token; for scalars that is on the
 	// token's line, for delimiters too.
@@ -146,46 +185,52 @@ func (d *treeDecoder) value(field string) (*node, error) {
 	case string:
 		return &node{kind: kindString, line: line, text: t}, nil
 	case json.Delim:
+		if depth > MaxNesting {
+			return nil, d.errAt(d.dec.InputOffset()-1, fmt.Sprintf("nesting deeper than %d arrays and objects", MaxNesting))
+		}
 		switch t {
 		case '{':
 			n := &node{kind: kindObject, line: line}
 			for d.dec.More() {
 				ktok, err := d.dec.Token()
 				if err != nil {
-					return nil, d.syntaxErr(err, field)
+					return nil, d.syntaxErr(err)
 				}
 				key, _ := ktok.(string)
-				child := join(field, key)
+				d.path = append(d.path, pathStep{key: key, index: -1})
 				if n.get(key) != nil {
-					return nil, d.errAt(d.dec.InputOffset()-1, child, "duplicate field")
+					return nil, d.errAt(d.dec.InputOffset()-1, "duplicate field")
 				}
-				v, err := d.value(child)
+				v, err := d.value(depth + 1)
 				if err != nil {
 					return nil, err
 				}
+				d.path = d.path[:len(d.path)-1]
 				n.keys = append(n.keys, key)
 				n.vals = append(n.vals, v)
 			}
 			if _, err := d.dec.Token(); err != nil {
-				return nil, d.syntaxErr(err, field)
+				return nil, d.syntaxErr(err)
 			}
 			return n, nil
 		case '[':
 			n := &node{kind: kindArray, line: line}
 			for i := 0; d.dec.More(); i++ {
-				v, err := d.value(fmt.Sprintf("%s[%d]", field, i))
+				d.path = append(d.path, pathStep{index: i})
+				v, err := d.value(depth + 1)
 				if err != nil {
 					return nil, err
 				}
+				d.path = d.path[:len(d.path)-1]
 				n.elems = append(n.elems, v)
 			}
 			if _, err := d.dec.Token(); err != nil {
-				return nil, d.syntaxErr(err, field)
+				return nil, d.syntaxErr(err)
 			}
 			return n, nil
 		}
 	}
-	return nil, d.errAt(d.dec.InputOffset(), field, fmt.Sprintf("unexpected token %v", tok))
+	return nil, d.errAt(d.dec.InputOffset(), fmt.Sprintf("unexpected token %v", tok))
 }
 
 // join appends a member name to a field path.

@@ -1,0 +1,158 @@
+package benchrun
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// pendingFile is an output written under a temporary name in its
+// destination's directory and renamed into place by commit, so the
+// destination holds either what it held before or everything written:
+// never a truncated or half-written file. A destination that exists and
+// is not a regular file (a device such as /dev/null, a pipe) is written
+// directly, since there is nothing to replace.
+type pendingFile struct {
+	f    *os.File
+	path string // the destination; a symbolic link is followed
+	tmp  string // "" when writing the destination directly
+	done bool
+}
+
+// createPending starts an output to path.
+func createPending(path string) (*pendingFile, error) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &pendingFile{f: f, path: path}, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, err
+	}
+	// CreateTemp makes 0600; outputs are ordinary files.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &pendingFile{f: f, path: path, tmp: f.Name()}, nil
+}
+
+// Write writes to the temporary file.
+func (p *pendingFile) Write(b []byte) (int, error) { return p.f.Write(b) }
+
+// commit closes the file and renames it into place. After a failure the
+// destination is as it was and the temporary file is gone.
+func (p *pendingFile) commit() error {
+	if p.done {
+		return nil
+	}
+	p.done = true
+	err := p.f.Close()
+	if p.tmp == "" {
+		return err
+	}
+	if err == nil {
+		err = os.Rename(p.tmp, p.path)
+	}
+	if err != nil {
+		os.Remove(p.tmp)
+	}
+	return err
+}
+
+// discard closes and removes the temporary file unless it was committed:
+// the destination stays as it was.
+func (p *pendingFile) discard() {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.f.Close()
+	if p.tmp != "" {
+		os.Remove(p.tmp)
+	}
+}
+
+// writeFileAtomic writes path through a temporary file in the same
+// directory and renames it into place.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	p, err := createPending(path)
+	if err != nil {
+		return err
+	}
+	if err := write(p); err != nil {
+		p.discard()
+		return err
+	}
+	return p.commit()
+}
+
+// commitAll closes every file and renames each into place with rename,
+// all or nothing. A destination that exists is first kept under a backup
+// name (a hard link where the file system has them, so the destination
+// is never missing); if any step fails, every destination already
+// replaced gets its old file back, one that did not exist is removed,
+// and every temporary file is gone.
+func commitAll(files []*pendingFile, rename func(oldpath, newpath string) error) error {
+	for _, p := range files {
+		if p.tmp == "" {
+			return fmt.Errorf("%s is not a regular file", p.path)
+		}
+	}
+	for _, p := range files {
+		if err := p.f.Close(); err != nil {
+			return err
+		}
+	}
+	type step struct {
+		p      *pendingFile
+		backup string // "" when the destination did not exist
+	}
+	var done []step
+	undo := func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			if st := done[i]; st.backup != "" {
+				os.Rename(st.backup, st.p.path)
+			} else {
+				os.Remove(st.p.path)
+			}
+		}
+	}
+	for _, p := range files {
+		st := step{p: p}
+		if _, err := os.Lstat(p.path); err == nil {
+			st.backup = p.tmp + ".old"
+			if err := os.Link(p.path, st.backup); err != nil {
+				if err := os.Rename(p.path, st.backup); err != nil {
+					undo()
+					return err
+				}
+			}
+		}
+		if err := rename(p.tmp, p.path); err != nil {
+			if st.backup != "" {
+				os.Rename(st.backup, p.path)
+			}
+			undo()
+			return err
+		}
+		done = append(done, st)
+	}
+	for _, st := range done {
+		if st.backup != "" {
+			os.Remove(st.backup)
+		}
+	}
+	for _, p := range files {
+		p.done = true
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package benchrun
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tracebench/tracebench/workloads"
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// GenConfig configures Gen.
+type GenConfig struct {
+	Out  io.Writer // one line per file written
+	Spec string    // a spec file or a built-in workload
+	Dir  string
+	Seed uint64 // the run seed combined with each generator's seed
+
+	// rename moves a written file into place (os.Rename when nil); tests
+	// make it fail.
+	rename func(oldpath, newpath string) error
+}
+
+// Gen writes every input of a spec, generated, inline or CSV, as
+// DIR/<input>.csv in the format the spec's csv field reads (for a
+// built-in workload of several specs, DIR/<spec>/<input>.csv). It is all
+// or nothing: every input is loaded and every destination checked before
+// the first file is written; each file is written under a temporary name
+// and the files are renamed into place together, a failure putting back
+// what was renamed. A destination that cannot be written (--out is a
+// file, an input's file is a directory, a directory cannot be created or
+// written) is bad usage.
+func Gen(cfg GenConfig) error {
+	if cfg.Dir == "" {
+		return usagef("--out", "gen needs --out DIR")
+	}
+	specs, err := resolve(cfg.Spec)
+	if err != nil {
+		return err
+	}
+	tables := make([][]*spec.Table, len(specs))
+	for i, s := range specs {
+		if tables[i], err = workloads.Load(s, cfg.Seed); err != nil {
+			return err
+		}
+	}
+	type output struct {
+		path  string
+		table *spec.Table
+	}
+	var dirs []string
+	var outs []output
+	for i, s := range specs {
+		dir := cfg.Dir
+		if len(specs) > 1 {
+			dir = filepath.Join(dir, s.Name) // a workload of several specs
+		}
+		dirs = append(dirs, dir)
+		for j, t := range tables[i] {
+			outs = append(outs, output{filepath.Join(dir, s.Inputs[j].Name+".csv"), t})
+		}
+	}
+	// Every destination is checked before anything is created.
+	for _, d := range dirs {
+		if err := checkDir(d); err != nil {
+			return err
+		}
+	}
+	for _, o := range outs {
+		if st, err := os.Stat(o.path); err == nil && !st.Mode().IsRegular() {
+			what := "not a regular file"
+			if st.IsDir() {
+				what = "a directory"
+			}
+			return usagef("--out", "%s is %s", o.path, what)
+		}
+	}
+	var created []string // directories made here, outermost first
+	files := make([]*pendingFile, 0, len(outs))
+	rollback := func() {
+		for _, f := range files {
+			f.discard()
+		}
+		for i := len(created) - 1; i >= 0; i-- {
+			os.Remove(created[i]) // only if still empty
+		}
+	}
+	for _, d := range dirs {
+		made, err := mkdirAll(d)
+		created = append(created, made...)
+		if err != nil {
+			rollback()
+			return usagef("--out", "%s: cannot create the directory: %s", d, pathErrMsg(err))
+		}
+	}
+	for _, o := range outs {
+		f, err := createPending(o.path)
+		if err != nil {
+			rollback()
+			return usagef("--out", "%s: cannot write: %s", o.path, pathErrMsg(err))
+		}
+		files = append(files, f)
+		if err := spec.WriteCSV(f, o.table); err != nil {
+			rollback()
+			return fmt.Errorf("benchrun: %s: %w", o.path, err)
+		}
+	}
+	rename := cfg.rename
+	if rename == nil {
+		rename = os.Rename
+	}
+	if err := commitAll(files, rename); err != nil {
+		rollback()
+		return fmt.Errorf("benchrun: gen: %w (no file was changed)", err)
+	}
+	for _, o := range outs {
+		fmt.Fprintf(cfg.Out, "%s: %d updates\n", o.path, o.table.Len())
+	}
+	return nil
+}
+
+// checkDir checks that dir is a directory or can be made one: it, or
+// else its nearest existing ancestor, is a directory. (What cannot be
+// read is left to the directory's creation to report.)
+func checkDir(dir string) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil {
+			if !st.IsDir() {
+				return usagef("--out", "%s is not a directory", d)
+			}
+			return nil
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
+// mkdirAll is os.MkdirAll that returns the directories it created,
+// outermost first, so a rollback can remove them.
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return made, err
+		}
+		made = append(made, missing[i])
+	}
+	return made, nil
+}

@@ -1,0 +1,92 @@
+package spec
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// withDescription returns the base spec with a description of raw JSON.
+func withDescription(raw string) string {
+	return strings.Replace(base, `"name": "w"`, `"name": "w", "description": `+raw, 1)
+}
+
+// TestDecodeNestingLimit checks that arrays and objects nest at most
+// MaxNesting deep, that the error names the file, the line of the first
+// bracket too deep and the field, and that a hostile depth costs memory
+// in proportion to the file, not to the square of its depth.
+func TestDecodeNestingLimit(t *testing.T) {
+	// MaxNesting levels in all (the top-level object is one) decode; the
+	// error is the description's, which must be a string.
+	ok := withDescription(strings.Repeat("[", MaxNesting-1) + strings.Repeat("]", MaxNesting-1))
+	if _, err := Decode("deep.json", ".", []byte(ok)); err == nil || !strings.Contains(err.Error(), "description: must be a string, not an array") {
+		t.Errorf("%d levels: err = %v, want the description's type error", MaxNesting, err)
+	}
+	// One more level, its bracket on line 2.
+	deep := withDescription(strings.Repeat("[", MaxNesting-1) + "\n[" + strings.Repeat("]", MaxNesting))
+	_, err := Decode("deep.json", ".", []byte(deep))
+	want := "deep.json:2: description" + strings.Repeat("[0]", MaxNesting-1) + ": nesting deeper than 64 arrays and objects"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
+		t.Errorf("err = %v,\nwant %s", err, want)
+	}
+	// 20,000 levels of objects and arrays: refused at once, in little memory.
+	for _, open := range []string{"[", `{"a":`} {
+		n := 20000
+		src := withDescription(strings.Repeat(open, n) + "1" + strings.Repeat(map[string]string{"[": "]", `{"a":`: "}"}[open], n))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Decode("deep.json", ".", []byte(src))
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "nesting deeper than 64") {
+			t.Errorf("%d levels of %s: err = %v", n, open, err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+			t.Errorf("%d levels of %s: decoding allocated %d MB", n, open, alloc>>20)
+		}
+	}
+}
+
+// TestMaxTime checks that an update at 2^64−1, which the engine cannot
+// advance an input past, is refused in inline rows and CSV files with
+// the position, and that 2^64−2 is accepted.
+func TestMaxTime(t *testing.T) {
+	rows := func(tm string) string {
+		return strings.Replace(base, `[[0, 1, 1, 2]]`, `[[10, 1, 1, 2],`+"\n"+`[`+tm+`, 1, 1, 2]]`, 1)
+	}
+	s, err := Decode("t.json", ".", []byte(rows("18446744073709551614")))
+	if err != nil || s.Inputs[0].Rows.Times[1] != MaxTime {
+		t.Errorf("time 2^64-2 in rows: %v", err)
+	}
+	for _, tm := range []string{"18446744073709551615", "1.8446744073709551615e19"} {
+		_, err := Decode("t.json", ".", []byte(rows(tm)))
+		want := "t.json:3: inputs.a.rows[1][0]: time 18446744073709551615 is outside 0..18446744073709551614 (the engine advances each input past every time it holds)"
+		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
+			t.Errorf("time %s in rows: err = %v,\nwant %s", tm, err, want)
+		}
+	}
+	tab, err := ReadCSV("t.csv", strings.NewReader("time,diff,x\n10,1,1\n18446744073709551615,1,2\n"), []string{"x"})
+	want := "t.csv:3: field 1 (time) is 18446744073709551615, outside 0..18446744073709551614 (the engine advances each input past every time it holds)"
+	if tab != nil || err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
+		t.Errorf("time 2^64-1 in a CSV file: err = %v,\nwant %s", err, want)
+	}
+}
+
+// TestMaxRows checks that a generated input may have up to MaxRows rows,
+// and that more is refused with the position instead of decoding into a
+// generator that would exhaust memory.
+func TestMaxRows(t *testing.T) {
+	gen := func(rows string) string {
+		return strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": `+rows+`, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}}}`, 1)
+	}
+	if s, err := Decode("r.json", ".", []byte(gen("1e8"))); err != nil || s.Inputs[0].Generate.Rows != MaxRows {
+		t.Errorf("rows 1e8: %v", err)
+	}
+	for _, rows := range []string{"100000001", "9223372036854775807", "18446744073709551615"} {
+		_, err := Decode("r.json", ".", []byte(gen(rows)))
+		want := "r.json:2: inputs.a.generate.rows: " + rows + " rows is more than the 100000000 a generated input may have"
+		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
+			t.Errorf("rows %s: err = %v,\nwant %s", rows, err, want)
+		}
+	}
+}

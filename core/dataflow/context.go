@@ -124,6 +124,9 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 	if !c.maintained {
 		return Collection{}, fmt.Errorf("dataflow %s: input %q: %w", c.df.id, name, ErrQueryReadsInput)
 	}
+	if in := c.env.Inputs; in.declaredOnly && !in.declared[name] {
+		return Collection{}, fmt.Errorf("dataflow %s: input %q: %w (CreateInput)", c.df.id, name, ErrUndeclaredInput)
+	}
 	l, err := c.env.Inputs.log(name, arity)
 	if err != nil {
 		return Collection{}, fmt.Errorf("dataflow %s: %w", c.df.id, err)

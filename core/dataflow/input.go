@@ -17,6 +17,29 @@ type Inputs struct {
 	logs          map[string]*inputLog
 	activate      func(*Dataflow)
 	idx           []int32 // scratch: the rows of a sent chunk this worker keeps
+	// declaredOnly: a dataflow reads only an input declared (Declare)
+	// since RequireDeclared, which records them in declared.
+	declaredOnly bool
+	declared     map[string]bool
+}
+
+// ErrUndeclaredInput is wrapped by Context.Input, once the inputs require
+// declaration (Inputs.RequireDeclared), for an input never declared.
+var ErrUndeclaredInput = errors.New("input not declared")
+
+// RequireDeclared makes a dataflow's read of an input never declared an
+// error (ErrUndeclaredInput) rather than a declaration with the arity it
+// reads. A runtime requires it: its controller checks every Input,
+// AdvanceInput and CreateInput against the inputs it declared, so an input
+// that only a dataflow named (a misspelt one) would wait for updates
+// forever, and a CreateInput of that name with another arity would be
+// accepted by the controller and refused by every worker (R3 of
+// core/runtime). Call it before any input is declared.
+func (in *Inputs) RequireDeclared() {
+	in.declaredOnly = true
+	if in.declared == nil {
+		in.declared = map[string]bool{}
+	}
 }
 
 type inputLog struct {
@@ -67,7 +90,7 @@ func (in *Inputs) log(name string, arity int) (*inputLog, error) {
 
 // Declare declares input name with its arity; a dataflow that reads it
 // before it is declared declares it with the arity it reads, and the arities
-// must agree.
+// must agree (unless RequireDeclared, when such a read is an error).
 func (in *Inputs) Declare(name string, arity int) error {
 	return in.DeclareWith(name, arity, InputOptions{})
 }
@@ -78,6 +101,9 @@ func (in *Inputs) DeclareWith(name string, arity int, o InputOptions) error {
 	l, err := in.log(name, arity)
 	if err != nil {
 		return fmt.Errorf("dataflow: %w", err)
+	}
+	if in.declared != nil {
+		in.declared[name] = true
 	}
 	if o.NoHistory && !l.noHistory {
 		l.noHistory = true

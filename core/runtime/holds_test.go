@@ -92,6 +92,8 @@ func TestPeerHoldsAreTakenAtTheIncarnationsAsOf(t *testing.T) {
 			regs := maint.opts.Registries
 			both := func(cmd Command) { pair.ctl.Send(cmd); solo.ctl.Send(cmd) }
 			var rows [][]int64
+			pair.declare("in", 2)
+			solo.declare("in", 2)
 			lo := uint64(0)
 			for _, asOf := range []uint64{5, 9} {
 				allowed := frontier.At(asOf + 2)
@@ -194,6 +196,7 @@ func TestDroppedDataflowsLeaveNoLiveHandleAndBuildNoImportReader(t *testing.T) {
 				var mu gosync.Mutex
 				local := map[int][2]trace.State{}     // worker → the arrangement's oks and errs traces
 				imported := map[int][2]*share.Point{} // worker → the points the query imports from
+				s.declare("in", 2)
 				s.ctl.Send(CreateDataflow{Desc: dataflow.Desc{
 					ID: "maintain idx", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
 					Exports: []string{"idx"},

@@ -106,6 +106,7 @@ func TestImportLive(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, s *setup) {
 		ctx := testCtx(t)
 		cp := dataflow.NewCapture(s.workers)
+		s.declare("edges", 2)
 		s.ctl.Send(CreateDataflow{Desc: indexDesc("edges", "edges", 2, []int{0}, 0, nil)})
 		s.ctl.Send(CreateDataflow{Desc: readDesc("read", "edges", 0, frontier.Empty(), cp)})
 		s.sendEpochs("edges")
@@ -124,6 +125,7 @@ func TestImportCompletedDataflow(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, s *setup) {
 		ctx := testCtx(t)
 		probe := dataflow.NewProbe(s.workers)
+		s.declare("edges", 2)
 		s.ctl.Send(CreateDataflow{Desc: indexDesc("edges", "edges", 2, []int{0}, 0, probe)})
 		s.sendEpochs("edges")
 		s.advance("edges", 2, frontier.Empty())
@@ -148,6 +150,7 @@ func TestImportStalledSource(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, s *setup) {
 		ctx := testCtx(t)
 		cp := dataflow.NewCapture(s.workers)
+		s.declare("edges", 2)
 		s.ctl.Send(CreateDataflow{Desc: indexDesc("edges", "edges", 2, []int{0}, 0, nil)})
 		s.send("edges", 2, []int64{0, 1, 1, 2})
 		s.advance("edges", 2, frontier.At(1))

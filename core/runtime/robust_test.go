@@ -173,6 +173,7 @@ func TestRecreatedDataflowKeepsEveryRow(t *testing.T) {
 // of the index, and the index keeps every other update.
 func TestMergeOverflowIsReportedAndKeepsOtherUpdates(t *testing.T) {
 	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.declare("in", 2)
 		ctx := testCtx(s.tb)
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		s.must(AllowCompaction{ID: "idx", Frontier: frontier.At(2)})
@@ -1108,6 +1109,32 @@ func TestAMaintainedDataflowReadsNoQuerysIndex(t *testing.T) {
 		want := []string{`dataflow m: import of index "y", which query "q" exports: dataflow: a Maintained dataflow reads no index a query exports`}
 		if !slices.Equal(o.errs, want) {
 			t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, want)
+		}
+	}
+}
+
+// A maintained dataflow that reads an input never declared (a misspelt
+// name) fails its create (dataflow.ErrUndeclaredInput) in Solo and the pair
+// alike, and a later CreateInput of that name with any arity is applied by
+// every worker as the controller accepted it (R3): before, the dataflow
+// declared the input with the arity it read, waited for it forever, and
+// the later CreateInput failed on every worker after the controller took it.
+func TestAnUndeclaredInputIsTheCreatesError(t *testing.T) {
+	outs := agree(t, -1, func(s *setup, _ *[]string) string {
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "inn", 2, []int{0}, 0, nil)})
+		s.send("inn", 1, []int64{0, 1, 7})
+		s.advance("inn", 1, frontier.At(1))
+		s.must(DropDataflow{ID: "maintain idx"})
+		s.must(CreateDataflow{Desc: indexDesc("idx", "inn", 1, []int{0}, 0, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), cp)})
+		return read(cp, 0)
+	})
+	for w, o := range outs {
+		want := outcome{answer: "map[[7]:1]", errs: []string{`dataflow maintain idx: input "inn": input not declared (CreateInput)`}}
+		if fmt.Sprint(o) != fmt.Sprint(want) {
+			t.Fatalf("workers=%d: %+v, want %+v", w, o, want)
 		}
 	}
 }

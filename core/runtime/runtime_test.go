@@ -53,6 +53,7 @@ func TestImportFidelity(t *testing.T) {
 		ctx := testCtx(t)
 		seed := testSeed(t)
 		rng := rand.New(rand.NewPCG(seed, 7))
+		s.declare("in", 2)
 		s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		var rows [][]int64
 		const times = 30
@@ -134,6 +135,7 @@ func TestCreateThenCancelRace(t *testing.T) {
 			}
 			defer ctl.Shutdown()
 			s := &setup{ctl: ctl, workers: w}
+			s.declare("in", 2)
 			s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 			s.send("in", 2, []int64{0, 1, 1, 10}, []int64{0, 1, 2, 20}, []int64{0, 1, 3, 30})
 			s.advance("in", 2, frontier.At(1))
@@ -185,6 +187,7 @@ func TestDropReleasesEverything(t *testing.T) {
 				before := goruntime.NumGoroutine()
 				s := newSetup(t, mode, w)
 				ctx := testCtx(t)
+				s.declare("in", 2)
 				s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 				s.sendEpochs("in")
 				cps := make([]*dataflow.Capture, 3)
@@ -473,6 +476,7 @@ func runRandom(t *testing.T, seed uint64, w int, lag Role) {
 func TestImportBeyondAsOfIsAnError(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, s *setup) {
 		ctx := testCtx(t)
+		s.declare("in", 2)
 		s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		s.send("in", 2, []int64{0, 1, 1, 1})
 		s.advance("in", 2, frontier.At(10))

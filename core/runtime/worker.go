@@ -107,6 +107,9 @@ func newWorker(r *Runtime, i int) *worker {
 			r.fail(w.current.seq, w.current.cmd, err)
 		},
 	}
+	// A dataflow reads only an input the controller declared
+	// (CreateInput), on every worker of every role alike.
+	w.env.Inputs.RequireDeclared()
 	return w
 }
 

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -244,6 +246,44 @@ func TestEvalBuiltin(t *testing.T) {
 		out, err := eval(tc.target)
 		if ExitCode(err) != ExitUsage || !strings.HasPrefix(Message(err), tc.want) || out != "" {
 			t.Errorf("eval %s: %v (exit %d), stdout %q; want exit 2 and %q", tc.target, err, ExitCode(err), out, tc.want)
+		}
+	}
+}
+
+// TestCheckSaysWhenImportedDidNotRun checks that a spec with no index
+// serving its query is checked in direct mode only and that its "ok" line
+// says so, naming the arrangements no index serves, while a spec whose
+// arrangements are all served says nothing of the kind.
+func TestCheckSaysWhenImportedDidNotRun(t *testing.T) {
+	chdirRoot(t)
+	data, err := os.ReadFile("workloads/examples/lookup.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "indexes")
+	bare, _ := json.Marshal(doc)
+	path := filepath.Join(t.TempDir(), "bare.json")
+	if err := os.WriteFile(path, bare, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		target string
+		note   bool
+	}{{path, true}, {"workloads/examples/lookup.json", false}} {
+		var out bytes.Buffer
+		if err := Check(context.Background(), CheckConfig{Out: &out, Targets: []string{tc.target}}); err != nil {
+			t.Fatalf("%s: %v\n%s", tc.target, err, out.String())
+		}
+		const note = "(direct only, imported not run: join="
+		if got := strings.Contains(out.String(), note); got != tc.note {
+			t.Errorf("%s: check says %q; want the note %q: %v", tc.target, out.String(), note, tc.note)
+		}
+		if tc.note && !strings.Contains(out.String(), "no index serves dims(key), facts(key)") {
+			t.Errorf("%s: the note does not name the arrangement: %q", tc.target, out.String())
 		}
 	}
 }

@@ -20,13 +20,11 @@
 //     with plain decimal values; config lines are only goos, goarch, cpu,
 //     go, gomaxprocs and commit; every unit gets a Unit metadata line
 //     before the first result that uses it.
-//   - B3 (--out): results are written to a temporary file beside --out,
-//     each result line appended with one write as soon as its sample
-//     finishes, and renamed over --out when the run ends: complete, or
-//     interrupted or failed after at least one sample finished (every
-//     finished line intact). A run refused for bad input, or that ends
-//     with no finished sample, leaves --out as it was and no temporary
-//     file. No two output flags may name one file.
+//   - B3 (--out): the file is truncated only after every flag and spec has
+//     been validated, and each result line is appended with one write as
+//     soon as its sample finishes, so an interrupted run leaves every
+//     finished line intact and a run refused for bad input writes nothing.
+//     No two output flags may name one file.
 //   - B4 (--shard i/n): the benchmarks are sorted by name and shard i runs
 //     those at positions i, i+n, i+2n, …; the shards of one n partition
 //     the list.

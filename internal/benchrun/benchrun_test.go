@@ -643,3 +643,37 @@ func TestBuiltinParamRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitIsAskedOfThisModulesCheckoutOnly checks that a binary without
+// VCS stamping takes the commit from git only in a checkout of its own
+// module: run from another repository, its HEAD would name the wrong code.
+func TestCommitIsAskedOfThisModulesCheckoutOnly(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	const module = "github.com/tracebench/tracebench"
+	chdirRoot(t)
+	if exec.Command("git", "rev-parse", "--show-toplevel").Run() == nil && !checkoutOf(module) {
+		t.Fatal("the project's own checkout is not recognised")
+	}
+	other := t.TempDir()
+	if out, err := exec.Command("git", "-C", other, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	t.Chdir(other)
+	if checkoutOf(module) {
+		t.Error("a repository with no go.mod taken for the module's checkout")
+	}
+	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if checkoutOf(module) {
+		t.Error("another module's repository taken for this module's checkout")
+	}
+	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module "+module+"\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !checkoutOf(module) {
+		t.Error("a checkout declaring the module not recognised")
+	}
+}

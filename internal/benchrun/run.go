@@ -80,7 +80,9 @@ type Env struct {
 // DetectEnv returns the Env of this process.
 func DetectEnv() Env {
 	e := Env{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPU: cpuName(), Commit: "unknown"}
+	module := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
+		module = bi.Main.Path
 		rev, dirty := "", false
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -99,7 +101,12 @@ func DetectEnv() Env {
 		}
 	}
 	// go run and -buildvcs=false builds carry no revision: ask git about
-	// the working directory, as a user running from a checkout expects.
+	// the working directory, as a user running from a checkout expects,
+	// if that checkout is this module's (run from another repository,
+	// its HEAD would name the wrong code).
+	if !checkoutOf(module) {
+		return e
+	}
 	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 		e.Commit = strings.TrimSpace(string(out))
 		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
@@ -107,6 +114,28 @@ func DetectEnv() Env {
 		}
 	}
 	return e
+}
+
+// checkoutOf reports whether the working directory is in a git checkout
+// whose top-level go.mod declares module (the binary's main module).
+func checkoutOf(module string) bool {
+	if module == "" {
+		return false
+	}
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(top)), "go.mod"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`) == module
+		}
+	}
+	return false
 }
 
 // cpuName reads the CPU model the way the testing package reports it.

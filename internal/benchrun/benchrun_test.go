@@ -677,3 +677,32 @@ func TestCommitIsAskedOfThisModulesCheckoutOnly(t *testing.T) {
 		t.Error("a checkout declaring the module not recognised")
 	}
 }
+
+// TestValidateNamesEveryBadFile checks that validate reports every bad
+// spec of its arguments, not only the first, and the good ones, and that
+// the error is bad input (exit 2).
+func TestValidateNamesEveryBadFile(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	bad1, bad2 := filepath.Join(dir, "bad1.json"), filepath.Join(dir, "bad2.json")
+	if err := os.WriteFile(bad1, []byte("[]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad2, []byte("{\"version\": 1,\n \"nme\": \"x\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := Validate(ValidateConfig{Out: &out, Specs: []string{bad1, "workloads/examples/lookup.json", bad2}})
+	if ExitCode(err) != ExitUsage {
+		t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, ExitUsage)
+	}
+	msg := Message(err)
+	for _, want := range []string{bad1 + ":1:", bad2 + ":2:"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("errors %q do not name %s", msg, want)
+		}
+	}
+	if !strings.Contains(out.String(), "workloads/examples/lookup.json: ok") {
+		t.Errorf("the good spec between them is not reported: %q", out.String())
+	}
+}

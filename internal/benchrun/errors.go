@@ -3,6 +3,7 @@ package benchrun
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -46,10 +47,13 @@ func ExitCode(err error) int {
 // Message returns the text to print for err: usage errors without the
 // sentinel's prefix, which would only repeat "bad usage".
 func Message(err error) string {
-	msg := err.Error()
+	// Several errors joined (validate of several files) are a line each.
+	lines := strings.Split(err.Error(), "\n")
 	const p = "benchrun: bad usage: "
-	if len(msg) > len(p) && msg[:len(p)] == p {
-		return "benchrun: " + msg[len(p):]
+	for i, l := range lines {
+		if len(l) > len(p) && l[:len(p)] == p {
+			lines[i] = "benchrun: " + l[len(p):]
+		}
 	}
-	return msg
+	return strings.Join(lines, "\n")
 }

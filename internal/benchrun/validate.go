@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -25,17 +26,22 @@ func Validate(cfg ValidateConfig) error {
 		return usagef("validate", "needs at least one SPEC.json")
 	}
 	files := map[string]*spec.Spec{} // spec files by workload name
+	// Every target is checked: a bad one is reported and the rest still
+	// are, so one run names every file at fault.
+	var errs []error
 	for _, target := range cfg.Specs {
 		specs, err := resolve(target)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		if isSpecFile(target) {
 			// Spec files run together must differ in name (docs/spec.md,
 			// benchrun run); one file named twice is the same spec.
 			s := specs[0]
 			if prev := files[s.Name]; prev != nil && targetKey(prev.File) != targetKey(s.File) {
-				return nameClash(prev, s)
+				errs = append(errs, nameClash(prev, s))
+				continue
 			}
 			files[s.Name] = s
 		}
@@ -43,7 +49,7 @@ func Validate(cfg ValidateConfig) error {
 			fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %d inputs, %d views, %d indexes\n", s.File, s.Name, len(s.Inputs), len(s.Views), len(s.Indexes))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // resolve returns the specs a command argument names: a spec file (its CSV

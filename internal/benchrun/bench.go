@@ -375,5 +375,9 @@ func missing(s *spec.Spec, j string) error {
 	for i, a := range m {
 		names[i] = a.String()
 	}
-	return s.Errorf("indexes", "--index imported: no index serves %s (the %s join reads them; add indexes or use --index direct)", strings.Join(names, ", "), kind)
+	reader := fmt.Sprintf("the %s join reads them", kind)
+	if len(s.Plan.Query.Entries) == 1 {
+		reader = "the query reads them" // one from entry: no join
+	}
+	return s.Errorf("indexes", "--index imported: no index serves %s (%s; add indexes or use --index direct)", strings.Join(names, ", "), reader)
 }

@@ -135,6 +135,10 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 			return fmt.Errorf("%w: --fail-on regression compared nothing, so it cannot pass: %s", ErrInput, why)
 		}
 		fmt.Fprintf(errOut, "benchcmp: warning: nothing was compared: %s\n", why)
+	} else if cfg.FailOn == "regression" && rep.Testable() == 0 {
+		// Every row's samples are too small to ever be significant: the
+		// gate passes whatever changed, which its caller must hear.
+		fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail: every compared row has too few samples to show a change at alpha %g (need at least %d a side)\n", cfg.Alpha, samplesNeeded(cfg.Alpha))
 	}
 	if err := writeReport(out, rep, cfg.Format); err != nil {
 		if errors.Is(err, ErrOutput) {

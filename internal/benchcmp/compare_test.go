@@ -599,3 +599,23 @@ func TestWriteErrorIsNotBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestGateThatCannotFailWarns checks that a gate whose every compared row
+// has too few samples to show any change (one sample a side) says it cannot
+// fail, while still passing as benchstat would, and that a gate over
+// samples large enough says nothing of the kind.
+func TestGateThatCannotFailWarns(t *testing.T) {
+	old := writeTemp(t, "one-old.txt", "goos: linux\nBenchmarkX 1 100 ns/op\n")
+	new := writeTemp(t, "one-new.txt", "goos: linux\nBenchmarkX 1 900 ns/op\n")
+	gate := func(c *CompareConfig) { c.FailOn = "regression" }
+	_, errOut, err := compare(t, gate, old, new)
+	if err != nil {
+		t.Fatalf("gate over one sample a side: %v, want it to pass", err)
+	}
+	if !strings.Contains(errOut, "--fail-on regression cannot fail: every compared row has too few samples") {
+		t.Errorf("stderr %q: want the warning that the gate cannot fail", errOut)
+	}
+	if _, errOut, _ := compare(t, gate, td("regress-old.txt"), td("regress-new.txt")); strings.Contains(errOut, "cannot fail") {
+		t.Errorf("a gate with enough samples warns: %q", errOut)
+	}
+}

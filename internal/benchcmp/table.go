@@ -140,6 +140,23 @@ func (r *Report) Compared() int {
 	return n
 }
 
+// Testable counts the cells compared with a baseline cell whose samples
+// could show a change at all (verdict other than TooFew). A gate over a
+// report with cells compared but none testable can never fail.
+func (r *Report) Testable() int {
+	n := 0
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			for _, c := range row.Cells {
+				if c != nil && c.Compared && c.Verdict != TooFew {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
 // builder groups results into tables, rows, columns and cells, as
 // benchstat's table builder does.
 type builder struct {

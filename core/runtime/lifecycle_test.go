@@ -311,3 +311,34 @@ func TestNewControllerTakesOneSoloOrOnePair(t *testing.T) {
 		t.Error("role 7 accepted")
 	}
 }
+
+// A runtime of a new pair cannot bind a registry side whose runtime left
+// while the other runtime of that old pair is still live: it would take
+// the old stream's publications or verdicts for its own (a new reader
+// read the old publisher's rows; an old reader waited for a new
+// publisher's verdicts). Once both have left, the registries serve the
+// new pair.
+func TestANewRuntimeWaitsForTheWholeOldPair(t *testing.T) {
+	for _, first := range []Role{Interactive, Maintenance} {
+		t.Run(first.String()+" left first", func(t *testing.T) {
+			regs := newRegs(1)
+			m, i, _ := pairOn(t, regs, -1)
+			gone, live := i, m
+			if first == Maintenance {
+				gone, live = m, i
+			}
+			gone.Shutdown()
+			if _, err := New(Options{Role: first, Workers: 1, Registries: regs}); !errors.Is(err, share.ErrSideBound) {
+				t.Fatalf("new %v runtime beside the old pair's live %v runtime: %v, want share.ErrSideBound", first, live.Role(), err)
+			}
+			live.Shutdown()
+			_, _, ctl := pairOn(t, regs, -1)
+			publishRow(t, ctl, 200)
+			cp := dataflow.NewCapture(1)
+			sendAll(t, ctl, CreateDataflow{Desc: readDesc("q", "ix", 0, frontier.At(1), cp)})
+			if got := read(cp, 0); got != "map[[1 200]:1]" {
+				t.Errorf("the new pair reads %s, want map[[1 200]:1]", got)
+			}
+		})
+	}
+}

@@ -198,7 +198,7 @@ func New(opts Options) (*Runtime, error) {
 		for i, reg := range opts.Registries {
 			if err := reg.Bind(side); err != nil {
 				for _, bound := range opts.Registries[:i] {
-					bound.Leave(side)
+					bound.Unbind(side)
 				}
 				return nil, fmt.Errorf("runtime: %v runtime, registry %d: %w", opts.Role, i, err)
 			}

@@ -31,11 +31,17 @@ const (
 )
 
 func (s Side) String() string {
-	if s == PublisherSide {
+	switch s {
+	case PublisherSide:
 		return "publishing"
+	case ReaderSide:
+		return "reading"
 	}
-	return "reading"
+	return fmt.Sprintf("side %d", int(s))
 }
+
+// other returns the registry's other side.
+func (s Side) other() Side { return 1 - s }
 
 // Incarnation names one incarnation of a shared index (P6): its id, the
 // as_of of the dataflow that exports it, and Seq, the position of that
@@ -133,17 +139,41 @@ func (g *Registry) getOrCreateLocked(inc Incarnation) *Slot {
 }
 
 // Bind binds a runtime to side of the registry, which one live runtime
-// at a time may hold: ErrSideBound if another holds it. A runtime binds
-// when it starts and leaves (Leave) when it shuts down, so a registry may
-// serve one pair after another.
+// at a time may hold: ErrSideBound if another holds it, or if the runtime
+// of this side that left belongs to the pair whose other runtime still
+// holds the other side (a new runtime would pair with the old one's
+// commands: its publications or verdicts would be the old stream's). A
+// runtime binds when it starts and leaves (Leave) when it shuts down;
+// once both sides have left, the registry is empty and serves the next
+// pair.
 func (g *Registry) Bind(side Side) error {
+	if side != PublisherSide && side != ReaderSide {
+		return fmt.Errorf("share: Bind of %v", side)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.bound[side] {
+	switch {
+	case g.bound[side]:
 		return fmt.Errorf("%w: a live %s runtime holds it", ErrSideBound, side)
+	case g.gone[side] && g.bound[side.other()]:
+		return fmt.Errorf("%w: its %s runtime left and the %s runtime of that pair is still live", ErrSideBound, side, side.other())
 	}
-	g.bound[side], g.gone[side] = true, false
+	if !g.bound[side.other()] {
+		g.gone = [2]bool{} // no runtime of the last pair is left
+	}
+	g.bound[side] = true
 	return nil
+}
+
+// Unbind undoes a Bind of side by a runtime that never ran (its start
+// failed after it bound), leaving the registry as before that Bind.
+func (g *Registry) Unbind(side Side) {
+	if side != PublisherSide && side != ReaderSide {
+		return
+	}
+	g.mu.Lock()
+	g.bound[side] = false
+	g.mu.Unlock()
 }
 
 // Leave unbinds the runtime of side once it has dropped everything it held
@@ -155,6 +185,9 @@ func (g *Registry) Bind(side Side) error {
 // leaving settles every incarnation it did not as abandoned, so a reader
 // behind it waits for none. A side not bound is left unchanged.
 func (g *Registry) Leave(side Side) {
+	if side != PublisherSide && side != ReaderSide {
+		return
+	}
 	g.mu.Lock()
 	if !g.bound[side] {
 		g.mu.Unlock()

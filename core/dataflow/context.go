@@ -69,10 +69,12 @@ type Env struct {
 	Spine spine.Options
 	// Fail records an operator's error (the worker reports it).
 	Fail func(df string, err error)
-	// Foreign returns the query that exports index id where this
-	// runtime renders no query (Maintenance): such an index is not in
-	// Manager. Nil: none.
-	Foreign func(id string) (query string, ok bool)
+	// QueryExport returns the query whose create exports index id, as
+	// the runtime records it from its commands on every role (on the
+	// Maintenance runtime, which renders no query, such an index is not
+	// in Manager; in Solo it may not be either, if the query failed to
+	// build or the index was freed). Nil: Manager's entries tell.
+	QueryExport func(id string) (query string, ok bool)
 }
 
 // Context is what a dataflow's Build function adds operators through.
@@ -279,14 +281,14 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	return &Arrangement{Flavor: Imported, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
 }
 
-// queryExport returns the query that exports index id, if one does, in this
-// runtime or (Env.Foreign) in the one that renders queries.
+// queryExport returns the query that exports index id, if one does: as
+// the runtime records it (Env.QueryExport), else as Manager holds it.
 func (c *Context) queryExport(id string) (string, bool) {
+	if c.env.QueryExport != nil {
+		return c.env.QueryExport(id)
+	}
 	if e, ok := c.env.Manager.entries[id]; ok {
 		return e.owner, e.byQuery
-	}
-	if c.env.Foreign != nil {
-		return c.env.Foreign(id)
 	}
 	return "", false
 }

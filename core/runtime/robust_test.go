@@ -1095,21 +1095,51 @@ func TestAFreedQueryExportIsExportedAgain(t *testing.T) {
 // A maintained dataflow that imports an index a query exports is refused
 // alike in Solo and in the pair (dataflow.ErrMaintainedReadsQuery): the
 // Maintenance runtime renders no query, so it could not read one, and Solo
-// must not answer what the pair cannot.
+// must not answer what the pair cannot. Every runtime decides it from the
+// commands alone, so it holds also for a query whose Build failed (its
+// index exists nowhere) and, once the query's export is freed by
+// AllowCompaction to {}, the import is of an unknown index on both.
 func TestAMaintainedDataflowReadsNoQuerysIndex(t *testing.T) {
-	outs := agree(t, -1, func(s *setup, _ *[]string) string {
-		s.send("in", 2, []int64{0, 1, 1, 10})
-		s.advance("in", 2, frontier.At(1))
-		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
-		s.must(CreateDataflow{Desc: reexportDesc("q", "idx", "y", false)})
-		s.must(CreateDataflow{Desc: reexportDesc("m", "y", "z", true)})
-		return ""
-	})
-	for w, o := range outs {
-		want := []string{`dataflow m: import of index "y", which query "q" exports: dataflow: a Maintained dataflow reads no index a query exports`}
-		if !slices.Equal(o.errs, want) {
-			t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, want)
+	failing := reexportDesc("q", "idx", "y", false)
+	build := failing.Build
+	failing.Build = func(c *dataflow.Context) error {
+		if err := build(c); err != nil {
+			return err
 		}
+		return errors.New("the query's build fails")
+	}
+	for _, tc := range []struct {
+		name  string
+		query dataflow.Desc
+		free  bool
+		want  []string
+	}{
+		{"built", reexportDesc("q", "idx", "y", false), false, []string{
+			`dataflow m: import of index "y", which query "q" exports: dataflow: a Maintained dataflow reads no index a query exports`}},
+		{"failed", failing, false, []string{
+			`dataflow m: import of index "y", which query "q" exports: dataflow: a Maintained dataflow reads no index a query exports`,
+			`dataflow q: the query's build fails`}},
+		{"freed", reexportDesc("q", "idx", "y", false), true, []string{
+			`dataflow m: import of unknown index "y"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			outs := agree(t, -1, func(s *setup, _ *[]string) string {
+				s.send("in", 2, []int64{0, 1, 1, 10})
+				s.advance("in", 2, frontier.At(1))
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				s.must(CreateDataflow{Desc: tc.query})
+				if tc.free {
+					s.must(AllowCompaction{ID: "y", Frontier: frontier.Empty()})
+				}
+				s.must(CreateDataflow{Desc: reexportDesc("m", "y", "z", true)})
+				return ""
+			})
+			for w, o := range outs {
+				if !slices.Equal(o.errs, tc.want) {
+					t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, tc.want)
+				}
+			}
+		})
 	}
 }
 

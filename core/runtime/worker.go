@@ -78,10 +78,16 @@ type worker struct {
 	// renders nor records as peers (queries, on a Maintenance runtime):
 	// their AllowCompaction is for the other runtime.
 	foreign map[string]string // index id → its dataflow
+	// queryExports are the index ids that queries' creates export, on
+	// every role alike (rendered or not, built or not), until dropped,
+	// freed by AllowCompaction to {} or exported again: a maintained
+	// dataflow may not import one (dataflow.ErrMaintainedReadsQuery), and
+	// all runtimes decide that from the same commands.
+	queryExports map[string]string // index id → its query
 }
 
 func newWorker(r *Runtime, i int) *worker {
-	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}}
+	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}, queryExports: map[string]string{}}
 	var reg *share.Registry
 	if r.opts.Role == Maintenance {
 		reg = r.opts.Registries[i]
@@ -95,8 +101,8 @@ func newWorker(r *Runtime, i int) *worker {
 		Registry: reg,
 		Activate: w.activate,
 		Wake:     w.holdsMoved,
-		Foreign: func(id string) (string, bool) {
-			q, ok := w.foreign[id]
+		QueryExport: func(id string) (string, bool) {
+			q, ok := w.queryExports[id]
 			return q, ok
 		},
 		Spine: r.opts.Spine,
@@ -360,6 +366,9 @@ func (w *worker) apply(q queued) {
 		w.create(c.Desc, q.seq)
 	case AllowCompaction:
 		w.nudge = q.seq
+		if c.Frontier.IsEmpty() {
+			delete(w.queryExports, c.ID) // freed
+		}
 		if w.foreign[c.ID] != "" {
 			return
 		}
@@ -374,6 +383,7 @@ func (w *worker) apply(q queued) {
 		}
 		delete(w.dataflows, c.ID)
 		maps.DeleteFunc(w.foreign, func(_, owner string) bool { return owner == c.ID })
+		maps.DeleteFunc(w.queryExports, func(_, owner string) bool { return owner == c.ID })
 		if df == nil {
 			w.env.Manager.DropOwned(c.ID) // peers recorded for it
 			return
@@ -422,6 +432,10 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 		// The controller accepted the export, so the id is free: a
 		// foreign record of it is of an index freed since.
 		delete(w.foreign, id)
+		delete(w.queryExports, id)
+		if !desc.Maintained {
+			w.queryExports[id] = desc.ID
+		}
 	}
 	if !role.covers(desc) {
 		if role == Interactive && desc.Maintained {

@@ -342,3 +342,55 @@ func TestANewRuntimeWaitsForTheWholeOldPair(t *testing.T) {
 		})
 	}
 }
+
+// Controller.Shutdown stops every runtime before it waits for any: with the
+// Maintenance worker held inside a command, the Interactive runtime is
+// already stopping, so it applies none of its queued commands against a
+// publisher that has left (its creates would be abandoned and its queries
+// fail on indexes that never came, errors Solo never reports).
+func TestControllerShutdownStopsEveryRuntimeFirst(t *testing.T) {
+	regs := newRegs(1)
+	m, i, ctl := pairOn(t, regs, -1)
+	gate, held := make(chan struct{}), make(chan struct{})
+	m.workers[0].enqueue(queued{cmd: barrier{done: func(*worker) { close(held); <-gate }}})
+	<-held
+	done := make(chan struct{})
+	go func() { ctl.Shutdown(); close(done) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !i.stopping() {
+		if time.Now().After(deadline) {
+			close(gate)
+			t.Fatal("the Interactive runtime was not stopped while the Maintenance runtime's shutdown waited")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	<-done
+	if errs := ctl.TakeErrors(); len(errs) != 0 {
+		t.Errorf("errors after Shutdown: %v", errs)
+	}
+}
+
+// After Shutdown, Send, Sync and Stats all say so with ErrShutdown, and
+// Send's error reads the same in Solo and the pair.
+func TestShutdownIsOneErrorEverywhere(t *testing.T) {
+	var texts []string
+	for _, mode := range []string{"solo", "pair"} {
+		s := newSetup(t, mode, 1)
+		s.ctl.Shutdown()
+		err := s.ctl.Send(CreateInput{Name: "x", Arity: 1})
+		if !errors.Is(err, ErrShutdown) {
+			t.Fatalf("%s: Send: %v, want ErrShutdown", mode, err)
+		}
+		texts = append(texts, err.Error())
+		if err := s.ctl.Sync(testCtx(t)); !errors.Is(err, ErrShutdown) {
+			t.Errorf("%s: Sync: %v, want ErrShutdown", mode, err)
+		}
+		if _, err := s.rts[0].Stats(testCtx(t)); !errors.Is(err, ErrShutdown) {
+			t.Errorf("%s: Stats: %v, want ErrShutdown", mode, err)
+		}
+	}
+	if texts[0] != texts[1] {
+		t.Errorf("Send after Shutdown says %q in Solo and %q in the pair", texts[0], texts[1])
+	}
+}

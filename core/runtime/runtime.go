@@ -292,6 +292,12 @@ func (r *Runtime) Err() error {
 // applied. It waits for them to exit. It may be called any number of times,
 // from any goroutine; every call returns once the workers have exited.
 func (r *Runtime) Shutdown() {
+	r.signalStop()
+	r.wg.Wait()
+}
+
+// signalStop closes stop and wakes every worker to see it, once.
+func (r *Runtime) signalStop() {
 	r.stopOnce.Do(func() {
 		close(r.stop)
 		// A worker parks on its wake alone: one that had looked at stop
@@ -303,7 +309,6 @@ func (r *Runtime) Shutdown() {
 			}
 		}
 	})
-	r.wg.Wait()
 }
 
 // stopping reports whether Shutdown was called.
@@ -400,7 +405,7 @@ func (r *Runtime) barrier(ctx context.Context, f func(*worker)) error {
 	case <-ctx.Done():
 		err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ctx.Err())
 	case <-r.stop:
-		err = fmt.Errorf("runtime: %v is shut down", r.opts.Role)
+		err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ErrShutdown)
 	}
 	b.mu.Lock()
 	b.abandoned = true
@@ -448,9 +453,10 @@ type inputDecl struct {
 }
 
 // ErrShutdown is returned by Send and SendAll once a runtime of the
-// controller is shut down: the command reaches no runtime and the
-// controller records nothing of it.
-var ErrShutdown = errors.New("runtime is shut down")
+// controller is shut down (the command reaches no runtime and the
+// controller records nothing of it), and wrapped by Sync and Stats on a
+// runtime shut down.
+var ErrShutdown = errors.New("runtime: shut down")
 
 // ErrControlled is returned by NewController for a runtime another
 // controller already sends to: two streams would number commands apart.
@@ -560,7 +566,7 @@ func (c *Controller) SendAll(cmds ...Command) error {
 func (c *Controller) sendLocked(cmd Command) error {
 	for _, r := range c.rts {
 		if r.stopping() {
-			return fmt.Errorf("runtime: %w: %v runtime", ErrShutdown, r.opts.Role)
+			return ErrShutdown // the same in Solo and the pair
 		}
 	}
 	if err := c.validate(cmd); err != nil {
@@ -780,10 +786,17 @@ func (c *Controller) Err() error {
 	return errors.Join(errs...)
 }
 
-// Shutdown shuts every runtime down.
+// Shutdown shuts every runtime down: it stops them all before it waits for
+// any, so the Interactive runtime of a pair does not go on applying its
+// queued commands against a Maintenance runtime that has left (every
+// create it then met would be abandoned, and its queries would fail on
+// indexes that never came: errors Solo never reports).
 func (c *Controller) Shutdown() {
 	for _, r := range c.rts {
-		r.Shutdown()
+		r.signalStop()
+	}
+	for _, r := range c.rts {
+		r.wg.Wait()
 	}
 }
 

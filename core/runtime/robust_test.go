@@ -889,6 +889,14 @@ func TestATakenErrorIsNotReturnedAgain(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("errors taken before and after the Interactive runtime caught up:\n%s\nwant each once:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// Every runtime has applied both commands now: the controller keeps
+	// no memory of what it took of them.
+	s.ctl.mu.Lock()
+	kept := len(s.ctl.taken)
+	s.ctl.mu.Unlock()
+	if kept != 0 {
+		t.Errorf("the controller remembers %d taken errors of commands every runtime applied", kept)
+	}
 }
 
 // Every command the controller refuses, with the exact text a user reads;

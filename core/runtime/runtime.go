@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	gosync "sync"
 
@@ -772,6 +774,15 @@ func (c *Controller) errors(take bool) []*CommandError {
 				c.taken[errKey{e.Seq, e.Err.Error()}] = true
 			}
 		}
+		// Commands every worker has applied can meet no error again:
+		// what was taken of them need not be remembered.
+		done := uint64(math.MaxUint64)
+		for _, r := range c.rts {
+			for _, w := range r.workers {
+				done = min(done, w.applied.Load())
+			}
+		}
+		maps.DeleteFunc(c.taken, func(k errKey, _ bool) bool { return k.seq <= done })
 	}
 	slices.SortStableFunc(out, func(a, b *CommandError) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out

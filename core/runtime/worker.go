@@ -26,6 +26,10 @@ type worker struct {
 	// count, not a flag, so that idle can tell a worker that stayed parked
 	// from one that ran and parked again in between.
 	parks atomic.Uint64
+	// applied is the number of the last controller command the worker
+	// applied: no error of it or of an earlier one can come after
+	// (Controller.errors forgets what it took of them).
+	applied atomic.Uint64
 	// parkWait, when set, is closed by the worker as it next parks, and
 	// cleared: awaitPark blocks on it instead of polling.
 	parkWait atomic.Pointer[chan struct{}]
@@ -204,6 +208,9 @@ func (w *worker) run() {
 			w.current = q
 			w.apply(q)
 			w.current = queued{}
+			if q.seq > 0 {
+				w.applied.Store(q.seq) // its errors are recorded
+			}
 			cmds[i] = queued{}
 		}
 		// Every entry is cleared (nothing applied stays reachable); the

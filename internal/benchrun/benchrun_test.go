@@ -733,3 +733,19 @@ func TestMissingIndexNamesWhatReadsIt(t *testing.T) {
 		t.Fatalf("exit %d, %v: want exit 2 saying the query reads the arrangements", ExitCode(err), err)
 	}
 }
+
+// TestCPUProfileWriteErrorFails checks that a CPU profile that cannot be
+// written (a full disk) fails the run (exit 1), as every other output
+// does: the profiler itself drops its write errors.
+func TestCPUProfileWriteErrorFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	chdirRoot(t)
+	var out bytes.Buffer
+	err := Run(context.Background(), RunConfig{Out: &out, ErrOut: &out, Selection: Selection{Targets: []string{"groupby"}, Index: []string{IndexDirect}, Workers: 1},
+		Count: 1, CPUProfile: "/dev/full", Progress: ProgressOff, Engine: &fakeEngine{}, Env: testEnv})
+	if ExitCode(err) != ExitFailed || !strings.Contains(err.Error(), "--cpuprofile: write /dev/full") {
+		t.Fatalf("exit %d, %v: want exit 1 naming --cpuprofile and the failed write", ExitCode(err), err)
+	}
+}

@@ -116,6 +116,23 @@ func DetectEnv() Env {
 	return e
 }
 
+// errWriter keeps the first error of the writes through it.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
 // checkoutOf reports whether the working directory is in a git checkout
 // whose top-level go.mod declares module (the binary's main module).
 func checkoutOf(module string) bool {
@@ -276,7 +293,10 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			}
 			return fmt.Errorf("benchrun: --flamegraph: %w", err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
+		// The profiler drops its write errors: they are kept here, so a
+		// profile that could not be written (a full disk) fails the run.
+		pw := &errWriter{w: f}
+		if err := pprof.StartCPUProfile(pw); err != nil {
 			f.Close()
 			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
 		}
@@ -287,7 +307,11 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			}
 			stopped = true
 			pprof.StopCPUProfile()
-			return f.Close()
+			cerr := f.Close()
+			if pw.err != nil {
+				return pw.err
+			}
+			return cerr
 		}
 		defer stopCPU()
 	}

@@ -138,7 +138,7 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 	} else if cfg.FailOn == "regression" && rep.Testable() == 0 {
 		// Every row's samples are too small to ever be significant: the
 		// gate passes whatever changed, which its caller must hear.
-		fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail: every compared row has too few samples to show a change at alpha %g (need at least %d a side)\n", cfg.Alpha, samplesNeeded(cfg.Alpha))
+		fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail: no compared row of a unit with a direction has samples enough to show a change at alpha %g (need at least %d a side)\n", cfg.Alpha, samplesNeeded(cfg.Alpha))
 	}
 	if err := writeReport(out, rep, cfg.Format); err != nil {
 		if errors.Is(err, ErrOutput) {

@@ -612,10 +612,27 @@ func TestGateThatCannotFailWarns(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gate over one sample a side: %v, want it to pass", err)
 	}
-	if !strings.Contains(errOut, "--fail-on regression cannot fail: every compared row has too few samples") {
+	if !strings.Contains(errOut, "--fail-on regression cannot fail: no compared row of a unit with a direction has samples enough") {
 		t.Errorf("stderr %q: want the warning that the gate cannot fail", errOut)
 	}
 	if _, errOut, _ := compare(t, gate, td("regress-old.txt"), td("regress-new.txt")); strings.Contains(errOut, "cannot fail") {
 		t.Errorf("a gate with enough samples warns: %q", errOut)
+	}
+}
+
+// TestGateThatCannotFailWarnsBesideUnitsWithoutDirection checks the warning
+// when the only rows with samples enough are of a unit with no direction
+// (a benchrun count), which is never a regression: the gate still cannot
+// fail.
+func TestGateThatCannotFailWarnsBesideUnitsWithoutDirection(t *testing.T) {
+	head := "goos: linux\nUnit rows assume=exact\n"
+	old := writeTemp(t, "dir-old.txt", head+"BenchmarkX 1 100 ns/op 5 rows\n")
+	new := writeTemp(t, "dir-new.txt", head+"BenchmarkX 1 900 ns/op 6 rows\n")
+	_, errOut, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, old, new)
+	if err != nil {
+		t.Fatalf("gate: %v, want it to pass", err)
+	}
+	if !strings.Contains(errOut, "cannot fail") {
+		t.Errorf("stderr %q: want the warning that the gate cannot fail", errOut)
 	}
 }

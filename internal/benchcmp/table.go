@@ -140,12 +140,17 @@ func (r *Report) Compared() int {
 	return n
 }
 
-// Testable counts the cells compared with a baseline cell whose samples
-// could show a change at all (verdict other than TooFew). A gate over a
-// report with cells compared but none testable can never fail.
+// Testable counts the cells that could be a regression: compared with a
+// baseline cell, of a unit with a known direction (a unit without one is
+// only ever "changed", benchrun's exact counts among them), and with
+// samples that could show a change at all (verdict other than TooFew). A
+// gate over a report with none can never fail.
 func (r *Report) Testable() int {
 	n := 0
 	for _, t := range r.Tables {
+		if t.Better != Lower && t.Better != Higher {
+			continue
+		}
 		for _, row := range t.Rows {
 			for _, c := range row.Cells {
 				if c != nil && c.Compared && c.Verdict != TooFew {

@@ -43,19 +43,21 @@ func Merge(out, errOut io.Writer, paths []string) error {
 	metas := map[benchfmt.UnitMetadataKey]place{}
 	firstArg := map[string]int{} // benchmark identity -> the path it was first seen in, by index
 	overlaps := map[string]bool{}
+	total := 0 // results in every file
 	for i, path := range paths {
 		f, err := os.Open(path)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrInput, err)
 		}
 		r := benchfmt.NewReader(bufio.NewReader(f), path)
-		n := 0
+		n, units := 0, 0
 		for r.Scan() {
 			switch rec := r.Result().(type) {
 			case *benchfmt.SyntaxError:
 				f.Close()
 				return check.syntax(rec)
 			case *benchfmt.UnitMetadata:
+				units++
 				check.meta(rec)
 				file, line := rec.Pos()
 				if prev, ok := metas[rec.UnitMetadataKey]; ok {
@@ -96,9 +98,19 @@ func Merge(out, errOut io.Writer, paths []string) error {
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrInput, path, err)
 		}
-		if n == 0 {
+		total += n
+		switch {
+		case n == 0 && units == 0:
 			return fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, path)
+		case n == 0:
+			// A shard that drew no benchmark (benchrun run --shard i/n
+			// with n above the number of benchmarks) writes its Unit
+			// lines alone: merged as the empty part it is.
+			fmt.Fprintf(errOut, "benchcmp merge: %s: no benchmark results, Unit lines only (an empty shard)\n", path)
 		}
+	}
+	if total == 0 {
+		return fmt.Errorf("%w: no benchmark results in any file", ErrInput)
 	}
 	if err := check.finish(); err != nil {
 		return err

@@ -264,3 +264,29 @@ func TestScalingGolden(t *testing.T) {
 		golden(t, "scaling."+format, out.Bytes())
 	}
 }
+
+// TestMergeTakesAnEmptyShard: a shard that drew no benchmark writes only
+// its Unit lines (benchrun run --shard i/n with n above the number of
+// benchmarks); merge takes it as the empty part it is, with a note, and
+// gives the other shards' results. Files with no result at all, together,
+// are still an error.
+func TestMergeTakesAnEmptyShard(t *testing.T) {
+	empty := writeTemp(t, "empty-shard.txt", "Unit install-ns better=lower\nUnit rows assume=exact\n")
+	var out, errOut bytes.Buffer
+	if err := Merge(&out, &errOut, []string{td("shard0.txt"), empty}); err != nil {
+		t.Fatalf("Merge with an empty shard: %v", err)
+	}
+	whole, err := os.ReadFile(td("shard0.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Count(out.String(), "\nBenchmark"), strings.Count(string(whole), "\nBenchmark"); got != want || want == 0 {
+		t.Errorf("merged %d results, want shard0's %d", got, want)
+	}
+	if !strings.Contains(errOut.String(), "empty-shard.txt: no benchmark results, Unit lines only (an empty shard)") {
+		t.Errorf("stderr %q: want the note of the empty shard", errOut.String())
+	}
+	if err := Merge(&bytes.Buffer{}, &bytes.Buffer{}, []string{empty, empty}); !errors.Is(err, ErrInput) {
+		t.Errorf("Merge of empty shards alone = %v, want ErrInput", err)
+	}
+}

@@ -492,10 +492,15 @@ func editDistance(a, b string) int {
 func readResults(paths []string, filter *benchproc.Filter, errOut io.Writer, add func(*benchfmt.Result)) (benchfmt.UnitMetadataMap, map[string]string, error) {
 	counts := make(map[string]int, len(paths))
 	var files []string
+	type pooledFile struct {
+		label, path string
+		info        os.FileInfo
+	}
+	var pooled []pooledFile // files by the column label they pool into
 	for _, p := range paths {
-		path := p
-		if _, after, ok := strings.Cut(p, "="); ok {
-			path = after
+		path, label := p, p
+		if before, after, ok := strings.Cut(p, "="); ok {
+			path, label = after, before
 		}
 		if path == "" {
 			return nil, nil, fmt.Errorf("%w: empty file name in %q", ErrUsage, p)
@@ -507,6 +512,15 @@ func readResults(paths []string, filter *benchproc.Filter, errOut io.Writer, add
 		if st.IsDir() {
 			return nil, nil, fmt.Errorf("%w: %s: is a directory, not a result file", ErrInput, path)
 		}
+		// One file pooled twice into a column (old=o.txt old=./o.txt)
+		// counts each of its samples twice.
+		for _, q := range pooled {
+			if q.label == label && os.SameFile(q.info, st) {
+				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file in column %q: its samples count twice\n", q.path, path, label)
+				break
+			}
+		}
+		pooled = append(pooled, pooledFile{label, path, st})
 		files = append(files, path)
 		counts[path] = 0
 	}

@@ -636,3 +636,29 @@ func TestGateThatCannotFailWarnsBesideUnitsWithoutDirection(t *testing.T) {
 		t.Errorf("stderr %q: want the warning that the gate cannot fail", errOut)
 	}
 }
+
+// TestPoolingOneFileTwiceWarns: one file given twice under one label (any
+// spelling) pools each of its samples twice into that column, which can
+// make noise significant; compare warns, as merge does. Two labels over one
+// file, or two files under one label, say nothing.
+func TestPoolingOneFileTwiceWarns(t *testing.T) {
+	old := writeTemp(t, "pool-old.txt", "BenchmarkA 1 100 ns/op\nBenchmarkA 1 101 ns/op\nBenchmarkA 1 102 ns/op\n")
+	other := writeTemp(t, "pool-other.txt", "BenchmarkA 1 100 ns/op\nBenchmarkA 1 101 ns/op\nBenchmarkA 1 102 ns/op\n")
+	dup := filepath.Join(filepath.Dir(old), ".", filepath.Base(old))
+	for _, tc := range []struct {
+		files []string
+		warn  bool
+	}{
+		{[]string{"old=" + old, "old=" + dup, "new=" + other}, true},
+		{[]string{"old=" + old, "new=" + dup}, false},
+		{[]string{"old=" + old, "old=" + other, "new=" + other}, false},
+	} {
+		_, errOut, err := compare(t, nil, tc.files...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.files, err)
+		}
+		if got := strings.Contains(errOut, "are the same file in column"); got != tc.warn {
+			t.Errorf("%v: stderr %q, want the warning: %v", tc.files, errOut, tc.warn)
+		}
+	}
+}

@@ -514,13 +514,14 @@ func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) 
 		if r.kind != kindArray || len(r.elems) != 2+len(columns) {
 			return nil, d.errf(r, f, "must be an array of %d integers: time, diff, %s", 2+len(columns), strings.Join(columns, ", "))
 		}
-		tm, err := d.u64(r.elems[0], f+"[0]")
+		v, err := d.integer(r.elems[0], f+"[0]")
 		if err != nil {
 			return nil, err
 		}
-		if tm > MaxTime {
-			return nil, d.errf(r.elems[0], f+"[0]", "time %d is outside 0..%d (%s)", tm, MaxTime, maxTimeWhy)
+		if v.Sign() < 0 || !v.IsUint64() || v.Uint64() > MaxTime {
+			return nil, d.errf(r.elems[0], f+"[0]", "time %s is outside 0..%d (%s)", v, MaxTime, maxTimeWhy)
 		}
+		tm := v.Uint64()
 		diff, err := d.i64(r.elems[1], f+"[1]")
 		if err != nil {
 			return nil, err

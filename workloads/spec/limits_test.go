@@ -58,11 +58,16 @@ func TestMaxTime(t *testing.T) {
 	if err != nil || s.Inputs[0].Rows.Times[1] != MaxTime {
 		t.Errorf("time 2^64-2 in rows: %v", err)
 	}
-	for _, tm := range []string{"18446744073709551615", "1.8446744073709551615e19"} {
-		_, err := Decode("t.json", ".", []byte(rows(tm)))
-		want := "t.json:3: inputs.a.rows[1][0]: time 18446744073709551615 is outside 0..18446744073709551614 (the engine advances each input past every time it holds)"
+	for _, tc := range []struct{ tm, says string }{
+		{"18446744073709551615", "18446744073709551615"},
+		{"1.8446744073709551615e19", "18446744073709551615"},
+		{"1e20", "100000000000000000000"}, // past uint64 too: the same range
+		{"-1", "-1"},
+	} {
+		_, err := Decode("t.json", ".", []byte(rows(tc.tm)))
+		want := "t.json:3: inputs.a.rows[1][0]: time " + tc.says + " is outside 0..18446744073709551614 (the engine advances each input past every time it holds)"
 		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
-			t.Errorf("time %s in rows: err = %v,\nwant %s", tm, err, want)
+			t.Errorf("time %s in rows: err = %v,\nwant %s", tc.tm, err, want)
 		}
 	}
 	tab, err := ReadCSV("t.csv", strings.NewReader("time,diff,x\n10,1,1\n18446744073709551615,1,2\n"), []string{"x"})

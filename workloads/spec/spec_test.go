@@ -126,7 +126,7 @@ func TestBadSpecs(t *testing.T) {
 		{"row arity", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 1, 1]]`, 1), "bad.json:2: inputs.a.rows[0]: must be an array of 4 integers: time, diff, x, y"},
 		{"row diff 0", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 0, 1, 2]]`, 1), "bad.json:2: inputs.a.rows[0][1]: diff must not be 0"},
 		{"row value overflow", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[0, 1, 9223372036854775808, 2]]`, 1), "bad.json:2: inputs.a.rows[0][2]: 9223372036854775808 is outside the int64 range"},
-		{"row negative time", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[-1, 1, 1, 2]]`, 1), "bad.json:2: inputs.a.rows[0][0]: -1 is outside 0.."},
+		{"row negative time", strings.Replace(base, `[[0, 1, 1, 2]]`, `[[-1, 1, 1, 2]]`, 1), "bad.json:2: inputs.a.rows[0][0]: time -1 is outside 0..18446744073709551614"},
 		{"generate unknown dist", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "normal"}, "y": {"dist": "seq"}}}`, 1), `bad.json:2: inputs.a.generate.columns.x.dist: unknown distribution "normal"`},
 		{"generate missing column", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.y: column has no distribution"},
 		{"generate extra column", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}, "z": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.z: not a column of the input"},

@@ -39,17 +39,19 @@ func run(ctx context.Context, out, errOut io.Writer, args []string) int {
 
 // runWith is run with the engine that measures samples.
 func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benchrun.Engine) int {
-	cw := &checkedWriter{w: out}
+	// The command output keeps its first write error, which fails the
+	// command however the command wrote.
+	cw := &benchrun.ErrWriter{W: out}
 	root := newRoot(cw, errOut, eng)
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err == nil && cw.err != nil {
+	if err == nil && cw.Err != nil {
 		// Output that did not reach stdout (a full disk, /dev/full) is
 		// a failure, not a silent success.
-		fmt.Fprintf(errOut, "benchrun: writing output: %v\n", cw.err)
+		fmt.Fprintf(errOut, "benchrun: writing output: %v\n", cw.Err)
 		return benchrun.ExitFailed
 	}
 	if err == nil {
@@ -66,24 +68,6 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 	}
 	fmt.Fprintf(errOut, "%s\nRun 'benchrun --help' for usage.\n", msg)
 	return benchrun.ExitUsage
-}
-
-// checkedWriter is the command output: it keeps the first write error,
-// which fails the command however the command wrote.
-type checkedWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (c *checkedWriter) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	n, err := c.w.Write(p)
-	if err != nil {
-		c.err = err
-	}
-	return n, err
 }
 
 // newRoot builds the command tree.

@@ -3,7 +3,6 @@ package benchrun
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -712,22 +711,9 @@ func TestValidateNamesEveryBadFile(t *testing.T) {
 // query with one from entry: no join reads the arrangement, the query does.
 func TestMissingIndexNamesWhatReadsIt(t *testing.T) {
 	chdirRoot(t)
-	data, err := os.ReadFile("workloads/examples/groupby.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	delete(doc, "indexes")
-	bare, _ := json.Marshal(doc)
-	path := filepath.Join(t.TempDir(), "bare.json")
-	if err := os.WriteFile(path, bare, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := withoutIndexes(t, "workloads/examples/groupby.json")
 	var out bytes.Buffer
-	err = Run(context.Background(), RunConfig{Out: &out, ErrOut: &out, Selection: Selection{Targets: []string{path}, Index: []string{IndexImported}, Workers: 1},
+	err := Run(context.Background(), RunConfig{Out: &out, ErrOut: &out, Selection: Selection{Targets: []string{path}, Index: []string{IndexImported}, Workers: 1},
 		Count: 1, Progress: ProgressOff, Engine: &fakeEngine{}, Env: testEnv})
 	if ExitCode(err) != ExitUsage || !strings.Contains(Message(err), "(the query reads them; add indexes or use --index direct)") {
 		t.Fatalf("exit %d, %v: want exit 2 saying the query reads the arrangements", ExitCode(err), err)

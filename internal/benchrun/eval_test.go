@@ -256,20 +256,7 @@ func TestEvalBuiltin(t *testing.T) {
 // arrangements are all served says nothing of the kind.
 func TestCheckSaysWhenImportedDidNotRun(t *testing.T) {
 	chdirRoot(t)
-	data, err := os.ReadFile("workloads/examples/lookup.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	delete(doc, "indexes")
-	bare, _ := json.Marshal(doc)
-	path := filepath.Join(t.TempDir(), "bare.json")
-	if err := os.WriteFile(path, bare, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := withoutIndexes(t, "workloads/examples/lookup.json")
 	for _, tc := range []struct {
 		target string
 		note   bool
@@ -286,4 +273,25 @@ func TestCheckSaysWhenImportedDidNotRun(t *testing.T) {
 			t.Errorf("%s: the note does not name the arrangement: %q", tc.target, out.String())
 		}
 	}
+}
+
+// withoutIndexes writes a copy of the spec file at path with its indexes
+// removed, in a temporary directory, and returns the copy's path.
+func withoutIndexes(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "indexes")
+	bare, _ := json.Marshal(doc)
+	out := filepath.Join(t.TempDir(), "bare.json")
+	if err := os.WriteFile(out, bare, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -116,19 +116,21 @@ func DetectEnv() Env {
 	return e
 }
 
-// errWriter keeps the first error of the writes through it.
-type errWriter struct {
-	w   io.Writer
-	err error
+// ErrWriter writes to W and keeps the first error of its writes in Err,
+// failing every later write with it: for output whose writer drops its
+// errors (the CPU profiler) or writes in many places (a command's stdout).
+type ErrWriter struct {
+	W   io.Writer
+	Err error
 }
 
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
+func (e *ErrWriter) Write(p []byte) (int, error) {
+	if e.Err != nil {
+		return 0, e.Err
 	}
-	n, err := e.w.Write(p)
+	n, err := e.W.Write(p)
 	if err != nil {
-		e.err = err
+		e.Err = err
 	}
 	return n, err
 }
@@ -295,7 +297,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 		// The profiler drops its write errors: they are kept here, so a
 		// profile that could not be written (a full disk) fails the run.
-		pw := &errWriter{w: f}
+		pw := &ErrWriter{W: f}
 		if err := pprof.StartCPUProfile(pw); err != nil {
 			f.Close()
 			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
@@ -308,8 +310,8 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			stopped = true
 			pprof.StopCPUProfile()
 			cerr := f.Close()
-			if pw.err != nil {
-				return pw.err
+			if pw.Err != nil {
+				return pw.Err
 			}
 			return cerr
 		}

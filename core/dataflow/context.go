@@ -73,7 +73,8 @@ type Env struct {
 	// the runtime records it from its commands on every role (on the
 	// Maintenance runtime, which renders no query, such an index is not
 	// in Manager; in Solo it may not be either, if the query failed to
-	// build or the index was freed). Nil: Manager's entries tell.
+	// build or the index was freed). Nil (no runtime): no index counts
+	// as a query's.
 	QueryExport func(id string) (query string, ok bool)
 }
 
@@ -281,16 +282,13 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	return &Arrangement{Flavor: Imported, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
 }
 
-// queryExport returns the query that exports index id, if one does: as
-// the runtime records it (Env.QueryExport), else as Manager holds it.
+// queryExport returns the query that exports index id, if one does, as
+// the runtime records it (Env.QueryExport; without a runtime, none).
 func (c *Context) queryExport(id string) (string, bool) {
-	if c.env.QueryExport != nil {
-		return c.env.QueryExport(id)
+	if c.env.QueryExport == nil {
+		return "", false
 	}
-	if e, ok := c.env.Manager.entries[id]; ok {
-		return e.owner, e.byQuery
-	}
-	return "", false
+	return c.env.QueryExport(id)
 }
 
 func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity, key []int) (Arranged, error) {
@@ -340,7 +338,6 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 	}
-	e.byQuery = !c.maintained
 	if c.env.Registry != nil {
 		tok, err := c.env.Registry.PublishBundle(share.Incarnation{ID: id, AsOf: c.df.asOf, Seq: c.df.inc}, e.bundle)
 		if err != nil {

@@ -59,9 +59,6 @@ type entry struct {
 	bundle *share.Bundle
 	token  *share.Token // the publication, for a published local index
 	owner  string       // the dataflow that exported it, or recorded the peer
-	// byQuery: owner is a query (not Maintained), whose index no
-	// maintained dataflow may read (ErrMaintainedReadsQuery).
-	byQuery bool
 }
 
 // NewIndexManager returns an empty trace manager.

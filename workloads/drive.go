@@ -596,7 +596,11 @@ func (se *Session) Close(ctx context.Context) error {
 		}
 	}
 	if se.opts.Mode == render.Imported {
-		for _, ix := range render.IndexOrder(se.r) {
+		// Importers before what they import: a view's index before the
+		// indexes its dataflow reads (runtime.ErrIndexDropped).
+		order := render.IndexOrder(se.r)
+		for i := range order {
+			ix := order[len(order)-1-i]
 			if err := se.ctl.Send(runtime.DropDataflow{ID: "maintain " + ix.Name}); err != nil {
 				errs = append(errs, err)
 			}

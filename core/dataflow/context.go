@@ -279,6 +279,9 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
+	if !slices.Contains(c.df.imports, id) {
+		c.df.imports = append(c.df.imports, id)
+	}
 	return &Arrangement{Flavor: Imported, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
 }
 

@@ -95,10 +95,16 @@ type Dataflow struct {
 	sent    int // messages sent in the current pass
 	dropped bool
 	onDrop  []func()
+	imports []string // the index ids Build imported, in order, once each
 }
 
 // ID returns the dataflow's id.
 func (d *Dataflow) ID() string { return d.id }
+
+// Imports returns the ids of the indexes the dataflow's Build imported
+// (Context.ImportIndex), in the order of their first import. The caller
+// must not change the slice.
+func (d *Dataflow) Imports() []string { return d.imports }
 
 // addNode appends an operator reading the given input nodes.
 func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {

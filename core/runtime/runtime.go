@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	gosync "sync"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -460,6 +461,18 @@ type inputDecl struct {
 // runtime shut down.
 var ErrShutdown = errors.New("runtime: shut down")
 
+// ErrIndexDropped is the error of a command that drops an index (the
+// DropDataflow of the dataflow exporting it, or an AllowCompaction to {})
+// while a live dataflow imports it: the command is applied, and the
+// importing dataflow's frontier stops where the index's last one was, so
+// a caller waiting for it to pass a later time would wait forever. The
+// error names the importing dataflow and the index, once for each pair;
+// Solo and the Maintenance/Interactive pair report the same errors, as
+// they are decided from the commands alone (whatever either runtime has
+// read of the index by then, and whether the importer has reached its
+// until or not). Drop the dataflows that import an index before it.
+var ErrIndexDropped = errors.New("runtime: index dropped while a dataflow imports it (the dataflow's frontier stops where the index's did; drop importers first)")
+
 // ErrControlled is returned by NewController for a runtime another
 // controller already sends to: two streams would number commands apart.
 var ErrControlled = errors.New("runtime: runtime already has a controller")
@@ -784,7 +797,13 @@ func (c *Controller) errors(take bool) []*CommandError {
 		}
 		maps.DeleteFunc(c.taken, func(k errKey, _ bool) bool { return k.seq <= done })
 	}
-	slices.SortStableFunc(out, func(a, b *CommandError) int { return cmp.Compare(a.Seq, b.Seq) })
+	// By command, then by message: a command's errors met by several
+	// runtimes (a drop whose importers the Maintenance runtime renders
+	// some of and the Interactive runtime others) come in the same order
+	// as from one Solo runtime.
+	slices.SortStableFunc(out, func(a, b *CommandError) int {
+		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Err.Error(), b.Err.Error()))
+	})
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -339,6 +340,9 @@ func runRandom(t *testing.T, seed uint64, w int, lag Role) {
 	var rows [][]int64
 	var queries []*query
 	var free []string // ids of dropped queries
+	// wantErrs are the errors the commands must cause, in order: one for
+	// each live query whose index incarnation is dropped.
+	var wantErrs []string
 	upper, since := uint64(0), uint64(0)
 	for range 150 {
 		switch k := rng.IntN(13); {
@@ -393,9 +397,17 @@ func runRandom(t *testing.T, seed uint64, w int, lag Role) {
 			if rng.IntN(2) == 0 {
 				asOf = uint64(rng.IntN(int(upper) + 2))
 			}
+			// Each live query not yet told is told now, once
+			// (ErrIndexDropped), in Solo and the pair alike.
+			var told []string
 			for _, q := range queries {
+				if q.live && !q.orphan {
+					told = append(told, fmt.Sprintf("dataflow %s: index %q, which it imports, goes with dataflow maintain idx: %v", q.id, "idx", ErrIndexDropped))
+				}
 				q.orphan = q.orphan || q.live
 			}
+			slices.Sort(told)
+			wantErrs = append(wantErrs, told...)
 			for _, s := range both {
 				s.must(DropDataflow{ID: "maintain idx"})
 				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, asOf, nil)})
@@ -464,8 +476,12 @@ func runRandom(t *testing.T, seed uint64, w int, lag Role) {
 		if err := s.ctl.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ctl.Err(); err != nil {
-			t.Fatalf("seed %d: %s: %v", seed, s.mode, err)
+		var got []string
+		for _, e := range s.ctl.TakeErrors() {
+			got = append(got, e.Err.Error())
+		}
+		if !slices.Equal(got, wantErrs) {
+			t.Fatalf("seed %d: %s: errors\n%s\nwant\n%s", seed, s.mode, strings.Join(got, "\n"), strings.Join(wantErrs, "\n"))
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"math/rand/v2"
 	goruntime "runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +96,9 @@ func soak(t *testing.T, seed uint64, w, steps int) soakReport {
 	}
 	var queries []*query
 	var free []string
+	// wantErrs are the errors the commands must cause, in order: one for
+	// each live query whose index incarnation is dropped.
+	var wantErrs []string
 	var release func()
 	catchUp := func() {
 		if release != nil {
@@ -220,9 +225,17 @@ func soak(t *testing.T, seed uint64, w, steps int) soakReport {
 		case k < 13: // drop an index, or create its next incarnation
 			ix := indexes[rng.IntN(len(indexes))]
 			if ix.live {
+				// Each live query of the index not yet told is told
+				// now, once (ErrIndexDropped), in Solo and the pair.
+				var told []string
 				for _, q := range queries {
+					if q.live && !q.orphan && q.idx == ix {
+						told = append(told, fmt.Sprintf("dataflow %s: index %q, which it imports, goes with dataflow maintain %s: %v", q.id, ix.id, ix.id, ErrIndexDropped))
+					}
 					q.orphan = q.orphan || (q.live && q.idx == ix)
 				}
+				slices.Sort(told)
+				wantErrs = append(wantErrs, told...)
 				ix.live = false
 				for _, s := range both {
 					s.must(DropDataflow{ID: "maintain " + ix.id})
@@ -268,8 +281,12 @@ func soak(t *testing.T, seed uint64, w, steps int) soakReport {
 		if err := s.ctl.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ctl.Err(); err != nil {
-			t.Fatalf("seed %d: %s: %v", seed, s.mode, err)
+		var got []string
+		for _, e := range s.ctl.TakeErrors() {
+			got = append(got, e.Err.Error())
+		}
+		if !slices.Equal(got, wantErrs) {
+			t.Fatalf("seed %d: %s: errors\n%s\nwant\n%s", seed, s.mode, strings.Join(got, "\n"), strings.Join(wantErrs, "\n"))
 		}
 		for _, r := range s.rts {
 			regs = append(regs, r.opts.Registries...)

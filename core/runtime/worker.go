@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -88,10 +89,18 @@ type worker struct {
 	// dataflow may not import one (dataflow.ErrMaintainedReadsQuery), and
 	// all runtimes decide that from the same commands.
 	queryExports map[string]string // index id → its query
+	// exporters are the live index ids every create exports, on every
+	// role alike, with the dataflow exporting each, until freed by
+	// AllowCompaction to {} or dropped with it; endedImports are the
+	// (importing dataflow, index id) pairs whose index was dropped while
+	// the dataflow lived, reported once (ErrIndexDropped). Both are kept
+	// from the commands alone, so Solo and the pair report alike.
+	exporters    map[string]string // index id → its dataflow
+	endedImports map[[2]string]bool
 }
 
 func newWorker(r *Runtime, i int) *worker {
-	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}, queryExports: map[string]string{}}
+	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}, queryExports: map[string]string{}, exporters: map[string]string{}, endedImports: map[[2]string]bool{}}
 	var reg *share.Registry
 	if r.opts.Role == Maintenance {
 		reg = r.opts.Registries[i]
@@ -375,6 +384,10 @@ func (w *worker) apply(q queued) {
 		w.nudge = q.seq
 		if c.Frontier.IsEmpty() {
 			delete(w.queryExports, c.ID) // freed
+			if w.exporters[c.ID] != "" {
+				delete(w.exporters, c.ID)
+				w.importsEnded(q, []string{c.ID}, "is freed (AllowCompaction to {})")
+			}
 		}
 		if w.foreign[c.ID] != "" {
 			return
@@ -391,6 +404,16 @@ func (w *worker) apply(q queued) {
 		delete(w.dataflows, c.ID)
 		maps.DeleteFunc(w.foreign, func(_, owner string) bool { return owner == c.ID })
 		maps.DeleteFunc(w.queryExports, func(_, owner string) bool { return owner == c.ID })
+		maps.DeleteFunc(w.endedImports, func(k [2]string, _ bool) bool { return k[0] == c.ID })
+		var ended []string
+		for id, owner := range w.exporters {
+			if owner == c.ID {
+				ended = append(ended, id)
+				delete(w.exporters, id)
+			}
+		}
+		slices.Sort(ended)
+		w.importsEnded(q, ended, fmt.Sprintf("goes with dataflow %s", c.ID))
 		if df == nil {
 			w.env.Manager.DropOwned(c.ID) // peers recorded for it
 			return
@@ -427,6 +450,28 @@ func (w *worker) apply(q queued) {
 	}
 }
 
+// importsEnded reports, as errors of command q, every dataflow this
+// worker renders that imports one of the indexes q ends and has not been
+// told of it yet (ErrIndexDropped). (A dataflow q drops exports none of
+// the indexes it imports: an id is exported only while free.) What the
+// index has published or the dataflow read is not consulted: the errors
+// follow from the commands alone, alike on every role.
+func (w *worker) importsEnded(q queued, ended []string, how string) {
+	if len(ended) == 0 {
+		return
+	}
+	for _, df := range w.order {
+		for _, id := range df.Imports() {
+			k := [2]string{df.ID(), id}
+			if !slices.Contains(ended, id) || w.endedImports[k] {
+				continue
+			}
+			w.endedImports[k] = true
+			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, how, ErrIndexDropped))
+		}
+	}
+}
+
 // create renders desc as incarnation seq if the role covers it, else
 // records its exports as peers (taking over the publisher's reserved hold).
 // A publishing runtime settles each export's incarnation, published or not,
@@ -440,6 +485,7 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 		// foreign record of it is of an index freed since.
 		delete(w.foreign, id)
 		delete(w.queryExports, id)
+		w.exporters[id] = desc.ID
 		if !desc.Maintained {
 			w.queryExports[id] = desc.ID
 		}

@@ -1,0 +1,148 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// droppedErr is the text of ErrIndexDropped for importer df of index id,
+// ended as how says.
+func droppedErr(df, id, how string) string {
+	return fmt.Sprintf("dataflow %s: index %q, which it imports, %s: %v", df, id, how, ErrIndexDropped)
+}
+
+// An index dropped under the dataflows that import it is an error of the
+// dropping command, once for each importer and index, the same in Solo and
+// in the pair whichever runtime lags: a query and a maintained view that
+// read it (rendered by different runtimes of the pair), after the drop of
+// its maintaining dataflow; a query of a freed index (AllowCompaction to
+// {}), told at the free and not again at the drop of its dataflow; a new
+// incarnation of the id, whose drop tells only its own importers (one a
+// dropped importer's id created again); and importers dropped first,
+// which are told nothing.
+func TestIndexDroppedUnderItsImporters(t *testing.T) {
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		t.Run("lag="+lag.String(), func(t *testing.T) {
+			outs := agree(t, lag, func(s *setup, sent *[]string) string {
+				s.send("in", 2, []int64{0, 1, 1, 10}, []int64{0, 1, 2, 20})
+				s.advance("in", 2, frontier.At(1))
+				// idx: read by query q and by the maintained view "maintain
+				// view", whose own export a second query reads.
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				s.must(CreateDataflow{Desc: reexportDesc("maintain view", "idx", "view", true)})
+				q := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), q)})
+				onView := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("on view", "view", 0, frontier.Empty(), onView)})
+				s.must(DropDataflow{ID: "maintain idx"})
+				// other: freed while query r reads it, then its dataflow
+				// dropped; a new incarnation under another dataflow, read
+				// by r2 and dropped under it.
+				s.must(CreateDataflow{Desc: indexDesc("other", "in", 2, []int{1}, 0, nil)})
+				r := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("r", "other", 0, frontier.Empty(), r)})
+				s.must(AllowCompaction{ID: "other", Frontier: frontier.Empty()})
+				s.must(DropDataflow{ID: "maintain other"})
+				again := indexDesc("other", "in", 2, []int{1}, 0, nil)
+				again.ID = "maintain other again"
+				s.must(CreateDataflow{Desc: again})
+				r2 := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("r2", "other", 0, frontier.Empty(), r2)})
+				s.must(DropDataflow{ID: "maintain other again"})
+				// q, told already, dropped and created again on a new
+				// incarnation of idx: the new q is told afresh.
+				s.must(DropDataflow{ID: "q"})
+				idxAgain := indexDesc("idx", "in", 2, []int{0}, 0, nil)
+				idxAgain.ID = "maintain idx again"
+				s.must(CreateDataflow{Desc: idxAgain})
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), dataflow.NewCapture(s.workers))})
+				s.must(DropDataflow{ID: "maintain idx again"})
+				// last: its importer dropped before it.
+				s.must(CreateDataflow{Desc: indexDesc("last", "in", 2, []int{0}, 0, nil)})
+				l := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("l", "last", 0, frontier.Empty(), l)})
+				s.must(DropDataflow{ID: "l"})
+				s.must(DropDataflow{ID: "maintain last"})
+				// kept: an index no one drops answers its query.
+				s.must(CreateDataflow{Desc: indexDesc("kept", "in", 2, []int{0}, 0, nil)})
+				k := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("k", "kept", 0, frontier.At(1), k)})
+				s.resume()
+				return read(k, 0)
+			})
+			want := []string{
+				droppedErr("maintain view", "idx", "goes with dataflow maintain idx"),
+				droppedErr("q", "idx", "goes with dataflow maintain idx"),
+				droppedErr("r", "other", "is freed (AllowCompaction to {})"),
+				droppedErr("r2", "other", "goes with dataflow maintain other again"),
+				droppedErr("q", "idx", "goes with dataflow maintain idx again"),
+			}
+			slices.Sort(want) // as setup.takeErrors gives them
+			for w, o := range outs {
+				if !slices.Equal(o.errs, want) {
+					t.Errorf("workers=%d: errors\n%q\nwant\n%q", w, o.errs, want)
+				}
+				if wantAns := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1}); o.answer != wantAns {
+					t.Errorf("workers=%d: k read %s, want %s", w, o.answer, wantAns)
+				}
+			}
+		})
+	}
+}
+
+// The errors of one drop come in the same order from Solo and from the
+// pair, whose runtimes render different importers (the view on the
+// Maintenance runtime, the queries on the Interactive one): by command,
+// then by text. Each wraps ErrIndexDropped and names its command.
+func TestIndexDroppedErrorsInOneOrder(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		s := newSetup(t, mode, 2)
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: readDesc("b query", "idx", 0, frontier.Empty(), dataflow.NewCapture(2))})
+		s.must(CreateDataflow{Desc: reexportDesc("a view", "idx", "view", true)})
+		s.must(CreateDataflow{Desc: readDesc("c query", "idx", 0, frontier.Empty(), dataflow.NewCapture(2))})
+		s.must(DropDataflow{ID: "maintain idx"})
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		errs := s.ctl.TakeErrors()
+		var got []string
+		for _, e := range errs {
+			got = append(got, e.Err.Error())
+			if !errors.Is(e, ErrIndexDropped) {
+				t.Errorf("%s: %v does not wrap ErrIndexDropped", mode, e)
+			}
+			if d, ok := e.Command.(DropDataflow); !ok || d.ID != "maintain idx" || e.Seq != errs[0].Seq {
+				t.Errorf("%s: %v is of command %d %#v, want the drop of maintain idx", mode, e, e.Seq, e.Command)
+			}
+		}
+		want := []string{
+			droppedErr("a view", "idx", "goes with dataflow maintain idx"),
+			droppedErr("b query", "idx", "goes with dataflow maintain idx"),
+			droppedErr("c query", "idx", "goes with dataflow maintain idx"),
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: errors\n%q\nwant\n%q", mode, got, want)
+		}
+		// Once everything is dropped, the workers remember no export and
+		// no importer told.
+		for _, id := range []string{"a view", "b query", "c query"} {
+			s.must(DropDataflow{ID: id})
+		}
+		for _, r := range s.rts {
+			if err := r.barrier(testCtx(t), func(w *worker) {
+				if len(w.exporters) != 0 || len(w.endedImports) != 0 {
+					t.Errorf("%s: %v worker %d keeps exporters %v and told importers %v", mode, r.Role(), w.index, w.exporters, w.endedImports)
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -341,3 +341,53 @@ func TestTraceStatsSumsEveryField(t *testing.T) {
 		t.Fatalf("TraceStats %+v, want %+v with merges and 13 updates", got, want)
 	}
 }
+
+// TestManagerMerging: Merging reports a merge in progress while one is
+// (the rounds' inserts start merges that a Maintain without effort leaves
+// unfinished), and none once Maintain has finished them all.
+func TestManagerMerging(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	df, err := Build(env, Desc{ID: "m", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 2)
+		if err != nil {
+			return err
+		}
+		a, err := c.Arrange(in, []int{0})
+		if err != nil {
+			return err
+		}
+		c.Hold(a.Oks)
+		return nil
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	if env.Manager.Merging() {
+		t.Fatal("an empty arrangement reports a merge in progress")
+	}
+	seen := false
+	for r := range int64(64) {
+		var rows [][]int64
+		for k := range int64(64) {
+			rows = append(rows, []int64{r, 1, r*64 + k, k})
+		}
+		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance("in", frontier.At(uint64(r+1))); err != nil {
+			t.Fatal(err)
+		}
+		df.Step()
+		env.Manager.Maintain(0) // holds only: no fuel
+		seen = seen || env.Manager.Merging()
+	}
+	if !seen {
+		t.Fatal("64 rounds of inserts never left a merge in progress")
+	}
+	for env.Manager.Maintain(1 << 20) {
+	}
+	if env.Manager.Merging() {
+		t.Fatal("a merge in progress after Maintain reported none left")
+	}
+}

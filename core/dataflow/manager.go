@@ -239,6 +239,17 @@ func (m *IndexManager) Maintain(effort int64) bool {
 	return more
 }
 
+// Merging reports whether a merge is in progress in any trace under
+// maintenance: whether Maintain has merge work to give fuel to.
+func (m *IndexManager) Merging() bool {
+	for _, tr := range m.spines {
+		if tr.s.Merging() {
+			return true
+		}
+	}
+	return false
+}
+
 // HoldGap returns the largest gap, in time units, between the compaction
 // requested of a trace under maintenance (by its local holds) and the
 // compaction applied to it (held back by readers of its publication), over

@@ -391,6 +391,9 @@ func (s *Spine) Work(effort int64) bool {
 	return more
 }
 
+// Merging reports whether a merge is in progress (spine.Spine.Merging).
+func (s *Spine) Merging() bool { return s.inner.Merging() }
+
 // BatchesThrough cuts the inner spine (the publisher's own reads).
 func (s *Spine) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 	return s.inner.BatchesThrough(f)

@@ -189,7 +189,8 @@ type importOp struct {
 	im     *share.Import
 	out    *Stream[*batch.Batch]
 	evs    []share.Event
-	unread bool // closed at build: nothing reads it
+	unread bool   // closed at build: nothing reads it
+	index  string // the index id it imports a half of
 }
 
 func (o *importOp) Step(frontier.Frontier) frontier.Frontier {

@@ -87,6 +87,10 @@ type Context struct {
 	exchanges  int
 	exports    []string // index ids exported so far, in call order
 	err        error    // the first error of a call that returns none
+	// importReaders maps each import's reader to its index id: an
+	// operator that keeps a clone of it (Keep) reads the index whether
+	// or not it takes the import's stream (Dataflow.Imports).
+	importReaders map[*share.Reader]string
 }
 
 // fail records err as the build's error unless one is recorded already.
@@ -271,11 +275,11 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
 	}
 	oksAr := batch.Arity{Key: len(b.Key), Val: b.Columns - len(b.Key)}
-	oks, err := c.importHalf("import "+id+" oks", b.Oks, oksAr, b.Key)
+	oks, err := c.importHalf(id, "oks", b.Oks, oksAr, b.Key)
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q oks: %w", c.df.id, id, err)
 	}
-	errs, err := c.importHalf("import "+id+" errs", b.Errs, batch.Arity{Key: 1}, []int{0}) // by error code
+	errs, err := c.importHalf(id, "errs", b.Errs, batch.Arity{Key: 1}, []int{0}) // by error code
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
@@ -294,7 +298,7 @@ func (c *Context) queryExport(id string) (string, bool) {
 	return c.env.QueryExport(id)
 }
 
-func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity, key []int) (Arranged, error) {
+func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, key []int) (Arranged, error) {
 	in, err := share.ImporterOf(r)
 	if err != nil {
 		return Arranged{}, err
@@ -304,16 +308,25 @@ func (c *Context) importHalf(name string, r trace.Reader, ar batch.Arity, key []
 	if err != nil {
 		return Arranged{}, err
 	}
-	op := &importOp{im: im}
-	n := c.df.addNode(name, op)
+	op := &importOp{im: im, index: id}
+	n := c.df.addNode("import "+id+" "+half, op)
 	op.out = newStream[*batch.Batch](c.df, n)
 	c.temp = append(c.temp, im.Reader())
+	if c.importReaders == nil {
+		c.importReaders = map[*share.Reader]string{}
+	}
+	c.importReaders[im.Reader()] = id
 	return Arranged{Stream: op.out, Reader: im.Reader(), Pres: im.Presentation(), Arity: ar, Key: key}, nil
 }
 
 // Keep clones r for an operator that reads the trace after construction; the
 // clone is released when the dataflow is dropped.
 func (c *Context) Keep(r trace.Reader) trace.Reader {
+	if sr, ok := r.(*share.Reader); ok {
+		if id, ok := c.importReaders[sr]; ok {
+			c.df.readsIndex(id)
+		}
+	}
 	k := r.CloneReader()
 	c.df.onDrop = append(c.df.onDrop, k.Release)
 	return k
@@ -332,6 +345,7 @@ func (c *Context) Export(id string, a *Arrangement) error {
 	m := c.env.Manager
 	var e *entry
 	if a.Flavor == Imported {
+		c.df.readsIndex(a.Index) // the re-export follows the index
 		src, ok := m.Get(a.Index)
 		if !ok {
 			return fmt.Errorf("dataflow %s: re-export of unknown index %q", c.df.id, a.Index)

@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -95,15 +96,30 @@ type Dataflow struct {
 	sent    int // messages sent in the current pass
 	dropped bool
 	onDrop  []func()
-	imports []string // the index ids Build imported, in order, once each
+	imports []string // the index ids the dataflow reads (Imports)
+	// kept are the imported index ids an operator reads through a
+	// reader of its own (Context.Keep) or that the dataflow re-exports.
+	kept map[string]bool
+}
+
+// readsIndex records that the dataflow reads imported index id other than
+// through its import's stream.
+func (d *Dataflow) readsIndex(id string) {
+	if d.kept == nil {
+		d.kept = map[string]bool{}
+	}
+	d.kept[id] = true
 }
 
 // ID returns the dataflow's id.
 func (d *Dataflow) ID() string { return d.id }
 
-// Imports returns the ids of the indexes the dataflow's Build imported
-// (Context.ImportIndex), in the order of their first import. The caller
-// must not change the slice.
+// Imports returns the ids of the indexes the dataflow reads: those its
+// Build imported (Context.ImportIndex), in the order of their first
+// import, but for any that nothing reads — every half closed at build
+// (closeUnreadImports), no operator keeping a reader of it (Context.Keep)
+// and no re-export of it — whose end the dataflow does not see. The
+// caller must not change the slice.
 func (d *Dataflow) Imports() []string { return d.imports }
 
 // addNode appends an operator reading the given input nodes.
@@ -169,6 +185,19 @@ func (d *Dataflow) closeUnreadImports() {
 			o.im.Close()
 		}
 	}
+	// An index is read while one of its halves is, or through a reader
+	// kept of it, or by its re-export.
+	d.imports = slices.DeleteFunc(d.imports, func(id string) bool {
+		if d.kept[id] {
+			return false
+		}
+		for _, n := range d.nodes {
+			if o, ok := n.op.(*importOp); ok && o.index == id && !o.unread {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // step runs one pass over the graph in order and reports whether anything

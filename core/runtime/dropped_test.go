@@ -146,3 +146,119 @@ func TestIndexDroppedErrorsInOneOrder(t *testing.T) {
 		}
 	}
 }
+
+// A caller taking errors while commands apply gets each error once: an
+// ErrIndexDropped is met by every worker of the runtime that renders the
+// importer, and a worker's copy recorded while TakeErrors ran came back
+// at the next take once TakeErrors had forgotten the key that filtered it.
+func TestTakeErrorsWhileWorkersMeetThem(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		s := newSetup(t, mode, 4)
+		s.declare("in", 2)
+		stop, out := make(chan struct{}), make(chan map[string]int)
+		go func() {
+			seen := map[string]int{}
+			take := func() {
+				for _, e := range s.ctl.TakeErrors() {
+					seen[fmt.Sprint(e.Seq, e.Err)]++
+				}
+			}
+			for {
+				take()
+				select {
+				case <-stop:
+					take()
+					out <- seen
+					return
+				default:
+				}
+			}
+		}()
+		const n = 150
+		for i := range n {
+			ix := fmt.Sprint("i", i)
+			s.must(CreateDataflow{Desc: indexDesc(ix, "in", 2, []int{0}, 0, nil)})
+			s.must(CreateDataflow{Desc: readDesc("q"+ix, ix, 0, frontier.Empty(), dataflow.NewCapture(4))})
+			s.must(DropDataflow{ID: "maintain " + ix})
+			s.must(DropDataflow{ID: "q" + ix})
+		}
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		seen := <-out
+		if len(seen) != n {
+			t.Errorf("%s: %d distinct errors taken, want %d", mode, len(seen), n)
+		}
+		for k, c := range seen {
+			if c > 1 {
+				t.Errorf("%s: taken %d times: %s", mode, c, k)
+			}
+		}
+	}
+}
+
+// An index a dataflow imports but never reads (every half closed at
+// build, nothing taking it) is not among its imports: dropping it tells
+// no one, and the dataflow goes on answering from what it reads.
+func TestUnreadImportIsNotToldOfItsDrop(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.send("in", 2, []int64{0, 1, 1, 10})
+		s.advance("in", 2, frontier.At(1))
+		s.must(CreateDataflow{Desc: indexDesc("a", "in", 2, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: indexDesc("b", "in", 2, []int{0}, 0, nil)})
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+			if _, err := c.ImportIndex("a"); err != nil { // looked at, never read
+				return err
+			}
+			b, err := c.ImportIndex("b")
+			if err != nil {
+				return err
+			}
+			c.Capture(cp, b.Oks)
+			return nil
+		}}})
+		s.must(DropDataflow{ID: "maintain a"})
+		s.send("in", 2, []int64{1, 1, 2, 20})
+		s.advance("in", 2, frontier.At(5))
+		ans := read(cp, 4)
+		s.must(DropDataflow{ID: "q"})
+		return ans
+	})
+	for w, o := range outs {
+		if want := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1}); o.answer != want || len(o.errs) != 0 {
+			t.Errorf("workers=%d: %+v, want %s and no error", w, o, want)
+		}
+	}
+}
+
+// An index a dataflow reads only through a reader of its own (Keep, as a
+// lookup into an arrangement does), or re-exports, is among its imports
+// though no operator takes the import's stream: its drop tells it.
+func TestKeptOrReexportedImportIsTold(t *testing.T) {
+	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.must(CreateDataflow{Desc: dataflow.Desc{ID: "lookup", AsOf: frontier.At(0), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+			a, err := c.ImportIndex("idx")
+			if err != nil {
+				return err
+			}
+			c.Keep(a.Oks.Reader)
+			return nil
+		}}})
+		s.must(CreateDataflow{Desc: reexportDesc("copy", "idx", "idx copy", false)})
+		s.must(DropDataflow{ID: "maintain idx"})
+		return ""
+	})
+	want := []string{
+		droppedErr("copy", "idx", "goes with dataflow maintain idx"),
+		droppedErr("lookup", "idx", "goes with dataflow maintain idx"),
+	}
+	for w, o := range outs {
+		if !slices.Equal(o.errs, want) {
+			t.Errorf("workers=%d: errors\n%q\nwant\n%q", w, o.errs, want)
+		}
+	}
+}

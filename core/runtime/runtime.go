@@ -463,14 +463,16 @@ var ErrShutdown = errors.New("runtime: shut down")
 
 // ErrIndexDropped is the error of a command that drops an index (the
 // DropDataflow of the dataflow exporting it, or an AllowCompaction to {})
-// while a live dataflow imports it: the command is applied, and the
-// importing dataflow's frontier stops where the index's last one was, so
-// a caller waiting for it to pass a later time would wait forever. The
-// error names the importing dataflow and the index, once for each pair;
-// Solo and the Maintenance/Interactive pair report the same errors, as
-// they are decided from the commands alone (whatever either runtime has
-// read of the index by then, and whether the importer has reached its
-// until or not). Drop the dataflows that import an index before it.
+// while a live dataflow reads it (dataflow.Dataflow.Imports: imported,
+// and read through the import's stream, a kept reader or a re-export):
+// the command is applied, and the reading dataflow's frontier stops where
+// the index's last one was, so a caller waiting for it to pass a later
+// time would wait forever. The error names the reader and the index, once
+// for each pair and incarnation; once both runtimes have applied the
+// command, Solo and the Maintenance/Interactive pair have reported the
+// same errors, as they are decided from the commands alone (whatever
+// either runtime has read of the index by then, and whether the reader
+// has reached its until or not). Drop an index's readers before it.
 var ErrIndexDropped = errors.New("runtime: index dropped while a dataflow imports it (the dataflow's frontier stops where the index's did; drop importers first)")
 
 // ErrControlled is returned by NewController for a runtime another
@@ -758,6 +760,18 @@ func (c *Controller) errors(take bool) []*CommandError {
 	// runtimes' errors under each runtime's.
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Commands every worker has applied can meet no error again: what
+	// is taken of them need not be remembered. Read before the errors:
+	// a worker records a command's errors before it counts the command
+	// applied, so every error of a command at or below done is among
+	// those read below, and none can come after the taken keys that
+	// would filter it are forgotten.
+	done := uint64(math.MaxUint64)
+	for _, r := range c.rts {
+		for _, w := range r.workers {
+			done = min(done, w.applied.Load())
+		}
+	}
 	var out []*CommandError
 	for _, r := range c.rts {
 		r.errMu.Lock()
@@ -785,14 +799,6 @@ func (c *Controller) errors(take bool) []*CommandError {
 					c.taken = map[errKey]bool{}
 				}
 				c.taken[errKey{e.Seq, e.Err.Error()}] = true
-			}
-		}
-		// Commands every worker has applied can meet no error again:
-		// what was taken of them need not be remembered.
-		done := uint64(math.MaxUint64)
-		for _, r := range c.rts {
-			for _, w := range r.workers {
-				done = min(done, w.applied.Load())
 			}
 		}
 		maps.DeleteFunc(c.taken, func(k errKey, _ bool) bool { return k.seq <= done })

@@ -68,6 +68,12 @@ func readEnd(path string) (fileEnd, error) {
 				head, inLine, visible = head[:0], 0, false
 				continue
 			}
+			if c == 0 {
+				// No result file holds a NUL; a file cut short by a
+				// crash is often padded with them, which a reader
+				// would otherwise take for blank lines.
+				return fileEnd{}, fmt.Errorf("%s:%d: a NUL byte: the file is not text (cut short and padded with zeros?)", path, lines+1)
+			}
 			if inLine < headMax {
 				head = append(head, c)
 			}

@@ -85,6 +85,12 @@ func TestTruncatedFileIsBadInput(t *testing.T) {
 			`:8: the last line has no newline and ends in unit "install-ns" a second time`},
 		{"cut in a value", goTestLines + "BenchmarkPut-2   	 1000	  69",
 			":10: missing units (the last line, which has no newline: the file looks truncated)"},
+		{"padded with NULs after its last line", goTestLines + strings.Repeat("\x00", 4096),
+			":10: a NUL byte: the file is not text (cut short and padded with zeros?)"},
+		{"padded with NULs after a newline", goTestLines + "\n" + strings.Repeat("\x00", 16) + "\n",
+			":11: a NUL byte"},
+		{"a NUL inside a line", strings.Replace(goTestLines, "ns/op", "ns\x00op", 1),
+			":4: a NUL byte"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writeTemp(t, "cut.txt", tc.content)

@@ -570,6 +570,13 @@ func TestRunOutputsNameDistinctFiles(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Links to files that do not exist yet, and a directory reached
+	// through a link: writing either writes the other.
+	for _, l := range [][2]string{{"new", "to-new"}, {filepath.Join(dir, "abs-new"), "to-abs-new"}, {"to-new", "to-to-new"}, {"sub", "sub-link"}} {
+		if err := os.Symlink(l[0], filepath.Join(dir, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		cfg  RunConfig
 		want string
@@ -581,6 +588,10 @@ func TestRunOutputsNameDistinctFiles(t *testing.T) {
 		{RunConfig{OutFile: "x", MemProfile: x}, "--out and --memprofile: both name " + x},
 		{RunConfig{CPUProfile: "x.html", Flamegraph: "./sub/../x.html"}, "--cpuprofile and --flamegraph: both name ./sub/../x.html"},
 		{RunConfig{OutFile: "hard", CPUProfile: x}, "--out and --cpuprofile: both name " + x},
+		{RunConfig{OutFile: "to-new", CPUProfile: "new"}, "--out and --cpuprofile: both name new"},
+		{RunConfig{MemProfile: "abs-new", CPUProfile: "to-abs-new"}, "--cpuprofile and --memprofile: both name abs-new"},
+		{RunConfig{OutFile: "to-to-new", MemProfile: "new"}, "--out and --memprofile: both name new"},
+		{RunConfig{OutFile: "sub/r.txt", CPUProfile: "sub-link/r.txt"}, "--out and --cpuprofile: both name sub-link/r.txt"},
 	} {
 		var stdout, stderr bytes.Buffer
 		cfg := tc.cfg
@@ -596,7 +607,7 @@ func TestRunOutputsNameDistinctFiles(t *testing.T) {
 		if data, _ := os.ReadFile(x); string(data) != "previous\n" {
 			t.Errorf("%s: x changed to %q", tc.want, data)
 		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		if entries, _ := os.ReadDir(dir); len(entries) != 7 {
 			t.Errorf("%s: the run wrote files: %d entries", tc.want, len(entries))
 		}
 	}

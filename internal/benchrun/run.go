@@ -230,17 +230,46 @@ func (cfg *RunConfig) validate() error {
 	return nil
 }
 
-// samePath says whether two paths name one file: the same cleaned
-// absolute path, or one existing file reached two ways (a link).
+// samePath says whether two paths name one file: one existing file
+// reached two ways (os.SameFile: a hard or symbolic link), or the same
+// file to be, once links are followed (target: a link to a file that does
+// not exist yet, or a directory reached through a link).
 func samePath(a, b string) bool {
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	if errA == nil && errB == nil && absA == absB {
+	if ta, tb := target(a), target(b); ta != "" && ta == tb {
 		return true
 	}
 	stA, errA := os.Stat(a)
 	stB, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(stA, stB)
+}
+
+// target returns the absolute path the file p names will be written at:
+// p's symbolic links followed (a link to a file that does not exist yet
+// writes that file), then its directory's, cleaned. "" if p has no
+// absolute form.
+func target(p string) string {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	for range 40 { // as many links as Linux follows in one path
+		st, err := os.Lstat(p)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		to, err := os.Readlink(p)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(p), to)
+		}
+		p = filepath.Clean(to)
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(dir, filepath.Base(p))
+	}
+	return p
 }
 
 // Run runs the selected benchmarks Count times each and writes one result

@@ -387,6 +387,12 @@ func scalingChart(t *Table, key string, confidence float64) (string, []Fit, erro
 	if drawn == 0 {
 		return "", nil, nil
 	}
+	// Every series flat at one value: gonum widens a one-point range by
+	// ±1, which is below 0 for a value under 1 (a time of 1000 ns is 1e-6
+	// s) and fails the log scale; widen it by a factor instead.
+	if p.Y.Min == p.Y.Max {
+		p.Y.Min, p.Y.Max = p.Y.Min/2, p.Y.Max*2
+	}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	svg, err := svgOf(p, 9*vg.Inch, vg.Length(4+0.15*float64(drawn))*vg.Inch)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -288,5 +289,26 @@ func TestMergeTakesAnEmptyShard(t *testing.T) {
 	}
 	if err := Merge(&bytes.Buffer{}, &bytes.Buffer{}, []string{empty, empty}); !errors.Is(err, ErrInput) {
 		t.Errorf("Merge of empty shards alone = %v, want ErrInput", err)
+	}
+}
+
+// TestScalingChartOfAFlatSeries: a comparison whose rows form a series
+// with one value under 1 in the chart's unit (1,000 ns, a microsecond)
+// renders its HTML report: the log axis's one-point range is widened by a
+// factor, where gonum's ±1 went below 0 and panicked (found by fuzzing).
+func TestScalingChartOfAFlatSeries(t *testing.T) {
+	file := writeTemp(t, "flat.txt", "BenchmarkQuery/workload=w/rows=1\t1\t1000 install-ns\nBenchmarkQuery/workload=w/rows=1000\t1\t1000 install-ns\n")
+	cfg := DefaultCompareConfig()
+	cfg.Files = []string{"base=" + file, "head=" + file}
+	rep, err := BuildReport(io.Discard, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := writeReport(&out, rep, "html"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "(log-log), fitted exponent k") {
+		t.Error("the report has no scaling chart")
 	}
 }

@@ -275,14 +275,15 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
 	}
 	oksAr := batch.Arity{Key: len(b.Key), Val: b.Columns - len(b.Key)}
-	oks, err := c.importHalf(id, "oks", b.Oks, oksAr, b.Key)
+	oks, oksIm, err := c.importHalf(id, "oks", b.Oks, oksAr, b.Key)
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q oks: %w", c.df.id, id, err)
 	}
-	errs, err := c.importHalf(id, "errs", b.Errs, batch.Arity{Key: 1}, []int{0}) // by error code
+	errs, errsIm, err := c.importHalf(id, "errs", b.Errs, batch.Arity{Key: 1}, []int{0}) // by error code
 	if err != nil {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
+	c.env.Manager.noteImports(id, c.maintained, oksIm, errsIm)
 	if !slices.Contains(c.df.imports, id) {
 		c.df.imports = append(c.df.imports, id)
 	}
@@ -298,15 +299,15 @@ func (c *Context) queryExport(id string) (string, bool) {
 	return c.env.QueryExport(id)
 }
 
-func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, key []int) (Arranged, error) {
+func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, key []int) (Arranged, *share.Import, error) {
 	in, err := share.ImporterOf(r)
 	if err != nil {
-		return Arranged{}, err
+		return Arranged{}, nil, err
 	}
 	df, env := c.df, c.env
 	im, err := in.ImportWith(c.df.asOf, c.df.until, func() { env.Activate(df) })
 	if err != nil {
-		return Arranged{}, err
+		return Arranged{}, nil, err
 	}
 	op := &importOp{im: im, index: id}
 	n := c.df.addNode("import "+id+" "+half, op)
@@ -316,7 +317,7 @@ func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, ke
 		c.importReaders = map[*share.Reader]string{}
 	}
 	c.importReaders[im.Reader()] = id
-	return Arranged{Stream: op.out, Reader: im.Reader(), Pres: im.Presentation(), Arity: ar, Key: key}, nil
+	return Arranged{Stream: op.out, Reader: im.Reader(), Pres: im.Presentation(), Arity: ar, Key: key}, im, nil
 }
 
 // Keep clones r for an operator that reads the trace after construction; the
@@ -350,7 +351,7 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		if !ok {
 			return fmt.Errorf("dataflow %s: re-export of unknown index %q", c.df.id, a.Index)
 		}
-		e = &entry{bundle: src.Clone(), owner: c.df.id}
+		e = &entry{bundle: src.Clone(), owner: c.df.id, reexport: true, maintained: c.maintained}
 	} else {
 		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
@@ -431,7 +432,7 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	if desc.Build == nil {
 		return nil, fmt.Errorf("dataflow %s: Desc.Build is nil", desc.ID)
 	}
-	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until}
+	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until, maintained: desc.Maintained}
 	ctx := &Context{df: df, env: env, maintained: desc.Maintained}
 	err := runBuild(desc, ctx)
 	if err == nil {

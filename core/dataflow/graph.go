@@ -97,10 +97,15 @@ type Dataflow struct {
 	dropped bool
 	onDrop  []func()
 	imports []string // the index ids the dataflow reads (Imports)
+	// maintained is Desc.Maintained.
+	maintained bool
 	// kept are the imported index ids an operator reads through a
 	// reader of its own (Context.Keep) or that the dataflow re-exports.
 	kept map[string]bool
 }
+
+// Maintained reports whether the dataflow is Maintained (Desc.Maintained).
+func (d *Dataflow) Maintained() bool { return d.maintained }
 
 // readsIndex records that the dataflow reads imported index id other than
 // through its import's stream.

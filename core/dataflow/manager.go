@@ -59,6 +59,41 @@ type entry struct {
 	bundle *share.Bundle
 	token  *share.Token // the publication, for a published local index
 	owner  string       // the dataflow that exported it, or recorded the peer
+	// reexport: a local bundle cloned from an imported index's (Export of
+	// an Imported arrangement); maintained: its exporter is Maintained.
+	// Its traces go on when it ends, so the imports queries made of it
+	// are ended with it (noteImports), as a peer's publication ends.
+	reexport, maintained bool
+	imports              []entryImport
+}
+
+// entryImport is an import made of an entry, and whether the importing
+// dataflow is Maintained.
+type entryImport struct {
+	im         *share.Import
+	maintained bool
+}
+
+// noteImports records the imports a dataflow (maintained or a query)
+// made of index id, for the end of a Maintained re-export (Drop). Those
+// finished since are forgotten.
+func (m *IndexManager) noteImports(id string, maintained bool, ims ...*share.Import) {
+	e, ok := m.entries[id]
+	if !ok || !e.reexport || !e.maintained {
+		return
+	}
+	e.imports = slices.DeleteFunc(e.imports, func(x entryImport) bool { return x.im.Done() })
+	for _, im := range ims {
+		e.imports = append(e.imports, entryImport{im, maintained})
+	}
+}
+
+// Reexport reports whether index id is a local re-export (a bundle cloned
+// from an imported index's, by Export) and whether its exporter is
+// Maintained. A peer bundle is not one, whatever its publisher exported.
+func (m *IndexManager) Reexport(id string) (reexport, maintained bool) {
+	e, ok := m.entries[id]
+	return ok && e.reexport, ok && e.maintained
 }
 
 // NewIndexManager returns an empty trace manager.
@@ -188,6 +223,17 @@ func (m *IndexManager) Drop(id string) {
 	}
 	delete(m.entries, id)
 	m.list = slices.DeleteFunc(m.list, func(x *entry) bool { return x == e })
+	// A Maintained re-export's publication ends with it, and with it what
+	// the other runtime's queries import of it; its traces go on for the
+	// source. The imports queries made of it here end too, so that Solo
+	// answers as the pair does. Maintained importers read it as the
+	// Maintenance runtime's do, through the traces, and go on.
+	for _, x := range e.imports {
+		if !x.maintained {
+			x.im.End()
+		}
+	}
+	e.imports = nil
 	e.bundle.Release()
 	if e.token != nil {
 		e.token.Release()

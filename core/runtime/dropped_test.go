@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -259,6 +261,82 @@ func TestKeptOrReexportedImportIsTold(t *testing.T) {
 	for w, o := range outs {
 		if !slices.Equal(o.errs, want) {
 			t.Errorf("workers=%d: errors\n%q\nwant\n%q", w, o.errs, want)
+		}
+	}
+}
+
+// A re-export shares its source's traces, which go on when it ends. A
+// query reading a Maintained re-export stops when the re-export ends, in
+// Solo as in the pair (whose query reads the re-export's own publication,
+// which ends with it): it is told so. A Maintained dataflow reading it,
+// and any reader of a query's re-export, read the source's traces in both
+// setups and go on: they are told nothing. Whichever runtime lags.
+func TestReexportEndsForItsQueryReaders(t *testing.T) {
+	for _, end := range []Command{AllowCompaction{ID: "idx copy", Frontier: frontier.Empty()}, DropDataflow{ID: "copy"}} {
+		for _, lag := range []Role{Solo, Maintenance, Interactive} {
+			t.Run(fmt.Sprintf("%T/lag=%v", end, lag), func(t *testing.T) {
+				outs := agree(t, lag, func(s *setup, _ *[]string) string {
+					s.send("in", 2, []int64{0, 1, 1, 10})
+					s.advance("in", 2, frontier.At(1))
+					s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+					s.must(CreateDataflow{Desc: reexportDesc("copy", "idx", "idx copy", true)})
+					s.must(CreateDataflow{Desc: reexportDesc("v", "idx copy", "v out", true)})
+					s.must(CreateDataflow{Desc: reexportDesc("qcopy", "idx", "idx qcopy", false)})
+					// vm: a Maintained dataflow reading the re-export's
+					// stream itself (its probe shows how far it read).
+					pm := dataflow.NewProbe(s.workers)
+					s.must(CreateDataflow{Desc: dataflow.Desc{ID: "vm", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+						a, err := c.ImportIndex("idx copy")
+						if err != nil {
+							return err
+						}
+						c.Probe(pm, a.Oks.Stream)
+						return nil
+					}}})
+					cps := map[string]*dataflow.Capture{}
+					for _, r := range [][2]string{{"ctl", "idx"}, {"r copy", "idx copy"}, {"r v", "v out"}, {"r q", "idx qcopy"}} {
+						cps[r[0]] = dataflow.NewCapture(s.workers)
+						s.must(CreateDataflow{Desc: readDesc(r[0], r[1], 0, frontier.Empty(), cps[r[0]])})
+					}
+					s.must(end)
+					s.must(AllowCompaction{ID: "idx qcopy", Frontier: frontier.Empty()})
+					s.send("in", 2, []int64{1, 1, 2, 20})
+					s.advance("in", 2, frontier.At(3))
+					s.resume()
+					// Once the control has passed 2, every reader has been
+					// given what it will be given up to 3.
+					out := "ctl " + read(cps["ctl"], 2)
+					for _, r := range []string{"r v", "r q"} {
+						out += "; " + r + " " + read(cps[r], 2)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					out += fmt.Sprintf("; vm passed 2: %v", pm.WaitPassed(ctx, 2) == nil)
+					// r copy stops where the re-export ended: before 2, at
+					// 0 or 1 by how far the index had sealed on each
+					// worker (in either setup). What it passed is right.
+					rc := cps["r copy"]
+					stopped := !rc.Passed(2)
+					if rc.Passed(0) && fmt.Sprint(captured(rc, 0)) != fmt.Sprint(map[string]int64{"[1 10]": 1}) {
+						return out + "; r copy passed 0 with " + fmt.Sprint(captured(rc, 0))
+					}
+					return out + fmt.Sprintf("; r copy stopped before 2: %v", stopped)
+				})
+				how := "is freed (AllowCompaction to {})"
+				if _, ok := end.(DropDataflow); ok {
+					how = "goes with dataflow copy"
+				}
+				rows := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1})
+				wantAns := "ctl " + rows + "; r v " + rows + "; r q " + rows + "; vm passed 2: true; r copy stopped before 2: true"
+				for w, o := range outs {
+					if o.answer != wantAns {
+						t.Errorf("workers=%d: %s\nwant %s", w, o.answer, wantAns)
+					}
+					if want := []string{droppedErr("r copy", "idx copy", how)}; !slices.Equal(o.errs, want) {
+						t.Errorf("workers=%d: errors %q, want %q", w, o.errs, want)
+					}
+				}
+			})
 		}
 	}
 }

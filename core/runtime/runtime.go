@@ -467,7 +467,9 @@ var ErrShutdown = errors.New("runtime: shut down")
 // and read through the import's stream, a kept reader or a re-export):
 // the command is applied, and the reading dataflow's frontier stops where
 // the index's last one was, so a caller waiting for it to pass a later
-// time would wait forever. The error names the reader and the index, once
+// time would wait forever. (A re-export's end stops only the queries that
+// read a Maintained dataflow's re-export; its other readers read the
+// source's traces, go on, and are not told.) The error names the reader and the index, once
 // for each pair and incarnation; once both runtimes have applied the
 // command, Solo and the Maintenance/Interactive pair have reported the
 // same errors, as they are decided from the commands alone (whatever

@@ -473,6 +473,15 @@ func (w *worker) importsEnded(q queued, ended []string, how string) {
 				continue
 			}
 			w.endedImports[k] = true
+			// A re-export's traces go on for its source: a query's
+			// re-export ends for no reader, nor a Maintained one for a
+			// Maintained reader (both read the traces, in Solo as on the
+			// Maintenance runtime); a query reading a Maintained
+			// re-export stops (the pair's publication ends; Solo ends
+			// its import, IndexManager.Drop).
+			if re, maintained := w.env.Manager.Reexport(id); re && (!maintained || df.Maintained()) {
+				continue
+			}
 			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, how, ErrIndexDropped))
 		}
 	}

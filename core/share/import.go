@@ -190,7 +190,7 @@ func (im *Import) Drain(out []Event) []Event {
 	// The import's own hold follows what it acknowledged: moved once, to
 	// the last frontier, in the critical section that took the events (a
 	// finished import releases it instead).
-	if acked != im.acked && !finished {
+	if acked != im.acked && !finished && !im.q.ended {
 		im.p.moveOwnHoldLocked(im.q, acked)
 	}
 	im.p.mu.Unlock()
@@ -238,6 +238,26 @@ func (im *Import) finish() {
 	im.q.events = nil
 	im.p.wakePublisherLocked()
 	im.p.mu.Unlock()
+}
+
+// End detaches the import from its point: it takes no event after this
+// call — what arrived before stays, to be drained — and its own hold goes.
+// Its frontier then stays at the last it acknowledges, as that of an
+// import of a publication that ended: End gives the end a publication's
+// close gives to readers to an import of a trace that goes on (a local
+// re-export dropped or freed while its source lives). A no-op on an import
+// ended or done.
+func (im *Import) End() {
+	im.p.mu.Lock()
+	defer im.p.mu.Unlock()
+	if im.q.ended || im.done {
+		return
+	}
+	im.q.ended = true
+	if i := slices.Index(im.p.queues, im.q); i >= 0 {
+		im.p.queues = slices.Delete(im.p.queues, i, i+1)
+	}
+	im.p.wakePublisherLocked() // its hold is gone: the trace may compact
 }
 
 // Close stops the import (if not done) and releases its own hold. The

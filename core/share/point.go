@@ -50,6 +50,7 @@ type queue struct {
 	pending atomic.Bool
 	notify  chan struct{} // capacity 1; signalled when events arrive
 	wake    func()        // optional; called (under the point's lock) on arrival
+	ended   bool          // detached by Import.End: takes no events, holds nothing
 	// The import's own hold: logically at what it acknowledged (as_of
 	// before), physically at its seed's coverage until it acknowledges
 	// beyond. It is a remote hold like a Reader's, but kept here rather

@@ -980,3 +980,51 @@ func TestImportReadySignalsArrivals(t *testing.T) {
 		t.Fatal("no token for a round after the take")
 	}
 }
+
+// TestImportEndKeepsWhatArrived: an ended import drains what arrived
+// before End — its frontier moves to that upper — takes nothing inserted
+// after, and holds the trace no more (its own hold gone), while another
+// import of the point goes on.
+func TestImportEndKeepsWhatArrived(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(4)
+	ended, err := pt.Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := pt.Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(ended) // the seed, up to {4}: its own hold moves to {4}
+	p.rounds(2)    // to {6}: queued, not drained
+	ended.End()
+	ended.End() // a second End is a no-op
+	p.rounds(3) // to {9}: after End
+	var last frontier.Frontier
+	for _, e := range ended.Drain(nil) {
+		if e.Batch == nil {
+			last = e.Frontier
+		}
+	}
+	if last != frontier.At(6) {
+		t.Fatalf("ended import drained to %v, want {6}: what arrived before End", last)
+	}
+	if evs := ended.Drain(nil); len(evs) != 0 {
+		t.Fatalf("ended import took %d events after End", len(evs))
+	}
+	bs := drained(other)
+	eq(t, "the other import at t=8", accumulate(bs, other.Presentation(), 8), p.want(8))
+	// Once the consumer-facing readers are released, only the other
+	// import's own hold (drained to {9}) holds the point: the ended one's,
+	// at {6}, is gone.
+	ended.Reader().Release()
+	other.Reader().Release()
+	logical, _ := pt.RemoteHolds()
+	if f := logical.Frontier(); f != frontier.At(9) {
+		t.Fatalf("holds at %v after the readers' release, want {9}: only the other import's own hold", f)
+	}
+	ended.Close()
+	other.Close()
+}

@@ -30,6 +30,13 @@ var ErrMaintainedReadsQuery = errors.New("dataflow: a Maintained dataflow reads 
 // never coalesced data.
 var ErrCompactedBeyondAsOf = errors.New("dataflow: index has been allowed to compact beyond the dataflow as_of")
 
+// ErrSourceEnded is wrapped by Context.ImportIndex for a query's re-export
+// whose Maintained source has ended (freed, or its exporter dropped): its
+// readers stopped with the source (the pair's read the source's ended
+// publication), so a new one would read nothing after it in the pair and
+// everything after it in Solo. Refused alike in both.
+var ErrSourceEnded = errors.New("dataflow: the index re-exported has ended")
+
 // Desc describes a dataflow to create on every worker of a runtime.
 type Desc struct {
 	ID string
@@ -271,6 +278,9 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	if !ok {
 		return nil, fmt.Errorf("dataflow %s: import of unknown index %q", c.df.id, id)
 	}
+	if root, ended := c.env.Manager.rootEnded(id); ended {
+		return nil, fmt.Errorf("dataflow %s: import of index %q, which re-exports %q: %w", c.df.id, id, root, ErrSourceEnded)
+	}
 	if since := b.CompactionFrontier(); !since.LessEqual(c.df.asOf) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
 	}
@@ -352,8 +362,11 @@ func (c *Context) Export(id string, a *Arrangement) error {
 			return fmt.Errorf("dataflow %s: re-export of unknown index %q", c.df.id, a.Index)
 		}
 		e = &entry{bundle: src.Clone(), owner: c.df.id, reexport: true, maintained: c.maintained}
+		if !c.maintained {
+			e.root = m.rootOf(a.Index)
+		}
 	} else {
-		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id}
+		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id, maintained: c.maintained}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 	}
 	if c.env.Registry != nil {

@@ -59,33 +59,29 @@ type entry struct {
 	bundle *share.Bundle
 	token  *share.Token // the publication, for a published local index
 	owner  string       // the dataflow that exported it, or recorded the peer
+	// maintained: the exporter is Maintained (a peer's always is);
 	// reexport: a local bundle cloned from an imported index's (Export of
-	// an Imported arrangement); maintained: its exporter is Maintained.
-	// Its traces go on when it ends, so the imports queries made of it
-	// are ended with it (noteImports), as a peer's publication ends.
-	reexport, maintained bool
-	imports              []entryImport
+	// an Imported arrangement), whose traces go on when it ends; root,
+	// for a query's re-export, is the Maintained index it re-exports
+	// (through any query re-exports between), whose end ends it.
+	maintained, reexport bool
+	root                 string
+	rootEnded            bool // root has ended (Drop): no new import
+	// imports are the imports queries made of it, for ending them with
+	// the Maintained index they read (Drop).
+	imports []*share.Import
 }
 
-// entryImport is an import made of an entry, and whether the importing
-// dataflow is Maintained.
-type entryImport struct {
-	im         *share.Import
-	maintained bool
-}
-
-// noteImports records the imports a dataflow (maintained or a query)
-// made of index id, for the end of a Maintained re-export (Drop). Those
-// finished since are forgotten.
+// noteImports records the imports a query made of index id (Drop); those
+// finished since are forgotten. A Maintained importer's are not recorded:
+// it reads the traces, on the Maintenance runtime as in Solo.
 func (m *IndexManager) noteImports(id string, maintained bool, ims ...*share.Import) {
 	e, ok := m.entries[id]
-	if !ok || !e.reexport || !e.maintained {
+	if !ok || maintained || e.bundle.IsPeer() {
 		return
 	}
-	e.imports = slices.DeleteFunc(e.imports, func(x entryImport) bool { return x.im.Done() })
-	for _, im := range ims {
-		e.imports = append(e.imports, entryImport{im, maintained})
-	}
+	e.imports = slices.DeleteFunc(e.imports, (*share.Import).Done)
+	e.imports = append(e.imports, ims...)
 }
 
 // Reexport reports whether index id is a local re-export (a bundle cloned
@@ -94,6 +90,44 @@ func (m *IndexManager) noteImports(id string, maintained bool, ims ...*share.Imp
 func (m *IndexManager) Reexport(id string) (reexport, maintained bool) {
 	e, ok := m.entries[id]
 	return ok && e.reexport, ok && e.maintained
+}
+
+// Rooted returns the ids of the query re-exports whose root is one of ids
+// (sorted): they end for their readers with it.
+func (m *IndexManager) Rooted(ids []string) []string {
+	var out []string
+	for id, e := range m.entries {
+		if e.root != "" && slices.Contains(ids, e.root) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// rootEnded reports whether index id is a query's re-export whose root
+// has ended, and the root.
+func (m *IndexManager) rootEnded(id string) (string, bool) {
+	e, ok := m.entries[id]
+	if !ok {
+		return "", false
+	}
+	return e.root, e.rootEnded
+}
+
+// rootOf is the root of a query's re-export of index src: src's own root,
+// or src if a Maintained dataflow exports it.
+func (m *IndexManager) rootOf(src string) string {
+	e, ok := m.entries[src]
+	switch {
+	case !ok:
+		return ""
+	case e.root != "":
+		return e.root
+	case e.maintained:
+		return src
+	}
+	return ""
 }
 
 // NewIndexManager returns an empty trace manager.
@@ -183,7 +217,7 @@ func (m *IndexManager) SetPeer(id, owner string, b *share.Bundle) error {
 	if _, ok := m.entries[id]; ok {
 		return fmt.Errorf("dataflow: index %q already exists", id)
 	}
-	e := &entry{bundle: b, owner: owner}
+	e := &entry{bundle: b, owner: owner, maintained: true}
 	m.entries[id] = e
 	m.list = append(m.list, e)
 	return nil
@@ -223,14 +257,29 @@ func (m *IndexManager) Drop(id string) {
 	}
 	delete(m.entries, id)
 	m.list = slices.DeleteFunc(m.list, func(x *entry) bool { return x == e })
-	// A Maintained re-export's publication ends with it, and with it what
-	// the other runtime's queries import of it; its traces go on for the
-	// source. The imports queries made of it here end too, so that Solo
-	// answers as the pair does. Maintained importers read it as the
-	// Maintenance runtime's do, through the traces, and go on.
-	for _, x := range e.imports {
-		if !x.maintained {
-			x.im.End()
+	// A Maintained index's publication ends with it, and with it what the
+	// other runtime's queries import of it or of their re-exports of it,
+	// though its traces may go on (its writer alive, or a re-export's
+	// source). The imports queries made here of it and of their
+	// re-exports of it end too, so that Solo answers as the pair does.
+	// Maintained importers read the traces, as on the Maintenance
+	// runtime, and go on. (A peer's imports end with its publication.)
+	for _, x := range m.list {
+		if x.root == id {
+			x.rootEnded = true // on every role alike: no new import
+		}
+	}
+	if e.maintained && !e.bundle.IsPeer() {
+		for _, im := range e.imports {
+			im.End()
+		}
+		for _, x := range m.list {
+			if x.root == id {
+				for _, im := range x.imports {
+					im.End()
+				}
+				x.imports = nil
+			}
 		}
 	}
 	e.imports = nil

@@ -340,3 +340,107 @@ func TestReexportEndsForItsQueryReaders(t *testing.T) {
 		}
 	}
 }
+
+// A query's re-export of a Maintained index (here itself a Maintained
+// re-export) is an alias of that index: in the pair it reads the index's
+// publication, so its readers stop when the index ends, and Solo ends
+// their imports alike; they are told so, naming the re-export they read.
+// A query created on the alias after the end is refused in both
+// (dataflow.ErrSourceEnded), where the pair's would read the ended
+// publication and Solo's the traces that go on.
+func TestQueryReexportEndsWithItsMaintainedSource(t *testing.T) {
+	for _, end := range []Command{AllowCompaction{ID: "idx copy", Frontier: frontier.Empty()}, DropDataflow{ID: "copy"}} {
+		for _, lag := range []Role{Solo, Maintenance, Interactive} {
+			t.Run(fmt.Sprintf("%T/lag=%v", end, lag), func(t *testing.T) {
+				outs := agree(t, lag, func(s *setup, _ *[]string) string {
+					s.send("in", 2, []int64{0, 1, 1, 10})
+					s.advance("in", 2, frontier.At(1))
+					s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+					s.must(CreateDataflow{Desc: reexportDesc("copy", "idx", "idx copy", true)})
+					s.must(CreateDataflow{Desc: reexportDesc("qcopy", "idx copy", "q out", false)})
+					s.must(CreateDataflow{Desc: reexportDesc("qcopy2", "q out", "q out 2", false)})
+					r, r2, ctl := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+					s.must(CreateDataflow{Desc: readDesc("r", "q out", 0, frontier.Empty(), r)})
+					s.must(CreateDataflow{Desc: readDesc("r2", "q out 2", 0, frontier.Empty(), r2)})
+					s.must(CreateDataflow{Desc: readDesc("ctl", "idx", 0, frontier.Empty(), ctl)})
+					s.must(end)
+					s.send("in", 2, []int64{1, 1, 2, 20})
+					s.advance("in", 2, frontier.At(3))
+					s.must(CreateDataflow{Desc: readDesc("late", "q out", 0, frontier.Empty(), dataflow.NewCapture(s.workers))})
+					s.resume()
+					out := "ctl " + read(ctl, 2)
+					for name, cp := range map[string]*dataflow.Capture{"r": r, "r2": r2} {
+						if cp.Passed(0) && fmt.Sprint(captured(cp, 0)) != fmt.Sprint(map[string]int64{"[1 10]": 1}) {
+							out += "; " + name + " passed 0 with " + fmt.Sprint(captured(cp, 0))
+						}
+					}
+					return out + fmt.Sprintf("; r stopped before 2: %v; r2: %v", !r.Passed(2), !r2.Passed(2))
+				})
+				how := "is freed (AllowCompaction to {})"
+				if _, ok := end.(DropDataflow); ok {
+					how = "goes with dataflow copy"
+				}
+				rows := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1})
+				wantAns := "ctl " + rows + "; r stopped before 2: true; r2: true"
+				// qcopy, a query reading the Maintained re-export, and
+				// qcopy2, re-exporting qcopy's alias, stop too.
+				want := []string{
+					fmt.Sprintf(`dataflow late: import of index "q out", which re-exports "idx copy": %v`, dataflow.ErrSourceEnded),
+					droppedErr("qcopy", "idx copy", how),
+					droppedErr("qcopy2", "q out", "ends with the index it re-exports, which "+how),
+					droppedErr("r", "q out", "ends with the index it re-exports, which "+how),
+					droppedErr("r2", "q out 2", "ends with the index it re-exports, which "+how),
+				}
+				slices.Sort(want) // as setup.takeErrors gives them
+				for w, o := range outs {
+					if o.answer != wantAns {
+						t.Errorf("workers=%d: %s\nwant %s", w, o.answer, wantAns)
+					}
+					if !slices.Equal(o.errs, want) {
+						t.Errorf("workers=%d: errors\n%q\nwant\n%q", w, o.errs, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A Maintained index freed while its writer lives and a query's re-export
+// of it holds its traces: its query readers, direct and through the
+// re-export, stop in Solo as in the pair (whose queries read its ended
+// publication), and are told.
+func TestFreedIndexWithAnAliasStopsItsQueries(t *testing.T) {
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		t.Run(fmt.Sprintf("lag=%v", lag), func(t *testing.T) {
+			outs := agree(t, lag, func(s *setup, _ *[]string) string {
+				s.send("in", 2, []int64{0, 1, 1, 10})
+				s.advance("in", 2, frontier.At(1))
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				s.must(CreateDataflow{Desc: indexDesc("other", "in", 2, []int{0}, 0, nil)})
+				s.must(CreateDataflow{Desc: reexportDesc("alias", "idx", "idx alias", false)})
+				r, ra, ctl := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("r", "idx", 0, frontier.Empty(), r)})
+				s.must(CreateDataflow{Desc: readDesc("ra", "idx alias", 0, frontier.Empty(), ra)})
+				s.must(CreateDataflow{Desc: readDesc("ctl", "other", 0, frontier.Empty(), ctl)})
+				s.must(AllowCompaction{ID: "idx", Frontier: frontier.Empty()})
+				s.send("in", 2, []int64{1, 1, 2, 20})
+				s.advance("in", 2, frontier.At(3))
+				s.resume()
+				return fmt.Sprintf("ctl %s; r stopped before 2: %v; ra: %v", read(ctl, 2), !r.Passed(2), !ra.Passed(2))
+			})
+			how := "is freed (AllowCompaction to {})"
+			want := []string{
+				droppedErr("alias", "idx", how),
+				droppedErr("r", "idx", how),
+				droppedErr("ra", "idx alias", "ends with the index it re-exports, which "+how),
+			}
+			slices.Sort(want)
+			rows := fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1})
+			for w, o := range outs {
+				if wantAns := "ctl " + rows + "; r stopped before 2: true; ra: true"; o.answer != wantAns || !slices.Equal(o.errs, want) {
+					t.Errorf("workers=%d: %s %q\nwant %s %q", w, o.answer, o.errs, wantAns, want)
+				}
+			}
+		})
+	}
+}

@@ -467,9 +467,11 @@ var ErrShutdown = errors.New("runtime: shut down")
 // and read through the import's stream, a kept reader or a re-export):
 // the command is applied, and the reading dataflow's frontier stops where
 // the index's last one was, so a caller waiting for it to pass a later
-// time would wait forever. (A re-export's end stops only the queries that
-// read a Maintained dataflow's re-export; its other readers read the
-// source's traces, go on, and are not told.) The error names the reader and the index, once
+// time would wait forever. Queries read a Maintained dataflow's export
+// through its publication, and a query's re-export is an alias: when a
+// Maintained export ends, its query readers, direct or through queries'
+// re-exports of it, stop and are told; Maintained readers read the traces
+// and go on while they do; a query's re-export ending tells no one. The error names the reader and the index, once
 // for each pair and incarnation; once both runtimes have applied the
 // command, Solo and the Maintenance/Interactive pair have reported the
 // same errors, as they are decided from the commands alone (whatever

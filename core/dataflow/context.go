@@ -294,6 +294,12 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
 	c.env.Manager.noteImports(id, c.maintained, oksIm, errsIm)
+	if root := c.env.Manager.RootOf(id); root != "" {
+		if c.df.importRoots == nil {
+			c.df.importRoots = map[string]string{}
+		}
+		c.df.importRoots[id] = root
+	}
 	if !slices.Contains(c.df.imports, id) {
 		c.df.imports = append(c.df.imports, id)
 	}
@@ -363,7 +369,7 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		}
 		e = &entry{bundle: src.Clone(), owner: c.df.id, reexport: true, maintained: c.maintained}
 		if !c.maintained {
-			e.root = m.rootOf(a.Index)
+			e.root = m.RootOf(a.Index)
 		}
 	} else {
 		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id, maintained: c.maintained}

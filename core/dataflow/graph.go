@@ -99,10 +99,18 @@ type Dataflow struct {
 	imports []string // the index ids the dataflow reads (Imports)
 	// maintained is Desc.Maintained.
 	maintained bool
+	// importRoots maps each imported index id to the Maintained index the
+	// dataflow reads through it (IndexManager.RootOf at import).
+	importRoots map[string]string
 	// kept are the imported index ids an operator reads through a
 	// reader of its own (Context.Keep) or that the dataflow re-exports.
 	kept map[string]bool
 }
+
+// ImportRoot returns the Maintained index the dataflow reads through
+// imported index id: id itself if a Maintained dataflow exports it, the
+// index a query's re-export re-exports, or "" (a query's own export).
+func (d *Dataflow) ImportRoot(id string) string { return d.importRoots[id] }
 
 // Maintained reports whether the dataflow is Maintained (Desc.Maintained).
 func (d *Dataflow) Maintained() bool { return d.maintained }

@@ -21,6 +21,9 @@ type IndexManager struct {
 	// Maintain walks every wake (a slice, because starting a map iteration
 	// costs more than a wake's whole walk).
 	list []*entry
+	// rootImports are the imports queries made of each local Maintained
+	// index, directly or through aliases (noteImports).
+	rootImports map[string][]*share.Import
 	// spines are the traces of every arrangement built on this worker,
 	// exported or not, in the order tracked: maintenance gives each of
 	// them idle fuel.
@@ -67,21 +70,27 @@ type entry struct {
 	maintained, reexport bool
 	root                 string
 	rootEnded            bool // root has ended (Drop): no new import
-	// imports are the imports queries made of it, for ending them with
-	// the Maintained index they read (Drop).
-	imports []*share.Import
 }
 
-// noteImports records the imports a query made of index id (Drop); those
-// finished since are forgotten. A Maintained importer's are not recorded:
-// it reads the traces, on the Maintenance runtime as in Solo.
+// noteImports records the imports a query made of index id under the
+// Maintained index it reads through id (RootOf), if that index is local,
+// for ending them with it (Drop) — also when id, an alias, has gone by
+// then; those finished since are forgotten. A Maintained importer's are
+// not recorded: it reads the traces, on the Maintenance runtime as in
+// Solo; nor those of a peer's publication, which ends by itself.
 func (m *IndexManager) noteImports(id string, maintained bool, ims ...*share.Import) {
-	e, ok := m.entries[id]
-	if !ok || maintained || e.bundle.IsPeer() {
+	root := m.RootOf(id)
+	if root == "" || maintained {
 		return
 	}
-	e.imports = slices.DeleteFunc(e.imports, (*share.Import).Done)
-	e.imports = append(e.imports, ims...)
+	if e := m.entries[root]; e == nil || e.bundle.IsPeer() {
+		return
+	}
+	if m.rootImports == nil {
+		m.rootImports = map[string][]*share.Import{}
+	}
+	l := slices.DeleteFunc(m.rootImports[root], (*share.Import).Done)
+	m.rootImports[root] = append(l, ims...)
 }
 
 // Reexport reports whether index id is a local re-export (a bundle cloned
@@ -90,19 +99,6 @@ func (m *IndexManager) noteImports(id string, maintained bool, ims ...*share.Imp
 func (m *IndexManager) Reexport(id string) (reexport, maintained bool) {
 	e, ok := m.entries[id]
 	return ok && e.reexport, ok && e.maintained
-}
-
-// Rooted returns the ids of the query re-exports whose root is one of ids
-// (sorted): they end for their readers with it.
-func (m *IndexManager) Rooted(ids []string) []string {
-	var out []string
-	for id, e := range m.entries {
-		if e.root != "" && slices.Contains(ids, e.root) {
-			out = append(out, id)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // rootEnded reports whether index id is a query's re-export whose root
@@ -115,9 +111,10 @@ func (m *IndexManager) rootEnded(id string) (string, bool) {
 	return e.root, e.rootEnded
 }
 
-// rootOf is the root of a query's re-export of index src: src's own root,
-// or src if a Maintained dataflow exports it.
-func (m *IndexManager) rootOf(src string) string {
+// RootOf returns the Maintained index a query reads through index src:
+// src's root if src is a query's re-export (an alias), src itself if a
+// Maintained dataflow exports it, else "". Its end ends the query's read.
+func (m *IndexManager) RootOf(src string) string {
 	e, ok := m.entries[src]
 	switch {
 	case !ok:
@@ -269,20 +266,10 @@ func (m *IndexManager) Drop(id string) {
 			x.rootEnded = true // on every role alike: no new import
 		}
 	}
-	if e.maintained && !e.bundle.IsPeer() {
-		for _, im := range e.imports {
-			im.End()
-		}
-		for _, x := range m.list {
-			if x.root == id {
-				for _, im := range x.imports {
-					im.End()
-				}
-				x.imports = nil
-			}
-		}
+	for _, im := range m.rootImports[id] {
+		im.End()
 	}
-	e.imports = nil
+	delete(m.rootImports, id)
 	e.bundle.Release()
 	if e.token != nil {
 		e.token.Release()

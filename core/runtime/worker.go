@@ -458,7 +458,7 @@ func (w *worker) apply(q queued) {
 
 // importsEnded reports, as errors of command q, every dataflow this
 // worker renders that reads one of the indexes q ends, or a query's
-// re-export of one (IndexManager.Rooted), and has not been told of it yet
+// re-export of one (Dataflow.ImportRoot), and has not been told of it yet
 // (ErrIndexDropped). (A dataflow q drops exports none of the indexes it
 // imports: an id is exported only while free.) What the index has
 // published or the dataflow read is not consulted: the errors follow from
@@ -467,33 +467,34 @@ func (w *worker) importsEnded(q queued, ended []string, how string) {
 	if len(ended) == 0 {
 		return
 	}
-	rooted := w.env.Manager.Rooted(ended)
 	for _, df := range w.order {
 		for _, id := range df.Imports() {
-			k := [2]string{df.ID(), id}
-			direct := slices.Contains(ended, id)
-			if !direct && !slices.Contains(rooted, id) || w.endedImports[k] {
-				continue
-			}
-			w.endedImports[k] = true
-			why := how
-			if direct {
+			// Told once for the index it imported (dk), once for the
+			// Maintained index it reads through a query's re-export (rk).
+			dk, rk := [2]string{df.ID(), id}, [2]string{df.ID(), "\x00root of " + id}
+			root := df.ImportRoot(id)
+			switch {
+			case slices.Contains(ended, id) && !w.endedImports[dk]:
+				w.endedImports[dk] = true
 				// A re-export's traces go on for its source: a query's
-				// re-export ends for no reader, nor a Maintained one
-				// for a Maintained reader (both read the traces, in Solo
-				// as on the Maintenance runtime); a query reading a
-				// Maintained re-export stops (the pair's publication
-				// ends; Solo ends its import, IndexManager.Drop).
+				// re-export ends for no reader (they read its root), nor
+				// a Maintained one for a Maintained reader (both read the
+				// traces, in Solo as on the Maintenance runtime); a query
+				// reading a Maintained re-export stops (the pair's
+				// publication ends; Solo ends its import,
+				// IndexManager.Drop).
 				if re, maintained := w.env.Manager.Reexport(id); re && (!maintained || df.Maintained()) {
 					continue
 				}
-			} else {
-				// A query's re-export of an index that ends: its query
-				// readers stop with it (they read its publication in
-				// the pair; Solo ends their imports).
-				why = "ends with the index it re-exports, which " + how
+				w.endedImports[rk] = true
+				w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, how, ErrIndexDropped))
+			case root != id && slices.Contains(ended, root) && !w.endedImports[rk]:
+				// A query's re-export of an index that ends, gone or
+				// not: its query readers stop with the index (they read
+				// its publication in the pair; Solo ends their imports).
+				w.endedImports[rk], w.endedImports[dk] = true, true
+				w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, ends with the index it re-exports, which %s: %w", df.ID(), id, how, ErrIndexDropped))
 			}
-			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, why, ErrIndexDropped))
 		}
 	}
 }

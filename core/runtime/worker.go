@@ -469,8 +469,10 @@ func (w *worker) importsEnded(q queued, ended []string, how string) {
 	}
 	for _, df := range w.order {
 		for _, id := range df.Imports() {
-			// Told once for the index it imported (dk), once for the
-			// Maintained index it reads through a query's re-export (rk).
+			// Told once for the index it imported (dk), and once for
+			// the Maintained index it reads through that import (rk):
+			// a dataflow reading two aliases of one index is told once
+			// for each.
 			dk, rk := [2]string{df.ID(), id}, [2]string{df.ID(), "\x00root of " + id}
 			root := df.ImportRoot(id)
 			switch {

@@ -598,9 +598,7 @@ func (se *Session) Close(ctx context.Context) error {
 	if se.opts.Mode == render.Imported {
 		// Importers before what they import: a view's index before the
 		// indexes its dataflow reads (runtime.ErrIndexDropped).
-		order := render.IndexOrder(se.r)
-		for i := range order {
-			ix := order[len(order)-1-i]
+		for _, ix := range slices.Backward(render.IndexOrder(se.r)) {
 			if err := se.ctl.Send(runtime.DropDataflow{ID: "maintain " + ix.Name}); err != nil {
 				errs = append(errs, err)
 			}

@@ -471,12 +471,13 @@ var ErrShutdown = errors.New("runtime: shut down")
 // through its publication, and a query's re-export is an alias: when a
 // Maintained export ends, its query readers, direct or through queries'
 // re-exports of it, stop and are told; Maintained readers read the traces
-// and go on while they do; a query's re-export ending tells no one. The error names the reader and the index, once
-// for each pair and incarnation; once both runtimes have applied the
-// command, Solo and the Maintenance/Interactive pair have reported the
-// same errors, as they are decided from the commands alone (whatever
-// either runtime has read of the index by then, and whether the reader
-// has reached its until or not). Drop an index's readers before it.
+// and go on while they do; a query's re-export ending tells no one. The
+// error names the reader and the index, once for each index it imported
+// and incarnation; once both runtimes have applied the command, Solo and
+// the Maintenance/Interactive pair have reported the same errors, as they
+// are decided from the commands alone (whatever either runtime has read
+// of the index by then, and whether the reader has reached its until or
+// not). Drop an index's readers before it.
 var ErrIndexDropped = errors.New("runtime: index dropped while a dataflow imports it (the dataflow's frontier stops where the index's did; drop importers first)")
 
 // ErrControlled is returned by NewController for a runtime another

@@ -26,6 +26,18 @@
 //	O3  The errors of a query are: each from entry's collection's errors
 //	    once per entry, the errors of its closure with the joined row's
 //	    count, and its reduce and distinct errors.
+//	O4  Result.MayOverflow is set when a mass leaves int64: the mass of a
+//	    row or error of a collection at t bounds every sum or product of
+//	    counts an incremental engine can form for it, in any order of
+//	    consolidation — an input row's is the sum of its updates' absolute
+//	    diffs up to t (rows whose count is zero at t included), a joined
+//	    row's the product of its rows', a closure's output row's the sum of
+//	    the joined rows' reaching it, a reduce or distinct row's twice the
+//	    number of input times (its count 1 changes at most once each way a
+//	    time). An overflow at an earlier time stays in an engine's errors,
+//	    and masses only grow with t, so MayOverflow holds from the first
+//	    time on. Compare then accepts the exact output or one holding a
+//	    numeric overflow error (docs/spec.md "Expressions").
 //
 // Eval is a pure function of its arguments and safe for concurrent use.
 package reference

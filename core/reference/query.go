@@ -40,7 +40,13 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 	}
 	keyCols := make([][]int, n) // positions within the entry
 	repPos := make([][]int, n)  // joined positions in earlier entries
-	index := make([]map[string][]*rec, n)
+	// Each entry's rows are every row an update reached: its exact count
+	// (zero included) beside its mass (O4).
+	type entryRow struct {
+		vals    []int64
+		n, mass *big.Int
+	}
+	index := make([]map[string][]entryRow, n)
 	for k, e := range q.Entries {
 		for j := range e.Collection.Columns {
 			c := class[e.Offset+j]
@@ -55,14 +61,14 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 				}
 			}
 		}
-		index[k] = map[string][]*rec{}
-		for _, r := range ents[k].sortedRows() {
+		index[k] = map[string][]entryRow{}
+		for _, r := range ents[k].sortedMass() {
 			key := make([]int64, len(keyCols[k]))
 			for i, j := range keyCols[k] {
 				key[i] = r.vals[j]
 			}
 			kk := rowKey(key)
-			index[k][kk] = append(index[k][kk], r)
+			index[k][kk] = append(index[k][kk], entryRow{vals: r.vals, n: ents[k].count(rowKey(r.vals)), mass: r.n})
 		}
 	}
 	cl := &closure{maps: q.Query.Maps, filters: q.Query.Filters}
@@ -73,10 +79,12 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 	joined := make([]int64, len(q.Joined))
 	counts := make([]*big.Int, n+1)
 	counts[0] = big.NewInt(1)
+	masses := make([]*big.Int, n+1)
+	masses[0] = big.NewInt(1)
 	var walk func(k int) error
 	walk = func(k int) error {
 		if k == n {
-			return ev.joinedRow(q, cl, joined, counts[n], records, out)
+			return ev.joinedRow(q, cl, joined, counts[n], masses[n], records, out)
 		}
 		key := make([]int64, len(repPos[k]))
 		for i, pos := range repPos[k] {
@@ -85,6 +93,11 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 		for _, r := range index[k][rowKey(key)] {
 			copy(joined[q.Entries[k].Offset:], r.vals)
 			counts[k+1] = new(big.Int).Mul(counts[k], r.n)
+			// A linear join arranges each stage's result by its rows;
+			// every product and sum it forms for one is within this
+			// product of masses, the delta join's too.
+			masses[k+1] = new(big.Int).Mul(masses[k], r.mass)
+			ev.noteMass(masses[k+1])
 			if err := walk(k + 1); err != nil {
 				return err
 			}
@@ -111,15 +124,28 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 				out.addErr(MsgNegativeMultiplicity, big.NewInt(1))
 			}
 		}
+		// A record's output row, or its error, is 1 and changes at most
+		// once each way an input time.
+		for _, r := range rows.sortedMass() {
+			out.addMass(r.vals, ev.changes)
+		}
+		out.addErrMass(MsgNegativeMultiplicity, new(big.Int).Mul(ev.changes, big.NewInt(int64(len(rows.mass)))))
 	case q.Threshold:
 		for _, r := range rows.sortedRows() {
 			if r.n.Sign() > 0 {
 				out.addRow(r.vals, r.n)
 			}
 		}
+		// The positive part of a count changes by no more than it.
+		for _, r := range rows.mass {
+			out.addMass(r.vals, r.n)
+		}
 	default:
 		for _, r := range rows.rows {
 			out.addRow(r.vals, r.n)
+		}
+		for _, r := range rows.mass {
+			out.addMass(r.vals, r.n)
 		}
 	}
 	ev.noteColl(out)
@@ -129,7 +155,7 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 // joinedRow applies the closure to one joined row with count n: a row
 // whose equivalences fail is no joined row; an erring row becomes its
 // error with count n.
-func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int64, n *big.Int, records, out *coll) error {
+func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int64, n, mass *big.Int, records, out *coll) error {
 	for _, c := range q.Classes {
 		for _, pos := range c[1:] {
 			if joined[pos] != joined[c[0]] {
@@ -149,10 +175,12 @@ func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int6
 			return err
 		}
 		out.addErr(msg, n)
+		out.addErrMass(msg, mass)
 		return nil
 	}
 	if ok {
 		records.addRow(row, n)
+		records.addMass(row, mass)
 	}
 	return nil
 }
@@ -261,5 +289,48 @@ func (ev *evaluator) reduce(q *plan.ResolvedQuery, records, out *coll) (*coll, e
 		}
 		res.addRow(row, one)
 	}
+	// Masses (O4): a record whose aggregate exprs err moves its mass to
+	// the error; a group's output row, and its error, is 1 and changes at
+	// most once each way an input time.
+	groupsSeen := map[string]bool{}
+	for _, r := range records.sortedMass() {
+		sc := scope{}
+		for i, p := range q.MFP.Project {
+			sc[p.String()] = r.vals[i]
+		}
+		erred := false
+		for _, a := range red.Aggregates {
+			if a.Fn == plan.Count {
+				continue
+			}
+			b, err := ev.parse(a.Expr)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := b.eval(sc); err != nil {
+				msg, err := evalErr(err)
+				if err != nil {
+					return nil, err
+				}
+				out.addErrMass(msg, r.n)
+				erred = true
+				break
+			}
+		}
+		if erred {
+			continue
+		}
+		key := make([]int64, len(red.GroupBy))
+		for i, pos := range red.GroupBy {
+			key[i] = r.vals[pos]
+		}
+		groupsSeen[rowKey(key)] = true
+	}
+	for _, r := range res.rows {
+		res.addMass(r.vals, ev.changes)
+	}
+	perGroups := new(big.Int).Mul(ev.changes, big.NewInt(int64(len(groupsSeen))))
+	out.addErrMass(MsgNegativeMultiplicity, perGroups)
+	out.addErrMass(MsgOverflow, perGroups)
 	return res, nil
 }

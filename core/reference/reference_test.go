@@ -155,8 +155,20 @@ func TestJoinProductOverflow(t *testing.T) {
 	if d := Compare(res, &Result{}); d == nil {
 		t.Fatal("Compare accepted an output without the overflow error")
 	}
-	// At t=1 the product is gone: the output is exact again.
-	expect(t, "t=1", eval(t, r, in, 1), "a.k,b.k,diff\n2,2,1\nerror,diff\n")
+	// At t=1 the product is gone, and the exact output is back in int64;
+	// an engine that overflowed at t=0 may still hold the error (O4).
+	res = eval(t, r, in, 1)
+	expect(t, "t=1", res, "a.k,b.k,diff\n2,2,1\nerror,diff\n# may overflow: an incremental sum or product of diffs can leave int64; this output, or one with a numeric overflow error\n")
+	exact := &Result{Columns: res.Columns, Rows: []Row{{Values: []int64{2, 2}, Diff: 1}}}
+	if d := Compare(res, exact); d != nil {
+		t.Fatalf("t=1: Compare with the exact output: %v", d)
+	}
+	if d := Compare(res, &Result{Columns: res.Columns, Errors: []Error{{Message: MsgOverflow, Diff: 1}}}); d != nil {
+		t.Fatalf("t=1: Compare with an overflow error: %v", d)
+	}
+	if d := Compare(res, &Result{Columns: res.Columns, Rows: []Row{{Values: []int64{2, 2}, Diff: 2}}}); d == nil {
+		t.Fatal("t=1: Compare accepted a wrong output without an overflow error")
+	}
 	// A product outside int64 whose record consolidates back into range
 	// still overflows: the engine multiplies before it consolidates.
 	p.Inputs[1].Columns = []string{"k", "v"}
@@ -165,6 +177,71 @@ func TestJoinProductOverflow(t *testing.T) {
 	in = Inputs{"a": {up(0, 1<<32, 1)}, "b": {up(0, 1<<31, 1, 1), up(0, -(1<<31)+1, 1, 2)}}
 	if res := eval(t, r, in, 0); !res.Overflow {
 		t.Fatalf("consolidated product: want overflow:\n%s", res)
+	}
+}
+
+// TestMayOverflow: an update's diff times another's can leave int64 while
+// every accumulated count stays in range. Here a carries the minimum
+// int64 and b's row is retracted at t=1: the accumulated product is
+// MIN x 0 = 0, but an incremental join multiplies the retraction, -1 x
+// MIN, which is outside int64. The output at t=1 may be the exact one
+// (empty) or hold a numeric overflow error; a third answer is wrong. A
+// collection whose updates' absolute diffs sum within int64 cannot
+// overflow in any order, and stays exact.
+func TestMayOverflow(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}},
+		Query:  plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}}, On: [][]string{{"a.k", "b.k"}}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"a": {up(0, math.MinInt64, 1)}, "b": {up(0, 1, 1), up(1, -1, 1)}}
+	res := eval(t, r, in, 1)
+	if res.Overflow || !res.MayOverflow || len(res.Rows) != 0 || len(res.Errors) != 0 {
+		t.Fatalf("t=1: want an empty output that may overflow, got Overflow=%v MayOverflow=%v:\n%s", res.Overflow, res.MayOverflow, res)
+	}
+	if d := Compare(res, &Result{Columns: res.Columns}); d != nil {
+		t.Fatalf("the exact output: %v", d)
+	}
+	engine := &Result{Columns: res.Columns, Rows: []Row{{Values: []int64{1, 1}, Diff: math.MinInt64}}, Errors: []Error{{Message: MsgOverflow, Diff: 1}}}
+	if d := Compare(res, engine); d != nil {
+		t.Fatalf("an output with the overflow error: %v", d)
+	}
+	if d := Compare(res, &Result{Columns: res.Columns, Rows: []Row{{Values: []int64{1, 1}, Diff: math.MinInt64}}}); d == nil {
+		t.Fatal("Compare accepted a stale row without an overflow error")
+	}
+	// Masses within int64: exact required.
+	in = Inputs{"a": {up(0, 1<<31, 1)}, "b": {up(0, 1<<30, 1), up(1, -(1 << 30), 1)}}
+	if res := eval(t, r, in, 1); res.MayOverflow {
+		t.Fatalf("masses within int64: MayOverflow set:\n%s", res)
+	}
+	// Through a view, with rows whose count is zero at t: a's two rows
+	// map to one view row, whose mass is their sum.
+	p = &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k", "v"}}},
+		Views:  []plan.View{{Name: "w", Input: "a", Maps: []plan.Map{{Name: "z", Expr: "k * 0"}}}},
+		Query:  plan.Query{From: []plan.From{{As: "w", Collection: "w"}}, Project: []string{"w.z"}},
+	}
+	r = resolve(t, p)
+	big := int64(1) << 62
+	in = Inputs{"a": {up(0, big, 1, 1), up(1, -big, 1, 1), up(0, big, 2, 2)}}
+	if res := eval(t, r, in, 1); res.Overflow || !res.MayOverflow {
+		t.Fatalf("view: want MayOverflow (mass 3 x 2^62), got Overflow=%v MayOverflow=%v:\n%s", res.Overflow, res.MayOverflow, res)
+	}
+	in = Inputs{"a": {up(0, big/2, 1, 1), up(1, -big/2, 1, 1), up(0, big/2, 2, 2)}}
+	if res := eval(t, r, in, 1); res.MayOverflow {
+		t.Fatalf("view: masses within int64: MayOverflow set:\n%s", res)
+	}
+	// A query view's rows carry their masses to the query reading it:
+	// 2^62 from a, times b's mass 2.
+	p = &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}},
+		Views:  []plan.View{{Name: "q", Query: &plan.Query{From: []plan.From{{As: "a", Collection: "a"}}, Project: []string{"a.k"}}}},
+		Query:  plan.Query{From: []plan.From{{As: "q", Collection: "q"}, {As: "b", Collection: "b"}}, On: [][]string{{"q.a_k", "b.k"}}},
+	}
+	r = resolve(t, p)
+	in = Inputs{"a": {up(0, big, 1)}, "b": {up(0, 1, 1), up(1, -1, 1)}}
+	if res := eval(t, r, in, 1); res.Overflow || !res.MayOverflow {
+		t.Fatalf("query view: want MayOverflow (2^62 x 2), got Overflow=%v MayOverflow=%v:\n%s", res.Overflow, res.MayOverflow, res)
 	}
 }
 

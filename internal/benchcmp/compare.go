@@ -307,14 +307,14 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 	residue := parser.Residue()
 
 	b := newBuilder(tableBy, rowBy, colBy, residue)
-	units, seen, err := readResults(cfg.Files, filter, errOut, b.add)
+	info, err := readResults(cfg.Files, filter, errOut, b.add)
 	if err != nil {
 		return nil, err
 	}
-	if err := thresholds.check(seen); err != nil {
+	if err := thresholds.check(info.seen); err != nil {
 		return nil, err
 	}
-	dirs, err := directions(units)
+	dirs, err := directions(info.units)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,7 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 		alpha:      cfg.Alpha,
 		confidence: cfg.Confidence,
 		thresholds: &thr,
-		units:      units,
+		units:      info.units,
 		directions: dirs,
 		threshold:  thresholds,
 	})
@@ -482,97 +482,156 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// readResults reads every file in order and hands each result the filter
-// keeps to add. It returns the unit metadata of all files and their units:
-// those of every result, kept or not, and of every Unit line, each tidied
-// and mapped to its first spelling in the files. A syntax error, a missing
-// file, a file without results, or a line inputCheck refuses (a cut last
-// line, a garbled unit, an iteration count below 1) is an error wrapping
-// ErrInput (invariant C3).
-func readResults(paths []string, filter *benchproc.Filter, errOut io.Writer, add func(*benchfmt.Result)) (benchfmt.UnitMetadataMap, map[string]string, error) {
-	counts := make(map[string]int, len(paths))
-	var files []string
-	type pooledFile struct {
-		label, path string
-		info        os.FileInfo
-	}
-	var pooled []pooledFile // files by the column label they pool into
-	for _, p := range paths {
-		path, label := p, p
-		if before, after, ok := strings.Cut(p, "="); ok {
+// resultFile is one file argument: its path and the column label of its
+// results (the .file key).
+type resultFile struct{ path, label string }
+
+// resultFiles splits LABEL=PATH arguments and labels the others as
+// benchfmt.Files does: by the path itself, with "#0", "#1", ... appended
+// when one path is given several times, so that each is a column of its
+// own.
+func resultFiles(args []string) ([]resultFile, error) {
+	files := make([]resultFile, len(args))
+	count := map[string]int{}
+	for i, a := range args {
+		path, label := a, a
+		if before, after, ok := strings.Cut(a, "="); ok {
 			path, label = after, before
+		} else {
+			count[path]++
 		}
 		if path == "" {
-			return nil, nil, fmt.Errorf("%w: empty file name in %q", ErrUsage, p)
+			return nil, fmt.Errorf("%w: empty file name in %q", ErrUsage, a)
 		}
-		st, err := os.Stat(path)
+		files[i] = resultFile{path, label}
+	}
+	seen := map[string]int{}
+	for i, a := range args {
+		if p := files[i].path; !strings.Contains(a, "=") && count[p] > 1 {
+			files[i].label = fmt.Sprintf("%s#%d", p, seen[p])
+			seen[p]++
+		}
+	}
+	return files, nil
+}
+
+// readInfo is what readResults gathers besides the results.
+type readInfo struct {
+	// units is the unit metadata of every file.
+	units benchfmt.UnitMetadataMap
+	// seen maps the units of every result, kept or not, and of every Unit
+	// line, tidied, to their first spelling in the files.
+	seen map[string]string
+	// failures are go test's FAIL lines, as "FILE:LINE: TEXT".
+	failures []string
+}
+
+// readResults reads every file in order and hands each result the filter
+// keeps to add. A syntax error, a missing file, a file without results,
+// or a line inputCheck refuses (a cut last line, a garbled unit, a unit
+// twice on a line, an iteration count below 1, a line too long to read)
+// is an error wrapping ErrInput (invariant C3). A leading byte order mark
+// is skipped. go test's FAIL lines and a file read twice are warnings on
+// errOut.
+func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add func(*benchfmt.Result)) (*readInfo, error) {
+	files, err := resultFiles(args)
+	if err != nil {
+		return nil, err
+	}
+	counts := make(map[string]int, len(files))
+	paths := make([]string, 0, len(files))
+	infos := make([]os.FileInfo, len(files))
+	for i, f := range files {
+		st, err := os.Stat(f.path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %v", ErrInput, err)
+			return nil, fmt.Errorf("%w: %v", ErrInput, err)
 		}
 		if st.IsDir() {
-			return nil, nil, fmt.Errorf("%w: %s: is a directory, not a result file", ErrInput, path)
+			return nil, fmt.Errorf("%w: %s: is a directory, not a result file", ErrInput, f.path)
 		}
-		// One file pooled twice into a column (old=o.txt old=./o.txt)
-		// counts each of its samples twice.
-		for _, q := range pooled {
-			if q.label == label && os.SameFile(q.info, st) {
-				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file in column %q: its samples count twice\n", q.path, path, label)
-				break
-			}
-		}
-		pooled = append(pooled, pooledFile{label, path, st})
-		files = append(files, path)
-		counts[path] = 0
-	}
-	check, err := newInputCheck(files)
-	if err != nil {
-		return nil, nil, err
-	}
-	seen := map[string]string{}
-	see := func(tidy, orig string) {
-		if _, ok := seen[tidy]; !ok {
-			seen[tidy] = cmp.Or(orig, tidy)
-		}
-	}
-	fs := benchfmt.Files{Paths: paths, AllowLabels: true}
-	for fs.Scan() {
-		switch rec := fs.Result().(type) {
-		case *benchfmt.SyntaxError:
-			return nil, nil, check.syntax(rec)
-		case *benchfmt.UnitMetadata:
-			check.meta(rec)
-			see(rec.Unit, rec.OrigUnit)
-		case *benchfmt.Result:
-			if err := check.result(rec); err != nil {
-				return nil, nil, err
-			}
-			name, _ := rec.Pos()
-			counts[name]++
-			for _, v := range rec.Values {
-				see(v.Unit, v.OrigUnit)
-			}
-			ok, err := filter.Apply(rec)
-			if !ok {
-				if err != nil {
-					fmt.Fprintln(errOut, err)
-				}
+		infos[i] = st
+		for j := range i {
+			if !os.SameFile(infos[j], st) {
 				continue
 			}
-			add(rec)
+			q := files[j]
+			if q.label == f.label {
+				// Pooled twice into one column (old=o.txt
+				// old=./o.txt): each sample counts twice.
+				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file in column %q: its samples count twice\n", q.path, f.path, f.label)
+			} else {
+				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file, read as two columns, %q and %q: it is compared with itself\n", q.path, f.path, q.label, f.label)
+			}
+			break
+		}
+		paths = append(paths, f.path)
+		counts[f.path] = 0
+	}
+	check, err := newInputCheck(paths)
+	if err != nil {
+		return nil, err
+	}
+	info := &readInfo{seen: map[string]string{}, failures: check.failures()}
+	warnFailures(errOut, "benchcmp", info.failures)
+	see := func(tidy, orig string) {
+		if _, ok := info.seen[tidy]; !ok {
+			info.seen[tidy] = cmp.Or(orig, tidy)
 		}
 	}
-	if err := fs.Err(); err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrInput, err)
+	var r benchfmt.Reader
+	for _, f := range files {
+		file, err := os.Open(f.path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+		}
+		// ".file" is not a key a file can set, so the label stays.
+		r.Reset(skipBOM(file), f.path, ".file", f.label)
+		err = func() error {
+			defer file.Close()
+			for r.Scan() {
+				switch rec := r.Result().(type) {
+				case *benchfmt.SyntaxError:
+					return check.syntax(rec)
+				case *benchfmt.UnitMetadata:
+					check.meta(rec)
+					see(rec.Unit, rec.OrigUnit)
+				case *benchfmt.Result:
+					if err := check.result(rec); err != nil {
+						return err
+					}
+					counts[f.path]++
+					for _, v := range rec.Values {
+						see(v.Unit, v.OrigUnit)
+					}
+					ok, err := filter.Apply(rec)
+					if !ok {
+						if err != nil {
+							fmt.Fprintln(errOut, err)
+						}
+						continue
+					}
+					add(rec)
+				}
+			}
+			if err := r.Err(); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrInput, f.path, err)
+			}
+			return nil
+		}()
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := check.finish(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for _, f := range files {
+	for _, f := range paths {
 		if counts[f] == 0 {
-			return nil, nil, fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, f)
+			return nil, fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, f)
 		}
 	}
-	return fs.Units(), seen, nil
+	info.units = r.Units()
+	return info, nil
 }
 
 // Direction says which way a unit improves.

@@ -662,3 +662,20 @@ func TestPoolingOneFileTwiceWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestOneFileAsTwoColumnsWarns: `benchcmp old.txt old.txt` reads the file
+// as two columns, old.txt#0 and old.txt#1, as benchstat does: the warning
+// says it is compared with itself, not that its samples count twice.
+func TestOneFileAsTwoColumnsWarns(t *testing.T) {
+	old := writeTemp(t, "self.txt", goTestLines)
+	out, errOut, err := compare(t, nil, old, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(errOut, "count twice") || !strings.Contains(errOut, fmt.Sprintf("%s and %s are the same file, read as two columns, %q and %q: it is compared with itself", old, old, old+"#0", old+"#1")) {
+		t.Errorf("stderr %q: want the file compared with itself, as columns #0 and #1", errOut)
+	}
+	if !strings.Contains(out, old+"#1") {
+		t.Errorf("no column %s#1 in the report:\n%s", old, out)
+	}
+}

@@ -45,7 +45,9 @@
 //     in a bad file is silently skipped, and nothing is written. benchfmt's
 //     syntax is checked further (input.go): a last line without a newline
 //     that is not a complete result (a file cut short), a unit that is a
-//     number or not text, and an iteration count below 1 are refused. A
+//     number or not text, a unit twice on one line, a line longer than
+//     benchfmt's reader takes, and an iteration count below 1 are
+//     refused; a leading byte order mark is skipped. A
 //     --threshold for a unit no file has, or two thresholds for one unit,
 //     is bad usage (ErrUsage, exit 2).
 //   - C4 (matching): rows of different files are matched by benchmark name and

@@ -1,6 +1,7 @@
 package benchcmp
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -41,7 +42,44 @@ type fileEnd struct {
 	// benchmark is set when an unterminated last line starts like a
 	// benchmark line: with "Benchmark", or with a part of it ("Benchm").
 	benchmark bool
+	// fails are the lines where go test says that a run failed.
+	fails []failLine
 }
+
+// failLine is a line of go test's saying a test or benchmark failed: a
+// "--- FAIL: Name" line, or a "FAIL" line (alone, or with the package).
+type failLine struct {
+	line int
+	text string
+}
+
+// isFailLine reports whether line (its start is enough) is one go test
+// writes when a benchmark or its package failed.
+func isFailLine(line []byte) bool {
+	line = bytes.TrimRight(line, "\r")
+	if bytes.HasPrefix(bytes.TrimLeft(line, " \t"), []byte("--- FAIL:")) {
+		return true
+	}
+	rest, ok := bytes.CutPrefix(line, []byte("FAIL"))
+	return ok && (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t')
+}
+
+// bom is the UTF-8 byte order mark some editors put at the start of a
+// file; result files are read without it.
+const bom = "\ufeff"
+
+// skipBOM returns a reader of r without a leading byte order mark.
+func skipBOM(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
+		br.Discard(len(bom))
+	}
+	return br
+}
+
+// maxLine is the longest line benchfmt's reader takes: the size of its
+// bufio.Scanner's buffer, newline included.
+const maxLine = bufio.MaxScanTokenSize - 1
 
 // headMax is how much of an unterminated last line fileEnd keeps.
 const headMax = 64
@@ -58,13 +96,21 @@ func readEnd(path string) (fileEnd, error) {
 		head    []byte // the start of the current line
 		inLine  int    // bytes of the current line so far
 		visible bool   // the current line holds something other than spaces
+		fails   []failLine
+		br      = bufio.NewReader(f)
 		buf     = make([]byte, 32<<10)
 	)
+	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
+		br.Discard(len(bom))
+	}
 	for {
-		n, err := f.Read(buf)
+		n, err := br.Read(buf)
 		for _, c := range buf[:n] {
 			if c == '\n' {
 				lines++
+				if isFailLine(head) {
+					fails = append(fails, failLine{lines, strings.Join(strings.Fields(string(head)), " ")})
+				}
 				head, inLine, visible = head[:0], 0, false
 				continue
 			}
@@ -78,6 +124,9 @@ func readEnd(path string) (fileEnd, error) {
 				head = append(head, c)
 			}
 			inLine++
+			if inLine == maxLine+1 {
+				return fileEnd{}, fmt.Errorf("%s:%d: a line longer than %d bytes, more than a result file's reader takes", path, lines+1, maxLine)
+			}
 			if c != ' ' && c != '\t' && c != '\r' {
 				visible = true
 			}
@@ -90,7 +139,10 @@ func readEnd(path string) (fileEnd, error) {
 		}
 	}
 	if !visible {
-		return fileEnd{line: lines, terminated: true}, nil
+		return fileEnd{line: lines, terminated: true, fails: fails}, nil
+	}
+	if isFailLine(head) {
+		fails = append(fails, failLine{lines + 1, strings.Join(strings.Fields(string(head)), " ")})
 	}
 	h := string(head)
 	if inLine > headMax {
@@ -101,6 +153,7 @@ func readEnd(path string) (fileEnd, error) {
 		head: h,
 		benchmark: bytes.HasPrefix(head, []byte("Benchmark")) ||
 			strings.HasPrefix("Benchmark", string(head)),
+		fails: fails,
 	}, nil
 }
 
@@ -167,6 +220,30 @@ func newInputCheck(paths []string) (*inputCheck, error) {
 	return c, nil
 }
 
+// failures returns go test's FAIL lines of every file, as "FILE:LINE: TEXT",
+// files in order.
+func (c *inputCheck) failures() []string {
+	var out []string
+	for _, p := range c.paths {
+		for _, f := range c.ends[p].fails {
+			out = append(out, fmt.Sprintf("%s:%d: %s", p, f.line, f.text))
+		}
+	}
+	return out
+}
+
+// warnFailures writes one warning per FAIL line of failures to errOut, at
+// most a few, with prefix (the command's name).
+func warnFailures(errOut io.Writer, prefix string, failures []string) {
+	const most = 5
+	for _, f := range failures[:min(len(failures), most)] {
+		fmt.Fprintf(errOut, "%s: warning: %s: go test says a run failed: its results are missing or partial\n", prefix, f)
+	}
+	if len(failures) > most {
+		fmt.Fprintf(errOut, "%s: warning: and %d more FAIL line(s)\n", prefix, len(failures)-most)
+	}
+}
+
 // syntax turns benchfmt's syntax error into an error wrapping ErrInput, and
 // says so when it is on an unterminated last line.
 func (c *inputCheck) syntax(e *benchfmt.SyntaxError) error {
@@ -206,8 +283,23 @@ func (c *inputCheck) result(r *benchfmt.Result) error {
 		}
 		units[i], tidy[i] = u, v.Unit
 	}
+	end := c.ends[file]
+	last := !end.terminated && line == end.line
+	for i := range tidy {
+		// A unit twice on one line would count as two samples of one
+		// run. On an unterminated last line, a last unit repeated is
+		// most likely a cut line, which finish says.
+		if j := slices.Index(tidy[:i], tidy[i]); j >= 0 && !(last && i == len(tidy)-1) {
+			as := ""
+			if units[j] != units[i] {
+				as = fmt.Sprintf(" (as %q before)", units[j])
+			}
+			return fmt.Errorf("%w: %s:%d: unit %q a second time on the line%s: a line holds one value of each unit",
+				ErrInput, file, line, units[i], as)
+		}
+	}
 	key := prevKey{file, string(r.Name.Full())}
-	if end := c.ends[file]; !end.terminated && line == end.line {
+	if last {
 		c.lastRead[file] = true
 		c.pending = append(c.pending, lastLine{path: file, line: line, units: units, tidy: tidy, prev: c.prev[key]})
 		return nil

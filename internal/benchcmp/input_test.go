@@ -158,3 +158,93 @@ func TestIterationCountAndUnitAreChecked(t *testing.T) {
 		t.Errorf("units inf, x-2, 1st refused: compare: %v; merge: %v", cmpErr, mergeErr)
 	}
 }
+
+// TestRepeatedUnitIsBadInput: a unit twice on one result line, in any
+// spelling benchfmt tidies alike, would double the line's samples: refused
+// naming the file and line.
+func TestRepeatedUnitIsBadInput(t *testing.T) {
+	for _, tc := range []struct{ name, line, want string }{
+		{"same spelling", "BenchmarkD 1 10 ns/op 50 ns/op\n", `:10: unit "ns/op" a second time on the line: a line holds one value of each unit`},
+		{"tidied alike", "BenchmarkD 1 10 ns/op 5e-8 sec/op\n", `:10: unit "sec/op" a second time on the line (as "ns/op" before)`},
+		{"not last", "BenchmarkD 1 10 B/op 50 B/op 3 allocs/op\n", `:10: unit "B/op" a second time`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeTemp(t, "dup.txt", goTestLines+tc.line)
+			cmpErr, mergeErr := inputErr(t, file)
+			for what, err := range map[string]error{"compare": cmpErr, "merge": mergeErr} {
+				if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), file+tc.want) {
+					t.Errorf("%s: err %v, want ErrInput with %q", what, err, file+tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestByteOrderMarkIsSkipped: a file saved with a UTF-8 byte order mark
+// reads as without it: no first result line lost, no first configuration
+// key garbled.
+func TestByteOrderMarkIsSkipped(t *testing.T) {
+	plain := writeTemp(t, "plain.txt", goTestLines)
+	for _, content := range []string{"\ufeff" + goTestLines, "\ufeff" + strings.TrimPrefix(goTestLines, "goos: linux\ngoarch: amd64\npkg: example.com/p\n")} {
+		bom := writeTemp(t, "bom.txt", content)
+		rep, err := BuildReport(io.Discard, func() CompareConfig {
+			c := DefaultCompareConfig()
+			c.Files = []string{"old=" + plain, "new=" + bom}
+			c.Ignore = "goos,goarch,pkg"
+			return c
+		}())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tab := range rep.Tables {
+			for _, c := range tab.Config {
+				if strings.Contains(c, "\ufeff") {
+					t.Errorf("configuration %q holds the byte order mark", c)
+				}
+			}
+			for _, r := range tab.Rows {
+				if r.Cells[1] == nil || len(r.Cells[1].Values) != 6 {
+					t.Errorf("%s %s: the file with a byte order mark lost a sample: %+v", tab.Unit, r.Name, r.Cells[1])
+				}
+			}
+		}
+		var merged bytes.Buffer
+		if err := Merge(&merged, io.Discard, []string{bom}); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(merged.String(), "BenchmarkPut"); n != 6 {
+			t.Errorf("merge wrote %d results of 6:\n%s", n, merged.String())
+		}
+	}
+	// With the mark, goos is still the first configuration key.
+	rep, err := BuildReport(io.Discard, func() CompareConfig {
+		c := DefaultCompareConfig()
+		c.Files = []string{"old=" + plain, "new=" + writeTemp(t, "bom.txt", "\ufeff"+goTestLines)}
+		return c
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Compared() != 3 {
+		t.Errorf("compared %d cells, want 3 (the mark split the goos key?)", rep.Compared())
+	}
+}
+
+// TestLongLineNamesItsLine: a line longer than benchfmt's reader takes is
+// refused naming its own line, not the last one read.
+func TestLongLineNamesItsLine(t *testing.T) {
+	lines := strings.SplitAfter(goTestLines, "\n")
+	long := strings.Join(lines[:5], "") + "# " + strings.Repeat("x", 70000) + "\n" + strings.Join(lines[5:], "")
+	file := writeTemp(t, "long.txt", long)
+	cmpErr, mergeErr := inputErr(t, file)
+	for what, err := range map[string]error{"compare": cmpErr, "merge": mergeErr} {
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), file+":6: a line longer than") {
+			t.Errorf("%s: err %v, want ErrInput naming line 6", what, err)
+		}
+	}
+	// The longest line the reader takes is fine.
+	ok := strings.Join(lines[:5], "") + strings.Repeat("x", maxLine) + "\n" + strings.Join(lines[5:], "")
+	if cmpErr, mergeErr := inputErr(t, writeTemp(t, "ok.txt", ok)); cmpErr != nil || mergeErr != nil {
+		t.Errorf("a line of %d bytes refused: %v; %v", maxLine, cmpErr, mergeErr)
+	}
+}

@@ -1,7 +1,6 @@
 package benchcmp
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -31,6 +30,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 		return err
 	}
 	same := sameFiles(errOut, paths)
+	warnFailures(errOut, "benchcmp merge", check.failures())
 	// The whole output is built first, so that bad input leaves nothing
 	// half-written on out.
 	var buf bytes.Buffer
@@ -49,7 +49,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrInput, err)
 		}
-		r := benchfmt.NewReader(bufio.NewReader(f), path)
+		r := benchfmt.NewReader(skipBOM(f), path)
 		n, units := 0, 0
 		for r.Scan() {
 			switch rec := r.Result().(type) {

@@ -122,7 +122,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	data := map[sk]*series{}
 	var keys []sk
 	var perr error
-	units, _, err := readResults(cfg.Files, filter, errOut, func(r *benchfmt.Result) {
+	info, err := readResults(cfg.Files, filter, errOut, func(r *benchfmt.Result) {
 		if perr != nil {
 			return
 		}
@@ -162,7 +162,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	if perr != nil {
 		return perr
 	}
-	dirs, err := directions(units)
+	dirs, err := directions(info.units)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,10 @@ With --fail-on regression, a comparison that compared nothing (the files
 share no benchmark, differ in a configuration line such as gomaxprocs, or
 --col found one column) is an error that says why; without it, a warning.
 
+Under --fail-on regression, a benchmark of the baseline missing from
+another column, or go test's FAIL line in a file (a run that failed),
+fails the gate too; without it, both are warnings.
+
 A --threshold unit must be in a file (as written, ns/op, or tidied,
 sec/op); one unit given two different thresholds is an error.
 

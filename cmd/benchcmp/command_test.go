@@ -281,3 +281,76 @@ func TestExitCodesOfReview(t *testing.T) {
 		}
 	}
 }
+
+// goTestRun is go test output of two benchmarks, 6 samples each.
+const goTestRun = `goos: linux
+goarch: amd64
+pkg: example.com/foo
+BenchmarkA/size=10/k=v-2   	 1000	  694.6 ns/op
+BenchmarkA/size=10/k=v-2   	 1000	  701.2 ns/op
+BenchmarkA/size=10/k=v-2   	 1000	  690.0 ns/op
+BenchmarkA/size=10/k=v-2   	 1000	  699.9 ns/op
+BenchmarkA/size=10/k=v-2   	 1000	  705.3 ns/op
+BenchmarkA/size=10/k=v-2   	 1000	  688.1 ns/op
+BenchmarkB/size=10/k=v-2   	 1000	  94.6 ns/op
+BenchmarkB/size=10/k=v-2   	 1000	  91.2 ns/op
+BenchmarkB/size=10/k=v-2   	 1000	  90.0 ns/op
+BenchmarkB/size=10/k=v-2   	 1000	  99.9 ns/op
+BenchmarkB/size=10/k=v-2   	 1000	  95.3 ns/op
+BenchmarkB/size=10/k=v-2   	 1000	  98.1 ns/op
+`
+
+// TestFailedOrLostRunFailsTheGate: a new run that failed part-way (go test's
+// FAIL lines, a benchmark of the baseline gone) is warned about, naming the
+// file and line and the benchmarks; under --fail-on it fails the gate
+// (exit 1) with the report written; a benchmark only the new run has is a
+// warning only.
+func TestFailedOrLostRunFailsTheGate(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t.Chdir(dir)
+	lines := strings.SplitAfter(goTestRun, "\n")
+	write("old.txt", goTestRun+"PASS\nok  \texample.com/foo\t0.015s\n")
+	write("newfail.txt", strings.Join(lines[:9], "")+"--- FAIL: BenchmarkB/size=10/k=v-2\nFAIL\nexit status 1\nFAIL\texample.com/foo\t0.015s\n")
+	write("testfail.txt", goTestRun+"--- FAIL: TestX (0.00s)\nFAIL\n")
+	write("added.txt", goTestRun+strings.ReplaceAll(strings.Join(lines[3:9], ""), "BenchmarkA", "BenchmarkC"))
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		inStdout string
+		inStderr []string
+	}{
+		{[]string{"--fail-on", "regression", "--threshold", "*=50", "old.txt", "newfail.txt"}, 1, "B/size=10/k=v-2", []string{
+			"warning: newfail.txt:10: --- FAIL: BenchmarkB/size=10/k=v-2: go test says a run failed",
+			"warning: newfail.txt:11: FAIL: ",
+			"warning: newfail.txt:13: FAIL example.com/foo 0.015s: ",
+			"warning: benchmark set differs from the baseline, geomeans may not be comparable: newfail.txt has no result for 1 benchmark(s) of old.txt: B/size=10/k=v-2",
+			"benchcmp: regression: 1 benchmark(s) of the baseline old.txt have no result to compare with (B/size=10/k=v-2); go test says a run failed (newfail.txt:10: --- FAIL: BenchmarkB/size=10/k=v-2 and 2 more)\n",
+		}},
+		{[]string{"old.txt", "newfail.txt"}, 0, "B/size=10/k=v-2", []string{"newfail.txt:10: --- FAIL", "newfail.txt has no result for 1 benchmark(s)"}},
+		{[]string{"--format", "markdown", "old.txt", "newfail.txt"}, 0, "## benchcmp: **1 benchmark(s) of the baseline missing**, **a run failed**", nil},
+		{[]string{"--fail-on", "regression", "old.txt", "testfail.txt"}, 1, "A/size=10/k=v-2", []string{"testfail.txt:16: --- FAIL: TestX", "regression: go test says a run failed (testfail.txt:16: --- FAIL: TestX (0.00s) and 1 more)"}},
+		{[]string{"--fail-on", "regression", "old.txt", "added.txt"}, 0, "C/size=10/k=v-2", []string{"old.txt has no result for 1 benchmark(s) of added.txt: C/size=10/k=v-2"}},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		if code != tc.code {
+			t.Errorf("benchcmp %s: exit %d, want %d\nstderr: %s", strings.Join(tc.args, " "), code, tc.code, errOut.String())
+		}
+		if !strings.Contains(out.String(), tc.inStdout) {
+			t.Errorf("benchcmp %s: stdout lacks %q:\n%s", strings.Join(tc.args, " "), tc.inStdout, out.String())
+		}
+		for _, want := range tc.inStderr {
+			if !strings.Contains(errOut.String(), want) {
+				t.Errorf("benchcmp %s: stderr %q lacks %q", strings.Join(tc.args, " "), errOut.String(), want)
+			}
+		}
+	}
+}

@@ -135,7 +135,10 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 			return fmt.Errorf("%w: --fail-on regression compared nothing, so it cannot pass: %s", ErrInput, why)
 		}
 		fmt.Fprintf(errOut, "benchcmp: warning: nothing was compared: %s\n", why)
-	} else if cfg.FailOn == "regression" && rep.Testable() == 0 {
+	} else {
+		warnUnpaired(errOut, rep)
+	}
+	if rep.Compared() > 0 && cfg.FailOn == "regression" && rep.Testable() == 0 {
 		// Every row's samples are too small to ever be significant: the
 		// gate passes whatever changed, which its caller must hear.
 		fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail: no compared row of a unit with a direction has samples enough to show a change at alpha %g (need at least %d a side)\n", cfg.Alpha, samplesNeeded(cfg.Alpha))
@@ -147,11 +150,54 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 		return fmt.Errorf("%w: %v", ErrOutput, err)
 	}
 	if cfg.FailOn == "regression" {
+		// A benchmark of the baseline that the other side lost, or a run
+		// that failed, may hide a regression: the gate fails on it.
+		var why []string
 		if n := rep.Regressions(); n > 0 {
-			return fmt.Errorf("%w: %d significant change(s) past their threshold in the bad direction", ErrRegression, n)
+			why = append(why, fmt.Sprintf("%d significant change(s) past their threshold in the bad direction", n))
+		}
+		if lost := rep.Lost(); len(lost) > 0 {
+			why = append(why, fmt.Sprintf("%d benchmark(s) of the baseline %s have no result to compare with (%s)",
+				len(lost), rep.Columns[0], listSome(lost, 3)))
+		}
+		if f := rep.Failures; len(f) > 0 {
+			why = append(why, fmt.Sprintf("go test says a run failed (%s)", listSome(f, 1)))
+		}
+		if len(why) > 0 {
+			return fmt.Errorf("%w: %s", ErrRegression, strings.Join(why, "; "))
 		}
 	}
 	return nil
+}
+
+// listSome joins the first most items of list, saying how many it leaves.
+func listSome(list []string, most int) string {
+	s := strings.Join(list[:min(len(list), most)], ", ")
+	if len(list) > most {
+		s += fmt.Sprintf(" and %d more", len(list)-most)
+	}
+	return s
+}
+
+// warnUnpaired warns on errOut, once per pair of columns, of the
+// benchmarks one column has and the other has not: their geomeans are
+// then over different sets, and a lost benchmark may be a failed one.
+func warnUnpaired(errOut io.Writer, rep *Report) {
+	type pair struct{ in, missing string }
+	var order []pair
+	names := map[pair][]string{}
+	for _, u := range rep.Unpaired {
+		p := pair{u.In, u.Missing}
+		if _, ok := names[p]; !ok {
+			order = append(order, p)
+		}
+		names[p] = appendNew(names[p], u.Name)
+	}
+	for _, p := range order {
+		n := names[p]
+		fmt.Fprintf(errOut, "benchcmp: warning: benchmark set differs from the baseline, geomeans may not be comparable: %s has no result for %d benchmark(s) of %s: %s\n",
+			p.missing, len(n), p.in, listSome(n, 5))
+	}
 }
 
 // whyNothingCompared says why rep compared no cell with a baseline cell,
@@ -329,6 +375,7 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 		threshold:  thresholds,
 	})
 	rep.ScaleBy = cfg.ScaleBy
+	rep.Failures = info.failures
 	return rep, nil
 }
 

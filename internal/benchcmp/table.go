@@ -22,6 +22,37 @@ type Report struct {
 	Tables []*Table `json:"tables"`
 	// ScaleBy is the parameter of the HTML report's scaling charts.
 	ScaleBy string `json:"-"`
+	// Columns are the columns of every table, in order; Columns[0] is the
+	// baseline.
+	Columns []string `json:"-"`
+	// Unpaired lists the rows of one column that have no result in
+	// another: the benchmark sets of the columns differ.
+	Unpaired []Unpaired `json:"unpaired,omitempty"`
+	// Failures are go test's FAIL lines in the files, as "FILE:LINE: TEXT":
+	// a run that failed, whose results are missing or partial.
+	Failures []string `json:"failures,omitempty"`
+}
+
+// Unpaired is a row with a result in column In but none in column Missing,
+// one of them the baseline.
+type Unpaired struct {
+	Name    string   `json:"name"`
+	Unit    string   `json:"unit"`
+	Config  []string `json:"config,omitempty"`
+	In      string   `json:"in"`
+	Missing string   `json:"missing"`
+}
+
+// Lost returns the names of the benchmarks of the baseline that some other
+// column has no result for, each once, in report order.
+func (r *Report) Lost() []string {
+	var names []string
+	for _, u := range r.Unpaired {
+		if len(r.Columns) > 0 && u.In == r.Columns[0] {
+			names = appendNew(names, u.Name)
+		}
+	}
+	return names
 }
 
 // Table is the comparison of one unit under one configuration.
@@ -231,7 +262,17 @@ func sortedKeys[V any](m map[benchproc.Key]V) []benchproc.Key {
 }
 
 func (b *builder) report(o reportOpts) *Report {
-	rep := &Report{Alpha: o.alpha, Confidence: o.confidence}
+	rep := &Report{Alpha: o.alpha, Confidence: o.confidence, Tables: []*Table{}}
+	allCols := map[benchproc.Key]struct{}{}
+	for _, bt := range b.tables {
+		for c := range bt.cols {
+			allCols[c] = struct{}{}
+		}
+	}
+	colKeys := sortedKeys(allCols)
+	for _, c := range colKeys {
+		rep.Columns = append(rep.Columns, c.StringValues())
+	}
 	for _, tk := range sortedKeys(b.tables) {
 		bt := b.tables[tk]
 		unit := tk.Get(b.unitField)
@@ -253,6 +294,25 @@ func (b *builder) report(o reportOpts) *Report {
 		rows, cols := sortedKeys(bt.rows), sortedKeys(bt.cols)
 		for _, c := range cols {
 			t.Columns = append(t.Columns, c.StringValues())
+		}
+		if len(colKeys) > 1 {
+			base := colKeys[0]
+			for _, rk := range rows {
+				inBase := bt.cells[cellKey{rk, base}] != nil
+				for _, ck := range colKeys[1:] {
+					in := bt.cells[cellKey{rk, ck}] != nil
+					u := Unpaired{Name: rk.StringValues(), Unit: unit, Config: t.Config}
+					switch {
+					case inBase && !in:
+						u.In, u.Missing = rep.Columns[0], ck.StringValues()
+					case !inBase && in:
+						u.In, u.Missing = ck.StringValues(), rep.Columns[0]
+					default:
+						continue
+					}
+					rep.Unpaired = append(rep.Unpaired, u)
+				}
+			}
 		}
 		notes := map[string]int{}
 		note := func(c *Cell, err error) {
@@ -324,7 +384,7 @@ func (b *builder) report(o reportOpts) *Report {
 
 // configOf renders the configuration part of a table key.
 func configOf(k benchproc.Key) []string {
-	var out []string
+	out := []string{}
 	for _, f := range k.Projection().FlattenedFields() {
 		if f.Name == ".unit" {
 			continue

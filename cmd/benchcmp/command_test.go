@@ -354,3 +354,38 @@ func TestFailedOrLostRunFailsTheGate(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileRefusesItsInputsAsOutput: --flamegraph naming an input, under
+// any spelling or through a symbolic or hard link, or a path that cannot be
+// written (a directory, a missing directory) is bad usage naming the flag,
+// found before any work: exit 2, nothing written, the input intact.
+func TestProfileRefusesItsInputsAsOutput(t *testing.T) {
+	dir := inFixtureDir(t)
+	if err := os.Symlink("direct.pprof", "sym.pprof"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link("imported.pprof", "hard.pprof"); err != nil {
+		t.Fatal(err)
+	}
+	base := must(os.ReadFile("direct.pprof"))
+	other := must(os.ReadFile("imported.pprof"))
+	for _, tc := range []struct{ out, want string }{
+		{"direct.pprof", "--flamegraph direct.pprof is the profile --base direct.pprof: it would be overwritten"},
+		{"./direct.pprof", "--flamegraph ./direct.pprof is the profile --base"},
+		{filepath.Join(dir, "direct.pprof"), "is the profile --base"},
+		{"sym.pprof", "--flamegraph sym.pprof is the profile --base direct.pprof"},
+		{"imported.pprof", "--flamegraph imported.pprof is the profile OTHER imported.pprof"},
+		{"hard.pprof", "--flamegraph hard.pprof is the profile OTHER imported.pprof"},
+		{"/nonexistent/out.html", "--flamegraph /nonexistent/out.html: its directory /nonexistent does not exist"},
+		{dir, "--flamegraph " + dir + ": is a directory"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", tc.out}, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("--flamegraph %s: exit %d, stderr %q; want exit 2 with %q", tc.out, code, errOut.String(), tc.want)
+		}
+	}
+	if !bytes.Equal(must(os.ReadFile("direct.pprof")), base) || !bytes.Equal(must(os.ReadFile("imported.pprof")), other) {
+		t.Error("an input profile was overwritten")
+	}
+}

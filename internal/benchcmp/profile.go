@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
 )
@@ -31,6 +33,9 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	if cfg.Base == "" || cfg.Other == "" || cfg.Out == "" {
 		return fmt.Errorf("%w: profile needs --base BASE.pprof, OTHER.pprof and --flamegraph OUT.html", ErrUsage)
 	}
+	if err := checkFlamegraphOut(cfg); err != nil {
+		return err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -45,4 +50,35 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 		// bad input (invariant C6).
 		return fmt.Errorf("%w: %v", ErrOutput, err)
 	}
+}
+
+// checkFlamegraphOut refuses, before any work, a --flamegraph path that
+// would overwrite an input (the same path, or the same file through a
+// link) or that cannot be written: a directory, or a file in a directory
+// that does not exist.
+func checkFlamegraphOut(cfg ProfileConfig) error {
+	out := cfg.Out
+	outInfo, outErr := os.Stat(out)
+	for _, in := range []struct{ flag, path string }{{"--base", cfg.Base}, {"OTHER", cfg.Other}} {
+		same := filepath.Clean(in.path) == filepath.Clean(out)
+		if a, err := filepath.Abs(in.path); err == nil {
+			if b, err := filepath.Abs(out); err == nil && a == b {
+				same = true
+			}
+		}
+		if inInfo, err := os.Stat(in.path); err == nil && outErr == nil && os.SameFile(inInfo, outInfo) {
+			same = true
+		}
+		if same {
+			return fmt.Errorf("%w: --flamegraph %s is the profile %s %s: it would be overwritten", ErrUsage, out, in.flag, in.path)
+		}
+	}
+	if outErr == nil && outInfo.IsDir() {
+		return fmt.Errorf("%w: --flamegraph %s: is a directory, not a file to write", ErrUsage, out)
+	}
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%w: --flamegraph %s: its directory %s does not exist", ErrUsage, out, dir)
+	}
+	return nil
 }

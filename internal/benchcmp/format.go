@@ -297,27 +297,41 @@ func writeCSV(w io.Writer, rep *Report) error {
 	return cw.Error()
 }
 
+// jsonNum is v for JSON: nil (null) for ±Inf and NaN, which JSON cannot
+// hold.
+func jsonNum(v float64) *float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// MarshalJSON writes the geomean with null for a center or ratio that is
+// not finite (a ratio that overflows).
+func (g Geomean) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Center   *float64 `json:"center"`
+		Ratio    *float64 `json:"ratio"`
+		HasRatio bool     `json:"has_ratio"`
+	}{jsonNum(g.Center), jsonNum(g.Ratio), g.HasRatio})
+}
+
 // MarshalJSON writes the cell with null for an infinite or undefined
 // interval bound or delta, which JSON cannot hold.
 func (c *Cell) MarshalJSON() ([]byte, error) {
-	num := func(v float64) *float64 {
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return nil
-		}
-		return &v
-	}
+	num := jsonNum
 	return json.Marshal(struct {
 		Values     []float64 `json:"values"`
 		Center     *float64  `json:"center"`
 		Lo         *float64  `json:"lo"`
 		Hi         *float64  `json:"hi"`
-		Confidence float64   `json:"confidence"`
+		Confidence *float64  `json:"confidence"`
 		Compared   bool      `json:"compared"`
 		DeltaPct   *float64  `json:"delta_pct,omitempty"`
 		P          *float64  `json:"p,omitempty"`
 		Verdict    Verdict   `json:"verdict,omitempty"`
 		Notes      []int     `json:"notes,omitempty"`
-	}{c.Values, num(c.Center), num(c.Lo), num(c.Hi), c.Confidence, c.Compared,
+	}{c.Values, num(c.Center), num(c.Lo), num(c.Hi), num(c.Confidence), c.Compared,
 		cond(c.Compared, num(c.DeltaPct)), cond(c.Compared, num(c.P)), c.Verdict, c.Notes})
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -310,5 +311,59 @@ func TestScalingChartOfAFlatSeries(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "(log-log), fitted exponent k") {
 		t.Error("the report has no scaling chart")
+	}
+}
+
+// TestScalingJSONOfAConstantUnit: a unit whose values do not vary with the
+// parameter has an R² of 0/0; the JSON holds null for it rather than
+// failing, and --flag-above takes finite numbers only.
+func TestScalingJSONOfAConstantUnit(t *testing.T) {
+	var b strings.Builder
+	for _, n := range []int{10, 100, 1000} {
+		for i := range 3 {
+			fmt.Fprintf(&b, "BenchmarkJoin/n=%d 1 %d ns/op 7 rows\n", n, n*10+i)
+		}
+	}
+	file := writeTemp(t, "const.txt", b.String())
+	cfg := DefaultScalingConfig()
+	cfg.Files, cfg.By, cfg.Format = []string{file}, "/n", "json"
+	var out bytes.Buffer
+	if err := Scaling(&out, io.Discard, cfg); err != nil {
+		t.Fatalf("scaling --format json: %v", err)
+	}
+	if !strings.Contains(out.String(), `"r2": null`) {
+		t.Errorf("no null R² for the constant unit:\n%s", out.String())
+	}
+	var fits []Fit
+	if err := json.Unmarshal(out.Bytes(), &fits); err != nil || len(fits) != 2 {
+		t.Fatalf("%d fits, %v:\n%s", len(fits), err, out.String())
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		cfg.FlagAbove = v
+		if err := Scaling(io.Discard, io.Discard, cfg); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--flag-above") {
+			t.Errorf("--flag-above %v: err %v, want ErrUsage naming the flag", v, err)
+		}
+	}
+}
+
+// TestJSONOfAnOverflowingGeomean: a geomean ratio that overflows float64
+// is null in JSON, not an error.
+func TestJSONOfAnOverflowingGeomean(t *testing.T) {
+	old := writeTemp(t, "tiny.txt", strings.Repeat("BenchmarkX 1 1e-200 B/s\n", 6))
+	huge := writeTemp(t, "huge.txt", strings.Repeat("BenchmarkX 1 1e200 B/s\n", 6))
+	out, _, err := compare(t, func(c *CompareConfig) { c.Format = "json"; c.FailOn = "regression" }, old, huge)
+	if err != nil {
+		t.Fatalf("--format json: %v", err)
+	}
+	var rep struct {
+		Tables []struct {
+			Geomean []*struct{ Ratio *float64 } `json:"geomean"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if g := rep.Tables[0].Geomean[1]; g == nil || g.Ratio != nil {
+		t.Errorf("geomean ratio: want null:\n%s", out)
 	}
 }

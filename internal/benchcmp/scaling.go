@@ -69,6 +69,19 @@ type Fit struct {
 	Note string `json:"note,omitempty"`
 }
 
+// MarshalJSON writes the fit with null for a number that is not finite:
+// the R² of a unit whose values do not vary (0/0), say.
+func (f Fit) MarshalJSON() ([]byte, error) {
+	type plain Fit
+	return json.Marshal(struct {
+		plain
+		Exponent *float64 `json:"exponent"`
+		Lo       *float64 `json:"lo"`
+		Hi       *float64 `json:"hi"`
+		R2       *float64 `json:"r2"`
+	}{plain(f), jsonNum(f.Exponent), jsonNum(f.Lo), jsonNum(f.Hi), jsonNum(f.R2)})
+}
+
 // Scaling fits, per benchmark, unit and configuration, the exponent k of
 // value = c·x^k where x is the By parameter, by least squares on the log-log
 // data of all samples (gonum's stat.LinearRegression), with an interval. It
@@ -86,6 +99,9 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	}
 	if !(cfg.Confidence > 0 && cfg.Confidence < 1) {
 		return fmt.Errorf("%w: --confidence %v: must be in (0, 1)", ErrUsage, cfg.Confidence)
+	}
+	if math.IsNaN(cfg.FlagAbove) || math.IsInf(cfg.FlagAbove, 0) {
+		return fmt.Errorf("%w: --flag-above %v: must be a finite number", ErrUsage, cfg.FlagAbove)
 	}
 	switch cfg.Format {
 	case "text", "csv", "json":

@@ -679,3 +679,35 @@ func TestOneFileAsTwoColumnsWarns(t *testing.T) {
 		t.Errorf("no column %s#1 in the report:\n%s", old, out)
 	}
 }
+
+// TestSignificantWithEqualMedians: samples that differ significantly but
+// share their median show a delta of 0.00% with the p-value, as benchstat
+// shows them, and the verdict "changed" (the medians do not say which way),
+// in every format; never "~".
+func TestSignificantWithEqualMedians(t *testing.T) {
+	var o, n strings.Builder
+	for _, v := range []int{1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5} {
+		fmt.Fprintf(&o, "BenchmarkM 1 %d ns/op\n", v)
+	}
+	for _, v := range []int{5, 5, 5, 5, 5, 5, 5, 6, 7, 8, 9} {
+		fmt.Fprintf(&n, "BenchmarkM 1 %d ns/op\n", v)
+	}
+	old, new := writeTemp(t, "eq-old.txt", o.String()), writeTemp(t, "eq-new.txt", n.String())
+	for format, want := range map[string][]string{
+		"text":     {"5.000n ±40%  0.00%   0.010  changed\n"},
+		"markdown": {"| 0.00% (p=0.010) | 0% | changed |"},
+		"csv":      {",0,0.00973", ",changed,"},
+		"json":     {`"delta_pct": 0,`, `"verdict": "changed"`},
+		"html":     {`<td class="num">0.00%</td>`, ">changed<"},
+	} {
+		out, _, err := compare(t, func(c *CompareConfig) { c.Format = format; c.FailOn = "regression" }, "old="+old, "new="+new)
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: want %q:\n%s", format, w, clip([]byte(out)))
+			}
+		}
+	}
+}

@@ -71,6 +71,10 @@ func deltaText(c *Cell) string {
 	case Missing:
 		return ""
 	}
+	if c.DeltaPct == 0 {
+		// Significant with equal medians, as benchstat writes it.
+		return "0.00%"
+	}
 	return pct(c.DeltaPct)
 }
 
@@ -189,7 +193,7 @@ func markdownLegend(rep *Report) string {
 		"`~` means no significant difference at α = %g. "+
 		"**verdict**: `regression` = significant, the bad way and past the unit's **threshold**; "+
 		"`worse` = significant, the bad way, within the threshold; `better`; `changed` = significant in a unit "+
-		"without a known direction; `too few samples` = samples too small to show any difference.",
+		"without a known direction, or with equal medians (0.00%%); `too few samples` = samples too small to show any difference.",
 		rep.Confidence*100, rep.Alpha)
 }
 

@@ -145,7 +145,7 @@ func markdownLegendPlain(rep *Report) string {
 		"delta is the change of the median against the first column, p the Mann–Whitney U p-value; "+
 		"~ means no significant difference at alpha = %g. Verdicts: regression = significant, the bad way and past "+
 		"the unit's threshold; worse = significant, the bad way, within the threshold; better; changed = significant in "+
-		"a unit without a known direction; too few samples = samples too small to show any difference.",
+		"a unit without a known direction, or with equal medians (0.00%%); too few samples = samples too small to show any difference.",
 		rep.Confidence*100, rep.Alpha)
 }
 

@@ -130,7 +130,8 @@ const (
 	Worse Verdict = "worse"
 	// Better: significant and the good way.
 	Better Verdict = "better"
-	// Changed: significant in a unit without a known direction.
+	// Changed: significant in a unit without a known direction, or
+	// significant with equal medians (a delta of 0.00%).
 	Changed Verdict = "changed"
 	// Noise: not significant at alpha.
 	Noise Verdict = "~"
@@ -420,8 +421,17 @@ func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, de
 	case benchmath.AssumeExact:
 		significant = true
 	}
-	if !significant || delta == 0 {
+	if !significant {
 		return Noise
+	}
+	if delta == 0 {
+		if a == benchmath.AssumeExact {
+			return Noise // equal values
+		}
+		// The samples differ significantly but their medians are equal:
+		// a change whose way the medians do not say (benchstat's
+		// "0.00% (p=...)").
+		return Changed
 	}
 	var bad bool
 	switch t.Better {

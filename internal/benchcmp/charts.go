@@ -121,19 +121,55 @@ func distributionChart(t *Table) (string, error) {
 // logIfWide puts the X axis of a ratio chart on a log scale when the
 // ratios span more than a factor of four, so that a 100x change and the
 // spread of a sample are both visible, and widens it for the legend.
+//
+// The axis stays finite: a range that spans hundreds of decades (a median
+// of 1e250 against 1) is widened in log space and clamped to the largest
+// float, and labelled with at most maxTicks ticks. A range that does not
+// hold only positive finite numbers stays linear.
 func logIfWide(p *plot.Plot) {
 	p.X.Min = math.Min(p.X.Min, 1)
 	p.X.Max = math.Max(p.X.Max, 1)
 	// Leave the right quarter to the legend, which gonum draws inside the
 	// plot area.
-	if p.X.Min > 0 && p.X.Max/p.X.Min > 4 {
+	if p.X.Min > 0 && p.X.Max/p.X.Min > 4 && !math.IsInf(p.X.Max, 0) {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = boundedLogTicks{}
 		p.X.Label.Text += " (log scale)"
-		p.X.Max *= math.Pow(p.X.Max/p.X.Min, 1.0/3)
+		lo, hi := math.Log(p.X.Min), math.Log(p.X.Max)
+		p.X.Max = math.Min(math.Exp(hi+(hi-lo)/3), math.MaxFloat64)
 	} else {
 		p.X.Max += (p.X.Max - p.X.Min) / 3
 	}
+}
+
+// maxTicks is the most labelled ticks boundedLogTicks gives an axis.
+const maxTicks = 10
+
+// boundedLogTicks is gonum's LogTicks, one tick per decade, thinned to at
+// most maxTicks labelled ticks (and then no minor ones) over a range of
+// many decades, so that a wide axis does not draw hundreds of ticks.
+type boundedLogTicks struct{}
+
+// Ticks returns the ticks of [min, max].
+func (boundedLogTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	var major []plot.Tick
+	for _, t := range ticks {
+		if t.Label != "" {
+			major = append(major, t)
+		}
+	}
+	if len(major) <= maxTicks {
+		return ticks
+	}
+	step := (len(major) + maxTicks - 1) / maxTicks
+	var out []plot.Tick
+	for i, t := range major {
+		if i%step == 0 {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // refCenter is the center a row's samples are drawn relative to: the
@@ -170,6 +206,7 @@ func ratioChart(t *Table) (svg string, left []string, err error) {
 	p.Add(plotter.NewGrid())
 	n := len(t.Rows)
 	k := len(t.Columns)
+	var xs struct{ max float64 } // the largest ratio drawn
 	for j := 1; j < k; j++ {
 		var xys plotter.XYs
 		var verdicts []Verdict
@@ -188,6 +225,7 @@ func ratioChart(t *Table) (svg string, left []string, err error) {
 			}
 			y := float64(n-1-i) + (float64(j)-float64(k)/2)*0.22
 			xys = append(xys, plotter.XY{X: x, Y: y})
+			xs.max = math.Max(xs.max, x)
 			verdicts = append(verdicts, c.Verdict)
 		}
 		if len(xys) == 0 {
@@ -211,8 +249,12 @@ func ratioChart(t *Table) (svg string, left []string, err error) {
 		if t.Better == Higher {
 			bad = 1 - t.Threshold/100
 		}
+		// A threshold of 100% or more for a higher-is-better unit has
+		// no line on a ratio axis (a ratio of 0 or less), and one so far
+		// beyond the data would only squeeze it: neither is drawn.
+		far := xs.max > 0 && bad > 1 && bad > 100*xs.max
 		l, err := plotter.NewLine(plotter.XYs{{X: bad, Y: -0.5}, {X: bad, Y: float64(n) - 0.5}})
-		if err == nil {
+		if bad > 0 && !far && !math.IsInf(bad, 0) && err == nil {
 			l.LineStyle.Color = verdictColor(Regression)
 			l.LineStyle.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 			p.Add(l)
@@ -350,7 +392,7 @@ func scalingChart(t *Table, key string, confidence float64) (string, []Fit, erro
 	p.X.Label.Text = key
 	p.Y.Label.Text = t.Unit
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker, p.Y.Tick.Marker = boundedLogTicks{}, boundedLogTicks{}
 	p.Add(plotter.NewGrid())
 	var fits []Fit
 	drawn := 0

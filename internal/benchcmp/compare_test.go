@@ -711,3 +711,39 @@ func TestSignificantWithEqualMedians(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLOfExtremeRatios: finite input draws, whatever its range: a median
+// of 1e250 against 1..6, a threshold of 1e300% (or 150% for a
+// higher-is-better unit, a ratio below 0) beside the data; and an axis of
+// many decades keeps a bounded number of ticks, so the report does not
+// swell.
+func TestHTMLOfExtremeRatios(t *testing.T) {
+	var o, n strings.Builder
+	for v := 1; v <= 6; v++ {
+		fmt.Fprintf(&o, "BenchmarkH 1 %d ns/op %d B/s\n", v, v)
+		fmt.Fprintf(&n, "BenchmarkH 1 1e250 ns/op 1e250 B/s\n")
+	}
+	old, huge := writeTemp(t, "h-old.txt", o.String()), writeTemp(t, "h-new.txt", n.String())
+	regress := []string{"old=" + td("regress-old.txt"), "new=" + td("regress-new.txt")}
+	html := func(th string, files ...string) string {
+		t.Helper()
+		out, _, err := compare(t, func(c *CompareConfig) {
+			c.Format = "html"
+			if th != "" {
+				c.Thresholds = []string{"*=" + th}
+			}
+		}, files...)
+		if err != nil {
+			t.Fatalf("--threshold %q %v: %v", th, files, err)
+		}
+		return out
+	}
+	html("", old, huge)
+	html("150", old, huge)
+	plain := len(html("", regress...))
+	for _, th := range []string{"1e300", "1e20", "150"} {
+		if got := len(html(th, regress...)); got > plain*11/10 {
+			t.Errorf("--threshold '*=%s': %d bytes of HTML against %d without", th, got, plain)
+		}
+	}
+}

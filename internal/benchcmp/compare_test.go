@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -744,6 +746,47 @@ func TestHTMLOfExtremeRatios(t *testing.T) {
 	for _, th := range []string{"1e300", "1e20", "150"} {
 		if got := len(html(th, regress...)); got > plain*11/10 {
 			t.Errorf("--threshold '*=%s': %d bytes of HTML against %d without", th, got, plain)
+		}
+	}
+}
+
+// TestGeomeanAndDeltaAsBenchstat: a geomean over a zero center is "?"
+// (benchstat: summaries must be >0); a 0 -> 8.5 row leaves the ratio "?"
+// rather than being dropped from it; a 0 -> 0 row counts as a ratio of 1;
+// and a delta is new/old - 1 (-2 -> -6 is +200%), while the verdict
+// follows the way the values went (down: better for a lower-is-better
+// unit).
+func TestGeomeanAndDeltaAsBenchstat(t *testing.T) {
+	file := func(name string, rows map[string]float64) string {
+		var b strings.Builder
+		b.WriteString("Unit x better=lower\n")
+		for _, n := range slices.Sorted(maps.Keys(rows)) {
+			for range 6 {
+				fmt.Fprintf(&b, "Benchmark%s 1 %g x\n", n, rows[n])
+			}
+		}
+		return writeTemp(t, name, b.String())
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new map[string]float64
+		want     []string
+	}{
+		{"zero to some", map[string]float64{"A": 0, "B": 4}, map[string]float64{"A": 8.5, "B": 4},
+			[]string{"geomean  ?          5.831          ?  ", "geomean: summaries must be >0 to compute geomean\n", "geomean: a baseline median of 0 with another median that is not"}},
+		{"zero to zero", map[string]float64{"A": 0, "B": 4}, map[string]float64{"A": 0, "B": 16},
+			[]string{"geomean  ?          ?              +100.00%", "geomean: summaries must be >0"}},
+		{"negative", map[string]float64{"N": -2}, map[string]float64{"N": -6},
+			[]string{"+200.00%  0.002  better\n"}},
+	} {
+		out, _, err := compare(t, nil, "old="+file("old.txt", tc.old), "new="+file("new.txt", tc.new))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: want %q:\n%s", tc.name, w, out)
+			}
 		}
 	}
 }

@@ -161,16 +161,28 @@ func writeText(w io.Writer, rep *Report) error {
 			fmt.Fprintln(tw, strings.Join(f, "\t"))
 		}
 		f := []string{"geomean"}
+		var gnotes []string
 		for j, g := range t.Geomean {
-			if g == nil {
+			switch {
+			case g == nil:
 				f = append(f, "-")
-			} else {
+			case !g.HasCenter:
+				f = append(f, "?")
+			default:
 				f = append(f, s.Format(g.Center))
+			}
+			if g != nil {
+				for _, n := range g.Notes {
+					gnotes = appendNew(gnotes, n)
+				}
 			}
 			if j > 0 {
 				d := ""
-				if g != nil && g.HasRatio {
+				switch {
+				case g != nil && g.HasRatio:
 					d = pct((g.Ratio - 1) * 100)
+				case g != nil && len(g.Notes) > 0:
+					d = "?"
 				}
 				f = append(f, d, "", "")
 			}
@@ -181,6 +193,9 @@ func writeText(w io.Writer, rep *Report) error {
 		}
 		for n, note := range t.Notes {
 			fmt.Fprintf(w, "(%d) %s\n", n+1, note)
+		}
+		for _, note := range gnotes {
+			fmt.Fprintf(w, "geomean: %s\n", note)
 		}
 	}
 	return nil
@@ -314,10 +329,12 @@ func jsonNum(v float64) *float64 {
 // not finite (a ratio that overflows).
 func (g Geomean) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Center   *float64 `json:"center"`
-		Ratio    *float64 `json:"ratio"`
-		HasRatio bool     `json:"has_ratio"`
-	}{jsonNum(g.Center), jsonNum(g.Ratio), g.HasRatio})
+		Center    *float64 `json:"center"`
+		HasCenter bool     `json:"has_center"`
+		Ratio     *float64 `json:"ratio"`
+		HasRatio  bool     `json:"has_ratio"`
+		Notes     []string `json:"notes,omitempty"`
+	}{cond(g.HasCenter, jsonNum(g.Center)), g.HasCenter, cond(g.HasRatio, jsonNum(g.Ratio)), g.HasRatio, g.Notes})
 }
 
 // MarshalJSON writes the cell with null for an infinite or undefined

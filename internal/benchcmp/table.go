@@ -114,9 +114,13 @@ type Cell struct {
 
 // Geomean is a column's summary row.
 type Geomean struct {
-	Center   float64 `json:"center"`
-	Ratio    float64 `json:"ratio"`
-	HasRatio bool    `json:"has_ratio"`
+	Center    float64 `json:"center"`
+	HasCenter bool    `json:"has_center"`
+	Ratio     float64 `json:"ratio"`
+	HasRatio  bool    `json:"has_ratio"`
+	// Notes say why the center or the ratio is not defined, in
+	// benchstat's words.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Verdict judges one comparison.
@@ -362,7 +366,7 @@ func (b *builder) report(o reportOpts) *Report {
 					c.Compared = true
 					c.P = cmp.P
 					c.DeltaPct = deltaPct(baseCenter, sum.Center)
-					c.Verdict = judge(t, assumption, cmp, o.alpha, c.DeltaPct)
+					c.Verdict = judge(t, assumption, cmp, o.alpha, c.DeltaPct, cmpFloat(sum.Center, baseCenter))
 					if c.Verdict == TooFew {
 						// Says what benchmath's own warning says, with both sizes.
 						note(c, fmt.Errorf("too few samples to detect a change at alpha %g: %d and %d samples; need at least %d each",
@@ -404,14 +408,18 @@ func deltaPct(old, new float64) float64 {
 	if old == 0 {
 		return math.Inf(int(math.Copysign(1, new)))
 	}
-	return (new - old) / math.Abs(old) * 100
+	// new/old - 1, as benchstat: from -2 to -6 is +200%.
+	return (new - old) / old * 100
 }
 
 // judge gives a comparison its verdict (invariants C1, C2, C5).
 //
 // NB: benchmath's exact comparison reports P = 0 whatever the values; under
 // assume=exact a change is significant when the centers differ.
-func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, delta float64) Verdict {
+//
+// delta is the change in percent (its sign is not the way the values went
+// when they are negative); way is the sign of new - old.
+func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, delta float64, way int) Verdict {
 	significant := cmp.P < alpha
 	switch a {
 	case benchmath.AssumeNothing:
@@ -436,9 +444,9 @@ func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, de
 	var bad bool
 	switch t.Better {
 	case Lower:
-		bad = delta > 0
+		bad = way > 0
 	case Higher:
-		bad = delta < 0
+		bad = way < 0
 	default:
 		return Changed
 	}
@@ -475,35 +483,60 @@ func samplesNeeded(alpha float64) int {
 }
 
 // geomeans computes, per column, the geometric mean of the centers and of
-// the ratios to the baseline, over rows with a positive center. A column with
-// no such row gets nil.
+// the ratios to the baseline, as benchstat does: the center over every
+// cell of the column, defined only when every center is positive; the
+// ratio over every row with a baseline cell, a 0 -> 0 row counting as a
+// ratio of 1, undefined when a baseline center is 0 while the other is
+// not, or when a ratio is not positive. A column without cells gets nil.
 func geomeans(t *Table) []*Geomean {
 	out := make([]*Geomean, len(t.Columns))
 	for j := range t.Columns {
 		var logSum, ratioLog float64
 		var n, nr int
-		ok := true
+		centerOK, ratioOK, zeroBase := true, true, false
 		for _, row := range t.Rows {
 			c := row.Cells[j]
 			if c == nil {
 				continue
 			}
-			if c.Center <= 0 {
-				ok = false
-				break
-			}
-			logSum += math.Log(c.Center)
 			n++
-			if b := row.Cells[0]; j > 0 && b != nil && b.Center > 0 {
-				ratioLog += math.Log(c.Center / b.Center)
-				nr++
+			if c.Center <= 0 {
+				centerOK = false
+			} else {
+				logSum += math.Log(c.Center)
+			}
+			b := row.Cells[0]
+			if j == 0 || b == nil {
+				continue
+			}
+			nr++
+			switch r := c.Center / b.Center; {
+			case c.Center == b.Center:
+				// 0/0 counts as 1.
+			case b.Center == 0:
+				zeroBase = true
+			case r > 0 && !math.IsInf(r, 0):
+				ratioLog += math.Log(r)
+			default:
+				ratioOK = false
 			}
 		}
-		if !ok || n == 0 {
+		if n == 0 {
 			continue
 		}
-		g := &Geomean{Center: math.Exp(logSum / float64(n))}
-		if nr > 0 {
+		g := &Geomean{}
+		if centerOK {
+			g.Center, g.HasCenter = math.Exp(logSum/float64(n)), true
+		} else {
+			g.Notes = append(g.Notes, "summaries must be >0 to compute geomean")
+		}
+		switch {
+		case nr == 0:
+		case zeroBase:
+			g.Notes = append(g.Notes, "a baseline median of 0 with another median that is not: no ratio to compute a geomean of")
+		case !ratioOK:
+			g.Notes = append(g.Notes, "ratios must be >0 to compute geomean")
+		default:
 			g.Ratio, g.HasRatio = math.Exp(ratioLog/float64(nr)), true
 		}
 		out[j] = g

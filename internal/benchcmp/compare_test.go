@@ -790,3 +790,27 @@ func TestGeomeanAndDeltaAsBenchstat(t *testing.T) {
 		}
 	}
 }
+
+// TestTooFewSamplesHasNoPAndMarkdownEscapesHTML: a "too few samples"
+// verdict is printed without a p-value (which could only mislead), and
+// markdown escapes HTML in names and configuration values, which a pull
+// request comment would render.
+func TestTooFewSamplesHasNoPAndMarkdownEscapesHTML(t *testing.T) {
+	old := writeTemp(t, "few-old.txt", "note: <b>x</b>\nBenchmark<img/src=x> 1 10 ns/op\nBenchmark<img/src=x> 1 11 ns/op\n")
+	new := writeTemp(t, "few-new.txt", "note: <b>x</b>\nBenchmark<img/src=x> 1 20 ns/op\nBenchmark<img/src=x> 1 21 ns/op\n")
+	text, _, err := compare(t, nil, "old="+old, "new="+new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "~           too few samples") {
+		t.Errorf("text: want a blank p beside too few samples:\n%s", text)
+	}
+	md, _, err := compare(t, func(c *CompareConfig) { c.Format = "markdown" }, "old="+old, "new="+new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md, "(p=") || strings.Contains(md, "<img") || strings.Contains(md, "<b>") ||
+		!strings.Contains(md, "&lt;img/src=x&gt;") || !strings.Contains(md, "note: &lt;b&gt;x&lt;/b&gt;") {
+		t.Errorf("markdown: want no p and HTML escaped:\n%s", md)
+	}
+}

@@ -88,9 +88,16 @@ func pct(v float64) string {
 	return fmt.Sprintf("%+.2f%%", v)
 }
 
+// hasP reports whether a cell has a p-value to show: a compared cell of a
+// unit that is not exact, with samples large enough to show a change (a
+// "too few samples" verdict has no p worth printing).
+func hasP(t *Table, c *Cell) bool {
+	return c.Compared && t.Summary != "exact" && c.Verdict != TooFew
+}
+
 // pText formats a compared cell's p-value; exact units have none.
 func pText(t *Table, c *Cell) string {
-	if !c.Compared || t.Summary == "exact" {
+	if !hasP(t, c) {
 		return ""
 	}
 	return strconv.FormatFloat(c.P, 'f', 3, 64)
@@ -212,8 +219,11 @@ func markdownLegend(rep *Report) string {
 		rep.Confidence*100, rep.Alpha)
 }
 
+// mdEscape escapes s for a markdown table cell: markdown's own marks, and
+// HTML, which a pull request comment would otherwise render.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`",
+		"&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 func writeMarkdown(w io.Writer, rep *Report) error {
@@ -262,7 +272,7 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 				f = append(f, centerText(s, t, c)+noteMarks(c))
 				if j > 0 {
 					d := deltaText(c)
-					if c.Compared && t.Summary != "exact" {
+					if hasP(t, c) {
 						d += fmt.Sprintf(" (p=%.3f)", c.P)
 					}
 					v := string(c.Verdict)

@@ -814,3 +814,23 @@ func TestTooFewSamplesHasNoPAndMarkdownEscapesHTML(t *testing.T) {
 		t.Errorf("markdown: want no p and HTML escaped:\n%s", md)
 	}
 }
+
+// TestNothingComparedSaysSo: markdown's headline does not claim "no
+// regression" when no row paired, and JSON of a report without tables, or
+// of a table without configuration, holds arrays, not null.
+func TestNothingComparedSaysSo(t *testing.T) {
+	a := writeTemp(t, "a.txt", "BenchmarkA 1 10 ns/op\n")
+	b := writeTemp(t, "b.txt", "BenchmarkB 1 10 ns/op\n")
+	md, _, err := compare(t, func(c *CompareConfig) { c.Format = "markdown" }, a, b)
+	if err != nil || !strings.HasPrefix(md, "## benchcmp: nothing compared\n") {
+		t.Errorf("markdown (%v): want the headline nothing compared:\n%s", err, md)
+	}
+	js, _, err := compare(t, func(c *CompareConfig) { c.Format = "json" }, a, b)
+	if err != nil || strings.Contains(js, `"config": null`) || !strings.Contains(js, `"config": []`) {
+		t.Errorf("json (%v): want arrays, not null:\n%s", err, js)
+	}
+	js, _, err = compare(t, func(c *CompareConfig) { c.Format = "json"; c.Filter = ".name:Nothing" }, a, b)
+	if err != nil || !strings.Contains(js, `"tables": []`) {
+		t.Errorf("json (%v): want tables []:\n%s", err, js)
+	}
+}

@@ -228,21 +228,20 @@ func mdEscape(s string) string {
 
 func writeMarkdown(w io.Writer, rep *Report) error {
 	var parts []string
+	if rep.Compared() == 0 {
+		parts = append(parts, "nothing compared")
+	}
 	if regs := rep.Regressions(); regs > 0 {
 		parts = append(parts, fmt.Sprintf("**%d regression(s)**", regs))
 	}
-	if lost := rep.Lost(); len(lost) > 0 {
+	if lost := rep.Lost(); len(lost) > 0 && rep.Compared() > 0 {
 		parts = append(parts, fmt.Sprintf("**%d benchmark(s) of the baseline missing**", len(lost)))
 	}
 	if len(rep.Failures) > 0 {
 		parts = append(parts, "**a run failed**")
 	}
 	verdict := strings.Join(parts, ", ")
-	switch {
-	case verdict != "":
-	case rep.Compared() == 0:
-		verdict = "nothing compared"
-	default:
+	if verdict == "" {
 		verdict = "no regression"
 	}
 	fmt.Fprintf(w, "## benchcmp: %s\n\n%s\n", verdict, markdownLegend(rep))

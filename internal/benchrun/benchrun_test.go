@@ -384,6 +384,74 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 	}
 }
 
+// unwritableDir returns a directory in which this process cannot create
+// a file: a read-only directory of its own, or, for root (whom mode bits
+// do not stop), a read-only file system such as /sys.
+func unwritableDir(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		dir := filepath.Join(t.TempDir(), "ro")
+		if err := os.Mkdir(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, dir := range []string{"/sys", "/proc"} {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		if f, err := os.CreateTemp(dir, "probe"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			continue
+		}
+		return dir
+	}
+	t.Skip("no directory this process cannot write")
+	return ""
+}
+
+// TestRunUnwritableOutputsRefusedFirst checks that every output flag
+// naming a file that cannot be created is refused as bad usage (exit 2)
+// before the run, with --out as it was.
+func TestRunUnwritableOutputsRefusedFirst(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	outFile := filepath.Join(dir, "out.txt")
+	ro := unwritableDir(t)
+	for _, tc := range []struct {
+		cfg  RunConfig
+		want string
+	}{
+		{RunConfig{MemProfile: filepath.Join(ro, "mem.pprof")}, "--memprofile: " + filepath.Join(ro, "mem.pprof") + ": cannot write: "},
+		{RunConfig{Flamegraph: filepath.Join(ro, "flame.html")}, "--flamegraph: " + filepath.Join(ro, "flame.html") + ": cannot write: "},
+		{RunConfig{CPUProfile: filepath.Join(ro, "cpu.pprof")}, "--cpuprofile: " + filepath.Join(ro, "cpu.pprof") + ": cannot write: "},
+		{RunConfig{CPUProfile: filepath.Join(dir, "cpu.pprof"), MemProfile: filepath.Join(ro, "mem.pprof")}, "--memprofile: "},
+	} {
+		if err := os.WriteFile(outFile, []byte("previous results\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		eng := &fakeEngine{}
+		cfg := tc.cfg
+		cfg.Out, cfg.ErrOut, cfg.OutFile, cfg.Engine, cfg.Env = &stdout, &stderr, outFile, eng, testEnv
+		cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"groupby"}, Workers: 1}, 1, ProgressOff
+		err := Run(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("err = %v (exit %d), want %q and exit 2", err, ExitCode(err), tc.want)
+		}
+		if eng.calls != 0 || stdout.Len() != 0 {
+			t.Errorf("%s: %d samples ran, stdout %q", tc.want, eng.calls, stdout.String())
+		}
+		if data, _ := os.ReadFile(outFile); string(data) != "previous results\n" {
+			t.Errorf("%s: --out changed to %q", tc.want, data)
+		}
+		if got := dirFiles(t, dir); !slices.Equal(got, []string{"out.txt"}) {
+			t.Errorf("%s: files left: %q", tc.want, got)
+		}
+	}
+}
+
 func TestRunProfiles(t *testing.T) {
 	chdirRoot(t)
 	dir := t.TempDir()

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
 )
@@ -26,24 +26,15 @@ var flameLabels = []string{"runtime", "operator"}
 // benchflame.RunChildIfRequested first, since the export runs in a
 // subprocess of the running binary.
 func WriteFlamegraph(ctx context.Context, profile, out string) error {
+	return writeFileAtomic(out, func(w io.Writer) error { return writeFlamegraph(ctx, profile, w) })
+}
+
+// writeFlamegraph is WriteFlamegraph to w, which gets the page only when
+// the export succeeded.
+func writeFlamegraph(ctx context.Context, profile string, w io.Writer) error {
 	opts := benchflame.Options{Profile: profile, Labels: flameLabels}
-	if err := benchflame.WriteFile(ctx, out, opts); err != nil {
+	if err := benchflame.Write(ctx, w, opts); err != nil {
 		return fmt.Errorf("%w: %w", ErrFlamegraph, err)
 	}
 	return nil
-}
-
-// flamegraphProfile returns the CPU profile path a --flamegraph run records
-// to: the --cpuprofile file if one is asked for, else a temporary file that
-// cleanup removes.
-func flamegraphProfile(cpuprofile string) (path string, cleanup func(), err error) {
-	if cpuprofile != "" {
-		return cpuprofile, func() {}, nil
-	}
-	f, err := os.CreateTemp("", "benchrun-cpu-*.pprof")
-	if err != nil {
-		return "", nil, err
-	}
-	f.Close()
-	return f.Name(), func() { os.Remove(f.Name()) }, nil
 }

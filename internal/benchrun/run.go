@@ -296,6 +296,42 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			return err
 		}
 	}
+	// Every other output is opened, under a temporary name, before --out
+	// is touched: one that cannot be written is refused with --out as it
+	// was, and none replaces its destination before the run has ended.
+	var cpuOut, memOut, flameOut *pendingFile
+	defer func() {
+		for _, p := range []*pendingFile{cpuOut, memOut, flameOut} {
+			if p != nil {
+				p.discard() // nothing once committed
+			}
+		}
+	}()
+	if cfg.MemProfile != "" {
+		if memOut, err = createPending(cfg.MemProfile); err != nil {
+			return usagef("--memprofile", "%s: cannot write: %s", cfg.MemProfile, pathErrMsg(err))
+		}
+	}
+	if cfg.Flamegraph != "" {
+		if flameOut, err = createPending(cfg.Flamegraph); err != nil {
+			return usagef("--flamegraph", "%s: cannot write: %s", cfg.Flamegraph, pathErrMsg(err))
+		}
+	}
+	cpuPath := cfg.CPUProfile
+	if cpuPath != "" {
+		if cpuOut, err = createPending(cpuPath); err != nil {
+			return usagef("--cpuprofile", "%s: cannot write: %s", cpuPath, pathErrMsg(err))
+		}
+	} else if cfg.Flamegraph != "" {
+		// The flame graph's profile, when no --cpuprofile keeps it, is a
+		// temporary file.
+		f, err := os.CreateTemp("", "benchrun-cpu-*.pprof")
+		if err != nil {
+			return fmt.Errorf("benchrun: --flamegraph: %w", err)
+		}
+		defer os.Remove(f.Name())
+		cpuPath, cpuOut = f.Name(), &pendingFile{f: f, path: f.Name()}
+	}
 	w := cfg.Out
 	if cfg.OutFile != "" {
 		// Truncated when the run starts, every flag and spec checked
@@ -307,28 +343,12 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		defer f.Close()
 		w = io.MultiWriter(cfg.Out, f)
 	}
-	cpuPath := cfg.CPUProfile
-	if cfg.Flamegraph != "" {
-		var cleanup func()
-		if cpuPath, cleanup, err = flamegraphProfile(cfg.CPUProfile); err != nil {
-			return fmt.Errorf("benchrun: --flamegraph: %w", err)
-		}
-		defer cleanup()
-	}
 	var stopCPU func() error
-	if cpuPath != "" {
-		f, err := os.Create(cpuPath)
-		if err != nil {
-			if cpuPath == cfg.CPUProfile {
-				return usagef("--cpuprofile", "%s: cannot write: %s", cpuPath, pathErrMsg(err))
-			}
-			return fmt.Errorf("benchrun: --flamegraph: %w", err)
-		}
+	if cpuOut != nil {
 		// The profiler drops its write errors: they are kept here, so a
 		// profile that could not be written (a full disk) fails the run.
-		pw := &ErrWriter{W: f}
+		pw := &ErrWriter{W: cpuOut}
 		if err := pprof.StartCPUProfile(pw); err != nil {
-			f.Close()
 			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
 		}
 		stopped := false
@@ -338,11 +358,11 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			}
 			stopped = true
 			pprof.StopCPUProfile()
-			cerr := f.Close()
 			if pw.Err != nil {
+				cpuOut.discard()
 				return pw.Err
 			}
-			return cerr
+			return cpuOut.commit()
 		}
 		defer stopCPU()
 	}
@@ -352,14 +372,24 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			runErr = fmt.Errorf("benchrun: --cpuprofile: %w", err)
 		}
 	}
-	if cfg.MemProfile != "" {
+	if memOut != nil {
 		runtime.GC()
-		if err := writeFileAtomic(cfg.MemProfile, func(w io.Writer) error { return pprof.Lookup("allocs").WriteTo(w, 0) }); err != nil && runErr == nil {
+		err := pprof.Lookup("allocs").WriteTo(memOut, 0)
+		if err == nil {
+			err = memOut.commit()
+		}
+		if err != nil && runErr == nil {
 			runErr = fmt.Errorf("benchrun: --memprofile: %w", err)
 		}
 	}
-	if cfg.Flamegraph != "" && (runErr == nil || errors.Is(runErr, ErrInterrupted)) {
-		if err := WriteFlamegraph(context.WithoutCancel(ctx), cpuPath, cfg.Flamegraph); err != nil && runErr == nil {
+	if flameOut != nil && (runErr == nil || errors.Is(runErr, ErrInterrupted)) {
+		err := writeFlamegraph(context.WithoutCancel(ctx), cpuPath, flameOut)
+		if err == nil {
+			if err = flameOut.commit(); err != nil {
+				err = fmt.Errorf("benchrun: --flamegraph: %w", err)
+			}
+		}
+		if err != nil && runErr == nil {
 			runErr = err
 		}
 	}

@@ -39,6 +39,7 @@ type Benchmark struct {
 
 	joins  []string // the workload's default join strategies, if any
 	target int      // the position of its target among the selection's distinct targets
+	file   bool     // Spec was read from a spec file, not a built-in workload
 }
 
 // Param returns the value of a parameter of the benchmark, and whether it
@@ -156,12 +157,19 @@ func parseShard(s string) (i, n int, err error) {
 // parameters, and the CSV inputs of spec files are read, so a bad input
 // fails here, before anything is written.
 func Benchmarks(sel Selection) ([]*Benchmark, error) {
+	_, mine, err := selectBenchmarks(sel)
+	return mine, err
+}
+
+// selectBenchmarks is Benchmarks that also returns every shard's
+// benchmarks, sorted.
+func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 	if err := checkWorkers(sel.Workers); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	shardI, shardN, err := parseShard(sel.Shard)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	index := sel.Index
 	if len(index) == 0 {
@@ -171,15 +179,15 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 	for _, kv := range sel.Params {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usagef("--param", "%q is not key=value", kv)
+			return nil, nil, usagef("--param", "%q is not key=value", kv)
 		}
 		x, err := spec.ParseInteger(v)
 		if err != nil {
-			return nil, usagef("--param", "%s: %v", kv, err)
+			return nil, nil, usagef("--param", "%s: %v", kv, err)
 		}
 		for _, p := range params {
 			if p.key == k {
-				return nil, usagef("--param", "%s is given twice", k)
+				return nil, nil, usagef("--param", "%s is given twice", k)
 			}
 		}
 		params = append(params, &parsedParam{key: k, raw: kv, value: x})
@@ -202,13 +210,13 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 		if isSpecFile(target) {
 			b, err := specFileBench(target, params)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			specs = append(specs, b)
 		} else {
 			bs, err := builtinBenches(target, params)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			specs = append(specs, bs...)
 		}
@@ -224,7 +232,7 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 				for _, j := range joins {
 					if ix == IndexImported {
 						if err := missing(b.Spec, j); err != nil {
-							return nil, err
+							return nil, nil, err
 						}
 					}
 					c := *b
@@ -237,7 +245,7 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 	}
 	for _, p := range params {
 		if !p.used {
-			return nil, usagef("--param", "%s: no selected workload has a parameter %s", p.raw, p.key)
+			return nil, nil, usagef("--param", "%s: no selected workload has a parameter %s", p.raw, p.key)
 		}
 	}
 	slices.SortFunc(out, func(a, b *Benchmark) int { return strings.Compare(a.Name, b.Name) })
@@ -248,14 +256,13 @@ func Benchmarks(sel Selection) ([]*Benchmark, error) {
 			if a.target > b.target {
 				a, b = b, a
 			}
-			return nil, nameClash(a.Spec, b.Spec)
+			return nil, nil, nameClash(a.Spec, b.Spec)
 		}
 	}
-	var mine []*Benchmark
 	for i := shardI; i < len(out); i += shardN {
 		mine = append(mine, out[i])
 	}
-	return mine, nil
+	return out, mine, nil
 }
 
 // builtinBenches expands a built-in workload over its benchmarks and the
@@ -333,7 +340,7 @@ func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
 			}
 		}
 	}
-	return &Benchmark{Base: camel(s.Name), Workload: s.Name, Params: ps, Spec: s}, nil
+	return &Benchmark{Base: camel(s.Name), Workload: s.Name, Params: ps, Spec: s, file: true}, nil
 }
 
 // camel turns a spec name into a benchmark base: orders_lineitem ->

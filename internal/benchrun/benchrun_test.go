@@ -681,6 +681,58 @@ func TestRunOutputsNameDistinctFiles(t *testing.T) {
 	}
 }
 
+// TestRunOutputsAreNotInputs checks that an output flag naming a spec
+// file of the run or one of its CSV inputs, however spelled and in
+// whichever shard, is refused (exit 2) with the file as it was.
+func TestRunOutputsAreNotInputs(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	files := map[string]string{
+		"a.csv":     "time,diff,x\n0,1,1\n",
+		"base.json": `{"version": 1, "name": "w", "inputs": {"a": {"columns": ["x"], "csv": "a.csv"}}, "indexes": {"a_by_x": {"on": "a", "key": ["x"]}}, "query": {"from": [{"as": "a", "collection": "a"}]}}`,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("a.csv", "link.csv"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link("base.json", "hard.json"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cfg  RunConfig
+		want string
+	}{
+		{RunConfig{OutFile: "a.csv"}, "--out: a.csv is the CSV input a of base.json, which this run reads"},
+		{RunConfig{OutFile: "base.json"}, "--out: base.json is the spec file of workload w, which this run reads"},
+		{RunConfig{CPUProfile: "./base.json"}, "--cpuprofile: ./base.json is the spec file of workload w"},
+		{RunConfig{MemProfile: filepath.Join(dir, "a.csv")}, "--memprofile: " + filepath.Join(dir, "a.csv") + " is the CSV input a of base.json"},
+		{RunConfig{OutFile: "link.csv"}, "--out: link.csv is the CSV input a of base.json"},
+		{RunConfig{CPUProfile: "hard.json"}, "--cpuprofile: hard.json is the spec file of workload w"},
+		{RunConfig{OutFile: "a.csv", Selection: Selection{Shard: "1/2"}}, "--out: a.csv is the CSV input a of base.json"},
+	} {
+		var stdout, stderr bytes.Buffer
+		cfg := tc.cfg
+		cfg.Out, cfg.ErrOut, cfg.Engine, cfg.Env = &stdout, &stderr, &fakeEngine{}, testEnv
+		cfg.Selection.Targets, cfg.Selection.Workers, cfg.Count, cfg.Progress = []string{"base.json"}, 1, 1, ProgressOff
+		err := Run(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("err = %v (exit %d), want %q and exit 2", err, ExitCode(err), tc.want)
+		}
+		for name, data := range files {
+			if got, _ := os.ReadFile(name); string(got) != data {
+				t.Errorf("%s: %s changed to %q", tc.want, name, got)
+			}
+		}
+		if got := dirFiles(t, dir); !slices.Equal(got, []string{"a.csv", "base.json", "hard.json", "link.csv"}) {
+			t.Errorf("%s: files: %q", tc.want, got)
+		}
+	}
+}
+
 // TestBuiltinParamRanges checks that a built-in parameter outside its
 // range is refused naming the parameter and the range (exit 2), at both
 // ends, and that every default and check-size value is in range.

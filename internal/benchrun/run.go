@@ -230,6 +230,36 @@ func (cfg *RunConfig) validate() error {
 	return nil
 }
 
+// checkOutputsAreNotInputs refuses an output flag that names a file the
+// selection reads, a spec file or one of its CSV inputs (of any shard),
+// which writing the output would destroy.
+func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
+	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}
+	seen := map[*spec.Spec]bool{}
+	for _, b := range benches {
+		s := b.Spec
+		if !b.file || seen[s] {
+			continue
+		}
+		seen[s] = true
+		for _, o := range outputs {
+			if o.path == "" {
+				continue
+			}
+			if samePath(o.path, s.File) {
+				return usagef(o.flag, "%s is the spec file of workload %s, which this run reads; give the output its own file", o.path, s.Name)
+			}
+			for i := range s.Inputs {
+				in := &s.Inputs[i]
+				if in.Source == spec.SourceCSV && samePath(o.path, s.CSVPath(in)) {
+					return usagef(o.flag, "%s is the CSV input %s of %s, which this run reads; give the output its own file", o.path, in.Name, s.File)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // samePath says whether two paths name one file: one existing file
 // reached two ways (os.SameFile: a hard or symbolic link), or the same
 // file to be, once links are followed (target: a link to a file that does
@@ -279,8 +309,11 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	benches, err := Benchmarks(cfg.Selection)
+	all, benches, err := selectBenchmarks(cfg.Selection)
 	if err != nil {
+		return err
+	}
+	if err := cfg.checkOutputsAreNotInputs(all); err != nil {
 		return err
 	}
 	if cfg.Engine == nil {

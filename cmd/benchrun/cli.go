@@ -149,7 +149,7 @@ with status 2 and names the file and the line or field.`,
 		Example: "  benchrun validate workloads/examples/lookup.json workloads/examples/star.json\n  benchrun validate dd",
 		Args:    minArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
-			return benchrun.Validate(benchrun.ValidateConfig{Out: out, Specs: args})
+			return benchrun.Validate(cmd.Context(), benchrun.ValidateConfig{Out: out, Specs: args})
 		}),
 	}
 }
@@ -163,12 +163,12 @@ func newGen(out io.Writer) *cobra.Command {
 		Long: `gen writes each input of the spec, generated, inline or CSV, as DIR/NAME.csv
 with the header time,diff,<columns>: the exact updates a run feeds the engine.
 A built-in workload of several specs writes DIR/SPEC/NAME.csv for each.
-It writes every file or none: each destination is checked first, and a
-failure puts back what was replaced.`,
+It writes every file or none: each destination is checked first, a
+failure puts back what was replaced, and Ctrl-C (exit 130) leaves nothing.`,
 		Example: "  benchrun gen workloads/examples/lookup.json --out /tmp/lookup",
 		Args:    exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
-			return benchrun.Gen(benchrun.GenConfig{Out: out, Spec: args[0], Dir: dir, Seed: seed})
+			return benchrun.Gen(cmd.Context(), benchrun.GenConfig{Out: out, Spec: args[0], Dir: dir, Seed: seed})
 		}),
 	}
 	c.Flags().StringVar(&dir, "out", "", "directory to write NAME.csv files into (created if missing)")

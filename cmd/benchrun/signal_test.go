@@ -110,3 +110,26 @@ func TestSIGINT(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
 }
+
+// TestInterruptedCommandsExit130 checks that gen and validate take the
+// command's context, which SIGINT cancels: interrupted, they exit 130 and
+// gen leaves nothing written.
+func TestInterruptedCommandsExit130(t *testing.T) {
+	t.Chdir("../..")
+	dir := filepath.Join(t.TempDir(), "gen")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{
+		{"gen", "lookup", "--out", dir},
+		{"validate", "workloads/examples/lookup.json", "dd"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(ctx, &out, &errOut, args)
+		if code != 130 || !strings.Contains(errOut.String(), "benchrun: interrupted") || out.Len() != 0 {
+			t.Errorf("benchrun %s interrupted: exit %d, stdout %q, stderr %q; want exit 130", strings.Join(args, " "), code, out.String(), errOut.String())
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("gen interrupted created %s", dir)
+	}
+}

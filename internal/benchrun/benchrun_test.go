@@ -345,6 +345,28 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
+// TestRunInterruptedWhileLoading checks that a run cancelled before its
+// inputs are loaded exits 130 without touching --out.
+func TestRunInterruptedWhileLoading(t *testing.T) {
+	chdirRoot(t)
+	outFile := filepath.Join(t.TempDir(), "out.txt")
+	if err := os.WriteFile(outFile, []byte("previous results\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	eng := &fakeEngine{}
+	err := Run(ctx, RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 1, OutFile: outFile, Progress: ProgressOff, Engine: eng, Env: testEnv})
+	if ExitCode(err) != ExitInterrupted || eng.calls != 0 || stdout.Len() != 0 {
+		t.Errorf("err = %v (exit %d), %d samples, stdout %q; want exit 130 and nothing run", err, ExitCode(err), eng.calls, stdout.String())
+	}
+	if data, _ := os.ReadFile(outFile); string(data) != "previous results\n" {
+		t.Errorf("--out changed to %q", data)
+	}
+}
+
 // TestRunBadInputWritesNothing checks B3: a run refused for bad input
 // leaves an existing --out untouched.
 func TestRunBadInputWritesNothing(t *testing.T) {
@@ -606,7 +628,7 @@ func TestDuplicateWorkloadNames(t *testing.T) {
 			t.Errorf("run %q: %v (exit %d), benchmarks %q; want exit 2 and %q", tc.targets, err, ExitCode(err), names(bs), tc.want)
 		}
 		var out bytes.Buffer
-		err = Validate(ValidateConfig{Out: &out, Specs: tc.targets})
+		err = Validate(context.Background(), ValidateConfig{Out: &out, Specs: tc.targets})
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
 			t.Errorf("validate %q: %v (exit %d); want exit 2 and %q", tc.targets, err, ExitCode(err), tc.want)
 		}
@@ -617,7 +639,7 @@ func TestDuplicateWorkloadNames(t *testing.T) {
 	if err != nil || len(bs) != 2 {
 		t.Errorf("a spec named twice: %v, benchmarks %q", err, names(bs))
 	}
-	if err := Validate(ValidateConfig{Out: &bytes.Buffer{}, Specs: []string{a, again, c}}); err != nil {
+	if err := Validate(context.Background(), ValidateConfig{Out: &bytes.Buffer{}, Specs: []string{a, again, c}}); err != nil {
 		t.Errorf("validate of a spec named twice: %v", err)
 	}
 }
@@ -823,7 +845,7 @@ func TestValidateNamesEveryBadFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err := Validate(ValidateConfig{Out: &out, Specs: []string{bad1, "workloads/examples/lookup.json", bad2}})
+	err := Validate(context.Background(), ValidateConfig{Out: &out, Specs: []string{bad1, "workloads/examples/lookup.json", bad2}})
 	if ExitCode(err) != ExitUsage {
 		t.Fatalf("exit %d (%v), want %d", ExitCode(err), err, ExitUsage)
 	}

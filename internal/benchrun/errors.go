@@ -1,8 +1,10 @@
 package benchrun
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/tracebench/tracebench/workloads"
@@ -56,4 +58,58 @@ func Message(err error) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// interruptible returns f's result, or ErrInterrupted as soon as ctx is
+// cancelled, for work that takes no context (reading a large CSV file,
+// generating an input): f then finishes in the background and its result
+// is dropped.
+func interruptible[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	var zero T
+	if ctx.Err() != nil {
+		return zero, ErrInterrupted
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ErrInterrupted
+	}
+}
+
+// loadAll loads the inputs of each spec, stopping with ErrInterrupted
+// when ctx is cancelled.
+func loadAll(ctx context.Context, specs []*spec.Spec, seed uint64) ([][]*spec.Table, error) {
+	tables := make([][]*spec.Table, len(specs))
+	for i, s := range specs {
+		t, err := interruptible(ctx, func() ([]*spec.Table, error) { return workloads.Load(s, seed) })
+		if err != nil {
+			return nil, err
+		}
+		tables[i] = t
+	}
+	return tables, nil
+}
+
+// ctxWriter fails every write once ctx is cancelled, so a long write
+// stops at its next buffer.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }

@@ -1,13 +1,13 @@
 package benchrun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -31,20 +31,19 @@ type GenConfig struct {
 // and the files are renamed into place together, a failure putting back
 // what was renamed. A destination that cannot be written (--out is a
 // file, an input's file is a directory, a directory cannot be created or
-// written) is bad usage.
-func Gen(cfg GenConfig) error {
+// written) is bad usage. When ctx is cancelled it returns ErrInterrupted
+// with nothing written: every file and directory it made is removed.
+func Gen(ctx context.Context, cfg GenConfig) error {
 	if cfg.Dir == "" {
 		return usagef("--out", "gen needs --out DIR")
 	}
-	specs, err := resolve(cfg.Spec)
+	specs, err := interruptible(ctx, func() ([]*spec.Spec, error) { return resolve(cfg.Spec) })
 	if err != nil {
-		return err
+		return genErr(err)
 	}
-	tables := make([][]*spec.Table, len(specs))
-	for i, s := range specs {
-		if tables[i], err = workloads.Load(s, cfg.Seed); err != nil {
-			return err
-		}
+	tables, err := loadAll(ctx, specs, cfg.Seed)
+	if err != nil {
+		return genErr(err)
 	}
 	type output struct {
 		path  string
@@ -96,16 +95,28 @@ func Gen(cfg GenConfig) error {
 		}
 	}
 	for _, o := range outs {
+		if ctx.Err() != nil {
+			rollback()
+			return genErr(ErrInterrupted)
+		}
 		f, err := createPending(o.path)
 		if err != nil {
 			rollback()
 			return usagef("--out", "%s: cannot write: %s", o.path, pathErrMsg(err))
 		}
 		files = append(files, f)
-		if err := spec.WriteCSV(f, o.table); err != nil {
+		// A cancelled ctx fails the next buffer's write.
+		if err := spec.WriteCSV(ctxWriter{ctx, f}, o.table); err != nil {
 			rollback()
+			if ctx.Err() != nil {
+				return genErr(ErrInterrupted)
+			}
 			return fmt.Errorf("benchrun: %s: %w", o.path, err)
 		}
+	}
+	if ctx.Err() != nil {
+		rollback()
+		return genErr(ErrInterrupted)
 	}
 	rename := cfg.rename
 	if rename == nil {
@@ -119,6 +130,14 @@ func Gen(cfg GenConfig) error {
 		fmt.Fprintf(cfg.Out, "%s: %d updates\n", o.path, o.table.Len())
 	}
 	return nil
+}
+
+// genErr says, of an interruption, that gen wrote nothing.
+func genErr(err error) error {
+	if errors.Is(err, ErrInterrupted) {
+		return fmt.Errorf("%w: gen wrote no file", ErrInterrupted)
+	}
+	return err
 }
 
 // checkDir checks that dir is a directory or can be made one: it, or

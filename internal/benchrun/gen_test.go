@@ -2,6 +2,7 @@ package benchrun
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func TestGenChecksEveryDestinationFirst(t *testing.T) {
 		{"dd", file, "benchrun: --out: " + file + " is not a directory"},
 	} {
 		var out bytes.Buffer
-		err := Gen(GenConfig{Out: &out, Spec: tc.target, Dir: tc.out})
+		err := Gen(context.Background(), GenConfig{Out: &out, Spec: tc.target, Dir: tc.out})
 		if err == nil || Message(err) != tc.want || ExitCode(err) != ExitUsage {
 			t.Errorf("gen %s --out %s: %v (exit %d), want exit 2 and %q", tc.target, tc.out, err, ExitCode(err), tc.want)
 		}
@@ -82,7 +83,7 @@ func TestGenRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err := Gen(GenConfig{Out: &out, Spec: "lookup", Dir: dir, rename: failOn(2)})
+	err := Gen(context.Background(), GenConfig{Out: &out, Spec: "lookup", Dir: dir, rename: failOn(2)})
 	if err == nil || !strings.Contains(err.Error(), "injected rename failure") || ExitCode(err) != ExitFailed {
 		t.Errorf("err = %v (exit %d), want the rename failure and exit 1", err, ExitCode(err))
 	}
@@ -96,7 +97,7 @@ func TestGenRollsBack(t *testing.T) {
 	// fourth of six renames fails, and every directory goes again.
 	parent := t.TempDir()
 	dd := filepath.Join(parent, "a", "dd")
-	err = Gen(GenConfig{Out: &out, Spec: "dd", Dir: dd, rename: failOn(4)})
+	err = Gen(context.Background(), GenConfig{Out: &out, Spec: "dd", Dir: dd, rename: failOn(4)})
 	if err == nil || ExitCode(err) != ExitFailed {
 		t.Errorf("dd: err = %v (exit %d), want exit 1", err, ExitCode(err))
 	}
@@ -104,7 +105,7 @@ func TestGenRollsBack(t *testing.T) {
 		t.Errorf("dd: after the rollback: %q", got)
 	}
 	// Without a failure the old content is replaced and no backup is left.
-	if err := Gen(GenConfig{Out: &out, Spec: "lookup", Dir: dir}); err != nil {
+	if err := Gen(context.Background(), GenConfig{Out: &out, Spec: "lookup", Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(facts); !strings.HasPrefix(string(data), "time,diff,") {
@@ -112,5 +113,77 @@ func TestGenRollsBack(t *testing.T) {
 	}
 	if got := dirFiles(t, dir); !slices.Equal(got, []string{"dims.csv", "facts.csv"}) {
 		t.Errorf("files after gen: %q", got)
+	}
+}
+
+// countdownCtx is a context whose Err turns to context.Canceled on its
+// n-th call: it interrupts a command at each of the points it checks.
+type countdownCtx struct {
+	context.Context
+	n int
+}
+
+func (c *countdownCtx) Err() error {
+	if c.n--; c.n <= 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestGenInterrupted checks that gen stops when its context is cancelled,
+// wherever it is, with ErrInterrupted (exit 130) and no file or directory
+// written; or, cancelled too late, writes every file.
+func TestGenInterrupted(t *testing.T) {
+	chdirRoot(t)
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "a", "lookup")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	err := Gen(ctx, GenConfig{Out: &out, Spec: "dd", Dir: dir})
+	if !errors.Is(err, ErrInterrupted) || ExitCode(err) != ExitInterrupted || Message(err) != "benchrun: interrupted: gen wrote no file" {
+		t.Fatalf("gen with a cancelled context: %v (exit %d), want interrupted (130)", err, ExitCode(err))
+	}
+	interrupted := 0
+	for n := 1; ; n++ {
+		out.Reset()
+		err := Gen(&countdownCtx{context.Background(), n}, GenConfig{Out: &out, Spec: "lookup", Dir: dir})
+		if err == nil {
+			break
+		}
+		interrupted++
+		if !errors.Is(err, ErrInterrupted) || ExitCode(err) != ExitInterrupted {
+			t.Fatalf("gen cancelled at check %d: %v (exit %d), want interrupted (130)", n, err, ExitCode(err))
+		}
+		if got := dirFiles(t, parent); len(got) != 0 || out.Len() != 0 {
+			t.Fatalf("gen cancelled at check %d left %q, printed %q", n, got, out.String())
+		}
+	}
+	if interrupted < 4 {
+		t.Errorf("gen was interrupted at %d points, want before and after loading and before each of lookup's 2 files at least", interrupted)
+	}
+	if got := dirFiles(t, dir); !slices.Equal(got, []string{"dims.csv", "facts.csv"}) {
+		t.Errorf("gen without interruption wrote %q", got)
+	}
+}
+
+// TestValidateInterrupted checks that validate stops when its context is
+// cancelled (exit 130), keeping the problems it found before.
+func TestValidateInterrupted(t *testing.T) {
+	chdirRoot(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	err := Validate(ctx, ValidateConfig{Out: &out, Specs: []string{"lookup", "dd"}})
+	if !errors.Is(err, ErrInterrupted) || ExitCode(err) != ExitInterrupted || out.Len() != 0 {
+		t.Fatalf("validate with a cancelled context: %v (exit %d), stdout %q; want interrupted (130)", err, ExitCode(err), out.String())
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte("[]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = Validate(&countdownCtx{context.Background(), 2}, ValidateConfig{Out: &out, Specs: []string{bad, "lookup", "dd"}})
+	if ExitCode(err) != ExitInterrupted || !strings.Contains(Message(err), bad+":1:") || !strings.Contains(Message(err), "interrupted after 1 of 3 targets") {
+		t.Errorf("validate interrupted after a bad spec: %v (exit %d), want exit 130 naming %s", err, ExitCode(err), bad)
 	}
 }

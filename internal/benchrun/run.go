@@ -18,7 +18,6 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -323,11 +322,16 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		cfg.Env = DetectEnv()
 	}
 	// Every input is loaded before --out is touched.
-	inputs := make([][]*spec.Table, len(benches))
+	specs := make([]*spec.Spec, len(benches))
 	for i, b := range benches {
-		if inputs[i], err = workloads.Load(b.Spec, cfg.Seed); err != nil {
-			return err
-		}
+		specs[i] = b.Spec
+	}
+	inputs, err := loadAll(ctx, specs, cfg.Seed)
+	if errors.Is(err, ErrInterrupted) {
+		return fmt.Errorf("%w while loading the inputs: no sample ran and --out was not touched", ErrInterrupted)
+	}
+	if err != nil {
+		return err
 	}
 	// Every other output is opened, under a temporary name, before --out
 	// is touched: one that cannot be written is refused with --out as it

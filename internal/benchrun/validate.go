@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +21,9 @@ type ValidateConfig struct {
 // decoding), and that no two spec files declare the same workload name,
 // which would give their results the same names in one run. It prints
 // one line per valid spec and returns the first problem, naming the file
-// and the line or field.
-func Validate(cfg ValidateConfig) error {
+// and the line or field. When ctx is cancelled it stops, with
+// ErrInterrupted after the problems found so far.
+func Validate(ctx context.Context, cfg ValidateConfig) error {
 	if len(cfg.Specs) == 0 {
 		return usagef("validate", "needs at least one SPEC.json")
 	}
@@ -29,8 +31,12 @@ func Validate(cfg ValidateConfig) error {
 	// Every target is checked: a bad one is reported and the rest still
 	// are, so one run names every file at fault.
 	var errs []error
-	for _, target := range cfg.Specs {
-		specs, err := resolve(target)
+	for i, target := range cfg.Specs {
+		specs, err := interruptible(ctx, func() ([]*spec.Spec, error) { return resolve(target) })
+		if errors.Is(err, ErrInterrupted) {
+			errs = append(errs, fmt.Errorf("%w after %d of %d targets", ErrInterrupted, i, len(cfg.Specs)))
+			break
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

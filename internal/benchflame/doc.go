@@ -34,7 +34,11 @@
 //     image from a file or the network. A browser test opens it from a file
 //     and fails on any request that is not the page itself.
 //   - F3 (no partial file): WriteFile writes the file only after the export
-//     succeeded.
+//     succeeded, under a temporary name renamed into place, so the file
+//     holds its old content or the whole page.
+//   - F4 (interruption): an export stopped by its context or by SIGINT or
+//     SIGTERM to the subprocess (Ctrl-C reaches the whole foreground process
+//     group) returns ErrInterrupted and writes nothing.
 //
 // REQUIRES: every executable (and test binary, from TestMain) that calls
 // Write or WriteFile calls RunChildIfRequested before anything else.

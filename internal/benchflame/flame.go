@@ -12,7 +12,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/google/pprof/driver"
 )
@@ -25,6 +27,10 @@ var (
 	// ErrExport is wrapped when the export itself fails: pprof produced no
 	// flame graph, or the subprocess could not run.
 	ErrExport = errors.New("benchflame: export failed")
+	// ErrInterrupted is returned when the export was stopped: its context
+	// was cancelled, or the subprocess was ended by SIGINT or SIGTERM (as
+	// Ctrl-C sends to every process of the terminal's foreground group).
+	ErrInterrupted = errors.New("benchflame: interrupted")
 )
 
 // childEnv is the environment variable that makes RunChildIfRequested run
@@ -146,6 +152,9 @@ func Write(ctx context.Context, w io.Writer, opts Options) error {
 	cmd.Stdin = bytes.NewReader(in)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil || interruptedBySignal(cmd.ProcessState) {
+			return ErrInterrupted
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = fmt.Sprintf("%v (does main call benchflame.RunChildIfRequested first?)", err)
@@ -162,14 +171,71 @@ func Write(ctx context.Context, w io.Writer, opts Options) error {
 	return err
 }
 
-// WriteFile is Write to a file at path, created or truncated; the file is
-// left only when the export succeeded.
+// interruptedBySignal says whether a process was ended by SIGINT or
+// SIGTERM.
+func interruptedBySignal(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM)
+}
+
+// WriteFile is Write to a file at path, created or replaced. The page is
+// written to a temporary file in path's directory and renamed to path, so
+// path holds either what it held before or the whole page: never part of
+// one, whether the export or the write fails.
 func WriteFile(ctx context.Context, path string, opts Options) error {
 	var buf bytes.Buffer
 	if err := Write(ctx, &buf, opts); err != nil {
 		return err
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return writeFileAtomic(path, buf.Bytes())
+}
+
+// writeFileAtomic writes data to path through a temporary file in the
+// same directory, renamed into place; a symbolic link at path is
+// followed, and a destination that is not a regular file (/dev/null) is
+// written directly.
+func writeFileAtomic(path string, data []byte) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return os.WriteFile(path, data, 0o644)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return named(err, path)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644) // CreateTemp makes 0600; the page is an ordinary file
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return named(err, path)
+}
+
+// named returns err with the temporary file's name in it replaced by
+// path, the file the caller asked for.
+func named(err error, path string) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return &os.PathError{Op: pe.Op, Path: path, Err: pe.Err}
+	case errors.As(err, &le):
+		return &os.PathError{Op: le.Op, Path: path, Err: le.Err}
+	}
+	return err
 }
 
 // WriteProfile is Write for a profile held in memory: profile is the content

@@ -7,13 +7,109 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" && os.Getenv(interruptChildEnv) == "1" {
+		interruptSelf()
+	}
 	RunChildIfRequested()
 	os.Exit(m.Run())
+}
+
+// interruptChildEnv makes the export subprocess of a test end itself
+// with SIGINT, as Ctrl-C in a terminal does.
+const interruptChildEnv = "BENCHFLAME_TEST_INTERRUPT_CHILD"
+
+// interruptSelf sends SIGINT to this process and waits for it to end.
+func interruptSelf() {
+	p, err := os.FindProcess(os.Getpid())
+	if err == nil {
+		err = p.Signal(os.Interrupt)
+	}
+	if err != nil {
+		panic(err)
+	}
+	time.Sleep(time.Minute)
+	panic("SIGINT did not end the process")
+}
+
+// TestWriteInterrupted checks that an export whose subprocess gets
+// SIGINT (Ctrl-C reaches every process of the foreground group), or
+// whose context is cancelled, returns ErrInterrupted and leaves the
+// destination as it was.
+func TestWriteInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "flame.html")
+	if err := os.WriteFile(path, []byte("old page\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(interruptChildEnv, "1")
+	err := WriteFile(context.Background(), path, Options{Profile: "testdata/imported.pprof"})
+	if !errors.Is(err, ErrInterrupted) || err.Error() != "benchflame: interrupted" {
+		t.Errorf("export whose subprocess got SIGINT: %v, want ErrInterrupted", err)
+	}
+	t.Setenv(interruptChildEnv, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var buf bytes.Buffer
+	if err := Write(ctx, &buf, Options{Profile: "testdata/imported.pprof"}); !errors.Is(err, ErrInterrupted) || buf.Len() != 0 {
+		t.Errorf("export with a cancelled context: %v, %d bytes written; want ErrInterrupted and nothing", err, buf.Len())
+	}
+	if data, _ := os.ReadFile(path); string(data) != "old page\n" {
+		t.Errorf("flame.html changed to %.40q", data)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d files left in the directory, want flame.html only", len(entries))
+	}
+}
+
+// TestWriteFileReplacesWhole checks that WriteFile replaces an existing
+// file through a temporary file, following a symbolic link, and that a
+// failed write leaves neither a partial page nor a temporary file.
+func TestWriteFileReplacesWhole(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "flame.html")
+	if err := os.WriteFile(path, []byte("old page\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("flame.html", filepath.Join(dir, "link.html")); err != nil {
+		t.Fatal(err)
+	}
+	// A hard link keeps the old file: the page is a new file renamed into
+	// place, never the old one rewritten, which a failure part-way would
+	// leave half-written.
+	if err := os.Link(path, filepath.Join(dir, "old.html")); err != nil {
+		t.Fatal(err)
+	}
+	page := bytes.Repeat([]byte("<p>x</p>\n"), 1000)
+	if err := writeFileAtomic(filepath.Join(dir, "link.html"), page); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); !bytes.Equal(data, page) {
+		t.Errorf("flame.html holds %d bytes, want the %d of the page", len(data), len(page))
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "link.html")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
+		t.Errorf("flame.html has mode %v, want 0644", st.Mode().Perm())
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "old.html")); string(data) != "old page\n" {
+		t.Errorf("the old file was rewritten in place: it holds %.40q", data)
+	}
+	// An error names the destination, not the temporary file.
+	missing := filepath.Join(dir, "no", "flame.html")
+	if err := writeFileAtomic(missing, page); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("write into a missing directory: %v, want an error naming %s", err, missing)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("%d entries left, want flame.html, link.html and old.html", len(entries))
+	}
 }
 
 // stacks returns the JSON the page hands to pprof's stack viewer.

@@ -534,6 +534,29 @@ func TestRunProfiles(t *testing.T) {
 	}
 }
 
+// TestRunFlamegraphInterrupted checks that Ctrl-C during the flame-graph
+// export, which reaches the export's subprocess too, exits 130 with a
+// plain message, the results kept and no flame graph written.
+func TestRunFlamegraphInterrupted(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	outFile, flame := filepath.Join(dir, "out.txt"), filepath.Join(dir, "flame.html")
+	t.Setenv(interruptFlameEnv, "1")
+	var stdout, stderr bytes.Buffer
+	err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 1, OutFile: outFile, Progress: ProgressOff, Flamegraph: flame, Engine: &fakeEngine{}, Env: testEnv})
+	want := "benchrun: interrupted while drawing the flame graph: " + flame + " was not written"
+	if ExitCode(err) != ExitInterrupted || Message(err) != want {
+		t.Errorf("err = %v (exit %d), want exit 130 and %q", err, ExitCode(err), want)
+	}
+	if data, _ := os.ReadFile(outFile); !strings.Contains(string(data), "\nBenchmarkGroupby/") {
+		t.Errorf("--out lost the finished result: %q", data)
+	}
+	if got := dirFiles(t, dir); !slices.Equal(got, []string{"out.txt"}) {
+		t.Errorf("files after the interrupted export: %q", got)
+	}
+}
+
 func TestRunWithoutEngine(t *testing.T) {
 	chdirRoot(t)
 	var stdout, stderr bytes.Buffer

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/tracebench/tracebench/internal/benchflame"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -420,8 +421,17 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 	}
 	if flameOut != nil && (runErr == nil || errors.Is(runErr, ErrInterrupted)) {
-		err := writeFlamegraph(context.WithoutCancel(ctx), cpuPath, flameOut)
-		if err == nil {
+		// A run stopped by Ctrl-C still gets the flame graph of its
+		// finished samples; Ctrl-C during the export stops it.
+		ectx := ctx
+		if runErr != nil {
+			ectx = context.WithoutCancel(ctx)
+		}
+		err := writeFlamegraph(ectx, cpuPath, flameOut)
+		switch {
+		case errors.Is(err, benchflame.ErrInterrupted) || err != nil && ctx.Err() != nil:
+			err = fmt.Errorf("%w while drawing the flame graph: %s was not written", ErrInterrupted, cfg.Flamegraph)
+		case err == nil:
 			if err = flameOut.commit(); err != nil {
 				err = fmt.Errorf("benchrun: --flamegraph: %w", err)
 			}

@@ -248,6 +248,19 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 			return nil, nil, usagef("--param", "%s: no selected workload has a parameter %s", p.raw, p.key)
 		}
 	}
+	// A spec file and a built-in workload of one name: their results
+	// would both say workload=<name>.
+	builtin := map[string]bool{}
+	for _, b := range out {
+		if !b.file {
+			builtin[b.Workload] = true
+		}
+	}
+	for _, b := range out {
+		if b.file && builtin[b.Workload] {
+			return nil, nil, b.Spec.Errorf("name", "workload %q is also the name of the built-in workload %s: their results would have the same workload name (rename the spec)", b.Workload, b.Workload)
+		}
+	}
 	slices.SortFunc(out, func(a, b *Benchmark) int { return strings.Compare(a.Name, b.Name) })
 	for i := 1; i < len(out); i++ {
 		// Two targets whose results would share a name: spec files that
@@ -322,7 +335,9 @@ func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
 	var ps []Param
 	for _, p := range params {
 		if !strings.Contains(p.key, ".") && p.key != "as_of" && p.key != "until" {
-			continue // a built-in workload's parameter
+			// A built-in workload's parameter: every selected spec file
+			// must have each --param, and a spec file has field paths.
+			return nil, usagef("--param", "%s: spec file %s has no parameter %s (a spec file's parameters are paths of its integer fields, such as inputs.NAME.generate.rows)", p.raw, path, p.key)
 		}
 		ov = append(ov, spec.Override{Field: p.key, Value: p.value, By: "--param " + p.raw})
 		ps = append(ps, Param{Name: p.key, Value: p.value})

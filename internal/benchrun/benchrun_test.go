@@ -150,6 +150,14 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 5000, Targets: []string{"lookup"}}, "--workers: must be at most 1024, not 5000"},
 		{Selection{Workers: 1, Targets: []string{"missing.json"}}, "missing.json: cannot read spec"},
 		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.nope.generate.rows=5"}}, "workloads/spec/testdata/orders_lineitem.json: inputs.nope.generate.rows: --param inputs.nope.generate.rows=5: the spec has no number at this field"},
+		// Every selected spec file must have each --param, also when a
+		// built-in workload takes it.
+		{Selection{Workers: 1, Targets: []string{"lookup", "workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"rows=100"}}, "--param: rows=100: spec file workloads/spec/testdata/orders_lineitem.json has no parameter rows (a spec file's parameters are paths of its integer fields"},
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json", "lookup"}, Params: []string{"rows=100"}}, "--param: rows=100: spec file workloads/spec/testdata/orders_lineitem.json has no parameter rows"},
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"rows=100"}}, "--param: rows=100: spec file workloads/spec/testdata/orders_lineitem.json has no parameter rows"},
+		// A built-in workload and a spec file of one name.
+		{Selection{Workers: 1, Targets: []string{"lookup", "workloads/examples/lookup.json"}}, `workloads/examples/lookup.json:3: name: workload "lookup" is also the name of the built-in workload lookup`},
+		{Selection{Workers: 1, Targets: []string{"./workloads/examples/groupby.json", "groupby"}}, `./workloads/examples/groupby.json:3: name: workload "groupby" is also the name of the built-in workload groupby`},
 	} {
 		_, err := Benchmarks(tc.sel)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -146,7 +146,10 @@ func parseShard(s string) (i, n int, err error) {
 	a, b, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+	// Plain decimal only: 01/2 or +0/2 would name shard 0 in a spelling
+	// scripts comparing shard names do not expect.
+	canonical := strconv.Itoa(i) == a && strconv.Itoa(n) == b
+	if !ok || err1 != nil || err2 != nil || !canonical || n < 1 || i < 0 || i >= n {
 		return 0, 0, usagef("--shard", "%q is not i/n with 0 <= i < n (0-based, e.g. 0/4)", s)
 	}
 	return i, n, nil

@@ -125,9 +125,9 @@ func parseAt(at string, s *spec.Spec) ([]uint64, error) {
 	}
 	var out []uint64
 	for _, f := range strings.Split(at, ",") {
-		t, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			return nil, usagef("--at", "%q is not a time (a non-negative integer)", f)
+		t, err := strconv.ParseUint(f, 10, 64)
+		if err != nil || strconv.FormatUint(t, 10) != f { // canonical: no sign, space or leading zero
+			return nil, usagef("--at", "%q is not a time (a non-negative integer in plain decimal)", f)
 		}
 		p := s.Plan.Plan
 		if t < p.AsOf {

@@ -93,6 +93,10 @@ func TestEvalBadInput(t *testing.T) {
 	}{
 		{EvalConfig{At: "0"}, "--at: time 0 is before the spec's as_of 1"},
 		{EvalConfig{At: "1,x"}, `--at: "x" is not a time`},
+		{EvalConfig{At: " 1"}, `--at: " 1" is not a time`},
+		{EvalConfig{At: "1, 2"}, `--at: " 2" is not a time`},
+		{EvalConfig{At: "01"}, `--at: "01" is not a time`},
+		{EvalConfig{At: "+1"}, `--at: "+1" is not a time`},
 		{EvalConfig{At: ""}, "--at: is required"},
 		{EvalConfig{At: "1", Format: "xml"}, `--format: unknown value "xml"`},
 		{EvalConfig{At: "1", Index: "both"}, `--index: unknown value "both"`},

@@ -159,6 +159,17 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", maxTime, "--index", "direct"}, maxTime + ":2: inputs.a.rows[1][0]: time 18446744073709551615 is outside"},
 		{[]string{"validate", maxTimeCSV}, filepath.Join(dir, "max_time.csv") + ":3: field 1 (time) is 18446744073709551615, outside 0..18446744073709551614"},
 		{[]string{"gen", maxTimeCSV, "--out", filepath.Join(dir, "gen")}, filepath.Join(dir, "max_time.csv") + ":3: field 1 (time)"},
+		// An empty value would mean the default, a repeated flag the
+		// last value: both are refused, naming the flag.
+		{[]string{"run", "lookup", "--shard", ""}, `invalid argument "" for "--shard" flag: the value must not be empty`},
+		{[]string{"run", "lookup", "--join="}, `invalid argument "" for "--join" flag: the value must not be empty`},
+		{[]string{"run", "lookup", "--cpuprofile", ""}, `invalid argument "" for "--cpuprofile" flag: the value must not be empty`},
+		{[]string{"gen", "lookup", "--out", ""}, `invalid argument "" for "--out" flag: the value must not be empty`},
+		{[]string{"eval", "lookup", "--at", "0", "--format", ""}, `invalid argument "" for "--format" flag: the value must not be empty`},
+		{[]string{"run", "lookup", "--out", filepath.Join(dir, "other.txt")}, `for "--out" flag: the flag is given more than once`},
+		{[]string{"run", "lookup", "--count", "1", "--count", "2"}, `invalid argument "2" for "--count" flag: the flag is given more than once`},
+		{[]string{"gen", "lookup", "--out", filepath.Join(dir, "gen"), "--seed", "1", "--seed=2"}, `invalid argument "2" for "--seed" flag: the flag is given more than once`},
+		{[]string{"explain", "lookup", "--index", "direct", "--index", "imported"}, `for "--index" flag: the flag is given more than once`},
 	} {
 		outFile := filepath.Join(dir, "results.txt")
 		os.Remove(outFile)

@@ -514,7 +514,7 @@ func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) 
 		if r.kind != kindArray || len(r.elems) != 2+len(columns) {
 			return nil, d.errf(r, f, "must be an array of %d integers: time, diff, %s", 2+len(columns), strings.Join(columns, ", "))
 		}
-		v, err := d.integer(r.elems[0], f+"[0]")
+		v, err := d.rowInteger(r.elems[0], f+"[0]")
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +522,7 @@ func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) 
 			return nil, d.errf(r.elems[0], f+"[0]", "time %s is outside 0..%d (%s)", v, MaxTime, maxTimeWhy)
 		}
 		tm := v.Uint64()
-		diff, err := d.i64(r.elems[1], f+"[1]")
+		diff, err := d.rowI64(r.elems[1], f+"[1]")
 		if err != nil {
 			return nil, err
 		}
@@ -530,13 +530,37 @@ func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) 
 			return nil, d.errf(r.elems[1], f+"[1]", "diff must not be 0")
 		}
 		for j := range columns {
-			if row[j], err = d.i64(r.elems[2+j], fmt.Sprintf("%s[%d]", f, 2+j)); err != nil {
+			if row[j], err = d.rowI64(r.elems[2+j], fmt.Sprintf("%s[%d]", f, 2+j)); err != nil {
 				return nil, err
 			}
 		}
 		t.Append(tm, diff, row)
 	}
 	return t, nil
+}
+
+// plainIntRE is a CSV field's integer: an optional '-' and digits.
+var plainIntRE = regexp.MustCompile(`^-?[0-9]+$`)
+
+// rowInteger is integer for a value of an inline row, which follows the
+// CSV rules: an optional '-' and decimal digits, no exponent or fraction.
+func (d *decoder) rowInteger(n *node, field string) (*big.Int, error) {
+	if n.kind == kindNumber && !plainIntRE.MatchString(n.text) {
+		return nil, d.errf(n, field, "%s is not a plain decimal integer (inline rows follow the CSV rules: no exponent or fraction)", n.text)
+	}
+	return d.integer(n, field)
+}
+
+// rowI64 is i64 under the rules of rowInteger.
+func (d *decoder) rowI64(n *node, field string) (int64, error) {
+	v, err := d.rowInteger(n, field)
+	if err != nil {
+		return 0, err
+	}
+	if !v.IsInt64() {
+		return 0, d.errf(n, field, "%s is outside the int64 range", v)
+	}
+	return v.Int64(), nil
 }
 
 func (d *decoder) view(name string, n *node, field string) error {

@@ -18,8 +18,9 @@
 //     CSV file, the line.
 //   - C2 (exact numbers): integer fields are decoded from their text with
 //     math/big, accepting exponent forms only when they denote an integer
-//     exactly; nothing passes through float64 except retract and s, which
-//     are fractions.
+//     exactly, except in inline rows, which follow the CSV rules (plain
+//     decimal integers); nothing passes through float64 except retract
+//     and s, which are fractions.
 //   - C3 (order): inputs, views and indexes keep the file's order, which
 //     fixes the order of gen's files and of explain's output.
 //   - C4 (all or nothing): ReadCSV returns a table only when every line is

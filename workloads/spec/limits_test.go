@@ -60,8 +60,7 @@ func TestMaxTime(t *testing.T) {
 	}
 	for _, tc := range []struct{ tm, says string }{
 		{"18446744073709551615", "18446744073709551615"},
-		{"1.8446744073709551615e19", "18446744073709551615"},
-		{"1e20", "100000000000000000000"}, // past uint64 too: the same range
+		{"100000000000000000000", "100000000000000000000"}, // past uint64 too: the same range
 		{"-1", "-1"},
 	} {
 		_, err := Decode("t.json", ".", []byte(rows(tc.tm)))
@@ -74,6 +73,32 @@ func TestMaxTime(t *testing.T) {
 	want := "t.csv:3: field 1 (time) is 18446744073709551615, outside 0..18446744073709551614 (the engine advances each input past every time it holds)"
 	if tab != nil || err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
 		t.Errorf("time 2^64-1 in a CSV file: err = %v,\nwant %s", err, want)
+	}
+}
+
+// TestInlineRowsArePlainIntegers checks that inline rows follow the CSV
+// rules: an exponent or a fraction, which a CSV line may not hold, is
+// refused naming the row and value, even where it denotes an integer;
+// other integer fields still take 1e6.
+func TestInlineRowsArePlainIntegers(t *testing.T) {
+	rows := func(row string) string {
+		return strings.Replace(base, `[[0, 1, 1, 2]]`, `[[10, 1, 1, 2],`+"\n"+row+`]`, 1)
+	}
+	for _, tc := range []struct{ row, field, value string }{
+		{"[1e3, 1, 1, 2]", "[1][0]", "1e3"},
+		{"[1.8446744073709551614e19, 1, 1, 2]", "[1][0]", "1.8446744073709551614e19"},
+		{"[0, 1.0, 1, 2]", "[1][1]", "1.0"},
+		{"[0, 1, 1E3, 2]", "[1][2]", "1E3"},
+		{"[0, 1, 1, -2e0]", "[1][3]", "-2e0"},
+	} {
+		_, err := Decode("t.json", ".", []byte(rows(tc.row)))
+		want := "t.json:3: inputs.a.rows" + tc.field + ": " + tc.value + " is not a plain decimal integer (inline rows follow the CSV rules: no exponent or fraction)"
+		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) {
+			t.Errorf("row %s: err = %v,\nwant %s", tc.row, err, want)
+		}
+	}
+	if s, err := Decode("t.json", ".", []byte(rows("[1000, -1, -0, 5]"))); err != nil || s.Inputs[0].Rows.Times[1] != 1000 {
+		t.Errorf("a plain row: %v", err)
 	}
 }
 

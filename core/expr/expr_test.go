@@ -140,3 +140,27 @@ func TestCheckedHelpers(t *testing.T) {
 		t.Error("Neg(min) fits")
 	}
 }
+
+// TestErrorOfLongExpression checks that an error about an expression of
+// megabytes quotes only a window around the fault, with its column and
+// the expression's length, and cuts a literal the message quotes.
+func TestErrorOfLongExpression(t *testing.T) {
+	long := strings.Repeat("x", 800000) + " + 2.5 + " + strings.Repeat("y", 800000)
+	_, err := Parse(long)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if len(msg) > 300 || !strings.Contains(msg, "column 800004: float literal 2.5 not allowed") || !strings.Contains(msg, `xx + 2.5 + yy`) || !strings.Contains(msg, "(1600009 bytes)") {
+		t.Errorf("error of %d bytes: %.400s", len(msg), msg)
+	}
+	lit := "x + " + strings.Repeat("9", 1<<20)
+	_, err = Parse(lit)
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "is out of range") {
+		t.Errorf("error of a huge literal (%d bytes): %.600v", len(err.Error()), err)
+	}
+	// A short expression is quoted whole.
+	if _, err := Parse("a.x / 2.5"); err == nil || err.Error() != `expression "a.x / 2.5": column 7: float literal 2.5 not allowed (only decimal integers)` {
+		t.Errorf("short expression: %v", err)
+	}
+}

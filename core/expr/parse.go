@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Errors a parse or check returns, wrapped in an *Error that names the
@@ -40,9 +41,56 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Offset >= 0 {
-		return fmt.Sprintf("expression %q: column %d: %s", e.Expr, e.Offset+1, e.Msg)
+		return fmt.Sprintf("expression %s: column %d: %s", echo(e.Expr, e.Offset), e.Offset+1, clip(e.Msg, maxMsg))
 	}
-	return fmt.Sprintf("expression %q: %s", e.Expr, e.Msg)
+	return fmt.Sprintf("expression %s: %s", echo(e.Expr, 0), clip(e.Msg, maxMsg))
+}
+
+// An error quotes at most maxEcho bytes of its expression and maxMsg of
+// its message (which may quote a literal of the expression), so an error
+// about an expression of megabytes stays a line.
+const (
+	maxEcho = 80
+	maxMsg  = 400
+)
+
+// echo quotes expr, or, if it is longer than maxEcho, the maxEcho bytes
+// around offset with "..." where it is cut and its length.
+func echo(expr string, offset int) string {
+	if len(expr) <= maxEcho {
+		return strconv.Quote(expr)
+	}
+	start := max(0, min(offset-maxEcho/2, len(expr)-maxEcho))
+	end := start + maxEcho
+	for start > 0 && !utf8.RuneStart(expr[start]) {
+		start--
+	}
+	for end < len(expr) && !utf8.RuneStart(expr[end]) {
+		end++
+	}
+	q := strconv.Quote(expr[start:end])
+	if start > 0 {
+		q = "..." + q
+	}
+	if end < len(expr) {
+		q += "..."
+	}
+	return fmt.Sprintf("%s (%d bytes)", q, len(expr))
+}
+
+// clip cuts the middle out of s if it is longer than n bytes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n/2, len(s)-n/4
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s...(%d bytes cut)...%s", s[:head], tail-head, s[tail:])
 }
 
 // Unwrap returns e.Kind.

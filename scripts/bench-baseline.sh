@@ -129,7 +129,7 @@ for t in "${thresholds[@]}"; do th_args+=(--threshold "$t"); done
 rc=$?
 case $rc in
 0) echo "bench-baseline: no regression against $baseline" ;;
-1) echo "bench-baseline: rows marked regression above (informational only: shared machines are noisy)" ;;
+1) echo "bench-baseline: rows marked regression, or benchmarks missing from this run, above (informational only: shared machines are noisy)" ;;
 *) die "benchcmp failed (exit $rc): the comparison is broken" ;;
 esac
 exit 0

@@ -31,7 +31,8 @@ type GenConfig struct {
 // and the files are renamed into place together, a failure putting back
 // what was renamed. A destination that cannot be written (--out is a
 // file, an input's file is a directory, a directory cannot be created or
-// written) is bad usage. When ctx is cancelled it returns ErrInterrupted
+// written) or that is a file the specs read (a spec or a CSV input) is bad
+// usage. When ctx is cancelled it returns ErrInterrupted
 // with nothing written: every file and directory it made is removed.
 func Gen(ctx context.Context, cfg GenConfig) error {
 	if cfg.Dir == "" {
@@ -61,7 +62,22 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 			outs = append(outs, output{filepath.Join(dir, s.Inputs[j].Name+".csv"), t})
 		}
 	}
-	// Every destination is checked before anything is created.
+	// Every destination is checked before anything is created: none may
+	// be a file the specs read (gen would replace an input's CSV file with
+	// the rows of another, or with its own rewritten).
+	for _, o := range outs {
+		for _, s := range specs {
+			if s.File != "" && samePath(o.path, s.File) {
+				return usagef("--out", "%s is the spec file of workload %s, which gen reads; give --out a directory of its own", o.path, s.Name)
+			}
+			for i := range s.Inputs {
+				in := &s.Inputs[i]
+				if in.Source == spec.SourceCSV && samePath(o.path, s.CSVPath(in)) {
+					return usagef("--out", "%s is the CSV input %s of %s, which gen reads; give --out a directory of its own", o.path, in.Name, s.File)
+				}
+			}
+		}
+	}
 	for _, d := range dirs {
 		if err := checkDir(d); err != nil {
 			return err

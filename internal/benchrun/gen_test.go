@@ -187,3 +187,34 @@ func TestValidateInterrupted(t *testing.T) {
 		t.Errorf("validate interrupted after a bad spec: %v (exit %d), want exit 130 naming %s", err, ExitCode(err), bad)
 	}
 }
+
+// TestGenRefusesItsOwnInputs checks that gen refuses to write over a file
+// its spec reads: input a reads b.csv, and input b's rows written to
+// DIR/b.csv would replace a's data (exit 2, nothing written, the input
+// intact).
+func TestGenRefusesItsOwnInputs(t *testing.T) {
+	dir := t.TempDir()
+	data := "time,diff,k\n0,1,7\n"
+	if err := os.WriteFile(filepath.Join(dir, "b.csv"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `{"version": 1, "name": "own",
+	  "inputs": {"a": {"columns": ["k"], "csv": "b.csv"}, "b": {"columns": ["k"], "rows": [[0,1,1]]}},
+	  "query": {"from": [{"as": "a", "collection": "a"}]}}`
+	file := filepath.Join(dir, "own.json")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := Gen(context.Background(), GenConfig{Out: &out, Spec: file, Dir: dir})
+	want := "benchrun: --out: " + filepath.Join(dir, "b.csv") + " is the CSV input a of " + file + ", which gen reads; give --out a directory of its own"
+	if err == nil || Message(err) != want || ExitCode(err) != ExitUsage {
+		t.Errorf("gen --out the spec's directory: %v (exit %d), want exit 2 and %q", err, ExitCode(err), want)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "b.csv")); string(got) != data {
+		t.Errorf("b.csv now holds %q, want %q", got, data)
+	}
+	if got := dirFiles(t, dir); !slices.Equal(got, []string{"b.csv", "own.json"}) {
+		t.Errorf("gen wrote files: %q", got)
+	}
+}

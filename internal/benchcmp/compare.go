@@ -143,6 +143,7 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 		// gate passes whatever changed, which its caller must hear.
 		fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail: no compared row of a unit with a direction has samples enough to show a change at alpha %g (need at least %d a side)\n", cfg.Alpha, samplesNeeded(cfg.Alpha))
 	}
+	warnScaleBy(errOut, rep, cfg)
 	if err := writeReport(out, rep, cfg.Format); err != nil {
 		if errors.Is(err, ErrOutput) {
 			return err
@@ -168,6 +169,29 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 		}
 	}
 	return nil
+}
+
+// warnScaleBy warns of a --scale-by that draws nothing: given with a
+// format other than html, or naming a parameter no benchmark has.
+func warnScaleBy(errOut io.Writer, rep *Report, cfg CompareConfig) {
+	if cfg.ScaleBy == "" {
+		return
+	}
+	if cfg.Format != "html" {
+		fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: only the html report draws scaling charts\n", cfg.ScaleBy)
+		return
+	}
+	key := strings.TrimPrefix(cfg.ScaleBy, "/")
+	for _, t := range rep.Tables {
+		for _, r := range t.Rows {
+			for _, part := range nameParams(r.Name)[1:] {
+				if k, _, ok := strings.Cut(part, "="); ok && k == key {
+					return
+				}
+			}
+		}
+	}
+	fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: no benchmark name has the parameter %s, so the report draws no scaling chart\n", cfg.ScaleBy, key)
 }
 
 // listSome joins the first most items of list, saying how many it leaves.

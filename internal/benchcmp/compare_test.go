@@ -834,3 +834,36 @@ func TestNothingComparedSaysSo(t *testing.T) {
 		t.Errorf("json (%v): want tables []:\n%s", err, js)
 	}
 }
+
+// TestScaleByThatDrawsNothingWarns: --scale-by naming a parameter no
+// benchmark has, or given with a format that draws no chart, is said on
+// stderr; a parameter the names have is not.
+func TestScaleByThatDrawsNothingWarns(t *testing.T) {
+	files := []string{td("batch-a.txt"), td("batch-b.txt")}
+	for _, tc := range []struct {
+		format, by, want string
+	}{
+		{"html", "/nokey", "benchcmp: warning: --scale-by /nokey: no benchmark name has the parameter nokey, so the report draws no scaling chart\n"},
+		{"text", "/n", "benchcmp: warning: --scale-by /n: only the html report draws scaling charts\n"},
+		{"html", "/n", ""},
+	} {
+		_, errOut, err := compare(t, func(c *CompareConfig) { c.Format, c.ScaleBy = tc.format, tc.by }, files...)
+		if err != nil {
+			t.Fatalf("--format %s --scale-by %s: %v", tc.format, tc.by, err)
+		}
+		if got := grepLines(errOut, "--scale-by"); got != tc.want {
+			t.Errorf("--format %s --scale-by %s: stderr %q, want %q", tc.format, tc.by, got, tc.want)
+		}
+	}
+}
+
+// grepLines returns the lines of s containing sub, each with its newline.
+func grepLines(s, sub string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}

@@ -281,7 +281,7 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	if root, ended := c.env.Manager.rootEnded(id); ended {
 		return nil, fmt.Errorf("dataflow %s: import of index %q, which re-exports %q: %w", c.df.id, id, root, ErrSourceEnded)
 	}
-	if since := b.CompactionFrontier(); !since.LessEqual(c.df.asOf) {
+	if since := c.env.Manager.importSince(id, b, c.maintained); !since.LessEqual(c.df.asOf) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
 	}
 	oksAr := batch.Arity{Key: len(b.Key), Val: b.Columns - len(b.Key)}
@@ -367,12 +367,12 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		if !ok {
 			return fmt.Errorf("dataflow %s: re-export of unknown index %q", c.df.id, a.Index)
 		}
-		e = &entry{bundle: src.Clone(), owner: c.df.id, reexport: true, maintained: c.maintained}
+		e = &entry{bundle: src.Clone(), owner: c.df.id, reexport: true, maintained: c.maintained, asOf: c.df.asOf}
 		if !c.maintained {
 			e.root = m.RootOf(a.Index)
 		}
 	} else {
-		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id, maintained: c.maintained}
+		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id, maintained: c.maintained, asOf: c.df.asOf}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 	}
 	if c.env.Registry != nil {

@@ -70,6 +70,30 @@ type entry struct {
 	maintained, reexport bool
 	root                 string
 	rootEnded            bool // root has ended (Drop): no new import
+	// asOf is the exporting dataflow's as_of: a Maintained export is
+	// published at it, so a query reads it from there on (importSince).
+	asOf frontier.Frontier
+}
+
+// importSince is the since a dataflow importing index id (bundle b) is
+// checked against: b's, and for a query reading a local Maintained
+// export, directly or through queries' re-exports of it, no earlier than
+// that export's as_of. The pair's queries read a Maintained export
+// through its publication, whose hold is at least the exporter's as_of
+// (share.Incarnation); a Maintained re-export's bundle is a clone of its
+// source's, whose since may be earlier. A Maintained importer reads the
+// traces, on the Maintenance runtime as in Solo.
+func (m *IndexManager) importSince(id string, b *share.Bundle, maintained bool) frontier.Frontier {
+	since := b.CompactionFrontier()
+	if maintained {
+		return since
+	}
+	if root := m.RootOf(id); root != "" {
+		if e := m.entries[root]; e != nil && !e.bundle.IsPeer() {
+			since = since.Join(e.asOf)
+		}
+	}
+	return since
 }
 
 // noteImports records the imports a query made of index id under the

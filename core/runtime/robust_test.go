@@ -1179,3 +1179,52 @@ func TestAnUndeclaredInputIsTheCreatesError(t *testing.T) {
 		}
 	}
 }
+
+// A Maintained re-export is published at its dataflow's as_of: a query
+// reads it, directly or through a query's re-export of it, from there on,
+// and one created below is refused in Solo as in the pair (whose queries
+// read the publication, held at the as_of); a Maintained reader reads the
+// traces from their since, in both alike.
+func TestMaintainedReexportIsReadFromItsAsOf(t *testing.T) {
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		t.Run(fmt.Sprintf("lag=%v", lag), func(t *testing.T) {
+			outs := agree(t, lag, func(s *setup, _ *[]string) string {
+				s.send("in", 2, []int64{0, 1, 1, 10}, []int64{4, 1, 2, 20})
+				s.advance("in", 2, frontier.At(10))
+				s.must(CreateDataflow{Desc: indexDesc("base", "in", 2, []int{0}, 0, nil)})
+				alias := reexportDesc("m alias", "base", "alias", true)
+				alias.AsOf = frontier.At(5)
+				s.must(CreateDataflow{Desc: alias})
+				early, onTime, viaQuery, maintained := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("early", "alias", 3, frontier.At(4), early)})
+				s.must(CreateDataflow{Desc: readDesc("on time", "alias", 5, frontier.At(6), onTime)})
+				// The query's alias, created at 7, is read from the
+				// Maintained export's as_of, 5, not from its own.
+				q := reexportDesc("q alias", "alias", "q out", false)
+				q.AsOf = frontier.At(7)
+				s.must(CreateDataflow{Desc: q})
+				s.must(CreateDataflow{Desc: readDesc("via query", "q out", 3, frontier.At(4), dataflow.NewCapture(s.workers))})
+				s.must(CreateDataflow{Desc: readDesc("via query at 6", "q out", 6, frontier.At(7), viaQuery)})
+				m := readDesc("maintained", "alias", 3, frontier.At(4), maintained)
+				m.Maintained = true
+				s.must(CreateDataflow{Desc: m})
+				s.resume()
+				return fmt.Sprintf("on time %s; via query at 6 %s; maintained %s", read(onTime, 5), read(viaQuery, 6), read(maintained, 3))
+			})
+			both := map[string]int64{"[1 10]": 1, "[2 20]": 1}
+			want := fmt.Sprintf("on time %v; via query at 6 %v; maintained %v", both, both, map[string]int64{"[1 10]": 1})
+			refused := func(df, id string) string {
+				return fmt.Sprintf("dataflow %s: index %q: since {5}, as_of {3}: %v", df, id, dataflow.ErrCompactedBeyondAsOf)
+			}
+			wantErrs := []string{refused("early", "alias"), refused("via query", "q out")}
+			for w, o := range outs {
+				if o.answer != want {
+					t.Errorf("workers=%d: %s\nwant %s", w, o.answer, want)
+				}
+				if !slices.Equal(o.errs, wantErrs) {
+					t.Errorf("workers=%d: errors\n%q\nwant\n%q", w, o.errs, wantErrs)
+				}
+			}
+		})
+	}
+}

@@ -34,10 +34,15 @@
 //	    row's the product of its rows', a closure's output row's the sum of
 //	    the joined rows' reaching it, a reduce or distinct row's twice the
 //	    number of input times (its count 1 changes at most once each way a
-//	    time). An overflow at an earlier time stays in an engine's errors,
-//	    and masses only grow with t, so MayOverflow holds from the first
-//	    time on. Compare then accepts the exact output or one holding a
-//	    numeric overflow error (docs/spec.md "Expressions").
+//	    time); every input row, every join prefix and every collection's
+//	    rows and errors are checked, read by the query or not. A reduce
+//	    view's rows of earlier times, gone since, keep their mass (the
+//	    views are evaluated at each earlier input time to find them), so
+//	    masses only grow with t and MayOverflow holds from the first time
+//	    it is set on, as an overflow error stays in an engine's output.
+//	    Compare then accepts the exact output or one holding a numeric
+//	    overflow error, with the same columns (docs/spec.md
+//	    "Expressions").
 //
 // Eval is a pure function of its arguments and safe for concurrent use.
 package reference

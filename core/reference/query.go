@@ -329,6 +329,11 @@ func (ev *evaluator) reduce(q *plan.ResolvedQuery, records, out *coll) (*coll, e
 	for _, r := range res.rows {
 		res.addMass(r.vals, ev.changes)
 	}
+	for k, vals := range ev.past[ev.view] {
+		if _, ok := res.rows[k]; !ok {
+			res.addMass(vals, ev.changes)
+		}
+	}
 	perGroups := new(big.Int).Mul(ev.changes, big.NewInt(int64(len(groupsSeen))))
 	out.addErrMass(MsgNegativeMultiplicity, perGroups)
 	out.addErrMass(MsgOverflow, perGroups)

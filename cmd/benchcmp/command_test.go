@@ -303,8 +303,8 @@ BenchmarkB/size=10/k=v-2   	 1000	  98.1 ns/op
 // TestFailedOrLostRunFailsTheGate: a new run that failed part-way (go test's
 // FAIL lines, a benchmark of the baseline gone) is warned about, naming the
 // file and line and the benchmarks; under --fail-on it fails the gate
-// (exit 1) with the report written; a benchmark only the new run has is a
-// warning only.
+// (exit 1) with the report written; a benchmark only the new run has, or a
+// unit the new run lacks (no -benchmem), is a warning only.
 func TestFailedOrLostRunFailsTheGate(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -321,6 +321,9 @@ func TestFailedOrLostRunFailsTheGate(t *testing.T) {
 	write("newfail.txt", strings.Join(lines[:9], "")+"--- FAIL: BenchmarkB/size=10/k=v-2\nFAIL\nexit status 1\nFAIL\texample.com/foo\t0.015s\n")
 	write("testfail.txt", goTestRun+"--- FAIL: TestX (0.00s)\nFAIL\n")
 	write("added.txt", goTestRun+strings.ReplaceAll(strings.Join(lines[3:9], ""), "BenchmarkA", "BenchmarkC"))
+	// The baseline ran with -benchmem, the new run without: no benchmark
+	// is lost, a unit is.
+	write("mem.txt", strings.ReplaceAll(goTestRun, " ns/op\n", " ns/op\t  64 B/op\n"))
 	for _, tc := range []struct {
 		args     []string
 		code     int
@@ -338,6 +341,7 @@ func TestFailedOrLostRunFailsTheGate(t *testing.T) {
 		{[]string{"--format", "markdown", "old.txt", "newfail.txt"}, 0, "## benchcmp: **1 benchmark(s) of the baseline missing**, **a run failed**", nil},
 		{[]string{"--fail-on", "regression", "old.txt", "testfail.txt"}, 1, "A/size=10/k=v-2", []string{"testfail.txt:16: --- FAIL: TestX", "regression: go test says a run failed (testfail.txt:16: --- FAIL: TestX (0.00s) and 1 more)"}},
 		{[]string{"--fail-on", "regression", "old.txt", "added.txt"}, 0, "C/size=10/k=v-2", []string{"old.txt has no result for 1 benchmark(s) of added.txt: C/size=10/k=v-2"}},
+		{[]string{"--fail-on", "regression", "mem.txt", "old.txt"}, 0, "A/size=10/k=v-2", []string{"warning: old.txt has no B/op result for 2 benchmark(s) of mem.txt that it has other results for: A/size=10/k=v-2, B/size=10/k=v-2"}},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(tc.args, &out, &errOut)

@@ -207,11 +207,14 @@ func listSome(list []string, most int) string {
 // benchmarks one column has and the other has not: their geomeans are
 // then over different sets, and a lost benchmark may be a failed one.
 func warnUnpaired(errOut io.Writer, rep *Report) {
-	type pair struct{ in, missing string }
+	type pair struct{ in, missing, unit string }
 	var order []pair
 	names := map[pair][]string{}
 	for _, u := range rep.Unpaired {
-		p := pair{u.In, u.Missing}
+		p := pair{u.In, u.Missing, ""}
+		if rep.unitOnly(u) {
+			p.unit = u.Unit // the benchmark ran there, without this unit
+		}
 		if _, ok := names[p]; !ok {
 			order = append(order, p)
 		}
@@ -219,6 +222,11 @@ func warnUnpaired(errOut io.Writer, rep *Report) {
 	}
 	for _, p := range order {
 		n := names[p]
+		if p.unit != "" {
+			fmt.Fprintf(errOut, "benchcmp: warning: %s has no %s result for %d benchmark(s) of %s that it has other results for: %s\n",
+				p.missing, p.unit, len(n), p.in, listSome(n, 5))
+			continue
+		}
 		fmt.Fprintf(errOut, "benchcmp: warning: benchmark set differs from the baseline, geomeans may not be comparable: %s has no result for %d benchmark(s) of %s: %s\n",
 			p.missing, len(n), p.in, listSome(n, 5))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
@@ -31,6 +32,21 @@ type Report struct {
 	// Failures are go test's FAIL lines in the files, as "FILE:LINE: TEXT":
 	// a run that failed, whose results are missing or partial.
 	Failures []string `json:"failures,omitempty"`
+	// ran holds, per configuration and column (ranKey), the benchmarks
+	// with a result in any unit: a row unpaired in one unit only (a run
+	// without -benchmem) lost no benchmark.
+	ran map[string]map[string]bool
+}
+
+// ranKey keys Report.ran.
+func ranKey(config []string, column string) string {
+	return strings.Join(config, "\n") + "\x00" + column
+}
+
+// unitOnly reports whether u's benchmark has a result in its missing
+// column in some other unit.
+func (r *Report) unitOnly(u Unpaired) bool {
+	return r.ran[ranKey(u.Config, u.Missing)][u.Name]
 }
 
 // Unpaired is a row with a result in column In but none in column Missing,
@@ -44,11 +60,11 @@ type Unpaired struct {
 }
 
 // Lost returns the names of the benchmarks of the baseline that some other
-// column has no result for, each once, in report order.
+// column has no result for in any unit, each once, in report order.
 func (r *Report) Lost() []string {
 	var names []string
 	for _, u := range r.Unpaired {
-		if len(r.Columns) > 0 && u.In == r.Columns[0] {
+		if len(r.Columns) > 0 && u.In == r.Columns[0] && !r.unitOnly(u) {
 			names = appendNew(names, u.Name)
 		}
 	}
@@ -299,6 +315,20 @@ func (b *builder) report(o reportOpts) *Report {
 		rows, cols := sortedKeys(bt.rows), sortedKeys(bt.cols)
 		for _, c := range cols {
 			t.Columns = append(t.Columns, c.StringValues())
+		}
+		if rep.ran == nil {
+			rep.ran = map[string]map[string]bool{}
+		}
+		for _, ck := range colKeys {
+			k := ranKey(t.Config, ck.StringValues())
+			for _, rk := range rows {
+				if bt.cells[cellKey{rk, ck}] != nil {
+					if rep.ran[k] == nil {
+						rep.ran[k] = map[string]bool{}
+					}
+					rep.ran[k][rk.StringValues()] = true
+				}
+			}
 		}
 		if len(colKeys) > 1 {
 			base := colKeys[0]

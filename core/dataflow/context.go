@@ -151,14 +151,21 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 	op := &inputOp{df: c.df, log: l, pending: append([]*Chunk(nil), l.history...)}
 	n := c.df.addNode("input "+name, op)
 	op.oks = newStream[*Chunk](c.df, n)
+	if arity > 0 {
+		op.oks.keyedBy = []int{0} // each worker's share (Inputs.Send)
+	}
 	l.subs = append(l.subs, op)
 	return Collection{Arity: arity, Oks: op.oks, Errs: newStream[*Chunk](c.df, n)}, nil
 }
 
 // Exchange routes every update of s to the worker that owns its key columns
-// (Worker(HashCols(row, cols), peers)). With one worker it is the identity.
+// (Worker(HashCols(row, cols), peers)). With one worker it is the identity,
+// and so it is for a stream already keyed by cols (Stream.keyedBy: an
+// input exchanged by its first column): no update would move, and the
+// stream's progress stays the worker's own instead of waiting on every
+// peer's.
 func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
-	if c.env.Peers == 1 {
+	if c.env.Peers == 1 || s.keyedBy != nil && slices.Equal(s.keyedBy, cols) {
 		return s
 	}
 	key := exchangeKey{df: c.df.id, inc: c.df.inc, seq: c.exchanges}
@@ -201,13 +208,22 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 			vals = append(vals, i)
 		}
 	}
+	// A collection already keyed by the key on every worker (an input
+	// arranged by its first column) is arranged where it is: each worker
+	// seals as its own input allows, without waiting for its peers'
+	// progress, and keeps its overflow errors in its own errs half (the
+	// error collection is the sum over workers either way).
+	keyed := coll.Oks.keyedBy != nil && slices.Equal(coll.Oks.keyedBy, key)
 	oks, over := c.arrangeHalf("arrange oks", c.Exchange(coll.Oks, key), key, vals, true)
 	// The oks half's overflow rows join the collection's errors before the
 	// exchange, so they land on the worker that owns their code; the
 	// concatenation's frontier holds the errs half back until the oks half
 	// has sealed (and so reported) every earlier time.
 	errsIn := c.concat("arrange overflows", coll.Errs, over)
-	errs, _ := c.arrangeHalf("arrange errs", c.Exchange(errsIn, []int{0}), []int{0}, nil, false)
+	if !keyed {
+		errsIn = c.Exchange(errsIn, []int{0})
+	}
+	errs, _ := c.arrangeHalf("arrange errs", errsIn, []int{0}, nil, false)
 	return &Arrangement{Flavor: Local, Key: key, Arity: coll.Arity, Oks: oks, Errs: errs}, nil
 }
 

@@ -138,10 +138,67 @@ func TestExchangeRoutesByKey(t *testing.T) {
 	}
 }
 
+// TestInputByItsFirstColumnNeedsNoExchange: an input arranged by its
+// first column is already keyed on every worker (each keeps its share,
+// Inputs.Send), so no exchange is made: every key is on its owner, and
+// each worker's arrangement passes a time as soon as its own input has,
+// without waiting for its peers'.
+func TestInputByItsFirstColumnNeedsNoExchange(t *testing.T) {
+	var rows [][]int64
+	for k := range int64(20) {
+		rows = append(rows, []int64{0, 1, k, k * 10})
+	}
+	hub := NewHub(2)
+	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
+	cp := NewCapture(2)
+	dfs, kept := arrangeOnWorkers(t, envs, 0, cp)
+	if n := hub.Len(); n != 0 {
+		t.Fatalf("%d exchanges in the hub, want none", n)
+	}
+	for _, env := range envs {
+		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance("in", frontier.At(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dfs[0].Step()
+	if cp.fronts[0] != frontier.At(1) {
+		t.Fatalf("worker 0 at %v after its own step, want {1}", cp.fronts[0])
+	}
+	dfs[1].Step()
+	n := 0
+	for w, r := range kept {
+		bs, err := r.BatchesThrough(frontier.At(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bs {
+			for _, u := range b.Updates() {
+				n++
+				if owner := Worker(HashCols(u.Key, []int{0}), 2); owner != w {
+					t.Fatalf("key %d on worker %d, owned by %d", u.Key[0], w, owner)
+				}
+			}
+		}
+	}
+	if n != len(rows) {
+		t.Fatalf("%d updates across workers, want %d", n, len(rows))
+	}
+}
+
 // arrangeOnWorkers builds, on every worker of envs, dataflow "x": input
 // "in" of two columns arranged by column key, its trace kept (returned,
 // one reader a worker) and, unless cp is nil, captured.
 func arrangeOnWorkers(t *testing.T, envs []*Env, key int, cp *Capture) ([]*Dataflow, []trace.Reader) {
+	return arrangeOnWorkersKeyed(t, envs, key, cp, true)
+}
+
+// arrangeOnWorkersKeyed is arrangeOnWorkers; with keyed false the input's
+// stream is arranged as any stream (its keyedBy cleared), exchanged even
+// by its first column, as a filtered input's would be.
+func arrangeOnWorkersKeyed(t *testing.T, envs []*Env, key int, cp *Capture, keyed bool) ([]*Dataflow, []trace.Reader) {
 	t.Helper()
 	kept := make([]trace.Reader, len(envs))
 	var dfs []*Dataflow
@@ -150,6 +207,9 @@ func arrangeOnWorkers(t *testing.T, envs []*Env, key int, cp *Capture) ([]*Dataf
 			in, err := c.Input("in", 2)
 			if err != nil {
 				return err
+			}
+			if !keyed {
+				in.Oks.keyedBy = nil
 			}
 			a, err := c.Arrange(in, []int{key})
 			if err != nil {
@@ -173,7 +233,9 @@ func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
 	hub := NewHub(2)
 	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
 	cp := NewCapture(2)
-	dfs, kept := arrangeOnWorkers(t, envs, key, cp)
+	// The input's stream as any stream: exchanged by the first column too
+	// (TestInputByItsFirstColumnNeedsNoExchange has it unexchanged).
+	dfs, kept := arrangeOnWorkersKeyed(t, envs, key, cp, false)
 	for _, env := range envs {
 		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
 			t.Fatal(err)

@@ -32,6 +32,12 @@ type Stream[T any] struct {
 	from  *node
 	df    *Dataflow
 	ports []*Port[T]
+	// keyedBy, when set, are columns every update of the stream on this
+	// worker is keyed to it by (Worker(HashCols(row, keyedBy), peers) is
+	// this worker), on every worker alike: an exchange by them moves
+	// nothing and is left out (Context.Exchange). An input's stream is
+	// keyed by its first column (Inputs.Send keeps each worker's share).
+	keyedBy []int
 }
 
 // Port is one consumer's queue of messages from a stream.

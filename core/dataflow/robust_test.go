@@ -13,7 +13,9 @@ func arrangeCaptured(id string, cp *Capture) Desc {
 		if err != nil {
 			return err
 		}
-		a, err := c.Arrange(in, []int{0})
+		// By the second column: an input arranged by its first needs no
+		// exchange (Stream.keyedBy).
+		a, err := c.Arrange(in, []int{1})
 		if err != nil {
 			return err
 		}

@@ -237,7 +237,10 @@ func TestExchangeRoutesAShareByItsTag(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			hub := NewHub(2)
 			envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
-			dfs, kept := arrangeOnWorkers(t, envs, tc.key, nil)
+			// The tag is read by an exchange of a stream not known to
+			// be keyed (a filtered input's, say): the input's stream is
+			// arranged as one.
+			dfs, kept := arrangeOnWorkersKeyed(t, envs, tc.key, nil, false)
 			c := &Chunk{Arity: 2, Rows: rows, Times: make([]uint64, len(rows)/2), Diffs: make([]int64, len(rows)/2)}
 			for i := range c.Diffs {
 				c.Diffs[i] = 1

@@ -34,7 +34,10 @@ var ErrCompactedBeyondAsOf = errors.New("dataflow: index has been allowed to com
 // whose Maintained source has ended (freed, or its exporter dropped): its
 // readers stopped with the source (the pair's read the source's ended
 // publication), so a new one would read nothing after it in the pair and
-// everything after it in Solo. Refused alike in both.
+// everything after it in Solo. Refused alike in both. It is wrapped too for
+// an index whose traces' writer (share.Bundle.Writer) has been dropped — a
+// re-export, Maintained or a query's, that outlived the dataflow whose
+// arrangement it shares: nothing would ever come after what it holds.
 var ErrSourceEnded = errors.New("dataflow: the index re-exported has ended")
 
 // Desc describes a dataflow to create on every worker of a runtime.
@@ -297,6 +300,9 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	if root, ended := c.env.Manager.rootEnded(id); ended {
 		return nil, fmt.Errorf("dataflow %s: import of index %q, which re-exports %q: %w", c.df.id, id, root, ErrSourceEnded)
 	}
+	if c.env.Manager.writerEnded(id) {
+		return nil, fmt.Errorf("dataflow %s: import of index %q, whose traces dataflow %s wrote, which is dropped: %w", c.df.id, id, b.Writer, ErrSourceEnded)
+	}
 	if since := c.env.Manager.importSince(id, b, c.maintained); !since.LessEqual(c.df.asOf) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
 	}
@@ -316,6 +322,10 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		}
 		c.df.importRoots[id] = root
 	}
+	if c.df.importWriters == nil {
+		c.df.importWriters = map[string]string{}
+	}
+	c.df.importWriters[id] = b.Writer
 	if !slices.Contains(c.df.imports, id) {
 		c.df.imports = append(c.df.imports, id)
 	}
@@ -390,6 +400,7 @@ func (c *Context) Export(id string, a *Arrangement) error {
 	} else {
 		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id, maintained: c.maintained, asOf: c.df.asOf}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
+		e.bundle.Writer = c.df.id
 	}
 	if c.env.Registry != nil {
 		tok, err := c.env.Registry.PublishBundle(share.Incarnation{ID: id, AsOf: c.df.asOf, Seq: c.df.inc}, e.bundle)

@@ -108,6 +108,9 @@ type Dataflow struct {
 	// importRoots maps each imported index id to the Maintained index the
 	// dataflow reads through it (IndexManager.RootOf at import).
 	importRoots map[string]string
+	// importWriters maps each imported index id to the dataflow writing
+	// its traces (share.Bundle.Writer at import).
+	importWriters map[string]string
 	// kept are the imported index ids an operator reads through a
 	// reader of its own (Context.Keep) or that the dataflow re-exports.
 	kept map[string]bool
@@ -117,6 +120,12 @@ type Dataflow struct {
 // imported index id: id itself if a Maintained dataflow exports it, the
 // index a query's re-export re-exports, or "" (a query's own export).
 func (d *Dataflow) ImportRoot(id string) string { return d.importRoots[id] }
+
+// ImportWriter returns the id of the dataflow whose arrangement writes the
+// traces the dataflow reads through imported index id (share.Bundle.Writer):
+// the exporter of a Maintained or query's index, the source's writer for a
+// re-export. Its drop stops them.
+func (d *Dataflow) ImportWriter(id string) string { return d.importWriters[id] }
 
 // Maintained reports whether the dataflow is Maintained (Desc.Maintained).
 func (d *Dataflow) Maintained() bool { return d.maintained }

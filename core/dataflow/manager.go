@@ -70,6 +70,9 @@ type entry struct {
 	maintained, reexport bool
 	root                 string
 	rootEnded            bool // root has ended (Drop): no new import
+	// writerEnded: the dataflow writing the bundle's traces is dropped
+	// (WriterDropped), so they stop: no new import.
+	writerEnded bool
 	// asOf is the exporting dataflow's as_of: a Maintained export is
 	// published at it, so a query reads it from there on (importSince).
 	asOf frontier.Frontier
@@ -133,6 +136,25 @@ func (m *IndexManager) rootEnded(id string) (string, bool) {
 		return "", false
 	}
 	return e.root, e.rootEnded
+}
+
+// WriterDropped records that dataflow wr is dropped: the
+// traces it wrote stop, and no dataflow may import an index still reading
+// them (a re-export of one of its exports, a peer's included) from then on
+// (Context.ImportIndex, ErrSourceEnded).
+func (m *IndexManager) WriterDropped(wr string) {
+	for _, e := range m.list {
+		if e.bundle.Writer == wr {
+			e.writerEnded = true
+		}
+	}
+}
+
+// writerEnded reports whether the traces of index id stopped with their
+// writer (WriterDropped).
+func (m *IndexManager) writerEnded(id string) bool {
+	e, ok := m.entries[id]
+	return ok && e.writerEnded
 }
 
 // RootOf returns the Maintained index a query reads through index src:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/reduce"
 )
 
 // droppedErr is the text of ErrIndexDropped for importer df of index id,
@@ -21,8 +22,9 @@ func droppedErr(df, id, how string) string {
 // An index dropped under the dataflows that import it is an error of the
 // dropping command, once for each importer and index, the same in Solo and
 // in the pair whichever runtime lags: a query and a maintained view that
-// read it (rendered by different runtimes of the pair), after the drop of
-// its maintaining dataflow; a query of a freed index (AllowCompaction to
+// read it (rendered by different runtimes of the pair) and a query reading
+// the view's re-export of it, after the drop of its maintaining dataflow;
+// a query of a freed index (AllowCompaction to
 // {}), told at the free and not again at the drop of its dataflow; a new
 // incarnation of the id, whose drop tells only its own importers (one a
 // dropped importer's id created again); and importers dropped first,
@@ -79,6 +81,8 @@ func TestIndexDroppedUnderItsImporters(t *testing.T) {
 			})
 			want := []string{
 				droppedErr("maintain view", "idx", "goes with dataflow maintain idx"),
+				// view re-exports idx: its traces stop with their writer.
+				writerErr("on view", "view", "maintain idx"),
 				droppedErr("q", "idx", "goes with dataflow maintain idx"),
 				droppedErr("r", "other", "is freed (AllowCompaction to {})"),
 				droppedErr("r2", "other", "goes with dataflow maintain other again"),
@@ -490,5 +494,163 @@ func TestAliasReadersStopWithTheRootAfterTheAliasIsGone(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// writerErr is the text of ErrIndexDropped for importer df of index id,
+// whose traces dataflow writer wrote until its drop.
+func writerErr(df, id, writer string) string {
+	return fmt.Sprintf("dataflow %s: index %q, which it imports, shares the traces dataflow %s writes, which is dropped: %v", df, id, writer, ErrIndexDropped)
+}
+
+// A re-export shares its source's traces, so it outlives the source's
+// exporter only in name: dropping the dataflow whose arrangement writes
+// them stops every reader of a re-export of them — a query and a
+// Maintained dataflow reading a Maintained re-export, a query reading a
+// query's alias of it — and each is told, in Solo as in the pair (whose
+// queries read the re-export's publication, stopped alike), whichever
+// runtime lags: whether the drop comes straight, after the index was
+// freed while its writer lived (the re-export's readers went on), or after
+// the re-export ended (its query readers were told then, and are not told
+// again; the Maintained reader went on until now). A dataflow created
+// afterwards on the re-export is refused (dataflow.ErrSourceEnded), and a
+// new incarnation of the writer, dropped too, tells no one.
+func TestWriterDropStopsReexportReaders(t *testing.T) {
+	const w = "maintain idx"
+	sourceEnded := func(df string) string {
+		return fmt.Sprintf("dataflow %s: import of index %q, whose traces dataflow %s wrote, which is dropped: %v", df, "idx copy", w, dataflow.ErrSourceEnded)
+	}
+	cases := []struct {
+		name   string
+		before Command
+		want   []string
+	}{
+		{"straight", nil, []string{
+			droppedErr("copy", "idx", "goes with dataflow "+w),
+			writerErr("qcopy", "idx copy", w), writerErr("r", "idx copy", w),
+			writerErr("r2", "q out", w), writerErr("vm", "idx copy", w),
+			sourceEnded("late"), sourceEnded("late vm"),
+		}},
+		{"freed first", AllowCompaction{ID: "idx", Frontier: frontier.Empty()}, []string{
+			droppedErr("copy", "idx", "is freed (AllowCompaction to {})"),
+			writerErr("qcopy", "idx copy", w), writerErr("r", "idx copy", w),
+			writerErr("r2", "q out", w), writerErr("vm", "idx copy", w),
+			sourceEnded("late"), sourceEnded("late vm"),
+		}},
+		{"re-export dropped first", DropDataflow{ID: "copy"}, []string{
+			droppedErr("qcopy", "idx copy", "goes with dataflow copy"),
+			droppedErr("r", "idx copy", "goes with dataflow copy"),
+			droppedErr("r2", "q out", "ends with the index it re-exports, which goes with dataflow copy"),
+			writerErr("vm", "idx copy", w),
+			`dataflow late vm: import of unknown index "idx copy"`,
+			`dataflow late: import of unknown index "idx copy"`,
+		}},
+	}
+	for _, tc := range cases {
+		slices.Sort(tc.want) // as setup.takeErrors gives them
+		for _, lag := range []Role{Solo, Maintenance, Interactive} {
+			t.Run(fmt.Sprintf("%s/lag=%v", tc.name, lag), func(t *testing.T) {
+				outs := agree(t, lag, func(s *setup, _ *[]string) string {
+					s.send("in", 2, []int64{0, 1, 1, 10})
+					s.advance("in", 2, frontier.At(1))
+					s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+					s.must(CreateDataflow{Desc: indexDesc("ctl idx", "in", 2, []int{0}, 0, nil)})
+					s.must(CreateDataflow{Desc: reexportDesc("copy", "idx", "idx copy", true)})
+					s.must(CreateDataflow{Desc: reexportDesc("qcopy", "idx copy", "q out", false)})
+					vmDesc := func(id string, p *dataflow.Probe) dataflow.Desc {
+						return dataflow.Desc{ID: id, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+							a, err := c.ImportIndex("idx copy")
+							if err != nil {
+								return err
+							}
+							c.Probe(p, a.Oks.Stream)
+							return nil
+						}}
+					}
+					pm := dataflow.NewProbe(s.workers)
+					s.must(CreateDataflow{Desc: vmDesc("vm", pm)})
+					r, r2, ctl := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+					s.must(CreateDataflow{Desc: readDesc("r", "idx copy", 0, frontier.Empty(), r)})
+					s.must(CreateDataflow{Desc: readDesc("r2", "q out", 0, frontier.Empty(), r2)})
+					s.must(CreateDataflow{Desc: readDesc("ctl", "ctl idx", 0, frontier.Empty(), ctl)})
+					if tc.before != nil {
+						s.must(tc.before)
+					}
+					s.must(DropDataflow{ID: w})
+					s.must(CreateDataflow{Desc: readDesc("late", "idx copy", 0, frontier.Empty(), dataflow.NewCapture(s.workers))})
+					s.must(CreateDataflow{Desc: vmDesc("late vm", dataflow.NewProbe(s.workers))})
+					// The writer's id again, a new incarnation: its drop
+					// is no one's concern.
+					s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+					s.must(DropDataflow{ID: w})
+					s.send("in", 2, []int64{1, 1, 2, 20})
+					s.advance("in", 2, frontier.At(3))
+					s.resume()
+					out := "ctl " + read(ctl, 2)
+					for name, cp := range map[string]*dataflow.Capture{"r": r, "r2": r2} {
+						if cp.Passed(0) && fmt.Sprint(captured(cp, 0)) != fmt.Sprint(map[string]int64{"[1 10]": 1}) {
+							out += "; " + name + " passed 0 with " + fmt.Sprint(captured(cp, 0))
+						}
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+					defer cancel()
+					return out + fmt.Sprintf("; stopped before 2: r %v, r2 %v, vm %v", !r.Passed(2), !r2.Passed(2), pm.WaitPassed(ctx, 2) != nil)
+				})
+				wantAns := "ctl " + fmt.Sprint(map[string]int64{"[1 10]": 1, "[2 20]": 1}) + "; stopped before 2: r true, r2 true, vm true"
+				for n, o := range outs {
+					if o.answer != wantAns {
+						t.Errorf("workers=%d: %s\nwant %s", n, o.answer, wantAns)
+					}
+					if !slices.Equal(o.errs, tc.want) {
+						t.Errorf("workers=%d: errors\n%q\nwant\n%q", n, o.errs, tc.want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A query's index and a query's alias of it: the alias's reader reads the
+// query's traces, which stop when that query is dropped, and is told, in
+// Solo as in the pair.
+func TestQueryWriterDropStopsItsAliasReaders(t *testing.T) {
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		t.Run("lag="+lag.String(), func(t *testing.T) {
+			outs := agree(t, lag, func(s *setup, _ *[]string) string {
+				s.send("in", 2, []int64{0, 1, 1, 10})
+				s.advance("in", 2, frontier.At(1))
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0, 1}, 0, nil)})
+				// qw arranges the distinct rows of idx: an index of its own.
+				s.must(CreateDataflow{Desc: dataflow.Desc{ID: "qw", AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"qidx"}, Build: func(c *dataflow.Context) error {
+					a, err := c.ImportIndex("idx")
+					if err != nil {
+						return err
+					}
+					d, err := reduce.AddDistinct(c, a, reduce.OperatorOptions{})
+					if err != nil {
+						return err
+					}
+					out, err := c.Arrange(d, []int{0})
+					if err != nil {
+						return err
+					}
+					return c.Export("qidx", out)
+				}}})
+				s.must(CreateDataflow{Desc: reexportDesc("qa", "qidx", "qalias", false)})
+				r := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("qr", "qalias", 0, frontier.Empty(), r)})
+				s.must(DropDataflow{ID: "qw"})
+				s.send("in", 2, []int64{1, 1, 2, 20})
+				s.advance("in", 2, frontier.At(3))
+				s.resume()
+				return ""
+			})
+			want := []string{droppedErr("qa", "qidx", "goes with dataflow qw"), writerErr("qr", "qalias", "qw")}
+			for n, o := range outs {
+				if !slices.Equal(o.errs, want) {
+					t.Errorf("workers=%d: errors\n%q\nwant\n%q", n, o.errs, want)
+				}
+			}
+		})
 	}
 }

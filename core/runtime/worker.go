@@ -420,6 +420,7 @@ func (w *worker) apply(q queued) {
 		}
 		slices.Sort(ended)
 		w.importsEnded(q, ended, fmt.Sprintf("goes with dataflow %s", c.ID))
+		w.writerDropped(q, c.ID)
 		if df == nil {
 			w.env.Manager.DropOwned(c.ID) // peers recorded for it
 			return
@@ -497,6 +498,34 @@ func (w *worker) importsEnded(q queued, ended []string, how string) {
 				w.endedImports[rk], w.endedImports[dk] = true, true
 				w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, ends with the index it re-exports, which %s: %w", df.ID(), id, how, ErrIndexDropped))
 			}
+		}
+	}
+}
+
+// writerDropped reports, as errors of command q, every dataflow this worker
+// renders that reads the traces dataflow wr writes (share.Bundle.Writer)
+// through a re-export of them, Maintained or a query's, and has not been
+// told of that import's end: dropping the writer stops the traces, and the
+// reader's frontier with them, though the re-export lives on
+// (ErrIndexDropped). Readers of wr's own exports were told by importsEnded
+// (rk set); a reader that read past a re-export's end, its traces going
+// on, is told now. From then on no dataflow may import those re-exports
+// (IndexManager.WriterDropped). As importsEnded, it follows from the
+// commands alone, alike on every role: the pair's queries read the
+// re-export's publication, whose traces are the same.
+func (w *worker) writerDropped(q queued, wr string) {
+	w.env.Manager.WriterDropped(wr)
+	for _, df := range w.order {
+		for _, id := range df.Imports() {
+			dk, rk := [2]string{df.ID(), id}, [2]string{df.ID(), "\x00root of " + id}
+			// rk is set once the dataflow is told of the import's end;
+			// dk alone marks an end it read past (a re-export's whose
+			// traces went on), which the writer's drop now ends.
+			if df.ImportWriter(id) != wr || w.endedImports[rk] {
+				continue
+			}
+			w.endedImports[dk], w.endedImports[rk] = true, true
+			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, shares the traces dataflow %s writes, which is dropped: %w", df.ID(), id, wr, ErrIndexDropped))
 		}
 	}
 }

@@ -18,8 +18,12 @@ type Bundle struct {
 	// columns and its number of columns (oks are keyed by Key, valued by
 	// the other columns in order; errs by error code). A peer bundle has the
 	// description its publisher gave (Registry.PublishBundle).
-	Key      []int
-	Columns  int
+	Key     []int
+	Columns int
+	// Writer is the id of the dataflow whose arrangement writes the
+	// traces: a clone (a re-export) and a peer bundle carry their source's
+	// (Registry.PublishBundle). When it is dropped the traces stop.
+	Writer   string
 	drop     *dropToken
 	released bool
 }
@@ -74,7 +78,7 @@ func (b *Bundle) AllowCompaction(f frontier.Frontier) {
 
 // Clone clones both halves (new holds) and shares the drop token.
 func (b *Bundle) Clone() *Bundle {
-	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), Key: b.Key, Columns: b.Columns, drop: b.drop}
+	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), Key: b.Key, Columns: b.Columns, Writer: b.Writer, drop: b.drop}
 	if c.drop != nil {
 		c.drop.refs.Add(1)
 	}
@@ -99,7 +103,7 @@ func (b *Bundle) Release() {
 // its peer bundles as the publisher pads its own, because the publisher's
 // padding never reaches the publication.
 func (b *Bundle) IntoPadded() *Bundle {
-	return &Bundle{Oks: pad(b.Oks), Errs: pad(b.Errs), Key: b.Key, Columns: b.Columns, drop: b.drop, released: b.released}
+	return &Bundle{Oks: pad(b.Oks), Errs: pad(b.Errs), Key: b.Key, Columns: b.Columns, Writer: b.Writer, drop: b.drop, released: b.released}
 }
 
 // Padded is a reader presenting an empty collection for times in

@@ -105,6 +105,7 @@ type Slot struct {
 
 	key              []int        // the collection's key columns (PublishBundle)
 	columns          int          // and its number of columns
+	writer           string       // and the dataflow writing its traces
 	refs             int          // token + peer bundles
 	reserved         [][2]*Reader // peer holds minted at publication, oldest first
 	unpublishedPeers int          // peers that minted their own hold before publication
@@ -353,7 +354,7 @@ func (g *Registry) peerBundleLocked(s *Slot) *Bundle {
 		pair = [2]*Reader{s.oks.ReaderAtLeast(asOf), s.errs.ReaderAtLeast(asOf)}
 	}
 	b := newBundle(pair[0], pair[1], s.releaseRef)
-	b.Key, b.Columns = s.key, s.columns
+	b.Key, b.Columns, b.Writer = s.key, s.columns, s.writer
 	return b
 }
 

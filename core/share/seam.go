@@ -64,7 +64,8 @@ func publishingSpine(r trace.Reader) (*Spine, bool) {
 
 // PublishBundle publishes the traces of a local bundle (both halves local
 // handles over publishing Spines) as incarnation inc, with the bundle's
-// description (Key, Columns) for the peers; see PublishIncarnation.
+// description (Key, Columns) and writer for the peers; see
+// PublishIncarnation.
 func (g *Registry) PublishBundle(inc Incarnation, b *Bundle) (*Token, error) {
 	oks, okO := publishingSpine(b.Oks)
 	errs, okE := publishingSpine(b.Errs)
@@ -74,7 +75,7 @@ func (g *Registry) PublishBundle(inc Incarnation, b *Bundle) (*Token, error) {
 	g.mu.Lock()
 	s := g.getOrCreateLocked(inc)
 	if !s.published {
-		s.key, s.columns = append([]int(nil), b.Key...), b.Columns
+		s.key, s.columns, s.writer = append([]int(nil), b.Key...), b.Columns, b.Writer
 	}
 	g.mu.Unlock()
 	return g.PublishIncarnation(inc, oks, errs)

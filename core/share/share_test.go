@@ -1028,3 +1028,31 @@ func TestImportEndKeepsWhatArrived(t *testing.T) {
 	ended.Close()
 	other.Close()
 }
+
+// A bundle's writer (the dataflow whose arrangement writes its traces)
+// travels with its clones, its padding and its publication to the peer
+// bundles: a re-export, in either runtime, knows whose drop stops it.
+func TestBundleWriterTravels(t *testing.T) {
+	oh, _, _ := NewTrace(kv, spine.Options{})
+	eh, _, _ := NewTrace(batch.Arity{Key: 1}, spine.Options{})
+	b := NewBundle(oh, eh, nil)
+	b.Key, b.Columns, b.Writer = []int{0}, 2, "maintain idx"
+	g := NewRegistry()
+	inc := Incarnation{ID: "idx", AsOf: frontier.At(0), Seq: 3}
+	tok, err := g.PublishBundle(inc, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := g.PeerBundleOf(inc)
+	bundles := map[string]*Bundle{"clone": b.Clone(), "padded": b.IntoPadded(), "peer": peer, "peer's clone": peer.Clone(), "peer padded": peer.IntoPadded()}
+	for name, x := range bundles {
+		if x.Writer != "maintain idx" {
+			t.Errorf("%s: writer %q, want %q", name, x.Writer, "maintain idx")
+		}
+	}
+	for _, name := range []string{"clone", "peer's clone", "peer"} {
+		bundles[name].Release()
+	}
+	b.Release()
+	tok.Release()
+}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -91,8 +93,8 @@ flag).`,
 	f.StringVar(&cfg.Filter, "filter", cfg.Filter, "benchproc filter: use only matching results")
 	f.StringVar(&cfg.Ignore, "ignore", cfg.Ignore, "keys whose differences do not split rows (commit, cpu and go always, unless --strict)")
 	f.BoolVar(&cfg.Strict, "strict", false, "match commit, cpu and go configuration lines too")
-	f.Float64Var(&cfg.Alpha, "alpha", cfg.Alpha, "significance level: a change is significant if p < alpha")
-	f.Float64Var(&cfg.Confidence, "confidence", cfg.Confidence, "confidence level of the intervals")
+	f.Var(floatFlag{&cfg.Alpha}, "alpha", "significance level: a change is significant if p < alpha")
+	f.Var(floatFlag{&cfg.Confidence}, "confidence", "confidence level of the intervals")
 	f.StringArrayVar(&cfg.Thresholds, "threshold", nil, "UNIT=PCT: a change in UNIT is a regression only past PCT percent (repeatable; UNIT * for all)")
 	f.StringVar(&cfg.FailOn, "fail-on", "", "regression: exit 1 when a significant change past its threshold goes the bad way")
 	f.StringVar(&cfg.Format, "format", cfg.Format, "output format: "+strings.Join(benchcmp.Formats, "|"))
@@ -166,8 +168,36 @@ index with --by /rows, a cost that grows with the index size.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.By, "by", "", "the name parameter to fit against, as /PARAM (required)")
 	f.StringVar(&cfg.Filter, "filter", cfg.Filter, "benchproc filter: use only matching results")
-	f.Float64Var(&cfg.Confidence, "confidence", cfg.Confidence, "confidence level of the exponent's interval")
-	f.Float64Var(&cfg.FlagAbove, "flag-above", cfg.FlagAbove, "flag rows whose exponent interval lies above this")
+	f.Var(floatFlag{&cfg.Confidence}, "confidence", "confidence level of the exponent's interval")
+	f.Var(floatFlag{&cfg.FlagAbove}, "flag-above", "flag rows whose exponent interval lies above this")
 	f.StringVar(&cfg.Format, "format", cfg.Format, "output format: text|csv|json")
 	return cmd
 }
+
+// floatFlag is a float64 flag that refuses a number float64 cannot hold.
+// pflag's own reads 1e-400 as 0, and a range check then names 0, not what
+// was typed; beyond the largest float64 it already refuses.
+type floatFlag struct{ p *float64 }
+
+func (f floatFlag) String() string {
+	if f.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*f.p, 'g', -1, 64)
+}
+
+func (f floatFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return err
+	}
+	if v == 0 {
+		if b, ok := new(big.Float).SetString(s); ok && b.Sign() != 0 {
+			return fmt.Errorf("%s is too small for a float64 (it would read as 0)", s)
+		}
+	}
+	*f.p = v
+	return nil
+}
+
+func (floatFlag) Type() string { return "float" }

@@ -155,37 +155,13 @@ func TestInputByItsFirstColumnNeedsNoExchange(t *testing.T) {
 	if n := hub.Len(); n != 0 {
 		t.Fatalf("%d exchanges in the hub, want none", n)
 	}
-	for _, env := range envs {
-		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.Inputs.Advance("in", frontier.At(1)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sendOnEveryWorker(t, envs, rows)
 	dfs[0].Step()
 	if cp.fronts[0] != frontier.At(1) {
 		t.Fatalf("worker 0 at %v after its own step, want {1}", cp.fronts[0])
 	}
 	dfs[1].Step()
-	n := 0
-	for w, r := range kept {
-		bs, err := r.BatchesThrough(frontier.At(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range bs {
-			for _, u := range b.Updates() {
-				n++
-				if owner := Worker(HashCols(u.Key, []int{0}), 2); owner != w {
-					t.Fatalf("key %d on worker %d, owned by %d", u.Key[0], w, owner)
-				}
-			}
-		}
-	}
-	if n != len(rows) {
-		t.Fatalf("%d updates across workers, want %d", n, len(rows))
-	}
+	checkOwners(t, kept, len(rows))
 }
 
 // arrangeOnWorkers builds, on every worker of envs, dataflow "x": input
@@ -229,13 +205,10 @@ func arrangeOnWorkersKeyed(t *testing.T, envs []*Env, key int, cp *Capture, keye
 	return dfs, kept
 }
 
-func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
-	hub := NewHub(2)
-	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
-	cp := NewCapture(2)
-	// The input's stream as any stream: exchanged by the first column too
-	// (TestInputByItsFirstColumnNeedsNoExchange has it unexchanged).
-	dfs, kept := arrangeOnWorkersKeyed(t, envs, key, cp, false)
+// sendOnEveryWorker sends rows to input "in" on every worker (each keeps
+// its share) and advances it to {1}.
+func sendOnEveryWorker(t *testing.T, envs []*Env, rows [][]int64) {
+	t.Helper()
 	for _, env := range envs {
 		if err := env.Inputs.Send("in", chunk(rows...)); err != nil {
 			t.Fatal(err)
@@ -244,6 +217,40 @@ func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// checkOwners checks that the kept traces (one a worker) hold want updates
+// through {1} in all, each on the worker that owns its key.
+func checkOwners(t *testing.T, kept []trace.Reader, want int) {
+	t.Helper()
+	n := 0
+	for w, r := range kept {
+		bs, err := r.BatchesThrough(frontier.At(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bs {
+			for _, u := range b.Updates() {
+				n++
+				if owner := Worker(HashCols(u.Key, []int{0}), len(kept)); owner != w {
+					t.Fatalf("key %d on worker %d, owned by %d", u.Key[0], w, owner)
+				}
+			}
+		}
+	}
+	if n != want {
+		t.Fatalf("the workers' indexes hold %d updates, want %d", n, want)
+	}
+}
+
+func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
+	hub := NewHub(2)
+	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
+	cp := NewCapture(2)
+	// The input's stream as any stream: exchanged by the first column too
+	// (TestInputByItsFirstColumnNeedsNoExchange has it unexchanged).
+	dfs, kept := arrangeOnWorkersKeyed(t, envs, key, cp, false)
+	sendOnEveryWorker(t, envs, rows)
 	dfs[0].Step()
 	// Worker 1 has not sent yet: worker 0's receiver must not pass 0.
 	if cp.fronts[0] != frontier.Min() {
@@ -262,24 +269,7 @@ func testExchangeRoutesByKey(t *testing.T, key int, rows [][]int64) {
 			t.Fatalf("row %v captured %d times, want once", rd.Row, rd.Diff)
 		}
 	}
-	n := 0
-	for w, r := range kept {
-		bs, err := r.BatchesThrough(frontier.At(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range bs {
-			for _, u := range b.Updates() {
-				n++
-				if owner := Worker(HashCols(u.Key, []int{0}), 2); owner != w {
-					t.Fatalf("key %d landed on worker %d, owned by %d", u.Key[0], w, owner)
-				}
-			}
-		}
-	}
-	if n != len(rows) {
-		t.Fatalf("the workers' indexes hold %d updates, want %d", n, len(rows))
-	}
+	checkOwners(t, kept, len(rows))
 	for _, df := range dfs {
 		df.Drop()
 	}

@@ -431,9 +431,19 @@ func scalingChart(t *Table, key string, confidence float64) (string, []Fit, erro
 	}
 	// Every series flat at one value: gonum widens a one-point range by
 	// ±1, which is below 0 for a value under 1 (a time of 1000 ns is 1e-6
-	// s) and fails the log scale; widen it by a factor instead.
+	// s) and fails the log scale; widen it by a factor instead. At the
+	// ends of the float64 range the factor would give 0 (5e-324 / 2) or
+	// +Inf (1e308 * 2), which the log scale refuses too: that side then
+	// stays at the value, and the other is still widened.
 	if p.Y.Min == p.Y.Max {
-		p.Y.Min, p.Y.Max = p.Y.Min/2, p.Y.Max*2
+		lo, hi := p.Y.Min/2, p.Y.Max*2
+		if !(lo > 0) {
+			lo = p.Y.Min
+		}
+		if math.IsInf(hi, 0) {
+			hi = p.Y.Max
+		}
+		p.Y.Min, p.Y.Max = lo, hi
 	}
 	p.Legend.Top = true
 	p.Legend.Left = true

@@ -314,6 +314,37 @@ func TestScalingChartOfAFlatSeries(t *testing.T) {
 	}
 }
 
+// TestScalingChartOfAFlatSeriesAtTheFloatRange: a flat series at the
+// smallest positive float64 (5e-324) or near the largest (1e308) renders:
+// widening its one-point range by a factor of 2 gave 0 or +Inf, which
+// gonum's log scale refuses with a panic (found by fuzzing benchcmp
+// --format html).
+func TestScalingChartOfAFlatSeriesAtTheFloatRange(t *testing.T) {
+	for _, v := range []string{"5e-324", "1e308", "1.7976931348623157e308"} {
+		file := writeTemp(t, "flat.txt", "BenchmarkQ/rows=1 1 "+v+" B/op\nBenchmarkQ/rows=2 1 "+v+" B/op\n")
+		cfg := DefaultCompareConfig()
+		cfg.Files = []string{"base=" + file, "head=" + file}
+		rep, err := BuildReport(io.Discard, cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		var out bytes.Buffer
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s B/op: the HTML report panicked: %v", v, r)
+				}
+			}()
+			if err := writeReport(&out, rep, "html"); err != nil {
+				t.Errorf("%s: %v", v, err)
+			}
+		}()
+		if !strings.Contains(out.String(), "(log-log), fitted exponent k") {
+			t.Errorf("%s B/op: the report has no scaling chart", v)
+		}
+	}
+}
+
 // TestScalingJSONOfAConstantUnit: a unit whose values do not vary with the
 // parameter has an R² of 0/0; the JSON holds null for it rather than
 // failing, and --flag-above takes finite numbers only.

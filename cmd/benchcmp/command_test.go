@@ -397,3 +397,38 @@ func TestProfileRefusesItsInputsAsOutput(t *testing.T) {
 		t.Error("an input profile was overwritten")
 	}
 }
+
+// TestSingleValuedFlagsGivenTwiceOrEmpty: a single-valued flag given twice
+// is refused (exit 2 naming it) instead of keeping the last value, which
+// turned `--fail-on regression ... --fail-on=` into a gate that cannot
+// fail; so is a text flag given empty, instead of meaning its default.
+// The repeatable flags (--threshold, --labels) stay repeatable.
+func TestSingleValuedFlagsGivenTwiceOrEmpty(t *testing.T) {
+	inFixtureDir(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fail-on", "regression", "--fail-on", "", "old.txt", "new.txt"}, `"--fail-on" flag: the flag is given more than once`},
+		{[]string{"--fail-on", "", "old.txt", "new.txt"}, `"--fail-on" flag: the value must not be empty`},
+		{[]string{"--format", "text", "--format", "json", "old.txt", "new.txt"}, `"--format" flag: the flag is given more than once`},
+		{[]string{"--alpha", "0.01", "--alpha=0.5", "old.txt", "new.txt"}, `"--alpha" flag: the flag is given more than once`},
+		{[]string{"--col", "", "old.txt", "new.txt"}, `"--col" flag: the value must not be empty`},
+		{[]string{"--strict", "--strict", "old.txt", "new.txt"}, `"--strict" flag: the flag is given more than once`},
+		{[]string{"scaling", "--by", "/n", "--by", "/rows", "batch.txt"}, `"--by" flag: the flag is given more than once`},
+		{[]string{"profile", "--base", "direct.pprof", "--base", "imported.pprof", "imported.pprof", "--flamegraph", "d.html"}, `"--base" flag: the flag is given more than once`},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), tc.want) || out.Len() != 0 {
+			t.Errorf("benchcmp %q: exit %d, stdout %d bytes, stderr %q; want exit 2, nothing on stdout, and %q", tc.args, code, out.Len(), errOut.String(), tc.want)
+		}
+	}
+	if _, err := os.Stat("d.html"); err == nil {
+		t.Error("profile wrote d.html")
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--threshold", "*=5", "--threshold", "install-ns=10", "old.txt", "new.txt"}, &out, &errOut); code == 2 {
+		t.Errorf("a repeated --threshold: exit 2: %s", errOut.String())
+	}
+}

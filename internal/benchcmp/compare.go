@@ -659,7 +659,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 	}
 	var r benchfmt.Reader
 	for _, f := range files {
-		file, err := os.Open(f.path)
+		file, err := check.open(f.path)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInput, err)
 		}

@@ -91,6 +91,11 @@ func readEnd(path string) (fileEnd, error) {
 		return fileEnd{}, err
 	}
 	defer f.Close()
+	return readEndOf(f, path)
+}
+
+// readEndOf is readEnd of the content f holds.
+func readEndOf(f io.Reader, path string) (fileEnd, error) {
 	var (
 		lines   int    // newlines so far
 		head    []byte // the start of the current line
@@ -165,6 +170,10 @@ func readEnd(path string) (fileEnd, error) {
 type inputCheck struct {
 	paths []string
 	ends  map[string]fileEnd
+	// data holds the content of each file that is not a regular file (a
+	// pipe: benchcmp <(git show HEAD~1:results.txt) new.txt), which can
+	// be read only once, for open to give it again.
+	data map[string][]byte
 	// units are the tidied units of complete lines, of Unit metadata lines
 	// and of goUnits.
 	units map[string]bool
@@ -199,6 +208,7 @@ type lastLine struct {
 func newInputCheck(paths []string) (*inputCheck, error) {
 	c := &inputCheck{
 		ends:     map[string]fileEnd{},
+		data:     map[string][]byte{},
 		units:    map[string]bool{},
 		lastRead: map[string]bool{},
 		prev:     map[prevKey]prevLine{},
@@ -210,7 +220,7 @@ func newInputCheck(paths []string) (*inputCheck, error) {
 		if _, ok := c.ends[p]; ok {
 			continue
 		}
-		end, err := readEnd(p)
+		end, err := c.readEnd(p)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInput, err)
 		}
@@ -218,6 +228,38 @@ func newInputCheck(paths []string) (*inputCheck, error) {
 		c.ends[p] = end
 	}
 	return c, nil
+}
+
+// readEnd is readEnd(path), but for a file that is not a regular file (a
+// pipe), which gives its content only once: its content is kept in c.data
+// for open.
+func (c *inputCheck) readEnd(path string) (fileEnd, error) {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() || st.IsDir() {
+		return readEnd(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fileEnd{}, err
+	}
+	defer f.Close()
+	// Read as it is checked, so that a stream that is not a result file
+	// (/dev/zero) is refused at its first bad byte, not read whole first.
+	var b bytes.Buffer
+	end, err := readEndOf(io.TeeReader(f, &b), path)
+	if err == nil {
+		c.data[path] = b.Bytes()
+	}
+	return end, err
+}
+
+// open opens the file at path for its results: a pipe's content as
+// newInputCheck read it, any other file afresh.
+func (c *inputCheck) open(path string) (io.ReadCloser, error) {
+	if b, ok := c.data[path]; ok {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+	return os.Open(path)
 }
 
 // failures returns go test's FAIL lines of every file, as "FILE:LINE: TEXT",

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // writeTemp writes content to a file name in a new temporary directory and
@@ -246,5 +248,63 @@ func TestLongLineNamesItsLine(t *testing.T) {
 	ok := strings.Join(lines[:5], "") + strings.Repeat("x", maxLine) + "\n" + strings.Join(lines[5:], "")
 	if cmpErr, mergeErr := inputErr(t, writeTemp(t, "ok.txt", ok)); cmpErr != nil || mergeErr != nil {
 		t.Errorf("a line of %d bytes refused: %v; %v", maxLine, cmpErr, mergeErr)
+	}
+}
+
+// fifo makes a named pipe at dir/name and writes content into it from a
+// goroutine, as a shell's process substitution (<(git show ...)) hands a
+// command a pipe: it can be read once, and then only to its end.
+func fifo(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	go func() {
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		io.WriteString(f, content)
+	}()
+	return p
+}
+
+// TestResultsFromAPipe: a result file that is a pipe (benchcmp <(git show
+// HEAD~1:results.txt) new.txt) is read once: comparing, merging and
+// fitting it works as for a regular file. Every file was read twice, once
+// to see how it ends and once for its results, and the second read of a
+// pipe found it empty ("no benchmark results"), or, a named pipe, waited
+// for a writer forever.
+func TestResultsFromAPipe(t *testing.T) {
+	done := make(chan struct{}, 1)
+	go func() {
+		resultsFromAPipe(t)
+		done <- struct{}{}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("reading a pipe hangs: a second open of a named pipe waits for a writer that is gone")
+	}
+}
+
+func resultsFromAPipe(t *testing.T) {
+	old := "BenchmarkA/n=1 1 5 ns/op\nBenchmarkA/n=2 1 10 ns/op\n"
+	new := writeTemp(t, "new.txt", "BenchmarkA/n=1 1 6 ns/op\nBenchmarkA/n=2 1 12 ns/op\n")
+	out, errOut, err := compare(t, nil, "old="+fifo(t, "old", old), "new="+new)
+	if err != nil || !strings.Contains(out, "A/n=2") {
+		t.Errorf("compare with a pipe: %v\n%s\n%s", err, errOut, out)
+	}
+	var mout, merr bytes.Buffer
+	if err := Merge(&mout, &merr, []string{fifo(t, "s0", old), new}); err != nil || strings.Count(mout.String(), "BenchmarkA/n=") != 4 {
+		t.Errorf("merge with a pipe: %v\n%s\n%s", err, merr.String(), mout.String())
+	}
+	cfg := DefaultScalingConfig()
+	cfg.By, cfg.Files = "/n", []string{fifo(t, "sc", old)}
+	var sout, serr bytes.Buffer
+	if err := Scaling(&sout, &serr, cfg); err != nil || !strings.Contains(sout.String(), "1.000") {
+		t.Errorf("scaling of a pipe: %v\n%s\n%s", err, serr.String(), sout.String())
 	}
 }

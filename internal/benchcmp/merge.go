@@ -45,7 +45,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 	overlaps := map[string]bool{}
 	total := 0 // results in every file
 	for i, path := range paths {
-		f, err := os.Open(path)
+		f, err := check.open(path)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrInput, err)
 		}

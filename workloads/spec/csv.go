@@ -23,8 +23,31 @@ func (s *Spec) CSVPath(in *Input) string {
 }
 
 // ReadCSVFile reads the CSV file at path for an input with the given
-// columns (SPEC.md §1 Inputs). On any error it returns no table.
+// columns (SPEC.md §1 Inputs). On any error it returns no table. The file
+// must be a regular file: a command reads an input more than once (the
+// spec's check, then each run), which a named pipe or a device gives only
+// once — the second open would wait for a writer that is gone — so such a
+// path is refused before it is opened.
 func ReadCSVFile(path string, columns []string) (*Table, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read CSV: " + unwrapPathErr(err)}
+	}
+	switch {
+	case st.IsDir():
+		return nil, &Error{File: path, Msg: "cannot read CSV: is a directory"}
+	case !st.Mode().IsRegular():
+		what := "not a regular file"
+		switch t := st.Mode().Type(); {
+		case t&os.ModeNamedPipe != 0:
+			what = "a named pipe"
+		case t&os.ModeSocket != 0:
+			what = "a socket"
+		case t&os.ModeDevice != 0:
+			what = "a device"
+		}
+		return nil, &Error{File: path, Msg: "cannot read CSV: " + what + ", which gives its content once: an input is read more than once (the spec's check, then each run), so write it to a file first"}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read CSV: " + unwrapPathErr(err)}

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/plan"
 )
@@ -275,5 +277,32 @@ func TestCSVPathAbsolute(t *testing.T) {
 	}
 	if _, err := os.Stat(abs); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadCSVFileRefusesWhatIsReadOnce: a CSV input that is a named pipe
+// (fed once, as by `zcat big.csv.gz > big.csv &`) or a directory is
+// refused at once, naming the file, where the second read of a pipe (a
+// command reads its inputs more than once) waited forever for a writer.
+func TestReadCSVFileRefusesWhatIsReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.csv")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	for path, want := range map[string]string{p: "a named pipe, which gives its content once", dir: "is a directory", "/dev/null": "a device"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := ReadCSVFile(path, []string{"x"})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), path+": cannot read CSV: "+want) {
+				t.Errorf("%s: error %v, want one naming the file and %q", path, err, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the read waits (for a writer?)", path)
+		}
 	}
 }

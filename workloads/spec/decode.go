@@ -518,6 +518,10 @@ func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) 
 		if err != nil {
 			return nil, err
 		}
+		if strings.HasPrefix(r.elems[0].text, "-") && v.Sign() == 0 {
+			// As a CSV line's time field, which takes no sign.
+			return nil, d.errf(r.elems[0], f+"[0]", "time %s is not a decimal integer in 0..%d (a time takes no sign)", r.elems[0].text, MaxTime)
+		}
 		if v.Sign() < 0 || !v.IsUint64() || v.Uint64() > MaxTime {
 			return nil, d.errf(r.elems[0], f+"[0]", "time %s is outside 0..%d (%s)", v, MaxTime, maxTimeWhy)
 		}

@@ -97,6 +97,14 @@ func TestInlineRowsArePlainIntegers(t *testing.T) {
 			t.Errorf("row %s: err = %v,\nwant %s", tc.row, err, want)
 		}
 	}
+	// A time takes no sign, as in a CSV line, even -0.
+	_, err := Decode("t.json", ".", []byte(rows("[-0, 1, 1, 2]")))
+	if want := "t.json:3: inputs.a.rows[1][0]: time -0 is not a decimal integer in 0..18446744073709551614 (a time takes no sign)"; err == nil || err.Error() != want {
+		t.Errorf("time -0: err = %v,\nwant %s", err, want)
+	}
+	if _, err := ReadCSV("t.csv", strings.NewReader("time,diff,x,y\n-0,1,1,2\n"), []string{"x", "y"}); err == nil {
+		t.Error("time -0 in a CSV line: accepted")
+	}
 	if s, err := Decode("t.json", ".", []byte(rows("[1000, -1, -0, 5]"))); err != nil || s.Inputs[0].Rows.Times[1] != 1000 {
 		t.Errorf("a plain row: %v", err)
 	}

@@ -169,6 +169,7 @@ func TestExitCodesAndMessages(t *testing.T) {
 		{[]string{"old.txt", "bad-line.txt"}, 2, "", "bad-line.txt:5"},
 		{[]string{"old.txt", "missing.txt"}, 2, "", "missing.txt"},
 		{[]string{"old.txt"}, 2, "", "at least two"},
+		{[]string{"old.txt", "=new.txt"}, 2, "", `empty label in "=new.txt"`},
 		{[]string{"--no-such-flag", "old.txt", "new.txt"}, 2, "", "unknown flag"},
 		{[]string{"--alpha", "x", "old.txt", "new.txt"}, 2, "", "invalid argument"},
 		{[]string{"--alpha", "1e-400", "old.txt", "new.txt"}, 2, "", `"1e-400" for "--alpha" flag: 1e-400 is too small`},

@@ -582,6 +582,9 @@ func resultFiles(args []string) ([]resultFile, error) {
 		if path == "" {
 			return nil, fmt.Errorf("%w: empty file name in %q", ErrUsage, a)
 		}
+		if label == "" {
+			return nil, fmt.Errorf("%w: empty label in %q (LABEL=FILE names a column)", ErrUsage, a)
+		}
 		files[i] = resultFile{path, label}
 	}
 	seen := map[string]int{}

@@ -301,7 +301,7 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		return nil, fmt.Errorf("dataflow %s: import of index %q, which re-exports %q: %w", c.df.id, id, root, ErrSourceEnded)
 	}
 	if c.env.Manager.writerEnded(id) {
-		return nil, fmt.Errorf("dataflow %s: import of index %q, whose traces dataflow %s wrote, which is dropped: %w", c.df.id, id, b.Writer, ErrSourceEnded)
+		return nil, fmt.Errorf("dataflow %s: import of index %q, whose traces' writer, dataflow %s, is dropped: %w", c.df.id, id, b.Writer, ErrSourceEnded)
 	}
 	if since := c.env.Manager.importSince(id, b, c.maintained); !since.LessEqual(c.df.asOf) {
 		return nil, fmt.Errorf("dataflow %s: index %q: since %v, as_of %v: %w", c.df.id, id, since, c.df.asOf, ErrCompactedBeyondAsOf)
@@ -316,6 +316,9 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		return nil, fmt.Errorf("dataflow %s: index %q errs: %w", c.df.id, id, err)
 	}
 	c.env.Manager.noteImports(id, c.maintained, oksIm, errsIm)
+	if c.maintained {
+		c.keepAlive(b)
+	}
 	if root := c.env.Manager.RootOf(id); root != "" {
 		if c.df.importRoots == nil {
 			c.df.importRoots = map[string]string{}
@@ -330,6 +333,27 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 		c.df.imports = append(c.df.imports, id)
 	}
 	return &Arrangement{Flavor: Imported, Index: id, Key: b.Key, Arity: b.Columns, Oks: oks, Errs: errs}, nil
+}
+
+// keepAlive keeps the traces of local bundle b written for as long as the
+// dataflow lives, as a Maintained importer reads them: it takes a handle on
+// each half that holds no time (its holds at {}), so the traces' writer
+// goes on inserting though every index sharing them is freed, and the
+// import's own hold (on the traces' point) decides what stays. Only a
+// Maintained importer does: it reads the traces, on the Maintenance runtime
+// as in Solo, while a query reads a Maintained export's publication in the
+// pair, which keeps nothing of the publisher's traces alive; Solo's query
+// must not either, or its Maintained readers would read on where the
+// pair's stop. A peer bundle has no handle to take.
+func (c *Context) keepAlive(b *share.Bundle) {
+	for _, r := range []trace.Reader{b.Oks, b.Errs} {
+		if _, ok := r.(*trace.Handle); !ok {
+			continue
+		}
+		k := r.CloneReader()
+		trace.SetCompaction(k, frontier.Empty())
+		c.df.onDrop = append(c.df.onDrop, k.Release)
+	}
 }
 
 // queryExport returns the query that exports index id, if one does, as

@@ -193,3 +193,71 @@ func TestAnUntrackedTraceAppliesItsHolds(t *testing.T) {
 	}
 	h.Release()
 }
+
+// TestMaintainedImportKeepsTheTraceWritten: a Maintained importer keeps the
+// traces it reads written while it lives, so it goes on when the index is
+// freed under it (its writer alive), without holding their compaction
+// back; once it is dropped too, nothing keeps them and they are let go.
+func TestMaintainedImportKeepsTheTraceWritten(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	w, err := Build(env, Desc{ID: "w", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
+		in, err := c.Input("in", 1)
+		if err != nil {
+			return err
+		}
+		a, err := c.Arrange(in, []int{0})
+		if err != nil {
+			return err
+		}
+		return c.Export("idx", a)
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewProbe(1)
+	m, err := Build(env, Desc{ID: "m", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		a, err := c.ImportIndex("idx")
+		if err != nil {
+			return err
+		}
+		c.Probe(p, a.Oks.Stream)
+		return nil
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := env.Manager.Get("idx")
+	sp := b.Oks.(interface{ State() trace.State }).State().Storage().(*share.Spine)
+	b.AllowCompaction(frontier.At(100)) // only the import holds the trace now
+	round := func(t0, upper uint64) {
+		t.Helper()
+		if err := env.Inputs.Send("in", chunk([]int64{int64(t0), 1, int64(t0)})); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance("in", frontier.At(upper)); err != nil {
+			t.Fatal(err)
+		}
+		w.Step()
+		m.Step()
+		env.Manager.Maintain(1 << 10)
+	}
+	round(0, 5)
+	if got := sp.LogicalCompaction(); !frontier.At(0).Less(got) {
+		t.Fatalf("the trace is held at %v: the importer's keep-alive holds it back", got)
+	}
+	if err := env.Manager.AllowCompaction("idx", frontier.Empty()); err != nil {
+		t.Fatal(err)
+	}
+	round(5, 10)
+	if !p.Passed(9) {
+		t.Fatalf("the importer stopped at %v once the index was freed, its writer alive", p.Frontier())
+	}
+	if sp.Points() == 0 {
+		t.Fatal("the trace was let go while its importer lives")
+	}
+	m.Drop()
+	if sp.Points() != 0 {
+		t.Fatal("the trace is kept after its last importer was dropped")
+	}
+	w.Drop()
+}

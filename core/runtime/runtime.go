@@ -469,11 +469,13 @@ var ErrShutdown = errors.New("runtime: shut down")
 // through its publication, and a query's re-export is an alias: when a
 // Maintained export ends, its query readers, direct or through queries'
 // re-exports of it, stop and are told; Maintained readers read the traces
-// and go on while they do; a query's re-export ending tells no one. The
-// traces end with the dataflow whose arrangement writes them: its drop
-// stops, and tells, the readers of every re-export of them too (Maintained
-// or a query's; share.Bundle.Writer), and a later import of such a
-// re-export is refused (dataflow.ErrSourceEnded). The
+// and go on while they do (a Maintained reader keeps them written, so an
+// index freed under it ends nothing for it); a query's re-export ending
+// tells no one. The traces end with the dataflow whose arrangement writes
+// them: its drop stops, and tells, every reader still reading them,
+// through a re-export too (Maintained or a query's; share.Bundle.Writer),
+// and a later import of such a re-export is refused
+// (dataflow.ErrSourceEnded). The
 // error names the reader and the index, once for each index it imported
 // and incarnation; once both runtimes have applied the command, Solo and
 // the Maintenance/Interactive pair have reported the same errors, as they

@@ -392,7 +392,7 @@ func (w *worker) apply(q queued) {
 			delete(w.queryExports, c.ID) // freed
 			if w.exporters[c.ID] != "" {
 				delete(w.exporters, c.ID)
-				w.importsEnded(q, []string{c.ID}, "is freed (AllowCompaction to {})")
+				w.importsEnded(q, []string{c.ID}, "is freed (AllowCompaction to {})", true)
 			}
 		}
 		if w.foreign[c.ID] != "" {
@@ -419,7 +419,7 @@ func (w *worker) apply(q queued) {
 			}
 		}
 		slices.Sort(ended)
-		w.importsEnded(q, ended, fmt.Sprintf("goes with dataflow %s", c.ID))
+		w.importsEnded(q, ended, fmt.Sprintf("goes with dataflow %s", c.ID), false)
 		w.writerDropped(q, c.ID)
 		if df == nil {
 			w.env.Manager.DropOwned(c.ID) // peers recorded for it
@@ -460,11 +460,12 @@ func (w *worker) apply(q queued) {
 // importsEnded reports, as errors of command q, every dataflow this
 // worker renders that reads one of the indexes q ends, or a query's
 // re-export of one (Dataflow.ImportRoot), and has not been told of it yet
-// (ErrIndexDropped). (A dataflow q drops exports none of the indexes it
-// imports: an id is exported only while free.) What the index has
+// (ErrIndexDropped); freed says q is an AllowCompaction to {}, which
+// leaves the traces written. (A dataflow q drops exports none of the
+// indexes it imports: an id is exported only while free.) What the index has
 // published or the dataflow read is not consulted: the errors follow from
 // the commands alone, alike on every role.
-func (w *worker) importsEnded(q queued, ended []string, how string) {
+func (w *worker) importsEnded(q queued, ended []string, how string, freed bool) {
 	if len(ended) == 0 {
 		return
 	}
@@ -480,13 +481,16 @@ func (w *worker) importsEnded(q queued, ended []string, how string) {
 			case slices.Contains(ended, id) && !w.endedImports[dk]:
 				w.endedImports[dk] = true
 				// A re-export's traces go on for its source: a query's
-				// re-export ends for no reader (they read its root), nor
-				// a Maintained one for a Maintained reader (both read the
-				// traces, in Solo as on the Maintenance runtime); a query
-				// reading a Maintained re-export stops (the pair's
+				// re-export ends for no reader (they read its root). A
+				// Maintained reader reads the traces, in Solo as on the
+				// Maintenance runtime, and keeps them written
+				// (Context.keepAlive): an index freed, or a Maintained
+				// re-export ended, ends nothing for it until their
+				// writer goes (writerDropped). A query reading a
+				// Maintained index or re-export stops (the pair's
 				// publication ends; Solo ends its import,
 				// IndexManager.Drop).
-				if re, maintained := w.env.Manager.Reexport(id); re && (!maintained || df.Maintained()) {
+				if re, maintained := w.env.Manager.Reexport(id); re && !maintained || df.Maintained() && (re || freed) {
 					continue
 				}
 				w.endedImports[rk] = true
@@ -504,12 +508,14 @@ func (w *worker) importsEnded(q queued, ended []string, how string) {
 
 // writerDropped reports, as errors of command q, every dataflow this worker
 // renders that reads the traces dataflow wr writes (share.Bundle.Writer)
-// through a re-export of them, Maintained or a query's, and has not been
-// told of that import's end: dropping the writer stops the traces, and the
-// reader's frontier with them, though the re-export lives on
-// (ErrIndexDropped). Readers of wr's own exports were told by importsEnded
-// (rk set); a reader that read past a re-export's end, its traces going
-// on, is told now. From then on no dataflow may import those re-exports
+// and has not been told of that import's end: dropping the writer stops
+// the traces, and the reader's frontier with them. Readers of wr's live
+// exports were told by importsEnded (rk set); this tells those that read
+// on past an end that left the traces written — a Maintained reader of an
+// index freed before (dataflow.Context.keepAlive), any reader of a
+// re-export, Maintained or a query's, whose source's exporter is wr, or
+// that read on past the re-export's own end (ErrIndexDropped). From then
+// on no dataflow may import an index reading those traces
 // (IndexManager.WriterDropped). As importsEnded, it follows from the
 // commands alone, alike on every role: the pair's queries read the
 // re-export's publication, whose traces are the same.
@@ -525,7 +531,7 @@ func (w *worker) writerDropped(q queued, wr string) {
 				continue
 			}
 			w.endedImports[dk], w.endedImports[rk] = true, true
-			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, shares the traces dataflow %s writes, which is dropped: %w", df.ID(), id, wr, ErrIndexDropped))
+			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, reads traces whose writer, dataflow %s, is dropped: %w", df.ID(), id, wr, ErrIndexDropped))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -9,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/tracebench/tracebench/internal/benchcli"
 	"github.com/tracebench/tracebench/internal/benchcmp"
 )
 
@@ -103,37 +102,8 @@ flag).`,
 	f.StringVar(&cfg.ScaleBy, "scale-by", "", "html: the name parameter (/PARAM) of the log-log scaling charts (default: the numeric one with most values)")
 
 	root.AddCommand(newMerge(), newProfile(), newScaling())
-	for _, c := range append(root.Commands(), root) {
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			switch f.Value.Type() {
-			case "stringArray", "stringSlice":
-				// Repeatable (--threshold, --labels).
-			default:
-				f.Value = &onceValue{Value: f.Value}
-			}
-		})
-	}
+	benchcli.Once(append(root.Commands(), root)...) // repeatable: --threshold, --labels
 	return root
-}
-
-// onceValue is a single-valued flag that refuses being given twice, which
-// would otherwise silently keep the last value (`--fail-on regression ...
-// --fail-on=` was a gate that cannot fail), and, for a text flag, an
-// empty value, which would otherwise silently mean the default.
-type onceValue struct {
-	pflag.Value
-	set bool
-}
-
-func (v *onceValue) Set(s string) error {
-	if v.set {
-		return errors.New("the flag is given more than once")
-	}
-	if s == "" && v.Type() == "string" {
-		return errors.New("the value must not be empty")
-	}
-	v.set = true
-	return v.Value.Set(s)
 }
 
 func newMerge() *cobra.Command {

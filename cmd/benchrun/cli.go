@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/tracebench/tracebench/internal/benchcli"
 	"github.com/tracebench/tracebench/internal/benchrun"
 )
 
@@ -100,36 +100,8 @@ small default size in both index modes.`,
 		return fmt.Errorf("%s: %w", c.CommandPath(), err)
 	})
 	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, eng), newEval(out), newCheck(out))
-	for _, c := range append(root.Commands(), root) {
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			switch f.Value.Type() {
-			case "stringArray", "stringSlice":
-				// Repeatable (--param).
-			default:
-				f.Value = &onceValue{Value: f.Value}
-			}
-		})
-	}
+	benchcli.Once(append(root.Commands(), root)...) // repeatable: --param
 	return root
-}
-
-// onceValue is a single-valued flag that refuses being given twice, which
-// would otherwise silently keep the last value, and, for a string, an
-// empty value, which would otherwise silently mean the default.
-type onceValue struct {
-	pflag.Value
-	set bool
-}
-
-func (v *onceValue) Set(s string) error {
-	if v.set {
-		return errors.New("the flag is given more than once")
-	}
-	if s == "" && v.Type() == "string" {
-		return errors.New("the value must not be empty")
-	}
-	v.set = true
-	return v.Value.Set(s)
 }
 
 // isTerminal reports whether w is a terminal (progress bars go there).

@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -197,7 +198,8 @@ func TestAnUntrackedTraceAppliesItsHolds(t *testing.T) {
 // TestMaintainedImportKeepsTheTraceWritten: a Maintained importer keeps the
 // traces it reads written while it lives, so it goes on when the index is
 // freed under it (its writer alive), without holding their compaction
-// back; once it is dropped too, nothing keeps them and they are let go.
+// back; once it is dropped too, nothing keeps them and they are let go
+// (nor does a build that failed after importing them).
 func TestMaintainedImportKeepsTheTraceWritten(t *testing.T) {
 	env := testEnv(t, 0, 1, NewHub(1))
 	w, err := Build(env, Desc{ID: "w", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
@@ -213,6 +215,16 @@ func TestMaintainedImportKeepsTheTraceWritten(t *testing.T) {
 	}}, 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A Maintained build that fails after its import lets its keep-alive
+	// go with what it made.
+	if _, err := Build(env, Desc{ID: "bad", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		if _, err := c.ImportIndex("idx"); err != nil {
+			return err
+		}
+		return errors.New("boom")
+	}}, 0); err == nil {
+		t.Fatal("the failing build succeeded")
 	}
 	p := NewProbe(1)
 	m, err := Build(env, Desc{ID: "m", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {

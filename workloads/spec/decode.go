@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // ReadFile reads and decodes the spec at path. Relative paths inside it
@@ -347,6 +348,11 @@ func (d *decoder) input(name string, n *node, field string) error {
 		}
 		if in.CSV == "" {
 			return d.errf(n.get("csv"), field+".csv", "path is empty")
+		}
+		if strings.ContainsFunc(in.CSV, unicode.IsControl) {
+			// No file is named so (a NUL cannot be in a path), and the
+			// character would reach the terminal raw in the file's errors.
+			return d.errf(n.get("csv"), field+".csv", "path %q has a control character", in.CSV)
 		}
 	case "generate":
 		in.Source = SourceGenerate

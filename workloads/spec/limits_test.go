@@ -128,3 +128,17 @@ func TestMaxRows(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVPathWithAControlCharacter: a csv path holding a control character
+// (a NUL, a newline) names no file and would reach the terminal raw in the
+// file's errors: it is refused at the field, quoted.
+func TestCSVPathWithAControlCharacter(t *testing.T) {
+	for _, path := range []string{`a\u0000b.csv`, `a\nb.csv`, `a\u001b[31mb.csv`} {
+		src := `{"version": 1, "name": "c", "inputs": {"a": {"columns": ["x"], "csv": "` + path + `"}},
+  "indexes": {"ia": {"on": "a", "key": ["x"]}}, "query": {"from": [{"as": "a", "collection": "a"}], "project": ["a.x"]}}`
+		_, err := Decode("t.json", ".", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), "t.json:1: inputs.a.csv: path \"a\\") || !strings.Contains(err.Error(), "has a control character") || !errors.Is(err, ErrInvalid) {
+			t.Errorf("csv %s: err = %v", path, err)
+		}
+	}
+}

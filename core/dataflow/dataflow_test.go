@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -142,26 +143,34 @@ func TestExchangeRoutesByKey(t *testing.T) {
 // first column is already keyed on every worker (each keeps its share,
 // Inputs.Send), so no exchange is made: every key is on its owner, and
 // each worker's arrangement passes a time as soon as its own input has,
-// without waiting for its peers'.
+// without waiting for its peers'. For 2, 3 and 5 workers.
 func TestInputByItsFirstColumnNeedsNoExchange(t *testing.T) {
 	var rows [][]int64
-	for k := range int64(20) {
+	for k := range int64(40) {
 		rows = append(rows, []int64{0, 1, k, k * 10})
 	}
-	hub := NewHub(2)
-	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
-	cp := NewCapture(2)
-	dfs, kept := arrangeOnWorkers(t, envs, 0, cp)
-	if n := hub.Len(); n != 0 {
-		t.Fatalf("%d exchanges in the hub, want none", n)
+	for _, peers := range []int{2, 3, 5} {
+		t.Run(fmt.Sprintf("workers=%d", peers), func(t *testing.T) {
+			hub := NewHub(peers)
+			var envs []*Env
+			for w := range peers {
+				envs = append(envs, testEnv(t, w, peers, hub))
+			}
+			cp := NewCapture(peers)
+			dfs, kept := arrangeOnWorkers(t, envs, 0, cp)
+			if n := hub.Len(); n != 0 {
+				t.Fatalf("%d exchanges in the hub, want none", n)
+			}
+			sendOnEveryWorker(t, envs, rows)
+			for w, df := range dfs {
+				df.Step()
+				if cp.fronts[w] != frontier.At(1) {
+					t.Fatalf("worker %d at %v after its own step, want {1}", w, cp.fronts[w])
+				}
+			}
+			checkOwners(t, kept, len(rows))
+		})
 	}
-	sendOnEveryWorker(t, envs, rows)
-	dfs[0].Step()
-	if cp.fronts[0] != frontier.At(1) {
-		t.Fatalf("worker 0 at %v after its own step, want {1}", cp.fronts[0])
-	}
-	dfs[1].Step()
-	checkOwners(t, kept, len(rows))
 }
 
 // arrangeOnWorkers builds, on every worker of envs, dataflow "x": input

@@ -181,12 +181,7 @@ index with --by /rows, a cost that grows with the index size.`,
 // was typed; beyond the largest float64 it already refuses.
 type floatFlag struct{ p *float64 }
 
-func (f floatFlag) String() string {
-	if f.p == nil {
-		return "0"
-	}
-	return strconv.FormatFloat(*f.p, 'g', -1, 64)
-}
+func (f floatFlag) String() string { return strconv.FormatFloat(*f.p, 'g', -1, 64) }
 
 func (f floatFlag) Set(s string) error {
 	v, err := strconv.ParseFloat(s, 64)

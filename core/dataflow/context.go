@@ -317,7 +317,7 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	}
 	c.env.Manager.noteImports(id, c.maintained, oksIm, errsIm)
 	if c.maintained {
-		c.keepAlive(b)
+		c.keepAlive(id, b)
 	}
 	if root := c.env.Manager.RootOf(id); root != "" {
 		if c.df.importRoots == nil {
@@ -344,15 +344,28 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 // as in Solo, while a query reads a Maintained export's publication in the
 // pair, which keeps nothing of the publisher's traces alive; Solo's query
 // must not either, or its Maintained readers would read on where the
-// pair's stop. A peer bundle has no handle to take.
-func (c *Context) keepAlive(b *share.Bundle) {
+// pair's stop. A peer bundle has no handle to take. The handles go with
+// the dataflow, or at build with the import if nothing reads it
+// (Dataflow.closeUnreadImports): the writer then need not maintain traces
+// no one reads.
+func (c *Context) keepAlive(id string, b *share.Bundle) {
+	df := c.df
 	for _, r := range []trace.Reader{b.Oks, b.Errs} {
-		if _, ok := r.(*trace.Handle); !ok {
+		h, ok := r.(*trace.Handle)
+		if !ok {
 			continue
 		}
-		k := r.CloneReader()
+		k := h.Clone()
 		trace.SetCompaction(k, frontier.Empty())
-		c.df.onDrop = append(c.df.onDrop, k.Release)
+		if df.keepAlive == nil {
+			df.keepAlive = map[string][]*trace.Handle{}
+			df.onDrop = append(df.onDrop, func() {
+				for id := range df.keepAlive {
+					df.releaseKeepAlive(id)
+				}
+			})
+		}
+		df.keepAlive[id] = append(df.keepAlive[id], k)
 	}
 }
 

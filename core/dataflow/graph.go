@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/trace"
 )
 
 // Operator is one node's logic. Step is called once per pass of its
@@ -114,6 +115,11 @@ type Dataflow struct {
 	// kept are the imported index ids an operator reads through a
 	// reader of its own (Context.Keep) or that the dataflow re-exports.
 	kept map[string]bool
+	// keepAlive has, per imported index id, the handles a Maintained
+	// importer keeps on its traces (Context.keepAlive): released when the
+	// dataflow is dropped, or at build when nothing reads the index
+	// (closeUnreadImports).
+	keepAlive map[string][]*trace.Handle
 }
 
 // ImportRoot returns the Maintained index the dataflow reads through
@@ -224,8 +230,18 @@ func (d *Dataflow) closeUnreadImports() {
 				return false
 			}
 		}
+		d.releaseKeepAlive(id)
 		return true
 	})
+}
+
+// releaseKeepAlive releases the handles the dataflow keeps on the traces
+// of imported index id (Context.keepAlive), if any.
+func (d *Dataflow) releaseKeepAlive(id string) {
+	for _, h := range d.keepAlive[id] {
+		h.Release()
+	}
+	delete(d.keepAlive, id)
 }
 
 // step runs one pass over the graph in order and reports whether anything

@@ -273,3 +273,71 @@ func TestMaintainedImportKeepsTheTraceWritten(t *testing.T) {
 	}
 	w.Drop()
 }
+
+// TestUnreadMaintainedImportKeepsNothingWritten: a Maintained import that
+// nothing reads is closed at build, and its keep-alive goes with it: once
+// the index is freed, the writer lets its traces go, though the importer
+// lives; an import read through one half keeps them, as one read whole.
+func TestUnreadMaintainedImportKeepsNothingWritten(t *testing.T) {
+	for _, read := range []string{"nothing", "oks", "errs"} {
+		t.Run("read="+read, func(t *testing.T) {
+			env := testEnv(t, 0, 1, NewHub(1))
+			w, err := Build(env, Desc{ID: "w", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
+				in, err := c.Input("in", 1)
+				if err != nil {
+					return err
+				}
+				a, err := c.Arrange(in, []int{0})
+				if err != nil {
+					return err
+				}
+				return c.Export("idx", a)
+			}}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := NewProbe(1)
+			u, err := Build(env, Desc{ID: "u", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+				a, err := c.ImportIndex("idx")
+				if err != nil {
+					return err
+				}
+				switch read {
+				case "oks":
+					c.Probe(p, a.Oks.Stream)
+				case "errs":
+					c.Probe(p, a.Errs.Stream)
+				}
+				return nil
+			}}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := env.Manager.Get("idx")
+			sp := b.Oks.(interface{ State() trace.State }).State().Storage().(*share.Spine)
+			if err := env.Manager.AllowCompaction("idx", frontier.Empty()); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.Inputs.Send("in", chunk([]int64{0, 1, 7})); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.Inputs.Advance("in", frontier.At(5)); err != nil {
+				t.Fatal(err)
+			}
+			w.Step()
+			u.Step()
+			env.Manager.Maintain(1 << 10)
+			if kept := sp.Points() != 0; kept != (read != "nothing") {
+				t.Fatalf("the trace is kept: %v, with its importer reading %s", kept, read)
+			}
+			if read != "nothing" && !p.Passed(4) {
+				t.Fatalf("the importer reading %s stopped at %v once the index was freed", read, p.Frontier())
+			}
+			u.Drop()
+			if sp.Points() != 0 {
+				t.Fatal("the trace is kept after its importer was dropped")
+			}
+			w.Drop()
+		})
+	}
+}

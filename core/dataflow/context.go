@@ -435,6 +435,16 @@ func (c *Context) Export(id string, a *Arrangement) error {
 			e.root = m.RootOf(a.Index)
 		}
 	} else {
+		// An index names each key column once. Arrange takes a repeated
+		// one (a linear join's stream key can repeat a column, and lays
+		// out its rows itself), but then its halves have more columns than
+		// the collection, and an importer, which reads the value arity as
+		// Columns minus the key's, would misread every row.
+		for i, k := range a.Key {
+			if slices.Contains(a.Key[:i], k) {
+				return fmt.Errorf("dataflow %s: export %q: key column %d listed twice", c.df.id, id, k)
+			}
+		}
 		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id, maintained: c.maintained, asOf: c.df.asOf}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 		e.bundle.Writer = c.df.id

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -192,5 +193,55 @@ func TestCheckIncrementalOverflow(t *testing.T) {
 	}
 	if !slices.ContainsFunc(res[0].Errors, func(e reference.Error) bool { return e.Message == reference.MsgOverflow }) {
 		t.Errorf("engine at t=1: %s: want a numeric overflow error", res[0])
+	}
+}
+
+// TestIndexMergeOverflowIsNoRuntimeFailure: an input row at count
+// MaxInt64 at time 1 and +1 at time 2 is valid input whose accumulated
+// count leaves int64. The Maintenance runtime meets it when it merges the
+// index's compacted batches (the runtime reports the merge, and the
+// arrangement adds `numeric overflow` to its errors); a Solo query's
+// arrangement, never compacted that far, does not. Imported runs failed
+// with a runtime error (eval exit 1, check "not released", at random
+// mid-run) where direct ones succeeded; both now give the same output.
+func TestIndexMergeOverflowIsNoRuntimeFailure(t *testing.T) {
+	rows := `[0,1,5,5],[1,9223372036854775807,-1,0],[2,1,-1,0]`
+	for i := 3; i < 40; i++ {
+		rows += fmt.Sprintf(",[%d,1,%d,%d]", i, i, i)
+	}
+	src := `{"version": 1, "name": "mov",
+	  "inputs": {"c": {"columns": ["k", "x"], "rows": [` + rows + `]},
+	             "d": {"columns": ["k"], "rows": [[0,1,5],[0,1,-1]]}},
+	  "indexes": {"c_k": {"on": "c", "key": ["k"]}, "d_k": {"on": "d", "key": ["k"]}},
+	  "query": {"from": [{"as": "e", "collection": "c"}, {"as": "f", "collection": "d"}], "on": [["e.k","f.k"]]}}`
+	s, err := spec.DecodeWith("mov.json", ".", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		for _, j := range []plan.JoinKind{plan.Linear, plan.Delta} {
+			for w := 1; w <= 4; w++ {
+				res, _, leak, err := Evaluate(ctx, s, tables, SessionOptions{Mode: mode, Join: j, Workers: w}, []uint64{1, 2, 39})
+				if err != nil || leak != nil {
+					t.Fatalf("%v %v workers=%d: %v (left: %v)", mode, j, w, err, leak)
+				}
+				if !slices.ContainsFunc(res[1].Errors, func(e reference.Error) bool { return e.Message == reference.MsgOverflow }) {
+					t.Errorf("%v %v workers=%d at 2: %s: want a numeric overflow error", mode, j, w, res[1])
+				}
+			}
+		}
+	}
+	diffs, err := Check(ctx, s, tables, CheckCases(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
 	}
 }

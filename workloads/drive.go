@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/plan"
@@ -246,17 +247,42 @@ func (se *Session) wait(ctx context.Context, waitPassed func(context.Context, fr
 func (se *Session) runtimeErr() error {
 	var errs []error
 	for _, rt := range se.rts {
-		if err := rt.Err(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = appendFailures(errs, rt.Err())
 	}
-	if err := se.ctl.Err(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = appendFailures(errs, se.ctl.Err())
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrRuntime, errors.Join(errs...))
 	}
 	return nil
+}
+
+// appendFailures appends the errors joined in err to errs, except an
+// arrangement's overflowing merge (a CommandError of no command wrapping
+// batch.ErrOverflow). That is not a failure of the run: an input row whose
+// accumulated count leaves int64 across times is valid input, and the
+// arrangement keeps every other update and adds `numeric overflow` to its
+// error collection, which reaches the output like any other error
+// (docs/semantics.md §1.1, "Where an arrangement reports an overflow").
+// The runtime reports such a merge besides, and only on the worker whose
+// merge met it: a Maintenance runtime merging an index's compacted
+// batches meets it where a Solo query's arrangement, never compacted that
+// far, does not, so failing on it made imported runs fail (at random,
+// mid-run or at Close) where direct ones of the same spec succeed.
+func appendFailures(errs []error, err error) []error {
+	if err == nil {
+		return errs
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			errs = appendFailures(errs, e)
+		}
+		return errs
+	}
+	var ce *runtime.CommandError
+	if errors.As(err, &ce) && ce.Seq == 0 && ce.Command == nil && errors.Is(ce.Err, batch.ErrOverflow) {
+		return errs
+	}
+	return append(errs, err)
 }
 
 // InstallQuery allows every index to compact to as_of (imported), creates

@@ -60,8 +60,9 @@ type Arrangement struct {
 // arrangeOp buffers updates, and at every advance of its input frontier seals
 // the batch [sealed, frontier), inserts it into its trace and sends it (D2).
 // An overflow becomes a `numeric overflow` error row (Context.Arrange):
-// sent on over for an oks half, pushed into its own batcher for an errs
-// half.
+// sent on over for an oks half; for an errs half, added to the batch whose
+// build overflowed (withOverflows), or, found by a merge, pushed into its
+// own batcher at its frontier.
 type arrangeOp struct {
 	in      *Port[*Chunk]
 	keyCols []int
@@ -102,10 +103,16 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 			err = nil
 			if o.over != nil {
 				at = append(at, oe.Times...)
-			} else if t, ok := in.Time(); ok {
-				// An errs half's batch of those times is built: its
-				// rows go to its new frontier.
-				at = append(at, slices.Repeat([]frontier.Time{t}, len(oe.Times))...)
+			} else {
+				// An errs half: its rows go into this batch, at the
+				// times that overflowed, so that the error is in the
+				// accumulated errors at the time the count left int64
+				// (docs/semantics.md §1.1 "while building"), as an oks
+				// half's are. Sent to the frontier instead, a count
+				// that error multiplicities compounded through nested
+				// joins out of int64 read as a saturated count with no
+				// error at that time.
+				b = withOverflows(b, oe.Times)
 			}
 		}
 		if err == nil {
@@ -127,6 +134,23 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 		o.emit(at)
 	}
 	return frontier.Empty()
+}
+
+// withOverflows returns b with one `numeric overflow` error row (count 1)
+// at each of times, rebuilt over b's interval (a cold path: b is an errs
+// half's batch, a few rows per error code). A count the row saturates
+// again stays saturated.
+func withOverflows(b *batch.Batch, times []frontier.Time) *batch.Batch {
+	bld := batch.NewBuilder(b.Arity(), b.Len()+len(times))
+	for _, u := range b.Updates() {
+		bld.Push(u.Key, u.Val, u.Time, u.Diff)
+	}
+	row := []int64{expr.CodeOverflow}
+	for _, t := range times {
+		bld.Push(row, nil, t, 1)
+	}
+	out, _ := bld.Build(b.Lower(), b.Upper()) // an overflow is saturated, as in b
+	return out
 }
 
 // mergeOverflows appends the frontier once per overflowing merge of the

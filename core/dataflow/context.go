@@ -241,9 +241,9 @@ func containsInt(xs []int, x int) bool {
 
 // arrangeHalf arranges in. With overflows it also returns the stream of
 // the half's overflow error rows (one column: CodeOverflow), for the errs
-// half; without, the half is an errs half and puts its own overflow rows
-// into its own batcher (at its frontier: its batch of the overflowing time
-// is already built).
+// half; without, the half is an errs half and adds its own overflow rows
+// itself: into the batch being built, at the times that overflowed, or,
+// found by a merge, into its batcher at its frontier.
 func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int, overflows bool) (Arranged, *Stream[*Chunk]) {
 	ar := batch.Arity{Key: len(key), Val: len(vals)}
 	h, w, s := share.NewTrace(ar, c.env.Spine)

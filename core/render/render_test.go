@@ -528,3 +528,47 @@ func TestReduceReadsItsIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestCompoundedErrorCountOverflowsAtItsTime: a view's error, count 2^62,
+// read by both entries of a self-joining query view is 2^63 there, out of
+// int64, when that view's errs half is arranged (by its index, or by the
+// query's join). The output must hold `numeric overflow` at that time
+// (docs/spec.md "Expressions"); the errs half put it at its frontier, so at
+// time 0 the output showed a saturated `division by zero` count and no
+// overflow, in every mode, join and worker count.
+func TestCompoundedErrorCountOverflowsAtItsTime(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k", "x"}}},
+		Views: []plan.View{
+			{Name: "v0", Input: "a", Maps: []plan.Map{{Name: "q", Expr: "10 / x"}}},
+			{Name: "v1", Query: &plan.Query{
+				From:    []plan.From{{As: "p", Collection: "v0"}, {As: "q", Collection: "v0"}},
+				On:      [][]string{{"p.k", "q.k"}},
+				Project: []string{"p.k", "p.x"}}},
+		},
+		Indexes: []plan.Index{{Name: "v0_k", On: "v0", Key: []string{"k"}}, {Name: "v1_k", On: "v1", Key: []string{"p_k"}},
+			{Name: "a_k", On: "a", Key: []string{"k"}}},
+		Query: plan.Query{From: []plan.From{{As: "r", Collection: "v1"}, {As: "s", Collection: "a"}},
+			On: [][]string{{"r.p_k", "s.k"}}},
+	}
+	r, err := plan.Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := reference.Inputs{"a": {
+		{Time: 0, Diff: 1 << 62, Row: []int64{1, 0}},
+		{Time: 0, Diff: 1, Row: []int64{2, 1}},
+		{Time: 1, Diff: -(1 << 62), Row: []int64{1, 0}},
+	}}
+	if want, err := reference.Eval(r, in, 0); err != nil || !want.Overflow {
+		t.Fatalf("reference at 0: %v %v: want an overflow", want, err)
+	}
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
+			for _, workers := range []int{1, 2} {
+				got, _, _, _ := run(t, r, in, 2, workers, render.Options{Mode: mode, Join: join})
+				matchReference(t, fmt.Sprintf("%v/%v/workers=%d", mode, join, workers), r, in, got)
+			}
+		}
+	}
+}

@@ -107,7 +107,7 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 	if err := walk(0); err != nil {
 		return nil, fmt.Errorf("%s: %w", q.Field, err)
 	}
-	ev.noteColl(records)
+	ev.noteColl(records, ev.view == "")
 	rows := records
 	if q.Reduce != nil {
 		var err error
@@ -148,7 +148,7 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 			out.addMass(r.vals, r.n)
 		}
 	}
-	ev.noteColl(out)
+	ev.noteColl(out, ev.view == "")
 	return out, nil
 }
 
@@ -163,12 +163,18 @@ func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int6
 			}
 		}
 	}
-	ev.note(n) // a join's count is the exact product of its rows' counts
 	sc := scope{}
 	for i, ref := range q.Joined {
 		sc[ref.String()] = joined[i]
 	}
 	row, ok, err := ev.apply(cl, sc)
+	if ev.view == "" && (ok || err != nil) {
+		// A join's count is the exact product of its rows' counts: the
+		// query's output or errors hold it. A row the closure drops, or
+		// one of a view, is held by nothing the engine must accumulate
+		// (noteColl); its mass, at least as large, says it may overflow.
+		ev.note(n)
+	}
 	if err != nil {
 		msg, err := evalErr(err)
 		if err != nil {

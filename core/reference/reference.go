@@ -447,7 +447,7 @@ func (ev *evaluator) input(c *plan.Collection) *coll {
 			out.addMass(u.Row, new(big.Int).Abs(d))
 		}
 	}
-	ev.noteColl(out)
+	ev.noteColl(out, false)
 	return out
 }
 
@@ -551,16 +551,27 @@ func (ev *evaluator) simple(c *plan.Collection) (*coll, error) {
 			out.addMass(row, r.n)
 		}
 	}
-	ev.noteColl(out)
+	ev.noteColl(out, false)
 	return out, nil
 }
 
-func (ev *evaluator) noteColl(c *coll) {
-	for _, r := range c.rows {
-		ev.note(r.n)
-	}
-	for _, n := range c.errs {
-		ev.note(n)
+// noteColl records the masses of c's rows and errors (O4) and, when
+// strict, that a count of c left int64 (Overflow). Only the query's own
+// counts are strict: an input's or a view's count that leaves int64 is
+// one the engine meets only where it accumulates that row — an
+// arrangement's merge reports it at its frontier (docs/semantics.md §1.1),
+// and a row a filter drops, or a collection nothing reads, it never
+// accumulates — so there it is an overflow the engine may report, as its
+// mass, at least as large, already says. A count that reaches the query
+// is strict there, through the joined row's product and the records.
+func (ev *evaluator) noteColl(c *coll, strict bool) {
+	if strict {
+		for _, r := range c.rows {
+			ev.note(r.n)
+		}
+		for _, n := range c.errs {
+			ev.note(n)
+		}
 	}
 	for _, r := range c.mass {
 		ev.noteMass(r.n)

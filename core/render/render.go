@@ -880,9 +880,15 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection, src *d
 		aggs = append(aggs, ag)
 	}
 	a := src
+	inErrs := ext.Errs
 	if a == nil || ext.Oks != recs.Oks || !slices.Equal(a.Key, rr.GroupBy) {
 		var err error
 		if a, err = b.c.Arrange(ext, rr.GroupBy); err != nil {
+			return dataflow.Collection{}, err
+		}
+		// The records' errors as arranged: with the numeric overflow
+		// of a record whose count the arrangement found out of int64.
+		if inErrs, err = b.flattenErrs(a.Errs); err != nil {
 			return dataflow.Collection{}, err
 		}
 	}
@@ -894,7 +900,7 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection, src *d
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	return b.reduceOp(r, a, name, collOf(q.Field), stats, len(rr.GroupBy)+len(aggs), ext.Errs)
+	return b.reduceOp(r, a, name, collOf(q.Field), stats, len(rr.GroupBy)+len(aggs), inErrs)
 }
 
 // recordColumn returns the record column that Values' map v is, when the
@@ -926,6 +932,11 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
+	// The records' errors as arranged (reduce): with their overflows.
+	inErrs, err := b.flattenErrs(a.Errs)
+	if err != nil {
+		return dataflow.Collection{}, err
+	}
 	what := "threshold "
 	if q.Distinct {
 		what = "distinct "
@@ -944,7 +955,7 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	return b.reduceOp(r, a, name, collOf(q.Field), stats, recs.Arity, recs.Errs)
+	return b.reduceOp(r, a, name, collOf(q.Field), stats, recs.Arity, inErrs)
 }
 
 // reduceOp adds the operator stepping r over a; the result's errors are

@@ -3,6 +3,7 @@ package render_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -568,6 +569,49 @@ func TestCompoundedErrorCountOverflowsAtItsTime(t *testing.T) {
 			for _, workers := range []int{1, 2} {
 				got, _, _, _ := run(t, r, in, 2, workers, render.Options{Mode: mode, Join: join})
 				matchReference(t, fmt.Sprintf("%v/%v/workers=%d", mode, join, workers), r, in, got)
+			}
+		}
+	}
+}
+
+// TestRecordCountOutOfInt64ReachesTheOutput: two rows projected to one
+// record whose count, -2^63 - 4, leaves int64 when the reduce, distinct or
+// threshold arranges its records. The arrangement reports `numeric
+// overflow` in its errs half; the operator forwarded the records' errors
+// from before the arrangement instead, so the output held only `negative
+// multiplicity` (reduce, distinct) or nothing (threshold), in every mode.
+func TestRecordCountOutOfInt64ReachesTheOutput(t *testing.T) {
+	in := reference.Inputs{"a": {
+		{Time: 0, Diff: math.MinInt64, Row: []int64{1, 0}},
+		{Time: 0, Diff: -4, Row: []int64{1, 1}},
+		{Time: 0, Diff: 1, Row: []int64{2, 0}},
+		{Time: 1, Diff: 5, Row: []int64{1, 1}},
+	}}
+	for _, tail := range []string{"reduce", "distinct", "threshold"} {
+		q := plan.Query{From: []plan.From{{As: "p", Collection: "a"}}, Project: []string{"p.k"}}
+		switch tail {
+		case "reduce":
+			q.Reduce = &plan.Reduce{Aggregates: []plan.Aggregate{{Name: "n", Fn: plan.Count}}}
+		case "distinct":
+			q.Distinct = true
+		default:
+			q.Threshold = true
+		}
+		r, err := plan.Resolve(&plan.Plan{
+			Inputs:  []plan.Input{{Name: "a", Columns: []string{"k", "x"}}},
+			Indexes: []plan.Index{{Name: "a_k", On: "a", Key: []string{"k"}}},
+			Query:   q,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, err := reference.Eval(r, in, 0); err != nil || !want.Overflow {
+			t.Fatalf("%s: reference at 0: %v %v: want an overflow", tail, want, err)
+		}
+		for _, mode := range []render.Mode{render.Imported, render.Direct} {
+			for _, workers := range []int{1, 2} {
+				got, _, _, _ := run(t, r, in, 2, workers, render.Options{Mode: mode})
+				matchReference(t, fmt.Sprintf("%s %v workers=%d", tail, mode, workers), r, in, got)
 			}
 		}
 	}

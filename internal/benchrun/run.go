@@ -38,6 +38,7 @@ var units = []struct{ unit, key, value string }{
 	{"merge-work", "better", "lower"},
 	{"install-ns/row", "better", "lower"},
 	{"limit-ns/row", "better", "lower"},
+	{"limit-sort-ns/row", "better", "lower"},
 	{"limit-ns/update", "better", "lower"},
 	{"read-p50-ns", "better", "lower"},
 	{"read-p99-ns", "better", "lower"},

@@ -11,8 +11,8 @@ import (
 )
 
 // Benchmarks of the batch hot paths, each beside a limit that does the least
-// work the operation needs on the same records (ARCHITECTURE.md, "Performance
-// rules"). The number that matters is the ratio to the limit:
+// work the operation needs on the same records (README.md,
+// "Benchmarks"). The number that matters is the ratio to the limit:
 //
 //	Build/RadixLimit   goal <= 1.3x (x-radix); RadixLimit is an LSD radix
 //	                   sort of the same records with the builder's own digit
@@ -93,7 +93,7 @@ type limitRun struct {
 // loopPaired runs op under b.Loop and, after each op with the timer
 // stopped, each limit once, and reports for each limit the median over ops
 // of the op's time divided by that limit's run right after it: the ratio
-// ARCHITECTURE.md asks every hot path to report. A pair runs back to back,
+// README.md's "Benchmarks" reports for every hot path. A pair runs back to back,
 // so it shares the machine's load of that moment, and the ratio holds on a
 // busy machine where separate figures would not. The separate *Limit
 // benchmarks give the limits' own figures.

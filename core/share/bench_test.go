@@ -13,7 +13,7 @@ import (
 
 // Benchmarks of sharing: what it costs a reader to install, follow and hold
 // an index another runtime maintains, each beside the limit it replaces
-// (ARCHITECTURE.md, "Performance rules"): building the same index directly
+// (README.md, "Benchmarks"): building the same index directly
 // from its updates, the publisher's own insert, and k private copies.
 //
 //	ImportInstall  one import of a published index (seed + first frontier,

@@ -16,8 +16,8 @@ import (
 	"testing"
 )
 
-// rule places a component, a set of packages, in the arrows of
-// ARCHITECTURE.md.
+// rule places a component, a set of packages, in the import arrows
+// (README.md, "Layout").
 type rule struct {
 	// name is the component's name in the arrows.
 	name string
@@ -31,7 +31,7 @@ type rule struct {
 	open bool
 }
 
-// rules is the Arrows section of ARCHITECTURE.md. Keep the two in step.
+// rules is the table of the import arrows README.md's "Layout" states.
 func rules() []rule {
 	return []rule{
 		{name: "frontier", patterns: []string{"core/frontier"}},
@@ -63,7 +63,7 @@ func rules() []rule {
 // forbiddenFromCore are the patterns nothing in core/ may depend on (A3).
 var forbiddenFromCore = []string{"workloads/...", "internal/bench*/...", "cmd/..."}
 
-// badNames are package names ARCHITECTURE.md rules out (A4).
+// badNames are package names the layout rules out (A4).
 var badNames = []string{"util", "utils", "common"}
 
 // pkg is what the checker needs to know about one package of the module.
@@ -172,7 +172,7 @@ func (c *checker) check(pkgs []pkg) []string {
 	for _, p := range pkgs {
 		if slices.Contains(badNames, p.name) || slices.Contains(badNames, path.Base(p.rel)) {
 			problems = append(problems, fmt.Sprintf(
-				"%s: package %s: ARCHITECTURE.md allows no util or common package; name the package after what it provides",
+				"%s: package %s: the layout allows no util or common package; name the package after what it provides",
 				p.rel, p.name))
 		}
 		if strings.HasPrefix(p.rel, "core/") {
@@ -195,7 +195,7 @@ func (c *checker) check(pkgs []pkg) []string {
 		switch {
 		case len(comps) == 0:
 			problems = append(problems, fmt.Sprintf(
-				"%s: package is not in the arrows rules; add it to rules() in internal/arch/arch_test.go (and to the Arrows of ARCHITECTURE.md if it is a new component)",
+				"%s: package is not in the arrows rules; add it to rules() in internal/arch/arch_test.go (and to README.md's Layout if it is a new component)",
 				p.rel))
 			continue
 		case len(comps) > 1:
@@ -467,7 +467,7 @@ func TestArrows(t *testing.T) {
 	}
 }
 
-// TestRules checks the rules table against statements of ARCHITECTURE.md.
+// TestRules checks the rules table against statements of the layout.
 func TestRules(t *testing.T) {
 	c, err := newChecker(rules())
 	if err != nil {
@@ -581,7 +581,7 @@ func graph(imports map[string][]string) []pkg {
 	return pkgs
 }
 
-// cleanGraph follows every arrow of ARCHITECTURE.md.
+// cleanGraph follows every arrow of the rules table.
 func cleanGraph() map[string][]string {
 	return map[string][]string{
 		"internal/invariants": nil,
@@ -686,13 +686,13 @@ func TestCheckSynthetic(t *testing.T) {
 		{
 			name: "util package",
 			edit: func(g map[string][]string) { g["workloads/util"] = nil },
-			want: []string{"workloads/util: package util: ARCHITECTURE.md allows no util or common package"},
+			want: []string{"workloads/util: package util: the layout allows no util or common package"},
 		},
 		{
 			name: "common package outside the rules",
 			edit: func(g map[string][]string) { g["internal/common"] = nil },
 			want: []string{
-				"internal/common: package common: ARCHITECTURE.md allows no util",
+				"internal/common: package common: the layout allows no util",
 				"internal/common: package is not in the arrows rules",
 			},
 		},

@@ -1,5 +1,5 @@
 // Package arch holds no code. It exists to hold arch_test.go, the test that
-// enforces the import arrows of ARCHITECTURE.md ("Arrows") on every package
+// enforces the import arrows (README.md, "Layout") on every package
 // of the module.
 //
 // The test lists the module's packages with `go list -deps`-style output
@@ -8,7 +8,7 @@
 //
 //	A1  Every package belongs to exactly one component of the rules table
 //	    (rules in arch_test.go). A new package fails the test until it is
-//	    added there, and to ARCHITECTURE.md if it is a new component.
+//	    added there, and to README.md's Layout if it is a new component.
 //	A2  A package depends, directly or transitively, only on packages of its
 //	    own component, of the components its arrows reach (the transitive
 //	    closure of the arrows), and on internal/invariants, which every

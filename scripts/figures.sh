@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# figures.sh runs, in one go, every benchmark behind README.md's Figures
+# table, so that each ratio there comes from one run on one host. Each step
+# writes Go benchmark format (readable by benchcmp and benchstat) to
+# OUTDIR/STEP.txt, and the script prints each step's duration. It fails if
+# a step fails; it never judges a figure (the machines are shared and
+# noisy: read the ratios, which pair each op with its limit in one run).
+#
+# Usage:
+#
+#   scripts/figures.sh [OUTDIR]     (default: figures-YYYYMMDD-HHMMSS)
+#
+# About 15-25 minutes on a 2-vCPU host. Run it with nothing else of yours
+# running: the benchmarks measure elapsed time.
+#
+# Steps (test binaries are built first, so no step times a compile):
+#
+#   batch        core/batch: Build, Merge, MergeN, RadixLimit, SortLimit,
+#                MergeLimit, Tally (20 ops, 6 samples) and Seal
+#   spine        core/spine: SpineSteady (the spine alone)
+#   install      core/runtime: Install (arrange with ingest, import)
+#   steady       core/runtime: Steady round=1, 1,000 and 100,000
+#   steady-p1    core/runtime: Steady round=1,000 direct with GOMAXPROCS=1
+#   ratio        core/runtime: SteadyRatio round=1 and 1,000 (interleaved)
+#   ratio-p1     the same with GOMAXPROCS=1
+#   workers      core/runtime: SteadyWorkers round=1,000 and 100,000
+#   handoff      core/runtime: Handoff at -cpu 1,2
+#   reduce       core/reduce: Reduce count and its Go map limit at 1M
+#   share        core/share: Readers, ImportInstall
+#   exchange     core/dataflow: Share, Route
+#   dd           benchrun run dd --param rows=1e6 (both index modes)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+out=${1:-figures-$(date +%Y%m%d-%H%M%S)}
+if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+	echo "figures.sh: $out exists and is not empty" >&2
+	exit 2
+fi
+mkdir -p "$out"
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+
+step() {
+	local name=$1
+	shift
+	local start=$SECONDS
+	echo "== $name"
+	if ! "$@" >"$out/$name.txt" 2>&1; then
+		echo "figures.sh: step $name failed; its output is in $out/$name.txt" >&2
+		tail -20 "$out/$name.txt" >&2
+		exit 1
+	fi
+	echo "   $name: $((SECONDS - start)) s"
+}
+
+step build sh -c "
+	go test -c -o $bin/batch.test ./core/batch &&
+	go test -c -o $bin/spine.test ./core/spine &&
+	go test -c -o $bin/runtime.test ./core/runtime &&
+	go test -c -o $bin/reduce.test ./core/reduce &&
+	go test -c -o $bin/share.test ./core/share &&
+	go test -c -o $bin/dataflow.test ./core/dataflow &&
+	go build -o $bin/benchrun ./cmd/benchrun"
+
+b() { # b BINARY ARGS...: a benchmark run of a test binary, no tests
+	local t=$1
+	shift
+	"$bin/$t" -test.run '^$' "$@"
+}
+
+step batch sh -c "
+	$bin/batch.test -test.run '^\$' -test.bench '^BenchmarkBuild\$|^BenchmarkMerge\$|^BenchmarkMergeN\$|^BenchmarkRadixLimit\$|^BenchmarkSortLimit\$|^BenchmarkMergeLimit\$|^BenchmarkTally\$' -test.benchtime 20x -test.count 6 &&
+	$bin/batch.test -test.run '^\$' -test.bench '^BenchmarkSeal\$' -test.benchtime 20000x -test.count 6"
+step spine b spine.test -test.bench '^BenchmarkSpineSteady$' -test.benchtime 4000x -test.count 6
+step install b runtime.test -test.bench '^BenchmarkInstall$' -test.benchtime 10x -test.count 6
+step steady sh -c "
+	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteady\$/^round=1\$/' -test.benchtime 5000x -test.count 3 &&
+	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteady\$/^round=1000\$/' -test.benchtime 2000x -test.count 3 &&
+	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteady\$/^round=100000\$/' -test.benchtime 20x -test.count 3"
+step steady-p1 env GOMAXPROCS=1 "$bin/runtime.test" -test.run '^$' -test.bench '^BenchmarkSteady$/^round=1000$/^index=direct$' -test.benchtime 2000x -test.count 3
+step ratio sh -c "
+	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteadyRatio\$/^round=1\$' -test.benchtime 10000x -test.count 3 &&
+	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteadyRatio\$/^round=1000\$' -test.benchtime 3000x -test.count 3"
+step ratio-p1 env GOMAXPROCS=1 "$bin/runtime.test" -test.run '^$' -test.bench '^BenchmarkSteadyRatio$/^round=(1|1000)$' -test.benchtime 3000x -test.count 2
+step workers b runtime.test -test.bench '^BenchmarkSteadyWorkers$/^round=(1000|100000)$/' -test.benchtime 20x -test.count 6
+step handoff b runtime.test -test.bench '^BenchmarkHandoff$' -test.benchtime 5000x -test.count 3 -test.cpu 1,2
+step reduce b reduce.test -test.bench '^BenchmarkReduce$/^fn=count$/^n=1000000$|^BenchmarkAggregateLimit$/^fn=count$/^n=1000000$' -test.benchtime 5x -test.count 6
+step share b share.test -test.bench 'Readers|ImportInstall' -test.count 6
+step exchange b dataflow.test -test.bench '^BenchmarkShare$|^BenchmarkRoute$' -test.benchtime 2000x -test.count 6
+step dd "$bin/benchrun" run dd --param rows=1e6 --index imported,direct --count 6 --progress off
+echo "figures.sh: results in $out/"

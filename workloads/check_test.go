@@ -113,14 +113,7 @@ func TestCheckQueryErrorsBothModes(t *testing.T) {
 	  "indexes": {"v_k": {"on": "v", "key": ["k"]}, "b_k": {"on": "b", "key": ["k"]}},
 	  "query": {"from": [{"as": "p", "collection": "v"}, {"as": "r", "collection": "b"}], "on": [["p.k", "r.k"]],
 	            "map": [{"name": "m", "expr": "p.q / r.y"}], "project": ["p.k", "m"]}}`
-	s, err := spec.DecodeWith("qerr.json", ".", []byte(src), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := Load(s, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, tables := decodeAndLoad(t, "qerr.json", src)
 	cases := CheckCases(s)
 	diffs, err := Check(context.Background(), s, tables, cases)
 	if err != nil {
@@ -167,14 +160,7 @@ func TestCheckIncrementalOverflow(t *testing.T) {
 	             "b": {"columns": ["k"], "rows": [[0,1,1],[1,-1,1],[2,1,1]]}},
 	  "indexes": {"ia": {"on": "a", "key": ["k"]}, "ib": {"on": "b", "key": ["k"]}},
 	  "query": {"from": [{"as": "a", "collection": "a"}, {"as": "b", "collection": "b"}], "on": [["a.k","b.k"]]}}`
-	s, err := spec.DecodeWith("m1.json", ".", []byte(src), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := Load(s, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, tables := decodeAndLoad(t, "m1.json", src)
 	in := ReferenceInputs(s, tables)
 	if want, err := reference.Eval(s.Plan, in, 1); err != nil || want.Overflow || !want.MayOverflow {
 		t.Fatalf("reference at t=1: %v, %+v: want MayOverflow without Overflow", err, want)
@@ -214,14 +200,7 @@ func TestIndexMergeOverflowIsNoRuntimeFailure(t *testing.T) {
 	             "d": {"columns": ["k"], "rows": [[0,1,5],[0,1,-1]]}},
 	  "indexes": {"c_k": {"on": "c", "key": ["k"]}, "d_k": {"on": "d", "key": ["k"]}},
 	  "query": {"from": [{"as": "e", "collection": "c"}, {"as": "f", "collection": "d"}], "on": [["e.k","f.k"]]}}`
-	s, err := spec.DecodeWith("mov.json", ".", []byte(src), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := Load(s, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, tables := decodeAndLoad(t, "mov.json", src)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, mode := range []render.Mode{render.Imported, render.Direct} {
@@ -244,4 +223,19 @@ func TestIndexMergeOverflowIsNoRuntimeFailure(t *testing.T) {
 	for _, d := range diffs {
 		t.Error(d)
 	}
+}
+
+// decodeAndLoad decodes spec source src, named name, and loads its inputs
+// with seed 0.
+func decodeAndLoad(t *testing.T, name, src string) (*spec.Spec, []*spec.Table) {
+	t.Helper()
+	s, err := spec.DecodeWith(name, ".", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, tables
 }

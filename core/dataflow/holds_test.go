@@ -202,20 +202,7 @@ func TestAnUntrackedTraceAppliesItsHolds(t *testing.T) {
 // (nor does a build that failed after importing them).
 func TestMaintainedImportKeepsTheTraceWritten(t *testing.T) {
 	env := testEnv(t, 0, 1, NewHub(1))
-	w, err := Build(env, Desc{ID: "w", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
-		in, err := c.Input("in", 1)
-		if err != nil {
-			return err
-		}
-		a, err := c.Arrange(in, []int{0})
-		if err != nil {
-			return err
-		}
-		return c.Export("idx", a)
-	}}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := buildIndexWriter(t, env)
 	// A Maintained build that fails after its import lets its keep-alive
 	// go with what it made.
 	if _, err := Build(env, Desc{ID: "bad", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
@@ -238,8 +225,7 @@ func TestMaintainedImportKeepsTheTraceWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := env.Manager.Get("idx")
-	sp := b.Oks.(interface{ State() trace.State }).State().Storage().(*share.Spine)
+	b, sp := indexOks(env)
 	b.AllowCompaction(frontier.At(100)) // only the import holds the trace now
 	round := func(t0, upper uint64) {
 		t.Helper()
@@ -282,20 +268,7 @@ func TestUnreadMaintainedImportKeepsNothingWritten(t *testing.T) {
 	for _, read := range []string{"nothing", "oks", "errs"} {
 		t.Run("read="+read, func(t *testing.T) {
 			env := testEnv(t, 0, 1, NewHub(1))
-			w, err := Build(env, Desc{ID: "w", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
-				in, err := c.Input("in", 1)
-				if err != nil {
-					return err
-				}
-				a, err := c.Arrange(in, []int{0})
-				if err != nil {
-					return err
-				}
-				return c.Export("idx", a)
-			}}, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := buildIndexWriter(t, env)
 			p := NewProbe(1)
 			u, err := Build(env, Desc{ID: "u", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
 				a, err := c.ImportIndex("idx")
@@ -313,8 +286,7 @@ func TestUnreadMaintainedImportKeepsNothingWritten(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, _ := env.Manager.Get("idx")
-			sp := b.Oks.(interface{ State() trace.State }).State().Storage().(*share.Spine)
+			_, sp := indexOks(env)
 			if err := env.Manager.AllowCompaction("idx", frontier.Empty()); err != nil {
 				t.Fatal(err)
 			}
@@ -340,4 +312,32 @@ func TestUnreadMaintainedImportKeepsNothingWritten(t *testing.T) {
 			w.Drop()
 		})
 	}
+}
+
+// buildIndexWriter builds the Maintained dataflow "w" arranging input "in"
+// (one column) by its column and exporting it as index "idx".
+func buildIndexWriter(t *testing.T, env *Env) *Dataflow {
+	t.Helper()
+	w, err := Build(env, Desc{ID: "w", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Exports: []string{"idx"}, Build: func(c *Context) error {
+		in, err := c.Input("in", 1)
+		if err != nil {
+			return err
+		}
+		a, err := c.Arrange(in, []int{0})
+		if err != nil {
+			return err
+		}
+		return c.Export("idx", a)
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// indexOks returns index "idx"'s bundle and the publishing spine of its
+// oks half.
+func indexOks(env *Env) (*share.Bundle, *share.Spine) {
+	b, _ := env.Manager.Get("idx")
+	return b, b.Oks.(interface{ State() trace.State }).State().Storage().(*share.Spine)
 }

@@ -2,15 +2,20 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reference"
 	"github.com/tracebench/tracebench/core/render"
+	"github.com/tracebench/tracebench/core/runtime"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -222,6 +227,39 @@ func TestIndexMergeOverflowIsNoRuntimeFailure(t *testing.T) {
 	}
 	for _, d := range diffs {
 		t.Error(d)
+	}
+}
+
+// TestSteppingOverflowFailureIsARuntimeError: the runtime records an
+// operator's failure while it steps (no command applied) under Seq 0 and
+// no command, as it does an arrangement's overflowing merge. Only the
+// merge is no failure of the run: a reduce whose layer build overflowed
+// (a min over a record at MaxInt64, +1, -1 before as_of, whose updates
+// the as_of advance consolidates) fails its dataflow, and must fail the
+// session. Matched by Seq 0 and batch.ErrOverflow alone, it was dropped:
+// on several workers, where the reduce's first step often comes after
+// the create, eval printed an empty output at as_of and exited 0.
+func TestSteppingOverflowFailureIsARuntimeError(t *testing.T) {
+	merge := &runtime.CommandError{Err: &dataflow.MergeOverflowError{Trace: "dataflow maintain a_k: arrange oks"}}
+	step := &runtime.CommandError{Err: fmt.Errorf("dataflow query: reduce: layer 0 input [{0}, {3}): %w", &batch.OverflowError{Times: []frontier.Time{2}})}
+	if got := appendFailures(nil, errors.Join(merge, step)); len(got) != 1 || got[0] != step {
+		t.Fatalf("appendFailures kept %v, want only the stepping failure", got)
+	}
+	src := `{"version": 1, "name": "sof", "as_of": 2,
+	  "inputs": {"a": {"columns": ["x", "k"], "rows": [[0,9223372036854775807,4,1],[1,1,4,1],[2,-1,4,1],[0,1,0,2],[3,1,3,3]]}},
+	  "indexes": {"a_k": {"on": "a", "key": ["k"]}},
+	  "query": {"from": [{"as": "a", "collection": "a"}],
+	            "reduce": {"group_by": ["a.k"], "aggregates": [{"name": "m", "fn": "min", "expr": "a.x"}]}}}`
+	s, tables := decodeAndLoad(t, "sof.json", src)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for range 5 {
+		for w := 2; w <= 4; w++ {
+			res, _, _, err := Evaluate(ctx, s, tables, SessionOptions{Mode: render.Direct, Join: plan.Linear, Workers: w}, []uint64{2, 3})
+			if err == nil {
+				t.Fatalf("workers=%d: no error, output %v: want the reduce's failure", w, res)
+			}
+		}
 	}
 }
 

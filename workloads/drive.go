@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/plan"
@@ -257,11 +256,12 @@ func (se *Session) runtimeErr() error {
 }
 
 // appendFailures appends the errors joined in err to errs, except an
-// arrangement's overflowing merge (a CommandError of no command wrapping
-// batch.ErrOverflow). That is not a failure of the run: an input row whose
-// accumulated count leaves int64 across times is valid input, and the
-// arrangement keeps every other update and adds `numeric overflow` to its
-// error collection, which reaches the output like any other error
+// arrangement's overflowing merge (a CommandError of no command holding a
+// dataflow.MergeOverflowError). That is not a failure of the run: an
+// input row whose accumulated count leaves int64 across times is valid
+// input, and the arrangement keeps every other update and adds `numeric
+// overflow` to its error collection, which reaches the output like any
+// other error
 // (docs/semantics.md §1.1, "Where an arrangement reports an overflow").
 // The runtime reports such a merge besides, and only on the worker whose
 // merge met it: a Maintenance runtime merging an index's compacted
@@ -278,8 +278,12 @@ func appendFailures(errs []error, err error) []error {
 		}
 		return errs
 	}
+	// Only the merge's own report: an operator that fails while stepping
+	// (a reduce whose build overflowed, say) is recorded under no command
+	// too, wrapping batch.ErrOverflow, and is a failure.
 	var ce *runtime.CommandError
-	if errors.As(err, &ce) && ce.Seq == 0 && ce.Command == nil && errors.Is(ce.Err, batch.ErrOverflow) {
+	var me *dataflow.MergeOverflowError
+	if errors.As(err, &ce) && ce.Seq == 0 && ce.Command == nil && errors.As(ce.Err, &me) {
 		return errs
 	}
 	return append(errs, err)

@@ -213,11 +213,29 @@ func (m *IndexManager) Overflows() []error {
 		}
 		if err := s.Err(); err != nil && !tr.reported {
 			tr.reported = true
-			errs = append(errs, fmt.Errorf("%s: %w", tr.name, batch.ErrOverflow))
+			errs = append(errs, &MergeOverflowError{Trace: tr.name})
 		}
 	}
 	return errs
 }
+
+// MergeOverflowError is the error IndexManager.Overflows reports for an
+// arrangement trace whose merge overflowed. It is no failure of the
+// dataflow: the merged batch keeps every other update, and the
+// arrangement adds `numeric overflow` to its error collection
+// (docs/semantics.md §1.1). It wraps batch.ErrOverflow; its own type
+// tells it apart from an operator that failed on an overflow while
+// stepping, which the runtime also records under no command.
+type MergeOverflowError struct {
+	Trace string // the dataflow and arrangement, as IndexManager names them
+}
+
+func (e *MergeOverflowError) Error() string {
+	return fmt.Sprintf("%s: %v", e.Trace, batch.ErrOverflow)
+}
+
+// Unwrap returns batch.ErrOverflow.
+func (e *MergeOverflowError) Unwrap() error { return batch.ErrOverflow }
 
 // Tracked returns the number of arrangement traces under maintenance.
 func (m *IndexManager) Tracked() int { return len(m.spines) }

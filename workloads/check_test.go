@@ -234,9 +234,9 @@ func TestIndexMergeOverflowIsNoRuntimeFailure(t *testing.T) {
 // operator's failure while it steps (no command applied) under Seq 0 and
 // no command, as it does an arrangement's overflowing merge. Only the
 // merge is no failure of the run: a reduce whose layer build overflowed
-// (a min over a record at MaxInt64, +1, -1 before as_of, whose updates
-// the as_of advance consolidates) fails its dataflow, and must fail the
-// session. Matched by Seq 0 and batch.ErrOverflow alone, it was dropped:
+// (a min over a record whose count at as_of, MaxInt64 + 1, leaves int64:
+// the reduce fails its dataflow there, a known gap, docs/semantics.md
+// §1.1) must fail the session. Matched by Seq 0 and batch.ErrOverflow alone, it was dropped:
 // on several workers, where the reduce's first step often comes after
 // the create, eval printed an empty output at as_of and exited 0.
 func TestSteppingOverflowFailureIsARuntimeError(t *testing.T) {
@@ -246,7 +246,7 @@ func TestSteppingOverflowFailureIsARuntimeError(t *testing.T) {
 		t.Fatalf("appendFailures kept %v, want only the stepping failure", got)
 	}
 	src := `{"version": 1, "name": "sof", "as_of": 2,
-	  "inputs": {"a": {"columns": ["x", "k"], "rows": [[0,9223372036854775807,4,1],[1,1,4,1],[2,-1,4,1],[0,1,0,2],[3,1,3,3]]}},
+	  "inputs": {"a": {"columns": ["x", "k"], "rows": [[0,9223372036854775807,4,1],[1,1,4,1],[0,1,0,2],[3,1,3,3]]}},
 	  "indexes": {"a_k": {"on": "a", "key": ["k"]}},
 	  "query": {"from": [{"as": "a", "collection": "a"}],
 	            "reduce": {"group_by": ["a.k"], "aggregates": [{"name": "m", "fn": "min", "expr": "a.x"}]}}}`

@@ -3,6 +3,7 @@ package batch
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -206,6 +207,31 @@ func saturate(a, b int64) (int64, bool) {
 	return math.MinInt64, true
 }
 
+// exactSum returns the sum of the n diffs d(0), ..., d(n-1), computed
+// exactly, if it fits int64, or else the int64 bound of its sign and true.
+// A run's checked running sum calls it when a partial sum overflowed: the
+// run's total may still fit (MaxInt64, +1, -1 is MaxInt64), and only a
+// total that does not is an overflow. 128-bit: each diff adds its sign
+// extension and carry to the high word, which n < 2^62 diffs cannot
+// overflow.
+func exactSum(n int, d func(int) int64) (int64, bool) {
+	var hi int64
+	var lo uint64
+	for i := range n {
+		x := d(i)
+		var c uint64
+		lo, c = bits.Add64(lo, uint64(x), 0)
+		hi += x>>63 + int64(c)
+	}
+	switch {
+	case hi == int64(lo)>>63:
+		return int64(lo), false
+	case hi < 0:
+		return math.MinInt64, true
+	}
+	return math.MaxInt64, true
+}
+
 // overflowAt adds t to the overflow times, kept ascending and distinct
 // (updates are consolidated in (key, val, time) order, so times repeat and
 // come out of order across keys).
@@ -327,8 +353,14 @@ func (b *Builder) writeColsAny(out *Batch, recs []rec) (nk, nv, n int, overflow 
 		j := i + 1
 		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
 			var o bool
-			if d, o = saturate(d, recs[j].d); o {
-				overflow = overflowAt(overflow, r.t)
+			if d, o = addDiff(d, recs[j].d); o {
+				for j++; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
+				}
+				run := recs[i:j]
+				if d, o = exactSum(len(run), func(x int) int64 { return run[x].d }); o {
+					overflow = overflowAt(overflow, r.t)
+				}
+				break
 			}
 		}
 		i = j
@@ -402,18 +434,25 @@ func (b *Builder) writeCols11(out *Batch, recs []rec, clean bool) (nk, nv, n int
 }
 
 // consolidateSat consolidates sorted recs in place: equal (key, val, time)
-// summed, saturating as a merge does (returning the times that overflowed,
+// summed exactly, a total out of int64 saturating as a merge does (returning the times that overflowed,
 // ascending), zero diffs dropped.
 func consolidateSat(recs []rec) ([]rec, []frontier.Time) {
 	var overflow []frontier.Time
 	w := 0
 	for i := 0; i < len(recs); i++ {
-		r := recs[i]
+		r, first := recs[i], i
 		for i+1 < len(recs) && recs[i+1].k == r.k && recs[i+1].v == r.v && recs[i+1].t == r.t {
 			i++
 			var o bool
-			if r.d, o = saturate(r.d, recs[i].d); o {
-				overflow = overflowAt(overflow, r.t)
+			if r.d, o = addDiff(r.d, recs[i].d); o {
+				for i+1 < len(recs) && recs[i+1].k == r.k && recs[i+1].v == r.v && recs[i+1].t == r.t {
+					i++
+				}
+				run := recs[first : i+1]
+				if r.d, o = exactSum(len(run), func(x int) int64 { return run[x].d }); o {
+					overflow = overflowAt(overflow, r.t)
+				}
+				break
 			}
 		}
 		recs[w] = r
@@ -570,8 +609,14 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 		j := i + 1
 		for ; j < n && times[j] == times[i] && slices.Equal(row(j), row(i)); j++ {
 			var o bool
-			if d, o = saturate(d, diffs[j]); o {
-				overflow = overflowAt(overflow, times[i])
+			if d, o = addDiff(d, diffs[j]); o {
+				for j++; j < n && times[j] == times[i] && slices.Equal(row(j), row(i)); j++ {
+				}
+				run := diffs[i:j]
+				if d, o = exactSum(len(run), func(x int) int64 { return run[x] }); o {
+					overflow = overflowAt(overflow, times[i])
+				}
+				break
 			}
 		}
 		if d != 0 {

@@ -233,32 +233,56 @@ func TestIndexMergeOverflowIsNoRuntimeFailure(t *testing.T) {
 // TestSteppingOverflowFailureIsARuntimeError: the runtime records an
 // operator's failure while it steps (no command applied) under Seq 0 and
 // no command, as it does an arrangement's overflowing merge. Only the
-// merge is no failure of the run: a reduce whose layer build overflowed
-// (a min over a record whose count at as_of, MaxInt64 + 1, leaves int64:
-// the reduce fails its dataflow there, a known gap, docs/semantics.md
-// §1.1) must fail the session. Matched by Seq 0 and batch.ErrOverflow alone, it was dropped:
-// on several workers, where the reduce's first step often comes after
-// the create, eval printed an empty output at as_of and exited 0.
+// merge is no failure of the run; matched by Seq 0 and batch.ErrOverflow
+// alone, a stepping failure was dropped, and eval printed a partial output
+// and exited 0.
 func TestSteppingOverflowFailureIsARuntimeError(t *testing.T) {
 	merge := &runtime.CommandError{Err: &dataflow.MergeOverflowError{Trace: "dataflow maintain a_k: arrange oks"}}
 	step := &runtime.CommandError{Err: fmt.Errorf("dataflow query: reduce: layer 0 input [{0}, {3}): %w", &batch.OverflowError{Times: []frontier.Time{2}})}
 	if got := appendFailures(nil, errors.Join(merge, step)); len(got) != 1 || got[0] != step {
 		t.Fatalf("appendFailures kept %v, want only the stepping failure", got)
 	}
-	src := `{"version": 1, "name": "sof", "as_of": 2,
-	  "inputs": {"a": {"columns": ["x", "k"], "rows": [[0,9223372036854775807,4,1],[1,1,4,1],[0,1,0,2],[3,1,3,3]]}},
-	  "indexes": {"a_k": {"on": "a", "key": ["k"]}},
-	  "query": {"from": [{"as": "a", "collection": "a"}],
-	            "reduce": {"group_by": ["a.k"], "aggregates": [{"name": "m", "fn": "min", "expr": "a.x"}]}}}`
-	s, tables := decodeAndLoad(t, "sof.json", src)
+}
+
+// TestReduceCountOutOfInt64IsAnError: a record whose count at as_of leaves
+// int64 (MaxInt64 at time 0, +1 at time 1) makes the reduce's internal
+// build overflow; the output at as_of holds numeric overflow (docs/spec.md
+// "Expressions"), where the reduce failed its dataflow, in every plan
+// (min: hierarchical; count and sum: accumulable; distinct; threshold),
+// mode and worker count.
+func TestReduceCountOutOfInt64IsAnError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for range 5 {
-		for w := 2; w <= 4; w++ {
-			res, _, _, err := Evaluate(ctx, s, tables, SessionOptions{Mode: render.Direct, Join: plan.Linear, Workers: w}, []uint64{2, 3})
-			if err == nil {
-				t.Fatalf("workers=%d: no error, output %v: want the reduce's failure", w, res)
+	for _, q := range []string{
+		`"reduce": {"group_by": ["a.k"], "aggregates": [{"name": "m", "fn": "min", "expr": "a.x"}]}`,
+		`"reduce": {"group_by": ["a.k"], "aggregates": [{"name": "n", "fn": "count"}, {"name": "s", "fn": "sum", "expr": "a.x"}]}`,
+		`"distinct": true`,
+		`"threshold": true`,
+	} {
+		src := `{"version": 1, "name": "rov", "as_of": 2,
+		  "inputs": {"a": {"columns": ["x", "k"], "rows": [[0,9223372036854775807,4,1],[1,1,4,1],[0,1,0,2],[3,1,3,3]]}},
+		  "indexes": {"a_k": {"on": "a", "key": ["k"]}},
+		  "query": {"from": [{"as": "a", "collection": "a"}], ` + q + `}}`
+		s, tables := decodeAndLoad(t, "rov.json", src)
+		for _, mode := range []render.Mode{render.Imported, render.Direct} {
+			for w := 1; w <= 4; w++ {
+				res, _, leak, err := Evaluate(ctx, s, tables, SessionOptions{Mode: mode, Join: plan.Linear, Workers: w}, []uint64{2, 3})
+				if err != nil || leak != nil {
+					t.Fatalf("%s %v workers=%d: %v (left: %v)", q, mode, w, err, leak)
+				}
+				for i, r := range res {
+					if !slices.ContainsFunc(r.Errors, func(e reference.Error) bool { return e.Message == reference.MsgOverflow }) {
+						t.Errorf("%s %v workers=%d at %d: %s: want a numeric overflow error", q, mode, w, 2+i, r)
+					}
+				}
 			}
+		}
+		diffs, err := Check(ctx, s, tables, CheckCases(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range diffs {
+			t.Errorf("%s: %s", q, d)
 		}
 	}
 }

@@ -172,6 +172,7 @@ func (p *part) retire(r *Reduce, news []*batch.Batch, upper frontier.Frontier) (
 			rekeyLayer(bld, out, l)
 		}
 		b, err := bld.Build(lower, upper)
+		b, err = keepOverflow(&r.overflow, b, err)
 		if err != nil {
 			return nil, fmt.Errorf("reduce: layer %d input [%v, %v): %w", l, lower, upper, err)
 		}

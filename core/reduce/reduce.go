@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
@@ -186,9 +187,12 @@ type Reduce struct {
 	colIn   *trace.Writer
 	colBld  *batch.Builder
 
-	okBld      *batch.Sorted // the visible rows, pushed in key order (split)
-	okOut      groupOut
-	errBld     *batch.Builder
+	okBld  *batch.Sorted // the visible rows, pushed in key order (split)
+	okOut  groupOut
+	errBld *batch.Builder
+	// overflow are the times at which a build of this retire overflowed
+	// (keepOverflow): each becomes a numeric overflow error.
+	overflow   []frontier.Time
 	appendOnly bool
 	sized      bool // okBld has been sized by a first step
 	released   bool
@@ -350,6 +354,7 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 			collateRows(r.colBld, finals[i], i, p.pos, len(r.aggs))
 		}
 		b, err := r.colBld.Build(lower, upper)
+		b, err = keepOverflow(&r.overflow, b, err)
 		if err != nil {
 			return Output{}, fmt.Errorf("reduce: collating [%v, %v): %w", lower, upper, err)
 		}
@@ -361,6 +366,14 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 		}
 	}
 	errs := r.split(final)
+	// A count that left int64 in a layer, a stage or the collation: one
+	// numeric overflow at each time it did (docs/semantics.md §1.1), the
+	// saturated batches kept.
+	for _, t := range r.overflow {
+		r.errBld.Push([]int64{expr.CodeOverflow}, nil, t, 1)
+		errs++
+	}
+	r.overflow = r.overflow[:0]
 	oks, err := r.okBld.Build(lower, upper)
 	if err != nil {
 		return Output{}, fmt.Errorf("reduce: output [%v, %v): %w", lower, upper, err)
@@ -461,4 +474,18 @@ func Owner(key []int64, peers int) int {
 		cols[i] = i
 	}
 	return dataflow.Worker(dataflow.HashCols(key, cols), peers)
+}
+
+// keepOverflow passes on a build's batch and error, but for an overflow of
+// its diffs: the batch is then complete, every overflowed diff saturated
+// (batch.Builder.Build), so the reduce goes on with it, and the times that
+// overflowed are appended to *at, where Reduce.retire turns each into a
+// numeric overflow error. Any other error is returned.
+func keepOverflow(at *[]frontier.Time, b *batch.Batch, err error) (*batch.Batch, error) {
+	var oe *batch.OverflowError
+	if errors.As(err, &oe) {
+		*at = append(*at, oe.Times...)
+		return b, nil
+	}
+	return b, err
 }

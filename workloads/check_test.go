@@ -287,6 +287,44 @@ func TestReduceCountOutOfInt64IsAnError(t *testing.T) {
 	}
 }
 
+// TestLinearRunningCountOutOfInt64IsAnError: a linear join's running
+// result whose count at a time leaves int64 though every product fits
+// (a: -1 at time 0, MaxInt64 at time 1; b: 1 at each; the joined row's
+// updates at time 1 sum to 2·MaxInt64 - 1) overflows where the next stage
+// arranges it; that arrangement's numeric overflow reached no output, so
+// the output at time 1 held no error, with 2 workers every time and at
+// random with 1.
+func TestLinearRunningCountOutOfInt64IsAnError(t *testing.T) {
+	src := `{"version": 1, "name": "lin5",
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,-1,1,0],[1,9223372036854775807,1,0]]},
+	             "b": {"columns": ["k"], "rows": [[0,1,1],[1,1,1]]},
+	             "c": {"columns": ["k"], "rows": [[0,1,1]]}},
+	  "indexes": {"a_k": {"on": "a", "key": ["k"]}, "b_k": {"on": "b", "key": ["k"]}, "c_k": {"on": "c", "key": ["k"]}},
+	  "query": {"from": [{"as": "a", "collection": "a"}, {"as": "b", "collection": "b"}, {"as": "c", "collection": "c"}],
+	            "on": [["a.k", "b.k", "c.k"]]}}`
+	s, tables := decodeAndLoad(t, "lin5.json", src)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		for w := 1; w <= 4; w++ {
+			res, _, leak, err := Evaluate(ctx, s, tables, SessionOptions{Mode: mode, Join: plan.Linear, Workers: w}, []uint64{1})
+			if err != nil || leak != nil {
+				t.Fatalf("%v workers=%d: %v (left: %v)", mode, w, err, leak)
+			}
+			if !slices.ContainsFunc(res[0].Errors, func(e reference.Error) bool { return e.Message == reference.MsgOverflow }) {
+				t.Errorf("%v workers=%d at 1: %s: want a numeric overflow error", mode, w, res[0])
+			}
+		}
+	}
+	diffs, err := Check(ctx, s, tables, CheckCases(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+}
+
 // decodeAndLoad decodes spec source src, named name, and loads its inputs
 // with seed 0.
 func decodeAndLoad(t *testing.T, name, src string) (*spec.Spec, []*spec.Table) {

@@ -628,6 +628,14 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 			if left, err = b.c.Arrange(running, leftKey); err != nil {
 				return dataflow.Collection{}, err
 			}
+			// The running result's errors as arranged, in place of the
+			// previous stage's: the same errors, with the numeric
+			// overflow the arrangement adds where the running count of
+			// a joined row leaves int64 (products that each fit, summed
+			// at one time), which reaches no later stage otherwise.
+			if errStreams[len(errStreams)-1], err = b.flattenErrs(left.Errs); err != nil {
+				return dataflow.Collection{}, err
+			}
 		}
 		right, err := b.arrangement(e.Collection, st.KeyColumns, false)
 		if err != nil {
@@ -683,9 +691,9 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 		entryErrs = nil
 		b.joinMetrics(jm, collOf(q.Field))
 		errStreams = append(errStreams, out.Errs)
-		// The running result's errors travel with the join's errors; the
-		// next stage's arrangement of the running result is read for its
-		// oks only.
+		// The running result's errors travel with the join's errors (the
+		// next stage's arrangement of the running result replaces them
+		// with its own errs half, above).
 		running = out
 	}
 	errs, err := b.concat(errStreams...)

@@ -245,17 +245,19 @@ func TestSteppingOverflowFailureIsARuntimeError(t *testing.T) {
 }
 
 // TestReduceCountOutOfInt64IsAnError: a record whose count at as_of leaves
-// int64 (MaxInt64 at time 0, +1 at time 1) makes the reduce's internal
-// build overflow; the output at as_of holds numeric overflow (docs/spec.md
-// "Expressions"), where the reduce failed its dataflow, in every plan
-// (min: hierarchical; count and sum: accumulable; distinct; threshold),
-// mode and worker count.
+// int64 (MaxInt64 at time 0, +1 at time 1) is a numeric overflow in the
+// output at as_of (docs/spec.md "Expressions"), in every plan, mode and
+// worker count. A min or max (the hierarchical plan, alone or collated
+// with a count) failed its dataflow on it: its layer's build overflowed;
+// count and sum, distinct and threshold, which report it through their
+// records' arrangement, are checked beside them.
 func TestReduceCountOutOfInt64IsAnError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, q := range []string{
 		`"reduce": {"group_by": ["a.k"], "aggregates": [{"name": "m", "fn": "min", "expr": "a.x"}]}`,
 		`"reduce": {"group_by": ["a.k"], "aggregates": [{"name": "n", "fn": "count"}, {"name": "s", "fn": "sum", "expr": "a.x"}]}`,
+		`"reduce": {"group_by": ["a.k"], "aggregates": [{"name": "m", "fn": "max", "expr": "a.x"}, {"name": "n", "fn": "count"}]}`,
 		`"distinct": true`,
 		`"threshold": true`,
 	} {

@@ -261,8 +261,8 @@ func (se *Session) runtimeErr() error {
 // input row whose accumulated count leaves int64 across times is valid
 // input, and the arrangement keeps every other update and adds `numeric
 // overflow` to its error collection, which reaches the output like any
-// other error
-// (docs/semantics.md §1.1, "Where an arrangement reports an overflow").
+// other error (docs/semantics.md §1.1, "Where an arrangement reports an
+// overflow").
 // The runtime reports such a merge besides, and only on the worker whose
 // merge met it: a Maintenance runtime merging an index's compacted
 // batches meets it where a Solo query's arrangement, never compacted that

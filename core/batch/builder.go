@@ -354,6 +354,7 @@ func (b *Builder) writeColsAny(out *Batch, recs []rec) (nk, nv, n int, overflow 
 		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
 			var o bool
 			if d, o = addDiff(d, recs[j].d); o {
+				// A partial sum left int64: the run, to its end, exactly.
 				for j++; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
 				}
 				run := recs[i:j]
@@ -434,8 +435,9 @@ func (b *Builder) writeCols11(out *Batch, recs []rec, clean bool) (nk, nv, n int
 }
 
 // consolidateSat consolidates sorted recs in place: equal (key, val, time)
-// summed exactly, a total out of int64 saturating as a merge does (returning the times that overflowed,
-// ascending), zero diffs dropped.
+// summed exactly (exactSum), a total out of int64 saturated as a merge
+// does (returning the times that overflowed, ascending), zero diffs
+// dropped.
 func consolidateSat(recs []rec) ([]rec, []frontier.Time) {
 	var overflow []frontier.Time
 	w := 0
@@ -445,6 +447,7 @@ func consolidateSat(recs []rec) ([]rec, []frontier.Time) {
 			i++
 			var o bool
 			if r.d, o = addDiff(r.d, recs[i].d); o {
+				// A partial sum left int64: the run, to its end, exactly.
 				for i+1 < len(recs) && recs[i+1].k == r.k && recs[i+1].v == r.v && recs[i+1].t == r.t {
 					i++
 				}
@@ -610,6 +613,7 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 		for ; j < n && times[j] == times[i] && slices.Equal(row(j), row(i)); j++ {
 			var o bool
 			if d, o = addDiff(d, diffs[j]); o {
+				// A partial sum left int64: the run, to its end, exactly.
 				for j++; j < n && times[j] == times[i] && slices.Equal(row(j), row(i)); j++ {
 				}
 				run := diffs[i:j]

@@ -190,8 +190,10 @@ type Reduce struct {
 	okBld  *batch.Sorted // the visible rows, pushed in key order (split)
 	okOut  groupOut
 	errBld *batch.Builder
-	// overflow are the times at which a build of this retire overflowed
-	// (keepOverflow): each becomes a numeric overflow error.
+	// overflow are the times at which a hierarchical layer's build of
+	// this retire overflowed (keepOverflow): each becomes a numeric
+	// overflow error. (A stage's corrections and the collation push
+	// diffs of ±1 a group and time, which cannot leave int64.)
 	overflow   []frontier.Time
 	appendOnly bool
 	sized      bool // okBld has been sized by a first step
@@ -354,7 +356,6 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 			collateRows(r.colBld, finals[i], i, p.pos, len(r.aggs))
 		}
 		b, err := r.colBld.Build(lower, upper)
-		b, err = keepOverflow(&r.overflow, b, err)
 		if err != nil {
 			return Output{}, fmt.Errorf("reduce: collating [%v, %v): %w", lower, upper, err)
 		}
@@ -366,9 +367,9 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 		}
 	}
 	errs := r.split(final)
-	// A count that left int64 in a layer, a stage or the collation: one
+	// A record's count that left int64 in a hierarchical layer: one
 	// numeric overflow at each time it did (docs/semantics.md §1.1), the
-	// saturated batches kept.
+	// saturated batch kept.
 	for _, t := range r.overflow {
 		r.errBld.Push([]int64{expr.CodeOverflow}, nil, t, 1)
 		errs++

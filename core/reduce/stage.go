@@ -53,16 +53,13 @@ type stage struct {
 	asOf frontier.Frontier
 	inAr batch.Arity
 
-	out  *trace.Handle
-	outW *trace.Writer
-	// overflow collects the times at which a build of this stage's
-	// corrections overflowed (Reduce.overflow, keepOverflow).
-	overflow *[]frontier.Time
-	ova      int
-	lower    frontier.Frontier
-	bld      *batch.Sorted // the step's corrections, pushed in key order
-	gout     groupOut      // the current group's corrections
-	tmp      []*batch.Batch
+	out   *trace.Handle
+	outW  *trace.Writer
+	ova   int
+	lower frontier.Frontier
+	bld   *batch.Sorted // the step's corrections, pushed in key order
+	gout  groupOut      // the current group's corrections
+	tmp   []*batch.Batch
 
 	// The current group.
 	key                 []int64
@@ -93,7 +90,7 @@ func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.
 	h, w := trace.NewSpine(outAr, r.spine)
 	s := &stage{
 		kind: k, aggs: aggs, in: in, pres: pres, asOf: r.asOf, inAr: inAr,
-		out: h, outW: w, ova: ova, lower: frontier.Min(), bld: batch.NewSorted(outAr, 0), gout: groupOut{va: ova}, overflow: &r.overflow,
+		out: h, outW: w, ova: ova, lower: frontier.Min(), bld: batch.NewSorted(outAr, 0), gout: groupOut{va: ova},
 		cur: make([]int64, ova), want: make([]int64, ova),
 	}
 	if k == kindAccum {
@@ -157,7 +154,6 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 		}
 	}
 	b, err := s.bld.Build(lower, upper)
-	b, err = keepOverflow(s.overflow, b, err)
 	if err != nil {
 		return nil, fmt.Errorf("reduce: building corrections [%v, %v): %w", lower, upper, err)
 	}

@@ -47,41 +47,39 @@ func (v *onceValue) Set(s string) error {
 	}
 	switch v.Type() {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		d, err := decimal(s, v.Type()[0] == 'i')
-		if err != nil {
+		if err := decimal(s, v.Type()[0] == 'i'); err != nil {
 			return err
 		}
-		s = d
 	}
 	v.set = true
 	return v.Value.Set(s)
 }
 
-// decimal returns s if it is a plain decimal integer: digits, no leading
+// decimal reports whether s is a plain decimal integer: digits, no leading
 // zero (which pflag's base-0 parsing would read as octal), a leading -
 // only if signed and not on 0; any other syntax (0x, 0b, 0o, _, +,
 // spaces) is refused.
-func decimal(s string, signed bool) (string, error) {
+func decimal(s string, signed bool) error {
 	digits := s
 	if signed && len(digits) > 1 && digits[0] == '-' {
 		digits = digits[1:]
 	}
 	if digits == "" || digits[0] == '0' && (len(digits) > 1 || len(s) > 1) {
-		return "", errors.New("must be a plain decimal integer")
+		return errors.New("must be a plain decimal integer")
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return "", errors.New("must be a plain decimal integer")
+			return errors.New("must be a plain decimal integer")
 		}
 	}
+	var err error
 	if signed {
-		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
-			return "", errors.New("out of range")
-		}
-		return s, nil
+		_, err = strconv.ParseInt(s, 10, 64)
+	} else {
+		_, err = strconv.ParseUint(s, 10, 64)
 	}
-	if _, err := strconv.ParseUint(s, 10, 64); err != nil {
-		return "", errors.New("out of range")
+	if err != nil {
+		return errors.New("out of range")
 	}
-	return s, nil
+	return nil
 }

@@ -215,17 +215,28 @@ func saturate(a, b int64) (int64, bool) {
 // extension and carry to the high word, which n < 2^62 diffs cannot
 // overflow.
 func exactSum(n int, d func(int) int64) (int64, bool) {
-	var hi int64
-	var lo uint64
+	var hi, lo int64
 	for i := range n {
-		x := d(i)
-		var c uint64
-		lo, c = bits.Add64(lo, uint64(x), 0)
-		hi += x>>63 + int64(c)
+		hi, lo = wideAdd(hi, lo, d(i))
 	}
+	return narrow(hi, lo)
+}
+
+// wideAdd adds d to the 128-bit sum whose high word is hi and low word lo:
+// d's sign extension and the carry go to the high word. A running sum
+// that left int64 goes on here from hi = lo>>63, the sign of the sum
+// before it.
+func wideAdd(hi, lo, d int64) (int64, int64) {
+	l, c := bits.Add64(uint64(lo), uint64(d), 0)
+	return hi + d>>63 + int64(c), int64(l)
+}
+
+// narrow returns the 128-bit sum (hi, lo) if it fits int64, or else the
+// int64 bound of its sign and true.
+func narrow(hi, lo int64) (int64, bool) {
 	switch {
-	case hi == int64(lo)>>63:
-		return int64(lo), false
+	case hi == lo>>63:
+		return lo, false
 	case hi < 0:
 		return math.MinInt64, true
 	}

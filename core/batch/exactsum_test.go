@@ -2,6 +2,7 @@ package batch
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -72,4 +73,104 @@ func permutations(n int) [][]int {
 		}
 	}
 	return out
+}
+
+// TestMergeSumsARunExactly: a merge consolidates the diffs of one (key,
+// val, advanced time) exactly, as a build does (TestBuildSumsARunExactly):
+// a partial sum out of int64 is no overflow when the total fits, whatever
+// order the inputs hold the diffs in and however the fuel splits the run;
+// only a total out of int64 overflows, saturated to its own sign. Every
+// kernel that sums a run of more than two: the k-way merge of one-column
+// keys and vals (in Go and in assembly, with and without its largest input
+// beside the tree) and of other arities, and a two-way merge's advance of
+// the times at or before the since (from both inputs, and from one).
+func TestMergeSumsARunExactly(t *testing.T) {
+	const mx, mn = math.MaxInt64, math.MinInt64
+	for _, tc := range []struct {
+		diffs []int64
+		want  int64
+		over  bool
+	}{
+		{[]int64{mx, 1, -1}, mx, false},
+		{[]int64{mn, -1, 2}, mn + 1, false},
+		{[]int64{mx, mx, mn, mn, 1}, -1, false},
+		{[]int64{mx, 1, mn, mn}, mn, false},
+		{[]int64{mx, 1, 1, -5}, mx - 3, false},
+		{[]int64{mn, mn, 1}, mn, true},
+		{[]int64{mx, mx, -1}, mx, true},
+		{[]int64{mx, 1, 1}, mx, true},
+	} {
+		n := uint64(len(tc.diffs))
+		comp := frontier.At(n)
+		for _, perm := range permutations(len(tc.diffs)) {
+			ds := make([]int64, n)
+			for i, p := range perm {
+				ds[i] = tc.diffs[p]
+			}
+			for _, ar := range []Arity{{Key: 1, Val: 1}, {Key: 1}, {Key: 2, Val: 2}} {
+				for _, o := range []int64{6, 8} { // the other key before the run's, and after
+					key, val := make([]int64, ar.Key), make([]int64, ar.Val)
+					key[0] = 7
+					other := []int64{o, o}[:ar.Key]
+					// build makes a batch of [lo, hi) with key's updates of
+					// diffs ds at times lo, lo+1, ..., and the other key beside
+					// them.
+					build := func(lo, hi uint64, ds []int64) *Batch {
+						b := NewBuilder(ar, 0)
+						b.Push(other, []int64{1, 1}[:ar.Val], lo, 5)
+						for i, d := range ds {
+							b.Push(key, val, lo+uint64(i), d)
+						}
+						out, err := b.Build(frontier.At(lo), frontier.At(hi))
+						if err != nil {
+							t.Fatal(err)
+						}
+						return out
+					}
+					check := func(kernel string, m *Merger, fuel int64) {
+						t.Helper()
+						for !m.Done() {
+							f := fuel
+							m.Work(&f)
+						}
+						out, err := m.Result()
+						if (err != nil) != tc.over || err != nil && err != ErrOverflow {
+							t.Errorf("%s %v, diffs %v, fuel %d: error %v, want overflow %v", kernel, ar, ds, fuel, err, tc.over)
+							return
+						}
+						var got []int64
+						for _, u := range out.Updates() {
+							if u.Key[0] == 7 {
+								if u.Time != n {
+									t.Errorf("%s %v, diffs %v: time %d, want %d", kernel, ar, ds, u.Time, n)
+								}
+								got = append(got, u.Diff)
+							}
+						}
+						if len(got) != 1 || got[0] != tc.want {
+							t.Errorf("%s %v, diffs %v, fuel %d: diffs %v, want [%d]", kernel, ar, ds, fuel, got, tc.want)
+						}
+					}
+					// One input a diff.
+					var bs []*Batch
+					for i, d := range ds {
+						bs = append(bs, build(uint64(i), uint64(i)+1, []int64{d}))
+					}
+					for _, fuel := range []int64{1, 1000} {
+						if ar == (Arity{Key: 1, Val: 1}) {
+							for _, prm := range []kwParams{{stage: 1, big: 0}, {stage: 1, big: 0, slow: true}, {stage: kwStage, big: 2, bigMin: 3}, {stage: kwStage, big: 2, bigMin: 3, slow: true}} {
+								check(fmt.Sprintf("k-way %+v", prm), newMergerN(bs, comp, prm, 0), fuel)
+							}
+						} else {
+							check("k-way", NewMergerN(bs, comp), fuel)
+						}
+						// Two inputs: all but the last diff, and the last.
+						check("two-way, both", NewMerger(build(0, n-1, ds[:n-1]), build(n-1, n, ds[n-1:]), comp), fuel)
+						// Every diff in the first input; the other key alone in the second.
+						check("two-way, one", NewMerger(build(0, n, ds), build(n, n+1, nil), frontier.At(n)), fuel)
+					}
+				}
+			}
+		}
+	}
 }

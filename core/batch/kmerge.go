@@ -47,6 +47,12 @@ type kway struct {
 	ak, av int
 	at     uint64
 	ad     int64
+	// wide is set while the accumulator's sum is out of int64: ad is then
+	// the low word of the exact sum and hi its high word (wideAdd), so a
+	// run whose partial sum overflows but whose total fits is written
+	// exactly (settle, when the run ends).
+	wide bool
+	hi   int64
 }
 
 // NewMergerN starts merging the adjacent batches bs (in time order, at least
@@ -213,9 +219,9 @@ func (kw *kway) work(m *Merger, f int64) int64 {
 		d := b.diffs[u]
 		// Consolidate into the accumulator, or write it and start anew.
 		if kw.has && t == kw.at && kw.sameKV(w, k, v) {
-			kw.ad = m.add(kw.ad, d)
+			kw.add(d)
 		} else {
-			if kw.has && kw.ad != 0 {
+			if kw.has && kw.settle(m) != 0 {
 				nk, nv, nu = kw.emit(o, ka, va, nk, nv, nu)
 			}
 			kw.has, kw.a, kw.ak, kw.av, kw.at, kw.ad = true, w, k, v, t, d
@@ -244,7 +250,7 @@ func (kw *kway) work(m *Merger, f int64) int64 {
 		kw.tree[0] = int32(w)
 	}
 	if kw.ex[kw.tree[0]] != 0 {
-		if kw.has && kw.ad != 0 {
+		if kw.has && kw.settle(m) != 0 {
 			nk, nv, nu = kw.emit(o, ka, va, nk, nv, nu)
 		}
 		kw.has = false
@@ -252,6 +258,30 @@ func (kw *kway) work(m *Merger, f int64) int64 {
 	}
 	m.nk, m.nv, m.nu = nk, nv, nu
 	return used
+}
+
+// add adds d to the accumulator's diff, going on in 128 bits once a
+// partial sum leaves int64.
+func (kw *kway) add(d int64) {
+	if !kw.wide {
+		s, o := addDiff(kw.ad, d)
+		if !o {
+			kw.ad = s
+			return
+		}
+		kw.wide, kw.hi = true, kw.ad>>63
+	}
+	kw.hi, kw.ad = wideAdd(kw.hi, kw.ad, d)
+}
+
+// settle ends the accumulator's run: its diff is the exact sum, or, if
+// that leaves int64, the bound of its sign (an overflow). It returns the
+// diff.
+func (kw *kway) settle(m *Merger) int64 {
+	if kw.wide {
+		kw.ad, kw.wide = m.settle(kw.hi, kw.ad), false
+	}
+	return kw.ad
 }
 
 // sameKV reports whether key k, val v of input w equal the accumulator's.

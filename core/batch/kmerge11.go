@@ -58,10 +58,14 @@ type kway11 struct {
 	wi int32
 	// The accumulator: the last (key, val, advanced time) emit saw and its
 	// summed diff, written once a different one arrives.
-	has       bool
-	ak, av    int64
-	at        uint64
-	ad        int64
+	has    bool
+	ak, av int64
+	at     uint64
+	ad     int64
+	// wide: the accumulator's sum is out of int64, ad its low word and hi
+	// its high word (as kway's), until the run ends.
+	wide      bool
+	hi        int64
 	blk       []rec
 	exhausted bool // every input in the tree consumed (the winner is exhausted)
 	// big is the largest input when it is merged beside the tree, not in
@@ -258,6 +262,9 @@ func (kw *kway11) work(m *Merger, f int64) int64 {
 // finish writes the accumulator's last update, if it did not cancel, and
 // marks the merge done: every input is consumed.
 func (kw *kway11) finish(m *Merger) {
+	if kw.wide {
+		kw.ad, kw.wide = m.settle(kw.hi, kw.ad), false
+	}
 	if kw.has && kw.ad != 0 {
 		m.growOut(1)
 		kw.flush(m)
@@ -446,8 +453,10 @@ func (kw *kway11) emit(m *Merger, rs []rec) {
 		rs = rs[1:]
 	}
 	ak, av, at, ad := kw.ak, kw.av, kw.at, kw.ad
+	wide, hi := kw.wide, kw.hi
 	for i := 0; i < len(rs); i++ {
-		if kw.fast {
+		// Not while a sum is wide: the assembly adds in int64.
+		if kw.fast && !wide {
 			// The records in assembly, up to one whose sum overflows
 			// (kselect_amd64.s); this loop takes that one.
 			f := kwEmit{rs: unsafe.Pointer(unsafe.SliceData(rs)), i: i, n: len(rs), s: s, ak: ak, av: av, at: at, ad: ad, nk: nk, nv: nv, nu: nu, oK: oK, oKo: oKo, oV: oV, oVo: oVo, oT: oT, oD: oD}
@@ -460,8 +469,20 @@ func (kw *kway11) emit(m *Merger, rs []rec) {
 		r := &rs[i]
 		t := max(r.t, s)
 		if r.k == ak && r.v == av && t == at {
-			ad = m.add(ad, r.d)
+			// A partial sum out of int64 goes on in 128 bits (as kway.add).
+			if !wide {
+				sum, o := addDiff(ad, r.d)
+				if !o {
+					ad = sum
+					continue
+				}
+				wide, hi = true, ad>>63
+			}
+			hi, ad = wideAdd(hi, ad, r.d)
 			continue
+		}
+		if wide {
+			ad, wide = m.settle(hi, ad), false
 		}
 		if ad != 0 {
 			newKey := nk == 0 || *(*int64)(unsafe.Add(oK, (nk-1)*8)) != ak
@@ -482,6 +503,7 @@ func (kw *kway11) emit(m *Merger, rs []rec) {
 		ak, av, at, ad = r.k, r.v, t, r.d
 	}
 	kw.ak, kw.av, kw.at, kw.ad = ak, av, at, ad
+	kw.wide, kw.hi = wide, hi
 	m.nk, m.nv, m.nu = nk, nv, nu
 }
 

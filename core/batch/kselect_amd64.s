@@ -146,7 +146,7 @@ out:
 // accumulator's update when a different one arrives and it did not cancel,
 // opening a key and a val when they differ from the last written ones. It
 // returns to Go at the records' end, or before a record whose sum would
-// overflow: the Go loop sums it (Merger.add reports the overflow).
+// overflow: the Go loop sums it, and the rest of its run, in 128 bits.
 //
 // Registers: R15 the state; SI the next record, DI the records' end; AX,
 // BX, CX, DX the accumulator's key, val, time and diff; R9, R10, R11 the

@@ -1,10 +1,11 @@
 package batch
 
 import (
+	"math"
+
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/invariants"
 	"github.com/tracebench/tracebench/internal/mutants"
-	"math"
 )
 
 // Merger merges two adjacent batches in bounded steps of work (§1.7). The
@@ -571,10 +572,16 @@ func (m *Merger) copyVals(b *Batch, vlo, vhi int) {
 		i, hi := int(voff[v]), int(voff[v+1])
 		start := nu
 		if adv && times[i] <= s {
-			// Advancing maps the prefix of times <= s to s.
-			acc := diffs[i]
+			// Advancing maps the prefix of times <= s to s, summed exactly:
+			// a partial sum out of int64 is summed again in 128 bits.
+			acc, first, over := diffs[i], i, false
 			for i++; i < hi && times[i] <= s; i++ {
-				acc = m.add(acc, diffs[i])
+				var o bool
+				acc, o = addDiff(acc, diffs[i])
+				over = over || o
+			}
+			if over {
+				acc = m.sumExact(diffs[first:i], nil)
 			}
 			if acc != 0 {
 				oT[nu], oD[nu] = s, acc
@@ -798,12 +805,21 @@ func (m *Merger) mergeVal(v1, v2 int) {
 	start := nu
 	i, j := 0, 0
 	if m.adv {
+		// The prefixes of times <= since, summed exactly (as copyVals).
 		var acc int64
+		over := false
 		for ; i < len(t1) && t1[i] <= m.s; i++ {
-			acc = m.add(acc, d1[i])
+			var o bool
+			acc, o = addDiff(acc, d1[i])
+			over = over || o
 		}
 		for ; j < len(t2) && t2[j] <= m.s; j++ {
-			acc = m.add(acc, d2[j])
+			var o bool
+			acc, o = addDiff(acc, d2[j])
+			over = over || o
+		}
+		if over {
+			acc = m.sumExact(d1[:i], d2[:j])
 		}
 		if acc != 0 {
 			oT[nu], oD[nu] = m.s, acc
@@ -848,7 +864,35 @@ func (m *Merger) mergeVal(v1, v2 int) {
 	m.nu = nu
 }
 
-// add returns a+b, saturated on overflow (recorded as ErrOverflow).
+// settle returns the 128-bit sum (hi, lo) of a run (wideAdd) if it fits
+// int64, and else the int64 bound of its sign, recording ErrOverflow: only
+// a total out of int64 overflows, not a partial sum (MaxInt64, +1, -1 is
+// MaxInt64).
+func (m *Merger) settle(hi, lo int64) int64 {
+	d, o := narrow(hi, lo)
+	if o {
+		m.err = ErrOverflow
+	}
+	return d
+}
+
+// sumExact returns the sum of the diffs of a and b, exactly if it fits
+// int64 and else the bound of its sign (recording ErrOverflow): a run's
+// checked sum calls it when a partial sum overflowed.
+func (m *Merger) sumExact(a, b []int64) int64 {
+	var hi, lo int64
+	for _, d := range a {
+		hi, lo = wideAdd(hi, lo, d)
+	}
+	for _, d := range b {
+		hi, lo = wideAdd(hi, lo, d)
+	}
+	return m.settle(hi, lo)
+}
+
+// add returns a+b, saturated on overflow (recorded as ErrOverflow): the
+// sum of two updates, one from each input of a two-way merge, is the
+// run's whole sum, so its overflow is the total's.
 func (m *Merger) add(a, b int64) int64 {
 	s, o := addDiff(a, b)
 	if o {

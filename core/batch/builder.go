@@ -194,19 +194,6 @@ func addDiff(a, b int64) (int64, bool) {
 	return s, (a^s)&(b^s) < 0
 }
 
-// saturate returns a+b, or the int64 bound of a's sign when that overflows,
-// and whether it overflowed.
-func saturate(a, b int64) (int64, bool) {
-	s, o := addDiff(a, b)
-	if !o {
-		return s, false
-	}
-	if a > 0 {
-		return math.MaxInt64, true
-	}
-	return math.MinInt64, true
-}
-
 // exactSum returns the sum of the n diffs d(0), ..., d(n-1), computed
 // exactly, if it fits int64, or else the int64 bound of its sign and true.
 // A run's checked running sum calls it when a partial sum overflowed: the

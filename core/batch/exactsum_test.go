@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -169,6 +170,58 @@ func TestMergeSumsARunExactly(t *testing.T) {
 						// Every diff in the first input; the other key alone in the second.
 						check("two-way, one", NewMerger(build(0, n, ds), build(n, n+1, nil), frontier.At(n)), fuel)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestSortedSumsARunExactly: a sorted build sums a run of equal (key, val,
+// time) exactly too, whether the run is followed by another push or ends
+// the build.
+func TestSortedSumsARunExactly(t *testing.T) {
+	const mx, mn = math.MaxInt64, math.MinInt64
+	for _, tc := range []struct {
+		diffs []int64
+		want  int64
+		over  bool
+	}{
+		{[]int64{mx, 1, -1}, mx, false},
+		{[]int64{mn, -1, 2}, mn + 1, false},
+		{[]int64{mx, 1, mn, mn}, mn, false},
+		{[]int64{mx, 1, 1, -2}, mx, false},
+		{[]int64{mx, 1, -1, -mx}, 0, false},
+		{[]int64{mn, mn, 1}, mn, true},
+		{[]int64{mx, 1, 1}, mx, true},
+	} {
+		for _, perm := range permutations(len(tc.diffs)) {
+			for _, last := range []bool{false, true} {
+				s := NewSorted(Arity{Key: 1, Val: 1}, 0)
+				s.Push1(1, 0, 2, 3)
+				for _, p := range perm {
+					s.Push1(2, 0, 2, tc.diffs[p])
+				}
+				if !last {
+					s.Push1(2, 0, 3, 4)
+				}
+				out, err := s.Build(frontier.Min(), frontier.At(4))
+				var oe *OverflowError
+				if got := errors.As(err, &oe); got != tc.over || got && (len(oe.Times) != 1 || oe.Times[0] != 2) {
+					t.Errorf("%v in order %v: error %v, want overflow %v at 2", tc.diffs, perm, err, tc.over)
+					continue
+				}
+				var got []int64
+				for _, u := range out.Updates() {
+					if u.Key[0] == 2 && u.Time == 2 {
+						got = append(got, u.Diff)
+					}
+				}
+				var want []int64 // a run that cancels leaves nothing
+				if tc.want != 0 {
+					want = []int64{tc.want}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%v in order %v, last %v: diffs %v, want %v", tc.diffs, perm, last, got, want)
 				}
 			}
 		}

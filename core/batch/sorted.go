@@ -28,9 +28,10 @@ const sortedKeep = 1 << 12
 //
 // An update whose consolidated diff is zero is dropped, with its val and
 // key if it was their only update (B2). Build reports a push out of order
-// as ErrUnsorted (asserted at the push in invariant builds); a consolidated
-// diff leaving int64 is saturated and reported as by Builder.Build. A
-// Sorted is reused after Build.
+// as ErrUnsorted (asserted at the push in invariant builds); a run of
+// equal (key, val, time) is summed exactly, and a total leaving int64 is
+// saturated and reported as by Builder.Build. A Sorted is reused after
+// Build.
 type Sorted struct {
 	ar   Arity
 	hint int // updates to allocate room for when the columns are empty
@@ -46,6 +47,12 @@ type Sorted struct {
 
 	overflow []frontier.Time
 	unsorted bool
+	// wide: the last update's diff is a sum out of int64, its low word,
+	// with hi the high word (wideAdd), until a push of another (key, val,
+	// time) or Build ends its run (settleLast): a partial sum out of int64
+	// is no overflow when the run's total fits.
+	wide bool
+	hi   int64
 }
 
 // NewSorted returns a builder of batches of the given arity with room for
@@ -66,7 +73,22 @@ func (s *Sorted) Reset() {
 	s.keys, s.vals = s.keys[:0], s.vals[:0]
 	s.keyOffs, s.valOffs = s.keyOffs[:0], s.valOffs[:0]
 	s.times, s.diffs = s.times[:0], s.diffs[:0]
-	s.overflow, s.unsorted = s.overflow[:0], false
+	s.overflow, s.unsorted, s.wide = s.overflow[:0], false, false
+}
+
+// settleLast ends the run of the last update when its sum went wide: the
+// exact total if it fits int64, else the bound of its sign, an overflow
+// at its time.
+func (s *Sorted) settleLast() {
+	if !s.wide {
+		return
+	}
+	n := len(s.diffs) - 1
+	var o bool
+	if s.diffs[n], o = narrow(s.hi, s.diffs[n]); o {
+		s.overflow = overflowAt(s.overflow, s.times[n])
+	}
+	s.wide = false
 }
 
 // Push appends one update. The rows are copied. REQUIRES: len(key) and
@@ -102,12 +124,18 @@ func (s *Sorted) Push(key, val []int64, t frontier.Time, d int64) {
 		s.unsorted = true
 	}
 	if c == 0 {
-		var o bool
-		if s.diffs[n-1], o = saturate(s.diffs[n-1], d); o {
-			s.overflow = overflowAt(s.overflow, t)
+		if !s.wide {
+			sum, o := addDiff(s.diffs[n-1], d)
+			if !o {
+				s.diffs[n-1] = sum
+				return
+			}
+			s.wide, s.hi = true, s.diffs[n-1]>>63
 		}
+		s.hi, s.diffs[n-1] = wideAdd(s.hi, s.diffs[n-1], d)
 		return
 	}
+	s.settleLast()
 	if s.diffs[n-1] == 0 {
 		poppedVal, poppedKey := s.popLast()
 		sameKey = sameKey && !poppedKey
@@ -182,8 +210,11 @@ func (s *Sorted) Build(lower, upper frontier.Frontier) (*Batch, error) {
 		s.Reset()
 		return nil, ErrUnsorted
 	}
-	if n := len(s.times); n > 0 && s.diffs[n-1] == 0 {
-		s.popLast()
+	if n := len(s.times); n > 0 {
+		s.settleLast()
+		if s.diffs[n-1] == 0 {
+			s.popLast()
+		}
 	}
 	s.keyOffs = append(s.keyOffs, uint32(len(s.valOffs)))
 	s.valOffs = append(s.valOffs, uint32(len(s.times)))

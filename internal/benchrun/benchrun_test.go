@@ -546,6 +546,25 @@ func TestRunProfiles(t *testing.T) {
 	}
 }
 
+// TestRunFlamegraphWithCPUProfileNotAFile checks that --flamegraph works
+// when --cpuprofile names a file that cannot be read back (/dev/null; a
+// named pipe likewise): the flame graph is drawn from its own copy of the
+// profile, not from the --cpuprofile destination.
+func TestRunFlamegraphWithCPUProfileNotAFile(t *testing.T) {
+	chdirRoot(t)
+	flame := filepath.Join(t.TempDir(), "flame.html")
+	var stdout, stderr bytes.Buffer
+	err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 1, Progress: ProgressOff, CPUProfile: os.DevNull, Flamegraph: flame, Engine: &fakeEngine{spin: 100 * time.Millisecond}, Env: testEnv})
+	if err != nil {
+		t.Fatalf("--cpuprofile %s --flamegraph: %v", os.DevNull, err)
+	}
+	page, err := os.ReadFile(flame)
+	if err != nil || !strings.Contains(string(page), "fakeEngine") {
+		t.Errorf("flame graph does not show the profiled function (%d bytes, %v)", len(page), err)
+	}
+}
+
 // TestRunFlamegraphInterrupted checks that Ctrl-C during the flame-graph
 // export, which reaches the export's subprocess too, exits 130 with a
 // plain message, the results kept and no flame graph written.

@@ -361,15 +361,24 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		if cpuOut, err = createPending(cpuPath); err != nil {
 			return usagef("--cpuprofile", "%s: cannot write: %s", cpuPath, pathErrMsg(err))
 		}
-	} else if cfg.Flamegraph != "" {
-		// The flame graph's profile, when no --cpuprofile keeps it, is a
-		// temporary file.
+	}
+	// The flame graph reads its profile back from a file: a temporary one
+	// when no --cpuprofile keeps it, or when --cpuprofile is not a regular
+	// file (/dev/null, a named pipe), which cannot be read back.
+	var flameCopy *os.File
+	if cfg.Flamegraph != "" && (cpuOut == nil || cpuOut.tmp == "") {
 		f, err := os.CreateTemp("", "benchrun-cpu-*.pprof")
 		if err != nil {
 			return fmt.Errorf("benchrun: --flamegraph: %w", err)
 		}
 		defer os.Remove(f.Name())
-		cpuPath, cpuOut = f.Name(), &pendingFile{f: f, path: f.Name()}
+		if cpuOut == nil {
+			cpuOut = &pendingFile{f: f, path: f.Name()}
+		} else {
+			flameCopy = f
+			defer f.Close()
+		}
+		cpuPath = f.Name()
 	}
 	w := cfg.Out
 	if cfg.OutFile != "" {
@@ -387,6 +396,9 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		// The profiler drops its write errors: they are kept here, so a
 		// profile that could not be written (a full disk) fails the run.
 		pw := &ErrWriter{W: cpuOut}
+		if flameCopy != nil {
+			pw.W = io.MultiWriter(cpuOut, flameCopy)
+		}
 		if err := pprof.StartCPUProfile(pw); err != nil {
 			return fmt.Errorf("benchrun: --cpuprofile: %w", err)
 		}
@@ -397,6 +409,11 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			}
 			stopped = true
 			pprof.StopCPUProfile()
+			if flameCopy != nil {
+				if err := flameCopy.Close(); err != nil && pw.Err == nil {
+					pw.Err = err
+				}
+			}
 			if pw.Err != nil {
 				cpuOut.discard()
 				return pw.Err

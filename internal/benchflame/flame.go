@@ -13,10 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/google/pprof/driver"
+	"github.com/google/pprof/profile"
 )
 
 // Sentinel errors.
@@ -74,6 +76,46 @@ func (o Options) check() error {
 	return nil
 }
 
+// parse reads each profile on its own, so that a bad one is named (the
+// driver's message names Profile first even when Base is at fault), and
+// refuses a Base that shares no sample type with Profile, naming both.
+func (o Options) parse() error {
+	read := func(path string) (*profile.Profile, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrProfile, err)
+		}
+		defer f.Close()
+		p, err := profile.Parse(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrProfile, path, err)
+		}
+		return p, nil
+	}
+	p, err := read(o.Profile)
+	if err != nil || o.Base == "" {
+		return err
+	}
+	b, err := read(o.Base)
+	if err != nil {
+		return err
+	}
+	types := func(p *profile.Profile) []string {
+		var ts []string
+		for _, st := range p.SampleType {
+			ts = append(ts, st.Type+"/"+st.Unit)
+		}
+		return ts
+	}
+	pt, bt := types(p), types(b)
+	for _, t := range pt {
+		if slices.Contains(bt, t) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s (%s) and base %s (%s) share no sample type: profiles of different kinds", ErrProfile, o.Profile, strings.Join(pt, ", "), o.Base, strings.Join(bt, ", "))
+}
+
 // Export draws the flame graph of opts with pprof's driver in this process
 // and writes it to w as one self-contained HTML page (inline script and
 // style, no network).
@@ -84,6 +126,9 @@ func (o Options) check() error {
 // a fresh subprocess, everywhere except in that subprocess.
 func Export(w io.Writer, opts Options) error {
 	if err := opts.check(); err != nil {
+		return err
+	}
+	if err := opts.parse(); err != nil {
 		return err
 	}
 	args := []string{"-http=localhost:1", "-no_browser", "-symbolize=none"}

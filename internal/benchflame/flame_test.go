@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -273,5 +274,45 @@ func TestWriteProfileFromBytes(t *testing.T) {
 	}
 	if err := WriteProfile(context.Background(), &bytes.Buffer{}, []byte("junk"), Options{}); !errors.Is(err, ErrProfile) {
 		t.Errorf("WriteProfile(junk) = %v, want ErrProfile", err)
+	}
+}
+
+// TestWriteBadBaseNamesIt checks that a bad Base is named in the error,
+// not only Profile (the driver's own message begins with Profile whichever
+// file is at fault), and that a Base of another kind of profile (a heap
+// profile against a CPU one) names both.
+func TestWriteBadBaseNamesIt(t *testing.T) {
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut-base.pprof")
+	whole, err := os.ReadFile("testdata/direct.pprof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cut, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	heap := filepath.Join(dir, "heap-base.pprof")
+	var hb bytes.Buffer
+	if err := pprof.Lookup("allocs").WriteTo(&hb, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(heap, hb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		base string
+		want *regexp.Regexp
+	}{
+		{cut, regexp.MustCompile(`^benchflame: bad profile: ` + regexp.QuoteMeta(cut) + `: `)},
+		{heap, regexp.MustCompile(`testdata/imported\.pprof .* base ` + regexp.QuoteMeta(heap) + ` .*share no sample type`)},
+	} {
+		var buf bytes.Buffer
+		err := Write(context.Background(), &buf, Options{Profile: "testdata/imported.pprof", Base: tc.base})
+		if !errors.Is(err, ErrProfile) || !tc.want.MatchString(err.Error()) {
+			t.Errorf("base %s: error %v, want ErrProfile matching %s", tc.base, err, tc.want)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("base %s: wrote %d bytes on error", tc.base, buf.Len())
+		}
 	}
 }

@@ -127,6 +127,9 @@ func TestResolveErrors(t *testing.T) {
 			p.Views[1].Query.Maps[0].Name = "p_cust"
 			p.Views[1].Query.Project[1] = "p_cust"
 		}, "views.sold.query.project", "both become column p_cust"},
+		{"view reduce column clash", func(p *Plan) {
+			p.Views[1].Query.Reduce = &Reduce{GroupBy: []string{"p.cust"}, Aggregates: []Aggregate{{Name: "n", Fn: Count}, {Name: "p_cust", Fn: Count}}}
+		}, "views.sold.query.reduce.aggregates[1].name", "both become column p_cust"},
 		{"cycle", func(p *Plan) { p.Views[0].Input = "sold" }, "views.priced", "cycle: priced -> sold -> priced"},
 		{"self cycle", func(p *Plan) { p.Views[0].Input = "priced" }, "views.priced", "cycle: priced -> priced"},
 		{"view both kinds", func(p *Plan) { p.Views[1].Input = "orders" }, "views.sold", "a query view has only a query"},

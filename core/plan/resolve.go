@@ -549,10 +549,20 @@ func (r *Resolved) resolveQuery(q *Query, f string) (*ResolvedQuery, error) {
 	if q.Distinct && q.Threshold {
 		return nil, fail(f+".threshold", "at most one of distinct and threshold")
 	}
-	for _, o := range rq.Output {
+	for i, o := range rq.Output {
 		col := strings.ReplaceAll(o, ".", "_")
 		if j := slices.Index(rq.Columns, col); j >= 0 && strings.HasPrefix(f, "views.") {
-			return nil, fail(f+".project", "output names %s and %s both become column %s of the view", rq.Output[j], o, col)
+			// The field that names o: a reduce's outputs are its group_by
+			// entries, then its aggregates' names, not the project.
+			of := f + ".project"
+			if q.Reduce != nil {
+				if g := len(q.Reduce.GroupBy); i < g {
+					of = fmt.Sprintf("%s.reduce.group_by[%d]", f, i)
+				} else {
+					of = fmt.Sprintf("%s.reduce.aggregates[%d].name", f, i-g)
+				}
+			}
+			return nil, fail(of, "output names %s and %s both become column %s of the view", rq.Output[j], o, col)
 		}
 		rq.Columns = append(rq.Columns, col)
 	}

@@ -126,7 +126,11 @@ func TestResolveErrors(t *testing.T) {
 		{"view column clash", func(p *Plan) {
 			p.Views[1].Query.Maps[0].Name = "p_cust"
 			p.Views[1].Query.Project[1] = "p_cust"
-		}, "views.sold.query.project", "both become column p_cust"},
+		}, "views.sold.query.project[1]", "both become column p_cust"},
+		{"view column clash without a project", func(p *Plan) {
+			p.Views[1].Query.Maps[0].Name = "p_cust"
+			p.Views[1].Query.Project = nil
+		}, "views.sold.query.map[0].name", "both become column p_cust"},
 		{"view reduce column clash", func(p *Plan) {
 			p.Views[1].Query.Reduce = &Reduce{GroupBy: []string{"p.cust"}, Aggregates: []Aggregate{{Name: "n", Fn: Count}, {Name: "p_cust", Fn: Count}}}
 		}, "views.sold.query.reduce.aggregates[1].name", "both become column p_cust"},

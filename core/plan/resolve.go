@@ -553,13 +553,20 @@ func (r *Resolved) resolveQuery(q *Query, f string) (*ResolvedQuery, error) {
 		col := strings.ReplaceAll(o, ".", "_")
 		if j := slices.Index(rq.Columns, col); j >= 0 && strings.HasPrefix(f, "views.") {
 			// The field that names o: a reduce's outputs are its group_by
-			// entries, then its aggregates' names, not the project.
-			of := f + ".project"
-			if q.Reduce != nil {
+			// entries, then its aggregates' names; a query without a
+			// project outputs its from entries' columns, then its maps.
+			of := fmt.Sprintf("%s.project[%d]", f, i)
+			switch {
+			case q.Reduce != nil:
 				if g := len(q.Reduce.GroupBy); i < g {
 					of = fmt.Sprintf("%s.reduce.group_by[%d]", f, i)
 				} else {
 					of = fmt.Sprintf("%s.reduce.aggregates[%d].name", f, i-g)
+				}
+			case q.Project == nil:
+				of = f + ".from"
+				if k := slices.Index(mapNames, o); k >= 0 {
+					of = fmt.Sprintf("%s.map[%d].name", f, k)
 				}
 			}
 			return nil, fail(of, "output names %s and %s both become column %s of the view", rq.Output[j], o, col)

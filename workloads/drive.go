@@ -34,6 +34,10 @@ type SessionOptions struct {
 	// only counted.
 	Capture bool
 	Spine   spine.Options
+	// Labels, when set, is a context whose pprof labels the runtimes'
+	// workers carry beside their own (runtime.Options.Labels): benchrun
+	// passes its benchmark= label so a profile splits by benchmark.
+	Labels context.Context
 }
 
 // Session drives one workload through the runtimes (docs/spec.md §1 Time,
@@ -79,18 +83,18 @@ func NewSession(s *spec.Spec, tables []*spec.Table, opts SessionOptions) (*Sessi
 		for i := range se.regs {
 			se.regs[i] = share.NewRegistry()
 		}
-		m, err := runtime.New(runtime.Options{Role: runtime.Maintenance, Workers: opts.Workers, Registries: se.regs, Spine: opts.Spine})
+		m, err := runtime.New(runtime.Options{Role: runtime.Maintenance, Workers: opts.Workers, Registries: se.regs, Spine: opts.Spine, Labels: opts.Labels})
 		if err != nil {
 			return nil, err
 		}
-		in, err := runtime.New(runtime.Options{Role: runtime.Interactive, Workers: opts.Workers, Registries: se.regs, Spine: opts.Spine})
+		in, err := runtime.New(runtime.Options{Role: runtime.Interactive, Workers: opts.Workers, Registries: se.regs, Spine: opts.Spine, Labels: opts.Labels})
 		if err != nil {
 			m.Shutdown()
 			return nil, err
 		}
 		se.rts = []*runtime.Runtime{m, in}
 	} else {
-		solo, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: opts.Workers, Spine: opts.Spine})
+		solo, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: opts.Workers, Spine: opts.Spine, Labels: opts.Labels})
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,9 @@
 package dataflow
 
 import (
+	"context"
 	"fmt"
+	"runtime/pprof"
 	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -22,6 +24,7 @@ type Operator interface {
 type node struct {
 	name   string
 	op     Operator
+	labels context.Context // its steps' pprof labels (Dataflow.label); nil: none
 	inputs []*node
 	in     frontier.Frontier // meet of the inputs' outputs
 	cap    frontier.Frontier
@@ -120,6 +123,9 @@ type Dataflow struct {
 	// dataflow is dropped, or at build when nothing reads the index
 	// (closeUnreadImports).
 	keepAlive map[string][]*trace.Handle
+	// labels are the worker's pprof labels, set again after each pass
+	// whose operators' steps ran under their own (label); nil: none.
+	labels context.Context
 }
 
 // ImportRoot returns the Maintained index the dataflow reads through
@@ -167,6 +173,9 @@ func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {
 func (d *Dataflow) appendNode(n *node) {
 	n.cap, n.in, n.out = frontier.Min(), frontier.Empty(), frontier.Min()
 	d.nodes = append(d.nodes, n)
+	if d.labels != nil { // labelled already: a step sets every node's
+		n.labels = d.nodeLabels(n)
+	}
 }
 
 // checkOrder reports an operator that reads one added after it (an
@@ -244,6 +253,26 @@ func (d *Dataflow) releaseKeepAlive(id string) {
 	delete(d.keepAlive, id)
 }
 
+// label makes each operator's step run under the pprof labels of base
+// (the worker's) with dataflow= the dataflow's id and operator= the
+// operator's name added, made here once: a step sets them and nothing
+// more. A nil base labels nothing.
+func (d *Dataflow) label(base context.Context) {
+	if base == nil {
+		return
+	}
+	d.labels = base
+	for _, n := range d.nodes {
+		n.labels = d.nodeLabels(n)
+	}
+}
+
+// nodeLabels returns n's step labels: the dataflow's with dataflow= and
+// operator= added.
+func (d *Dataflow) nodeLabels(n *node) context.Context {
+	return pprof.WithLabels(d.labels, pprof.Labels("dataflow", d.id, "operator", n.name))
+}
+
 // step runs one pass over the graph in order and reports whether anything
 // moved (a message was sent or a frontier changed).
 func (d *Dataflow) step() bool {
@@ -252,18 +281,25 @@ func (d *Dataflow) step() bool {
 	}
 	d.sent = 0
 	moved := false
+	labelled := d.labels != nil
 	for _, n := range d.nodes {
 		in := frontier.Empty()
 		for _, i := range n.inputs {
 			in = in.Meet(i.out)
 		}
 		n.in = in
+		if labelled {
+			pprof.SetGoroutineLabels(n.labels)
+		}
 		n.cap = n.op.Step(in)
 		out := n.cap.Meet(in)
 		if out != n.out {
 			n.out = out
 			moved = true
 		}
+	}
+	if labelled {
+		pprof.SetGoroutineLabels(d.labels)
 	}
 	return moved || d.sent > 0
 }

@@ -334,13 +334,19 @@ type builder struct {
 }
 
 func newBuilder(c *dataflow.Context, r *plan.Resolved, df string, opts Options) *builder {
-	rt := opts.Runtime
-	if rt == "" {
-		rt = "unknown"
+	// The worker's labels (its runtime's, with the caller's), or, built
+	// outside a runtime, runtime= and worker= of their own.
+	ctx := c.Labels()
+	if ctx == nil {
+		rt := opts.Runtime
+		if rt == "" {
+			rt = "unknown"
+		}
+		ctx = pprof.WithLabels(context.Background(), pprof.Labels("runtime", rt, "worker", strconv.Itoa(c.Worker())))
 	}
 	return &builder{
 		c: c, r: r, df: df, opts: opts,
-		ctx:     pprof.WithLabels(context.Background(), pprof.Labels("runtime", rt, "worker", strconv.Itoa(c.Worker()))),
+		ctx:     ctx,
 		colls:   map[*plan.Collection]dataflow.Collection{},
 		arrs:    map[string]*dataflow.Arrangement{},
 		imports: map[*plan.ResolvedIndex]*dataflow.Arrangement{},

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 )
 
@@ -36,6 +38,79 @@ func TestWorkersCarryProfileLabels(t *testing.T) {
 			if !strings.Contains(prof, want) {
 				t.Errorf("no goroutine with %s in the goroutine profile", want)
 			}
+		}
+	}
+}
+
+// blockOp is an operator whose first step signals entered and waits for
+// release: a goroutine profile taken meanwhile shows the labels its step
+// runs under.
+type blockOp struct {
+	entered, release chan struct{}
+	once             bool
+}
+
+func (o *blockOp) Step(in frontier.Frontier) frontier.Frontier {
+	if !o.once {
+		o.once = true
+		close(o.entered)
+		<-o.release
+	}
+	return frontier.Empty()
+}
+
+func (o *blockOp) Shutdown() {}
+
+// TestOperatorStepsCarryProfileLabels checks that an operator's step runs
+// under the labels dataflow=<id> and operator=<its name> on top of the
+// worker's runtime= and worker=, and that a runtime's workers carry the
+// labels of Options.Labels (a caller's benchmark=) beside their own, while
+// stepping and while parked: a CPU profile then splits by benchmark,
+// runtime, dataflow and operator (README, Benchmarks).
+func TestOperatorStepsCarryProfileLabels(t *testing.T) {
+	base := pprof.WithLabels(context.Background(), pprof.Labels("benchmark", "b1"))
+	r, err := New(Options{Role: Solo, Workers: 1, Labels: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := NewController(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	op := &blockOp{entered: make(chan struct{}), release: make(chan struct{})}
+	desc := dataflow.Desc{ID: "df", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+		return c.NewOperator("blocker").Build(op)
+	}}
+	if err := ctl.Send(CreateDataflow{Desc: desc}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-op.entered:
+	case <-ctx.Done():
+		t.Fatal("the operator never stepped")
+	}
+	profile := func() string {
+		var sb strings.Builder
+		if err := pprof.Lookup("goroutine").WriteTo(&sb, 1); err != nil {
+			t.Fatal(err)
+		}
+		return sb.String()
+	}
+	stepping := profile()
+	close(op.release)
+	if err := ctl.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	parked := profile()
+	for _, c := range []struct{ when, prof, want string }{
+		{"stepping", stepping, `labels: {"benchmark":"b1", "dataflow":"df", "operator":"blocker", "runtime":"solo", "worker":"0"}`},
+		{"parked", parked, `labels: {"benchmark":"b1", "runtime":"solo", "worker":"0"}`},
+	} {
+		if !strings.Contains(c.prof, c.want) {
+			t.Errorf("%s: no goroutine with %s in the goroutine profile:\n%s", c.when, c.want, c.prof)
 		}
 	}
 }

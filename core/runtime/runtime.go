@@ -83,6 +83,16 @@ type Options struct {
 	// pair-lagging runs) hold one runtime of the pair behind the other; a
 	// production controller never pauses a runtime.
 	Paused bool
+	// Labels, for profiling by operator: a context whose pprof labels
+	// every worker's are added to (a caller's benchmark=, say; the
+	// workers are goroutines of their own and take no labels from the
+	// goroutine that sends them commands), and, when set, each operator's
+	// step runs under dataflow= and operator= on top, and the worker's
+	// own work under operator=(commands) and operator=(maintain). That
+	// costs two label switches a step, about a tenth of a round of one
+	// update. Nil: the workers carry runtime= and worker= alone, and only
+	// joins and reduces label their work.
+	Labels context.Context
 }
 
 // How long a worker works per wake. A wake applies every queued command,

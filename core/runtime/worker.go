@@ -52,6 +52,13 @@ type worker struct {
 	// current is the command being applied (zero while stepping), which
 	// the errors the worker meets are reported against.
 	current queued
+	// labels are the worker's pprof labels (runtime=, worker=, on top of
+	// Options.Labels), which its dataflows' operators add theirs to;
+	// with Options.Labels set, cmdLabels and maintainLabels add
+	// operator=(commands) and operator=(maintain) for the work of applying
+	// commands and of Maintain, so every sample of a worker names what it
+	// was doing (nil otherwise).
+	labels, cmdLabels, maintainLabels context.Context
 
 	qmu   gosync.Mutex
 	queue []queued
@@ -129,6 +136,17 @@ func newWorker(r *Runtime, i int) *worker {
 	// A dataflow reads only an input the controller declared
 	// (CreateInput), on every worker of every role alike.
 	w.env.Inputs.RequireDeclared()
+	base := r.opts.Labels
+	if base == nil {
+		base = context.Background()
+	}
+	w.labels = pprof.WithLabels(base, pprof.Labels("runtime", r.opts.Role.String(), "worker", strconv.Itoa(i)))
+	w.env.Labels = w.labels
+	if r.opts.Labels != nil {
+		w.cmdLabels = pprof.WithLabels(w.labels, pprof.Labels("operator", "(commands)"))
+		w.maintainLabels = pprof.WithLabels(w.labels, pprof.Labels("operator", "(maintain)"))
+		w.env.LabelSteps = true
+	}
 	return w
 }
 
@@ -175,7 +193,7 @@ func (w *worker) enqueue(q queued) {
 func (w *worker) run() {
 	defer w.rt.wg.Done()
 	defer w.shutdown()
-	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("runtime", w.rt.opts.Role.String(), "worker", strconv.Itoa(w.index))))
+	pprof.SetGoroutineLabels(w.labels)
 	select {
 	case <-w.rt.stop:
 		return
@@ -214,6 +232,9 @@ func (w *worker) run() {
 			if w.rt.stopping() {
 				return // a stopping worker applies nothing it would discard
 			}
+			// Again for each: a create's first passes run under its
+			// operators' labels and leave the worker's.
+			w.setLabels(w.cmdLabels)
 			w.current = q
 			w.apply(q)
 			w.current = queued{}
@@ -225,6 +246,9 @@ func (w *worker) run() {
 		// Every entry is cleared (nothing applied stays reachable); the
 		// array is the next wake's queue.
 		w.spare = cmds[:0]
+		if len(cmds) > 0 {
+			w.setLabels(w.labels)
+		}
 		// due is cleared after the commands, before the active set is
 		// taken. The commands' own activations (an input's rows, its
 		// frontier) signalled while it was set, so they sent no wake that
@@ -259,7 +283,9 @@ func (w *worker) run() {
 		// after this signals (holdsMoved), one before it set its wake
 		// first, which Maintain takes.
 		w.beforeMaintain.Store(false)
+		w.setLabels(w.maintainLabels)
 		more := w.env.Manager.Maintain(w.rt.opts.Effort)
+		w.setLabels(w.labels)
 		for _, err := range w.env.Manager.Overflows() {
 			w.rt.fail(0, nil, err)
 		}
@@ -267,6 +293,14 @@ func (w *worker) run() {
 			w.signal() // merge work remains: come back after other work
 		}
 		w.nudgeFollower()
+	}
+}
+
+// setLabels makes ctx's pprof labels the worker goroutine's, when the
+// runtime labels its work (Options.Labels; cmdLabels is nil otherwise).
+func (w *worker) setLabels(ctx context.Context) {
+	if w.cmdLabels != nil {
+		pprof.SetGoroutineLabels(ctx)
 	}
 }
 

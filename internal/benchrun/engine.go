@@ -41,7 +41,9 @@ func (RuntimeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 	if b.Index == IndexDirect {
 		mode = render.Direct
 	}
-	opts := workloads.SessionOptions{Mode: mode, Join: kind, Workers: b.Workers}
+	// ctx carries the sample's benchmark= label (RunConfig.samples): the
+	// runtimes' workers carry it too.
+	opts := workloads.SessionOptions{Mode: mode, Join: kind, Workers: b.Workers, Labels: ctx}
 	rt.GC()
 	heap := startHeapSampler()
 	defer heap.stop()

@@ -1,0 +1,86 @@
+package dataflow
+
+import (
+	"context"
+	"runtime/pprof"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// labelOp records, at each step, the goroutine profile's line of the
+// stepping goroutine's labels, found by a label unique to the test.
+type labelOp struct{ seen []string }
+
+func (o *labelOp) Step(in frontier.Frontier) frontier.Frontier {
+	o.seen = append(o.seen, goroutineLabels())
+	return frontier.Empty()
+}
+
+func (o *labelOp) Shutdown() {}
+
+// goroutineLabels returns the labels line of the goroutine profile that
+// holds the test's own label (test=labels), "" if none does.
+func goroutineLabels() string {
+	var sb strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&sb, 1); err != nil {
+		panic(err)
+	}
+	for line := range strings.Lines(sb.String()) {
+		if strings.Contains(line, `"test":"labels"`) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// TestStepRunsUnderOperatorLabels: with Env.LabelSteps, each operator's
+// step runs under them with dataflow= and operator= added, and a step of
+// the dataflow leaves the goroutine under Env.Labels again, so work after
+// it is not counted as the last operator's.
+func TestStepRunsUnderOperatorLabels(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("test", "labels", "worker", "0"))
+	env.LabelSteps = true
+	pprof.SetGoroutineLabels(env.Labels)
+	defer pprof.SetGoroutineLabels(context.Background())
+	a, b := &labelOp{}, &labelOp{}
+	df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		if err := c.NewOperator("first").Build(a); err != nil {
+			return err
+		}
+		return c.NewOperator("second").Build(b)
+	}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	df.Step()
+	// Without LabelSteps the steps run under the goroutine's labels.
+	plain := &labelOp{}
+	env.LabelSteps = false
+	df2, err := Build(env, Desc{ID: "d2", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		return c.NewOperator("plain").Build(plain)
+	}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df2.Drop()
+	df2.Step()
+	for _, c := range []struct {
+		op   *labelOp
+		want string
+	}{
+		{a, `# labels: {"dataflow":"d", "operator":"first", "test":"labels", "worker":"0"}`},
+		{b, `# labels: {"dataflow":"d", "operator":"second", "test":"labels", "worker":"0"}`},
+		{plain, `# labels: {"test":"labels", "worker":"0"}`},
+	} {
+		if len(c.op.seen) == 0 || c.op.seen[0] != c.want {
+			t.Errorf("a step's labels %q, want %q", c.op.seen, c.want)
+		}
+	}
+	if got, want := goroutineLabels(), `# labels: {"test":"labels", "worker":"0"}`; got != want {
+		t.Errorf("after the step: %q, want %q", got, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
 	"github.com/tracebench/tracebench/internal/benchrun"
@@ -16,11 +17,12 @@ func main() {
 	os.Exit(mainExit(os.Args[1:], benchrun.RuntimeEngine{}))
 }
 
-// mainExit runs benchrun on the process's streams with SIGINT cancelling
-// the run (exit 130, finished result lines intact) and returns the exit
-// code. eng measures samples (benchrun.RuntimeEngine in the command).
+// mainExit runs benchrun on the process's streams with SIGINT or SIGTERM
+// cancelling the run (exit 130, finished result lines intact, no
+// temporary file left) and returns the exit code. eng measures samples
+// (benchrun.RuntimeEngine in the command).
 func mainExit(args []string, eng benchrun.Engine) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runWith(ctx, os.Stdout, os.Stderr, args, eng)
 }

@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/tracebench/tracebench/internal/benchflame"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/tracebench/tracebench/internal/benchflame"
 	"github.com/tracebench/tracebench/internal/benchrun"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -46,12 +49,21 @@ func TestMain(m *testing.M) {
 }
 
 // TestSIGINT interrupts a real benchrun process after its first result
-// line: it must exit 130, and every line in --out must be a complete
-// result, the first one included.
+// line, with SIGINT (Ctrl-C) and with SIGTERM (a CI job cancelled, a
+// container stopped): it must exit 130, every line in --out must be a
+// complete result, the first one included, and the CPU profile must be
+// complete with no temporary file left beside it.
 func TestSIGINT(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { interruptRun(t, sig) })
+	}
+}
+
+func interruptRun(t *testing.T, sig os.Signal) {
 	root, _ := filepath.Abs("../..")
-	out := filepath.Join(t.TempDir(), "results.txt")
-	args, _ := json.Marshal([]string{"run", "groupby", "--count", "50", "--out", out, "--progress", "off"})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results.txt")
+	args, _ := json.Marshal([]string{"run", "groupby", "--count", "50", "--out", out, "--progress", "off", "--cpuprofile", filepath.Join(dir, "cpu.pprof")})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "BENCHRUN_HELPER_ARGS="+string(args))
@@ -73,7 +85,7 @@ func TestSIGINT(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
@@ -109,6 +121,30 @@ func TestSIGINT(t *testing.T) {
 	if !strings.Contains(stderr.String(), "interrupted after") {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"cpu.pprof", "results.txt"}) {
+		t.Errorf("files after the interrupt: %q, want the profile and the results alone", names)
+	}
+	if p, err := profile.Parse(mustOpen(t, filepath.Join(dir, "cpu.pprof"))); err != nil || len(p.SampleType) == 0 {
+		t.Errorf("the CPU profile is not complete: %v", err)
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 // TestInterruptedCommandsExit130 checks that gen and validate take the

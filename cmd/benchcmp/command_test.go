@@ -376,6 +376,9 @@ func TestProfileRefusesItsInputsAsOutput(t *testing.T) {
 	if err := os.Link("imported.pprof", "hard.pprof"); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir("sub.html", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	base := must(os.ReadFile("direct.pprof"))
 	other := must(os.ReadFile("imported.pprof"))
 	for _, tc := range []struct{ out, want string }{
@@ -386,13 +389,24 @@ func TestProfileRefusesItsInputsAsOutput(t *testing.T) {
 		{"imported.pprof", "--flamegraph imported.pprof is the profile OTHER imported.pprof"},
 		{"hard.pprof", "--flamegraph hard.pprof is the profile OTHER imported.pprof"},
 		{"/nonexistent/out.html", "--flamegraph /nonexistent/out.html: its directory /nonexistent does not exist"},
-		{dir, "--flamegraph " + dir + ": is a directory"},
+		{filepath.Join(dir, "sub.html"), "--flamegraph " + filepath.Join(dir, "sub.html") + ": is a directory"},
+		{"diff.svg", "--flamegraph diff.svg: must name an .html file"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", tc.out}, &out, &errOut)
 		if code != 2 || !strings.Contains(errOut.String(), tc.want) {
 			t.Errorf("--flamegraph %s: exit %d, stderr %q; want exit 2 with %q", tc.out, code, errOut.String(), tc.want)
 		}
+	}
+	for _, labels := range []string{"a b", "runtime,x y"} {
+		var out, errOut bytes.Buffer
+		code := run([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", "out.html", "--labels=" + labels}, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), "--labels") {
+			t.Errorf("--labels %q: exit %d, stderr %q; want exit 2 naming --labels", labels, code, errOut.String())
+		}
+	}
+	if _, err := os.Stat("out.html"); err == nil {
+		t.Error("a refused run wrote out.html")
 	}
 	if !bytes.Equal(must(os.ReadFile("direct.pprof")), base) || !bytes.Equal(must(os.ReadFile("imported.pprof")), other) {
 		t.Error("an input profile was overwritten")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
 )
@@ -52,12 +53,17 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	}
 }
 
-// checkFlamegraphOut refuses, before any work, a --flamegraph path that
-// would overwrite an input (the same path, or the same file through a
-// link) or that cannot be written: a directory, or a file in a directory
-// that does not exist.
+// checkFlamegraphOut refuses, before any work, a --flamegraph path that is
+// not an .html file, would overwrite an input (the same path, or the same
+// file through a link) or cannot be written (a directory, or a file in a
+// directory that does not exist), and a --labels key pprof cannot take.
 func checkFlamegraphOut(cfg ProfileConfig) error {
 	out := cfg.Out
+	for _, l := range cfg.Labels {
+		if l == "" || strings.ContainsAny(l, ", \t\n") {
+			return fmt.Errorf("%w: --labels: label key %q: want a non-empty key without commas or spaces", ErrUsage, l)
+		}
+	}
 	outInfo, outErr := os.Stat(out)
 	for _, in := range []struct{ flag, path string }{{"--base", cfg.Base}, {"OTHER", cfg.Other}} {
 		same := filepath.Clean(in.path) == filepath.Clean(out)
@@ -72,6 +78,10 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 		if same {
 			return fmt.Errorf("%w: --flamegraph %s is the profile %s %s: it would be overwritten", ErrUsage, out, in.flag, in.path)
 		}
+	}
+	// As benchrun's --flamegraph: the page is HTML, whatever the name.
+	if !strings.HasSuffix(out, ".html") {
+		return fmt.Errorf("%w: --flamegraph %s: must name an .html file", ErrUsage, out)
 	}
 	if outErr == nil && outInfo.IsDir() {
 		return fmt.Errorf("%w: --flamegraph %s: is a directory, not a file to write", ErrUsage, out)

@@ -162,12 +162,14 @@ func (s *Sorted) Push1(k, v int64, t frontier.Time, d int64) {
 }
 
 // alloc gives the empty columns room for s.hint updates, one key and one
-// val each (the shape of a reduce's install: one row per group).
+// val each (the shape of a reduce's install: one row per group). The
+// room is not zeroed (column): pushes append, so every element below a
+// column's length is written before it is read.
 func (s *Sorted) alloc() {
 	h := s.hint
-	s.keys, s.keyOffs = make([]int64, 0, h*s.ar.Key), make([]uint32, 0, h+1)
-	s.vals, s.valOffs = make([]int64, 0, h*s.ar.Val), make([]uint32, 0, h+1)
-	s.times, s.diffs = make([]uint64, 0, h), make([]int64, 0, h)
+	s.keys, s.keyOffs = column[int64](h * s.ar.Key)[:0], column[uint32](h + 1)[:0]
+	s.vals, s.valOffs = column[int64](h * s.ar.Val)[:0], column[uint32](h + 1)[:0]
+	s.times, s.diffs = column[uint64](h)[:0], column[int64](h)[:0]
 }
 
 func (s *Sorted) openKey(key []int64) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/invariants"
 )
 
 // ErrOverflow reports that consolidating diffs left the int64 range.
@@ -95,6 +96,34 @@ func (b *Batch) WithDesc(d frontier.Description) *Batch {
 	c := *b
 	c.desc = d
 	return &c
+}
+
+// MapVals returns a batch with b's description, keys and updates whose
+// val rows have arity va, each written by f from b's val row in order
+// (f(dst, src)), and true. It shares every column but the vals with b
+// (batches are immutable), so it costs one pass over the vals. It returns
+// nil and false when a key of b has more than one val (mapped vals could
+// then collide or change order, which takes a build to sort out) or as
+// soon as f reports false. f must write all of dst when it reports true.
+func (b *Batch) MapVals(va int, f func(dst, src []int64) bool) (*Batch, bool) {
+	nv := b.Vals()
+	if nv != b.Keys() {
+		return nil, false
+	}
+	vals := column[int64](nv * va)
+	for j := range nv {
+		if !f(vals[j*va:j*va+va:j*va+va], b.val(j)) {
+			return nil, false
+		}
+	}
+	out := &Batch{desc: b.desc, ar: Arity{Key: b.ar.Key, Val: va}, keys: b.keys, keyOffs: b.keyOffs,
+		vals: vals, valOffs: b.valOffs, times: b.times, diffs: b.diffs}
+	if invariants.Enabled {
+		if err := out.Check(); err != nil {
+			invariants.Assertf(false, "batch: MapVals produced a bad batch: %v", err)
+		}
+	}
+	return out, true
 }
 
 // key returns key row i.

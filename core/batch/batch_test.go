@@ -564,3 +564,34 @@ func TestBuildBlockIsThePushedArray(t *testing.T) {
 		}
 	}
 }
+
+// TestMapVals: a batch with one val per key maps to the same updates with
+// the mapped vals; one with a key of several vals, or a map that refuses,
+// gives no batch.
+func TestMapVals(t *testing.T) {
+	ar := Arity{1, 2}
+	one := mustParse(t, ar, `[{0}, {3}) since {0}
+		1 | 5 6 @0 +1
+		1 | 5 6 @2 -1
+		4 | 7 8 @1 +3`)
+	got, ok := one.MapVals(1, func(dst, src []int64) bool { dst[0] = src[1] * 10; return true })
+	if !ok {
+		t.Fatal("MapVals refused a batch with one val per key")
+	}
+	want := "[{0}, {3}) since {0}\n1 | 60 @0 +1\n1 | 60 @2 -1\n4 | 80 @1 +3"
+	if got.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	if err := got.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := one.MapVals(1, func(dst, src []int64) bool { dst[0] = 0; return src[0] != 7 }); ok {
+		t.Fatal("MapVals kept a batch its map refused")
+	}
+	two := mustParse(t, ar, `[{0}, {3}) since {0}
+		1 | 5 6 @0 +1
+		1 | 5 7 @0 -1`)
+	if _, ok := two.MapVals(1, func(dst, src []int64) bool { dst[0] = src[0]; return true }); ok {
+		t.Fatal("MapVals mapped a key with two vals")
+	}
+}

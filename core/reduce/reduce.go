@@ -366,7 +366,7 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 			return Output{}, err
 		}
 	}
-	errs := r.split(final)
+	mapped, errs := r.split(final)
 	// A record's count that left int64 in a hierarchical layer: one
 	// numeric overflow at each time it did (docs/semantics.md §1.1), the
 	// saturated batch kept.
@@ -375,9 +375,14 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 		errs++
 	}
 	r.overflow = r.overflow[:0]
-	oks, err := r.okBld.Build(lower, upper)
-	if err != nil {
-		return Output{}, fmt.Errorf("reduce: output [%v, %v): %w", lower, upper, err)
+	oks := mapped
+	if oks != nil {
+		oks = oks.WithDesc(frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()})
+	} else {
+		var err error
+		if oks, err = r.okBld.Build(lower, upper); err != nil {
+			return Output{}, fmt.Errorf("reduce: output [%v, %v): %w", lower, upper, err)
+		}
 	}
 	errb, err := r.errBld.Build(lower, upper)
 	if err != nil {
@@ -394,9 +399,22 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 
 // split projects the final internal corrections (key, [tag, aggregates,
 // hidden...]) into the visible oks and errors; it returns the net error
-// count.
-func (r *Reduce) split(final *batch.Batch) int64 {
+// count. When each group of final has one row and none is an error (an
+// install: one new row per group), the oks are final's rows projected in
+// one pass over its vals: the batch it returns shares final's keys and
+// updates (batch.MapVals), and nothing is pushed into okBld. Otherwise it
+// returns nil and the oks are in okBld.
+func (r *Reduce) split(final *batch.Batch) (*batch.Batch, int64) {
 	na := len(r.aggs)
+	if oks, ok := final.MapVals(na, func(dst, src []int64) bool {
+		if src[0] != 0 {
+			return false
+		}
+		copy(dst, src[1:1+na])
+		return true
+	}); ok {
+		return oks, 0
+	}
 	var errs int64
 	for c := final.Cursor(); c.KeyValid(); c.StepKey() {
 		key := c.Key()
@@ -414,7 +432,7 @@ func (r *Reduce) split(final *batch.Batch) int64 {
 		}
 		r.okOut.flush(r.okBld, key)
 	}
-	return errs
+	return nil, errs
 }
 
 // collateRows appends part i's corrections to the collation input: key =

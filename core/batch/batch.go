@@ -126,6 +126,35 @@ func (b *Batch) MapVals(va int, f func(dst, src []int64) bool) (*Batch, bool) {
 	return out, true
 }
 
+// Rows returns b's updates in row form, in the batch's order: rows holds
+// each update's key and val (Key+Val columns), times and diffs its time
+// and diff. The slices are b's own copies, not shared with b.
+func (b *Batch) Rows() (rows []int64, times []uint64, diffs []int64) {
+	ka, va := b.ar.Key, b.ar.Val
+	w := ka + va
+	rows = column[int64](b.Len() * w)
+	switch {
+	case ka == 1 && va == 1 && b.Keys() == b.Len(): // one update per key
+		for i, k := range b.keys {
+			rows[2*i], rows[2*i+1] = k, b.vals[i]
+		}
+	default:
+		i := 0
+		for k := range b.Keys() {
+			key := b.key(k)
+			for v := int(b.keyOffs[k]); v < int(b.keyOffs[k+1]); v++ {
+				val := b.val(v)
+				for range int(b.valOffs[v+1] - b.valOffs[v]) {
+					copy(rows[i:], key)
+					copy(rows[i+ka:], val)
+					i += w
+				}
+			}
+		}
+	}
+	return rows, append([]uint64(nil), b.times...), append([]int64(nil), b.diffs...)
+}
+
 // key returns key row i.
 func (b *Batch) key(i int) []int64 { return b.keys[i*b.ar.Key : (i+1)*b.ar.Key] }
 

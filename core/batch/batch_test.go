@@ -565,6 +565,30 @@ func TestBuildBlockIsThePushedArray(t *testing.T) {
 	}
 }
 
+// TestRowsMatchUpdates: Rows lists the batch's updates in order, key ++
+// val per row.
+func TestRowsMatchUpdates(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := drawArity(t)
+		if rapid.Bool().Draw(t, "11") {
+			ar = Arity{1, 1}
+		}
+		b, _ := drawBatch(t, ar, 0, 6, "b")
+		rows, times, diffs := b.Rows()
+		us := b.Updates()
+		w := ar.Key + ar.Val
+		if len(rows) != len(us)*w || len(times) != len(us) || len(diffs) != len(us) {
+			t.Fatalf("lengths %d %d %d for %d updates", len(rows), len(times), len(diffs), len(us))
+		}
+		for i, u := range us {
+			got := rows[i*w : i*w+w]
+			if !slices.Equal(got[:ar.Key], u.Key) || !slices.Equal(got[ar.Key:], u.Val) || times[i] != u.Time || diffs[i] != u.Diff {
+				t.Fatalf("row %d: %v @%d %+d, want %v", i, got, times[i], diffs[i], u)
+			}
+		}
+	})
+}
+
 // TestMapVals: a batch with one val per key maps to the same updates with
 // the mapped vals; one with a key of several vals, or a map that refuses,
 // gives no batch.

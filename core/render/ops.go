@@ -161,7 +161,6 @@ type reduceOp struct {
 	oks, errs *dataflow.Stream[*dataflow.Chunk]
 	fail      func(error)
 	err       error
-	row       []int64
 }
 
 func (o *reduceOp) Step(in frontier.Frontier) frontier.Frontier {
@@ -196,16 +195,8 @@ func (o *reduceOp) chunk(b *batch.Batch) *dataflow.Chunk {
 		return nil
 	}
 	ar := b.Arity()
-	c := dataflow.NewChunk(ar.Key+ar.Val, b.Len())
-	for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
-		for ; cur.ValValid(); cur.StepVal() {
-			o.row = append(append(o.row[:0], cur.Key()...), cur.Val()...)
-			ts, ds := cur.Updates()
-			for i, t := range ts {
-				c.Push(o.row, t, ds[i])
-			}
-		}
-	}
+	c := &dataflow.Chunk{Arity: ar.Key + ar.Val}
+	c.Rows, c.Times, c.Diffs = b.Rows()
 	return c
 }
 

@@ -738,7 +738,11 @@ func (s *stage) accumFresh(c *batch.Cursor) bool {
 	}
 	st.cnt = st.cnt.add(wideOf(cnt))
 	s.evalAccum()
-	s.emitOnce(t0)
+	// emitOnce with no current row: the wanted row, if any, is the
+	// group's one correction, and no later group reads cur.
+	if s.wantOK {
+		s.bld.Push(s.key, s.want, t0, s.wantM)
+	}
 	return true
 }
 

@@ -177,8 +177,8 @@ func TestMergeSumsARunExactly(t *testing.T) {
 }
 
 // TestSortedSumsARunExactly: a sorted build sums a run of equal (key, val,
-// time) exactly too, whether the run is followed by another push or ends
-// the build.
+// time) exactly too, whether the run ends the build or is followed by a
+// push of another time or of a new key.
 func TestSortedSumsARunExactly(t *testing.T) {
 	const mx, mn = math.MaxInt64, math.MinInt64
 	for _, tc := range []struct {
@@ -195,14 +195,17 @@ func TestSortedSumsARunExactly(t *testing.T) {
 		{[]int64{mx, 1, 1}, mx, true},
 	} {
 		for _, perm := range permutations(len(tc.diffs)) {
-			for _, last := range []bool{false, true} {
+			for _, next := range []string{"none", "time", "key"} {
 				s := NewSorted(Arity{Key: 1, Val: 1}, 0)
 				s.Push1(1, 0, 2, 3)
 				for _, p := range perm {
 					s.Push1(2, 0, 2, tc.diffs[p])
 				}
-				if !last {
+				switch next {
+				case "time":
 					s.Push1(2, 0, 3, 4)
+				case "key":
+					s.Push1(3, 0, 2, 4)
 				}
 				out, err := s.Build(frontier.Min(), frontier.At(4))
 				var oe *OverflowError
@@ -221,7 +224,7 @@ func TestSortedSumsARunExactly(t *testing.T) {
 					want = []int64{tc.want}
 				}
 				if !slices.Equal(got, want) {
-					t.Errorf("%v in order %v, last %v: diffs %v, want %v", tc.diffs, perm, last, got, want)
+					t.Errorf("%v in order %v, then %s: diffs %v, want %v", tc.diffs, perm, next, got, want)
 				}
 			}
 		}

@@ -109,10 +109,10 @@ func (s *Sorted) Push(key, val []int64, t frontier.Time, d int64) {
 		return
 	}
 	ka, va := s.ar.Key, s.ar.Val
-	if ka == 1 && key[0] > s.keys[len(s.keys)-1] && s.diffs[n-1] != 0 {
+	if ka == 1 && !s.wide && key[0] > s.keys[len(s.keys)-1] && s.diffs[n-1] != 0 {
 		// A new one-column key after the last (a reduce's corrections,
 		// one group after another): no compare of the vals, nothing to
-		// consolidate or drop.
+		// consolidate or drop (and no wide run to settle).
 		s.openKey(key)
 		s.openVal(val)
 		s.times, s.diffs = append(s.times, t), append(s.diffs, d)

@@ -67,6 +67,12 @@ func (o Options) check() error {
 		if st.IsDir() {
 			return fmt.Errorf("%w: %s: is a directory", ErrProfile, p)
 		}
+		// The export reads a profile twice (parse, then pprof's driver),
+		// in a subprocess: a named pipe would be drained by the first read
+		// and the second would wait for a writer forever.
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%w: %s: not a regular file (a pipe or a device cannot be read back): save the profile to a file first", ErrProfile, p)
+		}
 	}
 	for _, l := range o.Labels {
 		if l == "" || strings.ContainsAny(l, ", ") {

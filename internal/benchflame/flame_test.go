@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -313,6 +314,26 @@ func TestWriteBadBaseNamesIt(t *testing.T) {
 		}
 		if buf.Len() != 0 {
 			t.Errorf("base %s: wrote %d bytes on error", tc.base, buf.Len())
+		}
+	}
+}
+
+// TestWriteRefusesAPipe checks that a profile or base that is a named pipe
+// is refused at once, naming it: the export reads each profile twice (its
+// own parse, then pprof's driver), so the second read of a pipe waited for
+// a writer forever.
+func TestWriteRefusesAPipe(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cpu.pprof")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	for _, o := range []Options{{Profile: p}, {Profile: "testdata/imported.pprof", Base: p}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var buf bytes.Buffer
+		err := Write(ctx, &buf, o)
+		cancel()
+		if !errors.Is(err, ErrProfile) || !strings.Contains(err.Error(), p+": not a regular file") {
+			t.Errorf("Write(%+v) = %v, want ErrProfile naming %s as not a regular file", o, err, p)
 		}
 	}
 }

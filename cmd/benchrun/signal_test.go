@@ -169,3 +169,46 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 		t.Errorf("gen interrupted created %s", dir)
 	}
 }
+
+// TestSecondSignalEndsABlockedRun: a run blocked where its cancelled
+// context cannot reach it (opening a --cpuprofile named pipe that no one
+// reads) ignores the first SIGTERM's cancellation, so the second signal
+// must end the process at once.
+func TestSecondSignalEndsABlockedRun(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	fifo := filepath.Join(t.TempDir(), "cpu.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	args, _ := json.Marshal([]string{"run", "groupby", "--count", "1", "--progress", "off", "--cpuprofile", fifo})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "BENCHRUN_HELPER_ARGS="+string(args))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(500 * time.Millisecond) // blocked in the pipe's open by now
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Skip("the first signal ended it: the run was not blocked")
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("a second SIGTERM did not end the blocked run")
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("ended with %v, want killed by the second SIGTERM", cmd.ProcessState)
+	}
+}

@@ -181,10 +181,14 @@ type fakeEngine struct {
 	spin   time.Duration // CPU work per sample, for profiles
 	deaf   bool          // finish the sample even when ctx is cancelled
 	fail   int           // the call that fails, if any
+	// profiled records, per call, whether the sample's context asked for
+	// operator labels (profiling).
+	profiled []bool
 }
 
 func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
 	e.calls++
+	e.profiled = append(e.profiled, profiling(ctx))
 	if e.before != nil {
 		e.before(e.calls)
 	}
@@ -940,5 +944,55 @@ func TestCPUProfileWriteErrorFails(t *testing.T) {
 		Count: 1, CPUProfile: "/dev/full", Progress: ProgressOff, Engine: &fakeEngine{}, Env: testEnv})
 	if ExitCode(err) != ExitFailed || !strings.Contains(err.Error(), "--cpuprofile: write /dev/full") {
 		t.Fatalf("exit %d, %v: want exit 1 naming --cpuprofile and the failed write", ExitCode(err), err)
+	}
+}
+
+// TestOperatorLabelsOnlyWhenProfiling: a run asks the engine for operator
+// labels (their switches cost time) when it profiles its CPU, with
+// --cpuprofile or --flamegraph, and not otherwise (--memprofile alone
+// records no labels).
+func TestOperatorLabelsOnlyWhenProfiling(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		cfg  func(*RunConfig)
+		want bool
+	}{
+		{"no profile", func(*RunConfig) {}, false},
+		{"memprofile", func(c *RunConfig) { c.MemProfile = filepath.Join(dir, "m.pprof") }, false},
+		{"cpuprofile", func(c *RunConfig) { c.CPUProfile = filepath.Join(dir, "c.pprof") }, true},
+		{"flamegraph", func(c *RunConfig) { c.Flamegraph = filepath.Join(dir, "f.html") }, true},
+	} {
+		e := &fakeEngine{}
+		var stdout, stderr bytes.Buffer
+		cfg := RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1}, Count: 2, Progress: ProgressOff, Engine: e, Env: testEnv}
+		tc.cfg(&cfg)
+		if err := Run(context.Background(), cfg); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(e.profiled) == 0 {
+			t.Fatalf("%s: no sample ran", tc.name)
+		}
+		for _, p := range e.profiled {
+			if p != tc.want {
+				t.Errorf("%s: a sample asked for operator labels %v, want %v", tc.name, p, tc.want)
+			}
+		}
+	}
+	// The engine gives its runtimes the sample's labels only then.
+	b := &Benchmark{Join: "linear", Index: IndexDirect, Workers: 1}
+	for _, prof := range []bool{false, true} {
+		ctx := context.Background()
+		if prof {
+			ctx = context.WithValue(ctx, profilingKey{}, true)
+		}
+		opts, err := sessionOptions(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (opts.Labels != nil) != prof {
+			t.Errorf("profiling %v: session labels %v", prof, opts.Labels)
+		}
 	}
 }

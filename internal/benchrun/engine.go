@@ -31,19 +31,42 @@ import (
 // dd add their own measurements (docs/spec.md, built-in workloads).
 type RuntimeEngine struct{}
 
-// Sample implements Engine.
-func (RuntimeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
+// profilingKey marks a sample's context when the run profiles its CPU
+// (--cpuprofile, --flamegraph): the engine then labels every operator.
+type profilingKey struct{}
+
+// profiling reports whether ctx is a sample of a run that profiles its CPU.
+func profiling(ctx context.Context) bool {
+	v, _ := ctx.Value(profilingKey{}).(bool)
+	return v
+}
+
+// sessionOptions returns the options of b's sessions: its index mode, join
+// and workers, and, when the run profiles its CPU, ctx as the runtimes'
+// labels: ctx carries the sample's benchmark= label (RunConfig.samples),
+// which the workers then carry too, labelling every operator.
+func sessionOptions(ctx context.Context, b *Benchmark) (workloads.SessionOptions, error) {
 	kind, err := plan.ParseJoinKind(b.Join)
 	if err != nil {
-		return nil, usagef("--join", "%v", err)
+		return workloads.SessionOptions{}, usagef("--join", "%v", err)
 	}
 	mode := render.Imported
 	if b.Index == IndexDirect {
 		mode = render.Direct
 	}
-	// ctx carries the sample's benchmark= label (RunConfig.samples): the
-	// runtimes' workers carry it too.
-	opts := workloads.SessionOptions{Mode: mode, Join: kind, Workers: b.Workers, Labels: ctx}
+	opts := workloads.SessionOptions{Mode: mode, Join: kind, Workers: b.Workers}
+	if profiling(ctx) {
+		opts.Labels = ctx
+	}
+	return opts, nil
+}
+
+// Sample implements Engine.
+func (RuntimeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
+	opts, err := sessionOptions(ctx, b)
+	if err != nil {
+		return nil, err
+	}
 	rt.GC()
 	heap := startHeapSampler()
 	defer heap.stop()

@@ -494,8 +494,14 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 			var vals []benchfmt.Value
 			var err error
 			// The benchmark label lets a profile split by benchmark; the
-			// engine adds runtime, worker, dataflow and operator labels.
-			pprof.Do(ctx, pprof.Labels("benchmark", b.Name), func(ctx context.Context) {
+			// engine adds runtime, worker, dataflow and operator labels
+			// when the run profiles its CPU (profiling), and only then:
+			// the operators' label switches cost time.
+			sctx := ctx
+			if cfg.CPUProfile != "" || cfg.Flamegraph != "" {
+				sctx = context.WithValue(ctx, profilingKey{}, true)
+			}
+			pprof.Do(sctx, pprof.Labels("benchmark", b.Name), func(ctx context.Context) {
 				vals, err = cfg.Engine.Sample(ctx, b, inputs[i])
 			})
 			if err != nil {

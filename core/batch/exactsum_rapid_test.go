@@ -194,4 +194,3 @@ func TestSortedSumsExactlyRandom(t *testing.T) {
 		}
 	})
 }
-

@@ -10,6 +10,37 @@ import (
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
+// runSums are runs of diffs of one (key, val, time) whose partial sums
+// leave int64 in some order: the exact total if it fits, else the bound of
+// its sign and an overflow.
+var runSums = []struct {
+	diffs []int64
+	want  int64
+	over  bool
+}{
+	{[]int64{mx, 1, -1}, mx, false},
+	{[]int64{mn, -1, 2}, mn + 1, false},
+	{[]int64{mx, mx, mn, mn, 1}, -1, false},
+	{[]int64{mx, 1, mn, mn}, mn, false},
+	{[]int64{mx, 1, 1, -5}, mx - 3, false},
+	{[]int64{mx, 1, -1, -mx}, 0, false},
+	{[]int64{mx, 1}, mx, true},
+	{[]int64{mn, -1}, mn, true},
+	{[]int64{mn, mn, 1}, mn, true},
+	{[]int64{mx, mx, -1}, mx, true},
+	{[]int64{mx, 1, 1}, mx, true},
+}
+
+const mx, mn = math.MaxInt64, math.MinInt64
+
+// wantRun is the diffs a run of total d leaves: none when it cancels.
+func wantRun(d int64) []int64 {
+	if d == 0 {
+		return nil
+	}
+	return []int64{d}
+}
+
 // TestBuildSumsARunExactly: a build consolidates the diffs of one (key,
 // val, time) exactly, so a partial sum that leaves int64 is no overflow
 // when the run's total fits (MaxInt64, +1, -1 is MaxInt64), whatever
@@ -17,21 +48,7 @@ import (
 // to the bound of its own sign. Every consolidation path: one-column key
 // and val, a key alone, and wider rows.
 func TestBuildSumsARunExactly(t *testing.T) {
-	const mx, mn = math.MaxInt64, math.MinInt64
-	for _, tc := range []struct {
-		diffs []int64
-		want  int64
-		over  bool
-	}{
-		{[]int64{mx, 1, -1}, mx, false},
-		{[]int64{mn, -1, 2}, mn + 1, false},
-		{[]int64{mx, mx, mn, mn, 1}, -1, false},
-		{[]int64{mx, 1}, mx, true},
-		{[]int64{mn, -1}, mn, true},
-		{[]int64{mx, 1, 1, -5}, mx - 3, false},
-		{[]int64{mn, mn, 1}, mn, true},
-		{[]int64{mx, mx, -1}, mx, true},
-	} {
+	for _, tc := range runSums {
 		for _, ar := range []Arity{{Key: 1, Val: 1}, {Key: 1}, {Key: 2, Val: 2}} {
 			for _, perm := range permutations(len(tc.diffs)) {
 				b := NewBuilder(ar, 0)
@@ -53,8 +70,8 @@ func TestBuildSumsARunExactly(t *testing.T) {
 						got = append(got, u.Diff)
 					}
 				}
-				if len(got) != 1 || got[0] != tc.want {
-					t.Errorf("%v %v in order %v: diffs %v, want [%d]", ar, tc.diffs, perm, got, tc.want)
+				if want := wantRun(tc.want); !slices.Equal(got, want) {
+					t.Errorf("%v %v in order %v: diffs %v, want %v", ar, tc.diffs, perm, got, want)
 				}
 			}
 		}
@@ -86,21 +103,7 @@ func permutations(n int) [][]int {
 // beside the tree) and of other arities, and a two-way merge's advance of
 // the times at or before the since (from both inputs, and from one).
 func TestMergeSumsARunExactly(t *testing.T) {
-	const mx, mn = math.MaxInt64, math.MinInt64
-	for _, tc := range []struct {
-		diffs []int64
-		want  int64
-		over  bool
-	}{
-		{[]int64{mx, 1, -1}, mx, false},
-		{[]int64{mn, -1, 2}, mn + 1, false},
-		{[]int64{mx, mx, mn, mn, 1}, -1, false},
-		{[]int64{mx, 1, mn, mn}, mn, false},
-		{[]int64{mx, 1, 1, -5}, mx - 3, false},
-		{[]int64{mn, mn, 1}, mn, true},
-		{[]int64{mx, mx, -1}, mx, true},
-		{[]int64{mx, 1, 1}, mx, true},
-	} {
+	for _, tc := range runSums {
 		n := uint64(len(tc.diffs))
 		comp := frontier.At(n)
 		for _, perm := range permutations(len(tc.diffs)) {
@@ -148,8 +151,8 @@ func TestMergeSumsARunExactly(t *testing.T) {
 								got = append(got, u.Diff)
 							}
 						}
-						if len(got) != 1 || got[0] != tc.want {
-							t.Errorf("%s %v, diffs %v, fuel %d: diffs %v, want [%d]", kernel, ar, ds, fuel, got, tc.want)
+						if want := wantRun(tc.want); !slices.Equal(got, want) {
+							t.Errorf("%s %v, diffs %v, fuel %d: diffs %v, want %v", kernel, ar, ds, fuel, got, want)
 						}
 					}
 					// One input a diff.
@@ -180,20 +183,7 @@ func TestMergeSumsARunExactly(t *testing.T) {
 // time) exactly too, whether the run ends the build or is followed by a
 // push of another time or of a new key.
 func TestSortedSumsARunExactly(t *testing.T) {
-	const mx, mn = math.MaxInt64, math.MinInt64
-	for _, tc := range []struct {
-		diffs []int64
-		want  int64
-		over  bool
-	}{
-		{[]int64{mx, 1, -1}, mx, false},
-		{[]int64{mn, -1, 2}, mn + 1, false},
-		{[]int64{mx, 1, mn, mn}, mn, false},
-		{[]int64{mx, 1, 1, -2}, mx, false},
-		{[]int64{mx, 1, -1, -mx}, 0, false},
-		{[]int64{mn, mn, 1}, mn, true},
-		{[]int64{mx, 1, 1}, mx, true},
-	} {
+	for _, tc := range runSums {
 		for _, perm := range permutations(len(tc.diffs)) {
 			for _, next := range []string{"none", "time", "key"} {
 				s := NewSorted(Arity{Key: 1, Val: 1}, 0)
@@ -219,11 +209,7 @@ func TestSortedSumsARunExactly(t *testing.T) {
 						got = append(got, u.Diff)
 					}
 				}
-				var want []int64 // a run that cancels leaves nothing
-				if tc.want != 0 {
-					want = []int64{tc.want}
-				}
-				if !slices.Equal(got, want) {
+				if want := wantRun(tc.want); !slices.Equal(got, want) {
 					t.Errorf("%v in order %v, then %s: diffs %v, want %v", tc.diffs, perm, next, got, want)
 				}
 			}

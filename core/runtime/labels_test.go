@@ -104,6 +104,11 @@ func TestOperatorStepsCarryProfileLabels(t *testing.T) {
 	if err := ctl.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Sync returns from inside its barrier command: wait for the worker
+	// to park.
+	if !awaitIdle(ctx.Done(), r) {
+		t.Fatal("the worker did not park")
+	}
 	parked := profile()
 	for _, c := range []struct{ when, prof, want string }{
 		{"stepping", stepping, `labels: {"benchmark":"b1", "dataflow":"df", "operator":"blocker", "runtime":"solo", "worker":"0"}`},

@@ -98,32 +98,47 @@ func (b *Batch) WithDesc(d frontier.Description) *Batch {
 	return &c
 }
 
-// MapVals returns a batch with b's description, keys and updates whose
-// val rows have arity va, each written by f from b's val row in order
-// (f(dst, src)), and true. It shares every column but the vals with b
-// (batches are immutable), so it costs one pass over the vals. It returns
-// nil and false when a key of b has more than one val (mapped vals could
-// then collide or change order, which takes a build to sort out) or as
-// soon as f reports false. f must write all of dst when it reports true.
-func (b *Batch) MapVals(va int, f func(dst, src []int64) bool) (*Batch, bool) {
+// ProjectVals returns a batch with b's description, keys and updates whose
+// val rows are columns [lo, hi) of b's, and true. It shares every column
+// but the vals with b (batches are immutable), so it costs one copy of
+// the kept val columns. It returns nil and false when a key of b has more
+// than one val: projected vals could then collide, which takes a build to
+// consolidate. REQUIRES: 0 <= lo <= hi <= b's val arity.
+func (b *Batch) ProjectVals(lo, hi int) (*Batch, bool) {
 	nv := b.Vals()
 	if nv != b.Keys() {
 		return nil, false
 	}
-	vals := column[int64](nv * va)
-	for j := range nv {
-		if !f(vals[j*va:j*va+va:j*va+va], b.val(j)) {
-			return nil, false
+	va, w := b.ar.Val, hi-lo
+	vals := column[int64](nv * w)
+	if w == 1 {
+		for j := range nv {
+			vals[j] = b.vals[j*va+lo]
+		}
+	} else {
+		for j := range nv {
+			copy(vals[j*w:j*w+w], b.vals[j*va+lo:j*va+hi])
 		}
 	}
-	out := &Batch{desc: b.desc, ar: Arity{Key: b.ar.Key, Val: va}, keys: b.keys, keyOffs: b.keyOffs,
+	out := &Batch{desc: b.desc, ar: Arity{Key: b.ar.Key, Val: w}, keys: b.keys, keyOffs: b.keyOffs,
 		vals: vals, valOffs: b.valOffs, times: b.times, diffs: b.diffs}
 	if invariants.Enabled {
 		if err := out.Check(); err != nil {
-			invariants.Assertf(false, "batch: MapVals produced a bad batch: %v", err)
+			invariants.Assertf(false, "batch: ProjectVals produced a bad batch: %v", err)
 		}
 	}
 	return out, true
+}
+
+// ValColumnZero reports whether column c of every val row of b is 0.
+func (b *Batch) ValColumnZero(c int) bool {
+	va := b.ar.Val
+	for j := c; j < len(b.vals); j += va {
+		if b.vals[j] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Rows returns b's updates in row form, in the batch's order: rows holds

@@ -589,33 +589,40 @@ func TestRowsMatchUpdates(t *testing.T) {
 	})
 }
 
-// TestMapVals: a batch with one val per key maps to the same updates with
-// the mapped vals; one with a key of several vals, or a map that refuses,
-// gives no batch.
-func TestMapVals(t *testing.T) {
-	ar := Arity{1, 2}
+// TestProjectVals: a batch with one val per key projects to the same
+// updates with the chosen val columns, sharing everything else; a key with
+// two vals is refused. ValColumnZero reads one column of every val.
+func TestProjectVals(t *testing.T) {
+	ar := Arity{1, 3}
 	one := mustParse(t, ar, `[{0}, {3}) since {0}
-		1 | 5 6 @0 +1
-		1 | 5 6 @2 -1
-		4 | 7 8 @1 +3`)
-	got, ok := one.MapVals(1, func(dst, src []int64) bool { dst[0] = src[1] * 10; return true })
-	if !ok {
-		t.Fatal("MapVals refused a batch with one val per key")
+		1 | 0 5 6 @0 +1
+		1 | 0 5 6 @2 -1
+		4 | 0 7 8 @1 +3`)
+	for _, tc := range []struct {
+		lo, hi int
+		want   string
+	}{
+		{2, 3, "[{0}, {3}) since {0}\n1 | 6 @0 +1\n1 | 6 @2 -1\n4 | 8 @1 +3"},
+		{1, 3, "[{0}, {3}) since {0}\n1 | 5 6 @0 +1\n1 | 5 6 @2 -1\n4 | 7 8 @1 +3"},
+	} {
+		got, ok := one.ProjectVals(tc.lo, tc.hi)
+		if !ok {
+			t.Fatal("ProjectVals refused a batch with one val per key")
+		}
+		if got.String() != tc.want {
+			t.Fatalf("[%d, %d): got\n%s\nwant\n%s", tc.lo, tc.hi, got, tc.want)
+		}
+		if err := got.Check(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	want := "[{0}, {3}) since {0}\n1 | 60 @0 +1\n1 | 60 @2 -1\n4 | 80 @1 +3"
-	if got.String() != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
-	}
-	if err := got.Check(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := one.MapVals(1, func(dst, src []int64) bool { dst[0] = 0; return src[0] != 7 }); ok {
-		t.Fatal("MapVals kept a batch its map refused")
+	if !one.ValColumnZero(0) || one.ValColumnZero(1) {
+		t.Fatal("ValColumnZero misread the columns")
 	}
 	two := mustParse(t, ar, `[{0}, {3}) since {0}
-		1 | 5 6 @0 +1
-		1 | 5 7 @0 -1`)
-	if _, ok := two.MapVals(1, func(dst, src []int64) bool { dst[0] = src[0]; return true }); ok {
-		t.Fatal("MapVals mapped a key with two vals")
+		1 | 0 5 6 @0 +1
+		1 | 0 5 7 @0 -1`)
+	if _, ok := two.ProjectVals(1, 2); ok {
+		t.Fatal("ProjectVals projected a key with two vals")
 	}
 }

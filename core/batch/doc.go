@@ -28,7 +28,7 @@
 //
 // For one-column keys and vals whose (key, val) pairs are all distinct this is
 // 40 bytes per update. A batch without updates shares one read-only
-// one-element offsets column, and Batch.MapVals shares every column but the
+// one-element offsets column, and Batch.ProjectVals shares every column but the
 // vals with the batch it maps: batches are immutable, so a column may
 // belong to several. A merge's output columns are allocated without
 // being zeroed (alloc.go): a kernel writes every element below the length

@@ -401,19 +401,15 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 // hidden...]) into the visible oks and errors; it returns the net error
 // count. When each group of final has one row and none is an error (an
 // install: one new row per group), the oks are final's rows projected in
-// one pass over its vals: the batch it returns shares final's keys and
-// updates (batch.MapVals), and nothing is pushed into okBld. Otherwise it
-// returns nil and the oks are in okBld.
+// a copy of their aggregate columns: the batch it returns shares final's
+// keys and updates (batch.ProjectVals), and nothing is pushed into okBld.
+// Otherwise it returns nil and the oks are in okBld.
 func (r *Reduce) split(final *batch.Batch) (*batch.Batch, int64) {
 	na := len(r.aggs)
-	if oks, ok := final.MapVals(na, func(dst, src []int64) bool {
-		if src[0] != 0 {
-			return false
+	if final.Vals() == final.Keys() && final.ValColumnZero(0) { // no tag: no error row
+		if oks, ok := final.ProjectVals(1, 1+na); ok {
+			return oks, 0
 		}
-		copy(dst, src[1:1+na])
-		return true
-	}); ok {
-		return oks, 0
 	}
 	var errs int64
 	for c := final.Cursor(); c.KeyValid(); c.StepKey() {

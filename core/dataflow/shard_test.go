@@ -189,12 +189,25 @@ func benchChunk() *Chunk {
 
 // BenchmarkShare keeps one worker's share of a chunk of 100,000 two-column
 // rows sent to a runtime of two workers (Chunk.share, as Inputs.Send keeps
-// it): a hash of every row's first column, then the kept rows gathered.
-// Each worker does this for itself, at once. Reports ns per row of the
-// whole chunk.
+// it): a hash of every row's first column, then the kept rows gathered,
+// in share_amd64.s where the CPU runs it (Chunk.shareFast). Each worker
+// does this for itself, at once. Reports ns per row of the whole chunk.
 func BenchmarkShare(b *testing.B) {
+	benchShare(b, shareAVX)
+}
+
+// BenchmarkShareInGo is BenchmarkShare on the Go path, which a CPU without
+// AVX-512 VL/DQ or BMI2 takes: a reference beside the assembly.
+func BenchmarkShareInGo(b *testing.B) {
+	benchShare(b, false)
+}
+
+func benchShare(b *testing.B, fast bool) {
 	c := benchChunk()
 	var idx []int32
+	was := shareAVX
+	shareAVX = fast
+	defer func() { shareAVX = was }()
 	for b.Loop() {
 		c.share(0, 2, &idx)
 	}

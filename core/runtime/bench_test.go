@@ -528,9 +528,17 @@ func steadyWindow(preload, round, turnovers int) int {
 //
 // The timed rounds follow warmRounds untimed ones, so the figure is the
 // steady state's and not the preloaded trace's first turnover. No work
-// escapes the timer: chunks are built a pool at a time with the
-// timer stopped, but only after the maintaining runtime has been made
-// quiescent inside it (every merge in progress finished).
+// escapes the timer: the chunks of the whole window (below) are built
+// before the loop, up to 4M updates of them (128 MB; every window of the
+// README's figures fits); a run past the window, or a window larger
+// than that, builds them a pool at a time with the timer stopped, but
+// only after the maintaining runtime has been made quiescent inside it
+// (every merge in progress finished). A quiescence inside the window
+// finishes every worker's merges at once where a steady state spreads
+// them over the rounds: with two workers at round=100000, a pool of 16
+// rounds quiesced three times in a window of 40, each about four rounds
+// long with one worker merging and the other idle, a fifth of the
+// window's time (a runtime/trace of the run).
 //
 // The figures ns/update, cpu-ns/update, passes/update, batches and
 // trace-updates cover a fixed window of steadyWindow rounds after the
@@ -573,7 +581,11 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	_, u0, sum0 := tl.Counts()
 	load := newSteadyLoad(s.chunks, round, 3)
 	t := s.warm(ctx, b, tl, load, round)
+	// The window's chunks, or a pool of 1<<18 updates (see BenchmarkSteady).
 	poolLen := max(16, min(4096, 1<<18/round))
+	if win := steadyWindow(preload, round, turnovers); win*round <= 1<<22 {
+		poolLen = max(poolLen, win)
+	}
 	pool := make([]*dataflow.Chunk, poolLen)
 	fill := func() {
 		for i := range pool {

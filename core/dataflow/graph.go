@@ -270,7 +270,14 @@ func (d *Dataflow) label(base context.Context) {
 // nodeLabels returns n's step labels: the dataflow's with dataflow= and
 // operator= added.
 func (d *Dataflow) nodeLabels(n *node) context.Context {
-	return pprof.WithLabels(d.labels, pprof.Labels("dataflow", d.id, "operator", n.name))
+	return stepLabels(d.labels, d.id, n.name)
+}
+
+// stepLabels is the label context of a step of operator name of dataflow
+// id on a worker whose labels are base (OperatorBuilder.StepLabels gives
+// it to operators before the dataflow labels its nodes).
+func stepLabels(base context.Context, id, name string) context.Context {
+	return pprof.WithLabels(base, pprof.Labels("dataflow", id, "operator", name))
 }
 
 // step runs one pass over the graph in order and reports whether anything

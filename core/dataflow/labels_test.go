@@ -84,3 +84,42 @@ func TestStepRunsUnderOperatorLabels(t *testing.T) {
 		t.Errorf("after the step: %q, want %q", got, want)
 	}
 }
+
+// TestStepLabelsAreTheStepsLabels: an operator's StepLabels are exactly the
+// labels its steps run under when the dataflow labels every step (an
+// operator that runs part of its step under labels of its own sets them
+// back after it), and nil when it does not.
+func TestStepLabelsAreTheStepsLabels(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("test", "labels", "worker", "0"))
+	defer pprof.SetGoroutineLabels(context.Background())
+	for _, steps := range []bool{true, false} {
+		env.LabelSteps = steps
+		op := &labelOp{}
+		var given context.Context
+		df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+			b := c.NewOperator("op")
+			given = b.StepLabels()
+			return b.Build(op)
+		}}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pprof.SetGoroutineLabels(env.Labels)
+		df.Step()
+		df.Drop()
+		if !steps {
+			if given != nil {
+				t.Errorf("without LabelSteps, StepLabels gave %v", given)
+			}
+			continue
+		}
+		if given == nil || len(op.seen) == 0 {
+			t.Fatalf("StepLabels %v; the op saw %q", given, op.seen)
+		}
+		pprof.SetGoroutineLabels(given)
+		if got := goroutineLabels(); got != op.seen[0] {
+			t.Errorf("StepLabels %q, the step ran under %q", got, op.seen[0])
+		}
+	}
+}

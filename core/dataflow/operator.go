@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -48,6 +49,19 @@ type OperatorBuilder struct {
 // NewOperator starts an operator named name (for errors and profiles).
 func (c *Context) NewOperator(name string) *OperatorBuilder {
 	return &OperatorBuilder{c: c, n: &node{name: name}}
+}
+
+// StepLabels returns the pprof label context the operator's steps run
+// under when the dataflow labels every step (Env.LabelSteps): the
+// worker's labels with dataflow= and operator= (its name) added; nil when
+// it does not. An operator that runs part of its step under labels of its
+// own (pprof.Do, which restores the context it is given) gives it these,
+// so the rest of its step is still counted as its own in a profile.
+func (b *OperatorBuilder) StepLabels() context.Context {
+	if !b.c.env.LabelSteps || b.c.env.Labels == nil {
+		return nil
+	}
+	return stepLabels(b.c.env.Labels, b.c.df.id, b.n.name)
 }
 
 // AddInput makes s an input of the operator under construction, under name,

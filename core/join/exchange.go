@@ -168,13 +168,13 @@ func (o *unionOp) Shutdown() {}
 // and the stage's half join, then one operator merging the paths and the
 // errors.
 func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int, opts OperatorOptions) (dataflow.Collection, error) {
-	u := &unionOp{labels: opts.Labels, stats: paths[0].stats}
+	u := &unionOp{stats: paths[0].stats}
 	var oks, errs []*dataflow.Stream[*dataflow.Chunk]
 	for i, p := range paths {
 		dp := dps[i]
 		name := fmt.Sprintf("%s path %d", opts.Name, dp.Source)
 		b := c.NewOperator(name + " feed")
-		op := &pathOp{p: p, stage: -1, labels: opts.Labels, sink: NewSink(arity)}
+		op := &pathOp{p: p, stage: -1, labels: stepLabels(b, opts.Labels), sink: NewSink(arity)}
 		op.src = dataflow.AddInput(b, "source", dp.Arranged.Oks.Stream)
 		op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
 		if err := b.Build(op); err != nil {
@@ -185,7 +185,7 @@ func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int,
 		for s, st := range dp.Stages {
 			h := p.stages[s]
 			b := c.NewOperator(fmt.Sprintf("%s lookup %d", name, st.Relation))
-			op := &pathOp{p: p, stage: s, labels: opts.Labels, sink: NewSink(arity), recv: Updates{Arity: h.arity}}
+			op := &pathOp{p: p, stage: s, labels: stepLabels(b, opts.Labels), sink: NewSink(arity), recv: Updates{Arity: h.arity}}
 			op.props = dataflow.AddInput(b, "proposals", c.Exchange(last, st.StreamKey))
 			op.lookup = dataflow.AddInput(b, "lookup", st.Lookup.Oks.Stream)
 			op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
@@ -198,6 +198,7 @@ func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int,
 		oks = append(oks, last)
 	}
 	b := c.NewOperator(opts.Name)
+	u.labels = stepLabels(b, opts.Labels)
 	for i, s := range oks {
 		u.oks = append(u.oks, dataflow.AddInput(b, fmt.Sprintf("path %d", dps[i].Source), s))
 	}

@@ -17,11 +17,15 @@ import (
 type Stats struct {
 	Dataflow, Operator, Path string
 
-	labels  pprof.LabelSet
-	errors  atomic.Int64
-	matches atomic.Int64
-	fed     atomic.Int64
-	failed  atomic.Pointer[error]
+	labels pprof.LabelSet
+	// base and labelled: the last context Do was given and it with labels
+	// added, made once rather than at every step (the worker's alone
+	// touches them).
+	base, labelled context.Context
+	errors         atomic.Int64
+	matches        atomic.Int64
+	fed            atomic.Int64
+	failed         atomic.Pointer[error]
 }
 
 // Err returns the error that stopped the operator (a broken stream or
@@ -59,11 +63,24 @@ func (s *Stats) Matches() int64 { return s.matches.Load() }
 func (s *Stats) Fed() int64 { return s.fed.Load() }
 
 // Do runs f with the operator's pprof labels added to those of ctx (the
-// worker's runtime= and worker=), so CPU samples of the join's work split
-// by dataflow, operator and path.
+// worker's runtime= and worker=, or its step's when the dataflow labels
+// every step: dataflow.OperatorBuilder.StepLabels), so CPU samples of the
+// join's work split by dataflow, operator and path, and sets ctx's labels
+// again after it, so the rest of the step is counted under them.
 func (s *Stats) Do(ctx context.Context, f func(context.Context)) {
-	pprof.Do(ctx, s.labels, f)
+	if doSeen != nil {
+		doSeen(s, ctx)
+	}
+	if s.labelled == nil || s.base != ctx {
+		s.base, s.labelled = ctx, pprof.WithLabels(ctx, s.labels)
+	}
+	defer pprof.SetGoroutineLabels(ctx)
+	pprof.SetGoroutineLabels(s.labelled)
+	f(s.labelled)
 }
+
+// doSeen, set by tests, is called with every context Do is given.
+var doSeen func(s *Stats, ctx context.Context)
 
 func (s *Stats) record(errsBefore int64, out *Sink, matches int64) {
 	s.errors.Add(out.ErrorCount() - errsBefore)

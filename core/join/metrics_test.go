@@ -2,9 +2,14 @@ package join
 
 import (
 	"context"
+	"fmt"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
 )
 
 // TestStatsDoLabelsOnTopOfTheWorkers: the operator's labels are added to
@@ -69,4 +74,123 @@ func TestMetricsErrorCountsPerOperator(t *testing.T) {
 			t.Fatalf("counts %v, want %v", got, want)
 		}
 	}
+}
+
+// TestJoinOperatorsSetTheirStepsLabelsBack: when the dataflow labels every
+// step, a join's and a delta join's operators (on two workers, the staged
+// paths' feeds, lookups and union) run their work on top of their step's
+// labels and set those back after it (the rest of the step, its sends, is
+// still the operator's in a profile), not the worker's.
+func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
+	for _, peers := range []int{1, 2} {
+		envs, _ := workerEnvs(t, peers)
+		names := []string{"r0", "r1", "r2"}
+		var dfs []*dataflow.Dataflow
+		for w, env := range envs {
+			env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", fmt.Sprint(w)))
+			env.LabelSteps = true
+			metrics := &Metrics{}
+			df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+				var arr []*dataflow.Arrangement
+				for _, n := range names {
+					in, err := c.Input(n, 2)
+					if err != nil {
+						return err
+					}
+					a, err := c.Arrange(in, []int{0})
+					if err != nil {
+						return err
+					}
+					arr = append(arr, a)
+				}
+				if _, err := Join(c, arr[0], arr[1], nil, OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics, Labels: c.Labels()}); err != nil {
+					return err
+				}
+				_, err := DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics, Labels: c.Labels()})
+				return err
+			}}, uint64(w+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer df.Drop()
+			dfs = append(dfs, df)
+		}
+		for _, env := range envs {
+			for _, n := range names {
+				ch := dataflow.NewChunk(2, 4)
+				for k := range int64(4) {
+					ch.Push([]int64{k, 2}, 0, 1)
+				}
+				if err := env.Inputs.Send(n, ch); err != nil {
+					t.Fatal(err)
+				}
+				if err := env.Inputs.Advance(n, frontier.At(1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Every context a join's Do is given, by the operator= it names.
+		seen := map[string]bool{}
+		doSeen = func(s *Stats, ctx context.Context) {
+			op, _ := pprof.Label(ctx, "operator")
+			d, _ := pprof.Label(ctx, "dataflow")
+			if !strings.HasPrefix(op, s.Operator) || d != "q" {
+				t.Errorf("peers=%d: %s path %q runs on and sets back operator=%q dataflow=%q, want its step's", peers, s.Operator, s.Path, op, d)
+			}
+			seen[op] = true
+		}
+		stepAll(dfs, peers)
+		doSeen = nil
+		pprof.SetGoroutineLabels(context.Background())
+		want := []string{"join", "delta"}
+		if peers > 1 {
+			want = append(want, "delta path 0 feed", "delta path 0 lookup 1", "delta path 2 lookup 0")
+		}
+		for _, op := range want {
+			if !seen[op] {
+				t.Errorf("peers=%d: no work of operator %q ran on its step's labels (saw %v)", peers, op, seen)
+			}
+		}
+	}
+}
+
+// TestStatsDoSetsItsContextBack: after f, the goroutine carries the labels
+// of the context Do was given, whichever context that is from one call to
+// the next.
+func TestStatsDoSetsItsContextBack(t *testing.T) {
+	defer pprof.SetGoroutineLabels(context.Background())
+	s := NewStats("q", "join", "")
+	for _, w := range []string{"1", "2", "1"} {
+		ctx := pprof.WithLabels(context.Background(), pprof.Labels("worker", w, "operator", "step"))
+		inside := ""
+		s.Do(ctx, func(ctx context.Context) { inside, _ = pprof.Label(ctx, "worker") })
+		if inside != w {
+			t.Errorf("Do's f ran with worker=%q, want %q", inside, w)
+		}
+		if got, want := ownLabels(t), fmt.Sprintf(`{"operator":"step", "worker":%q}`, w); got != want {
+			t.Errorf("after Do: %s, want %s", got, want)
+		}
+	}
+}
+
+// ownLabels returns the labels of the calling goroutine as the goroutine
+// profile prints them: the one whose stack holds this function.
+func ownLabels(t *testing.T) string {
+	var sb strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&sb, 1); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for line := range strings.Lines(sb.String()) {
+		if strings.HasPrefix(line, "# labels: ") {
+			last = strings.TrimSpace(strings.TrimPrefix(line, "# labels: "))
+		}
+		if strings.HasPrefix(line, "\n") || strings.TrimSpace(line) == "" {
+			last = ""
+		}
+		if strings.Contains(line, "join.ownLabels") {
+			return last
+		}
+	}
+	return ""
 }

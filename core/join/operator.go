@@ -74,6 +74,20 @@ func send(s *Sink, oks, errs *dataflow.Stream[*dataflow.Chunk]) {
 	}
 }
 
+// stepLabels is the label context an operator built by b runs its work
+// under, with its own labels added (run), and returns to: its step's when
+// the dataflow labels every step, so the rest of the step stays the
+// operator's in a profile; otherwise labels, the worker's (nil: none).
+func stepLabels(b *dataflow.OperatorBuilder, labels context.Context) context.Context {
+	if labels == nil {
+		return nil
+	}
+	if s := b.StepLabels(); s != nil {
+		return s
+	}
+	return labels
+}
+
 // run runs f under the operator's labels when the worker gave its label
 // context.
 func run(labels context.Context, s *Stats, f func()) {
@@ -156,7 +170,7 @@ func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closur
 	b := c.NewOperator(opts.Name)
 	op := &joinOp{
 		l: dataflow.AddInput(b, "left", la.Stream), r: dataflow.AddInput(b, "right", ra.Stream),
-		j: j, sink: NewSink(j.Arity()), labels: opts.Labels,
+		j: j, sink: NewSink(j.Arity()), labels: stepLabels(b, opts.Labels),
 	}
 	op.errs = newErrPorts(b, opts.Errs, c.AsOf())
 	op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
@@ -283,7 +297,7 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 		return stagedDelta(c, built, paths, arity, opts)
 	}
 	b := c.NewOperator(opts.Name)
-	op := &deltaOp{labels: opts.Labels, paths: built}
+	op := &deltaOp{labels: stepLabels(b, opts.Labels), paths: built}
 	for _, dp := range paths {
 		op.src = append(op.src, dataflow.AddInput(b, fmt.Sprintf("path %d", dp.Source), dp.Arranged.Oks.Stream))
 	}

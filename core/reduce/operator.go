@@ -88,6 +88,9 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 		return dataflow.Collection{}, fmt.Errorf("reduce: operator %q: %w", opts.Name, err)
 	}
 	b := c.NewOperator(opts.Name)
+	if s := b.StepLabels(); s != nil && opts.Labels != nil {
+		st.SetContext(s) // the rest of the step stays under the step's labels
+	}
 	op := &reduceOp{in: dataflow.AddInput(b, "arranged", oks.Stream), r: r}
 	if opts.ForwardErrs {
 		op.errIn = dataflow.AddInput(b, "errs", a.Errs.Stream)

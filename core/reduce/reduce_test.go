@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime/pprof"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -621,4 +622,87 @@ func freshGroups(t *testing.T, agg Aggregate, rows, errs map[string]int64) {
 	var got collected
 	got.add(o)
 	checkAt(t, &got, 1, rows, errs)
+}
+
+// TestStatsSetTheirContextBack: after a step's work, the goroutine carries
+// the labels of the context SetContext set (the rest of the step is
+// counted under them), whichever context that is from one step to the
+// next.
+func TestStatsSetTheirContextBack(t *testing.T) {
+	defer pprof.SetGoroutineLabels(context.Background())
+	s := NewStats("q", "reduce by k")
+	for _, w := range []string{"1", "2", "1"} {
+		s.SetContext(pprof.WithLabels(context.Background(), pprof.Labels("worker", w, "operator", "step")))
+		inside := ""
+		s.Do(func(ctx context.Context) { inside, _ = pprof.Label(ctx, "worker") })
+		if inside != w {
+			t.Errorf("Do's f ran with worker=%q, want %q", inside, w)
+		}
+		if got, want := ownLabels(t), fmt.Sprintf(`{"operator":"step", "worker":%q}`, w); got != want {
+			t.Errorf("after Do: %s, want %s", got, want)
+		}
+	}
+}
+
+// ownLabels returns the labels of the calling goroutine as the goroutine
+// profile prints them: the one whose stack holds this function.
+func ownLabels(t *testing.T) string {
+	var sb strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&sb, 1); err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for line := range strings.Lines(sb.String()) {
+		switch {
+		case strings.HasPrefix(line, "# labels: "):
+			last = strings.TrimSpace(strings.TrimPrefix(line, "# labels: "))
+		case strings.TrimSpace(line) == "":
+			last = ""
+		case strings.Contains(line, "reduce.ownLabels"):
+			return last
+		}
+	}
+	return ""
+}
+
+// TestReduceOperatorsWorkOnTheirStepsLabels: when the dataflow labels
+// every step, a reduce operator's work runs on its step's labels (and
+// sets them back after it), not on the worker's alone; otherwise on the
+// worker's.
+func TestReduceOperatorsWorkOnTheirStepsLabels(t *testing.T) {
+	for _, steps := range []bool{true, false} {
+		env := &dataflow.Env{
+			Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
+			Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+			Fail:   func(_ string, err error) { t.Error(err) },
+			Labels: pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")), LabelSteps: steps,
+		}
+		env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
+		st := NewStats("q", "count")
+		df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+			in, err := c.Input("rows", 2)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			_, err = AddReduce(c, a, []Aggregate{{Fn: Count}}, OperatorOptions{Name: "count", Dataflow: "q", Stats: st, Labels: c.Labels()})
+			return err
+		}}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		df.Drop()
+		op, _ := pprof.Label(st.ctx, "operator")
+		w, _ := pprof.Label(st.ctx, "worker")
+		want := ""
+		if steps {
+			want = "count"
+		}
+		if op != want || w != "0" {
+			t.Errorf("LabelSteps %v: the reduce works on operator=%q worker=%q, want operator=%q worker=0", steps, op, w, want)
+		}
+	}
 }

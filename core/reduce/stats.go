@@ -17,8 +17,10 @@ type Stats struct {
 	labels  pprof.LabelSet
 	errors  atomic.Int64
 	updates atomic.Int64
-	ctx     context.Context
-	failure atomic.Pointer[error]
+	// ctx is the context SetContext set, labelled it with the operator's
+	// labels added, made once rather than at every step.
+	ctx, labelled context.Context
+	failure       atomic.Pointer[error]
 }
 
 // Err returns the error that stopped the operator (a broken stream
@@ -43,8 +45,10 @@ func NewStats(dataflow, operator string) *Stats {
 }
 
 // SetContext sets the context whose labels (the worker's runtime= and
-// worker=) the operator's labels are added to.
-func (s *Stats) SetContext(ctx context.Context) { s.ctx = ctx }
+// worker=, or the operator's step's when the dataflow labels every step:
+// dataflow.OperatorBuilder.StepLabels) the operator's labels are added to,
+// and which Do sets again after its work.
+func (s *Stats) SetContext(ctx context.Context) { s.ctx, s.labelled = ctx, nil }
 
 // Errors returns the net multiplicity of the errors produced.
 func (s *Stats) Errors() int64 { return s.errors.Load() }
@@ -54,7 +58,14 @@ func (s *Stats) Updates() int64 { return s.updates.Load() }
 
 // Do runs f with the operator's pprof labels added to those of the
 // context set by SetContext, so CPU samples of the reduce's work split by
-// dataflow and operator; f receives the labelled context.
+// dataflow and operator; f receives the labelled context. It sets that
+// context's labels again after f, so the rest of the step (its sends) is
+// counted under them.
 func (s *Stats) Do(f func(context.Context)) {
-	pprof.Do(s.ctx, s.labels, f)
+	if s.labelled == nil {
+		s.labelled = pprof.WithLabels(s.ctx, s.labels)
+	}
+	defer pprof.SetGoroutineLabels(s.ctx)
+	pprof.SetGoroutineLabels(s.labelled)
+	f(s.labelled)
 }

@@ -976,6 +976,11 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 // the input's (inErrs, passed on once) and r's own.
 func (b *builder) reduceOp(r *reduce.Reduce, a *dataflow.Arrangement, name, coll string, stats *reduce.Stats, arity int, inErrs *dataflow.Stream[*dataflow.Chunk]) (dataflow.Collection, error) {
 	ob := b.c.NewOperator(name)
+	if s := ob.StepLabels(); s != nil {
+		// The reduce's labels go on its step's, and the rest of the step
+		// (its output's chunks) stays under the step's.
+		stats.SetContext(s)
+	}
 	op := &reduceOp{in: dataflow.AddInput(ob, "in", a.Oks.Stream), r: r, fail: b.failer()}
 	op.oks = dataflow.AddOutput[*dataflow.Chunk](ob)
 	op.errs = dataflow.AddOutput[*dataflow.Chunk](ob)

@@ -60,7 +60,7 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 func checkFlamegraphOut(cfg ProfileConfig) error {
 	out := cfg.Out
 	for _, l := range cfg.Labels {
-		if l == "" || strings.ContainsAny(l, ", \t\n") {
+		if !benchflame.LabelKeyOK(l) {
 			return fmt.Errorf("%w: --labels: label key %q: want a non-empty key without commas or spaces", ErrUsage, l)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
@@ -75,11 +76,21 @@ func (o Options) check() error {
 		}
 	}
 	for _, l := range o.Labels {
-		if l == "" || strings.ContainsAny(l, ", ") {
+		if !LabelKeyOK(l) {
 			return fmt.Errorf("%w: label key %q: want a non-empty key without commas or spaces", ErrProfile, l)
 		}
 	}
 	return nil
+}
+
+// LabelKeyOK reports whether l can be a label key drawn as root frames:
+// not empty (pprof's -tagroot drops an empty key, and with it the frames
+// asked for), with no comma (-tagroot separates keys by commas) and no
+// white space (no label of the engine's holds any, and a key such as
+// "a b" is a quoting mistake more often than a key). benchcmp's --labels
+// and Options.Labels are checked alike.
+func LabelKeyOK(l string) bool {
+	return l != "" && !strings.ContainsFunc(l, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 // parse reads each profile on its own, so that a bad one is named (the

@@ -230,6 +230,8 @@ func TestWriteBadProfile(t *testing.T) {
 		{Profile: "testdata/imported.pprof", Base: filepath.Join(dir, "missing.pprof")},
 		{},
 		{Profile: "testdata/imported.pprof", Labels: []string{"a,b"}},
+		{Profile: "testdata/imported.pprof", Labels: []string{"a\tb"}},
+		{Profile: "testdata/imported.pprof", Labels: []string{"runtime", ""}},
 	} {
 		var buf bytes.Buffer
 		err := Write(context.Background(), &buf, o)
@@ -334,6 +336,23 @@ func TestWriteRefusesAPipe(t *testing.T) {
 		cancel()
 		if !errors.Is(err, ErrProfile) || !strings.Contains(err.Error(), p+": not a regular file") {
 			t.Errorf("Write(%+v) = %v, want ErrProfile naming %s as not a regular file", o, err, p)
+		}
+	}
+}
+
+// TestLabelKeyOK: a key drawn as root frames is refused empty, with a
+// comma, or with white space anywhere (what benchcmp's --labels refuses
+// too), and taken otherwise.
+func TestLabelKeyOK(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want bool
+	}{
+		{"runtime", true}, {"operator", true}, {"path_2", true}, {"über", true},
+		{"", false}, {"a,b", false}, {"a b", false}, {"a\tb", false}, {"a\n", false}, {" a", false}, {"a\u00a0b", false},
+	} {
+		if got := LabelKeyOK(tc.key); got != tc.want {
+			t.Errorf("LabelKeyOK(%q) = %v, want %v", tc.key, got, tc.want)
 		}
 	}
 }

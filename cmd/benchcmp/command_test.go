@@ -366,8 +366,9 @@ func TestFailedOrLostRunFailsTheGate(t *testing.T) {
 
 // TestProfileRefusesItsInputsAsOutput: --flamegraph naming an input, under
 // any spelling or through a symbolic or hard link, or a path that cannot be
-// written (a directory, a missing directory) is bad usage naming the flag,
-// found before any work: exit 2, nothing written, the input intact.
+// written (a directory, a missing directory, a directory that takes no new
+// file: /proc, even for root) is bad usage naming the flag, found before any
+// work: exit 2, nothing written, the input intact.
 func TestProfileRefusesItsInputsAsOutput(t *testing.T) {
 	dir := inFixtureDir(t)
 	if err := os.Symlink("direct.pprof", "sym.pprof"); err != nil {
@@ -381,7 +382,7 @@ func TestProfileRefusesItsInputsAsOutput(t *testing.T) {
 	}
 	base := must(os.ReadFile("direct.pprof"))
 	other := must(os.ReadFile("imported.pprof"))
-	for _, tc := range []struct{ out, want string }{
+	cases := []struct{ out, want string }{
 		{"direct.pprof", "--flamegraph direct.pprof is the profile --base direct.pprof: it would be overwritten"},
 		{"./direct.pprof", "--flamegraph ./direct.pprof is the profile --base"},
 		{filepath.Join(dir, "direct.pprof"), "is the profile --base"},
@@ -391,7 +392,11 @@ func TestProfileRefusesItsInputsAsOutput(t *testing.T) {
 		{"/nonexistent/out.html", "--flamegraph /nonexistent/out.html: its directory /nonexistent does not exist"},
 		{filepath.Join(dir, "sub.html"), "--flamegraph " + filepath.Join(dir, "sub.html") + ": is a directory"},
 		{"diff.svg", "--flamegraph diff.svg: must name an .html file"},
-	} {
+	}
+	if st, err := os.Stat("/proc"); err == nil && st.IsDir() {
+		cases = append(cases, struct{ out, want string }{"/proc/out.html", "--flamegraph /proc/out.html: its directory /proc takes no new file"})
+	}
+	for _, tc := range cases {
 		var out, errOut bytes.Buffer
 		code := run([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", tc.out}, &out, &errOut)
 		if code != 2 || !strings.Contains(errOut.String(), tc.want) {

@@ -55,8 +55,9 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 
 // checkFlamegraphOut refuses, before any work, a --flamegraph path that is
 // not an .html file, would overwrite an input (the same path, or the same
-// file through a link) or cannot be written (a directory, or a file in a
-// directory that does not exist), and a --labels key pprof cannot take.
+// file through a link) or cannot be written (a directory, a file in a
+// directory that does not exist or takes no new file), and a --labels key
+// pprof cannot take.
 func checkFlamegraphOut(cfg ProfileConfig) error {
 	out := cfg.Out
 	for _, l := range cfg.Labels {
@@ -89,6 +90,18 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 	dir := filepath.Dir(out)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%w: --flamegraph %s: its directory %s does not exist", ErrUsage, out, dir)
+	}
+	// The page is written through a temporary file in that directory
+	// (renamed into place), after the export: a directory that takes no
+	// new file (read-only, or a read-only file system) is found now, not
+	// after the export's work.
+	if outErr != nil || outInfo.Mode().IsRegular() {
+		f, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp*")
+		if err != nil {
+			return fmt.Errorf("%w: --flamegraph %s: its directory %s takes no new file: %v", ErrUsage, out, dir, errors.Unwrap(err))
+		}
+		f.Close()
+		os.Remove(f.Name())
 	}
 	return nil
 }

@@ -145,6 +145,14 @@ func (b *Batch) ValColumnZero(c int) bool {
 // each update's key and val (Key+Val columns), times and diffs its time
 // and diff. The slices are b's own copies, not shared with b.
 func (b *Batch) Rows() (rows []int64, times []uint64, diffs []int64) {
+	rows, times, diffs = b.RowsSharing()
+	return rows, slices.Clone(times), slices.Clone(diffs)
+}
+
+// RowsSharing is Rows whose times and diffs are b's own columns, capped at
+// their length (an append copies them): the caller reads them and never
+// writes them, as no one writes a batch.
+func (b *Batch) RowsSharing() (rows []int64, times []uint64, diffs []int64) {
 	ka, va := b.ar.Key, b.ar.Val
 	w := ka + va
 	rows = column[int64](b.Len() * w)
@@ -152,6 +160,19 @@ func (b *Batch) Rows() (rows []int64, times []uint64, diffs []int64) {
 	case ka == 1 && va == 1 && b.Keys() == b.Len(): // one update per key
 		for i, k := range b.keys {
 			rows[2*i], rows[2*i+1] = k, b.vals[i]
+		}
+	case ka == 1 && va == 1:
+		// A key and a val a row, written as words: copy would call
+		// memmove for each.
+		i := 0
+		for k, key := range b.keys {
+			for v := int(b.keyOffs[k]); v < int(b.keyOffs[k+1]); v++ {
+				val := b.vals[v]
+				for range int(b.valOffs[v+1] - b.valOffs[v]) {
+					rows[i], rows[i+1] = key, val
+					i += 2
+				}
+			}
 		}
 	default:
 		i := 0
@@ -167,7 +188,8 @@ func (b *Batch) Rows() (rows []int64, times []uint64, diffs []int64) {
 			}
 		}
 	}
-	return rows, append([]uint64(nil), b.times...), append([]int64(nil), b.diffs...)
+	n := len(b.times)
+	return rows, b.times[:n:n], b.diffs[:n:n]
 }
 
 // key returns key row i.

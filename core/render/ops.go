@@ -1,6 +1,8 @@
 package render
 
 import (
+	"slices"
+
 	"context"
 	"sync/atomic"
 
@@ -85,28 +87,108 @@ func (o *flattenOp) Step(frontier.Frontier) frontier.Frontier {
 		return frontier.Empty()
 	}
 	for _, b := range o.in.Take() {
-		c := dataflow.NewChunk(o.arity, b.Len())
-		for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
-			for i, x := range cur.Key() {
-				o.row[o.keyCols[i]] = x
-			}
-			for ; cur.ValValid(); cur.StepVal() {
-				for j, x := range cur.Val() {
-					o.row[o.valCols[j]] = x
-				}
-				ts, ds := cur.Updates()
-				for i, t := range ts {
-					if pt, ok := o.pres.Present(t); ok {
-						c.Push(o.row, pt, ds[i])
-					}
-				}
-			}
-		}
-		if c.Len() > 0 {
+		if c := o.flatten(b); c.Len() > 0 {
 			o.out.Send(c)
 		}
 	}
 	return frontier.Empty()
+}
+
+// flatten returns b's updates as a chunk of the collection's rows, in the
+// batch's order. It works in column passes (batch.RowsSharing, the times
+// presented, the columns laid out when the row's order is not the key's
+// then the val's) unless an update is not shown (at or beyond the
+// presentation's until), when the cursor's walk drops it. The chunk's
+// times and diffs are the batch's own unless the presentation moves a
+// time: chunks, like batches, are never written once sent. The walk
+// pushed every update as a row of its own: on differential-dataflow's
+// arrange shape (benchrun run dd), 60 ns an update, a third of the
+// install.
+func (o *flattenOp) flatten(b *batch.Batch) *dataflow.Chunk {
+	if ar := b.Arity(); ar.Key != len(o.keyCols) || ar.Val != len(o.valCols) {
+		return o.walk(b)
+	}
+	// The times and diffs are the batch's own, shared with the chunk (no
+	// one writes either); times the presentation moves are copied.
+	rows, times, diffs := b.RowsSharing()
+	moved := false
+	for _, t := range times {
+		pt, ok := o.pres.Present(t)
+		if !ok {
+			return o.walk(b)
+		}
+		moved = moved || pt != t
+	}
+	if moved {
+		times = slices.Clone(times)
+		for i, t := range times {
+			times[i], _ = o.pres.Present(t)
+		}
+	}
+	if !o.inOrder() {
+		rows = o.layout(rows, len(times))
+	}
+	return &dataflow.Chunk{Arity: o.arity, Rows: rows, Times: times, Diffs: diffs}
+}
+
+// inOrder reports whether the collection's row is the key's columns then
+// the val's, as batch.Rows lays them out.
+func (o *flattenOp) inOrder() bool {
+	if o.arity != len(o.keyCols)+len(o.valCols) {
+		return false
+	}
+	for i, c := range o.keyCols {
+		if c != i {
+			return false
+		}
+	}
+	for j, c := range o.valCols {
+		if c != len(o.keyCols)+j {
+			return false
+		}
+	}
+	return true
+}
+
+// layout returns the n rows of rows (key columns then val columns) laid
+// out as the collection's: key column i at keyCols[i], val column j at
+// valCols[j], any other column 0.
+func (o *flattenOp) layout(rows []int64, n int) []int64 {
+	w := len(o.keyCols) + len(o.valCols)
+	out := make([]int64, n*o.arity)
+	for i := range n {
+		src, dst := rows[i*w:i*w+w], out[i*o.arity:i*o.arity+o.arity]
+		for c, p := range o.keyCols {
+			dst[p] = src[c]
+		}
+		for c, p := range o.valCols {
+			dst[p] = src[len(o.keyCols)+c]
+		}
+	}
+	return out
+}
+
+// walk is flatten through a cursor, update by update, dropping those the
+// presentation does not show.
+func (o *flattenOp) walk(b *batch.Batch) *dataflow.Chunk {
+	c := dataflow.NewChunk(o.arity, b.Len())
+	for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
+		for i, x := range cur.Key() {
+			o.row[o.keyCols[i]] = x
+		}
+		for ; cur.ValValid(); cur.StepVal() {
+			for j, x := range cur.Val() {
+				o.row[o.valCols[j]] = x
+			}
+			ts, ds := cur.Updates()
+			for i, t := range ts {
+				if pt, ok := o.pres.Present(t); ok {
+					c.Push(o.row, pt, ds[i])
+				}
+			}
+		}
+	}
+	return c
 }
 
 func (o *flattenOp) Shutdown() {}

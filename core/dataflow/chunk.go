@@ -221,7 +221,17 @@ func (c *Chunk) shareFast(w, peers int, idx *[]int32) *Chunk {
 	masks := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ix))), groups+1)
 	sh := uint64(64 - bits.TrailingZeros(uint(peers)))
 	rows, times, diffs := c.Rows[:2*n], c.Times[:n], c.Diffs[:n]
-	k := shareMasks2(unsafe.SliceData(rows), groups, unsafe.SliceData(masks), sh, uint64(w))
+	// The assembly runs a block of groups a call: a goroutine in it
+	// cannot be preempted, so a call is kept to about a tenth of a
+	// millisecond whatever the chunk's size.
+	blocks := (groups + shareBlock - 1) / shareBlock
+	kept := make([]int, blocks) // updates kept before each block
+	k := 0
+	for bl := range blocks {
+		g0, g1 := bl*shareBlock, min((bl+1)*shareBlock, groups)
+		kept[bl] = k
+		k += shareMasks2(&rows[8*g0], g1-g0, &masks[g0], sh, uint64(w))
+	}
 	// The tail's mask, in Go.
 	tail := byte(0)
 	for i := 4 * groups; i < n; i++ {
@@ -232,9 +242,14 @@ func (c *Chunk) shareFast(w, peers int, idx *[]int32) *Chunk {
 	}
 	p := &Chunk{Arity: 2, Rows: batch.Uninit[int64](2*k + shareRoom)[:2*k], Times: batch.Uninit[uint64](k + shareRoom)[:k], Diffs: batch.Uninit[int64](k + shareRoom)[:k]}
 	p.keyTo(w, peers)
-	src := shareCols{unsafe.SliceData(rows), unsafe.SliceData(times), unsafe.SliceData(diffs)}
-	dst := shareCols{unsafe.SliceData(p.Rows), unsafe.SliceData(p.Times), unsafe.SliceData(p.Diffs)}
-	compress2(&src, groups, unsafe.SliceData(masks), &dst)
+	for bl := range blocks {
+		g0, g1, j := bl*shareBlock, min((bl+1)*shareBlock, groups), kept[bl]
+		// &p.Rows[2*j] would be out of range where the block keeps
+		// nothing at the share's end: the columns' room past it is there.
+		src := shareCols{&rows[8*g0], &times[4*g0], &diffs[4*g0]}
+		dst := shareCols{&p.Rows[:2*j+shareRoom][2*j], &p.Times[:j+shareRoom][j], &p.Diffs[:j+shareRoom][j]}
+		compress2(&src, g1-g0, &masks[g0], &dst)
+	}
 	j := k - bits.OnesCount8(tail)
 	for i := 4 * groups; i < n; i++ {
 		if tail&(1<<(i-4*groups)) != 0 {
@@ -249,6 +264,10 @@ func (c *Chunk) shareFast(w, peers int, idx *[]int32) *Chunk {
 // shareRoom is the words past its length that each column of a share made
 // by compress2 needs: its stores are whole vectors of four words.
 const shareRoom = 4
+
+// shareBlock is the groups of four rows each call of the share's assembly
+// takes (shareFast).
+var shareBlock = 1 << 14
 
 // keepFirst writes to ix, in order, the index of every row of rows (ar
 // columns each, len(ix) rows) whose first column hashes to worker w of

@@ -11,10 +11,12 @@ import (
 
 // On a CPU that runs share_amd64.s, a share of two-column rows among a
 // power-of-two number of workers is made there (Chunk.shareFast): for
-// every length around its groups of four (the tail kept in Go), every
-// worker of 2 to 64, keys over the whole int64 range and its ends, every
-// key on one worker, and none kept, it keeps exactly what the Go path
-// keeps (the rows that hash to the worker, in order), tagged the same.
+// every length around its groups of four (the tail kept in Go), blocks of
+// groups a call of the default size and of three groups, 2, 4 and 8
+// workers (each of them) and 64 (every ninth), keys over the whole int64
+// range and at its ends, every key on one worker, and none kept, it keeps
+// exactly what the Go path keeps (the rows that hash to the worker, in
+// order), tagged the same.
 func TestShareFastKeepsWhatGoKeeps(t *testing.T) {
 	if !shareAVX {
 		t.Skip("the CPU lacks AVX-512 VL/DQ or BMI2: shares are made in Go only")
@@ -44,6 +46,13 @@ func TestShareFastKeepsWhatGoKeeps(t *testing.T) {
 					}
 					var idx []int32
 					fast := c.shareFast(w, peers, &idx)
+					was := shareBlock
+					shareBlock = 3
+					small := c.shareFast(w, peers, &idx)
+					shareBlock = was
+					if !slices.Equal(fast.Rows, small.Rows) || !slices.Equal(fast.Times, small.Times) || !slices.Equal(fast.Diffs, small.Diffs) {
+						t.Fatalf("n=%d keys=%s peers=%d worker %d: blocks of 3 groups kept %d updates, of %d groups %d, or others", n, keys, peers, w, small.Len(), was, fast.Len())
+					}
 					shareAVX = false
 					slow := c.share(w, peers, &idx)
 					shareAVX = true

@@ -18,14 +18,15 @@ type Stats struct {
 	Dataflow, Operator, Path string
 
 	labels pprof.LabelSet
-	// base and labelled: the last context Do was given and it with labels
-	// added, made once rather than at every step (the worker's alone
-	// touches them).
-	base, labelled context.Context
-	errors         atomic.Int64
-	matches        atomic.Int64
-	fed            atomic.Int64
-	failed         atomic.Pointer[error]
+	// labelled holds each context Do was given with the labels added,
+	// made once rather than at every step: one per operator the Stats
+	// serve (a staged delta path's feed and lookups, and the union, share
+	// one). The worker's goroutine alone touches it.
+	labelled []labelledCtx
+	errors   atomic.Int64
+	matches  atomic.Int64
+	fed      atomic.Int64
+	failed   atomic.Pointer[error]
 }
 
 // Err returns the error that stopped the operator (a broken stream or
@@ -68,19 +69,36 @@ func (s *Stats) Fed() int64 { return s.fed.Load() }
 // join's work split by dataflow, operator and path, and sets ctx's labels
 // again after it, so the rest of the step is counted under them.
 func (s *Stats) Do(ctx context.Context, f func(context.Context)) {
-	if doSeen != nil {
-		doSeen(s, ctx)
-	}
-	if s.labelled == nil || s.base != ctx {
-		s.base, s.labelled = ctx, pprof.WithLabels(ctx, s.labels)
-	}
+	l := s.with(ctx)
 	defer pprof.SetGoroutineLabels(ctx)
-	pprof.SetGoroutineLabels(s.labelled)
-	f(s.labelled)
+	pprof.SetGoroutineLabels(l)
+	f(l)
 }
 
-// doSeen, set by tests, is called with every context Do is given.
-var doSeen func(s *Stats, ctx context.Context)
+// labelledCtx is a context and it with a Stats' labels added.
+type labelledCtx struct{ base, labelled context.Context }
+
+// with returns ctx with s's labels added, made at the first call for ctx.
+func (s *Stats) with(ctx context.Context) context.Context {
+	for _, l := range s.labelled {
+		if l.base == ctx {
+			if doSeen != nil {
+				doSeen(s, ctx, false)
+			}
+			return l.labelled
+		}
+	}
+	if doSeen != nil {
+		doSeen(s, ctx, true)
+	}
+	l := pprof.WithLabels(ctx, s.labels)
+	s.labelled = append(s.labelled, labelledCtx{ctx, l})
+	return l
+}
+
+// doSeen, set by tests, is called with every context Do is given, and
+// whether Do made its labelled context then.
+var doSeen func(s *Stats, ctx context.Context, made bool)
 
 func (s *Stats) record(errsBefore int64, out *Sink, matches int64) {
 	s.errors.Add(out.ErrorCount() - errsBefore)

@@ -129,9 +129,16 @@ func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 				}
 			}
 		}
-		// Every context a join's Do is given, by the operator= it names.
+		// Every context a join's Do is given, by the operator= it names,
+		// and how many times one was made (once per operator and Stats).
 		seen := map[string]bool{}
-		doSeen = func(s *Stats, ctx context.Context) {
+		calls, made := 0, 0
+		t.Cleanup(func() { doSeen = nil })
+		doSeen = func(s *Stats, ctx context.Context, m bool) {
+			calls++
+			if m {
+				made++
+			}
 			op, _ := pprof.Label(ctx, "operator")
 			d, _ := pprof.Label(ctx, "dataflow")
 			if !strings.HasPrefix(op, s.Operator) || d != "q" {
@@ -140,7 +147,27 @@ func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 			seen[op] = true
 		}
 		stepAll(dfs, peers)
+		// A second time, each operator's labelled context is made already.
+		for _, env := range envs {
+			for _, n := range names {
+				ch := dataflow.NewChunk(2, 4)
+				for k := range int64(4) {
+					ch.Push([]int64{k, 3}, 1, 1)
+				}
+				if err := env.Inputs.Send(n, ch); err != nil {
+					t.Fatal(err)
+				}
+				if err := env.Inputs.Advance(n, frontier.At(2)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		madeFirst := made
+		stepAll(dfs, peers)
 		doSeen = nil
+		if made != madeFirst || calls == 0 {
+			t.Errorf("peers=%d: %d labelled contexts made over the second round's steps (%d calls)", peers, made-madeFirst, calls)
+		}
 		pprof.SetGoroutineLabels(context.Background())
 		want := []string{"join", "delta"}
 		if peers > 1 {

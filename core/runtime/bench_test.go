@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"syscall"
@@ -505,6 +506,14 @@ func (s *benchSetup) warm(ctx context.Context, b *testing.B, tl *dataflow.Tally,
 	return t
 }
 
+// gcCycles is the number of garbage collections the process has
+// completed (runtime/metrics, which stops nothing).
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
 // steadyWindow is the rounds Steady's figures cover: turnovers turnovers
 // of the trace after the warm-up, at most 2,000 rounds a turnover (with
 // two, as many as warmRounds). A spine's merges do not recur in a short
@@ -533,12 +542,17 @@ func steadyWindow(preload, round, turnovers int) int {
 // README's figures fits); a run past the window, or a window larger
 // than that, builds them a pool at a time with the timer stopped, but
 // only after the maintaining runtime has been made quiescent inside it
-// (every merge in progress finished). A quiescence inside the window
-// finishes every worker's merges at once where a steady state spreads
-// them over the rounds: with two workers at round=100000, a pool of 16
-// rounds quiesced three times in a window of 40, each about four rounds
-// long with one worker merging and the other idle, a fifth of the
-// window's time (a runtime/trace of the run).
+// (every merge in progress finished). No quiescence falls inside the
+// window: one finishes every worker's merges at once where a steady
+// state spreads them over the rounds. With two workers at round=100000,
+// a pool of 16 rounds (1.6M updates) quiesced at rounds 16 and 32 of a
+// window of 40, and a loop shorter than the window (figures.sh's
+// -benchtime 20x) once more where it ended, each quiescence about four
+// rounds long with one worker merging and the other idle (a
+// runtime/trace of the run). gc-cycles counts the collections in the
+// window: the chunks built before it are live heap until sent (each is
+// dropped once sent), so a window's collections can be fewer than a
+// pool's.
 //
 // The figures ns/update, cpu-ns/update, passes/update, batches and
 // trace-updates cover a fixed window of steadyWindow rounds after the
@@ -581,7 +595,8 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	_, u0, sum0 := tl.Counts()
 	load := newSteadyLoad(s.chunks, round, 3)
 	t := s.warm(ctx, b, tl, load, round)
-	// The window's chunks, or a pool of 1<<18 updates (see BenchmarkSteady).
+	// The window's chunks, or a pool of 1<<18 updates and at least 16
+	// rounds (see BenchmarkSteady).
 	poolLen := max(16, min(4096, 1<<18/round))
 	if win := steadyWindow(preload, round, turnovers); win*round <= 1<<22 {
 		poolLen = max(poolLen, win)
@@ -603,6 +618,8 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	// and the trace's counters, taken once the runtime is quiescent after
 	// its last round.
 	var winElapsed, winCPU time.Duration
+	gc0 := gcCycles()
+	var winGC uint64
 	var stWin spine.Stats
 	// endWindow makes the runtime quiescent (timed, as the rounds were),
 	// then records the figures; elapsed says how long the window took up
@@ -613,6 +630,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 		}
 		winElapsed = elapsed()
 		winCPU = cpu + processCPU() - c0
+		winGC = gcCycles() - gc0
 		if inLoop {
 			b.StopTimer()
 			defer b.StartTimer()
@@ -637,11 +655,17 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 		if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
 			b.Fatal(err)
 		}
+		pool[i] = nil // sent: its memory is the runtime's to keep or free
 		t++
 	}
 	start := time.Now()
-	if err := s.quiesce(ctx); err != nil {
-		b.Fatal(err)
+	if int(t-t0) >= win {
+		// The loop ended at or past the window's end: quiescent inside
+		// the timer. A shorter loop goes on to the window's end below,
+		// and is made quiescent only there, not inside its window.
+		if err := s.quiesce(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 	elapsed := b.Elapsed() + time.Since(start)
 	cpu += processCPU() - c0
@@ -664,6 +688,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 			if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
 				b.Fatal(err)
 			}
+			pool[i] = nil
 			t++
 		}
 		endWindow(func() time.Duration { return elapsed + time.Since(start) }, false)
@@ -672,6 +697,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	b.ReportMetric(float64(winCPU.Nanoseconds())/perWin, "cpu-ns/update")
 	b.ReportMetric(float64(winElapsed.Nanoseconds())/perWin, "ns/update")
 	b.ReportMetric(float64(stWin.MergeWork-st0.MergeWork)/perWin, "passes/update")
+	b.ReportMetric(float64(winGC), "gc-cycles")
 	updates := int(t-100) * round
 	// The query must have read every update of every round once,
 	// and the rounds' diffs (inserts minus retractions) net out.

@@ -972,6 +972,10 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	return b.reduceOp(r, a, name, collOf(q.Field), stats, recs.Arity, inErrs)
 }
 
+// reduceStatsSeen, set by tests, is given each reduce operator's name and
+// Stats as it is built.
+var reduceStatsSeen func(name string, s *reduce.Stats)
+
 // reduceOp adds the operator stepping r over a; the result's errors are
 // the input's (inErrs, passed on once) and r's own.
 func (b *builder) reduceOp(r *reduce.Reduce, a *dataflow.Arrangement, name, coll string, stats *reduce.Stats, arity int, inErrs *dataflow.Stream[*dataflow.Chunk]) (dataflow.Collection, error) {
@@ -980,6 +984,9 @@ func (b *builder) reduceOp(r *reduce.Reduce, a *dataflow.Arrangement, name, coll
 		// The reduce's labels go on its step's, and the rest of the step
 		// (its output's chunks) stays under the step's.
 		stats.SetContext(s)
+	}
+	if reduceStatsSeen != nil {
+		reduceStatsSeen(name, stats)
 	}
 	op := &reduceOp{in: dataflow.AddInput(ob, "in", a.Oks.Stream), r: r, fail: b.failer()}
 	op.oks = dataflow.AddOutput[*dataflow.Chunk](ob)

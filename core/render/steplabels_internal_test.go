@@ -1,0 +1,85 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"runtime/pprof"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/plan"
+	"github.com/tracebench/tracebench/core/reduce"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// TestRenderedReducesSetTheirStepsLabelsBack: when the dataflow labels
+// every step, a rendered reduce's and distinct's work runs on its step's
+// labels and sets them back after it (the rest of the step, its output's
+// chunks, stays the operator's in a profile), not the worker's.
+func TestRenderedReducesSetTheirStepsLabelsBack(t *testing.T) {
+	defer pprof.SetGoroutineLabels(context.Background())
+	t.Cleanup(func() { reduceStatsSeen = nil })
+	for _, q := range []plan.Query{
+		{From: []plan.From{{As: "p", Collection: "a"}}, Reduce: &plan.Reduce{GroupBy: []string{"p.g"}, Aggregates: []plan.Aggregate{{Name: "n", Fn: plan.Count}}}},
+		{From: []plan.From{{As: "p", Collection: "a"}}, Distinct: true},
+	} {
+		r, err := plan.Resolve(&plan.Plan{Inputs: []plan.Input{{Name: "a", Columns: []string{"k", "g"}}}, Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &dataflow.Env{
+			Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
+			Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+			Fail:       func(df string, err error) { t.Errorf("%s: %v", df, err) },
+			Labels:     pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")),
+			LabelSteps: true,
+		}
+		e.Inputs = dataflow.NewInputs(0, 1, e.Activate)
+		if err := e.Inputs.Declare("a", 2); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]*reduce.Stats{}
+		reduceStatsSeen = func(name string, s *reduce.Stats) { seen[name] = s }
+		desc, err := QueryDesc(r, Options{Mode: Direct, Join: plan.Linear, Metrics: &Metrics{}}, NewOutput(1, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		df, err := dataflow.Build(e, desc, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) == 0 {
+			t.Fatal("no reduce operator was built")
+		}
+		for name, s := range seen {
+			s.Do(func(context.Context) {})
+			want := fmt.Sprintf(`{"dataflow":%q, "operator":%q, "runtime":"solo", "worker":"0"}`, desc.ID, name)
+			if got := ownLabels(t); got != want {
+				t.Errorf("%s: after the reduce's work the step runs under %s, want %s", name, got, want)
+			}
+		}
+		df.Drop()
+	}
+}
+
+// ownLabels returns the labels of the calling goroutine as the goroutine
+// profile prints them: the one whose stack holds this function.
+func ownLabels(t *testing.T) string {
+	var sb strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&sb, 1); err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for line := range strings.Lines(sb.String()) {
+		switch {
+		case strings.HasPrefix(line, "# labels: "):
+			last = strings.TrimSpace(strings.TrimPrefix(line, "# labels: "))
+		case strings.TrimSpace(line) == "":
+			last = ""
+		case strings.Contains(line, "render.ownLabels"):
+			return last
+		}
+	}
+	return ""
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/labelstest"
 )
 
 // TestStatsDoLabelsOnTopOfTheWorkers: the operator's labels are added to
@@ -194,30 +195,8 @@ func TestStatsDoSetsItsContextBack(t *testing.T) {
 		if inside != w {
 			t.Errorf("Do's f ran with worker=%q, want %q", inside, w)
 		}
-		if got, want := ownLabels(t), fmt.Sprintf(`{"operator":"step", "worker":%q}`, w); got != want {
+		if got, want := labelstest.Own(t), fmt.Sprintf(`{"operator":"step", "worker":%q}`, w); got != want {
 			t.Errorf("after Do: %s, want %s", got, want)
 		}
 	}
-}
-
-// ownLabels returns the labels of the calling goroutine as the goroutine
-// profile prints them: the one whose stack holds this function.
-func ownLabels(t *testing.T) string {
-	var sb strings.Builder
-	if err := pprof.Lookup("goroutine").WriteTo(&sb, 1); err != nil {
-		t.Fatal(err)
-	}
-	var last string
-	for line := range strings.Lines(sb.String()) {
-		if strings.HasPrefix(line, "# labels: ") {
-			last = strings.TrimSpace(strings.TrimPrefix(line, "# labels: "))
-		}
-		if strings.HasPrefix(line, "\n") || strings.TrimSpace(line) == "" {
-			last = ""
-		}
-		if strings.Contains(line, "join.ownLabels") {
-			return last
-		}
-	}
-	return ""
 }

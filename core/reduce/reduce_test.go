@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime/pprof"
-	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -16,6 +15,7 @@ import (
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/labelstest"
 )
 
 var ar12 = batch.Arity{Key: 1, Val: 2}
@@ -638,31 +638,10 @@ func TestStatsSetTheirContextBack(t *testing.T) {
 		if inside != w {
 			t.Errorf("Do's f ran with worker=%q, want %q", inside, w)
 		}
-		if got, want := ownLabels(t), fmt.Sprintf(`{"operator":"step", "worker":%q}`, w); got != want {
+		if got, want := labelstest.Own(t), fmt.Sprintf(`{"operator":"step", "worker":%q}`, w); got != want {
 			t.Errorf("after Do: %s, want %s", got, want)
 		}
 	}
-}
-
-// ownLabels returns the labels of the calling goroutine as the goroutine
-// profile prints them: the one whose stack holds this function.
-func ownLabels(t *testing.T) string {
-	var sb strings.Builder
-	if err := pprof.Lookup("goroutine").WriteTo(&sb, 1); err != nil {
-		t.Fatal(err)
-	}
-	last := ""
-	for line := range strings.Lines(sb.String()) {
-		switch {
-		case strings.HasPrefix(line, "# labels: "):
-			last = strings.TrimSpace(strings.TrimPrefix(line, "# labels: "))
-		case strings.TrimSpace(line) == "":
-			last = ""
-		case strings.Contains(line, "reduce.ownLabels"):
-			return last
-		}
-	}
-	return ""
 }
 
 // TestReduceOperatorsWorkOnTheirStepsLabels: when the dataflow labels

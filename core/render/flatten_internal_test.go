@@ -73,4 +73,3 @@ func TestFlattenAgreesWithTheWalk(t *testing.T) {
 		}
 	}
 }
-

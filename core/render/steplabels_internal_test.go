@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
-	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reduce"
 	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/internal/labelstest"
 )
 
 // TestRenderedReducesSetTheirStepsLabelsBack: when the dataflow labels
@@ -55,31 +55,10 @@ func TestRenderedReducesSetTheirStepsLabelsBack(t *testing.T) {
 		for name, s := range seen {
 			s.Do(func(context.Context) {})
 			want := fmt.Sprintf(`{"dataflow":%q, "operator":%q, "runtime":"solo", "worker":"0"}`, desc.ID, name)
-			if got := ownLabels(t); got != want {
+			if got := labelstest.Own(t); got != want {
 				t.Errorf("%s: after the reduce's work the step runs under %s, want %s", name, got, want)
 			}
 		}
 		df.Drop()
 	}
-}
-
-// ownLabels returns the labels of the calling goroutine as the goroutine
-// profile prints them: the one whose stack holds this function.
-func ownLabels(t *testing.T) string {
-	var sb strings.Builder
-	if err := pprof.Lookup("goroutine").WriteTo(&sb, 1); err != nil {
-		t.Fatal(err)
-	}
-	last := ""
-	for line := range strings.Lines(sb.String()) {
-		switch {
-		case strings.HasPrefix(line, "# labels: "):
-			last = strings.TrimSpace(strings.TrimPrefix(line, "# labels: "))
-		case strings.TrimSpace(line) == "":
-			last = ""
-		case strings.Contains(line, "render.ownLabels"):
-			return last
-		}
-	}
-	return ""
 }

@@ -54,6 +54,7 @@ func rules() []rule {
 		{name: "cmd", patterns: []string{"cmd/*/..."}, arrows: []string{"bench"}},
 		{name: "invariants", patterns: []string{"internal/invariants"}, open: true},
 		{name: "scripttest", patterns: []string{"internal/scripttest"}, open: true},
+		{name: "labelstest", patterns: []string{"internal/labelstest"}, open: true},
 		{name: "mutants", patterns: []string{"internal/mutants"}, open: true},
 		{name: "arch", patterns: []string{"internal/arch"}},
 		{name: "docs", patterns: []string{"internal/docs"}},

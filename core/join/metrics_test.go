@@ -116,20 +116,25 @@ func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 			defer df.Drop()
 			dfs = append(dfs, df)
 		}
-		for _, env := range envs {
-			for _, n := range names {
-				ch := dataflow.NewChunk(2, 4)
-				for k := range int64(4) {
-					ch.Push([]int64{k, 2}, 0, 1)
-				}
-				if err := env.Inputs.Send(n, ch); err != nil {
-					t.Fatal(err)
-				}
-				if err := env.Inputs.Advance(n, frontier.At(1)); err != nil {
-					t.Fatal(err)
+		// round sends keys 0-3 with val v at time tm to every input of every
+		// worker, and closes tm.
+		round := func(tm uint64, v int64) {
+			for _, env := range envs {
+				for _, n := range names {
+					ch := dataflow.NewChunk(2, 4)
+					for k := range int64(4) {
+						ch.Push([]int64{k, v}, tm, 1)
+					}
+					if err := env.Inputs.Send(n, ch); err != nil {
+						t.Fatal(err)
+					}
+					if err := env.Inputs.Advance(n, frontier.At(tm+1)); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 		}
+		round(0, 2)
 		// Every context a join's Do is given, by the operator= it names,
 		// and how many times one was made (once per operator and Stats).
 		seen := map[string]bool{}
@@ -149,20 +154,7 @@ func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 		}
 		stepAll(dfs, peers)
 		// A second time, each operator's labelled context is made already.
-		for _, env := range envs {
-			for _, n := range names {
-				ch := dataflow.NewChunk(2, 4)
-				for k := range int64(4) {
-					ch.Push([]int64{k, 3}, 1, 1)
-				}
-				if err := env.Inputs.Send(n, ch); err != nil {
-					t.Fatal(err)
-				}
-				if err := env.Inputs.Advance(n, frontier.At(2)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		round(1, 3)
 		madeFirst := made
 		stepAll(dfs, peers)
 		doSeen = nil

@@ -1,9 +1,8 @@
 package render
 
 import (
-	"slices"
-
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/batch"

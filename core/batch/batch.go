@@ -142,17 +142,11 @@ func (b *Batch) ValColumnZero(c int) bool {
 }
 
 // Rows returns b's updates in row form, in the batch's order: rows holds
-// each update's key and val (Key+Val columns), times and diffs its time
-// and diff. The slices are b's own copies, not shared with b.
+// each update's key and val (Key+Val columns), a new slice; times and
+// diffs are b's own columns, capped at their length (an append copies
+// them), which the caller reads and never writes, as no one writes a
+// batch (a chunk made of them is not written once sent either).
 func (b *Batch) Rows() (rows []int64, times []uint64, diffs []int64) {
-	rows, times, diffs = b.RowsSharing()
-	return rows, slices.Clone(times), slices.Clone(diffs)
-}
-
-// RowsSharing is Rows whose times and diffs are b's own columns, capped at
-// their length (an append copies them): the caller reads them and never
-// writes them, as no one writes a batch.
-func (b *Batch) RowsSharing() (rows []int64, times []uint64, diffs []int64) {
 	ka, va := b.ar.Key, b.ar.Val
 	w := ka + va
 	rows = column[int64](b.Len() * w)

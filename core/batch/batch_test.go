@@ -565,10 +565,10 @@ func TestBuildBlockIsThePushedArray(t *testing.T) {
 	}
 }
 
-// TestRowsMatchUpdates: Rows and RowsSharing list the batch's updates in
-// order, key ++ val per row; RowsSharing's times and diffs are the
-// batch's own, capped at their length (an append copies them, so two
-// readers of one batch never append into the same spare room).
+// TestRowsMatchUpdates: Rows lists the batch's updates in order, key ++
+// val per row; its times and diffs are capped at their length (an append
+// copies them, so two readers of one batch never append into the same
+// spare room).
 func TestRowsMatchUpdates(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ar := drawArity(t)
@@ -577,11 +577,8 @@ func TestRowsMatchUpdates(t *testing.T) {
 		}
 		b, _ := drawBatch(t, ar, 0, 6, "b")
 		rows, times, diffs := b.Rows()
-		if rapid.Bool().Draw(t, "sharing") {
-			rows, times, diffs = b.RowsSharing()
-			if cap(times) != len(times) || cap(diffs) != len(diffs) {
-				t.Fatalf("RowsSharing's times and diffs have room past them: %d of %d, %d of %d", len(times), cap(times), len(diffs), cap(diffs))
-			}
+		if cap(times) != len(times) || cap(diffs) != len(diffs) {
+			t.Fatalf("Rows's times and diffs have room past them: %d of %d, %d of %d", len(times), cap(times), len(diffs), cap(diffs))
 		}
 		us := b.Updates()
 		w := ar.Key + ar.Val

@@ -173,7 +173,7 @@ func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {
 func (d *Dataflow) appendNode(n *node) {
 	n.cap, n.in, n.out = frontier.Min(), frontier.Empty(), frontier.Min()
 	d.nodes = append(d.nodes, n)
-	if d.labels != nil { // labelled already: a step sets every node's
+	if d.labels != nil && n.labels == nil { // labelled already: a step sets every node's
 		n.labels = d.nodeLabels(n)
 	}
 }
@@ -263,7 +263,9 @@ func (d *Dataflow) label(base context.Context) {
 	}
 	d.labels = base
 	for _, n := range d.nodes {
-		n.labels = d.nodeLabels(n)
+		if n.labels == nil { // an operator that asked for them has them (StepLabels)
+			n.labels = d.nodeLabels(n)
+		}
 	}
 }
 

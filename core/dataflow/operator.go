@@ -61,7 +61,11 @@ func (b *OperatorBuilder) StepLabels() context.Context {
 	if !b.c.env.LabelSteps || b.c.env.Labels == nil {
 		return nil
 	}
-	return stepLabels(b.c.env.Labels, b.c.df.id, b.n.name)
+	// Made once: the dataflow's labelling (Dataflow.label) keeps it.
+	if b.n.labels == nil {
+		b.n.labels = stepLabels(b.c.env.Labels, b.c.df.id, b.n.name)
+	}
+	return b.n.labels
 }
 
 // AddInput makes s an input of the operator under construction, under name,

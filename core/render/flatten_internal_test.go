@@ -14,7 +14,8 @@ import (
 // for update: for every layout of the row (the key's columns first or
 // not, a column left 0), keys with one and with many updates, and
 // presentations that advance times (as_of) or hide some (until), where it
-// walks instead.
+// walks instead; and the batch, whose times and diffs the chunk shares, is
+// left as it was.
 func TestFlattenAgreesWithTheWalk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	layouts := []struct {
@@ -61,7 +62,12 @@ func TestFlattenAgreesWithTheWalk(t *testing.T) {
 					if o.inOrder() != l.inOrder {
 						t.Fatalf("inOrder %v, want %v", o.inOrder(), l.inOrder)
 					}
-					got, want := o.flatten(b), o.walk(b)
+					before := fmt.Sprint(b.Updates())
+					got := o.flatten(b)
+					if after := fmt.Sprint(b.Updates()); after != before {
+						t.Fatalf("flatten wrote the batch: %s, was %s", after, before)
+					}
+					want := o.walk(b)
 					if got.Arity != want.Arity || !slices.Equal(got.Rows, want.Rows) || !slices.Equal(got.Times, want.Times) || !slices.Equal(got.Diffs, want.Diffs) {
 						t.Fatalf("flatten %v\nwalk    %v", got, want)
 					}

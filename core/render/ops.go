@@ -94,7 +94,7 @@ func (o *flattenOp) Step(frontier.Frontier) frontier.Frontier {
 }
 
 // flatten returns b's updates as a chunk of the collection's rows, in the
-// batch's order. It works in column passes (batch.RowsSharing, the times
+// batch's order. It works in column passes (batch.Rows, the times
 // presented, the columns laid out when the row's order is not the key's
 // then the val's) unless an update is not shown (at or beyond the
 // presentation's until), when the cursor's walk drops it. The chunk's
@@ -108,20 +108,20 @@ func (o *flattenOp) flatten(b *batch.Batch) *dataflow.Chunk {
 		return o.walk(b)
 	}
 	// The times and diffs are the batch's own, shared with the chunk (no
-	// one writes either); times the presentation moves are copied.
-	rows, times, diffs := b.RowsSharing()
-	moved := false
-	for _, t := range times {
+	// one writes either), until the presentation moves a time: then the
+	// times are copied, once.
+	rows, times, diffs := b.Rows()
+	shared := true
+	for i, t := range times {
 		pt, ok := o.pres.Present(t)
 		if !ok {
 			return o.walk(b)
 		}
-		moved = moved || pt != t
-	}
-	if moved {
-		times = slices.Clone(times)
-		for i, t := range times {
-			times[i], _ = o.pres.Present(t)
+		if pt != t {
+			if shared {
+				times, shared = slices.Clone(times), false
+			}
+			times[i] = pt
 		}
 	}
 	if !o.inOrder() {

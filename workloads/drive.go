@@ -365,8 +365,10 @@ func (se *Session) allowCompaction(t uint64) error {
 // ImportOnly times a dataflow that imports every index at as_of and reads
 // nothing else (imported only): from its create until every worker of
 // the Interactive runtime has built it, which delivers each import's seed
-// (dataflow.PassesAtBuild). The dataflow is dropped again. Direct mode
-// has no import and returns 0.
+// (dataflow.PassesAtBuild). Only the Interactive runtime is waited for
+// (Controller.SyncRole): the Maintenance runtime records a query's create
+// and builds nothing. The dataflow is dropped again. Direct mode has no
+// import and returns 0.
 func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
 	if se.opts.Mode != render.Imported {
 		return 0, nil
@@ -377,7 +379,7 @@ func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
 	if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
 		return 0, err
 	}
-	if err := se.ctl.Sync(ctx); err != nil {
+	if err := se.ctl.SyncRole(ctx, runtime.Interactive); err != nil {
 		return 0, err
 	}
 	d := time.Since(start)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -392,5 +394,79 @@ func TestShutdownIsOneErrorEverywhere(t *testing.T) {
 	}
 	if texts[0] != texts[1] {
 		t.Errorf("Send after Shutdown says %q in Solo and %q in the pair", texts[0], texts[1])
+	}
+}
+
+// SyncRole waits for the runtime of its role only: a query's create is
+// built and synced on the Interactive runtime while the Maintenance one is
+// held back (where Sync, which waits for both, cannot return), and the
+// held runtime's own SyncRole waits for it. A role the controller does not
+// have is an error, as is a runtime shut down.
+func TestSyncRoleWaitsForItsRuntimeOnly(t *testing.T) {
+	regs := newRegs(2)
+	m, err := New(Options{Role: Maintenance, Workers: 2, Registries: regs, Paused: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := New(Options{Role: Interactive, Workers: 2, Registries: regs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := NewController(m, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Shutdown)
+	var built atomic.Int32
+	sendAll(t, ctl, CreateDataflow{Desc: dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(*dataflow.Context) error { built.Add(1); return nil }}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ctl.SyncRole(ctx, Interactive); err != nil {
+		t.Fatalf("SyncRole(Interactive) with the Maintenance runtime held: %v", err)
+	}
+	if n := built.Load(); n != 2 {
+		t.Fatalf("after SyncRole(Interactive): %d workers built the query, want 2", n)
+	}
+	for _, sync := range []struct {
+		name string
+		f    func(context.Context) error
+	}{
+		{"Sync", ctl.Sync},
+		{"SyncRole(Maintenance)", func(ctx context.Context) error { return ctl.SyncRole(ctx, Maintenance) }},
+	} {
+		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		err := sync.f(short)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s with the Maintenance runtime held: %v, want its deadline", sync.name, err)
+		}
+	}
+	m.Resume()
+	if err := ctl.SyncRole(ctx, Maintenance); err != nil {
+		t.Fatalf("SyncRole(Maintenance) once resumed: %v", err)
+	}
+	if err := ctl.SyncRole(ctx, Solo); err == nil || !strings.Contains(err.Error(), "no solo runtime") {
+		t.Fatalf("SyncRole(Solo) of a pair: %v, want an error naming the role", err)
+	}
+	ctl.Shutdown()
+	if err := ctl.SyncRole(ctx, Interactive); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("SyncRole after Shutdown: %v, want ErrShutdown", err)
+	}
+
+	solo, err := New(Options{Role: Solo, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctl, err := NewController(solo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sctl.Shutdown()
+	if err := sctl.SyncRole(ctx, Solo); err != nil {
+		t.Fatalf("SyncRole(Solo) of a Solo controller: %v", err)
+	}
+	if err := sctl.SyncRole(ctx, Interactive); err == nil || !strings.Contains(err.Error(), "no interactive runtime") {
+		t.Fatalf("SyncRole(Interactive) of a Solo controller: %v, want an error naming the role", err)
 	}
 }

@@ -764,6 +764,21 @@ func (c *Controller) Sync(ctx context.Context) error {
 	return nil
 }
 
+// SyncRole is Sync for the controller's runtime of one role: it waits
+// until that runtime has applied every command sent before it, and not for
+// the other. A query's create is the Interactive runtime's alone (the
+// Maintenance runtime only records it), so a caller timing a query's build
+// waits for the runtime that builds it, not for a wake of the other. It
+// returns an error if the controller has no runtime of that role.
+func (c *Controller) SyncRole(ctx context.Context, role Role) error {
+	for _, r := range c.rts {
+		if r.opts.Role == role {
+			return r.barrier(ctx, nil)
+		}
+	}
+	return fmt.Errorf("runtime: sync: the controller has no %v runtime", role)
+}
+
 // Errors returns the errors the runtimes met applying accepted commands,
 // one per command and message however many runtimes and workers met it,
 // in command order.

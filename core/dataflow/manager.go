@@ -342,10 +342,17 @@ func (m *IndexManager) Drop(id string) {
 
 // DropOwned drops every index owned by dataflow owner.
 func (m *IndexManager) DropOwned(owner string) {
-	for _, id := range m.IDs() {
-		if m.entries[id].owner == owner {
-			m.Drop(id)
+	// Only the owner's ids are collected (a query dataflow owns none
+	// mostly): the drop of a one-shot query allocates nothing here.
+	var ids []string
+	for id, e := range m.entries {
+		if e.owner == owner {
+			ids = append(ids, id)
 		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		m.Drop(id)
 	}
 }
 

@@ -107,6 +107,7 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 	if invariants.Enabled {
 		im.cleanup = reportLeak(p, im)
 	}
+	im.q.events = make([]event, 0, len(p.chain)+1) // the seed: the chain, then the upper
 	for _, b := range p.chain {
 		im.q.push(event{b: b})
 	}

@@ -465,8 +465,8 @@ type inputDecl struct {
 
 // ErrShutdown is returned by Send and SendAll once a runtime of the
 // controller is shut down (the command reaches no runtime and the
-// controller records nothing of it), and wrapped by Sync and Stats on a
-// runtime shut down.
+// controller records nothing of it), and wrapped by Sync, SyncRole and
+// Stats on a runtime shut down.
 var ErrShutdown = errors.New("runtime: shut down")
 
 // ErrIndexDropped is the error of a command that drops an index (the
@@ -769,7 +769,11 @@ func (c *Controller) Sync(ctx context.Context) error {
 // the other. A query's create is the Interactive runtime's alone (the
 // Maintenance runtime only records it), so a caller timing a query's build
 // waits for the runtime that builds it, not for a wake of the other. It
-// returns an error if the controller has no runtime of that role.
+// returns an error if the controller has no runtime of that role (a Solo
+// runtime is of role Solo only: a Solo controller has no Interactive
+// runtime), and, as Sync, one wrapping ctx's error or ErrShutdown if ctx
+// ends or that runtime is shut down first; the other runtime's shutdown is
+// not its concern (Send reports it).
 func (c *Controller) SyncRole(ctx context.Context, role Role) error {
 	for _, r := range c.rts {
 		if r.opts.Role == role {

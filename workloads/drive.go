@@ -373,8 +373,13 @@ func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
 	if se.opts.Mode != render.Imported {
 		return 0, nil
 	}
-	const id = "import only"
-	desc := se.readerDesc(id)
+	return se.timeQueryBuild(ctx, se.readerDesc("import only"))
+}
+
+// timeQueryBuild creates desc, a query (imported), times it until every
+// worker of the Interactive runtime has built it, and drops it again
+// (ImportOnly; a test wraps desc's Build).
+func (se *Session) timeQueryBuild(ctx context.Context, desc dataflow.Desc) (time.Duration, error) {
 	start := time.Now()
 	if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
 		return 0, err
@@ -383,7 +388,7 @@ func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	d := time.Since(start)
-	if err := se.ctl.Send(runtime.DropDataflow{ID: id}); err != nil {
+	if err := se.ctl.Send(runtime.DropDataflow{ID: desc.ID}); err != nil {
 		return 0, err
 	}
 	return d, se.runtimeErr()

@@ -2,17 +2,21 @@ package workloads
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/render"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
-// ImportOnly, imported: a positive time, the import-only query built and
-// dropped again (the session's dataflows as before it), and the session's
-// own query still answering; direct: nothing to time.
-func TestImportOnly(t *testing.T) {
+// importSession starts a session of examples/dd_import.json (2,000 rows)
+// in mode with its indexes passed as_of and its query installed, closed
+// at the test's end (the caller checks Close when it wants to).
+func importSession(t *testing.T, mode render.Mode) (*Session, *spec.Spec, context.Context) {
+	t.Helper()
 	s, err := spec.ReadFileWith("examples/dd_import.json", []spec.Override{{Field: "inputs.updates.generate.rows", Value: 2000}})
 	if err != nil {
 		t.Fatal(err)
@@ -21,24 +25,33 @@ func TestImportOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { se.Close(ctx) })
+	if err := se.FeedThrough(s.Plan.Plan.AsOf); err != nil {
+		t.Fatal(err)
+	}
+	if err := se.WaitIndexes(ctx, s.Plan.Plan.AsOf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := se.InstallQuery(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return se, s, ctx
+}
+
+// ImportOnly, imported: a positive time, the import-only query built and
+// dropped again (the session's dataflows as before it), and the session's
+// own query still answering; direct: nothing to time. Either way the
+// session then closes clean (nothing held, no runtime error).
+func TestImportOnly(t *testing.T) {
 	for _, mode := range []render.Mode{render.Imported, render.Direct} {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Workers: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer se.Close(ctx)
-			if err := se.FeedThrough(s.Plan.Plan.AsOf); err != nil {
-				t.Fatal(err)
-			}
-			if err := se.WaitIndexes(ctx, s.Plan.Plan.AsOf); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := se.InstallQuery(ctx); err != nil {
-				t.Fatal(err)
-			}
+			se, _, ctx := importSession(t, mode)
 			before, err := se.Stats(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -65,6 +78,57 @@ func TestImportOnly(t *testing.T) {
 			if got := se.Output().Rows(); got != 2000 {
 				t.Fatalf("the session's query after ImportOnly: %d rows, want 2000", got)
 			}
+			if err := se.Close(ctx); err != nil {
+				t.Fatalf("Close after ImportOnly: %v", err)
+			}
 		})
+	}
+}
+
+// ImportOnly's timing (timeQueryBuild) returns only once every Interactive
+// worker has built the query: its Build is held until a timer releases it,
+// and the call cannot return before. (A call that returned early — waiting
+// for nothing, or for the Maintenance runtime, which builds no query —
+// would find the release not yet done; 20 ms is how long it has to show,
+// never a deadline the right code can miss.) A Build that fails is the
+// call's error.
+func TestImportOnlyWaitsForTheBuild(t *testing.T) {
+	se, _, ctx := importSession(t, render.Imported)
+	desc := se.readerDesc("import only")
+	build := desc.Build
+	var built atomic.Int32
+	var released atomic.Bool
+	release := make(chan struct{})
+	desc.Build = func(c *dataflow.Context) error {
+		<-release
+		if err := build(c); err != nil {
+			return err
+		}
+		built.Add(1)
+		return nil
+	}
+	time.AfterFunc(20*time.Millisecond, func() {
+		released.Store(true)
+		close(release)
+	})
+	d, err := se.timeQueryBuild(ctx, desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !released.Load() {
+		t.Fatalf("ImportOnly returned after %v, before its query's Build was let run", d)
+	}
+	if n := built.Load(); n != 2 {
+		t.Fatalf("ImportOnly returned with %d of 2 Interactive workers done building", n)
+	}
+	if err := se.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	se, _, ctx = importSession(t, render.Imported)
+	desc = se.readerDesc("import only")
+	desc.Build = func(*dataflow.Context) error { return errors.New("no build") }
+	if _, err := se.timeQueryBuild(ctx, desc); !errors.Is(err, ErrRuntime) {
+		t.Fatalf("ImportOnly of a query whose Build fails: %v, want ErrRuntime", err)
 	}
 }

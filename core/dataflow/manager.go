@@ -342,8 +342,9 @@ func (m *IndexManager) Drop(id string) {
 
 // DropOwned drops every index owned by dataflow owner.
 func (m *IndexManager) DropOwned(owner string) {
-	// Only the owner's ids are collected (a query dataflow owns none
-	// mostly): the drop of a one-shot query allocates nothing here.
+	// Only the owner's ids are collected: a dataflow that exports
+	// nothing (most queries) owns none, and its drop allocates nothing
+	// here.
 	var ids []string
 	for id, e := range m.entries {
 		if e.owner == owner {

@@ -403,20 +403,7 @@ func TestShutdownIsOneErrorEverywhere(t *testing.T) {
 // held runtime's own SyncRole waits for it. A role the controller does not
 // have is an error, as is a runtime shut down.
 func TestSyncRoleWaitsForItsRuntimeOnly(t *testing.T) {
-	regs := newRegs(2)
-	m, err := New(Options{Role: Maintenance, Workers: 2, Registries: regs, Paused: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, err := New(Options{Role: Interactive, Workers: 2, Registries: regs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := NewController(m, i)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctl.Shutdown)
+	m, _, ctl := pairOn(t, newRegs(2), Maintenance)
 	var built atomic.Int32
 	sendAll(t, ctl, CreateDataflow{Desc: dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
 		Build: func(*dataflow.Context) error { built.Add(1); return nil }}})

@@ -27,7 +27,7 @@
 #   handoff      core/runtime: Handoff at -cpu 1,2
 #   reduce       core/reduce: Reduce count and its Go map limit at 1M
 #   share        core/share: Readers, ImportInstall
-#   exchange     core/dataflow: Share (and its Go path), Route
+#   exchange     core/dataflow: Share (and its Go path), Route, interleaved
 #   dd           benchrun run dd --param rows=1e6 (both index modes)
 set -euo pipefail
 
@@ -87,6 +87,12 @@ step workers b runtime.test -test.bench '^BenchmarkSteadyWorkers$/^round=(1000|1
 step handoff b runtime.test -test.bench '^BenchmarkHandoff$' -test.benchtime 5000x -test.count 3 -test.cpu 1,2
 step reduce b reduce.test -test.bench '^BenchmarkReduce$/^fn=count$/^n=1000000$|^BenchmarkAggregateLimit$/^fn=count$/^n=1000000$' -test.benchtime 5x -test.count 6
 step share b share.test -test.bench 'Readers|ImportInstall' -test.count 6
-step exchange b dataflow.test -test.bench '^BenchmarkShare$|^BenchmarkShareInGo$|^BenchmarkRoute$' -test.benchtime 2000x -test.count 6
+# One sample of each in turn, six times: the assembly share and its Go
+# path are read against each other, and a block of one benchmark's samples
+# before the other's gave the first the process's first touches of memory.
+step exchange sh -c "
+	for i in 1 2 3 4 5 6; do
+		$bin/dataflow.test -test.run '^\$' -test.bench '^BenchmarkShare\$|^BenchmarkShareInGo\$|^BenchmarkRoute\$' -test.benchtime 2000x -test.count 1 || exit 1
+	done"
 step dd "$bin/benchrun" run dd --param rows=1e6 --index imported,direct --count 6 --progress off
 echo "figures.sh: results in $out/"

@@ -15,7 +15,7 @@ import (
 // importSession starts a session of examples/dd_import.json (2,000 rows)
 // in mode with its indexes passed as_of and its query installed, closed
 // at the test's end (the caller checks Close when it wants to).
-func importSession(t *testing.T, mode render.Mode) (*Session, *spec.Spec, context.Context) {
+func importSession(t *testing.T, mode render.Mode) (*Session, context.Context) {
 	t.Helper()
 	s, err := spec.ReadFileWith("examples/dd_import.json", []spec.Override{{Field: "inputs.updates.generate.rows", Value: 2000}})
 	if err != nil {
@@ -41,7 +41,7 @@ func importSession(t *testing.T, mode render.Mode) (*Session, *spec.Spec, contex
 	if _, err := se.InstallQuery(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return se, s, ctx
+	return se, ctx
 }
 
 // ImportOnly, imported: a positive time, the import-only query built and
@@ -51,7 +51,7 @@ func importSession(t *testing.T, mode render.Mode) (*Session, *spec.Spec, contex
 func TestImportOnly(t *testing.T) {
 	for _, mode := range []render.Mode{render.Imported, render.Direct} {
 		t.Run(mode.String(), func(t *testing.T) {
-			se, _, ctx := importSession(t, mode)
+			se, ctx := importSession(t, mode)
 			before, err := se.Stats(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -93,7 +93,7 @@ func TestImportOnly(t *testing.T) {
 // never a deadline the right code can miss.) A Build that fails is the
 // call's error.
 func TestImportOnlyWaitsForTheBuild(t *testing.T) {
-	se, _, ctx := importSession(t, render.Imported)
+	se, ctx := importSession(t, render.Imported)
 	desc := se.readerDesc("import only")
 	build := desc.Build
 	var built atomic.Int32
@@ -125,7 +125,7 @@ func TestImportOnlyWaitsForTheBuild(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 
-	se, _, ctx = importSession(t, render.Imported)
+	se, ctx = importSession(t, render.Imported)
 	desc = se.readerDesc("import only")
 	desc.Build = func(*dataflow.Context) error { return errors.New("no build") }
 	if _, err := se.timeQueryBuild(ctx, desc); !errors.Is(err, ErrRuntime) {

@@ -97,8 +97,7 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 	var at []frontier.Time
 	if o.sealed.Less(in) {
 		b, err := o.batcher.Seal(o.sealed, in)
-		var oe *batch.OverflowError
-		if errors.As(err, &oe) {
+		if oe := overflowOf(err); oe != nil {
 			// The batch is complete, the overflowed diffs saturated.
 			err = nil
 			if o.over != nil {
@@ -237,3 +236,17 @@ func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
 }
 
 func (o *importOp) Shutdown() { o.im.Close() }
+
+// overflowOf returns the batch.OverflowError err wraps, or nil. errors.As
+// takes the target's address, which puts it on the heap: it is made only
+// for an error, not at every seal.
+func overflowOf(err error) *batch.OverflowError {
+	if err == nil {
+		return nil
+	}
+	var oe *batch.OverflowError
+	if errors.As(err, &oe) {
+		return oe
+	}
+	return nil
+}

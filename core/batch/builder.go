@@ -319,13 +319,16 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 // pass and cuts the columns to what it left, so the records are read once
 // and never consolidated in place first. clean says the sort found them
 // consolidated already (bucketSort), so they are written without a check.
+// cols is made for this build and held by nothing else: it becomes the
+// batch, not copied into another.
 func (b *Builder) consolidateInto(desc frontier.Description, recs []rec, cols *Batch, clean bool) (*Batch, error) {
 	nk, nv, n, overflow := b.writeCols(cols, recs, clean)
-	out := &Batch{desc: desc, ar: b.ar}
+	out := cols
+	out.desc, out.ar = desc, b.ar
 	// shrink copies the columns with much to spare.
-	out.keys, out.keyOffs = shrink(cols.keys[:nk*b.ar.Key]), shrink(cols.keyOffs[:nk+1])
-	out.vals, out.valOffs = shrink(cols.vals[:nv*b.ar.Val]), shrink(cols.valOffs[:nv+1])
-	out.times, out.diffs = shrink(cols.times[:n]), shrink(cols.diffs[:n])
+	out.keys, out.keyOffs = shrink(out.keys[:nk*b.ar.Key]), shrink(out.keyOffs[:nk+1])
+	out.vals, out.valOffs = shrink(out.vals[:nv*b.ar.Val]), shrink(out.valOffs[:nv+1])
+	out.times, out.diffs = shrink(out.times[:n]), shrink(out.diffs[:n])
 	return out, overflowErr(overflow)
 }
 

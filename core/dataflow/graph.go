@@ -44,11 +44,15 @@ type Stream[T any] struct {
 	keyedBy []int
 }
 
-// Port is one consumer's queue of messages from a stream.
+// Port is one consumer's queue of messages from a stream. Its two arrays
+// take turns: the messages a Take returns stay in theirs until the next
+// Take, while the sends meanwhile go to the other, so a port that receives
+// every step allocates nothing once both are grown.
 type Port[T any] struct {
-	from *node
-	name string
-	msgs []T
+	from  *node
+	name  string
+	msgs  []T
+	spare []T // what the last Take returned: the sends' array after the next Take
 }
 
 // Name returns the input name the port was added under (AddInput).
@@ -86,13 +90,16 @@ func (s *Stream[T]) subscribe() *Port[T] {
 }
 
 // Take returns the queued messages and empties the queue. The returned slice
-// is valid until the next Take.
+// is valid until the next Take, which reuses its array.
 func (p *Port[T]) Take() []T {
 	m := p.msgs
-	p.msgs = p.msgs[len(p.msgs):]
-	if len(p.msgs) == 0 {
-		p.msgs = m[:0:0]
+	if len(m) == 0 {
+		return m
 	}
+	// The slice the last Take returned is no longer the caller's: its
+	// array, cleared (it keeps no message alive), takes the next sends.
+	clear(p.spare)
+	p.msgs, p.spare = p.spare[:0], m
 	return m
 }
 

@@ -1,0 +1,76 @@
+package dataflow
+
+import (
+	"slices"
+	"testing"
+)
+
+// A port's Take returns what was sent since the last, in order; the slice
+// stays as returned through the sends after it, until the next Take; that
+// Take clears it (the port keeps no message alive) and its array takes the
+// sends after; and a port that receives every step allocates nothing once
+// its two arrays are grown.
+func TestPortTakesTurnsWithTwoArrays(t *testing.T) {
+	s := newStream[*int](&Dataflow{}, &node{})
+	p := s.subscribe()
+	msgs := func(vs ...int) []*int {
+		out := make([]*int, len(vs))
+		for i, v := range vs {
+			out[i] = &v
+		}
+		return out
+	}
+	vals := func(ms []*int) []int {
+		out := make([]int, len(ms))
+		for i, m := range ms {
+			if m == nil {
+				out[i] = -1
+				continue
+			}
+			out[i] = *m
+		}
+		return out
+	}
+	if got := p.Take(); len(got) != 0 {
+		t.Fatalf("Take of an empty port: %v", vals(got))
+	}
+	var prev []*int
+	for round := range 4 {
+		for _, m := range msgs(round*10, round*10+1, round*10+2) {
+			s.Send(m)
+		}
+		got := p.Take()
+		if want := []int{round * 10, round*10 + 1, round*10 + 2}; !slices.Equal(vals(got), want) {
+			t.Fatalf("round %d: Take %v, want %v", round, vals(got), want)
+		}
+		if prev != nil {
+			// prev is no longer valid: its array is the port's again,
+			// cleared.
+			for i, m := range prev {
+				if m != nil {
+					t.Fatalf("round %d: the last Take's slice still holds message %d (%d)", round, i, *m)
+				}
+			}
+		}
+		// Sends before the next Take leave what this one returned as it was.
+		for _, m := range msgs(-5, -6) {
+			s.Send(m)
+		}
+		if want := []int{round * 10, round*10 + 1, round*10 + 2}; !slices.Equal(vals(got), want) {
+			t.Fatalf("round %d: a send overwrote the returned slice: %v, want %v", round, vals(got), want)
+		}
+		second := p.Take()
+		if !slices.Equal(vals(second), []int{-5, -6}) {
+			t.Fatalf("round %d: second Take %v, want [-5 -6]", round, vals(second))
+		}
+		prev = second
+	}
+	m := msgs(1)[0]
+	if n := testing.AllocsPerRun(100, func() {
+		s.Send(m)
+		s.Send(m)
+		p.Take()
+	}); n != 0 {
+		t.Fatalf("a send and a Take a step: %v allocations, want 0", n)
+	}
+}

@@ -89,6 +89,13 @@ func (s *Stream[T]) subscribe() *Port[T] {
 	return p
 }
 
+// portKeep is the most messages' room a port keeps in an array past
+// the steps that needed it: an array grown beyond it by a burst (a
+// dataflow hydrated from an input's history of many chunks, say) and
+// more than four times what the step after takes is let go, not kept
+// for the dataflow's life.
+const portKeep = 1024
+
 // Take returns the queued messages and empties the queue. The returned slice
 // is valid until the next Take, which reuses its array.
 func (p *Port[T]) Take() []T {
@@ -97,9 +104,15 @@ func (p *Port[T]) Take() []T {
 		return m
 	}
 	// The slice the last Take returned is no longer the caller's: its
-	// array, cleared (it keeps no message alive), takes the next sends.
-	clear(p.spare)
-	p.msgs, p.spare = p.spare[:0], m
+	// array, cleared (it keeps no message alive), takes the next sends,
+	// unless it is a burst's, which goes (the sends grow a new one).
+	next := p.spare[:0]
+	if c := cap(next); c > portKeep && c > 4*len(m) {
+		next = nil
+	} else {
+		clear(p.spare)
+	}
+	p.msgs, p.spare = next, m
 	return m
 }
 

@@ -74,3 +74,46 @@ func TestPortTakesTurnsWithTwoArrays(t *testing.T) {
 		t.Fatalf("a send and a Take a step: %v allocations, want 0", n)
 	}
 }
+
+// A burst of messages grows a port's arrays far beyond what its steps
+// after need: the port lets that array go instead of keeping it (and its
+// twin) for the dataflow's life, while a port that takes as many every
+// step keeps both arrays and allocates nothing.
+func TestPortLetsABurstsArrayGo(t *testing.T) {
+	s := newStream[*int](&Dataflow{}, &node{})
+	p := s.subscribe()
+	x := 1
+	for range 2 {
+		for range 64 * portKeep {
+			s.Send(&x)
+		}
+		if got := p.Take(); len(got) != 64*portKeep {
+			t.Fatalf("burst: Take %d messages, want %d", len(got), 64*portKeep)
+		}
+	}
+	for step := range 4 {
+		s.Send(&x)
+		if got := p.Take(); len(got) != 1 || got[0] != &x {
+			t.Fatalf("step %d: Take %v, want one message", step, got)
+		}
+	}
+	if c1, c2 := cap(p.msgs), cap(p.spare); c1 > portKeep || c2 > portKeep {
+		t.Fatalf("after a burst and steps of one message: arrays of room %d and %d, want at most %d", c1, c2, portKeep)
+	}
+	// Steps of more than portKeep messages each keep their arrays.
+	n := 2 * portKeep
+	for range 2 {
+		for range n {
+			s.Send(&x)
+		}
+		p.Take()
+	}
+	if a := testing.AllocsPerRun(20, func() {
+		for range n {
+			s.Send(&x)
+		}
+		p.Take()
+	}); a != 0 {
+		t.Fatalf("steps of %d messages: %v allocations a step, want 0", n, a)
+	}
+}

@@ -185,18 +185,7 @@ func BenchmarkBuild(b *testing.B) {
 // (batch.SortLimit), into warm buffers; both run in the cache.
 func BenchmarkSeal(b *testing.B) {
 	const n = 1000
-	ups := genKeyed(n, 7, 0, "full")
-	rows, times, diffs := make([]int64, 2*n), make([]uint64, n), make([]int64, n)
-	for i, u := range ups {
-		rows[2*i], rows[2*i+1], times[i], diffs[i] = u.k, u.v, u.t, u.d
-	}
-	bt := NewBatcher(Arity{1, 1}, n)
-	seal := func() {
-		bt.PushChunk(rows, 2, []int{0}, []int{1}, times, diffs)
-		if _, err := bt.Seal(frontier.At(0), frontier.At(10)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	rows, times, diffs, seal := sealRound(b, n)
 	seal()
 	var lim SortLimit
 	lim.Grow(n)
@@ -206,6 +195,25 @@ func BenchmarkSeal(b *testing.B) {
 		lim.Run()
 	}})
 	reportPer(b, n, "update")
+}
+
+// sealRound returns a round of n updates (one-column keys and vals over
+// the full key range) as a chunk's columns, and a function that pushes
+// them whole into a batcher kept across calls and seals them.
+func sealRound(tb testing.TB, n int) (rows []int64, times []uint64, diffs []int64, seal func()) {
+	ups := genKeyed(n, 7, 0, "full")
+	rows, times, diffs = make([]int64, 2*n), make([]uint64, n), make([]int64, n)
+	for i, u := range ups {
+		rows[2*i], rows[2*i+1], times[i], diffs[i] = u.k, u.v, u.t, u.d
+	}
+	bt := NewBatcher(Arity{1, 1}, n)
+	keyCols, valCols := []int{0}, []int{1}
+	return rows, times, diffs, func() {
+		bt.PushChunk(rows, 2, keyCols, valCols, times, diffs)
+		if _, err := bt.Seal(frontier.At(0), frontier.At(10)); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkRadixLimit is the limit of BenchmarkBuild: radixLimit on the same

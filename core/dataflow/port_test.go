@@ -43,13 +43,11 @@ func TestPortTakesTurnsWithTwoArrays(t *testing.T) {
 		if want := []int{round * 10, round*10 + 1, round*10 + 2}; !slices.Equal(vals(got), want) {
 			t.Fatalf("round %d: Take %v, want %v", round, vals(got), want)
 		}
-		if prev != nil {
-			// prev is no longer valid: its array is the port's again,
-			// cleared.
-			for i, m := range prev {
-				if m != nil {
-					t.Fatalf("round %d: the last Take's slice still holds message %d (%d)", round, i, *m)
-				}
+		// prev (the last round's second Take) is no longer valid: its
+		// array is the port's again, cleared.
+		for i, m := range prev {
+			if m != nil {
+				t.Fatalf("round %d: the last Take's slice still holds message %d (%d)", round, i, *m)
 			}
 		}
 		// Sends before the next Take leave what this one returned as it was.

@@ -92,22 +92,14 @@ func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 			env.LabelSteps = true
 			metrics := &Metrics{}
 			df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
-				var arr []*dataflow.Arrangement
-				for _, n := range names {
-					in, err := c.Input(n, 2)
-					if err != nil {
-						return err
-					}
-					a, err := c.Arrange(in, []int{0})
-					if err != nil {
-						return err
-					}
-					arr = append(arr, a)
+				arr, err := arrangeInputs(c, names...)
+				if err != nil {
+					return err
 				}
 				if _, err := Join(c, arr[0], arr[1], nil, OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics, Labels: c.Labels()}); err != nil {
 					return err
 				}
-				_, err := DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics, Labels: c.Labels()})
+				_, err = DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics, Labels: c.Labels()})
 				return err
 			}}, uint64(w+1))
 			if err != nil {

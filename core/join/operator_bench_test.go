@@ -68,17 +68,27 @@ func sendSides(tb testing.TB, env *dataflow.Env, rows *joinRows) {
 }
 
 func arrangeSides(c *dataflow.Context) (l, r *dataflow.Arrangement, err error) {
-	var arr [2]*dataflow.Arrangement
-	for i, n := range []string{"l", "r"} {
-		in, err := c.Input(n, 2)
-		if err != nil {
-			return nil, nil, err
-		}
-		if arr[i], err = c.Arrange(in, []int{0}); err != nil {
-			return nil, nil, err
-		}
+	arr, err := arrangeInputs(c, "l", "r")
+	if err != nil {
+		return nil, nil, err
 	}
 	return arr[0], arr[1], nil
+}
+
+// arrangeInputs arranges each named input (two columns) by its first
+// column, in order.
+func arrangeInputs(c *dataflow.Context, names ...string) ([]*dataflow.Arrangement, error) {
+	arr := make([]*dataflow.Arrangement, len(names))
+	for i, n := range names {
+		in, err := c.Input(n, 2)
+		if err != nil {
+			return nil, err
+		}
+		if arr[i], err = c.Arrange(in, []int{0}); err != nil {
+			return nil, err
+		}
+	}
+	return arr, nil
 }
 
 // BenchmarkJoin is a query that joins two collections of n rows (the

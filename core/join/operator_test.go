@@ -88,21 +88,6 @@ func TestOperatorsImportedEqualDirect(t *testing.T) {
 				rounds := asOf + 3 + uint64(rng.IntN(4))
 				env := dfEnv(t)
 				names := []string{"r0", "r1", "r2"}
-				arrangeAll := func(c *dataflow.Context) ([]*dataflow.Arrangement, error) {
-					var arr []*dataflow.Arrangement
-					for _, n := range names {
-						in, err := c.Input(n, 2)
-						if err != nil {
-							return nil, err
-						}
-						a, err := c.Arrange(in, []int{0})
-						if err != nil {
-							return nil, err
-						}
-						arr = append(arr, a)
-					}
-					return arr, nil
-				}
 				var dfs []*dataflow.Dataflow
 				defer func() {
 					for i := len(dfs) - 1; i >= 0; i-- {
@@ -137,7 +122,7 @@ func TestOperatorsImportedEqualDirect(t *testing.T) {
 					df, err := dataflow.Build(env, dataflow.Desc{ID: "indexes", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
 						Exports: []string{"i0", "i1", "i2"},
 						Build: func(c *dataflow.Context) error {
-							arr, err := arrangeAll(c)
+							arr, err := arrangeInputs(c, names...)
 							if err != nil {
 								return err
 							}
@@ -185,7 +170,7 @@ func TestOperatorsImportedEqualDirect(t *testing.T) {
 							}
 						} else {
 							var err error
-							if arr, err = arrangeAll(c); err != nil {
+							if arr, err = arrangeInputs(c, names...); err != nil {
 								return err
 							}
 						}

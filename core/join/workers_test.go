@@ -336,17 +336,9 @@ func TestDeltaOverflowOnWorkers(t *testing.T) {
 			for _, env := range envs {
 				df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
 					Build: func(c *dataflow.Context) error {
-						var arr []*dataflow.Arrangement
-						for _, n := range []string{"r0", "r1"} {
-							in, err := c.Input(n, 2)
-							if err != nil {
-								return err
-							}
-							a, err := c.Arrange(in, []int{0})
-							if err != nil {
-								return err
-							}
-							arr = append(arr, a)
+						arr, err := arrangeInputs(c, "r0", "r1")
+						if err != nil {
+							return err
 						}
 						paths := []DeltaPath{
 							{Source: 0, Arranged: arr[0], Stages: []DeltaStage{{Lookup: arr[1], Relation: 1, StreamKey: []int{0}}}},

@@ -187,8 +187,17 @@ func (o *inputOp) Step(frontier.Frontier) frontier.Frontier {
 	for _, c := range o.pending {
 		o.oks.Send(c)
 	}
-	clear(o.pending)
-	o.pending = o.pending[:0]
+	// The array is the next step's, unless a burst grew it (a dataflow
+	// hydrated from the input's history of many chunks, a driver's many
+	// sends between two steps) past portKeep and four times what this
+	// step sent: then it goes, not kept for the dataflow's life, as a
+	// port's (Port.Take).
+	if c := cap(o.pending); c > portKeep && c > 4*len(o.pending) {
+		o.pending = nil
+	} else {
+		clear(o.pending)
+		o.pending = o.pending[:0]
+	}
 	return o.log.frontier
 }
 

@@ -3,6 +3,8 @@ package dataflow
 import (
 	"slices"
 	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
 )
 
 // A port's Take returns what was sent since the last, in order; the slice
@@ -115,3 +117,86 @@ func TestPortLetsABurstsArrayGo(t *testing.T) {
 		t.Fatalf("steps of %d messages: %v allocations a step, want 0", n, a)
 	}
 }
+
+// An input's source operator starts with the input's whole history pending
+// (a dataflow created on an input of many rounds) and takes a driver's
+// sends between two steps: an array a burst grew goes after a step that
+// sends far fewer chunks, every chunk still sent once and in order, and
+// steps of one chunk each keep theirs.
+func TestInputLetsABurstsArrayGo(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	if err := env.Inputs.Declare("in", 1); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 8 * portKeep
+	for i := range rounds {
+		if err := env.Inputs.Send("in", chunk([]int64{int64(i), 1, int64(i)})); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance("in", frontier.At(uint64(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var src *inputOp
+	var got []*Chunk
+	df, err := Build(env, Desc{ID: "d", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 1)
+		if err != nil {
+			return err
+		}
+		src = c.df.nodes[len(c.df.nodes)-1].op.(*inputOp)
+		c.df.addNode("tap", &chunkTap{in: in.Oks.subscribe(), got: &got}, in.Oks.from)
+		return nil
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df.Step()
+	if len(got) != rounds {
+		t.Fatalf("hydration sent %d chunks, want %d", len(got), rounds)
+	}
+	for step := range 3 {
+		i := rounds + step
+		if err := env.Inputs.Send("in", chunk([]int64{int64(i), 1, int64(i)})); err != nil {
+			t.Fatal(err)
+		}
+		df.Step()
+	}
+	if len(got) != rounds+3 {
+		t.Fatalf("%d chunks sent in all, want %d", len(got), rounds+3)
+	}
+	for i, c := range got {
+		if c.Times[0] != uint64(i) {
+			t.Fatalf("chunk %d sent is of time %d", i, c.Times[0])
+		}
+	}
+	if c := cap(src.pending); c > portKeep {
+		t.Fatalf("after the hydration and steps of one chunk: pending has room for %d chunks, want at most %d", c, portKeep)
+	}
+	// What was sent is not kept alive by the array (an input without
+	// history holds its chunks nowhere else).
+	for i, c := range src.pending[:cap(src.pending)] {
+		if c != nil {
+			t.Fatalf("after its step the array still holds chunk %d", i)
+		}
+	}
+	c := chunk([]int64{int64(rounds + 3), 1, 0})
+	if a := testing.AllocsPerRun(50, func() {
+		src.pending = append(src.pending, c)
+		src.Step(frontier.Min())
+	}); a != 0 {
+		t.Fatalf("steps of one chunk: %v allocations a step, want 0", a)
+	}
+}
+
+// chunkTap records the chunks on a stream.
+type chunkTap struct {
+	in  *Port[*Chunk]
+	got *[]*Chunk
+}
+
+func (o *chunkTap) Step(frontier.Frontier) frontier.Frontier {
+	*o.got = append(*o.got, o.in.Take()...)
+	return frontier.Empty()
+}
+func (o *chunkTap) Shutdown() {}

@@ -617,7 +617,7 @@ func BenchmarkMergeN(b *testing.B) {
 // completion in one k-way pass, including Result; the largest batch is
 // merged beside the loser tree (kmergebig.go). Its instruction count
 // under callgrind is the repeatable figure the kernel's changes are
-// measured by (README, "Instructions, not seconds").
+// measured by (docs/engine-history.md, "Instructions, not seconds").
 func BenchmarkMergeTop(b *testing.B) {
 	const n = 100_000
 	for _, k := range []int{5, 16, 19} {

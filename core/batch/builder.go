@@ -407,8 +407,8 @@ func (b *Builder) writeColsAny(out *Batch, recs []rec) (nk, nv, n int, overflow 
 // run or a zero are consolidated in place first and written again from
 // the start. The writes go through two base pointers within the lengths
 // checked on entry, so the loop keeps its indexes in registers: one loop
-// doing everything, over the six slices, spilled them to the stack and
-// cost 2 to 3 times as much (README, "Columns from two pointers").
+// doing everything, over the six slices, spilled them to the stack and cost
+// 2 to 3 times as much (docs/engine-history.md, "Columns from two pointers").
 //
 // Records the sort found consolidated (clean) are written without the
 // check: the sort's insertion pass compared every adjacent pair already.

@@ -78,8 +78,8 @@ type Spine struct {
 
 // DefaultFanout is the number of batches of a level merged at once when
 // Options.Fanout is zero. 16 against 8: a trace of 1M rows absorbing rounds
-// of 1,000 merges each update 3.8 times instead of 4.5, for a chain of
-// about 17 batches instead of 12 (README, Kernels, second round).
+// of 1,000 merges each update 3.8 times instead of 4.5, for a chain of about
+// 17 batches instead of 12 (docs/engine-history.md, Kernels, second round).
 const DefaultFanout = 16
 
 // fuelPerUpdate is the merge work each in-progress merge may do per update

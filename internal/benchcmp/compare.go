@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -466,8 +467,8 @@ func parseThresholds(specs []string) (thresholdSet, error) {
 			return t, fmt.Errorf("%w: --threshold %q: want UNIT=PCT, as in ns/op=5", ErrUsage, s)
 		}
 		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(pct), "%"), 64)
-		if err != nil || p < 0 || p != p {
-			return t, fmt.Errorf("%w: --threshold %q: PCT must be a number >= 0", ErrUsage, s)
+		if err != nil || p < 0 || p != p || math.IsInf(p, 0) {
+			return t, fmt.Errorf("%w: --threshold %q: PCT must be a finite number >= 0", ErrUsage, s)
 		}
 		key := unit
 		if unit != "*" {

@@ -263,6 +263,8 @@ func TestBadUsage(t *testing.T) {
 		{"threshold no =", func(c *CompareConfig) { c.Thresholds = []string{"ns/op"} }, 2},
 		{"threshold negative", func(c *CompareConfig) { c.Thresholds = []string{"ns/op=-1"} }, 2},
 		{"threshold NaN", func(c *CompareConfig) { c.Thresholds = []string{"ns/op=NaN"} }, 2},
+		{"threshold Inf", func(c *CompareConfig) { c.Thresholds = []string{"install-ns=inf"} }, 2},
+		{"threshold +Inf%", func(c *CompareConfig) { c.Thresholds = []string{"*=+Inf%"} }, 2},
 		{"filter", func(c *CompareConfig) { c.Filter = "(" }, 2},
 		{"col", func(c *CompareConfig) { c.Col = ".unit" }, 2},
 		{"scale-by", func(c *CompareConfig) { c.ScaleBy = "rows" }, 2},

@@ -679,6 +679,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 					check.meta(rec)
 					see(rec.Unit, rec.OrigUnit)
 				case *benchfmt.Result:
+					tidyZeros(rec)
 					if err := check.result(rec); err != nil {
 						return err
 					}
@@ -715,6 +716,24 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 	}
 	info.units = r.Units()
 	return info, nil
+}
+
+// tidyZeros gives a value of 0 the tidied unit that benchfmt gives every
+// other value of its unit. benchfmt keeps a value's unit as written when
+// tidying leaves the value as it was, which it always does to 0: "5
+// wait-ns/op" reads as wait-sec/op but "0 wait-ns/op" as wait-ns/op, so a
+// unit's zero samples would form a table of their own, without the unit's
+// direction or threshold, and a change from 0 to more would be compared
+// with nothing.
+func tidyZeros(r *benchfmt.Result) {
+	for i, v := range r.Values {
+		if v.OrigUnit != "" {
+			continue
+		}
+		if val, unit := benchunit.Tidy(v.Value, v.Unit); unit != v.Unit {
+			r.Values[i] = benchfmt.Value{Value: val, Unit: unit, OrigValue: v.Value, OrigUnit: v.Unit}
+		}
+	}
 }
 
 // Direction says which way a unit improves.

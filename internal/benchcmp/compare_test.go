@@ -165,6 +165,44 @@ func TestFailOnKnownRegression(t *testing.T) {
 	}
 }
 
+// TestZeroOfATidiedUnit: benchfmt keeps "0 wait-ns/op" in wait-ns/op
+// while "5 wait-ns/op" reads as wait-sec/op. A unit's zero samples are
+// compared with its others all the same, under its direction: a change
+// from 0 to about 100 ns fails the gate, as it does in a unit that
+// nothing tidies.
+func TestZeroOfATidiedUnit(t *testing.T) {
+	for _, unit := range []string{"wait-ns/op", "wait-us/op"} {
+		var o, n strings.Builder
+		for _, b := range []*strings.Builder{&o, &n} {
+			fmt.Fprintf(b, "Unit %s better=lower\n", unit)
+		}
+		for i := range 6 {
+			fmt.Fprintf(&o, "BenchmarkW 1 100 ns/op 0 %s\n", unit)
+			fmt.Fprintf(&n, "BenchmarkW 1 100 ns/op %d %s\n", 100+i, unit)
+		}
+		oldPath, newPath := writeTemp(t, "old.txt", o.String()), writeTemp(t, "new.txt", n.String())
+		rep, err := BuildReport(nil, func() CompareConfig {
+			c := DefaultCompareConfig()
+			c.Files = []string{oldPath, newPath}
+			return c
+		}())
+		if err != nil {
+			t.Fatalf("%s: %v", unit, err)
+		}
+		var units []string
+		for _, tb := range rep.Tables {
+			units = append(units, tb.Unit)
+		}
+		if len(units) != 2 {
+			t.Errorf("%s: tables of units %v, want sec/op and one table of %s", unit, units, unit)
+		}
+		_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, oldPath, newPath)
+		if !errors.Is(err, ErrRegression) {
+			t.Errorf("%s: 0 -> 100 with better=lower: err %v, want ErrRegression", unit, err)
+		}
+	}
+}
+
 func TestNoiseOnlyExitsZero(t *testing.T) {
 	out, _, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, td("noise-old.txt"), td("noise-new.txt"))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // CSVPath returns the file an input's csv field names: relative paths
@@ -92,7 +93,7 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 		}
 		if !header {
 			if string(line) != want {
-				return fail("header is %q, want %q", line, want)
+				return fail("header is %s, want %q", quoteCSV(line), want)
 			}
 			header = true
 			continue
@@ -114,7 +115,7 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 			if field == 0 {
 				u, ok := parseUint64(line[start:end])
 				if !ok {
-					return fail("field 1 (time) is %q, not a decimal integer in 0..%d", line[start:end], MaxTime)
+					return fail("field 1 (time) is %s, not a decimal integer in 0..%d", quoteCSV(line[start:end]), MaxTime)
 				}
 				if u > MaxTime {
 					return fail("field 1 (time) is %d, outside 0..%d (%s)", u, MaxTime, maxTimeWhy)
@@ -129,7 +130,7 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 			v, ok := parseInt64(line[start:end])
 			switch {
 			case !ok:
-				return fail("field %d (%s) is %q, not a decimal integer in the int64 range", field+1, csvName(field, columns), line[start:end])
+				return fail("field %d (%s) is %s, not a decimal integer in the int64 range", field+1, csvName(field, columns), quoteCSV(line[start:end]))
 			case field == 1:
 				if v == 0 {
 					return fail("diff is 0")
@@ -153,6 +154,25 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 		return fail("empty file: the header %q is missing", want)
 	}
 	return t, nil
+}
+
+// maxQuote is how many bytes of a line or field a CSV error quotes, so
+// that a file that is not CSV (a binary file, a line of megabytes) still
+// gets an error of one short line.
+const maxQuote = 80
+
+// quoteCSV quotes b for an error: whole, or if it is longer than maxQuote,
+// its first maxQuote bytes, cut at a character's start, then "..." and its
+// length.
+func quoteCSV(b []byte) string {
+	if len(b) <= maxQuote {
+		return strconv.Quote(string(b))
+	}
+	end := maxQuote
+	for i := 1; i < utf8.UTFMax && !utf8.RuneStart(b[end]); i++ {
+		end--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(string(b[:end])), len(b))
 }
 
 // csvName names CSV field i for messages.

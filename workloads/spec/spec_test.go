@@ -251,6 +251,11 @@ func TestReadCSVBad(t *testing.T) {
 		{"too many digits", "time,diff,x,y\n0,1," + strings.Repeat("1", 5000) + ",3\n", `f.csv:2: field 3 (x) is "111`},
 		{"lone CR kept", "time,diff,x,y\n0,1,2,3\r\r\n", `f.csv:2: field 4 (y) is "3\r"`},
 		{"no final newline bad", "time,diff,x,y\n0,1,2", "f.csv:2: 3 fields"},
+		// A file that is not CSV, or a field of megabytes, is quoted in
+		// part: the error stays a short line.
+		{"long field", "time,diff,x,y\n0,1," + strings.Repeat("7", 1<<20) + ",3\n", `f.csv:2: field 3 (x) is "` + strings.Repeat("7", 80) + `"... (1048576 bytes), not a decimal integer in the int64 range`},
+		{"binary", strings.Repeat("\x00\xff", 1<<19), `f.csv:1: header is "` + strings.Repeat(`\x00\xff`, 40) + `"... (1048576 bytes), want "time,diff,x,y"`},
+		{"cut before a character", "time,diff,x,y\n" + strings.Repeat("a", 79) + "é,1,2,3\n", `f.csv:2: field 1 (time) is "` + strings.Repeat("a", 79) + `"... (81 bytes), not`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tab, err := ReadCSV("f.csv", strings.NewReader(tc.src), cols)

@@ -724,7 +724,10 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 // wait-ns/op" reads as wait-sec/op but "0 wait-ns/op" as wait-ns/op, so a
 // unit's zero samples would form a table of their own, without the unit's
 // direction or threshold, and a change from 0 to more would be compared
-// with nothing.
+// with nothing; and the input checks would take an unterminated last line
+// ending in a 0 for a cut one, in a unit no other line uses. The value
+// and unit as written stay in OrigValue and OrigUnit, which benchfmt's
+// writer writes, so merge writes the line as it was read.
 func tidyZeros(r *benchfmt.Result) {
 	for i, v := range r.Values {
 		if v.OrigUnit != "" {

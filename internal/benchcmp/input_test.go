@@ -115,6 +115,7 @@ func TestCompleteLastLineWithoutNewline(t *testing.T) {
 		{"benchrun", strings.TrimSuffix(benchrunLines, "\n")},
 		{"a new benchmark in a Go unit", goTestLines + "BenchmarkGet-2 100 5 ns/op"},
 		{"a new benchmark in a declared unit", benchrunLines + "BenchmarkR 1 5 ns/update"},
+		{"a new benchmark at 0 in a declared unit", benchrunLines + "BenchmarkR 1 0 ns/update"},
 		{"a new benchmark in a unit used before", benchrunLines + "BenchmarkR 1 5 x-radix"},
 		{"go test -v", "BenchmarkPut-2\n" + goTestLines + "PASS\nok  \texample.com/p\t1.2s"},
 		{"config line", goTestLines + "commit: abc"},
@@ -168,6 +169,7 @@ func TestRepeatedUnitIsBadInput(t *testing.T) {
 	for _, tc := range []struct{ name, line, want string }{
 		{"same spelling", "BenchmarkD 1 10 ns/op 50 ns/op\n", `:10: unit "ns/op" a second time on the line: a line holds one value of each unit`},
 		{"tidied alike", "BenchmarkD 1 10 ns/op 5e-8 sec/op\n", `:10: unit "sec/op" a second time on the line (as "ns/op" before)`},
+		{"tidied alike, at 0", "BenchmarkD 1 0 ns/op 5e-8 sec/op\n", `:10: unit "sec/op" a second time on the line (as "ns/op" before)`},
 		{"not last", "BenchmarkD 1 10 B/op 50 B/op 3 allocs/op\n", `:10: unit "B/op" a second time`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

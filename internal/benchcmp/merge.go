@@ -75,6 +75,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 					return fmt.Errorf("%w: %v", ErrOutput, err)
 				}
 			case *benchfmt.Result:
+				tidyZeros(rec) // written as read: the value and unit as written are kept
 				if err := check.result(rec); err != nil {
 					f.Close()
 					return err

@@ -460,9 +460,11 @@ func TestExportsMustMatchWhatBuildExports(t *testing.T) {
 		s.advance("in", 2, frontier.At(1))
 		s.must(CreateDataflow{Desc: exportsDesc("maintain a", []string{"a"}, []string{"a", "b"})})
 		s.must(CreateDataflow{Desc: exportsDesc("maintain c", []string{"c", "d"}, []string{"c"})})
-		// None declared, one exported: the check is not skipped.
+		// None declared, one exported, and the other way round: the
+		// check is not skipped.
 		s.must(CreateDataflow{Desc: exportsDesc("maintain e", nil, []string{"e"})})
-		for _, id := range []string{"a", "b", "c", "d", "e"} {
+		s.must(CreateDataflow{Desc: exportsDesc("maintain f", []string{"f"}, nil)})
+		for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
 			s.must(CreateDataflow{Desc: readDesc("q "+id, id, 0, frontier.At(1), dataflow.NewCapture(s.workers))})
 		}
 		return ""
@@ -471,11 +473,13 @@ func TestExportsMustMatchWhatBuildExports(t *testing.T) {
 		`dataflow maintain a: Desc.Exports ["a"], Build exported ["a" "b"]: dataflow: exports differ from Desc.Exports`,
 		`dataflow maintain c: Desc.Exports ["c" "d"], Build exported ["c"]: dataflow: exports differ from Desc.Exports`,
 		`dataflow maintain e: Desc.Exports [], Build exported ["e"]: dataflow: exports differ from Desc.Exports`,
+		`dataflow maintain f: Desc.Exports ["f"], Build exported []: dataflow: exports differ from Desc.Exports`,
 		`dataflow q a: import of unknown index "a"`,
 		`dataflow q b: import of unknown index "b"`,
 		`dataflow q c: import of unknown index "c"`,
 		`dataflow q d: import of unknown index "d"`,
 		`dataflow q e: import of unknown index "e"`,
+		`dataflow q f: import of unknown index "f"`,
 	}
 	for w, o := range outs {
 		if !slices.Equal(o.errs, want) {

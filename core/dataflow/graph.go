@@ -100,17 +100,20 @@ const portKeep = 1024
 // is valid until the next Take, which reuses its array.
 func (p *Port[T]) Take() []T {
 	m := p.msgs
-	if len(m) == 0 {
-		return m
-	}
 	// The slice the last Take returned is no longer the caller's: its
 	// array, cleared (it keeps no message alive), takes the next sends,
-	// unless it is a burst's, which goes (the sends grow a new one).
+	// unless it is a burst's, which goes (the sends grow a new one). An
+	// empty Take clears it too, and lets a burst's go: a stream that goes
+	// quiet after a step may send nothing again.
 	next := p.spare[:0]
 	if c := cap(next); c > portKeep && c > 4*len(m) {
 		next = nil
 	} else {
 		clear(p.spare)
+	}
+	if len(m) == 0 {
+		p.spare = next
+		return m
 	}
 	p.msgs, p.spare = next, m
 	return m

@@ -1,8 +1,10 @@
 package dataflow
 
 import (
+	"runtime"
 	"slices"
 	"testing"
+	"weak"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -115,6 +117,88 @@ func TestPortLetsABurstsArrayGo(t *testing.T) {
 		p.Take()
 	}); a != 0 {
 		t.Fatalf("steps of %d messages: %v allocations a step, want 0", n, a)
+	}
+}
+
+// A Take leaves the port holding none of the messages the last one
+// returned, an empty Take too: a port whose stream goes quiet after a step
+// (a burst of an input's history, then nothing) keeps neither them nor a
+// burst's array until a message comes again, which may be never.
+func TestPortKeepsNothingTakenOnceQuiet(t *testing.T) {
+	for _, n := range []int{3, 8 * portKeep} {
+		s := newStream[*[16]int64](&Dataflow{}, &node{})
+		p := s.subscribe()
+		sent := make([]weak.Pointer[[16]int64], n)
+		for i := range n {
+			m := new([16]int64)
+			m[0] = int64(i)
+			sent[i] = weak.Make(m)
+			s.Send(m)
+		}
+		if got := p.Take(); len(got) != n || got[n-1][0] != int64(n-1) {
+			t.Fatalf("%d messages: Take %d", n, len(got))
+		}
+		if got := p.Take(); len(got) != 0 {
+			t.Fatalf("%d messages: a Take with nothing sent returned %d", n, len(got))
+		}
+		runtime.GC()
+		for i, w := range sent {
+			if w.Value() != nil {
+				t.Fatalf("%d messages taken, then an empty Take: message %d is still reachable", n, i)
+			}
+		}
+		if c1, c2 := cap(p.msgs), cap(p.spare); c1 > portKeep || c2 > portKeep {
+			t.Fatalf("%d messages taken, then an empty Take: arrays of room %d and %d, want at most %d", n, c1, c2, portKeep)
+		}
+	}
+}
+
+// An input's chunks, once arranged and sealed, are the dataflow's no more:
+// when the input then goes quiet (loaded, its frontier advanced, nothing
+// sent after), nothing on the way keeps them, and their rows can be freed.
+// (The input keeps no history, which would keep them.)
+func TestSealedChunksAreNotKeptOnceQuiet(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	if err := env.Inputs.DeclareWith("in", 2, InputOptions{NoHistory: true}); err != nil {
+		t.Fatal(err)
+	}
+	var arr *Arrangement
+	df, err := Build(env, Desc{ID: "d", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 2)
+		if err != nil {
+			return err
+		}
+		arr, err = c.Arrange(in, []int{0})
+		if err != nil {
+			return err
+		}
+		c.Keep(arr.Oks.Reader)
+		return nil
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	var sent []weak.Pointer[Chunk]
+	for i := range int64(20) {
+		c := chunk([]int64{0, 1, i, 10 * i}, []int64{0, 1, i + 100, 1})
+		sent = append(sent, weak.Make(c))
+		if err := env.Inputs.Send("in", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.Inputs.Advance("in", frontier.At(1)); err != nil {
+		t.Fatal(err)
+	}
+	df.Step()
+	if st := env.Manager.TraceStats(); st.Updates != 40 {
+		t.Fatalf("arranged %d updates, want 40", st.Updates)
+	}
+	runtime.GC()
+	for i, w := range sent {
+		if w.Value() != nil {
+			t.Fatalf("chunk %d is still reachable after its updates were sealed and the input went quiet", i)
+		}
 	}
 }
 

@@ -457,3 +457,31 @@ func TestSyncRoleWaitsForItsRuntimeOnly(t *testing.T) {
 		t.Fatalf("SyncRole(Interactive) of a Solo controller: %v, want an error naming the role", err)
 	}
 }
+
+// A nil registry and a negative Effort are New's errors, not a worker's
+// nil dereference or traces that merge only when updates arrive.
+func TestNewRefusesANilRegistryAndANegativeEffort(t *testing.T) {
+	for _, role := range []Role{Maintenance, Interactive} {
+		regs := []*share.Registry{share.NewRegistry(), nil}
+		r, err := New(Options{Role: role, Workers: 2, Registries: regs})
+		if want := fmt.Sprintf("runtime: %v runtime: registry 1 is nil", role); err == nil || err.Error() != want {
+			if r != nil {
+				r.Shutdown()
+			}
+			t.Fatalf("%v runtime with a nil registry: %v, want %s", role, err, want)
+		}
+		// The refusal bound nothing: the registry serves a runtime after.
+		r, err = New(Options{Role: role, Workers: 1, Registries: regs[:1]})
+		if err != nil {
+			t.Fatalf("%v runtime after the refusal: %v", role, err)
+		}
+		r.Shutdown()
+	}
+	r, err := New(Options{Role: Solo, Workers: 1, Effort: -1})
+	if want := "runtime: Effort -1 is negative (0 means DefaultEffort)"; err == nil || err.Error() != want {
+		if r != nil {
+			r.Shutdown()
+		}
+		t.Fatalf("negative Effort: %v, want %s", err, want)
+	}
+}

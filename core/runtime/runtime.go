@@ -75,7 +75,8 @@ type Options struct {
 	Registries []*share.Registry
 	Spine      spine.Options
 	// Effort is the merge work (in updates merged) each arrangement trace
-	// may do per worker wake; 0 means DefaultEffort.
+	// may do per worker wake; 0 means DefaultEffort, and New refuses a
+	// negative one.
 	Effort int64
 	// Paused starts the runtime with its workers holding every command
 	// until Resume: a runtime that is behind. Only tests use it, and it
@@ -202,6 +203,16 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if opts.Role != Solo && len(opts.Registries) != opts.Workers {
 		return nil, fmt.Errorf("runtime: %v runtime with %d workers needs %d registries, has %d", opts.Role, opts.Workers, opts.Workers, len(opts.Registries))
+	}
+	for i, reg := range opts.Registries {
+		if reg == nil && opts.Role != Solo {
+			return nil, fmt.Errorf("runtime: %v runtime: registry %d is nil", opts.Role, i)
+		}
+	}
+	if opts.Effort < 0 {
+		// Maintain gives a trace no work for a negative effort: merges
+		// would move only with arrivals, never between them.
+		return nil, fmt.Errorf("runtime: Effort %d is negative (0 means DefaultEffort)", opts.Effort)
 	}
 	if opts.Effort == 0 {
 		opts.Effort = DefaultEffort

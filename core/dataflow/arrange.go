@@ -75,18 +75,36 @@ type arrangeOp struct {
 	out     *Stream[*batch.Batch]
 	over    *Stream[*Chunk] // nil for an errs half
 	sealed  frontier.Frontier
-	err     error
-	onErr   func(error)
+	// name is the operator's ("arrange oks", "arrange errs"), for its
+	// errors; wide is the arity of the chunks it reads (the collection's,
+	// or 1 for error codes).
+	name  string
+	wide  int
+	err   error
+	onErr func(error)
 }
 
 func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 	// Chunks are immutable once sent, so the batcher may keep them until
 	// its next seal instead of copying them now (batch.Batcher.PushChunk).
+	// Each is admitted first: one an operator sent against the contract
+	// (admit) stops the arrangement before any of it is kept.
 	for _, c := range o.in.Take() {
+		if o.err != nil {
+			break
+		}
+		if err := admit(c, o.in.from, o.wide, nil, o.sealed); err != nil {
+			o.err = fmt.Errorf("%s: %w", o.name, err)
+			o.onErr(o.err)
+			break
+		}
 		o.batcher.PushChunk(c.Rows, c.Arity, o.keyCols, o.valCols, c.Times, c.Diffs)
 	}
 	if o.err != nil {
-		return frontier.Empty()
+		// Stopped: its frontier stays where its last batch left it, so
+		// that no reader of its stream or its trace takes what it holds
+		// for complete beyond it.
+		return o.sealed
 	}
 	// Merges that overflowed since the last step (in maintenance) found
 	// times already sealed: their rows go to the frontier, before it moves
@@ -118,9 +136,9 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 			err = o.w.Insert(b)
 		}
 		if err != nil {
-			o.err = fmt.Errorf("arrange: sealing [%v, %v): %w", o.sealed, in, err)
+			o.err = fmt.Errorf("%s: sealing [%v, %v): %w", o.name, o.sealed, in, err)
 			o.onErr(o.err)
-			return frontier.Empty()
+			return o.sealed
 		}
 		o.sealed = in
 		if !b.IsEmpty() {

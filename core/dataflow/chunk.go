@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -375,4 +376,45 @@ func mix(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
+}
+
+// ErrBadChunk is what an exchange or an arrangement reports (as its
+// dataflow's error) of a chunk it is sent that breaks the operator
+// contract: nil, columns that disagree (Chunk.Check), another arity than
+// its collection's, or an update at a time its stream's frontier had
+// already passed. Inputs refuse such chunks at Send; one sent by an
+// operator (the seam: OperatorBuilder) is refused where it is first read
+// whole, with the operator named, and the reader stops there, its
+// frontier held where it was, so that no answer reads as complete
+// without the chunk's updates.
+var ErrBadChunk = errors.New("chunk breaks the operator contract")
+
+// admit checks a chunk an operator reads from stream s (produced by node
+// from) before anything of it is used: not nil, its columns agreeing, of
+// arity wide columns (any number above the highest of cols, with wide
+// < 0), and no update at a time f, the frontier s had announced when the
+// reader last looked, had passed. The time check takes the least time
+// first, without a branch an update (Frontier.FirstBefore).
+func admit(c *Chunk, from *node, wide int, cols []int, f frontier.Frontier) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: operator %q sent one %s", ErrBadChunk, from.name, fmt.Sprintf(format, args...))
+	}
+	if c == nil {
+		return bad("that is nil")
+	}
+	if err := c.Check(); err != nil {
+		return bad("that is malformed (%v)", err)
+	}
+	if wide >= 0 && c.Arity != wide {
+		return bad("of %d columns to a collection of %d", c.Arity, wide)
+	}
+	for _, k := range cols {
+		if k >= c.Arity {
+			return bad("of %d columns, keyed by column %d", c.Arity, k)
+		}
+	}
+	if i := f.FirstBefore(c.Times); i >= 0 {
+		return bad("with an update at time %d, which its stream's frontier %v had passed", c.Times[i], f)
+	}
+	return nil
 }

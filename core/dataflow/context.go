@@ -190,7 +190,7 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	c.exchanges++
 	df, env := c.df, c.env
 	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
-	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(), last: frontier.Min()}
+	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(), last: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) }}
 	c.df.addNode("exchange send", send, s.from)
 	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
 	n := c.df.addNode("exchange recv", recv)
@@ -232,7 +232,7 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 	// progress, and keeps its overflow errors in its own errs half (the
 	// error collection is the sum over workers either way).
 	keyed := coll.Oks.keyedBy != nil && slices.Equal(coll.Oks.keyedBy, key)
-	oks, over := c.arrangeHalf("arrange oks", c.Exchange(coll.Oks, key), key, vals, true)
+	oks, over := c.arrangeHalf("arrange oks", c.Exchange(coll.Oks, key), coll.Arity, key, vals, true)
 	// The oks half's overflow rows join the collection's errors before the
 	// exchange, so they land on the worker that owns their code; the
 	// concatenation's frontier holds the errs half back until the oks half
@@ -241,7 +241,7 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 	if !keyed {
 		errsIn = c.Exchange(errsIn, []int{0})
 	}
-	errs, _ := c.arrangeHalf("arrange errs", errsIn, []int{0}, nil, false)
+	errs, _ := c.arrangeHalf("arrange errs", errsIn, 1, []int{0}, nil, false)
 	return &Arrangement{Flavor: Local, Key: key, Arity: coll.Arity, Oks: oks, Errs: errs}, nil
 }
 
@@ -259,7 +259,7 @@ func containsInt(xs []int, x int) bool {
 // half; without, the half is an errs half and adds its own overflow rows
 // itself: into the batch being built, at the times that overflowed, or,
 // found by a merge, into its batcher at its frontier.
-func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int, overflows bool) (Arranged, *Stream[*Chunk]) {
+func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, vals []int, overflows bool) (Arranged, *Stream[*Chunk]) {
 	ar := batch.Arity{Key: len(key), Val: len(vals)}
 	h, w, s := share.NewTrace(ar, c.env.Spine)
 	// A new arrangement starts compacted at its dataflow's as_of: it is
@@ -275,7 +275,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], key, vals []int, 
 	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	op := &arrangeOp{
 		in: in.subscribe(), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, spine: s, ar: ar,
-		sealed: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) },
+		sealed: frontier.Min(), name: name, wide: wide, onErr: func(err error) { env.Fail(df.id, err) },
 	}
 	n := c.df.addNode(name, op, in.from)
 	op.out = newStream[*batch.Batch](c.df, n)

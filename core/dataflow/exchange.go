@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -97,13 +98,29 @@ type exchangeSend struct {
 	acts    []func() // scratch: the receivers to activate after a send
 	last    frontier.Frontier
 	closed  bool
+	// stopped is set once a chunk broke the operator contract (admit):
+	// the exchange sends nothing more and its receivers' frontier stays
+	// where it was, as an arrangement's does.
+	stopped bool
+	onErr   func(error)
 }
 
 func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 	peers := len(o.ch.boxes)
 	msgs := o.in.Take()
-	if len(msgs) == 0 && in == o.last {
+	if o.stopped || len(msgs) == 0 && in == o.last {
 		return frontier.Empty()
+	}
+	// Every message is admitted before any is routed: hashing a chunk
+	// that breaks the contract (too few columns) would panic, and one at
+	// a time its receivers were told had passed would be read as if it
+	// had not.
+	for _, c := range msgs {
+		if err := admit(c, o.in.from, -1, o.cols, o.last); err != nil {
+			o.stopped = true
+			o.onErr(fmt.Errorf("exchange: %w", err))
+			return frontier.Empty()
+		}
 	}
 	// Each message is split at once: a hash pass, then every part
 	// allocated at its size and filled by index. A message whose updates

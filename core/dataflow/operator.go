@@ -38,7 +38,12 @@ var ErrOperatorBuilt = errors.New("dataflow: operator already built")
 // capability — the earliest time it may still emit at regardless of its
 // inputs. Returning {t} holds a capability at t; returning a later frontier
 // downgrades it; {} drops it. Its outputs' frontier is the meet of that
-// capability and its inputs' frontiers (D1).
+// capability and its inputs' frontiers (D1). A chunk it sends against
+// this — at a time its output's frontier had passed, nil, malformed, of
+// another arity than its collection's — is refused by the exchange or
+// arrangement that reads it whole first, as the dataflow's error
+// (ErrBadChunk, naming the operator), and that reader stops, its frontier
+// held where it was.
 type OperatorBuilder struct {
 	c      *Context
 	n      *node

@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// feed is an operator between an input and its arrangement that forwards
+// what it reads and, once its input's frontier reaches {3}, sends one
+// chunk that breaks the operator contract (fault): an update at time 1,
+// which the frontier {2} it had announced had passed; nil; a chunk of
+// one column to a two-column collection.
+type feed struct {
+	in    *dataflow.Port[*dataflow.Chunk]
+	out   *dataflow.Stream[*dataflow.Chunk]
+	fault string
+	sent  bool
+}
+
+func (o *feed) Step(in frontier.Frontier) frontier.Frontier {
+	for _, c := range o.in.Take() {
+		o.out.Send(c)
+	}
+	if !o.sent && frontier.At(3).LessEqual(in) {
+		o.sent = true
+		switch o.fault {
+		case "past":
+			c := dataflow.NewChunk(2, 1)
+			c.Push([]int64{7, 70}, 1, 1)
+			o.out.Send(c)
+		case "nil":
+			o.out.Send(nil)
+		case "arity":
+			c := dataflow.NewChunk(1, 1)
+			c.Push([]int64{7}, 3, 1)
+			o.out.Send(c)
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *feed) Shutdown() {}
+
+// An operator that sends a chunk against the contract — at a time its
+// frontier had passed, nil, of another arity — is refused where the chunk
+// is first read whole (the arrangement with one worker, the exchange
+// before it with two), with its dataflow's error naming the operator
+// (dataflow.ErrBadChunk), and no worker panics. The arrangement stops
+// there: its frontier stays at {2} however far the input goes, so its
+// capture never reads the update as part of a complete time, and what it
+// sealed before holds every row sent. Solo and the pair report the same.
+func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
+	for _, fault := range []string{"past", "nil", "arity"} {
+		t.Run(fault, func(t *testing.T) {
+			forEachSetup(t, func(t *testing.T, s *setup) {
+				cp := dataflow.NewCapture(s.workers)
+				s.declare("in", 2)
+				s.must(CreateDataflow{Desc: dataflow.Desc{
+					ID: "maintain idx", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"idx"},
+					Build: func(c *dataflow.Context) error {
+						in, err := c.Input("in", 2)
+						if err != nil {
+							return err
+						}
+						b := c.NewOperator("feed")
+						f := &feed{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b), fault: fault}
+						if err := b.Build(f); err != nil {
+							return err
+						}
+						// Keyed by the second column: with two workers the
+						// operator's rows are exchanged first.
+						a, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: f.out, Errs: in.Errs}, []int{1})
+						if err != nil {
+							return err
+						}
+						c.Capture(cp, a.Oks)
+						return c.Export("idx", a)
+					},
+				}})
+				// A round at a time, each stepped before the next is sent.
+				for tm := range int64(5) {
+					s.send("in", 2, []int64{tm, 1, tm, 10 * tm}, []int64{tm, 1, tm + 100, 10*tm + 1})
+					s.advance("in", 2, frontier.At(uint64(tm+1)))
+					if err := s.ctl.Sync(testCtx(t)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				where, what := "arrange oks", ""
+				if s.workers > 1 {
+					where = "exchange"
+				}
+				switch fault {
+				case "past":
+					what = "with an update at time 1, which its stream's frontier {2} had passed"
+				case "nil":
+					what = "that is nil"
+				case "arity":
+					what = "of 1 columns to a collection of 2"
+					if s.workers > 1 {
+						what = "of 1 columns, keyed by column 1"
+					}
+				}
+				want := fmt.Sprintf("dataflow maintain idx: %s: chunk breaks the operator contract: operator %q sent one %s", where, "feed", what)
+				errs := s.ctl.TakeErrors()
+				var got []string
+				for _, e := range errs {
+					got = append(got, e.Error())
+					if !errors.Is(e, dataflow.ErrBadChunk) {
+						t.Errorf("error %v is not dataflow.ErrBadChunk", e)
+					}
+				}
+				if !slices.Equal(got, []string{want}) {
+					t.Fatalf("errors %q, want [%q]", got, want)
+				}
+				if f := cp.Frontier(); f != frontier.At(2) {
+					t.Fatalf("the arrangement's frontier is %v after the refused chunk, want {2}", f)
+				}
+				for tm := range int64(2) {
+					var rows [][]int64
+					for _, rd := range cp.At(uint64(tm)) {
+						rows = append(rows, append(slices.Clone(rd.Row), rd.Diff))
+					}
+					slices.SortFunc(rows, slices.Compare)
+					wantRows := [][]int64{}
+					for u := range tm + 1 {
+						wantRows = append(wantRows, []int64{u, 10 * u, 1}, []int64{u + 100, 10*u + 1, 1})
+					}
+					slices.SortFunc(wantRows, slices.Compare)
+					if !slices.EqualFunc(rows, wantRows, slices.Equal) {
+						t.Fatalf("at %d the capture reads %v, want %v", tm, rows, wantRows)
+					}
+				}
+			})
+		})
+	}
+}

@@ -191,7 +191,7 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 		return
 	}
 	df, env := c.df, c.env
-	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(), fail: func(err error) { env.Fail(df.id, err) }}
+	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(), fail: func(err error) { env.Fail(df.id, err) }, last: frontier.Min()}
 	c.df.addNode("capture", op, s.from)
 }
 
@@ -220,23 +220,39 @@ type captureChunksOp struct {
 	worker int
 	in     *Port[*Chunk]
 	fail   func(error)
+	// last is the frontier the capture last set (no chunk may be before
+	// it); stopped, that a chunk broke the operator contract.
+	last    frontier.Frontier
+	stopped bool
 }
 
 func (o *captureChunksOp) Step(in frontier.Frontier) frontier.Frontier {
-	if msgs := o.in.Take(); len(msgs) > 0 {
+	msgs := o.in.Take()
+	if o.stopped {
+		return frontier.Empty()
+	}
+	// Every chunk is admitted before any is kept: one against the
+	// operator contract (admit) stops the capture, its frontier held
+	// where it was, so that no time it would have changed reads as
+	// complete.
+	for _, ch := range msgs {
+		if err := admit(ch, o.in.from, o.w.arity, nil, o.last); err != nil {
+			o.stopped = true
+			o.fail(fmt.Errorf("capture: %w", err))
+			return frontier.Empty()
+		}
+	}
+	if len(msgs) > 0 {
 		o.c.cmu.Lock()
 		w := o.w
 		for _, ch := range msgs {
-			if ch.Arity != w.arity {
-				o.fail(fmt.Errorf("capture of %d-column rows received a chunk of %d columns", w.arity, ch.Arity))
-				continue
-			}
 			w.rows = append(w.rows, ch.Rows...)
 			w.times = append(w.times, ch.Times...)
 			w.diffs = append(w.diffs, ch.Diffs...)
 		}
 		o.c.cmu.Unlock()
 	}
+	o.last = in
 	o.c.set(o.worker, in)
 	return frontier.Empty()
 }

@@ -378,15 +378,15 @@ func mix(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// ErrBadChunk is what an exchange or an arrangement reports (as its
-// dataflow's error) of a chunk it is sent that breaks the operator
-// contract: nil, columns that disagree (Chunk.Check), another arity than
-// its collection's, or an update at a time its stream's frontier had
-// already passed. Inputs refuse such chunks at Send; one sent by an
-// operator (the seam: OperatorBuilder) is refused where it is first read
-// whole, with the operator named, and the reader stops there, its
-// frontier held where it was, so that no answer reads as complete
-// without the chunk's updates.
+// ErrBadChunk is what an exchange, an arrangement or a capture of chunks
+// (Context.CaptureChunks) reports, as its dataflow's error, of a chunk it
+// is sent that breaks the operator contract: nil, columns that disagree
+// (Chunk.Check), another arity than its collection's, or an update at a
+// time its stream's frontier had already passed. Inputs refuse such
+// chunks at Send; one sent by an operator (the seam: OperatorBuilder) is
+// refused where it is first read whole, with the operator named, and the
+// reader stops there, its frontier held where it was, so that no answer
+// reads as complete without the chunk's updates.
 var ErrBadChunk = errors.New("chunk breaks the operator contract")
 
 // admit checks a chunk an operator reads from stream s (produced by node

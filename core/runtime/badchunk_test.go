@@ -49,16 +49,17 @@ func (o *feed) Shutdown() {}
 // An operator that sends a chunk against the contract — at a time its
 // frontier had passed, nil, of another arity — is refused where the chunk
 // is first read whole (the arrangement with one worker, the exchange
-// before it with two), with its dataflow's error naming the operator
-// (dataflow.ErrBadChunk), and no worker panics. The arrangement stops
-// there: its frontier stays at {2} however far the input goes, so its
-// capture never reads the update as part of a complete time, and what it
-// sealed before holds every row sent. Solo and the pair report the same.
+// before it with two; a capture of the operator's chunks), with its
+// dataflow's error naming the operator (dataflow.ErrBadChunk), and no
+// worker panics. Each reader stops there: its frontier stays at {2}
+// however far the input goes, so no capture reads the update as part of
+// a complete time, and what was sealed before holds every row sent. Solo
+// and the pair report the same.
 func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 	for _, fault := range []string{"past", "nil", "arity"} {
 		t.Run(fault, func(t *testing.T) {
 			forEachSetup(t, func(t *testing.T, s *setup) {
-				cp := dataflow.NewCapture(s.workers)
+				cp, raw := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
 				s.declare("in", 2)
 				s.must(CreateDataflow{Desc: dataflow.Desc{
 					ID: "maintain idx", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"idx"},
@@ -72,6 +73,7 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 						if err := b.Build(f); err != nil {
 							return err
 						}
+						c.CaptureChunks(raw, f.out, 2)
 						// Keyed by the second column: with two workers the
 						// operator's rows are exchanged first.
 						a, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: f.out, Errs: in.Errs}, []int{1})
@@ -105,7 +107,14 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 						what = "of 1 columns, keyed by column 1"
 					}
 				}
-				want := fmt.Sprintf("dataflow maintain idx: %s: chunk breaks the operator contract: operator %q sent one %s", where, "feed", what)
+				msg := func(where, what string) string {
+					return fmt.Sprintf("dataflow maintain idx: %s: chunk breaks the operator contract: operator %q sent one %s", where, "feed", what)
+				}
+				want := []string{msg(where, what), msg("capture", what)}
+				if fault == "arity" {
+					want[1] = msg("capture", "of 1 columns to a collection of 2")
+				}
+				slices.Sort(want)
 				errs := s.ctl.TakeErrors()
 				var got []string
 				for _, e := range errs {
@@ -114,11 +123,18 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 						t.Errorf("error %v is not dataflow.ErrBadChunk", e)
 					}
 				}
-				if !slices.Equal(got, []string{want}) {
-					t.Fatalf("errors %q, want [%q]", got, want)
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("errors\n%q\nwant\n%q", got, want)
 				}
 				if f := cp.Frontier(); f != frontier.At(2) {
 					t.Fatalf("the arrangement's frontier is %v after the refused chunk, want {2}", f)
+				}
+				if f := raw.Frontier(); f != frontier.At(2) {
+					t.Fatalf("the operator's capture's frontier is %v after the refused chunk, want {2}", f)
+				}
+				if n := len(raw.At(1)); n != 4 {
+					t.Fatalf("the operator's capture reads %d rows at 1, want the 4 sent", n)
 				}
 				for tm := range int64(2) {
 					var rows [][]int64

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -72,8 +73,22 @@ func testCtx(t testing.TB) context.Context {
 }
 
 // awaitIdle returns true once every worker of rts is idle (worker.idle) at
-// one time, blocking on a busy worker's next parking (worker.awaitPark)
-// rather than polling; false if done closes first. A pass that finds every
+// one time; false if done closes first. For its first awaitPoll it looks
+// again after yielding its thread (runtime.Gosched), and after that it
+// blocks on a busy worker's next parking (worker.awaitPark). A round
+// timed until its workers park (BenchmarkSteadyRatio) ends when its last
+// worker parks, not when a blocked observer has been woken to see it:
+// that wake, about 0.9 µs from a worker's park to the observer's next
+// look, falls to whichever side's last worker parks after the observer
+// looked (the imported round of one update, whose Maintenance worker
+// resumes after the query's answer), and not to one whose worker had
+// parked by then; and the wake, which readies the observer's goroutine,
+// rouses the other core's idle thread too, so that the round after it
+// starts with that thread awake (a direct round after an imported one,
+// half the rounds of the interleaving). Yielding, the observer runs again
+// as soon as the worker has parked and its thread is free, without a
+// wake, and leaves the threads as the round left them; a longer wait (a
+// merge) blocks rather than burn a core. A pass that finds every
 // worker idle is checked by a second one that finds each idle at the same
 // parks count: a worker woken, by one looked at later, after the first
 // pass looked at it reads busy or at another count. Each worker then
@@ -81,6 +96,7 @@ func testCtx(t testing.TB) context.Context {
 // last look comes before the second pass's first.
 func awaitIdle(done <-chan struct{}, rts ...*Runtime) bool {
 	var buf [8]uint64
+	poll := time.Now()
 	for {
 		counts := buf[:0]
 		var busy *worker
@@ -113,11 +129,20 @@ func awaitIdle(done <-chan struct{}, rts ...*Runtime) bool {
 				return true
 			}
 		}
+		if time.Since(poll) < awaitPoll {
+			goruntime.Gosched()
+			continue
+		}
 		if !busy.awaitPark(done) {
 			return false
 		}
 	}
 }
+
+// awaitPoll is how long awaitIdle looks again before it blocks: longer
+// than the tail of a round of one update after its answer (about 3 µs),
+// short of a merge's.
+const awaitPoll = 20 * time.Microsecond
 
 // indexDesc maintains input `name` (arity cols) arranged by key as index id.
 func indexDesc(id, name string, cols int, key []int, asOf uint64, probe *dataflow.Probe) dataflow.Desc {

@@ -168,6 +168,7 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 	}
 	op := &inputOp{df: c.df, log: l, pending: append([]*Chunk(nil), l.history...)}
 	n := c.df.addNode("input "+name, op)
+	n.kept = true
 	op.oks = newStream[*Chunk](c.df, n)
 	if arity > 0 {
 		op.oks.keyedBy = []int{0} // each worker's share (Inputs.Send)
@@ -194,6 +195,7 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	c.df.addNode("exchange send", send, s.from)
 	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
 	n := c.df.addNode("exchange recv", recv)
+	n.kept = true
 	recv.out = newStream[*Chunk](c.df, n)
 	return recv.out
 }
@@ -278,6 +280,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, va
 		sealed: frontier.Min(), name: name, wide: wide, onErr: func(err error) { env.Fail(df.id, err) },
 	}
 	n := c.df.addNode(name, op, in.from)
+	n.kept = true // its overflow rows
 	op.out = newStream[*batch.Batch](c.df, n)
 	var over *Stream[*Chunk]
 	if overflows {
@@ -293,6 +296,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, va
 func (c *Context) concat(name string, a, b *Stream[*Chunk]) *Stream[*Chunk] {
 	op := &concatOp{a: a.subscribe(), b: b.subscribe()}
 	n := c.df.addNode(name, op, a.from, b.from)
+	n.kept = a.from.kept && b.from.kept
 	op.out = newStream[*Chunk](c.df, n)
 	return op.out
 }

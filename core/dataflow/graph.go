@@ -29,6 +29,13 @@ type node struct {
 	in     frontier.Frontier // meet of the inputs' outputs
 	cap    frontier.Frontier
 	out    frontier.Frontier // meet(cap, in)
+	// kept says the chunks the node sends keep the operator contract by
+	// construction, times included: an input's source (Inputs.Send checked
+	// them against its frontier), an exchange's receiver (its sender
+	// admitted them), an arrangement (its overflow rows, at its frontier),
+	// a concatenation of such streams. A reader of its chunks skips their
+	// time scan (admit).
+	kept bool
 }
 
 // Stream is an output of a node: each consumer has its own Port.

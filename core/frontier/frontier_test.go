@@ -244,7 +244,7 @@ func TestFirstBefore(t *testing.T) {
 		if rapid.Bool().Draw(t, "empty") {
 			f = Empty()
 		}
-		ts := rapid.SliceOfN(rapid.Uint64Range(0, 10), 0, 20).Draw(t, "ts")
+		ts := rapid.SliceOfN(rapid.Uint64Range(0, 10), 0, 40).Draw(t, "ts")
 		want := -1
 		for i, x := range ts {
 			if !f.Beyond(x) {
@@ -256,4 +256,21 @@ func TestFirstBefore(t *testing.T) {
 			t.Fatalf("%v.FirstBefore(%v) = %d, want %d", f, ts, got, want)
 		}
 	})
+}
+
+// BenchmarkFirstBefore checks a round's chunk of 1,000 times against a
+// frontier they are all beyond: the scan an input's Send and an
+// arrangement's admission make of every chunk.
+func BenchmarkFirstBefore(b *testing.B) {
+	ts := make([]Time, 1000)
+	for i := range ts {
+		ts[i] = Time(100 + i*7919%1000)
+	}
+	f := At(100)
+	for b.Loop() {
+		if f.FirstBefore(ts) >= 0 {
+			b.Fatal("found a time before the frontier")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ts)), "ns/time")
 }

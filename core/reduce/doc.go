@@ -63,8 +63,9 @@
 //	    the reader's physical hold (an import's seed), so no cut can fall
 //	    inside a batch the publisher merged (the "upper straddles batch"
 //	    failure of §2.6 cannot happen).
-//	G3  Errors: precedence per group and time is negative multiplicity,
-//	    then numeric overflow, then the row (§6.3); each is one error of
+//	G3  Errors: precedence per group and time is numeric overflow of a
+//	    record's count, then negative multiplicity, then numeric overflow
+//	    of an aggregate, then the row (§6.3); each is one error of
 //	    count 1 per group (per record for distinct), never scaled by the
 //	    data. Input errors are not the reduce's: the caller passes them on,
 //	    once. No data makes a step panic.

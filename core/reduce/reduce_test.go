@@ -421,6 +421,45 @@ func TestRecordCountBeyondInt64IsAnOverflow(t *testing.T) {
 	}
 }
 
+// TestRecordCountBeyondInt64WinsOverANegativeRecord: a group holding a
+// record at count -1 and another whose count leaves int64 (MaxInt64 at
+// time 0, one more at time 1) yields one `numeric overflow` and no
+// `negative multiplicity` at time 1 (SPEC.md "Errors": an accumulated
+// count of the query's records beyond int64 puts the error in the output
+// at that time); before and after, the negative record's one error.
+func TestRecordCountBeyondInt64WinsOverANegativeRecord(t *testing.T) {
+	for _, c := range []struct {
+		plan Plan
+		aggs []Aggregate
+	}{
+		{Accumulable, []Aggregate{{Fn: Count}}},
+		{Basic, []Aggregate{{Fn: Sum, Col: 0}}},
+		{Hierarchical, []Aggregate{{Fn: Max, Col: 1}}},
+		{Monotonic, []Aggregate{{Fn: Min, Col: 1}}},
+		{Auto, []Aggregate{{Fn: Max, Col: 1}, {Fn: Count}}},
+	} {
+		t.Run(c.plan.String(), func(t *testing.T) {
+			x := direct(t, ar12)
+			defer x.close()
+			r, err := New(x.in, Options{Aggregates: c.aggs, Plan: c.plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			got := steps(t, x, r, [][]upd{
+				{u(1, 0, 4, 0, math.MaxInt64), u(1, 1, 5, 0, -1), u(2, 0, 4, 0, 1)},
+				{u(1, 0, 4, 1, 1)},
+				{u(1, 0, 4, 2, -1)},
+			})
+			for tm, want := range []string{"negative multiplicity", "numeric overflow", "negative multiplicity"} {
+				if e := at(got.errs, uint64(tm), true); len(e) != 1 || e[want] != 1 || len(at(got.oks, uint64(tm), false)) != 1 {
+					t.Errorf("at %d: rows %v errors %v, want group 2's row and one %s", tm, at(got.oks, uint64(tm), false), e, want)
+				}
+			}
+		})
+	}
+}
+
 // TestOwnerIsTheExchangeOfTheGroupColumns: the worker that owns a group is
 // the one dataflow.Context.Exchange sends a row to when exchanging by the
 // group's columns, so a reduce behind an arrangement exchanged by its key

@@ -469,7 +469,8 @@ func (s *stage) evalCount() {
 
 // evalAggregates computes the aggregates of the group's records (basic,
 // monotonic fallback and hierarchical layers), in the order of precedence
-// of §6.3: a negative record, then an overflow, then the row.
+// of §6.3: a record whose count leaves int64, then a negative record, then
+// an overflow of the aggregates, then the row.
 func (s *stage) evalAggregates() {
 	va := s.inAr.Val
 	up := s.kind == kindLayerUp
@@ -478,21 +479,20 @@ func (s *stage) evalAggregates() {
 	for range s.aggs {
 		s.sums = append(s.sums, wide{})
 	}
-	first, overflow := true, false
+	first, overflow, neg := true, false, false
 	for r, m := range s.recC {
 		if m.isZero() {
 			continue
 		}
 		s.wantOK = true
 		row := s.recV[r*va : r*va+va]
-		if m.negative() || up && row[0] == expr.CodeNegativeMultiplicity {
-			clear(s.want)
-			s.want[0] = expr.CodeNegativeMultiplicity
-			return
-		}
 		mv, fits := m.int64()
-		if !fits || up && row[0] != 0 {
+		if !fits || up && row[0] != 0 && row[0] != expr.CodeNegativeMultiplicity {
 			overflow = true // an accumulated count beyond int64 (SPEC.md "Errors")
+			continue
+		}
+		if m.negative() || up && row[0] == expr.CodeNegativeMultiplicity {
+			neg = true
 			continue
 		}
 		cnt = cnt.add(m)
@@ -515,9 +515,12 @@ func (s *stage) evalAggregates() {
 	if !s.wantOK {
 		return
 	}
-	if overflow {
+	if overflow || neg {
 		clear(s.want)
-		s.want[0] = expr.CodeOverflow
+		s.want[0] = expr.CodeNegativeMultiplicity
+		if overflow {
+			s.want[0] = expr.CodeOverflow
+		}
 		return
 	}
 	for j, a := range s.aggs {
@@ -826,13 +829,13 @@ func (s *stage) evalAccum() {
 	for k, w := range st.sum {
 		w.cols(s.want[base+6+3*k:])
 	}
-	if st.neg > 0 {
-		s.want[0] = expr.CodeNegativeMultiplicity
-		return
-	}
 	if st.big > 0 { // a record's count leaves int64 (SPEC.md "Errors")
 		clear(s.want[:base])
 		s.want[0] = expr.CodeOverflow
+		return
+	}
+	if st.neg > 0 {
+		s.want[0] = expr.CodeNegativeMultiplicity
 		return
 	}
 	for j, a := range s.aggs {

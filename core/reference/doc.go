@@ -34,8 +34,10 @@
 //	    row's the product of its rows', a closure's output row's the sum of
 //	    the joined rows' reaching it, a reduce or distinct row's twice the
 //	    number of input times (its count 1 changes at most once each way a
-//	    time); every input row, every join prefix and every collection's
-//	    rows and errors are checked, read by the query or not. A reduce
+//	    time); every input row, every join prefix (of from, and of each
+//	    delta path's lookup order, whose partial rows a later entry may
+//	    never match) and every collection's rows and errors are checked,
+//	    read by the query or not. A reduce
 //	    view's rows of earlier times, gone since, keep their mass (the
 //	    views are evaluated at each earlier input time to find them), so
 //	    masses only grow with t and MayOverflow holds from the first time

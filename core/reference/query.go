@@ -107,6 +107,83 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 	if err := walk(0); err != nil {
 		return nil, fmt.Errorf("%s: %w", q.Field, err)
 	}
+	// A delta path joins its entries in its own lookup order (q.Delta), so
+	// its partial rows are not those of the prefixes of from walked above:
+	// a path can multiply diffs into a partial row that no later entry
+	// matches. Their masses too (O4); a path's full rows are those above.
+	for _, path := range q.Delta {
+		if ev.mayOverflow || len(path.Stages) < 2 {
+			break
+		}
+		order := []int{path.Source.Entry}
+		for _, st := range path.Stages[:len(path.Stages)-1] {
+			order = append(order, st.Entry)
+		}
+		bound := make([]bool, n)
+		// agree reports whether the bound entries' columns of every class
+		// are equal.
+		agree := func() bool {
+			for _, c := range q.Classes {
+				first := -1
+				for _, pos := range c {
+					if !bound[entryOf(pos)] {
+						continue
+					}
+					if first < 0 {
+						first = pos
+					} else if joined[pos] != joined[first] {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		lookups := make([]map[string][]entryRow, len(order))
+		for s := 1; s < len(order); s++ {
+			st := path.Stages[s-1]
+			lookups[s] = map[string][]entryRow{}
+			for _, r := range ents[st.Entry].sortedMass() {
+				key := make([]int64, len(st.KeyColumns))
+				for i, j := range st.KeyColumns {
+					key[i] = r.vals[j]
+				}
+				kk := rowKey(key)
+				lookups[s][kk] = append(lookups[s][kk], entryRow{vals: r.vals, mass: r.n})
+			}
+		}
+		var walkPath func(s int, mass *big.Int)
+		walkPath = func(s int, mass *big.Int) {
+			if s == len(order) || ev.mayOverflow {
+				return
+			}
+			e := order[s]
+			var rows []entryRow
+			if s == 0 {
+				for _, r := range ents[e].sortedMass() {
+					rows = append(rows, entryRow{vals: r.vals, mass: r.n})
+				}
+			} else {
+				st := path.Stages[s-1]
+				key := make([]int64, len(st.StreamKey))
+				for i, pos := range st.StreamKey {
+					key[i] = joined[pos]
+				}
+				rows = lookups[s][rowKey(key)]
+			}
+			bound[e] = true
+			for _, r := range rows {
+				copy(joined[q.Entries[e].Offset:], r.vals)
+				if !agree() {
+					continue
+				}
+				m := new(big.Int).Mul(mass, r.mass)
+				ev.noteMass(m)
+				walkPath(s+1, m)
+			}
+			bound[e] = false
+		}
+		walkPath(0, big.NewInt(1))
+	}
 	ev.noteColl(records, ev.view == "")
 	rows := records
 	if q.Reduce != nil {

@@ -253,6 +253,35 @@ func reducePlan(aggs ...plan.Aggregate) *plan.Plan {
 	}
 }
 
+// TestMayOverflowOnADeltaPathsPartialRows: from [a, c, b] with c empty,
+// no prefix of from has a row, but delta path 2 looks b up in a before c:
+// b's update at count 4 times a's at 2^62 leaves int64 on a partial row
+// that c never matches. The output is empty, or holds the overflow.
+func TestMayOverflowOnADeltaPathsPartialRows(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}, {Name: "c", Columns: []string{"k"}}},
+		Query: plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "c", Collection: "c"}, {As: "b", Collection: "b"}},
+			On: [][]string{{"a.k", "c.k", "b.k"}}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"a": {up(0, 1<<62, 1)}, "b": {up(1, 4, 1)}}
+	if res := eval(t, r, in, 0); res.MayOverflow {
+		t.Fatalf("t=0: b is empty, nothing to multiply: MayOverflow set:\n%s", res)
+	}
+	res := eval(t, r, in, 1)
+	if res.Overflow || !res.MayOverflow || len(res.Rows) != 0 || len(res.Errors) != 0 {
+		t.Fatalf("t=1: want an empty output that may overflow, got Overflow=%v MayOverflow=%v:\n%s", res.Overflow, res.MayOverflow, res)
+	}
+	if d := Compare(res, &Result{Columns: res.Columns, Errors: []Error{{Message: MsgOverflow, Diff: 1}}}); d != nil {
+		t.Fatalf("t=1: Compare with the path's overflow error: %v", d)
+	}
+	// With b at count 1 the path's product, 2^62, fits.
+	in["b"] = []Update{up(1, 1, 1)}
+	if res := eval(t, r, in, 1); res.MayOverflow {
+		t.Fatalf("t=1, b at count 1: MayOverflow set:\n%s", res)
+	}
+}
+
 func TestReduceSteps(t *testing.T) {
 	r := resolve(t, reducePlan(
 		plan.Aggregate{Name: "s", Fn: plan.Sum, Expr: "x.v"},

@@ -18,8 +18,8 @@
 // Invariants:
 //
 //	O1  Every count is exact: the output at t contains a count only if it
-//	    fits in int64; a join product, accumulation or total outside int64
-//	    sets Result.Overflow, and then the output holds a numeric overflow
+//	    fits in int64; the product of counts of a joined row the query
+//	    keeps, an accumulation or total outside int64 sets Result.Overflow, and then the output holds a numeric overflow
 //	    error (docs/spec.md "Errors": the rest is unspecified).
 //	O2  Rows sort numerically column by column, errors by message; no count
 //	    is zero.

@@ -245,11 +245,13 @@ func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int6
 		sc[ref.String()] = joined[i]
 	}
 	row, ok, err := ev.apply(cl, sc)
-	if ev.view == "" && (ok || err != nil) {
+	if ev.view == "" && ok {
 		// A join's count is the exact product of its rows' counts: the
-		// query's output or errors hold it. A row the closure drops, or
-		// one of a view, is held by nothing the engine must accumulate
-		// (noteColl); its mass, at least as large, says it may overflow.
+		// query's records hold it. A row the closure drops, one that
+		// errs (its error is counted by message, and the error
+		// collection's count is the one kept: noteColl), or one of a
+		// view, is held by nothing the engine must accumulate; its mass,
+		// at least as large, says it may overflow.
 		ev.note(n)
 	}
 	if err != nil {

@@ -575,3 +575,31 @@ func TestOverflowOnlyWhereTheQueryKeepsTheCount(t *testing.T) {
 		t.Errorf("join row kept: want Overflow:\n%s", res)
 	}
 }
+
+// TestErringJoinedRowIsCountedByItsMessage: a joined row whose count
+// leaves int64 (2^62 x 2, each count of two updates, so no product of
+// updates does) but whose closure errs is its error with that count,
+// summed with the other rows' errors of the message: here -10, so the
+// error's count, 2^63 - 10, fits. The engine keeps only that count: the
+// output may hold the overflow, and need not. Kept by the query, the
+// same row overflows.
+func TestErringJoinedRowIsCountedByItsMessage(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}},
+		Query: plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}}, On: [][]string{{"a.k", "b.k"}},
+			Maps: []plan.Map{{Name: "m", Expr: "1 / (a.k - b.k)"}}},
+	}
+	in := Inputs{"a": {up(0, 1<<61, 1), up(1, 1<<61, 1), up(0, -10, 2)}, "b": {up(0, 1, 1), up(1, 1, 1), up(0, 1, 2)}}
+	res := eval(t, resolve(t, p), in, 1)
+	if res.Overflow || !res.MayOverflow {
+		t.Fatalf("erring row: want MayOverflow without Overflow:\n%s", res)
+	}
+	exact := &Result{Columns: res.Columns, Errors: []Error{{Message: MsgDivisionByZero, Diff: math.MaxInt64 - 9}}}
+	if d := Compare(res, exact); d != nil {
+		t.Fatalf("erring row: Compare with the exact output: %v", d)
+	}
+	p.Query.Maps = nil
+	if res := eval(t, resolve(t, p), in, 1); !res.Overflow {
+		t.Errorf("kept row: want Overflow:\n%s", res)
+	}
+}

@@ -40,8 +40,8 @@ var ErrOperatorBuilt = errors.New("dataflow: operator already built")
 // downgrades it; {} drops it. Its outputs' frontier is the meet of that
 // capability and its inputs' frontiers (D1). A chunk it sends against
 // this — at a time its output's frontier had passed, nil, malformed, of
-// another arity than its collection's — is refused by the exchange or
-// arrangement that reads it whole first, as the dataflow's error
+// another arity than its collection's — is refused by the exchange,
+// arrangement or capture that reads it whole first, as the dataflow's error
 // (ErrBadChunk, naming the operator), and that reader stops, its frontier
 // held where it was.
 type OperatorBuilder struct {

@@ -167,6 +167,10 @@ func checkDir(dir string) error {
 			}
 			return nil
 		}
+		if _, err := os.Lstat(d); err == nil {
+			// A symbolic link to nothing: no directory can be made there.
+			return usagef("--out", "%s is a symbolic link to nothing, not a directory", d)
+		}
 		if filepath.Dir(d) == d {
 			return nil
 		}
@@ -188,7 +192,10 @@ func mkdirAll(dir string) ([]string, error) {
 	}
 	var made []string
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := os.Mkdir(missing[i], 0o755); err != nil {
+			if st, serr := os.Stat(missing[i]); errors.Is(err, os.ErrExist) && serr == nil && st.IsDir() {
+				continue // made meanwhile, not by gen: a rollback leaves it
+			}
 			return made, err
 		}
 		made = append(made, missing[i])

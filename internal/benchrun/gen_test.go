@@ -39,6 +39,11 @@ func TestGenChecksEveryDestinationFirst(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A symbolic link to nothing is refused, and stays.
+	dangling := filepath.Join(dir, "dangling")
+	if err := os.Symlink("nowhere", dangling); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		target, out, want string
 	}{
@@ -46,6 +51,8 @@ func TestGenChecksEveryDestinationFirst(t *testing.T) {
 		{"lookup", file, "benchrun: --out: " + file + " is not a directory"},
 		{"lookup", filepath.Join(file, "sub"), "benchrun: --out: " + file + " is not a directory"},
 		{"dd", file, "benchrun: --out: " + file + " is not a directory"},
+		{"lookup", dangling, "benchrun: --out: " + dangling + " is a symbolic link to nothing, not a directory"},
+		{"lookup", filepath.Join(dangling, "sub"), "benchrun: --out: " + dangling + " is a symbolic link to nothing, not a directory"},
 	} {
 		var out bytes.Buffer
 		err := Gen(context.Background(), GenConfig{Out: &out, Spec: tc.target, Dir: tc.out})
@@ -56,7 +63,7 @@ func TestGenChecksEveryDestinationFirst(t *testing.T) {
 			t.Errorf("gen %s --out %s printed %q", tc.target, tc.out, out.String())
 		}
 	}
-	if got := dirFiles(t, dir); !slices.Equal(got, []string{"file", "g2", "g2/dims.csv"}) {
+	if got := dirFiles(t, dir); !slices.Equal(got, []string{"dangling", "file", "g2", "g2/dims.csv"}) {
 		t.Errorf("gen wrote files: %q", got)
 	}
 }

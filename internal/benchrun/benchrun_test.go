@@ -550,6 +550,36 @@ func TestRunProfiles(t *testing.T) {
 	}
 }
 
+// TestRunProfilesThroughLinks checks that a profile or flame graph named
+// by a symbolic link to a file not yet written writes that file, as --out
+// does, and leaves the link in place.
+func TestRunProfilesThroughLinks(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	flags := []string{"out", "cpu", "mem", "flame"}
+	for _, f := range flags {
+		if err := os.Symlink(f+"-target.html", filepath.Join(dir, f+".html")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(f string) string { return filepath.Join(dir, f+".html") }
+	var stdout, stderr bytes.Buffer
+	err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 1, Progress: ProgressOff, OutFile: link("out"), CPUProfile: link("cpu"), MemProfile: link("mem"), Flamegraph: link("flame"),
+		Engine: &fakeEngine{spin: 100 * time.Millisecond}, Env: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range flags {
+		if st, err := os.Lstat(link(f)); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: no longer a symbolic link (%v)", link(f), err)
+		}
+		if st, err := os.Stat(filepath.Join(dir, f+"-target.html")); err != nil || st.Size() == 0 {
+			t.Errorf("%s-target.html, the link's file, not written: %v", f, err)
+		}
+	}
+}
+
 // TestRunFlamegraphWithCPUProfileNotAFile checks that --flamegraph works
 // when --cpuprofile names a file that cannot be read back (/dev/null; a
 // named pipe likewise): the flame graph is drawn from its own copy of the

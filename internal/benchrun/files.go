@@ -24,6 +24,12 @@ type pendingFile struct {
 func createPending(path string) (*pendingFile, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
+	} else if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		// A link to a file not yet written writes that file, as --out
+		// does, and stays a link.
+		if t := target(path); t != "" {
+			path = t
+		}
 	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)

@@ -52,14 +52,15 @@ func (o *feed) Shutdown() {}
 // before it with two; a capture of the operator's chunks), with its
 // dataflow's error naming the operator (dataflow.ErrBadChunk), and no
 // worker panics. Each reader stops there: its frontier stays at {2}
-// however far the input goes, so no capture reads the update as part of
-// a complete time, and what was sealed before holds every row sent. Solo
-// and the pair report the same.
+// however far the input goes, and so does a query's import of the index
+// (in the pair, through the publication), so no capture reads the update
+// as part of a complete time, and what was sealed before holds every row
+// sent. Solo and the pair report the same.
 func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 	for _, fault := range []string{"past", "nil", "arity"} {
 		t.Run(fault, func(t *testing.T) {
 			forEachSetup(t, func(t *testing.T, s *setup) {
-				cp, raw := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+				cp, raw, q := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
 				s.declare("in", 2)
 				s.must(CreateDataflow{Desc: dataflow.Desc{
 					ID: "maintain idx", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"idx"},
@@ -84,6 +85,9 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 						return c.Export("idx", a)
 					},
 				}})
+				// A query reading the index: in the pair, on the other
+				// runtime, through the publication.
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), q)})
 				// A round at a time, each stepped before the next is sent.
 				for tm := range int64(5) {
 					s.send("in", 2, []int64{tm, 1, tm, 10 * tm}, []int64{tm, 1, tm + 100, 10*tm + 1})
@@ -130,15 +134,19 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 				if f := cp.Frontier(); f != frontier.At(2) {
 					t.Fatalf("the arrangement's frontier is %v after the refused chunk, want {2}", f)
 				}
+				if f := q.Frontier(); f != frontier.At(2) {
+					t.Fatalf("the query importing the index reads its frontier at %v, want {2}", f)
+				}
 				if f := raw.Frontier(); f != frontier.At(2) {
 					t.Fatalf("the operator's capture's frontier is %v after the refused chunk, want {2}", f)
 				}
 				if n := len(raw.At(1)); n != 4 {
 					t.Fatalf("the operator's capture reads %d rows at 1, want the 4 sent", n)
 				}
-				for tm := range int64(2) {
+				for tm, c := range []*dataflow.Capture{cp, q, cp, q} {
+					tm := int64(tm / 2)
 					var rows [][]int64
-					for _, rd := range cp.At(uint64(tm)) {
+					for _, rd := range c.At(uint64(tm)) {
 						rows = append(rows, append(slices.Clone(rd.Row), rd.Diff))
 					}
 					slices.SortFunc(rows, slices.Compare)

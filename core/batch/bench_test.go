@@ -297,17 +297,10 @@ func BenchmarkBuildWide(b *testing.B) {
 
 // mergeInputs returns two adjacent batches of n/2 random updates each, over
 // [0, 10) and [10, 20), and their updates as sorted records.
-func mergeInputs(tb testing.TB, n int) (b1, b2 *Batch, r1, r2 []benchUpd) {
+func mergeInputs(tb testing.TB, n int) (b1, b2 *Batch) {
 	b1 = buildBatch(tb, genUpdates(n/2, 3, 0), 0, 10)
 	b2 = buildBatch(tb, genUpdates(n-n/2, 4, 10), 10, 20)
-	flat := func(b *Batch) []benchUpd {
-		out := make([]benchUpd, 0, b.Len())
-		for _, u := range b.Updates() {
-			out = append(out, benchUpd{u.Key[0], u.Val[0], u.Time, u.Diff})
-		}
-		return out
-	}
-	return b1, b2, flat(b1), flat(b2)
+	return b1, b2
 }
 
 // mergeCompactions are the compaction frontiers of the Merge benchmarks:
@@ -328,9 +321,11 @@ func BenchmarkMerge(b *testing.B) {
 		for _, comp := range mergeCompactions {
 			b.Run(fmt.Sprintf("n=%d/%s", n, comp.name), func(b *testing.B) {
 				skipLarge(b, n)
-				b1, b2, r1, r2 := mergeInputs(b, n)
-				out := make([]benchUpd, len(r1)+len(r2))
-				s := comp.f.MustTime()
+				b1, b2 := mergeInputs(b, n)
+				lim, err := NewMergeLimit(b1, b2, comp.f.MustTime())
+				if err != nil {
+					b.Fatal(err)
+				}
 				b.ReportAllocs()
 				loopPaired(b, func() {
 					m := NewMerger(b1, b2, comp.f)
@@ -341,14 +336,14 @@ func BenchmarkMerge(b *testing.B) {
 					if _, err := m.Result(); err != nil {
 						b.Fatal(err)
 					}
-				}, limitRun{"x-limit", func() { out = mergeLimit(out[:cap(out)], r1, r2, s) }})
+				}, limitRun{"x-limit", func() { lim.Run() }})
 				reportPer(b, n, "update")
 			})
 		}
 	}
 }
 
-// BenchmarkMergeLimit is the limit of BenchmarkMerge: mergeLimit, a
+// BenchmarkMergeLimit is the limit of BenchmarkMerge: MergeLimit, a
 // branch-free two-way merge of the same updates as sorted 32-byte records
 // into a preallocated output, advancing times by the compaction frontier and
 // consolidating as the Merger must.
@@ -357,61 +352,22 @@ func BenchmarkMergeLimit(b *testing.B) {
 		for _, comp := range mergeCompactions {
 			b.Run(fmt.Sprintf("n=%d/%s", n, comp.name), func(b *testing.B) {
 				skipLarge(b, n)
-				_, _, r1, r2 := mergeInputs(b, n)
-				s := comp.f.MustTime()
-				out := make([]benchUpd, len(r1)+len(r2))
+				b1, b2 := mergeInputs(b, n)
+				lim, err := NewMergeLimit(b1, b2, comp.f.MustTime())
+				if err != nil {
+					b.Fatal(err)
+				}
 				b.ReportAllocs()
 				for b.Loop() {
-					out = mergeLimit(out[:cap(out)], r1, r2, s)
+					lim.Run()
 				}
-				if len(out) == 0 {
-					b.Fatal("empty merge")
+				if err := lim.Check(); err != nil {
+					b.Fatal(err)
 				}
 				reportPer(b, n, "update")
 			})
 		}
 	}
-}
-
-// mergeLimit merges the sorted, consolidated a and b into out (len(out) >=
-// len(a)+len(b)) without a data-dependent branch per record: the lesser head
-// is chosen by arithmetic on the comparison and both cursors advance by it.
-// Times are advanced to at least s. Under s == 0 no time moves, and a and b
-// (adjacent batches) share no (key, val, time), so the merge is already
-// consolidated; otherwise one more pass sums equal (key, val, time) and drops
-// zeros, as the Merger's compaction must. It returns out cut to the result.
-func mergeLimit(out, a, b []benchUpd, s uint64) []benchUpd {
-	i, j, n := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		x, y := &a[i], &b[j]
-		// ta = 1 when a's head sorts first (ties go to a).
-		ta := b2i(x.k < y.k) | b2i(x.k == y.k)&(b2i(x.v < y.v)|b2i(x.v == y.v)&b2i(x.t <= y.t))
-		r := *y
-		if ta != 0 {
-			r = *x
-		}
-		r.t = max(r.t, s)
-		out[n] = r
-		n++
-		i += ta
-		j += 1 - ta
-	}
-	for ; i < len(a); i++ {
-		r := a[i]
-		r.t = max(r.t, s)
-		out[n] = r
-		n++
-	}
-	for ; j < len(b); j++ {
-		r := b[j]
-		r.t = max(r.t, s)
-		out[n] = r
-		n++
-	}
-	if s == 0 {
-		return out[:n]
-	}
-	return consolidateRecs(out[:n])
 }
 
 var seekSink int
@@ -463,7 +419,7 @@ func BenchmarkSeek(b *testing.B) {
 
 // TestBenchLimitsAgree checks the limits compute what the engine computes on
 // the benchmark data, so a ratio to them compares equal work: radixLimit
-// returns the built batch's updates, mergeLimit the merged batch's.
+// returns the built batch's updates, MergeLimit the merged batch's.
 func TestBenchLimitsAgree(t *testing.T) {
 	// Nothing loaded, then one update: both sort paths take them.
 	for _, lsd := range []bool{false, true} {
@@ -529,7 +485,7 @@ func TestBenchLimitsAgree(t *testing.T) {
 			}
 		}
 	}
-	b1, b2, r1, r2 := mergeInputs(t, 5000)
+	b1, b2 := mergeInputs(t, 5000)
 	// A second batch that retracts some of the first's updates: under a
 	// compaction frontier beyond both, they cancel.
 	retract := genUpdates(2500, 3, 0)[:300]
@@ -537,10 +493,6 @@ func TestBenchLimitsAgree(t *testing.T) {
 		retract[i].t, retract[i].d = 10+retract[i].t, -retract[i].d
 	}
 	b3 := buildBatch(t, retract, 10, 20)
-	var r3 []rec
-	for _, u := range b3.Updates() {
-		r3 = append(r3, rec{u.Key[0], u.Val[0], u.Time, u.Diff})
-	}
 	if _, err := Merge(b1, b3, frontier.At(20)); err != nil {
 		t.Fatal(err)
 	}
@@ -550,16 +502,55 @@ func TestBenchLimitsAgree(t *testing.T) {
 	}{"compact=20 with retractions", frontier.At(20)})
 	for i, comp := range cases {
 		if i == len(cases)-1 {
-			b2, r2 = b3, r3
+			b2 = b3
 		}
 		m, err := Merge(b1, b2, comp.f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := mergeLimit(make([]rec, len(r1)+len(r2)), r1, r2, comp.f.MustTime())
-		if want := flat(m); !slices.Equal(got, want) {
-			t.Fatalf("%s: mergeLimit differs from Merge (%d vs %d records)", comp.name, len(got), len(want))
+		lim, err := NewMergeLimit(b1, b2, comp.f.MustTime())
+		if err != nil {
+			t.Fatal(err)
 		}
+		// Run twice: the second run reuses the output.
+		for range 2 {
+			if n := lim.Run(); n != m.Len() || !slices.Equal(lim.out, flat(m)) {
+				t.Fatalf("%s: MergeLimit differs from Merge (%d vs %d records)", comp.name, n, m.Len())
+			}
+			if err := lim.Check(); err != nil {
+				t.Fatalf("%s: %v", comp.name, err)
+			}
+		}
+		if lim.Len() != b1.Len()+b2.Len() {
+			t.Fatalf("%s: MergeLimit.Len %d, want %d", comp.name, lim.Len(), b1.Len()+b2.Len())
+		}
+		// Check catches output out of order, a zero diff and a time
+		// not advanced to the compaction frontier.
+		lim.out[0], lim.out[1] = lim.out[1], lim.out[0]
+		if lim.Check() == nil {
+			t.Fatalf("%s: Check passed records out of order", comp.name)
+		}
+		lim.out[0], lim.out[1] = lim.out[1], lim.out[0]
+		d := lim.out[2].d
+		lim.out[2].d = 0
+		if lim.Check() == nil {
+			t.Fatalf("%s: Check passed a zero diff", comp.name)
+		}
+		lim.out[2].d = d
+		if s := comp.f.MustTime(); s > 0 {
+			lim.out[0].t = s - 1
+			if lim.Check() == nil {
+				t.Fatalf("%s: Check passed a time before the compaction frontier", comp.name)
+			}
+		}
+	}
+	// Batches that are not adjacent, or not of one-column keys and vals,
+	// have no merge limit.
+	if _, err := NewMergeLimit(b2, b1, 0); err == nil {
+		t.Fatal("NewMergeLimit took batches that are not adjacent")
+	}
+	if _, err := NewMergeLimit(Empty(Arity{2, 1}, frontier.At(0), frontier.At(10)), b2, 0); err == nil {
+		t.Fatal("NewMergeLimit took a batch of two-column keys")
 	}
 }
 

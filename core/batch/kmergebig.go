@@ -167,7 +167,7 @@ func (g *kwBig) fill(kw *kway11, lim int) int {
 // g.stg[g.j:g.e] into g.out from o, until lim records are there or either
 // side's run is taken, and returns the new o. The lesser head is chosen
 // without a branch (random keys make each comparison a coin toss), as the
-// branch-free merge limit does (bench_test.go's mergeLimit); equal (key,
+// branch-free merge limit does (MergeLimit); equal (key,
 // val, time) may come in either order, emit sums them.
 func (g *kwBig) merge2(o, lim int) int {
 	// Both sides index buf: the tree's from 0, this input's from nb.

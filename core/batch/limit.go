@@ -3,6 +3,8 @@ package batch
 import (
 	"fmt"
 	"slices"
+
+	"github.com/tracebench/tracebench/core/frontier"
 )
 
 // SortLimit is the least work a build of one-column keys and vals needs,
@@ -97,4 +99,101 @@ func consolidateRecs(src []rec) []rec {
 		w += b2i(r.d != 0) // a zero's slot is taken by the next
 	}
 	return src[:w]
+}
+
+// MergeLimit is the least work a merge of two adjacent batches of
+// one-column keys and vals needs, the limit a merge is measured against:
+// their updates as sorted 32-byte records merged into a preallocated output
+// without a data-dependent branch per record (the lesser head is chosen by
+// arithmetic on the comparison and both cursors advance by it), times
+// advanced to the compaction frontier's time and, when that moves any,
+// consolidated in one more pass, as a merger must. Under no compaction two
+// adjacent batches share no (key, val, time), so their merge is already
+// consolidated. BenchmarkMerge and BenchmarkMergeLimit in this package
+// measure merges against it, and BenchmarkSteady in core/runtime its steady
+// rounds, beside the same window. It keeps its buffers between runs.
+type MergeLimit struct {
+	a, b, out []rec
+	since     frontier.Time
+}
+
+// NewMergeLimit returns the limit of merging a and b (one-column keys and
+// vals, a's upper b's lower) with times advanced to since.
+func NewMergeLimit(a, b *Batch, since frontier.Time) (*MergeLimit, error) {
+	one := Arity{1, 1}
+	if a.Arity() != one || b.Arity() != one {
+		return nil, fmt.Errorf("batch: merge limit: arities %v and %v, want %v", a.Arity(), b.Arity(), one)
+	}
+	if a.Upper() != b.Lower() {
+		return nil, fmt.Errorf("batch: merge limit: batches not adjacent (upper %v, lower %v)", a.Upper(), b.Lower())
+	}
+	flat := func(bt *Batch) []rec {
+		out := make([]rec, bt.Len())
+		for i, u := range bt.Updates() {
+			out[i] = rec{u.Key[0], u.Val[0], u.Time, u.Diff}
+		}
+		return out
+	}
+	l := &MergeLimit{a: flat(a), b: flat(b), since: since}
+	l.out = make([]rec, len(l.a)+len(l.b))
+	return l, nil
+}
+
+// Len returns the updates a run merges: both inputs'.
+func (l *MergeLimit) Len() int { return len(l.a) + len(l.b) }
+
+// Run merges the inputs and returns how many updates the output holds.
+func (l *MergeLimit) Run() int {
+	l.out = mergeRecs(l.out[:cap(l.out)], l.a, l.b, l.since)
+	return len(l.out)
+}
+
+// Check reports an error unless the last Run's output is sorted by (key,
+// val, time), consolidated and free of zero diffs, with no time before the
+// compaction frontier's: a limit that skipped work would flatter the ratio
+// taken against it. Call it outside the timed region.
+func (l *MergeLimit) Check() error {
+	for i, r := range l.out {
+		if r.d == 0 || r.t < l.since || i > 0 && cmpRec(l.out[i-1], r) >= 0 {
+			return fmt.Errorf("batch: merge limit: record %d of %d out of order, repeated, zero or not advanced: %v", i, len(l.out), r)
+		}
+	}
+	return nil
+}
+
+// mergeRecs merges the sorted, consolidated a and b into out (len(out) >=
+// len(a)+len(b)), advancing times to at least s, and returns out cut to the
+// result (MergeLimit).
+func mergeRecs(out, a, b []rec, s frontier.Time) []rec {
+	i, j, n := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		x, y := &a[i], &b[j]
+		// ta = 1 when a's head sorts first (ties go to a).
+		ta := b2i(x.k < y.k) | b2i(x.k == y.k)&(b2i(x.v < y.v)|b2i(x.v == y.v)&b2i(x.t <= y.t))
+		r := *y
+		if ta != 0 {
+			r = *x
+		}
+		r.t = max(r.t, s)
+		out[n] = r
+		n++
+		i += ta
+		j += 1 - ta
+	}
+	for ; i < len(a); i++ {
+		r := a[i]
+		r.t = max(r.t, s)
+		out[n] = r
+		n++
+	}
+	for ; j < len(b); j++ {
+		r := b[j]
+		r.t = max(r.t, s)
+		out[n] = r
+		n++
+	}
+	if s == 0 {
+		return out[:n]
+	}
+	return consolidateRecs(out[:n])
 }

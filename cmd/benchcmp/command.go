@@ -114,7 +114,14 @@ func newMerge() *cobra.Command {
 standard output, keeping configuration and unit metadata lines. Conflicting
 unit metadata is an error, and then nothing is written; a benchmark present
 in more than one file is reported on standard error (overlapping shards), as
-is a file given twice (s0.txt s0.txt, or s0.txt ./s0.txt).`,
+is a file given twice (s0.txt s0.txt, or s0.txt ./s0.txt).
+
+A file holding go test's FAIL lines (a shard whose run failed) fails the
+merge: every result is still written, with the FAIL lines where they were,
+so that a gate on the merged file fails too, and the exit status is 1.
+
+Exit status: 0 success; 1 a run failed (FAIL lines), or the output could not
+be written; 2 bad usage or input (the message names the file and line).`,
 		Example: `  benchcmp merge shard0.txt shard1.txt > all.txt`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

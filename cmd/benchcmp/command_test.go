@@ -452,3 +452,55 @@ func TestSingleValuedFlagsGivenTwiceOrEmpty(t *testing.T) {
 		t.Errorf("a repeated --threshold: exit 2: %s", errOut.String())
 	}
 }
+
+// TestMergeOfAFailedShardFails: a shard in which go test says a run failed
+// (its FAIL lines) fails the merge with exit 1, naming the file and line,
+// instead of a warning and exit 0 that let CI go on with a partial run. The
+// merged results are written whole, the FAIL lines in them where they
+// were, so that a gate on the merged file fails too.
+func TestMergeOfAFailedShardFails(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	lines := strings.SplitAfter(goTestRun, "\n")
+	longFail := "FAIL\texample.com/foo/" + strings.Repeat("long/", 20) + "pkg\t0.015s"
+	head, a, b := strings.Join(lines[:3], ""), strings.Join(lines[3:9], ""), strings.Join(lines[9:12], "")
+	files := map[string]string{
+		"old.txt": goTestRun + "PASS\nok  \texample.com/foo\t0.015s\n",
+		"s0.txt":  head + a + "PASS\nok  \texample.com/foo\t0.015s\n",
+		"s1.txt":  head + b + "--- FAIL: BenchmarkB/size=10/k=v-2\nFAIL\nexit status 1\n" + longFail + "\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"merge", "s0.txt", "s1.txt"}, &out, &errOut)
+	if want := "benchcmp: a run failed: go test says so at s1.txt:7: --- FAIL: BenchmarkB/size=10/k=v-2 and 2 more"; code != 1 || !strings.Contains(errOut.String(), want) {
+		t.Errorf("merge of a failed shard: exit %d, stderr %q; want exit 1 and %q", code, errOut.String(), want)
+	}
+	merged := out.String()
+	if n := strings.Count(merged, "\nBenchmark"); n != 9 {
+		t.Errorf("merged %d results, want the 9 of both shards:\n%s", n, merged)
+	}
+	bAt, failAt := strings.LastIndex(merged, "\nBenchmarkB/"), strings.Index(merged, "--- FAIL: BenchmarkB/size=10/k=v-2\nFAIL\n"+longFail+"\n")
+	if failAt < 0 || failAt < bAt {
+		t.Errorf("merged output lacks s1.txt's FAIL lines, whole, after its results:\n%s", merged)
+	}
+	// The failure travels with the merged file: a gate on it fails.
+	if err := os.WriteFile("all.txt", out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	code = run([]string{"--fail-on", "regression", "--threshold", "*=50", "old.txt", "all.txt"}, &out, &errOut)
+	if want := "go test says a run failed (all.txt:"; code != 1 || !strings.Contains(errOut.String(), want) {
+		t.Errorf("gate on the merged file: exit %d, stderr %q; want exit 1 and %q", code, errOut.String(), want)
+	}
+	// Shards that passed merge as before.
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"merge", "s0.txt", "old.txt"}, &out, &errOut); code != 0 || strings.Contains(out.String(), "FAIL") {
+		t.Errorf("merge of passing runs: exit %d, stderr %q", code, errOut.String())
+	}
+}

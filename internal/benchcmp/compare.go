@@ -32,11 +32,15 @@ var (
 	// input: a write that failed (a full disk) or a chart that could not be
 	// drawn. It is not bad input.
 	ErrOutput = errors.New("benchcmp: writing the output")
+	// ErrRunFailed is returned by Merge when a file holds go test's FAIL
+	// line: the merged results are written, but a run they come from
+	// failed, so they are missing or partial.
+	ErrRunFailed = errors.New("benchcmp: a run failed")
 )
 
 // ExitCode returns the exit status for an error returned by this package:
-// 0 for nil; 1 for ErrRegression (the gate triggered) and ErrOutput (the
-// output could not be written); 2 for bad usage or input (ErrUsage,
+// 0 for nil; 1 for ErrRegression (the gate triggered), ErrRunFailed (a
+// merged run failed) and ErrOutput (the output could not be written); 2 for bad usage or input (ErrUsage,
 // ErrInput) and for any other error, which comes from the command line's
 // parser.
 func ExitCode(err error) int {
@@ -45,7 +49,7 @@ func ExitCode(err error) int {
 		return 0
 	case errors.Is(err, ErrUsage), errors.Is(err, ErrInput):
 		return 2
-	case errors.Is(err, ErrRegression), errors.Is(err, ErrOutput):
+	case errors.Is(err, ErrRegression), errors.Is(err, ErrRunFailed), errors.Is(err, ErrOutput):
 		return 1
 	default:
 		return 2

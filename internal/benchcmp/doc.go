@@ -19,7 +19,9 @@
 //     csv, json (format.go) and a self-contained HTML report with SVG charts
 //     (html.go, charts.go).
 //   - Merge (merge.go): join the files of sharded runs into one, warning
-//     of a benchmark in two files or of one file given twice.
+//     of a benchmark in two files or of one file given twice, and failing
+//     (ErrRunFailed, exit 1, the merged file written with them) on go
+//     test's FAIL lines.
 //   - Input checks (input.go): what benchfmt leaves to its callers, shared
 //     by Compare, Scaling and Merge.
 //   - Scaling (scaling.go): fit each benchmark's growth exponent in one name

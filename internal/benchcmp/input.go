@@ -50,7 +50,8 @@ type fileEnd struct {
 // "--- FAIL: Name" line, or a "FAIL" line (alone, or with the package).
 type failLine struct {
 	line int
-	text string
+	text string // for messages: white space runs as one space, at most headMax bytes
+	raw  string // the line as written, for Merge to write again
 }
 
 // isFailLine reports whether line (its start is enough) is one go test
@@ -99,6 +100,7 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 	var (
 		lines   int    // newlines so far
 		head    []byte // the start of the current line
+		rest    []byte // the rest of the current line past head, kept for a FAIL line
 		inLine  int    // bytes of the current line so far
 		visible bool   // the current line holds something other than spaces
 		fails   []failLine
@@ -114,9 +116,9 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 			if c == '\n' {
 				lines++
 				if isFailLine(head) {
-					fails = append(fails, failLine{lines, strings.Join(strings.Fields(string(head)), " ")})
+					fails = append(fails, newFailLine(lines, head, rest, inLine))
 				}
-				head, inLine, visible = head[:0], 0, false
+				head, rest, inLine, visible = head[:0], rest[:0], 0, false
 				continue
 			}
 			if c == 0 {
@@ -127,6 +129,8 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 			}
 			if inLine < headMax {
 				head = append(head, c)
+			} else if isFailLine(head) {
+				rest = append(rest, c)
 			}
 			inLine++
 			if inLine == maxLine+1 {
@@ -147,7 +151,7 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 		return fileEnd{line: lines, terminated: true, fails: fails}, nil
 	}
 	if isFailLine(head) {
-		fails = append(fails, failLine{lines + 1, strings.Join(strings.Fields(string(head)), " ")})
+		fails = append(fails, newFailLine(lines+1, head, rest, inLine))
 	}
 	h := string(head)
 	if inLine > headMax {
@@ -160,6 +164,17 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 			strings.HasPrefix("Benchmark", string(head)),
 		fails: fails,
 	}, nil
+}
+
+// newFailLine is the FAIL line number line whose first bytes are head and
+// whose others are rest, n bytes in all.
+func newFailLine(line int, head, rest []byte, n int) failLine {
+	text := strings.Join(strings.Fields(string(head)), " ")
+	if n > len(head) {
+		text += "…"
+	}
+	raw := bytes.TrimRight(append(slices.Clip(head), rest...), "\r")
+	return failLine{line: line, text: text, raw: string(raw)}
 }
 
 // inputCheck holds what the checks of result files need across lines and

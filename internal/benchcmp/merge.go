@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -20,6 +21,11 @@ import (
 // A benchmark (name and configuration) found in more than one file is
 // reported on errOut, since shards of one run are disjoint; so is one file
 // given twice, under any spelling of its path (s0.txt, ./s0.txt, a link).
+// A file holding go test's FAIL lines (a shard whose run failed) is not
+// passed over: its FAIL lines are written where they were among its
+// results, so that the merged file still says that a run failed (a gate on
+// it fails), and, the whole output written, Merge returns an error wrapping
+// ErrRunFailed (exit 1) naming the first of them.
 // A failed write is an error wrapping ErrOutput.
 func Merge(out, errOut io.Writer, paths []string) error {
 	if len(paths) == 0 {
@@ -30,7 +36,8 @@ func Merge(out, errOut io.Writer, paths []string) error {
 		return err
 	}
 	same := sameFiles(errOut, paths)
-	warnFailures(errOut, "benchcmp merge", check.failures())
+	failures := check.failures()
+	warnFailures(errOut, "benchcmp merge", failures)
 	// The whole output is built first, so that bad input leaves nothing
 	// half-written on out.
 	var buf bytes.Buffer
@@ -51,7 +58,20 @@ func Merge(out, errOut io.Writer, paths []string) error {
 		}
 		r := benchfmt.NewReader(skipBOM(f), path)
 		n, units := 0, 0
+		// fails are the file's FAIL lines not yet written: each goes
+		// before the first record after it. benchfmt's writer writes
+		// each record through to buf, so a line written between two
+		// records stays between them.
+		fails := check.ends[path].fails
+		failsBefore := func(line int) {
+			for len(fails) > 0 && fails[0].line < line {
+				buf.WriteString(fails[0].raw + "\n")
+				fails = fails[1:]
+			}
+		}
 		for r.Scan() {
+			_, line := r.Result().Pos()
+			failsBefore(line)
 			switch rec := r.Result().(type) {
 			case *benchfmt.SyntaxError:
 				f.Close()
@@ -99,6 +119,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrInput, path, err)
 		}
+		failsBefore(math.MaxInt)
 		total += n
 		switch {
 		case n == 0 && units == 0:
@@ -118,6 +139,10 @@ func Merge(out, errOut io.Writer, paths []string) error {
 	}
 	if _, err := out.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("%w: %v", ErrOutput, err)
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%w: go test says so at %s; the merged results, written with the FAIL lines, are missing or partial",
+			ErrRunFailed, listSome(failures, 1))
 	}
 	return nil
 }

@@ -277,3 +277,52 @@ func TestHelpExamples(t *testing.T) {
 		t.Errorf("only %d examples found in the help texts", n)
 	}
 }
+
+// TestLongOrRawStringsAreQuotedShort: a spec's error quotes at most a
+// bounded prefix of a long field name or value (a 300 KB key, name, number
+// or path), as the CSV errors do, so that the message stays a line; and a
+// control character in a field name or value reaches the terminal escaped,
+// never raw. Each is still exit 2 naming the file, line and field.
+func TestLongOrRawStringsAreQuotedShort(t *testing.T) {
+	dir := t.TempDir()
+	const n = 300_000
+	long := strings.Repeat("x", n)
+	base := `{"version": 1, "name": "w",
+"inputs": {"a": {"columns": ["x"], "rows": [[0, 1, 1]]}},
+"query": {"from": [{"as": "a", "collection": "a"}]}}`
+	for i, tc := range []struct {
+		from, to string // base with from replaced by to
+		want     string
+	}{
+		{`"version": 1`, `"version": 1, "` + long + `": 1`, `:1: ` + long[:80] + `... (300000 bytes): unknown field (allowed: version,`},
+		{`"version": 1`, `"version": 1, "` + long + `": tru`, `:1: ` + long[:80] + `... (300000 bytes): invalid JSON`},
+		{`"version": 1`, `"version": 1` + strings.Repeat("0", n), `:1: version: 1` + strings.Repeat("0", 79) + `... (300001 bytes) is outside the int64 range`},
+		{`"version": 1`, `"version": 1.` + strings.Repeat("5", n), `:1: version: 1.` + strings.Repeat("5", 78) + `... (300002 bytes) is not an integer`},
+		{`"name": "w"`, `"name": "W` + long + `"`, `:1: name: bad name "W` + long[:79] + `"... (300001 bytes): names match`},
+		{`"rows": [[0, 1, 1]]`, `"generate": {"rows": 1, "columns": {"x": {"dist": "` + long + `"}}}`, `:2: inputs.a.generate.columns.x.dist: unknown distribution "` + long[:80] + `"... (300000 bytes) (seq, uniform or zipf)`},
+		{`"rows": [[0, 1, 1]]`, `"rows": [[0, 1, 1` + strings.Repeat("1", n) + `]]`, `:2: inputs.a.rows[0][2]: 1` + strings.Repeat("1", 79) + `... (300001 bytes) is outside the int64 range`},
+		{`"rows": [[0, 1, 1]]`, `"csv": "` + long + `"`, ` bytes): cannot read CSV: file name too long`},
+		{`"from"`, `"join": "` + long + `", "from"`, `:3: query.join: unknown join "` + long[:80] + `"... (300000 bytes) (linear or delta)`},
+		{`"from"`, `"reduce": {"group_by": [], "aggregates": [{"name": "n", "fn": "` + long + `"}]}, "from"`, `:3: query.reduce.aggregates[0].fn: unknown aggregate "` + long[:80] + `"... (300000 bytes)`},
+		{`"collection": "a"`, `"collection": "` + long + `"`, `:3: query.from[0].collection: no input or view is called ` + long[:80] + `... (300000 bytes)`},
+		{`"from"`, `"project": ["` + long + `"], "from"`, `:3: query.project[0]: ` + long[:80] + `... (300000 bytes) is not a map name`},
+		{`"inputs": {"a": {"columns": ["x"]`, `"inputs": {"` + long + `": {"columns": ["X"]`, `:2: inputs.` + long[:80] + `... (300000 bytes).columns[0]: bad name "X"`},
+		// Control characters: escaped in a field name and in a value.
+		{`"version": 1`, `"version": 1, "\u001b[2Jboom": 1`, `:1: "\x1b[2Jboom": unknown field`},
+		{`"from"`, `"reduce": {"group_by": ["\u001b[31mred"], "aggregates": [{"name": "n", "fn": "count"}]}, "from"`, `:3: query.reduce.group_by[0]: "\x1b[31mred" is not a project output name`},
+	} {
+		data := strings.Replace(base, tc.from, tc.to, 1)
+		if data == base {
+			t.Fatalf("case %d: %q is not in the spec", i, tc.from)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("long%d.json", i))
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := execute(t, "validate", path)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || len(errOut) > 1000 || strings.Contains(errOut, "\x1b") {
+			t.Errorf("case %d: exit %d, stdout %q, stderr (%d bytes) %.600q; want exit 2, nothing on stdout, at most 1000 bytes, no raw escape, and %.300q",
+				i, code, out, len(errOut), errOut, tc.want)
+		}
+	}
+}

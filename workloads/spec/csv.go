@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // CSVPath returns the file an input's csv field names: relative paths
@@ -66,7 +65,7 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 	want := "time,diff," + strings.Join(columns, ",")
 	lineNo := 0
 	fail := func(format string, args ...any) (*Table, error) {
-		return nil, &Error{File: file, Line: lineNo, Msg: fmt.Sprintf(format, args...)}
+		return nil, &Error{File: file, Line: lineNo, Msg: bound(fmt.Sprintf(format, args...))}
 	}
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -156,23 +155,13 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 	return t, nil
 }
 
-// maxQuote is how many bytes of a line or field a CSV error quotes, so
-// that a file that is not CSV (a binary file, a line of megabytes) still
-// gets an error of one short line.
-const maxQuote = 80
-
-// quoteCSV quotes b for an error: whole, or if it is longer than maxQuote,
-// its first maxQuote bytes, cut at a character's start, then "..." and its
-// length.
+// quoteCSV quotes b for an error as quote does.
 func quoteCSV(b []byte) string {
-	if len(b) <= maxQuote {
-		return strconv.Quote(string(b))
+	if len(b) > maxQuote {
+		// Only the bytes quoted are copied into a string.
+		return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(cut(string(b[:maxQuote+1]))), len(b))
 	}
-	end := maxQuote
-	for i := 1; i < utf8.UTFMax && !utf8.RuneStart(b[end]); i++ {
-		end--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(string(b[:end])), len(b))
+	return strconv.Quote(string(b))
 }
 
 // csvName names CSV field i for messages.

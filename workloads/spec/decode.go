@@ -57,7 +57,7 @@ func (d *decoder) errf(n *node, field, format string, args ...any) error {
 	if n != nil {
 		line = n.line
 	}
-	return &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &Error{File: d.file, Line: line, Field: field, Msg: bound(fmt.Sprintf(format, args...))}
 }
 
 // object checks that n is an object whose members are all in allowed and

@@ -15,7 +15,8 @@
 //   - C1 (positions): every error that reports user input is an *Error
 //     wrapping ErrInvalid, naming the file and, where known, the line and
 //     the field path ("inputs.orders.generate.columns.okey.max") or, for a
-//     CSV file, the line.
+//     CSV file, the line. Its message quotes at most maxQuote bytes of a
+//     field name or value of the spec, and never a control character raw.
 //   - C2 (exact numbers): integer fields are decoded from their text with
 //     math/big, accepting exponent forms only when they denote an integer
 //     exactly, except in inline rows, which follow the CSV rules (plain

@@ -34,8 +34,17 @@ func (s *Spec) resolve() error {
 	if err != nil {
 		var pe *plan.Error
 		if errors.As(err, &pe) {
+			// The plan's message may name a string of the spec
+			// whole; an expression's error (pe.Err) quotes at most
+			// a part of its expression already.
 			e := s.Pos(pe.Field)
-			e.Msg = strings.TrimPrefix(pe.Error(), pe.Field+": ")
+			e.Msg = bound(pe.Msg)
+			switch {
+			case pe.Msg == "":
+				e.Msg = pe.Err.Error()
+			case pe.Err != nil:
+				e.Msg += ": " + pe.Err.Error()
+			}
 			return e
 		}
 		return &Error{File: s.File, Msg: err.Error()}

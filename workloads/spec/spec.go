@@ -24,8 +24,12 @@ type Error struct {
 }
 
 // Error formats the position the way compilers do: file:line: field: msg.
+// A member name of the field longer than 80 bytes is cut to its first 80,
+// with its length, and a field holding a control character is quoted; a
+// message made by this package quotes at most 80 bytes of a string of the
+// spec the same way.
 func (e *Error) Error() string {
-	s := e.File
+	s := showFile(e.File)
 	if s == "" {
 		s = "<spec>"
 	}
@@ -33,7 +37,7 @@ func (e *Error) Error() string {
 		s += ":" + strconv.Itoa(e.Line)
 	}
 	if e.Field != "" {
-		s += ": " + e.Field
+		s += ": " + showField(e.Field)
 	}
 	return s + ": " + e.Msg
 }
@@ -84,7 +88,7 @@ func (s *Spec) Pos(field string) *Error {
 // Errorf returns an Error at a field of the spec.
 func (s *Spec) Errorf(field, format string, args ...any) error {
 	e := s.Pos(field)
-	e.Msg = fmt.Sprintf(format, args...)
+	e.Msg = bound(fmt.Sprintf(format, args...))
 	return e
 }
 

@@ -148,7 +148,7 @@ func parseTree(file string, data []byte) (*node, error) {
 // errAt returns an Error at byte offset off naming the field path of
 // the value being read.
 func (d *treeDecoder) errAt(off int64, msg string) error {
-	return &Error{File: d.file, Line: d.lines.line(off), Field: d.field(), Msg: msg}
+	return &Error{File: d.file, Line: d.lines.line(off), Field: d.field(), Msg: bound(msg)}
 }
 
 // syntaxErr converts a decoder error into an Error with a line.

@@ -1,0 +1,126 @@
+package spec
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxQuote is how many bytes of a line, field name or value an error
+// quotes, so that a file that is not what it should be (a binary file, a
+// line of megabytes, a field name or value of megabytes) still gets an
+// error of one short line.
+const maxQuote = 80
+
+// maxPath is the longest file path an error names whole: no system opens a
+// longer one, so a longer path in a spec is cut like a value.
+const maxPath = 4096
+
+// cut returns the first maxQuote bytes of s, cut at a character's start.
+func cut(s string) string {
+	end := maxQuote
+	for i := 1; i < utf8.UTFMax && !utf8.RuneStart(s[end]); i++ {
+		end--
+	}
+	return s[:end]
+}
+
+// quote quotes s for an error: whole, or if it is longer than maxQuote, its
+// first maxQuote bytes, then "..." and its length.
+func quote(s string) string {
+	if len(s) <= maxQuote {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(cut(s)), len(s))
+}
+
+// clip is quote for text shown bare (a number, a name): s itself, or its
+// first maxQuote bytes, then "..." and its length.
+func clip(s string) string {
+	if len(s) <= maxQuote {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", cut(s), len(s))
+}
+
+// printable reports whether s is UTF-8 text of printable characters and
+// plain spaces only: text that reaches a terminal as it is.
+func printable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
+}
+
+// bound returns the message msg with every quoted string (as %q writes it)
+// longer than maxQuote quoted as quote does, every other run of bytes
+// without a space longer than maxQuote cut as clip does, and every such run
+// holding a control character or bytes that are not UTF-8 quoted: the
+// message of an error that names a spec's strings, whatever their length
+// and bytes, is one short line of text.
+func bound(msg string) string {
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		switch c := msg[i]; {
+		case c == ' ':
+			b.WriteByte(c)
+			i++
+			continue
+		case c == '"':
+			if q, err := strconv.QuotedPrefix(msg[i:]); err == nil {
+				i += len(q)
+				if s, _ := strconv.Unquote(q); len(s) > maxQuote {
+					q = quote(s)
+				}
+				b.WriteString(q)
+				continue
+			}
+		}
+		j := i + 1
+		for j < len(msg) && msg[j] != ' ' && msg[j] != '"' {
+			j++
+		}
+		switch w := msg[i:j]; {
+		case !printable(w):
+			b.WriteString(quote(w))
+		default:
+			b.WriteString(clip(w))
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// showField returns a field path for an error: each member name longer
+// than maxQuote cut as clip does, and the whole path quoted if a member
+// name holds a control character or bytes that are not UTF-8.
+func showField(f string) string {
+	if len(f) <= maxQuote && printable(f) {
+		return f
+	}
+	var b strings.Builder
+	start := 0
+	for i := 0; i <= len(f); i++ {
+		if i < len(f) && f[i] != '.' && f[i] != '[' && f[i] != ']' {
+			continue
+		}
+		b.WriteString(clip(f[start:i]))
+		if i < len(f) {
+			b.WriteByte(f[i])
+		}
+		start = i + 1
+	}
+	s := b.String()
+	if !printable(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// showFile returns a file path for an error: whole, unless it is longer
+// than any system opens (a spec's csv field of megabytes).
+func showFile(path string) string {
+	if len(path) <= maxPath {
+		return path
+	}
+	return clip(path)
+}

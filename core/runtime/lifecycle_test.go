@@ -314,6 +314,49 @@ func TestNewControllerTakesOneSoloOrOnePair(t *testing.T) {
 	}
 }
 
+// A runtime shut down takes no controller: NewController refuses it with
+// ErrShutdown, naming its role, rather than returning a controller whose
+// every Send fails. The refusal takes no live runtime listed with it.
+func TestNewControllerRefusesARuntimeShutDown(t *testing.T) {
+	solo, err := New(Options{Role: Solo, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	solo.Shutdown()
+	if _, err := NewController(solo); !errors.Is(err, ErrShutdown) || err.Error() != "runtime: NewController: solo runtime is shut down: runtime: shut down" {
+		t.Fatalf("NewController of a Solo runtime shut down: %v, want ErrShutdown naming the runtime", err)
+	}
+	for _, gone := range []Role{Interactive, Maintenance} {
+		t.Run(gone.String()+" shut down", func(t *testing.T) {
+			regs := newRegs(2)
+			start := func(role Role) *Runtime {
+				r, err := New(Options{Role: role, Workers: 2, Registries: regs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(r.Shutdown)
+				return r
+			}
+			rts := map[Role]*Runtime{Maintenance: start(Maintenance), Interactive: start(Interactive)}
+			rts[gone].Shutdown()
+			for _, order := range [][]Role{{Maintenance, Interactive}, {Interactive, Maintenance}} {
+				_, err := NewController(rts[order[0]], rts[order[1]])
+				if want := fmt.Sprintf("runtime: NewController: %v runtime is shut down: runtime: shut down", gone); !errors.Is(err, ErrShutdown) || err.Error() != want {
+					t.Fatalf("NewController with the %v runtime shut down: %v, want %s", gone, err, want)
+				}
+			}
+			// The live runtime was not taken: it has no controller.
+			live := rts[Maintenance+Interactive-gone]
+			live.ctlMu.Lock()
+			taken := live.controlled
+			live.ctlMu.Unlock()
+			if taken {
+				t.Fatalf("the refusal left the live %v runtime controlled", live.Role())
+			}
+		})
+	}
+}
+
 // A runtime of a new pair cannot bind a registry side whose runtime left
 // while the other runtime of that old pair is still live: it would take
 // the old stream's publications or verdicts for its own (a new reader

@@ -477,7 +477,7 @@ type inputDecl struct {
 // ErrShutdown is returned by Send and SendAll once a runtime of the
 // controller is shut down (the command reaches no runtime and the
 // controller records nothing of it), and wrapped by Sync, SyncRole and
-// Stats on a runtime shut down.
+// Stats on a runtime shut down, and by NewController given one.
 var ErrShutdown = errors.New("runtime: shut down")
 
 // ErrIndexDropped is the error of a command that drops an index (the
@@ -515,7 +515,7 @@ var ErrControlled = errors.New("runtime: runtime already has a controller")
 // (worker i reads worker i, §4.6) and share their registries, and they all
 // shard rows with dataflow.HashCols, one function; NewController checks
 // the worker counts and the registries. A runtime takes one controller
-// for its life.
+// for its life, and none once shut down (ErrShutdown).
 func NewController(rts ...*Runtime) (*Controller, error) {
 	// One Solo runtime, or a Maintenance runtime and the Interactive one
 	// that reads it: an Interactive runtime alone would wait for a
@@ -526,6 +526,11 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 	for _, r := range rts {
 		if r == nil {
 			return nil, errors.New("runtime: NewController: nil runtime")
+		}
+		// A runtime shut down applies nothing: a controller over it would
+		// refuse every command it is sent.
+		if r.stopping() {
+			return nil, fmt.Errorf("runtime: NewController: %v runtime is shut down: %w", r.opts.Role, ErrShutdown)
 		}
 		roles[r.opts.Role]++
 	}

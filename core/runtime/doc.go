@@ -67,7 +67,8 @@
 //	    settles its exports. A Build that fails on some workers only leaves
 //	    no operator, hold, exchange, registry slot or peer anywhere, and one
 //	    error (the lowest failing worker's). A failed create keeps its id,
-//	    as the controller does, until it is dropped.
+//	    as the controller does, until it is dropped; an AllowCompaction of
+//	    an index it was to export is an error naming it.
 //	R6  An AllowCompaction queued without a wake on an Interactive runtime
 //	    is applied in order with every other command, once its Maintenance
 //	    worker has applied it (or at the next command, barrier or

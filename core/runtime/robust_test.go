@@ -815,6 +815,60 @@ func TestImportedArrangementDescribesItself(t *testing.T) {
 	}
 }
 
+// An index whose create failed is in the controller's books until its
+// dataflow is dropped, so compacting it is accepted, and is then that
+// command's error on the runtime that would hold the index: an error
+// that names the failed create, not an index the user never heard of
+// being unknown. So for a Maintained index and a query's, compacted to a
+// time and to {} (which frees the id), in Solo and the pair with either
+// runtime behind; the id then serves a create that builds.
+func TestCompactingAFailedCreatesIndexNamesTheCreate(t *testing.T) {
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		t.Run(fmt.Sprintf("lag=%v", lag), func(t *testing.T) {
+			outs := agree(t, lag, func(s *setup, _ *[]string) string {
+				s.send("in", 2, []int64{0, 1, 1, 10})                                       // commands 1, 2
+				s.advance("in", 2, frontier.At(1))                                          // 3
+				s.must(CreateDataflow{Desc: exportsDesc("maintain x", []string{"x"}, nil)}) // 4: fails
+				s.must(CreateDataflow{Desc: reexportDesc("q", "missing", "y", false)})      // 5: fails
+				s.must(AllowCompaction{ID: "x", Frontier: frontier.At(1)})                  // 6
+				s.must(AllowCompaction{ID: "y", Frontier: frontier.At(1)})                  // 7
+				s.must(AllowCompaction{ID: "x", Frontier: frontier.Empty()})                // 8
+				s.must(AllowCompaction{ID: "y", Frontier: frontier.Empty()})                // 9
+				s.resume()
+				if err := s.ctl.Sync(testCtx(s.tb)); err != nil {
+					s.tb.Fatal(err)
+				}
+				var got []string
+				for _, e := range s.ctl.TakeErrors() {
+					got = append(got, fmt.Sprintf("%d: %v", e.Seq, e))
+				}
+				// The index ids are free now (the failed creates keep
+				// their dataflow ids): an index exported under one answers.
+				again := indexDesc("x", "in", 2, []int{0}, 0, nil)
+				again.ID = "maintain x again"
+				s.must(CreateDataflow{Desc: again})
+				cp := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("read x", "x", 0, frontier.At(1), cp)})
+				return strings.Join(got, "\n") + "\nread: " + read(cp, 0)
+			})
+			want := strings.Join([]string{
+				`4: dataflow maintain x: Desc.Exports ["x"], Build exported []: dataflow: exports differ from Desc.Exports`,
+				`5: dataflow q: import of unknown index "missing"`,
+				`6: runtime: allow compaction of "x": the create of dataflow "maintain x", which exports it, failed`,
+				`7: runtime: allow compaction of "y": the create of dataflow "q", which exports it, failed`,
+				`8: runtime: allow compaction of "x": the create of dataflow "maintain x", which exports it, failed`,
+				`9: runtime: allow compaction of "y": the create of dataflow "q", which exports it, failed`,
+				`read: map[[1 10]:1]`,
+			}, "\n")
+			for w, o := range outs {
+				if o.answer != want || len(o.errs) != 0 {
+					t.Fatalf("workers=%d: errors\n%s\nthen %q\nwant\n%s", w, o.answer, o.errs, want)
+				}
+			}
+		})
+	}
+}
+
 // Errors a user reads: one per failed command, tied to the command (its
 // number and the command itself), with the exact text, however many
 // workers and runtimes met it; TakeErrors consumes them.
@@ -842,7 +896,7 @@ func TestOneErrorPerFailedCommand(t *testing.T) {
 			want := []string{
 				`2: dataflow q: import of unknown index "missing"`,
 				`3: dataflow maintain x: Desc.Exports ["x"], Build exported []: dataflow: exports differ from Desc.Exports`,
-				`4: dataflow: allow compaction of unknown index "x"`,
+				`4: runtime: allow compaction of "x": the create of dataflow "maintain x", which exports it, failed`,
 			}
 			var got []string
 			for _, e := range errs {
@@ -879,7 +933,7 @@ func TestATakenErrorIsNotReturnedAgain(t *testing.T) {
 	<-reached
 	s.declare("in", 2)
 	s.must(CreateDataflow{Desc: exportsDesc("maintain x", []string{"x"}, nil)}) // fails to build
-	s.must(AllowCompaction{ID: "x", Frontier: frontier.At(1)})                  // unknown on both runtimes
+	s.must(AllowCompaction{ID: "x", Frontier: frontier.At(1)})                  // its create failed, on both runtimes
 	if _, err := s.role(Maintenance).Stats(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -895,7 +949,7 @@ func TestATakenErrorIsNotReturnedAgain(t *testing.T) {
 	}
 	want := []string{
 		`2: dataflow maintain x: Desc.Exports ["x"], Build exported []: dataflow: exports differ from Desc.Exports`,
-		`3: dataflow: allow compaction of unknown index "x"`,
+		`3: runtime: allow compaction of "x": the create of dataflow "maintain x", which exports it, failed`,
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("errors taken before and after the Interactive runtime caught up:\n%s\nwant each once:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -422,6 +422,7 @@ func (w *worker) apply(q queued) {
 		w.create(c.Desc, q.seq)
 	case AllowCompaction:
 		w.nudge = q.seq
+		exporter := w.exporters[c.ID]
 		if c.Frontier.IsEmpty() {
 			delete(w.queryExports, c.ID) // freed
 			if w.exporters[c.ID] != "" {
@@ -433,6 +434,14 @@ func (w *worker) apply(q queued) {
 			return
 		}
 		if err := w.env.Manager.AllowCompaction(c.ID, c.Frontier); err != nil {
+			if exporter != "" {
+				// The controller accepts only a live export's id, and
+				// its exporter is live: the index is unknown here
+				// because that create failed (its Build, or for a peer
+				// the publisher's, which abandoned it). Named so, alike
+				// on every role.
+				err = fmt.Errorf("runtime: allow compaction of %q: the create of dataflow %q, which exports it, failed", c.ID, exporter)
+			}
 			w.env.Fail("", err)
 		}
 	case DropDataflow:

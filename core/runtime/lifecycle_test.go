@@ -12,6 +12,7 @@ import (
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
 )
 
 // The life of a pair's registries (R2, R4): a registry side serves one live
@@ -354,6 +355,20 @@ func TestNewControllerRefusesARuntimeShutDown(t *testing.T) {
 				t.Fatalf("the refusal left the live %v runtime controlled", live.Role())
 			}
 		})
+	}
+}
+
+// Pair with fewer than one worker is an error, as New's, not a panic
+// making its registries.
+func TestPairRefusesFewerThanOneWorker(t *testing.T) {
+	for _, w := range []int{0, -1} {
+		_, _, ctl, err := Pair(w, spine.Options{})
+		if want := fmt.Sprintf("runtime: %d workers: need at least one", w); err == nil || err.Error() != want {
+			if ctl != nil {
+				ctl.Shutdown()
+			}
+			t.Fatalf("Pair(%d): %v, want %s", w, err, want)
+		}
 	}
 }
 

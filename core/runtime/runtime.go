@@ -893,6 +893,10 @@ func (c *Controller) Shutdown() {
 // Pair starts a Maintenance and an Interactive runtime of w workers sharing
 // one registry per worker pair, and a controller over both.
 func Pair(w int, sp spine.Options) (maint, inter *Runtime, ctl *Controller, err error) {
+	if w < 1 {
+		// New's error, before the registries are made for w workers.
+		return nil, nil, nil, fmt.Errorf("runtime: %d workers: need at least one", w)
+	}
 	regs := make([]*share.Registry, w)
 	for i := range regs {
 		regs[i] = share.NewRegistry()

@@ -869,6 +869,70 @@ func TestCompactingAFailedCreatesIndexNamesTheCreate(t *testing.T) {
 	}
 }
 
+// A create's Desc.Exports is the controller's once sent, as it validated
+// it: a caller that reuses the slice for its next create (here, rewrites
+// it before any runtime has applied the first) changes nothing of the
+// create it sent. Every runtime, Solo or either of the pair, exports and
+// settles the ids the controller accepted, so the controller's book and
+// the runtimes' agree: the index answers and its compaction is applied.
+func TestACreatesExportsAreCopiedWhenSent(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				// Every runtime paused: none applies the create before the
+				// caller rewrites its slice.
+				var rts []*Runtime
+				if mode == "solo" {
+					r, err := New(Options{Role: Solo, Workers: w, Paused: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					rts = append(rts, r)
+				} else {
+					regs := newRegs(w)
+					for _, role := range []Role{Maintenance, Interactive} {
+						r, err := New(Options{Role: role, Workers: w, Registries: regs, Paused: true})
+						if err != nil {
+							t.Fatal(err)
+						}
+						rts = append(rts, r)
+					}
+				}
+				ctl, err := NewController(rts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(ctl.Shutdown)
+				s := &setup{mode: mode, workers: w, ctl: ctl, rts: rts, tb: t}
+				s.send("in", 2, []int64{0, 1, 1, 10})
+				s.advance("in", 2, frontier.At(1))
+				exports := []string{"x"}
+				desc := indexDesc("x", "in", 2, []int{0}, 0, nil)
+				desc.Exports = exports
+				s.must(CreateDataflow{Desc: desc})
+				exports[0] = "not sent" // reused before any runtime applied the create
+				s.must(AllowCompaction{ID: "x", Frontier: frontier.At(1)})
+				cp := dataflow.NewCapture(w)
+				s.must(CreateDataflow{Desc: readDesc("q", "x", 1, frontier.At(2), cp)})
+				s.advance("in", 2, frontier.At(2))
+				if got := s.sendErr(AllowCompaction{ID: "not sent", Frontier: frontier.At(1)}); got != `runtime: allow compaction of "not sent": unknown index` {
+					t.Fatalf("compaction of the id written after the send: %q, want the controller's refusal", got)
+				}
+				s.resume()
+				if got := read(cp, 1); got != "map[[1 10]:1]" {
+					t.Errorf("the query reads %s, want map[[1 10]:1]", got)
+				}
+				if err := s.ctl.Sync(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				if errs := s.takeErrors(); len(errs) != 0 {
+					t.Errorf("errors %q, want none", errs)
+				}
+			})
+		}
+	}
+}
+
 // Errors a user reads: one per failed command, tied to the command (its
 // number and the command itself), with the exact text, however many
 // workers and runtimes met it; TakeErrors consumes them.

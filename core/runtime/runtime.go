@@ -585,7 +585,9 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 // returns an error, and sends nothing, for a command that is invalid as a
 // whole; errors met while applying a valid command (a Build that fails, an
 // import beyond its since) are reported by Errors. A dataflow whose Build
-// failed keeps its id, as in every runtime, until it is dropped.
+// failed keeps its id, as in every runtime, until it is dropped. A
+// create's Desc.Exports is copied, so the caller may reuse its slice; an
+// Input's chunk is not (see Input).
 func (c *Controller) Send(cmd Command) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -623,6 +625,13 @@ func (c *Controller) sendLocked(cmd Command) error {
 	}
 	if err := c.validate(cmd); err != nil {
 		return err
+	}
+	if cd, ok := cmd.(CreateDataflow); ok {
+		// The runtimes read the exports when they apply the create, after
+		// Send returns: they get the ids validated here, not whatever the
+		// caller writes into its slice meanwhile.
+		cd.Desc.Exports = slices.Clone(cd.Desc.Exports)
+		cmd = cd
 	}
 	c.record(cmd)
 	c.seq++

@@ -1,9 +1,11 @@
 package benchrun
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,6 +183,10 @@ type fakeEngine struct {
 	spin   time.Duration // CPU work per sample, for profiles
 	deaf   bool          // finish the sample even when ctx is cancelled
 	fail   int           // the call that fails, if any
+	// extra are values the sample reports besides the fixed ones, from
+	// the call extraFrom on.
+	extra     []benchfmt.Value
+	extraFrom int
 	// profiled records, per call, whether the sample's context asked for
 	// operator labels (profiling).
 	profiled []bool
@@ -211,7 +217,11 @@ func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 	for _, t := range inputs {
 		n += t.Len()
 	}
-	return []benchfmt.Value{{Value: 1500, Unit: "install-ns"}, {Value: float64(n), Unit: "rows"}, {Value: 0, Unit: "errors"}}, nil
+	vals := []benchfmt.Value{{Value: 1500, Unit: "install-ns"}, {Value: float64(n), Unit: "rows"}, {Value: 0, Unit: "errors"}}
+	if e.extra != nil && e.calls >= e.extraFrom {
+		vals = append(vals, e.extra...)
+	}
+	return vals, nil
 }
 
 var testEnv = Env{GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU", GoVersion: "go1.26.0", GOMAXPROCS: 2, Commit: "abc123"}
@@ -310,6 +320,49 @@ func TestRunResults(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "1/1") || !strings.Contains(stderr.String(), "1 benchmarks, 1 samples") {
 		t.Errorf("stderr with --progress off:\n%s", stderr.String())
+	}
+}
+
+// TestRunNeverWritesALineTooLongToRead: a result line longer than a result
+// file's reader takes (benchfmt's 64 KB line buffer, benchcmp's limit) is
+// not written; the run fails naming it, and stdout and --out hold the
+// lines before it, every one readable.
+func TestRunNeverWritesALineTooLongToRead(t *testing.T) {
+	chdirRoot(t)
+	outFile := filepath.Join(t.TempDir(), "out.txt")
+	// 2,000 operators' error counts: about 100 KB on one line.
+	var extra []benchfmt.Value
+	for i := range 2000 {
+		extra = append(extra, benchfmt.Value{Value: 0, Unit: fmt.Sprintf("stage-errors:index_%s/view_%04d", strings.Repeat("x", 60), i)})
+	}
+	var stdout, stderr bytes.Buffer
+	err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 3, OutFile: outFile, Progress: ProgressOff, Engine: &fakeEngine{extra: extra, extraFrom: 2}, Env: testEnv})
+	if err == nil || ExitCode(err) != ExitFailed || !strings.Contains(err.Error(), "benchrun: workload groupby: a result line of ") ||
+		!strings.Contains(err.Error(), "bytes, more than the 65535 a result file's reader takes: not written") {
+		t.Fatalf("err = %v (exit %d), want exit 1 naming the line too long", err, ExitCode(err))
+	}
+	data, _ := os.ReadFile(outFile)
+	if string(data) != stdout.String() {
+		t.Errorf("--out differs from stdout")
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if len(line) > bufio.MaxScanTokenSize-1 {
+			t.Errorf("line %d of --out is %d bytes", i+1, len(line))
+		}
+	}
+	r := benchfmt.NewReader(bytes.NewReader(data), "out.txt")
+	n := 0
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			n++
+		case *benchfmt.SyntaxError:
+			t.Errorf("syntax error: %v", rec)
+		}
+	}
+	if err := r.Err(); err != nil || n != 1 {
+		t.Errorf("%d results read back (err %v), want 1: the sample before the long line", n, err)
 	}
 }
 

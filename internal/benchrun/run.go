@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -44,6 +45,12 @@ var units = []struct{ unit, key, value string }{
 	{"read-p99-ns", "better", "lower"},
 	{"import-ns", "better", "lower"},
 }
+
+// MaxResultLine is the longest result line, in bytes without its newline,
+// that a result file's reader takes: benchfmt reads lines with a
+// bufio.Scanner of the default buffer, and benchcmp refuses a longer line.
+// A line that would be longer is not written.
+const MaxResultLine = bufio.MaxScanTokenSize - 1
 
 // specUnits is how many of units docs/spec.md fixes: their Unit lines
 // head every results file.
@@ -465,6 +472,8 @@ func Run(ctx context.Context, cfg RunConfig) error {
 // how many samples finished, their lines written.
 func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs [][]*spec.Table, w io.Writer) (int, error) {
 	bw := benchfmt.NewWriter(w)
+	var line bytes.Buffer
+	lw := benchfmt.NewWriter(&line) // measures a result line before it is written
 	declared := map[string]bool{}
 	for _, u := range units[:specUnits] {
 		declared[u.unit] = true
@@ -511,6 +520,14 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 				}
 				return done, fmt.Errorf("benchrun: %s: %w", b.Name, err)
 			}
+			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(b.Name), Iters: 1, Values: vals}
+			line.Reset()
+			lw.Write(&benchfmt.Result{Name: res.Name, Iters: res.Iters, Values: res.Values})
+			if n := line.Len() - 1; n > MaxResultLine {
+				// Written, it would make the whole file unreadable to
+				// benchcmp and benchstat; the lines before it stay.
+				return done, fmt.Errorf("benchrun: workload %s: a result line of %d bytes, more than the %d a result file's reader takes: not written", b.Workload, n, MaxResultLine)
+			}
 			for _, v := range vals {
 				meta, ok := unitMeta(v.Unit)
 				if !ok {
@@ -525,7 +542,6 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 					}
 				}
 			}
-			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(b.Name), Iters: 1, Values: vals}
 			if err := bw.Write(res); err != nil {
 				return done, fmt.Errorf("benchrun: writing results: %w", err)
 			}

@@ -116,8 +116,15 @@ func (d *decoder) name(n *node, field string) (string, error) {
 	return s, nil
 }
 
+// MaxName is the longest name, in bytes. Names reach every result line
+// (the workload name, parameters that are field paths, operators' error
+// units), and a result file's reader takes lines of at most 65,535 bytes:
+// unbounded names would let benchrun write lines benchcmp cannot read.
+const MaxName = 64
+
 // CheckName returns why s is not a valid name, or "" when it is: names
-// match [a-z_][a-z0-9_]*, are not Go keywords and are not time or diff.
+// match [a-z_][a-z0-9_]*, are at most MaxName bytes, are not Go keywords
+// and are not time or diff.
 func CheckName(s string) string {
 	if s == "" {
 		return "name is empty"
@@ -128,6 +135,10 @@ func CheckName(s string) string {
 		if !ok {
 			return fmt.Sprintf("bad name %q: names match [a-z_][a-z0-9_]*", s)
 		}
+	}
+	if len(s) > MaxName {
+		// The field names it: the name itself is not repeated.
+		return fmt.Sprintf("a name of %d bytes: names are at most %d bytes", len(s), MaxName)
 	}
 	if token.IsKeyword(s) {
 		return fmt.Sprintf("bad name %q: a Go keyword", s)

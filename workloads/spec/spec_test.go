@@ -184,12 +184,12 @@ func TestReadFileMissing(t *testing.T) {
 }
 
 func TestCheckName(t *testing.T) {
-	for _, ok := range []string{"a", "_", "a_1", "okey", "x9"} {
+	for _, ok := range []string{"a", "_", "a_1", "okey", "x9", strings.Repeat("a", MaxName)} {
 		if msg := CheckName(ok); msg != "" {
 			t.Errorf("CheckName(%q) = %q, want valid", ok, msg)
 		}
 	}
-	for _, bad := range []string{"", "1a", "A", "a-b", "a.b", "time", "diff", "range", "type", "é"} {
+	for _, bad := range []string{"", "1a", "A", "a-b", "a.b", "time", "diff", "range", "type", "é", strings.Repeat("a", MaxName+1)} {
 		if CheckName(bad) == "" {
 			t.Errorf("CheckName(%q) accepted a bad name", bad)
 		}

@@ -226,7 +226,7 @@ func Lookup(name string) (*Workload, error) {
 	for i := range reg {
 		names[i] = reg[i].Name
 	}
-	return nil, fmt.Errorf("%w: no built-in workload %q (built-in: %s)", ErrUnknown, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%w: no built-in workload %s (built-in: %s)", ErrUnknown, spec.Quote(name), strings.Join(names, ", "))
 }
 
 // Param returns the workload's parameter with the given name.
@@ -240,7 +240,7 @@ func (w *Workload) Param(name string) (*Param, error) {
 	for i := range w.Params {
 		names[i] = w.Params[i].Name
 	}
-	return nil, fmt.Errorf("%w: workload %s has no parameter %q (parameters: %s)", ErrUnknown, w.Name, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%w: workload %s has no parameter %s (parameters: %s)", ErrUnknown, w.Name, spec.Quote(name), strings.Join(names, ", "))
 }
 
 // Overrides returns the spec overrides that set params (name -> value) in

@@ -63,7 +63,7 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 		fmt.Fprintln(errOut, benchrun.Message(ce.err))
 		return benchrun.ExitCode(ce.err)
 	}
-	msg := err.Error()
+	msg := benchrun.ParseMessage(err.Error())
 	if !strings.HasPrefix(msg, "benchrun") {
 		msg = "benchrun: " + msg
 	}

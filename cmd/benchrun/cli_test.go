@@ -333,3 +333,48 @@ func TestLongOrRawStringsAreQuotedShort(t *testing.T) {
 		}
 	}
 }
+
+// TestLongCommandLineValuesAreQuotedShort: a command-line value echoed in
+// an error (a workload name, a --param, a flag's value, an unknown flag
+// or command) is quoted to its first 80 bytes and its length, as a spec's
+// values are, so a value of 100 KB still gets a message of one short
+// line; each is still exit 2 naming the flag or argument.
+func TestLongCommandLineValuesAreQuotedShort(t *testing.T) {
+	t.Chdir("../..")
+	const n = 100_000
+	long := strings.Repeat("x", n)
+	digits := strings.Repeat("1", n)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", long}, `no built-in workload "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"validate", long}, `no built-in workload "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"explain", long}, `no built-in workload "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"check", long}, `no built-in workload "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"run", "lookup", "--param", "rows=" + digits}, `benchrun: --param: rows=` + digits[:75] + `... (100005 bytes): ` + digits[:80] + `... (100000 bytes) is outside the int64 range`},
+		{[]string{"run", "lookup", "--param", "rows=" + long}, `benchrun: --param: rows=`},
+		{[]string{"run", "lookup", "--param", long + "=1"}, `benchrun: --param: ` + long[:80] + `... (100002 bytes): no selected workload has a parameter ` + long[:80] + `... (100000 bytes)`},
+		{[]string{"run", "lookup", "--param", long}, `benchrun: --param: "` + long[:80] + `"... (100000 bytes) is not key=value`},
+		{[]string{"run", "lookup", "--param", "rows=1", "--param", "rows=2"}, `benchrun: --param: rows is given twice`},
+		{[]string{"run", "workloads/examples/lookup.json", "--param", "inputs." + long + "=1"}, `--param inputs.` + long[:73] + `... (100009 bytes): the spec has no number at this field`},
+		{[]string{"run", "lookup", "--index", long}, `benchrun: --index: unknown value "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"run", "lookup", "--join", long}, `benchrun: --join: unknown value "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"run", "lookup", "--shard", long}, `benchrun: --shard: "` + long[:80] + `"... (100000 bytes) is not i/n`},
+		{[]string{"run", "lookup", "--progress", long}, `benchrun: --progress: unknown value "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"run", "lookup", "--flamegraph", long + ".svg"}, `benchrun: --flamegraph: "` + long[:80] + `"... (100004 bytes) must name an .html file`},
+		{[]string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", long}, `benchrun: --at: "` + long[:80] + `"... (100000 bytes) is not a time`},
+		{[]string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1", "--format", long}, `benchrun: --format: unknown value "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1", "--index", long}, `benchrun: --index: unknown value "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"explain", "lookup", "--join", long}, `benchrun: --join: unknown value "` + long[:80] + `"... (100000 bytes)`},
+		{[]string{"run", "lookup", "--count", digits}, `invalid argument "` + digits[:80] + `"... (100000 bytes) for "--count" flag: out of range`},
+		{[]string{"run", "--" + long}, `unknown flag: --` + long[:78] + `... (100002 bytes)`},
+		{[]string{long}, `unknown command "` + long[:80] + `"... (100000 bytes) for "benchrun"`},
+	} {
+		code, out, errOut := execute(t, tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || len(errOut) > 1000 {
+			t.Errorf("benchrun %.200q: exit %d, stdout %.200q, stderr (%d bytes) %.600q; want exit 2, nothing on stdout, at most 1000 bytes, and %.300q",
+				tc.args, code, out, len(errOut), errOut, tc.want)
+		}
+	}
+}

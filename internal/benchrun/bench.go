@@ -129,7 +129,7 @@ func ParseList(flag, value string, allowed ...string) ([]string, error) {
 	var out []string
 	for _, v := range strings.Split(value, ",") {
 		if !slices.Contains(allowed, v) {
-			return nil, usagef(flag, "unknown value %q (one or more of %s, comma-separated)", v, strings.Join(allowed, ", "))
+			return nil, usagef(flag, "unknown value %s (one or more of %s, comma-separated)", spec.Quote(v), strings.Join(allowed, ", "))
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)
@@ -150,7 +150,7 @@ func parseShard(s string) (i, n int, err error) {
 	// scripts comparing shard names do not expect.
 	canonical := strconv.Itoa(i) == a && strconv.Itoa(n) == b
 	if !ok || err1 != nil || err2 != nil || !canonical || n < 1 || i < 0 || i >= n {
-		return 0, 0, usagef("--shard", "%q is not i/n with 0 <= i < n (0-based, e.g. 0/4)", s)
+		return 0, 0, usagef("--shard", "%s is not i/n with 0 <= i < n (0-based, e.g. 0/4)", spec.Quote(s))
 	}
 	return i, n, nil
 }
@@ -182,15 +182,15 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 	for _, kv := range sel.Params {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, nil, usagef("--param", "%q is not key=value", kv)
+			return nil, nil, usagef("--param", "%s is not key=value", spec.Quote(kv))
 		}
 		x, err := spec.ParseInteger(v)
 		if err != nil {
-			return nil, nil, usagef("--param", "%s: %v", kv, err)
+			return nil, nil, usagef("--param", "%s: %v", spec.Clip(kv), err)
 		}
 		for _, p := range params {
 			if p.key == k {
-				return nil, nil, usagef("--param", "%s is given twice", k)
+				return nil, nil, usagef("--param", "%s is given twice", spec.Clip(k))
 			}
 		}
 		params = append(params, &parsedParam{key: k, raw: kv, value: x})
@@ -248,7 +248,7 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 	}
 	for _, p := range params {
 		if !p.used {
-			return nil, nil, usagef("--param", "%s: no selected workload has a parameter %s", p.raw, p.key)
+			return nil, nil, usagef("--param", "%s: no selected workload has a parameter %s", spec.Clip(p.raw), spec.Clip(p.key))
 		}
 	}
 	// A spec file and a built-in workload of one name: their results
@@ -294,7 +294,7 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 		for _, pp := range params {
 			if pp.key == p.Name {
 				if err := p.Check(pp.value); err != nil {
-					return nil, usagef("--param", "%s: workload %s: %v", pp.raw, w.Name, err)
+					return nil, usagef("--param", "%s: workload %s: %v", spec.Clip(pp.raw), w.Name, err)
 				}
 				values[i] = []int64{pp.value}
 				pp.used = true
@@ -340,9 +340,9 @@ func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
 		if !strings.Contains(p.key, ".") && p.key != "as_of" && p.key != "until" {
 			// A built-in workload's parameter: every selected spec file
 			// must have each --param, and a spec file has field paths.
-			return nil, usagef("--param", "%s: spec file %s has no parameter %s (a spec file's parameters are paths of its integer fields, such as inputs.NAME.generate.rows)", p.raw, path, p.key)
+			return nil, usagef("--param", "%s: spec file %s has no parameter %s (a spec file's parameters are paths of its integer fields, such as inputs.NAME.generate.rows)", spec.Clip(p.raw), path, spec.Clip(p.key))
 		}
-		ov = append(ov, spec.Override{Field: p.key, Value: p.value, By: "--param " + p.raw})
+		ov = append(ov, spec.Override{Field: p.key, Value: p.value, By: "--param " + spec.Clip(p.raw)})
 		ps = append(ps, Param{Name: p.key, Value: p.value})
 		p.used = true
 	}
@@ -390,7 +390,7 @@ func camel(name string) string {
 func missing(s *spec.Spec, j string) error {
 	kind, err := plan.ParseJoinKind(j)
 	if err != nil {
-		return usagef("--join", "unknown value %q (linear or delta)", j)
+		return usagef("--join", "unknown value %s (linear or delta)", spec.Quote(j))
 	}
 	m := s.Plan.Missing(kind)
 	if len(m) == 0 {

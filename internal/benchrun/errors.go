@@ -46,6 +46,12 @@ func ExitCode(err error) int {
 	return ExitFailed
 }
 
+// ParseMessage returns the text to print for an error of parsing the
+// command line (an unknown flag or command, a flag's bad value): msg with
+// every value it quotes cut to its first 80 bytes and its length, so that
+// a value of megabytes still gets a message of one short line.
+func ParseMessage(msg string) string { return spec.Bound(msg) }
+
 // Message returns the text to print for err: usage errors without the
 // sentinel's prefix, which would only repeat "bad usage".
 func Message(err error) string {

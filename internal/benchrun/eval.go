@@ -48,7 +48,7 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 	switch cfg.Format {
 	case FormatCSV, FormatJSON:
 	default:
-		return usagef("--format", "unknown value %q (csv or json)", cfg.Format)
+		return usagef("--format", "unknown value %s (csv or json)", spec.Quote(cfg.Format))
 	}
 	if err := checkWorkers(cfg.Workers); err != nil {
 		return err
@@ -59,7 +59,7 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 	case IndexDirect:
 		mode = render.Direct
 	default:
-		return usagef("--index", "unknown value %q (imported or direct)", cfg.Index)
+		return usagef("--index", "unknown value %s (imported or direct)", spec.Quote(cfg.Index))
 	}
 	specs, err := resolve(cfg.Spec)
 	if err != nil {
@@ -79,7 +79,7 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 	}
 	kind, err := plan.ParseJoinKind(join)
 	if err != nil {
-		return usagef("--join", "unknown value %q (linear or delta)", join)
+		return usagef("--join", "unknown value %s (linear or delta)", spec.Quote(join))
 	}
 	times, err := parseAt(cfg.At, s)
 	if err != nil {
@@ -127,7 +127,7 @@ func parseAt(at string, s *spec.Spec) ([]uint64, error) {
 	for _, f := range strings.Split(at, ",") {
 		t, err := strconv.ParseUint(f, 10, 64)
 		if err != nil || strconv.FormatUint(t, 10) != f { // canonical: no sign, space or leading zero
-			return nil, usagef("--at", "%q is not a time (a non-negative integer in plain decimal)", f)
+			return nil, usagef("--at", "%s is not a time (a non-negative integer in plain decimal)", spec.Quote(f))
 		}
 		p := s.Plan.Plan
 		if t < p.AsOf {

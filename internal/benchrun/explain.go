@@ -29,7 +29,7 @@ func Explain(cfg ExplainConfig) error {
 		cfg.Index = IndexImported
 	}
 	if cfg.Index != IndexImported && cfg.Index != IndexDirect {
-		return usagef("--index", "unknown value %q (imported or direct)", cfg.Index)
+		return usagef("--index", "unknown value %s (imported or direct)", spec.Quote(cfg.Index))
 	}
 	specs, err := resolve(cfg.Spec)
 	if err != nil {
@@ -55,7 +55,7 @@ func explain(cfg ExplainConfig, s *spec.Spec) error {
 	}
 	if cfg.Join != "" {
 		if kind, err = plan.ParseJoinKind(cfg.Join); err != nil {
-			return usagef("--join", "unknown value %q (linear or delta)", cfg.Join)
+			return usagef("--join", "unknown value %s (linear or delta)", spec.Quote(cfg.Join))
 		}
 	}
 	r := s.Plan

@@ -212,10 +212,10 @@ func (cfg *RunConfig) validate() error {
 	switch cfg.Progress {
 	case ProgressAuto, ProgressOn, ProgressOff:
 	default:
-		return usagef("--progress", "unknown value %q (auto, on or off)", cfg.Progress)
+		return usagef("--progress", "unknown value %s (auto, on or off)", spec.Quote(cfg.Progress))
 	}
 	if cfg.Flamegraph != "" && !strings.HasSuffix(cfg.Flamegraph, ".html") {
-		return usagef("--flamegraph", "%q must name an .html file", cfg.Flamegraph)
+		return usagef("--flamegraph", "%s must name an .html file", spec.Quote(cfg.Flamegraph))
 	}
 	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}
 	for i, f := range outputs {

@@ -70,7 +70,7 @@ func resolve(target string) ([]*spec.Spec, error) {
 	}
 	w, err := workloads.Lookup(target)
 	if err != nil {
-		return nil, usagef(target, "%v (a spec file must end in .json)", err)
+		return nil, usagef(spec.Clip(target), "%v (a spec file must end in .json)", err)
 	}
 	var out []*spec.Spec
 	for i := range w.Benches {

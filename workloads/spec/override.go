@@ -12,7 +12,7 @@ import (
 type Override struct {
 	Field string // a path of object members, e.g. "inputs.facts.generate.rows"
 	Value int64
-	By    string // what set it, for messages: "--param rows=1e6"
+	By    string // what set it, for messages: "--param rows=1e6"; shown as given, so bound a long value first
 }
 
 // DecodeWith decodes a spec like Decode after applying overrides in
@@ -53,12 +53,12 @@ func DecodeWith(file, dir string, data []byte, overrides []Override) (*Spec, err
 // denotes an integer exactly ("1e6", "2.5e3"), as the command line and the
 // spec accept them.
 func ParseInteger(text string) (int64, error) {
-	v, err := exactInteger(text, func(msg string) error { return fmt.Errorf("%s", msg) })
+	v, err := exactInteger(text, func(msg string) error { return fmt.Errorf("%s", bound(msg)) })
 	if err != nil {
 		return 0, err
 	}
 	if !v.IsInt64() {
-		return 0, fmt.Errorf("%s is outside the int64 range", text)
+		return 0, fmt.Errorf("%s is outside the int64 range", clip(text))
 	}
 	return v.Int64(), nil
 }

@@ -45,6 +45,19 @@ func clip(s string) string {
 	return fmt.Sprintf("%s... (%d bytes)", cut(s), len(s))
 }
 
+// Quote is quote for the messages of other packages: a value from the
+// command line (a workload name, a --param) quoted whole, or its first
+// 80 bytes, then "..." and its length.
+func Quote(s string) string { return quote(s) }
+
+// Clip is clip for the messages of other packages: a value shown bare.
+func Clip(s string) string { return clip(s) }
+
+// Bound is bound for the messages of other packages: msg with every long
+// quoted string or word cut, and every one holding a control character
+// quoted, so that it is one short line of text.
+func Bound(msg string) string { return bound(msg) }
+
 // printable reports whether s is UTF-8 text of printable characters and
 // plain spaces only: text that reaches a terminal as it is.
 func printable(s string) bool {

@@ -378,3 +378,26 @@ func TestLongCommandLineValuesAreQuotedShort(t *testing.T) {
 		}
 	}
 }
+
+// TestByteOrderMarkSkipped: a spec file and its CSV input that start with
+// a UTF-8 byte order mark (as some Windows editors save them) validate
+// and run, as benchcmp reads such a result file.
+func TestByteOrderMarkSkipped(t *testing.T) {
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "bom.json")
+	if err := os.WriteFile(specPath, []byte("\ufeff"+`{"version": 1, "name": "bom",
+"inputs": {"a": {"columns": ["x"], "csv": "a.csv"}},
+"query": {"from": [{"as": "a", "collection": "a"}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.csv"), []byte("\ufefftime,diff,x\r\n0,1,7\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := execute(t, "validate", specPath); code != 0 {
+		t.Errorf("validate: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := execute(t, "eval", specPath, "--at", "0", "--index", "direct")
+	if code != 0 || out != "# time=0\na.x,diff\n7,1\n# errors time=0\nerror,diff\n" {
+		t.Errorf("eval: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

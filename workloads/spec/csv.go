@@ -59,7 +59,8 @@ func ReadCSVFile(path string, columns []string) (*Table, error) {
 // ReadCSV reads updates from r. The first non-empty line is the header,
 // exactly time,diff,<columns in order>; every other non-empty line holds
 // that many comma-separated decimal integers: time a uint64, diff a
-// non-zero int64, then the columns as int64. CRLF line ends are accepted.
+// non-zero int64, then the columns as int64. CRLF line ends and a leading
+// byte order mark are accepted.
 // Errors name file and line; on any error no table is returned.
 func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 	want := "time,diff," + strings.Join(columns, ",")
@@ -71,6 +72,7 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 	if err != nil {
 		return fail("read error: %v", err)
 	}
+	data = bytes.TrimPrefix(data, []byte(bom))
 	// Counting lines first sizes the table once: no growth while loading.
 	t := NewTable(columns, bytes.Count(data, []byte{'\n'})+1)
 	row := make([]int64, len(columns))

@@ -311,3 +311,28 @@ func TestReadCSVFileRefusesWhatIsReadOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestByteOrderMark: a UTF-8 byte order mark at the start of a spec or a
+// CSV file, which some editors write, is skipped, as benchcmp skips it in
+// result files; line numbers are unchanged, and a mark anywhere else is
+// still an error.
+func TestByteOrderMark(t *testing.T) {
+	s, err := Decode("bom.json", ".", []byte("\ufeff"+base))
+	if err != nil || s.Name != "w" {
+		t.Fatalf("a spec with a byte order mark: %v", err)
+	}
+	bad := strings.Replace(base, `"version": 1`, `"version": 1, "x": 1`, 1)
+	if _, err := Decode("bom.json", ".", []byte("\ufeff"+bad)); err == nil || !strings.HasPrefix(err.Error(), "bom.json:1: x: unknown field") {
+		t.Errorf("line numbers after a byte order mark: %v", err)
+	}
+	if _, err := Decode("bom.json", ".", []byte(" \ufeff"+base)); err == nil {
+		t.Errorf("a byte order mark after a space was accepted")
+	}
+	tab, err := ReadCSV("bom.csv", strings.NewReader("\ufefftime,diff,x\n0,1,7\n"), []string{"x"})
+	if err != nil || tab.Len() != 1 || tab.Row(0)[0] != 7 {
+		t.Fatalf("a CSV file with a byte order mark: %v", err)
+	}
+	if _, err := ReadCSV("bom.csv", strings.NewReader("\ufefftime,diff,x\n0,1,7\n\ufeff1,1,8\n"), []string{"x"}); err == nil || !strings.HasPrefix(err.Error(), "bom.csv:3: ") {
+		t.Errorf("a byte order mark on line 3: %v", err)
+	}
+}

@@ -131,8 +131,16 @@ func (li lineIndex) line(off int64) int {
 	return lo + 1
 }
 
-// parseTree decodes data into a tree. Syntax errors name file and line.
+// bom is the UTF-8 byte order mark some editors put at the start of a
+// file. Spec and CSV files are read without it, as benchcmp reads result
+// files: it says nothing in UTF-8, and RFC 8259 lets a JSON reader skip
+// it. Only a file's first bytes are one; anywhere else it is an error.
+const bom = "\ufeff"
+
+// parseTree decodes data, a leading byte order mark skipped, into a tree.
+// Syntax errors name file and line.
 func parseTree(file string, data []byte) (*node, error) {
+	data = bytes.TrimPrefix(data, []byte(bom))
 	d := &treeDecoder{dec: json.NewDecoder(bytes.NewReader(data)), lines: newLineIndex(data), file: file}
 	d.dec.UseNumber()
 	root, err := d.value(1)

@@ -138,14 +138,16 @@ func newProfile() *cobra.Command {
 		Long: `profile draws OTHER minus BASE (pprof's diff_base) as one self-contained
 HTML flame graph, with the runtime and operator labels of the CPU samples as
 the root frames, so a frame's width shows where OTHER spends more or less
-time than BASE, split by runtime and operator.`,
+time than BASE, split by runtime and operator. BASE and OTHER naming one
+file (under any spelling, or through a link) draw a diff of zeros, with a
+warning that the profile is compared with itself.`,
 		Example: `  benchcmp profile --base direct.pprof imported.pprof --flamegraph diff.html`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return fmt.Errorf("%w: profile takes one profile (OTHER) besides --base, got %d", benchcmp.ErrUsage, len(args))
 			}
-			cfg.Other = args[0]
+			cfg.Other, cfg.ErrOut = args[0], cmd.ErrOrStderr()
 			return benchcmp.Profile(cmd.Context(), cfg)
 		},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -502,5 +503,32 @@ func TestMergeOfAFailedShardFails(t *testing.T) {
 	errOut.Reset()
 	if code := run([]string{"merge", "s0.txt", "old.txt"}, &out, &errOut); code != 0 || strings.Contains(out.String(), "FAIL") {
 		t.Errorf("merge of passing runs: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestProfileWarnsOfItselfAsBase: a profile given as both --base and OTHER,
+// under any spelling or through a link, draws a diff of zeros; it is drawn,
+// with a warning that it is compared with itself, as the comparison of a
+// result file with itself warns. Two different profiles draw no warning.
+func TestProfileWarnsOfItselfAsBase(t *testing.T) {
+	dir := inFixtureDir(t)
+	if err := os.Symlink("direct.pprof", "sym.pprof"); err != nil {
+		t.Fatal(err)
+	}
+	for i, other := range []string{"direct.pprof", "./direct.pprof", filepath.Join(dir, "direct.pprof"), "sym.pprof"} {
+		var out, errOut bytes.Buffer
+		html := fmt.Sprintf("self%d.html", i)
+		code := run([]string{"profile", "--base", "direct.pprof", other, "--flamegraph", html}, &out, &errOut)
+		want := "benchcmp: warning: --base direct.pprof and " + other + " are the same file: it is compared with itself, and every difference is zero\n"
+		if code != 0 || errOut.String() != want {
+			t.Errorf("profile --base direct.pprof %s: exit %d, stderr %q; want exit 0 and %q", other, code, errOut.String(), want)
+		}
+		if _, err := os.Stat(html); err != nil {
+			t.Errorf("profile --base direct.pprof %s: %v", other, err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", "diff.html"}, &out, &errOut); code != 0 || errOut.String() != "" {
+		t.Errorf("two profiles: exit %d, stderr %q; want exit 0 and no warning", code, errOut.String())
 	}
 }

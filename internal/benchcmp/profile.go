@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,12 +22,16 @@ type ProfileConfig struct {
 	Out string
 	// Labels are the CPU sample label keys shown as root frames.
 	Labels []string
+	// ErrOut gets warnings (nil: none are written).
+	ErrOut io.Writer
 }
 
 // Profile writes a differential flame graph of Other minus Base to Out
 // (pprof's diff_base), with cfg.Labels as root frames, so that a frame's
 // width shows where Other spends more or less than Base, split by runtime
-// and operator. A profile that cannot be read is an error wrapping ErrInput;
+// and operator. Base and Other naming one file draw a diff of zeros,
+// with a warning on ErrOut, as Compare warns of a file compared with
+// itself. A profile that cannot be read is an error wrapping ErrInput;
 // a failed export or write, one wrapping ErrOutput. The export runs in a
 // subprocess (benchflame.Write): the executable's main must call
 // benchflame.RunChildIfRequested first.
@@ -36,6 +41,13 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	}
 	if err := checkFlamegraphOut(cfg); err != nil {
 		return err
+	}
+	if cfg.ErrOut != nil {
+		if b, err := os.Stat(cfg.Base); err == nil {
+			if o, err := os.Stat(cfg.Other); err == nil && os.SameFile(b, o) {
+				fmt.Fprintf(cfg.ErrOut, "benchcmp: warning: --base %s and %s are the same file: it is compared with itself, and every difference is zero\n", cfg.Base, cfg.Other)
+			}
+		}
 	}
 	if ctx == nil {
 		ctx = context.Background()

@@ -1079,3 +1079,42 @@ func TestOperatorLabelsOnlyWhenProfiling(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOutputsAreNotBuiltinSpecFiles: from a checkout, an output flag
+// naming the spec file of a built-in workload the run selects (its source,
+// workloads/examples/NAME.json, which the workload's name stands for) is
+// refused as a spec file of the run is (exit 2), the file as it was.
+func TestRunOutputsAreNotBuiltinSpecFiles(t *testing.T) {
+	// A copy of the checkout's examples, so that a run not refused
+	// overwrites the copy.
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "workloads"), workloads.ExampleFS()); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		cfg  RunConfig
+		want string
+	}{
+		{RunConfig{OutFile: "workloads/examples/lookup.json", Selection: Selection{Targets: []string{"lookup"}}}, "--out: workloads/examples/lookup.json is the spec file of the built-in workload lookup, which this run stands for"},
+		{RunConfig{CPUProfile: "./workloads/examples/lookup.json", Selection: Selection{Targets: []string{"lookup"}}}, "--cpuprofile: ./workloads/examples/lookup.json is the spec file of the built-in workload lookup"},
+		{RunConfig{MemProfile: "workloads/examples/dd_join.json", Selection: Selection{Targets: []string{"dd"}, Shard: "1/2"}}, "--memprofile: workloads/examples/dd_join.json is the spec file of the built-in workload dd"},
+		{RunConfig{OutFile: "workloads/examples/star.json"}, "--out: workloads/examples/star.json is the spec file of the built-in workload star"},
+	} {
+		before, err := os.ReadFile(filepath.Clean(tc.cfg.OutFile + tc.cfg.CPUProfile + tc.cfg.MemProfile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		cfg := tc.cfg
+		cfg.Out, cfg.ErrOut, cfg.Engine, cfg.Env = &stdout, &stderr, &fakeEngine{}, testEnv
+		cfg.Selection.Workers, cfg.Count, cfg.Progress = 1, 1, ProgressOff
+		err = Run(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("err = %v (exit %d), want %q and exit 2", err, ExitCode(err), tc.want)
+		}
+		if after, _ := os.ReadFile(filepath.Clean(tc.cfg.OutFile + tc.cfg.CPUProfile + tc.cfg.MemProfile)); !bytes.Equal(after, before) {
+			t.Fatalf("%s: the spec file changed", tc.want)
+		}
+	}
+}

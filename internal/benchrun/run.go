@@ -240,16 +240,32 @@ func (cfg *RunConfig) validate() error {
 
 // checkOutputsAreNotInputs refuses an output flag that names a file the
 // selection reads, a spec file or one of its CSV inputs (of any shard),
-// which writing the output would destroy.
+// which writing the output would destroy, or, run from a checkout, the
+// spec file under workloads/examples/ of a selected built-in workload.
 func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}
 	seen := map[*spec.Spec]bool{}
 	for _, b := range benches {
 		s := b.Spec
-		if !b.file || seen[s] {
+		if seen[s] {
 			continue
 		}
 		seen[s] = true
+		if !b.file {
+			// A built-in workload runs its embedded spec, but its name
+			// stands for its source in a checkout
+			// (workloads/examples/NAME.json): an output there would
+			// replace the file a user reads as the workload.
+			if _, err := os.Stat(s.File); err != nil {
+				continue
+			}
+			for _, o := range outputs {
+				if o.path != "" && samePath(o.path, s.File) {
+					return usagef(o.flag, "%s is the spec file of the built-in workload %s, which this run stands for; give the output its own file", o.path, b.Workload)
+				}
+			}
+			continue
+		}
 		for _, o := range outputs {
 			if o.path == "" {
 				continue

@@ -126,7 +126,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 	// A name longer than MaxName would put result lines past what
 	// benchcmp reads.
 	longName := write("long_name.json", small(strings.Repeat("w", 70000), `"rows": [[0, 1, 1]]`))
-	longInput := write("long_input.json", strings.ReplaceAll(small("w", `"rows": [[0, 1, 1]]`), `"a"`, `"`+strings.Repeat("a", 65)+`"`))
+	longInput := write("long_input.json", strings.ReplaceAll(small("w", `"rows": [[0, 1, 1]]`), `"a"`, `"`+strings.Repeat("a", 1025)+`"`))
 	hugeRows := write("huge_rows.json", small("w", `"generate": {"rows": 9223372036854775807, "columns": {"x": {"dist": "seq"}}}`))
 	for _, tc := range []struct {
 		args []string
@@ -158,9 +158,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"validate", hugeRows}, hugeRows + ":2: inputs.a.generate.rows: 9223372036854775807 rows is more than the 100000000 a generated input may have"},
 		{[]string{"run", hugeRows}, hugeRows + ":2: inputs.a.generate.rows: 9223372036854775807 rows is more than"},
 		{[]string{"validate", deep}, deep + ":1: description[0][0]"},
-		{[]string{"run", longName, "--index", "direct"}, longName + ":1: name: a name of 70000 bytes: names are at most 64 bytes"},
-		{[]string{"validate", longName}, longName + ":1: name: a name of 70000 bytes: names are at most 64 bytes"},
-		{[]string{"run", longInput}, longInput + ":2: inputs." + strings.Repeat("a", 65) + ": a name of 65 bytes: names are at most 64 bytes"},
+		{[]string{"run", longName, "--index", "direct"}, longName + ":1: name: a name of 70000 bytes: names are at most 1024 bytes"},
+		{[]string{"validate", longName}, longName + ":1: name: a name of 70000 bytes: names are at most 1024 bytes"},
+		{[]string{"run", longInput}, longInput + ":2: inputs." + strings.Repeat("a", 80) + "... (1025 bytes): a name of 1025 bytes: names are at most 1024 bytes"},
 		{[]string{"run", deep}, "]: nesting deeper than 64 arrays and objects"},
 		{[]string{"validate", maxTime}, maxTime + ":2: inputs.a.rows[1][0]: time 18446744073709551615 is outside 0..18446744073709551614"},
 		{[]string{"run", maxTime, "--index", "direct"}, maxTime + ":2: inputs.a.rows[1][0]: time 18446744073709551615 is outside"},
@@ -311,9 +311,9 @@ func TestLongOrRawStringsAreQuotedShort(t *testing.T) {
 		{`"rows": [[0, 1, 1]]`, `"csv": "` + long + `"`, ` bytes): cannot read CSV: file name too long`},
 		{`"from"`, `"join": "` + long + `", "from"`, `:3: query.join: unknown join "` + long[:80] + `"... (300000 bytes) (linear or delta)`},
 		{`"from"`, `"reduce": {"group_by": [], "aggregates": [{"name": "n", "fn": "` + long + `"}]}, "from"`, `:3: query.reduce.aggregates[0].fn: unknown aggregate "` + long[:80] + `"... (300000 bytes)`},
-		{`"collection": "a"`, `"collection": "` + long + `"`, `:3: query.from[0].collection: a name of 300000 bytes: names are at most 64 bytes`},
+		{`"collection": "a"`, `"collection": "` + long + `"`, `:3: query.from[0].collection: a name of 300000 bytes: names are at most 1024 bytes`},
 		{`"from"`, `"project": ["` + long + `"], "from"`, `:3: query.project[0]: ` + long[:80] + `... (300000 bytes) is not a map name`},
-		{`"inputs": {"a": {"columns": ["x"]`, `"inputs": {"` + long + `": {"columns": ["X"]`, `:2: inputs.` + long[:80] + `... (300000 bytes): a name of 300000 bytes: names are at most 64 bytes`},
+		{`"inputs": {"a": {"columns": ["x"]`, `"inputs": {"` + long + `": {"columns": ["X"]`, `:2: inputs.` + long[:80] + `... (300000 bytes): a name of 300000 bytes: names are at most 1024 bytes`},
 		// Control characters: escaped in a field name and in a value.
 		{`"version": 1`, `"version": 1, "\u001b[2Jboom": 1`, `:1: "\x1b[2Jboom": unknown field`},
 		{`"from"`, `"reduce": {"group_by": ["\u001b[31mred"], "aggregates": [{"name": "n", "fn": "count"}]}, "from"`, `:3: query.reduce.group_by[0]: "\x1b[31mred" is not a project output name`},

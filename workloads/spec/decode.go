@@ -120,7 +120,7 @@ func (d *decoder) name(n *node, field string) (string, error) {
 // (the workload name, parameters that are field paths, operators' error
 // units), and a result file's reader takes lines of at most 65,535 bytes:
 // unbounded names would let benchrun write lines benchcmp cannot read.
-const MaxName = 64
+const MaxName = 1024
 
 // CheckName returns why s is not a valid name, or "" when it is: names
 // match [a-z_][a-z0-9_]*, are at most MaxName bytes, are not Go keywords

@@ -460,6 +460,36 @@ func TestRecordCountBeyondInt64WinsOverANegativeRecord(t *testing.T) {
 	}
 }
 
+// TestCollationKeepsARecordsOverflowOverANegativeRecord: with as_of 1,
+// a record's MaxInt64 at time 0 and its 1 at time 1 show together at 1,
+// where its count, 2^63, leaves int64, and the group also holds a record
+// at -1. The accumulable part counts the record exactly (numeric
+// overflow); the hierarchical part's layer 0 consolidates the two diffs
+// into one saturated count and sees only the negative record. The
+// collated group is one `numeric overflow` (§6.3: a record's count beyond
+// int64 wins over a negative record), beside the one the layer's build
+// adds (§1.1), and no `negative multiplicity`.
+func TestCollationKeepsARecordsOverflowOverANegativeRecord(t *testing.T) {
+	x := direct(t, ar12)
+	defer x.close()
+	r, err := New(x.in, Options{AsOf: frontier.At(1), Aggregates: []Aggregate{{Fn: Max, Col: 1}, {Fn: Count}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if p := r.Plans(); len(p) != 2 {
+		t.Fatalf("plans %v, want a collated reduce", p)
+	}
+	got := steps(t, x, r, [][]upd{
+		{u(1, 0, 4, 0, math.MaxInt64), u(1, 1, 5, 0, -1), u(2, 0, 4, 0, 1)},
+		{u(1, 0, 4, 1, 1)},
+		{},
+	})
+	for _, tm := range []uint64{1, 2} {
+		checkAt(t, got, tm, map[string]int64{"[2] | [4 1]": 1}, map[string]int64{"numeric overflow": 2})
+	}
+}
+
 // TestOwnerIsTheExchangeOfTheGroupColumns: the worker that owns a group is
 // the one dataflow.Context.Exchange sends a row to when exchanging by the
 // group's columns, so a reduce behind an arrangement exchanged by its key

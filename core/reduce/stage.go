@@ -543,9 +543,14 @@ func (s *stage) evalAggregates() {
 	}
 }
 
-// evalCollate sets want from the parts' rows: a negative multiplicity in
-// any part wins over an overflow, an overflow over a row; a row needs
-// every part's row.
+// evalCollate sets want from the parts' rows: a numeric overflow in any
+// part wins over a negative multiplicity, and either over a row; a row
+// needs every part's row. Every part sees the same records and puts a
+// negative record before an overflow of its aggregates (§6.3), so a part
+// reports an overflow beside another's negative multiplicity only after
+// one of the group's record counts left int64 — in the part that counts
+// it exactly, while a hierarchical layer holds it saturated — and that
+// overflow wins (§6.3, 3).
 func (s *stage) evalCollate() {
 	va := s.inAr.Val
 	parts, code := 0, int64(0)
@@ -556,7 +561,7 @@ func (s *stage) evalCollate() {
 		row := s.recV[r*va : r*va+va]
 		parts++
 		switch tag := row[1]; {
-		case tag == expr.CodeNegativeMultiplicity:
+		case tag == expr.CodeOverflow:
 			code = tag
 		case tag != 0 && code == 0:
 			code = tag

@@ -5,7 +5,7 @@
 // counts), evaluates the views in the plan's order and then the query,
 // literally as docs/spec.md §1 states it: joins by nested loops (each
 // entry hashed by the columns it shares with earlier entries), the closure
-// per joined row (maps, filters, project), reduce in its four steps,
+// per joined row (maps, filters, project), reduce in the order of its errors,
 // distinct, threshold; errors per collection, each entry's errors once per
 // entry, consolidated by message.
 //

@@ -282,10 +282,13 @@ type group struct {
 
 // reduce applies docs/spec.md's reduce to the consolidated records, in
 // its order: (1) a record whose aggregate exprs err goes to the errors
-// with its count and leaves its group; (2) a group holding a record with
-// a negative count yields one negative multiplicity error and no row; (3)
-// a group whose exact sum or count lies outside int64 yields one numeric
-// overflow error and no row; (4) a group with no records yields nothing.
+// with its count and leaves its group; (2) a group holding a record whose
+// count lies outside int64 yields one numeric overflow error and no row,
+// also when another of its records is negative; (3) else a group holding
+// a record with a negative count yields one negative multiplicity error
+// and no row; (4) a group whose exact sum or count lies outside int64
+// yields one numeric overflow error and no row; (5) a group with no
+// records yields nothing (docs/semantics.md §6.3).
 func (ev *evaluator) reduce(q *plan.ResolvedQuery, records, out *coll) (*coll, error) {
 	red := q.Reduce
 	groups := map[string]*group{}
@@ -336,6 +339,10 @@ func (ev *evaluator) reduce(q *plan.ResolvedQuery, records, out *coll) (*coll, e
 	res := newColl()
 	one := big.NewInt(1)
 	for _, g := range order {
+		if slices.ContainsFunc(g.members, func(m member) bool { return !m.n.IsInt64() }) {
+			out.addErr(MsgOverflow, one)
+			continue
+		}
 		if slices.ContainsFunc(g.members, func(m member) bool { return m.n.Sign() < 0 }) {
 			out.addErr(MsgNegativeMultiplicity, one)
 			continue

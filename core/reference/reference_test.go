@@ -315,6 +315,29 @@ func TestReduceSteps(t *testing.T) {
 	expect(t, "order", eval(t, rc, in, 0), "x.g,n,diff\nerror,diff\nnegative multiplicity,1\n")
 }
 
+// TestReduceRecordBeyondInt64BeatsANegativeRecord: a group holding a
+// record at -1 and a record whose count, MaxInt64 + 1, leaves int64 is
+// one numeric overflow, not a negative multiplicity (docs/semantics.md
+// §6.3, 3). In a reduce view the group's error is exact: the query
+// reading the view holds it once; in the query, the output overflows.
+func TestReduceRecordBeyondInt64BeatsANegativeRecord(t *testing.T) {
+	in := Inputs{"x": {up(0, math.MaxInt64, 1, 4), up(1, 1, 1, 4), up(0, -1, 1, 5), up(0, 1, 2, 4)}}
+	p := reducePlan(plan.Aggregate{Name: "n", Fn: plan.Count}, plan.Aggregate{Name: "hi", Fn: plan.Max, Expr: "x.v"})
+	expect(t, "query", eval(t, resolve(t, p), in, 1),
+		"x.g,n,hi,diff\n2,1,4,1\nerror,diff\nnumeric overflow,1\n# overflow: the rest of this time's output is unspecified\n")
+	view := p.Query
+	p.Views = []plan.View{{Name: "r", Query: &view}}
+	p.Query = plan.Query{From: []plan.From{{As: "r", Collection: "r"}}}
+	res := eval(t, resolve(t, p), in, 1)
+	if res.Overflow || !res.MayOverflow {
+		t.Fatalf("view: want MayOverflow without Overflow:\n%s", res)
+	}
+	expect(t, "view", res,
+		"r.x_g,r.n,r.hi,diff\n2,1,4,1\nerror,diff\nnumeric overflow,1\n# may overflow: an incremental sum or product of diffs can leave int64; this output, or one with a numeric overflow error\n")
+	// At 0 the record's count fits: the negative record's error.
+	expect(t, "view at 0", eval(t, resolve(t, p), in, 0), "r.x_g,r.n,r.hi,diff\n2,1,4,1\nerror,diff\nnegative multiplicity,1\n")
+}
+
 func TestReduceEmptyGroupBy(t *testing.T) {
 	p := reducePlan(plan.Aggregate{Name: "n", Fn: plan.Count}, plan.Aggregate{Name: "s", Fn: plan.Sum, Expr: "x.v"})
 	p.Query.Reduce.GroupBy = nil

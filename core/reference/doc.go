@@ -19,8 +19,10 @@
 //
 //	O1  Every count is exact: the output at t contains a count only if it
 //	    fits in int64; the product of counts of a joined row the query
-//	    keeps, an accumulation or total outside int64 sets Result.Overflow, and then the output holds a numeric overflow
-//	    error (docs/spec.md "Errors": the rest is unspecified).
+//	    keeps whose rows each had a single update, an accumulation or
+//	    total outside int64 sets Result.Overflow, and then the output
+//	    holds a numeric overflow error (docs/spec.md "Errors": the rest
+//	    is unspecified).
 //	O2  Rows sort numerically column by column, errors by message; no count
 //	    is zero.
 //	O3  The errors of a query are: each from entry's collection's errors

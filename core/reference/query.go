@@ -45,6 +45,7 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 	type entryRow struct {
 		vals    []int64
 		n, mass *big.Int
+		single  bool
 	}
 	index := make([]map[string][]entryRow, n)
 	for k, e := range q.Entries {
@@ -68,7 +69,7 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 				key[i] = r.vals[j]
 			}
 			kk := rowKey(key)
-			index[k][kk] = append(index[k][kk], entryRow{vals: r.vals, n: ents[k].count(rowKey(r.vals)), mass: r.n})
+			index[k][kk] = append(index[k][kk], entryRow{vals: r.vals, n: ents[k].count(rowKey(r.vals)), mass: r.n, single: ents[k].single[rowKey(r.vals)]})
 		}
 	}
 	cl := &closure{maps: q.Query.Maps, filters: q.Query.Filters}
@@ -81,10 +82,12 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 	counts[0] = big.NewInt(1)
 	masses := make([]*big.Int, n+1)
 	masses[0] = big.NewInt(1)
+	singles := make([]bool, n+1) // every row so far is one update's
+	singles[0] = true
 	var walk func(k int) error
 	walk = func(k int) error {
 		if k == n {
-			return ev.joinedRow(q, cl, joined, counts[n], masses[n], records, out)
+			return ev.joinedRow(q, cl, joined, counts[n], masses[n], singles[n], records, out)
 		}
 		key := make([]int64, len(repPos[k]))
 		for i, pos := range repPos[k] {
@@ -97,6 +100,7 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 			// every product and sum it forms for one is within this
 			// product of masses, the delta join's too.
 			masses[k+1] = new(big.Int).Mul(masses[k], r.mass)
+			singles[k+1] = singles[k] && r.single
 			ev.noteMass(masses[k+1])
 			if err := walk(k + 1); err != nil {
 				return err
@@ -231,8 +235,9 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 
 // joinedRow applies the closure to one joined row with count n: a row
 // whose equivalences fail is no joined row; an erring row becomes its
-// error with count n.
-func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int64, n, mass *big.Int, records, out *coll) error {
+// error with count n. single reports that each of the row's rows is one
+// update's.
+func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int64, n, mass *big.Int, single bool, records, out *coll) error {
 	for _, c := range q.Classes {
 		for _, pos := range c[1:] {
 			if joined[pos] != joined[c[0]] {
@@ -244,14 +249,17 @@ func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int6
 	for i, ref := range q.Joined {
 		sc[ref.String()] = joined[i]
 	}
+	// A joined row's count is the exact product of its rows' counts, but
+	// the engine accumulates it only as part of what the row becomes:
+	// its record, summed with every joined row the projection makes the
+	// same record, or its error, counted by message. Those counts are
+	// strict (noteColl); a row the closure drops is held by nothing. The
+	// engine multiplies the row's own product only when each of its rows
+	// is one update (of several, it multiplies their diffs, partial sums
+	// at most): a kept row's product is then strict. Otherwise the row's
+	// mass, at least as large as its product, says it may overflow.
 	row, ok, err := ev.apply(cl, sc)
-	if ev.view == "" && ok {
-		// A join's count is the exact product of its rows' counts: the
-		// query's records hold it. A row the closure drops, one that
-		// errs (its error is counted by message, and the error
-		// collection's count is the one kept: noteColl), or one of a
-		// view, is held by nothing the engine must accumulate; its mass,
-		// at least as large, says it may overflow.
+	if ev.view == "" && ok && single {
 		ev.note(n)
 	}
 	if err != nil {

@@ -146,6 +146,10 @@ type coll struct {
 	errs    map[string]*big.Int
 	mass    map[string]*rec
 	errMass map[string]*big.Int
+	// single holds the rows whose count is one update's diff (an input's
+	// row updated once up to the time, or a simple view's row of one):
+	// every engine multiplies that diff itself into a joined row.
+	single map[string]bool
 }
 
 type rec struct {
@@ -154,7 +158,7 @@ type rec struct {
 }
 
 func newColl() *coll {
-	return &coll{rows: map[string]*rec{}, errs: map[string]*big.Int{}, mass: map[string]*rec{}, errMass: map[string]*big.Int{}}
+	return &coll{rows: map[string]*rec{}, errs: map[string]*big.Int{}, mass: map[string]*rec{}, errMass: map[string]*big.Int{}, single: map[string]bool{}}
 }
 
 func rowKey(v []int64) string {
@@ -440,11 +444,18 @@ func (ev *evaluator) noteMass(m *big.Int) {
 
 func (ev *evaluator) input(c *plan.Collection) *coll {
 	out := newColl()
+	updates := map[string]int{}
 	for _, u := range ev.in[c.Name] {
 		if u.Time <= ev.t {
 			d := big.NewInt(u.Diff)
 			out.addRow(u.Row, d)
 			out.addMass(u.Row, new(big.Int).Abs(d))
+			updates[rowKey(u.Row)]++
+		}
+	}
+	for k, n := range updates {
+		if n == 1 {
+			out.single[k] = true
 		}
 	}
 	ev.noteColl(out, false)
@@ -549,6 +560,9 @@ func (ev *evaluator) simple(c *plan.Collection) (*coll, error) {
 		if ok {
 			out.addRow(row, n)
 			out.addMass(row, r.n)
+			if src.single[rowKey(r.vals)] {
+				out.single[rowKey(row)] = true // the row holds the input's columns: one source row
+			}
 		}
 	}
 	ev.noteColl(out, false)

@@ -626,3 +626,32 @@ func TestErringJoinedRowIsCountedByItsMessage(t *testing.T) {
 		t.Errorf("kept row: want Overflow:\n%s", res)
 	}
 }
+
+// TestJoinedRowsProjectedToOneRecordAreKeptByItsCount: the joined row
+// (a: 1 0, b: 1) has count 2^32 x 2^31 = 2^63 (no update's product leaves
+// int64), the joined row (a: 1 1, b: 1) has -2^31, and the projection
+// makes both the record 1, whose count, 2^63 - 2^31, fits. The engine
+// keeps only the record's count, as it keeps only an erring row's
+// message: the output may hold the overflow, and need not, and the exact
+// output agrees. Without the projection the joined row is its record and
+// overflows.
+func TestJoinedRowsProjectedToOneRecordAreKeptByItsCount(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k", "x"}}, {Name: "b", Columns: []string{"k"}}},
+		Query: plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}}, On: [][]string{{"a.k", "b.k"}},
+			Project: []string{"a.k"}},
+	}
+	in := Inputs{"a": {up(0, 1<<31, 1, 0), up(1, 1<<31, 1, 0), up(0, -1, 1, 1)}, "b": {up(0, 1<<31, 1)}}
+	res := eval(t, resolve(t, p), in, 1)
+	if res.Overflow || !res.MayOverflow {
+		t.Fatalf("projected rows: want MayOverflow without Overflow:\n%s", res)
+	}
+	exact := &Result{Columns: res.Columns, Rows: []Row{{Values: []int64{1}, Diff: 1<<63 - 1<<31}}}
+	if d := Compare(res, exact); d != nil {
+		t.Fatalf("projected rows: Compare with the exact output: %v", d)
+	}
+	p.Query.Project = nil
+	if res := eval(t, resolve(t, p), in, 1); !res.Overflow {
+		t.Errorf("joined row kept whole: want Overflow:\n%s", res)
+	}
+}

@@ -2,9 +2,11 @@ package reduce
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
 )
 
@@ -35,6 +37,8 @@ type part struct {
 
 	layers []*stage        // Hierarchical: layer 0 .. the group layer
 	ins    []*trace.Writer // the layers' input traces
+	spines []*spine.Spine  // their storage, whose merges may overflow
+	merges []int           // overflowing merges of each spine already reported
 	bld    []*batch.Builder
 	sized  bool // the layers' builders have been sized by a first step
 	pres   batch.Presentation
@@ -125,7 +129,8 @@ func (r *Reduce) addPart(plan Plan, pos []int) {
 			if l == layers {
 				inAr.Key = in.Arity.Key
 			}
-			h, w := trace.NewSpine(inAr, r.spine)
+			sp := spine.New(inAr, r.spine)
+			h, w := trace.New(sp)
 			k, a := kindLayerUp, up
 			if l == 0 {
 				k, a = kindLayer, aggs
@@ -134,6 +139,8 @@ func (r *Reduce) addPart(plan Plan, pos []int) {
 			st.asOf = frontier.Min()
 			p.layers = append(p.layers, st)
 			p.ins = append(p.ins, w)
+			p.spines = append(p.spines, sp)
+			p.merges = append(p.merges, 0)
 			p.bld = append(p.bld, batch.NewBuilder(inAr, 0))
 			inAr.Val = 1 + na
 		}
@@ -183,7 +190,26 @@ func (p *part) retire(r *Reduce, news []*batch.Batch, upper frontier.Frontier) (
 			return nil, err
 		}
 	}
+	p.mergeOverflows(r, lower)
 	return out, nil
+}
+
+// mergeOverflows appends lower to r.overflow once per merge of a layer's
+// input trace that overflowed since the last retire. Such a merge
+// consolidates a record's updates of times already retired, compacted
+// to one, and keeps the record saturated: a later recomputation of its
+// bucket cannot see its count leave int64, so the merge reports it, at
+// the earliest time the reduce can still emit (docs/semantics.md §1.1,
+// as an arrangement's merge does at its frontier).
+func (p *part) mergeOverflows(r *Reduce, lower frontier.Frontier) {
+	t, ok := lower.Time()
+	for l, sp := range p.spines {
+		n := sp.Overflows()
+		if n != p.merges[l] && ok {
+			r.overflow = append(r.overflow, slices.Repeat([]frontier.Time{t}, n-p.merges[l])...)
+		}
+		p.merges[l] = n
+	}
 }
 
 // rekeyInput pushes the input's new updates, presented, into layer 0:

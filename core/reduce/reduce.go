@@ -191,9 +191,11 @@ type Reduce struct {
 	okOut  groupOut
 	errBld *batch.Builder
 	// overflow are the times at which a hierarchical layer's build of
-	// this retire overflowed (keepOverflow): each becomes a numeric
-	// overflow error. (A stage's corrections and the collation push
-	// diffs of ±1 a group and time, which cannot leave int64.)
+	// this retire overflowed (keepOverflow), and the retire's lower once
+	// per merge of a layer's trace that overflowed (mergeOverflows):
+	// each becomes a numeric overflow error. (A stage's corrections and
+	// the collation push diffs of ±1 a group and time, which cannot leave
+	// int64.)
 	overflow   []frontier.Time
 	appendOnly bool
 	sized      bool // okBld has been sized by a first step

@@ -490,6 +490,46 @@ func TestCollationKeepsARecordsOverflowOverANegativeRecord(t *testing.T) {
 	}
 }
 
+// TestHierarchicalLayerMergeKeepsARecordsOverflow: record (0, 4) of
+// group 1 is MaxInt64 at time 0 and 1 more at time 1, so its count, 2^63,
+// leaves int64 from time 1 on; record (1, 88), in the same layer-0
+// bucket, is -2 until time 40 brings it to 0. Group 2's updates at
+// every time keep the reduce's layer traces merging, and the input is
+// held where it is, so no merge of the input meets the two updates. Once
+// layer 0's merge has consolidated them, its batch holds the record
+// saturated at MaxInt64; a recomputation of the bucket at 40 finds no
+// count out of int64. The merge's own `numeric overflow` must keep the
+// output's error from there on (docs/semantics.md §1.1), as every
+// arrangement's merge does.
+func TestHierarchicalLayerMergeKeepsARecordsOverflow(t *testing.T) {
+	if hashRecord([]int64{1, 88})&0xff != hashRecord([]int64{0, 4})&0xff {
+		t.Fatal("records (1, 88) and (0, 4) are no longer in one layer-0 bucket")
+	}
+	x := direct(t, ar12)
+	defer x.close()
+	hold := x.in.Reader.(*trace.Handle).Clone() // the input never compacts
+	defer hold.Release()
+	r, err := New(x.in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Hierarchical})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	rounds := [][]upd{
+		{u(1, 0, 4, 0, math.MaxInt64), u(1, 1, 88, 0, -2), u(2, 0, 4, 0, 1)},
+		{u(1, 0, 4, 1, 1)},
+	}
+	for i := 2; i < 40; i++ {
+		rounds = append(rounds, []upd{u(2, 0, int64(i), uint64(i), 1)})
+	}
+	rounds = append(rounds, []upd{u(1, 1, 88, 40, 2)})
+	got := steps(t, x, r, rounds)
+	for tm := uint64(1); tm <= 40; tm++ {
+		if e := at(got.errs, tm, true); e["numeric overflow"] < 1 {
+			t.Fatalf("at %d: rows %v errors %v, want a numeric overflow (record (0, 4) is at 2^63)", tm, at(got.oks, tm, false), e)
+		}
+	}
+}
+
 // TestOwnerIsTheExchangeOfTheGroupColumns: the worker that owns a group is
 // the one dataflow.Context.Exchange sends a row to when exchanging by the
 // group's columns, so a reduce behind an arrangement exchanged by its key

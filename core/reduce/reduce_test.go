@@ -421,6 +421,39 @@ func TestRecordCountBeyondInt64IsAnOverflow(t *testing.T) {
 	}
 }
 
+// TestRecordCountBelowInt64IsAnOverflow: a record at MinInt64 at time 0
+// and one less at time 1 has a count, -2^63 - 1, below int64: threshold
+// and distinct report one numeric overflow there (an accumulated count
+// of the query's records out of int64, docs/spec.md "Expressions"), not
+// the negative count's silence or negative multiplicity; at time 2 the
+// count is back in range and negative again.
+func TestRecordCountBelowInt64IsAnOverflow(t *testing.T) {
+	for _, c := range []struct {
+		m   mode
+		neg map[string]int64 // the errors of a negative count in range
+	}{
+		{modeThreshold, nil},
+		{modeDistinct, map[string]int64{"negative multiplicity": 1}},
+	} {
+		t.Run(c.m.String(), func(t *testing.T) {
+			ar := batch.Arity{Key: 3}
+			h, w := trace.NewSpine(ar, spine.Options{})
+			defer w.Close()
+			x := &input{ar: ar, w: w, front: frontier.Min(), in: Input{Reader: h, Pres: batch.Identity(), Arity: ar}}
+			r, err := newRecordOp(c.m, x.in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			rec := func(tm uint64, d int64) upd { return upd{key: []int64{1, 2, 3}, t: tm, d: d} }
+			got := steps(t, x, r, [][]upd{{rec(0, math.MinInt64)}, {rec(1, -1)}, {rec(2, 1)}})
+			for tm, want := range []map[string]int64{c.neg, {"numeric overflow": 1}, c.neg} {
+				checkAt(t, got, uint64(tm), nil, want)
+			}
+		})
+	}
+}
+
 // TestRecordCountBeyondInt64WinsOverANegativeRecord: a group holding a
 // record at count -1 and another whose count leaves int64 (MaxInt64 at
 // time 0, one more at time 1) yields one `numeric overflow` and no

@@ -445,7 +445,9 @@ func (s *stage) evalRecords() {
 	}
 }
 
-// evalCount is threshold and distinct: the record's accumulated count.
+// evalCount is threshold and distinct: the record's accumulated count. A
+// count outside int64, below it too, is a numeric overflow (SPEC.md
+// "Errors"), before the negative count's own treatment.
 func (s *stage) evalCount() {
 	var c wide
 	for _, m := range s.recC {
@@ -454,12 +456,12 @@ func (s *stage) evalCount() {
 	x, fits := c.int64()
 	switch {
 	case c.isZero():
+	case !fits:
+		s.wantOK, s.want[0] = true, expr.CodeOverflow
 	case c.negative():
 		if s.kind == kindDistinct {
 			s.wantOK, s.want[0] = true, expr.CodeNegativeMultiplicity
 		}
-	case !fits:
-		s.wantOK, s.want[0] = true, expr.CodeOverflow
 	case s.kind == kindDistinct:
 		s.wantOK = true
 	default:

@@ -199,9 +199,12 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 	switch {
 	case q.Distinct:
 		for _, r := range rows.sortedRows() {
-			if r.n.Sign() > 0 {
+			switch {
+			case !r.n.IsInt64(): // on either side (docs/semantics.md §6.4)
+				out.addErr(MsgOverflow, big.NewInt(1))
+			case r.n.Sign() > 0:
 				out.addRow(r.vals, big.NewInt(1))
-			} else {
+			default:
 				out.addErr(MsgNegativeMultiplicity, big.NewInt(1))
 			}
 		}
@@ -210,17 +213,25 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 		for _, r := range rows.sortedMass() {
 			out.addMass(r.vals, ev.changes)
 		}
-		out.addErrMass(MsgNegativeMultiplicity, new(big.Int).Mul(ev.changes, big.NewInt(int64(len(rows.mass)))))
+		perRecords := new(big.Int).Mul(ev.changes, big.NewInt(int64(len(rows.mass))))
+		out.addErrMass(MsgNegativeMultiplicity, perRecords)
+		out.addErrMass(MsgOverflow, perRecords)
 	case q.Threshold:
 		for _, r := range rows.sortedRows() {
-			if r.n.Sign() > 0 {
+			switch {
+			case !r.n.IsInt64(): // on either side (docs/semantics.md §6.4)
+				out.addErr(MsgOverflow, big.NewInt(1))
+			case r.n.Sign() > 0:
 				out.addRow(r.vals, r.n)
 			}
 		}
-		// The positive part of a count changes by no more than it.
+		// The positive part of a count changes by no more than it; a
+		// record's overflow error is 1 and changes at most once each way
+		// an input time.
 		for _, r := range rows.mass {
 			out.addMass(r.vals, r.n)
 		}
+		out.addErrMass(MsgOverflow, new(big.Int).Mul(ev.changes, big.NewInt(int64(len(rows.mass)))))
 	default:
 		for _, r := range rows.rows {
 			out.addRow(r.vals, r.n)

@@ -362,6 +362,40 @@ func TestDistinctAndThreshold(t *testing.T) {
 	expect(t, "plain", eval(t, resolve(t, p), in, 0), "x.a,diff\n1,3\n2,-1\n4,-3\nerror,diff\n")
 }
 
+// TestDistinctAndThresholdOfACountOutsideInt64: in a view, a record at
+// MaxInt64 + 1 and one at MinInt64 - 1 are one numeric overflow each for
+// distinct and threshold alike (docs/semantics.md §6.4), not a row, a
+// negative multiplicity or nothing; a record at -1 keeps its own
+// treatment.
+func TestDistinctAndThresholdOfACountOutsideInt64(t *testing.T) {
+	in := Inputs{"x": {
+		up(0, math.MaxInt64, 1), up(1, 1, 1),
+		up(0, math.MinInt64, 2), up(1, -1, 2),
+		up(0, -1, 3), up(0, 2, 4),
+	}}
+	for _, c := range []struct {
+		what            string
+		distinct, thres bool
+		want            string
+	}{
+		{"distinct", true, false, "v.x_a,diff\n4,1\nerror,diff\nnegative multiplicity,1\nnumeric overflow,2\n"},
+		{"threshold", false, true, "v.x_a,diff\n4,2\nerror,diff\nnumeric overflow,2\n"},
+	} {
+		p := &plan.Plan{
+			Inputs: []plan.Input{{Name: "x", Columns: []string{"a"}}},
+			Views: []plan.View{{Name: "v", Query: &plan.Query{From: []plan.From{{As: "x", Collection: "x"}},
+				Distinct: c.distinct, Threshold: c.thres}}},
+			Query: plan.Query{From: []plan.From{{As: "v", Collection: "v"}}},
+		}
+		res := eval(t, resolve(t, p), in, 1)
+		if res.Overflow || !res.MayOverflow {
+			t.Errorf("%s: want MayOverflow without Overflow:\n%s", c.what, res)
+		}
+		res.MayOverflow = false
+		expect(t, c.what, res, c.want)
+	}
+}
+
 func TestSimpleViewOrder(t *testing.T) {
 	// Maps err before filters drop; a filter drops before a later map...
 	// no: every map runs before every filter (docs/spec.md "The query").

@@ -118,7 +118,9 @@ is a file given twice (s0.txt s0.txt, or s0.txt ./s0.txt).
 
 A file holding go test's FAIL lines (a shard whose run failed) fails the
 merge: every result is still written, with the FAIL lines where they were,
-so that a gate on the merged file fails too, and the exit status is 1.
+so that a gate on the merged file fails too, and the exit status is 1; so
+too for a shard of FAIL lines and no result (a run that failed before its
+first).
 
 Exit status: 0 success; 1 a run failed (FAIL lines), or the output could not
 be written; 2 bad usage or input (the message names the file and line).`,

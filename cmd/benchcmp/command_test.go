@@ -532,3 +532,51 @@ func TestProfileWarnsOfItselfAsBase(t *testing.T) {
 		t.Errorf("two profiles: exit %d, stderr %q; want exit 0 and no warning", code, errOut.String())
 	}
 }
+
+// TestMergeOfAShardThatFailedBeforeAnyResult: a shard whose run failed
+// before it wrote a result (a build that failed, a panic in the first
+// benchmark) holds FAIL lines and no result. It is a run that failed, not
+// bad input: the merge writes the other shards' results with its FAIL
+// lines and exits 1 naming them, and so with every shard failed so.
+func TestMergeOfAShardThatFailedBeforeAnyResult(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	files := map[string]string{
+		"s0.txt": goTestRun + "PASS\nok  \texample.com/foo\t0.015s\n",
+		"s1.txt": "FAIL\texample.com/foo [build failed]\n",
+		"s2.txt": "--- FAIL: BenchmarkC\n    c_test.go:9: boom\nFAIL\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args    []string
+		want    string // on stderr
+		results int
+		fails   []string // in the merged output, in this order
+	}{
+		{[]string{"s1.txt", "s0.txt"}, "benchcmp: a run failed: go test says so at s1.txt:1: FAIL example.com/foo [build failed];", 12,
+			[]string{"FAIL\texample.com/foo [build failed]\n"}},
+		{[]string{"s0.txt", "s2.txt"}, "benchcmp: a run failed: go test says so at s2.txt:1: --- FAIL: BenchmarkC and 1 more;", 12,
+			[]string{"--- FAIL: BenchmarkC\nFAIL\n"}},
+		{[]string{"s1.txt", "s2.txt"}, "benchcmp: a run failed: go test says so at s1.txt:1: FAIL example.com/foo [build failed] and 2 more;", 0,
+			[]string{"FAIL\texample.com/foo [build failed]\n--- FAIL: BenchmarkC\nFAIL\n"}},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(append([]string{"merge"}, tc.args...), &out, &errOut)
+		if code != 1 || !strings.Contains(errOut.String(), tc.want) || strings.Contains(errOut.String(), "bad input") {
+			t.Errorf("merge %v: exit %d, stderr %q; want exit 1 and %q", tc.args, code, errOut.String(), tc.want)
+		}
+		merged := out.String()
+		if n := strings.Count("\n"+merged, "\nBenchmark"); n != tc.results {
+			t.Errorf("merge %v: %d results, want %d:\n%s", tc.args, n, tc.results, merged)
+		}
+		for _, f := range tc.fails {
+			if !strings.Contains(merged, f) {
+				t.Errorf("merge %v: the output lacks %q:\n%s", tc.args, f, merged)
+			}
+		}
+	}
+}

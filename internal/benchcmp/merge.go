@@ -25,7 +25,9 @@ import (
 // passed over: its FAIL lines are written where they were among its
 // results, so that the merged file still says that a run failed (a gate on
 // it fails), and, the whole output written, Merge returns an error wrapping
-// ErrRunFailed (exit 1) naming the first of them.
+// ErrRunFailed (exit 1) naming the first of them; a file of FAIL lines and
+// no result (a run that failed before its first) is such a shard, not bad
+// input.
 // A failed write is an error wrapping ErrOutput.
 func Merge(out, errOut io.Writer, paths []string) error {
 	if len(paths) == 0 {
@@ -122,6 +124,11 @@ func Merge(out, errOut io.Writer, paths []string) error {
 		failsBefore(math.MaxInt)
 		total += n
 		switch {
+		case n == 0 && units == 0 && len(check.ends[path].fails) > 0:
+			// A run that failed before its first result (a build
+			// that failed, a panic): its FAIL lines are its part,
+			// and the merge fails below naming them.
+			fmt.Fprintf(errOut, "benchcmp merge: %s: no benchmark results, FAIL lines only (a run that failed)\n", path)
 		case n == 0 && units == 0:
 			return fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, path)
 		case n == 0:
@@ -131,7 +138,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 			fmt.Fprintf(errOut, "benchcmp merge: %s: no benchmark results, Unit lines only (an empty shard)\n", path)
 		}
 	}
-	if total == 0 {
+	if total == 0 && len(failures) == 0 {
 		return fmt.Errorf("%w: no benchmark results in any file", ErrInput)
 	}
 	if err := check.finish(); err != nil {

@@ -401,3 +401,26 @@ func TestByteOrderMarkSkipped(t *testing.T) {
 		t.Errorf("eval: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestCommandLineControlCharactersAreEscaped: a --param echoed in an error
+// reaches the terminal escaped and quoted when it holds a control
+// character, as a workload name or a spec's values do, never raw; a
+// printable one is still shown bare.
+func TestCommandLineControlCharactersAreEscaped(t *testing.T) {
+	t.Chdir("../..")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "lookup", "--param", "ro\x1b[2Jws=1"}, `benchrun: --param: "ro\x1b[2Jws=1": no selected workload has a parameter "ro\x1b[2Jws"`},
+		{[]string{"run", "lookup", "--param", "rows=1\x1b[2J"}, `benchrun: --param: "rows=1\x1b[2J": "1\x1b[2J" is not a decimal integer`},
+		{[]string{"run", "lookup", "--param", "rows=1", "--param", "rows\x07=2"}, `benchrun: --param: "rows\a=2": no selected workload has a parameter "rows\a"`},
+		{[]string{"run", "workloads/examples/lookup.json", "--param", "inputs.\x1b[31mred=1"}, `--param "inputs.\x1b[31mred=1": the spec has no number at this field`},
+		{[]string{"run", "lookup", "--param", "rowz=1"}, `benchrun: --param: rowz=1: no selected workload has a parameter rowz`},
+	} {
+		code, out, errOut := execute(t, tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || strings.ContainsAny(errOut, "\x1b\x07") {
+			t.Errorf("benchrun %q: exit %d, stdout %q, stderr %q; want exit 2, no raw control character, and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}

@@ -50,8 +50,15 @@ func clip(s string) string {
 // 80 bytes, then "..." and its length.
 func Quote(s string) string { return quote(s) }
 
-// Clip is clip for the messages of other packages: a value shown bare.
-func Clip(s string) string { return clip(s) }
+// Clip is clip for the messages of other packages: a value shown bare, or
+// quoted as Quote does when it holds a control character or bytes that
+// are not UTF-8, so that it never reaches a terminal raw.
+func Clip(s string) string {
+	if !printable(s) {
+		return quote(s)
+	}
+	return clip(s)
+}
 
 // Bound is bound for the messages of other packages: msg with every long
 // quoted string or word cut, and every one holding a control character

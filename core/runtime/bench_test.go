@@ -734,14 +734,12 @@ const mergeLimitN = 100_000
 // of a steady window.
 const mergeLimitRuns = 5
 
-// timeMergeLimit appends to ns the per-update times of mergeLimitRuns
-// runs of batch.MergeLimit over two fresh adjacent batches of
-// mergeLimitN/2 random updates (keys over mergeLimitN/4 values, random
-// vals, times [0, 10) and [10, 20), diffs ±1, as core/batch's merge
-// benchmarks make them), after one untimed run that warms its buffers. The
-// inputs are made anew on each call and dropped after, so they are not
-// live heap during the window between the calls.
-func timeMergeLimit(b *testing.B, seed uint64, ns []float64) []float64 {
+// mergeLimitBatches returns two fresh adjacent batches of mergeLimitN/2
+// random updates each, as core/batch's merge benchmarks make them for
+// n=mergeLimitN: keys over a quarter as many values as a batch has
+// updates (mergeLimitN/8), random vals, times [0, 10) and [10, 20), diffs
+// ±1.
+func mergeLimitBatches(tb testing.TB, seed uint64) (a, b *batch.Batch) {
 	rng := rand.New(rand.NewPCG(seed, 0x6d657267656c696d))
 	half := func(n int, tlo uint64) *batch.Batch {
 		bld := batch.NewBuilder(batch.Arity{Key: 1, Val: 1}, n)
@@ -750,15 +748,25 @@ func timeMergeLimit(b *testing.B, seed uint64, ns []float64) []float64 {
 			if rng.IntN(2) == 0 {
 				d = -1
 			}
-			bld.Push1(rng.Int64N(mergeLimitN/4), int64(rng.Uint64()), tlo+rng.Uint64N(10), d)
+			bld.Push1(rng.Int64N(int64(n/4)), int64(rng.Uint64()), tlo+rng.Uint64N(10), d)
 		}
 		bt, err := bld.Build(frontier.At(tlo), frontier.At(tlo+10))
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		return bt
 	}
-	lim, err := batch.NewMergeLimit(half(mergeLimitN/2, 0), half(mergeLimitN/2, 10), 0)
+	return half(mergeLimitN/2, 0), half(mergeLimitN/2, 10)
+}
+
+// timeMergeLimit appends to ns the per-update times of mergeLimitRuns
+// runs of batch.MergeLimit over mergeLimitBatches, after one untimed run
+// that warms its buffers. The inputs are made anew on each call and
+// dropped after, so they are not live heap during the window between the
+// calls.
+func timeMergeLimit(b *testing.B, seed uint64, ns []float64) []float64 {
+	a, c := mergeLimitBatches(b, seed)
+	lim, err := batch.NewMergeLimit(a, c, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -772,6 +780,26 @@ func timeMergeLimit(b *testing.B, seed uint64, ns []float64) []float64 {
 		ns = append(ns, float64(time.Since(start).Nanoseconds())/float64(lim.Len()))
 	}
 	return ns
+}
+
+// TestSteadyMergeLimitIsBenchmarkMergeLimits: the merge limit timed beside
+// a steady window merges what BenchmarkMergeLimit at n=100000 merges, so
+// that x-merge-limit is a ratio to that figure: 50,000 updates a batch,
+// keys over [0, 12500).
+func TestSteadyMergeLimitIsBenchmarkMergeLimits(t *testing.T) {
+	a, b := mergeLimitBatches(t, 1)
+	for i, bt := range []*batch.Batch{a, b} {
+		if bt.Len() != mergeLimitN/2 {
+			t.Fatalf("batch %d: %d updates, want %d", i, bt.Len(), mergeLimitN/2)
+		}
+		var top int64
+		for _, u := range bt.Updates() {
+			top = max(top, u.Key[0])
+		}
+		if top != mergeLimitN/8-1 {
+			t.Fatalf("batch %d: keys up to %d, want [0, %d)", i, top, mergeLimitN/8)
+		}
+	}
 }
 
 // BenchmarkSteadyWorkers is BenchmarkSteady for index=direct with one and

@@ -91,7 +91,12 @@ func targetKey(target string) string {
 // name of an earlier one, first, given to the same command: their results
 // would carry the same names.
 func nameClash(first, second *spec.Spec) error {
-	return second.Errorf("name", "workload %q is also the name of %s: their results would have the same names (rename one)", second.Name, first.File)
+	// first's path is named whole, as second's is: Errorf would cut it
+	// as a value of the spec past 80 bytes. The name is quoted as
+	// Errorf quotes it.
+	e := second.Pos("name")
+	e.Msg = fmt.Sprintf("workload %s is also the name of %s: their results would have the same names (rename one)", spec.Quote(second.Name), first.File)
+	return e
 }
 
 // MaxWorkers bounds --workers. Each runtime starts that many workers and

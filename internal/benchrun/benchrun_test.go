@@ -757,12 +757,20 @@ func TestDuplicateWorkloadNames(t *testing.T) {
 	a := writeSpec(t, dir, "a.json", "w", "[[0, 1, 1]]")
 	b := writeSpec(t, dir, "b.json", "w", "[[0, 1, 2], [1, 1, 3]]")
 	c := writeSpec(t, dir, "c.json", "v", "[[0, 1, 1]]")
+	// A file deep in a tree (a CI workspace) is named whole, as the
+	// other file of the error is: it is a path, not a value of the spec.
+	deep := filepath.Join(dir, strings.Repeat("d", 100))
+	if err := os.Mkdir(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	da, db := writeSpec(t, deep, "a.json", "w", "[[0, 1, 1]]"), writeSpec(t, deep, "b.json", "w", "[[0, 1, 1]]")
 	for _, tc := range []struct {
 		targets []string
 		want    string
 	}{
 		{[]string{a, b}, b + `:1: name: workload "w" is also the name of ` + a + ": their results would have the same names (rename one)"},
 		{[]string{b, c, a}, a + `:1: name: workload "w" is also the name of ` + b + ":"},
+		{[]string{da, db}, db + `:1: name: workload "w" is also the name of ` + da + ": their results would have the same names (rename one)"},
 	} {
 		bs, err := Benchmarks(Selection{Targets: tc.targets, Index: []string{IndexImported, IndexDirect}, Workers: 1})
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || ExitCode(err) != ExitUsage {

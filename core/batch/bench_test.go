@@ -296,7 +296,7 @@ func BenchmarkBuildWide(b *testing.B) {
 }
 
 // mergeInputs returns two adjacent batches of n/2 random updates each, over
-// [0, 10) and [10, 20), and their updates as sorted records.
+// [0, 10) and [10, 20).
 func mergeInputs(tb testing.TB, n int) (b1, b2 *Batch) {
 	b1 = buildBatch(tb, genUpdates(n/2, 3, 0), 0, 10)
 	b2 = buildBatch(tb, genUpdates(n-n/2, 4, 10), 10, 20)

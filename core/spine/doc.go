@@ -55,7 +55,7 @@
 // Invariants:
 //
 //	S1  Contiguity: Insert accepts a batch only if its lower equals the
-//	    spine's upper and lower != upper; afterwards upper = batch.upper.
+//	    spine's upper and lower < upper; afterwards upper = batch.upper.
 //	S2  Every merging-layer batch has upper <= physical frontier; pending
 //	    batches are exactly those whose upper was not within it when
 //	    considered, in arrival order.

@@ -12,7 +12,7 @@ import (
 // Errors reported by the spine. They wrap with context; match with errors.Is.
 var (
 	ErrNotContiguous = errors.New("spine: batch lower is not the trace upper")
-	ErrEmptyInterval = errors.New("spine: batch lower equals its upper")
+	ErrEmptyInterval = errors.New("spine: batch lower is not before its upper")
 	ErrClosed        = errors.New("spine: trace is closed")
 	ErrStraddle      = errors.New("spine: cut straddles a non-empty batch")
 	ErrBehindCut     = errors.New("spine: cut is before the physical compaction frontier")
@@ -170,7 +170,9 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		return fmt.Errorf("%w: %v into %v", ErrArity, b.Arity(), s.ar)
 	case b.Lower() != s.upper:
 		return fmt.Errorf("%w: batch %v, trace upper %v", ErrNotContiguous, b.Desc(), s.upper)
-	case b.Lower() == b.Upper():
+	case !b.Lower().Less(b.Upper()):
+		// Equal, or an upper before the lower: either would leave the
+		// chain's coverage where it was or move it back.
 		return fmt.Errorf("%w: %v", ErrEmptyInterval, b.Desc())
 	}
 	s.upper = b.Upper()

@@ -116,6 +116,29 @@ func TestInsertContiguity(t *testing.T) {
 	}
 }
 
+// TestInsertRefusesABackwardInterval inserts batches whose upper is before
+// their lower (what Writer.Seal makes of an upper before the trace's): the
+// spine refuses them and its upper stays where it was (S1), so the chain's
+// coverage never moves back.
+func TestInsertRefusesABackwardInterval(t *testing.T) {
+	s := New(kv, Options{})
+	if err := s.Insert(seal(t, kv, []batch.Update{{Key: []int64{1}, Val: []int64{1}, Time: 2, Diff: 1}}, 0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Insert(batch.Empty(kv, frontier.At(5), frontier.At(3))); !errors.Is(err, ErrEmptyInterval) {
+		t.Fatalf("empty [5, 3): err = %v", err)
+	}
+	if err := s.Insert(batch.Empty(kv, frontier.At(5), frontier.At(0))); !errors.Is(err, ErrEmptyInterval) {
+		t.Fatalf("empty [5, 0): err = %v", err)
+	}
+	if s.Upper() != frontier.At(5) {
+		t.Fatalf("upper moved to %v", s.Upper())
+	}
+	if err := s.Insert(batch.Empty(kv, frontier.At(5), frontier.At(6))); err != nil {
+		t.Fatalf("the next contiguous batch: %v", err)
+	}
+}
+
 func TestCutErrors(t *testing.T) {
 	ups := []batch.Update{
 		{Key: []int64{1}, Val: []int64{1}, Time: 0, Diff: 1},

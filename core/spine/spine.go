@@ -487,7 +487,9 @@ func (s *Spine) reduced() bool {
 // merge structure to one batch, bottom up: with no merge in progress, the
 // lowest level's batches merge into one for the level above (or move up
 // when there is one), and the top level's merge into one where they are.
+// An effort below 1 counts as 1, so that repeated calls end.
 func (s *Spine) Exert(effort int64) bool {
+	effort = max(effort, 1)
 	if s.reduced() {
 		return false
 	}
@@ -514,11 +516,13 @@ func (s *Spine) Exert(effort int64) bool {
 
 // Work applies effort fuel to the merges in progress, without introducing
 // virtual records (what an idle maintenance pass does: arrivals drive the
-// rest). It reports whether a merge is still in progress.
+// rest). It reports whether a merge is still in progress. An effort below 1
+// counts as 1, as in Exert.
 func (s *Spine) Work(effort int64) bool {
 	if !s.Merging() {
 		return false
 	}
+	effort = max(effort, 1)
 	s.applyFuel(effort)
 	s.normalize()
 	return s.Merging()

@@ -333,6 +333,53 @@ func TestWorkOnlyFinishesMergesInProgress(t *testing.T) {
 	}
 }
 
+// TestExertAndWorkWithoutEffortStillProgress calls Exert and Work with an
+// effort of zero or below: each counts as one record's worth of fuel, so a
+// loop of repeated calls reduces the spine to one batch and ends, as with
+// any positive effort, instead of starting a merge no call ever advances.
+func TestExertAndWorkWithoutEffortStillProgress(t *testing.T) {
+	for _, effort := range []int64{0, -1, math.MinInt64} {
+		s := New(kv, Options{})
+		var ups []batch.Update
+		for i := range uint64(40) {
+			u := batch.Update{Key: []int64{int64(i)}, Val: []int64{1}, Time: i, Diff: 1}
+			ups = append(ups, u)
+			if err := s.Insert(seal(t, kv, ups[i:], i, i+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.SetPhysicalCompaction(s.Upper())
+		// Enough calls for one update of fuel each to merge every update
+		// into one batch once per level, and many more.
+		const bound = 10_000
+		calls := 0
+		for ; calls < bound && s.Exert(effort); calls++ {
+		}
+		if calls == bound || s.Merging() || s.Stats().Batches != 1 {
+			t.Fatalf("effort %d: %d calls to Exert left\n%v", effort, calls, s)
+		}
+		if got, want := render(s.Batches()), render([]*batch.Batch{seal(t, kv, ups, 0, 40)}); got != want {
+			t.Fatalf("effort %d: merged\n%swant\n%s", effort, got, want)
+		}
+
+		// Work with no effort finishes a merge in progress too.
+		for i := uint64(40); i < 80; i++ {
+			u := batch.Update{Key: []int64{int64(i)}, Val: []int64{1}, Time: i, Diff: 1}
+			if err := s.Insert(seal(t, kv, []batch.Update{u}, i, i+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.SetPhysicalCompaction(s.Upper())
+		s.Exert(effort) // starts a merge if arrivals did not
+		calls = 0
+		for ; calls < bound && s.Work(effort); calls++ {
+		}
+		if calls == bound || s.Merging() {
+			t.Fatalf("effort %d: %d calls to Work left a merge in progress\n%v", effort, calls, s)
+		}
+	}
+}
+
 // TestVersionTracksChainChanges: the version moves on every insert and every
 // finished merge, and only then, so a mirror of the chain can be skipped
 // while it is unchanged.

@@ -539,3 +539,55 @@ func TestAClonedReaderHoldsPhysicallyOnItsOwn(t *testing.T) {
 		t.Fatalf("applied physical %v after the clone's release, want {10}", got)
 	}
 }
+
+// Case: a padded reader refuses an import before the since it reports, as a
+// shared reader does, instead of importing from its inner since: once the
+// padding is gone, the collection before the inner since is not empty, and
+// an import at an earlier as_of would present it as empty.
+func TestAPaddedReaderRefusesAnImportBeforeItsSince(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(10)
+	oks.compact(frontier.At(5))
+	errs.compact(frontier.At(5))
+	tok, err := g.Publish("idx", frontier.At(5), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := g.PeerBundle("idx", frontier.At(5)).IntoPadded()
+	half := b.Oks.(*Padded)
+
+	// Padded at {0}: an import at {0} reads the empty padding, then the
+	// inner trace from its since on.
+	im, err := half.ImportWith(frontier.Min(), frontier.Empty(), nil)
+	if err != nil {
+		t.Fatalf("import at {0} of a padded reader: %v", err)
+	}
+	bs := drained(im)
+	eq(t, "padded import at 7", accumulate(bs, im.Presentation(), 7), oks.want(7))
+	im.Close()
+	im.Reader().Release()
+
+	// The padding moved to {3}: an import at {2} is before it.
+	b.AllowCompaction(frontier.At(3))
+	if _, err := half.ImportWith(frontier.At(2), frontier.Empty(), nil); sinceError(t, err).Since != frontier.At(3) {
+		t.Fatalf("import at {2} of a reader padded at {3}: %v", err)
+	}
+
+	// Unpadded at {6}: the collection at {4} is not empty, and an import
+	// there cannot be answered.
+	b.AllowCompaction(frontier.At(6))
+	oks.compact(frontier.At(9))
+	if half.IsPadded() {
+		t.Fatal("still padded after compaction to {6}")
+	}
+	if im, err := half.ImportWith(frontier.At(4), frontier.Empty(), nil); err == nil {
+		bs := drained(im)
+		t.Fatalf("import at {4} of a reader unpadded at {6} admitted: it reads %v, the collection at {4} is %v",
+			accumulate(bs, im.Presentation(), 4), oks.want(4))
+	} else if se := sinceError(t, err); se.Since != frontier.At(6) || se.AsOf != frontier.At(4) {
+		t.Fatalf("refusal %v, want since {6} and as_of {4}", err)
+	}
+	b.Release()
+	tok.Release()
+}

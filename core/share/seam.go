@@ -43,8 +43,13 @@ func ImporterOf(r trace.Reader) (Importer, error) {
 
 // ImportWith imports the inner reader from its since on: the padded range
 // presents nothing, so an import at an as_of below the inner since starts at
-// the inner since.
+// the inner since. An as_of before the since p reports (the padding's, or
+// the inner one once the padding is gone) is refused with a *SinceError, as
+// a shared reader refuses one before its hold.
 func (p *Padded) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import, error) {
+	if since := p.LogicalCompaction(); !since.LessEqual(asOf) {
+		return nil, &SinceError{Since: since, AsOf: asOf}
+	}
 	in, err := ImporterOf(p.inner)
 	if err != nil {
 		return nil, err

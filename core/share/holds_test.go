@@ -591,3 +591,42 @@ func TestAPaddedReaderRefusesAnImportBeforeItsSince(t *testing.T) {
 	b.Release()
 	tok.Release()
 }
+
+// Case: a publication whose errs half is refused after its oks half
+// attached fails whole: the oks trace is not left publishing into the
+// incarnation's point, where the peer's hold would keep it from compacting
+// with no token to end it, and the peer's import learns the publication
+// ended.
+func TestAPublicationRefusedOnItsSecondHalfReleasesTheFirst(t *testing.T) {
+	g := NewRegistry()
+	b := g.PeerBundle("idx", frontier.At(2)) // the peer came first: holds at {2}
+	im, err := b.Oks.(*Reader).Import(frontier.At(2), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(10)
+	errs.rounds(10)
+	errs.compact(frontier.At(6)) // unattached: nothing holds it back
+	if _, err := g.Publish("idx", frontier.At(2), oks.s, errs.s); !errors.Is(err, ErrSinceBeyond) {
+		t.Fatalf("publish with errs compacted to {6} over a peer at {2}: err = %v, want ErrSinceBeyond", err)
+	}
+	if !im.Closed() {
+		t.Fatal("the peer's import does not see the failed publication ended")
+	}
+	oks.compact(frontier.At(8))
+	if got := oks.s.LogicalCompaction(); got != frontier.At(8) {
+		t.Fatalf("oks trace compacted to %v after a failed publication, want its own request {8}", got)
+	}
+	if n := oks.s.Points(); n != 0 {
+		t.Fatalf("oks trace still attached to %d points", n)
+	}
+	im.Close()
+	im.Reader().Release()
+	b.Release()
+	if st := g.Stats(); st.Slots != 0 || st.Reserved != 0 {
+		t.Fatalf("registry after release: %+v", st)
+	}
+	oks.h.Release()
+	errs.h.Release()
+}

@@ -284,7 +284,10 @@ func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) 
 // PublishIncarnation publishes an index incarnation: it attaches oks and
 // errs to the incarnation's slot, seeding readers that bound to it early,
 // then reserves the peer hold at its as_of unless a peer recorded itself
-// first (P5). Called on the publisher's goroutine.
+// first (P5). Called on the publisher's goroutine. If either half cannot
+// attach (a reader that came first holds a time its trace has compacted
+// past), the publication ends at once, both halves, as its token's release
+// would end it: the incarnation is not published again.
 func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token, error) {
 	asOf := inc.peerHold()
 	g.mu.Lock()
@@ -303,6 +306,13 @@ func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token
 		err = errs.Attach(s.errs)
 	}
 	if err != nil {
+		// The publication fails whole and ends as a released token ends
+		// one: a half already attached stops publishing (its points' holds
+		// no longer keep its trace from compacting, and it is detached at
+		// its next change), and readers of either half see it ended
+		// instead of waiting for a publisher.
+		s.oks.close()
+		s.errs.close()
 		s.releaseRef()
 		return nil, fmt.Errorf("share: publish %v: %w", inc, err)
 	}

@@ -19,7 +19,8 @@
 //     handles work as before; after every insert, merge or compaction change
 //     it mirrors the chain into its points, and it compacts to the meet of
 //     its local holds and every remote hold, publishing a since before
-//     applying it. Between Defer and Flush (a worker's wake) it records
+//     applying it; it applies no physical frontier beyond its upper, where
+//     a reader admitted later holds. Between Defer and Flush (a worker's wake) it records
 //     hold changes and applies them once, at Flush.
 //   - Reader (SharedReader): a remote hold implementing trace.Reader.
 //   - Import: a live replay of a point from a seed, presented at as_of and

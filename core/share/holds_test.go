@@ -630,3 +630,44 @@ func TestAPublicationRefusedOnItsSecondHalfReleasesTheFirst(t *testing.T) {
 	oks.h.Release()
 	errs.h.Release()
 }
+
+// Case: the owner allows physical compaction beyond the trace's upper. A
+// reader admitted afterwards holds physically at the coverage it was given,
+// and the publisher honours that hold: the boundary stays cuttable however
+// much is inserted and merged after it (§8 invariant 5). Once the reader
+// releases, what the owner allowed applies, up to the upper.
+func TestAPhysicalCompactionBeyondTheUpperHonoursALaterReadersHold(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	p.h.SetPhysicalCompaction(frontier.At(100))
+	p.s.Refresh()
+	r, err := pt.ReaderAt(frontier.Min())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.PhysicalCompaction(); got != frontier.At(10) {
+		t.Fatalf("reader holds physically at %v, want the coverage {10}", got)
+	}
+	p.rounds(10)
+	for p.w.Exert(1 << 20) {
+	}
+	bs, err := r.BatchesThrough(frontier.At(10))
+	if err != nil {
+		t.Fatalf("cut at the reader's physical hold {10}: %v", err)
+	}
+	eq(t, "cut at {10}", accumulate(bs, batch.Identity(), 20), p.want(9))
+	r.Release()
+	if p.s.TakeWake() {
+		p.s.Refresh()
+	}
+	p.rounds(1)
+	if got := p.s.PhysicalCompaction(); got != frontier.At(21) {
+		t.Fatalf("applied physical %v after the reader's release, want the upper {21}", got)
+	}
+	for p.w.Exert(1 << 20) {
+	}
+	if st := p.s.Stats(); st.Batches != 1 {
+		t.Fatalf("%d batches after exerting with everything admitted, want 1", st.Batches)
+	}
+}

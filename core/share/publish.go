@@ -23,6 +23,13 @@ type Spine struct {
 
 	localLogical  frontier.Frontier // the meet of the local handles' holds
 	localPhysical frontier.Frontier
+	// physWant is the physical meet of every hold as applyHolds last
+	// computed it. What is applied is at most the upper: a reader admitted
+	// at the coverage holds physically there, and a physical frontier
+	// applied beyond it would let the batches inserted next merge across
+	// that boundary. Insert moves the applied frontier on towards physWant
+	// as the upper passes it.
+	physWant frontier.Frontier
 
 	chain    []*batch.Batch // the last chain mirrored, at version
 	version  uint64
@@ -234,7 +241,8 @@ func (s *Spine) applyHolds() {
 		s.pausePublished()
 	}
 	s.inner.SetLogicalCompaction(logical)
-	s.inner.SetPhysicalCompaction(physical)
+	s.physWant = physical
+	s.inner.SetPhysicalCompaction(physical.Meet(s.inner.Upper()))
 	s.mirror()
 }
 
@@ -292,7 +300,13 @@ func (s *Spine) Insert(b *batch.Batch) error {
 	if err := s.inner.Insert(b); err != nil {
 		return err
 	}
+	// Held back at the last upper, the physical frontier moves on with the
+	// new one, no further than the readers registered now hold.
+	behind := s.inner.PhysicalCompaction().Less(s.physWant)
 	if len(s.points) == 0 {
+		if behind {
+			s.inner.SetPhysicalCompaction(s.physWant.Meet(s.inner.Upper()))
+		}
 		return nil
 	}
 	if current && s.inner.Version() == v+1 {
@@ -307,11 +321,18 @@ func (s *Spine) Insert(b *batch.Batch) error {
 	chain := s.published()
 	upper := s.inner.Upper()
 	s.pubVersion, s.pubUpper, s.pubValid = s.version, upper, true
+	physical := s.physWant.Meet(upper)
 	for _, p := range s.points {
 		p.mu.Lock()
 		if p.closed { // an ended publication keeps its last chain
 			p.mu.Unlock()
 			continue
+		}
+		if behind {
+			// A reader registering after this section holds at the
+			// new upper, at or beyond physical.
+			_, ph := p.holdsLocked()
+			physical = physical.Meet(ph)
 		}
 		p.chain, p.upper = chain, upper
 		for _, q := range p.queues {
@@ -320,6 +341,10 @@ func (s *Spine) Insert(b *batch.Batch) error {
 			q.signal()
 		}
 		p.mu.Unlock()
+	}
+	if behind {
+		s.inner.SetPhysicalCompaction(physical)
+		s.mirror() // admitted batches may have merged
 	}
 	return nil
 }

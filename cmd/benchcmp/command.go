@@ -94,7 +94,7 @@ flag).`,
 	f.StringVar(&cfg.Filter, "filter", cfg.Filter, "benchproc filter: use only matching results")
 	f.StringVar(&cfg.Ignore, "ignore", cfg.Ignore, "keys whose differences do not split rows (commit, cpu and go always, unless --strict)")
 	f.BoolVar(&cfg.Strict, "strict", false, "match commit, cpu and go configuration lines too")
-	f.Var(floatFlag{&cfg.Alpha}, "alpha", "significance level: a change is significant if p < alpha")
+	f.Var(floatFlag{&cfg.Alpha}, "alpha", "significance level: a change is significant if p <= alpha")
 	f.Var(floatFlag{&cfg.Confidence}, "confidence", "confidence level of the intervals")
 	f.StringArrayVar(&cfg.Thresholds, "threshold", nil, "UNIT=PCT: a change in UNIT is a regression only past PCT percent (repeatable; UNIT * for all)")
 	f.StringVar(&cfg.FailOn, "fail-on", "", "regression: exit 1 when a significant change past its threshold goes the bad way")

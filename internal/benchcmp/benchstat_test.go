@@ -67,6 +67,7 @@ func TestAgreesWithBenchstat(t *testing.T) {
 		{td("batch-a.txt"), td("batch-b.txt")},
 		{td("regress-old.txt"), td("regress-new.txt")},
 		{td("noise-old.txt"), td("noise-new.txt")},
+		{td("alpha-old.txt"), td("alpha-new.txt")}, // p = alpha exactly
 	} {
 		t.Run(files[0], func(t *testing.T) {
 			bs := runBenchstat(t, append([]string{"-ignore", "commit,cpu,go"}, files...)...)

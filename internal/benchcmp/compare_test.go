@@ -356,6 +356,53 @@ func TestMinMannWhitneyP(t *testing.T) {
 	}
 }
 
+// TestPAtAlphaIsSignificant: a p-value equal to alpha is significant, as
+// benchstat reads it (its "~" is p > alpha). alpha-old.txt and
+// alpha-new.txt, 7 and 9 samples with ties, give p = 0.05 exactly:
+// benchstat reports +0.20%, so the gate fails. At alpha 0.1, 3 samples a
+// side can reach p = 0.1 (three equal values against three larger ones
+// do), so they are not too few: a change, as benchstat reports it.
+func TestPAtAlphaIsSignificant(t *testing.T) {
+	rep, err := BuildReport(nil, func() CompareConfig {
+		c := DefaultCompareConfig()
+		c.Files = []string{td("alpha-old.txt"), td("alpha-new.txt")}
+		return c
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Tables[0].Rows[0].Cells[1]; c.P != 0.05 || c.Verdict != Regression {
+		t.Errorf("p %v, verdict %q; want p 0.05 and regression", c.P, c.Verdict)
+	}
+	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, td("alpha-old.txt"), td("alpha-new.txt"))
+	if !errors.Is(err, ErrRegression) {
+		t.Errorf("--fail-on regression at p = alpha: err %v, want ErrRegression", err)
+	}
+
+	old := writeTemp(t, "old.txt", "Unit x better=lower\nBenchmarkA 1 10 x\nBenchmarkA 1 10 x\nBenchmarkA 1 10 x\n")
+	new := writeTemp(t, "new.txt", "Unit x better=lower\nBenchmarkA 1 20 x\nBenchmarkA 1 21 x\nBenchmarkA 1 22 x\n")
+	rep, err = BuildReport(nil, func() CompareConfig {
+		c := DefaultCompareConfig()
+		c.Files = []string{old, new}
+		c.Alpha = 0.1
+		return c
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Tables[0].Rows[0].Cells[1]; c.Verdict != Regression {
+		t.Errorf("3 a side at alpha 0.1: p %v, verdict %q; want regression", c.P, c.Verdict)
+	}
+	for _, tc := range []struct {
+		n1, n2 int
+		want   float64
+	}{{1, 39, 0.05}, {3, 3, 0.1}} {
+		if p := minMannWhitneyP(tc.n1, tc.n2); p != tc.want {
+			t.Errorf("minMannWhitneyP(%d, %d) = %v, want %v exactly", tc.n1, tc.n2, p, tc.want)
+		}
+	}
+}
+
 // TestStrictMatchesCommit is C4: the two files differ in their commit line,
 // which splits them into separate tables (nothing compared) only under
 // Strict.

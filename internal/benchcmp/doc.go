@@ -37,7 +37,7 @@
 //     without a known direction gets the verdict "changed", never
 //     "regression".
 //   - C2 (gate): Compare returns ErrRegression (exit 1) exactly when, with
-//     FailOn set, some cell's verdict is "regression": p < alpha, the change
+//     FailOn set, some cell's verdict is "regression": p <= alpha, the change
 //     goes the bad way, and its magnitude is past the unit's threshold;
 //     or when a benchmark of the baseline has no result in another column,
 //     or a file holds go test's FAIL line (a run that failed). A
@@ -58,7 +58,7 @@
 //     by every configuration line except commit, cpu and go (unless Strict),
 //     as benchstat matches them with -ignore.
 //   - C5 (too small): when even the most extreme samples of the given sizes
-//     could not reach p < alpha, the verdict is "too few samples" and a
+//     could not reach p <= alpha, the verdict is "too few samples" and a
 //     warning says how many samples are needed, instead of a silent "~".
 //   - C6 (output): a failure to draw or write the output from good input is
 //     an error wrapping ErrOutput (exit 1), never exit 2; the HTML report

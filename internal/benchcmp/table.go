@@ -444,16 +444,20 @@ func deltaPct(old, new float64) float64 {
 
 // judge gives a comparison its verdict (invariants C1, C2, C5).
 //
+// A comparison is significant when p <= alpha, as benchstat reads it (its
+// "~" is p > alpha): p-values of small samples are few and exact, and one
+// may equal alpha (7 against 9 samples with ties give p = 0.05).
+//
 // NB: benchmath's exact comparison reports P = 0 whatever the values; under
 // assume=exact a change is significant when the centers differ.
 //
 // delta is the change in percent (its sign is not the way the values went
 // when they are negative); way is the sign of new - old.
 func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, delta float64, way int) Verdict {
-	significant := cmp.P < alpha
+	significant := cmp.P <= alpha
 	switch a {
 	case benchmath.AssumeNothing:
-		if minMannWhitneyP(cmp.N1, cmp.N2) >= alpha {
+		if minMannWhitneyP(cmp.N1, cmp.N2) > alpha {
 			return TooFew
 		}
 	case benchmath.AssumeExact:
@@ -492,21 +496,29 @@ func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, de
 
 // minMannWhitneyP is the smallest two-sided p-value an exact Mann–Whitney U
 // test can give for samples of sizes n1 and n2: both ends of the 1/C(n1+n2,
-// n1) distribution of U.
+// n1) distribution of U. It is 2/C(n1+n2, n1) rounded once, so that where
+// it equals alpha (2/40 = 0.05 for 1 and 39 samples) it compares equal to
+// it, as the test's own p-value does.
 func minMannWhitneyP(n1, n2 int) float64 {
 	if n1 == 0 || n2 == 0 {
 		return 1
 	}
-	// log C(n1+n2, n1) via lgamma, exact enough for the comparison.
-	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
-	return 2 * math.Exp(-(lg(n1+n2) - lg(n1) - lg(n2)))
+	// C(n, k) by C(n-k+i, i) = C(n-k+i-1, i-1) * (n-k+i) / i: every step
+	// is an integer, exact while it stays below 2^53; past that the
+	// p-value is far below any alpha.
+	n, k := n1+n2, min(n1, n2)
+	c := 1.0
+	for i := 1; i <= k; i++ {
+		c = c * float64(n-k+i) / float64(i)
+	}
+	return 2 / c
 }
 
 // samplesNeeded is the smallest n such that two samples of n can be
 // significant at alpha.
 func samplesNeeded(alpha float64) int {
 	n := 1
-	for minMannWhitneyP(n, n) >= alpha && n < 1000 {
+	for minMannWhitneyP(n, n) > alpha && n < 1000 {
 		n++
 	}
 	return n

@@ -403,6 +403,50 @@ func TestPAtAlphaIsSignificant(t *testing.T) {
 	}
 }
 
+// TestChangeAtThresholdIsNotPast: a gate fails on a change larger than
+// its threshold, so a change of exactly the threshold is "worse", not
+// "regression", however the arithmetic rounds it: 10 ns/op to 11 ns/op
+// reads as 1e-08 to 1.1e-08 sec/op, whose delta computes to
+// 10.000000000000005%. A hair more than the threshold is past it.
+func TestChangeAtThresholdIsNotPast(t *testing.T) {
+	for _, tc := range []struct {
+		old, new, threshold string
+		want                Verdict
+	}{
+		{"10 ns/op", "11 ns/op", "10", Worse},
+		{"100 ns/op", "105 ns/op", "5", Worse},
+		{"100 B/op", "105 B/op", "5", Worse},
+		{"1000 MB/s", "900 MB/s", "10", Worse},
+		{"7 ns/op", "7.35 ns/op", "5", Worse},
+		{"10 ns/op", "11 ns/op", "9.999", Regression},
+		{"100 B/op", "105 B/op", "4.9999", Regression},
+	} {
+		var o, n strings.Builder
+		for range 8 {
+			fmt.Fprintf(&o, "BenchmarkT 1 %s\n", tc.old)
+			fmt.Fprintf(&n, "BenchmarkT 1 %s\n", tc.new)
+		}
+		old, new := writeTemp(t, "old.txt", o.String()), writeTemp(t, "new.txt", n.String())
+		rep, err := BuildReport(nil, func() CompareConfig {
+			c := DefaultCompareConfig()
+			c.Files = []string{old, new}
+			c.Thresholds = []string{"*=" + tc.threshold}
+			return c
+		}())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rep.Tables[0].Rows[0].Cells[1]
+		if c.Verdict != tc.want {
+			t.Errorf("%s -> %s at threshold %s%%: delta %v%%, verdict %q; want %q", tc.old, tc.new, tc.threshold, c.DeltaPct, c.Verdict, tc.want)
+		}
+		_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression"; c.Thresholds = []string{"*=" + tc.threshold} }, old, new)
+		if failed := errors.Is(err, ErrRegression); failed != (tc.want == Regression) {
+			t.Errorf("%s -> %s at threshold %s%%: --fail-on regression: err %v", tc.old, tc.new, tc.threshold, err)
+		}
+	}
+}
+
 // TestStrictMatchesCommit is C4: the two files differ in their commit line,
 // which splits them into separate tables (nothing compared) only under
 // Strict.

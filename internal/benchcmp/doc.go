@@ -38,7 +38,8 @@
 //     "regression".
 //   - C2 (gate): Compare returns ErrRegression (exit 1) exactly when, with
 //     FailOn set, some cell's verdict is "regression": p <= alpha, the change
-//     goes the bad way, and its magnitude is past the unit's threshold;
+//     goes the bad way, and its magnitude is past the unit's threshold
+//     (larger, beyond rounding: a change of exactly the threshold is not);
 //     or when a benchmark of the baseline has no result in another column,
 //     or a file holds go test's FAIL line (a run that failed). A
 //     gate that compared no cell with a baseline cannot pass: it returns an

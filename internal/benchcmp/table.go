@@ -487,11 +487,21 @@ func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, de
 	switch {
 	case !bad:
 		return Better
-	case math.Abs(delta) > t.Threshold:
+	case pastThreshold(delta, t.Threshold):
 		return Regression
 	default:
 		return Worse
 	}
+}
+
+// pastThreshold reports whether a change of delta percent is larger than
+// a threshold of pct percent. A change of exactly the threshold is not,
+// however the arithmetic rounds it: tidying (10 ns/op reads as 1e-08
+// sec/op) and the division leave a relative error near 1e-15, so that 10
+// to 11 ns/op computes to 10.000000000000005%. A delta within a relative
+// 1e-9 of the threshold is taken as equal to it.
+func pastThreshold(delta, pct float64) bool {
+	return math.Abs(delta) > pct*(1+1e-9)
 }
 
 // minMannWhitneyP is the smallest two-sided p-value an exact Mann–Whitney U

@@ -884,7 +884,8 @@ func TestHTMLOfExtremeRatios(t *testing.T) {
 // TestGeomeanAndDeltaAsBenchstat: a geomean over a zero center is "?"
 // (benchstat: summaries must be >0); a 0 -> 8.5 row leaves the ratio "?"
 // rather than being dropped from it; a 0 -> 0 row counts as a ratio of 1;
-// and a delta is new/old - 1 (-2 -> -6 is +200%), while the verdict
+// and a delta is new/old - 1 (-2 -> -6 is +200%), computed as benchstat
+// computes it, so that it rounds the same, while the verdict
 // follows the way the values went (down: better for a lower-is-better
 // unit).
 func TestGeomeanAndDeltaAsBenchstat(t *testing.T) {
@@ -909,6 +910,10 @@ func TestGeomeanAndDeltaAsBenchstat(t *testing.T) {
 			[]string{"geomean  ?          ?              +100.00%", "geomean: summaries must be >0"}},
 		{"negative", map[string]float64{"N": -2}, map[string]float64{"N": -6},
 			[]string{"+200.00%  0.002  better\n"}},
+		// 161/160 - 1 is 0.0062500000000000888 where (161-160)/160 is
+		// 0.00625: benchstat prints +0.63%.
+		{"rounded as benchstat", map[string]float64{"R": 160}, map[string]float64{"R": 161},
+			[]string{"+0.63%  0.002  regression\n"}},
 	} {
 		out, _, err := compare(t, nil, "old="+file("old.txt", tc.old), "new="+file("new.txt", tc.new))
 		if err != nil {

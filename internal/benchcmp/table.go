@@ -438,8 +438,11 @@ func deltaPct(old, new float64) float64 {
 	if old == 0 {
 		return math.Inf(int(math.Copysign(1, new)))
 	}
-	// new/old - 1, as benchstat: from -2 to -6 is +200%.
-	return (new - old) / old * 100
+	// new/old - 1, computed as benchstat computes it, so that the two
+	// round alike: 160 to 161 is 0.6250000000000089%, +0.63% (as the
+	// geomean's ratio is), where (new-old)/old is 0.625, +0.62%. From -2
+	// to -6 is +200%.
+	return (new/old - 1) * 100
 }
 
 // judge gives a comparison its verdict (invariants C1, C2, C5).

@@ -78,8 +78,8 @@
 //	    path whose source is not relation 0 drops those at exactly as_of;
 //	    the snapshot's combinations all come from path 0.
 //	D2  A delta stage closure cannot err: an error raised on a partial row
-//	    would miss the multiplicity of the lookups after it (SPEC.md §1
-//	    Errors counts an erring row with the joined row's count).
+//	    would miss the multiplicity of the lookups after it (docs/spec.md,
+//	    "Expressions" counts an erring row with the joined row's count).
 //	X1  Staged paths (W ≥ 2 workers): before each half join a path's
 //	    proposals are exchanged by the stage's stream key, hashed as the
 //	    lookup arrangement shards its key (dataflow.HashCols), so every

@@ -47,7 +47,7 @@ func errBatch(t *testing.T, code int64, tm uint64, d int64, lower, upper uint64)
 // count 1 and is read by path 0 as the source and by paths 1 and 2 as a
 // lookup; the join's output carries e once, and the paths count no error
 // as theirs. A self-join (R0 as entries 0 and 2) carries e twice, once per
-// entry (SPEC.md §1 Errors).
+// entry (docs/spec.md, "Expressions").
 func TestDeltaInputErrorsOncePerFromEntry(t *testing.T) {
 	const e = 7
 	for _, c := range []struct {

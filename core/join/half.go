@@ -64,7 +64,7 @@ type Stage struct {
 	// its output is the path's row from then on. REQUIRES: it cannot err
 	// (expr.MFP.CanErr is false): an erring expression sees only part of
 	// the row's multiplicity here, so it belongs in the final closure
-	// (SPEC.md §1 Errors: the row's count is that of the joined row).
+	// (docs/spec.md, "Expressions": the row's count is that of the joined row).
 	Closure *MFP
 }
 

@@ -144,8 +144,8 @@ func (s *Sink) Push(row []int64, t frontier.Time, d int64) {
 //
 // Apply evaluates every row of in and appends to out: the surviving rows
 // at their time and diff, and for a row whose evaluation errs that error's
-// code at the row's time with the row's diff (its multiplicity, SPEC.md
-// §1 Errors). Rows failing an equivalence or a filter are dropped. Apply
+// code at the row's time with the row's diff (its multiplicity, docs/spec.md,
+// "Expressions"). Rows failing an equivalence or a filter are dropped. Apply
 // must not keep in, which the kernel reuses.
 type Closure interface {
 	// Arity returns the arity of the rows Apply emits.

@@ -91,7 +91,7 @@ func TestDeltaEqualsLinearEqualsNestedLoop(t *testing.T) {
 // A linear join's running result whose consolidated diff leaves int64 while
 // it is arranged (two stage-0 rows projected onto one) is a numeric
 // overflow error at that time; the join keeps stepping and every other
-// row comes through (SPEC.md "Errors", docs/semantics.md §1.1).
+// row comes through (docs/spec.md, "Expressions", docs/semantics.md §1.1).
 func TestLinearRunningResultOverflowIsAnError(t *testing.T) {
 	rels := []*rel{newRel(ar11), newRel(ar11), newRel(ar11)}
 	id := batch.Identity()

@@ -328,7 +328,7 @@ func TestOperatorsPropagateEntryErrorsOnce(t *testing.T) {
 // carries its entries' errors once each; a join of two views that both read
 // the failing input (a diamond) carries each view's errors once, so the
 // failing row's error (count 3) doubles per level — ×2, ×4, ×8 over three
-// levels, as SPEC.md's rule gives, never ×(1+P) per level — and no
+// levels, as docs/spec.md's rule gives, never ×(1+P) per level — and no
 // operator counts them as its own (§8.28).
 func TestOperatorsNestedAndDiamondErrorMultiplicities(t *testing.T) {
 	env := dfEnv(t)

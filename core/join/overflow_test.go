@@ -18,7 +18,7 @@ import (
 	"github.com/tracebench/tracebench/core/share"
 )
 
-// Tests of SPEC.md "Errors" (diff arithmetic is checked) for an index:
+// Tests of docs/spec.md, "Expressions" (diff arithmetic is checked) for an index:
 // an overflow of an accumulated count is a `numeric overflow` in the
 // index's error collection, and so in every query reading it, in Solo and
 // in the Maintenance/Interactive pair alike, with 1, 2 and 4 workers; no

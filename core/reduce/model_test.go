@@ -205,7 +205,7 @@ func rowString(k, v []int64) string {
 // model is the naive reduce of the accumulated input at t, computed from
 // scratch with math/big: per group, the records with non-zero counts; a
 // negative one yields one `negative multiplicity`, a count or sum outside
-// int64 one `numeric overflow`, else one row (SPEC.md "The query").
+// int64 one `numeric overflow`, else one row (docs/spec.md, "The query").
 func model(all []upd, t uint64, asOf uint64, aggs []Aggregate, m mode) (rows, errs map[string]int64) {
 	type rec struct{ key, val string }
 	counts := map[rec]*big.Int{}

@@ -36,7 +36,7 @@ var (
 // Fn is an aggregate function.
 type Fn uint8
 
-// The aggregate functions (SPEC.md "The query": count counts records with
+// The aggregate functions (docs/spec.md, "The query": count counts records with
 // multiplicity, sum adds value × count).
 const (
 	Count Fn = iota + 1

@@ -143,7 +143,7 @@ func TestNegativeRecordYieldsOneErrorPerGroup(t *testing.T) {
 
 // TestEmptyGroupByHasOneGroupAndNoRowWhenEmpty: with a key of arity 0 all
 // records form one group, which yields nothing once every record is
-// retracted (SPEC.md: also with an empty group_by).
+// retracted (docs/spec.md: also with an empty group_by).
 func TestEmptyGroupByHasOneGroupAndNoRowWhenEmpty(t *testing.T) {
 	ar := batch.Arity{Key: 0, Val: 2}
 	x := direct(t, ar)
@@ -369,7 +369,7 @@ func TestAutoChoosesPlansByKind(t *testing.T) {
 // TestRecordCountBeyondInt64IsAnOverflow: a record whose accumulated count
 // leaves int64 (MaxInt64 at time 0, one more at time 1) makes its group's
 // output an `numeric overflow` at that time, whatever the aggregate, even a
-// sum that stays 0 (SPEC.md "Errors": the output at that time must contain
+// sum that stays 0 (docs/spec.md, "Expressions": the output at that time must contain
 // the error); retracting it again restores the row.
 func TestRecordCountBeyondInt64IsAnOverflow(t *testing.T) {
 	for _, c := range []struct {
@@ -457,7 +457,7 @@ func TestRecordCountBelowInt64IsAnOverflow(t *testing.T) {
 // TestRecordCountBeyondInt64WinsOverANegativeRecord: a group holding a
 // record at count -1 and another whose count leaves int64 (MaxInt64 at
 // time 0, one more at time 1) yields one `numeric overflow` and no
-// `negative multiplicity` at time 1 (SPEC.md "Errors": an accumulated
+// `negative multiplicity` at time 1 (docs/spec.md, "Expressions": an accumulated
 // count of the query's records beyond int64 puts the error in the output
 // at that time); before and after, the negative record's one error.
 func TestRecordCountBeyondInt64WinsOverANegativeRecord(t *testing.T) {

@@ -446,8 +446,8 @@ func (s *stage) evalRecords() {
 }
 
 // evalCount is threshold and distinct: the record's accumulated count. A
-// count outside int64, below it too, is a numeric overflow (SPEC.md
-// "Errors"), before the negative count's own treatment.
+// count outside int64, below it too, is a numeric overflow (docs/spec.md,
+// "Expressions"), before the negative count's own treatment.
 func (s *stage) evalCount() {
 	var c wide
 	for _, m := range s.recC {
@@ -490,7 +490,7 @@ func (s *stage) evalAggregates() {
 		row := s.recV[r*va : r*va+va]
 		mv, fits := m.int64()
 		if !fits || up && row[0] != 0 && row[0] != expr.CodeNegativeMultiplicity {
-			overflow = true // an accumulated count beyond int64 (SPEC.md "Errors")
+			overflow = true // an accumulated count beyond int64 (docs/spec.md, "Expressions")
 			continue
 		}
 		if m.negative() || up && row[0] == expr.CodeNegativeMultiplicity {
@@ -836,7 +836,7 @@ func (s *stage) evalAccum() {
 	for k, w := range st.sum {
 		w.cols(s.want[base+6+3*k:])
 	}
-	if st.big > 0 { // a record's count leaves int64 (SPEC.md "Errors")
+	if st.big > 0 { // a record's count leaves int64 (docs/spec.md, "Expressions")
 		clear(s.want[:base])
 		s.want[0] = expr.CodeOverflow
 		return

@@ -23,7 +23,7 @@ func (s *Spec) CSVPath(in *Input) string {
 }
 
 // ReadCSVFile reads the CSV file at path for an input with the given
-// columns (SPEC.md §1 Inputs). On any error it returns no table. The file
+// columns (docs/spec.md, "Inputs"). On any error it returns no table. The file
 // must be a regular file: a command reads an input more than once (the
 // spec's check, then each run), which a named pipe or a device gives only
 // once — the second open would wait for a writer that is gone — so such a

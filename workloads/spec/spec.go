@@ -56,7 +56,7 @@ const MaxTime uint64 = math.MaxUint64 - 1
 // maxTimeWhy explains MaxTime in messages.
 const maxTimeWhy = "the engine advances each input past every time it holds"
 
-// Spec is a decoded and structurally validated workload (SPEC.md §1).
+// Spec is a decoded and structurally validated workload (docs/spec.md).
 // Maps of the file (inputs, views, indexes) are kept in file order.
 type Spec struct {
 	File        string // path the spec was read from, as given; "" when decoded from bytes without a name
@@ -149,7 +149,7 @@ func (d Dist) String() string {
 	return "dist(" + strconv.Itoa(int(d)) + ")"
 }
 
-// Generate is a generated input (SPEC.md §1 Inputs).
+// Generate is a generated input (docs/spec.md, "Inputs").
 type Generate struct {
 	Rows    uint64      // updates in total, retractions included
 	Seed    uint64      // combined with the run's --seed

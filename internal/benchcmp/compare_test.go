@@ -420,6 +420,9 @@ func TestChangeAtThresholdIsNotPast(t *testing.T) {
 		{"7 ns/op", "7.35 ns/op", "5", Worse},
 		{"10 ns/op", "11 ns/op", "9.999", Regression},
 		{"100 B/op", "105 B/op", "4.9999", Regression},
+		// From 0 the change is infinite: past the largest finite
+		// threshold, whose margin must not overflow to +Inf.
+		{"0 B/op", "16 B/op", "1.7976931348623157e308", Regression},
 	} {
 		var o, n strings.Builder
 		for range 8 {

@@ -502,9 +502,13 @@ func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, de
 // however the arithmetic rounds it: tidying (10 ns/op reads as 1e-08
 // sec/op) and the division leave a relative error near 1e-15, so that 10
 // to 11 ns/op computes to 10.000000000000005%. A delta within a relative
-// 1e-9 of the threshold is taken as equal to it.
+// 1e-9 of the threshold is taken as equal to it. The margin is compared
+// as a difference, not by scaling the threshold: pct*(1+1e-9) overflows to
+// +Inf for the largest finite thresholds, and an infinite change (from a
+// baseline of 0) is past every finite one.
 func pastThreshold(delta, pct float64) bool {
-	return math.Abs(delta) > pct*(1+1e-9)
+	d := math.Abs(delta)
+	return d > pct && d-pct > pct*1e-9
 }
 
 // minMannWhitneyP is the smallest two-sided p-value an exact Mann–Whitney U

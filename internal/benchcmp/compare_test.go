@@ -401,6 +401,11 @@ func TestPAtAlphaIsSignificant(t *testing.T) {
 			t.Errorf("minMannWhitneyP(%d, %d) = %v, want %v exactly", tc.n1, tc.n2, p, tc.want)
 		}
 	}
+	// The samples a side that warnings ask for follow the same rule: at
+	// alpha 0.1, 3 a side can reach it (benchmath asks for ">= 3" too).
+	if n := samplesNeeded(0.1); n != 3 {
+		t.Errorf("samplesNeeded(0.1) = %d, want 3", n)
+	}
 }
 
 // TestChangeAtThresholdIsNotPast: a gate fails on a change larger than

@@ -671,3 +671,72 @@ func TestAPhysicalCompactionBeyondTheUpperHonoursALaterReadersHold(t *testing.T)
 		t.Fatalf("%d batches after exerting with everything admitted, want 1", st.Batches)
 	}
 }
+
+// Case: a publication whose oks half is refused, before its errs half is
+// tried, fails whole too: neither trace is attached, and the peer's imports
+// of both halves learn the publication ended instead of waiting for one
+// that will not come.
+func TestAPublicationRefusedOnItsFirstHalfEndsBoth(t *testing.T) {
+	g := NewRegistry()
+	b := g.PeerBundle("idx", frontier.At(2)) // the peer came first: holds at {2}
+	imO, err := b.Oks.(*Reader).Import(frontier.At(2), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	imE, err := b.Errs.(*Reader).Import(frontier.At(2), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(10)
+	errs.rounds(10)
+	oks.compact(frontier.At(6)) // unattached: nothing holds it back
+	if _, err := g.Publish("idx", frontier.At(2), oks.s, errs.s); !errors.Is(err, ErrSinceBeyond) {
+		t.Fatalf("publish with oks compacted to {6} over a peer at {2}: err = %v, want ErrSinceBeyond", err)
+	}
+	if !imO.Closed() || !imE.Closed() {
+		t.Fatalf("the peer's imports do not see the failed publication ended: oks %v, errs %v", imO.Closed(), imE.Closed())
+	}
+	if n, m := oks.s.Points(), errs.s.Points(); n != 0 || m != 0 {
+		t.Fatalf("traces attached to %d and %d points after a failed publication", n, m)
+	}
+	errs.compact(frontier.At(8))
+	if got := errs.s.LogicalCompaction(); got != frontier.At(8) {
+		t.Fatalf("errs trace compacted to %v after a failed publication, want its own request {8}", got)
+	}
+	for _, im := range []*Import{imO, imE} {
+		im.Close()
+		im.Reader().Release()
+	}
+	b.Release()
+	if st := g.Stats(); st.Slots != 0 || st.Reserved != 0 {
+		t.Fatalf("registry after release: %+v", st)
+	}
+	oks.h.Release()
+	errs.h.Release()
+}
+
+// Case: an unattached publishing spine whose owner allows physical
+// compaction beyond its upper applies it up to the upper, and each insert
+// moves it on with the upper (no reader can hold it back): new batches are
+// admitted to merging as they arrive, not left pending until the next
+// change of holds.
+func TestAnUnattachedSpineMovesItsPhysicalFrontierWithItsUpper(t *testing.T) {
+	p := newPub(t)
+	p.rounds(10)
+	p.h.SetPhysicalCompaction(frontier.At(100))
+	if got := p.s.PhysicalCompaction(); got != frontier.At(10) {
+		t.Fatalf("applied physical %v at upper {10}, want {10}", got)
+	}
+	p.rounds(10)
+	if got := p.s.PhysicalCompaction(); got != frontier.At(20) {
+		t.Fatalf("applied physical %v after inserts to {20}, want {20}", got)
+	}
+	for p.w.Exert(1 << 20) {
+	}
+	if st := p.s.Stats(); st.Batches != 1 {
+		t.Fatalf("%d batches after exerting with everything admitted, want 1", st.Batches)
+	}
+	eq(t, "merged at 19", accumulate(p.s.Inner().Batches(), batch.Identity(), 19), p.want(19))
+	p.h.Release()
+}

@@ -20,8 +20,8 @@
 //     it mirrors the chain into its points, and it compacts to the meet of
 //     its local holds and every remote hold, publishing a since before
 //     applying it; it applies no physical frontier beyond its upper, where
-//     a reader admitted later holds. Between Defer and Flush (a worker's wake) it records
-//     hold changes and applies them once, at Flush.
+//     a reader admitted later holds. Between Defer and Flush (a worker's
+//     wake) it records hold changes and applies them once, at Flush.
 //   - Reader (SharedReader): a remote hold implementing trace.Reader.
 //   - Import: a live replay of a point from a seed, presented at as_of and
 //     bounded by until (§3.3), with two read holds (§4.9): its consumer's

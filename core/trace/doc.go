@@ -10,7 +10,9 @@
 // Invariants:
 //
 //	H1  Meet rule: the storage's logical (physical) compaction equals the meet
-//	    of the logical (physical) holds of all live handles (§8.7).
+//	    of the logical (physical) holds of all live handles (§8.7); a
+//	    publishing share.Spine applies the physical meet only as far as its
+//	    upper (§4.7).
 //	H2  Monotone handles: Set*Compaction joins the request with the handle's
 //	    hold; a request before it leaves the hold unchanged (§8.8).
 //	H3  Clone registers a new, independent hold at the source's frontiers.

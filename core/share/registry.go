@@ -287,7 +287,9 @@ func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) 
 // first (P5). Called on the publisher's goroutine. If either half cannot
 // attach (a reader that came first holds a time its trace has compacted
 // past), the publication ends at once, both halves, as its token's release
-// would end it: the incarnation is not published again.
+// would end it. While a reader of it keeps its slot (a peer bundle), a
+// second publication of the incarnation is ErrPublished; once none does,
+// the slot is gone and a new publication starts afresh.
 func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token, error) {
 	asOf := inc.peerHold()
 	g.mu.Lock()

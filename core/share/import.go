@@ -68,6 +68,18 @@ func (p *Point) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import,
 	return p.importLocked(asOf, until, wake), nil
 }
 
+// emptyImport returns an import of an empty collection known up to upper
+// (a padding, §4.5), at asOf bounded by until, which REQUIRES
+// asOf < until <= upper: its seed is no batch and upper, so its first Drain
+// completes it. It reads a point of its own, which no publisher fills and no
+// registry lists: its readers and its own hold hold nothing of any trace.
+func emptyImport(asOf, until, upper frontier.Frontier, wake func()) *Import {
+	p := &Point{since: asOf, request: asOf, upper: upper}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.importLocked(asOf, until, wake)
+}
+
 // Import imports the point r reads at asOf bounded by until. It never
 // imports through r itself (a peer hold holds nothing physically): it mints
 // fresh readers, which r's hold guarantees are admitted. REQUIRES: r's

@@ -43,10 +43,17 @@ func ImporterOf(r trace.Reader) (Importer, error) {
 
 // ImportWith imports the inner reader from its since on: the padded range
 // presents nothing, so an import at an as_of below the inner since starts at
-// the inner since. An as_of before the since p reports (the padding's, or
-// the inner one once the padding is gone) is refused with a *SinceError, as
-// a shared reader refuses one before its hold.
+// the inner since. An import that ends there (until at or before the inner
+// since: a peek into the padding) reads nothing but the padding: it
+// presents nothing, completes at once and holds nothing of the inner trace
+// (docs/semantics.md §4.5). An as_of before the since p reports (the
+// padding's, or the inner one once the padding is gone) is refused with a
+// *SinceError, as a shared reader refuses one before its hold.
+// REQUIRES: asOf < until.
 func (p *Padded) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import, error) {
+	if !asOf.Less(until) {
+		return nil, fmt.Errorf("share: import as_of %v is not before until %v", asOf, until)
+	}
 	if since := p.LogicalCompaction(); !since.LessEqual(asOf) {
 		return nil, &SinceError{Since: since, AsOf: asOf}
 	}
@@ -54,7 +61,14 @@ func (p *Padded) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 	if err != nil {
 		return nil, err
 	}
-	return in.ImportWith(asOf.Join(p.inner.LogicalCompaction()), until, wake)
+	inner := p.inner.LogicalCompaction()
+	if until.LessEqual(inner) {
+		if r, ok := p.inner.(interface{ Released() bool }); ok && r.Released() {
+			return nil, ErrReleased
+		}
+		return emptyImport(asOf, until, inner, wake), nil
+	}
+	return in.ImportWith(asOf.Join(inner), until, wake)
 }
 
 // publishingSpine returns the publishing Spine under a local handle.

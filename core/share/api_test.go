@@ -1,0 +1,131 @@
+package share_test
+
+import (
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// Tests through the exported API alone, as a program that uses core/share
+// as a library writes them.
+
+var kv = batch.Arity{Key: 1, Val: 1}
+
+// source is a publishing trace: its first handle, its writer and its spine.
+type source struct {
+	h *trace.Handle
+	w *trace.Writer
+	s *share.Spine
+}
+
+// newSource returns a trace of n rounds, round r adding the row (r%3, r)
+// at time r, whose handle allows compaction to since.
+func newSource(t *testing.T, n, since uint64) source {
+	h, w, s := share.NewTrace(kv, spine.Options{})
+	for r := range n {
+		bld := batch.NewBuilder(kv, 1)
+		bld.Push1(int64(r%3), int64(r), r, 1)
+		b, err := bld.Build(frontier.At(r), frontier.At(r+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Insert(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.SetLogicalCompaction(frontier.At(since))
+	return source{h, w, s}
+}
+
+// count sums the diffs of the updates bs present at or before t.
+func count(bs []*batch.Batch, pres batch.Presentation, t frontier.Time) int64 {
+	var n int64
+	for _, b := range bs {
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			for ; c.ValValid(); c.StepVal() {
+				times, diffs := c.Updates()
+				for i, tm := range times {
+					if pt, ok := pres.Present(tm); ok && pt <= t {
+						n += diffs[i]
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// A peek into a padded reader's padding — an import whose until is at or
+// before the inner since — reads the empty collection the padding presents:
+// it is admitted, presents nothing, completes at once and holds nothing of
+// the publication. A read that reaches the inner since reads the trace.
+func TestAPeekIntoThePaddingIsAnEmptyImport(t *testing.T) {
+	g := share.NewRegistry()
+	oks, errs := newSource(t, 10, 5), newSource(t, 10, 5)
+	tok, err := g.Publish("idx", frontier.At(5), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := g.PeerBundle("idx", frontier.At(5))
+	padded := peer.IntoPadded()
+	half := padded.Oks.(*share.Padded)
+	point := tok.Slot().Oks()
+	readers := point.Stats().Readers
+
+	for _, peek := range [][2]frontier.Time{{0, 1}, {3, 4}, {4, 5}, {0, 5}} {
+		asOf, until := frontier.At(peek[0]), frontier.At(peek[1])
+		im, err := half.ImportWith(asOf, until, nil)
+		if err != nil {
+			t.Fatalf("peek at %v until %v into the padding below {5}: %v", asOf, until, err)
+		}
+		if n := point.Stats().Readers; n != readers {
+			t.Fatalf("peek at %v until %v: the publication has %d readers, want %d: reading the padding holds nothing of it", asOf, until, n, readers)
+		}
+		evs := im.Drain(nil)
+		if len(evs) != 1 || evs[0].Batch != nil || !evs[0].Frontier.IsEmpty() || !im.Done() {
+			t.Fatalf("peek at %v until %v: events %+v, done %v; want only the end ({}), done", asOf, until, evs, im.Done())
+		}
+		if bs, err := im.Reader().BatchesThrough(until); err != nil || len(bs) != 0 {
+			t.Fatalf("peek at %v until %v: its reader cuts %d batches at %v (%v), want none", asOf, until, len(bs), until, err)
+		}
+		im.Close()
+		im.Reader().Release()
+	}
+
+	// Through the inner since, the read is the trace's: the rows of times
+	// 0 to 5, presented at 5.
+	im, err := half.ImportWith(frontier.At(4), frontier.At(6), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bs []*batch.Batch
+	for _, e := range im.Drain(nil) {
+		if e.Batch != nil {
+			bs = append(bs, e.Batch)
+		}
+	}
+	if n := count(bs, im.Presentation(), 5); n != 6 || !im.Done() {
+		t.Fatalf("read at {4} until {6}: %d rows at 5 (done %v), want 6, done", n, im.Done())
+	}
+	im.Close()
+	im.Reader().Release()
+
+	// Before the padding's since it is refused, as before a reader's hold.
+	padded.AllowCompaction(frontier.At(2))
+	if _, err := half.ImportWith(frontier.At(1), frontier.At(2), nil); err == nil {
+		t.Fatal("a peek at {1} of a reader padded at {2} admitted")
+	}
+
+	padded.Release()
+	peer.Release()
+	tok.Release()
+	oks.h.Release()
+	errs.h.Release()
+	if st := g.Stats(); st.Slots != 0 {
+		t.Fatalf("registry left with %+v", st)
+	}
+}

@@ -35,9 +35,11 @@ func TestAPaddedPeerBundleBelowItsInnerSinceBuildsAndReads(t *testing.T) {
 	x := publishIndex(t, ups, 10, 5)
 	g := x.g
 	env := testEnv(t, 0, 1, NewHub(1))
-	if err := env.Manager.SetPeer("idx", "maintain idx", g.PeerBundle("idx", frontier.At(5)).IntoPadded()); err != nil {
+	peer := g.PeerBundle("idx", frontier.At(5))
+	if err := env.Manager.SetPeer("idx", "maintain idx", peer.IntoPadded()); err != nil {
 		t.Fatal(err)
 	}
+	peer.Release() // its padded clone holds on its own
 	cp := NewCapture(1)
 	df, err := Build(env, Desc{
 		ID: "q", AsOf: frontier.At(2), Until: frontier.Empty(),

@@ -129,3 +129,70 @@ func TestAPeekIntoThePaddingIsAnEmptyImport(t *testing.T) {
 		t.Fatalf("registry left with %+v", st)
 	}
 }
+
+// A padded bundle holds on its own, as a clone does: releasing it leaves the
+// bundle it was made from, and that bundle's clones, reading and holding, and
+// releasing that bundle leaves the padded one so. The slot goes with the
+// last of them, once.
+func TestAPaddedBundleAndItsSourceAreReleasedEachOnItsOwn(t *testing.T) {
+	for _, first := range []string{"source", "padded"} {
+		t.Run(first+" released first", func(t *testing.T) {
+			g := share.NewRegistry()
+			oks, errs := newSource(t, 10, 5), newSource(t, 10, 5)
+			tok, err := g.Publish("idx", frontier.At(5), oks.s, errs.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			source := g.PeerBundle("idx", frontier.At(5))
+			clone := source.Clone()
+			padded := source.IntoPadded()
+			tok.Release() // the slot lives on with its bundles
+
+			gone, kept := source, padded
+			if first == "padded" {
+				gone, kept = padded, source
+			}
+			gone.Release()
+			for _, b := range []*share.Bundle{kept, clone} {
+				for _, half := range []trace.Reader{b.Oks, b.Errs} {
+					in, err := share.ImporterOf(half)
+					if err != nil {
+						t.Fatal(err)
+					}
+					im, err := in.ImportWith(frontier.At(5), frontier.At(6), nil)
+					if err != nil {
+						t.Fatalf("after the %s's release, an import of a bundle still live: %v", first, err)
+					}
+					im.Drain(nil)
+					im.Close()
+					im.Reader().Release()
+				}
+			}
+			if st := g.Stats(); st.Slots != 1 {
+				t.Fatalf("after the %s's release: %d slots, want 1: two bundles of it are live", first, st.Slots)
+			}
+			for _, pt := range []*share.Point{g.Lookup("idx", frontier.At(5)).Oks(), g.Lookup("idx", frontier.At(5)).Errs()} {
+				if n := pt.Stats().Readers; n != 2 {
+					t.Fatalf("after the %s's release: %d readers of a half, want 2: one per live bundle", first, n)
+				}
+			}
+
+			kept.Release()
+			if st := g.Stats(); st.Slots != 1 {
+				t.Fatalf("with a clone live: %d slots, want 1", st.Slots)
+			}
+			slot := g.Lookup("idx", frontier.At(5))
+			clone.Release()
+			if st := g.Stats(); st.Slots != 0 {
+				t.Fatalf("after every bundle's release: %d slots, want 0", st.Slots)
+			}
+			for _, pt := range []*share.Point{slot.Oks(), slot.Errs()} {
+				if n := pt.Stats().Readers; n != 0 {
+					t.Fatalf("after every bundle's release: %d readers of a half, want 0", n)
+				}
+			}
+			oks.h.Release()
+			errs.h.Release()
+		})
+	}
+}

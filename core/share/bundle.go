@@ -45,7 +45,7 @@ func newBundle(oks, errs trace.Reader, drop func()) *Bundle {
 
 // NewBundle returns a bundle of two readers (local handles, shared readers or
 // padded ones) with an optional drop function run when the bundle and all
-// its clones are released.
+// its clones (IntoPadded's included) are released.
 func NewBundle(oks, errs trace.Reader, drop func()) *Bundle { return newBundle(oks, errs, drop) }
 
 // IsPeer reports whether both halves are shared readers (possibly padded): a
@@ -98,12 +98,18 @@ func (b *Bundle) Release() {
 	}
 }
 
-// IntoPadded returns the bundle with each half padded (§4.5): a half whose
-// logical compaction is beyond {0} then reports {0}. The reading runtime pads
-// its peer bundles as the publisher pads its own, because the publisher's
-// padding never reaches the publication.
+// IntoPadded returns a padded clone of the bundle (§4.5): like Clone's, its
+// halves are new holds at b's and it takes a share of the drop token of its
+// own, and each half is padded — a half whose logical compaction is beyond
+// {0} then reports {0}. b stays the caller's to release: releasing either
+// bundle leaves the other's holds, and the drop function runs once both (and
+// every other clone) are released. The reading runtime pads its peer bundles
+// as the publisher pads its own, because the publisher's padding never
+// reaches the publication.
 func (b *Bundle) IntoPadded() *Bundle {
-	return &Bundle{Oks: pad(b.Oks), Errs: pad(b.Errs), Key: b.Key, Columns: b.Columns, Writer: b.Writer, drop: b.drop, released: b.released}
+	c := b.Clone()
+	c.Oks, c.Errs = pad(c.Oks), pad(c.Errs)
+	return c
 }
 
 // Padded is a reader presenting an empty collection for times in

@@ -482,7 +482,9 @@ func TestPaddingDisappearsWhenCompactionIsAllowedToTheInnerSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := g.PeerBundle("idx", frontier.At(5)).IntoPadded()
+	peer := g.PeerBundle("idx", frontier.At(5))
+	b := peer.IntoPadded() // a padded clone: the peer bundle goes
+	peer.Release()
 	b.AllowCompaction(frontier.At(4))
 	for _, half := range []*Padded{b.Oks.(*Padded), b.Errs.(*Padded)} {
 		if !half.IsPadded() || half.LogicalCompaction() != frontier.At(4) {
@@ -554,7 +556,9 @@ func TestAPaddedReaderRefusesAnImportBeforeItsSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := g.PeerBundle("idx", frontier.At(5)).IntoPadded()
+	peer := g.PeerBundle("idx", frontier.At(5))
+	b := peer.IntoPadded() // a padded clone: the peer bundle goes
+	peer.Release()
 	half := b.Oks.(*Padded)
 
 	// Padded at {0}: an import at {0} reads the empty padding, then the

@@ -400,7 +400,9 @@ func TestAPaddedPeerBundleReportsTheMinimumTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := g.PeerBundle("idx", frontier.At(5)).IntoPadded()
+	peer := g.PeerBundle("idx", frontier.At(5))
+	b := peer.IntoPadded() // a padded clone: the peer bundle goes
+	peer.Release()
 	if b.CompactionFrontier() != frontier.Min() {
 		t.Fatalf("padded bundle reports %v, want {0}", b.CompactionFrontier())
 	}
@@ -1050,8 +1052,8 @@ func TestBundleWriterTravels(t *testing.T) {
 			t.Errorf("%s: writer %q, want %q", name, x.Writer, "maintain idx")
 		}
 	}
-	for _, name := range []string{"clone", "peer's clone", "peer"} {
-		bundles[name].Release()
+	for _, x := range bundles {
+		x.Release()
 	}
 	b.Release()
 	tok.Release()

@@ -196,3 +196,56 @@ func TestAPaddedBundleAndItsSourceAreReleasedEachOnItsOwn(t *testing.T) {
 		})
 	}
 }
+
+// Ended, an import holds nothing, and its point counts it no more: its
+// readers are the consumer's alone, none once that is released, and what
+// follows End — the drain that completes the import, its Close — counts
+// nothing twice.
+func TestAnEndedImportIsNoLongerCountedAmongItsPointsReaders(t *testing.T) {
+	src := newSource(t, 10, 0)
+	pt := src.s.LocalPoint()
+	readers := func() int { return pt.Stats().Readers }
+
+	// Following on for ever, ended before it drains: what arrived stays.
+	im, err := pt.Import(frontier.At(2), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := readers(); n != 2 {
+		t.Fatalf("a live import: %d readers, want 2 (its consumer's and its own hold)", n)
+	}
+	im.End()
+	if n := readers(); n != 1 {
+		t.Fatalf("an ended import: %d readers, want 1 (its consumer's): its own hold is gone", n)
+	}
+	im.Drain(nil)
+	im.End()
+	im.Reader().Release()
+	if n := readers(); n != 0 {
+		t.Fatalf("an ended import with its consumer's reader released: %d readers, want 0", n)
+	}
+	im.Close()
+	if n := readers(); n != 0 {
+		t.Fatalf("an ended import closed: %d readers, want 0", n)
+	}
+
+	// A peek whose seed already passed its until, ended before the drain
+	// that completes it.
+	im, err = pt.Import(frontier.At(2), frontier.At(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.End()
+	if evs := im.Drain(nil); !im.Done() || len(evs) == 0 || !evs[len(evs)-1].Frontier.IsEmpty() {
+		t.Fatalf("an ended peek drained %+v (done %v), want it complete", evs, im.Done())
+	}
+	im.Close()
+	if n := readers(); n != 1 {
+		t.Fatalf("an ended peek, completed and closed: %d readers, want 1 (its consumer's)", n)
+	}
+	im.Reader().Release()
+	if st := pt.Stats(); st.Readers != 0 || st.Importers != 0 {
+		t.Fatalf("everything released: %d readers, %d importers, want none", st.Readers, st.Importers)
+	}
+	src.h.Release()
+}

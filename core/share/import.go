@@ -237,24 +237,37 @@ func (p *Point) moveOwnHoldLocked(q *queue, f frontier.Frontier) {
 }
 
 // finish unregisters the queue, and with it the import's own hold, and
-// wakes the publisher, which may compact further.
+// wakes the publisher, which may compact further; an ended import's were
+// unregistered by End.
 func (im *Import) finish() {
 	im.done = true
 	if invariants.Enabled {
 		im.cleanup.Stop()
 	}
 	im.p.mu.Lock()
-	if i := slices.Index(im.p.queues, im.q); i >= 0 {
-		im.p.queues = slices.Delete(im.p.queues, i, i+1)
+	if !im.q.ended {
+		im.p.dropOwnHoldLocked(im.q)
 	}
-	im.p.readers--
 	im.q.events = nil
-	im.p.wakePublisherLocked()
 	im.p.mu.Unlock()
 }
 
+// dropOwnHoldLocked unregisters q, and with it its import's own hold, which
+// the point then counts among its readers no more, and wakes the publisher:
+// the trace may compact further. REQUIRES: p.mu held, q registered.
+func (p *Point) dropOwnHoldLocked(q *queue) {
+	if i := slices.Index(p.queues, q); i >= 0 {
+		p.queues = slices.Delete(p.queues, i, i+1)
+	}
+	p.readers--
+	p.wakePublisherLocked()
+}
+
 // End detaches the import from its point: it takes no event after this
-// call — what arrived before stays, to be drained — and its own hold goes.
+// call — what arrived before stays, to be drained — and its own hold goes,
+// so the point's readers (PointStats.Readers) count it no more; its
+// consumer's Reader stays, for the consumer to release, and Close after End
+// releases nothing more.
 // Its frontier then stays at the last it acknowledges, as that of an
 // import of a publication that ended: End gives the end a publication's
 // close gives to readers to an import of a trace that goes on (a local
@@ -267,10 +280,7 @@ func (im *Import) End() {
 		return
 	}
 	im.q.ended = true
-	if i := slices.Index(im.p.queues, im.q); i >= 0 {
-		im.p.queues = slices.Delete(im.p.queues, i, i+1)
-	}
-	im.p.wakePublisherLocked() // its hold is gone: the trace may compact
+	im.p.dropOwnHoldLocked(im.q)
 }
 
 // Close stops the import (if not done) and releases its own hold. The

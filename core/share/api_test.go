@@ -1,6 +1,8 @@
 package share_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -248,4 +250,79 @@ func TestAnEndedImportIsNoLongerCountedAmongItsPointsReaders(t *testing.T) {
 		t.Fatalf("everything released: %d readers, %d importers, want none", st.Readers, st.Importers)
 	}
 	src.h.Release()
+}
+
+// A trace whose last handle is released has ended, and with it any
+// publication of it: publishing it, by its spine or by a bundle of its
+// handles, is refused, with an error naming the half released, instead of a
+// publication that would never end and keep its readers waiting. A reader
+// that came first sees the publication end.
+func TestPublishingATraceWhoseLastHandleIsReleasedIsRefused(t *testing.T) {
+	for _, half := range []string{"oks", "errs"} {
+		for _, way := range []string{"Publish", "PublishBundle"} {
+			t.Run(half+"/"+way, func(t *testing.T) {
+				g := share.NewRegistry()
+				oks, errs := newSource(t, 4, 0), newSource(t, 4, 0)
+				released, live := oks, errs
+				if half == "errs" {
+					released, live = errs, oks
+				}
+				kept := live.h.Clone() // the bundle's handle of the live half
+				released.h.Release()
+				b := share.NewBundle(released.h, kept, nil)
+				if half == "errs" {
+					b = share.NewBundle(kept, released.h, nil)
+				}
+				publish := func() (*share.Token, error) {
+					if way == "PublishBundle" {
+						return g.PublishBundle(share.Incarnation{ID: "idx", AsOf: frontier.At(0)}, b)
+					}
+					return g.Publish("idx", frontier.At(0), oks.s, errs.s)
+				}
+				refused := func(what string) {
+					tok, err := publish()
+					if err == nil {
+						tok.Release()
+						t.Fatalf("%s: accepted", what)
+					}
+					if !errors.Is(err, share.ErrTraceReleased) || !strings.Contains(err.Error(), half+" half") {
+						t.Fatalf("%s: %v, want an error naming the %s half, wrapping ErrTraceReleased", what, err, half)
+					}
+				}
+
+				refused("published with no reader")
+				if st := g.Stats(); st.Slots != 0 {
+					t.Fatalf("registry left with %+v", st)
+				}
+
+				peer := g.PeerBundle("idx", frontier.At(0))
+				refused("published with a reader waiting")
+				for _, r := range []trace.Reader{peer.Oks, peer.Errs} {
+					im, err := r.(*share.Reader).Import(frontier.At(0), frontier.Empty())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !im.Closed() {
+						t.Fatal("the reader that came first waits on a publication refused")
+					}
+					im.Close()
+					im.Reader().Release()
+				}
+				peer.Release()
+				if st := g.Stats(); st.Slots != 0 {
+					t.Fatalf("registry left with %+v", st)
+				}
+
+				// Attached directly, alike; its private point has ended.
+				if err := released.s.Attach(share.NewPoint()); !errors.Is(err, share.ErrTraceReleased) {
+					t.Fatalf("attaching a released trace: %v, want ErrTraceReleased", err)
+				}
+				if pt := released.s.LocalPoint(); !pt.Stats().Closed {
+					t.Fatal("a released trace's private point is not closed")
+				}
+				b.Release()
+				live.h.Release()
+			})
+		}
+	}
 }

@@ -17,6 +17,10 @@ var (
 	ErrAttached    = errors.New("share: point already has a publisher")
 	ErrReleased    = errors.New("share: reader is released")
 	ErrPublished   = errors.New("share: index incarnation already published")
+	// ErrTraceReleased refuses the publication of a trace whose last
+	// handle is released: that release ends a publication (§4.7), and it
+	// is past, so the publication would never end.
+	ErrTraceReleased = errors.New("share: the trace's last handle is released")
 )
 
 // SinceError reports a refused admission: the point's since is beyond the

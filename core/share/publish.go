@@ -46,6 +46,7 @@ type Spine struct {
 	woken      atomic.Bool // set when a reader moves or releases a hold (TakeWake)
 	notify     func()      // optional; called when a move sets woken (under a point's lock)
 	local      *Point      // private point for imports within the same runtime
+	dropped    bool        // Drop: the trace's last handle is released
 	deferring  bool        // Defer: holds are recorded, applied at Flush
 	dirty      bool        // a hold moved while deferring
 	pause      *pauses     // tests only: the pause between publishing and applying a since
@@ -100,8 +101,18 @@ func (s *Spine) SetNotify(f func()) { s.notify = f }
 
 // LocalPoint returns the trace's private publication point, attached on first
 // use: imports within the publisher's own runtime go through it, so a local
-// import and a shared one have one body (§4.4). It is in no registry.
+// import and a shared one have one body (§4.4). It is in no registry. Once
+// the trace's last handle is released its publication has ended: first
+// asked for then, it is closed at once, with the trace's last chain, upper
+// and since.
 func (s *Spine) LocalPoint() *Point {
+	if s.local == nil && s.dropped {
+		p := NewPoint()
+		p.chain, p.upper = s.published(), s.inner.Upper()
+		p.since, p.request = s.inner.LogicalCompaction(), s.localLogical
+		p.closed = true
+		s.local = p
+	}
 	if s.local == nil {
 		p := NewPoint()
 		if err := s.Attach(p); err != nil {
@@ -119,10 +130,15 @@ func (s *Spine) Inner() *spine.Spine { return s.inner }
 func (s *Spine) Points() int { return len(s.points) }
 
 // Attach publishes the trace into p, which may be a placeholder that readers
-// already import from (late binding: they are seeded now). It fails if p has
-// a publisher, or if a reader of the placeholder holds a time the trace has
-// already compacted past (that reader would read coalesced data).
+// already import from (late binding: they are seeded now). It fails if the
+// trace's last handle is released (ErrTraceReleased: the release that would
+// end the publication is past, §4.7), if p has a publisher, or if a reader
+// of the placeholder holds a time the trace has already compacted past
+// (that reader would read coalesced data).
 func (s *Spine) Attach(p *Point) error {
+	if s.dropped {
+		return ErrTraceReleased
+	}
 	p.mu.Lock()
 	if p.pub != nil {
 		p.mu.Unlock()
@@ -437,8 +453,10 @@ func (s *Spine) Overflows() int { return s.inner.Overflows() }
 func (s *Spine) Stats() spine.Stats { return s.inner.Stats() }
 
 // Drop ends every publication of this trace: its last local handle is gone.
-// Readers keep the last published chain.
+// Readers keep the last published chain. The trace is published no more
+// (Attach refuses it).
 func (s *Spine) Drop() {
+	s.dropped = true
 	for _, p := range s.points {
 		p.close()
 	}

@@ -285,11 +285,13 @@ func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) 
 // errs to the incarnation's slot, seeding readers that bound to it early,
 // then reserves the peer hold at its as_of unless a peer recorded itself
 // first (P5). Called on the publisher's goroutine. If either half cannot
-// attach (a reader that came first holds a time its trace has compacted
-// past), the publication ends at once, both halves, as its token's release
-// would end it. While a reader of it keeps its slot (a peer bundle), a
-// second publication of the incarnation is ErrPublished; once none does,
-// the slot is gone and a new publication starts afresh.
+// attach (its trace's last handle is released, ErrTraceReleased, or a
+// reader that came first holds a time its trace has compacted past), the
+// publication ends at once, both halves, as its token's release would end
+// it, and the error names the half. While a reader of it keeps its slot
+// (a peer bundle), a second publication of the incarnation is
+// ErrPublished; once none does, the slot is gone and a new publication
+// starts afresh.
 func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token, error) {
 	asOf := inc.peerHold()
 	g.mu.Lock()
@@ -303,9 +305,9 @@ func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token
 	g.mu.Unlock()
 
 	// Attaching may apply holds and merge: outside the registry lock.
-	err := oks.Attach(s.oks)
+	half, err := "oks", oks.Attach(s.oks)
 	if err == nil {
-		err = errs.Attach(s.errs)
+		half, err = "errs", errs.Attach(s.errs)
 	}
 	if err != nil {
 		// The publication fails whole and ends as a released token ends
@@ -316,7 +318,7 @@ func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token
 		s.oks.close()
 		s.errs.close()
 		s.releaseRef()
-		return nil, fmt.Errorf("share: publish %v: %w", inc, err)
+		return nil, fmt.Errorf("share: publish %v: %s half: %w", inc, half, err)
 	}
 
 	g.mu.Lock()

@@ -71,20 +71,29 @@ func (p *Padded) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 	return in.ImportWith(asOf.Join(inner), until, wake)
 }
 
-// publishingSpine returns the publishing Spine under a local handle.
+// publishingSpine returns the publishing Spine under a local handle. The
+// trace of a handle whose last handle is released has dropped its storage,
+// spine included: a spine that stands for it is returned, which Attach
+// refuses as it refuses the trace's own (ErrTraceReleased).
 func publishingSpine(r trace.Reader) (*Spine, bool) {
 	h, ok := r.(*trace.Handle)
 	if !ok {
 		return nil, false
 	}
-	s, ok := h.State().Storage().(*Spine)
-	return s, ok
+	switch s := h.State().Storage().(type) {
+	case *Spine:
+		return s, true
+	case nil:
+		return &Spine{dropped: true}, true
+	}
+	return nil, false
 }
 
 // PublishBundle publishes the traces of a local bundle (both halves local
 // handles over publishing Spines) as incarnation inc, with the bundle's
 // description (Key, Columns) and writer for the peers; see
-// PublishIncarnation.
+// PublishIncarnation, which refuses a half whose trace's last handle is
+// released.
 func (g *Registry) PublishBundle(inc Incarnation, b *Bundle) (*Token, error) {
 	oks, okO := publishingSpine(b.Oks)
 	errs, okE := publishingSpine(b.Errs)

@@ -326,3 +326,103 @@ func TestPublishingATraceWhoseLastHandleIsReleasedIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Every call on a released reader is an error or a no-op, as trace.Reader
+// promises, Clone included: the clone of a released reader — shared,
+// padded, or a bundle's — is released too. It registers no hold, its reads
+// are errors, and a released bundle's clone takes no share of the drop
+// token, which has run: releasing the clone runs nothing again.
+func TestTheCloneOfAReleasedReaderIsReleased(t *testing.T) {
+	noPanic := func(what string, f func()) {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("%s panicked: %v", what, p)
+			}
+		}()
+		f()
+	}
+	g := share.NewRegistry()
+	oks, errs := newSource(t, 4, 0), newSource(t, 4, 0)
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := tok.Slot().Oks()
+	peer := g.PeerBundle("idx", frontier.At(0))
+	padded := peer.IntoPadded()
+	other := peer.Clone() // live throughout
+	r := pt.Reader()
+	readers := pt.Stats().Readers // the peer's, its two clones' and r
+	r.Release()
+	padded.Release()
+	peer.Release()
+
+	var clones []trace.Reader
+	noPanic("Clone of a released reader", func() { clones = append(clones, r.Clone()) })
+	noPanic("CloneReader of a released reader", func() { clones = append(clones, r.CloneReader()) })
+	noPanic("CloneReader of a released padded reader", func() { clones = append(clones, padded.Oks.CloneReader()) })
+	var bundles []*share.Bundle
+	noPanic("Clone of a released bundle", func() { bundles = append(bundles, peer.Clone()) })
+	noPanic("IntoPadded of a released bundle", func() { bundles = append(bundles, peer.IntoPadded()) })
+	for _, b := range bundles {
+		clones = append(clones, b.Oks, b.Errs)
+	}
+	for i, c := range clones {
+		if _, err := c.BatchesThrough(frontier.At(4)); !errors.Is(err, share.ErrReleased) {
+			t.Fatalf("clone %d of a released reader cuts: %v, want share.ErrReleased", i, err)
+		}
+		in, err := share.ImporterOf(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := in.ImportWith(frontier.At(0), frontier.Empty(), nil); !errors.Is(err, share.ErrReleased) {
+			t.Fatalf("clone %d of a released reader imports: %v, want share.ErrReleased", i, err)
+		}
+	}
+	if n := pt.Stats().Readers; n != readers-3 {
+		t.Fatalf("%d readers, want %d (the live clone's): the clones of released readers hold nothing", n, readers-3)
+	}
+	for _, c := range clones {
+		c.Release()
+	}
+	for _, b := range bundles {
+		b.Release()
+	}
+	if n := pt.Stats().Readers; n != readers-3 {
+		t.Fatalf("%d readers after the clones' release, want %d", n, readers-3)
+	}
+	other.Release() // the slot's reference goes with the last live bundle
+	if st := g.Stats(); st.Slots != 1 {
+		t.Fatalf("%d slots with the publication live, want 1: a released bundle's clone ran its drop again", st.Slots)
+	}
+	tok.Release()
+	if st := g.Stats(); st.Slots != 0 {
+		t.Fatalf("registry left with %+v: a released bundle's clone keeps the slot", st)
+	}
+
+	// A bundle's drop function runs once, when its last live clone is
+	// released, whether it had run when a released one was cloned or not.
+	for _, liveClone := range []bool{false, true} {
+		drops := 0
+		b := share.NewBundle(oks.h.Clone(), errs.h.Clone(), func() { drops++ })
+		var keep *share.Bundle
+		if liveClone {
+			keep = b.Clone()
+		}
+		b.Release()
+		c, p := b.Clone(), b.IntoPadded()
+		c.Release()
+		p.Release()
+		if keep != nil {
+			if drops != 0 {
+				t.Fatalf("drop ran %d times with a clone live", drops)
+			}
+			keep.Release()
+		}
+		if drops != 1 {
+			t.Fatalf("drop ran %d times (a clone live while a released bundle was cloned: %v), want once", drops, liveClone)
+		}
+	}
+	oks.h.Release()
+	errs.h.Release()
+}

@@ -76,10 +76,14 @@ func (b *Bundle) AllowCompaction(f frontier.Frontier) {
 	b.Errs.SetLogicalCompaction(f)
 }
 
-// Clone clones both halves (new holds) and shares the drop token.
+// Clone clones both halves (new holds) and takes a share of the drop
+// token. The clone of a released bundle is released too: its halves are
+// released clones and it takes no share of the token, whose share b gave
+// up (its function may have run).
 func (b *Bundle) Clone() *Bundle {
-	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), Key: b.Key, Columns: b.Columns, Writer: b.Writer, drop: b.drop}
-	if c.drop != nil {
+	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), Key: b.Key, Columns: b.Columns, Writer: b.Writer, released: b.released}
+	if b.drop != nil && !b.released {
+		c.drop = b.drop
 		c.drop.refs.Add(1)
 	}
 	return c

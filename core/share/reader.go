@@ -187,10 +187,12 @@ func mustHold(err error) {
 	}
 }
 
-// Clone registers a new reader at r's holds.
+// Clone registers a new reader at r's holds. The clone of a released
+// reader is released too: it registers nothing, its reads and imports are
+// errors (ErrReleased) and its Release is a no-op, as are r's.
 func (r *Reader) Clone() *Reader {
 	if r.released {
-		panic("share: Clone of a released reader")
+		return &Reader{p: r.p, logical: r.logical, physical: r.physical, released: true}
 	}
 	r.p.mu.Lock()
 	defer r.p.mu.Unlock()

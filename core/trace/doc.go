@@ -15,7 +15,8 @@
 //	    upper (§4.7).
 //	H2  Monotone handles: Set*Compaction joins the request with the handle's
 //	    hold; a request before it leaves the hold unchanged (§8.8).
-//	H3  Clone registers a new, independent hold at the source's frontiers.
+//	H3  Clone registers a new, independent hold at the source's frontiers;
+//	    the clone of a released handle is released and holds nothing.
 //	H4  Release removes the handle's holds; releasing the last handle sets
 //	    both compaction frontiers to {} and frees the storage: later writes are
 //	    discarded (§8.11).

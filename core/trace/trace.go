@@ -63,8 +63,11 @@ type Reader interface {
 	// ReadUpper returns the chain's coverage.
 	ReadUpper() frontier.Frontier
 	// CloneReader registers a new, independent reader at the same holds.
+	// The clone of a released reader is released too: it registers
+	// nothing, and every call on it is an error or a no-op.
 	CloneReader() Reader
-	// Release removes the reader's holds. Further calls are errors or no-ops.
+	// Release removes the reader's holds. Further calls are errors or
+	// no-ops, CloneReader included.
 	Release()
 }
 
@@ -197,10 +200,12 @@ func (h *Handle) must(err error) {
 	}
 }
 
-// Clone registers a new handle at h's holds (H3).
+// Clone registers a new handle at h's holds (H3). The clone of a released
+// handle is released too: it holds nothing, its reads are errors
+// (ErrReleased) and its Release is a no-op, as are h's.
 func (h *Handle) Clone() *Handle {
 	if h.released {
-		panic("trace: Clone of a released handle")
+		return &Handle{bx: h.bx, logical: h.logical, physical: h.physical, released: true}
 	}
 	return h.bx.register(h.logical, h.physical)
 }

@@ -1,0 +1,68 @@
+package trace_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// Tests through the exported API alone, as a program that uses core/trace
+// as a library writes them.
+
+// noPanic runs f, failing t if it panics.
+func noPanic(t *testing.T, what string, f func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("%s panicked: %v", what, p)
+		}
+	}()
+	f()
+}
+
+// Every call on a released handle is an error or a no-op, as trace.Reader
+// promises, Clone and CloneReader included: the clone of a released handle
+// is released too. It holds nothing — the trace is freed with its last live
+// handle — its reads are errors and its Release is a no-op.
+func TestTheCloneOfAReleasedHandleIsReleased(t *testing.T) {
+	h, w := trace.NewSpine(batch.Arity{Key: 1, Val: 1}, spine.Options{})
+	if err := w.Seal(frontier.At(3)); err != nil {
+		t.Fatal(err)
+	}
+	live := h.Clone()
+	h.Release()
+	st := h.State()
+
+	var clones []trace.Reader
+	noPanic(t, "Clone of a released handle", func() { clones = append(clones, h.Clone()) })
+	noPanic(t, "CloneReader of a released handle", func() { clones = append(clones, h.CloneReader()) })
+	var r trace.Reader = h
+	noPanic(t, "CloneReader of a released trace.Reader", func() { clones = append(clones, r.CloneReader()) })
+	noPanic(t, "Clone of a released handle's clone", func() { clones = append(clones, clones[0].CloneReader()) })
+	for i, c := range clones {
+		if !c.(*trace.Handle).Released() {
+			t.Fatalf("clone %d of a released handle is live", i)
+		}
+		if _, err := c.BatchesThrough(frontier.At(3)); !errors.Is(err, trace.ErrReleased) {
+			t.Fatalf("clone %d of a released handle cuts: %v, want trace.ErrReleased", i, err)
+		}
+		c.SetLogicalCompaction(frontier.At(1))
+		c.SetPhysicalCompaction(frontier.At(1))
+	}
+	if n := st.Live(); n != 1 {
+		t.Fatalf("%d live handles, want 1: the clones of a released handle hold nothing", n)
+	}
+	for _, c := range clones {
+		c.Release()
+	}
+	if n := st.Live(); n != 1 {
+		t.Fatalf("%d live handles after the clones' release, want 1", n)
+	}
+	live.Release()
+	if st.Live() != 0 || st.Storage() != nil {
+		t.Fatalf("the last live handle released: %d live, storage %v; want the trace freed", st.Live(), st.Storage())
+	}
+}

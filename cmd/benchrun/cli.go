@@ -48,7 +48,7 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 		args = []string{} // nil would make cobra read os.Args
 	}
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil && cw.Err != nil {
 		// Output that did not reach stdout (a full disk, /dev/full) is
 		// a failure, not a silent success.
@@ -67,7 +67,14 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 	if !strings.HasPrefix(msg, "benchrun") {
 		msg = "benchrun: " + msg
 	}
-	fmt.Fprintf(errOut, "%s\nRun 'benchrun --help' for usage.\n", msg)
+	// Point at the help of the command whose flags or arguments were
+	// wrong (benchrun run --help lists run's flags; benchrun --help only
+	// the commands).
+	path := "benchrun"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	fmt.Fprintf(errOut, "%s\nRun '%s --help' for usage.\n", msg, path)
 	return benchrun.ExitUsage
 }
 

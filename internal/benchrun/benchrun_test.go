@@ -852,6 +852,65 @@ func TestRunOutputsNameDistinctFiles(t *testing.T) {
 	}
 }
 
+// TestRunOutputsAreNotStandardOutput checks that an output flag naming
+// the regular file standard output goes to (benchrun run --out r.txt >
+// r.txt) is refused (exit 2) with the file as it was: the results would
+// reach it twice, through two offsets that overwrite each other, and a
+// profile's rename would drop what standard output wrote. Standard output
+// that is not a regular file (/dev/null) is no such conflict.
+func TestRunOutputsAreNotStandardOutput(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	r := filepath.Join(dir, "r.txt")
+	if err := os.Symlink("r.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cfg  RunConfig
+		want string
+	}{
+		{RunConfig{OutFile: r}, "--out: " + r + " is also standard output"},
+		{RunConfig{OutFile: "./link.txt"}, "--out: ./link.txt is also standard output"},
+		{RunConfig{CPUProfile: "r.txt"}, "--cpuprofile: r.txt is also standard output"},
+		{RunConfig{MemProfile: "r.txt"}, "--memprofile: r.txt is also standard output"},
+	} {
+		f, err := os.Create(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("previous\n"); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cfg := tc.cfg
+		cfg.Out, cfg.ErrOut, cfg.Engine, cfg.Env = &ErrWriter{W: f}, &stderr, &fakeEngine{}, testEnv
+		cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"groupby"}, Workers: 1}, 1, ProgressOff
+		err = Run(context.Background(), cfg)
+		f.Close()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("err = %v (exit %d), want %q and exit 2", err, ExitCode(err), tc.want)
+		}
+		if data, _ := os.ReadFile(r); string(data) != "previous\n" {
+			t.Errorf("%s: r.txt changed to %q", tc.want, data)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("%s: the run wrote files: %d entries", tc.want, len(entries))
+		}
+	}
+
+	// /dev/null as both standard output and --out is no conflict.
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	cfg := RunConfig{OutFile: os.DevNull, Out: null, ErrOut: &bytes.Buffer{}, Engine: &fakeEngine{}, Env: testEnv}
+	cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"groupby"}, Workers: 1}, 1, ProgressOff
+	if err := Run(context.Background(), cfg); err != nil {
+		t.Errorf("--out %s with standard output there too: %v", os.DevNull, err)
+	}
+}
+
 // TestRunOutputsAreNotInputs checks that an output flag naming a spec
 // file of the run or one of its CSV inputs, however spelled and in
 // whichever shard, is refused (exit 2) with the file as it was.

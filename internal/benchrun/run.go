@@ -218,6 +218,7 @@ func (cfg *RunConfig) validate() error {
 		return usagef("--flamegraph", "%s must name an .html file", spec.Quote(cfg.Flamegraph))
 	}
 	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}
+	stdout := regularFile(cfg.Out)
 	for i, f := range outputs {
 		if f.path == "" {
 			continue
@@ -234,8 +235,35 @@ func (cfg *RunConfig) validate() error {
 				return usagef(g.flag+" and "+f.flag, "both name %s; give each its own file", f.path)
 			}
 		}
+		// So would an output and standard output redirected to the same
+		// file (benchrun run --out r.txt > r.txt): the results reach it
+		// twice, through two offsets that overwrite each other, or a
+		// profile's rename drops what standard output wrote.
+		if stdout != nil {
+			if st, err := os.Stat(f.path); err == nil && os.SameFile(st, stdout) {
+				return usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", f.path, f.flag)
+			}
+		}
 	}
 	return nil
+}
+
+// regularFile returns the FileInfo of the regular file w writes to (an
+// *os.File, or one under an ErrWriter), or nil: a terminal, a pipe or
+// /dev/null takes two writers without one overwriting the other.
+func regularFile(w io.Writer) os.FileInfo {
+	if e, ok := w.(*ErrWriter); ok {
+		w = e.W
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return st
 }
 
 // checkOutputsAreNotInputs refuses an output flag that names a file the

@@ -328,6 +328,17 @@ func TestByteOrderMark(t *testing.T) {
 	if _, err := Decode("bom.json", ".", []byte(" \ufeff"+base)); err == nil {
 		t.Errorf("a byte order mark after a space was accepted")
 	}
+	// The error names the mark, not the first of its bytes read as
+	// Latin-1 ("invalid character 'ï'"), which no editor shows.
+	for _, doc := range []string{"\ufeff\ufeff" + base, strings.Replace(base, `"version": 1,`, `"version": 1,`+"\n\ufeff", 1)} {
+		_, err := Decode("bom.json", ".", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), "byte order mark") || strings.Contains(err.Error(), "ï") {
+			t.Errorf("a byte order mark past the start: %v", err)
+		}
+	}
+	if _, err := Decode("bom.json", ".", []byte(strings.Replace(base, `"version": 1,`, `"version": 1,`+"\n\ufeff", 1))); err == nil || !strings.HasPrefix(err.Error(), "bom.json:2: ") {
+		t.Errorf("a byte order mark on line 2: %v", err)
+	}
 	tab, err := ReadCSV("bom.csv", strings.NewReader("\ufefftime,diff,x\n0,1,7\n"), []string{"x"})
 	if err != nil || tab.Len() != 1 || tab.Row(0)[0] != 7 {
 		t.Fatalf("a CSV file with a byte order mark: %v", err)

@@ -72,6 +72,7 @@ const MaxNesting = 64
 // duplicate member names, nesting deeper than MaxNesting and trailing data.
 type treeDecoder struct {
 	dec   *json.Decoder
+	data  []byte // what dec reads, for what a syntax error's offset points at
 	lines lineIndex
 	file  string
 	// path is the field path of the value being read, one step per
@@ -141,7 +142,7 @@ const bom = "\ufeff"
 // Syntax errors name file and line.
 func parseTree(file string, data []byte) (*node, error) {
 	data = bytes.TrimPrefix(data, []byte(bom))
-	d := &treeDecoder{dec: json.NewDecoder(bytes.NewReader(data)), lines: newLineIndex(data), file: file}
+	d := &treeDecoder{dec: json.NewDecoder(bytes.NewReader(data)), data: data, lines: newLineIndex(data), file: file}
 	d.dec.UseNumber()
 	root, err := d.value(1)
 	if err != nil {
@@ -163,6 +164,16 @@ func (d *treeDecoder) errAt(off int64, msg string) error {
 func (d *treeDecoder) syntaxErr(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
+		// The decoder names a bad byte as a rune: a byte order mark's
+		// first byte reads "invalid character 'ï'", which no editor
+		// shows. Its offset, through Token, is within a few bytes of the
+		// fault, not on it.
+		if strings.Contains(se.Error(), "'ï'") {
+			lo, hi := max(se.Offset-4, 0), min(se.Offset+4, int64(len(d.data)))
+			if i := bytes.Index(d.data[lo:hi], []byte(bom)); i >= 0 {
+				return d.errAt(lo+int64(i), "invalid JSON: a byte order mark (U+FEFF), which only the start of the file may hold")
+			}
+		}
 		return d.errAt(se.Offset, "invalid JSON: "+se.Error())
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {

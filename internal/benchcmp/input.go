@@ -106,6 +106,7 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 		fails   []failLine
 		br      = bufio.NewReader(f)
 		buf     = make([]byte, 32<<10)
+		last2   [2]byte // the two bytes before c, across reads
 	)
 	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
 		br.Discard(len(bom))
@@ -113,6 +114,13 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 	for {
 		n, err := br.Read(buf)
 		for _, c := range buf[:n] {
+			if c == bom[2] && last2 == [2]byte{bom[0], bom[1]} {
+				// The start's mark is skipped; one further on, as in a
+				// file pasted after one an editor saved with it, makes
+				// benchfmt skip its line or read a unit no other line has.
+				return fileEnd{}, fmt.Errorf("%s:%d: a byte order mark (U+FEFF) past the file's start: files joined with cat? (benchcmp merge joins result files)", path, lines+1)
+			}
+			last2 = [2]byte{last2[1], c}
 			if c == '\n' {
 				lines++
 				if isFailLine(head) {

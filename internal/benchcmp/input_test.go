@@ -93,6 +93,13 @@ func TestTruncatedFileIsBadInput(t *testing.T) {
 			":11: a NUL byte"},
 		{"a NUL inside a line", strings.Replace(goTestLines, "ns/op", "ns\x00op", 1),
 			":4: a NUL byte"},
+		// A file pasted after another that an editor saved with a byte
+		// order mark: benchfmt skips the line the mark starts, a result
+		// lost without a word.
+		{"a byte order mark past the start", goTestLines + "\ufeff" + goTestLines,
+			":10: a byte order mark (U+FEFF) past the file's start"},
+		{"a byte order mark inside a line", strings.Replace(goTestLines, " ns/op", " \ufeffns/op", 1),
+			":4: a byte order mark (U+FEFF) past the file's start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writeTemp(t, "cut.txt", tc.content)

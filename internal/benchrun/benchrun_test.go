@@ -898,13 +898,30 @@ func TestRunOutputsAreNotStandardOutput(t *testing.T) {
 		}
 	}
 
+	// Nor may an output flag name the file standard error, where progress
+	// goes, is redirected to (--out r.txt 2> r.txt).
+	f, err := os.Create(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := RunConfig{OutFile: "r.txt", Out: &bytes.Buffer{}, ErrOut: f, Engine: &fakeEngine{}, Env: testEnv}
+	cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"groupby"}, Workers: 1}, 1, ProgressOn
+	err = Run(context.Background(), cfg)
+	f.Close()
+	if want := "--out: r.txt is also standard error"; err == nil || !strings.Contains(err.Error(), want) || ExitCode(err) != ExitUsage {
+		t.Errorf("err = %v (exit %d), want %q and exit 2", err, ExitCode(err), want)
+	}
+	if data, _ := os.ReadFile(r); len(data) != 0 {
+		t.Errorf("--out naming standard error's file: r.txt changed to %q", data)
+	}
+
 	// /dev/null as both standard output and --out is no conflict.
 	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	cfg := RunConfig{OutFile: os.DevNull, Out: null, ErrOut: &bytes.Buffer{}, Engine: &fakeEngine{}, Env: testEnv}
+	cfg = RunConfig{OutFile: os.DevNull, Out: null, ErrOut: null, Engine: &fakeEngine{}, Env: testEnv}
 	cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"groupby"}, Workers: 1}, 1, ProgressOff
 	if err := Run(context.Background(), cfg); err != nil {
 		t.Errorf("--out %s with standard output there too: %v", os.DevNull, err)

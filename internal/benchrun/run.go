@@ -218,7 +218,7 @@ func (cfg *RunConfig) validate() error {
 		return usagef("--flamegraph", "%s must name an .html file", spec.Quote(cfg.Flamegraph))
 	}
 	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}
-	stdout := regularFile(cfg.Out)
+	stdout, stderr := regularFile(cfg.Out), regularFile(cfg.ErrOut)
 	for i, f := range outputs {
 		if f.path == "" {
 			continue
@@ -235,13 +235,16 @@ func (cfg *RunConfig) validate() error {
 				return usagef(g.flag+" and "+f.flag, "both name %s; give each its own file", f.path)
 			}
 		}
-		// So would an output and standard output redirected to the same
-		// file (benchrun run --out r.txt > r.txt): the results reach it
-		// twice, through two offsets that overwrite each other, or a
-		// profile's rename drops what standard output wrote.
-		if stdout != nil {
-			if st, err := os.Stat(f.path); err == nil && os.SameFile(st, stdout) {
+		// So would an output and standard output or error redirected to
+		// the same file (benchrun run --out r.txt > r.txt): the results
+		// or the progress lines reach it through another offset, each
+		// overwriting the other, or a profile's rename drops them.
+		if st, err := os.Stat(f.path); err == nil {
+			if stdout != nil && os.SameFile(st, stdout) {
 				return usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", f.path, f.flag)
+			}
+			if stderr != nil && os.SameFile(st, stderr) {
+				return usagef(f.flag, "%s is also standard error, where the progress goes; give %s its own file", f.path, f.flag)
 			}
 		}
 	}

@@ -53,6 +53,9 @@
 //	    the controller sent them.
 //	R2  Dropping a dataflow releases every hold it took and every index it
 //	    exported; Shutdown leaves no hold, no registry slot and no goroutine.
+//	    Shutting down either runtime of a pair that a controller joins shuts
+//	    down both, as Controller.Shutdown does: neither applies a command
+//	    after it, so the pair reports no error that Solo would not.
 //	R3  A command the controller refuses (Send returns its error) reaches no
 //	    runtime and changes nothing; a command it accepts is applied whole
 //	    by every worker, so Solo and the pair give the same answers and the

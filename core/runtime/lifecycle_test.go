@@ -142,7 +142,18 @@ func TestRegistriesServeOnePairAfterAnother(t *testing.T) {
 	}
 }
 
-// A reader shut down first leaves its publisher free to compact: a
+// leaveAlone stops r's workers and waits for them to exit, leaving the
+// other runtime of its pair running: Shutdown of a pair that a controller
+// joins stops both, but their workers exit each in its own time (one may
+// be inside a Build, or a publisher's settling a create), and the
+// registries must serve whichever order they leave in. Holding the other
+// runtime live shows that order at its widest.
+func leaveAlone(r *Runtime) {
+	r.signalStop()
+	r.wg.Wait()
+}
+
+// A reader that left first leaves its publisher free to compact: a
 // publication after it left reserves no peer hold and its verdict keeps
 // no slot. (The controller refuses commands once a runtime is shut down,
 // so the publisher applies commands it had queued before.)
@@ -162,7 +173,7 @@ func TestAReaderShutDownFirstHoldsThePublisherBackNoMore(t *testing.T) {
 	for regs[0].Stats().Awaited == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	i.Shutdown()
+	leaveAlone(i)
 	if err := ctl.Send(CreateInput{Name: "z", Arity: 1}); !errors.Is(err, ErrShutdown) {
 		t.Fatalf("Send with the reader shut down: %v, want ErrShutdown", err)
 	}
@@ -194,10 +205,10 @@ func TestAReaderShutDownFirstHoldsThePublisherBackNoMore(t *testing.T) {
 	}
 }
 
-// A publisher shut down before it applied a create leaves the reader waiting
-// for nothing, whether the reader was waiting for the verdict already or
-// reaches the create afterwards: the wait ends (abandoned), so its worker
-// goes on with its commands.
+// A publisher that left before it applied a create leaves the reader
+// waiting for nothing, whether the reader was waiting for the verdict
+// already or reaches the create afterwards: the wait ends (abandoned), so
+// its worker goes on with its commands (see leaveAlone).
 func TestAPublisherShutDownFirstLeavesNoReaderWaiting(t *testing.T) {
 	for _, reader := range []string{"waiting", "arriving later"} {
 		t.Run(reader, func(t *testing.T) {
@@ -223,7 +234,7 @@ func TestAPublisherShutDownFirstLeavesNoReaderWaiting(t *testing.T) {
 					time.Sleep(time.Millisecond)
 				}
 			}
-			m.Shutdown()
+			leaveAlone(m)
 			i.Resume()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -377,12 +388,22 @@ func TestPairRefusesFewerThanOneWorker(t *testing.T) {
 // the old stream's publications or verdicts for its own (a new reader
 // read the old publisher's rows; an old reader waited for a new
 // publisher's verdicts). Once both have left, the registries serve the
-// new pair.
+// new pair. (The old pair has no controller: Shutdown of one runtime of a
+// pair that a controller joins shuts down both.)
 func TestANewRuntimeWaitsForTheWholeOldPair(t *testing.T) {
 	for _, first := range []Role{Interactive, Maintenance} {
 		t.Run(first.String()+" left first", func(t *testing.T) {
 			regs := newRegs(1)
-			m, i, _ := pairOn(t, regs, -1)
+			m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(m.Shutdown)
+			i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(i.Shutdown)
 			gone, live := i, m
 			if first == Maintenance {
 				gone, live = m, i
@@ -541,5 +562,72 @@ func TestNewRefusesANilRegistryAndANegativeEffort(t *testing.T) {
 			r.Shutdown()
 		}
 		t.Fatalf("negative Effort: %v, want %s", err, want)
+	}
+}
+
+// Shutting down one runtime of a pair that a controller joins, directly
+// (not Controller.Shutdown), shuts down both, as it shuts down Solo's one
+// runtime: the partner applies none of its queued commands against a
+// runtime that has left, so the controller reports what Solo reports (no
+// error; before, the Interactive runtime went on, found the publisher's
+// creates abandoned and failed the query on an index that never came),
+// every runtime says ErrShutdown, and once Shutdown returns both have left
+// their registries, which serve the next pair at once. The runtime shut
+// down is the one behind (held Paused), so its partner has commands left
+// to apply.
+func TestShuttingDownOneRuntimeOfAPairShutsDownBoth(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		for _, gone := range []Role{Solo, Maintenance, Interactive} {
+			t.Run(fmt.Sprintf("workers=%d/%v", w, gone), func(t *testing.T) {
+				var ctl *Controller
+				var regs []*share.Registry
+				if gone == Solo {
+					r, err := New(Options{Role: Solo, Workers: w, Paused: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ctl, err = NewController(r); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(ctl.Shutdown)
+				} else {
+					regs = newRegs(w)
+					_, _, ctl = pairOn(t, regs, gone)
+				}
+				sendAll(t, ctl,
+					CreateInput{Name: "x", Arity: 2},
+					CreateDataflow{Desc: indexDesc("ix", "x", 2, []int{0}, 0, nil)},
+					CreateDataflow{Desc: readDesc("q", "ix", 0, frontier.At(1), dataflow.NewCapture(w))})
+				var shut *Runtime
+				for _, r := range ctl.rts {
+					if r.Role() == gone {
+						shut = r
+					}
+				}
+				shut.Shutdown()
+				for _, r := range ctl.rts {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					_, err := r.Stats(ctx) // waits for a runtime still live to apply its queue
+					cancel()
+					if !errors.Is(err, ErrShutdown) {
+						t.Errorf("%v runtime after the %v runtime's Shutdown: Stats says %v, want ErrShutdown", r.Role(), gone, err)
+					}
+				}
+				if errs := ctl.Errors(); len(errs) != 0 {
+					t.Errorf("errors after the %v runtime's Shutdown: %v, want none, as Solo", gone, errs)
+				}
+				for _, role := range []Role{Maintenance, Interactive} {
+					if regs == nil {
+						break
+					}
+					r, err := New(Options{Role: role, Workers: w, Registries: regs})
+					if err != nil {
+						t.Errorf("new %v runtime on the registries once the %v runtime's Shutdown returned: %v", role, gone, err)
+						continue
+					}
+					t.Cleanup(r.Shutdown)
+				}
+			})
+		}
 	}
 }

@@ -126,6 +126,10 @@ type Runtime struct {
 	wg         gosync.WaitGroup
 	ctlMu      gosync.Mutex
 	controlled bool // a controller sends this runtime's commands
+	// partner is, on a runtime of a pair that a controller joins, the
+	// pair's other runtime (guarded by ctlMu): Shutdown of either shuts
+	// down both, as Controller.Shutdown does.
+	partner *Runtime
 	// follower is, on a Maintenance runtime under a controller, the
 	// Interactive runtime that reads its registries. The controller queues
 	// AllowCompaction on the follower without waking it, and a worker of
@@ -317,9 +321,48 @@ func (r *Runtime) Err() error {
 // hold, R2) and stops the workers, discarding the commands they have not
 // applied. It waits for them to exit. It may be called any number of times,
 // from any goroutine; every call returns once the workers have exited.
+//
+// On a runtime of a pair that a controller joins (NewController, Pair) it
+// is Controller.Shutdown: it shuts down the pair's other runtime too,
+// stopping both before it waits for either, and returns once the workers
+// of both have exited. The controller refuses every command once either
+// runtime is shut down, and the other alone would only go on applying its
+// queued commands against a runtime that has left — every create of the
+// publisher's that the reader reaches then abandoned, and every query
+// failing on an index that never came: errors a Solo runtime, which
+// Shutdown stops whole, never reports. So the pair, like Solo, applies
+// nothing after Shutdown is called, reports no error for what it
+// discarded, and leaves its registries free for the next pair once
+// Shutdown returns.
 func (r *Runtime) Shutdown() {
-	r.signalStop()
-	r.wg.Wait()
+	r.ctlMu.Lock()
+	// Marked stopping under ctlMu: a NewController claiming r either
+	// sees it (and refuses r) or has set partner by now.
+	r.stopped.Store(true)
+	p := r.partner
+	r.ctlMu.Unlock()
+	if p == nil {
+		shutdown(r)
+		return
+	}
+	shutdown(r, p)
+}
+
+// shutdown stops every runtime of rts and then waits for their workers to
+// exit. Every runtime is marked stopping before any is signalled: a worker
+// of one that exits (leaving its registry side) before another is told
+// would let that other's worker, waiting on the registry, go on to its
+// next command and fail against the side that left.
+func shutdown(rts ...*Runtime) {
+	for _, r := range rts {
+		r.stopped.Store(true)
+	}
+	for _, r := range rts {
+		r.signalStop()
+	}
+	for _, r := range rts {
+		r.wg.Wait()
+	}
 }
 
 // signalStop closes stop and wakes every worker to see it, once.
@@ -515,7 +558,10 @@ var ErrControlled = errors.New("runtime: runtime already has a controller")
 // (worker i reads worker i, §4.6) and share their registries, and they all
 // shard rows with dataflow.HashCols, one function; NewController checks
 // the worker counts and the registries. A runtime takes one controller
-// for its life, and none once shut down (ErrShutdown).
+// for its life, and none once shut down (ErrShutdown). The runtimes of a
+// pair it joins are shut down together: Shutdown of either is
+// Controller.Shutdown (see Runtime.Shutdown), so the pair, like Solo,
+// applies nothing after a Shutdown and reports no error for it.
 func NewController(rts ...*Runtime) (*Controller, error) {
 	// One Solo runtime, or a Maintenance runtime and the Interactive one
 	// that reads it: an Interactive runtime alone would wait for a
@@ -553,14 +599,25 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 	}
 	for i, r := range rts {
 		r.ctlMu.Lock()
-		taken := r.controlled
-		r.controlled = true
+		// Looked at again under ctlMu, which Runtime.Shutdown marks the
+		// runtime stopping under: a runtime of the pair shut down from now
+		// on finds its partner, and shuts it down too.
+		taken, gone := r.controlled, r.stopping()
+		if !taken && !gone {
+			r.controlled = true
+			if len(rts) == 2 {
+				r.partner = rts[1-i]
+			}
+		}
 		r.ctlMu.Unlock()
-		if taken {
+		if taken || gone {
 			for _, q := range rts[:i] {
 				q.ctlMu.Lock()
-				q.controlled = false
+				q.controlled, q.partner = false, nil
 				q.ctlMu.Unlock()
+			}
+			if gone {
+				return nil, fmt.Errorf("runtime: NewController: %v runtime is shut down: %w", r.opts.Role, ErrShutdown)
 			}
 			return nil, fmt.Errorf("runtime: %v runtime: %w", r.opts.Role, ErrControlled)
 		}
@@ -889,18 +946,16 @@ func (c *Controller) Err() error {
 // any, so the Interactive runtime of a pair does not go on applying its
 // queued commands against a Maintenance runtime that has left (every
 // create it then met would be abandoned, and its queries would fail on
-// indexes that never came: errors Solo never reports).
+// indexes that never came: errors Solo never reports). Shutting down
+// either runtime of the pair directly (Runtime.Shutdown) does the same.
 func (c *Controller) Shutdown() {
-	for _, r := range c.rts {
-		r.signalStop()
-	}
-	for _, r := range c.rts {
-		r.wg.Wait()
-	}
+	shutdown(c.rts...)
 }
 
 // Pair starts a Maintenance and an Interactive runtime of w workers sharing
-// one registry per worker pair, and a controller over both.
+// one registry per worker pair, and a controller over both. Shutting down
+// the controller or either runtime shuts down both runtimes
+// (Runtime.Shutdown).
 func Pair(w int, sp spine.Options) (maint, inter *Runtime, ctl *Controller, err error) {
 	if w < 1 {
 		// New's error, before the registries are made for w workers.

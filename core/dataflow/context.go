@@ -87,6 +87,13 @@ type Env struct {
 	// build or the index was freed). Nil (no runtime): no index counts
 	// as a query's.
 	QueryExport func(id string) (query string, ok bool)
+	// Exporter returns the live dataflow whose create exports index id,
+	// as the runtime records it from its commands on every role, built
+	// or not: an index it names that is not in Manager is one whose
+	// create failed (its Build, or for a peer the publisher's), which
+	// ImportIndex names instead of calling the index unknown. Nil (no
+	// runtime): no index has a recorded exporter.
+	Exporter func(id string) (dataflow string, ok bool)
 	// Labels is the worker's pprof label context (a runtime's worker
 	// carries runtime= and worker=, on top of its caller's labels), which
 	// operators that label their work add their labels to; nil: none.
@@ -314,6 +321,12 @@ func (c *Context) ImportIndex(id string) (*Arrangement, error) {
 	}
 	b, ok := c.env.Manager.Get(id)
 	if !ok {
+		// An index whose create failed keeps its id until its dataflow
+		// is dropped: that failure is the reason, alike on every role
+		// (the dataflow's own create, still building, is no failure).
+		if ex, ok := c.exporter(id); ok && ex != c.df.id {
+			return nil, fmt.Errorf("dataflow %s: import of index %q: the create of dataflow %q, which exports it, failed", c.df.id, id, ex)
+		}
 		return nil, fmt.Errorf("dataflow %s: import of unknown index %q", c.df.id, id)
 	}
 	if root, ended := c.env.Manager.rootEnded(id); ended {
@@ -395,6 +408,14 @@ func (c *Context) queryExport(id string) (string, bool) {
 		return "", false
 	}
 	return c.env.QueryExport(id)
+}
+
+// exporter is Env.Exporter, or none without one.
+func (c *Context) exporter(id string) (string, bool) {
+	if c.env.Exporter == nil {
+		return "", false
+	}
+	return c.env.Exporter(id)
 }
 
 func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, key []int) (Arranged, *share.Import, error) {

@@ -207,7 +207,7 @@ func TestCreateFailingOnOneWorkerLeavesNothing(t *testing.T) {
 				}
 				want := []string{
 					`4: dataflow maintain idx: worker 1 cannot build`,
-					`5: dataflow q: import of unknown index "idx"`,
+					`5: dataflow q: import of index "idx": the create of dataflow "maintain idx", which exports it, failed`,
 				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("errors %q, want %q", got, want)

@@ -71,7 +71,8 @@
 //	    no operator, hold, exchange, registry slot or peer anywhere, and one
 //	    error (the lowest failing worker's). A failed create keeps its id,
 //	    as the controller does, until it is dropped; an AllowCompaction of
-//	    an index it was to export is an error naming it.
+//	    an index it was to export, and a create importing one, is an error
+//	    naming it.
 //	R6  An AllowCompaction queued without a wake on an Interactive runtime
 //	    is applied in order with every other command, once its Maintenance
 //	    worker has applied it (or at the next command, barrier or

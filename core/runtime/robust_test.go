@@ -453,7 +453,8 @@ func exportsDesc(dfID string, declared, build []string) dataflow.Desc {
 
 // Case 9: Desc.Exports must list exactly what Build exports: otherwise the
 // create fails with an error naming both lists, and a query on any of the
-// ids finds no index — in Solo and in the pair alike (no hang).
+// ids finds no index — the failed create, for an id Desc.Exports lists —
+// in Solo and in the pair alike (no hang).
 func TestExportsMustMatchWhatBuildExports(t *testing.T) {
 	outs := agree(t, Solo, func(s *setup, _ *[]string) string {
 		s.send("in", 2, []int64{0, 1, 1, 10})
@@ -474,12 +475,12 @@ func TestExportsMustMatchWhatBuildExports(t *testing.T) {
 		`dataflow maintain c: Desc.Exports ["c" "d"], Build exported ["c"]: dataflow: exports differ from Desc.Exports`,
 		`dataflow maintain e: Desc.Exports [], Build exported ["e"]: dataflow: exports differ from Desc.Exports`,
 		`dataflow maintain f: Desc.Exports ["f"], Build exported []: dataflow: exports differ from Desc.Exports`,
-		`dataflow q a: import of unknown index "a"`,
+		`dataflow q a: import of index "a": the create of dataflow "maintain a", which exports it, failed`,
 		`dataflow q b: import of unknown index "b"`,
-		`dataflow q c: import of unknown index "c"`,
-		`dataflow q d: import of unknown index "d"`,
+		`dataflow q c: import of index "c": the create of dataflow "maintain c", which exports it, failed`,
+		`dataflow q d: import of index "d": the create of dataflow "maintain c", which exports it, failed`,
 		`dataflow q e: import of unknown index "e"`,
-		`dataflow q f: import of unknown index "f"`,
+		`dataflow q f: import of index "f": the create of dataflow "maintain f", which exports it, failed`,
 	}
 	for w, o := range outs {
 		if !slices.Equal(o.errs, want) {
@@ -869,6 +870,59 @@ func TestCompactingAFailedCreatesIndexNamesTheCreate(t *testing.T) {
 	}
 }
 
+// Importing an index whose create failed is the importer's error, naming
+// the failed create, as compacting it is: not an index the user declared
+// being unknown. So for a query and a Maintained reader of a Maintained
+// index, and a query reading a query's, in Solo and the pair with either
+// runtime behind; a dataflow importing an index that it exports itself
+// (its own create, not failed but in progress) finds it unknown.
+func TestImportingAFailedCreatesIndexNamesTheCreate(t *testing.T) {
+	self := exportsDesc("selfish", []string{"s"}, []string{"s"})
+	build := self.Build
+	self.Build = func(c *dataflow.Context) error {
+		if _, err := c.ImportIndex("s"); err != nil {
+			return err
+		}
+		return build(c)
+	}
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		t.Run(fmt.Sprintf("lag=%v", lag), func(t *testing.T) {
+			outs := agree(t, lag, func(s *setup, _ *[]string) string {
+				s.send("in", 2, []int64{0, 1, 1, 10})                                       // commands 1, 2
+				s.advance("in", 2, frontier.At(1))                                          // 3
+				s.must(CreateDataflow{Desc: exportsDesc("maintain x", []string{"x"}, nil)}) // 4: fails
+				s.must(CreateDataflow{Desc: reexportDesc("q", "missing", "y", false)})      // 5: fails
+				s.must(CreateDataflow{Desc: readDesc("read x", "x", 0, frontier.At(1), dataflow.NewCapture(s.workers))})
+				s.must(CreateDataflow{Desc: reexportDesc("m", "x", "z", true)})
+				s.must(CreateDataflow{Desc: readDesc("read y", "y", 0, frontier.At(1), dataflow.NewCapture(s.workers))})
+				s.must(CreateDataflow{Desc: self}) // 9
+				s.resume()
+				if err := s.ctl.Sync(testCtx(s.tb)); err != nil {
+					s.tb.Fatal(err)
+				}
+				var got []string
+				for _, e := range s.ctl.TakeErrors() {
+					got = append(got, fmt.Sprintf("%d: %v", e.Seq, e))
+				}
+				return strings.Join(got, "\n")
+			})
+			want := strings.Join([]string{
+				`4: dataflow maintain x: Desc.Exports ["x"], Build exported []: dataflow: exports differ from Desc.Exports`,
+				`5: dataflow q: import of unknown index "missing"`,
+				`6: dataflow read x: import of index "x": the create of dataflow "maintain x", which exports it, failed`,
+				`7: dataflow m: import of index "x": the create of dataflow "maintain x", which exports it, failed`,
+				`8: dataflow read y: import of index "y": the create of dataflow "q", which exports it, failed`,
+				`9: dataflow selfish: import of unknown index "s"`,
+			}, "\n")
+			for w, o := range outs {
+				if o.answer != want || len(o.errs) != 0 {
+					t.Fatalf("workers=%d: errors\n%s\nthen %q\nwant\n%s", w, o.answer, o.errs, want)
+				}
+			}
+		})
+	}
+}
+
 // A create's Desc.Exports is the controller's once sent, as it validated
 // it: a caller that reuses the slice for its next create (here, rewrites
 // it before any runtime has applied the first) changes nothing of the
@@ -1138,7 +1192,7 @@ func TestNoHistoryInputRefusesALateReader(t *testing.T) {
 		}
 		wantErrs := []string{
 			`dataflow maintain late: input "in": ` + dataflow.ErrInputHistory.Error(),
-			`dataflow qlate: import of unknown index "late"`,
+			`dataflow qlate: import of index "late": the create of dataflow "maintain late", which exports it, failed`,
 		}
 		if !slices.Equal(o.errs, wantErrs) {
 			t.Fatalf("workers=%d: errors %q, want %q", w, o.errs, wantErrs)

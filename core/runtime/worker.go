@@ -98,10 +98,12 @@ type worker struct {
 	queryExports map[string]string // index id → its query
 	// exporters are the live index ids every create exports, on every
 	// role alike, with the dataflow exporting each, until freed by
-	// AllowCompaction to {} or dropped with it; endedImports are the
-	// (importing dataflow, index id) pairs whose index was dropped while
-	// the dataflow lived, reported once (ErrIndexDropped). Both are kept
-	// from the commands alone, so Solo and the pair report alike.
+	// AllowCompaction to {} or dropped with it: an AllowCompaction or an
+	// import (Env.Exporter) of one whose create failed names that create.
+	// endedImports are the (importing dataflow, index id) pairs whose
+	// index was dropped while the dataflow lived, reported once
+	// (ErrIndexDropped). Both are kept from the commands alone, so Solo
+	// and the pair report alike.
 	exporters    map[string]string // index id → its dataflow
 	endedImports map[[2]string]bool
 }
@@ -124,6 +126,10 @@ func newWorker(r *Runtime, i int) *worker {
 		QueryExport: func(id string) (string, bool) {
 			q, ok := w.queryExports[id]
 			return q, ok
+		},
+		Exporter: func(id string) (string, bool) {
+			df, ok := w.exporters[id]
+			return df, ok
 		},
 		Spine: r.opts.Spine,
 		Fail: func(df string, err error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
+	gosync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -628,6 +630,71 @@ func TestShuttingDownOneRuntimeOfAPairShutsDownBoth(t *testing.T) {
 					t.Cleanup(r.Shutdown)
 				}
 			})
+		}
+	}
+}
+
+// Two NewController calls racing on one pair, naming its runtimes in
+// opposite orders: exactly one takes the pair, and the other is refused
+// with ErrControlled. (Each used to take its first runtime and then find
+// the other's taken, so both could fail, leaving the pair with no
+// controller.) The winner's controller works, and Shutdown of either
+// runtime shuts down the pair it took.
+func TestRacingNewControllersOneTakesThePair(t *testing.T) {
+	for n := range 10000 {
+		regs := newRegs(1)
+		m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ctls [2]*Controller
+		var errs [2]error
+		var ready atomic.Int32
+		var wg gosync.WaitGroup
+		for k, order := range [][]*Runtime{{m, i}, {i, m}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Both start at once, each on its own thread where it
+				// can: a channel's wake would start one well after
+				// the other.
+				ready.Add(1)
+				for ready.Load() < 2 {
+					goruntime.Gosched()
+				}
+				ctls[k], errs[k] = NewController(order...)
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for k := range ctls {
+			switch {
+			case errs[k] == nil:
+				won++
+			case !errors.Is(errs[k], ErrControlled):
+				t.Errorf("race %d: NewController: %v, want ErrControlled", n, errs[k])
+			}
+		}
+		if won != 1 {
+			m.Shutdown()
+			i.Shutdown()
+			t.Fatalf("race %d: %d of two racing NewControllers took the pair (%v), want one", n, won, errs)
+		}
+		ctl := ctls[0]
+		if ctl == nil {
+			ctl = ctls[1]
+		}
+		if err := ctl.Send(CreateInput{Name: "x", Arity: 1}); err != nil {
+			t.Fatalf("race %d: the winner's Send: %v", n, err)
+		}
+		m.Shutdown()
+		if !i.stopping() {
+			i.Shutdown()
+			t.Fatalf("race %d: the Maintenance runtime's Shutdown left the Interactive runtime of its controller live", n)
 		}
 	}
 }

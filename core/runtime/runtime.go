@@ -558,7 +558,9 @@ var ErrControlled = errors.New("runtime: runtime already has a controller")
 // (worker i reads worker i, §4.6) and share their registries, and they all
 // shard rows with dataflow.HashCols, one function; NewController checks
 // the worker counts and the registries. A runtime takes one controller
-// for its life, and none once shut down (ErrShutdown). The runtimes of a
+// for its life, and none once shut down (ErrShutdown): of calls racing for
+// the same runtimes, whatever order each names them in, exactly one takes
+// them and the others are refused (ErrControlled). The runtimes of a
 // pair it joins are shut down together: Shutdown of either is
 // Controller.Shutdown (see Runtime.Shutdown), so the pair, like Solo,
 // applies nothing after a Shutdown and reports no error for it.
@@ -597,30 +599,44 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 			}
 		}
 	}
-	for i, r := range rts {
+	// The runtimes are claimed at once, all or none: every ctlMu is held
+	// while any is looked at, taken in role order (Solo alone, or
+	// Maintenance before Interactive), whatever order the caller named
+	// them in. Two calls racing on one pair then serialise, and exactly
+	// one takes it; claimed one at a time in the caller's order, each
+	// could take its first runtime and find the other's taken, and both
+	// fail. The shutdown is looked at again under ctlMu, which
+	// Runtime.Shutdown marks a runtime stopping under: a runtime shut
+	// down from now on finds its partner, and shuts it down too.
+	locked := slices.SortedFunc(slices.Values(rts), func(a, b *Runtime) int { return cmp.Compare(a.opts.Role, b.opts.Role) })
+	for _, r := range locked {
 		r.ctlMu.Lock()
-		// Looked at again under ctlMu, which Runtime.Shutdown marks the
-		// runtime stopping under: a runtime of the pair shut down from now
-		// on finds its partner, and shuts it down too.
-		taken, gone := r.controlled, r.stopping()
-		if !taken && !gone {
+	}
+	var err error
+	for _, r := range rts {
+		switch {
+		case r.stopping():
+			err = fmt.Errorf("runtime: NewController: %v runtime is shut down: %w", r.opts.Role, ErrShutdown)
+		case r.controlled:
+			err = fmt.Errorf("runtime: %v runtime: %w", r.opts.Role, ErrControlled)
+		default:
+			continue
+		}
+		break
+	}
+	if err == nil {
+		for i, r := range rts {
 			r.controlled = true
 			if len(rts) == 2 {
 				r.partner = rts[1-i]
 			}
 		}
+	}
+	for _, r := range locked {
 		r.ctlMu.Unlock()
-		if taken || gone {
-			for _, q := range rts[:i] {
-				q.ctlMu.Lock()
-				q.controlled, q.partner = false, nil
-				q.ctlMu.Unlock()
-			}
-			if gone {
-				return nil, fmt.Errorf("runtime: NewController: %v runtime is shut down: %w", r.opts.Role, ErrShutdown)
-			}
-			return nil, fmt.Errorf("runtime: %v runtime: %w", r.opts.Role, ErrControlled)
-		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	// A Maintenance runtime leads the Interactive runtime that shares its
 	// registries (see Runtime.follower).

@@ -1052,3 +1052,30 @@ func BenchmarkHandoff(b *testing.B) {
 	slices.Sort(extra)
 	b.ReportMetric(extra[len(extra)/2], "handoff-ns")
 }
+
+// BenchmarkErrors records kept errors that nobody takes, all of one
+// command (Seq 0, as an operator meets them while stepping), on one
+// runtime, and reads them once with Errors. ns/error stays flat as kept
+// grows: a runtime looks each new error up among those it keeps, and
+// Errors each kept one, rather than comparing it with every other.
+func BenchmarkErrors(b *testing.B) {
+	for _, kept := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("kept=%d", kept), func(b *testing.B) {
+			errs := make([]error, kept)
+			for i := range errs {
+				errs[i] = fmt.Errorf("dataflow d: fault %d", i)
+			}
+			for b.Loop() {
+				r := &Runtime{}
+				c := &Controller{rts: []*Runtime{r}}
+				for _, err := range errs {
+					r.fail(0, nil, err)
+				}
+				if got := len(c.Errors()); got != kept {
+					b.Fatalf("Errors returned %d errors, want %d", got, kept)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*kept), "ns/error")
+		})
+	}
+}

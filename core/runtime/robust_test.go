@@ -1408,3 +1408,179 @@ func TestMaintainedReexportIsReadFromItsAsOf(t *testing.T) {
 		})
 	}
 }
+
+// countedErr is a Build's error that counts the reads of its text.
+type countedErr struct {
+	msg   string
+	reads *atomic.Int64
+}
+
+func (e countedErr) Error() string { e.reads.Add(1); return e.msg }
+
+// faultsOp is an operator that meets faults errors in its first step
+// (dataflow.Context.Failer), each its own, whose reads it counts.
+type faultsOp struct {
+	df     string
+	faults int
+	fail   func(error)
+	reads  *atomic.Int64
+	done   bool
+}
+
+func (o *faultsOp) Step(frontier.Frontier) frontier.Frontier {
+	if !o.done {
+		o.done = true
+		for i := range o.faults {
+			o.fail(countedErr{fmt.Sprintf("dataflow %s: fault %03d", o.df, i), o.reads})
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *faultsOp) Shutdown() {}
+
+// faultsDesc is a Maintained dataflow whose one operator meets faults
+// errors in its first step, which it runs while its create is applied.
+func faultsDesc(id string, faults int, reads *atomic.Int64) dataflow.Desc {
+	return dataflow.Desc{
+		ID: id, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			b := c.NewOperator("faults")
+			dataflow.AddOutput[*dataflow.Chunk](b)
+			return b.Build(&faultsOp{df: id, faults: faults, fail: c.Failer(), reads: reads})
+		},
+	}
+}
+
+// Errors nobody takes cost each a few reads of its text however many are
+// kept, not one more read of every kept error of its command for each new
+// one (which made many errors quadratic in their number, in the runtime
+// recording them and in every Errors). Each failed create's error is its
+// Build's own, whose reads it counts, as are the many errors one
+// dataflow's operator meets at its create, alike on every worker; every
+// AllowCompaction of the failed index is refused by every worker of every
+// runtime, and reported once. The errors come in command order (a
+// command's by text), and TakeErrors takes each once.
+func TestKeptErrorsAreReadAFewTimesEach(t *testing.T) {
+	const n = 400
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				s := newSetup(t, mode, w)
+				s.declare("in", 2)                                                          // command 1
+				s.must(CreateDataflow{Desc: exportsDesc("maintain x", []string{"x"}, nil)}) // 2
+				var reads atomic.Int64
+				want := []string{`2: dataflow maintain x: Desc.Exports ["x"], Build exported []: dataflow: exports differ from Desc.Exports`}
+				for k := range n {
+					seq := k + 3
+					if k%2 == 0 {
+						s.must(AllowCompaction{ID: "x", Frontier: frontier.At(uint64(k))})
+						want = append(want, fmt.Sprintf(`%d: runtime: allow compaction of "x": the create of dataflow "maintain x", which exports it, failed`, seq))
+						continue
+					}
+					id := fmt.Sprint("d", k)
+					msg := fmt.Sprintf("dataflow %s: fails", id)
+					s.must(CreateDataflow{Desc: dataflow.Desc{
+						ID: id, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(*dataflow.Context) error { return countedErr{msg, &reads} },
+					}})
+					want = append(want, fmt.Sprintf("%d: %s", seq, msg))
+				}
+				const faults = 300
+				s.must(CreateDataflow{Desc: faultsDesc("many", faults, &reads)})
+				for i := range faults {
+					want = append(want, fmt.Sprintf("%d: dataflow many: fault %03d", n+3, i))
+				}
+				if err := s.ctl.Sync(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				texts := func(errs []*CommandError) []string {
+					var out []string
+					for _, e := range errs {
+						out = append(out, fmt.Sprintf("%d: %v", e.Seq, e))
+					}
+					return out
+				}
+				before := reads.Load()
+				for range 3 {
+					if got := texts(s.ctl.Errors()); !slices.Equal(got, want) {
+						t.Fatalf("Errors: %d errors\n%s\nwant %d\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+					}
+				}
+				// Recording an error reads it at most twice on each
+				// worker that meets it (once to name its dataflow), and
+				// each Errors at most once besides the formatting above.
+				counted := int64(n/2 + faults)
+				if most := 2 * int64(w) * counted; before > most {
+					t.Errorf("%d errors read %d times as they were recorded, want at most %d", counted, before, most)
+				}
+				if got, most := reads.Load()-before-3*counted, 3*counted; got > most {
+					t.Errorf("%d errors read %d times by three Errors, want at most %d", counted, got, most)
+				}
+				if got := texts(s.ctl.TakeErrors()); !slices.Equal(got, want) {
+					t.Fatalf("TakeErrors: %d errors, want %d", len(got), len(want))
+				}
+				if got := s.ctl.TakeErrors(); len(got) != 0 {
+					t.Fatalf("TakeErrors again: %d errors, want none", len(got))
+				}
+			})
+		}
+	}
+}
+
+// What Errors and TakeErrors return, error by error, as the runtimes
+// record them (Runtime.fail, what a worker calls): one per command and
+// text however many workers and runtimes met it (the first runtime's),
+// by command and then text; a taken error of a command is not returned
+// again when a runtime behind meets it after the take, while an error no
+// command caused (Seq 0, met while stepping) is, each time it is met
+// again after a take.
+func TestErrorsAndTakeErrorsErrorByError(t *testing.T) {
+	m, i, ctl, err := Pair(1, spine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Shutdown()
+	create := CreateInput{Name: "c"}
+	i.fail(2, create, errors.New("b"))
+	m.fail(2, create, errors.New("b"))
+	m.fail(2, create, errors.New("a"))
+	m.fail(0, nil, errors.New("overflow"))
+	m.fail(0, nil, errors.New("overflow"))
+	i.fail(1, create, errors.New("z"))
+	m.fail(2, create, errors.New("b"))
+	list := func(errs []*CommandError) string {
+		var out []string
+		for _, e := range errs {
+			out = append(out, fmt.Sprintf("%d:%v", e.Seq, e))
+		}
+		return strings.Join(out, " ")
+	}
+	errs := ctl.Errors()
+	if got, want := list(errs), "0:overflow 1:z 2:a 2:b"; got != want {
+		t.Fatalf("Errors: %s, want %s", got, want)
+	}
+	if errs[3].Err != m.errs[0].Err {
+		t.Errorf("the error of command 2 met by both runtimes is not the Maintenance runtime's")
+	}
+	if got := list(ctl.Errors()); got != list(errs) {
+		t.Fatalf("Errors again: %s, want %s", got, list(errs))
+	}
+	if got := list(ctl.TakeErrors()); got != list(errs) {
+		t.Fatalf("TakeErrors: %s, want %s", got, list(errs))
+	}
+	if m.Err() != nil || i.Err() != nil || ctl.Err() != nil {
+		t.Fatalf("after the take: %v, %v, %v, want nothing", m.Err(), i.Err(), ctl.Err())
+	}
+	// Met again after the take, as by a runtime behind.
+	i.fail(2, create, errors.New("a"))
+	m.fail(0, nil, errors.New("overflow"))
+	i.fail(3, create, errors.New("new"))
+	i.fail(3, create, errors.New("new"))
+	if got, want := list(ctl.TakeErrors()), "0:overflow 3:new"; got != want {
+		t.Fatalf("TakeErrors after errors met again: %s, want %s", got, want)
+	}
+	if got := ctl.TakeErrors(); len(got) != 0 {
+		t.Fatalf("TakeErrors again: %s, want none", list(got))
+	}
+}

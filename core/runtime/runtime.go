@@ -147,6 +147,10 @@ type Runtime struct {
 
 	errMu gosync.Mutex
 	errs  []*CommandError
+	// errKeys are errs' keys (command and text): fail records each once
+	// with one lookup, not a scan of every error kept, which would make
+	// errors nobody takes quadratic in their number.
+	errKeys map[errKey]struct{}
 
 	voteMu gosync.Mutex
 	votes  map[uint64]*createVote // creates some worker has built, by seq
@@ -285,7 +289,13 @@ type CommandError struct {
 	Seq     uint64
 	Command Command
 	Err     error
+
+	msg string // Err's text, read once when it is recorded
 }
+
+// key returns the error's command number and text, which name it among
+// the errors the runtimes met (one per key).
+func (e *CommandError) key() errKey { return errKey{e.Seq, e.msg} }
 
 func (e *CommandError) Error() string { return e.Err.Error() }
 
@@ -295,14 +305,17 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // fail records an error a worker met applying command seq (0: none),
 // unless the same error of the same command is recorded already.
 func (r *Runtime) fail(seq uint64, cmd Command, err error) {
+	e := &CommandError{Seq: seq, Command: cmd, Err: err, msg: err.Error()}
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
-	for _, e := range r.errs {
-		if e.Seq == seq && e.Err.Error() == err.Error() {
-			return
-		}
+	if _, ok := r.errKeys[e.key()]; ok {
+		return
 	}
-	r.errs = append(r.errs, &CommandError{Seq: seq, Command: cmd, Err: err})
+	if r.errKeys == nil {
+		r.errKeys = map[errKey]struct{}{}
+	}
+	r.errKeys[e.key()] = struct{}{}
+	r.errs = append(r.errs, e)
 }
 
 // Err returns the errors this runtime's workers met so far, one per
@@ -883,7 +896,9 @@ func (c *Controller) SyncRole(ctx context.Context, role Role) error {
 
 // Errors returns the errors the runtimes met applying accepted commands,
 // one per command and message however many runtimes and workers met it,
-// in command order.
+// in command order (a command's by message). Recording an error costs a
+// runtime one lookup among those it keeps, and Errors one per error kept,
+// so errors left untaken cost time linear in their number.
 func (c *Controller) Errors() []*CommandError { return c.errors(false) }
 
 // TakeErrors is Errors, and forgets the errors it returns: a caller that
@@ -909,22 +924,30 @@ func (c *Controller) errors(take bool) []*CommandError {
 		}
 	}
 	var out []*CommandError
+	// Every error is looked up once, by its key (a runtime's errors are
+	// one per key already): the first runtime's copy of an error met by
+	// several is the one returned.
+	var seen map[errKey]struct{}
+	if len(c.rts) > 1 {
+		seen = map[errKey]struct{}{}
+	}
 	for _, r := range c.rts {
 		r.errMu.Lock()
-	next:
 		for _, e := range r.errs {
-			if e.Seq > 0 && c.taken[errKey{e.Seq, e.Err.Error()}] {
+			k := e.key()
+			if e.Seq > 0 && c.taken[k] {
 				continue // taken already, met again by a runtime behind
 			}
-			for _, o := range out {
-				if o.Seq == e.Seq && o.Err.Error() == e.Err.Error() {
-					continue next
+			if seen != nil {
+				if _, ok := seen[k]; ok {
+					continue
 				}
+				seen[k] = struct{}{}
 			}
 			out = append(out, e)
 		}
 		if take {
-			r.errs = nil
+			r.errs, r.errKeys = nil, nil
 		}
 		r.errMu.Unlock()
 	}
@@ -934,7 +957,7 @@ func (c *Controller) errors(take bool) []*CommandError {
 				if c.taken == nil {
 					c.taken = map[errKey]bool{}
 				}
-				c.taken[errKey{e.Seq, e.Err.Error()}] = true
+				c.taken[e.key()] = true
 			}
 		}
 		maps.DeleteFunc(c.taken, func(k errKey, _ bool) bool { return k.seq <= done })
@@ -944,7 +967,7 @@ func (c *Controller) errors(take bool) []*CommandError {
 	// some of and the Interactive runtime others) come in the same order
 	// as from one Solo runtime.
 	slices.SortStableFunc(out, func(a, b *CommandError) int {
-		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Err.Error(), b.Err.Error()))
+		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.msg, b.msg))
 	})
 	return out
 }

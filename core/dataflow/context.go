@@ -58,7 +58,15 @@ type Desc struct {
 	// Exports lists the index ids Build exports; a runtime that does not
 	// render the dataflow records them as peers.
 	Exports []string
-	// Build adds the dataflow's operators. It runs once per worker.
+	// Build adds the dataflow's operators. It runs once per worker, on
+	// the worker's goroutine, which applies nothing else meanwhile, and
+	// it must return: nothing interrupts it, and a runtime's Shutdown
+	// waits for it (as for every command being applied) before it
+	// returns, so a Build that never returns makes Shutdown wait forever.
+	// A Build that waits for something outside the runtime should wait
+	// for Context.Done too, and return (an error) when it is closed. An
+	// operator's Step runs on the worker's goroutine as well, and must
+	// not wait either.
 	Build func(*Context) error
 }
 
@@ -94,6 +102,9 @@ type Env struct {
 	// ImportIndex names instead of calling the index unknown. Nil (no
 	// runtime): no index has a recorded exporter.
 	Exporter func(id string) (dataflow string, ok bool)
+	// Stop is closed once the runtime running the worker is shut down
+	// (Context.Done); nil: never.
+	Stop <-chan struct{}
 	// Labels is the worker's pprof label context (a runtime's worker
 	// carries runtime= and worker=, on top of its caller's labels), which
 	// operators that label their work add their labels to; nil: none.
@@ -140,6 +151,14 @@ func (c *Context) Worker() int { return c.env.Worker }
 // Labels returns the worker's pprof label context (Env.Labels), nil if it
 // has none: an operator that adds labels of its own adds them to these.
 func (c *Context) Labels() context.Context { return c.env.Labels }
+
+// Done returns a channel closed once the runtime building the dataflow is
+// shut down (never, with no runtime). A Build is not interrupted by
+// Shutdown, which waits for it to return (see Desc.Build): one that waits
+// for something outside the runtime should select on Done as well and
+// return an error when it is closed. A runtime discards that create, as
+// it discards the commands after it, and reports none of its errors.
+func (c *Context) Done() <-chan struct{} { return c.env.Stop }
 
 // Peers returns the number of workers.
 func (c *Context) Peers() int { return c.env.Peers }

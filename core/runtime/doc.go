@@ -52,7 +52,9 @@
 //	R1  Commands are applied by every worker of every runtime in the order
 //	    the controller sent them.
 //	R2  Dropping a dataflow releases every hold it took and every index it
-//	    exported; Shutdown leaves no hold, no registry slot and no goroutine.
+//	    exported; Shutdown leaves no hold, no registry slot and no goroutine,
+//	    and so returns only once every Build being run has returned (it
+//	    cannot interrupt one; dataflow.Context.Done tells one to return).
 //	    Shutting down either runtime of a pair that a controller joins shuts
 //	    down both, as Controller.Shutdown does: neither applies a command
 //	    after it, so the pair reports no error that Solo would not.

@@ -785,6 +785,62 @@ func TestShutdownDiscardsTheBacklog(t *testing.T) {
 	}
 }
 
+// A Build that waits for something outside the runtime (here, for
+// nothing: it would wait forever) and watches Context.Done returns once
+// the runtime is shut down, so Shutdown, which waits for every Build to
+// return, returns too: through the controller or either runtime of the
+// pair, with every worker in the Build, whichever runtime builds it. The
+// interrupted create is discarded with the commands after it and reports
+// nothing, in Solo as in the pair. (A Build that waits without watching
+// Done holds Shutdown until it returns; nothing can stop it.)
+func TestABuildWatchingDoneLetsShutdownReturn(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		shutters := []string{"controller", "solo"}
+		if mode == "pair" {
+			shutters = []string{"controller", "maintenance", "interactive"}
+		}
+		for _, w := range []int{1, 2} {
+			for _, maintained := range []bool{true, false} {
+				for _, shutter := range shutters {
+					t.Run(fmt.Sprintf("%s/workers=%d/maintained=%v/%s", mode, w, maintained, shutter), func(t *testing.T) {
+						s := newSetup(t, mode, w)
+						started := make(chan struct{}, w)
+						var interrupted atomic.Int32
+						s.must(CreateDataflow{Desc: dataflow.Desc{
+							ID: "waits", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+							Build: func(c *dataflow.Context) error {
+								started <- struct{}{}
+								<-c.Done()
+								interrupted.Add(1)
+								return errors.New("interrupted")
+							},
+						}})
+						s.must(CreateInput{Name: "after", Arity: 1})
+						for range w {
+							<-started
+						}
+						if shutter == "controller" {
+							s.ctl.Shutdown()
+						} else {
+							for _, r := range s.rts {
+								if r.Role().String() == shutter {
+									r.Shutdown()
+								}
+							}
+						}
+						if n := interrupted.Load(); n != int32(w) {
+							t.Errorf("%d Builds returned on Done, want %d", n, w)
+						}
+						if errs := s.ctl.TakeErrors(); len(errs) != 0 {
+							t.Errorf("errors after Shutdown: %v, want none", errs)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
 // An imported arrangement describes itself from the moment it exists — its
 // key columns, its number of columns and each half's arity — not from its
 // first batch: here the index has no data at all.

@@ -347,6 +347,17 @@ func (r *Runtime) Err() error {
 // nothing after Shutdown is called, reports no error for what it
 // discarded, and leaves its registries free for the next pair once
 // Shutdown returns.
+//
+// Shutdown cannot interrupt code of the caller's: a worker inside a Build
+// (dataflow.Desc.Build) or an operator's Step finishes it before it sees
+// the stop, so Shutdown returns once every Build being run has returned,
+// and never if one never does. A Build that waits for something outside
+// the runtime should wait for dataflow.Context.Done as well, which
+// Shutdown closes, and return: the runtime then discards that create and
+// reports no error of it. Returning before such a worker has exited would
+// leave its goroutine, and the dataflows, holds and registry side it
+// keeps, behind (R2). Sync and Stats, which take a context, return when it
+// ends, so a caller can tell a Build that does not return.
 func (r *Runtime) Shutdown() {
 	r.ctlMu.Lock()
 	// Marked stopping under ctlMu: a NewController claiming r either
@@ -987,6 +998,8 @@ func (c *Controller) Err() error {
 // create it then met would be abandoned, and its queries would fail on
 // indexes that never came: errors Solo never reports). Shutting down
 // either runtime of the pair directly (Runtime.Shutdown) does the same.
+// As Runtime.Shutdown, it returns once every Build being run has
+// returned (dataflow.Context.Done tells a waiting Build to).
 func (c *Controller) Shutdown() {
 	shutdown(c.rts...)
 }

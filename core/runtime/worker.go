@@ -132,6 +132,7 @@ func newWorker(r *Runtime, i int) *worker {
 			return df, ok
 		},
 		Spine: r.opts.Spine,
+		Stop:  r.stop,
 		Fail: func(df string, err error) {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
 				err = fmt.Errorf("dataflow %s: %w", df, err)
@@ -628,6 +629,13 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 	// on one worker undoes the others' before any has run or its exports
 	// are settled for the reading runtime.
 	err, report := w.rt.agree(seq, w.index, err)
+	if w.rt.stopping() {
+		// Shutdown was called during the create (a Build returned on
+		// Context.Done, say): it is discarded, as the commands after it
+		// are, and reports nothing, whatever the workers' votes and
+		// whichever ended first (the votes or the wait on stop).
+		report = false
+	}
 	if err != nil && df != nil {
 		df.Drop()
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracebench/tracebench/internal/benchcli"
 	"github.com/tracebench/tracebench/internal/benchcmp"
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // run executes the command line args and returns the exit status
@@ -86,7 +87,11 @@ flag).`,
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v", benchcmp.ErrUsage, err)
+		// The parser's message quotes the value whole (pflag's
+		// `invalid argument "..."`) or not at all (`unknown flag:
+		// --...`): bounded, every value in it is cut to 80 bytes and
+		// its length, and one holding a control character is quoted.
+		return fmt.Errorf("%w: %s", benchcmp.ErrUsage, spec.Bound(err.Error()))
 	})
 	f := root.Flags()
 	f.StringVar(&cfg.Col, "col", cfg.Col, "benchproc projection whose values are the columns (first = baseline)")

@@ -580,3 +580,89 @@ func TestMergeOfAShardThatFailedBeforeAnyResult(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandLineValuesAreQuotedShort: every flag value (and argument) that
+// an error or warning echoes is quoted as benchrun quotes its values, at
+// most its first 80 bytes and its length, a control character escaped, so
+// a value of 100 KB still gets a message of a few short lines and an
+// escape sequence never reaches the terminal raw. Each error is still
+// exit 2 naming the flag.
+func TestCommandLineValuesAreQuotedShort(t *testing.T) {
+	inFixtureDir(t)
+	const n = 100_000
+	long := strings.Repeat("x", n)
+	zeros := "0." + strings.Repeat("0", n) + "1"
+	const esc = "\x1b[2J"
+	files := []string{"old.txt", "new.txt"}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--format", long}, 2, `--format "` + long[:80] + `"... (100000 bytes): must be one of`},
+		{[]string{"--format", "x" + esc}, 2, `--format "x\x1b[2J": must be one of`},
+		{[]string{"--fail-on", long}, 2, `--fail-on "` + long[:80] + `"... (100000 bytes): the only value is regression`},
+		{[]string{"--fail-on", esc}, 2, `--fail-on "\x1b[2J": the only value`},
+		{[]string{"--scale-by", long}, 2, `--scale-by "` + long[:80] + `"... (100000 bytes): want a name parameter`},
+		{[]string{"--scale-by", "/" + long}, 0, `warning: --scale-by /` + long[:79] + `... (100001 bytes): only the html report`},
+		{[]string{"--scale-by", "/x" + esc}, 0, `warning: --scale-by "/x\x1b[2J": only the html report`},
+		{[]string{"--threshold", long}, 2, `--threshold "` + long[:80] + `"... (100000 bytes): want UNIT=PCT`},
+		{[]string{"--threshold", "ns/op=" + long}, 2, `--threshold "ns/op=` + long[:74] + `"... (100006 bytes): PCT must be`},
+		{[]string{"--threshold", "ns/op=" + esc}, 2, `--threshold "ns/op=\x1b[2J": PCT must be`},
+		{[]string{"--threshold", long + "=5"}, 2, `--threshold "` + long[:80] + `"... (100002 bytes): no result file has unit ` + long[:80] + `... (100000 bytes) (their units`},
+		{[]string{"--threshold", "x" + esc + "=5"}, 2, `--threshold "x\x1b[2J=5": no result file has unit "x\x1b[2J" (their units`},
+		{[]string{"--threshold", "install-ns=5", "--threshold", "install-ns=6" + strings.Repeat(" ", n)}, 2, `--threshold "install-ns=6` + strings.Repeat(" ", 68) + `"... (100012 bytes) conflicts with --threshold "install-ns=5"`},
+		{[]string{"--threshold", "install-ns=5", "--threshold", "install-ns=\v6"}, 2, `--threshold "install-ns=\v6" conflicts with`},
+		{[]string{"--alpha", long}, 2, `invalid argument "` + long[:80] + `"... (100000 bytes) for "--alpha" flag`},
+		{[]string{"--alpha", "x" + esc}, 2, `invalid argument "x\x1b[2J" for "--alpha" flag`},
+		{[]string{"--alpha", zeros}, 2, `for "--alpha" flag: 0.` + strings.Repeat("0", 78) + `... (100003 bytes) is too small`},
+		{[]string{"--confidence", zeros}, 2, `for "--confidence" flag: 0.` + strings.Repeat("0", 78) + `... (100003 bytes) is too small`},
+		{[]string{"--filter", long}, 2, `--filter "` + long[:80] + `"... (100000 bytes): syntax error: expected key:value`},
+		{[]string{"--filter", "x" + esc}, 2, `--filter "x\x1b[2J": syntax error`},
+		{[]string{"--row", "(" + long}, 2, `--row "(` + long[:79] + `"... (100001 bytes): syntax error`},
+		{[]string{"--col", "(" + long}, 2, `--col "(` + long[:79] + `"... (100001 bytes): syntax error`},
+		{[]string{"--ignore", "(" + esc}, 2, `--ignore "(\x1b[2J": syntax error`},
+		{[]string{"--fail-on", "regression", "--filter", ".name:" + long}, 2, `no result is left after --filter ".name:` + long[:74] + `"... (100006 bytes): there is nothing to compare`},
+		{[]string{"--fail-on", "regression", "--col", "/x@(" + long + ")"}, 2, `no result is left after the values --col /x@(` + long[:76] + `... (100005 bytes) lists`},
+		{[]string{"--fail-on", "regression", "--col", "/x@(a" + esc + ")"}, 2, `the values --col "/x@(a\x1b[2J)" lists`},
+		{[]string{"--" + long}, 2, `unknown flag: --` + long[:78] + `... (100002 bytes)`},
+		{[]string{"--x" + esc}, 2, `unknown flag: "--x\x1b[2J"`},
+	} {
+		args := append(tc.args, files...)
+		if strings.HasPrefix(tc.args[0], "--fail-on") && len(tc.args) > 2 && tc.args[2] == "--col" {
+			args = append(tc.args, "run.txt")
+		}
+		var out, errOut bytes.Buffer
+		code := run(args, &out, &errOut)
+		if code != tc.code || !strings.Contains(errOut.String(), tc.want) || errOut.Len() > 1000 || strings.ContainsAny(errOut.String(), "\x1b\v") {
+			t.Errorf("benchcmp %.200q: exit %d, stderr (%d bytes) %.600q; want exit %d, at most 1000 bytes, no raw control character, and %.300q",
+				args, code, errOut.Len(), errOut.String(), tc.code, tc.want)
+		}
+	}
+	// The subcommands' flags.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scaling", "--by", long, "batch.txt"}, `--by "` + long[:80] + `"... (100000 bytes): want a name parameter`},
+		{[]string{"scaling", "--by", "/" + esc + "(", "batch.txt"}, `--by "/\x1b[2J(": syntax error`},
+		{[]string{"scaling", "--by", "/n", "--format", long, "batch.txt"}, `--format "` + long[:80] + `"... (100000 bytes): scaling writes`},
+		{[]string{"scaling", "--by", "/n", "--filter", long, "batch.txt"}, `--filter "` + long[:80] + `"... (100000 bytes): syntax error`},
+		{[]string{"scaling", "--by", "/n", "--flag-above", long, "batch.txt"}, `invalid argument "` + long[:80] + `"... (100000 bytes) for "--flag-above" flag`},
+		{[]string{"scaling", "--by", "/n", "--" + long, "batch.txt"}, `unknown flag: --` + long[:78] + `... (100002 bytes)`},
+		{[]string{"merge", "--x" + esc, "shard0.txt"}, `unknown flag: "--x\x1b[2J"`},
+		{[]string{"profile", "--base", "direct.pprof", "--labels", " " + long, "imported.pprof", "--flamegraph", "d.html"}, `--labels: label key " ` + long[:79] + `"... (100001 bytes): want`},
+		{[]string{"profile", "--base", "direct.pprof", "--labels", "a " + esc, "imported.pprof", "--flamegraph", "d.html"}, `--labels: label key "a \x1b[2J": want`},
+		{[]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", long + ".svg"}, `--flamegraph ` + long[:80] + `... (100004 bytes): must name an .html file`},
+		{[]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", "d" + esc + ".svg"}, `--flamegraph "d\x1b[2J.svg": must name an .html file`},
+		{[]string{long + "=", "old.txt"}, `empty file name in "` + long[:80] + `"... (100001 bytes)`},
+		{[]string{"=" + long, "old.txt"}, `empty label in "=` + long[:79] + `"... (100001 bytes)`},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), tc.want) || errOut.Len() > 1000 || strings.Contains(errOut.String(), "\x1b") {
+			t.Errorf("benchcmp %.200q: exit %d, stderr (%d bytes) %.600q; want exit 2, at most 1000 bytes, no raw control character, and %.300q",
+				tc.args, code, errOut.Len(), errOut.String(), tc.want)
+		}
+	}
+}

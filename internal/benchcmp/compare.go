@@ -15,6 +15,8 @@ import (
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchproc"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // Sentinel errors. ExitCode maps them to the command's exit status.
@@ -183,7 +185,7 @@ func warnScaleBy(errOut io.Writer, rep *Report, cfg CompareConfig) {
 		return
 	}
 	if cfg.Format != "html" {
-		fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: only the html report draws scaling charts\n", cfg.ScaleBy)
+		fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: only the html report draws scaling charts\n", spec.Clip(cfg.ScaleBy))
 		return
 	}
 	key := strings.TrimPrefix(cfg.ScaleBy, "/")
@@ -196,7 +198,7 @@ func warnScaleBy(errOut io.Writer, rep *Report, cfg CompareConfig) {
 			}
 		}
 	}
-	fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: no benchmark name has the parameter %s, so the report draws no scaling chart\n", cfg.ScaleBy, key)
+	fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: no benchmark name has the parameter %s, so the report draws no scaling chart\n", spec.Clip(cfg.ScaleBy), spec.Clip(key))
 }
 
 // listSome joins the first most items of list, saying how many it leaves.
@@ -245,18 +247,18 @@ func warnUnpaired(errOut io.Writer, rep *Report) {
 func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 	left := ""
 	if cfg.Filter != DefaultCompareConfig().Filter {
-		left = fmt.Sprintf(" left after --filter %q", cfg.Filter)
+		left = " left after --filter " + spec.Quote(cfg.Filter)
 	}
 	if len(rep.Tables) == 0 {
 		var after []string
 		if left != "" {
-			after = append(after, fmt.Sprintf("--filter %q", cfg.Filter))
+			after = append(after, "--filter "+spec.Quote(cfg.Filter))
 		}
 		if strings.Contains(cfg.Col, "@") {
-			after = append(after, "the values --col "+cfg.Col+" lists")
+			after = append(after, "the values --col "+spec.Clip(cfg.Col)+" lists")
 		}
 		if strings.Contains(cfg.Row, "@") {
-			after = append(after, "the values --row "+cfg.Row+" lists")
+			after = append(after, "the values --row "+spec.Clip(cfg.Row)+" lists")
 		}
 		if len(after) == 0 {
 			return "there is no result to compare"
@@ -299,7 +301,7 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 		}
 	}
 	if len(cols) == 1 {
-		return fmt.Sprintf("every result%s is in one column of --col %s, %q: there is nothing to compare it with", left, cfg.Col, cols[0].name)
+		return fmt.Sprintf("every result%s is in one column of --col %s, %s: there is nothing to compare it with", left, spec.Clip(cfg.Col), spec.Quote(cols[0].name))
 	}
 	// each describes one list per column: "a, b in old.txt; c in new.txt".
 	each := func(list func(*column) []string) string {
@@ -318,7 +320,7 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 		return strings.Join(parts, "; ")
 	}
 	if shared {
-		return "no benchmark has results both in the baseline column and in another (rows pair by --row " + cfg.Row + "): " +
+		return "no benchmark has results both in the baseline column and in another (rows pair by --row " + spec.Clip(cfg.Row) + "): " +
 			each(func(c *column) []string { return c.rows })
 	}
 	var diffs []string
@@ -365,7 +367,7 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 	}
 	filter, err := benchproc.NewFilter(cfg.Filter)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --filter: %v", ErrUsage, err)
+		return nil, queryError("--filter", cfg.Filter, err)
 	}
 	var parser benchproc.ProjectionParser
 	tableBy, _, err := parser.ParseWithUnit(".config", filter)
@@ -374,18 +376,18 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 	}
 	rowBy, err := parser.Parse(cfg.Row, filter)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --row: %v", ErrUsage, err)
+		return nil, queryError("--row", cfg.Row, err)
 	}
 	colBy, err := parser.Parse(cfg.Col, filter)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --col: %v", ErrUsage, err)
+		return nil, queryError("--col", cfg.Col, err)
 	}
 	ignore := cfg.Ignore
 	if !cfg.Strict {
 		ignore = strings.TrimLeft(ignore+","+ignoredConfig, ",")
 	}
 	if _, err := parser.Parse(ignore, filter); err != nil {
-		return nil, fmt.Errorf("%w: --ignore: %v", ErrUsage, err)
+		return nil, queryError("--ignore", cfg.Ignore, err)
 	}
 	residue := parser.Residue()
 
@@ -416,6 +418,26 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 	return rep, nil
 }
 
+// queryError is the error for a benchproc query of flag that does not
+// parse. benchproc's message shows the query whole, on a line of its own
+// with a caret under the fault: kept for a query that is short printable
+// text, it gives way, for a longer query or one holding a control
+// character, to the query quoted as every echoed value is (its first 80
+// bytes and its length, control characters escaped) and the parser's
+// reason, so the message stays one short line that reaches the terminal
+// escaped.
+func queryError(flag, query string, err error) error {
+	msg := err.Error()
+	if spec.Clip(query) == query {
+		return fmt.Errorf("%w: %s: %s", ErrUsage, flag, msg)
+	}
+	why, _, ok := strings.Cut(msg, "\n\t"+query+"\n\t")
+	if !ok {
+		why = msg
+	}
+	return fmt.Errorf("%w: %s %s: %s", ErrUsage, flag, spec.Quote(query), spec.Bound(why))
+}
+
 func (cfg *CompareConfig) validate() error {
 	if len(cfg.Files) == 0 {
 		return fmt.Errorf("%w: no result files given", ErrUsage)
@@ -430,15 +452,15 @@ func (cfg *CompareConfig) validate() error {
 		return fmt.Errorf("%w: --confidence %v: must be in (0, 1)", ErrUsage, cfg.Confidence)
 	}
 	if cfg.ScaleBy != "" && (!strings.HasPrefix(cfg.ScaleBy, "/") || len(cfg.ScaleBy) < 2) {
-		return fmt.Errorf("%w: --scale-by %q: want a name parameter as /PARAM", ErrUsage, cfg.ScaleBy)
+		return fmt.Errorf("%w: --scale-by %s: want a name parameter as /PARAM", ErrUsage, spec.Quote(cfg.ScaleBy))
 	}
 	switch cfg.FailOn {
 	case "", "regression":
 	default:
-		return fmt.Errorf("%w: --fail-on %q: the only value is regression", ErrUsage, cfg.FailOn)
+		return fmt.Errorf("%w: --fail-on %s: the only value is regression", ErrUsage, spec.Quote(cfg.FailOn))
 	}
 	if !slices.Contains(Formats, cfg.Format) {
-		return fmt.Errorf("%w: --format %q: must be one of %s", ErrUsage, cfg.Format, strings.Join(Formats, ", "))
+		return fmt.Errorf("%w: --format %s: must be one of %s", ErrUsage, spec.Quote(cfg.Format), strings.Join(Formats, ", "))
 	}
 	return nil
 }
@@ -468,11 +490,11 @@ func parseThresholds(specs []string) (thresholdSet, error) {
 		unit, pct, ok := strings.Cut(s, "=")
 		unit = strings.TrimSpace(unit)
 		if !ok || unit == "" {
-			return t, fmt.Errorf("%w: --threshold %q: want UNIT=PCT, as in ns/op=5", ErrUsage, s)
+			return t, fmt.Errorf("%w: --threshold %s: want UNIT=PCT, as in ns/op=5", ErrUsage, spec.Quote(s))
 		}
 		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(pct), "%"), 64)
 		if err != nil || p < 0 || p != p || math.IsInf(p, 0) {
-			return t, fmt.Errorf("%w: --threshold %q: PCT must be a finite number >= 0", ErrUsage, s)
+			return t, fmt.Errorf("%w: --threshold %s: PCT must be a finite number >= 0", ErrUsage, spec.Quote(s))
 		}
 		key := unit
 		if unit != "*" {
@@ -484,7 +506,7 @@ func parseThresholds(specs []string) (thresholdSet, error) {
 				old = t.byUnit[key]
 			}
 			if old != p {
-				return t, fmt.Errorf("%w: --threshold %q conflicts with --threshold %q: give each unit one threshold", ErrUsage, s, prev)
+				return t, fmt.Errorf("%w: --threshold %s conflicts with --threshold %s: give each unit one threshold", ErrUsage, spec.Quote(s), spec.Quote(prev))
 			}
 			continue
 		}
@@ -513,8 +535,8 @@ func (t thresholdSet) check(seen map[string]string) error {
 		return nil
 	}
 	slices.Sort(missing)
-	spec := missing[0]
-	unit, _, _ := strings.Cut(spec, "=")
+	flag := missing[0]
+	unit, _, _ := strings.Cut(flag, "=")
 	unit = strings.TrimSpace(unit)
 	have := make([]string, 0, len(seen))
 	for _, u := range seen {
@@ -523,14 +545,14 @@ func (t thresholdSet) check(seen map[string]string) error {
 	slices.Sort(have)
 	hint := ""
 	if near := nearest(unit, have); near != "" {
-		hint = fmt.Sprintf("; did you mean %s?", near)
+		hint = fmt.Sprintf("; did you mean %s?", spec.Clip(near))
 	}
 	const most = 12
 	list := strings.Join(have[:min(len(have), most)], ", ")
 	if len(have) > most {
 		list += fmt.Sprintf(", and %d more", len(have)-most)
 	}
-	return fmt.Errorf("%w: --threshold %q: no result file has unit %s%s (their units: %s)", ErrUsage, spec, unit, hint, list)
+	return fmt.Errorf("%w: --threshold %s: no result file has unit %s%s (their units: %s)", ErrUsage, spec.Quote(flag), spec.Clip(unit), hint, list)
 }
 
 // nearest returns the word of words closest to w in edit distance, if it is
@@ -585,10 +607,10 @@ func resultFiles(args []string) ([]resultFile, error) {
 			count[path]++
 		}
 		if path == "" {
-			return nil, fmt.Errorf("%w: empty file name in %q", ErrUsage, a)
+			return nil, fmt.Errorf("%w: empty file name in %s", ErrUsage, spec.Quote(a))
 		}
 		if label == "" {
-			return nil, fmt.Errorf("%w: empty label in %q (LABEL=FILE names a column)", ErrUsage, a)
+			return nil, fmt.Errorf("%w: empty label in %s (LABEL=FILE names a column)", ErrUsage, spec.Quote(a))
 		}
 		files[i] = resultFile{path, label}
 	}

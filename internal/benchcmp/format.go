@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
+
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // writeReport writes rep to w in format (one of Formats).
@@ -31,7 +33,7 @@ func writeReport(w io.Writer, rep *Report, format string) error {
 	case "html":
 		err = writeHTML(bw, rep)
 	default:
-		err = fmt.Errorf("%w: unknown format %q", ErrUsage, format)
+		err = fmt.Errorf("%w: unknown format %s", ErrUsage, spec.Quote(format))
 	}
 	if err != nil {
 		return err

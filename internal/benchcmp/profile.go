@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // ProfileConfig configures Profile.
@@ -74,7 +75,7 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 	out := cfg.Out
 	for _, l := range cfg.Labels {
 		if !benchflame.LabelKeyOK(l) {
-			return fmt.Errorf("%w: --labels: label key %q: want a non-empty key without commas or spaces", ErrUsage, l)
+			return fmt.Errorf("%w: --labels: label key %s: want a non-empty key without commas or spaces", ErrUsage, spec.Quote(l))
 		}
 	}
 	outInfo, outErr := os.Stat(out)
@@ -94,7 +95,7 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 	}
 	// As benchrun's --flamegraph: the page is HTML, whatever the name.
 	if !strings.HasSuffix(out, ".html") {
-		return fmt.Errorf("%w: --flamegraph %s: must name an .html file", ErrUsage, out)
+		return fmt.Errorf("%w: --flamegraph %s: must name an .html file", ErrUsage, spec.Clip(out))
 	}
 	if outErr == nil && outInfo.IsDir() {
 		return fmt.Errorf("%w: --flamegraph %s: is a directory, not a file to write", ErrUsage, out)

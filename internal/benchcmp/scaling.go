@@ -15,6 +15,8 @@ import (
 	"golang.org/x/perf/benchproc"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // ScalingConfig configures Scaling. DefaultScalingConfig returns the
@@ -95,7 +97,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 		return fmt.Errorf("%w: scaling needs a result file", ErrUsage)
 	}
 	if !strings.HasPrefix(cfg.By, "/") || len(cfg.By) < 2 {
-		return fmt.Errorf("%w: --by %q: want a name parameter as /PARAM, as in /rows", ErrUsage, cfg.By)
+		return fmt.Errorf("%w: --by %s: want a name parameter as /PARAM, as in /rows", ErrUsage, spec.Quote(cfg.By))
 	}
 	if !(cfg.Confidence > 0 && cfg.Confidence < 1) {
 		return fmt.Errorf("%w: --confidence %v: must be in (0, 1)", ErrUsage, cfg.Confidence)
@@ -106,11 +108,11 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	switch cfg.Format {
 	case "text", "csv", "json":
 	default:
-		return fmt.Errorf("%w: --format %q: scaling writes text, csv or json", ErrUsage, cfg.Format)
+		return fmt.Errorf("%w: --format %s: scaling writes text, csv or json", ErrUsage, spec.Quote(cfg.Format))
 	}
 	filter, err := benchproc.NewFilter(cfg.Filter)
 	if err != nil {
-		return fmt.Errorf("%w: --filter: %v", ErrUsage, err)
+		return queryError("--filter", cfg.Filter, err)
 	}
 	var parser benchproc.ProjectionParser
 	tableBy, unitField, err := parser.ParseWithUnit(".config", filter)
@@ -119,7 +121,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	}
 	byProj, err := parser.Parse(cfg.By, filter)
 	if err != nil {
-		return fmt.Errorf("%w: --by: %v", ErrUsage, err)
+		return queryError("--by", cfg.By, err)
 	}
 	rowBy, err := parser.Parse(".fullname", filter)
 	if err != nil {
@@ -146,9 +148,9 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 		x, err := strconv.ParseFloat(xs, 64)
 		if err != nil || !(x > 0) || math.IsInf(x, 0) {
 			file, line := r.Pos()
-			what := fmt.Sprintf("%s=%q is not a positive number", cfg.By, xs)
+			what := fmt.Sprintf("%s=%s is not a positive number", spec.Clip(cfg.By), spec.Quote(xs))
 			if xs == "" {
-				what = "has no " + cfg.By + " in its name"
+				what = "has no " + spec.Clip(cfg.By) + " in its name"
 			}
 			perr = fmt.Errorf("%w: %s:%d: %s %s", ErrInput, file, line, r.Name.Full(), what)
 			return

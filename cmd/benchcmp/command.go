@@ -23,7 +23,9 @@ func run(args []string, out, errOut io.Writer) int {
 	root.SetArgs(args)
 	err := root.Execute()
 	if err != nil {
-		fmt.Fprintf(errOut, "benchcmp: %s\n", strings.TrimPrefix(err.Error(), "benchcmp: "))
+		// An operating system error names its file raw: shown as
+		// every path of a message is.
+		fmt.Fprintf(errOut, "benchcmp: %s\n", strings.TrimPrefix(spec.PathErr(err), "benchcmp: "))
 	}
 	return benchcmp.ExitCode(err)
 }

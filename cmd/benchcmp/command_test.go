@@ -666,3 +666,76 @@ func TestCommandLineValuesAreQuotedShort(t *testing.T) {
 		}
 	}
 }
+
+// TestPathsWithControlCharactersAreEscaped: a file path holding a newline
+// or an escape sequence reaches the terminal quoted and escaped wherever
+// an error or warning of benchcmp names it (a file missing, unreadable,
+// cut short or of bad lines, a file given twice, a column of the gate's
+// reasons, a profile), never raw.
+func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
+	dir := inFixtureDir(t)
+	const bad = "a\nb\x1b[2J" // a newline and an escape sequence
+	const q = `"a\nb\x1b[2J`  // as quoted, without its end
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, err := os.ReadFile("old.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(bad+"old.txt", string(old))
+	write(bad+"nul.txt", "BenchmarkA 1 2 ns/op\n\x00\n")
+	write(bad+"syntax.txt", "BenchmarkA 1 2 ns/op\nBenchmarkA x 2 ns/op\n")
+	write(bad+"iters.txt", "BenchmarkA 0 2 ns/op\n")
+	write(bad+"cut.txt", "BenchmarkA 1 2 ns/op\nBenchm")
+	write(bad+"none.txt", "goos: linux\n")
+	write(bad+"better.txt", "Unit ns/op better=up\nBenchmarkA 1 2 ns/op\n")
+	write(bad+"fail.txt", string(old)+"--- FAIL: BenchmarkX\n")
+	write(bad+"lost.txt", strings.Join(strings.SplitAfter(string(old), "\n")[:14], ""))
+	write(bad+"gomaxprocs.txt", strings.Replace(string(old), "gomaxprocs: 2", "gomaxprocs: 4", 1))
+	for _, d := range []string{bad + "dir", bad + "dir.html"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"old.txt", bad + "missing.txt"}, 2, `stat ` + q + `missing.txt": no such file or directory`},
+		{[]string{"old.txt", bad + "dir"}, 2, q + `dir": is a directory`},
+		{[]string{"old.txt", bad + "nul.txt"}, 2, q + `nul.txt":2: a NUL byte`},
+		{[]string{"old.txt", bad + "syntax.txt"}, 2, q + `syntax.txt":2: parsing iteration count`},
+		{[]string{"old.txt", bad + "iters.txt"}, 2, q + `iters.txt":1: iteration count 0`},
+		{[]string{"old.txt", bad + "cut.txt"}, 2, q + `cut.txt":2: "Benchm": the file ends in the middle`},
+		{[]string{"old.txt", bad + "none.txt"}, 2, q + `none.txt": no benchmark results`},
+		{[]string{"old.txt", bad + "better.txt"}, 2, q + `better.txt":1: Unit ns/op better=up`},
+		{[]string{"old.txt", bad + "fail.txt"}, 0, `warning: ` + q + `fail.txt":` + strconv.Itoa(strings.Count(string(old), "\n")+1) + `: --- FAIL: BenchmarkX: go test says`},
+		{[]string{"o=old.txt", "o=./old.txt", "new.txt"}, 0, `warning: old.txt and ./old.txt are the same file in column "o"`},
+		{[]string{bad + "old.txt", "./" + bad + "old.txt"}, 0, `warning: ` + q + `old.txt" and "./a\nb\x1b[2Jold.txt" are the same file, read as two columns, ` + q + `old.txt" and "./a\nb\x1b[2Jold.txt"`},
+		{[]string{"--fail-on", "regression", bad + "old.txt", bad + "lost.txt"}, 1, `of the baseline ` + q + `old.txt" have no result`},
+		{[]string{"--fail-on", "regression", bad + "old.txt", bad + "gomaxprocs.txt"}, 2, `gomaxprocs [2 in ` + q + `old.txt"; 4 in ` + q + `gomaxprocs.txt"]`},
+		{[]string{"old.txt", bad + "lost.txt"}, 0, `warning: benchmark set differs from the baseline, geomeans may not be comparable: ` + q + `lost.txt" has no result`},
+		{[]string{"merge", "shard0.txt", bad + "missing.txt"}, 2, `open ` + q + `missing.txt": no such file`},
+		{[]string{"merge", "shard0.txt", bad + "syntax.txt"}, 2, q + `syntax.txt":2: parsing iteration count`},
+		{[]string{"merge", bad + "old.txt", bad + "old.txt"}, 0, `merge: ` + q + `old.txt" and ` + q + `old.txt" are the same file`},
+		{[]string{"merge", "shard0.txt", bad + "none.txt"}, 2, q + `none.txt": no benchmark results`},
+		{[]string{"scaling", "--by", "/rows", bad + "syntax.txt"}, 2, q + `syntax.txt":2: parsing iteration count`},
+		{[]string{"scaling", "--by", "/nope", bad + "old.txt"}, 2, q + `old.txt":13: Query/workload=star`},
+		{[]string{"profile", "--base", bad + "missing.pprof", "imported.pprof", "--flamegraph", "d.html"}, 2, q + `missing.pprof": no such file`},
+		{[]string{"profile", "--base", bad + "old.txt", "imported.pprof", "--flamegraph", "d.html"}, 2, q + `old.txt": parsing profile`},
+		{[]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", bad + "dir"}, 2, `--flamegraph ` + q + `dir": must name an .html file`},
+		{[]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", bad + "dir.html"}, 2, `--flamegraph ` + q + `dir.html": is a directory`},
+		{[]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", bad + "no/d.html"}, 2, `--flamegraph ` + q + `no/d.html": its directory ` + q + `no" does not exist`},
+		{[]string{"profile", "--base", bad + "old.txt", bad + "old.txt", "--flamegraph", bad + "old.txt"}, 2, `--flamegraph ` + q + `old.txt" is the profile --base ` + q + `old.txt": it would be overwritten`},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		if code != tc.code || !strings.Contains(errOut.String(), tc.want) || strings.Contains(errOut.String(), "\x1b") {
+			t.Errorf("benchcmp %q: exit %d, stderr %q; want exit %d, no raw control character, and %q", tc.args, code, errOut.String(), tc.code, tc.want)
+		}
+	}
+}

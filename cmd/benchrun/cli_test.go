@@ -424,3 +424,64 @@ func TestCommandLineControlCharactersAreEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestPathsWithControlCharactersAreEscaped: a file path holding a newline
+// or an escape sequence (a spec file, its CSV input, an output flag's file
+// or directory) reaches the terminal quoted and escaped wherever an error
+// or a command's output names it, never raw; each error is still exit 2.
+func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	write := func(name, data string) {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const bad = "a\nb\x1b[2J" // a newline and an escape sequence
+	const q = `a\nb\x1b[2J`   // as quoted
+	small := func(name, input string) string {
+		return `{"version": 1, "name": "` + name + `", "as_of": 3,` + "\n" + `"inputs": {"a": {"columns": ["x"], ` + input + `}},
+"query": {"from": [{"as": "a", "collection": "a"}]}}`
+	}
+	write(bad+".json", small("w", `"rows": [[0, 1, 1]]`))
+	write(bad+"2.json", small("w", `"rows": [[0, 1, 1]]`))
+	write(bad+"file", "")
+	// A spec in a directory of that name: its CSV inputs' paths hold it.
+	if err := os.Mkdir(bad+"d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(bad+"d/csv.json", small("c", `"csv": "a.csv"`))
+	write(bad+"d/a.csv", "time,diff,x\n0,1,7\n")
+	write(bad+"d/nocsv.json", small("n", `"csv": "none.csv"`))
+	if err := os.Mkdir(bad+"dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate", bad + "x.json"}, `"` + q + `x.json": cannot read spec`},
+		{[]string{"run", bad + "d/nocsv.json"}, `"` + q + `d/none.csv": cannot read CSV`},
+		{[]string{"run", bad + ".json", bad + "2.json", "--index", "direct"}, `"` + q + `2.json":1: name: workload "w" is also the name of "` + q + `.json"`},
+		{[]string{"run", bad + ".json", "--param", "rows=1"}, `spec file "` + q + `.json" has no parameter rows`},
+		{[]string{"eval", bad + ".json", "--at", "1", "--index", "direct"}, `time 1 is before the spec's as_of 3 ("` + q + `.json")`},
+		{[]string{"run", "lookup", "--out", bad + "dir"}, `--out: "` + q + `dir" is a directory`},
+		{[]string{"run", "lookup", "--out", bad + "none/r.txt"}, `--out: "` + q + `none/r.txt": directory "` + q + `none" does not exist`},
+		{[]string{"run", "lookup", "--cpuprofile", bad + "p", "--memprofile", "./" + bad + "p"}, `--cpuprofile and --memprofile: both name "./` + q + `p"`},
+		{[]string{"run", bad + ".json", "--index", "direct", "--out", bad + ".json"}, `--out: "` + q + `.json" is the spec file of workload w`},
+		{[]string{"run", bad + "d/csv.json", "--index", "direct", "--out", bad + "d/a.csv"}, `--out: "` + q + `d/a.csv" is the CSV input a of "` + q + `d/csv.json"`},
+		{[]string{"gen", bad + ".json", "--out", bad + "file"}, `--out: "` + q + `file" is not a directory`},
+		{[]string{"gen", bad + "d/csv.json", "--out", bad + "d"}, `--out: "` + q + `d/a.csv" is the CSV input a of "` + q + `d/csv.json"`},
+		{[]string{"gen", bad + "d/csv.json", "--out", bad + "file/x"}, `--out: "` + q + `file" is not a directory`},
+	} {
+		code, out, errOut := execute(t, tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || strings.ContainsAny(errOut, "\x1b") || strings.Count(errOut, "\n") != strings.Count(tc.want, "\n")+1 {
+			t.Errorf("benchrun %q: exit %d, stdout %q, stderr %q; want exit 2, one line, no raw control character, and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	// Output that names a file.
+	code, out, errOut := execute(t, "validate", bad+".json")
+	if want := `"` + q + `.json": ok: workload w`; code != 0 || !strings.Contains(out, want) || strings.ContainsAny(out, "\x1b") {
+		t.Errorf("validate: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+	}
+}

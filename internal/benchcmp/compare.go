@@ -166,7 +166,7 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 		}
 		if lost := rep.Lost(); len(lost) > 0 {
 			why = append(why, fmt.Sprintf("%d benchmark(s) of the baseline %s have no result to compare with (%s)",
-				len(lost), rep.Columns[0], listSome(lost, 3)))
+				len(lost), spec.Path(rep.Columns[0]), listSome(lost, 3)))
 		}
 		if f := rep.Failures; len(f) > 0 {
 			why = append(why, fmt.Sprintf("go test says a run failed (%s)", listSome(f, 1)))
@@ -231,11 +231,11 @@ func warnUnpaired(errOut io.Writer, rep *Report) {
 		n := names[p]
 		if p.unit != "" {
 			fmt.Fprintf(errOut, "benchcmp: warning: %s has no %s result for %d benchmark(s) of %s that it has other results for: %s\n",
-				p.missing, p.unit, len(n), p.in, listSome(n, 5))
+				spec.Path(p.missing), p.unit, len(n), spec.Path(p.in), listSome(n, 5))
 			continue
 		}
 		fmt.Fprintf(errOut, "benchcmp: warning: benchmark set differs from the baseline, geomeans may not be comparable: %s has no result for %d benchmark(s) of %s: %s\n",
-			p.missing, len(n), p.in, listSome(n, 5))
+			spec.Path(p.missing), len(n), spec.Path(p.in), listSome(n, 5))
 	}
 }
 
@@ -315,7 +315,7 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 					s += fmt.Sprintf(" and %d more", len(l)-3)
 				}
 			}
-			parts = append(parts, s+" in "+c.name)
+			parts = append(parts, s+" in "+spec.Path(c.name))
 		}
 		return strings.Join(parts, "; ")
 	}
@@ -653,10 +653,10 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 	for i, f := range files {
 		st, err := os.Stat(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+			return nil, fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
 		}
 		if st.IsDir() {
-			return nil, fmt.Errorf("%w: %s: is a directory, not a result file", ErrInput, f.path)
+			return nil, fmt.Errorf("%w: %s: is a directory, not a result file", ErrInput, spec.Path(f.path))
 		}
 		infos[i] = st
 		for j := range i {
@@ -667,9 +667,9 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 			if q.label == f.label {
 				// Pooled twice into one column (old=o.txt
 				// old=./o.txt): each sample counts twice.
-				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file in column %q: its samples count twice\n", q.path, f.path, f.label)
+				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file in column %s: its samples count twice\n", spec.Path(q.path), spec.Path(f.path), spec.Quote(f.label))
 			} else {
-				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file, read as two columns, %q and %q: it is compared with itself\n", q.path, f.path, q.label, f.label)
+				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file, read as two columns, %s and %s: it is compared with itself\n", spec.Path(q.path), spec.Path(f.path), spec.Quote(q.label), spec.Quote(f.label))
 			}
 			break
 		}
@@ -691,7 +691,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 	for _, f := range files {
 		file, err := check.open(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+			return nil, fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
 		}
 		// ".file" is not a key a file can set, so the label stays.
 		r.Reset(skipBOM(file), f.path, ".file", f.label)
@@ -724,7 +724,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 				}
 			}
 			if err := r.Err(); err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrInput, f.path, err)
+				return fmt.Errorf("%w: %s: %s", ErrInput, spec.Path(f.path), spec.PathErr(err))
 			}
 			return nil
 		}()
@@ -737,7 +737,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 	}
 	for _, f := range paths {
 		if counts[f] == 0 {
-			return nil, fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, f)
+			return nil, fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, spec.Path(f))
 		}
 	}
 	info.units = r.Units()
@@ -808,7 +808,7 @@ func directions(units benchfmt.UnitMetadataMap) (map[string]Direction, error) {
 			dirs[k.Unit] = Higher
 		default:
 			f, line := m.Pos()
-			return nil, fmt.Errorf("%w: %s:%d: Unit %s better=%s: better must be lower or higher", ErrInput, f, line, m.OrigUnit, m.Value)
+			return nil, fmt.Errorf("%w: %s:%d: Unit %s better=%s: better must be lower or higher", ErrInput, spec.Path(f), line, m.OrigUnit, m.Value)
 		}
 	}
 	return dirs, nil

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // The checks of this file are the ones benchfmt leaves to its callers
@@ -133,7 +135,7 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 				// No result file holds a NUL; a file cut short by a
 				// crash is often padded with them, which a reader
 				// would otherwise take for blank lines.
-				return fileEnd{}, fmt.Errorf("%s:%d: a NUL byte: the file is not text (cut short and padded with zeros?)", path, lines+1)
+				return fileEnd{}, fmt.Errorf("%s:%d: a NUL byte: the file is not text (cut short and padded with zeros?)", spec.Path(path), lines+1)
 			}
 			if inLine < headMax {
 				head = append(head, c)
@@ -142,7 +144,7 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 			}
 			inLine++
 			if inLine == maxLine+1 {
-				return fileEnd{}, fmt.Errorf("%s:%d: a line longer than %d bytes, more than a result file's reader takes", path, lines+1, maxLine)
+				return fileEnd{}, fmt.Errorf("%s:%d: a line longer than %d bytes, more than a result file's reader takes", spec.Path(path), lines+1, maxLine)
 			}
 			if c != ' ' && c != '\t' && c != '\r' {
 				visible = true
@@ -152,7 +154,7 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 			break
 		}
 		if err != nil {
-			return fileEnd{}, fmt.Errorf("%s: %v", path, err)
+			return fileEnd{}, fmt.Errorf("%s: %s", spec.Path(path), spec.PathErr(err))
 		}
 	}
 	if !visible {
@@ -245,7 +247,7 @@ func newInputCheck(paths []string) (*inputCheck, error) {
 		}
 		end, err := c.readEnd(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInput, err)
+			return nil, fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
 		}
 		c.paths = append(c.paths, p)
 		c.ends[p] = end
@@ -291,7 +293,7 @@ func (c *inputCheck) failures() []string {
 	var out []string
 	for _, p := range c.paths {
 		for _, f := range c.ends[p].fails {
-			out = append(out, fmt.Sprintf("%s:%d: %s", p, f.line, f.text))
+			out = append(out, fmt.Sprintf("%s:%d: %s", spec.Path(p), f.line, f.text))
 		}
 	}
 	return out
@@ -312,10 +314,12 @@ func warnFailures(errOut io.Writer, prefix string, failures []string) {
 // syntax turns benchfmt's syntax error into an error wrapping ErrInput, and
 // says so when it is on an unterminated last line.
 func (c *inputCheck) syntax(e *benchfmt.SyntaxError) error {
+	// benchfmt's own message names the file raw.
+	msg := fmt.Sprintf("%s:%d: %s", spec.Path(e.FileName), e.Line, e.Msg)
 	if end := c.ends[e.FileName]; !end.terminated && e.Line == end.line {
-		return fmt.Errorf("%w: %s (the last line, which has no newline: the file looks truncated)", ErrInput, e.Error())
+		return fmt.Errorf("%w: %s (the last line, which has no newline: the file looks truncated)", ErrInput, msg)
 	}
-	return fmt.Errorf("%w: %s", ErrInput, e.Error())
+	return fmt.Errorf("%w: %s", ErrInput, msg)
 }
 
 // meta records a Unit metadata line's unit as known.
@@ -328,8 +332,9 @@ func (c *inputCheck) meta(m *benchfmt.UnitMetadata) {
 // records the line for finish.
 func (c *inputCheck) result(r *benchfmt.Result) error {
 	file, line := r.Pos()
+	at := spec.Path(file) // the file as messages name it
 	if r.Iters <= 0 {
-		return fmt.Errorf("%w: %s:%d: iteration count %d: must be positive", ErrInput, file, line, r.Iters)
+		return fmt.Errorf("%w: %s:%d: iteration count %d: must be positive", ErrInput, at, line, r.Iters)
 	}
 	units := make([]string, len(r.Values))
 	tidy := make([]string, len(r.Values))
@@ -337,14 +342,14 @@ func (c *inputCheck) result(r *benchfmt.Result) error {
 		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
 			// The statistics of a sample with NaN or ±Inf never
 			// finish: refuse the value, as a syntax error.
-			return fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, file, line, v.Unit, v.Value)
+			return fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, at, line, v.Unit, v.Value)
 		}
 		u := v.Unit
 		if v.OrigUnit != "" {
 			u = v.OrigUnit
 		}
 		if why := garbledUnit(u); why != "" {
-			return fmt.Errorf("%w: %s:%d: unit %q: %s", ErrInput, file, line, u, why)
+			return fmt.Errorf("%w: %s:%d: unit %q: %s", ErrInput, at, line, u, why)
 		}
 		units[i], tidy[i] = u, v.Unit
 	}
@@ -360,7 +365,7 @@ func (c *inputCheck) result(r *benchfmt.Result) error {
 				as = fmt.Sprintf(" (as %q before)", units[j])
 			}
 			return fmt.Errorf("%w: %s:%d: unit %q a second time on the line%s: a line holds one value of each unit",
-				ErrInput, file, line, units[i], as)
+				ErrInput, at, line, units[i], as)
 		}
 	}
 	key := prevKey{file, string(r.Name.Full())}
@@ -413,7 +418,7 @@ func (c *inputCheck) finish() error {
 			continue
 		}
 		return fmt.Errorf("%w: %s:%d: %q: the file ends in the middle of a benchmark line (no newline, no measurements): it looks truncated",
-			ErrInput, p, end.line, end.head)
+			ErrInput, spec.Path(p), end.line, end.head)
 	}
 	const cut = "the file looks truncated (end it with a newline if the line is complete)"
 	for _, l := range c.pending {
@@ -421,13 +426,13 @@ func (c *inputCheck) finish() error {
 		switch {
 		case l.prev.line > 0 && !slices.Equal(l.prev.units, l.units):
 			return fmt.Errorf("%w: %s:%d: the last line has no newline and its units (%s) are not those of the same benchmark at line %d (%s): %s",
-				ErrInput, l.path, l.line, strings.Join(l.units, " "), l.prev.line, strings.Join(l.prev.units, " "), cut)
+				ErrInput, spec.Path(l.path), l.line, strings.Join(l.units, " "), l.prev.line, strings.Join(l.prev.units, " "), cut)
 		case slices.Contains(l.tidy[:len(l.tidy)-1], lastTidy):
 			return fmt.Errorf("%w: %s:%d: the last line has no newline and ends in unit %q a second time: %s",
-				ErrInput, l.path, l.line, last, cut)
+				ErrInput, spec.Path(l.path), l.line, last, cut)
 		case l.prev.line == 0 && !c.units[lastTidy]:
 			return fmt.Errorf("%w: %s:%d: the last line has no newline and ends in unit %q, which no other line uses and no Unit line declares: %s",
-				ErrInput, l.path, l.line, last, cut)
+				ErrInput, spec.Path(l.path), l.line, last, cut)
 		}
 	}
 	return nil

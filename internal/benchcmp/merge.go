@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // Merge writes the results of every file in paths, in order, as one result
@@ -56,7 +58,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 	for i, path := range paths {
 		f, err := check.open(path)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrInput, err)
+			return fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
 		}
 		r := benchfmt.NewReader(skipBOM(f), path)
 		n, units := 0, 0
@@ -86,7 +88,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 					if prev.meta.Value != rec.Value {
 						f.Close()
 						return fmt.Errorf("%w: %s:%d: Unit %s %s=%s conflicts with %s=%s at %s:%d",
-							ErrInput, file, line, rec.OrigUnit, rec.Key, rec.Value, prev.meta.Key, prev.meta.Value, prev.file, prev.line)
+							ErrInput, spec.Path(file), line, rec.OrigUnit, rec.Key, rec.Value, prev.meta.Key, prev.meta.Value, spec.Path(prev.file), prev.line)
 					}
 					continue
 				}
@@ -108,7 +110,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 					firstArg[id] = i
 				} else if same[first] != same[i] && !overlaps[id] {
 					overlaps[id] = true
-					fmt.Fprintf(errOut, "benchcmp merge: %s is in both %s and %s (overlapping shards?)\n", rec.Name.Full(), paths[first], path)
+					fmt.Fprintf(errOut, "benchcmp merge: %s is in both %s and %s (overlapping shards?)\n", rec.Name.Full(), spec.Path(paths[first]), spec.Path(path))
 				}
 				if err := w.Write(rec); err != nil {
 					f.Close()
@@ -119,7 +121,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 		err = r.Err()
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrInput, path, err)
+			return fmt.Errorf("%w: %s: %s", ErrInput, spec.Path(path), spec.PathErr(err))
 		}
 		failsBefore(math.MaxInt)
 		total += n
@@ -128,14 +130,14 @@ func Merge(out, errOut io.Writer, paths []string) error {
 			// A run that failed before its first result (a build
 			// that failed, a panic): its FAIL lines are its part,
 			// and the merge fails below naming them.
-			fmt.Fprintf(errOut, "benchcmp merge: %s: no benchmark results, FAIL lines only (a run that failed)\n", path)
+			fmt.Fprintf(errOut, "benchcmp merge: %s: no benchmark results, FAIL lines only (a run that failed)\n", spec.Path(path))
 		case n == 0 && units == 0:
-			return fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, path)
+			return fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, spec.Path(path))
 		case n == 0:
 			// A shard that drew no benchmark (benchrun run --shard i/n
 			// with n above the number of benchmarks) writes its Unit
 			// lines alone: merged as the empty part it is.
-			fmt.Fprintf(errOut, "benchcmp merge: %s: no benchmark results, Unit lines only (an empty shard)\n", path)
+			fmt.Fprintf(errOut, "benchcmp merge: %s: no benchmark results, Unit lines only (an empty shard)\n", spec.Path(path))
 		}
 	}
 	if total == 0 && len(failures) == 0 {
@@ -171,7 +173,7 @@ func sameFiles(errOut io.Writer, paths []string) []int {
 		for j := range i {
 			if infos[j] != nil && os.SameFile(infos[j], infos[i]) {
 				first[i] = first[j]
-				fmt.Fprintf(errOut, "benchcmp merge: %s and %s are the same file: its samples are written twice\n", paths[j], p)
+				fmt.Fprintf(errOut, "benchcmp merge: %s and %s are the same file: its samples are written twice\n", spec.Path(paths[j]), spec.Path(p))
 				break
 			}
 		}

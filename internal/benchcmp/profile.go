@@ -46,7 +46,7 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	if cfg.ErrOut != nil {
 		if b, err := os.Stat(cfg.Base); err == nil {
 			if o, err := os.Stat(cfg.Other); err == nil && os.SameFile(b, o) {
-				fmt.Fprintf(cfg.ErrOut, "benchcmp: warning: --base %s and %s are the same file: it is compared with itself, and every difference is zero\n", cfg.Base, cfg.Other)
+				fmt.Fprintf(cfg.ErrOut, "benchcmp: warning: --base %s and %s are the same file: it is compared with itself, and every difference is zero\n", spec.Path(cfg.Base), spec.Path(cfg.Other))
 			}
 		}
 	}
@@ -58,11 +58,11 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, benchflame.ErrProfile):
-		return fmt.Errorf("%w: %v", ErrInput, err)
+		return fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
 	default:
 		// The export failed or --flamegraph could not be written: not
 		// bad input (invariant C6).
-		return fmt.Errorf("%w: %v", ErrOutput, err)
+		return fmt.Errorf("%w: %s", ErrOutput, spec.PathErr(err))
 	}
 }
 
@@ -90,7 +90,7 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 			same = true
 		}
 		if same {
-			return fmt.Errorf("%w: --flamegraph %s is the profile %s %s: it would be overwritten", ErrUsage, out, in.flag, in.path)
+			return fmt.Errorf("%w: --flamegraph %s is the profile %s %s: it would be overwritten", ErrUsage, spec.Path(out), in.flag, spec.Path(in.path))
 		}
 	}
 	// As benchrun's --flamegraph: the page is HTML, whatever the name.
@@ -98,11 +98,11 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 		return fmt.Errorf("%w: --flamegraph %s: must name an .html file", ErrUsage, spec.Clip(out))
 	}
 	if outErr == nil && outInfo.IsDir() {
-		return fmt.Errorf("%w: --flamegraph %s: is a directory, not a file to write", ErrUsage, out)
+		return fmt.Errorf("%w: --flamegraph %s: is a directory, not a file to write", ErrUsage, spec.Path(out))
 	}
 	dir := filepath.Dir(out)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("%w: --flamegraph %s: its directory %s does not exist", ErrUsage, out, dir)
+		return fmt.Errorf("%w: --flamegraph %s: its directory %s does not exist", ErrUsage, spec.Path(out), spec.Path(dir))
 	}
 	// The page is written through a temporary file in that directory
 	// (renamed into place), after the export: a directory that takes no
@@ -111,7 +111,7 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 	if outErr != nil || outInfo.Mode().IsRegular() {
 		f, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp*")
 		if err != nil {
-			return fmt.Errorf("%w: --flamegraph %s: its directory %s takes no new file: %v", ErrUsage, out, dir, errors.Unwrap(err))
+			return fmt.Errorf("%w: --flamegraph %s: its directory %s takes no new file: %v", ErrUsage, spec.Path(out), spec.Path(dir), errors.Unwrap(err))
 		}
 		f.Close()
 		os.Remove(f.Name())

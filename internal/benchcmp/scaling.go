@@ -152,7 +152,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 			if xs == "" {
 				what = "has no " + spec.Clip(cfg.By) + " in its name"
 			}
-			perr = fmt.Errorf("%w: %s:%d: %s %s", ErrInput, file, line, r.Name.Full(), what)
+			perr = fmt.Errorf("%w: %s:%d: %s %s", ErrInput, spec.Path(file), line, r.Name.Full(), what)
 			return
 		}
 		row := rowBy.Project(r)

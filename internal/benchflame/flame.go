@@ -20,6 +20,8 @@ import (
 
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
+
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // Sentinel errors.
@@ -63,21 +65,21 @@ func (o Options) check() error {
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrProfile, err)
+			return fmt.Errorf("%w: %s", ErrProfile, spec.PathErr(err))
 		}
 		if st.IsDir() {
-			return fmt.Errorf("%w: %s: is a directory", ErrProfile, p)
+			return fmt.Errorf("%w: %s: is a directory", ErrProfile, spec.Path(p))
 		}
 		// The export reads a profile twice (parse, then pprof's driver),
 		// in a subprocess: a named pipe would be drained by the first read
 		// and the second would wait for a writer forever.
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%w: %s: not a regular file (a pipe or a device cannot be read back): save the profile to a file first", ErrProfile, p)
+			return fmt.Errorf("%w: %s: not a regular file (a pipe or a device cannot be read back): save the profile to a file first", ErrProfile, spec.Path(p))
 		}
 	}
 	for _, l := range o.Labels {
 		if !LabelKeyOK(l) {
-			return fmt.Errorf("%w: label key %q: want a non-empty key without commas or spaces", ErrProfile, l)
+			return fmt.Errorf("%w: label key %s: want a non-empty key without commas or spaces", ErrProfile, spec.Quote(l))
 		}
 	}
 	return nil
@@ -100,12 +102,12 @@ func (o Options) parse() error {
 	read := func(path string) (*profile.Profile, error) {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrProfile, err)
+			return nil, fmt.Errorf("%w: %s", ErrProfile, spec.PathErr(err))
 		}
 		defer f.Close()
 		p, err := profile.Parse(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrProfile, path, err)
+			return nil, fmt.Errorf("%w: %s: %s", ErrProfile, spec.Path(path), spec.PathErr(err))
 		}
 		return p, nil
 	}
@@ -130,7 +132,7 @@ func (o Options) parse() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s (%s) and base %s (%s) share no sample type: profiles of different kinds", ErrProfile, o.Profile, strings.Join(pt, ", "), o.Base, strings.Join(bt, ", "))
+	return fmt.Errorf("%w: %s (%s) and base %s (%s) share no sample type: profiles of different kinds", ErrProfile, spec.Path(o.Profile), strings.Join(pt, ", "), spec.Path(o.Base), strings.Join(bt, ", "))
 }
 
 // Export draws the flame graph of opts with pprof's driver in this process
@@ -180,7 +182,7 @@ func Export(w io.Writer, opts Options) error {
 		return fmt.Errorf("%w: %v", ErrExport, fs.err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v %s", ErrProfile, opts.Profile, err, strings.TrimSpace(msgs.String()))
+		return fmt.Errorf("%w: %s: %s %s", ErrProfile, spec.Path(opts.Profile), spec.PathErr(err), strings.TrimSpace(msgs.String()))
 	}
 	if status != http.StatusOK || !bytes.Contains(page, []byte("stackViewer(")) {
 		return fmt.Errorf("%w: pprof answered %d: %s %s", ErrExport, status, bytes.TrimSpace(page), strings.TrimSpace(msgs.String()))

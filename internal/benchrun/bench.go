@@ -95,7 +95,7 @@ func nameClash(first, second *spec.Spec) error {
 	// as a value of the spec past 80 bytes. The name is quoted as
 	// Errorf quotes it.
 	e := second.Pos("name")
-	e.Msg = fmt.Sprintf("workload %s is also the name of %s: their results would have the same names (rename one)", spec.Quote(second.Name), first.File)
+	e.Msg = fmt.Sprintf("workload %s is also the name of %s: their results would have the same names (rename one)", spec.Quote(second.Name), spec.Path(first.File))
 	return e
 }
 
@@ -345,7 +345,7 @@ func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
 		if !strings.Contains(p.key, ".") && p.key != "as_of" && p.key != "until" {
 			// A built-in workload's parameter: every selected spec file
 			// must have each --param, and a spec file has field paths.
-			return nil, usagef("--param", "%s: spec file %s has no parameter %s (a spec file's parameters are paths of its integer fields, such as inputs.NAME.generate.rows)", spec.Clip(p.raw), path, spec.Clip(p.key))
+			return nil, usagef("--param", "%s: spec file %s has no parameter %s (a spec file's parameters are paths of its integer fields, such as inputs.NAME.generate.rows)", spec.Clip(p.raw), spec.Path(path), spec.Clip(p.key))
 		}
 		ov = append(ov, spec.Override{Field: p.key, Value: p.value, By: "--param " + spec.Clip(p.raw)})
 		ps = append(ps, Param{Name: p.key, Value: p.value})

@@ -53,10 +53,11 @@ func ExitCode(err error) int {
 func ParseMessage(msg string) string { return spec.Bound(msg) }
 
 // Message returns the text to print for err: usage errors without the
-// sentinel's prefix, which would only repeat "bad usage".
+// sentinel's prefix, which would only repeat "bad usage", and the path of
+// an operating system error it wraps shown as spec.Path shows it.
 func Message(err error) string {
 	// Several errors joined (validate of several files) are a line each.
-	lines := strings.Split(err.Error(), "\n")
+	lines := strings.Split(spec.PathErr(err), "\n")
 	const p = "benchrun: bad usage: "
 	for i, l := range lines {
 		if len(l) > len(p) && l[:len(p)] == p {

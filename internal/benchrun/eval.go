@@ -131,10 +131,10 @@ func parseAt(at string, s *spec.Spec) ([]uint64, error) {
 		}
 		p := s.Plan.Plan
 		if t < p.AsOf {
-			return nil, usagef("--at", "time %d is before the spec's as_of %d (%s)", t, p.AsOf, s.File)
+			return nil, usagef("--at", "time %d is before the spec's as_of %d (%s)", t, p.AsOf, spec.Path(s.File))
 		}
 		if p.HasUntil && t >= p.Until {
-			return nil, usagef("--at", "time %d is not before the spec's until %d (%s)", t, p.Until, s.File)
+			return nil, usagef("--at", "time %d is not before the spec's until %d (%s)", t, p.Until, spec.Path(s.File))
 		}
 		out = append(out, t)
 	}
@@ -231,7 +231,7 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 			if err != nil {
 				return err
 			}
-			targets = append(targets, target{n, b.Spec})
+			targets = append(targets, target{spec.Path(n), b.Spec})
 			continue
 		}
 		w, err := workloads.Lookup(n)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // pendingFile is an output written under a temporary name in its
@@ -110,7 +112,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 func commitAll(files []*pendingFile, rename func(oldpath, newpath string) error) error {
 	for _, p := range files {
 		if p.tmp == "" {
-			return fmt.Errorf("%s is not a regular file", p.path)
+			return fmt.Errorf("%s is not a regular file", spec.Path(p.path))
 		}
 	}
 	for _, p := range files {

@@ -68,12 +68,12 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 	for _, o := range outs {
 		for _, s := range specs {
 			if s.File != "" && samePath(o.path, s.File) {
-				return usagef("--out", "%s is the spec file of workload %s, which gen reads; give --out a directory of its own", o.path, s.Name)
+				return usagef("--out", "%s is the spec file of workload %s, which gen reads; give --out a directory of its own", spec.Path(o.path), s.Name)
 			}
 			for i := range s.Inputs {
 				in := &s.Inputs[i]
 				if in.Source == spec.SourceCSV && samePath(o.path, s.CSVPath(in)) {
-					return usagef("--out", "%s is the CSV input %s of %s, which gen reads; give --out a directory of its own", o.path, in.Name, s.File)
+					return usagef("--out", "%s is the CSV input %s of %s, which gen reads; give --out a directory of its own", spec.Path(o.path), in.Name, spec.Path(s.File))
 				}
 			}
 		}
@@ -89,7 +89,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 			if st.IsDir() {
 				what = "a directory"
 			}
-			return usagef("--out", "%s is %s", o.path, what)
+			return usagef("--out", "%s is %s", spec.Path(o.path), what)
 		}
 	}
 	var created []string // directories made here, outermost first
@@ -107,7 +107,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 		created = append(created, made...)
 		if err != nil {
 			rollback()
-			return usagef("--out", "%s: cannot create the directory: %s", d, pathErrMsg(err))
+			return usagef("--out", "%s: cannot create the directory: %s", spec.Path(d), pathErrMsg(err))
 		}
 	}
 	for _, o := range outs {
@@ -118,7 +118,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 		f, err := createPending(o.path)
 		if err != nil {
 			rollback()
-			return usagef("--out", "%s: cannot write: %s", o.path, pathErrMsg(err))
+			return usagef("--out", "%s: cannot write: %s", spec.Path(o.path), pathErrMsg(err))
 		}
 		files = append(files, f)
 		// A cancelled ctx fails the next buffer's write.
@@ -127,7 +127,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 			if ctx.Err() != nil {
 				return genErr(ErrInterrupted)
 			}
-			return fmt.Errorf("benchrun: %s: %w", o.path, err)
+			return fmt.Errorf("benchrun: %s: %w", spec.Path(o.path), err)
 		}
 	}
 	if ctx.Err() != nil {
@@ -143,7 +143,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 		return fmt.Errorf("benchrun: gen: %w (no file was changed)", err)
 	}
 	for _, o := range outs {
-		fmt.Fprintf(cfg.Out, "%s: %d updates\n", o.path, o.table.Len())
+		fmt.Fprintf(cfg.Out, "%s: %d updates\n", spec.Path(o.path), o.table.Len())
 	}
 	return nil
 }
@@ -163,13 +163,13 @@ func checkDir(dir string) error {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if st, err := os.Stat(d); err == nil {
 			if !st.IsDir() {
-				return usagef("--out", "%s is not a directory", d)
+				return usagef("--out", "%s is not a directory", spec.Path(d))
 			}
 			return nil
 		}
 		if _, err := os.Lstat(d); err == nil {
 			// A symbolic link to nothing: no directory can be made there.
-			return usagef("--out", "%s is a symbolic link to nothing, not a directory", d)
+			return usagef("--out", "%s is a symbolic link to nothing, not a directory", spec.Path(d))
 		}
 		if filepath.Dir(d) == d {
 			return nil

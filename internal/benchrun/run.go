@@ -224,15 +224,15 @@ func (cfg *RunConfig) validate() error {
 			continue
 		}
 		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
-			return usagef(f.flag, "%s is a directory", f.path)
+			return usagef(f.flag, "%s is a directory", spec.Path(f.path))
 		}
 		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
-			return usagef(f.flag, "%s: directory %s does not exist", f.path, filepath.Dir(f.path))
+			return usagef(f.flag, "%s: directory %s does not exist", spec.Path(f.path), spec.Path(filepath.Dir(f.path)))
 		}
 		// Two outputs in one file would overwrite each other.
 		for _, g := range outputs[:i] {
 			if g.path != "" && samePath(f.path, g.path) {
-				return usagef(g.flag+" and "+f.flag, "both name %s; give each its own file", f.path)
+				return usagef(g.flag+" and "+f.flag, "both name %s; give each its own file", spec.Path(f.path))
 			}
 		}
 		// So would an output and standard output or error redirected to
@@ -292,7 +292,7 @@ func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 			}
 			for _, o := range outputs {
 				if o.path != "" && samePath(o.path, s.File) {
-					return usagef(o.flag, "%s is the spec file of the built-in workload %s, which this run stands for; give the output its own file", o.path, b.Workload)
+					return usagef(o.flag, "%s is the spec file of the built-in workload %s, which this run stands for; give the output its own file", spec.Path(o.path), b.Workload)
 				}
 			}
 			continue
@@ -302,12 +302,12 @@ func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 				continue
 			}
 			if samePath(o.path, s.File) {
-				return usagef(o.flag, "%s is the spec file of workload %s, which this run reads; give the output its own file", o.path, s.Name)
+				return usagef(o.flag, "%s is the spec file of workload %s, which this run reads; give the output its own file", spec.Path(o.path), s.Name)
 			}
 			for i := range s.Inputs {
 				in := &s.Inputs[i]
 				if in.Source == spec.SourceCSV && samePath(o.path, s.CSVPath(in)) {
-					return usagef(o.flag, "%s is the CSV input %s of %s, which this run reads; give the output its own file", o.path, in.Name, s.File)
+					return usagef(o.flag, "%s is the CSV input %s of %s, which this run reads; give the output its own file", spec.Path(o.path), in.Name, spec.Path(s.File))
 				}
 			}
 		}
@@ -402,18 +402,18 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	}()
 	if cfg.MemProfile != "" {
 		if memOut, err = createPending(cfg.MemProfile); err != nil {
-			return usagef("--memprofile", "%s: cannot write: %s", cfg.MemProfile, pathErrMsg(err))
+			return usagef("--memprofile", "%s: cannot write: %s", spec.Path(cfg.MemProfile), pathErrMsg(err))
 		}
 	}
 	if cfg.Flamegraph != "" {
 		if flameOut, err = createPending(cfg.Flamegraph); err != nil {
-			return usagef("--flamegraph", "%s: cannot write: %s", cfg.Flamegraph, pathErrMsg(err))
+			return usagef("--flamegraph", "%s: cannot write: %s", spec.Path(cfg.Flamegraph), pathErrMsg(err))
 		}
 	}
 	cpuPath := cfg.CPUProfile
 	if cpuPath != "" {
 		if cpuOut, err = createPending(cpuPath); err != nil {
-			return usagef("--cpuprofile", "%s: cannot write: %s", cpuPath, pathErrMsg(err))
+			return usagef("--cpuprofile", "%s: cannot write: %s", spec.Path(cpuPath), pathErrMsg(err))
 		}
 	}
 	// The flame graph reads its profile back from a file: a temporary one
@@ -440,7 +440,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		// before; each finished line appended (B3).
 		f, err := os.OpenFile(cfg.OutFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
 		if err != nil {
-			return usagef("--out", "%s: cannot write: %s", cfg.OutFile, pathErrMsg(err))
+			return usagef("--out", "%s: cannot write: %s", spec.Path(cfg.OutFile), pathErrMsg(err))
 		}
 		defer f.Close()
 		w = io.MultiWriter(cfg.Out, f)
@@ -502,7 +502,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		err := writeFlamegraph(ectx, cpuPath, flameOut)
 		switch {
 		case errors.Is(err, benchflame.ErrInterrupted) || err != nil && ctx.Err() != nil:
-			err = fmt.Errorf("%w while drawing the flame graph: %s was not written", ErrInterrupted, cfg.Flamegraph)
+			err = fmt.Errorf("%w while drawing the flame graph: %s was not written", ErrInterrupted, spec.Path(cfg.Flamegraph))
 		case err == nil:
 			if err = flameOut.commit(); err != nil {
 				err = fmt.Errorf("benchrun: --flamegraph: %w", err)
@@ -608,7 +608,7 @@ func pathErrMsg(err error) string {
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
-	return err.Error()
+	return spec.PathErr(err)
 }
 
 // interrupted reports an interruption and returns ErrInterrupted.

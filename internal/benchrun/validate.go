@@ -52,7 +52,7 @@ func Validate(ctx context.Context, cfg ValidateConfig) error {
 			files[s.Name] = s
 		}
 		for _, s := range specs {
-			fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %d inputs, %d views, %d indexes\n", s.File, s.Name, len(s.Inputs), len(s.Views), len(s.Indexes))
+			fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %d inputs, %d views, %d indexes\n", spec.Path(s.File), s.Name, len(s.Inputs), len(s.Views), len(s.Indexes))
 		}
 	}
 	return errors.Join(errs...)

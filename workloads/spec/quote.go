@@ -1,7 +1,10 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"unicode"
@@ -137,10 +140,40 @@ func showField(f string) string {
 }
 
 // showFile returns a file path for an error: whole, unless it is longer
-// than any system opens (a spec's csv field of megabytes).
+// than any system opens (a spec's csv field of megabytes) and then cut as
+// clip does, or holds a control character or bytes that are not UTF-8
+// (a file named with a newline or an escape sequence) and then quoted as
+// quote does, so that it never reaches a terminal raw.
 func showFile(path string) string {
-	if len(path) <= maxPath {
+	switch {
+	case !printable(path):
+		return quote(path)
+	case len(path) <= maxPath:
 		return path
 	}
 	return clip(path)
+}
+
+// Path is showFile for the messages of other packages: a file path shown
+// whole when it is printable text no longer than any system opens, cut when
+// longer, and quoted (its first 80 bytes and its length, control
+// characters escaped) when it holds a control character or bytes that are
+// not UTF-8.
+func Path(path string) string { return showFile(path) }
+
+// PathErr returns the message of err with the paths of the *os.PathError
+// or *os.LinkError it is or wraps shown as Path shows them: an operating
+// system error names its file raw ("open a\nb: no such file or
+// directory").
+func PathErr(err error) string {
+	msg := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		msg = strings.Replace(msg, pe.Error(), pe.Op+" "+Path(pe.Path)+": "+pe.Err.Error(), 1)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		msg = strings.Replace(msg, le.Error(), le.Op+" "+Path(le.Old)+" "+Path(le.New)+": "+le.Err.Error(), 1)
+	}
+	return msg
 }

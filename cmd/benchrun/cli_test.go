@@ -485,3 +485,57 @@ func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
 		t.Errorf("validate: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
 	}
 }
+
+// TestOutputIsNotABuiltinSpecFileFromAnyDirectory: an output flag naming
+// the spec file of a selected built-in workload in a checkout
+// (workloads/examples/NAME.json) is refused with exit 2, the file as it
+// was, from any directory: the checkout's subdirectories, a directory
+// outside it naming the file by its absolute path, and through a link.
+func TestOutputIsNotABuiltinSpecFileFromAnyDirectory(t *testing.T) {
+	// A copy of the checkout's examples, so that a run not refused
+	// overwrites the copy.
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, "workloads"), workloads.ExampleFS()); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(root, "cmd", "benchrun")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lookup := filepath.Join(root, "workloads", "examples", "lookup.json")
+	if err := os.Symlink("../../workloads/examples", filepath.Join(sub, "ex")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(lookup, filepath.Join(sub, "hard.json")); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	for _, tc := range []struct {
+		dir  string
+		args []string
+		want string
+	}{
+		{sub, []string{"run", "lookup", "--out", "../../workloads/examples/lookup.json"}, "benchrun: --out: ../../workloads/examples/lookup.json is the spec file of the built-in workload lookup, which this run stands for"},
+		{filepath.Join(root, "cmd"), []string{"run", "groupby", "--cpuprofile", "../workloads/examples/groupby.json"}, "benchrun: --cpuprofile: ../workloads/examples/groupby.json is the spec file of the built-in workload groupby"},
+		{filepath.Join(root, "workloads", "examples"), []string{"run", "lookup", "--memprofile", "lookup.json"}, "benchrun: --memprofile: lookup.json is the spec file of the built-in workload lookup"},
+		{outside, []string{"run", "lookup", "--out", lookup}, "benchrun: --out: " + lookup + " is the spec file of the built-in workload lookup"},
+		{sub, []string{"run", "lookup", "--out", "ex/lookup.json"}, "benchrun: --out: ex/lookup.json is the spec file of the built-in workload lookup"},
+		{sub, []string{"run", "lookup", "--out", "hard.json"}, "benchrun: --out: hard.json is the spec file of the built-in workload lookup"},
+	} {
+		t.Run(strings.Join(tc.args[1:], " "), func(t *testing.T) {
+			t.Chdir(tc.dir)
+			file := tc.args[len(tc.args)-1]
+			before, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := execute(t, tc.args...)
+			if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stdout %.200q, stderr %q; want exit 2 and %q", code, out, errOut, tc.want)
+			}
+			if after, _ := os.ReadFile(file); !bytes.Equal(after, before) {
+				t.Errorf("%s changed", file)
+			}
+		})
+	}
+}

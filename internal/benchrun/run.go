@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -271,10 +272,18 @@ func regularFile(w io.Writer) os.FileInfo {
 
 // checkOutputsAreNotInputs refuses an output flag that names a file the
 // selection reads, a spec file or one of its CSV inputs (of any shard),
-// which writing the output would destroy, or, run from a checkout, the
-// spec file under workloads/examples/ of a selected built-in workload.
+// which writing the output would destroy, or the spec file under
+// workloads/examples/ of a selected built-in workload in a checkout that
+// holds the working directory (its root or any directory below) or the
+// output, compared as resolved absolute paths (checkoutFiles, samePath).
 func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}
+	var paths []string
+	for _, o := range outputs {
+		if o.path != "" {
+			paths = append(paths, o.path)
+		}
+	}
 	seen := map[*spec.Spec]bool{}
 	for _, b := range benches {
 		s := b.Spec
@@ -287,12 +296,11 @@ func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 			// stands for its source in a checkout
 			// (workloads/examples/NAME.json): an output there would
 			// replace the file a user reads as the workload.
-			if _, err := os.Stat(s.File); err != nil {
-				continue
-			}
-			for _, o := range outputs {
-				if o.path != "" && samePath(o.path, s.File) {
-					return usagef(o.flag, "%s is the spec file of the built-in workload %s, which this run stands for; give the output its own file", spec.Path(o.path), b.Workload)
+			for _, src := range checkoutFiles(s.File, paths) {
+				for _, o := range outputs {
+					if o.path != "" && samePath(o.path, src) {
+						return usagef(o.flag, "%s is the spec file of the built-in workload %s, which this run stands for; give the output its own file", spec.Path(o.path), b.Workload)
+					}
 				}
 			}
 			continue
@@ -313,6 +321,49 @@ func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 		}
 	}
 	return nil
+}
+
+// checkoutFiles returns the absolute paths, links resolved, of the file
+// rel (a path relative to a checkout's root, such as a built-in workload's
+// workloads/examples/NAME.json) in each checkout that holds the working
+// directory or the file of one of paths: under the nearest directory, the
+// working directory's or the file's own or one above it, that has rel. A
+// run from a checkout's subdirectory, or naming an output in a checkout
+// from elsewhere, finds the checkout's file as a run from its root does.
+func checkoutFiles(rel string, paths []string) []string {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	for _, p := range paths {
+		if t := target(p); t != "" {
+			starts = append(starts, filepath.Dir(t))
+		}
+	}
+	var out []string
+	for _, d := range starts {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		for {
+			f := filepath.Join(d, rel)
+			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+				if real, err := filepath.EvalSymlinks(f); err == nil {
+					f = real
+				}
+				if !slices.Contains(out, f) {
+					out = append(out, f)
+				}
+				break
+			}
+			up := filepath.Dir(d)
+			if up == d {
+				break
+			}
+			d = up
+		}
+	}
+	return out
 }
 
 // samePath says whether two paths name one file: one existing file

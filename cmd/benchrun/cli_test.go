@@ -539,3 +539,65 @@ func TestOutputIsNotABuiltinSpecFileFromAnyDirectory(t *testing.T) {
 		})
 	}
 }
+
+// longLineSpec returns a spec of n simple views in a chain, each a filter
+// with a name of 1,000 bytes, read by the query: a result line carries an
+// error count per view, about 1,050 bytes each.
+func longLineSpec(n int) string {
+	var views []string
+	prev := "a"
+	for i := range n {
+		name := fmt.Sprintf("v%04d_%s", i, strings.Repeat("w", 994))
+		views = append(views, fmt.Sprintf(`"%s": {"input": "%s", "filter": ["x > 0"]}`, name, prev))
+		prev = name
+	}
+	return `{"version": 1, "name": "long",
+"inputs": {"a": {"columns": ["x"], "rows": [[0, 1, 1], [1, 1, 2]]}},
+"views": {` + strings.Join(views, ",\n") + `},
+"query": {"from": [{"as": "v", "collection": "` + prev + `"}]}}`
+}
+
+// TestResultLineTooLongIsRefusedUpFront: a spec whose result line could be
+// longer than a result file's reader takes (65,535 bytes: a view's error
+// count per view) is refused before anything runs or is written, exit 2
+// naming the file, line and field, by run and by validate alike; one
+// whose line fits runs.
+func TestResultLineTooLongIsRefusedUpFront(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, "long.json")
+	if err := os.WriteFile(long, []byte(longLineSpec(70)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outFile := filepath.Join(dir, "out.txt")
+	const before = "an earlier run\n"
+	for _, args := range [][]string{
+		{"run", long, "--index", "direct", "--out", outFile},
+		{"run", long, "--index", "direct", "--join", "delta", "--count", "3", "--out", outFile},
+		{"validate", long},
+	} {
+		if err := os.WriteFile(outFile, []byte(before), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := execute(t, args...)
+		want := long + ":3: views: a result line of up to "
+		if code != 2 || out != "" || !strings.Contains(errOut, want) || !strings.Contains(errOut, "more than the 65535 a result file's reader takes") {
+			t.Errorf("benchrun %q: exit %d, stdout %.300q, stderr %.300q; want exit 2, nothing on stdout, and %q", args, code, out, errOut, want)
+		}
+		if data, _ := os.ReadFile(outFile); string(data) != before {
+			t.Errorf("benchrun %q: --out changed to %.200q", args, data)
+		}
+	}
+	fits := filepath.Join(dir, "fits.json")
+	if err := os.WriteFile(fits, []byte(strings.Replace(longLineSpec(40), `"name": "long"`, `"name": "fits"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := execute(t, "run", fits, "--index", "direct", "--progress", "off")
+	if code != 0 || !strings.Contains(out, "BenchmarkFits/workload=fits/index=direct") {
+		t.Fatalf("run fits.json: exit %d, stderr %.300q", code, errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 65535 {
+			t.Errorf("a result line of %d bytes", len(line))
+		}
+	}
+}

@@ -246,6 +246,9 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 					c := *b
 					c.Index, c.Join, c.Workers, c.target = ix, j, sel.Workers, ti
 					c.Name = c.name()
+					if err := checkLine(&c); err != nil {
+						return nil, nil, err
+					}
 					out = append(out, &c)
 				}
 			}

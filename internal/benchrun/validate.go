@@ -18,8 +18,10 @@ type ValidateConfig struct {
 
 // Validate decodes and checks each spec file and reads its CSV inputs
 // (generated inputs are not generated: their parameters are checked by
-// decoding), and that no two spec files declare the same workload name,
-// which would give their results the same names in one run. It prints
+// decoding), that no two spec files declare the same workload name,
+// which would give their results the same names in one run, and that no
+// result line of a run of the spec could be longer than a result file's
+// reader takes (checkLine). It prints
 // one line per valid spec and returns the first problem, naming the file
 // and the line or field. When ctx is cancelled it stops, with
 // ErrInterrupted after the problems found so far.
@@ -51,11 +53,34 @@ func Validate(ctx context.Context, cfg ValidateConfig) error {
 			}
 			files[s.Name] = s
 		}
+		if err := checkLines(specs); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		for _, s := range specs {
 			fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %d inputs, %d views, %d indexes\n", spec.Path(s.File), s.Name, len(s.Inputs), len(s.Views), len(s.Indexes))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkLines refuses a spec whose result line could be longer than a
+// result file's reader takes (checkLine), in either index mode and with
+// either join strategy, as run would name its benchmark without
+// parameters.
+func checkLines(specs []*spec.Spec) error {
+	for _, s := range specs {
+		for _, ix := range []string{IndexImported, IndexDirect} {
+			for _, j := range []string{spec.JoinLinear, spec.JoinDelta} {
+				b := &Benchmark{Base: camel(s.Name), Workload: s.Name, Index: ix, Join: j, Workers: 1, Spec: s}
+				b.Name = b.name()
+				if err := checkLine(b); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // resolve returns the specs a command argument names: a spec file (its CSV

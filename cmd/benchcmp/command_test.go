@@ -739,3 +739,52 @@ func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestGateAtTinyThresholds: the gate fails on a change past its
+// threshold and passes one of exactly the threshold, however the
+// arithmetic rounds it, at every threshold: 10 to 11 ns/op at 10%, and at
+// thresholds far below 1e-5%, where the rounding of the ratio (a few
+// units in its last place, about 1e-14%) is no longer small beside the
+// threshold: 1e9 to 1e9+1 ns/op is exactly 1e-7% and computes to
+// 1.000000082740371e-07%. A change a hair past a tiny threshold, and any
+// change at a threshold of 0, still fails it.
+func TestGateAtTinyThresholds(t *testing.T) {
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		old, new, threshold string
+		code                int
+	}{
+		{"10 ns/op", "11 ns/op", "10", 0},
+		{"10 ns/op", "11 ns/op", "9.999", 1},
+		{"100000000 ns/op", "100000003 ns/op", "3e-6", 0},
+		{"1000000000 ns/op", "1000000001 ns/op", "1e-7", 0},
+		{"1000000000 ns/op", "1000000003 ns/op", "3e-7", 0},
+		{"10000000000000 ns/op", "10000000000001 ns/op", "1e-11", 0},
+		{"100000000000000 ns/op", "100000000000003 ns/op", "3e-12", 0},
+		{"1000000000 ns/op", "1000000002 ns/op", "1e-7", 1},
+		{"1000000000 ns/op", "1000000001 ns/op", "9.9e-8", 1},
+		{"10000000000000 ns/op", "10000000000002 ns/op", "1e-11", 1},
+		{"1000000000000000 ns/op", "1000000000000001 ns/op", "0", 1},
+		{"1000000000000000 ns/op", "1000000000000001 ns/op", "1e-20", 1},
+		{"0 B/op", "16 B/op", "1.7976931348623157e308", 1},
+	} {
+		var o, n strings.Builder
+		for range 8 {
+			fmt.Fprintf(&o, "BenchmarkT 1 %s\n", tc.old)
+			fmt.Fprintf(&n, "BenchmarkT 1 %s\n", tc.new)
+		}
+		old, new := filepath.Join(dir, fmt.Sprintf("old%d.txt", i)), filepath.Join(dir, fmt.Sprintf("new%d.txt", i))
+		if err := os.WriteFile(old, []byte(o.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(new, []byte(n.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		unit := strings.Fields(tc.old)[1]
+		var out, errOut bytes.Buffer
+		code := run([]string{"--fail-on", "regression", "--threshold", unit + "=" + tc.threshold, "--format", "csv", old, new}, &out, &errOut)
+		if code != tc.code || (code == 1) != strings.Contains(errOut.String(), "benchcmp: regression: 1 significant change(s) past their threshold") {
+			t.Errorf("%s -> %s at threshold %s%%: exit %d, stderr %q; want exit %d\n%s", tc.old, tc.new, tc.threshold, code, errOut.String(), tc.code, out.String())
+		}
+	}
+}

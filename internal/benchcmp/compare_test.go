@@ -424,6 +424,12 @@ func TestChangeAtThresholdIsNotPast(t *testing.T) {
 		{"1000 MB/s", "900 MB/s", "10", Worse},
 		{"7 ns/op", "7.35 ns/op", "5", Worse},
 		{"10 ns/op", "11 ns/op", "9.999", Regression},
+		// Tiny thresholds: exactly 1e-7% computes to
+		// 1.000000082740371e-07%, past the threshold by more than a
+		// relative 1e-9 of it.
+		{"1000000000 ns/op", "1000000001 ns/op", "1e-7", Worse},
+		{"1000000000 ns/op", "1000000002 ns/op", "1e-7", Regression},
+		{"1000000000000000 B/op", "1000000000000001 B/op", "0", Regression},
 		{"100 B/op", "105 B/op", "4.9999", Regression},
 		// From 0 the change is infinite: past the largest finite
 		// threshold, whose margin must not overflow to +Inf.

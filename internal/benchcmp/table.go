@@ -500,15 +500,27 @@ func judge(t *Table, a benchmath.Assumption, cmp benchmath.Comparison, alpha, de
 // pastThreshold reports whether a change of delta percent is larger than
 // a threshold of pct percent. A change of exactly the threshold is not,
 // however the arithmetic rounds it: tidying (10 ns/op reads as 1e-08
-// sec/op) and the division leave a relative error near 1e-15, so that 10
-// to 11 ns/op computes to 10.000000000000005%. A delta within a relative
-// 1e-9 of the threshold is taken as equal to it. The margin is compared
-// as a difference, not by scaling the threshold: pct*(1+1e-9) overflows to
-// +Inf for the largest finite thresholds, and an infinite change (from a
-// baseline of 0) is past every finite one.
+// sec/op), the median and the division each round, so that 10 to 11
+// ns/op computes to 10.000000000000005%, and 1e9 to 1e9+1 ns/op, exactly
+// 1e-7%, to 1.000000082740371e-07%. The rounding is of the ratio of the
+// two values, new/old = 1 + delta/100: a few units in its last place,
+// which in percent is about 1e-14 times (100 + |delta|), however small
+// the threshold. A delta past the threshold by no more than that margin
+// (8 units in the last place of the ratio, and of the threshold's own
+// reading) is taken as equal to it, and so is one past it by no more than
+// the threshold itself when the threshold is smaller still, where the
+// margin would let a threshold of 0 pass a real change. Each term of the
+// margin is finite, so it does not overflow for the largest finite
+// thresholds, and an infinite change (from a baseline of 0) is past every
+// finite one.
 func pastThreshold(delta, pct float64) bool {
 	d := math.Abs(delta)
-	return d > pct && d-pct > pct*1e-9
+	if !(d > pct) {
+		return false
+	}
+	const ulps = 0x1p-49 // 8 units in the last place of a float64 near 1
+	margin := ulps*100 + ulps*d + ulps*pct
+	return d-pct > min(margin, pct)
 }
 
 // minMannWhitneyP is the smallest two-sided p-value an exact Mann–Whitney U

@@ -426,3 +426,47 @@ func TestTheCloneOfAReleasedReaderIsReleased(t *testing.T) {
 	oks.h.Release()
 	errs.h.Release()
 }
+
+// A released handle imports nothing, nor does its clone, nor a padded
+// bundle of released handles, whether the import peeks into the padding or
+// reads the trace: each is ErrReleased, as an import through a released
+// shared reader is, and none registers a hold on the trace's private
+// point, which would keep the trace from compacting for a reader that
+// has let it go.
+func TestAnImportThroughAReleasedHandleIsRefused(t *testing.T) {
+	src := newSource(t, 6, 3)
+	pt := src.s.LocalPoint()
+	h := src.h.Clone()
+	h.Release()
+	b := share.NewBundle(src.h.Clone(), src.h.Clone(), nil)
+	padded := b.IntoPadded()
+	b.Release()
+	padded.Release()
+	for _, tc := range []struct {
+		what        string
+		r           trace.Reader
+		asOf, until frontier.Frontier
+	}{
+		{"a released handle", h, frontier.At(3), frontier.Empty()},
+		{"a released handle's clone", h.Clone(), frontier.At(3), frontier.Empty()},
+		{"a padded released handle, reading the trace", padded.Oks, frontier.At(0), frontier.Empty()},
+		{"a padded released handle, peeking into the padding", padded.Oks, frontier.At(0), frontier.At(2)},
+	} {
+		var err error
+		in, err := share.ImporterOf(tc.r)
+		if err == nil {
+			var im *share.Import
+			if im, err = in.ImportWith(tc.asOf, tc.until, nil); err == nil {
+				im.Close()
+				im.Reader().Release()
+			}
+		}
+		if !errors.Is(err, share.ErrReleased) {
+			t.Errorf("%s imports at %v until %v: %v, want share.ErrReleased", tc.what, tc.asOf, tc.until, err)
+		}
+		if n := pt.Stats().Readers; n != 0 {
+			t.Fatalf("%s: the trace's private point has %d readers, want none", tc.what, n)
+		}
+	}
+	src.h.Release()
+}

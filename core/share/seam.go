@@ -28,12 +28,18 @@ var (
 
 // ImporterOf returns how r is imported: a shared or padded reader imports
 // itself; a local handle over a publishing Spine imports through the
-// trace's private point (§4.4: one body for local and shared imports).
+// trace's private point (§4.4: one body for local and shared imports). A
+// released handle (its clones included) imports nothing: ErrReleased, as
+// an import through a released shared reader is, and no hold on the
+// trace its holder let go.
 func ImporterOf(r trace.Reader) (Importer, error) {
 	switch r := r.(type) {
 	case Importer:
 		return r, nil
 	case *trace.Handle:
+		if r.Released() {
+			return nil, ErrReleased
+		}
 		if s, ok := r.State().Storage().(*Spine); ok {
 			return s.LocalPoint(), nil
 		}

@@ -106,6 +106,10 @@ func TestBadSpecs(t *testing.T) {
 	}{
 		{"syntax", `{"version": 1,` + "\n" + `"name": }`, "bad.json:2: name: invalid JSON"},
 		{"truncated", `{"version": 1`, "bad.json:1: invalid JSON: unexpected end of file"},
+		// A fault inside a literal or a number is on its own line, however
+		// many lines of delimiters come before it.
+		{"bad literal", strings.Replace(base, `"collection": "a"`, "\n\n\"collection\": tru", 1), "bad.json:5: query.from[0].collection: invalid JSON: invalid character '}' in literal true"},
+		{"bad number", strings.Replace(base, `[[0, 1, 1, 2]]`, "[[0, 1,\n\n 1, -]]", 1), "bad.json:4: inputs.a.rows[0][3]: invalid JSON: invalid character ']' in numeric literal"},
 		{"trailing", base + ` {}`, "bad.json:3: unexpected data after the top-level object"},
 		{"not object", `[1]`, "bad.json:1: must be an object, not an array"},
 		{"unknown top field", strings.Replace(base, `"name": "w"`, `"name": "w", "nmae": "v"`, 1), "bad.json:1: nmae: unknown field"},
@@ -338,6 +342,34 @@ func TestByteOrderMark(t *testing.T) {
 	}
 	if _, err := Decode("bom.json", ".", []byte(strings.Replace(base, `"version": 1,`, `"version": 1,`+"\n\ufeff", 1))); err == nil || !strings.HasPrefix(err.Error(), "bom.json:2: ") {
 		t.Errorf("a byte order mark on line 2: %v", err)
+	}
+	// Where a value goes too — after a key's colon, inside a literal or a
+	// number, after the top-level object — the mark is named, on its own
+	// line, however far into the file it is: the decoder's offset for a
+	// fault in a value counts only the bytes of the values read before it.
+	lines := "{\"version\": 1,\n\"name\": \"w\",\n\"inputs\": {\"a\": {\"columns\": [\"x\"],\n  \"rows\": [[0, 1, 1]]}},\n\"query\": {\"from\": [{\"as\": \"a\",\n  \"collection\": \"a\"}]}}"
+	for _, tc := range []struct{ old, new, want string }{
+		{`"collection": "a"`, "\"collection\":\ufeff \"a\"", "bom.json:6: query.from[0].collection: "},
+		{`"collection": "a"`, "\"collection\": \ufeff\"a\"", "bom.json:6: query.from[0].collection: "},
+		{`"collection": "a"`, "\"collection\": nul\ufeff", "bom.json:6: query.from[0].collection: "},
+		{`[[0, 1, 1]]`, "[[0, 1, 12345\ufeff]]", "bom.json:4: inputs.a.rows[0]"},
+		{`"a"}]}}`, "\"a\"}]}}\n\ufeff", "bom.json:7: "},
+	} {
+		doc := strings.Replace(lines, tc.old, tc.new, 1)
+		_, err := Decode("bom.json", ".", []byte(doc))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !strings.Contains(err.Error(), "byte order mark") {
+			t.Errorf("a byte order mark in %q: %v, want %q naming the mark", tc.new, err, tc.want)
+		}
+	}
+	// A mark inside a string is the string's, and a fault next to one is
+	// not the mark.
+	doc := strings.Replace(lines, `"name": "w",`, "\"name\": \"w\",\"description\": \"\ufeff\"\uff0c", 1)
+	if _, err := Decode("bom.json", ".", []byte(doc)); err == nil || strings.Contains(err.Error(), "byte order mark") {
+		t.Errorf("a fullwidth comma after a string holding a byte order mark: %v, want an error that is not the mark's", err)
+	}
+	doc = strings.Replace(lines, `"name": "w",`, "\"name\": \"w\" x\ufeff,", 1)
+	if _, err := Decode("bom.json", ".", []byte(doc)); err == nil || !strings.Contains(err.Error(), "invalid character 'x'") {
+		t.Errorf("a stray x before a byte order mark: %v, want the x named", err)
 	}
 	tab, err := ReadCSV("bom.csv", strings.NewReader("\ufefftime,diff,x\n0,1,7\n"), []string{"x"})
 	if err != nil || tab.Len() != 1 || tab.Row(0)[0] != 7 {

@@ -52,7 +52,8 @@
 //     that is not a complete result (a file cut short), a unit that is a
 //     number or not text, a unit twice on one line, a line longer than
 //     benchfmt's reader takes, and an iteration count below 1 are
-//     refused; a leading byte order mark is skipped. A
+//     refused; a leading byte order mark is skipped, one starting a later
+//     line or inside a result line refused. A
 //     --threshold for a unit no file has, or two thresholds for one unit,
 //     is bad usage (ErrUsage, exit 2).
 //   - C4 (matching): rows of different files are matched by benchmark name and

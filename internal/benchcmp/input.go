@@ -116,10 +116,13 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 	for {
 		n, err := br.Read(buf)
 		for _, c := range buf[:n] {
-			if c == bom[2] && last2 == [2]byte{bom[0], bom[1]} {
-				// The start's mark is skipped; one further on, as in a
-				// file pasted after one an editor saved with it, makes
-				// benchfmt skip its line or read a unit no other line has.
+			if c == bom[2] && last2 == [2]byte{bom[0], bom[1]} && (inLine == 2 || bytes.HasPrefix(head, []byte("Benchmark"))) {
+				// The start's mark is skipped; one starting a later line,
+				// as in a file pasted after one an editor saved with it,
+				// makes benchfmt skip that line, and one inside a result
+				// line makes a unit no other line has. Elsewhere (inside
+				// a configuration value or a log line) benchfmt reads it
+				// as any other character, and so does benchcmp.
 				return fileEnd{}, fmt.Errorf("%s:%d: a byte order mark (U+FEFF) past the file's start: files joined with cat? (benchcmp merge joins result files)", path, lines+1)
 			}
 			last2 = [2]byte{last2[1], c}

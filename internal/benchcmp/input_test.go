@@ -100,6 +100,8 @@ func TestTruncatedFileIsBadInput(t *testing.T) {
 			":10: a byte order mark (U+FEFF) past the file's start"},
 		{"a byte order mark inside a line", strings.Replace(goTestLines, " ns/op", " \ufeffns/op", 1),
 			":4: a byte order mark (U+FEFF) past the file's start"},
+		{"a byte order mark starting a configuration line", strings.Replace(goTestLines, "goarch:", "\ufeffgoarch:", 1),
+			":2: a byte order mark (U+FEFF) past the file's start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writeTemp(t, "cut.txt", tc.content)
@@ -315,5 +317,29 @@ func resultsFromAPipe(t *testing.T) {
 	var sout, serr bytes.Buffer
 	if err := Scaling(&sout, &serr, cfg); err != nil || !strings.Contains(sout.String(), "1.000") {
 		t.Errorf("scaling of a pipe: %v\n%s\n%s", err, serr.String(), sout.String())
+	}
+}
+
+// TestByteOrderMarkInsideAConfigurationValue: a mark inside a configuration
+// value (or a log line) is one more character, as benchfmt reads it; only a
+// mark starting a line or inside a result line is refused.
+func TestByteOrderMarkInsideAConfigurationValue(t *testing.T) {
+	plain := writeTemp(t, "plain.txt", goTestLines)
+	for _, content := range []string{
+		strings.Replace(goTestLines, "pkg: example.com/p", "pkg: example.com/p\ufeffq", 1),
+		strings.Replace(goTestLines, "pkg: example.com/p", "pkg: example.com/p\nPASS\ufeff", 1),
+	} {
+		odd := writeTemp(t, "odd.txt", content)
+		if _, err := BuildReport(io.Discard, func() CompareConfig {
+			c := DefaultCompareConfig()
+			c.Files = []string{"old=" + plain, "new=" + odd}
+			c.Ignore = "pkg"
+			return c
+		}()); err != nil {
+			t.Errorf("%q: %v", content, err)
+		}
+		if err := Merge(io.Discard, io.Discard, []string{odd}); err != nil {
+			t.Errorf("merge %q: %v", content, err)
+		}
 	}
 }

@@ -687,6 +687,7 @@ func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
 	}
 	write(bad+"old.txt", string(old))
 	write(bad+"nul.txt", "BenchmarkA 1 2 ns/op\n\x00\n")
+	write(bad+"bom.txt", "BenchmarkA 1 2 ns/op\n\ufeffBenchmarkA 1 2 ns/op\n")
 	write(bad+"syntax.txt", "BenchmarkA 1 2 ns/op\nBenchmarkA x 2 ns/op\n")
 	write(bad+"iters.txt", "BenchmarkA 0 2 ns/op\n")
 	write(bad+"cut.txt", "BenchmarkA 1 2 ns/op\nBenchm")
@@ -709,6 +710,8 @@ func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
 		{[]string{"old.txt", bad + "dir"}, 2, q + `dir": is a directory`},
 		{[]string{"old.txt", bad + "nul.txt"}, 2, q + `nul.txt":2: a NUL byte`},
 		{[]string{"old.txt", bad + "syntax.txt"}, 2, q + `syntax.txt":2: parsing iteration count`},
+		{[]string{"old.txt", bad + "bom.txt"}, 2, q + `bom.txt":2: a byte order mark (U+FEFF) past the file's start`},
+		{[]string{"merge", "shard0.txt", bad + "bom.txt"}, 2, q + `bom.txt":2: a byte order mark (U+FEFF) past the file's start`},
 		{[]string{"old.txt", bad + "iters.txt"}, 2, q + `iters.txt":1: iteration count 0`},
 		{[]string{"old.txt", bad + "cut.txt"}, 2, q + `cut.txt":2: "Benchm": the file ends in the middle`},
 		{[]string{"old.txt", bad + "none.txt"}, 2, q + `none.txt": no benchmark results`},

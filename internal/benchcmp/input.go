@@ -123,7 +123,7 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 				// line makes a unit no other line has. Elsewhere (inside
 				// a configuration value or a log line) benchfmt reads it
 				// as any other character, and so does benchcmp.
-				return fileEnd{}, fmt.Errorf("%s:%d: a byte order mark (U+FEFF) past the file's start: files joined with cat? (benchcmp merge joins result files)", path, lines+1)
+				return fileEnd{}, fmt.Errorf("%s:%d: a byte order mark (U+FEFF) past the file's start: files joined with cat? (benchcmp merge joins result files)", spec.Path(path), lines+1)
 			}
 			last2 = [2]byte{last2[1], c}
 			if c == '\n' {

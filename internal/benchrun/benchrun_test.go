@@ -928,6 +928,35 @@ func TestRunOutputsAreNotStandardOutput(t *testing.T) {
 	}
 }
 
+// TestRunOutputIsStandardOutputNamedEscaped: the refusal of an output
+// flag naming the file standard output or error is redirected to names
+// a path holding a control character escaped, as every message names a
+// path (docs/spec.md), never raw.
+func TestRunOutputIsStandardOutputNamedEscaped(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	const name = "r\x1b[2J\n.txt"
+	for _, stream := range []string{"output", "error"} {
+		f, err := os.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := RunConfig{OutFile: name, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Engine: &fakeEngine{}, Env: testEnv}
+		if stream == "output" {
+			cfg.Out = f
+		} else {
+			cfg.ErrOut = f
+		}
+		cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"groupby"}, Workers: 1}, 1, ProgressOff
+		err = Run(context.Background(), cfg)
+		f.Close()
+		want := `--out: "r\x1b[2J\n.txt" is also standard ` + stream
+		if err == nil || !strings.Contains(err.Error(), want) || strings.ContainsAny(err.Error(), "\x1b\n") || ExitCode(err) != ExitUsage {
+			t.Errorf("standard %s: err = %q (exit %d), want %q and exit 2", stream, err, ExitCode(err), want)
+		}
+	}
+}
+
 // TestRunOutputsAreNotInputs checks that an output flag naming a spec
 // file of the run or one of its CSV inputs, however spelled and in
 // whichever shard, is refused (exit 2) with the file as it was.

@@ -242,10 +242,10 @@ func (cfg *RunConfig) validate() error {
 		// overwriting the other, or a profile's rename drops them.
 		if st, err := os.Stat(f.path); err == nil {
 			if stdout != nil && os.SameFile(st, stdout) {
-				return usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", f.path, f.flag)
+				return usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", spec.Path(f.path), f.flag)
 			}
 			if stderr != nil && os.SameFile(st, stderr) {
-				return usagef(f.flag, "%s is also standard error, where the progress goes; give %s its own file", f.path, f.flag)
+				return usagef(f.flag, "%s is also standard error, where the progress goes; give %s its own file", spec.Path(f.path), f.flag)
 			}
 		}
 	}

@@ -486,6 +486,38 @@ func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
 	}
 }
 
+// TestPathsWithUnicodeAreShownWhole: a path of printable text in any
+// script is named whole, as written (docs/spec.md: only a path holding a
+// control character is quoted): an ideographic or no-break space, an
+// emoji joined by zero-width joiners, a combining accent. A path holding
+// a character that moves or ends the terminal's line (a bidirectional
+// override, a line separator) is quoted as one holding a newline is.
+func TestPathsWithUnicodeAreShownWhole(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	spec := `{"version": 1, "name": "w", "inputs": {"a": {"columns": ["x"], "csv": "none.csv"}},
+"query": {"from": [{"as": "a", "collection": "a"}]}}`
+	for _, name := range []string{"日本\u3000語", "a\u00a0b", "👨\u200d👩\u200d👧", "cafe\u0301", "Ελλάδα"} {
+		if err := os.Mkdir(name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(name, "w.json")
+		if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := filepath.Join(name, "none.csv") + ": cannot read CSV"
+		if code, out, errOut := execute(t, "validate", path); code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("validate %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", path, code, out, errOut, want)
+		}
+	}
+	for _, tc := range []struct{ name, quoted string }{{"a\u202eb.json", `"a\u202eb.json"`}, {"a\u2028b.json", `"a\u2028b.json"`}} {
+		want := tc.quoted + ": cannot read spec"
+		if code, out, errOut := execute(t, "validate", tc.name); code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("validate %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.name, code, out, errOut, want)
+		}
+	}
+}
+
 // TestOutputIsNotABuiltinSpecFileFromAnyDirectory: an output flag naming
 // the spec file of a selected built-in workload in a checkout
 // (workloads/examples/NAME.json) is refused with exit 2, the file as it

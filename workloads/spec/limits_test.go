@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -139,6 +140,32 @@ func TestCSVPathWithAControlCharacter(t *testing.T) {
 		_, err := Decode("t.json", ".", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), "t.json:1: inputs.a.csv: path \"a\\") || !strings.Contains(err.Error(), "has a control character") || !errors.Is(err, ErrInvalid) {
 			t.Errorf("csv %s: err = %v", path, err)
+		}
+	}
+}
+
+// TestShownWholeUnlessControl: a path or value is shown as written
+// unless it holds a control character (docs/spec.md): text in any
+// script is, and a C0 or C1 control, DEL, a bidirectional control or a
+// line separator makes it quoted.
+func TestShownWholeUnlessControl(t *testing.T) {
+	for _, s := range []string{"日本\u3000語.json", "a\u00a0b", "👨\u200d👩\u200d👧", "cafe\u0301", "soft\u00adhyphen", "Ελλάδα/x.csv"} {
+		if got := Path(s); got != s {
+			t.Errorf("Path(%q) = %q, want it whole", s, got)
+		}
+		if got := Clip(s); got != s {
+			t.Errorf("Clip(%q) = %q, want it whole", s, got)
+		}
+		if got := Bound("at " + s + " here"); got != "at "+s+" here" {
+			t.Errorf("Bound of %q = %q, want it whole", s, got)
+		}
+	}
+	for _, s := range []string{"a\nb", "a\x1b[2Jb", "a\x7fb", "a\u0085b", "a\u202eb", "a\u2066b", "a\u2028b", "a\xffb"} {
+		if got, want := Path(s), strconv.Quote(s); got != want {
+			t.Errorf("Path(%q) = %q, want %s", s, got, want)
+		}
+		if got, want := Clip(s), strconv.Quote(s); got != want {
+			t.Errorf("Clip(%q) = %q, want %s", s, got, want)
 		}
 	}
 }

@@ -68,10 +68,21 @@ func Clip(s string) string {
 // quoted, so that it is one short line of text.
 func Bound(msg string) string { return bound(msg) }
 
-// printable reports whether s is UTF-8 text of printable characters and
-// plain spaces only: text that reaches a terminal as it is.
+// printable reports whether s is UTF-8 text without a control
+// character: text that reaches a terminal as it is, shown on the line
+// where it stands. A control character is one of the C0 and C1 controls
+// and DEL (an escape sequence, a newline), a bidirectional control (an
+// override, which reorders the rest of the line as the terminal shows
+// it) or a line or paragraph separator. Any other character is text in
+// some script, shown as written: an ideographic or no-break space, a
+// zero-width joiner inside an emoji, a combining accent.
 func printable(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, control)
+}
+
+// control reports whether r is a control character (printable).
+func control(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029'
 }
 
 // bound returns the message msg with every quoted string (as %q writes it)

@@ -524,10 +524,17 @@ func TestPathsWithUnicodeAreShownWhole(t *testing.T) {
 // was, from any directory: the checkout's subdirectories, a directory
 // outside it naming the file by its absolute path, and through a link.
 func TestOutputIsNotABuiltinSpecFileFromAnyDirectory(t *testing.T) {
-	// A copy of the checkout's examples, so that a run not refused
-	// overwrites the copy.
+	// A copy of the checkout's go.mod and examples, so that a run not
+	// refused overwrites the copy.
 	root := t.TempDir()
 	if err := os.CopyFS(filepath.Join(root, "workloads"), workloads.ExampleFS()); err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), gomod, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(root, "cmd", "benchrun")
@@ -630,6 +637,36 @@ func TestResultLineTooLongIsRefusedUpFront(t *testing.T) {
 	for _, line := range strings.Split(out, "\n") {
 		if len(line) > 65535 {
 			t.Errorf("a result line of %d bytes", len(line))
+		}
+	}
+}
+
+// TestOutputInAnotherTreesExamplesIsWritten: the refusal of an output
+// naming a built-in workload's spec file holds in a checkout of this
+// module (docs/spec.md); a user's own tree that happens to hold a
+// workloads/examples/NAME.json (a spec copied out to start their own
+// from, in a directory that is no checkout, or the checkout of another
+// module) is not a built-in's spec file, and an output there is written.
+func TestOutputInAnotherTreesExamplesIsWritten(t *testing.T) {
+	for _, gomod := range []string{"", "module example.com/mine\n"} {
+		root := t.TempDir()
+		ex := filepath.Join(root, "workloads", "examples")
+		if err := os.MkdirAll(ex, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if gomod != "" {
+			if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte(gomod), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(ex, "lookup.json"), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(root)
+		code, out, errOut := execute(t, "run", "lookup", "--param", "rows=100", "--param", "keys=10", "--progress", "off", "--out", "workloads/examples/lookup.json")
+		data, _ := os.ReadFile(filepath.Join(ex, "lookup.json"))
+		if code != 0 || !strings.Contains(string(data), "BenchmarkLookup/workload=lookup") {
+			t.Errorf("go.mod %q: exit %d, stdout %.200q, stderr %q, file %.200q; want exit 0 and the results in the file", gomod, code, out, errOut, data)
 		}
 	}
 }

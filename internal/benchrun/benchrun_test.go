@@ -1198,10 +1198,17 @@ func TestOperatorLabelsOnlyWhenProfiling(t *testing.T) {
 // workloads/examples/NAME.json, which the workload's name stands for) is
 // refused as a spec file of the run is (exit 2), the file as it was.
 func TestRunOutputsAreNotBuiltinSpecFiles(t *testing.T) {
-	// A copy of the checkout's examples, so that a run not refused
-	// overwrites the copy.
+	// A copy of the checkout's go.mod and examples, so that a run not
+	// refused overwrites the copy.
 	dir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(dir, "workloads"), workloads.ExampleFS()); err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), gomod, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)

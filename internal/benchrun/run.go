@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -154,17 +155,26 @@ func checkoutOf(module string) bool {
 	if err != nil {
 		return false
 	}
-	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(top)), "go.mod"))
+	return moduleOf(strings.TrimSpace(string(top))) == module
+}
+
+// moduleOf returns the module path the go.mod in dir declares, or "".
+func moduleOf(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
-		return false
+		return ""
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
-			return strings.Trim(f[1], `"`) == module
+			return strings.Trim(f[1], `"`)
 		}
 	}
-	return false
+	return ""
 }
+
+// thisModule is the path of the module the built-in workloads are of:
+// the root of a checkout of it declares it in its go.mod.
+var thisModule = strings.TrimSuffix(reflect.TypeFor[Benchmark]().PkgPath(), "/internal/benchrun")
 
 // cpuName reads the CPU model the way the testing package reports it.
 func cpuName() string {
@@ -327,9 +337,12 @@ func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 // rel (a path relative to a checkout's root, such as a built-in workload's
 // workloads/examples/NAME.json) in each checkout that holds the working
 // directory or the file of one of paths: under the nearest directory, the
-// working directory's or the file's own or one above it, that has rel. A
+// working directory's or the file's own or one above it, that has rel and
+// is the root of a checkout of this module (its go.mod declares it). A
 // run from a checkout's subdirectory, or naming an output in a checkout
-// from elsewhere, finds the checkout's file as a run from its root does.
+// from elsewhere, finds the checkout's file as a run from its root does;
+// a user's own tree that holds a file of that name is no checkout, and
+// its file is not the built-in's.
 func checkoutFiles(rel string, paths []string) []string {
 	var starts []string
 	if wd, err := os.Getwd(); err == nil {
@@ -347,7 +360,7 @@ func checkoutFiles(rel string, paths []string) []string {
 		}
 		for {
 			f := filepath.Join(d, rel)
-			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && moduleOf(d) == thisModule {
 				if real, err := filepath.EvalSymlinks(f); err == nil {
 					f = real
 				}

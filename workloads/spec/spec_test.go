@@ -371,6 +371,28 @@ func TestByteOrderMark(t *testing.T) {
 	if _, err := Decode("bom.json", ".", []byte(doc)); err == nil || !strings.Contains(err.Error(), "invalid character 'x'") {
 		t.Errorf("a stray x before a byte order mark: %v, want the x named", err)
 	}
+	// Before a value or inside a number, where the decoder's offset is
+	// the previous token's (lines above, or bytes before on the line),
+	// and past the top-level object (a second file joined by cat), the
+	// mark is still named, on its own line; so too after one inside a
+	// string, which is text like any other.
+	rows := `{"version": 1, "name": "w",
+  "inputs": {"a": {"columns": ["x"], "rows": [
+    [0, 1, 1],
+    ` + "\ufeff" + `[0, 1, 2]]}},
+  "query": {"from": [{"as": "a", "collection": "a"}]}}`
+	for _, tc := range []struct{ doc, want string }{
+		{rows, "bom.json:4: inputs.a.rows[1]: invalid JSON: a byte order mark"},
+		{strings.Replace(rows, `[0, 1, 2]`, `[0,     1, `+"\ufeff"+`2]`, 1), "bom.json:4: inputs.a.rows[1]: invalid JSON: a byte order mark"},
+		{strings.Replace(rows, `"name": "w",`, `"name": "w", "description": "a`+"\ufeff"+`b",`, 1), "bom.json:4: inputs.a.rows[1]: invalid JSON: a byte order mark"},
+		{strings.Replace(rows, `[0, 1, 2]`, `[0, 1, -`+"\ufeff"+`2]`, 1), "bom.json:4: inputs.a.rows[1]: invalid JSON: a byte order mark"},
+		// Two files joined, the second saved with the mark.
+		{base + "\n\ufeff" + base, "bom.json:4: invalid JSON: a byte order mark"},
+	} {
+		if _, err := Decode("bom.json", ".", []byte(tc.doc)); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("a byte order mark before a value: %v, want %q", err, tc.want)
+		}
+	}
 	tab, err := ReadCSV("bom.csv", strings.NewReader("\ufefftime,diff,x\n0,1,7\n"), []string{"x"})
 	if err != nil || tab.Len() != 1 || tab.Row(0)[0] != 7 {
 		t.Fatalf("a CSV file with a byte order mark: %v", err)

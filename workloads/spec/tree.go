@@ -150,34 +150,17 @@ func parseTree(file string, data []byte) (*node, error) {
 	}
 	if _, err := d.dec.Token(); err != io.EOF {
 		off := d.dec.InputOffset()
-		if mark, ok := d.markAt(off, err); ok {
-			return nil, d.errAt(mark, bomMsg)
+		for off < int64(len(data)) && strings.IndexByte(" \t\r\n", data[off]) >= 0 {
+			off++
 		}
-		return nil, d.errAt(off, "unexpected data after the top-level object")
+		if bytes.HasPrefix(data[off:], []byte(bom)) {
+			// A second file's start, as cat joins files an editor
+			// saved with the mark.
+			return nil, d.errAt(off, "invalid JSON: a byte order mark (U+FEFF), which only the start of the file may hold")
+		}
+		return nil, d.errAt(d.dec.InputOffset(), "unexpected data after the top-level object")
 	}
 	return root, nil
-}
-
-// bomMsg names a byte order mark past a spec's start.
-const bomMsg = "invalid JSON: a byte order mark (U+FEFF), which only the start of the file may hold"
-
-// markAt reports whether err, a fault the decoder found reading on from
-// off (where it stopped), is a byte order mark, and where that mark is.
-// The decoder names a bad byte as a rune, a mark's first byte as 'ï',
-// which no editor shows. That byte is at off when it falls between
-// values, or further on inside the literal or number that starts at off
-// (a string's bytes are never the fault): the first 0xEF from off, with
-// nothing but that scalar's bytes before it.
-func (d *treeDecoder) markAt(off int64, err error) (int64, bool) {
-	if err == nil || !strings.Contains(err.Error(), "'ï'") || off < 0 || off > int64(len(d.data)) {
-		return 0, false
-	}
-	rest := d.data[off:]
-	i := bytes.IndexByte(rest, bom[0])
-	if i < 0 || !bytes.HasPrefix(rest[i:], []byte(bom)) || bytes.ContainsAny(rest[:i], " \t\r\n,:[]{}\"") {
-		return 0, false
-	}
-	return off + int64(i), true
 }
 
 // errAt returns an Error at byte offset off naming the field path of
@@ -190,17 +173,24 @@ func (d *treeDecoder) errAt(off int64, msg string) error {
 func (d *treeDecoder) syntaxErr(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		// The decoder's offset is the bad byte's for a fault between
-		// values, but for one inside a scalar it reads (a literal, a
-		// number) it counts only the bytes of the scalars read before:
-		// lines off, and further off the further into the file. Both
-		// faults are at or just after InputOffset, where the decoder
-		// stopped (the scalar's start), on its line.
-		off := d.dec.InputOffset()
-		if mark, ok := d.markAt(off, se); ok {
-			return d.errAt(mark, bomMsg)
+		// The decoder names a bad byte as a rune: a byte order mark's
+		// first byte reads "invalid character 'ï'", which no editor
+		// shows. Where a value should start, the error's offset is the
+		// previous token's (lines above the fault, with a list's
+		// elements between), and the decoder's input offset is on the
+		// fault, or inside a number on the number's start; elsewhere the
+		// error's offset is on the fault.
+		if strings.Contains(se.Error(), "'ï'") {
+			for _, off := range []int64{d.dec.InputOffset(), se.Offset} {
+				for off >= 0 && off < int64(len(d.data)) && strings.IndexByte("-+.eE0123456789", d.data[off]) >= 0 {
+					off++
+				}
+				if off >= 0 && off < int64(len(d.data)) && bytes.HasPrefix(d.data[off:], []byte(bom)) {
+					return d.errAt(off, "invalid JSON: a byte order mark (U+FEFF), which only the start of the file may hold")
+				}
+			}
 		}
-		return d.errAt(off, "invalid JSON: "+se.Error())
+		return d.errAt(se.Offset, "invalid JSON: "+se.Error())
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 		return d.errAt(d.dec.InputOffset(), "invalid JSON: unexpected end of file")

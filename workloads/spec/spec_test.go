@@ -110,6 +110,10 @@ func TestBadSpecs(t *testing.T) {
 		// many lines of delimiters come before it.
 		{"bad literal", strings.Replace(base, `"collection": "a"`, "\n\n\"collection\": tru", 1), "bad.json:5: query.from[0].collection: invalid JSON: invalid character '}' in literal true"},
 		{"bad number", strings.Replace(base, `[[0, 1, 1, 2]]`, "[[0, 1,\n\n 1, -]]", 1), "bad.json:4: inputs.a.rows[0][3]: invalid JSON: invalid character ']' in numeric literal"},
+		// Where a value should start, or inside a number, the decoder's
+		// error offset is the previous token's, lines above the fault.
+		{"syntax in a list", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"rows": [`+"\n"+`[0, 1, 1, 2],`+"\n"+`x[0, 1, 1, 2]]`, 1), "bad.json:4: inputs.a.rows[1]: invalid JSON: invalid character 'x'"},
+		{"syntax in a number", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"rows": [`+"\n"+`[0, 1, 1, 2],`+"\n"+`[0, 1, 1, -x]]`, 1), "bad.json:4: inputs.a.rows[1][3]: invalid JSON: invalid character 'x' in numeric literal"},
 		{"trailing", base + ` {}`, "bad.json:3: unexpected data after the top-level object"},
 		{"not object", `[1]`, "bad.json:1: must be an object, not an array"},
 		{"unknown top field", strings.Replace(base, `"name": "w"`, `"name": "w", "nmae": "v"`, 1), "bad.json:1: nmae: unknown field"},

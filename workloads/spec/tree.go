@@ -178,11 +178,11 @@ func (d *treeDecoder) syntaxErr(err error) error {
 		// shows. Where a value should start, the error's offset is the
 		// previous token's (lines above the fault, with a list's
 		// elements between), and the decoder's input offset is on the
-		// fault, or inside a number on the number's start; elsewhere the
-		// error's offset is on the fault.
+		// fault, or inside a number or a literal (true, false, null) on
+		// its start; elsewhere the error's offset is on the fault.
 		if strings.Contains(se.Error(), "'ï'") {
 			for _, off := range []int64{d.dec.InputOffset(), se.Offset} {
-				for off >= 0 && off < int64(len(d.data)) && strings.IndexByte("-+.eE0123456789", d.data[off]) >= 0 {
+				for off >= 0 && off < int64(len(d.data)) && strings.IndexByte("-+.eE0123456789truefalsn", d.data[off]) >= 0 {
 					off++
 				}
 				if off >= 0 && off < int64(len(d.data)) && bytes.HasPrefix(d.data[off:], []byte(bom)) {
@@ -190,7 +190,10 @@ func (d *treeDecoder) syntaxErr(err error) error {
 				}
 			}
 		}
-		return d.errAt(se.Offset, "invalid JSON: "+se.Error())
+		// The line is the fault's: where a value should start, or
+		// inside a number, the error's offset is the previous token's,
+		// and the input offset, on the fault or the number, lies past it.
+		return d.errAt(max(se.Offset, d.dec.InputOffset()), "invalid JSON: "+se.Error())
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 		return d.errAt(d.dec.InputOffset(), "invalid JSON: unexpected end of file")

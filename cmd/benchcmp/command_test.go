@@ -622,6 +622,7 @@ func TestCommandLineValuesAreQuotedShort(t *testing.T) {
 		{[]string{"--row", "(" + long}, 2, `--row "(` + long[:79] + `"... (100001 bytes): syntax error`},
 		{[]string{"--col", "(" + long}, 2, `--col "(` + long[:79] + `"... (100001 bytes): syntax error`},
 		{[]string{"--ignore", "(" + esc}, 2, `--ignore "(\x1b[2J": syntax error`},
+		{[]string{"--ignore", long + ":"}, 2, `--ignore "` + long[:80] + `"... (100001 bytes): syntax error: expected key`},
 		{[]string{"--fail-on", "regression", "--filter", ".name:" + long}, 2, `no result is left after --filter ".name:` + long[:74] + `"... (100006 bytes): there is nothing to compare`},
 		{[]string{"--fail-on", "regression", "--col", "/x@(" + long + ")"}, 2, `no result is left after the values --col /x@(` + long[:76] + `... (100005 bytes) lists`},
 		{[]string{"--fail-on", "regression", "--col", "/x@(a" + esc + ")"}, 2, `the values --col "/x@(a\x1b[2J)" lists`},

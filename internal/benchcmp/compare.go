@@ -431,10 +431,12 @@ func queryError(flag, query string, err error) error {
 	if spec.Clip(query) == query {
 		return fmt.Errorf("%w: %s: %s", ErrUsage, flag, msg)
 	}
-	why, _, ok := strings.Cut(msg, "\n\t"+query+"\n\t")
-	if !ok {
-		why = msg
-	}
+	// The reason ends where the query's line starts. That query is the
+	// one parsed, which need not be the flag's value (--ignore is
+	// parsed with the configuration keys ignored by default after it):
+	// cut at the line, not at the value, or the caret's line of as many
+	// spaces as the query is long stays in the message.
+	why, _, _ := strings.Cut(msg, "\n\t")
 	return fmt.Errorf("%w: %s %s: %s", ErrUsage, flag, spec.Quote(query), spec.Bound(why))
 }
 

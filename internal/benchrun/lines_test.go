@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,5 +132,104 @@ func TestValidateLineOnlyOfRunnableConfigurations(t *testing.T) {
 	var out bytes.Buffer
 	if err := Validate(context.Background(), ValidateConfig{Out: &out, Specs: []string{path}}); err != nil {
 		t.Errorf("validate refuses a spec run --index direct runs: %v", err)
+	}
+}
+
+// TestStageUnitsCoverRandomSpecs: for specs drawn at random (inputs,
+// simple and query views over one another, linear and delta joins,
+// cross products, reduces, distinct and threshold, indexes by any key
+// set on any collection), every unit a sample reports in every
+// configuration run runs, both index modes, both join strategies, one and
+// two workers, is one checkLine counts, with a value no longer than it
+// counts: the line a run writes is never longer than the bound.
+func TestStageUnitsCoverRandomSpecs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	query := func(colls []string) string {
+		n := 1 + r.IntN(3)
+		var from, on []string
+		for i := range n {
+			from = append(from, fmt.Sprintf(`{"as": "e%d", "collection": %q}`, i, colls[r.IntN(len(colls))]))
+			if i > 0 && r.IntN(4) > 0 {
+				on = append(on, fmt.Sprintf(`["e%d.k", "e%d.k"]`, i-1, i))
+			}
+		}
+		v := "e0.v"
+		for i := 1; i < n; i++ {
+			v += fmt.Sprintf(" + e%d.v", i)
+		}
+		q := fmt.Sprintf(`"from": [%s], "on": [%s], "join": %q, "map": [{"name": "k", "expr": "e0.k"}, {"name": "v", "expr": "(%s) / e0.k"}], "filter": [%q], "project": ["k", "v"]`,
+			strings.Join(from, ", "), strings.Join(on, ", "), pick("linear", "delta"), v, pick("1", "v != 2"))
+		return q + pick("", "", `, "distinct": true`, `, "threshold": true`,
+			`, "reduce": {"group_by": ["k"], "aggregates": [{"name": "v", "fn": "sum", "expr": "v"}]}`)
+	}
+	ran, stages := 0, 0
+	for range 40 {
+		colls := []string{"a", "b"}
+		var views, indexes []string
+		for i := range r.IntN(5) {
+			name := fmt.Sprintf("v%d", i)
+			if r.IntN(2) == 0 {
+				views = append(views, fmt.Sprintf(`%q: {"input": %q, "filter": ["v != %d"]}`, name, colls[r.IntN(len(colls))], i))
+			} else {
+				views = append(views, fmt.Sprintf(`%q: {"query": {%s}}`, name, query(colls)))
+			}
+			colls = append(colls, name)
+		}
+		for i := range r.IntN(6) {
+			indexes = append(indexes, fmt.Sprintf(`"ix%d": {"on": %q, "key": %s}`, i, colls[r.IntN(len(colls))], pick(`[]`, `["k"]`, `["v"]`, `["v", "k"]`)))
+		}
+		doc := fmt.Sprintf(`{"version": 1, "name": "w",
+"inputs": {"a": {"columns": ["k", "v"], "rows": [[0, 1, 1, 2], [1, 1, 0, 3], [1, -1, 2, 2], [2, 1, 2, 0]]},
+           "b": {"columns": ["k", "v"], "rows": [[0, 1, 2, 2], [1, 1, 1, 1], [2, 1, 0, 5], [2, 1, 2, 2]]}},
+"views": {%s}, "indexes": {%s}, "query": {%s}}`, strings.Join(views, ", "), strings.Join(indexes, ", "), query(colls))
+		s, err := spec.Decode("w.json", ".", []byte(doc))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, doc)
+		}
+		inputs, err := workloads.Load(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ix := range []string{IndexImported, IndexDirect} {
+			for _, j := range []string{spec.JoinLinear, spec.JoinDelta} {
+				if ix == IndexImported && missing(s, j) != nil {
+					continue
+				}
+				for _, w := range []int{1, 2} {
+					b := &Benchmark{Base: "W", Workload: "w", Index: ix, Join: j, Workers: w, Spec: s, file: true}
+					b.Name = b.name()
+					counted := map[string]bool{}
+					for _, u := range units {
+						counted[u.unit] = true
+					}
+					for _, us := range stageUnits(b) {
+						for _, u := range us {
+							counted[u] = true
+						}
+					}
+					vals, err := RuntimeEngine{}.Sample(context.Background(), b, inputs)
+					if err != nil {
+						t.Fatalf("%s: %v\n%s", b.Name, err, doc)
+					}
+					ran++
+					for _, v := range vals {
+						if strings.HasPrefix(v.Unit, stageUnitPrefix) {
+							stages++
+						}
+						if !counted[v.Unit] {
+							t.Errorf("%s: the sample reports %s, which checkLine does not count\n%s", b.Name, v.Unit, doc)
+						}
+						counted[v.Unit] = false // each unit once
+						if n := len(fmt.Sprint(v.Value)); n > maxValueText {
+							t.Errorf("%s: %s value %v of %d bytes, more than checkLine counts", b.Name, v.Unit, v.Value, n)
+						}
+					}
+				}
+			}
+		}
+	}
+	if ran < 100 || stages < 500 {
+		t.Fatalf("only %d samples ran, reporting %d stage-errors units", ran, stages)
 	}
 }

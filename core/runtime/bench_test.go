@@ -484,6 +484,26 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// usage is the process's CPU time (user and system) and minor page faults
+// (first touches of memory), as getrusage counts them.
+type usage struct {
+	cpu    time.Duration
+	faults int64
+}
+
+func (u usage) plus(v usage) usage  { return usage{u.cpu + v.cpu, u.faults + v.faults} }
+func (u usage) minus(v usage) usage { return usage{u.cpu - v.cpu, u.faults - v.faults} }
+
+// processUsage returns the process's usage so far (zero where getrusage
+// fails).
+func processUsage() usage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return usage{}
+	}
+	return usage{time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), int64(ru.Minflt)}
+}
+
 // warmRounds is how many rounds run untimed before a steady-state
 // measurement: enough to replace every preloaded row once (so the trace's
 // levels, its largest batch included, are in their steady state), at most
@@ -618,13 +638,14 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	b.ReportAllocs()
 	st0 := s.traceStats(ctx, b)
 	t0 := t
-	var cpu time.Duration // process CPU time inside the timer
-	c0 := processCPU()
+	var cpu usage // the process's CPU time and page faults inside the timer
+	c0 := processUsage()
 	win := steadyWindow(preload, round, turnovers)
 	// The figures over the window: elapsed and CPU time inside the timer,
 	// and the trace's counters, taken once the runtime is quiescent after
 	// its last round.
-	var winElapsed, winCPU time.Duration
+	var winElapsed time.Duration
+	var winCPU usage
 	gc0 := gcCycles()
 	var winGC uint64
 	var stWin spine.Stats
@@ -636,7 +657,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 			b.Fatal(err)
 		}
 		winElapsed = elapsed()
-		winCPU = cpu + processCPU() - c0
+		winCPU = cpu.plus(processUsage().minus(c0))
 		winGC = gcCycles() - gc0
 		if inLoop {
 			b.StopTimer()
@@ -654,9 +675,9 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			cpu += processCPU() - c0
+			cpu = cpu.plus(processUsage().minus(c0))
 			fill()
-			c0 = processCPU()
+			c0 = processUsage()
 			b.StartTimer()
 		}
 		if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
@@ -675,12 +696,12 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 		}
 	}
 	elapsed := b.Elapsed() + time.Since(start)
-	cpu += processCPU() - c0
+	cpu = cpu.plus(processUsage().minus(c0))
 	if int(t-t0) <= win {
 		// A short run: continue it to the end of the window with the
 		// loop's rounds and refills, timed as the loop was.
 		start = time.Now()
-		c0 = processCPU()
+		c0 = processUsage()
 		for int(t-t0) < win {
 			i := int(t-t0) % poolLen
 			if i == 0 {
@@ -688,9 +709,9 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 					b.Fatal(err)
 				}
 				elapsed += time.Since(start)
-				cpu += processCPU() - c0
+				cpu = cpu.plus(processUsage().minus(c0))
 				fill()
-				start, c0 = time.Now(), processCPU()
+				start, c0 = time.Now(), processUsage()
 			}
 			if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
 				b.Fatal(err)
@@ -704,7 +725,11 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	limitNs = timeMergeLimit(b, 2, limitNs)
 	slices.Sort(limitNs)
 	limit := (limitNs[len(limitNs)/2-1] + limitNs[len(limitNs)/2]) / 2
-	b.ReportMetric(float64(winCPU.Nanoseconds())/perWin, "cpu-ns/update")
+	b.ReportMetric(float64(winCPU.cpu.Nanoseconds())/perWin, "cpu-ns/update")
+	// Page faults a round inside the window: first touches of memory the
+	// Go runtime took from the system (the pool's refills, outside the
+	// timer, are not counted).
+	b.ReportMetric(float64(winCPU.faults)/float64(win), "faults/round")
 	b.ReportMetric(float64(winElapsed.Nanoseconds())/perWin, "ns/update")
 	b.ReportMetric(limit, "limit-ns/update")
 	b.ReportMetric(float64(winElapsed.Nanoseconds())/perWin/limit, "x-merge-limit")

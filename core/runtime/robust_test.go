@@ -841,6 +841,49 @@ func TestABuildWatchingDoneLetsShutdownReturn(t *testing.T) {
 	}
 }
 
+// A Build that returns nil on Context.Done, its operators built, is
+// discarded as one that returns an error is: Shutdown was called during
+// its create, so nothing of it runs and nothing of it is reported. Its
+// operator meets an error in its first step, which the create runs once
+// its dataflow is started; started, the dataflow reported it with one
+// worker always, and with several whenever a worker took the workers'
+// agreement before the stop.
+func TestACreateInterruptedByShutdownRunsNothing(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			for _, maintained := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/workers=%d/maintained=%v", mode, w, maintained), func(t *testing.T) {
+					for range 20 {
+						s := newSetup(t, mode, w)
+						started := make(chan struct{}, w)
+						var reads atomic.Int64
+						s.must(CreateDataflow{Desc: dataflow.Desc{
+							ID: "waits", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+							Build: func(c *dataflow.Context) error {
+								b := c.NewOperator("faults")
+								dataflow.AddOutput[*dataflow.Chunk](b)
+								if err := b.Build(&faultsOp{df: "waits", faults: 1, fail: c.Failer(), reads: &reads}); err != nil {
+									return err
+								}
+								started <- struct{}{}
+								<-c.Done()
+								return nil
+							},
+						}})
+						for range w {
+							<-started
+						}
+						s.ctl.Shutdown()
+						if errs := s.ctl.TakeErrors(); len(errs) != 0 {
+							t.Fatalf("errors after Shutdown: %v, want none", errs)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
 // An imported arrangement describes itself from the moment it exists — its
 // key columns, its number of columns and each half's arity — not from its
 // first batch: here the index has no data at all.

@@ -167,7 +167,9 @@ type createVote struct {
 }
 
 // errCreateStopped is agree's verdict when the runtime stops before every
-// worker voted: the create is undone, and nothing is reported.
+// worker voted, and a create's whatever the votes when Shutdown was called
+// before a worker acts on them (worker.create): the create is undone, and
+// nothing is reported.
 var errCreateStopped = errors.New("runtime: stopped during a create")
 
 // agree records worker's Build error for the create numbered seq and

@@ -633,8 +633,10 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 		// Shutdown was called during the create (a Build returned on
 		// Context.Done, say): it is discarded, as the commands after it
 		// are, and reports nothing, whatever the workers' votes and
-		// whichever ended first (the votes or the wait on stop).
-		report = false
+		// whichever ended first (the votes or the wait on stop). Not
+		// started either, whatever its Build returned: its first passes
+		// would run its operators, and report what they meet.
+		err, report = errCreateStopped, false
 	}
 	if err != nil && df != nil {
 		df.Drop()

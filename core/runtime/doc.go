@@ -54,7 +54,8 @@
 //	R2  Dropping a dataflow releases every hold it took and every index it
 //	    exported; Shutdown leaves no hold, no registry slot and no goroutine,
 //	    and so returns only once every Build being run has returned (it
-//	    cannot interrupt one; dataflow.Context.Done tells one to return).
+//	    cannot interrupt one; dataflow.Context.Done tells one to return),
+//	    but called from a Build, when the workers leave once it returns.
 //	    Shutting down either runtime of a pair that a controller joins shuts
 //	    down both, as Controller.Shutdown does: neither applies a command
 //	    after it, so the pair reports no error that Solo would not.

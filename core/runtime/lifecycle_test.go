@@ -698,3 +698,213 @@ func TestRacingNewControllersOneTakesThePair(t *testing.T) {
 		}
 	}
 }
+
+// Shutdown called from a Build, on the goroutine of the worker running it,
+// returns: it cannot wait for that worker, which is running its caller,
+// nor for the others, which run the same Build and may be waiting in
+// Shutdown too, so it stops every runtime and returns, and the workers
+// discard the create and exit once their Builds return. So through the
+// controller or either runtime of the pair, whichever runtime builds the
+// dataflow, called by one worker or by every one at once (before,
+// Shutdown of the runtime building it, or of its partner, waited forever
+// for the worker that called it). Nothing is reported, and once the Build
+// has returned every worker exits and the registries serve the next pair.
+func TestShutdownCalledFromABuildReturns(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		shutters := []string{"controller", "solo"}
+		if mode == "pair" {
+			shutters = []string{"controller", "maintenance", "interactive"}
+		}
+		for _, w := range []int{1, 2} {
+			for _, maintained := range []bool{true, false} {
+				for _, shutter := range shutters {
+					for _, every := range []bool{false, true} {
+						if every && w == 1 {
+							continue
+						}
+						t.Run(fmt.Sprintf("%s/workers=%d/maintained=%v/%s/every=%v", mode, w, maintained, shutter, every), func(t *testing.T) {
+							// No Shutdown at cleanup: one that waited forever
+							// for the worker stuck in the Build would hold the
+							// test's end too.
+							s := &setup{mode: mode, workers: w, tb: t}
+							if mode == "solo" {
+								r, err := New(Options{Role: Solo, Workers: w})
+								if err != nil {
+									t.Fatal(err)
+								}
+								s.rts = []*Runtime{r}
+								if s.ctl, err = NewController(r); err != nil {
+									t.Fatal(err)
+								}
+							} else {
+								m, i, ctl, err := Pair(w, spine.Options{})
+								if err != nil {
+									t.Fatal(err)
+								}
+								s.rts, s.ctl = []*Runtime{m, i}, ctl
+							}
+							shut := s.ctl.Shutdown
+							for _, r := range s.rts {
+								if r.Role().String() == shutter {
+									shut = r.Shutdown
+								}
+							}
+							// Worker 0 calls it, or, with every, every worker
+							// at once, once all of them are in the Build.
+							callers := 1
+							if every {
+								callers = w
+							}
+							var calls, arrived gosync.WaitGroup
+							calls.Add(callers)
+							arrived.Add(callers)
+							s.must(CreateDataflow{Desc: dataflow.Desc{
+								ID: "shuts down", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+								Build: func(c *dataflow.Context) error {
+									if c.Worker() < callers {
+										arrived.Done()
+										arrived.Wait()
+										shut()
+										calls.Done()
+									}
+									return nil
+								},
+							}})
+							returned := make(chan struct{})
+							go func() { calls.Wait(); close(returned) }()
+							// Sent before the Shutdown or refused after it.
+							if err := s.ctl.Send(CreateInput{Name: "after", Arity: 1}); err != nil && !errors.Is(err, ErrShutdown) {
+								t.Fatal(err)
+							}
+							select {
+							case <-returned:
+							case <-time.After(5 * time.Second):
+								t.Fatal("Shutdown called from a Build did not return")
+							}
+							exited := make(chan struct{})
+							go func() {
+								for _, r := range s.rts {
+									r.wg.Wait()
+								}
+								close(exited)
+							}()
+							select {
+							case <-exited:
+							case <-time.After(5 * time.Second):
+								t.Fatal("the workers did not exit once the Build returned")
+							}
+							if errs := s.ctl.TakeErrors(); len(errs) != 0 {
+								t.Errorf("errors after Shutdown: %v, want none", errs)
+							}
+							if err := s.ctl.Send(CreateInput{Name: "later", Arity: 1}); !errors.Is(err, ErrShutdown) {
+								t.Errorf("Send after Shutdown: %v, want ErrShutdown", err)
+							}
+							if mode == "pair" {
+								regs := s.rts[0].opts.Registries
+								m, err := New(Options{Role: Maintenance, Workers: w, Registries: regs})
+								if err != nil {
+									t.Fatalf("the registries after Shutdown: %v", err)
+								}
+								m.Shutdown()
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// shutOp is an operator that calls shut in its first step.
+type shutOp struct {
+	shut     func()
+	returned chan struct{}
+}
+
+func (o *shutOp) Step(frontier.Frontier) frontier.Frontier {
+	if o.shut != nil {
+		o.shut()
+		o.shut = nil
+		close(o.returned)
+	}
+	return frontier.Empty()
+}
+
+func (o *shutOp) Shutdown() {}
+
+// So too from an operator's step, which runs on the worker's goroutine:
+// here the Maintenance runtime's, shutting down its partner.
+func TestShutdownCalledFromAStepReturns(t *testing.T) {
+	m, i, ctl, err := Pair(1, spine.Options{}) // no Shutdown at cleanup, as above
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := &shutOp{shut: i.Shutdown, returned: make(chan struct{})}
+	if err := ctl.Send(CreateDataflow{Desc: dataflow.Desc{
+		ID: "shuts down", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			b := c.NewOperator("shut")
+			dataflow.AddOutput[*dataflow.Chunk](b)
+			return b.Build(op)
+		},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-op.returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown called from a step did not return")
+	}
+	m.wg.Wait()
+	i.wg.Wait()
+	if errs := ctl.TakeErrors(); len(errs) != 0 {
+		t.Errorf("errors after Shutdown: %v, want none", errs)
+	}
+}
+
+// And from both runtimes of the pair at once: a query's Build on the
+// Interactive runtime shuts down the Maintenance runtime while a Maintained
+// Build shuts down the Interactive one, each on its worker's goroutine.
+func TestShutdownCalledFromBothRuntimesBuildsReturns(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			m, i, ctl, err := Pair(w, spine.Options{}) // no Shutdown at cleanup, as above
+			if err != nil {
+				t.Fatal(err)
+			}
+			var arrived, calls gosync.WaitGroup
+			arrived.Add(2)
+			calls.Add(2)
+			desc := func(id string, maintained bool, shut func()) dataflow.Desc {
+				return dataflow.Desc{
+					ID: id, Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+					Build: func(c *dataflow.Context) error {
+						if c.Worker() == 0 {
+							arrived.Done()
+							arrived.Wait()
+							shut()
+							calls.Done()
+						}
+						return nil
+					},
+				}
+			}
+			// The Maintenance runtime skips the query and the Interactive
+			// runtime the Maintained dataflow, which exports nothing: both
+			// Builds run at once.
+			sendAll(t, ctl,
+				CreateDataflow{Desc: desc("query", false, m.Shutdown)},
+				CreateDataflow{Desc: desc("maintained", true, i.Shutdown)})
+			returned := make(chan struct{})
+			go func() { calls.Wait(); m.wg.Wait(); i.wg.Wait(); close(returned) }()
+			select {
+			case <-returned:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Shutdown called from both runtimes' Builds did not return")
+			}
+			if errs := ctl.TakeErrors(); len(errs) != 0 {
+				t.Errorf("errors after Shutdown: %v, want none", errs)
+			}
+		})
+	}
+}

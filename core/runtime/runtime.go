@@ -335,7 +335,8 @@ func (r *Runtime) Err() error {
 // Shutdown drops every dataflow and index on every worker (releasing every
 // hold, R2) and stops the workers, discarding the commands they have not
 // applied. It waits for them to exit. It may be called any number of times,
-// from any goroutine; every call returns once the workers have exited.
+// from any goroutine; every call returns once the workers have exited (but
+// for one from a Build, below).
 //
 // On a runtime of a pair that a controller joins (NewController, Pair) it
 // is Controller.Shutdown: it shuts down the pair's other runtime too,
@@ -360,6 +361,13 @@ func (r *Runtime) Err() error {
 // leave its goroutine, and the dataflows, holds and registry side it
 // keeps, behind (R2). Sync and Stats, which take a context, return when it
 // ends, so a caller can tell a Build that does not return.
+//
+// Called from a Build or a Step itself, on a worker's goroutine (of either
+// runtime of the pair), Shutdown cannot wait for that worker, which is
+// running its caller, nor for the others, each of which may be running
+// the same Build and waiting in Shutdown too: it stops the runtimes as
+// ever and returns. Each worker then discards the create (or leaves the
+// step) and leaves, with all it keeps, once its Build or Step returns.
 func (r *Runtime) Shutdown() {
 	r.ctlMu.Lock()
 	// Marked stopping under ctlMu: a NewController claiming r either
@@ -379,12 +387,25 @@ func (r *Runtime) Shutdown() {
 // of one that exits (leaving its registry side) before another is told
 // would let that other's worker, waiting on the registry, go on to its
 // next command and fail against the side that left.
+//
+// Called on the goroutine of one of their workers (a Build's or a Step's
+// call), it waits for none: not for that worker, which is running its
+// caller, nor for the others, which may be in such a call themselves
+// (every worker runs a Build), each waiting for the others.
 func shutdown(rts ...*Runtime) {
 	for _, r := range rts {
 		r.stopped.Store(true)
 	}
 	for _, r := range rts {
 		r.signalStop()
+	}
+	self := goid()
+	for _, r := range rts {
+		for _, w := range r.workers {
+			if w.goid.Load() == self {
+				return
+			}
+		}
 	}
 	for _, r := range rts {
 		r.wg.Wait()
@@ -1001,7 +1022,8 @@ func (c *Controller) Err() error {
 // indexes that never came: errors Solo never reports). Shutting down
 // either runtime of the pair directly (Runtime.Shutdown) does the same.
 // As Runtime.Shutdown, it returns once every Build being run has
-// returned (dataflow.Context.Done tells a waiting Build to).
+// returned (dataflow.Context.Done tells a waiting Build to), and, called
+// from a Build or a Step, without waiting for the workers.
 func (c *Controller) Shutdown() {
 	shutdown(c.rts...)
 }

@@ -22,6 +22,9 @@ type worker struct {
 	index int
 	env   *dataflow.Env
 	wake  chan struct{} // capacity 1
+	// goid is the id of the worker's goroutine (0 until it runs): a
+	// Shutdown called on it (from a Build or a Step) waits for no worker.
+	goid atomic.Uint64
 	// parks counts the worker's passes into and out of its wait for a
 	// wake: odd while it waits (or is about to), even while it runs. A
 	// count, not a flag, so that idle can tell a worker that stayed parked
@@ -198,6 +201,7 @@ func (w *worker) enqueue(q queued) {
 // goroutine carries the pprof labels runtime=<role> and worker=<i>, so a CPU
 // profile splits by runtime (go tool pprof -tagfocus runtime=maintenance).
 func (w *worker) run() {
+	w.goid.Store(goid())
 	defer w.rt.wg.Done()
 	defer w.shutdown()
 	pprof.SetGoroutineLabels(w.labels)
@@ -301,6 +305,22 @@ func (w *worker) run() {
 		}
 		w.nudgeFollower()
 	}
+}
+
+// goid returns the id of the calling goroutine, which runtime.Stack
+// names first ("goroutine 18 [running]:"); goroutine ids are never reused.
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = b[min(len(b), len("goroutine ")):]
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
 }
 
 // setLabels makes ctx's pprof labels the worker goroutine's, when the

@@ -908,3 +908,63 @@ func TestShutdownCalledFromBothRuntimesBuildsReturns(t *testing.T) {
 		})
 	}
 }
+
+// Shutting down a pair while the Interactive runtime waits for a create
+// the Maintenance runtime has not reached (behind a backlog of input
+// commands, which the Interactive runtime never gets) reports nothing,
+// through the Maintenance runtime or the controller: the Maintenance
+// worker, which sees its runtime marked stopping before any signal,
+// exits and abandons the create, and the Interactive worker must find its
+// own runtime marked before its next command, a query on the index that
+// never came. The Maintenance runtime was marked first, and a Shutdown
+// held up between the two marks let the query fail: a few times in
+// thousands of runs with more threads than cores, which this test makes.
+func TestShuttingDownAPairMarksTheReaderFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("thousands of pairs")
+	}
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(4))
+	stop := make(chan struct{})
+	defer close(stop)
+	for range 2 { // busy threads: the OS preempts the others more often
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	failed := 0
+	for n := range 8000 {
+		m, _, ctl, err := Pair(1, spine.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds := []Command{CreateInput{Name: "in", Arity: 2}}
+		for k := range 40 {
+			cmds = append(cmds, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(k + 1))})
+		}
+		cmds = append(cmds,
+			CreateDataflow{Desc: indexDesc("x", "in", 2, []int{0}, 40, nil)},
+			CreateDataflow{Desc: readDesc("q", "x", 40, frontier.Empty(), dataflow.NewCapture(1))})
+		if err := ctl.SendAll(cmds...); err != nil {
+			t.Fatal(err)
+		}
+		if n%2 == 0 {
+			m.Shutdown()
+		} else {
+			ctl.Shutdown()
+		}
+		if errs := ctl.TakeErrors(); len(errs) != 0 {
+			if failed++; failed <= 3 {
+				t.Errorf("run %d: errors after Shutdown: %v, want none", n, errs)
+			}
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of 8000 runs reported errors", failed)
+	}
+}

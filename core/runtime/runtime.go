@@ -371,31 +371,48 @@ func (r *Runtime) Err() error {
 func (r *Runtime) Shutdown() {
 	r.ctlMu.Lock()
 	// Marked stopping under ctlMu: a NewController claiming r either
-	// sees it (and refuses r) or has set partner by now.
-	r.stopped.Store(true)
-	p := r.partner
-	r.ctlMu.Unlock()
-	if p == nil {
-		shutdown(r)
-		return
+	// sees it (and refuses r) or has set partner by now. The partner is
+	// marked with it, reader first (see markStopping).
+	rts := []*Runtime{r}
+	if r.partner != nil {
+		rts = append(rts, r.partner)
 	}
-	shutdown(r, p)
+	markStopping(rts)
+	r.ctlMu.Unlock()
+	shutdown(rts...)
+}
+
+// markStopping marks every runtime of rts stopping, an Interactive one
+// before the others. A worker sees the mark before any signal (it looks
+// at it before each command, and exits), and a Maintenance worker that
+// exits leaves its registry side, abandoning every create it did not
+// settle: an Interactive worker waiting for one of them goes on to its
+// next command, which it must find marked, or it applies it against the
+// side that left and fails (a query on an index that never came), which
+// Solo never reports. The other way round, nothing waits on a reader.
+func markStopping(rts []*Runtime) {
+	for _, r := range rts {
+		if r.opts.Role == Interactive {
+			r.stopped.Store(true)
+		}
+	}
+	for _, r := range rts {
+		r.stopped.Store(true)
+	}
 }
 
 // shutdown stops every runtime of rts and then waits for their workers to
-// exit. Every runtime is marked stopping before any is signalled: a worker
-// of one that exits (leaving its registry side) before another is told
-// would let that other's worker, waiting on the registry, go on to its
-// next command and fail against the side that left.
+// exit. Every runtime is marked stopping (markStopping) before any is
+// signalled: a worker of one that exits (leaving its registry side) before
+// another is told would let that other's worker, waiting on the registry,
+// go on to its next command and fail against the side that left.
 //
 // Called on the goroutine of one of their workers (a Build's or a Step's
 // call), it waits for none: not for that worker, which is running its
 // caller, nor for the others, which may be in such a call themselves
 // (every worker runs a Build), each waiting for the others.
 func shutdown(rts ...*Runtime) {
-	for _, r := range rts {
-		r.stopped.Store(true)
-	}
+	markStopping(rts)
 	for _, r := range rts {
 		r.signalStop()
 	}

@@ -968,3 +968,120 @@ func TestShuttingDownAPairMarksTheReaderFirst(t *testing.T) {
 		t.Errorf("%d of 8000 runs reported errors", failed)
 	}
 }
+
+// Shutdown of either runtime of a pair and of its controller, called many
+// times at once while commands are sent and errors taken, returns
+// everywhere: no call waits for another (no lock is held across the
+// stop), both runtimes stop, and once the calls return the registries
+// serve a new pair.
+func TestConcurrentShutdownsOfAPairAllReturn(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		for n := range 20 {
+			m, i, ctl, err := Pair(w, spine.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start, quit := make(chan struct{}), make(chan struct{})
+			var busy, calls gosync.WaitGroup
+			busy.Add(2)
+			go func() {
+				defer busy.Done()
+				for k := 0; ; k++ {
+					select {
+					case <-quit:
+						return
+					default:
+					}
+					id := fmt.Sprint("d", k)
+					err := ctl.Send(CreateDataflow{Desc: dataflow.Desc{
+						ID: id, Maintained: k%2 == 0, AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(*dataflow.Context) error { return errors.New("fails") },
+					}})
+					if err != nil && !errors.Is(err, ErrShutdown) {
+						t.Error(err)
+					}
+				}
+			}()
+			go func() {
+				defer busy.Done()
+				for {
+					select {
+					case <-quit:
+						return
+					default:
+					}
+					ctl.TakeErrors()
+					ctl.Errors()
+				}
+			}()
+			for k := range 9 {
+				calls.Add(1)
+				go func() {
+					defer calls.Done()
+					<-start
+					[]func(){m.Shutdown, i.Shutdown, ctl.Shutdown}[k%3]()
+				}()
+			}
+			time.Sleep(time.Duration(n%5) * 100 * time.Microsecond)
+			close(start)
+			returned := make(chan struct{})
+			go func() { calls.Wait(); close(returned) }()
+			select {
+			case <-returned:
+			case <-time.After(10 * time.Second):
+				t.Fatal("concurrent Shutdowns did not return")
+			}
+			close(quit)
+			busy.Wait()
+			if !m.stopping() || !i.stopping() {
+				t.Fatalf("workers=%d: the Maintenance runtime stopping %v, the Interactive %v, want both", w, m.stopping(), i.stopping())
+			}
+			m2, err := New(Options{Role: Maintenance, Workers: w, Registries: m.opts.Registries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i2, err := New(Options{Role: Interactive, Workers: w, Registries: m.opts.Registries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m2.Shutdown()
+			i2.Shutdown()
+		}
+	}
+}
+
+// NewController racing with Shutdown of either runtime it is given: it
+// takes the pair, and the Shutdown then stops both, or it is refused with
+// ErrShutdown, and the other runtime is left as it was.
+func TestNewControllerRacingAShutdown(t *testing.T) {
+	for n := range 2000 {
+		regs := newRegs(1)
+		m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone, other := m, i
+		if n%2 == 1 {
+			gone, other = i, m
+		}
+		var err2 error
+		var wg gosync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); _, err2 = NewController(i, m) }()
+		go func() { defer wg.Done(); gone.Shutdown() }()
+		wg.Wait()
+		switch {
+		case err2 == nil && !other.stopping():
+			t.Fatalf("race %d: a controller took the pair, and Shutdown of one left the other live", n)
+		case err2 != nil && !errors.Is(err2, ErrShutdown):
+			t.Fatalf("race %d: NewController: %v, want ErrShutdown", n, err2)
+		case err2 != nil && other.stopping():
+			t.Fatalf("race %d: NewController refused, and Shutdown of one stopped the other", n)
+		}
+		other.Shutdown()
+	}
+}

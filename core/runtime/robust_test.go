@@ -1022,6 +1022,73 @@ func TestImportingAFailedCreatesIndexNamesTheCreate(t *testing.T) {
 	}
 }
 
+// The import of an index whose create failed names the create exporting
+// the id now, not one before it: a failed create dropped and made again
+// under its id, successfully, is read; a good one dropped and followed by
+// a failed create of another id exporting the index names that one; once
+// that one is dropped, or the index freed, the index is unknown again; and
+// a good create after a failed one's index is freed is read. In Solo and
+// the pair, with either runtime behind, for a query and a Maintained
+// reader alike.
+func TestImportingAnIndexNamesItsCurrentCreate(t *testing.T) {
+	good := func(id string) dataflow.Desc { return exportsDesc(id, []string{"x"}, []string{"x"}) }
+	bad := func(id string) dataflow.Desc { return exportsDesc(id, []string{"x"}, nil) }
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		for _, maintained := range []bool{false, true} {
+			t.Run(fmt.Sprintf("lag=%v/maintained reader=%v", lag, maintained), func(t *testing.T) {
+				outs := agree(t, lag, func(s *setup, _ *[]string) string {
+					reader := func(id string) dataflow.Desc {
+						return reexportDesc(id, "x", "copy of x by "+id, maintained)
+					}
+					s.send("in", 2, []int64{0, 1, 1, 10})                        // commands 1, 2
+					s.advance("in", 2, frontier.At(1))                           // 3
+					s.must(CreateDataflow{Desc: bad("a")})                       // 4: fails
+					s.must(DropDataflow{ID: "a"})                                // 5
+					s.must(CreateDataflow{Desc: good("a")})                      // 6
+					s.must(CreateDataflow{Desc: reader("r1")})                   // 7: reads a's
+					s.must(DropDataflow{ID: "r1"})                               // 8
+					s.must(DropDataflow{ID: "a"})                                // 9
+					s.must(CreateDataflow{Desc: bad("b")})                       // 10: fails
+					s.must(CreateDataflow{Desc: reader("r2")})                   // 11: names b
+					s.must(DropDataflow{ID: "b"})                                // 12
+					s.must(CreateDataflow{Desc: reader("r3")})                   // 13: unknown
+					s.must(CreateDataflow{Desc: bad("c")})                       // 14: fails
+					s.must(CreateDataflow{Desc: reader("r4")})                   // 15: names c
+					s.must(AllowCompaction{ID: "x", Frontier: frontier.Empty()}) // 16: c failed
+					s.must(CreateDataflow{Desc: reader("r5")})                   // 17: unknown
+					s.must(CreateDataflow{Desc: good("d")})                      // 18
+					s.must(CreateDataflow{Desc: reader("r6")})                   // 19: reads d's
+					s.resume()
+					if err := s.ctl.Sync(testCtx(s.tb)); err != nil {
+						s.tb.Fatal(err)
+					}
+					var got []string
+					for _, e := range s.ctl.TakeErrors() {
+						got = append(got, fmt.Sprintf("%d: %v", e.Seq, e))
+					}
+					return strings.Join(got, "\n")
+				})
+				differ := `Desc.Exports ["x"], Build exported []: dataflow: exports differ from Desc.Exports`
+				want := strings.Join([]string{
+					`4: dataflow a: ` + differ,
+					`10: dataflow b: ` + differ,
+					`11: dataflow r2: import of index "x": the create of dataflow "b", which exports it, failed`,
+					`13: dataflow r3: import of unknown index "x"`,
+					`14: dataflow c: ` + differ,
+					`15: dataflow r4: import of index "x": the create of dataflow "c", which exports it, failed`,
+					`16: runtime: allow compaction of "x": the create of dataflow "c", which exports it, failed`,
+					`17: dataflow r5: import of unknown index "x"`,
+				}, "\n")
+				for w, o := range outs {
+					if o.answer != want || len(o.errs) != 0 {
+						t.Fatalf("workers=%d: errors\n%s\nthen %q\nwant\n%s", w, o.answer, o.errs, want)
+					}
+				}
+			})
+		}
+	}
+}
+
 // A create's Desc.Exports is the controller's once sent, as it validated
 // it: a caller that reuses the slice for its next create (here, rewrites
 // it before any runtime has applied the first) changes nothing of the
@@ -1681,5 +1748,89 @@ func TestErrorsAndTakeErrorsErrorByError(t *testing.T) {
 	}
 	if got := ctl.TakeErrors(); len(got) != 0 {
 		t.Fatalf("TakeErrors again: %s, want none", list(got))
+	}
+}
+
+// TakeErrors called over and over from two goroutines while the runtimes
+// record errors returns each error once in all: a failed create's (the
+// Maintenance runtime's in the pair), every runtime's refusal of its
+// index's AllowCompaction (the same text from both runtimes of the pair),
+// and a query's import of the index (the Interactive runtime's), in Solo
+// and the pair, with either runtime behind until half are sent.
+func TestErrorsTakenWhileRecordedAreTakenOnce(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			for _, lag := range []Role{Solo, Maintenance, Interactive} {
+				if mode == "solo" && lag != Solo {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/workers=%d/lag=%v", mode, w, lag), func(t *testing.T) {
+					s := newLagSetup(t, mode, w, lag)
+					s.declare("in", 2) // command 1
+					const n = 150
+					var want []string
+					var mu gosync.Mutex
+					got := map[string]int{}
+					take := func() {
+						for _, e := range s.ctl.TakeErrors() {
+							mu.Lock()
+							got[fmt.Sprintf("%d: %v", e.Seq, e)]++
+							mu.Unlock()
+						}
+					}
+					quit := make(chan struct{})
+					var takers gosync.WaitGroup
+					for range 2 {
+						takers.Add(1)
+						go func() {
+							defer takers.Done()
+							for {
+								select {
+								case <-quit:
+									return
+								default:
+									take()
+								}
+							}
+						}()
+					}
+					seq := 1
+					for k := range n {
+						x := fmt.Sprint("x", k)
+						s.must(CreateDataflow{Desc: exportsDesc("maintain "+x, []string{x}, nil)})
+						s.must(AllowCompaction{ID: x, Frontier: frontier.At(1)})
+						s.must(CreateDataflow{Desc: readDesc("q"+x, x, 0, frontier.At(1), dataflow.NewCapture(w))})
+						want = append(want,
+							fmt.Sprintf(`%d: dataflow maintain %s: Desc.Exports ["%s"], Build exported []: dataflow: exports differ from Desc.Exports`, seq+1, x, x),
+							fmt.Sprintf(`%d: runtime: allow compaction of "%s": the create of dataflow "maintain %s", which exports it, failed`, seq+2, x, x),
+							fmt.Sprintf(`%d: dataflow q%s: import of index "%s": the create of dataflow "maintain %s", which exports it, failed`, seq+3, x, x, x))
+						seq += 3
+						if k == n/2 {
+							s.resume()
+						}
+					}
+					if err := s.ctl.Sync(testCtx(t)); err != nil {
+						t.Fatal(err)
+					}
+					close(quit)
+					takers.Wait()
+					take()
+					var bad []string
+					for _, k := range want {
+						if got[k] != 1 {
+							bad = append(bad, fmt.Sprintf("taken %d times: %s", got[k], k))
+						}
+						delete(got, k)
+					}
+					for k, c := range got {
+						bad = append(bad, fmt.Sprintf("taken %d times, not met: %s", c, k))
+					}
+					if len(bad) > 0 {
+						slices.Sort(bad)
+						t.Fatalf("%d errors amiss:\n%s", len(bad), strings.Join(bad[:min(len(bad), 10)], "\n"))
+					}
+				})
+			}
+		}
 	}
 }

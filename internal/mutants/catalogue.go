@@ -3,7 +3,7 @@ package mutants
 // Name names one mutant of the catalogue.
 type Name string
 
-// The catalogue's names, numbered as issue 14 lists them.
+// The catalogue's names, numbered as the README's table of mutants lists them.
 const (
 	DeltaJoinErrorsPerPath     Name = "delta-join-errors-per-path"      // 1
 	ImportKeepsNoHold          Name = "import-keeps-no-hold"            // 2
@@ -26,7 +26,8 @@ const (
 // Mutant is one entry of the catalogue.
 type Mutant struct {
 	Name Name
-	// Issue is the mutant's number in issue 14's list.
+	// Issue is the mutant's number, the # column of the README's table of
+	// mutants.
 	Issue int
 	// Package is the package holding the mutant's one site.
 	Package string

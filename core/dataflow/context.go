@@ -66,7 +66,9 @@ type Desc struct {
 	// A Build that waits for something outside the runtime should wait
 	// for Context.Done too, and return (an error) when it is closed. An
 	// operator's Step runs on the worker's goroutine as well, and must
-	// not wait either.
+	// not wait either. A call there that waits for the runtime's workers
+	// (runtime.Controller.Sync, SyncRole, Runtime.Stats) would wait for
+	// its caller: it returns runtime.ErrOnWorker at once.
 	Build func(*Context) error
 }
 

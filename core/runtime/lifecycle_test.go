@@ -1085,3 +1085,128 @@ func TestNewControllerRacingAShutdown(t *testing.T) {
 		other.Shutdown()
 	}
 }
+
+// Sync, SyncRole and Stats called from a Build, on a worker's goroutine,
+// return ErrOnWorker at once: each waits for every worker of the runtimes
+// it asks to apply a barrier, and the worker running the Build applies
+// nothing until it returns (before, each waited for its own caller until
+// its context ended). So for every worker of Solo and the pair at once,
+// whichever runtime builds, for Stats of either runtime of the pair (the
+// Interactive runtime waits for a Maintained create's verdict, so neither
+// may be waited for), and the same error in Solo and the pair. The create
+// goes on, and the runtimes answer the same calls made outside.
+func TestBarriersCalledFromABuildReturnErrOnWorker(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			for _, maintained := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/workers=%d/maintained=%v", mode, w, maintained), func(t *testing.T) {
+					t.Parallel()
+					s := newSetup(t, mode, w)
+					builder := Solo
+					if mode == "pair" {
+						builder = Interactive
+						if maintained {
+							builder = Maintenance
+						}
+					}
+					// A context that ends only if a call waits for itself:
+					// the call then fails with its error, not ErrOnWorker.
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					calls := map[string]func() error{
+						"Sync":     func() error { return s.ctl.Sync(ctx) },
+						"SyncRole": func() error { return s.ctl.SyncRole(ctx, builder) },
+					}
+					for _, r := range s.rts {
+						calls["Stats of "+r.Role().String()] = func() error {
+							st, err := r.Stats(ctx)
+							if err != nil && st != (Stats{}) {
+								return fmt.Errorf("Stats %+v with its error %w", st, err)
+							}
+							return err
+						}
+					}
+					var mu gosync.Mutex
+					got := map[string][]error{}
+					s.must(CreateDataflow{Desc: dataflow.Desc{
+						ID: "asks", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(c *dataflow.Context) error {
+							for name, call := range calls {
+								err := call()
+								mu.Lock()
+								got[name] = append(got[name], err)
+								mu.Unlock()
+							}
+							return nil
+						},
+					}})
+					if err := s.ctl.Sync(testCtx(t)); err != nil {
+						t.Fatal(err)
+					}
+					for name := range calls {
+						if len(got[name]) != w {
+							t.Fatalf("%s called by %d workers, want %d", name, len(got[name]), w)
+						}
+						for _, err := range got[name] {
+							if err != ErrOnWorker {
+								t.Errorf("%s from a Build: %v, want ErrOnWorker", name, err)
+							}
+						}
+					}
+					for name, call := range calls {
+						if err := call(); err != nil {
+							t.Errorf("%s outside the Build: %v", name, err)
+						}
+					}
+					if st, err := s.role(builder).Stats(testCtx(t)); err != nil || st.Dataflows != w {
+						t.Errorf("Stats after the create: %+v, %v; want the dataflow built on %d workers", st, err, w)
+					}
+				})
+			}
+		}
+	}
+}
+
+// stepCallOp is an operator that calls call in its first step and sends
+// what it returned on got.
+type stepCallOp struct {
+	call func() error
+	got  chan error
+}
+
+func (o *stepCallOp) Step(frontier.Frontier) frontier.Frontier {
+	if o.call != nil {
+		o.got <- o.call()
+		o.call = nil
+	}
+	return frontier.Empty()
+}
+
+func (o *stepCallOp) Shutdown() {}
+
+// So too from an operator's Step, which runs on the worker's goroutine.
+func TestSyncCalledFromAStepReturnsErrOnWorker(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		for _, maintained := range []bool{true, false} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			got := make(chan error, s.workers)
+			s.must(CreateDataflow{Desc: dataflow.Desc{
+				ID: fmt.Sprintf("steps maintained=%v", maintained), Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					b := c.NewOperator("sync")
+					dataflow.AddOutput[*dataflow.Chunk](b)
+					return b.Build(&stepCallOp{call: func() error { return s.ctl.Sync(ctx) }, got: got})
+				},
+			}})
+			for range s.workers {
+				if err := <-got; err != ErrOnWorker {
+					t.Errorf("Sync from a step (maintained %v): %v, want ErrOnWorker", maintained, err)
+				}
+			}
+		}
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

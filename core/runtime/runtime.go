@@ -467,8 +467,17 @@ type Stats struct {
 
 // Stats returns the runtime's state; it asks every worker through its
 // command queue, so it reflects every command sent before it. On error
-// (ctx ended, runtime shut down) it returns zero Stats.
+// (ctx ended, runtime shut down) it returns zero Stats. Called from a
+// Build or a Step, on a worker's goroutine of the runtime or of its
+// partner in a pair, it returns ErrOnWorker at once: it would wait for
+// the worker running its caller.
 func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
+	r.ctlMu.Lock()
+	partner := r.partner
+	r.ctlMu.Unlock()
+	if onWorker(r, partner) {
+		return Stats{}, ErrOnWorker
+	}
 	var st Stats
 	err := r.barrier(ctx, func(w *worker) {
 		st.Dataflows += w.rendered
@@ -489,6 +498,42 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 	}
 	st.Exchanges = r.hub.Len()
 	return st, nil
+}
+
+// onWorker reports whether the caller runs on the goroutine of a worker of
+// one of rts (nil ones skipped): in a Build or a Step, where a call that
+// waits for those workers (Sync, SyncRole, Stats) would wait for itself,
+// or for workers that wait for it (the other workers of its runtime, at
+// the create's agreement; the Interactive runtime, for the verdict of a
+// Maintained create). A worker runs its caller's code only between the two
+// moves of its parks count that leave it even, so the goroutine's id,
+// which costs a stack trace, is read only when some worker is in that
+// stretch: a caller outside, with every worker parked, pays a few loads.
+func onWorker(rts ...*Runtime) bool {
+	running := false
+	for _, r := range rts {
+		if r == nil {
+			continue
+		}
+		for _, w := range r.workers {
+			running = running || w.parks.Load()%2 == 0
+		}
+	}
+	if !running {
+		return false
+	}
+	self := goid()
+	for _, r := range rts {
+		if r == nil {
+			continue
+		}
+		for _, w := range r.workers {
+			if w.goid.Load() == self {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // barrierState is one barrier call: the callbacks run under mu, only while
@@ -586,6 +631,16 @@ type inputDecl struct {
 // controller records nothing of it), and wrapped by Sync, SyncRole and
 // Stats on a runtime shut down, and by NewController given one.
 var ErrShutdown = errors.New("runtime: shut down")
+
+// ErrOnWorker is returned by Sync, SyncRole and Stats called from a Build
+// (dataflow.Desc.Build) or an operator's Step, on the goroutine of a worker
+// of the runtimes they would wait for (a pair's two runtimes count as one:
+// the Interactive runtime waits for a Maintained create's verdict, and
+// every worker of a runtime for the others at a create). That worker
+// applies nothing, its barrier included, until its caller returns, so the
+// call would wait for itself; it returns at once instead, the same error
+// in Solo and the pair.
+var ErrOnWorker = errors.New("runtime: called from a Build or a Step, on a worker's goroutine: it would wait for that worker")
 
 // ErrIndexDropped is the error of a command that drops an index (the
 // DropDataflow of the dataflow exporting it, or an AllowCompaction to {})
@@ -917,7 +972,13 @@ func (c *Controller) record(cmd Command) {
 }
 
 // Sync waits until every runtime has applied every command sent before it.
+// Called from a Build or a Step, on a worker's goroutine of one of the
+// controller's runtimes, it returns ErrOnWorker at once: it would wait for
+// the worker running its caller, in Solo as in the pair.
 func (c *Controller) Sync(ctx context.Context) error {
+	if onWorker(c.rts...) {
+		return ErrOnWorker
+	}
 	for _, r := range c.rts {
 		if err := r.barrier(ctx, nil); err != nil {
 			return err
@@ -934,11 +995,15 @@ func (c *Controller) Sync(ctx context.Context) error {
 // returns an error if the controller has no runtime of that role (a Solo
 // runtime is of role Solo only: a Solo controller has no Interactive
 // runtime), and, as Sync, one wrapping ctx's error or ErrShutdown if ctx
-// ends or that runtime is shut down first; the other runtime's shutdown is
-// not its concern (Send reports it).
+// ends or that runtime is shut down first (the other runtime's shutdown is
+// not its concern: Send reports it), and ErrOnWorker called on a worker's
+// goroutine of either runtime.
 func (c *Controller) SyncRole(ctx context.Context, role Role) error {
 	for _, r := range c.rts {
 		if r.opts.Role == role {
+			if onWorker(c.rts...) {
+				return ErrOnWorker
+			}
 			return r.barrier(ctx, nil)
 		}
 	}

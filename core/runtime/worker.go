@@ -626,6 +626,15 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 	}
 	if !role.covers(desc) {
 		if role == Interactive && desc.Maintained {
+			// A Maintained create that exports nothing is not waited
+			// for: nothing of it reaches this runtime (a query reads
+			// only exports), its errors are the Maintenance runtime's,
+			// and the ids it takes are recorded above from the command
+			// alone, so no answer or error here depends on its verdict.
+			// Waiting would keep this runtime behind a Build it has no
+			// part in, and the two runtimes' progress still differs
+			// before a Sync either way: the Maintenance runtime waits
+			// for no query.
 			reg := w.rt.opts.Registries[w.index]
 			for _, id := range desc.Exports {
 				b, err := reg.AwaitPeerBundle(share.Incarnation{ID: id, AsOf: desc.AsOf, Seq: seq}, w.rt.stop)

@@ -327,6 +327,69 @@ func TestPublishingATraceWhoseLastHandleIsReleasedIsRefused(t *testing.T) {
 	}
 }
 
+// A bundle's handle that is released holds nothing of its trace, and
+// publishing through it is refused, with ErrReleased naming the half, as
+// an import through it is, though the trace lives on through other
+// handles: a publication through it would keep the trace published for a
+// holder that let it go. So for a released bundle, and for a bundle of one
+// released handle; the registry is left empty, and a reader that came
+// first sees the publication end, as for a trace whose last handle is
+// released.
+func TestPublishingThroughAReleasedHandleIsRefused(t *testing.T) {
+	for _, half := range []string{"oks", "errs", "bundle"} {
+		t.Run(half, func(t *testing.T) {
+			g := share.NewRegistry()
+			oks, errs := newSource(t, 4, 0), newSource(t, 4, 0)
+			b := share.NewBundle(oks.h.Clone(), errs.h.Clone(), nil)
+			want := half
+			switch half {
+			case "oks":
+				b.Oks.Release()
+			case "errs":
+				b.Errs.Release()
+			case "bundle":
+				b.Release()
+				want = "oks"
+			}
+			inc := share.Incarnation{ID: "idx", AsOf: frontier.At(0)}
+			refused := func(what string) {
+				tok, err := g.PublishBundle(inc, b)
+				if err == nil {
+					tok.Release()
+					t.Fatalf("%s: accepted", what)
+				}
+				if !errors.Is(err, share.ErrReleased) || !strings.Contains(err.Error(), want+" half") {
+					t.Fatalf("%s: %v, want an error naming the %s half, wrapping ErrReleased", what, err, want)
+				}
+			}
+			refused("published with no reader")
+			if st := g.Stats(); st.Slots != 0 {
+				t.Fatalf("registry left with %+v", st)
+			}
+			peer := g.PeerBundleOf(inc)
+			refused("published with a reader waiting")
+			for _, r := range []trace.Reader{peer.Oks, peer.Errs} {
+				im, err := r.(*share.Reader).Import(frontier.At(0), frontier.Empty())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !im.Closed() {
+					t.Fatal("the reader that came first waits on a publication refused")
+				}
+				im.Close()
+				im.Reader().Release()
+			}
+			peer.Release()
+			if st := g.Stats(); st.Slots != 0 {
+				t.Fatalf("registry left with %+v", st)
+			}
+			b.Release()
+			oks.h.Release()
+			errs.h.Release()
+		})
+	}
+}
+
 // Every call on a released reader is an error or a no-op, as trace.Reader
 // promises, Clone included: the clone of a released reader — shared,
 // padded, or a bundle's — is released too. It registers no hold, its reads

@@ -50,6 +50,9 @@ type Spine struct {
 	deferring  bool        // Defer: holds are recorded, applied at Flush
 	dirty      bool        // a hold moved while deferring
 	pause      *pauses     // tests only: the pause between publishing and applying a since
+	// released marks a stand-in for the trace of a released handle
+	// (publishingSpine), which Attach refuses with ErrReleased.
+	released bool
 }
 
 var (
@@ -138,6 +141,9 @@ func (s *Spine) Points() int { return len(s.points) }
 func (s *Spine) Attach(p *Point) error {
 	if s.dropped {
 		return ErrTraceReleased
+	}
+	if s.released {
+		return ErrReleased
 	}
 	p.mu.Lock()
 	if p.pub != nil {

@@ -80,7 +80,10 @@ func (p *Padded) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 // publishingSpine returns the publishing Spine under a local handle. The
 // trace of a handle whose last handle is released has dropped its storage,
 // spine included: a spine that stands for it is returned, which Attach
-// refuses as it refuses the trace's own (ErrTraceReleased).
+// refuses as it refuses the trace's own (ErrTraceReleased). A released
+// handle of a trace that lives on holds nothing of it, and publishes
+// nothing, as it imports nothing (ImporterOf): a spine that stands for it
+// is returned, which Attach refuses with ErrReleased.
 func publishingSpine(r trace.Reader) (*Spine, bool) {
 	h, ok := r.(*trace.Handle)
 	if !ok {
@@ -88,6 +91,9 @@ func publishingSpine(r trace.Reader) (*Spine, bool) {
 	}
 	switch s := h.State().Storage().(type) {
 	case *Spine:
+		if h.Released() {
+			return &Spine{released: true}, true
+		}
 		return s, true
 	case nil:
 		return &Spine{dropped: true}, true
@@ -99,7 +105,8 @@ func publishingSpine(r trace.Reader) (*Spine, bool) {
 // handles over publishing Spines) as incarnation inc, with the bundle's
 // description (Key, Columns) and writer for the peers; see
 // PublishIncarnation, which refuses a half whose trace's last handle is
-// released.
+// released. A half that is a released handle (of a released bundle, say)
+// is refused likewise, with ErrReleased, though its trace lives on.
 func (g *Registry) PublishBundle(inc Incarnation, b *Bundle) (*Token, error) {
 	oks, okO := publishingSpine(b.Oks)
 	errs, okE := publishingSpine(b.Errs)

@@ -390,6 +390,47 @@ func TestPublishingThroughAReleasedHandleIsRefused(t *testing.T) {
 	}
 }
 
+// A released padded reader's holds move no more, its padding included:
+// setting its logical compaction, before the inner since or beyond it, is
+// a no-op, as on any released reader, so it reports what it did at its
+// release, and so does its clone. So over a shared reader and over a local
+// handle.
+func TestAReleasedPaddedReadersCompactionIsANoOp(t *testing.T) {
+	for _, over := range []string{"shared", "local"} {
+		t.Run(over, func(t *testing.T) {
+			g := share.NewRegistry()
+			oks, errs := newSource(t, 10, 5), newSource(t, 10, 5)
+			tok, err := g.Publish("idx", frontier.At(5), oks.s, errs.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := g.PeerBundle("idx", frontier.At(5))
+			if over == "local" {
+				b.Release()
+				b = share.NewBundle(oks.h.Clone(), errs.h.Clone(), nil)
+			}
+			padded := b.IntoPadded()
+			padded.Release()
+			for _, f := range []frontier.Frontier{frontier.At(3), frontier.At(7), frontier.Empty()} {
+				padded.AllowCompaction(f)
+				for _, half := range []trace.Reader{padded.Oks, padded.Errs, padded.Oks.CloneReader()} {
+					p := half.(*share.Padded)
+					if got := p.LogicalCompaction(); got != frontier.Min() || !p.IsPadded() {
+						t.Fatalf("released, allowed compaction to %v: reports %v (padded %v), want %v, padded", f, got, p.IsPadded(), frontier.Min())
+					}
+				}
+			}
+			if got := b.Oks.LogicalCompaction(); got != frontier.At(5) {
+				t.Fatalf("the live bundle it was padded from holds at %v, want %v", got, frontier.At(5))
+			}
+			b.Release()
+			tok.Release()
+			oks.h.Release()
+			errs.h.Release()
+		})
+	}
+}
+
 // Every call on a released reader is an error or a no-op, as trace.Reader
 // promises, Clone included: the clone of a released reader — shared,
 // padded, or a bundle's — is released too. It registers no hold, its reads

@@ -152,14 +152,26 @@ func (p *Padded) LogicalCompaction() frontier.Frontier {
 }
 
 // SetLogicalCompaction moves only the padding while f is before the inner
-// since; at or after it, the padding goes and f is forwarded.
+// since; at or after it, the padding goes and f is forwarded. On a released
+// reader it is a no-op, as on the inner one: neither the padding nor the
+// since it reports moves.
 func (p *Padded) SetLogicalCompaction(f frontier.Frontier) {
+	if released(p.inner) {
+		return
+	}
 	if p.on && f.Less(p.inner.LogicalCompaction()) {
 		p.padded = p.padded.Join(f)
 		return
 	}
 	p.on = false
 	p.inner.SetLogicalCompaction(f)
+}
+
+// released reports whether r, a shared reader or a local handle, is
+// released.
+func released(r trace.Reader) bool {
+	rel, ok := r.(interface{ Released() bool })
+	return ok && rel.Released()
 }
 
 // PhysicalCompaction passes through.

@@ -69,7 +69,7 @@ func (p *Padded) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 	}
 	inner := p.inner.LogicalCompaction()
 	if until.LessEqual(inner) {
-		if r, ok := p.inner.(interface{ Released() bool }); ok && r.Released() {
+		if released(p.inner) {
 			return nil, ErrReleased
 		}
 		return emptyImport(asOf, until, inner, wake), nil

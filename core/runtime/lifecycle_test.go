@@ -1210,3 +1210,93 @@ func TestSyncCalledFromAStepReturnsErrOnWorker(t *testing.T) {
 		}
 	})
 }
+
+// funcOp is an operator that runs step at every step.
+type funcOp struct{ step func() }
+
+func (o *funcOp) Step(frontier.Frontier) frontier.Frontier {
+	o.step()
+	return frontier.Empty()
+}
+
+func (o *funcOp) Shutdown() {}
+
+// A worker stepping a busy dataflow steps nothing more once Shutdown is
+// called, also when its own step called it (and Shutdown returned at
+// once): the runtime applies nothing after Shutdown and reports no error
+// for what it discards, and a step after it ran the caller's operators on
+// and reported what they met. Here dataflow "shuts" calls Shutdown in a
+// step once armed, and "busy", created after it and active at every
+// round, fails if its worker steps it after that call (before, it was
+// stepped for the rest of the wake, and the error reported).
+func TestNoStepAfterShutdownCalledFromAStep(t *testing.T) {
+	for _, tc := range []struct {
+		mode       string
+		maintained bool
+	}{{"solo", true}, {"pair", true}, {"pair", false}} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d/maintained=%v", tc.mode, workers, tc.maintained), func(t *testing.T) {
+				t.Parallel()
+				s, maintained := newSetup(t, tc.mode, workers), tc.maintained
+				var armed atomic.Bool
+				shut := make([]atomic.Bool, s.workers) // worker i's step called Shutdown
+				activate := make([]func(), s.workers)
+				desc := func(id string, step func(c *dataflow.Context, activate func()) func()) dataflow.Desc {
+					return dataflow.Desc{
+						ID: id, Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(c *dataflow.Context) error {
+							b := c.NewOperator(id)
+							dataflow.AddOutput[*dataflow.Chunk](b)
+							return b.Build(&funcOp{step: step(c, b.Activator())})
+						},
+					}
+				}
+				var mu gosync.Mutex
+				sendAll(t, s.ctl,
+					CreateDataflow{Desc: desc("shuts", func(c *dataflow.Context, act func()) func() {
+						mu.Lock()
+						activate[c.Worker()] = act
+						mu.Unlock()
+						w := c.Worker()
+						return func() {
+							if armed.Load() && !shut[w].Load() {
+								s.ctl.Shutdown()
+								shut[w].Store(true)
+							}
+						}
+					})},
+					CreateDataflow{Desc: desc("busy", func(c *dataflow.Context, act func()) func() {
+						w, fail := c.Worker(), c.Failer()
+						return func() {
+							if shut[w].Load() {
+								fail(errors.New("stepped after Shutdown"))
+							}
+							act() // active again at the next round
+						}
+					})})
+				if err := s.ctl.Sync(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				armed.Store(true)
+				for _, act := range activate {
+					act()
+				}
+				exited := make(chan struct{})
+				go func() {
+					for _, r := range s.rts {
+						r.wg.Wait()
+					}
+					close(exited)
+				}()
+				select {
+				case <-exited:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the workers did not exit")
+				}
+				if errs := s.takeErrors(); len(errs) != 0 {
+					t.Errorf("errors after Shutdown: %q, want none", errs)
+				}
+			})
+		}
+	}
+}

@@ -273,6 +273,9 @@ func (w *worker) run() {
 			w.signal()
 		}
 		w.stepActive()
+		if w.rt.stopping() {
+			return // Shutdown, called meanwhile (by a step, say): nothing more runs
+		}
 		// On the Maintenance runtime, what the step readied — the
 		// Interactive worker reading the batch it published — runs now, on
 		// this core, before the merge work below: the reader's work is the
@@ -416,7 +419,9 @@ func (w *worker) wakeIfQueuedThrough(seq uint64) {
 
 // stepActive steps every active dataflow in creation order until none has
 // work left, for at most roundsPerWake rounds (a dataflow still active
-// then has signalled the next wake).
+// then has signalled the next wake), and steps none once Shutdown is
+// called (by a step, say, which returns at once): the runtime is to run
+// nothing after it, and a step would report what it meets.
 func (w *worker) stepActive() {
 	for range roundsPerWake {
 		w.amu.Lock()
@@ -428,13 +433,22 @@ func (w *worker) stepActive() {
 		w.active = w.stepping
 		w.stepping = nil
 		w.amu.Unlock()
+		stopped := false
 		for _, df := range w.order {
-			if act[df] && df.Step() {
-				w.activate(df)
+			if act[df] {
+				if stopped = w.rt.stopping(); stopped {
+					break // the worker leaves: what it left active is dropped
+				}
+				if df.Step() {
+					w.activate(df)
+				}
 			}
 		}
 		clear(act)
 		w.stepping = act
+		if stopped {
+			return
+		}
 	}
 }
 

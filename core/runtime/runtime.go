@@ -505,10 +505,10 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 // waits for those workers (Sync, SyncRole, Stats) would wait for itself,
 // or for workers that wait for it (the other workers of its runtime, at
 // the create's agreement; the Interactive runtime, for the verdict of a
-// Maintained create). A worker runs its caller's code only between the two
-// moves of its parks count that leave it even, so the goroutine's id,
-// which costs a stack trace, is read only when some worker is in that
-// stretch: a caller outside, with every worker parked, pays a few loads.
+// Maintained create). A worker runs a Build or a Step only while its parks
+// count is even (from its wake to its next park), so the goroutine's id,
+// which costs a stack trace, is read only when some worker is running: a
+// caller outside, with every worker parked, pays a few loads.
 func onWorker(rts ...*Runtime) bool {
 	running := false
 	for _, r := range rts {

@@ -932,6 +932,7 @@ func TestShuttingDownAPairMarksTheReaderFirst(t *testing.T) {
 				select {
 				case <-stop:
 					return
+				//lint:ignore SA5004 the loop spins on purpose: a busy thread
 				default:
 				}
 			}

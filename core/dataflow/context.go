@@ -68,7 +68,8 @@ type Desc struct {
 	// operator's Step runs on the worker's goroutine as well, and must
 	// not wait either. A call there that waits for the runtime's workers
 	// (runtime.Controller.Sync, SyncRole, Runtime.Stats) would wait for
-	// its caller: it returns runtime.ErrOnWorker at once.
+	// its caller: it returns runtime.ErrOnWorker instead, after about half
+	// a millisecond.
 	Build func(*Context) error
 }
 

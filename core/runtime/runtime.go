@@ -11,6 +11,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -468,18 +469,18 @@ type Stats struct {
 // Stats returns the runtime's state; it asks every worker through its
 // command queue, so it reflects every command sent before it. On error
 // (ctx ended, runtime shut down) it returns zero Stats. Called from a
-// Build or a Step, on a worker's goroutine of the runtime or of its
-// partner in a pair, it returns ErrOnWorker at once: it would wait for
-// the worker running its caller.
+// Build or a Step, on a worker's goroutine of the runtime, it returns
+// ErrOnWorker once it has waited about half a millisecond (onWorkerDelay):
+// it would wait for the worker running its caller. On a worker of its
+// partner in a pair it answers if the runtime answers within that time,
+// and returns ErrOnWorker if not (the runtime may be waiting for the
+// verdict of the create its caller builds).
 func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 	r.ctlMu.Lock()
 	partner := r.partner
 	r.ctlMu.Unlock()
-	if onWorker(r, partner) {
-		return Stats{}, ErrOnWorker
-	}
 	var st Stats
-	err := r.barrier(ctx, func(w *worker) {
+	err := r.guardedBarrier(ctx, func(w *worker) {
 		st.Dataflows += w.rendered
 		st.Indexes += w.env.Manager.Len()
 		st.Traces += w.env.Manager.Tracked()
@@ -492,7 +493,7 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 		st.Trace.Pending += ts.Pending
 		st.Trace.Merging += ts.Merging
 		st.HoldGap = max(st.HoldGap, w.env.Manager.HoldGap())
-	})
+	}, []*Runtime{r, partner})
 	if err != nil {
 		return Stats{}, err
 	}
@@ -500,26 +501,42 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// onWorker reports whether the caller runs on the goroutine of a worker of
-// one of rts (nil ones skipped): in a Build or a Step, where a call that
-// waits for those workers (Sync, SyncRole, Stats) would wait for itself,
-// or for workers that wait for it (the other workers of its runtime, at
-// the create's agreement; the Interactive runtime, for the verdict of a
-// Maintained create). A worker runs a Build or a Step only while its parks
-// count is even (from its wake to its next park), so the goroutine's id,
-// which costs a stack trace, is read only when some worker is running: a
-// caller outside, with every worker parked, pays a few loads.
-func onWorker(rts ...*Runtime) bool {
-	running := false
+// onWorkerDelay is how long a barrier waits before it asks whether its
+// caller runs on a worker's goroutine (onWorker): reading a goroutine's
+// id costs a stack trace, 5 µs and more, which a Sync or a Stats that
+// completes sooner (the figures time a query's build with one) must not
+// pay, and a call on a worker never completes, so the later answer is the
+// same.
+const onWorkerDelay = 500 * time.Microsecond
+
+// mayBeOnWorker reports whether some worker of rts (nil ones skipped) is
+// running: a worker runs a Build or a Step only while its parks count is
+// even (from its wake to its next park), so a caller on a worker's
+// goroutine finds it so, and a caller that finds every worker parked is
+// on none of them. It costs a load per worker.
+func mayBeOnWorker(rts []*Runtime) bool {
 	for _, r := range rts {
 		if r == nil {
 			continue
 		}
 		for _, w := range r.workers {
-			running = running || w.parks.Load()%2 == 0
+			if w.parks.Load()%2 == 0 {
+				return true
+			}
 		}
 	}
-	if !running {
+	return false
+}
+
+// onWorker reports whether the caller runs on the goroutine of a worker of
+// one of rts (nil ones skipped): in a Build or a Step, where a call that
+// waits for those workers (Sync, SyncRole, Stats) would wait for itself,
+// or for workers that wait for it (the other workers of its runtime, at
+// the create's agreement; the Interactive runtime, for the verdict of a
+// Maintained create). It reads the goroutine's id, a stack trace, so only
+// a barrier that has waited onWorkerDelay calls it.
+func onWorker(rts []*Runtime) bool {
+	if !mayBeOnWorker(rts) {
 		return false
 	}
 	self := goid()
@@ -568,18 +585,44 @@ func (b *barrierState) run(w *worker) {
 // ends or the runtime shuts down first, it returns an error, and f runs on
 // no worker after barrier returns.
 func (r *Runtime) barrier(ctx context.Context, f func(*worker)) error {
+	return r.guardedBarrier(ctx, f, nil)
+}
+
+// guardedBarrier is barrier for a caller that must not run on a worker of
+// the runtimes guard names (Sync, SyncRole, Stats): when some worker of
+// theirs runs as the barrier is sent, it asks, once it has waited
+// onWorkerDelay, whether the caller is one of them, and if so abandons the
+// barrier with ErrOnWorker (f runs on no worker after that).
+func (r *Runtime) guardedBarrier(ctx context.Context, f func(*worker), guard []*Runtime) error {
 	b := &barrierState{left: len(r.workers), done: make(chan struct{}), f: f}
+	var check <-chan time.Time
+	if mayBeOnWorker(guard) {
+		t := time.NewTimer(onWorkerDelay)
+		defer t.Stop()
+		check = t.C
+	}
 	for _, w := range r.workers {
 		w.enqueue(queued{cmd: barrier{done: b.run}})
 	}
 	var err error
-	select {
-	case <-b.done:
-		return nil
-	case <-ctx.Done():
-		err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ctx.Err())
-	case <-r.stop:
-		err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ErrShutdown)
+wait:
+	for {
+		select {
+		case <-b.done:
+			return nil
+		case <-ctx.Done():
+			err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ctx.Err())
+			break wait
+		case <-r.stop:
+			err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ErrShutdown)
+			break wait
+		case <-check:
+			if onWorker(guard) {
+				err = ErrOnWorker
+				break wait
+			}
+			check = nil
+		}
 	}
 	b.mu.Lock()
 	b.abandoned = true
@@ -638,8 +681,9 @@ var ErrShutdown = errors.New("runtime: shut down")
 // the Interactive runtime waits for a Maintained create's verdict, and
 // every worker of a runtime for the others at a create). That worker
 // applies nothing, its barrier included, until its caller returns, so the
-// call would wait for itself; it returns at once instead, the same error
-// in Solo and the pair.
+// call would wait for itself; it returns this instead, once it has waited
+// about half a millisecond (a call completing sooner never pays for the
+// check, a stack trace), the same error in Solo and the pair.
 var ErrOnWorker = errors.New("runtime: called from a Build or a Step, on a worker's goroutine: it would wait for that worker")
 
 // ErrIndexDropped is the error of a command that drops an index (the
@@ -973,14 +1017,12 @@ func (c *Controller) record(cmd Command) {
 
 // Sync waits until every runtime has applied every command sent before it.
 // Called from a Build or a Step, on a worker's goroutine of one of the
-// controller's runtimes, it returns ErrOnWorker at once: it would wait for
-// the worker running its caller, in Solo as in the pair.
+// controller's runtimes, it returns ErrOnWorker after about half a
+// millisecond: it would wait for the worker running its caller, in Solo as
+// in the pair.
 func (c *Controller) Sync(ctx context.Context) error {
-	if onWorker(c.rts...) {
-		return ErrOnWorker
-	}
 	for _, r := range c.rts {
-		if err := r.barrier(ctx, nil); err != nil {
+		if err := r.guardedBarrier(ctx, nil, c.rts); err != nil {
 			return err
 		}
 	}
@@ -1001,10 +1043,7 @@ func (c *Controller) Sync(ctx context.Context) error {
 func (c *Controller) SyncRole(ctx context.Context, role Role) error {
 	for _, r := range c.rts {
 		if r.opts.Role == role {
-			if onWorker(c.rts...) {
-				return ErrOnWorker
-			}
-			return r.barrier(ctx, nil)
+			return r.guardedBarrier(ctx, nil, c.rts)
 		}
 	}
 	return fmt.Errorf("runtime: sync: the controller has no %v runtime", role)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -856,8 +857,9 @@ func TestRunOutputsNameDistinctFiles(t *testing.T) {
 // the regular file standard output goes to (benchrun run --out r.txt >
 // r.txt) is refused (exit 2) with the file as it was: the results would
 // reach it twice, through two offsets that overwrite each other, and a
-// profile's rename would drop what standard output wrote. Standard output
-// that is not a regular file (/dev/null) is no such conflict.
+// profile's rename would drop what standard output wrote; a pipe would
+// get the results twice. The null device, which keeps nothing, is no
+// such conflict.
 func TestRunOutputsAreNotStandardOutput(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -913,6 +915,38 @@ func TestRunOutputsAreNotStandardOutput(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(r); len(data) != 0 {
 		t.Errorf("--out naming standard error's file: r.txt changed to %q", data)
+	}
+
+	// Standard output or error that is a pipe, named through /dev/fd or
+	// /proc/self/fd (benchrun run --out /dev/stdout | cat), would get
+	// the results twice, or mixed into the progress lines: refused too.
+	for _, stream := range []string{"output", "error"} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var piped bytes.Buffer
+		copied := make(chan struct{})
+		go func() { io.Copy(&piped, pr); close(copied) }()
+		for _, name := range []string{fmt.Sprintf("/proc/self/fd/%d", pw.Fd()), fmt.Sprintf("/dev/fd/%d", pw.Fd())} {
+			cfg := RunConfig{OutFile: name, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Engine: &fakeEngine{}, Env: testEnv}
+			if stream == "output" {
+				cfg.Out = &ErrWriter{W: pw}
+			} else {
+				cfg.ErrOut = pw
+			}
+			cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"groupby"}, Workers: 1}, 1, ProgressOn
+			err = Run(context.Background(), cfg)
+			if want := "--out: " + name + " is also standard " + stream; err == nil || !strings.Contains(err.Error(), want) || ExitCode(err) != ExitUsage {
+				t.Errorf("err = %v (exit %d), want %q and exit 2", err, ExitCode(err), want)
+			}
+		}
+		pw.Close()
+		<-copied
+		pr.Close()
+		if piped.Len() != 0 {
+			t.Errorf("--out naming standard %s's pipe: the pipe got %d bytes", stream, piped.Len())
+		}
 	}
 
 	// /dev/null as both standard output and --out is no conflict.

@@ -229,7 +229,7 @@ func (cfg *RunConfig) validate() error {
 		return usagef("--flamegraph", "%s must name an .html file", spec.Quote(cfg.Flamegraph))
 	}
 	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}
-	stdout, stderr := regularFile(cfg.Out), regularFile(cfg.ErrOut)
+	stdout, stderr := keepingFile(cfg.Out), keepingFile(cfg.ErrOut)
 	for i, f := range outputs {
 		if f.path == "" {
 			continue
@@ -249,7 +249,9 @@ func (cfg *RunConfig) validate() error {
 		// So would an output and standard output or error redirected to
 		// the same file (benchrun run --out r.txt > r.txt): the results
 		// or the progress lines reach it through another offset, each
-		// overwriting the other, or a profile's rename drops them.
+		// overwriting the other, or a profile's rename drops them. A
+		// pipe or a terminal (--out /dev/stdout | cat) would get the
+		// results twice, or mixed into the progress lines.
 		if st, err := os.Stat(f.path); err == nil {
 			if stdout != nil && os.SameFile(st, stdout) {
 				return usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", spec.Path(f.path), f.flag)
@@ -262,10 +264,11 @@ func (cfg *RunConfig) validate() error {
 	return nil
 }
 
-// regularFile returns the FileInfo of the regular file w writes to (an
-// *os.File, or one under an ErrWriter), or nil: a terminal, a pipe or
-// /dev/null takes two writers without one overwriting the other.
-func regularFile(w io.Writer) os.FileInfo {
+// keepingFile returns the FileInfo of the file w writes to (an *os.File,
+// or one under an ErrWriter): a regular file, a pipe, a terminal; or nil
+// for the null device, which keeps nothing, so two writers lose nothing
+// there, and for a writer that is not a file.
+func keepingFile(w io.Writer) os.FileInfo {
 	if e, ok := w.(*ErrWriter); ok {
 		w = e.W
 	}
@@ -274,7 +277,10 @@ func regularFile(w io.Writer) os.FileInfo {
 		return nil
 	}
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	if err != nil {
+		return nil
+	}
+	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(st, null) {
 		return nil
 	}
 	return st

@@ -166,7 +166,7 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 		}
 		if lost := rep.Lost(); len(lost) > 0 {
 			why = append(why, fmt.Sprintf("%d benchmark(s) of the baseline %s have no result to compare with (%s)",
-				len(lost), spec.Path(rep.Columns[0]), listSome(lost, 3)))
+				len(lost), spec.Path(rep.Columns[0]), listSome(showAll(lost), 3)))
 		}
 		if f := rep.Failures; len(f) > 0 {
 			why = append(why, fmt.Sprintf("go test says a run failed (%s)", listSome(f, 1)))
@@ -225,7 +225,7 @@ func warnUnpaired(errOut io.Writer, rep *Report) {
 		if _, ok := names[p]; !ok {
 			order = append(order, p)
 		}
-		names[p] = appendNew(names[p], u.Name)
+		names[p] = appendNew(names[p], show(u.Name))
 	}
 	for _, p := range order {
 		n := names[p]
@@ -291,11 +291,11 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 				if !slices.Contains(keys, k) {
 					keys = append(keys, k)
 				}
-				c.config[k] = appendNew(c.config[k], v)
+				c.config[k] = appendNew(c.config[k], show(v))
 			}
 			for _, r := range t.Rows {
 				if r.Cells[j] != nil {
-					c.rows = appendNew(c.rows, r.Name)
+					c.rows = appendNew(c.rows, show(r.Name))
 				}
 			}
 		}
@@ -328,7 +328,7 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 		first := strings.Join(cols[0].config[k], ",")
 		for _, c := range cols[1:] {
 			if strings.Join(c.config[k], ",") != first {
-				diffs = append(diffs, k+" ["+each(func(c *column) []string { return c.config[k] })+"]")
+				diffs = append(diffs, show(k)+" ["+each(func(c *column) []string { return c.config[k] })+"]")
 				break
 			}
 		}

@@ -1017,3 +1017,52 @@ func grepLines(s, sub string) string {
 	}
 	return b.String()
 }
+
+// TestReportShowsFileTextEscaped: a benchmark name, a column label and a
+// configuration value holding a control character (an escape sequence, a
+// bidirectional override) reach the text and markdown reports and the
+// warnings quoted and escaped, as a file path does, never raw; the json
+// report keeps them as read.
+func TestReportShowsFileTextEscaped(t *testing.T) {
+	const name, value, label = "BenchmarkA\x1b[31m", "x\u202ey", "o\x1b[2Jld"
+	lines := func(cfg string, base int) string {
+		var b strings.Builder
+		b.WriteString("env: " + cfg + "\n")
+		for i := range 6 {
+			fmt.Fprintf(&b, "%s 1 %d ns/op\nBenchmarkGone\u202e 1 %d ns/op\n", name, base+i, base+i)
+		}
+		return b.String()
+	}
+	old := writeTemp(t, "old.txt", lines(value, 10))
+	new := writeTemp(t, "new.txt", strings.ReplaceAll(lines(value, 20), "BenchmarkGone\u202e 1", "BenchmarkOther 1"))
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\u202e") }
+	for _, format := range []string{"text", "markdown"} {
+		out, errOut, err := compare(t, func(c *CompareConfig) { c.Format = format }, label+"="+old, "new="+new)
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if raw(out) || raw(errOut) {
+			t.Errorf("%s: control characters reach the terminal raw:\n%q\n%q", format, out, errOut)
+		}
+		for _, want := range []string{`A\x1b[31m"`, `"o\x1b[2Jld"`, `"env: x\u202ey"`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: want %s in the report:\n%s", format, want, out)
+			}
+		}
+		if want := `"Gone\u202e"`; !strings.Contains(errOut, want) {
+			t.Errorf("%s: want %s in the warning:\n%s", format, want, errOut)
+		}
+	}
+	js, _, err := compare(t, func(c *CompareConfig) { c.Format = "json" }, label+"="+old, "new="+new)
+	if err != nil || !strings.Contains(js, `"env: x`+"\u202e"+`y"`) {
+		t.Errorf("json (%v): want the configuration value as read:\n%s", err, js)
+	}
+
+	// The configuration values that keep two columns apart, in the
+	// error of a gate that compared nothing.
+	other := writeTemp(t, "other.txt", lines("z\x1b[0m", 20))
+	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, old, other)
+	if err == nil || raw(err.Error()) || !strings.Contains(err.Error(), `"z\x1b[0m" in`) {
+		t.Errorf("err = %q, want the configuration value escaped", err)
+	}
+}

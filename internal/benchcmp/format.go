@@ -17,6 +17,25 @@ import (
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
+// show returns s, text a result file or the command line gives (a
+// benchmark name, a column label, a configuration line), as a report or a
+// message shows it: whole, unless it holds a control character or bytes
+// that are not UTF-8 (an escape sequence, a newline, a bidirectional
+// override), and then quoted as a file path is (spec.Path: escaped, its
+// first 80 bytes and its length), so that it never reaches a terminal
+// raw. The csv and json reports keep such text as read: escaping there
+// would change the data.
+func show(s string) string { return spec.Path(s) }
+
+// showAll is show of each of list.
+func showAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = show(s)
+	}
+	return out
+}
+
 // writeReport writes rep to w in format (one of Formats).
 func writeReport(w io.Writer, rep *Report, format string) error {
 	bw := bufio.NewWriter(w)
@@ -143,17 +162,17 @@ func writeText(w io.Writer, rep *Report) error {
 		}
 		fmt.Fprintln(w, headline(rep, t))
 		if len(t.Config) > 0 {
-			fmt.Fprintln(w, strings.Join(t.Config, "  "))
+			fmt.Fprintln(w, strings.Join(showAll(t.Config), "  "))
 		}
 		s := scaler(t)
 		tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-		hdr := []string{"name", t.Columns[0]}
+		hdr := []string{"name", show(t.Columns[0])}
 		for _, c := range t.Columns[1:] {
-			hdr = append(hdr, c, "delta", "p", "verdict")
+			hdr = append(hdr, show(c), "delta", "p", "verdict")
 		}
 		fmt.Fprintln(tw, strings.Join(hdr, "\t"))
 		for _, r := range t.Rows {
-			f := []string{r.Name}
+			f := []string{show(r.Name)}
 			for j, c := range r.Cells {
 				if c == nil {
 					f = append(f, "-")
@@ -250,18 +269,18 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	for _, t := range rep.Tables {
 		fmt.Fprintf(w, "\n### %s\n\n", mdEscape(headline(rep, t)))
 		if len(t.Config) > 0 {
-			fmt.Fprintf(w, "%s\n\n", mdEscape(strings.Join(t.Config, " · ")))
+			fmt.Fprintf(w, "%s\n\n", mdEscape(strings.Join(showAll(t.Config), " · ")))
 		}
 		s := scaler(t)
-		hdr := []string{"benchmark", mdEscape(t.Columns[0])}
+		hdr := []string{"benchmark", mdEscape(show(t.Columns[0]))}
 		align := []string{"---", "--:"}
 		for _, c := range t.Columns[1:] {
-			hdr = append(hdr, mdEscape(c), "delta", "threshold", "verdict")
+			hdr = append(hdr, mdEscape(show(c)), "delta", "threshold", "verdict")
 			align = append(align, "--:", "--:", "--:", "---")
 		}
 		fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(hdr, " | "), strings.Join(align, "|"))
 		for _, r := range t.Rows {
-			f := []string{mdEscape(r.Name)}
+			f := []string{mdEscape(show(r.Name))}
 			for j, c := range r.Cells {
 				if c == nil {
 					f = append(f, "–")

@@ -296,7 +296,7 @@ func (c *inputCheck) failures() []string {
 	var out []string
 	for _, p := range c.paths {
 		for _, f := range c.ends[p].fails {
-			out = append(out, fmt.Sprintf("%s:%d: %s", spec.Path(p), f.line, f.text))
+			out = append(out, fmt.Sprintf("%s:%d: %s", spec.Path(p), f.line, show(f.text)))
 		}
 	}
 	return out

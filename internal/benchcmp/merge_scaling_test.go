@@ -398,3 +398,37 @@ func TestJSONOfAnOverflowingGeomean(t *testing.T) {
 		t.Errorf("geomean ratio: want null:\n%s", out)
 	}
 }
+
+// TestMergeAndScalingShowNamesEscaped: a benchmark name holding a control
+// character reaches merge's overlap warning, scaling's table and its
+// error quoted and escaped, never raw.
+func TestMergeAndScalingShowNamesEscaped(t *testing.T) {
+	dir := t.TempDir()
+	shard := filepath.Join(dir, "s.txt")
+	os.WriteFile(shard, []byte("BenchmarkA\x1b[2J/rows=10 1 5 ns/op\nBenchmarkA\x1b[2J/rows=100 1 50 ns/op\n"), 0o644)
+	copy := filepath.Join(dir, "copy.txt")
+	os.WriteFile(copy, must(os.ReadFile(shard)), 0o644)
+	var errOut bytes.Buffer
+	if err := Merge(&bytes.Buffer{}, &errOut, []string{shard, copy}); err != nil {
+		t.Fatal(err)
+	}
+	if msg := errOut.String(); strings.Contains(msg, "\x1b") || !strings.Contains(msg, `"A\x1b[2J/rows=10" is in both`) {
+		t.Errorf("merge: want the name escaped:\n%q", msg)
+	}
+
+	var out bytes.Buffer
+	cfg := DefaultScalingConfig()
+	cfg.Files, cfg.By = []string{shard}, "/rows"
+	if err := Scaling(&out, &bytes.Buffer{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.Contains(s, "\x1b") || !strings.Contains(s, `"A\x1b[2J"`) {
+		t.Errorf("scaling: want the name escaped:\n%q", s)
+	}
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("BenchmarkA\x1b[2J/rows=ten 1 5 ns/op\n"), 0o644)
+	_, err := scaling(t, func(c *ScalingConfig) { c.By = "/rows" }, bad)
+	if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `"A\x1b[2J/rows=ten"`) {
+		t.Errorf("scaling: err = %q, want the name escaped", err)
+	}
+}

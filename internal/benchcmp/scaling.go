@@ -152,7 +152,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 			if xs == "" {
 				what = "has no " + spec.Clip(cfg.By) + " in its name"
 			}
-			perr = fmt.Errorf("%w: %s:%d: %s %s", ErrInput, spec.Path(file), line, r.Name.Full(), what)
+			perr = fmt.Errorf("%w: %s:%d: %s %s", ErrInput, spec.Path(file), line, show(string(r.Name.Full())), what)
 			return
 		}
 		row := rowBy.Project(r)
@@ -288,7 +288,7 @@ func writeScaling(out io.Writer, fits []Fit, cfg ScalingConfig) error {
 		}
 	default:
 		fmt.Fprintf(bw, "growth exponent k in value = c·%s^k, %.0f%% interval, least squares on log-log data\n",
-			strings.TrimPrefix(cfg.By, "/"), cfg.Confidence*100)
+			spec.Clip(strings.TrimPrefix(cfg.By, "/")), cfg.Confidence*100)
 		tw := tabwriter.NewWriter(bw, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "name\tunit\tpoints\tk\tinterval\tR²\tflag")
 		for _, f := range fits {
@@ -299,7 +299,7 @@ func writeScaling(out io.Writer, fits []Fit, cfg ScalingConfig) error {
 					iv = "[" + fixed3(f.Lo) + ", " + fixed3(f.Hi) + "]"
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", f.Name, f.Unit, f.Points, k, iv, r2, f.Note)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", show(f.Name), f.Unit, f.Points, k, iv, r2, f.Note)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -106,7 +106,7 @@ small default size in both index modes.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%s: %w", c.CommandPath(), err)
 	})
-	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out), newRun(out, errOut, eng), newEval(out), newCheck(out))
+	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out, errOut), newRun(out, errOut, eng), newEval(out), newCheck(out))
 	benchcli.Once(append(root.Commands(), root)...) // repeatable: --param
 	return root
 }
@@ -163,7 +163,7 @@ with status 2 and names the file and the line or field.`,
 	}
 }
 
-func newGen(out io.Writer) *cobra.Command {
+func newGen(out, errOut io.Writer) *cobra.Command {
 	var dir string
 	var seed uint64
 	c := &cobra.Command{
@@ -177,7 +177,7 @@ failure puts back what was replaced, and Ctrl-C (exit 130) leaves nothing.`,
 		Example: "  benchrun gen workloads/examples/lookup.json --out /tmp/lookup",
 		Args:    exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
-			return benchrun.Gen(cmd.Context(), benchrun.GenConfig{Out: out, Spec: args[0], Dir: dir, Seed: seed})
+			return benchrun.Gen(cmd.Context(), benchrun.GenConfig{Out: out, ErrOut: errOut, Spec: args[0], Dir: dir, Seed: seed})
 		}),
 	}
 	c.Flags().StringVar(&dir, "out", "", "directory to write NAME.csv files into (created if missing)")

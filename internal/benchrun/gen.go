@@ -13,10 +13,13 @@ import (
 
 // GenConfig configures Gen.
 type GenConfig struct {
-	Out  io.Writer // one line per file written
-	Spec string    // a spec file or a built-in workload
-	Dir  string
-	Seed uint64 // the run seed combined with each generator's seed
+	Out io.Writer // one line per file written
+	// ErrOut is where the command's messages go (nil: none are
+	// written here); a destination may not be its file, nor Out's.
+	ErrOut io.Writer
+	Spec   string // a spec file or a built-in workload
+	Dir    string
+	Seed   uint64 // the run seed combined with each generator's seed
 
 	// rename moves a written file into place (os.Rename when nil); tests
 	// make it fail.
@@ -31,8 +34,8 @@ type GenConfig struct {
 // and the files are renamed into place together, a failure putting back
 // what was renamed. A destination that cannot be written (--out is a
 // file, an input's file is a directory, a directory cannot be created or
-// written) or that is a file the specs read (a spec or a CSV input) is bad
-// usage. When ctx is cancelled it returns ErrInterrupted
+// written), that is a file the specs read (a spec or a CSV input) or
+// that is the file Out or ErrOut writes to is bad usage. When ctx is cancelled it returns ErrInterrupted
 // with nothing written: every file and directory it made is removed.
 func Gen(ctx context.Context, cfg GenConfig) error {
 	if cfg.Dir == "" {
@@ -75,6 +78,20 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 				if in.Source == spec.SourceCSV && samePath(o.path, s.CSVPath(in)) {
 					return usagef("--out", "%s is the CSV input %s of %s, which gen reads; give --out a directory of its own", spec.Path(o.path), in.Name, spec.Path(s.File))
 				}
+			}
+		}
+	}
+	// Nor may one be the file standard output or error is redirected to
+	// (gen --out d > d/a.csv): the rename would leave the listing, or the
+	// error, in a file no longer there.
+	stdout, stderr := keepingFile(cfg.Out), keepingFile(cfg.ErrOut)
+	for _, o := range outs {
+		if st, err := os.Stat(o.path); err == nil {
+			if stdout != nil && os.SameFile(st, stdout) {
+				return usagef("--out", "%s is also standard output, where gen lists the files it writes; redirect standard output out of --out", spec.Path(o.path))
+			}
+			if stderr != nil && os.SameFile(st, stderr) {
+				return usagef("--out", "%s is also standard error, where gen's messages go; redirect standard error out of --out", spec.Path(o.path))
 			}
 		}
 	}

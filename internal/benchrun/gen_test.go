@@ -225,3 +225,49 @@ func TestGenRefusesItsOwnInputs(t *testing.T) {
 		t.Errorf("gen wrote files: %q", got)
 	}
 }
+
+// TestGenRefusesStandardStreamsInOut: a destination that is the file
+// standard output or error is redirected to (gen --out d > d/facts.csv)
+// is bad usage, with every file as it was: the rename would leave the
+// listing, or an error, in a file no longer there.
+func TestGenRefusesStandardStreamsInOut(t *testing.T) {
+	dir := t.TempDir()
+	for _, stream := range []string{"output", "error"} {
+		redirected := filepath.Join(dir, "facts.csv")
+		f, err := os.Create(redirected)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := GenConfig{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Spec: "lookup", Dir: dir}
+		if stream == "output" {
+			cfg.Out = &ErrWriter{W: f}
+		} else {
+			cfg.ErrOut = f
+		}
+		err = Gen(context.Background(), cfg)
+		f.Close()
+		want := "benchrun: --out: " + redirected + " is also standard " + stream
+		if err == nil || !strings.HasPrefix(Message(err), want) || ExitCode(err) != ExitUsage {
+			t.Errorf("standard %s in --out: %v (exit %d), want exit 2 and %q", stream, err, ExitCode(err), want)
+		}
+		if got := dirFiles(t, dir); !slices.Equal(got, []string{"facts.csv"}) {
+			t.Errorf("standard %s in --out: files %v, want facts.csv alone", stream, got)
+		}
+		if st, err := os.Stat(redirected); err != nil || st.Size() != 0 {
+			t.Errorf("standard %s in --out: facts.csv changed: %v", stream, err)
+		}
+	}
+	// A file in --out that gen does not write is no conflict.
+	other, err := os.Create(filepath.Join(dir, "list.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	os.Remove(filepath.Join(dir, "facts.csv"))
+	if err := Gen(context.Background(), GenConfig{Out: other, ErrOut: other, Spec: "lookup", Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "list.txt")); !strings.Contains(string(data), "facts.csv: 10000 updates") {
+		t.Errorf("the listing: %q", data)
+	}
+}

@@ -218,7 +218,7 @@ With no workload it runs every built-in workload.`,
 	f.StringVar(&index, "index", benchrun.IndexImported, "index modes, comma-separated: imported,direct")
 	f.StringVar(&join, "join", "", "join strategies, comma-separated: linear,delta (default: the workload's, see list; else the spec's)")
 	f.IntVar(&cfg.Workers, "workers", 1, fmt.Sprintf("workers per runtime, at most %d", benchrun.MaxWorkers))
-	f.StringArrayVar(&cfg.Params, "param", nil, "key=value parameter (repeatable; numbers accept 1e6)")
+	f.StringArrayVar(&cfg.Params, "param", nil, "key=value parameter, or key=v1,v2,... to run each value (repeatable; numbers accept 1e6)")
 	f.StringVar(&cfg.OutFile, "out", "", "also write results to FILE (truncated at start, each line flushed)")
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile to FILE")
 	f.StringVar(&cfg.MemProfile, "memprofile", "", "write an allocation profile to FILE")

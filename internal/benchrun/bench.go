@@ -121,11 +121,33 @@ func isSpecFile(target string) bool {
 	return strings.HasSuffix(target, ".json") || strings.ContainsRune(target, os.PathSeparator) || strings.ContainsRune(target, '/')
 }
 
-// parsedParam is one --param.
+// parsedParam is one --param: a value, or a comma-separated list of
+// values, each of which runs (k=1,4,16), as a built-in parameter's
+// defaults do.
 type parsedParam struct {
 	key, raw string
-	value    int64
+	values   []int64
 	used     bool
+}
+
+// product calls f with every combination of one value of each list, the
+// last list varying fastest, and stops at f's first error.
+func product(values [][]int64, f func([]int64) error) error {
+	combo := make([]int64, len(values))
+	var walk func(i int) error
+	walk = func(i int) error {
+		if i == len(values) {
+			return f(slices.Clone(combo))
+		}
+		for _, v := range values[i] {
+			combo[i] = v
+			if err := walk(i + 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(0)
 }
 
 // ParseList splits a comma-separated flag value and checks each entry
@@ -189,16 +211,24 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 		if !ok || k == "" {
 			return nil, nil, usagef("--param", "%s is not key=value", spec.Quote(kv))
 		}
-		x, err := spec.ParseInteger(v)
-		if err != nil {
-			return nil, nil, usagef("--param", "%s: %v", spec.Clip(kv), err)
+		var xs []int64
+		for _, v := range strings.Split(v, ",") {
+			x, err := spec.ParseInteger(v)
+			if err != nil {
+				return nil, nil, usagef("--param", "%s: %v", spec.Clip(kv), err)
+			}
+			if slices.Contains(xs, x) {
+				// Two benchmarks of one name.
+				return nil, nil, usagef("--param", "%s: the value %d is given twice", spec.Clip(kv), x)
+			}
+			xs = append(xs, x)
 		}
 		for _, p := range params {
 			if p.key == k {
 				return nil, nil, usagef("--param", "%s is given twice", spec.Clip(k))
 			}
 		}
-		params = append(params, &parsedParam{key: k, raw: kv, value: x})
+		params = append(params, &parsedParam{key: k, raw: kv, values: xs})
 	}
 	targets := sel.Targets
 	if len(targets) == 0 {
@@ -216,11 +246,11 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 		seen[k] = true
 		var specs []*Benchmark // one per bench × parameter combination, mode unset
 		if isSpecFile(target) {
-			b, err := specFileBench(target, params)
+			bs, err := specFileBenches(target, params)
 			if err != nil {
 				return nil, nil, err
 			}
-			specs = append(specs, b)
+			specs = append(specs, bs...)
 		} else {
 			bs, err := builtinBenches(target, params)
 			if err != nil {
@@ -301,10 +331,12 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 		values[i] = p.Defaults
 		for _, pp := range params {
 			if pp.key == p.Name {
-				if err := p.Check(pp.value); err != nil {
-					return nil, usagef("--param", "%s: workload %s: %v", spec.Clip(pp.raw), w.Name, err)
+				for _, v := range pp.values {
+					if err := p.Check(v); err != nil {
+						return nil, usagef("--param", "%s: workload %s: %v", spec.Clip(pp.raw), w.Name, err)
+					}
 				}
-				values[i] = []int64{pp.value}
+				values[i] = pp.values
 				pp.used = true
 			}
 		}
@@ -339,34 +371,49 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 	}
 }
 
-// specFileBench reads a user's spec file. Its parameters are spec field
-// paths holding numbers (inputs.NAME.generate.rows, as_of, ...).
-func specFileBench(path string, params []*parsedParam) (*Benchmark, error) {
-	var ov []spec.Override
-	var ps []Param
-	for _, p := range params {
+// specFileBenches reads a user's spec file, once for each combination of
+// its parameters' values. Its parameters are spec field paths holding
+// numbers (inputs.NAME.generate.rows, as_of, ...).
+func specFileBenches(path string, params []*parsedParam) ([]*Benchmark, error) {
+	values := make([][]int64, len(params))
+	for i, p := range params {
 		if !strings.Contains(p.key, ".") && p.key != "as_of" && p.key != "until" {
 			// A built-in workload's parameter: every selected spec file
 			// must have each --param, and a spec file has field paths.
 			return nil, usagef("--param", "%s: spec file %s has no parameter %s (a spec file's parameters are paths of its integer fields, such as inputs.NAME.generate.rows)", spec.Clip(p.raw), spec.Path(path), spec.Clip(p.key))
 		}
-		ov = append(ov, spec.Override{Field: p.key, Value: p.value, By: "--param " + spec.Clip(p.raw)})
-		ps = append(ps, Param{Name: p.key, Value: p.value})
+		values[i] = p.values
 		p.used = true
 	}
-	s, err := spec.ReadFileWith(path, ov)
-	if err != nil {
-		return nil, err
-	}
-	for i := range s.Inputs {
-		in := &s.Inputs[i]
-		if in.Source == spec.SourceCSV {
-			if _, err := spec.ReadCSVFile(s.CSVPath(in), in.Columns); err != nil {
-				return nil, err
+	var out []*Benchmark
+	csvRead := false
+	err := product(values, func(combo []int64) error {
+		var ov []spec.Override
+		var ps []Param
+		for i, p := range params {
+			ov = append(ov, spec.Override{Field: p.key, Value: combo[i], By: "--param " + spec.Clip(p.raw)})
+			ps = append(ps, Param{Name: p.key, Value: combo[i]})
+		}
+		s, err := spec.ReadFileWith(path, ov)
+		if err != nil {
+			return err
+		}
+		if !csvRead {
+			// A parameter sets no CSV path: one reading checks them.
+			csvRead = true
+			for i := range s.Inputs {
+				in := &s.Inputs[i]
+				if in.Source == spec.SourceCSV {
+					if _, err := spec.ReadCSVFile(s.CSVPath(in), in.Columns); err != nil {
+						return err
+					}
+				}
 			}
 		}
-	}
-	return &Benchmark{Base: camel(s.Name), Workload: s.Name, Params: ps, Spec: s, file: true}, nil
+		out = append(out, &Benchmark{Base: camel(s.Name), Workload: s.Name, Params: ps, Spec: s, file: true})
+		return nil
+	})
+	return out, err
 }
 
 // camel turns a spec name into a benchmark base: orders_lineitem ->

@@ -97,6 +97,52 @@ func TestBenchmarkNames(t *testing.T) {
 	}
 }
 
+// TestParamLists: a --param value may be a comma-separated list, as
+// benchrun list shows a built-in parameter's defaults (k=1,4,16): each
+// value runs, for a built-in workload and for a spec file's field alike,
+// every combination of the lists' values.
+func TestParamLists(t *testing.T) {
+	chdirRoot(t)
+	bs, err := Benchmarks(Selection{Targets: []string{"fanout"}, Workers: 1, Params: []string{"k=2,8", "rows=1e3,2000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Fanout/workload=fanout/index=imported/join=linear/rows=1000/k=2/workers=1",
+		"Fanout/workload=fanout/index=imported/join=linear/rows=1000/k=8/workers=1",
+		"Fanout/workload=fanout/index=imported/join=linear/rows=2000/k=2/workers=1",
+		"Fanout/workload=fanout/index=imported/join=linear/rows=2000/k=8/workers=1",
+	}
+	if got := names(bs); !slices.Equal(got, want) {
+		t.Errorf("names:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, b := range bs {
+		rows, _ := b.Param("rows")
+		if g := b.Spec.Inputs[0].Generate; int64(g.Rows) != rows {
+			t.Errorf("%s: the spec has %d rows", b.Name, g.Rows)
+		}
+	}
+	bs, err = Benchmarks(Selection{Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Workers: 1,
+		Params: []string{"inputs.lineitem.generate.rows=5e3,7000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{
+		"OrdersLineitem/workload=orders_lineitem/index=imported/join=linear/inputs.lineitem.generate.rows=5000/workers=1",
+		"OrdersLineitem/workload=orders_lineitem/index=imported/join=linear/inputs.lineitem.generate.rows=7000/workers=1",
+	}
+	if got := names(bs); !slices.Equal(got, want) {
+		t.Errorf("names: %q, want %q", got, want)
+	}
+	for i, rows := range []int64{5000, 7000} {
+		for _, in := range bs[i].Spec.Inputs {
+			if in.Name == "lineitem" && int64(in.Generate.Rows) != rows {
+				t.Errorf("%s: lineitem has %d rows", bs[i].Name, in.Generate.Rows)
+			}
+		}
+	}
+}
+
 // TestShardsPartition checks B4: the shards of one n partition the sorted
 // list, each taking every n-th entry from i.
 func TestShardsPartition(t *testing.T) {
@@ -148,6 +194,9 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 1, Params: []string{"rows=abc"}}, `--param: rows=abc: "abc" is not a decimal integer`},
 		{Selection{Workers: 1, Params: []string{"rows=1.5"}}, `--param: rows=1.5: 1.5 is not an integer`},
 		{Selection{Workers: 1, Params: []string{"rows=1", "rows=2"}}, `--param: rows is given twice`},
+		{Selection{Workers: 1, Params: []string{"rows=1,1e0"}}, `--param: rows=1,1e0: the value 1 is given twice`},
+		{Selection{Workers: 1, Params: []string{"rows=1,"}}, `--param: rows=1,: "" is not a decimal integer`},
+		{Selection{Workers: 1, Targets: []string{"fanout"}, Params: []string{"k=4,1025"}}, "--param: k=4,1025: workload fanout: k must be in 1..1024 (concurrent queries), not 1025"},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"edges=5"}}, `--param: edges=5: no selected workload has a parameter edges`},
 		{Selection{Workers: 1, Targets: []string{"nope"}}, `run: workloads: unknown name: no built-in workload "nope"`},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"keys=0"}}, "--param: keys=0: workload lookup: keys must be in 1..100000000 (dimension rows (distinct keys)), not 0"},

@@ -227,11 +227,11 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 	}
 	for _, n := range names {
 		if isSpecFile(n) {
-			b, err := specFileBench(n, nil)
+			bs, err := specFileBenches(n, nil) // one: no parameter
 			if err != nil {
 				return err
 			}
-			targets = append(targets, target{spec.Path(n), b.Spec})
+			targets = append(targets, target{spec.Path(n), bs[0].Spec})
 			continue
 		}
 		w, err := workloads.Lookup(n)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -19,9 +21,33 @@ import (
 // not be written or drawn; 2 bad usage or input, a --fail-on gate that
 // compared nothing included.
 func run(args []string, out, errOut io.Writer) int {
-	root := newRoot(out, errOut)
+	return runContext(context.Background(), args, out, errOut)
+}
+
+// runContext is run stopped by ctx (a signal): it returns 130 as soon as
+// ctx is done, with out holding the command's whole output or none of it
+// (each command writes its output in one Write), and a flame graph written
+// whole or not at all, its export subprocess ended and no temporary file
+// left (profile stops on ctx itself, and is waited for). A command
+// reading its input (a pipe no one writes) is not waited for: its output,
+// if it ever comes, is not written.
+func runContext(ctx context.Context, args []string, out, errOut io.Writer) int {
+	in := &interruption{}
+	root := newRoot(in.writer(out), errOut, in)
 	root.SetArgs(args)
-	err := root.Execute()
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		in.stop()
+		select {
+		case err = <-done: // finished before it was stopped, or stopped itself
+		default:
+			err = fmt.Errorf("%w: nothing written", benchcmp.ErrInterrupted)
+		}
+	}
 	if err != nil {
 		// An operating system error names its file raw: shown as
 		// every path of a message is.
@@ -46,7 +72,52 @@ const rootExample = `  # Compare two runs (old first); ~ marks differences that 
   # Only install times of imported indexes, as a self-contained HTML report.
   benchcmp --filter '/index:imported .unit:install-ns' --format html old.txt new.txt > report.html`
 
-func newRoot(out, errOut io.Writer) *cobra.Command {
+// interruption stops a command on a signal with nothing half-written: a
+// write of the command's output, and the whole of a command that stops on
+// its context and cleans up itself (profile), run holding mu; stop takes
+// mu, so it waits for them, and once it has nothing more is written or
+// started.
+type interruption struct {
+	mu      sync.Mutex
+	stopped bool
+}
+
+// stop waits for the write or command in progress, if any, and stops
+// every later one.
+func (i *interruption) stop() {
+	i.mu.Lock()
+	i.stopped = true
+	i.mu.Unlock()
+}
+
+// hold runs f unless stopped, stop waiting for it to return.
+func (i *interruption) hold(f func() error) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.stopped {
+		return fmt.Errorf("%w: nothing written", benchcmp.ErrInterrupted)
+	}
+	return f()
+}
+
+// writer returns w with each write held: an interruption lets one in
+// progress finish and lets no later one start.
+func (i *interruption) writer(w io.Writer) io.Writer { return heldWriter{i, w} }
+
+type heldWriter struct {
+	i *interruption
+	w io.Writer
+}
+
+func (h heldWriter) Write(p []byte) (n int, err error) {
+	err = h.i.hold(func() error {
+		n, err = h.w.Write(p)
+		return err
+	})
+	return n, err
+}
+
+func newRoot(out, errOut io.Writer, in *interruption) *cobra.Command {
 	cfg := benchcmp.DefaultCompareConfig()
 	root := &cobra.Command{
 		Use:   "benchcmp [flags] OLD NEW | benchcmp --col PROJECTION FILE...",
@@ -76,7 +147,7 @@ sec/op); one unit given two different thresholds is an error.
 Exit status: 0 success; 1 --fail-on regression triggered, or the output
 could not be written (a full disk); 2 bad usage or input, a gate that
 compared nothing included (the message names the file and line, or the
-flag).`,
+flag); 130 stopped by Ctrl-C or SIGTERM, with nothing written.`,
 		Example:       rootExample,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
@@ -108,7 +179,7 @@ flag).`,
 	f.StringVar(&cfg.Format, "format", cfg.Format, "output format: "+strings.Join(benchcmp.Formats, "|"))
 	f.StringVar(&cfg.ScaleBy, "scale-by", "", "html: the name parameter (/PARAM) of the log-log scaling charts (default: the numeric one with most values)")
 
-	root.AddCommand(newMerge(), newProfile(), newScaling())
+	root.AddCommand(newMerge(), newProfile(in), newScaling())
 	benchcli.Once(append(root.Commands(), root)...) // repeatable: --threshold, --labels
 	return root
 }
@@ -139,7 +210,7 @@ be written; 2 bad usage or input (the message names the file and line).`,
 	}
 }
 
-func newProfile() *cobra.Command {
+func newProfile(in *interruption) *cobra.Command {
 	var cfg benchcmp.ProfileConfig
 	cmd := &cobra.Command{
 		Use:   "profile --base BASE.pprof OTHER.pprof --flamegraph OUT.html",
@@ -157,7 +228,9 @@ warning that the profile is compared with itself.`,
 				return fmt.Errorf("%w: profile takes one profile (OTHER) besides --base, got %d", benchcmp.ErrUsage, len(args))
 			}
 			cfg.Other, cfg.ErrOut = args[0], cmd.ErrOrStderr()
-			return benchcmp.Profile(cmd.Context(), cfg)
+			// Profile stops on the context, its export subprocess
+			// ended and its files removed: an interruption waits for it.
+			return in.hold(func() error { return benchcmp.Profile(cmd.Context(), cfg) })
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Base, "base", "", "the base profile (required)")

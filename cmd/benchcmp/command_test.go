@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -109,7 +112,7 @@ func examples(cmd *cobra.Command) []string {
 // regression in the fixtures (exit 1); and each must write something.
 func TestExamples(t *testing.T) {
 	dir := inFixtureDir(t)
-	root := newRoot(io.Discard, io.Discard)
+	root := newRoot(io.Discard, io.Discard, &interruption{})
 	exs := examples(root)
 	if len(exs) < 8 {
 		t.Fatalf("found %d examples, want every command to have at least one", len(exs))
@@ -789,6 +792,81 @@ func TestGateAtTinyThresholds(t *testing.T) {
 		code := run([]string{"--fail-on", "regression", "--threshold", unit + "=" + tc.threshold, "--format", "csv", old, new}, &out, &errOut)
 		if code != tc.code || (code == 1) != strings.Contains(errOut.String(), "benchcmp: regression: 1 significant change(s) past their threshold") {
 			t.Errorf("%s -> %s at threshold %s%%: exit %d, stderr %q; want exit %d\n%s", tc.old, tc.new, tc.threshold, code, errOut.String(), tc.code, out.String())
+		}
+	}
+}
+
+// TestInterruptedCompareWritesNothing: a signal (a cancelled context)
+// stops a comparison blocked reading its input (a named pipe no one
+// writes) with exit 130 and nothing on standard output, where the
+// default action of SIGINT was the only way out, and one that waited
+// for nothing but the signal.
+func TestInterruptedCompareWritesNothing(t *testing.T) {
+	dir := inFixtureDir(t)
+	fifo := filepath.Join(dir, "fifo.txt")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- runContext(ctx, []string{"old.txt", "fifo.txt"}, &out, &errOut) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 130 || out.Len() != 0 || errOut.String() != "benchcmp: interrupted: nothing written\n" {
+			t.Errorf("exit %d, stdout %q, stderr %q; want 130, nothing written and the message", code, out.String(), errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("an interrupted comparison did not stop within 10s")
+	}
+	// The reader left behind reads an empty pipe and ends: it writes
+	// nothing either.
+	if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+		w.WriteString("BenchmarkA 1 5 ns/op\n")
+		w.Close()
+	}
+	time.Sleep(100 * time.Millisecond)
+	if out.Len() != 0 {
+		t.Errorf("the interrupted comparison wrote %q after all", out.String())
+	}
+}
+
+// TestInterruptedProfileLeavesNothing: a signal (a cancelled context)
+// during profile, at any point, leaves the flame graph whole (exit 0, the
+// export done first) or not written (exit 130), and no temporary file
+// beside it; one given before the export starts always stops it.
+func TestInterruptedProfileLeavesNothing(t *testing.T) {
+	dir := inFixtureDir(t)
+	args := []string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", "d.html"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var errOut bytes.Buffer
+	if code := runContext(ctx, args, io.Discard, &errOut); code != 130 || !strings.HasPrefix(errOut.String(), "benchcmp: interrupted") {
+		t.Errorf("interrupted before the export: exit %d, stderr %q; want 130 and the message", code, errOut.String())
+	}
+	for _, delay := range []time.Duration{0, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond} {
+		os.Remove("d.html")
+		ctx, cancel := context.WithCancel(context.Background())
+		timer := time.AfterFunc(delay, cancel)
+		code := runContext(ctx, args, io.Discard, io.Discard)
+		timer.Stop()
+		cancel()
+		page, err := os.ReadFile("d.html")
+		switch {
+		case code == 0 && (err != nil || !bytes.HasSuffix(bytes.TrimSpace(page), []byte("</html>"))):
+			t.Errorf("after %v: exit 0 with d.html %d bytes (%v), want the whole page", delay, len(page), err)
+		case code == 130 && err == nil:
+			t.Errorf("after %v: exit 130 with d.html written", delay)
+		case code != 0 && code != 130:
+			t.Errorf("after %v: exit %d, want 0 or 130", delay, code)
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".tmp") {
+				t.Errorf("after %v: a temporary file is left: %s", delay, e.Name())
+			}
 		}
 	}
 }

@@ -38,17 +38,23 @@ var (
 	// line: the merged results are written, but a run they come from
 	// failed, so they are missing or partial.
 	ErrRunFailed = errors.New("benchcmp: a run failed")
+	// ErrInterrupted is wrapped when a signal (SIGINT, SIGTERM) stopped
+	// the command before it wrote its output.
+	ErrInterrupted = errors.New("benchcmp: interrupted")
 )
 
 // ExitCode returns the exit status for an error returned by this package:
 // 0 for nil; 1 for ErrRegression (the gate triggered), ErrRunFailed (a
 // merged run failed) and ErrOutput (the output could not be written); 2 for bad usage or input (ErrUsage,
 // ErrInput) and for any other error, which comes from the command line's
-// parser.
+// parser; 130 for ErrInterrupted, as a shell reports a process Ctrl-C
+// ended.
 func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, ErrInterrupted):
+		return 130
 	case errors.Is(err, ErrUsage), errors.Is(err, ErrInput):
 		return 2
 	case errors.Is(err, ErrRegression), errors.Is(err, ErrRunFailed), errors.Is(err, ErrOutput):

@@ -1,7 +1,7 @@
 package benchcmp
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -36,28 +36,30 @@ func showAll(list []string) []string {
 	return out
 }
 
-// writeReport writes rep to w in format (one of Formats).
+// writeReport writes rep to w in format (one of Formats), in one Write:
+// an interruption leaves w with the whole report or none of it.
 func writeReport(w io.Writer, rep *Report, format string) error {
-	bw := bufio.NewWriter(w)
+	var bw bytes.Buffer
 	var err error
 	switch format {
 	case "text":
-		err = writeText(bw, rep)
+		err = writeText(&bw, rep)
 	case "markdown":
-		err = writeMarkdown(bw, rep)
+		err = writeMarkdown(&bw, rep)
 	case "csv":
-		err = writeCSV(bw, rep)
+		err = writeCSV(&bw, rep)
 	case "json":
-		err = writeJSON(bw, rep)
+		err = writeJSON(&bw, rep)
 	case "html":
-		err = writeHTML(bw, rep)
+		err = writeHTML(&bw, rep)
 	default:
 		err = fmt.Errorf("%w: unknown format %s", ErrUsage, spec.Quote(format))
 	}
 	if err != nil {
 		return err
 	}
-	return bw.Flush()
+	_, err = w.Write(bw.Bytes())
+	return err
 }
 
 // scaler returns the common scale of a table's centers.

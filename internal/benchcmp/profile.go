@@ -33,7 +33,9 @@ type ProfileConfig struct {
 // and operator. Base and Other naming one file draw a diff of zeros,
 // with a warning on ErrOut, as Compare warns of a file compared with
 // itself. A profile that cannot be read is an error wrapping ErrInput;
-// a failed export or write, one wrapping ErrOutput. The export runs in a
+// a failed export or write, one wrapping ErrOutput; an export stopped by
+// ctx, or by SIGINT or SIGTERM to its subprocess, one wrapping
+// ErrInterrupted, with nothing written. The export runs in a
 // subprocess (benchflame.Write): the executable's main must call
 // benchflame.RunChildIfRequested first.
 func Profile(ctx context.Context, cfg ProfileConfig) error {
@@ -59,6 +61,8 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 		return nil
 	case errors.Is(err, benchflame.ErrProfile):
 		return fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
+	case errors.Is(err, benchflame.ErrInterrupted):
+		return fmt.Errorf("%w: no flame graph written", ErrInterrupted)
 	default:
 		// The export failed or --flamegraph could not be written: not
 		// bad input (invariant C6).

@@ -2,6 +2,7 @@ package benchcmp
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -259,8 +260,11 @@ func fitLogLog(f *Fit, xs, ys []float64, confidence float64) {
 	f.Lo, f.Hi, f.HasInterval = k-t*se, k+t*se, true
 }
 
+// writeScaling writes fits to out in one Write: an interruption leaves
+// out with the whole table or none of it.
 func writeScaling(out io.Writer, fits []Fit, cfg ScalingConfig) error {
-	bw := bufio.NewWriter(out)
+	var whole bytes.Buffer
+	bw := bufio.NewWriter(&whole)
 	switch cfg.Format {
 	case "json":
 		enc := json.NewEncoder(bw)
@@ -305,7 +309,11 @@ func writeScaling(out io.Writer, fits []Fit, cfg ScalingConfig) error {
 			return err
 		}
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := out.Write(whole.Bytes())
+	return err
 }
 
 // fixed3 formats v with three decimals, without a "-0.000".

@@ -355,7 +355,7 @@ func TestRunResults(t *testing.T) {
 		Count: 3, Progress: ProgressAuto, ErrOutIsTerminal: true, Engine: &fakeEngine{}, Env: testEnv}); err != nil {
 		t.Fatal(err)
 	}
-	if e := stderr.String(); !strings.Contains(e, "3/3 samples") || strings.Contains(e, "benchrun: 1/3") || !strings.HasSuffix(e, "benchrun: 1 benchmarks, 3 samples in "+e[strings.LastIndex(e, " in ")+4:]) {
+	if e := stderr.String(); !strings.Contains(e, "3/3 samples") || strings.Contains(e, "benchrun: 1/3") || !strings.HasSuffix(e, "benchrun: 1 benchmark, 3 samples in "+e[strings.LastIndex(e, " in ")+4:]) {
 		t.Errorf("stderr with a bar:\n%q", e)
 	}
 	if stdout.String() == "" || strings.Contains(stdout.String(), "samples") {
@@ -368,7 +368,7 @@ func TestRunResults(t *testing.T) {
 		Count: 1, Progress: ProgressOff, Engine: &fakeEngine{}, Env: testEnv}); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(stderr.String(), "1/1") || !strings.Contains(stderr.String(), "1 benchmarks, 1 samples") {
+	if strings.Contains(stderr.String(), "1/1") || !strings.Contains(stderr.String(), "1 benchmark, 1 sample in") {
 		t.Errorf("stderr with --progress off:\n%s", stderr.String())
 	}
 }

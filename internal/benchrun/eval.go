@@ -261,7 +261,7 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 			return err
 		}
 		if len(diffs) == 0 {
-			fmt.Fprintf(cfg.Out, "ok   %s: %d configurations agree with the reference at %d times%s\n", t.name, len(cases), len(workloads.CheckTimes(t.spec, tables)), skippedImported(t.spec, cases))
+			fmt.Fprintf(cfg.Out, "ok   %s: %s agree with the reference at %s%s\n", t.name, count(len(cases), "configuration", "configurations"), count(len(workloads.CheckTimes(t.spec, tables)), "time", "times"), skippedImported(t.spec, cases))
 			continue
 		}
 		failed++
@@ -271,7 +271,11 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%w: %d of %d workloads differ from the reference", ErrCheckFailed, failed, len(targets))
+		verb := "differ"
+		if failed == 1 {
+			verb = "differs"
+		}
+		return fmt.Errorf("%w: %d of %s %s from the reference", ErrCheckFailed, failed, count(len(targets), "workload", "workloads"), verb)
 	}
 	return nil
 }

@@ -160,7 +160,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 		return fmt.Errorf("benchrun: gen: %w (no file was changed)", err)
 	}
 	for _, o := range outs {
-		fmt.Fprintf(cfg.Out, "%s: %d updates\n", spec.Path(o.path), o.table.Len())
+		fmt.Fprintf(cfg.Out, "%s: %s\n", spec.Path(o.path), count(o.table.Len(), "update", "updates"))
 	}
 	return nil
 }

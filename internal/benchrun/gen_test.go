@@ -271,3 +271,41 @@ func TestGenRefusesStandardStreamsInOut(t *testing.T) {
 		t.Errorf("the listing: %q", data)
 	}
 }
+
+// TestCountsOfOneAreSingular: a count of one in a command's output takes
+// the singular noun: gen's "1 update", validate's "1 input, 1 view, 1
+// index", not "1 updates".
+func TestCountsOfOneAreSingular(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "one.json")
+	doc := `{"version": 1, "name": "one",
+"inputs": {"a": {"columns": ["x"], "rows": [[0, 1, 7]]}},
+"views": {"v": {"input": "a"}},
+"indexes": {"a_by_x": {"on": "a", "key": ["x"]}},
+"query": {"from": [{"as": "p", "collection": "v"}]}}`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Gen(context.Background(), GenConfig{Out: &out, Spec: file, Dir: filepath.Join(dir, "out")}); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "out", "a.csv") + ": 1 update\n"; out.String() != want {
+		t.Errorf("gen: %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	if err := Validate(context.Background(), ValidateConfig{Out: &out, Specs: []string{file}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := file + ": ok: workload one, 1 input, 1 view, 1 index\n"; out.String() != want {
+		t.Errorf("validate: %q, want %q", out.String(), want)
+	}
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0 samples"}, {1, "1 sample"}, {2, "2 samples"}} {
+		if got := count(tc.n, "sample", "samples"); got != tc.want {
+			t.Errorf("count(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

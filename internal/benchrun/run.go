@@ -667,7 +667,7 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 		}
 	}
 	pr.stop()
-	fmt.Fprintf(cfg.ErrOut, "benchrun: %d benchmarks, %d samples in %v\n", len(benches), done, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(cfg.ErrOut, "benchrun: %s, %s in %v\n", count(len(benches), "benchmark", "benchmarks"), count(done, "sample", "samples"), time.Since(start).Round(time.Millisecond))
 	return done, nil
 }
 
@@ -683,6 +683,6 @@ func pathErrMsg(err error) string {
 
 // interrupted reports an interruption and returns ErrInterrupted.
 func interrupted(errOut io.Writer, done, total int) error {
-	fmt.Fprintf(errOut, "benchrun: interrupted after %d of %d samples; every finished result line is written\n", done, total)
+	fmt.Fprintf(errOut, "benchrun: interrupted after %d of %s; every finished result line is written\n", done, count(total, "sample", "samples"))
 	return ErrInterrupted
 }

@@ -36,7 +36,7 @@ func Validate(ctx context.Context, cfg ValidateConfig) error {
 	for i, target := range cfg.Specs {
 		specs, err := interruptible(ctx, func() ([]*spec.Spec, error) { return resolve(target) })
 		if errors.Is(err, ErrInterrupted) {
-			errs = append(errs, fmt.Errorf("%w after %d of %d targets", ErrInterrupted, i, len(cfg.Specs)))
+			errs = append(errs, fmt.Errorf("%w after %d of %s", ErrInterrupted, i, count(len(cfg.Specs), "target", "targets")))
 			break
 		}
 		if err != nil {
@@ -58,7 +58,8 @@ func Validate(ctx context.Context, cfg ValidateConfig) error {
 			continue
 		}
 		for _, s := range specs {
-			fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %d inputs, %d views, %d indexes\n", spec.Path(s.File), s.Name, len(s.Inputs), len(s.Views), len(s.Indexes))
+			fmt.Fprintf(cfg.Out, "%s: ok: workload %s, %s, %s, %s\n", spec.Path(s.File), s.Name,
+				count(len(s.Inputs), "input", "inputs"), count(len(s.Views), "view", "views"), count(len(s.Indexes), "index", "indexes"))
 		}
 	}
 	return errors.Join(errs...)

@@ -24,13 +24,14 @@ func run(args []string, out, errOut io.Writer) int {
 	return runContext(context.Background(), args, out, errOut)
 }
 
-// runContext is run stopped by ctx (a signal): it returns 130 as soon as
-// ctx is done, with out holding the command's whole output or none of it
-// (each command writes its output in one Write), and a flame graph written
-// whole or not at all, its export subprocess ended and no temporary file
-// left (profile stops on ctx itself, and is waited for). A command
-// reading its input (a pipe no one writes) is not waited for: its output,
-// if it ever comes, is not written.
+// runContext is run stopped by ctx (a signal): once ctx is done it returns
+// 130 with nothing written, or, if the command's output was already
+// written whole (each command writes its output in one Write), the
+// command's own status. A flame graph is written whole or not at all, its
+// export subprocess ended and no temporary file left (profile stops on
+// ctx itself, and is waited for). A command reading its input (a pipe no
+// one writes) is not waited for: its output, if it ever comes, is not
+// written.
 func runContext(ctx context.Context, args []string, out, errOut io.Writer) int {
 	in := &interruption{}
 	root := newRoot(in.writer(out), errOut, in)
@@ -41,11 +42,16 @@ func runContext(ctx context.Context, args []string, out, errOut io.Writer) int {
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		in.stop()
-		select {
-		case err = <-done: // finished before it was stopped, or stopped itself
+		switch {
+		case in.stop():
+			// The output is written whole: the command is returning.
+			err = <-done
 		default:
-			err = fmt.Errorf("%w: nothing written", benchcmp.ErrInterrupted)
+			select {
+			case err = <-done: // stopped itself (profile)
+			default:
+				err = fmt.Errorf("%w: nothing written", benchcmp.ErrInterrupted)
+			}
 		}
 	}
 	if err != nil {
@@ -80,14 +86,18 @@ const rootExample = `  # Compare two runs (old first); ~ marks differences that 
 type interruption struct {
 	mu      sync.Mutex
 	stopped bool
+	wrote   bool // a held write or command succeeded
 }
 
-// stop waits for the write or command in progress, if any, and stops
-// every later one.
-func (i *interruption) stop() {
+// stop waits for the write or command in progress, if any, stops every
+// later one, and says whether one succeeded: the output is then written
+// whole (a command writes its output in one write), and the command is
+// returning.
+func (i *interruption) stop() (wrote bool) {
 	i.mu.Lock()
+	defer i.mu.Unlock()
 	i.stopped = true
-	i.mu.Unlock()
+	return i.wrote
 }
 
 // hold runs f unless stopped, stop waiting for it to return.
@@ -97,7 +107,11 @@ func (i *interruption) hold(f func() error) error {
 	if i.stopped {
 		return fmt.Errorf("%w: nothing written", benchcmp.ErrInterrupted)
 	}
-	return f()
+	err := f()
+	if err == nil {
+		i.wrote = true
+	}
+	return err
 }
 
 // writer returns w with each write held: an interruption lets one in

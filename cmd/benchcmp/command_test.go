@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracebench/tracebench/internal/benchcmp"
 	"github.com/tracebench/tracebench/internal/benchflame"
 )
 
@@ -868,5 +869,29 @@ func TestInterruptedProfileLeavesNothing(t *testing.T) {
 				t.Errorf("after %v: a temporary file is left: %s", delay, e.Name())
 			}
 		}
+	}
+}
+
+// TestInterruptionHoldsWrites: a signal that comes once the output is
+// written says so, so that the command's own status stands (the report
+// is whole); a write after it writes nothing.
+func TestInterruptionHoldsWrites(t *testing.T) {
+	in := &interruption{}
+	var out bytes.Buffer
+	w := in.writer(&out)
+	if _, err := w.Write([]byte("report\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !in.stop() {
+		t.Errorf("stop after a whole write: want it to say the output is written")
+	}
+	if n, err := w.Write([]byte("more\n")); n != 0 || !errors.Is(err, benchcmp.ErrInterrupted) {
+		t.Errorf("a write after stop: %d, %v; want 0 and ErrInterrupted", n, err)
+	}
+	if out.String() != "report\n" {
+		t.Errorf("out = %q", out.String())
+	}
+	if (&interruption{}).stop() {
+		t.Errorf("stop with nothing written: want it to say so")
 	}
 }

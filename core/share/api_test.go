@@ -297,21 +297,7 @@ func TestPublishingATraceWhoseLastHandleIsReleasedIsRefused(t *testing.T) {
 
 				peer := g.PeerBundle("idx", frontier.At(0))
 				refused("published with a reader waiting")
-				for _, r := range []trace.Reader{peer.Oks, peer.Errs} {
-					im, err := r.(*share.Reader).Import(frontier.At(0), frontier.Empty())
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !im.Closed() {
-						t.Fatal("the reader that came first waits on a publication refused")
-					}
-					im.Close()
-					im.Reader().Release()
-				}
-				peer.Release()
-				if st := g.Stats(); st.Slots != 0 {
-					t.Fatalf("registry left with %+v", st)
-				}
+				readersSeeTheRefusal(t, g, peer)
 
 				// Attached directly, alike; its private point has ended.
 				if err := released.s.Attach(share.NewPoint()); !errors.Is(err, share.ErrTraceReleased) {
@@ -368,21 +354,7 @@ func TestPublishingThroughAReleasedHandleIsRefused(t *testing.T) {
 			}
 			peer := g.PeerBundleOf(inc)
 			refused("published with a reader waiting")
-			for _, r := range []trace.Reader{peer.Oks, peer.Errs} {
-				im, err := r.(*share.Reader).Import(frontier.At(0), frontier.Empty())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !im.Closed() {
-					t.Fatal("the reader that came first waits on a publication refused")
-				}
-				im.Close()
-				im.Reader().Release()
-			}
-			peer.Release()
-			if st := g.Stats(); st.Slots != 0 {
-				t.Fatalf("registry left with %+v", st)
-			}
+			readersSeeTheRefusal(t, g, peer)
 			b.Release()
 			oks.h.Release()
 			errs.h.Release()
@@ -573,4 +545,27 @@ func TestAnImportThroughAReleasedHandleIsRefused(t *testing.T) {
 		}
 	}
 	src.h.Release()
+}
+
+// readersSeeTheRefusal checks that the peer bundle of a publication
+// refused, taken before the refusal, imports closed on both halves (its
+// readers do not wait for the publication), and that releasing it leaves
+// the registry no slot.
+func readersSeeTheRefusal(t *testing.T, g *share.Registry, peer *share.Bundle) {
+	t.Helper()
+	for _, r := range []trace.Reader{peer.Oks, peer.Errs} {
+		im, err := r.(*share.Reader).Import(frontier.At(0), frontier.Empty())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !im.Closed() {
+			t.Fatal("the reader that came first waits on a publication refused")
+		}
+		im.Close()
+		im.Reader().Release()
+	}
+	peer.Release()
+	if st := g.Stats(); st.Slots != 0 {
+		t.Fatalf("registry left with %+v", st)
+	}
 }

@@ -108,6 +108,12 @@ type Env struct {
 	// Stop is closed once the runtime running the worker is shut down
 	// (Context.Done); nil: never.
 	Stop <-chan struct{}
+	// Stopping reports whether the runtime running the worker is shut
+	// down, as Stop's closing does, in one atomic load: a pass steps no
+	// operator once it does (a step before it in the pass, say, called
+	// Shutdown), so nothing of the dataflow runs after Shutdown and
+	// reports what it meets. Nil: never.
+	Stopping func() bool
 	// Labels is the worker's pprof label context (a runtime's worker
 	// carries runtime= and worker=, on top of its caller's labels), which
 	// operators that label their work add their labels to; nil: none.
@@ -587,7 +593,7 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	if desc.Build == nil {
 		return nil, fmt.Errorf("dataflow %s: Desc.Build is nil", desc.ID)
 	}
-	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until, maintained: desc.Maintained}
+	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until, maintained: desc.Maintained, stopping: env.Stopping}
 	ctx := &Context{df: df, env: env, maintained: desc.Maintained}
 	err := runBuild(desc, ctx)
 	if err == nil {

@@ -156,6 +156,9 @@ type Dataflow struct {
 	// labels are the worker's pprof labels, set again after each pass
 	// whose operators' steps ran under their own (label); nil: none.
 	labels context.Context
+	// stopping is Env.Stopping: once it reports true, a pass steps no
+	// more operators and reports nothing moved (nil: never).
+	stopping func() bool
 }
 
 // ImportRoot returns the Maintained index the dataflow reads through
@@ -322,6 +325,12 @@ func (d *Dataflow) step() bool {
 	moved := false
 	labelled := d.labels != nil
 	for _, n := range d.nodes {
+		if d.stopping != nil && d.stopping() {
+			// Shutdown was called (by a step before this one, say):
+			// the dataflow is discarded, and runs nothing more.
+			moved, d.sent = false, 0
+			break
+		}
 		in := frontier.Empty()
 		for _, i := range n.inputs {
 			in = in.Meet(i.out)

@@ -1307,3 +1307,64 @@ func TestNoStepAfterShutdownCalledFromAStep(t *testing.T) {
 		}
 	}
 }
+
+// Nor does it step another operator of the caller's dataflow: "shuts"
+// has two operators, the first calling Shutdown in a step once armed, the
+// second, after it in the pass, failing if stepped after that call
+// (before, the rest of the pass ran it, and the passes after it).
+func TestNoOperatorStepAfterShutdownCalledFromAStep(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newSetup(t, mode, 1)
+			var armed, shut atomic.Bool
+			var activate func()
+			sendAll(t, s.ctl, CreateDataflow{Desc: dataflow.Desc{
+				ID: "shuts", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					first := c.NewOperator("first")
+					dataflow.AddOutput[*dataflow.Chunk](first)
+					activate = first.Activator()
+					if err := first.Build(&funcOp{step: func() {
+						if armed.Load() && !shut.Load() {
+							s.ctl.Shutdown()
+							shut.Store(true)
+						}
+					}}); err != nil {
+						return err
+					}
+					second := c.NewOperator("second")
+					dataflow.AddOutput[*dataflow.Chunk](second)
+					fail := c.Failer()
+					return second.Build(&funcOp{step: func() {
+						if shut.Load() {
+							fail(errors.New("stepped after Shutdown"))
+						}
+					}})
+				},
+			}})
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			armed.Store(true)
+			activate()
+			exited := make(chan struct{})
+			go func() {
+				for _, r := range s.rts {
+					r.wg.Wait()
+				}
+				close(exited)
+			}()
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the workers did not exit")
+			}
+			if !shut.Load() {
+				t.Fatal("the first operator did not call Shutdown")
+			}
+			if errs := s.takeErrors(); len(errs) != 0 {
+				t.Errorf("errors after Shutdown: %q, want none", errs)
+			}
+		})
+	}
+}

@@ -134,8 +134,9 @@ func newWorker(r *Runtime, i int) *worker {
 			df, ok := w.exporters[id]
 			return df, ok
 		},
-		Spine: r.opts.Spine,
-		Stop:  r.stop,
+		Spine:    r.opts.Spine,
+		Stop:     r.stop,
+		Stopping: r.stopping,
 		Fail: func(df string, err error) {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
 				err = fmt.Errorf("dataflow %s: %w", df, err)

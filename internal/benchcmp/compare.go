@@ -816,7 +816,7 @@ func directions(units benchfmt.UnitMetadataMap) (map[string]Direction, error) {
 			dirs[k.Unit] = Higher
 		default:
 			f, line := m.Pos()
-			return nil, fmt.Errorf("%w: %s:%d: Unit %s better=%s: better must be lower or higher", ErrInput, spec.Path(f), line, m.OrigUnit, m.Value)
+			return nil, fmt.Errorf("%w: %s:%d: Unit %s better=%s: better must be lower or higher", ErrInput, spec.Path(f), line, show(m.OrigUnit), show(m.Value))
 		}
 	}
 	return dirs, nil

@@ -317,8 +317,10 @@ func warnFailures(errOut io.Writer, prefix string, failures []string) {
 // syntax turns benchfmt's syntax error into an error wrapping ErrInput, and
 // says so when it is on an unterminated last line.
 func (c *inputCheck) syntax(e *benchfmt.SyntaxError) error {
-	// benchfmt's own message names the file raw.
-	msg := fmt.Sprintf("%s:%d: %s", spec.Path(e.FileName), e.Line, e.Msg)
+	// benchfmt's own message names the file raw, and the text of the
+	// line as read (a Unit line's value): each word holding a control
+	// character is quoted.
+	msg := fmt.Sprintf("%s:%d: %s", spec.Path(e.FileName), e.Line, spec.Bound(e.Msg))
 	if end := c.ends[e.FileName]; !end.terminated && e.Line == end.line {
 		return fmt.Errorf("%w: %s (the last line, which has no newline: the file looks truncated)", ErrInput, msg)
 	}
@@ -345,7 +347,7 @@ func (c *inputCheck) result(r *benchfmt.Result) error {
 		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
 			// The statistics of a sample with NaN or ±Inf never
 			// finish: refuse the value, as a syntax error.
-			return fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, at, line, v.Unit, v.Value)
+			return fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, at, line, show(v.Unit), v.Value)
 		}
 		u := v.Unit
 		if v.OrigUnit != "" {

@@ -88,7 +88,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 					if prev.meta.Value != rec.Value {
 						f.Close()
 						return fmt.Errorf("%w: %s:%d: Unit %s %s=%s conflicts with %s=%s at %s:%d",
-							ErrInput, spec.Path(file), line, rec.OrigUnit, rec.Key, rec.Value, prev.meta.Key, prev.meta.Value, spec.Path(prev.file), prev.line)
+							ErrInput, spec.Path(file), line, show(rec.OrigUnit), show(rec.Key), show(rec.Value), show(prev.meta.Key), show(prev.meta.Value), spec.Path(prev.file), prev.line)
 					}
 					continue
 				}

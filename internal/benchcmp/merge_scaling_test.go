@@ -432,3 +432,31 @@ func TestMergeAndScalingShowNamesEscaped(t *testing.T) {
 		t.Errorf("scaling: err = %q, want the name escaped", err)
 	}
 }
+
+// TestMessagesShowUnitLinesEscaped: a Unit line's unit or value, and a
+// result's unit, holding a control character reach the messages of
+// compare, merge and scaling (a conflict, a bad direction, a value that
+// is not finite, benchfmt's own syntax error) escaped, never raw.
+func TestMessagesShowUnitLinesEscaped(t *testing.T) {
+	low := writeTemp(t, "low.txt", "Unit ns/op better=\x1b[31mlower\nBenchmarkA 1 5 ns/op\n")
+	high := writeTemp(t, "high.txt", "Unit ns/op better=higher\nBenchmarkA 1 5 ns/op\n")
+	odd := writeTemp(t, "odd.txt", "Unit ns/op\x1b[2J better=sideways\nBenchmarkA 1 5 ns/op\n")
+	nan := writeTemp(t, "nan.txt", "BenchmarkA 1 NaN ns/op\x1b[2J\n")
+	for _, tc := range []struct {
+		what string
+		run  func() error
+		want string
+	}{
+		{"merge conflict", func() error { return Merge(&bytes.Buffer{}, &bytes.Buffer{}, []string{low, high}) }, `"\x1b[31mlower"`},
+		{"compare conflict", func() error { _, _, err := compare(t, nil, low, high); return err }, `"\x1b[31mlower"`},
+		{"compare direction", func() error { _, _, err := compare(t, nil, odd, high); return err }, `"ns/op\x1b[2J"`},
+		{"compare value", func() error { _, _, err := compare(t, nil, nan, high); return err }, `"sec/op\x1b[2J"`},
+		{"merge value", func() error { return Merge(&bytes.Buffer{}, &bytes.Buffer{}, []string{nan}) }, `"sec/op\x1b[2J"`},
+		{"scaling value", func() error { _, err := scaling(t, func(c *ScalingConfig) { c.By = "/rows" }, nan); return err }, `"sec/op\x1b[2J"`},
+	} {
+		err := tc.run()
+		if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %q, want %s in it, escaped", tc.what, err, tc.want)
+		}
+	}
+}

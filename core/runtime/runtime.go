@@ -1039,7 +1039,11 @@ func (c *Controller) Sync(ctx context.Context) error {
 // runtime), and, as Sync, one wrapping ctx's error or ErrShutdown if ctx
 // ends or that runtime is shut down first (the other runtime's shutdown is
 // not its concern: Send reports it), and ErrOnWorker called on a worker's
-// goroutine of either runtime.
+// goroutine of that runtime. Called on one of the other runtime's, it
+// answers if that runtime answers within about half a millisecond, and
+// returns ErrOnWorker if not, as Stats of the pair's other runtime does
+// (the Interactive runtime may be waiting for the verdict of the create
+// its caller builds).
 func (c *Controller) SyncRole(ctx context.Context, role Role) error {
 	for _, r := range c.rts {
 		if r.opts.Role == role {

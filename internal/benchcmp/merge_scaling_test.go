@@ -460,3 +460,20 @@ func TestMessagesShowUnitLinesEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestScalingNotesShowTheParameterEscaped: a name parameter holding a
+// control character, given to --by as the results spell it, reaches the
+// text table's notes escaped, as its heading shows it.
+func TestScalingNotesShowTheParameterEscaped(t *testing.T) {
+	const by = "/r\x1b[2J"
+	f := writeTemp(t, "s.txt", "BenchmarkA/r\x1b[2J=10 1 5 ns/op\nBenchmarkA/r\x1b[2J=100 1 500 ns/op\nBenchmarkB/r\x1b[2J=10 1 5 ns/op\n")
+	var out bytes.Buffer
+	cfg := DefaultScalingConfig()
+	cfg.Files, cfg.By = []string{f}, by
+	if err := Scaling(&out, &bytes.Buffer{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.Contains(s, "\x1b") || !strings.Contains(s, `one value of "/r\x1b[2J"`) {
+		t.Errorf("want the parameter escaped in every note:\n%q", s)
+	}
+}

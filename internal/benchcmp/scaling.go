@@ -212,7 +212,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 			case s.bad != "":
 				f.Note = s.bad
 			case f.Points < 2:
-				f.Note = fmt.Sprintf("one value of %s: nothing to fit", cfg.By)
+				f.Note = fmt.Sprintf("one value of %s: nothing to fit", spec.Clip(cfg.By))
 			default:
 				fitLogLog(&f, s.xs, s.ys, cfg.Confidence)
 				dir, ok := dirs[f.Unit]
@@ -222,9 +222,9 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 				// Only a cost (lower is better) can grow too fast.
 				if dir == Lower && f.HasInterval && f.Lo > cfg.FlagAbove {
 					f.Grows = true
-					f.Note = fmt.Sprintf("grows faster than %s^%g", strings.TrimPrefix(cfg.By, "/"), cfg.FlagAbove)
+					f.Note = fmt.Sprintf("grows faster than %s^%g", spec.Clip(strings.TrimPrefix(cfg.By, "/")), cfg.FlagAbove)
 					if strings.Contains(f.Name, "index=imported") {
-						f.Note = fmt.Sprintf("an imported index whose cost grows with %s", strings.TrimPrefix(cfg.By, "/"))
+						f.Note = fmt.Sprintf("an imported index whose cost grows with %s", spec.Clip(strings.TrimPrefix(cfg.By, "/")))
 					}
 				}
 			}

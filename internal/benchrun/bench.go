@@ -342,33 +342,24 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 		}
 	}
 	var out []*Benchmark
-	combo := make([]int, len(w.Params))
-	for {
+	err = product(values, func(combo []int64) error {
 		ps := make([]Param, len(w.Params))
 		m := map[string]int64{}
 		for i, p := range w.Params {
-			ps[i] = Param{Name: p.Name, Value: values[i][combo[i]]}
-			m[p.Name] = ps[i].Value
+			ps[i] = Param{Name: p.Name, Value: combo[i]}
+			m[p.Name] = combo[i]
 		}
 		for bi := range w.Benches {
 			b := &w.Benches[bi]
 			s, err := b.Spec(m)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out = append(out, &Benchmark{Base: b.Base, Workload: w.Name, Params: ps, Spec: s, joins: w.Joins})
 		}
-		i := len(combo) - 1
-		for ; i >= 0; i-- {
-			if combo[i]++; combo[i] < len(values[i]) {
-				break
-			}
-			combo[i] = 0
-		}
-		if i < 0 {
-			return out, nil
-		}
-	}
+		return nil
+	})
+	return out, err
 }
 
 // specFileBenches reads a user's spec file, once for each combination of

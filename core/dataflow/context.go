@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -108,12 +109,11 @@ type Env struct {
 	// Stop is closed once the runtime running the worker is shut down
 	// (Context.Done); nil: never.
 	Stop <-chan struct{}
-	// Stopping reports whether the runtime running the worker is shut
-	// down, as Stop's closing does, in one atomic load: a pass steps no
-	// operator once it does (a step before it in the pass, say, called
-	// Shutdown), so nothing of the dataflow runs after Shutdown and
-	// reports what it meets. Nil: never.
-	Stopping func() bool
+	// Stopping is set once the runtime running the worker is shut down,
+	// as Stop's closing says: a pass steps no operator once it is (a step
+	// before it in the pass, say, called Shutdown), so nothing of the
+	// dataflow runs after Shutdown and reports what it meets. Nil: never.
+	Stopping *atomic.Bool
 	// Labels is the worker's pprof label context (a runtime's worker
 	// carries runtime= and worker=, on top of its caller's labels), which
 	// operators that label their work add their labels to; nil: none.

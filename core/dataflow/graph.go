@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/pprof"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
@@ -156,9 +157,9 @@ type Dataflow struct {
 	// labels are the worker's pprof labels, set again after each pass
 	// whose operators' steps ran under their own (label); nil: none.
 	labels context.Context
-	// stopping is Env.Stopping: once it reports true, a pass steps no
-	// more operators and reports nothing moved (nil: never).
-	stopping func() bool
+	// stopping is Env.Stopping: once it is set, a pass steps no more
+	// operators and reports nothing moved (nil: never).
+	stopping *atomic.Bool
 }
 
 // ImportRoot returns the Maintained index the dataflow reads through
@@ -325,7 +326,7 @@ func (d *Dataflow) step() bool {
 	moved := false
 	labelled := d.labels != nil
 	for _, n := range d.nodes {
-		if d.stopping != nil && d.stopping() {
+		if d.stopping != nil && d.stopping.Load() {
 			// Shutdown was called (by a step before this one, say):
 			// the dataflow is discarded, and runs nothing more.
 			moved, d.sent = false, 0

@@ -417,13 +417,8 @@ func shutdown(rts ...*Runtime) {
 	for _, r := range rts {
 		r.signalStop()
 	}
-	self := goid()
-	for _, r := range rts {
-		for _, w := range r.workers {
-			if w.goid.Load() == self {
-				return
-			}
-		}
+	if onWorker(rts) {
+		return
 	}
 	for _, r := range rts {
 		r.wg.Wait()

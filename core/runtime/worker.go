@@ -136,7 +136,7 @@ func newWorker(r *Runtime, i int) *worker {
 		},
 		Spine:    r.opts.Spine,
 		Stop:     r.stop,
-		Stopping: r.stopping,
+		Stopping: &r.stopped,
 		Fail: func(df string, err error) {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
 				err = fmt.Errorf("dataflow %s: %w", df, err)
@@ -420,9 +420,9 @@ func (w *worker) wakeIfQueuedThrough(seq uint64) {
 
 // stepActive steps every active dataflow in creation order until none has
 // work left, for at most roundsPerWake rounds (a dataflow still active
-// then has signalled the next wake), and steps none once Shutdown is
-// called (by a step, say, which returns at once): the runtime is to run
-// nothing after it, and a step would report what it meets.
+// then has signalled the next wake). Once Shutdown is called (by a step,
+// say, which returns at once) a dataflow's pass steps no operator
+// (dataflow.Env.Stopping), so nothing moves and nothing is activated.
 func (w *worker) stepActive() {
 	for range roundsPerWake {
 		w.amu.Lock()
@@ -434,22 +434,13 @@ func (w *worker) stepActive() {
 		w.active = w.stepping
 		w.stepping = nil
 		w.amu.Unlock()
-		stopped := false
 		for _, df := range w.order {
-			if act[df] {
-				if stopped = w.rt.stopping(); stopped {
-					break // the worker leaves: what it left active is dropped
-				}
-				if df.Step() {
-					w.activate(df)
-				}
+			if act[df] && df.Step() {
+				w.activate(df)
 			}
 		}
 		clear(act)
 		w.stepping = act
-		if stopped {
-			return
-		}
 	}
 }
 

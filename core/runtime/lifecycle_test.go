@@ -781,18 +781,7 @@ func TestShutdownCalledFromABuildReturns(t *testing.T) {
 							case <-time.After(5 * time.Second):
 								t.Fatal("Shutdown called from a Build did not return")
 							}
-							exited := make(chan struct{})
-							go func() {
-								for _, r := range s.rts {
-									r.wg.Wait()
-								}
-								close(exited)
-							}()
-							select {
-							case <-exited:
-							case <-time.After(5 * time.Second):
-								t.Fatal("the workers did not exit once the Build returned")
-							}
+							waitExited(t, s.rts, "the workers did not exit once the Build returned")
 							if errs := s.ctl.TakeErrors(); len(errs) != 0 {
 								t.Errorf("errors after Shutdown: %v, want none", errs)
 							}
@@ -1288,18 +1277,7 @@ func TestNoStepAfterShutdownCalledFromAStep(t *testing.T) {
 				for _, act := range activate {
 					act()
 				}
-				exited := make(chan struct{})
-				go func() {
-					for _, r := range s.rts {
-						r.wg.Wait()
-					}
-					close(exited)
-				}()
-				select {
-				case <-exited:
-				case <-time.After(10 * time.Second):
-					t.Fatal("the workers did not exit")
-				}
+				waitExited(t, s.rts, "the workers did not exit")
 				if errs := s.takeErrors(); len(errs) != 0 {
 					t.Errorf("errors after Shutdown: %q, want none", errs)
 				}
@@ -1347,18 +1325,7 @@ func TestNoOperatorStepAfterShutdownCalledFromAStep(t *testing.T) {
 			}
 			armed.Store(true)
 			activate()
-			exited := make(chan struct{})
-			go func() {
-				for _, r := range s.rts {
-					r.wg.Wait()
-				}
-				close(exited)
-			}()
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the workers did not exit")
-			}
+			waitExited(t, s.rts, "the workers did not exit")
 			if !shut.Load() {
 				t.Fatal("the first operator did not call Shutdown")
 			}
@@ -1366,5 +1333,23 @@ func TestNoOperatorStepAfterShutdownCalledFromAStep(t *testing.T) {
 				t.Errorf("errors after Shutdown: %q, want none", errs)
 			}
 		})
+	}
+}
+
+// waitExited waits for every worker of rts to exit, and fails the test
+// with what if they have not within 10 s.
+func waitExited(t *testing.T, rts []*Runtime, what string) {
+	t.Helper()
+	exited := make(chan struct{})
+	go func() {
+		for _, r := range rts {
+			r.wg.Wait()
+		}
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal(what)
 	}
 }

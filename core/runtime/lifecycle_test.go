@@ -1353,3 +1353,92 @@ func waitExited(t *testing.T, rts []*Runtime, what string) {
 		t.Fatal(what)
 	}
 }
+
+// A Build or a step that ends its worker's goroutine (runtime.Goexit, as
+// testing.T.FailNow calls off the test's goroutine) shuts the runtime
+// down, and the pair's other runtime with it: Sync returns ErrShutdown,
+// where it waited for the lost worker until its context ended, the
+// workers exit, Errors reports ErrWorkerExited once naming the dataflow,
+// alike in Solo and the pair, and Shutdown, called after, returns. Worker
+// 0 alone calls it, or every worker.
+func TestGoexitOnAWorkerShutsTheRuntimeDown(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			for _, in := range []string{"build", "step"} {
+				for _, maintained := range []bool{true, false} {
+					for _, every := range []bool{false, true} {
+						if every && w == 1 {
+							continue
+						}
+						t.Run(fmt.Sprintf("%s/workers=%d/%s/maintained=%v/every=%v", mode, w, in, maintained, every), func(t *testing.T) {
+							t.Parallel()
+							s := newSetup(t, mode, w)
+							var armed atomic.Bool
+							var mu gosync.Mutex
+							var activate []func()
+							exit := func(c *dataflow.Context) bool { return every || c.Worker() == 0 }
+							s.must(CreateDataflow{Desc: dataflow.Desc{
+								ID: "exits", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+								Build: func(c *dataflow.Context) error {
+									if in == "build" && exit(c) {
+										goruntime.Goexit()
+									}
+									b := c.NewOperator("exits")
+									dataflow.AddOutput[*dataflow.Chunk](b)
+									mu.Lock()
+									activate = append(activate, b.Activator())
+									mu.Unlock()
+									me := exit(c)
+									return b.Build(&funcOp{step: func() {
+										if armed.Load() && me {
+											goruntime.Goexit()
+										}
+									}})
+								},
+							}})
+							if in == "step" {
+								if err := s.ctl.Sync(testCtx(t)); err != nil {
+									t.Fatal(err)
+								}
+								armed.Store(true)
+								for _, act := range activate {
+									act()
+								}
+							}
+							if err := s.ctl.Sync(testCtx(t)); !errors.Is(err, ErrShutdown) {
+								t.Fatalf("Sync: %v, want ErrShutdown", err)
+							}
+							waitExited(t, s.rts, "the workers did not exit")
+							errs := s.ctl.TakeErrors()
+							what := "its Build or first steps"
+							if in == "step" {
+								what = "a step"
+							}
+							want := fmt.Sprintf("dataflow exits: %s ended a worker's goroutine: %v", what, ErrWorkerExited)
+							if len(errs) != 1 || !errors.Is(errs[0], ErrWorkerExited) || errs[0].Error() != want {
+								t.Fatalf("errors: %q, want one: %q", errs, want)
+							}
+							// A Build's is its create's (the first command
+							// sent); a step's no command's.
+							if seq, cmd := errs[0].Seq, errs[0].Command; in == "build" && (seq != 1 || cmd == nil) || in == "step" && (seq != 0 || cmd != nil) {
+								t.Errorf("the error's command: %d %T", seq, cmd)
+							}
+							if err := s.ctl.Send(CreateInput{Name: "later", Arity: 1}); !errors.Is(err, ErrShutdown) {
+								t.Errorf("Send after: %v, want ErrShutdown", err)
+							}
+							s.ctl.Shutdown()
+							s.ctl.Shutdown()
+							if mode == "pair" {
+								m, err := New(Options{Role: Maintenance, Workers: w, Registries: s.rts[0].opts.Registries})
+								if err != nil {
+									t.Fatalf("the registries after: %v", err)
+								}
+								m.Shutdown()
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}

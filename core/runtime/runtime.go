@@ -670,6 +670,16 @@ type inputDecl struct {
 // Stats on a runtime shut down, and by NewController given one.
 var ErrShutdown = errors.New("runtime: shut down")
 
+// ErrWorkerExited is the error of a Build, a step or a command that ended
+// a worker's goroutine without returning: runtime.Goexit, which
+// testing.T.FailNow calls (off the test's goroutine it ends the caller's
+// goroutine, here the worker's). The runtime cannot go on without the
+// worker, whose work was left half done, so it shuts down, the pair's other
+// runtime with it: Sync and Send then return ErrShutdown, where they would
+// have waited for the worker, and Err and Errors report this error, naming
+// the dataflow.
+var ErrWorkerExited = errors.New("runtime.Goexit on a worker (testing.T.FailNow calls it): the runtime is shut down")
+
 // ErrOnWorker is returned by Sync, SyncRole and Stats called from a Build
 // (dataflow.Desc.Build) or an operator's Step, on the goroutine of a worker
 // of the runtimes they would wait for (a pair's two runtimes count as one:

@@ -52,6 +52,9 @@ type worker struct {
 	// that Maintain takes it (share.Spine.TakeWake), and the notification sends no wake of its
 	// own (holdsMoved), which would run a second cycle for nothing.
 	beforeMaintain atomic.Bool
+	// inStep is the dataflow stepActive is stepping (nil otherwise), which
+	// goexited names.
+	inStep *dataflow.Dataflow
 	// current is the command being applied (zero while stepping), which
 	// the errors the worker meets are reported against.
 	current queued
@@ -205,6 +208,47 @@ func (w *worker) run() {
 	w.goid.Store(goid())
 	defer w.rt.wg.Done()
 	defer w.shutdown()
+	returned := false
+	defer func() {
+		if !returned {
+			w.goexited()
+		}
+	}()
+	w.loop()
+	returned = true
+}
+
+// goexited is run as the worker's goroutine ends other than by returning
+// from its loop: a Build or a step called runtime.Goexit (testing.T.FailNow
+// off the test's goroutine does), or panicked. The worker is gone with
+// what it was applying half done, and the runtime's other workers would
+// wait for it (at a create's agreement, at every barrier): it records the
+// error, naming the dataflow whose Build or step it was running (not the
+// role or the worker: Solo and the pair report it alike, once), and shuts
+// the runtime down (the pair's other runtime with it), so that Sync and
+// Send return ErrShutdown instead of waiting forever. A panic goes on to end
+// the process as before.
+func (w *worker) goexited() {
+	var err error
+	if df := w.inStep; df != nil {
+		// Stepping, in a wake or for a barrier that steps first.
+		err = fmt.Errorf("dataflow %s: a step ended a worker's goroutine: %w", df.ID(), ErrWorkerExited)
+	} else if c, ok := w.current.cmd.(CreateDataflow); ok {
+		err = fmt.Errorf("dataflow %s: its Build or first steps ended a worker's goroutine: %w", c.Desc.ID, ErrWorkerExited)
+	} else {
+		err = fmt.Errorf("runtime: applying %T ended a worker's goroutine: %w", w.current.cmd, ErrWorkerExited)
+	}
+	if w.inStep != nil || w.current.seq == 0 {
+		w.rt.fail(0, nil, err) // no command's: a step's, as an overflow's
+	} else {
+		w.rt.fail(w.current.seq, w.current.cmd, err)
+	}
+	w.rt.Shutdown() // on this worker: stops the runtimes, waits for none
+}
+
+// loop parks until woken, applies commands, steps and maintains, until the
+// runtime stops.
+func (w *worker) loop() {
 	pprof.SetGoroutineLabels(w.labels)
 	select {
 	case <-w.rt.stop:
@@ -435,10 +479,14 @@ func (w *worker) stepActive() {
 		w.stepping = nil
 		w.amu.Unlock()
 		for _, df := range w.order {
-			if act[df] && df.Step() {
-				w.activate(df)
+			if act[df] {
+				w.inStep = df
+				if df.Step() {
+					w.activate(df)
+				}
 			}
 		}
+		w.inStep = nil
 		clear(act)
 		w.stepping = act
 	}

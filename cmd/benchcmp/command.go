@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -34,7 +35,8 @@ func run(args []string, out, errOut io.Writer) int {
 // written.
 func runContext(ctx context.Context, args []string, out, errOut io.Writer) int {
 	in := &interruption{}
-	root := newRoot(in.writer(out), errOut, in)
+	ow := &outWriter{w: out}
+	root := newRoot(in.writer(ow), errOut, in)
 	root.SetArgs(args)
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
@@ -53,6 +55,12 @@ func runContext(ctx context.Context, args []string, out, errOut io.Writer) int {
 				err = fmt.Errorf("%w: nothing written", benchcmp.ErrInterrupted)
 			}
 		}
+	}
+	if ow.err != nil && !errors.Is(err, benchcmp.ErrOutput) && !errors.Is(err, benchcmp.ErrInterrupted) {
+		// A write that failed where no command says so (the help, or
+		// cobra's completion, which returns the bare error) is output
+		// that could not be written, not a success or bad usage.
+		err = fmt.Errorf("%w: %v", benchcmp.ErrOutput, ow.err)
 	}
 	if err != nil {
 		// An operating system error names its file raw: shown as
@@ -117,6 +125,20 @@ func (i *interruption) hold(f func() error) error {
 // writer returns w with each write held: an interruption lets one in
 // progress finish and lets no later one start.
 func (i *interruption) writer(w io.Writer) io.Writer { return heldWriter{i, w} }
+
+// outWriter writes to w and keeps the first error of its writes.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
+}
 
 type heldWriter struct {
 	i *interruption

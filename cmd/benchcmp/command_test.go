@@ -283,6 +283,9 @@ func TestExitCodesOfReview(t *testing.T) {
 		{"--format", "html", "old.txt", "new.txt"},
 		{"merge", "shard0.txt", "shard1.txt"},
 		{"scaling", "--by", "/n", "batch.txt"},
+		{"--help"},
+		{"merge", "--help"},
+		{"completion", "bash"},
 	} {
 		var errOut bytes.Buffer
 		code := run(args, failWriter{}, &errOut)

@@ -49,16 +49,17 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil && cw.Err != nil {
+	var ce cmdError
+	if cw.Err != nil && (err == nil || !errors.As(err, &ce)) {
 		// Output that did not reach stdout (a full disk, /dev/full) is
-		// a failure, not a silent success.
+		// a failure, not a silent success; nor is it bad usage when
+		// cobra's own command (completion) returns the write's error.
 		fmt.Fprintf(errOut, "benchrun: writing output: %v\n", cw.Err)
 		return benchrun.ExitFailed
 	}
 	if err == nil {
 		return benchrun.ExitOK
 	}
-	var ce cmdError
 	if errors.As(err, &ce) {
 		fmt.Fprintln(errOut, benchrun.Message(ce.err))
 		return benchrun.ExitCode(ce.err)

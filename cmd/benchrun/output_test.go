@@ -30,6 +30,7 @@ func TestWriteErrorsFail(t *testing.T) {
 		{"eval", "internal/benchrun/testdata/eval/small.json", "--at", "1"},
 		{"check", "internal/benchrun/testdata/eval/small.json"},
 		{"explain", "--help"},
+		{"completion", "bash"},
 		{"run", "groupby", "--progress", "off"},
 	} {
 		var errOut bytes.Buffer

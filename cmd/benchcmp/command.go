@@ -311,7 +311,7 @@ type floatFlag struct{ p *float64 }
 func (f floatFlag) String() string { return strconv.FormatFloat(*f.p, 'g', -1, 64) }
 
 func (f floatFlag) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := benchcmp.ParseDecimal(s)
 	if err != nil {
 		return err
 	}

@@ -179,6 +179,14 @@ func TestExitCodesAndMessages(t *testing.T) {
 		{[]string{"--alpha", "x", "old.txt", "new.txt"}, 2, "", "invalid argument"},
 		{[]string{"--alpha", "1e-400", "old.txt", "new.txt"}, 2, "", `"1e-400" for "--alpha" flag: 1e-400 is too small`},
 		{[]string{"--confidence", "1e400", "old.txt", "new.txt"}, 2, "", `"1e400" for "--confidence" flag`},
+		// Go literal syntax is not decimal: 0_05 would read as 5, 0x1p-5
+		// as 0.03125.
+		{[]string{"--alpha", "0_05", "old.txt", "new.txt"}, 2, "", `"0_05" for "--alpha" flag: not a decimal number`},
+		{[]string{"--alpha", "0x1p-5", "old.txt", "new.txt"}, 2, "", `"0x1p-5" for "--alpha" flag: not a decimal number`},
+		{[]string{"--alpha", "5e-2", "old.txt", "new.txt"}, 0, "alpha 0.05", ""},
+		{[]string{"scaling", "--by", "/rows", "--flag-above", "0x1p-3", "run.txt"}, 2, "", `"0x1p-3" for "--flag-above" flag: not a decimal number`},
+		{[]string{"--threshold", "*=1_0", "old.txt", "new.txt"}, 2, "", `--threshold "*=1_0": PCT must be a finite number >= 0 in decimal`},
+		{[]string{"--threshold", "*=-0", "old.txt", "new.txt"}, 0, "threshold 0%;", ""},
 		{[]string{"scaling", "--by", "/rows", "--flag-above", "-0.0e-999", "run.txt"}, 0, "", ""},
 		{[]string{"scaling", "--by", "/rows", "--flag-above", "2e-999", "run.txt"}, 2, "", "2e-999 is too small"},
 		{[]string{"--format", "xml", "old.txt", "new.txt"}, 2, "", "--format"},

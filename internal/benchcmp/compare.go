@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -473,6 +472,39 @@ func (cfg *CompareConfig) validate() error {
 	return nil
 }
 
+// ParseDecimal parses a number a flag takes, written in decimal: an
+// optional -, digits with an optional point, an optional exponent (5,
+// 0.05, .5, 1e-3). strconv.ParseFloat alone also reads Go literal syntax,
+// in which --alpha 0_05 is 5 and --threshold '*=0x1p4' is 16, and inf or
+// nan; each is refused, as benchrun and benchcmp refuse 010 or 0x10 for an
+// integer. A number beyond the float64 range is an error.
+func ParseDecimal(s string) (float64, error) {
+	t := strings.TrimPrefix(s, "-")
+	mant, exp, hasExp := strings.Cut(strings.ToLower(t), "e")
+	if hasExp {
+		exp = strings.TrimPrefix(strings.TrimPrefix(exp, "-"), "+")
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if intPart+frac == "" || !allDigits(intPart) || !allDigits(frac) || hasExp && (exp == "" || !allDigits(exp)) {
+		return 0, errors.New("not a decimal number")
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, errors.New("out of the float64 range")
+	}
+	return v, nil
+}
+
+// allDigits reports whether s holds only the digits 0-9.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // thresholdSet maps tidied units to thresholds in percent.
 type thresholdSet struct {
 	byUnit map[string]float64
@@ -500,10 +532,11 @@ func parseThresholds(specs []string) (thresholdSet, error) {
 		if !ok || unit == "" {
 			return t, fmt.Errorf("%w: --threshold %s: want UNIT=PCT, as in ns/op=5", ErrUsage, spec.Quote(s))
 		}
-		p, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(pct), "%"), 64)
-		if err != nil || p < 0 || p != p || math.IsInf(p, 0) {
-			return t, fmt.Errorf("%w: --threshold %s: PCT must be a finite number >= 0", ErrUsage, spec.Quote(s))
+		p, err := ParseDecimal(strings.TrimSuffix(strings.TrimSpace(pct), "%"))
+		if err != nil || p < 0 {
+			return t, fmt.Errorf("%w: --threshold %s: PCT must be a finite number >= 0 in decimal", ErrUsage, spec.Quote(s))
 		}
+		p += 0 // -0 is 0, and is shown as 0%
 		key := unit
 		if unit != "*" {
 			_, key = benchunit.Tidy(1, unit)

@@ -202,6 +202,9 @@ type inputCheck struct {
 	// pipe: benchcmp <(git show HEAD~1:results.txt) new.txt), which can
 	// be read only once, for open to give it again.
 	data map[string][]byte
+	// pipes are the FileInfo of each file of data, so that one pipe
+	// named two ways is read once.
+	pipes map[string]os.FileInfo
 	// units are the tidied units of complete lines, of Unit metadata lines
 	// and of goUnits.
 	units map[string]bool
@@ -237,6 +240,7 @@ func newInputCheck(paths []string) (*inputCheck, error) {
 	c := &inputCheck{
 		ends:     map[string]fileEnd{},
 		data:     map[string][]byte{},
+		pipes:    map[string]os.FileInfo{},
 		units:    map[string]bool{},
 		lastRead: map[string]bool{},
 		prev:     map[prevKey]prevLine{},
@@ -266,6 +270,14 @@ func (c *inputCheck) readEnd(path string) (fileEnd, error) {
 	if err != nil || st.Mode().IsRegular() || st.IsDir() {
 		return readEnd(path)
 	}
+	for p, pst := range c.pipes {
+		if os.SameFile(pst, st) {
+			// One pipe under another name (/dev/stdin and /dev/fd/0):
+			// read already, it has nothing more to give.
+			c.data[path] = c.data[p]
+			return c.ends[p], nil
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return fileEnd{}, err
@@ -277,6 +289,7 @@ func (c *inputCheck) readEnd(path string) (fileEnd, error) {
 	end, err := readEndOf(io.TeeReader(f, &b), path)
 	if err == nil {
 		c.data[path] = b.Bytes()
+		c.pipes[path] = st
 	}
 	return end, err
 }

@@ -320,6 +320,51 @@ func resultsFromAPipe(t *testing.T) {
 	}
 }
 
+// TestOnePipeTwoNames: one pipe named two ways (/dev/stdin and /dev/fd/0,
+// or a named pipe and a link to it) is the same file read twice, as one
+// regular file named twice is: the warning said so, but the second name
+// read the emptied pipe and was refused as holding no results.
+func TestOnePipeTwoNames(t *testing.T) {
+	done := make(chan struct{}, 1)
+	go func() {
+		onePipeTwoNames(t)
+		done <- struct{}{}
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("reading one pipe under two names hangs")
+	}
+}
+
+func onePipeTwoNames(t *testing.T) {
+	content := "BenchmarkA/n=1 1 5 ns/op\nBenchmarkA/n=2 1 10 ns/op\n"
+	for _, name := range []string{"cmp", "merge", "scaling"} {
+		p := fifo(t, name, content)
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(p, link); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		var err error
+		switch name {
+		case "cmp":
+			cfg := DefaultCompareConfig()
+			cfg.Files = []string{"old=" + p, "new=" + link}
+			err = Compare(&out, &errOut, cfg)
+		case "merge":
+			err = Merge(&out, &errOut, []string{p, link})
+		case "scaling":
+			cfg := DefaultScalingConfig()
+			cfg.By, cfg.Files = "/n", []string{p, link}
+			err = Scaling(&out, &errOut, cfg)
+		}
+		if err != nil || !strings.Contains(out.String(), "A") || !strings.Contains(errOut.String(), "same file") {
+			t.Errorf("%s of one pipe under two names: %v\n%s\n%s", name, err, errOut.String(), out.String())
+		}
+	}
+}
+
 // TestByteOrderMarkInsideAConfigurationValue: a mark inside a configuration
 // value (or a log line) is one more character, as benchfmt reads it; only a
 // mark starting a line or inside a result line is refused.

@@ -206,7 +206,24 @@ func Write(ctx context.Context, w io.Writer, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("%w: finding this executable: %v", ErrExport, err)
 	}
-	in, err := json.Marshal(opts)
+	// The subprocess opens the profiles by name: one named through this
+	// process's own descriptors (--base /dev/stdin < base.pprof,
+	// /dev/fd/3) would there be the subprocess's, its options on a pipe.
+	// It gets the file each resolves to, and its messages name them as
+	// given.
+	child, names := opts, map[string]string{}
+	for _, p := range []*string{&child.Profile, &child.Base} {
+		if *p == "" {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(*p); err == nil && real != *p {
+			if _, ok := names[real]; !ok {
+				names[real] = *p
+			}
+			*p = real
+		}
+	}
+	in, err := json.Marshal(child)
 	if err != nil {
 		return err
 	}
@@ -220,6 +237,9 @@ func Write(ctx context.Context, w io.Writer, opts Options) error {
 			return ErrInterrupted
 		}
 		msg := strings.TrimSpace(stderr.String())
+		for real, given := range names {
+			msg = strings.ReplaceAll(msg, spec.Path(real), spec.Path(given))
+		}
 		if msg == "" {
 			msg = fmt.Sprintf("%v (does main call benchflame.RunChildIfRequested first?)", err)
 		}

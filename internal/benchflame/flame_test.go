@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -337,6 +339,46 @@ func TestWriteRefusesAPipe(t *testing.T) {
 		if !errors.Is(err, ErrProfile) || !strings.Contains(err.Error(), p+": not a regular file") {
 			t.Errorf("Write(%+v) = %v, want ErrProfile naming %s as not a regular file", o, err, p)
 		}
+	}
+}
+
+// TestWriteThroughOwnDescriptors: a profile named through this process's
+// own descriptors (--base /dev/stdin < direct.pprof, /dev/fd/N) is drawn
+// from its file, as the same file named by its path is. The export's
+// subprocess opened the name itself, where it is the subprocess's own
+// descriptor (its standard input, the options' pipe), and refused it as
+// not a regular file. A bad profile is still named as given.
+func TestWriteThroughOwnDescriptors(t *testing.T) {
+	open := func(path string) string {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	}
+	base := open("testdata/direct.pprof")
+	if _, err := os.Stat(base); err != nil {
+		t.Skipf("no /proc/self/fd here: %v", err)
+	}
+	var want, got bytes.Buffer
+	if err := Write(context.Background(), &want, Options{Profile: "testdata/imported.pprof", Base: "testdata/direct.pprof"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(context.Background(), &got, Options{Profile: "testdata/imported.pprof", Base: base}); err != nil {
+		t.Fatalf("Write with Base %s: %v", base, err)
+	}
+	if stacks(t, got.Bytes()) != stacks(t, want.Bytes()) {
+		t.Errorf("Base %s drew another graph than testdata/direct.pprof", base)
+	}
+	junk := filepath.Join(t.TempDir(), "junk.pprof")
+	if err := os.WriteFile(junk, []byte("not a profile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := open(junk)
+	err := Write(context.Background(), io.Discard, Options{Profile: bad})
+	if !errors.Is(err, ErrProfile) || !strings.Contains(err.Error(), bad+": ") || strings.Contains(err.Error(), junk) {
+		t.Errorf("Write of a junk profile as %s = %v, want ErrProfile naming %s", bad, err, bad)
 	}
 }
 

@@ -352,7 +352,7 @@ func TestLongCommandLineValuesAreQuotedShort(t *testing.T) {
 		{[]string{"validate", long}, `no built-in workload "` + long[:80] + `"... (100000 bytes)`},
 		{[]string{"explain", long}, `no built-in workload "` + long[:80] + `"... (100000 bytes)`},
 		{[]string{"check", long}, `no built-in workload "` + long[:80] + `"... (100000 bytes)`},
-		{[]string{"run", "lookup", "--param", "rows=" + digits}, `benchrun: --param: rows=` + digits[:75] + `... (100005 bytes): ` + digits[:80] + `... (100000 bytes) is outside the int64 range`},
+		{[]string{"run", "lookup", "--param", "rows=" + digits}, `benchrun: --param: rows=` + digits[:75] + `... (100005 bytes): ` + digits[:80] + `... (100000 bytes) is outside -9223372036854775808..18446744073709551615, the range of every integer field`},
 		{[]string{"run", "lookup", "--param", "rows=" + long}, `benchrun: --param: rows=`},
 		{[]string{"run", "lookup", "--param", long + "=1"}, `benchrun: --param: ` + long[:80] + `... (100002 bytes): no selected workload has a parameter ` + long[:80] + `... (100000 bytes)`},
 		{[]string{"run", "lookup", "--param", long}, `benchrun: --param: "` + long[:80] + `"... (100000 bytes) is not key=value`},

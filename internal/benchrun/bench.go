@@ -23,6 +23,10 @@ const (
 type Param struct {
 	Name  string
 	Value int64
+	// Text, when set, is the value as the name shows it instead of
+	// Value: a spec file's parameter, which may be a uint64 field's
+	// value beyond int64 (a seed).
+	Text string
 }
 
 // Benchmark is one entry of a run: a spec at fixed parameters in one
@@ -58,6 +62,10 @@ func (b *Benchmark) name() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s/workload=%s/index=%s/join=%s", b.Base, b.Workload, b.Index, b.Join)
 	for _, p := range b.Params {
+		if p.Text != "" {
+			fmt.Fprintf(&sb, "/%s=%s", p.Name, p.Text)
+			continue
+		}
 		fmt.Fprintf(&sb, "/%s=%d", p.Name, p.Value)
 	}
 	fmt.Fprintf(&sb, "/workers=%d", b.Workers)
@@ -123,17 +131,19 @@ func isSpecFile(target string) bool {
 
 // parsedParam is one --param: a value, or a comma-separated list of
 // values, each of which runs (k=1,4,16), as a built-in parameter's
-// defaults do.
+// defaults do. Values are plain decimal integers in the range of int64
+// and uint64 fields together: a spec file's uint64 field (a seed) takes
+// values beyond int64, a built-in's parameter does not.
 type parsedParam struct {
 	key, raw string
-	values   []int64
+	values   []string
 	used     bool
 }
 
 // product calls f with every combination of one value of each list, the
 // last list varying fastest, and stops at f's first error.
-func product(values [][]int64, f func([]int64) error) error {
-	combo := make([]int64, len(values))
+func product[T any](values [][]T, f func([]T) error) error {
+	combo := make([]T, len(values))
 	var walk func(i int) error
 	walk = func(i int) error {
 		if i == len(values) {
@@ -211,15 +221,15 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 		if !ok || k == "" {
 			return nil, nil, usagef("--param", "%s is not key=value", spec.Quote(kv))
 		}
-		var xs []int64
+		var xs []string
 		for _, v := range strings.Split(v, ",") {
-			x, err := spec.ParseInteger(v)
+			x, err := spec.ParseIntegerText(v)
 			if err != nil {
 				return nil, nil, usagef("--param", "%s: %v", spec.Clip(kv), err)
 			}
 			if slices.Contains(xs, x) {
 				// Two benchmarks of one name.
-				return nil, nil, usagef("--param", "%s: the value %d is given twice", spec.Clip(kv), x)
+				return nil, nil, usagef("--param", "%s: the value %s is given twice", spec.Clip(kv), x)
 			}
 			xs = append(xs, x)
 		}
@@ -331,12 +341,20 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 		values[i] = p.Defaults
 		for _, pp := range params {
 			if pp.key == p.Name {
-				for _, v := range pp.values {
-					if err := p.Check(v); err != nil {
+				var xs []int64
+				for _, text := range pp.values {
+					v, err := strconv.ParseInt(text, 10, 64)
+					if err == nil {
+						err = p.Check(v)
+					} else {
+						err = fmt.Errorf("%s must be in %d..%d (%s), not %s", p.Name, p.Min, p.Max, p.Doc, text)
+					}
+					if err != nil {
 						return nil, usagef("--param", "%s: workload %s: %v", spec.Clip(pp.raw), w.Name, err)
 					}
+					xs = append(xs, v)
 				}
-				values[i] = pp.values
+				values[i] = xs
 				pp.used = true
 			}
 		}
@@ -366,7 +384,7 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 // its parameters' values. Its parameters are spec field paths holding
 // numbers (inputs.NAME.generate.rows, as_of, ...).
 func specFileBenches(path string, params []*parsedParam) ([]*Benchmark, error) {
-	values := make([][]int64, len(params))
+	values := make([][]string, len(params))
 	for i, p := range params {
 		if !strings.Contains(p.key, ".") && p.key != "as_of" && p.key != "until" {
 			// A built-in workload's parameter: every selected spec file
@@ -378,12 +396,13 @@ func specFileBenches(path string, params []*parsedParam) ([]*Benchmark, error) {
 	}
 	var out []*Benchmark
 	csvRead := false
-	err := product(values, func(combo []int64) error {
+	err := product(values, func(combo []string) error {
 		var ov []spec.Override
 		var ps []Param
 		for i, p := range params {
-			ov = append(ov, spec.Override{Field: p.key, Value: combo[i], By: "--param " + spec.Clip(p.raw)})
-			ps = append(ps, Param{Name: p.key, Value: combo[i]})
+			ov = append(ov, spec.Override{Field: p.key, Text: combo[i], By: "--param " + spec.Clip(p.raw)})
+			v, _ := strconv.ParseInt(combo[i], 10, 64) // 0 beyond int64: the name shows Text
+			ps = append(ps, Param{Name: p.key, Value: v, Text: combo[i]})
 		}
 		s, err := spec.ReadFileWith(path, ov)
 		if err != nil {

@@ -141,6 +141,28 @@ func TestParamLists(t *testing.T) {
 			}
 		}
 	}
+	// A uint64 field (a seed, as_of, until) takes through --param every
+	// value the file takes, also beyond int64; it was refused as
+	// "outside the int64 range".
+	bs, err = Benchmarks(Selection{Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Workers: 1,
+		Params: []string{"inputs.lineitem.generate.seed=18446744073709551615,1.8e19"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{
+		"OrdersLineitem/workload=orders_lineitem/index=imported/join=linear/inputs.lineitem.generate.seed=18000000000000000000/workers=1",
+		"OrdersLineitem/workload=orders_lineitem/index=imported/join=linear/inputs.lineitem.generate.seed=18446744073709551615/workers=1",
+	}
+	if got := names(bs); !slices.Equal(got, want) {
+		t.Errorf("names: %q, want %q", got, want)
+	}
+	for i, seed := range []uint64{18000000000000000000, 18446744073709551615} {
+		for _, in := range bs[i].Spec.Inputs {
+			if in.Name == "lineitem" && in.Generate.Seed != seed {
+				t.Errorf("%s: lineitem has seed %d", bs[i].Name, in.Generate.Seed)
+			}
+		}
+	}
 }
 
 // TestShardsPartition checks B4: the shards of one n partition the sorted
@@ -203,6 +225,8 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 1, Targets: []string{"dd"}, Params: []string{"rows=1500"}}, "parameter rows=1500 must be a multiple of 1000"},
 		{Selection{Workers: 1, Targets: []string{"groupby"}, Params: []string{"rows=100000001"}}, "--param: rows=100000001: workload groupby: rows must be in 1..100000000 (updates), not 100000001"},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"rows=9223372036854775807"}}, "--param: rows=9223372036854775807: workload lookup: rows must be in 1..100000000"},
+		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"rows=18446744073709551615"}}, "--param: rows=18446744073709551615: workload lookup: rows must be in 1..100000000 (fact updates), not 18446744073709551615"},
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.seed=18446744073709551616"}}, "--param: inputs.lineitem.generate.seed=18446744073709551616: 18446744073709551616 is outside -9223372036854775808..18446744073709551615"},
 		{Selection{Workers: 5000, Targets: []string{"lookup"}}, "--workers: must be at most 1024, not 5000"},
 		{Selection{Workers: 1, Targets: []string{"missing.json"}}, "missing.json: cannot read spec"},
 		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.nope.generate.rows=5"}}, "workloads/spec/testdata/orders_lineitem.json: inputs.nope.generate.rows: --param inputs.nope.generate.rows=5: the spec has no number at this field"},

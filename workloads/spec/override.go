@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 )
@@ -12,7 +13,10 @@ import (
 type Override struct {
 	Field string // a path of object members, e.g. "inputs.facts.generate.rows"
 	Value int64
-	By    string // what set it, for messages: "--param rows=1e6"; shown as given, so bound a long value first
+	// Text, when set, is the value as a decimal integer instead of Value:
+	// one beyond int64 for a uint64 field (a seed, as_of, until).
+	Text string
+	By   string // what set it, for messages: "--param rows=1e6"; shown as given, so bound a long value first
 }
 
 // DecodeWith decodes a spec like Decode after applying overrides in
@@ -38,6 +42,9 @@ func DecodeWith(file, dir string, data []byte, overrides []Override) (*Spec, err
 			return nil, &Error{File: file, Field: o.Field, Msg: fmt.Sprintf("%s: the spec has no number at this field", o.By)}
 		}
 		n.text = big.NewInt(o.Value).String()
+		if o.Text != "" {
+			n.text = o.Text
+		}
 	}
 	d := &decoder{file: file, s: &Spec{File: file, Dir: dir, lines: map[string]int{}}}
 	if err := d.spec(root); err != nil {
@@ -47,6 +54,20 @@ func DecodeWith(file, dir string, data []byte, overrides []Override) (*Spec, err
 		return nil, err
 	}
 	return d.s, nil
+}
+
+// ParseIntegerText is ParseInteger for a value of any integer field, int64
+// or uint64: it returns the value as a plain decimal integer, in
+// -9223372036854775808..18446744073709551615.
+func ParseIntegerText(text string) (string, error) {
+	v, err := exactInteger(text, func(msg string) error { return fmt.Errorf("%s", bound(msg)) })
+	if err != nil {
+		return "", err
+	}
+	if !v.IsInt64() && !v.IsUint64() {
+		return "", fmt.Errorf("%s is outside %d..%d, the range of every integer field", clip(text), int64(math.MinInt64), uint64(math.MaxUint64))
+	}
+	return v.String(), nil
 }
 
 // ParseInteger parses a decimal integer, also in exponent form when it

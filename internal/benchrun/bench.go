@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -405,6 +406,17 @@ func specFileBenches(path string, params []*parsedParam) ([]*Benchmark, error) {
 			ps = append(ps, Param{Name: p.key, Value: v, Text: combo[i]})
 		}
 		s, err := spec.ReadFileWith(path, ov)
+		var se *spec.Error
+		if errors.As(err, &se) {
+			// A value --param set is not the file's: the message says
+			// so, or it reads as the file's line holding it.
+			for _, o := range ov {
+				if se.Field == o.Field && !strings.HasPrefix(se.Msg, o.By) {
+					se.Msg = o.By + ": " + se.Msg
+					break
+				}
+			}
+		}
 		if err != nil {
 			return err
 		}

@@ -225,6 +225,10 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 1, Targets: []string{"dd"}, Params: []string{"rows=1500"}}, "parameter rows=1500 must be a multiple of 1000"},
 		{Selection{Workers: 1, Targets: []string{"groupby"}, Params: []string{"rows=100000001"}}, "--param: rows=100000001: workload groupby: rows must be in 1..100000000 (updates), not 100000001"},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"rows=9223372036854775807"}}, "--param: rows=9223372036854775807: workload lookup: rows must be in 1..100000000"},
+		// A value --param set is named as the parameter's, not as the
+		// file's line's.
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.rows=-1"}}, "inputs.lineitem.generate.rows: --param inputs.lineitem.generate.rows=-1: -1 is outside 0..18446744073709551615"},
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.batches=0"}}, "inputs.lineitem.generate.batches: --param inputs.lineitem.generate.batches=0: must be at least 1"},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"rows=18446744073709551615"}}, "--param: rows=18446744073709551615: workload lookup: rows must be in 1..100000000 (fact updates), not 18446744073709551615"},
 		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.seed=18446744073709551616"}}, "--param: inputs.lineitem.generate.seed=18446744073709551616: 18446744073709551616 is outside -9223372036854775808..18446744073709551615"},
 		{Selection{Workers: 5000, Targets: []string{"lookup"}}, "--workers: must be at most 1024, not 5000"},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -550,6 +551,28 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 		if stdout.Len() != 0 {
 			t.Errorf("%s: stdout got %q", tc.want, stdout.String())
 		}
+	}
+}
+
+// TestRunCountTooLargeToCount: --count times the number of benchmarks must
+// fit an int. Two benchmarks of math.MaxInt samples each wrapped the total
+// to -2, which the progress showed as "1/-2" and the summary as "326 of -2
+// samples"; such a run is refused before anything runs.
+func TestRunCountTooLargeToCount(t *testing.T) {
+	chdirRoot(t)
+	// Refused, the run returns at once; run, it would run on.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	eng := &fakeEngine{}
+	var stdout, stderr bytes.Buffer
+	err := Run(ctx, RunConfig{Out: &stdout, ErrOut: &stderr, Engine: eng, Env: testEnv, Progress: ProgressOn, Count: math.MaxInt,
+		Selection: Selection{Targets: []string{"lookup"}, Index: []string{IndexImported, IndexDirect}, Workers: 1}})
+	const want = "--count: 9223372036854775807 samples of each of 2 benchmarks is more than a run can count"
+	if err == nil || !strings.Contains(err.Error(), want) || ExitCode(err) != ExitUsage {
+		t.Errorf("err = %v (exit %d), want %q and exit 2", err, ExitCode(err), want)
+	}
+	if eng.calls != 0 || stdout.Len() != 0 {
+		t.Errorf("%d samples ran, %d bytes written", eng.calls, stdout.Len())
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -440,6 +441,11 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	}
 	if err := cfg.checkOutputsAreNotInputs(all); err != nil {
 		return err
+	}
+	if len(benches) > 0 && cfg.Count > math.MaxInt/len(benches) {
+		// The number of samples, which the progress and the summary
+		// count, would wrap around to a negative one.
+		return usagef("--count", "%d samples of each of %s is more than a run can count (at most %d in all)", cfg.Count, count(len(benches), "benchmark", "benchmarks"), math.MaxInt)
 	}
 	if cfg.Engine == nil {
 		return ErrNoEngine

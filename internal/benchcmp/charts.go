@@ -335,12 +335,12 @@ type scalingSeries struct {
 	fit    Fit
 }
 
-// scalingChart draws the centers against the parameter key on log-log
-// axes, one line per benchmark and column, with the fitted exponent in the
-// legend. It returns "" when no benchmark has two values of key.
-func scalingChart(t *Table, key string, confidence float64) (string, []Fit, error) {
+// scalingSeriesOf returns the series of the scaling chart of t against
+// the name parameter key, by label, and their labels in order: none when
+// key is "" or a row's value of key is not a positive number.
+func scalingSeriesOf(t *Table, key string) (map[string]*scalingSeries, []string) {
 	if key == "" {
-		return "", nil, nil
+		return nil, nil
 	}
 	byLabel := map[string]*scalingSeries{}
 	var order []string
@@ -353,7 +353,7 @@ func scalingChart(t *Table, key string, confidence float64) (string, []Fit, erro
 			if k, v, ok := strings.Cut(part, "="); ok && k == key {
 				f, err := strconv.ParseFloat(v, 64)
 				if err != nil || !(f > 0) || math.IsInf(f, 0) {
-					return "", nil, nil
+					return nil, nil
 				}
 				x, found = f, true
 				continue
@@ -386,6 +386,23 @@ func scalingChart(t *Table, key string, confidence float64) (string, []Fit, erro
 				}
 			}
 		}
+	}
+	return byLabel, order
+}
+
+// drawable reports whether the series has two values of the parameter,
+// which a line and a fit need.
+func (s *scalingSeries) drawable() bool {
+	return slices.ContainsFunc(s.xs, func(x float64) bool { return x != s.xs[0] })
+}
+
+// scalingChart draws the centers against the parameter key on log-log
+// axes, one line per benchmark and column, with the fitted exponent in the
+// legend. It returns "" when no benchmark has two values of key.
+func scalingChart(t *Table, key string, confidence float64) (string, []Fit, error) {
+	byLabel, order := scalingSeriesOf(t, key)
+	if !slices.ContainsFunc(order, func(l string) bool { return byLabel[l].drawable() }) {
+		return "", nil, nil
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s against %s (log-log), fitted exponent k", t.Unit, key)

@@ -194,14 +194,27 @@ func warnScaleBy(errOut io.Writer, rep *Report, cfg CompareConfig) {
 		return
 	}
 	key := strings.TrimPrefix(cfg.ScaleBy, "/")
+	has := false
 	for _, t := range rep.Tables {
+		byLabel, order := scalingSeriesOf(t, key)
+		for _, l := range order {
+			if byLabel[l].drawable() {
+				return
+			}
+		}
 		for _, r := range t.Rows {
 			for _, part := range nameParams(r.Name)[1:] {
 				if k, _, ok := strings.Cut(part, "="); ok && k == key {
-					return
+					has = true
 				}
 			}
 		}
+	}
+	if has {
+		// A line needs two values: one value of the parameter, or one
+		// that is not a positive number, draws nothing either.
+		fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: no benchmark has two positive numeric values of %s in one column, so the report draws no scaling chart\n", spec.Clip(cfg.ScaleBy), spec.Clip(key))
+		return
 	}
 	fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: no benchmark name has the parameter %s, so the report draws no scaling chart\n", spec.Clip(cfg.ScaleBy), spec.Clip(key))
 }

@@ -1005,6 +1005,23 @@ func TestScaleByThatDrawsNothingWarns(t *testing.T) {
 			t.Errorf("--format %s --scale-by %s: stderr %q, want %q", tc.format, tc.by, got, tc.want)
 		}
 	}
+	// A parameter the names have, but with one value in each column, or
+	// with a value that is not a positive number, draws no line either:
+	// the report had no scaling chart, and nothing said so.
+	for _, content := range []string{
+		"BenchmarkA/n=10 1 5 ns/op\nBenchmarkA/n=10 1 6 ns/op\n",
+		"BenchmarkA/n=10 1 5 ns/op\nBenchmarkA/n=big 1 6 ns/op\n",
+	} {
+		a, b := writeTemp(t, "a.txt", content), writeTemp(t, "b.txt", content)
+		out, errOut, err := compare(t, func(c *CompareConfig) { c.Format, c.ScaleBy = "html", "/n" }, a, b)
+		if err != nil || strings.Contains(out, `data-chart="scaling"`) {
+			t.Fatalf("%q: %v, or a scaling chart drawn", content, err)
+		}
+		const want = "benchcmp: warning: --scale-by /n: no benchmark has two positive numeric values of n in one column, so the report draws no scaling chart\n"
+		if got := grepLines(errOut, "--scale-by"); got != want {
+			t.Errorf("%q: stderr %q, want %q", content, got, want)
+		}
+	}
 }
 
 // grepLines returns the lines of s containing sub, each with its newline.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,6 +127,9 @@ func parseAt(at string, s *spec.Spec) ([]uint64, error) {
 	var out []uint64
 	for _, f := range strings.Split(at, ",") {
 		t, err := strconv.ParseUint(f, 10, 64)
+		if errors.Is(err, strconv.ErrRange) && f[0] != '0' {
+			return nil, usagef("--at", "%s is out of range: a time is at most %d", spec.Quote(f), uint64(math.MaxUint64))
+		}
 		if err != nil || strconv.FormatUint(t, 10) != f { // canonical: no sign, space or leading zero
 			return nil, usagef("--at", "%s is not a time (a non-negative integer in plain decimal)", spec.Quote(f))
 		}

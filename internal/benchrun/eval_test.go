@@ -97,6 +97,8 @@ func TestEvalBadInput(t *testing.T) {
 		{EvalConfig{At: "1, 2"}, `--at: " 2" is not a time`},
 		{EvalConfig{At: "01"}, `--at: "01" is not a time`},
 		{EvalConfig{At: "+1"}, `--at: "+1" is not a time`},
+		{EvalConfig{At: "18446744073709551616"}, `--at: "18446744073709551616" is out of range: a time is at most 18446744073709551615`},
+		{EvalConfig{At: "018446744073709551616"}, `--at: "018446744073709551616" is not a time`},
 		{EvalConfig{At: ""}, "--at: is required"},
 		{EvalConfig{At: "1", Format: "xml"}, `--format: unknown value "xml"`},
 		{EvalConfig{At: "1", Index: "both"}, `--index: unknown value "both"`},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,6 +127,35 @@ func (i *interruption) hold(f func() error) error {
 // progress finish and lets no later one start.
 func (i *interruption) writer(w io.Writer) io.Writer { return heldWriter{i, w} }
 
+// stdoutIsNoInput refuses a command whose standard output, out (through
+// the writers runContext wraps it in), is a regular file that is one of
+// the result files paths it reads: benchcmp old.txt new.txt >> old.txt
+// would append the report to the results, and > old.txt has the shell
+// empty the file before benchcmp reads it, which then looked like a file
+// of no results.
+func stdoutIsNoInput(out io.Writer, paths []string) error {
+	if h, ok := out.(heldWriter); ok {
+		out = h.w
+	}
+	if o, ok := out.(*outWriter); ok {
+		out = o.w
+	}
+	f, ok := out.(*os.File)
+	if !ok {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	for _, p := range paths {
+		if in, err := os.Stat(p); err == nil && os.SameFile(in, st) {
+			return fmt.Errorf("%w: standard output is %s, a result file this command reads: the output would be appended to it, or, redirected with >, the shell has emptied it already; write the output to a file of its own", benchcmp.ErrUsage, spec.Path(p))
+		}
+	}
+	return nil
+}
+
 // outWriter writes to w and keeps the first error of its writes.
 type outWriter struct {
 	w   io.Writer
@@ -190,6 +220,16 @@ flag); 130 stopped by Ctrl-C or SIGTERM, with nothing written.`,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Files = args
+			paths := make([]string, len(args))
+			for i, a := range args {
+				paths[i] = a
+				if _, p, ok := strings.Cut(a, "="); ok {
+					paths[i] = p // LABEL=FILE
+				}
+			}
+			if err := stdoutIsNoInput(cmd.OutOrStdout(), paths); err != nil {
+				return err
+			}
 			return benchcmp.Compare(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
 		},
 	}
@@ -241,6 +281,9 @@ be written; 2 bad usage or input (the message names the file and line).`,
 		Example: `  benchcmp merge shard0.txt shard1.txt > all.txt`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := stdoutIsNoInput(cmd.OutOrStdout(), args); err != nil {
+				return err
+			}
 			return benchcmp.Merge(cmd.OutOrStdout(), cmd.ErrOrStderr(), args)
 		},
 	}
@@ -291,6 +334,9 @@ index with --by /rows, a cost that grows with the index size.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Files = args
+			if err := stdoutIsNoInput(cmd.OutOrStdout(), args); err != nil {
+				return err
+			}
 			return benchcmp.Scaling(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
 		},
 	}

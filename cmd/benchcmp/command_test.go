@@ -906,3 +906,48 @@ func TestInterruptionHoldsWrites(t *testing.T) {
 		t.Errorf("stop with nothing written: want it to say so")
 	}
 }
+
+// TestStdoutIsAnInput: standard output appended to a result file the
+// command reads (benchcmp old.txt new.txt >> old.txt, merge s0.txt >>
+// s0.txt) got the report after the results, and one truncated by the
+// shell (> old.txt) was reported as a file of no results. Each is bad
+// usage naming the file, with the file as it was; a report to a file of
+// its own is written.
+func TestStdoutIsAnInput(t *testing.T) {
+	inFixtureDir(t)
+	for _, args := range [][]string{
+		{"old.txt", "new.txt"},
+		{"new.txt", "old.txt"},
+		{"base=old.txt", "new.txt"},
+		{"merge", "shard0.txt", "old.txt"},
+		{"scaling", "--by", "/rows", "old.txt"},
+	} {
+		before := must(os.ReadFile("old.txt"))
+		f, err := os.OpenFile("old.txt", os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errOut bytes.Buffer
+		code := run(args, f, &errOut)
+		f.Close()
+		const want = "benchcmp: bad usage: standard output is old.txt, a result file this command reads"
+		if code != 2 || !strings.HasPrefix(errOut.String(), want) {
+			t.Errorf("benchcmp %s >> old.txt: exit %d, stderr %q; want exit 2, %q", strings.Join(args, " "), code, errOut.String(), want)
+		}
+		if after := must(os.ReadFile("old.txt")); !bytes.Equal(after, before) {
+			t.Errorf("benchcmp %s >> old.txt: old.txt changed", strings.Join(args, " "))
+		}
+	}
+	f, err := os.Create("report.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var errOut bytes.Buffer
+	if code := run([]string{"old.txt", "new.txt"}, f, &errOut); code != 0 {
+		t.Errorf("benchcmp old.txt new.txt > report.txt: exit %d, stderr %q", code, errOut.String())
+	}
+	if st, err := f.Stat(); err != nil || st.Size() == 0 {
+		t.Errorf("report.txt: no report written (%v)", err)
+	}
+}

@@ -102,6 +102,10 @@ small default size in both index modes.`,
 			})
 		}),
 	}
+	// No command may write to a spec file it reads.
+	root.PersistentPreRunE = wrap(func(cmd *cobra.Command, args []string) error {
+		return benchrun.CheckStreams(out, errOut, args)
+	})
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

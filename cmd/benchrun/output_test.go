@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,5 +59,81 @@ func TestDevFull(t *testing.T) {
 	cmd.Run()
 	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "benchrun: writing output: ") {
 		t.Errorf("benchrun explain lookup > /dev/full: exit %d, stderr %q; want exit 1 and the write error", code, stderr.String())
+	}
+}
+
+// TestStdoutIsAnInput: a command whose standard output or error is a
+// file it reads (benchrun run w.json >> w.json, or the results into a CSV
+// input) appended its output to it, and one the shell had emptied (eval
+// w.json --at 1 > w.json) failed as a spec of invalid JSON. Each is bad
+// usage naming the file, with nothing written to it.
+func TestStdoutIsAnInput(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../internal/benchrun/testdata/eval/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	specPath := filepath.Join(dir, "w.json")
+	csvSpec := filepath.Join(dir, "c.json")
+	csvPath := filepath.Join(dir, "in.csv")
+	for p, content := range map[string]string{
+		specPath: string(src),
+		csvSpec:  `{"version": 1, "name": "c", "inputs": {"a": {"columns": ["x"], "csv": "in.csv"}}, "query": {"from": [{"as": "a", "collection": "a"}]}}`,
+		csvPath:  "time,diff,x\n0,1,7\n",
+	} {
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args   []string
+		file   string
+		stderr bool
+		want   string
+	}{
+		{[]string{"run", specPath, "--index", "direct", "--progress", "off"}, specPath, false, "standard output is " + specPath + ", a spec file this command reads"},
+		{[]string{"run", specPath, "--index", "direct", "--progress", "on"}, specPath, true, "standard error is " + specPath + ", a spec file this command reads"},
+		{[]string{"eval", specPath, "--at", "1"}, specPath, false, "standard output is " + specPath},
+		{[]string{"validate", specPath}, specPath, false, "standard output is " + specPath},
+		{[]string{"explain", specPath, "--index", "direct"}, specPath, false, "standard output is " + specPath},
+		{[]string{"check", specPath}, specPath, false, "standard output is " + specPath},
+		{[]string{"gen", specPath, "--out", filepath.Join(dir, "gen")}, specPath, false, "standard output is " + specPath},
+		{[]string{"run", csvSpec, "--index", "direct", "--progress", "off"}, csvPath, false, "standard output is " + csvPath + ", the CSV input a of " + csvSpec + ", which this run reads"},
+	} {
+		before, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(tc.file, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		out, errOut := io.Writer(f), io.Writer(&buf)
+		if tc.stderr {
+			out, errOut = &buf, f
+		}
+		code := runWith(context.Background(), out, errOut, tc.args, slowEngine{})
+		f.Close()
+		after, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := buf.String()
+		if tc.stderr {
+			// The refusal itself goes to standard error, the file.
+			msg = strings.TrimPrefix(string(after), string(before))
+		} else if !bytes.Equal(after, before) {
+			t.Errorf("benchrun %s: %s changed", strings.Join(tc.args, " "), tc.file)
+		}
+		if code != 2 || !strings.Contains(msg, tc.want) {
+			t.Errorf("benchrun %s: exit %d, message %q; want exit 2 and %q", strings.Join(tc.args, " "), code, msg, tc.want)
+		}
+		if tc.stderr && strings.Contains(msg, "Benchmark") {
+			t.Errorf("benchrun %s: results or progress reached %s", strings.Join(tc.args, " "), tc.file)
+		}
+		if err := os.WriteFile(tc.file, before, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

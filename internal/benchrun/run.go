@@ -287,6 +287,42 @@ func keepingFile(w io.Writer) os.FileInfo {
 	return st
 }
 
+// CheckStreams refuses standard output or error (out, errOut) that is a
+// spec file among a command's targets: benchrun run w.json >> w.json
+// appended the results to the spec it had read, and eval w.json --at 0 >
+// w.json found the spec the shell had emptied, a file of invalid JSON.
+// Only a file compares equal: a pipe, a terminal or the null device never
+// does.
+func CheckStreams(out, errOut io.Writer, targets []string) error {
+	for _, t := range targets {
+		if !isSpecFile(t) {
+			continue
+		}
+		if err := streamIsNot(out, errOut, t, "a spec file this command reads"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// streamIsNot returns the error for standard output or error that is the
+// file path, which the command reads (what says what it is), or nil.
+func streamIsNot(out, errOut io.Writer, path, what string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	for _, s := range []struct {
+		name string
+		info os.FileInfo
+	}{{"standard output", keepingFile(out)}, {"standard error", keepingFile(errOut)}} {
+		if s.info != nil && os.SameFile(st, s.info) {
+			return fmt.Errorf("%w: %s is %s, %s: what the command writes would be appended to it, or, redirected with >, the shell has emptied it already; redirect %s elsewhere", ErrUsage, s.name, spec.Path(path), what, s.name)
+		}
+	}
+	return nil
+}
+
 // checkOutputsAreNotInputs refuses an output flag that names a file the
 // selection reads, a spec file or one of its CSV inputs (of any shard),
 // which writing the output would destroy, or the spec file under
@@ -333,6 +369,15 @@ func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 				in := &s.Inputs[i]
 				if in.Source == spec.SourceCSV && samePath(o.path, s.CSVPath(in)) {
 					return usagef(o.flag, "%s is the CSV input %s of %s, which this run reads; give the output its own file", spec.Path(o.path), in.Name, spec.Path(s.File))
+				}
+			}
+		}
+		// Nor may the results or the progress go to a CSV input.
+		for i := range s.Inputs {
+			in := &s.Inputs[i]
+			if in.Source == spec.SourceCSV {
+				if err := streamIsNot(cfg.Out, cfg.ErrOut, s.CSVPath(in), "the CSV input "+in.Name+" of "+spec.Path(s.File)+", which this run reads"); err != nil {
+					return err
 				}
 			}
 		}

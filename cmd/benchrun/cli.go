@@ -228,7 +228,7 @@ With no workload it runs every built-in workload.`,
 	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile to FILE")
 	f.StringVar(&cfg.MemProfile, "memprofile", "", "write an allocation profile to FILE")
 	f.StringVar(&cfg.Flamegraph, "flamegraph", "", "write a CPU flame graph to FILE.html")
-	f.StringVar(&cfg.Shard, "shard", "", "run shard i/n (0-based) of the sorted benchmark list")
+	f.StringVar(&cfg.Shard, "shard", "0/1", "run shard i/n (0-based) of the sorted benchmark list")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "run seed, combined with each generator's own seed")
 	f.StringVar(&cfg.Progress, "progress", benchrun.ProgressAuto, "progress on stderr: auto (a bar on a terminal, else a line per sample), on (a line per sample) or off")
 	return c

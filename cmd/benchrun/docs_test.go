@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -96,4 +100,45 @@ func itoa(i int) string {
 		b = append([]byte{byte('0' + i%10)}, b...)
 	}
 	return string(b)
+}
+
+// TestRunHelpShowsTheSpecDefaults: every default of docs/spec.md's table
+// of run's flags that is a value (a number or a word in backquotes) is the
+// default run --help shows. --shard showed none, where the table says 0/1.
+func TestRunHelpShowsTheSpecDefaults(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/spec.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help bytes.Buffer
+	if code := run(context.Background(), &help, io.Discard, []string{"run", "--help"}); code != 0 {
+		t.Fatalf("run --help: exit %d", code)
+	}
+	value := regexp.MustCompile("^(?:`([^`]+)`|([0-9]+))$")
+	n := 0
+	for _, line := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(line, "| `--") {
+			continue
+		}
+		cells := strings.Split(line, " | ")
+		flag := strings.Fields(strings.Trim(cells[0], "| `"))[0]
+		m := value.FindStringSubmatch(strings.TrimSpace(cells[1]))
+		if m == nil || m[0] == "0" { // cobra shows no zero default
+			continue
+		}
+		def := m[1] + m[2]
+		var shown string
+		for _, h := range strings.Split(help.String(), "\n") {
+			if f := strings.Fields(h); len(f) > 0 && f[0] == flag {
+				shown = h
+			}
+		}
+		if !strings.Contains(shown, `(default "`+def+`")`) && !strings.Contains(shown, "(default "+def+")") {
+			t.Errorf("docs/spec.md gives %s the default %s; run --help: %q", flag, def, shown)
+		}
+		n++
+	}
+	if n < 4 {
+		t.Fatalf("found %d defaults in docs/spec.md's table of run's flags, want at least 4", n)
+	}
 }

@@ -826,8 +826,9 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 // returns an error, and sends nothing, for a command that is invalid as a
 // whole; errors met while applying a valid command (a Build that fails, an
 // import beyond its since) are reported by Errors. A dataflow whose Build
-// failed keeps its id, as in every runtime, until it is dropped. A
-// create's Desc.Exports is copied, so the caller may reuse its slice; an
+// failed keeps its id, as in every runtime, until it is dropped. A command
+// is sent by value: a pointer to one (or a type embedding one) is refused.
+// A create's Desc.Exports is copied, so the caller may reuse its slice; an
 // Input's chunk is not (see Input).
 func (c *Controller) Send(cmd Command) error {
 	c.mu.Lock()
@@ -989,6 +990,11 @@ func (c *Controller) validate(cmd Command) error {
 		if c.indexes[cmd.ID] == "" {
 			return fmt.Errorf("runtime: allow compaction of %q: unknown index", cmd.ID)
 		}
+	default:
+		// A pointer to a command (*Input has Input's methods, so it is a
+		// Command too), or a type embedding one: no worker applies it, so
+		// accepted it would change nothing and be reported nowhere.
+		return fmt.Errorf("runtime: command of type %T: send one of the command structs by value", cmd)
 	}
 	return nil
 }

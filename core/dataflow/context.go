@@ -134,6 +134,7 @@ type Context struct {
 	temp       []trace.Reader // arrangement readers owned by the build
 	exchanges  int
 	exports    []string // index ids exported so far, in call order
+	declared   []string // Desc.Exports
 	err        error    // the first error of a call that returns none
 	// importReaders maps each import's reader to its index id: an
 	// operator that keeps a clone of it (Keep) reads the index whether
@@ -485,7 +486,12 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 // re-exports the bundle it was imported from. In a publishing runtime the
 // traces are published under the incarnation (id, as_of, the create's
 // sequence number), a re-export included. Dropping the dataflow drops the
-// index. Build checks the ids exported against Desc.Exports.
+// index. Build checks the ids exported against Desc.Exports: an id it does
+// not list, or one exported already, makes no index and is not published
+// (what the manager or registry would say of it differs by role: a query's
+// index is in Solo's manager and not in the Maintenance runtime's, an
+// incarnation published twice is the registry's error), so the create fails
+// with ErrExportsDiffer, naming both lists, on every role alike.
 func (c *Context) Export(id string, a *Arrangement) error {
 	if a == nil {
 		return fmt.Errorf("dataflow %s: export %q of a nil arrangement", c.df.id, id)
@@ -516,6 +522,11 @@ func (c *Context) Export(id string, a *Arrangement) error {
 		e = &entry{bundle: share.NewBundle(a.Oks.Reader.CloneReader(), a.Errs.Reader.CloneReader(), nil), owner: c.df.id, maintained: c.maintained, asOf: c.df.asOf}
 		e.bundle.Key, e.bundle.Columns = slices.Clone(a.Key), a.Arity
 		e.bundle.Writer = c.df.id
+	}
+	if !slices.Contains(c.declared, id) || slices.Contains(c.exports, id) {
+		e.bundle.Release()
+		c.exports = append(c.exports, id)
+		return nil
 	}
 	if c.env.Registry != nil {
 		tok, err := c.env.Registry.PublishBundle(share.Incarnation{ID: id, AsOf: c.df.asOf, Seq: c.df.inc}, e.bundle)
@@ -594,7 +605,7 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		return nil, fmt.Errorf("dataflow %s: Desc.Build is nil", desc.ID)
 	}
 	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until, maintained: desc.Maintained, stopping: env.Stopping}
-	ctx := &Context{df: df, env: env, maintained: desc.Maintained}
+	ctx := &Context{df: df, env: env, maintained: desc.Maintained, declared: desc.Exports}
 	err := runBuild(desc, ctx)
 	if err == nil {
 		err = ctx.err

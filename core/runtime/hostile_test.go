@@ -1,8 +1,12 @@
 package runtime
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
 )
 
 // A pointer to a command is a Command too (its methods are the value's),
@@ -34,5 +38,44 @@ func TestACommandNotSentByValueIsRefused(t *testing.T) {
 				t.Fatalf("errors %v", errs)
 			}
 		})
+	}
+}
+
+// A Build that exports an id twice, or an id Desc.Exports does not list
+// that a query's index already has, fails alike in Solo and in the pair:
+// the export makes nothing, and the create's error names both lists. Made,
+// the second export of an id was the registry's error in the pair (an
+// incarnation published twice) and the manager's in Solo, and a query's
+// index, which the Maintenance runtime does not hold, collided in Solo
+// only.
+func TestAnExportBuildRepeatsOrTakesIsOneErrorEverywhere(t *testing.T) {
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		outs := agree(t, lag, func(s *setup, _ *[]string) string {
+			s.send("in", 2, []int64{0, 1, 1, 10})
+			s.advance("in", 2, frontier.At(1))
+			s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+			s.must(CreateDataflow{Desc: dataflow.Desc{
+				ID: "copy", AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"idx copy"},
+				Build: func(c *dataflow.Context) error {
+					a, err := c.ImportIndex("idx")
+					if err != nil {
+						return err
+					}
+					return c.Export("idx copy", a)
+				},
+			}})
+			s.must(CreateDataflow{Desc: exportsDesc("twice", []string{"a"}, []string{"a", "a"})})
+			s.must(CreateDataflow{Desc: exportsDesc("takes", []string{"b"}, []string{"b", "idx copy"})})
+			return ""
+		})
+		want := []string{
+			`dataflow takes: Desc.Exports ["b"], Build exported ["b" "idx copy"]: dataflow: exports differ from Desc.Exports`,
+			`dataflow twice: Desc.Exports ["a"], Build exported ["a" "a"]: dataflow: exports differ from Desc.Exports`,
+		}
+		for w, o := range outs {
+			if !slices.Equal(o.errs, want) {
+				t.Fatalf("lag %v, workers=%d: errors\n%s\nwant\n%s", lag, w, strings.Join(o.errs, "\n"), strings.Join(want, "\n"))
+			}
+		}
 	}
 }

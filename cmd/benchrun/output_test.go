@@ -98,7 +98,12 @@ func TestStdoutIsAnInput(t *testing.T) {
 		{[]string{"explain", specPath, "--index", "direct"}, specPath, false, "standard output is " + specPath},
 		{[]string{"check", specPath}, specPath, false, "standard output is " + specPath},
 		{[]string{"gen", specPath, "--out", filepath.Join(dir, "gen")}, specPath, false, "standard output is " + specPath},
-		{[]string{"run", csvSpec, "--index", "direct", "--progress", "off"}, csvPath, false, "standard output is " + csvPath + ", the CSV input a of " + csvSpec + ", which this run reads"},
+		{[]string{"run", csvSpec, "--index", "direct", "--progress", "off"}, csvPath, false, "standard output is " + csvPath + ", the CSV input a of " + csvSpec + ", which this command reads"},
+		{[]string{"eval", csvSpec, "--at", "0"}, csvPath, false, "standard output is " + csvPath + ", the CSV input a of " + csvSpec},
+		{[]string{"validate", csvSpec}, csvPath, false, "standard output is " + csvPath + ", the CSV input a of " + csvSpec},
+		{[]string{"check", csvSpec}, csvPath, false, "standard output is " + csvPath + ", the CSV input a of " + csvSpec},
+		{[]string{"gen", csvSpec, "--out", filepath.Join(dir, "gen")}, csvPath, false, "standard output is " + csvPath + ", the CSV input a of " + csvSpec},
+		{[]string{"run", csvSpec, "--index", "direct", "--progress", "on"}, csvPath, true, "standard error is " + csvPath + ", the CSV input a of " + csvSpec},
 	} {
 		before, err := os.ReadFile(tc.file)
 		if err != nil {
@@ -135,5 +140,16 @@ func TestStdoutIsAnInput(t *testing.T) {
 		if err := os.WriteFile(tc.file, before, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Redirected with >, the shell empties the CSV before benchrun starts:
+	// the refusal names the stream, not only an empty file.
+	f, err := os.OpenFile(csvPath, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if code := runWith(context.Background(), f, &buf, []string{"eval", csvSpec, "--at", "0"}, slowEngine{}); code != 2 || !strings.Contains(buf.String(), "standard output is "+csvPath+", the CSV input a of "+csvSpec) {
+		t.Errorf("benchrun eval %s > %s: exit %d, message %q; want exit 2 naming standard output", csvSpec, csvPath, code, buf.String())
 	}
 }

@@ -293,6 +293,11 @@ func keepingFile(w io.Writer) os.FileInfo {
 // w.json found the spec the shell had emptied, a file of invalid JSON.
 // Only a file compares equal: a pipe, a terminal or the null device never
 // does.
+//
+// Nor may either be a CSV input of such a spec: benchrun eval w.json >
+// data/a.csv found the input the shell had emptied, and said only that
+// the CSV was empty. A spec that does not decode is left to the command,
+// which names its fault.
 func CheckStreams(out, errOut io.Writer, targets []string) error {
 	for _, t := range targets {
 		if !isSpecFile(t) {
@@ -300,6 +305,17 @@ func CheckStreams(out, errOut io.Writer, targets []string) error {
 		}
 		if err := streamIsNot(out, errOut, t, "a spec file this command reads"); err != nil {
 			return err
+		}
+		s, err := spec.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for i := range s.Inputs {
+			if in := &s.Inputs[i]; in.Source == spec.SourceCSV {
+				if err := streamIsNot(out, errOut, s.CSVPath(in), "the CSV input "+in.Name+" of "+spec.Path(s.File)+", which this command reads"); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -376,7 +392,7 @@ func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 		for i := range s.Inputs {
 			in := &s.Inputs[i]
 			if in.Source == spec.SourceCSV {
-				if err := streamIsNot(cfg.Out, cfg.ErrOut, s.CSVPath(in), "the CSV input "+in.Name+" of "+spec.Path(s.File)+", which this run reads"); err != nil {
+				if err := streamIsNot(cfg.Out, cfg.ErrOut, s.CSVPath(in), "the CSV input "+in.Name+" of "+spec.Path(s.File)+", which this command reads"); err != nil {
 					return err
 				}
 			}

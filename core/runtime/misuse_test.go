@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -78,4 +79,29 @@ func TestAnExportBuildRepeatsOrTakesIsOneErrorEverywhere(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The zero Controller has no runtimes: Send and SendAll panicked on its
+// nil maps, and Sync returned nil, as if everything sent had been applied.
+// They return ErrNoRuntimes; the calls that read or end nothing return
+// nothing.
+func TestTheZeroControllerRefusesCommands(t *testing.T) {
+	var c Controller
+	if err := c.Send(CreateInput{Name: "in", Arity: 1}); !errors.Is(err, ErrNoRuntimes) {
+		t.Errorf("Send: %v, want ErrNoRuntimes", err)
+	}
+	if err := c.SendAll(CreateInput{Name: "in", Arity: 1}, AdvanceInput{Name: "in", Frontier: frontier.At(1)}); !errors.Is(err, ErrNoRuntimes) {
+		t.Errorf("SendAll: %v, want ErrNoRuntimes", err)
+	}
+	if err := c.Sync(testCtx(t)); !errors.Is(err, ErrNoRuntimes) {
+		t.Errorf("Sync: %v, want ErrNoRuntimes", err)
+	}
+	if err := c.SyncRole(testCtx(t), Solo); err == nil {
+		t.Error("SyncRole: nil, want an error")
+	}
+	if errs, err := c.Errors(), c.Err(); len(errs) != 0 || err != nil {
+		t.Errorf("Errors %v, Err %v: want none", errs, err)
+	}
+	c.Shutdown()
+	c.Shutdown()
 }

@@ -638,6 +638,9 @@ wait:
 // the inputs, dataflows and indexes its own commands declared: a rejected
 // command is sent nowhere and changes nothing, and Send returns one error
 // naming the command and the field at fault.
+//
+// Make one with NewController or Pair: the zero Controller has no
+// runtimes, and Send, SendAll and Sync return ErrNoRuntimes.
 type Controller struct {
 	mu  gosync.Mutex
 	rts []*Runtime
@@ -715,6 +718,11 @@ var ErrOnWorker = errors.New("runtime: called from a Build or a Step, on a worke
 // of the index by then, and whether the reader has reached its until or
 // not). Drop an index's readers before it.
 var ErrIndexDropped = errors.New("runtime: index dropped while a dataflow imports it (the dataflow's frontier stops where the index's did; drop importers first)")
+
+// ErrNoRuntimes is returned by Send, SendAll and Sync of a Controller not
+// made by NewController or Pair (the zero Controller), which has no runtime
+// to send to or wait for.
+var ErrNoRuntimes = errors.New("runtime: the controller has no runtimes (make it with NewController or Pair)")
 
 // ErrControlled is returned by NewController for a runtime another
 // controller already sends to: two streams would number commands apart.
@@ -860,6 +868,9 @@ func (c *Controller) SendAll(cmds ...Command) error {
 // sendLocked validates and records cmd and queues it on every runtime that
 // takes it, waking no worker: flushLocked does. REQUIRES: c.mu held.
 func (c *Controller) sendLocked(cmd Command) error {
+	if len(c.rts) == 0 {
+		return ErrNoRuntimes
+	}
 	for _, r := range c.rts {
 		if r.stopping() {
 			return ErrShutdown // the same in Solo and the pair
@@ -1032,6 +1043,9 @@ func (c *Controller) record(cmd Command) {
 // millisecond: it would wait for the worker running its caller, in Solo as
 // in the pair.
 func (c *Controller) Sync(ctx context.Context) error {
+	if len(c.rts) == 0 {
+		return ErrNoRuntimes
+	}
 	for _, r := range c.rts {
 		if err := r.guardedBarrier(ctx, nil, c.rts); err != nil {
 			return err

@@ -1372,3 +1372,55 @@ func TestRunOutputsAreNotBuiltinSpecFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamsAreNotBuiltinSpecFiles: from a checkout, standard output or
+// error that is the spec file of a built-in workload a command names (or,
+// named none, of any: the default suite) is refused as an output flag
+// naming it is: benchrun explain lookup > workloads/examples/lookup.json
+// emptied it.
+func TestStreamsAreNotBuiltinSpecFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "workloads"), workloads.ExampleFS()); err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), gomod, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		file    string
+		targets []string
+		stderr  bool
+		want    string // "": not refused
+	}{
+		{"workloads/examples/lookup.json", []string{"lookup"}, false, "standard output is " + filepath.Join(dir, "workloads/examples/lookup.json") + ", the spec file of the built-in workload lookup"},
+		{"workloads/examples/lookup.json", []string{"lookup"}, true, "standard error is "},
+		{"workloads/examples/dd_join.json", []string{"dd"}, false, "the spec file of the built-in workload dd"},
+		{"workloads/examples/star.json", nil, false, "the spec file of the built-in workload star"},
+		{"workloads/examples/star.json", []string{"lookup"}, false, ""},
+	} {
+		f, err := os.OpenFile(tc.file, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut io.Writer = f, io.Discard
+		if tc.stderr {
+			out, errOut = io.Discard, f
+		}
+		err = CheckStreams(out, errOut, tc.targets)
+		f.Close()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s with targets %q: %v, want no refusal", tc.file, tc.targets, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
+			t.Errorf("%s with targets %q: %v (exit %d), want %q and exit 2", tc.file, tc.targets, err, ExitCode(err), tc.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -23,6 +24,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
+	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -299,8 +301,30 @@ func keepingFile(w io.Writer) os.FileInfo {
 // the CSV was empty. A spec that does not decode is left to the command,
 // which names its fault.
 func CheckStreams(out, errOut io.Writer, targets []string) error {
+	if len(targets) == 0 {
+		// The default suite: every built-in workload.
+		for _, w := range workloads.Registry() {
+			targets = append(targets, w.Name)
+		}
+	}
 	for _, t := range targets {
 		if !isSpecFile(t) {
+			// A built-in workload's name stands for its spec file in a
+			// checkout that holds the working directory, which an output
+			// flag may not replace either (checkOutputsAreNotInputs):
+			// benchrun explain lookup > workloads/examples/lookup.json
+			// emptied it.
+			w, err := workloads.Lookup(t)
+			if err != nil {
+				continue
+			}
+			for _, b := range w.Benches {
+				for _, src := range checkoutFiles(path.Join("workloads", b.File), nil) {
+					if err := streamIsNot(out, errOut, src, "the spec file of the built-in workload "+w.Name+", which this command stands for"); err != nil {
+						return err
+					}
+				}
+			}
 			continue
 		}
 		if err := streamIsNot(out, errOut, t, "a spec file this command reads"); err != nil {

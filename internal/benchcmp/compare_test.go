@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1081,5 +1082,61 @@ func TestReportShowsFileTextEscaped(t *testing.T) {
 	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, old, other)
 	if err == nil || raw(err.Error()) || !strings.Contains(err.Error(), `"z\x1b[0m" in`) {
 		t.Errorf("err = %q, want the configuration value escaped", err)
+	}
+}
+
+// TestTiedPValue: the exact Mann–Whitney p-value of samples with ties is
+// the one the distribution of U gives. benchmath's is 0 for nine samples
+// 0 0 0 1 1 1 1 1 1 against 0 0, which makes noise a significant change
+// (and, for a higher-is-better unit, a regression that fails the gate);
+// counting the C(11, 2) = 55 ways to pick the two new samples, 20 give a
+// U at least as far from the middle on the smaller tail's side: p =
+// 2·10/55 = 0.364. It is 0 too for 3 4 4 4 4 against 1 2 2 3 3 3, whose
+// p is 2·4/462 = 0.017 (the four 4s and one of the four 3s are the only
+// picks as far up as the observed one); and without ties, benchmath's value is kept.
+func TestTiedPValue(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, vals ...string) string {
+		var b strings.Builder
+		b.WriteString("goos: linux\nUnit hits better=higher\n")
+		for _, v := range vals {
+			b.WriteString("BenchmarkH 1 " + v + " hits\n")
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	old := write("old.txt", "0", "0", "0", "1", "1", "1", "1", "1", "1")
+	new := write("new.txt", "0", "0")
+	rep, err := BuildReport(nil, func() CompareConfig {
+		c := DefaultCompareConfig()
+		c.Files = []string{old, new}
+		return c
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Tables[0].Rows[0].Cells[1]; math.Abs(c.P-20.0/55) > 1e-12 || c.Verdict != Noise {
+		t.Errorf("p %v, verdict %q; want p %v and ~", c.P, c.Verdict, 20.0/55)
+	}
+	if _, _, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, old, new); err != nil {
+		t.Errorf("--fail-on regression on noise: %v", err)
+	}
+	for _, tc := range []struct {
+		x1, x2 []float64
+		want   float64
+	}{
+		{[]float64{3, 4, 4, 4, 4}, []float64{1, 2, 2, 3, 3, 3}, 2 * 4.0 / 462},
+		{[]float64{1, 1, 1, 1}, []float64{2, 2, 2, 2}, 2.0 / 70},
+		{[]float64{1, 2, 3, 4, 5, 6}, []float64{7, 7, 7, 7, 7, 7}, 2.0 / 924},
+	} {
+		if p, ok := tiedExactP(tc.x1, tc.x2); !ok || math.Abs(p-tc.want) > 1e-15 {
+			t.Errorf("tiedExactP(%v, %v) = %v, %v; want %v", tc.x1, tc.x2, p, ok, tc.want)
+		}
+	}
+	if _, ok := tiedExactP([]float64{1, 2, 3}, []float64{4, 5, 6}); ok {
+		t.Error("tiedExactP without ties: ok, want benchmath's p-value kept")
 	}
 }

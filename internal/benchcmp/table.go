@@ -393,6 +393,13 @@ func (b *builder) report(o reportOpts) *Report {
 					c.Verdict = Missing
 				} else {
 					cmp := assumption.Compare(base, s)
+					if assumption == benchmath.AssumeNothing {
+						// benchmath's exact U test is wrong for some
+						// samples with ties; see tiedExactP.
+						if p, ok := tiedExactP(base.Values, s.Values); ok {
+							cmp.P = p
+						}
+					}
 					c.Compared = true
 					c.P = cmp.P
 					c.DeltaPct = deltaPct(baseCenter, sum.Center)

@@ -38,7 +38,9 @@
 //	    number of input times (its count 1 changes at most once each way a
 //	    time); every input row, every join prefix (of from, and of each
 //	    delta path's lookup order, whose partial rows a later entry may
-//	    never match) and every collection's rows and errors are checked,
+//	    never match: a path's rows, partial and full, are those its
+//	    lookup keys match, the other equalities of the classes left to
+//	    its final closure) and every collection's rows and errors are checked,
 //	    read by the query or not. A reduce
 //	    view's rows of earlier times, gone since, keep their mass (the
 //	    views are evaluated at each earlier input time to find them), so

@@ -114,33 +114,18 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 	// A delta path joins its entries in its own lookup order (q.Delta), so
 	// its partial rows are not those of the prefixes of from walked above:
 	// a path can multiply diffs into a partial row that no later entry
-	// matches. Their masses too (O4); a path's full rows are those above.
+	// matches. Their masses too (O4). A path matches a lookup by its key
+	// only and leaves every other equivalence to its final closure, so
+	// its rows, partial and full, are the key matches: a source row whose
+	// own columns break a class (p.x = p.y), or whose lookup's do, is
+	// multiplied all the same, by the last lookup too.
 	for _, path := range q.Delta {
-		if ev.mayOverflow || len(path.Stages) < 2 {
+		if ev.mayOverflow || len(path.Stages) == 0 {
 			break
 		}
 		order := []int{path.Source.Entry}
-		for _, st := range path.Stages[:len(path.Stages)-1] {
+		for _, st := range path.Stages {
 			order = append(order, st.Entry)
-		}
-		bound := make([]bool, n)
-		// agree reports whether the bound entries' columns of every class
-		// are equal.
-		agree := func() bool {
-			for _, c := range q.Classes {
-				first := -1
-				for _, pos := range c {
-					if !bound[entryOf(pos)] {
-						continue
-					}
-					if first < 0 {
-						first = pos
-					} else if joined[pos] != joined[first] {
-						return false
-					}
-				}
-			}
-			return true
 		}
 		lookups := make([]map[string][]entryRow, len(order))
 		for s := 1; s < len(order); s++ {
@@ -174,17 +159,12 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 				}
 				rows = lookups[s][rowKey(key)]
 			}
-			bound[e] = true
 			for _, r := range rows {
 				copy(joined[q.Entries[e].Offset:], r.vals)
-				if !agree() {
-					continue
-				}
 				m := new(big.Int).Mul(mass, r.mass)
 				ev.noteMass(m)
 				walkPath(s+1, m)
 			}
-			bound[e] = false
 		}
 		walkPath(0, big.NewInt(1))
 	}

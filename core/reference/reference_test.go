@@ -282,6 +282,37 @@ func TestMayOverflowOnADeltaPathsPartialRows(t *testing.T) {
 	}
 }
 
+// TestMayOverflowOnADeltaPathsKeyMatch: from [b, a] on p.x = p.y = q.x.
+// Every prefix of from reads a by (x, y), so a's row (0, 1) matches
+// nothing; but delta path 1 starts from a and looks b up by p.x alone,
+// leaving p.x = p.y to its final closure: a's 2^62 times b's 2 leaves
+// int64 on a row the closure then drops. The output is empty, or holds
+// the overflow.
+func TestMayOverflowOnADeltaPathsKeyMatch(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"x", "y"}}, {Name: "b", Columns: []string{"x"}}},
+		Query: plan.Query{From: []plan.From{{As: "q", Collection: "b"}, {As: "p", Collection: "a"}},
+			On: [][]string{{"p.x", "p.y", "q.x"}}, Join: plan.Delta},
+	}
+	r := resolve(t, p)
+	in := Inputs{"a": {up(1, 1<<62, 0, 1)}, "b": {up(0, 2, 0)}}
+	if res := eval(t, r, in, 0); res.MayOverflow {
+		t.Fatalf("t=0: a is empty, nothing to multiply: MayOverflow set:\n%s", res)
+	}
+	res := eval(t, r, in, 1)
+	if res.Overflow || !res.MayOverflow || len(res.Rows) != 0 || len(res.Errors) != 0 {
+		t.Fatalf("t=1: want an empty output that may overflow, got Overflow=%v MayOverflow=%v:\n%s", res.Overflow, res.MayOverflow, res)
+	}
+	if d := Compare(res, &Result{Columns: res.Columns, Errors: []Error{{Message: MsgOverflow, Diff: 1}}}); d != nil {
+		t.Fatalf("t=1: Compare with the path's overflow error: %v", d)
+	}
+	// With b at count 1 the path's product, 2^62, fits.
+	in["b"] = []Update{up(0, 1, 0)}
+	if res := eval(t, r, in, 1); res.MayOverflow {
+		t.Fatalf("t=1, b at count 1: MayOverflow set:\n%s", res)
+	}
+}
+
 func TestReduceSteps(t *testing.T) {
 	r := resolve(t, reducePlan(
 		plan.Aggregate{Name: "s", Fn: plan.Sum, Expr: "x.v"},

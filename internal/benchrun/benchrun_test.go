@@ -1332,20 +1332,9 @@ func TestOperatorLabelsOnlyWhenProfiling(t *testing.T) {
 // workloads/examples/NAME.json, which the workload's name stands for) is
 // refused as a spec file of the run is (exit 2), the file as it was.
 func TestRunOutputsAreNotBuiltinSpecFiles(t *testing.T) {
-	// A copy of the checkout's go.mod and examples, so that a run not
-	// refused overwrites the copy.
-	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "workloads"), workloads.ExampleFS()); err != nil {
-		t.Fatal(err)
-	}
-	gomod, err := os.ReadFile("../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), gomod, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(dir)
+	// A copy of the checkout, so that a run not refused overwrites the
+	// copy.
+	tempCheckout(t)
 	for _, tc := range []struct {
 		cfg  RunConfig
 		want string
@@ -1379,18 +1368,7 @@ func TestRunOutputsAreNotBuiltinSpecFiles(t *testing.T) {
 // naming it is: benchrun explain lookup > workloads/examples/lookup.json
 // emptied it.
 func TestStreamsAreNotBuiltinSpecFiles(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "workloads"), workloads.ExampleFS()); err != nil {
-		t.Fatal(err)
-	}
-	gomod, err := os.ReadFile("../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), gomod, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(dir)
+	dir := tempCheckout(t)
 	for _, tc := range []struct {
 		file    string
 		targets []string
@@ -1423,4 +1401,24 @@ func TestStreamsAreNotBuiltinSpecFiles(t *testing.T) {
 			t.Errorf("%s with targets %q: %v (exit %d), want %q and exit 2", tc.file, tc.targets, err, ExitCode(err), tc.want)
 		}
 	}
+}
+
+// tempCheckout makes a copy of this module's go.mod and built-in workload
+// spec files in a new directory, a checkout as the built-in spec guard
+// finds one, changes the test's working directory to it and returns it.
+func tempCheckout(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "workloads"), workloads.ExampleFS()); err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), gomod, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	return dir
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,11 +69,7 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 		return err
 	}
 	if len(specs) > 1 {
-		files := make([]string, len(specs))
-		for i, s := range specs {
-			files[i] = s.File
-		}
-		return usagef(cfg.Spec, "a workload of %d specs; eval runs one: name one of %s", len(specs), strings.Join(files, ", "))
+		return usagef(cfg.Spec, "a workload of %d specs; eval runs one: name one of %s", len(specs), specFiles(specs))
 	}
 	s := specs[0]
 	join := cfg.Join
@@ -308,4 +306,33 @@ func skippedImported(s *spec.Spec, cases []workloads.CheckCase) string {
 		return ""
 	}
 	return " (direct only, imported not run: " + strings.Join(skipped, "; ") + ")"
+}
+
+// specFiles lists the files of a built-in workload's specs as a command
+// run here can name them: from the checkout that holds the working
+// directory, relative to it (../../workloads/examples/dd_join.json from
+// cmd/benchrun); outside a checkout, as paths of one, said so.
+func specFiles(specs []*spec.Spec) string {
+	files := make([]string, len(specs))
+	found := true
+	wd, _ := os.Getwd()
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real // as checkoutFiles resolves the files
+	}
+	for i, s := range specs {
+		files[i] = s.File
+		srcs := checkoutFiles(s.File, nil)
+		if len(srcs) == 0 || wd == "" {
+			found = false
+			continue
+		}
+		if rel, err := filepath.Rel(wd, srcs[0]); err == nil {
+			files[i] = rel
+		}
+	}
+	list := strings.Join(files, ", ")
+	if !found {
+		list += " (paths in a checkout of " + thisModule + ", from its root)"
+	}
+	return list
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -300,4 +301,32 @@ func withoutIndexes(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestEvalNamesAWorkloadsSpecsFromHere: eval of a built-in workload of
+// several specs lists their files as a command run here can name them:
+// from a checkout's subdirectory relative to it (it listed
+// workloads/examples/..., which is no file there), and outside a checkout
+// as paths of one, said so.
+func TestEvalNamesAWorkloadsSpecsFromHere(t *testing.T) {
+	for _, tc := range []struct{ dir, want string }{
+		{"../../core", "name one of ../workloads/examples/dd_arrange.json, ../workloads/examples/dd_count.json, "},
+		{"", "name one of workloads/examples/dd_arrange.json, "},
+	} {
+		t.Run(tc.want[:20], func(t *testing.T) {
+			dir := tc.dir
+			if dir == "" {
+				dir = t.TempDir()
+			}
+			t.Chdir(dir)
+			err := Eval(context.Background(), EvalConfig{Out: io.Discard, Spec: "dd", At: "0", Index: IndexImported, Format: FormatCSV, Workers: 1})
+			msg := Message(err)
+			if ExitCode(err) != ExitUsage || !strings.Contains(msg, tc.want) {
+				t.Fatalf("eval dd from %s: %v; want exit 2 and %q", dir, err, tc.want)
+			}
+			if outside := strings.HasSuffix(msg, "(paths in a checkout of "+thisModule+", from its root)"); outside != (tc.dir == "") {
+				t.Errorf("eval dd from %s: %q: said outside a checkout %v", dir, msg, outside)
+			}
+		})
+	}
 }

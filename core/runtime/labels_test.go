@@ -11,6 +11,7 @@ import (
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/internal/labelstest"
 )
 
 // TestWorkersCarryProfileLabels checks that every worker goroutine carries
@@ -117,5 +118,74 @@ func TestOperatorStepsCarryProfileLabels(t *testing.T) {
 		if !strings.Contains(c.prof, c.want) {
 			t.Errorf("%s: no goroutine with %s in the goroutine profile:\n%s", c.when, c.want, c.prof)
 		}
+	}
+}
+
+// passOp is an operator whose steps do nothing.
+type passOp struct{}
+
+func (passOp) Step(frontier.Frontier) frontier.Frontier { return frontier.Empty() }
+func (passOp) Shutdown()                                {}
+
+// TestBarrierWorkCarriesCommandLabels checks that what a barrier runs on
+// a worker after stepping its dataflows (Stats' reading of the traces, the
+// hold changes it applies) is counted as the worker's applying of
+// commands, operator=(commands): a step sets the worker's own labels back
+// when it returns, and the barrier, a command, must set its own again.
+func TestBarrierWorkCarriesCommandLabels(t *testing.T) {
+	base := pprof.WithLabels(context.Background(), pprof.Labels("benchmark", "b1"))
+	r, err := New(Options{Role: Solo, Workers: 1, Labels: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := NewController(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Hold the worker in a barrier, so that the create and the barrier
+	// after it are applied in one wake: the create activates its
+	// dataflow, and the barrier steps it before it runs its function.
+	entered, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- r.barrier(ctx, func(*worker) { close(entered); <-release })
+	}()
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the worker never ran the first barrier")
+	}
+	desc := dataflow.Desc{ID: "df", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+		return c.NewOperator("pass").Build(passOp{})
+	}}
+	if err := ctl.Send(CreateDataflow{Desc: desc}); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	done := make(chan error, 1)
+	go func() {
+		done <- r.barrier(ctx, func(*worker) { got = labelstest.Own(t) })
+	}()
+	for w := r.workers[0]; ; time.Sleep(time.Millisecond) {
+		w.qmu.Lock()
+		n := len(w.queue)
+		w.qmu.Unlock()
+		if n == 2 || ctx.Err() != nil {
+			break
+		}
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := `{"benchmark":"b1", "operator":"(commands)", "runtime":"solo", "worker":"0"}`
+	if got != want {
+		t.Errorf("a barrier's work after the steps runs under %s, want %s", got, want)
 	}
 }

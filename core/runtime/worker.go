@@ -576,6 +576,10 @@ func (w *worker) apply(q queued) {
 		}
 	case barrier:
 		w.stepActive()
+		// Each step set the worker's own labels back: what the barrier
+		// does next (the hold changes, its function: Stats reading the
+		// traces) is the applying of a command again.
+		w.setLabels(w.cmdLabels)
 		w.env.Manager.Apply() // the hold changes of the commands before it
 		c.done(w)
 	}
@@ -726,6 +730,7 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 	}
 	if err == nil {
 		df.Start()
+		w.setLabels(w.cmdLabels) // its first passes left the worker's own labels
 	}
 	if reg := w.env.Registry; reg != nil {
 		for _, id := range desc.Exports {

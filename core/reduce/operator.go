@@ -18,7 +18,9 @@ type OperatorOptions struct {
 	Dataflow string
 	// Labels, if not nil, is the worker's pprof label context (runtime=,
 	// worker=); the operator's work runs under it plus dataflow= and
-	// operator=.
+	// operator=. Nil means the dataflow's worker's (Context.Labels), so
+	// the work, and the rest of the step after it, keeps runtime= and
+	// worker=.
 	Labels context.Context
 	// Plan and AppendOnly are as in Options.
 	Plan       Plan
@@ -75,8 +77,12 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 	if st == nil {
 		st = NewStats(opts.Dataflow, opts.Name)
 	}
-	if opts.Labels != nil {
-		st.SetContext(opts.Labels)
+	labels := opts.Labels
+	if labels == nil {
+		labels = c.Labels()
+	}
+	if labels != nil {
+		st.SetContext(labels)
 	}
 	// The reduce owns a reader of its own, holding where the arrangement's
 	// does now (G2); it is released when the dataflow is dropped.
@@ -88,7 +94,7 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 		return dataflow.Collection{}, fmt.Errorf("reduce: operator %q: %w", opts.Name, err)
 	}
 	b := c.NewOperator(opts.Name)
-	if s := b.StepLabels(); s != nil && opts.Labels != nil {
+	if s := b.StepLabels(); s != nil {
 		st.SetContext(s) // the rest of the step stays under the step's labels
 	}
 	op := &reduceOp{in: dataflow.AddInput(b, "arranged", oks.Stream), r: r}

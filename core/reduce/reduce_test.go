@@ -827,3 +827,49 @@ func TestReduceOperatorsWorkOnTheirStepsLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceOperatorsWithoutLabelsKeepTheWorkers checks that a reduce
+// added without OperatorOptions.Labels works on the worker's labels (its
+// step's when the dataflow labels every step), as one given them does:
+// Stats.Do sets its context's labels back after the work, and a context
+// without the worker's runtime= and worker= would strip them from the
+// rest of the step and, on a worker that labels no step, from everything
+// it runs after.
+func TestReduceOperatorsWithoutLabelsKeepTheWorkers(t *testing.T) {
+	for _, steps := range []bool{true, false} {
+		env := &dataflow.Env{
+			Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
+			Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+			Fail:   func(_ string, err error) { t.Error(err) },
+			Labels: pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")), LabelSteps: steps,
+		}
+		env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
+		st := NewStats("q", "count")
+		df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+			in, err := c.Input("rows", 2)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			_, err = AddReduce(c, a, []Aggregate{{Fn: Count}}, OperatorOptions{Name: "count", Dataflow: "q", Stats: st})
+			return err
+		}}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		df.Drop()
+		op, _ := pprof.Label(st.ctx, "operator")
+		rt, _ := pprof.Label(st.ctx, "runtime")
+		w, _ := pprof.Label(st.ctx, "worker")
+		want := ""
+		if steps {
+			want = "count"
+		}
+		if op != want || rt != "solo" || w != "0" {
+			t.Errorf("LabelSteps %v: the reduce works on operator=%q runtime=%q worker=%q, want operator=%q runtime=solo worker=0", steps, op, rt, w, want)
+		}
+	}
+}

@@ -157,7 +157,9 @@ func Export(w io.Writer, opts Options) error {
 	if opts.Base != "" {
 		args = append(args, "-diff_base="+opts.Base)
 	}
-	args = append(args, opts.Profile)
+	// After "--", the profile is the source whatever its name: a file
+	// named -x.pprof would otherwise be parsed as a flag, and refused.
+	args = append(args, "--", opts.Profile)
 
 	fs := &flagSet{fs: flag.NewFlagSet("pprof", flag.ContinueOnError), args: args}
 	var msgs bytes.Buffer

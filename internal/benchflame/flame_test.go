@@ -398,3 +398,29 @@ func TestLabelKeyOK(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteProfileNamedLikeAFlag checks that a profile whose name starts
+// with a dash (given as -x.pprof, or ./-x.pprof, which the subprocess is
+// given cleaned) is drawn as the file it is: the driver's flag parser
+// must not take it for a flag.
+func TestWriteProfileNamedLikeAFlag(t *testing.T) {
+	data, err := os.ReadFile("testdata/imported.pprof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "-imported.pprof"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, name := range []string{"-imported.pprof", "./-imported.pprof"} {
+		var buf bytes.Buffer
+		if err := Write(context.Background(), &buf, Options{Profile: name, Labels: []string{"runtime"}}); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !bytes.Contains(buf.Bytes(), []byte(`{"FullName":"interactive","FileName":"runtime"`)) {
+			t.Errorf("%s: flame graph has no runtime:interactive frame", name)
+		}
+	}
+}

@@ -168,7 +168,9 @@ func (o *unionOp) Shutdown() {}
 // and the stage's half join, then one operator merging the paths and the
 // errors.
 func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int, opts OperatorOptions) (dataflow.Collection, error) {
-	u := &unionOp{stats: paths[0].stats}
+	// The union's work, the entries' errors, is the operator's and no
+	// path's: labelled without path=.
+	u := &unionOp{stats: NewStats(opts.Dataflow, opts.Name, "")}
 	var oks, errs []*dataflow.Stream[*dataflow.Chunk]
 	for i, p := range paths {
 		dp := dps[i]

@@ -184,3 +184,58 @@ func TestStatsDoSetsItsContextBack(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaEntryErrorsAreNoPaths checks that a delta join's forwarding of
+// its entries' errors (in the fused operator on one worker, in the union
+// on several) runs under the operator's labels without path=: it is the
+// work of no path, and counted under path=0 it would add to that path's
+// share of a profile.
+func TestDeltaEntryErrorsAreNoPaths(t *testing.T) {
+	for _, peers := range []int{1, 2} {
+		envs, _ := workerEnvs(t, peers)
+		names := []string{"r0", "r1", "r2"}
+		var dfs []*dataflow.Dataflow
+		for w, env := range envs {
+			env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", fmt.Sprint(w)))
+			env.LabelSteps = true
+			df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+				arr, err := arrangeInputs(c, names...)
+				if err != nil {
+					return err
+				}
+				var errs []dataflow.Arranged
+				for _, a := range arr {
+					errs = append(errs, a.Errs)
+				}
+				_, err = DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Labels: c.Labels(), Errs: errs})
+				return err
+			}}, uint64(w+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer df.Drop()
+			dfs = append(dfs, df)
+		}
+		for _, env := range envs {
+			for _, n := range names {
+				ch := dataflow.NewChunk(2, 1)
+				ch.Push([]int64{1, 1}, 0, 1)
+				if err := env.Inputs.Send(n, ch); err != nil {
+					t.Fatal(err)
+				}
+				if err := env.Inputs.Advance(n, frontier.At(1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		paths := map[string]int{}
+		t.Cleanup(func() { doSeen = nil })
+		doSeen = func(s *Stats, _ context.Context, _ bool) { paths[s.Path]++ }
+		stepAll(dfs, peers)
+		doSeen = nil
+		pprof.SetGoroutineLabels(context.Background())
+		if paths[""] == 0 {
+			t.Errorf("peers=%d: no work of the delta join ran without path= (by path: %v): its entries' errors are counted as a path's", peers, paths)
+		}
+	}
+}

@@ -205,15 +205,18 @@ type DeltaPath struct {
 
 // deltaOp is a delta join's paths in a dataflow.
 type deltaOp struct {
-	src       []*dataflow.Port[*batch.Batch] // per path
-	lookups   []*dataflow.Port[*batch.Batch] // progress only: batches are read from the traces
-	paths     []*Path
-	errs      errPorts
-	sink      *Sink
-	labels    context.Context
-	oks, errO *dataflow.Stream[*dataflow.Chunk]
-	err       error
-	stuck     frontier.Frontier
+	src     []*dataflow.Port[*batch.Batch] // per path
+	lookups []*dataflow.Port[*batch.Batch] // progress only: batches are read from the traces
+	paths   []*Path
+	errs    errPorts
+	sink    *Sink
+	labels  context.Context
+	// entryStats label the forwarding of the entries' errors, which is
+	// the operator's and no path's: dataflow= and operator=, no path=.
+	entryStats *Stats
+	oks, errO  *dataflow.Stream[*dataflow.Chunk]
+	err        error
+	stuck      frontier.Frontier
 }
 
 func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
@@ -223,7 +226,7 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 	for _, p := range o.lookups {
 		p.Take()
 	}
-	run(o.labels, o.paths[0].stats, func() { o.errs.forward(o.sink) })
+	run(o.labels, o.entryStats, func() { o.errs.forward(o.sink) })
 	for i, p := range o.paths {
 		batches, f := o.src[i].Take(), o.src[i].Frontier()
 		run(o.labels, p.stats, func() {
@@ -297,7 +300,7 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 		return stagedDelta(c, built, paths, arity, opts)
 	}
 	b := c.NewOperator(opts.Name)
-	op := &deltaOp{labels: stepLabels(b, opts.Labels), paths: built}
+	op := &deltaOp{labels: stepLabels(b, opts.Labels), paths: built, entryStats: NewStats(opts.Dataflow, opts.Name, "")}
 	for _, dp := range paths {
 		op.src = append(op.src, dataflow.AddInput(b, fmt.Sprintf("path %d", dp.Source), dp.Arranged.Oks.Stream))
 	}

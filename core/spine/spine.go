@@ -3,6 +3,7 @@ package spine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -92,7 +93,8 @@ const fuelPerUpdate = 4
 // Options configure a spine.
 type Options struct {
 	// Effort scales the fuel each arrival brings (differential-dataflow's
-	// effort multiplier). Zero means 1.
+	// effort multiplier). Zero or less means 1; the fuel of an arrival
+	// saturates at MaxInt64, so a huge effort merges at once.
 	Effort int64
 	// Fanout is how many batches of one level are merged at once (at least
 	// 2); zero means DefaultFanout. Each update is merged about once per
@@ -253,7 +255,7 @@ func (s *Spine) grow(j int) {
 // lower level move up to that level, since they are older (roll-up) — and
 // levels that are full start merging.
 func (s *Spine) arrive(b *batch.Batch) {
-	s.applyFuel(fuelPerUpdate * int64(max(b.Len(), 1)) * s.effort)
+	s.applyFuel(arrivalFuel(b.Len(), s.effort))
 	c := s.classOf(b.Len())
 	s.grow(c)
 	s.rollUp(c)
@@ -279,6 +281,18 @@ func (s *Spine) arrive(b *batch.Batch) {
 		}
 	}
 	s.normalize()
+}
+
+// arrivalFuel is the fuel an arrival of n updates brings under effort:
+// fuelPerUpdate per update (at least one), times effort, saturated at
+// MaxInt64. A product that wrapped would be negative, and a spine of huge
+// effort (merge eagerly) would then do no merge work on arrivals at all.
+func arrivalFuel(n int, effort int64) int64 {
+	per := fuelPerUpdate * int64(max(n, 1))
+	if effort > math.MaxInt64/per {
+		return math.MaxInt64
+	}
+	return per * effort
 }
 
 // rollUp moves every batch below level c to level c's waiting batches, in

@@ -1,6 +1,7 @@
 package spine
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -149,4 +150,42 @@ func (f *fifo) step(retract int) {
 	f.tm++
 	f.s.SetLogicalCompaction(frontier.At(f.tm))
 	f.s.SetPhysicalCompaction(frontier.At(f.tm))
+}
+
+// TestHugeEffortSaturates: an arrival's fuel is fuelPerUpdate × updates ×
+// effort; with an effort near MaxInt64 the product must saturate, not wrap
+// negative, or the spine does no merge work on arrivals and its chain, as a
+// level folds its waiting batches past the merge it still has in progress,
+// falls out of time order.
+func TestHugeEffortSaturates(t *testing.T) {
+	for _, e := range []int64{math.MaxInt64, math.MaxInt64 / 3, 1 << 61} {
+		s := New(kv, Options{Effort: e, Fanout: 2})
+		for i := range uint64(64) {
+			bld := batch.NewBuilder(kv, 5)
+			for j := range int64(5) {
+				bld.Push1(int64(i)*10+j, 0, i, 1)
+			}
+			b, err := bld.Build(frontier.At(i), frontier.At(i+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Insert(b); err != nil {
+				t.Fatal(err)
+			}
+			s.SetPhysicalCompaction(frontier.At(i + 1))
+			prev := frontier.Min()
+			s.MapBatches(func(b *batch.Batch) {
+				if b.Lower() != prev {
+					t.Fatalf("effort %d, insert %d: chain out of order at %v\n%v", e, i, b.Desc(), s)
+				}
+				prev = b.Upper()
+			})
+			// A merge started by an arrival gets its fuel from the next
+			// one, which with this effort finishes it: only merges this
+			// arrival started (at most one a level, two here) remain.
+			if st := s.Stats(); st.Merging > 2 {
+				t.Fatalf("effort %d, insert %d: %d merges in progress\n%v", e, i, st.Merging, s)
+			}
+		}
+	}
 }

@@ -284,7 +284,7 @@ func (b *Batch) Check() error {
 				if b.diffs[u] == 0 {
 					return fmt.Errorf("batch: B2: zero diff at (%v, %v) @%d", b.key(k), b.val(v), b.times[u])
 				}
-				if t := b.times[u]; !b.desc.Lower.Beyond(t) || b.desc.Upper.Beyond(t) && b.desc.Since != frontier.At(t) && !b.desc.Since.IsEmpty() {
+				if t := b.times[u]; !holds(b.desc, t) {
 					return fmt.Errorf("batch: B3: time %d outside %v", t, b.desc)
 				}
 			}
@@ -293,10 +293,20 @@ func (b *Batch) Check() error {
 	return nil
 }
 
+// holds reports whether a batch described by d may hold an update at t
+// (B3): t lies in [Lower, Upper), or it is a time advanced to Since, which
+// may lie at or beyond Upper (or, under a since of {}, was advanced so by
+// an earlier merge).
+func holds(d frontier.Description, t frontier.Time) bool {
+	return d.Lower.Beyond(t) && (!d.Upper.Beyond(t) || d.Since == frontier.At(t) || d.Since.IsEmpty())
+}
+
 // Parse reads the String form of a batch: a description line, then one update
 // a line as "k1 k2 | v1 @t +d" ("()" for an empty row). Updates may come in
-// any order; they are consolidated. Blank lines and lines starting with '#'
-// are ignored.
+// any order; they are consolidated. Every time must lie in the description
+// as B3 says: in [lower, upper), or equal to a since at or beyond the upper
+// (a merged batch's), so the String form of any batch parses back. Blank
+// lines and lines starting with '#' are ignored.
 func Parse(ar Arity, s string) (*Batch, error) {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	desc, err := frontier.ParseDescription(lines[0])
@@ -313,16 +323,18 @@ func Parse(ar Arity, s string) (*Batch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", i+2, err)
 		}
-		if !desc.Contains(u.Time) {
+		if !holds(desc, u.Time) {
 			return nil, fmt.Errorf("line %d: time %d outside %v", i+2, u.Time, desc)
 		}
 		bld.Push(u.Key, u.Val, u.Time, u.Diff)
 	}
-	out, err := bld.Build(desc.Lower, desc.Upper)
+	// Built up to {}: a time advanced to a since at or beyond the upper
+	// is the batch's own (B3), which a build's [lower, upper) would refuse.
+	out, err := bld.Build(desc.Lower, frontier.Empty())
 	if err != nil {
 		return nil, err
 	}
-	out.desc.Since = desc.Since
+	out.desc = desc
 	return out, nil
 }
 

@@ -631,3 +631,28 @@ func TestProjectVals(t *testing.T) {
 		t.Fatal("ProjectVals projected a key with two vals")
 	}
 }
+
+// TestParseReadsAMergedBatch: a merge's since may run ahead of its upper
+// (B3), and its times are advanced onto it; the String form of such a
+// batch parses back to the same batch.
+func TestParseReadsAMergedBatch(t *testing.T) {
+	ar := Arity{Key: 1, Val: 1}
+	a := mustParse(t, ar, "[{0}, {3}) since {0}\n1 | 1 @1 +1\n2 | 1 @2 +1")
+	b := mustParse(t, ar, "[{3}, {5}) since {0}\n1 | 1 @4 +1")
+	for _, comp := range []frontier.Frontier{frontier.At(2), frontier.At(9), frontier.Empty()} {
+		m, err := Merge(a, b, comp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Parse(ar, m.String())
+		if err != nil {
+			t.Fatalf("compaction %v: %v", comp, err)
+		}
+		if p.String() != m.String() || p.Check() != nil {
+			t.Fatalf("compaction %v: parsed\n%v\nwant\n%v", comp, p, m)
+		}
+	}
+	if _, err := Parse(ar, "[{0}, {5}) since {9}\n1 | 1 @7 +1"); err == nil {
+		t.Fatal("a time beyond the upper and not at the since was accepted")
+	}
+}

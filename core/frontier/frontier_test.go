@@ -274,3 +274,26 @@ func BenchmarkFirstBefore(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ts)), "ns/time")
 }
+
+// TestMutableFrontierCountsDoNotWrap: a count that would leave int64 is an
+// error that leaves the multiset unchanged, by Update and by Move's in-place
+// step alike; it never wraps to a negative count (F3).
+func TestMutableFrontierCountsDoNotWrap(t *testing.T) {
+	const max = int64(^uint64(0) >> 1)
+	var m MutableFrontier
+	if err := m.Update(At(5), max); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Update(At(5), 1); err == nil {
+		t.Fatal("an overflowing Update was accepted")
+	}
+	if err := m.Update(At(1), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Move(At(1), At(5)); err == nil {
+		t.Fatal("an overflowing Move was accepted")
+	}
+	if m.String() != "{1:1, 5:9223372036854775807}" {
+		t.Fatalf("after refused changes: %v", m.String())
+	}
+}

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,8 @@ type hold struct {
 
 // Update adds delta holds at f. Updating at {} is a no-op: a hold at the empty
 // frontier holds nothing. It returns an error if a count would go negative
-// (releasing a hold that was never taken), leaving m unchanged.
+// (releasing a hold that was never taken) or leave int64, leaving m
+// unchanged.
 func (m *MutableFrontier) Update(f Frontier, delta int64) error {
 	t, ok := f.Time()
 	if !ok || delta == 0 {
@@ -38,6 +40,8 @@ func (m *MutableFrontier) Update(f Frontier, delta int64) error {
 	}
 	n := m.entries[i].n + delta
 	switch {
+	case delta > 0 && n < 0:
+		return fmt.Errorf("frontier: %d more holds at {%d} overflow the %d held", delta, t, m.entries[i].n)
 	case n < 0:
 		return fmt.Errorf("frontier: release of %d holds at {%d}, %d held", -delta, t, m.entries[i].n)
 	case n == 0:
@@ -97,7 +101,7 @@ func (m *MutableFrontier) Move(old, new Frontier) error {
 						m.entries = slices.Insert(e, j, hold{to, 1})
 					}
 					return nil
-				case e[j].t == to:
+				case e[j].t == to && e[j].n < math.MaxInt64:
 					e[j].n++
 					if e[i].n == 1 {
 						m.entries = slices.Delete(e, i, j)

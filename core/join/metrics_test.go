@@ -84,49 +84,17 @@ func TestMetricsErrorCountsPerOperator(t *testing.T) {
 // still the operator's in a profile), not the worker's.
 func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 	for _, peers := range []int{1, 2} {
-		envs, _ := workerEnvs(t, peers)
+		envs := labelledEnvs(t, peers)
 		names := []string{"r0", "r1", "r2"}
-		var dfs []*dataflow.Dataflow
-		for w, env := range envs {
-			env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", fmt.Sprint(w)))
-			env.LabelSteps = true
+		dfs := buildOnEach(t, envs, names, func(c *dataflow.Context, arr []*dataflow.Arrangement) error {
 			metrics := &Metrics{}
-			df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
-				arr, err := arrangeInputs(c, names...)
-				if err != nil {
-					return err
-				}
-				if _, err := Join(c, arr[0], arr[1], nil, OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics, Labels: c.Labels()}); err != nil {
-					return err
-				}
-				_, err = DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics, Labels: c.Labels()})
+			if _, err := Join(c, arr[0], arr[1], nil, OperatorOptions{Name: "join", Dataflow: "q", Metrics: metrics, Labels: c.Labels()}); err != nil {
 				return err
-			}}, uint64(w+1))
-			if err != nil {
-				t.Fatal(err)
 			}
-			defer df.Drop()
-			dfs = append(dfs, df)
-		}
-		// round sends keys 0-3 with val v at time tm to every input of every
-		// worker, and closes tm.
-		round := func(tm uint64, v int64) {
-			for _, env := range envs {
-				for _, n := range names {
-					ch := dataflow.NewChunk(2, 4)
-					for k := range int64(4) {
-						ch.Push([]int64{k, v}, tm, 1)
-					}
-					if err := env.Inputs.Send(n, ch); err != nil {
-						t.Fatal(err)
-					}
-					if err := env.Inputs.Advance(n, frontier.At(tm+1)); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-		}
-		round(0, 2)
+			_, err := DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Metrics: metrics, Labels: c.Labels()})
+			return err
+		})
+		sendRound(t, envs, names, 0, 2)
 		// Every context a join's Do is given, by the operator= it names,
 		// and how many times one was made (once per operator and Stats).
 		seen := map[string]bool{}
@@ -146,7 +114,7 @@ func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 		}
 		stepAll(dfs, peers)
 		// A second time, each operator's labelled context is made already.
-		round(1, 3)
+		sendRound(t, envs, names, 1, 3)
 		madeFirst := made
 		stepAll(dfs, peers)
 		doSeen = nil
@@ -192,42 +160,17 @@ func TestStatsDoSetsItsContextBack(t *testing.T) {
 // share of a profile.
 func TestDeltaEntryErrorsAreNoPaths(t *testing.T) {
 	for _, peers := range []int{1, 2} {
-		envs, _ := workerEnvs(t, peers)
+		envs := labelledEnvs(t, peers)
 		names := []string{"r0", "r1", "r2"}
-		var dfs []*dataflow.Dataflow
-		for w, env := range envs {
-			env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", fmt.Sprint(w)))
-			env.LabelSteps = true
-			df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
-				arr, err := arrangeInputs(c, names...)
-				if err != nil {
-					return err
-				}
-				var errs []dataflow.Arranged
-				for _, a := range arr {
-					errs = append(errs, a.Errs)
-				}
-				_, err = DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Labels: c.Labels(), Errs: errs})
-				return err
-			}}, uint64(w+1))
-			if err != nil {
-				t.Fatal(err)
+		dfs := buildOnEach(t, envs, names, func(c *dataflow.Context, arr []*dataflow.Arrangement) error {
+			var errs []dataflow.Arranged
+			for _, a := range arr {
+				errs = append(errs, a.Errs)
 			}
-			defer df.Drop()
-			dfs = append(dfs, df)
-		}
-		for _, env := range envs {
-			for _, n := range names {
-				ch := dataflow.NewChunk(2, 1)
-				ch.Push([]int64{1, 1}, 0, 1)
-				if err := env.Inputs.Send(n, ch); err != nil {
-					t.Fatal(err)
-				}
-				if err := env.Inputs.Advance(n, frontier.At(1)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+			_, err := DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Labels: c.Labels(), Errs: errs})
+			return err
+		})
+		sendRound(t, envs, names, 0, 1)
 		paths := map[string]int{}
 		t.Cleanup(func() { doSeen = nil })
 		doSeen = func(s *Stats, _ context.Context, _ bool) { paths[s.Path]++ }
@@ -238,4 +181,59 @@ func TestDeltaEntryErrorsAreNoPaths(t *testing.T) {
 			t.Errorf("peers=%d: no work of the delta join ran without path= (by path: %v): its entries' errors are counted as a path's", peers, paths)
 		}
 	}
+}
+
+// labelledEnvs is workerEnvs with each worker's labels (runtime=solo,
+// worker=) set and every step labelled.
+func labelledEnvs(t *testing.T, peers int) []*dataflow.Env {
+	t.Helper()
+	envs, _ := workerEnvs(t, peers)
+	for w, env := range envs {
+		env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", fmt.Sprint(w)))
+		env.LabelSteps = true
+	}
+	return envs
+}
+
+// sendRound sends keys 0-3 with val v at time tm to every input names of
+// every worker, and closes tm.
+func sendRound(t *testing.T, envs []*dataflow.Env, names []string, tm uint64, v int64) {
+	t.Helper()
+	for _, env := range envs {
+		for _, n := range names {
+			ch := dataflow.NewChunk(2, 4)
+			for k := range int64(4) {
+				ch.Push([]int64{k, v}, tm, 1)
+			}
+			if err := env.Inputs.Send(n, ch); err != nil {
+				t.Fatal(err)
+			}
+			if err := env.Inputs.Advance(n, frontier.At(tm+1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// buildOnEach builds dataflow "q" on every worker of envs: the inputs
+// names arranged by their first column, then build's operators over them.
+// The dataflows are dropped at the test's end.
+func buildOnEach(t *testing.T, envs []*dataflow.Env, names []string, build func(*dataflow.Context, []*dataflow.Arrangement) error) []*dataflow.Dataflow {
+	t.Helper()
+	var dfs []*dataflow.Dataflow
+	for w, env := range envs {
+		df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+			arr, err := arrangeInputs(c, names...)
+			if err != nil {
+				return err
+			}
+			return build(c, arr)
+		}}, uint64(w+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(df.Drop)
+		dfs = append(dfs, df)
+	}
+	return dfs
 }

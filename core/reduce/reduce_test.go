@@ -789,87 +789,52 @@ func TestStatsSetTheirContextBack(t *testing.T) {
 // TestReduceOperatorsWorkOnTheirStepsLabels: when the dataflow labels
 // every step, a reduce operator's work runs on its step's labels (and
 // sets them back after it), not on the worker's alone; otherwise on the
-// worker's.
+// worker's. So too for one added without OperatorOptions.Labels: Stats.Do
+// sets its context's labels back after the work, and a context without
+// the worker's runtime= and worker= would strip them from the rest of the
+// step and, on a worker that labels no step, from everything it runs
+// after.
 func TestReduceOperatorsWorkOnTheirStepsLabels(t *testing.T) {
-	for _, steps := range []bool{true, false} {
-		env := &dataflow.Env{
-			Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
-			Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
-			Fail:   func(_ string, err error) { t.Error(err) },
-			Labels: pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")), LabelSteps: steps,
-		}
-		env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
-		st := NewStats("q", "count")
-		df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
-			in, err := c.Input("rows", 2)
-			if err != nil {
-				return err
+	for _, given := range []bool{true, false} {
+		for _, steps := range []bool{true, false} {
+			env := &dataflow.Env{
+				Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
+				Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+				Fail:   func(_ string, err error) { t.Error(err) },
+				Labels: pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")), LabelSteps: steps,
 			}
-			a, err := c.Arrange(in, []int{0})
-			if err != nil {
+			env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
+			st := NewStats("q", "count")
+			df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+				in, err := c.Input("rows", 2)
+				if err != nil {
+					return err
+				}
+				a, err := c.Arrange(in, []int{0})
+				if err != nil {
+					return err
+				}
+				opts := OperatorOptions{Name: "count", Dataflow: "q", Stats: st}
+				if given {
+					opts.Labels = c.Labels()
+				}
+				_, err = AddReduce(c, a, []Aggregate{{Fn: Count}}, opts)
 				return err
-			}
-			_, err = AddReduce(c, a, []Aggregate{{Fn: Count}}, OperatorOptions{Name: "count", Dataflow: "q", Stats: st, Labels: c.Labels()})
-			return err
-		}}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		df.Drop()
-		op, _ := pprof.Label(st.ctx, "operator")
-		w, _ := pprof.Label(st.ctx, "worker")
-		want := ""
-		if steps {
-			want = "count"
-		}
-		if op != want || w != "0" {
-			t.Errorf("LabelSteps %v: the reduce works on operator=%q worker=%q, want operator=%q worker=0", steps, op, w, want)
-		}
-	}
-}
-
-// TestReduceOperatorsWithoutLabelsKeepTheWorkers checks that a reduce
-// added without OperatorOptions.Labels works on the worker's labels (its
-// step's when the dataflow labels every step), as one given them does:
-// Stats.Do sets its context's labels back after the work, and a context
-// without the worker's runtime= and worker= would strip them from the
-// rest of the step and, on a worker that labels no step, from everything
-// it runs after.
-func TestReduceOperatorsWithoutLabelsKeepTheWorkers(t *testing.T) {
-	for _, steps := range []bool{true, false} {
-		env := &dataflow.Env{
-			Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
-			Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
-			Fail:   func(_ string, err error) { t.Error(err) },
-			Labels: pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")), LabelSteps: steps,
-		}
-		env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
-		st := NewStats("q", "count")
-		df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
-			in, err := c.Input("rows", 2)
+			}}, 1)
 			if err != nil {
-				return err
+				t.Fatal(err)
 			}
-			a, err := c.Arrange(in, []int{0})
-			if err != nil {
-				return err
+			df.Drop()
+			op, _ := pprof.Label(st.ctx, "operator")
+			rt, _ := pprof.Label(st.ctx, "runtime")
+			w, _ := pprof.Label(st.ctx, "worker")
+			want := ""
+			if steps {
+				want = "count"
 			}
-			_, err = AddReduce(c, a, []Aggregate{{Fn: Count}}, OperatorOptions{Name: "count", Dataflow: "q", Stats: st})
-			return err
-		}}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		df.Drop()
-		op, _ := pprof.Label(st.ctx, "operator")
-		rt, _ := pprof.Label(st.ctx, "runtime")
-		w, _ := pprof.Label(st.ctx, "worker")
-		want := ""
-		if steps {
-			want = "count"
-		}
-		if op != want || rt != "solo" || w != "0" {
-			t.Errorf("LabelSteps %v: the reduce works on operator=%q runtime=%q worker=%q, want operator=%q runtime=solo worker=0", steps, op, rt, w, want)
+			if op != want || rt != "solo" || w != "0" {
+				t.Errorf("Labels given %v, LabelSteps %v: the reduce works on operator=%q runtime=%q worker=%q, want operator=%q runtime=solo worker=0", given, steps, op, rt, w, want)
+			}
 		}
 	}
 }

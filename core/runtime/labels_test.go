@@ -69,18 +69,7 @@ func (o *blockOp) Shutdown() {}
 // stepping and while parked: a CPU profile then splits by benchmark,
 // runtime, dataflow and operator (README, Benchmarks).
 func TestOperatorStepsCarryProfileLabels(t *testing.T) {
-	base := pprof.WithLabels(context.Background(), pprof.Labels("benchmark", "b1"))
-	r, err := New(Options{Role: Solo, Workers: 1, Labels: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := NewController(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	r, ctl, ctx := labelledSolo(t)
 	op := &blockOp{entered: make(chan struct{}), release: make(chan struct{})}
 	desc := dataflow.Desc{ID: "df", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
 		return c.NewOperator("blocker").Build(op)
@@ -133,18 +122,7 @@ func (passOp) Shutdown()                                {}
 // commands, operator=(commands): a step sets the worker's own labels back
 // when it returns, and the barrier, a command, must set its own again.
 func TestBarrierWorkCarriesCommandLabels(t *testing.T) {
-	base := pprof.WithLabels(context.Background(), pprof.Labels("benchmark", "b1"))
-	r, err := New(Options{Role: Solo, Workers: 1, Labels: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := NewController(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	r, ctl, ctx := labelledSolo(t)
 	// Hold the worker in a barrier, so that the create and the barrier
 	// after it are applied in one wake: the create activates its
 	// dataflow, and the barrier steps it before it runs its function.
@@ -188,4 +166,24 @@ func TestBarrierWorkCarriesCommandLabels(t *testing.T) {
 	if got != want {
 		t.Errorf("a barrier's work after the steps runs under %s, want %s", got, want)
 	}
+}
+
+// labelledSolo starts a Solo runtime of one worker whose Options.Labels
+// carry benchmark=b1, with its controller (shut down at the test's end)
+// and a context of 30 s.
+func labelledSolo(t *testing.T) (*Runtime, *Controller, context.Context) {
+	t.Helper()
+	base := pprof.WithLabels(context.Background(), pprof.Labels("benchmark", "b1"))
+	r, err := New(Options{Role: Solo, Workers: 1, Labels: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := NewController(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return r, ctl, ctx
 }

@@ -1442,3 +1442,41 @@ func TestGoexitOnAWorkerShutsTheRuntimeDown(t *testing.T) {
 		}
 	}
 }
+
+// exitOnShutdownOp is an operator whose Shutdown (its dataflow's drop)
+// ends the worker's goroutine.
+type exitOnShutdownOp struct{}
+
+func (exitOnShutdownOp) Step(frontier.Frontier) frontier.Frontier { return frontier.Empty() }
+func (exitOnShutdownOp) Shutdown()                                { goruntime.Goexit() }
+
+// So too from a command other than a create: a DropDataflow whose
+// operator's Shutdown ends the goroutine is that command's error, alike
+// in Solo and the pair.
+func TestGoexitApplyingADropShutsTheRuntimeDown(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, maintained := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/maintained=%v", mode, maintained), func(t *testing.T) {
+				s := newSetup(t, mode, 1)
+				s.must(CreateDataflow{Desc: dataflow.Desc{
+					ID: "exits", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+					Build: func(c *dataflow.Context) error {
+						b := c.NewOperator("exits")
+						dataflow.AddOutput[*dataflow.Chunk](b)
+						return b.Build(exitOnShutdownOp{})
+					},
+				}})
+				s.must(DropDataflow{ID: "exits"})
+				if err := s.ctl.Sync(testCtx(t)); !errors.Is(err, ErrShutdown) {
+					t.Fatalf("Sync: %v, want ErrShutdown", err)
+				}
+				waitExited(t, s.rts, "the workers did not exit")
+				errs := s.ctl.TakeErrors()
+				want := "runtime: applying runtime.DropDataflow ended a worker's goroutine: " + ErrWorkerExited.Error()
+				if len(errs) != 1 || errs[0].Error() != want || errs[0].Seq != 2 {
+					t.Fatalf("errors: %q, want one of command 2: %q", errs, want)
+				}
+			})
+		}
+	}
+}

@@ -238,11 +238,11 @@ func (w *worker) goexited() {
 	} else {
 		err = fmt.Errorf("runtime: applying %T ended a worker's goroutine: %w", w.current.cmd, ErrWorkerExited)
 	}
-	if w.inStep != nil || w.current.seq == 0 {
-		w.rt.fail(0, nil, err) // no command's: a step's, as an overflow's
-	} else {
-		w.rt.fail(w.current.seq, w.current.cmd, err)
+	seq, cmd := w.current.seq, w.current.cmd
+	if seq == 0 {
+		cmd = nil // no command's (a step's, in a wake or a barrier), as an overflow's
 	}
+	w.rt.fail(seq, cmd, err)
 	w.rt.Shutdown() // on this worker: stops the runtimes, waits for none
 }
 

@@ -75,7 +75,8 @@ type arrangeOp struct {
 	out     *Stream[*batch.Batch]
 	over    *Stream[*Chunk] // nil for an errs half
 	sealed  frontier.Frontier
-	// name is the operator's ("arrange oks", "arrange errs"), for its
+	// name is the operator's ("arrange oks", "arrange errs", each with
+	// what it arranges after it when named: Context.ArrangeNamed), for its
 	// errors; wide is the arity of the chunks it reads (the collection's,
 	// or 1 for error codes).
 	name  string

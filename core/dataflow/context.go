@@ -252,7 +252,25 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 // more: the overflow is then reported by the runtime only.
 // The runtime also reports every overflowing merge as an error of the
 // arrangement (IndexManager.Overflows).
+//
+// Its operators are named "arrange oks" and "arrange errs" (and "arrange
+// overflows", the oks half's overflow rows joining the errors): the names
+// of their pprof operator= labels and of their errors. ArrangeNamed names
+// them after what they arrange.
 func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
+	return c.ArrangeNamed(coll, key, "")
+}
+
+// ArrangeNamed is Arrange with its operators named after what they
+// arrange: "arrange oks WHAT", "arrange errs WHAT" and "arrange overflows
+// WHAT", so that the several arrangements of one dataflow are told apart
+// in a profile (operator=) and in their errors. An empty what is Arrange's
+// names. The names are made once, here: a step pays nothing for them.
+func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrangement, error) {
+	suffix := ""
+	if what != "" {
+		suffix = " " + what
+	}
 	for _, k := range key {
 		if k < 0 || k >= coll.Arity {
 			return nil, fmt.Errorf("dataflow %s: arrange: key column %d of a %d-column collection", c.df.id, k, coll.Arity)
@@ -270,16 +288,16 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 	// progress, and keeps its overflow errors in its own errs half (the
 	// error collection is the sum over workers either way).
 	keyed := coll.Oks.keyedBy != nil && slices.Equal(coll.Oks.keyedBy, key)
-	oks, over := c.arrangeHalf("arrange oks", c.Exchange(coll.Oks, key), coll.Arity, key, vals, true)
+	oks, over := c.arrangeHalf("arrange oks"+suffix, c.Exchange(coll.Oks, key), coll.Arity, key, vals, true)
 	// The oks half's overflow rows join the collection's errors before the
 	// exchange, so they land on the worker that owns their code; the
 	// concatenation's frontier holds the errs half back until the oks half
 	// has sealed (and so reported) every earlier time.
-	errsIn := c.concat("arrange overflows", coll.Errs, over)
+	errsIn := c.concat("arrange overflows"+suffix, coll.Errs, over)
 	if !keyed {
 		errsIn = c.Exchange(errsIn, []int{0})
 	}
-	errs, _ := c.arrangeHalf("arrange errs", errsIn, 1, []int{0}, nil, false)
+	errs, _ := c.arrangeHalf("arrange errs"+suffix, errsIn, 1, []int{0}, nil, false)
 	return &Arrangement{Flavor: Local, Key: key, Arity: coll.Arity, Oks: oks, Errs: errs}, nil
 }
 

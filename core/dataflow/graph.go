@@ -196,6 +196,17 @@ func (d *Dataflow) ID() string { return d.id }
 // caller must not change the slice.
 func (d *Dataflow) Imports() []string { return d.imports }
 
+// Operators returns the names of the dataflow's operators, in the order
+// they step: each is its steps' operator= pprof label when the dataflow
+// labels every step (Env.LabelSteps), and names it in its errors.
+func (d *Dataflow) Operators() []string {
+	names := make([]string, len(d.nodes))
+	for i, n := range d.nodes {
+		names[i] = n.name
+	}
+	return names
+}
+
 // addNode appends an operator reading the given input nodes.
 func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {
 	n := &node{name: name, op: op, inputs: inputs}

@@ -146,6 +146,27 @@ func (m *Metrics) add(df, op, path, coll string, count func() int64) {
 	m.mu.Unlock()
 }
 
+// arrangedAs names an arrangement of collection coll, whose columns are
+// named cols, by the key columns key, as explain writes one:
+// "edges(src, dst)". Context.ArrangeNamed puts it after "arrange oks" and
+// "arrange errs" in its operators' names.
+func arrangedAs(coll string, cols []string, key []int) string {
+	names := make([]string, len(key))
+	for i, k := range key {
+		names[i] = cols[k]
+	}
+	return coll + "(" + strings.Join(names, ", ") + ")"
+}
+
+// refNames returns the refs as written ("a.src").
+func refNames(refs []expr.Ref) []string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.String()
+	}
+	return out
+}
+
 // collOf returns the collection a query's field names: "" for "query",
 // N for "views.N.query".
 func collOf(field string) string {
@@ -233,7 +254,7 @@ func IndexDesc(r *plan.Resolved, ix *plan.ResolvedIndex, opts Options) dataflow.
 			if err != nil {
 				return err
 			}
-			a, err := c.Arrange(coll, ix.KeyColumns)
+			a, err := c.ArrangeNamed(coll, ix.KeyColumns, arrangedAs(ix.Collection.Name, ix.Collection.Columns, ix.KeyColumns))
 			if err != nil {
 				return err
 			}
@@ -489,7 +510,7 @@ func (b *builder) arrangement(c *plan.Collection, cols []int, anyKey bool) (*dat
 	if err != nil {
 		return nil, err
 	}
-	a, err := b.c.Arrange(coll, cols)
+	a, err := b.c.ArrangeNamed(coll, cols, arrangedAs(c.Name, c.Columns, cols))
 	if err != nil {
 		return nil, err
 	}
@@ -631,7 +652,8 @@ func (b *builder) linear(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 		e := q.Entries[st.Entry]
 		if si > 0 {
 			leftKey = st.StreamKey
-			if left, err = b.c.Arrange(running, leftKey); err != nil {
+			what := arrangedAs("linear "+q.Field+" stage "+strconv.Itoa(si), refNames(q.Joined), leftKey)
+			if left, err = b.c.ArrangeNamed(running, leftKey, what); err != nil {
 				return dataflow.Collection{}, err
 			}
 			// The running result's errors as arranged, in place of the
@@ -897,7 +919,8 @@ func (b *builder) reduce(q *plan.ResolvedQuery, recs dataflow.Collection, src *d
 	inErrs := ext.Errs
 	if a == nil || ext.Oks != recs.Oks || !slices.Equal(a.Key, rr.GroupBy) {
 		var err error
-		if a, err = b.c.Arrange(ext, rr.GroupBy); err != nil {
+		what := arrangedAs("reduce "+q.Field, refNames(rr.Values.Input), rr.GroupBy)
+		if a, err = b.c.ArrangeNamed(ext, rr.GroupBy, what); err != nil {
 			return dataflow.Collection{}, err
 		}
 		// The records' errors as arranged: with the numeric overflow
@@ -942,7 +965,13 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	for i := range all {
 		all[i] = i
 	}
-	a, err := b.c.Arrange(recs, all)
+	what := "threshold "
+	if q.Distinct {
+		what = "distinct "
+	}
+	name := what + q.Field
+	// Arranged by the whole record: the operator's name says which.
+	a, err := b.c.ArrangeNamed(recs, all, name)
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
@@ -951,11 +980,6 @@ func (b *builder) record(q *plan.ResolvedQuery, recs dataflow.Collection) (dataf
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	what := "threshold "
-	if q.Distinct {
-		what = "distinct "
-	}
-	name := what + q.Field
 	stats := reduce.NewStats(b.df, name)
 	stats.SetContext(b.ctx)
 	in := reduce.Input{Reader: b.c.Keep(a.Oks.Reader), Pres: a.Oks.Pres, Arity: a.Oks.Arity}

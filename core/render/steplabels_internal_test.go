@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -60,5 +62,61 @@ func TestRenderedReducesSetTheirStepsLabelsBack(t *testing.T) {
 			}
 		}
 		df.Drop()
+	}
+}
+
+// TestArrangementsAreNamedByWhatTheyArrange: a direct query's several
+// arrangements each name, in their operators (their steps' operator=
+// labels), the collection and key they arrange, so that a profile tells
+// them apart; every "arrange oks" was one operator= before.
+func TestArrangementsAreNamedByWhatTheyArrange(t *testing.T) {
+	r, err := plan.Resolve(&plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k", "g"}}, {Name: "b", Columns: []string{"k", "x"}}, {Name: "c", Columns: []string{"x", "y"}}},
+		Query: plan.Query{
+			From:   []plan.From{{As: "p", Collection: "a"}, {As: "q", Collection: "b"}, {As: "s", Collection: "c"}},
+			On:     [][]string{{"p.k", "q.k"}, {"q.x", "s.x"}},
+			Reduce: &plan.Reduce{GroupBy: []string{"p.g"}, Aggregates: []plan.Aggregate{{Name: "n", Fn: plan.Count}}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &dataflow.Env{
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
+		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+		Fail:       func(df string, err error) { t.Errorf("%s: %v", df, err) },
+		Labels:     pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")),
+		LabelSteps: true,
+	}
+	e.Inputs = dataflow.NewInputs(0, 1, e.Activate)
+	for _, in := range []string{"a", "b", "c"} {
+		if err := e.Inputs.Declare(in, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	desc, err := QueryDesc(r, Options{Mode: Direct, Join: plan.Linear, Metrics: &Metrics{}}, NewOutput(1, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, err := dataflow.Build(e, desc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	var got []string
+	for _, op := range df.Operators() {
+		if strings.HasPrefix(op, "arrange ") {
+			got = append(got, op)
+		}
+	}
+	want := []string{
+		"arrange oks a(k)", "arrange overflows a(k)", "arrange errs a(k)",
+		"arrange oks b(k)", "arrange overflows b(k)", "arrange errs b(k)",
+		"arrange oks linear query stage 1(q.x)", "arrange overflows linear query stage 1(q.x)", "arrange errs linear query stage 1(q.x)",
+		"arrange oks c(x)", "arrange overflows c(x)", "arrange errs c(x)",
+		"arrange oks reduce query(p.g)", "arrange overflows reduce query(p.g)", "arrange errs reduce query(p.g)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the arrangements' operators are\n%q\nwant\n%q", got, want)
 	}
 }

@@ -838,3 +838,29 @@ func TestReduceOperatorsWorkOnTheirStepsLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceWithoutContextKeepsTheGoroutinesLabels checks that a reduce
+// made by New alone, its Stats never given a context (SetContext), works
+// on its goroutine's labels and leaves them there: Do, labelling against
+// an empty context, set the goroutine's labels to none after the work, so
+// the worker's runtime= and worker= were lost from the rest of its step
+// and from everything the worker ran after it.
+func TestReduceWithoutContextKeepsTheGoroutinesLabels(t *testing.T) {
+	defer pprof.SetGoroutineLabels(context.Background())
+	worker := pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0"))
+	pprof.SetGoroutineLabels(worker)
+	x := direct(t, ar12)
+	defer x.close()
+	r, err := New(x.in, Options{AsOf: frontier.Min(), Aggregates: []Aggregate{{Fn: Count}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	got := steps(t, x, r, [][]upd{{u(1, 0, 1, 0, 1)}})
+	if len(got.oks) == 0 {
+		t.Fatal("the step retired nothing: Do did not run")
+	}
+	if own, want := labelstest.Own(t), `{"runtime":"solo", "worker":"0"}`; own != want {
+		t.Errorf("after the reduce's step the goroutine carries %s, want the worker's %s", own, want)
+	}
+}

@@ -17,8 +17,8 @@ type Stats struct {
 	labels  pprof.LabelSet
 	errors  atomic.Int64
 	updates atomic.Int64
-	// ctx is the context SetContext set, labelled it with the operator's
-	// labels added, made once rather than at every step.
+	// ctx is the context SetContext set (nil: none), labelled it with the
+	// operator's labels added, made once rather than at every step.
 	ctx, labelled context.Context
 	failure       atomic.Pointer[error]
 }
@@ -40,14 +40,16 @@ func NewStats(dataflow, operator string) *Stats {
 	return &Stats{
 		Dataflow: dataflow, Operator: operator,
 		labels: pprof.Labels("dataflow", dataflow, "operator", operator),
-		ctx:    context.Background(),
 	}
 }
 
 // SetContext sets the context whose labels (the worker's runtime= and
 // worker=, or the operator's step's when the dataflow labels every step:
 // dataflow.OperatorBuilder.StepLabels) the operator's labels are added to,
-// and which Do sets again after its work.
+// and which Do sets again after its work. Until it is called, Do labels
+// nothing (as core/join's operators without OperatorOptions.Labels): a
+// reduce made by New alone works on its goroutine's labels, the worker's,
+// since Do cannot read them to set them back.
 func (s *Stats) SetContext(ctx context.Context) { s.ctx, s.labelled = ctx, nil }
 
 // Errors returns the net multiplicity of the errors produced.
@@ -60,8 +62,12 @@ func (s *Stats) Updates() int64 { return s.updates.Load() }
 // context set by SetContext, so CPU samples of the reduce's work split by
 // dataflow and operator; f receives the labelled context. It sets that
 // context's labels again after f, so the rest of the step (its sends) is
-// counted under them.
+// counted under them. Without SetContext it runs f and nothing more.
 func (s *Stats) Do(f func(context.Context)) {
+	if s.ctx == nil {
+		f(context.Background())
+		return
+	}
 	if s.labelled == nil {
 		s.labelled = pprof.WithLabels(s.ctx, s.labels)
 	}

@@ -26,10 +26,14 @@ type node struct {
 	name   string
 	op     Operator
 	labels context.Context // its steps' pprof labels (Dataflow.label); nil: none
-	inputs []*node
-	in     frontier.Frontier // meet of the inputs' outputs
-	cap    frontier.Frontier
-	out    frontier.Frontier // meet(cap, in)
+	// labelAs, when set, is what its steps' labels say in place of
+	// operator=name: an operator= value, then label pairs
+	// (OperatorBuilder.LabelAs).
+	labelAs []string
+	inputs  []*node
+	in      frontier.Frontier // meet of the inputs' outputs
+	cap     frontier.Frontier
+	out     frontier.Frontier // meet(cap, in)
 	// kept says the chunks the node sends keep the operator contract by
 	// construction, times included: an input's source (Inputs.Send checked
 	// them against its frontier), an exchange's receiver (its sender
@@ -317,7 +321,16 @@ func (d *Dataflow) label(base context.Context) {
 // nodeLabels returns n's step labels: the dataflow's with dataflow= and
 // operator= added.
 func (d *Dataflow) nodeLabels(n *node) context.Context {
-	return stepLabels(d.labels, d.id, n.name)
+	return n.stepLabels(d.labels, d.id)
+}
+
+// stepLabels is the label context of a step of n in dataflow id on a
+// worker whose labels are base: operator= its name, or what LabelAs set.
+func (n *node) stepLabels(base context.Context, id string) context.Context {
+	if n.labelAs == nil {
+		return stepLabels(base, id, n.name)
+	}
+	return pprof.WithLabels(base, pprof.Labels(append([]string{"dataflow", id, "operator"}, n.labelAs...)...))
 }
 
 // stepLabels is the label context of a step of operator name of dataflow

@@ -123,3 +123,37 @@ func TestStepLabelsAreTheStepsLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelAsLabelsTheSteps: an operator given LabelAs steps under the
+// operator= and pairs given in place of its name, which still names it
+// (Operators), and its StepLabels are those.
+func TestLabelAsLabelsTheSteps(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("test", "labels", "worker", "0"))
+	env.LabelSteps = true
+	pprof.SetGoroutineLabels(env.Labels)
+	defer pprof.SetGoroutineLabels(context.Background())
+	op := &labelOp{}
+	var given context.Context
+	df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		b := c.NewOperator("join path 1 feed")
+		b.LabelAs("join", "path", "1")
+		given = b.StepLabels()
+		return b.Build(op)
+	}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	df.Step()
+	want := `# labels: {"dataflow":"d", "operator":"join", "path":"1", "test":"labels", "worker":"0"}`
+	if len(op.seen) == 0 || op.seen[0] != want {
+		t.Errorf("the step's labels %q, want %q", op.seen, want)
+	}
+	if p, _ := pprof.Label(given, "path"); p != "1" {
+		t.Errorf("StepLabels carry path=%q, want 1", p)
+	}
+	if ops := df.Operators(); len(ops) != 1 || ops[0] != "join path 1 feed" {
+		t.Errorf("Operators %q, want the operator's name", ops)
+	}
+}

@@ -68,9 +68,23 @@ func (b *OperatorBuilder) StepLabels() context.Context {
 	}
 	// Made once: the dataflow's labelling (Dataflow.label) keeps it.
 	if b.n.labels == nil {
-		b.n.labels = stepLabels(b.c.env.Labels, b.c.df.id, b.n.name)
+		b.n.labels = b.n.stepLabels(b.c.env.Labels, b.c.df.id)
 	}
 	return b.n.labels
+}
+
+// LabelAs makes the operator's steps, when the dataflow labels every step,
+// run under operator=op and the label pairs (key, value, ...) given, in
+// place of operator= its name: for an operator that does a piece of a
+// larger operator's work, which a profile counts as that operator's (a
+// staged delta join's path operators, under the join's operator= and
+// their path's path=). Its name still names it in errors and Operators.
+// It is called before StepLabels and Build.
+func (b *OperatorBuilder) LabelAs(op string, pairs ...string) {
+	if len(pairs)%2 != 0 {
+		panic("dataflow: LabelAs: label pairs of odd length")
+	}
+	b.n.labelAs, b.n.labels = append([]string{op}, pairs...), nil
 }
 
 // AddInput makes s an input of the operator under construction, under name,

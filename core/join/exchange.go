@@ -175,7 +175,12 @@ func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int,
 	for i, p := range paths {
 		dp := dps[i]
 		name := fmt.Sprintf("%s path %d", opts.Name, dp.Source)
+		// A path's operators do its work, so their whole steps (the
+		// sends after the work too) are labelled as the path's, as the
+		// work is (its Stats): operator= the join's, path= the path's.
+		path := fmt.Sprint(dp.Source)
 		b := c.NewOperator(name + " feed")
+		b.LabelAs(opts.Name, "path", path)
 		op := &pathOp{p: p, stage: -1, labels: stepLabels(b, opts.Labels), sink: NewSink(arity)}
 		op.src = dataflow.AddInput(b, "source", dp.Arranged.Oks.Stream)
 		op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
@@ -187,6 +192,7 @@ func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int,
 		for s, st := range dp.Stages {
 			h := p.stages[s]
 			b := c.NewOperator(fmt.Sprintf("%s lookup %d", name, st.Relation))
+			b.LabelAs(opts.Name, "path", path)
 			op := &pathOp{p: p, stage: s, labels: stepLabels(b, opts.Labels), sink: NewSink(arity), recv: Updates{Arity: h.arity}}
 			op.props = dataflow.AddInput(b, "proposals", c.Exchange(last, st.StreamKey))
 			op.lookup = dataflow.AddInput(b, "lookup", st.Lookup.Oks.Stream)

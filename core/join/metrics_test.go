@@ -110,6 +110,9 @@ func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 			if !strings.HasPrefix(op, s.Operator) || d != "q" {
 				t.Errorf("peers=%d: %s path %q runs on and sets back operator=%q dataflow=%q, want its step's", peers, s.Operator, s.Path, op, d)
 			}
+			if path, ok := pprof.Label(ctx, "path"); ok {
+				op += " path=" + path // a staged path's operator's (TestDeltaPathStepsAreThePaths)
+			}
 			seen[op] = true
 		}
 		stepAll(dfs, peers)
@@ -124,7 +127,7 @@ func TestJoinOperatorsSetTheirStepsLabelsBack(t *testing.T) {
 		pprof.SetGoroutineLabels(context.Background())
 		want := []string{"join", "delta"}
 		if peers > 1 {
-			want = append(want, "delta path 0 feed", "delta path 0 lookup 1", "delta path 2 lookup 0")
+			want = append(want, "delta path=0", "delta path=1", "delta path=2")
 		}
 		for _, op := range want {
 			if !seen[op] {
@@ -236,4 +239,47 @@ func buildOnEach(t *testing.T, envs []*dataflow.Env, names []string, build func(
 		dfs = append(dfs, df)
 	}
 	return dfs
+}
+
+// TestDeltaPathStepsAreThePaths checks that on several workers, where a
+// delta join's paths are staged, each path operator's step (the feed's
+// and every lookup's) runs under the path's labels, operator= the join's
+// and path= the path's, as its work does: Do sets those back after the
+// work, so the rest of the step (its sends) is counted as the path's. A
+// step under operator= its own name ("delta path 0 feed") and no path=
+// counted the sends apart from the path's work in a profile.
+func TestDeltaPathStepsAreThePaths(t *testing.T) {
+	envs := labelledEnvs(t, 2)
+	names := []string{"r0", "r1", "r2"}
+	dfs := buildOnEach(t, envs, names, func(c *dataflow.Context, arr []*dataflow.Arrangement) error {
+		_, err := DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Labels: c.Labels()})
+		return err
+	})
+	sendRound(t, envs, names, 0, 2)
+	// The contexts each path's Stats were given, one per operator.
+	steps := map[string]map[context.Context]bool{}
+	t.Cleanup(func() { doSeen = nil })
+	doSeen = func(s *Stats, ctx context.Context, _ bool) {
+		if s.Path == "" {
+			return // the union's
+		}
+		op, _ := pprof.Label(ctx, "operator")
+		path, _ := pprof.Label(ctx, "path")
+		if op != s.Operator || path != s.Path {
+			t.Errorf("path %s's work sets back operator=%q path=%q, want the path's operator=%q path=%q", s.Path, op, path, s.Operator, s.Path)
+		}
+		if steps[s.Path] == nil {
+			steps[s.Path] = map[context.Context]bool{}
+		}
+		steps[s.Path][ctx] = true
+	}
+	stepAll(dfs, 2)
+	doSeen = nil
+	pprof.SetGoroutineLabels(context.Background())
+	for _, p := range []string{"0", "1", "2"} {
+		// Its feed and two lookups, on each of two workers.
+		if n := len(steps[p]); n != 6 {
+			t.Errorf("path %s: %d operators' steps ran its work, want 6 (a feed and two lookups on each worker)", p, n)
+		}
+	}
 }

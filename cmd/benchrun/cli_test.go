@@ -177,6 +177,11 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", "lookup", "--count", "1", "--count", "2"}, `invalid argument "2" for "--count" flag: the flag is given more than once`},
 		{[]string{"gen", "lookup", "--out", filepath.Join(dir, "gen"), "--seed", "1", "--seed=2"}, `invalid argument "2" for "--seed" flag: the flag is given more than once`},
 		{[]string{"explain", "lookup", "--index", "direct", "--index", "imported"}, `for "--index" flag: the flag is given more than once`},
+		// A value given twice in a list is refused, as in a --param
+		// list, not run once.
+		{[]string{"run", "lookup", "--index", "imported,direct,imported"}, "benchrun: --index: imported,direct,imported: the value imported is given twice"},
+		{[]string{"run", "lookup", "--join", "delta,delta"}, "benchrun: --join: delta,delta: the value delta is given twice"},
+		{[]string{"eval", "lookup", "--at", "0,5,0"}, "benchrun: --at: time 0 is given twice"},
 		// Integer flags read decimal: 0x2 is refused, not read as 2.
 		{[]string{"run", "lookup", "--count", "0x2"}, `invalid argument "0x2" for "--count" flag: must be a plain decimal integer`},
 		{[]string{"eval", "lookup", "--at", "0", "--seed", "1_0"}, `invalid argument "1_0" for "--seed" flag: must be a plain decimal integer`},

@@ -162,16 +162,19 @@ func product[T any](values [][]T, f func([]T) error) error {
 }
 
 // ParseList splits a comma-separated flag value and checks each entry
-// against allowed.
+// against allowed. A value given twice is refused, as in a --param list
+// and --at: a list names each value it runs once, and a repeat is a typo
+// (--index imported,imported meant imported,direct), not a second run.
 func ParseList(flag, value string, allowed ...string) ([]string, error) {
 	var out []string
 	for _, v := range strings.Split(value, ",") {
 		if !slices.Contains(allowed, v) {
 			return nil, usagef(flag, "unknown value %s (one or more of %s, comma-separated)", spec.Quote(v), strings.Join(allowed, ", "))
 		}
-		if !slices.Contains(out, v) {
-			out = append(out, v)
+		if slices.Contains(out, v) {
+			return nil, usagef(flag, "%s: the value %s is given twice", spec.Clip(value), v)
 		}
+		out = append(out, v)
 	}
 	return out, nil
 }

@@ -138,6 +138,11 @@ func parseAt(at string, s *spec.Spec) ([]uint64, error) {
 		if p.HasUntil && t >= p.Until {
 			return nil, usagef("--at", "time %d is not before the spec's until %d (%s)", t, p.Until, spec.Path(s.File))
 		}
+		if slices.Contains(out, t) {
+			// The same section printed twice, as a --param or --index
+			// value given twice is refused.
+			return nil, usagef("--at", "time %d is given twice", t)
+		}
 		out = append(out, t)
 	}
 	return out, nil

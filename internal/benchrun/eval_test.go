@@ -101,6 +101,7 @@ func TestEvalBadInput(t *testing.T) {
 		{EvalConfig{At: "18446744073709551616"}, `--at: "18446744073709551616" is out of range: a time is at most 18446744073709551615`},
 		{EvalConfig{At: "018446744073709551616"}, `--at: "018446744073709551616" is not a time`},
 		{EvalConfig{At: ""}, "--at: is required"},
+		{EvalConfig{At: "1,2,1"}, "--at: time 1 is given twice"},
 		{EvalConfig{At: "1", Format: "xml"}, `--format: unknown value "xml"`},
 		{EvalConfig{At: "1", Index: "both"}, `--index: unknown value "both"`},
 		{EvalConfig{At: "1", Join: "hash"}, `--join: unknown value "hash"`},

@@ -68,7 +68,7 @@ func chartHeight(rows int) vg.Length {
 func rowNames(t *Table) []string {
 	names := make([]string, len(t.Rows))
 	for i, r := range t.Rows {
-		names[len(t.Rows)-1-i] = r.Name
+		names[len(t.Rows)-1-i] = show(r.Name)
 	}
 	return names
 }
@@ -78,7 +78,7 @@ func rowNames(t *Table) []string {
 func distributionChart(t *Table) (string, error) {
 	p := plot.New()
 	p.Title.Text = "samples / baseline median (" + t.Unit + ")"
-	p.X.Label.Text = "ratio to the median of " + t.Columns[0]
+	p.X.Label.Text = "ratio to the median of " + show(t.Columns[0])
 	p.NominalY(rowNames(t)...)
 	p.Add(plotter.NewGrid())
 	n := len(t.Rows)
@@ -110,7 +110,7 @@ func distributionChart(t *Table) (string, error) {
 		s.GlyphStyle.Color = colColor(j)
 		s.GlyphStyle.Radius = vg.Points(2.2)
 		p.Add(s)
-		p.Legend.Add(col, s)
+		p.Legend.Add(show(col), s)
 	}
 	addUnityLine(p, n)
 	logIfWide(p)
@@ -201,7 +201,7 @@ func addUnityLine(p *plot.Plot, n int) {
 func ratioChart(t *Table) (svg string, left []string, err error) {
 	p := plot.New()
 	p.Title.Text = "median / baseline median (" + t.Unit + "), colored by verdict"
-	p.X.Label.Text = "ratio to " + t.Columns[0]
+	p.X.Label.Text = "ratio to " + show(t.Columns[0])
 	p.NominalY(rowNames(t)...)
 	p.Add(plotter.NewGrid())
 	n := len(t.Rows)
@@ -218,8 +218,8 @@ func ratioChart(t *Table) (svg string, left []string, err error) {
 			}
 			x := c.Center / b.Center
 			if !(x > 0) || math.IsInf(x, 0) {
-				if !slices.Contains(left, r.Name) {
-					left = append(left, r.Name)
+				if !slices.Contains(left, show(r.Name)) {
+					left = append(left, show(r.Name))
 				}
 				continue
 			}
@@ -240,7 +240,7 @@ func ratioChart(t *Table) (svg string, left []string, err error) {
 		}
 		p.Add(s)
 		if k > 2 {
-			p.Legend.Add(t.Columns[j], s)
+			p.Legend.Add(show(t.Columns[j]), s)
 		}
 	}
 	addUnityLine(p, n)
@@ -405,8 +405,8 @@ func scalingChart(t *Table, key string, confidence float64) (string, []Fit, erro
 		return "", nil, nil
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s against %s (log-log), fitted exponent k", t.Unit, key)
-	p.X.Label.Text = key
+	p.Title.Text = fmt.Sprintf("%s against %s (log-log), fitted exponent k", t.Unit, show(key))
+	p.X.Label.Text = show(key)
 	p.Y.Label.Text = t.Unit
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = boundedLogTicks{}, boundedLogTicks{}

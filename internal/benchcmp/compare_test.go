@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"maps"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
 )
@@ -1082,6 +1084,49 @@ func TestReportShowsFileTextEscaped(t *testing.T) {
 	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, old, other)
 	if err == nil || raw(err.Error()) || !strings.Contains(err.Error(), `"z\x1b[0m" in`) {
 		t.Errorf("err = %q, want the configuration value escaped", err)
+	}
+}
+
+// TestHTMLShowsFileTextEscaped: the html report shows a benchmark name,
+// a column label and a configuration value holding a control character
+// or a bidirectional override as the text report does, quoted and
+// escaped, in its tables, its list of regressions and its charts' labels:
+// html/template and the SVG canvas escape markup, not control
+// characters, and a page holding them raw is not valid HTML.
+func TestHTMLShowsFileTextEscaped(t *testing.T) {
+	const name, value, label = "BenchmarkA\x1b[31m\x01/n=1", "x\u202ey\x7f", "o\x1b[2Jld"
+	lines := func(cfg string, base int) string {
+		var b strings.Builder
+		b.WriteString("env: " + cfg + "\n")
+		for i := range 6 {
+			fmt.Fprintf(&b, "%s 1 %d ns/op\n", name, base+i)
+			fmt.Fprintf(&b, "%s 1 %d ns/op\n", strings.Replace(name, "n=1", "n=10", 1), 10*(base+i))
+		}
+		return b.String()
+	}
+	old := writeTemp(t, "old.txt", lines(value, 10))
+	new := writeTemp(t, "new.txt", lines(value, 20))
+	out, _, err := compare(t, func(c *CompareConfig) { c.Format = "html" }, label+"="+old, "new="+new, "newer="+new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range out {
+		if r != '\t' && r != '\n' && r != '\r' && unicode.IsControl(r) || r == '\u202e' {
+			t.Fatalf("html: %U raw at byte %d: %q", r, i, out[max(0, i-60):min(len(out), i+60)])
+		}
+	}
+	text := html.UnescapeString(out)
+	for _, want := range []string{
+		`<td class="name">"A\x1b[31m\x01/n=1"</td>`,
+		`<th>"o\x1b[2Jld"</th>`,
+		`"env: x\u202ey\x7f"`,
+		`sec/op "A\x1b[31m\x01/n=1": new vs "o\x1b[2Jld"`, // the regressions
+		`>"A\x1b[31m\x01/n=10"</text>`,                   // a chart's row label
+		`>"o\x1b[2Jld"</text>`,                            // a chart's legend
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("html: want %s in the report", want)
+		}
 	}
 }
 

@@ -36,7 +36,11 @@ type htmlFit struct {
 
 // writeHTML writes the report as one self-contained HTML page: tables and
 // inline SVG charts drawn with gonum.org/v1/plot, inline style, and no
-// script or resource from anywhere else.
+// script or resource from anywhere else. Text from the result files and
+// the command line (names, column labels, configuration) is shown as the
+// text report shows it (show): a control character, which html/template
+// and the SVG canvas pass through raw and which no HTML page may hold
+// (an escape sequence, a NUL), is written escaped, visibly.
 func writeHTML(w io.Writer, rep *Report) error {
 	var tables []htmlTable
 	for _, t := range rep.Tables {
@@ -45,15 +49,15 @@ func writeHTML(w io.Writer, rep *Report) error {
 			if i > 0 {
 				ht.Config += " · "
 			}
-			ht.Config += c
+			ht.Config += show(c)
 		}
 		s := scaler(t)
-		ht.Header = []string{"benchmark", t.Columns[0]}
+		ht.Header = []string{"benchmark", show(t.Columns[0])}
 		for _, c := range t.Columns[1:] {
-			ht.Header = append(ht.Header, c, "delta", "p", "verdict")
+			ht.Header = append(ht.Header, show(c), "delta", "p", "verdict")
 		}
 		for _, r := range t.Rows {
-			row := []htmlCell{{Text: r.Name, Class: "name"}}
+			row := []htmlCell{{Text: show(r.Name), Class: "name"}}
 			for j, c := range r.Cells {
 				if c == nil {
 					row = append(row, htmlCell{Text: "–"})
@@ -81,7 +85,7 @@ func writeHTML(w io.Writer, rep *Report) error {
 			if err != nil {
 				return fmt.Errorf("%w: drawing the %s ratios: %v", ErrOutput, t.Unit, err)
 			}
-			caption := fmt.Sprintf("The median of each column divided by the median of %s (imported/direct with --col /index), colored by verdict; the dashed red line is the regression threshold.", t.Columns[0])
+			caption := fmt.Sprintf("The median of each column divided by the median of %s (imported/direct with --col /index), colored by verdict; the dashed red line is the regression threshold.", show(t.Columns[0]))
 			if len(left) > 0 {
 				names := strings.Join(left[:min(len(left), 5)], ", ")
 				if len(left) > 5 {
@@ -104,10 +108,10 @@ func writeHTML(w io.Writer, rep *Report) error {
 				if f.HasInterval {
 					iv = fmt.Sprintf("[%.3f, %.3f]", f.Lo, f.Hi)
 				}
-				hf = append(hf, htmlFit{N: i + 1, Name: f.Name, K: fmt.Sprintf("%.3f", f.Exponent), Interval: iv})
+				hf = append(hf, htmlFit{N: i + 1, Name: show(f.Name), K: fmt.Sprintf("%.3f", f.Exponent), Interval: iv})
 			}
 			ht.Charts = append(ht.Charts, htmlChart{Kind: "scaling", SVG: template.HTML(sc), Fits: hf,
-				Caption: fmt.Sprintf("Medians against %s on log-log axes; k is the least-squares slope of all samples (value ≈ c·%s^k) with its %.0f%% interval: k≈0 is flat, k≈1 linear.", key, key, rep.Confidence*100)})
+				Caption: fmt.Sprintf("Medians against %s on log-log axes; k is the least-squares slope of all samples (value ≈ c·%s^k) with its %.0f%% interval: k≈0 is flat, k≈1 linear.", show(key), show(key), rep.Confidence*100)})
 		}
 		tables = append(tables, ht)
 	}
@@ -117,7 +121,7 @@ func writeHTML(w io.Writer, rep *Report) error {
 			for j, c := range r.Cells {
 				if c != nil && c.Verdict == Regression {
 					flagged = append(flagged, fmt.Sprintf("%s %s: %s vs %s, %s (p=%.3f, threshold %g%%)",
-						t.Unit, r.Name, t.Columns[j], t.Columns[0], pct(c.DeltaPct), c.P, t.Threshold))
+						t.Unit, show(r.Name), show(t.Columns[j]), show(t.Columns[0]), pct(c.DeltaPct), c.P, t.Threshold))
 				}
 			}
 		}

@@ -219,6 +219,10 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 1, Params: []string{"rows=1", "rows=2"}}, `--param: rows is given twice`},
 		{Selection{Workers: 1, Params: []string{"rows=1,1e0"}}, `--param: rows=1,1e0: the value 1 is given twice`},
 		{Selection{Workers: 1, Params: []string{"rows=1,"}}, `--param: rows=1,: "" is not a decimal integer`},
+		// Past float64's range, a value is still judged by its digits.
+		{Selection{Workers: 1, Params: []string{"rows=1e400"}}, `--param: rows=1e400: 1e400 is outside -9223372036854775808..18446744073709551615, the range of every integer field`},
+		{Selection{Workers: 1, Params: []string{"rows=1e-400"}}, `--param: rows=1e-400: 1e-400 is not an integer`},
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.retract=1e-400"}}, `--param: inputs.lineitem.generate.retract=1e-400: 1e-400 is not an integer`},
 		{Selection{Workers: 1, Targets: []string{"fanout"}, Params: []string{"k=4,1025"}}, "--param: k=4,1025: workload fanout: k must be in 1..1024 (concurrent queries), not 1025"},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"edges=5"}}, `--param: edges=5: no selected workload has a parameter edges`},
 		{Selection{Workers: 1, Targets: []string{"nope"}}, `run: workloads: unknown name: no built-in workload "nope"`},

@@ -186,6 +186,9 @@ func (d *decoder) integer(n *node, field string) (*big.Int, error) {
 var numberRE = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
 // exactInteger parses the text of a JSON number as an exact integer.
+// The magnitude is judged from the digits and the exponent before big.Rat
+// expands the exponent: 1e-400 is a fraction, not an integer, and 1e400
+// is beyond every integer field, whatever the size of the exponent.
 func exactInteger(text string, fail func(string) error) (*big.Int, error) {
 	m := numberRE.FindStringSubmatch(text)
 	if m == nil {
@@ -194,20 +197,59 @@ func exactInteger(text string, fail func(string) error) (*big.Int, error) {
 	if v, ok := new(big.Int).SetString(text, 10); ok {
 		return v, nil
 	}
-	if m[1] != "" {
-		// Bound the exponent before big.Rat expands it.
-		if e, err := strconv.Atoi(m[1][1:]); err != nil || e > 40 || e < -40 {
-			return nil, fail(fmt.Sprintf("%s is out of range", text))
-		}
+	outside := func() error {
+		return fail(fmt.Sprintf("%s is outside %d..%d, the range of every integer field", text, int64(math.MinInt64), uint64(math.MaxUint64)))
+	}
+	switch mag, ok := magnitude(text, m[1]); {
+	case mag == magZero:
+		return new(big.Int), nil // 0e-400, 0.0e99: zero
+	case !ok && mag > 0:
+		return nil, outside()
+	case mag <= 0:
+		// Below 1 in absolute value and not 0.
+		return nil, fail(fmt.Sprintf("%s is not an integer", text))
+	case mag > 40:
+		// At least 1e40, past 2^128.
+		return nil, outside()
 	}
 	r, ok := new(big.Rat).SetString(text)
 	if !ok || !r.IsInt() {
 		return nil, fail(fmt.Sprintf("%s is not an integer", text))
 	}
 	if r.Num().BitLen() > 128 {
-		return nil, fail(fmt.Sprintf("%s is out of range", text))
+		return nil, outside()
 	}
 	return r.Num(), nil
+}
+
+// magZero is magnitude's result for a number whose digits are all 0.
+const magZero = math.MinInt
+
+// magnitude returns the number of digits before the decimal point of the
+// JSON number text (exponent its exponent part, "" if none) written
+// without an exponent: 3 for 1.5e2, 0 for 0.5, -2 for 1e-3, magZero
+// for zero. ok is false when the exponent does not fit an int, and the
+// magnitude's sign is then the exponent's.
+func magnitude(text, exponent string) (mag int, ok bool) {
+	mant := strings.TrimPrefix(text[:len(text)-len(exponent)], "-")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	lead := len(digits) - len(strings.TrimLeft(digits, "0"))
+	if lead == len(digits) {
+		return magZero, true
+	}
+	exp := 0
+	if exponent != "" {
+		e, err := strconv.Atoi(strings.TrimPrefix(exponent[1:], "+"))
+		if err != nil || e > math.MaxInt/4 || e < -math.MaxInt/4 {
+			if strings.HasPrefix(exponent[1:], "-") {
+				return -1, false
+			}
+			return 1, false
+		}
+		exp = e
+	}
+	return len(intPart) - lead + exp, true
 }
 
 func (d *decoder) u64(n *node, field string) (uint64, error) {
@@ -232,13 +274,23 @@ func (d *decoder) i64(n *node, field string) (int64, error) {
 	return v.Int64(), nil
 }
 
-func (d *decoder) f64(n *node, field string) (float64, error) {
+// f64 returns the value of a number node as a float64. rule says what the
+// field allows ("retract must be in [0, 1)"): a value a float64 cannot
+// hold is refused with it, since the rule alone would not say what is
+// wrong with 1e400 (no float64 is that large) or with 1e-400 in a field
+// that must be > 0 (a float64 reads it as 0).
+func (d *decoder) f64(n *node, field, rule string) (float64, error) {
 	if n.kind != kindNumber {
 		return 0, d.errf(n, field, "must be a number, not %s", n.kind)
 	}
 	f, err := strconv.ParseFloat(n.text, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return 0, d.errf(n, field, "%s is not a finite number", n.text)
+		return 0, d.errf(n, field, "%s is beyond the range of a float64 (about ±1.8e308): %s", n.text, rule)
+	}
+	if m := numberRE.FindStringSubmatch(n.text); f == 0 && m != nil {
+		if mag, _ := magnitude(n.text, m[1]); mag != magZero {
+			return 0, d.errf(n, field, "%s is not 0 but too close to 0 for a float64 (the smallest is %g), which would read it as 0: %s", n.text, math.SmallestNonzeroFloat64, rule)
+		}
 	}
 	return f, nil
 }
@@ -419,7 +471,7 @@ func (d *decoder) generate(n *node, field string, columns []string) (*Generate, 
 		}
 	}
 	if x := n.get("retract"); x != nil {
-		if g.Retract, err = d.f64(x, field+".retract"); err != nil {
+		if g.Retract, err = d.f64(x, field+".retract", "retract must be in [0, 1) (0 for none)"); err != nil {
 			return nil, err
 		}
 		if !(g.Retract >= 0 && g.Retract < 1) {
@@ -496,7 +548,7 @@ func (d *decoder) column(n *node, field string) (ColumnGen, error) {
 			err2 = d.errf(n.get("n"), field+".n", "n must be in 1..%d", MaxZipfN)
 			break
 		}
-		if c.S, err2 = d.f64(n.get("s"), field+".s"); err2 != nil {
+		if c.S, err2 = d.f64(n.get("s"), field+".s", "s must be > 0 (and at most 100)"); err2 != nil {
 			break
 		}
 		if !(c.S > 0) || c.S > 100 {

@@ -256,15 +256,28 @@ func (cfg *RunConfig) validate() error {
 		// pipe or a terminal (--out /dev/stdout | cat) would get the
 		// results twice, or mixed into the progress lines.
 		if st, err := os.Stat(f.path); err == nil {
-			if stdout != nil && os.SameFile(st, stdout) {
+			if stdout != nil && sameFile(st, stdout) {
 				return usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", spec.Path(f.path), f.flag)
 			}
-			if stderr != nil && os.SameFile(st, stderr) {
+			if stderr != nil && sameFile(st, stderr) {
 				return usagef(f.flag, "%s is also standard error, where the progress goes; give %s its own file", spec.Path(f.path), f.flag)
 			}
 		}
 	}
 	return nil
+}
+
+// sameFile reports whether a and b are one file: os.SameFile, or two
+// files of one character device. /dev/tty is the terminal standard output
+// or error may reach as /dev/pts/3, and a terminal written through two
+// names gets the results twice, mixed into the progress lines.
+func sameFile(a, b os.FileInfo) bool {
+	if os.SameFile(a, b) {
+		return true
+	}
+	da, okA := deviceOf(a)
+	db, okB := deviceOf(b)
+	return okA && okB && da == db
 }
 
 // keepingFile returns the FileInfo of the file w writes to (an *os.File,
@@ -481,7 +494,7 @@ func samePath(a, b string) bool {
 	}
 	stA, errA := os.Stat(a)
 	stB, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(stA, stB)
+	return errA == nil && errB == nil && sameFile(stA, stB)
 }
 
 // target returns the absolute path the file p names will be written at:

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// openTerminal opens a new pseudo-terminal and returns its terminal end,
+// and a function that closes it and returns what reached the terminal
+// once every process has closed it.
+func openTerminal(t *testing.T) (pts *os.File, shown func() string) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	pts, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	var text bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		io.Copy(&text, ptmx) // until the last terminal end is closed
+		close(done)
+	}()
+	return pts, func() string {
+		pts.Close()
+		<-done
+		return text.String()
+	}
+}
+
+// TestOutputIsNotTheTerminalByAnyName: --out /dev/tty names the
+// controlling terminal, which is refused as its /dev/pts name is when
+// standard output or error writes to it (the results twice, or mixed into
+// the progress lines), and written when neither does.
+func TestOutputIsNotTheTerminalByAnyName(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	for _, tc := range []struct {
+		name           string
+		stdout, stderr bool // on the terminal
+		want           string
+	}{
+		{"stdout", true, false, "benchrun: --out: /dev/tty is also standard output, where the results go; give --out its own file"},
+		{"stderr", false, true, "benchrun: --out: /dev/tty is also standard error, where the progress goes; give --out its own file"},
+		{"neither", false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pts, shown := openTerminal(t)
+			args, _ := json.Marshal([]string{"run", "groupby", "--param", "rows=10", "--out", "/dev/tty", "--progress", "off"})
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "BENCHRUN_HELPER_ARGS="+string(args))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, &stdout, &stderr
+			if tc.stdout {
+				cmd.Stdout = pts
+			}
+			if tc.stderr {
+				cmd.Stderr = pts
+			}
+			// pts becomes the controlling terminal, /dev/tty, of a new
+			// session: fd 0 in the child.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			err := cmd.Run()
+			code := cmd.ProcessState.ExitCode()
+			terminal := shown()
+			if tc.want == "" {
+				if err != nil || !strings.Contains(stdout.String(), "BenchmarkGroupby/") {
+					t.Errorf("exit %d (%v), stdout %q, stderr %q: want the results", code, err, stdout.String(), stderr.String())
+				}
+				return
+			}
+			if code != 2 || stdout.Len() != 0 {
+				t.Errorf("exit %d, stdout %q: want exit 2 and nothing written", code, stdout.String())
+			}
+			if tc.stderr {
+				stderr.WriteString(terminal)
+			}
+			if !strings.Contains(stderr.String(), tc.want) || strings.Contains(terminal, "Benchmark") {
+				t.Errorf("stderr %q, terminal %q: want %q and no result", stderr.String(), terminal, tc.want)
+			}
+		})
+	}
+}

@@ -1121,7 +1121,7 @@ func TestHTMLShowsFileTextEscaped(t *testing.T) {
 		`<th>"o\x1b[2Jld"</th>`,
 		`"env: x\u202ey\x7f"`,
 		`sec/op "A\x1b[31m\x01/n=1": new vs "o\x1b[2Jld"`, // the regressions
-		`>"A\x1b[31m\x01/n=10"</text>`,                   // a chart's row label
+		`>"A\x1b[31m\x01/n=10"</text>`,                    // a chart's row label
 		`>"o\x1b[2Jld"</text>`,                            // a chart's legend
 	} {
 		if !strings.Contains(text, want) {

@@ -53,7 +53,7 @@ func TestDevFull(t *testing.T) {
 	args, _ := json.Marshal([]string{"explain", "lookup"})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "BENCHRUN_HELPER_ARGS="+string(args))
+	cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args))
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = full, &stderr
 	cmd.Run()

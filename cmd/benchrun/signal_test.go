@@ -38,7 +38,7 @@ func (slowEngine) Sample(ctx context.Context, b *benchrun.Benchmark, inputs []*s
 // TestSIGINT starts it as a subprocess.
 func TestMain(m *testing.M) {
 	benchflame.RunChildIfRequested()
-	if args := os.Getenv("BENCHRUN_HELPER_ARGS"); args != "" {
+	if args := os.Getenv("BENCHRUN_CHILD_ARGS"); args != "" {
 		var a []string
 		if err := json.Unmarshal([]byte(args), &a); err != nil {
 			panic(err)
@@ -66,7 +66,7 @@ func interruptRun(t *testing.T, sig os.Signal) {
 	args, _ := json.Marshal([]string{"run", "groupby", "--count", "50", "--out", out, "--progress", "off", "--cpuprofile", filepath.Join(dir, "cpu.pprof")})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "BENCHRUN_HELPER_ARGS="+string(args))
+	cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -183,7 +183,7 @@ func TestSecondSignalEndsABlockedRun(t *testing.T) {
 	args, _ := json.Marshal([]string{"run", "groupby", "--count", "1", "--progress", "off", "--cpuprofile", fifo})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "BENCHRUN_HELPER_ARGS="+string(args))
+	cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

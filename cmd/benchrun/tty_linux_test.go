@@ -19,7 +19,6 @@ import (
 // and a function that closes it and returns what reached the terminal
 // once every process has closed it.
 func openTerminal(t *testing.T) (pts *os.File, shown func() string) {
-	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
@@ -69,7 +68,7 @@ func TestOutputIsNotTheTerminalByAnyName(t *testing.T) {
 			args, _ := json.Marshal([]string{"run", "groupby", "--param", "rows=10", "--out", "/dev/tty", "--progress", "off"})
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "BENCHRUN_HELPER_ARGS="+string(args))
+			cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, &stdout, &stderr
 			if tc.stdout {
@@ -78,8 +77,8 @@ func TestOutputIsNotTheTerminalByAnyName(t *testing.T) {
 			if tc.stderr {
 				cmd.Stderr = pts
 			}
-			// pts becomes the controlling terminal, /dev/tty, of a new
-			// session: fd 0 in the child.
+			// pts, the child's fd 0, becomes its controlling terminal:
+			// the one /dev/tty names.
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 			err := cmd.Run()
 			code := cmd.ProcessState.ExitCode()

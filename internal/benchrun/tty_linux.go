@@ -33,9 +33,9 @@ func charDevice(rdev uint64) (uint64, bool) {
 	if rdev != devTTY {
 		return rdev, true
 	}
-	// /proc/self/stat: pid (comm) state ppid pgrp session tty_nr ...;
-	// comm may hold spaces and parentheses, so fields count from the
-	// last ")".
+	// tty_nr is the seventh field of /proc/self/stat, the fifth after
+	// the command name, which may hold spaces and parentheses: fields
+	// count from the last ")".
 	data, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		return 0, false

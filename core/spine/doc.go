@@ -17,7 +17,8 @@
 // largest batch is reread once per as many updates as it holds, and the
 // trace stays within about three times the live updates. When the
 // batches waiting just below the top would make the top's merge due, they
-// fold into it at once, whatever their number, saving the pass that would
+// fold into it at once, whatever their number (after the merge in progress
+// there, if any, whose batches are older), saving the pass that would
 // write them once more in between and keeping that level from holding
 // nearly fanout batches of the top's size.
 //

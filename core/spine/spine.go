@@ -375,6 +375,13 @@ func (s *Spine) normalize() {
 // boundary, would hold up to fanout-1 batches of nearly the top's size, and
 // the trace would grow past three times the live updates. It reports
 // whether it did.
+//
+// Level j may be merging its oldest batches meanwhile: it started while
+// the top was merging, or before the top's first batch shrank (its
+// retractions met the updates they retract). Those batches are older than
+// the ones waiting after them, which cannot move above them (S3), so the
+// merge's inputs count towards the tail, and a fold finishes it first: its
+// result joins the top's batches, ahead of the ones folded after it.
 func (s *Spine) foldIntoTop(j int) bool {
 	top, l := &s.levels[j+1], &s.levels[j]
 	if top.merger != nil || len(top.waiting) == 0 {
@@ -387,8 +394,15 @@ func (s *Spine) foldIntoTop(j int) bool {
 	for _, b := range l.waiting {
 		tail += b.Len()
 	}
+	if l.merger != nil {
+		tail += l.in
+	}
 	if tail < top.waiting[0].Len() {
 		return false
+	}
+	if l.merger != nil {
+		s.complete(j) // its result is level j+1's newest batch
+		top = &s.levels[j+1]
 	}
 	top.waiting = append(top.waiting, l.waiting...)
 	clear(l.waiting)

@@ -569,3 +569,58 @@ func readersSeeTheRefusal(t *testing.T, g *share.Registry, peer *share.Bundle) {
 		t.Fatalf("registry left with %+v", st)
 	}
 }
+
+// A released reader's upper is the one it read when it was released, as
+// its holds are the ones it had: a local handle, a shared reader, a padded
+// one and each one's clone. The trace moving on after the release, or
+// freed by its last handle's, moves none of them; a live reader reads the
+// new upper.
+func TestAReleasedReadersUpperStaysWhereItWas(t *testing.T) {
+	src, errs := newSource(t, 4, 0), newSource(t, 4, 0)
+	g := share.NewRegistry()
+	tok, err := g.Publish("idx", frontier.At(0), src.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := tok.Slot().Oks().Reader()
+	h := src.h.Clone()
+	shared := tok.Slot().Oks().Reader()
+	b := share.NewBundle(src.h.Clone(), src.h.Clone(), nil)
+	padded := b.IntoPadded()
+	released := []trace.Reader{h, shared, padded.Oks}
+	h.Release()
+	shared.Release()
+	b.Release()
+	padded.Release()
+	for _, r := range released {
+		released = append(released, r.CloneReader())
+	}
+	bld := batch.NewBuilder(kv, 1)
+	bld.Push1(1, 4, 4, 1)
+	next, err := bld.Build(frontier.At(4), frontier.At(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.w.Insert(next); err != nil {
+		t.Fatal(err)
+	}
+	if got := live.ReadUpper(); got != frontier.At(5) {
+		t.Fatalf("a live reader's upper is %v, want {5}", got)
+	}
+	check := func(when string) {
+		for i, r := range released {
+			if got := r.ReadUpper(); got != frontier.At(4) {
+				t.Errorf("%s: released reader %d (%T) reads upper %v, want {4}, its upper at release", when, i, r, got)
+			}
+		}
+	}
+	check("after an insert")
+	live.Release()
+	tok.Release()
+	src.h.Release() // the trace's last handle: its storage is freed
+	errs.h.Release()
+	if src.h.State().Storage() != nil {
+		t.Fatalf("the trace's storage outlives its last handle: %d live", src.h.State().Live())
+	}
+	check("after the trace is freed")
+}

@@ -19,6 +19,9 @@ type Reader struct {
 	p        *Point
 	logical  frontier.Frontier
 	physical frontier.Frontier
+	// upper is the published upper when the reader was released, which
+	// ReadUpper reports from then on (set with released).
+	upper    frontier.Frontier
 	released bool
 	cleanup  runtime.Cleanup
 }
@@ -192,7 +195,7 @@ func mustHold(err error) {
 // errors (ErrReleased) and its Release is a no-op, as are r's.
 func (r *Reader) Clone() *Reader {
 	if r.released {
-		return &Reader{p: r.p, logical: r.logical, physical: r.physical, released: true}
+		return &Reader{p: r.p, logical: r.logical, physical: r.physical, upper: r.upper, released: true}
 	}
 	r.p.mu.Lock()
 	defer r.p.mu.Unlock()
@@ -212,6 +215,7 @@ func (r *Reader) Release() {
 		r.cleanup.Stop()
 	}
 	r.p.mu.Lock()
+	r.upper = r.p.upper
 	mustHold(r.p.remoteLogical.Update(r.logical, -1))
 	mustHold(r.p.remotePhysical.Update(r.physical, -1))
 	r.p.readers--
@@ -272,8 +276,13 @@ func (r *Reader) MapBatches(f func(*batch.Batch)) {
 	}
 }
 
-// ReadUpper returns the published upper.
+// ReadUpper returns the published upper; on a released reader, the one
+// published when it was released, as its holds are the ones it had then:
+// the publication moving on moves nothing a released reader reports.
 func (r *Reader) ReadUpper() frontier.Frontier {
+	if r.released {
+		return r.upper
+	}
 	r.p.mu.Lock()
 	defer r.p.mu.Unlock()
 	return r.p.upper

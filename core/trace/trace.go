@@ -60,7 +60,8 @@ type Reader interface {
 	BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error)
 	// MapBatches visits the chain in time order.
 	MapBatches(func(*batch.Batch))
-	// ReadUpper returns the chain's coverage.
+	// ReadUpper returns the chain's coverage; a released reader's is
+	// the coverage when it was released.
 	ReadUpper() frontier.Frontier
 	// CloneReader registers a new, independent reader at the same holds.
 	// The clone of a released reader is released too: it registers
@@ -114,6 +115,9 @@ type Handle struct {
 	bx       *box
 	logical  frontier.Frontier
 	physical frontier.Frontier
+	// upper is the trace's upper when the handle was released, which
+	// ReadUpper reports from then on (set with released).
+	upper    frontier.Frontier
 	released bool
 	cleanup  runtime.Cleanup
 }
@@ -205,7 +209,7 @@ func (h *Handle) must(err error) {
 // (ErrReleased) and its Release is a no-op, as are h's.
 func (h *Handle) Clone() *Handle {
 	if h.released {
-		return &Handle{bx: h.bx, logical: h.logical, physical: h.physical, released: true}
+		return &Handle{bx: h.bx, logical: h.logical, physical: h.physical, upper: h.upper, released: true}
 	}
 	return h.bx.register(h.logical, h.physical)
 }
@@ -218,6 +222,7 @@ func (h *Handle) Release() {
 	if h.released {
 		return
 	}
+	h.upper = h.ReadUpper() // before released is set: the live upper
 	h.released = true
 	if invariants.Enabled {
 		h.cleanup.Stop()
@@ -268,8 +273,13 @@ func (h *Handle) MapBatches(f func(*batch.Batch)) {
 	h.bx.storage.MapBatches(f)
 }
 
-// ReadUpper returns the trace's upper.
+// ReadUpper returns the trace's upper; on a released handle, the upper
+// when it was released, as its holds are the ones it had then: the trace
+// moving on, or being freed, moves nothing a released handle reports.
 func (h *Handle) ReadUpper() frontier.Frontier {
+	if h.released {
+		return h.upper
+	}
 	if h.bx.storage == nil {
 		return frontier.Empty()
 	}

@@ -131,6 +131,12 @@ type Runtime struct {
 	// pair's other runtime (guarded by ctlMu): Shutdown of either shuts
 	// down both, as Controller.Shutdown does.
 	partner *Runtime
+	// building counts this runtime's workers running a create's Build or
+	// its first passes (worker.create). While it is zero on both runtimes
+	// of a pair no caller runs in a Build, and a call that must not (Sync,
+	// SyncRole, Stats) reads no goroutine's id; a create is
+	// not the per-round path, so a round pays nothing for it.
+	building atomic.Int32
 	// follower is, on a Maintenance runtime under a controller, the
 	// Interactive runtime that reads its registries. The controller queues
 	// AllowCompaction on the follower without waking it, and a worker of
@@ -464,12 +470,15 @@ type Stats struct {
 // Stats returns the runtime's state; it asks every worker through its
 // command queue, so it reflects every command sent before it. On error
 // (ctx ended, runtime shut down) it returns zero Stats. Called from a
-// Build or a Step, on a worker's goroutine of the runtime, it returns
-// ErrOnWorker once it has waited about half a millisecond (onWorkerDelay):
-// it would wait for the worker running its caller. On a worker of its
-// partner in a pair it answers if the runtime answers within that time,
-// and returns ErrOnWorker if not (the runtime may be waiting for the
-// verdict of the create its caller builds).
+// Build, on a worker's goroutine of the runtime or of its partner in a
+// pair (the pair counts as one), it returns ErrOnWorker at once, whether
+// or not the runtime would have answered: the worker running its caller
+// applies nothing until it returns, and the partner may be waiting for the
+// verdict of the create its caller builds, so an answer would depend on
+// timing. Called from a Step on a worker of the runtime, it returns
+// ErrOnWorker once it has waited about half a millisecond (onWorkerDelay);
+// from a Step on a worker of the partner, it answers if the runtime
+// answers within that time, and returns ErrOnWorker if not.
 func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 	r.ctlMu.Lock()
 	partner := r.partner
@@ -503,6 +512,19 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 // pay, and a call on a worker never completes, so the later answer is the
 // same.
 const onWorkerDelay = 500 * time.Microsecond
+
+// inBuild reports whether some worker of rts (nil ones skipped) runs a
+// create's Build or its first passes (Runtime.building): a load per
+// runtime. A caller in a Build finds it so; one that finds none is in no
+// Build.
+func inBuild(rts []*Runtime) bool {
+	for _, r := range rts {
+		if r != nil && r.building.Load() > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // mayBeOnWorker reports whether some worker of rts (nil ones skipped) is
 // running: a worker runs a Build or a Step only while its parks count is
@@ -584,11 +606,20 @@ func (r *Runtime) barrier(ctx context.Context, f func(*worker)) error {
 }
 
 // guardedBarrier is barrier for a caller that must not run on a worker of
-// the runtimes guard names (Sync, SyncRole, Stats): when some worker of
-// theirs runs as the barrier is sent, it asks, once it has waited
+// the runtimes guard names (Sync, SyncRole, Stats). A caller in a Build on
+// one of them is refused at once, with ErrOnWorker, before any barrier is
+// sent: whichever of the runtimes it asks, one waits for the create its
+// caller builds (the runtime building it, for its Build to return; the
+// Interactive runtime, for a Maintained create's verdict), or answers only
+// as fast as it happens to, so refusing what does not answer in time made
+// the answer depend on timing. Otherwise, when some worker of theirs runs
+// as the barrier is sent (a caller in a Step), it asks, once it has waited
 // onWorkerDelay, whether the caller is one of them, and if so abandons the
 // barrier with ErrOnWorker (f runs on no worker after that).
 func (r *Runtime) guardedBarrier(ctx context.Context, f func(*worker), guard []*Runtime) error {
+	if inBuild(guard) && onWorker(guard) {
+		return ErrOnWorker
+	}
 	b := &barrierState{left: len(r.workers), done: make(chan struct{}), f: f}
 	var check <-chan time.Time
 	if mayBeOnWorker(guard) {
@@ -689,9 +720,11 @@ var ErrWorkerExited = errors.New("runtime.Goexit on a worker (testing.T.FailNow 
 // the Interactive runtime waits for a Maintained create's verdict, and
 // every worker of a runtime for the others at a create). That worker
 // applies nothing, its barrier included, until its caller returns, so the
-// call would wait for itself; it returns this instead, once it has waited
-// about half a millisecond (a call completing sooner never pays for the
-// check, a stack trace), the same error in Solo and the pair.
+// call would wait for itself; it returns this instead, the same error in
+// Solo and the pair. From a Build it is returned at once, whichever
+// runtime of the pair is asked; from a Step once the call has waited about
+// half a millisecond (a call completing sooner never pays for the check, a
+// stack trace, which a round would).
 var ErrOnWorker = errors.New("runtime: called from a Build or a Step, on a worker's goroutine: it would wait for that worker")
 
 // ErrIndexDropped is the error of a command that drops an index (the
@@ -1038,10 +1071,10 @@ func (c *Controller) record(cmd Command) {
 }
 
 // Sync waits until every runtime has applied every command sent before it.
-// Called from a Build or a Step, on a worker's goroutine of one of the
-// controller's runtimes, it returns ErrOnWorker after about half a
-// millisecond: it would wait for the worker running its caller, in Solo as
-// in the pair.
+// Called from a Build, on a worker's goroutine of one of the controller's
+// runtimes, it returns ErrOnWorker at once, and from a Step there after
+// about half a millisecond: it would wait for the worker running its
+// caller, in Solo as in the pair.
 func (c *Controller) Sync(ctx context.Context) error {
 	if len(c.rts) == 0 {
 		return ErrNoRuntimes
@@ -1064,11 +1097,14 @@ func (c *Controller) Sync(ctx context.Context) error {
 // runtime), and, as Sync, one wrapping ctx's error or ErrShutdown if ctx
 // ends or that runtime is shut down first (the other runtime's shutdown is
 // not its concern: Send reports it), and ErrOnWorker called on a worker's
-// goroutine of that runtime. Called on one of the other runtime's, it
-// answers if that runtime answers within about half a millisecond, and
-// returns ErrOnWorker if not, as Stats of the pair's other runtime does
-// (the Interactive runtime may be waiting for the verdict of the create
-// its caller builds).
+// goroutine of that runtime. Called from a Build on one of the other
+// runtime's, it returns ErrOnWorker at once too, as Stats of the pair's
+// other runtime does: the Interactive runtime may be waiting for the
+// verdict of the create its caller builds, and the Maintenance runtime
+// answers as soon as it happens to, so only a refusal is the same every
+// time, and the same as Solo's. From a Step on one of the other runtime's
+// it answers if that runtime answers within about half a millisecond,
+// and returns ErrOnWorker if not.
 func (c *Controller) SyncRole(ctx context.Context, role Role) error {
 	for _, r := range c.rts {
 		if r.opts.Role == role {

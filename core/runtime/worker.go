@@ -711,6 +711,11 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 		}
 		return
 	}
+	// Counted until the create is settled, its first passes included: a
+	// call in its Build that must not wait for the workers (Sync, Stats)
+	// is told from this count, and refused at once.
+	w.rt.building.Add(1)
+	defer w.rt.building.Add(-1)
 	df, err := dataflow.Assemble(w.env, desc, seq)
 	// A create exists on every worker or on none (R5): a Build that failed
 	// on one worker undoes the others' before any has run or its exports

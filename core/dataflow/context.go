@@ -69,8 +69,12 @@ type Desc struct {
 	// operator's Step runs on the worker's goroutine as well, and must
 	// not wait either. A call there that waits for the runtime's workers
 	// (runtime.Controller.Sync, SyncRole, Runtime.Stats) would wait for
-	// its caller: it returns runtime.ErrOnWorker instead, after about half
-	// a millisecond.
+	// its caller: it returns runtime.ErrOnWorker instead, at once in a
+	// Build and after about half a millisecond in a Step. So does, in a
+	// Build, a wait on a probe or a capture of the runtime's dataflows
+	// (Probe.WaitPassed), which only its workers move, whether or not it
+	// has passed its time; in a Step such a wait is not told apart (that
+	// would cost every round a check) and waits until its context ends.
 	Build func(*Context) error
 }
 
@@ -106,6 +110,13 @@ type Env struct {
 	// ImportIndex names instead of calling the index unknown. Nil (no
 	// runtime): no index has a recorded exporter.
 	Exporter func(id string) (dataflow string, ok bool)
+	// OnWorker reports the runtime's error (runtime.ErrOnWorker) for a
+	// wait on a probe this worker feeds (Probe.WaitPassed) whose caller
+	// must make the probe move itself: a Build on a worker of the runtime,
+	// or of the pair's other runtime. Called at every wait, so it costs a
+	// wait outside a create no more than a few loads. Nil (no runtime):
+	// no wait is refused.
+	OnWorker func() error
 	// Stop is closed once the runtime running the worker is shut down
 	// (Context.Done); nil: never.
 	Stop <-chan struct{}
@@ -572,6 +583,7 @@ func (c *Context) checkProbe(what string, p *Probe) bool {
 		c.fail(fmt.Errorf("dataflow %s: %s made for %d workers in a runtime of %d", c.df.id, what, n, c.env.Peers))
 		return false
 	}
+	p.watch(c.env.OnWorker)
 	return true
 }
 

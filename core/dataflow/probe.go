@@ -16,6 +16,10 @@ type Probe struct {
 	joined  []bool
 	changed chan struct{} // closed and replaced on a change while waiting
 	waiting bool          // a WaitPassed holds changed: the next change must close it
+	// onWorker is the Env.OnWorker of the runtime whose workers last
+	// attached the probe (nil: none), which WaitPassed asks whether its
+	// caller is one of the goroutines that must move the probe.
+	onWorker func() error
 }
 
 // NewProbe returns a probe for a dataflow running on workers workers.
@@ -63,19 +67,40 @@ func (p *Probe) frontierLocked() frontier.Frontier {
 	return f
 }
 
+// watch records onWorker (Env.OnWorker) as the probe's: the runtime
+// attaching it feeds it from now on.
+func (p *Probe) watch(onWorker func() error) {
+	p.mu.Lock()
+	p.onWorker = onWorker
+	p.mu.Unlock()
+}
+
 // Passed reports whether the frontier has passed t: no more changes at t.
 func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 
-// WaitPassed blocks until the frontier has passed t or ctx ends.
+// WaitPassed blocks until the frontier has passed t or ctx ends. Called
+// from a Build on a worker of the runtime whose dataflows feed the probe
+// (or of the pair's other runtime: the pair counts as one), it returns an
+// error wrapping runtime.ErrOnWorker at once, whether or not the frontier
+// has passed t: only those workers move it, and the one running the Build
+// applies and steps nothing until it returns, so the wait would last until
+// ctx ends, and an answer that depended on how far the workers had got
+// would differ between Solo and the pair. Called from an operator's Step
+// there, it is not told apart (see Desc.Build).
 func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 	for {
 		p.mu.Lock()
-		f, ch := p.frontierLocked(), p.changed
+		f, ch, onWorker := p.frontierLocked(), p.changed, p.onWorker
 		passed := !f.Beyond(t)
 		if !passed {
 			p.waiting = true
 		}
 		p.mu.Unlock()
+		if onWorker != nil {
+			if err := onWorker(); err != nil {
+				return fmt.Errorf("dataflow: probe waiting to pass %d: %w", t, err)
+			}
+		}
 		if passed {
 			return nil
 		}

@@ -36,6 +36,7 @@ func (t *Tally) Counts() (keys, updates, sum int64) {
 // Tally attaches t to an arrangement half: it reads every batch of the
 // half's stream as presented and reports the stream's frontier.
 func (c *Context) Tally(t *Tally, a Arranged) {
+	t.watch(c.env.OnWorker)
 	op := &tallyOp{t: t, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
 	c.df.addNode("tally", op, a.Stream.from)
 }

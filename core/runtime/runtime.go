@@ -131,10 +131,13 @@ type Runtime struct {
 	// pair's other runtime (guarded by ctlMu): Shutdown of either shuts
 	// down both, as Controller.Shutdown does.
 	partner *Runtime
+	// mate is partner, for callers that read it without ctlMu (Env.OnWorker,
+	// on a probe's wait): set with it, never cleared.
+	mate atomic.Pointer[Runtime]
 	// building counts this runtime's workers running a create's Build or
 	// its first passes (worker.create). While it is zero on both runtimes
 	// of a pair no caller runs in a Build, and a call that must not (Sync,
-	// SyncRole, Stats) reads no goroutine's id; a create is
+	// SyncRole, Stats, a probe's wait) reads no goroutine's id; a create is
 	// not the per-round path, so a round pays nothing for it.
 	building atomic.Int32
 	// follower is, on a Maintenance runtime under a controller, the
@@ -526,6 +529,19 @@ func inBuild(rts []*Runtime) bool {
 	return false
 }
 
+// buildCaller is Env.OnWorker: ErrOnWorker if the caller runs on a worker
+// of r or of its partner in a pair while one of their workers runs a
+// create's Build or first passes (a caller in a Build does), nil
+// otherwise. It reads the goroutine's id only in the first case, so a wait
+// outside a create (every round's) pays three loads.
+func (r *Runtime) buildCaller() error {
+	rts := [2]*Runtime{r, r.mate.Load()}
+	if inBuild(rts[:]) && onWorker(rts[:]) {
+		return ErrOnWorker
+	}
+	return nil
+}
+
 // mayBeOnWorker reports whether some worker of rts (nil ones skipped) is
 // running: a worker runs a Build or a Step only while its parks count is
 // even (from its wake to its next park), so a caller on a worker's
@@ -724,7 +740,10 @@ var ErrWorkerExited = errors.New("runtime.Goexit on a worker (testing.T.FailNow 
 // Solo and the pair. From a Build it is returned at once, whichever
 // runtime of the pair is asked; from a Step once the call has waited about
 // half a millisecond (a call completing sooner never pays for the check, a
-// stack trace, which a round would).
+// stack trace, which a round would). A probe's or a capture's wait
+// (dataflow.Probe.WaitPassed) called from a Build on a worker of the
+// runtimes whose dataflows feed it returns an error wrapping it, at once,
+// whether or not the probe has passed its time.
 var ErrOnWorker = errors.New("runtime: called from a Build or a Step, on a worker's goroutine: it would wait for that worker")
 
 // ErrIndexDropped is the error of a command that drops an index (the
@@ -838,6 +857,7 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 			r.controlled = true
 			if len(rts) == 2 {
 				r.partner = rts[1-i]
+				r.mate.Store(rts[1-i])
 			}
 		}
 	}

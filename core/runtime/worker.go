@@ -138,6 +138,7 @@ func newWorker(r *Runtime, i int) *worker {
 			return df, ok
 		},
 		Spine:    r.opts.Spine,
+		OnWorker: r.buildCaller,
 		Stop:     r.stop,
 		Stopping: &r.stopped,
 		Fail: func(df string, err error) {
@@ -712,8 +713,8 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 		return
 	}
 	// Counted until the create is settled, its first passes included: a
-	// call in its Build that must not wait for the workers (Sync, Stats)
-	// is told from this count, and refused at once.
+	// call in its Build that must not wait for the workers (a probe's
+	// wait, Sync, Stats) is told from this count, and refused at once.
 	w.rt.building.Add(1)
 	defer w.rt.building.Add(-1)
 	df, err := dataflow.Assemble(w.env, desc, seq)

@@ -513,7 +513,8 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 // id costs a stack trace, 5 µs and more, which a Sync or a Stats that
 // completes sooner (the figures time a query's build with one) must not
 // pay, and a call on a worker never completes, so the later answer is the
-// same.
+// same. That is a call in a Step; one in a Build is told at once, from
+// the count of workers in a create (inBuild), which a round never moves.
 const onWorkerDelay = 500 * time.Microsecond
 
 // inBuild reports whether some worker of rts (nil ones skipped) runs a

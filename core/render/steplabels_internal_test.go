@@ -30,17 +30,7 @@ func TestRenderedReducesSetTheirStepsLabelsBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &dataflow.Env{
-			Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
-			Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
-			Fail:       func(df string, err error) { t.Errorf("%s: %v", df, err) },
-			Labels:     pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")),
-			LabelSteps: true,
-		}
-		e.Inputs = dataflow.NewInputs(0, 1, e.Activate)
-		if err := e.Inputs.Declare("a", 2); err != nil {
-			t.Fatal(err)
-		}
+		e := labelledEnv(t, "a")
 		seen := map[string]*reduce.Stats{}
 		reduceStatsSeen = func(name string, s *reduce.Stats) { seen[name] = s }
 		desc, err := QueryDesc(r, Options{Mode: Direct, Join: plan.Linear, Metrics: &Metrics{}}, NewOutput(1, false))
@@ -81,19 +71,7 @@ func TestArrangementsAreNamedByWhatTheyArrange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &dataflow.Env{
-		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
-		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
-		Fail:       func(df string, err error) { t.Errorf("%s: %v", df, err) },
-		Labels:     pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")),
-		LabelSteps: true,
-	}
-	e.Inputs = dataflow.NewInputs(0, 1, e.Activate)
-	for _, in := range []string{"a", "b", "c"} {
-		if err := e.Inputs.Declare(in, 2); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e := labelledEnv(t, "a", "b", "c")
 	desc, err := QueryDesc(r, Options{Mode: Direct, Join: plan.Linear, Metrics: &Metrics{}}, NewOutput(1, false))
 	if err != nil {
 		t.Fatal(err)
@@ -119,4 +97,25 @@ func TestArrangementsAreNamedByWhatTheyArrange(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the arrangements' operators are\n%q\nwant\n%q", got, want)
 	}
+}
+
+// labelledEnv is the Env of a Solo runtime's worker 0 of 1 that labels
+// every step (runtime=solo, worker=0), with the two-column inputs named
+// declared.
+func labelledEnv(t *testing.T, inputs ...string) *dataflow.Env {
+	t.Helper()
+	e := &dataflow.Env{
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
+		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+		Fail:       func(df string, err error) { t.Errorf("%s: %v", df, err) },
+		Labels:     pprof.WithLabels(context.Background(), pprof.Labels("runtime", "solo", "worker", "0")),
+		LabelSteps: true,
+	}
+	e.Inputs = dataflow.NewInputs(0, 1, e.Activate)
+	for _, in := range inputs {
+		if err := e.Inputs.Declare(in, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
 }

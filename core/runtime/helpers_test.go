@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -212,4 +213,34 @@ func (s *setup) send(name string, cols int, rows ...[]int64) {
 func (s *setup) advance(name string, cols int, f frontier.Frontier) {
 	s.declare(name, cols)
 	s.must(AdvanceInput{Name: name, Frontier: f})
+}
+
+// callsInBuild creates dataflow id (Maintained or a query) whose Build, on
+// every worker, makes the calls prepare returns and records what each
+// returned, and returns those errors by call name once the create is
+// applied: one a worker.
+func (s *setup) callsInBuild(t *testing.T, id string, maintained bool, prepare func(*dataflow.Context) (map[string]func() error, error)) map[string][]error {
+	t.Helper()
+	var mu gosync.Mutex
+	got := map[string][]error{}
+	s.must(CreateDataflow{Desc: dataflow.Desc{
+		ID: id, Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			calls, err := prepare(c)
+			if err != nil {
+				return err
+			}
+			for name, call := range calls {
+				err := call()
+				mu.Lock()
+				got[name] = append(got[name], err)
+				mu.Unlock()
+			}
+			return nil
+		},
+	}})
+	if err := s.ctl.Sync(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

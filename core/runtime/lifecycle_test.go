@@ -1124,23 +1124,9 @@ func TestBarriersCalledFromABuildReturnErrOnWorker(t *testing.T) {
 							return err
 						}
 					}
-					var mu gosync.Mutex
-					got := map[string][]error{}
-					s.must(CreateDataflow{Desc: dataflow.Desc{
-						ID: "asks", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
-						Build: func(c *dataflow.Context) error {
-							for name, call := range calls {
-								err := call()
-								mu.Lock()
-								got[name] = append(got[name], err)
-								mu.Unlock()
-							}
-							return nil
-						},
-					}})
-					if err := s.ctl.Sync(testCtx(t)); err != nil {
-						t.Fatal(err)
-					}
+					got := s.callsInBuild(t, "asks", maintained, func(*dataflow.Context) (map[string]func() error, error) {
+						return calls, nil
+					})
 					for name := range calls {
 						if len(got[name]) != w {
 							t.Fatalf("%s called by %d workers, want %d", name, len(got[name]), w)

@@ -58,43 +58,29 @@ func TestProbeWaitsFromABuildReturnErrOnWorker(t *testing.T) {
 					// with the context's error, not ErrOnWorker.
 					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 					defer cancel()
-					var mu gosync.Mutex
-					got := map[string][]error{}
-					s.must(CreateDataflow{Desc: dataflow.Desc{
-						ID: "waits", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
-						Build: func(c *dataflow.Context) error {
-							own := dataflow.NewProbe(w)
-							if maintained {
-								in, err := c.Input("in", 2)
-								if err != nil {
-									return err
-								}
-								c.Probe(own, in.Oks)
-							} else {
-								a, err := c.ImportIndex("idx")
-								if err != nil {
-									return err
-								}
-								c.Probe(own, a.Oks.Stream)
+					got := s.callsInBuild(t, "waits", maintained, func(c *dataflow.Context) (map[string]func() error, error) {
+						own := dataflow.NewProbe(w)
+						if maintained {
+							in, err := c.Input("in", 2)
+							if err != nil {
+								return nil, err
 							}
-							for name, wait := range map[string]func() error{
-								"the index's probe, passed":     func() error { return idx.WaitPassed(ctx, 0) },
-								"the index's probe, not passed": func() error { return idx.WaitPassed(ctx, 5) },
-								"the query's capture":           func() error { return cp.WaitPassed(ctx, 0) },
-								"the query's tally":             func() error { return tl.WaitPassed(ctx, 0) },
-								"its own probe":                 func() error { return own.WaitPassed(ctx, 0) },
-							} {
-								err := wait()
-								mu.Lock()
-								got[name] = append(got[name], err)
-								mu.Unlock()
+							c.Probe(own, in.Oks)
+						} else {
+							a, err := c.ImportIndex("idx")
+							if err != nil {
+								return nil, err
 							}
-							return nil
-						},
-					}})
-					if err := s.ctl.Sync(testCtx(t)); err != nil {
-						t.Fatal(err)
-					}
+							c.Probe(own, a.Oks.Stream)
+						}
+						return map[string]func() error{
+							"the index's probe, passed":     func() error { return idx.WaitPassed(ctx, 0) },
+							"the index's probe, not passed": func() error { return idx.WaitPassed(ctx, 5) },
+							"the query's capture":           func() error { return cp.WaitPassed(ctx, 0) },
+							"the query's tally":             func() error { return tl.WaitPassed(ctx, 0) },
+							"its own probe":                 func() error { return own.WaitPassed(ctx, 0) },
+						}, nil
+					})
 					if len(got) != 5 {
 						t.Fatalf("%d waits made, want 5", len(got))
 					}

@@ -522,8 +522,12 @@ func spineMachineRun(t *rapid.T, steady bool) {
 	spines := 1
 	if steady {
 		// Three spines a run: the states sought are rare, and each
-		// check of rapid's default hundred then tries more of them.
+		// check of rapid's default hundred then tries more of them
+		// (one under the race detector, which takes four times as long).
 		spines = 3
+		if raceEnabled {
+			spines = 1
+		}
 	}
 	for range spines {
 		runOneSpine(t, steady)

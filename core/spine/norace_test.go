@@ -1,0 +1,5 @@
+//go:build !race
+
+package spine
+
+const raceEnabled = false

@@ -586,3 +586,24 @@ func runSpineOps(t *testing.T, fanout int, effort, keys int64, ops []spineOp) {
 		m.apply(o)
 	}
 }
+
+// TestSpineMachineFoldPastMergeBelow replays the machine's shortest find of
+// the fold into the top that ignored the merge in progress below it (the
+// fix of foldIntoTop, undone): twelve inserts of a steady trace with
+// fanout 6, after which the top merged batches that were not contiguous.
+func TestSpineMachineFoldPastMergeBelow(t *testing.T) {
+	runSpineOps(t, 6, 1, 1<<40, []spineOp{
+		{kind: opInsert, width: 2, fresh: 54, cancel: 0, seed: 159580989, single: [][4]int64{{0, 2, 2, -1}}, follow: true},
+		{kind: opInsert, width: 3, fresh: 1, cancel: 13, seed: 98, follow: true},
+		{kind: opInsert, width: 1, fresh: 75, cancel: 31, seed: 1210, single: [][4]int64{{2, 1, 1, 3}, {2, 0, 0, 1}}, follow: true},
+		{kind: opInsert, width: 2, fresh: 0, cancel: 0, seed: 551212439687190, single: [][4]int64{{0, 0, 2, 1}, {2, 1, 0, -1}}, follow: true},
+		{kind: opInsert, width: 2, fresh: 4, cancel: 86, seed: 585386025238469962, single: [][4]int64{{2, 0, 1, -1}}, follow: true},
+		{kind: opInsert, width: 1, fresh: 0, cancel: 0, seed: 244599167, follow: true},
+		{kind: opInsert, width: 1, fresh: 2, cancel: 0, seed: 5, single: [][4]int64{{1, 1, 1, 3}, {3, 1, 0, -2}}, follow: true},
+		{kind: opInsert, width: 1, fresh: 21, cancel: 0, seed: 62, follow: true},
+		{kind: opInsert, width: 3, fresh: 0, cancel: 0, seed: 478660, single: [][4]int64{{1, 0, 1, -1}}, follow: true},
+		{kind: opInsert, width: 1, fresh: 0, cancel: 0, seed: 120, single: [][4]int64{{1, 1, 2, 1}, {1, 0, 2, -1}}, follow: true},
+		{kind: opInsert, width: 2, fresh: 8, cancel: 0, seed: 36521372609231, single: [][4]int64{{2, 0, 1, 1}, {2, 0, 2, 1}}, follow: true},
+		{kind: opInsert, width: 2, fresh: 8, cancel: 0, seed: 733256033413, follow: true},
+	})
+}

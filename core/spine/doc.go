@@ -68,6 +68,10 @@
 //	S5  BatchesThrough(F) with physical <= F returns exactly the batches whose
 //	    updates lie before F, or reports a straddled non-empty batch.
 //
+// A state machine (spine_machine_test.go) checks S1–S5, the levels' bounds
+// and every batch's updates against a naive model after each insert,
+// Exert, Work, compaction move and cut it draws.
+//
 // A Spine is owned by one goroutine. Batches it hands out are immutable and
 // may be shared with any goroutine.
 package spine

@@ -129,13 +129,13 @@ func (m *spineModel) apply(o spineOp) {
 			tb.Fatalf("Exert(%d) = %v, reduced %v\n%v", o.effort, more, s.reduced(), s)
 		}
 	case opWork:
-		merges := s.Stats().Merges
+		merges, was := s.Stats().Merges, s.Merging()
 		more := s.Work(o.effort)
 		if more != s.Merging() {
 			tb.Fatalf("Work(%d) = %v, merging %v\n%v", o.effort, more, s.Merging(), s)
 		}
-		if !more && s.Stats().Merges > merges && s.Merging() {
-			tb.Fatalf("Work(%d) left a merge it started", o.effort)
+		if !was && s.Stats().Merges != merges {
+			tb.Fatalf("Work(%d) started a merge on an idle spine\n%v", o.effort, s)
 		}
 	case opLogical:
 		f := frontier.At(m.at(o.dt))
@@ -256,9 +256,9 @@ func (m *spineModel) refused(o spineOp) {
 	}
 }
 
-// advanced is the model's updates with times in [lo, hi), their times
-// advanced by the logical frontier, consolidated: what any batch holding
-// them must accumulate to at every time at or past it.
+// contents are updates by (key, val, time), their times advanced by the
+// logical frontier, consolidated: two sets of updates accumulate alike at
+// every time at or past the frontier exactly when their contents are equal.
 type contents map[[3]int64]int64
 
 func (c contents) add(k, v int64, tm uint64, d int64, since uint64) {

@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -104,4 +106,88 @@ func TestTheZeroControllerRefusesCommands(t *testing.T) {
 	}
 	c.Shutdown()
 	c.Shutdown()
+}
+
+// failAtOp is an operator that fails once its input's frontier reaches
+// at.
+type failAtOp struct {
+	in   *dataflow.Port[*dataflow.Chunk]
+	at   uint64
+	fail func(error)
+	done bool
+}
+
+func (o *failAtOp) Step(in frontier.Frontier) frontier.Frontier {
+	o.in.Take()
+	if !o.done && frontier.At(o.at).LessEqual(in) {
+		o.done = true
+		o.fail(errors.New("fault"))
+	}
+	return in
+}
+
+func (o *failAtOp) Shutdown() {}
+
+// A barrier (Sync, Stats) steps the dataflows before it answers: an error
+// a step met there named the barrier, an unexported command no controller
+// sent, where a step's error names none (Seq 0, nil Command). Whether a
+// step runs in a wake or at a barrier is timing, so the command it named
+// differed between Solo and the pair too. Here the maintaining runtime is
+// held while the advance and Sync's barrier queue, so the step that fails
+// runs at the barrier.
+func TestAStepsErrorAtABarrierNamesNoCommand(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newSetup(t, mode, 1)
+			s.declare("in", 2)                         // command 1
+			s.must(CreateDataflow{Desc: dataflow.Desc{ // command 2
+				ID: "d", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					in, err := c.Input("in", 2)
+					if err != nil {
+						return err
+					}
+					b := c.NewOperator("fails")
+					op := &failAtOp{in: dataflow.AddInput(b, "rows", in.Oks), at: 1, fail: c.Failer()}
+					dataflow.AddOutput[*dataflow.Chunk](b)
+					return b.Build(op)
+				},
+			}})
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			r := s.role(Solo)
+			if r == nil {
+				r = s.role(Maintenance)
+			}
+			release := gate(r)
+			s.advance("in", 2, frontier.At(1)) // command 3
+			synced := make(chan error, 1)
+			go func() { synced <- s.ctl.Sync(testCtx(t)) }()
+			w := r.workers[0]
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				w.qmu.Lock()
+				n := len(w.queue)
+				w.qmu.Unlock()
+				if n >= 2 { // the advance and the barrier
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("Sync's barrier never queued")
+				}
+			}
+			release()
+			if err := <-synced; err != nil {
+				t.Fatal(err)
+			}
+			errs := s.ctl.TakeErrors()
+			if len(errs) != 1 || errs[0].Seq != 0 || errs[0].Command != nil || errs[0].Error() != "dataflow d: fault" {
+				var got []string
+				for _, e := range errs {
+					got = append(got, fmt.Sprintf("%d %#v: %v", e.Seq, e.Command, e))
+				}
+				t.Fatalf("errors %q, want one of no command: dataflow d: fault", got)
+			}
+		})
+	}
 }

@@ -145,7 +145,13 @@ func newWorker(r *Runtime, i int) *worker {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
 				err = fmt.Errorf("dataflow %s: %w", df, err)
 			}
-			r.fail(w.current.seq, w.current.cmd, err)
+			seq, cmd := w.current.seq, w.current.cmd
+			if seq == 0 {
+				// A step's: a barrier (Sync, Stats) steps too, and is
+				// no command of the controller's.
+				cmd = nil
+			}
+			r.fail(seq, cmd, err)
 		},
 	}
 	// A dataflow reads only an input the controller declared

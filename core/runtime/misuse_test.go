@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -106,6 +107,117 @@ func TestTheZeroControllerRefusesCommands(t *testing.T) {
 	}
 	c.Shutdown()
 	c.Shutdown()
+}
+
+// stallOp is an operator of no input that, on worker 1, holds its first
+// step until worker 0 has sent its bad chunk (and a little more, for the
+// exchange to pass it on): worker 1 is then still in the first passes of
+// its create when the chunk reaches it.
+type stallOp struct {
+	worker int
+	sent   <-chan struct{}
+	done   bool
+}
+
+func (o *stallOp) Step(frontier.Frontier) frontier.Frontier {
+	if o.worker == 1 && !o.done {
+		o.done = true
+		select {
+		case <-o.sent:
+			time.Sleep(20 * time.Millisecond)
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *stallOp) Shutdown() {}
+
+// wideFeed forwards its input and, once the input's frontier reaches
+// {3}, sends one chunk of 1 column into a collection of 2 (eight rows, so
+// that some are exchanged to each worker) and closes sent.
+type wideFeed struct {
+	in   *dataflow.Port[*dataflow.Chunk]
+	out  *dataflow.Stream[*dataflow.Chunk]
+	sent func()
+	done bool
+}
+
+func (o *wideFeed) Step(in frontier.Frontier) frontier.Frontier {
+	for _, c := range o.in.Take() {
+		o.out.Send(c)
+	}
+	if !o.done && frontier.At(3).LessEqual(in) {
+		o.done = true
+		c := dataflow.NewChunk(1, 8)
+		for k := range int64(8) {
+			c.Push([]int64{k}, 3, 1)
+		}
+		o.out.Send(c)
+		o.sent()
+	}
+	return frontier.Empty()
+}
+
+func (o *wideFeed) Shutdown() {}
+
+// An error a dataflow meets while it steps is no command's (Seq 0), in a
+// new dataflow's first passes too, which its create runs: those read what
+// the other workers sent, which they may have sent after applying later
+// commands. Here worker 0 applies the create and the advance after it and
+// sends a bad chunk while worker 1 is still in the create's first passes:
+// that worker's error was the create's (Seq 2), the other worker's the
+// step's (Seq 0) — two errors of one fault, and in the pair, whose
+// runtimes run the same steps at other times, or in another run, not the
+// same two. Found by TestMisuseDiff.
+func TestAnErrorInACreatesFirstPassesIsAStepsError(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newSetup(t, mode, 2)
+			s.declare("in", 2) // command 1
+			sent := make(chan struct{})
+			var once gosync.Once
+			s.must(CreateDataflow{Desc: dataflow.Desc{ // command 2
+				ID: "d", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					st := c.NewOperator("stall")
+					dataflow.AddOutput[*dataflow.Chunk](st)
+					if err := st.Build(&stallOp{worker: c.Worker(), sent: sent}); err != nil {
+						return err
+					}
+					in, err := c.Input("in", 2)
+					if err != nil {
+						return err
+					}
+					b := c.NewOperator("feed")
+					f := &wideFeed{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b), sent: func() { once.Do(func() { close(sent) }) }}
+					if err := b.Build(f); err != nil {
+						return err
+					}
+					_, err = c.Arrange(dataflow.Collection{Arity: 2, Oks: f.out, Errs: in.Errs}, []int{0})
+					return err
+				},
+			}})
+			s.advance("in", 2, frontier.At(3)) // command 3
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if !awaitIdle(testCtx(t).Done(), s.rts...) {
+				t.Fatal("never idle")
+			}
+			var got []string
+			for _, e := range s.ctl.TakeErrors() {
+				got = append(got, fmt.Sprintf("%d: %v", e.Seq, e))
+				if e.Seq == 0 && e.Command != nil {
+					t.Errorf("%v: Seq 0 with command %#v", e, e.Command)
+				}
+			}
+			want := []string{`0: dataflow d: arrange oks: chunk breaks the operator contract: operator "exchange recv" sent one of 1 columns to a collection of 2`}
+			if !slices.Equal(got, want) {
+				t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
 }
 
 // failAtOp is an operator that fails once its input's frontier reaches

@@ -296,7 +296,13 @@ func (r *Runtime) queue(cmd Command, seq uint64, wake bool) {
 // accepted, reported once however many workers and runtimes met it. Seq
 // is the command's number in the controller's stream (1 for the first
 // command sent); Seq 0 and a nil Command mark an error no command caused,
-// met while stepping dataflows (an overflowing merge, a failed seal).
+// met while stepping dataflows (an overflowing merge, a failed seal, an
+// operator's bad chunk), in a wake, at a barrier or in the first passes a
+// create runs. A step's error follows from how far the dataflows ran,
+// which the commands do not decide: Solo and the pair report the same
+// ones of dataflows that ran to rest (a dataflow dropped before it stepped
+// to a fault meets none), and TakeErrors may return one again that
+// another worker met after the take.
 type CommandError struct {
 	Seq     uint64
 	Command Command

@@ -58,6 +58,12 @@ type worker struct {
 	// current is the command being applied (zero while stepping), which
 	// the errors the worker meets are reported against.
 	current queued
+	// firstPasses is set while a create runs its dataflow's first passes:
+	// what they meet is a step's error (Seq 0), not the create's. They
+	// read what other workers' dataflows sent, which those may have sent
+	// after applying later commands, so whether an error falls in them
+	// or in a later step is timing, in Solo as in the pair.
+	firstPasses bool
 	// labels are the worker's pprof labels (runtime=, worker=, on top of
 	// Options.Labels), which its dataflows' operators add theirs to;
 	// with Options.Labels set, cmdLabels and maintainLabels add
@@ -146,10 +152,11 @@ func newWorker(r *Runtime, i int) *worker {
 				err = fmt.Errorf("dataflow %s: %w", df, err)
 			}
 			seq, cmd := w.current.seq, w.current.cmd
-			if seq == 0 {
+			if seq == 0 || w.firstPasses {
 				// A step's: a barrier (Sync, Stats) steps too, and is
-				// no command of the controller's.
-				cmd = nil
+				// no command of the controller's; a create's first
+				// passes are steps.
+				seq, cmd = 0, nil
 			}
 			r.fail(seq, cmd, err)
 		},
@@ -741,7 +748,9 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 		df.Drop()
 	}
 	if err == nil {
+		w.firstPasses = true
 		df.Start()
+		w.firstPasses = false
 		w.setLabels(w.cmdLabels) // its first passes left the worker's own labels
 	}
 	if reg := w.env.Registry; reg != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -77,6 +78,7 @@ type misuseIndex struct {
 // misuseStats count what the seeds did.
 type misuseStats struct {
 	Accepted, Refused, Errors, Checks, Times, BrokenTimes int
+	Readers, Broken, StepErrsOfDropped                    int
 }
 
 type misuseQuery struct {
@@ -172,9 +174,22 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 				if failOn == w || failOn == c.Worker() {
 					return fmt.Errorf("the build of %s fails", id)
 				}
-				a, err := c.ImportIndex(imp)
-				if err != nil {
-					return err
+				var a *dataflow.Arrangement
+				if in, ok := strings.CutPrefix(imp, "input "); ok {
+					// Direct mode's reading of an input (refused to a
+					// query, ErrQueryReadsInput).
+					coll, err := c.Input(in, 2)
+					if err != nil {
+						return err
+					}
+					if a, err = c.Arrange(coll, []int{0}); err != nil {
+						return err
+					}
+				} else {
+					var err error
+					if a, err = c.ImportIndex(imp); err != nil {
+						return err
+					}
 				}
 				c.Capture(cp, a.Oks)
 				if exp != "" {
@@ -191,7 +206,7 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 
 	// indexBuild maintains ix's input arranged by column 0; failOn is the
 	// worker whose Build fails (-1: none, w: every worker).
-	indexDesc := func(ix *misuseIndex, asOf uint64, failOn int) dataflow.Desc {
+	indexDesc := func(ix *misuseIndex, asOf uint64, failOn int, fault string) dataflow.Desc {
 		return dataflow.Desc{
 			ID: "maintain " + ix.id, Maintained: true, AsOf: frontier.At(asOf), Until: frontier.Empty(),
 			Exports: []string{ix.id},
@@ -202,6 +217,16 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 				in, err := c.Input(ix.input, 2)
 				if err != nil {
 					return err
+				}
+				if fault != "" {
+					// An operator that breaks its contract once the
+					// input reaches {3} (see feed).
+					b := c.NewOperator("feed")
+					f := &feed{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b), fault: fault}
+					if err := b.Build(f); err != nil {
+						return err
+					}
+					in.Oks = f.out
 				}
 				a, err := c.Arrange(in, []int{0})
 				if err != nil {
@@ -216,6 +241,7 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 	// the pair lags returns what its runtimes met so far, and the rest
 	// come once, later.
 	var taken [2][]string
+	droppedSince := map[string]bool{}
 	take := func() {
 		for i, s := range both {
 			for _, e := range s.ctl.TakeErrors() {
@@ -229,12 +255,38 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			if err := s.ctl.Sync(ctx); err != nil {
 				fail("step %d: %s: Sync: %v", step, s.mode, err)
 			}
+			// An error no command caused (Seq 0: a step's, here an
+			// operator's bad chunk) comes as the dataflows run, and
+			// Sync waits for no step another worker's output causes
+			// after its barrier: both are compared at rest.
+			if !awaitIdle(ctx.Done(), s.rts...) {
+				fail("step %d: %s: never idle", step, s.mode)
+			}
 		}
 		take()
 		errs := taken
 		for i := range errs {
+			// A step's error (Seq 0) is met as far as the dataflow ran,
+			// which the commands do not decide: one dropped since the
+			// last check may have been dropped before it stepped to it,
+			// in one setup and not the other (CommandError). Of a
+			// dataflow still live, both ran to rest and met the same.
+			errs[i] = slices.DeleteFunc(errs[i], func(e string) bool {
+				for id := range droppedSince {
+					if strings.HasPrefix(e, "0: dataflow "+id+":") {
+						st.StepErrsOfDropped++
+						return true
+					}
+				}
+				return false
+			})
 			slices.Sort(errs[i])
+			// A step's error met by several workers is returned once a
+			// take, and again by a take after one met it later
+			// (TakeErrors): the same ones, once each, are compared.
+			errs[i] = slices.CompactFunc(errs[i], func(a, b string) bool { return a == b && strings.HasPrefix(a, "0: ") })
 		}
+		clear(droppedSince)
 		if !slices.Equal(errs[0], errs[1]) {
 			fail("step %d: errors differ:\nsolo:\n%s\npair:\n%s", step, strings.Join(errs[0], "\n"), strings.Join(errs[1], "\n"))
 		}
@@ -256,7 +308,9 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			if !q.live {
 				continue
 			}
+			st.Readers++
 			if q.broken || q.input == "" {
+				st.Broken++
 				// It passes what it passes: the two agree where both
 				// have.
 				var last [2]uint64
@@ -357,7 +411,10 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			sendAll("create input again "+in, CreateInput{Name: in, Arity: 1 + rng.IntN(2)})
 		case k < 11: // an index created (live or not), maybe failing
 			ix := ixs[rng.IntN(len(ixs))]
-			asOf := uint64(rng.IntN(int(upper[ix.input]) + 2))
+			asOf := uint64(0)
+			if rng.IntN(2) == 0 {
+				asOf = uint64(rng.IntN(int(upper[ix.input]) + 2))
+			}
 			failOn := -1
 			switch rng.IntN(5) {
 			case 0:
@@ -365,11 +422,21 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			case 1:
 				failOn = w - 1 // the last worker only
 			}
+			fault := ""
+			if rng.IntN(6) == 0 {
+				// Not "past": whether its update is behind the frontier
+				// its stream announced depends on the steps it ran
+				// between two advances, which timing decides.
+				fault = pick("nil", "arity")
+			}
 			before := seq
-			sendAll(fmt.Sprintf("create index %s as_of %d fail %d", ix.id, asOf, failOn), CreateDataflow{Desc: indexDesc(ix, asOf, failOn)})
+			sendAll(fmt.Sprintf("create index %s as_of %d fail %d fault %q", ix.id, asOf, failOn, fault), CreateDataflow{Desc: indexDesc(ix, asOf, failOn, fault)})
 			if seq > before {
 				ix.made, ix.freed = true, false
 				carries[ix.id] = ix.input
+				if fault != "" {
+					carries[ix.id] = "" // its readers stop where it does
+				}
 			}
 		case k < 14: // a reader of an index, whatever its state
 			maintained := rng.IntN(4) == 0
@@ -377,18 +444,31 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			if maintained {
 				id = fmt.Sprintf("m%d", rng.IntN(2))
 			}
-			imp := pick("ix0", "ix1", "ix2", "ix3", "r0", "r1", "never")
+			imp := pick("ix0", "ix1", "ix2", "ix3", "r0", "r1", "never", "input in0", "input in2", "input nope")
+			if live := slices.Sorted(maps.Keys(carries)); len(live) > 0 && rng.IntN(3) > 0 {
+				imp = live[rng.IntN(len(live))] // mostly a live one
+			}
 			input := carries[imp]
+			if in, ok := strings.CutPrefix(imp, "input "); ok {
+				input = in
+				if in == "nope" {
+					input = ""
+				}
+			}
 			exp := ""
 			until := frontier.Empty()
-			asOf := uint64(rng.IntN(int(upper[pick(inputs...)]) + 2))
+			of := input
+			if of == "" {
+				of = pick(inputs...)
+			}
+			asOf := uint64(rng.IntN(int(upper[of]) + 2))
 			if rng.IntN(4) == 0 {
 				exp = pick("r0", "r1", "ix0")
 			} else if rng.IntN(3) == 0 {
 				until = frontier.At(asOf + 1 + uint64(rng.IntN(4)))
 			}
 			failOn := -1
-			switch rng.IntN(8) {
+			switch rng.IntN(16) {
 			case 0:
 				failOn = w
 			case 1:
@@ -429,6 +509,7 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			before := seq
 			sendAll("drop "+id, DropDataflow{ID: id})
 			if seq > before {
+				droppedSince[id] = true
 				if q := byID[id]; q != nil {
 					q.live = false
 					delete(byID, id)
@@ -492,6 +573,7 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 				case AdvanceInput:
 					upper[in], _ = c.Frontier.Time()
 				case DropDataflow:
+					droppedSince[c.ID] = true
 					if q := byID[c.ID]; q != nil {
 						q.live = false
 						delete(byID, c.ID)
@@ -503,12 +585,32 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			}
 		}
 	}
-	check(steps)
-
-	// Shutdown twice; Send and Sync after it are refused alike.
+	// Shut down twice: by the controller, or by a runtime (either of the
+	// pair's shuts down both), from two goroutines at once; or while the
+	// pair may still lag, where the errors of what a runtime discarded
+	// are not compared (they agree once both runtimes applied a command,
+	// and Shutdown discards what is queued).
+	variant := rng.IntN(3)
+	log = append(log, fmt.Sprintf("shutdown, variant %d", variant))
+	if variant < 2 {
+		check(steps)
+	} else if release != nil {
+		release() // a gate's worker waits in a barrier that only this ends
+		release = nil
+	}
 	for _, s := range both {
-		s.ctl.Shutdown()
-		s.ctl.Shutdown()
+		switch variant {
+		case 1:
+			r := s.rts[rng.IntN(len(s.rts))]
+			done := make(chan struct{})
+			go func() { r.Shutdown(); close(done) }()
+			r.Shutdown()
+			<-done
+			s.ctl.Shutdown()
+		default:
+			s.ctl.Shutdown()
+			s.ctl.Shutdown()
+		}
 	}
 	for i, s := range both {
 		if err := s.ctl.Send(DropDataflow{ID: "q0"}); !errors.Is(err, ErrShutdown) {
@@ -521,7 +623,17 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			fail("%s: Sync after Shutdown: %v, want ErrShutdown", both[i].mode, err)
 		}
 	}
+	for _, s := range both {
+		for _, r := range s.rts {
+			if _, err := r.Stats(ctx); !errors.Is(err, ErrShutdown) {
+				fail("%s: %v Stats after Shutdown: %v, want ErrShutdown", s.mode, r.Role(), err)
+			}
+		}
+	}
 	take()
+	if variant == 2 {
+		return
+	}
 	errs := taken
 	if !slices.Equal(errs[0], errs[1]) {
 		fail("after Shutdown: errors differ:\nsolo:\n%s\npair:\n%s", strings.Join(errs[0], "\n"), strings.Join(errs[1], "\n"))

@@ -29,18 +29,25 @@ var (
 // released at random steps) receive the same random commands, valid ones
 // mixed with what users do wrong — re-creating a live dataflow or input,
 // creating again an id just dropped, dropping unknown or dropped ids,
-// importing an index never made, dropped, freed or whose create failed (on
-// every worker or on the last one only), compaction allowed backward and to
-// {}, rows behind the input frontier or of the wrong arity, frontiers moved
-// backward, and at the end Shutdown twice and Send and Sync after it. After
-// each command the two controllers must have returned the same Send error;
-// at every check (both caught up, Synced) the errors taken must be the same
-// (command number and text), every live query that no error names must
-// equal the model at every time its inputs completed, and every other live
+// importing an index never made, dropped, freed or whose create failed,
+// Builds failing on every worker, the first or the last one only, a
+// Maintained dataflow importing a query's re-export, a query reading an
+// input, operators sending bad chunks, compaction allowed backward and to
+// {}, rows behind the input frontier, of the wrong arity or nil,
+// frontiers moved backward or closed, batches (SendAll) refused halfway,
+// errors taken while the pair lags, and at the end Shutdown twice (by
+// the controller, or by a runtime from two goroutines, or while the pair
+// lags) and Send, Sync and Stats after it. After each command the two
+// controllers must have returned the same Send error and numbered it
+// alike; at every check (both caught up, Synced and at rest) the errors
+// taken must be the same (command number and text; a step's error, Seq 0,
+// as CommandError says), every live query that no error names must equal
+// the model at every time its inputs completed, and every other live
 // query must agree between the two at every time both have passed.
 //
 // Each seed is deterministic (the commands drawn depend on the seed
-// alone); the test draws seeds from -seed (or the clock) on for -misuse.for.
+// alone); the test draws seeds from -seed (or the clock) on for
+// -misuse.for, -misuse.steps commands each.
 func TestMisuseDiff(t *testing.T) {
 	budget := *misuseFor
 	if budget == 0 {
@@ -172,7 +179,7 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			ID: id, Maintained: maintained, AsOf: frontier.At(asOf), Until: until,
 			Build: func(c *dataflow.Context) error {
 				if failOn == w || failOn == c.Worker() {
-					return fmt.Errorf("the build of %s fails", id)
+					return fmt.Errorf("the build of %s fails on worker %d", id, c.Worker())
 				}
 				var a *dataflow.Arrangement
 				if in, ok := strings.CutPrefix(imp, "input "); ok {
@@ -212,7 +219,7 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			Exports: []string{ix.id},
 			Build: func(c *dataflow.Context) error {
 				if failOn == w || failOn == c.Worker() {
-					return fmt.Errorf("the build of %s fails", ix.id)
+					return fmt.Errorf("the build of %s fails on worker %d", ix.id, c.Worker())
 				}
 				in, err := c.Input(ix.input, 2)
 				if err != nil {
@@ -416,11 +423,13 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 				asOf = uint64(rng.IntN(int(upper[ix.input]) + 2))
 			}
 			failOn := -1
-			switch rng.IntN(5) {
+			switch rng.IntN(6) {
 			case 0:
-				failOn = w // every worker
+				failOn = w // every worker: worker 0's error is reported
 			case 1:
 				failOn = w - 1 // the last worker only
+			case 2:
+				failOn = 0 // the first only
 			}
 			fault := ""
 			if rng.IntN(6) == 0 {
@@ -473,6 +482,8 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 				failOn = w
 			case 1:
 				failOn = w - 1
+			case 2:
+				failOn = 0
 			}
 			q := &misuseQuery{id: id, input: input, asOf: asOf, until: until, live: true}
 			before := seq

@@ -174,10 +174,18 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 
 	// readerDesc imports imp, captures it, and re-exports it as exp
 	// ("": none); failOn is as indexDesc's.
-	readerDesc := func(id string, maintained bool, imp, exp string, asOf uint64, until frontier.Frontier, cp *dataflow.Capture, failOn int) dataflow.Desc {
+	readerDesc := func(id string, maintained bool, imp, exp string, asOf uint64, until frontier.Frontier, cp *dataflow.Capture, failOn int, ctl *Controller) dataflow.Desc {
 		d := dataflow.Desc{
 			ID: id, Maintained: maintained, AsOf: frontier.At(asOf), Until: until,
 			Build: func(c *dataflow.Context) error {
+				if failOn == -2 {
+					// Sync from a Build: refused at once, ErrOnWorker,
+					// whichever runtime builds it.
+					if err := ctl.Sync(ctx); !errors.Is(err, ErrOnWorker) {
+						return fmt.Errorf("Sync from the Build of %s: %v, want ErrOnWorker", id, err)
+					}
+					return fmt.Errorf("the build of %s: %w", id, ErrOnWorker)
+				}
 				if failOn == w || failOn == c.Worker() {
 					return fmt.Errorf("the build of %s fails on worker %d", id, c.Worker())
 				}
@@ -484,12 +492,14 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 				failOn = w - 1
 			case 2:
 				failOn = 0
+			case 3:
+				failOn = -2 // Sync from the Build
 			}
 			q := &misuseQuery{id: id, input: input, asOf: asOf, until: until, live: true}
 			before := seq
 			send(fmt.Sprintf("create reader %s (maintained %v) of %s as %q as_of %d until %v fail %d", id, maintained, imp, exp, asOf, until, failOn), func(i int) Command {
 				q.cps[i] = dataflow.NewCapture(w)
-				return CreateDataflow{Desc: readerDesc(id, maintained, imp, exp, asOf, until, q.cps[i], failOn)}
+				return CreateDataflow{Desc: readerDesc(id, maintained, imp, exp, asOf, until, q.cps[i], failOn, both[i].ctl)}
 			})
 			if seq > before {
 				q.seq, q.export = seq, exp

@@ -233,8 +233,11 @@ func TestFuelBound(t *testing.T) {
 		maxBatches = max(maxBatches, s.Stats().Batches)
 	}
 	// 64Ki updates in arrivals of 16: ceil(log_F(4096)) levels above the
-	// arrivals' and theirs; allow about F batches a level (each level
-	// holds fewer than F waiting, and a merge's inputs until it ends).
+	// arrivals' and theirs; allow about F batches a level. In a steady
+	// stream like this one a level holds fewer than F waiting and a
+	// merge's inputs until it ends; in general a roll-up can move F-1
+	// batches from each lower level into one at once, which the state
+	// machine's bound allows (spine_machine_test.go).
 	levels := 1
 	for n := 1; n < rounds; n *= DefaultFanout {
 		levels++

@@ -171,7 +171,9 @@ func (c *Cursor) Updates() ([]uint64, []int64) {
 
 // Tally walks the batch as a cursor does, key by key, val by val and
 // update by update, presenting each time through p, and returns the keys
-// visited, the updates p shows and the sum of their diffs: the lightest
+// visited, the updates p shows and the sum of their diffs (in int64's
+// wrapping arithmetic, a checksum to compare with one summed the same way,
+// not a count: it may wrap where the diffs are large): the lightest
 // query that reads what changed (dataflow.Tally). The walk keeps its
 // position in locals, which the compiler holds in registers; a Cursor's
 // nine fields live in memory, and its walk cost about 12 ns an update

@@ -26,7 +26,9 @@ func NewTally(workers int) *Tally {
 }
 
 // Counts returns the keys visited, the updates shown and the sum of their
-// diffs, over every worker and every batch read so far.
+// diffs, over every worker and every batch read so far. The sum is int64's
+// wrapping one (batch.Batch.Tally): a checksum of what was read, equal to
+// one summed the same way over what was sent, whatever the order.
 func (t *Tally) Counts() (keys, updates, sum int64) {
 	t.tmu.Lock()
 	defer t.tmu.Unlock()

@@ -231,6 +231,25 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 // stream's progress stays the worker's own instead of waiting on every
 // peer's.
 func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
+	return c.exchange(s, cols, "")
+}
+
+// halfNamed is the name an arrangement's exchange of half ("oks", "errs")
+// adds for what it arranges: none when what is empty.
+func halfNamed(half, what string) string {
+	if what == "" {
+		return ""
+	}
+	return half + " " + what
+}
+
+// exchange is Exchange with its two operators named "exchange send WHAT"
+// and "exchange recv WHAT" (their pprof operator= labels and the names
+// their errors give), or without WHAT when it is empty.
+func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
+	if what != "" {
+		what = " " + what
+	}
 	if c.env.Peers == 1 || s.keyedBy != nil && slices.Equal(s.keyedBy, cols) {
 		return s
 	}
@@ -239,9 +258,9 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	df, env := c.df, c.env
 	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
 	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(), last: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) }}
-	c.df.addNode("exchange send", send, s.from)
+	c.df.addNode("exchange send"+what, send, s.from)
 	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
-	n := c.df.addNode("exchange recv", recv)
+	n := c.df.addNode("exchange recv"+what, recv)
 	n.kept = true
 	recv.out = newStream[*Chunk](c.df, n)
 	return recv.out
@@ -274,7 +293,8 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 
 // ArrangeNamed is Arrange with its operators named after what they
 // arrange: "arrange oks WHAT", "arrange errs WHAT" and "arrange overflows
-// WHAT", so that the several arrangements of one dataflow are told apart
+// WHAT", and on several workers the exchanges before them "exchange send
+// oks WHAT", "exchange recv oks WHAT" and the same with errs, so that the several arrangements of one dataflow are told apart
 // in a profile (operator=) and in their errors. An empty what is Arrange's
 // names. The names are made once, here: a step pays nothing for them.
 func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrangement, error) {
@@ -299,14 +319,14 @@ func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrang
 	// progress, and keeps its overflow errors in its own errs half (the
 	// error collection is the sum over workers either way).
 	keyed := coll.Oks.keyedBy != nil && slices.Equal(coll.Oks.keyedBy, key)
-	oks, over := c.arrangeHalf("arrange oks"+suffix, c.Exchange(coll.Oks, key), coll.Arity, key, vals, true)
+	oks, over := c.arrangeHalf("arrange oks"+suffix, c.exchange(coll.Oks, key, halfNamed("oks", what)), coll.Arity, key, vals, true)
 	// The oks half's overflow rows join the collection's errors before the
 	// exchange, so they land on the worker that owns their code; the
 	// concatenation's frontier holds the errs half back until the oks half
 	// has sealed (and so reported) every earlier time.
 	errsIn := c.concat("arrange overflows"+suffix, coll.Errs, over)
 	if !keyed {
-		errsIn = c.Exchange(errsIn, []int{0})
+		errsIn = c.exchange(errsIn, []int{0}, halfNamed("errs", what))
 	}
 	errs, _ := c.arrangeHalf("arrange errs"+suffix, errsIn, 1, []int{0}, nil, false)
 	return &Arrangement{Flavor: Local, Key: key, Arity: coll.Arity, Oks: oks, Errs: errs}, nil

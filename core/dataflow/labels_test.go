@@ -3,6 +3,7 @@ package dataflow
 import (
 	"context"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,5 +156,46 @@ func TestLabelAsLabelsTheSteps(t *testing.T) {
 	}
 	if ops := df.Operators(); len(ops) != 1 || ops[0] != "join path 1 feed" {
 		t.Errorf("Operators %q, want the operator's name", ops)
+	}
+}
+
+// TestArrangeNamedNamesItsExchanges: on several workers the exchanges an
+// arrangement puts before its halves are named after what it arranges, as
+// its own operators are, so a profile tells one arrangement's sends and
+// receives from another's; Arrange's keep the plain names.
+func TestArrangeNamedNamesItsExchanges(t *testing.T) {
+	env := testEnv(t, 0, 2, NewHub(2))
+	if err := env.Inputs.Declare("a", 2); err != nil {
+		t.Fatal(err)
+	}
+	df, err := Build(env, Desc{ID: "d", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("a", 2)
+		if err != nil {
+			return err
+		}
+		if _, err := c.ArrangeNamed(in, []int{1}, "a(g)"); err != nil {
+			return err
+		}
+		_, err = c.Arrange(in, []int{1})
+		return err
+	}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	var got []string
+	for _, op := range df.Operators() {
+		if strings.HasPrefix(op, "exchange ") || strings.HasPrefix(op, "arrange ") {
+			got = append(got, op)
+		}
+	}
+	want := []string{
+		"exchange send oks a(g)", "exchange recv oks a(g)", "arrange oks a(g)", "arrange overflows a(g)",
+		"exchange send errs a(g)", "exchange recv errs a(g)", "arrange errs a(g)",
+		"exchange send", "exchange recv", "arrange oks", "arrange overflows",
+		"exchange send", "exchange recv", "arrange errs",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("operators\n%q\nwant\n%q", got, want)
 	}
 }

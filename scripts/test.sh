@@ -122,6 +122,7 @@ fuzz_targets=(
 	workloads/spec:FuzzDecode:40000
 	workloads/spec:FuzzReadCSV:30000
 	internal/benchcmp:FuzzReadResults:2500
+	core/spine:FuzzSpineMachine:40000
 )
 fuzz() {
 	local rc=0 t pkg target count

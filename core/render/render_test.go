@@ -17,9 +17,17 @@ import (
 	"github.com/tracebench/tracebench/core/spine"
 )
 
+// tb is what run and matchReference use of a test: a *testing.T or a
+// *rapid.T, whose failures rapid shrinks.
+type tb interface {
+	Fatal(args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
+}
+
 // env is worker `worker` of peers without a runtime, its exchanges
 // connected through hub: dataflows are stepped by hand.
-func env(t *testing.T, worker, peers int, hub *dataflow.Hub) *dataflow.Env {
+func env(t tb, worker, peers int, hub *dataflow.Hub) *dataflow.Env {
 	var errs []error
 	e := &dataflow.Env{
 		Worker: worker, Peers: peers, Manager: dataflow.NewIndexManager(), Hub: hub,
@@ -109,7 +117,7 @@ func updates(seed uint64, times int) reference.Inputs {
 // and returns the query's output read at every time from as_of on, its
 // metrics, the output, and how many arrangement traces worker 0 tracked
 // once the query was built (its indexes' and the query's own).
-func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics, *render.Output, int) {
+func run(t tb, r *plan.Resolved, in reference.Inputs, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics, *render.Output, int) {
 	hub := dataflow.NewHub(workers)
 	var envs []*dataflow.Env
 	for w := range workers {
@@ -210,12 +218,20 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int
 	var res []*reference.Result
 	for tm := asOf; tm < times; tm++ {
 		got := &reference.Result{Time: uint64(tm), Columns: r.Query.Output}
-		for _, rd := range out.Oks.At(uint64(tm)) {
+		rows, over := out.Oks.Accumulate(uint64(tm))
+		for _, rd := range rows {
 			got.Rows = append(got.Rows, reference.Row{Values: rd.Row, Diff: rd.Diff})
 		}
 		msgs := map[int64]string{1: reference.MsgDivisionByZero, 2: reference.MsgOverflow, 3: reference.MsgNegativeMultiplicity}
-		for _, rd := range out.Errs.At(uint64(tm)) {
+		codes, errOver := out.Errs.Accumulate(uint64(tm))
+		for _, rd := range codes {
 			got.Errors = append(got.Errors, reference.Error{Message: msgs[rd.Row[0]], Diff: rd.Diff})
+		}
+		// A count that leaves int64 as the capture consolidates is a
+		// numeric overflow, one per row, as the workloads package reads
+		// the output for eval and check (docs/semantics.md §1.1).
+		if n := over + errOver; n > 0 {
+			got.Errors = append(got.Errors, reference.Error{Message: reference.MsgOverflow, Diff: int64(n)})
 		}
 		res = append(res, got)
 	}
@@ -235,8 +251,7 @@ func run(t *testing.T, r *plan.Resolved, in reference.Inputs, times, workers int
 
 // matchReference reports every time of got whose output differs from the
 // reference evaluator's on the same inputs.
-func matchReference(t *testing.T, name string, r *plan.Resolved, in reference.Inputs, got []*reference.Result) {
-	t.Helper()
+func matchReference(t tb, name string, r *plan.Resolved, in reference.Inputs, got []*reference.Result) {
 	for _, g := range got {
 		want, err := reference.Eval(r, in, g.Time)
 		if err != nil {

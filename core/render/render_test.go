@@ -631,3 +631,37 @@ func TestRecordCountOutOfInt64ReachesTheOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorCountOverflowsOnRead: a view's error at count MaxInt64, read by
+// both entries of a cross product whose filter drops every joined row,
+// is in the output twice: its accumulated count leaves int64 only as the
+// capture consolidates, which run reads as a numeric overflow, as the
+// workloads package does (docs/semantics.md §1.1). Read with At,
+// the error was left out and the output showed none.
+func TestErrorCountOverflowsOnRead(t *testing.T) {
+	p := &plan.Plan{
+		Inputs:  []plan.Input{{Name: "c", Columns: []string{"k", "x"}}},
+		Views:   []plan.View{{Name: "v", Input: "c", Maps: []plan.Map{{Name: "m", Expr: "0 / x"}}}},
+		Indexes: []plan.Index{{Name: "v_all", On: "v", Key: []string{}}},
+		Query: plan.Query{
+			From:    []plan.From{{As: "q", Collection: "v"}, {As: "r", Collection: "v"}},
+			Filters: []string{"0"},
+		},
+	}
+	r, err := plan.Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := reference.Inputs{"c": {{Time: 1, Diff: math.MaxInt64, Row: []int64{0, 0}}}}
+	if want, err := reference.Eval(r, in, 1); err != nil || !want.Overflow {
+		t.Fatalf("reference at 1: %v %v: want an overflow", want, err)
+	}
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
+			for _, workers := range []int{1, 2} {
+				got, _, _, _ := run(t, r, in, 3, workers, render.Options{Mode: mode, Join: join})
+				matchReference(t, fmt.Sprintf("%v/%v/workers=%d", mode, join, workers), r, in, got)
+			}
+		}
+	}
+}

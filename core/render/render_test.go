@@ -252,6 +252,9 @@ func run(t tb, r *plan.Resolved, in reference.Inputs, times, workers int, opts r
 // matchReference reports every time of got whose output differs from the
 // reference evaluator's on the same inputs.
 func matchReference(t tb, name string, r *plan.Resolved, in reference.Inputs, got []*reference.Result) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper() // a *testing.T's failures point at the caller; rapid's T has no Helper
+	}
 	for _, g := range got {
 		want, err := reference.Eval(r, in, g.Time)
 		if err != nil {

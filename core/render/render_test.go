@@ -253,7 +253,7 @@ func run(t tb, r *plan.Resolved, in reference.Inputs, times, workers int, opts r
 // reference evaluator's on the same inputs.
 func matchReference(t tb, name string, r *plan.Resolved, in reference.Inputs, got []*reference.Result) {
 	if h, ok := t.(interface{ Helper() }); ok {
-		h.Helper() // a *testing.T's failures point at the caller; rapid's T has no Helper
+		h.Helper() // a *testing.T's failures name the caller's line; rapid's T cannot
 	}
 	for _, g := range got {
 		want, err := reference.Eval(r, in, g.Time)

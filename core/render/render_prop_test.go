@@ -11,7 +11,6 @@ import (
 
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reference"
-	"github.com/tracebench/tracebench/core/render"
 	"github.com/tracebench/tracebench/core/spine"
 )
 
@@ -36,18 +35,11 @@ func TestRandomPlansEqualReference(t *testing.T) {
 			Effort: rapid.SampledFrom([]int64{0, math.MaxInt64}).Draw(t, "effort"),
 			Fanout: rapid.SampledFrom([]int{0, 2}).Draw(t, "fanout"),
 		}
-		for _, mode := range []render.Mode{render.Imported, render.Direct} {
-			for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
-				for _, workers := range []int{1, 2} {
-					if testing.Short() && workers > 1 {
-						continue
-					}
-					name := fmt.Sprintf("%v/%v/workers=%d", mode, join, workers)
-					got, _, _, _ := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join, Spine: sp})
-					matchReference(t, name, r, in, got)
-				}
-			}
+		workers := []int{1, 2}
+		if testing.Short() {
+			workers = workers[:1]
 		}
+		matchEveryConfig(t, "", r, in, times, sp, workers...)
 	})
 }
 

@@ -582,14 +582,7 @@ func TestCompoundedErrorCountOverflowsAtItsTime(t *testing.T) {
 	if want, err := reference.Eval(r, in, 0); err != nil || !want.Overflow {
 		t.Fatalf("reference at 0: %v %v: want an overflow", want, err)
 	}
-	for _, mode := range []render.Mode{render.Imported, render.Direct} {
-		for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
-			for _, workers := range []int{1, 2} {
-				got, _, _, _ := run(t, r, in, 2, workers, render.Options{Mode: mode, Join: join})
-				matchReference(t, fmt.Sprintf("%v/%v/workers=%d", mode, join, workers), r, in, got)
-			}
-		}
-	}
+	matchEveryConfig(t, "", r, in, 2, spine.Options{}, 1, 2)
 }
 
 // TestRecordCountOutOfInt64ReachesTheOutput: two rows projected to one
@@ -659,11 +652,22 @@ func TestErrorCountOverflowsOnRead(t *testing.T) {
 	if want, err := reference.Eval(r, in, 1); err != nil || !want.Overflow {
 		t.Fatalf("reference at 1: %v %v: want an overflow", want, err)
 	}
+	matchEveryConfig(t, "", r, in, 3, spine.Options{}, 1, 2)
+}
+
+// matchEveryConfig runs r over in for times times in both modes, both
+// joins and on each number of workers given, the spines of operators'
+// arrangements under sp, and matches each run's output with the reference
+// at every time; name prefixes the configuration in failures.
+func matchEveryConfig(t tb, name string, r *plan.Resolved, in reference.Inputs, times int, sp spine.Options, workerCounts ...int) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	for _, mode := range []render.Mode{render.Imported, render.Direct} {
 		for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
-			for _, workers := range []int{1, 2} {
-				got, _, _, _ := run(t, r, in, 3, workers, render.Options{Mode: mode, Join: join})
-				matchReference(t, fmt.Sprintf("%v/%v/workers=%d", mode, join, workers), r, in, got)
+			for _, workers := range workerCounts {
+				got, _, _, _ := run(t, r, in, times, workers, render.Options{Mode: mode, Join: join, Spine: sp})
+				matchReference(t, fmt.Sprintf("%s%v/%v/workers=%d", name, mode, join, workers), r, in, got)
 			}
 		}
 	}

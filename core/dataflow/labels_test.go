@@ -41,11 +41,7 @@ func goroutineLabels() string {
 // the dataflow leaves the goroutine under Env.Labels again, so work after
 // it is not counted as the last operator's.
 func TestStepRunsUnderOperatorLabels(t *testing.T) {
-	env := testEnv(t, 0, 1, NewHub(1))
-	env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("test", "labels", "worker", "0"))
-	env.LabelSteps = true
-	pprof.SetGoroutineLabels(env.Labels)
-	defer pprof.SetGoroutineLabels(context.Background())
+	env := labelledTestEnv(t)
 	a, b := &labelOp{}, &labelOp{}
 	df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
 		if err := c.NewOperator("first").Build(a); err != nil {
@@ -129,11 +125,7 @@ func TestStepLabelsAreTheStepsLabels(t *testing.T) {
 // operator= and pairs given in place of its name, which still names it
 // (Operators), and its StepLabels are those.
 func TestLabelAsLabelsTheSteps(t *testing.T) {
-	env := testEnv(t, 0, 1, NewHub(1))
-	env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("test", "labels", "worker", "0"))
-	env.LabelSteps = true
-	pprof.SetGoroutineLabels(env.Labels)
-	defer pprof.SetGoroutineLabels(context.Background())
+	env := labelledTestEnv(t)
 	op := &labelOp{}
 	var given context.Context
 	df, err := Build(env, Desc{ID: "d", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
@@ -198,4 +190,15 @@ func TestArrangeNamedNamesItsExchanges(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("operators\n%q\nwant\n%q", got, want)
 	}
+}
+
+// labelledTestEnv is testEnv's one worker labelling every step, under
+// test=labels worker=0, which the test's goroutine carries until it ends.
+func labelledTestEnv(t *testing.T) *Env {
+	env := testEnv(t, 0, 1, NewHub(1))
+	env.Labels = pprof.WithLabels(context.Background(), pprof.Labels("test", "labels", "worker", "0"))
+	env.LabelSteps = true
+	pprof.SetGoroutineLabels(env.Labels)
+	t.Cleanup(func() { pprof.SetGoroutineLabels(context.Background()) })
+	return env
 }

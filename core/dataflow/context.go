@@ -234,22 +234,28 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	return c.exchange(s, cols, "")
 }
 
-// halfNamed is the name an arrangement's exchange of half ("oks", "errs")
-// adds for what it arranges: none when what is empty.
+// named is base followed by what, or base alone when what is empty.
+func named(base, what string) string {
+	if what == "" {
+		return base
+	}
+	return base + " " + what
+}
+
+// halfNamed is what an arrangement's exchange of half ("oks", "errs") is
+// named after: the half and what the arrangement arranges, or nothing
+// (plain "exchange send") when that is unnamed.
 func halfNamed(half, what string) string {
 	if what == "" {
 		return ""
 	}
-	return half + " " + what
+	return named(half, what)
 }
 
 // exchange is Exchange with its two operators named "exchange send WHAT"
 // and "exchange recv WHAT" (their pprof operator= labels and the names
 // their errors give), or without WHAT when it is empty.
 func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
-	if what != "" {
-		what = " " + what
-	}
 	if c.env.Peers == 1 || s.keyedBy != nil && slices.Equal(s.keyedBy, cols) {
 		return s
 	}
@@ -258,9 +264,9 @@ func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string) *Stream[*
 	df, env := c.df, c.env
 	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
 	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(), last: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) }}
-	c.df.addNode("exchange send"+what, send, s.from)
+	c.df.addNode(named("exchange send", what), send, s.from)
 	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
-	n := c.df.addNode("exchange recv"+what, recv)
+	n := c.df.addNode(named("exchange recv", what), recv)
 	n.kept = true
 	recv.out = newStream[*Chunk](c.df, n)
 	return recv.out
@@ -298,10 +304,6 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 // in a profile (operator=) and in their errors. An empty what is Arrange's
 // names. The names are made once, here: a step pays nothing for them.
 func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrangement, error) {
-	suffix := ""
-	if what != "" {
-		suffix = " " + what
-	}
 	for _, k := range key {
 		if k < 0 || k >= coll.Arity {
 			return nil, fmt.Errorf("dataflow %s: arrange: key column %d of a %d-column collection", c.df.id, k, coll.Arity)
@@ -319,16 +321,16 @@ func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrang
 	// progress, and keeps its overflow errors in its own errs half (the
 	// error collection is the sum over workers either way).
 	keyed := coll.Oks.keyedBy != nil && slices.Equal(coll.Oks.keyedBy, key)
-	oks, over := c.arrangeHalf("arrange oks"+suffix, c.exchange(coll.Oks, key, halfNamed("oks", what)), coll.Arity, key, vals, true)
+	oks, over := c.arrangeHalf(named("arrange oks", what), c.exchange(coll.Oks, key, halfNamed("oks", what)), coll.Arity, key, vals, true)
 	// The oks half's overflow rows join the collection's errors before the
 	// exchange, so they land on the worker that owns their code; the
 	// concatenation's frontier holds the errs half back until the oks half
 	// has sealed (and so reported) every earlier time.
-	errsIn := c.concat("arrange overflows"+suffix, coll.Errs, over)
+	errsIn := c.concat(named("arrange overflows", what), coll.Errs, over)
 	if !keyed {
 		errsIn = c.exchange(errsIn, []int{0}, halfNamed("errs", what))
 	}
-	errs, _ := c.arrangeHalf("arrange errs"+suffix, errsIn, 1, []int{0}, nil, false)
+	errs, _ := c.arrangeHalf(named("arrange errs", what), errsIn, 1, []int{0}, nil, false)
 	return &Arrangement{Flavor: Local, Key: key, Arity: coll.Arity, Oks: oks, Errs: errs}, nil
 }
 

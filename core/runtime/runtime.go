@@ -128,12 +128,10 @@ type Runtime struct {
 	ctlMu      gosync.Mutex
 	controlled bool // a controller sends this runtime's commands
 	// partner is, on a runtime of a pair that a controller joins, the
-	// pair's other runtime (guarded by ctlMu): Shutdown of either shuts
+	// pair's other runtime (set under ctlMu, never cleared; read without
+	// it by Env.OnWorker, on a probe's wait): Shutdown of either shuts
 	// down both, as Controller.Shutdown does.
-	partner *Runtime
-	// mate is partner, for callers that read it without ctlMu (Env.OnWorker,
-	// on a probe's wait): set with it, never cleared.
-	mate atomic.Pointer[Runtime]
+	partner atomic.Pointer[Runtime]
 	// building counts this runtime's workers running a create's Build or
 	// its first passes (worker.create). While it is zero on both runtimes
 	// of a pair no caller runs in a Build, and a call that must not (Sync,
@@ -390,8 +388,8 @@ func (r *Runtime) Shutdown() {
 	// sees it (and refuses r) or has set partner by now. The partner is
 	// marked with it, reader first (see markStopping).
 	rts := []*Runtime{r}
-	if r.partner != nil {
-		rts = append(rts, r.partner)
+	if p := r.partner.Load(); p != nil {
+		rts = append(rts, p)
 	}
 	markStopping(rts)
 	r.ctlMu.Unlock()
@@ -489,9 +487,7 @@ type Stats struct {
 // from a Step on a worker of the partner, it answers if the runtime
 // answers within that time, and returns ErrOnWorker if not.
 func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
-	r.ctlMu.Lock()
-	partner := r.partner
-	r.ctlMu.Unlock()
+	partner := r.partner.Load()
 	var st Stats
 	err := r.guardedBarrier(ctx, func(w *worker) {
 		st.Dataflows += w.rendered
@@ -542,7 +538,7 @@ func inBuild(rts []*Runtime) bool {
 // otherwise. It reads the goroutine's id only in the first case, so a wait
 // outside a create (every round's) pays three loads.
 func (r *Runtime) buildCaller() error {
-	rts := [2]*Runtime{r, r.mate.Load()}
+	rts := [2]*Runtime{r, r.partner.Load()}
 	if inBuild(rts[:]) && onWorker(rts[:]) {
 		return ErrOnWorker
 	}
@@ -863,8 +859,7 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 		for i, r := range rts {
 			r.controlled = true
 			if len(rts) == 2 {
-				r.partner = rts[1-i]
-				r.mate.Store(rts[1-i])
+				r.partner.Store(rts[1-i])
 			}
 		}
 	}

@@ -347,11 +347,19 @@ func CheckStreams(out, errOut io.Writer, targets []string) error {
 		if err != nil {
 			continue
 		}
-		for i := range s.Inputs {
-			if in := &s.Inputs[i]; in.Source == spec.SourceCSV {
-				if err := streamIsNot(out, errOut, s.CSVPath(in), "the CSV input "+in.Name+" of "+spec.Path(s.File)+", which this command reads"); err != nil {
-					return err
-				}
+		if err := csvInputsAreNot(out, errOut, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// csvInputsAreNot is streamIsNot for every CSV input of s.
+func csvInputsAreNot(out, errOut io.Writer, s *spec.Spec) error {
+	for i := range s.Inputs {
+		if in := &s.Inputs[i]; in.Source == spec.SourceCSV {
+			if err := streamIsNot(out, errOut, s.CSVPath(in), "the CSV input "+in.Name+" of "+spec.Path(s.File)+", which this command reads"); err != nil {
+				return err
 			}
 		}
 	}
@@ -369,7 +377,7 @@ func streamIsNot(out, errOut io.Writer, path, what string) error {
 		name string
 		info os.FileInfo
 	}{{"standard output", keepingFile(out)}, {"standard error", keepingFile(errOut)}} {
-		if s.info != nil && os.SameFile(st, s.info) {
+		if s.info != nil && sameFile(st, s.info) {
 			return fmt.Errorf("%w: %s is %s, %s: what the command writes would be appended to it, or, redirected with >, the shell has emptied it already; redirect %s elsewhere", ErrUsage, s.name, spec.Path(path), what, s.name)
 		}
 	}
@@ -426,13 +434,8 @@ func (cfg *RunConfig) checkOutputsAreNotInputs(benches []*Benchmark) error {
 			}
 		}
 		// Nor may the results or the progress go to a CSV input.
-		for i := range s.Inputs {
-			in := &s.Inputs[i]
-			if in.Source == spec.SourceCSV {
-				if err := streamIsNot(cfg.Out, cfg.ErrOut, s.CSVPath(in), "the CSV input "+in.Name+" of "+spec.Path(s.File)+", which this command reads"); err != nil {
-					return err
-				}
-			}
+		if err := csvInputsAreNot(cfg.Out, cfg.ErrOut, s); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -197,9 +197,7 @@ func exactInteger(text string, fail func(string) error) (*big.Int, error) {
 	if v, ok := new(big.Int).SetString(text, 10); ok {
 		return v, nil
 	}
-	outside := func() error {
-		return fail(fmt.Sprintf("%s is outside %d..%d, the range of every integer field", text, int64(math.MinInt64), uint64(math.MaxUint64)))
-	}
+	outside := func() error { return fail(outsideIntegers(text)) }
 	switch mag, ok := magnitude(text, m[1]); {
 	case mag == magZero:
 		return new(big.Int), nil // 0e-400, 0.0e99: zero
@@ -223,6 +221,12 @@ func exactInteger(text string, fail func(string) error) (*big.Int, error) {
 }
 
 // magZero is magnitude's result for a number whose digits are all 0.
+// outsideIntegers says that the number text is outside every integer
+// field's range.
+func outsideIntegers(text string) string {
+	return fmt.Sprintf("%s is outside %d..%d, the range of every integer field", text, int64(math.MinInt64), uint64(math.MaxUint64))
+}
+
 const magZero = math.MinInt
 
 // magnitude returns the number of digits before the decimal point of the

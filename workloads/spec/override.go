@@ -1,8 +1,8 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"strings"
 )
@@ -65,7 +65,7 @@ func ParseIntegerText(text string) (string, error) {
 		return "", err
 	}
 	if !v.IsInt64() && !v.IsUint64() {
-		return "", fmt.Errorf("%s is outside %d..%d, the range of every integer field", clip(text), int64(math.MinInt64), uint64(math.MaxUint64))
+		return "", errors.New(outsideIntegers(clip(text)))
 	}
 	return v.String(), nil
 }

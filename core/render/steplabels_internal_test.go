@@ -30,23 +30,15 @@ func TestRenderedReducesSetTheirStepsLabelsBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := labelledEnv(t, "a")
 		seen := map[string]*reduce.Stats{}
 		reduceStatsSeen = func(name string, s *reduce.Stats) { seen[name] = s }
-		desc, err := QueryDesc(r, Options{Mode: Direct, Join: plan.Linear, Metrics: &Metrics{}}, NewOutput(1, false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		df, err := dataflow.Build(e, desc, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		df := buildLabelledDirect(t, r, "a")
 		if len(seen) == 0 {
 			t.Fatal("no reduce operator was built")
 		}
 		for name, s := range seen {
 			s.Do(func(context.Context) {})
-			want := fmt.Sprintf(`{"dataflow":%q, "operator":%q, "runtime":"solo", "worker":"0"}`, desc.ID, name)
+			want := fmt.Sprintf(`{"dataflow":%q, "operator":%q, "runtime":"solo", "worker":"0"}`, df.ID(), name)
 			if got := labelstest.Own(t); got != want {
 				t.Errorf("%s: after the reduce's work the step runs under %s, want %s", name, got, want)
 			}
@@ -71,15 +63,7 @@ func TestArrangementsAreNamedByWhatTheyArrange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := labelledEnv(t, "a", "b", "c")
-	desc, err := QueryDesc(r, Options{Mode: Direct, Join: plan.Linear, Metrics: &Metrics{}}, NewOutput(1, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	df, err := dataflow.Build(e, desc, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	df := buildLabelledDirect(t, r, "a", "b", "c")
 	defer df.Drop()
 	var got []string
 	for _, op := range df.Operators() {
@@ -118,4 +102,19 @@ func labelledEnv(t *testing.T, inputs ...string) *dataflow.Env {
 		}
 	}
 	return e
+}
+
+// buildLabelledDirect builds r's direct, linear query on labelledEnv's
+// worker, with the two-column inputs named.
+func buildLabelledDirect(t *testing.T, r *plan.Resolved, inputs ...string) *dataflow.Dataflow {
+	t.Helper()
+	desc, err := QueryDesc(r, Options{Mode: Direct, Join: plan.Linear, Metrics: &Metrics{}}, NewOutput(1, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, err := dataflow.Build(labelledEnv(t, inputs...), desc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return df
 }

@@ -161,6 +161,10 @@ func TestBrowserOpensReportAndFlameGraphs(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	browserTmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(browserTmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -173,6 +177,10 @@ func TestBrowserOpensReportAndFlameGraphs(t *testing.T) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		// Chromium makes its singleton socket's directory under TMPDIR
+		// and leaves it there when it is killed: keep it in the test's
+		// directory, which the test removes.
+		chromedp.Env("TMPDIR=" + browserTmp),
 	}
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()

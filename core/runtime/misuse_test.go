@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -110,22 +111,26 @@ func TestTheZeroControllerRefusesCommands(t *testing.T) {
 }
 
 // stallOp is an operator of no input that, on worker 1, holds its first
-// step until worker 0 has sent its bad chunk (and a little more, for the
-// exchange to pass it on): worker 1 is then still in the first passes of
-// its create when the chunk reaches it.
+// step until worker 0 has sent its bad chunk and parked, its pass (and the
+// exchange's send of the chunk) done: worker 1 is then still in the first
+// passes of its create when the chunk reaches it.
 type stallOp struct {
 	worker int
 	sent   <-chan struct{}
+	// sender is worker 0 of the runtime that renders the dataflow.
+	sender *worker
 	done   bool
 }
 
 func (o *stallOp) Step(frontier.Frontier) frontier.Frontier {
 	if o.worker == 1 && !o.done {
 		o.done = true
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		select {
 		case <-o.sent:
-			time.Sleep(20 * time.Millisecond)
-		case <-time.After(5 * time.Second):
+			o.sender.awaitPark(ctx.Done())
+		case <-ctx.Done():
 		}
 	}
 	return frontier.Empty()
@@ -182,7 +187,7 @@ func TestAnErrorInACreatesFirstPassesIsAStepsError(t *testing.T) {
 				Build: func(c *dataflow.Context) error {
 					st := c.NewOperator("stall")
 					dataflow.AddOutput[*dataflow.Chunk](st)
-					if err := st.Build(&stallOp{worker: c.Worker(), sent: sent}); err != nil {
+					if err := st.Build(&stallOp{worker: c.Worker(), sent: sent, sender: s.rts[0].workers[0]}); err != nil {
 						return err
 					}
 					in, err := c.Input("in", 2)

@@ -234,6 +234,14 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	return c.exchange(s, cols, "")
 }
 
+// ExchangeNamed is Exchange with its two operators named "exchange send
+// WHAT" and "exchange recv WHAT" (their pprof operator= labels and the
+// names their errors give), so that a dataflow's several exchanges are
+// told apart in a profile; an empty what is Exchange's plain names.
+func (c *Context) ExchangeNamed(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
+	return c.exchange(s, cols, what)
+}
+
 // named is base followed by what, or base alone when what is empty.
 func named(base, what string) string {
 	if what == "" {

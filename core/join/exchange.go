@@ -191,10 +191,13 @@ func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int,
 		last := op.oks
 		for s, st := range dp.Stages {
 			h := p.stages[s]
-			b := c.NewOperator(fmt.Sprintf("%s lookup %d", name, st.Relation))
+			lookup := fmt.Sprintf("%s lookup %d", name, st.Relation)
+			b := c.NewOperator(lookup)
 			b.LabelAs(opts.Name, "path", path)
 			op := &pathOp{p: p, stage: s, labels: stepLabels(b, opts.Labels), sink: NewSink(arity), recv: Updates{Arity: h.arity}}
-			op.props = dataflow.AddInput(b, "proposals", c.Exchange(last, st.StreamKey))
+			// Named after the lookup it feeds: "exchange send delta
+			// query path 0 lookup 1".
+			op.props = dataflow.AddInput(b, "proposals", c.ExchangeNamed(last, st.StreamKey, lookup))
 			op.lookup = dataflow.AddInput(b, "lookup", st.Lookup.Oks.Stream)
 			op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
 			if err := b.Build(op); err != nil {

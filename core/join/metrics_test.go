@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -281,5 +282,44 @@ func TestDeltaPathStepsAreThePaths(t *testing.T) {
 		if n := len(steps[p]); n != 6 {
 			t.Errorf("path %s: %d operators' steps ran its work, want 6 (a feed and two lookups on each worker)", p, n)
 		}
+	}
+}
+
+// TestStagedPathExchangesAreNamed: on several workers a staged delta
+// path's exchange of proposals before each lookup is named after that
+// lookup, so a profile tells one path's sends from another's and from an
+// arrangement's; they were all plain "exchange send" and "exchange recv".
+func TestStagedPathExchangesAreNamed(t *testing.T) {
+	names := []string{"r0", "r1", "r2"}
+	// exchanges lists the exchanges of worker 0's dataflow, with the
+	// delta join or without it.
+	exchanges := func(join bool) []string {
+		dfs := buildOnEach(t, labelledEnvs(t, 2), names, func(c *dataflow.Context, arr []*dataflow.Arrangement) error {
+			if !join {
+				return nil
+			}
+			_, err := DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Labels: c.Labels()})
+			return err
+		})
+		var ex []string
+		for _, op := range dfs[0].Operators() {
+			if strings.HasPrefix(op, "exchange ") {
+				ex = append(ex, op)
+			}
+		}
+		return ex
+	}
+	// The arrangements' own, plain (they are made by Arrange), first.
+	want := exchanges(false)
+	for p := range names {
+		for l := range names {
+			if l != p {
+				what := fmt.Sprintf("delta path %d lookup %d", p, l)
+				want = append(want, "exchange send "+what, "exchange recv "+what)
+			}
+		}
+	}
+	if got := exchanges(true); !slices.Equal(got, want) {
+		t.Errorf("exchanges\n%q\nwant\n%q", got, want)
 	}
 }

@@ -41,13 +41,25 @@ type Param struct {
 	Doc      string
 	Runner   bool  // read by the benchmark runner; sets no spec field
 	Min, Max int64 // the values it accepts, both included
+	// Step, when above 1, is what every accepted value is a multiple of.
+	Step int64
+}
+
+// Range describes the values p accepts, as benchrun list shows them and
+// Check's errors name them: "1..100", "1000..99900000, a multiple of 1000".
+func (p *Param) Range() string {
+	r := fmt.Sprintf("%d..%d", p.Min, p.Max)
+	if p.Step > 1 {
+		r += fmt.Sprintf(", a multiple of %d", p.Step)
+	}
+	return r
 }
 
 // Check returns an error naming the parameter and its range when v is
 // outside it; the caller names where v came from.
 func (p *Param) Check(v int64) error {
-	if v < p.Min || v > p.Max {
-		return fmt.Errorf("%s must be in %d..%d (%s), not %d", p.Name, p.Min, p.Max, p.Doc, v)
+	if v < p.Min || v > p.Max || p.Step > 1 && v%p.Step != 0 {
+		return fmt.Errorf("%s must be in %s (%s), not %d", p.Name, p.Range(), p.Doc, v)
 	}
 	return nil
 }
@@ -188,10 +200,11 @@ func Registry() []Workload {
 		},
 		{
 			// dd_rounds adds 100 rounds of 1,000 to rows; rows must be a
-			// multiple of 1,000 (Overrides checks).
+			// multiple of 1,000 (Step, which list shows and --param
+			// checks; Overrides checks it again).
 			Name: "dd", Doc: "differential-dataflow's five shapes: arrange, count per key, 1:1 join, rounds of 1000 into a trace, import",
 			Params: []Param{
-				{Name: "rows", Defaults: []int64{100000}, Doc: "updates (per input; the trace size for rounds)", Min: 1000, Max: maxSize - 100*1000},
+				{Name: "rows", Defaults: []int64{100000}, Doc: "updates (per input; the trace size for rounds)", Min: 1000, Max: maxSize - 100*1000, Step: 1000},
 			},
 			Benches: []Bench{
 				{Base: "DDArrange", File: "examples/dd_arrange.json", Targets: map[string][]Target{

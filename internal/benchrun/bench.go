@@ -351,7 +351,7 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 					if err == nil {
 						err = p.Check(v)
 					} else {
-						err = fmt.Errorf("%s must be in %d..%d (%s), not %s", p.Name, p.Min, p.Max, p.Doc, text)
+						err = fmt.Errorf("%s must be in %s (%s), not %s", p.Name, p.Range(), p.Doc, text)
 					}
 					if err != nil {
 						return nil, usagef("--param", "%s: workload %s: %v", spec.Clip(pp.raw), w.Name, err)

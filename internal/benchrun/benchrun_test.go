@@ -227,7 +227,7 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"edges=5"}}, `--param: edges=5: no selected workload has a parameter edges`},
 		{Selection{Workers: 1, Targets: []string{"nope"}}, `run: workloads: unknown name: no built-in workload "nope"`},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"keys=0"}}, "--param: keys=0: workload lookup: keys must be in 1..100000000 (dimension rows (distinct keys)), not 0"},
-		{Selection{Workers: 1, Targets: []string{"dd"}, Params: []string{"rows=1500"}}, "parameter rows=1500 must be a multiple of 1000"},
+		{Selection{Workers: 1, Targets: []string{"dd"}, Params: []string{"rows=1500"}}, "--param: rows=1500: workload dd: rows must be in 1000..99900000, a multiple of 1000 (updates (per input; the trace size for rounds)), not 1500"},
 		{Selection{Workers: 1, Targets: []string{"groupby"}, Params: []string{"rows=100000001"}}, "--param: rows=100000001: workload groupby: rows must be in 1..100000000 (updates), not 100000001"},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"rows=9223372036854775807"}}, "--param: rows=9223372036854775807: workload lookup: rows must be in 1..100000000"},
 		// A value --param set is named as the parameter's, not as the

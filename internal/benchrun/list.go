@@ -37,7 +37,7 @@ func List(cfg ListConfig) error {
 			for j, d := range p.Defaults {
 				defs[j] = strconv.FormatInt(d, 10)
 			}
-			fmt.Fprintf(tw, "  %s=%s\t%s; %d..%d\n", p.Name, strings.Join(defs, ","), p.Doc, p.Min, p.Max)
+			fmt.Fprintf(tw, "  %s=%s\t%s; %s\n", p.Name, strings.Join(defs, ","), p.Doc, p.Range())
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -58,6 +58,27 @@ func (b *Benchmark) Param(name string) (int64, bool) {
 	return 0, false
 }
 
+// builtinWorkload returns the name of the built-in workload b runs, and
+// builtinBase its Base; both are "" when b runs a spec file. The
+// built-ins' own measurements are chosen by these names (peek's reads,
+// fanout's k queries, stall's stalled reader, the dd shapes' Go limits),
+// and a spec file may declare any name: one named peek or d_d_join is
+// measured as any other query, not as the built-in of that name (whose
+// inputs it does not have).
+func (b *Benchmark) builtinWorkload() string {
+	if b.file {
+		return ""
+	}
+	return b.Workload
+}
+
+func (b *Benchmark) builtinBase() string {
+	if b.file {
+		return ""
+	}
+	return b.Base
+}
+
 // name builds the result name (B2).
 func (b *Benchmark) name() string {
 	var sb strings.Builder

@@ -71,7 +71,7 @@ func (RuntimeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 	heap := startHeapSampler()
 	defer heap.stop()
 	var vals []benchfmt.Value
-	switch b.Workload {
+	switch b.builtinWorkload() {
 	case "peek":
 		vals, err = samplePeek(ctx, b, inputs, opts)
 	case "fanout":
@@ -83,7 +83,7 @@ func (RuntimeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 		return nil, err
 	}
 	vals = append(vals, benchfmt.Value{Value: float64(heap.stop()), Unit: "peak-heap-B"})
-	if strings.HasPrefix(b.Base, "DD") {
+	if strings.HasPrefix(b.builtinBase(), "DD") {
 		rt.GC() // the engine's garbage is not the limit's to collect
 		vals = append(vals, ddLimit(b, inputs)...)
 	}
@@ -110,12 +110,12 @@ func sampleQuery(ctx context.Context, b *Benchmark, inputs []*spec.Table, opts w
 			return nil, err
 		}
 		var importOnly time.Duration
-		if b.Base == "DDImport" && opts.Mode == render.Imported {
+		if b.builtinBase() == "DDImport" && opts.Mode == render.Imported {
 			if importOnly, err = se.ImportOnly(ctx); err != nil {
 				return nil, err
 			}
 		}
-		if b.Workload == "stall" {
+		if b.builtinWorkload() == "stall" {
 			// A reader that stops advancing: it holds every index at
 			// as_of while the indexes are allowed to compact each round.
 			if err := se.Stall(ctx); err != nil {
@@ -145,7 +145,7 @@ func sampleQuery(ctx context.Context, b *Benchmark, inputs []*spec.Table, opts w
 		if importOnly > 0 {
 			out = append(out, benchfmt.Value{Value: float64(importOnly.Nanoseconds()), Unit: "import-ns"})
 		}
-		if strings.HasPrefix(b.Base, "DD") {
+		if strings.HasPrefix(b.builtinBase(), "DD") {
 			if rows := inputRowsThrough(inputs, s.Plan.Plan.AsOf); rows > 0 {
 				out = append(out, benchfmt.Value{Value: float64(install.Nanoseconds()) / float64(rows), Unit: "install-ns/row"})
 			}

@@ -188,3 +188,44 @@ func TestDirectSingleEntryHoldsItsArrangement(t *testing.T) {
 		t.Errorf("trace-B imported %v, direct %v: want both positive and within 2x", imp, dir)
 	}
 }
+
+// TestSpecNamedLikeBuiltin: a spec file may declare any name, also one
+// that is (or camel-cases to the Base of) a built-in with a measurement
+// of its own: peek, fanout, stall or a dd shape. Such a spec is measured
+// as any other query: the dd shapes' Go limits, which index its inputs as
+// the built-in's (two for d_d_join), once panicked on a spec of one
+// input, and peek's reads replaced its rows and errors.
+func TestSpecNamedLikeBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	var targets []string
+	for _, name := range []string{"peek", "fanout", "stall", "d_d_arrange", "d_d_count", "d_d_join", "d_d_rounds", "d_d_import"} {
+		path := filepath.Join(dir, name+".json")
+		data := `{"version": 1, "name": "` + name + `",
+  "inputs": {"a": {"columns": ["k"], "rows": [[0, 1, 5], [1, 1, 6], [2, -1, 5]]}},
+  "indexes": {"a_by_k": {"on": "a", "key": ["k"]}},
+  "query": {"from": [{"as": "x", "collection": "a"}]}}`
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, path)
+	}
+	text := runEngine(t, Selection{Targets: targets, Index: []string{IndexImported, IndexDirect}, Workers: 1}, 1)
+	vals := values(t, text)
+	if len(vals) != 2*len(targets) {
+		t.Fatalf("want %d benchmarks, got %d:\n%s", 2*len(targets), len(vals), text)
+	}
+	query := map[string]bool{"install-sec": true, "sec/update": true, "updates/s": true, "peak-heap-B": true, "trace-B": true, "rows": true, "errors": true, "hold-gap": true, "merge-work": true}
+	for name, u := range vals {
+		for unit := range u {
+			if !query[unit] && !strings.HasPrefix(unit, stageUnitPrefix) {
+				t.Errorf("%s: unit %s, which only a built-in workload reports", name, unit)
+			}
+		}
+		if r := u["rows"]; len(r) != 1 || r[0] != 1 {
+			t.Errorf("%s: rows %v, want [1]", name, r)
+		}
+		if e := u["errors"]; len(e) != 1 || e[0] != 0 {
+			t.Errorf("%s: errors %v, want [0]", name, e)
+		}
+	}
+}

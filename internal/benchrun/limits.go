@@ -30,7 +30,7 @@ import (
 // DDImport has no limit: an import shares batches by pointer, and the Go
 // limit of taking a reference is no measurement.
 func ddLimit(b *Benchmark, inputs []*spec.Table) []benchfmt.Value {
-	switch b.Base {
+	switch b.builtinBase() {
 	case "DDArrange":
 		if len(inputs[0].Columns) != 2 {
 			return nil // the limits sort (key, val) pairs

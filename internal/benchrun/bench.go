@@ -434,11 +434,27 @@ func specFileBenches(path string, params []*parsedParam) ([]*Benchmark, error) {
 		if errors.As(err, &se) {
 			// A value --param set is not the file's: the message says
 			// so, or it reads as the file's line holding it.
+			named := false
 			for _, o := range ov {
-				if se.Field == o.Field && !strings.HasPrefix(se.Msg, o.By) {
-					se.Msg = o.By + ": " + se.Msg
+				if se.Field == o.Field {
+					if !strings.HasPrefix(se.Msg, o.By) {
+						se.Msg = o.By + ": " + se.Msg
+					}
+					named = true
 					break
 				}
+			}
+			if !named && len(ov) > 0 {
+				// A rule between fields that a value --param set broke
+				// at another field (as_of past the file's until, a
+				// min past its max): the file's line alone holds no
+				// fault, so the message names the parameters, as a
+				// built-in workload's does.
+				by := make([]string, len(ov))
+				for i, o := range ov {
+					by[i] = o.By
+				}
+				se.Msg += " (with " + strings.Join(by, ", ") + ")"
 			}
 		}
 		if err != nil {

@@ -234,6 +234,9 @@ func TestSelectionErrors(t *testing.T) {
 		// file's line's.
 		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.rows=-1"}}, "inputs.lineitem.generate.rows: --param inputs.lineitem.generate.rows=-1: -1 is outside 0..18446744073709551615"},
 		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.batches=0"}}, "inputs.lineitem.generate.batches: --param inputs.lineitem.generate.batches=0: must be at least 1"},
+		// A rule between two fields broken at the one --param did not
+		// set: the message still names the parameter.
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.columns.okey.min=10000"}}, "inputs.lineitem.generate.columns.okey.max: max 9999 is below min 10000 (with --param inputs.lineitem.generate.columns.okey.min=10000)"},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"rows=18446744073709551615"}}, "--param: rows=18446744073709551615: workload lookup: rows must be in 1..100000000 (fact updates), not 18446744073709551615"},
 		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.seed=18446744073709551616"}}, "--param: inputs.lineitem.generate.seed=18446744073709551616: 18446744073709551616 is outside -9223372036854775808..18446744073709551615"},
 		{Selection{Workers: 5000, Targets: []string{"lookup"}}, "--workers: must be at most 1024, not 5000"},

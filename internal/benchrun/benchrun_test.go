@@ -545,6 +545,9 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, Flamegraph: "x.svg"}, `--flamegraph: "x.svg" must name an .html file`},
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, CPUProfile: dir}, "--cpuprofile: " + dir + " is a directory"},
 		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, MemProfile: filepath.Join(dir, "no", "mem.pprof")}, "--memprofile: " + filepath.Join(dir, "no", "mem.pprof") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
+		// A file where a directory should be exists: it is named as
+		// what it is.
+		{RunConfig{Selection: Selection{Targets: []string{"lookup"}, Workers: 1}, Count: 1, Progress: ProgressAuto, CPUProfile: filepath.Join(dir, "a.csv", "cpu.pprof")}, "--cpuprofile: " + filepath.Join(dir, "a.csv", "cpu.pprof") + ": " + filepath.Join(dir, "a.csv") + " is not a directory"},
 	} {
 		var stdout, stderr bytes.Buffer
 		tc.cfg.Out, tc.cfg.ErrOut, tc.cfg.OutFile, tc.cfg.Engine, tc.cfg.Env = &stdout, &stderr, outFile, &fakeEngine{}, testEnv

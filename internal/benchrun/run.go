@@ -240,8 +240,13 @@ func (cfg *RunConfig) validate() error {
 		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
 			return usagef(f.flag, "%s is a directory", spec.Path(f.path))
 		}
-		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
-			return usagef(f.flag, "%s: directory %s does not exist", spec.Path(f.path), spec.Path(filepath.Dir(f.path)))
+		dir := filepath.Dir(f.path)
+		if st, err := os.Stat(dir); err != nil {
+			return usagef(f.flag, "%s: directory %s does not exist", spec.Path(f.path), spec.Path(dir))
+		} else if !st.IsDir() {
+			// r.txt/x with r.txt a file: it exists, and is no
+			// directory to write in.
+			return usagef(f.flag, "%s: %s is not a directory", spec.Path(f.path), spec.Path(dir))
 		}
 		// Two outputs in one file would overwrite each other.
 		for _, g := range outputs[:i] {

@@ -334,7 +334,7 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 	}
 	for _, b := range out {
 		if b.file && builtin[b.Workload] {
-			return nil, nil, b.Spec.Errorf("name", "workload %q is also the name of the built-in workload %s: their results would have the same workload name (rename the spec)", b.Workload, b.Workload)
+			return nil, nil, builtinClash(b.Spec)
 		}
 	}
 	slices.SortFunc(out, func(a, b *Benchmark) int { return strings.Compare(a.Name, b.Name) })
@@ -522,4 +522,11 @@ func missing(s *spec.Spec, j string) error {
 		reader = "the query reads them" // one from entry: no join
 	}
 	return s.Errorf("indexes", "--index imported: no index serves %s (%s; add indexes or use --index direct)", strings.Join(names, ", "), reader)
+}
+
+// builtinClash is the error of spec file s run (or validated) with the
+// built-in workload of its name: their results would both say
+// workload=<name>.
+func builtinClash(s *spec.Spec) error {
+	return s.Errorf("name", "workload %q is also the name of the built-in workload %s: their results would have the same workload name (rename the spec)", s.Name, s.Name)
 }

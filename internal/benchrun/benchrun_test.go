@@ -1258,6 +1258,44 @@ func TestValidateNamesEveryBadFile(t *testing.T) {
 	}
 }
 
+// TestValidateRefusesASpecNamedLikeABuiltinNamedWithIt: validate refuses a
+// spec file declaring the name of a built-in workload given with it, in
+// either order, as run does (their results would share workload=<name>),
+// naming the file's line; alone, or with other workloads, the file is
+// valid.
+func TestValidateRefusesASpecNamedLikeABuiltinNamedWithIt(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "x.json")
+	data, err := os.ReadFile("workloads/examples/groupby.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := file + `:3: name: workload "groupby" is also the name of the built-in workload groupby`
+	for _, targets := range [][]string{{"groupby", file}, {file, "groupby"}, {file, "lookup", "groupby"}} {
+		var out bytes.Buffer
+		err := Validate(context.Background(), ValidateConfig{Out: &out, Specs: targets})
+		if ExitCode(err) != ExitUsage || !strings.Contains(Message(err), want) {
+			t.Errorf("validate %v: exit %d (%v), want exit 2 with %q", targets, ExitCode(err), err, want)
+		}
+		// run says the same.
+		err = Run(context.Background(), RunConfig{Out: &out, ErrOut: &out, Selection: Selection{Targets: targets, Workers: 1},
+			Count: 1, Progress: ProgressOff, Engine: &fakeEngine{}, Env: testEnv})
+		if ExitCode(err) != ExitUsage || !strings.Contains(Message(err), want) {
+			t.Errorf("run %v: exit %d (%v), want exit 2 with %q", targets, ExitCode(err), err, want)
+		}
+	}
+	for _, targets := range [][]string{{file}, {file, "lookup"}} {
+		var out bytes.Buffer
+		if err := Validate(context.Background(), ValidateConfig{Out: &out, Specs: targets}); err != nil {
+			t.Errorf("validate %v: %v, want ok", targets, err)
+		}
+	}
+}
+
 // TestMissingIndexNamesWhatReadsIt checks the missing-index error of a
 // query with one from entry: no join reads the arrangement, the query does.
 func TestMissingIndexNamesWhatReadsIt(t *testing.T) {

@@ -18,8 +18,9 @@ type ValidateConfig struct {
 
 // Validate decodes and checks each spec file and reads its CSV inputs
 // (generated inputs are not generated: their parameters are checked by
-// decoding), that no two spec files declare the same workload name,
-// which would give their results the same names in one run, and that no
+// decoding), that no two spec files declare the same workload name and
+// no spec file the name of a built-in workload named with it, which would
+// give their results the same names in one run, and that no
 // result line of a run of the spec could be longer than a result file's
 // reader takes (checkLine). It prints
 // one line per valid spec and returns the first problem, naming the file
@@ -30,6 +31,7 @@ func Validate(ctx context.Context, cfg ValidateConfig) error {
 		return usagef("validate", "needs at least one SPEC.json")
 	}
 	files := map[string]*spec.Spec{} // spec files by workload name
+	builtins := map[string]bool{}    // built-in workloads named
 	// Every target is checked: a bad one is reported and the rest still
 	// are, so one run names every file at fault.
 	var errs []error
@@ -45,13 +47,27 @@ func Validate(ctx context.Context, cfg ValidateConfig) error {
 		}
 		if isSpecFile(target) {
 			// Spec files run together must differ in name (docs/spec.md,
-			// benchrun run); one file named twice is the same spec.
+			// benchrun run), from each other and from the built-in
+			// workloads named with them; one file named twice is the
+			// same spec.
 			s := specs[0]
 			if prev := files[s.Name]; prev != nil && targetKey(prev.File) != targetKey(s.File) {
 				errs = append(errs, nameClash(prev, s))
 				continue
 			}
+			if builtins[s.Name] {
+				errs = append(errs, builtinClash(s))
+				continue
+			}
 			files[s.Name] = s
+		} else {
+			builtins[target] = true
+			if s := files[target]; s != nil {
+				// Named before the built-in: reported now, as run
+				// reports it whatever the order.
+				errs = append(errs, builtinClash(s))
+				delete(files, target)
+			}
 		}
 		if err := checkLines(specs); err != nil {
 			errs = append(errs, err)

@@ -1065,6 +1065,9 @@ func TestReportShowsFileTextEscaped(t *testing.T) {
 			t.Errorf("%s: control characters reach the terminal raw:\n%q\n%q", format, out, errOut)
 		}
 		for _, want := range []string{`A\x1b[31m"`, `"o\x1b[2Jld"`, `"env: x\u202ey"`} {
+			if format == "markdown" {
+				want = mdEscape(want) // renders as the quoted text
+			}
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: want %s in the report:\n%s", format, want, out)
 			}
@@ -1183,5 +1186,32 @@ func TestTiedPValue(t *testing.T) {
 	}
 	if _, ok := tiedExactP([]float64{1, 2, 3}, []float64{4, 5, 6}); ok {
 		t.Error("tiedExactP without ties: ok, want benchmath's p-value kept")
+	}
+}
+
+// TestMarkdownShowsNamesAsWritten: a name holding markdown's backslash or
+// brackets reads in the markdown report as written, not as a shorter name
+// or a link: `B/a\|b` keeps its backslash (escaped as `\\\|`, not `\\|`,
+// which GitHub renders as `B/a|b`), and `B/[x](u)` is no link.
+func TestMarkdownShowsNamesAsWritten(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`B/a\|b`, `B/a\\\|b`},
+		{`B/[x](https://example.com)`, `B/\[x\](https://example.com)`},
+		{`B/~~gone~~`, `B/\~\~gone\~\~`},
+		{`B/a\`, `B/a\\`},
+		{`B/<i>_*`, `B/&lt;i&gt;\_\*`},
+	} {
+		if got := mdEscape(tc.in); got != tc.want {
+			t.Errorf("mdEscape(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	old := writeTemp(t, "md-old.txt", "Benchmark[x](u)/a\\|b 1 10 ns/op\n")
+	new := writeTemp(t, "md-new.txt", "Benchmark[x](u)/a\\|b 1 20 ns/op\n")
+	md, _, err := compare(t, func(c *CompareConfig) { c.Format = "markdown" }, old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md, "| \\[x\\](u)/a\\\\\\|b |") {
+		t.Errorf("markdown: want the name escaped whole:\n%s", md)
 	}
 }

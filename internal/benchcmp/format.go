@@ -242,12 +242,16 @@ func markdownLegend(rep *Report) string {
 		rep.Confidence*100, rep.Alpha)
 }
 
-// mdEscape escapes s for a markdown table cell: markdown's own marks, and
-// HTML, which a pull request comment would otherwise render.
+// mdEscape escapes s for a markdown table cell: markdown's own marks (the
+// backslash too, or a name's `\|` would show as `|`, and brackets, or a
+// name such as `B/[x](u)` would show as a link), and HTML, which a pull
+// request comment would otherwise render.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`",
-		"&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	return mdEscaper.Replace(s)
 }
+
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`",
+	"[", `\[`, "]", `\]`, "~", `\~`, "&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 func writeMarkdown(w io.Writer, rep *Report) error {
 	var parts []string

@@ -410,7 +410,7 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 	residue := parser.Residue()
 
 	b := newBuilder(tableBy, rowBy, colBy, residue)
-	info, err := readResults(cfg.Files, filter, errOut, b.add)
+	info, err := readResults(cfg.Files, filter, errOut, false, b.add)
 	if err != nil {
 		return nil, err
 	}
@@ -695,8 +695,10 @@ type readInfo struct {
 // twice on a line, an iteration count below 1, a line too long to read)
 // is an error wrapping ErrInput (invariant C3). A leading byte order mark
 // is skipped. go test's FAIL lines and a file read twice are warnings on
-// errOut.
-func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add func(*benchfmt.Result)) (*readInfo, error) {
+// errOut. pooled says that the caller pools every file's results (scaling
+// fits them all as one), so a file read twice is never two columns: its
+// samples count twice.
+func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pooled bool, add func(*benchfmt.Result)) (*readInfo, error) {
 	files, err := resultFiles(args)
 	if err != nil {
 		return nil, err
@@ -718,7 +720,9 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, add 
 				continue
 			}
 			q := files[j]
-			if q.label == f.label {
+			if pooled {
+				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file: its samples count twice\n", spec.Path(q.path), spec.Path(f.path))
+			} else if q.label == f.label {
 				// Pooled twice into one column (old=o.txt
 				// old=./o.txt): each sample counts twice.
 				fmt.Fprintf(errOut, "benchcmp: warning: %s and %s are the same file in column %s: its samples count twice\n", spec.Path(q.path), spec.Path(f.path), spec.Quote(f.label))

@@ -477,3 +477,19 @@ func TestScalingNotesShowTheParameterEscaped(t *testing.T) {
 		t.Errorf("want the parameter escaped in every note:\n%q", s)
 	}
 }
+
+// TestScalingWarnsOfAFileGivenTwice: scaling pools every file into one
+// fit, so a file given twice (under any spelling) has no second column to
+// be compared with: the warning says its samples count twice, as they do.
+func TestScalingWarnsOfAFileGivenTwice(t *testing.T) {
+	file := writeTemp(t, "twice.txt", "BenchmarkS/n=1 1 5 ns/op\nBenchmarkS/n=10 1 6 ns/op\nBenchmarkS/n=100 1 7 ns/op\n")
+	cfg := DefaultScalingConfig()
+	cfg.Files, cfg.By = []string{file, file}, "/n"
+	var errOut bytes.Buffer
+	if err := Scaling(io.Discard, &errOut, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := errOut.String(); !strings.Contains(got, "are the same file: its samples count twice\n") || strings.Contains(got, "column") {
+		t.Errorf("stderr %q: want a warning that the samples count twice, naming no column", got)
+	}
+}

@@ -141,7 +141,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	data := map[sk]*series{}
 	var keys []sk
 	var perr error
-	info, err := readResults(cfg.Files, filter, errOut, func(r *benchfmt.Result) {
+	info, err := readResults(cfg.Files, filter, errOut, true, func(r *benchfmt.Result) {
 		if perr != nil {
 			return
 		}

@@ -709,6 +709,13 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 	for i, f := range files {
 		st, err := os.Stat(f.path)
 		if err != nil {
+			if whole := args[i]; whole != f.path {
+				if _, werr := os.Stat(whole); werr == nil {
+					// A file whose name holds "=" read as LABEL=FILE.
+					return nil, fmt.Errorf("%w: %s: %s is read as LABEL=FILE, label %s; to read the file %s, give it a label: LABEL=%s",
+						ErrInput, spec.PathErr(err), spec.Path(whole), spec.Quote(f.label), spec.Path(whole), spec.Path(whole))
+				}
+			}
 			return nil, fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
 		}
 		if st.IsDir() {

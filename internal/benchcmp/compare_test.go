@@ -1215,3 +1215,20 @@ func TestMarkdownShowsNamesAsWritten(t *testing.T) {
 		t.Errorf("markdown: want the name escaped whole:\n%s", md)
 	}
 }
+
+// TestFileNamedWithEqualsSaysHowToReadIt: an argument holding "=" is
+// LABEL=FILE, so a file named index=direct.txt is read as the file
+// direct.txt under the label index; when that file does not exist but the
+// whole name does, the error says how the argument was read and how to
+// give such a file (LABEL=index=direct.txt), which then reads it.
+func TestFileNamedWithEqualsSaysHowToReadIt(t *testing.T) {
+	old := writeTemp(t, "old.txt", "BenchmarkA 1 10 ns/op\n")
+	named := writeTemp(t, "index=direct.txt", "BenchmarkA 1 20 ns/op\n")
+	_, _, err := compare(t, nil, old, named)
+	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "is read as LABEL=FILE") || !strings.Contains(err.Error(), "LABEL="+named) {
+		t.Errorf("err %v: want bad input saying the argument is read as LABEL=FILE", err)
+	}
+	if _, _, err := compare(t, nil, old, "new="+named); err != nil {
+		t.Errorf("new=%s: %v", named, err)
+	}
+}

@@ -243,7 +243,7 @@ func warnUnpaired(errOut io.Writer, rep *Report) {
 		if _, ok := names[p]; !ok {
 			order = append(order, p)
 		}
-		names[p] = appendNew(names[p], show(u.Name))
+		names[p] = appendNew(names[p], show(rep.unpairedName(u)))
 	}
 	for _, p := range order {
 		n := names[p]

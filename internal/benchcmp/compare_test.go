@@ -1232,3 +1232,31 @@ func TestFileNamedWithEqualsSaysHowToReadIt(t *testing.T) {
 		t.Errorf("new=%s: %v", named, err)
 	}
 }
+
+// TestLostBenchmarkNamesItsConfiguration: a benchmark the baseline has
+// under two configurations (two packages of one go test ./... run) and the
+// new file under one only is lost under the other, and the warning and the
+// gate's error say under which: "new.txt has no result for F" alone names a
+// benchmark new.txt has. Under one configuration, the name stands alone.
+func TestLostBenchmarkNamesItsConfiguration(t *testing.T) {
+	var b strings.Builder
+	for _, pkg := range []string{"a", "b"} {
+		fmt.Fprintf(&b, "pkg: example.com/%s\n", pkg)
+		for i := range 6 {
+			fmt.Fprintf(&b, "BenchmarkF 1 %d ns/op\n", 10+i)
+		}
+	}
+	old := writeTemp(t, "old.txt", b.String())
+	new := writeTemp(t, "new.txt", strings.SplitAfter(b.String(), "pkg: example.com/b\n")[0])
+	_, errOut, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, old, new)
+	if !errors.Is(err, ErrRegression) || !strings.Contains(err.Error(), "have no result to compare with (F (pkg: example.com/b))") {
+		t.Errorf("err %v: want the gate to name F with its pkg", err)
+	}
+	if !strings.Contains(errOut, "has no result for 1 benchmark(s) of "+old+": F (pkg: example.com/b)\n") {
+		t.Errorf("stderr %q: want the warning to name F with its pkg", errOut)
+	}
+	one := writeTemp(t, "one.txt", "BenchmarkG 1 1 ns/op\n"+strings.SplitAfter(b.String(), "pkg: example.com/b\n")[0])
+	if _, errOut, _ := compare(t, nil, one, new); !strings.Contains(errOut, "of "+one+": G\n") {
+		t.Errorf("stderr %q: want G named alone", errOut)
+	}
+}

@@ -49,6 +49,25 @@ func (r *Report) unitOnly(u Unpaired) bool {
 	return r.ran[ranKey(u.Config, u.Missing)][u.Name]
 }
 
+// unpairedName is u's name, followed, in parentheses, by those of its
+// configuration lines that some table of r does not have: the lines that
+// tell it from a benchmark of the same name under another configuration.
+func (r *Report) unpairedName(u Unpaired) string {
+	var differ []string
+	for _, line := range u.Config {
+		for _, t := range r.Tables {
+			if !slices.Contains(t.Config, line) {
+				differ = append(differ, line)
+				break
+			}
+		}
+	}
+	if len(differ) == 0 {
+		return u.Name
+	}
+	return u.Name + " (" + strings.Join(differ, ", ") + ")"
+}
+
 // Unpaired is a row with a result in column In but none in column Missing,
 // one of them the baseline.
 type Unpaired struct {
@@ -60,12 +79,15 @@ type Unpaired struct {
 }
 
 // Lost returns the names of the benchmarks of the baseline that some other
-// column has no result for in any unit, each once, in report order.
+// column has no result for in any unit, each once, in report order; a
+// name is followed by its configuration lines that not every table shares
+// (`F (pkg: example.com/b)`), so that a benchmark lost under one
+// configuration is not taken for its namesake under another.
 func (r *Report) Lost() []string {
 	var names []string
 	for _, u := range r.Unpaired {
 		if len(r.Columns) > 0 && u.In == r.Columns[0] && !r.unitOnly(u) {
-			names = appendNew(names, u.Name)
+			names = appendNew(names, r.unpairedName(u))
 		}
 	}
 	return names

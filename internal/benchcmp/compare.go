@@ -333,7 +333,11 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 					s += fmt.Sprintf(" and %d more", len(l)-3)
 				}
 			}
-			parts = append(parts, s+" in "+spec.Path(c.name))
+			name := spec.Path(c.name)
+			if c.name == "" {
+				name = `""` // the column of results without the --col key
+			}
+			parts = append(parts, s+" in "+name)
 		}
 		return strings.Join(parts, "; ")
 	}

@@ -1260,3 +1260,17 @@ func TestLostBenchmarkNamesItsConfiguration(t *testing.T) {
 		t.Errorf("stderr %q: want G named alone", errOut)
 	}
 }
+
+// TestNothingComparedNamesAnEmptyColumn: with --col /n, results whose names
+// have no /n fall in a column with an empty label, which the warning shows
+// as "", not as nothing after "in".
+func TestNothingComparedNamesAnEmptyColumn(t *testing.T) {
+	a := writeTemp(t, "a.txt", "BenchmarkA/n=10 1 10 ns/op\nBenchmarkB 1 10 ns/op\n")
+	_, errOut, err := compare(t, func(c *CompareConfig) { c.Col = "/n" }, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, `: A in 10; B in ""`+"\n") {
+		t.Errorf("stderr %q: want the empty column shown as \"\"", errOut)
+	}
+}

@@ -256,6 +256,7 @@ flag); 130 stopped by Ctrl-C or SIGTERM, with nothing written.`,
 	f.StringVar(&cfg.ScaleBy, "scale-by", "", "html: the name parameter (/PARAM) of the log-log scaling charts (default: the numeric one with most values)")
 
 	root.AddCommand(newMerge(), newProfile(in), newScaling())
+	benchcli.StrictHelp(root, func(err error) error { return fmt.Errorf("%w: %v", benchcmp.ErrUsage, err) })
 	benchcli.Once(append(root.Commands(), root)...) // repeatable: --threshold, --labels
 	return root
 }

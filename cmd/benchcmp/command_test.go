@@ -199,6 +199,13 @@ func TestExitCodesAndMessages(t *testing.T) {
 		{[]string{"profile", "--base", "old.txt", "imported.pprof", "--flamegraph", "x.html"}, 2, "", "old.txt"},
 		{[]string{"--help"}, 0, "Examples:", ""},
 		{[]string{"profile", "--help"}, 0, "--flamegraph diff.html", ""},
+		// A help topic or completion shell that names nothing is bad
+		// usage, where cobra's own commands printed a help with exit 0.
+		{[]string{"help", "merge"}, 0, "merge writes the results", ""},
+		{[]string{"help", "nosuch"}, 2, "", `unknown help topic "nosuch": not a command (see benchcmp help)`},
+		{[]string{"help", "merge", "extra"}, 2, "", `unknown help topic "merge extra"`},
+		{[]string{"completion", "bash"}, 0, "bash completion", ""},
+		{[]string{"completion", "bsh"}, 2, "", `unknown command "bsh"`},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(tc.args, &out, &errOut)
@@ -224,11 +231,11 @@ func (failWriter) Write([]byte) (int, error) {
 	return 0, errors.New("write /dev/stdout: no space left on device")
 }
 
-// TestExitCodesOfReview runs the cases of a user review as a user would:
+// TestExitCodesAsAUserMeetsThem runs, as a user would, the cases a user meets:
 // the HTML report of the committed baseline against a run with hold gaps,
 // a gate that compares nothing, a truncated file, a misspelt threshold, a
 // shard merged with itself and a full disk. Exit 2 is for bad input only.
-func TestExitCodesOfReview(t *testing.T) {
+func TestExitCodesAsAUserMeetsThem(t *testing.T) {
 	baseline, err := os.ReadFile(filepath.Join(repoRoot, "results", "baseline.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -112,50 +112,9 @@ small default size in both index modes.`,
 		return fmt.Errorf("%s: %w", c.CommandPath(), err)
 	})
 	root.AddCommand(newList(out), newValidate(out), newExplain(out), newGen(out, errOut), newRun(out, errOut, eng), newEval(out), newCheck(out))
-	root.SetHelpCommand(newHelp(root))
-	// cobra's completion command only prints its help, with exit 0, for a
-	// shell it does not know (benchrun completion bsh): runnable, it
-	// refuses an argument that names no shell as bad usage (exit 2).
-	root.InitDefaultCompletionCmd()
-	for _, c := range root.Commands() {
-		if c.Name() == "completion" {
-			c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
-		}
-	}
+	benchcli.StrictHelp(root, func(err error) error { return err })
 	benchcli.Once(append(root.Commands(), root)...) // repeatable: --param
 	return root
-}
-
-// newHelp is the help command. cobra's own prints the top-level help,
-// with exit 0, for a topic that names no command (benchrun help chek) and
-// ignores words after one (benchrun help run lookup); this one refuses
-// both as bad usage (exit 2), naming the topic.
-func newHelp(root *cobra.Command) *cobra.Command {
-	return &cobra.Command{
-		Use:   "help [command]",
-		Short: "Help about any command",
-		Long:  "help prints the help of a command, or of benchrun with no command.",
-		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			cmd, rest, err := root.Find(args)
-			if err != nil || len(rest) > 0 {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			var names []cobra.Completion
-			for _, sub := range cmd.Commands() {
-				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
-					names = append(names, cobra.CompletionWithDesc(sub.Name(), sub.Short))
-				}
-			}
-			return names, cobra.ShellCompDirectiveNoFileComp
-		},
-		RunE: func(c *cobra.Command, args []string) error {
-			cmd, rest, err := root.Find(args)
-			if err != nil || len(rest) > 0 {
-				return fmt.Errorf("unknown help topic %q: not a command (see benchrun help)", strings.Join(args, " "))
-			}
-			return cmd.Help()
-		},
-	}
 }
 
 // isTerminal reports whether w is a terminal (progress bars go there).

@@ -1,11 +1,14 @@
 // Package benchcli holds what benchrun's and benchcmp's command lines share:
-// single-valued flags that refuse being given twice or, for text, empty, and
-// integer flags that read plain decimal.
+// single-valued flags that refuse being given twice or, for text, empty,
+// integer flags that read plain decimal, and help and completion commands
+// that refuse a word naming no command or shell.
 package benchcli
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -82,4 +85,49 @@ func decimal(s string, signed bool) error {
 		return errors.New("out of range")
 	}
 	return nil
+}
+
+// StrictHelp gives root a help command and a completion command that
+// refuse, as bad usage, what cobra's own accept with exit 0: a help topic
+// that names no command (`help chek`) or words after one (`help run
+// lookup`), for which cobra prints the top-level help, and a completion
+// shell it does not know (`completion bsh`), for which it prints the
+// completion help. usage turns such an error into the command's bad-usage
+// error (exit 2). Call it once root's commands are added.
+func StrictHelp(root *cobra.Command, usage func(error) error) {
+	name := root.Name()
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of a command, or of " + name + " with no command.",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					names = append(names, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usage(fmt.Errorf("unknown help topic %q: not a command (see %s help)", strings.Join(args, " "), name))
+			}
+			return cmd.Help()
+		},
+	})
+	// cobra's completion command prints its help, with exit 0, for a
+	// shell it does not know: runnable, it refuses an argument that names
+	// no shell as bad usage (cobra's argument check, before RunE).
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+		}
+	}
 }

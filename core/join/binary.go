@@ -69,6 +69,11 @@ func NewBinary(left, right Side, opts BinaryOptions) (*Binary, error) {
 		stats:   opts.Stats,
 		joined:  left.Arity.Key + left.Arity.Val + right.Arity.Val,
 	}
+	if opts.Closure != nil {
+		if err := checkClosure(opts.Closure, j.joined); err != nil {
+			return nil, err
+		}
+	}
 	if j.stats == nil {
 		j.stats = NewStats("", "join", "")
 	}

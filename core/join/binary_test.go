@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -328,5 +329,47 @@ func TestBinaryWideKeysEmptyVals(t *testing.T) {
 	}
 	if d := diffMaps(want, rowDiffs(out, 0)); d != "" {
 		t.Fatalf("wide-key join differs from the nested loop:\n%s", d)
+	}
+}
+
+// TestClosureOutsideJoinedRowsIsRefused: a closure that reads columns the
+// joined rows do not have — a Project column or class past the row, an
+// empty class, an MFP compiled for another arity — is refused when the
+// join is made, with ErrArity, rather than indexing past a row in its
+// first step (on a worker, where the panic ends the process).
+func TestClosureOutsideJoinedRowsIsRefused(t *testing.T) {
+	ar := batch.Arity{Key: 1, Val: 1} // joined rows: key ++ left val ++ right val, 3 columns
+	side := Side{Pres: batch.Identity(), Arity: ar}
+	cases := []struct {
+		name string
+		c    Closure
+		want string // "" when the closure fits
+	}{
+		{"project fits", &Project{Equiv: [][]int{{1, 2}}, Cols: []int{0, 2}}, ""},
+		{"mfp fits", stageFilter(t, 3, 1), ""},
+		{"project column past the row", &Project{Cols: []int{0, 7}}, "Project.Cols: join: arity mismatch: column 7 outside rows of arity 3"},
+		{"project negative column", &Project{Cols: []int{-1}}, "Project.Cols"},
+		{"project class past the row", &Project{Equiv: [][]int{{0, 3}}, Cols: []int{0}}, "Project.Equiv[0]"},
+		{"project empty class", &Project{Equiv: [][]int{{}}, Cols: []int{0}}, "Project.Equiv[0] is empty"},
+		{"nil project", (*Project)(nil), "nil *Project"},
+		{"mfp of another arity", stageFilter(t, 2, 1), "closure takes rows of 2 columns, the joined rows have 3"},
+	}
+	for _, c := range cases {
+		_, err := NewBinary(side, side, BinaryOptions{Closure: c.c})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("binary, %s: %v", c.name, err)
+		case c.want != "" && (!errors.Is(err, ErrArity) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("binary, %s: err = %v, want ErrArity naming %q", c.name, err, c.want)
+		}
+		// A delta path with no lookups finishes the source's rows, 2 columns.
+		wide := c.c
+		if c.name == "mfp of another arity" {
+			wide = stageFilter(t, 3, 1)
+		}
+		_, err = NewPath(PathOptions{SourcePres: batch.Identity(), SourceArity: ar, Final: wide})
+		if c.want != "" && (!errors.Is(err, ErrArity) || !strings.Contains(err.Error(), "final closure")) {
+			t.Errorf("path, %s: err = %v, want ErrArity naming the final closure", c.name, err)
+		}
 	}
 }

@@ -92,6 +92,11 @@ func NewPath(opts PathOptions) (*Path, error) {
 		}
 	}
 	p.arity = arity
+	if p.final != nil {
+		if err := checkClosure(p.final, arity); err != nil {
+			return nil, fmt.Errorf("join: path %d, final closure: %w", opts.Source, err)
+		}
+	}
 	p.row = make([]int64, p.ar.Key+p.ar.Val)
 	p.bufs[0].Arity, p.bufs[1].Arity = p.ar.Key+p.ar.Val, p.ar.Key+p.ar.Val
 	return p, nil

@@ -2,6 +2,7 @@ package join
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/tracebench/tracebench/core/expr"
 
@@ -191,6 +192,39 @@ func (p *Project) equal(row []int64) bool {
 		}
 	}
 	return true
+}
+
+// checkClosure refuses a closure that reads columns the rows it is given
+// (arity columns each) do not have: a Project's classes and columns, an
+// MFP's input arity. Unchecked, such a closure would index past a row in
+// its first step, on a worker, and end the process. A Closure of the
+// caller's own type is its own to check.
+func checkClosure(c Closure, arity int) error {
+	switch c := c.(type) {
+	case *Project:
+		if c == nil {
+			return fmt.Errorf("%w: nil *Project closure", ErrArity)
+		}
+		for i, class := range c.Equiv {
+			if len(class) == 0 {
+				return fmt.Errorf("%w: Project.Equiv[%d] is empty", ErrArity, i)
+			}
+			if err := checkCols(class, arity); err != nil {
+				return fmt.Errorf("Project.Equiv[%d]: %w", i, err)
+			}
+		}
+		if err := checkCols(c.Cols, arity); err != nil {
+			return fmt.Errorf("Project.Cols: %w", err)
+		}
+	case *MFP:
+		if c == nil {
+			return fmt.Errorf("%w: nil *MFP closure", ErrArity)
+		}
+		if c.m.InputArity() != arity {
+			return fmt.Errorf("%w: closure takes rows of %d columns, the joined rows have %d", ErrArity, c.m.InputArity(), arity)
+		}
+	}
+	return nil
 }
 
 // finish applies closure (if any) to the joined rows collected in stage,

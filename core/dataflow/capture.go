@@ -40,9 +40,10 @@ type captured struct {
 	diffs []int64
 }
 
-// NewCapture returns a capture for a dataflow running on workers workers.
+// NewCapture returns a capture for a dataflow running on workers workers;
+// as NewProbe, one made for fewer than one worker never passes a time.
 func NewCapture(workers int) *Capture {
-	c := &Capture{workers: make([]captured, workers)}
+	c := &Capture{workers: make([]captured, max(workers, 0))}
 	for i := range c.workers {
 		c.workers[i].arity = -1
 	}

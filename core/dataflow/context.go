@@ -609,7 +609,7 @@ func (c *Context) Export(id string, a *Arrangement) error {
 // checkProbe reports a probe sized for another number of workers: it fails
 // the build (an error naming the dataflow and both counts), never a worker.
 func (c *Context) checkProbe(what string, p *Probe) bool {
-	if n := len(p.fronts); n != c.env.Peers {
+	if n := p.made; n != c.env.Peers || len(p.fronts) != c.env.Peers {
 		c.fail(fmt.Errorf("dataflow %s: %s made for %d workers in a runtime of %d", c.df.id, what, n, c.env.Peers))
 		return false
 	}

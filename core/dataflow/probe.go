@@ -16,13 +16,20 @@ type Probe struct {
 	joined  []bool
 	changed chan struct{} // closed and replaced on a change while waiting
 	waiting bool          // a WaitPassed holds changed: the next change must close it
+	// made is the number of workers the probe was made for (NewProbe's
+	// argument, negative too), which attaching it checks: a probe made for
+	// none, or the zero Probe, has no worker to report and never passes.
+	made int
 	// onWorker is the Env.OnWorker of the runtime whose workers last
 	// attached the probe (nil: none), which WaitPassed asks whether its
 	// caller is one of the goroutines that must move the probe.
 	onWorker func() error
 }
 
-// NewProbe returns a probe for a dataflow running on workers workers.
+// NewProbe returns a probe for a dataflow running on workers workers. A
+// probe made for fewer than one worker (or the zero Probe) never passes a
+// time, and attaching it fails the build, as for any other count than the
+// runtime's.
 func NewProbe(workers int) *Probe {
 	p := &Probe{}
 	p.init(workers)
@@ -30,7 +37,8 @@ func NewProbe(workers int) *Probe {
 }
 
 func (p *Probe) init(workers int) {
-	p.fronts, p.joined, p.changed = make([]frontier.Frontier, workers), make([]bool, workers), make(chan struct{})
+	n := max(workers, 0)
+	p.made, p.fronts, p.joined, p.changed = workers, make([]frontier.Frontier, n), make([]bool, n), make(chan struct{})
 }
 
 func (p *Probe) set(worker int, f frontier.Frontier) {
@@ -49,7 +57,8 @@ func (p *Probe) set(worker int, f frontier.Frontier) {
 }
 
 // Frontier returns the meet of the workers' frontiers ({0} until every
-// worker has reported).
+// worker has reported, and for a probe made for no worker: the meet over
+// none would be {}, complete, and every wait on it would return at once).
 func (p *Probe) Frontier() frontier.Frontier {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -57,6 +66,9 @@ func (p *Probe) Frontier() frontier.Frontier {
 }
 
 func (p *Probe) frontierLocked() frontier.Frontier {
+	if len(p.fronts) == 0 {
+		return frontier.Min()
+	}
 	f := frontier.Empty()
 	for i, x := range p.fronts {
 		if !p.joined[i] {

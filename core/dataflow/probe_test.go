@@ -48,3 +48,28 @@ func TestProbeSetNoWaiterAllocs(t *testing.T) {
 		t.Fatalf("set allocates %v times per change with no waiter", n)
 	}
 }
+
+// A probe or capture made for no worker — NewProbe(0), a negative count,
+// the zero Probe — has no worker whose frontier it could meet: it never
+// passes a time (the meet over none would be {}, and a caller waiting on
+// it would read an empty answer as complete), and a negative count is no
+// panic in the constructor.
+func TestProbeForNoWorkerNeverPasses(t *testing.T) {
+	for name, p := range map[string]*Probe{
+		"NewProbe(0)":    NewProbe(0),
+		"NewProbe(-1)":   NewProbe(-1),
+		"zero Probe":     {},
+		"NewCapture(0)":  &NewCapture(0).Probe,
+		"NewCapture(-1)": &NewCapture(-1).Probe,
+		"NewTally(0)":    &NewTally(0).Probe,
+	} {
+		if p.Passed(0) || p.Frontier() != frontier.Min() {
+			t.Errorf("%s: Passed(0) = %v, frontier %v: want never passed, {0}", name, p.Passed(0), p.Frontier())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		if err := p.WaitPassed(ctx, 0); err == nil {
+			t.Errorf("%s: WaitPassed(0) returned nil", name)
+		}
+		cancel()
+	}
+}

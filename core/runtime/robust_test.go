@@ -1839,3 +1839,40 @@ func TestErrorsTakenWhileRecordedAreTakenOnce(t *testing.T) {
 		}
 	}
 }
+
+// A capture made for no worker (NewCapture(0), or a negative count) fails
+// its create, naming the count, in Solo as in the pair, and never passes a
+// time: a caller waiting on it gets its context's error, not an empty
+// answer read as complete.
+func TestCaptureForNoWorkerFailsTheCreate(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.send("in", 2, []int64{0, 1, 1, 1})
+		s.advance("in", 2, frontier.At(2))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		var want []string
+		caps := map[int]*dataflow.Capture{}
+		for i, n := range []int{0, -1} {
+			caps[n] = dataflow.NewCapture(n)
+			s.must(CreateDataflow{Desc: readDesc(fmt.Sprintf("q%d", i), "idx", 0, frontier.Empty(), caps[n])})
+			want = append(want, fmt.Sprintf("dataflow q%d: capture made for %d workers in a runtime of %d", i, n, s.workers))
+		}
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range s.ctl.TakeErrors() {
+			got = append(got, e.Err.Error())
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("errors %q, want %q", got, want)
+		}
+		for n, cp := range caps {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			err := cp.WaitPassed(ctx, 0)
+			cancel()
+			if !errors.Is(err, context.DeadlineExceeded) || cp.Passed(0) || cp.At(0) != nil {
+				t.Errorf("capture for %d workers: WaitPassed(0) = %v, Passed(0) = %v: want it never to pass", n, err, cp.Passed(0))
+			}
+		}
+	})
+}

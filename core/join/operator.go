@@ -203,6 +203,45 @@ type DeltaPath struct {
 	Final    Closure
 }
 
+// checkPaths refuses paths that are not one delta join's: one path from
+// each of the len(paths) entries, each looking up every other entry once
+// (§5.4). Two paths from one entry, or a lookup of an entry outside them,
+// would match a pair of updates at one time on two paths (D1 orders the
+// paths by their entries), and a path missing a lookup would emit partial
+// rows: answers wrong without an error.
+func checkPaths(paths []DeltaPath) error {
+	n := len(paths)
+	from := make([]bool, n)
+	for i, dp := range paths {
+		switch {
+		case dp.Arranged == nil:
+			return fmt.Errorf("path %d (entry %d) has no arrangement", i, dp.Source)
+		case dp.Source < 0 || dp.Source >= n:
+			return fmt.Errorf("path %d is from entry %d, outside the %d entries of %d paths", i, dp.Source, n, n)
+		case from[dp.Source]:
+			return fmt.Errorf("two paths are from entry %d", dp.Source)
+		case len(dp.Stages) != n-1:
+			return fmt.Errorf("path from entry %d looks up %d entries, want the %d others", dp.Source, len(dp.Stages), n-1)
+		}
+		from[dp.Source] = true
+		looked := make([]bool, n)
+		for _, st := range dp.Stages {
+			switch {
+			case st.Lookup == nil:
+				return fmt.Errorf("path from entry %d: lookup of entry %d has no arrangement", dp.Source, st.Relation)
+			case st.Relation < 0 || st.Relation >= n:
+				return fmt.Errorf("path from entry %d looks up entry %d, outside the %d entries", dp.Source, st.Relation, n)
+			case st.Relation == dp.Source:
+				return fmt.Errorf("path from entry %d looks up its own entry", dp.Source)
+			case looked[st.Relation]:
+				return fmt.Errorf("path from entry %d looks up entry %d twice", dp.Source, st.Relation)
+			}
+			looked[st.Relation] = true
+		}
+	}
+	return nil
+}
+
 // deltaOp is a delta join's paths in a dataflow.
 type deltaOp struct {
 	src     []*dataflow.Port[*batch.Batch] // per path
@@ -269,6 +308,9 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 	}
 	if len(paths) == 0 {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: a delta join needs a path", ErrArity, opts.Name)
+	}
+	if err := checkPaths(paths); err != nil {
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: %v", ErrArity, opts.Name, err)
 	}
 	var built []*Path
 	arity := -1

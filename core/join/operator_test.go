@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -579,4 +580,51 @@ func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
 	if probe.Passed(1) {
 		t.Fatalf("output frontier %v passed the batch delivered twice", probe.Frontier())
 	}
+}
+
+// TestDeltaJoinRefusesPathsOfAnotherJoin: paths that are not one delta
+// join's — two from one entry, an entry or a lookup outside the paths, a
+// path missing or repeating a lookup, no arrangement — are refused when
+// the operator is made, with ErrArity naming the path: run, they matched
+// a pair of updates on two paths, or emitted partial rows, without an
+// error.
+func TestDeltaJoinRefusesPathsOfAnotherJoin(t *testing.T) {
+	env := dfEnv(t)
+	for _, n := range []string{"r0", "r1", "r2"} {
+		if err := env.Inputs.Declare(n, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+		arr, err := arrangeInputs(c, "r0", "r1", "r2")
+		if err != nil {
+			return err
+		}
+		for _, tc := range []struct {
+			name string
+			bend func(p []DeltaPath) []DeltaPath
+			want string
+		}{
+			{"two paths from one entry", func(p []DeltaPath) []DeltaPath { p[1].Source = 0; return p }, "two paths are from entry 0"},
+			{"an entry outside the paths", func(p []DeltaPath) []DeltaPath { p[2].Source = 5; return p }, "path 2 is from entry 5, outside the 3 entries"},
+			{"a lookup outside the paths", func(p []DeltaPath) []DeltaPath { p[1].Stages[1].Relation = 7; return p }, "path from entry 1 looks up entry 7, outside the 3 entries"},
+			{"a lookup twice", func(p []DeltaPath) []DeltaPath { p[0].Stages[1].Relation = 1; return p }, "path from entry 0 looks up entry 1 twice"},
+			{"a lookup of its own entry", func(p []DeltaPath) []DeltaPath { p[0].Stages[0].Relation = 0; return p }, "path from entry 0 looks up its own entry"},
+			{"a lookup missing", func(p []DeltaPath) []DeltaPath { p[2].Stages = p[2].Stages[:1]; return p }, "path from entry 2 looks up 1 entries, want the 2 others"},
+			{"a path missing", func(p []DeltaPath) []DeltaPath { return p[:2] }, "path from entry 0 looks up 2 entries, want the 1 others"},
+			{"no source arrangement", func(p []DeltaPath) []DeltaPath { p[1].Arranged = nil; return p }, "path 1 (entry 1) has no arrangement"},
+			{"no lookup arrangement", func(p []DeltaPath) []DeltaPath { p[1].Stages[0].Lookup = nil; return p }, "path from entry 1: lookup of entry 0 has no arrangement"},
+		} {
+			_, err := DeltaJoin(c, tc.bend(deltaPaths(arr)), OperatorOptions{Name: "delta"})
+			if !errors.Is(err, ErrArity) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err = %v, want ErrArity naming %q", tc.name, err, tc.want)
+			}
+		}
+		_, err = DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta"})
+		return err
+	}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df.Drop()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
 )
 
 // A pointer to a command is a Command too (its methods are the value's),
@@ -107,6 +108,46 @@ func TestTheZeroControllerRefusesCommands(t *testing.T) {
 		t.Errorf("Errors %v, Err %v: want none", errs, err)
 	}
 	c.Shutdown()
+	c.Shutdown()
+}
+
+// The zero Runtime has no workers: NewController took it as a Solo
+// runtime, and the controller then accepted every command and applied
+// none, its Sync and the runtime's Stats waiting for no worker until
+// their context ended; Shutdown and Resume closed a nil channel. A
+// controller over it is refused (ErrZeroRuntime), Stats returns that
+// error, and Shutdown and Resume do nothing.
+func TestTheZeroRuntimeIsRefused(t *testing.T) {
+	var r Runtime
+	if c, err := NewController(&r); !errors.Is(err, ErrZeroRuntime) || c != nil {
+		t.Errorf("NewController(zero Runtime): %v, %v, want ErrZeroRuntime", c, err)
+	}
+	regs := []*share.Registry{share.NewRegistry()}
+	m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+	if _, err := NewController(m, &r); !errors.Is(err, ErrZeroRuntime) {
+		t.Errorf("NewController(Maintenance, zero Runtime): %v, want ErrZeroRuntime", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := r.Stats(ctx); !errors.Is(err, ErrZeroRuntime) {
+		t.Errorf("Stats: %v, want ErrZeroRuntime", err)
+	}
+	r.Resume()
+	r.Shutdown()
+	r.Shutdown()
+	// The Maintenance runtime is still free for a controller.
+	i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewController(m, i)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c.Shutdown()
 }
 

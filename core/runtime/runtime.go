@@ -114,7 +114,9 @@ const (
 	roundsPerWake = 64
 )
 
-// Runtime is a set of workers in one role.
+// Runtime is a set of workers in one role. Make one with New (or Pair):
+// the zero Runtime has no workers, and NewController refuses it
+// (ErrZeroRuntime).
 type Runtime struct {
 	opts       Options
 	hub        *dataflow.Hub
@@ -266,6 +268,9 @@ func New(opts Options) (*Runtime, error) {
 // otherwise; see Options.Paused for why it is exported). It may be called
 // any number of times, from any goroutine.
 func (r *Runtime) Resume() {
+	if r.resume == nil {
+		return // the zero Runtime: nothing to resume
+	}
 	r.resumeOnce.Do(func() { close(r.resume) })
 }
 
@@ -383,6 +388,9 @@ func (r *Runtime) Err() error {
 // ever and returns. Each worker then discards the create (or leaves the
 // step) and leaves, with all it keeps, once its Build or Step returns.
 func (r *Runtime) Shutdown() {
+	if r.stop == nil {
+		return // the zero Runtime: no worker to stop, and no controller
+	}
 	r.ctlMu.Lock()
 	// Marked stopping under ctlMu: a NewController claiming r either
 	// sees it (and refuses r) or has set partner by now. The partner is
@@ -487,6 +495,9 @@ type Stats struct {
 // from a Step on a worker of the partner, it answers if the runtime
 // answers within that time, and returns ErrOnWorker if not.
 func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
+	if r.stop == nil {
+		return Stats{}, ErrZeroRuntime
+	}
 	partner := r.partner.Load()
 	var st Stats
 	err := r.guardedBarrier(ctx, func(w *worker) {
@@ -779,6 +790,12 @@ var ErrIndexDropped = errors.New("runtime: index dropped while a dataflow import
 // to send to or wait for.
 var ErrNoRuntimes = errors.New("runtime: the controller has no runtimes (make it with NewController or Pair)")
 
+// ErrZeroRuntime is returned by NewController and Stats given a Runtime
+// not made by New or Pair (the zero Runtime), which has no workers: a
+// controller over it would accept every command and apply none. Its
+// Shutdown and Resume do nothing.
+var ErrZeroRuntime = errors.New("runtime: the zero Runtime has no workers (make one with New or Pair)")
+
 // ErrControlled is returned by NewController for a runtime another
 // controller already sends to: two streams would number commands apart.
 var ErrControlled = errors.New("runtime: runtime already has a controller")
@@ -805,6 +822,11 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 	for _, r := range rts {
 		if r == nil {
 			return nil, errors.New("runtime: NewController: nil runtime")
+		}
+		if r.stop == nil {
+			// A controller over it would accept every command and apply
+			// none, and its Sync would wait for no worker forever.
+			return nil, fmt.Errorf("runtime: NewController: %w", ErrZeroRuntime)
 		}
 		// A runtime shut down applies nothing: a controller over it would
 		// refuse every command it is sent.

@@ -268,6 +268,9 @@ func NewMFP(s MFPSpec) (*MFP, error) {
 		if _, dup := c.maps[r]; dup {
 			return nil, fmt.Errorf("%w: map[%d] %s: name of an earlier map", ErrBadMFP, i, mp.Name)
 		}
+		if mp.Expr == nil {
+			return nil, fmt.Errorf("%w: map[%d] %s: no expression (nil)", ErrBadMFP, i, mp.Name)
+		}
 		reg, err := c.node(mp.Expr, mp.Expr.root)
 		if err != nil {
 			return nil, fmt.Errorf("map[%d] %s: %w", i, mp.Name, err)
@@ -277,6 +280,9 @@ func NewMFP(s MFPSpec) (*MFP, error) {
 		c.avail = append(c.avail, r.String())
 	}
 	for i, f := range s.Filters {
+		if f == nil {
+			return nil, fmt.Errorf("%w: filter[%d]: no expression (nil)", ErrBadMFP, i)
+		}
 		reg, err := c.node(f, f.root)
 		if err != nil {
 			return nil, fmt.Errorf("filter[%d]: %w", i, err)

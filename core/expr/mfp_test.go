@@ -192,11 +192,25 @@ func TestNewMFPRefuses(t *testing.T) {
 		// A map may not use a later map.
 		{MFPSpec{Input: refs("a"), Maps: []Map{{Name: "m", Expr: MustParse("n")}, {Name: "n", Expr: MustParse("1")}}}, ErrUnknownColumn},
 		{MFPSpec{Input: refs("a"), Filters: []*Expr{MustParse("b")}}, ErrUnknownColumn},
+		// A nil expression (a map or filter left unset) is a layout error,
+		// not a nil dereference.
+		{MFPSpec{Input: refs("a"), Maps: []Map{{Name: "m"}}}, ErrBadMFP},
+		{MFPSpec{Input: refs("a"), Filters: []*Expr{MustParse("a"), nil}}, ErrBadMFP},
 	} {
-		if _, err := NewMFP(tc.spec); !errors.Is(err, tc.kind) {
+		if _, err := catchNewMFP(tc.spec); !errors.Is(err, tc.kind) {
 			t.Errorf("NewMFP(%+v) = %v, want %v", tc.spec, err, tc.kind)
 		}
 	}
+}
+
+// catchNewMFP is NewMFP with a panic returned as an error.
+func catchNewMFP(s MFPSpec) (m *MFP, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return NewMFP(s)
 }
 
 // TestEvalAllocatesNothing checks E4's allocation half: with output

@@ -187,6 +187,9 @@ type ResolvedReduce struct {
 // returned as an *Error naming its field; the order of checks is inputs,
 // views (in plan order), indexes, the query.
 func Resolve(p *Plan) (*Resolved, error) {
+	if p == nil {
+		return nil, fmt.Errorf("%w: no plan (nil *Plan)", ErrInvalid)
+	}
 	r := &Resolved{Plan: p, byName: map[string]*Collection{}}
 	if p.HasUntil && p.AsOf >= p.Until {
 		return nil, fail("until", "until %d must be greater than as_of %d", p.Until, p.AsOf)

@@ -18,6 +18,9 @@ import (
 // of columns, diff 0).
 var ErrInput = errors.New("reference: bad input")
 
+// errNoPlan is Eval's and EvalCollection's error for a nil plan.
+var errNoPlan = errors.New("reference: no resolved plan (nil *plan.Resolved)")
+
 // Update is one input update: a row, at a time, with a diff.
 type Update struct {
 	Time uint64
@@ -92,8 +95,16 @@ func (r *Result) String() string {
 // Compare returns the differences of got from want (nil when they agree).
 // When want.Overflow is set, got need only contain a numeric overflow
 // error; when want.MayOverflow is, got is either want or holds a numeric
-// overflow error.
+// overflow error. A nil Result is no result: it agrees only with another.
 func Compare(want, got *Result) []string {
+	switch {
+	case want == nil && got == nil:
+		return nil
+	case want == nil:
+		return []string{"want no result (nil), got one"}
+	case got == nil:
+		return []string{"got no result (nil)"}
+	}
 	var diffs []string
 	if !slices.Equal(want.Columns, got.Columns) {
 		diffs = append(diffs, fmt.Sprintf("columns: want %v, got %v", want.Columns, got.Columns))
@@ -282,6 +293,9 @@ type evaluator struct {
 // expression on math/big, the rules of docs/spec.md "The query" and
 // "Errors" applied literally.
 func Eval(r *plan.Resolved, in Inputs, t uint64) (*Result, error) {
+	if r == nil {
+		return nil, errNoPlan
+	}
 	ev, err := evalViews(r, in, t)
 	if err != nil {
 		return nil, err
@@ -301,6 +315,9 @@ var ErrUnknownCollection = errors.New("reference: unknown collection")
 // rows (columns named as the collection's) and errors at t, as every index
 // on it holds them.
 func EvalCollection(r *plan.Resolved, in Inputs, t uint64, name string) (*Result, error) {
+	if r == nil {
+		return nil, errNoPlan
+	}
 	c := r.Collection(name)
 	if c == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownCollection, name)

@@ -720,3 +720,28 @@ func TestJoinedRowsProjectedToOneRecordAreKeptByItsCount(t *testing.T) {
 		t.Errorf("joined row kept whole: want Overflow:\n%s", res)
 	}
 }
+
+// TestNilArgumentsAreErrors: a nil plan given to Eval or EvalCollection,
+// or a nil Result given to Compare (an engine's output a caller failed to
+// read), is an error or a difference, not a nil dereference.
+func TestNilArgumentsAreErrors(t *testing.T) {
+	if _, err := Eval(nil, nil, 0); err == nil || !strings.Contains(err.Error(), "nil *plan.Resolved") {
+		t.Errorf("Eval(nil plan): %v, want an error naming the nil plan", err)
+	}
+	if _, err := EvalCollection(nil, nil, 0, "orders"); err == nil || !strings.Contains(err.Error(), "nil *plan.Resolved") {
+		t.Errorf("EvalCollection(nil plan): %v, want an error naming the nil plan", err)
+	}
+	want := eval(t, resolve(t, specExample()), nil, 0)
+	if d := Compare(want, nil); len(d) != 1 || d[0] != "got no result (nil)" {
+		t.Errorf("Compare(want, nil) = %q", d)
+	}
+	if d := Compare(nil, want); len(d) != 1 {
+		t.Errorf("Compare(nil, got) = %q", d)
+	}
+	if d := Compare(nil, nil); d != nil {
+		t.Errorf("Compare(nil, nil) = %q, want nil", d)
+	}
+	if _, err := plan.Resolve(nil); !errors.Is(err, plan.ErrInvalid) {
+		t.Errorf("plan.Resolve(nil): %v, want plan.ErrInvalid", err)
+	}
+}

@@ -153,6 +153,9 @@ func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closur
 	if opts.Name == "" {
 		opts.Name = "join"
 	}
+	if left == nil || right == nil {
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: no left or right arrangement (nil)", ErrArity, opts.Name)
+	}
 	la, ra := left.Oks, right.Oks
 	if err := checkArity(opts.Name, la, "left"); err != nil {
 		return dataflow.Collection{}, err

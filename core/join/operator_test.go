@@ -620,6 +620,10 @@ func TestDeltaJoinRefusesPathsOfAnotherJoin(t *testing.T) {
 				t.Errorf("%s: err = %v, want ErrArity naming %q", tc.name, err, tc.want)
 			}
 		}
+		// Join's sides, as a path's arrangements: nil is refused.
+		if _, err := Join(c, arr[0], nil, nil, OperatorOptions{Name: "join"}); !errors.Is(err, ErrArity) || !strings.Contains(err.Error(), "no left or right arrangement") {
+			t.Errorf("join of a nil arrangement: err = %v, want ErrArity naming it", err)
+		}
 		_, err = DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta"})
 		return err
 	}}, 1)

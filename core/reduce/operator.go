@@ -69,6 +69,9 @@ func AddDistinct(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOpti
 }
 
 func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, mk func(Input, Options) (*Reduce, error)) (dataflow.Collection, error) {
+	if a == nil {
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: no arrangement (nil)", ErrArity, opts.Name)
+	}
 	oks := a.Oks
 	if oks.Arity == (batch.Arity{}) && len(a.Key) > 0 {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement has no known arity (an import of an empty chain?)", ErrArity, opts.Name)

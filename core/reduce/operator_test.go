@@ -1,11 +1,13 @@
 package reduce
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/expr"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -235,4 +237,32 @@ func TestReduceOperatorImportedEqualsDirect(t *testing.T) {
 
 func updOf(k, v []int64, t uint64, d int64) batch.Update {
 	return batch.Update{Key: append([]int64(nil), k...), Val: append([]int64(nil), v...), Time: t, Diff: d}
+}
+
+// TestAddOperatorsRefuseANilArrangement: a nil arrangement given to
+// AddReduce, AddThreshold or AddDistinct is the operator's error
+// (ErrArity, naming it), not a nil dereference in the Build.
+func TestAddOperatorsRefuseANilArrangement(t *testing.T) {
+	env := &dataflow.Env{
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
+		Activate: func(*dataflow.Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+		Fail: func(_ string, err error) { t.Error(err) },
+	}
+	env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+		for name, add := range map[string]func() error{
+			"reduce":    func() error { _, err := AddReduce(c, nil, []Aggregate{{Fn: Count}}, OperatorOptions{}); return err },
+			"threshold": func() error { _, err := AddThreshold(c, nil, OperatorOptions{}); return err },
+			"distinct":  func() error { _, err := AddDistinct(c, nil, OperatorOptions{}); return err },
+		} {
+			if err := add(); !errors.Is(err, ErrArity) || !strings.Contains(err.Error(), `operator "`+name+`": no arrangement`) {
+				t.Errorf("%s of a nil arrangement: %v, want ErrArity naming the operator", name, err)
+			}
+		}
+		return nil
+	}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df.Drop()
 }

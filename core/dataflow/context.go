@@ -229,8 +229,18 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 // and so it is for a stream already keyed by cols (Stream.keyedBy: an
 // input exchanged by its first column): no update would move, and the
 // stream's progress stays the worker's own instead of waiting on every
-// peer's.
+// peer's. A negative column fails the build; a column past a chunk's rows
+// is that chunk's ErrBadChunk, where the exchange reads it.
 func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
+	// A column past the rows is told at the first chunk (admit); a
+	// negative one is no column of any chunk, so it fails the build here,
+	// on every worker alike, rather than index before a row in a step.
+	for _, k := range cols {
+		if k < 0 {
+			c.fail(fmt.Errorf("dataflow %s: exchange by column %d: columns are numbered from 0", c.df.id, k))
+			return s
+		}
+	}
 	return c.exchange(s, cols, "")
 }
 

@@ -1876,3 +1876,37 @@ func TestCaptureForNoWorkerFailsTheCreate(t *testing.T) {
 		}
 	})
 }
+
+// An exchange by a negative column fails its create, naming the column, in
+// Solo as in the pair and on any number of workers: on two it hashed the
+// rows by it in a step, indexing before each row, and the panic ended the
+// process.
+func TestExchangeByANegativeColumnFailsTheCreate(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.send("in", 2, []int64{0, 1, 1, 1}, []int64{0, 1, 2, 2})
+		var want []string
+		for i, cols := range [][]int{{-1}, {0, -2}} {
+			id := fmt.Sprintf("x%d", i)
+			s.must(CreateDataflow{Desc: dataflow.Desc{ID: id, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					in, err := c.Input("in", 2)
+					if err != nil {
+						return err
+					}
+					c.CaptureChunks(dataflow.NewCapture(c.Peers()), c.Exchange(in.Oks, cols), 2)
+					return nil
+				}}})
+			want = append(want, fmt.Sprintf("dataflow %s: exchange by column %d: columns are numbered from 0", id, cols[len(cols)-1]))
+		}
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range s.ctl.TakeErrors() {
+			got = append(got, e.Err.Error())
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("errors %q, want %q", got, want)
+		}
+	})
+}

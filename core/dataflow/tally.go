@@ -36,9 +36,15 @@ func (t *Tally) Counts() (keys, updates, sum int64) {
 }
 
 // Tally attaches t to an arrangement half: it reads every batch of the
-// half's stream as presented and reports the stream's frontier.
+// half's stream as presented and reports the stream's frontier. A tally
+// made for another number of workers than the runtime's fails the build.
 func (c *Context) Tally(t *Tally, a Arranged) {
-	t.watch(c.env.OnWorker)
+	// A tally made for another number of workers would be told a worker
+	// it has no place for (a panic in the step) or wait for one that
+	// never reports: it fails the build, as a probe or capture does.
+	if !c.checkProbe("tally", &t.Probe) {
+		return
+	}
 	op := &tallyOp{t: t, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
 	c.df.addNode("tally", op, a.Stream.from)
 }

@@ -1910,3 +1910,41 @@ func TestExchangeByANegativeColumnFailsTheCreate(t *testing.T) {
 		}
 	})
 }
+
+// A tally made for another number of workers than the runtime's fails its
+// create, naming both counts, as a probe or a capture does: attached
+// unchecked, one made for fewer workers was told of a worker it had no
+// place for, and the panic in the step ended the process; one made for
+// more waited for a worker that never reports.
+func TestTallyOfAnotherWorkerCountFailsTheCreate(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.send("in", 2, []int64{0, 1, 1, 1}, []int64{0, 1, 2, 2})
+		s.advance("in", 2, frontier.At(2))
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		var want []string
+		for i, n := range []int{s.workers - 1, s.workers + 1} {
+			tl := dataflow.NewTally(n)
+			id := fmt.Sprintf("t%d", i)
+			s.must(CreateDataflow{Desc: dataflow.Desc{ID: id, AsOf: frontier.At(1), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					a, err := c.ImportIndex("idx")
+					if err != nil {
+						return err
+					}
+					c.Tally(tl, a.Oks)
+					return nil
+				}}})
+			want = append(want, fmt.Sprintf("dataflow %s: tally made for %d workers in a runtime of %d", id, n, s.workers))
+		}
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range s.ctl.TakeErrors() {
+			got = append(got, e.Err.Error())
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("errors %q, want %q", got, want)
+		}
+	})
+}

@@ -232,6 +232,14 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 // peer's. A negative column fails the build; a column past a chunk's rows
 // is that chunk's ErrBadChunk, where the exchange reads it.
 func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
+	return c.ExchangeNamed(s, cols, "")
+}
+
+// ExchangeNamed is Exchange with its two operators named "exchange send
+// WHAT" and "exchange recv WHAT" (their pprof operator= labels and the
+// names their errors give), so that a dataflow's several exchanges are
+// told apart in a profile; an empty what is Exchange's plain names.
+func (c *Context) ExchangeNamed(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
 	// A column past the rows is told at the first chunk (admit); a
 	// negative one is no column of any chunk, so it fails the build here,
 	// on every worker alike, rather than index before a row in a step.
@@ -241,14 +249,6 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 			return s
 		}
 	}
-	return c.exchange(s, cols, "")
-}
-
-// ExchangeNamed is Exchange with its two operators named "exchange send
-// WHAT" and "exchange recv WHAT" (their pprof operator= labels and the
-// names their errors give), so that a dataflow's several exchanges are
-// told apart in a profile; an empty what is Exchange's plain names.
-func (c *Context) ExchangeNamed(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
 	return c.exchange(s, cols, what)
 }
 

@@ -1893,7 +1893,11 @@ func TestExchangeByANegativeColumnFailsTheCreate(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					c.CaptureChunks(dataflow.NewCapture(c.Peers()), c.Exchange(in.Oks, cols), 2)
+					out := c.Exchange(in.Oks, cols)
+					if i == 1 {
+						out = c.ExchangeNamed(in.Oks, cols, "named") // checked alike
+					}
+					c.CaptureChunks(dataflow.NewCapture(c.Peers()), out, 2)
 					return nil
 				}}})
 			want = append(want, fmt.Sprintf("dataflow %s: exchange by column %d: columns are numbered from 0", id, cols[len(cols)-1]))

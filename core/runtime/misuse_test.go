@@ -318,7 +318,20 @@ func TestAStepsErrorAtABarrierNamesNoCommand(t *testing.T) {
 			if r == nil {
 				r = s.role(Maintenance)
 			}
-			release := gate(r)
+			// The worker holds in a barrier of the test's before the
+			// advance is sent: the advance and Sync's barrier then queue
+			// behind it (had the worker woken late, it could take the
+			// advance with the gate, and the queue would never hold two).
+			entered, hold := make(chan struct{}), make(chan struct{})
+			var once gosync.Once
+			release := func() { once.Do(func() { close(hold) }) }
+			t.Cleanup(release) // a failed test leaves no worker held
+			r.workers[0].enqueue(queued{cmd: barrier{done: func(*worker) { close(entered); <-hold }}})
+			select {
+			case <-entered:
+			case <-testCtx(t).Done():
+				t.Fatal("the worker never took the gate")
+			}
 			s.advance("in", 2, frontier.At(1)) // command 3
 			synced := make(chan error, 1)
 			go func() { synced <- s.ctl.Sync(testCtx(t)) }()

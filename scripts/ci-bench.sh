@@ -192,10 +192,39 @@ compare() {
 	}
 }
 
-# flagged CSV prints "unit<TAB>config<TAB>name" of each regression row.
+# flagged CSV prints "unit<TAB>config<TAB>name" of each regression row. It
+# reads the CSV as CSV: a field holding a comma or a quote (a benchmark
+# name may) is quoted, with its quotes doubled.
 flagged() {
-	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-		$col["verdict"] == "regression" { print $col["unit"] "\t" $col["config"] "\t" $col["name"] }' "$1" | sort -u
+	awk '
+	function split_csv(line, f,    n, i, c, q, v) {
+		n = 1; q = 0; v = ""
+		for (i = 1; i <= length(line); i++) {
+			c = substr(line, i, 1)
+			if (q) {
+				if (c == "\"" && substr(line, i + 1, 1) == "\"") { v = v c; i++ }
+				else if (c == "\"") q = 0
+				else v = v c
+			} else if (c == "\"") q = 1
+			else if (c == ",") { f[n++] = v; v = "" }
+			else v = v c
+		}
+		f[n] = v
+		return n
+	}
+	{ sub(/\r$/, ""); split_csv($0, f) }
+	NR == 1 { for (i in f) col[f[i]] = i; next }
+	f[col["verdict"]] == "regression" { print f[col["unit"]] "\t" f[col["config"]] "\t" f[col["name"]] }' "$1" | sort -u
+}
+
+# code TEXT prints TEXT as a markdown code span: fenced by one backquote
+# more than its longest run of them, and padded when it starts or ends
+# with one, so that a name holding backquotes stays one span.
+code() {
+	local t=$1 fence='`' pad=''
+	while [[ $t == *"$fence"* ]]; do fence+='`'; done
+	[[ $t == '`'* || $t == *'`' ]] && pad=' '
+	printf '%s%s%s%s%s' "$fence" "$pad" "$t" "$pad" "$fence"
 }
 
 compare csv "$out/first.csv" "${files[@]}"
@@ -244,7 +273,7 @@ fi
 		echo "**Confirmed regression** in $confirmed row(s), flagged by both comparisons:"
 		echo
 		while IFS=$'\t' read -r unit _ name; do
-			echo "- \`$name\` ($unit)"
+			echo "- $(code "$name") ($unit)"
 		done <"$out/confirmed.flagged"
 	fi
 	echo

@@ -1,0 +1,163 @@
+package main
+
+// Tests of scripts/ci-bench.sh's own logic — reading benchcmp's reports,
+// the confirming round, the summary, its paths — on a stand-in repository:
+// a copy of the script, a cmd/benchcmp that runs the real one, and a
+// cmd/benchrun that writes results of a name and values the test picks, at
+// once, without running any benchmark.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// standInBenchrun is cmd/benchrun of the stand-in repository. SIDE is
+// "base" at its first commit and "head" at its second. It writes --count
+// samples of unit install-ns for one benchmark, named by $CIBENCH_NAME,
+// valued from $CIBENCH_BASE or $CIBENCH_HEAD (plus the sample's index, so
+// that no two tie), or $CIBENCH_HEAD_CONFIRM for head's confirming round.
+const standInBenchrun = `package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+const side = "SIDE"
+
+func main() {
+	args := os.Args[1:]
+	if len(args) == 0 || args[0] != "run" {
+		os.Exit(2)
+	}
+	count, out := 1, ""
+	for i := 1; i < len(args); i++ {
+		switch args[i] {
+		case "--help":
+			return
+		case "--count":
+			count, _ = strconv.Atoi(args[i+1])
+		case "--out":
+			out = args[i+1]
+		}
+	}
+	v, _ := strconv.Atoi(os.Getenv("CIBENCH_" + strings.ToUpper(side)))
+	if c := os.Getenv("CIBENCH_HEAD_CONFIRM"); side == "head" && c != "" && strings.Contains(filepath.Base(out), "confirm") {
+		v, _ = strconv.Atoi(c)
+	}
+	var sb strings.Builder
+	sb.WriteString("Unit install-ns better=lower\ngoos: linux\ngomaxprocs: 2\n\n")
+	for i := 0; i < count; i++ {
+		fmt.Fprintf(&sb, "Benchmark%s 1 %d install-ns\n", os.Getenv("CIBENCH_NAME"), v+i)
+	}
+	if err := os.WriteFile(out, []byte(sb.String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+`
+
+// standInBenchcmp is cmd/benchcmp of the stand-in repository: it runs the
+// real benchcmp, built by the test, named by $CIBENCH_BENCHCMP.
+const standInBenchcmp = `package main
+
+import (
+	"os"
+	"syscall"
+)
+
+func main() {
+	bin := os.Getenv("CIBENCH_BENCHCMP")
+	panic(syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), os.Environ()))
+}
+`
+
+// standIn makes the stand-in repository, with two commits (base, then
+// head), and returns its root.
+func standIn(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	script := must(os.ReadFile(filepath.Join(repoRoot, "scripts", "ci-bench.sh")))
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitIn := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	write("scripts/ci-bench.sh", string(script))
+	write("go.mod", "module example.com/standin\n\ngo 1.26\n")
+	write("cmd/benchcmp/main.go", standInBenchcmp)
+	write("cmd/benchrun/main.go", strings.Replace(standInBenchrun, "SIDE", "base", 1))
+	gitIn("init", "-q")
+	gitIn("add", ".")
+	gitIn("commit", "-q", "-m", "base")
+	write("cmd/benchrun/main.go", strings.Replace(standInBenchrun, "SIDE", "head", 1))
+	gitIn("commit", "-q", "-am", "head")
+	return dir
+}
+
+// runStandIn runs the stand-in's ci-bench.sh in dir with env added, and
+// returns its combined output and exit status.
+func runStandIn(t *testing.T, root, dir string, env []string, args ...string) (string, int) {
+	t.Helper()
+	bin, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", "ci-bench.sh")}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "CIBENCH_BENCHCMP="+filepath.Join(bin, "benchcmp"), "GITHUB_STEP_SUMMARY="), env...)
+	out, err := cmd.CombinedOutput()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return string(out), exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+// A benchmark name holding a comma is quoted in benchcmp's CSV, and one
+// holding a backquote must not end the summary's code span: the script
+// read the CSV by splitting at commas, so such a row was never flagged,
+// and the gate passed.
+func TestCIBenchNameWithCommaAndBackquote(t *testing.T) {
+	root := standIn(t)
+	out := filepath.Join(t.TempDir(), "out")
+	name := "X/workload=a,b`c/index=imported"
+	got, code := runStandIn(t, root, t.TempDir(),
+		[]string{"CIBENCH_NAME=" + name, "CIBENCH_BASE=100", "CIBENCH_HEAD=200"},
+		"--count", "6", "--rounds", "1", "--threshold", "*=50", "--out", out, "HEAD~1")
+	if code != 1 || !strings.Contains(got, "confirmed regression in 1 row(s)") {
+		t.Fatalf("exit %d, want 1 with one confirmed row:\n%s", code, got)
+	}
+	summary := string(must(os.ReadFile(filepath.Join(out, "summary.md"))))
+	if want := "- ``" + name + "`` (install-sec)\n"; !strings.Contains(summary, want) {
+		t.Errorf("summary.md lacks %q:\n%s", want, summary)
+	}
+}

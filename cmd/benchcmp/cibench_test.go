@@ -161,3 +161,16 @@ func TestCIBenchNameWithCommaAndBackquote(t *testing.T) {
 		t.Errorf("summary.md lacks %q:\n%s", want, summary)
 	}
 }
+
+// A threshold given in the unit benchcmp shows (install-sec, for results
+// in install-ns) held in the first comparison but was dropped from the
+// confirming one, which then flagged any change.
+func TestCIBenchConfirmKeepsTidiedThreshold(t *testing.T) {
+	root := standIn(t)
+	got, code := runStandIn(t, root, t.TempDir(),
+		[]string{"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=200", "CIBENCH_HEAD_CONFIRM=110"},
+		"--count", "6", "--rounds", "1", "--threshold", "install-sec=50", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
+	if code != 0 || !strings.Contains(got, "1 row(s) flagged") || !strings.Contains(got, "no confirmed regression") {
+		t.Errorf("exit %d, want 0: +10%% in the confirming round is within install-sec=50:\n%s", code, got)
+	}
+}

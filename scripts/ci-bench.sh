@@ -168,16 +168,26 @@ side() {
 	}
 }
 
+th_args=()
+for t in "${thresholds[@]}"; do th_args+=(--threshold "$t"); done
+
 files=()
 for ((r = 1; r <= rounds; r++)); do
 	echo "ci-bench: round $r of $rounds"
 	side base "$r" "${workloads_given[@]}" "${flags[@]}"
 	side head "$r" "${workloads_given[@]}" "${flags[@]}"
 	files+=("base=$out/base-$r.txt" "head=$out/head-$r.txt")
+	if ((r == 1)); then
+		# benchcmp judges the thresholds (their form, their units) only
+		# with result files: ask it after the first round, not after
+		# the last, so that a typo costs one round.
+		"$out/benchcmp" "${th_args[@]}" --format csv "${files[@]}" >/dev/null 2>"$out/thresholds.err" || {
+			cat "$out/thresholds.err" >&2
+			die "--threshold ${thresholds[*]}: benchcmp refuses it (above)"
+		}
+		rm -f "$out/thresholds.err"
+	fi
 done
-
-th_args=()
-for t in "${thresholds[@]}"; do th_args+=(--threshold "$t"); done
 
 # compare FORMAT OUTFILE FILES... runs the gate; it dies unless benchcmp
 # exits 0 or 1, and leaves that status in $rc.

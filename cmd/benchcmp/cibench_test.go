@@ -174,3 +174,18 @@ func TestCIBenchConfirmKeepsTidiedThreshold(t *testing.T) {
 		t.Errorf("exit %d, want 0: +10%% in the confirming round is within install-sec=50:\n%s", code, got)
 	}
 }
+
+// A threshold benchcmp refuses stops the script after the first round,
+// not after every round has run.
+func TestCIBenchBadThresholdStopsEarly(t *testing.T) {
+	root := standIn(t)
+	got, code := runStandIn(t, root, t.TempDir(),
+		[]string{"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100"},
+		"--count", "6", "--rounds", "3", "--threshold", "instal-ns=5", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
+	if code != 2 || !strings.Contains(got, "did you mean install-ns?") || !strings.Contains(got, "ci-bench: --threshold instal-ns=5") {
+		t.Errorf("exit %d, want 2 naming the threshold:\n%s", code, got)
+	}
+	if strings.Contains(got, "round 2 of 3") {
+		t.Errorf("it ran round 2 with a threshold benchcmp refuses:\n%s", got)
+	}
+}

@@ -37,9 +37,11 @@
 #   --rounds R       interleaved rounds per side (default 2)
 #   --seed S         seed passed to benchrun (default 1)
 #   --gomaxprocs P   GOMAXPROCS of the runs (default 2)
-#   --threshold U=P  passed to benchcmp (repeatable; default '*=5')
-#   --out DIR        where result files and the summary go (default a new
-#                    temporary directory, printed)
+#   --threshold U=P  passed to benchcmp (repeatable; default '*=5'); one
+#                    benchcmp refuses stops the script after round 1
+#   --out DIR        where result files and the summary go: a new or empty
+#                    directory, relative to where this script runs
+#                    (default a new temporary directory, printed)
 #   -h, --help       this text
 #
 # Exit status: 0 no confirmed regression; 1 a confirmed regression; 2 bad
@@ -93,6 +95,20 @@ for v in count rounds procs; do
 done
 [[ $seed =~ ^[0-9]+$ ]] || die "--seed $seed: want a non-negative integer"
 ((${#thresholds[@]} > 0)) || thresholds=('*=5')
+# Paths the caller gives are relative to where it runs, not to the
+# repository root this script moves to.
+[[ -z $out || $out == /* ]] || out="$PWD/$out"
+if [[ -n ${GITHUB_STEP_SUMMARY:-} && $GITHUB_STEP_SUMMARY != /* ]]; then
+	GITHUB_STEP_SUMMARY="$PWD/$GITHUB_STEP_SUMMARY"
+fi
+# --out must be new or empty: an earlier run's files (a base-3.txt of more
+# rounds, a confirming round's) would mix with this one's, and a directory
+# of other files would get these written among them.
+if [[ -n $out ]]; then
+	[[ ! -e $out || -d $out ]] || die "--out $out: exists and is not a directory"
+	[[ ! -d $out || -z $(ls -A "$out" 2>/dev/null) ]] ||
+		die "--out $out: directory is not empty; give a new or empty one"
+fi
 
 # Split the benchrun arguments into flags (kept for the confirming round)
 # and workloads (narrowed to the flagged ones there).
@@ -135,8 +151,9 @@ head_commit=$(git rev-parse HEAD)
 if [[ -z $out ]]; then
 	out=$(mktemp -d) || die "mktemp failed"
 fi
-mkdir -p "$out" || die "cannot create $out"
-out=$(cd "$out" && pwd)
+mkdir -p "$out" 2>/dev/null || die "--out $out: cannot create the directory"
+[[ -w $out && -x $out ]] || die "--out $out: cannot write there"
+out=$(cd "$out" && pwd) || die "--out $out: cannot enter the directory"
 short_head=${head_commit:0:12}${head_commit:40}
 echo "ci-bench: base $base (${base_commit:0:12}) against HEAD ($short_head); results in $out"
 wt=$(mktemp -d) || die "mktemp failed"

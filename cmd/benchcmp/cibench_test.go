@@ -189,3 +189,50 @@ func TestCIBenchBadThresholdStopsEarly(t *testing.T) {
 		t.Errorf("it ran round 2 with a threshold benchcmp refuses:\n%s", got)
 	}
 }
+
+// --out and $GITHUB_STEP_SUMMARY are relative to where the script runs,
+// not to the repository root it moves to; an --out that is not a new or
+// empty directory is refused before anything is written there.
+func TestCIBenchOutPaths(t *testing.T) {
+	root := standIn(t)
+	env := []string{"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100"}
+	t.Run("relative", func(t *testing.T) {
+		cwd := t.TempDir()
+		got, code := runStandIn(t, root, cwd, append(env, "GITHUB_STEP_SUMMARY=step summary.md"),
+			"--count", "6", "--rounds", "1", "--out", "my results", "HEAD~1")
+		if code != 0 {
+			t.Fatalf("exit %d, want 0:\n%s", code, got)
+		}
+		for _, f := range []string{"my results/summary.md", "my results/base-1.txt", "step summary.md"} {
+			if _, err := os.Stat(filepath.Join(cwd, f)); err != nil {
+				t.Errorf("%s is not where the script ran: %v\n%s", f, err, got)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(root, "my results")); err == nil {
+			t.Errorf("--out my results was made in the repository root")
+		}
+	})
+	t.Run("not empty", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, code := runStandIn(t, root, t.TempDir(), env, "--count", "6", "--rounds", "1", "--out", dir, "HEAD~1")
+		if code != 2 || !strings.Contains(got, "ci-bench: --out "+dir+": directory is not empty") {
+			t.Errorf("exit %d, want 2 naming --out:\n%s", code, got)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("it wrote into the refused directory: %v", entries)
+		}
+	})
+	t.Run("a file", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "f")
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, code := runStandIn(t, root, t.TempDir(), env, "--count", "6", "--rounds", "1", "--out", file, "HEAD~1")
+		if code != 2 || !strings.Contains(got, "ci-bench: --out "+file+": exists and is not a directory") {
+			t.Errorf("exit %d, want 2 naming --out:\n%s", code, got)
+		}
+	})
+}

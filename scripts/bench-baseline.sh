@@ -32,7 +32,9 @@
 #   --seed S         seed passed to benchrun (default 1, the baseline's)
 #   --threshold U=P  passed to benchcmp (repeatable; default '*=5')
 #   --out FILE       keep the short run's results in FILE (default a
-#                    temporary file, removed at exit)
+#                    temporary file, removed at exit); it, and the spec
+#                    files and profiles BENCHRUN_RUN_ARGS name, are
+#                    relative to where this script runs
 #   --bin DIR        use DIR/benchrun and DIR/benchcmp, built from this tree,
 #                    instead of building them
 #   -h, --help       this text
@@ -81,6 +83,23 @@ done
 [[ $seed =~ ^[0-9]+$ ]] || die "--seed $seed: want a non-negative integer"
 ((${#thresholds[@]} > 0)) || thresholds=('*=5')
 ((${#run_args[@]} > 0)) || run_args=(--index imported,direct)
+# benchrun runs in the repository root: paths the caller gives (--out, spec
+# files, the profiles' files) are made absolute here, where they were meant.
+abs() { if [[ $1 == /* ]]; then printf '%s' "$1"; else printf '%s' "$PWD/$1"; fi; }
+[[ -z $out ]] || out=$(abs "$out")
+for ((i = 0; i < ${#run_args[@]}; i++)); do
+	a=${run_args[i]}
+	case $a in
+	--cpuprofile=?* | --flamegraph=?* | --memprofile=?*) run_args[i]=${a%%=*}=$(abs "${a#*=}") ;;
+	--cpuprofile | --flamegraph | --memprofile)
+		((i + 1 < ${#run_args[@]})) && run_args[i + 1]=$(abs "${run_args[i + 1]}")
+		((i++))
+		;;
+	--index | --join | --param | --shard | --workers | --count | --seed | --out | --progress) ((i++)) ;;
+	-*) ;;
+	*.json | */*) run_args[i]=$(abs "$a") ;;
+	esac
+done
 [[ -r $baseline ]] || die "baseline $baseline: cannot read it (regenerate it with the command in results/README.md)"
 baseline=$(cd "$(dirname "$baseline")" && pwd)/$(basename "$baseline")
 if [[ -n $bin ]]; then

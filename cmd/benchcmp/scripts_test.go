@@ -29,6 +29,12 @@ var tiny = []string{"lookup", "--param", "rows=300", "--param", "keys=30"}
 // exit status.
 func runScript(t *testing.T, name string, args ...string) (string, int) {
 	t.Helper()
+	return runScriptIn(t, t.TempDir(), name, args...)
+}
+
+// runScriptIn is runScript run in directory dir.
+func runScriptIn(t *testing.T, dir, name string, args ...string) (string, int) {
+	t.Helper()
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +43,7 @@ func runScript(t *testing.T, name string, args ...string) (string, int) {
 		t.Skip("no bash to run the scripts with")
 	}
 	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", name)}, args...)...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
@@ -271,6 +277,45 @@ func TestBenchBaselineCompares(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^name +baseline +now +delta +p +verdict$`).MatchString(got) {
 		t.Errorf("output lacks the comparison's table header:\n%s", got)
+	}
+}
+
+// Paths given to bench-baseline.sh — --out and a spec file after -- — are
+// relative to where it runs; it ran benchrun in the repository root, where
+// the spec file was not found and --out was written.
+func TestBenchBaselineRelativePaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	spec := `{"version": 1, "name": "relw",
+  "inputs": {"a": {"columns": ["x"], "rows": [[0, 1, 1]]}},
+  "indexes": {"a_by_x": {"on": "a", "key": ["x"]}},
+  "query": {"from": [{"as": "a", "collection": "a"}]}}`
+	if err := os.WriteFile(filepath.Join(cwd, "w.json"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A baseline of this machine, of the same spec.
+	baseline := filepath.Join(t.TempDir(), "baseline.txt")
+	cmd := exec.Command(filepath.Join(dir, "benchrun"), "run", "w.json", "--count", "2", "--seed", "1", "--progress", "off", "--out", baseline)
+	cmd.Dir = cwd
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("benchrun: %v\n%s", err, b)
+	}
+	got, code := runScriptIn(t, cwd, "bench-baseline.sh", "--bin", dir, "--baseline", baseline, "--count", "2", "--out", "now 1.txt", "--", "w.json")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, got)
+	}
+	if b, err := os.ReadFile(filepath.Join(cwd, "now 1.txt")); err != nil || !strings.Contains(string(b), "workload=relw/") {
+		t.Errorf("--out now 1.txt is not in the directory the script ran in, with the spec's results (%v):\n%s", err, got)
+	}
+	if _, err := os.Stat(filepath.Join(repoRoot, "now 1.txt")); err == nil {
+		os.Remove(filepath.Join(repoRoot, "now 1.txt"))
+		t.Errorf("--out now 1.txt was written in the repository root")
 	}
 }
 

@@ -59,8 +59,14 @@ while (($# > 0)); do
 		usage
 		exit 0
 		;;
+	--baseline=* | --count=* | --seed=* | --threshold=* | --out=* | --bin=*)
+		# --flag=value, as benchrun and benchcmp take it.
+		set -- "${1%%=*}" "${1#*=}" "${@:2}"
+		continue
+		;;
 	--baseline | --count | --seed | --threshold | --out | --bin)
 		(($# >= 2)) || die "$1 needs a value"
+		[[ -n $2 ]] || die "$1 needs a value, not an empty one"
 		case $1 in
 		--baseline) baseline=$2 ;;
 		--count) count=$2 ;;

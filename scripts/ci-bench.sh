@@ -64,8 +64,14 @@ while (($# > 0)); do
 		usage
 		exit 0
 		;;
+	--count=* | --rounds=* | --seed=* | --gomaxprocs=* | --threshold=* | --out=*)
+		# --flag=value, as benchrun and benchcmp take it.
+		set -- "${1%%=*}" "${1#*=}" "${@:2}"
+		continue
+		;;
 	--count | --rounds | --seed | --gomaxprocs | --threshold | --out)
 		(($# >= 2)) || die "$1 needs a value"
+		[[ -n $2 ]] || die "$1 needs a value, not an empty one"
 		case $1 in
 		--count) count=$2 ;;
 		--rounds) rounds=$2 ;;

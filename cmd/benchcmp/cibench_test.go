@@ -199,7 +199,7 @@ func TestCIBenchOutPaths(t *testing.T) {
 	t.Run("relative", func(t *testing.T) {
 		cwd := t.TempDir()
 		got, code := runStandIn(t, root, cwd, append(env, "GITHUB_STEP_SUMMARY=step summary.md"),
-			"--count", "6", "--rounds", "1", "--out", "my results", "HEAD~1")
+			"--count=6", "--rounds=1", "--out=my results", "HEAD~1")
 		if code != 0 {
 			t.Fatalf("exit %d, want 0:\n%s", code, got)
 		}

@@ -319,6 +319,27 @@ func TestBenchBaselineRelativePaths(t *testing.T) {
 	}
 }
 
+func TestBenchBaselineUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad count", []string{"--count", "0"}, "bench-baseline: --count 0: want a positive integer"},
+		{"flag=value", []string{"--count=x"}, "bench-baseline: --count x: want a positive integer"},
+		{"empty out", []string{"--out", ""}, "bench-baseline: --out needs a value, not an empty one"},
+		{"empty baseline", []string{"--baseline="}, "bench-baseline: --baseline needs a value, not an empty one"},
+		{"unknown", []string{"--bogus"}, "bench-baseline: unknown argument --bogus"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, code := runScript(t, "bench-baseline.sh", tc.args...)
+			if code != 2 || !strings.Contains(got, tc.want) {
+				t.Errorf("exit %d, want 2 with %q:\n%s", code, tc.want, got)
+			}
+		})
+	}
+}
+
 func TestCIBenchUsage(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -330,6 +351,9 @@ func TestCIBenchUsage(t *testing.T) {
 		{"count in benchrun args", []string{"HEAD", "--", "lookup", "--count", "3"}, "benchrun argument --count is set by this script"},
 		{"out in benchrun args", []string{"HEAD", "--", "lookup", "--out=x.txt"}, "benchrun argument --out is set by this script"},
 		{"bad rounds", []string{"--rounds", "0", "HEAD"}, "--rounds 0: want a positive integer"},
+		{"flag=value", []string{"--rounds=0", "HEAD"}, "ci-bench: --rounds 0: want a positive integer"},
+		{"empty out", []string{"--out=", "HEAD"}, "ci-bench: --out needs a value, not an empty one"},
+		{"empty threshold", append([]string{"--threshold", "", "--count", "1", "--rounds", "1", "HEAD", "--"}, tiny...), "ci-bench: --threshold needs a value, not an empty one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, code := runScript(t, "ci-bench.sh", tc.args...)

@@ -42,8 +42,18 @@ timeout=3m
 short=()
 user_skip=""
 all_bins=0
+# bad MESSAGE reports bad usage (exit 2).
+bad() { echo "mutants.sh: $* (see -h)" >&2; exit 2; }
 while (($# > 0)); do
 	case $1 in
+	-n | -s | -t | -skip)
+		(($# >= 2)) && [[ -n $2 ]] || bad "$1 needs a value"
+		case $1 in
+		-n) [[ $2 =~ ^[1-9][0-9]*$ ]] || bad "-n $2: want a positive integer" ;;
+		-s) [[ $2 =~ ^(0|[1-9][0-9]*)$ ]] || bad "-s $2: want a non-negative integer (0: every mutant)" ;;
+		-t) [[ $2 =~ ^(0|([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+)$ ]] || bad "-t $2: want a Go duration, such as 3m or 90s" ;;
+		esac
+		;;&
 	-n) runs=$2; shift 2 ;;
 	-s) subset=$2; shift 2 ;;
 	-t) timeout=$2; shift 2 ;;
@@ -51,7 +61,7 @@ while (($# > 0)); do
 	-all) all_bins=1; shift ;;
 	-skip) user_skip=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "mutants.sh: unknown flag $1 (see -h)" >&2; exit 2 ;;
+	-*) bad "unknown flag $1" ;;
 	*) break ;;
 	esac
 done

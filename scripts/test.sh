@@ -51,6 +51,19 @@
 # Parallelism is Go's default: -p and GOMAXPROCS follow the number of CPUs.
 set -euo pipefail
 
+# It takes no arguments (its settings are the environment above): any, such
+# as a mistyped -h, would otherwise start every step.
+case ${1:-} in
+-h | --help)
+	sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+	exit 0
+	;;
+esac
+if (($# > 0)); then
+	echo "test.sh: takes no arguments, got $1 (its settings are environment variables; see --help)" >&2
+	exit 2
+fi
+
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 export GOFLAGS="-mod=readonly -buildvcs=false${GOFLAGS:+ $GOFLAGS}"

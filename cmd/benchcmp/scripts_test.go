@@ -2,7 +2,8 @@ package main
 
 // Tests of the two scripts that gate on benchcmp: scripts/bench-baseline.sh
 // (scripts/test.sh's comparison with results/baseline.txt) and
-// scripts/ci-bench.sh (a pull request's commits compared). They run the
+// scripts/ci-bench.sh (a pull request's commits compared), and of the
+// arguments of scripts/test.sh and scripts/mutants.sh. They run the
 // scripts as a user would, on tiny workloads; the ones that run benchmarks
 // are skipped with -short.
 
@@ -335,6 +336,45 @@ func TestBenchBaselineUsage(t *testing.T) {
 			got, code := runScript(t, "bench-baseline.sh", tc.args...)
 			if code != 2 || !strings.Contains(got, tc.want) {
 				t.Errorf("exit %d, want 2 with %q:\n%s", code, tc.want, got)
+			}
+		})
+	}
+}
+
+// TestRunnerScriptsUsage checks the arguments of scripts/test.sh, which
+// takes none, and scripts/mutants.sh. test.sh ran every step whatever its
+// arguments (-h included); mutants.sh took -n 0 (a concurrent mutant run
+// no times, so "killed every time"), and a missing or non-numeric value
+// failed on an unbound variable with exit 1. They run with go, gofmt,
+// apt-get and sudo shadowed by commands that fail at once, so that a
+// script that goes on past its arguments stops there instead of running
+// its steps.
+func TestRunnerScriptsUsage(t *testing.T) {
+	stubs := t.TempDir()
+	for _, name := range []string{"go", "gofmt", "apt-get", "sudo"} {
+		if err := os.WriteFile(filepath.Join(stubs, name), []byte("#!/bin/sh\nexit 97\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, tc := range []struct {
+		script string
+		args   []string
+		code   int
+		want   string
+	}{
+		{"test.sh", []string{"--help"}, 0, "test.sh runs every check CI runs"},
+		{"test.sh", []string{"-v"}, 2, "test.sh: takes no arguments, got -v"},
+		{"mutants.sh", []string{"-n"}, 2, "mutants.sh: -n needs a value"},
+		{"mutants.sh", []string{"-n", "0"}, 2, "mutants.sh: -n 0: want a positive integer"},
+		{"mutants.sh", []string{"-s", "x"}, 2, "mutants.sh: -s x: want a non-negative integer"},
+		{"mutants.sh", []string{"-t", "5"}, 2, "mutants.sh: -t 5: want a Go duration"},
+		{"mutants.sh", []string{"-t", "1m30s", "-skip", ""}, 2, "mutants.sh: -skip needs a value"},
+	} {
+		t.Run(tc.script+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			got, code := runScript(t, tc.script, tc.args...)
+			if code != tc.code || !strings.Contains(got, tc.want) {
+				t.Errorf("exit %d, want %d with %q:\n%s", code, tc.code, tc.want, got)
 			}
 		})
 	}

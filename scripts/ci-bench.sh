@@ -29,7 +29,9 @@
 #      comparisons is a confirmed regression;
 #   5. writes the markdown summary to OUT/summary.md (the settings, the
 #      verdict, the comparison, and the confirmation when there was one),
-#      and appends it to $GITHUB_STEP_SUMMARY when that is set.
+#      and appends it to $GITHUB_STEP_SUMMARY when that is set. Benchmarks
+#      of BASE_REF with no result at HEAD are named there and printed as
+#      "not compared", but do not fail the script.
 #
 # Flags:
 #
@@ -261,6 +263,13 @@ code() {
 }
 
 compare csv "$out/first.csv" "${files[@]}"
+# benchcmp's gate also fails when a benchmark of the base has no result at
+# HEAD (a workload dropped or renamed) or a run failed: no row flags that,
+# so it is said apart, not gated on.
+not_compared=$(sed -n '/significant change/d; s/^benchcmp: regression: //p' "$out/first.csv.err")
+if [[ -n $not_compared ]]; then
+	while IFS= read -r l; do echo "ci-bench: not compared: $l"; done <<<"$not_compared"
+fi
 compare markdown "$out/first.md" "${files[@]}"
 flagged "$out/first.csv" >"$out/first.flagged"
 confirmed=0
@@ -300,7 +309,9 @@ fi
 	run_line=(benchrun run "${workloads_given[@]}" "${flags[@]}")
 	echo "${run_line[*]} --count $count --seed $seed, GOMAXPROCS=$procs, $rounds interleaved round(s) per side, thresholds ${thresholds[*]}."
 	echo
-	if [[ ! -s $out/first.flagged ]]; then
+	if [[ ! -s $out/first.flagged && -n $not_compared ]]; then
+		echo "**No regression** in what was compared; not compared: ${not_compared//$'\n'/; }."
+	elif [[ ! -s $out/first.flagged ]]; then
 		echo "**No regression.**"
 	elif ((confirmed == 0)); then
 		echo "**No confirmed regression:** $(wc -l <"$out/first.flagged") row(s) flagged, none flagged again by the confirming round."
@@ -310,6 +321,10 @@ fi
 		while IFS=$'\t' read -r unit _ name; do
 			echo "- $(code "$name") ($unit)"
 		done <"$out/confirmed.flagged"
+	fi
+	if [[ -s $out/first.flagged && -n $not_compared ]]; then
+		echo
+		echo "Not compared: ${not_compared//$'\n'/; }."
 	fi
 	echo
 	sed 's/^## /## Comparison: /' "$out/first.md"

@@ -16,7 +16,8 @@ import (
 
 // standInBenchrun is cmd/benchrun of the stand-in repository. SIDE is
 // "base" at its first commit and "head" at its second. It writes --count
-// samples of unit install-ns for one benchmark, named by $CIBENCH_NAME,
+// samples of unit install-ns for each benchmark $CIBENCH_NAME names
+// (space-separated; $CIBENCH_HEAD_NAME instead at head, when set),
 // valued from $CIBENCH_BASE or $CIBENCH_HEAD (plus the sample's index, so
 // that no two tie), or $CIBENCH_HEAD_CONFIRM for head's confirming round.
 const standInBenchrun = `package main
@@ -53,8 +54,14 @@ func main() {
 	}
 	var sb strings.Builder
 	sb.WriteString("Unit install-ns better=lower\ngoos: linux\ngomaxprocs: 2\n\n")
-	for i := 0; i < count; i++ {
-		fmt.Fprintf(&sb, "Benchmark%s 1 %d install-ns\n", os.Getenv("CIBENCH_NAME"), v+i)
+	names := os.Getenv("CIBENCH_NAME")
+	if h := os.Getenv("CIBENCH_HEAD_NAME"); side == "head" && h != "" {
+		names = h
+	}
+	for _, name := range strings.Fields(names) {
+		for i := 0; i < count; i++ {
+			fmt.Fprintf(&sb, "Benchmark%s 1 %d install-ns\n", name, v+i)
+		}
 	}
 	if err := os.WriteFile(out, []byte(sb.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -235,4 +242,25 @@ func TestCIBenchOutPaths(t *testing.T) {
 			t.Errorf("exit %d, want 2 naming --out:\n%s", code, got)
 		}
 	})
+}
+
+// A benchmark of the base with no result at HEAD (a workload dropped from
+// the suite, a renamed one) is compared with nothing: the summary said
+// "No regression" of it, silently.
+func TestCIBenchLostBenchmark(t *testing.T) {
+	root := standIn(t)
+	out := filepath.Join(t.TempDir(), "out")
+	got, code := runStandIn(t, root, t.TempDir(),
+		[]string{"CIBENCH_NAME=X/workload=w Y/workload=v", "CIBENCH_HEAD_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100"},
+		"--count", "6", "--rounds", "1", "--out", out, "HEAD~1")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, got)
+	}
+	if !strings.Contains(got, "ci-bench: not compared: ") || !strings.Contains(got, "Y/workload=v") {
+		t.Errorf("output does not name the benchmark HEAD lost:\n%s", got)
+	}
+	summary := string(must(os.ReadFile(filepath.Join(out, "summary.md"))))
+	if !strings.Contains(summary, "**No regression** in what was compared; not compared: ") {
+		t.Errorf("summary.md does not say what was not compared:\n%s", summary)
+	}
 }

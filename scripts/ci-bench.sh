@@ -7,7 +7,8 @@
 #   scripts/ci-bench.sh [flags] BASE_REF [-- BENCHRUN_RUN_ARGS...]
 #
 # BENCHRUN_RUN_ARGS are what `benchrun run` takes besides --count, --seed,
-# --out and --progress (which this script sets): workloads or spec files
+# --out and --progress (which this script sets) and --cpuprofile,
+# --memprofile and --flamegraph (refused): workloads or spec files
 # (both sides read the same file) and flags such as --param,
 # --index, --join and --workers. Without them both sides run the default
 # suite, `benchrun run --index imported,direct`.
@@ -127,8 +128,11 @@ for ((i = 0; i < ${#benchrun_args[@]}; i++)); do
 	--count | --count=* | --seed | --seed=* | --out | --out=* | --progress | --progress=*)
 		die "benchrun argument ${a%%=*} is set by this script; use its own flags (see --help)"
 		;;
+	--cpuprofile | --cpuprofile=* | --flamegraph | --flamegraph=* | --memprofile | --memprofile=*)
+		die "benchrun argument ${a%%=*}: every round of both sides would write its one file, the base's in a worktree removed at exit, and profiling skews the timings; profile with benchrun run itself"
+		;;
 	--*=*) flags+=("$a") ;;
-	--cpuprofile | --flamegraph | --index | --join | --memprofile | --param | --shard | --workers)
+	--index | --join | --param | --shard | --workers)
 		((i + 1 < ${#benchrun_args[@]})) || die "benchrun argument $a needs a value"
 		flags+=("$a" "${benchrun_args[i + 1]}")
 		((i++))

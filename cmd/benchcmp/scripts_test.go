@@ -392,6 +392,8 @@ func TestCIBenchUsage(t *testing.T) {
 		{"out in benchrun args", []string{"HEAD", "--", "lookup", "--out=x.txt"}, "benchrun argument --out is set by this script"},
 		{"bad rounds", []string{"--rounds", "0", "HEAD"}, "--rounds 0: want a positive integer"},
 		{"flag=value", []string{"--rounds=0", "HEAD"}, "ci-bench: --rounds 0: want a positive integer"},
+		{"cpuprofile", append([]string{"--count", "1", "--rounds", "1", "--out", t.TempDir(), "HEAD", "--", "--cpuprofile", "cpu.out"}, tiny...), "ci-bench: benchrun argument --cpuprofile: every round"},
+		{"flamegraph=", append([]string{"--count", "1", "--rounds", "1", "--out", t.TempDir(), "HEAD", "--", "--flamegraph=f"}, tiny...), "ci-bench: benchrun argument --flamegraph: every round"},
 		{"empty out", []string{"--out=", "HEAD"}, "ci-bench: --out needs a value, not an empty one"},
 		{"empty threshold", append([]string{"--threshold", "", "--count", "1", "--rounds", "1", "HEAD", "--"}, tiny...), "ci-bench: --threshold needs a value, not an empty one"},
 	} {

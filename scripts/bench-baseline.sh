@@ -107,13 +107,22 @@ for ((i = 0; i < ${#run_args[@]}; i++)); do
 	esac
 done
 [[ -r $baseline ]] || die "baseline $baseline: cannot read it (regenerate it with the command in results/README.md)"
+[[ ! -d $baseline ]] || die "baseline $baseline: is a directory, not a result file"
 baseline=$(cd "$(dirname "$baseline")" && pwd)/$(basename "$baseline")
+shown=$baseline # the baseline as messages name it
 if [[ -n $bin ]]; then
 	bin=$(cd "$bin" && pwd) || die "--bin $bin: no such directory"
 fi
 
 tmp=$(mktemp -d) || die "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
+if [[ ! -f $baseline ]]; then
+	# A pipe (--baseline <(git show ...)) reads once, and the baseline is
+	# read three times: keep a copy, named after it.
+	mkdir "$tmp/baseline" && cp "$baseline" "$tmp/baseline/$(basename "$baseline")" ||
+		die "baseline $baseline: cannot read it"
+	baseline=$tmp/baseline/$(basename "$baseline")
+fi
 [[ -n $out ]] || out="$tmp/now.txt"
 
 # config FILE KEY prints the value of the first "KEY: value" line of FILE.
@@ -122,7 +131,7 @@ config() { sed -n "s/^$2: //p" "$1" | head -n 1; }
 declare -A want
 for key in cpu gomaxprocs; do
 	want[$key]=$(config "$baseline" "$key")
-	[[ -n ${want[$key]} ]] || die "$baseline: no '$key:' configuration line; is it a benchrun result file?"
+	[[ -n ${want[$key]} ]] || die "$shown: no '$key:' configuration line; is it a benchrun result file?"
 done
 
 cd "$root" || die "cannot enter $root"
@@ -139,7 +148,7 @@ fi
 for key in cpu gomaxprocs; do
 	got=$(config "$tmp/probe.txt" "$key")
 	if [[ $got != "${want[$key]}" ]]; then
-		echo "bench-baseline: skipped: this machine's $key is '$got', the baseline's is '${want[$key]}' ($baseline)"
+		echo "bench-baseline: skipped: this machine's $key is '$got', the baseline's is '${want[$key]}' ($shown)"
 		exit 0
 	fi
 done
@@ -153,7 +162,7 @@ for t in "${thresholds[@]}"; do th_args+=(--threshold "$t"); done
 "$tmp/benchcmp" --fail-on regression "${th_args[@]}" "baseline=$baseline" "now=$out"
 rc=$?
 case $rc in
-0) echo "bench-baseline: no regression against $baseline" ;;
+0) echo "bench-baseline: no regression against $shown" ;;
 1) echo "bench-baseline: rows marked regression, or benchmarks missing from this run, above (informational only: shared machines are noisy)" ;;
 *) die "benchcmp failed (exit $rc): the comparison is broken" ;;
 esac

@@ -331,6 +331,7 @@ func TestBenchBaselineUsage(t *testing.T) {
 		{"empty out", []string{"--out", ""}, "bench-baseline: --out needs a value, not an empty one"},
 		{"empty baseline", []string{"--baseline="}, "bench-baseline: --baseline needs a value, not an empty one"},
 		{"unknown", []string{"--bogus"}, "bench-baseline: unknown argument --bogus"},
+		{"directory", []string{"--baseline", "."}, "bench-baseline: baseline .: is a directory, not a result file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, code := runScript(t, "bench-baseline.sh", tc.args...)
@@ -377,6 +378,31 @@ func TestRunnerScriptsUsage(t *testing.T) {
 				t.Errorf("exit %d, want %d with %q:\n%s", code, tc.code, tc.want, got)
 			}
 		})
+	}
+}
+
+// A baseline that is a pipe (--baseline <(git show REV:results/baseline.txt),
+// as benchcmp takes one) is read once: the script read it for each
+// configuration line, and then found the second one missing.
+func TestBenchBaselineFromPipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	dir, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseline := machineBaseline(t)
+	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "bench-baseline.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := `bash "$0" --bin "$1" --count 2 --baseline <(cat "$2") -- ` + strings.Join(tiny, " ")
+	cmd := exec.Command("bash", "-c", line, script, dir, baseline)
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "bench-baseline: no regression against /dev/fd/") {
+		t.Errorf("%v, want exit 0 comparing with the pipe:\n%s", err, out)
 	}
 }
 

@@ -49,7 +49,10 @@ die() {
 	exit 2
 }
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || die "cannot find the repository root"
+# The repository is the script's, also when it is run through a symbolic
+# link.
+self=$(readlink -f "${BASH_SOURCE[0]}" 2>/dev/null) || self=${BASH_SOURCE[0]}
+root=$(cd "$(dirname "$self")/.." && pwd) || die "cannot find the repository root"
 baseline="$root/results/baseline.txt" count=6 seed=1 out="" bin=""
 thresholds=()
 run_args=()

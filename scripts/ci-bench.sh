@@ -150,7 +150,10 @@ for ((i = 0; i < ${#benchrun_args[@]}; i++)); do
 done
 ((${#benchrun_args[@]} > 0)) || flags=(--index imported,direct)
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || die "cannot find the repository"
+# The repository is the script's, also when it is run through a symbolic
+# link (~/bin/ci-bench).
+self=$(readlink -f "${BASH_SOURCE[0]}" 2>/dev/null) || self=${BASH_SOURCE[0]}
+cd "$(dirname "$self")/.." || die "cannot find the repository"
 root=$(git rev-parse --show-toplevel 2>/dev/null) || die "not inside a git work tree"
 cd "$root" || die "cannot enter $root"
 base_commit=$(git rev-parse --verify --quiet "$base^{commit}") || die "BASE_REF $base: no such commit"

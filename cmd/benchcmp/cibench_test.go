@@ -264,3 +264,24 @@ func TestCIBenchLostBenchmark(t *testing.T) {
 		t.Errorf("summary.md does not say what was not compared:\n%s", summary)
 	}
 }
+
+// Run through a symbolic link (~/bin/ci-bench), the script looked for the
+// repository next to the link, not next to itself.
+func TestCIBenchThroughSymlink(t *testing.T) {
+	root := standIn(t)
+	link := filepath.Join(t.TempDir(), "ci-bench")
+	if err := os.Symlink(filepath.Join(root, "scripts", "ci-bench.sh"), link); err != nil {
+		t.Skip(err)
+	}
+	bin, err := binaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", link, "--count", "6", "--rounds", "1", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "CIBENCH_BENCHCMP="+filepath.Join(bin, "benchcmp"), "GITHUB_STEP_SUMMARY=",
+		"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ci-bench: no confirmed regression") {
+		t.Errorf("%v, want exit 0:\n%s", err, out)
+	}
+}

@@ -406,6 +406,28 @@ func TestBenchBaselineFromPipe(t *testing.T) {
 	}
 }
 
+// Run through a symbolic link, bench-baseline.sh looked for the
+// repository, and its default baseline, next to the link.
+func TestBenchBaselineThroughSymlink(t *testing.T) {
+	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "bench-baseline.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "bench-baseline")
+	if err := os.Symlink(script, link); err != nil {
+		t.Skip(err)
+	}
+	// A --bin without the binaries stops it after it read the default
+	// baseline, before it builds or runs anything.
+	empty := t.TempDir()
+	cmd := exec.Command("bash", link, "--bin", empty)
+	cmd.Dir = t.TempDir()
+	out, _ := cmd.CombinedOutput()
+	if want := "bench-baseline: --bin " + empty + ": want executables benchrun and benchcmp there"; !strings.Contains(string(out), want) {
+		t.Errorf("want %q:\n%s", want, out)
+	}
+}
+
 func TestCIBenchUsage(t *testing.T) {
 	for _, tc := range []struct {
 		name string

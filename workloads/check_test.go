@@ -289,6 +289,34 @@ func TestReduceCountOutOfInt64IsAnError(t *testing.T) {
 	}
 }
 
+// TestCheckAcceptsAnOverflowCancelledByAnExpressionError: at as_of a
+// group holds a record whose count leaves int64 and a record at count -1
+// whose aggregate expression overflows. The reduce's numeric overflow
+// (count 1) and the expression's (count -1) cancel, so the engine's
+// output holds none (docs/semantics.md §1.1, a known gap); check reported
+// that as a difference from the reference in every configuration.
+func TestCheckAcceptsAnOverflowCancelledByAnExpressionError(t *testing.T) {
+	src := `{"version": 1, "name": "gap", "as_of": 2,
+	  "inputs": {"a": {"columns": ["x", "k"], "rows": [[0,9223372036854775807,4,1],[1,1,4,1],[0,-1,9223372036854775807,1],[3,1,3,3]]}},
+	  "indexes": {"a_k": {"on": "a", "key": ["k"]}},
+	  "query": {"from": [{"as": "a", "collection": "a"}],
+	            "reduce": {"group_by": ["a.k"], "aggregates": [{"name": "m", "fn": "min", "expr": "a.x + 1"}]}}}`
+	s, tables := decodeAndLoad(t, "gap.json", src)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	want, err := reference.Eval(s.Plan, ReferenceInputs(s, tables), 2)
+	if err != nil || !want.Overflow || want.ExprOverflow != -1 {
+		t.Fatalf("reference at 2: %v, %+v: want Overflow with ExprOverflow -1", err, want)
+	}
+	diffs, err := Check(ctx, s, tables, CheckCases(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+}
+
 // TestLinearRunningCountOutOfInt64IsAnError: a linear join's running
 // result whose count at a time leaves int64 though every product fits
 // (a: -1 at time 0, MaxInt64 at time 1; b: 1 at each; the joined row's

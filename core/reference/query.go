@@ -258,7 +258,7 @@ func (ev *evaluator) joinedRow(q *plan.ResolvedQuery, cl *closure, joined []int6
 		if err != nil {
 			return err
 		}
-		out.addErr(msg, n)
+		out.addExprErr(msg, n)
 		out.addErrMass(msg, mass)
 		return nil
 	}
@@ -313,7 +313,7 @@ func (ev *evaluator) reduce(q *plan.ResolvedQuery, records, out *coll) (*coll, e
 				if err != nil {
 					return nil, err
 				}
-				out.addErr(msg, r.n)
+				out.addExprErr(msg, r.n)
 				erred = true
 				break
 			}

@@ -8,7 +8,9 @@ import (
 // Explain describes the plan as `benchrun explain` prints it: every
 // index's maintaining dataflow, every query view's join, and the top-level
 // query's join under strategy k (the views keep their own strategy), with
-// the index that serves each arrangement.
+// the index that serves each arrangement; each query view and the query
+// then with its reduce, distinct or threshold and its output names (a
+// view's columns).
 func (r *Resolved) Explain(k JoinKind) string {
 	var b strings.Builder
 	for _, ix := range r.Indexes {
@@ -32,11 +34,36 @@ func (r *Resolved) Explain(k JoinKind) string {
 		if c.Query != nil {
 			fmt.Fprintf(&b, "view %s:\n", c.Name)
 			explainJoin(&b, c.Query, c.Query.Query.Join)
+			explainResult(&b, c.Query, "columns", c.Columns)
 		}
 	}
 	b.WriteString("query:\n")
 	explainJoin(&b, r.Query, k)
+	explainResult(&b, r.Query, "output", r.Query.Output)
 	return b.String()
+}
+
+// explainResult describes what q does after its join: its reduce, its
+// distinct or threshold, and its output names (a view's: its columns).
+func explainResult(b *strings.Builder, q *ResolvedQuery, what string, names []string) {
+	if red := q.Query.Reduce; red != nil {
+		aggs := make([]string, len(red.Aggregates))
+		for i, a := range red.Aggregates {
+			if a.Expr == "" {
+				aggs[i] = a.Name + "=" + a.Fn.String()
+			} else {
+				aggs[i] = fmt.Sprintf("%s=%s(%s)", a.Name, a.Fn, a.Expr)
+			}
+		}
+		fmt.Fprintf(b, "  reduce by (%s): %s\n", strings.Join(red.GroupBy, ", "), strings.Join(aggs, ", "))
+	}
+	switch {
+	case q.Distinct:
+		b.WriteString("  distinct\n")
+	case q.Threshold:
+		b.WriteString("  threshold\n")
+	}
+	fmt.Fprintf(b, "  %s: %s\n", what, strings.Join(names, ", "))
 }
 
 func collNames(cs []*Collection) string {

@@ -324,6 +324,38 @@ func TestDefaultProjectIncludesMaps(t *testing.T) {
 	}
 }
 
+// TestExplainShowsAViewsReduce: a query view's reduce, distinct or
+// threshold changes what every reader of the view sees; explain printed
+// only its join, so a view that reduces looked like one that does not.
+func TestExplainShowsAViewsReduce(t *testing.T) {
+	p := &Plan{
+		Inputs: []Input{{Name: "a", Columns: []string{"g", "v"}}},
+		Views: []View{{Name: "r", Query: &Query{
+			From:     []From{{As: "a", Collection: "a"}},
+			Reduce:   &Reduce{GroupBy: []string{"a.g"}, Aggregates: []Aggregate{{Name: "n", Fn: Count}, {Name: "hi", Fn: Max, Expr: "a.v"}}},
+			Distinct: true,
+		}}},
+		Query: Query{From: []From{{As: "x", Collection: "r"}}, Threshold: true},
+	}
+	r, err := Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `view r:
+  reads a: a(any), no index
+  reduce by (a.g): n=count, hi=max(a.v)
+  distinct
+  columns: a_g, n, hi
+query:
+  reads x: r(any), no index
+  threshold
+  output: x.a_g, x.n, x.hi
+`
+	if got := r.Explain(Linear); got != want {
+		t.Errorf("Explain:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestExplainSpecExample(t *testing.T) {
 	r, err := Resolve(specExample())
 	if err != nil {
@@ -341,8 +373,11 @@ view sold:
   linear join
   source p: priced(okey), index priced_by_okey
   stage 1 l: lineitem(okey) by (p.okey), index lineitem_by_okey
+  columns: p_cust, ratio
 query:
   reads s: sold(any), index sold_by_cust
+  reduce by (s.p_cust): total=sum(s.ratio), n=count, lo=min(s.ratio)
+  output: s.p_cust, total, n, lo
 `
 	if got := r.Explain(Delta); got != want {
 		t.Errorf("Explain:\n%s\nwant:\n%s", got, want)

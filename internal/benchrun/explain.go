@@ -3,7 +3,6 @@ package benchrun
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -69,25 +68,6 @@ func explain(cfg ExplainConfig, s *spec.Spec) error {
 		fmt.Fprintf(w, "direct: one Solo dataflow builds every view and arrangement below from the raw inputs; no index is maintained or read\n")
 	}
 	io.WriteString(w, r.Explain(kind))
-	q := r.Query
-	if red := q.Query.Reduce; red != nil {
-		var aggs []string
-		for _, a := range red.Aggregates {
-			if a.Expr == "" {
-				aggs = append(aggs, a.Name+"="+a.Fn.String())
-			} else {
-				aggs = append(aggs, fmt.Sprintf("%s=%s(%s)", a.Name, a.Fn, a.Expr))
-			}
-		}
-		fmt.Fprintf(w, "  reduce by (%s): %s\n", strings.Join(red.GroupBy, ", "), strings.Join(aggs, ", "))
-	}
-	switch {
-	case q.Distinct:
-		fmt.Fprintf(w, "  distinct\n")
-	case q.Threshold:
-		fmt.Fprintf(w, "  threshold\n")
-	}
-	fmt.Fprintf(w, "  output: %s\n", strings.Join(q.Output, ", "))
 	if cfg.Index == IndexImported {
 		return missing(s, kind.String())
 	}

@@ -624,3 +624,50 @@ func TestAReleasedReadersUpperStaysWhereItWas(t *testing.T) {
 	}
 	check("after the trace is freed")
 }
+
+// An import through a local handle is on the handle's terms, as one
+// through a shared reader is on the reader's: an as_of before the handle's
+// logical hold is refused with a *SinceError even while another handle
+// holds the trace back, and once the handle is released the importer it
+// gave imports nothing (ErrReleased).
+func TestAnImportThroughAHandleIsRefusedBeforeItsHold(t *testing.T) {
+	src := newSource(t, 6, 0)
+	other := src.h.Clone() // holds the trace at {0}
+	src.h.SetLogicalCompaction(frontier.At(4))
+	in, err := share.ImporterOf(src.h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im, err := in.ImportWith(frontier.At(1), frontier.Empty(), nil); !errors.Is(err, share.ErrSinceBeyond) {
+		if err == nil {
+			im.Close()
+			im.Reader().Release()
+		}
+		t.Fatalf("import at {1} through a handle holding {4}: %v, want share.ErrSinceBeyond", err)
+	}
+	im, err := in.ImportWith(frontier.At(4), frontier.Empty(), nil)
+	if err != nil {
+		t.Fatalf("import at the handle's hold: %v", err)
+	}
+	im.Close()
+	im.Reader().Release()
+
+	h := src.h.Clone()
+	in, err = share.ImporterOf(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Release()
+	if im, err := in.ImportWith(frontier.At(4), frontier.Empty(), nil); !errors.Is(err, share.ErrReleased) {
+		if err == nil {
+			im.Close()
+			im.Reader().Release()
+		}
+		t.Fatalf("import through the importer of a handle released since: %v, want share.ErrReleased", err)
+	}
+	if n := src.s.LocalPoint().Stats().Readers; n != 0 {
+		t.Fatalf("%d readers of the trace's private point, want none", n)
+	}
+	other.Release()
+	src.h.Release()
+}

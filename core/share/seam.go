@@ -28,7 +28,10 @@ var (
 
 // ImporterOf returns how r is imported: a shared or padded reader imports
 // itself; a local handle over a publishing Spine imports through the
-// trace's private point (§4.4: one body for local and shared imports). A
+// trace's private point (§4.4: one body for local and shared imports),
+// refusing, as a shared reader does, an as_of before the handle's logical
+// hold (a *SinceError, though another handle may hold the trace back
+// further) and, once the handle is released, any import (ErrReleased). A
 // released handle (its clones included) imports nothing: ErrReleased, as
 // an import through a released shared reader is, and no hold on the
 // trace its holder let go.
@@ -41,10 +44,31 @@ func ImporterOf(r trace.Reader) (Importer, error) {
 			return nil, ErrReleased
 		}
 		if s, ok := r.State().Storage().(*Spine); ok {
-			return s.LocalPoint(), nil
+			return handleImporter{h: r, s: s}, nil
 		}
 	}
 	return nil, ErrNotImportable
+}
+
+// handleImporter imports the trace behind a local handle through the
+// trace's private point, on the terms of the handle's holds, as a Reader
+// imports on the terms of its own: never once the handle is released,
+// never at an as_of before its logical hold.
+type handleImporter struct {
+	h *trace.Handle
+	s *Spine
+}
+
+// ImportWith imports the trace at asOf bounded by until through its
+// private point, or refuses as Reader.ImportWith refuses.
+func (hi handleImporter) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import, error) {
+	if hi.h.Released() {
+		return nil, ErrReleased
+	}
+	if since := hi.h.LogicalCompaction(); !since.LessEqual(asOf) {
+		return nil, &SinceError{Since: since, AsOf: asOf}
+	}
+	return hi.s.LocalPoint().ImportWith(asOf, until, wake)
 }
 
 // ImportWith imports the inner reader from its since on: the padded range

@@ -671,3 +671,25 @@ func TestAnImportThroughAHandleIsRefusedBeforeItsHold(t *testing.T) {
 	other.Release()
 	src.h.Release()
 }
+
+// A cut through any released trace.Reader — a local handle, a shared
+// reader, a padded one of either — is one error to code that reads
+// trace.Readers: it matches trace.ErrReleased.
+func TestACutThroughAnyReleasedReaderIsTraceErrReleased(t *testing.T) {
+	src := newSource(t, 4, 2)
+	pt := src.s.LocalPoint()
+	b := share.NewBundle(src.h.Clone(), pt.Reader(), nil)
+	padded := b.IntoPadded()
+	readers := []trace.Reader{b.Oks, b.Errs, padded.Oks, padded.Errs}
+	b.Release()
+	padded.Release()
+	for i, r := range readers {
+		if _, err := r.BatchesThrough(frontier.At(4)); !errors.Is(err, trace.ErrReleased) {
+			t.Errorf("reader %d (%T) released cuts: %v, want trace.ErrReleased", i, r, err)
+		}
+	}
+	if _, err := readers[1].BatchesThrough(frontier.At(4)); !errors.Is(err, share.ErrReleased) {
+		t.Errorf("a released shared reader cuts: %v, want share.ErrReleased too", err)
+	}
+	src.h.Release()
+}

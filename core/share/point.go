@@ -9,19 +9,33 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/trace"
 )
 
 // Errors of the share package; match with errors.Is.
 var (
 	ErrSinceBeyond = errors.New("share: since is beyond the requested time")
 	ErrAttached    = errors.New("share: point already has a publisher")
-	ErrReleased    = errors.New("share: reader is released")
-	ErrPublished   = errors.New("share: index incarnation already published")
+	// ErrReleased refuses a read or an import through a released reader
+	// (or handle). It matches trace.ErrReleased too (errors.Is),
+	// so that code reading any trace.Reader, local or shared, tells a
+	// released one by that one error.
+	ErrReleased  error = releasedError{}
+	ErrPublished       = errors.New("share: index incarnation already published")
 	// ErrTraceReleased refuses the publication of a trace whose last
 	// handle is released: that release ends a publication (§4.7), and it
 	// is past, so the publication would never end.
 	ErrTraceReleased = errors.New("share: the trace's last handle is released")
 )
+
+// releasedError is ErrReleased: its own error, which is also
+// trace.ErrReleased.
+type releasedError struct{}
+
+func (releasedError) Error() string { return "share: reader is released" }
+
+// Is makes errors.Is(ErrReleased, trace.ErrReleased) hold.
+func (releasedError) Is(target error) bool { return target == trace.ErrReleased }
 
 // SinceError reports a refused admission: the point's since is beyond the
 // requested as_of (§4.7 reader_at).

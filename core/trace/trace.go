@@ -12,7 +12,9 @@ import (
 	"github.com/tracebench/tracebench/internal/invariants"
 )
 
-// ErrReleased is returned by reads through a released handle.
+// ErrReleased is returned by reads through a released handle. A read
+// through any released Reader matches it (errors.Is): core/share's
+// ErrReleased, which its readers return, does.
 var ErrReleased = errors.New("trace: handle is released")
 
 // Storage is what a trace keeps its batches in: a *spine.Spine, or a wrapper
@@ -57,6 +59,7 @@ type Reader interface {
 	SetPhysicalCompaction(f frontier.Frontier)
 	// BatchesThrough returns the non-empty batches holding exactly the
 	// updates before f. REQUIRES: the reader holds physically at or before f.
+	// Through a released reader it is an error matching ErrReleased.
 	BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error)
 	// MapBatches visits the chain in time order.
 	MapBatches(func(*batch.Batch))

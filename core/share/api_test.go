@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -692,4 +693,48 @@ func TestACutThroughAnyReleasedReaderIsTraceErrReleased(t *testing.T) {
 		t.Errorf("a released shared reader cuts: %v, want share.ErrReleased too", err)
 	}
 	src.h.Release()
+}
+
+// A verdict is settled once and collected once: settling an incarnation
+// again after the reading runtime collected its peer bundle is the no-op
+// Settle promises — it keeps no slot alive — and awaiting it again is
+// ErrCollected at once, not a wait for a verdict no publisher will give.
+func TestAVerdictIsSettledOnceAndCollectedOnce(t *testing.T) {
+	g := share.NewRegistry()
+	for _, side := range []share.Side{share.PublisherSide, share.ReaderSide} {
+		if err := g.Bind(side); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oks, errs := newSource(t, 3, 0), newSource(t, 0, 0)
+	inc := share.Incarnation{ID: "idx", AsOf: frontier.At(0), Seq: 7}
+	tok, err := g.PublishIncarnation(inc, oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Settle(inc, true)
+	peer, err := g.AwaitPeerBundle(inc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Settle(inc, true)
+	g.Settle(inc, false)
+	stop := make(chan struct{})
+	timer := time.AfterFunc(5*time.Second, func() { close(stop) })
+	defer timer.Stop()
+	if b, err := g.AwaitPeerBundle(inc, stop); !errors.Is(err, share.ErrCollected) {
+		if b != nil {
+			b.Release()
+		}
+		t.Fatalf("awaiting a collected incarnation again: %v, want share.ErrCollected", err)
+	}
+	peer.Release()
+	tok.Release()
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Fatalf("registry after the publication and its peer bundle are released: %+v, want empty", st)
+	}
+	g.Leave(share.ReaderSide)
+	g.Leave(share.PublisherSide)
+	oks.h.Release()
+	errs.h.Release()
 }

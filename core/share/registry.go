@@ -17,6 +17,10 @@ var ErrAbandoned = errors.New("share: index incarnation was not published")
 // before the publisher settled the incarnation.
 var ErrStopped = errors.New("share: stopped waiting for an index incarnation")
 
+// ErrCollected is returned by AwaitPeerBundle for an incarnation whose
+// verdict the reading runtime has collected already: it is collected once.
+var ErrCollected = errors.New("share: index incarnation's verdict already collected")
+
 // ErrSideBound is returned by Bind for a side of a registry that a live
 // runtime holds already.
 var ErrSideBound = errors.New("share: registry side already bound")
@@ -73,8 +77,11 @@ func (inc Incarnation) String() string {
 type Registry struct {
 	mu    sync.Mutex
 	slots map[Incarnation]*Slot // every live slot
-	// verdicts are the publisher's settlements of incarnations the reading
-	// runtime has not collected yet (Settle, AwaitPeerBundle).
+	// verdicts are the publisher's settlements of incarnations (Settle,
+	// AwaitPeerBundle): those the reading runtime waits for or has not
+	// collected yet, and, holding nothing, those it has collected, so
+	// that a second Settle or AwaitPeerBundle of one is told from a first
+	// (until the reading runtime leaves).
 	verdicts map[Incarnation]*verdict
 	// bound says which sides a live runtime holds (Bind); gone which
 	// sides a runtime left (Leave) and no other has bound since: a
@@ -85,10 +92,12 @@ type Registry struct {
 
 // verdict is a publisher's settlement of one incarnation: done is closed
 // once settled; slot is the published slot (holding one reference for the
-// peer that collects it), nil if the incarnation was abandoned.
+// peer that collects it), nil if the incarnation was abandoned or the
+// verdict collected; collected is set when AwaitPeerBundle takes it.
 type verdict struct {
-	done chan struct{}
-	slot *Slot
+	done      chan struct{}
+	slot      *Slot
+	collected bool
 }
 
 // NewRegistry returns an empty registry.
@@ -388,7 +397,8 @@ func (g *Registry) verdictLocked(inc Incarnation) *verdict {
 // verdict keeps it alive, with its reserved peer hold, until the peer
 // collects it, however far behind the reading runtime is) or abandoned (its
 // dataflow failed to build: the peer records nothing). Settling twice is a
-// no-op. Called on the publisher's goroutine once the dataflow is built.
+// no-op, after the verdict is collected too. Called on the publisher's
+// goroutine once the dataflow is built.
 func (g *Registry) Settle(inc Incarnation, published bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -416,10 +426,15 @@ func (g *Registry) Settle(inc Incarnation, published bool) {
 // and returns its peer bundle (PeerBundleOf), ErrAbandoned if the
 // incarnation was not published, or ErrStopped. The reading runtime calls it
 // once per incarnation, in command order, so a stale command of an older
-// incarnation never touches a newer one's slot or hold.
+// incarnation never touches a newer one's slot or hold; a second call for
+// an incarnation whose verdict a first collected is ErrCollected, at once.
 func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bundle, error) {
 	g.mu.Lock()
 	v := g.verdictLocked(inc)
+	if v.collected {
+		g.mu.Unlock()
+		return nil, fmt.Errorf("%v: %w", inc, ErrCollected)
+	}
 	if g.gone[PublisherSide] {
 		select {
 		case <-v.done:
@@ -434,9 +449,12 @@ func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bund
 		return nil, fmt.Errorf("%w %v", ErrStopped, inc)
 	}
 	g.mu.Lock()
-	if g.verdicts[inc] == v {
-		delete(g.verdicts, inc)
+	if v.collected {
+		// Another call took it while this one waited.
+		g.mu.Unlock()
+		return nil, fmt.Errorf("%v: %w", inc, ErrCollected)
 	}
+	v.collected = true
 	s := v.slot
 	v.slot = nil
 	if mutants.Enabled && mutants.On(mutants.StaleDropReleasesNewHold) && s != nil {
@@ -501,7 +519,9 @@ func (g *Registry) Stats() RegistryStats {
 	for _, v := range g.verdicts {
 		select {
 		case <-v.done:
-			st.Settled++
+			if !v.collected {
+				st.Settled++
+			}
 		default:
 			st.Awaited++
 		}

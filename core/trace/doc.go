@@ -19,7 +19,8 @@
 //	    the clone of a released handle is released and holds nothing.
 //	H4  Release removes the handle's holds; releasing the last handle sets
 //	    both compaction frontiers to {} and frees the storage: later writes are
-//	    discarded (§8.11).
+//	    discarded (§8.11). The storage is told only the logical {}: its
+//	    physical compaction stays, so the release merges nothing.
 //
 // Ownership: a trace, its handles and its writer belong to one goroutine (a
 // worker). Sharing with another runtime goes through core/share, whose

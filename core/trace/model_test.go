@@ -222,6 +222,7 @@ func TestReleaseAllFreesTheTrace(t *testing.T) {
 		}
 	}
 	sp := h.State().Storage().(*spine.Spine)
+	physical := sp.PhysicalCompaction()
 	h2 := h.Clone()
 	h.Release()
 	h.Release() // twice is a no-op
@@ -239,6 +240,9 @@ func TestReleaseAllFreesTheTrace(t *testing.T) {
 	}
 	if st := sp.Stats(); st.Merges != 0 {
 		t.Fatalf("releasing the last handle merged %d times", st.Merges)
+	}
+	if sp.PhysicalCompaction() != physical {
+		t.Fatalf("storage physical compaction after last release: %v, want %v as before (H4)", sp.PhysicalCompaction(), physical)
 	}
 	if h.State().Storage() != nil {
 		t.Fatal("storage kept after the last release")

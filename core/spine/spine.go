@@ -19,6 +19,7 @@ var (
 	ErrBehindCut     = errors.New("spine: cut is before the physical compaction frontier")
 	ErrBeyondUpper   = errors.New("spine: cut is beyond the trace upper")
 	ErrArity         = errors.New("spine: batch arity differs from the trace's")
+	ErrNilBatch      = errors.New("spine: nil batch")
 )
 
 // level is one tier of the merge structure: a merge in progress over a
@@ -164,8 +165,11 @@ func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
 }
 
 // Insert appends b to the chain (S1) and lets arrivals drive merge work.
+// A nil b is refused (ErrNilBatch), as is a batch of another arity.
 func (s *Spine) Insert(b *batch.Batch) error {
 	switch {
+	case b == nil:
+		return ErrNilBatch
 	case s.upper.IsEmpty():
 		return ErrClosed
 	case b.Arity() != s.ar:

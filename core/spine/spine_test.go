@@ -102,6 +102,9 @@ func TestInsertContiguity(t *testing.T) {
 	if err := s.Insert(batch.Empty(batch.Arity{Key: 2}, frontier.At(0), frontier.At(1))); !errors.Is(err, ErrArity) {
 		t.Fatalf("arity: err = %v", err)
 	}
+	if err := s.Insert(nil); !errors.Is(err, ErrNilBatch) {
+		t.Fatalf("nil batch: err = %v", err)
+	}
 	if err := s.Insert(batch.Empty(kv, frontier.At(0), frontier.At(2))); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
 )
@@ -65,4 +66,24 @@ func TestTheCloneOfAReleasedHandleIsReleased(t *testing.T) {
 	if st.Live() != 0 || st.Storage() != nil {
 		t.Fatalf("the last live handle released: %d live, storage %v; want the trace freed", st.Live(), st.Storage())
 	}
+}
+
+// A nil batch is a writer's mistake, refused with an error, never a panic,
+// whether the trace is a plain spine or a publishing one.
+func TestANilBatchIsRefused(t *testing.T) {
+	kv := batch.Arity{Key: 1, Val: 1}
+	h, w := trace.NewSpine(kv, spine.Options{})
+	ph, pw, _ := share.NewTrace(kv, spine.Options{})
+	for _, w := range []*trace.Writer{w, pw} {
+		var err error
+		noPanic(t, "Insert(nil)", func() { err = w.Insert(nil) })
+		if !errors.Is(err, spine.ErrNilBatch) {
+			t.Errorf("Insert(nil): %v, want spine.ErrNilBatch", err)
+		}
+		if w.Upper() != frontier.Min() {
+			t.Errorf("upper %v after a refused insert, want {0}", w.Upper())
+		}
+	}
+	h.Release()
+	ph.Release()
 }

@@ -738,3 +738,44 @@ func TestAVerdictIsSettledOnceAndCollectedOnce(t *testing.T) {
 	oks.h.Release()
 	errs.h.Release()
 }
+
+// A nil where a publication wants a trace — a nil half, a nil bundle, a
+// nil point — is an error, never a panic on the publisher's goroutine,
+// and leaves no slot behind.
+func TestPublishingANilIsRefused(t *testing.T) {
+	g := share.NewRegistry()
+	src := newSource(t, 2, 0)
+	for _, tc := range []struct {
+		what string
+		f    func() error
+	}{
+		{"publishing a nil oks half", func() error { _, err := g.Publish("a", frontier.Min(), nil, src.s); return err }},
+		{"publishing a nil errs half", func() error { _, err := g.Publish("b", frontier.Min(), src.s, nil); return err }},
+		{"publishing a nil bundle", func() error {
+			_, err := g.PublishBundle(share.Incarnation{ID: "c", AsOf: frontier.Min()}, nil)
+			return err
+		}},
+		{"attaching to a nil point", func() error { return src.s.Attach(nil) }},
+	} {
+		var err error
+		noPanic := func() (panicked any) {
+			defer func() { panicked = recover() }()
+			err = tc.f()
+			return nil
+		}
+		if p := noPanic(); p != nil {
+			t.Errorf("%s panicked: %v", tc.what, p)
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: no error", tc.what)
+		}
+	}
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Errorf("registry after refused publications: %+v, want empty", st)
+	}
+	if n := src.s.Points(); n != 0 {
+		t.Errorf("the trace is attached to %d points, want none", n)
+	}
+	src.h.Release()
+}

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -139,6 +140,9 @@ func (s *Spine) Points() int { return len(s.points) }
 // of the placeholder holds a time the trace has already compacted past
 // (that reader would read coalesced data).
 func (s *Spine) Attach(p *Point) error {
+	if p == nil {
+		return errors.New("share: attach to a nil point")
+	}
 	if s.dropped {
 		return ErrTraceReleased
 	}

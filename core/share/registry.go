@@ -297,11 +297,19 @@ func (g *Registry) Publish(id string, asOf frontier.Frontier, oks, errs *Spine) 
 // attach (its trace's last handle is released, ErrTraceReleased, or a
 // reader that came first holds a time its trace has compacted past), the
 // publication ends at once, both halves, as its token's release would end
-// it, and the error names the half. While a reader of it keeps its slot
+// it, and the error names the half; a nil half is refused
+// (ErrNotImportable) before anything is published. While a reader of it keeps its slot
 // (a peer bundle), a second publication of the incarnation is
 // ErrPublished; once none does, the slot is gone and a new publication
 // starts afresh.
 func (g *Registry) PublishIncarnation(inc Incarnation, oks, errs *Spine) (*Token, error) {
+	// A nil half is refused before the slot is touched: nothing to end.
+	if oks == nil {
+		return nil, fmt.Errorf("share: publish %v: oks half is nil: %w", inc, ErrNotImportable)
+	}
+	if errs == nil {
+		return nil, fmt.Errorf("share: publish %v: errs half is nil: %w", inc, ErrNotImportable)
+	}
 	asOf := inc.peerHold()
 	g.mu.Lock()
 	s := g.getOrCreateLocked(inc)

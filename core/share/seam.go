@@ -132,6 +132,9 @@ func publishingSpine(r trace.Reader) (*Spine, bool) {
 // released. A half that is a released handle (of a released bundle, say)
 // is refused likewise, with ErrReleased, though its trace lives on.
 func (g *Registry) PublishBundle(inc Incarnation, b *Bundle) (*Token, error) {
+	if b == nil {
+		return nil, fmt.Errorf("share: publish %v: nil bundle: %w", inc, ErrNotImportable)
+	}
 	oks, okO := publishingSpine(b.Oks)
 	errs, okE := publishingSpine(b.Errs)
 	if !okO || !okE {

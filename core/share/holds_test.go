@@ -744,3 +744,44 @@ func TestAnUnattachedSpineMovesItsPhysicalFrontierWithItsUpper(t *testing.T) {
 	eq(t, "merged at 19", accumulate(p.s.Inner().Batches(), batch.Identity(), 19), p.want(19))
 	p.h.Release()
 }
+
+// Case: a publication refused on its first half ends both of its points
+// while neither has a publisher. An ended point stays ended: attaching a
+// trace to it afterwards is refused (ErrAttached), and its importers,
+// told of the end, are seeded with nothing.
+func TestAnEndedPlaceholderCannotBeAttached(t *testing.T) {
+	g := NewRegistry()
+	b := g.PeerBundle("idx", frontier.At(2))
+	pt := b.Errs.(*Reader).Point()
+	im, err := pt.Import(frontier.At(2), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(10)
+	oks.compact(frontier.At(6))
+	if _, err := g.Publish("idx", frontier.At(2), oks.s, errs.s); !errors.Is(err, ErrSinceBeyond) {
+		t.Fatalf("publish with oks compacted past the peer: err = %v, want ErrSinceBeyond", err)
+	}
+	im.Drain(nil)
+	if !im.Closed() {
+		t.Fatal("the import does not see the refused publication ended")
+	}
+	other := newPub(t)
+	other.rounds(4)
+	if err := other.s.Attach(pt); !errors.Is(err, ErrAttached) {
+		t.Fatalf("attaching a trace to an ended point: %v, want ErrAttached", err)
+	}
+	if evs := im.Drain(nil); len(evs) != 0 {
+		t.Fatalf("the ended point's import received %v after its end", evs)
+	}
+	if n := other.s.Points(); n != 0 {
+		t.Fatalf("the trace is attached to %d points, want none", n)
+	}
+	im.Close()
+	im.Reader().Release()
+	b.Release()
+	for _, p := range []*pub{oks, errs, other} {
+		p.h.Release()
+	}
+}

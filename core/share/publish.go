@@ -136,7 +136,8 @@ func (s *Spine) Points() int { return len(s.points) }
 // Attach publishes the trace into p, which may be a placeholder that readers
 // already import from (late binding: they are seeded now). It fails if the
 // trace's last handle is released (ErrTraceReleased: the release that would
-// end the publication is past, §4.7), if p has a publisher, or if a reader
+// end the publication is past, §4.7), if p has a publisher or its
+// publication has ended (ErrAttached), or if a reader
 // of the placeholder holds a time the trace has already compacted past
 // (that reader would read coalesced data).
 func (s *Spine) Attach(p *Point) error {
@@ -153,6 +154,12 @@ func (s *Spine) Attach(p *Point) error {
 	if p.pub != nil {
 		p.mu.Unlock()
 		return ErrAttached
+	}
+	if p.closed {
+		// A publication refused before this half attached ended it:
+		// its readers were told the end, and see nothing after it.
+		p.mu.Unlock()
+		return fmt.Errorf("share: attach: the point's publication has ended: %w", ErrAttached)
 	}
 	if hold, _ := p.holdsLocked(); !s.inner.LogicalCompaction().LessEqual(hold) {
 		since := s.inner.LogicalCompaction()

@@ -3,12 +3,18 @@ package benchrun
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tracebench/tracebench/workloads"
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // dirFiles lists the entries under dir, recursively, as slash paths.
@@ -308,4 +314,107 @@ func TestCountsOfOneAreSingular(t *testing.T) {
 			t.Errorf("count(%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
+}
+
+// TestGenRoundTrips: for every built-in example and a spec of extreme
+// values, a copy of the spec whose inputs read the CSV files gen wrote
+// loads the same updates in the same order (so it evaluates the same at
+// every time) and evaluates to the same bytes as the spec itself at the
+// times check compares (as_of and up to four later input times), in both
+// index modes.
+func TestGenRoundTrips(t *testing.T) {
+	chdirRoot(t)
+	files, err := filepath.Glob("workloads/examples/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	files = append(files, "internal/benchrun/testdata/gen/extreme.json")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := Gen(context.Background(), GenConfig{Out: io.Discard, Spec: file, Dir: filepath.Join(dir, "csv")}); err != nil {
+				t.Fatal(err)
+			}
+			rewritten := rewriteInputsAsCSV(t, file, dir)
+			load := func(path string) (*spec.Spec, []*spec.Table) {
+				s, err := spec.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tables, err := workloads.Load(s, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s, tables
+			}
+			s, want := load(file)
+			rs, got := load(rewritten) // its inputs in name order
+			for i := range want {
+				w := want[i]
+				j := slices.IndexFunc(rs.Inputs, func(in spec.Input) bool { return in.Name == s.Inputs[i].Name })
+				if j < 0 {
+					t.Fatalf("input %s: not in the rewritten spec", s.Inputs[i].Name)
+				}
+				g := got[j]
+				if !slices.Equal(w.Columns, g.Columns) || !slices.Equal(w.Times, g.Times) || !slices.Equal(w.Diffs, g.Diffs) {
+					t.Fatalf("input %s: the CSV file holds other updates (columns %v, %d updates) than the spec (columns %v, %d updates)", s.Inputs[i].Name, g.Columns, g.Len(), w.Columns, w.Len())
+				}
+				for j := range w.Len() {
+					if !slices.Equal(w.Row(j), g.Row(j)) {
+						t.Fatalf("input %s: update %d: row %v from the CSV file, %v from the spec", s.Inputs[i].Name, j, g.Row(j), w.Row(j))
+					}
+				}
+			}
+			var at []string
+			for _, tm := range workloads.CheckTimes(s, want) {
+				at = append(at, strconv.FormatUint(tm, 10))
+			}
+			for _, index := range []string{IndexImported, IndexDirect} {
+				eval := func(path string) string {
+					var out bytes.Buffer
+					err := Eval(context.Background(), EvalConfig{Out: &out, Spec: path, At: strings.Join(at, ","), Index: index, Format: FormatCSV, Workers: 1})
+					if err != nil {
+						t.Fatalf("eval %s --index %s: %v", path, index, err)
+					}
+					return out.String()
+				}
+				if want, got := eval(file), eval(rewritten); got != want {
+					t.Errorf("eval --at %s --index %s: the spec reading gen's CSV files prints\n%.2000s\nthe spec itself\n%.2000s", strings.Join(at, ","), index, got, want)
+				}
+			}
+		})
+	}
+}
+
+// rewriteInputsAsCSV writes dir/rt.json: the spec file with every input
+// reading csv/<input>.csv, as gen --out dir/csv writes it. Numbers are
+// copied as written.
+func rewriteInputsAsCSV(t *testing.T, file, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	inputs, ok := doc["inputs"].(map[string]any)
+	if !ok || len(inputs) == 0 {
+		t.Fatalf("%s: no inputs", file)
+	}
+	for name, in := range inputs {
+		inputs[name] = map[string]any{"columns": in.(map[string]any)["columns"], "csv": "csv/" + name + ".csv"}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "rt.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

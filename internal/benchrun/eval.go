@@ -232,7 +232,15 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 			names = append(names, w.Name)
 		}
 	}
+	seen := map[string]bool{}
 	for _, n := range names {
+		// A target named twice, under any spelling of its path, is
+		// checked once, as run runs it once.
+		k := targetKey(n)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		if isSpecFile(n) {
 			bs, err := specFileBenches(n, nil) // one: no parameter
 			if err != nil {

@@ -331,3 +331,17 @@ func TestEvalNamesAWorkloadsSpecsFromHere(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRunsATargetOnce: a workload or spec file named twice, the
+// file under two spellings, is checked once, with one line, as run runs
+// it once.
+func TestCheckRunsATargetOnce(t *testing.T) {
+	var out bytes.Buffer
+	err := Check(context.Background(), CheckConfig{Out: &out, Targets: []string{evalSpec, "./" + evalSpec, evalSpec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 1 || !strings.HasPrefix(out.String(), "ok   "+evalSpec+": ") {
+		t.Errorf("check %s ./%s %s printed %d lines, want one ok line:\n%s", evalSpec, evalSpec, evalSpec, n, out.String())
+	}
+}

@@ -345,3 +345,51 @@ func TestCheckRunsATargetOnce(t *testing.T) {
 		t.Errorf("check %s ./%s %s printed %d lines, want one ok line:\n%s", evalSpec, evalSpec, evalSpec, n, out.String())
 	}
 }
+
+// TestEvalExtremeGolden: eval prints, in every configuration and in --at
+// order, rows with negative counts and int64 bounds sorted as numbers,
+// two error messages at one time sorted by message, an error that
+// cancels out later, and empty errors as an empty section or array; at
+// until-1 too. The golden CSV is what the reference evaluator computes.
+func TestEvalExtremeGolden(t *testing.T) {
+	const file, at = "testdata/eval/extreme.json", "3,1,2"
+	for _, g := range []struct{ format, golden string }{
+		{FormatCSV, "testdata/eval/extreme.csv"},
+		{FormatJSON, "testdata/eval/extreme.jsonl"},
+	} {
+		want, err := os.ReadFile(g.golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range evalConfigs {
+			var out bytes.Buffer
+			if err := Eval(context.Background(), EvalConfig{Out: &out, Spec: file, At: at, Index: c.index, Join: c.join, Format: g.format, Workers: c.workers}); err != nil {
+				t.Fatalf("%s %+v: %v", g.format, c, err)
+			}
+			if out.String() != string(want) {
+				t.Errorf("%s index=%s join=%s workers=%d:\n got:\n%s\nwant:\n%s", g.format, c.index, c.join, c.workers, out.String(), want)
+			}
+		}
+	}
+	s, err := spec.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := workloads.Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	for _, tm := range []uint64{3, 1, 2} {
+		r, err := reference.Eval(s.Plan, workloads.ReferenceInputs(s, tables), tm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeCSV(w, r)
+	}
+	w.Flush()
+	if want, _ := os.ReadFile("testdata/eval/extreme.csv"); buf.String() != string(want) {
+		t.Errorf("reference:\n%s\ngolden:\n%s", buf.String(), want)
+	}
+}

@@ -393,3 +393,29 @@ func TestEvalExtremeGolden(t *testing.T) {
 		t.Errorf("reference:\n%s\ngolden:\n%s", buf.String(), want)
 	}
 }
+
+// TestCheckSaysWhatDiffers: a workload that differs from the reference
+// gets a FAIL line and its differences, the others still run and get
+// their ok line, and check fails with exit 1 saying how many differ.
+func TestCheckSaysWhatDiffers(t *testing.T) {
+	chdirRoot(t)
+	const diff = "eval_small: index=imported join=linear workers=1: time=3: 10,20,1,20: want diff 1, got 2"
+	orig := checkWorkload
+	t.Cleanup(func() { checkWorkload = orig })
+	checkWorkload = func(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []workloads.CheckCase) ([]string, error) {
+		if s.Name == "eval_small" {
+			return []string{diff}, nil
+		}
+		return orig(ctx, s, tables, cases)
+	}
+	small, extreme := "internal/benchrun/"+evalSpec, "internal/benchrun/testdata/eval/extreme.json"
+	var out bytes.Buffer
+	err := Check(context.Background(), CheckConfig{Out: &out, Targets: []string{small, extreme}})
+	if !errors.Is(err, ErrCheckFailed) || ExitCode(err) != ExitFailed || !strings.Contains(err.Error(), "1 of 2 workloads differs from the reference") {
+		t.Errorf("check: %v (exit %d), want ErrCheckFailed, exit 1, saying 1 of 2 workloads differs", err, ExitCode(err))
+	}
+	want := "FAIL " + small + "\n     " + diff + "\nok   " + extreme + ": "
+	if !strings.HasPrefix(out.String(), want) {
+		t.Errorf("check printed\n%s\nwant it to begin\n%s", out.String(), want)
+	}
+}

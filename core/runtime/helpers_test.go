@@ -215,6 +215,20 @@ func (s *setup) advance(name string, cols int, f frontier.Frontier) {
 	s.must(AdvanceInput{Name: name, Frontier: f})
 }
 
+// syncedErrors syncs the controller and returns the text of every error
+// taken then, in order.
+func (s *setup) syncedErrors(t *testing.T) []string {
+	t.Helper()
+	if err := s.ctl.Sync(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range s.ctl.TakeErrors() {
+		got = append(got, e.Err.Error())
+	}
+	return got
+}
+
 // callsInBuild creates dataflow id (Maintained or a query) whose Build, on
 // every worker, makes the calls prepare returns and records what each
 // returned, and returns those errors by call name once the create is

@@ -1856,14 +1856,7 @@ func TestCaptureForNoWorkerFailsTheCreate(t *testing.T) {
 			s.must(CreateDataflow{Desc: readDesc(fmt.Sprintf("q%d", i), "idx", 0, frontier.Empty(), caps[n])})
 			want = append(want, fmt.Sprintf("dataflow q%d: capture made for %d workers in a runtime of %d", i, n, s.workers))
 		}
-		if err := s.ctl.Sync(testCtx(t)); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range s.ctl.TakeErrors() {
-			got = append(got, e.Err.Error())
-		}
-		if !slices.Equal(got, want) {
+		if got := s.syncedErrors(t); !slices.Equal(got, want) {
 			t.Fatalf("errors %q, want %q", got, want)
 		}
 		for n, cp := range caps {
@@ -1902,14 +1895,7 @@ func TestExchangeByANegativeColumnFailsTheCreate(t *testing.T) {
 				}}})
 			want = append(want, fmt.Sprintf("dataflow %s: exchange by column %d: columns are numbered from 0", id, cols[len(cols)-1]))
 		}
-		if err := s.ctl.Sync(testCtx(t)); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range s.ctl.TakeErrors() {
-			got = append(got, e.Err.Error())
-		}
-		if !slices.Equal(got, want) {
+		if got := s.syncedErrors(t); !slices.Equal(got, want) {
 			t.Fatalf("errors %q, want %q", got, want)
 		}
 	})
@@ -1940,14 +1926,7 @@ func TestTallyOfAnotherWorkerCountFailsTheCreate(t *testing.T) {
 				}}})
 			want = append(want, fmt.Sprintf("dataflow %s: tally made for %d workers in a runtime of %d", id, n, s.workers))
 		}
-		if err := s.ctl.Sync(testCtx(t)); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range s.ctl.TakeErrors() {
-			got = append(got, e.Err.Error())
-		}
-		if !slices.Equal(got, want) {
+		if got := s.syncedErrors(t); !slices.Equal(got, want) {
 			t.Fatalf("errors %q, want %q", got, want)
 		}
 	})

@@ -58,24 +58,7 @@ func TestEvalGolden(t *testing.T) {
 // TestEvalGoldenIsTheReference: the golden CSV is what the reference
 // evaluator computes, written the same way.
 func TestEvalGoldenIsTheReference(t *testing.T) {
-	s, err := spec.ReadFile(evalSpec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := workloads.Load(s, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	for _, tm := range []uint64{1, 2, 3} {
-		r, err := reference.Eval(s.Plan, workloads.ReferenceInputs(s, tables), tm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeCSV(w, r)
-	}
-	w.Flush()
+	buf := referenceCSV(t, evalSpec, 1, 2, 3)
 	want, err := os.ReadFile("testdata/eval/small.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -371,24 +354,7 @@ func TestEvalExtremeGolden(t *testing.T) {
 			}
 		}
 	}
-	s, err := spec.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := workloads.Load(s, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	for _, tm := range []uint64{3, 1, 2} {
-		r, err := reference.Eval(s.Plan, workloads.ReferenceInputs(s, tables), tm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeCSV(w, r)
-	}
-	w.Flush()
+	buf := referenceCSV(t, file, 3, 1, 2)
 	if want, _ := os.ReadFile("testdata/eval/extreme.csv"); buf.String() != string(want) {
 		t.Errorf("reference:\n%s\ngolden:\n%s", buf.String(), want)
 	}
@@ -418,4 +384,29 @@ func TestCheckSaysWhatDiffers(t *testing.T) {
 	if !strings.HasPrefix(out.String(), want) {
 		t.Errorf("check printed\n%s\nwant it to begin\n%s", out.String(), want)
 	}
+}
+
+// referenceCSV is what the reference evaluator computes for the spec file
+// at each of the times, in that order, written as eval writes CSV.
+func referenceCSV(t *testing.T, file string, times ...uint64) *bytes.Buffer {
+	t.Helper()
+	s, err := spec.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := workloads.Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	for _, tm := range times {
+		r, err := reference.Eval(s.Plan, workloads.ReferenceInputs(s, tables), tm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeCSV(w, r)
+	}
+	w.Flush()
+	return &buf
 }

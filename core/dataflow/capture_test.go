@@ -141,9 +141,12 @@ func TestCaptureSumsExactly(t *testing.T) {
 	dfs[0].Drop()
 }
 
-// TestCaptureRefusesAnotherArity: one capture, two streams of different
-// arities on one worker: the build fails, naming both.
-func TestCaptureRefusesAnotherArity(t *testing.T) {
+// TestAProbeReadsOneStreamOfOneDataflow: a capture (or probe, or tally)
+// attached to a second stream on one worker fails the build, in the same
+// dataflow or in a later one (a query dropped and created again with the
+// same capture): its frontier would be set from either stream, passing a
+// time one of them has not, and a capture's rows would mix.
+func TestAProbeReadsOneStreamOfOneDataflow(t *testing.T) {
 	env := testEnv(t, 0, 1, NewHub(1))
 	cp := NewCapture(1)
 	_, err := Build(env, Desc{ID: "c", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
@@ -159,7 +162,41 @@ func TestCaptureRefusesAnotherArity(t *testing.T) {
 		c.CaptureChunks(cp, b.Oks, 3)
 		return nil
 	}}, 0)
-	if err == nil || !strings.Contains(err.Error(), "capture of 2-column rows given 3-column rows") {
-		t.Fatalf("got %v, want the build refused", err)
+	if err == nil || !strings.Contains(err.Error(), "dataflow c: capture already attached on worker 0") {
+		t.Fatalf("a second stream in one dataflow: got %v, want the build refused", err)
+	}
+	for _, kind := range []string{"capture", "probe", "tally"} {
+		cp, p, tl := NewCapture(1), NewProbe(1), NewTally(1)
+		build := func(id string) error {
+			df, err := Build(env, Desc{ID: id, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+				a, err := c.Input("a", 2)
+				if err != nil {
+					return err
+				}
+				switch kind {
+				case "capture":
+					c.CaptureChunks(cp, a.Oks, 2)
+				case "probe":
+					c.Probe(p, a.Oks)
+				case "tally":
+					arr, err := c.Arrange(a, []int{0})
+					if err != nil {
+						return err
+					}
+					c.Tally(tl, arr.Oks)
+				}
+				return nil
+			}}, 0)
+			if err == nil {
+				df.Drop()
+			}
+			return err
+		}
+		if err := build("first"); err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if err := build("again"); err == nil || !strings.Contains(err.Error(), "dataflow again: "+kind+" already attached on worker 0") {
+			t.Errorf("%s in a dataflow after the first's drop: got %v, want the build refused", kind, err)
+		}
 	}
 }

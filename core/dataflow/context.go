@@ -623,6 +623,10 @@ func (c *Context) checkProbe(what string, p *Probe) bool {
 		c.fail(fmt.Errorf("dataflow %s: %s made for %d workers in a runtime of %d", c.df.id, what, n, c.env.Peers))
 		return false
 	}
+	if !p.attach(c.env.Worker) {
+		c.fail(fmt.Errorf("dataflow %s: %s already attached on worker %d: one reads one stream of one dataflow (make a new one for each)", c.df.id, what, c.env.Worker))
+		return false
+	}
 	p.watch(c.env.OnWorker)
 	return true
 }

@@ -20,6 +20,11 @@ type Probe struct {
 	// argument, negative too), which attaching it checks: a probe made for
 	// none, or the zero Probe, has no worker to report and never passes.
 	made int
+	// attached records, per worker, that an operator of some dataflow
+	// reports to the probe: a second would set the worker's frontier
+	// from another stream (and a capture's rows would mix), so
+	// attaching one again fails the build (checkProbe).
+	attached []bool
 	// onWorker is the Env.OnWorker of the runtime whose workers last
 	// attached the probe (nil: none), which WaitPassed asks whether its
 	// caller is one of the goroutines that must move the probe.
@@ -38,7 +43,7 @@ func NewProbe(workers int) *Probe {
 
 func (p *Probe) init(workers int) {
 	n := max(workers, 0)
-	p.made, p.fronts, p.joined, p.changed = workers, make([]frontier.Frontier, n), make([]bool, n), make(chan struct{})
+	p.made, p.fronts, p.joined, p.attached, p.changed = workers, make([]frontier.Frontier, n), make([]bool, n), make([]bool, n), make(chan struct{})
 }
 
 func (p *Probe) set(worker int, f frontier.Frontier) {
@@ -85,6 +90,18 @@ func (p *Probe) watch(onWorker func() error) {
 	p.mu.Lock()
 	p.onWorker = onWorker
 	p.mu.Unlock()
+}
+
+// attach records that an operator on worker reports to the probe, and
+// reports false if one already does (or did: a dropped dataflow's).
+func (p *Probe) attach(worker int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.attached[worker] {
+		return false
+	}
+	p.attached[worker] = true
+	return true
 }
 
 // Passed reports whether the frontier has passed t: no more changes at t.

@@ -385,18 +385,31 @@ func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 		}
 	}
 	var out []*Benchmark
+	// A runner parameter (fanout's k) sets no spec field: benchmarks that
+	// differ only in runner parameters share one spec, so a run loads
+	// their inputs once (loadAll).
+	decoded := map[string]*spec.Spec{}
 	err = product(values, func(combo []int64) error {
 		ps := make([]Param, len(w.Params))
 		m := map[string]int64{}
+		key := ""
 		for i, p := range w.Params {
 			ps[i] = Param{Name: p.Name, Value: combo[i]}
 			m[p.Name] = combo[i]
+			if !p.Runner {
+				key += strconv.FormatInt(combo[i], 10) + ","
+			}
 		}
 		for bi := range w.Benches {
 			b := &w.Benches[bi]
-			s, err := b.Spec(m)
-			if err != nil {
-				return err
+			k := key + strconv.Itoa(bi)
+			s, ok := decoded[k]
+			if !ok {
+				var err error
+				if s, err = b.Spec(m); err != nil {
+					return err
+				}
+				decoded[k] = s
 			}
 			out = append(out, &Benchmark{Base: b.Base, Workload: w.Name, Params: ps, Spec: s, joins: w.Joins})
 		}

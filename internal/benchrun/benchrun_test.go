@@ -276,11 +276,14 @@ type fakeEngine struct {
 	// profiled records, per call, whether the sample's context asked for
 	// operator labels (profiling).
 	profiled []bool
+	// inputs records, per call, the tables the sample was given.
+	inputs [][]*spec.Table
 }
 
 func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
 	e.calls++
 	e.profiled = append(e.profiled, profiling(ctx))
+	e.inputs = append(e.inputs, inputs)
 	if e.before != nil {
 		e.before(e.calls)
 	}
@@ -308,6 +311,36 @@ func (e *fakeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 		vals = append(vals, e.extra...)
 	}
 	return vals, nil
+}
+
+// TestRunLoadsEachSpecOnce checks that the benchmarks of one spec (each
+// index mode and join strategy) and of one built-in workload's spec under
+// several values of a runner parameter (fanout's k) get the same tables,
+// generated once: a copy per benchmark would multiply a large generated
+// input's memory and loading time by their number.
+func TestRunLoadsEachSpecOnce(t *testing.T) {
+	chdirRoot(t)
+	for _, sel := range []Selection{
+		{Targets: []string{"star"}, Index: []string{IndexImported, IndexDirect}, Join: []string{"linear", "delta"}},
+		{Targets: []string{"fanout"}, Index: []string{IndexImported, IndexDirect}, Params: []string{"k=1,4", "rows=100"}},
+	} {
+		sel.Workers = 1
+		eng := &fakeEngine{}
+		var stdout bytes.Buffer
+		if err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: io.Discard, Selection: sel, Count: 1, Progress: ProgressOff, Engine: eng, Env: testEnv}); err != nil {
+			t.Fatal(err)
+		}
+		if len(eng.inputs) != 4 {
+			t.Fatalf("%v: %d samples, want 4", sel.Targets, len(eng.inputs))
+		}
+		for call, in := range eng.inputs[1:] {
+			for i := range in {
+				if in[i] != eng.inputs[0][i] {
+					t.Errorf("%v: sample %d got its own copy of input %d (%d updates), not the first sample's", sel.Targets, call+2, i, in[i].Len())
+				}
+			}
+		}
+	}
 }
 
 var testEnv = Env{GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU", GoVersion: "go1.26.0", GOMAXPROCS: 2, Commit: "abc123"}

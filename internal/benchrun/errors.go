@@ -95,15 +95,24 @@ func interruptible[T any](ctx context.Context, f func() (T, error)) (T, error) {
 }
 
 // loadAll loads the inputs of each spec, stopping with ErrInterrupted
-// when ctx is cancelled.
+// when ctx is cancelled. A spec listed more than once (the benchmarks of
+// one spec in each index mode and join strategy) is loaded once and its
+// tables shared: the engine only reads them, and a second copy of a
+// large generated input would double the run's memory and loading time.
 func loadAll(ctx context.Context, specs []*spec.Spec, seed uint64) ([][]*spec.Table, error) {
 	tables := make([][]*spec.Table, len(specs))
+	loaded := make(map[*spec.Spec][]*spec.Table, len(specs))
 	for i, s := range specs {
+		if t, ok := loaded[s]; ok {
+			tables[i] = t
+			continue
+		}
 		t, err := interruptible(ctx, func() ([]*spec.Table, error) { return workloads.Load(s, seed) })
 		if err != nil {
 			return nil, err
 		}
 		tables[i] = t
+		loaded[s] = t
 	}
 	return tables, nil
 }

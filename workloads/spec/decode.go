@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"go/token"
 	"math"
@@ -299,6 +300,32 @@ func (d *decoder) f64(n *node, field, rule string) (float64, error) {
 	return f, nil
 }
 
+// cmpUnsigned compares the exact value of the JSON number text with b,
+// returning -1, 0 or +1, from its digits alone (a float64 rounds
+// 0.99999999999999999 to 1, which a bound check on the float would
+// misjudge). REQUIRES: text is a JSON number whose exponent fits an int.
+func cmpUnsigned(text string, b uint64) int {
+	m := numberRE.FindStringSubmatch(text)
+	mag, _ := magnitude(text, m[1])
+	switch {
+	case mag == magZero && b == 0:
+		return 0
+	case mag == magZero || strings.HasPrefix(text, "-"):
+		return -1
+	case b == 0:
+		return 1
+	}
+	bs := strconv.FormatUint(b, 10)
+	if mag != len(bs) {
+		return cmp.Compare(mag, len(bs))
+	}
+	// Equal magnitudes: compare the significant digits, trailing zeros
+	// dropped, as the fractions 0.D of both.
+	intPart, frac, _ := strings.Cut(text[:len(text)-len(m[1])], ".")
+	digits := strings.TrimRight(strings.TrimLeft(intPart+frac, "0"), "0")
+	return strings.Compare(digits, strings.TrimRight(bs, "0"))
+}
+
 // members iterates an object-valued field whose member names are names,
 // in file order.
 func (d *decoder) members(n *node, field string, each func(name string, v *node, f string) error) error {
@@ -478,6 +505,9 @@ func (d *decoder) generate(n *node, field string, columns []string) (*Generate, 
 		if g.Retract, err = d.f64(x, field+".retract", "retract must be in [0, 1) (0 for none)"); err != nil {
 			return nil, err
 		}
+		if g.Retract == 1 && cmpUnsigned(x.text, 1) < 0 {
+			return nil, d.errf(x, field+".retract", "%s is below 1, but a float64 reads it as 1, outside [0, 1)", x.text)
+		}
 		if !(g.Retract >= 0 && g.Retract < 1) {
 			return nil, d.errf(x, field+".retract", "%s is outside [0, 1)", x.text)
 		}
@@ -553,6 +583,10 @@ func (d *decoder) column(n *node, field string) (ColumnGen, error) {
 			break
 		}
 		if c.S, err2 = d.f64(n.get("s"), field+".s", "s must be > 0 (and at most 100)"); err2 != nil {
+			break
+		}
+		if c.S == 100 && cmpUnsigned(n.get("s").text, 100) > 0 {
+			err2 = d.errf(n.get("s"), field+".s", "s %s is above 100 (a float64 reads it as 100): s must be > 0 (and at most 100)", n.get("s").text)
 			break
 		}
 		if !(c.S > 0) || c.S > 100 {

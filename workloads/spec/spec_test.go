@@ -145,6 +145,13 @@ func TestBadSpecs(t *testing.T) {
 		{"uniform min above max", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "uniform", "min": 5, "max": 4}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.x.max: max 4 is below min 5"},
 		{"seq with param", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "seq", "min": 1}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.x.min: unknown field"},
 		{"retract 1", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "retract": 1, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.retract: 1 is outside [0, 1)"},
+		// A value just outside a bound that a float64 rounds onto the bound
+		// is judged by its digits, and the message says what happened:
+		// 0.99999999999999999 is below 1, so "outside [0, 1)" alone would
+		// be false.
+		{"retract rounds to 1", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "retract": 0.99999999999999999, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.retract: 0.99999999999999999 is below 1, but a float64 reads it as 1, outside [0, 1)"},
+		{"retract 1.0", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "retract": 10e-1, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.retract: 10e-1 is outside [0, 1)"},
+		{"zipf s rounds to 100", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "zipf", "n": 5, "s": 100.000000000000001}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.columns.x.s: s 100.000000000000001 is above 100 (a float64 reads it as 100): s must be > 0 (and at most 100)"},
 		// A float64 holds neither 1e400 nor 1e-400: each is refused saying so.
 		{"retract 1e400", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "retract": 1e400, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.retract: 1e400 is beyond the range of a float64 (about ±1.8e308): retract must be in [0, 1)"},
 		{"retract 1e-400", strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "retract": 1e-400, "columns": {"x": {"dist": "seq"}, "y": {"dist": "seq"}}}`, 1), "bad.json:2: inputs.a.generate.retract: 1e-400 is not 0 but too close to 0 for a float64 (the smallest is 5e-324), which would read it as 0: retract must be in [0, 1)"},
@@ -412,5 +419,36 @@ func TestByteOrderMark(t *testing.T) {
 	}
 	if _, err := ReadCSV("bom.csv", strings.NewReader("\ufefftime,diff,x\n0,1,7\n\ufeff1,1,8\n"), []string{"x"}); err == nil || !strings.HasPrefix(err.Error(), "bom.csv:3: ") {
 		t.Errorf("a byte order mark on line 3: %v", err)
+	}
+}
+
+// TestFloatBoundsJudgedByDigits checks that a fractional field at its
+// bound is judged by the number as written: 1e2 and 99.99999999999999999
+// (which a float64 reads as 100) are an allowed s, 100.000000000000001 is
+// not (TestBadSpecs), whatever a float64 reads.
+func TestFloatBoundsJudgedByDigits(t *testing.T) {
+	for _, text := range []string{"100", "1e2", "100.000", "1000e-1", "0.1e3", "99.99999999999999999"} {
+		src := strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"generate": {"rows": 10, "columns": {"x": {"dist": "zipf", "n": 5, "s": `+text+`}, "y": {"dist": "seq"}}}`, 1)
+		s, err := Decode("ok.json", ".", []byte(src))
+		if err != nil {
+			t.Errorf("s %s: %v", text, err)
+			continue
+		}
+		if got := s.Inputs[0].Generate.Columns[0].S; got != 100 {
+			t.Errorf("s %s read as %v", text, got)
+		}
+	}
+	for _, tc := range []struct {
+		text string
+		b    uint64
+		want int
+	}{
+		{"0", 0, 0}, {"-0.0e5", 0, 0}, {"0.5", 0, 1}, {"-0.5", 0, -1}, {"-2", 1, -1},
+		{"1", 1, 0}, {"1.000", 1, 0}, {"10e-1", 1, 0}, {"0.99999999999999999", 1, -1}, {"1.00000000000000001", 1, 1},
+		{"100", 100, 0}, {"1e2", 100, 0}, {"99.9", 100, -1}, {"100.000000000000001", 100, 1}, {"1e3", 100, 1}, {"0.001e5", 100, 0},
+	} {
+		if got := cmpUnsigned(tc.text, tc.b); got != tc.want {
+			t.Errorf("cmpUnsigned(%s, %d) = %d, want %d", tc.text, tc.b, got, tc.want)
+		}
 	}
 }

@@ -24,6 +24,12 @@ func (ev *Evaluator) exec(in *instr, rows []int64, n int) {
 			dst[i] = -v
 		}
 		return
+	case OpConst:
+		v := ev.m.pool[in.x]
+		for i := range dst {
+			dst[i] = v
+		}
+		return
 	case OpNot:
 		x := ev.regs[in.x][:n]
 		for i, v := range x {

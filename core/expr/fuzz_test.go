@@ -2,6 +2,8 @@ package expr_test
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/expr"
@@ -23,6 +25,14 @@ func FuzzEval(f *testing.F) {
 	} {
 		f.Add(s, int64(7), int64(-3), int64(0))
 	}
+	// More distinct literals than get a register of their own: the rest
+	// are filled by instructions.
+	many := "x"
+	for i := range 100 {
+		many += fmt.Sprintf(" + y / %d * %d", i+1, 1000+i)
+	}
+	f.Add(many+" - t.z % 1099", int64(7), int64(-3), int64(0))
+	f.Add(many+" / t.z", int64(math.MaxInt64), int64(math.MinInt64), int64(0))
 	f.Fuzz(func(t *testing.T, src string, a, b, c int64) {
 		e, perr := expr.Parse(src)
 		_, rerr := reference.EvalExpr(src, map[string]int64{"x": a, "y": b, "t.z": c})

@@ -53,10 +53,11 @@ type MFP struct {
 	equiv    [][]int // input column indexes, per class
 	prog     []instr
 	nregs    int
-	consts   []constReg
-	filters  []int // root register of each filter, in order
-	filterAt []int // index in prog of the first instruction after each filter
-	project  []int // register per output column
+	consts   []constReg // written once, by NewEvaluator
+	pool     []int64    // values of the OpConst instructions (x indexes it)
+	filters  []int      // root register of each filter, in order
+	filterAt []int      // index in prog of the first instruction after each filter
+	project  []int      // register per output column
 	canErr   bool
 	identity bool // output row == input row, nothing evaluated
 }
@@ -66,6 +67,11 @@ type instr struct {
 	dst  int32
 	x, y int32 // registers; for OpRef x is the input column
 }
+
+// maxPreloaded is how many distinct literals of an MFP get a register of
+// their own, filled once when an evaluator is created; further literals
+// are filled by an instruction each chunk, in temps.
+const maxPreloaded = 64
 
 type constReg struct {
 	reg int
@@ -151,6 +157,17 @@ func (c *compiler) node(e *Expr, n *Node) (int32, error) {
 	case OpConst:
 		if r, ok := c.consts[n.Value]; ok {
 			return int32(r), nil
+		}
+		if len(c.m.consts) >= maxPreloaded {
+			// Past maxPreloaded distinct literals, a literal is an
+			// instruction that fills a temp, so that the registers
+			// (each Chunk values, per evaluator) stay few however many
+			// literals an expression holds.
+			r := c.reg()
+			c.temp[r] = true
+			c.m.prog = append(c.m.prog, instr{op: OpConst, dst: r, x: int32(len(c.m.pool))})
+			c.m.pool = append(c.m.pool, n.Value)
+			return r, nil
 		}
 		// A constant is written once, before the program runs: never a
 		// freed temp's register, which the program writes again.

@@ -275,6 +275,46 @@ func TestRegistersAreReused(t *testing.T) {
 	}
 }
 
+// TestManyConstantsKeepRegistersBounded: an expression with thousands of
+// distinct literals needs a bounded number of registers too; each used to
+// hold its own register of Chunk values for the evaluator's life, so a
+// spec line of a few hundred kilobytes cost hundreds of megabytes per
+// evaluator. Constants as map and filter roots, and reused ones, still
+// give their values across chunks.
+func TestManyConstantsKeepRegistersBounded(t *testing.T) {
+	const n = 5000
+	src := "x"
+	want := int64(0)
+	for i := range n {
+		src += fmt.Sprintf(" + %d", i+1)
+		want += int64(i + 1)
+	}
+	src += " + 3 - 3" // a literal again, after the distinct ones
+	maps := []Map{{Name: "v", Expr: MustParse(src)}, {Name: "k", Expr: MustParse("4999")}, {Name: "w", Expr: MustParse("k * 2 + 77777")}}
+	m, err := NewMFP(MFPSpec{Input: refs("x"), Maps: maps, Filters: []*Expr{MustParse("123456"), MustParse("x != 1000001")},
+		Project: refs("v", "k", "w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.nregs > maxPreloaded+16 {
+		t.Fatalf("%d registers for %d distinct literals", m.nregs, n)
+	}
+	rows := make([]int64, 2*Chunk+7)
+	for i := range rows {
+		rows[i] = int64(i)
+	}
+	var out Output
+	m.NewEvaluator().Eval(rows, &out)
+	if len(out.Erred) != 0 || len(out.Kept) != len(rows) {
+		t.Fatalf("%d kept, %d erred", len(out.Kept), len(out.Erred))
+	}
+	for k, i := range out.Kept {
+		if got := out.Rows[3*k : 3*k+3]; got[0] != rows[i]+want || got[1] != 4999 || got[2] != 4999*2+77777 {
+			t.Fatalf("row %d: %v", i, got)
+		}
+	}
+}
+
 // TestMFPSharedByGoroutines: one MFP, an Evaluator per goroutine (E5);
 // run with -race.
 func TestMFPSharedByGoroutines(t *testing.T) {

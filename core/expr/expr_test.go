@@ -27,6 +27,8 @@ func TestParseRefuses(t *testing.T) {
 		{"^a", "unary operator ^ not allowed"},
 		{"+a", "unary operator + not allowed"},
 		{"a.b.c", "a ref is alias.column or column"},
+		{"s.p.cust + 1", "a query view's output p.cust is its column p_cust: write s.p_cust"},
+		{"(a.b).c", "a ref is alias.column or column"},
 		{"a +", "expected operand"},
 		{"*a", "pointer dereference not allowed"},
 		{"a; b", "expected 'EOF'"},

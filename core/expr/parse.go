@@ -324,6 +324,14 @@ func (p *parse) node(e ast.Expr) (*Node, error) {
 	case *ast.SelectorExpr:
 		x, ok := e.X.(*ast.Ident)
 		if !ok {
+			if in, ok := e.X.(*ast.SelectorExpr); ok {
+				if a, ok := in.X.(*ast.Ident); ok {
+					// a.p.x: likely a query view's output p.x, whose
+					// column is p_x.
+					return nil, p.fail(e.Pos(), "a ref is alias.column or column (a query view's output %s.%s is its column %s_%s: write %s.%s_%s)",
+						in.Sel.Name, e.Sel.Name, in.Sel.Name, e.Sel.Name, a.Name, in.Sel.Name, e.Sel.Name)
+				}
+			}
 			return nil, p.fail(e.Pos(), "a ref is alias.column or column")
 		}
 		r := Ref{Alias: x.Name, Column: e.Sel.Name}

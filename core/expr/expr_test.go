@@ -32,6 +32,9 @@ func TestParseRefuses(t *testing.T) {
 		{"a +", "expected operand"},
 		{"*a", "pointer dereference not allowed"},
 		{"a; b", "expected 'EOF'"},
+		{"1\n- 2", "expected 'EOF', found '-' (a line break after a column, a literal or ')' ends the expression"},
+		{"(p.a\r\n  + 1)", "found newline (a line break"},
+		{"p.a +\n1.5", "float literal 1.5 not allowed (only decimal integers)"},
 	} {
 		_, err := Parse(tc.src)
 		if err == nil || !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), tc.want) {

@@ -215,7 +215,11 @@ func Parse(src string) (*Expr, error) {
 	if err != nil {
 		var list scanner.ErrorList
 		if errors.As(err, &list) && len(list) > 0 {
-			return nil, &Error{Expr: src, Offset: list[0].Pos.Offset, Msg: list[0].Msg, Kind: ErrSyntax}
+			msg := list[0].Msg
+			if endedByLineBreak(src, list[0].Pos.Offset, msg) {
+				msg += " (a line break after a column, a literal or ')' ends the expression, as in Go: break the line after an operator)"
+			}
+			return nil, &Error{Expr: src, Offset: list[0].Pos.Offset, Msg: msg, Kind: ErrSyntax}
 		}
 		return nil, &Error{Expr: src, Offset: -1, Msg: err.Error(), Kind: ErrSyntax}
 	}
@@ -225,6 +229,20 @@ func Parse(src string) (*Expr, error) {
 		return nil, err
 	}
 	return &Expr{src: src, root: root, refs: p.refs}, nil
+}
+
+// endedByLineBreak reports whether the syntax error msg at offset comes
+// from Go's automatic semicolon at a line break: the parser met the
+// newline itself, or stopped at the first token of a line.
+func endedByLineBreak(src string, offset int, msg string) bool {
+	if strings.HasSuffix(msg, "found newline") {
+		return true
+	}
+	if offset < 0 || offset > len(src) {
+		return false
+	}
+	before := strings.TrimRight(src[:offset], " \t\r")
+	return strings.HasSuffix(before, "\n") && strings.TrimSpace(before) != ""
 }
 
 // MustParse is Parse for expressions known to be valid (tests, built-in

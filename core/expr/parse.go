@@ -409,6 +409,8 @@ func describe(e ast.Expr) string {
 		return "function literal"
 	case *ast.KeyValueExpr:
 		return "key: value"
+	case *ast.ArrayType, *ast.MapType, *ast.ChanType, *ast.StructType, *ast.InterfaceType, *ast.FuncType:
+		return "a type"
 	}
-	return fmt.Sprintf("%T", e)
+	return "this construct"
 }

@@ -16,9 +16,11 @@
 //   - MFPSpec and NewMFP: equivalences, maps, filters and a projection,
 //     compiled once into one register program (an *MFP, immutable, shared).
 //   - Evaluator: evaluates an MFP over a chunk of rows at a time (Chunk
-//     rows, flat []int64 with the input arity), one instruction over the
-//     whole chunk at a time. Output: the kept rows projected, their input
-//     indexes, and the erred rows with their Code.
+//     rows, fewer when the program needs thousands of registers, so that
+//     its registers stay within a fixed budget; flat []int64 with the input
+//     arity), one instruction over the whole chunk at a time. Output: the
+//     kept rows projected, their input indexes, and the erred rows with
+//     their Code.
 //   - Add, Sub, Mul, Neg, Div, Rem: checked int64 arithmetic, for values
 //     and for diffs (a join multiplies diffs with Mul).
 //

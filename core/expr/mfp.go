@@ -344,8 +344,20 @@ func (o *Output) Reset() {
 	o.Rows, o.Kept, o.Erred, o.Codes = o.Rows[:0], o.Kept[:0], o.Erred[:0], o.Codes[:0]
 }
 
-// Chunk is the number of rows an Evaluator evaluates at a time.
+// Chunk is the number of rows an Evaluator evaluates at a time, unless
+// its program needs more than regBudget/Chunk registers: then fewer, so
+// that an evaluator holds at most regBudget register values (8 MiB)
+// however deeply an expression nests (a right-nested one needs a register
+// per level, its left operands waiting for their right ones).
 const Chunk = 256
+
+// regBudget bounds an evaluator's registers: nregs × chunk size values.
+const regBudget = 1 << 20
+
+// chunkSize returns the rows per chunk of an evaluator of m.
+func (m *MFP) chunkSize() int {
+	return max(1, min(Chunk, regBudget/max(1, m.nregs)))
+}
 
 // Evaluator evaluates an MFP a chunk of rows at a time, one instruction
 // over the whole chunk at a time, in registers it owns. It allocates
@@ -353,6 +365,7 @@ const Chunk = 256
 // concurrent use; create one per goroutine.
 type Evaluator struct {
 	m       *MFP
+	size    int // rows per chunk: Chunk, or fewer for a program of many registers
 	regs    [][]int64
 	errs    []Code
 	dropped []uint8 // 1: dropped by an equivalence or a filter
@@ -360,10 +373,11 @@ type Evaluator struct {
 
 // NewEvaluator returns an evaluator of m.
 func (m *MFP) NewEvaluator() *Evaluator {
-	ev := &Evaluator{m: m, regs: make([][]int64, m.nregs), errs: make([]Code, Chunk), dropped: make([]uint8, Chunk)}
-	backing := make([]int64, m.nregs*Chunk)
+	size := m.chunkSize()
+	ev := &Evaluator{m: m, size: size, regs: make([][]int64, m.nregs), errs: make([]Code, size), dropped: make([]uint8, size)}
+	backing := make([]int64, m.nregs*size)
 	for i := range ev.regs {
-		ev.regs[i] = backing[i*Chunk : (i+1)*Chunk : (i+1)*Chunk]
+		ev.regs[i] = backing[i*size : (i+1)*size : (i+1)*size]
 	}
 	for _, c := range m.consts {
 		r := ev.regs[c.reg]
@@ -401,8 +415,8 @@ func (ev *Evaluator) EvalN(rows []int64, n int, out *Output) {
 		}
 		return
 	}
-	for base := 0; base < n; base += Chunk {
-		k := min(Chunk, n-base)
+	for base := 0; base < n; base += ev.size {
+		k := min(ev.size, n-base)
 		ev.chunk(rows[base*m.inArity:(base+k)*m.inArity], base, k, out)
 	}
 }

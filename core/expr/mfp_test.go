@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -311,6 +312,42 @@ func TestManyConstantsKeepRegistersBounded(t *testing.T) {
 	for k, i := range out.Kept {
 		if got := out.Rows[3*k : 3*k+3]; got[0] != rows[i]+want || got[1] != 4999 || got[2] != 4999*2+77777 {
 			t.Fatalf("row %d: %v", i, got)
+		}
+	}
+}
+
+// TestDeepRightNestingKeepsRegistersBounded: a right-nested expression
+// needs a register per level (each left operand waits for its right one);
+// the evaluator then takes fewer rows per chunk, so its registers stay
+// within regBudget values, and still gives every row its value or error,
+// at the row's index, across chunks.
+func TestDeepRightNestingKeepsRegistersBounded(t *testing.T) {
+	const depth = 20000
+	src := strings.Repeat("x * 2 + (", depth) + "x / (x - 5)" + strings.Repeat(")", depth)
+	m, err := NewMFP(MFPSpec{Input: refs("x"), Maps: []Map{{Name: "v", Expr: MustParse(src)}}, Project: refs("v")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.nregs*Chunk <= regBudget {
+		t.Fatalf("%d registers: the test needs more than %d", m.nregs, regBudget/Chunk)
+	}
+	ev := m.NewEvaluator()
+	if held := len(ev.regs) * cap(ev.regs[0]); held > regBudget {
+		t.Fatalf("%d registers hold %d values, more than %d", m.nregs, held, regBudget)
+	}
+	rows := make([]int64, 3*Chunk+1)
+	for i := range rows {
+		rows[i] = int64(i)
+	}
+	var out Output
+	ev.Eval(rows, &out)
+	if !slices.Equal(out.Erred, []int{5}) || out.Codes[0] != DivisionByZero || len(out.Kept) != len(rows)-1 {
+		t.Fatalf("erred %v %v, %d kept", out.Erred, out.Codes, len(out.Kept))
+	}
+	for k, i := range out.Kept {
+		x := rows[i]
+		if want := x*2*depth + x/(x-5); out.Rows[k] != want {
+			t.Fatalf("row %d: %d, want %d", i, out.Rows[k], want)
 		}
 	}
 }

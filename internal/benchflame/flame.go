@@ -53,6 +53,38 @@ type Options struct {
 	// Labels are sample label keys shown as root frames (pprof's
 	// -tagroot), as in runtime,operator; empty for none.
 	Labels []string `json:"labels,omitempty"`
+
+	// shown maps a path Write resolved for the subprocess (the file a
+	// link or /dev/stdin leads to) to the path as the caller gave it, so
+	// that messages name the file the caller named.
+	shown map[string]string
+}
+
+// childOptions is what Write sends its subprocess: the Options and the
+// names to show for the paths it resolved.
+type childOptions struct {
+	Options
+	Shown map[string]string `json:"shown,omitempty"`
+}
+
+// show returns path as the caller gave it.
+func (o Options) show(path string) string {
+	if given, ok := o.shown[path]; ok {
+		return given
+	}
+	return path
+}
+
+// pathErr is spec.PathErr with the path of an *os.PathError shown as the
+// caller gave it.
+func (o Options) pathErr(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		if given, ok := o.shown[pe.Path]; ok {
+			err = &os.PathError{Op: pe.Op, Path: given, Err: pe.Err}
+		}
+	}
+	return spec.PathErr(err)
 }
 
 func (o Options) check() error {
@@ -65,16 +97,16 @@ func (o Options) check() error {
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return fmt.Errorf("%w: %s", ErrProfile, spec.PathErr(err))
+			return fmt.Errorf("%w: %s", ErrProfile, o.pathErr(err))
 		}
 		if st.IsDir() {
-			return fmt.Errorf("%w: %s: is a directory", ErrProfile, spec.Path(p))
+			return fmt.Errorf("%w: %s: is a directory", ErrProfile, spec.Path(o.show(p)))
 		}
 		// The export reads a profile twice (parse, then pprof's driver),
 		// in a subprocess: a named pipe would be drained by the first read
 		// and the second would wait for a writer forever.
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%w: %s: not a regular file (a pipe or a device cannot be read back): save the profile to a file first", ErrProfile, spec.Path(p))
+			return fmt.Errorf("%w: %s: not a regular file (a pipe or a device cannot be read back): save the profile to a file first", ErrProfile, spec.Path(o.show(p)))
 		}
 	}
 	for _, l := range o.Labels {
@@ -102,12 +134,12 @@ func (o Options) parse() error {
 	read := func(path string) (*profile.Profile, error) {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrProfile, spec.PathErr(err))
+			return nil, fmt.Errorf("%w: %s", ErrProfile, o.pathErr(err))
 		}
 		defer f.Close()
 		p, err := profile.Parse(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %s", ErrProfile, spec.Path(path), spec.PathErr(err))
+			return nil, fmt.Errorf("%w: %s: %s", ErrProfile, spec.Path(o.show(path)), o.pathErr(err))
 		}
 		return p, nil
 	}
@@ -132,7 +164,7 @@ func (o Options) parse() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s (%s) and base %s (%s) share no sample type: profiles of different kinds", ErrProfile, spec.Path(o.Profile), strings.Join(pt, ", "), spec.Path(o.Base), strings.Join(bt, ", "))
+	return fmt.Errorf("%w: %s (%s) and base %s (%s) share no sample type: profiles of different kinds", ErrProfile, spec.Path(o.show(o.Profile)), strings.Join(pt, ", "), spec.Path(o.show(o.Base)), strings.Join(bt, ", "))
 }
 
 // Export draws the flame graph of opts with pprof's driver in this process
@@ -184,7 +216,7 @@ func Export(w io.Writer, opts Options) error {
 		return fmt.Errorf("%w: %v", ErrExport, fs.err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s: %s %s", ErrProfile, spec.Path(opts.Profile), spec.PathErr(err), strings.TrimSpace(msgs.String()))
+		return fmt.Errorf("%w: %s: %s %s", ErrProfile, spec.Path(opts.show(opts.Profile)), opts.pathErr(err), strings.TrimSpace(msgs.String()))
 	}
 	if status != http.StatusOK || !bytes.Contains(page, []byte("stackViewer(")) {
 		return fmt.Errorf("%w: pprof answered %d: %s %s", ErrExport, status, bytes.TrimSpace(page), strings.TrimSpace(msgs.String()))
@@ -211,16 +243,18 @@ func Write(ctx context.Context, w io.Writer, opts Options) error {
 	// The subprocess opens the profiles by name: one named through this
 	// process's own descriptors (--base /dev/stdin < base.pprof,
 	// /dev/fd/3) would there be the subprocess's, its options on a pipe.
-	// It gets the file each resolves to, and its messages name them as
-	// given.
-	child, names := opts, map[string]string{}
+	// It gets the file each resolves to, with the names given, which its
+	// messages show: a message is not edited afterwards, where a resolved
+	// path could also be part of another (a link to cpu.pprof and a file
+	// new/cpu.pprof).
+	child := childOptions{Options: opts, Shown: map[string]string{}}
 	for _, p := range []*string{&child.Profile, &child.Base} {
 		if *p == "" {
 			continue
 		}
 		if real, err := filepath.EvalSymlinks(*p); err == nil && real != *p {
-			if _, ok := names[real]; !ok {
-				names[real] = *p
+			if _, ok := child.Shown[real]; !ok {
+				child.Shown[real] = *p
 			}
 			*p = real
 		}
@@ -239,9 +273,6 @@ func Write(ctx context.Context, w io.Writer, opts Options) error {
 			return ErrInterrupted
 		}
 		msg := strings.TrimSpace(stderr.String())
-		for real, given := range names {
-			msg = strings.ReplaceAll(msg, spec.Path(real), spec.Path(given))
-		}
 		if msg == "" {
 			msg = fmt.Sprintf("%v (does main call benchflame.RunChildIfRequested first?)", err)
 		}
@@ -352,11 +383,13 @@ func RunChildIfRequested() {
 	if os.Getenv(childEnv) != "1" {
 		return
 	}
-	var opts Options
-	if err := json.NewDecoder(os.Stdin).Decode(&opts); err != nil {
+	var child childOptions
+	if err := json.NewDecoder(os.Stdin).Decode(&child); err != nil {
 		fmt.Fprintf(os.Stderr, "%v: reading options: %v\n", ErrExport, err)
 		os.Exit(1)
 	}
+	opts := child.Options
+	opts.shown = child.Shown
 	if err := Export(os.Stdout, opts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -322,6 +322,55 @@ func TestWriteBadBaseNamesIt(t *testing.T) {
 	}
 }
 
+// TestWriteNamesTheBadProfileAsGiven checks that a message of the export
+// names each profile as the caller gave it. The subprocess gets the file a
+// link leads to; its message used to be edited back by replacing that
+// path wherever it appeared, so with --base base.pprof, a link to
+// cpu.pprof, a bad cpu.pprof.old was named base.pprof.old, a file that
+// does not exist.
+func TestWriteNamesTheBadProfileAsGiven(t *testing.T) {
+	dir := t.TempDir()
+	whole, err := os.ReadFile("testdata/direct.pprof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "cpu.pprof")
+	bad := good + ".old"
+	link := filepath.Join(dir, "base.pprof")
+	if err := os.WriteFile(good, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("not a profile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	badLink := filepath.Join(dir, "bad-link.pprof")
+	if err := os.Symlink(bad, badLink); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Profile: bad, Base: link}, "benchflame: bad profile: " + bad + ": parsing profile"},
+		{Options{Profile: link, Base: bad}, "benchflame: bad profile: " + bad + ": parsing profile"},
+		// The link itself is still named as given, not as the file it
+		// leads to.
+		{Options{Profile: good, Base: badLink}, "benchflame: bad profile: " + badLink + ": parsing profile"},
+	} {
+		var buf bytes.Buffer
+		err := Write(context.Background(), &buf, tc.opts)
+		if !errors.Is(err, ErrProfile) || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Write(%+v) = %v, want ErrProfile starting %q", tc.opts, err, tc.want)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("Write(%+v) wrote %d bytes on error", tc.opts, buf.Len())
+		}
+	}
+}
+
 // TestWriteRefusesAPipe checks that a profile or base that is a named pipe
 // is refused at once, naming it: the export reads each profile twice (its
 // own parse, then pprof's driver), so the second read of a pipe waited for

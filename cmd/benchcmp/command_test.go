@@ -441,6 +441,28 @@ func TestProfileRefusesItsInputsAsOutput(t *testing.T) {
 	}
 }
 
+// TestProfileRefusesALabelKeyGivenTwice: a --labels key given twice, in
+// one list or across repeated flags, is refused (exit 2 naming --labels)
+// before any work; pprof drew its root frames twice, one on top of the
+// other.
+func TestProfileRefusesALabelKeyGivenTwice(t *testing.T) {
+	inFixtureDir(t)
+	for _, flags := range [][]string{
+		{"--labels", "runtime,runtime"},
+		{"--labels", "runtime,operator", "--labels", "runtime"},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", "out.html"}, flags...)
+		code := run(args, &out, &errOut)
+		if want := `--labels: label key "runtime" given twice`; code != 2 || !strings.Contains(errOut.String(), want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 with %q", flags, code, errOut.String(), want)
+		}
+		if _, err := os.Stat("out.html"); err == nil {
+			t.Fatalf("%q: a refused run wrote out.html", flags)
+		}
+	}
+}
+
 // TestSingleValuedFlagsGivenTwiceOrEmpty: a single-valued flag given twice
 // is refused (exit 2 naming it) instead of keeping the last value, which
 // turned `--fail-on regression ... --fail-on=` into a gate that cannot

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
@@ -74,12 +75,15 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 // not an .html file, would overwrite an input (the same path, or the same
 // file through a link) or cannot be written (a directory, a file in a
 // directory that does not exist or takes no new file), and a --labels key
-// pprof cannot take.
+// pprof cannot take or one given twice.
 func checkFlamegraphOut(cfg ProfileConfig) error {
 	out := cfg.Out
-	for _, l := range cfg.Labels {
+	for i, l := range cfg.Labels {
 		if !benchflame.LabelKeyOK(l) {
 			return fmt.Errorf("%w: --labels: label key %s: want a non-empty key without commas or spaces", ErrUsage, spec.Quote(l))
+		}
+		if slices.Contains(cfg.Labels[:i], l) {
+			return fmt.Errorf("%w: --labels: label key %s given twice", ErrUsage, spec.Quote(l))
 		}
 	}
 	outInfo, outErr := os.Stat(out)

@@ -51,7 +51,7 @@ type Options struct {
 	// (pprof's -diff_base): the graph shows Profile minus Base.
 	Base string `json:"base,omitempty"`
 	// Labels are sample label keys shown as root frames (pprof's
-	// -tagroot), as in runtime,operator; empty for none.
+	// -tagroot), as in runtime,operator, each at most once; empty for none.
 	Labels []string `json:"labels,omitempty"`
 
 	// shown maps a path Write resolved for the subprocess (the file a
@@ -109,9 +109,14 @@ func (o Options) check() error {
 			return fmt.Errorf("%w: %s: not a regular file (a pipe or a device cannot be read back): save the profile to a file first", ErrProfile, spec.Path(o.show(p)))
 		}
 	}
-	for _, l := range o.Labels {
+	for i, l := range o.Labels {
 		if !LabelKeyOK(l) {
 			return fmt.Errorf("%w: label key %s: want a non-empty key without commas or spaces", ErrProfile, spec.Quote(l))
+		}
+		// pprof's -tagroot would draw the key's frames twice, one on top
+		// of the other.
+		if slices.Contains(o.Labels[:i], l) {
+			return fmt.Errorf("%w: label key %s given twice", ErrProfile, spec.Quote(l))
 		}
 	}
 	return nil

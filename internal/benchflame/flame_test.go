@@ -234,6 +234,7 @@ func TestWriteBadProfile(t *testing.T) {
 		{Profile: "testdata/imported.pprof", Labels: []string{"a,b"}},
 		{Profile: "testdata/imported.pprof", Labels: []string{"a\tb"}},
 		{Profile: "testdata/imported.pprof", Labels: []string{"runtime", ""}},
+		{Profile: "testdata/imported.pprof", Labels: []string{"runtime", "operator", "runtime"}},
 	} {
 		var buf bytes.Buffer
 		err := Write(context.Background(), &buf, o)

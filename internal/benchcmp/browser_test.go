@@ -196,4 +196,7 @@ func TestBrowserOpensReportAndFlameGraphs(t *testing.T) {
 	frames := `document.querySelectorAll('#stack-chart .boxbg').length`
 	openPage(t, alloc, plain, frames, 20)
 	openPage(t, alloc, diff, frames, 20)
+	// The difference says which profile is the base, in its title and in
+	// the details its title's link opens.
+	openPage(t, alloc, diff, `(document.title === '../benchflame/testdata/imported.pprof minus base ../benchflame/testdata/direct.pprof' && document.getElementById('detailsbox').textContent.includes('Difference: ../benchflame/testdata/imported.pprof minus base ../benchflame/testdata/direct.pprof')) ? 1 : 0`, 1)
 }

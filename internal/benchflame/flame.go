@@ -7,12 +7,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -226,9 +228,33 @@ func Export(w io.Writer, opts Options) error {
 	if status != http.StatusOK || !bytes.Contains(page, []byte("stackViewer(")) {
 		return fmt.Errorf("%w: pprof answered %d: %s %s", ErrExport, status, bytes.TrimSpace(page), strings.TrimSpace(msgs.String()))
 	}
+	if opts.Base != "" {
+		page = nameDiff(page, opts.show(opts.Profile), opts.show(opts.Base))
+	}
 	_, err = w.Write(page)
 	return err
 }
+
+// nameDiff says on a page of profile minus base which is which: pprof's
+// page names neither (its title and details are the profile's own, File:
+// and Time: of one of them), so a difference could not be told from a
+// plain graph, nor its direction from the files. The title and the first
+// line of the details box (the title's link opens it) become "profile
+// minus base".
+func nameDiff(page []byte, profile, base string) []byte {
+	what := html.EscapeString(spec.Path(profile) + " minus base " + spec.Path(base))
+	page = titleRE.ReplaceAllLiteral(page, []byte("<title>"+what+"</title>"))
+	page = detailsRE.ReplaceAllFunc(page, func(m []byte) []byte {
+		// The link's text is pprof's title.
+		return append(slices.Clip(detailsRE.FindSubmatch(m)[1]), []byte(what+"</a>")...)
+	})
+	return bytes.Replace(page, []byte(`<div id="detailsbox">`), []byte(`<div id="detailsbox">`+"\n      <div>Difference: "+what+" (pprof's diff_base)</div>"), 1)
+}
+
+var (
+	titleRE   = regexp.MustCompile(`<title>[^<]*</title>`)
+	detailsRE = regexp.MustCompile(`(<a [^>]*id="details"[^>]*>)[^<]*</a>`)
+)
 
 // Write draws the flame graph of opts in a subprocess, the running
 // executable started again with an environment variable that makes

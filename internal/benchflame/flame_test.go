@@ -180,6 +180,17 @@ func TestWriteDiffBase(t *testing.T) {
 	if !bytes.Contains(diff.Bytes(), []byte(`{"FullName":"solo","FileName":"runtime"`)) {
 		t.Errorf("diff graph has no runtime:solo frame from the base profile")
 	}
+	// The page says it is a difference, and of which profiles: pprof's own
+	// title and details name the other profile's binary and time alone.
+	what := "testdata/imported.pprof minus base testdata/direct.pprof"
+	for _, want := range []string{"<title>" + what + "</title>", `id="details">` + what + "</a>", "<div>Difference: " + what} {
+		if !bytes.Contains(diff.Bytes(), []byte(want)) {
+			t.Errorf("diff graph does not contain %q", want)
+		}
+	}
+	if bytes.Contains(plain.Bytes(), []byte("minus base")) {
+		t.Error("plain graph calls itself a difference")
+	}
 }
 
 // TestWriteRepeatedAndConcurrent is F1: exports in one process, one after

@@ -2,6 +2,7 @@ package benchflame
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,35 +57,33 @@ type Options struct {
 	// -tagroot), as in runtime,operator, each at most once; empty for none.
 	Labels []string `json:"labels,omitempty"`
 
-	// shown maps a path Write resolved for the subprocess (the file a
-	// link or /dev/stdin leads to) to the path as the caller gave it, so
-	// that messages name the file the caller named.
-	shown map[string]string
+	// profileName and baseName are Profile and Base as the caller gave
+	// them, when Write resolved them for the subprocess (to the file a
+	// link or /dev/stdin leads to): messages and the page name the files
+	// the caller named. Each is kept by its role, not by its path: a link
+	// and its file are one path once resolved.
+	profileName, baseName string
 }
 
 // childOptions is what Write sends its subprocess: the Options and the
 // names to show for the paths it resolved.
 type childOptions struct {
 	Options
-	Shown map[string]string `json:"shown,omitempty"`
+	ProfileName string `json:"profile_name,omitempty"`
+	BaseName    string `json:"base_name,omitempty"`
 }
 
-// show returns path as the caller gave it.
-func (o Options) show(path string) string {
-	if given, ok := o.shown[path]; ok {
-		return given
-	}
-	return path
-}
+// profileShown and baseShown return Profile and Base as the caller gave
+// them.
+func (o Options) profileShown() string { return cmp.Or(o.profileName, o.Profile) }
+func (o Options) baseShown() string    { return cmp.Or(o.baseName, o.Base) }
 
-// pathErr is spec.PathErr with the path of an *os.PathError shown as the
-// caller gave it.
-func (o Options) pathErr(err error) string {
+// pathErr is spec.PathErr with the path of an *os.PathError shown as name,
+// the file as the caller gave it.
+func pathErr(err error, name string) string {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		if given, ok := o.shown[pe.Path]; ok {
-			err = &os.PathError{Op: pe.Op, Path: given, Err: pe.Err}
-		}
+		err = &os.PathError{Op: pe.Op, Path: name, Err: pe.Err}
 	}
 	return spec.PathErr(err)
 }
@@ -93,22 +92,22 @@ func (o Options) check() error {
 	if o.Profile == "" {
 		return fmt.Errorf("%w: no profile given", ErrProfile)
 	}
-	for _, p := range []string{o.Profile, o.Base} {
-		if p == "" {
+	for _, f := range []struct{ path, name string }{{o.Profile, o.profileShown()}, {o.Base, o.baseShown()}} {
+		if f.path == "" {
 			continue
 		}
-		st, err := os.Stat(p)
+		st, err := os.Stat(f.path)
 		if err != nil {
-			return fmt.Errorf("%w: %s", ErrProfile, o.pathErr(err))
+			return fmt.Errorf("%w: %s", ErrProfile, pathErr(err, f.name))
 		}
 		if st.IsDir() {
-			return fmt.Errorf("%w: %s: is a directory", ErrProfile, spec.Path(o.show(p)))
+			return fmt.Errorf("%w: %s: is a directory", ErrProfile, spec.Path(f.name))
 		}
 		// The export reads a profile twice (parse, then pprof's driver),
 		// in a subprocess: a named pipe would be drained by the first read
 		// and the second would wait for a writer forever.
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%w: %s: not a regular file (a pipe or a device cannot be read back): save the profile to a file first", ErrProfile, spec.Path(o.show(p)))
+			return fmt.Errorf("%w: %s: not a regular file (a pipe or a device cannot be read back): save the profile to a file first", ErrProfile, spec.Path(f.name))
 		}
 	}
 	for i, l := range o.Labels {
@@ -138,23 +137,23 @@ func LabelKeyOK(l string) bool {
 // driver's message names Profile first even when Base is at fault), and
 // refuses a Base that shares no sample type with Profile, naming both.
 func (o Options) parse() error {
-	read := func(path string) (*profile.Profile, error) {
+	read := func(path, name string) (*profile.Profile, error) {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrProfile, o.pathErr(err))
+			return nil, fmt.Errorf("%w: %s", ErrProfile, pathErr(err, name))
 		}
 		defer f.Close()
 		p, err := profile.Parse(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %s", ErrProfile, spec.Path(o.show(path)), o.pathErr(err))
+			return nil, fmt.Errorf("%w: %s: %s", ErrProfile, spec.Path(name), pathErr(err, name))
 		}
 		return p, nil
 	}
-	p, err := read(o.Profile)
+	p, err := read(o.Profile, o.profileShown())
 	if err != nil || o.Base == "" {
 		return err
 	}
-	b, err := read(o.Base)
+	b, err := read(o.Base, o.baseShown())
 	if err != nil {
 		return err
 	}
@@ -171,7 +170,7 @@ func (o Options) parse() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %s (%s) and base %s (%s) share no sample type: profiles of different kinds", ErrProfile, spec.Path(o.show(o.Profile)), strings.Join(pt, ", "), spec.Path(o.show(o.Base)), strings.Join(bt, ", "))
+	return fmt.Errorf("%w: %s (%s) and base %s (%s) share no sample type: profiles of different kinds", ErrProfile, spec.Path(o.profileShown()), strings.Join(pt, ", "), spec.Path(o.baseShown()), strings.Join(bt, ", "))
 }
 
 // Export draws the flame graph of opts with pprof's driver in this process
@@ -223,13 +222,13 @@ func Export(w io.Writer, opts Options) error {
 		return fmt.Errorf("%w: %v", ErrExport, fs.err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s: %s %s", ErrProfile, spec.Path(opts.show(opts.Profile)), opts.pathErr(err), strings.TrimSpace(msgs.String()))
+		return fmt.Errorf("%w: %s: %s %s", ErrProfile, spec.Path(opts.profileShown()), pathErr(err, opts.profileShown()), strings.TrimSpace(msgs.String()))
 	}
 	if status != http.StatusOK || !bytes.Contains(page, []byte("stackViewer(")) {
 		return fmt.Errorf("%w: pprof answered %d: %s %s", ErrExport, status, bytes.TrimSpace(page), strings.TrimSpace(msgs.String()))
 	}
 	if opts.Base != "" {
-		page = nameDiff(page, opts.show(opts.Profile), opts.show(opts.Base))
+		page = nameDiff(page, opts.profileShown(), opts.baseShown())
 	}
 	_, err = w.Write(page)
 	return err
@@ -278,16 +277,13 @@ func Write(ctx context.Context, w io.Writer, opts Options) error {
 	// messages show: a message is not edited afterwards, where a resolved
 	// path could also be part of another (a link to cpu.pprof and a file
 	// new/cpu.pprof).
-	child := childOptions{Options: opts, Shown: map[string]string{}}
-	for _, p := range []*string{&child.Profile, &child.Base} {
-		if *p == "" {
+	child := childOptions{Options: opts}
+	for _, f := range []struct{ path, name *string }{{&child.Profile, &child.ProfileName}, {&child.Base, &child.BaseName}} {
+		if *f.path == "" {
 			continue
 		}
-		if real, err := filepath.EvalSymlinks(*p); err == nil && real != *p {
-			if _, ok := child.Shown[real]; !ok {
-				child.Shown[real] = *p
-			}
-			*p = real
+		if real, err := filepath.EvalSymlinks(*f.path); err == nil && real != *f.path {
+			*f.name, *f.path = *f.path, real
 		}
 	}
 	in, err := json.Marshal(child)
@@ -420,7 +416,7 @@ func RunChildIfRequested() {
 		os.Exit(1)
 	}
 	opts := child.Options
-	opts.shown = child.Shown
+	opts.profileName, opts.baseName = child.ProfileName, child.BaseName
 	if err := Export(os.Stdout, opts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

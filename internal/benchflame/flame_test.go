@@ -383,6 +383,33 @@ func TestWriteNamesTheBadProfileAsGiven(t *testing.T) {
 	}
 }
 
+// TestWriteDiffNamesALinkAndItsFile checks that a difference of a profile
+// with a link to it names each as given: resolved for the subprocess,
+// both are one path, and a name kept by path named both after the link.
+func TestWriteDiffNamesALinkAndItsFile(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "base.pprof")
+	// The file as the link resolves to it: the profile's path is then
+	// the link's once resolved.
+	file, err := filepath.EvalSymlinks("testdata/direct.pprof")
+	if err == nil {
+		file, err = filepath.Abs(file)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(context.Background(), &buf, Options{Profile: file, Base: link}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "<title>" + file + " minus base " + link + "</title>"; !bytes.Contains(buf.Bytes(), []byte(want)) {
+		t.Errorf("diff graph does not contain %q", want)
+	}
+}
+
 // TestWriteRefusesAPipe checks that a profile or base that is a named pipe
 // is refused at once, naming it: the export reads each profile twice (its
 // own parse, then pprof's driver), so the second read of a pipe waited for

@@ -20,7 +20,8 @@
 // (pprof's -tagroot): the graph splits first by runtime (maintenance,
 // interactive, solo) and operator, then by call stack. With Base, the graph
 // is Profile minus Base (pprof's -diff_base): frames are sized by the
-// absolute difference and colored by its sign.
+// absolute difference and colored by its sign, and the page's title and
+// details say "PROFILE minus base BASE", each named as the caller gave it.
 //
 // # Invariants
 //

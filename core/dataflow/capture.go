@@ -162,35 +162,27 @@ func (c *Capture) updates(t frontier.Time) []captureRef {
 }
 
 // slot returns worker's columns, fixing their arity (-1: fixed by the
-// first update); a capture whose streams on one worker disagree on the
-// arity is an error.
-func (c *Capture) slot(worker, arity int) (*captured, error) {
+// first batch). Each worker's columns take one stream (checkProbe refuses
+// a second), so their arity is not fixed yet.
+func (c *Capture) slot(worker, arity int) *captured {
 	c.cmu.Lock()
 	defer c.cmu.Unlock()
 	w := &c.workers[worker]
-	if arity < 0 {
-		return w, nil
+	if arity >= 0 {
+		w.arity = arity
 	}
-	if w.arity >= 0 && w.arity != arity {
-		return nil, fmt.Errorf("capture of %d-column rows given %d-column rows", w.arity, arity)
-	}
-	w.arity = arity
-	return w, nil
+	return w
 }
 
 // CaptureChunks records the chunks of s, a stream of arity-column rows,
 // into cp as they arrive (their times as the chunks carry them). A capture
 // made for another number of workers than the runtime's, or already
-// capturing rows of another arity, fails the build.
+// attached on the worker (to this stream or another), fails the build.
 func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}
-	w, err := cp.slot(c.env.Worker, arity)
-	if err != nil {
-		c.fail(fmt.Errorf("dataflow %s: %w", c.df.id, err))
-		return
-	}
+	w := cp.slot(c.env.Worker, arity)
 	df, env := c.df, c.env
 	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(), fail: func(err error) { env.Fail(df.id, err) }, last: frontier.Min()}
 	c.df.addNode("capture", op, s.from)
@@ -199,16 +191,12 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 // Capture records an arrangement half as presented, each row in the
 // collection's column order (a.Key put back in place; the row's width is
 // its batches'). A capture made for another number of workers than the
-// runtime's fails the build.
+// runtime's, or already attached on the worker, fails the build.
 func (c *Context) Capture(cp *Capture, a Arranged) {
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}
-	w, err := cp.slot(c.env.Worker, -1)
-	if err != nil {
-		c.fail(fmt.Errorf("dataflow %s: %w", c.df.id, err))
-		return
-	}
+	w := cp.slot(c.env.Worker, -1)
 	df, env := c.df, c.env
 	op := &captureOp{c: cp, w: w, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres, key: a.Key, fail: func(err error) { env.Fail(df.id, err) }}
 	c.df.addNode("capture", op, a.Stream.from)

@@ -270,9 +270,8 @@ func halfNamed(half, what string) string {
 	return named(half, what)
 }
 
-// exchange is Exchange with its two operators named "exchange send WHAT"
-// and "exchange recv WHAT" (their pprof operator= labels and the names
-// their errors give), or without WHAT when it is empty.
+// exchange is ExchangeNamed for a caller whose columns are checked
+// already (ArrangeNamed's key).
 func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
 	if c.env.Peers == 1 || s.keyedBy != nil && slices.Equal(s.keyedBy, cols) {
 		return s
@@ -616,10 +615,12 @@ func (c *Context) Export(id string, a *Arrangement) error {
 	return nil
 }
 
-// checkProbe reports a probe sized for another number of workers: it fails
-// the build (an error naming the dataflow and both counts), never a worker.
+// checkProbe attaches p (a probe, or a capture's or tally's) on the worker,
+// or fails the build, never a worker: a probe made for another number of
+// workers (an error naming the dataflow and both counts), or one already
+// attached on the worker, to this dataflow or an earlier one.
 func (c *Context) checkProbe(what string, p *Probe) bool {
-	if n := p.made; n != c.env.Peers || len(p.fronts) != c.env.Peers {
+	if n := p.made; n != c.env.Peers {
 		c.fail(fmt.Errorf("dataflow %s: %s made for %d workers in a runtime of %d", c.df.id, what, n, c.env.Peers))
 		return false
 	}

@@ -112,6 +112,27 @@ func openPage(t *testing.T, alloc context.Context, path, check string, min int) 
 	}
 }
 
+// pickRuntime clicks the flame graph's "interactive" root frame, after a
+// right click on it, and gives 1 if the page did what it says, else a
+// negative number telling which step failed (0 before the frames are
+// drawn).
+const pickRuntime = `(() => {
+  const texts = () => Array.from(document.querySelectorAll('#stack-chart .boxbg')).map(b => b.textContent);
+  const box = Array.from(document.querySelectorAll('#stack-chart .boxbg')).find(b => b.textContent === 'interactive');
+  if (!box) return 0;
+  if (!texts().includes('maintenance')) return -1;
+  box.dispatchEvent(new MouseEvent('contextmenu', {bubbles: true, cancelable: true}));
+  if (getComputedStyle(document.getElementById('action-menu')).display !== 'none') return -2;
+  box.dispatchEvent(new MouseEvent('mousedown', {bubbles: true}));
+  box.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+  const p = new URLSearchParams(location.search).get('p');
+  if (p === null || !p.includes('interactive')) return -3;
+  if (texts().includes('maintenance') || !texts().includes('interactive')) return -4;
+  document.getElementById('details').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));
+  if (getComputedStyle(document.getElementById('detailsbox')).display !== 'block') return -5;
+  return 1;
+})()`
+
 // TestBrowserOpensReportAndFlameGraphs opens the HTML report and the plain
 // and differential flame graphs from files in headless chromium and fails
 // on a JavaScript error, a failed or outside resource load, or a page
@@ -196,6 +217,14 @@ func TestBrowserOpensReportAndFlameGraphs(t *testing.T) {
 	frames := `document.querySelectorAll('#stack-chart .boxbg').length`
 	openPage(t, alloc, plain, frames, 20)
 	openPage(t, alloc, diff, frames, 20)
+	// A click on a label frame draws the graph from it (pprof's pivot,
+	// kept in the page's own URL), also on a page opened from a file: the
+	// runtime's frame becomes the only root, the other runtime's frames
+	// are gone. A right click opens no menu of pprof's (its entries need
+	// its server), and the title's link opens the details.
+	for _, page := range []string{plain, diff} {
+		openPage(t, alloc, page, pickRuntime, 1)
+	}
 	// The difference says which profile is the base, in its title and in
 	// the details its title's link opens.
 	openPage(t, alloc, diff, `(document.title === '../benchflame/testdata/imported.pprof minus base ../benchflame/testdata/direct.pprof' && document.getElementById('detailsbox').textContent.includes('Difference: ../benchflame/testdata/imported.pprof minus base ../benchflame/testdata/direct.pprof')) ? 1 : 0`, 1)

@@ -40,6 +40,10 @@
 //   - F4 (interruption): an export stopped by its context or by SIGINT or
 //     SIGTERM to the subprocess (Ctrl-C reaches the whole foreground process
 //     group) returns ErrInterrupted and writes nothing.
+//   - F5 (no dead control): the page keeps only what its script does by
+//     itself (a click on a frame draws the graph from it, the search box,
+//     the details); pprof's menus, Download and the right-click menu,
+//     links to its server's other views, are taken out.
 //
 // REQUIRES: every executable (and test binary, from TestMain) that calls
 // Write or WriteFile calls RunChildIfRequested before anything else.

@@ -227,6 +227,7 @@ func Export(w io.Writer, opts Options) error {
 	if status != http.StatusOK || !bytes.Contains(page, []byte("stackViewer(")) {
 		return fmt.Errorf("%w: pprof answered %d: %s %s", ErrExport, status, bytes.TrimSpace(page), strings.TrimSpace(msgs.String()))
 	}
+	page = staticPage(page)
 	if opts.Base != "" {
 		page = nameDiff(page, opts.profileShown(), opts.baseShown())
 	}

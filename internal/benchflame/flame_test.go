@@ -512,3 +512,47 @@ func TestWriteProfileNamedLikeAFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestWritePageHasNoDeadControls checks that the page, opened from a
+// file, offers no control that needs pprof's web server: no link but the
+// details' "#" (pprof's menus link to ./top, ./source, ?f=..., which from
+// a file are a missing file or the same page unchanged), no menu, button,
+// form or input but the search box; and that it keeps the controls its
+// script runs by itself.
+func TestWritePageHasNoDeadControls(t *testing.T) {
+	for name, opts := range map[string]Options{
+		"plain page": {Profile: "testdata/imported.pprof", Labels: []string{"runtime", "operator"}},
+		"diff page":  {Profile: "testdata/imported.pprof", Base: "testdata/direct.pprof"},
+	} {
+		var buf bytes.Buffer
+		if err := Write(context.Background(), &buf, opts); err != nil {
+			t.Fatal(err)
+		}
+		page := buf.String()
+		// Markup only: the scripts name the controls they would bind.
+		markup := regexp.MustCompile(`(?s)<script>.*?</script>`).ReplaceAllString(page, "")
+		for _, a := range regexp.MustCompile(`<a\b[^>]*>`).FindAllString(markup, -1) {
+			if m := regexp.MustCompile(`\bhref="([^"]*)"`).FindStringSubmatch(a); m != nil && m[1] != "#" {
+				t.Errorf("%s: link %s leads nowhere from a file", name, a)
+			}
+		}
+		for _, bad := range []string{`<button`, `<form`, `<select`, `class="menu-item"`, `class="submenu"`, `id="save-config"`, `id="action-focus"`, `id="action-source"`} {
+			if strings.Contains(markup, bad) {
+				t.Errorf("%s: has %s, a control of pprof's server", name, bad)
+			}
+		}
+		for _, in := range regexp.MustCompile(`<input\b[^>]*>`).FindAllString(markup, -1) {
+			if !strings.Contains(in, `id="search"`) {
+				t.Errorf("%s: input %s does nothing in a file", name, in)
+			}
+		}
+		for _, want := range []string{`id="search"`, `id="details"`, `id="detailsbox"`, `id="stack-chart"`, `id="action-menu"`, `id="action-title"`, `id="current-details-left"`} {
+			if !strings.Contains(markup, want) {
+				t.Errorf("%s: lost %s, which the page's script needs", name, want)
+			}
+		}
+		if !strings.Contains(page, "stackViewer(") {
+			t.Errorf("%s: no stackViewer call", name)
+		}
+	}
+}

@@ -22,6 +22,8 @@
 // is Profile minus Base (pprof's -diff_base): frames are sized by the
 // absolute difference and colored by its sign, and the page's title and
 // details say "PROFILE minus base BASE", each named as the caller gave it.
+// With Title, the page's title and the first line of its details are
+// Title (benchrun names its runs' benchmarks there).
 //
 // # Invariants
 //

@@ -56,6 +56,10 @@ type Options struct {
 	// Labels are sample label keys shown as root frames (pprof's
 	// -tagroot), as in runtime,operator, each at most once; empty for none.
 	Labels []string `json:"labels,omitempty"`
+	// Title, if set, names the page: its title, the title's link (which
+	// opens the details) and the details' first line, in place of pprof's
+	// (the executable's name and the sample type, alike for every run).
+	Title string `json:"title,omitempty"`
 
 	// profileName and baseName are Profile and Base as the caller gave
 	// them, when Write resolved them for the subprocess (to the file a
@@ -231,6 +235,9 @@ func Export(w io.Writer, opts Options) error {
 	if opts.Base != "" {
 		page = nameDiff(page, opts.profileShown(), opts.baseShown())
 	}
+	if opts.Title != "" {
+		page = retitle(page, opts.Title, opts.Title)
+	}
 	_, err = w.Write(page)
 	return err
 }
@@ -242,13 +249,21 @@ func Export(w io.Writer, opts Options) error {
 // line of the details box (the title's link opens it) become "profile
 // minus base".
 func nameDiff(page []byte, profile, base string) []byte {
-	what := html.EscapeString(spec.Path(profile) + " minus base " + spec.Path(base))
-	page = titleRE.ReplaceAllLiteral(page, []byte("<title>"+what+"</title>"))
+	what := spec.Path(profile) + " minus base " + spec.Path(base)
+	return retitle(page, what, "Difference: "+what+" (pprof's diff_base)")
+}
+
+// retitle makes title the page's title and its title link's text, and
+// puts detail first in the details box the link opens; both are text,
+// escaped here.
+func retitle(page []byte, title, detail string) []byte {
+	title = html.EscapeString(title)
+	page = titleRE.ReplaceAllLiteral(page, []byte("<title>"+title+"</title>"))
 	page = detailsRE.ReplaceAllFunc(page, func(m []byte) []byte {
 		// The link's text is pprof's title.
-		return append(slices.Clip(detailsRE.FindSubmatch(m)[1]), []byte(what+"</a>")...)
+		return append(slices.Clip(detailsRE.FindSubmatch(m)[1]), []byte(title+"</a>")...)
 	})
-	return bytes.Replace(page, []byte(`<div id="detailsbox">`), []byte(`<div id="detailsbox">`+"\n      <div>Difference: "+what+" (pprof's diff_base)</div>"), 1)
+	return bytes.Replace(page, []byte(`<div id="detailsbox">`), []byte(`<div id="detailsbox">`+"\n      <div>"+html.EscapeString(detail)+"</div>"), 1)
 }
 
 var (

@@ -556,3 +556,21 @@ func TestWritePageHasNoDeadControls(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTitle checks that Options.Title names the page, its details
+// link and the details' first line, escaped, in place of pprof's
+// "executable cpu".
+func TestWriteTitle(t *testing.T) {
+	var buf bytes.Buffer
+	title := "CPU of BenchmarkLookup/index=direct <&>"
+	if err := Write(context.Background(), &buf, Options{Profile: "testdata/imported.pprof", Title: title}); err != nil {
+		t.Fatal(err)
+	}
+	esc := "CPU of BenchmarkLookup/index=direct &lt;&amp;&gt;"
+	page := buf.String()
+	for _, want := range []string{"<title>" + esc + "</title>", `id="details">` + esc + "</a>", `<div id="detailsbox">` + "\n      <div>" + esc + "</div>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page has no %q", want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -728,6 +729,11 @@ func TestRunProfiles(t *testing.T) {
 	html := string(page)
 	if !strings.Contains(html, "<html") || !strings.Contains(html, "fakeEngine") {
 		t.Errorf("flame graph does not show the profiled function (%d bytes)", len(page))
+	}
+	// The page is named by the run's benchmarks, not by pprof's
+	// "benchrun.test cpu", alike for every run.
+	if m := regexp.MustCompile(`<title>([^<]*)</title>`).FindStringSubmatch(html); m == nil || !strings.HasPrefix(m[1], "CPU of BenchmarkGroupby/workload=groupby/") {
+		t.Errorf("flame graph's title %q does not name the benchmark", m)
 	}
 	for _, ext := range []string{"<script src=\"http", "<link href=\"http", "<link rel=\"stylesheet\" href=\"http"} {
 		if strings.Contains(html, ext) {

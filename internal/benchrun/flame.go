@@ -26,15 +26,29 @@ var flameLabels = []string{"runtime", "operator"}
 // benchflame.RunChildIfRequested first, since the export runs in a
 // subprocess of the running binary.
 func WriteFlamegraph(ctx context.Context, profile, out string) error {
-	return writeFileAtomic(out, func(w io.Writer) error { return writeFlamegraph(ctx, profile, w) })
+	return writeFileAtomic(out, func(w io.Writer) error { return writeFlamegraph(ctx, profile, "", w) })
 }
 
 // writeFlamegraph is WriteFlamegraph to w, which gets the page only when
-// the export succeeded.
-func writeFlamegraph(ctx context.Context, profile string, w io.Writer) error {
-	opts := benchflame.Options{Profile: profile, Labels: flameLabels}
+// the export succeeded, titled title (pprof's own title when empty).
+func writeFlamegraph(ctx context.Context, profile, title string, w io.Writer) error {
+	opts := benchflame.Options{Profile: profile, Labels: flameLabels, Title: title}
 	if err := benchflame.Write(ctx, w, opts); err != nil {
 		return fmt.Errorf("%w: %w", ErrFlamegraph, err)
 	}
 	return nil
+}
+
+// flameTitle names a run's flame graph by its benchmarks, so that the
+// pages of two runs (--index direct and --index imported) are told apart
+// in a browser's tabs and details: pprof's own title is the executable's
+// name and "cpu", alike for every run.
+func flameTitle(benches []*Benchmark) string {
+	switch len(benches) {
+	case 0:
+		return ""
+	case 1:
+		return "CPU of Benchmark" + benches[0].Name
+	}
+	return fmt.Sprintf("CPU of Benchmark%s and %d more", benches[0].Name, len(benches)-1)
 }

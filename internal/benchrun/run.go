@@ -681,7 +681,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		if runErr != nil {
 			ectx = context.WithoutCancel(ctx)
 		}
-		err := writeFlamegraph(ectx, cpuPath, flameOut)
+		err := writeFlamegraph(ectx, cpuPath, flameTitle(benches), flameOut)
 		switch {
 		case errors.Is(err, benchflame.ErrInterrupted) || err != nil && ctx.Err() != nil:
 			err = fmt.Errorf("%w while drawing the flame graph: %s was not written", ErrInterrupted, spec.Path(cfg.Flamegraph))

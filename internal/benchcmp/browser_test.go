@@ -31,7 +31,8 @@ func chromium() string {
 }
 
 // pageProblems collects what must not happen while a page loads: a
-// JavaScript exception, a console error, a failed load, or any request
+// JavaScript exception, a console error or warning (pprof's script warns
+// of each element it misses), a failed load, or any request
 // besides the page itself (the pages must be self-contained).
 type pageProblems struct {
 	mu       sync.Mutex
@@ -50,7 +51,7 @@ func (p *pageProblems) listen(ev any) {
 	case *runtime.EventExceptionThrown:
 		p.add("JavaScript exception: %s", (&chromedp.ExceptionError{ExceptionDetails: ev.ExceptionDetails}).Error())
 	case *runtime.EventConsoleAPICalled:
-		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+		if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert || ev.Type == runtime.ConsoleAPICalledTypeWarning {
 			var args []string
 			for _, a := range ev.Args {
 				args = append(args, string(a.Value)+a.Description)

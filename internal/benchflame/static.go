@@ -61,8 +61,22 @@ func staticPage(page []byte) []byte {
 	if i := bytes.Index(page, []byte("<script")); i >= 0 {
 		page = slices.Concat(page[:i], []byte(noContextMenu+"  "), page[i:])
 	}
+	// pprof's script sets up the Config menu's dialogs as the viewer
+	// starts, warning of each element it misses: after the script is
+	// defined and before the viewer starts (the last script), it sets up
+	// nothing.
+	if i := bytes.LastIndex(page, []byte("<script>")); i >= 0 && bytes.Contains(page[i:], []byte("stackViewer(")) {
+		page = slices.Concat(page[:i], []byte(noConfigManager+"  "), page[i:])
+	}
 	return page
 }
+
+// noConfigManager replaces pprof's initConfigManager, which binds the
+// Config menu's Save and Delete dialogs, taken out with the menu.
+const noConfigManager = `<script>
+    initConfigManager = function () {};
+  </script>
+`
 
 // removeElement removes the element whose start tag is start, with all it
 // holds and the white space before it; page is unchanged if it has no

@@ -65,12 +65,29 @@ func (c *Cursor) cmpKeyAt(i int, key []int64) int {
 // SeekKey moves forward to the first key at or after key, galloping from the
 // current position: O(log d) for a distance d, so sorted probes cost little
 // more than a merge. It never moves backwards.
+//
+// A key shorter than the key arity is a prefix: the cursor moves to the
+// first key whose leading len(key) columns are at or after it, so the keys
+// that start with the prefix come first (an empty key moves nothing).
+// Columns of key beyond the arity are not compared.
 func (c *Cursor) SeekKey(key []int64) {
+	if len(key) < c.ka {
+		c.seekKeyPrefix(key)
+		return
+	}
 	if c.ka == 1 {
 		c.k = gallop1(c.b.keys, c.k, c.kEnd, key[0])
 	} else {
 		c.k = gallop(c.k, c.kEnd, func(i int) bool { return c.cmpKeyAt(i, key) < 0 })
 	}
+	c.loadVals()
+}
+
+// seekKeyPrefix is SeekKey for a key shorter than the arity, off the hot
+// path: it compares each key's leading len(key) columns.
+func (c *Cursor) seekKeyPrefix(key []int64) {
+	ka, n := c.ka, len(key)
+	c.k = gallop(c.k, c.kEnd, func(i int) bool { return cmpRow(c.b.keys[i*ka:i*ka+n], key) < 0 })
 	c.loadVals()
 }
 
@@ -99,8 +116,13 @@ func gallop1(xs []int64, lo, hi int, x int64) int {
 }
 
 // SeekKeyBinary is SeekKey by plain binary search over the rest of the batch,
-// kept as a baseline for benchmarks.
+// kept as a baseline for benchmarks. A key shorter than the arity is a
+// prefix, as for SeekKey.
 func (c *Cursor) SeekKeyBinary(key []int64) {
+	if len(key) < c.ka {
+		c.seekKeyPrefix(key)
+		return
+	}
 	lo, hi := c.k, c.kEnd
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
@@ -157,8 +179,16 @@ func (c *Cursor) StepVal() {
 func (c *Cursor) RewindVals() { c.v = c.vBegin }
 
 // SeekVal moves forward to the first val of the current key at or after val.
+// A val shorter than the val arity is a prefix, as a key is for SeekKey:
+// the first val whose leading len(val) columns are at or after it. Columns
+// beyond the arity are not compared.
 func (c *Cursor) SeekVal(val []int64) {
 	va := c.va
+	if len(val) < va {
+		n := len(val)
+		c.v = gallop(c.v, c.vEnd, func(i int) bool { return cmpRow(c.b.vals[i*va:i*va+n], val) < 0 })
+		return
+	}
 	c.v = gallop(c.v, c.vEnd, func(i int) bool { return cmpRow(c.b.vals[i*va:i*va+va], val) < 0 })
 }
 

@@ -45,8 +45,20 @@ func newBundle(oks, errs trace.Reader, drop func()) *Bundle {
 
 // NewBundle returns a bundle of two readers (local handles, shared readers or
 // padded ones) with an optional drop function run when the bundle and all
-// its clones (IntoPadded's included) are released.
-func NewBundle(oks, errs trace.Reader, drop func()) *Bundle { return newBundle(oks, errs, drop) }
+// its clones (IntoPadded's included) are released. Both halves are
+// required: a nil one is a programmer error, and NewBundle panics at once,
+// naming it, rather than return a bundle whose every method would fail.
+func NewBundle(oks, errs trace.Reader, drop func()) *Bundle {
+	switch {
+	case oks == nil && errs == nil:
+		panic("share: NewBundle with nil oks and errs halves")
+	case oks == nil:
+		panic("share: NewBundle with a nil oks half")
+	case errs == nil:
+		panic("share: NewBundle with a nil errs half")
+	}
+	return newBundle(oks, errs, drop)
+}
 
 // IsPeer reports whether both halves are shared readers (possibly padded): a
 // peer bundle, which holds nothing physically and which maintenance skips.

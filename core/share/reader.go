@@ -266,9 +266,10 @@ func cut(chain []*batch.Batch, upper, f frontier.Frontier) ([]*batch.Batch, erro
 	return out, nil
 }
 
-// MapBatches visits the published chain in time order.
+// MapBatches visits the published chain in time order. A nil f visits
+// nothing, as does a released reader.
 func (r *Reader) MapBatches(f func(*batch.Batch)) {
-	if r.released {
+	if f == nil || r.released {
 		return
 	}
 	for _, b := range r.p.Chain() {

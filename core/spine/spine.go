@@ -576,8 +576,11 @@ func (s *Spine) Merging() bool {
 }
 
 // MapBatches calls f on every batch of the chain in time order (empty ones
-// included).
+// included). A nil f visits nothing.
 func (s *Spine) MapBatches(f func(*batch.Batch)) {
+	if f == nil {
+		return
+	}
 	for j := len(s.levels) - 1; j >= 0; j-- {
 		l := &s.levels[j]
 		for _, b := range l.merging {

@@ -61,7 +61,8 @@ type Reader interface {
 	// updates before f. REQUIRES: the reader holds physically at or before f.
 	// Through a released reader it is an error matching ErrReleased.
 	BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error)
-	// MapBatches visits the chain in time order.
+	// MapBatches visits the chain in time order. A nil visitor visits
+	// nothing.
 	MapBatches(func(*batch.Batch))
 	// ReadUpper returns the chain's coverage; a released reader's is
 	// the coverage when it was released.
@@ -131,8 +132,13 @@ type Writer struct {
 }
 
 // New wraps storage as a trace and returns its first handle, holding at the
-// storage's current compaction frontiers, and its writer.
+// storage's current compaction frontiers, and its writer. A nil storage is
+// a programmer error: New panics at once, naming it, rather than return a
+// handle whose every call would fail.
 func New(storage Storage) (*Handle, *Writer) {
+	if storage == nil {
+		panic("trace: New of a nil storage")
+	}
 	bx := &box{storage: storage}
 	h := bx.register(storage.LogicalCompaction(), storage.PhysicalCompaction())
 	return h, &Writer{bx: bx}
@@ -268,9 +274,10 @@ func (h *Handle) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 	return h.bx.storage.BatchesThrough(f)
 }
 
-// MapBatches visits the chain in time order.
+// MapBatches visits the chain in time order. A nil f visits nothing, as
+// does a released handle.
 func (h *Handle) MapBatches(f func(*batch.Batch)) {
-	if h.released || h.bx.storage == nil {
+	if f == nil || h.released || h.bx.storage == nil {
 		return
 	}
 	h.bx.storage.MapBatches(f)

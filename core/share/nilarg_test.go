@@ -1,0 +1,64 @@
+package share_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// A bundle needs both halves: NewBundle refuses a nil one at once, naming
+// it, where the bundle it returned would panic with a nil dereference in
+// whichever method a caller reached first.
+func TestNewBundleWithANilHalfPanicsNamingIt(t *testing.T) {
+	src := newSource(t, 2, 0)
+	defer src.h.Release()
+	for _, c := range []struct {
+		oks, errs trace.Reader
+		want      string
+	}{
+		{nil, src.h, "nil oks half"},
+		{src.h, nil, "nil errs half"},
+		{nil, nil, "nil oks and errs halves"},
+	} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, c.want) {
+					t.Fatalf("NewBundle panicked with %q, want one naming the %s", msg, c.want)
+				}
+			}()
+			share.NewBundle(c.oks, c.errs, nil)
+		}()
+	}
+}
+
+// A nil MapBatches visitor visits nothing through a shared reader, as
+// through a local handle.
+func TestASharedReadersMapBatchesWithANilVisitorVisitsNothing(t *testing.T) {
+	oks, errs := newSource(t, 4, 0), newSource(t, 4, 0)
+	g := share.NewRegistry()
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tok.Slot().Oks().Reader()
+	defer r.Release()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("MapBatches(nil) panicked: %v", p)
+		}
+	}()
+	r.MapBatches(nil)
+	padded := share.NewBundle(r.CloneReader(), r.CloneReader(), nil).IntoPadded()
+	defer padded.Release()
+	padded.Oks.MapBatches(nil)
+	n := 0
+	r.MapBatches(func(*batch.Batch) { n++ })
+	if n == 0 {
+		t.Fatal("a non-nil visitor visited nothing")
+	}
+}

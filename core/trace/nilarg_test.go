@@ -1,0 +1,51 @@
+package trace_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
+)
+
+// A nil storage is a programmer error New reports at once, by name, and
+// not as a nil dereference of whatever first touches it.
+func TestNewOfANilStoragePanicsNamingIt(t *testing.T) {
+	defer func() {
+		p := recover()
+		if msg := fmt.Sprint(p); !strings.Contains(msg, "trace: New of a nil storage") {
+			t.Fatalf("New(nil) panicked with %q, want a panic naming the nil storage", msg)
+		}
+	}()
+	trace.New(nil)
+}
+
+// A nil MapBatches visitor visits nothing: through a live handle over a
+// trace with batches, and through the spine itself.
+func TestMapBatchesWithANilVisitorVisitsNothing(t *testing.T) {
+	ar := batch.Arity{Key: 1, Val: 1}
+	h, w := trace.NewSpine(ar, spine.Options{})
+	defer h.Release()
+	bld := batch.NewBuilder(ar, 1)
+	bld.Push1(1, 2, 0, 1)
+	b, err := bld.Build(frontier.At(0), frontier.At(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Insert(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Seal(frontier.At(3)); err != nil {
+		t.Fatal(err)
+	}
+	noPanic(t, "Handle.MapBatches(nil)", func() { h.MapBatches(nil) })
+	noPanic(t, "Spine.MapBatches(nil)", func() { h.State().Storage().MapBatches(nil) })
+	n := 0
+	h.MapBatches(func(*batch.Batch) { n++ })
+	if n != 2 {
+		t.Fatalf("visited %d batches, want 2", n)
+	}
+}

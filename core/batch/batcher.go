@@ -36,6 +36,9 @@ type Batcher struct {
 	nq     int          // updates in queued
 	cols   []int        // wide arities: the key then val columns of the last queued chunk
 	bld    *Builder
+	// badArity is the error of the first push refused for its arity
+	// since the last Seal (wide arities; small ones record it in bld).
+	badArity error
 }
 
 // queuedCols is a chunk of updates pushed whole and gathered at Seal: row i
@@ -84,10 +87,18 @@ func (b *Batcher) Grow(n int) {
 	b.diffs = slices.Grow(b.diffs, n)
 }
 
-// Push buffers one update; the rows are copied.
+// Push buffers one update; the rows are copied. A key or val of another
+// length than the batcher's arity is refused: the update is dropped, and
+// the next Seal reports it (ErrArity).
 func (b *Batcher) Push(key, val []int64, t frontier.Time, d int64) {
 	if b.small {
 		b.bld.Push(key, val, t, d)
+		return
+	}
+	if len(key) != b.ar.Key || len(val) != b.ar.Val {
+		if b.badArity == nil {
+			b.badArity = arityErr(len(key), len(val), b.ar)
+		}
 		return
 	}
 	b.rows = append(b.rows, key...)
@@ -254,11 +265,28 @@ func gatherPairs(dst []rec, rows []int64, times []uint64, diffs []int64, u front
 // Seal returns the buffered updates before upper as a batch [lower, upper)
 // and keeps the rest. REQUIRES: no buffered update is before lower. An
 // overflow returns the complete batch and an *OverflowError (Builder.Build).
+// If a Push since the last Seal was refused for its arity, Seal returns no
+// batch and an error wrapping ErrArity, and keeps every buffered update
+// for the next Seal.
 func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
+	if err := b.takeBadArity(); err != nil {
+		return nil, err
+	}
 	if b.small {
 		return b.sealSmall(lower, upper)
 	}
 	return b.sealWide(lower, upper)
+}
+
+// takeBadArity returns and clears the error of a push refused for its
+// arity since the last Seal.
+func (b *Batcher) takeBadArity() error {
+	err := b.badArity
+	if b.small {
+		err, b.bld.badArity = b.bld.badArity, nil
+	}
+	b.badArity = nil
+	return err
 }
 
 // sealWide is Seal for wider arities: the buffered columns and the queued

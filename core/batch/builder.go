@@ -80,6 +80,10 @@ type Builder struct {
 	keys, keyScratch []keyIdx
 	mins             []uint64
 	shift            []uint
+
+	// badArity is the error of the first push refused for its arity
+	// since the last Build or Reset, which Build returns.
+	badArity error
 }
 
 // NewBuilder returns a builder for rows of the given arity with room for
@@ -110,6 +114,7 @@ func (b *Builder) Len() int {
 
 // Reset discards pushed updates, keeping capacity.
 func (b *Builder) Reset() {
+	b.badArity = nil
 	b.recs = b.recs[:0]
 	b.rows, b.times, b.diffs = b.rows[:0], b.times[:0], b.diffs[:0]
 }
@@ -122,11 +127,16 @@ func (b *Builder) release() {
 	b.keys, b.keyScratch = nil, nil
 }
 
-// Push adds one update. The rows are copied. REQUIRES: len(key) and len(val)
-// equal the builder's arity. A zero diff is accepted and consolidates away.
+// Push adds one update. The rows are copied. A zero diff is accepted and
+// consolidates away. A key or val of another length than the builder's
+// arity is refused: the update is dropped, and the next Build returns no
+// batch and an error wrapping ErrArity.
 func (b *Builder) Push(key, val []int64, t frontier.Time, d int64) {
-	if invariants.Enabled {
-		invariants.Assertf(len(key) == b.ar.Key && len(val) == b.ar.Val, "batch: Push of a %d/%d row into a %v builder", len(key), len(val), b.ar)
+	if len(key) != b.ar.Key || len(val) != b.ar.Val {
+		if b.badArity == nil {
+			b.badArity = arityErr(len(key), len(val), b.ar)
+		}
+		return
 	}
 	if b.small {
 		var r rec
@@ -163,10 +173,16 @@ func (b *Builder) Push1(k, v int64, t frontier.Time, d int64) {
 // consolidated diff leaves int64 it also returns an *OverflowError (which
 // wraps ErrOverflow) naming the times that overflowed, with the complete
 // batch: every other update is in it and an overflowed diff is saturated to
-// the int64 bound of its sign, as a merge does (Merger.Result).
+// the int64 bound of its sign, as a merge does (Merger.Result). If a push
+// was refused for its arity, Build discards every pushed update and
+// returns no batch and an error wrapping ErrArity.
 func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 	if !b.small && len(b.recs) > 0 {
 		panic(fmt.Sprintf("batch: Push1 into a %v builder", b.ar))
+	}
+	if err := b.badArity; err != nil {
+		b.Reset()
+		return nil, err
 	}
 	desc := frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()}
 	var out *Batch

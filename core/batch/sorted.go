@@ -13,6 +13,18 @@ import (
 // val, time) order: a broken contract of its caller.
 var ErrUnsorted = errors.New("batch: updates pushed out of (key, val, time) order")
 
+// ErrArity reports a row pushed into a Builder, Sorted or Batcher whose
+// key or val has another number of columns than the builder's arity: a
+// broken contract of its caller. The push is refused, and the next Build
+// (Seal) returns the error.
+var ErrArity = errors.New("batch: row of the wrong arity")
+
+// arityErr is the error for a push of a klen/vlen row into a builder of
+// arity ar.
+func arityErr(klen, vlen int, ar Arity) error {
+	return fmt.Errorf("%w: a %d/%d row pushed into a %v builder", ErrArity, klen, vlen, ar)
+}
+
 // sortedKeep is the most updates whose columns a Sorted builder copies out
 // at Build, keeping its buffers for the next build; a larger build hands
 // its buffers to the batch instead (no copy) and starts the next one
@@ -47,6 +59,7 @@ type Sorted struct {
 
 	overflow []frontier.Time
 	unsorted bool
+	badArity error // the first push refused for its arity, or nil
 	// wide: the last update's diff is a sum out of int64, its low word,
 	// with hi the high word (wideAdd), until a push of another (key, val,
 	// time) or Build ends its run (settleLast): a partial sum out of int64
@@ -74,6 +87,7 @@ func (s *Sorted) Reset() {
 	s.keyOffs, s.valOffs = s.keyOffs[:0], s.valOffs[:0]
 	s.times, s.diffs = s.times[:0], s.diffs[:0]
 	s.overflow, s.unsorted, s.wide = s.overflow[:0], false, false
+	s.badArity = nil
 }
 
 // settleLast ends the run of the last update when its sum went wide: the
@@ -91,12 +105,17 @@ func (s *Sorted) settleLast() {
 	s.wide = false
 }
 
-// Push appends one update. The rows are copied. REQUIRES: len(key) and
-// len(val) equal the builder's arity; (key, val, t) is at or after the
-// previous push's in (key, val, time) order.
+// Push appends one update. The rows are copied. REQUIRES: (key, val, t)
+// is at or after the previous push's in (key, val, time) order. A key or
+// val of another length than the builder's arity is refused: the update
+// is dropped, and the next Build returns no batch and an error wrapping
+// ErrArity.
 func (s *Sorted) Push(key, val []int64, t frontier.Time, d int64) {
-	if invariants.Enabled {
-		invariants.Assertf(len(key) == s.ar.Key && len(val) == s.ar.Val, "batch: Push of a %d/%d row into a sorted %v builder", len(key), len(val), s.ar)
+	if len(key) != s.ar.Key || len(val) != s.ar.Val {
+		if s.badArity == nil {
+			s.badArity = arityErr(len(key), len(val), s.ar)
+		}
+		return
 	}
 	n := len(s.times)
 	if n == 0 {
@@ -220,6 +239,10 @@ func (s *Sorted) Build(lower, upper frontier.Frontier) (*Batch, error) {
 	if s.unsorted {
 		s.Reset()
 		return nil, ErrUnsorted
+	}
+	if err := s.badArity; err != nil {
+		s.Reset()
+		return nil, err
 	}
 	if n := len(s.times); n > 0 {
 		s.settleLast()

@@ -263,8 +263,10 @@ func gatherPairs(dst []rec, rows []int64, times []uint64, diffs []int64, u front
 }
 
 // Seal returns the buffered updates before upper as a batch [lower, upper)
-// and keeps the rest. REQUIRES: no buffered update is before lower. An
-// overflow returns the complete batch and an *OverflowError (Builder.Build).
+// and keeps the rest. A buffered update before lower breaks the batch's
+// bounds: Seal then returns no batch and an error wrapping ErrTimeOutside,
+// and the updates before upper are gone with it. An overflow returns the
+// complete batch and an *OverflowError (Builder.Build).
 // If a Push since the last Seal was refused for its arity, Seal returns no
 // batch and an error wrapping ErrArity, and keeps every buffered update
 // for the next Seal.

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -168,8 +169,11 @@ func (b *Builder) Push1(k, v int64, t frontier.Time, d int64) {
 }
 
 // Build sorts and consolidates the pushed updates into a batch describing
-// [lower, upper) with since {0}, and resets the builder. REQUIRES: every
-// pushed time lies in [lower, upper) (asserted in invariant builds). If a
+// [lower, upper) with since {0}, and resets the builder. Every pushed time
+// must lie in [lower, upper): a batch holding one outside would break B3
+// and give a wrong answer to every reader, so Build then returns no batch
+// and an error wrapping ErrTimeOutside (an update whose diffs consolidate
+// to zero is not checked, as it is not in the batch). If a
 // consolidated diff leaves int64 it also returns an *OverflowError (which
 // wraps ErrOverflow) naming the times that overflowed, with the complete
 // batch: every other update is in it and an overflowed diff is saturated to
@@ -193,12 +197,48 @@ func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 		out, err = b.buildWide(desc)
 	}
 	b.Reset()
+	if terr := timesWithin(out.times, desc); terr != nil {
+		return nil, terr
+	}
 	if invariants.Enabled {
 		if cerr := out.Check(); cerr != nil {
 			invariants.Assertf(false, "batch: Build produced a bad batch: %v", cerr)
 		}
 	}
 	return out, err
+}
+
+// ErrTimeOutside reports an update built into a batch whose [lower, upper)
+// does not contain its time: a broken contract of the builder's caller.
+var ErrTimeOutside = errors.New("batch: update time outside the batch's [lower, upper)")
+
+// timesWithin returns an error wrapping ErrTimeOutside, naming the least
+// or greatest time, when a time lies outside d's [Lower, Upper). It takes
+// the least and greatest time in four running minima and maxima, one pass
+// without a branch a time, against a build's sort and column writes.
+func timesWithin(times []uint64, d frontier.Description) error {
+	if len(times) == 0 {
+		return nil
+	}
+	l0, l1, l2, l3 := times[0], times[0], times[0], times[0]
+	h0, h1, h2, h3 := l0, l0, l0, l0
+	n := len(times) &^ 3
+	for i := 0; i < n; i += 4 {
+		q := times[i : i+4 : i+4]
+		l0, l1, l2, l3 = min(l0, q[0]), min(l1, q[1]), min(l2, q[2]), min(l3, q[3])
+		h0, h1, h2, h3 = max(h0, q[0]), max(h1, q[1]), max(h2, q[2]), max(h3, q[3])
+	}
+	for _, t := range times[n:] {
+		l0, h0 = min(l0, t), max(h0, t)
+	}
+	lo, hi := min(l0, l1, l2, l3), max(h0, h1, h2, h3)
+	switch {
+	case !d.Lower.Beyond(lo):
+		return fmt.Errorf("%w: time %d, batch [%v, %v)", ErrTimeOutside, lo, d.Lower, d.Upper)
+	case d.Upper.Beyond(hi):
+		return fmt.Errorf("%w: time %d, batch [%v, %v)", ErrTimeOutside, hi, d.Lower, d.Upper)
+	}
+	return nil
 }
 
 // addDiff returns a+b and whether it overflowed.
@@ -759,6 +799,9 @@ func (b *Builder) BuildBlock(lower, upper frontier.Frontier, block []rec) (*Batc
 	cols, clean := b.sortBlock(block)
 	out, err := b.consolidateInto(desc, b.recs, cols, clean)
 	b.Reset()
+	if terr := timesWithin(out.times, desc); terr != nil {
+		return nil, terr
+	}
 	if invariants.Enabled {
 		if cerr := out.Check(); cerr != nil {
 			invariants.Assertf(false, "batch: BuildBlock produced a bad batch: %v", cerr)

@@ -40,7 +40,9 @@ const sortedKeep = 1 << 12
 //
 // An update whose consolidated diff is zero is dropped, with its val and
 // key if it was their only update (B2). Build reports a push out of order
-// as ErrUnsorted (asserted at the push in invariant builds); a run of
+// as ErrUnsorted (asserted at the push in invariant builds), and an update
+// at a time outside its [lower, upper) as ErrTimeOutside, as
+// Builder.Build does, with no batch; a run of
 // equal (key, val, time) is summed exactly, and a total leaving int64 is
 // saturated and reported as by Builder.Build. A Sorted is reused after
 // Build.
@@ -249,6 +251,10 @@ func (s *Sorted) Build(lower, upper frontier.Frontier) (*Batch, error) {
 		if s.diffs[n-1] == 0 {
 			s.popLast()
 		}
+	}
+	if err := timesWithin(s.times, frontier.Description{Lower: lower, Upper: upper}); err != nil {
+		s.Reset()
+		return nil, err
 	}
 	s.keyOffs = append(s.keyOffs, uint32(len(s.valOffs)))
 	s.valOffs = append(s.valOffs, uint32(len(s.times)))

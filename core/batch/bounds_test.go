@@ -1,0 +1,67 @@
+package batch
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// A time outside the [lower, upper) a batch is built for is reported as
+// ErrTimeOutside, with no batch: before, outside invariant builds, Build
+// returned a batch breaking B3, whose readers and merges took the update
+// as one of a range it is not in. The builders' radix paths are run too
+// (radixMin lowered), and times on both sides of the range.
+func TestBuildingATimeOutsideTheBatchIsRefused(t *testing.T) {
+	lo, up := frontier.At(3), frontier.At(6)
+	for _, ar := range []Arity{{1, 1}, {0, 1}, {2, 1}} {
+		for _, bad := range []frontier.Time{0, 2, 6, 100} {
+			for _, n := range []int{1, 5, 300} {
+				push := func(p func(k, v []int64, t frontier.Time, d int64)) {
+					for i := range n {
+						k, v := make([]int64, ar.Key), make([]int64, ar.Val)
+						if ar.Key > 0 {
+							k[0] = int64(i)
+						}
+						p(k, v, 3+frontier.Time(i%3), 1)
+					}
+					p(make([]int64, ar.Key), []int64{-1, 0}[:ar.Val], bad, 1)
+				}
+				bld := NewBuilder(ar, 0)
+				bld.radixMin = 2
+				push(bld.Push)
+				if b, err := bld.Build(lo, up); !errors.Is(err, ErrTimeOutside) || b != nil {
+					t.Fatalf("%v builder, %d updates and one at %d: Build = %v, %v; want ErrTimeOutside", ar, n, bad, b, err)
+				}
+				if ar == (Arity{1, 1}) && bad < 3 {
+					// The block a batcher builds from (BuildBlock); a time
+					// at or beyond upper it keeps for a later seal.
+					bt := NewBatcher(ar, 0)
+					bt.bld.radixMin = 2
+					rows, times, diffs := []int64{}, []uint64{}, []int64{}
+					push(func(k, v []int64, t frontier.Time, d int64) {
+						rows, times, diffs = append(rows, k[0], v[0]), append(times, t), append(diffs, d)
+					})
+					bt.PushChunk(rows, 2, []int{0}, []int{1}, times, diffs)
+					if b, err := bt.Seal(lo, up); !errors.Is(err, ErrTimeOutside) || b != nil {
+						t.Fatalf("batcher, %d updates and one at %d: Seal = %v, %v; want ErrTimeOutside", n, bad, b, err)
+					}
+				}
+			}
+			s := NewSorted(ar, 0)
+			s.Push(make([]int64, ar.Key), make([]int64, ar.Val), bad, 1)
+			if b, err := s.Build(lo, up); !errors.Is(err, ErrTimeOutside) || b != nil {
+				t.Fatalf("%v sorted, an update at %d: Build = %v, %v; want ErrTimeOutside", ar, bad, b, err)
+			}
+		}
+		// At the bounds' edges, and consolidated away, nothing is refused.
+		bld := NewBuilder(ar, 0)
+		bld.Push(make([]int64, ar.Key), make([]int64, ar.Val), 3, 1)
+		bld.Push(make([]int64, ar.Key), make([]int64, ar.Val), 5, 1)
+		bld.Push(make([]int64, ar.Key), make([]int64, ar.Val), 9, 1)
+		bld.Push(make([]int64, ar.Key), make([]int64, ar.Val), 9, -1)
+		if b, err := bld.Build(lo, up); err != nil || b.Len() != 2 {
+			t.Fatalf("%v builder within bounds: Build = %v, %v", ar, b, err)
+		}
+	}
+}

@@ -1,10 +1,10 @@
 package batch
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/tracebench/tracebench/core/frontier"
-	"github.com/tracebench/tracebench/internal/invariants"
 )
 
 // K-way merging (§1.7 for more than two batches): a spine that merges a
@@ -59,7 +59,10 @@ type kway struct {
 // one) under the compaction frontier: the result describes [bs[0].Lower,
 // bs[len-1].Upper) with since the join of theirs and the frontier (B4). Two
 // batches merge with NewMerger's two-way kernel, more in one k-way pass.
-// REQUIRES: bs[i].Upper == bs[i+1].Lower and equal arities.
+// Inputs that cannot merge (a nil batch, bs[i].Upper != bs[i+1].Lower,
+// different arities) make a merger done at once whose Result is no batch
+// and the error, as NewMerger's; no batches at all is a programmer error,
+// which panics.
 func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
 	return newMergerN(bs, compaction, kwDefault, 0)
 }
@@ -86,13 +89,21 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, prm kwParams, expect 
 	if len(bs) == 0 {
 		panic("batch: NewMergerN of no batches")
 	}
+	for i := range bs {
+		var err error
+		switch {
+		case i > 0:
+			err = mergeable(bs[i-1], bs[i])
+		case bs[0] == nil:
+			err = fmt.Errorf("%w in a merge", ErrNilBatch)
+		}
+		if err != nil {
+			return &Merger{refused: err, done: true}
+		}
+	}
 	since := mergedSince(bs, compaction)
 	var nk, nv, nu, lk, lv int
-	for i, b := range bs {
-		if invariants.Enabled && i > 0 {
-			invariants.Assertf(bs[i-1].Upper() == b.Lower(), "batch: merge of non-adjacent %v and %v", bs[i-1].desc, b.desc)
-			invariants.Assertf(bs[0].ar == b.ar, "batch: merge of arities %v and %v", bs[0].ar, b.ar)
-		}
+	for _, b := range bs {
 		nk, nv, nu = nk+b.Keys(), nv+b.Vals(), nu+b.Len()
 		lk, lv = lk+len(b.keys), lv+len(b.vals)
 	}

@@ -1,6 +1,8 @@
 package batch
 
 import (
+	"errors"
+	"fmt"
 	"math"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -14,6 +16,10 @@ import (
 // advanced by that since, so updates that become equal consolidate and
 // cancelling ones vanish (logical compaction).
 type Merger struct {
+	// refused is why the inputs cannot merge (mergeable), which Result
+	// returns; such a merger is done from the start.
+	refused error
+
 	b1, b2 *Batch
 	ar     Arity
 	since  frontier.Frontier
@@ -98,12 +104,36 @@ func JoinEmpty(bs []*Batch, compaction frontier.Frontier) *Batch {
 	return &out
 }
 
-// NewMerger starts merging b1 and b2 under the compaction frontier.
-// REQUIRES: b1.Upper == b2.Lower and equal arities.
+// ErrNotAdjacent reports a merge of batches that are not adjacent in time:
+// one's upper is not the next one's lower, so their merge would describe a
+// range they do not cover (a gap) or cover twice (an overlap).
+var ErrNotAdjacent = errors.New("batch: merge of batches that are not adjacent")
+
+// ErrNilBatch reports a nil batch given to a merge.
+var ErrNilBatch = errors.New("batch: nil batch")
+
+// mergeable returns why a, then b, cannot merge: either is nil
+// (ErrNilBatch), a's upper is not b's lower (ErrNotAdjacent), or their
+// arities differ (ErrArity).
+func mergeable(a, b *Batch) error {
+	switch {
+	case a == nil || b == nil:
+		return fmt.Errorf("%w in a merge", ErrNilBatch)
+	case a.desc.Upper != b.desc.Lower:
+		return fmt.Errorf("%w: %v then %v", ErrNotAdjacent, a.desc, b.desc)
+	case a.ar != b.ar:
+		return fmt.Errorf("%w: a merge of arities %v and %v", ErrArity, a.ar, b.ar)
+	}
+	return nil
+}
+
+// NewMerger starts merging b1 and b2 under the compaction frontier. Inputs
+// that cannot merge — a nil batch, b1's upper not b2's lower, different
+// arities — make a merger that is done at once, whose Result is no batch
+// and the error (ErrNilBatch, ErrNotAdjacent, ErrArity).
 func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
-	if invariants.Enabled {
-		invariants.Assertf(b1.Upper() == b2.Lower(), "batch: merge of non-adjacent %v and %v", b1.desc, b2.desc)
-		invariants.Assertf(b1.ar == b2.ar, "batch: merge of arities %v and %v", b1.ar, b2.ar)
+	if err := mergeable(b1, b2); err != nil {
+		return &Merger{refused: err, done: true}
 	}
 	since := mergedSince([]*Batch{b1, b2}, compaction)
 	m := &Merger{b1: b1, b2: b2, ar: b1.ar, since: since}
@@ -147,6 +177,9 @@ const minGallop = 7
 // may overshoot by one key) or the merge completes. It subtracts what it used
 // from *fuel.
 func (m *Merger) Work(fuel *int64) {
+	if m.refused != nil {
+		return
+	}
 	f := *fuel
 	var used int64
 	switch {
@@ -395,8 +428,12 @@ func (m *Merger) work11(f int64) int64 {
 // overflowed it also returns ErrOverflow, with the complete batch: every
 // other update is in it, and an overflowed diff is saturated to the int64
 // bound of its sign (its value is unspecified; the caller reports the
-// error). A merge never loses updates to an overflow.
+// error). A merge never loses updates to an overflow. A merge of inputs
+// that cannot merge returns no batch and the error (NewMerger).
 func (m *Merger) Result() (*Batch, error) {
+	if m.refused != nil {
+		return nil, m.refused
+	}
 	if !m.done {
 		panic("batch: Result of an unfinished merge")
 	}

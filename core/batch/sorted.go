@@ -16,7 +16,8 @@ var ErrUnsorted = errors.New("batch: updates pushed out of (key, val, time) orde
 // ErrArity reports a row pushed into a Builder, Sorted or Batcher whose
 // key or val has another number of columns than the builder's arity: a
 // broken contract of its caller. The push is refused, and the next Build
-// (Seal) returns the error.
+// (Seal) returns the error. A merge of batches of different arities
+// reports it too (NewMerger).
 var ErrArity = errors.New("batch: row of the wrong arity")
 
 // arityErr is the error for a push of a klen/vlen row into a builder of

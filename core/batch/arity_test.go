@@ -70,3 +70,38 @@ func TestAPushOfTheWrongArityIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// PushRow and PushChunk name the key and val columns of a row: a number of
+// them other than the arity is refused as Push refuses a row. Before, a
+// one-column batcher given no key column took 0 as every key, and a wide
+// one shifted the rows after.
+func TestABatcherRefusesColumnsOfTheWrongArity(t *testing.T) {
+	lo, up := frontier.At(0), frontier.At(5)
+	row := []int64{7, 8, 9}
+	for _, c := range []struct {
+		ar               Arity
+		keyCols, valCols []int
+	}{
+		{Arity{1, 1}, nil, []int{1}},
+		{Arity{1, 1}, []int{0, 2}, []int{1}},
+		{Arity{2, 1}, []int{0}, []int{1}},
+		{Arity{2, 1}, []int{0, 1}, []int{2, 2}},
+	} {
+		kc, vc := []int{0, 1}[:c.ar.Key], []int{2}[:c.ar.Val]
+		for _, chunk := range []bool{false, true} {
+			bt := NewBatcher(c.ar, 4)
+			bt.PushRow(row, kc, vc, 1, 1)
+			if chunk {
+				bt.PushChunk(row, 3, c.keyCols, c.valCols, []uint64{1}, []int64{1})
+			} else {
+				bt.PushRow(row, c.keyCols, c.valCols, 1, 1)
+			}
+			if b, err := bt.Seal(lo, up); !errors.Is(err, ErrArity) || b != nil {
+				t.Fatalf("%v batcher, columns %v|%v (chunk %v): Seal = %v, %v; want no batch and ErrArity", c.ar, c.keyCols, c.valCols, chunk, b, err)
+			}
+			if b, err := bt.Seal(lo, up); err != nil || b.Len() != 1 {
+				t.Fatalf("%v batcher after refused columns (chunk %v): Seal = %v, %v; want the buffered update", c.ar, chunk, b, err)
+			}
+		}
+	}
+}

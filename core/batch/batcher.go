@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"fmt"
 	"slices"
 	"unsafe"
 
@@ -108,8 +109,14 @@ func (b *Batcher) Push(key, val []int64, t frontier.Time, d int64) {
 }
 
 // PushRow buffers one update whose key and val are columns of row: keyCols
-// then valCols, in order. It copies the columns.
+// then valCols, in order. It copies the columns. Key or val columns of
+// another number than the batcher's arity are refused as Push refuses a
+// row (ErrArity at the next Seal).
 func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, d int64) {
+	if len(keyCols) != b.ar.Key || len(valCols) != b.ar.Val {
+		b.refuseCols(keyCols, valCols)
+		return
+	}
 	if b.small {
 		r := rec{t: t, d: d}
 		if len(keyCols) == 1 {
@@ -141,10 +148,16 @@ func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, 
 // otherwise) the slices are kept and read by the next Seal, which gathers
 // them (BT1): the caller must not modify them until that Seal returns. A
 // dataflow chunk, immutable once sent, qualifies. Otherwise the columns are
-// copied now, in one pass.
+// copied now, in one pass. Key or val columns of another number than the
+// batcher's arity are refused as Push refuses a row: the chunk is dropped
+// and the next Seal returns ErrArity.
 func (b *Batcher) PushChunk(rows []int64, width int, keyCols, valCols []int, times []uint64, diffs []int64) {
 	n := len(times)
 	if n == 0 {
+		return
+	}
+	if len(keyCols) != b.ar.Key || len(valCols) != b.ar.Val {
+		b.refuseCols(keyCols, valCols)
 		return
 	}
 	if b.small {
@@ -280,14 +293,21 @@ func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 	return b.sealWide(lower, upper)
 }
 
+// refuseCols records a push refused for its number of key or val columns.
+func (b *Batcher) refuseCols(keyCols, valCols []int) {
+	if b.badArity == nil {
+		b.badArity = fmt.Errorf("%w: %d key and %d val columns pushed into a %v batcher", ErrArity, len(keyCols), len(valCols), b.ar)
+	}
+}
+
 // takeBadArity returns and clears the error of a push refused for its
 // arity since the last Seal.
 func (b *Batcher) takeBadArity() error {
 	err := b.badArity
-	if b.small {
-		err, b.bld.badArity = b.bld.badArity, nil
+	if b.small && err == nil {
+		err = b.bld.badArity
 	}
-	b.badArity = nil
+	b.badArity, b.bld.badArity = nil, nil
 	return err
 }
 

@@ -297,3 +297,27 @@ func TestMutableFrontierCountsDoNotWrap(t *testing.T) {
 		t.Fatalf("after refused changes: %v", m.String())
 	}
 }
+
+// ParseMutable reads a multiset of holds: entries in any order, and a time
+// repeated, add up to the canonical form String writes; a count at a time
+// adding past int64 is an error, not a wrapped count.
+func TestParseMutableTakesUnsortedAndRepeatedTimes(t *testing.T) {
+	for in, want := range map[string]string{
+		"{5:1, 2:1, 5:2}": "{2:1, 5:3}",
+		"{9:1, 3:4, 1:1}": "{1:1, 3:4, 9:1}",
+		"{4:2, 4:2}":      "{4:4}",
+	} {
+		m, err := ParseMutable(in)
+		if err != nil || m.String() != want {
+			t.Fatalf("ParseMutable(%q) = %v, %v; want %v", in, m.String(), err, want)
+		}
+		if f, _ := ParseMutable(want); f.Frontier() != m.Frontier() || f.Len() != m.Len() {
+			t.Fatalf("ParseMutable(%q) and ParseMutable(%q) differ", in, want)
+		}
+	}
+	for _, in := range []string{"{4:9223372036854775807, 4:1}", "{4:0}", "{4:-1}", "{4:1,}"} {
+		if m, err := ParseMutable(in); err == nil {
+			t.Fatalf("ParseMutable(%q) = %v, want an error", in, m.String())
+		}
+	}
+}

@@ -178,7 +178,10 @@ func (m *MutableFrontier) String() string {
 	return b.String()
 }
 
-// ParseMutable parses the String form "{t1:n1, t2:n2}".
+// ParseMutable parses the String form "{t1:n1, t2:n2}". As the holds of a
+// multiset, entries may come in any order and may repeat a time, whose
+// counts then add ("{5:1, 2:1, 5:2}" is "{2:1, 5:3}"); a count must be
+// positive, and counts at one time adding past int64 are an error.
 func ParseMutable(s string) (MutableFrontier, error) {
 	var m MutableFrontier
 	s = strings.TrimSpace(s)

@@ -282,8 +282,12 @@ func gatherPairs(dst []rec, rows []int64, times []uint64, diffs []int64, u front
 // complete batch and an *OverflowError (Builder.Build).
 // If a Push since the last Seal was refused for its arity, Seal returns no
 // batch and an error wrapping ErrArity, and keeps every buffered update
-// for the next Seal.
+// for the next Seal; so does an upper before lower, with
+// ErrUpperBeforeLower.
 func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
+	if err := checkBounds(lower, upper); err != nil {
+		return nil, err
+	}
 	if err := b.takeBadArity(); err != nil {
 		return nil, err
 	}

@@ -65,3 +65,32 @@ func TestBuildingATimeOutsideTheBatchIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A build or seal whose upper is before its lower is refused with
+// ErrUpperBeforeLower. Before, it returned an empty batch describing the
+// backwards range, which merged with the batch before it made one that
+// claimed less than it held. A batcher keeps its updates for a seal with
+// the bounds the right way round; an empty range (lower = upper) is not
+// backwards.
+func TestBuildingAnUpperBeforeItsLowerIsRefused(t *testing.T) {
+	lo, up := frontier.At(5), frontier.At(2)
+	for _, ar := range []Arity{{1, 1}, {2, 1}} {
+		if b, err := NewBuilder(ar, 0).Build(lo, up); !errors.Is(err, ErrUpperBeforeLower) || b != nil {
+			t.Fatalf("%v builder: Build = %v, %v; want ErrUpperBeforeLower", ar, b, err)
+		}
+		if b, err := NewSorted(ar, 0).Build(lo, frontier.Min()); !errors.Is(err, ErrUpperBeforeLower) || b != nil {
+			t.Fatalf("%v sorted: Build = %v, %v; want ErrUpperBeforeLower", ar, b, err)
+		}
+		bt := NewBatcher(ar, 0)
+		bt.Push(make([]int64, ar.Key), make([]int64, ar.Val), 1, 1)
+		if b, err := bt.Seal(lo, up); !errors.Is(err, ErrUpperBeforeLower) || b != nil {
+			t.Fatalf("%v batcher: Seal = %v, %v; want ErrUpperBeforeLower", ar, b, err)
+		}
+		if b, err := bt.Seal(frontier.Min(), up); err != nil || b.Len() != 1 {
+			t.Fatalf("%v batcher after a backwards seal: Seal = %v, %v; want its update", ar, b, err)
+		}
+		if b, err := NewBuilder(ar, 0).Build(up, up); err != nil || !b.IsEmpty() {
+			t.Fatalf("%v builder, an empty range: Build = %v, %v", ar, b, err)
+		}
+	}
+}

@@ -179,12 +179,17 @@ func (b *Builder) Push1(k, v int64, t frontier.Time, d int64) {
 // batch: every other update is in it and an overflowed diff is saturated to
 // the int64 bound of its sign, as a merge does (Merger.Result). If a push
 // was refused for its arity, Build discards every pushed update and
-// returns no batch and an error wrapping ErrArity.
+// returns no batch and an error wrapping ErrArity, and an upper before
+// lower discards them and returns ErrUpperBeforeLower.
 func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 	if !b.small && len(b.recs) > 0 {
 		panic(fmt.Sprintf("batch: Push1 into a %v builder", b.ar))
 	}
 	if err := b.badArity; err != nil {
+		b.Reset()
+		return nil, err
+	}
+	if err := checkBounds(lower, upper); err != nil {
 		b.Reset()
 		return nil, err
 	}
@@ -206,6 +211,21 @@ func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 		}
 	}
 	return out, err
+}
+
+// ErrUpperBeforeLower reports a build (or seal) asked for a batch whose
+// upper is before its lower: a description that covers no time and would
+// move a trace's upper back, which merging it with the batch before would
+// turn into a batch claiming times it does not hold.
+var ErrUpperBeforeLower = errors.New("batch: upper is before lower")
+
+// checkBounds returns an error wrapping ErrUpperBeforeLower when upper is
+// before lower.
+func checkBounds(lower, upper frontier.Frontier) error {
+	if !lower.LessEqual(upper) {
+		return fmt.Errorf("%w: [%v, %v)", ErrUpperBeforeLower, lower, upper)
+	}
+	return nil
 }
 
 // ErrTimeOutside reports an update built into a batch whose [lower, upper)

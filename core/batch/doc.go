@@ -57,9 +57,10 @@
 //	    and by nothing after the first Seal that follows its push.
 //
 // A build refuses what its caller got wrong: a row of another arity than the
-// builder's (ErrArity) and an update at a time outside the [lower, upper)
-// it is built into (ErrTimeOutside, B3) make Build return no batch and the
-// error, in every build.
+// builder's (ErrArity), an update at a time outside the [lower, upper) it
+// is built into (ErrTimeOutside, B3) and an upper before the lower
+// (ErrUpperBeforeLower) make Build return no batch and the error, in every
+// build.
 //
 // Diff arithmetic is checked: a consolidation whose sum leaves int64 is
 // reported as ErrOverflow, never wrapped. A build or a merge that overflows

@@ -42,8 +42,9 @@ const sortedKeep = 1 << 12
 // An update whose consolidated diff is zero is dropped, with its val and
 // key if it was their only update (B2). Build reports a push out of order
 // as ErrUnsorted (asserted at the push in invariant builds), and an update
-// at a time outside its [lower, upper) as ErrTimeOutside, as
-// Builder.Build does, with no batch; a run of
+// at a time outside its [lower, upper) as ErrTimeOutside and an upper
+// before lower as ErrUpperBeforeLower, as Builder.Build does, with no
+// batch; a run of
 // equal (key, val, time) is summed exactly, and a total leaving int64 is
 // saturated and reported as by Builder.Build. A Sorted is reused after
 // Build.
@@ -244,6 +245,10 @@ func (s *Sorted) Build(lower, upper frontier.Frontier) (*Batch, error) {
 		return nil, ErrUnsorted
 	}
 	if err := s.badArity; err != nil {
+		s.Reset()
+		return nil, err
+	}
+	if err := checkBounds(lower, upper); err != nil {
 		s.Reset()
 		return nil, err
 	}

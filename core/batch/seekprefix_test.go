@@ -63,3 +63,29 @@ func TestCursorSeekPrefix(t *testing.T) {
 		}
 	})
 }
+
+// A seek row longer than the arity is compared on the arity's columns
+// only, as SeekKey and SeekVal document: it lands where its leading
+// columns do.
+func TestCursorSeekIgnoresColumnsBeyondTheArity(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ar := Arity{Key: rapid.IntRange(1, 2).Draw(t, "ka"), Val: rapid.IntRange(1, 2).Draw(t, "va")}
+		b, _ := drawBatch(t, ar, 0, 3, "b")
+		key := rapid.SliceOfN(rapid.Int64Range(-3, 4), ar.Key, ar.Key).Draw(t, "key")
+		val := rapid.SliceOfN(rapid.Int64Range(-3, 4), ar.Val, ar.Val).Draw(t, "val")
+		extra := rapid.SliceOfN(rapid.Int64Range(-9, 9), 1, 3).Draw(t, "extra")
+		exact, long := b.Cursor(), b.Cursor()
+		exact.SeekKey(key)
+		long.SeekKey(append(slices.Clone(key), extra...))
+		if exact.KeyIndex() != long.KeyIndex() {
+			t.Fatalf("seek %v: %d, with extra columns %v: %d", key, exact.KeyIndex(), extra, long.KeyIndex())
+		}
+		if exact.KeyValid() {
+			exact.SeekVal(val)
+			long.SeekVal(append(slices.Clone(val), extra...))
+			if exact.ValValid() != long.ValValid() || exact.ValValid() && !slices.Equal(exact.Val(), long.Val()) {
+				t.Fatalf("seek val %v and with extra columns %v differ", val, extra)
+			}
+		}
+	})
+}

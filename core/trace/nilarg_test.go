@@ -49,3 +49,9 @@ func TestMapBatchesWithANilVisitorVisitsNothing(t *testing.T) {
 		t.Fatalf("visited %d batches, want 2", n)
 	}
 }
+
+// SetCompaction of a nil reader does nothing, as its doc comment says:
+// before, it panicked with a nil dereference.
+func TestSetCompactionOfANilReaderDoesNothing(t *testing.T) {
+	noPanic(t, "SetCompaction(nil)", func() { trace.SetCompaction(nil, frontier.At(3)) })
+}

@@ -84,8 +84,12 @@ type CompactionSetter interface {
 }
 
 // SetCompaction joins both of r's holds with f: at once when r is a
-// CompactionSetter, else logical then physical.
+// CompactionSetter, else logical then physical. A nil r holds nothing, so
+// there is nothing to join: the call does nothing.
 func SetCompaction(r Reader, f frontier.Frontier) {
+	if r == nil {
+		return
+	}
 	if s, ok := r.(CompactionSetter); ok {
 		s.SetCompaction(f)
 		return

@@ -51,6 +51,10 @@ type Batch struct {
 
 // Empty returns a batch with no updates describing [lower, upper): a progress
 // record saying nothing happened in that interval (§1.4).
+//
+// Empty does not check its bounds: an upper before lower makes a batch a
+// spine refuses (spine.ErrEmptyInterval) and a merge refuses
+// (ErrUpperBeforeLower).
 func Empty(ar Arity, lower, upper frontier.Frontier) *Batch {
 	return &Batch{
 		desc:    frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()},

@@ -59,8 +59,8 @@ type kway struct {
 // one) under the compaction frontier: the result describes [bs[0].Lower,
 // bs[len-1].Upper) with since the join of theirs and the frontier (B4). Two
 // batches merge with NewMerger's two-way kernel, more in one k-way pass.
-// Inputs that cannot merge (a nil batch, bs[i].Upper != bs[i+1].Lower,
-// different arities) make a merger done at once whose Result is no batch
+// Inputs that cannot merge (a nil batch, one whose upper is before its
+// lower, bs[i].Upper != bs[i+1].Lower, different arities) make a merger done at once whose Result is no batch
 // and the error, as NewMerger's; no batches at all is a programmer error,
 // which panics.
 func NewMergerN(bs []*Batch, compaction frontier.Frontier) *Merger {
@@ -96,6 +96,8 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, prm kwParams, expect 
 			err = mergeable(bs[i-1], bs[i])
 		case bs[0] == nil:
 			err = fmt.Errorf("%w in a merge", ErrNilBatch)
+		case !bs[0].desc.Lower.LessEqual(bs[0].desc.Upper):
+			err = fmt.Errorf("%w: %v in a merge", ErrUpperBeforeLower, bs[0].desc)
 		}
 		if err != nil {
 			return &Merger{refused: err, done: true}

@@ -113,12 +113,17 @@ var ErrNotAdjacent = errors.New("batch: merge of batches that are not adjacent")
 var ErrNilBatch = errors.New("batch: nil batch")
 
 // mergeable returns why a, then b, cannot merge: either is nil
-// (ErrNilBatch), a's upper is not b's lower (ErrNotAdjacent), or their
-// arities differ (ErrArity).
+// (ErrNilBatch), either's upper is before its lower (ErrUpperBeforeLower,
+// as batch.Empty makes one if asked), a's upper is not b's lower
+// (ErrNotAdjacent), or their arities differ (ErrArity).
 func mergeable(a, b *Batch) error {
 	switch {
 	case a == nil || b == nil:
 		return fmt.Errorf("%w in a merge", ErrNilBatch)
+	case !a.desc.Lower.LessEqual(a.desc.Upper):
+		return fmt.Errorf("%w: %v in a merge", ErrUpperBeforeLower, a.desc)
+	case !b.desc.Lower.LessEqual(b.desc.Upper):
+		return fmt.Errorf("%w: %v in a merge", ErrUpperBeforeLower, b.desc)
 	case a.desc.Upper != b.desc.Lower:
 		return fmt.Errorf("%w: %v then %v", ErrNotAdjacent, a.desc, b.desc)
 	case a.ar != b.ar:
@@ -128,9 +133,10 @@ func mergeable(a, b *Batch) error {
 }
 
 // NewMerger starts merging b1 and b2 under the compaction frontier. Inputs
-// that cannot merge — a nil batch, b1's upper not b2's lower, different
-// arities — make a merger that is done at once, whose Result is no batch
-// and the error (ErrNilBatch, ErrNotAdjacent, ErrArity).
+// that cannot merge — a nil batch, one whose upper is before its lower,
+// b1's upper not b2's lower, different arities — make a merger that is
+// done at once, whose Result is no batch and the error (ErrNilBatch,
+// ErrUpperBeforeLower, ErrNotAdjacent, ErrArity).
 func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
 	if err := mergeable(b1, b2); err != nil {
 		return &Merger{refused: err, done: true}

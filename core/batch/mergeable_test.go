@@ -38,6 +38,13 @@ func TestBatchesThatCannotMergeAreRefused(t *testing.T) {
 		{"arities among three", []*Batch{one(a21, 0, 3, 1), one(a21, 3, 5, 4), one(a11, 5, 8, 7)}, ErrArity},
 		{"nil among three", []*Batch{one(a11, 0, 3, 1), nil, one(a11, 5, 8, 7)}, ErrNilBatch},
 		{"nil alone", []*Batch{nil}, ErrNilBatch},
+		// Adjacent, but the second runs backwards (Empty does not check):
+		// merged, [0, 2) would hold the first batch's update at 1 and
+		// claim nothing of [2, 5).
+		{"backwards second", []*Batch{one(a11, 0, 5, 1), Empty(a11, frontier.At(5), frontier.At(2))}, ErrUpperBeforeLower},
+		{"backwards first", []*Batch{Empty(a11, frontier.At(5), frontier.At(0)), one(a11, 0, 3, 1)}, ErrUpperBeforeLower},
+		{"backwards alone", []*Batch{Empty(a11, frontier.At(5), frontier.At(0))}, ErrUpperBeforeLower},
+		{"backwards among three", []*Batch{one(a11, 0, 3, 1), Empty(a11, frontier.At(3), frontier.At(2)), Empty(a11, frontier.At(2), frontier.At(3))}, ErrUpperBeforeLower},
 	} {
 		m := NewMergerN(c.bs, frontier.Min())
 		if !m.Done() {

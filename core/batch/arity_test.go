@@ -105,3 +105,38 @@ func TestABatcherRefusesColumnsOfTheWrongArity(t *testing.T) {
 		}
 	}
 }
+
+// A chunk whose key or val columns lie outside its rows, or whose rows or
+// diffs are fewer than its times, is refused with ErrChunkShape, and the
+// batcher keeps what it buffered. Before, a wide batcher read a column
+// past the row's width from the next row (a wrong key, no error), and a
+// short chunk panicked with a slice out of range.
+func TestABatcherRefusesAChunkThatDoesNotFitItsRows(t *testing.T) {
+	lo, up := frontier.At(0), frontier.At(5)
+	rows := []int64{1, 2, 3, 4}
+	for _, c := range []struct {
+		name             string
+		ar               Arity
+		width            int
+		keyCols, valCols []int
+		times            []uint64
+		diffs            []int64
+	}{
+		{"wide column past the width", Arity{1, 2}, 2, []int{0}, []int{1, 2}, []uint64{1}, []int64{1}},
+		{"small column past the width", Arity{1, 1}, 2, []int{2}, []int{1}, []uint64{1}, []int64{1}},
+		{"negative column", Arity{1, 1}, 2, []int{-1}, []int{1}, []uint64{1}, []int64{1}},
+		{"rows short", Arity{1, 1}, 2, []int{0}, []int{1}, []uint64{1, 1, 1}, []int64{1, 1, 1}},
+		{"diffs short", Arity{2, 1}, 3, []int{0, 1}, []int{2}, []uint64{1}, nil},
+	} {
+		bt := NewBatcher(c.ar, 4)
+		good := make([]int64, c.ar.Key+c.ar.Val)
+		bt.Push(good[:c.ar.Key], good[c.ar.Key:], 1, 1)
+		bt.PushChunk(rows, c.width, c.keyCols, c.valCols, c.times, c.diffs)
+		if b, err := bt.Seal(lo, up); !errors.Is(err, ErrChunkShape) || b != nil {
+			t.Fatalf("%s: Seal = %v, %v; want no batch and ErrChunkShape", c.name, b, err)
+		}
+		if b, err := bt.Seal(lo, up); err != nil || b.Len() != 1 {
+			t.Fatalf("%s: the seal after = %v, %v; want the buffered update", c.name, b, err)
+		}
+	}
+}

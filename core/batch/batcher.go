@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -140,8 +141,8 @@ func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, 
 
 // PushChunk buffers the updates of columnar rows: update i is the row
 // rows[i*width:(i+1)*width] at times[i] with diffs[i], its key the row's
-// columns keyCols and its val the columns valCols, in order. REQUIRES:
-// len(diffs) == len(times) and len(rows) == len(times)*width.
+// columns keyCols and its val the columns valCols, in order: rows and
+// diffs beyond len(times) updates are not read.
 //
 // When the rows take no more room than their copy would (at most two
 // columns for key and val arity at most 1; exactly the key and val columns
@@ -150,7 +151,10 @@ func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, 
 // dataflow chunk, immutable once sent, qualifies. Otherwise the columns are
 // copied now, in one pass. Key or val columns of another number than the
 // batcher's arity are refused as Push refuses a row: the chunk is dropped
-// and the next Seal returns ErrArity.
+// and the next Seal returns ErrArity. So is a chunk whose columns lie
+// outside its rows' width or whose rows or diffs are fewer than its times,
+// with ErrChunkShape: its updates would be read from a neighbouring row
+// or past the end.
 func (b *Batcher) PushChunk(rows []int64, width int, keyCols, valCols []int, times []uint64, diffs []int64) {
 	n := len(times)
 	if n == 0 {
@@ -158,6 +162,12 @@ func (b *Batcher) PushChunk(rows []int64, width int, keyCols, valCols []int, tim
 	}
 	if len(keyCols) != b.ar.Key || len(valCols) != b.ar.Val {
 		b.refuseCols(keyCols, valCols)
+		return
+	}
+	if err := chunkShape(len(rows), width, keyCols, valCols, n, len(diffs)); err != nil {
+		if b.badArity == nil {
+			b.badArity = err
+		}
 		return
 	}
 	if b.small {
@@ -295,6 +305,28 @@ func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 		return b.sealSmall(lower, upper)
 	}
 	return b.sealWide(lower, upper)
+}
+
+// ErrChunkShape reports a chunk pushed into a Batcher whose key or val
+// columns lie outside its rows' width, or whose rows or diffs are fewer
+// than its times: a broken contract of its caller. The chunk is refused,
+// and the next Seal returns the error.
+var ErrChunkShape = errors.New("batch: chunk columns or lengths do not fit its rows")
+
+// chunkShape returns why a chunk of n updates, nrows row values of width
+// columns and ndiffs diffs, read at keyCols and valCols, does not fit.
+func chunkShape(nrows, width int, keyCols, valCols []int, n, ndiffs int) error {
+	if width < 0 || (width > 0 && nrows/width < n) || ndiffs < n {
+		return fmt.Errorf("%w: %d updates, %d row values of width %d, %d diffs", ErrChunkShape, n, nrows, width, ndiffs)
+	}
+	for _, cols := range [2][]int{keyCols, valCols} {
+		for _, c := range cols {
+			if c < 0 || c >= width {
+				return fmt.Errorf("%w: column %d of a row of width %d", ErrChunkShape, c, width)
+			}
+		}
+	}
+	return nil
 }
 
 // refuseCols records a push refused for its number of key or val columns.

@@ -120,6 +120,11 @@ type Env struct {
 	// Stop is closed once the runtime running the worker is shut down
 	// (Context.Done); nil: never.
 	Stop <-chan struct{}
+	// StopErr is what a wait on a probe this worker feeds
+	// (Probe.WaitPassed) returns, wrapped, once Stop is closed and the
+	// probe has not passed its time, which it never will then: the
+	// runtime's runtime.ErrShutdown. Nil: ErrStopped.
+	StopErr error
 	// Stopping is set once the runtime running the worker is shut down,
 	// as Stop's closing says: a pass steps no operator once it is (a step
 	// before it in the pass, say, called Shutdown), so nothing of the
@@ -628,7 +633,7 @@ func (c *Context) checkProbe(what string, p *Probe) bool {
 		c.fail(fmt.Errorf("dataflow %s: %s already attached on worker %d: one reads one stream of one dataflow (make a new one for each)", c.df.id, what, c.env.Worker))
 		return false
 	}
-	p.watch(c.env.OnWorker)
+	p.watch(c.env.OnWorker, c.env.Stop, c.env.StopErr)
 	return true
 }
 

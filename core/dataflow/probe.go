@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -29,7 +30,19 @@ type Probe struct {
 	// attached the probe (nil: none), which WaitPassed asks whether its
 	// caller is one of the goroutines that must move the probe.
 	onWorker func() error
+	// stop and stopErr are the Env.Stop and Env.StopErr of that runtime:
+	// once stop is closed no worker moves the probe again, and a wait for
+	// a time it has not passed returns stopErr instead of waiting for its
+	// context to end.
+	stop    <-chan struct{}
+	stopErr error
 }
+
+// ErrStopped is wrapped by a probe's wait (Probe.WaitPassed) for a time
+// the probe has not passed once the workers feeding it have stopped for
+// good, outside a runtime that names its own error (Env.StopErr; a
+// runtime's is runtime.ErrShutdown).
+var ErrStopped = errors.New("dataflow: the workers feeding the probe have stopped")
 
 // NewProbe returns a probe for a dataflow running on workers workers. A
 // probe made for fewer than one worker (or the zero Probe) never passes a
@@ -84,11 +97,15 @@ func (p *Probe) frontierLocked() frontier.Frontier {
 	return f
 }
 
-// watch records onWorker (Env.OnWorker) as the probe's: the runtime
-// attaching it feeds it from now on.
-func (p *Probe) watch(onWorker func() error) {
+// watch records onWorker, stop and stopErr (Env.OnWorker, Env.Stop and
+// Env.StopErr) as the probe's: the runtime attaching it feeds it from now
+// on.
+func (p *Probe) watch(onWorker func() error, stop <-chan struct{}, stopErr error) {
+	if stopErr == nil {
+		stopErr = ErrStopped
+	}
 	p.mu.Lock()
-	p.onWorker = onWorker
+	p.onWorker, p.stop, p.stopErr = onWorker, stop, stopErr
 	p.mu.Unlock()
 }
 
@@ -107,7 +124,13 @@ func (p *Probe) attach(worker int) bool {
 // Passed reports whether the frontier has passed t: no more changes at t.
 func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 
-// WaitPassed blocks until the frontier has passed t or ctx ends. Called
+// WaitPassed blocks until the frontier has passed t or ctx ends, or the
+// runtime feeding the probe is shut down: then, unless the frontier had
+// passed t, it returns an error wrapping runtime.ErrShutdown (ErrStopped
+// outside a runtime), as nothing moves the frontier any more; before, it
+// waited until ctx ended. A probe no runtime has attached yet (its
+// dataflow's create not applied, or discarded by the Shutdown) knows no
+// runtime, and waits for ctx as before. Called
 // from a Build on a worker of the runtime whose dataflows feed the probe
 // (or of the pair's other runtime: the pair counts as one), it returns an
 // error wrapping runtime.ErrOnWorker at once, whether or not the frontier
@@ -119,12 +142,23 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 	for {
 		p.mu.Lock()
-		f, ch, onWorker := p.frontierLocked(), p.changed, p.onWorker
+		f, ch, onWorker, stop, stopErr := p.frontierLocked(), p.changed, p.onWorker, p.stop, p.stopErr
 		passed := !f.Beyond(t)
 		if !passed {
 			p.waiting = true
 		}
 		p.mu.Unlock()
+		if !passed && stop != nil {
+			select {
+			case <-stop:
+				// No pass steps an operator once stop is closed
+				// (Env.Stopping): the frontier moves no further than a
+				// step running at the Shutdown takes it, and a wait
+				// racing the Shutdown may see either.
+				return fmt.Errorf("dataflow: probe at %v waiting to pass %d: %w", f, t, stopErr)
+			default:
+			}
+		}
 		if onWorker != nil {
 			if err := onWorker(); err != nil {
 				return fmt.Errorf("dataflow: probe waiting to pass %d: %w", t, err)
@@ -135,6 +169,7 @@ func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 		}
 		select {
 		case <-ch:
+		case <-stop:
 		case <-ctx.Done():
 			return fmt.Errorf("dataflow: probe at %v waiting to pass %d: %w", f, t, ctx.Err())
 		}

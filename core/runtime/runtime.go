@@ -379,7 +379,9 @@ func (r *Runtime) Err() error {
 // reports no error of it. Returning before such a worker has exited would
 // leave its goroutine, and the dataflows, holds and registry side it
 // keeps, behind (R2). Sync and Stats, which take a context, return when it
-// ends, so a caller can tell a Build that does not return.
+// ends, so a caller can tell a Build that does not return. A wait on a
+// probe the runtime feeds returns once Shutdown is called (ErrShutdown),
+// without waiting for the workers to exit.
 //
 // Called from a Build or a Step itself, on a worker's goroutine (of either
 // runtime of the pair), Shutdown cannot wait for that worker, which is
@@ -731,7 +733,10 @@ type inputDecl struct {
 // ErrShutdown is returned by Send and SendAll once a runtime of the
 // controller is shut down (the command reaches no runtime and the
 // controller records nothing of it), and wrapped by Sync, SyncRole and
-// Stats on a runtime shut down, and by NewController given one.
+// Stats on a runtime shut down, by NewController given one, and by a wait
+// on a probe or a capture that runtime feeds (dataflow.Probe.WaitPassed)
+// for a time the probe has not passed, a wait begun before the Shutdown
+// included: nothing moves the probe after it.
 var ErrShutdown = errors.New("runtime: shut down")
 
 // ErrWorkerExited is the error of a Build, a step or a command that ended

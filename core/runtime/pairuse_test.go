@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	gosync "sync"
 	"testing"
 	"time"
@@ -127,4 +130,178 @@ func stoppableGate(r *Runtime) (release func()) {
 	held.Wait()
 	var once gosync.Once
 	return func() { once.Do(func() { close(ch) }) }
+}
+
+// An index and a query importing it dropped and created again under the
+// same ids, over and over, while another goroutine sends input rounds and
+// advances the input's frontier, the index compacted to where the next
+// query starts, and every third incarnation's query imports an index
+// whose drop comes right after its create, the Interactive runtime held
+// behind both (so it applies the import of an index the Maintenance
+// runtime has already dropped and freed): Solo and the pair report the
+// same errors — one ErrIndexDropped for each query live at its index's
+// drop, whatever the input rounds in between — and every query's answer,
+// at every time it passed, is the model's.
+func TestIndexAndQueryRecreatedDuringInputRounds(t *testing.T) {
+	const rounds, incarnations = 60, 12
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				t.Parallel()
+				ctx := testCtx(t)
+				s := newSetup(t, mode, w)
+				s.declare("in", 2)
+				var rows [][]int64
+				for tm := range rounds {
+					rows = append(rows, []int64{int64(tm), 1, int64(tm % 5), int64(tm)}, []int64{int64(tm), -1, int64((tm + 3) % 5), int64(tm - 3)})
+				}
+				rows = slices.DeleteFunc(rows, func(r []int64) bool { return r[0] < 3 && r[1] < 0 })
+				inputDone := make(chan struct{})
+				go func() {
+					defer close(inputDone)
+					for tm := range rounds {
+						c := dataflow.NewChunk(2, 2)
+						for _, r := range rows {
+							if r[0] == int64(tm) {
+								c.Push(r[2:], uint64(r[0]), r[1])
+							}
+						}
+						if err := s.ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(tm + 1))}); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+				type query struct {
+					asOf uint64
+					cp   *dataflow.Capture
+				}
+				var queries []query
+				var want []string
+				told := fmt.Sprintf("dataflow q: index %q, which it imports, goes with dataflow maintain idx: %v", "idx", ErrIndexDropped)
+				for k := range incarnations {
+					asOf := uint64(k)
+					s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+					s.must(AllowCompaction{ID: "idx", Frontier: frontier.At(asOf)})
+					var release func()
+					if k%3 == 2 && mode == "pair" {
+						release = stoppableGate(s.role(Interactive))
+					}
+					cp := dataflow.NewCapture(w)
+					queries = append(queries, query{asOf, cp})
+					s.must(CreateDataflow{Desc: readDesc("q", "idx", asOf, frontier.Empty(), cp)})
+					if k%3 == 0 {
+						s.must(DropDataflow{ID: "q"})
+						s.must(DropDataflow{ID: "maintain idx"})
+					} else {
+						s.must(DropDataflow{ID: "maintain idx"})
+						want = append(want, told)
+						s.must(DropDataflow{ID: "q"})
+					}
+					if release != nil {
+						release()
+					}
+				}
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				last := dataflow.NewCapture(w)
+				queries = append(queries, query{0, last})
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), last)})
+				<-inputDone
+				if err := last.WaitPassed(ctx, rounds-1); err != nil {
+					t.Fatal(err)
+				}
+				if got := s.syncedErrors(t); !slices.Equal(got, want) {
+					t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+				for i, q := range queries {
+					upto := uint64(rounds - 1)
+					if f, ok := q.cp.Frontier().Time(); ok {
+						if f == 0 {
+							continue
+						}
+						upto = min(upto, f-1)
+					}
+					for tm := q.asOf; tm <= upto; tm++ {
+						if got, want := captured(q.cp, tm), model(rows, tm); !maps.Equal(got, want) {
+							t.Fatalf("query %d (as_of %d) at %d: %v, want %v", i, q.asOf, tm, got, want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// Bad chunks sent while either runtime of the pair lags — nil, of the
+// wrong arity, the zero Chunk, columns that disagree, a row behind the
+// frontier, one refused in the middle of a SendAll — are each refused by
+// Send with an error naming the input and the fault, and reach no
+// runtime; empty chunks are accepted and change nothing, not even a
+// NoHistory input's "first update", so a reader created after them is
+// built. The runtimes go on as if the refused chunks were never sent:
+// Solo and the pair give the same answers, Send errors and errors.
+func TestBadAndEmptyChunksLeaveTheRuntimesUsable(t *testing.T) {
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		t.Run(fmt.Sprintf("lag=%v", lag), func(t *testing.T) {
+			outs := agree(t, lag, func(s *setup, sent *[]string) string {
+				s.must(CreateInput{Name: "nh", Arity: 2, NoHistory: true})
+				s.declare("in", 2)
+				s.advance("in", 2, frontier.At(2))
+				behind := dataflow.NewChunk(2, 2)
+				behind.Push([]int64{4, 40}, 2, 1)
+				behind.Push([]int64{5, 50}, 1, 1)
+				narrow := dataflow.NewChunk(1, 1)
+				narrow.Push([]int64{4}, 3, 1)
+				good := dataflow.NewChunk(2, 1)
+				good.Push([]int64{6, 60}, 2, 1)
+				later := dataflow.NewChunk(2, 1)
+				later.Push([]int64{7, 70}, 3, 1)
+				for _, cmd := range []Command{
+					Input{Name: "in", Chunk: nil},
+					Input{Name: "in", Chunk: &dataflow.Chunk{}},
+					Input{Name: "in", Chunk: narrow},
+					Input{Name: "in", Chunk: behind},
+					Input{Name: "in", Chunk: &dataflow.Chunk{Arity: 2, Rows: []int64{1, 2}}},
+					Input{Name: "in", Chunk: dataflow.NewChunk(2, 0)},
+					Input{Name: "in", Chunk: &dataflow.Chunk{Arity: 2}},
+					Input{Name: "nh", Chunk: dataflow.NewChunk(2, 0)},
+					Input{Name: "nh", Chunk: &dataflow.Chunk{Arity: 2}},
+				} {
+					*sent = append(*sent, s.sendErr(cmd))
+				}
+				err := s.ctl.SendAll(Input{Name: "in", Chunk: good}, Input{Name: "in", Chunk: behind}, Input{Name: "in", Chunk: later})
+				*sent = append(*sent, fmt.Sprint(err))
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				s.must(CreateDataflow{Desc: indexDesc("nhidx", "nh", 2, []int{0}, 0, nil)})
+				nh := dataflow.NewChunk(2, 1)
+				nh.Push([]int64{8, 80}, 2, 1)
+				s.must(Input{Name: "nh", Chunk: nh})
+				s.must(Input{Name: "in", Chunk: later})
+				s.advance("in", 2, frontier.At(4))
+				s.must(AdvanceInput{Name: "nh", Frontier: frontier.At(4)})
+				cp, cpnh := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 2, frontier.At(4), cp)})
+				s.must(CreateDataflow{Desc: readDesc("qnh", "nhidx", 2, frontier.At(4), cpnh)})
+				s.resume()
+				return read(cp, 2) + " " + read(cp, 3) + " " + read(cpnh, 3)
+			})
+			want := outcome{
+				answer: "map[[6 60]:1] map[[6 60]:1 [7 70]:1] map[[8 80]:1]",
+				sent: []string{
+					`runtime: input "in": Chunk is nil`,
+					`runtime: input "in": Chunk.Arity 0, the input has arity 2`,
+					`runtime: input "in": Chunk.Arity 1, the input has arity 2`,
+					`runtime: input "in": Chunk row 1: time 1 is before the input frontier {2}`,
+					`runtime: input "in": dataflow: chunk columns disagree: 2 rows of arity 2, 0 times, 0 diffs`,
+					"", "", "", "",
+					`runtime: input "in": Chunk row 1: time 1 is before the input frontier {2}`,
+				},
+			}
+			for w, o := range outs {
+				if fmt.Sprint(o) != fmt.Sprint(want) {
+					t.Fatalf("workers=%d: %+v, want %+v", w, o, want)
+				}
+			}
+		})
+	}
 }

@@ -305,3 +305,85 @@ func TestBadAndEmptyChunksLeaveTheRuntimesUsable(t *testing.T) {
 		})
 	}
 }
+
+// The Interactive runtime held behind for many rounds while the
+// Maintenance runtime takes every round's input and compacts the index to
+// each round's frontier, queries created before and during the lag (the
+// later ones at the since the index had then): once the Interactive
+// runtime catches up, every query is exact at every time from its as_of,
+// in the pair as in Solo, so no hold the lagging reader needed was given
+// up (a compaction past one would fold its times together and the model,
+// which changes at every time, would tell). A query whose as_of the index
+// compacted past before its create is an error, the same in both.
+func TestLaggingReaderKeepsEveryTimeItNeeds(t *testing.T) {
+	const rounds = 40
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				t.Parallel()
+				ctx := testCtx(t)
+				s := newSetup(t, mode, w)
+				s.declare("in", 2)
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				type query struct {
+					asOf uint64
+					cp   *dataflow.Capture
+				}
+				var queries []query
+				var rows [][]int64
+				newQuery := func(asOf uint64) {
+					cp := dataflow.NewCapture(w)
+					queries = append(queries, query{asOf, cp})
+					s.must(CreateDataflow{Desc: readDesc(fmt.Sprint("q", len(queries)), "idx", asOf, frontier.Empty(), cp)})
+				}
+				newQuery(0)
+				var release func()
+				for tm := range uint64(rounds) {
+					switch {
+					case tm == 5 && mode == "pair":
+						release = stoppableGate(s.role(Interactive))
+					case tm == 30 && release != nil:
+						release()
+						release = nil
+					}
+					r := []int64{int64(tm), 1, int64(tm % 7), int64(tm)}
+					rows = append(rows, r)
+					if tm%4 == 3 {
+						rows = append(rows, []int64{int64(tm), -1, int64((tm - 3) % 7), int64(tm - 3)})
+					}
+					c := dataflow.NewChunk(2, 2)
+					for _, r := range rows {
+						if r[0] == int64(tm) {
+							c.Push(r[2:], tm, r[1])
+						}
+					}
+					s.must(Input{Name: "in", Chunk: c})
+					s.advance("in", 2, frontier.At(tm+1))
+					if tm%6 == 2 {
+						newQuery(tm)
+					}
+					s.must(AllowCompaction{ID: "idx", Frontier: frontier.At(tm + 1)})
+				}
+				cp := dataflow.NewCapture(w)
+				s.must(CreateDataflow{Desc: readDesc("late", "idx", 3, frontier.Empty(), cp)})
+				if release != nil {
+					release()
+				}
+				for i, q := range queries {
+					if err := q.cp.WaitPassed(ctx, rounds-1); err != nil {
+						t.Fatalf("query %d: %v", i, err)
+					}
+					for tm := q.asOf; tm < rounds; tm++ {
+						if got, want := captured(q.cp, tm), model(rows, tm); !maps.Equal(got, want) {
+							t.Fatalf("query %d (as_of %d) at %d: %v, want %v", i, q.asOf, tm, got, want)
+						}
+					}
+				}
+				want := []string{`dataflow late: index "idx": since {40}, as_of {3}: dataflow: index has been allowed to compact beyond the dataflow as_of`}
+				if got := s.syncedErrors(t); !slices.Equal(got, want) {
+					t.Fatalf("errors %q, want %q", got, want)
+				}
+			})
+		}
+	}
+}

@@ -387,3 +387,84 @@ func TestLaggingReaderKeepsEveryTimeItNeeds(t *testing.T) {
 		}
 	}
 }
+
+// Shutdown from two goroutines at once while a third sends input rounds
+// and creates and drops a query, a fourth Syncs in a loop and a fifth
+// waits on a capture for a time no round reaches: everything returns,
+// every refusal and wait error is ErrShutdown, and neither Solo nor the
+// pair reports an error for what the Shutdown discarded.
+func TestShutdownTwiceDuringRoundsAndWaits(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				t.Parallel()
+				s := newSetup(t, mode, w)
+				s.declare("in", 2)
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				cp := dataflow.NewCapture(w)
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
+				s.advance("in", 2, frontier.At(1))
+				if err := cp.WaitPassed(testCtx(t), 0); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				started := make(chan struct{})
+				errs := make(chan error, 1000)
+				var wg gosync.WaitGroup
+				wg.Add(3)
+				go func() {
+					defer wg.Done()
+					for tm := uint64(1); ; tm++ {
+						if tm == 20 {
+							close(started)
+						}
+						c := dataflow.NewChunk(2, 1)
+						c.Push([]int64{int64(tm % 3), int64(tm)}, tm, 1)
+						cmds := []Command{Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(tm + 1)}}
+						if tm%5 == 0 {
+							cmds = append(cmds, CreateDataflow{Desc: readDesc("r", "idx", 0, frontier.Empty(), dataflow.NewCapture(w))}, DropDataflow{ID: "r"})
+						}
+						if err := s.ctl.SendAll(cmds...); err != nil {
+							errs <- err
+							if tm < 20 {
+								close(started)
+							}
+							return
+						}
+					}
+				}()
+				go func() {
+					defer wg.Done()
+					for {
+						if err := s.ctl.Sync(ctx); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+				go func() {
+					defer wg.Done()
+					errs <- cp.WaitPassed(ctx, 1<<40)
+				}()
+				<-started
+				var stops gosync.WaitGroup
+				for k := range 2 {
+					stops.Add(1)
+					go func() { defer stops.Done(); s.rts[k%len(s.rts)].Shutdown() }()
+				}
+				stops.Wait()
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					if !errors.Is(err, ErrShutdown) {
+						t.Errorf("%v, want ErrShutdown", err)
+					}
+				}
+				if got := s.ctl.Errors(); len(got) != 0 {
+					t.Errorf("errors after Shutdown: %v", got)
+				}
+			})
+		}
+	}
+}

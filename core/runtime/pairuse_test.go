@@ -468,3 +468,72 @@ func TestShutdownTwiceDuringRoundsAndWaits(t *testing.T) {
 		}
 	}
 }
+
+// An index dropped while a query's Build is importing it: the
+// Interactive runtime's Build has imported the index and waits until the
+// Maintenance runtime has applied the drop and freed its side, then
+// finishes. The query is told once (ErrIndexDropped), as in Solo, where
+// the drop comes after the Build; what it passed is the index's, and the
+// next incarnation of the index and the query, under the same ids, is
+// exact.
+func TestIndexDroppedWhileItsImportIsBuilt(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				t.Parallel()
+				ctx := testCtx(t)
+				s := newSetup(t, mode, w)
+				s.send("in", 2, []int64{0, 1, 1, 10}, []int64{1, 1, 2, 20})
+				s.advance("in", 2, frontier.At(2))
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				imported := make(chan struct{}, w)
+				proceed := make(chan struct{})
+				cp := dataflow.NewCapture(w)
+				s.must(CreateDataflow{Desc: dataflow.Desc{
+					ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+					Build: func(c *dataflow.Context) error {
+						a, err := c.ImportIndex("idx")
+						if err != nil {
+							return err
+						}
+						imported <- struct{}{}
+						<-proceed
+						c.Capture(cp, a.Oks)
+						return nil
+					},
+				}})
+				s.must(DropDataflow{ID: "maintain idx"})
+				for range w {
+					<-imported
+				}
+				if mode == "pair" {
+					if err := s.ctl.SyncRole(ctx, Maintenance); err != nil {
+						t.Fatal(err)
+					}
+				}
+				close(proceed)
+				want := []string{fmt.Sprintf("dataflow q: index %q, which it imports, goes with dataflow maintain idx: %v", "idx", ErrIndexDropped)}
+				if got := s.syncedErrors(t); !slices.Equal(got, want) {
+					t.Fatalf("errors %q, want %q", got, want)
+				}
+				if f, ok := cp.Frontier().Time(); !ok || f > 0 {
+					for tm := uint64(0); tm < 2 && (!ok || tm < f); tm++ {
+						if got, want := captured(cp, tm), model([][]int64{{0, 1, 1, 10}, {1, 1, 2, 20}}, tm); !maps.Equal(got, want) {
+							t.Fatalf("dropped index's query at %d: %v, want %v", tm, got, want)
+						}
+					}
+				}
+				s.must(DropDataflow{ID: "q"})
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				again := dataflow.NewCapture(w)
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), again)})
+				if err := again.WaitPassed(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := captured(again, 1), model([][]int64{{0, 1, 1, 10}, {1, 1, 2, 20}}, 1); !maps.Equal(got, want) {
+					t.Fatalf("re-created query at 1: %v, want %v", got, want)
+				}
+			})
+		}
+	}
+}

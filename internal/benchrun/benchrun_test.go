@@ -598,6 +598,53 @@ func TestRunBadInputWritesNothing(t *testing.T) {
 	}
 }
 
+// TestRunOutHeldByAnotherRunIsRefused checks that a run whose --out
+// another run is still writing is refused (exit 2 naming --out and the
+// file) before it truncates the file, so the first run's lines all stay
+// and are not mixed with the second's under one header.
+func TestRunOutHeldByAnotherRunIsRefused(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("no flock")
+	}
+	chdirRoot(t)
+	outFile := filepath.Join(t.TempDir(), "out.txt")
+	cfg := func(eng Engine, stdout io.Writer) RunConfig {
+		return RunConfig{Out: stdout, ErrOut: io.Discard, OutFile: outFile, Engine: eng, Env: testEnv,
+			Selection: Selection{Targets: []string{"groupby"}, Workers: 1}, Count: 2, Progress: ProgressOff}
+	}
+	var secondErr error
+	second := &fakeEngine{}
+	first := &fakeEngine{before: func(call int) {
+		if call == 2 {
+			// The first run has written its first line and runs its
+			// second sample: a second run starts on the same file.
+			secondErr = Run(context.Background(), cfg(second, io.Discard))
+		}
+	}}
+	var stdout bytes.Buffer
+	if err := Run(context.Background(), cfg(first, &stdout)); err != nil {
+		t.Fatal(err)
+	}
+	want := "--out: " + outFile + " is being written by another benchrun run"
+	if secondErr == nil || !strings.Contains(secondErr.Error(), want) || ExitCode(secondErr) != ExitUsage {
+		t.Errorf("second run: err = %v (exit %d), want %q and exit 2", secondErr, ExitCode(secondErr), want)
+	}
+	if second.calls != 0 {
+		t.Errorf("second run ran %d samples", second.calls)
+	}
+	data, err := os.ReadFile(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != stdout.String() || strings.Count(string(data), "\nBenchmark") != 2 {
+		t.Errorf("--out holds\n%s\nwant the first run's results\n%s", data, stdout.String())
+	}
+	// Once the first run has ended, the file is free again.
+	if err := Run(context.Background(), cfg(&fakeEngine{}, io.Discard)); err != nil {
+		t.Errorf("a run after the first one ended: %v", err)
+	}
+}
+
 // TestRunCountTooLargeToCount: --count times the number of benchmarks must
 // fit an int. Two benchmarks of math.MaxInt samples each wrapped the total
 // to -2, which the progress showed as "1/-2" and the summary as "326 of -2

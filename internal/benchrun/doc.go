@@ -24,7 +24,8 @@
 //     been validated, and each result line is appended with one write as
 //     soon as its sample finishes, so an interrupted run leaves every
 //     finished line intact and a run refused for bad input writes nothing.
-//     No two output flags may name one file.
+//     No two output flags may name one file, and no two runs write one
+//     --out at once (a regular file is locked while a run writes it).
 //   - B4 (--shard i/n): the benchmarks are sorted by name and shard i runs
 //     those at positions i, i+n, i+2n, …; the shards of one n partition
 //     the list.

@@ -620,9 +620,9 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	if cfg.OutFile != "" {
 		// Truncated when the run starts, every flag and spec checked
 		// before; each finished line appended (B3).
-		f, err := os.OpenFile(cfg.OutFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
+		f, err := openOut(cfg.OutFile)
 		if err != nil {
-			return usagef("--out", "%s: cannot write: %s", spec.Path(cfg.OutFile), pathErrMsg(err))
+			return err
 		}
 		defer f.Close()
 		w = io.MultiWriter(cfg.Out, f)
@@ -695,6 +695,40 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 	}
 	return runErr
+}
+
+// errOutBusy is lockOut's answer for a --out file another process holds.
+var errOutBusy = errors.New("locked by another process")
+
+// openOut opens the --out file for a run: created if missing, locked
+// against another benchrun run writing it at the same time, then
+// truncated. Two runs into one file would each truncate what the other
+// had written and mix their lines under one header, both exiting 0; the
+// second is refused instead (exit 2) with the first one's file intact. A
+// file that is not regular (/dev/null, a pipe) is neither locked nor
+// truncated: it keeps nothing two runs could spoil.
+func openOut(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, usagef("--out", "%s: cannot write: %s", spec.Path(path), pathErrMsg(err))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, usagef("--out", "%s: cannot write: %s", spec.Path(path), pathErrMsg(err))
+	}
+	if !st.Mode().IsRegular() {
+		return f, nil
+	}
+	if err := lockOut(f); err != nil {
+		f.Close()
+		return nil, usagef("--out", "%s is being written by another benchrun run; wait for it to end or give --out another file", spec.Path(path))
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, usagef("--out", "%s: cannot write: %s", spec.Path(path), pathErrMsg(err))
+	}
+	return f, nil
 }
 
 // samples runs every sample and writes its result line to w. It returns

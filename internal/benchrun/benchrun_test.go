@@ -645,6 +645,49 @@ func TestRunOutHeldByAnotherRunIsRefused(t *testing.T) {
 	}
 }
 
+// TestRunOutGoneDuringTheRunFails checks that a run whose --out was
+// removed (with its directory) or replaced while it ran exits 1 saying so,
+// not 0 as if its lines were in --out.
+func TestRunOutGoneDuringTheRunFails(t *testing.T) {
+	chdirRoot(t)
+	for _, tc := range []struct {
+		what string
+		do   func(dir, outFile string) error
+	}{
+		{"removed", func(dir, outFile string) error { return os.RemoveAll(dir) }},
+		{"replaced by another file", func(dir, outFile string) error {
+			other := filepath.Join(dir, "other.txt")
+			if err := os.WriteFile(other, []byte("other\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Rename(other, outFile)
+		}},
+	} {
+		dir := filepath.Join(t.TempDir(), "results")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		outFile := filepath.Join(dir, "out.txt")
+		eng := &fakeEngine{before: func(call int) {
+			if call == 2 {
+				if err := tc.do(dir, outFile); err != nil {
+					t.Error(err)
+				}
+			}
+		}}
+		var stdout bytes.Buffer
+		err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: io.Discard, OutFile: outFile, Engine: eng, Env: testEnv,
+			Selection: Selection{Targets: []string{"groupby"}, Workers: 1}, Count: 3, Progress: ProgressOff})
+		want := "--out: " + outFile + " was " + tc.what + " during the run: its 3 result lines are only on standard output"
+		if err == nil || !strings.Contains(err.Error(), want) || ExitCode(err) != ExitFailed {
+			t.Errorf("err = %v (exit %d), want %q and exit 1", err, ExitCode(err), want)
+		}
+		if n := strings.Count(stdout.String(), "\nBenchmark"); n != 3 {
+			t.Errorf("%s: %d result lines on stdout, want 3", tc.what, n)
+		}
+	}
+}
+
 // TestRunCountTooLargeToCount: --count times the number of benchmarks must
 // fit an int. Two benchmarks of math.MaxInt samples each wrapped the total
 // to -2, which the progress showed as "1/-2" and the summary as "326 of -2

@@ -617,6 +617,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		cpuPath = f.Name()
 	}
 	w := cfg.Out
+	var outFile *os.File
 	if cfg.OutFile != "" {
 		// Truncated when the run starts, every flag and spec checked
 		// before; each finished line appended (B3).
@@ -625,6 +626,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			return err
 		}
 		defer f.Close()
+		outFile = f
 		w = io.MultiWriter(cfg.Out, f)
 	}
 	var stopCPU func() error
@@ -658,7 +660,10 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 		defer stopCPU()
 	}
-	_, runErr := cfg.samples(ctx, benches, inputs, w)
+	done, runErr := cfg.samples(ctx, benches, inputs, w)
+	if outFile != nil && runErr == nil {
+		runErr = outStillThere(cfg.OutFile, outFile, done)
+	}
 	if stopCPU != nil {
 		if err := stopCPU(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("benchrun: --cpuprofile: %w", err)
@@ -729,6 +734,26 @@ func openOut(path string) (*os.File, error) {
 		return nil, usagef("--out", "%s: cannot write: %s", spec.Path(path), pathErrMsg(err))
 	}
 	return f, nil
+}
+
+// outStillThere returns an error (exit 1) when path no longer names f, the
+// regular --out file the run wrote: removed during the run (its directory
+// too) or replaced by another file. Its lines went to a file no name
+// reaches, and exit 0 would say they are in --out.
+func outStillThere(path string, f *os.File, lines int) error {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	now, err := os.Stat(path)
+	if err == nil && os.SameFile(st, now) {
+		return nil
+	}
+	what := "removed"
+	if err == nil {
+		what = "replaced by another file"
+	}
+	return fmt.Errorf("benchrun: --out: %s was %s during the run: its %s are only on standard output", spec.Path(path), what, count(lines, "result line", "result lines"))
 }
 
 // samples runs every sample and writes its result line to w. It returns

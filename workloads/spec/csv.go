@@ -33,9 +33,24 @@ func ReadCSVFile(path string, columns []string) (*Table, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read CSV: " + unwrapPathErr(err)}
 	}
+	if msg := notRegular(st, "an input is read more than once (the spec's check, then each run)"); msg != "" {
+		return nil, &Error{File: path, Msg: "cannot read CSV: " + msg}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read CSV: " + unwrapPathErr(err)}
+	}
+	defer f.Close()
+	return ReadCSV(path, f, columns)
+}
+
+// notRegular returns why st, a file a command reads more than once (why
+// says so), cannot be read as one: a directory, or a named pipe, socket
+// or device, which gives its content once. "" for a regular file.
+func notRegular(st os.FileInfo, why string) string {
 	switch {
 	case st.IsDir():
-		return nil, &Error{File: path, Msg: "cannot read CSV: is a directory"}
+		return "is a directory"
 	case !st.Mode().IsRegular():
 		what := "not a regular file"
 		switch t := st.Mode().Type(); {
@@ -46,14 +61,9 @@ func ReadCSVFile(path string, columns []string) (*Table, error) {
 		case t&os.ModeDevice != 0:
 			what = "a device"
 		}
-		return nil, &Error{File: path, Msg: "cannot read CSV: " + what + ", which gives its content once: an input is read more than once (the spec's check, then each run), so write it to a file first"}
+		return what + ", which gives its content once: " + why + ", so write it to a file first"
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read CSV: " + unwrapPathErr(err)}
-	}
-	defer f.Close()
-	return ReadCSV(path, f, columns)
+	return ""
 }
 
 // ReadCSV reads updates from r. The first non-empty line is the header,

@@ -22,7 +22,20 @@ func ReadFile(path string) (*Spec, error) {
 
 // ReadFileWith reads the spec at path like ReadFile, applying overrides
 // as DecodeWith does.
+//
+// The file must be a regular file, as a CSV input must: a command reads
+// its spec more than once (benchrun run checks its streams against it,
+// then runs it), so a pipe (cat w.json | benchrun run /dev/stdin) read
+// empty the second time, and a named pipe no one writes blocked the open
+// where Ctrl-C could not stop it. Either is refused before it is opened.
 func ReadFileWith(path string, overrides []Override) (*Spec, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read spec: " + unwrapPathErr(err)}
+	}
+	if msg := notRegular(st, "a spec is read more than once (the command's checks, then the command)"); msg != "" {
+		return nil, &Error{File: path, Msg: "cannot read spec: " + msg}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read spec: " + unwrapPathErr(err)}

@@ -336,6 +336,36 @@ func TestReadCSVFileRefusesWhatIsReadOnce(t *testing.T) {
 	}
 }
 
+// TestReadFileRefusesWhatIsReadOnce: a spec file that is a named pipe, a
+// directory or a device is refused at once, naming the file, as a CSV
+// input is: a command reads its spec more than once, and the open of a
+// named pipe no one writes waited where a signal could not stop it.
+func TestReadFileRefusesWhatIsReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "w.json")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	for path, want := range map[string]string{p: "a named pipe, which gives its content once", dir: "is a directory", "/dev/null": "a device"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := ReadFile(path)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), path+": cannot read spec: "+want) {
+				t.Errorf("%s: error %v, want one naming the file and %q", path, err, want)
+			}
+		case <-time.After(10 * time.Second):
+			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+				f.Close() // lets the blocked read end
+			}
+			t.Fatalf("%s: the read waits (for a writer?)", path)
+		}
+	}
+}
+
 // TestByteOrderMark: a UTF-8 byte order mark at the start of a spec or a
 // CSV file, which some editors write, is skipped, as benchcmp skips it in
 // result files; line numbers are unchanged, and a mark anywhere else is

@@ -293,12 +293,16 @@ func gatherPairs(dst []rec, rows []int64, times []uint64, diffs []int64, u front
 // If a Push since the last Seal was refused for its arity, Seal returns no
 // batch and an error wrapping ErrArity, and keeps every buffered update
 // for the next Seal; so does an upper before lower, with
-// ErrUpperBeforeLower.
+// ErrUpperBeforeLower. A refused Seal still ends the loan of the chunks
+// pushed whole (BT1): it copies their updates, which its caller may then
+// reuse.
 func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 	if err := checkBounds(lower, upper); err != nil {
+		b.ownQueued()
 		return nil, err
 	}
 	if err := b.takeBadArity(); err != nil {
+		b.ownQueued()
 		return nil, err
 	}
 	if b.small {
@@ -327,6 +331,37 @@ func chunkShape(nrows, width int, keyCols, valCols []int, n, ndiffs int) error {
 		}
 	}
 	return nil
+}
+
+// ownQueued copies the updates of the chunks pushed whole and not yet
+// gathered into the batcher's own buffers (the builder's records, or the
+// wide columns), for a Seal that refuses to build: the next Seal must not
+// read a chunk its caller was free to reuse once this one returned (BT1).
+func (b *Batcher) ownQueued() {
+	if b.nq == 0 {
+		return
+	}
+	if b.small {
+		b.bld.recs = slices.Grow(b.bld.recs, b.nq)
+		for i := range b.queued {
+			b.bld.recs, _ = gather(b.bld.recs, nil, &b.queued[i], 0, false)
+		}
+	} else {
+		b.rows = slices.Grow(b.rows, b.nq*b.w)
+		for i := range b.queued {
+			q := &b.queued[i]
+			for j := range q.times {
+				row := q.rows[j*q.width : j*q.width+q.width]
+				for _, c := range q.cols {
+					b.rows = append(b.rows, row[c])
+				}
+			}
+			b.times = append(b.times, q.times...)
+			b.diffs = append(b.diffs, q.diffs...)
+		}
+	}
+	clear(b.queued)
+	b.queued, b.nq = b.queued[:0], 0
 }
 
 // refuseCols records a push refused for its number of key or val columns.

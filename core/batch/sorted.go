@@ -233,8 +233,11 @@ func (s *Sorted) popLast() (val, key bool) {
 }
 
 // Build returns the pushed updates as a batch describing [lower, upper)
-// with since {0}, and resets the builder. REQUIRES: every pushed time lies
-// in [lower, upper) (asserted in invariant builds). If the pushes were out
+// with since {0}, and resets the builder. Every pushed time must lie in
+// [lower, upper): one outside (unless its diffs consolidate to zero) makes
+// Build return no batch and an error wrapping ErrTimeOutside, as
+// Builder.Build does, and so do a push refused for its arity (ErrArity)
+// and an upper before lower (ErrUpperBeforeLower). If the pushes were out
 // of order it returns ErrUnsorted and no batch. If a consolidated diff
 // leaves int64 it also returns an *OverflowError naming the times that
 // overflowed, with the complete batch, the diff saturated (as

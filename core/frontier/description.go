@@ -21,7 +21,8 @@ func (d Description) String() string {
 	return fmt.Sprintf("[%v, %v) since %v", d.Lower, d.Upper, d.Since)
 }
 
-// ParseDescription parses the String form of a Description.
+// ParseDescription parses the String form of a Description. A description
+// whose upper is before its lower bounds no batch (B3) and is an error.
 func ParseDescription(s string) (Description, error) {
 	var d Description
 	rest := strings.TrimSpace(s)
@@ -49,6 +50,9 @@ func ParseDescription(s string) (Description, error) {
 	}
 	if d.Since, err = Parse(strings.TrimPrefix(since, "since")); err != nil {
 		return d, err
+	}
+	if !d.Lower.LessEqual(d.Upper) {
+		return Description{}, fmt.Errorf("frontier: description %q: upper %v is before lower %v", s, d.Upper, d.Lower)
 	}
 	return d, nil
 }

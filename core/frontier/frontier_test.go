@@ -224,11 +224,18 @@ func TestDescription(t *testing.T) {
 	if !d.Contains(1) || !d.Contains(3) || d.Contains(4) || d.Contains(0) {
 		t.Fatal("Contains is wrong")
 	}
+	for _, ok := range []string{"[{2}, {2}) since {0}", "[{2}, {}) since {0}", "[{}, {}) since {0}"} {
+		if _, err := ParseDescription(ok); err != nil {
+			t.Errorf("ParseDescription(%q): %v", ok, err)
+		}
+	}
 	open := Description{Lower: At(4), Upper: Empty(), Since: Min()}
 	if !open.Contains(MaxTime) {
 		t.Fatal("[{4}, {}) must contain every time from 4")
 	}
-	for _, bad := range []string{"", "[{1}, {2}", "[{1} {2}) since {0}", "[{1}, {2}) {0}", "[{x}, {2}) since {0}"} {
+	for _, bad := range []string{"", "[{1}, {2}", "[{1} {2}) since {0}", "[{1}, {2}) {0}", "[{x}, {2}) since {0}",
+		// An upper before the lower bounds no batch (B3).
+		"[{3}, {2}) since {0}", "[{}, {2}) since {0}"} {
 		if _, err := ParseDescription(bad); err == nil {
 			t.Errorf("ParseDescription(%q) succeeded", bad)
 		}

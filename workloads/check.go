@@ -129,8 +129,12 @@ func CheckCases(s *spec.Spec) []CheckCase {
 // counts with the output's errors (stageDiff, stageDiffImported), and
 // checks that every hold and registry slot is
 // released at the end. It returns one line per difference (nil when all
-// agree).
+// agree). A nil spec or tables that are not s's loaded inputs are an
+// error wrapping ErrUsage (CheckTables), not a difference.
 func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) ([]string, error) {
+	if err := CheckTables(s, tables); err != nil {
+		return nil, err
+	}
 	times := CheckTimes(s, tables)
 	in := ReferenceInputs(s, tables)
 	want := make([]*reference.Result, len(times))

@@ -71,9 +71,15 @@ type Session struct {
 }
 
 // NewSession starts the runtimes, declares the inputs and, imported,
-// creates every index's maintaining dataflow at time 0. tables are the
-// loaded inputs, in s.Inputs order (Load).
+// creates every index's maintaining dataflow at time 0. s is a decoded
+// spec (spec.Decode, spec.ReadFile, Bench.Spec); tables are its loaded
+// inputs, in s.Inputs order (Load). Anything else is an error wrapping
+// ErrUsage (CheckTables). The tables are only read: several `Session`
+// values running at once may share them.
 func NewSession(s *spec.Spec, tables []*spec.Table, opts SessionOptions) (*Session, error) {
+	if err := CheckTables(s, tables); err != nil {
+		return nil, err
+	}
 	if opts.Workers < 1 {
 		opts.Workers = 1
 	}

@@ -1,0 +1,64 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// ErrUsage is wrapped by every error that reports a call the package
+// cannot serve as asked: a nil or unresolved spec, tables that are not
+// the spec's loaded inputs, options out of range, times outside as_of to
+// until. Match it with errors.Is.
+var ErrUsage = errors.New("workloads: invalid use")
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, args...)...)
+}
+
+// checkSpec returns an error unless s is a decoded and resolved spec.
+func checkSpec(s *spec.Spec) error {
+	if s == nil {
+		return usagef("nil spec")
+	}
+	if s.Plan == nil {
+		return usagef("spec %s has no resolved plan: decode it with spec.Decode, spec.DecodeWith or spec.ReadFile, which validate it", spec.Quote(s.Name))
+	}
+	return nil
+}
+
+// CheckTables returns an error (wrapping ErrUsage) unless s is a decoded
+// spec and tables are inputs for it as Load returns them: one table per
+// input, in s.Inputs order, each with the input's columns, as many diffs
+// and rows as times, and no time above spec.MaxTime. `NewSession`,
+// Evaluate and Check call it; call it before ReferenceInputs or CheckTimes
+// on tables not from Load. Two inputs with the same column names cannot
+// be told apart: their tables swapped pass.
+func CheckTables(s *spec.Spec, tables []*spec.Table) error {
+	if err := checkSpec(s); err != nil {
+		return err
+	}
+	if len(tables) != len(s.Inputs) {
+		return usagef("%d tables for the %d inputs of spec %s (Load returns one per input, in the spec's order)", len(tables), len(s.Inputs), spec.Quote(s.Name))
+	}
+	for i, t := range tables {
+		in := &s.Inputs[i]
+		if t == nil {
+			return usagef("table %d, for input %s of spec %s, is nil", i, spec.Quote(in.Name), spec.Quote(s.Name))
+		}
+		if !slices.Equal(t.Columns, in.Columns) {
+			return usagef("table %d has columns %v, but input %d of spec %s, %s, has columns %v: tables of another spec, or not in the spec's input order", i, t.Columns, i, spec.Quote(s.Name), spec.Quote(in.Name), in.Columns)
+		}
+		if len(t.Diffs) != len(t.Times) || len(t.Vals) != len(t.Times)*len(t.Columns) {
+			return usagef("table %d (input %s) has %d times, %d diffs and %d values: want as many diffs as times and %d values a time", i, spec.Quote(in.Name), len(t.Times), len(t.Diffs), len(t.Vals), len(t.Columns))
+		}
+		for j, tm := range t.Times {
+			if tm > spec.MaxTime {
+				return usagef("table %d (input %s), update %d: time %d is above the largest time %d", i, spec.Quote(in.Name), j, tm, spec.MaxTime)
+			}
+		}
+	}
+	return nil
+}

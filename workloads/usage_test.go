@@ -1,0 +1,112 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/workloads/spec"
+)
+
+// joinSrc joins two inline inputs whose columns differ by one name; a
+// and b alike have arity 2, so only their names tell their tables apart.
+const joinSrc = `{"version": 1, "name": "w", "as_of": 1,
+  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,1,10],[0,1,2,20],[1,1,3,30],[2,1,1,11],[3,-1,2,20]]},
+             "b": {"columns": ["k", "y"], "rows": [[0,1,1,5],[1,1,2,6],[2,1,3,7]]}},
+  "indexes": {"a_k": {"on": "a", "key": ["k"]}, "b_k": {"on": "b", "key": ["k"]}},
+  "query": {"from": [{"as": "p", "collection": "a"}, {"as": "q", "collection": "b"}], "on": [["p.k", "q.k"]]}}`
+
+// noPanic runs f, failing the test on a panic or when f has not returned
+// within 20 seconds.
+func noPanic(t *testing.T, name string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- errors.New("panic")
+				t.Errorf("%s: panic: %v", name, r)
+			}
+		}()
+		done <- f()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: no return after 20s", name)
+		return nil
+	}
+}
+
+// A spec and tables that do not belong together are refused by
+// `NewSession`, Evaluate and Check with an error naming what is wrong:
+// never a panic, and never an answer computed from the wrong inputs (a
+// missing table read as an empty input, two tables of one arity swapped).
+func TestNewSessionRefusesTablesNotOfItsSpec(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	w, err := Lookup("lookup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := w.Benches[0].Spec(map[string]int64{"rows": 100, "keys": 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherTabs, err := Load(other, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := *tabs[0]
+	short.Diffs = short.Diffs[:2]
+	late := *tabs[1]
+	late.Times = append([]uint64{spec.MaxTime + 1}, late.Times[1:]...)
+	for _, c := range []struct {
+		name   string
+		s      *spec.Spec
+		tables []*spec.Table
+		want   string
+	}{
+		{"nil spec", nil, tabs, "nil spec"},
+		{"spec not decoded", &spec.Spec{Name: "w", Inputs: s.Inputs}, tabs, `spec "w" has no resolved plan`},
+		{"nil tables", s, nil, "0 tables for the 2 inputs"},
+		{"one table", s, tabs[:1], "1 tables for the 2 inputs"},
+		{"three tables", s, append(tabs[:2:2], tabs[0]), "3 tables for the 2 inputs"},
+		{"nil table", s, []*spec.Table{tabs[0], nil}, `table 1, for input "b" of spec "w", is nil`},
+		{"swapped", s, []*spec.Table{tabs[1], tabs[0]}, `table 0 has columns [k y], but input 0 of spec "w", "a", has columns [k x]`},
+		{"another spec's", s, otherTabs, "table 0 has columns [id key amount]"},
+		{"for another spec", other, tabs, `input 0 of spec "lookup", "facts"`},
+		{"ragged", s, []*spec.Table{&short, tabs[1]}, "has 5 times, 2 diffs and 10 values"},
+		{"time past MaxTime", s, []*spec.Table{tabs[0], &late}, "time 18446744073709551615 is above the largest time"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			check := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("%s: %v, want ErrUsage saying %q", what, err, c.want)
+				}
+			}
+			check("NewSession", noPanic(t, "NewSession", func() error {
+				se, err := NewSession(c.s, c.tables, SessionOptions{Workers: 1})
+				if err == nil {
+					se.Close(ctx)
+				}
+				return err
+			}))
+			check("Evaluate", noPanic(t, "Evaluate", func() error {
+				_, _, _, err := Evaluate(ctx, c.s, c.tables, SessionOptions{Workers: 1}, []uint64{1})
+				return err
+			}))
+			check("Check", noPanic(t, "Check", func() error {
+				diffs, err := Check(ctx, c.s, c.tables, []CheckCase{{Workers: 1}})
+				if err == nil && len(diffs) > 0 {
+					return errors.New(diffs[0])
+				}
+				return err
+			}))
+		})
+	}
+}

@@ -132,7 +132,7 @@ func TestCheckQueryErrorsBothModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, stages, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Imported}, []uint64{3})
+	res, stages, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Imported, Workers: 1}, []uint64{3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestCheckIncrementalOverflow(t *testing.T) {
 		t.Error(d)
 	}
 	// The engine does overflow at t=1 (what the relaxed comparison is for).
-	res, _, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Direct}, []uint64{1})
+	res, _, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Direct, Workers: 1}, []uint64{1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,14 @@ import (
 // operator's protocol error): never bad input.
 var ErrRuntime = errors.New("workloads: runtime error")
 
-// SessionOptions configure a Session.
+// SessionOptions configure a `Session`. `NewSession` refuses, wrapping
+// ErrUsage, a Mode other than render.Imported or render.Direct, a Join
+// other than plan.Linear or plan.Delta, and Workers outside 1..MaxWorkers
+// (0 too: the zero value is no default).
 type SessionOptions struct {
 	Mode    render.Mode
 	Join    plan.JoinKind
-	Workers int
+	Workers int // workers per runtime, 1..MaxWorkers
 	// Capture keeps every output row (Result); otherwise the output is
 	// only counted.
 	Capture bool
@@ -80,8 +83,8 @@ func NewSession(s *spec.Spec, tables []*spec.Table, opts SessionOptions) (*Sessi
 	if err := CheckTables(s, tables); err != nil {
 		return nil, err
 	}
-	if opts.Workers < 1 {
-		opts.Workers = 1
+	if err := checkOptions(opts); err != nil {
+		return nil, err
 	}
 	se := &Session{spec: s, r: s.Plan, opts: opts, tables: tables, metrics: &render.Metrics{}}
 	if opts.Mode == render.Imported {

@@ -110,3 +110,37 @@ func TestNewSessionRefusesTablesNotOfItsSpec(t *testing.T) {
 		})
 	}
 }
+
+// Options out of range are refused before any runtime starts: workers 0
+// or negative (once quietly run on one worker), more than MaxWorkers, and
+// an index mode or join strategy the renderer does not have (once run as
+// direct, or as a linear join, under the name asked for).
+func TestNewSessionRefusesOptionsOutOfRange(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx := context.Background()
+	for _, c := range []struct {
+		opts SessionOptions
+		want string
+	}{
+		{SessionOptions{}, "0 workers: want 1 to 1024"},
+		{SessionOptions{Workers: -1}, "-1 workers: want 1 to 1024"},
+		{SessionOptions{Workers: MaxWorkers + 1}, "1025 workers: want 1 to 1024"},
+		{SessionOptions{Mode: 7, Workers: 1}, "index mode 7"},
+		{SessionOptions{Join: 7, Workers: 1}, "join JoinKind(7)"},
+	} {
+		err := noPanic(t, "NewSession", func() error {
+			se, err := NewSession(s, tabs, c.opts)
+			if err == nil {
+				se.Close(ctx)
+			}
+			return err
+		})
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewSession with %+v: %v, want ErrUsage saying %q", c.opts, err, c.want)
+		}
+		_, _, _, err = Evaluate(ctx, s, tabs, c.opts, []uint64{1})
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Evaluate with %+v: %v, want ErrUsage saying %q", c.opts, err, c.want)
+		}
+	}
+}

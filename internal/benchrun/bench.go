@@ -129,10 +129,9 @@ func nameClash(first, second *spec.Spec) error {
 	return e
 }
 
-// MaxWorkers bounds --workers. Each runtime starts that many workers and
-// their exchanges grow with its square (1,024 workers take 1.5 GB on the
-// star workload, 5,000 exhaust memory); no machine has cores for more.
-const MaxWorkers = 1024
+// MaxWorkers bounds --workers: workloads.MaxWorkers, what
+// `workloads.NewSession` accepts.
+const MaxWorkers = workloads.MaxWorkers
 
 // checkWorkers checks a --workers value.
 func checkWorkers(w int) error {

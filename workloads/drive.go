@@ -25,6 +25,19 @@ import (
 // operator's protocol error): never bad input.
 var ErrRuntime = errors.New("workloads: runtime error")
 
+// ErrClosed is returned by the methods of a `Session` that run or feed
+// it once it is closed: its runtimes are shut down, and a wait on them
+// would never end.
+var ErrClosed = errors.New("workloads: use after Close")
+
+// usable returns ErrClosed once Close was called.
+func (se *Session) usable() error {
+	if se.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
 // SessionOptions configure a `Session`. `NewSession` refuses, wrapping
 // ErrUsage, a Mode other than render.Imported or render.Direct, a Join
 // other than plan.Linear or plan.Delta, and Workers outside 1..MaxWorkers
@@ -50,7 +63,11 @@ type SessionOptions struct {
 // as time-ordered updates: every update of a time, then every input
 // advanced past it.
 //
-// A Session is used by one goroutine.
+// A `Session` is used by one goroutine. Once closed, the methods that feed
+// or run it (FeedThrough, WaitIndexes, InstallQuery, InstallQueries,
+// ImportOnly, Stall, Peeks, Finish, FinishRounds, Stats) return
+// ErrClosed; Output, Result, Metrics and the counts still read what the
+// run left.
 type Session struct {
 	spec    *spec.Spec
 	r       *plan.Resolved
@@ -185,6 +202,9 @@ func (se *Session) Output() *render.Output { return se.out }
 // every input to t+1 (to {} when t is the largest time), in time order.
 // It waits for nothing.
 func (se *Session) FeedThrough(t uint64) error {
+	if err := se.usable(); err != nil {
+		return err
+	}
 	for se.next < len(se.times) && se.times[se.next] <= t {
 		tm := se.times[se.next]
 		for ti, tb := range se.tables {
@@ -229,6 +249,9 @@ func (se *Session) advance(f frontier.Frontier) error {
 // WaitIndexes waits until every index has passed t (imported; direct has
 // no index dataflows and returns once its runtime applied what was sent).
 func (se *Session) WaitIndexes(ctx context.Context, t uint64) error {
+	if err := se.usable(); err != nil {
+		return err
+	}
 	for _, p := range se.idxProb {
 		if err := se.wait(ctx, p.WaitPassed, t); err != nil {
 			return err
@@ -313,6 +336,9 @@ func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
 // once (ids query, query-1, …), timed until every output is complete at
 // as_of. Output is the first copy's.
 func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, error) {
+	if err := se.usable(); err != nil {
+		return 0, err
+	}
 	asOf := se.r.Plan.AsOf
 	if err := se.allowCompaction(asOf); err != nil {
 		return 0, err
@@ -379,6 +405,9 @@ func (se *Session) allowCompaction(t uint64) error {
 // and builds nothing. The dataflow is dropped again. Direct mode has no
 // import and returns 0.
 func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
+	if err := se.usable(); err != nil {
+		return 0, err
+	}
 	if se.opts.Mode != render.Imported {
 		return 0, nil
 	}
@@ -434,6 +463,9 @@ const stallID = "stalled reader"
 // compaction stays at as_of while the controller allows more (hold-gap),
 // and their traces keep every distinct time since.
 func (se *Session) Stall(ctx context.Context) error {
+	if err := se.usable(); err != nil {
+		return err
+	}
 	if se.opts.Mode != render.Imported {
 		return nil
 	}
@@ -453,6 +485,9 @@ func (se *Session) Stall(ctx context.Context) error {
 // Maintenance runtime ingests concurrently and the read imports; direct,
 // the read builds everything from the raw inputs.
 func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error) {
+	if err := se.usable(); err != nil {
+		return nil, err
+	}
 	asOf := se.r.Plan.AsOf
 	var ts []uint64
 	for _, t := range se.times {
@@ -512,6 +547,9 @@ func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
 // is fed, as a serving system's controller would (a stalled reader then
 // holds them back). It waits for every query's output to be complete.
 func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error) {
+	if err := se.usable(); err != nil {
+		return 0, 0, err
+	}
 	start := time.Now()
 	for se.next < len(se.times) {
 		t := se.times[se.next]
@@ -549,6 +587,13 @@ func (se *Session) LastTime() uint64 {
 // Stats returns the runtimes' stats summed (trace bytes: each runtime
 // counts the traces it maintains, so a shared batch is counted once).
 func (se *Session) Stats(ctx context.Context) (runtime.Stats, error) {
+	if err := se.usable(); err != nil {
+		return runtime.Stats{}, err
+	}
+	return se.stats(ctx)
+}
+
+func (se *Session) stats(ctx context.Context) (runtime.Stats, error) {
 	var sum runtime.Stats
 	for _, rt := range se.rts {
 		st, err := rt.Stats(ctx)
@@ -624,7 +669,8 @@ func (se *Session) Leaks() error {
 
 // Close drops the query and every index dataflow (releasing every hold)
 // and checks the runtimes hold nothing, then shuts them down. It returns
-// what is still held, if anything, or a runtime's error.
+// what is still held, if anything, or a runtime's error. It may be called
+// at any point of a run; a second call returns nil.
 func (se *Session) Close(ctx context.Context) error {
 	if se.closed {
 		return nil
@@ -657,7 +703,7 @@ func (se *Session) Close(ctx context.Context) error {
 	if err := se.ctl.Sync(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if st, err := se.Stats(ctx); err == nil {
+	if st, err := se.stats(ctx); err == nil {
 		if st.Dataflows != 0 || st.Indexes != 0 || st.Traces != 0 {
 			errs = append(errs, fmt.Errorf("after dropping every dataflow: %d dataflows, %d indexes, %d traces left", st.Dataflows, st.Indexes, st.Traces))
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/render"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -142,5 +143,69 @@ func TestNewSessionRefusesOptionsOutOfRange(t *testing.T) {
 		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Evaluate with %+v: %v, want ErrUsage saying %q", c.opts, err, c.want)
 		}
+	}
+}
+
+// Every call that feeds or runs a closed `Session` returns ErrClosed, in
+// both modes, at once: WaitIndexes once waited forever on the shut-down
+// runtimes of an imported one (a context without deadline never ended
+// it). Close itself may be called again, and the results read after it.
+func TestCallsAfterCloseAreRefused(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx := context.Background()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		t.Run(mode.String(), func(t *testing.T) {
+			se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Workers: 2, Capture: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := se.FeedThrough(1); err != nil {
+				t.Fatal(err)
+			}
+			if err := se.WaitIndexes(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := se.InstallQuery(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := se.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := se.Close(ctx); err != nil {
+				t.Fatalf("second Close: %v", err)
+			}
+			for name, call := range map[string]func() error{
+				"FeedThrough": func() error { return se.FeedThrough(2) },
+				"WaitIndexes": func() error { return se.WaitIndexes(ctx, 2) },
+				"InstallQuery": func() error {
+					_, err := se.InstallQuery(ctx)
+					return err
+				},
+				"ImportOnly": func() error {
+					_, err := se.ImportOnly(ctx)
+					return err
+				},
+				"Stall": func() error { return se.Stall(ctx) },
+				"Peeks": func() error {
+					_, err := se.Peeks(ctx, 1)
+					return err
+				},
+				"Finish": func() error {
+					_, _, err := se.Finish(ctx)
+					return err
+				},
+				"Stats": func() error {
+					_, err := se.Stats(ctx)
+					return err
+				},
+			} {
+				if err := noPanic(t, name, call); !errors.Is(err, ErrClosed) {
+					t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+				}
+			}
+			if got := se.Output().Rows(); got != 2 {
+				t.Errorf("output rows after Close: %d, want the 2 at as_of", got)
+			}
+		})
 	}
 }

@@ -334,10 +334,17 @@ func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
 
 // InstallQueries is InstallQuery with k copies of the query created at
 // once (ids query, query-1, …), timed until every output is complete at
-// as_of. Output is the first copy's.
+// as_of. Output is the first copy's. The query is installed once: a
+// second call, or k below 1, is an error wrapping ErrUsage.
 func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, error) {
 	if err := se.usable(); err != nil {
 		return 0, err
+	}
+	if k < 1 {
+		return 0, usagef("%d copies of the query: want at least 1", k)
+	}
+	if len(se.queries) > 0 {
+		return 0, usagef("the query is installed already: it runs once")
 	}
 	asOf := se.r.Plan.AsOf
 	if err := se.allowCompaction(asOf); err != nil {
@@ -357,14 +364,15 @@ func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, er
 		}
 		descs, outs = append(descs, desc), append(outs, out)
 	}
-	se.out, se.outs = outs[0], append(se.outs, outs...)
 	start := time.Now()
-	for _, d := range descs {
+	for i, d := range descs {
 		if err := se.ctl.Send(runtime.CreateDataflow{Desc: d}); err != nil {
 			return 0, err
 		}
-		se.queries = append(se.queries, d.ID)
+		// Only a created query's output is waited for (Finish).
+		se.queries, se.outs = append(se.queries, d.ID), append(se.outs, outs[i])
 	}
+	se.out = outs[0]
 	se.query = true
 	for _, o := range outs {
 		if err := se.wait(ctx, o.WaitPassed, asOf); err != nil {
@@ -487,6 +495,9 @@ func (se *Session) Stall(ctx context.Context) error {
 func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error) {
 	if err := se.usable(); err != nil {
 		return nil, err
+	}
+	if reads < 0 {
+		return nil, usagef("%d reads: want 0 or more", reads)
 	}
 	asOf := se.r.Plan.AsOf
 	var ts []uint64

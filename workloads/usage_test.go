@@ -209,3 +209,53 @@ func TestCallsAfterCloseAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// The query is installed once, as one copy or more: a second
+// InstallQuery is refused and leaves the first one's Output, so Finish
+// still ends (it once waited forever for the refused copy's output,
+// which no dataflow writes); k below 1 and negative reads are refused
+// where they once panicked.
+func TestInstallQueryOnce(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		t.Run(mode.String(), func(t *testing.T) {
+			se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Workers: 1, Capture: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer se.Close(ctx)
+			for _, k := range []int{0, -1} {
+				if err := noPanic(t, "InstallQueries", func() error { _, err := se.InstallQueries(ctx, k); return err }); !errors.Is(err, ErrUsage) {
+					t.Errorf("InstallQueries(%d): %v, want ErrUsage", k, err)
+				}
+			}
+			if err := noPanic(t, "Peeks", func() error { _, err := se.Peeks(ctx, -1); return err }); !errors.Is(err, ErrUsage) {
+				t.Errorf("Peeks(-1): %v, want ErrUsage", err)
+			}
+			if err := se.FeedThrough(1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := se.InstallQuery(ctx); err != nil {
+				t.Fatal(err)
+			}
+			out := se.Output()
+			if _, err := se.InstallQuery(ctx); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "installed already") {
+				t.Errorf("second InstallQuery: %v, want ErrUsage", err)
+			}
+			if se.Output() != out {
+				t.Error("a refused InstallQuery replaced the Output")
+			}
+			if _, _, err := se.Finish(ctx); err != nil {
+				t.Fatalf("Finish after a refused InstallQuery: %v", err)
+			}
+			if got := out.Rows(); got != 3 {
+				t.Errorf("rows at the end: %d, want 3", got)
+			}
+			if err := se.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -55,11 +55,22 @@ func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 }
 
 // Evaluate runs the workload once with its output captured and returns
-// the output accumulated at each of times (each at or after as_of and
-// before until), the operators' error counts, and what the runtimes still
-// held after the session closed (nil when every hold was released and
-// every registry slot is gone).
+// the output accumulated at each of times, in the order given (any order,
+// repeats included), the operators' error counts, and what the runtimes
+// still held after the `Session` closed (nil when every hold was released
+// and every registry slot is gone). Each time must be at or after as_of
+// and before until: one outside is an error wrapping ErrUsage, found
+// before anything runs, as are a spec, tables or options `NewSession`
+// refuses.
 func Evaluate(ctx context.Context, s *spec.Spec, tables []*spec.Table, opts SessionOptions, times []uint64) ([]*reference.Result, []render.StageErrors, error, error) {
+	if err := checkSpec(s); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, t := range times {
+		if err := checkTime(s.Plan, t); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	opts.Capture = true
 	se, err := NewSession(s, tables, opts)
 	if err != nil {
@@ -80,7 +91,11 @@ func Evaluate(ctx context.Context, s *spec.Spec, tables []*spec.Table, opts Sess
 		}
 		out := make([]*reference.Result, len(times))
 		for i, t := range times {
-			out[i] = se.Result(t)
+			r, err := se.Result(t)
+			if err != nil {
+				return nil, nil, err
+			}
+			out[i] = r
 		}
 		return out, se.Metrics().Errors(), nil
 	}()

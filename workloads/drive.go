@@ -626,9 +626,23 @@ func (se *Session) stats(ctx context.Context) (runtime.Stats, error) {
 }
 
 // Result returns the captured output accumulated at t as a reference
-// result (rows sorted numerically, errors by message). REQUIRES Capture
-// and an output complete at t.
-func (se *Session) Result(t uint64) *reference.Result {
+// result (rows sorted numerically, errors by message). It is an error
+// wrapping ErrUsage when no query was installed, the `Session` was not
+// created with Capture, t is before as_of or at or after until (the
+// query's output holds no answer there), or the output is not complete
+// at t yet (Finish, or a wait, first).
+func (se *Session) Result(t uint64) (*reference.Result, error) {
+	if err := se.checkTime(t); err != nil {
+		return nil, err
+	}
+	switch {
+	case se.out == nil:
+		return nil, usagef("no result: the query is not installed (InstallQuery)")
+	case se.out.Oks == nil:
+		return nil, usagef("no result: the output is only counted (set `SessionOptions.Capture`)")
+	case !se.out.Passed(t):
+		return nil, usagef("no result at time %d: the output is not complete there yet (Finish first)", t)
+	}
 	res := &reference.Result{Time: t, Columns: slices.Clone(se.r.Query.Output)}
 	rows, over := se.out.Oks.Accumulate(t)
 	for _, rd := range rows {
@@ -649,7 +663,23 @@ func (se *Session) Result(t uint64) *reference.Result {
 			res.Errors = append(res.Errors, reference.Error{Message: m, Diff: errs[m]})
 		}
 	}
-	return res
+	return res, nil
+}
+
+// checkTime returns an error wrapping ErrUsage unless the query's output
+// answers at t: as_of ≤ t, and t < until when the spec has one.
+func (se *Session) checkTime(t uint64) error {
+	return checkTime(se.r, t)
+}
+
+func checkTime(r *plan.Resolved, t uint64) error {
+	if t < r.Plan.AsOf {
+		return usagef("time %d is before as_of %d: the query's output starts at as_of", t, r.Plan.AsOf)
+	}
+	if r.Plan.HasUntil && t >= r.Plan.Until {
+		return usagef("time %d is not before until %d: the query's output ends before until", t, r.Plan.Until)
+	}
+	return nil
 }
 
 // ErrorMessage is the message of an error code (docs/spec.md "Errors").

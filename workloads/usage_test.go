@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/reference"
 	"github.com/tracebench/tracebench/core/render"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -257,5 +258,105 @@ func TestInstallQueryOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// untilSrc is a spec whose output answers at times 1 and 2 only.
+const untilSrc = `{"version": 1, "name": "u", "as_of": 1, "until": 3,
+  "inputs": {"a": {"columns": ["k"], "rows": [[0,1,1],[1,1,2],[2,1,3],[3,1,4]]}},
+  "indexes": {"a_k": {"on": "a", "key": ["k"]}},
+  "query": {"from": [{"as": "p", "collection": "a"}]}}`
+
+// Evaluate answers at times from as_of to before until, in the order
+// asked, and refuses one outside before it runs anything: before as_of
+// the output once read as empty and at until as holding an update of
+// until, neither of which the query's output is.
+func TestEvaluateTimes(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "u.json", untilSrc)
+	ctx := context.Background()
+	in := ReferenceInputs(s, tabs)
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		opts := SessionOptions{Mode: mode, Workers: 2}
+		times := []uint64{2, 1, 2}
+		got, _, leak, err := Evaluate(ctx, s, tabs, opts, times)
+		if err != nil || leak != nil {
+			t.Fatalf("%v: %v, held %v", mode, err, leak)
+		}
+		for i, tm := range times {
+			want, err := reference.Eval(s.Plan, in, tm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range reference.Compare(want, got[i]) {
+				t.Errorf("%v: time %d (asked %d.): %s", mode, tm, i+1, d)
+			}
+		}
+		for _, c := range []struct {
+			times []uint64
+			want  string
+		}{
+			{[]uint64{0}, "time 0 is before as_of 1"},
+			{[]uint64{1, 3}, "time 3 is not before until 3"},
+			{[]uint64{5}, "time 5 is not before until 3"},
+		} {
+			_, _, _, err := Evaluate(ctx, s, tabs, opts, c.times)
+			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%v: Evaluate at %v: %v, want ErrUsage saying %q", mode, c.times, err, c.want)
+			}
+		}
+	}
+}
+
+// Result reads a captured output where it is complete, and says why it
+// cannot otherwise: no query yet (once a nil dereference), no capture
+// (likewise), a time the query does not answer, or an output not
+// complete at the time asked (once a partial answer read as whole).
+func TestResultRefusesWhatItCannotAnswer(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "u.json", untilSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, capture := range []bool{true, false} {
+		se, err := NewSession(s, tabs, SessionOptions{Mode: render.Direct, Workers: 1, Capture: capture})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer se.Close(ctx)
+		result := func(tm uint64, want string) {
+			t.Helper()
+			var res *reference.Result
+			err := noPanic(t, "Result", func() error {
+				var err error
+				res, err = se.Result(tm)
+				return err
+			})
+			if want == "" {
+				if err != nil {
+					t.Errorf("capture %v: Result(%d): %v", capture, tm, err)
+				} else if len(res.Rows) != int(tm)+1 {
+					t.Errorf("capture %v: Result(%d): %d rows, want %d", capture, tm, len(res.Rows), tm+1)
+				}
+			} else if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), want) {
+				t.Errorf("capture %v: Result(%d): %v, want ErrUsage saying %q", capture, tm, err, want)
+			}
+		}
+		result(1, "the query is not installed")
+		if err := se.FeedThrough(1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := se.InstallQuery(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !capture {
+			result(1, "the output is only counted")
+			continue
+		}
+		result(1, "")
+		result(2, "the output is not complete there yet")
+		if _, _, err := se.Finish(ctx); err != nil {
+			t.Fatal(err)
+		}
+		result(2, "")
+		result(0, "before as_of")
+		result(3, "not before until")
 	}
 }

@@ -107,6 +107,12 @@ func (o *Output) WaitPassed(ctx context.Context, t frontier.Time) error {
 	return o.errProbe.WaitPassed(ctx, t)
 }
 
+// Passed reports whether the output is complete at t (both its oks and
+// its errs), without waiting.
+func (o *Output) Passed(t frontier.Time) bool {
+	return o.okProbe.Passed(t) && o.errProbe.Passed(t)
+}
+
 // Rows returns the multiplicity of the output's oks accumulated so far
 // (every update before until emitted so far: the output's size at the last
 // time once the output is complete).

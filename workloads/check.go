@@ -27,11 +27,18 @@ func ReferenceInputs(s *spec.Spec, tables []*spec.Table) reference.Inputs {
 
 // CheckTimes returns the times a check compares at: as_of, the input
 // times at a quarter, half and three quarters of those after as_of, and
-// the last time (each before until), ascending and distinct.
+// the last time (each before until), ascending and distinct. A nil or
+// unresolved spec has none (Check says why).
 func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
+	if checkSpec(s) != nil {
+		return nil
+	}
 	asOf := s.Plan.Plan.AsOf
 	set := map[uint64]bool{}
 	for _, t := range tables {
+		if t == nil {
+			continue
+		}
 		for _, tm := range t.Times {
 			if tm > asOf && (!s.Plan.Plan.HasUntil || tm < s.Plan.Plan.Until) {
 				set[tm] = true
@@ -119,8 +126,12 @@ func (c CheckCase) String() string {
 
 // CheckCases returns the configurations a check runs for s: both modes
 // (imported only when every arrangement is served), both joins for a
-// query that joins, one and two workers.
+// query that joins, one and two workers. A nil or unresolved spec has
+// none (Check says why).
 func CheckCases(s *spec.Spec) []CheckCase {
+	if checkSpec(s) != nil {
+		return nil
+	}
 	var out []CheckCase
 	joins := []plan.JoinKind{plan.Linear, plan.Delta}
 	if len(s.Plan.Query.Entries) == 1 {

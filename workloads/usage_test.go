@@ -360,3 +360,30 @@ func TestResultRefusesWhatItCannotAnswer(t *testing.T) {
 		result(3, "not before until")
 	}
 }
+
+// The usual call, Check(ctx, s, tables, CheckCases(s)), with a nil or
+// hand-built spec is Check's error, not a panic in CheckCases or
+// CheckTimes on the way; CheckTimes skips a nil table.
+func TestCheckArgumentsOfANilSpec(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	for _, bad := range []*spec.Spec{nil, {Name: "w", Inputs: s.Inputs}} {
+		err := noPanic(t, "Check", func() error {
+			_, err := Check(context.Background(), bad, tabs, CheckCases(bad))
+			if CheckTimes(bad, tabs) != nil {
+				t.Error("CheckTimes of a spec with no plan: some times")
+			}
+			return err
+		})
+		if !errors.Is(err, ErrUsage) {
+			t.Errorf("Check of spec %p: %v, want ErrUsage", bad, err)
+		}
+	}
+	if got := noPanic(t, "CheckTimes", func() error {
+		if ts := CheckTimes(s, []*spec.Table{tabs[0], nil}); len(ts) == 0 {
+			return errors.New("no times")
+		}
+		return nil
+	}); got != nil {
+		t.Error(got)
+	}
+}

@@ -3,10 +3,14 @@ package workloads
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reference"
 	"github.com/tracebench/tracebench/core/render"
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -386,4 +390,68 @@ func TestCheckArgumentsOfANilSpec(t *testing.T) {
 	}); got != nil {
 		t.Error(got)
 	}
+}
+
+// Runs at once over the same loaded tables (a built-in's and
+// a spec's decoded from bytes, whose inline rows Load returns as the
+// spec's own table) each get the reference's answer in every mode and
+// join, and leave the tables as they were (run with -race: the tables are
+// only read).
+func TestRunsShareTables(t *testing.T) {
+	w, err := Lookup("lookup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := w.Benches[0].Spec(map[string]int64{"rows": 300, "keys": 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtTabs, err := Load(built, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inline, inlineTabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range []struct {
+		s      *spec.Spec
+		tables []*spec.Table
+	}{{built, builtTabs}, {inline, inlineTabs}} {
+		before := make([]spec.Table, len(c.tables))
+		for i, tb := range c.tables {
+			before[i] = spec.Table{Columns: slices.Clone(tb.Columns), Times: slices.Clone(tb.Times), Diffs: slices.Clone(tb.Diffs), Vals: slices.Clone(tb.Vals)}
+		}
+		t.Cleanup(func() {
+			for i, tb := range c.tables {
+				if !reflect.DeepEqual(*tb, before[i]) {
+					t.Errorf("%s: table %d changed under the runs reading it", c.s.Name, i)
+				}
+			}
+		})
+		times := CheckTimes(c.s, c.tables)
+		in := ReferenceInputs(c.s, c.tables)
+		for _, mode := range []render.Mode{render.Imported, render.Direct} {
+			for _, join := range []plan.JoinKind{plan.Linear, plan.Delta} {
+				wg.Go(func() {
+					got, _, leak, err := Evaluate(ctx, c.s, c.tables, SessionOptions{Mode: mode, Join: join, Workers: 2}, times)
+					if err != nil || leak != nil {
+						t.Errorf("%s %v %v: %v, held %v", c.s.Name, mode, join, err, leak)
+						return
+					}
+					for i, tm := range times {
+						want, err := reference.Eval(c.s.Plan, in, tm)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						for _, d := range reference.Compare(want, got[i]) {
+							t.Errorf("%s %v %v: time %d: %s", c.s.Name, mode, join, tm, d)
+						}
+					}
+				})
+			}
+		}
+	}
+	wg.Wait()
 }

@@ -8,7 +8,12 @@ import (
 // Load materialises every input of s, in s.Inputs order: CSV files
 // (relative to the spec), inline rows, and generators seeded with their
 // own seed combined with runSeed. On any error it returns no tables (W2).
+// s must come from the spec package's decoders: a nil or unresolved spec
+// is an error wrapping ErrUsage.
 func Load(s *spec.Spec, runSeed uint64) ([]*spec.Table, error) {
+	if err := checkSpec(s); err != nil {
+		return nil, err
+	}
 	out := make([]*spec.Table, len(s.Inputs))
 	for i := range s.Inputs {
 		in := &s.Inputs[i]

@@ -455,3 +455,19 @@ func TestRunsShareTables(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Load of a nil spec, or of one built by hand (its inputs never checked),
+// is an error, not a panic on the missing generator.
+func TestLoadRefusesASpecNotDecoded(t *testing.T) {
+	for _, s := range []*spec.Spec{nil, {Name: "w", Inputs: []spec.Input{{Name: "a", Columns: []string{"x"}, Source: spec.SourceGenerate}}}} {
+		var tabs []*spec.Table
+		err := noPanic(t, "Load", func() error {
+			var err error
+			tabs, err = Load(s, 0)
+			return err
+		})
+		if !errors.Is(err, ErrUsage) || tabs != nil {
+			t.Errorf("Load(%p): %v, %d tables; want ErrUsage and none", s, err, len(tabs))
+		}
+	}
+}

@@ -16,7 +16,7 @@ type Override struct {
 	// Text, when set, is the value as a decimal integer instead of Value:
 	// one beyond int64 for a uint64 field (a seed, as_of, until).
 	Text string
-	By   string // what set it, for messages: "--param rows=1e6"; shown as given, so bound a long value first
+	By   string // what set it, for messages: "--param rows=1e6"; shown as given, so bound a long value first; "" shows nothing
 }
 
 // DecodeWith decodes a spec like Decode after applying overrides in
@@ -39,7 +39,11 @@ func DecodeWith(file, dir string, data []byte, overrides []Override) (*Spec, err
 			}
 		}
 		if n == nil || n.kind != kindNumber {
-			return nil, &Error{File: file, Field: o.Field, Msg: fmt.Sprintf("%s: the spec has no number at this field", o.By)}
+			msg := "the spec has no number at this field"
+			if o.By != "" {
+				msg = o.By + ": " + msg
+			}
+			return nil, &Error{File: file, Field: o.Field, Msg: msg}
 		}
 		n.text = big.NewInt(o.Value).String()
 		if o.Text != "" {

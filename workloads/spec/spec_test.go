@@ -482,3 +482,21 @@ func TestFloatBoundsJudgedByDigits(t *testing.T) {
 		}
 	}
 }
+
+// An override set from Go need not say what set it: without By, the
+// message names the field alone, not an empty cause (`nope: : the spec
+// …`).
+func TestOverrideOfNoNumberWithoutBy(t *testing.T) {
+	src := []byte(`{"version": 1, "name": "w", "inputs": {"a": {"columns": ["x"], "rows": []}}, "query": {"from": [{"as": "a", "collection": "a"}]}}`)
+	for _, c := range []struct {
+		by, want string
+	}{
+		{"", "w.json: inputs.a.rows: the spec has no number at this field"},
+		{"parameter n=1", "w.json: inputs.a.rows: parameter n=1: the spec has no number at this field"},
+	} {
+		_, err := DecodeWith("w.json", ".", src, []Override{{Field: "inputs.a.rows", Value: 1, By: c.by}})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("By %q: %v, want %s", c.by, err, c.want)
+		}
+	}
+}

@@ -69,25 +69,28 @@ type SessionOptions struct {
 // ErrClosed; Output, Result, Metrics and the counts still read what the
 // run left.
 type Session struct {
-	spec    *spec.Spec
-	r       *plan.Resolved
-	opts    SessionOptions
-	ctl     *runtime.Controller
-	rts     []*runtime.Runtime
-	regs    []*share.Registry
-	tables  []*spec.Table
-	times   []uint64 // every input time, ascending, distinct
-	next    int      // times[:next] have been fed
-	byTime  [][][]int
-	idxProb []*dataflow.Probe
-	out     *render.Output
-	outs    []*render.Output
-	metrics *render.Metrics
-	query   bool
-	queries []string // live query dataflows
-	stalled bool     // the stalled reader dataflow is live
-	closed  bool
-	updates int // updates fed after the query was installed
+	spec   *spec.Spec
+	r      *plan.Resolved
+	opts   SessionOptions
+	ctl    *runtime.Controller
+	rts    []*runtime.Runtime
+	regs   []*share.Registry
+	tables []*spec.Table
+	times  []uint64 // every input time, ascending, distinct
+	next   int      // times[:next] have been fed
+	// The inputs are advanced to {advanced}, or to {} when ended.
+	advanced uint64
+	ended    bool
+	byTime   [][][]int
+	idxProb  []*dataflow.Probe
+	out      *render.Output
+	outs     []*render.Output
+	metrics  *render.Metrics
+	query    bool
+	queries  []string // live query dataflows
+	stalled  bool     // the stalled reader dataflow is live
+	closed   bool
+	updates  int // updates fed after the query was installed
 }
 
 // NewSession starts the runtimes, declares the inputs and, imported,
@@ -200,7 +203,9 @@ func (se *Session) Output() *render.Output { return se.out }
 
 // FeedThrough sends every update with time <= t not sent yet and advances
 // every input to t+1 (to {} when t is the largest time), in time order.
-// It waits for nothing.
+// It waits for nothing. A t the inputs are advanced past already (fed
+// through a later time before) sends nothing and moves nothing: inputs
+// never go back.
 func (se *Session) FeedThrough(t uint64) error {
 	if err := se.usable(); err != nil {
 		return err
@@ -224,25 +229,33 @@ func (se *Session) FeedThrough(t uint64) error {
 			}
 		}
 		se.next++
-		if err := se.advance(frontier.At(tm + 1)); err != nil {
+		if err := se.advance(tm+1, false); err != nil {
 			return err
 		}
 	}
 	if t == math.MaxUint64 || se.next == len(se.times) && len(se.times) > 0 && t >= se.times[len(se.times)-1] {
-		return se.advance(frontier.Empty())
+		return se.advance(0, true)
 	}
-	if t < math.MaxUint64 {
-		return se.advance(frontier.At(t + 1))
-	}
-	return nil
+	return se.advance(t+1, false)
 }
 
-func (se *Session) advance(f frontier.Frontier) error {
+// advance advances every input to {t}, or to {} when end, unless they
+// are there or past it already: the runtime refuses a frontier that goes
+// back.
+func (se *Session) advance(t uint64, end bool) error {
+	if se.ended || !end && t <= se.advanced {
+		return nil
+	}
+	f := frontier.At(t)
+	if end {
+		f = frontier.Empty()
+	}
 	for _, in := range se.spec.Inputs {
 		if err := se.ctl.Send(runtime.AdvanceInput{Name: in.Name, Frontier: f}); err != nil {
 			return err
 		}
 	}
+	se.advanced, se.ended = t, end
 	return nil
 }
 

@@ -471,3 +471,53 @@ func TestLoadRefusesASpecNotDecoded(t *testing.T) {
 		}
 	}
 }
+
+// Feeding through a time the inputs are past already does nothing: once,
+// the runtime's refusal of a frontier going back ("Frontier {2} is before
+// the input frontier {3}") came back instead. The run then goes on to the
+// reference's answer.
+func TestFeedThroughAnEarlierTime(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	want, err := reference.Eval(s.Plan, ReferenceInputs(s, tabs), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Workers: 2, Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer se.Close(ctx)
+		for _, tm := range []uint64{2, 1, 2, 0} {
+			if err := se.FeedThrough(tm); err != nil {
+				t.Fatalf("%v: FeedThrough(%d): %v", mode, tm, err)
+			}
+		}
+		if err := se.WaitIndexes(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := se.InstallQuery(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, _, err := se.Finish(ctx); err != nil {
+				t.Fatalf("%v: Finish: %v", mode, err)
+			}
+			if err := se.FeedThrough(1); err != nil {
+				t.Fatalf("%v: FeedThrough(1) after Finish: %v", mode, err)
+			}
+		}
+		got, err := se.Result(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range reference.Compare(want, got) {
+			t.Errorf("%v: %s", mode, d)
+		}
+		if err := se.Close(ctx); err != nil {
+			t.Fatalf("%v: Close: %v", mode, err)
+		}
+	}
+}

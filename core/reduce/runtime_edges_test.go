@@ -1,0 +1,238 @@
+package reduce_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/reduce"
+	"github.com/tracebench/tracebench/core/runtime"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// TestReduceEdgesInRuntimes runs a reduce (count, sum, min, max) grouped
+// by the first column and by no column at all, in a Solo runtime that
+// arranges in the query and in a pair that imports published indexes,
+// on 1 and 2 workers, over scripted rounds: a group emptied and filled
+// again, a min and a max whose extreme is retracted, a record whose count
+// goes negative and comes back, and sums at int64's bounds that leave it
+// and come back. The output at every time from as_of is a naive answer's.
+func TestReduceEdgesInRuntimes(t *testing.T) {
+	const asOf = 1
+	type row struct {
+		k, a, b int64
+		d       int64
+	}
+	const hi, lo = math.MaxInt64, math.MinInt64
+	rounds := [][]row{
+		{{1, 0, hi - 1, 1}, {1, 1, 5, 1}, {2, 0, -3, 1}},
+		{{1, 1, 5, -1}, {2, 0, lo, 1}},                     // group 1's min retracted
+		{{2, 0, -3, -1}, {2, 0, lo, -1}, {1, 2, 1, 1}},     // group 2 empty; group 1's sum at MaxInt64
+		{{2, 1, 7, 1}, {1, 3, 1, 1}},                       // group 2 again; group 1's sum beyond int64
+		{{1, 3, 1, -1}, {3, 0, 4, -2}},                     // back in int64; a negative record
+		{{3, 0, 4, 2}, {1, 0, hi - 1, -1}, {2, 2, lo, 1}},  // group 3 empty; group 1's max retracted
+		{{2, 2, lo, 1}, {2, 1, 7, -1}, {4, 0, 0, 1}},       // group 2's sum below int64
+		{{2, 2, lo, -2}, {2, 0, -1, 1}, {1, 2, 1, -1}},     // back
+		{{4, 0, 0, -1}, {2, 0, -1, -1}, {1, 4, lo + 1, 1}}, // group by nothing: sum near MinInt64
+	}
+	aggs := []reduce.Aggregate{{Fn: reduce.Count}, {Fn: reduce.Sum, Col: 1}, {Fn: reduce.Min, Col: 1}, {Fn: reduce.Max, Col: 1}}
+	// want is the naive answer at t, grouped by k or by nothing.
+	want := func(t uint64, byK bool) (rows, errs map[string]int64) {
+		recs := map[[3]int64]int64{}
+		for tm := uint64(0); tm <= t; tm++ {
+			for _, r := range rounds[tm] {
+				recs[[3]int64{r.k, r.a, r.b}] += r.d
+			}
+		}
+		groups := map[int64][][3]int64{}
+		for r, c := range recs {
+			if c != 0 {
+				g := int64(0)
+				if byK {
+					g = r[0]
+				}
+				groups[g] = append(groups[g], r)
+			}
+		}
+		rows, errs = map[string]int64{}, map[string]int64{}
+		for g, rs := range groups {
+			neg := false
+			cnt, sum := new(big.Int), new(big.Int)
+			mn, mx := rs[0][2], rs[0][2]
+			for _, r := range rs {
+				c := recs[r]
+				neg = neg || c < 0
+				cnt.Add(cnt, big.NewInt(c))
+				sum.Add(sum, new(big.Int).Mul(big.NewInt(c), big.NewInt(r[2])))
+				mn, mx = min(mn, r[2]), max(mx, r[2])
+			}
+			switch {
+			case neg:
+				errs["negative multiplicity"]++
+			case !cnt.IsInt64() || !sum.IsInt64():
+				errs["numeric overflow"]++
+			default:
+				out := []int64{cnt.Int64(), sum.Int64(), mn, mx}
+				if byK {
+					out = append([]int64{g}, out...)
+				}
+				rows[fmt.Sprint(out)] = 1
+			}
+		}
+		return rows, errs
+	}
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				var ctl *runtime.Controller
+				var err error
+				if mode == "solo" {
+					r, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: w})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ctl, err = runtime.NewController(r); err != nil {
+						t.Fatal(err)
+					}
+				} else if _, _, ctl, err = runtime.Pair(w, spine.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				defer func() {
+					ctl.Shutdown()
+					if err := ctl.Err(); err != nil {
+						t.Errorf("runtime errors: %v", err)
+					}
+				}()
+				if err := ctl.Send(runtime.CreateInput{Name: "r", Arity: 3}); err != nil {
+					t.Fatal(err)
+				}
+				// The group index by k (the record is (a, b)) and the
+				// index by nothing (the record is (k, a, b)).
+				arrange := func(c *dataflow.Context) (*dataflow.Arrangement, *dataflow.Arrangement, error) {
+					in, err := c.Input("r", 3)
+					if err != nil {
+						return nil, nil, err
+					}
+					g, err := c.Arrange(in, []int{0})
+					if err != nil {
+						return nil, nil, err
+					}
+					all, err := c.Arrange(in, []int{})
+					return g, all, err
+				}
+				if mode == "pair" {
+					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+						ID: "indexes", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+						Exports: []string{"by_k", "by_none"},
+						Build: func(c *dataflow.Context) error {
+							g, all, err := arrange(c)
+							if err != nil {
+								return err
+							}
+							if err := c.Export("by_k", g); err != nil {
+								return err
+							}
+							return c.Export("by_none", all)
+						}}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				send := func(tm uint64) {
+					ch := dataflow.NewChunk(3, 0)
+					for _, x := range rounds[tm] {
+						ch.Push([]int64{x.k, x.a, x.b}, tm, x.d)
+					}
+					if err := ctl.Send(runtime.Input{Name: "r", Chunk: ch}); err != nil {
+						t.Fatal(err)
+					}
+					if err := ctl.Send(runtime.AdvanceInput{Name: "r", Frontier: frontier.At(tm + 1)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for tm := range uint64(asOf + 1) {
+					send(tm)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := ctl.Sync(ctx); err != nil {
+					t.Fatal(err)
+				}
+				caps := make([]*dataflow.Capture, 4) // by k: rows, errors; by nothing: rows, errors
+				for i := range caps {
+					caps[i] = dataflow.NewCapture(w)
+				}
+				if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+					ID: "q", Maintained: mode == "solo", AsOf: frontier.At(asOf), Until: frontier.Empty(),
+					Build: func(c *dataflow.Context) error {
+						var g, all *dataflow.Arrangement
+						var err error
+						if mode == "pair" {
+							if g, err = c.ImportIndex("by_k"); err != nil {
+								return err
+							}
+							if all, err = c.ImportIndex("by_none"); err != nil {
+								return err
+							}
+						} else if g, all, err = arrange(c); err != nil {
+							return err
+						}
+						byK, err := reduce.AddReduce(c, g, aggs, reduce.OperatorOptions{Dataflow: "q", Name: "by k"})
+						if err != nil {
+							return err
+						}
+						// By nothing the record is (k, a, b): b is column 2.
+						none := []reduce.Aggregate{aggs[0], {Fn: reduce.Sum, Col: 2}, {Fn: reduce.Min, Col: 2}, {Fn: reduce.Max, Col: 2}}
+						byNone, err := reduce.AddReduce(c, all, none, reduce.OperatorOptions{Dataflow: "q", Name: "by none"})
+						if err != nil {
+							return err
+						}
+						for i, coll := range []dataflow.Collection{byK, byNone} {
+							a, err := c.Arrange(coll, []int{0})
+							if err != nil {
+								return err
+							}
+							c.Capture(caps[2*i], a.Oks)
+							c.Capture(caps[2*i+1], a.Errs)
+						}
+						return nil
+					}}}); err != nil {
+					t.Fatal(err)
+				}
+				last := uint64(len(rounds) - 1)
+				for tm := uint64(asOf + 1); tm <= last; tm++ {
+					send(tm)
+				}
+				for _, cp := range caps {
+					if err := cp.WaitPassed(ctx, last); err != nil {
+						t.Fatalf("capture at %v: %v", cp.Frontier(), err)
+					}
+				}
+				for tm := uint64(asOf); tm <= last; tm++ {
+					for i, byK := range []bool{true, false} {
+						rows, errs := want(tm, byK)
+						for j, want := range []map[string]int64{rows, errs} {
+							got := map[string]int64{}
+							for _, rd := range caps[2*i+j].At(tm) {
+								k := fmt.Sprint(rd.Row)
+								if j == 1 {
+									k, _ = expr.Message(rd.Row[0])
+								}
+								got[k] += rd.Diff
+							}
+							if !maps.Equal(got, want) {
+								t.Errorf("by k %v, output %d at %d:\n got  %v\n want %v", byK, j, tm, sorted(got), sorted(want))
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -18,7 +18,8 @@ import (
 // G3).
 var (
 	// ErrArity reports batches, aggregates or inputs whose arities do not
-	// fit the reduce.
+	// fit the reduce, and an Input with no reader or a negative arity,
+	// refused by New, NewThreshold and NewDistinct.
 	ErrArity = errors.New("reduce: arity mismatch")
 	// ErrOrder reports a stream batch that starts before the end of what
 	// the reduce has already seen, or ends beyond the frontier it is
@@ -204,6 +205,9 @@ type Reduce struct {
 
 // New returns a reduce of in by its key with the given aggregates.
 func New(in Input, opts Options) (*Reduce, error) {
+	if err := checkInput(in); err != nil {
+		return nil, err
+	}
 	if len(opts.Aggregates) == 0 {
 		return nil, fmt.Errorf("%w: a reduce needs at least one aggregate", ErrAggregate)
 	}
@@ -237,6 +241,9 @@ func NewDistinct(in Input, opts Options) (*Reduce, error) {
 }
 
 func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
+	if err := checkInput(in); err != nil {
+		return nil, err
+	}
 	if in.Arity.Val != 0 {
 		return nil, fmt.Errorf("%w: threshold and distinct read an arrangement by the whole record, got %v", ErrArity, in.Arity)
 	}
@@ -249,6 +256,19 @@ func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
 	r.okBld = batch.NewSorted(batch.Arity{Key: in.Arity.Key}, 0)
 	r.errBld = batch.NewBuilder(batch.Arity{Key: 1}, 0)
 	return r, nil
+}
+
+// checkInput refuses an input the reduce cannot read: no reader, which
+// its first step and Release would call, or an arity with a negative
+// part, which no trace has.
+func checkInput(in Input) error {
+	if in.Reader == nil {
+		return fmt.Errorf("%w: the input has no reader (nil)", ErrArity)
+	}
+	if in.Arity.Key < 0 || in.Arity.Val < 0 {
+		return fmt.Errorf("%w: the input's arity %v has a negative part", ErrArity, in.Arity)
+	}
+	return nil
 }
 
 func newReduce(m mode, in Input, opts Options) *Reduce {

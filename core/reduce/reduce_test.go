@@ -864,3 +864,40 @@ func TestReduceWithoutContextKeepsTheGoroutinesLabels(t *testing.T) {
 		t.Errorf("after the reduce's step the goroutine carries %s, want the worker's %s", own, want)
 	}
 }
+
+// TestNewRefusesAnInputItCannotRead: an Input with no reader, or with a
+// negative arity, is ErrArity from New, NewThreshold and NewDistinct,
+// where the reduce used to be made and panic at its first step or its
+// Release.
+func TestNewRefusesAnInputItCannotRead(t *testing.T) {
+	x := direct(t, ar12)
+	defer x.close()
+	count := Options{Aggregates: []Aggregate{{Fn: Count}}}
+	for _, c := range []struct {
+		what string
+		in   Input
+	}{
+		{"no reader", Input{Pres: batch.Identity(), Arity: batch.Arity{Key: 3}}},
+		{"a negative key arity", Input{Reader: x.in.Reader, Pres: batch.Identity(), Arity: batch.Arity{Key: -1}}},
+		{"a negative val arity", Input{Reader: x.in.Reader, Pres: batch.Identity(), Arity: batch.Arity{Key: 1, Val: -1}}},
+	} {
+		for name, mk := range map[string]func(Input, Options) (*Reduce, error){"reduce": New, "threshold": NewThreshold, "distinct": NewDistinct} {
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("%s of an input with %s: panic %v", name, c.what, p)
+					}
+				}()
+				r, err := mk(c.in, count)
+				if err == nil {
+					// Made: its first step and Release must not panic either.
+					_, err = r.Step(nil, frontier.At(1))
+					r.Release()
+					t.Errorf("%s of an input with %s: made (step: %v), want ErrArity", name, c.what, err)
+				} else if !errors.Is(err, ErrArity) {
+					t.Errorf("%s of an input with %s: %v, want ErrArity", name, c.what, err)
+				}
+			}()
+		}
+	}
+}

@@ -25,7 +25,10 @@ type OperatorOptions struct {
 	// Plan and AppendOnly are as in Options.
 	Plan       Plan
 	AppendOnly bool
-	// Stats, if not nil, receives the operator's counters.
+	// Stats, if not nil, receives the operator's counters. It serves one
+	// operator on one worker: given to a second (another operator, or
+	// the same one on another worker, as Build runs once per worker), it
+	// fails that create with ErrStatsAttached; make it inside Build.
 	Stats *Stats
 	// ForwardErrs makes the operator pass the input arrangement's errors
 	// on, once, presented at as_of (G3); leave it false when another
@@ -80,13 +83,6 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 	if st == nil {
 		st = NewStats(opts.Dataflow, opts.Name)
 	}
-	labels := opts.Labels
-	if labels == nil {
-		labels = c.Labels()
-	}
-	if labels != nil {
-		st.SetContext(labels)
-	}
 	// The reduce owns a reader of its own, holding where the arrangement's
 	// does now (G2); it is released when the dataflow is dropped.
 	reader := oks.Reader.CloneReader()
@@ -95,6 +91,15 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 	if err != nil {
 		reader.Release()
 		return dataflow.Collection{}, fmt.Errorf("reduce: operator %q: %w", opts.Name, err)
+	}
+	// Only once the reduce has claimed st: a Stats another reduce counts
+	// is not written.
+	labels := opts.Labels
+	if labels == nil {
+		labels = c.Labels()
+	}
+	if labels != nil {
+		st.SetContext(labels)
 	}
 	b := c.NewOperator(opts.Name)
 	if s := b.StepLabels(); s != nil {

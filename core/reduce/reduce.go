@@ -29,6 +29,9 @@ var (
 	// unknown function, a column outside the record, a plan that does
 	// not serve the function).
 	ErrAggregate = errors.New("reduce: bad aggregate")
+	// ErrStatsAttached reports Options.Stats (or OperatorOptions.Stats)
+	// that already count another reduce.
+	ErrStatsAttached = errors.New("reduce: stats already attached to another reduce")
 	// ErrCorrupt reports an output trace holding more than one row for a
 	// group: a broken internal contract, reported instead of a panic.
 	ErrCorrupt = errors.New("reduce: output trace holds two rows for one group")
@@ -137,6 +140,8 @@ type Options struct {
 	// Spine configures the reduce's internal traces.
 	Spine spine.Options
 	// Stats receives the operator's counters; nil keeps private ones.
+	// One Stats serves one reduce: given to a second, it is
+	// ErrStatsAttached.
 	Stats *Stats
 }
 
@@ -219,12 +224,26 @@ func New(in Input, opts Options) (*Reduce, error) {
 			return nil, fmt.Errorf("%w: aggregate %d (%v): column %d of a %d-column record", ErrAggregate, i, a.Fn, a.Col, in.Arity.Val)
 		}
 	}
+	if err := attachStats(opts.Stats); err != nil {
+		return nil, err
+	}
 	r := newReduce(modeReduce, in, opts)
 	if err := r.build(); err != nil {
+		if opts.Stats != nil {
+			opts.Stats.attached.Store(false) // no reduce counts on it
+		}
 		r.Release()
 		return nil, err
 	}
 	return r, nil
+}
+
+// attachStats claims s, when given, for the reduce being made.
+func attachStats(s *Stats) error {
+	if s != nil && !s.attach() {
+		return fmt.Errorf("%w: the Stats of operator %q of dataflow %q count one reduce on one worker (make one for each, inside the dataflow's Build)", ErrStatsAttached, s.Operator, s.Dataflow)
+	}
+	return nil
 }
 
 // NewThreshold returns a threshold of in (§6.4): each record with positive
@@ -246,6 +265,9 @@ func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
 	}
 	if in.Arity.Val != 0 {
 		return nil, fmt.Errorf("%w: threshold and distinct read an arrangement by the whole record, got %v", ErrArity, in.Arity)
+	}
+	if err := attachStats(opts.Stats); err != nil {
+		return nil, err
 	}
 	r := newReduce(m, in, opts)
 	k := kindThreshold

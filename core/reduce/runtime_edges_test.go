@@ -2,6 +2,7 @@ package reduce_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -9,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/reduce"
 	"github.com/tracebench/tracebench/core/runtime"
 	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
 )
 
 // TestReduceEdgesInRuntimes runs a reduce (count, sum, min, max) grouped
@@ -234,5 +237,83 @@ func TestReduceEdgesInRuntimes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStatsCountOneReduce: a Stats given to a second reduce fails that
+// create with ErrStatsAttached: a second New, NewThreshold or NewDistinct,
+// a second operator of a dataflow, and one operator on two workers (Build
+// runs once per worker), where they mixed their counts and raced on the
+// Stats' labels. A create that fails for another reason leaves the Stats
+// free.
+func TestStatsCountOneReduce(t *testing.T) {
+	newIn := func(ar batch.Arity) reduce.Input {
+		h, w := trace.NewSpine(ar, spine.Options{})
+		t.Cleanup(func() { w.Close() })
+		return reduce.Input{Reader: h, Pres: batch.Identity(), Arity: ar}
+	}
+	st := reduce.NewStats("q", "r")
+	count := []reduce.Aggregate{{Fn: reduce.Count}}
+	if _, err := reduce.New(newIn(batch.Arity{Key: 1, Val: 1}), reduce.Options{Aggregates: count, Plan: reduce.Hierarchical, Stats: st}); err == nil || errors.Is(err, reduce.ErrStatsAttached) {
+		t.Fatalf("count by the hierarchical plan: %v, want ErrAggregate", err)
+	}
+	r, err := reduce.New(newIn(batch.Arity{Key: 1, Val: 1}), reduce.Options{Aggregates: count, Stats: st})
+	if err != nil {
+		t.Fatalf("a Stats a failed create left: %v", err)
+	}
+	defer r.Release()
+	if _, err := reduce.New(newIn(batch.Arity{Key: 1, Val: 1}), reduce.Options{Aggregates: count, Stats: st}); !errors.Is(err, reduce.ErrStatsAttached) {
+		t.Errorf("a second New: %v, want ErrStatsAttached", err)
+	}
+	if _, err := reduce.NewDistinct(newIn(batch.Arity{Key: 2}), reduce.Options{Stats: st}); !errors.Is(err, reduce.ErrStatsAttached) {
+		t.Errorf("a distinct: %v, want ErrStatsAttached", err)
+	}
+	for _, c := range []struct {
+		what    string
+		workers int
+		twice   bool
+	}{{"two operators", 1, true}, {"one operator on two workers", 2, false}} {
+		t.Run(c.what, func(t *testing.T) {
+			rt, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: c.workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctl, err := runtime.NewController(rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ctl.Shutdown()
+			if err := ctl.Send(runtime.CreateInput{Name: "r", Arity: 2}); err != nil {
+				t.Fatal(err)
+			}
+			st := reduce.NewStats("q", "count")
+			if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+				ID: "q", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c2 *dataflow.Context) error {
+					in, err := c2.Input("r", 2)
+					if err != nil {
+						return err
+					}
+					a, err := c2.Arrange(in, []int{0})
+					if err != nil {
+						return err
+					}
+					if _, err := reduce.AddReduce(c2, a, count, reduce.OperatorOptions{Dataflow: "q", Stats: st}); err != nil || !c.twice {
+						return err
+					}
+					_, err = reduce.AddReduce(c2, a, count, reduce.OperatorOptions{Dataflow: "q", Name: "again", Stats: st})
+					return err
+				}}}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := ctl.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := ctl.Err(); !errors.Is(err, reduce.ErrStatsAttached) {
+				t.Errorf("create: %v, want ErrStatsAttached", err)
+			}
+		})
 	}
 }

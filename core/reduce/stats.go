@@ -6,7 +6,11 @@ import (
 	"sync/atomic"
 )
 
-// Stats are one reduce operator's counters: Errors is the net multiplicity
+// Stats are one reduce operator's counters, on one worker: a Stats given
+// to a second reduce (New, NewThreshold, NewDistinct, or AddReduce and the
+// others on any worker of any dataflow) makes its create fail with
+// ErrStatsAttached, where the two would mix their counts and race on
+// its labels; make one for each, inside the dataflow's Build. Errors is the net multiplicity
 // of the errors the operator produced itself (negative multiplicity and
 // overflow), never of the errors its input carries (G3); Updates counts
 // the input updates it retired. Counters are written by the operator's
@@ -21,7 +25,12 @@ type Stats struct {
 	// operator's labels added, made once rather than at every step.
 	ctx, labelled context.Context
 	failure       atomic.Pointer[error]
+	// attached is set by the one reduce the Stats count (attach).
+	attached atomic.Bool
 }
+
+// attach claims s for one reduce: false when another reduce has it.
+func (s *Stats) attach() bool { return s.attached.CompareAndSwap(false, true) }
 
 // Err returns the error that stopped the operator (a broken stream
 // contract), or nil.

@@ -105,7 +105,7 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 	if s := b.StepLabels(); s != nil {
 		st.SetContext(s) // the rest of the step stays under the step's labels
 	}
-	op := &reduceOp{in: dataflow.AddInput(b, "arranged", oks.Stream), r: r}
+	op := &reduceOp{in: dataflow.AddInput(b, "arranged", oks.Stream), r: r, fail: c.Failer()}
 	if opts.ForwardErrs {
 		op.errIn = dataflow.AddInput(b, "errs", a.Errs.Stream)
 		op.errPres = a.Errs.Pres
@@ -130,6 +130,7 @@ type reduceOp struct {
 	oks      *dataflow.Stream[*dataflow.Chunk]
 	errs     *dataflow.Stream[*dataflow.Chunk]
 	err      error
+	fail     func(error) // the dataflow's Failer: the runtime reports it
 	released bool
 }
 
@@ -144,6 +145,7 @@ func (o *reduceOp) Step(frontier.Frontier) frontier.Frontier {
 	if err != nil {
 		o.err = fmt.Errorf("reduce: operator %q: %w", o.r.stats.Operator, err)
 		o.r.stats.fail(o.err)
+		o.fail(o.err)
 		return o.r.Lower()
 	}
 	if out.Retired {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -313,6 +314,80 @@ func TestStatsCountOneReduce(t *testing.T) {
 			}
 			if err := ctl.Err(); !errors.Is(err, reduce.ErrStatsAttached) {
 				t.Errorf("create: %v, want ErrStatsAttached", err)
+			}
+		})
+	}
+}
+
+// TestAddReduceOverAMislabelledArrangement: an arrangement labelled with
+// another arity than its batches' (the reduce learns it at its first
+// step) is the dataflow's error, reported by the runtime, where the
+// operator stopped in silence and a wait on its output never ended.
+func TestAddReduceOverAMislabelledArrangement(t *testing.T) {
+	for _, c := range []struct {
+		what  string
+		arity int // the mislabelled arrangement's columns
+		want  string
+	}{
+		{"its batches", 4, "batch arity key=1 val=2, the input's is key=1 val=3"},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			rt, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctl, err := runtime.NewController(rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ctl.Shutdown()
+			if err := ctl.Send(runtime.CreateInput{Name: "r", Arity: 3}); err != nil {
+				t.Fatal(err)
+			}
+			ch := dataflow.NewChunk(3, 0)
+			ch.Push([]int64{1, 2, 3}, 0, 1)
+			if err := ctl.Send(runtime.Input{Name: "r", Chunk: ch}); err != nil {
+				t.Fatal(err)
+			}
+			if err := ctl.Send(runtime.AdvanceInput{Name: "r", Frontier: frontier.At(1)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+				ID: "q", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(dc *dataflow.Context) error {
+					in, err := dc.Input("r", 3)
+					if err != nil {
+						return err
+					}
+					g, err := dc.Arrange(in, []int{0})
+					if err != nil {
+						return err
+					}
+					bad := *g
+					bad.Oks.Arity, bad.Arity = batch.Arity{Key: 1, Val: 3}, c.arity
+					_, err = reduce.AddReduce(dc, &bad, []reduce.Aggregate{{Fn: reduce.Sum, Col: 2}}, reduce.OperatorOptions{})
+					return err
+				}}}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := ctl.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				err := ctl.Err()
+				if err != nil {
+					if !errors.Is(err, reduce.ErrArity) || !strings.Contains(err.Error(), c.want) {
+						t.Fatalf("runtime errors: %v, want ErrArity saying %q", err, c.want)
+					}
+					return
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatalf("no error reported: want ErrArity saying %q", c.want)
+				case <-time.After(5 * time.Millisecond):
+				}
 			}
 		})
 	}

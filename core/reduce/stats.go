@@ -33,7 +33,8 @@ type Stats struct {
 func (s *Stats) attach() bool { return s.attached.CompareAndSwap(false, true) }
 
 // Err returns the error that stopped the operator (a broken stream
-// contract), or nil.
+// contract), or nil. An operator of a dataflow (AddReduce and the others)
+// also gives it to the dataflow's Failer, so the runtime reports it.
 func (s *Stats) Err() error {
 	if e := s.failure.Load(); e != nil {
 		return *e

@@ -41,7 +41,10 @@ type OperatorOptions struct {
 // group's columns then the aggregates in order, one per group with count
 // 1; its errors are the reduce's own and, with ForwardErrs, a's. With
 // several workers a is already sharded by its key (an arrangement is
-// exchanged by its key), so every worker reduces the groups it owns.
+// exchanged by its key), so every worker reduces the groups it owns. An
+// arrangement whose Oks.Arity does not fit its Key and Arity fails the
+// create (ErrArity), as do the aggregates New refuses; an error of a
+// later step is the dataflow's (Context.Failer).
 func AddReduce(c *dataflow.Context, a *dataflow.Arrangement, aggs []Aggregate, opts OperatorOptions) (dataflow.Collection, error) {
 	if opts.Name == "" {
 		opts.Name = "reduce"
@@ -78,6 +81,9 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 	oks := a.Oks
 	if oks.Arity == (batch.Arity{}) && len(a.Key) > 0 {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement has no known arity (an import of an empty chain?)", ErrArity, opts.Name)
+	}
+	if len(a.Key) != oks.Arity.Key || a.Arity != oks.Arity.Key+oks.Arity.Val {
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement's oks arity %v does not fit its %d key columns of %d", ErrArity, opts.Name, oks.Arity, len(a.Key), a.Arity)
 	}
 	st := opts.Stats
 	if st == nil {

@@ -319,16 +319,19 @@ func TestStatsCountOneReduce(t *testing.T) {
 	}
 }
 
-// TestAddReduceOverAMislabelledArrangement: an arrangement labelled with
-// another arity than its batches' (the reduce learns it at its first
-// step) is the dataflow's error, reported by the runtime, where the
-// operator stopped in silence and a wait on its output never ended.
+// TestAddReduceOverAMislabelledArrangement: an arrangement whose oks
+// arity does not fit its key columns and arity fails the create
+// (ErrArity); one labelled consistently with another arity than its
+// batches' (the reduce learns it at its first step) is the dataflow's
+// error, reported by the runtime, where the operator stopped in silence
+// and a wait on its output never ended.
 func TestAddReduceOverAMislabelledArrangement(t *testing.T) {
 	for _, c := range []struct {
 		what  string
 		arity int // the mislabelled arrangement's columns
 		want  string
 	}{
+		{"its key columns and arity", 3, "does not fit its 1 key columns of 3"},
 		{"its batches", 4, "batch arity key=1 val=2, the input's is key=1 val=3"},
 	} {
 		t.Run(c.what, func(t *testing.T) {

@@ -42,8 +42,10 @@ type OperatorOptions struct {
 // 1; its errors are the reduce's own and, with ForwardErrs, a's. With
 // several workers a is already sharded by its key (an arrangement is
 // exchanged by its key), so every worker reduces the groups it owns. An
-// arrangement whose Oks.Arity does not fit its Key and Arity fails the
-// create (ErrArity), as do the aggregates New refuses; an error of a
+// arrangement whose Oks.Arity does not fit its Key and Arity, or that
+// lacks a half the operator reads (an oks stream or reader; with
+// ForwardErrs an errs stream keyed by the code), fails the create
+// (ErrArity), as do the aggregates New refuses; an error of a
 // later step is the dataflow's (Context.Failer).
 func AddReduce(c *dataflow.Context, a *dataflow.Arrangement, aggs []Aggregate, opts OperatorOptions) (dataflow.Collection, error) {
 	if opts.Name == "" {
@@ -79,6 +81,12 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: no arrangement (nil)", ErrArity, opts.Name)
 	}
 	oks := a.Oks
+	if oks.Stream == nil || oks.Reader == nil {
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement has no oks stream or reader (not made by Arrange or ImportIndex?)", ErrArity, opts.Name)
+	}
+	if opts.ForwardErrs && (a.Errs.Stream == nil || a.Errs.Arity != (batch.Arity{Key: 1})) {
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: ForwardErrs, but the arrangement's errs half has no stream or is not keyed by one error code (arity %v)", ErrArity, opts.Name, a.Errs.Arity)
+	}
 	if oks.Arity == (batch.Arity{}) && len(a.Key) > 0 {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement has no known arity (an import of an empty chain?)", ErrArity, opts.Name)
 	}

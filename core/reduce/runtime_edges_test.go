@@ -395,3 +395,82 @@ func TestAddReduceOverAMislabelledArrangement(t *testing.T) {
 		})
 	}
 }
+
+// TestAddOperatorsRefuseAnArrangementMissingAHalf: an arrangement with
+// no oks stream or reader (a zero Arrangement, or one put together by
+// hand), or with no errs half to forward when ForwardErrs asks, fails the
+// create of AddReduce, AddThreshold and AddDistinct with ErrArity naming
+// what is missing, where the Build panicked on a nil.
+func TestAddOperatorsRefuseAnArrangementMissingAHalf(t *testing.T) {
+	rt, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := runtime.NewController(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Shutdown()
+	if err := ctl.Send(runtime.CreateInput{Name: "r", Arity: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]func(*dataflow.Context, *dataflow.Arrangement, reduce.OperatorOptions) error{
+		"reduce": func(c *dataflow.Context, a *dataflow.Arrangement, o reduce.OperatorOptions) error {
+			_, err := reduce.AddReduce(c, a, []reduce.Aggregate{{Fn: reduce.Count}}, o)
+			return err
+		},
+		"threshold": func(c *dataflow.Context, a *dataflow.Arrangement, o reduce.OperatorOptions) error {
+			_, err := reduce.AddThreshold(c, a, o)
+			return err
+		},
+		"distinct": func(c *dataflow.Context, a *dataflow.Arrangement, o reduce.OperatorOptions) error {
+			_, err := reduce.AddDistinct(c, a, o)
+			return err
+		},
+	}
+	cases := []struct {
+		what    string
+		mod     func(*dataflow.Arrangement)
+		forward bool
+		want    string
+	}{
+		{"a zero arrangement", func(a *dataflow.Arrangement) { *a = dataflow.Arrangement{} }, false, "no oks stream or reader"},
+		{"no oks reader", func(a *dataflow.Arrangement) { a.Oks.Reader = nil }, false, "no oks stream or reader"},
+		{"no oks stream", func(a *dataflow.Arrangement) { a.Oks.Stream = nil }, false, "no oks stream or reader"},
+		{"no errs half", func(a *dataflow.Arrangement) { a.Errs = dataflow.Arranged{} }, true, "errs half has no stream"},
+	}
+	n := 0
+	for name, add := range ops {
+		for _, c := range cases {
+			n++
+			id := fmt.Sprint("q", n)
+			if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+				ID: id, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(dc *dataflow.Context) error {
+					in, err := dc.Input("r", 2)
+					if err != nil {
+						return err
+					}
+					a, err := dc.Arrange(in, []int{0, 1}) // the whole record: every operator's input
+					if err != nil {
+						return err
+					}
+					bad := *a
+					c.mod(&bad)
+					return add(dc, &bad, reduce.OperatorOptions{ForwardErrs: c.forward})
+				}}}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := ctl.Sync(ctx)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := ctl.TakeErrors()
+			if len(errs) != 1 || !errors.Is(errs[0], reduce.ErrArity) || !strings.Contains(errs[0].Error(), c.want) {
+				t.Errorf("%s of %s: %v, want one ErrArity saying %q", name, c.what, errs, c.want)
+			}
+		}
+	}
+}

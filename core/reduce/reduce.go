@@ -18,8 +18,9 @@ import (
 // G3).
 var (
 	// ErrArity reports batches, aggregates or inputs whose arities do not
-	// fit the reduce, and an Input with no reader or a negative arity,
-	// refused by New, NewThreshold and NewDistinct.
+	// fit the reduce, and an Input with no reader, a negative arity or a
+	// presentation that shows nothing from as_of on (a zero Pres), refused
+	// by New, NewThreshold and NewDistinct.
 	ErrArity = errors.New("reduce: arity mismatch")
 	// ErrOrder reports a stream batch that starts before the end of what
 	// the reduce has already seen, or ends beyond the frontier it is
@@ -114,7 +115,8 @@ func (p Plan) String() string {
 
 // Input is the arrangement a reduce reads: its trace, how its batches are
 // presented (identity for a Local arrangement; as_of and until for an
-// imported one) and its arity. For a reduce the key is the group and the
+// imported one; the zero Presentation shows nothing and is refused) and
+// its arity. For a reduce the key is the group and the
 // val is the record; for a threshold or distinct the key is the whole
 // record and the val arity is 0.
 type Input struct {
@@ -210,7 +212,7 @@ type Reduce struct {
 
 // New returns a reduce of in by its key with the given aggregates.
 func New(in Input, opts Options) (*Reduce, error) {
-	if err := checkInput(in); err != nil {
+	if err := checkInput(in, opts); err != nil {
 		return nil, err
 	}
 	if len(opts.Aggregates) == 0 {
@@ -260,7 +262,7 @@ func NewDistinct(in Input, opts Options) (*Reduce, error) {
 }
 
 func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
-	if err := checkInput(in); err != nil {
+	if err := checkInput(in, opts); err != nil {
 		return nil, err
 	}
 	if in.Arity.Val != 0 {
@@ -281,14 +283,19 @@ func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
 }
 
 // checkInput refuses an input the reduce cannot read: no reader, which
-// its first step and Release would call, or an arity with a negative
-// part, which no trace has.
-func checkInput(in Input) error {
+// its first step and Release would call, an arity with a negative part,
+// which no trace has, or a presentation that shows nothing from as_of on
+// (a zero Pres, whose Until is the minimum), which would make every
+// output empty.
+func checkInput(in Input, opts Options) error {
 	if in.Reader == nil {
 		return fmt.Errorf("%w: the input has no reader (nil)", ErrArity)
 	}
 	if in.Arity.Key < 0 || in.Arity.Val < 0 {
 		return fmt.Errorf("%w: the input's arity %v has a negative part", ErrArity, in.Arity)
+	}
+	if !opts.AsOf.Less(in.Pres.Until) {
+		return fmt.Errorf("%w: the input's presentation (%v) shows nothing from as_of %v on (a Local arrangement's is batch.Identity())", ErrArity, in.Pres, opts.AsOf)
 	}
 	return nil
 }

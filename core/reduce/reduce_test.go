@@ -865,14 +865,15 @@ func TestReduceWithoutContextKeepsTheGoroutinesLabels(t *testing.T) {
 	}
 }
 
-// TestNewRefusesAnInputItCannotRead: an Input with no reader, or with a
-// negative arity, is ErrArity from New, NewThreshold and NewDistinct,
+// TestNewRefusesAnInputItCannotRead: an Input with no reader, a
+// negative arity, or a presentation that shows nothing from as_of on (the
+// zero Presentation) is ErrArity from New, NewThreshold and NewDistinct,
 // where the reduce used to be made and panic at its first step or its
-// Release.
+// Release, or output nothing at every time.
 func TestNewRefusesAnInputItCannotRead(t *testing.T) {
 	x := direct(t, ar12)
 	defer x.close()
-	count := Options{Aggregates: []Aggregate{{Fn: Count}}}
+	count := Options{AsOf: frontier.At(2), Aggregates: []Aggregate{{Fn: Count}}}
 	for _, c := range []struct {
 		what string
 		in   Input
@@ -880,6 +881,8 @@ func TestNewRefusesAnInputItCannotRead(t *testing.T) {
 		{"no reader", Input{Pres: batch.Identity(), Arity: batch.Arity{Key: 3}}},
 		{"a negative key arity", Input{Reader: x.in.Reader, Pres: batch.Identity(), Arity: batch.Arity{Key: -1}}},
 		{"a negative val arity", Input{Reader: x.in.Reader, Pres: batch.Identity(), Arity: batch.Arity{Key: 1, Val: -1}}},
+		{"a zero presentation", Input{Reader: x.in.Reader, Arity: batch.Arity{Key: 3}}},
+		{"a presentation that ends at as_of", Input{Reader: x.in.Reader, Pres: batch.Presentation{Until: frontier.At(2)}, Arity: batch.Arity{Key: 3}}},
 	} {
 		for name, mk := range map[string]func(Input, Options) (*Reduce, error){"reduce": New, "threshold": NewThreshold, "distinct": NewDistinct} {
 			func() {

@@ -58,7 +58,9 @@
 //	    the stage's own output trace.
 //	G2  Holds: a stage cuts its input and output traces at lower and
 //	    holds both physically at lower from construction on, moving both
-//	    holds to upper once it has retired the interval; the first step
+//	    holds to upper once it has retired the interval; the reduce's own
+//	    input, which two parts may cut (accumulable and monotonic), is
+//	    moved by the Reduce once every part has retired; the first step
 //	    waits until the stream's frontier is beyond as_of and at or beyond
 //	    the reader's physical hold (an import's seed), so no cut can fall
 //	    inside a batch the publisher merged (the "upper straddles batch"

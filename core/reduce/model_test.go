@@ -508,6 +508,14 @@ func TestCollationMatchesModel(t *testing.T) {
 	matrix(t, config{aggs: []Aggregate{aggMin, aggSum, aggCount, aggMax}, extremes: true}, 40)
 }
 
+// TestAppendOnlyCollationMatchesModel: an append-only reduce with both
+// kinds runs an accumulable and a monotonic part, both reading the
+// input: neither may move the input's hold past the lower the other still
+// cuts at, which failed the second part's step once the first had run.
+func TestAppendOnlyCollationMatchesModel(t *testing.T) {
+	matrix(t, config{aggs: []Aggregate{aggMax, aggSum, aggMin, aggCount}, appendOnly: true, extremes: true}, 40)
+}
+
 func TestThresholdMatchesModel(t *testing.T) {
 	matrix(t, config{mode: modeThreshold}, 40)
 }

@@ -145,6 +145,9 @@ func (r *Reduce) addPart(plan Plan, pos []int) {
 			inAr.Val = 1 + na
 		}
 	}
+	if p.top != nil {
+		p.top.shared = true // it reads the reduce's input, as another part may
+	}
 	r.parts = append(r.parts, p)
 }
 

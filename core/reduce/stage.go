@@ -48,10 +48,14 @@ type stage struct {
 	slots []int // kindAccum: the sum slot of each aggregate, -1 for count
 	nsum  int
 
-	in   trace.Reader
-	pres batch.Presentation
-	asOf frontier.Frontier
-	inAr batch.Arity
+	in trace.Reader
+	// shared: in is the Reduce's input reader, which an accumulable and a
+	// monotonic part both cut at lower; Reduce.retire moves its holds
+	// once every part has retired, not the stage (G2).
+	shared bool
+	pres   batch.Presentation
+	asOf   frontier.Frontier
+	inAr   batch.Arity
 
 	out   *trace.Handle
 	outW  *trace.Writer
@@ -162,7 +166,9 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 	}
 	s.lower = upper
 	trace.SetCompaction(s.out, upper)
-	trace.SetCompaction(s.in, upper)
+	if !s.shared {
+		trace.SetCompaction(s.in, upper)
+	}
 	clear(s.tmp)
 	s.tmp = s.tmp[:0]
 	return b, nil

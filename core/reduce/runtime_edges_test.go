@@ -95,25 +95,7 @@ func TestReduceEdgesInRuntimes(t *testing.T) {
 	for _, mode := range []string{"solo", "pair"} {
 		for _, w := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
-				var ctl *runtime.Controller
-				var err error
-				if mode == "solo" {
-					r, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: w})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if ctl, err = runtime.NewController(r); err != nil {
-						t.Fatal(err)
-					}
-				} else if _, _, ctl, err = runtime.Pair(w, spine.Options{}); err != nil {
-					t.Fatal(err)
-				}
-				defer func() {
-					ctl.Shutdown()
-					if err := ctl.Err(); err != nil {
-						t.Errorf("runtime errors: %v", err)
-					}
-				}()
+				ctl := startController(t, mode, w)
 				if err := ctl.Send(runtime.CreateInput{Name: "r", Arity: 3}); err != nil {
 					t.Fatal(err)
 				}

@@ -87,27 +87,7 @@ func TestReducesInRuntimes(t *testing.T) {
 	for _, mode := range []string{"solo", "pair"} {
 		for _, w := range []int{1, 2, 4} {
 			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
-				var ctl *runtime.Controller
-				if mode == "solo" {
-					r, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: w})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if ctl, err = runtime.NewController(r); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					var err error
-					if _, _, ctl, err = runtime.Pair(w, spine.Options{}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				defer func() {
-					ctl.Shutdown()
-					if err := ctl.Err(); err != nil {
-						t.Errorf("runtime errors: %v", err)
-					}
-				}()
+				ctl := startController(t, mode, w)
 				if err := ctl.Send(runtime.CreateInput{Name: "r", Arity: 3}); err != nil {
 					t.Fatal(err)
 				}
@@ -250,4 +230,31 @@ func sorted(m map[string]int64) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// startController starts Solo (mode "solo") or the Maintenance/Interactive
+// pair ("pair") on w workers, shut down at the test's end, where the
+// runtime must have reported no error.
+func startController(t *testing.T, mode string, w int) *runtime.Controller {
+	t.Helper()
+	var ctl *runtime.Controller
+	var err error
+	if mode == "solo" {
+		r, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctl, err = runtime.NewController(r); err != nil {
+			t.Fatal(err)
+		}
+	} else if _, _, ctl, err = runtime.Pair(w, spine.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctl.Shutdown()
+		if err := ctl.Err(); err != nil {
+			t.Errorf("runtime errors: %v", err)
+		}
+	})
+	return ctl
 }

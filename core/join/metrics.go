@@ -30,7 +30,9 @@ type Stats struct {
 }
 
 // Err returns the error that stopped the operator (a broken stream or
-// trace contract, never a data error), or nil.
+// trace contract, never a data error), or nil. The operator of a dataflow
+// (Join, DeltaJoin) also gives it to the dataflow's Failer, so the runtime
+// reports it.
 func (s *Stats) Err() error {
 	if e := s.failed.Load(); e != nil {
 		return *e

@@ -106,6 +106,8 @@ type joinOp struct {
 	sink      *Sink
 	labels    context.Context
 	oks, errO *dataflow.Stream[*dataflow.Chunk]
+	name      string      // the operator's, for its error
+	fail      func(error) // the dataflow's Failer: the runtime reports it
 	err       error
 	stuck     frontier.Frontier
 }
@@ -122,9 +124,12 @@ func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 	send(o.sink, o.oks, o.errO)
 	if o.err != nil {
 		// A broken stream contract: keep the output from completing at
-		// times it may have missed, and report it through Stats.
+		// times it may have missed, and report it through Stats and as
+		// the dataflow's error.
 		o.stuck = in
+		o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
 		o.j.stats.fail(o.err)
+		o.fail(o.err)
 		return o.stuck
 	}
 	o.j.Compact(o.l.Frontier(), o.r.Frontier())
@@ -174,6 +179,7 @@ func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closur
 	op := &joinOp{
 		l: dataflow.AddInput(b, "left", la.Stream), r: dataflow.AddInput(b, "right", ra.Stream),
 		j: j, sink: NewSink(j.Arity()), labels: stepLabels(b, opts.Labels),
+		name: opts.Name, fail: c.Failer(),
 	}
 	op.errs = newErrPorts(b, opts.Errs, c.AsOf())
 	op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)

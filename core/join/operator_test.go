@@ -526,10 +526,13 @@ func (o *replay) Shutdown() {}
 
 // TestJoinOperatorStopsOnABrokenStream: an arrangement whose stream
 // delivers a batch twice breaks the join's exactly-once contract; the
-// operator stops with the error in its Stats and holds its output frontier
-// where it stopped, instead of counting the batch twice or panicking.
+// operator stops with the error in its Stats and as the dataflow's error
+// (its Failer, naming the operator) and holds its output frontier where it
+// stopped, instead of counting the batch twice or panicking.
 func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
 	env := dfEnv(t)
+	var failed []error
+	env.Fail = func(df string, err error) { failed = append(failed, fmt.Errorf("dataflow %s: %w", df, err)) }
 	metrics := &Metrics{}
 	lh, lw := trace.NewSpine(ar11, spine.Options{})
 	rh, rw := trace.NewSpine(ar11, spine.Options{})
@@ -576,6 +579,9 @@ func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
 	}
 	if !errors.Is(stats.Err(), ErrOrder) {
 		t.Fatalf("operator error %v, want ErrOrder", stats.Err())
+	}
+	if len(failed) != 1 || !errors.Is(failed[0], ErrOrder) || !strings.Contains(failed[0].Error(), `dataflow q: join: operator "join": `) {
+		t.Fatalf("dataflow errors %v, want one ErrOrder naming dataflow q and operator \"join\"", failed)
 	}
 	if probe.Passed(1) {
 		t.Fatalf("output frontier %v passed the batch delivered twice", probe.Frontier())

@@ -1,0 +1,216 @@
+package join_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/join"
+	"github.com/tracebench/tracebench/core/runtime"
+	"github.com/tracebench/tracebench/core/share"
+)
+
+// mislabelled returns a copy of a whose oks half declares one val column
+// more than its batches have: an operator reading it learns the truth
+// only at a step, from the batches themselves.
+func mislabelled(a *dataflow.Arrangement) *dataflow.Arrangement {
+	bad := *a
+	bad.Oks.Arity = batch.Arity{Key: a.Oks.Arity.Key, Val: a.Oks.Arity.Val + 1}
+	bad.Arity = bad.Oks.Arity.Key + bad.Oks.Arity.Val
+	return &bad
+}
+
+// TestJoinStepErrorsAreTheDataflows: a join operator whose step fails (an
+// arrangement labelled with another arity than its batches': the binary
+// join's left input, a delta path's source, a delta path's lookup) gives
+// the error to the dataflow's Failer, so the runtime reports it naming
+// the dataflow and the operator, and a caller waiting for the dataflow's
+// error is answered; the operator kept it in its Stats alone, stopped in
+// silence, and the wait lasted until its context ended. On two workers
+// the delta join is staged: its source's error is the path's feed's, its
+// lookup's the stage's. Solo and the pair, one and two workers.
+func TestJoinStepErrorsAreTheDataflows(t *testing.T) {
+	type arrs = [2]*dataflow.Arrangement
+	for _, c := range []struct {
+		what string
+		// build adds the operator over the two arrangements.
+		build func(c *dataflow.Context, a arrs) (dataflow.Collection, error)
+		// op is the operator the error names, on one and on two workers.
+		op   [2]string
+		want string
+	}{
+		{"binary left", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
+			return join.Join(c, mislabelled(a[0]), a[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q"})
+		}, [2]string{"join", "join"}, "input 0 batch arity key=1 val=1, join expects key=1 val=2"},
+	} {
+		for _, mode := range []string{"solo", "pair"} {
+			for _, w := range []int{1, 2} {
+				t.Run(fmt.Sprintf("%s/%s/workers=%d", c.what, mode, w), func(t *testing.T) {
+					ctl := stepFailRuntime(t, mode, w)
+					defer ctl.Shutdown()
+					names := []string{"r0", "r1"}
+					for _, n := range names {
+						if err := ctl.Send(runtime.CreateInput{Name: n, Arity: 2}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					arrange := func(dc *dataflow.Context) (arrs, error) {
+						var a arrs
+						for i, n := range names {
+							in, err := dc.Input(n, 2)
+							if err != nil {
+								return a, err
+							}
+							if a[i], err = dc.Arrange(in, []int{0}); err != nil {
+								return a, err
+							}
+						}
+						return a, nil
+					}
+					if mode == "pair" {
+						if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+							ID: "indexes", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+							Exports: []string{"i0", "i1"},
+							Build: func(dc *dataflow.Context) error {
+								a, err := arrange(dc)
+								if err != nil {
+									return err
+								}
+								for i := range a {
+									if err := dc.Export(fmt.Sprintf("i%d", i), a[i]); err != nil {
+										return err
+									}
+								}
+								return nil
+							}}}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					probe := dataflow.NewProbe(w)
+					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+						ID: "q", Maintained: mode == "solo", AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(dc *dataflow.Context) error {
+							var a arrs
+							if mode == "solo" {
+								var err error
+								if a, err = arrange(dc); err != nil {
+									return err
+								}
+							} else {
+								for i := range a {
+									im, err := dc.ImportIndex(fmt.Sprintf("i%d", i))
+									if err != nil {
+										return err
+									}
+									// NB: an import of an empty chain does
+									// not know its arity; the plan does.
+									im.Oks.Arity = batch.Arity{Key: 1, Val: 1}
+									im.Errs.Arity = batch.Arity{Key: 1}
+									a[i] = im
+								}
+							}
+							out, err := c.build(dc, a)
+							if err != nil {
+								return err
+							}
+							dc.Probe(probe, out.Oks)
+							return nil
+						}}}); err != nil {
+						t.Fatal(err)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					// A round at a time, each applied before the next is
+					// sent: the later rounds reach the operators through
+					// their streams, not a trace they find at their start.
+					for tm := range uint64(3) {
+						for _, n := range names {
+							ch := dataflow.NewChunk(2, 0)
+							for k := range int64(8) {
+								ch.Push([]int64{k, 10*k + int64(tm)}, tm, 1)
+							}
+							if err := ctl.Send(runtime.Input{Name: n, Chunk: ch}); err != nil {
+								t.Fatal(err)
+							}
+							if err := ctl.Send(runtime.AdvanceInput{Name: n, Frontier: frontier.At(tm + 1)}); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if err := ctl.Sync(ctx); err != nil {
+							t.Fatal(err)
+						}
+					}
+					err := waitErr(ctx, ctl)
+					if err == nil {
+						t.Fatalf("no error reported (the output's frontier is %v): want ErrArity saying %q", probe.Frontier(), c.want)
+					}
+					t.Logf("reported: %v", err)
+					op := c.op[0]
+					if w > 1 {
+						op = c.op[1]
+					}
+					for _, want := range []string{"dataflow q: ", fmt.Sprintf("operator %q: ", op), c.want} {
+						if !errors.Is(err, join.ErrArity) || !strings.Contains(err.Error(), want) {
+							t.Fatalf("runtime errors: %v, want ErrArity saying %q", err, want)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// stepFailRuntime returns the controller of a Solo runtime or of a
+// Maintenance and Interactive pair, of w workers each.
+func stepFailRuntime(t *testing.T, mode string, w int) *runtime.Controller {
+	t.Helper()
+	if mode == "solo" {
+		r, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctl, err := runtime.NewController(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ctl
+	}
+	regs := make([]*share.Registry, w)
+	for i := range regs {
+		regs[i] = share.NewRegistry()
+	}
+	m, err := runtime.New(runtime.Options{Role: runtime.Maintenance, Workers: w, Registries: regs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter, err := runtime.New(runtime.Options{Role: runtime.Interactive, Workers: w, Registries: regs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := runtime.NewController(m, inter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctl
+}
+
+// waitErr waits for the runtime to report an error, until ctx ends (nil
+// then).
+func waitErr(ctx context.Context, ctl *runtime.Controller) error {
+	for {
+		if err := ctl.Err(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

@@ -263,6 +263,8 @@ type deltaOp struct {
 	// the operator's and no path's: dataflow= and operator=, no path=.
 	entryStats *Stats
 	oks, errO  *dataflow.Stream[*dataflow.Chunk]
+	name       string      // the operator's, for its error
+	fail       func(error) // the dataflow's Failer: the runtime reports it
 	err        error
 	stuck      frontier.Frontier
 }
@@ -284,7 +286,9 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 		})
 		if o.err != nil {
 			o.stuck = in
+			o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
 			p.stats.fail(o.err)
+			o.fail(o.err)
 			break
 		}
 	}
@@ -351,7 +355,8 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 		return stagedDelta(c, built, paths, arity, opts)
 	}
 	b := c.NewOperator(opts.Name)
-	op := &deltaOp{labels: stepLabels(b, opts.Labels), paths: built, entryStats: NewStats(opts.Dataflow, opts.Name, "")}
+	op := &deltaOp{labels: stepLabels(b, opts.Labels), paths: built, entryStats: NewStats(opts.Dataflow, opts.Name, ""),
+		name: opts.Name, fail: c.Failer()}
 	for _, dp := range paths {
 		op.src = append(op.src, dataflow.AddInput(b, fmt.Sprintf("path %d", dp.Source), dp.Arranged.Oks.Stream))
 	}

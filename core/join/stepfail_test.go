@@ -42,15 +42,34 @@ func TestJoinStepErrorsAreTheDataflows(t *testing.T) {
 		// build adds the operator over the two arrangements.
 		build func(c *dataflow.Context, a arrs) (dataflow.Collection, error)
 		// op is the operator the error names, on one and on two workers.
-		op   [2]string
-		want string
+		op      [2]string
+		want    string
+		workers []int
 	}{
 		{"binary left", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
 			return join.Join(c, mislabelled(a[0]), a[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q"})
-		}, [2]string{"join", "join"}, "input 0 batch arity key=1 val=1, join expects key=1 val=2"},
+		}, [2]string{"join", "join"}, "input 0 batch arity key=1 val=1, join expects key=1 val=2", []int{1, 2}},
+		{"delta source", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
+			// Path 0 reads its source as rows of 3 columns, then the
+			// lookup's val: its final closure keeps 3 columns, as
+			// path 1's.
+			return join.DeltaJoin(c, []join.DeltaPath{
+				{Source: 0, Arranged: mislabelled(a[0]), Stages: []join.DeltaStage{{Lookup: a[1], Relation: 1, StreamKey: []int{0}}},
+					Final: &join.Project{Cols: []int{0, 1, 3}}},
+				{Source: 1, Arranged: a[1], Stages: []join.DeltaStage{{Lookup: a[0], Relation: 0, StreamKey: []int{0}}},
+					Final: &join.Project{Cols: []int{0, 2, 1}}},
+			}, join.OperatorOptions{Name: "delta", Dataflow: "q"})
+		}, [2]string{"delta", "delta path 0 feed"}, "path 0 source batch arity key=1 val=1, path expects key=1 val=2", []int{1}},
+		{"delta lookup", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
+			return join.DeltaJoin(c, []join.DeltaPath{
+				{Source: 0, Arranged: a[0], Stages: []join.DeltaStage{{Lookup: a[1], Relation: 1, StreamKey: []int{0}}}},
+				{Source: 1, Arranged: a[1], Stages: []join.DeltaStage{{Lookup: mislabelled(a[0]), Relation: 0, StreamKey: []int{0}}},
+					Final: &join.Project{Cols: []int{0, 2, 1}}},
+			}, join.OperatorOptions{Name: "delta", Dataflow: "q"})
+		}, [2]string{"delta", "delta path 1 lookup 0"}, "lookup relation 0 batch arity key=1 val=1, stage expects key=1 val=2", []int{1}},
 	} {
 		for _, mode := range []string{"solo", "pair"} {
-			for _, w := range []int{1, 2} {
+			for _, w := range c.workers {
 				t.Run(fmt.Sprintf("%s/%s/workers=%d", c.what, mode, w), func(t *testing.T) {
 					ctl := stepFailRuntime(t, mode, w)
 					defer ctl.Shutdown()
@@ -150,7 +169,6 @@ func TestJoinStepErrorsAreTheDataflows(t *testing.T) {
 					if err == nil {
 						t.Fatalf("no error reported (the output's frontier is %v): want ErrArity saying %q", probe.Frontier(), c.want)
 					}
-					t.Logf("reported: %v", err)
 					op := c.op[0]
 					if w > 1 {
 						op = c.op[1]

@@ -65,6 +65,8 @@ type pathOp struct {
 	labels context.Context
 
 	oks, errO *dataflow.Stream[*dataflow.Chunk]
+	name      string      // the operator's, for its error
+	fail      func(error) // the dataflow's Failer: the runtime reports it
 	err       error
 	stuck     frontier.Frontier
 }
@@ -77,7 +79,9 @@ func (o *pathOp) Step(in frontier.Frontier) frontier.Frontier {
 	send(o.sink, o.oks, o.errO)
 	if o.err != nil {
 		o.stuck = in
+		o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
 		o.p.stats.fail(o.err)
+		o.fail(o.err)
 		return o.stuck
 	}
 	// NB: no capability for stashed proposals is needed: a proposal waits
@@ -181,7 +185,7 @@ func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int,
 		path := fmt.Sprint(dp.Source)
 		b := c.NewOperator(name + " feed")
 		b.LabelAs(opts.Name, "path", path)
-		op := &pathOp{p: p, stage: -1, labels: stepLabels(b, opts.Labels), sink: NewSink(arity)}
+		op := &pathOp{p: p, stage: -1, labels: stepLabels(b, opts.Labels), sink: NewSink(arity), name: name + " feed", fail: c.Failer()}
 		op.src = dataflow.AddInput(b, "source", dp.Arranged.Oks.Stream)
 		op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
 		if err := b.Build(op); err != nil {
@@ -194,7 +198,8 @@ func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int,
 			lookup := fmt.Sprintf("%s lookup %d", name, st.Relation)
 			b := c.NewOperator(lookup)
 			b.LabelAs(opts.Name, "path", path)
-			op := &pathOp{p: p, stage: s, labels: stepLabels(b, opts.Labels), sink: NewSink(arity), recv: Updates{Arity: h.arity}}
+			op := &pathOp{p: p, stage: s, labels: stepLabels(b, opts.Labels), sink: NewSink(arity), recv: Updates{Arity: h.arity},
+				name: lookup, fail: c.Failer()}
 			// Named after the lookup it feeds: "exchange send delta
 			// query path 0 lookup 1".
 			op.props = dataflow.AddInput(b, "proposals", c.ExchangeNamed(last, st.StreamKey, lookup))

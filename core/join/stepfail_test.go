@@ -59,14 +59,14 @@ func TestJoinStepErrorsAreTheDataflows(t *testing.T) {
 				{Source: 1, Arranged: a[1], Stages: []join.DeltaStage{{Lookup: a[0], Relation: 0, StreamKey: []int{0}}},
 					Final: &join.Project{Cols: []int{0, 2, 1}}},
 			}, join.OperatorOptions{Name: "delta", Dataflow: "q"})
-		}, [2]string{"delta", "delta path 0 feed"}, "path 0 source batch arity key=1 val=1, path expects key=1 val=2", []int{1}},
+		}, [2]string{"delta", "delta path 0 feed"}, "path 0 source batch arity key=1 val=1, path expects key=1 val=2", []int{1, 2}},
 		{"delta lookup", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
 			return join.DeltaJoin(c, []join.DeltaPath{
 				{Source: 0, Arranged: a[0], Stages: []join.DeltaStage{{Lookup: a[1], Relation: 1, StreamKey: []int{0}}}},
 				{Source: 1, Arranged: a[1], Stages: []join.DeltaStage{{Lookup: mislabelled(a[0]), Relation: 0, StreamKey: []int{0}}},
 					Final: &join.Project{Cols: []int{0, 2, 1}}},
 			}, join.OperatorOptions{Name: "delta", Dataflow: "q"})
-		}, [2]string{"delta", "delta path 1 lookup 0"}, "lookup relation 0 batch arity key=1 val=1, stage expects key=1 val=2", []int{1}},
+		}, [2]string{"delta", "delta path 1 lookup 0"}, "lookup relation 0 batch arity key=1 val=1, stage expects key=1 val=2", []int{1, 2}},
 	} {
 		for _, mode := range []string{"solo", "pair"} {
 			for _, w := range c.workers {

@@ -98,8 +98,10 @@
 //
 // Operators: a join operator that meets a broken stream contract (a batch
 // delivered twice, out of order, of the wrong arity) stops, records the
-// error in its Stats (Err) and holds its output frontier where it stopped;
-// data problems never stop it (they are error rows, K2 and K3).
+// error in its Stats (Err), gives it to the dataflow's Failer (the runtime
+// reports it, naming the dataflow and the operator) and holds its output
+// frontier where it stopped; data problems never stop it (they are error
+// rows, K2 and K3).
 //
 // Ownership: a Binary, Linear, Path, Delta or Sink belongs to one goroutine
 // (its worker). Stats and Metrics may be read from any goroutine.

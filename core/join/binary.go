@@ -116,6 +116,9 @@ func (j *Binary) start(out *Sink) error {
 			return fmt.Errorf("join: preloading the right trace through %v: %w", j.preload[1], err)
 		}
 		for _, b := range own {
+			if a := b.Arity(); a != j.side[1].Arity {
+				return fmt.Errorf("%w: input 1 preloaded batch arity %v, join expects %v", ErrArity, a, j.side[1].Arity)
+			}
 			if err := j.joinBatch(1, b, j.preload[0], out); err != nil {
 				return err
 			}
@@ -204,6 +207,9 @@ func (j *Binary) joinBatch(i int, b *batch.Batch, f frontier.Frontier, out *Sink
 		return fmt.Errorf("join: cutting input %d's trace at %v: %w", o, f, err)
 	}
 	for _, c := range cut {
+		if a := c.Arity(); a != j.side[o].Arity {
+			return fmt.Errorf("%w: input %d trace batch arity %v, join expects %v", ErrArity, o, a, j.side[o].Arity)
+		}
 		if i == 0 {
 			j.joinPair(b, c, out)
 		} else {

@@ -47,8 +47,11 @@ func TestJoinStepErrorsAreTheDataflows(t *testing.T) {
 		workers []int
 	}{
 		{"binary left", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
+			// The left input's batch reaches the join through its stream
+			// or, cut for a right batch, through its trace: either is
+			// refused.
 			return join.Join(c, mislabelled(a[0]), a[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q"})
-		}, [2]string{"join", "join"}, "input 0 batch arity key=1 val=1, join expects key=1 val=2", []int{1, 2}},
+		}, [2]string{"join", "join"}, "batch arity key=1 val=1, join expects key=1 val=2", []int{1, 2}},
 		{"delta source", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
 			// Path 0 reads its source as rows of 3 columns, then the
 			// lookup's val: its final closure keeps 3 columns, as
@@ -229,6 +232,114 @@ func waitErr(ctx context.Context, ctl *runtime.Controller) error {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// TestJoinRefusesTraceBatchesOfAnotherArity: a binary join reads the
+// batches of its inputs' traces as well as those their streams deliver
+// (the right trace it preloads at its first step, the other trace it cuts
+// for each new batch); one of another arity than its arrangement declares
+// is ErrArity there too, the dataflow's error, where the join read it at
+// the declared arity and sent malformed rows. The indexes hold a round
+// before the query starts; the second round goes to r1 alone, so the join
+// meets the left trace's batch only through the trace.
+func TestJoinRefusesTraceBatchesOfAnotherArity(t *testing.T) {
+	for _, c := range []struct {
+		what string
+		bad  int // the input whose arrangement is mislabelled
+		want string
+	}{
+		{"right preloaded", 1, "input 1 preloaded batch arity key=1 val=1, join expects key=1 val=2"},
+		{"left cut", 0, "input 0 trace batch arity key=1 val=1, join expects key=1 val=2"},
+	} {
+		for _, mode := range []string{"solo", "pair"} {
+			for _, w := range []int{1, 2} {
+				t.Run(fmt.Sprintf("%s/%s/workers=%d", c.what, mode, w), func(t *testing.T) {
+					ctl := stepFailRuntime(t, mode, w)
+					defer ctl.Shutdown()
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					names := []string{"r0", "r1"}
+					for _, n := range names {
+						if err := ctl.Send(runtime.CreateInput{Name: n, Arity: 2}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+						ID: "indexes", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+						Exports: []string{"i0", "i1"},
+						Build: func(dc *dataflow.Context) error {
+							for i, n := range names {
+								in, err := dc.Input(n, 2)
+								if err != nil {
+									return err
+								}
+								a, err := dc.Arrange(in, []int{0})
+								if err != nil {
+									return err
+								}
+								if err := dc.Export(fmt.Sprintf("i%d", i), a); err != nil {
+									return err
+								}
+							}
+							return nil
+						}}}); err != nil {
+						t.Fatal(err)
+					}
+					send := func(tm uint64, names ...string) {
+						for _, n := range names {
+							ch := dataflow.NewChunk(2, 0)
+							for k := range int64(8) {
+								ch.Push([]int64{k, 10*k + int64(tm)}, tm, 1)
+							}
+							if err := ctl.Send(runtime.Input{Name: n, Chunk: ch}); err != nil {
+								t.Fatal(err)
+							}
+							if err := ctl.Send(runtime.AdvanceInput{Name: n, Frontier: frontier.At(tm + 1)}); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if err := ctl.Sync(ctx); err != nil {
+							t.Fatal(err)
+						}
+					}
+					send(0, names...)
+					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+						ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(dc *dataflow.Context) error {
+							var a [2]*dataflow.Arrangement
+							for i := range a {
+								im, err := dc.ImportIndex(fmt.Sprintf("i%d", i))
+								if err != nil {
+									return err
+								}
+								im.Oks.Arity = batch.Arity{Key: 1, Val: 1}
+								im.Errs.Arity = batch.Arity{Key: 1}
+								a[i] = im
+							}
+							a[c.bad] = mislabelled(a[c.bad])
+							out, err := join.Join(dc, a[0], a[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q"})
+							if err != nil {
+								return err
+							}
+							dc.CaptureChunks(dataflow.NewCapture(w), out.Oks, out.Arity)
+							return nil
+						}}}); err != nil {
+						t.Fatal(err)
+					}
+					if err := ctl.Sync(ctx); err != nil {
+						t.Fatal(err)
+					}
+					send(1, "r1")
+					err := waitErr(ctx, ctl)
+					for _, want := range []string{`dataflow q: join: operator "join": `, c.want} {
+						if !errors.Is(err, join.ErrArity) || !strings.Contains(err.Error(), want) {
+							t.Fatalf("runtime errors: %v, want ErrArity saying %q", err, want)
+						}
+					}
+				})
+			}
 		}
 	}
 }

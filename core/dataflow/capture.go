@@ -184,7 +184,7 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 	}
 	w := cp.slot(c.env.Worker, arity)
 	df, env := c.df, c.env
-	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(), fail: func(err error) { env.Fail(df.id, err) }, last: frontier.Min()}
+	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(c.df), fail: func(err error) { env.Fail(df.id, err) }, last: frontier.Min()}
 	c.df.addNode("capture", op, s.from)
 }
 
@@ -198,7 +198,7 @@ func (c *Context) Capture(cp *Capture, a Arranged) {
 	}
 	w := cp.slot(c.env.Worker, -1)
 	df, env := c.df, c.env
-	op := &captureOp{c: cp, w: w, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres, key: a.Key, fail: func(err error) { env.Fail(df.id, err) }}
+	op := &captureOp{c: cp, w: w, worker: c.env.Worker, in: a.Stream.subscribe(c.df), pres: a.Pres, key: a.Key, fail: func(err error) { env.Fail(df.id, err) }}
 	c.df.addNode("capture", op, a.Stream.from)
 }
 

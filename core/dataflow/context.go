@@ -285,7 +285,7 @@ func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string) *Stream[*
 	c.exchanges++
 	df, env := c.df, c.env
 	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
-	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(), last: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) }}
+	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(c.df), last: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) }}
 	c.df.addNode(named("exchange send", what), send, s.from)
 	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
 	n := c.df.addNode(named("exchange recv", what), recv)
@@ -385,7 +385,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, va
 	m.track(s, "dataflow "+c.df.id+": "+name, func() { env.Activate(df) })
 	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	op := &arrangeOp{
-		in: in.subscribe(), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, spine: s, ar: ar,
+		in: in.subscribe(c.df), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, spine: s, ar: ar,
 		sealed: frontier.Min(), name: name, wide: wide, onErr: func(err error) { env.Fail(df.id, err) },
 	}
 	n := c.df.addNode(name, op, in.from)
@@ -403,7 +403,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, va
 // concat returns a stream of the chunks of a and b; its frontier is the
 // meet of theirs.
 func (c *Context) concat(name string, a, b *Stream[*Chunk]) *Stream[*Chunk] {
-	op := &concatOp{a: a.subscribe(), b: b.subscribe()}
+	op := &concatOp{a: a.subscribe(c.df), b: b.subscribe(c.df)}
 	n := c.df.addNode(name, op, a.from, b.from)
 	n.kept = a.from.kept && b.from.kept
 	op.out = newStream[*Chunk](c.df, n)
@@ -568,6 +568,13 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 func (c *Context) Export(id string, a *Arrangement) error {
 	if a == nil {
 		return fmt.Errorf("dataflow %s: export %q of a nil arrangement", c.df.id, id)
+	}
+	for _, h := range []Arranged{a.Oks, a.Errs} {
+		if h.Stream != nil && h.Stream.df != c.df {
+			// Its traces are another build's, written on its worker:
+			// an index of them would outlive or race with their writer.
+			return fmt.Errorf("dataflow %s: export %q of an arrangement of another dataflow, or of another worker's build", c.df.id, id)
+		}
 	}
 	m := c.env.Manager
 	var e *entry

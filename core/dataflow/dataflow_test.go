@@ -72,7 +72,7 @@ func TestArrangeSealsOncePerAdvance(t *testing.T) {
 			return err
 		}
 		c.Keep(arr.Oks.Reader)
-		tap = &batchTap{in: arr.Oks.Stream.subscribe()}
+		tap = &batchTap{in: arr.Oks.Stream.subscribe(c.df)}
 		c.df.addNode("tap", tap, arr.Oks.Stream.from)
 		c.Probe(p, arr.Oks.Stream)
 		return nil

@@ -24,6 +24,7 @@ type Operator interface {
 // node is an operator in a dataflow graph.
 type node struct {
 	name   string
+	df     *Dataflow // the dataflow, on its worker, whose build made it
 	op     Operator
 	labels context.Context // its steps' pprof labels (Dataflow.label); nil: none
 	// labelAs, when set, is what its steps' labels say in place of
@@ -94,10 +95,16 @@ func (s *Stream[T]) Frontier() frontier.Frontier { return s.from.out }
 // operator can skip forming messages nobody would receive.
 func (s *Stream[T]) Consumed() bool { return len(s.ports) > 0 }
 
-// subscribe adds a consumer port.
-func (s *Stream[T]) subscribe() *Port[T] {
+// subscribe adds a consumer port for an operator of df. A stream of
+// another dataflow, or of this one's build on another worker, is read by
+// a port that receives nothing: the reader's build fails (checkOrder), and
+// the stream's own dataflow never sends to a port nobody takes from (nor,
+// from another worker's goroutine, races with its reader).
+func (s *Stream[T]) subscribe(df *Dataflow) *Port[T] {
 	p := &Port[T]{from: s.from}
-	s.ports = append(s.ports, p)
+	if s.df == df {
+		s.ports = append(s.ports, p)
+	}
 	return p
 }
 
@@ -213,7 +220,7 @@ func (d *Dataflow) Operators() []string {
 
 // addNode appends an operator reading the given input nodes.
 func (d *Dataflow) addNode(name string, op Operator, inputs ...*node) *node {
-	n := &node{name: name, op: op, inputs: inputs}
+	n := &node{name: name, df: d, op: op, inputs: inputs}
 	d.appendNode(n)
 	return n
 }
@@ -237,6 +244,9 @@ func (d *Dataflow) checkOrder() error {
 	}
 	for i, n := range d.nodes {
 		for _, in := range n.inputs {
+			if in.df != d {
+				return fmt.Errorf("dataflow %s: operator %q reads a stream of operator %q of another dataflow, or of another worker's build: an operator reads only streams its own build made", d.id, n.name, in.name)
+			}
 			if j, ok := at[in]; !ok || j >= i {
 				return fmt.Errorf("dataflow %s: operator %q reads operator %q, which is not built before it", d.id, n.name, in.name)
 			}

@@ -53,7 +53,7 @@ type OperatorBuilder struct {
 
 // NewOperator starts an operator named name (for errors and profiles).
 func (c *Context) NewOperator(name string) *OperatorBuilder {
-	return &OperatorBuilder{c: c, n: &node{name: name}}
+	return &OperatorBuilder{c: c, n: &node{name: name, df: c.df}}
 }
 
 // StepLabels returns the pprof label context the operator's steps run
@@ -90,13 +90,18 @@ func (b *OperatorBuilder) LabelAs(op string, pairs ...string) {
 // AddInput makes s an input of the operator under construction, under name,
 // and returns the port its Step takes s's messages from. The port's
 // frontier is s's (Port.Frontier); Step's argument is the meet over every
-// input.
+// input. s is a stream of this build: one of another dataflow, or of this
+// dataflow's build on another worker, fails the create.
 func AddInput[T any](b *OperatorBuilder, name string, s *Stream[T]) *Port[T] {
 	b.n.inputs = append(b.n.inputs, s.from)
 	p := &Port[T]{from: s.from, name: name}
 	// Messages reach the port once the operator is built: one never built
-	// holds none.
-	b.attach = append(b.attach, func() { s.ports = append(s.ports, p) })
+	// holds none. A stream of another dataflow, or of another worker's
+	// build, never reaches it: the build fails (an error naming the
+	// operator), and the stream's dataflow keeps no port of it.
+	if s.df == b.c.df {
+		b.attach = append(b.attach, func() { s.ports = append(s.ports, p) })
+	}
 	return p
 }
 

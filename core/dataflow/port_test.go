@@ -16,7 +16,7 @@ import (
 // its two arrays are grown.
 func TestPortTakesTurnsWithTwoArrays(t *testing.T) {
 	s := newStream[*int](&Dataflow{}, &node{})
-	p := s.subscribe()
+	p := s.subscribe(s.df)
 	msgs := func(vs ...int) []*int {
 		out := make([]*int, len(vs))
 		for i, v := range vs {
@@ -83,7 +83,7 @@ func TestPortTakesTurnsWithTwoArrays(t *testing.T) {
 // step keeps both arrays and allocates nothing.
 func TestPortLetsABurstsArrayGo(t *testing.T) {
 	s := newStream[*int](&Dataflow{}, &node{})
-	p := s.subscribe()
+	p := s.subscribe(s.df)
 	x := 1
 	for range 2 {
 		for range 64 * portKeep {
@@ -127,7 +127,7 @@ func TestPortLetsABurstsArrayGo(t *testing.T) {
 func TestPortKeepsNothingTakenOnceQuiet(t *testing.T) {
 	for _, n := range []int{3, 8 * portKeep} {
 		s := newStream[*[16]int64](&Dataflow{}, &node{})
-		p := s.subscribe()
+		p := s.subscribe(s.df)
 		sent := make([]weak.Pointer[[16]int64], n)
 		for i := range n {
 			m := new([16]int64)
@@ -229,7 +229,7 @@ func TestInputLetsABurstsArrayGo(t *testing.T) {
 			return err
 		}
 		src = c.df.nodes[len(c.df.nodes)-1].op.(*inputOp)
-		c.df.addNode("tap", &chunkTap{in: in.Oks.subscribe(), got: &got}, in.Oks.from)
+		c.df.addNode("tap", &chunkTap{in: in.Oks.subscribe(c.df), got: &got}, in.Oks.from)
 		return nil
 	}}, 0)
 	if err != nil {

@@ -45,7 +45,7 @@ func (c *Context) Tally(t *Tally, a Arranged) {
 	if !c.checkProbe("tally", &t.Probe) {
 		return
 	}
-	op := &tallyOp{t: t, worker: c.env.Worker, in: a.Stream.subscribe(), pres: a.Pres}
+	op := &tallyOp{t: t, worker: c.env.Worker, in: a.Stream.subscribe(c.df), pres: a.Pres}
 	c.df.addNode("tally", op, a.Stream.from)
 }
 

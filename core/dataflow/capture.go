@@ -179,6 +179,9 @@ func (c *Capture) slot(worker, arity int) *captured {
 // made for another number of workers than the runtime's, or already
 // attached on the worker (to this stream or another), fails the build.
 func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
+	if c.late("Context.Capture") != nil {
+		return
+	}
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}
@@ -193,6 +196,9 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 // its batches'). A capture made for another number of workers than the
 // runtime's, or already attached on the worker, fails the build.
 func (c *Context) Capture(cp *Capture, a Arranged) {
+	if c.late("Context.Capture") != nil {
+		return
+	}
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}

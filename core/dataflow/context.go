@@ -156,7 +156,39 @@ type Context struct {
 	// operator that keeps a clone of it (Keep) reads the index whether
 	// or not it takes the import's stream (Dataflow.Imports).
 	importReaders map[*share.Reader]string
+	// closed says the dataflow's Build has returned: a method that adds
+	// to the dataflow is refused (late).
+	closed bool
 }
+
+// late returns, once the dataflow's Build has returned, the error of
+// calling method (a Context method that adds to the dataflow, or an
+// OperatorBuilder's Build) then, naming the operator whose step called it
+// if one did; and reports it as the dataflow's error (Env.Fail), since a
+// step may well drop what such a call returns. Nil during the Build.
+// A dataflow is what its Build made: an operator added by a step would
+// escape the build's checks (construction order, exports) and the
+// agreement between the workers.
+func (c *Context) late(method string) error {
+	if !c.closed {
+		return nil
+	}
+	who := ""
+	if n := c.df.stepping; n != nil {
+		who = fmt.Sprintf(" operator %q:", n.name)
+	}
+	err := fmt.Errorf("dataflow %s:%s %s called after the dataflow's Build returned: %w", c.df.id, who, method, ErrBuildReturned)
+	if c.env.Fail != nil {
+		c.env.Fail(c.df.id, err)
+	}
+	return err
+}
+
+// ErrBuildReturned is wrapped by a Context method that adds to a dataflow,
+// or OperatorBuilder.Build, called after the dataflow's Build returned
+// (from an operator's Step, say): it adds nothing, and the error is
+// reported as the dataflow's (Env.Fail) as well as returned.
+var ErrBuildReturned = errors.New("a dataflow's operators are added by its Build only")
 
 // fail records err as the build's error unless one is recorded already.
 func (c *Context) fail(err error) {
@@ -205,6 +237,9 @@ func newStream[T any](df *Dataflow, n *node) *Stream[T] { return &Stream[T]{from
 // declared with InputOptions.NoHistory is read only from before its first
 // update: after one, the error wraps ErrInputHistory.
 func (c *Context) Input(name string, arity int) (Collection, error) {
+	if err := c.late("Context.Input"); err != nil {
+		return Collection{}, err
+	}
 	if !c.maintained {
 		return Collection{}, fmt.Errorf("dataflow %s: input %q: %w", c.df.id, name, ErrQueryReadsInput)
 	}
@@ -245,6 +280,9 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 // names their errors give), so that a dataflow's several exchanges are
 // told apart in a profile; an empty what is Exchange's plain names.
 func (c *Context) ExchangeNamed(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
+	if c.late("Context.Exchange") != nil {
+		return s
+	}
 	// A column past the rows is told at the first chunk (admit); a
 	// negative one is no column of any chunk, so it fails the build here,
 	// on every worker alike, rather than index before a row in a step.
@@ -326,6 +364,9 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 // in a profile (operator=) and in their errors. An empty what is Arrange's
 // names. The names are made once, here: a step pays nothing for them.
 func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrangement, error) {
+	if err := c.late("Context.Arrange"); err != nil {
+		return nil, err
+	}
 	for _, k := range key {
 		if k < 0 || k >= coll.Arity {
 			return nil, fmt.Errorf("dataflow %s: arrange: key column %d of a %d-column collection", c.df.id, k, coll.Arity)
@@ -416,6 +457,9 @@ func (c *Context) concat(name string, a, b *Stream[*Chunk]) *Stream[*Chunk] {
 // imported through their private point, peer bundles through the
 // publication (never through the bundle's own logical-only hold).
 func (c *Context) ImportIndex(id string) (*Arrangement, error) {
+	if err := c.late("Context.ImportIndex"); err != nil {
+		return nil, err
+	}
 	if c.maintained {
 		if q, ok := c.queryExport(id); ok {
 			return nil, fmt.Errorf("dataflow %s: import of index %q, which query %q exports: %w", c.df.id, id, q, ErrMaintainedReadsQuery)
@@ -544,6 +588,9 @@ func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, ke
 // Keep clones r for an operator that reads the trace after construction; the
 // clone is released when the dataflow is dropped.
 func (c *Context) Keep(r trace.Reader) trace.Reader {
+	if c.late("Context.Keep") != nil {
+		return r
+	}
 	if sr, ok := r.(*share.Reader); ok {
 		if id, ok := c.importReaders[sr]; ok {
 			c.df.readsIndex(id)
@@ -566,6 +613,9 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 // incarnation published twice is the registry's error), so the create fails
 // with ErrExportsDiffer, naming both lists, on every role alike.
 func (c *Context) Export(id string, a *Arrangement) error {
+	if err := c.late("Context.Export"); err != nil {
+		return err
+	}
 	if a == nil {
 		return fmt.Errorf("dataflow %s: export %q of a nil arrangement", c.df.id, id)
 	}
@@ -654,6 +704,9 @@ func (s *Stream[T]) source() *node { return s.from }
 // collection's chunks, any operator output). A probe made for another
 // number of workers than the runtime's fails the build.
 func (c *Context) Probe(p *Probe, s Source) {
+	if c.late("Context.Probe") != nil {
+		return
+	}
 	if c.checkProbe("probe", p) {
 		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.source())
 	}
@@ -694,6 +747,7 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until, maintained: desc.Maintained, stopping: env.Stopping}
 	ctx := &Context{df: df, env: env, maintained: desc.Maintained, declared: desc.Exports}
 	err := runBuild(desc, ctx)
+	ctx.closed = true
 	if err == nil {
 		err = ctx.err
 	}
@@ -765,6 +819,9 @@ func (d *Dataflow) Step() bool {
 // moves its holds likewise, §2.5). The trace then merges and compacts behind
 // the frontier instead of being pinned at as_of.
 func (c *Context) Hold(a Arranged) {
+	if c.late("Context.Hold") != nil {
+		return
+	}
 	op := &holdOp{r: c.Keep(a.Reader)}
 	c.df.addNode("hold", op, a.Stream.from)
 }

@@ -168,6 +168,9 @@ type Dataflow struct {
 	// labels are the worker's pprof labels, set again after each pass
 	// whose operators' steps ran under their own (label); nil: none.
 	labels context.Context
+	// stepping is the operator being stepped, nil between steps: what
+	// an error of a call it makes names (Context.late).
+	stepping *node
 	// stopping is Env.Stopping: once it is set, a pass steps no more
 	// operators and reports nothing moved (nil: never).
 	stopping *atomic.Bool
@@ -374,7 +377,9 @@ func (d *Dataflow) step() bool {
 		if labelled {
 			pprof.SetGoroutineLabels(n.labels)
 		}
+		d.stepping = n
 		n.cap = n.op.Step(in)
+		d.stepping = nil
 		out := n.cap.Meet(in)
 		if out != n.out {
 			n.out = out

@@ -131,6 +131,9 @@ func (b *OperatorBuilder) Build(op Operator) error {
 	if op == nil {
 		return fmt.Errorf("dataflow %s: operator %q: nil Operator", b.c.df.id, b.n.name)
 	}
+	if err := b.c.late(fmt.Sprintf("OperatorBuilder.Build of operator %q", b.n.name)); err != nil {
+		return err
+	}
 	b.built = true
 	b.n.op = op
 	b.c.df.appendNode(b.n)

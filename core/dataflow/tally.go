@@ -39,6 +39,9 @@ func (t *Tally) Counts() (keys, updates, sum int64) {
 // half's stream as presented and reports the stream's frontier. A tally
 // made for another number of workers than the runtime's fails the build.
 func (c *Context) Tally(t *Tally, a Arranged) {
+	if c.late("Context.Tally") != nil {
+		return
+	}
 	// A tally made for another number of workers would be told a worker
 	// it has no place for (a panic in the step) or wait for one that
 	// never reports: it fails the build, as a probe or capture does.

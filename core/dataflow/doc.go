@@ -41,6 +41,12 @@
 // stream of batches (Arranged.Stream) and its trace (Arranged.Trace, kept
 // past Build with Context.Keep), both presented by Arranged.Pres.
 //
+// The Context and the builders are the Build's only: called from a Step
+// once the Build returned, a method that adds to the dataflow adds
+// nothing and is the dataflow's error (ErrBuildReturned); an operator
+// reads only streams its own build made, never another dataflow's or
+// another worker's.
+//
 // Activation: a worker steps an activated dataflow for at most
 // PassesPerActivation passes, then lets its other dataflows run before the
 // next round if anything still moved. A Step does bounded work; an operator

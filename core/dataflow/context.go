@@ -746,6 +746,9 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 	}
 	df := &Dataflow{id: desc.ID, inc: inc, asOf: asOf, until: until, maintained: desc.Maintained, stopping: env.Stopping}
 	ctx := &Context{df: df, env: env, maintained: desc.Maintained, declared: desc.Exports}
+	if env.Fail != nil {
+		df.fail = func(err error) { env.Fail(df.id, err) }
+	}
 	err := runBuild(desc, ctx)
 	ctx.closed = true
 	if err == nil {

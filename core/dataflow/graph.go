@@ -35,6 +35,9 @@ type node struct {
 	in      frontier.Frontier // meet of the inputs' outputs
 	cap     frontier.Frontier
 	out     frontier.Frontier // meet(cap, in)
+	// held says the operator's output frontier once went back
+	// (Dataflow.step): it stays where it was from then on.
+	held bool
 	// kept says the chunks the node sends keep the operator contract by
 	// construction, times included: an input's source (Inputs.Send checked
 	// them against its frontier), an exchange's receiver (its sender
@@ -168,6 +171,8 @@ type Dataflow struct {
 	// labels are the worker's pprof labels, set again after each pass
 	// whose operators' steps ran under their own (label); nil: none.
 	labels context.Context
+	// fail reports an error as the dataflow's (Env.Fail); nil: nowhere.
+	fail func(error)
 	// stepping is the operator being stepped, nil between steps: what
 	// an error of a call it makes names (Context.late).
 	stepping *node
@@ -381,7 +386,15 @@ func (d *Dataflow) step() bool {
 		n.cap = n.op.Step(in)
 		d.stepping = nil
 		out := n.cap.Meet(in)
-		if out != n.out {
+		if out != n.out && !n.held {
+			if !n.out.LessEqual(out) {
+				// A capability returned behind what the output had
+				// announced: the readers took the times before it
+				// as complete. One comparison a moving frontier.
+				n.held = true
+				d.wentBack(n, out)
+				continue
+			}
 			n.out = out
 			moved = true
 		}
@@ -390,6 +403,16 @@ func (d *Dataflow) step() bool {
 		pprof.SetGoroutineLabels(d.labels)
 	}
 	return moved || d.sent > 0
+}
+
+// wentBack reports that operator n returned a capability that would take
+// its output frontier back to out: its frontier is held where it was, so
+// no reader sees a time it took as complete open again, and what it sends
+// at a time before that is refused where it is read whole (ErrBadChunk).
+func (d *Dataflow) wentBack(n *node, out frontier.Frontier) {
+	if d.fail != nil {
+		d.fail(fmt.Errorf("dataflow %s: operator %q: its output frontier went back from %v to %v (its capability %v, its inputs' frontier %v): a capability only advances; its output frontier is held at %v", d.id, n.name, n.out, out, n.cap, n.in, n.out))
+	}
 }
 
 // run steps the dataflow until nothing moves (at most limit passes).

@@ -38,7 +38,10 @@ var ErrOperatorBuilt = errors.New("dataflow: operator already built")
 // capability — the earliest time it may still emit at regardless of its
 // inputs. Returning {t} holds a capability at t; returning a later frontier
 // downgrades it; {} drops it. Its outputs' frontier is the meet of that
-// capability and its inputs' frontiers (D1). A chunk it sends against
+// capability and its inputs' frontiers (D1), which only advances: a
+// capability returned behind what the output had announced is the
+// dataflow's error naming the operator, and its output frontier is held
+// where it was from then on. A chunk it sends against
 // this — at a time its output's frontier had passed, nil, malformed, of
 // another arity than its collection's — is refused by the exchange,
 // arrangement or capture that reads it whole first, as the dataflow's error

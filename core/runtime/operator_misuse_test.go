@@ -107,3 +107,94 @@ func TestContextMethodsAfterBuildAreRefused(t *testing.T) {
 		}
 	})
 }
+
+// backOp forwards its input and returns the empty capability but at the
+// first step whose input frontier is {3} or later, where it returns back
+// ({1}: behind the {2} its output had announced) or, with no
+// back, {100}: beyond what its input allows.
+type backOp struct {
+	in   *dataflow.Port[*dataflow.Chunk]
+	out  *dataflow.Stream[*dataflow.Chunk]
+	back bool
+	done bool
+}
+
+func (o *backOp) Step(in frontier.Frontier) frontier.Frontier {
+	for _, c := range o.in.Take() {
+		o.out.Send(c)
+	}
+	if !o.done && frontier.At(3).LessEqual(in) {
+		o.done = true
+		if o.back {
+			return frontier.At(1)
+		}
+		return frontier.At(100)
+	}
+	return frontier.Empty()
+}
+
+func (o *backOp) Shutdown() {}
+
+// An operator whose output frontier would go back (a capability returned
+// behind what its output had announced) is the dataflow's error naming
+// the operator, and its frontier stays where it was: nothing downstream
+// sees a completed time open again. A capability beyond what the inputs
+// allow is no error: the output frontier is the meet, and follows the
+// input.
+func TestAFrontierGoingBackIsRefused(t *testing.T) {
+	for _, back := range []bool{false, true} {
+		t.Run(map[bool]string{false: "beyond", true: "back"}[back], func(t *testing.T) {
+			forEachSetup(t, func(t *testing.T, s *setup) {
+				s.declare("in", 2)
+				cp, q := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: dataflow.Desc{
+					ID: "back", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"idx"},
+					Build: func(c *dataflow.Context) error {
+						in, err := c.Input("in", 2)
+						if err != nil {
+							return err
+						}
+						b := c.NewOperator("back")
+						op := &backOp{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b), back: back}
+						if err := b.Build(op); err != nil {
+							return err
+						}
+						a, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: op.out, Errs: in.Errs}, []int{1})
+						if err != nil {
+							return err
+						}
+						c.Capture(cp, a.Oks)
+						return c.Export("idx", a)
+					},
+				}})
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), q)})
+				for tm := range int64(5) {
+					s.send("in", 2, []int64{tm, 1, tm, tm})
+					s.advance("in", 2, frontier.At(uint64(tm+1)))
+					if err := s.ctl.Sync(testCtx(t)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got := s.syncedErrors(t)
+				slices.Sort(got)
+				got = slices.Compact(got)
+				if !back {
+					if len(got) > 0 || cp.Frontier() != frontier.At(5) || q.Frontier() != frontier.At(5) {
+						t.Fatalf("errors %q, frontiers %v and %v; want none, {5} and {5}", got, cp.Frontier(), q.Frontier())
+					}
+					return
+				}
+				want := []string{`dataflow back: operator "back": its output frontier went back from {2} to {1} (its capability {1}, its inputs' frontier {3}): a capability only advances; its output frontier is held at {2}`}
+				if !slices.Equal(got, want) {
+					t.Fatalf("errors\n%q\nwant\n%q", got, want)
+				}
+				if cp.Frontier() != frontier.At(2) || q.Frontier() != frontier.At(2) {
+					t.Fatalf("frontiers %v and %v after the operator went back, want {2} held", cp.Frontier(), q.Frontier())
+				}
+				if n := len(cp.At(1)); n != 2 {
+					t.Fatalf("the capture reads %d rows at 1, want 2", n)
+				}
+			})
+		})
+	}
+}

@@ -81,6 +81,9 @@ func TestContextMethodsAfterBuildAreRefused(t *testing.T) {
 			s.send("in", 2, []int64{tm, 1, tm, tm})
 			s.advance("in", 2, frontier.At(uint64(tm+1)))
 		}
+		if err := cp.WaitPassed(testCtx(t), 3); err != nil {
+			t.Fatal(err)
+		}
 		got := s.syncedErrors(t)
 		slices.Sort(got)
 		got = slices.Compact(got)
@@ -175,6 +178,16 @@ func TestAFrontierGoingBackIsRefused(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				// Past 1 in both cases; past 4 with no error.
+				last := uint64(1)
+				if !back {
+					last = 4
+				}
+				for _, c := range []*dataflow.Capture{cp, q} {
+					if err := c.WaitPassed(testCtx(t), last); err != nil {
+						t.Fatal(err)
+					}
+				}
 				got := s.syncedErrors(t)
 				slices.Sort(got)
 				got = slices.Compact(got)
@@ -197,4 +210,77 @@ func TestAFrontierGoingBackIsRefused(t *testing.T) {
 			})
 		})
 	}
+}
+
+// lateOp forwards its input and, at its second step after its input
+// completed (its output frontier then {}), sends one more update at time
+// 7.
+type lateOp struct {
+	in    *dataflow.Port[*dataflow.Chunk]
+	out   *dataflow.Stream[*dataflow.Chunk]
+	empty int
+}
+
+func (o *lateOp) Step(in frontier.Frontier) frontier.Frontier {
+	for _, c := range o.in.Take() {
+		o.out.Send(c)
+	}
+	if in.IsEmpty() {
+		if o.empty++; o.empty == 2 {
+			c := dataflow.NewChunk(2, 1)
+			c.Push([]int64{7, 7}, 7, 1)
+			o.out.Send(c)
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *lateOp) Shutdown() {}
+
+// A chunk sent after the operator's output frontier became {} is at a
+// time that frontier had passed: the reader refuses it, naming the
+// operator (dataflow.ErrBadChunk), and what it read before stays.
+func TestAChunkAfterTheEmptyFrontierIsRefused(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: dataflow.Desc{
+			ID: "after", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				in, err := c.Input("in", 2)
+				if err != nil {
+					return err
+				}
+				b := c.NewOperator("after")
+				op := &lateOp{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b)}
+				if err := b.Build(op); err != nil {
+					return err
+				}
+				a, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: op.out, Errs: in.Errs}, []int{1})
+				if err != nil {
+					return err
+				}
+				c.Capture(cp, a.Oks)
+				return nil
+			},
+		}})
+		s.send("in", 2, []int64{0, 1, 1, 1}, []int64{1, 1, 2, 2})
+		s.advance("in", 2, frontier.Empty())
+		// The capture completes once both workers' exchanges told it so.
+		if err := cp.WaitPassed(testCtx(t), 7); err != nil {
+			t.Fatal(err)
+		}
+		got := s.syncedErrors(t)
+		where := "arrange oks"
+		if s.workers > 1 {
+			where = "exchange"
+		}
+		want := []string{`dataflow after: ` + where + `: chunk breaks the operator contract: operator "after" sent one with an update at time 7, which its stream's frontier {} had passed`}
+		if !slices.Equal(slices.Compact(got), want) {
+			t.Fatalf("errors\n%q\nwant\n%q", got, want)
+		}
+		if !cp.Frontier().IsEmpty() || len(cp.At(7)) != 2 {
+			t.Fatalf("the capture is at %v with %v at 7, want {} with the 2 rows sent before", cp.Frontier(), cp.At(7))
+		}
+	})
 }

@@ -103,3 +103,47 @@ func TestAStreamOfAnotherDataflowIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// shutdowns counts its Shutdown calls.
+type shutdowns struct{ n int }
+
+func (*shutdowns) Step(frontier.Frontier) frontier.Frontier { return frontier.Empty() }
+func (o *shutdowns) Shutdown()                              { o.n++ }
+
+// One Operator built by two builders would be stepped twice a pass and
+// shut down twice: the second Build is refused, naming both operators,
+// and the failed create shuts it down once.
+func TestAnOperatorBuiltTwiceIsRefused(t *testing.T) {
+	env := newEnv(t)
+	op := &shutdowns{}
+	_, err := dataflow.Build(env, dataflow.Desc{
+		ID: "twice", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			if err := c.NewOperator("first").Build(op); err != nil {
+				return err
+			}
+			return c.NewOperator("second").Build(op)
+		},
+	}, 1)
+	if want := `dataflow twice: operator "second": its Operator is operator "first"'s already: each Build takes an Operator of its own`; err == nil || err.Error() != want {
+		t.Fatalf("create: %v, want %q", err, want)
+	}
+	if op.n != 1 {
+		t.Fatalf("Shutdown called %d times, want once", op.n)
+	}
+	// Values that are not pointers may equal one another apart: two of
+	// an empty struct are two operators.
+	df, err := dataflow.Build(env, dataflow.Desc{
+		ID: "values", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			if err := c.NewOperator("first").Build(quiet{}); err != nil {
+				return err
+			}
+			return c.NewOperator("second").Build(quiet{})
+		},
+	}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df.Drop()
+}

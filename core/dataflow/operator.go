@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // The activation contract (docs/semantics.md §3): how long a dataflow runs
@@ -126,7 +127,9 @@ func (b *OperatorBuilder) Activator() func() {
 }
 
 // Build adds the operator with its logic op. Shutdown of op is called once
-// when the dataflow is dropped, in reverse construction order.
+// when the dataflow is dropped, in reverse construction order. op is the
+// operator's own: a pointer built already, by another builder of the
+// dataflow, is refused (it would be stepped, and shut down, twice).
 func (b *OperatorBuilder) Build(op Operator) error {
 	if b.built {
 		return fmt.Errorf("dataflow %s: operator %q: %w", b.c.df.id, b.n.name, ErrOperatorBuilt)
@@ -136,6 +139,16 @@ func (b *OperatorBuilder) Build(op Operator) error {
 	}
 	if err := b.c.late(fmt.Sprintf("OperatorBuilder.Build of operator %q", b.n.name)); err != nil {
 		return err
+	}
+	// One operator value built twice would be stepped twice a pass and
+	// shut down twice. Told apart by pointer: a value of another kind may
+	// equal another built apart (two values of an empty struct).
+	if t := reflect.TypeOf(op); t.Kind() == reflect.Pointer && t.Elem().Size() > 0 {
+		for _, n := range b.c.df.nodes {
+			if n.op == op {
+				return fmt.Errorf("dataflow %s: operator %q: its Operator is operator %q's already: each Build takes an Operator of its own", b.c.df.id, b.n.name, n.name)
+			}
+		}
 	}
 	b.built = true
 	b.n.op = op

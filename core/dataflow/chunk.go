@@ -399,7 +399,7 @@ var ErrBadChunk = errors.New("chunk breaks the operator contract")
 // them, an exchange's), so an update is scanned once on its way.
 func admit(c *Chunk, from *node, wide int, cols []int, f frontier.Frontier) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: operator %q sent one %s", ErrBadChunk, from.name, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: operator %q sent one %s", ErrBadChunk, from.origin().name, fmt.Sprintf(format, args...))
 	}
 	if c == nil {
 		return bad("that is nil")

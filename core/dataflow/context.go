@@ -328,6 +328,7 @@ func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string) *Stream[*
 	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
 	n := c.df.addNode(named("exchange recv", what), recv)
 	n.kept = true
+	n.blame = s.from.origin()
 	recv.out = newStream[*Chunk](c.df, n)
 	return recv.out
 }
@@ -447,6 +448,13 @@ func (c *Context) concat(name string, a, b *Stream[*Chunk]) *Stream[*Chunk] {
 	op := &concatOp{a: a.subscribe(c.df), b: b.subscribe(c.df)}
 	n := c.df.addNode(name, op, a.from, b.from)
 	n.kept = a.from.kept && b.from.kept
+	// One stream kept by construction (the overflow rows): a refused
+	// chunk is the other's.
+	if b.from.kept && !a.from.kept {
+		n.blame = a.from.origin()
+	} else if a.from.kept && !b.from.kept {
+		n.blame = b.from.origin()
+	}
 	op.out = newStream[*Chunk](c.df, n)
 	return op.out
 }

@@ -38,6 +38,11 @@ type node struct {
 	// held says the operator's output frontier once went back
 	// (Dataflow.step): it stays where it was from then on.
 	held bool
+	// blame, when set, is the operator a refused chunk of this node's
+	// comes from (admit names it): the source of a node that forwards
+	// another's chunks, an arrangement's concatenation of its errors
+	// with its overflows or an exchange's receiver.
+	blame *node
 	// kept says the chunks the node sends keep the operator contract by
 	// construction, times included: an input's source (Inputs.Send checked
 	// them against its frontier), an exchange's receiver (its sender
@@ -224,6 +229,15 @@ func (d *Dataflow) Operators() []string {
 		names[i] = n.name
 	}
 	return names
+}
+
+// origin is the operator whose chunks n forwards (node.blame), n itself
+// if it forwards none.
+func (n *node) origin() *node {
+	if n.blame != nil {
+		return n.blame
+	}
+	return n
 }
 
 // addNode appends an operator reading the given input nodes.

@@ -258,7 +258,7 @@ func TestAnErrorInACreatesFirstPassesIsAStepsError(t *testing.T) {
 					t.Errorf("%v: Seq 0 with command %#v", e, e.Command)
 				}
 			}
-			want := []string{`0: dataflow d: arrange oks: chunk breaks the operator contract: operator "exchange recv" sent one of 1 columns to a collection of 2`}
+			want := []string{`0: dataflow d: arrange oks: chunk breaks the operator contract: operator "feed" sent one of 1 columns to a collection of 2`}
 			if !slices.Equal(got, want) {
 				t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}

@@ -147,3 +147,27 @@ func TestAnOperatorBuiltTwiceIsRefused(t *testing.T) {
 	}
 	df.Drop()
 }
+
+// An input added to an operator after its Build would never receive a
+// message: the create fails, naming the operator and the input.
+func TestAnInputAddedAfterItsOperatorsBuildIsRefused(t *testing.T) {
+	env := newEnv(t)
+	_, err := dataflow.Build(env, dataflow.Desc{
+		ID: "after", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			b := c.NewOperator("reader")
+			if err := b.Build(quiet{}); err != nil {
+				return err
+			}
+			dataflow.AddInput(b, "rows", in.Oks)
+			return nil
+		},
+	}, 1)
+	if want := `dataflow after: operator "reader": input "rows" added after the operator's Build`; err == nil || err.Error() != want {
+		t.Fatalf("create: %v, want %q", err, want)
+	}
+}

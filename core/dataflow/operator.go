@@ -48,6 +48,12 @@ var ErrOperatorBuilt = errors.New("dataflow: operator already built")
 // arrangement or capture that reads it whole first, as the dataflow's error
 // (ErrBadChunk, naming the operator), and that reader stops, its frontier
 // held where it was.
+//
+// Stream.Send checks nothing (a check would cost every message), and an
+// operator of this seam that reads another's chunks is given them as
+// sent: it checks what it relies on itself (Chunk.Check, the times
+// against its Port.Frontier), or leaves it to an arrangement or exchange
+// downstream. A message sent on a stream no operator reads is dropped.
 type OperatorBuilder struct {
 	c      *Context
 	n      *node
@@ -92,13 +98,24 @@ func (b *OperatorBuilder) LabelAs(op string, pairs ...string) {
 }
 
 // AddInput makes s an input of the operator under construction, under name,
-// and returns the port its Step takes s's messages from. The port's
+// and returns the port its Step takes s's messages from, before the
+// operator's Build (after it, the port would receive nothing: the create
+// fails). The port's
 // frontier is s's (Port.Frontier); Step's argument is the meet over every
 // input. s is a stream of this build: one of another dataflow, or of this
 // dataflow's build on another worker, fails the create.
 func AddInput[T any](b *OperatorBuilder, name string, s *Stream[T]) *Port[T] {
-	b.n.inputs = append(b.n.inputs, s.from)
 	p := &Port[T]{from: s.from, name: name}
+	if b.built {
+		// Its port would receive nothing: the operator's ports are
+		// attached at its Build.
+		err := fmt.Errorf("dataflow %s: operator %q: input %q added after the operator's Build", b.c.df.id, b.n.name, name)
+		if b.c.late("AddInput") == nil {
+			b.c.fail(err)
+		}
+		return p
+	}
+	b.n.inputs = append(b.n.inputs, s.from)
 	// Messages reach the port once the operator is built: one never built
 	// holds none. A stream of another dataflow, or of another worker's
 	// build, never reaches it: the build fails (an error naming the

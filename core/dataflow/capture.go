@@ -187,7 +187,7 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 	}
 	w := cp.slot(c.env.Worker, arity)
 	df, env := c.df, c.env
-	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(c.df), fail: func(err error) { env.Fail(df.id, err) }, last: frontier.Min()}
+	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(c.df), fail: func(err error) { env.Fail(df.id, err) }, last: frontier.Min(), stopper: c.env.Stopper}
 	c.df.addNode("capture", op, s.from)
 }
 
@@ -204,7 +204,7 @@ func (c *Context) Capture(cp *Capture, a Arranged) {
 	}
 	w := cp.slot(c.env.Worker, -1)
 	df, env := c.df, c.env
-	op := &captureOp{c: cp, w: w, worker: c.env.Worker, in: a.Stream.subscribe(c.df), pres: a.Pres, key: a.Key, fail: func(err error) { env.Fail(df.id, err) }}
+	op := &captureOp{c: cp, w: w, worker: c.env.Worker, in: a.Stream.subscribe(c.df), pres: a.Pres, key: a.Key, fail: func(err error) { env.Fail(df.id, err) }, stopper: c.env.Stopper}
 	c.df.addNode("capture", op, a.Stream.from)
 }
 
@@ -219,6 +219,7 @@ type captureChunksOp struct {
 	// it); stopped, that a chunk broke the operator contract.
 	last    frontier.Frontier
 	stopped bool
+	stopper *Stopper // the runtime's (Env.Stopper), which the capture leaves at Shutdown
 }
 
 func (o *captureChunksOp) Step(in frontier.Frontier) frontier.Frontier {
@@ -252,20 +253,25 @@ func (o *captureChunksOp) Step(in frontier.Frontier) frontier.Frontier {
 	return frontier.Empty()
 }
 
-func (o *captureChunksOp) Shutdown() {}
+func (o *captureChunksOp) Shutdown() {
+	if o.stopper != nil {
+		o.stopper.remove(&o.c.Probe)
+	}
+}
 
 // captureOp appends an arrangement half's updates, as presented, to its
 // worker's columns.
 type captureOp struct {
-	c      *Capture
-	w      *captured
-	worker int
-	in     *Port[*batch.Batch]
-	pres   batch.Presentation
-	key    []int
-	place  []int // place[i]: the collection column of key ++ val column i
-	row    []int64
-	fail   func(error)
+	c       *Capture
+	w       *captured
+	worker  int
+	in      *Port[*batch.Batch]
+	pres    batch.Presentation
+	key     []int
+	place   []int // place[i]: the collection column of key ++ val column i
+	row     []int64
+	fail    func(error)
+	stopper *Stopper // the runtime's (Env.Stopper), which the capture leaves at Shutdown
 }
 
 // placement maps the columns of key ++ val back to the collection's: key
@@ -319,4 +325,8 @@ func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
 	return frontier.Empty()
 }
 
-func (o *captureOp) Shutdown() {}
+func (o *captureOp) Shutdown() {
+	if o.stopper != nil {
+		o.stopper.remove(&o.c.Probe)
+	}
+}

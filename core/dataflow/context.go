@@ -120,11 +120,11 @@ type Env struct {
 	// Stop is closed once the runtime running the worker is shut down
 	// (Context.Done); nil: never.
 	Stop <-chan struct{}
-	// StopErr is what a wait on a probe this worker feeds
-	// (Probe.WaitPassed) returns, wrapped, once Stop is closed and the
-	// probe has not passed its time, which it never will then: the
-	// runtime's runtime.ErrShutdown. Nil: ErrStopped.
-	StopErr error
+	// Stopper ends the waits on the probes this worker feeds
+	// (Probe.WaitPassed) for times they have not passed, which they never
+	// will then, once the runtime stops (the runtime's Stopper.Stop, with
+	// runtime.ErrShutdown). Nil: such a wait lasts until its context ends.
+	Stopper *Stopper
 	// Stopping is set once the runtime running the worker is shut down,
 	// as Stop's closing says: a pass steps no operator once it is (a step
 	// before it in the pass, say, called Shutdown), so nothing of the
@@ -698,7 +698,10 @@ func (c *Context) checkProbe(what string, p *Probe) bool {
 		c.fail(fmt.Errorf("dataflow %s: %s already attached on worker %d: one reads one stream of one dataflow (make a new one for each)", c.df.id, what, c.env.Worker))
 		return false
 	}
-	p.watch(c.env.OnWorker, c.env.Stop, c.env.StopErr)
+	p.watch(c.env.OnWorker)
+	if c.env.Stopper != nil {
+		c.env.Stopper.add(p)
+	}
 	return true
 }
 
@@ -716,7 +719,7 @@ func (c *Context) Probe(p *Probe, s Source) {
 		return
 	}
 	if c.checkProbe("probe", p) {
-		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker}, s.source())
+		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker, stopper: c.env.Stopper}, s.source())
 	}
 }
 

@@ -30,19 +30,85 @@ type Probe struct {
 	// attached the probe (nil: none), which WaitPassed asks whether its
 	// caller is one of the goroutines that must move the probe.
 	onWorker func() error
-	// stop and stopErr are the Env.Stop and Env.StopErr of that runtime:
-	// once stop is closed no worker moves the probe again, and a wait for
-	// a time it has not passed returns stopErr instead of waiting for its
+	// stopErr is set once the workers feeding the probe have stopped for
+	// good (Stopper.Stop): no worker moves the probe again, and a wait for
+	// a time it has not passed returns it instead of waiting for its
 	// context to end.
-	stop    <-chan struct{}
 	stopErr error
 }
 
 // ErrStopped is wrapped by a probe's wait (Probe.WaitPassed) for a time
 // the probe has not passed once the workers feeding it have stopped for
-// good, outside a runtime that names its own error (Env.StopErr; a
+// good, when their Stopper was stopped with no error of its own (a
 // runtime's is runtime.ErrShutdown).
 var ErrStopped = errors.New("dataflow: the workers feeding the probe have stopped")
+
+// Stopper ends the waits on the probes a runtime's workers attach
+// (Env.Stopper) once the runtime stops: nothing moves those probes after
+// it. A probe is its Stopper's from its attachment until its operator is
+// shut down (its dataflow dropped), so a dropped dataflow's probe is not
+// kept. The stop reaches a wait through the probe's own change channel,
+// so a wait selects on nothing more than a change and its context.
+type Stopper struct {
+	mu     sync.Mutex
+	err    error // set by Stop
+	probes map[*Probe]int
+}
+
+// NewStopper returns a Stopper not yet stopped.
+func NewStopper() *Stopper { return &Stopper{probes: map[*Probe]int{}} }
+
+// Stop records err (ErrStopped when nil) as the error of every wait, on a
+// probe of the Stopper's, for a time the probe has not passed, and ends
+// the waits in progress. Only the first call does anything, and none on
+// a nil Stopper.
+func (s *Stopper) Stop(err error) {
+	if s == nil {
+		return
+	}
+	if err == nil {
+		err = ErrStopped
+	}
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.err = err
+	probes := s.probes
+	s.probes = nil
+	s.mu.Unlock()
+	for p := range probes {
+		p.stop(err)
+	}
+}
+
+// add makes p the Stopper's (once per attaching worker); a Stopper
+// already stopped stops p at once.
+func (s *Stopper) add(p *Probe) {
+	s.mu.Lock()
+	err := s.err
+	if err == nil {
+		s.probes[p]++
+	}
+	s.mu.Unlock()
+	if err != nil {
+		p.stop(err)
+	}
+}
+
+// remove undoes one add: the last worker's leaves p to its context.
+func (s *Stopper) remove(p *Probe) {
+	s.mu.Lock()
+	if n, ok := s.probes[p]; ok {
+		if n <= 1 {
+			delete(s.probes, p)
+		} else {
+			s.probes[p] = n - 1
+		}
+	}
+	s.mu.Unlock()
+}
 
 // NewProbe returns a probe for a dataflow running on workers workers. A
 // probe made for fewer than one worker (or the zero Probe) never passes a
@@ -97,16 +163,26 @@ func (p *Probe) frontierLocked() frontier.Frontier {
 	return f
 }
 
-// watch records onWorker, stop and stopErr (Env.OnWorker, Env.Stop and
-// Env.StopErr) as the probe's: the runtime attaching it feeds it from now
-// on.
-func (p *Probe) watch(onWorker func() error, stop <-chan struct{}, stopErr error) {
-	if stopErr == nil {
-		stopErr = ErrStopped
-	}
+// watch records onWorker (Env.OnWorker) as the probe's: the runtime
+// attaching it feeds it from now on.
+func (p *Probe) watch(onWorker func() error) {
 	p.mu.Lock()
-	p.onWorker, p.stop, p.stopErr = onWorker, stop, stopErr
+	p.onWorker = onWorker
 	p.mu.Unlock()
+}
+
+// stop records err as the error of a wait for a time the probe has not
+// passed (the first error only), and ends the wait in progress.
+func (p *Probe) stop(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopErr == nil {
+		p.stopErr = err
+	}
+	if p.waiting {
+		close(p.changed)
+		p.changed, p.waiting = make(chan struct{}), false
+	}
 }
 
 // attach records that an operator on worker reports to the probe, and
@@ -126,11 +202,12 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 
 // WaitPassed blocks until the frontier has passed t or ctx ends, or the
 // runtime feeding the probe is shut down: then, unless the frontier had
-// passed t, it returns an error wrapping runtime.ErrShutdown (ErrStopped
-// outside a runtime), as nothing moves the frontier any more; before, it
-// waited until ctx ended. A probe no runtime has attached yet (its
-// dataflow's create not applied, or discarded by the Shutdown) knows no
-// runtime, and waits for ctx as before. Called
+// passed t, it returns an error wrapping runtime.ErrShutdown (the error
+// the runtime's Stopper was stopped with), as nothing moves the frontier
+// any more; before, it waited until ctx ended. A probe no runtime has
+// attached yet (its dataflow's create not applied, or discarded by the
+// Shutdown), or whose dataflow was dropped, is no Stopper's, and waits
+// for ctx as before. Called
 // from a Build on a worker of the runtime whose dataflows feed the probe
 // (or of the pair's other runtime: the pair counts as one), it returns an
 // error wrapping runtime.ErrOnWorker at once, whether or not the frontier
@@ -141,35 +218,18 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 // there, it is not told apart (see Desc.Build).
 func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 	for {
+		// The frontier and the stop are read under one lock: a time the
+		// probe passed before its workers stopped is never reported as
+		// not passed.
 		p.mu.Lock()
-		f, ch, onWorker, stop, stopErr := p.frontierLocked(), p.changed, p.onWorker, p.stop, p.stopErr
+		f, ch, onWorker, stopErr := p.frontierLocked(), p.changed, p.onWorker, p.stopErr
 		passed := !f.Beyond(t)
-		if !passed {
+		if !passed && stopErr == nil {
 			p.waiting = true
 		}
 		p.mu.Unlock()
-		if probeReadHook != nil {
-			probeReadHook()
-		}
-		if !passed && stop != nil {
-			select {
-			case <-stop:
-				// No pass steps an operator once stop is closed
-				// (Env.Stopping): the frontier moves no further than a
-				// step running at the Shutdown takes it, and a wait
-				// racing the Shutdown may see either. But the frontier
-				// read above may predate a step that moved it past t
-				// before the stop: it is read again, so that a time
-				// passed before the Shutdown is never reported as not.
-				p.mu.Lock()
-				f = p.frontierLocked()
-				p.mu.Unlock()
-				if f.Beyond(t) {
-					return fmt.Errorf("dataflow: probe at %v waiting to pass %d: %w", f, t, stopErr)
-				}
-				passed = true
-			default:
-			}
+		if !passed && stopErr != nil {
+			return fmt.Errorf("dataflow: probe at %v waiting to pass %d: %w", f, t, stopErr)
 		}
 		if onWorker != nil {
 			if err := onWorker(); err != nil {
@@ -181,20 +241,16 @@ func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 		}
 		select {
 		case <-ch:
-		case <-stop:
 		case <-ctx.Done():
 			return fmt.Errorf("dataflow: probe at %v waiting to pass %d: %w", f, t, ctx.Err())
 		}
 	}
 }
 
-// probeReadHook, when set (by tests), runs in WaitPassed between its read
-// of the frontier and its look at the stop.
-var probeReadHook func()
-
 type probeOp struct {
-	p      *Probe
-	worker int
+	p       *Probe
+	worker  int
+	stopper *Stopper // the runtime's (Env.Stopper); nil: none
 }
 
 func (o *probeOp) Step(in frontier.Frontier) frontier.Frontier {
@@ -202,4 +258,8 @@ func (o *probeOp) Step(in frontier.Frontier) frontier.Frontier {
 	return frontier.Empty()
 }
 
-func (o *probeOp) Shutdown() {}
+func (o *probeOp) Shutdown() {
+	if o.stopper != nil {
+		o.stopper.remove(o.p)
+	}
+}

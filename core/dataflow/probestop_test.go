@@ -2,38 +2,82 @@ package dataflow
 
 import (
 	"context"
+	"errors"
+	goruntime "runtime"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
 // A wait whose probe passed its time before the workers stopped returns
-// nil: the stop only ends a wait that nothing can end any more. Before,
-// a wait that read the frontier just before the last worker moved it past
-// the time, and saw the stop just after, returned the stop's error for a
-// time the probe had passed before the stop.
+// nil: the stop only ends a wait that nothing can end any more. The
+// frontier and the stop are read under the probe's one lock, so a time
+// the last worker moved the probe past just before the stop is never
+// reported as not passed.
 func TestAWaitForATimePassedBeforeTheStopReturnsNil(t *testing.T) {
 	p := NewProbe(1)
 	p.attach(0)
-	stop := make(chan struct{})
-	p.watch(nil, stop, nil)
+	s := NewStopper()
+	s.add(p)
 	p.set(0, frontier.At(3))
-	first := true
-	probeReadHook = func() {
-		// The wait has read {3}: the worker moves the probe past 5, and
-		// only then is the runtime stopped.
-		if first {
-			first = false
-			p.set(0, frontier.At(6))
-			close(stop)
-		}
-	}
-	defer func() { probeReadHook = nil }()
+	p.set(0, frontier.At(6))
+	s.Stop(nil)
 	if err := p.WaitPassed(context.Background(), 5); err != nil {
 		t.Fatalf("WaitPassed(5) = %v after the probe passed 5 and then stopped; want nil", err)
 	}
-	// A time not passed at the stop is still its error.
-	if err := p.WaitPassed(context.Background(), 6); err == nil {
-		t.Fatalf("WaitPassed(6) on a stopped probe at {6} = nil; want ErrStopped")
+	// A time not passed at the stop is its error.
+	if err := p.WaitPassed(context.Background(), 6); !errors.Is(err, ErrStopped) {
+		t.Fatalf("WaitPassed(6) on a stopped probe at {6} = %v; want ErrStopped", err)
 	}
+}
+
+// The stop ends a wait already in progress (through the probe's change
+// channel: the wait selects on nothing else but its context), with the
+// Stopper's error; a probe attached after the stop is stopped at once,
+// and one whose operator was shut down (its dataflow dropped) is no
+// longer the Stopper's.
+func TestAStopperEndsWaitsInProgressAndLetsDroppedProbesGo(t *testing.T) {
+	mine := errors.New("the runtime stopped")
+	s := NewStopper()
+	waiting := NewProbe(1)
+	waiting.attach(0)
+	s.add(waiting)
+	dropped := NewProbe(1)
+	dropped.attach(0)
+	s.add(dropped)
+	(&probeOp{p: dropped, stopper: s}).Shutdown()
+	done := make(chan error, 1)
+	go func() { done <- waiting.WaitPassed(context.Background(), 1) }()
+	// Stop once the wait holds the probe's change channel.
+	for {
+		waiting.mu.Lock()
+		w := waiting.waiting
+		waiting.mu.Unlock()
+		if w {
+			break
+		}
+		goruntime.Gosched()
+	}
+	s.Stop(mine)
+	s.Stop(errors.New("a second stop"))
+	if err := <-done; !errors.Is(err, mine) {
+		t.Fatalf("wait in progress ended with %v; want the Stopper's error", err)
+	}
+	if len(s.probes) != 0 {
+		t.Fatalf("a stopped Stopper keeps %d probes", len(s.probes))
+	}
+	dropped.mu.Lock()
+	derr := dropped.stopErr
+	dropped.mu.Unlock()
+	if derr != nil {
+		t.Fatalf("a probe shut down before the stop was stopped: %v", derr)
+	}
+	late := NewProbe(1)
+	late.attach(0)
+	s.add(late)
+	if err := late.WaitPassed(context.Background(), 1); !errors.Is(err, mine) {
+		t.Fatalf("a probe attached after the stop: %v; want the Stopper's error", err)
+	}
+	var none *Stopper
+	none.Stop(nil) // no runtime, no stopper: nothing to do
 }

@@ -48,15 +48,16 @@ func (c *Context) Tally(t *Tally, a Arranged) {
 	if !c.checkProbe("tally", &t.Probe) {
 		return
 	}
-	op := &tallyOp{t: t, worker: c.env.Worker, in: a.Stream.subscribe(c.df), pres: a.Pres}
+	op := &tallyOp{t: t, worker: c.env.Worker, in: a.Stream.subscribe(c.df), pres: a.Pres, stopper: c.env.Stopper}
 	c.df.addNode("tally", op, a.Stream.from)
 }
 
 type tallyOp struct {
-	t      *Tally
-	worker int
-	in     *Port[*batch.Batch]
-	pres   batch.Presentation
+	t       *Tally
+	worker  int
+	in      *Port[*batch.Batch]
+	pres    batch.Presentation
+	stopper *Stopper // the runtime's (Env.Stopper), which the tally leaves at Shutdown
 }
 
 func (o *tallyOp) Step(in frontier.Frontier) frontier.Frontier {
@@ -76,4 +77,8 @@ func (o *tallyOp) Step(in frontier.Frontier) frontier.Frontier {
 	return frontier.Empty()
 }
 
-func (o *tallyOp) Shutdown() {}
+func (o *tallyOp) Shutdown() {
+	if o.stopper != nil {
+		o.stopper.remove(&o.t.Probe)
+	}
+}

@@ -118,12 +118,15 @@ const (
 // the zero Runtime has no workers, and NewController refuses it
 // (ErrZeroRuntime).
 type Runtime struct {
-	opts       Options
-	hub        *dataflow.Hub
-	workers    []*worker
-	stop       chan struct{}
-	stopped    atomic.Bool // set just before stop closes: stopping reads it
-	stopOnce   gosync.Once
+	opts     Options
+	hub      *dataflow.Hub
+	workers  []*worker
+	stop     chan struct{}
+	stopped  atomic.Bool // set just before stop closes: stopping reads it
+	stopOnce gosync.Once
+	// stopper ends the waits on the probes the workers attached, with
+	// ErrShutdown, as stop closes (Env.Stopper).
+	stopper    *dataflow.Stopper
 	resume     chan struct{} // closed when not paused
 	resumeOnce gosync.Once
 	wg         gosync.WaitGroup
@@ -250,7 +253,7 @@ func New(opts Options) (*Runtime, error) {
 			}
 		}
 	}
-	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), resume: make(chan struct{}), votes: map[uint64]*createVote{}}
+	r := &Runtime{opts: opts, hub: dataflow.NewHub(opts.Workers), stop: make(chan struct{}), stopper: dataflow.NewStopper(), resume: make(chan struct{}), votes: map[uint64]*createVote{}}
 	if !opts.Paused {
 		r.Resume()
 	}
@@ -453,6 +456,7 @@ func (r *Runtime) signalStop() {
 	r.stopOnce.Do(func() {
 		r.stopped.Store(true)
 		close(r.stop)
+		r.stopper.Stop(ErrShutdown)
 		// A worker parks on its wake alone: one that had looked at stop
 		// before it closed takes this token and looks again.
 		for _, w := range r.workers {

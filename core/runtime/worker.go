@@ -146,7 +146,7 @@ func newWorker(r *Runtime, i int) *worker {
 		Spine:    r.opts.Spine,
 		OnWorker: r.buildCaller,
 		Stop:     r.stop,
-		StopErr:  ErrShutdown,
+		Stopper:  r.stopper,
 		Stopping: &r.stopped,
 		Fail: func(df string, err error) {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {

@@ -81,3 +81,47 @@ func TestAStopperEndsWaitsInProgressAndLetsDroppedProbesGo(t *testing.T) {
 	var none *Stopper
 	none.Stop(nil) // no runtime, no stopper: nothing to do
 }
+
+// A dataflow's probe, capture and tally are the runtime's Stopper's from
+// their attachment until the dataflow is dropped: a runtime that creates
+// and drops queries keeps no dropped capture (and its rows) alive, and a
+// live one is stopped at the runtime's stop.
+func TestADroppedDataflowsProbesLeaveTheStopper(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	s := NewStopper()
+	env.Stopper = s
+	build := func(id string, p *Probe, cp *Capture, tl *Tally) *Dataflow {
+		df, err := Build(env, Desc{ID: id, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			arr, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			c.Probe(p, arr.Oks.Stream)
+			c.Capture(cp, arr.Oks)
+			c.Tally(tl, arr.Oks)
+			return nil
+		}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return df
+	}
+	dropped := build("dropped", NewProbe(1), NewCapture(1), NewTally(1))
+	if len(s.probes) != 3 {
+		t.Fatalf("the Stopper holds %d probes after a build with a probe, a capture and a tally; want 3", len(s.probes))
+	}
+	dropped.Drop()
+	if len(s.probes) != 0 {
+		t.Fatalf("the Stopper keeps %d probes of a dropped dataflow", len(s.probes))
+	}
+	live := NewCapture(1)
+	build("live", NewProbe(1), live, NewTally(1))
+	s.Stop(nil)
+	if err := live.WaitPassed(context.Background(), 0); !errors.Is(err, ErrStopped) {
+		t.Fatalf("a live capture's wait after the stop: %v; want ErrStopped", err)
+	}
+}

@@ -254,9 +254,7 @@ func (o *captureChunksOp) Step(in frontier.Frontier) frontier.Frontier {
 }
 
 func (o *captureChunksOp) Shutdown() {
-	if o.stopper != nil {
-		o.stopper.remove(&o.c.Probe)
-	}
+	o.c.Probe.leave(o.stopper)
 }
 
 // captureOp appends an arrangement half's updates, as presented, to its
@@ -326,7 +324,5 @@ func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
 }
 
 func (o *captureOp) Shutdown() {
-	if o.stopper != nil {
-		o.stopper.remove(&o.c.Probe)
-	}
+	o.c.Probe.leave(o.stopper)
 }

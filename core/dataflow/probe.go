@@ -26,6 +26,11 @@ type Probe struct {
 	// from another stream (and a capture's rows would mix), so
 	// attaching one again fails the build (checkProbe).
 	attached []bool
+	// live counts the operators reporting to the probe that are not yet
+	// shut down: when the last goes (its dataflow dropped, or its create
+	// failed), nothing can move the probe again (attached stays set), and
+	// a wait for a time it has not passed returns ErrProbeDropped.
+	live int
 	// onWorker is the Env.OnWorker of the runtime whose workers last
 	// attached the probe (nil: none), which WaitPassed asks whether its
 	// caller is one of the goroutines that must move the probe.
@@ -43,11 +48,18 @@ type Probe struct {
 // runtime's is runtime.ErrShutdown).
 var ErrStopped = errors.New("dataflow: the workers feeding the probe have stopped")
 
+// ErrProbeDropped is wrapped by a probe's wait (Probe.WaitPassed) for a
+// time the probe has not passed once the dataflow feeding it is dropped on
+// every worker that attached it (dropped by its command, or its create
+// failed): nothing moves the probe again, as a probe reads one stream of
+// one dataflow.
+var ErrProbeDropped = errors.New("dataflow: the dataflow feeding the probe was dropped")
+
 // Stopper ends the waits on the probes a runtime's workers attach
 // (Env.Stopper) once the runtime stops: nothing moves those probes after
 // it. A probe is its Stopper's from its attachment until its operator is
-// shut down (its dataflow dropped), so a dropped dataflow's probe is not
-// kept. The stop reaches a wait through the probe's own change channel,
+// shut down (its dataflow dropped: its waits then end with
+// ErrProbeDropped), so a dropped dataflow's probe is not kept. The stop reaches a wait through the probe's own change channel,
 // so a wait selects on nothing more than a change and its context.
 type Stopper struct {
 	mu     sync.Mutex
@@ -194,7 +206,26 @@ func (p *Probe) attach(worker int) bool {
 		return false
 	}
 	p.attached[worker] = true
+	p.live++
 	return true
+}
+
+// leave is called at the Shutdown of an operator reporting to p (one that
+// attach accepted): it leaves the runtime's Stopper (nil: none), and the
+// last one ends the waits with ErrProbeDropped, unless the probe was
+// stopped before (a runtime's Shutdown drops its dataflows after its
+// Stopper has stopped: the wait's error is then the runtime's).
+func (p *Probe) leave(s *Stopper) {
+	if s != nil {
+		s.remove(p)
+	}
+	p.mu.Lock()
+	p.live--
+	last := p.live == 0
+	p.mu.Unlock()
+	if last {
+		p.stop(ErrProbeDropped)
+	}
 }
 
 // Passed reports whether the frontier has passed t: no more changes at t.
@@ -204,10 +235,13 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 // runtime feeding the probe is shut down: then, unless the frontier had
 // passed t, it returns an error wrapping runtime.ErrShutdown (the error
 // the runtime's Stopper was stopped with), as nothing moves the frontier
-// any more; before, it waited until ctx ended. A probe no runtime has
-// attached yet (its dataflow's create not applied, or discarded by the
-// Shutdown), or whose dataflow was dropped, is no Stopper's, and waits
-// for ctx as before. Called
+// any more; before, it waited until ctx ended. Once the dataflow feeding
+// the probe is dropped on every worker that attached it (or its create
+// failed), a wait for a time not passed returns an error wrapping
+// ErrProbeDropped, for the same reason; a runtime stopped before the drop
+// keeps its own error. A probe no runtime has attached yet (its
+// dataflow's create not applied, or discarded by the Shutdown) waits for
+// ctx. Called
 // from a Build on a worker of the runtime whose dataflows feed the probe
 // (or of the pair's other runtime: the pair counts as one), it returns an
 // error wrapping runtime.ErrOnWorker at once, whether or not the frontier
@@ -258,8 +292,4 @@ func (o *probeOp) Step(in frontier.Frontier) frontier.Frontier {
 	return frontier.Empty()
 }
 
-func (o *probeOp) Shutdown() {
-	if o.stopper != nil {
-		o.stopper.remove(o.p)
-	}
-}
+func (o *probeOp) Shutdown() { o.p.leave(o.stopper) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	goruntime "runtime"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -35,7 +36,7 @@ func TestAWaitForATimePassedBeforeTheStopReturnsNil(t *testing.T) {
 // channel: the wait selects on nothing else but its context), with the
 // Stopper's error; a probe attached after the stop is stopped at once,
 // and one whose operator was shut down (its dataflow dropped) is no
-// longer the Stopper's.
+// longer the Stopper's: its waits end with ErrProbeDropped.
 func TestAStopperEndsWaitsInProgressAndLetsDroppedProbesGo(t *testing.T) {
 	mine := errors.New("the runtime stopped")
 	s := NewStopper()
@@ -69,8 +70,8 @@ func TestAStopperEndsWaitsInProgressAndLetsDroppedProbesGo(t *testing.T) {
 	dropped.mu.Lock()
 	derr := dropped.stopErr
 	dropped.mu.Unlock()
-	if derr != nil {
-		t.Fatalf("a probe shut down before the stop was stopped: %v", derr)
+	if !errors.Is(derr, ErrProbeDropped) {
+		t.Fatalf("a probe shut down before the stop: %v; want ErrProbeDropped, not the Stopper's error", derr)
 	}
 	late := NewProbe(1)
 	late.attach(0)
@@ -123,5 +124,89 @@ func TestADroppedDataflowsProbesLeaveTheStopper(t *testing.T) {
 	s.Stop(nil)
 	if err := live.WaitPassed(context.Background(), 0); !errors.Is(err, ErrStopped) {
 		t.Fatalf("a live capture's wait after the stop: %v; want ErrStopped", err)
+	}
+}
+
+// A wait on the probe, capture or tally of a dataflow dropped on every
+// worker that attached it returns ErrProbeDropped, also one already
+// waiting at the drop: nothing moves them again (one reads one stream of
+// one dataflow). A probe still attached on another worker keeps waiting,
+// and one stopped by its runtime before the drop keeps the runtime's
+// error. (A time passed before is nil: the first test above.)
+func TestADroppedDataflowsProbesEndTheirWaits(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	build := func(env *Env, id string, p *Probe, cp *Capture, tl *Tally) *Dataflow {
+		df, err := Build(env, Desc{ID: id, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			arr, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			c.Probe(p, arr.Oks.Stream)
+			c.Capture(cp, arr.Oks)
+			c.Tally(tl, arr.Oks)
+			return nil
+		}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return df
+	}
+	// Bounded, so that the test fails, rather than hangs, without the end.
+	bounded, cancelBounded := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelBounded()
+	p, cp, tl := NewProbe(1), NewCapture(1), NewTally(1)
+	df := build(env, "q", p, cp, tl)
+	done := make(chan error, 1)
+	go func() { done <- cp.WaitPassed(bounded, 1) }()
+	for {
+		cp.mu.Lock()
+		w := cp.waiting
+		cp.mu.Unlock()
+		if w {
+			break
+		}
+		goruntime.Gosched()
+	}
+	df.Drop()
+	if err := <-done; !errors.Is(err, ErrProbeDropped) {
+		t.Fatalf("a capture's wait in progress at the drop ended with %v; want ErrProbeDropped", err)
+	}
+	for name, q := range map[string]*Probe{"probe": p, "capture": &cp.Probe, "tally": &tl.Probe} {
+		if err := q.WaitPassed(bounded, 1); !errors.Is(err, ErrProbeDropped) {
+			t.Errorf("a %s's wait after the drop: %v; want ErrProbeDropped", name, err)
+		}
+	}
+
+	// Two workers: the probe is dropped when both have dropped it.
+	two := NewProbe(2)
+	two.attach(0)
+	two.attach(1)
+	(&probeOp{p: two}).Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := two.WaitPassed(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a probe still attached on one worker: %v; want its wait to last until its context ends", err)
+	}
+	(&probeOp{p: two}).Shutdown()
+	if err := two.WaitPassed(bounded, 1); !errors.Is(err, ErrProbeDropped) {
+		t.Fatalf("a probe dropped on both workers: %v; want ErrProbeDropped", err)
+	}
+
+	// Stopped by its runtime first (a runtime's Shutdown drops its
+	// dataflows after its Stopper stops): the runtime's error stays.
+	s := NewStopper()
+	env2 := testEnv(t, 0, 1, NewHub(1))
+	env2.Stopper = s
+	sp := NewProbe(1)
+	df2 := build(env2, "r", sp, NewCapture(1), NewTally(1))
+	mine := errors.New("the runtime stopped")
+	s.Stop(mine)
+	df2.Drop()
+	if err := sp.WaitPassed(bounded, 1); !errors.Is(err, mine) {
+		t.Fatalf("a probe stopped by its runtime, then dropped: %v; want the runtime's error", err)
 	}
 }

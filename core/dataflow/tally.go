@@ -78,7 +78,5 @@ func (o *tallyOp) Step(in frontier.Frontier) frontier.Frontier {
 }
 
 func (o *tallyOp) Shutdown() {
-	if o.stopper != nil {
-		o.stopper.remove(&o.t.Probe)
-	}
+	o.t.Probe.leave(o.stopper)
 }

@@ -537,3 +537,63 @@ func TestIndexDroppedWhileItsImportIsBuilt(t *testing.T) {
 		}
 	}
 }
+
+// A wait on a query's capture or an index's probe for a time not passed
+// when the dataflow feeding it is dropped (DropDataflow) returns an error
+// wrapping dataflow.ErrProbeDropped, a wait in progress at the drop too:
+// nothing moves them again. Before, it waited until its context ended
+// (forever with context.Background). A time passed before the drop is
+// still nil. Solo and the pair alike, one and two workers.
+func TestWaitsOnADroppedDataflowReturnErrProbeDropped(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				t.Parallel()
+				s := newSetup(t, mode, w)
+				idx := dataflow.NewProbe(w)
+				s.send("in", 2, []int64{0, 1, 5, 6})
+				s.advance("in", 2, frontier.At(1))
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, idx)})
+				cp := dataflow.NewCapture(w)
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
+				for _, p := range []*dataflow.Probe{idx, &cp.Probe} {
+					if err := p.WaitPassed(testCtx(t), 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// A deadline only a wait that missed the drop reaches.
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				done := make(chan error, 1)
+				go func() { done <- cp.WaitPassed(ctx, 5) }()
+				s.must(DropDataflow{ID: "q"})
+				if err := s.ctl.Sync(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-done; !errors.Is(err, dataflow.ErrProbeDropped) {
+					t.Fatalf("a capture's wait in progress at its query's drop: %v; want ErrProbeDropped", err)
+				}
+				if err := cp.WaitPassed(ctx, 0); err != nil {
+					t.Errorf("a capture's wait for a time passed before the drop: %v; want nil", err)
+				}
+				// The index goes on: its probe passes times as before.
+				s.advance("in", 2, frontier.At(6))
+				if err := idx.WaitPassed(ctx, 5); err != nil {
+					t.Fatalf("the index's probe, its dataflow live: %v", err)
+				}
+				s.must(DropDataflow{ID: "maintain idx"})
+				if err := s.ctl.Sync(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				if err := idx.WaitPassed(ctx, 7); !errors.Is(err, dataflow.ErrProbeDropped) {
+					t.Errorf("the index's probe after its drop: %v; want ErrProbeDropped", err)
+				}
+				// The runtime's own stop, after the drop, changes nothing.
+				s.rts[len(s.rts)-1].Shutdown()
+				if err := cp.WaitPassed(ctx, 5); !errors.Is(err, dataflow.ErrProbeDropped) {
+					t.Errorf("after Shutdown, a capture dropped before it: %v; want ErrProbeDropped", err)
+				}
+			})
+		}
+	}
+}

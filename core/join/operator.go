@@ -138,11 +138,11 @@ func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 
 func (o *joinOp) Shutdown() {}
 
-// checkArity refuses an arrangement whose arity is unknown: an imported
-// arrangement learns its arity from its chain's first batch, so an import
-// of an empty chain reports none.
+// checkArity refuses an arrangement whose arity is unknown: no arity for
+// key columns it names. Arity 0 with no key columns is a collection of no
+// columns (a query view's project []), which a join reads as any other.
 func checkArity(op string, a dataflow.Arranged, what string) error {
-	if a.Arity == (batch.Arity{}) {
+	if a.Arity == (batch.Arity{}) && len(a.Key) > 0 {
 		return fmt.Errorf("%w: operator %q: %s arrangement has no known arity (an import of an empty chain?)", ErrArity, op, what)
 	}
 	return nil

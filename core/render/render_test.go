@@ -672,3 +672,46 @@ func matchEveryConfig(t tb, name string, r *plan.Resolved, in reference.Inputs, 
 		}
 	}
 }
+
+// TestJoinOfZeroColumnCollection joins a query view of no columns
+// (project []) with an input, with itself and through a reduce view of
+// it, under both strategies and index modes: an arrangement of no
+// columns is one of arity 0 (docs/semantics.md §1), which every join
+// reads as it reads any other, and the output equals the reference's.
+func TestJoinOfZeroColumnCollection(t *testing.T) {
+	z := plan.View{Name: "z", Query: &plan.Query{From: []plan.From{{As: "p", Collection: "a"}}, Filters: []string{"p.x != 1"}, Project: []string{}}}
+	for _, tc := range []struct {
+		name  string
+		views []plan.View
+		query plan.Query
+	}{
+		{"with an input", []plan.View{z}, plan.Query{From: []plan.From{{As: "p", Collection: "z"}, {As: "q", Collection: "b"}}}},
+		{"with itself", []plan.View{z}, plan.Query{From: []plan.From{{As: "p", Collection: "z"}, {As: "q", Collection: "z"}, {As: "r", Collection: "b"}},
+			Reduce: &plan.Reduce{GroupBy: []string{"r.k"}, Aggregates: []plan.Aggregate{{Name: "n", Fn: plan.Count}}}}},
+		{"counted", []plan.View{z, {Name: "c", Query: &plan.Query{From: []plan.From{{As: "p", Collection: "z"}}, Reduce: &plan.Reduce{Aggregates: []plan.Aggregate{{Name: "n", Fn: plan.Count}}}}}},
+			plan.Query{From: []plan.From{{As: "p", Collection: "c"}, {As: "q", Collection: "b"}, {As: "r", Collection: "z"}}, On: [][]string{{"p.n", "q.k"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &plan.Plan{
+				Inputs: []plan.Input{{Name: "a", Columns: []string{"k", "x"}}, {Name: "b", Columns: []string{"k", "y"}}},
+				Views:  tc.views, Query: tc.query,
+			}
+			r, err := plan.Resolve(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every arrangement either strategy reads, as an index.
+			for i, a := range append(r.Missing(plan.Linear), r.Missing(plan.Delta)...) {
+				key := a.Key
+				if a.Any {
+					key = []string{}
+				}
+				p.Indexes = append(p.Indexes, plan.Index{Name: fmt.Sprintf("i%d", i), On: a.Collection, Key: key})
+			}
+			if r, err = plan.Resolve(p); err != nil {
+				t.Fatal(err)
+			}
+			matchEveryConfig(t, "", r, updates(3, 5), 5, spine.Options{}, 1, 2)
+		})
+	}
+}

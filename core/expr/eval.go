@@ -129,7 +129,7 @@ func b2i(b bool) int64 {
 // Eval evaluates e once over one row whose columns scope names. It is for
 // tests and cold paths (it compiles e each call); hot paths compile an MFP
 // once and evaluate chunks. The error is ErrDivisionByZero, ErrOverflow,
-// or a check error naming the unknown column.
+// or a check error (Check): the unknown column, or no expression.
 func Eval(e *Expr, scope []Ref, row []int64) (int64, error) {
 	if len(row) != len(scope) {
 		panic("expr: Eval: row and scope differ in length")

@@ -217,8 +217,13 @@ func unknown(e *Expr, n *Node, avail []string) error {
 }
 
 // Check reports whether every ref of e names a column of scope, with an
-// *Error wrapping ErrUnknownColumn naming the first that does not.
+// *Error wrapping ErrUnknownColumn naming the first that does not. An
+// expression not made by Parse (nil, or a zero Expr) is an *Error
+// wrapping ErrSyntax.
 func Check(e *Expr, scope []Ref) error {
+	if e == nil || e.root == nil {
+		return noExpr(e)
+	}
 	for _, r := range e.refs {
 		found := false
 		for _, s := range scope {
@@ -236,6 +241,16 @@ func Check(e *Expr, scope []Ref) error {
 		}
 	}
 	return nil
+}
+
+// noExpr is the error for an expression not made by Parse: a nil *Expr,
+// or an Expr{} with no syntax tree.
+func noExpr(e *Expr) error {
+	src := ""
+	if e != nil {
+		src = e.src
+	}
+	return &Error{Expr: src, Offset: -1, Msg: "no expression (nil, or not made by Parse)", Kind: ErrSyntax}
 }
 
 func findRef(n *Node, r Ref) *Node {
@@ -285,8 +300,8 @@ func NewMFP(s MFPSpec) (*MFP, error) {
 		if _, dup := c.maps[r]; dup {
 			return nil, fmt.Errorf("%w: map[%d] %s: name of an earlier map", ErrBadMFP, i, mp.Name)
 		}
-		if mp.Expr == nil {
-			return nil, fmt.Errorf("%w: map[%d] %s: no expression (nil)", ErrBadMFP, i, mp.Name)
+		if mp.Expr == nil || mp.Expr.root == nil {
+			return nil, fmt.Errorf("%w: map[%d] %s: no expression (nil, or not made by Parse)", ErrBadMFP, i, mp.Name)
 		}
 		reg, err := c.node(mp.Expr, mp.Expr.root)
 		if err != nil {
@@ -297,8 +312,8 @@ func NewMFP(s MFPSpec) (*MFP, error) {
 		c.avail = append(c.avail, r.String())
 	}
 	for i, f := range s.Filters {
-		if f == nil {
-			return nil, fmt.Errorf("%w: filter[%d]: no expression (nil)", ErrBadMFP, i)
+		if f == nil || f.root == nil {
+			return nil, fmt.Errorf("%w: filter[%d]: no expression (nil, or not made by Parse)", ErrBadMFP, i)
 		}
 		reg, err := c.node(f, f.root)
 		if err != nil {

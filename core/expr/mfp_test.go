@@ -197,10 +197,35 @@ func TestNewMFPRefuses(t *testing.T) {
 		// not a nil dereference.
 		{MFPSpec{Input: refs("a"), Maps: []Map{{Name: "m"}}}, ErrBadMFP},
 		{MFPSpec{Input: refs("a"), Filters: []*Expr{MustParse("a"), nil}}, ErrBadMFP},
+		// So is an Expr not made by Parse: it has no syntax tree.
+		{MFPSpec{Input: refs("a"), Maps: []Map{{Name: "m", Expr: &Expr{}}}}, ErrBadMFP},
+		{MFPSpec{Input: refs("a"), Filters: []*Expr{{}}}, ErrBadMFP},
 	} {
 		if _, err := catchNewMFP(tc.spec); !errors.Is(err, tc.kind) {
 			t.Errorf("NewMFP(%+v) = %v, want %v", tc.spec, err, tc.kind)
 		}
+	}
+}
+
+// TestCheckAndEvalOfNoExpression: Check and Eval of an expression not
+// made by Parse (nil, or a zero Expr) return an *Error wrapping ErrSyntax
+// rather than dereference a syntax tree it does not have.
+func TestCheckAndEvalOfNoExpression(t *testing.T) {
+	for _, e := range []*Expr{nil, {}} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%#v: panic: %v", e, r)
+				}
+			}()
+			var xe *Error
+			if err := Check(e, refs("a")); !errors.Is(err, ErrSyntax) || !errors.As(err, &xe) {
+				t.Errorf("Check(%#v) = %v, want an *Error wrapping ErrSyntax", e, err)
+			}
+			if _, err := Eval(e, refs("a"), []int64{1}); !errors.Is(err, ErrSyntax) {
+				t.Errorf("Eval(%#v) = %v, want ErrSyntax", e, err)
+			}
+		}()
 	}
 }
 

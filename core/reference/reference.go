@@ -18,8 +18,9 @@ import (
 // of columns, diff 0).
 var ErrInput = errors.New("reference: bad input")
 
-// errNoPlan is Eval's and EvalCollection's error for a nil plan.
-var errNoPlan = errors.New("reference: no resolved plan (nil *plan.Resolved)")
+// errNoPlan is Eval's and EvalCollection's error for a nil plan, or one
+// plan.Resolve did not make (a plan.Resolved{} has no query).
+var errNoPlan = errors.New("reference: no resolved plan (nil *plan.Resolved, or one not made by plan.Resolve)")
 
 // Update is one input update: a row, at a time, with a diff.
 type Update struct {
@@ -318,7 +319,7 @@ type evaluator struct {
 // expression on math/big, the rules of docs/spec.md "The query" and
 // "Errors" applied literally.
 func Eval(r *plan.Resolved, in Inputs, t uint64) (*Result, error) {
-	if r == nil {
+	if r == nil || r.Query == nil {
 		return nil, errNoPlan
 	}
 	ev, err := evalViews(r, in, t)
@@ -340,7 +341,7 @@ var ErrUnknownCollection = errors.New("reference: unknown collection")
 // rows (columns named as the collection's) and errors at t, as every index
 // on it holds them.
 func EvalCollection(r *plan.Resolved, in Inputs, t uint64, name string) (*Result, error) {
-	if r == nil {
+	if r == nil || r.Query == nil {
 		return nil, errNoPlan
 	}
 	c := r.Collection(name)

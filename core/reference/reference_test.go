@@ -755,7 +755,8 @@ func TestJoinedRowsProjectedToOneRecordAreKeptByItsCount(t *testing.T) {
 	}
 }
 
-// TestNilArgumentsAreErrors: a nil plan given to Eval or EvalCollection,
+// TestNilArgumentsAreErrors: a nil plan given to Eval or EvalCollection
+// (or one plan.Resolve did not make),
 // or a nil Result given to Compare (an engine's output a caller failed to
 // read), is an error or a difference, not a nil dereference.
 func TestNilArgumentsAreErrors(t *testing.T) {
@@ -764,6 +765,13 @@ func TestNilArgumentsAreErrors(t *testing.T) {
 	}
 	if _, err := EvalCollection(nil, nil, 0, "orders"); err == nil || !strings.Contains(err.Error(), "nil *plan.Resolved") {
 		t.Errorf("EvalCollection(nil plan): %v, want an error naming the nil plan", err)
+	}
+	// A plan.Resolved{} has no query: plan.Resolve did not make it.
+	if _, err := Eval(&plan.Resolved{}, nil, 0); err == nil || !strings.Contains(err.Error(), "not made by plan.Resolve") {
+		t.Errorf("Eval(plan.Resolved{}): %v, want an error naming the plan", err)
+	}
+	if _, err := EvalCollection(&plan.Resolved{}, nil, 0, "orders"); err == nil || !strings.Contains(err.Error(), "not made by plan.Resolve") {
+		t.Errorf("EvalCollection(plan.Resolved{}): %v, want an error naming the plan", err)
 	}
 	want := eval(t, resolve(t, specExample()), nil, 0)
 	if d := Compare(want, nil); len(d) != 1 || d[0] != "got no result (nil)" {

@@ -369,3 +369,24 @@ func decodeAndLoad(t *testing.T, name, src string) (*spec.Spec, []*spec.Table) {
 	}
 	return s, tables
 }
+
+// TestCheckZeroColumnViewJoined: a query view with "project": [] is a
+// collection of no columns; indexed by the empty key and joined with an
+// input, it agrees with the reference on the Solo runtime (direct) and
+// on the Maintenance and Interactive pair (imported), both strategies.
+func TestCheckZeroColumnViewJoined(t *testing.T) {
+	src := `{"version": 1, "name": "zero", "as_of": 1,
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,1,0],[0,1,2,1],[1,1,3,0],[2,1,1,5],[2,-1,2,1],[3,1,4,0]]}},
+	  "views": {"z": {"query": {"from": [{"as": "p", "collection": "a"}], "filter": ["p.x == 0"], "project": []}}},
+	  "indexes": {"z_all": {"on": "z", "key": []}, "a_all": {"on": "a", "key": []}},
+	  "query": {"from": [{"as": "z", "collection": "z"}, {"as": "p", "collection": "a"}],
+	            "reduce": {"group_by": ["p.k"], "aggregates": [{"name": "n", "fn": "count"}]}}}`
+	s, tables := decodeAndLoad(t, "zero.json", src)
+	diffs, err := Check(context.Background(), s, tables, CheckCases(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+}

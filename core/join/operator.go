@@ -143,7 +143,7 @@ func (o *joinOp) Shutdown() {}
 // columns (a query view's project []), which a join reads as any other.
 func checkArity(op string, a dataflow.Arranged, what string) error {
 	if a.Arity == (batch.Arity{}) && len(a.Key) > 0 {
-		return fmt.Errorf("%w: operator %q: %s arrangement has no known arity (an import of an empty chain?)", ErrArity, op, what)
+		return fmt.Errorf("%w: operator %q: %s arrangement names %d key columns but has arity 0 (not made by Arrange or ImportIndex?)", ErrArity, op, what, len(a.Key))
 	}
 	return nil
 }

@@ -138,8 +138,7 @@ func TestOperatorsImportedEqualDirect(t *testing.T) {
 						t.Fatal(err)
 					}
 					dfs = append(dfs, df)
-					// NB: at least one sealed batch before the import: an
-					// import of an empty chain does not know its arity.
+					// At least one sealed batch before the import.
 					for tm := range max(asOf, 1) {
 						send(tm)
 					}

@@ -112,8 +112,8 @@ func (r *ovRuntime) advance(name string, t uint64) {
 	r.must(runtime.AdvanceInput{Name: name, Frontier: frontier.At(t)})
 }
 
-// importIdx imports index id with its known arity (an import of an empty
-// chain on some worker does not learn it).
+// importIdx imports index id with its arity set again to the one it is
+// known to have.
 func importIdx(c *dataflow.Context, id string) (*dataflow.Arrangement, error) {
 	a, err := c.ImportIndex(id)
 	if err != nil {

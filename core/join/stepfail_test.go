@@ -130,8 +130,8 @@ func TestJoinStepErrorsAreTheDataflows(t *testing.T) {
 									if err != nil {
 										return err
 									}
-									// NB: an import of an empty chain does
-									// not know its arity; the plan does.
+									// The arity the plan gives (the import
+									// takes the index's too).
 									im.Oks.Arity = batch.Arity{Key: 1, Val: 1}
 									im.Errs.Arity = batch.Arity{Key: 1}
 									a[i] = im

@@ -88,7 +88,7 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: ForwardErrs, but the arrangement's errs half has no stream or is not keyed by one error code (arity %v)", ErrArity, opts.Name, a.Errs.Arity)
 	}
 	if oks.Arity == (batch.Arity{}) && len(a.Key) > 0 {
-		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement has no known arity (an import of an empty chain?)", ErrArity, opts.Name)
+		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement names %d key columns but has arity 0 (not made by Arrange or ImportIndex?)", ErrArity, opts.Name, len(a.Key))
 	}
 	if len(a.Key) != oks.Arity.Key || a.Arity != oks.Arity.Key+oks.Arity.Val {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement's oks arity %v does not fit its %d key columns of %d", ErrArity, opts.Name, oks.Arity, len(a.Key), a.Arity)

@@ -2,7 +2,9 @@ package share_test
 
 import (
 	"errors"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -778,4 +780,54 @@ func TestPublishingANilIsRefused(t *testing.T) {
 		t.Errorf("the trace is attached to %d points, want none", n)
 	}
 	src.h.Release()
+}
+
+// A reader that outlives its publication keeps the last published chain,
+// and nothing else of the publisher: once the trace's last handle is
+// released, its publishing spine — merges in progress included, whose
+// outputs may be as large as the trace — is collected though a reader of
+// its point lives on.
+func TestAReaderOutlivingItsPublicationKeepsNoPublishingSpine(t *testing.T) {
+	var collected atomic.Bool
+	r := func() *share.Reader {
+		h, w, s := share.NewTrace(kv, spine.Options{Fanout: 2})
+		pt := share.NewPoint()
+		if err := s.Attach(pt); err != nil {
+			t.Fatal(err)
+		}
+		for i := range uint64(40) {
+			bld := batch.NewBuilder(kv, 1)
+			bld.Push1(int64(i), 1, i, 1)
+			b, err := bld.Build(frontier.At(i), frontier.At(i+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Insert(b); err != nil {
+				t.Fatal(err)
+			}
+			trace.SetCompaction(h, frontier.At(i+1))
+		}
+		if s.Stats().Merging == 0 {
+			t.Fatal("no merge in progress: the test would not show the spine's outputs kept")
+		}
+		runtime.AddCleanup(s.Inner(), func(c *atomic.Bool) { c.Store(true) }, &collected)
+		r := pt.Reader()
+		h.Release() // the publication ends; r keeps its chain
+		return r
+	}()
+	for range 20 {
+		runtime.GC()
+		if collected.Load() {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !collected.Load() {
+		t.Fatal("the publishing spine of a released trace is kept by a reader of its point")
+	}
+	if bs, err := r.BatchesThrough(r.ReadUpper()); err != nil || len(bs) == 0 {
+		t.Fatalf("the reader lost the last published chain: %d batches, %v", len(bs), err)
+	}
+	r.SetCompaction(frontier.At(50)) // wakes no one, panics nowhere
+	r.Release()
 }

@@ -112,7 +112,7 @@ type Point struct {
 	readers        int
 	queues         []*queue // importers' replay queues (a slice: every insert walks it)
 
-	pub    *Spine // nil until a publisher attaches (late binding)
+	pub    *Spine // nil until a publisher attaches (late binding), and once closed
 	closed bool   // the publication ended
 
 	leaks []string // invariant builds: readers collected without Release
@@ -154,7 +154,7 @@ type PointStats struct {
 	Bytes      int // column bytes of the chain
 	QueueDepth int // replay events waiting across importers
 	Importers  int
-	Bound      bool // a publisher is attached
+	Bound      bool // a publisher is attached (and the publication not ended)
 	Closed     bool
 	// HoldGap is requested minus applied since, in time units: how far
 	// reader holds keep the trace behind what its owner allows. Zero when
@@ -224,7 +224,10 @@ func (p *Point) Leaks() []string {
 }
 
 // close ends the publication: readers keep the last published chain and
-// upper (a dropped writer says nothing about later times).
+// upper (a dropped writer says nothing about later times). The point lets
+// go of its publisher once woken: a reader that outlives the publication
+// keeps that chain reachable, never the publishing spine (its merges in
+// progress, its worker's wake function), and its later moves wake no one.
 func (p *Point) close() {
 	p.mu.Lock()
 	p.closed = true
@@ -232,5 +235,6 @@ func (p *Point) close() {
 		q.signal()
 	}
 	p.wakePublisherLocked() // so that it detaches the point soon
+	p.pub = nil
 	p.mu.Unlock()
 }

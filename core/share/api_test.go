@@ -831,3 +831,53 @@ func TestAReaderOutlivingItsPublicationKeepsNoPublishingSpine(t *testing.T) {
 	r.SetCompaction(frontier.At(50)) // wakes no one, panics nowhere
 	r.Release()
 }
+
+// A peer that came first (PeerBundle before publication) reads a
+// placeholder. If the publishing runtime leaves without publishing, no
+// publisher will come while this reader stays bound (Bind refuses one):
+// the placeholder's publication ends, so an import of it sees the end
+// (Import.Closed) instead of waiting forever, and a publication of it
+// afterwards is refused.
+func TestAPublisherLeavingEndsThePlaceholdersItNeverPublished(t *testing.T) {
+	g := share.NewRegistry()
+	if err := g.Bind(share.PublisherSide); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Bind(share.ReaderSide); err != nil {
+		t.Fatal(err)
+	}
+	peer := g.PeerBundle("x", frontier.At(0))
+	im, err := peer.Oks.(*share.Reader).Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	im.Drain(nil)
+	select {
+	case <-im.Ready(): // the seed's signal, taken
+	default:
+	}
+	if im.Closed() {
+		t.Fatal("a placeholder is closed before its publisher left")
+	}
+	g.Leave(share.PublisherSide)
+	select {
+	case <-im.Ready():
+	default:
+		t.Fatal("the end of the placeholder's publication woke no importer")
+	}
+	if !im.Closed() {
+		t.Fatal("the publisher left without publishing, and the placeholder's import waits for it")
+	}
+	_, _, oks := share.NewTrace(kv, spine.Options{})
+	_, _, errs := share.NewTrace(kv, spine.Options{})
+	if _, err := g.Publish("x", frontier.At(0), oks, errs); !errors.Is(err, share.ErrAttached) {
+		t.Fatalf("publishing an ended placeholder: %v, want share.ErrAttached", err)
+	}
+	im.Close()
+	im.Reader().Release()
+	peer.Release()
+	g.Leave(share.ReaderSide)
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Fatalf("registry left with %+v", st)
+	}
+}

@@ -193,7 +193,11 @@ func (g *Registry) Unbind(side Side) {
 // publication that it did not take; until another reader binds, a
 // publication reserves none and a verdict keeps no slot. A publisher
 // leaving settles every incarnation it did not as abandoned, so a reader
-// behind it waits for none. A side not bound is left unchanged.
+// behind it waits for none; and, while a reader is bound (no publisher
+// can bind until it leaves), it ends the publication of every slot it
+// never published, so the imports of a peer that came first see the end
+// (Import.Closed) instead of waiting for a publisher that cannot come.
+// A side not bound is left unchanged.
 func (g *Registry) Leave(side Side) {
 	if side != PublisherSide && side != ReaderSide {
 		return
@@ -206,6 +210,14 @@ func (g *Registry) Leave(side Side) {
 	g.bound[side], g.gone[side] = false, true
 	var drop []*Slot         // references the uncollected verdicts held
 	var orphans [][2]*Reader // reserved peer holds nobody will take
+	var ended []*Slot        // placeholders no publisher will fill
+	if side == PublisherSide && g.bound[ReaderSide] {
+		for _, sl := range g.slots {
+			if !sl.published {
+				ended = append(ended, sl)
+			}
+		}
+	}
 	for inc, v := range g.verdicts {
 		select {
 		case <-v.done:
@@ -232,6 +244,10 @@ func (g *Registry) Leave(side Side) {
 		}
 	}
 	g.mu.Unlock()
+	for _, sl := range ended {
+		sl.oks.close()
+		sl.errs.close()
+	}
 	for _, pair := range orphans {
 		pair[0].Release()
 		pair[1].Release()

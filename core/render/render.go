@@ -38,6 +38,11 @@ func (m Mode) String() string {
 	return "imported"
 }
 
+// ErrUsage is wrapped by QueryDesc's errors for arguments no plan or
+// option makes: a plan not made by plan.Resolve, no Output, a Mode or a
+// Join of no such value (which were read as Imported and as Delta).
+var ErrUsage = errors.New("render: bad arguments")
+
 // ErrMissingIndex: an imported query reads an arrangement no index serves.
 var ErrMissingIndex = errors.New("render: no index serves an arrangement the query reads")
 
@@ -275,8 +280,20 @@ func IndexDesc(r *plan.Resolved, ix *plan.ResolvedIndex, opts Options) dataflow.
 // QueryDesc returns the query dataflow at r's as_of and until. Imported,
 // it reads only declared indexes (every arrangement the strategy reads
 // must be served: ErrMissingIndex otherwise); Direct, it builds every view
-// and arrangement from the raw inputs. Its output goes to out.
+// and arrangement from the raw inputs. Its output goes to out. A plan
+// plan.Resolve did not make, no out, or a Mode or Join of no such value is
+// an error wrapping ErrUsage.
 func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, error) {
+	switch {
+	case r == nil || r.Query == nil:
+		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: no resolved plan (nil, or not made by plan.Resolve)", ErrUsage)
+	case out == nil:
+		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: no Output (NewOutput makes one)", ErrUsage)
+	case opts.Mode != Imported && opts.Mode != Direct:
+		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: Options.Mode %d is neither Imported nor Direct", ErrUsage, opts.Mode)
+	case opts.Join != plan.Linear && opts.Join != plan.Delta:
+		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: Options.Join is %v, neither linear nor delta", ErrUsage, opts.Join)
+	}
 	if opts.Mode == Imported {
 		if m := r.Missing(opts.Join); len(m) > 0 {
 			names := make([]string, len(m))

@@ -333,6 +333,44 @@ func TestImportedMissingIndex(t *testing.T) {
 	}
 }
 
+// TestQueryDescRefusesWhatNoPlanOrOptionMakes: a nil plan or one
+// plan.Resolve did not make panicked, no Output panicked in every
+// worker's Build, and a Mode or Join of no such value was read as
+// Imported or Delta: each is ErrUsage, naming what is wrong, and a good
+// call still succeeds.
+func TestQueryDescRefusesWhatNoPlanOrOptionMakes(t *testing.T) {
+	r := testPlan(t, 0)
+	out := render.NewOutput(1, false)
+	for _, tc := range []struct {
+		name string
+		r    *plan.Resolved
+		opts render.Options
+		out  *render.Output
+		want string
+	}{
+		{"nil plan", nil, render.Options{Mode: render.Direct}, out, "no resolved plan"},
+		{"zero plan", &plan.Resolved{}, render.Options{Mode: render.Direct}, out, "no resolved plan"},
+		{"no output", r, render.Options{Mode: render.Direct}, nil, "no Output"},
+		{"mode", r, render.Options{Mode: render.Direct + 1}, out, "Options.Mode 2"},
+		{"join", r, render.Options{Mode: render.Direct, Join: plan.Delta + 1}, out, "JoinKind(2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("panic: %v", p)
+				}
+			}()
+			_, err := render.QueryDesc(tc.r, tc.opts, tc.out)
+			if !errors.Is(err, render.ErrUsage) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("QueryDesc: %v; want ErrUsage naming %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := render.QueryDesc(r, render.Options{Mode: render.Direct, Join: plan.Delta}, out); err != nil {
+		t.Fatalf("a good call: %v", err)
+	}
+}
+
 // cancelPlan joins a(k, x) with b(k, y) and outputs (0 / x, y): rows of
 // several matches coincide (their keys differ, so on several workers they
 // come from different workers) and x = 0 is a division by zero.

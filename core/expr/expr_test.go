@@ -2,7 +2,9 @@ package expr
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,6 +58,30 @@ func TestParseAccepts(t *testing.T) {
 		if _, err := Parse(src); err != nil {
 			t.Errorf("Parse(%q) = %v", src, err)
 		}
+	}
+}
+
+// Refs lists each distinct column once, in the order of its first
+// occurrence, also past the few that a parse compares one by one (beyond
+// them it indexes the refs it has seen).
+func TestRefsOfManyColumnsInFirstOrder(t *testing.T) {
+	var src strings.Builder
+	var want []Ref
+	for i := range 200 {
+		r := Ref{Alias: fmt.Sprintf("p%d", i%7), Column: fmt.Sprintf("c%d", i)}
+		want = append(want, r)
+		fmt.Fprintf(&src, "%s + ", r)
+		if i%3 == 0 {
+			fmt.Fprintf(&src, "%s + ", want[i/2]) // an earlier one again
+		}
+	}
+	src.WriteString("p0.c0")
+	e, err := Parse(src.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Refs(); !slices.Equal(got, want) {
+		t.Fatalf("Refs: %d refs, want %d: %v", len(got), len(want), got)
 	}
 }
 

@@ -41,5 +41,6 @@
 //	    the same key set; the first such index in plan order is chosen and
 //	    fixes the key's order.
 //
-// A Resolved plan is immutable and may be read by several goroutines.
+// A Resolved plan is immutable and may be read by several goroutines:
+// Resolve resolves its own deep copy of the caller's Plan (Plan.Clone).
 package plan

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Plan is the logical plan a workload spec decodes into (docs/spec.md §1).
@@ -21,6 +22,57 @@ type Plan struct {
 	Views    []View
 	Indexes  []Index
 	Query    Query
+}
+
+// Clone returns a deep copy of p: no slice or pointer of the copy is p's.
+// Resolve resolves a clone, so that the caller's edits after it reach
+// nothing resolved. Nil and empty slices keep their nil-ness (an explicit
+// [] project is records of no columns).
+func (p *Plan) Clone() *Plan {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Inputs = slices.Clone(p.Inputs)
+	for i := range c.Inputs {
+		c.Inputs[i].Columns = slices.Clone(c.Inputs[i].Columns)
+	}
+	c.Views = slices.Clone(p.Views)
+	for i := range c.Views {
+		v := &c.Views[i]
+		v.Maps = slices.Clone(v.Maps)
+		v.Filters = slices.Clone(v.Filters)
+		v.Query = v.Query.clone()
+	}
+	c.Indexes = slices.Clone(p.Indexes)
+	for i := range c.Indexes {
+		c.Indexes[i].Key = slices.Clone(c.Indexes[i].Key)
+	}
+	c.Query = *p.Query.clone()
+	return &c
+}
+
+// clone returns a deep copy of q (nil for nil).
+func (q *Query) clone() *Query {
+	if q == nil {
+		return nil
+	}
+	c := *q
+	c.From = slices.Clone(q.From)
+	c.On = slices.Clone(q.On)
+	for i := range c.On {
+		c.On[i] = slices.Clone(c.On[i])
+	}
+	c.Maps = slices.Clone(q.Maps)
+	c.Filters = slices.Clone(q.Filters)
+	c.Project = slices.Clone(q.Project)
+	if q.Reduce != nil {
+		r := *q.Reduce
+		r.GroupBy = slices.Clone(r.GroupBy)
+		r.Aggregates = slices.Clone(r.Aggregates)
+		c.Reduce = &r
+	}
+	return &c
 }
 
 // Input is a collection fed from outside: its name and int64 columns.

@@ -465,3 +465,63 @@ func TestEmptyProjectIsNotTheDefault(t *testing.T) {
 		t.Fatalf("output %s", got)
 	}
 }
+
+// A caller that edits its plan after Resolve (every slice, string and
+// pointer of it: to resolve a variant, say) changes nothing resolved:
+// Resolve keeps its own deep copy. Before, the Resolved's Plan was the
+// caller's, so an as_of changed afterwards moved the resolved query's,
+// and renamed columns renamed the resolved collections'.
+func TestEditsAfterResolveChangeNothingResolved(t *testing.T) {
+	p := specExample()
+	p.HasUntil, p.Until = true, 9
+	r, err := Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	explain := r.Explain(Linear)
+	cols := fmt.Sprint(r.Collection("orders").Columns, r.Collection("sold").Columns)
+	want := fmt.Sprintf("%+v %+v %+v", *r.Plan, *r.Plan.Views[1].Query, *r.Plan.Query.Reduce)
+
+	p.AsOf, p.Until = 5, 7
+	p.Inputs[1].Columns[0] = "x"
+	p.Inputs[0].Name = "y"
+	p.Views[0].Maps[0].Expr = "0"
+	p.Views[0].Filters[0] = "0"
+	p.Views[1].Query.From[0].As = "z"
+	p.Views[1].Query.On[0][0] = "z.okey"
+	p.Views[1].Query.Maps[0].Name = "w"
+	p.Views[1].Query.Project[1] = "w"
+	p.Indexes[0].Key[0] = "qty"
+	p.Query.From[0].Collection = "priced"
+	p.Query.Project[0] = "s.ratio"
+	p.Query.Reduce.GroupBy[0] = "s.ratio"
+	p.Query.Reduce.Aggregates[0].Fn = Max
+
+	if got := fmt.Sprintf("%+v %+v %+v", *r.Plan, *r.Plan.Views[1].Query, *r.Plan.Query.Reduce); got != want {
+		t.Fatalf("the resolved plan changed with the caller's:\n%s\n%s", want, got)
+	}
+	if got := r.Explain(Linear); got != explain {
+		t.Fatalf("Explain changed with the caller's plan:\n%s\n%s", explain, got)
+	}
+	if got := fmt.Sprint(r.Collection("orders").Columns, r.Collection("sold").Columns); got != cols {
+		t.Fatalf("resolved columns changed with the caller's plan: %s, then %s", cols, got)
+	}
+}
+
+// Clone keeps nil slices nil and empty ones empty (an explicit [] project
+// is records of no columns, nil every column).
+func TestCloneKeepsNilAndEmptyApart(t *testing.T) {
+	p := threeWay([]From{{As: "d", Collection: "d"}}, nil)
+	p.Query.Project = []string{}
+	c := p.Clone()
+	if c.Query.Project == nil || len(c.Query.Project) != 0 {
+		t.Fatalf("an empty project cloned as %#v", c.Query.Project)
+	}
+	p.Query.Project = nil
+	if c := p.Clone(); c.Query.Project != nil {
+		t.Fatalf("a nil project cloned as %#v", c.Query.Project)
+	}
+	if (*Plan)(nil).Clone() != nil {
+		t.Fatal("a nil plan cloned as a plan")
+	}
+}

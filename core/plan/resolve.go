@@ -73,8 +73,9 @@ func checkName(field, s string) error {
 }
 
 // Resolved is a checked plan with everything derived from it. It is
-// immutable once Resolve returns; its pointers into Plan share the Plan's
-// memory, which the caller must not modify afterwards.
+// immutable once Resolve returns: Plan is Resolve's own deep copy of the
+// caller's plan (Plan.Clone), so a caller that edits its plan afterwards
+// (to resolve a variant, say) changes nothing resolved.
 type Resolved struct {
 	Plan *Plan
 	// Inputs in plan order.
@@ -190,6 +191,7 @@ func Resolve(p *Plan) (*Resolved, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: no plan (nil *Plan)", ErrInvalid)
 	}
+	p = p.Clone()
 	r := &Resolved{Plan: p, byName: map[string]*Collection{}}
 	if p.HasUntil && p.AsOf >= p.Until {
 		return nil, fail("until", "until %d must be greater than as_of %d", p.Until, p.AsOf)

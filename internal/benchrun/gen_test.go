@@ -416,3 +416,40 @@ func rewriteInputsAsCSV(t *testing.T, file, dir string) string {
 	}
 	return path
 }
+
+// TestOutputsWithLongNames checks that a destination whose name is as
+// long as a file name may be (255 bytes) is written, by gen twice into
+// one directory (the second keeps a backup of each file it replaces) and
+// by run's profiles and flame graph: the temporary names beside them
+// must fit too.
+func TestOutputsWithLongNames(t *testing.T) {
+	dir := t.TempDir()
+	name := strings.Repeat("a", 255-len(".csv"))
+	specFile := filepath.Join(dir, "long.json")
+	doc := `{"version": 1, "name": "long", "inputs": {"` + name + `": {"columns": ["k"], "rows": [[0, 1, 7]]}},
+		"query": {"from": [{"as": "x", "collection": "` + name + `"}]}}`
+	if err := os.WriteFile(specFile, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "csv")
+	for i := range 2 {
+		if err := Gen(context.Background(), GenConfig{Out: io.Discard, Spec: specFile, Dir: out}); err != nil {
+			t.Fatalf("gen #%d: %v", i+1, err)
+		}
+	}
+	if got := dirFiles(t, out); !slices.Equal(got, []string{name + ".csv"}) {
+		t.Errorf("gen left %q, want only %s.csv", got, name)
+	}
+	base := filepath.Join(dir, strings.Repeat("p", 250))
+	cpu, mem, flame := base+".cpu", base+".mem", base+".html"
+	err := Run(context.Background(), RunConfig{Out: io.Discard, ErrOut: io.Discard, Selection: Selection{Targets: []string{specFile}, Index: []string{IndexDirect}, Workers: 1},
+		Count: 1, Progress: ProgressOff, CPUProfile: cpu, MemProfile: mem, Flamegraph: flame, Engine: &fakeEngine{}, Env: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{cpu, mem, flame} {
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
+	}
+}

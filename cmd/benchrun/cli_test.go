@@ -678,3 +678,15 @@ func TestOutputInAnotherTreesExamplesIsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyArgumentIsNamed checks that an empty argument where a spec
+// file or workload goes (benchrun validate '') is refused naming it as
+// "", not with an empty word before the message.
+func TestEmptyArgumentIsNamed(t *testing.T) {
+	for _, args := range [][]string{{"validate", ""}, {"explain", ""}, {"eval", "", "--at", "0"}, {"gen", "", "--out", t.TempDir()}} {
+		code, out, errOut := execute(t, args...)
+		if want := `benchrun: "": workloads: unknown name: no built-in workload ""`; code != 2 || out != "" || !strings.HasPrefix(errOut, want) {
+			t.Errorf("benchrun %q: exit %d, stdout %q, stderr %q; want exit 2, stderr starting %q", args, code, out, errOut, want)
+		}
+	}
+}

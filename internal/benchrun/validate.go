@@ -117,7 +117,11 @@ func resolve(target string) ([]*spec.Spec, error) {
 	}
 	w, err := workloads.Lookup(target)
 	if err != nil {
-		return nil, usagef(spec.Clip(target), "%v (a spec file must end in .json)", err)
+		name := spec.Clip(target)
+		if name == "" {
+			name = `""` // an empty argument ('' in the shell), not an empty prefix
+		}
+		return nil, usagef(name, "%v (a spec file must end in .json)", err)
 	}
 	var out []*spec.Spec
 	for i := range w.Benches {

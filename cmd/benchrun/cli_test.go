@@ -680,7 +680,7 @@ func TestOutputInAnotherTreesExamplesIsWritten(t *testing.T) {
 }
 
 // TestEmptyArgumentIsNamed checks that an empty argument where a spec
-// file or workload goes (benchrun validate '') is refused naming it as
+// file or workload goes (an unset shell variable) is refused naming it as
 // "", not with an empty word before the message.
 func TestEmptyArgumentIsNamed(t *testing.T) {
 	for _, args := range [][]string{{"validate", ""}, {"explain", ""}, {"eval", "", "--at", "0"}, {"gen", "", "--out", t.TempDir()}} {

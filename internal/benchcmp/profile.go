@@ -117,7 +117,7 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 	// new file (read-only, or a read-only file system) is found now, not
 	// after the export's work.
 	if outErr != nil || outInfo.Mode().IsRegular() {
-		f, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp*")
+		f, err := os.CreateTemp(dir, benchflame.TempPattern(out))
 		if err != nil {
 			return fmt.Errorf("%w: --flamegraph %s: its directory %s takes no new file: %v", ErrUsage, spec.Path(out), spec.Path(dir), errors.Unwrap(err))
 		}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/pprof/driver"
 	"github.com/google/pprof/profile"
@@ -353,6 +354,30 @@ func WriteFile(ctx context.Context, path string, opts Options) error {
 	return writeFileAtomic(path, buf.Bytes())
 }
 
+// maxTempBase is the most of a destination's base name a temporary name
+// holds: "." + base + ".tmp" + CreateTemp's random part (at most 10
+// digits) + commitAll's ".old" stays within the 255 bytes a file name may
+// have, so a destination whose own name fits is never refused, nor a
+// second gen into one directory, for a temporary name too long. Every
+// output benchrun and benchcmp write through a temporary file is named
+// so.
+const maxTempBase = 255 - len(".") - len(".tmp") - 10 - len(".old")
+
+// TempPattern is the os.CreateTemp pattern for a temporary file beside path:
+// a dot and path's base name, cut to maxTempBase bytes at a character's
+// start.
+func TempPattern(path string) string {
+	base := filepath.Base(path)
+	if len(base) > maxTempBase {
+		n := maxTempBase
+		for n > 0 && !utf8.RuneStart(base[n]) {
+			n--
+		}
+		base = base[:n]
+	}
+	return "." + base + ".tmp*"
+}
+
 // writeFileAtomic writes data to path through a temporary file in the
 // same directory, renamed into place; a symbolic link at path is
 // followed, and a destination that is not a regular file (/dev/null) is
@@ -364,7 +389,7 @@ func writeFileAtomic(path string, data []byte) error {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		return os.WriteFile(path, data, 0o644)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := os.CreateTemp(filepath.Dir(path), TempPattern(path))
 	if err != nil {
 		return named(err, path)
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestMain(m *testing.M) {
@@ -113,6 +114,33 @@ func TestWriteFileReplacesWhole(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
 		t.Errorf("%d entries left, want flame.html, link.html and old.html", len(entries))
+	}
+}
+
+// A page whose own name the file system takes (up to 255 bytes) is
+// written, though the temporary name beside it adds a dot, ".tmp" and ten
+// digits: TempPattern keeps at most maxTempBase bytes of the name, cut at
+// a character's start (a multi-byte name is cut whole characters).
+func TestLongPageNamesAreWritten(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{
+		strings.Repeat("f", 250) + ".html",
+		strings.Repeat("é", 125) + ".html", // 255 bytes
+	} {
+		path := filepath.Join(dir, name)
+		if err := writeFileAtomic(path, []byte("<p>page</p>\n")); err != nil {
+			t.Fatalf("a %d-byte name: %v", len(name), err)
+		}
+		if data, err := os.ReadFile(path); err != nil || string(data) != "<p>page</p>\n" {
+			t.Fatalf("a %d-byte name: %q, %v", len(name), data, err)
+		}
+		p := TempPattern(path)
+		if !utf8.ValidString(p) || len(p) > 1+maxTempBase+len(".tmp*") || !strings.HasPrefix(p, "."+name[:10]) {
+			t.Errorf("TempPattern(%d bytes) = %q (%d bytes)", len(name), p, len(p))
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("%d entries left, want the 2 pages", len(entries))
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"unicode/utf8"
 
+	"github.com/tracebench/tracebench/internal/benchflame"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -41,7 +41,7 @@ func createPending(path string) (*pendingFile, error) {
 		}
 		return &pendingFile{f: f, path: path}, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
+	f, err := os.CreateTemp(filepath.Dir(path), benchflame.TempPattern(path))
 	if err != nil {
 		return nil, err
 	}
@@ -52,28 +52,6 @@ func createPending(path string) (*pendingFile, error) {
 		return nil, err
 	}
 	return &pendingFile{f: f, path: path, tmp: f.Name()}, nil
-}
-
-// maxTempBase is the most of a destination's base name a temporary name
-// holds: "." + base + ".tmp" + CreateTemp's random part (at most 10
-// digits) + commitAll's ".old" stays within the 255 bytes a file name may
-// have, so a destination whose own name fits is never refused, nor a
-// second gen into one directory, for a temporary name too long.
-const maxTempBase = 255 - len(".") - len(".tmp") - 10 - len(".old")
-
-// tempPattern is the CreateTemp pattern for a temporary file beside path:
-// a dot and path's base name, cut to maxTempBase bytes at a character's
-// start.
-func tempPattern(path string) string {
-	base := filepath.Base(path)
-	if len(base) > maxTempBase {
-		n := maxTempBase
-		for n > 0 && !utf8.RuneStart(base[n]) {
-			n--
-		}
-		base = base[:n]
-	}
-	return "." + base + ".tmp*"
 }
 
 // Write writes to the temporary file.

@@ -19,7 +19,7 @@ func Load(s *spec.Spec, runSeed uint64) ([]*spec.Table, error) {
 		in := &s.Inputs[i]
 		switch in.Source {
 		case spec.SourceCSV:
-			t, err := spec.ReadCSVFile(s.CSVPath(in), in.Columns)
+			t, err := s.ReadInputCSV(in)
 			if err != nil {
 				return nil, err
 			}

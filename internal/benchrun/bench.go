@@ -478,7 +478,7 @@ func specFileBenches(path string, params []*parsedParam) ([]*Benchmark, error) {
 			for i := range s.Inputs {
 				in := &s.Inputs[i]
 				if in.Source == spec.SourceCSV {
-					if _, err := spec.ReadCSVFile(s.CSVPath(in), in.Columns); err != nil {
+					if _, err := s.ReadInputCSV(in); err != nil {
 						return err
 					}
 				}

@@ -143,7 +143,7 @@ func check(path string) (*spec.Spec, error) {
 	for i := range s.Inputs {
 		in := &s.Inputs[i]
 		if in.Source == spec.SourceCSV {
-			if _, err := spec.ReadCSVFile(s.CSVPath(in), in.Columns); err != nil {
+			if _, err := s.ReadInputCSV(in); err != nil {
 				return nil, err
 			}
 		}

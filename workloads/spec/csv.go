@@ -22,6 +22,20 @@ func (s *Spec) CSVPath(in *Input) string {
 	return filepath.Join(s.Dir, in.CSV)
 }
 
+// ReadInputCSV reads the CSV file of in, an input of s (CSVPath): a file
+// that cannot be read as a whole (missing, a directory, a pipe, no
+// permission) is an error at the spec's field inputs.NAME.csv naming the
+// file, so that the user learns which spec and field named it; an error
+// inside the file names the file and its line (ReadCSVFile).
+func (s *Spec) ReadInputCSV(in *Input) (*Table, error) {
+	path := s.CSVPath(in)
+	t, err := ReadCSVFile(path, in.Columns)
+	if e, ok := err.(*Error); ok && e.Line == 0 && e.File == path {
+		return nil, s.Errorf(in.Field()+".csv", "%s: %s", showFile(path), e.Msg)
+	}
+	return t, err
+}
+
 // ReadCSVFile reads the CSV file at path for an input with the given
 // columns (docs/spec.md, "Inputs"). On any error it returns no table. The file
 // must be a regular file: a command reads an input more than once (the

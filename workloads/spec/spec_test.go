@@ -336,6 +336,48 @@ func TestReadCSVFileRefusesWhatIsReadOnce(t *testing.T) {
 	}
 }
 
+// TestReadInputCSVNamesTheSpecsField: a CSV file an input names that
+// cannot be read as a whole (missing, a directory) is an error at the
+// spec's line and field inputs.NAME.csv, naming the file too, where the
+// message named the file alone and the user had to find which spec and
+// input named it; an error inside the file still names the file's line.
+func TestReadInputCSVNamesTheSpecsField(t *testing.T) {
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "w.json")
+	src := `{
+  "version": 1,
+  "name": "w",
+  "inputs": {
+    "a": {"columns": ["k"], "csv": "missing.csv"},
+    "b": {"columns": ["k"], "csv": "."},
+    "c": {"columns": ["k"], "csv": "bad.csv"}
+  },
+  "query": {"from": [{"as": "p", "collection": "a"}]}
+}
+`
+	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("time,diff,k\n0,1,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadFile(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{
+		specPath + ":5: inputs.a.csv: " + filepath.Join(dir, "missing.csv") + ": cannot read CSV: no such file or directory",
+		specPath + ":6: inputs.b.csv: " + dir + ": cannot read CSV: is a directory",
+		filepath.Join(dir, "bad.csv") + ":2: ",
+	} {
+		in := &s.Inputs[i]
+		_, err := s.ReadInputCSV(in)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("input %s: %v; want an error starting %q", in.Name, err, want)
+		}
+	}
+}
+
 // TestReadFileRefusesWhatIsReadOnce: a spec file that is a named pipe, a
 // directory or a device is refused at once, naming the file, as a CSV
 // input is: a command reads its spec more than once, and the open of a

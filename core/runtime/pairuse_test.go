@@ -597,3 +597,60 @@ func TestWaitsOnADroppedDataflowReturnErrProbeDropped(t *testing.T) {
 		}
 	}
 }
+
+// Shutdown marks its runtimes stopping before it signals them, and a
+// worker busy then (applying a command, stepping) sees the mark, exits and
+// drops its dataflows before the signal: a wait on their probes still
+// ends with ErrShutdown, as the Shutdown came before the drops, never
+// with dataflow.ErrProbeDropped. The mark alone is given here, and the
+// workers woken to see it, as a busy worker would.
+func TestAWorkerThatSeesShutdownFirstKeepsTheWaitsErrShutdown(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
+				t.Parallel()
+				s := newSetup(t, mode, w)
+				idx := dataflow.NewProbe(w)
+				s.send("in", 2, []int64{0, 1, 5, 6})
+				s.advance("in", 2, frontier.At(1))
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, idx)})
+				cp := dataflow.NewCapture(w)
+				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
+				for _, p := range []*dataflow.Probe{idx, &cp.Probe} {
+					if err := p.WaitPassed(testCtx(t), 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// A deadline only a wait that missed the stop reaches.
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				done := make(chan error, 2)
+				go func() { done <- idx.WaitPassed(ctx, 5) }()
+				go func() { done <- cp.WaitPassed(ctx, 5) }()
+				markStopping(s.rts)
+				for _, r := range s.rts {
+					for _, wk := range r.workers {
+						wk.signal()
+					}
+				}
+				exited := make(chan struct{})
+				go func() {
+					for _, r := range s.rts {
+						r.wg.Wait()
+					}
+					close(exited)
+				}()
+				select {
+				case <-exited:
+				case <-ctx.Done():
+					t.Fatal("the workers did not exit on the mark")
+				}
+				for range 2 {
+					if err := <-done; !errors.Is(err, ErrShutdown) {
+						t.Errorf("a wait on a live dataflow's probe at Shutdown: %v; want ErrShutdown", err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -417,7 +417,15 @@ func (r *Runtime) Shutdown() {
 // next command, which it must find marked, or it applies it against the
 // side that left and fails (a query on an index that never came), which
 // Solo never reports. The other way round, nothing waits on a reader.
+//
+// Each runtime's Stopper is stopped before any mark: a worker that sees
+// the mark drops its dataflows (a create it discards, or all of them as it
+// exits) before Shutdown signals it, and the waits on their probes must
+// end with ErrShutdown, which came first, not dataflow.ErrProbeDropped.
 func markStopping(rts []*Runtime) {
+	for _, r := range rts {
+		r.stopper.Stop(ErrShutdown)
+	}
 	for _, r := range rts {
 		if r.opts.Role == Interactive {
 			r.stopped.Store(true)

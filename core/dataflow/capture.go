@@ -182,6 +182,7 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 	if c.late("Context.Capture") != nil {
 		return
 	}
+	_ = s.from // a nil stream panics before the capture is attached (as in Context.Probe)
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}
@@ -199,6 +200,7 @@ func (c *Context) Capture(cp *Capture, a Arranged) {
 	if c.late("Context.Capture") != nil {
 		return
 	}
+	_ = a.Stream.from // a nil stream panics before the capture is attached (as in Context.Probe)
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}

@@ -718,8 +718,11 @@ func (c *Context) Probe(p *Probe, s Source) {
 	if c.late("Context.Probe") != nil {
 		return
 	}
+	// The source is read before the probe is attached: a nil one panics
+	// (the create fails) with nothing attached that no operator leaves.
+	from := s.source()
 	if c.checkProbe("probe", p) {
-		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker, stopper: c.env.Stopper}, s.source())
+		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker, stopper: c.env.Stopper}, from)
 	}
 }
 

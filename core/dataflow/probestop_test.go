@@ -210,3 +210,43 @@ func TestADroppedDataflowsProbesEndTheirWaits(t *testing.T) {
 		t.Fatalf("a probe stopped by its runtime, then dropped: %v; want the runtime's error", err)
 	}
 }
+
+// A Build that panics in the call that would attach a probe, capture or
+// tally (a nil stream, a zero Arranged) fails its create with the probe
+// not attached, as if the Build had failed before the call: the runtime's
+// Stopper keeps nothing of it, and a later dataflow may attach it. Before,
+// it was attached with no operator to leave it: kept by the Stopper until
+// the runtime stopped, refused by every later build, and its waits, not
+// ended by the failed create, lasted until their context ended.
+func TestAPanicAttachingAProbeLeavesItUnattached(t *testing.T) {
+	p, cc, cp, tl := NewProbe(1), NewCapture(1), NewCapture(1), NewTally(1)
+	for name, c := range map[string]struct {
+		p      *Probe
+		attach func(c *Context)
+	}{
+		"probe":          {p, func(c *Context) { c.Probe(p, (*Stream[*Chunk])(nil)) }},
+		"capture chunks": {&cc.Probe, func(c *Context) { c.CaptureChunks(cc, nil, 1) }},
+		"capture":        {&cp.Probe, func(c *Context) { c.Capture(cp, Arranged{}) }},
+		"tally":          {&tl.Probe, func(c *Context) { c.Tally(tl, Arranged{}) }},
+	} {
+		s := NewStopper()
+		env := testEnv(t, 0, 1, NewHub(1))
+		env.Stopper = s
+		_, err := Build(env, Desc{ID: name, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(ctx *Context) error {
+			c.attach(ctx)
+			return nil
+		}}, 0)
+		if !errors.Is(err, ErrBuildPanicked) {
+			t.Fatalf("%s: the build: %v; want ErrBuildPanicked", name, err)
+		}
+		s.mu.Lock()
+		kept := len(s.probes)
+		s.mu.Unlock()
+		if kept != 0 {
+			t.Errorf("%s: the Stopper keeps %d probes of a failed create", name, kept)
+		}
+		if !c.p.attach(0) {
+			t.Errorf("%s: the probe of a failed create stays attached", name)
+		}
+	}
+}

@@ -881,3 +881,42 @@ func TestAPublisherLeavingEndsThePlaceholdersItNeverPublished(t *testing.T) {
 		t.Fatalf("registry left with %+v", st)
 	}
 }
+
+// A publisher leaving while no reader is bound ends nothing it did not
+// publish: a publisher that binds next may still come (Bind lets one),
+// and publishes the placeholder a peer that came first reads.
+func TestAPublisherLeavingWithNoReaderBoundKeepsItsPlaceholders(t *testing.T) {
+	g := share.NewRegistry()
+	if err := g.Bind(share.PublisherSide); err != nil {
+		t.Fatal(err)
+	}
+	peer := g.PeerBundle("x", frontier.At(0))
+	im, err := peer.Oks.(*share.Reader).Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Leave(share.PublisherSide)
+	if im.Closed() {
+		t.Fatal("a publisher left with no reader bound, and the placeholder a next publisher may fill is closed")
+	}
+	if err := g.Bind(share.PublisherSide); err != nil {
+		t.Fatal(err)
+	}
+	_, _, oks := share.NewTrace(kv, spine.Options{})
+	_, _, errs := share.NewTrace(kv, spine.Options{})
+	tok, err := g.Publish("x", frontier.At(0), oks, errs)
+	if err != nil {
+		t.Fatalf("the next publisher publishing the placeholder: %v", err)
+	}
+	if im.Closed() {
+		t.Fatal("the placeholder's import is closed though its publication goes on")
+	}
+	tok.Release()
+	im.Close()
+	im.Reader().Release()
+	peer.Release()
+	g.Leave(share.PublisherSide)
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Fatalf("registry left with %+v", st)
+	}
+}

@@ -83,6 +83,30 @@ func TestAStopperEndsWaitsInProgressAndLetsDroppedProbesGo(t *testing.T) {
 	none.Stop(nil) // no runtime, no stopper: nothing to do
 }
 
+// buildProbed builds dataflow id on env: input "in" of 2 columns arranged
+// by its first, with p on its oks stream and cp and tl on its oks half.
+func buildProbed(t *testing.T, env *Env, id string, p *Probe, cp *Capture, tl *Tally) *Dataflow {
+	t.Helper()
+	df, err := Build(env, Desc{ID: id, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 2)
+		if err != nil {
+			return err
+		}
+		arr, err := c.Arrange(in, []int{0})
+		if err != nil {
+			return err
+		}
+		c.Probe(p, arr.Oks.Stream)
+		c.Capture(cp, arr.Oks)
+		c.Tally(tl, arr.Oks)
+		return nil
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return df
+}
+
 // A dataflow's probe, capture and tally are the runtime's Stopper's from
 // their attachment until the dataflow is dropped: a runtime that creates
 // and drops queries keeps no dropped capture (and its rows) alive, and a
@@ -91,26 +115,7 @@ func TestADroppedDataflowsProbesLeaveTheStopper(t *testing.T) {
 	env := testEnv(t, 0, 1, NewHub(1))
 	s := NewStopper()
 	env.Stopper = s
-	build := func(id string, p *Probe, cp *Capture, tl *Tally) *Dataflow {
-		df, err := Build(env, Desc{ID: id, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
-			in, err := c.Input("in", 2)
-			if err != nil {
-				return err
-			}
-			arr, err := c.Arrange(in, []int{0})
-			if err != nil {
-				return err
-			}
-			c.Probe(p, arr.Oks.Stream)
-			c.Capture(cp, arr.Oks)
-			c.Tally(tl, arr.Oks)
-			return nil
-		}}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return df
-	}
+	build := func(id string, p *Probe, cp *Capture, tl *Tally) *Dataflow { return buildProbed(t, env, id, p, cp, tl) }
 	dropped := build("dropped", NewProbe(1), NewCapture(1), NewTally(1))
 	if len(s.probes) != 3 {
 		t.Fatalf("the Stopper holds %d probes after a build with a probe, a capture and a tally; want 3", len(s.probes))
@@ -136,24 +141,7 @@ func TestADroppedDataflowsProbesLeaveTheStopper(t *testing.T) {
 func TestADroppedDataflowsProbesEndTheirWaits(t *testing.T) {
 	env := testEnv(t, 0, 1, NewHub(1))
 	build := func(env *Env, id string, p *Probe, cp *Capture, tl *Tally) *Dataflow {
-		df, err := Build(env, Desc{ID: id, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
-			in, err := c.Input("in", 2)
-			if err != nil {
-				return err
-			}
-			arr, err := c.Arrange(in, []int{0})
-			if err != nil {
-				return err
-			}
-			c.Probe(p, arr.Oks.Stream)
-			c.Capture(cp, arr.Oks)
-			c.Tally(tl, arr.Oks)
-			return nil
-		}}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return df
+		return buildProbed(t, env, id, p, cp, tl)
 	}
 	// Bounded, so that the test fails, rather than hangs, without the end.
 	bounded, cancelBounded := context.WithTimeout(context.Background(), 10*time.Second)

@@ -33,17 +33,7 @@ func TestWaitsReturnErrShutdownWhenShutDownTwiceAtOnce(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/workers=%d/lag=%v", mode, w, lag), func(t *testing.T) {
 					t.Parallel()
 					s := newSetup(t, mode, w)
-					idx := dataflow.NewProbe(w)
-					s.send("in", 2, []int64{0, 1, 5, 6})
-					s.advance("in", 2, frontier.At(1))
-					s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, idx)})
-					cp := dataflow.NewCapture(w)
-					s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
-					for _, p := range []*dataflow.Probe{idx, &cp.Probe} {
-						if err := p.WaitPassed(testCtx(t), 0); err != nil {
-							t.Fatal(err)
-						}
-					}
+					idx, cp := indexAndQueryAtZero(t, s, w)
 					// The runtime that moves the waits' probes is held:
 					// none can pass 5 before Shutdown.
 					held := s.rts[0]
@@ -108,6 +98,26 @@ func TestWaitsReturnErrShutdownWhenShutDownTwiceAtOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// indexAndQueryAtZero sends input "in" rows at time 0 and its frontier to
+// 1, creates index idx on it (dataflow "maintain idx", probed by idx) and
+// query q capturing it from time 0 (cp), and waits until both have passed
+// 0.
+func indexAndQueryAtZero(t *testing.T, s *setup, w int) (idx *dataflow.Probe, cp *dataflow.Capture) {
+	t.Helper()
+	idx = dataflow.NewProbe(w)
+	s.send("in", 2, []int64{0, 1, 5, 6})
+	s.advance("in", 2, frontier.At(1))
+	s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, idx)})
+	cp = dataflow.NewCapture(w)
+	s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
+	for _, p := range []*dataflow.Probe{idx, &cp.Probe} {
+		if err := p.WaitPassed(testCtx(t), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return idx, cp
 }
 
 // stoppableGate is gate, but a worker held at it leaves once its runtime
@@ -550,17 +560,7 @@ func TestWaitsOnADroppedDataflowReturnErrProbeDropped(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
 				t.Parallel()
 				s := newSetup(t, mode, w)
-				idx := dataflow.NewProbe(w)
-				s.send("in", 2, []int64{0, 1, 5, 6})
-				s.advance("in", 2, frontier.At(1))
-				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, idx)})
-				cp := dataflow.NewCapture(w)
-				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
-				for _, p := range []*dataflow.Probe{idx, &cp.Probe} {
-					if err := p.WaitPassed(testCtx(t), 0); err != nil {
-						t.Fatal(err)
-					}
-				}
+				idx, cp := indexAndQueryAtZero(t, s, w)
 				// A deadline only a wait that missed the drop reaches.
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
@@ -610,17 +610,7 @@ func TestAWorkerThatSeesShutdownFirstKeepsTheWaitsErrShutdown(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/workers=%d", mode, w), func(t *testing.T) {
 				t.Parallel()
 				s := newSetup(t, mode, w)
-				idx := dataflow.NewProbe(w)
-				s.send("in", 2, []int64{0, 1, 5, 6})
-				s.advance("in", 2, frontier.At(1))
-				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, idx)})
-				cp := dataflow.NewCapture(w)
-				s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), cp)})
-				for _, p := range []*dataflow.Probe{idx, &cp.Probe} {
-					if err := p.WaitPassed(testCtx(t), 0); err != nil {
-						t.Fatal(err)
-					}
-				}
+				idx, cp := indexAndQueryAtZero(t, s, w)
 				// A deadline only a wait that missed the stop reaches.
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()

@@ -374,9 +374,17 @@ func (g Geomean) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the cell with null for an infinite or undefined
-// interval bound or delta, which JSON cannot hold.
+// interval bound or delta, which JSON cannot hold. A compared cell always
+// has delta_pct and p, null when not finite (a delta from a baseline of
+// 0); a cell of the baseline column has neither.
 func (c *Cell) MarshalJSON() ([]byte, error) {
 	num := jsonNum
+	// An interface holding a nil *float64 is not empty, so omitempty
+	// keeps it and it is written as null.
+	var delta, p any
+	if c.Compared {
+		delta, p = num(c.DeltaPct), num(c.P)
+	}
 	return json.Marshal(struct {
 		Values     []float64 `json:"values"`
 		Center     *float64  `json:"center"`
@@ -384,12 +392,12 @@ func (c *Cell) MarshalJSON() ([]byte, error) {
 		Hi         *float64  `json:"hi"`
 		Confidence *float64  `json:"confidence"`
 		Compared   bool      `json:"compared"`
-		DeltaPct   *float64  `json:"delta_pct,omitempty"`
-		P          *float64  `json:"p,omitempty"`
+		DeltaPct   any       `json:"delta_pct,omitempty"`
+		P          any       `json:"p,omitempty"`
 		Verdict    Verdict   `json:"verdict,omitempty"`
 		Notes      []int     `json:"notes,omitempty"`
 	}{c.Values, num(c.Center), num(c.Lo), num(c.Hi), num(c.Confidence), c.Compared,
-		cond(c.Compared, num(c.DeltaPct)), cond(c.Compared, num(c.P)), c.Verdict, c.Notes})
+		delta, p, c.Verdict, c.Notes})
 }
 
 func cond(ok bool, v *float64) *float64 {

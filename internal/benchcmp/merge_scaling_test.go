@@ -493,3 +493,35 @@ func TestScalingWarnsOfAFileGivenTwice(t *testing.T) {
 		t.Errorf("stderr %q: want a warning that the samples count twice, naming no column", got)
 	}
 }
+
+// TestJSONOfAnInfiniteDelta: a compared cell whose delta is infinite (a
+// baseline median of 0) holds delta_pct as null, as the README says, not
+// no delta_pct at all; a baseline cell has none.
+func TestJSONOfAnInfiniteDelta(t *testing.T) {
+	old := writeTemp(t, "zero.txt", strings.Repeat("BenchmarkX 1 0 ns/op\n", 6))
+	now := writeTemp(t, "some.txt", strings.Repeat("BenchmarkX 1 5 ns/op\n", 6))
+	out, _, err := compare(t, func(c *CompareConfig) { c.Format = "json" }, old, now)
+	if err != nil {
+		t.Fatalf("--format json: %v", err)
+	}
+	var rep struct {
+		Tables []struct {
+			Rows []struct {
+				Cells []map[string]json.RawMessage `json:"cells"`
+			} `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	cells := rep.Tables[0].Rows[0].Cells
+	if d, ok := cells[1]["delta_pct"]; !ok || string(d) != "null" {
+		t.Errorf("compared cell: delta_pct %q (present %v), want null:\n%s", d, ok, out)
+	}
+	if _, ok := cells[1]["p"]; !ok {
+		t.Errorf("compared cell: no p:\n%s", out)
+	}
+	if _, ok := cells[0]["delta_pct"]; ok {
+		t.Errorf("baseline cell: has delta_pct:\n%s", out)
+	}
+}

@@ -359,8 +359,18 @@ func (c *inputCheck) result(r *benchfmt.Result) error {
 	for i, v := range r.Values {
 		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
 			// The statistics of a sample with NaN or ±Inf never
-			// finish: refuse the value, as a syntax error.
-			return fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, at, line, show(v.Unit), v.Value)
+			// finish: refuse the value, as a syntax error, named as
+			// the line writes it.
+			if v.OrigUnit != "" && !math.IsNaN(v.OrigValue) && !math.IsInf(v.OrigValue, 0) {
+				// Finite as written, tidying overflowed it: 1e308
+				// MB/s is 1e314 B/s.
+				return fmt.Errorf("%w: %s:%d: value %v %s is %v %s, beyond the float64 range", ErrInput, at, line, v.OrigValue, show(v.OrigUnit), v.Value, show(v.Unit))
+			}
+			value, unit := v.Value, v.Unit
+			if v.OrigUnit != "" {
+				value, unit = v.OrigValue, v.OrigUnit
+			}
+			return fmt.Errorf("%w: %s:%d: %s value %v is not a finite number", ErrInput, at, line, show(unit), value)
 		}
 		u := v.Unit
 		if v.OrigUnit != "" {

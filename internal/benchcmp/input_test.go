@@ -388,3 +388,17 @@ func TestByteOrderMarkInsideAConfigurationValue(t *testing.T) {
 		}
 	}
 }
+
+// TestValueOverflowedByTidyingIsNamedAsWritten: a value finite as written
+// whose tidied unit overflows float64 (1e308 MB/s is 1e314 B/s) is refused
+// with the value and unit the line writes, not with a +Inf it does not
+// hold.
+func TestValueOverflowedByTidyingIsNamedAsWritten(t *testing.T) {
+	file := writeTemp(t, "huge.txt", strings.Repeat("BenchmarkA 1 1e308 MB/s\n", 6))
+	cmpErr, mergeErr := inputErr(t, file)
+	for _, err := range []error{cmpErr, mergeErr} {
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "huge.txt:1: value 1e+308 MB/s is +Inf B/s, beyond the float64 range") {
+			t.Errorf("err = %v, want the value as written, beyond the float64 range", err)
+		}
+	}
+}

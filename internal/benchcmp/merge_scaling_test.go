@@ -450,9 +450,9 @@ func TestMessagesShowUnitLinesEscaped(t *testing.T) {
 		{"merge conflict", func() error { return Merge(&bytes.Buffer{}, &bytes.Buffer{}, []string{low, high}) }, `"\x1b[31mlower"`},
 		{"compare conflict", func() error { _, _, err := compare(t, nil, low, high); return err }, `"\x1b[31mlower"`},
 		{"compare direction", func() error { _, _, err := compare(t, nil, odd, high); return err }, `"ns/op\x1b[2J"`},
-		{"compare value", func() error { _, _, err := compare(t, nil, nan, high); return err }, `"sec/op\x1b[2J"`},
-		{"merge value", func() error { return Merge(&bytes.Buffer{}, &bytes.Buffer{}, []string{nan}) }, `"sec/op\x1b[2J"`},
-		{"scaling value", func() error { _, err := scaling(t, func(c *ScalingConfig) { c.By = "/rows" }, nan); return err }, `"sec/op\x1b[2J"`},
+		{"compare value", func() error { _, _, err := compare(t, nil, nan, high); return err }, `"ns/op\x1b[2J"`},
+		{"merge value", func() error { return Merge(&bytes.Buffer{}, &bytes.Buffer{}, []string{nan}) }, `"ns/op\x1b[2J"`},
+		{"scaling value", func() error { _, err := scaling(t, func(c *ScalingConfig) { c.By = "/rows" }, nan); return err }, `"ns/op\x1b[2J"`},
 	} {
 		err := tc.run()
 		if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), tc.want) {

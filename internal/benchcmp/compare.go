@@ -154,6 +154,13 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 		// Every row's samples are too small to ever be significant: the
 		// gate passes whatever changed, which its caller must hear.
 		fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail: no compared row of a unit with a direction has samples enough to show a change at alpha %g (need at least %d a side)\n", cfg.Alpha, samplesNeeded(cfg.Alpha))
+	} else if cfg.FailOn == "regression" {
+		// Some rows can fail and some cannot (a run cut short, a -count
+		// lower on one side): the gate passes those whatever changed.
+		if few := rep.Untestable(); len(few) > 0 {
+			fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail on %d row(s) whose samples are too few to show a change at alpha %g (need at least %d a side): %s\n",
+				len(few), cfg.Alpha, samplesNeeded(cfg.Alpha), listSome(showAll(few), 3))
+		}
 	}
 	warnScaleBy(errOut, rep, cfg)
 	if err := writeReport(out, rep, cfg.Format); err != nil {

@@ -770,6 +770,35 @@ func TestGateThatCannotFailWarns(t *testing.T) {
 	}
 }
 
+// TestGateNamesTheRowsItCannotFail: when some rows can fail and others
+// have too few samples to show any change (a run cut short, a -count
+// lower on one side), the gate passed those rows whatever changed and said
+// nothing; it names them now, and still judges the others.
+func TestGateNamesTheRowsItCannotFail(t *testing.T) {
+	var old, new strings.Builder
+	old.WriteString("goos: linux\n")
+	new.WriteString("goos: linux\n")
+	for i := range 10 {
+		fmt.Fprintf(&old, "BenchmarkA 1 %d ns/op\nBenchmarkB 1 %d ns/op\n", 100+i, 100+i)
+		fmt.Fprintf(&new, "BenchmarkA 1 %d ns/op\n", 100+i)
+	}
+	new.WriteString("BenchmarkB 1 900 ns/op\n") // one sample, nine times slower
+	gate := func(c *CompareConfig) { c.FailOn = "regression" }
+	_, errOut, err := compare(t, gate, writeTemp(t, "few-old.txt", old.String()), writeTemp(t, "few-new.txt", new.String()))
+	if err != nil {
+		t.Fatalf("gate: %v, want it to pass (B cannot be judged, A did not change)", err)
+	}
+	if !strings.Contains(errOut, "cannot fail on 1 row(s) whose samples are too few") || !strings.Contains(errOut, "B (sec/op)") {
+		t.Errorf("stderr %q: want a warning naming row B", errOut)
+	}
+	if strings.Contains(errOut, "A (sec/op)") {
+		t.Errorf("stderr %q: row A has samples enough", errOut)
+	}
+	if _, errOut, _ := compare(t, gate, td("regress-old.txt"), td("regress-new.txt")); strings.Contains(errOut, "cannot fail") {
+		t.Errorf("a gate with enough samples in every row warns: %q", errOut)
+	}
+}
+
 // TestGateThatCannotFailWarnsBesideUnitsWithoutDirection checks the warning
 // when the only rows with samples enough are of a unit with no direction
 // (a benchrun count), which is never a regression: the gate still cannot

@@ -236,6 +236,27 @@ func (r *Report) Testable() int {
 	return n
 }
 
+// Untestable lists, as "name (unit)", the compared rows of a unit with a
+// known direction whose samples are too small to show any change
+// (verdict TooFew) in some column: rows a gate passes whatever changed.
+func (r *Report) Untestable() []string {
+	var names []string
+	for _, t := range r.Tables {
+		if t.Better != Lower && t.Better != Higher {
+			continue
+		}
+		for _, row := range t.Rows {
+			for _, c := range row.Cells {
+				if c != nil && c.Compared && c.Verdict == TooFew {
+					names = appendNew(names, row.Name+" ("+t.Unit+")")
+					break
+				}
+			}
+		}
+	}
+	return names
+}
+
 // builder groups results into tables, rows, columns and cells, as
 // benchstat's table builder does.
 type builder struct {

@@ -349,8 +349,16 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 		return strings.Join(parts, "; ")
 	}
 	if shared {
-		return "no benchmark has results both in the baseline column and in another (rows pair by --row " + spec.Clip(cfg.Row) + "): " +
+		why := "no benchmark has results both in the baseline column and in another (rows pair by --row " + spec.Clip(cfg.Row) + "): " +
 			each(func(c *column) []string { return c.rows })
+		var others []string
+		for _, c := range cols[1:] {
+			others = append(others, c.rows...)
+		}
+		if differInProcs(cols[0].rows, others) {
+			why += " (the names differ in their -N GOMAXPROCS suffix alone: --ignore /gomaxprocs pairs them)"
+		}
+		return why
 	}
 	var diffs []string
 	for _, k := range keys {
@@ -371,6 +379,36 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 			strings.Join(diffs, ", "), pairing)
 	}
 	return "the columns share no unit: " + each(func(c *column) []string { return c.units })
+}
+
+// differInProcs reports whether some row of the other columns pairs with
+// a row of the baseline's once both lose their -N GOMAXPROCS suffix (the
+// same benchmarks run under other GOMAXPROCS).
+func differInProcs(base, others []string) bool {
+	bare := map[string]bool{}
+	for _, r := range base {
+		bare[trimProcs(r)] = true
+	}
+	for _, r := range others {
+		if bare[trimProcs(r)] {
+			return true
+		}
+	}
+	return false
+}
+
+// trimProcs returns name without a trailing -N (N digits).
+func trimProcs(name string) string {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || i == len(name)-1 {
+		return name
+	}
+	for _, c := range name[i+1:] {
+		if c < '0' || c > '9' {
+			return name
+		}
+	}
+	return name[:i]
 }
 
 // appendNew appends s to list unless list holds it.

@@ -799,6 +799,33 @@ func TestGateNamesTheRowsItCannotFail(t *testing.T) {
 	}
 }
 
+// TestRowsApartByTheirProcsSuffixAreExplained: two runs under other
+// GOMAXPROCS name every benchmark with another -N suffix, so no row pairs;
+// the gate's refusal says so and names the projection that pairs them,
+// which does.
+func TestRowsApartByTheirProcsSuffixAreExplained(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&a, "BenchmarkX/n=1-2 1 %d ns/op\n", 100+i)
+		fmt.Fprintf(&b, "BenchmarkX/n=1-4 1 %d ns/op\n", 200+i)
+	}
+	old, new := writeTemp(t, "procs-old.txt", a.String()), writeTemp(t, "procs-new.txt", b.String())
+	gate := func(c *CompareConfig) { c.FailOn = "regression" }
+	_, _, err := compare(t, gate, old, new)
+	if err == nil || !strings.Contains(err.Error(), "differ in their -N GOMAXPROCS suffix alone: --ignore /gomaxprocs pairs them") {
+		t.Fatalf("gate over two GOMAXPROCS: %v; want the suffix named, with its --ignore", err)
+	}
+	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression"; c.Ignore = "/gomaxprocs" }, old, new)
+	if ExitCode(err) != 1 {
+		t.Fatalf("with --ignore /gomaxprocs: %v; want the regression found (exit 1)", err)
+	}
+	// Names that differ otherwise get no such hint.
+	other := writeTemp(t, "procs-other.txt", strings.ReplaceAll(b.String(), "BenchmarkX", "BenchmarkY"))
+	if _, _, err := compare(t, gate, old, other); err == nil || strings.Contains(err.Error(), "GOMAXPROCS") {
+		t.Fatalf("gate over other names: %v; want no GOMAXPROCS hint", err)
+	}
+}
+
 // TestGateThatCannotFailWarnsBesideUnitsWithoutDirection checks the warning
 // when the only rows with samples enough are of a unit with no direction
 // (a benchrun count), which is never a regression: the gate still cannot

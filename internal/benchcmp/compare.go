@@ -851,6 +851,13 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 	}
 	for _, f := range paths {
 		if counts[f] == 0 {
+			if fails := check.ends[f].fails; len(fails) > 0 {
+				// A run that failed before its first result (a build
+				// that failed, a panic): the run's failure, exit 1, as
+				// merge reports it, not a malformed file. (Its FAIL
+				// lines were each warned of above.)
+				return nil, fmt.Errorf("%w: %s: no benchmark results, FAIL lines only (%d): the run failed before its first result", ErrRunFailed, spec.Path(f), len(fails))
+			}
 			return nil, fmt.Errorf("%w: %s: no benchmark results (lines starting with Benchmark)", ErrInput, spec.Path(f))
 		}
 	}

@@ -826,6 +826,31 @@ func TestRowsApartByTheirProcsSuffixAreExplained(t *testing.T) {
 	}
 }
 
+// TestAFileOfFAILLinesOnlyIsARunThatFailed: a new run whose build failed
+// leaves only go test's FAIL lines; compare refused it as a malformed file
+// (exit 2, "no benchmark results") where merge reports the same file as a
+// run that failed (exit 1). Compare and its gate report the run's failure
+// now, exit 1, and a file of nothing at all is still bad input.
+func TestAFileOfFAILLinesOnlyIsARunThatFailed(t *testing.T) {
+	failed := writeTemp(t, "build-failed.txt", "# example.com/x\n./a.go:3:1: syntax error\nFAIL\texample.com/x [build failed]\nFAIL\n")
+	for _, gate := range []bool{false, true} {
+		_, errOut, err := compare(t, func(c *CompareConfig) {
+			if gate {
+				c.FailOn = "regression"
+			}
+		}, td("regress-old.txt"), failed)
+		if !errors.Is(err, ErrRunFailed) || ExitCode(err) != 1 || !strings.Contains(err.Error(), "build-failed.txt: no benchmark results, FAIL lines only (2)") {
+			t.Errorf("gate=%v: %v (exit %d); want a run that failed, exit 1", gate, err, ExitCode(err))
+		}
+		if !strings.Contains(errOut, "build-failed.txt:3: FAIL example.com/x [build failed]") {
+			t.Errorf("gate=%v: stderr %q; want the FAIL line named", gate, errOut)
+		}
+	}
+	if _, _, err := compare(t, nil, td("regress-old.txt"), td("empty.txt")); ExitCode(err) != 2 {
+		t.Errorf("an empty file: %v; want bad input, exit 2", err)
+	}
+}
+
 // TestGateThatCannotFailWarnsBesideUnitsWithoutDirection checks the warning
 // when the only rows with samples enough are of a unit with no direction
 // (a benchrun count), which is never a regression: the gate still cannot

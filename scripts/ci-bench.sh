@@ -214,7 +214,10 @@ for ((r = 1; r <= rounds; r++)); do
 		# with result files: ask it after the first round, not after
 		# the last, so that a typo costs one round.
 		"$out/benchcmp" "${th_args[@]}" --format csv "${files[@]}" >/dev/null 2>"$out/thresholds.err" || {
+			rc=$?
 			cat "$out/thresholds.err" >&2
+			# Exit 1 without --fail-on: a run that left no result.
+			((rc == 1)) && die "round 1: a run failed (above); nothing to compare"
 			die "--threshold ${thresholds[*]}: benchcmp refuses it (above)"
 		}
 		rm -f "$out/thresholds.err"
@@ -222,13 +225,14 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 # compare FORMAT OUTFILE FILES... runs the gate; it dies unless benchcmp
-# exits 0 or 1, and leaves that status in $rc.
+# exits 0 or 1 with its report written (a run that left no result at all
+# exits 1 with none), and leaves that status in $rc.
 compare() {
 	local format=$1 dst=$2
 	shift 2
 	"$out/benchcmp" --fail-on regression "${th_args[@]}" --format "$format" "$@" >"$dst" 2>"$dst.err"
 	rc=$?
-	((rc <= 1)) || {
+	((rc <= 1)) && [[ -s $dst ]] || {
 		cat "$dst.err" >&2
 		die "benchcmp failed (exit $rc)"
 	}

@@ -20,6 +20,7 @@ import (
 // (space-separated; $CIBENCH_HEAD_NAME instead at head, when set),
 // valued from $CIBENCH_BASE or $CIBENCH_HEAD (plus the sample's index, so
 // that no two tie), or $CIBENCH_HEAD_CONFIRM for head's confirming round.
+// With $CIBENCH_HEAD_FAIL set, head writes go test's FAIL lines alone.
 const standInBenchrun = `package main
 
 import (
@@ -62,6 +63,10 @@ func main() {
 		for i := 0; i < count; i++ {
 			fmt.Fprintf(&sb, "Benchmark%s 1 %d install-ns\n", name, v+i)
 		}
+	}
+	if side == "head" && os.Getenv("CIBENCH_HEAD_FAIL") != "" {
+		sb.Reset() // a run that failed before its first result
+		sb.WriteString("FAIL\texample.com/x [build failed]\nFAIL\n")
 	}
 	if err := os.WriteFile(out, []byte(sb.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -262,6 +267,20 @@ func TestCIBenchLostBenchmark(t *testing.T) {
 	summary := string(must(os.ReadFile(filepath.Join(out, "summary.md"))))
 	if !strings.Contains(summary, "**No regression** in what was compared; not compared: ") {
 		t.Errorf("summary.md does not say what was not compared:\n%s", summary)
+	}
+}
+
+// A HEAD whose results are FAIL lines alone (a run that failed before its
+// first result) has nothing to compare: benchcmp exits 1 for the failed
+// run and writes no report, and ci-bench stops (exit 2) saying so, rather
+// than blame its --threshold or read the missing report as no regression.
+func TestCIBenchRunWithoutResultsStops(t *testing.T) {
+	root := standIn(t)
+	got, code := runStandIn(t, root, t.TempDir(),
+		[]string{"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100", "CIBENCH_HEAD_FAIL=1"},
+		"--count", "6", "--rounds", "1", "HEAD~1")
+	if code != 2 || !strings.Contains(got, "FAIL lines only") || !strings.Contains(got, "round 1: a run failed") {
+		t.Fatalf("exit %d, want 2 naming the failed run:\n%s", code, got)
 	}
 }
 

@@ -268,3 +268,52 @@ func TestMoreBatchesThanRows(t *testing.T) {
 		t.Errorf("2^64-1 batches: %+v, want the updates of 5 batches %+v", tab, want)
 	}
 }
+
+// TestRetractCountIsAFloat64Product pins the retraction count as
+// docs/spec.md states it: floor of m × retract computed in float64, with
+// retract the float64 nearest the number written. 0.29 is read as
+// 0.28999999999999998, so a time of 100 updates holds 28 retractions,
+// not 29; 0.2900000000000001 gives 29.
+func TestRetractCountIsAFloat64Product(t *testing.T) {
+	for _, tc := range []struct {
+		retract float64
+		want    int
+	}{{0.29, 28}, {0.2900000000000001, 29}} {
+		g := spec.Generate{Rows: 200, Batches: 2, Retract: tc.retract, Columns: []spec.ColumnGen{{Column: "a", Dist: spec.DistSeq}}}
+		tab := Table(&g, []string{"a"}, 0)
+		n := 0
+		for i := range tab.Len() {
+			if tab.Times[i] == 1 && tab.Diffs[i] == -1 {
+				n++
+			}
+		}
+		if n != tc.want {
+			t.Errorf("retract %v, 100 updates at time 1: %d retractions, want %d", tc.retract, n, tc.want)
+		}
+	}
+}
+
+// TestInputsOfOneSeedShareStreams pins what docs/spec.md says of two
+// inputs with the same seed: an input's updates depend on its seed, its
+// own fields and the run seed, never on its name, so the i-th column of
+// each draws from the same stream and equal distributions give equal
+// values; another seed gives other values.
+func TestInputsOfOneSeedShareStreams(t *testing.T) {
+	mk := func(seed uint64, names []string, second spec.ColumnGen) *spec.Table {
+		second.Column = names[1]
+		g := spec.Generate{Rows: 50, Seed: seed, Batches: 3, Retract: 0.3, Columns: []spec.ColumnGen{
+			{Column: names[0], Dist: spec.DistUniform, Min: 0, Max: 1 << 40}, second}}
+		return Table(&g, names, 7)
+	}
+	a := mk(0, []string{"x", "y"}, spec.ColumnGen{Dist: spec.DistZipf, N: 100, S: 1})
+	b := mk(0, []string{"p", "q"}, spec.ColumnGen{Dist: spec.DistSeq})
+	for i := range a.Len() {
+		if a.Row(i)[0] != b.Row(i)[0] || a.Times[i] != b.Times[i] || a.Diffs[i] != b.Diffs[i] {
+			t.Fatalf("update %d: first columns %v and %v of two inputs of seed 0 differ", i, a.Row(i), b.Row(i))
+		}
+	}
+	c := mk(1, []string{"x", "y"}, spec.ColumnGen{Dist: spec.DistZipf, N: 100, S: 1})
+	if reflect.DeepEqual(a.Vals, c.Vals) {
+		t.Error("seeds 0 and 1 gave the same values")
+	}
+}

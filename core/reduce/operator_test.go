@@ -231,6 +231,20 @@ func TestReduceOperatorImportedEqualsDirect(t *testing.T) {
 				}
 				checkAt(t, &out.got, tm, wantRows, wantErrs)
 			}
+			// Nothing is presented before as_of (§3.3), the forwarded
+			// errors no more than the rows: the accumulations checked
+			// above cannot tell an error at its source time from one
+			// advanced to as_of.
+			for _, up := range out.got.oks {
+				if up.Time < asOf {
+					t.Errorf("row %v presented at %d, before as_of %d", up, up.Time, asOf)
+				}
+			}
+			for _, up := range out.got.errs {
+				if up.Time < asOf {
+					t.Errorf("error %v presented at %d, before as_of %d", up, up.Time, asOf)
+				}
+			}
 		})
 	}
 }

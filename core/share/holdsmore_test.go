@@ -69,6 +69,46 @@ func TestAPeerHoldIsTakenAtTheIncarnationsAsOf(t *testing.T) {
 	}
 }
 
+// Case: a peer hold is taken at join(as_of, since), the since applied, not
+// the compaction the owner requested: published at as_of {2} while the
+// owner requests {7} and an earlier reader keeps the since at {2}, the
+// reserved peer hold (and a peer bundle taken first) still holds {2} once
+// that reader goes.
+func TestAPeerHoldJoinsTheAppliedSinceNotTheRequest(t *testing.T) {
+	for _, peerFirst := range []bool{false, true} {
+		g := NewRegistry()
+		oks, errs := newPub(t), newPub(t)
+		oks.rounds(6)
+		early, err := attached(t, oks).ReaderAt(frontier.At(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		oks.compact(frontier.At(7))
+		inc := Incarnation{ID: "idx", AsOf: frontier.At(2), Seq: 1}
+		var peer *Bundle
+		if peerFirst {
+			peer = g.PeerBundleOf(inc)
+		}
+		tok, err := g.PublishIncarnation(inc, oks.s, errs.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !peerFirst {
+			peer = g.PeerBundleOf(inc)
+		}
+		if got := peer.Oks.LogicalCompaction(); got != frontier.At(2) {
+			t.Fatalf("peer first %v: peer hold at %v, want the as_of {2}", peerFirst, got)
+		}
+		early.Release()
+		oks.compact(frontier.At(7))
+		if got := tok.Slot().Oks().Stats().Since; got != frontier.At(2) {
+			t.Fatalf("peer first %v: since %v with the peer holding at {2}, want {2}", peerFirst, got)
+		}
+		peer.Release()
+		tok.Release()
+	}
+}
+
 // Case: a reader's SetCompaction moves both its holds under one lock and
 // wakes the publisher once, whether both holds move or only the logical
 // one; a call that moves nothing wakes nothing.

@@ -279,6 +279,46 @@ func TestDeltaLookupCompactionKeepsStrictMatches(t *testing.T) {
 	}
 }
 
+// TestDeltaLookupCompactionHoldsBeforeTheLeastOutstanding (§8.27): path 1
+// stashes proposals at 3 and at 5 while R0 lags (upper 2). The lookup may
+// compact only to one before the least of them, 3: compacting to one
+// before 5 would advance R0's updates onto 4, past the proposal at 3,
+// and lose its matches while those at 5 stay.
+func TestDeltaLookupCompactionHoldsBeforeTheLeastOutstanding(t *testing.T) {
+	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
+	q := newDeltaQuery(t, 2, 0, pres, nil)
+	r0, r1 := q.rels[0], q.rels[1]
+	r0.h.SetLogicalCompaction(frontier.At(10)) // the index allows compaction far ahead
+	all := func(int) int { return 9 }
+	r0.seal(t, []upd{{1, 10, 0, 1}}, 1)
+	r0.seal(t, []upd{{1, 11, 1, 1}}, 2)
+	r1.seal(t, nil, 3)
+	r1.seal(t, []upd{{1, 20, 3, 1}, {1, 21, 5, 1}}, 6)
+	q.step(t, all, nil)
+	if tm, ok := q.delta.Paths()[1].Outstanding(); !ok || tm != 3 {
+		t.Fatalf("path 1 outstanding = %d, %v; want its least stashed proposal, 3", tm, ok)
+	}
+	if got := r0.h.State().Storage().LogicalCompaction(); got != frontier.At(2) {
+		t.Fatalf("R0 logical compaction = %v, want {2}: one before the least outstanding 3", got)
+	}
+	for range 8 {
+		r0.w.Exert(1 << 10)
+	}
+	q.step(t, all, nil)
+	for range 8 {
+		r0.w.Exert(1 << 10)
+	}
+	r0.seal(t, nil, 6)
+	q.step(t, all, nil)
+	q.check(t, "compaction", 0, 6)
+	// Accumulated: both R0 rows with R1's row at 3, and with both at 5.
+	for tm, want := range map[uint64]int{3: 2, 5: 4} {
+		if got := rowDiffs(q.out, tm); len(got) != want {
+			t.Fatalf("output through %d = %v, want %d rows: both R0 rows joined with R1's", tm, got, want)
+		}
+	}
+}
+
 // TestDeltaShardedByKeyHashEqualsOneWorker: with W workers, each holding
 // the rows whose key hashes to it (dataflow.HashCols, as an exchange by
 // the lookup key routes them), the union of the workers' outputs equals

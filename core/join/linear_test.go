@@ -132,3 +132,62 @@ func TestLinearRunningResultOverflowIsAnError(t *testing.T) {
 		t.Errorf("rows at 1: %v, want [2 4 6] once beside the overflow", got)
 	}
 }
+
+// A linear join's running result whose diffs fit at each time but whose
+// sum leaves int64 once a merge under the join's compaction consolidates
+// them is one numeric overflow per overflowing merge, at the running
+// result's sealed frontier then, never a count of every merge so far
+// (docs/semantics.md §1.1, §8.29): two keys overflowing in two merges, one
+// after the other, are two errors in all, not three.
+func TestLinearRunningResultMergeOverflowsAreCountedOnce(t *testing.T) {
+	rels := []*rel{newRel(ar11), newRel(ar11), newRel(ar11)}
+	id := batch.Identity()
+	l, err := NewLinear(LinearOptions{
+		Source: Side{rels[0].h.Clone(), id, ar11},
+		AsOf:   frontier.At(0),
+		Stages: []LinearStage{
+			// (k, v0, v1) -> (k, v1): R0's rows of one key meet.
+			{Lookup: Side{rels[1].h.Clone(), id, ar11}, Closure: &Project{Cols: []int{0, 2}}},
+			{Lookup: Side{rels[2].h.Clone(), id, ar11}, StreamKey: []int{0}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Release)
+	rels[1].seal(t, []upd{{1, 5, 0, 1}, {2, 4, 0, 1}}, 1)
+	rels[2].seal(t, []upd{{1, 7, 0, 1}, {2, 6, 0, 1}}, 1)
+	out := NewSink(3)
+	step := func() {
+		t.Helper()
+		oks := make([][]*batch.Batch, 3)
+		fs := make([]frontier.Frontier, 3)
+		for i, r := range rels {
+			oks[i], fs[i] = r.deliver(1<<30), r.frontier()
+		}
+		if err := l.Step(oks[0], fs[0], oks[1:], fs[1:], out); err != nil {
+			t.Fatalf("the overflow stopped the join: %v", err)
+		}
+	}
+	// Key 1 at 1 and 2, key 2 at 5 and 6: each time alone fits.
+	rows := map[uint64][]upd{1: {{1, 10, 1, 1 << 62}}, 2: {{1, 11, 2, 1 << 62}}, 5: {{2, 12, 5, 1 << 62}}, 6: {{2, 13, 6, 1 << 62}}}
+	for tm := uint64(1); tm < 12; tm++ {
+		rels[0].seal(t, rows[tm], tm+1)
+		rels[1].seal(t, nil, tm+1)
+		rels[2].seal(t, nil, tm+1)
+		step()
+		for l.mids[0].w.Exert(1 << 20) { // merge what the join's compaction allows
+		}
+		step()
+	}
+	var total int64
+	for _, c := range out.Errs() {
+		for i := range c.Len() {
+			t.Logf("error %v at %d diff %d", c.Row(i), c.Times[i], c.Diffs[i])
+			total += c.Diffs[i]
+		}
+	}
+	if total != 2 {
+		t.Errorf("%d numeric overflows in all, want 2: one per overflowing merge", total)
+	}
+}

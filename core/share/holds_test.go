@@ -785,3 +785,40 @@ func TestAnEndedPlaceholderCannotBeAttached(t *testing.T) {
 		p.h.Release()
 	}
 }
+
+// Case: moving a reader's holds to an earlier frontier leaves them where
+// they were, and the getters report the join (invariant 8, H2). Without the
+// join the move takes the hold back below the published since: nothing in
+// this package caught that, only a runtime test that then waited forever.
+func TestAnEarlierMoveLeavesAReadersHolds(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(10)
+	r, err := pt.ReaderAt(frontier.At(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	p.compact(frontier.At(8))
+	if got := pt.Stats().Since; got != frontier.At(4) {
+		t.Fatalf("setup: since %v, want the reader's {4}", got)
+	}
+	physical := r.PhysicalCompaction()
+	r.SetLogicalCompaction(frontier.At(2))
+	r.SetPhysicalCompaction(frontier.Min())
+	if got := r.LogicalCompaction(); got != frontier.At(4) {
+		t.Fatalf("logical hold %v after a move to {2}, want {4}", got)
+	}
+	if got := r.PhysicalCompaction(); got != physical {
+		t.Fatalf("physical hold %v after a move to {0}, want %v", got, physical)
+	}
+	p.s.Refresh()
+	if got := pt.Stats().Since; got != frontier.At(4) {
+		t.Fatalf("since %v after an earlier move, want {4}", got)
+	}
+	r.SetLogicalCompaction(frontier.At(6))
+	p.s.Refresh()
+	if got := pt.Stats().Since; got != frontier.At(6) {
+		t.Fatalf("since %v after a move to {6}, want {6}", got)
+	}
+}

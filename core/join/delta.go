@@ -161,18 +161,28 @@ func (p *Path) feed(batches []*batch.Batch, out *Sink) (*Updates, error) {
 				for x := 0; x < len(ts); {
 					t, shown := p.pres.Present(ts[x])
 					t = p.asOf.AdvanceBy(t)
-					d := ds[x]
-					ok := true
+					// The sum is exact: d wraps, and carry counts the
+					// wraps (the sum is d + carry·2^64), so a partial sum
+					// that leaves int64 neither ends the time's updates
+					// early nor errs when the whole sum fits (K3).
+					d, carry := ds[x], 0
 					for x++; x < len(ts); x++ {
 						t2, _ := p.pres.Present(ts[x])
 						t2 = p.asOf.AdvanceBy(t2)
 						if t2 != t {
 							break
 						}
-						if d, ok = expr.Add(d, ds[x]); !ok {
-							break
+						s, fits := expr.Add(d, ds[x])
+						if !fits {
+							if ds[x] < 0 {
+								carry--
+							} else {
+								carry++
+							}
 						}
+						d = s
 					}
+					ok := carry == 0
 					switch {
 					case !ok:
 						out.Error(expr.CodeOverflow, t, 1)

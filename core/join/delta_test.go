@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -446,5 +447,32 @@ func TestDeltaStageClosuresFilterEarly(t *testing.T) {
 		Stages: []Stage{{Lookup: r.h, Pres: batch.Identity(), Arity: ar11, Relation: 1, StreamKey: []int{0}, Closure: NewMFP(m)}}})
 	if !errors.Is(err, ErrStageClosure) {
 		t.Fatalf("erring stage closure: err = %v, want ErrStageClosure", err)
+	}
+}
+
+// TestDeltaFeedConsolidationOverflowIsAnError (K3): a path's source updates
+// advanced to as_of are consolidated before they become proposals; two
+// updates of one record that each fit int64 but whose sum at as_of does
+// not are one `numeric overflow` at as_of with diff +1, counted as the
+// path's error, and no proposal: neither a wrapped count nor the updates
+// left after the partial sum overflowed. A sum that fits is a proposal
+// even when a partial sum on the way did not (the consolidation is exact).
+func TestDeltaFeedConsolidationOverflowIsAnError(t *testing.T) {
+	const asOf = 3
+	p := batch.Presentation{Since: frontier.At(asOf), Until: frontier.Empty()}
+	q := newDeltaQuery(t, 2, asOf, []batch.Presentation{p, p}, nil)
+	// Record (1, 10) sums past MaxInt64 at as_of; (2, 11) passes through
+	// MaxInt64+1 on the way but its sum, MaxInt64, fits.
+	q.rels[0].seal(t, []upd{{1, 10, 1, math.MaxInt64}, {1, 10, 2, 1}, {2, 11, 0, math.MaxInt64}, {2, 11, 1, 1}, {2, 11, 2, -1}}, 4)
+	q.rels[1].seal(t, []upd{{1, 20, 0, 1}, {2, 21, 0, 1}}, 4)
+	q.step(t, func(int) int { return 9 }, nil)
+	if got := errDiffs(q.out, asOf); got[expr.CodeOverflow] != 1 || len(got) != 1 {
+		t.Fatalf("errors at as_of = %v, want {overflow: 1}", got)
+	}
+	if got := rowDiffs(q.out, asOf); len(got) != 1 || got["[2 11 21]"] != math.MaxInt64 {
+		t.Fatalf("rows at as_of = %v, want only [2 11 21] x%d", got, int64(math.MaxInt64))
+	}
+	if got := q.delta.Paths()[0].Stats().Errors(); got != 1 {
+		t.Fatalf("path 0 error count = %d, want 1", got)
 	}
 }

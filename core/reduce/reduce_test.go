@@ -904,3 +904,63 @@ func TestNewRefusesAnInputItCannotRead(t *testing.T) {
 		}
 	}
 }
+
+// TestStagesMoveTheirHoldsToUpper (G2): once a step has retired an
+// interval, every stage holds its output trace, and the internal input it
+// owns (a hierarchical layer's, the collation's), logically and
+// physically at the reduce's new lower: what lies before it is only ever
+// read accumulated, so a stage that kept its holds where it was built
+// would keep the trace from compacting and merging away the history of
+// every step it has done (the output is still right, the memory grows).
+func TestStagesMoveTheirHoldsToUpper(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		aggs       []Aggregate
+		plan       Plan
+		appendOnly bool
+	}{
+		{"accumulable", []Aggregate{{Fn: Count}, {Fn: Sum, Col: 1}}, Accumulable, false},
+		{"basic", []Aggregate{{Fn: Max, Col: 1}}, Basic, false},
+		{"hierarchical", []Aggregate{{Fn: Min, Col: 1}}, Hierarchical, false},
+		{"monotonic", []Aggregate{{Fn: Max, Col: 1}}, Monotonic, true},
+		{"collated", []Aggregate{{Fn: Count}, {Fn: Max, Col: 1}}, Auto, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := direct(t, ar12)
+			defer x.close()
+			r, err := New(x.in, Options{Aggregates: c.aggs, Plan: c.plan, AppendOnly: c.appendOnly})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			var stages []*stage
+			for _, p := range r.parts {
+				if p.top != nil {
+					stages = append(stages, p.top)
+				}
+				stages = append(stages, p.layers...)
+			}
+			if r.collate != nil {
+				stages = append(stages, r.collate)
+			}
+			for tm := range uint64(4) {
+				steps(t, x, r, [][]upd{{u(1, 0, int64(tm), tm, 1), u(2, 1, 7, tm, 1)}})
+				want := r.Lower()
+				if want != frontier.At(tm+1) {
+					t.Fatalf("lower %v after sealing %d, want {%d}", want, tm+1, tm+1)
+				}
+				for i, s := range stages {
+					if l, p := s.out.LogicalCompaction(), s.out.PhysicalCompaction(); l != want || p != want {
+						t.Fatalf("stage %d output held at logical %v, physical %v; want both at %v", i, l, p, want)
+					}
+					if s.shared {
+						continue
+					}
+					if l, p := s.in.LogicalCompaction(), s.in.PhysicalCompaction(); l != want || p != want {
+						t.Fatalf("stage %d input held at logical %v, physical %v; want both at %v", i, l, p, want)
+					}
+				}
+			}
+		})
+	}
+}

@@ -405,3 +405,55 @@ func TestMFPSharedByGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// TestMFPSharedByGoroutinesWithFilters: one MFP with an equivalence and a
+// filter, an Evaluator per goroutine, each over rows of its own (E5). The
+// drops are per-evaluator state as much as the registers are: evaluators
+// that shared them would keep and drop one another's rows. Without a
+// filter nothing is ever dropped, so TestMFPSharedByGoroutines cannot
+// tell; here each goroutine's outcome is checked against its own rows,
+// with or without -race.
+func TestMFPSharedByGoroutinesWithFilters(t *testing.T) {
+	m, err := NewMFP(MFPSpec{
+		Input:        refs("x", "y", "z"),
+		Equivalences: [][]Ref{refs("y", "z")},
+		Filters:      []*Expr{MustParse("x % 2 == 0")},
+		Project:      refs("x"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 4
+	done := make(chan error, workers)
+	for g := range workers {
+		go func() {
+			// Goroutine g keeps the rows whose x is even and whose y and z
+			// agree, a pattern that differs between goroutines.
+			rows := make([]int64, 0, 3*3*Chunk)
+			var want []int64
+			for i := range 3 * Chunk {
+				x, y, z := int64(i+g), int64(i%3), int64((i+g)%3)
+				rows = append(rows, x, y, z)
+				if x%2 == 0 && y == z {
+					want = append(want, x)
+				}
+			}
+			var out Output
+			ev := m.NewEvaluator()
+			for range 50 {
+				out.Reset()
+				ev.Eval(rows, &out)
+				if !slices.Equal(out.Rows, want) {
+					done <- fmt.Errorf("goroutine %d kept %d rows, want %d", g, len(out.Rows), len(want))
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range workers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

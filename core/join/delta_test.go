@@ -461,18 +461,20 @@ func TestDeltaFeedConsolidationOverflowIsAnError(t *testing.T) {
 	const asOf = 3
 	p := batch.Presentation{Since: frontier.At(asOf), Until: frontier.Empty()}
 	q := newDeltaQuery(t, 2, asOf, []batch.Presentation{p, p}, nil)
-	// Record (1, 10) sums past MaxInt64 at as_of; (2, 11) passes through
-	// MaxInt64+1 on the way but its sum, MaxInt64, fits.
-	q.rels[0].seal(t, []upd{{1, 10, 1, math.MaxInt64}, {1, 10, 2, 1}, {2, 11, 0, math.MaxInt64}, {2, 11, 1, 1}, {2, 11, 2, -1}}, 4)
-	q.rels[1].seal(t, []upd{{1, 20, 0, 1}, {2, 21, 0, 1}}, 4)
+	// Record (1, 10) sums past MaxInt64 at as_of and (3, 12) below
+	// MinInt64; (2, 11) passes through MaxInt64+1 on the way but its sum,
+	// MaxInt64, fits.
+	q.rels[0].seal(t, []upd{{1, 10, 1, math.MaxInt64}, {1, 10, 2, 1}, {2, 11, 0, math.MaxInt64}, {2, 11, 1, 1}, {2, 11, 2, -1},
+		{3, 12, 1, math.MinInt64}, {3, 12, 2, -1}}, 4)
+	q.rels[1].seal(t, []upd{{1, 20, 0, 1}, {2, 21, 0, 1}, {3, 22, 0, 1}}, 4)
 	q.step(t, func(int) int { return 9 }, nil)
-	if got := errDiffs(q.out, asOf); got[expr.CodeOverflow] != 1 || len(got) != 1 {
-		t.Fatalf("errors at as_of = %v, want {overflow: 1}", got)
+	if got := errDiffs(q.out, asOf); got[expr.CodeOverflow] != 2 || len(got) != 1 {
+		t.Fatalf("errors at as_of = %v, want {overflow: 2}", got)
 	}
 	if got := rowDiffs(q.out, asOf); len(got) != 1 || got["[2 11 21]"] != math.MaxInt64 {
 		t.Fatalf("rows at as_of = %v, want only [2 11 21] x%d", got, int64(math.MaxInt64))
 	}
-	if got := q.delta.Paths()[0].Stats().Errors(); got != 1 {
-		t.Fatalf("path 0 error count = %d, want 1", got)
+	if got := q.delta.Paths()[0].Stats().Errors(); got != 2 {
+		t.Fatalf("path 0 error count = %d, want 2", got)
 	}
 }

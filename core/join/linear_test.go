@@ -88,18 +88,18 @@ func TestDeltaEqualsLinearEqualsNestedLoop(t *testing.T) {
 	}
 }
 
-// A linear join's running result whose consolidated diff leaves int64 while
-// it is arranged (two stage-0 rows projected onto one) is a numeric
-// overflow error at that time; the join keeps stepping and every other
-// row comes through (docs/spec.md, "Expressions", docs/semantics.md §1.1).
-func TestLinearRunningResultOverflowIsAnError(t *testing.T) {
+// projectingLinear returns three relations of arity (1, 1) and a linear
+// join of them from time 0 whose first stage projects (k, v0, v1) onto
+// (k, v1), so that R0's rows of one key meet in the running result (the
+// arrangement whose merges consolidate them), released at the test's end.
+func projectingLinear(t *testing.T) ([]*rel, *Linear) {
+	t.Helper()
 	rels := []*rel{newRel(ar11), newRel(ar11), newRel(ar11)}
 	id := batch.Identity()
 	l, err := NewLinear(LinearOptions{
 		Source: Side{rels[0].h.Clone(), id, ar11},
 		AsOf:   frontier.At(0),
 		Stages: []LinearStage{
-			// (k, v0, v1) -> (k, v1): the two R0 rows of key 1 meet.
 			{Lookup: Side{rels[1].h.Clone(), id, ar11}, Closure: &Project{Cols: []int{0, 2}}},
 			{Lookup: Side{rels[2].h.Clone(), id, ar11}, StreamKey: []int{0}},
 		},
@@ -108,6 +108,15 @@ func TestLinearRunningResultOverflowIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(l.Release)
+	return rels, l
+}
+
+// A linear join's running result whose consolidated diff leaves int64 while
+// it is arranged (two stage-0 rows projected onto one) is a numeric
+// overflow error at that time; the join keeps stepping and every other
+// row comes through (docs/spec.md, "Expressions", docs/semantics.md §1.1).
+func TestLinearRunningResultOverflowIsAnError(t *testing.T) {
+	rels, l := projectingLinear(t)
 	rels[0].seal(t, []upd{{1, 10, 1, 1 << 62}, {1, 11, 1, 1 << 62}, {2, 3, 1, 1}}, 2)
 	rels[1].seal(t, []upd{{1, 5, 1, 1}, {2, 4, 1, 1}}, 2)
 	rels[2].seal(t, []upd{{1, 7, 1, 1}, {2, 6, 1, 1}}, 2)
@@ -140,21 +149,7 @@ func TestLinearRunningResultOverflowIsAnError(t *testing.T) {
 // (docs/semantics.md §1.1, §8.29): two keys overflowing in two merges, one
 // after the other, are two errors in all, not three.
 func TestLinearRunningResultMergeOverflowsAreCountedOnce(t *testing.T) {
-	rels := []*rel{newRel(ar11), newRel(ar11), newRel(ar11)}
-	id := batch.Identity()
-	l, err := NewLinear(LinearOptions{
-		Source: Side{rels[0].h.Clone(), id, ar11},
-		AsOf:   frontier.At(0),
-		Stages: []LinearStage{
-			// (k, v0, v1) -> (k, v1): R0's rows of one key meet.
-			{Lookup: Side{rels[1].h.Clone(), id, ar11}, Closure: &Project{Cols: []int{0, 2}}},
-			{Lookup: Side{rels[2].h.Clone(), id, ar11}, StreamKey: []int{0}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(l.Release)
+	rels, l := projectingLinear(t)
 	rels[1].seal(t, []upd{{1, 5, 0, 1}, {2, 4, 0, 1}}, 1)
 	rels[2].seal(t, []upd{{1, 7, 0, 1}, {2, 6, 0, 1}}, 1)
 	out := NewSink(3)

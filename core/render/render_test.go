@@ -371,6 +371,18 @@ func TestQueryDescRefusesWhatNoPlanOrOptionMakes(t *testing.T) {
 	}
 }
 
+// diffSums returns the sums of res's row diffs and error diffs: what an
+// Output's Rows and Errors count at res's time.
+func diffSums(res *reference.Result) (rows, errs int64) {
+	for _, x := range res.Rows {
+		rows += x.Diff
+	}
+	for _, x := range res.Errors {
+		errs += x.Diff
+	}
+	return rows, errs
+}
+
 // cancelPlan joins a(k, x) with b(k, y) and outputs (0 / x, y): rows of
 // several matches coincide (their keys differ, so on several workers they
 // come from different workers) and x = 0 is a division by zero.
@@ -433,13 +445,7 @@ func TestOutputCancels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rows, errs int64
-		for _, x := range last.Rows {
-			rows += x.Diff
-		}
-		for _, x := range last.Errors {
-			errs += x.Diff
-		}
+		rows, errs := diffSums(last)
 		if rows == 0 || errs == 0 {
 			t.Fatalf("the last time should have rows and errors: %s", last)
 		}

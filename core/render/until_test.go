@@ -29,13 +29,7 @@ func TestOutputCountsLeaveOutTimesAtOrAfterUntil(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows, errs int64
-	for _, x := range last.Rows {
-		rows += x.Diff
-	}
-	for _, x := range last.Errors {
-		errs += x.Diff
-	}
+	rows, errs := diffSums(last)
 	if rows == 0 || errs == 0 {
 		t.Fatalf("time 1 should have rows and errors: %s", last)
 	}

@@ -306,3 +306,36 @@ func TestBigInputShare(t *testing.T) {
 		t.Errorf("default %+v: the top merge not split, or equal batches split", kwDefault)
 	}
 }
+
+// TestMergeNAdvancesToSinceOne: a k-way merge under a since of {1} advances
+// the times at 0 to 1 and consolidates them with those at 1 (B4), for
+// one-column rows and wider ones alike. A since of {0} is the only one
+// whose advancing is the identity; the property above draws {1} as the
+// compaction frontier only about once in 33 cases.
+func TestMergeNAdvancesToSinceOne(t *testing.T) {
+	for _, ar := range []Arity{{1, 1}, {2, 1}, {0, 0}} {
+		var bs []*Batch
+		for i := range uint64(3) {
+			bld := NewBuilder(ar, 1)
+			bld.Push(make([]int64, ar.Key), make([]int64, ar.Val), i, 1)
+			b, err := bld.Build(frontier.At(i), frontier.At(i+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs = append(bs, b)
+		}
+		m := NewMergerN(bs, frontier.At(1))
+		fuel := int64(100)
+		m.Work(&fuel)
+		out, err := m.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := out.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out.times, []uint64{1, 2}) || !slices.Equal(out.diffs, []int64{2, 1}) {
+			t.Fatalf("arity %v: merged under since {1}:\n%v", ar, out)
+		}
+	}
+}

@@ -247,3 +247,27 @@ func TestBatcherSealsChunksStraightIntoTheBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestBatcherKeepsAWholeChunkUpdateAtUpper: a wide chunk pushed whole with
+// its columns in order is copied into the build only when every time lies
+// before the upper; an update at the upper itself stays in the Batcher for
+// the next Seal (BT1). The chunks TestBatcherPushChunk draws spread their
+// times past the upper, so none has its latest time exactly at it.
+func TestBatcherKeepsAWholeChunkUpdateAtUpper(t *testing.T) {
+	b := NewBatcher(Arity{2, 1}, 0)
+	b.PushChunk([]int64{1, 2, 3, 4, 5, 6}, 3, []int{0, 1}, []int{2}, []uint64{0, 3}, []int64{1, 1})
+	got, err := b.Seal(frontier.Min(), frontier.At(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != "[{0}, {3}) since {0}\n1 2 | 3 @0 +1" {
+		t.Fatalf("first seal:\n%v", got)
+	}
+	got, err = b.Seal(frontier.At(3), frontier.At(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != "[{3}, {4}) since {0}\n4 5 | 6 @3 +1" {
+		t.Fatalf("second seal:\n%v", got)
+	}
+}

@@ -136,6 +136,12 @@ func TestResolveErrors(t *testing.T) {
 		}, "views.sold.query.reduce.aggregates[1].name", "both become column p_cust"},
 		{"cycle", func(p *Plan) { p.Views[0].Input = "sold" }, "views.priced", "cycle: priced -> sold -> priced"},
 		{"self cycle", func(p *Plan) { p.Views[0].Input = "priced" }, "views.priced", "cycle: priced -> priced"},
+		{"cycle below a view", func(p *Plan) {
+			// The cycle is met from top, which is not on it: it is named
+			// from its first view on, without top (L2).
+			p.Views[0].Input = "sold"
+			p.Views = append([]View{{Name: "top", Input: "priced"}}, p.Views...)
+		}, "views.priced", "views form a cycle: priced -> sold -> priced"},
 		{"view both kinds", func(p *Plan) { p.Views[1].Input = "orders" }, "views.sold", "a query view has only a query"},
 		{"empty view", func(p *Plan) { p.Views[0].Input = "" }, "views.priced", "either a simple view"},
 		{"index on", func(p *Plan) { p.Indexes[0].On = "nope" }, "indexes.lineitem_by_okey.on", "nope"},
@@ -250,6 +256,18 @@ func TestArrangements(t *testing.T) {
 			},
 		},
 		{
+			// An index on a subset of the key set does not serve it (L5):
+			// b_x, first in plan order, serves b(x) only.
+			name: "an index on part of the key set does not serve it", from: cab,
+			indexes: []Index{{Name: "b_x", On: "b", Key: []string{"x"}}, {Name: "b_zx", On: "b", Key: []string{"z", "x"}}},
+			linear:  "0:c()[] 1:a()[] 2:b(z, x)[0 2]@b_zx",
+			delta: []string{
+				"0:c(any)[] 2:b(z)[0] 1:a(x)[4]",
+				"1:a(any)[] 2:b(x)[2]@b_x 0:c(z)[5]",
+				"2:b(any)[]@b_x 0:c(z)[5] 1:a(x)[4]",
+			},
+		},
+		{
 			name: "single entry", from: []From{{As: "d", Collection: "d"}},
 			on:     [][]string{},
 			linear: "0:d(any)[]", delta: []string{"0:d(any)[]"}, missing: "[d(any)]",
@@ -308,6 +326,21 @@ func TestClassesMergeOnSharedRef(t *testing.T) {
 	// Default project: every column, then maps.
 	if got := fmt.Sprint(r.Query.Output); got != "[a.x a.y b.x b.z c.z c.w]" {
 		t.Fatalf("output = %s", got)
+	}
+}
+
+// TestClassesMergeThroughAJoinedRef: a class meeting a ref that an earlier
+// class already holds merges with all of that class, not with the ref alone
+// (L3): the union links the ref's root, not the ref.
+func TestClassesMergeThroughAJoinedRef(t *testing.T) {
+	p := threeWay([]From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}, {As: "c", Collection: "c"}}, nil)
+	p.Query.On = [][]string{{"a.x", "b.x"}, {"c.z", "b.x"}}
+	r, err := Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(r.Query.Classes); got != "[[0 2 4]]" {
+		t.Fatalf("classes = %s, want [[0 2 4]]", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package reference
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -785,5 +786,67 @@ func TestNilArgumentsAreErrors(t *testing.T) {
 	}
 	if _, err := plan.Resolve(nil); !errors.Is(err, plan.ErrInvalid) {
 		t.Errorf("plan.Resolve(nil): %v, want plan.ErrInvalid", err)
+	}
+}
+
+// TestOverflowedCountIsNoRow: a row whose exact count leaves int64 is not
+// in the output at all, not even wrapped (O1); only the numeric overflow
+// error stands for it, beside the rows that fit.
+func TestOverflowedCountIsNoRow(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}},
+		Query:  plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}}, On: [][]string{{"a.k", "b.k"}}},
+	}
+	in := Inputs{"a": {up(0, 1<<32, 1), up(0, 1, 2)}, "b": {up(0, 1<<31, 1), up(0, 1, 2)}}
+	res := eval(t, resolve(t, p), in, 0)
+	if !res.Overflow || len(res.Rows) != 1 || res.Rows[0].Diff != 1 || !slices.Equal(res.Rows[0].Values, []int64{2, 2}) {
+		t.Fatalf("want row 2,2 only and the overflow, got Overflow=%v:\n%s", res.Overflow, res)
+	}
+}
+
+// TestMayOverflowOfADistinctRowCountsBothWays: a distinct view's row is
+// 1 and may change at most once each way a time, so its mass is twice
+// the number of input times (O4): with one input time, 2. Times a row of
+// mass 2^62 that is 2^63, out of int64, though the count, 2^62, fits.
+func TestMayOverflowOfADistinctRowCountsBothWays(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "x", Columns: []string{"a"}}, {Name: "y", Columns: []string{"b"}}},
+		Views:  []plan.View{{Name: "v", Query: &plan.Query{From: []plan.From{{As: "x", Collection: "x"}}, Distinct: true}}},
+		Query:  plan.Query{From: []plan.From{{As: "v", Collection: "v"}, {As: "y", Collection: "y"}}},
+	}
+	r := resolve(t, p)
+	for _, c := range []struct {
+		diff int64
+		may  bool
+	}{{1 << 62, true}, {1 << 61, false}} {
+		in := Inputs{"x": {up(0, 1, 1)}, "y": {up(0, c.diff, 1)}}
+		res := eval(t, r, in, 0)
+		if res.Overflow || res.MayOverflow != c.may {
+			t.Errorf("y at %d: Overflow=%v MayOverflow=%v, want false, %v:\n%s", c.diff, res.Overflow, res.MayOverflow, c.may, res)
+		}
+	}
+}
+
+// TestMayOverflowOnAPrefixOfFrom: from [a, b, c] on a.x = c.x, b.z = c.z,
+// with c empty. The linear join's first stage is a's rows times b's (a
+// cross product), 2^32 times 2^32, out of int64, on partial rows c never
+// matches; no delta path forms that prefix, since each looks c up second
+// (O4). The output is empty, or holds the overflow.
+func TestMayOverflowOnAPrefixOfFrom(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"x"}}, {Name: "b", Columns: []string{"z"}}, {Name: "c", Columns: []string{"x", "z"}}},
+		Query: plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}, {As: "c", Collection: "c"}},
+			On: [][]string{{"a.x", "c.x"}, {"b.z", "c.z"}}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"a": {up(0, 1<<32, 1)}, "b": {up(0, 1<<32, 1)}}
+	res := eval(t, r, in, 0)
+	if res.Overflow || !res.MayOverflow || len(res.Rows) != 0 || len(res.Errors) != 0 {
+		t.Fatalf("want an empty output that may overflow, got Overflow=%v MayOverflow=%v:\n%s", res.Overflow, res.MayOverflow, res)
+	}
+	// With b at 2^30 the prefix's product, 2^62, fits.
+	in["b"] = []Update{up(0, 1<<30, 1)}
+	if res := eval(t, r, in, 0); res.MayOverflow {
+		t.Fatalf("b at 2^30: MayOverflow set:\n%s", res)
 	}
 }

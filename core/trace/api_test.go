@@ -87,3 +87,24 @@ func TestANilBatchIsRefused(t *testing.T) {
 	h.Release()
 	ph.Release()
 }
+
+// TestACloneHoldsAtItsSourcesFrontiers is H3: a clone registers its own
+// hold at the frontiers of the handle it is cloned from, not at the trace's
+// meet, and keeps the trace there once the other handles are released.
+func TestACloneHoldsAtItsSourcesFrontiers(t *testing.T) {
+	h, _ := trace.NewSpine(batch.Arity{Key: 1, Val: 1}, spine.Options{})
+	src := h.Clone()
+	src.SetLogicalCompaction(frontier.At(5))
+	src.SetPhysicalCompaction(frontier.At(4))
+	c := src.Clone()
+	defer c.Release()
+	if c.LogicalCompaction() != frontier.At(5) || c.PhysicalCompaction() != frontier.At(4) {
+		t.Fatalf("clone holds %v / %v, want its source's {5} / {4}", c.LogicalCompaction(), c.PhysicalCompaction())
+	}
+	h.Release()
+	src.Release()
+	s := c.State().Storage()
+	if s.LogicalCompaction() != frontier.At(5) || s.PhysicalCompaction() != frontier.At(4) {
+		t.Fatalf("storage compacted to %v / %v with only the clone left, want {5} / {4}", s.LogicalCompaction(), s.PhysicalCompaction())
+	}
+}

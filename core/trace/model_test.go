@@ -85,7 +85,11 @@ func (m *traceMachine) actions() map[string]func(*rapid.T) {
 		},
 		"clone": func(t *rapid.T) {
 			_, h := m.pick(t)
-			m.handles = append(m.handles, h.Clone())
+			c := h.Clone()
+			if c.LogicalCompaction() != h.LogicalCompaction() || c.PhysicalCompaction() != h.PhysicalCompaction() {
+				t.Fatalf("clone holds %v / %v, source %v / %v", c.LogicalCompaction(), c.PhysicalCompaction(), h.LogicalCompaction(), h.PhysicalCompaction())
+			}
+			m.handles = append(m.handles, c)
 		},
 		"release": func(t *rapid.T) {
 			if len(m.handles) == 1 {

@@ -151,3 +151,28 @@ func TestSetCompactionWakesThePublisherOnce(t *testing.T) {
 		}
 	}
 }
+
+// Case: a publication ends while a reader of it lives on. The reader keeps
+// the last published chain, not the publisher's trace: from the first hold
+// move after the end, the publisher compacts to its own request, as if the
+// ended publication's holds were gone (P2: the applied since is the meet of
+// the local holds and the holds of the publications still live).
+func TestAnEndedPublicationsReaderHoldsBackNoCompaction(t *testing.T) {
+	g := NewRegistry()
+	oks, errs := newPub(t), newPub(t)
+	oks.rounds(4)
+	tok, err := g.Publish("idx", frontier.At(0), oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tok.Slot().Oks().Reader() // holds at {0}, past the end
+	defer r.Release()
+	tok.Release()
+	oks.h.SetLogicalCompaction(frontier.At(3))
+	if got := oks.s.LogicalCompaction(); got != frontier.At(3) {
+		t.Fatalf("applied logical compaction %v after the publication ended, want the request {3}", got)
+	}
+	if n := oks.s.Points(); n != 0 {
+		t.Fatalf("the publisher still has %d points attached", n)
+	}
+}

@@ -276,7 +276,9 @@ func newRecordOp(m mode, in Input, opts Options) (*Reduce, error) {
 	if m == modeDistinct {
 		k = kindDistinct
 	}
-	r.parts = []*part{{plan: Basic, top: r.newStage(k, nil, in.Reader, in.Pres, in.Arity, 1)}}
+	top := r.newStage(k, nil, in.Reader, in.Pres, in.Arity, 1)
+	top.shared = true // the Reduce's input: retire moves its holds, once
+	r.parts = []*part{{plan: Basic, top: top}}
 	r.okBld = batch.NewSorted(batch.Arity{Key: in.Arity.Key}, 0)
 	r.errBld = batch.NewBuilder(batch.Arity{Key: 1}, 0)
 	return r, nil

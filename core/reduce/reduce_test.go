@@ -906,29 +906,42 @@ func TestNewRefusesAnInputItCannotRead(t *testing.T) {
 }
 
 // TestStagesMoveTheirHoldsToUpper (G2): once a step has retired an
-// interval, every stage holds its output trace, and the internal input it
-// owns (a hierarchical layer's, the collation's), logically and
-// physically at the reduce's new lower: what lies before it is only ever
+// interval, every stage holds its output trace and its input (a
+// hierarchical layer's, the collation's, or the reduce's own, which the
+// reduce moves once for its parts, threshold and distinct included)
+// logically and physically at the reduce's new lower: what lies before it is only ever
 // read accumulated, so a stage that kept its holds where it was built
 // would keep the trace from compacting and merging away the history of
 // every step it has done (the output is still right, the memory grows).
 func TestStagesMoveTheirHoldsToUpper(t *testing.T) {
+	ar3 := batch.Arity{Key: 3}
 	for _, c := range []struct {
-		name       string
-		aggs       []Aggregate
-		plan       Plan
-		appendOnly bool
+		name string
+		ar   batch.Arity
+		make func(in Input) (*Reduce, error)
 	}{
-		{"accumulable", []Aggregate{{Fn: Count}, {Fn: Sum, Col: 1}}, Accumulable, false},
-		{"basic", []Aggregate{{Fn: Max, Col: 1}}, Basic, false},
-		{"hierarchical", []Aggregate{{Fn: Min, Col: 1}}, Hierarchical, false},
-		{"monotonic", []Aggregate{{Fn: Max, Col: 1}}, Monotonic, true},
-		{"collated", []Aggregate{{Fn: Count}, {Fn: Max, Col: 1}}, Auto, false},
+		{"accumulable", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Count}, {Fn: Sum, Col: 1}}, Plan: Accumulable})
+		}},
+		{"basic", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Basic})
+		}},
+		{"hierarchical", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Min, Col: 1}}, Plan: Hierarchical})
+		}},
+		{"monotonic", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Monotonic, AppendOnly: true})
+		}},
+		{"collated", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Count}, {Fn: Max, Col: 1}}, Plan: Auto})
+		}},
+		{"threshold", ar3, func(in Input) (*Reduce, error) { return NewThreshold(in, Options{}) }},
+		{"distinct", ar3, func(in Input) (*Reduce, error) { return NewDistinct(in, Options{}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			x := direct(t, ar12)
+			x := direct(t, c.ar)
 			defer x.close()
-			r, err := New(x.in, Options{Aggregates: c.aggs, Plan: c.plan, AppendOnly: c.appendOnly})
+			r, err := c.make(x.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -944,20 +957,25 @@ func TestStagesMoveTheirHoldsToUpper(t *testing.T) {
 				stages = append(stages, r.collate)
 			}
 			for tm := range uint64(4) {
-				steps(t, x, r, [][]upd{{u(1, 0, int64(tm), tm, 1), u(2, 1, 7, tm, 1)}})
+				ups := []upd{u(1, 0, int64(tm), tm, 1), u(2, 1, 7, tm, 1)}
+				if c.ar == ar3 {
+					for i := range ups {
+						ups[i].key, ups[i].val = append(ups[i].key, ups[i].val...), nil
+					}
+				}
+				steps(t, x, r, [][]upd{ups})
 				want := r.Lower()
 				if want != frontier.At(tm+1) {
 					t.Fatalf("lower %v after sealing %d, want {%d}", want, tm+1, tm+1)
 				}
+				// Every stage's output and input, the Reduce's own
+				// input among them (a top stage's, which Reduce.retire
+				// moves once its parts have retired).
 				for i, s := range stages {
-					if l, p := s.out.LogicalCompaction(), s.out.PhysicalCompaction(); l != want || p != want {
-						t.Fatalf("stage %d output held at logical %v, physical %v; want both at %v", i, l, p, want)
-					}
-					if s.shared {
-						continue
-					}
-					if l, p := s.in.LogicalCompaction(), s.in.PhysicalCompaction(); l != want || p != want {
-						t.Fatalf("stage %d input held at logical %v, physical %v; want both at %v", i, l, p, want)
+					for what, h := range map[string]trace.Reader{"output": s.out, "input": s.in} {
+						if l, p := h.LogicalCompaction(), h.PhysicalCompaction(); l != want || p != want {
+							t.Fatalf("stage %d %s held at logical %v, physical %v; want both at %v", i, what, l, p, want)
+						}
 					}
 				}
 			}

@@ -49,9 +49,9 @@ type stage struct {
 	nsum  int
 
 	in trace.Reader
-	// shared: in is the Reduce's input reader, which an accumulable and a
-	// monotonic part both cut at lower; Reduce.retire moves its holds
-	// once every part has retired, not the stage (G2).
+	// shared: in is the Reduce's input reader (a top stage's, which an
+	// accumulable and a monotonic part both cut at lower); Reduce.retire
+	// moves its holds once every part has retired, not the stage (G2).
 	shared bool
 	pres   batch.Presentation
 	asOf   frontier.Frontier

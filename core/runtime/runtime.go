@@ -125,7 +125,8 @@ type Runtime struct {
 	stopped  atomic.Bool // set just before stop closes: stopping reads it
 	stopOnce gosync.Once
 	// stopper ends the waits on the probes the workers attached, with
-	// ErrShutdown, as stop closes (Env.Stopper).
+	// ErrShutdown, when the runtime is marked stopping (markStopping,
+	// before stop closes; Env.Stopper).
 	stopper    *dataflow.Stopper
 	resume     chan struct{} // closed when not paused
 	resumeOnce gosync.Once
@@ -464,7 +465,6 @@ func (r *Runtime) signalStop() {
 	r.stopOnce.Do(func() {
 		r.stopped.Store(true)
 		close(r.stop)
-		r.stopper.Stop(ErrShutdown)
 		// A worker parks on its wake alone: one that had looked at stop
 		// before it closed takes this token and looks again.
 		for _, w := range r.workers {

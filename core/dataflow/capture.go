@@ -182,14 +182,14 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 	if c.late("Context.Capture") != nil {
 		return
 	}
-	_ = s.from // a nil stream panics before the capture is attached (as in Context.Probe)
+	from := s.from // a nil stream panics here, before the capture is attached (as in Context.Probe)
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}
 	w := cp.slot(c.env.Worker, arity)
 	df, env := c.df, c.env
 	op := &captureChunksOp{c: cp, w: w, worker: c.env.Worker, in: s.subscribe(c.df), fail: func(err error) { env.Fail(df.id, err) }, last: frontier.Min(), stopper: c.env.Stopper}
-	c.df.addNode("capture", op, s.from)
+	c.df.addNode("capture", op, from)
 }
 
 // Capture records an arrangement half as presented, each row in the
@@ -200,14 +200,14 @@ func (c *Context) Capture(cp *Capture, a Arranged) {
 	if c.late("Context.Capture") != nil {
 		return
 	}
-	_ = a.Stream.from // a nil stream panics before the capture is attached (as in Context.Probe)
+	from := a.Stream.from // a nil stream panics here, before the capture is attached (as in Context.Probe)
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}
 	w := cp.slot(c.env.Worker, -1)
 	df, env := c.df, c.env
 	op := &captureOp{c: cp, w: w, worker: c.env.Worker, in: a.Stream.subscribe(c.df), pres: a.Pres, key: a.Key, fail: func(err error) { env.Fail(df.id, err) }, stopper: c.env.Stopper}
-	c.df.addNode("capture", op, a.Stream.from)
+	c.df.addNode("capture", op, from)
 }
 
 // captureChunksOp appends whole chunks to its worker's columns.

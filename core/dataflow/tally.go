@@ -45,12 +45,12 @@ func (c *Context) Tally(t *Tally, a Arranged) {
 	// A tally made for another number of workers would be told a worker
 	// it has no place for (a panic in the step) or wait for one that
 	// never reports: it fails the build, as a probe or capture does.
-	_ = a.Stream.from // a nil stream panics before the tally is attached (as in Context.Probe)
+	from := a.Stream.from // a nil stream panics here, before the tally is attached (as in Context.Probe)
 	if !c.checkProbe("tally", &t.Probe) {
 		return
 	}
 	op := &tallyOp{t: t, worker: c.env.Worker, in: a.Stream.subscribe(c.df), pres: a.Pres, stopper: c.env.Stopper}
-	c.df.addNode("tally", op, a.Stream.from)
+	c.df.addNode("tally", op, from)
 }
 
 type tallyOp struct {

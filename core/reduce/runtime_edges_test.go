@@ -114,21 +114,7 @@ func TestReduceEdgesInRuntimes(t *testing.T) {
 					return g, all, err
 				}
 				if mode == "pair" {
-					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
-						ID: "indexes", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
-						Exports: []string{"by_k", "by_none"},
-						Build: func(c *dataflow.Context) error {
-							g, all, err := arrange(c)
-							if err != nil {
-								return err
-							}
-							if err := c.Export("by_k", g); err != nil {
-								return err
-							}
-							return c.Export("by_none", all)
-						}}}); err != nil {
-						t.Fatal(err)
-					}
+					exportTwo(t, ctl, arrange, "by_k", "by_none")
 				}
 				send := func(tm uint64) {
 					ch := dataflow.NewChunk(3, 0)

@@ -105,21 +105,7 @@ func TestReducesInRuntimes(t *testing.T) {
 					return g, r, err
 				}
 				if mode == "pair" {
-					if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
-						ID: "indexes", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
-						Exports: []string{"by_k", "by_all"},
-						Build: func(c *dataflow.Context) error {
-							g, r, err := arrange(c)
-							if err != nil {
-								return err
-							}
-							if err := c.Export("by_k", g); err != nil {
-								return err
-							}
-							return c.Export("by_all", r)
-						}}}); err != nil {
-						t.Fatal(err)
-					}
+					exportTwo(t, ctl, arrange, "by_k", "by_all")
 				}
 				send := func(tm uint64) {
 					ch := dataflow.NewChunk(3, 0)
@@ -257,4 +243,26 @@ func startController(t *testing.T, mode string, w int) *runtime.Controller {
 		}
 	})
 	return ctl
+}
+
+// exportTwo creates, on the pair's Maintenance runtime, the Maintained
+// dataflow "indexes" exporting the two arrangements arrange makes as first
+// and second, from time 0.
+func exportTwo(t *testing.T, ctl *runtime.Controller, arrange func(*dataflow.Context) (*dataflow.Arrangement, *dataflow.Arrangement, error), first, second string) {
+	t.Helper()
+	if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+		ID: "indexes", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Exports: []string{first, second},
+		Build: func(c *dataflow.Context) error {
+			a, b, err := arrange(c)
+			if err != nil {
+				return err
+			}
+			if err := c.Export(first, a); err != nil {
+				return err
+			}
+			return c.Export(second, b)
+		}}}); err != nil {
+		t.Fatal(err)
+	}
 }

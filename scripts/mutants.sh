@@ -5,7 +5,7 @@
 #
 # Usage:
 #
-#   scripts/mutants.sh [-n N] [-s K] [-t TIMEOUT] [-short] [NAME...]
+#   scripts/mutants.sh [-n N] [-s K] [-t TIMEOUT] [-short] [-r REGEX] [-list] [NAME...]
 #
 #   -n N        runs of each concurrent mutant (default 20); a serial one
 #               runs once
@@ -19,7 +19,14 @@
 #   -all        run every test binary in every run (default: a run stops
 #               at the first binary that kills, the mutant's own package's
 #               first, so "caught by" names the nearest tests)
-#   NAME...     only these mutants
+#   -r REGEX    only the mutants whose names match REGEX (an extended
+#               regular expression, unanchored as go test -run's: -r join
+#               selects every mutant with join in its name; repeatable, and
+#               with NAME... the union)
+#   -list       print the selected mutants' names, one a line, and exit
+#               without building or running anything
+#   NAME...     only these mutants, each name matched exactly (a name is
+#               never a pattern: delta-join selects no delta-join-errors-*)
 #
 # For each mutant it runs, once per run, `benchrun check` (every built-in
 # workload against the reference evaluator) and the test binary of every
@@ -42,11 +49,13 @@ timeout=3m
 short=()
 user_skip=""
 all_bins=0
+patterns=()
+list_only=0
 # bad MESSAGE reports bad usage (exit 2).
 bad() { echo "mutants.sh: $* (see -h)" >&2; exit 2; }
 while (($# > 0)); do
 	case $1 in
-	-n | -s | -t | -skip)
+	-n | -s | -t | -skip | -r)
 		(($# >= 2)) && [[ -n $2 ]] || bad "$1 needs a value"
 		case $1 in
 		-n) [[ $2 =~ ^[1-9][0-9]*$ ]] || bad "-n $2: want a positive integer" ;;
@@ -60,6 +69,15 @@ while (($# > 0)); do
 	-short) short+=(-test.short); shift ;;
 	-all) all_bins=1; shift ;;
 	-skip) user_skip=$2; shift 2 ;;
+	-r)
+		# grep's status 2 is a pattern it cannot read.
+		rc=0
+		grep -Eq -- "$2" </dev/null 2>/dev/null || rc=$?
+		((rc != 2)) || bad "-r $2: not an extended regular expression"
+		patterns+=("$2")
+		shift 2
+		;;
+	-list) list_only=1; shift ;;
 	-h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) bad "unknown flag $1" ;;
 	*) break ;;
@@ -75,15 +93,29 @@ go run ./internal/mutants/testdata/catalogue >"$work/catalogue"
 mapfile -t all < <(cut -f1 "$work/catalogue")
 
 selected=()
-if (($# > 0)); then
+if (($# > 0 || ${#patterns[@]} > 0)); then
+	# A NAME is a name, compared whole: as a pattern, delta.join (or .*)
+	# matched other mutants, and the pattern itself was then run as the
+	# mutant's name. -r selects by pattern.
 	for n in "$@"; do
-		if ! grep -q "^$n	" "$work/catalogue"; then
-			echo "mutants.sh: $n is not in the catalogue:" >&2
+		if ! printf '%s\n' "${all[@]}" | grep -qxF -- "$n"; then
+			echo "mutants.sh: $n is not in the catalogue (a NAME matches one name exactly; -r REGEX selects by pattern):" >&2
 			cut -f1 "$work/catalogue" >&2
 			exit 2
 		fi
 		selected+=("$n")
 	done
+	for re in "${patterns[@]}"; do
+		mapfile -t m < <(printf '%s\n' "${all[@]}" | grep -E -- "$re")
+		if ((${#m[@]} == 0)); then
+			echo "mutants.sh: -r $re matches no mutant of the catalogue:" >&2
+			cut -f1 "$work/catalogue" >&2
+			exit 2
+		fi
+		selected+=("${m[@]}")
+	done
+	# Once each, in the order given.
+	mapfile -t selected < <(printf '%s\n' "${selected[@]}" | awk '!seen[$0]++')
 elif ((subset > 0 && subset < ${#all[@]})); then
 	head=$(git rev-parse HEAD 2>/dev/null || echo 0)
 	start=$((16#${head:0:8} % ${#all[@]}))
@@ -92,6 +124,11 @@ elif ((subset > 0 && subset < ${#all[@]})); then
 	done
 else
 	selected=("${all[@]}")
+fi
+
+if ((list_only)); then
+	printf '%s\n' "${selected[@]}"
+	exit 0
 fi
 
 # Test binaries: go list -test prints each package with tests again as
@@ -219,7 +256,7 @@ survivors=()
 	echo "|---|--------|---------|------------|--------------------------|"
 } >"$work/matrix"
 for n in "${selected[@]}"; do
-	IFS=$'\t' read -r _ issue pkg kind < <(grep "^$n	" "$work/catalogue")
+	IFS=$'\t' read -r _ issue pkg kind < <(awk -F'\t' -v n="$n" '$1 == n' "$work/catalogue")
 	k=1
 	[[ $kind == concurrent ]] && k=$runs
 	kills=0

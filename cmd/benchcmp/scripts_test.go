@@ -381,6 +381,55 @@ func TestRunnerScriptsUsage(t *testing.T) {
 	}
 }
 
+// TestMutantsSelection checks how scripts/mutants.sh selects mutants, on a
+// catalogue of its own: go is a stand-in that prints it, and -list prints
+// the selection and exits before anything is built. A NAME was a grep
+// pattern: "delta.join" or ".*" matched a mutant, and the pattern itself
+// was then run as that mutant's name; a NAME is now matched exactly, and
+// -r REGEX selects by pattern.
+func TestMutantsSelection(t *testing.T) {
+	stubs := t.TempDir()
+	goStub := `#!/bin/sh
+case "$1" in
+list) echo example.com/m ;;
+run) printf 'delta-join\t1\tcore/join\tserial\ndelta-join2\t2\tcore/join\tserial\nmerge-since\t3\tcore/batch\tconcurrent\n' ;;
+*) exit 97 ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(stubs, "go"), []byte(goStub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-list", "delta-join"}, 0, "delta-join\n"},
+		{[]string{"-list", "delta-join2", "delta-join"}, 0, "delta-join2\ndelta-join\n"},
+		{[]string{"delta.join"}, 2, "mutants.sh: delta.join is not in the catalogue"},
+		{[]string{".*"}, 2, "mutants.sh: .* is not in the catalogue"},
+		{[]string{"-list", "delta.join"}, 2, "mutants.sh: delta.join is not in the catalogue"},
+		{[]string{"-list", ".*"}, 2, "mutants.sh: .* is not in the catalogue"},
+		{[]string{"-list", "delta-"}, 2, "mutants.sh: delta- is not in the catalogue"},
+		{[]string{"-list", "-r", "delta-join"}, 0, "delta-join\ndelta-join2\n"},
+		{[]string{"-list", "-r", "^delta-join$"}, 0, "delta-join\n"},
+		{[]string{"-list", "-r", "since", "delta-join"}, 0, "delta-join\nmerge-since\n"},
+		{[]string{"-list", "-r", "join", "-r", "2$"}, 0, "delta-join\ndelta-join2\n"},
+		{[]string{"-list", "-r", "nothing"}, 2, "mutants.sh: -r nothing matches no mutant"},
+		{[]string{"-list", "-r", "("}, 2, "mutants.sh: -r (: not an extended regular expression"},
+		{[]string{"-list", "-r"}, 2, "mutants.sh: -r needs a value"},
+		{[]string{"-list"}, 0, "delta-join\ndelta-join2\nmerge-since\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			got, code := runScript(t, "mutants.sh", tc.args...)
+			if code != tc.code || (tc.code == 0 && got != tc.want) || (tc.code != 0 && !strings.Contains(got, tc.want)) {
+				t.Errorf("exit %d, want %d with %q:\n%s", code, tc.code, tc.want, got)
+			}
+		})
+	}
+}
+
 // A baseline that is a pipe (--baseline <(git show REV:results/baseline.txt),
 // as benchcmp takes one) is read once: the script read it for each
 // configuration line, and then found the second one missing.

@@ -30,9 +30,15 @@
 #      comparisons is a confirmed regression;
 #   5. writes the markdown summary to OUT/summary.md (the settings, the
 #      verdict, the comparison, and the confirmation when there was one),
-#      and appends it to $GITHUB_STEP_SUMMARY when that is set. Benchmarks
-#      of BASE_REF with no result at HEAD are named there and printed as
-#      "not compared", but do not fail the script.
+#      and appends it to $GITHUB_STEP_SUMMARY when that is set;
+#   6. fails (exit 1) on a confirmed regression, on a benchmark of BASE_REF
+#      with no result at HEAD (a workload dropped or renamed: "lost", named
+#      in the output and the summary; --allow-lost lets it pass as "not
+#      compared"), and on a result file where go test says a run failed.
+#
+# HEAD is the working tree: the commit is written "-dirty" when a tracked
+# file is changed or an untracked one (not ignored) is there, since a new
+# .go file changes what builds.
 #
 # Flags:
 #
@@ -45,11 +51,14 @@
 #   --out DIR        where result files and the summary go: a new or empty
 #                    directory, relative to where this script runs
 #                    (default a new temporary directory, printed)
+#   --allow-lost     a benchmark of BASE_REF with no result at HEAD does
+#                    not fail the script (a workload removed on purpose)
 #   -h, --help       this text
 #
-# Exit status: 0 no confirmed regression; 1 a confirmed regression; 2 bad
-# usage, an unknown BASE_REF, a BASE_REF without cmd/benchrun, or a failed
-# build, run or comparison.
+# Exit status: 0 no confirmed regression and nothing lost; 1 a confirmed
+# regression, a lost benchmark (unless --allow-lost) or a run go test says
+# failed; 2 bad usage, an unknown BASE_REF, a BASE_REF without
+# cmd/benchrun, or a failed build, run or comparison.
 set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
@@ -58,7 +67,7 @@ die() {
 	exit 2
 }
 
-count=5 rounds=2 seed=1 procs=2 out="" base=""
+count=5 rounds=2 seed=1 procs=2 out="" base="" allow_lost=0
 thresholds=()
 benchrun_args=()
 while (($# > 0)); do
@@ -66,6 +75,10 @@ while (($# > 0)); do
 	-h | --help)
 		usage
 		exit 0
+		;;
+	--allow-lost)
+		allow_lost=1
+		shift
 		;;
 	--count=* | --rounds=* | --seed=* | --gomaxprocs=* | --threshold=* | --out=*)
 		# --flag=value, as benchrun and benchcmp take it.
@@ -161,7 +174,9 @@ base_commit=$(git rev-parse --verify --quiet "$base^{commit}") || die "BASE_REF 
 git cat-file -e "$base_commit:cmd/benchrun" 2>/dev/null ||
 	die "BASE_REF $base ($(git log -1 --format='%h %cs' "$base_commit")) predates cmd/benchrun: there is nothing to run at that commit; pick a later base"
 head_commit=$(git rev-parse HEAD)
-[[ -z $(git status --porcelain --untracked-files=no) ]] || head_commit+="-dirty"
+# Untracked files count (a new .go file is built into HEAD's benchrun);
+# ignored ones do not.
+[[ -z $(git status --porcelain --untracked-files=normal) ]] || head_commit+="-dirty"
 
 if [[ -z $out ]]; then
 	out=$(mktemp -d) || die "mktemp failed"
@@ -276,10 +291,28 @@ code() {
 compare csv "$out/first.csv" "${files[@]}"
 # benchcmp's gate also fails when a benchmark of the base has no result at
 # HEAD (a workload dropped or renamed) or a run failed: no row flags that,
-# so it is said apart, not gated on.
-not_compared=$(sed -n '/significant change/d; s/^benchcmp: regression: //p' "$out/first.csv.err")
-if [[ -n $not_compared ]]; then
-	while IFS= read -r l; do echo "ci-bench: not compared: $l"; done <<<"$not_compared"
+# so it is read from its message, whose reasons are joined by "; " in this
+# order: significant changes, lost benchmarks, the failed run.
+reasons=$(sed -n 's/^benchcmp: regression: //p' "$out/first.csv.err")
+re='^[0-9]+ significant change\(s\) past their threshold in the bad direction(; )?(.*)$'
+[[ $reasons =~ $re ]] && reasons=${BASH_REMATCH[2]}
+lost=$reasons failed_run=""
+if [[ $reasons == *'go test says a run failed ('* ]]; then
+	failed_run="go test says a run failed (${reasons##*go test says a run failed (}"
+	lost=${reasons%go test says a run failed (*}
+	lost=${lost%; }
+fi
+not_compared="" fails=()
+if [[ -n $lost ]] && ((allow_lost)); then
+	not_compared=$lost
+	echo "ci-bench: not compared (--allow-lost): $lost"
+elif [[ -n $lost ]]; then
+	fails+=("lost: $lost")
+	echo "ci-bench: lost: $lost (--allow-lost lets this pass)"
+fi
+if [[ -n $failed_run ]]; then
+	fails+=("$failed_run")
+	echo "ci-bench: $failed_run"
 fi
 compare markdown "$out/first.md" "${files[@]}"
 flagged "$out/first.csv" >"$out/first.flagged"
@@ -320,8 +353,19 @@ fi
 	run_line=(benchrun run "${workloads_given[@]}" "${flags[@]}")
 	echo "${run_line[*]} --count $count --seed $seed, GOMAXPROCS=$procs, $rounds interleaved round(s) per side, thresholds ${thresholds[*]}."
 	echo
+	if ((${#fails[@]} > 0)); then
+		printf '**Failed:** '
+		for ((i = 0; i < ${#fails[@]}; i++)); do
+			((i == 0)) || printf '; '
+			printf '%s' "${fails[i]}"
+		done
+		echo "."
+		echo
+	fi
 	if [[ ! -s $out/first.flagged && -n $not_compared ]]; then
 		echo "**No regression** in what was compared; not compared: ${not_compared//$'\n'/; }."
+	elif [[ ! -s $out/first.flagged && ${#fails[@]} -gt 0 ]]; then
+		echo "**No regression** in what was compared."
 	elif [[ ! -s $out/first.flagged ]]; then
 		echo "**No regression.**"
 	elif ((confirmed == 0)); then
@@ -349,6 +393,10 @@ if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
 fi
 if ((confirmed > 0)); then
 	echo "ci-bench: confirmed regression in $confirmed row(s); see $out/summary.md"
+	exit 1
+fi
+if ((${#fails[@]} > 0)); then
+	echo "ci-bench: failed: no confirmed regression, but a benchmark lost or a run failed (above); see $out/summary.md"
 	exit 1
 fi
 echo "ci-bench: no confirmed regression; see $out/summary.md"

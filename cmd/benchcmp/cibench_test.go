@@ -250,23 +250,69 @@ func TestCIBenchOutPaths(t *testing.T) {
 }
 
 // A benchmark of the base with no result at HEAD (a workload dropped from
-// the suite, a renamed one) is compared with nothing: the summary said
-// "No regression" of it, silently.
+// the suite, a renamed one) is compared with nothing: the script printed
+// it as "not compared" and passed. It fails now (exit 1), naming it, unless
+// --allow-lost says it was dropped on purpose; and with a flagged row as
+// well, benchcmp's one message holding both reasons was left out whole,
+// so the lost benchmark was not even named.
 func TestCIBenchLostBenchmark(t *testing.T) {
 	root := standIn(t)
-	out := filepath.Join(t.TempDir(), "out")
-	got, code := runStandIn(t, root, t.TempDir(),
-		[]string{"CIBENCH_NAME=X/workload=w Y/workload=v", "CIBENCH_HEAD_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100"},
-		"--count", "6", "--rounds", "1", "--out", out, "HEAD~1")
-	if code != 0 {
-		t.Fatalf("exit %d, want 0:\n%s", code, got)
+	env := []string{"CIBENCH_NAME=X/workload=w Y/workload=v", "CIBENCH_HEAD_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100"}
+	t.Run("fails", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out")
+		got, code := runStandIn(t, root, t.TempDir(), env, "--count", "6", "--rounds", "1", "--out", out, "HEAD~1")
+		if code != 1 || !strings.Contains(got, "ci-bench: lost: 1 benchmark(s) of the baseline base have no result to compare with (Y/workload=v)") ||
+			!strings.Contains(got, "ci-bench: failed: ") {
+			t.Fatalf("exit %d, want 1 naming the benchmark HEAD lost:\n%s", code, got)
+		}
+		summary := string(must(os.ReadFile(filepath.Join(out, "summary.md"))))
+		if !strings.Contains(summary, "**Failed:** lost: 1 benchmark(s) of the baseline base have no result to compare with (Y/workload=v).") {
+			t.Errorf("summary.md does not say what was lost:\n%s", summary)
+		}
+	})
+	t.Run("allowed", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "out")
+		got, code := runStandIn(t, root, t.TempDir(), env, "--allow-lost", "--count", "6", "--rounds", "1", "--out", out, "HEAD~1")
+		if code != 0 || !strings.Contains(got, "ci-bench: not compared (--allow-lost): ") || !strings.Contains(got, "Y/workload=v") {
+			t.Fatalf("exit %d, want 0 naming the benchmark not compared:\n%s", code, got)
+		}
+		summary := string(must(os.ReadFile(filepath.Join(out, "summary.md"))))
+		if !strings.Contains(summary, "**No regression** in what was compared; not compared: ") {
+			t.Errorf("summary.md does not say what was not compared:\n%s", summary)
+		}
+	})
+	t.Run("with a regression", func(t *testing.T) {
+		got, code := runStandIn(t, root, t.TempDir(),
+			[]string{"CIBENCH_NAME=X/workload=w Y/workload=v", "CIBENCH_HEAD_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=200", "CIBENCH_HEAD_CONFIRM=100"},
+			"--count", "6", "--rounds", "1", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
+		if code != 1 || !strings.Contains(got, "ci-bench: lost: 1 benchmark(s) of the baseline base have no result to compare with (Y/workload=v)") {
+			t.Fatalf("exit %d, want 1 naming the lost benchmark beside the unconfirmed row:\n%s", code, got)
+		}
+	})
+}
+
+// The working tree is HEAD, and a new .go file not yet added is built into
+// its benchrun: the commit was not marked -dirty for untracked files. An
+// ignored file changes nothing and still does not mark it.
+func TestCIBenchUntrackedIsDirty(t *testing.T) {
+	root := standIn(t)
+	env := []string{"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100"}
+	if err := os.WriteFile(filepath.Join(root, ".git", "info", "exclude"), []byte("scratch.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(got, "ci-bench: not compared: ") || !strings.Contains(got, "Y/workload=v") {
-		t.Errorf("output does not name the benchmark HEAD lost:\n%s", got)
+	if err := os.WriteFile(filepath.Join(root, "scratch.txt"), []byte("ignored\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	summary := string(must(os.ReadFile(filepath.Join(out, "summary.md"))))
-	if !strings.Contains(summary, "**No regression** in what was compared; not compared: ") {
-		t.Errorf("summary.md does not say what was not compared:\n%s", summary)
+	got, code := runStandIn(t, root, t.TempDir(), env, "--count", "6", "--rounds", "1", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
+	if code != 0 || strings.Contains(got, "-dirty") {
+		t.Fatalf("exit %d, want 0 and HEAD not -dirty with an ignored file only:\n%s", code, got)
+	}
+	if err := os.WriteFile(filepath.Join(root, "cmd", "benchrun", "extra.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, code = runStandIn(t, root, t.TempDir(), env, "--count", "6", "--rounds", "1", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
+	if code != 0 || !strings.Contains(got, "-dirty); results in") {
+		t.Errorf("exit %d, want 0 and HEAD -dirty with an untracked .go file:\n%s", code, got)
 	}
 }
 

@@ -868,6 +868,30 @@ func TestGateThatCannotFailWarnsBesideUnitsWithoutDirection(t *testing.T) {
 	}
 }
 
+// TestExactSpread: the values of an assume=exact unit that vary within a
+// file showed the most frequent one alone, beside a delta of "~", where
+// benchstat shows their spread ("10.00 ± 20%"): the cell now shows it
+// too, in every format that shows intervals, and constant values none.
+func TestExactSpread(t *testing.T) {
+	head := "Unit x-count assume=exact better=lower\n"
+	old := writeTemp(t, "exact-old.txt", head+strings.Repeat("BenchmarkA 1 10 x-count\n", 5)+"BenchmarkA 1 12 x-count\n"+
+		"BenchmarkB 1 5 x-count\nBenchmarkB 1 5 x-count\n")
+	new := writeTemp(t, "exact-new.txt", head+strings.Repeat("BenchmarkA 1 10 x-count\n", 6)+
+		"BenchmarkB 1 5 x-count\nBenchmarkB 1 5 x-count\n")
+	for _, format := range []string{"text", "markdown", "html"} {
+		out, _, err := compare(t, func(c *CompareConfig) { c.Format = format }, old, new)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "10.000 ±20% (1)") {
+			t.Errorf("%s: A's cell lacks its spread, 10.000 ±20%% (1):\n%s", format, out)
+		}
+		if strings.Contains(out, "5.000 ±") || !strings.Contains(out, "5.000") {
+			t.Errorf("%s: B's constant values show a spread:\n%s", format, out)
+		}
+	}
+}
+
 // TestPoolingOneFileTwiceWarns: one file given twice under one label (any
 // spelling) pools each of its samples twice into that column, which can
 // make noise significant; compare warns, as merge does. Two labels over one

@@ -75,10 +75,14 @@ func scaler(t *Table) benchunit.Scaler {
 	return benchunit.CommonScale(vals, benchunit.ClassOf(t.Unit))
 }
 
-// centerText formats a cell's center and interval, as "2.91m ±5%".
+// centerText formats a cell's center and interval, as "2.91m ±5%". An
+// exact unit's center is the most frequent value, and Lo and Hi the
+// smallest and largest: values that vary show their spread as benchstat
+// does ("10.000 ±20%" for 10 to 12), beside the note that says so, and
+// values that do not show none (README, "Read the report").
 func centerText(s benchunit.Scaler, t *Table, c *Cell) string {
 	v := s.Format(c.Center)
-	if t.Summary == "exact" {
+	if t.Summary == "exact" && c.Lo == c.Hi {
 		return v
 	}
 	sum := benchmath.Summary{Center: c.Center, Lo: c.Lo, Hi: c.Hi}

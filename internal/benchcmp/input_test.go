@@ -402,3 +402,30 @@ func TestValueOverflowedByTidyingIsNamedAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyBenchmarkName: benchfmt skips a line that is "Benchmark" alone,
+// as it skips go test -v's announcement of a benchmark, refuses one with
+// only blanks after the prefix (no iteration count), and reads
+// "Benchmark 1 5 ns/op", which go test writes for a function named
+// Benchmark, as a result with the empty name. benchcmp reads them the
+// same way; its messages named that benchmark as nothing at all ("of
+// old.txt: "), and now name it "".
+func TestEmptyBenchmarkName(t *testing.T) {
+	six := strings.Repeat("BenchmarkX 1 10 ns/op\n", 6)
+	old := writeTemp(t, "empty-old.txt", six+"Benchmark\nBenchmark 1 5 ns/op\n")
+	new := writeTemp(t, "empty-new.txt", six+"Benchmark\n")
+	out, errOut, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression"; c.Format = "csv" }, old, new)
+	if !errors.Is(err, ErrRegression) || !strings.Contains(err.Error(), `have no result to compare with ("")`) {
+		t.Errorf("gate: %v, want ErrRegression naming the lost benchmark \"\"", err)
+	}
+	if !strings.Contains(errOut, new+" has no result for 1 benchmark(s) of "+old+": \"\"\n") {
+		t.Errorf("stderr %q: want the warning naming the benchmark \"\"", errOut)
+	}
+	if n := strings.Count(out, "\nsec/op,,,"); n != 1 {
+		t.Errorf("csv has %d rows of the empty name, want 1 (the bare Benchmark line skipped):\n%s", n, out)
+	}
+	bad := writeTemp(t, "empty-bad.txt", six+"Benchmark   \n")
+	if _, _, err := compare(t, nil, old, bad); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "empty-bad.txt:7: missing iteration count") {
+		t.Errorf("Benchmark with blanks: %v, want ErrInput naming empty-bad.txt:7", err)
+	}
+}

@@ -63,9 +63,21 @@ func (r *Report) unpairedName(u Unpaired) string {
 		}
 	}
 	if len(differ) == 0 {
-		return u.Name
+		return messageName(u.Name)
 	}
-	return u.Name + " (" + strings.Join(differ, ", ") + ")"
+	return messageName(u.Name) + " (" + strings.Join(differ, ", ") + ")"
+}
+
+// messageName is a benchmark's name as a message lists it. The empty name
+// is a benchmark too: go test writes "Benchmark 1 5 ns/op" for a function
+// named Benchmark (with GOMAXPROCS 1), and benchfmt reads it, as benchstat
+// does, with the name "" (README, "Comparing results: benchcmp"). A list
+// shows it as "" rather than as nothing.
+func messageName(name string) string {
+	if name == "" {
+		return `""`
+	}
+	return name
 }
 
 // Unpaired is a row with a result in column In but none in column Missing,
@@ -248,7 +260,7 @@ func (r *Report) Untestable() []string {
 		for _, row := range t.Rows {
 			for _, c := range row.Cells {
 				if c != nil && c.Compared && c.Verdict == TooFew {
-					names = appendNew(names, row.Name+" ("+t.Unit+")")
+					names = appendNew(names, messageName(row.Name)+" ("+t.Unit+")")
 					break
 				}
 			}

@@ -202,8 +202,14 @@ func csvName(i int, columns []string) string {
 }
 
 // parseUint64 parses decimal digits, nothing else, in the uint64 range.
+// Leading zeros are digits like any other (docs/spec.md, "CSV files"):
+// 007 is 7, however many zeros pad it.
 func parseUint64(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
+	if len(b) == 0 {
+		return 0, false
+	}
+	b = trimZeros(b)
+	if len(b) > 20 {
 		return 0, false
 	}
 	var u uint64
@@ -222,14 +228,19 @@ func parseUint64(b []byte) (uint64, bool) {
 }
 
 // parseInt64 parses an optional '-' and decimal digits, nothing else, in
-// the int64 range.
+// the int64 range. As in parseUint64, leading zeros are digits (-007 is
+// -7), and -0 is 0.
 func parseInt64(b []byte) (int64, bool) {
 	neg := false
 	if len(b) > 0 && b[0] == '-' {
 		neg = true
 		b = b[1:]
 	}
-	if len(b) == 0 || len(b) > 19 {
+	if len(b) == 0 {
+		return 0, false
+	}
+	b = trimZeros(b)
+	if len(b) > 19 {
 		return 0, false
 	}
 	var u uint64
@@ -249,6 +260,15 @@ func parseInt64(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(u), true
+}
+
+// trimZeros drops the leading zeros of the non-empty digits b but the
+// last digit, so that the length checks count significant digits only.
+func trimZeros(b []byte) []byte {
+	for len(b) > 1 && b[0] == '0' {
+		b = b[1:]
+	}
+	return b
 }
 
 // WriteCSV writes t in the format ReadCSV reads, with LF line ends.

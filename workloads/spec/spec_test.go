@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -248,6 +249,45 @@ func TestReadCSV(t *testing.T) {
 	big, err := ReadCSV("t", strings.NewReader("time,diff,x\n18446744073709551614,-9223372036854775808,-9223372036854775808\n"), []string{"x"})
 	if err != nil || big.Times[0] != MaxTime || big.Diffs[0] != -9223372036854775808 || big.Vals[0] != -9223372036854775808 {
 		t.Errorf("extremes: %+v %v", big, err)
+	}
+}
+
+// TestReadCSVLeadingZeros checks that a CSV value is digits after an
+// optional '-', read as decimal (docs/spec.md, "CSV files"): 007 is 7,
+// -0 is 0, and zeros padding a value do not count against the range, so
+// a value padded past 19 or 20 characters is read as the value it is,
+// not refused as outside the int64 range.
+func TestReadCSVLeadingZeros(t *testing.T) {
+	pad := strings.Repeat("0", 30)
+	src := "time,diff,x,y\n" +
+		"0009,01,007,-0\n" +
+		pad + "1,-" + pad + "2," + pad + "9223372036854775807,-" + pad + "9223372036854775808\n" +
+		pad + "18446744073709551614,1," + pad + ",-" + pad + "\n"
+	tab, err := ReadCSV("z.csv", strings.NewReader(src), []string{"x", "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Table{
+		Columns: []string{"x", "y"},
+		Times:   []uint64{9, 1, MaxTime},
+		Diffs:   []int64{1, -2, 1},
+		Vals:    []int64{7, 0, math.MaxInt64, math.MinInt64, 0, 0},
+	}
+	if !reflect.DeepEqual(tab, want) {
+		t.Errorf("table = %+v, want %+v", tab, want)
+	}
+	// Padding changes no range: one past the bound is still refused.
+	for _, tc := range []struct{ line, want string }{
+		{"0,1," + pad + "9223372036854775808,0", `z.csv:2: field 3 (x) is "`},
+		{"0,1,0,-" + pad + "9223372036854775809", `z.csv:2: field 4 (y) is "`},
+		{pad + "18446744073709551615,1,0,0", "z.csv:2: field 1 (time) is 18446744073709551615, outside"},
+		{"-" + pad + "0,1,0,0", `z.csv:2: field 1 (time) is "-`},
+		{"0,-" + pad + ",0,0", "z.csv:2: diff is 0"},
+	} {
+		_, err := ReadCSV("z.csv", strings.NewReader("time,diff,x,y\n"+tc.line+"\n"), []string{"x", "y"})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want prefix %q", tc.line, err, tc.want)
+		}
 	}
 }
 

@@ -97,6 +97,31 @@ const base = `{"version": 1, "name": "w",
   "inputs": {"a": {"columns": ["x", "y"], "rows": [[0, 1, 1, 2]]}},
   "query": {"from": [{"as": "a", "collection": "a"}]}}`
 
+// TestVersionIsAnIntegerField checks that version reads like every other
+// integer field (docs/spec.md, "Decoding is strict"): a form that denotes
+// 1 exactly (1.0, 1e0, 0.1e1) is version 1, as 2.0 is 2 in as_of, while a
+// number that is not 1, however close, is refused.
+func TestVersionIsAnIntegerField(t *testing.T) {
+	for _, v := range []string{"1.0", "1e0", "0.1e1", "10e-1", "1.000"} {
+		src := strings.Replace(base, `"version": 1, "name": "w",`, `"version": `+v+`, "name": "w", "as_of": 2.0, "until": 3e0,`, 1)
+		s, err := Decode("v.json", ".", []byte(src))
+		if err != nil || s.Version != 1 || s.AsOf != 2 || s.Until != 3 {
+			t.Errorf("version %s: %+v, %v", v, s, err)
+		}
+	}
+	for v, want := range map[string]string{
+		"1.0000000000000000001": "v.json:1: version: 1.0000000000000000001 is not an integer",
+		"0.9999999999999999999": "v.json:1: version: 0.9999999999999999999 is not an integer",
+		"2.0":                   "v.json:1: version: unsupported version 2 (this benchrun reads version 1)",
+		"1e-400":                "v.json:1: version: 1e-400 is not an integer",
+	} {
+		_, err := Decode("v.json", ".", []byte(strings.Replace(base, `"version": 1`, `"version": `+v, 1)))
+		if err == nil || err.Error() != want {
+			t.Errorf("version %s: err = %v, want %s", v, err, want)
+		}
+	}
+}
+
 // TestBadSpecs runs every way a spec can be wrong and checks the message
 // names the file, the line and the field.
 func TestBadSpecs(t *testing.T) {

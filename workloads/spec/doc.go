@@ -3,7 +3,8 @@
 //
 // Decoding runs in three steps. The JSON is read into an ordered tree that
 // keeps each value's line and its number text (so 9007199254740993 is not
-// rounded through float64) and refuses duplicate fields. The tree is
+// rounded through float64) and refuses duplicate fields and strings that
+// are not UTF-8 (docs/spec.md, "Decoding is strict"). The tree is
 // converted field by field into a Spec, refusing unknown fields, wrong
 // types, inexact integers and bad names. The Spec is then resolved into a
 // logical plan (core/plan), which checks refs, expressions, the shared

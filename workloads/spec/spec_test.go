@@ -122,6 +122,39 @@ func TestVersionIsAnIntegerField(t *testing.T) {
 	}
 }
 
+// TestInvalidUTF8 checks that a string of a spec holding a byte that is
+// not UTF-8 is refused at decode, naming the field, its line and the
+// byte's column (docs/spec.md, "Decoding is strict"), instead of read as
+// U+FFFD: a csv path would name another file, an expression report a
+// character the file does not hold, a description change silently.
+func TestInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"description", `"name": "w",`, "\"name\": \"w\", \"description\": \"caf\xe9\",",
+			"u.json:1: description: the string holds a byte that is not UTF-8 (0xe9, column 48): a spec file is UTF-8 text"},
+		{"csv path", `"rows": [[0, 1, 1, 2]]`, "\"csv\": \"d\xff.csv\"",
+			"u.json:2: inputs.a.csv: the string holds a byte that is not UTF-8 (0xff, column 52): a spec file is UTF-8 text"},
+		{"filter", `"collection": "a"}]`, "\"collection\": \"a\"}],\n\"filter\": [\"a.x \xc3 1\"]",
+			"u.json:4: query.filter[0]: the string holds a byte that is not UTF-8 (0xc3, column 17): a spec file is UTF-8 text"},
+		{"member name", `"inputs": {"a":`, "\"inputs\": {\"\xfe\": 1, \"a\":",
+			"u.json:2: inputs: a member name holds a byte that is not UTF-8 (0xfe, column 15): a spec file is UTF-8 text"},
+		{"cut sequence", `"name": "w",`, "\"name\": \"w\", \"description\": \"\xe2\x82\",",
+			"u.json:1: description: the string holds a byte that is not UTF-8 (0xe2, column 45): a spec file is UTF-8 text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(base, tc.old, tc.new, 1)
+			s, err := Decode("u.json", ".", []byte(src))
+			if s != nil || err == nil || err.Error() != tc.want || !errors.Is(err, ErrInvalid) {
+				t.Errorf("err = %v,\nwant %s", err, tc.want)
+			}
+		})
+	}
+	// UTF-8 itself is text like any other.
+	s, err := Decode("u.json", ".", []byte(strings.Replace(base, `"name": "w",`, `"name": "w", "description": "caf\u00e9 é €",`, 1)))
+	if err != nil || s.Description != "café é €" {
+		t.Errorf("UTF-8 description: %q, %v", s.Description, err)
+	}
+}
+
 // TestBadSpecs runs every way a spec can be wrong and checks the message
 // names the file, the line and the field.
 func TestBadSpecs(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // kind is the JSON type of a node.
@@ -78,6 +79,43 @@ type treeDecoder struct {
 	// path is the field path of the value being read, one step per
 	// enclosing member or element; it becomes a string only for a message.
 	path []pathStep
+	// badUTF8 is the offset of the first byte of data that is not UTF-8,
+	// or -1. Outside a string such a byte is a syntax error; inside one
+	// encoding/json reads it as U+FFFD, which would change a csv path or
+	// an expression silently, so the string holding it is refused
+	// (checkUTF8).
+	badUTF8 int64
+}
+
+// firstBadUTF8 returns the offset of the first byte of data that does not
+// belong to a valid UTF-8 encoding, or -1.
+func firstBadUTF8(data []byte) int64 {
+	for i := 0; i < len(data); {
+		if data[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return int64(i)
+		}
+		i += n
+	}
+	return -1
+}
+
+// checkUTF8 refuses the string token just read (what names it: "a string
+// value", "a member name") when it holds a byte that is not UTF-8, at the
+// field path being read (docs/spec.md, "Decoding is strict"): a token
+// ends at InputOffset, and the first such byte lies before it only in
+// the first token that holds it.
+func (d *treeDecoder) checkUTF8(what string) error {
+	if d.badUTF8 < 0 || d.dec.InputOffset() <= d.badUTF8 {
+		return nil
+	}
+	off := d.badUTF8
+	start := bytes.LastIndexByte(d.data[:off], '\n') + 1
+	return d.errAt(off, fmt.Sprintf("%s holds a byte that is not UTF-8 (0x%02x, column %d): a spec file is UTF-8 text", what, d.data[off], off-int64(start)+1))
 }
 
 // pathStep is one step of a field path: a member name, or an array index
@@ -142,7 +180,7 @@ const bom = "\ufeff"
 // Syntax errors name file and line.
 func parseTree(file string, data []byte) (*node, error) {
 	data = bytes.TrimPrefix(data, []byte(bom))
-	d := &treeDecoder{dec: json.NewDecoder(bytes.NewReader(data)), data: data, lines: newLineIndex(data), file: file}
+	d := &treeDecoder{dec: json.NewDecoder(bytes.NewReader(data)), data: data, lines: newLineIndex(data), file: file, badUTF8: firstBadUTF8(data)}
 	d.dec.UseNumber()
 	root, err := d.value(1)
 	if err != nil {
@@ -221,6 +259,9 @@ func (d *treeDecoder) value(depth int) (*node, error) {
 	case json.Number:
 		return &node{kind: kindNumber, line: line, text: string(t)}, nil
 	case string:
+		if err := d.checkUTF8("the string"); err != nil {
+			return nil, err
+		}
 		return &node{kind: kindString, line: line, text: t}, nil
 	case json.Delim:
 		if depth > MaxNesting {
@@ -235,6 +276,9 @@ func (d *treeDecoder) value(depth int) (*node, error) {
 					return nil, d.syntaxErr(err)
 				}
 				key, _ := ktok.(string)
+				if err := d.checkUTF8("a member name"); err != nil {
+					return nil, err
+				}
 				d.path = append(d.path, pathStep{key: key, index: -1})
 				if n.get(key) != nil {
 					return nil, d.errAt(d.dec.InputOffset()-1, "duplicate field")

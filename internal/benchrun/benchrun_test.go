@@ -1024,6 +1024,13 @@ func TestDuplicateWorkloadNames(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || ExitCode(err) != ExitUsage {
 			t.Errorf("validate %q: %v (exit %d); want exit 2 and %q", tc.targets, err, ExitCode(err), tc.want)
 		}
+		// check refuses them too, before it checks anything: the specs
+		// it passes are ones run would measure.
+		out.Reset()
+		err = Check(context.Background(), CheckConfig{Out: &out, Targets: tc.targets})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || ExitCode(err) != ExitUsage || out.Len() != 0 {
+			t.Errorf("check %q: %v (exit %d), output %q; want exit 2, no output and %q", tc.targets, err, ExitCode(err), out.String(), tc.want)
+		}
 	}
 	// The same file named twice is one target, and runs once.
 	again := filepath.Join(dir, ".", "x", "..", "a.json")
@@ -1031,8 +1038,13 @@ func TestDuplicateWorkloadNames(t *testing.T) {
 	if err != nil || len(bs) != 2 {
 		t.Errorf("a spec named twice: %v, benchmarks %q", err, names(bs))
 	}
-	if err := Validate(context.Background(), ValidateConfig{Out: &bytes.Buffer{}, Specs: []string{a, again, c}}); err != nil {
+	// validate lists it once too, under the spelling first given.
+	var out bytes.Buffer
+	if err := Validate(context.Background(), ValidateConfig{Out: &out, Specs: []string{a, again, c, a}}); err != nil {
 		t.Errorf("validate of a spec named twice: %v", err)
+	}
+	if want := a + ": ok: workload w, 1 input, 0 views, 1 index\n" + c + ": ok: workload v, 1 input, 0 views, 1 index\n"; out.String() != want {
+		t.Errorf("validate of a spec named twice printed\n%s\nwant\n%s", out.String(), want)
 	}
 }
 
@@ -1392,7 +1404,7 @@ func TestValidateNamesEveryBadFile(t *testing.T) {
 
 // TestValidateRefusesASpecNamedLikeABuiltinNamedWithIt: validate refuses a
 // spec file declaring the name of a built-in workload given with it, in
-// either order, as run does (their results would share workload=<name>),
+// either order, as run and check do (their results would share workload=<name>),
 // naming the file's line; alone, or with other workloads, the file is
 // valid.
 func TestValidateRefusesASpecNamedLikeABuiltinNamedWithIt(t *testing.T) {
@@ -1418,6 +1430,12 @@ func TestValidateRefusesASpecNamedLikeABuiltinNamedWithIt(t *testing.T) {
 			Count: 1, Progress: ProgressOff, Engine: &fakeEngine{}, Env: testEnv})
 		if ExitCode(err) != ExitUsage || !strings.Contains(Message(err), want) {
 			t.Errorf("run %v: exit %d (%v), want exit 2 with %q", targets, ExitCode(err), err, want)
+		}
+		// And so does check, before checking anything.
+		out.Reset()
+		err = Check(context.Background(), CheckConfig{Out: &out, Targets: targets})
+		if ExitCode(err) != ExitUsage || !strings.Contains(Message(err), want) || out.Len() != 0 {
+			t.Errorf("check %v: exit %d (%v), output %q, want exit 2 with %q", targets, ExitCode(err), err, out.String(), want)
 		}
 	}
 	for _, targets := range [][]string{{file}, {file, "lookup"}} {

@@ -219,7 +219,9 @@ var checkWorkload = workloads.Check
 var ErrCheckFailed = errors.New("benchrun: check failed")
 
 // Check runs each workload (built-ins at their check size: size
-// parameters at a tenth of their defaults) in both modes, both join
+// parameters at a tenth of their defaults; each target once, and, as
+// run, refusing two spec files of one workload name or a spec file of
+// a built-in's name named with it) in both modes, both join
 // strategies and one and two workers, compares every output and error
 // collection with the reference evaluator at several times, the
 // per-operator error counts with the output, and that every hold and
@@ -238,6 +240,9 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 		}
 	}
 	seen := map[string]bool{}
+	files := map[string]*spec.Spec{} // spec files by workload name
+	var fileSpecs []*spec.Spec       // in the order named
+	builtins := map[string]bool{}    // built-in workloads named
 	for _, n := range names {
 		// A target named twice, under any spelling of its path, is
 		// checked once, as run runs it once.
@@ -251,9 +256,19 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 			if err != nil {
 				return err
 			}
-			targets = append(targets, target{spec.Path(n), bs[0].Spec})
+			s := bs[0].Spec
+			// Two spec files of one workload name are refused, as run
+			// and validate refuse them (docs/spec.md, "Commands"): a
+			// spec checked here is one run would measure.
+			if prev := files[s.Name]; prev != nil {
+				return nameClash(prev, s)
+			}
+			files[s.Name] = s
+			fileSpecs = append(fileSpecs, s)
+			targets = append(targets, target{spec.Path(n), s})
 			continue
 		}
+		builtins[n] = true
 		w, err := workloads.Lookup(n)
 		if err != nil {
 			return usagef("check", "%v (a spec file must end in .json)", err)
@@ -264,6 +279,13 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 				return err
 			}
 			targets = append(targets, target{w.Name + "/" + w.Benches[bi].Base, s})
+		}
+	}
+	for _, s := range fileSpecs {
+		// And so is a spec file that declares the name of a built-in
+		// workload named with it, whatever the order.
+		if builtins[s.Name] {
+			return builtinClash(s)
 		}
 	}
 	failed := 0

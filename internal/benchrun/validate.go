@@ -16,7 +16,8 @@ type ValidateConfig struct {
 	Specs []string // spec files or built-in workloads
 }
 
-// Validate decodes and checks each spec file and reads its CSV inputs
+// Validate decodes and checks each spec file (each once, however often
+// and under whichever spelling of its path it is named) and reads its CSV inputs
 // (generated inputs are not generated: their parameters are checked by
 // decoding), that no two spec files declare the same workload name and
 // no spec file the name of a built-in workload named with it, which would
@@ -35,7 +36,16 @@ func Validate(ctx context.Context, cfg ValidateConfig) error {
 	// Every target is checked: a bad one is reported and the rest still
 	// are, so one run names every file at fault.
 	var errs []error
+	seen := map[string]bool{}
 	for i, target := range cfg.Specs {
+		// A target named twice, a spec file under any spelling of its
+		// path, is validated and listed once, as run runs it and check
+		// checks it once.
+		k := targetKey(target)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		specs, err := interruptible(ctx, func() ([]*spec.Spec, error) { return resolve(target) })
 		if errors.Is(err, ErrInterrupted) {
 			errs = append(errs, fmt.Errorf("%w after %d of %s", ErrInterrupted, i, count(len(cfg.Specs), "target", "targets")))

@@ -248,6 +248,12 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 		var xs []string
 		for _, v := range strings.Split(v, ",") {
 			x, err := spec.ParseIntegerText(v)
+			if err != nil && fractionalField(k) {
+				// The field takes a fraction, but a result name holds
+				// every parameter's value as a plain decimal integer
+				// (docs/spec.md, "benchrun run"): the file sets it.
+				return nil, nil, usagef("--param", "%s: %s is a fractional field, and a result name holds a parameter's value as a plain decimal integer: set it in the spec file (%v)", spec.Clip(kv), spec.Clip(k), err)
+			}
 			if err != nil {
 				return nil, nil, usagef("--param", "%s: %v", spec.Clip(kv), err)
 			}
@@ -351,6 +357,20 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 		mine = append(mine, out[i])
 	}
 	return out, mine, nil
+}
+
+// fractionalField says whether a --param key is the path of a spec's
+// fractional field: a generator's retract or a zipf column's s.
+func fractionalField(key string) bool {
+	parts := strings.Split(key, ".")
+	n := len(parts)
+	switch {
+	case n == 4 && parts[0] == "inputs" && parts[2] == "generate" && parts[3] == "retract":
+		return true
+	case n == 6 && parts[0] == "inputs" && parts[2] == "generate" && parts[3] == "columns" && parts[5] == "s":
+		return true
+	}
+	return false
 }
 
 // builtinBenches expands a built-in workload over its benchmarks and the

@@ -223,7 +223,7 @@ func TestSelectionErrors(t *testing.T) {
 		// Past float64's range, a value is still judged by its digits.
 		{Selection{Workers: 1, Params: []string{"rows=1e400"}}, `--param: rows=1e400: 1e400 is outside -9223372036854775808..18446744073709551615, the range of every integer field`},
 		{Selection{Workers: 1, Params: []string{"rows=1e-400"}}, `--param: rows=1e-400: 1e-400 is not an integer`},
-		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.retract=1e-400"}}, `--param: inputs.lineitem.generate.retract=1e-400: 1e-400 is not an integer`},
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.retract=1e-400"}}, `--param: inputs.lineitem.generate.retract=1e-400: inputs.lineitem.generate.retract is a fractional field, and a result name holds a parameter's value as a plain decimal integer: set it in the spec file (1e-400 is not an integer)`},
 		{Selection{Workers: 1, Targets: []string{"fanout"}, Params: []string{"k=4,1025"}}, "--param: k=4,1025: workload fanout: k must be in 1..1024 (concurrent queries), not 1025"},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"edges=5"}}, `--param: edges=5: no selected workload has a parameter edges`},
 		{Selection{Workers: 1, Targets: []string{"nope"}}, `run: workloads: unknown name: no built-in workload "nope"`},

@@ -172,22 +172,26 @@ with status 2 and names the file and the line or field.`,
 func newGen(out, errOut io.Writer) *cobra.Command {
 	var dir string
 	var seed uint64
+	var params []string
 	c := &cobra.Command{
-		Use:   "gen SPEC.json|WORKLOAD --out DIR",
+		Use:   "gen SPEC.json|WORKLOAD --out DIR [--param key=value]...",
 		Short: "Write every input of a spec as CSV",
 		Long: `gen writes each input of the spec, generated, inline or CSV, as DIR/NAME.csv
 with the header time,diff,<columns>: the exact updates a run feeds the engine.
 A built-in workload of several specs writes DIR/SPEC/NAME.csv for each.
+--param and --seed take the values run takes, one value per parameter,
+and gen writes what run feeds with them.
 It writes every file or none: each destination is checked first, a
 failure puts back what was replaced, and Ctrl-C (exit 130) leaves nothing.`,
-		Example: "  benchrun gen workloads/examples/lookup.json --out /tmp/lookup",
+		Example: "  benchrun gen workloads/examples/lookup.json --out /tmp/lookup\n  benchrun gen lookup --param rows=1e5 --out /tmp/lookup",
 		Args:    exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
-			return benchrun.Gen(cmd.Context(), benchrun.GenConfig{Out: out, ErrOut: errOut, Spec: args[0], Dir: dir, Seed: seed})
+			return benchrun.Gen(cmd.Context(), benchrun.GenConfig{Out: out, ErrOut: errOut, Spec: args[0], Dir: dir, Seed: seed, Params: params})
 		}),
 	}
 	c.Flags().StringVar(&dir, "out", "", "directory to write NAME.csv files into (created if missing)")
 	c.Flags().Uint64Var(&seed, "seed", 0, "run seed, combined with each generator's own seed")
+	c.Flags().StringArrayVar(&params, "param", nil, "key=value parameter, as run takes it, one value (repeatable; numbers accept 1e6)")
 	return c
 }
 

@@ -161,6 +161,45 @@ type parsedParam struct {
 	used     bool
 }
 
+// parseParams parses --param values (key=value, or key=v1,v2,...), as
+// run and gen read them: each value a number that denotes an integer
+// (1e6), kept as a plain decimal integer; a value or key given twice is
+// refused.
+func parseParams(raw []string) ([]*parsedParam, error) {
+	var params []*parsedParam
+	for _, kv := range raw {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("--param", "%s is not key=value", spec.Quote(kv))
+		}
+		var xs []string
+		for _, v := range strings.Split(v, ",") {
+			x, err := spec.ParseIntegerText(v)
+			if err != nil && fractionalField(k) {
+				// The field takes a fraction, but a result name holds
+				// every parameter's value as a plain decimal integer
+				// (docs/spec.md, "benchrun run"): the file sets it.
+				return nil, usagef("--param", "%s: %s is a fractional field, and a result name holds a parameter's value as a plain decimal integer: set it in the spec file (%v)", spec.Clip(kv), spec.Clip(k), err)
+			}
+			if err != nil {
+				return nil, usagef("--param", "%s: %v", spec.Clip(kv), err)
+			}
+			if slices.Contains(xs, x) {
+				// Two benchmarks of one name.
+				return nil, usagef("--param", "%s: the value %s is given twice", spec.Clip(kv), x)
+			}
+			xs = append(xs, x)
+		}
+		for _, p := range params {
+			if p.key == k {
+				return nil, usagef("--param", "%s is given twice", spec.Clip(k))
+			}
+		}
+		params = append(params, &parsedParam{key: k, raw: kv, values: xs})
+	}
+	return params, nil
+}
+
 // product calls f with every combination of one value of each list, the
 // last list varying fastest, and stops at f's first error.
 func product[T any](values [][]T, f func([]T) error) error {
@@ -239,36 +278,9 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 	if len(index) == 0 {
 		index = []string{IndexImported}
 	}
-	var params []*parsedParam
-	for _, kv := range sel.Params {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, nil, usagef("--param", "%s is not key=value", spec.Quote(kv))
-		}
-		var xs []string
-		for _, v := range strings.Split(v, ",") {
-			x, err := spec.ParseIntegerText(v)
-			if err != nil && fractionalField(k) {
-				// The field takes a fraction, but a result name holds
-				// every parameter's value as a plain decimal integer
-				// (docs/spec.md, "benchrun run"): the file sets it.
-				return nil, nil, usagef("--param", "%s: %s is a fractional field, and a result name holds a parameter's value as a plain decimal integer: set it in the spec file (%v)", spec.Clip(kv), spec.Clip(k), err)
-			}
-			if err != nil {
-				return nil, nil, usagef("--param", "%s: %v", spec.Clip(kv), err)
-			}
-			if slices.Contains(xs, x) {
-				// Two benchmarks of one name.
-				return nil, nil, usagef("--param", "%s: the value %s is given twice", spec.Clip(kv), x)
-			}
-			xs = append(xs, x)
-		}
-		for _, p := range params {
-			if p.key == k {
-				return nil, nil, usagef("--param", "%s is given twice", spec.Clip(k))
-			}
-		}
-		params = append(params, &parsedParam{key: k, raw: kv, values: xs})
+	params, err := parseParams(sel.Params)
+	if err != nil {
+		return nil, nil, err
 	}
 	targets := sel.Targets
 	if len(targets) == 0 {

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
 
@@ -20,6 +22,9 @@ type GenConfig struct {
 	Spec   string // a spec file or a built-in workload
 	Dir    string
 	Seed   uint64 // the run seed combined with each generator's seed
+	// Params are --param values (key=value), read as run reads them, one
+	// value each: gen writes the inputs run would feed with them.
+	Params []string
 
 	// rename moves a written file into place (os.Rename when nil); tests
 	// make it fail.
@@ -41,7 +46,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 	if cfg.Dir == "" {
 		return usagef("--out", "gen needs --out DIR")
 	}
-	specs, err := interruptible(ctx, func() ([]*spec.Spec, error) { return resolve(cfg.Spec) })
+	specs, err := interruptible(ctx, func() ([]*spec.Spec, error) { return genSpecs(cfg.Spec, cfg.Params) })
 	if err != nil {
 		return genErr(err)
 	}
@@ -163,6 +168,52 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 		fmt.Fprintf(cfg.Out, "%s: %s\n", spec.Path(o.path), count(o.table.Len(), "update", "updates"))
 	}
 	return nil
+}
+
+// genSpecs returns the specs whose inputs gen writes: target's (resolve),
+// decoded with the --param values raw as run decodes them (parseParams,
+// then specFileBenches or builtinBenches), so that gen writes what run
+// feeds at those values. A parameter takes one value: gen writes one
+// set of files, where run would run each value of a list.
+func genSpecs(target string, raw []string) ([]*spec.Spec, error) {
+	if len(raw) == 0 {
+		return resolve(target)
+	}
+	params, err := parseParams(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range params {
+		if len(p.values) > 1 {
+			return nil, usagef("--param", "%s: gen writes one set of inputs: give one value (run runs each value of a list)", spec.Clip(p.raw))
+		}
+	}
+	var bs []*Benchmark
+	if isSpecFile(target) {
+		bs, err = specFileBenches(target, params)
+	} else {
+		if _, lerr := workloads.Lookup(target); lerr != nil {
+			return resolve(target) // its error names the target
+		}
+		bs, err = builtinBenches(target, params)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range params {
+		if !p.used {
+			return nil, usagef("--param", "%s: %s has no parameter %s", spec.Clip(p.raw), spec.Clip(target), spec.Clip(p.key))
+		}
+	}
+	// The benchmarks of a runner parameter's values (fanout's k) share
+	// their spec: each spec once, in order.
+	var specs []*spec.Spec
+	for _, b := range bs {
+		if !slices.Contains(specs, b.Spec) {
+			specs = append(specs, b.Spec)
+		}
+	}
+	return specs, nil
 }
 
 // genErr says, of an interruption, that gen wrote nothing.

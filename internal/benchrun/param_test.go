@@ -5,9 +5,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // paramSpec is a spec file of one generated input joined to inline rows,
@@ -132,5 +138,100 @@ func TestParamOfAFractionalField(t *testing.T) {
 	bs, err := Benchmarks(sel("inputs.a.generate.retract=0"))
 	if err != nil || len(bs) != 1 || bs[0].Spec.Inputs[0].Generate.Retract != 0 {
 		t.Errorf("--param retract=0: %v, %q", err, names(bs))
+	}
+}
+
+// feedEngine records the tables each sample is fed, by spec name.
+type feedEngine struct {
+	fed map[string][]*spec.Table
+	of  map[string]*spec.Spec
+}
+
+func (e *feedEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
+	e.fed[b.Spec.Name], e.of[b.Spec.Name] = inputs, b.Spec
+	return []benchfmt.Value{{Value: 1, Unit: "install-ns"}}, nil
+}
+
+// TestGenWritesWhatRunFeeds checks that gen takes --param as run does
+// (docs/spec.md, "benchrun gen"): for a spec file's field paths, a
+// built-in's parameters and a built-in of several specs, with --seed,
+// the CSV files gen writes hold exactly the updates run feeds the engine
+// with the same parameters. A list, a parameter no target has and a
+// value outside a built-in's range are refused with exit 2, writing
+// nothing.
+func TestGenWritesWhatRunFeeds(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gz.json")
+	if err := os.WriteFile(file, []byte(paramSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		target string
+		params []string
+	}{
+		{file, []string{"inputs.a.generate.rows=37", "inputs.a.generate.seed=9", "inputs.a.generate.columns.k.max=1e2"}},
+		{"lookup", []string{"rows=150", "keys=1.2e1"}},
+		{"fanout", []string{"rows=40", "k=4"}},
+		{"dd", []string{"rows=2e3"}},
+	} {
+		t.Run(filepath.Base(tc.target), func(t *testing.T) {
+			const seed = 5
+			eng := &feedEngine{fed: map[string][]*spec.Table{}, of: map[string]*spec.Spec{}}
+			err := Run(context.Background(), RunConfig{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Engine: eng, Env: testEnv, Count: 1, Progress: ProgressOff, Seed: seed,
+				Selection: Selection{Targets: []string{tc.target}, Index: []string{IndexDirect}, Workers: 1, Params: tc.params}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "csv")
+			if err := Gen(context.Background(), GenConfig{Out: &bytes.Buffer{}, Spec: tc.target, Dir: out, Seed: seed, Params: tc.params}); err != nil {
+				t.Fatal(err)
+			}
+			files := 0
+			for name, tables := range eng.fed {
+				s := eng.of[name]
+				sub := out
+				if len(eng.fed) > 1 {
+					sub = filepath.Join(out, name)
+				}
+				for i, want := range tables {
+					got, err := spec.ReadCSVFile(filepath.Join(sub, s.Inputs[i].Name+".csv"), want.Columns)
+					if err != nil {
+						t.Fatal(err)
+					}
+					files++
+					if !reflect.DeepEqual(got.Columns, want.Columns) || !slices.Equal(got.Times, want.Times) || !slices.Equal(got.Diffs, want.Diffs) || !slices.Equal(got.Vals, want.Vals) {
+						t.Errorf("%s input %s: gen wrote %d updates, run fed %d, not the same", name, s.Inputs[i].Name, got.Len(), want.Len())
+					}
+				}
+			}
+			dirs := 0 // DIR/SPEC for a workload of several specs
+			if len(eng.fed) > 1 {
+				dirs = len(eng.fed)
+			}
+			if n := len(dirFiles(t, out)); n != files+dirs || files == 0 {
+				t.Errorf("gen wrote %v; run fed %d inputs", dirFiles(t, out), files)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		target string
+		params []string
+		want   string
+	}{
+		{"lookup", []string{"rows=100,200"}, "--param: rows=100,200: gen writes one set of inputs: give one value (run runs each value of a list)"},
+		{"lookup", []string{"nope=1"}, "--param: nope=1: lookup has no parameter nope"},
+		{"lookup", []string{"rows=0"}, "--param: rows=0: workload lookup: rows must be in 1..100000000 (fact updates), not 0"},
+		{file, []string{"rows=10"}, "--param: rows=10: spec file " + file + " has no parameter rows"},
+		{file, []string{"inputs.a.generate.rows=2.5"}, "--param: inputs.a.generate.rows=2.5: 2.5 is not an integer"},
+	} {
+		out := filepath.Join(t.TempDir(), "csv")
+		err := Gen(context.Background(), GenConfig{Out: &bytes.Buffer{}, Spec: tc.target, Dir: out, Params: tc.params})
+		if err == nil || ExitCode(err) != ExitUsage || !strings.HasPrefix(strings.TrimPrefix(Message(err), "benchrun: "), tc.want) {
+			t.Errorf("gen %s --param %v: %v (exit %d), want exit 2 and %s", tc.target, tc.params, err, ExitCode(err), tc.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("gen %s --param %v: wrote %v", tc.target, tc.params, dirFiles(t, out))
+		}
 	}
 }

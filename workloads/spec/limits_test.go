@@ -15,7 +15,7 @@ func withDescription(raw string) string {
 
 // TestDecodeNestingLimit checks that arrays and objects nest at most
 // MaxNesting deep, that the error names the file, the line of the first
-// bracket too deep and the field, and that a hostile depth costs memory
+// bracket too deep and the field, and that a malicious depth costs memory
 // in proportion to the file, not to the square of its depth.
 func TestDecodeNestingLimit(t *testing.T) {
 	// MaxNesting levels in all (the top-level object is one) decode; the

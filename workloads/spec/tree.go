@@ -65,7 +65,7 @@ func (n *node) get(key string) *node {
 
 // MaxNesting bounds how deep arrays and objects nest in a spec file (the
 // top-level object is depth 1). No spec needs more than a handful of
-// levels; the bound keeps a hostile file from costing memory or time in
+// levels; the bound keeps a malicious file from costing memory or time in
 // proportion to its depth.
 const MaxNesting = 64
 

@@ -975,6 +975,53 @@ func TestDetectEnv(t *testing.T) {
 	}
 }
 
+// TestGitDirty checks that a checkout is dirty, for a go run's commit
+// line, exactly when go build would stamp it modified: a changed tracked
+// file or an untracked file not ignored; an ignored file alone is clean.
+func TestGitDirty(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q")
+	write("a.go", "package a\n")
+	write(".gitignore", "*.out\n")
+	git("add", ".")
+	git("commit", "-q", "-m", "a")
+	if gitDirty(dir) {
+		t.Fatal("a clean checkout is dirty")
+	}
+	write("x.out", "ignored\n")
+	if gitDirty(dir) {
+		t.Error("an ignored file made the checkout dirty")
+	}
+	write("b.go", "package a\n")
+	if !gitDirty(dir) {
+		t.Error("an untracked b.go did not make the checkout dirty (go build stamps it modified)")
+	}
+	if err := os.Remove(filepath.Join(dir, "b.go")); err != nil {
+		t.Fatal(err)
+	}
+	write("a.go", "package a // changed\n")
+	if !gitDirty(dir) {
+		t.Error("a changed tracked file did not make the checkout dirty")
+	}
+}
+
 // writeSpec writes a small spec file called name into dir and returns its
 // path; rows is its inline rows' JSON.
 func writeSpec(t *testing.T, dir, file, name, rows string) string {

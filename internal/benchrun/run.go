@@ -122,11 +122,24 @@ func DetectEnv() Env {
 	}
 	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 		e.Commit = strings.TrimSpace(string(out))
-		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		if gitDirty("") {
 			e.Commit += "-dirty"
 		}
 	}
 	return e
+}
+
+// gitDirty reports whether the git checkout at dir ("" for the working
+// directory) differs from its HEAD as go build's vcs.modified stamp
+// counts it: a tracked file changed, or an untracked file that
+// .gitignore does not ignore (a new .go file is built as much as a
+// changed one). So a result file's commit line says the same of one
+// checkout whether the binary was built (stamped) or run with go run.
+func gitDirty(dir string) bool {
+	cmd := exec.Command("git", "status", "--porcelain", "--untracked-files=normal")
+	cmd.Dir = dir
+	st, err := cmd.Output()
+	return err == nil && len(bytes.TrimSpace(st)) > 0
 }
 
 // ErrWriter writes to W and keeps the first error of its writes in Err,

@@ -7,7 +7,9 @@
 // entry hashed by the columns it shares with earlier entries), the closure
 // per joined row (maps, filters, project), reduce in the order of its errors,
 // distinct, threshold; errors per collection, each entry's errors once per
-// entry, consolidated by message.
+// entry, consolidated by message. Eval answers from the plan's as_of to
+// before its until, where the query's output does (docs/spec.md "Fields"):
+// another t is ErrTime. EvalCollection answers at any t, as an index does.
 //
 // Independence: expressions are parsed with go/parser and evaluated on
 // math/big over the go/ast tree (expr.go), without core/expr, so that an

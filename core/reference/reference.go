@@ -22,6 +22,11 @@ var ErrInput = errors.New("reference: bad input")
 // plan.Resolve did not make (a plan.Resolved{} has no query).
 var errNoPlan = errors.New("reference: no resolved plan (nil *plan.Resolved, or one not made by plan.Resolve)")
 
+// ErrTime: Eval was asked for a time where the query's output holds no
+// answer, before the plan's as_of or at or after its until (docs/spec.md
+// "Fields", as_of and until; `benchrun eval` refuses the same times).
+var ErrTime = errors.New("reference: no answer at this time")
+
 // Update is one input update: a row, at a time, with a diff.
 type Update struct {
 	Time uint64
@@ -317,10 +322,18 @@ type evaluator struct {
 // update with time <= t), naively: inputs accumulated exactly, views in
 // order, joins by nested loops over a hash of each entry's rows, every
 // expression on math/big, the rules of docs/spec.md "The query" and
-// "Errors" applied literally.
+// "Errors" applied literally. The query answers from the plan's as_of to
+// before its until, as the engine's output does: a t outside is an error
+// wrapping ErrTime that names t and the bound.
 func Eval(r *plan.Resolved, in Inputs, t uint64) (*Result, error) {
-	if r == nil || r.Query == nil {
+	if r == nil || r.Query == nil || r.Plan == nil {
 		return nil, errNoPlan
+	}
+	if t < r.Plan.AsOf {
+		return nil, fmt.Errorf("%w: time %d is before as_of %d: the query's output starts at as_of", ErrTime, t, r.Plan.AsOf)
+	}
+	if r.Plan.HasUntil && t >= r.Plan.Until {
+		return nil, fmt.Errorf("%w: time %d is not before until %d: the query's output ends before until", ErrTime, t, r.Plan.Until)
 	}
 	ev, err := evalViews(r, in, t)
 	if err != nil {
@@ -339,9 +352,11 @@ var ErrUnknownCollection = errors.New("reference: unknown collection")
 
 // EvalCollection is Eval for one input or view instead of the query: its
 // rows (columns named as the collection's) and errors at t, as every index
-// on it holds them.
+// on it holds them. An index is maintained from time 0 with no until
+// (docs/spec.md "--index imported"), so any t has an answer here: the
+// plan's as_of and until bound the query alone.
 func EvalCollection(r *plan.Resolved, in Inputs, t uint64, name string) (*Result, error) {
-	if r == nil || r.Query == nil {
+	if r == nil || r.Query == nil || r.Plan == nil {
 		return nil, errNoPlan
 	}
 	c := r.Collection(name)

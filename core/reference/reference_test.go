@@ -850,3 +850,35 @@ func TestMayOverflowOnAPrefixOfFrom(t *testing.T) {
 		t.Fatalf("b at 2^30: MayOverflow set:\n%s", res)
 	}
 }
+
+// TestEvalRefusesTimesOutsideTheQuery: the query's output answers from
+// as_of to before until (docs/spec.md "Time"), and `benchrun eval`
+// refuses any other time; Eval answered at every time, past until too,
+// where the engine's output holds nothing. It refuses them now, naming
+// the time and the bound, while EvalCollection, whose indexes have no
+// until, still answers.
+func TestEvalRefusesTimesOutsideTheQuery(t *testing.T) {
+	p := specExample()
+	p.AsOf, p.HasUntil, p.Until = 2, true, 5
+	r := resolve(t, p)
+	for _, tc := range []struct {
+		at   uint64
+		want string
+	}{
+		{1, "time 1 is before as_of 2"},
+		{5, "time 5 is not before until 5"},
+		{9, "time 9 is not before until 5"},
+	} {
+		if _, err := Eval(r, nil, tc.at); !errors.Is(err, ErrTime) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Eval at %d: %v, want ErrTime saying %q", tc.at, err, tc.want)
+		}
+	}
+	for _, at := range []uint64{2, 4} {
+		if _, err := Eval(r, nil, at); err != nil {
+			t.Errorf("Eval at %d: %v", at, err)
+		}
+	}
+	if _, err := EvalCollection(r, nil, 9, "orders"); err != nil {
+		t.Errorf("EvalCollection past until: %v", err)
+	}
+}

@@ -852,7 +852,7 @@ func TestMayOverflowOnAPrefixOfFrom(t *testing.T) {
 }
 
 // TestEvalRefusesTimesOutsideTheQuery: the query's output answers from
-// as_of to before until (docs/spec.md "Time"), and `benchrun eval`
+// as_of to before until (docs/spec.md "Fields"), and `benchrun eval`
 // refuses any other time; Eval answered at every time, past until too,
 // where the engine's output holds nothing. It refuses them now, naming
 // the time and the bound, while EvalCollection, whose indexes have no

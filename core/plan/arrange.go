@@ -228,8 +228,13 @@ func (q *ResolvedQuery) Lookups(k JoinKind) []Lookup {
 // strategy k that no declared index serves, each (collection, key set)
 // once, sorted by collection then key. With --index imported the query
 // reads only published indexes, so a non-empty result is an error naming
-// all of them (docs/spec.md "Indexes and arrangements").
-func (r *Resolved) Missing(k JoinKind) []Arrangement {
+// all of them (docs/spec.md "Indexes and arrangements"). A plan Resolve
+// did not make, or a k other than Linear and Delta, is an error wrapping
+// ErrUsage (Check).
+func (r *Resolved) Missing(k JoinKind) ([]Arrangement, error) {
+	if err := r.checkJoin(k); err != nil {
+		return nil, err
+	}
 	var out []Arrangement
 	for _, l := range r.Query.Lookups(k) {
 		if l.Index != nil {
@@ -253,13 +258,17 @@ func (r *Resolved) Missing(k JoinKind) []Arrangement {
 		}
 		return strings.Compare(a.String(), b.String())
 	})
-	return out
+	return out, nil
 }
 
 // MissingError returns nil when nothing is missing under strategy k, else
-// an error naming every missing (collection, key set), for exit 2.
+// an error naming every missing (collection, key set), for exit 2, or
+// Missing's error.
 func (r *Resolved) MissingError(k JoinKind) error {
-	m := r.Missing(k)
+	m, err := r.Missing(k)
+	if err != nil {
+		return err
+	}
 	if len(m) == 0 {
 		return nil
 	}

@@ -19,6 +19,9 @@
 //     --index imported, and what each index's maintaining dataflow builds,
 //     imports and reads raw (Maintain).
 //
+// Explain and Missing read a plan Resolve made, under Linear or Delta:
+// anything else is an error wrapping ErrUsage (Check), never a panic.
+//
 // Errors name the spec field by its path ("views.sold.query.map[0].expr",
 // "indexes.by_cust.key[1]", "query.reduce.aggregates[2].expr") so a
 // decoder can prefix the file name; they wrap ErrInvalid and, for

@@ -10,8 +10,12 @@ import (
 // query's join under strategy k (the views keep their own strategy), with
 // the index that serves each arrangement; each query view and the query
 // then with its reduce, distinct or threshold and its output names (a
-// view's columns).
-func (r *Resolved) Explain(k JoinKind) string {
+// view's columns). A plan Resolve did not make, or a k other than Linear
+// and Delta, is an error wrapping ErrUsage (Check).
+func (r *Resolved) Explain(k JoinKind) (string, error) {
+	if err := r.checkJoin(k); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	for _, ix := range r.Indexes {
 		m := r.Maintain(ix)
@@ -40,7 +44,7 @@ func (r *Resolved) Explain(k JoinKind) string {
 	b.WriteString("query:\n")
 	explainJoin(&b, r.Query, k)
 	explainResult(&b, r.Query, "output", r.Query.Output)
-	return b.String()
+	return b.String(), nil
 }
 
 // explainResult describes what q does after its join: its reduce, its

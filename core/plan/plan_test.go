@@ -68,7 +68,7 @@ func TestSpecExample(t *testing.T) {
 	check("value of", q.Reduce.ValueOf, []int{0, -1, 1})
 	check("query reads", q.Linear.Source.Arrangement, "sold(any)")
 	check("served by", q.Linear.Source.Index.Name, "sold_by_cust")
-	check("missing", len(r.Missing(Linear))+len(r.Missing(Delta)), 0)
+	check("missing", len(mustMissing(t, r, Linear))+len(mustMissing(t, r, Delta)), 0)
 	sold := r.Collection("sold").Query
 	check("sold classes", sold.Classes, [][]int{{0, 4}})
 	check("sold source", sold.Linear.Source.Arrangement, "priced(okey)")
@@ -89,7 +89,7 @@ func TestSpecExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("missing without indexes", r.Missing(Linear), []Arrangement{{Collection: "sold", Any: true}})
+	check("missing without indexes", mustMissing(t, r, Linear), []Arrangement{{Collection: "sold", Any: true}})
 	if err := r.MissingError(Delta); err == nil || !strings.Contains(err.Error(), "missing: sold(any)") {
 		t.Errorf("MissingError = %v", err)
 	}
@@ -299,7 +299,7 @@ func TestArrangements(t *testing.T) {
 			}
 			if tc.missing != "" {
 				var all []Arrangement
-				for _, a := range append(r.Missing(Linear), r.Missing(Delta)...) {
+				for _, a := range append(mustMissing(t, r, Linear), mustMissing(t, r, Delta)...) {
 					if !slices.ContainsFunc(all, func(b Arrangement) bool { return b.String() == a.String() }) {
 						all = append(all, a)
 					}
@@ -384,7 +384,7 @@ query:
   threshold
   output: x.a_g, x.n, x.hi
 `
-	if got := r.Explain(Linear); got != want {
+	if got := mustExplain(t, r, Linear); got != want {
 		t.Errorf("Explain:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -412,7 +412,7 @@ query:
   reduce by (s.p_cust): total=sum(s.ratio), n=count, lo=min(s.ratio)
   output: s.p_cust, total, n, lo
 `
-	if got := r.Explain(Delta); got != want {
+	if got := mustExplain(t, r, Delta); got != want {
 		t.Errorf("Explain:\n%s\nwant:\n%s", got, want)
 	}
 	p := specExample()
@@ -422,7 +422,7 @@ query:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Explain(Linear); !strings.Contains(got, `index sold_by_cust: sold(p_cust)
+	if got := mustExplain(t, r, Linear); !strings.Contains(got, `index sold_by_cust: sold(p_cust)
   reads inputs: orders, lineitem
   builds views: priced, sold
 view sold:
@@ -477,7 +477,7 @@ func TestResolveTwiceLeavesThePlanAlone(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if r1.Explain(Linear) != r2.Explain(Linear) || fmt.Sprint(r1.Missing(Delta)) != fmt.Sprint(r2.Missing(Delta)) {
+	if mustExplain(t, r1, Linear) != mustExplain(t, r2, Linear) || fmt.Sprint(mustMissing(t, r1, Delta)) != fmt.Sprint(mustMissing(t, r2, Delta)) {
 		t.Fatal("two resolutions differ")
 	}
 	if after := fmt.Sprintf("%+v %+v", *p, *p.Views[1].Query); after != before {
@@ -511,7 +511,7 @@ func TestEditsAfterResolveChangeNothingResolved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	explain := r.Explain(Linear)
+	explain := mustExplain(t, r, Linear)
 	cols := fmt.Sprint(r.Collection("orders").Columns, r.Collection("sold").Columns)
 	want := fmt.Sprintf("%+v %+v %+v", *r.Plan, *r.Plan.Views[1].Query, *r.Plan.Query.Reduce)
 
@@ -533,7 +533,7 @@ func TestEditsAfterResolveChangeNothingResolved(t *testing.T) {
 	if got := fmt.Sprintf("%+v %+v %+v", *r.Plan, *r.Plan.Views[1].Query, *r.Plan.Query.Reduce); got != want {
 		t.Fatalf("the resolved plan changed with the caller's:\n%s\n%s", want, got)
 	}
-	if got := r.Explain(Linear); got != explain {
+	if got := mustExplain(t, r, Linear); got != explain {
 		t.Fatalf("Explain changed with the caller's plan:\n%s\n%s", explain, got)
 	}
 	if got := fmt.Sprint(r.Collection("orders").Columns, r.Collection("sold").Columns); got != cols {
@@ -556,5 +556,75 @@ func TestCloneKeepsNilAndEmptyApart(t *testing.T) {
 	}
 	if (*Plan)(nil).Clone() != nil {
 		t.Fatal("a nil plan cloned as a plan")
+	}
+}
+
+// mustMissing is r.Missing(k), which fails the test on an error.
+func mustMissing(t *testing.T, r *Resolved, k JoinKind) []Arrangement {
+	t.Helper()
+	m, err := r.Missing(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// mustExplain is r.Explain(k), which fails the test on an error.
+func mustExplain(t *testing.T, r *Resolved, k JoinKind) string {
+	t.Helper()
+	s, err := r.Explain(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestExplainAndMissingRefuseWhatResolveDidNotMake: Explain and Missing
+// of a nil plan or a Resolved filled in by hand panicked, and Explain of
+// a JoinKind of no such value explained a delta join under the heading
+// "JoinKind(7) join". Each is an error wrapping ErrUsage now, as
+// render.QueryDesc and reference.Eval refuse them, and MissingError
+// returns it.
+func TestExplainAndMissingRefuseWhatResolveDidNotMake(t *testing.T) {
+	r, err := Resolve(specExample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byHand := &Resolved{Plan: r.Plan, Inputs: r.Inputs, Views: r.Views, Indexes: r.Indexes, Query: r.Query}
+	for _, tc := range []struct {
+		name string
+		r    *Resolved
+		k    JoinKind
+		want string
+	}{
+		{"nil plan", nil, Linear, "no resolved plan"},
+		{"zero plan", &Resolved{}, Delta, "no resolved plan"},
+		{"filled in by hand", byHand, Linear, "not made by plan.Resolve"},
+		{"no such join", r, JoinKind(7), "join strategy JoinKind(7)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("panic: %v", p)
+				}
+			}()
+			if s, err := tc.r.Explain(tc.k); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tc.want) || s != "" {
+				t.Errorf("Explain: %q, %v; want ErrUsage naming %q", s, err, tc.want)
+			}
+			if m, err := tc.r.Missing(tc.k); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tc.want) || m != nil {
+				t.Errorf("Missing: %v, %v; want ErrUsage naming %q", m, err, tc.want)
+			}
+			if err := tc.r.MissingError(tc.k); !errors.Is(err, ErrUsage) {
+				t.Errorf("MissingError: %v; want ErrUsage", err)
+			}
+			if tc.k == Linear || tc.k == Delta {
+				if err := tc.r.Check(); !errors.Is(err, ErrUsage) {
+					t.Errorf("Check: %v; want ErrUsage", err)
+				}
+			}
+		})
+	}
+	if err := r.Check(); err != nil {
+		t.Errorf("Check of a resolved plan: %v", err)
 	}
 }

@@ -90,6 +90,33 @@ type Resolved struct {
 	byName map[string]*Collection
 }
 
+// ErrUsage is wrapped by the errors of Check, Explain, Missing and
+// MissingError for arguments no spec makes: a plan Resolve did not make
+// (nil, or a Resolved filled in by hand), or a JoinKind that is neither
+// Linear nor Delta.
+var ErrUsage = errors.New("plan: bad arguments")
+
+// Check returns nil for a plan Resolve made, else an error wrapping
+// ErrUsage: a nil plan, or a Resolved filled in by hand, which has none
+// of the lookups Resolve builds.
+func (r *Resolved) Check() error {
+	if r == nil || r.Plan == nil || r.Query == nil || r.byName == nil {
+		return fmt.Errorf("%w: no resolved plan (nil, or not made by plan.Resolve)", ErrUsage)
+	}
+	return nil
+}
+
+// checkJoin is Check, and k one of Linear and Delta.
+func (r *Resolved) checkJoin(k JoinKind) error {
+	if err := r.Check(); err != nil {
+		return err
+	}
+	if k != Linear && k != Delta {
+		return fmt.Errorf("%w: join strategy %v: neither linear nor delta", ErrUsage, k)
+	}
+	return nil
+}
+
 // Collection returns the input or view called name, or nil.
 func (r *Resolved) Collection(name string) *Collection { return r.byName[name] }
 

@@ -6,6 +6,8 @@
 //     the index's collection from raw inputs and the other indexes its
 //     views read (plan.Maintain), arranges it by the index key and exports
 //     it. The Maintenance runtime publishes it; a Solo runtime keeps it.
+//     A plan plan.Resolve did not make, or an index not its own, builds
+//     nothing: Build returns ErrUsage.
 //   - QueryDesc: the query at as_of (and until). Imported, it reads only
 //     declared indexes: every arrangement the join strategy reads must be
 //     served (ErrMissingIndex names what is not); direct, it builds every

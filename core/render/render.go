@@ -32,15 +32,20 @@ const (
 )
 
 func (m Mode) String() string {
-	if m == Direct {
+	switch m {
+	case Imported:
+		return "imported"
+	case Direct:
 		return "direct"
 	}
-	return "imported"
+	return fmt.Sprintf("Mode(%d)", uint8(m))
 }
 
 // ErrUsage is wrapped by QueryDesc's errors for arguments no plan or
 // option makes: a plan not made by plan.Resolve, no Output, a Mode or a
-// Join of no such value (which were read as Imported and as Delta).
+// Join of no such value (which were read as Imported and as Delta); and
+// by the error of IndexDesc's Build for a plan not made by plan.Resolve,
+// a nil index or another plan's.
 var ErrUsage = errors.New("render: bad arguments")
 
 // ErrMissingIndex: an imported query reads an arrangement no index serves.
@@ -246,8 +251,21 @@ func IndexOrder(r *plan.Resolved) []*plan.ResolvedIndex {
 // (docs/spec.md §2, --index imported): it builds the index's collection
 // from raw inputs and the indexes it imports (plan.Maintain), arranges it
 // by the index key, and exports it. The views it builds keep their own
-// join strategies.
+// join strategies. A plan plan.Resolve did not make (as QueryDesc
+// refuses), a nil ix or an index that is not one of r.Indexes gives a
+// Desc that builds nothing: its Build returns an error wrapping ErrUsage
+// naming what is wrong, which the runtime reports for the create.
 func IndexDesc(r *plan.Resolved, ix *plan.ResolvedIndex, opts Options) dataflow.Desc {
+	if err := checkIndex(r, ix); err != nil {
+		name := "(no index)"
+		if ix != nil {
+			name = ix.Name
+		}
+		return dataflow.Desc{
+			ID: "maintain " + name, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(*dataflow.Context) error { return err },
+		}
+	}
 	id := IndexID(ix)
 	dfID := "maintain " + ix.Name
 	m := r.Maintain(ix)
@@ -277,6 +295,20 @@ func IndexDesc(r *plan.Resolved, ix *plan.ResolvedIndex, opts Options) dataflow.
 	}
 }
 
+// checkIndex returns an error wrapping ErrUsage unless r was made by
+// plan.Resolve and ix is one of its indexes.
+func checkIndex(r *plan.Resolved, ix *plan.ResolvedIndex) error {
+	switch {
+	case r.Check() != nil:
+		return fmt.Errorf("%w: IndexDesc: no resolved plan (nil, or not made by plan.Resolve)", ErrUsage)
+	case ix == nil:
+		return fmt.Errorf("%w: IndexDesc: no index (nil)", ErrUsage)
+	case !slices.Contains(r.Indexes, ix):
+		return fmt.Errorf("%w: IndexDesc: index %q is not one of the plan's indexes (another plan's?)", ErrUsage, ix.Name)
+	}
+	return nil
+}
+
 // QueryDesc returns the query dataflow at r's as_of and until. Imported,
 // it reads only declared indexes (every arrangement the strategy reads
 // must be served: ErrMissingIndex otherwise); Direct, it builds every view
@@ -295,7 +327,11 @@ func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, erro
 		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: Options.Join is %v, neither linear nor delta", ErrUsage, opts.Join)
 	}
 	if opts.Mode == Imported {
-		if m := r.Missing(opts.Join); len(m) > 0 {
+		m, err := r.Missing(opts.Join)
+		if err != nil {
+			return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: %v", ErrUsage, err)
+		}
+		if len(m) > 0 {
 			names := make([]string, len(m))
 			for i, a := range m {
 				names[i] = a.String()

@@ -285,7 +285,11 @@ func addIndexes(t *rapid.T, p *plan.Plan, cols map[string][]string) {
 		t.Fatalf("drawn plan does not resolve: %v\n%+v", err, p)
 	}
 	for _, k := range []plan.JoinKind{plan.Linear, plan.Delta} {
-		for _, a := range r.Missing(k) {
+		m, err := r.Missing(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range m {
 			key := a.Key
 			if a.Any {
 				key = drawSubset(t, cols[a.Collection], "any key")

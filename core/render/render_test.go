@@ -745,7 +745,15 @@ func TestJoinOfZeroColumnCollection(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Every arrangement either strategy reads, as an index.
-			for i, a := range append(r.Missing(plan.Linear), r.Missing(plan.Delta)...) {
+			linear, err := r.Missing(plan.Linear)
+			if err != nil {
+				t.Fatal(err)
+			}
+			delta, err := r.Missing(plan.Delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, a := range append(linear, delta...) {
 				key := a.Key
 				if a.Any {
 					key = []string{}
@@ -757,5 +765,57 @@ func TestJoinOfZeroColumnCollection(t *testing.T) {
 			}
 			matchEveryConfig(t, "", r, updates(3, 5), 5, spine.Options{}, 1, 2)
 		})
+	}
+}
+
+// TestModeOfNoSuchValueIsNamedAsSuch: Mode(7) printed "imported", so an
+// error naming a bad mode (QueryDesc's, workloads' options) showed a good
+// one; it prints Mode(7) now, as plan.JoinKind(7) does.
+func TestModeOfNoSuchValueIsNamedAsSuch(t *testing.T) {
+	for m, want := range map[render.Mode]string{render.Imported: "imported", render.Direct: "direct", 7: "Mode(7)", render.Direct + 1: "Mode(2)"} {
+		if got := m.String(); got != want {
+			t.Errorf("Mode(%d).String() = %q, want %q", uint8(m), got, want)
+		}
+	}
+}
+
+// TestIndexDescRefusesWhatNoPlanMakes: IndexDesc of a nil plan, of one
+// plan.Resolve did not make, of a nil index or of another plan's index
+// panicked (or built another plan's index); each now gives a Desc whose
+// Build returns ErrUsage naming what is wrong, as QueryDesc refuses them.
+func TestIndexDescRefusesWhatNoPlanMakes(t *testing.T) {
+	r, other := testPlan(t, 0), testPlan(t, 0)
+	if len(r.Indexes) == 0 {
+		t.Fatal("the test plan has no index")
+	}
+	ix := r.Indexes[0]
+	for _, tc := range []struct {
+		name string
+		r    *plan.Resolved
+		ix   *plan.ResolvedIndex
+		want string
+	}{
+		{"nil plan", nil, ix, "no resolved plan"},
+		{"zero plan", &plan.Resolved{}, ix, "no resolved plan"},
+		{"nil index", r, nil, "no index"},
+		{"another plan's index", r, other.Indexes[0], "not one of the plan's indexes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("panic: %v", p)
+				}
+			}()
+			d := render.IndexDesc(tc.r, tc.ix, render.Options{})
+			if d.Build == nil {
+				t.Fatal("no Build")
+			}
+			if err := d.Build(nil); !errors.Is(err, render.ErrUsage) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Build: %v; want ErrUsage naming %q", err, tc.want)
+			}
+		})
+	}
+	if d := render.IndexDesc(r, ix, render.Options{}); d.ID != "maintain "+ix.Name || len(d.Exports) != 1 {
+		t.Errorf("a good call: %+v", d)
 	}
 }

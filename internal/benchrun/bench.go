@@ -553,7 +553,10 @@ func missing(s *spec.Spec, j string) error {
 	if err != nil {
 		return usagef("--join", "unknown value %s (linear or delta)", spec.Quote(j))
 	}
-	m := s.Plan.Missing(kind)
+	m, err := s.Plan.Missing(kind)
+	if err != nil {
+		return err
+	}
 	if len(m) == 0 {
 		return nil
 	}

@@ -337,7 +337,8 @@ func skippedImported(s *spec.Spec, cases []workloads.CheckCase) string {
 			continue
 		}
 		var names []string
-		for _, a := range s.Plan.Missing(c.Join) {
+		m, _ := s.Plan.Missing(c.Join) // a decoded spec's plan, a join of CheckCases
+		for _, a := range m {
 			names = append(names, a.String())
 		}
 		skipped = append(skipped, fmt.Sprintf("join=%v: no index serves %s", c.Join, strings.Join(names, ", ")))

@@ -67,7 +67,11 @@ func explain(cfg ExplainConfig, s *spec.Spec) error {
 	if cfg.Index == IndexDirect {
 		fmt.Fprintf(w, "direct: one Solo dataflow builds every view and arrangement below from the raw inputs; no index is maintained or read\n")
 	}
-	io.WriteString(w, r.Explain(kind))
+	text, err := r.Explain(kind)
+	if err != nil {
+		return err
+	}
+	io.WriteString(w, text)
 	if cfg.Index == IndexImported {
 		return missing(s, kind.String())
 	}

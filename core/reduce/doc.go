@@ -87,5 +87,7 @@
 //
 // Ownership: a Reduce and its stages belong to one goroutine (a worker).
 // Batches are shared by pointer; the reduce takes over the input's reader
-// and releases it in Release.
+// and releases it in Release. A constructor that returns an error (New,
+// NewThreshold, NewDistinct) takes nothing over: the reader stays the
+// caller's, its holds as they were, and the caller releases it.
 package reduce

@@ -210,7 +210,10 @@ type Reduce struct {
 	released   bool
 }
 
-// New returns a reduce of in by its key with the given aggregates.
+// New returns a reduce of in by its key with the given aggregates. The
+// reduce takes over in.Reader; a refused New (every error it returns)
+// leaves it with the caller, holds untouched, for the caller to release
+// (AddReduce does), as NewThreshold and NewDistinct do.
 func New(in Input, opts Options) (*Reduce, error) {
 	if err := checkInput(in, opts); err != nil {
 		return nil, err
@@ -234,7 +237,7 @@ func New(in Input, opts Options) (*Reduce, error) {
 		if opts.Stats != nil {
 			opts.Stats.attached.Store(false) // no reduce counts on it
 		}
-		r.Release()
+		r.releaseOwn() // the input's reader stays the caller's
 		return nil, err
 	}
 	return r, nil
@@ -249,14 +252,16 @@ func attachStats(s *Stats) error {
 }
 
 // NewThreshold returns a threshold of in (§6.4): each record with positive
-// count, at that count. in must be arranged by the whole record.
+// count, at that count. in must be arranged by the whole record. A
+// refused NewThreshold leaves in.Reader with the caller, as New does.
 func NewThreshold(in Input, opts Options) (*Reduce, error) {
 	return newRecordOp(modeThreshold, in, opts)
 }
 
 // NewDistinct returns a distinct of in (§6.4): each record with positive
 // count once, and one `negative multiplicity` error per record with a
-// negative count. in must be arranged by the whole record.
+// negative count. in must be arranged by the whole record. A refused
+// NewDistinct leaves in.Reader with the caller, as New does.
 func NewDistinct(in Input, opts Options) (*Reduce, error) {
 	return newRecordOp(modeDistinct, in, opts)
 }
@@ -521,6 +526,12 @@ func (r *Reduce) Release() {
 	}
 	r.released = true
 	r.in.Reader.Release()
+	r.releaseOwn()
+}
+
+// releaseOwn releases what the reduce made itself: its parts' and the
+// collation's traces, not the input's reader.
+func (r *Reduce) releaseOwn() {
 	for _, p := range r.parts {
 		p.release()
 	}

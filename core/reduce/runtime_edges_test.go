@@ -442,3 +442,58 @@ func TestAddOperatorsRefuseAnArrangementMissingAHalf(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedConstructorsLeaveTheReader: New released the caller's
+// reader when a forced plan did not fit its aggregates, but not when it
+// refused the aggregates, the input or the Stats before that, nor did
+// NewThreshold or NewDistinct ever: a caller could not tell whether to
+// release it (AddReduce released it again). Every refusal now leaves the
+// reader with the caller, its holds untouched: the trace still counts it
+// among its live handles after each refused call.
+func TestRefusedConstructorsLeaveTheReader(t *testing.T) {
+	ar := batch.Arity{Key: 1, Val: 1}
+	h, w := trace.NewSpine(ar, spine.Options{})
+	defer w.Close()
+	defer h.Release()
+	taken := reduce.NewStats("q", "taken")
+	keep, err := reduce.New(reduce.Input{Reader: h.Clone(), Pres: batch.Identity(), Arity: ar}, reduce.Options{Aggregates: []reduce.Aggregate{{Fn: reduce.Count}}, Stats: taken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Release()
+	count := []reduce.Aggregate{{Fn: reduce.Count}}
+	type ctor func(reduce.Input, reduce.Options) (*reduce.Reduce, error)
+	for _, c := range []struct {
+		what string
+		mk   ctor
+		ar   batch.Arity
+		pres batch.Presentation
+		opts reduce.Options
+	}{
+		{"no aggregate", reduce.New, ar, batch.Identity(), reduce.Options{}},
+		{"unknown function", reduce.New, ar, batch.Identity(), reduce.Options{Aggregates: []reduce.Aggregate{{Fn: reduce.Max + 1}}}},
+		{"column out of the record", reduce.New, ar, batch.Identity(), reduce.Options{Aggregates: []reduce.Aggregate{{Fn: reduce.Sum, Col: 5}}}},
+		{"zero presentation", reduce.New, ar, batch.Presentation{}, reduce.Options{Aggregates: count}},
+		{"Stats of another reduce", reduce.New, ar, batch.Identity(), reduce.Options{Aggregates: count, Stats: taken}},
+		{"plan that does not fit", reduce.New, ar, batch.Identity(), reduce.Options{Aggregates: count, Plan: reduce.Hierarchical}},
+		{"plan of no such value", reduce.New, ar, batch.Identity(), reduce.Options{Aggregates: count, Plan: reduce.Basic + 10}},
+		{"threshold of a keyed arrangement", reduce.NewThreshold, ar, batch.Identity(), reduce.Options{}},
+		{"distinct, Stats of another reduce", reduce.NewDistinct, batch.Arity{Key: 2}, batch.Identity(), reduce.Options{Stats: taken}},
+	} {
+		reader := h.Clone()
+		r, err := c.mk(reduce.Input{Reader: reader, Pres: c.pres, Arity: c.ar}, c.opts)
+		if err == nil {
+			r.Release()
+			t.Errorf("%s: accepted", c.what)
+			continue
+		}
+		// h, keep's reader and this one.
+		if live := h.State().Live(); live != 3 || reader.Released() {
+			t.Errorf("%s (%v): %d live handles, reader released %v; want 3, the reader the caller's", c.what, err, live, reader.Released())
+		}
+		reader.Release()
+	}
+	if live := h.State().Live(); live != 2 {
+		t.Errorf("%d live handles at the end, want 2", live)
+	}
+}

@@ -12,7 +12,10 @@ import (
 )
 
 // ReferenceInputs converts loaded tables into the reference evaluator's
-// inputs.
+// inputs. The tables must be s's as Load returns them: ReferenceInputs
+// does not check them, and on others (a nil spec or table, more tables
+// than inputs) it panics, or reads too few tables or another input's as
+// the wrong data. CheckedReferenceInputs checks them first.
 func ReferenceInputs(s *spec.Spec, tables []*spec.Table) reference.Inputs {
 	in := reference.Inputs{}
 	for i, t := range tables {
@@ -23,6 +26,16 @@ func ReferenceInputs(s *spec.Spec, tables []*spec.Table) reference.Inputs {
 		in[s.Inputs[i].Name] = ups
 	}
 	return in
+}
+
+// CheckedReferenceInputs is ReferenceInputs for tables it checks first:
+// a nil or unresolved spec, or tables that are not s's inputs as Load
+// returns them, is CheckTables' error (wrapping ErrUsage) and no inputs.
+func CheckedReferenceInputs(s *spec.Spec, tables []*spec.Table) (reference.Inputs, error) {
+	if err := CheckTables(s, tables); err != nil {
+		return nil, err
+	}
+	return ReferenceInputs(s, tables), nil
 }
 
 // CheckTimes returns the times a check compares at: as_of, the input
@@ -158,11 +171,11 @@ func CheckCases(s *spec.Spec) []CheckCase {
 // agree). A nil spec or tables that are not s's loaded inputs are an
 // error wrapping ErrUsage (CheckTables), not a difference.
 func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) ([]string, error) {
-	if err := CheckTables(s, tables); err != nil {
+	in, err := CheckedReferenceInputs(s, tables)
+	if err != nil {
 		return nil, err
 	}
 	times := CheckTimes(s, tables)
-	in := ReferenceInputs(s, tables)
 	want := make([]*reference.Result, len(times))
 	for i, t := range times {
 		w, err := reference.Eval(s.Plan, in, t)

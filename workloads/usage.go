@@ -35,8 +35,8 @@ func checkSpec(s *spec.Spec) error {
 // spec and tables are inputs for it as Load returns them: one table per
 // input, in s.Inputs order, each with the input's columns, as many diffs
 // and rows as times, and no time above spec.MaxTime. `NewSession`,
-// Evaluate and Check call it; call it before ReferenceInputs or CheckTimes
-// on tables not from Load. Two inputs with the same column names cannot
+// Evaluate, Check and CheckedReferenceInputs call it; call it before
+// ReferenceInputs or CheckTimes on tables not from Load. Two inputs with the same column names cannot
 // be told apart: their tables swapped pass.
 func CheckTables(s *spec.Spec, tables []*spec.Table) error {
 	if err := checkSpec(s); err != nil {

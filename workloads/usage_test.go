@@ -521,3 +521,45 @@ func TestFeedThroughAnEarlierTime(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckedReferenceInputsRefusesWhatCheckTablesRefuses:
+// ReferenceInputs panicked on a nil spec, a nil table or more tables than
+// inputs, and read too few tables, or tables of the wrong columns, as
+// inputs with no updates or with another input's: an answer from the
+// wrong data. CheckedReferenceInputs returns CheckTables' error for each,
+// and for Load's tables exactly what ReferenceInputs gives.
+func TestCheckedReferenceInputsRefusesWhatCheckTablesRefuses(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	other := spec.NewTable([]string{"k", "z"}, 0)
+	for _, c := range []struct {
+		what   string
+		s      *spec.Spec
+		tables []*spec.Table
+		want   string
+	}{
+		{"nil spec", nil, tabs, "nil spec"},
+		{"spec built by hand", &spec.Spec{Name: "w", Inputs: s.Inputs}, tabs, "no resolved plan"},
+		{"too few tables", s, tabs[:1], "1 tables for the 2 inputs"},
+		{"too many tables", s, append(slices.Clone(tabs), tabs[0]), "3 tables for the 2 inputs"},
+		{"a nil table", s, []*spec.Table{tabs[0], nil}, "is nil"},
+		{"swapped", s, []*spec.Table{tabs[1], tabs[0]}, "has columns [k y]"},
+		{"another spec's table", s, []*spec.Table{tabs[0], other}, "has columns [k z]"},
+	} {
+		var in reference.Inputs
+		err := noPanic(t, c.what, func() error {
+			var err error
+			in, err = CheckedReferenceInputs(c.s, c.tables)
+			return err
+		})
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), c.want) || in != nil {
+			t.Errorf("%s: %v, %d inputs; want ErrUsage saying %q and none", c.what, err, len(in), c.want)
+		}
+	}
+	in, err := CheckedReferenceInputs(s, tabs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ReferenceInputs(s, tabs); !reflect.DeepEqual(in, want) || len(in) != 2 {
+		t.Errorf("Load's tables: %v, want %v", in, want)
+	}
+}

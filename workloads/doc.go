@@ -11,7 +11,8 @@
 // reads, how many concurrent queries).
 //
 // Load materialises every input of a spec: CSV files, inline rows and
-// generators (package gen), all or nothing.
+// generators (package gen), all or nothing, each table naming the input
+// it is for (spec.Table.Input), which CheckTables checks.
 //
 // Invariants:
 //

@@ -27,8 +27,10 @@ func Load(s *spec.Spec, runSeed uint64) ([]*spec.Table, error) {
 		case spec.SourceGenerate:
 			out[i] = gen.Table(in.Generate, in.Columns, runSeed)
 		case spec.SourceRows:
-			out[i] = in.Rows
+			t := *in.Rows // the spec's own table is not written: its slices are shared, read only
+			out[i] = &t
 		}
+		out[i].Input = in.Name
 	}
 	return out, nil
 }

@@ -36,8 +36,12 @@ func checkSpec(s *spec.Spec) error {
 // input, in s.Inputs order, each with the input's columns, as many diffs
 // and rows as times, and no time above spec.MaxTime. `NewSession`,
 // Evaluate, Check and CheckedReferenceInputs call it; call it before
-// ReferenceInputs or CheckTimes on tables not from Load. Two inputs with the same column names cannot
-// be told apart: their tables swapped pass.
+// ReferenceInputs or CheckTimes on tables not from Load. A table Load
+// returned names its input (Table.Input), so two inputs of the same
+// columns swapped are refused; tables made otherwise (Input empty) are
+// told apart by their columns alone, and swapped ones of equal columns
+// pass: the engine and the reference then both read each as the input
+// at its position, a workload whose inputs are exchanged.
 func CheckTables(s *spec.Spec, tables []*spec.Table) error {
 	if err := checkSpec(s); err != nil {
 		return err
@@ -52,6 +56,9 @@ func CheckTables(s *spec.Spec, tables []*spec.Table) error {
 		}
 		if !slices.Equal(t.Columns, in.Columns) {
 			return usagef("table %d has columns %v, but input %d of spec %s, %s, has columns %v: tables of another spec, or not in the spec's input order", i, t.Columns, i, spec.Quote(s.Name), spec.Quote(in.Name), in.Columns)
+		}
+		if t.Input != "" && t.Input != in.Name {
+			return usagef("table %d was loaded for input %s, but input %d of spec %s is %s: tables not in the spec's input order (two inputs of the same columns swapped?)", i, spec.Quote(t.Input), i, spec.Quote(s.Name), spec.Quote(in.Name))
 		}
 		if len(t.Diffs) != len(t.Times) || len(t.Vals) != len(t.Times)*len(t.Columns) {
 			return usagef("table %d (input %s) has %d times, %d diffs and %d values: want as many diffs as times and %d values a time", i, spec.Quote(in.Name), len(t.Times), len(t.Diffs), len(t.Vals), len(t.Columns))

@@ -393,8 +393,8 @@ func TestCheckArgumentsOfANilSpec(t *testing.T) {
 }
 
 // Runs at once over the same loaded tables (a built-in's and
-// a spec's decoded from bytes, whose inline rows Load returns as the
-// spec's own table) each get the reference's answer in every mode and
+// a spec's decoded from bytes, whose inline rows Load returns in the
+// spec's own table's slices) each get the reference's answer in every mode and
 // join, and leave the tables as they were (run with -race: the tables are
 // only read).
 func TestRunsShareTables(t *testing.T) {
@@ -420,7 +420,7 @@ func TestRunsShareTables(t *testing.T) {
 	}{{built, builtTabs}, {inline, inlineTabs}} {
 		before := make([]spec.Table, len(c.tables))
 		for i, tb := range c.tables {
-			before[i] = spec.Table{Columns: slices.Clone(tb.Columns), Times: slices.Clone(tb.Times), Diffs: slices.Clone(tb.Diffs), Vals: slices.Clone(tb.Vals)}
+			before[i] = spec.Table{Columns: slices.Clone(tb.Columns), Times: slices.Clone(tb.Times), Diffs: slices.Clone(tb.Diffs), Vals: slices.Clone(tb.Vals), Input: tb.Input}
 		}
 		t.Cleanup(func() {
 			for i, tb := range c.tables {
@@ -561,5 +561,75 @@ func TestCheckedReferenceInputsRefusesWhatCheckTablesRefuses(t *testing.T) {
 	}
 	if want := ReferenceInputs(s, tabs); !reflect.DeepEqual(in, want) || len(in) != 2 {
 		t.Errorf("Load's tables: %v, want %v", in, want)
+	}
+}
+
+// sameColsSrc has two inputs of the same columns, told apart by name only.
+const sameColsSrc = `{"version": 1, "name": "w",
+  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,1,10],[1,1,2,20]]},
+             "b": {"columns": ["k", "x"], "rows": [[0,1,1,5],[1,1,2,6],[1,1,3,7]]}},
+  "query": {"from": [{"as": "p", "collection": "a"}, {"as": "q", "collection": "b"}], "on": [["p.k", "q.k"]],
+            "filter": ["p.x > q.x"]}}`
+
+// TestSwappedTablesOfEqualColumns: two inputs of the same columns
+// swapped passed CheckTables, and the engine ran the workload with its
+// inputs exchanged (the reference read them the same way, so Check found
+// nothing). Load's tables now name their input and are refused swapped,
+// by every entry point; tables made otherwise carry no name and pass, and
+// the engine and the reference then agree on the exchanged workload.
+func TestSwappedTablesOfEqualColumns(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", sameColsSrc)
+	if tabs[0].Input != "a" || tabs[1].Input != "b" || s.Inputs[0].Rows.Input != "" {
+		t.Fatalf("Load's tables name %q and %q; the spec's own rows %q", tabs[0].Input, tabs[1].Input, s.Inputs[0].Rows.Input)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	swapped := []*spec.Table{tabs[1], tabs[0]}
+	opts := SessionOptions{Mode: render.Direct, Join: plan.Linear, Workers: 1}
+	for name, call := range map[string]func() error{
+		"CheckTables": func() error { return CheckTables(s, swapped) },
+		"CheckedReferenceInputs": func() error {
+			_, err := CheckedReferenceInputs(s, swapped)
+			return err
+		},
+		"NewSession": func() error {
+			se, err := NewSession(s, swapped, opts)
+			if err == nil {
+				se.Close(ctx)
+			}
+			return err
+		},
+		"Evaluate": func() error {
+			_, _, _, err := Evaluate(ctx, s, swapped, opts, []uint64{1})
+			return err
+		},
+		"Check": func() error {
+			_, err := Check(ctx, s, swapped, []CheckCase{{Mode: render.Direct, Join: plan.Linear, Workers: 1}})
+			return err
+		},
+	} {
+		if err := noPanic(t, name, call); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `loaded for input "b"`) {
+			t.Errorf("%s of swapped tables: %v, want ErrUsage naming the input", name, err)
+		}
+	}
+	// Tables made by hand carry no name: swapped, they are a workload of
+	// exchanged inputs, which engine and reference read alike.
+	a, b := *tabs[0], *tabs[1]
+	a.Input, b.Input = "", ""
+	byHand := []*spec.Table{&b, &a}
+	diffs, err := Check(ctx, s, byHand, []CheckCase{{Mode: render.Direct, Join: plan.Linear, Workers: 1}})
+	if err != nil || len(diffs) != 0 {
+		t.Fatalf("Check of hand-made tables swapped: %v, %v", diffs, err)
+	}
+	got, _, _, err := Evaluate(ctx, s, byHand, opts, []uint64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _, err := Evaluate(ctx, s, tabs, opts, []uint64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reference.Compare(want[0], got[0])) == 0 {
+		t.Errorf("the exchanged workload answers as the spec's own: %s", got[0])
 	}
 }

@@ -9,6 +9,12 @@ type Table struct {
 	Times   []uint64
 	Diffs   []int64
 	Vals    []int64
+	// Input is the name of the input the table was loaded for:
+	// workloads.Load sets it, and workloads.CheckTables refuses a table
+	// named for another input than the one at its position (two inputs
+	// of the same columns swapped). Empty for a table made otherwise,
+	// which CheckTables can only tell by its columns.
+	Input string
 }
 
 // NewTable returns an empty table with room for capacity updates.

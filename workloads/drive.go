@@ -561,7 +561,10 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 
 // Finish feeds every remaining update, closes the inputs and waits until
 // the query's output is complete. It returns the time that took and the
-// number of updates fed since the query was installed.
+// number of updates fed since the query was installed. Before
+// InstallQuery there is no output to wait for: Finish is then an error
+// wrapping ErrUsage and feeds nothing (FeedThrough feeds the inputs
+// without a query).
 func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
 	return se.FinishRounds(ctx)
 }
@@ -573,6 +576,9 @@ func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
 func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error) {
 	if err := se.usable(); err != nil {
 		return 0, 0, err
+	}
+	if len(se.outs) == 0 {
+		return 0, 0, usagef("Finish: the query is not installed (InstallQuery first); FeedThrough feeds the inputs without one")
 	}
 	start := time.Now()
 	for se.next < len(se.times) {

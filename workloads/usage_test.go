@@ -633,3 +633,51 @@ func TestSwappedTablesOfEqualColumns(t *testing.T) {
 		t.Errorf("the exchanged workload answers as the spec's own: %s", got[0])
 	}
 }
+
+// TestFinishBeforeInstallQueryIsRefused: Finish before InstallQuery fed
+// every update, closed the inputs and returned a duration and a count as
+// if a query had run, with no output to wait for; the query could not be
+// installed afterwards at as_of with its inputs closed. It is an ErrUsage
+// error now and feeds nothing: the query still installs and runs after it.
+func TestFinishBeforeInstallQueryIsRefused(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		t.Run(mode.String(), func(t *testing.T) {
+			se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Join: plan.Linear, Workers: 1, Capture: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer se.Close(ctx)
+			for _, finish := range []func(context.Context) (time.Duration, int, error){se.Finish, se.FinishRounds} {
+				if _, n, err := finish(ctx); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "not installed") || n != 0 {
+					t.Errorf("Finish before InstallQuery: %d updates, %v; want ErrUsage", n, err)
+				}
+			}
+			if err := se.FeedThrough(s.Plan.Plan.AsOf); err != nil {
+				t.Fatal(err)
+			}
+			if err := se.WaitIndexes(ctx, s.Plan.Plan.AsOf); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := se.InstallQuery(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, n, err := se.Finish(ctx); err != nil || n == 0 {
+				t.Fatalf("Finish after InstallQuery: %d updates, %v", n, err)
+			}
+			want, err := reference.Eval(s.Plan, ReferenceInputs(s, tabs), 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := se.Result(3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := reference.Compare(want, got); len(d) > 0 {
+				t.Errorf("after a refused Finish: %v", d)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package share
 
 // pauses are the pause points of the critical sections P1 and P3 make whole,
+// and of a publisher's Leave, which ends its placeholders in one,
 // set only by this package's tests: each runs at the one place where a
 // section split in two would let another goroutine in, so that a test of the
 // interleaving is deterministic instead of a stress run hoping to hit the
@@ -21,6 +22,11 @@ type pauses struct {
 	// points and not yet applied to the inner spine, with no lock held: P1's
 	// publisher publishes a since before it applies it.
 	published func()
+	// left runs on a Registry in Leave once its lock is released, with no
+	// lock held: a publisher's Leave ends the placeholders nobody published
+	// before it releases the lock, so a Publish let in here finds them
+	// ended.
+	left func()
 }
 
 // pauseAdmitted runs the admitted pause point, if set. REQUIRES: p.mu held.
@@ -41,5 +47,12 @@ func (p *Point) pauseSeeded() {
 func (s *Spine) pausePublished() {
 	if s.pause != nil && s.pause.published != nil {
 		s.pause.published()
+	}
+}
+
+// pauseLeft runs the left pause point, if set. No lock held.
+func (g *Registry) pauseLeft() {
+	if g.pause != nil && g.pause.left != nil {
+		g.pause.left()
 	}
 }

@@ -88,6 +88,7 @@ type Registry struct {
 	// publisher gone settles nothing more, a reader gone takes no peer
 	// hold, so none is reserved or kept for it.
 	bound, gone [2]bool
+	pause       *pauses // tests only: the pause after Leave's critical section
 }
 
 // verdict is a publisher's settlement of one incarnation: done is closed
@@ -196,7 +197,10 @@ func (g *Registry) Unbind(side Side) {
 // behind it waits for none; and, while a reader is bound (no publisher
 // can bind until it leaves), it ends the publication of every slot it
 // never published, so the imports of a peer that came first see the end
-// (Import.Closed) instead of waiting for a publisher that cannot come.
+// (Import.Closed) instead of waiting for a publisher that cannot come; it
+// ends them under the registry's lock, so a Publish racing it either
+// publishes first (its slot is left alone) or is refused (ErrAttached),
+// never given a token of an ended publication.
 // A side not bound is left unchanged.
 func (g *Registry) Leave(side Side) {
 	if side != PublisherSide && side != ReaderSide {
@@ -210,11 +214,17 @@ func (g *Registry) Leave(side Side) {
 	g.bound[side], g.gone[side] = false, true
 	var drop []*Slot         // references the uncollected verdicts held
 	var orphans [][2]*Reader // reserved peer holds nobody will take
-	var ended []*Slot        // placeholders no publisher will fill
 	if side == PublisherSide && g.bound[ReaderSide] {
+		// Placeholders no publisher will fill end in this critical section
+		// (a Registry's lock before a Point's): a Publish of one after it
+		// finds its points ended and is refused (ErrAttached), one before
+		// it published the slot, which is left alone. Ended after the
+		// unlock, a Publish in between got a token for an ended
+		// publication.
 		for _, sl := range g.slots {
 			if !sl.published {
-				ended = append(ended, sl)
+				sl.oks.close()
+				sl.errs.close()
 			}
 		}
 	}
@@ -244,10 +254,7 @@ func (g *Registry) Leave(side Side) {
 		}
 	}
 	g.mu.Unlock()
-	for _, sl := range ended {
-		sl.oks.close()
-		sl.errs.close()
-	}
+	g.pauseLeft()
 	for _, pair := range orphans {
 		pair[0].Release()
 		pair[1].Release()

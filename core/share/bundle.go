@@ -116,8 +116,8 @@ func (b *Bundle) Release() {
 
 // IntoPadded returns a padded clone of the bundle (§4.5): like Clone's, its
 // halves are new holds at b's and it takes a share of the drop token of its
-// own, and each half is padded — a half whose logical compaction is beyond
-// {0} then reports {0}. b stays the caller's to release: releasing either
+// own, and each half is padded — a half whose logical compaction is a time
+// beyond {0} then reports {0}; one held at {} is not padded and reports {}. b stays the caller's to release: releasing either
 // bundle leaves the other's holds, and the drop function runs once both (and
 // every other clone) are released. The reading runtime pads its peer bundles
 // as the publisher pads its own, because the publisher's padding never
@@ -141,12 +141,17 @@ type Padded struct {
 
 var _ trace.Reader = (*Padded)(nil)
 
-// pad wraps r; it is padded at {0} if r's logical compaction is beyond {0}.
+// pad wraps r; it is padded at {0} if r's logical compaction is a time
+// beyond {0}. A reader held at {} is not padded (docs/semantics.md §4.5):
+// its holder let every time go, so there is no inner since for the padding
+// to end at, and padding it would present a trace that goes on as an empty
+// collection complete forever. It reports {}, which refuses every import.
 func pad(r trace.Reader) *Padded {
 	if p, ok := r.(*Padded); ok {
 		return p
 	}
-	return &Padded{inner: r, padded: frontier.Min(), on: frontier.Min().Less(r.LogicalCompaction())}
+	since := r.LogicalCompaction()
+	return &Padded{inner: r, padded: frontier.Min(), on: !since.IsEmpty() && frontier.Min().Less(since)}
 }
 
 // Inner returns the padded reader.

@@ -17,15 +17,44 @@ type Bundle struct {
 	// Key and Columns describe the collection the index arranges: its key
 	// columns and its number of columns (oks are keyed by Key, valued by
 	// the other columns in order; errs by error code). A peer bundle has the
-	// description its publisher gave (Registry.PublishBundle).
+	// description its publisher gave (Registry.PublishBundle); one taken
+	// before the publication has none until Describe finds it published.
 	Key     []int
 	Columns int
 	// Writer is the id of the dataflow whose arrangement writes the
 	// traces: a clone (a re-export) and a peer bundle carry their source's
 	// (Registry.PublishBundle). When it is dropped the traces stop.
-	Writer   string
+	Writer string
+	// slot is the registry slot of a peer bundle taken before its
+	// publication, until Describe finds it published; nil otherwise.
+	slot     *Slot
 	drop     *dropToken
 	released bool
+}
+
+// Describe reports whether b has its collection's description (Key,
+// Columns, Writer). A local bundle has its maker's. A peer bundle has the
+// one its publisher gave (Registry.PublishBundle) — but one taken before
+// the incarnation was published (Registry.PeerBundleOf ahead of
+// PublishBundle) has none when taken: its Key is nil, its Columns 0 and
+// its Writer empty. Describe fills them in from the publication once it
+// is published, and reports false until then (docs/semantics.md §4.8).
+// The runtimes collect published bundles (AwaitPeerBundle), which have
+// their description from the start; a Go caller that takes one early
+// calls Describe before reading the description.
+func (b *Bundle) Describe() bool {
+	s := b.slot
+	if s == nil {
+		return true
+	}
+	s.g.mu.Lock()
+	published, key, columns, writer := s.published, s.key, s.columns, s.writer
+	s.g.mu.Unlock()
+	if !published {
+		return false
+	}
+	b.Key, b.Columns, b.Writer, b.slot = key, columns, writer, nil
+	return true
 }
 
 // dropToken runs its function when its last holder releases it.
@@ -93,7 +122,7 @@ func (b *Bundle) AllowCompaction(f frontier.Frontier) {
 // released clones and it takes no share of the token, whose share b gave
 // up (its function may have run).
 func (b *Bundle) Clone() *Bundle {
-	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), Key: b.Key, Columns: b.Columns, Writer: b.Writer, released: b.released}
+	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), Key: b.Key, Columns: b.Columns, Writer: b.Writer, slot: b.slot, released: b.released}
 	if b.drop != nil && !b.released {
 		c.drop = b.drop
 		c.drop.refs.Add(1)

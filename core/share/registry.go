@@ -384,7 +384,9 @@ func (g *Registry) PeerBundle(id string, asOf frontier.Frontier) *Bundle {
 // PeerBundleOf returns the reading runtime's peer bundle for inc: it takes
 // over the oldest hold reserved at publication, or, when the peer comes
 // first, mints its own and records itself so the publication reserves none
-// (P5). The bundle keeps the slot alive until released.
+// (P5). The bundle keeps the slot alive until released. Taken before the
+// publication, it has no description (Key, Columns, Writer) until
+// Bundle.Describe finds the incarnation published.
 func (g *Registry) PeerBundleOf(inc Incarnation) *Bundle {
 	g.mu.Lock()
 	s := g.getOrCreateLocked(inc)
@@ -409,6 +411,9 @@ func (g *Registry) peerBundleLocked(s *Slot) *Bundle {
 	}
 	b := newBundle(pair[0], pair[1], s.releaseRef)
 	b.Key, b.Columns, b.Writer = s.key, s.columns, s.writer
+	if !s.published {
+		b.slot = s // no description yet: Describe takes it once published
+	}
 	return b
 }
 

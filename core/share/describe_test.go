@@ -8,6 +8,7 @@ import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
+	"github.com/tracebench/tracebench/core/trace"
 )
 
 // A peer bundle taken before its incarnation is published (PeerBundleOf
@@ -57,4 +58,17 @@ func TestAPeerBundleTakenBeforePublicationIsDescribedOnceItIs(t *testing.T) {
 	if st := g.Stats(); st.Slots != 0 {
 		t.Fatalf("registry left with %+v", st)
 	}
+}
+
+// A publishing spine and the spine it wraps are one storage: a trace over
+// the one refuses a trace over the other (core/trace's package doc).
+func TestATraceOverAPublishingSpinesInnerIsRefused(t *testing.T) {
+	h, _, s := share.NewTrace(kv, spine.Options{})
+	defer h.Release()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("trace.New of the spine a publishing spine wraps returned a second trace over it")
+		}
+	}()
+	trace.New(s.Inner())
 }

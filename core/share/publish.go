@@ -59,6 +59,7 @@ type Spine struct {
 var (
 	_ trace.Storage = (*Spine)(nil)
 	_ trace.Dropper = (*Spine)(nil)
+	_ trace.Claimer = (*Spine)(nil)
 )
 
 // wrapSpine wraps inner for publication (trace.NewSpine, by contrast, makes a
@@ -129,6 +130,11 @@ func (s *Spine) LocalPoint() *Point {
 
 // Inner returns the wrapped spine (read-only use).
 func (s *Spine) Inner() *spine.Spine { return s.inner }
+
+// ClaimTrace claims the inner spine for a trace (trace.Claimer): a trace
+// over s and one over s.Inner() are two over one spine, and the second is
+// refused.
+func (s *Spine) ClaimTrace() bool { return s.inner.ClaimTrace() }
 
 // Points returns the number of attached points.
 func (s *Spine) Points() int { return len(s.points) }

@@ -76,6 +76,18 @@ type Spine struct {
 	work     int64
 	version  uint64 // bumped whenever the chain's batches change
 	noHint   bool   // tests: size no merge from its level's last one
+	claimed  bool   // a trace wraps it (ClaimTrace)
+}
+
+// ClaimTrace marks s as the storage of a trace and reports whether it was
+// free: trace.New wraps a spine once, and refuses a second trace over it,
+// whose holds the first would not know (core/trace's package doc).
+func (s *Spine) ClaimTrace() bool {
+	if s.claimed {
+		return false
+	}
+	s.claimed = true
+	return true
 }
 
 // DefaultFanout is the number of batches of a level merged at once when

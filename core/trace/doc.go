@@ -22,6 +22,15 @@
 //	    discarded (§8.11). The storage is told only the logical {}: its
 //	    physical compaction stays, so the release merges nothing.
 //
+// A storage backs one trace. New of a storage that backs one already, live
+// or freed, panics naming the misuse (for storage that implements Claimer:
+// a *spine.Spine and core/share's publishing spine do): the second trace
+// would keep holds of its own, so its handles' moves would compact the
+// storage past the first's holds (H1 broken: the first's cuts would read
+// coalesced times), and releasing its last handle would set the storage's
+// since to {} and free it (H4) under the first's live handles. More handles
+// of a trace come from Clone.
+//
 // Ownership: a trace, its handles and its writer belong to one goroutine (a
 // worker). Sharing with another runtime goes through core/share, whose
 // readers implement the same Reader interface.

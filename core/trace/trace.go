@@ -45,6 +45,16 @@ type Dropper interface {
 	Drop()
 }
 
+// Claimer is implemented by storage that records that a trace wraps it, so
+// that New refuses a second trace over it (a *spine.Spine and core/share's
+// publishing spine do). ClaimTrace marks the storage as a trace's and
+// reports whether it was free.
+type Claimer interface {
+	ClaimTrace() bool
+}
+
+var _ Claimer = (*spine.Spine)(nil)
+
 // Reader is the read side every consumer of an arrangement uses, whether the
 // trace is local (a *Handle) or published by another runtime (core/share's
 // SharedReader). One batch and cursor type serve both.
@@ -138,10 +148,17 @@ type Writer struct {
 // New wraps storage as a trace and returns its first handle, holding at the
 // storage's current compaction frontiers, and its writer. A nil storage is
 // a programmer error: New panics at once, naming it, rather than return a
-// handle whose every call would fail.
+// handle whose every call would fail. So is a storage that backs a trace
+// already, live or freed (a Claimer that ClaimTrace reports taken): a
+// second trace over it would keep holds of its own, compact the storage
+// past the first's handles and drop it under them (see the package doc);
+// more handles of a trace come from Clone.
 func New(storage Storage) (*Handle, *Writer) {
 	if storage == nil {
 		panic("trace: New of a nil storage")
+	}
+	if c, ok := storage.(Claimer); ok && !c.ClaimTrace() {
+		panic("trace: New of a storage that backs a trace already: a second trace over it would keep holds the first does not know; clone a handle of the first instead")
 	}
 	bx := &box{storage: storage}
 	h := bx.register(storage.LogicalCompaction(), storage.PhysicalCompaction())

@@ -68,5 +68,9 @@
 //
 // Goroutines: a Spine is owned by the publisher's goroutine; a Reader or an
 // Import by one reader goroutine at a time; Points and the Registry are safe
-// for concurrent use.
+// for concurrent use. In invariant builds (-tags invariants) a Reader or an
+// Import that a second goroutine calls while another is in one of its
+// methods panics, naming the method and the misuse (internal/invariants'
+// Exclusive), with or without -race; without the tag the check is compiled
+// out and takes no room.
 package share

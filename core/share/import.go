@@ -33,7 +33,11 @@ type Event struct {
 // and queue.physical), which the point counts with its readers' holds. No
 // frozen token pins the publisher.
 type Import struct {
-	p     *Point
+	p *Point
+	// use detects a second goroutine in a method of the import while one
+	// is in another (invariant builds; no room and no code without the
+	// tag).
+	use   invariants.Exclusive
 	trace *Reader
 	q     *queue
 	pres  batch.Presentation
@@ -90,6 +94,10 @@ func (r *Reader) Import(asOf, until frontier.Frontier) (*Import, error) {
 
 // ImportWith is Import with a wake function (see Point.ImportWith).
 func (r *Reader) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import, error) {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.ImportWith")
+		defer r.use.Exit()
+	}
 	if r.released {
 		return nil, ErrReleased
 	}
@@ -151,10 +159,22 @@ func (im *Import) Ready() <-chan struct{} { return im.q.notify }
 
 // Done reports whether the import has finished (its frontier reached until or
 // {}).
-func (im *Import) Done() bool { return im.done }
+func (im *Import) Done() bool {
+	if invariants.Enabled {
+		im.use.Enter("share: Import.Done")
+		defer im.use.Exit()
+	}
+	return im.done
+}
 
 // Frontier returns the frontier acknowledged so far.
-func (im *Import) Frontier() frontier.Frontier { return im.acked }
+func (im *Import) Frontier() frontier.Frontier {
+	if invariants.Enabled {
+		im.use.Enter("share: Import.Frontier")
+		defer im.use.Exit()
+	}
+	return im.acked
+}
 
 // Closed reports whether the publication ended (the publisher dropped it).
 func (im *Import) Closed() bool {
@@ -168,6 +188,10 @@ func (im *Import) Closed() bool {
 // covered by the seed is skipped (P3's duplicate guard); frontiers that do
 // not advance are dropped.
 func (im *Import) Drain(out []Event) []Event {
+	if invariants.Enabled {
+		im.use.Enter("share: Import.Drain")
+		defer im.use.Exit()
+	}
 	if im.done || !im.q.pending.Load() {
 		return out
 	}
@@ -274,6 +298,10 @@ func (p *Point) dropOwnHoldLocked(q *queue) {
 // re-export dropped or freed while its source lives). A no-op on an import
 // ended or done.
 func (im *Import) End() {
+	if invariants.Enabled {
+		im.use.Enter("share: Import.End")
+		defer im.use.Exit()
+	}
 	im.p.mu.Lock()
 	defer im.p.mu.Unlock()
 	if im.q.ended || im.done {
@@ -286,6 +314,10 @@ func (im *Import) End() {
 // Close stops the import (if not done) and releases its own hold. The
 // consumer-facing Trace is the consumer's to release.
 func (im *Import) Close() {
+	if invariants.Enabled {
+		im.use.Enter("share: Import.Close")
+		defer im.use.Exit()
+	}
 	if !im.done {
 		im.finish()
 	}

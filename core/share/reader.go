@@ -16,7 +16,10 @@ import (
 // trace.Reader, so consumers treat it exactly like a local handle. A Reader
 // is used by one goroutine at a time; Release it when done.
 type Reader struct {
-	p        *Point
+	p *Point
+	// use detects a second goroutine in a method of r while one is in
+	// another (invariant builds; no room and no code without the tag).
+	use      invariants.Exclusive
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	// upper is the published upper when the reader was released, which
@@ -113,13 +116,29 @@ func (p *Point) ReaderAtLeast(asOf frontier.Frontier) *Reader {
 func (r *Reader) Point() *Point { return r.p }
 
 // LogicalCompaction returns r's logical hold.
-func (r *Reader) LogicalCompaction() frontier.Frontier { return r.logical }
+func (r *Reader) LogicalCompaction() frontier.Frontier {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.LogicalCompaction")
+		defer r.use.Exit()
+	}
+	return r.logical
+}
 
 // PhysicalCompaction returns r's physical hold.
-func (r *Reader) PhysicalCompaction() frontier.Frontier { return r.physical }
+func (r *Reader) PhysicalCompaction() frontier.Frontier {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.PhysicalCompaction")
+		defer r.use.Exit()
+	}
+	return r.physical
+}
 
 // SetLogicalCompaction joins r's logical hold with f and wakes the publisher.
 func (r *Reader) SetLogicalCompaction(f frontier.Frontier) {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.SetLogicalCompaction")
+		defer r.use.Exit()
+	}
 	if r.released {
 		return
 	}
@@ -137,6 +156,10 @@ func (r *Reader) SetLogicalCompaction(f frontier.Frontier) {
 // SetPhysicalCompaction joins r's physical hold with f and wakes the
 // publisher. It never drops below the coverage the reader was seeded with.
 func (r *Reader) SetPhysicalCompaction(f frontier.Frontier) {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.SetPhysicalCompaction")
+		defer r.use.Exit()
+	}
 	if r.released {
 		return
 	}
@@ -155,6 +178,10 @@ func (r *Reader) SetPhysicalCompaction(f frontier.Frontier) {
 // publisher once: SetLogicalCompaction then SetPhysicalCompaction, with one
 // wake instead of two.
 func (r *Reader) SetCompaction(f frontier.Frontier) {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.SetCompaction")
+		defer r.use.Exit()
+	}
 	if r.released {
 		return
 	}
@@ -194,6 +221,10 @@ func mustHold(err error) {
 // reader is released too: it registers nothing, its reads and imports are
 // errors (ErrReleased) and its Release is a no-op, as are r's.
 func (r *Reader) Clone() *Reader {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.Clone")
+		defer r.use.Exit()
+	}
 	if r.released {
 		return &Reader{p: r.p, logical: r.logical, physical: r.physical, upper: r.upper, released: true}
 	}
@@ -207,6 +238,10 @@ func (r *Reader) CloneReader() trace.Reader { return r.Clone() }
 
 // Release removes r's holds and wakes the publisher. Twice is a no-op.
 func (r *Reader) Release() {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.Release")
+		defer r.use.Exit()
+	}
 	if r.released {
 		return
 	}
@@ -224,13 +259,23 @@ func (r *Reader) Release() {
 }
 
 // Released reports whether r has been released.
-func (r *Reader) Released() bool { return r.released }
+func (r *Reader) Released() bool {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.Released")
+		defer r.use.Exit()
+	}
+	return r.released
+}
 
 // BatchesThrough walks the published chain and returns the non-empty
 // batches before f. The reader may cut below the publisher's physical
 // frontier while it drains a seed, so instead of that assertion a non-empty
 // batch that f straddles is reported as spine.ErrStraddle (§4.7).
 func (r *Reader) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.BatchesThrough")
+		defer r.use.Exit()
+	}
 	if r.released {
 		return nil, ErrReleased
 	}
@@ -269,7 +314,17 @@ func cut(chain []*batch.Batch, upper, f frontier.Frontier) ([]*batch.Batch, erro
 // MapBatches visits the published chain in time order. A nil f visits
 // nothing, as does a released reader.
 func (r *Reader) MapBatches(f func(*batch.Batch)) {
-	if f == nil || r.released {
+	var released bool
+	if invariants.Enabled {
+		// Only the check is r's: the visitor, which may call r, runs
+		// after it.
+		r.use.Enter("share: Reader.MapBatches")
+		released = r.released
+		r.use.Exit()
+	} else {
+		released = r.released
+	}
+	if f == nil || released {
 		return
 	}
 	for _, b := range r.p.Chain() {
@@ -281,6 +336,10 @@ func (r *Reader) MapBatches(f func(*batch.Batch)) {
 // published when it was released, as its holds are the ones it had then:
 // the publication moving on moves nothing a released reader reports.
 func (r *Reader) ReadUpper() frontier.Frontier {
+	if invariants.Enabled {
+		r.use.Enter("share: Reader.ReadUpper")
+		defer r.use.Exit()
+	}
 	if r.released {
 		return r.upper
 	}

@@ -4,6 +4,7 @@ package invariants_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/tracebench/tracebench/internal/invariants"
 )
@@ -42,5 +43,29 @@ func TestAssertfDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("unguarded Assertf allocated %v times per call, want 0", allocs)
+	}
+}
+
+type guarded struct {
+	use invariants.Exclusive
+	n   int64
+}
+
+// TestExclusiveCostsNothing checks that without the tag an Exclusive takes
+// no room in the struct that holds it and that its calls allocate nothing
+// and never panic, overlapping or not.
+func TestExclusiveCostsNothing(t *testing.T) {
+	if size, bare := unsafe.Sizeof(guarded{}), unsafe.Sizeof(int64(0)); size != bare {
+		t.Fatalf("a struct with an Exclusive field takes %d bytes, without it %d", size, bare)
+	}
+	var g guarded
+	allocs := testing.AllocsPerRun(100, func() {
+		g.use.Enter("x")
+		g.use.Enter("x") // would be busy in an invariant build
+		g.n++
+		g.use.Exit()
+	})
+	if allocs != 0 || g.use.Busy() {
+		t.Fatalf("Exclusive allocated %v times per run, busy %v; want 0, false", allocs, g.use.Busy())
 	}
 }

@@ -25,6 +25,13 @@
 //
 // A cheap condition with a constant message can call Assert directly.
 //
+// Exclusive detects a value used by two goroutines at once where its
+// documentation allows one at a time (core/share's Reader and Import):
+// each of its methods calls Enter and Exit under `if invariants.Enabled`,
+// and an Enter while another goroutine is inside panics, naming the
+// operation. Without the tag it is an empty struct, which takes no room
+// off a struct's last field, and the guarded calls are compiled out.
+//
 // NB: a failed assertion is a bug in tracebench, never bad user input. Bad
 // input is reported with an error (see STYLE.md). This package imports no
 // other package of the module, so every package may import it.

@@ -46,3 +46,30 @@ func TestAssertHolds(t *testing.T) {
 		t.Fatalf("a true assertion panicked with %#v", v)
 	}
 }
+
+// TestExclusivePanicsOnOverlappingUse has one goroutine inside an
+// operation (between Enter and Exit) while another enters: the second
+// panics, naming its operation and the misuse; once the first exits, the
+// value is free for any goroutine.
+func TestExclusivePanicsOnOverlappingUse(t *testing.T) {
+	var e invariants.Exclusive
+	inside, leave, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Enter("first op")
+		close(inside)
+		<-leave
+		e.Exit()
+	}()
+	<-inside
+	v := recovered(func() { e.Enter("pkg: T.Second") })
+	s, ok := v.(string)
+	if !ok || !strings.Contains(s, "pkg: T.Second") || !strings.Contains(s, "two goroutines") {
+		t.Fatalf("an overlapping Enter panicked with %#v, want a string naming the operation and the misuse", v)
+	}
+	close(leave)
+	<-done
+	if v := recovered(func() { e.Enter("after"); e.Exit() }); v != nil {
+		t.Fatalf("Enter after the first goroutine exited panicked with %#v", v)
+	}
+}

@@ -146,13 +146,21 @@ func (b *OperatorBuilder) Activator() func() {
 // Build adds the operator with its logic op. Shutdown of op is called once
 // when the dataflow is dropped, in reverse construction order. op is the
 // operator's own: a pointer built already, by another builder of the
-// dataflow, is refused (it would be stepped, and shut down, twice).
+// dataflow, is refused (it would be stepped, and shut down, twice). A nil
+// op, or a nil value of a type that implements Operator (a nil *T), is
+// refused too, and fails the create whether or not the Build returns the
+// error (README.md, "Dataflows"): stepped, it would panic in a worker.
 func (b *OperatorBuilder) Build(op Operator) error {
 	if b.built {
 		return fmt.Errorf("dataflow %s: operator %q: %w", b.c.df.id, b.n.name, ErrOperatorBuilt)
 	}
 	if op == nil {
-		return fmt.Errorf("dataflow %s: operator %q: nil Operator", b.c.df.id, b.n.name)
+		return b.refuse(fmt.Errorf("dataflow %s: operator %q: nil Operator", b.c.df.id, b.n.name))
+	}
+	if isNil(op) {
+		// A nil pointer (or map, slice, func, chan) of a type that
+		// implements Operator: stepped, it would panic in a worker.
+		return b.refuse(fmt.Errorf("dataflow %s: operator %q: nil Operator (a nil %T)", b.c.df.id, b.n.name, op))
 	}
 	if err := b.c.late(fmt.Sprintf("OperatorBuilder.Build of operator %q", b.n.name)); err != nil {
 		return err
@@ -174,6 +182,27 @@ func (b *OperatorBuilder) Build(op Operator) error {
 		attach()
 	}
 	return nil
+}
+
+// refuse records err, a Build refused for its Operator, as the build's
+// error as well as returning it: a Build that drops what OperatorBuilder.Build
+// returns still fails its create, on every worker alike, rather than run
+// without the operator.
+func (b *OperatorBuilder) refuse(err error) error {
+	if !b.c.closed {
+		b.c.fail(err)
+	}
+	return err
+}
+
+// isNil reports whether op holds a nil value of a kind that has one.
+func isNil(op Operator) bool {
+	v := reflect.ValueOf(op)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
+		return v.IsNil()
+	}
+	return false
 }
 
 // Failer returns the function an operator calls with an error it meets

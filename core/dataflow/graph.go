@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/pprof"
 	"slices"
@@ -38,6 +39,9 @@ type node struct {
 	// held says the operator's output frontier once went back
 	// (Dataflow.step): it stays where it was from then on.
 	held bool
+	// sentElsewhere says the operator's step sent on another operator's
+	// output (Stream.Send), which is reported once.
+	sentElsewhere bool
 	// blame, when set, is the operator a refused chunk of this node's
 	// comes from (admit names it): the source of a node that forwards
 	// another's chunks, an arrangement's concatenation of its errors
@@ -83,8 +87,16 @@ func (p *Port[T]) Name() string { return p.name }
 // at an earlier time has been delivered to the port.
 func (p *Port[T]) Frontier() frontier.Frontier { return p.from.out }
 
-// Send delivers m to every consumer.
+// Send delivers m to every consumer. It is called by the step of the
+// operator whose output s is: one called by another operator's step
+// delivers nothing and is the dataflow's error naming both operators
+// (ErrNotItsOutput), reported once per operator, as a Context method
+// called from a step is (ErrBuildReturned).
 func (s *Stream[T]) Send(m T) {
+	if n := s.df.stepping; n != s.from && n != nil {
+		s.df.sentOnAnothers(n, s.from)
+		return
+	}
 	for _, p := range s.ports {
 		p.msgs = append(p.msgs, m)
 	}
@@ -417,6 +429,25 @@ func (d *Dataflow) step() bool {
 		pprof.SetGoroutineLabels(d.labels)
 	}
 	return moved || d.sent > 0
+}
+
+// ErrNotItsOutput is what a dataflow reports of an operator whose step
+// sent on a stream that is another operator's output (Stream.Send): the
+// message is not delivered. The stream's frontier is its own operator's,
+// so a message sent there by another could arrive at a time its readers
+// took as complete.
+var ErrNotItsOutput = errors.New("an operator sends on its own outputs only")
+
+// sentOnAnothers reports, once for operator n, that its step sent on an
+// output of operator of.
+func (d *Dataflow) sentOnAnothers(n, of *node) {
+	if n.sentElsewhere {
+		return
+	}
+	n.sentElsewhere = true
+	if d.fail != nil {
+		d.fail(fmt.Errorf("dataflow %s: operator %q: Stream.Send on an output of operator %q: %w", d.id, n.name, of.name, ErrNotItsOutput))
+	}
 }
 
 // wentBack reports that operator n returned a capability that would take

@@ -49,9 +49,10 @@ var ErrOperatorBuilt = errors.New("dataflow: operator already built")
 // (ErrBadChunk, naming the operator), and that reader stops, its frontier
 // held where it was.
 //
-// Stream.Send checks nothing (a check would cost every message), and an
-// operator of this seam that reads another's chunks is given them as
-// sent: it checks what it relies on itself (Chunk.Check, the times
+// Stream.Send checks the chunks nothing (a check would cost every
+// update; it checks only that the step calling it is its stream's own
+// operator's, ErrNotItsOutput), and an operator of this seam that reads
+// another's chunks is given them as sent: it checks what it relies on itself (Chunk.Check, the times
 // against its Port.Frontier), or leaves it to an arrangement or exchange
 // downstream. A message sent on a stream no operator reads is dropped.
 type OperatorBuilder struct {

@@ -47,3 +47,73 @@ func TestATypedNilOperatorFailsTheCreate(t *testing.T) {
 		}
 	})
 }
+
+// thief forwards nothing of its own: once its input frontier is past 1 it
+// sends its input's chunks on another operator's output, twice.
+type thief struct {
+	in   *dataflow.Port[*dataflow.Chunk]
+	on   *dataflow.Stream[*dataflow.Chunk]
+	sent int
+}
+
+func (o *thief) Step(in frontier.Frontier) frontier.Frontier {
+	for _, c := range o.in.Take() {
+		if o.sent < 2 {
+			o.on.Send(c)
+			o.sent++
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *thief) Shutdown() {}
+
+// A step that sends on another operator's output stream delivers nothing
+// and is the dataflow's error naming both operators
+// (dataflow.ErrNotItsOutput), reported once, while the dataflow runs on:
+// the other operator's readers see its own chunks only. Solo and the pair,
+// on one worker and two, report the same.
+func TestASendOnAnotherOperatorsOutputIsRefused(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: dataflow.Desc{
+			ID: "steal", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				in, err := c.Input("in", 2)
+				if err != nil {
+					return err
+				}
+				b := c.NewOperator("victim")
+				v := &pass{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b)}
+				if err := b.Build(v); err != nil {
+					return err
+				}
+				tb := c.NewOperator("thief")
+				if err := tb.Build(&thief{in: dataflow.AddInput(tb, "rows", in.Oks), on: v.out}); err != nil {
+					return err
+				}
+				c.CaptureChunks(cp, v.out, 2)
+				return nil
+			},
+		}})
+		for tm := range int64(3) {
+			s.send("in", 2, []int64{tm, 1, tm, tm})
+			s.advance("in", 2, frontier.At(uint64(tm+1)))
+		}
+		if err := cp.WaitPassed(testCtx(t), 2); err != nil {
+			t.Fatal(err)
+		}
+		got := s.syncedErrors(t)
+		got = slices.Compact(got) // one a worker that met a row
+		want := []string{`dataflow steal: operator "thief": Stream.Send on an output of operator "victim": an operator sends on its own outputs only`}
+		if !slices.Equal(got, want) {
+			t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for tm := range uint64(3) {
+			if rows := cp.At(tm); len(rows) != int(tm)+1 {
+				t.Errorf("at %d the victim's capture holds %v, want its own %d rows", tm, rows, tm+1)
+			}
+		}
+	})
+}

@@ -381,8 +381,12 @@ func mix(z uint64) uint64 {
 // ErrBadChunk is what an exchange, an arrangement or a capture of chunks
 // (Context.CaptureChunks) reports, as its dataflow's error, of a chunk it
 // is sent that breaks the operator contract: nil, columns that disagree
-// (Chunk.Check), another arity than its collection's, or an update at a
-// time its stream's frontier had already passed. Inputs refuse such
+// (Chunk.Check), another arity than its collection's (an empty chunk's
+// too: a chunk's arity is its collection's whatever its length, as
+// Inputs.Send refuses an empty one of another), or an update at a time
+// its stream's frontier had already passed. An arrangement's exchange
+// refuses such a chunk under the arrangement's name, as the arrangement
+// does on one worker, so one worker and several report the same error. Inputs refuse such
 // chunks at Send; one sent by an operator (the seam: OperatorBuilder) is
 // refused where it is first read whole, with the operator named, and the
 // reader stops there, its frontier held where it was, so that no answer

@@ -260,8 +260,11 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 	if arity > 0 {
 		op.oks.keyedBy = []int{0} // each worker's share (Inputs.Send)
 	}
+	op.oks.width = arity + 1
+	errs := newStream[*Chunk](c.df, n)
+	errs.width = 2 // error codes
 	l.subs = append(l.subs, op)
-	return Collection{Arity: arity, Oks: op.oks, Errs: newStream[*Chunk](c.df, n)}, nil
+	return Collection{Arity: arity, Oks: op.oks, Errs: errs}, nil
 }
 
 // Exchange routes every update of s to the worker that owns its key columns
@@ -269,8 +272,17 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 // and so it is for a stream already keyed by cols (Stream.keyedBy: an
 // input exchanged by its first column): no update would move, and the
 // stream's progress stays the worker's own instead of waiting on every
-// peer's. A negative column fails the build; a column past a chunk's rows
-// is that chunk's ErrBadChunk, where the exchange reads it.
+// peer's. A negative column fails the build, and so does a column past
+// the rows of a stream whose columns the build knows (an input's), naming
+// the operator and the column. A column past the rows of a chunk an
+// operator sent is that chunk's ErrBadChunk where the exchange reads it,
+// on one worker as on several: where no update would move, a check reads
+// every chunk as the exchange would (nil, malformed, a column past its
+// rows, a time its stream had passed) and forwards it, so one worker
+// refuses what two refuse, with the same error. An exchange forwards an
+// empty chunk too, whole to its own worker, so a reader after it refuses
+// one of another arity than its collection's as it would without the
+// exchange (README.md, "Dataflows").
 func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	return c.ExchangeNamed(s, cols, "")
 }
@@ -286,13 +298,39 @@ func (c *Context) ExchangeNamed(s *Stream[*Chunk], cols []int, what string) *Str
 	// A column past the rows is told at the first chunk (admit); a
 	// negative one is no column of any chunk, so it fails the build here,
 	// on every worker alike, rather than index before a row in a step.
+	// So does a column past a stream's known columns: on one worker no
+	// chunk of it would be read by column.
 	for _, k := range cols {
 		if k < 0 {
 			c.fail(fmt.Errorf("dataflow %s: exchange by column %d: columns are numbered from 0", c.df.id, k))
 			return s
 		}
+		if s.width > 0 && k >= s.width-1 {
+			c.fail(fmt.Errorf("dataflow %s: exchange by column %d of the %d-column stream of operator %q", c.df.id, k, s.width-1, s.from.origin().name))
+			return s
+		}
 	}
-	return c.exchange(s, cols, what)
+	if s.width == 0 && (c.env.Peers == 1 || s.keyedBy != nil && slices.Equal(s.keyedBy, cols)) {
+		// No update would move, but an operator's chunks are read
+		// as the exchange reads them, on every worker count alike.
+		return c.exchangeCheck(s, cols, what)
+	}
+	out := c.exchange(s, cols, what, -1, "exchange")
+	out.width = s.width
+	return out
+}
+
+// exchangeCheck is an exchange on one worker of an operator's stream,
+// whose columns the build does not know: it admits each chunk as an
+// exchange's sender does (exchangeSend) and forwards it.
+func (c *Context) exchangeCheck(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
+	df, env := c.df, c.env
+	op := &exchangeCheck{in: s.subscribe(c.df), cols: cols, last: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) }}
+	n := c.df.addNode(named("exchange check", what), op, s.from)
+	n.kept = true // its chunks admitted
+	n.blame = s.from.origin()
+	op.out = newStream[*Chunk](c.df, n)
+	return op.out
 }
 
 // named is base followed by what, or base alone when what is empty.
@@ -314,8 +352,12 @@ func halfNamed(half, what string) string {
 }
 
 // exchange is ExchangeNamed for a caller whose columns are checked
-// already (ArrangeNamed's key).
-func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
+// already (ArrangeNamed's key). Its sender admits each chunk as of wide
+// columns (any, with wide < 0) and names where in a refusal: an
+// arrangement's exchange admits as the arrangement does and under its
+// name, so a chunk it refuses is the same error on one worker, where the
+// arrangement reads the chunk itself, as on several.
+func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string, wide int, where string) *Stream[*Chunk] {
 	if c.env.Peers == 1 || s.keyedBy != nil && slices.Equal(s.keyedBy, cols) {
 		return s
 	}
@@ -323,7 +365,7 @@ func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string) *Stream[*
 	c.exchanges++
 	df, env := c.df, c.env
 	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
-	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(c.df), last: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) }}
+	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(c.df), last: frontier.Min(), wide: wide, where: where, onErr: func(err error) { env.Fail(df.id, err) }}
 	c.df.addNode(named("exchange send", what), send, s.from)
 	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
 	n := c.df.addNode(named("exchange recv", what), recv)
@@ -385,16 +427,17 @@ func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrang
 	// progress, and keeps its overflow errors in its own errs half (the
 	// error collection is the sum over workers either way).
 	keyed := coll.Oks.keyedBy != nil && slices.Equal(coll.Oks.keyedBy, key)
-	oks, over := c.arrangeHalf(named("arrange oks", what), c.exchange(coll.Oks, key, halfNamed("oks", what)), coll.Arity, key, vals, true)
+	oksName, errsName := named("arrange oks", what), named("arrange errs", what)
+	oks, over := c.arrangeHalf(oksName, c.exchange(coll.Oks, key, halfNamed("oks", what), coll.Arity, oksName), coll.Arity, key, vals, true)
 	// The oks half's overflow rows join the collection's errors before the
 	// exchange, so they land on the worker that owns their code; the
 	// concatenation's frontier holds the errs half back until the oks half
 	// has sealed (and so reported) every earlier time.
 	errsIn := c.concat(named("arrange overflows", what), coll.Errs, over)
 	if !keyed {
-		errsIn = c.exchange(errsIn, []int{0}, halfNamed("errs", what))
+		errsIn = c.exchange(errsIn, []int{0}, halfNamed("errs", what), 1, errsName)
 	}
-	errs, _ := c.arrangeHalf(named("arrange errs", what), errsIn, 1, []int{0}, nil, false)
+	errs, _ := c.arrangeHalf(errsName, errsIn, 1, []int{0}, nil, false)
 	return &Arrangement{Flavor: Local, Key: key, Arity: coll.Arity, Oks: oks, Errs: errs}, nil
 }
 

@@ -102,7 +102,12 @@ type exchangeSend struct {
 	// the exchange sends nothing more and its receivers' frontier stays
 	// where it was, as an arrangement's does.
 	stopped bool
-	onErr   func(error)
+	// wide is the columns every chunk must have (an arrangement's
+	// collection's), any with wide < 0; where names the refusal (the
+	// arrangement half it feeds, or "exchange"): Context.exchange.
+	wide  int
+	where string
+	onErr func(error)
 }
 
 func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
@@ -116,9 +121,9 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 	// a time its receivers were told had passed would be read as if it
 	// had not.
 	for _, c := range msgs {
-		if err := admit(c, o.in.from, -1, o.cols, o.last); err != nil {
+		if err := admit(c, o.in.from, o.wide, o.cols, o.last); err != nil {
 			o.stopped = true
-			o.onErr(fmt.Errorf("exchange: %w", err))
+			o.onErr(fmt.Errorf("%s: %w", o.where, err))
 			return frontier.Empty()
 		}
 	}
@@ -130,6 +135,12 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 	for _, c := range msgs {
 		n, ar := c.Len(), c.Arity
 		if n == 0 {
+			// Whole to this worker, where a reader refuses it if its
+			// arity is not its collection's, as it would on one
+			// worker; an arrangement's exchange admitted its arity.
+			if o.wide < 0 {
+				o.out = append(o.out, routed{int32(o.worker), c})
+			}
 			continue
 		}
 		if peers == 1 {
@@ -239,3 +250,39 @@ func (o *exchangeRecv) Step(frontier.Frontier) frontier.Frontier {
 }
 
 func (o *exchangeRecv) Shutdown() {}
+
+// exchangeCheck stands for an exchange where no update would move (one
+// worker) and the build does not know the stream's columns: it admits
+// every chunk as exchangeSend does, with the same error, and forwards it,
+// so one worker refuses what several do (Context.ExchangeNamed). Refused,
+// it forwards nothing more and holds its frontier where it was, as
+// several workers' receivers are held.
+type exchangeCheck struct {
+	in      *Port[*Chunk]
+	out     *Stream[*Chunk]
+	cols    []int
+	last    frontier.Frontier
+	stopped bool
+	onErr   func(error)
+}
+
+func (o *exchangeCheck) Step(in frontier.Frontier) frontier.Frontier {
+	msgs := o.in.Take()
+	if o.stopped {
+		return o.last
+	}
+	for _, c := range msgs {
+		if err := admit(c, o.in.from, -1, o.cols, o.last); err != nil {
+			o.stopped = true
+			o.onErr(fmt.Errorf("exchange: %w", err))
+			return o.last
+		}
+	}
+	for _, c := range msgs {
+		o.out.Send(c)
+	}
+	o.last = in
+	return frontier.Empty()
+}
+
+func (o *exchangeCheck) Shutdown() {}

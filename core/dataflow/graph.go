@@ -67,6 +67,11 @@ type Stream[T any] struct {
 	// nothing and is left out (Context.Exchange). An input's stream is
 	// keyed by its first column (Inputs.Send keeps each worker's share).
 	keyedBy []int
+	// width is the columns of every chunk of the stream plus one when
+	// the build knows them (an input's oks and errs, an exchange of such
+	// a stream); 0 when it does not (an operator's output): an exchange
+	// by a column past them fails the build (Context.ExchangeNamed).
+	width int
 }
 
 // Port is one consumer's queue of messages from a stream. Its two arrays

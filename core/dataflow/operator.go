@@ -44,10 +44,11 @@ var ErrOperatorBuilt = errors.New("dataflow: operator already built")
 // dataflow's error naming the operator, and its output frontier is held
 // where it was from then on. A chunk it sends against
 // this — at a time its output's frontier had passed, nil, malformed, of
-// another arity than its collection's — is refused by the exchange,
-// arrangement or capture that reads it whole first, as the dataflow's error
-// (ErrBadChunk, naming the operator), and that reader stops, its frontier
-// held where it was.
+// another arity than its collection's, empty or not — is refused by the
+// exchange, arrangement or capture that reads it whole first, as the
+// dataflow's error (ErrBadChunk, naming the operator), the same on one
+// worker as on several, and that reader stops, its frontier held where it
+// was.
 //
 // Stream.Send checks the chunks nothing (a check would cost every
 // update; it checks only that the step calling it is its stream's own

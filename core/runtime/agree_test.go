@@ -117,3 +117,129 @@ func TestASendOnAnotherOperatorsOutputIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// extra forwards its input and, at the first step whose input frontier is
+// past 1, sends one chunk more (when it is set).
+type extra struct {
+	in    *dataflow.Port[*dataflow.Chunk]
+	out   *dataflow.Stream[*dataflow.Chunk]
+	chunk *dataflow.Chunk
+	sent  bool
+}
+
+func (o *extra) Step(in frontier.Frontier) frontier.Frontier {
+	for _, c := range o.in.Take() {
+		o.out.Send(c)
+	}
+	if o.chunk != nil && !o.sent && frontier.At(1).Less(in) {
+		o.sent = true
+		o.out.Send(o.chunk)
+	}
+	return frontier.Empty()
+}
+
+func (o *extra) Shutdown() {}
+
+// An exchange by a column past the rows fails alike on one worker and
+// two, naming the operator and the column: an input's stream, whose
+// columns the build knows, fails the create; an operator's chunks are
+// refused where the exchange reads them, on one worker too (there no
+// update moves, and it was no error), and a capture after it never passes
+// the time. On two workers the input's was a step's error blaming the
+// input.
+func TestAnExchangePastTheRowFailsOnEveryWorkerCount(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		caps := map[string]*dataflow.Capture{}
+		for _, id := range []string{"input", "operator"} {
+			cp := dataflow.NewCapture(s.workers)
+			caps[id] = cp
+			s.must(CreateDataflow{Desc: dataflow.Desc{
+				ID: id, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					in, err := c.Input("in", 2)
+					if err != nil {
+						return err
+					}
+					s := in.Oks
+					if id == "operator" {
+						b := c.NewOperator("fwd")
+						op := &extra{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b)}
+						if err := b.Build(op); err != nil {
+							return err
+						}
+						s = op.out
+					}
+					c.CaptureChunks(cp, c.ExchangeNamed(s, []int{0, 3}, "past"), 2)
+					return nil
+				},
+			}})
+		}
+		for tm := range int64(3) {
+			s.send("in", 2, []int64{tm, 1, tm, tm}, []int64{tm + 7, 1, tm, tm})
+			s.advance("in", 2, frontier.At(uint64(tm+1)))
+		}
+		got := s.syncedErrors(t)
+		slices.Sort(got)
+		got = slices.Compact(got) // one a worker that met a row
+		want := []string{
+			`dataflow input: exchange by column 3 of the 2-column stream of operator "input in"`,
+			`dataflow operator: exchange: chunk breaks the operator contract: operator "fwd" sent one of 2 columns, keyed by column 3`,
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if cp := caps["operator"]; cp.Passed(0) {
+			t.Errorf("the capture after the refused exchange passed 0 (at %v)", cp.Frontier())
+		}
+	})
+}
+
+// An empty chunk of another arity than its collection's is refused alike
+// on one worker and two, with the same error: an exchange forwards it
+// (an arrangement's admits its arity as the arrangement does), where on
+// two workers it dropped it and one worker's arrangement or capture
+// refused it. A chunk is of its collection's arity whatever its length
+// (README.md, "Dataflows"), as an input's Send refuses an empty chunk of
+// another arity.
+func TestAnEmptyChunkOfAnotherArityIsRefusedOnEveryWorkerCount(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		for _, id := range []string{"arrange", "exchange"} {
+			s.must(CreateDataflow{Desc: dataflow.Desc{
+				ID: id, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					in, err := c.Input("in", 2)
+					if err != nil {
+						return err
+					}
+					b := c.NewOperator("empty")
+					op := &extra{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b), chunk: dataflow.NewChunk(1, 0)}
+					if err := b.Build(op); err != nil {
+						return err
+					}
+					if id == "arrange" {
+						_, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: op.out, Errs: in.Errs}, []int{0})
+						return err
+					}
+					c.CaptureChunks(dataflow.NewCapture(c.Peers()), c.Exchange(op.out, []int{0}), 2)
+					return nil
+				},
+			}})
+		}
+		for tm := range int64(3) {
+			s.send("in", 2, []int64{tm, 1, tm, tm})
+			s.advance("in", 2, frontier.At(uint64(tm+1)))
+		}
+		got := s.syncedErrors(t)
+		slices.Sort(got)
+		got = slices.Compact(got) // one a worker
+		want := []string{
+			`dataflow arrange: arrange oks: chunk breaks the operator contract: operator "empty" sent one of 1 columns to a collection of 2`,
+			`dataflow exchange: capture: chunk breaks the operator contract: operator "empty" sent one of 1 columns to a collection of 2`,
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}

@@ -49,8 +49,9 @@ func (o *feed) Shutdown() {}
 // An operator that sends a chunk against the contract — at a time its
 // frontier had passed, nil, of another arity — is refused where the chunk
 // is first read whole (the arrangement with one worker, the exchange
-// before it with two; a capture of the operator's chunks), with its
-// dataflow's error naming the operator (dataflow.ErrBadChunk), and no
+// before it with two, under the arrangement's name; a capture of the
+// operator's chunks), with its dataflow's error naming the operator
+// (dataflow.ErrBadChunk) and the same on one worker and two, and no
 // worker panics. Each reader stops there: its frontier stays at {2}
 // however far the input goes, and so does a query's import of the index
 // (in the pair, through the publication), so no capture reads the update
@@ -96,10 +97,10 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				where, what := "arrange oks", ""
-				if s.workers > 1 {
-					where = "exchange"
-				}
+				// The same error on one worker and two: the arrangement's
+				// exchange refuses what the arrangement would, under its
+				// name.
+				what := ""
 				switch fault {
 				case "past":
 					what = "with an update at time 1, which its stream's frontier {2} had passed"
@@ -107,17 +108,11 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 					what = "that is nil"
 				case "arity":
 					what = "of 1 columns to a collection of 2"
-					if s.workers > 1 {
-						what = "of 1 columns, keyed by column 1"
-					}
 				}
 				msg := func(where, what string) string {
 					return fmt.Sprintf("dataflow maintain idx: %s: chunk breaks the operator contract: operator %q sent one %s", where, "feed", what)
 				}
-				want := []string{msg(where, what), msg("capture", what)}
-				if fault == "arity" {
-					want[1] = msg("capture", "of 1 columns to a collection of 2")
-				}
+				want := []string{msg("arrange oks", what), msg("capture", what)}
 				slices.Sort(want)
 				errs := s.ctl.TakeErrors()
 				var got []string

@@ -130,6 +130,14 @@ type Env struct {
 	// before it in the pass, say, called Shutdown), so nothing of the
 	// dataflow runs after Shutdown and reports what it meets. Nil: never.
 	Stopping *atomic.Bool
+	// OnItsWorker reports whether the caller runs on the worker's
+	// goroutine, and FailElsewhere reports an error as Fail does from any
+	// goroutine: a Context method called from another goroutine once the
+	// Build returned is refused with both, reading nothing the worker
+	// writes (Context.late). Only such a call asks (a stack trace). Nil
+	// OnItsWorker: every caller is taken as the worker's.
+	OnItsWorker   func() bool
+	FailElsewhere func(df string, err error)
 	// Labels is the worker's pprof label context (a runtime's worker
 	// carries runtime= and worker=, on top of its caller's labels), which
 	// operators that label their work add their labels to; nil: none.
@@ -157,8 +165,9 @@ type Context struct {
 	// or not it takes the import's stream (Dataflow.Imports).
 	importReaders map[*share.Reader]string
 	// closed says the dataflow's Build has returned: a method that adds
-	// to the dataflow is refused (late).
-	closed bool
+	// to the dataflow is refused (late). Atomic: a goroutine the Build
+	// started may read it while the worker steps.
+	closed atomic.Bool
 }
 
 // late returns, once the dataflow's Build has returned, the error of
@@ -169,9 +178,23 @@ type Context struct {
 // A dataflow is what its Build made: an operator added by a step would
 // escape the build's checks (construction order, exports) and the
 // agreement between the workers.
+//
+// Called from a goroutine other than the worker's (one the Build started,
+// say), it reads nothing the worker writes: it returns the error, naming
+// no operator, and reports it through Env.FailElsewhere, which any
+// goroutine may call; a call there before the Build returned is the
+// caller's race, which no check tells. Telling the goroutine apart costs
+// a stack trace, paid by such a call only: a step pays nothing for it.
 func (c *Context) late(method string) error {
-	if !c.closed {
+	if !c.closed.Load() {
 		return nil
+	}
+	if c.env.OnItsWorker != nil && !c.env.OnItsWorker() {
+		err := fmt.Errorf("dataflow %s: %s called from another goroutine than the worker's after the dataflow's Build returned: %w", c.df.id, method, ErrBuildReturned)
+		if c.env.FailElsewhere != nil {
+			c.env.FailElsewhere(c.df.id, err)
+		}
+		return err
 	}
 	who := ""
 	if n := c.df.stepping; n != nil {
@@ -807,7 +830,7 @@ func Assemble(env *Env, desc Desc, inc uint64) (*Dataflow, error) {
 		df.fail = func(err error) { env.Fail(df.id, err) }
 	}
 	err := runBuild(desc, ctx)
-	ctx.closed = true
+	ctx.closed.Store(true)
 	if err == nil {
 		err = ctx.err
 	}

@@ -41,11 +41,12 @@
 // stream of batches (Arranged.Stream) and its trace (Arranged.Trace, kept
 // past Build with Context.Keep), both presented by Arranged.Pres.
 //
-// The Context and the builders are the Build's only: called from a Step
-// once the Build returned, a method that adds to the dataflow adds
-// nothing and is the dataflow's error (ErrBuildReturned); an operator
-// reads only streams its own build made, never another dataflow's or
-// another worker's.
+// The Context and the builders are the Build's only: called from a Step,
+// or from another goroutine, once the Build returned, a method that adds
+// to the dataflow adds nothing and is the dataflow's error
+// (ErrBuildReturned); an operator reads only streams its own build made,
+// never another dataflow's or another worker's, and sends only on its own
+// outputs (ErrNotItsOutput).
 //
 // Activation: a worker steps an activated dataflow for at most
 // PassesPerActivation passes, then lets its other dataflows run before the

@@ -191,7 +191,7 @@ func (b *OperatorBuilder) Build(op Operator) error {
 // returns still fails its create, on every worker alike, rather than run
 // without the operator.
 func (b *OperatorBuilder) refuse(err error) error {
-	if !b.c.closed {
+	if !b.c.closed.Load() {
 		b.c.fail(err)
 	}
 	return err

@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"errors"
 	"slices"
 	"strings"
+	gosync "sync"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -240,6 +242,95 @@ func TestAnEmptyChunkOfAnotherArityIsRefusedOnEveryWorkerCount(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
+
+// Context methods called from a goroutine a Build started, once the Build
+// returned and while the worker steps the dataflow, are refused as calls
+// from a step are (dataflow.ErrBuildReturned), saying another goroutine
+// called, and reported once; they read nothing the worker writes, where
+// they read the operator being stepped and the command being applied, a
+// data race (-race). The dataflow runs on as built. Solo and the pair, on
+// one worker and two, report the same.
+func TestContextMethodsFromAnotherGoroutineAreRefused(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		cp := dataflow.NewCapture(s.workers)
+		start := make(chan struct{})
+		var wg gosync.WaitGroup
+		var mu gosync.Mutex
+		var returned []error
+		s.must(CreateDataflow{Desc: dataflow.Desc{
+			ID: "away", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				in, err := c.Input("in", 2)
+				if err != nil {
+					return err
+				}
+				b := c.NewOperator("fwd")
+				op := &extra{in: dataflow.AddInput(b, "rows", in.Oks), out: dataflow.AddOutput[*dataflow.Chunk](b)}
+				if err := b.Build(op); err != nil {
+					return err
+				}
+				c.CaptureChunks(cp, op.out, 2)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					_, err1 := c.Input("in", 2)
+					if c.Exchange(op.out, []int{1}) != op.out {
+						t.Error("Exchange from another goroutine returned another stream")
+					}
+					c.Probe(dataflow.NewProbe(c.Peers()), op.out)
+					late := c.NewOperator("late")
+					dataflow.AddInput(late, "rows", op.out)
+					err2 := late.Build(&extra{})
+					_, err3 := c.Arrange(dataflow.Collection{Arity: 2, Oks: op.out, Errs: in.Errs}, []int{0})
+					mu.Lock()
+					returned = append(returned, err1, err2, err3)
+					mu.Unlock()
+				}()
+				return nil
+			},
+		}})
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		for tm := range int64(6) {
+			s.send("in", 2, []int64{tm, 1, tm, tm})
+			s.advance("in", 2, frontier.At(uint64(tm+1)))
+			if tm == 1 {
+				close(start) // while the workers step the rounds
+			}
+		}
+		wg.Wait()
+		if err := cp.WaitPassed(testCtx(t), 5); err != nil {
+			t.Fatal(err)
+		}
+		got := s.syncedErrors(t)
+		slices.Sort(got)
+		got = slices.Compact(got) // one a worker
+		var want []string
+		for _, m := range []string{"Context.Input", "Context.Exchange", "Context.Probe", `OperatorBuilder.Build of operator "late"`, "Context.Arrange"} {
+			want = append(want, "dataflow away: "+m+" called from another goroutine than the worker's after the dataflow's Build returned: a dataflow's operators are added by its Build only")
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if len(returned) != 3*s.workers {
+			t.Fatalf("the calls returned %v", returned)
+		}
+		for _, err := range returned {
+			if !errors.Is(err, dataflow.ErrBuildReturned) {
+				t.Errorf("a call returned %v, want dataflow.ErrBuildReturned", err)
+			}
+		}
+		for tm := range uint64(6) {
+			if rows := cp.At(tm); len(rows) != int(tm)+1 {
+				t.Errorf("at %d the capture holds %v, want %d rows", tm, rows, tm+1)
+			}
 		}
 	})
 }

@@ -143,11 +143,15 @@ func newWorker(r *Runtime, i int) *worker {
 			df, ok := w.exporters[id]
 			return df, ok
 		},
-		Spine:    r.opts.Spine,
-		OnWorker: r.buildCaller,
-		Stop:     r.stop,
-		Stopper:  r.stopper,
-		Stopping: &r.stopped,
+		Spine:       r.opts.Spine,
+		OnWorker:    r.buildCaller,
+		Stop:        r.stop,
+		Stopper:     r.stopper,
+		Stopping:    &r.stopped,
+		OnItsWorker: func() bool { return goid() == w.goid.Load() },
+		// Off the worker's goroutine, a step's error: the command the
+		// worker applies is its own to read.
+		FailElsewhere: func(df string, err error) { r.fail(0, nil, err) },
 		Fail: func(df string, err error) {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
 				err = fmt.Errorf("dataflow %s: %w", df, err)

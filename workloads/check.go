@@ -228,7 +228,7 @@ func firstDiffs(ds []string, n int) []string {
 // stageDiff checks the error contract through the operators' counts: in
 // a direct query dataflow every view is built once, each operator counts
 // the errors it produced, and those errors reach the output once per path
-// of from entries that leads there (docs/spec.md "Errors"), so the output's
+// of from entries that leads there (docs/spec.md "Expressions"), so the output's
 // total error multiplicity (at the last time, every input in) equals each
 // operator's count times the number of ways its collection is read.
 func stageDiff(r *plan.Resolved, stages []render.StageErrors, got *reference.Result) string {

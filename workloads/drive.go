@@ -56,8 +56,8 @@ type SessionOptions struct {
 	Labels context.Context
 }
 
-// Session drives one workload through the runtimes (docs/spec.md §1 Time,
-// §2): imported, a Maintenance runtime maintains every index from time 0
+// Session drives one workload through the runtimes (docs/spec.md "Fields",
+// `as_of` and `until`; "Indexes and arrangements"): imported, a Maintenance runtime maintains every index from time 0
 // and an Interactive runtime runs the query; direct, one Solo runtime runs
 // the query, which builds everything from the raw inputs. Inputs are fed
 // as time-ordered updates: every update of a time, then every input
@@ -701,7 +701,7 @@ func checkTime(r *plan.Resolved, t uint64) error {
 	return nil
 }
 
-// ErrorMessage is the message of an error code (docs/spec.md "Errors").
+// ErrorMessage is the message of an error code (docs/spec.md "Expressions").
 func ErrorMessage(code int64) string {
 	switch code {
 	case 1:

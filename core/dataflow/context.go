@@ -50,8 +50,9 @@ type Desc struct {
 	// others are queries, which read indexes only (Context.Input refuses
 	// them with ErrQueryReadsInput in every role): the Interactive runtime
 	// renders them, a Solo runtime too. A dataflow that builds everything
-	// from raw inputs itself (direct mode, docs/spec.md §2) is Maintained,
-	// with no exports, and runs in a Solo runtime.
+	// from raw inputs itself (direct mode, docs/spec.md "Indexes and
+	// arrangements") is Maintained, with no exports, and runs in a Solo
+	// runtime.
 	Maintained bool
 	// AsOf and Until bound the times the dataflow must be correct at: from
 	// AsOf on, before Until ({} for no bound).

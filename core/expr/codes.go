@@ -6,7 +6,7 @@ import (
 )
 
 // The messages of the error collection, exactly as users see them
-// (docs/spec.md "Errors").
+// (docs/spec.md "Expressions").
 const (
 	MsgDivisionByZero       = "division by zero"
 	MsgOverflow             = "numeric overflow"
@@ -78,7 +78,7 @@ func (c Code) String() string {
 }
 
 // Message returns the error collection's message of an error row's code:
-// exactly the text of docs/spec.md "Errors". A code that is none of the
+// exactly the text of docs/spec.md "Expressions". A code that is none of the
 // error codes (OK included) is ErrUnknownCode, naming the value.
 func Message(code int64) (string, error) {
 	switch code {

@@ -6,7 +6,7 @@ import (
 )
 
 // The codes are stored in traces and compared across runtimes: their values
-// and messages are part of the contract (docs/spec.md "Errors").
+// and messages are part of the contract (docs/spec.md "Expressions").
 func TestCodesAreStableAndNamedBySpec(t *testing.T) {
 	for _, c := range []struct {
 		code Code

@@ -32,7 +32,7 @@
 // Error codes. Code is the one home of the error collection's codes
 // (codes.go): their values (an error row is one int64 column, the code),
 // their messages (MsgDivisionByZero, MsgOverflow, MsgNegativeMultiplicity,
-// the text of docs/spec.md "Errors") and Message, from a row's code to its
+// the text of docs/spec.md "Expressions") and Message, from a row's code to its
 // message. core/join, core/reduce and core/dataflow use these and no codes
 // of their own (E6).
 //

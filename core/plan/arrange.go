@@ -281,7 +281,8 @@ func (r *Resolved) MissingError(k JoinKind) error {
 
 // Maintenance is what the dataflow that maintains one index needs in the
 // Maintenance runtime: the index's collection is built from the raw
-// inputs and the other indexes (docs/spec.md §2 "--index imported").
+// inputs and the other indexes (docs/spec.md "Indexes and arrangements",
+// `--index imported`).
 type Maintenance struct {
 	Index *ResolvedIndex
 	// Build are the views built inside the dataflow, every view after the

@@ -1,10 +1,11 @@
 // Package plan is the logical plan a workload spec decodes into, its
-// checks, and the arrangements each join strategy reads (docs/spec.md §1).
+// checks, and the arrangements each join strategy reads (docs/spec.md,
+// "Fields" to "Expressions").
 //
 // A decoder (workloads/) fills a Plan: inputs, views (simple or query),
 // indexes and the top-level query, with expressions as source text.
-// Resolve checks every rule of docs/spec.md §1 and returns a Resolved
-// plan:
+// Resolve checks every rule of docs/spec.md ("Fields" to "Expressions")
+// and returns a Resolved plan:
 //
 //   - every collection's columns (a query view's are its output names with
 //     "." replaced by "_") and the views in topological order;
@@ -29,10 +30,11 @@
 //
 // Invariants:
 //
-//	L1  A Resolved plan satisfies every rule of docs/spec.md §1: names,
-//	    one namespace for inputs and views, refs, unique outputs, no cycle,
-//	    expressions that parse and refer to existing columns, reduce,
-//	    distinct and threshold rules, as_of < until.
+//	L1  A Resolved plan satisfies every rule of docs/spec.md ("Fields" to
+//	    "Expressions"): names, one namespace for inputs and views, refs,
+//	    unique outputs, no cycle, expressions that parse and refer to
+//	    existing columns, reduce, distinct and threshold rules,
+//	    as_of < until.
 //	L2  Views come after every view they read; Resolve reports the first
 //	    cycle it meets, naming the views on it.
 //	L3  Equivalence classes are merged when they share a ref; each joined

@@ -6,12 +6,12 @@ import (
 	"slices"
 )
 
-// Plan is the logical plan a workload spec decodes into (docs/spec.md §1).
-// A decoder fills it; Resolve checks it and derives everything else. Slices
-// keep the spec's order where the spec has one; inputs, views and indexes,
-// which the spec keeps in JSON objects, come in the decoder's order (sorted
-// by name is the natural choice), which fixes the order of errors and of
-// ties in Resolved.Order.
+// Plan is the logical plan a workload spec decodes into (docs/spec.md
+// "Fields" to "Expressions"). A decoder fills it; Resolve checks it and
+// derives everything else. Slices keep the spec's order where the spec has
+// one; inputs, views and indexes, which the spec keeps in JSON objects, come
+// in the decoder's order (sorted by name is the natural choice), which fixes
+// the order of errors and of ties in Resolved.Order.
 type Plan struct {
 	// AsOf is the time the query is created at.
 	AsOf uint64

@@ -10,7 +10,9 @@ import (
 	"github.com/tracebench/tracebench/core/expr"
 )
 
-// specExample is the example of docs/spec.md §1.
+// specExample is a plan with every part a spec may have: two inputs, a
+// simple view with a map and a filter, a query view joining two
+// collections, three indexes (one on a view), and a reduced query.
 func specExample() *Plan {
 	return &Plan{
 		Inputs: []Input{

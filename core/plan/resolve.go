@@ -14,8 +14,8 @@ import (
 // ErrInvalid is wrapped by every error Resolve returns.
 var ErrInvalid = errors.New("plan: invalid")
 
-// Error is a violation of a rule of docs/spec.md §1, naming the spec field
-// by its path, e.g.
+// Error is a violation of a rule of docs/spec.md ("Fields" to "Expressions"),
+// naming the spec field by its path, e.g.
 //
 //	views.sold.query.map[0].expr: expression "p.unit / l.qtx": column 10: unknown column l.qtx (available: ...)
 //
@@ -209,11 +209,11 @@ type ResolvedReduce struct {
 	ValueOf []int
 }
 
-// Resolve checks p against every rule of docs/spec.md §1 and derives the
-// columns of every collection, the views' order, the queries' layouts and
-// the arrangements each join strategy reads. The first violation found is
-// returned as an *Error naming its field; the order of checks is inputs,
-// views (in plan order), indexes, the query.
+// Resolve checks p against every rule of docs/spec.md ("Fields" to
+// "Expressions") and derives the columns of every collection, the views'
+// order, the queries' layouts and the arrangements each join strategy reads.
+// The first violation found is returned as an *Error naming its field; the
+// order of checks is inputs, views (in plan order), indexes, the query.
 func Resolve(p *Plan) (*Resolved, error) {
 	if p == nil {
 		return nil, fmt.Errorf("%w: no plan (nil *Plan)", ErrInvalid)

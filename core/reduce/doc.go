@@ -1,7 +1,7 @@
 // Package reduce implements reduce (count, sum, min, max by group),
 // threshold and distinct over an arrangement, Local or imported, with
 // their error outputs (docs/semantics.md §6; docs/spec.md, "The query" and
-// "Errors"). Differential-dataflow's reduce_abelian and Materialize's
+// "Expressions"). Differential-dataflow's reduce_abelian and Materialize's
 // reduce plans (accumulable, hierarchical, monotonic, basic, collation)
 // are the models; times are totally ordered, so a group's output needs
 // recomputing only at the times of its new input updates.

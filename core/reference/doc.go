@@ -3,13 +3,14 @@
 //
 // Eval accumulates every input at t (the updates with time <= t, exact
 // counts), evaluates the views in the plan's order and then the query,
-// literally as docs/spec.md §1 states it: joins by nested loops (each
-// entry hashed by the columns it shares with earlier entries), the closure
-// per joined row (maps, filters, project), reduce in the order of its errors,
-// distinct, threshold; errors per collection, each entry's errors once per
-// entry, consolidated by message. Eval answers from the plan's as_of to
-// before its until, where the query's output does (docs/spec.md "Fields"):
-// another t is ErrTime. EvalCollection answers at any t, as an index does.
+// literally as docs/spec.md ("The query", "Expressions") states it: joins by
+// nested loops (each entry hashed by the columns it shares with earlier
+// entries), the closure per joined row (maps, filters, project), reduce in
+// the order of its errors, distinct, threshold; errors per collection, each
+// entry's errors once per entry, consolidated by message. Eval answers from
+// the plan's as_of to before its until, where the query's output does
+// (docs/spec.md "Fields"): another t is ErrTime. EvalCollection answers at
+// any t, as an index does.
 //
 // Independence: expressions are parsed with go/parser and evaluated on
 // math/big over the go/ast tree (expr.go), without core/expr, so that an
@@ -23,7 +24,7 @@
 //	    fits in int64; the product of counts of a joined row the query
 //	    keeps whose rows each had a single update, an accumulation or
 //	    total outside int64 sets Result.Overflow, and then the output
-//	    holds a numeric overflow error (docs/spec.md "Errors": the rest
+//	    holds a numeric overflow error (docs/spec.md "Expressions": the rest
 //	    is unspecified).
 //	O2  Rows sort numerically column by column, errors by message; no count
 //	    is zero.

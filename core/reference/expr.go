@@ -10,7 +10,7 @@ import (
 	"math/big"
 )
 
-// The messages of the error collection (docs/spec.md "Errors").
+// The messages of the error collection (docs/spec.md "Expressions").
 const (
 	MsgDivisionByZero       = "division by zero"
 	MsgOverflow             = "numeric overflow"

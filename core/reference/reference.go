@@ -56,7 +56,7 @@ type Error struct {
 //
 // Overflow reports that an exact count left int64 at this time (a join's
 // product of counts, an accumulation, an error total): docs/spec.md
-// "Errors" then only requires the output to contain a numeric overflow
+// "Expressions" then only requires the output to contain a numeric overflow
 // error, and leaves the rest unspecified. Errors then contain
 // "numeric overflow" and rows and other counts are those that fit.
 //
@@ -322,7 +322,7 @@ type evaluator struct {
 // update with time <= t), naively: inputs accumulated exactly, views in
 // order, joins by nested loops over a hash of each entry's rows, every
 // expression on math/big, the rules of docs/spec.md "The query" and
-// "Errors" applied literally. The query answers from the plan's as_of to
+// "Expressions" applied literally. The query answers from the plan's as_of to
 // before its until, as the engine's output does: a t outside is an error
 // wrapping ErrTime that names t and the bound.
 func Eval(r *plan.Resolved, in Inputs, t uint64) (*Result, error) {
@@ -353,7 +353,7 @@ var ErrUnknownCollection = errors.New("reference: unknown collection")
 // EvalCollection is Eval for one input or view instead of the query: its
 // rows (columns named as the collection's) and errors at t, as every index
 // on it holds them. An index is maintained from time 0 with no until
-// (docs/spec.md "--index imported"), so any t has an answer here: the
+// (docs/spec.md "Indexes and arrangements"), so any t has an answer here: the
 // plan's as_of and until bound the query alone.
 func EvalCollection(r *plan.Resolved, in Inputs, t uint64, name string) (*Result, error) {
 	if r == nil || r.Query == nil || r.Plan == nil {

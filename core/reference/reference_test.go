@@ -38,7 +38,9 @@ func expect(t *testing.T, what string, res *Result, want string) {
 
 func up(tm uint64, d int64, row ...int64) Update { return Update{Time: tm, Diff: d, Row: row} }
 
-// specExample is docs/spec.md §1's example.
+// specExample is a plan with every part a spec may have: two inputs, a
+// simple view with a map and a filter, a query view joining two
+// collections, three indexes (one on a view), and a reduced query.
 func specExample() *plan.Plan {
 	return &plan.Plan{
 		Inputs: []plan.Input{

@@ -1,6 +1,6 @@
 // Package render turns a resolved plan (core/plan) into dataflows
 // (core/dataflow): the dataflow that maintains each declared index, and the
-// query dataflow, in either index mode (docs/spec.md §2).
+// query dataflow, in either index mode (docs/spec.md "Indexes and arrangements").
 //
 //   - IndexDesc: a Maintained dataflow per index, from time 0. It builds
 //     the index's collection from raw inputs and the other indexes its
@@ -29,7 +29,7 @@
 //
 //	N1  Errors travel with every collection: a collection's errs are the
 //	    errs of each from entry's collection, once per entry, plus the
-//	    errors its own operators produce (docs/spec.md "Errors"). An
+//	    errors its own operators produce (docs/spec.md "Expressions"). An
 //	    operator's own errors are counted in Metrics under its dataflow,
 //	    operator name (and path of a delta join) and the collection it
 //	    computes, so that the output's error multiplicity is the sum of

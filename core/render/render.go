@@ -21,7 +21,8 @@ import (
 	"github.com/tracebench/tracebench/core/spine"
 )
 
-// Mode says where the query's arrangements come from (docs/spec.md §2).
+// Mode says where the query's arrangements come from (docs/spec.md "Indexes
+// and arrangements").
 type Mode uint8
 
 const (
@@ -248,12 +249,12 @@ func IndexOrder(r *plan.Resolved) []*plan.ResolvedIndex {
 }
 
 // IndexDesc returns the Maintained dataflow that maintains ix from time 0
-// (docs/spec.md §2, --index imported): it builds the index's collection
-// from raw inputs and the indexes it imports (plan.Maintain), arranges it
-// by the index key, and exports it. The views it builds keep their own
-// join strategies. A plan plan.Resolve did not make (as QueryDesc
-// refuses), a nil ix or an index that is not one of r.Indexes gives a
-// Desc that builds nothing: its Build returns an error wrapping ErrUsage
+// (docs/spec.md "Indexes and arrangements", `--index imported`): it builds
+// the index's collection from raw inputs and the indexes it imports
+// (plan.Maintain), arranges it by the index key, and exports it. The views it
+// builds keep their own join strategies. A plan plan.Resolve did not make (as
+// QueryDesc refuses), a nil ix or an index that is not one of r.Indexes gives
+// a Desc that builds nothing: its Build returns an error wrapping ErrUsage
 // naming what is wrong, which the runtime reports for the create.
 func IndexDesc(r *plan.Resolved, ix *plan.ResolvedIndex, opts Options) dataflow.Desc {
 	if err := checkIndex(r, ix); err != nil {

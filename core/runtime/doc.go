@@ -13,8 +13,8 @@
 // and a query reads indexes only — Context.Input refuses a dataflow that
 // is not Maintained, in every role alike (dataflow.ErrQueryReadsInput), so
 // Solo never answers a query the pair cannot. Direct mode's query, which
-// builds everything from raw inputs in one Solo runtime (docs/spec.md §2),
-// is a Maintained dataflow with no exports.
+// builds everything from raw inputs in one Solo runtime (docs/spec.md
+// "Indexes and arrangements"), is a Maintained dataflow with no exports.
 //
 // A Controller sends every command to every runtime in the same order
 // (invariant I1b of §4.6): creating a dataflow, allowing compaction,

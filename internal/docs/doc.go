@@ -1,6 +1,7 @@
 // Package docs holds no code. It exists to hold the tests that keep the
 // repository's documentation honest: every citation of the semantics points
-// at something docs/semantics.md defines.
+// at something docs/semantics.md defines, and every citation of the spec
+// documentation at a heading docs/spec.md has.
 //
 // docs/semantics.md is numbered: top-level sections "## N. Title",
 // subsections "### N.M Title" (the worked examples "### 9.A Title"), the
@@ -11,7 +12,7 @@
 //
 //   - "§N", "§N.M", "§9.A" and ranges "§N.M–§N.K" (both ends are checked);
 //     "§8.14" names invariant 14 of §8. A "§" that follows "SPEC" or "spec.md"
-//     cites the spec documentation and is not checked here.
+//     is no citation of the semantics (C5 refuses it).
 //   - "invariant K", "invariants K, L and M", "invariants K–L": invariants of
 //     §8.
 //   - "I1", "I1b", …: the protocol invariants of §4.6.
@@ -29,4 +30,9 @@
 //	    a failure names file:line and the citation.
 //	C4  No file cites the document by its old location outside the
 //	    repository (a separate subtest, so it can be read on its own).
+//	C5  docs/spec.md has no numbered sections: it is cited by its headings
+//	    in quotes, `docs/spec.md "Fields"` or `(docs/spec.md, "Fields" to
+//	    "Expressions")`. Every heading so cited exists (a cited text that
+//	    begins a heading up to a space will do: "benchrun eval"), and no
+//	    file cites it by a section number.
 package docs

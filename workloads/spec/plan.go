@@ -9,8 +9,9 @@ import (
 
 // resolve converts the decoded spec into a logical plan and checks it
 // with plan.Resolve: refs, expressions, the namespace, cycles, output
-// names, index keys (docs/spec.md §1). A violation becomes an Error at the
-// field the plan names, with the line that field is on.
+// names, index keys (docs/spec.md "Fields" to "Expressions"). A violation
+// becomes an Error at the field the plan names, with the line that field is
+// on.
 func (s *Spec) resolve() error {
 	p := &plan.Plan{AsOf: s.AsOf, Until: s.Until, HasUntil: s.HasUntil}
 	for _, in := range s.Inputs {

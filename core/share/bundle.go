@@ -1,6 +1,7 @@
 package share
 
 import (
+	"reflect"
 	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -76,14 +77,17 @@ func newBundle(oks, errs trace.Reader, drop func()) *Bundle {
 // padded ones) with an optional drop function run when the bundle and all
 // its clones (IntoPadded's included) are released. Both halves are
 // required: a nil one is a programmer error, and NewBundle panics at once,
-// naming it, rather than return a bundle whose every method would fail.
+// naming it, rather than return a bundle whose every method would fail. A
+// typed nil half (a nil *trace.Handle, *Reader or *Padded behind
+// trace.Reader) is nil alike.
 func NewBundle(oks, errs trace.Reader, drop func()) *Bundle {
+	noOks, noErrs := isNil(oks), isNil(errs)
 	switch {
-	case oks == nil && errs == nil:
+	case noOks && noErrs:
 		panic("share: NewBundle with nil oks and errs halves")
-	case oks == nil:
+	case noOks:
 		panic("share: NewBundle with a nil oks half")
-	case errs == nil:
+	case noErrs:
 		panic("share: NewBundle with a nil errs half")
 	}
 	return newBundle(oks, errs, drop)
@@ -93,6 +97,29 @@ func NewBundle(oks, errs trace.Reader, drop func()) *Bundle {
 // peer bundle, which holds nothing physically and which maintenance skips.
 func (b *Bundle) IsPeer() bool {
 	return isShared(b.Oks) && isShared(b.Errs)
+}
+
+// isNil reports whether r is nil or holds a nil pointer (or map, slice,
+// func, chan): a typed nil behind trace.Reader is not == nil, and its first
+// method call would panic with a nil dereference. The readers of this
+// package and core/trace are told by a type switch; others by reflection,
+// paid when a bundle or an import is made, never per update.
+func isNil(r trace.Reader) bool {
+	switch r := r.(type) {
+	case nil:
+		return true
+	case *trace.Handle:
+		return r == nil
+	case *Reader:
+		return r == nil
+	case *Padded:
+		return r == nil
+	}
+	switch v := reflect.ValueOf(r); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return v.IsNil()
+	}
+	return false
 }
 
 func isShared(r trace.Reader) bool {

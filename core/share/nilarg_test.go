@@ -1,6 +1,7 @@
 package share_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -60,5 +61,56 @@ func TestASharedReadersMapBatchesWithANilVisitorVisitsNothing(t *testing.T) {
 	r.MapBatches(func(*batch.Batch) { n++ })
 	if n == 0 {
 		t.Fatal("a non-nil visitor visited nothing")
+	}
+}
+
+// A typed nil half (a nil *trace.Handle, *share.Reader or *share.Padded
+// behind trace.Reader) is not == nil, and passed the nil checks only to
+// panic at its first use. NewBundle refuses it with the panic of an
+// untyped nil, and ImporterOf and PublishBundle with the error of one
+// (ErrNotImportable).
+func TestATypedNilHalfIsRefusedAsANilIs(t *testing.T) {
+	src := newSource(t, 2, 0)
+	defer src.h.Release()
+	for _, typed := range []trace.Reader{(*trace.Handle)(nil), (*share.Reader)(nil), (*share.Padded)(nil)} {
+		for _, c := range []struct {
+			oks, errs trace.Reader
+			want      string
+		}{
+			{typed, src.h, "nil oks half"},
+			{src.h, typed, "nil errs half"},
+			{typed, typed, "nil oks and errs halves"},
+		} {
+			func() {
+				defer func() {
+					if msg := fmt.Sprint(recover()); !strings.Contains(msg, c.want) {
+						t.Fatalf("NewBundle with a %T half panicked with %q, want one naming the %s", typed, msg, c.want)
+					}
+				}()
+				share.NewBundle(c.oks, c.errs, nil)
+			}()
+		}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("ImporterOf(%T(nil)) panicked: %v", typed, p)
+				}
+			}()
+			if in, err := share.ImporterOf(typed); !errors.Is(err, share.ErrNotImportable) {
+				t.Fatalf("ImporterOf(%T(nil)) = %v, %v, want ErrNotImportable", typed, in, err)
+			}
+		}()
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("PublishBundle of a %T(nil) half panicked: %v", typed, p)
+				}
+			}()
+			g := share.NewRegistry()
+			tok, err := g.PublishBundle(share.Incarnation{ID: "idx"}, &share.Bundle{Oks: typed, Errs: src.h})
+			if !errors.Is(err, share.ErrNotImportable) {
+				t.Fatalf("PublishBundle of a %T(nil) half = %v, %v, want ErrNotImportable", typed, tok, err)
+			}
+		}()
 	}
 }

@@ -34,8 +34,12 @@ var (
 // further) and, once the handle is released, any import (ErrReleased). A
 // released handle (its clones included) imports nothing: ErrReleased, as
 // an import through a released shared reader is, and no hold on the
-// trace its holder let go.
+// trace its holder let go. A nil r, typed (a nil *Reader or *trace.Handle
+// behind trace.Reader) or not, is ErrNotImportable.
 func ImporterOf(r trace.Reader) (Importer, error) {
+	if isNil(r) {
+		return nil, ErrNotImportable
+	}
 	switch r := r.(type) {
 	case Importer:
 		return r, nil
@@ -110,7 +114,7 @@ func (p *Padded) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 // is returned, which Attach refuses with ErrReleased.
 func publishingSpine(r trace.Reader) (*Spine, bool) {
 	h, ok := r.(*trace.Handle)
-	if !ok {
+	if !ok || h == nil {
 		return nil, false
 	}
 	switch s := h.State().Storage().(type) {
@@ -130,7 +134,8 @@ func publishingSpine(r trace.Reader) (*Spine, bool) {
 // description (Key, Columns) and writer for the peers; see
 // PublishIncarnation, which refuses a half whose trace's last handle is
 // released. A half that is a released handle (of a released bundle, say)
-// is refused likewise, with ErrReleased, though its trace lives on.
+// is refused likewise, with ErrReleased, though its trace lives on. A nil
+// half, typed (a nil *trace.Handle) or not, is ErrNotImportable.
 func (g *Registry) PublishBundle(inc Incarnation, b *Bundle) (*Token, error) {
 	if b == nil {
 		return nil, fmt.Errorf("share: publish %v: nil bundle: %w", inc, ErrNotImportable)

@@ -55,3 +55,31 @@ func TestMapBatchesWithANilVisitorVisitsNothing(t *testing.T) {
 func TestSetCompactionOfANilReaderDoesNothing(t *testing.T) {
 	noPanic(t, "SetCompaction(nil)", func() { trace.SetCompaction(nil, frontier.At(3)) })
 }
+
+// A typed nil — a nil *spine.Spine as a Storage, a nil *Handle as a
+// Reader — is not == nil behind an interface, and passed the nil checks
+// only to panic at its first use with a nil dereference. New refuses it
+// with the panic of an untyped nil, and SetCompaction of one does nothing,
+// as of a nil reader.
+func TestATypedNilIsRefusedAsANilIs(t *testing.T) {
+	for _, c := range []struct {
+		what    string
+		storage trace.Storage
+	}{
+		{"(*spine.Spine)(nil)", (*spine.Spine)(nil)},
+		{"a nil storage of another type", (*nilStorage)(nil)},
+	} {
+		func() {
+			defer func() {
+				if msg := fmt.Sprint(recover()); !strings.Contains(msg, "trace: New of a nil storage") {
+					t.Fatalf("New(%s) panicked with %q, want a panic naming the nil storage", c.what, msg)
+				}
+			}()
+			trace.New(c.storage)
+		}()
+	}
+	noPanic(t, "SetCompaction((*trace.Handle)(nil))", func() { trace.SetCompaction((*trace.Handle)(nil), frontier.At(3)) })
+}
+
+// nilStorage is a Storage of a type the trace package does not know.
+type nilStorage struct{ *spine.Spine }

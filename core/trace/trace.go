@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 
@@ -95,9 +96,10 @@ type CompactionSetter interface {
 
 // SetCompaction joins both of r's holds with f: at once when r is a
 // CompactionSetter, else logical then physical. A nil r holds nothing, so
-// there is nothing to join: the call does nothing.
+// there is nothing to join: the call does nothing, for a typed nil (a nil
+// *Handle behind Reader) as for an untyped one.
 func SetCompaction(r Reader, f frontier.Frontier) {
-	if r == nil {
+	if isNil(r) {
 		return
 	}
 	if s, ok := r.(CompactionSetter); ok {
@@ -106,6 +108,27 @@ func SetCompaction(r Reader, f frontier.Frontier) {
 	}
 	r.SetLogicalCompaction(f)
 	r.SetPhysicalCompaction(f)
+}
+
+// isNil reports whether x is nil or holds a nil pointer, map, slice, func
+// or chan: a typed nil behind an interface is not == nil, and its first
+// method call would panic with a nil dereference. The types of this
+// package and the spine are told by a type switch; others by reflection,
+// which New and SetCompaction pay once a call, never per update.
+func isNil(x any) bool {
+	switch x := x.(type) {
+	case nil:
+		return true
+	case *Handle:
+		return x == nil
+	case *spine.Spine:
+		return x == nil
+	}
+	switch v := reflect.ValueOf(x); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return v.IsNil()
+	}
+	return false
 }
 
 // box is the state shared by a trace's handles and writer (TraceBox).
@@ -148,13 +171,14 @@ type Writer struct {
 // New wraps storage as a trace and returns its first handle, holding at the
 // storage's current compaction frontiers, and its writer. A nil storage is
 // a programmer error: New panics at once, naming it, rather than return a
-// handle whose every call would fail. So is a storage that backs a trace
+// handle whose every call would fail; a typed nil (a nil *spine.Spine
+// behind Storage) is refused alike. So is a storage that backs a trace
 // already, live or freed (a Claimer that ClaimTrace reports taken): a
 // second trace over it would keep holds of its own, compact the storage
 // past the first's handles and drop it under them (see the package doc);
 // more handles of a trace come from Clone.
 func New(storage Storage) (*Handle, *Writer) {
-	if storage == nil {
+	if isNil(storage) {
 		panic("trace: New of a nil storage")
 	}
 	if c, ok := storage.(Claimer); ok && !c.ClaimTrace() {

@@ -95,10 +95,17 @@ func (b *Batch) SizeBytes() int {
 }
 
 // WithDesc returns a batch sharing b's columns under another description.
-// REQUIRES: the description is honest for b's updates (B3).
+// REQUIRES: the description is honest for b's updates (B3). Checking it
+// takes a pass over the updates, so only invariant builds (-tags
+// invariants) do, and panic naming the first time outside it.
 func (b *Batch) WithDesc(d frontier.Description) *Batch {
 	c := *b
 	c.desc = d
+	if invariants.Enabled {
+		for _, t := range c.times {
+			invariants.Assertf(holds(d, t), "batch: WithDesc(%v) of a batch with an update at %d outside it (B3)", d, t)
+		}
+	}
 	return &c
 }
 
@@ -107,8 +114,13 @@ func (b *Batch) WithDesc(d frontier.Description) *Batch {
 // but the vals with b (batches are immutable), so it costs one copy of
 // the kept val columns. It returns nil and false when a key of b has more
 // than one val: projected vals could then collide, which takes a build to
-// consolidate. REQUIRES: 0 <= lo <= hi <= b's val arity.
+// consolidate. REQUIRES: 0 <= lo <= hi <= b's val arity; a range outside
+// it is a programming error, and ProjectVals panics naming it (a check
+// once a call) rather than read a neighbouring row's columns.
 func (b *Batch) ProjectVals(lo, hi int) (*Batch, bool) {
+	if lo < 0 || lo > hi || hi > b.ar.Val {
+		panic(fmt.Sprintf("batch: ProjectVals of val columns [%d, %d) of a batch of val arity %d", lo, hi, b.ar.Val))
+	}
 	nv := b.Vals()
 	if nv != b.Keys() {
 		return nil, false

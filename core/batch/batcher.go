@@ -112,7 +112,9 @@ func (b *Batcher) Push(key, val []int64, t frontier.Time, d int64) {
 // PushRow buffers one update whose key and val are columns of row: keyCols
 // then valCols, in order. It copies the columns. Key or val columns of
 // another number than the batcher's arity are refused as Push refuses a
-// row (ErrArity at the next Seal).
+// row (ErrArity at the next Seal); a column outside the row is refused as
+// PushChunk refuses one (ErrChunkShape at the next Seal). The column
+// checks are the bounds checks reading the row makes anyway.
 func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, d int64) {
 	if len(keyCols) != b.ar.Key || len(valCols) != b.ar.Val {
 		b.refuseCols(keyCols, valCols)
@@ -121,18 +123,39 @@ func (b *Batcher) PushRow(row []int64, keyCols, valCols []int, t frontier.Time, 
 	if b.small {
 		r := rec{t: t, d: d}
 		if len(keyCols) == 1 {
-			r.k = row[keyCols[0]]
+			c := keyCols[0]
+			if uint(c) >= uint(len(row)) {
+				b.refuseRowCol(c, len(row))
+				return
+			}
+			r.k = row[c]
 		}
 		if len(valCols) == 1 {
-			r.v = row[valCols[0]]
+			c := valCols[0]
+			if uint(c) >= uint(len(row)) {
+				b.refuseRowCol(c, len(row))
+				return
+			}
+			r.v = row[c]
 		}
 		b.bld.recs = append(b.bld.recs, r)
 		return
 	}
+	n0 := len(b.rows)
 	for _, c := range keyCols {
+		if uint(c) >= uint(len(row)) {
+			b.rows = b.rows[:n0]
+			b.refuseRowCol(c, len(row))
+			return
+		}
 		b.rows = append(b.rows, row[c])
 	}
 	for _, c := range valCols {
+		if uint(c) >= uint(len(row)) {
+			b.rows = b.rows[:n0]
+			b.refuseRowCol(c, len(row))
+			return
+		}
 		b.rows = append(b.rows, row[c])
 	}
 	b.times = append(b.times, t)
@@ -313,8 +336,9 @@ func (b *Batcher) Seal(lower, upper frontier.Frontier) (*Batch, error) {
 
 // ErrChunkShape reports a chunk pushed into a Batcher whose key or val
 // columns lie outside its rows' width, or whose rows or diffs are fewer
-// than its times: a broken contract of its caller. The chunk is refused,
-// and the next Seal returns the error.
+// than its times, or a row pushed (PushRow) with a column outside it: a
+// broken contract of its caller. The chunk or row is refused, and the
+// next Seal returns the error.
 var ErrChunkShape = errors.New("batch: chunk columns or lengths do not fit its rows")
 
 // chunkShape returns why a chunk of n updates, nrows row values of width
@@ -368,6 +392,14 @@ func (b *Batcher) ownQueued() {
 func (b *Batcher) refuseCols(keyCols, valCols []int) {
 	if b.badArity == nil {
 		b.badArity = fmt.Errorf("%w: %d key and %d val columns pushed into a %v batcher", ErrArity, len(keyCols), len(valCols), b.ar)
+	}
+}
+
+// refuseRowCol records a PushRow refused for its column c, outside its row
+// of width columns.
+func (b *Batcher) refuseRowCol(c, width int) {
+	if b.badArity == nil {
+		b.badArity = fmt.Errorf("%w: column %d of a row of width %d", ErrChunkShape, c, width)
 	}
 }
 

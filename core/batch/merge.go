@@ -87,19 +87,33 @@ func emptyOut(ar Arity, lower, upper, since frontier.Frontier) Batch {
 // end with), without a Merger: a trace whose upper advances without data
 // (an errors collection with no errors) takes one such batch a round and
 // joins a run of them at once.
-// REQUIRES: at least one batch, bs[i].Upper == bs[i+1].Lower, equal
-// arities, no updates.
+// REQUIRES: at least one batch, none nil, bs[i].Upper == bs[i+1].Lower,
+// equal arities, no updates. A call that breaks it is a programming error
+// and panics naming what it broke, in every build: the checks cost one per
+// batch, as the join does, where a join made anyway would describe a range
+// its batches do not cover, or drop their updates.
 func JoinEmpty(bs []*Batch, compaction frontier.Frontier) *Batch {
-	a, b := bs[0], bs[len(bs)-1]
-	if invariants.Enabled {
-		for i, x := range bs {
-			invariants.Assertf(x.IsEmpty(), "batch: join of a batch of %d updates", x.Len())
-			if i > 0 {
-				invariants.Assertf(bs[i-1].Upper() == x.Lower(), "batch: join of non-adjacent %v and %v", bs[i-1].desc, x.desc)
-				invariants.Assertf(bs[i-1].ar == x.ar, "batch: join of arities %v and %v", bs[i-1].ar, x.ar)
-			}
+	if len(bs) == 0 {
+		panic("batch: JoinEmpty of no batches")
+	}
+	for i, x := range bs {
+		var err error
+		switch {
+		case i > 0:
+			err = mergeable(bs[i-1], x)
+		case x == nil:
+			err = fmt.Errorf("%w in a merge", ErrNilBatch)
+		case !x.desc.Lower.LessEqual(x.desc.Upper):
+			err = fmt.Errorf("%w: %v in a merge", ErrUpperBeforeLower, x.desc)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("batch: JoinEmpty: %v", err))
+		}
+		if !x.IsEmpty() {
+			panic(fmt.Sprintf("batch: JoinEmpty of a batch of %d updates", x.Len()))
 		}
 	}
+	a, b := bs[0], bs[len(bs)-1]
 	out := emptyOut(a.ar, a.desc.Lower, b.desc.Upper, mergedSince(bs, compaction))
 	return &out
 }

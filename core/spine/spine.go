@@ -485,9 +485,20 @@ func (s *Spine) complete(j int) {
 // unless it has outgrown the level; elsewhere it joins the level above as
 // its newest batch. A merge that overflowed records its error (Err) and
 // places its complete result like any other.
+//
+// An overflow is the only error that reaches it: a merger refuses only a
+// nil batch, one whose upper is before its lower, batches that are not
+// adjacent or of two arities (batch.NewMergerN), and Insert admits none of
+// those (S1), while a merge takes consecutive batches of the chain and
+// puts its result in their place (S3). A refusal would be one of them
+// broken, with no result for the inputs the chain would lose: finish
+// panics naming it rather than count it as an overflow.
 func (s *Spine) finish(j int) {
 	l := &s.levels[j]
 	res, err := l.merger.Result()
+	if err != nil && !errors.Is(err, batch.ErrOverflow) {
+		panic(fmt.Sprintf("spine: merge refused (S1 or S3 broken): merging %v through %v: %v", l.merging[0].Desc(), l.merging[len(l.merging)-1].Desc(), err))
+	}
 	if err != nil {
 		s.overflow++
 	}

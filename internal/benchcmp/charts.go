@@ -196,8 +196,8 @@ func addUnityLine(p *plot.Plot, n int) {
 // baseline, colored by verdict, with the threshold band. A ratio that is not
 // a finite positive number is left out: a baseline median of 0 with another
 // median that is not (a count of errors that went from none to some), or
-// medians of opposite signs. left names the rows with such a ratio, for the
-// caption; the table shows their delta.
+// medians of opposite signs. left names the rows with such a ratio, each
+// followed by why, for the caption; the table shows their delta.
 func ratioChart(t *Table) (svg string, left []string, err error) {
 	p := plot.New()
 	p.Title.Text = "median / baseline median (" + t.Unit + "), colored by verdict"
@@ -218,8 +218,15 @@ func ratioChart(t *Table) (svg string, left []string, err error) {
 			}
 			x := c.Center / b.Center
 			if !(x > 0) || math.IsInf(x, 0) {
-				if !slices.Contains(left, show(r.Name)) {
-					left = append(left, show(r.Name))
+				why := "a ratio beyond float64"
+				switch {
+				case b.Center == 0 || c.Center == 0:
+					why = "a median of 0 against one that is not, as a count going from none to some"
+				case x < 0:
+					why = "medians of opposite signs"
+				}
+				if l := show(r.Name) + " (" + why + ")"; !slices.Contains(left, l) {
+					left = append(left, l)
 				}
 				continue
 			}
@@ -337,8 +344,10 @@ type scalingSeries struct {
 
 // scalingSeriesOf returns the series of the scaling chart of t against
 // the name parameter key, by label, and their labels in order: none when
-// key is "" or a row's value of key is not a positive number.
-func scalingSeriesOf(t *Table, key string) (map[string]*scalingSeries, []string) {
+// key is "" or a row's value of key is not a positive number. A median of
+// 0 or less, which log axes cannot draw, is left out, unless anyCenter:
+// then every median is in (for warnScaleBy, which tells the two apart).
+func scalingSeriesOf(t *Table, key string, anyCenter bool) (map[string]*scalingSeries, []string) {
 	if key == "" {
 		return nil, nil
 	}
@@ -364,7 +373,7 @@ func scalingSeriesOf(t *Table, key string) (map[string]*scalingSeries, []string)
 			continue
 		}
 		for j, c := range r.Cells {
-			if c == nil || c.Center <= 0 {
+			if c == nil || c.Center <= 0 && !anyCenter {
 				continue
 			}
 			label := strings.Join(rest, "/")
@@ -400,7 +409,7 @@ func (s *scalingSeries) drawable() bool {
 // axes, one line per benchmark and column, with the fitted exponent in the
 // legend. It returns "" when no benchmark has two values of key.
 func scalingChart(t *Table, key string, confidence float64) (string, []Fit, error) {
-	byLabel, order := scalingSeriesOf(t, key)
+	byLabel, order := scalingSeriesOf(t, key, false)
 	if !slices.ContainsFunc(order, func(l string) bool { return byLabel[l].drawable() }) {
 		return "", nil, nil
 	}

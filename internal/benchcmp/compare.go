@@ -201,13 +201,17 @@ func warnScaleBy(errOut io.Writer, rep *Report, cfg CompareConfig) {
 		return
 	}
 	key := strings.TrimPrefix(cfg.ScaleBy, "/")
-	has := false
+	has, notPositive := false, false
 	for _, t := range rep.Tables {
-		byLabel, order := scalingSeriesOf(t, key)
+		byLabel, order := scalingSeriesOf(t, key, false)
 		for _, l := range order {
 			if byLabel[l].drawable() {
 				return
 			}
+		}
+		byLabel, order = scalingSeriesOf(t, key, true)
+		for _, l := range order {
+			notPositive = notPositive || byLabel[l].drawable()
 		}
 		for _, r := range t.Rows {
 			for _, part := range nameParams(r.Name)[1:] {
@@ -216,6 +220,12 @@ func warnScaleBy(errOut io.Writer, rep *Report, cfg CompareConfig) {
 				}
 			}
 		}
+	}
+	if notPositive {
+		// The parameter has the values a line needs, but the medians
+		// at them are 0 or less, which log axes cannot draw.
+		fmt.Fprintf(errOut, "benchcmp: warning: --scale-by %s: benchmarks have two positive values of %s in one column, but none has a median above 0 at two of them (log axes cannot draw a median of 0 or less), so the report draws no scaling chart\n", spec.Clip(cfg.ScaleBy), spec.Clip(key))
+		return
 	}
 	if has {
 		// A line needs two values: one value of the parameter, or one
@@ -238,7 +248,29 @@ func listSome(list []string, most int) string {
 // warnUnpaired warns on errOut, once per pair of columns, of the
 // benchmarks one column has and the other has not: their geomeans are
 // then over different sets, and a lost benchmark may be a failed one.
+//
+// A benchmark that both columns ran, but in no unit they share (its only
+// unit renamed, ns/update in one file and ns/upd in the other), is
+// compared in no unit, which the warning says, naming each side's units,
+// once for the pair of columns: it is no lost benchmark, and the gate
+// does not fail on it.
 func warnUnpaired(errOut io.Writer, rep *Report) {
+	// units holds, per configuration and column (ranKey) and benchmark,
+	// the units it has a result in.
+	units := map[string]map[string][]string{}
+	for _, t := range rep.Tables {
+		for j, c := range t.Columns {
+			k := ranKey(t.Config, c)
+			if units[k] == nil {
+				units[k] = map[string][]string{}
+			}
+			for _, r := range t.Rows {
+				if r.Cells[j] != nil {
+					units[k][r.Name] = appendNew(units[k][r.Name], t.Unit)
+				}
+			}
+		}
+	}
 	type pair struct{ in, missing, unit string }
 	var order []pair
 	names := map[pair][]string{}
@@ -246,6 +278,16 @@ func warnUnpaired(errOut io.Writer, rep *Report) {
 		p := pair{u.In, u.Missing, ""}
 		if rep.unitOnly(u) {
 			p.unit = u.Unit // the benchmark ran there, without this unit
+			in := units[ranKey(u.Config, u.In)][u.Name]
+			missing := units[ranKey(u.Config, u.Missing)][u.Name]
+			if !slices.ContainsFunc(in, func(unit string) bool { return slices.Contains(missing, unit) }) {
+				// Compared in no unit: said once, baseline first.
+				base, other := u.In, u.Missing
+				if other == rep.Columns[0] {
+					base, other, in, missing = other, base, missing, in
+				}
+				p = pair{base, other, "\x00" + strings.Join(in, ", ") + " in " + spec.Path(base) + "; " + strings.Join(missing, ", ") + " in " + spec.Path(other)}
+			}
 		}
 		if _, ok := names[p]; !ok {
 			order = append(order, p)
@@ -254,6 +296,11 @@ func warnUnpaired(errOut io.Writer, rep *Report) {
 	}
 	for _, p := range order {
 		n := names[p]
+		if units, ok := strings.CutPrefix(p.unit, "\x00"); ok {
+			fmt.Fprintf(errOut, "benchcmp: warning: %d benchmark(s) that %s and %s both ran are compared in no unit, their units differing (a unit renamed?): %s: %s\n",
+				len(n), spec.Path(p.in), spec.Path(p.missing), units, listSome(n, 5))
+			continue
+		}
 		if p.unit != "" {
 			fmt.Fprintf(errOut, "benchcmp: warning: %s has no %s result for %d benchmark(s) of %s that it has other results for: %s\n",
 				spec.Path(p.missing), p.unit, len(n), spec.Path(p.in), listSome(n, 5))

@@ -91,7 +91,7 @@ func writeHTML(w io.Writer, rep *Report) error {
 				if len(left) > 5 {
 					names += fmt.Sprintf(" and %d more", len(left)-5)
 				}
-				caption += fmt.Sprintf(" Not drawn, %d row(s) whose ratio is not a finite positive number (a median of 0 against one that is not, as a count going from none to some; the table gives their delta): %s.",
+				caption += fmt.Sprintf(" Not drawn, %d row(s) whose ratio is not a finite positive number (the table gives their delta): %s.",
 					len(left), names)
 			}
 			ht.Charts = append(ht.Charts, htmlChart{Kind: "ratio", SVG: template.HTML(ratio), Caption: caption})

@@ -58,7 +58,7 @@ type Fit struct {
 	// Exponent is the least-squares slope of log(value) on log(x); Lo and
 	// Hi bound it at the configured confidence (Student's t on the slope's
 	// standard error). HasInterval is false with fewer than three samples
-	// or two points.
+	// or two points, and then JSON gives lo and hi as null.
 	Exponent    float64 `json:"exponent"`
 	Lo          float64 `json:"lo"`
 	Hi          float64 `json:"hi"`
@@ -72,17 +72,22 @@ type Fit struct {
 	Note string `json:"note,omitempty"`
 }
 
-// MarshalJSON writes the fit with null for a number that is not finite:
-// the R² of a unit whose values do not vary (0/0), say.
+// MarshalJSON writes the fit with null for a number that is not finite
+// (the R² of a unit whose values do not vary, 0/0, say) and for lo and
+// hi when the fit has no interval, as a baseline cell has no delta_pct.
 func (f Fit) MarshalJSON() ([]byte, error) {
 	type plain Fit
+	lo, hi := jsonNum(f.Lo), jsonNum(f.Hi)
+	if !f.HasInterval {
+		lo, hi = nil, nil
+	}
 	return json.Marshal(struct {
 		plain
 		Exponent *float64 `json:"exponent"`
 		Lo       *float64 `json:"lo"`
 		Hi       *float64 `json:"hi"`
 		R2       *float64 `json:"r2"`
-	}{plain(f), jsonNum(f.Exponent), jsonNum(f.Lo), jsonNum(f.Hi), jsonNum(f.R2)})
+	}{plain(f), jsonNum(f.Exponent), lo, hi, jsonNum(f.R2)})
 }
 
 // Scaling fits, per benchmark, unit and configuration, the exponent k of
@@ -146,6 +151,11 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 			return
 		}
 		xs := byProj.Project(r).StringValues()
+		if xs == "" {
+			// benchfmt reads a last part "n=-5" as "n=" with a
+			// GOMAXPROCS suffix -5: the value the name gives is -5.
+			xs = gomaxprocsValue(string(r.Name.Full()), cfg.By)
+		}
 		x, err := strconv.ParseFloat(xs, 64)
 		if err != nil || !(x > 0) || math.IsInf(x, 0) {
 			file, line := r.Pos()
@@ -235,6 +245,25 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 		return fmt.Errorf("%w: %v", ErrOutput, err)
 	}
 	return nil
+}
+
+// gomaxprocsValue returns the value a name gives the parameter by ("/n")
+// when benchfmt took it for the name's GOMAXPROCS suffix: "-5" for
+// "S/n=-5", whose last part benchfmt reads as "/n=" and "-5". It returns
+// "" when the name has no such part.
+func gomaxprocsValue(name, by string) string {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return ""
+	}
+	param, v, ok := strings.Cut(name[i+1:], "=")
+	if !ok || "/"+param != by || !strings.HasPrefix(v, "-") {
+		return ""
+	}
+	if _, err := strconv.Atoi(v[1:]); err != nil || strings.HasPrefix(v[1:], "+") {
+		return ""
+	}
+	return v
 }
 
 // fitLogLog fits ys = a + k·xs (logs already taken) and sets the exponent,

@@ -1,0 +1,111 @@
+package benchcmp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestHTMLRatioCaptionSaysWhy: the ratio chart's caption gives each row
+// it leaves out with its reason. A ratio below 0 (medians of opposite
+// signs) was explained as a median of 0 against one that is not, which
+// neither median was.
+func TestHTMLRatioCaptionSaysWhy(t *testing.T) {
+	var o, n strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&o, "BenchmarkA/k=1 1 -%d x-score\nBenchmarkZ/k=1 1 0 x-score\n", 10+i)
+		fmt.Fprintf(&n, "BenchmarkA/k=1 1 %d x-score\nBenchmarkZ/k=1 1 %d x-score\n", 10+i, 3+i)
+	}
+	old, new := writeTemp(t, "old.txt", o.String()), writeTemp(t, "new.txt", n.String())
+	out, _, err := compare(t, func(c *CompareConfig) { c.Format = "html" }, old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "Not drawn, 2 row(s) whose ratio is not a finite positive number (the table gives their delta): " +
+		"A/k=1 (medians of opposite signs), Z/k=1 (a median of 0 against one that is not, as a count going from none to some)."
+	if !strings.Contains(out, want) {
+		i := strings.Index(out, "Not drawn")
+		t.Errorf("caption:\n%s\nwant:\n%s", out[max(i, 0):min(max(i, 0)+400, len(out))], want)
+	}
+}
+
+// TestScaleByOverNonPositiveMediansSaysSo: a --scale-by whose parameter
+// has the values a line needs, at medians of 0 or less, draws nothing; the
+// warning said the parameter had no two positive values, which it had.
+func TestScaleByOverNonPositiveMediansSaysSo(t *testing.T) {
+	var b strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&b, "BenchmarkA/n=10 1 -%d x-score\nBenchmarkA/n=20 1 -%d x-score\n", 10+i, 20+i)
+	}
+	a, c := writeTemp(t, "a.txt", b.String()), writeTemp(t, "b.txt", b.String())
+	out, errOut, err := compare(t, func(c *CompareConfig) { c.Format, c.ScaleBy = "html", "/n" }, a, c)
+	if err != nil || strings.Contains(out, `data-chart="scaling"`) {
+		t.Fatalf("%v, or a scaling chart drawn", err)
+	}
+	const want = "benchcmp: warning: --scale-by /n: benchmarks have two positive values of n in one column, but none has a median above 0 at two of them (log axes cannot draw a median of 0 or less), so the report draws no scaling chart\n"
+	if got := grepLines(errOut, "--scale-by"); got != want {
+		t.Errorf("stderr %q, want %q", got, want)
+	}
+}
+
+// TestScalingNegativeParameterIsNotPositive: benchfmt reads "n=-5" at the
+// end of a name as "n=" with a GOMAXPROCS suffix -5, and scaling said the
+// name had no /n; it says the value -5 is not positive.
+func TestScalingNegativeParameterIsNotPositive(t *testing.T) {
+	file := writeTemp(t, "neg.txt", "BenchmarkS/n=10 1 6 ns/op\nBenchmarkS/n=-5 1 5 ns/op\n")
+	_, err := scaling(t, func(c *ScalingConfig) { c.By = "/n" }, file)
+	if !errors.Is(err, ErrInput) || !strings.HasSuffix(err.Error(), `neg.txt:2: S/n=-5 /n="-5" is not a positive number`) {
+		t.Errorf("err %v, want the value -5 named as not positive at neg.txt:2", err)
+	}
+	// A name without the parameter still says so.
+	file = writeTemp(t, "none.txt", "BenchmarkS/m=-5 1 5 ns/op\n")
+	if _, err := scaling(t, func(c *ScalingConfig) { c.By = "/n" }, file); err == nil || !strings.HasSuffix(err.Error(), "S/m=-5 has no /n in its name") {
+		t.Errorf("err %v, want the name without /n", err)
+	}
+}
+
+// TestScalingJSONWithoutIntervalIsNull: a fit of two samples has no
+// interval; JSON gave its lo and hi as 0, an interval [0, 0] a reader
+// could take for one, and gives null, as a baseline cell's delta_pct.
+func TestScalingJSONWithoutIntervalIsNull(t *testing.T) {
+	file := writeTemp(t, "two.txt", "BenchmarkS/n=5 1 5 ns/op\nBenchmarkS/n=10 1 6 ns/op\n")
+	cfg := DefaultScalingConfig()
+	cfg.Files, cfg.By, cfg.Format = []string{file}, "/n", "json"
+	var out bytes.Buffer
+	if err := Scaling(&out, &bytes.Buffer{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"has_interval": false`, `"lo": null`, `"hi": null`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %s in:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestRenamedOnlyUnitIsNamed: a benchmark whose only unit was renamed
+// between the files ran on both sides and is compared in no unit: no lost
+// benchmark (the gate passes), but the warning says so and names each
+// side's unit, once, where it said each file had "other results" for it.
+func TestRenamedOnlyUnitIsNamed(t *testing.T) {
+	var o, n strings.Builder
+	o.WriteString("Unit ns/update better=lower\n")
+	n.WriteString("Unit ns/upd better=lower\n")
+	for i := range 6 {
+		fmt.Fprintf(&o, "BenchmarkB/size=1 1 %d ns/update\nBenchmarkC 1 %d ns/op\n", 10+i, 10+i)
+		fmt.Fprintf(&n, "BenchmarkB/size=1 1 %d ns/upd\nBenchmarkC 1 %d ns/op\n", 10+i, 10+i)
+	}
+	old, new := writeTemp(t, "old.txt", o.String()), writeTemp(t, "new.txt", n.String())
+	for _, failOn := range []string{"", "regression"} {
+		_, errOut, err := compare(t, func(c *CompareConfig) { c.FailOn = failOn }, old, new)
+		if err != nil {
+			t.Errorf("--fail-on %q: %v (exit %d), want exit 0", failOn, err, ExitCode(err))
+		}
+		const want = "benchcmp: warning: 1 benchmark(s) that old.txt and new.txt both ran are compared in no unit, their units differing (a unit renamed?): sec/update in old.txt; sec/upd in new.txt: B/size=1\n"
+		got := strings.ReplaceAll(strings.ReplaceAll(grepLines(errOut, "warning"), old, "old.txt"), new, "new.txt")
+		if got != want {
+			t.Errorf("--fail-on %q: stderr %q, want %q", failOn, got, want)
+		}
+	}
+}

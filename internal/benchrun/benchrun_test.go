@@ -805,7 +805,10 @@ func TestRunProfiles(t *testing.T) {
 	}
 	labelled := 0
 	for _, s := range p.Sample {
-		if strings.HasPrefix(strings.Join(s.Label["benchmark"], ""), "Groupby/workload=groupby/") {
+		// Named as the result lines name it, so that a profile is
+		// filtered by the name the results show (-tagfocus
+		// benchmark=BenchmarkGroupby/...).
+		if strings.HasPrefix(strings.Join(s.Label["benchmark"], ""), "BenchmarkGroupby/workload=groupby/") {
 			labelled++
 		}
 	}
@@ -892,6 +895,37 @@ func TestRunFlamegraphWithCPUProfileNotAFile(t *testing.T) {
 	page, err := os.ReadFile(flame)
 	if err != nil || !strings.Contains(string(page), "fakeEngine") {
 		t.Errorf("flame graph does not show the profiled function (%d bytes, %v)", len(page), err)
+	}
+}
+
+// TestInterruptedRunsFlamegraphNamesWhatRan: a run stopped by Ctrl-C
+// draws the flame graph of its finished samples, and titles it by the
+// benchmarks that ran; it was titled by every selected benchmark
+// ("… and 1 more"), one of which the profile does not hold.
+func TestInterruptedRunsFlamegraphNamesWhatRan(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	flame := filepath.Join(dir, "flame.html")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	eng := &fakeEngine{spin: 100 * time.Millisecond, deaf: true, before: func(call int) {
+		if call == 1 {
+			cancel()
+		}
+	}}
+	var stdout, stderr bytes.Buffer
+	err := Run(ctx, RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Index: []string{IndexImported, IndexDirect}, Workers: 1},
+		Count: 1, Progress: ProgressOff, Flamegraph: flame, Engine: eng, Env: testEnv})
+	if !errors.Is(err, ErrInterrupted) || eng.calls != 1 {
+		t.Fatalf("err = %v after %d samples, want interrupted after 1", err, eng.calls)
+	}
+	page, err := os.ReadFile(flame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<title>([^<]*)</title>`).FindStringSubmatch(string(page))
+	if m == nil || !strings.HasPrefix(m[1], "CPU of BenchmarkGroupby/workload=groupby/index=direct/") || strings.Contains(m[1], " more") {
+		t.Errorf("flame graph's title %q, want the one benchmark that ran", m)
 	}
 }
 

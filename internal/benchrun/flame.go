@@ -17,20 +17,14 @@ var ErrFlamegraph = errors.New("benchrun: flame graph")
 // splits by runtime (solo, maintenance, interactive) and by operator.
 var flameLabels = []string{"runtime", "operator"}
 
-// WriteFlamegraph writes a self-contained HTML flame graph of the CPU
-// profile at profile to out (created only when the export succeeds), through
-// internal/benchflame: pprof's own flame graph view, no server, no network,
-// no graphviz.
+// writeFlamegraph writes a self-contained HTML flame graph of the CPU
+// profile at profile to w, through internal/benchflame: pprof's own flame
+// graph view, no server, no network, no graphviz. w gets the page only
+// when the export succeeded, titled title (pprof's own title when empty).
 //
 // REQUIRES: the executable's main (or a test binary's TestMain) calls
 // benchflame.RunChildIfRequested first, since the export runs in a
 // subprocess of the running binary.
-func WriteFlamegraph(ctx context.Context, profile, out string) error {
-	return writeFileAtomic(out, func(w io.Writer) error { return writeFlamegraph(ctx, profile, "", w) })
-}
-
-// writeFlamegraph is WriteFlamegraph to w, which gets the page only when
-// the export succeeded, titled title (pprof's own title when empty).
 func writeFlamegraph(ctx context.Context, profile, title string, w io.Writer) error {
 	opts := benchflame.Options{Profile: profile, Labels: flameLabels, Title: title}
 	if err := benchflame.Write(ctx, w, opts); err != nil {
@@ -42,7 +36,8 @@ func writeFlamegraph(ctx context.Context, profile, title string, w io.Writer) er
 // flameTitle names a run's flame graph by its benchmarks, so that the
 // pages of two runs (--index direct and --index imported) are told apart
 // in a browser's tabs and details: pprof's own title is the executable's
-// name and "cpu", alike for every run.
+// name and "cpu", alike for every run. benches are those that ran: an
+// interrupted run's page names none it did not reach.
 func flameTitle(benches []*Benchmark) string {
 	switch len(benches) {
 	case 0:

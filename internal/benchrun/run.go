@@ -673,7 +673,8 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 		defer stopCPU()
 	}
-	done, runErr := cfg.samples(ctx, benches, inputs, w)
+	ran := 0
+	done, runErr := cfg.samples(ctx, benches, inputs, w, &ran)
 	if outFile != nil && runErr == nil {
 		runErr = outStillThere(cfg.OutFile, outFile, done)
 	}
@@ -699,7 +700,9 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		if runErr != nil {
 			ectx = context.WithoutCancel(ctx)
 		}
-		err := writeFlamegraph(ectx, cpuPath, flameTitle(benches), flameOut)
+		// Titled by the benchmarks that ran, those before an
+		// interruption: the profile holds no other.
+		err := writeFlamegraph(ectx, cpuPath, flameTitle(benches[:ran]), flameOut)
 		switch {
 		case errors.Is(err, benchflame.ErrInterrupted) || err != nil && ctx.Err() != nil:
 			err = fmt.Errorf("%w while drawing the flame graph: %s was not written", ErrInterrupted, spec.Path(cfg.Flamegraph))
@@ -770,8 +773,10 @@ func outStillThere(path string, f *os.File, lines int) error {
 }
 
 // samples runs every sample and writes its result line to w. It returns
-// how many samples finished, their lines written.
-func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs [][]*spec.Table, w io.Writer) (int, error) {
+// how many samples finished, their lines written, and sets *ran to how
+// many of benches, from the first, had a sample started (all of them
+// unless the run stopped early).
+func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs [][]*spec.Table, w io.Writer, ran *int) (int, error) {
 	bw := benchfmt.NewWriter(w)
 	var line bytes.Buffer
 	lw := benchfmt.NewWriter(&line) // measures a result line before it is written
@@ -803,7 +808,8 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 			}
 			var vals []benchfmt.Value
 			var err error
-			// The benchmark label lets a profile split by benchmark; the
+			// The benchmark label lets a profile split by benchmark, named
+			// as its result lines name it (BenchmarkLookup/…); the
 			// engine adds runtime, worker, dataflow and operator labels
 			// when the run profiles its CPU (profiling), and only then:
 			// the operators' label switches cost time.
@@ -811,7 +817,8 @@ func (cfg *RunConfig) samples(ctx context.Context, benches []*Benchmark, inputs 
 			if cfg.CPUProfile != "" || cfg.Flamegraph != "" {
 				sctx = context.WithValue(ctx, profilingKey{}, true)
 			}
-			pprof.Do(sctx, pprof.Labels("benchmark", b.Name), func(ctx context.Context) {
+			*ran = i + 1
+			pprof.Do(sctx, pprof.Labels("benchmark", "Benchmark"+b.Name), func(ctx context.Context) {
 				vals, err = cfg.Engine.Sample(ctx, b, inputs[i])
 			})
 			if err != nil {

@@ -187,3 +187,52 @@ func labelledSolo(t *testing.T) (*Runtime, *Controller, context.Context) {
 	t.Cleanup(cancel)
 	return r, ctl, ctx
 }
+
+// shutdownLabelsOp records the labels its Shutdown runs under.
+type shutdownLabelsOp struct {
+	t    *testing.T
+	got  *string
+	done chan struct{}
+}
+
+func (shutdownLabelsOp) Step(frontier.Frontier) frontier.Frontier { return frontier.Empty() }
+func (o shutdownLabelsOp) Shutdown() {
+	*o.got = labelstest.Own(o.t)
+	close(o.done)
+}
+
+// TestCreateAndDropCarryTheirDataflowLabel checks that a create's Build
+// and a drop's work, applied as commands, run under dataflow=<id> beside
+// operator=(commands): the worker knows the dataflow those commands are
+// for, and a profile's (commands) samples of building or dropping a
+// dataflow split by it (README, Benchmarks).
+func TestCreateAndDropCarryTheirDataflowLabel(t *testing.T) {
+	_, ctl, ctx := labelledSolo(t)
+	var built, dropped string
+	shut := make(chan struct{})
+	desc := dataflow.Desc{ID: "df", AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+		built = labelstest.Own(t)
+		return c.NewOperator("rec").Build(shutdownLabelsOp{t: t, got: &dropped, done: shut})
+	}}
+	if err := ctl.Send(CreateDataflow{Desc: desc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctl.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctl.Send(DropDataflow{ID: "df"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-shut:
+	case <-ctx.Done():
+		t.Fatal("the operator was never shut down")
+	}
+	const want = `{"benchmark":"b1", "dataflow":"df", "operator":"(commands)", "runtime":"solo", "worker":"0"}`
+	if built != want {
+		t.Errorf("a create's Build runs under %s, want %s", built, want)
+	}
+	if dropped != want {
+		t.Errorf("a drop's work runs under %s, want %s", dropped, want)
+	}
+}

@@ -90,7 +90,8 @@ type Options struct {
 	// workers are goroutines of their own and take no labels from the
 	// goroutine that sends them commands), and, when set, each operator's
 	// step runs under dataflow= and operator= on top, and the worker's
-	// own work under operator=(commands) and operator=(maintain). That
+	// own work under operator=(commands) (with dataflow= while it applies
+	// a create or drop of that dataflow) and operator=(maintain). That
 	// costs two label switches a step, about a tenth of a round of one
 	// update. Nil: the workers carry runtime= and worker= alone, and only
 	// joins and reduces label their work.

@@ -398,6 +398,16 @@ func (w *worker) setLabels(ctx context.Context) {
 	}
 }
 
+// setDataflowLabel adds dataflow=id to the worker's (commands) labels for
+// the command it applies, a create or drop of that dataflow, when the
+// runtime labels its work; the next command, or the wake's end, sets the
+// worker's labels again.
+func (w *worker) setDataflowLabel(id string) {
+	if w.cmdLabels != nil {
+		pprof.SetGoroutineLabels(pprof.WithLabels(w.cmdLabels, pprof.Labels("dataflow", id)))
+	}
+}
+
 // idle reports whether the worker waits for a wake with none due and no
 // command queued (see idleCount).
 func (w *worker) idle() bool {
@@ -519,6 +529,11 @@ func (w *worker) apply(q queued) {
 			w.env.Fail("", err)
 		}
 	case CreateDataflow:
+		// Its Build and what it records run under its dataflow's label,
+		// as a drop's work does: one label set a create or drop, when
+		// the runtime labels its work. The other commands (an input's
+		// rows, a barrier) and a Maintain pass are of no one dataflow.
+		w.setDataflowLabel(c.Desc.ID)
 		w.create(c.Desc, q.seq)
 	case AllowCompaction:
 		w.nudge = q.seq
@@ -545,6 +560,7 @@ func (w *worker) apply(q queued) {
 			w.env.Fail("", err)
 		}
 	case DropDataflow:
+		w.setDataflowLabel(c.ID)
 		df, ok := w.dataflows[c.ID]
 		if !ok {
 			w.env.Fail("", fmt.Errorf("runtime: drop of unknown dataflow %q", c.ID))
@@ -756,7 +772,7 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 		w.firstPasses = true
 		df.Start()
 		w.firstPasses = false
-		w.setLabels(w.cmdLabels) // its first passes left the worker's own labels
+		w.setDataflowLabel(desc.ID) // its first passes left the worker's own labels
 	}
 	if reg := w.env.Registry; reg != nil {
 		for _, id := range desc.Exports {

@@ -208,6 +208,10 @@ type Reduce struct {
 	appendOnly bool
 	sized      bool // okBld has been sized by a first step
 	released   bool
+	// failed is the error of the step that failed (nil: none): every
+	// later Step returns it and retires nothing, since the failed step may
+	// have left a part retired and another not (docs/semantics.md §2.5).
+	failed error
 }
 
 // New returns a reduce of in by its key with the given aggregates. The
@@ -352,10 +356,28 @@ func (r *Reduce) Plans() []Plan {
 // is beyond as_of and at or beyond the reader's physical hold (an
 // imported reader holds physically at the coverage it was seeded with,
 // §6.4). Until then the batches are kept.
+//
+// An error is sticky: once a Step has failed (a batch of another arity,
+// out of order, or beyond upper, or a broken internal trace), every later
+// Step returns that same error and retires nothing, and Lower stays where
+// it was before the failed step (docs/semantics.md §2.5). A Step after
+// Release returns trace.ErrReleased.
 func (r *Reduce) Step(batches []*batch.Batch, upper frontier.Frontier) (Output, error) {
 	if r.released {
 		return Output{}, trace.ErrReleased
 	}
+	if r.failed != nil {
+		return Output{}, r.failed
+	}
+	out, err := r.step(batches, upper)
+	if err != nil {
+		r.failed = err
+		return Output{}, err
+	}
+	return out, nil
+}
+
+func (r *Reduce) step(batches []*batch.Batch, upper frontier.Frontier) (Output, error) {
 	for _, b := range batches {
 		if a := b.Arity(); a != r.in.Arity {
 			return Output{}, fmt.Errorf("%w: batch arity %v, the input's is %v", ErrArity, a, r.in.Arity)

@@ -317,16 +317,29 @@ func TestBadCallsAreErrors(t *testing.T) {
 		}
 		return b
 	}
-	if _, err := r.Step([]*batch.Batch{mk(batch.Arity{Key: 1, Val: 1}, 0, 1)}, frontier.At(1)); !errors.Is(err, ErrArity) {
+	// A failed step is sticky (TestAFailedStepIsSticky): each bad step
+	// gets a reduce of its own.
+	fresh := func() *Reduce {
+		h2, w2 := trace.NewSpine(ar12, spine.Options{})
+		t.Cleanup(func() { w2.Close() })
+		r2, err := New(Input{Reader: h2, Pres: batch.Identity(), Arity: ar12}, Options{Aggregates: []Aggregate{{Fn: Count}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r2.Release)
+		return r2
+	}
+	if _, err := fresh().Step([]*batch.Batch{mk(batch.Arity{Key: 1, Val: 1}, 0, 1)}, frontier.At(1)); !errors.Is(err, ErrArity) {
 		t.Errorf("batch of another arity: %v, want ErrArity", err)
 	}
-	if _, err := r.Step([]*batch.Batch{mk(ar12, 0, 2)}, frontier.At(2)); err != nil {
+	r2 := fresh()
+	if _, err := r2.Step([]*batch.Batch{mk(ar12, 0, 2)}, frontier.At(2)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Step([]*batch.Batch{mk(ar12, 1, 3)}, frontier.At(3)); !errors.Is(err, ErrOrder) {
+	if _, err := r2.Step([]*batch.Batch{mk(ar12, 1, 3)}, frontier.At(3)); !errors.Is(err, ErrOrder) {
 		t.Errorf("batch before the stream's upper: %v, want ErrOrder", err)
 	}
-	if _, err := r.Step([]*batch.Batch{mk(ar12, 2, 5)}, frontier.At(4)); !errors.Is(err, ErrOrder) {
+	if _, err := fresh().Step([]*batch.Batch{mk(ar12, 2, 5)}, frontier.At(4)); !errors.Is(err, ErrOrder) {
 		t.Errorf("batch beyond the frontier: %v, want ErrOrder", err)
 	}
 	r.Release()
@@ -977,6 +990,66 @@ func TestStagesMoveTheirHoldsToUpper(t *testing.T) {
 							t.Fatalf("stage %d %s held at logical %v, physical %v; want both at %v", i, what, l, p, want)
 						}
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestAFailedStepIsSticky: once a Step has failed (here a batch out of
+// order, before the end of what the reduce has seen), every later Step
+// returns that same error and retires nothing, also with good batches and
+// a frontier far beyond, and Lower stays where it was before the failed
+// step (docs/semantics.md §2.5). A reduce, a threshold and a distinct
+// alike; they retired the pending batches and went on, their internal
+// traces possibly half moved by the failed step.
+func TestAFailedStepIsSticky(t *testing.T) {
+	ar2 := batch.Arity{Key: 2}
+	for _, c := range []struct {
+		name string
+		ar   batch.Arity
+		mk   func(Input) (*Reduce, error)
+		up   func(k int64, tm uint64) upd
+	}{
+		{"reduce", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Count}, {Fn: Min, Col: 0}}})
+		}, func(k int64, tm uint64) upd { return u(k, k, 1, tm, 1) }},
+		{"threshold", ar2, func(in Input) (*Reduce, error) { return NewThreshold(in, Options{}) },
+			func(k int64, tm uint64) upd { return upd{key: []int64{k, 1}, t: tm, d: 1} }},
+		{"distinct", ar2, func(in Input) (*Reduce, error) { return NewDistinct(in, Options{}) },
+			func(k int64, tm uint64) upd { return upd{key: []int64{k, 1}, t: tm, d: 1} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := direct(t, c.ar)
+			defer x.close()
+			r, err := c.mk(x.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			x.seal(t, []upd{c.up(1, 0)}, 1)
+			bs, f := x.deliver(1 << 30)
+			if o, err := r.Step(bs, f); err != nil || !o.Retired {
+				t.Fatalf("first step: %+v, %v", o, err)
+			}
+			lower := r.Lower()
+			// The same batch again: before the end of what the reduce saw.
+			_, failed := r.Step(bs, f)
+			if !errors.Is(failed, ErrOrder) {
+				t.Fatalf("a batch delivered twice: %v, want ErrOrder", failed)
+			}
+			for tm := uint64(1); tm < 4; tm++ {
+				x.seal(t, []upd{c.up(int64(tm)+1, tm)}, tm+1)
+				bs, f := x.deliver(1 << 30)
+				o, err := r.Step(bs, f)
+				if err != failed {
+					t.Errorf("step to %v after the failure: %v, want the failed step's error %v", f, err, failed)
+				}
+				if o.Retired || o.Oks != nil || o.Errs != nil {
+					t.Errorf("step to %v after the failure emitted %+v, want nothing", f, o)
+				}
+				if r.Lower() != lower {
+					t.Errorf("lower %v after the failure, want %v", r.Lower(), lower)
 				}
 			}
 		})

@@ -54,6 +54,9 @@ type Binary struct {
 	stage   *Sink // where joined rows go during a step: out, or staged when there is a closure
 	staged  *Sink // joined rows before the closure
 	matches int64 // matched pairs during the current step
+	// failed is the error of the step that failed (nil: none), which
+	// every later Step returns (docs/semantics.md §2.5).
+	failed error
 }
 
 // NewBinary returns a join of left and right. The sides' key arities must
@@ -139,7 +142,15 @@ func (j *Binary) start(out *Sink) error {
 // REQUIRES: every batch is already in its input's trace (an arrangement
 // inserts a batch before sending it, D2), and each input's batches come in
 // time order.
+//
+// A step that fails appends what it joined before the failure and returns
+// the error; the error is sticky: every later Step returns the same error
+// and appends nothing (docs/semantics.md §2.5), since the acknowledged
+// frontiers stand where the failure left them.
 func (j *Binary) Step(left, right []*batch.Batch, out *Sink) error {
+	if j.failed != nil {
+		return j.failed
+	}
 	before := out.ErrorCount()
 	var matches int64
 	j.stage = out
@@ -164,6 +175,7 @@ func (j *Binary) Step(left, right []*batch.Batch, out *Sink) error {
 	matches, j.matches = j.matches, 0
 	finish(j.closure, j.stage, out)
 	j.stats.record(before, out, matches)
+	j.failed = err
 	return err
 }
 

@@ -55,6 +55,7 @@ type Path struct {
 	row     []int64    // scratch: one source row
 	staged  *Sink
 	matches int64
+	failed  error // the failed Feed's or Work's, which every later one returns
 }
 
 // NewPath returns a delta path. It takes over the stages' readers.
@@ -119,9 +120,16 @@ func (p *Path) Stats() *Stats { return p.stats }
 // times at or beyond until dropped, and (D1) times at as_of dropped when
 // the source is not relation 0. A consolidation that leaves int64 is the
 // error `numeric overflow` at that time in out.
+//
+// A failed Feed or Work is sticky: every later Feed and Work returns its
+// error and appends nothing (docs/semantics.md §2.5).
 func (p *Path) Feed(batches []*batch.Batch, out *Sink) error {
+	if p.failed != nil {
+		return p.failed
+	}
 	in, err := p.feed(batches, out)
 	if err != nil {
+		p.failed = err
 		return err
 	}
 	if len(p.stages) > 0 {
@@ -202,6 +210,9 @@ func (p *Path) feed(batches []*batch.Batch, out *Sink) (*Updates, error) {
 // next stage and finished rows (at their data times) to out, then moves
 // the lookups' logical holds given f, the source stream's frontier (H3).
 func (p *Path) Work(f frontier.Frontier, out *Sink) error {
+	if p.failed != nil {
+		return p.failed
+	}
 	before := out.ErrorCount()
 	stage := out
 	if p.final != nil {
@@ -228,6 +239,7 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 	finish(p.final, stage, out)
 	p.stats.record(before, out, p.matches)
 	p.matches = 0
+	p.failed = err
 	return err
 }
 
@@ -323,6 +335,7 @@ type Delta struct {
 	paths   []*Path
 	errPres []batch.Presentation
 	asOf    frontier.Frontier
+	failed  error // the failed step's, which every later Step returns
 }
 
 // NewDelta returns the delta join of the given paths, which share one
@@ -351,7 +364,17 @@ func (d *Delta) Paths() []*Path { return d.paths }
 // are entry i's new ok and error batches, frontiers[i] its stream
 // frontier. The paths must see every lookup's batches in its trace before
 // the stream delivers them elsewhere (an arrangement inserts, then sends).
+// A failed step's error is sticky: every later Step returns it and
+// appends nothing, the entries' errors included (docs/semantics.md §2.5).
 func (d *Delta) Step(oks, errs [][]*batch.Batch, frontiers []frontier.Frontier, out *Sink) error {
+	if d.failed != nil {
+		return d.failed
+	}
+	d.failed = d.step(oks, errs, frontiers, out)
+	return d.failed
+}
+
+func (d *Delta) step(oks, errs [][]*batch.Batch, frontiers []frontier.Frontier, out *Sink) error {
 	for i, pres := range d.errPres {
 		if i < len(errs) {
 			// No output before as_of (K1): errors too.

@@ -101,7 +101,9 @@
 // error in its Stats (Err), gives it to the dataflow's Failer (the runtime
 // reports it, naming the dataflow and the operator) and holds its output
 // frontier where it stopped; data problems never stop it (they are error
-// rows, K2 and K3).
+// rows, K2 and K3). The kernels stop alike: once a step of a Binary,
+// Linear, Path or Delta has failed, every later one returns the same
+// error and emits nothing (docs/semantics.md §2.5).
 //
 // Ownership: a Binary, Linear, Path, Delta or Sink belongs to one goroutine
 // (its worker). Stats and Metrics may be read from any goroutine.

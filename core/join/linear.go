@@ -58,6 +58,7 @@ type LinearOptions struct {
 type Linear struct {
 	stages []*Binary
 	mids   []*arranged // mids[i] arranges stage i's output for stage i+1
+	failed error       // the failed step's, which every later Step returns
 }
 
 // arranged is a running result's arrangement, built and owned by the join.
@@ -137,8 +138,17 @@ func (l *Linear) Stage(i int) *Binary { return l.stages[i] }
 // Step runs every stage: source are the source arrangement's new batches
 // and sourceF its stream frontier after them; lookups[i] and lookupF[i]
 // the same for stage i's lookup. Output rows and every stage's errors go
-// to out.
+// to out. A failed step's error is sticky, as Binary's: every later Step
+// returns it and appends nothing (docs/semantics.md §2.5).
 func (l *Linear) Step(source []*batch.Batch, sourceF frontier.Frontier, lookups [][]*batch.Batch, lookupF []frontier.Frontier, out *Sink) error {
+	if l.failed != nil {
+		return l.failed
+	}
+	l.failed = l.step(source, sourceF, lookups, lookupF, out)
+	return l.failed
+}
+
+func (l *Linear) step(source []*batch.Batch, sourceF frontier.Frontier, lookups [][]*batch.Batch, lookupF []frontier.Frontier, out *Sink) error {
 	left, leftF := source, sourceF
 	for i, j := range l.stages {
 		sink := out

@@ -12,7 +12,9 @@
 //     stepped with the batches its input stream delivered and the
 //     stream's frontier; each step retires the interval [lower, frontier)
 //     and returns the corrections to its output (oks keyed by group, and
-//     errors keyed by code) for that interval.
+//     errors keyed by code) for that interval. A step that fails (a
+//     broken stream contract, never data) is final: every later step
+//     returns its error and retires nothing (docs/semantics.md §2.5).
 //   - stage: one reduce over one arrangement with its own output trace.
 //     Plans are built from stages: Accumulable, Basic and Monotonic are
 //     one stage over the input; Hierarchical is a stage per layer over

@@ -100,7 +100,8 @@
 // delivered twice, out of order, of the wrong arity) stops, records the
 // error in its Stats (Err), gives it to the dataflow's Failer (the runtime
 // reports it, naming the dataflow and the operator) and holds its output
-// frontier where it stopped; data problems never stop it (they are error
+// frontier where it stood before the step that failed, as a reduce's
+// operator does (docs/semantics.md §2.5); data problems never stop it (they are error
 // rows, K2 and K3). The kernels stop alike: once a step of a Binary,
 // Linear, Path or Delta has failed, every later one returns the same
 // error and emits nothing (docs/semantics.md §2.5).

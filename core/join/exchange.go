@@ -68,26 +68,29 @@ type pathOp struct {
 	name      string      // the operator's, for its error
 	fail      func(error) // the dataflow's Failer: the runtime reports it
 	err       error
-	stuck     frontier.Frontier
+	// held is the output frontier the operator announced at its last step
+	// that succeeded (its capability {} there, the meet of its inputs'):
+	// a failed step holds it there (docs/semantics.md §2.5).
+	held frontier.Frontier
 }
 
 func (o *pathOp) Step(in frontier.Frontier) frontier.Frontier {
 	if o.err != nil {
-		return o.stuck
+		return o.held
 	}
 	run(o.labels, o.p.stats, func() { o.err = o.step() })
 	send(o.sink, o.oks, o.errO)
 	if o.err != nil {
-		o.stuck = in
 		o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
 		o.p.stats.fail(o.err)
 		o.fail(o.err)
-		return o.stuck
+		return o.held
 	}
 	// NB: no capability for stashed proposals is needed: a proposal waits
 	// only while its stage's lookup frontier has not passed its initial
 	// time, and the lookup is an input, so the output frontier cannot
 	// pass the initial (and so the data) time the proposal leaves at.
+	o.held = in
 	return frontier.Empty()
 }
 

@@ -109,12 +109,15 @@ type joinOp struct {
 	name      string      // the operator's, for its error
 	fail      func(error) // the dataflow's Failer: the runtime reports it
 	err       error
-	stuck     frontier.Frontier
+	// held is the output frontier the operator announced at its last step
+	// that succeeded (its capability {} there, the meet of its inputs'):
+	// a failed step holds it there (docs/semantics.md §2.5).
+	held frontier.Frontier
 }
 
 func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 	if o.err != nil {
-		return o.stuck
+		return o.held
 	}
 	l, r := o.l.Take(), o.r.Take()
 	run(o.labels, o.j.stats, func() {
@@ -124,15 +127,16 @@ func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 	send(o.sink, o.oks, o.errO)
 	if o.err != nil {
 		// A broken stream contract: keep the output from completing at
-		// times it may have missed, and report it through Stats and as
-		// the dataflow's error.
-		o.stuck = in
+		// times it may have missed (where it stood before this step: the
+		// input frontier now covers batches the step did not join), and
+		// report it through Stats and as the dataflow's error.
 		o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
 		o.j.stats.fail(o.err)
 		o.fail(o.err)
-		return o.stuck
+		return o.held
 	}
 	o.j.Compact(o.l.Frontier(), o.r.Frontier())
+	o.held = in
 	return frontier.Empty()
 }
 
@@ -266,12 +270,15 @@ type deltaOp struct {
 	name       string      // the operator's, for its error
 	fail       func(error) // the dataflow's Failer: the runtime reports it
 	err        error
-	stuck      frontier.Frontier
+	// held is the output frontier the operator announced at its last step
+	// that succeeded (its capability {} there, the meet of its inputs'):
+	// a failed step holds it there (docs/semantics.md §2.5).
+	held frontier.Frontier
 }
 
 func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 	if o.err != nil {
-		return o.stuck
+		return o.held
 	}
 	for _, p := range o.lookups {
 		p.Take()
@@ -285,7 +292,6 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 			}
 		})
 		if o.err != nil {
-			o.stuck = in
 			o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
 			p.stats.fail(o.err)
 			o.fail(o.err)
@@ -294,12 +300,13 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 	}
 	send(o.sink, o.oks, o.errO)
 	if o.err != nil {
-		return o.stuck
+		return o.held
 	}
 	// NB: no capability for stashed proposals is needed: a proposal waits
 	// only while a lookup's frontier has not passed its initial time, and
 	// the lookups are inputs, so the output frontier (the meet of the
 	// inputs' frontiers) cannot pass the data times it will be emitted at.
+	o.held = in
 	return frontier.Empty()
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/join"
+	"github.com/tracebench/tracebench/core/reduce"
 	"github.com/tracebench/tracebench/core/runtime"
 	"github.com/tracebench/tracebench/core/share"
 )
@@ -340,6 +341,105 @@ func TestJoinRefusesTraceBatchesOfAnotherArity(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestAFailedOperatorHoldsItsOutputWhereItStood: a join operator whose
+// step fails holds its output frontier where it stood before that step,
+// as a reduce operator does (docs/semantics.md §2.5): the good input runs
+// ahead first, then the mislabelled one delivers three rounds at once and
+// the step that reads them fails. The join held its output at that step's
+// input frontier ({2}), which announced as complete times whose batches
+// it never joined. A binary join, a delta join (staged on two workers)
+// and a reduce, on one and two workers.
+func TestAFailedOperatorHoldsItsOutputWhereItStood(t *testing.T) {
+	type arrs = [2]*dataflow.Arrangement
+	for _, c := range []struct {
+		what  string
+		build func(c *dataflow.Context, a arrs) (dataflow.Collection, error)
+	}{
+		{"binary", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
+			return join.Join(c, mislabelled(a[0]), a[1], nil, join.OperatorOptions{Name: "join", Dataflow: "q"})
+		}},
+		{"delta", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
+			return join.DeltaJoin(c, []join.DeltaPath{
+				{Source: 0, Arranged: mislabelled(a[0]), Stages: []join.DeltaStage{{Lookup: a[1], Relation: 1, StreamKey: []int{0}}},
+					Final: &join.Project{Cols: []int{0, 1, 3}}},
+				{Source: 1, Arranged: a[1], Stages: []join.DeltaStage{{Lookup: a[0], Relation: 0, StreamKey: []int{0}}},
+					Final: &join.Project{Cols: []int{0, 2, 1}}},
+			}, join.OperatorOptions{Name: "delta", Dataflow: "q"})
+		}},
+		{"reduce", func(c *dataflow.Context, a arrs) (dataflow.Collection, error) {
+			return reduce.AddReduce(c, mislabelled(a[0]), []reduce.Aggregate{{Fn: reduce.Count}}, reduce.OperatorOptions{Name: "reduce", Dataflow: "q"})
+		}},
+	} {
+		for _, w := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", c.what, w), func(t *testing.T) {
+				ctl := stepFailRuntime(t, "solo", w)
+				defer ctl.Shutdown()
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				names := []string{"r0", "r1"}
+				for _, n := range names {
+					if err := ctl.Send(runtime.CreateInput{Name: n, Arity: 2}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				probe := dataflow.NewProbe(w)
+				if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+					ID: "q", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+					Build: func(dc *dataflow.Context) error {
+						var a arrs
+						for i, n := range names {
+							in, err := dc.Input(n, 2)
+							if err != nil {
+								return err
+							}
+							if a[i], err = dc.Arrange(in, []int{0}); err != nil {
+								return err
+							}
+						}
+						out, err := c.build(dc, a)
+						if err != nil {
+							return err
+						}
+						dc.Probe(probe, out.Oks)
+						return nil
+					}}}); err != nil {
+					t.Fatal(err)
+				}
+				send := func(n string, tms ...uint64) {
+					for _, tm := range tms {
+						ch := dataflow.NewChunk(2, 0)
+						for k := range int64(8) {
+							ch.Push([]int64{k, 10*k + int64(tm)}, tm, 1)
+						}
+						if err := ctl.Send(runtime.Input{Name: n, Chunk: ch}); err != nil {
+							t.Fatal(err)
+						}
+						if err := ctl.Send(runtime.AdvanceInput{Name: n, Frontier: frontier.At(tm + 1)}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := ctl.Sync(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				send("r1", 0, 1)
+				if err := ctl.Err(); err != nil {
+					t.Fatalf("before the mislabelled input moved: %v", err)
+				}
+				before := probe.Frontier()
+				send("r0", 0, 1, 2)
+				if err := waitErr(ctx, ctl); !errors.Is(err, join.ErrArity) && !errors.Is(err, reduce.ErrArity) {
+					t.Fatalf("runtime errors: %v, want an arity mismatch", err)
+				}
+				send("r1", 2, 3)
+				if got := probe.Frontier(); got != before {
+					t.Errorf("output frontier %v after the failed step, want %v, where it stood before it", got, before)
+				}
+			})
 		}
 	}
 }

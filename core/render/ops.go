@@ -235,7 +235,8 @@ func (l *layoutMFP) Apply(in *dataflow.Chunk, out *join.Sink) {
 
 // reduceOp steps a reduce, threshold or distinct kernel with its input
 // arrangement's batches and frontier, and sends the corrections it retires.
-// It holds a capability at the kernel's lower: nothing before it changes.
+// It holds a capability at the kernel's lower: nothing before it changes;
+// a failed step holds it there for good.
 type reduceOp struct {
 	in        *dataflow.Port[*batch.Batch]
 	r         *reduce.Reduce
@@ -246,7 +247,10 @@ type reduceOp struct {
 
 func (o *reduceOp) Step(in frontier.Frontier) frontier.Frontier {
 	if o.err != nil {
-		return frontier.Empty()
+		// Failed: the output stays where it stood before the failed step,
+		// the kernel's lower (docs/semantics.md §2.5), never completing
+		// times it did not reduce.
+		return o.r.Lower()
 	}
 	msgs := o.in.Take()
 	upper := o.in.Frontier()
@@ -254,7 +258,7 @@ func (o *reduceOp) Step(in frontier.Frontier) frontier.Frontier {
 	o.r.Stats().Do(func(context.Context) { out, o.err = o.r.Step(msgs, upper) })
 	if o.err != nil {
 		o.fail(o.err)
-		return frontier.Empty()
+		return o.r.Lower()
 	}
 	if out.Retired {
 		if c := o.chunk(out.Oks); c != nil {

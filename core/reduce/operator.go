@@ -128,6 +128,7 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 	op.oks, op.errs = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
 	if err := b.Build(op); err != nil {
 		r.Release()
+		st.attached.Store(false) // a failed create leaves the Stats free, as New's do
 		return dataflow.Collection{}, err
 	}
 	arity := oks.Arity.Key + len(r.aggs)

@@ -497,3 +497,85 @@ func TestRefusedConstructorsLeaveTheReader(t *testing.T) {
 		t.Errorf("%d live handles at the end, want 2", live)
 	}
 }
+
+// lateAdder is an operator whose first step adds a reduce to its dataflow,
+// after the dataflow's Build returned: the operator's Build is refused.
+type lateAdder struct {
+	c    *dataflow.Context
+	a    *dataflow.Arrangement
+	st   *reduce.Stats
+	done chan error
+	sent bool
+}
+
+func (o *lateAdder) Step(frontier.Frontier) frontier.Frontier {
+	if !o.sent {
+		o.sent = true
+		_, err := reduce.AddReduce(o.c, o.a, []reduce.Aggregate{{Fn: reduce.Count}}, reduce.OperatorOptions{Dataflow: "q", Name: "late", Stats: o.st})
+		o.done <- err
+	}
+	return frontier.Empty()
+}
+
+func (o *lateAdder) Shutdown() {}
+
+// TestAFailedAddLeavesTheStatsFree: an AddReduce whose reduce was made
+// but whose operator's Build was refused (here, called from a step after
+// the dataflow's Build returned) leaves its Stats free for another
+// reduce, as every other failed create does; it released the reduce and
+// kept the Stats claimed, so the next reduce given it was refused with
+// ErrStatsAttached.
+func TestAFailedAddLeavesTheStatsFree(t *testing.T) {
+	rt, err := runtime.New(runtime.Options{Role: runtime.Solo, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := runtime.NewController(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Shutdown()
+	if err := ctl.Send(runtime.CreateInput{Name: "r", Arity: 2}); err != nil {
+		t.Fatal(err)
+	}
+	st := reduce.NewStats("q", "late")
+	done := make(chan error, 1)
+	if err := ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+		ID: "q", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input("r", 2)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			b := c.NewOperator("adds late")
+			dataflow.AddInput(b, "arranged", a.Oks.Stream)
+			return b.Build(&lateAdder{c: c, a: a, st: st, done: done})
+		}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ctl.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, dataflow.ErrBuildReturned) {
+			t.Fatalf("AddReduce from a step: %v, want ErrBuildReturned", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the operator was never stepped")
+	}
+	h, w := trace.NewSpine(batch.Arity{Key: 1, Val: 1}, spine.Options{})
+	defer w.Close()
+	r, err := reduce.New(reduce.Input{Reader: h, Pres: batch.Identity(), Arity: batch.Arity{Key: 1, Val: 1}},
+		reduce.Options{Aggregates: []reduce.Aggregate{{Fn: reduce.Count}}, Stats: st})
+	if err != nil {
+		t.Fatalf("a reduce given the Stats the failed AddReduce left: %v", err)
+	}
+	r.Release()
+}

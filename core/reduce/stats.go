@@ -15,6 +15,17 @@ import (
 // overflow), never of the errors its input carries (G3); Updates counts
 // the input updates it retired. Counters are written by the operator's
 // worker and may be read from any goroutine.
+//
+// The claim (attached) is a flag in the Stats and nothing more: no
+// registry keeps a Stats, and a Stats points at nothing of its reduce
+// (its traces, readers and batches are the Reduce's, freed by Release),
+// so a Stats kept after its reduce's Release, or its dataflow's drop,
+// holds its counters, labels and SetContext's context only. The claim
+// outlives the Release, as a probe's or capture's attachment outlives its
+// dataflow's drop: a Stats read after its reduce ended still reports that
+// reduce's counts and Err, never another's. A create that fails leaves
+// the Stats free (New, NewThreshold, NewDistinct, AddReduce and the
+// others alike).
 type Stats struct {
 	Dataflow, Operator string
 

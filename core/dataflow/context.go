@@ -888,14 +888,11 @@ func (d *Dataflow) Drop() { d.drop() }
 // Step runs passes until nothing moves, at most PassesPerActivation, and
 // reports whether the last pass still moved (the caller activates it again
 // after its other work).
-func (d *Dataflow) Step() bool {
-	for range PassesPerActivation {
-		if !d.step() {
-			return false
-		}
-	}
-	return true
-}
+//
+// A panic in an operator's Step is the dataflow's error
+// (ErrOperatorPanicked, naming the operator), reported through Env.Fail,
+// and the dataflow steps nothing more; without an Env.Fail it goes on.
+func (d *Dataflow) Step() bool { return d.run(PassesPerActivation) }
 
 // Hold keeps a reader of the arrangement half for the life of the dataflow
 // and moves its logical and physical holds to the half's frontier as it

@@ -46,7 +46,10 @@
 // to the dataflow adds nothing and is the dataflow's error
 // (ErrBuildReturned); an operator reads only streams its own build made,
 // never another dataflow's or another worker's, and sends only on its own
-// outputs (ErrNotItsOutput).
+// outputs (ErrNotItsOutput). A Step or a Shutdown that panics is the
+// dataflow's error naming the operator (ErrOperatorPanicked), recovered
+// once per activation (Dataflow.Step), not per operator: the dataflow then
+// steps nothing more until it is dropped.
 //
 // Activation: a worker steps an activated dataflow for at most
 // PassesPerActivation passes, then lets its other dataflows run before the

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -201,6 +203,10 @@ type Dataflow struct {
 	// stopping is Env.Stopping: once it is set, a pass steps no more
 	// operators and reports nothing moved (nil: never).
 	stopping *atomic.Bool
+	// panicked says an operator's step panicked (recoverStep): the
+	// dataflow steps nothing more on this worker, its frontiers held
+	// where they were, until it is dropped.
+	panicked bool
 }
 
 // ImportRoot returns the Maintained index the dataflow reads through
@@ -392,7 +398,7 @@ func stepLabels(base context.Context, id, name string) context.Context {
 // step runs one pass over the graph in order and reports whether anything
 // moved (a message was sent or a frontier changed).
 func (d *Dataflow) step() bool {
-	if d.dropped {
+	if d.dropped || d.panicked {
 		return false
 	}
 	d.sent = 0
@@ -465,13 +471,92 @@ func (d *Dataflow) wentBack(n *node, out frontier.Frontier) {
 	}
 }
 
-// run steps the dataflow until nothing moves (at most limit passes).
-func (d *Dataflow) run(limit int) {
+// run steps the dataflow until nothing moves, at most limit passes, and
+// reports whether the last pass still moved. It is where a panic in an
+// operator's Step is recovered (recoverStep): one deferred call per
+// activation of the dataflow (Step) or per create's first passes
+// (Start), not one per pass or per operator, and an open-coded defer
+// costs a few instructions when nothing panics.
+func (d *Dataflow) run(limit int) (moved bool) {
+	defer d.recoverStep(&moved)
 	for range limit {
 		if !d.step() {
-			return
+			return false
 		}
 	}
+	return true
+}
+
+// ErrOperatorPanicked is what a dataflow reports of an operator whose Step
+// or Shutdown panicked: the panic is the operator's mistake in that
+// dataflow, reported as the dataflow's error with the operator's name,
+// the panic's value (matched by errors.Is when it is an error) and the
+// start of the panicking goroutine's stack, not a crash of the worker
+// that stepped it. After a step's panic the dataflow steps nothing more
+// on that worker, its output frontiers held where they were, until it
+// is dropped, when every operator is shut down (README "Concepts").
+var ErrOperatorPanicked = errors.New("operator panicked")
+
+// panicStackMax bounds the stack an ErrOperatorPanicked error carries.
+const panicStackMax = 2048
+
+// recoverStep is run deferred by run: a panic in a step is the dataflow's
+// error naming the operator being stepped (d.stepping), and the dataflow
+// stops. One that is no operator's (d.stepping nil: the engine's own) or
+// with nowhere to report it (no Env.Fail) goes on.
+func (d *Dataflow) recoverStep(moved *bool) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	n := d.stepping
+	if n == nil || d.fail == nil {
+		panic(p)
+	}
+	d.stepping = nil
+	d.panicked = true
+	*moved = false
+	if d.labels != nil {
+		pprof.SetGoroutineLabels(d.labels)
+	}
+	d.fail(panicError(d.id, n.name, "Step", p, debug.Stack()))
+}
+
+// panicError is the error of operator name's method (Step, Shutdown) that
+// panicked with p, stack being the goroutine's stack at the recover.
+func panicError(df, name, method string, p any, stack []byte) error {
+	s := string(stack)
+	// From the frame that panicked: the frames above it are the
+	// recover's and the runtime's panic.
+	if i := strings.Index(s, "\npanic("); i >= 0 {
+		s = s[i+1:]
+		for range 2 {
+			if j := strings.IndexByte(s, '\n'); j >= 0 {
+				s = s[j+1:]
+			}
+		}
+	}
+	if len(s) > panicStackMax {
+		s = s[:panicStackMax] + "\n\t..."
+	}
+	s = strings.TrimRight(s, "\n")
+	if e, ok := p.(error); ok {
+		return fmt.Errorf("dataflow %s: operator %q: %s: %w: %w\n%s", df, name, method, ErrOperatorPanicked, e, s)
+	}
+	return fmt.Errorf("dataflow %s: operator %q: %s: %w: %v\n%s", df, name, method, ErrOperatorPanicked, p, s)
+}
+
+// shutdownNode shuts operator n down, returning the error of a panic in
+// its Shutdown, so that the operators after it are shut down and the
+// drop's hooks run all the same.
+func (d *Dataflow) shutdownNode(n *node) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(d.id, n.name, "Shutdown", p, debug.Stack())
+		}
+	}()
+	n.op.Shutdown()
+	return nil
 }
 
 // drop shuts every operator down and runs the drop hooks (D3).
@@ -480,8 +565,15 @@ func (d *Dataflow) drop() {
 		return
 	}
 	d.dropped = true
+	var panicked error
 	for i := len(d.nodes) - 1; i >= 0; i-- {
-		d.nodes[i].op.Shutdown()
+		if err := d.shutdownNode(d.nodes[i]); err != nil {
+			if d.fail != nil {
+				d.fail(err)
+			} else if panicked == nil {
+				panicked = err
+			}
+		}
 	}
 	for i := len(d.onDrop) - 1; i >= 0; i-- {
 		d.onDrop[i]()
@@ -489,4 +581,7 @@ func (d *Dataflow) drop() {
 	// A dropped dataflow may still be named by a late activation; keep
 	// nothing it referenced alive through it.
 	d.nodes, d.onDrop = nil, nil
+	if panicked != nil {
+		panic(panicked) // nowhere to report it (no Env.Fail), once all is released
+	}
 }

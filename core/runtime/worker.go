@@ -245,7 +245,9 @@ func (w *worker) run() {
 // error, naming the dataflow whose Build or step it was running (not the
 // role or the worker: Solo and the pair report it alike, once), and shuts
 // the runtime down (the pair's other runtime with it), so that Sync and
-// Send return ErrShutdown instead of waiting forever. A panic goes on to end
+// Send return ErrShutdown instead of waiting forever. A panic in an
+// operator's Step or Shutdown never gets here: the dataflow recovers it as
+// its error (dataflow.ErrOperatorPanicked). Any other panic goes on to end
 // the process as before.
 func (w *worker) goexited() {
 	var err error

@@ -1,0 +1,153 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// errBoom is what boomOp panics with.
+var errBoom = errors.New("boom")
+
+// boomOp takes what its input holds and panics at the first step whose
+// input frontier has passed 2 (on every worker, once), with errBoom or,
+// with value set, with a string; its Shutdown panics too.
+type boomOp[T any] struct {
+	in    *dataflow.Port[T]
+	value bool
+}
+
+func (o *boomOp[T]) Step(in frontier.Frontier) frontier.Frontier {
+	o.in.Take()
+	if frontier.At(3).LessEqual(in) {
+		if o.value {
+			panic("boom!")
+		}
+		panic(errBoom)
+	}
+	return frontier.Empty()
+}
+
+func (o *boomOp[T]) Shutdown() { panic("shut") }
+
+// boomDesc reads input "in" (Maintained) or index "idx" (a query) with a
+// boomOp named "boom", whose output p probes.
+func boomDesc(id string, maintained, value bool, p *dataflow.Probe) dataflow.Desc {
+	return dataflow.Desc{
+		ID: id, Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			b := c.NewOperator("boom")
+			if maintained {
+				in, err := c.Input("in", 2)
+				if err != nil {
+					return err
+				}
+				if err := b.Build(&boomOp[*dataflow.Chunk]{in: dataflow.AddInput(b, "rows", in.Oks), value: value}); err != nil {
+					return err
+				}
+			} else {
+				a, err := c.ImportIndex("idx")
+				if err != nil {
+					return err
+				}
+				if err := b.Build(&boomOp[*batch.Batch]{in: dataflow.AddInput(b, "batches", a.Oks.Stream), value: value}); err != nil {
+					return err
+				}
+			}
+			c.Probe(p, dataflow.AddOutput[*dataflow.Chunk](b))
+			return nil
+		},
+	}
+}
+
+// TestAPanicInAStepFailsItsDataflow: an operator whose Step panics (in a
+// Maintained dataflow, or in a query, which the pair runs on its
+// Interactive runtime) fails its dataflow with an error naming the
+// dataflow, the operator and the panic's value, with the stack where it
+// panicked, once per worker; the dataflow steps nothing more, its
+// frontier held, while another dataflow and the runtime go on. Its
+// operator's Shutdown, which panics too, is an error of the drop alike,
+// and the drop releases all the same (the runtime shuts down cleanly).
+// Before, the panic ended the process.
+func TestAPanicInAStepFailsItsDataflow(t *testing.T) {
+	for _, maintained := range []bool{true, false} {
+		for _, value := range []bool{false, true} {
+			t.Run(fmt.Sprintf("maintained=%v/string=%v", maintained, value), func(t *testing.T) {
+				forEachSetup(t, func(t *testing.T, s *setup) {
+					s.declare("in", 2)
+					s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+					boom, ok := dataflow.NewProbe(s.workers), dataflow.NewCapture(s.workers)
+					s.must(CreateDataflow{Desc: boomDesc("boom", maintained, value, boom)})
+					s.must(CreateDataflow{Desc: readDesc("ok", "idx", 0, frontier.Empty(), ok)})
+					round := func(tm int64) {
+						for k := range int64(4) {
+							s.send("in", 2, []int64{tm, 1, k, tm})
+						}
+						s.advance("in", 2, frontier.At(uint64(tm+1)))
+					}
+					for tm := range int64(5) {
+						round(tm)
+					}
+					if err := ok.WaitPassed(testCtx(t), 4); err != nil {
+						t.Fatal(err)
+					}
+					var first []string
+					for _, e := range s.ctl.TakeErrors() {
+						if !errors.Is(e, dataflow.ErrOperatorPanicked) || errors.Is(e, errBoom) == value {
+							t.Fatalf("error %v: want ErrOperatorPanicked, errBoom %v", e, !value)
+						}
+						msg := e.Error()
+						line, stack, _ := strings.Cut(msg, "\n")
+						first = append(first, line)
+						if !strings.Contains(stack, "panic_test.go") || len(stack) > 2100 {
+							t.Fatalf("error %q: want the panic's stack, bounded, from boomOp.Step", msg)
+						}
+					}
+					want := `dataflow boom: operator "boom": Step: operator panicked: boom`
+					if value {
+						want += "!"
+					}
+					if len(first) != s.workers || slices.ContainsFunc(first, func(l string) bool { return l != want }) {
+						t.Fatalf("errors %q, want %q once a worker (%d)", first, want, s.workers)
+					}
+					if f := boom.Frontier(); !f.LessEqual(frontier.At(3)) {
+						t.Fatalf("the panicked dataflow's capture passed %v, want held at or before {3}", f)
+					}
+					// The runtime goes on: more rounds, the other reader
+					// follows, and the panicked dataflow is dropped (its
+					// Shutdown panicking) and created again.
+					for tm := int64(5); tm < 8; tm++ {
+						round(tm)
+					}
+					s.must(DropDataflow{ID: "boom"})
+					got := s.syncedErrors(t)
+					wantDrop := `dataflow boom: operator "boom": Shutdown: operator panicked: shut`
+					if len(got) != s.workers || slices.ContainsFunc(got, func(e string) bool {
+						line, _, _ := strings.Cut(e, "\n")
+						return line != wantDrop
+					}) {
+						t.Fatalf("errors of the drop %q, want %q once a worker", got, wantDrop)
+					}
+					if err := ok.WaitPassed(testCtx(t), 7); err != nil {
+						t.Fatal(err)
+					}
+					again := dataflow.NewCapture(s.workers)
+					s.must(CreateDataflow{Desc: readDesc("again", "idx", 0, frontier.Empty(), again)})
+					round(8)
+					if err := again.WaitPassed(testCtx(t), 8); err != nil {
+						t.Fatal(err)
+					}
+					if got := s.syncedErrors(t); len(got) > 0 {
+						t.Fatalf("errors after the drop: %q", got)
+					}
+				})
+			})
+		}
+	}
+}

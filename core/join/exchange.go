@@ -81,7 +81,7 @@ func (o *pathOp) Step(in frontier.Frontier) frontier.Frontier {
 	run(o.labels, o.p.stats, func() { o.err = o.step() })
 	send(o.sink, o.oks, o.errO)
 	if o.err != nil {
-		o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
+		o.err = operatorError(o.name, o.err)
 		o.p.stats.fail(o.err)
 		o.fail(o.err)
 		return o.held

@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -130,7 +131,7 @@ func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 		// times it may have missed (where it stood before this step: the
 		// input frontier now covers batches the step did not join), and
 		// report it through Stats and as the dataflow's error.
-		o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
+		o.err = operatorError(o.name, o.err)
 		o.j.stats.fail(o.err)
 		o.fail(o.err)
 		return o.held
@@ -177,7 +178,7 @@ func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closur
 		Side{Reader: c.Keep(ra.Reader), Pres: ra.Pres, Arity: ra.Arity},
 		BinaryOptions{AsOf: c.AsOf(), Closure: closure, Stats: opts.stats("")})
 	if err != nil {
-		return dataflow.Collection{}, fmt.Errorf("join: operator %q: %w", opts.Name, err)
+		return dataflow.Collection{}, operatorError(opts.Name, err)
 	}
 	b := c.NewOperator(opts.Name)
 	op := &joinOp{
@@ -292,7 +293,7 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 			}
 		})
 		if o.err != nil {
-			o.err = fmt.Errorf("join: operator %q: %w", o.name, o.err)
+			o.err = operatorError(o.name, o.err)
 			p.stats.fail(o.err)
 			o.fail(o.err)
 			break
@@ -350,7 +351,7 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 		p, err := NewPath(PathOptions{Source: dp.Source, SourcePres: src.Pres, SourceArity: src.Arity, AsOf: c.AsOf(),
 			Stages: stages, Final: dp.Final, Stats: opts.stats(fmt.Sprint(dp.Source))})
 		if err != nil {
-			return dataflow.Collection{}, fmt.Errorf("join: operator %q: %w", opts.Name, err)
+			return dataflow.Collection{}, operatorError(opts.Name, err)
 		}
 		if arity >= 0 && p.Arity() != arity {
 			return dataflow.Collection{}, fmt.Errorf("%w: operator %q: path %d emits %d columns, path %d emits %d", ErrArity, opts.Name, dp.Source, p.Arity(), paths[0].Source, arity)
@@ -381,4 +382,15 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 		return dataflow.Collection{}, err
 	}
 	return dataflow.Collection{Arity: arity, Oks: op.oks, Errs: op.errO}, nil
+}
+
+// operatorError names operator name in err, one of the package's errors
+// met by a step or a build of it: the prefix "join: " once, the error's
+// own when it has it (every sentinel of the package starts with it), so
+// that it never reads "join: operator \"x\": join: ...".
+func operatorError(name string, err error) error {
+	if strings.HasPrefix(err.Error(), "join: ") {
+		return fmt.Errorf("operator %q: %w", name, err)
+	}
+	return fmt.Errorf("join: operator %q: %w", name, err)
 }

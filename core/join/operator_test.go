@@ -579,8 +579,16 @@ func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
 	if !errors.Is(stats.Err(), ErrOrder) {
 		t.Fatalf("operator error %v, want ErrOrder", stats.Err())
 	}
-	if len(failed) != 1 || !errors.Is(failed[0], ErrOrder) || !strings.Contains(failed[0].Error(), `dataflow q: join: operator "join": `) {
+	if len(failed) != 1 || !errors.Is(failed[0], ErrOrder) || !strings.Contains(failed[0].Error(), `dataflow q: operator "join": join: `) {
 		t.Fatalf("dataflow errors %v, want one ErrOrder naming dataflow q and operator \"join\"", failed)
+	}
+	// The package's prefix once: it read `join: operator "join": join:
+	// stream batch ...`, the operator's wrapping adding it again.
+	if got, want := failed[0].Error(), `dataflow q: operator "join": join: stream batch out of order: input 0 batch [{1}, {2}) since {0}, acknowledged through {2}`; got != want {
+		t.Fatalf("dataflow error\n%s\nwant\n%s", got, want)
+	}
+	if got, want := stats.Err().Error(), `operator "join": join: stream batch out of order: input 0 batch [{1}, {2}) since {0}, acknowledged through {2}`; got != want {
+		t.Fatalf("Stats.Err\n%s\nwant\n%s", got, want)
 	}
 	if probe.Passed(1) {
 		t.Fatalf("output frontier %v passed the batch delivered twice", probe.Frontier())

@@ -182,6 +182,13 @@ func TestJoinStepErrorsAreTheDataflows(t *testing.T) {
 							t.Fatalf("runtime errors: %v, want ErrArity saying %q", err, want)
 						}
 					}
+					// Each error names the package once: it read
+					// `join: operator "join": join: arity mismatch: ...`.
+					for _, line := range strings.Split(err.Error(), "\n") {
+						if want := fmt.Sprintf("dataflow q: operator %q: join: arity mismatch: ", op); !strings.HasPrefix(line, want) || strings.Count(line, "join: ") != 1 {
+							t.Fatalf("runtime error %q, want it to start %q and say \"join: \" once", line, want)
+						}
+					}
 				})
 			}
 		}
@@ -334,7 +341,7 @@ func TestJoinRefusesTraceBatchesOfAnotherArity(t *testing.T) {
 					}
 					send(1, "r1")
 					err := waitErr(ctx, ctl)
-					for _, want := range []string{`dataflow q: join: operator "join": `, c.want} {
+					for _, want := range []string{`dataflow q: operator "join": join: `, c.want} {
 						if !errors.Is(err, join.ErrArity) || !strings.Contains(err.Error(), want) {
 							t.Fatalf("runtime errors: %v, want ErrArity saying %q", err, want)
 						}

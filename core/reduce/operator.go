@@ -3,6 +3,7 @@ package reduce
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -104,7 +105,7 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 		Options{AsOf: c.AsOf(), Plan: opts.Plan, AppendOnly: opts.AppendOnly, Stats: st})
 	if err != nil {
 		reader.Release()
-		return dataflow.Collection{}, fmt.Errorf("reduce: operator %q: %w", opts.Name, err)
+		return dataflow.Collection{}, operatorError(opts.Name, err)
 	}
 	// Only once the reduce has claimed st: a Stats another reduce counts
 	// is not written.
@@ -158,7 +159,7 @@ func (o *reduceOp) Step(frontier.Frontier) frontier.Frontier {
 	}
 	out, err := o.r.Step(o.in.Take(), o.in.Frontier())
 	if err != nil {
-		o.err = fmt.Errorf("reduce: operator %q: %w", o.r.stats.Operator, err)
+		o.err = operatorError(o.r.stats.Operator, err)
 		o.r.stats.fail(o.err)
 		o.fail(o.err)
 		return o.r.Lower()
@@ -219,4 +220,15 @@ func (o *reduceOp) Shutdown() {
 		o.released = true
 		o.r.Release()
 	}
+}
+
+// operatorError names operator name in err, one of the package's errors
+// met by a step or a build of it: the prefix "reduce: " once, the error's
+// own when it has it (every sentinel of the package starts with it), so
+// that it never reads "reduce: operator \"x\": reduce: ...".
+func operatorError(name string, err error) error {
+	if strings.HasPrefix(err.Error(), "reduce: ") {
+		return fmt.Errorf("operator %q: %w", name, err)
+	}
+	return fmt.Errorf("reduce: operator %q: %w", name, err)
 }

@@ -25,7 +25,9 @@ type CreateInput struct {
 type CreateDataflow struct{ Desc dataflow.Desc }
 
 // AllowCompaction lets index ID compact to Frontier: a local trace's hold or
-// a peer's hold on the publication moves alike; {} drops the index.
+// a peer's hold on the publication moves alike; {} drops the index. A
+// frontier before one already allowed for the index is refused by Send
+// (ErrCompactionBackward): compaction only moves forward.
 type AllowCompaction struct {
 	ID       string
 	Frontier frontier.Frontier

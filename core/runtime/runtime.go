@@ -725,6 +725,9 @@ type Controller struct {
 	inputs    map[string]*inputDecl
 	dataflows map[string][]string // live dataflow id → its exports
 	indexes   map[string]string   // live index id → the dataflow exporting it
+	// allowed has, per live index id, the last frontier an AllowCompaction
+	// let it compact to: one before it is refused (ErrCompactionBackward).
+	allowed map[string]frontier.Frontier
 	// taken are the command errors TakeErrors returned: a runtime behind
 	// that meets one later (the pair's other runtime, applying the same
 	// command) does not report it again.
@@ -761,6 +764,14 @@ var ErrShutdown = errors.New("runtime: shut down")
 // have waited for the worker, and Err and Errors report this error, naming
 // the dataflow.
 var ErrWorkerExited = errors.New("runtime.Goexit on a worker (testing.T.FailNow calls it): the runtime is shut down")
+
+// ErrCompactionBackward is wrapped by the error Send returns for an
+// AllowCompaction to a frontier before one already allowed for the index
+// (since its create): a hold never moves back (docs/semantics.md §2.4,
+// H2), so the command would change nothing while the caller took it to
+// keep times the index has compacted away. It reaches no runtime
+// (Controller, R3). The same frontier again is no error.
+var ErrCompactionBackward = errors.New("compaction never moves back")
 
 // ErrOnWorker is returned by Sync, SyncRole and Stats called from a Build
 // (dataflow.Desc.Build) or an operator's Step, on the goroutine of a worker
@@ -921,7 +932,7 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 			}
 		}
 	}
-	return &Controller{rts: rts, inputs: map[string]*inputDecl{}, dataflows: map[string][]string{}, indexes: map[string]string{}}, nil
+	return &Controller{rts: rts, inputs: map[string]*inputDecl{}, dataflows: map[string][]string{}, indexes: map[string]string{}, allowed: map[string]frontier.Frontier{}}, nil
 }
 
 // Send validates cmd and sends it to every runtime (R1, R3). Input updates
@@ -1099,6 +1110,9 @@ func (c *Controller) validate(cmd Command) error {
 		if c.indexes[cmd.ID] == "" {
 			return fmt.Errorf("runtime: allow compaction of %q: unknown index", cmd.ID)
 		}
+		if prev, ok := c.allowed[cmd.ID]; ok && !prev.LessEqual(cmd.Frontier) {
+			return fmt.Errorf("runtime: allow compaction of %q to %v: %v is allowed already: %w", cmd.ID, cmd.Frontier, prev, ErrCompactionBackward)
+		}
 	default:
 		// A pointer to a command (*Input has Input's methods, so it is a
 		// Command too), or a type embedding one: no worker applies it, so
@@ -1120,17 +1134,22 @@ func (c *Controller) record(cmd Command) {
 		c.dataflows[cmd.Desc.ID] = append([]string{}, cmd.Desc.Exports...)
 		for _, id := range cmd.Desc.Exports {
 			c.indexes[id] = cmd.Desc.ID
+			delete(c.allowed, id) // a new incarnation: nothing allowed of it yet
 		}
 	case DropDataflow:
 		for _, id := range c.dataflows[cmd.ID] {
 			if c.indexes[id] == cmd.ID {
 				delete(c.indexes, id)
+				delete(c.allowed, id)
 			}
 		}
 		delete(c.dataflows, cmd.ID)
 	case AllowCompaction:
 		if cmd.Frontier.IsEmpty() {
 			delete(c.indexes, cmd.ID)
+			delete(c.allowed, cmd.ID)
+		} else {
+			c.allowed[cmd.ID] = cmd.Frontier
 		}
 	}
 }

@@ -114,3 +114,16 @@ func TestATypedNilHalfIsRefusedAsANilIs(t *testing.T) {
 		}()
 	}
 }
+
+// trace.SetCompaction of a nil *share.Reader does nothing, as of a nil
+// reader of any other type: the reader's own SetCompaction checks its
+// receiver, so the per-step call needs no reflection to tell a typed nil.
+func TestSetCompactionOfANilSharedReaderDoesNothing(t *testing.T) {
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("SetCompaction((*share.Reader)(nil)) panicked: %v", p)
+		}
+	}()
+	trace.SetCompaction((*share.Reader)(nil), frontier.At(3))
+	(*share.Reader)(nil).SetCompaction(frontier.At(3))
+}

@@ -176,8 +176,12 @@ func (r *Reader) SetPhysicalCompaction(f frontier.Frontier) {
 
 // SetCompaction joins both of r's holds with f under one lock and wakes the
 // publisher once: SetLogicalCompaction then SetPhysicalCompaction, with one
-// wake instead of two.
+// wake instead of two. A nil r holds nothing: the call does nothing, as
+// trace.SetCompaction does for a nil reader of another type.
 func (r *Reader) SetCompaction(f frontier.Frontier) {
+	if r == nil {
+		return
+	}
 	if invariants.Enabled {
 		r.use.Enter("share: Reader.SetCompaction")
 		defer r.use.Exit()

@@ -98,12 +98,19 @@ type CompactionSetter interface {
 // CompactionSetter, else logical then physical. A nil r holds nothing, so
 // there is nothing to join: the call does nothing, for a typed nil (a nil
 // *Handle behind Reader) as for an untyped one.
+//
+// A CompactionSetter is called without the reflection isNil may need (a
+// call per operator step): its SetCompaction does nothing on a nil
+// receiver, as share.Reader's does.
 func SetCompaction(r Reader, f frontier.Frontier) {
-	if isNil(r) {
+	if r == nil {
 		return
 	}
 	if s, ok := r.(CompactionSetter); ok {
 		s.SetCompaction(f)
+		return
+	}
+	if isNil(r) {
 		return
 	}
 	r.SetLogicalCompaction(f)

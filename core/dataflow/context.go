@@ -74,9 +74,8 @@ type Desc struct {
 	// Build and after about half a millisecond in a Step. So does, in a
 	// Build, a wait on a probe or a capture of the runtime's dataflows
 	// (Probe.WaitPassed), which only its workers move, whether or not it
-	// has passed its time; in a Step such a wait returns it once it has
-	// waited about half a millisecond (StepWaitDelay), or answers if the
-	// probe passes its time before (one fed by the pair's other runtime).
+	// has passed its time; in a Step such a wait is not told apart (that
+	// would cost every round a check) and waits until its context ends.
 	Build func(*Context) error
 }
 
@@ -119,17 +118,6 @@ type Env struct {
 	// wait outside a create no more than a few loads. Nil (no runtime):
 	// no wait is refused.
 	OnWorker func() error
-	// Running and StepCaller tell a wait on a probe this worker feeds
-	// (Probe.WaitPassed) that is called from an operator's Step on a
-	// worker of the runtime, or of the pair's other runtime, which would
-	// wait for that worker: Running reports, for a load per worker,
-	// whether some worker of theirs runs now (a wait that finds none
-	// blocks on no worker's step); StepCaller, asked only once such a
-	// wait has lasted StepWaitDelay, reads the goroutine's id (a stack
-	// trace) and reports the runtime's error (runtime.ErrOnWorker) if the
-	// caller is one of those workers. Nil: no wait is refused.
-	Running    func() bool
-	StepCaller func() error
 	// Stop is closed once the runtime running the worker is shut down
 	// (Context.Done); nil: never.
 	Stop <-chan struct{}
@@ -777,7 +765,7 @@ func (c *Context) checkProbe(what string, p *Probe) bool {
 		c.fail(fmt.Errorf("dataflow %s: %s already attached on worker %d: one reads one stream of one dataflow (make a new one for each)", c.df.id, what, c.env.Worker))
 		return false
 	}
-	p.watch(waitGuard{build: c.env.OnWorker, running: c.env.Running, step: c.env.StepCaller})
+	p.watch(c.env.OnWorker)
 	if c.env.Stopper != nil {
 		c.env.Stopper.add(p)
 	}

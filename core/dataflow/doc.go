@@ -66,8 +66,7 @@
 // only when read (At: docs/semantics.md §1.3), so nothing needs to be
 // arranged to be captured. Only the workers that feed a probe move it: a
 // wait on it (WaitPassed) from a Build on one of them is refused at once,
-// as Env.OnWorker tells, and one from a Step after StepWaitDelay, as
-// Env.StepCaller tells.
+// as Env.OnWorker tells.
 //
 // Only a Maintained dataflow reads inputs (Context.Input); a query reads
 // indexes, and Input in a query is an error wrapping ErrQueryReadsInput

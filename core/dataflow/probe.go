@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -32,11 +31,10 @@ type Probe struct {
 	// failed), nothing can move the probe again (attached stays set), and
 	// a wait for a time it has not passed returns ErrProbeDropped.
 	live int
-	// guard has the Env.OnWorker, Running and StepCaller of the runtime
-	// whose workers last attached the probe (nil: none), which WaitPassed
-	// asks whether its caller is one of the goroutines that must move the
-	// probe.
-	guard waitGuard
+	// onWorker is the Env.OnWorker of the runtime whose workers last
+	// attached the probe (nil: none), which WaitPassed asks whether its
+	// caller is one of the goroutines that must move the probe.
+	onWorker func() error
 	// stopErr is set once the workers feeding the probe have stopped for
 	// good (Stopper.Stop): no worker moves the probe again, and a wait for
 	// a time it has not passed returns it instead of waiting for its
@@ -177,27 +175,11 @@ func (p *Probe) frontierLocked() frontier.Frontier {
 	return f
 }
 
-// waitGuard is what a wait on a probe asks of the runtime feeding it
-// (Env.OnWorker, Env.Running, Env.StepCaller; nil fields: nothing).
-type waitGuard struct {
-	build   func() error
-	running func() bool
-	step    func() error
-}
-
-// StepWaitDelay is how long a wait on a probe (WaitPassed) that some
-// worker of the runtime feeding it may be running under lasts before it
-// asks whether its caller is that worker, in a Step (Env.StepCaller):
-// reading a goroutine's id costs a stack trace, which a wait that ends
-// sooner (every round's) never pays, and a wait in a Step never ends,
-// so the later answer is the same. Such a wait arms one timer.
-const StepWaitDelay = 500 * time.Microsecond
-
-// watch records g as the probe's: the runtime attaching it feeds it from
-// now on.
-func (p *Probe) watch(g waitGuard) {
+// watch records onWorker (Env.OnWorker) as the probe's: the runtime
+// attaching it feeds it from now on.
+func (p *Probe) watch(onWorker func() error) {
 	p.mu.Lock()
-	p.guard = g
+	p.onWorker = onWorker
 	p.mu.Unlock()
 }
 
@@ -267,27 +249,14 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 // applies and steps nothing until it returns, so the wait would last until
 // ctx ends, and an answer that depended on how far the workers had got
 // would differ between Solo and the pair. Called from an operator's Step
-// there, it returns an error wrapping runtime.ErrOnWorker once it has
-// waited StepWaitDelay for a time not passed (the step's worker moves
-// the probe only once the step returns), as Controller.Sync does there;
-// a probe the pair's other runtime feeds may pass its time before, and
-// the wait then answers (see Desc.Build).
+// there, it is not told apart (see Desc.Build).
 func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
-	var check <-chan time.Time // StepWaitDelay after the first block, when a worker runs
-	var tm *time.Timer
-	armed := false
-	defer func() {
-		if tm != nil {
-			tm.Stop()
-		}
-	}()
 	for {
 		// The frontier and the stop are read under one lock: a time the
 		// probe passed before its workers stopped is never reported as
 		// not passed.
 		p.mu.Lock()
-		f, ch, g, stopErr := p.frontierLocked(), p.changed, p.guard, p.stopErr
-		onWorker := g.build
+		f, ch, onWorker, stopErr := p.frontierLocked(), p.changed, p.onWorker, p.stopErr
 		passed := !f.Beyond(t)
 		if !passed && stopErr == nil {
 			p.waiting = true
@@ -304,23 +273,8 @@ func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 		if passed {
 			return nil
 		}
-		if !armed {
-			// Once per wait, and only one that blocks while a worker
-			// feeding the probe runs (a caller in a Step finds its own
-			// running): one timer, no stack trace unless it fires.
-			armed = true
-			if g.step != nil && g.running != nil && g.running() {
-				tm = time.NewTimer(StepWaitDelay)
-				check = tm.C
-			}
-		}
 		select {
 		case <-ch:
-		case <-check:
-			check = nil
-			if err := g.step(); err != nil {
-				return fmt.Errorf("dataflow: probe at %v waiting to pass %d, called from a Step: %w", f, t, err)
-			}
 		case <-ctx.Done():
 			return fmt.Errorf("dataflow: probe at %v waiting to pass %d: %w", f, t, ctx.Err())
 		}

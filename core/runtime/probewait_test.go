@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -123,94 +122,4 @@ func TestProbeWaitsFromABuildReturnErrOnWorker(t *testing.T) {
 			}
 		}
 	}
-}
-
-// laterCallOp is an operator that calls call at its first step whose
-// input frontier has passed 1 (never at the create's first passes, which
-// a Build's refusal covers) and sends what it returned on got.
-type laterCallOp[T any] struct {
-	in   *dataflow.Port[T]
-	call func() error
-	got  chan error
-}
-
-func (o *laterCallOp[T]) Step(in frontier.Frontier) frontier.Frontier {
-	o.in.Take()
-	if o.call != nil && frontier.At(2).LessEqual(in) {
-		o.got <- o.call()
-		o.call = nil
-	}
-	return frontier.Empty()
-}
-
-func (o *laterCallOp[T]) Shutdown() {}
-
-// A probe's or a capture's wait called from an operator's Step, on a
-// worker's goroutine, for a time the probe has not passed, returns an
-// error wrapping ErrOnWorker once it has waited about half a millisecond
-// (dataflow.StepWaitDelay), as Sync does there: the worker moves the
-// probe only once the step returns (before, the wait lasted until its
-// context ended, the worker stuck meanwhile). Here, in a step after the
-// create (the input advanced past 1), the step's own dataflow's probe
-// and capture, and a Maintained index's probe (fed by the pair's other
-// runtime, for a query), none of which passes 5; the runtime goes on.
-func TestProbeWaitsFromAStepReturnErrOnWorker(t *testing.T) {
-	forEachSetup(t, func(t *testing.T, s *setup) {
-		idx := dataflow.NewProbe(s.workers)
-		s.send("in", 2, []int64{0, 1, 5, 6})
-		s.advance("in", 2, frontier.At(1))
-		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, idx)})
-		// Ends only if a wait is not refused: it then fails with the
-		// context's error, not ErrOnWorker.
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		got := make(chan error, 6*s.workers)
-		for _, maintained := range []bool{true, false} {
-			own, cp := dataflow.NewProbe(s.workers), dataflow.NewCapture(s.workers)
-			waits := func() error {
-				for _, wait := range []func() error{
-					func() error { return own.WaitPassed(ctx, 5) },
-					func() error { return cp.WaitPassed(ctx, 5) },
-					func() error { return idx.WaitPassed(ctx, 5) },
-				} {
-					got <- wait()
-				}
-				return nil
-			}
-			s.must(CreateDataflow{Desc: dataflow.Desc{
-				ID: fmt.Sprintf("steps maintained=%v", maintained), Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
-				Build: func(c *dataflow.Context) error {
-					b := c.NewOperator("waits")
-					if maintained {
-						in, err := c.Input("in", 2)
-						if err != nil {
-							return err
-						}
-						c.Probe(own, in.Oks)
-						c.CaptureChunks(cp, in.Oks, 2)
-						return b.Build(&laterCallOp[*dataflow.Chunk]{in: dataflow.AddInput(b, "rows", in.Oks), call: waits, got: make(chan error, 1)})
-					}
-					a, err := c.ImportIndex("idx")
-					if err != nil {
-						return err
-					}
-					c.Probe(own, a.Oks.Stream)
-					c.Capture(cp, a.Oks)
-					return b.Build(&laterCallOp[*batch.Batch]{in: dataflow.AddInput(b, "batches", a.Oks.Stream), call: waits, got: make(chan error, 1)})
-				},
-			}})
-		}
-		if err := s.ctl.Sync(testCtx(t)); err != nil {
-			t.Fatal(err)
-		}
-		s.advance("in", 2, frontier.At(2))
-		for range 6 * s.workers {
-			if err := <-got; !errors.Is(err, ErrOnWorker) {
-				t.Errorf("a probe's wait from a step: %v, want ErrOnWorker", err)
-			}
-		}
-		if err := s.ctl.Sync(testCtx(t)); err != nil {
-			t.Fatal(err)
-		}
-	})
 }

@@ -786,10 +786,7 @@ var ErrCompactionBackward = errors.New("compaction never moves back")
 // stack trace, which a round would). A probe's or a capture's wait
 // (dataflow.Probe.WaitPassed) called from a Build on a worker of the
 // runtimes whose dataflows feed it returns an error wrapping it, at once,
-// whether or not the probe has passed its time; called from a Step there,
-// for a time not passed, once it has waited about half a millisecond
-// (dataflow.StepWaitDelay: a wait that ends sooner pays one timer, never
-// the stack trace).
+// whether or not the probe has passed its time.
 var ErrOnWorker = errors.New("runtime: called from a Build or a Step, on a worker's goroutine: it would wait for that worker")
 
 // ErrIndexDropped is the error of a command that drops an index (the

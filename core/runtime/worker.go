@@ -149,19 +149,6 @@ func newWorker(r *Runtime, i int) *worker {
 		Stopper:     r.stopper,
 		Stopping:    &r.stopped,
 		OnItsWorker: func() bool { return goid() == w.goid.Load() },
-		// A probe's wait from a Step (Probe.WaitPassed): as a barrier's
-		// from a Step (guardedBarrier), over this runtime and its partner.
-		Running: func() bool {
-			rts := [2]*Runtime{r, r.partner.Load()}
-			return mayBeOnWorker(rts[:])
-		},
-		StepCaller: func() error {
-			rts := [2]*Runtime{r, r.partner.Load()}
-			if onWorker(rts[:]) {
-				return ErrOnWorker
-			}
-			return nil
-		},
 		// Off the worker's goroutine, a step's error: the command the
 		// worker applies is its own to read.
 		FailElsewhere: func(df string, err error) { r.fail(0, nil, err) },

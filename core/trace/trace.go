@@ -99,15 +99,23 @@ type CompactionSetter interface {
 // there is nothing to join: the call does nothing, for a typed nil (a nil
 // *Handle behind Reader) as for an untyped one.
 //
-// A CompactionSetter is called without the reflection isNil may need (a
-// call per operator step): its SetCompaction does nothing on a nil
-// receiver, as share.Reader's does.
+// A Handle and a CompactionSetter are called without the reflection
+// isNil may need (this is a call per operator step), a Handle without the
+// interface lookup too: a CompactionSetter's SetCompaction does nothing
+// on a nil receiver, as share.Reader's does.
 func SetCompaction(r Reader, f frontier.Frontier) {
-	if r == nil {
+	switch x := r.(type) {
+	case nil:
 		return
-	}
-	if s, ok := r.(CompactionSetter); ok {
-		s.SetCompaction(f)
+	case *Handle: // a direct index's reader: no interface lookup
+		if x == nil {
+			return
+		}
+		x.SetLogicalCompaction(f)
+		x.SetPhysicalCompaction(f)
+		return
+	case CompactionSetter:
+		x.SetCompaction(f)
 		return
 	}
 	if isNil(r) {

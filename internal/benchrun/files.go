@@ -2,7 +2,6 @@ package benchrun
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -88,20 +87,6 @@ func (p *pendingFile) discard() {
 	if p.tmp != "" {
 		os.Remove(p.tmp)
 	}
-}
-
-// writeFileAtomic writes path through a temporary file in the same
-// directory and renames it into place.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	p, err := createPending(path)
-	if err != nil {
-		return err
-	}
-	if err := write(p); err != nil {
-		p.discard()
-		return err
-	}
-	return p.commit()
 }
 
 // commitAll closes every file and renames each into place with rename,

@@ -35,4 +35,10 @@
 //	    "Expressions")`. Every heading so cited exists (a cited text that
 //	    begins a heading up to a space will do: "benchrun eval"), and no
 //	    file cites it by a section number.
+//	C6  Every test, fuzz target and example a document or a comment names
+//	    (Test*, Fuzz*, Example*) is a function of the repository, and so
+//	    is every benchmark a document names in backquotes, but for
+//	    benchrun's result names (BenchmarkLookup) and the histories, which
+//	    keep a benchmark's name as it was when measured: a renamed or
+//	    removed test leaves no claim behind it.
 package docs

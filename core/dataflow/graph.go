@@ -12,6 +12,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/invariants"
 )
 
 // Operator is one node's logic. Step is called once per pass of its
@@ -502,15 +503,17 @@ const panicStackMax = 2048
 
 // recoverStep is run deferred by run: a panic in a step is the dataflow's
 // error naming the operator being stepped (d.stepping), and the dataflow
-// stops. One that is no operator's (d.stepping nil: the engine's own) or
-// with nowhere to report it (no Env.Fail) goes on.
+// stops. One that is no operator's (d.stepping nil: the engine's own),
+// with nowhere to report it (no Env.Fail), or an invariant build's check
+// (invariants.IsViolation: the engine's bug, which must stop the build's
+// tests where it is found) goes on.
 func (d *Dataflow) recoverStep(moved *bool) {
 	p := recover()
 	if p == nil {
 		return
 	}
 	n := d.stepping
-	if n == nil || d.fail == nil {
+	if n == nil || d.fail == nil || invariants.IsViolation(p) {
 		panic(p)
 	}
 	d.stepping = nil
@@ -552,6 +555,9 @@ func panicError(df, name, method string, p any, stack []byte) error {
 func (d *Dataflow) shutdownNode(n *node) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if invariants.IsViolation(p) {
+				panic(p)
+			}
 			err = panicError(d.id, n.name, "Shutdown", p, debug.Stack())
 		}
 	}()

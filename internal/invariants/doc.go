@@ -32,7 +32,14 @@
 // operation. Without the tag it is an empty struct, which takes no room
 // off a struct's last field, and the guarded calls are compiled out.
 //
+// IsViolation tells a check's panic from any other. A dataflow recovers a
+// panic in an operator's Step or Shutdown as that dataflow's error
+// (core/dataflow, ErrOperatorPanicked), but raises a violation again: it
+// is the engine's own bug, and an invariant build's tests must stop where
+// it is found.
+//
 // NB: a failed assertion is a bug in tracebench, never bad user input. Bad
-// input is reported with an error (see STYLE.md). This package imports no
-// other package of the module, so every package may import it.
+// input is reported with an error naming what is wrong (the file, line or
+// field of a spec, the argument of a call). This package imports no other
+// package of the module, so every package may import it.
 package invariants

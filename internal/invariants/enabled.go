@@ -14,7 +14,7 @@ const Enabled = true
 // the invariants tag.
 func Assert(cond bool, msg string) {
 	if !cond {
-		panic("invariant violated: " + msg)
+		panic(violationPrefix + msg)
 	}
 }
 
@@ -24,7 +24,7 @@ func Assert(cond bool, msg string) {
 // documentation).
 func Assertf(cond bool, format string, args ...any) {
 	if !cond {
-		panic("invariant violated: " + fmt.Sprintf(format, args...))
+		panic(violationPrefix + fmt.Sprintf(format, args...))
 	}
 }
 
@@ -46,7 +46,7 @@ type Exclusive struct {
 // Reader.Release").
 func (e *Exclusive) Enter(op string) {
 	if !e.busy.CompareAndSwap(false, true) {
-		panic("invariant violated: " + op + ": used by two goroutines at once (it is used by one goroutine at a time)")
+		panic(violationPrefix + op + ": used by two goroutines at once (it is used by one goroutine at a time)")
 	}
 }
 

@@ -73,3 +73,24 @@ func TestExclusivePanicsOnOverlappingUse(t *testing.T) {
 		t.Fatalf("Enter after the first goroutine exited panicked with %#v", v)
 	}
 }
+
+// Every check's panic is a violation (IsViolation), which a dataflow that
+// recovers an operator's panic raises again.
+func TestChecksPanicWithViolations(t *testing.T) {
+	var e invariants.Exclusive
+	e.Enter("first")
+	for name, check := range map[string]func(){
+		"Assert":    func() { invariants.Assert(false, "a") },
+		"Assertf":   func() { invariants.Assertf(false, "%s", "a") },
+		"Exclusive": func() { e.Enter("second") },
+	} {
+		func() {
+			defer func() {
+				if p := recover(); !invariants.IsViolation(p) {
+					t.Errorf("%s panicked with %#v: not a violation", name, p)
+				}
+			}()
+			check()
+		}()
+	}
+}

@@ -495,7 +495,10 @@ func (d *Dataflow) run(limit int) (moved bool) {
 // start of the panicking goroutine's stack, not a crash of the worker
 // that stepped it. After a step's panic the dataflow steps nothing more
 // on that worker, its output frontiers held where they were, until it
-// is dropped, when every operator is shut down (README "Concepts").
+// is dropped, when every operator is shut down (README "Concepts"). The
+// error's first line names the dataflow, the operator, the method and the
+// value; the stack follows it. A runtime reports one panic met on several
+// workers once, comparing the errors without their stacks.
 var ErrOperatorPanicked = errors.New("operator panicked")
 
 // panicStackMax bounds the stack an ErrOperatorPanicked error carries.
@@ -542,12 +545,32 @@ func panicError(df, name, method string, p any, stack []byte) error {
 	if len(s) > panicStackMax {
 		s = s[:panicStackMax] + "\n\t..."
 	}
-	s = strings.TrimRight(s, "\n")
-	if e, ok := p.(error); ok {
-		return fmt.Errorf("dataflow %s: operator %q: %s: %w: %w\n%s", df, name, method, ErrOperatorPanicked, e, s)
+	e := &operatorPanic{stack: strings.TrimRight(s, "\n"), errs: []error{ErrOperatorPanicked}}
+	if pe, ok := p.(error); ok {
+		e.errs = append(e.errs, pe)
 	}
-	return fmt.Errorf("dataflow %s: operator %q: %s: %w: %v\n%s", df, name, method, ErrOperatorPanicked, p, s)
+	e.head = fmt.Sprintf("dataflow %s: operator %q: %s: %v: %v", df, name, method, ErrOperatorPanicked, p)
+	return e
 }
+
+// operatorPanic is an ErrOperatorPanicked error: its text is head (the
+// dataflow, the operator, the method and the panic's value), a newline
+// and the stack.
+type operatorPanic struct {
+	head, stack string
+	errs        []error // ErrOperatorPanicked, and the panic's value if an error
+}
+
+func (e *operatorPanic) Error() string { return e.head + "\n" + e.stack }
+
+// Unwrap matches ErrOperatorPanicked and the panic's value (errors.Is).
+func (e *operatorPanic) Unwrap() []error { return e.errs }
+
+// PanicStack returns the stack the error's text ends with. The stacks of
+// one panic met on several workers differ (goroutine ids, arguments), so
+// a runtime that reports an error once however many workers meet it
+// (core/runtime's CommandError) names it by its text without the stack.
+func (e *operatorPanic) PanicStack() string { return e.stack }
 
 // shutdownNode shuts operator n down, returning the error of a panic in
 // its Shutdown, so that the operators after it are shut down and the

@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -70,7 +69,8 @@ func boomDesc(id string, maintained, value bool, p *dataflow.Probe) dataflow.Des
 // Maintained dataflow, or in a query, which the pair runs on its
 // Interactive runtime) fails its dataflow with an error naming the
 // dataflow, the operator and the panic's value, with the stack where it
-// panicked, once per worker; the dataflow steps nothing more, its
+// panicked, once however many workers it panicked on (the stacks differ
+// per worker, the error is one); the dataflow steps nothing more, its
 // frontier held, while another dataflow and the runtime go on. Its
 // operator's Shutdown, which panics too, is an error of the drop alike,
 // and the drop releases all the same (the runtime shuts down cleanly).
@@ -113,8 +113,8 @@ func TestAPanicInAStepFailsItsDataflow(t *testing.T) {
 					if value {
 						want += "!"
 					}
-					if len(first) != s.workers || slices.ContainsFunc(first, func(l string) bool { return l != want }) {
-						t.Fatalf("errors %q, want %q once a worker (%d)", first, want, s.workers)
+					if len(first) != 1 || first[0] != want {
+						t.Fatalf("errors %q, want %q once (%d workers)", first, want, s.workers)
 					}
 					if f := boom.Frontier(); !f.LessEqual(frontier.At(3)) {
 						t.Fatalf("the panicked dataflow's capture passed %v, want held at or before {3}", f)
@@ -128,11 +128,8 @@ func TestAPanicInAStepFailsItsDataflow(t *testing.T) {
 					s.must(DropDataflow{ID: "boom"})
 					got := s.syncedErrors(t)
 					wantDrop := `dataflow boom: operator "boom": Shutdown: operator panicked: shut`
-					if len(got) != s.workers || slices.ContainsFunc(got, func(e string) bool {
-						line, _, _ := strings.Cut(e, "\n")
-						return line != wantDrop
-					}) {
-						t.Fatalf("errors of the drop %q, want %q once a worker", got, wantDrop)
+					if len(got) != 1 || !strings.HasPrefix(got[0], wantDrop+"\n") {
+						t.Fatalf("errors of the drop %q, want %q once", got, wantDrop)
 					}
 					if err := ok.WaitPassed(testCtx(t), 7); err != nil {
 						t.Fatal(err)

@@ -317,11 +317,30 @@ type CommandError struct {
 	Err     error
 
 	msg string // Err's text, read once when it is recorded
+	// name is msg without the stack an operator's panic carries
+	// (dataflow.ErrOperatorPanicked), which differs on every worker
+	// that meets the same panic: the error's name among the others.
+	name string
 }
 
-// key returns the error's command number and text, which name it among
-// the errors the runtimes met (one per key).
-func (e *CommandError) key() errKey { return errKey{e.Seq, e.msg} }
+// key returns the error's command number and name (its text, but for a
+// panic's stack), which name it among the errors the runtimes met (one
+// per key, the first met kept whole).
+func (e *CommandError) key() errKey { return errKey{e.Seq, e.name} }
+
+// stackless returns err's text msg without the stack of the operator's
+// panic it wraps, if any (dataflow.ErrOperatorPanicked): the same panic on
+// several workers is one error. Run only where an error is recorded.
+func stackless(err error, msg string) string {
+	var p interface{ PanicStack() string }
+	if !errors.As(err, &p) {
+		return msg
+	}
+	if st := p.PanicStack(); st != "" {
+		return strings.Replace(msg, "\n"+st, "", 1)
+	}
+	return msg
+}
 
 func (e *CommandError) Error() string { return e.Err.Error() }
 
@@ -329,9 +348,11 @@ func (e *CommandError) Error() string { return e.Err.Error() }
 func (e *CommandError) Unwrap() error { return e.Err }
 
 // fail records an error a worker met applying command seq (0: none),
-// unless the same error of the same command is recorded already.
+// unless the same error of the same command is recorded already: the same
+// text, but for an operator panic's stack (stackless).
 func (r *Runtime) fail(seq uint64, cmd Command, err error) {
-	e := &CommandError{Seq: seq, Command: cmd, Err: err, msg: err.Error()}
+	msg := err.Error()
+	e := &CommandError{Seq: seq, Command: cmd, Err: err, msg: msg, name: stackless(err, msg)}
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
 	if _, ok := r.errKeys[e.key()]; ok {
@@ -1197,7 +1218,10 @@ func (c *Controller) SyncRole(ctx context.Context, role Role) error {
 
 // Errors returns the errors the runtimes met applying accepted commands,
 // one per command and message however many runtimes and workers met it,
-// in command order (a command's by message). Recording an error costs a
+// in command order (a command's by message). An operator's panic
+// (dataflow.ErrOperatorPanicked) met on several workers is one error: its
+// message is compared without the stack it ends with, which differs per
+// worker, and the first worker's is kept whole. Recording an error costs a
 // runtime one lookup among those it keeps, and Errors one per error kept,
 // so errors left untaken cost time linear in their number.
 func (c *Controller) Errors() []*CommandError { return c.errors(false) }
@@ -1268,7 +1292,7 @@ func (c *Controller) errors(take bool) []*CommandError {
 	// some of and the Interactive runtime others) come in the same order
 	// as from one Solo runtime.
 	slices.SortStableFunc(out, func(a, b *CommandError) int {
-		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.msg, b.msg))
+		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.name, b.name))
 	})
 	return out
 }

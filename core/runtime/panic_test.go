@@ -97,6 +97,11 @@ func TestAPanicInAStepFailsItsDataflow(t *testing.T) {
 					if err := ok.WaitPassed(testCtx(t), 4); err != nil {
 						t.Fatal(err)
 					}
+					// Synced: the other reader passing 4 does not say the
+					// panicking dataflow has stepped that far on every worker.
+					if err := s.ctl.Sync(testCtx(t)); err != nil {
+						t.Fatal(err)
+					}
 					var first []string
 					for _, e := range s.ctl.TakeErrors() {
 						if !errors.Is(e, dataflow.ErrOperatorPanicked) || errors.Is(e, errBoom) == value {

@@ -26,8 +26,9 @@ type CreateDataflow struct{ Desc dataflow.Desc }
 
 // AllowCompaction lets index ID compact to Frontier: a local trace's hold or
 // a peer's hold on the publication moves alike; {} drops the index. A
-// frontier before one already allowed for the index is refused by Send
-// (ErrCompactionBackward): compaction only moves forward.
+// frontier before one already allowed for the index, or before the as_of
+// of the create that exports it when none is, is refused by Send
+// (ErrCompactionBackward): compaction only moves forward, from the as_of.
 type AllowCompaction struct {
 	ID       string
 	Frontier frontier.Frontier

@@ -746,13 +746,22 @@ type Controller struct {
 	inputs    map[string]*inputDecl
 	dataflows map[string][]string // live dataflow id → its exports
 	indexes   map[string]string   // live index id → the dataflow exporting it
-	// allowed has, per live index id, the last frontier an AllowCompaction
-	// let it compact to: one before it is refused (ErrCompactionBackward).
-	allowed map[string]frontier.Frontier
+	// allowed has, per live index id, its since as the controller knows
+	// it: the as_of of the create that exports it (asOf set), then the
+	// last frontier an AllowCompaction let it compact to. One before it is
+	// refused (ErrCompactionBackward).
+	allowed map[string]allowance
 	// taken are the command errors TakeErrors returned: a runtime behind
 	// that meets one later (the pair's other runtime, applying the same
 	// command) does not report it again.
 	taken map[errKey]bool
+}
+
+// allowance is an index's since as the controller knows it: its create's
+// as_of (asOf) or the last frontier allowed.
+type allowance struct {
+	since frontier.Frontier
+	asOf  bool
 }
 
 // errKey names one command's error: its command's number and its text.
@@ -787,11 +796,15 @@ var ErrShutdown = errors.New("runtime: shut down")
 var ErrWorkerExited = errors.New("runtime.Goexit on a worker (testing.T.FailNow calls it): the runtime is shut down")
 
 // ErrCompactionBackward is wrapped by the error Send returns for an
-// AllowCompaction to a frontier before one already allowed for the index
-// (since its create): a hold never moves back (docs/semantics.md §2.4,
-// H2), so the command would change nothing while the caller took it to
-// keep times the index has compacted away. It reaches no runtime
-// (Controller, R3). The same frontier again is no error.
+// AllowCompaction to a frontier before the index's since as the controller
+// knows it: one already allowed for the index since its create, or, with
+// none allowed yet, the as_of of the create that exports it, where its
+// since starts (dataflow D5; docs/semantics.md §3.5). A hold never moves
+// back (docs/semantics.md §2.4, H2), so the command would change nothing
+// while the caller took it to keep times the index has compacted away (a
+// query at one of them is refused, dataflow.ErrCompactedBeyondAsOf). It
+// reaches no runtime (Controller, R3). The same frontier again, and the
+// as_of itself, are no error.
 var ErrCompactionBackward = errors.New("compaction never moves back")
 
 // ErrOnWorker is returned by Sync, SyncRole and Stats called from a Build
@@ -950,7 +963,7 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 			}
 		}
 	}
-	return &Controller{rts: rts, inputs: map[string]*inputDecl{}, dataflows: map[string][]string{}, indexes: map[string]string{}, allowed: map[string]frontier.Frontier{}}, nil
+	return &Controller{rts: rts, inputs: map[string]*inputDecl{}, dataflows: map[string][]string{}, indexes: map[string]string{}, allowed: map[string]allowance{}}, nil
 }
 
 // Send validates cmd and sends it to every runtime (R1, R3). Input updates
@@ -1128,8 +1141,11 @@ func (c *Controller) validate(cmd Command) error {
 		if c.indexes[cmd.ID] == "" {
 			return fmt.Errorf("runtime: allow compaction of %q: unknown index", cmd.ID)
 		}
-		if prev, ok := c.allowed[cmd.ID]; ok && !prev.LessEqual(cmd.Frontier) {
-			return fmt.Errorf("runtime: allow compaction of %q to %v: %v is allowed already: %w", cmd.ID, cmd.Frontier, prev, ErrCompactionBackward)
+		if prev, ok := c.allowed[cmd.ID]; ok && !prev.since.LessEqual(cmd.Frontier) {
+			if prev.asOf {
+				return fmt.Errorf("runtime: allow compaction of %q to %v: its since is %v already, the as_of of dataflow %q, which exports it: %w", cmd.ID, cmd.Frontier, prev.since, c.indexes[cmd.ID], ErrCompactionBackward)
+			}
+			return fmt.Errorf("runtime: allow compaction of %q to %v: %v is allowed already: %w", cmd.ID, cmd.Frontier, prev.since, ErrCompactionBackward)
 		}
 	default:
 		// A pointer to a command (*Input has Input's methods, so it is a
@@ -1152,7 +1168,9 @@ func (c *Controller) record(cmd Command) {
 		c.dataflows[cmd.Desc.ID] = append([]string{}, cmd.Desc.Exports...)
 		for _, id := range cmd.Desc.Exports {
 			c.indexes[id] = cmd.Desc.ID
-			delete(c.allowed, id) // a new incarnation: nothing allowed of it yet
+			// A new incarnation: its since starts at the create's as_of
+			// (dataflow D5), nothing allowed of it yet.
+			c.allowed[id] = allowance{since: cmd.Desc.AsOf, asOf: true}
 		}
 	case DropDataflow:
 		for _, id := range c.dataflows[cmd.ID] {
@@ -1167,7 +1185,7 @@ func (c *Controller) record(cmd Command) {
 			delete(c.indexes, cmd.ID)
 			delete(c.allowed, cmd.ID)
 		} else {
-			c.allowed[cmd.ID] = cmd.Frontier
+			c.allowed[cmd.ID] = allowance{since: cmd.Frontier}
 		}
 	}
 }

@@ -71,3 +71,34 @@ func Example() {
 	// Output:
 	// [2 7] 1
 }
+
+// Example_failedCreate shows how a create whose Build fails on the workers
+// is told: Send accepts it (the command is valid as a whole), and once
+// Sync returns every runtime has applied it, so Err and Errors hold its
+// error, naming the dataflow, and the CommandError names the command.
+func Example_failedCreate() {
+	_, _, ctl, err := runtime.Pair(1, spine.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer ctl.Shutdown()
+	err = ctl.Send(runtime.CreateDataflow{Desc: dataflow.Desc{
+		ID: "peek", AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			_, err := c.ImportIndex("no such index")
+			return err
+		},
+	}})
+	fmt.Println("Send:", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ctl.Sync(ctx); err != nil {
+		panic(err)
+	}
+	for _, e := range ctl.TakeErrors() {
+		fmt.Printf("command %d, %T %q: %v\n", e.Seq, e.Command, e.Command.(runtime.CreateDataflow).Desc.ID, e)
+	}
+	// Output:
+	// Send: <nil>
+	// command 1, runtime.CreateDataflow "peek": dataflow peek: import of unknown index "no such index"
+}

@@ -973,7 +973,10 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 // round a context switch on a busy machine. It
 // returns an error, and sends nothing, for a command that is invalid as a
 // whole; errors met while applying a valid command (a Build that fails, an
-// import beyond its since) are reported by Errors. A dataflow whose Build
+// import beyond its since) are reported by Errors, Err and TakeErrors,
+// which hold them once Sync returns: a CommandError whose Seq and Command
+// are the command's, and whose text names the dataflow ("dataflow ID: ",
+// added to a Build's error that lacks it). A dataflow whose Build
 // failed keeps its id, as in every runtime, until it is dropped. A command
 // is sent by value: a pointer to one (or a type embedding one) is refused.
 // A create's Desc.Exports is copied, so the caller may reuse its slice; an

@@ -236,6 +236,10 @@ func (d *Dataflow) readsIndex(id string) {
 // ID returns the dataflow's id.
 func (d *Dataflow) ID() string { return d.id }
 
+// Incarnation returns the number Assemble was given for the dataflow (a
+// runtime's create number), which tells it from another of the same id.
+func (d *Dataflow) Incarnation() uint64 { return d.inc }
+
 // Imports returns the ids of the indexes the dataflow reads: those its
 // Build imported (Context.ImportIndex), in the order of their first
 // import, but for any that nothing reads — every half closed at build

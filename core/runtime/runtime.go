@@ -309,24 +309,34 @@ func (r *Runtime) queue(cmd Command, seq uint64, wake bool) {
 // create runs. A step's error follows from how far the dataflows ran,
 // which the commands do not decide: Solo and the pair report the same
 // ones of dataflows that ran to rest (a dataflow dropped before it stepped
-// to a fault meets none), and TakeErrors may return one again that
-// another worker met after the take.
+// to a fault meets none). A step's error of a dataflow is one per
+// incarnation and text, and TakeErrors returns it once, also when another
+// worker meets it after the take; one of no dataflow's step (a merge's
+// overflow) or reported off a worker's goroutine (a Context call from
+// another goroutine after the Build returned) may come again.
 type CommandError struct {
 	Seq     uint64
 	Command Command
 	Err     error
 
 	msg string // Err's text, read once when it is recorded
+	// df and inc are the id and the create number of the dataflow whose
+	// step met a step's error (Seq 0), inc 0 if none or not known: the
+	// controller keeps the step errors TakeErrors returned of each
+	// incarnation (Controller.taken) until its drop is applied.
+	df  string
+	inc uint64
 	// name is msg without the stack an operator's panic carries
 	// (dataflow.ErrOperatorPanicked), which differs on every worker
 	// that meets the same panic: the error's name among the others.
 	name string
 }
 
-// key returns the error's command number and name (its text, but for a
-// panic's stack), which name it among the errors the runtimes met (one
-// per key, the first met kept whole).
-func (e *CommandError) key() errKey { return errKey{e.Seq, e.name} }
+// key returns the error's command number (or, for a step's error, its
+// dataflow's incarnation) and name (its text, but for a panic's stack),
+// which name it among the errors the runtimes met (one per key, the first
+// met kept whole).
+func (e *CommandError) key() errKey { return errKey{e.Seq, e.inc, e.name} }
 
 // stackless returns err's text msg without the stack of the operator's
 // panic it wraps, if any (dataflow.ErrOperatorPanicked): the same panic on
@@ -351,8 +361,13 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // unless the same error of the same command is recorded already: the same
 // text, but for an operator panic's stack (stackless).
 func (r *Runtime) fail(seq uint64, cmd Command, err error) {
-	msg := err.Error()
-	e := &CommandError{Seq: seq, Command: cmd, Err: err, msg: msg, name: stackless(err, msg)}
+	r.record(&CommandError{Seq: seq, Command: cmd, Err: err})
+}
+
+// record records e (its Seq, Command, Err and inc set) as fail does.
+func (r *Runtime) record(e *CommandError) {
+	e.msg = e.Err.Error()
+	e.name = stackless(e.Err, e.msg)
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
 	if _, ok := r.errKeys[e.key()]; ok {
@@ -751,10 +766,17 @@ type Controller struct {
 	// last frontier an AllowCompaction let it compact to. One before it is
 	// refused (ErrCompactionBackward).
 	allowed map[string]allowance
-	// taken are the command errors TakeErrors returned: a runtime behind
-	// that meets one later (the pair's other runtime, applying the same
-	// command) does not report it again.
+	// taken are the command errors TakeErrors returned, and the step
+	// errors of a dataflow's incarnation: a runtime behind that meets one
+	// later (the pair's other runtime, applying the same command), or
+	// another worker stepping the same dataflow, does not report it again.
 	taken map[errKey]bool
+	// incs has the create number of each live dataflow, by id.
+	incs map[string]uint64
+	// takenDrops has, per incarnation that taken holds step errors of,
+	// the number of the command that dropped it (0 while it lives): once
+	// every worker has applied that command, none meets its errors again.
+	takenDrops map[uint64]uint64
 }
 
 // allowance is an index's since as the controller knows it: its create's
@@ -764,10 +786,12 @@ type allowance struct {
 	asOf  bool
 }
 
-// errKey names one command's error: its command's number and its text.
+// errKey names one command's error: its command's number and its text;
+// a step's error (seq 0) by its dataflow's incarnation (inc, 0 if none)
+// and its text.
 type errKey struct {
-	seq uint64
-	err string
+	seq, inc uint64
+	err      string
 }
 
 // inputDecl is the controller's record of a declared input.
@@ -1029,8 +1053,8 @@ func (c *Controller) sendLocked(cmd Command) error {
 		cd.Desc.Exports = slices.Clone(cd.Desc.Exports)
 		cmd = cd
 	}
-	c.record(cmd)
 	c.seq++
+	c.record(cmd)
 	input, quiet := false, false
 	switch cmd.(type) {
 	case Input, AdvanceInput:
@@ -1159,8 +1183,8 @@ func (c *Controller) validate(cmd Command) error {
 	return nil
 }
 
-// record applies a validated cmd to the controller's state. REQUIRES: c.mu
-// held.
+// record applies a validated cmd, numbered c.seq, to the controller's
+// state. REQUIRES: c.mu held.
 func (c *Controller) record(cmd Command) {
 	switch cmd := cmd.(type) {
 	case CreateInput:
@@ -1169,6 +1193,10 @@ func (c *Controller) record(cmd Command) {
 		c.inputs[cmd.Name].frontier = cmd.Frontier
 	case CreateDataflow:
 		c.dataflows[cmd.Desc.ID] = append([]string{}, cmd.Desc.Exports...)
+		if c.incs == nil {
+			c.incs = map[string]uint64{}
+		}
+		c.incs[cmd.Desc.ID] = c.seq
 		for _, id := range cmd.Desc.Exports {
 			c.indexes[id] = cmd.Desc.ID
 			// A new incarnation: its since starts at the create's as_of
@@ -1183,6 +1211,10 @@ func (c *Controller) record(cmd Command) {
 			}
 		}
 		delete(c.dataflows, cmd.ID)
+		if _, ok := c.takenDrops[c.incs[cmd.ID]]; ok {
+			c.takenDrops[c.incs[cmd.ID]] = c.seq
+		}
+		delete(c.incs, cmd.ID)
 	case AllowCompaction:
 		if cmd.Frontier.IsEmpty() {
 			delete(c.indexes, cmd.ID)
@@ -1249,7 +1281,12 @@ func (c *Controller) Errors() []*CommandError { return c.errors(false) }
 
 // TakeErrors is Errors, and forgets the errors it returns: a caller that
 // handled them consumes them, and a command's error is returned once
-// however many runtimes meet it, also when one meets it after the take.
+// however many runtimes meet it, also when one meets it after the take. So
+// is a step's error of a dataflow, however many workers meet it, also
+// after the take: the controller keeps what it returned of each
+// incarnation of a dataflow until every worker has applied its drop, then
+// forgets it (a create of the same id again reports its own errors). A
+// step's error of no dataflow (a merge's overflow) may come again.
 func (c *Controller) TakeErrors() []*CommandError { return c.errors(true) }
 
 func (c *Controller) errors(take bool) []*CommandError {
@@ -1281,8 +1318,8 @@ func (c *Controller) errors(take bool) []*CommandError {
 		r.errMu.Lock()
 		for _, e := range r.errs {
 			k := e.key()
-			if e.Seq > 0 && c.taken[k] {
-				continue // taken already, met again by a runtime behind
+			if c.taken[k] {
+				continue // taken already, met again by a runtime or worker behind
 			}
 			if seen != nil {
 				if _, ok := seen[k]; ok {
@@ -1299,14 +1336,39 @@ func (c *Controller) errors(take bool) []*CommandError {
 	}
 	if take {
 		for _, e := range out {
-			if e.Seq > 0 {
-				if c.taken == nil {
-					c.taken = map[errKey]bool{}
+			if e.Seq == 0 && e.inc == 0 {
+				continue // no command's nor dataflow's: never forgotten
+			}
+			if c.taken == nil {
+				c.taken = map[errKey]bool{}
+			}
+			c.taken[e.key()] = true
+			if e.Seq == 0 {
+				if _, ok := c.takenDrops[e.inc]; !ok {
+					if c.takenDrops == nil {
+						c.takenDrops = map[uint64]uint64{}
+					}
+					// Dropped already (or another incarnation lives):
+					// every command sent so far covers its drop.
+					drop := c.seq
+					if c.incs[e.df] == e.inc {
+						drop = 0
+					}
+					c.takenDrops[e.inc] = drop
 				}
-				c.taken[e.key()] = true
 			}
 		}
-		maps.DeleteFunc(c.taken, func(k errKey, _ bool) bool { return k.seq <= done })
+		dropped := func(inc uint64) bool {
+			d := c.takenDrops[inc]
+			return d != 0 && d <= done
+		}
+		maps.DeleteFunc(c.taken, func(k errKey, _ bool) bool {
+			if k.seq == 0 {
+				return dropped(k.inc)
+			}
+			return k.seq <= done
+		})
+		maps.DeleteFunc(c.takenDrops, func(inc, _ uint64) bool { return dropped(inc) })
 	}
 	// By command, then by message: a command's errors met by several
 	// runtimes (a drop whose importers the Maintenance runtime renders

@@ -160,8 +160,17 @@ func newWorker(r *Runtime, i int) *worker {
 			if seq == 0 || w.firstPasses {
 				// A step's: a barrier (Sync, Stats) steps too, and is
 				// no command of the controller's; a create's first
-				// passes are steps.
-				seq, cmd = 0, nil
+				// passes are steps. It is told by the incarnation of
+				// the dataflow that met it, which the controller keeps
+				// what it took of (Controller.TakeErrors).
+				var inc uint64
+				if w.firstPasses {
+					inc = seq
+				} else if d := w.dataflows[df]; d != nil {
+					inc = d.Incarnation()
+				}
+				r.record(&CommandError{Err: err, df: df, inc: inc})
+				return
 			}
 			r.fail(seq, cmd, err)
 		},

@@ -53,7 +53,7 @@ func keyOn(i, w int) int64 {
 // A step's error is returned once across takes, also when another worker
 // meets it after the take: the controller keeps what TakeErrors returned
 // of each live dataflow's incarnation until every worker has applied its
-// drop. Here worker 0 panics, the error is taken, and then worker 1
+// drop, and then forgets them. Here worker 0 panics, the error is taken, and then worker 1
 // panics alike: before, the second take returned the error again. The
 // dataflow dropped and created again is a new incarnation, whose panic is
 // reported again. Solo and the pair, two workers.
@@ -92,6 +92,13 @@ func TestAStepErrorIsTakenOnce(t *testing.T) {
 			}
 			if got := takeLines(); len(got) != 0 {
 				t.Fatalf("errors after the drops: %q", got)
+			}
+			// Every worker has applied both drops: nothing of them is kept.
+			s.ctl.mu.Lock()
+			kept, drops := len(s.ctl.taken), len(s.ctl.takenDrops)
+			s.ctl.mu.Unlock()
+			if kept+drops > 0 {
+				t.Fatalf("the controller keeps %d taken errors and %d drops of dropped dataflows, want none", kept, drops)
 			}
 		})
 	}

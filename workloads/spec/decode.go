@@ -15,7 +15,8 @@ import (
 )
 
 // ReadFile reads and decodes the spec at path. Relative paths inside it
-// resolve against path's directory.
+// resolve against path's directory, or, for a descriptor's name such as
+// /dev/stdin, against the directory of the file it has open (specDir).
 func ReadFile(path string) (*Spec, error) {
 	return ReadFileWith(path, nil)
 }
@@ -40,7 +41,57 @@ func ReadFileWith(path string, overrides []Override) (*Spec, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read spec: " + unwrapPathErr(err)}
 	}
-	return DecodeWith(path, filepath.Dir(path), data, overrides)
+	return DecodeWith(path, specDir(path, st), data, overrides)
+}
+
+// specDir returns the directory a spec's relative paths resolve against:
+// the directory of the spec file (docs/spec.md "Decoding is strict").
+// A descriptor's name (/dev/stdin, /dev/fd/N, /proc/self/fd/N, as in
+// `benchrun validate /dev/stdin < specs/w.json`) stands for the file the
+// descriptor has open, not for a file in /dev or /dev/fd: its directory
+// is that file's, when the link resolves to the very file st describes.
+// Any other path, a link of the user's own included, keeps its directory.
+func specDir(path string, st os.FileInfo) string {
+	dir := filepath.Dir(path)
+	if !descriptorName(path) {
+		return dir
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil || !filepath.IsAbs(real) || descriptorName(real) {
+		return dir
+	}
+	if rst, err := os.Stat(real); err != nil || !os.SameFile(st, rst) {
+		return dir
+	}
+	return filepath.Dir(real)
+}
+
+// descriptorName reports whether path names an open descriptor of this
+// process rather than a file of a directory: /dev/stdin, /dev/fd/N or
+// /proc/self/fd/N (and /proc/PID/fd/N).
+func descriptorName(path string) bool {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	if p == "/dev/stdin" {
+		return true
+	}
+	d := filepath.Dir(p)
+	if d == "/dev/fd" || d == "/proc/self/fd" {
+		return true
+	}
+	pid, ok := strings.CutPrefix(d, "/proc/")
+	pid, ok2 := strings.CutSuffix(pid, "/fd")
+	if !ok || !ok2 || pid == "" {
+		return false
+	}
+	for _, c := range pid {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // unwrapPathErr drops the path from an *os.PathError message, which the

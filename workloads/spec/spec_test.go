@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -638,5 +639,70 @@ func TestOverrideOfNoNumberWithoutBy(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("By %q: %v, want %s", c.by, err, c.want)
 		}
+	}
+}
+
+// TestSpecThroughADescriptorReadsItsCSVBesideTheFile: a spec given by a
+// descriptor's name (`benchrun validate /dev/stdin < specs/w.json`,
+// /dev/fd/N) is read as the regular file it is (docs/spec.md "Decoding is
+// strict"), and its relative csv paths are relative to that file's
+// directory; they resolved against /dev or /dev/fd, the directory of the
+// name, so `data/a.csv` beside the spec was looked for as /dev/data/a.csv.
+func TestSpecThroughADescriptorReadsItsCSVBesideTheFile(t *testing.T) {
+	if _, err := os.Stat("/dev/fd/0"); err != nil {
+		t.Skipf("no /dev/fd here: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "a.csv"), []byte("time,diff,k\n0,1,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	specPath := filepath.Join(dir, "w.json")
+	src := `{"version": 1, "name": "w", "inputs": {"a": {"columns": ["k"], "csv": "data/a.csv"}},
+"query": {"from": [{"as": "p", "collection": "a"}]}}`
+	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	name := "/dev/fd/" + strconv.Itoa(int(f.Fd()))
+	s, err := ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, "data", "a.csv")
+	if real, err := filepath.EvalSymlinks(want); err == nil {
+		want = real
+	}
+	if got := s.CSVPath(&s.Inputs[0]); got != want {
+		t.Errorf("%s: csv data/a.csv is %s, want %s, beside the file the descriptor names", name, got, want)
+	}
+	tab, err := s.ReadInputCSV(&s.Inputs[0])
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(tab.Times) != 1 {
+		t.Errorf("%s: read %d updates, want 1", name, len(tab.Times))
+	}
+	// A spec file named through a link of its own keeps the link's
+	// directory: only a descriptor's name is resolved.
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(sub, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(specPath, filepath.Join(sub, "l.json")); err != nil {
+		t.Fatal(err)
+	}
+	s, err = ReadFile(filepath.Join(sub, "l.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.CSVPath(&s.Inputs[0]), filepath.Join(sub, "data", "a.csv"); got != want {
+		t.Errorf("through a link: csv is %s, want %s", got, want)
 	}
 }

@@ -692,3 +692,38 @@ func TestEmptyArgumentIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRunsBothJoinsOnlyWhereTheQueryJoins: check runs a query of two
+// `from` entries under both join strategies, and one of a single entry,
+// where the strategy changes nothing, under its spec's own only, as
+// docs/spec.md "benchrun check [WORKLOAD|SPEC.json ...]" says: eight
+// configurations against four.
+func TestCheckRunsBothJoinsOnlyWhereTheQueryJoins(t *testing.T) {
+	dir := t.TempDir()
+	one := filepath.Join(dir, "one.json")
+	two := filepath.Join(dir, "two.json")
+	for path, src := range map[string]string{
+		one: `{"version": 1, "name": "one", "inputs": {"a": {"columns": ["k"], "rows": [[0, 1, 1], [1, 1, 2]]}},
+"indexes": {"a_k": {"on": "a", "key": ["k"]}},
+"query": {"from": [{"as": "a", "collection": "a"}]}}`,
+		two: `{"version": 1, "name": "two", "inputs": {"a": {"columns": ["k"], "rows": [[0, 1, 1], [1, 1, 2]]}},
+"indexes": {"a_k": {"on": "a", "key": ["k"]}},
+"query": {"from": [{"as": "a", "collection": "a"}, {"as": "b", "collection": "a"}], "on": [["a.k", "b.k"]]}}`,
+	} {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := execute(t, "check", one, two)
+	if code != 0 {
+		t.Fatalf("check: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"ok   " + one + ": 4 configurations agree",
+		"ok   " + two + ": 8 configurations agree",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check printed\n%s\nwant a line starting %q", out, want)
+		}
+	}
+}

@@ -727,3 +727,36 @@ func TestCheckRunsBothJoinsOnlyWhereTheQueryJoins(t *testing.T) {
 		}
 	}
 }
+
+// TestParamKeyInTwoFlagsIsRefused: `--param` may be repeated, but each
+// parameter once (docs/spec.md "Commands"): a key in two of them is bad
+// usage naming it, for run and gen alike, and an existing --out is left
+// as it was; the list form runs both values.
+func TestParamKeyInTwoFlagsIsRefused(t *testing.T) {
+	t.Chdir("../..")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.txt")
+	if err := os.WriteFile(out, []byte("kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "lookup", "--param", "rows=1e3", "--param", "rows=2e3", "--out", out},
+		{"run", "lookup", "--param=rows=1e3", "--param=keys=10", "--param=rows=1e3", "--out=" + out},
+		{"gen", "lookup", "--param", "rows=1e3", "--param", "rows=2e3", "--out", filepath.Join(dir, "g")},
+	} {
+		code, stdout, errOut := execute(t, args...)
+		if code != 2 || stdout != "" || !strings.Contains(errOut, "--param: rows is given twice") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 naming rows", args, code, stdout, errOut)
+		}
+	}
+	if data, _ := os.ReadFile(out); string(data) != "kept\n" {
+		t.Errorf("--out holds %q after a refused run, want it as it was", data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "g")); err == nil {
+		t.Errorf("a refused gen made its --out directory")
+	}
+	code, stdout, errOut := execute(t, "run", "lookup", "--param", "rows=1e3,2e3", "--count", "1", "--progress", "off")
+	if code != 0 || !strings.Contains(stdout, "/rows=1000/") || !strings.Contains(stdout, "/rows=2000/") {
+		t.Errorf("run lookup --param rows=1e3,2e3: exit %d, stderr %q; want results at rows=1000 and rows=2000", code, errOut)
+	}
+}

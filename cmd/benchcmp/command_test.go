@@ -980,3 +980,46 @@ func TestStdoutIsAnInput(t *testing.T) {
 		t.Errorf("report.txt: no report written (%v)", err)
 	}
 }
+
+// TestScalingWritesTextCSVOrJSON: scaling writes text, csv or json
+// (README "Scaling and profiles"); the comparison's markdown and html are
+// bad usage naming the flag, with nothing written, not a report of
+// another kind.
+func TestScalingWritesTextCSVOrJSON(t *testing.T) {
+	inFixtureDir(t)
+	for format, code := range map[string]int{"text": 0, "csv": 0, "json": 0, "markdown": 2, "html": 2} {
+		var out, errOut bytes.Buffer
+		got := run([]string{"scaling", "--by", "/rows", "--format", format, "run.txt"}, &out, &errOut)
+		if got != code {
+			t.Errorf("scaling --format %s: exit %d, want %d: %s", format, got, code, errOut.String())
+		}
+		if code == 2 && (out.Len() != 0 || !strings.Contains(errOut.String(), `--format "`+format+`": scaling writes text, csv or json`)) {
+			t.Errorf("scaling --format %s: stdout %q, stderr %q; want nothing written and the flag named", format, out.String(), errOut.String())
+		}
+		if code == 0 && out.Len() == 0 {
+			t.Errorf("scaling --format %s wrote nothing", format)
+		}
+	}
+}
+
+// TestThresholdTakesAPercentSign: a --threshold's PCT may end in `%`
+// (README "Gate CI"): `sec/op=5%` gates as `sec/op=5` does.
+func TestThresholdTakesAPercentSign(t *testing.T) {
+	inFixtureDir(t)
+	var reports []string
+	for _, th := range []string{"install-ns=5", "install-ns=5%"} {
+		var out, errOut bytes.Buffer
+		code := run([]string{"--fail-on", "regression", "--threshold", th, "old.txt", "new.txt"}, &out, &errOut)
+		if code != 1 {
+			t.Errorf("--threshold %s: exit %d, want 1 (the fixtures' regression): %s", th, code, errOut.String())
+		}
+		reports = append(reports, out.String())
+	}
+	if reports[0] != reports[1] {
+		t.Errorf("install-ns=5%% reports\n%s\nwhere install-ns=5 reports\n%s", reports[1], reports[0])
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--threshold", "install-ns=5%%", "old.txt", "new.txt"}, &out, &errOut); code != 2 {
+		t.Errorf("--threshold install-ns=5%%%%: exit %d, want 2", code)
+	}
+}

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/tracebench/tracebench/internal/benchrun"
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/gen"
 	"github.com/tracebench/tracebench/workloads/spec"
@@ -758,5 +761,33 @@ func TestParamKeyInTwoFlagsIsRefused(t *testing.T) {
 	code, stdout, errOut := execute(t, "run", "lookup", "--param", "rows=1e3,2e3", "--count", "1", "--progress", "off")
 	if code != 0 || !strings.Contains(stdout, "/rows=1000/") || !strings.Contains(stdout, "/rows=2000/") {
 		t.Errorf("run lookup --param rows=1e3,2e3: exit %d, stderr %q; want results at rows=1000 and rows=2000", code, errOut)
+	}
+}
+
+// quickEngine returns one value per sample at once, so that a test sees
+// which benchmarks a command line selects without measuring them.
+type quickEngine struct{}
+
+func (quickEngine) Sample(ctx context.Context, b *benchrun.Benchmark, inputs []*spec.Table) ([]benchfmt.Value, error) {
+	return []benchfmt.Value{{Value: 1, Unit: "install-ns"}}, nil
+}
+
+// TestRunWithoutAWorkloadRunsEveryBuiltin: `benchrun run` with no
+// workload runs every built-in workload, in the imported mode its --index
+// defaults to, where `benchrun` alone (the default suite) runs both
+// modes (docs/spec.md "benchrun run [WORKLOAD|SPEC.json ...]").
+func TestRunWithoutAWorkloadRunsEveryBuiltin(t *testing.T) {
+	t.Chdir("../..")
+	var out, errOut bytes.Buffer
+	if code := runWith(context.Background(), &out, &errOut, []string{"run", "--progress", "off"}, quickEngine{}); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errOut.String())
+	}
+	if strings.Contains(out.String(), "/index=direct/") {
+		t.Errorf("run without --index ran direct mode:\n%s", out.String())
+	}
+	for _, w := range workloads.Registry() {
+		if !strings.Contains(out.String(), "/workload="+w.Name+"/index=imported/") {
+			t.Errorf("run without a workload ran nothing of %s:\n%s", w.Name, out.String())
+		}
 	}
 }

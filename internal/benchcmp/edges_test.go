@@ -2,6 +2,7 @@ package benchcmp
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -107,5 +108,46 @@ func TestRenamedOnlyUnitIsNamed(t *testing.T) {
 		if got != want {
 			t.Errorf("--fail-on %q: stderr %q, want %q", failOn, got, want)
 		}
+	}
+}
+
+// TestScalingRowNotFittedCountsItsPoints: a row holding a value of 0 or
+// less cannot be fitted on log-log axes; it said so, but its points and
+// samples counted only its positive values, so a unit always 0 showed 0
+// points and one 0 now and then showed 2 of its 3, with samples "fitted"
+// where nothing was. Points are the row's parameter values, and samples
+// the measurements fitted: none.
+func TestScalingRowNotFittedCountsItsPoints(t *testing.T) {
+	var b strings.Builder
+	for i, n := range []int{1, 2, 4} {
+		fmt.Fprintf(&b, "BenchmarkS/n=%d 1 0 errors %d hold-gap %d ns/op\n", n, i*5, 10*n)
+	}
+	file := writeTemp(t, "s.txt", b.String())
+	cfg := DefaultScalingConfig()
+	cfg.Files, cfg.By, cfg.Format = []string{file}, "/n", "json"
+	var out bytes.Buffer
+	if err := Scaling(&out, &bytes.Buffer{}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	var fits []Fit
+	if err := json.Unmarshal(out.Bytes(), &fits); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	seen := 0
+	for _, f := range fits {
+		switch f.Unit {
+		case "errors", "hold-gap":
+			seen++
+			if f.Points != 3 || f.Samples != 0 || !strings.Contains(f.Note, "cannot be fitted on a log scale") {
+				t.Errorf("%s: points %d, samples %d, note %q; want 3 points, 0 samples fitted and the note", f.Unit, f.Points, f.Samples, f.Note)
+			}
+		case "sec/op":
+			if f.Points != 3 || f.Samples != 3 {
+				t.Errorf("sec/op: points %d, samples %d, want 3 and 3", f.Points, f.Samples)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d rows of errors and hold-gap, want 2:\n%s", seen, out.String())
 	}
 }

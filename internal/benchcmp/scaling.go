@@ -51,8 +51,9 @@ type Fit struct {
 	Unit string `json:"unit"`
 	// Config lists the table's configuration lines.
 	Config []string `json:"config"`
-	// Points is the number of distinct parameter values; Samples the
-	// number of measurements fitted.
+	// Points is the number of distinct parameter values the row's
+	// measurements have; Samples the number of measurements fitted (none
+	// in a row not fitted, as one holding a value of 0 or less).
 	Points  int `json:"points"`
 	Samples int `json:"samples"`
 	// Exponent is the least-squares slope of log(value) on log(x); Lo and
@@ -176,13 +177,13 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 				keys = append(keys, k)
 			}
 			y := r.Values[i].Value
+			s.points[x] = true
 			if !(y > 0) {
 				s.bad = fmt.Sprintf("value %g <= 0 cannot be fitted on a log scale", y)
 				continue
 			}
 			s.xs = append(s.xs, math.Log(x))
 			s.ys = append(s.ys, math.Log(y))
-			s.points[x] = true
 		}
 	})
 	if err != nil {
@@ -220,7 +221,7 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 			f := Fit{Name: rk.StringValues(), Unit: tk.Get(unitField), Config: configOf(tk), Points: len(s.points), Samples: len(s.xs)}
 			switch {
 			case s.bad != "":
-				f.Note = s.bad
+				f.Note, f.Samples = s.bad, 0
 			case f.Points < 2:
 				f.Note = fmt.Sprintf("one value of %s: nothing to fit", spec.Clip(cfg.By))
 			default:

@@ -1023,3 +1023,25 @@ func TestThresholdTakesAPercentSign(t *testing.T) {
 		t.Errorf("--threshold install-ns=5%%%%: exit %d, want 2", code)
 	}
 }
+
+// TestDashIsNoStandardInput: "-" names no standard input, which a result
+// file is read from as /dev/stdin (README "Compare two commits"); a
+// missing "-" is bad input saying so, in every subcommand that reads
+// result files.
+func TestDashIsNoStandardInput(t *testing.T) {
+	inFixtureDir(t)
+	for _, args := range [][]string{
+		{"-", "new.txt"}, {"old.txt", "-"}, {"--col", "/index", "-"},
+		{"merge", "shard0.txt", "-"}, {"scaling", "--by", "/rows", "-"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(args, &out, &errOut)
+		if code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), `-: no such file or directory (standard input is not "-": name it /dev/stdin)`) {
+			t.Errorf("benchcmp %s: exit %d, stdout %q, stderr %q; want exit 2 saying standard input is /dev/stdin", strings.Join(args, " "), code, out.String(), errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"old.txt", "missing.txt"}, &out, &errOut); code != 2 || strings.Contains(errOut.String(), "standard input") {
+		t.Errorf("a missing file other than -: exit %d, stderr %q; want exit 2 without a word of standard input", code, errOut.String())
+	}
+}

@@ -791,3 +791,20 @@ func TestRunWithoutAWorkloadRunsEveryBuiltin(t *testing.T) {
 		}
 	}
 }
+
+// TestDashIsNoStandardInput: "-" names no standard input, where many
+// commands read one; a spec there is /dev/stdin (docs/spec.md "Decoding
+// is strict"). Every command taking a spec says so, where the message
+// said only that a spec file must end in .json.
+func TestDashIsNoStandardInput(t *testing.T) {
+	t.Chdir("../..")
+	for _, args := range [][]string{
+		{"validate", "-"}, {"explain", "-"}, {"gen", "-", "--out", t.TempDir()},
+		{"run", "-"}, {"eval", "-", "--at", "0"}, {"check", "-"},
+	} {
+		code, out, errOut := execute(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, `no built-in workload "-"`) || !strings.Contains(errOut, `standard input is not "-": name it /dev/stdin`) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 saying standard input is /dev/stdin", args, code, out, errOut)
+		}
+	}
+}

@@ -812,7 +812,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 						ErrInput, spec.PathErr(err), spec.Path(whole), spec.Quote(f.label), spec.Path(whole), spec.Path(whole))
 				}
 			}
-			return nil, fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
+			return nil, openErr(f.path, err)
 		}
 		if st.IsDir() {
 			return nil, fmt.Errorf("%w: %s: is a directory, not a result file", ErrInput, spec.Path(f.path))

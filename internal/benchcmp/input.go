@@ -3,8 +3,10 @@ package benchcmp
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -254,7 +256,7 @@ func newInputCheck(paths []string) (*inputCheck, error) {
 		}
 		end, err := c.readEnd(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
+			return nil, openErr(p, err)
 		}
 		c.paths = append(c.paths, p)
 		c.ends[p] = end
@@ -464,4 +466,14 @@ func (c *inputCheck) finish() error {
 		}
 	}
 	return nil
+}
+
+// openErr is the error for a result file that cannot be read: bad input
+// naming it. "-" names no standard input here, as a pipe is read through
+// /dev/stdin (README "Compare two commits"); a missing "-" says so.
+func openErr(path string, err error) error {
+	if path == "-" && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s (standard input is not \"-\": name it /dev/stdin)", ErrInput, spec.PathErr(err))
+	}
+	return fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
 }

@@ -150,6 +150,17 @@ func isSpecFile(target string) bool {
 	return strings.HasSuffix(target, ".json") || strings.ContainsRune(target, os.PathSeparator) || strings.ContainsRune(target, '/')
 }
 
+// notBuiltin is the message for a target that is neither a spec file nor
+// a built-in workload (err, from workloads.Lookup). "-" names no
+// standard input here: a spec there is read through /dev/stdin
+// (docs/spec.md "Decoding is strict"), which the message says.
+func notBuiltin(target string, err error) string {
+	if target == "-" {
+		return fmt.Sprintf("%v (standard input is not \"-\": name it /dev/stdin, with < w.json)", err)
+	}
+	return fmt.Sprintf("%v (a spec file must end in .json)", err)
+}
+
 // parsedParam is one --param: a value, or a comma-separated list of
 // values, each of which runs (k=1,4,16), as a built-in parameter's
 // defaults do. Values are plain decimal integers in the range of int64
@@ -390,7 +401,7 @@ func fractionalField(key string) bool {
 func builtinBenches(name string, params []*parsedParam) ([]*Benchmark, error) {
 	w, err := workloads.Lookup(name)
 	if err != nil {
-		return nil, usagef("run", "%v (a spec file must end in .json)", err)
+		return nil, usagef("run", "%s", notBuiltin(name, err))
 	}
 	values := make([][]int64, len(w.Params))
 	for i, p := range w.Params {

@@ -271,7 +271,7 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 		builtins[n] = true
 		w, err := workloads.Lookup(n)
 		if err != nil {
-			return usagef("check", "%v (a spec file must end in .json)", err)
+			return usagef("check", "%s", notBuiltin(n, err))
 		}
 		for bi := range w.Benches {
 			s, err := w.Benches[bi].Spec(workloads.CheckParams(*w))

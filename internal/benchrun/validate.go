@@ -131,7 +131,7 @@ func resolve(target string) ([]*spec.Spec, error) {
 		if name == "" {
 			name = `""` // an empty argument ('' in the shell), not an empty prefix
 		}
-		return nil, usagef(name, "%v (a spec file must end in .json)", err)
+		return nil, usagef(name, "%s", notBuiltin(target, err))
 	}
 	var out []*spec.Spec
 	for i := range w.Benches {

@@ -751,7 +751,7 @@ func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"old.txt", bad + "missing.txt"}, 2, `stat ` + q + `missing.txt": no such file or directory`},
+		{[]string{"old.txt", bad + "missing.txt"}, 2, `bad input: ` + q + `missing.txt": no such file or directory`},
 		{[]string{"old.txt", bad + "dir"}, 2, q + `dir": is a directory`},
 		{[]string{"old.txt", bad + "nul.txt"}, 2, q + `nul.txt":2: a NUL byte`},
 		{[]string{"old.txt", bad + "syntax.txt"}, 2, q + `syntax.txt":2: parsing iteration count`},
@@ -767,7 +767,7 @@ func TestPathsWithControlCharactersAreEscaped(t *testing.T) {
 		{[]string{"--fail-on", "regression", bad + "old.txt", bad + "lost.txt"}, 1, `of the baseline ` + q + `old.txt" have no result`},
 		{[]string{"--fail-on", "regression", bad + "old.txt", bad + "gomaxprocs.txt"}, 2, `gomaxprocs [2 in ` + q + `old.txt"; 4 in ` + q + `gomaxprocs.txt"]`},
 		{[]string{"old.txt", bad + "lost.txt"}, 0, `warning: benchmark set differs from the baseline, geomeans may not be comparable: ` + q + `lost.txt" has no result`},
-		{[]string{"merge", "shard0.txt", bad + "missing.txt"}, 2, `open ` + q + `missing.txt": no such file`},
+		{[]string{"merge", "shard0.txt", bad + "missing.txt"}, 2, `bad input: ` + q + `missing.txt": no such file`},
 		{[]string{"merge", "shard0.txt", bad + "syntax.txt"}, 2, q + `syntax.txt":2: parsing iteration count`},
 		{[]string{"merge", bad + "old.txt", bad + "old.txt"}, 0, `merge: ` + q + `old.txt" and ` + q + `old.txt" are the same file`},
 		{[]string{"merge", "shard0.txt", bad + "none.txt"}, 2, q + `none.txt": no benchmark results`},
@@ -1043,5 +1043,54 @@ func TestDashIsNoStandardInput(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"old.txt", "missing.txt"}, &out, &errOut); code != 2 || strings.Contains(errOut.String(), "standard input") {
 		t.Errorf("a missing file other than -: exit %d, stderr %q; want exit 2 without a word of standard input", code, errOut.String())
+	}
+}
+
+// TestMissingFileOneWording: a file that is not there is reported alike
+// by every subcommand, "benchcmp: bad input: FILE: no such file or
+// directory", where compare and scaling said "stat FILE" and merge "open
+// FILE", naming the call that found it (README "Compare two commits").
+func TestMissingFileOneWording(t *testing.T) {
+	inFixtureDir(t)
+	const want = "benchcmp: bad input: missing.txt: no such file or directory\n"
+	for _, args := range [][]string{
+		{"missing.txt", "new.txt"}, {"old.txt", "missing.txt"}, {"--col", "/index", "missing.txt"},
+		{"o=old.txt", "n=missing.txt"},
+		{"merge", "shard0.txt", "missing.txt"}, {"scaling", "--by", "/rows", "missing.txt"},
+		{"profile", "--base", "missing.txt", "imported.pprof", "--flamegraph", "d.html"},
+		{"profile", "--base", "direct.pprof", "missing.txt", "--flamegraph", "d.html"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(args, &out, &errOut)
+		if code != 2 || out.Len() != 0 || errOut.String() != want {
+			t.Errorf("benchcmp %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(args, " "), code, out.String(), errOut.String(), want)
+		}
+	}
+	if _, err := os.Stat("d.html"); !os.IsNotExist(err) {
+		t.Errorf("a profile missing left d.html behind (%v)", err)
+	}
+}
+
+// TestProfileErrorsNameTheCommand: a profile that cannot be read is bad
+// input named by its file, in a message that starts with benchcmp as
+// every other one does, without the name of the package that drew it
+// ("benchflame: bad profile: ").
+func TestProfileErrorsNameTheCommand(t *testing.T) {
+	inFixtureDir(t)
+	if err := os.WriteFile("junk.pprof", []byte("not a profile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"profile", "--base", "junk.pprof", "imported.pprof", "--flamegraph", "d.html"},
+		{"profile", "--base", "direct.pprof", "junk.pprof", "--flamegraph", "d.html"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(args, &out, &errOut)
+		if want := "benchcmp: bad input: junk.pprof: parsing profile: "; code != 2 || !strings.HasPrefix(errOut.String(), want) || strings.Contains(errOut.String(), "benchflame") {
+			t.Errorf("benchcmp %s: exit %d, stderr %q; want exit 2 and a message starting %q, naming no package", strings.Join(args, " "), code, errOut.String(), want)
+		}
+	}
+	if _, err := os.Stat("d.html"); !os.IsNotExist(err) {
+		t.Errorf("a bad profile left d.html behind (%v)", err)
 	}
 }

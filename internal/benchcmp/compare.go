@@ -809,7 +809,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 				if _, werr := os.Stat(whole); werr == nil {
 					// A file whose name holds "=" read as LABEL=FILE.
 					return nil, fmt.Errorf("%w: %s: %s is read as LABEL=FILE, label %s; to read the file %s, give it a label: LABEL=%s",
-						ErrInput, spec.PathErr(err), spec.Path(whole), spec.Quote(f.label), spec.Path(whole), spec.Path(whole))
+						ErrInput, fileErr(err), spec.Path(whole), spec.Quote(f.label), spec.Path(whole), spec.Path(whole))
 				}
 			}
 			return nil, openErr(f.path, err)
@@ -852,7 +852,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 	for _, f := range files {
 		file, err := check.open(f.path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
+			return nil, openErr(f.path, err)
 		}
 		// ".file" is not a key a file can set, so the label stays.
 		r.Reset(skipBOM(file), f.path, ".file", f.label)

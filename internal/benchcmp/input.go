@@ -468,12 +468,25 @@ func (c *inputCheck) finish() error {
 	return nil
 }
 
-// openErr is the error for a result file that cannot be read: bad input
-// naming it. "-" names no standard input here, as a pipe is read through
-// /dev/stdin (README "Compare two commits"); a missing "-" says so.
+// openErr is the error for a result file or profile that cannot be
+// read: bad input naming it. "-" names no standard input here, as a pipe
+// is read through /dev/stdin (README "Compare two commits"); a missing
+// "-" says so.
 func openErr(path string, err error) error {
 	if path == "-" && errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s (standard input is not \"-\": name it /dev/stdin)", ErrInput, spec.PathErr(err))
+		return fmt.Errorf("%w: %s (standard input is not \"-\": name it /dev/stdin)", ErrInput, fileErr(err))
 	}
-	return fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
+	return fmt.Errorf("%w: %s", ErrInput, fileErr(err))
+}
+
+// fileErr is the message of an error opening or examining a file: the
+// file, then what is wrong with it ("old.txt: no such file or
+// directory"), alike in every subcommand, whichever call found it (an
+// *fs.PathError names its call: "stat old.txt", "open old.txt"). Any
+// other error is shown as spec.PathErr shows it.
+func fileErr(err error) string {
+	if pe, ok := err.(*fs.PathError); ok {
+		return spec.Path(pe.Path) + ": " + pe.Err.Error()
+	}
+	return spec.PathErr(err)
 }

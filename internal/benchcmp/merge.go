@@ -58,7 +58,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 	for i, path := range paths {
 		f, err := check.open(path)
 		if err != nil {
-			return fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
+			return openErr(path, err)
 		}
 		r := benchfmt.NewReader(skipBOM(f), path)
 		n, units := 0, 0

@@ -46,6 +46,14 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	if err := checkFlamegraphOut(cfg); err != nil {
 		return err
 	}
+	// A profile that is not there is named as every subcommand names a
+	// missing file (openErr), before benchflame, whose message names the
+	// call that found it.
+	for _, p := range []string{cfg.Base, cfg.Other} {
+		if _, err := os.Stat(p); err != nil {
+			return openErr(p, err)
+		}
+	}
 	if cfg.ErrOut != nil {
 		if b, err := os.Stat(cfg.Base); err == nil {
 			if o, err := os.Stat(cfg.Other); err == nil && os.SameFile(b, o) {
@@ -61,14 +69,28 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, benchflame.ErrProfile):
-		return fmt.Errorf("%w: %s", ErrInput, spec.PathErr(err))
+		return fmt.Errorf("%w: %s", ErrInput, flameMsg(err, benchflame.ErrProfile, ""))
 	case errors.Is(err, benchflame.ErrInterrupted):
 		return fmt.Errorf("%w: no flame graph written", ErrInterrupted)
 	default:
 		// The export failed or --flamegraph could not be written: not
 		// bad input (invariant C6).
-		return fmt.Errorf("%w: %s", ErrOutput, spec.PathErr(err))
+		return fmt.Errorf("%w: %s", ErrOutput, flameMsg(err, benchflame.ErrExport, "the flame graph export failed: "))
 	}
+}
+
+// flameMsg is the message of benchflame's err without the sentinel
+// (benchflame's own "benchflame: bad profile: " or "benchflame: export
+// failed: "), which names a package and no command: what follows names
+// the profile (bad2.pprof: parsing profile: …), and the command's message
+// starts with benchcmp, as every other one (README "Scaling and
+// profiles"). what replaces the sentinel.
+func flameMsg(err, sentinel error, what string) string {
+	msg := spec.PathErr(err)
+	if rest, ok := strings.CutPrefix(msg, sentinel.Error()+": "); ok {
+		return what + rest
+	}
+	return msg
 }
 
 // checkFlamegraphOut refuses, before any work, a --flamegraph path that is

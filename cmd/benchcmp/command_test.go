@@ -655,8 +655,8 @@ func TestCommandLineValuesAreQuotedShort(t *testing.T) {
 		{[]string{"--threshold", "ns/op=" + esc}, 2, `--threshold "ns/op=\x1b[2J": PCT must be`},
 		{[]string{"--threshold", long + "=5"}, 2, `--threshold "` + long[:80] + `"... (100002 bytes): no result file has unit ` + long[:80] + `... (100000 bytes) (their units`},
 		{[]string{"--threshold", "x" + esc + "=5"}, 2, `--threshold "x\x1b[2J=5": no result file has unit "x\x1b[2J" (their units`},
-		{[]string{"--threshold", "install-ns=5", "--threshold", "install-ns=6" + strings.Repeat(" ", n)}, 2, `--threshold "install-ns=6` + strings.Repeat(" ", 68) + `"... (100012 bytes) conflicts with --threshold "install-ns=5"`},
-		{[]string{"--threshold", "install-ns=5", "--threshold", "install-ns=\v6"}, 2, `--threshold "install-ns=\v6" conflicts with`},
+		{[]string{"--threshold", "install-ns=5", "--threshold", "install-ns=6" + strings.Repeat(" ", n)}, 2, `--threshold "install-ns=6` + strings.Repeat(" ", 68) + `"... (100012 bytes): white space in UNIT=PCT`},
+		{[]string{"--threshold", "install-ns=5", "--threshold", "install-ns=\v6"}, 2, `--threshold "install-ns=\v6": white space in UNIT=PCT`},
 		{[]string{"--alpha", long}, 2, `invalid argument "` + long[:80] + `"... (100000 bytes) for "--alpha" flag`},
 		{[]string{"--alpha", "x" + esc}, 2, `invalid argument "x\x1b[2J" for "--alpha" flag`},
 		{[]string{"--alpha", zeros}, 2, `for "--alpha" flag: 0.` + strings.Repeat("0", 78) + `... (100003 bytes) is too small`},
@@ -1092,5 +1092,28 @@ func TestProfileErrorsNameTheCommand(t *testing.T) {
 	}
 	if _, err := os.Stat("d.html"); !os.IsNotExist(err) {
 		t.Errorf("a bad profile left d.html behind (%v)", err)
+	}
+}
+
+// TestNumbersTakeNoSpaces: --threshold and --alpha refuse white space
+// around their values, as benchrun's numeric flags do (--count ' 3'),
+// naming the flag and writing nothing, where --threshold 'ns/op= 5' was
+// read as ns/op=5 (README "Gate CI").
+func TestNumbersTakeNoSpaces(t *testing.T) {
+	inFixtureDir(t)
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--threshold", "install-ns= 5"}},
+		{[]string{"--threshold", "install-ns=5 "}},
+		{[]string{"--threshold", " install-ns=5"}},
+		{[]string{"--threshold", "install-ns =5"}},
+		{[]string{"--threshold", "install-ns=\t5%"}},
+		{[]string{"--alpha", " 0.05"}},
+		{[]string{"--alpha", "0.05 "}},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(append(tc.args, "old.txt", "new.txt"), &out, &errOut)
+		if code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), tc.args[0]) {
+			t.Errorf("benchcmp %q: exit %d, stdout %q, stderr %q; want exit 2 naming %s", tc.args, code, out.String(), errOut.String(), tc.args[0])
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
@@ -637,11 +638,16 @@ func parseThresholds(specs []string) (thresholdSet, error) {
 	t := thresholdSet{byUnit: map[string]float64{}, specs: map[string]string{}}
 	for _, s := range specs {
 		unit, pct, ok := strings.Cut(s, "=")
-		unit = strings.TrimSpace(unit)
 		if !ok || unit == "" {
 			return t, fmt.Errorf("%w: --threshold %s: want UNIT=PCT, as in ns/op=5", ErrUsage, spec.Quote(s))
 		}
-		p, err := ParseDecimal(strings.TrimSuffix(strings.TrimSpace(pct), "%"))
+		// No unit holds white space (a result line's fields are split
+		// at it), and PCT is a number as --alpha's, which takes none:
+		// 'ns/op= 5' is refused as benchrun refuses --count ' 5'.
+		if strings.ContainsFunc(s, unicode.IsSpace) {
+			return t, fmt.Errorf("%w: --threshold %s: white space in UNIT=PCT; write it without, as in ns/op=5", ErrUsage, spec.Quote(s))
+		}
+		p, err := ParseDecimal(strings.TrimSuffix(pct, "%"))
 		if err != nil || p < 0 {
 			return t, fmt.Errorf("%w: --threshold %s: PCT must be a finite number >= 0 in decimal", ErrUsage, spec.Quote(s))
 		}

@@ -1117,3 +1117,18 @@ func TestNumbersTakeNoSpaces(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileFlamegraphHTMLInAnyCase: profile's --flamegraph takes an
+// .html name in any case (D.HTML), as benchrun's does, and writes the
+// page there; it was refused as not naming an .html file (README
+// "Scaling and profiles").
+func TestProfileFlamegraphHTMLInAnyCase(t *testing.T) {
+	inFixtureDir(t)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", "D.HTML"}, &out, &errOut); code != 0 {
+		t.Fatalf("profile --flamegraph D.HTML: exit %d: %s", code, errOut.String())
+	}
+	if page, err := os.ReadFile("D.HTML"); err != nil || !bytes.Contains(page, []byte("</html>")) {
+		t.Errorf("profile --flamegraph D.HTML wrote no page (%d bytes, %v)", len(page), err)
+	}
+}

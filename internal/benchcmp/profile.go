@@ -124,7 +124,7 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 		}
 	}
 	// As benchrun's --flamegraph: the page is HTML, whatever the name.
-	if !strings.HasSuffix(out, ".html") {
+	if !benchflame.HTMLName(out) {
 		return fmt.Errorf("%w: --flamegraph %s: must name an .html file", ErrUsage, spec.Clip(out))
 	}
 	if outErr == nil && outInfo.IsDir() {

@@ -128,6 +128,13 @@ func (o Options) check() error {
 	return nil
 }
 
+// HTMLName reports whether path names an HTML file, as --flamegraph of
+// benchrun and benchcmp requires: it ends in .html in any case (F.HTML,
+// f.Html), as a browser and a file manager take it.
+func HTMLName(path string) bool {
+	return strings.EqualFold(filepath.Ext(path), ".html")
+}
+
 // LabelKeyOK reports whether l can be a label key drawn as root frames:
 // not empty (pprof's -tagroot drops an empty key, and with it the frames
 // asked for), with no comma (-tagroot separates keys by commas) and no

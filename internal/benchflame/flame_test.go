@@ -602,3 +602,16 @@ func TestWriteTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLName: an .html name in any case is an HTML file's, and nothing
+// else is.
+func TestHTMLName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"f.html": true, "F.HTML": true, "d/f.Html": true, ".html": true,
+		"f.htm": false, "f.html.txt": false, "html": false, "f.svg": false, "": false,
+	} {
+		if got := HTMLName(name); got != want {
+			t.Errorf("HTMLName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

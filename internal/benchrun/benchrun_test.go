@@ -1701,3 +1701,20 @@ func tempCheckout(t *testing.T) string {
 	t.Chdir(dir)
 	return dir
 }
+
+// TestFlamegraphHTMLInAnyCase: --flamegraph takes an .html name in any
+// case (F.HTML), as a browser does, and writes the page there; it was
+// refused as not naming an .html file (README "Workloads and benchrun").
+func TestFlamegraphHTMLInAnyCase(t *testing.T) {
+	chdirRoot(t)
+	flame := filepath.Join(t.TempDir(), "F.HTML")
+	var stdout, stderr bytes.Buffer
+	err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+		Count: 1, Progress: ProgressOff, Flamegraph: flame, Engine: &fakeEngine{spin: 50 * time.Millisecond}, Env: testEnv})
+	if err != nil {
+		t.Fatalf("--flamegraph F.HTML: %v", err)
+	}
+	if page, err := os.ReadFile(flame); err != nil || !strings.Contains(string(page), "</html>") {
+		t.Errorf("--flamegraph F.HTML wrote no page (%d bytes, %v)", len(page), err)
+	}
+}

@@ -241,7 +241,7 @@ func (cfg *RunConfig) validate() error {
 	default:
 		return usagef("--progress", "unknown value %s (auto, on or off)", spec.Quote(cfg.Progress))
 	}
-	if cfg.Flamegraph != "" && !strings.HasSuffix(cfg.Flamegraph, ".html") {
+	if cfg.Flamegraph != "" && !benchflame.HTMLName(cfg.Flamegraph) {
 		return usagef("--flamegraph", "%s must name an .html file", spec.Quote(cfg.Flamegraph))
 	}
 	outputs := []struct{ flag, path string }{{"--out", cfg.OutFile}, {"--cpuprofile", cfg.CPUProfile}, {"--memprofile", cfg.MemProfile}, {"--flamegraph", cfg.Flamegraph}}

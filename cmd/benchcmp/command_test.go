@@ -1132,3 +1132,16 @@ func TestProfileFlamegraphHTMLInAnyCase(t *testing.T) {
 		t.Errorf("profile --flamegraph D.HTML wrote no page (%d bytes, %v)", len(page), err)
 	}
 }
+
+// TestFlamegraphDashIsNoStandardOutput: profile --flamegraph - exits 2
+// saying "-" names no standard output, as "-" names no standard input
+// (README "Scaling and profiles"), where it said only that - is not an
+// .html file.
+func TestFlamegraphDashIsNoStandardOutput(t *testing.T) {
+	inFixtureDir(t)
+	var out, errOut bytes.Buffer
+	code := run([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", "-"}, &out, &errOut)
+	if code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), `--flamegraph -: "-" is no name of standard output`) {
+		t.Errorf("profile --flamegraph -: exit %d, stdout %q, stderr %q; want exit 2 saying - is no name of standard output", code, out.String(), errOut.String())
+	}
+}

@@ -123,6 +123,11 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 			return fmt.Errorf("%w: --flamegraph %s is the profile %s %s: it would be overwritten", ErrUsage, spec.Path(out), in.flag, spec.Path(in.path))
 		}
 	}
+	// "-" names no standard output, as it names no standard input
+	// (openErr): the page is a file, as benchrun's --flamegraph says.
+	if out == "-" {
+		return fmt.Errorf("%w: --flamegraph -: \"-\" is no name of standard output: give it an .html file", ErrUsage)
+	}
 	// As benchrun's --flamegraph: the page is HTML, whatever the name.
 	if !benchflame.HTMLName(out) {
 		return fmt.Errorf("%w: --flamegraph %s: must name an .html file", ErrUsage, spec.Clip(out))

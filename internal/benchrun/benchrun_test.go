@@ -1718,3 +1718,38 @@ func TestFlamegraphHTMLInAnyCase(t *testing.T) {
 		t.Errorf("--flamegraph F.HTML wrote no page (%d bytes, %v)", len(page), err)
 	}
 }
+
+// TestDashIsNoStandardOutput: "-" names no standard output, as it names
+// no standard input (docs/spec.md "Decoding is strict"): --out -, --cpuprofile
+// -, --memprofile -, --flamegraph - and gen --out - exit 2 saying so,
+// naming the flag, where run and gen made a file or directory named "-"
+// in the working directory. ./- is such a file, and is written.
+func TestDashIsNoStandardOutput(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for i, cfg := range []RunConfig{{OutFile: "-"}, {CPUProfile: "-"}, {MemProfile: "-"}, {Flamegraph: "-"}} {
+		flag := []string{"--out", "--cpuprofile", "--memprofile", "--flamegraph"}[i]
+		cfg.Selection, cfg.Count, cfg.Progress = Selection{Targets: []string{"lookup"}, Workers: 1}, 1, ProgressOff
+		var stdout, stderr bytes.Buffer
+		cfg.Out, cfg.ErrOut, cfg.Engine, cfg.Env = &stdout, &stderr, &fakeEngine{}, testEnv
+		err := Run(context.Background(), cfg)
+		if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), flag+`: "-" is no name of standard output`) || stdout.Len() != 0 {
+			t.Errorf("%s -: err = %v (exit %d), stdout %q; want exit 2 saying - is no name of standard output", flag, err, ExitCode(err), stdout.String())
+		}
+	}
+	var out bytes.Buffer
+	err := Gen(context.Background(), GenConfig{Out: &out, Spec: "lookup", Dir: "-"})
+	if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), `--out: "-" is no name of standard output`) || out.Len() != 0 {
+		t.Errorf("gen --out -: err = %v (exit %d), stdout %q; want exit 2 saying - is no name of standard output", err, ExitCode(err), out.String())
+	}
+	if _, err := os.Lstat("-"); !os.IsNotExist(err) {
+		t.Errorf("a file or directory named - was made (%v)", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"lookup"}, Workers: 1},
+		Count: 1, Progress: ProgressOff, OutFile: "./-", Engine: &fakeEngine{}, Env: testEnv}); err != nil {
+		t.Fatalf("--out ./-: %v", err)
+	}
+	if data, err := os.ReadFile("-"); err != nil || !bytes.Equal(data, stdout.Bytes()) {
+		t.Errorf("--out ./- holds %q (%v), want the results %q", data, err, stdout.String())
+	}
+}

@@ -150,3 +150,13 @@ func commitAll(files []*pendingFile, rename func(oldpath, newpath string) error)
 	}
 	return nil
 }
+
+// dashOut is the message for an output flag given "-": it names no
+// standard output, as "-" names no standard input (docs/spec.md
+// "Decoding is strict"), where many tools write to standard output. A
+// file or directory named "-" would be made instead, which is seldom what
+// was meant. why says why standard output is not the place, instead what
+// to give.
+func dashOut(why, instead string) string {
+	return fmt.Sprintf(`"-" is no name of standard output (%s): %s`, why, instead)
+}

@@ -46,6 +46,9 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 	if cfg.Dir == "" {
 		return usagef("--out", "gen needs --out DIR")
 	}
+	if cfg.Dir == "-" {
+		return usagef("--out", "%s", dashOut("gen writes a directory of CSV files, and lists them there", "give it a directory, ./- for one named -"))
+	}
 	specs, err := interruptible(ctx, func() ([]*spec.Spec, error) { return genSpecs(cfg.Spec, cfg.Params) })
 	if err != nil {
 		return genErr(err)

@@ -241,6 +241,16 @@ func (cfg *RunConfig) validate() error {
 	default:
 		return usagef("--progress", "unknown value %s (auto, on or off)", spec.Quote(cfg.Progress))
 	}
+	for _, f := range []struct{ flag, path, instead string }{
+		{"--out", cfg.OutFile, "give it a file, ./- for one named -"},
+		{"--cpuprofile", cfg.CPUProfile, "give it a file, ./- for one named -"},
+		{"--memprofile", cfg.MemProfile, "give it a file, ./- for one named -"},
+		{"--flamegraph", cfg.Flamegraph, "give it an .html file"},
+	} {
+		if f.path == "-" {
+			return usagef(f.flag, "%s", dashOut("the results go there already", f.instead))
+		}
+	}
 	if cfg.Flamegraph != "" && !benchflame.HTMLName(cfg.Flamegraph) {
 		return usagef("--flamegraph", "%s must name an .html file", spec.Quote(cfg.Flamegraph))
 	}

@@ -47,6 +47,9 @@ type Batch struct {
 	valOffs []uint32
 	times   []uint64
 	diffs   []int64
+	// saturated: a merge that made this batch, or made a batch merged
+	// into it, saturated an overflowed diff (see Saturated).
+	saturated bool
 }
 
 // Empty returns a batch with no updates describing [lower, upper): a progress
@@ -72,6 +75,16 @@ func (b *Batch) Lower() frontier.Frontier { return b.desc.Lower }
 
 // Upper returns the batch's upper frontier.
 func (b *Batch) Upper() frontier.Frontier { return b.desc.Upper }
+
+// Saturated reports that a merge that made b, or one that made a batch
+// merged into b, found a consolidated diff outside int64 and saturated it
+// to the bound of its sign: some count of b stands for one out of range
+// (it is the bound, or the bound summed with later diffs). Readers that
+// multiply b's counts report `numeric overflow` where they use them
+// (docs/semantics.md §1.1). A build that overflows does not set it: its
+// owner reports the overflow at the build's own times, before anything
+// reads the batch.
+func (b *Batch) Saturated() bool { return b.saturated }
 
 // Arity returns the batch's key and val arity.
 func (b *Batch) Arity() Arity { return b.ar }
@@ -137,7 +150,7 @@ func (b *Batch) ProjectVals(lo, hi int) (*Batch, bool) {
 		}
 	}
 	out := &Batch{desc: b.desc, ar: Arity{Key: b.ar.Key, Val: w}, keys: b.keys, keyOffs: b.keyOffs,
-		vals: vals, valOffs: b.valOffs, times: b.times, diffs: b.diffs}
+		vals: vals, valOffs: b.valOffs, times: b.times, diffs: b.diffs, saturated: b.saturated}
 	if invariants.Enabled {
 		if err := out.Check(); err != nil {
 			invariants.Assertf(false, "batch: ProjectVals produced a bad batch: %v", err)

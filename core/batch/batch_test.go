@@ -231,6 +231,57 @@ func TestOverflowIsReported(t *testing.T) {
 	}
 }
 
+// TestMergeMarksSaturated: a merge that saturates an overflowed diff marks
+// its batch Saturated, two-way and k-way alike; a merge of a saturated
+// batch keeps the mark (the count there stands for one out of range
+// however later diffs move it); a projection keeps it; a build that
+// overflows and a merge that does not leave it unset (docs/semantics.md
+// §1.1).
+func TestMergeMarksSaturated(t *testing.T) {
+	ar := Arity{1, 1}
+	a := mustParse(t, ar, "[{0}, {1}) since {0}\n1 | 1 @0 +9223372036854775807")
+	b := mustParse(t, ar, "[{1}, {2}) since {0}\n1 | 1 @1 +2")
+	c := mustParse(t, ar, "[{2}, {3}) since {0}\n1 | 1 @2 -3")
+	if a.Saturated() || b.Saturated() {
+		t.Fatal("a built batch is marked saturated")
+	}
+	apart, err := Merge(a, b, frontier.At(0))
+	if err != nil || apart.Saturated() {
+		t.Fatalf("a merge that overflows nothing: err %v, saturated %v", err, apart.Saturated())
+	}
+	sat, err := Merge(a, b, frontier.At(1))
+	if err != ErrOverflow || !sat.Saturated() {
+		t.Fatalf("two-way merge: err %v, saturated %v; want ErrOverflow and saturated", err, sat.Saturated())
+	}
+	m := NewMergerN([]*Batch{a, b, c}, frontier.At(1))
+	fuel := int64(100)
+	m.Work(&fuel)
+	if out, err := m.Result(); err != ErrOverflow || !out.Saturated() {
+		t.Fatalf("k-way merge: err %v, saturated %v; want ErrOverflow and saturated", err, out.Saturated())
+	}
+	// The saturated MaxInt64 plus -3 fits: no new overflow, the mark stays.
+	again, err := Merge(sat, c, frontier.At(2))
+	if err != nil || !again.Saturated() {
+		t.Fatalf("merge of a saturated batch: err %v, saturated %v; want no error and saturated", err, again.Saturated())
+	}
+	d := mustParse(t, ar, "[{3}, {4}) since {0}\n2 | 1 @3 +1")
+	m = NewMergerN([]*Batch{sat, c, d}, frontier.At(2))
+	fuel = 100
+	m.Work(&fuel)
+	if out, err := m.Result(); err != nil || !out.Saturated() {
+		t.Fatalf("k-way merge of a saturated batch: err %v, saturated %v", err, out.Saturated())
+	}
+	if p, ok := again.ProjectVals(0, 0); !ok || !p.Saturated() {
+		t.Fatalf("projection of a saturated batch: ok %v, saturated %v", ok, p != nil && p.Saturated())
+	}
+	bld := NewBuilder(ar, 2)
+	bld.Push1(1, 1, 0, math.MaxInt64)
+	bld.Push1(1, 1, 0, 2)
+	if out, err := bld.Build(frontier.At(0), frontier.At(1)); err == nil || out.Saturated() {
+		t.Fatalf("an overflowing build: err %v, saturated %v; want an error, not saturated", err, out.Saturated())
+	}
+}
+
 // A build that overflows keeps every other update, saturates the overflowed
 // diff and names the times that overflowed, for both builder layouts.
 func TestBuildOverflowKeepsOtherUpdates(t *testing.T) {

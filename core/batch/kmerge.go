@@ -134,6 +134,9 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, prm kwParams, expect 
 		diffs:   column[int64](nu),
 	}
 	m.out.keyOffs[0], m.out.valOffs[0] = 0, 0
+	for _, b := range bs {
+		m.out.saturated = m.out.saturated || b.saturated
+	}
 	n := len(bs)
 	if ar.Key == 1 && ar.Val == 1 {
 		// One leaf per input, the first inputs on the shortest paths; a

@@ -177,6 +177,7 @@ func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
 		diffs:   column[int64](n),
 	}
 	m.out.keyOffs[0], m.out.valOffs[0] = 0, 0
+	m.out.saturated = b1.saturated || b2.saturated
 	return m
 }
 
@@ -448,7 +449,8 @@ func (m *Merger) work11(f int64) int64 {
 // overflowed it also returns ErrOverflow, with the complete batch: every
 // other update is in it, and an overflowed diff is saturated to the int64
 // bound of its sign (its value is unspecified; the caller reports the
-// error). A merge never loses updates to an overflow. A merge of inputs
+// error). The batch is Saturated when the merge overflowed or an
+// input was. A merge never loses updates to an overflow. A merge of inputs
 // that cannot merge returns no batch and the error (NewMerger).
 func (m *Merger) Result() (*Batch, error) {
 	if m.refused != nil {
@@ -464,6 +466,7 @@ func (m *Merger) Result() (*Batch, error) {
 	out.valOffs = shrink(out.valOffs[:m.nv+1])
 	out.times = shrink(out.times[:m.nu])
 	out.diffs = shrink(out.diffs[:m.nu])
+	out.saturated = out.saturated || m.err != nil
 	if invariants.Enabled {
 		if err := out.Check(); err != nil {
 			invariants.Assertf(false, "batch: merge produced a bad batch: %v", err)

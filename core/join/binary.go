@@ -222,10 +222,20 @@ func (j *Binary) joinBatch(i int, b *batch.Batch, f frontier.Frontier, out *Sink
 		if a := c.Arity(); a != j.side[o].Arity {
 			return fmt.Errorf("%w: input %d trace batch arity %v, join expects %v", ErrArity, o, a, j.side[o].Arity)
 		}
+		// A saturated batch (a merge's overflow) is rare: only then is
+		// the output scanned for its earliest time (saturatedError).
+		sat := b.Saturated() || c.Saturated()
+		var mk sinkMark
+		if sat {
+			mk = out.mark()
+		}
 		if i == 0 {
 			j.joinPair(b, c, out)
 		} else {
 			j.joinPair(c, b, out)
+		}
+		if sat {
+			out.saturatedError(mk)
 		}
 	}
 	return nil

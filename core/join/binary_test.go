@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -378,5 +379,64 @@ func TestClosureOutsideJoinedRowsIsRefused(t *testing.T) {
 		if c.want != "" && (!errors.Is(err, ErrArity) || !strings.Contains(err.Error(), "final closure")) {
 			t.Errorf("path, %s: err = %v, want ErrArity naming the final closure", c.name, err)
 		}
+	}
+}
+
+// TestBinaryJoinOfASaturatedCountIsAnOverflow: a left record's count is
+// +2 at 0 and +MaxInt64 at 1, exact in each batch. Once the right input
+// has moved on, the left trace compacts the two times together and a
+// merge saturates the record to MaxInt64 (batch.Batch.Saturated). A right
+// update at 2 then meets the saturated count: the exact product is out of
+// int64, so the output at 2 holds `numeric overflow` (K3,
+// docs/semantics.md §1.1), not a row at MaxInt64 alone — the trace's own
+// marker goes to its frontier, which may be past 2.
+func TestBinaryJoinOfASaturatedCountIsAnOverflow(t *testing.T) {
+	for _, closure := range []Closure{nil, &Project{Cols: []int{0, 1, 2}}} {
+		t.Run(fmt.Sprintf("closure=%v", closure != nil), func(t *testing.T) {
+			l, r := newRel(ar11), newRel(ar11)
+			j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Release()
+			out := NewSink(3)
+			l.seal(t, []upd{{1, 10, 0, 2}}, 1)
+			r.seal(t, []upd{{2, 20, 0, 1}}, 1)
+			r.seal(t, nil, 2)
+			if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
+				t.Fatal(err)
+			}
+			// The left trace compacts to the right frontier {2}; its
+			// merges bring 0 and 1 together.
+			j.Compact(l.frontier(), r.frontier())
+			l.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
+			for range 4 {
+				l.seal(t, []upd{{9, 10, l.upper, 1}}, l.upper+1)
+				if err := j.Step(l.deliver(9), nil, out); err != nil {
+					t.Fatal(err)
+				}
+				j.Compact(l.frontier(), r.frontier())
+				for range 8 {
+					l.w.Exert(1 << 10)
+				}
+			}
+			cut, err := l.h.BatchesThrough(frontier.At(l.upper))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
+				t.Fatalf("no merge saturated the left record: %v", cut)
+			}
+			if got := errDiffs(out, 1); len(got) != 0 {
+				t.Fatalf("errors at 1 = %v, want none (each batch was exact)", got)
+			}
+			r.seal(t, []upd{{1, 20, 2, 1}}, 3)
+			if err := j.Step(nil, r.deliver(9), out); err != nil {
+				t.Fatal(err)
+			}
+			if got := errDiffs(out, 2); got[expr.CodeOverflow] < 1 {
+				t.Fatalf("errors at 2 = %v, want a numeric overflow (the right update met a saturated count); rows %v", got, rowDiffs(out, 2))
+			}
+		})
 	}
 }

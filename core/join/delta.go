@@ -159,6 +159,7 @@ func (p *Path) feed(batches []*batch.Batch, out *Sink) (*Updates, error) {
 			return nil, fmt.Errorf("%w: path %d source batch arity %v, path expects %v", ErrArity, p.source, b.Arity(), p.ar)
 		}
 		row := p.row
+		start := in.Len()
 		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
 			copy(row, c.Key())
 			for ; c.ValValid(); c.StepVal() {
@@ -200,6 +201,12 @@ func (p *Path) feed(batches []*batch.Batch, out *Sink) (*Updates, error) {
 					}
 				}
 			}
+		}
+		if b.Saturated() && in.Len() > start {
+			// A merge saturated a count of b (an import's snapshot):
+			// the error at the earliest time it proposes (K3,
+			// docs/semantics.md §1.1).
+			out.Error(expr.CodeOverflow, slices.Min(in.Data[start:]), 1)
 		}
 	}
 	p.stats.fed.Add(int64(in.Len()))

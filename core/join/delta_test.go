@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -476,5 +477,74 @@ func TestDeltaFeedConsolidationOverflowIsAnError(t *testing.T) {
 	}
 	if got := q.delta.Paths()[0].Stats().Errors(); got != 2 {
 		t.Fatalf("path 0 error count = %d, want 2", got)
+	}
+}
+
+// TestDeltaLookupOfASaturatedCountIsAnOverflow: R0's record is +2 at 0
+// and +MaxInt64 at 1, exact in each batch. Path 1 stashes R1's update at
+// 3 and compacts R0 to {2}; a merge then brings 0 and 1 together and
+// saturates the record (batch.Batch.Saturated). When the proposal is
+// matched, the exact product is out of int64: the output at 3 holds
+// `numeric overflow` (K3, docs/semantics.md §1.1), not a row at MaxInt64
+// alone.
+func TestDeltaLookupOfASaturatedCountIsAnOverflow(t *testing.T) {
+	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
+	q := newDeltaQuery(t, 2, 0, pres, nil)
+	r0, r1 := q.rels[0], q.rels[1]
+	r0.h.SetLogicalCompaction(frontier.At(10)) // the index allows compaction far ahead
+	all := func(int) int { return 9 }
+	r0.seal(t, []upd{{1, 10, 0, 2}}, 1)
+	r0.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
+	r1.seal(t, nil, 3)
+	r1.seal(t, []upd{{1, 20, 3, 1}}, 4)
+	q.step(t, all, nil)
+	for range 8 {
+		r0.w.Exert(1 << 10)
+	}
+	q.step(t, all, nil)
+	for range 8 {
+		r0.w.Exert(1 << 10)
+	}
+	cut, err := r0.h.BatchesThrough(frontier.At(r0.upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
+		t.Fatalf("no merge saturated R0's record: %v", cut)
+	}
+	r0.seal(t, nil, 5)
+	r1.seal(t, nil, 5)
+	q.step(t, all, nil)
+	if got := errDiffs(q.out, 2); len(got) != 0 {
+		t.Fatalf("errors at 2 = %v, want none (each batch was exact)", got)
+	}
+	if got := errDiffs(q.out, 3); got[expr.CodeOverflow] < 1 {
+		t.Fatalf("errors at 3 = %v, want a numeric overflow (R1's update met a saturated count); rows %v", got, rowDiffs(q.out, 3))
+	}
+}
+
+// TestDeltaSourceOfASaturatedCountIsAnOverflow: a path's source batch that
+// a merge saturated (an import's snapshot can be one: +2 at 0 and
+// +MaxInt64 at 1 compacted to 1) proposes the saturated count; the output
+// then holds `numeric overflow` at the earliest time proposed (K3,
+// docs/semantics.md §1.1), not a row at MaxInt64 alone.
+func TestDeltaSourceOfASaturatedCountIsAnOverflow(t *testing.T) {
+	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
+	q := newDeltaQuery(t, 2, 0, pres, nil)
+	r0, r1 := q.rels[0], q.rels[1]
+	r1.seal(t, []upd{{1, 20, 0, 1}}, 2)
+	b0 := r0.seal(t, []upd{{1, 10, 0, 2}}, 1)
+	b1 := r0.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
+	sat, err := batch.Merge(b0, b1, frontier.At(1))
+	if !errors.Is(err, batch.ErrOverflow) || !sat.Saturated() {
+		t.Fatalf("merge: err %v, saturated %v; want ErrOverflow and a saturated batch", err, sat.Saturated())
+	}
+	r0.queue = []*batch.Batch{sat}
+	q.step(t, func(int) int { return 9 }, nil)
+	if got := errDiffs(q.out, 0); len(got) != 0 {
+		t.Fatalf("errors at 0 = %v, want none", got)
+	}
+	if got := errDiffs(q.out, 1); got[expr.CodeOverflow] < 1 {
+		t.Fatalf("errors at 1 = %v, want a numeric overflow (a saturated count was proposed); rows %v", got, rowDiffs(q.out, 1))
 	}
 }

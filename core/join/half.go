@@ -192,6 +192,7 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 	}
 	for ci := range h.curs {
 		c := &h.curs[ci]
+		sat := h.cut[ci].Saturated()
 		c.RewindKeys()
 		for _, r := range h.ready {
 			row := h.stash.Row(int(r.i))
@@ -205,7 +206,14 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 			if cmpRow(c.Key(), h.key) != 0 {
 				continue
 			}
-			matches += h.match(c, row, h.stash.Data[r.i], h.stash.Init[r.i], h.stash.Diffs[r.i], out, errs)
+			n := h.match(c, row, h.stash.Data[r.i], h.stash.Init[r.i], h.stash.Diffs[r.i], out, errs)
+			if sat && n > 0 {
+				// A count a merge saturated was multiplied (K3,
+				// docs/semantics.md §1.1): the error at the proposal's
+				// data time, at or before every match's.
+				errs.Error(expr.CodeOverflow, h.stash.Data[r.i], 1)
+			}
+			matches += n
 		}
 	}
 	h.stash, h.keep = h.keep, h.stash

@@ -92,6 +92,59 @@ func (s *Sink) Error(code int64, t frontier.Time, d int64) {
 // the sink was made.
 func (s *Sink) ErrorCount() int64 { return s.errCount }
 
+// sinkMark is a position in a Sink: the rows appended after it are those
+// a kernel emitted since (earliestSince).
+type sinkMark struct{ oks, okLen, errs, errLen int }
+
+// mark returns the sink's current position.
+func (s *Sink) mark() sinkMark {
+	m := sinkMark{oks: len(s.oks), errs: len(s.errs)}
+	if m.oks > 0 {
+		m.okLen = s.oks[m.oks-1].Len()
+	}
+	if m.errs > 0 {
+		m.errLen = s.errs[m.errs-1].Len()
+	}
+	return m
+}
+
+// earliestSince returns the least time of the rows, ok or error, appended
+// after m, and false when there is none. REQUIRES: no Take or Recycle
+// since m.
+func (s *Sink) earliestSince(m sinkMark) (frontier.Time, bool) {
+	var t frontier.Time
+	found := false
+	scan := func(cs []*dataflow.Chunk, n, from int) {
+		// The mark's last chunk may have been filled further.
+		i := max(n-1, 0)
+		if n == 0 {
+			from = 0
+		}
+		for ; i < len(cs); i, from = i+1, 0 {
+			for _, x := range cs[i].Times[from:] {
+				if !found || x < t {
+					t, found = x, true
+				}
+			}
+		}
+	}
+	scan(s.oks, m.oks, m.okLen)
+	scan(s.errs, m.errs, m.errLen)
+	return t, found
+}
+
+// saturatedError emits the `numeric overflow` a join adds where it
+// multiplied counts of a Saturated batch (a merge saturated an overflowed
+// count there; K3, docs/semantics.md §1.1): one, with diff +1, at the
+// earliest time of the rows it emitted since m, if it emitted any. The
+// arrangement's own marker is at its frontier when the merge ran, which
+// may be after the times the join reads the saturated count at.
+func (s *Sink) saturatedError(m sinkMark) {
+	if t, ok := s.earliestSince(m); ok {
+		s.Error(expr.CodeOverflow, t, 1)
+	}
+}
+
 // Oks returns the ok chunks collected so far (aliasing the sink).
 func (s *Sink) Oks() []*dataflow.Chunk { return s.oks }
 

@@ -67,7 +67,11 @@
 // returns the complete batch with the overflowed diff saturated to the int64
 // bound of its sign, and the error, so that no other update is lost; a
 // build's error is an *OverflowError naming the times that overflowed, so
-// its owner can report them at those times (docs/semantics.md §1.1).
+// its owner can report them at those times (docs/semantics.md §1.1). A
+// merge that overflows marks its batch Saturated, and so does a merge of a
+// saturated batch: its owner reports the overflow at its frontier, later
+// than a reader may multiply the saturated count, so readers check the
+// mark (one per batch, no work per update).
 //
 // Batches are immutable once built and may be read from any goroutine. A
 // Builder, Cursor or Merger is owned by one goroutine. Slices returned by a

@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,12 +115,21 @@ func TestPushRowOfAColumnOutsideTheRowIsRefused(t *testing.T) {
 					}()
 					bt.PushRow(row, kc, vc, 0, 1)
 				}()
+				// A good row after the refused one lands whole: the refused
+				// row left no column of it behind.
+				bt.PushRow([]int64{1, 2, 3}, good(ar.Key), good(ar.Val), 0, 1)
 				if got, err := bt.Seal(frontier.At(0), frontier.At(1)); !errors.Is(err, ErrChunkShape) || got != nil {
 					t.Fatalf("%s: Seal = %v, %v, want ErrChunkShape", name, got, err)
 				}
 				got, err := bt.Seal(frontier.At(0), frontier.At(1))
-				if err != nil || got.Len() != 1 {
-					t.Fatalf("%s: the seal after = %v, %v, want the one good update", name, got, err)
+				if err != nil || got.Len() != 2 {
+					t.Fatalf("%s: the seal after = %v, %v, want the two good updates", name, got, err)
+				}
+				rows, _, _ := got.Rows()
+				flat := func(r []int64) []int64 { return append(slices.Clone(r[:ar.Key]), r[:ar.Val]...) }
+				want := append(flat([]int64{1, 2, 3}), flat(row)...)
+				if !slices.Equal(rows, want) {
+					t.Fatalf("%s: the seal after holds rows %v, want %v", name, rows, want)
 				}
 			}
 		}

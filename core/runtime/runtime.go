@@ -760,12 +760,13 @@ type Controller struct {
 
 	inputs    map[string]*inputDecl
 	dataflows map[string][]string // live dataflow id → its exports
-	indexes   map[string]string   // live index id → the dataflow exporting it
-	// allowed has, per live index id, its since as the controller knows
-	// it: the as_of of the create that exports it (asOf set), then the
-	// last frontier an AllowCompaction let it compact to. One before it is
-	// refused (ErrCompactionBackward).
-	allowed map[string]allowance
+	// indexes has each live index by id: the dataflow exporting it and
+	// its since as the controller knows it, the as_of of that create
+	// (asOf set), then the last frontier an AllowCompaction let it
+	// compact to. One before it is refused (ErrCompactionBackward). An
+	// AllowCompaction, sent every round, looks it up once and moves it in
+	// place.
+	indexes map[string]*liveIndex
 	// taken are the command errors TakeErrors returned, and the step
 	// errors of a dataflow's incarnation: a runtime behind that meets one
 	// later (the pair's other runtime, applying the same command), or
@@ -779,9 +780,11 @@ type Controller struct {
 	takenDrops map[uint64]uint64
 }
 
-// allowance is an index's since as the controller knows it: its create's
-// as_of (asOf) or the last frontier allowed.
-type allowance struct {
+// liveIndex is a live index as the controller knows it: the dataflow
+// exporting it (by), and its since, its create's as_of (asOf) or the
+// last frontier allowed.
+type liveIndex struct {
+	by    string
 	since frontier.Frontier
 	asOf  bool
 }
@@ -987,7 +990,7 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 			}
 		}
 	}
-	return &Controller{rts: rts, inputs: map[string]*inputDecl{}, dataflows: map[string][]string{}, indexes: map[string]string{}, allowed: map[string]allowance{}}, nil
+	return &Controller{rts: rts, inputs: map[string]*inputDecl{}, dataflows: map[string][]string{}, indexes: map[string]*liveIndex{}}, nil
 }
 
 // Send validates cmd and sends it to every runtime (R1, R3). Input updates
@@ -1155,8 +1158,8 @@ func (c *Controller) validate(cmd Command) error {
 				return fmt.Errorf("runtime: create dataflow %q: empty id in Desc.Exports", d.ID)
 			case seen[id]:
 				return fmt.Errorf("runtime: create dataflow %q: Desc.Exports lists %q twice", d.ID, id)
-			case c.indexes[id] != "":
-				return fmt.Errorf("runtime: create dataflow %q: Desc.Exports: index %q is exported by dataflow %q", d.ID, id, c.indexes[id])
+			case c.indexes[id] != nil:
+				return fmt.Errorf("runtime: create dataflow %q: Desc.Exports: index %q is exported by dataflow %q", d.ID, id, c.indexes[id].by)
 			}
 			seen[id] = true
 		}
@@ -1165,12 +1168,13 @@ func (c *Controller) validate(cmd Command) error {
 			return fmt.Errorf("runtime: drop dataflow %q: unknown dataflow", cmd.ID)
 		}
 	case AllowCompaction:
-		if c.indexes[cmd.ID] == "" {
+		prev := c.indexes[cmd.ID]
+		if prev == nil {
 			return fmt.Errorf("runtime: allow compaction of %q: unknown index", cmd.ID)
 		}
-		if prev, ok := c.allowed[cmd.ID]; ok && !prev.since.LessEqual(cmd.Frontier) {
+		if !prev.since.LessEqual(cmd.Frontier) {
 			if prev.asOf {
-				return fmt.Errorf("runtime: allow compaction of %q to %v: its since is %v already, the as_of of dataflow %q, which exports it: %w", cmd.ID, cmd.Frontier, prev.since, c.indexes[cmd.ID], ErrCompactionBackward)
+				return fmt.Errorf("runtime: allow compaction of %q to %v: its since is %v already, the as_of of dataflow %q, which exports it: %w", cmd.ID, cmd.Frontier, prev.since, prev.by, ErrCompactionBackward)
 			}
 			return fmt.Errorf("runtime: allow compaction of %q to %v: %v is allowed already: %w", cmd.ID, cmd.Frontier, prev.since, ErrCompactionBackward)
 		}
@@ -1198,16 +1202,14 @@ func (c *Controller) record(cmd Command) {
 		}
 		c.incs[cmd.Desc.ID] = c.seq
 		for _, id := range cmd.Desc.Exports {
-			c.indexes[id] = cmd.Desc.ID
 			// A new incarnation: its since starts at the create's as_of
 			// (dataflow D5), nothing allowed of it yet.
-			c.allowed[id] = allowance{since: cmd.Desc.AsOf, asOf: true}
+			c.indexes[id] = &liveIndex{by: cmd.Desc.ID, since: cmd.Desc.AsOf, asOf: true}
 		}
 	case DropDataflow:
 		for _, id := range c.dataflows[cmd.ID] {
-			if c.indexes[id] == cmd.ID {
+			if ix := c.indexes[id]; ix != nil && ix.by == cmd.ID {
 				delete(c.indexes, id)
-				delete(c.allowed, id)
 			}
 		}
 		delete(c.dataflows, cmd.ID)
@@ -1218,9 +1220,8 @@ func (c *Controller) record(cmd Command) {
 	case AllowCompaction:
 		if cmd.Frontier.IsEmpty() {
 			delete(c.indexes, cmd.ID)
-			delete(c.allowed, cmd.ID)
-		} else {
-			c.allowed[cmd.ID] = allowance{since: cmd.Frontier}
+		} else if ix := c.indexes[cmd.ID]; ix != nil {
+			ix.since, ix.asOf = cmd.Frontier, false
 		}
 	}
 }
@@ -1337,7 +1338,7 @@ func (c *Controller) errors(take bool) []*CommandError {
 	if take {
 		for _, e := range out {
 			if e.Seq == 0 && e.inc == 0 {
-				continue // no command's nor dataflow's: never forgotten
+				continue // no command's nor dataflow's: never kept as taken, so it may come again
 			}
 			if c.taken == nil {
 				c.taken = map[errKey]bool{}

@@ -194,7 +194,34 @@ func (p *part) retire(r *Reduce, news []*batch.Batch, upper frontier.Frontier) (
 		}
 	}
 	p.mergeOverflows(r, lower)
+	for _, b := range news {
+		if b.Saturated() {
+			// Layer 0 took a count a merge of the input saturated (an
+			// import's snapshot): the error at the earliest time the
+			// part emits (docs/semantics.md §1.1).
+			if t, ok := earliest(out); ok {
+				r.overflow = append(r.overflow, t)
+			}
+			break
+		}
+	}
 	return out, nil
+}
+
+// earliest returns the least time of b's updates, and false when it has
+// none.
+func earliest(b *batch.Batch) (frontier.Time, bool) {
+	var t frontier.Time
+	found := false
+	for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+		for ; c.ValValid(); c.StepVal() {
+			ts, _ := c.Updates()
+			if m := slices.Min(ts); !found || m < t {
+				t, found = m, true
+			}
+		}
+	}
+	return t, found
 }
 
 // mergeOverflows appends lower to r.overflow once per merge of a layer's

@@ -200,8 +200,10 @@ type Reduce struct {
 	errBld *batch.Builder
 	// overflow are the times at which a hierarchical layer's build of
 	// this retire overflowed (keepOverflow), and the retire's lower once
-	// per merge of a layer's trace that overflowed (mergeOverflows):
-	// each becomes a numeric overflow error. (A stage's corrections and
+	// per merge of a layer's trace that overflowed (mergeOverflows), and
+	// the earliest time a stage emitted at from a group it read in a
+	// Saturated batch of the reduce's input (stage.retire): each becomes
+	// a numeric overflow error. (A stage's corrections and
 	// the collation push diffs of ±1 a group and time, which cannot leave
 	// int64.)
 	overflow   []frontier.Time

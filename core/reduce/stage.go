@@ -87,6 +87,22 @@ type stage struct {
 	dSum                []wide
 	oV                  []int64 // output history rows of the group
 	oC                  []int64
+
+	// hsat and nsat tell, per cursor of hc and nc, whether a merge
+	// saturated a count of its batch (batch.Batch.Saturated) and the
+	// stage reads the reduce's input (shared); satAt, when satOK, is the
+	// earliest time of the corrections of a group read from such a batch
+	// in this retire, where it adds one numeric overflow (overflow: the
+	// Reduce's, docs/semantics.md §1.1).
+	hsat, nsat []bool
+	satAt      frontier.Time
+	satOK      bool
+	// pushed, when pushedOK, is the time at which the current group's
+	// corrections went straight into bld, bypassing gout (emitOnce,
+	// accumFresh).
+	pushed   frontier.Time
+	pushedOK bool
+	overflow *[]frontier.Time
 }
 
 func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.Presentation, inAr batch.Arity, ova int) *stage {
@@ -95,7 +111,7 @@ func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.
 	s := &stage{
 		kind: k, aggs: aggs, in: in, pres: pres, asOf: r.asOf, inAr: inAr,
 		out: h, outW: w, ova: ova, lower: frontier.Min(), bld: batch.NewSorted(outAr, 0), gout: groupOut{va: ova},
-		cur: make([]int64, ova), want: make([]int64, ova),
+		cur: make([]int64, ova), want: make([]int64, ova), overflow: &r.overflow,
 	}
 	if k == kindAccum {
 		for _, a := range aggs {
@@ -135,11 +151,13 @@ func (s *stage) release() {
 // and output traces at lower, where both are held physically (G2).
 func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Batch, error) {
 	lower := s.lower
-	s.nc = s.nc[:0]
+	s.nc, s.nsat = s.nc[:0], s.nsat[:0]
+	s.satOK = false
 	keys := 0
 	for _, b := range news {
 		if !b.IsEmpty() {
 			s.nc = append(s.nc, b.Cursor())
+			s.nsat = append(s.nsat, s.shared && b.Saturated())
 			keys += b.Keys()
 		}
 	}
@@ -156,6 +174,9 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 		if err := s.groups(); err != nil {
 			return nil, err
 		}
+	}
+	if s.satOK {
+		*s.overflow = append(*s.overflow, s.satAt)
 	}
 	b, err := s.bld.Build(lower, upper)
 	if err != nil {
@@ -176,7 +197,7 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 
 // cut positions cursors over the input and output traces cut at lower.
 func (s *stage) cut(lower frontier.Frontier) error {
-	s.hc, s.oc = s.hc[:0], s.oc[:0]
+	s.hc, s.oc, s.hsat = s.hc[:0], s.oc[:0], s.hsat[:0]
 	if lower == frontier.Min() {
 		return nil // nothing lies before time 0
 	}
@@ -187,6 +208,7 @@ func (s *stage) cut(lower frontier.Frontier) error {
 	for _, b := range hist {
 		if !b.IsEmpty() {
 			s.hc = append(s.hc, b.Cursor())
+			s.hsat = append(s.hsat, s.shared && b.Saturated())
 		}
 	}
 	outs, err := s.out.BatchesThrough(lower)
@@ -215,13 +237,18 @@ func (s *stage) groups() error {
 			return nil
 		}
 		s.key = append(s.key[:0], s.nc[found].Key()...)
+		s.pushedOK = false
 		if s.kind == kindAccum && len(s.nc) == 1 && len(s.hc) == 0 && len(s.oc) == 0 && s.accumFresh(&s.nc[0]) {
+			if s.nsat[0] && s.pushedOK {
+				s.saturated(s.pushed)
+			}
 			s.gout.flush(s.bld, s.key)
 			s.nc[0].StepKey()
 			continue
 		}
 		s.nv, s.nt, s.nd = s.nv[:0], s.nt[:0], s.nd[:0]
 		s.sorted = true // one batch holds the group's new updates: sorted by (val, time)
+		sat := false    // the group is read from a Saturated batch
 		for i := range s.nc {
 			c := &s.nc[i]
 			if !c.KeyValid() || cmpRow(c.Key(), s.key) != 0 {
@@ -230,6 +257,7 @@ func (s *stage) groups() error {
 			if i != found {
 				s.sorted = false
 			}
+			sat = sat || s.nsat[i]
 			for ; c.ValValid(); c.StepVal() {
 				v := c.Val()
 				ts, ds := c.Updates()
@@ -254,6 +282,7 @@ func (s *stage) groups() error {
 			c.SeekKey(s.key)
 			if c.KeyValid() && cmpRow(c.Key(), s.key) == 0 {
 				s.hk = append(s.hk, i)
+				sat = sat || s.hsat[i]
 			}
 		}
 		if err := s.loadCur(); err != nil {
@@ -269,7 +298,26 @@ func (s *stage) groups() error {
 		default:
 			s.recordsGroup()
 		}
+		if sat && len(s.gout.ts) > 0 {
+			s.saturated(slices.Min(s.gout.ts))
+		}
+		if sat && s.pushedOK {
+			s.saturated(s.pushed)
+		}
 		s.gout.flush(s.bld, s.key)
+	}
+}
+
+// saturated notes that the stage emitted at t from a group it read in a
+// batch where a merge saturated an overflowed count: the count it read
+// stands for one out of int64 (a record's, or, where the batch's
+// overflowed row is another, one whose diffs already add up beyond it),
+// and the input's own marker is at its frontier when the merge ran,
+// which may be after t. retire adds one numeric overflow at the earliest
+// such t (docs/semantics.md §1.1).
+func (s *stage) saturated(t frontier.Time) {
+	if !s.satOK || t < s.satAt {
+		s.satAt, s.satOK = t, true
 	}
 }
 
@@ -339,6 +387,7 @@ func (s *stage) emitOnce(t frontier.Time) {
 	if s.curOK == s.wantOK && (!s.curOK || s.curM == s.wantM && slices.Equal(s.cur, s.want)) {
 		return
 	}
+	s.pushed, s.pushedOK = t, true
 	switch {
 	case !s.curOK:
 		s.bld.Push(s.key, s.want, t, s.wantM)
@@ -758,6 +807,7 @@ func (s *stage) accumFresh(c *batch.Cursor) bool {
 	// group's one correction, and no later group reads cur.
 	if s.wantOK {
 		s.bld.Push(s.key, s.want, t0, s.wantM)
+		s.pushed, s.pushedOK = t0, true
 	}
 	return true
 }

@@ -72,7 +72,13 @@
 //	    of an aggregate, then the row (§6.3); each is one error of
 //	    count 1 per group (per record for distinct), never scaled by the
 //	    data. Input errors are not the reduce's: the caller passes them on,
-//	    once. No data makes a step panic.
+//	    once. No data makes a step panic. A stage that reads a group in a
+//	    batch of its input a merge saturated (batch.Batch.Saturated: the
+//	    cut at lower, or a new batch such as an import's snapshot) reads a
+//	    count standing for one out of int64, whose index reports it only
+//	    at its frontier: the reduce adds one numeric overflow at the
+//	    earliest time it emits from such a group, per step of each part
+//	    (docs/semantics.md §1.1); the mark is read once per batch.
 //	G4  Negative records: every plan sees each record's count. The
 //	    accumulable plan seeks each new update's record in the input cut
 //	    at lower (the input arrangement is the per-(group, record) count)

@@ -88,13 +88,14 @@ type stage struct {
 	oV                  []int64 // output history rows of the group
 	oC                  []int64
 
-	// hsat and nsat tell, per cursor of hc and nc, whether a merge
-	// saturated a count of its batch (batch.Batch.Saturated) and the
-	// stage reads the reduce's input (shared); satAt, when satOK, is the
-	// earliest time of the corrections of a group read from such a batch
-	// in this retire, where it adds one numeric overflow (overflow: the
-	// Reduce's, docs/semantics.md §1.1).
-	hsat, nsat []bool
+	// hsat and nsat are the indexes of the cursors of hc and nc whose
+	// batch a merge saturated a count of (batch.Batch.Saturated), where
+	// the stage reads the reduce's input (shared): empty but for that
+	// rare batch, so a group's read tests one length. satAt, when satOK,
+	// is the earliest time of the corrections of a group read from such a
+	// batch in this retire, where it adds one numeric overflow (overflow:
+	// the Reduce's, docs/semantics.md §1.1).
+	hsat, nsat []int
 	satAt      frontier.Time
 	satOK      bool
 	// pushed, when pushedOK, is the time at which the current group's
@@ -156,8 +157,10 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 	keys := 0
 	for _, b := range news {
 		if !b.IsEmpty() {
+			if s.shared && b.Saturated() {
+				s.nsat = append(s.nsat, len(s.nc))
+			}
 			s.nc = append(s.nc, b.Cursor())
-			s.nsat = append(s.nsat, s.shared && b.Saturated())
 			keys += b.Keys()
 		}
 	}
@@ -207,8 +210,10 @@ func (s *stage) cut(lower frontier.Frontier) error {
 	}
 	for _, b := range hist {
 		if !b.IsEmpty() {
+			if s.shared && b.Saturated() {
+				s.hsat = append(s.hsat, len(s.hc))
+			}
 			s.hc = append(s.hc, b.Cursor())
-			s.hsat = append(s.hsat, s.shared && b.Saturated())
 		}
 	}
 	outs, err := s.out.BatchesThrough(lower)
@@ -239,7 +244,7 @@ func (s *stage) groups() error {
 		s.key = append(s.key[:0], s.nc[found].Key()...)
 		s.pushedOK = false
 		if s.kind == kindAccum && len(s.nc) == 1 && len(s.hc) == 0 && len(s.oc) == 0 && s.accumFresh(&s.nc[0]) {
-			if s.nsat[0] && s.pushedOK {
+			if len(s.nsat) > 0 && s.pushedOK { // nc's one cursor saturated
 				s.saturated(s.pushed)
 			}
 			s.gout.flush(s.bld, s.key)
@@ -257,7 +262,9 @@ func (s *stage) groups() error {
 			if i != found {
 				s.sorted = false
 			}
-			sat = sat || s.nsat[i]
+			if len(s.nsat) > 0 && !sat {
+				sat = slices.Contains(s.nsat, i)
+			}
 			for ; c.ValValid(); c.StepVal() {
 				v := c.Val()
 				ts, ds := c.Updates()
@@ -282,7 +289,9 @@ func (s *stage) groups() error {
 			c.SeekKey(s.key)
 			if c.KeyValid() && cmpRow(c.Key(), s.key) == 0 {
 				s.hk = append(s.hk, i)
-				sat = sat || s.hsat[i]
+				if len(s.hsat) > 0 && !sat {
+					sat = slices.Contains(s.hsat, i)
+				}
 			}
 		}
 		if err := s.loadCur(); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/google/pprof/profile"
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/tracebench/tracebench/internal/benchflame"
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -1751,5 +1752,31 @@ func TestDashIsNoStandardOutput(t *testing.T) {
 	}
 	if data, err := os.ReadFile("-"); err != nil || !bytes.Equal(data, stdout.Bytes()) {
 		t.Errorf("--out ./- holds %q (%v), want the results %q", data, err, stdout.String())
+	}
+}
+
+// A flame graph that cannot be drawn reads "benchrun: flame graph: " and
+// what failed, naming the profile, without the package that found it
+// ("benchflame: bad profile: …"), as benchcmp profile reports it; it is
+// ErrFlamegraph and still the package's error.
+func TestFlamegraphErrorNamesNoPackage(t *testing.T) {
+	profile := filepath.Join(t.TempDir(), "junk.pprof")
+	if err := os.WriteFile(profile, []byte("not a profile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	err := writeFlamegraph(context.Background(), profile, "", &page)
+	if err == nil {
+		t.Fatal("a junk profile drew a flame graph")
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "benchrun: flame graph: bad profile: ") || strings.Contains(msg, "benchflame") || !strings.Contains(msg, "junk.pprof") {
+		t.Errorf("error %q: want benchrun: flame graph: bad profile: naming junk.pprof, and no package name", msg)
+	}
+	if !errors.Is(err, ErrFlamegraph) || !errors.Is(err, benchflame.ErrProfile) {
+		t.Errorf("error %q: want ErrFlamegraph and benchflame.ErrProfile", msg)
+	}
+	if page.Len() != 0 {
+		t.Errorf("a failed flame graph wrote %d bytes", page.Len())
 	}
 }

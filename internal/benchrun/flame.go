@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tracebench/tracebench/internal/benchflame"
 )
@@ -28,10 +29,23 @@ var flameLabels = []string{"runtime", "operator"}
 func writeFlamegraph(ctx context.Context, profile, title string, w io.Writer) error {
 	opts := benchflame.Options{Profile: profile, Labels: flameLabels, Title: title}
 	if err := benchflame.Write(ctx, w, opts); err != nil {
-		return fmt.Errorf("%w: %w", ErrFlamegraph, err)
+		return &flameError{err: err}
 	}
 	return nil
 }
+
+// flameError is a flame graph's failure as benchrun reports it: "benchrun:
+// flame graph: " and what failed, without the name of the package that
+// found it ("benchflame: bad profile: " reads "bad profile: "), as
+// benchcmp profile reports the same failures. It is ErrFlamegraph and
+// still the package's error (errors.Is: benchflame.ErrInterrupted, say).
+type flameError struct{ err error }
+
+func (e *flameError) Error() string {
+	return ErrFlamegraph.Error() + ": " + strings.TrimPrefix(e.err.Error(), "benchflame: ")
+}
+
+func (e *flameError) Unwrap() []error { return []error{ErrFlamegraph, e.err} }
 
 // flameTitle names a run's flame graph by its benchmarks, so that the
 // pages of two runs (--index direct and --index imported) are told apart

@@ -1071,6 +1071,23 @@ func TestMissingFileOneWording(t *testing.T) {
 	}
 }
 
+// TestReadErrorNamesTheFileOnce: a file whose reading fails partway (on
+// Linux, /proc/self/mem reads with an I/O error) is named once,
+// "benchcmp: bad input: FILE: input/output error", where the read's own
+// error named it again ("FILE: read FILE: …").
+func TestReadErrorNamesTheFileOnce(t *testing.T) {
+	inFixtureDir(t)
+	const mem = "/proc/self/mem"
+	if _, err := os.Stat(mem); err != nil {
+		t.Skipf("no %s here: %v", mem, err)
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"old.txt", mem}, &out, &errOut)
+	if msg := errOut.String(); code != 2 || !strings.Contains(msg, "bad input: "+mem+": ") || strings.Count(msg, mem) != 1 {
+		t.Errorf("benchcmp old.txt %s: exit %d, stderr %q; want exit 2, the file named once", mem, code, msg)
+	}
+}
+
 // TestProfileErrorsNameTheCommand: a profile that cannot be read is bad
 // input named by its file, in a message that starts with benchcmp as
 // every other one does, without the name of the package that drew it

@@ -159,6 +159,11 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 			break
 		}
 		if err != nil {
+			// A read's *fs.PathError names its call and the file again
+			// ("read x.txt: input/output error"): the file once.
+			if pe, ok := err.(*fs.PathError); ok {
+				return fileEnd{}, fmt.Errorf("%s: %v", spec.Path(path), pe.Err)
+			}
 			return fileEnd{}, fmt.Errorf("%s: %s", spec.Path(path), spec.PathErr(err))
 		}
 	}

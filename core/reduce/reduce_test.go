@@ -688,21 +688,7 @@ func TestImportOfOneMergedBatchKeepsItsTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Release()
-	var bs []*batch.Batch
-	front := frontier.Min()
-	for _, e := range im.Drain(nil) {
-		if e.Batch != nil {
-			bs = append(bs, e.Batch)
-		} else {
-			front = e.Frontier
-		}
-	}
-	o, err := r.Step(bs, front)
-	if err != nil || !o.Retired {
-		t.Fatalf("step to %v: retired %v, %v", front, o.Retired, err)
-	}
-	var got collected
-	got.add(o)
+	got := stepDrained(t, r, im)
 	for tm := range uint64(6) {
 		rows, errs := model(all, tm, 0, c.aggs, modeReduce)
 		checkAt(t, &got, tm, rows, errs)
@@ -761,21 +747,7 @@ func freshGroups(t *testing.T, agg Aggregate, rows, errs map[string]int64) {
 		t.Fatal(err)
 	}
 	defer r.Release()
-	var bs []*batch.Batch
-	front := frontier.Min()
-	for _, e := range im.Drain(nil) {
-		if e.Batch != nil {
-			bs = append(bs, e.Batch)
-		} else {
-			front = e.Frontier
-		}
-	}
-	o, err := r.Step(bs, front)
-	if err != nil || !o.Retired {
-		t.Fatalf("step to %v: retired %v, %v", front, o.Retired, err)
-	}
-	var got collected
-	got.add(o)
+	got := stepDrained(t, r, im)
 	checkAt(t, &got, 1, rows, errs)
 }
 
@@ -1054,4 +1026,27 @@ func TestAFailedStepIsSticky(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stepDrained steps r once over everything im has delivered, its batches
+// up to the frontier it reached, and returns what the step retired; the
+// step must retire.
+func stepDrained(t *testing.T, r *Reduce, im *share.Import) collected {
+	t.Helper()
+	var bs []*batch.Batch
+	front := frontier.Min()
+	for _, e := range im.Drain(nil) {
+		if e.Batch != nil {
+			bs = append(bs, e.Batch)
+		} else {
+			front = e.Frontier
+		}
+	}
+	o, err := r.Step(bs, front)
+	if err != nil || !o.Retired {
+		t.Fatalf("step to %v: retired %v, %v", front, o.Retired, err)
+	}
+	var got collected
+	got.add(o)
+	return got
 }

@@ -173,21 +173,7 @@ func TestReduceOverASaturatedSnapshotIsAnOverflow(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Release()
-			var bs []*batch.Batch
-			front := frontier.Min()
-			for _, e := range im.Drain(nil) {
-				if e.Batch != nil {
-					bs = append(bs, e.Batch)
-				} else {
-					front = e.Frontier
-				}
-			}
-			o, err := r.Step(bs, front)
-			if err != nil || !o.Retired {
-				t.Fatalf("step to %v: retired %v, %v", front, o.Retired, err)
-			}
-			var got collected
-			got.add(o)
+			got := stepDrained(t, r, im)
 			if e := at(got.errs, 1, true); e["numeric overflow"] < 1 {
 				t.Fatalf("at 1: rows %v errors %v, want a numeric overflow (the record's count is 2 + MaxInt64)", at(got.oks, 1, false), e)
 			}

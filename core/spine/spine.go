@@ -508,9 +508,8 @@ func (s *Spine) finish(j int) {
 	clear(l.merging)
 	l.merging, l.merger = nil, nil
 	s.version++
-	if res == nil {
-		return
-	}
+	// A merge that overflowed returns its whole batch; only a refusal,
+	// which panicked above, returns none.
 	if l.in > 0 {
 		l.kept = max(float64(res.Len())/float64(l.in), 1e-9)
 	}

@@ -31,7 +31,11 @@ func (s *Spec) ReadInputCSV(in *Input) (*Table, error) {
 	path := s.CSVPath(in)
 	t, err := ReadCSVFile(path, in.Columns)
 	if e, ok := err.(*Error); ok && e.Line == 0 && e.File == path {
-		return nil, s.Errorf(in.Field()+".csv", "%s: %s", showFile(path), e.Msg)
+		// Not through Errorf: its bound would cut a path longer than
+		// 80 bytes, which showFile names whole (e.Msg is bounded).
+		pe := s.Pos(in.Field() + ".csv")
+		pe.Msg = showFile(path) + ": " + e.Msg
+		return nil, pe
 	}
 	return t, err
 }

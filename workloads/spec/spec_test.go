@@ -477,6 +477,35 @@ func TestReadInputCSVNamesTheSpecsField(t *testing.T) {
 	}
 }
 
+// TestReadInputCSVNamesALongPathWhole: the CSV path in that error was
+// cut to its first 80 bytes ("/home/…/dat... (97 bytes)") as a value from
+// the file is, so a project a few directories deep got errors that did not
+// say which file; a path is named whole up to the longest a system opens.
+func TestReadInputCSVNamesALongPathWhole(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("a-directory-of-the-project/", 4))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	specPath := filepath.Join(dir, "w.json")
+	src := `{"version": 1, "name": "w",
+  "inputs": {"a": {"columns": ["k"], "csv": "a-csv-file-with-a-long-name-that-is-missing.csv"}},
+  "query": {"from": [{"as": "p", "collection": "a"}]}}
+`
+	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadFile(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := filepath.Join(dir, "a-csv-file-with-a-long-name-that-is-missing.csv")
+	_, err = s.ReadInputCSV(&s.Inputs[0])
+	want := specPath + ":2: inputs.a.csv: " + csv + ": cannot read CSV: no such file or directory"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
 // TestReadFileRefusesWhatIsReadOnce: a spec file that is a named pipe, a
 // directory or a device is refused at once, naming the file, as a CSV
 // input is: a command reads its spec more than once, and the open of a

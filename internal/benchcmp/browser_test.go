@@ -183,10 +183,7 @@ func TestBrowserOpensReportAndFlameGraphs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	browserTmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(browserTmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	browserTmp := shortTempDir(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -200,8 +197,8 @@ func TestBrowserOpensReportAndFlameGraphs(t *testing.T) {
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(filepath.Join(dir, "profile")),
 		// Chromium makes its singleton socket's directory under TMPDIR
-		// and leaves it there when it is killed: keep it in the test's
-		// directory, which the test removes.
+		// and leaves it there when it is killed: keep it in a directory
+		// the test removes.
 		chromedp.Env("TMPDIR=" + browserTmp),
 	}
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -229,4 +226,26 @@ func TestBrowserOpensReportAndFlameGraphs(t *testing.T) {
 	// The difference says which profile is the base, in its title and in
 	// the details its title's link opens.
 	openPage(t, alloc, diff, `(document.title === '../benchflame/testdata/imported.pprof minus base ../benchflame/testdata/direct.pprof' && document.getElementById('detailsbox').textContent.includes('Difference: ../benchflame/testdata/imported.pprof minus base ../benchflame/testdata/direct.pprof')) ? 1 : 0`, 1)
+}
+
+// shortTempDir returns a directory, removed when the test ends, short
+// enough for chromium's singleton socket inside it
+// (DIR/org.chromium.Chromium.XXXXXX/SingletonSocket): a socket's path holds
+// at most 107 bytes, which t.TempDir() under a long $TMPDIR passes
+// (chromium then fails to start: "Socket path too long").
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	const socket = len("/org.chromium.Chromium.XXXXXX/SingletonSocket")
+	for _, parent := range []string{"", "/tmp"} {
+		dir, err := os.MkdirTemp(parent, "chromium")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if len(dir)+socket <= 107 {
+			return dir
+		}
+	}
+	t.Skip("no temporary directory short enough for chromium's socket")
+	return ""
 }

@@ -33,6 +33,11 @@
 #                that many mutants, picked by the commit, each killed every
 #                time in 2 runs if concurrent (the whole matrix:
 #                scripts/mutants.sh, see the README's "Proving the checks")
+#   leftovers    nothing the steps ran is left in their $TMPDIR: every
+#                step runs with TMPDIR set to a fresh directory, which
+#                must be empty at the end (a test or script that leaves
+#                files behind fails here, naming them); it is removed
+#                either way
 #
 # Environment:
 #
@@ -148,6 +153,27 @@ fuzz() {
 	return $rc
 }
 
+# Every step's temporary files go under one fresh directory, checked by the
+# leftovers step and removed on exit.
+scratch=$(mktemp -d) || {
+	echo "test.sh: mktemp failed" >&2
+	exit 1
+}
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR=$scratch
+
+# leftovers fails if a step left anything in $TMPDIR, and names it.
+leftovers() {
+	local left
+	left=$(find "$scratch" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort) || return 1
+	if [[ -n $left ]]; then
+		echo "the steps left these in \$TMPDIR ($scratch); a test or script does not clean up:"
+		echo "$left"
+		find "$scratch" -mindepth 1 -maxdepth 3 | head -n 40
+		return 1
+	fi
+}
+
 total_start=$(now)
 go version
 echo "GOFLAGS=$GOFLAGS TEST_TIMEOUT=$timeout CPUs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?')"
@@ -166,6 +192,7 @@ step bench-baseline scripts/bench-baseline.sh
 step bench-smoke go test -run '^$' -bench . -benchtime 1x -short -timeout "$timeout" ./...
 step fuzz fuzz
 step mutants scripts/mutants.sh -short -n 2 -s "${MUTANTS_SUBSET:-3}" -t "$timeout"
+step leftovers leftovers
 
 echo
 echo "== summary"

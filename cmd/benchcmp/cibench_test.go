@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -144,7 +145,10 @@ func runStandIn(t *testing.T, root, dir string, env []string, args ...string) (s
 	}
 	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", "ci-bench.sh")}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "CIBENCH_BENCHCMP="+filepath.Join(bin, "benchcmp"), "GITHUB_STEP_SUMMARY="), env...)
+	// TMPDIR: a run without --out keeps its results in a directory of
+	// its own under it, which must not outlive the test.
+	cmd.Env = append(append(os.Environ(), "CIBENCH_BENCHCMP="+filepath.Join(bin, "benchcmp"), "GITHUB_STEP_SUMMARY=",
+		"TMPDIR="+t.TempDir()), env...)
 	out, err := cmd.CombinedOutput()
 	if exit, ok := err.(*exec.ExitError); ok {
 		return string(out), exit.ExitCode()
@@ -328,6 +332,15 @@ func TestCIBenchRunWithoutResultsStops(t *testing.T) {
 	if code != 2 || !strings.Contains(got, "FAIL lines only") || !strings.Contains(got, "round 1: a run failed") {
 		t.Fatalf("exit %d, want 2 naming the failed run:\n%s", code, got)
 	}
+	// Without --out the results and logs stay in the directory the first
+	// line names, under $TMPDIR, for the failed run to be read.
+	m := regexp.MustCompile(`results in (\S+)`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("no results directory named:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(m[1], "head-1.log")); err != nil {
+		t.Errorf("the failed run's log is not kept where the script said: %v", err)
+	}
 }
 
 // Run through a symbolic link (~/bin/ci-bench), the script looked for the
@@ -344,7 +357,7 @@ func TestCIBenchThroughSymlink(t *testing.T) {
 	}
 	cmd := exec.Command("bash", link, "--count", "6", "--rounds", "1", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "CIBENCH_BENCHCMP="+filepath.Join(bin, "benchcmp"), "GITHUB_STEP_SUMMARY=",
+	cmd.Env = append(os.Environ(), "CIBENCH_BENCHCMP="+filepath.Join(bin, "benchcmp"), "GITHUB_STEP_SUMMARY=", "TMPDIR="+t.TempDir(),
 		"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100")
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ci-bench: no confirmed regression") {
 		t.Errorf("%v, want exit 0:\n%s", err, out)

@@ -45,6 +45,7 @@ func runScriptIn(t *testing.T, dir, name string, args ...string) (string, int) {
 	}
 	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", name)}, args...)...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // what a script leaves there goes with the test
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {

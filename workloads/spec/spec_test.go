@@ -156,6 +156,45 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
+// TestLoneSurrogateEscape: a \u escape of half a surrogate pair without
+// the other half is valid JSON syntax that encodes no character;
+// encoding/json reads it as U+FFFD, so a csv path named another file and
+// a description changed silently, where a byte that is not UTF-8 was
+// refused. It is refused the same way, naming the escape and its column;
+// a whole pair, and an escaped backslash before "u", are text.
+func TestLoneSurrogateEscape(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"high alone", `caf\ud800`, "u.json:1: description: the string holds \\ud800 (column 48), half of a surrogate pair without the other half: it encodes no character"},
+		{"low alone", `\uDC01x`, "u.json:1: description: the string holds \\uDC01 (column 45), half of a surrogate pair without the other half: it encodes no character"},
+		{"high then no low", `\ud83d\u0041`, "u.json:1: description: the string holds \\ud83d (column 45), half of a surrogate pair without the other half: it encodes no character"},
+		{"two highs", `\ud83d\ud83d\ude00`, "u.json:1: description: the string holds \\ud83d (column 45), half of a surrogate pair without the other half: it encodes no character"},
+		{"after a pair", `\ud83d\ude00\udfff`, "u.json:1: description: the string holds \\udfff (column 57), half of a surrogate pair without the other half: it encodes no character"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(base, `"name": "w",`, `"name": "w", "description": "`+tc.text+`",`, 1)
+			s, err := Decode("u.json", ".", []byte(src))
+			if s != nil || err == nil || err.Error() != tc.want || !errors.Is(err, ErrInvalid) {
+				t.Errorf("err = %v,\nwant %s", err, tc.want)
+			}
+		})
+	}
+	csv := strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"csv": "d\udfff.csv"`, 1)
+	if _, err := Decode("u.json", ".", []byte(csv)); err == nil || !strings.HasPrefix(err.Error(), "u.json:2: inputs.a.csv: the string holds \\udfff") {
+		t.Errorf("csv path: %v", err)
+	}
+	for text, want := range map[string]string{
+		`\ud83d\ude00`:    "\U0001F600",
+		`\\ud800`:         `\ud800`,
+		`a\\\ud83d\ude00`: "a\\\U0001F600",
+	} {
+		src := strings.Replace(base, `"name": "w",`, `"name": "w", "description": "`+text+`",`, 1)
+		s, err := Decode("u.json", ".", []byte(src))
+		if err != nil || s.Description != want {
+			t.Errorf("description %s: %v, %v; want %q", text, s, err, want)
+		}
+	}
+}
+
 // TestBadSpecs runs every way a spec can be wrong and checks the message
 // names the file, the line and the field.
 func TestBadSpecs(t *testing.T) {

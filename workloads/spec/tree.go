@@ -80,11 +80,73 @@ type treeDecoder struct {
 	// enclosing member or element; it becomes a string only for a message.
 	path []pathStep
 	// badUTF8 is the offset of the first byte of data that is not UTF-8,
-	// or -1. Outside a string such a byte is a syntax error; inside one
-	// encoding/json reads it as U+FFFD, which would change a csv path or
-	// an expression silently, so the string holding it is refused
-	// (checkUTF8).
-	badUTF8 int64
+	// or of the first escape of a lone surrogate in a string (\ud800 not
+	// followed by a low surrogate's escape, or \udc00 alone), or -1.
+	// Outside a string such a byte is a syntax error; inside one
+	// encoding/json reads either as U+FFFD, which would change a csv path
+	// or an expression silently, so the string holding it is refused
+	// (checkUTF8). surrogate says which of the two it is.
+	badUTF8   int64
+	surrogate bool
+}
+
+// firstLoneSurrogate returns the offset of the first \u escape in a JSON
+// string of data that encodes half of a surrogate pair without the other
+// half, or -1. It reads strings as JSON delimits them (a quote outside a
+// string starts one; a backslash escapes the byte after it); data that is
+// not JSON is refused by the decoder at or before what this finds.
+func firstLoneSurrogate(data []byte) int64 {
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			if i+1 < len(data) && data[i+1] == 'u' {
+				r, ok := hex4(data, i+2)
+				switch {
+				case !ok || r < 0xd800 || r > 0xdfff:
+				case r >= 0xdc00:
+					return int64(i) // a low half with no high half before it
+				default:
+					lo, ok := rune(0), i+7 < len(data) && data[i+6] == '\\' && data[i+7] == 'u'
+					if ok {
+						lo, ok = hex4(data, i+8)
+					}
+					if !ok || lo < 0xdc00 || lo > 0xdfff {
+						return int64(i)
+					}
+					i += 6 // the pair's low half, read here
+				}
+			}
+			i++ // the escaped byte
+		}
+	}
+	return -1
+}
+
+// hex4 reads four hexadecimal digits at data[i:], as a \u escape holds them.
+func hex4(data []byte, i int) (rune, bool) {
+	if i+4 > len(data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range data[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // firstBadUTF8 returns the offset of the first byte of data that does not
@@ -115,6 +177,9 @@ func (d *treeDecoder) checkUTF8(what string) error {
 	}
 	off := d.badUTF8
 	start := bytes.LastIndexByte(d.data[:off], '\n') + 1
+	if d.surrogate {
+		return d.errAt(off, fmt.Sprintf("%s holds %s (column %d), half of a surrogate pair without the other half: it encodes no character", what, d.data[off:off+6], off-int64(start)+1))
+	}
 	return d.errAt(off, fmt.Sprintf("%s holds a byte that is not UTF-8 (0x%02x, column %d): a spec file is UTF-8 text", what, d.data[off], off-int64(start)+1))
 }
 
@@ -181,6 +246,9 @@ const bom = "\ufeff"
 func parseTree(file string, data []byte) (*node, error) {
 	data = bytes.TrimPrefix(data, []byte(bom))
 	d := &treeDecoder{dec: json.NewDecoder(bytes.NewReader(data)), data: data, lines: newLineIndex(data), file: file, badUTF8: firstBadUTF8(data)}
+	if off := firstLoneSurrogate(data); off >= 0 && (d.badUTF8 < 0 || off < d.badUTF8) {
+		d.badUTF8, d.surrogate = off, true
+	}
 	d.dec.UseNumber()
 	root, err := d.value(1)
 	if err != nil {

@@ -153,6 +153,11 @@ func (b *OperatorBuilder) Activator() func() {
 // refused too, and fails the create whether or not the Build returns the
 // error (README.md, "Dataflows"): stepped, it would panic in a worker.
 func (b *OperatorBuilder) Build(op Operator) error {
+	// Late first: after the dataflow's Build returned, b.built is the
+	// worker's to read (a goroutine the Build started may call this).
+	if err := b.c.late(fmt.Sprintf("OperatorBuilder.Build of operator %q", b.n.name)); err != nil {
+		return err
+	}
 	if b.built {
 		return fmt.Errorf("dataflow %s: operator %q: %w", b.c.df.id, b.n.name, ErrOperatorBuilt)
 	}
@@ -163,9 +168,6 @@ func (b *OperatorBuilder) Build(op Operator) error {
 		// A nil pointer (or map, slice, func, chan) of a type that
 		// implements Operator: stepped, it would panic in a worker.
 		return b.refuse(fmt.Errorf("dataflow %s: operator %q: nil Operator (a nil %T)", b.c.df.id, b.n.name, op))
-	}
-	if err := b.c.late(fmt.Sprintf("OperatorBuilder.Build of operator %q", b.n.name)); err != nil {
-		return err
 	}
 	// One operator value built twice would be stepped twice a pass and
 	// shut down twice. Told apart by pointer: a value of another kind may

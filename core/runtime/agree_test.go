@@ -287,8 +287,9 @@ func TestContextMethodsFromAnotherGoroutineAreRefused(t *testing.T) {
 					dataflow.AddInput(late, "rows", op.out)
 					err2 := late.Build(&extra{})
 					_, err3 := c.Arrange(dataflow.Collection{Arity: 2, Oks: op.out, Errs: in.Errs}, []int{0})
+					err4 := b.Build(&extra{}) // built already, by the Build
 					mu.Lock()
-					returned = append(returned, err1, err2, err3)
+					returned = append(returned, err1, err2, err3, err4)
 					mu.Unlock()
 				}()
 				return nil
@@ -312,14 +313,14 @@ func TestContextMethodsFromAnotherGoroutineAreRefused(t *testing.T) {
 		slices.Sort(got)
 		got = slices.Compact(got) // one a worker
 		var want []string
-		for _, m := range []string{"Context.Input", "Context.Exchange", "Context.Probe", `OperatorBuilder.Build of operator "late"`, "Context.Arrange"} {
+		for _, m := range []string{"Context.Input", "Context.Exchange", "Context.Probe", `OperatorBuilder.Build of operator "late"`, "Context.Arrange", `OperatorBuilder.Build of operator "fwd"`} {
 			want = append(want, "dataflow away: "+m+" called from another goroutine than the worker's after the dataflow's Build returned: a dataflow's operators are added by its Build only")
 		}
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Fatalf("errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
-		if len(returned) != 3*s.workers {
+		if len(returned) != 4*s.workers {
 			t.Fatalf("the calls returned %v", returned)
 		}
 		for _, err := range returned {

@@ -396,14 +396,11 @@ func writeFileAtomic(path string, data []byte) error {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		return os.WriteFile(path, data, 0o644)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), TempPattern(path))
+	f, err := CreateOutputTemp(filepath.Dir(path), TempPattern(path), path)
 	if err != nil {
 		return named(err, path)
 	}
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644) // CreateTemp makes 0600; the page is an ordinary file
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

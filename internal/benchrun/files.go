@@ -40,14 +40,10 @@ func createPending(path string) (*pendingFile, error) {
 		}
 		return &pendingFile{f: f, path: path}, nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), benchflame.TempPattern(path))
+	// The temporary file has the mode the destination keeps or, new, the
+	// umask gives it.
+	f, err := benchflame.CreateOutputTemp(filepath.Dir(path), benchflame.TempPattern(path), path)
 	if err != nil {
-		return nil, err
-	}
-	// CreateTemp makes 0600; outputs are ordinary files.
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
 		return nil, err
 	}
 	return &pendingFile{f: f, path: path, tmp: f.Name()}, nil

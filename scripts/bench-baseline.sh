@@ -42,6 +42,9 @@
 # Exit status: 0 compared (whatever the verdicts) or skipped; 2 bad usage or
 # a broken comparison.
 set -uo pipefail
+# The module is built alone: a go.work in a parent directory, or GOWORK
+# naming another workspace, would make go refuse its packages.
+export GOWORK=off
 
 usage() { sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 die() {

@@ -57,9 +57,13 @@
 #
 # Exit status: 0 no confirmed regression and nothing lost; 1 a confirmed
 # regression, a lost benchmark (unless --allow-lost) or a run go test says
-# failed; 2 bad usage, an unknown BASE_REF, a BASE_REF without
+# failed; 2 bad usage, a tree that is no git clone (a source archive), an
+# unknown BASE_REF, a BASE_REF without
 # cmd/benchrun, or a failed build, run or comparison.
 set -uo pipefail
+# The module is built alone: a go.work in a parent directory, or GOWORK
+# naming another workspace, would make go refuse its packages.
+export GOWORK=off
 
 usage() { sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 die() {
@@ -167,7 +171,13 @@ done
 # link (~/bin/ci-bench).
 self=$(readlink -f "${BASH_SOURCE[0]}" 2>/dev/null) || self=${BASH_SOURCE[0]}
 cd "$(dirname "$self")/.." || die "cannot find the repository"
-root=$(git rev-parse --show-toplevel 2>/dev/null) || die "not inside a git work tree"
+# The base is built from the repository's history: a source archive (no
+# .git), or one unpacked inside another repository's work tree, has none
+# of its own.
+here=$(pwd -P)
+nohistory="$here is not the top of a git work tree (a source archive?): ci-bench builds BASE_REF from this repository's git history, so run it in a git clone"
+root=$(git rev-parse --show-toplevel 2>/dev/null) || die "$nohistory"
+[[ $(cd "$root" 2>/dev/null && pwd -P) == "$here" ]] || die "$nohistory; it lies inside the git work tree of $root"
 cd "$root" || die "cannot enter $root"
 base_commit=$(git rev-parse --verify --quiet "$base^{commit}") || die "BASE_REF $base: no such commit"
 [[ -d cmd/benchrun ]] || die "needs cmd/benchrun at HEAD, and this tree has none"

@@ -30,6 +30,9 @@
 #   exchange     core/dataflow: Share (and its Go path), Route, interleaved
 #   dd           benchrun run dd --param rows=1e6 (both index modes)
 set -euo pipefail
+# The module is built alone: a go.work in a parent directory, or GOWORK
+# naming another workspace, would make go refuse its packages.
+export GOWORK=off
 
 cd "$(dirname "$0")/.."
 out=${1:-figures-$(date +%Y%m%d-%H%M%S)}

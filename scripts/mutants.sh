@@ -39,6 +39,9 @@
 # It exits 1 if the baseline failed or a mutant survived any of its runs:
 # every mutant must be killed every time.
 set -euo pipefail
+# The module is built alone: a go.work in a parent directory, or GOWORK
+# naming another workspace, would make go refuse its packages.
+export GOWORK=off
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOFLAGS="-mod=readonly -buildvcs=false${GOFLAGS:+ $GOFLAGS}"

@@ -55,6 +55,9 @@
 #
 # Parallelism is Go's default: -p and GOMAXPROCS follow the number of CPUs.
 set -euo pipefail
+# The module is built alone: a go.work in a parent directory, or GOWORK
+# naming another workspace, would make go refuse its packages.
+export GOWORK=off
 
 # It takes no arguments (its settings are the environment above): any, such
 # as a mistyped -h, would otherwise start every step.

@@ -117,10 +117,13 @@ small default size in both index modes.`,
 	return root
 }
 
-// isTerminal reports whether w is a terminal (progress bars go there).
+// isTerminal reports whether w is a terminal that a progress bar can be
+// drawn on. The bar redraws itself with cursor-movement escapes, which a
+// terminal of TERM=dumb (an editor's shell buffer) prints as text: there,
+// as off a terminal, the progress is a line per sample.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return ok && os.Getenv("TERM") != "dumb" && term.IsTerminal(int(f.Fd()))
 }
 
 // minArgs is cobra.MinimumNArgs with a message naming the command's usage.

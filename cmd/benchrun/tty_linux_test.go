@@ -101,3 +101,37 @@ func TestOutputIsNotTheTerminalByAnyName(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressOnDumbTerminal: on a terminal of TERM=dumb, which cannot
+// move its cursor, --progress auto writes a line per sample. It drew the
+// bar, whose cursor-movement escapes such a terminal shows as text.
+func TestProgressOnDumbTerminal(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	for _, tc := range []struct {
+		term string
+		bar  bool
+	}{{"dumb", false}, {"xterm", true}} {
+		t.Run(tc.term, func(t *testing.T) {
+			pts, shown := openTerminal(t)
+			args, _ := json.Marshal([]string{"run", "groupby", "--param", "rows=10", "--count", "2"})
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args), "TERM="+tc.term)
+			var stdout bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, &stdout, pts
+			err := cmd.Run()
+			terminal := shown()
+			if err != nil || !strings.Contains(stdout.String(), "BenchmarkGroupby/") {
+				t.Fatalf("%v: want the results on standard output; terminal %q", err, terminal)
+			}
+			lines := strings.Contains(terminal, "benchrun: 1/")
+			escapes := strings.Contains(terminal, "\x1b[")
+			if tc.bar && lines {
+				t.Errorf("TERM=%s: want the bar, not lines; terminal %q", tc.term, terminal)
+			}
+			if !tc.bar && (!lines || escapes) {
+				t.Errorf("TERM=%s: want a line per sample and no escape sequence; terminal %q", tc.term, terminal)
+			}
+		})
+	}
+}

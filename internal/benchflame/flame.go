@@ -314,9 +314,22 @@ func Write(ctx context.Context, w io.Writer, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// pprof's web view, which draws the page, reads the user's saved
+	// settings from os.UserConfigDir, and fails without one (HOME and
+	// XDG_CONFIG_HOME unset, as in a service's environment): the
+	// subprocess gets an empty configuration directory of its own, so
+	// the page depends on neither.
+	config, err := os.MkdirTemp("", "benchflame-config-*")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrExport, err)
+	}
+	defer os.RemoveAll(config)
+	if config, err = filepath.Abs(config); err != nil {
+		return fmt.Errorf("%w: %v", ErrExport, err)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "XDG_CONFIG_HOME="+config)
 	cmd.Stdin = bytes.NewReader(in)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -101,8 +101,9 @@ func TestWriteFileReplacesWhole(t *testing.T) {
 	if st, err := os.Lstat(filepath.Join(dir, "link.html")); err != nil || st.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the link was replaced: %v", err)
 	}
-	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
-		t.Errorf("flame.html has mode %v, want 0644", st.Mode().Perm())
+	// The page keeps the mode of the file it replaces, whatever the umask.
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("flame.html has mode %v, want the old file's 0600", st.Mode().Perm())
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, "old.html")); string(data) != "old page\n" {
 		t.Errorf("the old file was rewritten in place: it holds %.40q", data)

@@ -1,6 +1,8 @@
 package benchflame
 
 import (
+	"bytes"
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -57,5 +59,23 @@ func TestWriteFileAtomicMode(t *testing.T) {
 		} else if st.Mode().Perm() != perm {
 			t.Errorf("a page written over a file of mode %v has mode %v", perm, st.Mode().Perm())
 		}
+	}
+}
+
+// pprof's web view reads its saved settings from os.UserConfigDir, which
+// fails with HOME and XDG_CONFIG_HOME unset (a service's environment, env
+// -i): the export failed, called a bad profile ("neither
+// $XDG_CONFIG_HOME nor $HOME are defined"), so benchrun --flamegraph and
+// benchcmp profile wrote no page. The subprocess now has a configuration
+// directory of its own.
+func TestWriteWithoutHome(t *testing.T) {
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	var buf bytes.Buffer
+	if err := Write(context.Background(), &buf, Options{Profile: "testdata/imported.pprof"}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("stackViewer(")) {
+		t.Error("the page holds no flame graph")
 	}
 }

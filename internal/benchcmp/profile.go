@@ -46,12 +46,23 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	if err := checkFlamegraphOut(cfg); err != nil {
 		return err
 	}
-	// A profile that is not there is named as every subcommand names a
-	// missing file (openErr), before benchflame, whose message names the
-	// call that found it.
+	// A profile that is not there, or that this user may not read, is
+	// named as every subcommand names such a file (openErr), before
+	// benchflame, whose message names the call that found it ("open
+	// direct.pprof: permission denied"). Only a regular file is opened
+	// to see: a named pipe's open would wait for a writer, and
+	// benchflame refuses one anyway.
 	for _, p := range []string{cfg.Base, cfg.Other} {
-		if _, err := os.Stat(p); err != nil {
+		st, err := os.Stat(p)
+		if err != nil {
 			return openErr(p, err)
+		}
+		if st.Mode().IsRegular() {
+			f, err := os.Open(p)
+			if err != nil {
+				return openErr(p, err)
+			}
+			f.Close()
 		}
 	}
 	if cfg.ErrOut != nil {

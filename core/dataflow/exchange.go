@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/invariants"
 )
 
 // Hub connects the exchanges of one runtime's workers. A dataflow built on
@@ -37,20 +38,33 @@ func (h *Hub) Len() int {
 	return len(h.chans)
 }
 
-// exchangeChan is one exchange: a mailbox per receiving worker, each
-// holding the chunks sent to it and every sender's frontier. Data and
-// frontier are written under one lock, so a receiver that sees a sender's
-// frontier has also seen everything it sent before (D1 across workers).
+// exchangeChan is one exchange: a mailbox per receiving worker holding the
+// chunks sent to it, and every sender's frontier, which every receiver
+// reads as their meet. Data and frontiers are written under one lock, so a
+// receiver that sees a sender's frontier has also seen everything it sent
+// before (D1 across workers).
+//
+// The senders' frontiers are kept once, not once a receiver, and their meet
+// is kept with the number of senders at it: an exchange holds O(W) state
+// for W workers, a receiver's step reads the meet in O(1), and a sender's
+// advance recomputes it (O(W)) only when it was the last sender at it.
+// A receiver is activated only when its mailbox got chunks or the meet
+// moved: a sender's advance that leaves the meet where it was changes
+// nothing a receiver would do. (With a mailbox's own copy of every
+// frontier and every receiver activated by every sender's step, W workers
+// cost O(W²) memory an exchange and O(W²) activations a time.)
 type exchangeChan struct {
 	mu       sync.Mutex
 	boxes    []mailbox
 	activate []func() // per receiving worker
 	refs     int
+	senders  []frontier.Frontier // per sending worker; all {0} at first
+	meet     frontier.Frontier   // the meet of senders
+	atMeet   int                 // the senders whose frontier is meet
 }
 
 type mailbox struct {
-	chunks  []*Chunk
-	senders []frontier.Frontier
+	chunks []*Chunk
 }
 
 func (h *Hub) join(key exchangeKey, worker int, activate func()) *exchangeChan {
@@ -58,10 +72,8 @@ func (h *Hub) join(key exchangeKey, worker int, activate func()) *exchangeChan {
 	defer h.mu.Unlock()
 	ch, ok := h.chans[key]
 	if !ok {
-		ch = &exchangeChan{boxes: make([]mailbox, h.peers), activate: make([]func(), h.peers)}
-		for i := range ch.boxes {
-			ch.boxes[i].senders = make([]frontier.Frontier, h.peers) // all {0}
-		}
+		ch = &exchangeChan{boxes: make([]mailbox, h.peers), activate: make([]func(), h.peers),
+			senders: make([]frontier.Frontier, h.peers), meet: frontier.Min(), atMeet: h.peers}
 		h.chans[key] = ch
 	}
 	ch.mu.Lock()
@@ -96,6 +108,7 @@ type exchangeSend struct {
 	dest    []int32  // scratch: the worker of each update of a message
 	out     []routed // scratch: the step's non-empty parts and their workers
 	acts    []func() // scratch: the receivers to activate after a send
+	woke    []bool   // scratch: per worker, in acts already (all false between steps)
 	last    frontier.Frontier
 	closed  bool
 	// stopped is set once a chunk broke the operator contract (admit):
@@ -183,20 +196,73 @@ func (o *exchangeSend) Step(in frontier.Frontier) frontier.Frontier {
 	for _, r := range o.out {
 		o.ch.boxes[r.w].chunks = append(o.ch.boxes[r.w].chunks, r.c)
 	}
-	for w := range o.ch.boxes {
-		o.ch.boxes[w].senders[o.worker] = in
+	acts := o.acts[:0]
+	if o.ch.advance(o.worker, in) {
+		// The meet moved: every receiver's frontier moves.
+		for w, a := range o.ch.activate {
+			if a != nil && w != o.worker {
+				acts = append(acts, a)
+			}
+		}
+	} else if len(o.out) > 0 {
+		// The receivers that got chunks, once each.
+		if o.woke == nil {
+			o.woke = make([]bool, peers)
+		}
+		for _, r := range o.out {
+			if w := int(r.w); w != o.worker && !o.woke[w] {
+				o.woke[w] = true
+				if a := o.ch.activate[w]; a != nil {
+					acts = append(acts, a)
+				}
+			}
+		}
+		for _, r := range o.out {
+			o.woke[r.w] = false
+		}
 	}
-	o.acts = append(o.acts[:0], o.ch.activate...)
 	o.ch.mu.Unlock()
 	clear(o.out)
 	o.last = in
-	for w, a := range o.acts {
-		if a != nil && w != o.worker {
-			a()
+	for _, a := range acts {
+		a()
+	}
+	clear(acts)
+	o.acts = acts[:0]
+	return frontier.Empty()
+}
+
+// advance sets sending worker w's frontier to f, under ch.mu, and reports
+// whether the meet of the senders' frontiers moved. A sender's frontier
+// only advances (its operator's output frontier, held by the dataflow
+// where a capability would take it back), so the meet moves only when the
+// last sender at it leaves it, and is found again then.
+func (ch *exchangeChan) advance(w int, f frontier.Frontier) bool {
+	old := ch.senders[w]
+	if f == old {
+		return false
+	}
+	if invariants.Enabled {
+		invariants.Assertf(old.LessEqual(f), "exchange: sender %d's frontier went back from %v to %v", w, old, f)
+	}
+	ch.senders[w] = f
+	if old != ch.meet {
+		return false // beyond the meet already
+	}
+	if ch.atMeet--; ch.atMeet > 0 {
+		return false
+	}
+	m, n := frontier.Empty(), 0
+	for _, s := range ch.senders {
+		switch {
+		case s == m:
+			n++
+		case s.LessEqual(m):
+			m, n = s, 1
 		}
 	}
-	clear(o.acts)
-	return frontier.Empty()
+	ch.meet, ch.atMeet = m, n
+	return true
 }
 
 // routed is one part of a message and the worker it goes to.
@@ -211,10 +277,12 @@ func (o *exchangeSend) Shutdown() {
 	}
 	o.closed = true
 	o.ch.mu.Lock()
-	for w := range o.ch.boxes {
-		o.ch.boxes[w].senders[o.worker] = frontier.Empty()
+	var acts []func()
+	if o.ch.advance(o.worker, frontier.Empty()) {
+		// The meet moved: every receiver's frontier moves (this
+		// worker's too: its dataflow may be stepped no more, or may).
+		acts = append(acts, o.ch.activate...)
 	}
-	acts := append([]func(){}, o.ch.activate...)
 	o.ch.activate[o.worker] = nil
 	o.ch.mu.Unlock()
 	for _, a := range acts {
@@ -238,10 +306,7 @@ func (o *exchangeRecv) Step(frontier.Frontier) frontier.Frontier {
 	box := &o.ch.boxes[o.worker]
 	chunks := box.chunks
 	box.chunks = nil
-	f := frontier.Empty()
-	for _, s := range box.senders {
-		f = f.Meet(s)
-	}
+	f := o.ch.meet
 	o.ch.mu.Unlock()
 	for _, c := range chunks {
 		o.out.Send(c)

@@ -17,6 +17,11 @@ import (
 )
 
 // worker is one worker goroutine of a runtime.
+// spareMax is the most commands a worker's kept queue array holds: a
+// burst of more (a million creates sent before a Sync) is applied from an
+// array that goes with it.
+const spareMax = 4096
+
 type worker struct {
 	rt    *Runtime
 	index int
@@ -75,7 +80,8 @@ type worker struct {
 	qmu   gosync.Mutex
 	queue []queued
 	// spare is the queue array the worker applied last, emptied: the next
-	// wake swaps it in, so a round's commands cost no allocation.
+	// wake swaps it in, so a round's commands cost no allocation. One
+	// grown past spareMax commands is not kept.
 	spare []queued
 
 	amu    gosync.Mutex
@@ -330,8 +336,12 @@ func (w *worker) loop() {
 			cmds[i] = queued{}
 		}
 		// Every entry is cleared (nothing applied stays reachable); the
-		// array is the next wake's queue.
-		w.spare = cmds[:0]
+		// array is the next wake's queue, unless a burst of commands grew
+		// it past spareMax: then it goes, so that one burst does not
+		// keep its memory for the runtime's life.
+		if cap(cmds) <= spareMax {
+			w.spare = cmds[:0]
+		}
 		if len(cmds) > 0 {
 			w.setLabels(w.labels)
 		}

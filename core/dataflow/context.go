@@ -486,12 +486,9 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, va
 	// correct from as_of on only, and says so to every importer (the MZ
 	// #3005 row of docs/semantics.md §7.3).
 	h.SetLogicalCompaction(c.df.asOf)
-	if c.env.Wake != nil {
-		s.SetNotify(c.env.Wake)
-	}
 	m := c.env.Manager
 	df, env := c.df, c.env
-	m.track(s, "dataflow "+c.df.id+": "+name, func() { env.Activate(df) })
+	m.track(s, "dataflow "+c.df.id+": "+name, func() { env.Activate(df) }, c.env.Wake)
 	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	op := &arrangeOp{
 		in: in.subscribe(c.df), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, spine: s, ar: ar,

@@ -391,7 +391,7 @@ func TestTraceStatsSumsEveryField(t *testing.T) {
 		h.SetPhysicalCompaction(w.Upper())
 		for w.Exert(1 << 20) {
 		}
-		m.track(s, "t", func() {})
+		m.track(s, "t", func() {}, nil)
 		st := s.Stats()
 		want = spine.Stats{Batches: want.Batches + st.Batches, Updates: want.Updates + st.Updates, Bytes: want.Bytes + st.Bytes,
 			Merges: want.Merges + st.Merges, MergeWork: want.MergeWork + st.MergeWork, Pending: want.Pending + st.Pending,

@@ -181,7 +181,7 @@ func (x *sharedIndex) drop(t *testing.T, df *Dataflow, env *Env) {
 func TestAnUntrackedTraceAppliesItsHolds(t *testing.T) {
 	m := NewIndexManager()
 	h, _, s := share.NewTrace(batch.Arity{Key: 1, Val: 1}, spine.Options{})
-	m.track(s, "t", func() {})
+	m.track(s, "t", func() {}, nil)
 	m.Defer()
 	h.SetLogicalCompaction(frontier.At(3))
 	m.untrack(s)

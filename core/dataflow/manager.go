@@ -1,9 +1,11 @@
 package dataflow
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -18,35 +20,58 @@ import (
 type IndexManager struct {
 	entries map[string]*entry
 	// list has the entries of entries, in the order they were set: what
-	// Maintain walks every wake (a slice, because starting a map iteration
-	// costs more than a wake's whole walk).
+	// WriterDropped and Drop walk (Maintain walks the entries of hot
+	// traces and the loose ones only).
 	list []*entry
 	// rootImports are the imports queries made of each local Maintained
 	// index, directly or through aliases (noteImports).
 	rootImports map[string][]*share.Import
 	// spines are the traces of every arrangement built on this worker,
-	// exported or not, in the order tracked: maintenance gives each of
-	// them idle fuel.
-	spines []*tracked
+	// exported or not, in the order tracked; bySpine finds them (when an
+	// index is set).
+	spines  []*tracked
+	bySpine map[*share.Spine]*tracked
+	// group defers the hold changes of every trace in spines at once
+	// (Defer).
+	group share.Group
+	// hot are the traces with something for Maintain to do, each once
+	// (share.Spine.MarkHot): a batch inserted, a hold change recorded,
+	// a reader's move taken from remote, a merge in progress, an
+	// overflow not yet seen by Overflows. Maintain, Merging and Overflows
+	// walk them only, so that a wake costs what its traces have to do,
+	// not what the worker holds.
+	hot []*tracked
+	// remote is the stack of traces whose readers moved a hold (pushed by
+	// their notify, on the reader's goroutine, tracked.queued set while
+	// in it): Maintain takes it whole and makes them hot.
+	remote atomic.Pointer[tracked]
+	// loose are the local entries whose traces are not both tracked here
+	// (a re-export of another runtime's index, a trace whose dataflow is
+	// dropped): Maintain visits them every time, as it visits the
+	// entries of hot traces (tracked.entries).
+	loose []*entry
+	// owned lists the ids each owner set, for DropOwned.
+	owned map[string][]string
+	seq   uint64 // the last tracked.seq
+	// visits counts the traces Maintain has visited (tests).
+	visits int
 }
 
 // Defer makes every trace under maintenance record its hold changes until
-// the next Maintain applies them, once each (share.Spine.Defer): a worker
+// the next Maintain applies them, once each (share.Spine.Defer, through
+// the worker's share.Group: O(1) whatever the number of traces): a worker
 // calls it when it wakes, before the commands and steps that move holds.
-func (m *IndexManager) Defer() {
-	for _, tr := range m.spines {
-		tr.s.Defer()
-	}
-}
+// A trace whose change is recorded becomes hot.
+func (m *IndexManager) Defer() { m.group.Defer() }
 
 // Apply applies the hold changes recorded since Defer now, and goes on
 // deferring: a barrier calls it first, so what it reads reflects every
-// command before it (Runtime.Stats, Sync).
+// command before it (Runtime.Stats, Sync). Only hot traces have any.
 func (m *IndexManager) Apply() {
-	for _, tr := range m.spines {
+	for _, tr := range m.hot {
 		tr.s.Flush()
-		tr.s.Defer()
 	}
+	m.group.Defer()
 }
 
 // tracked is an arrangement trace under maintenance.
@@ -56,6 +81,60 @@ type tracked struct {
 	reported bool   // its overflow error was returned by Overflows
 	seen     int    // overflowing merges the owner was activated for
 	activate func() // activates the arranging dataflow
+	seq      uint64 // its place in the order of tracking
+	// entries are the local indexes reading the trace whose traces are
+	// all tracked here: Maintain moves their physical holds when the
+	// trace is hot.
+	entries []*entry
+	gone    bool // untracked: popped from remote, it is skipped
+	// queued is set while the trace is in IndexManager.remote; next links
+	// it there (written by the pusher before the push, read by the worker
+	// after taking the stack).
+	queued atomic.Bool
+	next   *tracked
+}
+
+// heat lists tr as hot (its share.Spine's onHot).
+func (m *IndexManager) heat(tr *tracked) { m.hot = append(m.hot, tr) }
+
+// notify returns the notification of a reader's move on tr's trace
+// (share.Spine.SetNotify): it pushes tr on remote, once while queued,
+// then calls wake (the worker's, if any). It runs on the reader's
+// goroutine under a point's lock, and only signals: the push is one CAS.
+// The push precedes wake, so a worker that skips the wake because it has
+// yet to reach Maintain (worker.holdsMoved) takes tr there.
+func (m *IndexManager) notify(tr *tracked, wake func()) func() {
+	return func() {
+		if tr.queued.CompareAndSwap(false, true) {
+			for {
+				old := m.remote.Load()
+				tr.next = old
+				if m.remote.CompareAndSwap(old, tr) {
+					break
+				}
+			}
+		}
+		if wake != nil {
+			wake()
+		}
+	}
+}
+
+// takeRemote makes every trace pushed on remote hot. A trace is pushed
+// again only once its queued flag is cleared, after its next link is read.
+func (m *IndexManager) takeRemote() {
+	if m.remote.Load() == nil {
+		return
+	}
+	for tr := m.remote.Swap(nil); tr != nil; {
+		next := tr.next
+		tr.next = nil
+		tr.queued.Store(false)
+		if !tr.gone {
+			tr.s.MarkHot()
+		}
+		tr = next
+	}
 }
 
 type entry struct {
@@ -76,6 +155,8 @@ type entry struct {
 	// asOf is the exporting dataflow's as_of: a Maintained export is
 	// published at it, so a query reads it from there on (importSince).
 	asOf frontier.Frontier
+	// loose: Maintain visits it every time (IndexManager.link).
+	loose bool
 }
 
 // importSince is the since a dataflow importing index id (bundle b) is
@@ -179,20 +260,98 @@ func NewIndexManager() *IndexManager {
 }
 
 // track adds an arrangement's trace to maintenance until untrack; activate
-// wakes the arranging dataflow when a merge of the trace overflows.
-func (m *IndexManager) track(s *share.Spine, name string, activate func()) {
-	m.spines = append(m.spines, &tracked{s: s, name: name, activate: activate})
+// wakes the arranging dataflow when a merge of the trace overflows, wake
+// (if not nil) the worker when a reader of the trace moves a hold. The
+// trace joins the worker's deferral and hot set, hot from the start.
+func (m *IndexManager) track(s *share.Spine, name string, activate, wake func()) {
+	m.seq++
+	tr := &tracked{s: s, name: name, activate: activate, seq: m.seq}
+	m.spines = append(m.spines, tr)
+	if m.bySpine == nil {
+		m.bySpine = map[*share.Spine]*tracked{}
+	}
+	m.bySpine[s] = tr
+	s.SetNotify(m.notify(tr, wake))
+	s.Join(&m.group, func() { m.heat(tr) })
+	s.MarkHot()
 }
 func (m *IndexManager) untrack(s *share.Spine) {
 	m.spines = slices.DeleteFunc(m.spines, func(tr *tracked) bool { return tr.s == s })
 	// The trace may outlive its dataflow (a re-export's handles): what this
 	// wake deferred is applied now, a reader's move whose wake this worker
 	// has not taken too (its notification was skipped before Maintain, which
-	// will not visit the trace again), and later changes apply as they come.
+	// will not visit the trace again), and later changes apply as they come:
+	// it leaves the worker's deferral and hot set (after the Refresh, which
+	// may list it).
 	if s.TakeWake() {
 		s.Refresh()
 	}
 	s.Flush()
+	s.Join(nil, nil)
+	tr := m.bySpine[s]
+	delete(m.bySpine, s)
+	if tr != nil {
+		tr.gone = true // a move pushed on remote from now on is skipped
+		m.hot = slices.DeleteFunc(m.hot, func(x *tracked) bool { return x == tr })
+		// Its indexes' holds move on, if at all, with every wake.
+		for _, e := range tr.entries {
+			m.loosen(e)
+		}
+		tr.entries = nil
+	}
+}
+
+// link records local entry e with the tracked traces its halves read, so
+// that Maintain moves its physical holds when one of them is hot (its
+// upper moves only with a batch inserted), and makes them hot for the
+// first Maintain after e is set; an entry whose halves are not both
+// tracked traces here is loose, visited every time.
+func (m *IndexManager) link(e *entry) {
+	if e.bundle.IsPeer() {
+		return
+	}
+	var trs [2]*tracked
+	for i, r := range []trace.Reader{e.bundle.Oks, e.bundle.Errs} {
+		h, ok := r.(*trace.Handle)
+		if !ok {
+			m.loosen(e)
+			return
+		}
+		sp, ok := h.Storage().(*share.Spine)
+		if !ok || m.bySpine[sp] == nil {
+			m.loosen(e)
+			return
+		}
+		trs[i] = m.bySpine[sp]
+	}
+	for _, tr := range trs {
+		tr.entries = append(tr.entries, e)
+		tr.s.MarkHot()
+	}
+}
+
+// loosen makes e loose (link), once.
+func (m *IndexManager) loosen(e *entry) {
+	if !e.loose {
+		e.loose = true
+		m.loose = append(m.loose, e)
+	}
+}
+
+// unlink forgets e (Drop).
+func (m *IndexManager) unlink(e *entry) {
+	if e.loose {
+		m.loose = slices.DeleteFunc(m.loose, func(x *entry) bool { return x == e })
+	}
+	for _, r := range []trace.Reader{e.bundle.Oks, e.bundle.Errs} {
+		if h, ok := r.(*trace.Handle); ok {
+			if sp, ok := h.Storage().(*share.Spine); ok {
+				if tr := m.bySpine[sp]; tr != nil {
+					tr.entries = slices.DeleteFunc(tr.entries, func(x *entry) bool { return x == e })
+				}
+			}
+		}
+	}
 }
 
 // Overflows returns, once per trace, an error for each arrangement trace
@@ -202,10 +361,12 @@ func (m *IndexManager) untrack(s *share.Spine) {
 // trace happened to be batched. It also activates the dataflow of every
 // trace with an overflowing merge it has not been activated for, so that
 // its arrangement emits the `numeric overflow` row (Context.Arrange). Call
-// it on the worker's goroutine after Maintain.
+// it on the worker's goroutine after Maintain. It looks at hot traces
+// only: a merge, and so an overflow, happens only in one (at an insert,
+// or in Maintain's fuel), which stays hot until this has seen it.
 func (m *IndexManager) Overflows() []error {
-	var errs []error
-	for _, tr := range m.spines {
+	var reps []*tracked
+	for _, tr := range m.hot {
 		s := tr.s
 		if n := s.Overflows(); n != tr.seen {
 			tr.seen = n
@@ -213,8 +374,17 @@ func (m *IndexManager) Overflows() []error {
 		}
 		if err := s.Err(); err != nil && !tr.reported {
 			tr.reported = true
-			errs = append(errs, &MergeOverflowError{Trace: tr.name})
+			reps = append(reps, tr)
 		}
+	}
+	if len(reps) == 0 {
+		return nil
+	}
+	// In the order the traces were tracked, whatever made them hot.
+	slices.SortFunc(reps, func(a, b *tracked) int { return cmp.Compare(a.seq, b.seq) })
+	errs := make([]error, len(reps))
+	for i, tr := range reps {
+		errs[i] = &MergeOverflowError{Trace: tr.name}
 	}
 	return errs
 }
@@ -278,10 +448,7 @@ func (m *IndexManager) SetPeer(id, owner string, b *share.Bundle) error {
 	if _, ok := m.entries[id]; ok {
 		return fmt.Errorf("dataflow: index %q already exists", id)
 	}
-	e := &entry{bundle: b, owner: owner, maintained: true}
-	m.entries[id] = e
-	m.list = append(m.list, e)
-	return nil
+	return m.set(id, &entry{bundle: b, owner: owner, maintained: true})
 }
 
 func (m *IndexManager) set(id string, e *entry) error {
@@ -290,6 +457,11 @@ func (m *IndexManager) set(id string, e *entry) error {
 	}
 	m.entries[id] = e
 	m.list = append(m.list, e)
+	if m.owned == nil {
+		m.owned = map[string][]string{}
+	}
+	m.owned[e.owner] = append(m.owned[e.owner], id)
+	m.link(e)
 	return nil
 }
 
@@ -318,6 +490,12 @@ func (m *IndexManager) Drop(id string) {
 	}
 	delete(m.entries, id)
 	m.list = slices.DeleteFunc(m.list, func(x *entry) bool { return x == e })
+	if ids := slices.DeleteFunc(m.owned[e.owner], func(x string) bool { return x == id }); len(ids) > 0 {
+		m.owned[e.owner] = ids
+	} else {
+		delete(m.owned, e.owner)
+	}
+	m.unlink(e)
 	// A Maintained index's publication ends with it, and with it what the
 	// other runtime's queries import of it or of their re-exports of it,
 	// though its traces may go on (its writer alive, or a re-export's
@@ -340,17 +518,12 @@ func (m *IndexManager) Drop(id string) {
 	}
 }
 
-// DropOwned drops every index owned by dataflow owner.
+// DropOwned drops every index owned by dataflow owner, in the order of
+// their ids. It looks at the owner's ids only (IndexManager.owned): a
+// dataflow that exports nothing (most queries) owns none, and its drop
+// allocates nothing here.
 func (m *IndexManager) DropOwned(owner string) {
-	// Only the owner's ids are collected: a dataflow that exports
-	// nothing (most queries) owns none, and its drop allocates nothing
-	// here.
-	var ids []string
-	for id, e := range m.entries {
-		if e.owner == owner {
-			ids = append(ids, id)
-		}
-	}
+	ids := slices.Clone(m.owned[owner])
 	slices.Sort(ids)
 	for _, id := range ids {
 		m.Drop(id)
@@ -366,22 +539,33 @@ func (m *IndexManager) DropOwned(owner string) {
 // drive the rest: no virtual records are introduced, so an idle worker does
 // not rewrite a large trace. It reports whether merges remain.
 //
+// It visits the hot traces only (and the loose entries): a trace whose
+// readers moved (taken from remote), that got a batch or a hold change
+// or merges. Another has nothing to do: its upper has not moved, nothing
+// is recorded for it and no wake is set, so its visit would change
+// nothing. Each visited trace leaves the hot set unless it still merges,
+// has a change recorded (made during this call) or an overflow
+// Overflows has not seen.
+//
 // Idle fuel matters: finishing merges between arrivals costs less per update
 // than leaving them to be forced by later arrivals (BenchmarkSteady), so
 // every arrangement gets it, not only exported indexes.
 func (m *IndexManager) Maintain(effort int64) bool {
-	m.Defer() // this call's own changes too, when no wake deferred them
-	for _, e := range m.list {
-		if e.bundle.IsPeer() {
-			continue
-		}
-		for _, r := range []trace.Reader{e.bundle.Oks, e.bundle.Errs} {
-			r.SetPhysicalCompaction(r.ReadUpper())
+	m.group.Defer() // this call's own changes too, when no wake deferred them
+	m.takeRemote()
+	for _, e := range m.loose {
+		e.holdPhysical()
+	}
+	// Indexed: a hold change made here lists its trace at the end.
+	for i := 0; i < len(m.hot); i++ {
+		for _, e := range m.hot[i].entries {
+			e.holdPhysical()
 		}
 	}
 	more := false
-	for _, tr := range m.spines {
+	for _, tr := range m.hot {
 		s := tr.s
+		m.visits++
 		if s.TakeWake() {
 			s.Refresh()
 		}
@@ -390,13 +574,36 @@ func (m *IndexManager) Maintain(effort int64) bool {
 			more = true
 		}
 	}
+	m.group.Done()
+	j := 0
+	for _, tr := range m.hot {
+		if !tr.s.Idle() || tr.s.Overflows() != tr.seen || !tr.reported && tr.s.Err() != nil {
+			m.hot[j] = tr
+			j++
+		} else {
+			tr.s.ClearHot()
+		}
+	}
+	clear(m.hot[j:])
+	m.hot = m.hot[:j]
 	return more
 }
 
+// holdPhysical moves e's physical holds to its traces' read upper (a local
+// entry; a peer's is its publisher's).
+func (e *entry) holdPhysical() {
+	if e.bundle.IsPeer() {
+		return
+	}
+	e.bundle.Oks.SetPhysicalCompaction(e.bundle.Oks.ReadUpper())
+	e.bundle.Errs.SetPhysicalCompaction(e.bundle.Errs.ReadUpper())
+}
+
 // Merging reports whether a merge is in progress in any trace under
-// maintenance: whether Maintain has merge work to give fuel to.
+// maintenance: whether Maintain has merge work to give fuel to. A trace
+// that merges is hot until its merge is done: only hot ones are looked at.
 func (m *IndexManager) Merging() bool {
-	for _, tr := range m.spines {
+	for _, tr := range m.hot {
 		if tr.s.Merging() {
 			return true
 		}

@@ -103,7 +103,7 @@ func TestUntrackTakesAPendingWake(t *testing.T) {
 	}
 	defer r.Release()
 	m := NewIndexManager()
-	m.track(s, "t", func() {})
+	m.track(s, "t", func() {}, nil)
 	h.SetLogicalCompaction(frontier.At(5))
 	s.TakeWake()
 	if got := s.LogicalCompaction(); got != frontier.At(1) {

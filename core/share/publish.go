@@ -54,6 +54,15 @@ type Spine struct {
 	// released marks a stand-in for the trace of a released handle
 	// (publishingSpine), which Attach refuses with ErrReleased.
 	released bool
+	// group is the worker-wide deferral the spine is in (Join), nil
+	// outside one; flushed is the group's epoch when it last flushed: it
+	// defers while the group does and it has not flushed since.
+	group   *Group
+	flushed uint64
+	// hot is set while onHot has listed the spine (MarkHot) and its
+	// maintainer has not cleared it (ClearHot).
+	hot   bool
+	onHot func()
 }
 
 var (
@@ -198,6 +207,55 @@ func (s *Spine) Attach(p *Point) error {
 	return nil
 }
 
+// Group is the deferral a worker shares among the spines it maintains
+// (Join): Defer makes every one of them defer at once, as Spine.Defer
+// would each, until it flushes, so that a wake defers them all in O(1).
+// Owned by the worker goroutine.
+type Group struct {
+	epoch     uint64
+	deferring bool
+}
+
+// Defer makes every spine in g record its hold changes until its next
+// Flush (Spine.Defer).
+func (g *Group) Defer() {
+	g.epoch++
+	g.deferring = true
+}
+
+// Done ends g's deferral: a spine not flushed since Defer applies what
+// it records from now on (as after Flush; what it recorded stays for
+// its Flush).
+func (g *Group) Done() { g.deferring = false }
+
+// Join puts s in g's deferral (deferring from g's next Defer on) and
+// installs onHot, called once each time s gets something for its
+// maintainer to do while not hot (MarkHot): a batch (Insert) or a hold
+// change recorded while deferring. Join(nil, nil) takes s out of both.
+func (s *Spine) Join(g *Group, onHot func()) {
+	s.group, s.onHot, s.hot = g, onHot, false
+	if g != nil {
+		s.flushed = g.epoch
+	}
+}
+
+// MarkHot lists s with its maintainer (the onHot of Join) unless it is
+// listed already: a flag test when it is.
+func (s *Spine) MarkHot() {
+	if !s.hot && s.onHot != nil {
+		s.hot = true
+		s.onHot()
+	}
+}
+
+// ClearHot records that the maintainer no longer lists s.
+func (s *Spine) ClearHot() { s.hot = false }
+
+// Idle reports whether s has nothing recorded for its maintainer: no
+// hold change waiting for Flush and no merge in progress. (A reader's
+// move is announced through the notify of SetNotify.)
+func (s *Spine) Idle() bool { return !s.dirty && !s.inner.Merging() }
+
 // Refresh applies the current remote holds and republishes: the publisher
 // calls it when TakeWake reports a wake.
 func (s *Spine) Refresh() { s.apply() }
@@ -211,19 +269,26 @@ func (s *Spine) Refresh() { s.apply() }
 // more.
 func (s *Spine) Defer() { s.deferring = true }
 
-// Flush applies what was recorded since Defer, if anything, and ends it.
+// Flush applies what was recorded since Defer (its own or its Group's),
+// if anything, and ends it.
 func (s *Spine) Flush() {
 	s.deferring = false
+	if s.group != nil {
+		s.flushed = s.group.epoch
+	}
 	if s.dirty {
 		s.dirty = false
 		s.applyHolds()
 	}
 }
 
-// apply applies holds now, or records that they changed while deferring.
+// apply applies holds now, or records that they changed while deferring
+// (by Defer, or by its Group's since it last flushed), and lists the
+// spine with its maintainer (MarkHot).
 func (s *Spine) apply() {
-	if s.deferring {
+	if s.deferring || s.group != nil && s.group.deferring && s.flushed != s.group.epoch {
 		s.dirty = true
+		s.MarkHot()
 		return
 	}
 	s.applyHolds()
@@ -332,13 +397,15 @@ func (s *Spine) published() []*batch.Batch {
 }
 
 // Insert inserts b and, under each point's lock, republishes the chain and
-// enqueues b and its upper to every importer (P3).
+// enqueues b and its upper to every importer (P3). It lists the spine with
+// its maintainer (MarkHot): its upper moved, and it may merge.
 func (s *Spine) Insert(b *batch.Batch) error {
 	v := s.inner.Version()
 	current := s.mirrored && s.version == v
 	if err := s.inner.Insert(b); err != nil {
 		return err
 	}
+	s.MarkHot()
 	// Held back at the last upper, the physical frontier moves on with the
 	// new one, no further than the readers registered now hold.
 	behind := s.inner.PhysicalCompaction().Less(s.physWant)
@@ -436,6 +503,9 @@ func (s *Spine) RequestedCompaction() frontier.Frontier { return s.localLogical 
 // Exert applies holds, does merge work and republishes the chain.
 func (s *Spine) Exert(effort int64) bool {
 	s.deferring, s.dirty = false, false
+	if s.group != nil {
+		s.flushed = s.group.epoch
+	}
 	// Holds are applied whether or not a point is attached: a change
 	// recorded while deferring is applied here too.
 	s.applyHolds()

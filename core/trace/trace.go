@@ -283,6 +283,10 @@ func (h *Handle) Clone() *Handle {
 	return h.bx.register(h.logical, h.physical)
 }
 
+// Storage returns the storage h's trace wraps, nil once every handle of
+// the trace is released (its maintainer finds the trace a handle reads).
+func (h *Handle) Storage() Storage { return h.bx.storage }
+
 // CloneReader is Clone behind the Reader interface.
 func (h *Handle) CloneReader() Reader { return h.Clone() }
 

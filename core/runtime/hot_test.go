@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
+)
+
+// TestAnIdleIndexCompactsWhenItsReaderMoves: among twenty indexes over an
+// input that gets nothing, beside one that gets rounds, an idle index
+// whose last reader holding it back moves its hold compacts in the wake
+// that move sends: the worker's maintenance visits the traces with
+// something to do only (dataflow.IndexManager.Maintain), and a reader's
+// move on another goroutine makes its trace one.
+func TestAnIdleIndexCompactsWhenItsReaderMoves(t *testing.T) {
+	m, i, ctl, err := Pair(1, spine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Shutdown()
+	ctx := testCtx(t)
+	probe := startIndex(t, ctl)
+	sendAll(t, ctl, CreateInput{Name: "quiet", Arity: 2})
+	for k := range 20 {
+		sendAll(t, ctl, CreateDataflow{Desc: indexDesc(fmt.Sprintf("idle%d", k), "quiet", 2, []int{0}, 0, nil)})
+	}
+	round := func(r uint64) {
+		c := dataflow.NewChunk(2, 1)
+		c.Push([]int64{int64(r), 1}, r, 1)
+		sendAll(t, ctl, Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(r + 1)}, AllowCompaction{ID: "idx", Frontier: frontier.At(r)})
+		if err := probe.WaitPassed(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round(0)
+	slot := m.opts.Registries[0].Lookup("idle7", frontier.At(0))
+	if slot == nil {
+		t.Fatal("no published slot")
+	}
+	pt := slot.Oks()
+	rd := pt.Reader()
+	defer rd.Release()
+	// Both runtimes allow {5}; this reader holds {0}.
+	sendAll(t, ctl, AllowCompaction{ID: "idle7", Frontier: frontier.At(5)})
+	for r := range uint64(4) {
+		round(1 + r)
+	}
+	if !awaitIdle(ctx.Done(), m, i) {
+		t.Fatal("never idle")
+	}
+	if got := pt.Stats().Since; got != frontier.At(0) {
+		t.Fatalf("since %v with a reader holding {0}", got)
+	}
+	rd.SetLogicalCompaction(frontier.At(5))
+	round(5) // the round's wake or the move's own: either takes the move
+	if !awaitIdle(ctx.Done(), m, i) {
+		t.Fatal("never idle")
+	}
+	if got := pt.Stats().Since; got != frontier.At(5) {
+		t.Fatalf("since %v once the reader moved to {5}: the idle trace was not maintained", got)
+	}
+	if err := ctl.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAMergeFinishesWithoutArrivals: a merge in progress on an index that
+// gets nothing more goes on getting fuel, a little each wake (Effort 1),
+// until it is done: a trace that merges stays among those maintenance
+// visits (dataflow.IndexManager.Maintain), and the worker comes back while
+// one does.
+func TestAMergeFinishesWithoutArrivals(t *testing.T) {
+	r, err := New(Options{Role: Solo, Workers: 1, Effort: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl, _ := NewController(r)
+	defer ctl.Shutdown()
+	ctx := testCtx(t)
+	probe := startIndex(t, ctl)
+	sendAll(t, ctl, CreateInput{Name: "quiet", Arity: 2})
+	for k := range 8 {
+		sendAll(t, ctl, CreateDataflow{Desc: indexDesc(fmt.Sprintf("idle%d", k), "quiet", 2, []int{0}, 0, nil)})
+	}
+	merged := false
+	for x := range uint64(16) {
+		c := dataflow.NewChunk(2, 64)
+		for j := range int64(64) {
+			c.Push([]int64{int64(x)*64 + j, j}, x, 1)
+		}
+		sendAll(t, ctl, Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(x + 1)})
+		if err := probe.WaitPassed(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+		st, err := r.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged = merged || st.Trace.Merging > 0
+	}
+	if !merged {
+		t.Fatal("no merge in progress after any round: the test merges nothing")
+	}
+	if !awaitIdle(ctx.Done(), r) {
+		t.Fatal("never idle")
+	}
+	st, err := r.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Trace.Merging != 0 {
+		t.Fatalf("idle with %d merges in progress", st.Trace.Merging)
+	}
+	if err := ctl.Err(); err != nil {
+		t.Fatal(err)
+	}
+}

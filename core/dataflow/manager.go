@@ -53,6 +53,8 @@ type IndexManager struct {
 	// owned lists the ids each owner set, for DropOwned.
 	owned map[string][]string
 	seq   uint64 // the last tracked.seq
+	// maintains counts Maintain calls (entry.held).
+	maintains uint64
 	// visits counts the traces Maintain has visited (tests).
 	visits int
 }
@@ -157,6 +159,10 @@ type entry struct {
 	asOf frontier.Frontier
 	// loose: Maintain visits it every time (IndexManager.link).
 	loose bool
+	// held is the Maintain call (IndexManager.maintains) that last moved
+	// its physical holds: an entry whose halves are both hot is moved
+	// once.
+	held uint64
 }
 
 // importSince is the since a dataflow importing index id (bundle b) is
@@ -552,6 +558,7 @@ func (m *IndexManager) DropOwned(owner string) {
 // every arrangement gets it, not only exported indexes.
 func (m *IndexManager) Maintain(effort int64) bool {
 	m.group.Defer() // this call's own changes too, when no wake deferred them
+	m.maintains++
 	m.takeRemote()
 	for _, e := range m.loose {
 		e.holdPhysical()
@@ -559,12 +566,18 @@ func (m *IndexManager) Maintain(effort int64) bool {
 	// Indexed: a hold change made here lists its trace at the end.
 	for i := 0; i < len(m.hot); i++ {
 		for _, e := range m.hot[i].entries {
-			e.holdPhysical()
+			if e.held != m.maintains {
+				e.held = m.maintains // once, whether one half or both are hot
+				e.holdPhysical()
+			}
 		}
 	}
 	more := false
-	for _, tr := range m.hot {
-		s := tr.s
+	// Indexed too: a trace listed while this loop runs (a hold change
+	// one trace's flush makes in another, still deferring) is flushed in
+	// this call, as every trace was when every trace was visited.
+	for i := 0; i < len(m.hot); i++ {
+		s := m.hot[i].s
 		m.visits++
 		if s.TakeWake() {
 			s.Refresh()

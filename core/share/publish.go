@@ -54,9 +54,10 @@ type Spine struct {
 	// released marks a stand-in for the trace of a released handle
 	// (publishingSpine), which Attach refuses with ErrReleased.
 	released bool
-	// group is the worker-wide deferral the spine is in (Join), nil
-	// outside one; flushed is the group's epoch when it last flushed: it
-	// defers while the group does and it has not flushed since.
+	// group is the worker-wide deferral the spine is in (Join), noGroup
+	// outside one (never nil: Flush and apply read it without a check);
+	// flushed is the group's epoch when it last flushed: it defers while
+	// the group does and it has not flushed since.
 	group   *Group
 	flushed uint64
 	// hot is set while onHot has listed the spine (MarkHot) and its
@@ -75,6 +76,7 @@ var (
 // new local trace of an arity).
 func wrapSpine(inner *spine.Spine) *Spine {
 	return &Spine{
+		group:         &noGroup,
 		inner:         inner,
 		localLogical:  inner.LogicalCompaction(),
 		localPhysical: inner.PhysicalCompaction(),
@@ -233,11 +235,16 @@ func (g *Group) Done() { g.deferring = false }
 // maintainer to do while not hot (MarkHot): a batch (Insert) or a hold
 // change recorded while deferring. Join(nil, nil) takes s out of both.
 func (s *Spine) Join(g *Group, onHot func()) {
-	s.group, s.onHot, s.hot = g, onHot, false
-	if g != nil {
-		s.flushed = g.epoch
+	if g == nil {
+		g = &noGroup
 	}
+	s.group, s.onHot, s.hot = g, onHot, false
+	s.flushed = g.epoch
 }
+
+// noGroup is the group of a spine in none: it never defers (nothing calls
+// its Defer).
+var noGroup Group
 
 // MarkHot lists s with its maintainer (the onHot of Join) unless it is
 // listed already: a flag test when it is.
@@ -273,9 +280,7 @@ func (s *Spine) Defer() { s.deferring = true }
 // if anything, and ends it.
 func (s *Spine) Flush() {
 	s.deferring = false
-	if s.group != nil {
-		s.flushed = s.group.epoch
-	}
+	s.flushed = s.group.epoch
 	if s.dirty {
 		s.dirty = false
 		s.applyHolds()
@@ -286,12 +291,19 @@ func (s *Spine) Flush() {
 // (by Defer, or by its Group's since it last flushed), and lists the
 // spine with its maintainer (MarkHot).
 func (s *Spine) apply() {
-	if s.deferring || s.group != nil && s.group.deferring && s.flushed != s.group.epoch {
-		s.dirty = true
-		s.MarkHot()
+	if s.deferring || s.group.deferring && s.flushed != s.group.epoch {
+		s.record()
 		return
 	}
 	s.applyHolds()
+}
+
+// record notes a hold change for the next Flush and lists the spine with
+// its maintainer (apply's deferred path, kept out of it so that apply is
+// inlined).
+func (s *Spine) record() {
+	s.dirty = true
+	s.MarkHot()
 }
 
 // applyHolds compacts to the meet of the local and remote holds (P2),
@@ -503,9 +515,7 @@ func (s *Spine) RequestedCompaction() frontier.Frontier { return s.localLogical 
 // Exert applies holds, does merge work and republishes the chain.
 func (s *Spine) Exert(effort int64) bool {
 	s.deferring, s.dirty = false, false
-	if s.group != nil {
-		s.flushed = s.group.epoch
-	}
+	s.flushed = s.group.epoch
 	// Holds are applied whether or not a point is attached: a change
 	// recorded while deferring is applied here too.
 	s.applyHolds()

@@ -120,11 +120,11 @@ func publishingSpine(r trace.Reader) (*Spine, bool) {
 	switch s := h.State().Storage().(type) {
 	case *Spine:
 		if h.Released() {
-			return &Spine{released: true}, true
+			return &Spine{released: true, group: &noGroup}, true
 		}
 		return s, true
 	case nil:
-		return &Spine{dropped: true}, true
+		return &Spine{dropped: true, group: &noGroup}, true
 	}
 	return nil, false
 }

@@ -383,6 +383,19 @@ func startIndex(t *testing.T, ctl *Controller) *dataflow.Probe {
 	return probe
 }
 
+// indexRound sends round r to startIndex's index — one update at time r,
+// the input advanced to r+1, the index allowed to compact to r — and
+// waits until its probe passes r.
+func indexRound(t *testing.T, ctl *Controller, probe *dataflow.Probe, r uint64) {
+	t.Helper()
+	c := dataflow.NewChunk(2, 1)
+	c.Push([]int64{int64(r), 1}, r, 1)
+	sendAll(t, ctl, Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(r + 1)}, AllowCompaction{ID: "idx", Frontier: frontier.At(r)})
+	if err := probe.WaitPassed(testCtx(t), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestIdleIsParkedWithNothingPending: a worker reads as idle only while it
 // waits for a wake with no wake and no command pending — not while it
 // runs a command, nor while a command waits in its queue — and reads so
@@ -827,14 +840,7 @@ func TestReleaseWakesAParkedPublisher(t *testing.T) {
 	defer ctl.Shutdown()
 	ctx := testCtx(t)
 	probe := startIndex(t, ctl)
-	round := func(r uint64) {
-		c := dataflow.NewChunk(2, 1)
-		c.Push([]int64{int64(r), 1}, r, 1)
-		sendAll(t, ctl, Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(r + 1)}, AllowCompaction{ID: "idx", Frontier: frontier.At(r)})
-		if err := probe.WaitPassed(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-	}
+	round := func(r uint64) { indexRound(t, ctl, probe, r) }
 	round(0)
 	round(1)
 	slot := m.opts.Registries[0].Lookup("idx", frontier.At(0))

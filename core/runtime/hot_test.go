@@ -27,14 +27,7 @@ func TestAnIdleIndexCompactsWhenItsReaderMoves(t *testing.T) {
 	for k := range 20 {
 		sendAll(t, ctl, CreateDataflow{Desc: indexDesc(fmt.Sprintf("idle%d", k), "quiet", 2, []int{0}, 0, nil)})
 	}
-	round := func(r uint64) {
-		c := dataflow.NewChunk(2, 1)
-		c.Push([]int64{int64(r), 1}, r, 1)
-		sendAll(t, ctl, Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(r + 1)}, AllowCompaction{ID: "idx", Frontier: frontier.At(r)})
-		if err := probe.WaitPassed(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-	}
+	round := func(r uint64) { indexRound(t, ctl, probe, r) }
 	round(0)
 	slot := m.opts.Registries[0].Lookup("idle7", frontier.At(0))
 	if slot == nil {

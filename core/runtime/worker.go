@@ -17,12 +17,12 @@ import (
 	"github.com/tracebench/tracebench/core/share"
 )
 
-// worker is one worker goroutine of a runtime.
 // spareMax is the most commands a worker's kept queue array holds: a
 // burst of more (a million creates sent before a Sync) is applied from an
 // array that goes with it.
 const spareMax = 4096
 
+// worker is one worker goroutine of a runtime.
 type worker struct {
 	rt    *Runtime
 	index int

@@ -299,8 +299,7 @@ func (s *Spine) apply() {
 }
 
 // record notes a hold change for the next Flush and lists the spine with
-// its maintainer (apply's deferred path, kept out of it so that apply is
-// inlined).
+// its maintainer (apply's deferred path).
 func (s *Spine) record() {
 	s.dirty = true
 	s.MarkHot()

@@ -76,7 +76,31 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 		path = cmd.CommandPath()
 	}
 	fmt.Fprintf(errOut, "%s\nRun '%s --help' for usage.\n", msg, path)
+	if hint := suiteFlagHint(cmd, err); hint != "" {
+		fmt.Fprintln(errOut, hint)
+	}
 	return benchrun.ExitUsage
+}
+
+// suiteFlagHint says where a flag of run given to the default suite goes
+// (benchrun --count 5): the suite takes none, and `run --index
+// imported,direct` runs the same benchmarks with run's flags. "" for any
+// other error.
+func suiteFlagHint(cmd *cobra.Command, err error) string {
+	if cmd == nil || cmd.HasParent() {
+		return ""
+	}
+	name, ok := strings.CutPrefix(err.Error(), cmd.CommandPath()+": unknown flag: --")
+	if !ok {
+		return ""
+	}
+	name, _, _ = strings.Cut(name, "=")
+	for _, c := range cmd.Commands() {
+		if c.Name() == "run" && c.Flags().Lookup(name) != nil {
+			return "The default suite takes no flags; --" + name + " is run's: 'benchrun run --index imported,direct' runs the same benchmarks and takes run's flags."
+		}
+	}
+	return ""
 }
 
 // newRoot builds the command tree.

@@ -808,3 +808,26 @@ func TestDashIsNoStandardInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsFlagGivenToTheSuiteSaysWhereItGoes: `benchrun --count 5` is
+// refused (the default suite takes no flags), and the message says that
+// the flag is run's and that `run --index imported,direct` runs the same
+// benchmarks; a flag run does not have gets no such hint.
+func TestRunsFlagGivenToTheSuiteSaysWhereItGoes(t *testing.T) {
+	for _, args := range [][]string{{"--count", "5"}, {"--out=r.txt"}, {"--index", "direct"}} {
+		code, out, errOut := execute(t, args...)
+		name := strings.SplitN(strings.TrimPrefix(args[0], "--"), "=", 2)[0]
+		want := "The default suite takes no flags; --" + name + " is run's: 'benchrun run --index imported,direct' runs the same benchmarks and takes run's flags."
+		if code != 2 || out != "" || !strings.Contains(errOut, "unknown flag: --"+name) || !strings.Contains(errOut, want) {
+			t.Errorf("benchrun %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", strings.Join(args, " "), code, out, errOut, want)
+		}
+	}
+	code, _, errOut := execute(t, "--bogus")
+	if code != 2 || strings.Contains(errOut, "default suite") {
+		t.Errorf("benchrun --bogus: exit %d, stderr %q; want exit 2 and no hint", code, errOut)
+	}
+	code, _, errOut = execute(t, "list", "--count", "5")
+	if code != 2 || strings.Contains(errOut, "default suite") {
+		t.Errorf("benchrun list --count 5: exit %d, stderr %q; want exit 2 and no hint", code, errOut)
+	}
+}

@@ -77,3 +77,44 @@ func TestMaintainVisitsOnlyHotTraces(t *testing.T) {
 		t.Fatalf("32 rounds of one busy index: Maintain visited %d traces beside no idle index, %d beside 500", none, many)
 	}
 }
+
+// TestAMergeAHoldStartsIsFuelled: a hold applied at once (no wake
+// deferring it, as when a caller steps and maintains without Defer) that
+// admits pending batches starts a merge in a trace Maintain had left: the
+// trace is listed again, so that Merging reports it and Maintain finishes
+// it, as it did when every trace was visited.
+func TestAMergeAHoldStartsIsFuelled(t *testing.T) {
+	m := NewIndexManager()
+	ar := batch.Arity{Key: 1, Val: 1}
+	h, w, s := share.NewTrace(ar, spine.Options{Effort: 1, Fanout: 2})
+	m.track(s, "t", func() {}, nil)
+	for r := range uint64(8) {
+		bld := batch.NewBuilder(ar, 1)
+		bld.Push1(int64(r), 1, r, 1)
+		b, err := bld.Build(frontier.At(r), frontier.At(r+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Insert(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for m.Maintain(1 << 20) {
+	}
+	if s.Merging() {
+		t.Fatal("merging after Maintain")
+	}
+	h.SetPhysicalCompaction(frontier.At(8)) // admits the pending batches
+	if !s.Merging() {
+		t.Fatal("no merge in progress after the hold moved: nothing to test")
+	}
+	if !m.Merging() {
+		t.Error("Merging: false, with a merge in progress")
+	}
+	for m.Maintain(1 << 20) {
+	}
+	if s.Merging() {
+		t.Fatal("a merge the hold started is in progress after Maintain")
+	}
+	h.Release()
+}

@@ -36,8 +36,8 @@ type IndexManager struct {
 	group share.Group
 	// hot are the traces with something for Maintain to do, each once
 	// (share.Spine.MarkHot): a batch inserted, a hold change recorded,
-	// a reader's move taken from remote, a merge in progress, an
-	// overflow not yet seen by Overflows. Maintain, Merging and Overflows
+	// a physical compaction applied, a reader's move taken from remote,
+	// a merge in progress, an overflow not yet seen by Overflows. Maintain, Merging and Overflows
 	// walk them only, so that a wake costs what its traces have to do,
 	// not what the worker holds.
 	hot []*tracked

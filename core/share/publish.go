@@ -232,8 +232,10 @@ func (g *Group) Done() { g.deferring = false }
 
 // Join puts s in g's deferral (deferring from g's next Defer on) and
 // installs onHot, called once each time s gets something for its
-// maintainer to do while not hot (MarkHot): a batch (Insert) or a hold
-// change recorded while deferring. Join(nil, nil) takes s out of both.
+// maintainer to do while not hot (MarkHot): a batch (Insert), a hold
+// change recorded while deferring, a physical compaction applied (it
+// admits pending batches, which may merge), or an Exert. Join(nil, nil)
+// takes s out of both.
 func (s *Spine) Join(g *Group, onHot func()) {
 	if g == nil {
 		g = &noGroup
@@ -357,7 +359,14 @@ func (s *Spine) applyHolds() {
 	}
 	s.inner.SetLogicalCompaction(logical)
 	s.physWant = physical
+	admitted := s.inner.PhysicalCompaction()
 	s.inner.SetPhysicalCompaction(physical.Meet(s.inner.Upper()))
+	if !s.hot && s.onHot != nil && s.inner.PhysicalCompaction() != admitted {
+		// Pending batches the physical hold admitted may merge (and
+		// overflow): for the maintainer, whether or not a wake deferred
+		// the change.
+		s.MarkHot()
+	}
 	s.mirror()
 }
 
@@ -519,6 +528,7 @@ func (s *Spine) Exert(effort int64) bool {
 	// recorded while deferring is applied here too.
 	s.applyHolds()
 	more := s.inner.Exert(effort)
+	s.MarkHot() // a merge it started, left in progress, or that overflowed
 	s.mirror()
 	return more
 }

@@ -160,8 +160,9 @@ type entry struct {
 	// loose: Maintain visits it every time (IndexManager.link).
 	loose bool
 	// held is the Maintain call (IndexManager.maintains) that last moved
-	// its physical holds: an entry whose halves are both hot is moved
-	// once.
+	// its physical holds: an entry whose halves are both hot, or that is
+	// loose and still listed by the trace of its other half, is moved
+	// once a call.
 	held uint64
 }
 
@@ -561,6 +562,9 @@ func (m *IndexManager) Maintain(effort int64) bool {
 	m.maintains++
 	m.takeRemote()
 	for _, e := range m.loose {
+		// Also still listed by its other half's trace when one of its
+		// traces was untracked: moved once.
+		e.held = m.maintains
 		e.holdPhysical()
 	}
 	// Indexed: a hold change made here lists its trace at the end.

@@ -19,15 +19,18 @@ import (
 // of traces another runtime publishes.
 type IndexManager struct {
 	entries map[string]*entry
-	// list has the entries of entries, in the order they were set: what
-	// WriterDropped and Drop walk (Maintain walks the entries of hot
-	// traces and the loose ones only).
-	list []*entry
+	// byWriter has the entries of entries by their bundle's Writer as it
+	// was when set ("" for a peer bundle not yet described), for
+	// WriterDropped; byRoot has the entries whose root is set, by root,
+	// for Drop. Neither walks every entry.
+	byWriter map[string]map[*entry]struct{}
+	byRoot   map[string]map[*entry]struct{}
 	// rootImports are the imports queries made of each local Maintained
 	// index, directly or through aliases (noteImports).
 	rootImports map[string][]*share.Import
 	// spines are the traces of every arrangement built on this worker,
-	// exported or not, in the order tracked; bySpine finds them (when an
+	// exported or not, in no order (untrack moves the last into the place
+	// of the one it removes: tracked.at); bySpine finds them (when an
 	// index is set).
 	spines  []*tracked
 	bySpine map[*share.Spine]*tracked
@@ -39,7 +42,8 @@ type IndexManager struct {
 	// a physical compaction applied, a reader's move taken from remote,
 	// a merge in progress, an overflow not yet seen by Overflows. Maintain, Merging and Overflows
 	// walk them only, so that a wake costs what its traces have to do,
-	// not what the worker holds.
+	// not what the worker holds. Its order is no one's: untrack moves
+	// the last into the place of the one it removes (tracked.hotAt).
 	hot []*tracked
 	// remote is the stack of traces whose readers moved a hold (pushed by
 	// their notify, on the reader's goroutine, tracked.queued set while
@@ -57,6 +61,9 @@ type IndexManager struct {
 	maintains uint64
 	// visits counts the traces Maintain has visited (tests).
 	visits int
+	// examined counts the traces and entries that untrack, Drop and
+	// WriterDropped have looked at (tests).
+	examined int
 }
 
 // Defer makes every trace under maintenance record its hold changes until
@@ -84,6 +91,11 @@ type tracked struct {
 	seen     int    // overflowing merges the owner was activated for
 	activate func() // activates the arranging dataflow
 	seq      uint64 // its place in the order of tracking
+	at       int    // its place in IndexManager.spines
+	// hotAt is its place in IndexManager.hot while it is there (set when
+	// listed and when Maintain keeps it); stale once it leaves, which
+	// untrack tells by finding another trace there.
+	hotAt int
 	// entries are the local indexes reading the trace whose traces are
 	// all tracked here: Maintain moves their physical holds when the
 	// trace is hot.
@@ -97,7 +109,10 @@ type tracked struct {
 }
 
 // heat lists tr as hot (its share.Spine's onHot).
-func (m *IndexManager) heat(tr *tracked) { m.hot = append(m.hot, tr) }
+func (m *IndexManager) heat(tr *tracked) {
+	tr.hotAt = len(m.hot)
+	m.hot = append(m.hot, tr)
+}
 
 // notify returns the notification of a reader's move on tr's trace
 // (share.Spine.SetNotify): it pushes tr on remote, once while queued,
@@ -157,6 +172,9 @@ type entry struct {
 	// asOf is the exporting dataflow's as_of: a Maintained export is
 	// published at it, so a query reads it from there on (importSince).
 	asOf frontier.Frontier
+	// writer is its key in IndexManager.byWriter: its bundle's Writer
+	// when set, or when WriterDropped found it described since.
+	writer string
 	// loose: Maintain visits it every time (IndexManager.link).
 	loose bool
 	// held is the Maintain call (IndexManager.maintains) that last moved
@@ -230,10 +248,50 @@ func (m *IndexManager) rootEnded(id string) (string, bool) {
 // traces it wrote stop, and no dataflow may import an index still reading
 // them (a re-export of one of its exports, a peer's included) from then on
 // (Context.ImportIndex, ErrSourceEnded).
+//
+// It looks at wr's entries (byWriter) and at those set before their
+// bundle was described, each of which it files under its writer once
+// described: not at every entry.
 func (m *IndexManager) WriterDropped(wr string) {
-	for _, e := range m.list {
-		if e.bundle.Writer == wr {
-			e.writerEnded = true
+	for e := range m.byWriter[""] {
+		m.examined++
+		if w := e.bundle.Writer; w != "" {
+			m.file(e, w)
+		}
+	}
+	for e := range m.byWriter[wr] {
+		m.examined++
+		e.writerEnded = true
+	}
+}
+
+// file lists e under writer w in byWriter, out of the list it was in.
+func (m *IndexManager) file(e *entry, w string) {
+	removeEntry(m.byWriter, e.writer, e)
+	e.writer = w
+	m.byWriter = addEntry(m.byWriter, w, e)
+}
+
+// addEntry adds e to ix[k], making ix and ix[k] if need be, and returns ix.
+func addEntry(ix map[string]map[*entry]struct{}, k string, e *entry) map[string]map[*entry]struct{} {
+	if ix == nil {
+		ix = map[string]map[*entry]struct{}{}
+	}
+	l := ix[k]
+	if l == nil {
+		l = map[*entry]struct{}{}
+		ix[k] = l
+	}
+	l[e] = struct{}{}
+	return ix
+}
+
+// removeEntry removes e from ix[k], and ix[k] once empty.
+func removeEntry(ix map[string]map[*entry]struct{}, k string, e *entry) {
+	if l := ix[k]; l != nil {
+		delete(l, e)
+		if len(l) == 0 {
+			delete(ix, k)
 		}
 	}
 }
@@ -272,7 +330,7 @@ func NewIndexManager() *IndexManager {
 // trace joins the worker's deferral and hot set, hot from the start.
 func (m *IndexManager) track(s *share.Spine, name string, activate, wake func()) {
 	m.seq++
-	tr := &tracked{s: s, name: name, activate: activate, seq: m.seq}
+	tr := &tracked{s: s, name: name, activate: activate, seq: m.seq, at: len(m.spines)}
 	m.spines = append(m.spines, tr)
 	if m.bySpine == nil {
 		m.bySpine = map[*share.Spine]*tracked{}
@@ -282,8 +340,12 @@ func (m *IndexManager) track(s *share.Spine, name string, activate, wake func())
 	s.Join(&m.group, func() { m.heat(tr) })
 	s.MarkHot()
 }
+
+// untrack ends the maintenance of a trace track added, once its dataflow
+// is dropped. It costs what the trace has: its place in spines and, if
+// hot, in hot are found from the trace (tracked.at, tracked.hotAt) and
+// filled by the last one, and its indexes become loose.
 func (m *IndexManager) untrack(s *share.Spine) {
-	m.spines = slices.DeleteFunc(m.spines, func(tr *tracked) bool { return tr.s == s })
 	// The trace may outlive its dataflow (a re-export's handles): what this
 	// wake deferred is applied now, a reader's move whose wake this worker
 	// has not taken too (its notification was skipped before Maintain, which
@@ -297,15 +359,29 @@ func (m *IndexManager) untrack(s *share.Spine) {
 	s.Join(nil, nil)
 	tr := m.bySpine[s]
 	delete(m.bySpine, s)
-	if tr != nil {
-		tr.gone = true // a move pushed on remote from now on is skipped
-		m.hot = slices.DeleteFunc(m.hot, func(x *tracked) bool { return x == tr })
-		// Its indexes' holds move on, if at all, with every wake.
-		for _, e := range tr.entries {
-			m.loosen(e)
-		}
-		tr.entries = nil
+	if tr == nil {
+		return
 	}
+	tr.gone = true // a move pushed on remote from now on is skipped
+	m.examined++
+	last := len(m.spines) - 1
+	m.spines[tr.at] = m.spines[last]
+	m.spines[tr.at].at = tr.at
+	m.spines[last] = nil
+	m.spines = m.spines[:last]
+	if i := tr.hotAt; i < len(m.hot) && m.hot[i] == tr {
+		last := len(m.hot) - 1
+		m.hot[i] = m.hot[last]
+		m.hot[i].hotAt = i
+		m.hot[last] = nil
+		m.hot = m.hot[:last]
+	}
+	// Its indexes' holds move on, if at all, with every wake.
+	for _, e := range tr.entries {
+		m.examined++
+		m.loosen(e)
+	}
+	tr.entries = nil
 }
 
 // link records local entry e with the tracked traces its halves read, so
@@ -463,7 +539,10 @@ func (m *IndexManager) set(id string, e *entry) error {
 		return fmt.Errorf("dataflow: index %q already exists", id)
 	}
 	m.entries[id] = e
-	m.list = append(m.list, e)
+	m.file(e, e.bundle.Writer)
+	if e.root != "" {
+		m.byRoot = addEntry(m.byRoot, e.root, e)
+	}
 	if m.owned == nil {
 		m.owned = map[string][]string{}
 	}
@@ -489,14 +568,19 @@ func (m *IndexManager) AllowCompaction(id string, f frontier.Frontier) error {
 }
 
 // Drop releases index id: its bundle's holds and, for a published index, the
-// publication.
+// publication. It looks at what the index has (its owner's ids, its traces'
+// indexes, the re-exports of it: byRoot), not at every index or trace.
 func (m *IndexManager) Drop(id string) {
 	e, ok := m.entries[id]
 	if !ok {
 		return
 	}
 	delete(m.entries, id)
-	m.list = slices.DeleteFunc(m.list, func(x *entry) bool { return x == e })
+	m.examined++
+	removeEntry(m.byWriter, e.writer, e)
+	if e.root != "" {
+		removeEntry(m.byRoot, e.root, e)
+	}
 	if ids := slices.DeleteFunc(m.owned[e.owner], func(x string) bool { return x == id }); len(ids) > 0 {
 		m.owned[e.owner] = ids
 	} else {
@@ -510,10 +594,9 @@ func (m *IndexManager) Drop(id string) {
 	// re-exports of it end too, so that Solo answers as the pair does.
 	// Maintained importers read the traces, as on the Maintenance
 	// runtime, and go on. (A peer's imports end with its publication.)
-	for _, x := range m.list {
-		if x.root == id {
-			x.rootEnded = true // on every role alike: no new import
-		}
+	for x := range m.byRoot[id] {
+		m.examined++
+		x.rootEnded = true // on every role alike: no new import
 	}
 	for _, im := range m.rootImports[id] {
 		im.End()
@@ -530,7 +613,8 @@ func (m *IndexManager) Drop(id string) {
 // dataflow that exports nothing (most queries) owns none, and its drop
 // allocates nothing here.
 func (m *IndexManager) DropOwned(owner string) {
-	ids := slices.Clone(m.owned[owner])
+	ids := m.owned[owner]
+	delete(m.owned, owner) // each Drop finds its id gone from the list
 	slices.Sort(ids)
 	for _, id := range ids {
 		m.Drop(id)
@@ -596,6 +680,7 @@ func (m *IndexManager) Maintain(effort int64) bool {
 	for _, tr := range m.hot {
 		if !tr.s.Idle() || tr.s.Overflows() != tr.seen || !tr.reported && tr.s.Err() != nil {
 			m.hot[j] = tr
+			tr.hotAt = j
 			j++
 		} else {
 			tr.s.ClearHot()

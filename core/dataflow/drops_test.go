@@ -109,3 +109,41 @@ func TestDroppingIndexesCostsWhatIsDropped(t *testing.T) {
 		})
 	}
 }
+
+// TestAReexportOfADroppedIndexIsNotVisitedEveryWake: when the dataflow
+// arranging an index is dropped while a re-export of it goes on, the
+// re-export's holds move to its traces' upper as they are untracked,
+// once: their upper moves no more (their writer is gone), so no wake
+// visits it again. They were loose before, visited by every Maintain: 500
+// such re-exports made every wake move 500 entries' holds.
+func TestAReexportOfADroppedIndexIsNotVisitedEveryWake(t *testing.T) {
+	const n = 500
+	m := NewIndexManager()
+	xs := make([]*scaleIndex, n)
+	for i := range xs {
+		xs[i] = newScaleIndex(t, m, i)
+	}
+	m.Maintain(1 << 14)
+	m.Defer()
+	for _, x := range xs {
+		x.dropWriter(m)
+	}
+	m.Maintain(1 << 14)
+	for r := range 3 {
+		m.Defer()
+		m.Maintain(1 << 14)
+		if len(m.loose) != 0 || len(m.hot) != 0 {
+			t.Fatalf("wake %d: %d loose entries and %d hot traces visited, want none", r, len(m.loose), len(m.hot))
+		}
+	}
+	for _, x := range xs {
+		for _, s := range []*share.Spine{x.oks, x.errs} {
+			if got := s.PhysicalCompaction(); got != frontier.At(3) {
+				t.Fatalf("%s: physical compaction %v, want the upper {3}", x.reexp, got)
+			}
+		}
+	}
+	for _, x := range xs {
+		m.Drop(x.reexp)
+	}
+}

@@ -49,10 +49,11 @@ type IndexManager struct {
 	// their notify, on the reader's goroutine, tracked.queued set while
 	// in it): Maintain takes it whole and makes them hot.
 	remote atomic.Pointer[tracked]
-	// loose are the local entries whose traces are not both tracked here
-	// (a re-export of another runtime's index, a trace whose dataflow is
-	// dropped): Maintain visits them every time, as it visits the
-	// entries of hot traces (tracked.entries).
+	// loose are the local entries whose halves were not both traces
+	// tracked here when set (a reader that is no trace.Handle of a
+	// share.Spine of this worker): no hot trace tells when their upper
+	// moves, so Maintain visits them every time. An entry whose trace is
+	// untracked later is not loose: its holds move once, there (untrack).
 	loose []*entry
 	// owned lists the ids each owner set, for DropOwned.
 	owned map[string][]string
@@ -178,8 +179,7 @@ type entry struct {
 	// loose: Maintain visits it every time (IndexManager.link).
 	loose bool
 	// held is the Maintain call (IndexManager.maintains) that last moved
-	// its physical holds: an entry whose halves are both hot, or that is
-	// loose and still listed by the trace of its other half, is moved
+	// its physical holds: an entry whose halves are both hot is moved
 	// once a call.
 	held uint64
 }
@@ -344,7 +344,7 @@ func (m *IndexManager) track(s *share.Spine, name string, activate, wake func())
 // untrack ends the maintenance of a trace track added, once its dataflow
 // is dropped. It costs what the trace has: its place in spines and, if
 // hot, in hot are found from the trace (tracked.at, tracked.hotAt) and
-// filled by the last one, and its indexes become loose.
+// filled by the last one, and its indexes' holds move once, now.
 func (m *IndexManager) untrack(s *share.Spine) {
 	// The trace may outlive its dataflow (a re-export's handles): what this
 	// wake deferred is applied now, a reader's move whose wake this worker
@@ -376,10 +376,13 @@ func (m *IndexManager) untrack(s *share.Spine) {
 		m.hot[last] = nil
 		m.hot = m.hot[:last]
 	}
-	// Its indexes' holds move on, if at all, with every wake.
+	// Its indexes (re-exports that outlive it) are not loose: its upper
+	// moves no more (its writer went with its dataflow), so their holds
+	// move to it now, once, and not in every wake. The other half's
+	// trace, if still tracked, moves them when hot, as before.
 	for _, e := range tr.entries {
 		m.examined++
-		m.loosen(e)
+		e.holdPhysical()
 	}
 	tr.entries = nil
 }
@@ -388,7 +391,8 @@ func (m *IndexManager) untrack(s *share.Spine) {
 // that Maintain moves its physical holds when one of them is hot (its
 // upper moves only with a batch inserted), and makes them hot for the
 // first Maintain after e is set; an entry whose halves are not both
-// tracked traces here is loose, visited every time.
+// tracked traces here is loose, visited every time. (A trace untracked
+// later moves its entries' holds then, once: untrack.)
 func (m *IndexManager) link(e *entry) {
 	if e.bundle.IsPeer() {
 		return
@@ -413,12 +417,10 @@ func (m *IndexManager) link(e *entry) {
 	}
 }
 
-// loosen makes e loose (link), once.
+// loosen makes e loose (link).
 func (m *IndexManager) loosen(e *entry) {
-	if !e.loose {
-		e.loose = true
-		m.loose = append(m.loose, e)
-	}
+	e.loose = true
+	m.loose = append(m.loose, e)
 }
 
 // unlink forgets e (Drop).
@@ -630,7 +632,8 @@ func (m *IndexManager) DropOwned(owner string) {
 // drive the rest: no virtual records are introduced, so an idle worker does
 // not rewrite a large trace. It reports whether merges remain.
 //
-// It visits the hot traces only (and the loose entries): a trace whose
+// It visits the hot traces only (and the loose entries, set with
+// traces that are not this worker's: IndexManager.loose): a trace whose
 // readers moved (taken from remote), that got a batch or a hold change
 // or merges. Another has nothing to do: its upper has not moved, nothing
 // is recorded for it and no wake is set, so its visit would change
@@ -646,10 +649,7 @@ func (m *IndexManager) Maintain(effort int64) bool {
 	m.maintains++
 	m.takeRemote()
 	for _, e := range m.loose {
-		// Also still listed by its other half's trace when one of its
-		// traces was untracked: moved once.
-		e.held = m.maintains
-		e.holdPhysical()
+		e.holdPhysical() // listed by no trace (link)
 	}
 	// Indexed: a hold change made here lists its trace at the end.
 	for i := 0; i < len(m.hot); i++ {

@@ -1162,3 +1162,37 @@ func TestFlamegraphDashIsNoStandardOutput(t *testing.T) {
 		t.Errorf("profile --flamegraph -: exit %d, stdout %q, stderr %q; want exit 2 saying - is no name of standard output", code, out.String(), errOut.String())
 	}
 }
+
+// TestEmptyNameIsListedQuoted: "Benchmark 1 5 ns/op", which go test
+// writes for a function named Benchmark, is a result of the empty name,
+// and every message lists it as "" (README, "Comparing results:
+// benchcmp"). The reason a comparison paired nothing, and merge's
+// warning of a benchmark in two shards, listed it as nothing at all
+// (": X in old.txt" read ":  in old.txt").
+func TestEmptyNameIsListedQuoted(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for name, content := range map[string]string{
+		"empty.txt": "Benchmark 1 5 ns/op\n",
+		"x.txt":     "BenchmarkX 1 5 ns/op\n",
+		"both.txt":  "Benchmark 1 6 ns/op\n",
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"empty.txt", "x.txt"}, 0, `benchcmp: warning: nothing was compared: no benchmark has results both in the baseline column and in another (rows pair by --row .fullname): "" in empty.txt; X in x.txt` + "\n"},
+		{[]string{"--fail-on", "regression", "empty.txt", "x.txt"}, 2, `benchcmp: bad input: --fail-on regression compared nothing, so it cannot pass: no benchmark has results both in the baseline column and in another (rows pair by --row .fullname): "" in empty.txt; X in x.txt` + "\n"},
+		{[]string{"merge", "empty.txt", "both.txt"}, 0, `benchcmp merge: "" is in both empty.txt and both.txt (overlapping shards?)` + "\n"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(c.args, &out, &errOut)
+		if code != c.code || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("benchcmp %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, errOut.String(), c.code, c.want)
+		}
+	}
+}

@@ -398,7 +398,15 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 	}
 	if shared {
 		why := "no benchmark has results both in the baseline column and in another (rows pair by --row " + spec.Clip(cfg.Row) + "): " +
-			each(func(c *column) []string { return c.rows })
+			each(func(c *column) []string {
+				// The empty name is listed as "", as every message
+				// lists it (README, "Comparing results: benchcmp").
+				names := make([]string, len(c.rows))
+				for i, r := range c.rows {
+					names[i] = messageName(r)
+				}
+				return names
+			})
 		var others []string
 		for _, c := range cols[1:] {
 			others = append(others, c.rows...)

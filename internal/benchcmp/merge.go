@@ -110,7 +110,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 					firstArg[id] = i
 				} else if same[first] != same[i] && !overlaps[id] {
 					overlaps[id] = true
-					fmt.Fprintf(errOut, "benchcmp merge: %s is in both %s and %s (overlapping shards?)\n", show(string(rec.Name.Full())), spec.Path(paths[first]), spec.Path(path))
+					fmt.Fprintf(errOut, "benchcmp merge: %s is in both %s and %s (overlapping shards?)\n", messageName(show(string(rec.Name.Full()))), spec.Path(paths[first]), spec.Path(path))
 				}
 				if err := w.Write(rec); err != nil {
 					f.Close()

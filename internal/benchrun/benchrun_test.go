@@ -1057,6 +1057,67 @@ func TestGitDirty(t *testing.T) {
 	}
 }
 
+// TestReadmeOutputsAreIgnored checks that the files README.md's examples
+// write at the checkout root (a result file's --out, a profile's, a flame
+// graph's, a redirected report) are ones the repository's .gitignore
+// ignores: a user who follows them and runs again gets a commit line
+// without -dirty, since an untracked file not ignored marks the checkout
+// modified (TestGitDirty).
+func TestReadmeOutputsAreIgnored(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignore, err := os.ReadFile(filepath.Join("..", "..", ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A relative file name with an extension, after an output flag or a
+	// redirection: FILE and DIR placeholders, "-", absolute paths and
+	// paths into the tree (results/baseline.txt is committed) are not
+	// written at the root.
+	re := regexp.MustCompile(`(?:--(?:out|flamegraph|cpuprofile|memprofile)[ =]|>>? )([A-Za-z0-9_-]+\.[a-z]+)\b`)
+	names := map[string]bool{}
+	for _, m := range re.FindAllSubmatch(readme, -1) {
+		names[string(m[1])] = true
+	}
+	if len(names) < 5 {
+		t.Fatalf("found %d output files in README.md's examples (%v); the pattern no longer matches them", len(names), names)
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), ignore, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-q", "-m", "a")
+	for name := range names {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if gitDirty(dir) {
+			t.Errorf("%s, which README.md's examples write at the checkout root, marks the checkout -dirty: .gitignore does not ignore it", name)
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // writeSpec writes a small spec file called name into dir and returns its
 // path; rows is its inline rows' JSON.
 func writeSpec(t *testing.T, dir, file, name, rows string) string {

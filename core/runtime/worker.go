@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -123,16 +122,109 @@ type worker struct {
 	// role alike, with the dataflow exporting each, until freed by
 	// AllowCompaction to {} or dropped with it: an AllowCompaction or an
 	// import (Env.Exporter) of one whose create failed names that create.
-	// endedImports are the (importing dataflow, index id) pairs whose
-	// index was dropped while the dataflow lived, reported once
-	// (ErrIndexDropped). Both are kept from the commands alone, so Solo
-	// and the pair report alike.
-	exporters    map[string]string // index id → its dataflow
-	endedImports map[[2]string]bool
+	// endedImports has, for each dataflow this worker renders, the keys
+	// of its imports whose index ended while it lived (importsEnded's dk
+	// and rk), each reported once (ErrIndexDropped); it goes with the
+	// dataflow. Both are kept from the commands alone, so Solo and the
+	// pair report alike.
+	exporters    map[string]string          // index id → its dataflow
+	endedImports map[string]map[string]bool // dataflow id → import keys told
+	// exportsOf has every live create's Desc.Exports, on every role
+	// alike: the only ids foreign, queryExports and exporters can name
+	// the dataflow for, so its drop looks at these and nothing else.
+	exportsOf map[string][]string
+	// readers, rootReaders and writerReaders file the imports of the
+	// dataflows this worker renders by the index imported, by the
+	// Maintained index read through it when that is another
+	// (Dataflow.ImportRoot) and by the dataflow writing its traces
+	// (Dataflow.ImportWriter), from the create until the drop: what
+	// importsEnded and writerDropped tell are those filed under what
+	// ends.
+	readers, rootReaders, writerReaders importsBy
+	// dropExamined counts the entries the drops and frees look at
+	// (tests): exports, imports filed and dataflows in order.
+	dropExamined int
+}
+
+// importRef is an import of a dataflow a worker renders:
+// df.Imports()[at], which is fixed once its Build has returned.
+type importRef struct {
+	df *dataflow.Dataflow
+	at int
+}
+
+func (r importRef) id() string { return r.df.Imports()[r.at] }
+
+// importsBy files imports by a key (an index id, a dataflow id): adding
+// and removing one cost what it does, whatever else is filed.
+type importsBy map[string]map[importRef]struct{}
+
+func (m importsBy) add(key string, r importRef) {
+	set := m[key]
+	if set == nil {
+		set = map[importRef]struct{}{}
+		m[key] = set
+	}
+	set[r] = struct{}{}
+}
+
+func (m importsBy) remove(key string, r importRef) {
+	set := m[key]
+	delete(set, r)
+	if len(set) == 0 {
+		delete(m, key)
+	}
+}
+
+// collect appends the imports filed under key to refs.
+func (m importsBy) collect(refs []importRef, key string) []importRef {
+	for r := range m[key] {
+		refs = append(refs, r)
+	}
+	return refs
+}
+
+// inOrder sorts refs as the dataflows were created (the create's sequence
+// number, which is w.order's order) and each dataflow's imports as
+// Dataflow.Imports lists them, and removes the repeats.
+func inOrder(refs []importRef) []importRef {
+	slices.SortFunc(refs, func(a, b importRef) int {
+		return cmp.Or(cmp.Compare(a.df.Incarnation(), b.df.Incarnation()), cmp.Compare(a.at, b.at))
+	})
+	return slices.Compact(refs)
+}
+
+// fileImports files (add) or unfiles (remove) the imports of df.
+func (w *worker) fileImports(df *dataflow.Dataflow, file func(importsBy, string, importRef)) {
+	for at, id := range df.Imports() {
+		r := importRef{df, at}
+		file(w.readers, id, r)
+		if root := df.ImportRoot(id); root != "" && root != id {
+			file(w.rootReaders, root, r)
+		}
+		if wr := df.ImportWriter(id); wr != "" {
+			file(w.writerReaders, wr, r)
+		}
+	}
+}
+
+// told reports whether dataflow df was told of the end of its import key.
+func (w *worker) told(df, key string) bool { return w.endedImports[df][key] }
+
+// tell records that dataflow df was told of the end of its import keys.
+func (w *worker) tell(df string, keys ...string) {
+	m := w.endedImports[df]
+	if m == nil {
+		m = map[string]bool{}
+		w.endedImports[df] = m
+	}
+	for _, k := range keys {
+		m[k] = true
+	}
 }
 
 func newWorker(r *Runtime, i int) *worker {
-	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}, queryExports: map[string]string{}, exporters: map[string]string{}, endedImports: map[[2]string]bool{}}
+	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}, queryExports: map[string]string{}, exporters: map[string]string{}, endedImports: map[string]map[string]bool{}, exportsOf: map[string][]string{}, readers: importsBy{}, rootReaders: importsBy{}, writerReaders: importsBy{}}
 	var reg *share.Registry
 	if r.opts.Role == Maintenance {
 		reg = r.opts.Registries[i]
@@ -619,12 +711,21 @@ func (w *worker) apply(q queued) {
 			return
 		}
 		delete(w.dataflows, c.ID)
-		maps.DeleteFunc(w.foreign, func(_, owner string) bool { return owner == c.ID })
-		maps.DeleteFunc(w.queryExports, func(_, owner string) bool { return owner == c.ID })
-		maps.DeleteFunc(w.endedImports, func(k [2]string, _ bool) bool { return k[0] == c.ID })
+		// Every id a map below names the dataflow for is one its create
+		// exports (exportsOf).
+		exports := w.exportsOf[c.ID]
+		delete(w.exportsOf, c.ID)
+		delete(w.endedImports, c.ID)
 		var ended []string
-		for id, owner := range w.exporters {
-			if owner == c.ID {
+		for _, id := range exports {
+			w.dropExamined++
+			if w.foreign[id] == c.ID {
+				delete(w.foreign, id)
+			}
+			if w.queryExports[id] == c.ID {
+				delete(w.queryExports, id)
+			}
+			if w.exporters[id] == c.ID {
 				ended = append(ended, id)
 				delete(w.exporters, id)
 			}
@@ -636,6 +737,7 @@ func (w *worker) apply(q queued) {
 			w.env.Manager.DropOwned(c.ID) // peers recorded for it
 			return
 		}
+		w.fileImports(df, importsBy.remove)
 		w.rendered--
 		df.Drop()
 		for i, d := range w.order {
@@ -684,39 +786,46 @@ func (w *worker) importsEnded(q queued, ended []string, how string, freed bool) 
 	if len(ended) == 0 {
 		return
 	}
-	for _, df := range w.order {
-		for _, id := range df.Imports() {
-			// Told once for the index it imported (dk), and once for
-			// the Maintained index it reads through that import (rk):
-			// a dataflow reading two aliases of one index is told once
-			// for each.
-			dk, rk := [2]string{df.ID(), id}, [2]string{df.ID(), "\x00root of " + id}
-			root := df.ImportRoot(id)
-			switch {
-			case slices.Contains(ended, id) && !w.endedImports[dk]:
-				w.endedImports[dk] = true
-				// A re-export's traces go on for its source: a query's
-				// re-export ends for no reader (they read its root). A
-				// Maintained reader reads the traces, in Solo as on the
-				// Maintenance runtime, and keeps them written
-				// (Context.keepAlive): an index freed, or a Maintained
-				// re-export ended, ends nothing for it until their
-				// writer goes (writerDropped). A query reading a
-				// Maintained index or re-export stops (the pair's
-				// publication ends; Solo ends its import,
-				// IndexManager.Drop).
-				if re, maintained := w.env.Manager.Reexport(id); re && !maintained || df.Maintained() && (re || freed) {
-					continue
-				}
-				w.endedImports[rk] = true
-				w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, how, ErrIndexDropped))
-			case root != id && slices.Contains(ended, root) && !w.endedImports[rk]:
-				// A query's re-export of an index that ends, gone or
-				// not: its query readers stop with the index (they read
-				// its publication in the pair; Solo ends their imports).
-				w.endedImports[rk], w.endedImports[dk] = true, true
-				w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, ends with the index it re-exports, which %s: %w", df.ID(), id, how, ErrIndexDropped))
+	// Only an import filed under an ended id, as the index imported or
+	// the one read through it, can be told.
+	var refs []importRef
+	for _, id := range ended {
+		refs = w.readers.collect(refs, id)
+		refs = w.rootReaders.collect(refs, id)
+	}
+	for _, r := range inOrder(refs) {
+		w.dropExamined++
+		df, id := r.df, r.id()
+		// Told once for the index it imported (dk), and once for
+		// the Maintained index it reads through that import (rk):
+		// a dataflow reading two aliases of one index is told once
+		// for each.
+		dk, rk := id, "\x00root of "+id
+		root := df.ImportRoot(id)
+		switch {
+		case slices.Contains(ended, id) && !w.told(df.ID(), dk):
+			w.tell(df.ID(), dk)
+			// A re-export's traces go on for its source: a query's
+			// re-export ends for no reader (they read its root). A
+			// Maintained reader reads the traces, in Solo as on the
+			// Maintenance runtime, and keeps them written
+			// (Context.keepAlive): an index freed, or a Maintained
+			// re-export ended, ends nothing for it until their
+			// writer goes (writerDropped). A query reading a
+			// Maintained index or re-export stops (the pair's
+			// publication ends; Solo ends its import,
+			// IndexManager.Drop).
+			if re, maintained := w.env.Manager.Reexport(id); re && !maintained || df.Maintained() && (re || freed) {
+				continue
 			}
+			w.tell(df.ID(), rk)
+			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, how, ErrIndexDropped))
+		case root != id && slices.Contains(ended, root) && !w.told(df.ID(), rk):
+			// A query's re-export of an index that ends, gone or
+			// not: its query readers stop with the index (they read
+			// its publication in the pair; Solo ends their imports).
+			w.tell(df.ID(), rk, dk)
+			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, ends with the index it re-exports, which %s: %w", df.ID(), id, how, ErrIndexDropped))
 		}
 	}
 }
@@ -736,18 +845,18 @@ func (w *worker) importsEnded(q queued, ended []string, how string, freed bool) 
 // re-export's publication, whose traces are the same.
 func (w *worker) writerDropped(q queued, wr string) {
 	w.env.Manager.WriterDropped(wr)
-	for _, df := range w.order {
-		for _, id := range df.Imports() {
-			dk, rk := [2]string{df.ID(), id}, [2]string{df.ID(), "\x00root of " + id}
-			// rk is set once the dataflow is told of the import's end;
-			// dk alone marks an end it read past (a re-export's whose
-			// traces went on), which the writer's drop now ends.
-			if df.ImportWriter(id) != wr || w.endedImports[rk] {
-				continue
-			}
-			w.endedImports[dk], w.endedImports[rk] = true, true
-			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, reads traces whose writer, dataflow %s, is dropped: %w", df.ID(), id, wr, ErrIndexDropped))
+	for _, r := range inOrder(w.writerReaders.collect(nil, wr)) {
+		w.dropExamined++
+		df, id := r.df, r.id()
+		dk, rk := id, "\x00root of "+id
+		// rk is set once the dataflow is told of the import's end;
+		// dk alone marks an end it read past (a re-export's whose
+		// traces went on), which the writer's drop now ends.
+		if w.told(df.ID(), rk) {
+			continue
 		}
+		w.tell(df.ID(), dk, rk)
+		w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, reads traces whose writer, dataflow %s, is dropped: %w", df.ID(), id, wr, ErrIndexDropped))
 	}
 }
 
@@ -759,6 +868,7 @@ func (w *worker) writerDropped(q queued, wr string) {
 func (w *worker) create(desc dataflow.Desc, seq uint64) {
 	role := w.rt.opts.Role
 	w.dataflows[desc.ID] = nil
+	w.exportsOf[desc.ID] = desc.Exports
 	for _, id := range desc.Exports {
 		// The controller accepted the export, so the id is free: a
 		// foreign record of it is of an index freed since.
@@ -840,6 +950,7 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 	w.dataflows[desc.ID] = df
 	w.rendered++
 	w.order = append(w.order, df)
+	w.fileImports(df, importsBy.add)
 	w.activate(df)
 }
 
@@ -849,6 +960,7 @@ func (w *worker) shutdown() {
 		w.order[i].Drop()
 	}
 	w.order, w.dataflows = nil, map[string]*dataflow.Dataflow{}
+	w.readers, w.rootReaders, w.writerReaders = importsBy{}, importsBy{}, importsBy{}
 	for _, id := range w.env.Manager.IDs() {
 		w.env.Manager.Drop(id)
 	}

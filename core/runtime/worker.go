@@ -99,7 +99,14 @@ type worker struct {
 	// build failed); rendered counts the non-nil ones.
 	dataflows map[string]*dataflow.Dataflow
 	rendered  int
-	order     []*dataflow.Dataflow
+	// order has the dataflows this worker renders in creation order (the
+	// create's sequence number), which stepActive steps them in, with a
+	// nil where one was dropped; orderAt has each one's place and holes
+	// counts the nils. A drop leaves a nil, and the list is packed once
+	// half of it is nils, so a drop costs O(1) amortised.
+	order   []*dataflow.Dataflow
+	orderAt map[*dataflow.Dataflow]int
+	holes   int
 	// nudge is the sequence number of the last AllowCompaction the worker
 	// applied in this wake (0: none): after the wake, the follower's
 	// worker of the same index is woken if it has a command queued that
@@ -224,7 +231,7 @@ func (w *worker) tell(df string, keys ...string) {
 }
 
 func newWorker(r *Runtime, i int) *worker {
-	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, foreign: map[string]string{}, queryExports: map[string]string{}, exporters: map[string]string{}, endedImports: map[string]map[string]bool{}, exportsOf: map[string][]string{}, readers: importsBy{}, rootReaders: importsBy{}, writerReaders: importsBy{}}
+	w := &worker{rt: r, index: i, wake: make(chan struct{}, 1), active: map[*dataflow.Dataflow]bool{}, stepping: map[*dataflow.Dataflow]bool{}, dataflows: map[string]*dataflow.Dataflow{}, orderAt: map[*dataflow.Dataflow]int{}, foreign: map[string]string{}, queryExports: map[string]string{}, exporters: map[string]string{}, endedImports: map[string]map[string]bool{}, exportsOf: map[string][]string{}, readers: importsBy{}, rootReaders: importsBy{}, writerReaders: importsBy{}}
 	var reg *share.Registry
 	if r.opts.Role == Maintenance {
 		reg = r.opts.Registries[i]
@@ -628,7 +635,9 @@ func (w *worker) stepActive() {
 		if len(w.order) > sparseMin && len(act)*8 < len(w.order) {
 			// Few of many active: their own list, in the order of
 			// w.order (creation: the create's sequence number), rather
-			// than a lookup for every dataflow the worker holds.
+			// than a lookup for every dataflow the worker holds (its
+			// length counts the places of dropped ones too, which the
+			// pass below goes over).
 			w.sparse = w.sparse[:0]
 			for df := range act {
 				w.sparse = append(w.sparse, df)
@@ -644,6 +653,9 @@ func (w *worker) stepActive() {
 			clear(w.sparse)
 		} else {
 			for _, df := range w.order {
+				if df == nil {
+					continue // dropped
+				}
 				w.examined++
 				if act[df] {
 					w.inStep = df
@@ -740,12 +752,7 @@ func (w *worker) apply(q queued) {
 		w.fileImports(df, importsBy.remove)
 		w.rendered--
 		df.Drop()
-		for i, d := range w.order {
-			if d == df {
-				w.order = append(w.order[:i], w.order[i+1:]...)
-				break
-			}
-		}
+		w.unorder(df)
 		w.amu.Lock()
 		delete(w.active, df)
 		w.amu.Unlock()
@@ -949,17 +956,49 @@ func (w *worker) create(desc dataflow.Desc, seq uint64) {
 	}
 	w.dataflows[desc.ID] = df
 	w.rendered++
+	w.orderAt[df] = len(w.order)
 	w.order = append(w.order, df)
 	w.fileImports(df, importsBy.add)
 	w.activate(df)
 }
 
+// unorder takes dropped df out of w.order: its place is left nil, and once
+// half the places are the list is packed, keeping the order of the rest.
+func (w *worker) unorder(df *dataflow.Dataflow) {
+	i, ok := w.orderAt[df]
+	if !ok {
+		return
+	}
+	delete(w.orderAt, df)
+	w.order[i] = nil
+	w.holes++
+	w.dropExamined++
+	if w.holes*2 <= len(w.order) {
+		return
+	}
+	n := 0
+	for _, d := range w.order {
+		w.dropExamined++
+		if d != nil {
+			w.order[n], w.orderAt[d] = d, n
+			n++
+		}
+	}
+	clear(w.order[n:])
+	w.order, w.holes = w.order[:n], 0
+	if cap(w.order) > 4*n+sparseMin {
+		w.order = append([]*dataflow.Dataflow(nil), w.order...) // a burst of drops does not keep its array
+	}
+}
+
 // shutdown drops everything the worker holds (R2).
 func (w *worker) shutdown() {
 	for i := len(w.order) - 1; i >= 0; i-- {
-		w.order[i].Drop()
+		if df := w.order[i]; df != nil {
+			df.Drop()
+		}
 	}
-	w.order, w.dataflows = nil, map[string]*dataflow.Dataflow{}
+	w.order, w.orderAt, w.holes, w.dataflows = nil, map[*dataflow.Dataflow]int{}, 0, map[string]*dataflow.Dataflow{}
 	w.readers, w.rootReaders, w.writerReaders = importsBy{}, importsBy{}, importsBy{}
 	for _, id := range w.env.Manager.IDs() {
 		w.env.Manager.Drop(id)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"testing"
@@ -65,10 +66,7 @@ func countChanges(cp *dataflow.Capture, t uint64) string {
 		}
 	}
 	slices.SortFunc(keys, func(a, b kc) int {
-		if a.k != b.k {
-			return int(a.k - b.k)
-		}
-		return int(a.c - b.c)
+		return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.c, b.c))
 	})
 	out := "["
 	for i, x := range keys {

@@ -8,6 +8,7 @@ import (
 	"math"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"sync/atomic"
@@ -557,11 +558,12 @@ func TestMalformedCommandsAreErrorsNotPanics(t *testing.T) {
 		t.Fatalf("Send = %q, want %q", got, want)
 	}
 	// An arity so large that times × arity wraps around to the rows' length
-	// (4 × 2^62 is 0): refused, not a worker's index out of range.
-	const huge = 1 << 62
+	// (4 × 2^62 is 0; 4 × 2^30 where int is 32 bits): refused, not a
+	// worker's index out of range.
+	const huge = 1 << (strconv.IntSize - 2)
 	s.declare("huge", huge)
 	wrap := &dataflow.Chunk{Arity: huge, Times: []uint64{0, 0, 0, 0}, Diffs: []int64{1, 1, 1, 1}}
-	if got, want := s.sendErr(Input{Name: "huge", Chunk: wrap}), `runtime: input "huge": dataflow: chunk columns disagree: 0 rows of arity 4611686018427387904, 4 times, 4 diffs`; got != want {
+	if got, want := s.sendErr(Input{Name: "huge", Chunk: wrap}), fmt.Sprintf(`runtime: input "huge": dataflow: chunk columns disagree: 0 rows of arity %d, 4 times, 4 diffs`, huge); got != want {
 		t.Fatalf("Send = %q, want %q", got, want)
 	}
 	if err := s.ctl.Sync(testCtx(t)); err != nil {

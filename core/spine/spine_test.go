@@ -1,6 +1,7 @@
 package spine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -42,11 +43,10 @@ func render(bs []*batch.Batch) string {
 			m[k] = append(m[k], [2]int64{int64(u.Time), u.Diff})
 		}
 	}
+	// Compared, not subtracted: a difference of int64 keys can overflow,
+	// and int is 32 bits on some platforms.
 	keys := slices.SortedFunc(maps.Keys(m), func(a, b kvk) int {
-		if a.k != b.k {
-			return int(a.k - b.k)
-		}
-		return int(a.v - b.v)
+		return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.v, b.v))
 	})
 	var sb strings.Builder
 	for _, k := range keys {

@@ -15,6 +15,10 @@
 #                with a message when no chromium is present)
 #   test-race    go test -race -tags invariants -count=1 ./...
 #   test-short   go test -short -count=1 ./...
+#   test-386     GOARCH=386 go test -short -count=1 ./...: a 32-bit build,
+#                where int is 32 bits and the portable Go kernels replace
+#                the amd64 assembly (as on arm64); it says it skipped, and
+#                passes, when this machine cannot run 386 binaries
 #   check        go run ./cmd/benchrun check: every built-in workload at its
 #                check size, both index modes, both joins, W=1 and 2,
 #                against the reference evaluator (exit 1 on a difference)
@@ -156,6 +160,27 @@ fuzz() {
 	return $rc
 }
 
+# test_386 runs the short tests built for GOARCH=386: int is 32 bits there,
+# and core/batch's portable kernels (*_other.go) run instead of the amd64
+# assembly, as on every other architecture. An amd64 kernel without 32-bit
+# support cannot run them: a probe binary tells, and the step then says it
+# skipped rather than failing the run.
+test_386() {
+	local probe
+	probe=$(mktemp -d) || return 1
+	if ! GOARCH=386 go test -c -o "$probe/probe.test" ./internal/invariants; then
+		rm -rf "$probe"
+		return 1
+	fi
+	if ! "$probe/probe.test" -test.run '^$' >/dev/null 2>&1; then
+		rm -rf "$probe"
+		echo "test-386: skipped: this machine cannot run GOARCH=386 binaries"
+		return 0
+	fi
+	rm -rf "$probe"
+	GOARCH=386 go test -short -count=1 -timeout "$timeout" ./...
+}
+
 # Every step's temporary files go under one fresh directory, checked by the
 # leftovers step and removed on exit.
 scratch=$(mktemp -d) || {
@@ -190,6 +215,7 @@ step staticcheck go tool staticcheck ./...
 step browser-deps scripts/browser-deps.sh
 step test-race go test -race -tags invariants -count=1 -timeout "$timeout" ./...
 step test-short go test -short -count=1 -timeout "$timeout" ./...
+step test-386 test_386
 step check go run ./cmd/benchrun check
 step bench-baseline scripts/bench-baseline.sh
 step bench-smoke go test -run '^$' -bench . -benchtime 1x -short -timeout "$timeout" ./...

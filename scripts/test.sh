@@ -15,10 +15,11 @@
 #                with a message when no chromium is present)
 #   test-race    go test -race -tags invariants -count=1 ./...
 #   test-short   go test -short -count=1 ./...
-#   test-386     GOARCH=386 go test -short -count=1 ./...: a 32-bit build,
-#                where int is 32 bits and the portable Go kernels replace
-#                the amd64 assembly (as on arm64); it says it skipped, and
-#                passes, when this machine cannot run 386 binaries
+#   test-386     GOARCH=386 go test -short -tags invariants -count=1 ./...:
+#                a 32-bit build, where int is 32 bits and the portable Go
+#                kernels replace the amd64 assembly (as on arm64), with the
+#                kernels' assertions on; it says it skipped, and passes,
+#                when this machine cannot run 386 binaries
 #   check        go run ./cmd/benchrun check: every built-in workload at its
 #                check size, both index modes, both joins, W=1 and 2,
 #                against the reference evaluator (exit 1 on a difference)
@@ -178,7 +179,7 @@ test_386() {
 		return 0
 	fi
 	rm -rf "$probe"
-	GOARCH=386 go test -short -count=1 -timeout "$timeout" ./...
+	GOARCH=386 go test -short -tags invariants -count=1 -timeout "$timeout" ./...
 }
 
 # Every step's temporary files go under one fresh directory, checked by the

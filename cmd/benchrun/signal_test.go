@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,7 +190,13 @@ func TestSecondSignalEndsABlockedRun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	time.Sleep(500 * time.Millisecond) // blocked in the pipe's open by now
+	// Signalled before it blocks, the run would end at the first signal,
+	// as it should, and test nothing here: on a loaded machine starting
+	// the child can take longer than any fixed wait. Where /proc tells,
+	// wait until a thread of it waits in the pipe's open.
+	if !awaitFifoOpen(t, cmd.Process.Pid, done) {
+		time.Sleep(500 * time.Millisecond) // blocked in the pipe's open by now, most likely
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -210,5 +217,45 @@ func TestSecondSignalEndsABlockedRun(t *testing.T) {
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
 		t.Errorf("ended with %v, want killed by the second SIGTERM", cmd.ProcessState)
+	}
+}
+
+// awaitFifoOpen waits until a thread of process pid waits in the open of a
+// named pipe for its other end (Linux's wait_for_partner, read from
+// /proc/pid/task/*/wchan) and returns true, or returns false at once where
+// /proc does not tell: no /proc, or a kernel that names no thread's wait
+// (this process's own sleeping threads show none). It fails the test if
+// the process ends first or never blocks within a minute.
+func awaitFifoOpen(t *testing.T, pid int, done <-chan error) bool {
+	t.Helper()
+	waits := func(pid string) []string {
+		tasks, _ := filepath.Glob("/proc/" + pid + "/task/*/wchan")
+		var ws []string
+		for _, p := range tasks {
+			if b, err := os.ReadFile(p); err == nil {
+				if w := strings.TrimSpace(string(b)); w != "" && w != "0" {
+					ws = append(ws, w)
+				}
+			}
+		}
+		return ws
+	}
+	if len(waits("self")) == 0 {
+		return false
+	}
+	deadline := time.After(time.Minute)
+	for {
+		for _, w := range waits(strconv.Itoa(pid)) {
+			if strings.Contains(w, "partner") || strings.Contains(w, "fifo") {
+				return true
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the run ended before it blocked in the pipe's open: %v", err)
+		case <-deadline:
+			t.Fatal("the run did not block in the pipe's open within a minute")
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }

@@ -1010,6 +1010,19 @@ func TestDetectEnv(t *testing.T) {
 	}
 }
 
+// gitIn returns a function that runs git with its arguments in dir, as a
+// committer of its own, failing the test if git fails.
+func gitIn(t *testing.T, dir string) func(args ...string) {
+	return func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
 // TestGitDirty checks that a checkout is dirty, for a go run's commit
 // line, exactly when go build would stamp it modified: a changed tracked
 // file or an untracked file not ignored; an ignored file alone is clean.
@@ -1018,14 +1031,7 @@ func TestGitDirty(t *testing.T) {
 		t.Skip("no git")
 	}
 	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	git := gitIn(t, dir)
 	write := func(name, text string) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -1088,14 +1094,7 @@ func TestReadmeOutputsAreIgnored(t *testing.T) {
 		t.Fatalf("found %d output files in README.md's examples (%v); the pattern no longer matches them", len(names), names)
 	}
 	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	git := gitIn(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), ignore, 0o644); err != nil {
 		t.Fatal(err)
 	}

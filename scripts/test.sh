@@ -59,7 +59,14 @@
 #   MUTANTS_SUBSET  mutants per run of the mutants step (default 3; 0: all).
 #
 # Parallelism is Go's default: -p and GOMAXPROCS follow the number of CPUs.
+#
+# It needs bash 5 or later (its step timer reads EPOCHREALTIME): macOS's
+# /bin/bash is 3.2, so there run it with a newer bash first on PATH.
 set -euo pipefail
+if ((BASH_VERSINFO[0] < 5)); then
+	echo "test.sh: needs bash 5 or later, this is bash $BASH_VERSION (on macOS, install a newer bash and put it first on PATH)" >&2
+	exit 2
+fi
 # The module is built alone: a go.work in a parent directory, or GOWORK
 # naming another workspace, would make go refuse its packages.
 export GOWORK=off
@@ -194,7 +201,7 @@ export TMPDIR=$scratch
 # leftovers fails if a step left anything in $TMPDIR, and names it.
 leftovers() {
 	local left
-	left=$(find "$scratch" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort) || return 1
+	left=$(cd "$scratch" && ls -A | sort) || return 1
 	if [[ -n $left ]]; then
 		echo "the steps left these in \$TMPDIR ($scratch); a test or script does not clean up:"
 		echo "$left"

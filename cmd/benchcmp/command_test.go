@@ -852,7 +852,12 @@ func TestInterruptedCompareWritesNothing(t *testing.T) {
 	var out, errOut bytes.Buffer
 	done := make(chan int, 1)
 	go func() { done <- runContext(ctx, []string{"old.txt", "fifo.txt"}, &out, &errOut) }()
-	time.Sleep(50 * time.Millisecond)
+	// Cancelled before it blocks, the comparison would stop before its
+	// read and test less: where /proc tells, wait until a thread of this
+	// process waits in the pipe's open.
+	if !awaitPipeOpen(t) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	cancel()
 	select {
 	case code := <-done:
@@ -1194,5 +1199,36 @@ func TestEmptyNameIsListedQuoted(t *testing.T) {
 		if code != c.code || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("benchcmp %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, errOut.String(), c.code, c.want)
 		}
+	}
+}
+
+// awaitPipeOpen waits until a thread of this process waits in the open of a
+// named pipe for its other end (Linux's wait_for_partner in
+// /proc/self/task/*/wchan) and returns true, or returns false at once where
+// the kernel names no thread's wait. It fails the test after a minute.
+func awaitPipeOpen(t *testing.T) bool {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		tasks, _ := filepath.Glob("/proc/self/task/*/wchan")
+		named := false
+		for _, p := range tasks {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			w := strings.TrimSpace(string(b))
+			if strings.Contains(w, "partner") || strings.Contains(w, "fifo") {
+				return true
+			}
+			named = named || w != "" && w != "0"
+		}
+		if !named {
+			return false
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no thread blocked in the pipe's open within a minute")
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }

@@ -118,6 +118,13 @@ func updates(seed uint64, times int) reference.Inputs {
 // metrics, the output, and how many arrangement traces worker 0 tracked
 // once the query was built (its indexes' and the query's own).
 func run(t tb, r *plan.Resolved, in reference.Inputs, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics, *render.Output, int) {
+	return runFrom(t, r, in, 0, times, workers, opts)
+}
+
+// runFrom is run over the times base..base+times-1: the inputs' times
+// and the plan's as_of are base or later, and each input is advanced
+// past a time as frontier.StepForward does, to {} past the largest time.
+func runFrom(t tb, r *plan.Resolved, in reference.Inputs, base uint64, times, workers int, opts render.Options) ([]*reference.Result, *render.Metrics, *render.Output, int) {
 	hub := dataflow.NewHub(workers)
 	var envs []*dataflow.Env
 	for w := range workers {
@@ -175,7 +182,7 @@ func run(t tb, r *plan.Resolved, in reference.Inputs, times, workers int, opts r
 		for _, c := range r.Inputs {
 			ch := dataflow.NewChunk(len(c.Columns), 0)
 			for _, u := range in[c.Name] {
-				if u.Time == uint64(tm) {
+				if u.Time == base+uint64(tm) {
 					ch.Push(u.Row, u.Time, u.Diff)
 				}
 			}
@@ -185,14 +192,14 @@ func run(t tb, r *plan.Resolved, in reference.Inputs, times, workers int, opts r
 						t.Fatal(err)
 					}
 				}
-				if err := e.Inputs.Advance(c.Name, frontier.At(uint64(tm+1))); err != nil {
+				if err := e.Inputs.Advance(c.Name, frontier.At(base+uint64(tm)).StepForward()); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		step()
 	}
-	asOf := int(r.Plan.AsOf)
+	asOf := int(r.Plan.AsOf - base)
 	for tm := 0; tm <= asOf; tm++ {
 		send(tm)
 	}
@@ -217,13 +224,13 @@ func run(t tb, r *plan.Resolved, in reference.Inputs, times, workers int, opts r
 	step()
 	var res []*reference.Result
 	for tm := asOf; tm < times; tm++ {
-		got := &reference.Result{Time: uint64(tm), Columns: r.Query.Output}
-		rows, over := out.Oks.Accumulate(uint64(tm))
+		got := &reference.Result{Time: base + uint64(tm), Columns: r.Query.Output}
+		rows, over := out.Oks.Accumulate(base + uint64(tm))
 		for _, rd := range rows {
 			got.Rows = append(got.Rows, reference.Row{Values: rd.Row, Diff: rd.Diff})
 		}
 		msgs := map[int64]string{1: reference.MsgDivisionByZero, 2: reference.MsgOverflow, 3: reference.MsgNegativeMultiplicity}
-		codes, errOver := out.Errs.Accumulate(uint64(tm))
+		codes, errOver := out.Errs.Accumulate(base + uint64(tm))
 		for _, rd := range codes {
 			got.Errors = append(got.Errors, reference.Error{Message: msgs[rd.Row[0]], Diff: rd.Diff})
 		}

@@ -501,7 +501,8 @@ func (se *Session) Stall(ctx context.Context) error {
 // Peeks runs reads one-shot reads while the inputs are fed: before read
 // i the inputs are fed through the read's time t (the input times from
 // as_of on, in turn, the last one repeated), then a query at as_of = t,
-// until = t+1 is created, waited for until complete at t, and dropped. The
+// until = t+1 (none at the largest time, 2^64−1, which an as_of may be)
+// is created, waited for until complete at t, and dropped. The
 // read latency is from the create to its completion: imported, the
 // Maintenance runtime ingests concurrently and the read imports; direct,
 // the read builds everything from the raw inputs.
@@ -538,7 +539,12 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 			return nil, err
 		}
 		o := se.renderOptions("peek")
-		o.Window, o.AsOf, o.Until, o.HasUntil = true, t, t+1, true
+		o.Window, o.AsOf = true, t
+		if t < math.MaxUint64 {
+			// At the largest time no until is needed, and t+1 would
+			// wrap to 0, before the as_of.
+			o.Until, o.HasUntil = t+1, true
+		}
 		out := render.NewOutput(se.opts.Workers, false)
 		desc, err := render.QueryDesc(se.r, o, out)
 		if err != nil {

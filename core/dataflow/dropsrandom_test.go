@@ -17,7 +17,8 @@ import (
 // match what it holds: every trace of spines at its tracked.at, found by
 // bySpine, not gone; every hot trace once in hot, at its tracked.hotAt;
 // every entry filed once in byWriter, under its writer, and in byRoot
-// under its root; nothing filed that is not an entry.
+// under its root; nothing filed that is not an entry; every entry a trace
+// or loose lists set, and at the place it keeps there.
 func checkPlaces(t *testing.T, m *IndexManager, step int) {
 	t.Helper()
 	if len(m.bySpine) != len(m.spines) {
@@ -61,6 +62,28 @@ func checkPlaces(t *testing.T, m *IndexManager, step int) {
 	}
 	if filed != len(m.entries) || rooted != roots {
 		t.Fatalf("step %d: %d entries, %d filed by writer; %d with a root, %d filed by root", step, len(m.entries), filed, roots, rooted)
+	}
+	// Every entry a trace lists is set, once, and knows its place there;
+	// every loose one is set and at its looseAt.
+	for _, tr := range m.spines {
+		once := map[*entry]bool{}
+		for i, e := range tr.entries {
+			at := -1
+			for k, l := range e.lists {
+				if l == tr {
+					at = e.at[k]
+				}
+			}
+			if once[e] || at != i || m.entries[keyOf(m, e)] != e {
+				t.Fatalf("step %d: trace %s lists an entry at %d that says %d (twice %v, set %v)", step, tr.name, i, at, once[e], m.entries[keyOf(m, e)] == e)
+			}
+			once[e] = true
+		}
+	}
+	for i, e := range m.loose {
+		if !e.loose || e.looseAt != i || m.entries[keyOf(m, e)] != e {
+			t.Fatalf("step %d: loose entry at %d says %d (loose %v)", step, i, e.looseAt, e.loose)
+		}
 	}
 }
 

@@ -182,6 +182,13 @@ type entry struct {
 	// its physical holds: an entry whose halves are both hot is moved
 	// once a call.
 	held uint64
+	// lists are the traces whose entries list it (link), and at its place
+	// in each list; looseAt is its place in IndexManager.loose while
+	// loose. unlink takes it out of each by its place, filling it with
+	// the last: a list's order is no one's.
+	lists   [2]*tracked
+	at      [2]int
+	looseAt int
 }
 
 // importSince is the since a dataflow importing index id (bundle b) is
@@ -411,7 +418,11 @@ func (m *IndexManager) link(e *entry) {
 		}
 		trs[i] = m.bySpine[sp]
 	}
-	for _, tr := range trs {
+	for k, tr := range trs {
+		if k == 1 && tr == trs[0] {
+			break // both halves in one trace: listed once
+		}
+		e.lists[k], e.at[k] = tr, len(tr.entries)
 		tr.entries = append(tr.entries, e)
 		tr.s.MarkHot()
 	}
@@ -420,22 +431,45 @@ func (m *IndexManager) link(e *entry) {
 // loosen makes e loose (link).
 func (m *IndexManager) loosen(e *entry) {
 	e.loose = true
+	e.looseAt = len(m.loose)
 	m.loose = append(m.loose, e)
 }
 
-// unlink forgets e (Drop).
+// unlink forgets e (Drop): it takes e out of loose and of the entries of
+// the traces that list it by its places there, each filled with the last
+// (whose place is updated), so that dropping N indexes of one trace costs
+// O(N), not a pass over the trace's entries each. A trace untracked since
+// lists no entry (untrack), which the check of the place tells.
 func (m *IndexManager) unlink(e *entry) {
 	if e.loose {
-		m.loose = slices.DeleteFunc(m.loose, func(x *entry) bool { return x == e })
+		m.examined++
+		last := len(m.loose) - 1
+		x := m.loose[last]
+		m.loose[e.looseAt], x.looseAt = x, e.looseAt
+		m.loose[last] = nil
+		m.loose = m.loose[:last]
+		e.loose = false
 	}
-	for _, r := range []trace.Reader{e.bundle.Oks, e.bundle.Errs} {
-		if h, ok := r.(*trace.Handle); ok {
-			if sp, ok := h.Storage().(*share.Spine); ok {
-				if tr := m.bySpine[sp]; tr != nil {
-					tr.entries = slices.DeleteFunc(tr.entries, func(x *entry) bool { return x == e })
-				}
+	for k, tr := range e.lists {
+		if tr == nil {
+			continue
+		}
+		e.lists[k] = nil
+		i := e.at[k]
+		if i >= len(tr.entries) || tr.entries[i] != e {
+			continue // untracked since: its list is gone
+		}
+		m.examined++
+		last := len(tr.entries) - 1
+		x := tr.entries[last]
+		tr.entries[i] = x
+		for k2, t2 := range x.lists {
+			if t2 == tr {
+				x.at[k2] = i
 			}
 		}
+		tr.entries[last] = nil
+		tr.entries = tr.entries[:last]
 	}
 }
 

@@ -2,7 +2,6 @@ package render_test
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reference"
-	"github.com/tracebench/tracebench/core/spine"
 )
 
 // TestNestedJoinsEqualReference draws plans whose query joins views that
@@ -25,23 +23,7 @@ import (
 // stage would compound them through the levels above (§5.6), which the
 // exact counts show.
 func TestNestedJoinsEqualReference(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		p, in, times := drawNestedPlan(t)
-		r, err := plan.Resolve(p)
-		if err != nil {
-			t.Fatalf("drawn plan does not resolve: %v\n%s", err, describe(p, in))
-		}
-		t.Logf("%s", describe(p, in))
-		sp := spine.Options{
-			Effort: rapid.SampledFrom([]int64{0, math.MaxInt64}).Draw(t, "effort"),
-			Fanout: rapid.SampledFrom([]int{0, 2}).Draw(t, "fanout"),
-		}
-		workers := []int{1, 2}
-		if testing.Short() {
-			workers = workers[:1]
-		}
-		matchEveryConfig(t, "", r, in, times, sp, workers...)
-	})
+	rapid.Check(t, func(t *rapid.T) { matchDrawn(t, drawNestedPlan) })
 }
 
 // drawNestedPlan draws inputs a, b, c and views v1..vN (N = 2 or 3), each

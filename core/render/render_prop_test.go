@@ -21,26 +21,31 @@ import (
 // reduces, distinct and threshold, retractions, and values and counts at
 // the edges of int64.
 func TestRandomPlansEqualReference(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		p, in, times := drawPlan(t)
-		r, err := plan.Resolve(p)
-		if err != nil {
-			t.Fatalf("drawn plan does not resolve: %v\n%s", err, describe(p, in))
-		}
-		t.Logf("%s", describe(p, in))
-		// The spines of the arrangements built inside operators merge at
-		// once (a huge effort) or lazily, two batches or the default
-		// fanout at a time.
-		sp := spine.Options{
-			Effort: rapid.SampledFrom([]int64{0, math.MaxInt64}).Draw(t, "effort"),
-			Fanout: rapid.SampledFrom([]int{0, 2}).Draw(t, "fanout"),
-		}
-		workers := []int{1, 2}
-		if testing.Short() {
-			workers = workers[:1]
-		}
-		matchEveryConfig(t, "", r, in, times, sp, workers...)
-	})
+	rapid.Check(t, func(t *rapid.T) { matchDrawn(t, drawPlan) })
+}
+
+// matchDrawn draws a plan, its inputs and times with draw and compares its
+// output with the reference at every time, in both modes and both joins on
+// one and two workers (one with -short).
+func matchDrawn(t *rapid.T, draw func(*rapid.T) (*plan.Plan, reference.Inputs, int)) {
+	p, in, times := draw(t)
+	r, err := plan.Resolve(p)
+	if err != nil {
+		t.Fatalf("drawn plan does not resolve: %v\n%s", err, describe(p, in))
+	}
+	t.Logf("%s", describe(p, in))
+	// The spines of the arrangements built inside operators merge at
+	// once (a huge effort) or lazily, two batches or the default fanout
+	// at a time.
+	sp := spine.Options{
+		Effort: rapid.SampledFrom([]int64{0, math.MaxInt64}).Draw(t, "effort"),
+		Fanout: rapid.SampledFrom([]int{0, 2}).Draw(t, "fanout"),
+	}
+	workers := []int{1, 2}
+	if testing.Short() {
+		workers = workers[:1]
+	}
+	matchEveryConfig(t, "", r, in, times, sp, workers...)
 }
 
 // Names the generator uses: inputs a, b, c with columns k, x, y (a prefix

@@ -41,15 +41,7 @@ func TestMaintainVisitsOnlyHotTraces(t *testing.T) {
 				n = m.visits // the first Maintain visits every new trace
 			}
 			m.Defer()
-			bld := batch.NewBuilder(batch.Arity{Key: 1, Val: 1}, 1)
-			bld.Push1(int64(r), 1, r, 1)
-			b, err := bld.Build(frontier.At(r), frontier.At(r+1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Insert(b); err != nil {
-				t.Fatal(err)
-			}
+			insertAt(t, w, r)
 			h.SetLogicalCompaction(frontier.At(r))
 			if err := m.AllowCompaction("busy", frontier.At(r)); err != nil {
 				t.Fatal(err)
@@ -89,15 +81,7 @@ func TestAMergeAHoldStartsIsFuelled(t *testing.T) {
 	h, w, s := share.NewTrace(ar, spine.Options{Effort: 1, Fanout: 2})
 	m.track(s, "t", func() {}, nil)
 	for r := range uint64(8) {
-		bld := batch.NewBuilder(ar, 1)
-		bld.Push1(int64(r), 1, r, 1)
-		b, err := bld.Build(frontier.At(r), frontier.At(r+1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Insert(b); err != nil {
-			t.Fatal(err)
-		}
+		insertAt(t, w, r)
 	}
 	for m.Maintain(1 << 20) {
 	}
@@ -117,4 +101,19 @@ func TestAMergeAHoldStartsIsFuelled(t *testing.T) {
 		t.Fatal("a merge the hold started is in progress after Maintain")
 	}
 	h.Release()
+}
+
+// insertAt inserts into w a batch of one update, (r, 1) at time r with
+// diff 1, spanning [r, r+1).
+func insertAt(t *testing.T, w *trace.Writer, r uint64) {
+	t.Helper()
+	bld := batch.NewBuilder(batch.Arity{Key: 1, Val: 1}, 1)
+	bld.Push1(int64(r), 1, r, 1)
+	b, err := bld.Build(frontier.At(r), frontier.At(r+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Insert(b); err != nil {
+		t.Fatal(err)
+	}
 }

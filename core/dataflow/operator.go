@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/tracebench/tracebench/internal/isnil"
 )
 
 // The activation contract (docs/semantics.md §3): how long a dataflow runs
@@ -164,7 +166,7 @@ func (b *OperatorBuilder) Build(op Operator) error {
 	if op == nil {
 		return b.refuse(fmt.Errorf("dataflow %s: operator %q: nil Operator", b.c.df.id, b.n.name))
 	}
-	if isNil(op) {
+	if isnil.Value(op) {
 		// A nil pointer (or map, slice, func, chan) of a type that
 		// implements Operator: stepped, it would panic in a worker.
 		return b.refuse(fmt.Errorf("dataflow %s: operator %q: nil Operator (a nil %T)", b.c.df.id, b.n.name, op))
@@ -197,16 +199,6 @@ func (b *OperatorBuilder) refuse(err error) error {
 		b.c.fail(err)
 	}
 	return err
-}
-
-// isNil reports whether op holds a nil value of a kind that has one.
-func isNil(op Operator) bool {
-	v := reflect.ValueOf(op)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
-		return v.IsNil()
-	}
-	return false
 }
 
 // Failer returns the function an operator calls with an error it meets

@@ -1,12 +1,12 @@
 package share
 
 import (
-	"reflect"
 	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/isnil"
 )
 
 // Bundle is a trace bundle (TraceBundle, §4.2): the oks and errs traces of an
@@ -102,8 +102,9 @@ func (b *Bundle) IsPeer() bool {
 // isNil reports whether r is nil or holds a nil pointer (or map, slice,
 // func, chan): a typed nil behind trace.Reader is not == nil, and its first
 // method call would panic with a nil dereference. The readers of this
-// package and core/trace are told by a type switch; others by reflection,
-// paid when a bundle or an import is made, never per update.
+// package and core/trace are told by a type switch; others by reflection
+// (internal/isnil), paid when a bundle or an import is made, never per
+// update.
 func isNil(r trace.Reader) bool {
 	switch r := r.(type) {
 	case nil:
@@ -115,11 +116,7 @@ func isNil(r trace.Reader) bool {
 	case *Padded:
 		return r == nil
 	}
-	switch v := reflect.ValueOf(r); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		return v.IsNil()
-	}
-	return false
+	return isnil.Value(r)
 }
 
 func isShared(r trace.Reader) bool {

@@ -3,7 +3,6 @@ package trace
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime"
 	"sync"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/internal/invariants"
+	"github.com/tracebench/tracebench/internal/isnil"
 )
 
 // ErrReleased is returned by reads through a released handle. A read
@@ -128,8 +128,9 @@ func SetCompaction(r Reader, f frontier.Frontier) {
 // isNil reports whether x is nil or holds a nil pointer, map, slice, func
 // or chan: a typed nil behind an interface is not == nil, and its first
 // method call would panic with a nil dereference. The types of this
-// package and the spine are told by a type switch; others by reflection,
-// which New and SetCompaction pay once a call, never per update.
+// package and the spine are told by a type switch; others by reflection
+// (internal/isnil), which New and SetCompaction pay once a call, never per
+// update.
 func isNil(x any) bool {
 	switch x := x.(type) {
 	case nil:
@@ -139,11 +140,7 @@ func isNil(x any) bool {
 	case *spine.Spine:
 		return x == nil
 	}
-	switch v := reflect.ValueOf(x); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		return v.IsNil()
-	}
-	return false
+	return isnil.Value(x)
 }
 
 // box is the state shared by a trace's handles and writer (TraceBox).

@@ -11,8 +11,10 @@
 //	    added there, and to README.md's Layout if it is a new component.
 //	A2  A package depends, directly or transitively, only on packages of its
 //	    own component, of the components its arrows reach (the transitive
-//	    closure of the arrows), and on internal/invariants, which every
-//	    package may import.
+//	    closure of the arrows), and on the components the table marks open,
+//	    which every package may import: internal/invariants, internal/isnil,
+//	    internal/mutants and the test harnesses internal/scripttest and
+//	    internal/labelstest.
 //	A3  Nothing in core/ depends on workloads/, internal/bench* or cmd/, even
 //	    if the rules table were edited to allow it.
 //	A4  No package is named util, utils or common.

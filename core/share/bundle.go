@@ -6,13 +6,15 @@ import (
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/invariants"
 	"github.com/tracebench/tracebench/internal/isnil"
 )
 
 // Bundle is a trace bundle (TraceBundle, §4.2): the oks and errs traces of an
 // index, each a local handle or a shared reader behind trace.Reader, with a
 // drop token that keeps what the bundle depends on alive (for a peer bundle,
-// its registry slot).
+// its registry slot). A Bundle is used by one goroutine at a time, as its
+// readers are.
 type Bundle struct {
 	Oks, Errs trace.Reader
 	// Key and Columns describe the collection the index arranges: its key
@@ -26,6 +28,11 @@ type Bundle struct {
 	// traces: a clone (a re-export) and a peer bundle carry their source's
 	// (Registry.PublishBundle). When it is dropped the traces stop.
 	Writer string
+	// use detects a second goroutine in Describe, Clone or Release while
+	// one is in another of them: the methods that read or write the
+	// bundle's own state (invariant builds; no room and no code without
+	// the tag).
+	use invariants.Exclusive
 	// slot is the registry slot of a peer bundle taken before its
 	// publication, until Describe finds it published; nil otherwise.
 	slot     *Slot
@@ -44,6 +51,10 @@ type Bundle struct {
 // their description from the start; a Go caller that takes one early
 // calls Describe before reading the description.
 func (b *Bundle) Describe() bool {
+	if invariants.Enabled {
+		b.use.Enter("share: Bundle.Describe")
+		defer b.use.Exit()
+	}
 	s := b.slot
 	if s == nil {
 		return true
@@ -146,6 +157,10 @@ func (b *Bundle) AllowCompaction(f frontier.Frontier) {
 // released clones and it takes no share of the token, whose share b gave
 // up (its function may have run).
 func (b *Bundle) Clone() *Bundle {
+	if invariants.Enabled {
+		b.use.Enter("share: Bundle.Clone")
+		defer b.use.Exit()
+	}
 	c := &Bundle{Oks: b.Oks.CloneReader(), Errs: b.Errs.CloneReader(), Key: b.Key, Columns: b.Columns, Writer: b.Writer, slot: b.slot, released: b.released}
 	if b.drop != nil && !b.released {
 		c.drop = b.drop
@@ -156,15 +171,26 @@ func (b *Bundle) Clone() *Bundle {
 
 // Release releases both halves and the bundle's share of the drop token.
 func (b *Bundle) Release() {
+	if b.release() && b.drop != nil && b.drop.refs.Add(-1) == 0 {
+		b.drop.fn()
+	}
+}
+
+// release marks b released and releases both halves, reporting whether b
+// was live. The drop function, the caller's code, runs after it, outside
+// the bundle's use check.
+func (b *Bundle) release() bool {
+	if invariants.Enabled {
+		b.use.Enter("share: Bundle.Release")
+		defer b.use.Exit()
+	}
 	if b.released {
-		return
+		return false
 	}
 	b.released = true
 	b.Oks.Release()
 	b.Errs.Release()
-	if b.drop != nil && b.drop.refs.Add(-1) == 0 {
-		b.drop.fn()
-	}
+	return true
 }
 
 // IntoPadded returns a padded clone of the bundle (§4.5): like Clone's, its
@@ -185,9 +211,15 @@ func (b *Bundle) IntoPadded() *Bundle {
 // [padded since, inner since) and the inner trace's contents from the inner
 // since on (PaddedTrace, §4.5). It lets a new dataflow at as_of {0} import a
 // trace whose since is later. It is a different collection: it may seed new
-// ones, never "uncompact" an old one.
+// ones, never "uncompact" an old one. A Padded is used by one goroutine at a
+// time, as the reader it wraps is.
 type Padded struct {
-	inner  trace.Reader
+	inner trace.Reader
+	// use detects a second goroutine in a method that reads or writes the
+	// padding (padded, on) while one is in another (invariant builds; no
+	// room and no code without the tag). The methods that pass through
+	// leave the check to the inner reader.
+	use    invariants.Exclusive
 	padded frontier.Frontier
 	on     bool
 }
@@ -211,10 +243,20 @@ func pad(r trace.Reader) *Padded {
 func (p *Padded) Inner() trace.Reader { return p.inner }
 
 // IsPadded reports whether the padding is still in place.
-func (p *Padded) IsPadded() bool { return p.on }
+func (p *Padded) IsPadded() bool {
+	if invariants.Enabled {
+		p.use.Enter("share: Padded.IsPadded")
+		defer p.use.Exit()
+	}
+	return p.on
+}
 
 // LogicalCompaction reports the padded since while padded.
 func (p *Padded) LogicalCompaction() frontier.Frontier {
+	if invariants.Enabled {
+		p.use.Enter("share: Padded.LogicalCompaction")
+		defer p.use.Exit()
+	}
 	if p.on {
 		return p.padded
 	}
@@ -226,6 +268,10 @@ func (p *Padded) LogicalCompaction() frontier.Frontier {
 // reader it is a no-op, as on the inner one: neither the padding nor the
 // since it reports moves.
 func (p *Padded) SetLogicalCompaction(f frontier.Frontier) {
+	if invariants.Enabled {
+		p.use.Enter("share: Padded.SetLogicalCompaction")
+		defer p.use.Exit()
+	}
 	if released(p.inner) {
 		return
 	}
@@ -263,6 +309,10 @@ func (p *Padded) ReadUpper() frontier.Frontier { return p.inner.ReadUpper() }
 
 // CloneReader clones the inner reader with the same padding.
 func (p *Padded) CloneReader() trace.Reader {
+	if invariants.Enabled {
+		p.use.Enter("share: Padded.CloneReader")
+		defer p.use.Exit()
+	}
 	return &Padded{inner: p.inner.CloneReader(), padded: p.padded, on: p.on}
 }
 

@@ -66,11 +66,15 @@
 // between a since's publication and its application. Unset they cost a nil
 // check.
 //
-// Goroutines: a Spine is owned by the publisher's goroutine; a Reader or an
-// Import by one reader goroutine at a time; Points and the Registry are safe
-// for concurrent use. In invariant builds (-tags invariants) a Reader or an
-// Import that a second goroutine calls while another is in one of its
-// methods panics, naming the method and the misuse (internal/invariants'
-// Exclusive), with or without -race; without the tag the check is compiled
+// Goroutines: a Spine is owned by the publisher's goroutine; a Reader, an
+// Import, a Padded or a Bundle by one reader goroutine at a time; Points
+// and the Registry are safe for concurrent use. In invariant builds (-tags
+// invariants) a Reader or an Import that a second goroutine calls while
+// another is in one of its methods panics, naming the method and the
+// misuse (internal/invariants' Exclusive), with or without -race; so does
+// a Padded in a method that reads or writes its padding, and a Bundle in
+// Describe, Clone or Release, the methods that read or write its own
+// state (a Padded's other methods and a Bundle's others only reach their
+// readers, whose own checks apply). Without the tag the check is compiled
 // out and takes no room.
 package share

@@ -118,3 +118,79 @@ func TestTwoGoroutinesOnOneImportPanic(t *testing.T) {
 	im.Reader().Release()
 	p.h.Release()
 }
+
+// Two goroutines on one Padded, which is used by one goroutine at a time
+// as the reader it wraps is: in an invariant build the second panics,
+// naming the Padded's method, in each method that reads or writes the
+// padding, instead of racing the first on it (IsPadded and a padded
+// LogicalCompaction reach no inner method whose check would see it).
+func TestTwoGoroutinesOnOnePaddedPanic(t *testing.T) {
+	p := newPub(t)
+	p.rounds(3)
+	pt := NewPoint()
+	if err := p.s.Attach(pt); err != nil {
+		t.Fatal(err)
+	}
+	r := pt.Reader()
+	r.SetLogicalCompaction(frontier.At(1))
+	pd := pad(r)
+	if !pd.IsPadded() {
+		t.Fatal("a reader held at {1} is not padded")
+	}
+	// The first goroutine moves past the inner since: the padding goes and
+	// the inner reader's SetLogicalCompaction waits for the point's lock.
+	finish := inside(t, pt.mu.Lock, pt.mu.Unlock, pd.use.Busy, func() { pd.SetLogicalCompaction(frontier.At(2)) })
+	misuse(t, "Padded.IsPadded", func() { pd.IsPadded() })
+	misuse(t, "Padded.LogicalCompaction", func() { pd.LogicalCompaction() })
+	misuse(t, "Padded.SetLogicalCompaction", func() { pd.SetLogicalCompaction(frontier.At(3)) })
+	misuse(t, "Padded.CloneReader", func() { pd.CloneReader() })
+	finish()
+	// Passed on between calls, the padded reader is anybody's.
+	done := make(chan struct{})
+	go func() { defer close(done); pd.SetLogicalCompaction(frontier.At(3)) }()
+	<-done
+	if pd.IsPadded() || pd.LogicalCompaction() != frontier.At(3) {
+		t.Fatalf("padded %v at %v after the second goroutine's move, want unpadded at {3}", pd.IsPadded(), pd.LogicalCompaction())
+	}
+	pd.Release()
+	if st := pt.Stats(); st.Readers != 0 {
+		t.Fatalf("%d readers left after the padded reader's release, want 0", st.Readers)
+	}
+	p.h.Release()
+}
+
+// Two goroutines on one Bundle likewise: the second panics, naming the
+// Bundle's method, in each method that reads or writes the bundle's own
+// state, instead of racing the first on it (a Release racing a Clone
+// would give the drop token a share too many or too few).
+func TestTwoGoroutinesOnOneBundlePanic(t *testing.T) {
+	p := newPub(t)
+	p.rounds(3)
+	pt := NewPoint()
+	if err := p.s.Attach(pt); err != nil {
+		t.Fatal(err)
+	}
+	drops := 0
+	b := NewBundle(pt.Reader(), pt.Reader(), func() { drops++ })
+	// The first goroutine clones: the oks half's Clone waits for the
+	// point's lock.
+	var c *Bundle
+	finish := inside(t, pt.mu.Lock, pt.mu.Unlock, b.use.Busy, func() { c = b.Clone() })
+	misuse(t, "Bundle.Clone", func() { b.Clone() })
+	misuse(t, "Bundle.Clone", func() { b.IntoPadded() })
+	misuse(t, "Bundle.Release", func() { b.Release() })
+	misuse(t, "Bundle.Describe", func() { b.Describe() })
+	finish()
+	// Passed on between calls, the bundle is anybody's.
+	done := make(chan struct{})
+	go func() { defer close(done); b.Release() }()
+	<-done
+	if drops != 0 {
+		t.Fatalf("drop ran %d times with the clone live, want 0", drops)
+	}
+	c.Release()
+	if st := pt.Stats(); drops != 1 || st.Readers != 0 {
+		t.Fatalf("drop ran %d times and %d readers are left after both releases, want 1 and 0", drops, st.Readers)
+	}
+	p.h.Release()
+}

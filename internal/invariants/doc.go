@@ -26,7 +26,8 @@
 // A cheap condition with a constant message can call Assert directly.
 //
 // Exclusive detects a value used by two goroutines at once where its
-// documentation allows one at a time (core/share's Reader and Import):
+// documentation allows one at a time (core/share's Reader, Import, Padded
+// and Bundle):
 // each of its methods calls Enter and Exit under `if invariants.Enabled`,
 // and an Enter while another goroutine is inside panics, naming the
 // operation. Without the tag it is an empty struct, which takes no room

@@ -45,9 +45,13 @@ type Import struct {
 	seed     frontier.Frontier // the upper the seed covered
 	acked    frontier.Frontier
 	seedLeft int // events of the seed still to drain
-	done     bool
-	buf      []event
-	cleanup  runtime.Cleanup // invariant builds: reports an import collected unclosed
+	// done is set by finish and read by End under p.mu, so that the two
+	// agree on the point's lock as they do on q.ended; the import's
+	// goroutine, the only one that sets it, reads it without (Done, Drain,
+	// Close).
+	done    bool
+	buf     []event
+	cleanup runtime.Cleanup // invariant builds: reports an import collected unclosed
 }
 
 // Import imports p at asOf bounded by until, refusing with a *SinceError if
@@ -260,15 +264,16 @@ func (p *Point) moveOwnHoldLocked(q *queue, f frontier.Frontier) {
 	p.wakePublisherLocked()
 }
 
-// finish unregisters the queue, and with it the import's own hold, and
-// wakes the publisher, which may compact further; an ended import's were
-// unregistered by End.
+// finish marks the import done, unregisters the queue, and with it the
+// import's own hold, and wakes the publisher, which may compact further;
+// an ended import's were unregistered by End. done is set under the
+// point's lock, under which End reads it.
 func (im *Import) finish() {
-	im.done = true
 	if invariants.Enabled {
 		im.cleanup.Stop()
 	}
 	im.p.mu.Lock()
+	im.done = true
 	if !im.q.ended {
 		im.p.dropOwnHoldLocked(im.q)
 	}

@@ -1031,6 +1031,62 @@ func TestImportEndKeepsWhatArrived(t *testing.T) {
 	other.Close()
 }
 
+// End and finish on the goroutines that call them: the importer's (a
+// worker drains its imports, and its IndexManager.Drop ends them), while
+// the publisher inserts on its own. One import finishes (its until
+// reached) and is ended after; the other is ended while the publisher goes
+// on, then drained of what arrived and closed. Under -race nothing is
+// reported: finish sets done and End reads it on the importer's goroutine
+// alone, both under the point's lock, which the publisher takes
+// too. Each own hold goes once, by whichever came first.
+func TestImportEndAndFinishOnTheImportersGoroutine(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	p.rounds(2)
+	peek, err := pt.Import(frontier.At(0), frontier.At(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow, err := pt.Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := make(chan struct{})
+	go func() { // the publisher
+		defer close(published)
+		p.rounds(6) // to {8}
+	}()
+	for !peek.Done() { // finished by a Drain once {4} is published
+		<-peek.Ready()
+		peek.Drain(nil)
+	}
+	peek.End() // a no-op: done
+	for !frontier.At(4).LessEqual(follow.Frontier()) {
+		<-follow.Ready()
+		follow.Drain(nil)
+	}
+	follow.End()
+	if n := pt.Stats().Readers; n != 2 {
+		t.Fatalf("one import finished, the other ended: %d readers, want 2 (the consumers')", n)
+	}
+	<-published
+	follow.Drain(nil) // what arrived before End
+	if follow.Done() || !peek.Done() {
+		t.Fatalf("done: ended import %v, finished one %v; want false (its until not reached), true", follow.Done(), peek.Done())
+	}
+	follow.Close()
+	peek.Close()
+	if n := pt.Stats().Readers; n != 2 {
+		t.Fatalf("both closed: %d readers, want 2 (the consumers'): no own hold goes twice", n)
+	}
+	peek.Reader().Release()
+	follow.Reader().Release()
+	if st := pt.Stats(); st.Readers != 0 || st.Importers != 0 {
+		t.Fatalf("everything released: %d readers, %d importers, want none", st.Readers, st.Importers)
+	}
+	p.h.Release()
+}
+
 // A bundle's writer (the dataflow whose arrangement writes its traces)
 // travels with its clones, its padding and its publication to the peer
 // bundles: a re-export, in either runtime, knows whose drop stops it.

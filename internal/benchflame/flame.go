@@ -407,7 +407,7 @@ func writeFileAtomic(path string, data []byte) error {
 		path = real
 	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return os.WriteFile(path, data, 0o644)
+		return os.WriteFile(path, data, 0o666)
 	}
 	f, err := CreateOutputTemp(filepath.Dir(path), TempPattern(path), path)
 	if err != nil {

@@ -13,13 +13,16 @@ import (
 // CreateOutputTemp creates the temporary file an output to dest is
 // written through before it is renamed into place, in dir with a name
 // made from pattern as os.CreateTemp makes one (its random part at most
-// 10 digits). Its mode is what dest ends up with: an existing regular
-// file's permissions are kept, and a new file gets 0644 less the umask,
-// as an output opened directly does (os.CreateTemp's 0600 would make
-// every replaced result, profile and page private, and a fixed 0644
-// would ignore a umask of 077).
+// 10 digits). Its mode is what dest ends up with, as a shell's `>` would
+// leave it: an existing regular file's permissions are kept, and a new
+// file gets what os.Create gives one, 0666 less the umask. The umask is
+// never read: the file is created with mode 0666 and the kernel takes the
+// umask off (or applies the directory's default ACL) as it does for
+// os.Create, atomically. os.CreateTemp's 0600 would make every result,
+// profile and page private, and 0644 made a new file read-only to its
+// group under umask 002, where `>` makes it group-writable.
 func CreateOutputTemp(dir, pattern, dest string) (*os.File, error) {
-	perm, keep := fs.FileMode(0o644), false
+	perm, keep := fs.FileMode(0o666), false
 	if st, err := os.Stat(dest); err == nil && st.Mode().IsRegular() {
 		perm, keep = st.Mode().Perm(), true
 	}

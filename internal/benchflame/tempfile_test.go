@@ -19,7 +19,7 @@ func withUmask(t *testing.T, mask int, f func()) {
 }
 
 // A page written through a temporary file has the mode a file created
-// in its place has: 0644 less the umask when new, and the permissions of
+// in its place has: 0666 less the umask when new, and the permissions of
 // the file it replaces. It was chmodded to 0644 whatever the umask, so
 // under umask 077 a profile's page was readable by all, and a file made
 // private became readable again when it was written over.
@@ -27,7 +27,7 @@ func TestWriteFileAtomicMode(t *testing.T) {
 	for _, tc := range []struct {
 		mask int
 		want fs.FileMode
-	}{{0o022, 0o644}, {0o077, 0o600}, {0o000, 0o644}, {0o027, 0o640}} {
+	}{{0o022, 0o644}, {0o077, 0o600}, {0o000, 0o666}, {0o027, 0o640}, {0o002, 0o664}} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "flame.html")
 		withUmask(t, tc.mask, func() {

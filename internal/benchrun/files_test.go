@@ -9,7 +9,7 @@ import (
 )
 
 // An output written through a temporary file (a profile, gen's files)
-// gets the mode a file created in its place gets: 0644 less the umask
+// gets the mode a file created in its place gets: 0666 less the umask
 // when new, the permissions of the file it replaces otherwise. It was
 // chmodded to 0644 whatever the umask, so umask 077 did not keep a
 // profile private, and a file made private was readable again once
@@ -47,7 +47,7 @@ func TestPendingFileMode(t *testing.T) {
 		for _, tc := range []struct {
 			mask int
 			want fs.FileMode
-		}{{0o022, 0o644}, {0o077, 0o600}, {0o000, 0o644}, {0o027, 0o640}} {
+		}{{0o022, 0o644}, {0o077, 0o600}, {0o000, 0o666}, {0o027, 0o640}, {0o002, 0o664}} {
 			path := filepath.Join(t.TempDir(), "cpu.prof")
 			write(t, path, tc.mask, all)
 			if got := mode(t, path); got != tc.want {

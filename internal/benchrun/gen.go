@@ -249,7 +249,8 @@ func checkDir(dir string) error {
 }
 
 // mkdirAll is os.MkdirAll that returns the directories it created,
-// outermost first, so a rollback can remove them.
+// outermost first, so a rollback can remove them. Each is made with mode
+// 0777 less the umask, as mkdir -p makes one.
 func mkdirAll(dir string) ([]string, error) {
 	var missing []string
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
@@ -263,7 +264,7 @@ func mkdirAll(dir string) ([]string, error) {
 	}
 	var made []string
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o755); err != nil {
+		if err := os.Mkdir(missing[i], 0o777); err != nil {
 			if st, serr := os.Stat(missing[i]); errors.Is(err, os.ErrExist) && serr == nil && st.IsDir() {
 				continue // made meanwhile, not by gen: a rollback leaves it
 			}

@@ -731,15 +731,16 @@ func Run(ctx context.Context, cfg RunConfig) error {
 // errOutBusy is lockOut's answer for a --out file another process holds.
 var errOutBusy = errors.New("locked by another process")
 
-// openOut opens the --out file for a run: created if missing, locked
-// against another benchrun run writing it at the same time, then
-// truncated. Two runs into one file would each truncate what the other
-// had written and mix their lines under one header, both exiting 0; the
-// second is refused instead (exit 2) with the first one's file intact. A
-// file that is not regular (/dev/null, a pipe) is neither locked nor
-// truncated: it keeps nothing two runs could spoil.
+// openOut opens the --out file for a run: created if missing (mode 0666
+// less the umask, as a shell's > makes it; an existing file keeps its
+// mode), locked against another benchrun run writing it at the same
+// time, then truncated. Two runs into one file would each truncate what
+// the other had written and mix their lines under one header, both
+// exiting 0; the second is refused instead (exit 2) with the first one's
+// file intact. A file that is not regular (/dev/null, a pipe) is neither
+// locked nor truncated: it keeps nothing two runs could spoil.
 func openOut(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return nil, usagef("--out", "%s: cannot write: %s", spec.Path(path), pathErrMsg(err))
 	}

@@ -1063,35 +1063,49 @@ func TestGitDirty(t *testing.T) {
 	}
 }
 
-// TestReadmeOutputsAreIgnored checks that the files README.md's examples
-// write at the checkout root (a result file's --out, a profile's, a flame
-// graph's, a redirected report) are ones the repository's .gitignore
-// ignores: a user who follows them and runs again gets a commit line
-// without -dirty, since an untracked file not ignored marks the checkout
-// modified (TestGitDirty).
+// TestReadmeOutputsAreIgnored checks that the files and directories the
+// examples of README.md and docs/spec.md write at the checkout root (a
+// result file's --out, a profile's, a flame graph's, a redirected report,
+// gen's --out directory) are ones the repository's .gitignore ignores: a
+// user who follows them and runs again gets a commit line without
+// -dirty, since an untracked file not ignored marks the checkout
+// modified (TestGitDirty). `gen lookup --param rows=1e5 --out d` made a
+// directory d of CSV files that did.
 func TestReadmeOutputsAreIgnored(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	var docs []byte
+	for _, name := range []string{"README.md", filepath.Join("docs", "spec.md")} {
+		data, err := os.ReadFile(filepath.Join("..", "..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(append(docs, data...), '\n')
 	}
 	ignore, err := os.ReadFile(filepath.Join("..", "..", ".gitignore"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A relative file name with an extension, after an output flag or a
-	// redirection: FILE and DIR placeholders, "-", absolute paths and
-	// paths into the tree (results/baseline.txt is committed) are not
-	// written at the root.
-	re := regexp.MustCompile(`(?:--(?:out|flamegraph|cpuprofile|memprofile)[ =]|>>? )([A-Za-z0-9_-]+\.[a-z]+)\b`)
-	names := map[string]bool{}
-	for _, m := range re.FindAllSubmatch(readme, -1) {
-		names[string(m[1])] = true
+	// A relative file name with an extension, after an output flag (go
+	// test's -cpuprofile and -o too) or a redirection: FILE and DIR
+	// placeholders, "-", absolute paths and paths into the tree
+	// (results/baseline.txt is committed) are not written at the root.
+	fileRe := regexp.MustCompile(`(?:--?(?:out|flamegraph|cpuprofile|memprofile|o)[ =]|>>? )([A-Za-z0-9_-]+\.[a-z]+)\b`)
+	// A relative name without one after --out is a directory: gen's
+	// (or scripts/ci-bench.sh's), which holds CSV files.
+	dirRe := regexp.MustCompile(`--out[ =]([A-Za-z0-9_-]+)(?:$|[^A-Za-z0-9_./-])`)
+	files, dirs := map[string]bool{}, map[string]bool{}
+	for _, m := range fileRe.FindAllSubmatch(docs, -1) {
+		files[string(m[1])] = true
 	}
-	if len(names) < 5 {
-		t.Fatalf("found %d output files in README.md's examples (%v); the pattern no longer matches them", len(names), names)
+	for _, m := range dirRe.FindAllSubmatch(docs, -1) {
+		if name := string(m[1]); strings.ToUpper(name) != name { // not DIR, FILE or -
+			dirs[name] = true
+		}
+	}
+	if len(files) < 5 || len(dirs) < 1 {
+		t.Fatalf("found %d output files (%v) and %d directories (%v) in the examples of README.md and docs/spec.md; the patterns no longer match them", len(files), files, len(dirs), dirs)
 	}
 	dir := t.TempDir()
 	git := gitIn(t, dir)
@@ -1104,16 +1118,80 @@ func TestReadmeOutputsAreIgnored(t *testing.T) {
 	git("init", "-q")
 	git("add", ".")
 	git("commit", "-q", "-m", "a")
-	for name := range names {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("x\n"), 0o644); err != nil {
+	check := func(name, what string, write func(path string) error) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := write(path); err != nil {
 			t.Fatal(err)
 		}
 		if gitDirty(dir) {
-			t.Errorf("%s, which README.md's examples write at the checkout root, marks the checkout -dirty: .gitignore does not ignore it", name)
+			t.Errorf("%s, %s the examples of README.md or docs/spec.md write at the checkout root, marks the checkout -dirty: .gitignore does not ignore it", name, what)
 		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+		if err := os.RemoveAll(path); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for name := range files {
+		check(name, "which", func(path string) error { return os.WriteFile(path, []byte("x\n"), 0o644) })
+	}
+	for name := range dirs {
+		check(name, "a directory", func(path string) error {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(path, "facts.csv"), []byte("time,diff,x\n"), 0o644)
+		})
+	}
+}
+
+// TestTrackedFilesAreNotIgnored checks that no file of the checkout is
+// one the repository's .gitignore ignores (git check-ignore --no-index):
+// a pattern that ignores outputs at the root (TestReadmeOutputsAreIgnored)
+// must not also match a project file. git keeps tracking one that does,
+// but a new project file the pattern matches would be left out of git add
+// with no more than a hint, and out of git status.
+func TestTrackedFilesAreNotIgnored(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := exec.Command("git", "-C", root, "rev-parse", "--show-toplevel").Output()
+	if err != nil || filepath.Clean(strings.TrimSpace(string(top))) != root {
+		t.Skip("not a git checkout of the module")
+	}
+	tracked, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(tracked, []byte{0}); n < 100 {
+		t.Fatalf("git ls-files lists %d files", n)
+	}
+	ignore, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The patterns are checked in a repository of their own, so that no
+	// exclude file of this checkout or of the user's takes part.
+	dir := t.TempDir()
+	gitIn(t, dir)("init", "-q")
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), ignore, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "-c", "core.excludesFile=/dev/null", "check-ignore", "--no-index", "--stdin", "-z")
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(tracked)
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() == 1 && len(out) == 0:
+		// none is ignored
+	case err == nil:
+		t.Errorf(".gitignore ignores these files of the checkout: %q", strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"))
+	default:
+		t.Fatalf("git check-ignore: %v", err)
 	}
 }
 

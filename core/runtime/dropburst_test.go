@@ -183,3 +183,101 @@ func TestDropsKeepTheCreationOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestDroppingAWideIndexCostsItsExportsAndReaders: a drop tells each
+// import of what it ends once, looking up whether the import's index (or
+// the one read through it) ended in a set of the ended ids: a scan of the
+// ended ids for each import (slices.Contains) cost exports × imports.
+// One dataflow exports 200 indexes, each read by 4 queries; its drop
+// looks at O(200 + 800) entries on each worker, and tells each import
+// once (ErrIndexDropped).
+func TestDroppingAWideIndexCostsItsExportsAndReaders(t *testing.T) {
+	const exports, readers = 200, 4
+	ids := make([]string, exports)
+	for k := range ids {
+		ids[k] = fmt.Sprintf("e%d", k)
+	}
+	for _, mode := range []string{"solo", "pair"} {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", mode, workers), func(t *testing.T) {
+				s := newSetup(t, mode, workers)
+				s.declare("in", 2)
+				s.send("in", 2, []int64{0, 1, 1, 10})
+				s.advance("in", 2, frontier.At(1))
+				s.must(CreateDataflow{Desc: dataflow.Desc{
+					ID: "wide", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: ids,
+					Build: func(c *dataflow.Context) error {
+						in, err := c.Input("in", 2)
+						if err != nil {
+							return err
+						}
+						a, err := c.Arrange(in, []int{0})
+						if err != nil {
+							return err
+						}
+						for _, id := range ids {
+							if err := c.Export(id, a); err != nil {
+								return err
+							}
+						}
+						return nil
+					},
+				}})
+				for r := range readers {
+					s.must(CreateDataflow{Desc: dataflow.Desc{
+						ID: fmt.Sprintf("r%d", r), AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(c *dataflow.Context) error {
+							for _, id := range ids {
+								a, err := c.ImportIndex(id)
+								if err != nil {
+									return err
+								}
+								c.Probe(dataflow.NewProbe(workers), a.Oks.Stream) // read, so imported
+							}
+							return nil
+						},
+					}})
+				}
+				if err := s.ctl.Sync(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				if errs := s.ctl.TakeErrors(); len(errs) != 0 {
+					t.Fatalf("setup: %v", errs)
+				}
+				counted := func() (n int) {
+					for _, r := range s.rts {
+						if err := r.barrier(testCtx(t), func(w *worker) { n += w.dropExamined }); err != nil {
+							t.Fatal(err)
+						}
+					}
+					return n
+				}
+				before := counted()
+				s.must(DropDataflow{ID: "wide"})
+				if err := s.ctl.Sync(testCtx(t)); err != nil {
+					t.Fatal(err)
+				}
+				examined := counted() - before
+				// Every worker of every runtime looks at the exports; the
+				// imports are looked at where the readers are rendered.
+				bound := 4 * (exports*len(s.rts) + readers*exports) * workers
+				t.Logf("a drop of %d exports read by %d imports looked at %d entries (bound %d)", exports, readers*exports, examined, bound)
+				if examined > bound {
+					t.Fatalf("the drop looked at %d entries; want at most %d", examined, bound)
+				}
+				errs := s.ctl.TakeErrors()
+				if want := readers * exports; len(errs) != want {
+					t.Fatalf("%d errors, want %d", len(errs), want)
+				}
+				for _, e := range errs {
+					if !errors.Is(e, ErrIndexDropped) {
+						t.Fatalf("error %v, want ErrIndexDropped", e)
+					}
+				}
+				for r := range readers {
+					s.must(DropDataflow{ID: fmt.Sprintf("r%d", r)})
+				}
+			})
+		}
+	}
+}

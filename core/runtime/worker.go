@@ -794,11 +794,29 @@ func (w *worker) importsEnded(q queued, ended []string, how string, freed bool) 
 		return
 	}
 	// Only an import filed under an ended id, as the index imported or
-	// the one read through it, can be told.
+	// the one read through it, can be told; whether an id ended is one
+	// lookup (a drop ends every id its dataflow exports, each of which
+	// may have many readers).
 	var refs []importRef
 	for _, id := range ended {
 		refs = w.readers.collect(refs, id)
 		refs = w.rootReaders.collect(refs, id)
+	}
+	isEnded := func(id string) bool {
+		w.dropExamined++
+		return id == ended[0]
+	}
+	if len(ended) > 1 {
+		set := make(map[string]struct{}, len(ended))
+		for _, id := range ended {
+			w.dropExamined++
+			set[id] = struct{}{}
+		}
+		isEnded = func(id string) bool {
+			w.dropExamined++
+			_, ok := set[id]
+			return ok
+		}
 	}
 	for _, r := range inOrder(refs) {
 		w.dropExamined++
@@ -810,7 +828,7 @@ func (w *worker) importsEnded(q queued, ended []string, how string, freed bool) 
 		dk, rk := id, "\x00root of "+id
 		root := df.ImportRoot(id)
 		switch {
-		case slices.Contains(ended, id) && !w.told(df.ID(), dk):
+		case isEnded(id) && !w.told(df.ID(), dk):
 			w.tell(df.ID(), dk)
 			// A re-export's traces go on for its source: a query's
 			// re-export ends for no reader (they read its root). A
@@ -827,7 +845,7 @@ func (w *worker) importsEnded(q queued, ended []string, how string, freed bool) 
 			}
 			w.tell(df.ID(), rk)
 			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, how, ErrIndexDropped))
-		case root != id && slices.Contains(ended, root) && !w.told(df.ID(), rk):
+		case root != id && isEnded(root) && !w.told(df.ID(), rk):
 			// A query's re-export of an index that ends, gone or
 			// not: its query readers stop with the index (they read
 			// its publication in the pair; Solo ends their imports).

@@ -162,3 +162,58 @@ func TestAWakeStepsItsActiveDataflowsOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestASparseWakeStepsNoDroppedDataflow: a dataflow activated after its
+// drop (by another worker, which had yet to apply the drop) is stepped
+// by no wake. The pass over every dataflow never met it (its place in
+// the creation order is gone), but the pass over the few active ones,
+// taken from the active set, stepped it: a pass that moves nothing.
+func TestASparseWakeStepsNoDroppedDataflow(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newSetup(t, mode, 1)
+			s.declare("quiet", 2)
+			for k := range 2 * sparseMin {
+				s.must(CreateDataflow{Desc: indexDesc(fmt.Sprintf("idle%d", k), "quiet", 2, []int{1}, 0, nil)})
+			}
+			s.must(CreateDataflow{Desc: indexDesc("x", "quiet", 2, []int{0}, 0, nil)})
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			dropped := map[*worker]*dataflow.Dataflow{}
+			for _, r := range s.rts {
+				if err := r.barrier(testCtx(t), func(w *worker) {
+					if df := w.dataflows["maintain x"]; df != nil {
+						dropped[w] = df
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(dropped) != 1 {
+				t.Fatalf("setup: %d workers render the dataflow, want 1", len(dropped))
+			}
+			s.must(DropDataflow{ID: "maintain x"})
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range s.rts {
+				if err := r.barrier(testCtx(t), func(w *worker) {
+					df := dropped[w]
+					if df == nil {
+						return
+					}
+					w.activate(df) // as a late activation does
+					w.activate(w.order[0])
+					before := w.steps
+					w.stepActive()
+					if n := w.steps - before; n != 1 {
+						t.Errorf("a wake with a live dataflow and a dropped one active (of %d places) stepped %d, want the live one", len(w.order), n)
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}

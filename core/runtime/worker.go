@@ -90,9 +90,11 @@ type worker struct {
 	// as the next active set, so an activation costs no allocation.
 	stepping map[*dataflow.Dataflow]bool
 	// sparse is stepActive's scratch list of the active dataflows;
-	// examined counts the dataflows it has looked at (tests).
+	// examined counts the dataflows it has looked at and steps those it
+	// has stepped (tests).
 	sparse   []*dataflow.Dataflow
 	examined int
+	steps    int
 
 	// dataflows has every live dataflow the controller created, rendered
 	// here (non-nil) or not (nil: the other runtime renders it, or its
@@ -637,14 +639,20 @@ func (w *worker) stepActive() {
 			// w.order (creation: the create's sequence number), rather
 			// than a lookup for every dataflow the worker holds (its
 			// length counts the places of dropped ones too, which the
-			// pass below goes over).
+			// pass below goes over). A dataflow activated after its
+			// drop (by another worker's exchange or a reader, which
+			// has yet to apply the drop) has no place in w.order: it is
+			// left out, as the pass below never meets it.
 			w.sparse = w.sparse[:0]
 			for df := range act {
-				w.sparse = append(w.sparse, df)
+				if _, live := w.orderAt[df]; live {
+					w.sparse = append(w.sparse, df)
+				}
 			}
 			slices.SortFunc(w.sparse, func(a, b *dataflow.Dataflow) int { return cmp.Compare(a.Incarnation(), b.Incarnation()) })
 			for _, df := range w.sparse {
 				w.examined++
+				w.steps++
 				w.inStep = df
 				if df.Step() {
 					w.activate(df)
@@ -658,6 +666,7 @@ func (w *worker) stepActive() {
 				}
 				w.examined++
 				if act[df] {
+					w.steps++
 					w.inStep = df
 					if df.Step() {
 						w.activate(df)

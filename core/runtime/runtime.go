@@ -2,10 +2,10 @@ package runtime
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -775,9 +775,48 @@ type Controller struct {
 	// incs has the create number of each live dataflow, by id.
 	incs map[string]uint64
 	// takenDrops has, per incarnation that taken holds step errors of,
-	// the number of the command that dropped it (0 while it lives): once
-	// every worker has applied that command, none meets its errors again.
-	takenDrops map[uint64]uint64
+	// the number of the command that dropped it (0 while it lives) and
+	// those errors' keys: once every worker has applied that command,
+	// none meets its errors again.
+	takenDrops map[uint64]*takenInc
+	// forget has what taken holds, each under the number of the command
+	// that every worker must have applied before it is forgotten: a
+	// command's error under the command's, a dropped incarnation (its
+	// step errors) under its drop's. A take forgets from its least
+	// number on, so it costs what it forgets, not what is kept (the step
+	// errors of every failed dataflow not yet dropped).
+	forget forgetHeap
+	// forgotExamined counts the entries forgetting looked at (tests).
+	forgotExamined int
+}
+
+// takenInc is what the controller keeps of an incarnation's taken step
+// errors (Controller.takenDrops).
+type takenInc struct {
+	drop uint64   // the number of the command that dropped it, 0 while it lives
+	keys []errKey // its step errors taken
+}
+
+// forgetAt is an entry of Controller.forget: a command error's key
+// (inc 0), or a dropped incarnation whose step errors go together.
+type forgetAt struct {
+	seq uint64
+	key errKey
+	inc uint64
+}
+
+// forgetHeap is a min-heap of forgetAt by seq (container/heap).
+type forgetHeap []forgetAt
+
+func (h forgetHeap) Len() int           { return len(h) }
+func (h forgetHeap) Less(i, j int) bool { return h[i].seq < h[j].seq }
+func (h forgetHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *forgetHeap) Push(x any)        { *h = append(*h, x.(forgetAt)) }
+func (h *forgetHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // liveIndex is a live index as the controller knows it: the dataflow
@@ -1213,8 +1252,9 @@ func (c *Controller) record(cmd Command) {
 			}
 		}
 		delete(c.dataflows, cmd.ID)
-		if _, ok := c.takenDrops[c.incs[cmd.ID]]; ok {
-			c.takenDrops[c.incs[cmd.ID]] = c.seq
+		if ti := c.takenDrops[c.incs[cmd.ID]]; ti != nil && ti.drop == 0 {
+			ti.drop = c.seq
+			heap.Push(&c.forget, forgetAt{seq: c.seq, inc: c.incs[cmd.ID]})
 		}
 		delete(c.incs, cmd.ID)
 	case AllowCompaction:
@@ -1343,33 +1383,43 @@ func (c *Controller) errors(take bool) []*CommandError {
 			if c.taken == nil {
 				c.taken = map[errKey]bool{}
 			}
-			c.taken[e.key()] = true
-			if e.Seq == 0 {
-				if _, ok := c.takenDrops[e.inc]; !ok {
-					if c.takenDrops == nil {
-						c.takenDrops = map[uint64]uint64{}
-					}
+			k := e.key()
+			c.taken[k] = true
+			if e.Seq != 0 {
+				heap.Push(&c.forget, forgetAt{seq: e.Seq, key: k})
+				continue
+			}
+			ti := c.takenDrops[e.inc]
+			if ti == nil {
+				if c.takenDrops == nil {
+					c.takenDrops = map[uint64]*takenInc{}
+				}
+				ti = &takenInc{}
+				c.takenDrops[e.inc] = ti
+				if c.incs[e.df] != e.inc {
 					// Dropped already (or another incarnation lives):
 					// every command sent so far covers its drop.
-					drop := c.seq
-					if c.incs[e.df] == e.inc {
-						drop = 0
-					}
-					c.takenDrops[e.inc] = drop
+					ti.drop = c.seq
+					heap.Push(&c.forget, forgetAt{seq: c.seq, inc: e.inc})
 				}
 			}
+			ti.keys = append(ti.keys, k)
 		}
-		dropped := func(inc uint64) bool {
-			d := c.takenDrops[inc]
-			return d != 0 && d <= done
-		}
-		maps.DeleteFunc(c.taken, func(k errKey, _ bool) bool {
-			if k.seq == 0 {
-				return dropped(k.inc)
+		for len(c.forget) > 0 && c.forget[0].seq <= done {
+			f := heap.Pop(&c.forget).(forgetAt)
+			c.forgotExamined++
+			if f.inc == 0 {
+				delete(c.taken, f.key)
+				continue
 			}
-			return k.seq <= done
-		})
-		maps.DeleteFunc(c.takenDrops, func(inc, _ uint64) bool { return dropped(inc) })
+			if ti := c.takenDrops[f.inc]; ti != nil {
+				for _, k := range ti.keys {
+					c.forgotExamined++
+					delete(c.taken, k)
+				}
+				delete(c.takenDrops, f.inc)
+			}
+		}
 	}
 	// By command, then by message: a command's errors met by several
 	// runtimes (a drop whose importers the Maintenance runtime renders

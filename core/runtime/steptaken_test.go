@@ -103,3 +103,65 @@ func TestAStepErrorIsTakenOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestTakingErrorsCostsWhatItForgets: the controller keeps the step errors
+// it returned of each failed dataflow until its drop is applied, and a
+// take forgets those of commands every worker has applied; it went over
+// every key it kept to find them, so a caller taking errors after each
+// command, with many failed dataflows not yet dropped, paid for all of
+// them on every take. The keys are kept by the command they wait for
+// now, and a take looks at what it forgets: here 100 failed dataflows,
+// 100 takes, then their drops (whose Shutdowns fail too: 100 command
+// errors) and a last take forget 300 keys.
+func TestTakingErrorsCostsWhatItForgets(t *testing.T) {
+	const n, takes = 100, 100
+	for _, mode := range []string{"solo", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newSetup(t, mode, 2)
+			s.declare("in", 2)
+			for k := range n {
+				s.must(CreateDataflow{Desc: boomDesc(fmt.Sprintf("boom%d", k), true, false, dataflow.NewProbe(s.workers))})
+			}
+			s.send("in", 2, []int64{0, 1, 1, 10})
+			s.advance("in", 2, frontier.At(4))
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if errs := s.ctl.TakeErrors(); len(errs) != n {
+				t.Fatalf("setup: %d errors, want %d panics", len(errs), n)
+			}
+			examined := func() int {
+				s.ctl.mu.Lock()
+				defer s.ctl.mu.Unlock()
+				return s.ctl.forgotExamined
+			}
+			before := examined()
+			for k := range takes {
+				s.send("in", 2, []int64{int64(4 + k), 1, 1, 10})
+				if errs := s.ctl.TakeErrors(); len(errs) != 0 {
+					t.Fatalf("take %d: errors %v", k, errs)
+				}
+			}
+			for k := range n {
+				s.must(DropDataflow{ID: fmt.Sprintf("boom%d", k)})
+			}
+			if err := s.ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if errs := s.ctl.TakeErrors(); len(errs) != n {
+				t.Fatalf("%d errors of the drops, want %d", len(errs), n)
+			}
+			got := examined() - before
+			t.Logf("%d takes and the drops of %d failed dataflows looked at %d kept keys", takes+1, n, got)
+			if want := 4 * n; got > want {
+				t.Fatalf("the takes looked at %d kept keys, want at most %d", got, want)
+			}
+			s.ctl.mu.Lock()
+			kept, drops, forget := len(s.ctl.taken), len(s.ctl.takenDrops), len(s.ctl.forget)
+			s.ctl.mu.Unlock()
+			if kept+drops+forget > 0 {
+				t.Fatalf("the controller keeps %d taken errors, %d incarnations and %d to forget, want none", kept, drops, forget)
+			}
+		})
+	}
+}

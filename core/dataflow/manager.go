@@ -140,6 +140,14 @@ func (m *IndexManager) notify(tr *tracked, wake func()) func() {
 
 // takeRemote makes every trace pushed on remote hot. A trace is pushed
 // again only once its queued flag is cleared, after its next link is read.
+// An untracked one (its dataflow dropped, the trace still published) is
+// hot no more: a reader's move on it is applied here, once, its wake
+// taken (its holds apply as they come: untrack took it out of the
+// deferral), so the next move wakes the worker again. Once its last
+// handle is released (share.Spine.Dropped, whose end of the publication
+// wakes it too) the wake is taken and nothing applied: the trace is
+// about to be freed, and a physical hold moved on would merge its
+// pending batches (trace.Handle.Release).
 func (m *IndexManager) takeRemote() {
 	if m.remote.Load() == nil {
 		return
@@ -150,6 +158,8 @@ func (m *IndexManager) takeRemote() {
 		tr.queued.Store(false)
 		if !tr.gone {
 			tr.s.MarkHot()
+		} else if tr.s.TakeWake() && !tr.s.Dropped() {
+			tr.s.Refresh()
 		}
 		tr = next
 	}

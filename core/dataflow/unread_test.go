@@ -116,3 +116,69 @@ func TestUntrackTakesAPendingWake(t *testing.T) {
 	}
 	h.Release()
 }
+
+// TestAMoveAfterUntrackIsApplied: a reader's hold move on the publication
+// of a trace that has left maintenance (its dataflow dropped, the trace
+// still published for a re-export's readers) sets the trace's wake and
+// wakes the worker, whose next Maintain takes it and applies the move,
+// once, without listing the trace as hot again. Before, Maintain skipped
+// the untracked trace: the move waited for the next change to the trace's
+// own holds, and the wake stayed set, so no later move woke anyone.
+func TestAMoveAfterUntrackIsApplied(t *testing.T) {
+	h, w, s := share.NewTrace(batch.Arity{Key: 1, Val: 1}, spine.Options{})
+	if err := w.Seal(frontier.At(2)); err != nil {
+		t.Fatal(err)
+	}
+	pt := share.NewPoint()
+	if err := s.Attach(pt); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pt.ReaderAt(frontier.At(1)) // holding physically at the upper, {2}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if err := w.Seal(frontier.At(8)); err != nil {
+		t.Fatal(err)
+	}
+	m := NewIndexManager()
+	wakes := 0
+	m.track(s, "t", func() {}, func() { wakes++ })
+	h.SetLogicalCompaction(frontier.At(5))
+	h.SetPhysicalCompaction(frontier.At(5))
+	m.Maintain(0)
+	m.untrack(s)
+	if got := s.LogicalCompaction(); got != frontier.At(1) {
+		t.Fatalf("setup: since %v, want the reader's {1}", got)
+	}
+	for i, to := range []uint64{4, 5} {
+		r.SetLogicalCompaction(frontier.At(to)) // sets the wake, and wakes the worker
+		if wakes != i+1 {
+			t.Fatalf("move %d: %d wakes of the worker, want %d", i, wakes, i+1)
+		}
+		m.Maintain(0)
+		if got := s.LogicalCompaction(); got != frontier.At(to) {
+			t.Fatalf("move %d: since %v after Maintain, want the reader's {%d}: the move was not applied", i, got, to)
+		}
+		if s.TakeWake() {
+			t.Fatalf("move %d: the wake is left set after Maintain", i)
+		}
+		if len(m.hot) != 0 {
+			t.Fatalf("move %d: %d traces hot, want none (the trace is untracked)", i, len(m.hot))
+		}
+	}
+	// The last handle's release ends the publication, which wakes the
+	// worker: nothing is applied to the trace about to be freed (its
+	// physical compaction, held by the reader at {2}, stays).
+	if got := s.PhysicalCompaction(); got != frontier.At(2) {
+		t.Fatalf("setup: physical compaction %v, want the reader's {2}", got)
+	}
+	h.Release()
+	m.Maintain(0)
+	if got := s.PhysicalCompaction(); got != frontier.At(2) {
+		t.Fatalf("physical compaction %v after the release, want {2} kept", got)
+	}
+	if s.TakeWake() {
+		t.Fatal("the wake of the release is left set")
+	}
+}

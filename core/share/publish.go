@@ -139,6 +139,10 @@ func (s *Spine) LocalPoint() *Point {
 	return s.local
 }
 
+// Dropped reports whether the trace's last handle is released (Drop): its
+// publication has ended and nothing reads it.
+func (s *Spine) Dropped() bool { return s.dropped }
+
 // Inner returns the wrapped spine (read-only use).
 func (s *Spine) Inner() *spine.Spine { return s.inner }
 

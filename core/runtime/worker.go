@@ -151,7 +151,8 @@ type worker struct {
 	// ends.
 	readers, rootReaders, writerReaders importsBy
 	// dropExamined counts the entries the drops and frees look at
-	// (tests): exports, imports filed and dataflows in order.
+	// (tests): exports, imports filed, the ended ids set and looked up
+	// (importsEnded) and dataflows in order.
 	dropExamined int
 }
 

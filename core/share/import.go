@@ -245,9 +245,21 @@ func (im *Import) Drain(out []Event) []Event {
 		im.finish()
 		return out
 	}
+	// The array takes the next arrivals, unless a burst grew it past
+	// drainKeep events (a reader that lagged many rounds behind its
+	// publisher drains them at once): then it goes, so that a lag is not
+	// kept for the import's life.
+	if cap(evs) > drainKeep {
+		evs = nil
+	}
 	im.buf = evs[:0]
 	return out
 }
+
+// drainKeep is the most events' room an import keeps for its next
+// arrivals: a steady round brings a few, and an array grown past it (a
+// lagging reader's backlog) is let go once drained, not kept.
+const drainKeep = 1024
 
 // moveOwnHoldLocked joins the own hold of q's import with f, logically and
 // physically, and wakes the publisher, as a Reader's SetCompaction does.

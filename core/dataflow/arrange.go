@@ -248,6 +248,12 @@ func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
 	for i := len(o.evs) - 1; i >= 0; i-- { // a few events: clear's bulk path costs more
 		o.evs[i] = share.Event{}
 	}
+	// The array is the next step's, unless a burst grew it past portKeep
+	// events (a lagging reader's backlog, drained at once): then it goes,
+	// not kept for the dataflow's life, as a port's (Port.Take).
+	if cap(o.evs) > portKeep {
+		o.evs = nil
+	}
 	if o.im.Done() {
 		return frontier.Empty()
 	}

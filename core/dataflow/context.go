@@ -133,12 +133,14 @@ type Env struct {
 	Stopping *atomic.Bool
 	// OnItsWorker reports whether the caller runs on the worker's
 	// goroutine, and FailElsewhere reports an error as Fail does from any
-	// goroutine: a Context method called from another goroutine once the
+	// goroutine, naming the dataflow's incarnation (Dataflow.Incarnation)
+	// too: a Context method called from another goroutine once the
 	// Build returned is refused with both, reading nothing the worker
-	// writes (Context.late). Only such a call asks (a stack trace). Nil
+	// writes (Context.late), and reported only until the worker drops
+	// the dataflow. Only such a call asks (a stack trace). Nil
 	// OnItsWorker: every caller is taken as the worker's.
 	OnItsWorker   func() bool
-	FailElsewhere func(df string, err error)
+	FailElsewhere func(df string, inc uint64, err error)
 	// Labels is the worker's pprof label context (a runtime's worker
 	// carries runtime= and worker=, on top of its caller's labels), which
 	// operators that label their work add their labels to; nil: none.
@@ -183,8 +185,9 @@ type Context struct {
 // Called from a goroutine other than the worker's (one the Build started,
 // say), it reads nothing the worker writes: it returns the error, naming
 // no operator, and reports it through Env.FailElsewhere, which any
-// goroutine may call; a call there before the Build returned is the
-// caller's race, which no check tells. Telling the goroutine apart costs
+// goroutine may call, unless the worker has dropped the dataflow (the
+// call still returns the error); a call there before the Build returned
+// is the caller's race, which no check tells. Telling the goroutine apart costs
 // a stack trace, paid by such a call only: a step pays nothing for it.
 func (c *Context) late(method string) error {
 	if !c.closed.Load() {
@@ -193,7 +196,13 @@ func (c *Context) late(method string) error {
 	if c.env.OnItsWorker != nil && !c.env.OnItsWorker() {
 		err := fmt.Errorf("dataflow %s: %s called from another goroutine than the worker's after the dataflow's Build returned: %w", c.df.id, method, ErrBuildReturned)
 		if c.env.FailElsewhere != nil {
-			c.env.FailElsewhere(c.df.id, err)
+			// Not once the dataflow is dropped: the worker has applied
+			// its drop, and it met no error of the incarnation since.
+			c.df.elsewhere.Lock()
+			if !c.df.gone {
+				c.env.FailElsewhere(c.df.id, c.df.inc, err)
+			}
+			c.df.elsewhere.Unlock()
 		}
 		return err
 	}
@@ -488,7 +497,8 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, va
 	h.SetLogicalCompaction(c.df.asOf)
 	m := c.env.Manager
 	df, env := c.df, c.env
-	m.track(s, "dataflow "+c.df.id+": "+name, func() { env.Activate(df) }, c.env.Wake)
+	tr := m.track(s, "dataflow "+c.df.id+": "+name, func() { env.Activate(df) }, c.env.Wake)
+	tr.df, tr.inc = c.df.id, c.df.inc
 	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	op := &arrangeOp{
 		in: in.subscribe(c.df), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, spine: s, ar: ar,

@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -198,6 +199,13 @@ type Dataflow struct {
 	labels context.Context
 	// fail reports an error as the dataflow's (Env.Fail); nil: nowhere.
 	fail func(error)
+	// elsewhere guards gone, set once drop has begun: a report from
+	// another goroutine than the worker's (Context.late) is made under
+	// it, and only before the drop, so none comes after the worker has
+	// applied the drop (a runtime forgets what it took of a dropped
+	// incarnation's errors then).
+	elsewhere sync.Mutex
+	gone      bool
 	// stepping is the operator being stepped, nil between steps: what
 	// an error of a call it makes names (Context.late).
 	stepping *node
@@ -598,6 +606,9 @@ func (d *Dataflow) drop() {
 		return
 	}
 	d.dropped = true
+	d.elsewhere.Lock()
+	d.gone = true
+	d.elsewhere.Unlock()
 	var panicked error
 	for i := len(d.nodes) - 1; i >= 0; i-- {
 		if err := d.shutdownNode(d.nodes[i]); err != nil {

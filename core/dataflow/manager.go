@@ -86,8 +86,13 @@ func (m *IndexManager) Apply() {
 
 // tracked is an arrangement trace under maintenance.
 type tracked struct {
-	s        *share.Spine
-	name     string // "dataflow <id>: arrange oks", for errors
+	s    *share.Spine
+	name string // "dataflow <id>: arrange oks", for errors
+	// df and inc are the id and incarnation of the dataflow arranging
+	// the trace (Context.arrangeHalf; empty and 0 for a trace tracked
+	// by no dataflow's build), named by its overflow error.
+	df       string
+	inc      uint64
 	reported bool   // its overflow error was returned by Overflows
 	seen     int    // overflowing merges the owner was activated for
 	activate func() // activates the arranging dataflow
@@ -344,8 +349,9 @@ func NewIndexManager() *IndexManager {
 // track adds an arrangement's trace to maintenance until untrack; activate
 // wakes the arranging dataflow when a merge of the trace overflows, wake
 // (if not nil) the worker when a reader of the trace moves a hold. The
-// trace joins the worker's deferral and hot set, hot from the start.
-func (m *IndexManager) track(s *share.Spine, name string, activate, wake func()) {
+// trace joins the worker's deferral and hot set, hot from the start. It
+// returns the trace's record, for its builder to name its dataflow in.
+func (m *IndexManager) track(s *share.Spine, name string, activate, wake func()) *tracked {
 	m.seq++
 	tr := &tracked{s: s, name: name, activate: activate, seq: m.seq, at: len(m.spines)}
 	m.spines = append(m.spines, tr)
@@ -356,6 +362,7 @@ func (m *IndexManager) track(s *share.Spine, name string, activate, wake func())
 	s.SetNotify(m.notify(tr, wake))
 	s.Join(&m.group, func() { m.heat(tr) })
 	s.MarkHot()
+	return tr
 }
 
 // untrack ends the maintenance of a trace track added, once its dataflow
@@ -513,7 +520,7 @@ func (m *IndexManager) Overflows() []error {
 	slices.SortFunc(reps, func(a, b *tracked) int { return cmp.Compare(a.seq, b.seq) })
 	errs := make([]error, len(reps))
 	for i, tr := range reps {
-		errs[i] = &MergeOverflowError{Trace: tr.name}
+		errs[i] = &MergeOverflowError{Trace: tr.name, Dataflow: tr.df, Incarnation: tr.inc}
 	}
 	return errs
 }
@@ -527,6 +534,12 @@ func (m *IndexManager) Overflows() []error {
 // stepping, which the runtime also records under no command.
 type MergeOverflowError struct {
 	Trace string // the dataflow and arrangement, as IndexManager names them
+	// Dataflow and Incarnation are the id and the incarnation
+	// (Dataflow.Incarnation) of the dataflow whose arrangement it is:
+	// every worker's merge of that arrangement finds the same error, and
+	// the runtime reports it once per incarnation.
+	Dataflow    string
+	Incarnation uint64
 }
 
 func (e *MergeOverflowError) Error() string {

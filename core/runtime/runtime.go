@@ -311,9 +311,13 @@ func (r *Runtime) queue(cmd Command, seq uint64, wake bool) {
 // ones of dataflows that ran to rest (a dataflow dropped before it stepped
 // to a fault meets none). A step's error of a dataflow is one per
 // incarnation and text, and TakeErrors returns it once, also when another
-// worker meets it after the take; one of no dataflow's step (a merge's
-// overflow) or reported off a worker's goroutine (a Context call from
-// another goroutine after the Build returned) may come again.
+// worker meets it after the take: so are a merge's overflow, an error of
+// the arranging dataflow (dataflow.MergeOverflowError, which each
+// worker's merge of the arrangement may find), and an error reported off
+// a worker's goroutine (a Context call from another goroutine after the
+// Build returned), which is reported only until the worker drops the
+// dataflow. Only the end of a worker's goroutine (ErrWorkerExited, after
+// which the runtimes shut down) is recorded under no incarnation.
 type CommandError struct {
 	Seq     uint64
 	Command Command
@@ -1324,10 +1328,11 @@ func (c *Controller) Errors() []*CommandError { return c.errors(false) }
 // handled them consumes them, and a command's error is returned once
 // however many runtimes meet it, also when one meets it after the take. So
 // is a step's error of a dataflow, however many workers meet it, also
-// after the take: the controller keeps what it returned of each
+// after the take, a merge's overflow and an error reported off a worker's
+// goroutine among them: the controller keeps what it returned of each
 // incarnation of a dataflow until every worker has applied its drop, then
-// forgets it (a create of the same id again reports its own errors). A
-// step's error of no dataflow (a merge's overflow) may come again.
+// forgets it (a create of the same id again reports its own errors). No
+// worker reports an error of an incarnation after it applied its drop.
 func (c *Controller) TakeErrors() []*CommandError { return c.errors(true) }
 
 func (c *Controller) errors(take bool) []*CommandError {
@@ -1378,7 +1383,7 @@ func (c *Controller) errors(take bool) []*CommandError {
 	if take {
 		for _, e := range out {
 			if e.Seq == 0 && e.inc == 0 {
-				continue // no command's nor dataflow's: never kept as taken, so it may come again
+				continue // of no command nor incarnation (ErrWorkerExited, the runtimes shut down): not kept
 			}
 			if c.taken == nil {
 				c.taken = map[errKey]bool{}

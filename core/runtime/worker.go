@@ -3,6 +3,7 @@ package runtime
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/pprof"
@@ -262,9 +263,12 @@ func newWorker(r *Runtime, i int) *worker {
 		Stopper:     r.stopper,
 		Stopping:    &r.stopped,
 		OnItsWorker: func() bool { return goid() == w.goid.Load() },
-		// Off the worker's goroutine, a step's error: the command the
-		// worker applies is its own to read.
-		FailElsewhere: func(df string, err error) { r.fail(0, nil, err) },
+		// Off the worker's goroutine, a step's error of the dataflow's
+		// incarnation, which the caller names: the command the worker
+		// applies, and its dataflows, are its own to read.
+		FailElsewhere: func(df string, inc uint64, err error) {
+			r.record(&CommandError{Err: err, df: df, inc: inc})
+		},
 		Fail: func(df string, err error) {
 			if df != "" && !strings.HasPrefix(err.Error(), "dataflow "+df+":") {
 				err = fmt.Errorf("dataflow %s: %w", df, err)
@@ -493,7 +497,16 @@ func (w *worker) loop() {
 		more := w.env.Manager.Maintain(w.rt.opts.Effort)
 		w.setLabels(w.labels)
 		for _, err := range w.env.Manager.Overflows() {
-			w.rt.fail(0, nil, err)
+			// A step's error of the arranging dataflow's incarnation,
+			// which every worker's merge of the arrangement may find:
+			// the controller keeps what it took of it until the drop
+			// (Controller.TakeErrors), as of an error its steps met.
+			e := &CommandError{Err: err}
+			var mo *dataflow.MergeOverflowError
+			if errors.As(err, &mo) {
+				e.df, e.inc = mo.Dataflow, mo.Incarnation
+			}
+			w.rt.record(e)
 		}
 		if more {
 			w.signal() // merge work remains: come back after other work

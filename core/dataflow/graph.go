@@ -194,6 +194,9 @@ type Dataflow struct {
 	// dataflow is dropped, or at build when nothing reads the index
 	// (closeUnreadImports).
 	keepAlive map[string][]*trace.Handle
+	// unreadExamined counts the nodes and imports closeUnreadImports
+	// looked at (tests).
+	unreadExamined int
 	// labels are the worker's pprof labels, set again after each pass
 	// whose operators' steps ran under their own (label); nil: none.
 	labels context.Context
@@ -326,15 +329,21 @@ func (d *Dataflow) checkOrder() error {
 // (trace.Writer). The half of an index a query never looks at, say the
 // errs of a query that reads only the oks, then costs the query nothing.
 func (d *Dataflow) closeUnreadImports() {
+	// read has the nodes some node takes as an input, readIdx the
+	// indexes a half still imported is of: one pass over the nodes each,
+	// so a build costs its nodes and imports, not their product.
 	var read map[*node]bool
+	var readIdx map[string]bool
 	for _, n := range d.nodes {
+		d.unreadExamined++
 		o, ok := n.op.(*importOp)
 		if !ok {
 			continue
 		}
 		if read == nil {
-			read = map[*node]bool{}
+			read, readIdx = map[*node]bool{}, map[string]bool{}
 			for _, m := range d.nodes {
+				d.unreadExamined++
 				for _, in := range m.inputs {
 					read[in] = true
 				}
@@ -343,18 +352,16 @@ func (d *Dataflow) closeUnreadImports() {
 		if !read[n] {
 			o.unread = true
 			o.im.Close()
+			continue
 		}
+		readIdx[o.index] = true
 	}
 	// An index is read while one of its halves is, or through a reader
 	// kept of it, or by its re-export.
 	d.imports = slices.DeleteFunc(d.imports, func(id string) bool {
-		if d.kept[id] {
+		d.unreadExamined++
+		if d.kept[id] || readIdx[id] {
 			return false
-		}
-		for _, n := range d.nodes {
-			if o, ok := n.op.(*importOp); ok && o.index == id && !o.unread {
-				return false
-			}
 		}
 		d.releaseKeepAlive(id)
 		return true

@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -180,5 +181,49 @@ func TestAMoveAfterUntrackIsApplied(t *testing.T) {
 	}
 	if s.TakeWake() {
 		t.Fatal("the wake of the release is left set")
+	}
+}
+
+// TestClosingUnreadImportsCostsImportsPlusNodes: at build a dataflow finds
+// the imports it reads and drops the others (closeUnreadImports); it
+// looked, for every import, at every node, so a dataflow of many imports
+// and as many nodes cost their product to build. It collects the read
+// indexes in one pass over the nodes now: here 200 imports, each read by
+// its oks half (its errs half unread, closed), with a capture of each:
+// 600 nodes and 200 imports are looked at once each, and each import's
+// index stays among the dataflow's imports.
+func TestClosingUnreadImportsCostsImportsPlusNodes(t *testing.T) {
+	const n = 200
+	x := publishIndex(t, [][4]int64{{0, 0, 0, 1}}, 1, 0)
+	env := testEnv(t, 0, 1, NewHub(1))
+	for k := range n {
+		if err := env.Manager.SetPeer(fmt.Sprintf("idx%d", k), "maintain idx", x.g.PeerBundle("idx", frontier.At(0))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	df, err := Build(env, Desc{
+		ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *Context) error {
+			for k := range n {
+				a, err := c.ImportIndex(fmt.Sprintf("idx%d", k))
+				if err != nil {
+					return err
+				}
+				c.Capture(NewCapture(1), a.Oks)
+			}
+			return nil
+		},
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	if got := len(df.Imports()); got != n {
+		t.Fatalf("%d imports kept, want %d (each read by its oks)", got, n)
+	}
+	nodes := len(df.nodes)
+	t.Logf("%d imports, %d nodes: %d looked at", n, nodes, df.unreadExamined)
+	if want := 2 * (nodes + n); df.unreadExamined > want {
+		t.Fatalf("closing the unread imports looked at %d nodes and imports, want at most %d (%d nodes, %d imports)", df.unreadExamined, want, nodes, n)
 	}
 }

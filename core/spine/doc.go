@@ -53,6 +53,25 @@
 // merge structure only when its upper is at or before it, so a cut at any
 // boundary at or beyond the physical frontier stays possible (§2.3).
 //
+// A merge compacts only to the logical frontier as it stood when the merge
+// started, so batches merged while it was held back (a reader's lagging
+// hold, released after the batches it held pending were admitted) keep
+// their updates at their own times after it moves, until their level
+// merges again: at the top, once as many updates arrive again. Each batch
+// the spine makes therefore carries a debt: how many inserted batches it
+// holds that its merges could not compact because they lay at or after the
+// merge's since, and a bound on their updates. An inserted batch owes
+// itself; a merge takes the debt of each input whose upper is beyond its
+// since and forgets the others' (every time in them became the since). A
+// batch owes (Spine.owes) when it holds at least fanout such inserted
+// batches and their updates are at least half its own; once the logical
+// frontier passes its upper, its level merges its oldest batches through
+// it at the current since (a recompaction, counted in Stats.Recompactions),
+// as a merge that SetLogicalCompaction, an arrival, Work or Exert starts,
+// fueled like any other. With the logical frontier one arrival behind the
+// upper a batch owes one or two inserted batches, so a steady trace starts
+// none.
+//
 // Invariants:
 //
 //	S1  Contiguity: Insert accepts a batch only if its lower equals the

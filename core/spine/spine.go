@@ -45,6 +45,20 @@ const (
 	keptHint  = 0.9
 )
 
+// debt is what a batch of the merge structure holds that no merge
+// compacted: owed counts the inserted batches it holds that its merges
+// could not compact because they lay at or after the merge's since, and
+// updates bounds their updates in it. Both are bounds: an inserted batch
+// that straddled a merge's since counts whole. An inserted batch owes
+// itself (owed 1, updates its own: a batch without updates counts too, as
+// a round of a worker that got none of the round's data); a merge at
+// since S takes the debt of each input whose upper is beyond S (in one
+// whose upper is at or before S every time became S), its updates bounded
+// by the merge's.
+type debt struct {
+	owed, updates int
+}
+
 // batches returns how many batches of the chain the level holds.
 func (l *level) batches() int { return len(l.merging) + len(l.waiting) }
 
@@ -57,6 +71,9 @@ type Stats struct {
 	MergeWork int64 // updates consumed by merges (fuel spent): merge passes
 	Pending   int   // batches not yet admitted to merging
 	Merging   int   // merges in progress (0: the spine is quiescent)
+	// Recompactions counts the merges (among Merges) started to compact
+	// batches that earlier merges left uncompacted (Spine.recompact).
+	Recompactions int64
 }
 
 // Spine is a fueled, tiered LSM of batches. The zero value is not usable;
@@ -77,6 +94,15 @@ type Spine struct {
 	version  uint64 // bumped whenever the chain's batches change
 	noHint   bool   // tests: size no merge from its level's last one
 	claimed  bool   // a trace wraps it (ClaimTrace)
+
+	// debts holds the debt of every batch of the merge structure that a
+	// merge or a join made; a batch it lacks was inserted (debtOf). owing
+	// counts the batches of the merge structure whose debt calls for a
+	// recompaction (owes), recompactions the merges started for them.
+	debts         map[*batch.Batch]debt
+	owing         int
+	recompactions int64
+	noRecompact   bool // tests: start no recompaction
 }
 
 // ClaimTrace marks s as the storage of a trace and reports whether it was
@@ -158,9 +184,19 @@ func (s *Spine) LogicalCompaction() frontier.Frontier { return s.logical }
 func (s *Spine) PhysicalCompaction() frontier.Frontier { return s.physical }
 
 // SetLogicalCompaction records f for merges that start from now on (§2.2). A
-// frontier before the current one is ignored (S4).
+// frontier before the current one is ignored (S4). When it moves past the
+// upper of a batch that earlier merges left mostly uncompacted (owes), it
+// starts the merge that compacts it (recompact), which Work, Exert and
+// arrivals fuel as any other.
 func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
-	s.logical = s.logical.Join(f)
+	j := s.logical.Join(f)
+	if j == s.logical {
+		return
+	}
+	s.logical = j
+	if s.owing > 0 && s.recompact() {
+		s.normalize()
+	}
 }
 
 // SetPhysicalCompaction records f (ignored if before the current one, S4) and
@@ -291,6 +327,7 @@ func (s *Spine) arrive(b *batch.Batch) {
 		}
 		if n-i >= 2 {
 			j := batch.JoinEmpty(l.waiting[i:], s.logical)
+			s.settle(l.waiting[i:], j)
 			clear(l.waiting[i+1:])
 			l.waiting = append(l.waiting[:i], j)
 			s.version++
@@ -342,8 +379,20 @@ func (s *Spine) rollUp(c int) {
 // once they number fanout or those after the first add up to at least the
 // first (so the largest batch is reread only when as much again has
 // arrived). A level that calls for a merge while one is in progress there
-// finishes that one first (S3).
+// finishes that one first (S3). Then, while a batch owes (owes), it starts
+// the merges that compact those the logical frontier has passed
+// (recompact), and applies the rules again if one finished at once.
 func (s *Spine) normalize() {
+	for {
+		s.normalizeLevels()
+		if s.owing == 0 || !s.recompact() {
+			return
+		}
+	}
+}
+
+// normalizeLevels starts the merges the levels call for (normalize).
+func (s *Spine) normalizeLevels() {
 	for j := 0; j < len(s.levels); j++ {
 		for {
 			l := &s.levels[j]
@@ -505,6 +554,7 @@ func (s *Spine) finish(j int) {
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("spine: merging %v through %v: %w", l.merging[0].Desc(), l.merging[len(l.merging)-1].Desc(), err)
 	}
+	s.settle(l.merging, res)
 	clear(l.merging)
 	l.merging, l.merger = nil, nil
 	s.version++
@@ -521,6 +571,97 @@ func (s *Spine) finish(j int) {
 	}
 	s.grow(j + 1)
 	s.levels[j+1].waiting = append(s.levels[j+1].waiting, res)
+}
+
+// debtOf returns b's debt: recorded when a merge (or a join of batches
+// without updates) made it, else that of an inserted batch.
+func (s *Spine) debtOf(b *batch.Batch) debt {
+	if d, ok := s.debts[b]; ok {
+		return d
+	}
+	return debt{owed: 1, updates: b.Len()}
+}
+
+// owes reports whether b is worth a merge of its own once the logical
+// frontier passes its upper: it has updates, owes at least fanout inserted
+// batches (a merge whose since is one arrival behind leaves a batch owing
+// one or two), and their updates are at least half of its own (so that
+// the merge rereads at most twice the updates it compacts).
+func (s *Spine) owes(b *batch.Batch) bool {
+	if b.IsEmpty() {
+		return false
+	}
+	d := s.debtOf(b)
+	return d.owed >= s.fanout && 2*d.updates >= b.Len()
+}
+
+// settle records the debt of res, the result of a merge (or join) of the
+// batches in, and forgets theirs: the merge's since (res's) compacted every
+// input whose upper is at or before it.
+func (s *Spine) settle(in []*batch.Batch, res *batch.Batch) {
+	since := res.Desc().Since
+	var d debt
+	for _, b := range in {
+		bd := s.debtOf(b)
+		if s.owes(b) {
+			s.owing--
+		}
+		delete(s.debts, b)
+		if !b.Upper().LessEqual(since) {
+			d.owed += bd.owed
+			d.updates += bd.updates
+		}
+	}
+	d.updates = min(d.updates, res.Len())
+	if s.debts == nil {
+		s.debts = map[*batch.Batch]debt{}
+	}
+	s.debts[res] = d
+	if s.owes(res) {
+		s.owing++
+	}
+}
+
+// recompact starts, in every level with no merge in progress, a merge of its
+// oldest waiting batches through the newest one that owes (owes) and whose
+// upper is at or before the logical frontier: a merge that started at an
+// older since (a reader's lagging hold kept it while the batches merged)
+// compacted little, and without this the batch would wait for the level's
+// next merge, at the top for as many updates to arrive again. The merge
+// starts at the current since, so its result owes nothing. Such a merge is
+// one of its level's like any other (S3: the oldest batches, its result in
+// their place). It reports whether one finished at once (its result is
+// placed, and the levels' rules may call for merges).
+func (s *Spine) recompact() bool {
+	if s.noRecompact {
+		return false
+	}
+	done := false
+	for j := range s.levels {
+		l := &s.levels[j]
+		if l.merger != nil {
+			continue
+		}
+		n := 0
+		for i, b := range l.waiting {
+			if !b.Upper().LessEqual(s.logical) {
+				break // the batches after it are later
+			}
+			if s.owes(b) {
+				n = i + 1
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		s.start(j, n)
+		s.recompactions++
+		if s.levels[j].merger.Done() {
+			s.finish(j)
+			done = true
+		}
+	}
+	return done
 }
 
 // reduced reports whether the merge structure holds at most one batch and
@@ -570,8 +711,10 @@ func (s *Spine) Exert(effort int64) bool {
 
 // Work applies effort fuel to the merges in progress, without introducing
 // virtual records (what an idle maintenance pass does: arrivals drive the
-// rest). It reports whether a merge is still in progress. An effort below 1
-// counts as 1, as in Exert.
+// rest). A merge it finishes may make the levels' rules, or a batch that
+// owes (recompact), start another, which the next call fuels. It reports
+// whether a merge is still in progress. An effort below 1 counts as 1, as
+// in Exert.
 func (s *Spine) Work(effort int64) bool {
 	if !s.Merging() {
 		return false
@@ -678,7 +821,7 @@ func appendNonEmpty(out []*batch.Batch, b *batch.Batch) []*batch.Batch {
 
 // Stats returns the spine's counters.
 func (s *Spine) Stats() Stats {
-	st := Stats{Merges: s.merges, MergeWork: s.work, Pending: len(s.pending)}
+	st := Stats{Merges: s.merges, MergeWork: s.work, Pending: len(s.pending), Recompactions: s.recompactions}
 	for j := range s.levels {
 		if s.levels[j].merger != nil {
 			st.Merging++

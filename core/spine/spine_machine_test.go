@@ -100,6 +100,7 @@ type spineModel struct {
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	inserted int                       // updates across inserted batches
+	arrived  []uint64                  // the uppers of the inserted batches, ascending
 	versions map[uint64][]*batch.Batch // the chain seen at each version
 }
 
@@ -168,6 +169,9 @@ func (m *spineModel) apply(o spineOp) {
 		if err := s.Close(); err != nil {
 			tb.Fatalf("Close: %v", err)
 		}
+		if !m.closed {
+			m.arrived = append(m.arrived, math.MaxUint64) // the batch up to {}
+		}
 		m.closed = true
 	}
 	m.check()
@@ -214,6 +218,7 @@ func (m *spineModel) insert(o spineOp) {
 	if err := m.s.Insert(b); err != nil {
 		tb.Fatalf("insert %v: %v", b.Desc(), err)
 	}
+	m.arrived = append(m.arrived, hi)
 	m.upper = hi
 	if o.follow {
 		// The steady trace's owner: both frontiers follow the upper.
@@ -440,6 +445,7 @@ func (m *spineModel) check() {
 			tb.Fatalf("batch %v holds %v, want %v\n%v", b.Desc(), got, want, s)
 		}
 	}
+	m.checkDebts()
 	// Merges never grow what they read.
 	if updates > m.inserted {
 		tb.Fatalf("%d updates in the chain, %d inserted", updates, m.inserted)
@@ -450,6 +456,73 @@ func (m *spineModel) check() {
 	}
 	if s.Err() != nil {
 		tb.Fatalf("a merge overflowed: %v", s.Err())
+	}
+}
+
+// checkDebts checks the debt of every batch of the merge structure: it owes
+// at most the inserted batches in its interval and at least those whose
+// upper is beyond its since, and its updates bound those at
+// times beyond its since, within its own; one that owes nothing, made by a
+// merge, holds every update at its since;
+// owing counts the batches that owe (owes) and debts holds nothing else;
+// and once an operation is done no level without a merge in progress has
+// a batch waiting that owes, with its upper at or before the logical
+// frontier (recompact started its merge).
+func (m *spineModel) checkDebts() {
+	tb, s := m.tb, m.s
+	tb.Helper()
+	// count returns the inserted batches whose upper is in (lo, hi].
+	count := func(lo, hi frontier.Frontier) int {
+		i := len(m.arrived)
+		if t, ok := hi.Time(); ok {
+			i, _ = slices.BinarySearch(m.arrived, t+1)
+		}
+		j := 0
+		if t, ok := lo.Time(); ok {
+			j, _ = slices.BinarySearch(m.arrived, t+1)
+		} else {
+			j = len(m.arrived)
+		}
+		return max(i-j, 0)
+	}
+	owing, recorded := 0, 0
+	for j := range s.levels {
+		l := &s.levels[j]
+		for i, b := range slices.Concat(l.merging, l.waiting) {
+			d := s.debtOf(b)
+			if _, ok := s.debts[b]; ok {
+				recorded++
+			}
+			since := b.Desc().Since
+			if lo, all := count(since.Join(b.Lower()), b.Upper()), count(b.Lower(), b.Upper()); d.owed < lo || d.owed > all {
+				tb.Fatalf("batch %v: debt %+v, %d inserted batches, %d beyond its since\n%v", b.Desc(), d, all, lo, s)
+			}
+			beyond := 0
+			for _, u := range b.Updates() {
+				if since.Less(frontier.At(u.Time)) {
+					beyond++
+				}
+			}
+			if d.updates < beyond || d.updates > b.Len() {
+				tb.Fatalf("batch %v of %d updates, %d beyond its since: debt %+v\n%v", b.Desc(), b.Len(), beyond, d, s)
+			}
+			if _, merged := s.debts[b]; merged && d.owed == 0 {
+				for _, u := range b.Updates() {
+					if !since.Beyond(u.Time) || frontier.At(u.Time) != since {
+						tb.Fatalf("batch %v owes nothing, holds an update at %d\n%v", b.Desc(), u.Time, s)
+					}
+				}
+			}
+			if s.owes(b) {
+				owing++
+				if waiting := i >= len(l.merging); waiting && l.merger == nil && b.Upper().LessEqual(s.logical) {
+					tb.Fatalf("level %d: batch %v owes %+v, passed by the logical frontier %v, and nothing merges it\n%v", j, b.Desc(), d, s.logical, s)
+				}
+			}
+		}
+	}
+	if owing != s.owing || recorded != len(s.debts) {
+		tb.Fatalf("%d batches owe, owing %d; %d debts recorded of %d\n%v", owing, s.owing, recorded, len(s.debts), s)
 	}
 }
 

@@ -1,0 +1,121 @@
+package spine
+
+import (
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// churn inserts rounds [from, to) of a collection of 63 rows: round tm
+// inserts two rows and, from round 51 and 14 on, retracts those inserted
+// 50 and 13 rounds before (the rounds of the runtime's catch-up test).
+// After each it calls after with the new upper.
+func churn(t *testing.T, s *Spine, from, to uint64, after func(upper uint64)) {
+	t.Helper()
+	bld := batch.NewBuilder(kv, 4)
+	for tm := from; tm < to; tm++ {
+		bld.Push1(int64(tm%50), int64(tm), tm, 1)
+		bld.Push1(int64(tm%13), -int64(tm), tm, 1)
+		if tm > 50 {
+			bld.Push1(int64((tm-50)%50), int64(tm-50), tm, -1)
+		}
+		if tm > 13 {
+			bld.Push1(int64((tm-13)%13), -int64(tm-13), tm, -1)
+		}
+		b, err := bld.Build(frontier.At(tm), frontier.At(tm+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Insert(b); err != nil {
+			t.Fatal(err)
+		}
+		if after != nil {
+			after(tm + 1)
+		}
+	}
+}
+
+// caughtUp runs 2,000 rounds of churn after 100 with both compaction
+// frontiers following the upper; with lag, the frontiers stay where the
+// 2,000 began until the last, then the physical one moves to the upper (the
+// pending batches are admitted and merged at the old since) and after it
+// the logical one, as a publisher applies a lagging reader's release. Then
+// Work drains the merges in progress, with no arrival. It returns the
+// spine's counters then, and the recompactions the lagged since's move
+// started.
+func caughtUp(t *testing.T, lag bool) (Stats, int64) {
+	t.Helper()
+	s := New(kv, Options{})
+	follow := func(upper uint64) {
+		s.SetPhysicalCompaction(frontier.At(upper))
+		s.SetLogicalCompaction(frontier.At(upper))
+	}
+	churn(t, s, 0, 100, follow)
+	if lag {
+		churn(t, s, 100, 2100, nil)
+		s.SetPhysicalCompaction(s.Upper())
+	} else {
+		churn(t, s, 100, 2100, follow)
+	}
+	before := s.Stats().Recompactions
+	s.SetLogicalCompaction(s.Upper())
+	for s.Work(1 << 20) {
+	}
+	st := s.Stats()
+	if st.Merging != 0 || st.Pending != 0 {
+		t.Fatalf("after Work: %d merging, %d pending\n%v", st.Merging, st.Pending, s)
+	}
+	return st, st.Recompactions - before
+}
+
+// TestALaggedSinceCompactsOnceItMoves: a spine whose logical frontier was
+// held for 2,000 rounds while their batches merged (a reader's lagging
+// hold) compacts them once the frontier passes them, with no new arrival:
+// Work on the merges the move started leaves the spine the updates of the
+// spine whose frontier followed every round, the 63 live rows and the
+// newest batches not merged since. Before, it kept the merges' output at
+// the old since until as many updates arrived again.
+func TestALaggedSinceCompactsOnceItMoves(t *testing.T) {
+	steady, _ := caughtUp(t, false)
+	lagged, started := caughtUp(t, true)
+	if steady.Recompactions != 0 {
+		t.Errorf("the spine whose frontier followed recompacted %d times", steady.Recompactions)
+	}
+	if started == 0 {
+		t.Errorf("the lagged since's move started no recompaction")
+	}
+	// Compacted, the merge structure holds each live row once and the
+	// batches merged since (fewer than fanout a level, each of a round's
+	// four updates at most): what the steady spine holds, give or take
+	// where the last arrivals fell.
+	if lagged.Updates > steady.Updates+4*DefaultFanout {
+		t.Errorf("after the catch-up the spine holds %d updates in %d batches, the steady one %d in %d", lagged.Updates, lagged.Batches, steady.Updates, steady.Batches)
+	}
+	t.Logf("lagged: %d updates, %d batches, %d merges (%d recompactions); steady: %d updates, %d batches, %d merges", lagged.Updates, lagged.Batches, lagged.Merges, lagged.Recompactions, steady.Updates, steady.Batches, steady.Merges)
+}
+
+// TestASinceOneArrivalBehindNeverRecompacts: with the logical frontier one
+// arrival behind the upper (and the physical one at it), every merge
+// compacts all but the newest arrival or two, so no batch owes enough to
+// be merged again: over 20,000 rounds the spine starts no recompaction, and
+// exactly the merges of a spine where recompaction cannot start.
+func TestASinceOneArrivalBehindNeverRecompacts(t *testing.T) {
+	run := func(off bool) Stats {
+		s := New(kv, Options{})
+		s.noRecompact = off
+		churn(t, s, 0, 20000, func(upper uint64) {
+			s.SetPhysicalCompaction(frontier.At(upper))
+			s.SetLogicalCompaction(frontier.At(upper - 1))
+		})
+		return s.Stats()
+	}
+	on, off := run(false), run(true)
+	if on.Recompactions != 0 {
+		t.Errorf("%d recompactions in the steady state", on.Recompactions)
+	}
+	if on.Merges != off.Merges || on.MergeWork != off.MergeWork || on.Updates != off.Updates {
+		t.Errorf("steady state: %d merges, %d merge work, %d updates; with recompaction off %d, %d, %d", on.Merges, on.MergeWork, on.Updates, off.Merges, off.MergeWork, off.Updates)
+	}
+	t.Logf("%d merges, %d merge work, %d updates", on.Merges, on.MergeWork, on.Updates)
+}

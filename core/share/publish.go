@@ -365,10 +365,11 @@ func (s *Spine) applyHolds() {
 	s.physWant = physical
 	admitted := s.inner.PhysicalCompaction()
 	s.inner.SetPhysicalCompaction(physical.Meet(s.inner.Upper()))
-	if !s.hot && s.onHot != nil && s.inner.PhysicalCompaction() != admitted {
+	if !s.hot && s.onHot != nil && (s.inner.PhysicalCompaction() != admitted || s.inner.Merging()) {
 		// Pending batches the physical hold admitted may merge (and
-		// overflow): for the maintainer, whether or not a wake deferred
-		// the change.
+		// overflow), and a since that passed batches earlier merges left
+		// uncompacted starts their merge (spine.Spine.SetLogicalCompaction):
+		// for the maintainer, whether or not a wake deferred the change.
 		s.MarkHot()
 	}
 	s.mirror()

@@ -167,7 +167,7 @@ func runCatchUp(t *testing.T, mode string, w, rounds, queries int, lag bool) cat
 // hold no more batches than the spine's shape allows for their updates,
 // and about as many updates as the run that never lagged (the spine
 // recompacts what it merged at the lagging since once the since passes
-// it: before, 1,700–7,900 updates where Solo keeps 103); every batch the publisher held for the lagging reader, taken from the
+// it: before, 660–7,940 updates where Solo keeps 103); every batch the publisher held for the lagging reader, taken from the
 // trace during the lag, has been collected unless it is in the last
 // chain; and the live heap is within twice that of the same run that never
 // lagged. Solo (where nothing lags) and the pair, one and two workers.

@@ -96,7 +96,8 @@ type Spine struct {
 	claimed  bool   // a trace wraps it (ClaimTrace)
 
 	// debts holds the debt of every batch of the merge structure that a
-	// merge or a join made; a batch it lacks was inserted (debtOf). owing
+	// merge or a join made owing two or more inserted batches; a batch it
+	// lacks owes as an inserted one (debtOf). owing
 	// counts the batches of the merge structure whose debt calls for a
 	// recompaction (owes), recompactions the merges started for them.
 	debts         map[*batch.Batch]debt
@@ -574,10 +575,17 @@ func (s *Spine) finish(j int) {
 }
 
 // debtOf returns b's debt: recorded when a merge (or a join of batches
-// without updates) made it, else that of an inserted batch.
+// without updates) made it owing two or more inserted batches, else that of
+// an inserted batch (owed 1, all its updates): a bound for a made batch that
+// owes one or none, whose upper, when it owes none, is at or before every
+// later since, so that it adds nothing to a later merge's debt. So a spine
+// whose since keeps up with its arrivals records nothing, and its merges pay
+// no map operation.
 func (s *Spine) debtOf(b *batch.Batch) debt {
-	if d, ok := s.debts[b]; ok {
-		return d
+	if len(s.debts) > 0 {
+		if d, ok := s.debts[b]; ok {
+			return d
+		}
 	}
 	return debt{owed: 1, updates: b.Len()}
 }
@@ -587,37 +595,42 @@ func (s *Spine) debtOf(b *batch.Batch) debt {
 // batches (a merge whose since is one arrival behind leaves a batch owing
 // one or two), and their updates are at least half of its own (so that
 // the merge rereads at most twice the updates it compacts).
-func (s *Spine) owes(b *batch.Batch) bool {
-	if b.IsEmpty() {
-		return false
-	}
-	d := s.debtOf(b)
-	return d.owed >= s.fanout && 2*d.updates >= b.Len()
+func (s *Spine) owes(b *batch.Batch) bool { return s.owesDebt(b, s.debtOf(b)) }
+
+// owesDebt is owes for b of debt d.
+func (s *Spine) owesDebt(b *batch.Batch, d debt) bool {
+	return d.owed >= s.fanout && 2*d.updates >= b.Len() && !b.IsEmpty()
 }
 
 // settle records the debt of res, the result of a merge (or join) of the
 // batches in, and forgets theirs: the merge's since (res's) compacted every
-// input whose upper is at or before it.
+// input whose upper is at or before it. A debt of one inserted batch or
+// none is not recorded (debtOf).
 func (s *Spine) settle(in []*batch.Batch, res *batch.Batch) {
 	since := res.Desc().Since
 	var d debt
 	for _, b := range in {
 		bd := s.debtOf(b)
-		if s.owes(b) {
+		if s.owesDebt(b, bd) {
 			s.owing--
 		}
-		delete(s.debts, b)
+		if len(s.debts) > 0 {
+			delete(s.debts, b)
+		}
 		if !b.Upper().LessEqual(since) {
 			d.owed += bd.owed
 			d.updates += bd.updates
 		}
+	}
+	if d.owed < 2 {
+		return
 	}
 	d.updates = min(d.updates, res.Len())
 	if s.debts == nil {
 		s.debts = map[*batch.Batch]debt{}
 	}
 	s.debts[res] = d
-	if s.owes(res) {
+	if s.owesDebt(res, d) {
 		s.owing++
 	}
 }

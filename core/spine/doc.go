@@ -64,13 +64,14 @@
 // itself; a merge takes the debt of each input whose upper is beyond its
 // since and forgets the others' (every time in them became the since). A
 // batch owes (Spine.owes) when it holds at least fanout such inserted
-// batches and their updates are at least half its own; once the logical
-// frontier passes its upper, its level merges its oldest batches through
-// it at the current since (a recompaction, counted in Stats.Recompactions),
-// as a merge that SetLogicalCompaction, an arrival, Work or Exert starts,
-// fueled like any other. With the logical frontier one arrival behind the
-// upper a batch owes one or two inserted batches, so a steady trace starts
-// none.
+// batches, and at least four, and their updates are at least half its
+// own; once the logical frontier passes its upper, its level merges its
+// oldest batches through it at the current since (a recompaction,
+// counted in Stats.Recompactions), as a merge that SetLogicalCompaction,
+// an arrival, Work or Exert starts, fueled like any other. With the logical frontier one arrival behind the
+// upper a batch owes one or two inserted batches, now and then three (a
+// bound: an input made by a merge and straddling the since counts its
+// whole debt), so a steady trace starts none, at any fanout.
 //
 // Invariants:
 //

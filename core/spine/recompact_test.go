@@ -99,23 +99,28 @@ func TestALaggedSinceCompactsOnceItMoves(t *testing.T) {
 // arrival behind the upper (and the physical one at it), every merge
 // compacts all but the newest arrival or two, so no batch owes enough to
 // be merged again: over 20,000 rounds the spine starts no recompaction, and
-// exactly the merges of a spine where recompaction cannot start.
+// exactly the merges of a spine where recompaction cannot start, at the
+// default fanout, at 3, and at 2, where a batch owing two arrivals owes
+// as many as the fanout (before, 9,998 recompactions and 559,266 merge
+// passes against 399,482).
 func TestASinceOneArrivalBehindNeverRecompacts(t *testing.T) {
-	run := func(off bool) Stats {
-		s := New(kv, Options{})
-		s.noRecompact = off
-		churn(t, s, 0, 20000, func(upper uint64) {
-			s.SetPhysicalCompaction(frontier.At(upper))
-			s.SetLogicalCompaction(frontier.At(upper - 1))
-		})
-		return s.Stats()
+	for _, fanout := range []int{DefaultFanout, 3, 2} {
+		run := func(off bool) Stats {
+			s := New(kv, Options{Fanout: fanout})
+			s.noRecompact = off
+			churn(t, s, 0, 20000, func(upper uint64) {
+				s.SetPhysicalCompaction(frontier.At(upper))
+				s.SetLogicalCompaction(frontier.At(upper - 1))
+			})
+			return s.Stats()
+		}
+		on, off := run(false), run(true)
+		if on.Recompactions != 0 {
+			t.Errorf("fanout %d: %d recompactions in the steady state", fanout, on.Recompactions)
+		}
+		if on.Merges != off.Merges || on.MergeWork != off.MergeWork || on.Updates != off.Updates {
+			t.Errorf("fanout %d, steady state: %d merges, %d merge work, %d updates; with recompaction off %d, %d, %d", fanout, on.Merges, on.MergeWork, on.Updates, off.Merges, off.MergeWork, off.Updates)
+		}
+		t.Logf("fanout %d: %d merges, %d merge work, %d updates", fanout, on.Merges, on.MergeWork, on.Updates)
 	}
-	on, off := run(false), run(true)
-	if on.Recompactions != 0 {
-		t.Errorf("%d recompactions in the steady state", on.Recompactions)
-	}
-	if on.Merges != off.Merges || on.MergeWork != off.MergeWork || on.Updates != off.Updates {
-		t.Errorf("steady state: %d merges, %d merge work, %d updates; with recompaction off %d, %d, %d", on.Merges, on.MergeWork, on.Updates, off.Merges, off.MergeWork, off.Updates)
-	}
-	t.Logf("%d merges, %d merge work, %d updates", on.Merges, on.MergeWork, on.Updates)
 }

@@ -325,3 +325,98 @@ func BenchmarkSpineSteady(b *testing.B) {
 		})
 	}
 }
+
+// lagFigures are the counters of one lagRun.
+type lagFigures struct {
+	updates       int   // updates the rounds inserted after the preload
+	work          int64 // merge work over the rounds (Stats().MergeWork)
+	recompactions int64
+	held          int // updates in the trace after the last round
+	batches       int
+}
+
+// lagRun preloads live rows in one batch at time 0, then inserts rounds
+// batches of round updates, one time apart, as core/runtime's
+// BenchmarkSteady sends them (round/2 retractions of the oldest live rows
+// and round/2 new rows, alternating 0 and 1 retraction at round=1), with
+// the physical compaction frontier at the upper and the logical one lag
+// times behind it, as a reader whose since stays lag rounds behind holds
+// it. Arrivals alone fuel the merges. off sets noRecompact.
+func lagRun(tb testing.TB, round, live, rounds, lag int, off bool) lagFigures {
+	tb.Helper()
+	s := New(kv, Options{})
+	s.noRecompact = off
+	rng := rand.New(rand.NewPCG(3, uint64(round)))
+	rows := make([][2]int64, 0, live+rounds*round)
+	bld := batch.NewBuilder(kv, max(live, round))
+	for range live {
+		x := [2]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}
+		rows = append(rows, x)
+		bld.Push1(x[0], x[1], 0, 1)
+	}
+	pre, err := bld.Build(frontier.At(0), frontier.At(1))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Insert(pre); err != nil {
+		tb.Fatal(err)
+	}
+	s.SetPhysicalCompaction(s.Upper())
+	st0 := s.Stats()
+	head, n := 0, 0
+	for i := range rounds {
+		t := uint64(i + 1)
+		retract := round*(i+1)/2 - round*i/2
+		for range retract {
+			x := rows[head]
+			head++
+			bld.Push1(x[0], x[1], t, -1)
+		}
+		for range round - retract {
+			x := [2]int64{rng.Int64N(1 << 40), rng.Int64N(1 << 40)}
+			rows = append(rows, x)
+			bld.Push1(x[0], x[1], t, 1)
+		}
+		b, err := bld.Build(frontier.At(t), frontier.At(t+1))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n += b.Len()
+		if err := s.Insert(b); err != nil {
+			tb.Fatal(err)
+		}
+		s.SetPhysicalCompaction(s.Upper())
+		s.SetLogicalCompaction(frontier.At(t + 1 - min(t+1, uint64(lag))))
+	}
+	st := s.Stats()
+	return lagFigures{updates: n, work: st.MergeWork - st0.MergeWork, recompactions: st.Recompactions, held: st.Updates, batches: st.Batches}
+}
+
+// BenchmarkLaggingSince measures what a since that stays lag rounds behind
+// the upper costs the spine (lagRun), with recompaction on and off: merge
+// passes per inserted update, recompactions, and the updates the trace
+// holds after the rounds. The figures are counts, the same every run; one
+// op is a whole run (-benchtime 1x).
+func BenchmarkLaggingSince(b *testing.B) {
+	const live = 100_000
+	for _, c := range []struct{ round, rounds int }{{1, 200_000}, {1000, 2000}} {
+		for _, lag := range []int{1, 8, 16, 32, 64} {
+			for _, off := range []bool{false, true} {
+				mode := "on"
+				if off {
+					mode = "off"
+				}
+				b.Run(fmt.Sprintf("round=%d/lag=%d/recompact=%s", c.round, lag, mode), func(b *testing.B) {
+					var f lagFigures
+					for b.Loop() {
+						f = lagRun(b, c.round, live, c.rounds, lag, off)
+					}
+					b.ReportMetric(float64(f.work)/float64(f.updates), "passes/update")
+					b.ReportMetric(float64(f.recompactions), "recompactions")
+					b.ReportMetric(float64(f.held), "trace-updates")
+					b.ReportMetric(float64(f.batches), "batches")
+				})
+			}
+		}
+	}
+}

@@ -141,12 +141,12 @@ func runTakenRandom(t *testing.T, mode string, workers int, seed uint64, ops int
 	s := newSetup(t, mode, workers)
 	ids := []string{"d0", "d1", "d2"}
 	type live struct {
-		inc, input string
-		seq        uint64
-		refused    bool
-		shut       bool
-		v          []int64 // the panic's value per worker
-		unsynced   []errKey
+		input    string
+		seq      uint64
+		refused  bool
+		shut     bool
+		v        []int64 // the panic's value per worker
+		unsynced []errKey
 	}
 	lives := map[string]*live{}
 	m := &takenModel{required: map[errKey]bool{}, possible: map[errKey]bool{}, taken: map[errKey]int{}, dropped: map[uint64]uint64{}}

@@ -45,6 +45,11 @@ type IndexManager struct {
 	// not what the worker holds. Its order is no one's: untrack moves
 	// the last into the place of the one it removes (tracked.hotAt).
 	hot []*tracked
+	// dropped are the traces untrack took out of maintenance with an
+	// overflow error Overflows had not returned: their merge overflowed
+	// before their dataflow was dropped, and DroppedOverflows returns it
+	// once.
+	dropped []*tracked
 	// remote is the stack of traces whose readers moved a hold (pushed by
 	// their notify, on the reader's goroutine, tracked.queued set while
 	// in it): Maintain takes it whole and makes them hot.
@@ -93,7 +98,7 @@ type tracked struct {
 	// by no dataflow's build), named by its overflow error.
 	df       string
 	inc      uint64
-	reported bool   // its overflow error was returned by Overflows
+	reported bool   // its overflow error was returned by Overflows, or kept for DroppedOverflows
 	seen     int    // overflowing merges the owner was activated for
 	activate func() // activates the arranging dataflow
 	seq      uint64 // its place in the order of tracking
@@ -368,7 +373,12 @@ func (m *IndexManager) track(s *share.Spine, name string, activate, wake func())
 // untrack ends the maintenance of a trace track added, once its dataflow
 // is dropped. It costs what the trace has: its place in spines and, if
 // hot, in hot are found from the trace (tracked.at, tracked.hotAt) and
-// filled by the last one, and its indexes' holds move once, now.
+// filled by the last one, and its indexes' holds move once, now. A merge
+// of the trace that overflowed before, or in the holds applied here, and
+// that Overflows has not reported is kept for DroppedOverflows
+// (IndexManager.dropped): the drop discards no error the dataflow met, as
+// it discards no step's error. A merge of the trace after this (a
+// re-export's handles keep it) reports nothing: its dataflow is gone.
 func (m *IndexManager) untrack(s *share.Spine) {
 	// The trace may outlive its dataflow (a re-export's handles): what this
 	// wake deferred is applied now, a reader's move whose wake this worker
@@ -388,6 +398,12 @@ func (m *IndexManager) untrack(s *share.Spine) {
 	}
 	tr.gone = true // a move pushed on remote from now on is skipped
 	m.examined++
+	if !tr.reported && s.Err() != nil {
+		// Its dataflow is dropped: nothing to activate for the
+		// `numeric overflow` row, but the error is the runtime's to report.
+		tr.reported = true
+		m.dropped = append(m.dropped, tr)
+	}
 	last := len(m.spines) - 1
 	m.spines[tr.at] = m.spines[last]
 	m.spines[tr.at].at = tr.at
@@ -499,7 +515,8 @@ func (m *IndexManager) unlink(e *entry) {
 // its arrangement emits the `numeric overflow` row (Context.Arrange). Call
 // it on the worker's goroutine after Maintain. It looks at hot traces
 // only: a merge, and so an overflow, happens only in one (at an insert,
-// or in Maintain's fuel), which stays hot until this has seen it.
+// or in Maintain's fuel), which stays hot until this has seen it. An
+// untracked trace is no longer hot: DroppedOverflows returns its error.
 func (m *IndexManager) Overflows() []error {
 	var reps []*tracked
 	for _, tr := range m.hot {
@@ -513,10 +530,28 @@ func (m *IndexManager) Overflows() []error {
 			reps = append(reps, tr)
 		}
 	}
+	return overflowErrors(reps)
+}
+
+// DroppedOverflows returns, once, an error for each arrangement trace
+// untracked since the last call (its dataflow dropped) whose merge had
+// overflowed and Overflows had not reported it: a merge in the steps of a
+// barrier, or in a Maintain run before the drop in the same wake. The
+// errors are those Overflows would have returned. The worker calls it
+// right after it drops a dataflow, so that the error is recorded before
+// the drop counts as applied: no error of an incarnation comes after.
+func (m *IndexManager) DroppedOverflows() []error {
+	reps := m.dropped
+	m.dropped = nil
+	return overflowErrors(reps)
+}
+
+// overflowErrors returns the overflow error of each trace of reps, in the
+// order the traces were tracked, whatever made them hot.
+func overflowErrors(reps []*tracked) []error {
 	if len(reps) == 0 {
 		return nil
 	}
-	// In the order the traces were tracked, whatever made them hot.
 	slices.SortFunc(reps, func(a, b *tracked) int { return cmp.Compare(a.seq, b.seq) })
 	errs := make([]error, len(reps))
 	for i, tr := range reps {

@@ -496,22 +496,27 @@ func (w *worker) loop() {
 		w.setLabels(w.maintainLabels)
 		more := w.env.Manager.Maintain(w.rt.opts.Effort)
 		w.setLabels(w.labels)
-		for _, err := range w.env.Manager.Overflows() {
-			// A step's error of the arranging dataflow's incarnation,
-			// which every worker's merge of the arrangement may find:
-			// the controller keeps what it took of it until the drop
-			// (Controller.TakeErrors), as of an error its steps met.
-			e := &CommandError{Err: err}
-			var mo *dataflow.MergeOverflowError
-			if errors.As(err, &mo) {
-				e.df, e.inc = mo.Dataflow, mo.Incarnation
-			}
-			w.rt.record(e)
-		}
+		w.recordOverflows(w.env.Manager.Overflows())
 		if more {
 			w.signal() // merge work remains: come back after other work
 		}
 		w.nudgeFollower()
+	}
+}
+
+// recordOverflows records merge overflow errors (IndexManager.Overflows,
+// DroppedOverflows). Each is a step's error of the arranging dataflow's
+// incarnation, which every worker's merge of the arrangement may find:
+// the controller keeps what it took of it until the drop
+// (Controller.TakeErrors), as of an error its steps met.
+func (w *worker) recordOverflows(errs []error) {
+	for _, err := range errs {
+		e := &CommandError{Err: err}
+		var mo *dataflow.MergeOverflowError
+		if errors.As(err, &mo) {
+			e.df, e.inc = mo.Dataflow, mo.Incarnation
+		}
+		w.rt.record(e)
 	}
 }
 
@@ -775,6 +780,10 @@ func (w *worker) apply(q queued) {
 		w.fileImports(df, importsBy.remove)
 		w.rendered--
 		df.Drop()
+		// A merge of its arrangements that overflowed before the drop,
+		// in this wake, is reported as its step's errors are, before
+		// the drop counts as applied: after it, none of its errors is.
+		w.recordOverflows(w.env.Manager.DroppedOverflows())
 		w.unorder(df)
 		w.amu.Lock()
 		delete(w.active, df)

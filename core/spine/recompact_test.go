@@ -124,3 +124,23 @@ func TestASinceOneArrivalBehindNeverRecompacts(t *testing.T) {
 		t.Logf("fanout %d: %d merges, %d merge work, %d updates", fanout, on.Merges, on.MergeWork, on.Updates)
 	}
 }
+
+// A since that stays a fixed number of rounds behind the upper passes each
+// batch one round at a time, from inside it: it releases none, so the
+// spine recompacts nothing and merges exactly what it merges with
+// recompaction off, holding the same updates. Before a batch had to be
+// released, from 16 rounds behind on every batch of 16 rounds that level
+// 0 merged was merged again: about one more merge pass an update (0.6 to
+// 1.75 in BenchmarkLaggingSince) for the same updates held.
+func TestASinceAFixedLagBehindNeverRecompacts(t *testing.T) {
+	for _, c := range []struct{ round, live, rounds int }{{1, 10_000, 20_000}, {100, 10_000, 1_000}} {
+		for _, lag := range []int{16, 17, 64} {
+			on := lagRun(t, c.round, c.live, c.rounds, lag, false)
+			off := lagRun(t, c.round, c.live, c.rounds, lag, true)
+			if on.recompactions != 0 || on.work != off.work || on.held != off.held {
+				t.Errorf("round=%d lag=%d: %d recompactions, merge work %d and %d updates held, against %d and %d with recompaction off",
+					c.round, lag, on.recompactions, on.work, on.held, off.work, off.held)
+			}
+		}
+	}
+}

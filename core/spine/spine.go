@@ -57,6 +57,13 @@ const (
 // by the merge's.
 type debt struct {
 	owed, updates int
+	// released is set on a batch that owes (owes) when the move of the
+	// since that passed its upper came from at or before its lower or its
+	// merge's since: the lag it owes was let go at once (a reader caught
+	// up), not a since following the arrivals some rounds behind, whose
+	// batches the level's next merge compacts anyway. Only a released
+	// batch recompacts (recompact).
+	released bool
 }
 
 // batches returns how many batches of the chain the level holds.
@@ -104,6 +111,15 @@ type Spine struct {
 	owing         int
 	recompactions int64
 	noRecompact   bool // tests: start no recompaction
+	// moved is the logical frontier before its last move, for a batch
+	// made after that move (settle: debt.released); ready counts the
+	// released batches (recompact has work only while it is positive);
+	// unpassed is at or before the least upper of the batches that owe and
+	// that the logical frontier has not passed (release looks for them only
+	// once the frontier reaches it).
+	moved    frontier.Frontier
+	ready    int
+	unpassed frontier.Frontier
 }
 
 // ClaimTrace marks s as the storage of a trace and reports whether it was
@@ -194,8 +210,11 @@ func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
 	if j == s.logical {
 		return
 	}
-	s.logical = j
-	if s.owing > 0 && s.recompact() {
+	s.moved, s.logical = s.logical, j
+	if s.owing > 0 && s.unpassed.LessEqual(j) {
+		s.release()
+	}
+	if s.ready > 0 && s.recompact() {
 		s.normalize()
 	}
 }
@@ -386,7 +405,7 @@ func (s *Spine) rollUp(c int) {
 func (s *Spine) normalize() {
 	for {
 		s.normalizeLevels()
-		if s.owing == 0 || !s.recompact() {
+		if s.ready == 0 || !s.recompact() {
 			return
 		}
 	}
@@ -624,6 +643,9 @@ func (s *Spine) settle(in []*batch.Batch, res *batch.Batch) {
 		if s.owesDebt(b, bd) {
 			s.owing--
 		}
+		if bd.released {
+			s.ready--
+		}
 		if len(s.debts) > 0 {
 			delete(s.debts, b)
 		}
@@ -639,15 +661,49 @@ func (s *Spine) settle(in []*batch.Batch, res *batch.Batch) {
 	if s.debts == nil {
 		s.debts = map[*batch.Batch]debt{}
 	}
-	s.debts[res] = d
 	if s.owesDebt(res, d) {
 		s.owing++
+		if d.released = s.releasedBy(res); d.released {
+			s.ready++
+		} else {
+			s.unpassed = s.unpassed.Meet(res.Upper())
+		}
+	}
+	s.debts[res] = d
+}
+
+// releasedBy reports whether the last move of the logical frontier passed
+// b's upper from at or before its lower or its merge's since (debt.released).
+func (s *Spine) releasedBy(b *batch.Batch) bool {
+	return b.Upper().LessEqual(s.logical) && s.moved.LessEqual(b.Lower().Join(b.Desc().Since))
+}
+
+// release marks released the waiting batches that owe and that the logical
+// frontier's last move released (releasedBy), and sets unpassed anew from
+// those it has not passed.
+func (s *Spine) release() {
+	s.unpassed = frontier.Empty()
+	for j := range s.levels {
+		for _, b := range s.levels[j].waiting {
+			d, ok := s.debts[b]
+			if !ok || d.released || !s.owesDebt(b, d) {
+				continue
+			}
+			if !b.Upper().LessEqual(s.logical) {
+				s.unpassed = s.unpassed.Meet(b.Upper())
+			} else if s.releasedBy(b) {
+				d.released = true
+				s.debts[b] = d
+				s.ready++
+			}
+		}
 	}
 }
 
 // recompact starts, in every level with no merge in progress, a merge of its
-// oldest waiting batches through the newest one that owes (owes) and whose
-// upper is at or before the logical frontier: a merge that started at an
+// oldest waiting batches through the newest one that owes (owes), whose
+// upper is at or before the logical frontier, and that the since's move
+// released (debt.released): a merge that started at an
 // older since (a reader's lagging hold kept it while the batches merged)
 // compacted little, and without this the batch would wait for the level's
 // next merge, at the top for as many updates to arrive again. The merge
@@ -670,7 +726,7 @@ func (s *Spine) recompact() bool {
 			if !b.Upper().LessEqual(s.logical) {
 				break // the batches after it are later
 			}
-			if s.owes(b) {
+			if d := s.debtOf(b); s.owesDebt(b, d) && d.released {
 				n = i + 1
 			}
 		}

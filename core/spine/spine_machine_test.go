@@ -465,9 +465,9 @@ func (m *spineModel) check() {
 // times beyond its since, within its own (a batch whose debt is not
 // recorded counts as owing one inserted batch, debtOf);
 // owing counts the batches that owe (owes) and debts holds nothing else;
-// and once an operation is done no level without a merge in progress has
-// a batch waiting that owes, with its upper at or before the logical
-// frontier (recompact started its merge).
+// ready counts the released ones; and once an operation is done no level
+// without a merge in progress has a batch waiting that owes, released by
+// the since's move (recompact started its merge).
 func (m *spineModel) checkDebts() {
 	tb, s := m.tb, m.s
 	tb.Helper()
@@ -508,11 +508,20 @@ func (m *spineModel) checkDebts() {
 			}
 			if s.owes(b) {
 				owing++
-				if waiting := i >= len(l.merging); waiting && l.merger == nil && b.Upper().LessEqual(s.logical) {
+				if waiting := i >= len(l.merging); waiting && l.merger == nil && b.Upper().LessEqual(s.logical) && d.released {
 					tb.Fatalf("level %d: batch %v owes %+v, passed by the logical frontier %v, and nothing merges it\n%v", j, b.Desc(), d, s.logical, s)
 				}
 			}
 		}
+	}
+	ready := 0
+	for _, d := range s.debts {
+		if d.released {
+			ready++
+		}
+	}
+	if ready != s.ready {
+		tb.Fatalf("%d batches released, ready %d\n%v", ready, s.ready, s)
 	}
 	if owing != s.owing || recorded != len(s.debts) {
 		tb.Fatalf("%d batches owe, owing %d; %d debts recorded of %d\n%v", owing, s.owing, recorded, len(s.debts), s)

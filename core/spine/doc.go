@@ -70,7 +70,8 @@
 // released), its level merges its oldest batches through it at the
 // current since (a recompaction, counted in Stats.Recompactions), as a
 // merge that SetLogicalCompaction, an arrival, Work or Exert starts,
-// fueled like any other. With the logical frontier one arrival behind the
+// fueled like any other; a move to the empty frontier (the last handle's
+// release, before the trace is freed) starts none. With the logical frontier one arrival behind the
 // upper a batch owes one or two inserted batches, now and then three (a
 // bound: an input made by a merge and straddling the since counts its
 // whole debt), so a steady trace starts none, at any fanout; with it a

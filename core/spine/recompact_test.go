@@ -144,3 +144,36 @@ func TestASinceAFixedLagBehindNeverRecompacts(t *testing.T) {
 		}
 	}
 }
+
+// TestAnEmptySinceRecompactsNothing: the logical frontier set to the
+// empty one is the last handle's release (trace.Handle.Release), after
+// which nothing reads the trace and it is about to be freed. A spine whose
+// since was held back for 2,000 rounds owes recompactions, but that move
+// starts none, as it admits no pending batch: before, it started three
+// merges (one a level), each sized from its inputs, of a trace no one
+// would read again.
+func TestAnEmptySinceRecompactsNothing(t *testing.T) {
+	s := New(kv, Options{})
+	churn(t, s, 0, 100, func(upper uint64) {
+		s.SetPhysicalCompaction(frontier.At(upper))
+		s.SetLogicalCompaction(frontier.At(upper))
+	})
+	churn(t, s, 100, 2100, nil)
+	s.SetPhysicalCompaction(s.Upper())
+	if s.owing == 0 {
+		t.Fatalf("no batch owes a recompaction after the lag\n%v", s)
+	}
+	before := s.Stats()
+	s.SetLogicalCompaction(frontier.Empty())
+	after := s.Stats()
+	if after.Recompactions != before.Recompactions || after.Merges != before.Merges || after.Merging != before.Merging {
+		t.Errorf("the empty since started %d recompactions (%d merges, %d in progress; before %d)",
+			after.Recompactions-before.Recompactions, after.Merges-before.Merges, after.Merging, before.Merging)
+	}
+	// Nor does a merge's end at it (normalize), nor Work.
+	for s.Work(1 << 20) {
+	}
+	if st := s.Stats(); st.Recompactions != before.Recompactions {
+		t.Errorf("Work at the empty since started %d recompactions", st.Recompactions-before.Recompactions)
+	}
+}

@@ -204,13 +204,18 @@ func (s *Spine) PhysicalCompaction() frontier.Frontier { return s.physical }
 // frontier before the current one is ignored (S4). When it moves past the
 // upper of a batch that earlier merges left mostly uncompacted (owes), it
 // starts the merge that compacts it (recompact), which Work, Exert and
-// arrivals fuel as any other.
+// arrivals fuel as any other. The empty frontier starts none: it is the
+// last handle's release (trace.Handle.Release), after which nothing reads
+// the trace, about to be freed.
 func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
 	j := s.logical.Join(f)
 	if j == s.logical {
 		return
 	}
 	s.moved, s.logical = s.logical, j
+	if j.IsEmpty() {
+		return
+	}
 	if s.owing > 0 && s.unpassed.LessEqual(j) {
 		s.release()
 	}

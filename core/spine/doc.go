@@ -65,19 +65,20 @@
 // since and forgets the others' (every time in them became the since). A
 // batch owes (Spine.owes) when it holds at least fanout such inserted
 // batches, and at least four, and their updates are at least half its
-// own; once a move of the logical frontier passes its upper from at or
-// before its lower or its merge's since (the lag let go at once: it is
-// released), its level merges its oldest batches through it at the
-// current since (a recompaction, counted in Stats.Recompactions), as a
-// merge that SetLogicalCompaction, an arrival, Work or Exert starts,
-// fueled like any other; a move to the empty frontier (the last handle's
-// release, before the trace is freed) starts none. With the logical frontier one arrival behind the
-// upper a batch owes one or two inserted batches, now and then three (a
-// bound: an input made by a merge and straddling the since counts its
-// whole debt), so a steady trace starts none, at any fanout; with it a
-// fixed number of arrivals behind, it passes each batch from inside it,
-// releasing none, and the level's next merge compacts them as it would
-// anyway.
+// own; once the logical frontier has passed its upper and the spine's
+// lag (its upper less its logical frontier, in time) is at most half what
+// it was when the merge that made the batch started (the lag let go: it is
+// released, in one move or in many), its level merges its oldest batches
+// through it at the current since (a recompaction, counted in
+// Stats.Recompactions), as a merge that SetLogicalCompaction, an arrival,
+// Work or Exert starts, fueled like any other; a move to the empty
+// frontier (the last handle's release, before the trace is freed) starts
+// none. With the logical frontier one arrival behind the upper a batch
+// owes one or two inserted batches, now and then three (a bound: an input
+// made by a merge and straddling the since counts its whole debt), so a
+// steady trace starts none, at any fanout; with it a fixed number of
+// arrivals behind, the lag stays where it was, releasing none, and the
+// level's next merge compacts them as it would anyway.
 //
 // Invariants:
 //

@@ -29,6 +29,9 @@ type level struct {
 	merging []*batch.Batch
 	merger  *batch.Merger
 	waiting []*batch.Batch
+	// lag is the spine's lag (Spine.lag) when the merge in progress
+	// started, for its result's debt (debt.lag).
+	lag uint64
 	// in is the updates of the merge in progress; kept is the share of its
 	// input the level's last merge kept (0 before the first), which sizes
 	// the next one's output (batch.NewMergerNExpect).
@@ -57,12 +60,15 @@ const (
 // by the merge's.
 type debt struct {
 	owed, updates int
-	// released is set on a batch that owes (owes) when the move of the
-	// since that passed its upper came from at or before its lower or its
-	// merge's since: the lag it owes was let go at once (a reader caught
-	// up), not a since following the arrivals some rounds behind, whose
-	// batches the level's next merge compacts anyway. Only a released
-	// batch recompacts (recompact).
+	// lag is the spine's lag (Spine.lag: its upper less its logical
+	// frontier) when the merge that made the batch started.
+	lag uint64
+	// released is set on a batch that owes (owes) once the logical
+	// frontier has passed its upper and the spine's lag is at most half
+	// what it was when the merge that made it started (releasable): the lag it owes was let go (a reader caught up), not a
+	// since following the arrivals some rounds behind, whose batches the
+	// level's next merge compacts anyway. Only a released batch recompacts
+	// (recompact).
 	released bool
 }
 
@@ -111,15 +117,18 @@ type Spine struct {
 	owing         int
 	recompactions int64
 	noRecompact   bool // tests: start no recompaction
-	// moved is the logical frontier before its last move, for a batch
-	// made after that move (settle: debt.released); ready counts the
-	// released batches (recompact has work only while it is positive);
-	// unpassed is at or before the least upper of the batches that owe and
-	// that the logical frontier has not passed (release looks for them only
-	// once the frontier reaches it).
-	moved    frontier.Frontier
-	ready    int
-	unpassed frontier.Frontier
+	// ready counts the released batches (recompact has work only while it
+	// is positive). release looks for batches to release only once the
+	// logical frontier reaches unpassed, at or before the least upper of
+	// the batches that owe and that it has not passed, or the lag falls to
+	// shrunk, at or above the largest lag at which a batch that owes,
+	// passed and not released, would be (releasable; hasShrunk says one
+	// is). finite is the upper's time, or the last finite one once closed.
+	ready     int
+	unpassed  frontier.Frontier
+	shrunk    uint64
+	hasShrunk bool
+	finite    uint64
 }
 
 // ClaimTrace marks s as the storage of a trace and reports whether it was
@@ -212,11 +221,11 @@ func (s *Spine) SetLogicalCompaction(f frontier.Frontier) {
 	if j == s.logical {
 		return
 	}
-	s.moved, s.logical = s.logical, j
+	s.logical = j
 	if j.IsEmpty() {
 		return
 	}
-	if s.owing > 0 && s.unpassed.LessEqual(j) {
+	if s.owing > 0 && (s.unpassed.LessEqual(j) || s.hasShrunk && s.lag() <= s.shrunk) {
 		s.release()
 	}
 	if s.ready > 0 && s.recompact() {
@@ -255,6 +264,9 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		return fmt.Errorf("%w: %v", ErrEmptyInterval, b.Desc())
 	}
 	s.upper = b.Upper()
+	if t, ok := s.upper.Time(); ok {
+		s.finite = t
+	}
 	s.pending = append(s.pending, b)
 	s.version++
 	s.considerMerges()
@@ -352,7 +364,7 @@ func (s *Spine) arrive(b *batch.Batch) {
 		}
 		if n-i >= 2 {
 			j := batch.JoinEmpty(l.waiting[i:], s.logical)
-			s.settle(l.waiting[i:], j)
+			s.settle(l.waiting[i:], j, s.lag())
 			clear(l.waiting[i+1:])
 			l.waiting = append(l.waiting[:i], j)
 			s.version++
@@ -523,6 +535,7 @@ func (s *Spine) start(j, n int) {
 		expect = int(float64(l.in)*l.kept*keptSlack) + keptExtra
 	}
 	l.merger = batch.NewMergerNExpect(l.merging, s.logical, expect)
+	l.lag = s.lag()
 	s.merges++
 }
 
@@ -579,7 +592,7 @@ func (s *Spine) finish(j int) {
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("spine: merging %v through %v: %w", l.merging[0].Desc(), l.merging[len(l.merging)-1].Desc(), err)
 	}
-	s.settle(l.merging, res)
+	s.settle(l.merging, res, l.lag)
 	clear(l.merging)
 	l.merging, l.merger = nil, nil
 	s.version++
@@ -640,9 +653,9 @@ func (s *Spine) owesDebt(b *batch.Batch, d debt) bool {
 // batches in, and forgets theirs: the merge's since (res's) compacted every
 // input whose upper is at or before it. A debt of one inserted batch or
 // none is not recorded (debtOf).
-func (s *Spine) settle(in []*batch.Batch, res *batch.Batch) {
+func (s *Spine) settle(in []*batch.Batch, res *batch.Batch, lag uint64) {
 	since := res.Desc().Since
-	var d debt
+	d := debt{lag: lag}
 	for _, b := range in {
 		bd := s.debtOf(b)
 		if s.owesDebt(b, bd) {
@@ -668,39 +681,68 @@ func (s *Spine) settle(in []*batch.Batch, res *batch.Batch) {
 	}
 	if s.owesDebt(res, d) {
 		s.owing++
-		if d.released = s.releasedBy(res); d.released {
+		if d.released = s.releasable(res, d); d.released {
 			s.ready++
 		} else {
-			s.unpassed = s.unpassed.Meet(res.Upper())
+			s.watch(res, d)
 		}
 	}
 	s.debts[res] = d
 }
 
-// releasedBy reports whether the last move of the logical frontier passed
-// b's upper from at or before its lower or its merge's since (debt.released).
-func (s *Spine) releasedBy(b *batch.Batch) bool {
-	return b.Upper().LessEqual(s.logical) && s.moved.LessEqual(b.Lower().Join(b.Desc().Since))
+// lag returns the spine's lag: the time of its upper (the last finite one
+// once closed) less that of its logical frontier, 0 if that is later.
+func (s *Spine) lag() uint64 {
+	t, ok := s.logical.Time()
+	if !ok || t >= s.finite {
+		return 0
+	}
+	return s.finite - t
 }
 
-// release marks released the waiting batches that owe and that the logical
-// frontier's last move released (releasedBy), and sets unpassed anew from
-// those it has not passed.
+// releasable reports whether b, which owes debt d, is released
+// (debt.released): the logical frontier has passed its upper, and the lag
+// is at most half what it was when the merge that made b started
+// (releaseLag). A since that follows the arrivals a fixed number of rounds
+// behind keeps the lag where it was; a reader's catch-up takes it back to
+// about 0.
+func (s *Spine) releasable(b *batch.Batch, d debt) bool {
+	return b.Upper().LessEqual(s.logical) && s.lag() <= releaseLag(d)
+}
+
+// releaseLag returns the lag at or below which a batch owing debt d is
+// releasable once passed: half the lag its merge started at.
+func releaseLag(d debt) uint64 { return d.lag / 2 }
+
+// watch records what releases b, which owes debt d and is not released,
+// for release to look again: the logical frontier reaching its upper, or
+// the lag falling to its release lag.
+func (s *Spine) watch(b *batch.Batch, d debt) {
+	if !b.Upper().LessEqual(s.logical) {
+		s.unpassed = s.unpassed.Meet(b.Upper())
+	}
+	if at := releaseLag(d); !s.hasShrunk || at > s.shrunk {
+		s.shrunk, s.hasShrunk = at, true
+	}
+}
+
+// release marks released the waiting batches that owe and are releasable,
+// and sets unpassed and shrunk anew from those it leaves (watch).
 func (s *Spine) release() {
-	s.unpassed = frontier.Empty()
+	s.unpassed, s.shrunk, s.hasShrunk = frontier.Empty(), 0, false
 	for j := range s.levels {
 		for _, b := range s.levels[j].waiting {
 			d, ok := s.debts[b]
 			if !ok || d.released || !s.owesDebt(b, d) {
 				continue
 			}
-			if !b.Upper().LessEqual(s.logical) {
-				s.unpassed = s.unpassed.Meet(b.Upper())
-			} else if s.releasedBy(b) {
+			if s.releasable(b, d) {
 				d.released = true
 				s.debts[b] = d
 				s.ready++
+				continue
 			}
+			s.watch(b, d)
 		}
 	}
 }

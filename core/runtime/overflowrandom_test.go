@@ -313,23 +313,7 @@ func runOverflowTakenRandom(t *testing.T, mode string, workers int, seed uint64,
 	var promised []errKey // what Errors returned, which the next take must return
 	take := func(op int) {
 		t.Helper()
-		errs := s.ctl.TakeErrors()
-		got := map[errKey]bool{}
-		for _, e := range errs {
-			k := m.keyOf(e)
-			got[k] = true
-			if !m.required[k] && !m.possible[k] {
-				t.Fatalf("op %d: take returned %+v, an error no one met", op, k)
-			}
-			if m.taken[k]++; m.taken[k] > 1 {
-				t.Fatalf("op %d: take returned %+v again (%d times)", op, k, m.taken[k])
-			}
-		}
-		for _, k := range promised {
-			if !got[k] {
-				t.Fatalf("op %d: Errors returned %+v, and the take after it did not", op, k)
-			}
-		}
+		m.checkTake(t, op, s.ctl.TakeErrors(), promised)
 		promised = nil
 		if syncedThrough == seq() {
 			for k := range m.required {

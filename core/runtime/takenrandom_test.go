@@ -73,6 +73,30 @@ type takenModel struct {
 	dropped map[uint64]uint64
 }
 
+// checkTake checks the errors of a take against the model: each one met
+// by someone (required or possible) and taken once over the run, and
+// every error promised (returned by an Errors call since the last take)
+// among them.
+func (m *takenModel) checkTake(t *testing.T, op int, errs []*CommandError, promised []errKey) {
+	t.Helper()
+	got := map[errKey]bool{}
+	for _, e := range errs {
+		k := m.keyOf(e)
+		got[k] = true
+		if !m.required[k] && !m.possible[k] {
+			t.Fatalf("op %d: take returned %+v, an error no one met", op, k)
+		}
+		if m.taken[k]++; m.taken[k] > 1 {
+			t.Fatalf("op %d: take returned %+v again (%d times)", op, k, m.taken[k])
+		}
+	}
+	for _, k := range promised {
+		if !got[k] {
+			t.Fatalf("op %d: Errors returned %+v, and the take after it did not", op, k)
+		}
+	}
+}
+
 // mustKeep checks that c keeps every error m has taken that a worker may
 // meet again: a command's until every worker has applied it, a step's of
 // an incarnation until every worker has applied its drop. It reads how
@@ -174,23 +198,7 @@ func runTakenRandom(t *testing.T, mode string, workers int, seed uint64, ops int
 	var promised []errKey // what Errors returned, which the next take must return
 	take := func(op int) {
 		t.Helper()
-		errs := s.ctl.TakeErrors()
-		got := map[errKey]bool{}
-		for _, e := range errs {
-			k := m.keyOf(e)
-			got[k] = true
-			if !m.required[k] && !m.possible[k] {
-				t.Fatalf("op %d: take returned %+v, an error no one met", op, k)
-			}
-			if m.taken[k]++; m.taken[k] > 1 {
-				t.Fatalf("op %d: take returned %+v again (%d times)", op, k, m.taken[k])
-			}
-		}
-		for _, k := range promised {
-			if !got[k] {
-				t.Fatalf("op %d: Errors returned %+v, and the take after it did not", op, k)
-			}
-		}
+		m.checkTake(t, op, s.ctl.TakeErrors(), promised)
 		promised = nil
 		m.mustKeep(t, op, s.ctl)
 	}

@@ -715,11 +715,12 @@ func (s *Spine) releasable(b *batch.Batch, d debt) bool {
 func releaseLag(d debt) uint64 { return d.lag / 2 }
 
 // watch records what releases b, which owes debt d and is not released,
-// for release to look again: the logical frontier reaching its upper, or
-// the lag falling to its release lag.
+// for release to look again: the logical frontier reaching its upper, or,
+// once that has passed it, the lag falling to its release lag.
 func (s *Spine) watch(b *batch.Batch, d debt) {
 	if !b.Upper().LessEqual(s.logical) {
 		s.unpassed = s.unpassed.Meet(b.Upper())
+		return
 	}
 	if at := releaseLag(d); !s.hasShrunk || at > s.shrunk {
 		s.shrunk, s.hasShrunk = at, true

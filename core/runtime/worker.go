@@ -721,10 +721,14 @@ func (w *worker) apply(q queued) {
 		w.create(c.Desc, q.seq)
 	case AllowCompaction:
 		w.nudge = q.seq
-		exporter := w.exporters[c.ID]
+		// The exporter is looked up where it is needed: a free, or an
+		// error below (an AllowCompaction is sent every round; the
+		// lookup is a string hash).
+		exporter := ""
 		if c.Frontier.IsEmpty() {
+			exporter = w.exporters[c.ID]
 			delete(w.queryExports, c.ID) // freed
-			if w.exporters[c.ID] != "" {
+			if exporter != "" {
 				delete(w.exporters, c.ID)
 				w.importsEnded(q, []string{c.ID}, "is freed (AllowCompaction to {})", true)
 			}
@@ -733,6 +737,9 @@ func (w *worker) apply(q queued) {
 			return
 		}
 		if err := w.env.Manager.AllowCompaction(c.ID, c.Frontier); err != nil {
+			if !c.Frontier.IsEmpty() {
+				exporter = w.exporters[c.ID]
+			}
 			if exporter != "" {
 				// The controller accepts only a live export's id, and
 				// its exporter is live: the index is unknown here

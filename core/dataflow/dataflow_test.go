@@ -395,7 +395,7 @@ func TestTraceStatsSumsEveryField(t *testing.T) {
 		st := s.Stats()
 		want = spine.Stats{Batches: want.Batches + st.Batches, Updates: want.Updates + st.Updates, Bytes: want.Bytes + st.Bytes,
 			Merges: want.Merges + st.Merges, MergeWork: want.MergeWork + st.MergeWork, Pending: want.Pending + st.Pending,
-			Merging: want.Merging + st.Merging}
+			Merging: want.Merging + st.Merging, Recompactions: want.Recompactions + st.Recompactions}
 		defer h.Release()
 	}
 	if got := m.TraceStats(); got != want || want.Merges == 0 || want.MergeWork == 0 || want.Updates != 13 {

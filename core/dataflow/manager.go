@@ -589,7 +589,7 @@ func (m *IndexManager) Tracked() int { return len(m.spines) }
 
 // TraceStats sums the counters of every arrangement trace under maintenance
 // (batches, updates, bytes, merges and merge work: what §8 invariant 33 asks
-// a benchmark run to record). Call it on the worker's goroutine.
+// a benchmark run to record; and recompactions). Call it on the worker's goroutine.
 func (m *IndexManager) TraceStats() spine.Stats {
 	var sum spine.Stats
 	for _, tr := range m.spines {
@@ -601,6 +601,7 @@ func (m *IndexManager) TraceStats() spine.Stats {
 		sum.MergeWork += st.MergeWork
 		sum.Pending += st.Pending
 		sum.Merging += st.Merging
+		sum.Recompactions += st.Recompactions
 	}
 	return sum
 }

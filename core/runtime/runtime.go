@@ -567,6 +567,7 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 		st.Trace.MergeWork += ts.MergeWork
 		st.Trace.Pending += ts.Pending
 		st.Trace.Merging += ts.Merging
+		st.Trace.Recompactions += ts.Recompactions
 		st.HoldGap = max(st.HoldGap, w.env.Manager.HoldGap())
 	}, []*Runtime{r, partner})
 	if err != nil {

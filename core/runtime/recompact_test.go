@@ -314,8 +314,9 @@ func runRecompaction(t *testing.T, seed uint64, w, rounds int, partway bool) rec
 // partway, answers every query — reads of the index, reduces and self-joins
 // over it, created at random as_of before, during and after the lag and
 // after the catch-up — at every time from its as_of as the model does and
-// as Solo does, with one and two workers; and the pair's index did
-// recompact what it merged at the lagging since (docs/semantics.md §1.7).
+// as Solo does, with one and two workers; and the pair's index ends about
+// as large as Solo's, recompacting what it merged at the lagging since
+// (docs/semantics.md §1.7).
 // 300 to 1,200 rounds (150 to 300 with -short or under -race); replay with
 // -seed.
 func TestAnswersExactAroundRecompaction(t *testing.T) {
@@ -331,14 +332,15 @@ func TestAnswersExactAroundRecompaction(t *testing.T) {
 				seed := base + uint64(w)*2 + map[bool]uint64{false: 0, true: 1}[partway]
 				rounds := lo + rand.New(rand.NewPCG(seed, 19)).IntN(hi-lo+1)
 				r := runRecompaction(t, seed, w, rounds, partway)
-				// Released at the end, the backlog merged at the lagging
-				// since is still there to recompact; released partway,
-				// the level merges of the rounds after may take it first.
-				// Either way the pair's index ends near Solo's (the bound
-				// of TestLaggingReaderLeavesNothingOnceCaughtUp).
-				if !partway && r.recompactions == 0 {
-					t.Errorf("seed %d: the pair's index held for rounds [%d, %d) of %d did not recompact (%d updates, Solo's %d)", seed, r.lagFrom, r.lagTo, r.rounds, r.updates, r.soloUpdates)
-				}
+				// The pair's index ends near Solo's (the bound of
+				// TestLaggingReaderLeavesNothingOnceCaughtUp): by a
+				// recompaction of what merged at the lagging since, or,
+				// released partway, by the level merges of the rounds
+				// after, or with no recompaction at all where the
+				// released reader's peer hold reached the publisher
+				// before the backlog merged (the order varies). With
+				// recompaction off, every run of 3 failed this bound
+				// (262 to 3,116 updates against Solo's 42 to 85).
 				if limit := r.soloUpdates + w*8*spine.DefaultFanout; r.updates > limit {
 					t.Errorf("seed %d: the pair's index holds %d updates after the catch-up, Solo's %d: more than %d", seed, r.updates, r.soloUpdates, limit)
 				}

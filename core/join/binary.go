@@ -303,9 +303,23 @@ func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink) {
 // compacted to the other input's frontier, since every future match of its
 // updates is with an update at or beyond that frontier and takes the later
 // time. f0 and f1 are the left and right inputs' stream frontiers.
+//
+// A trace is cut only when a batch of the other input arrives, at what
+// its own input has acknowledged (B1): once the other input is complete
+// (its frontier empty, as an import's is past the dataflow's until), the
+// trace is never read again, and its physical hold goes too, as a reader
+// that needs nothing more. Left at the last acknowledged upper, it would
+// keep the publisher from admitting any later batch to merging for as
+// long as the dataflow lives (docs/semantics.md §2.4).
 func (j *Binary) Compact(f0, f1 frontier.Frontier) {
 	j.side[0].Reader.SetLogicalCompaction(f1)
 	j.side[1].Reader.SetLogicalCompaction(f0)
+	if f1.IsEmpty() {
+		j.side[0].Reader.SetPhysicalCompaction(f1)
+	}
+	if f0.IsEmpty() {
+		j.side[1].Reader.SetPhysicalCompaction(f0)
+	}
 }
 
 // Release releases both readers.

@@ -171,9 +171,9 @@ func runRecompaction(t *testing.T, seed uint64, w, rounds int, partway bool) rec
 	create := func(tm, upper uint64) {
 		q := &recompactQuery{id: fmt.Sprint("q", len(queries)), kind: rng.IntN(qKinds), created: tm, phase: phase(tm), until: frontier.Empty()}
 		q.asOf = since + uint64(rng.IntN(int(upper-since)+3))
-		// A join keeps its readers' physical hold where it ended, as long
-		// as it lives, and a reduce its reader's: those are open to the
-		// end, and a join is drawn only in the last 150 rounds (a
+		// Joins and reduces are open to the end (a join past its until
+		// holds nothing: TestFinishedQueryHoldsNoMerges), and a join is
+		// drawn only in the last 150 rounds (a
 		// capture's At reads every update it holds, so the check of a
 		// query costs its rounds squared, and a join's updates are many).
 		// Most reads end within 150 rounds.

@@ -524,17 +524,7 @@ func runOverflowTakenRandom(t *testing.T, mode string, workers int, seed uint64,
 		case r < 92:
 			take(op)
 		default:
-			errs := s.ctl.Errors()
-			for _, e := range errs {
-				k := m.keyOf(e)
-				if m.taken[k] > 0 {
-					t.Fatalf("op %d: Errors returned %+v, taken already", op, k)
-				}
-				promised = append(promised, k)
-			}
-			if again := s.ctl.Errors(); len(again) < len(errs) {
-				t.Fatalf("op %d: Errors returned %d errors, then %d", op, len(errs), len(again))
-			}
+			promised = append(promised, m.checkErrors(t, op, s.ctl)...)
 		}
 	}
 	for _, id := range ids {

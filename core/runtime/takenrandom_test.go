@@ -73,6 +73,27 @@ type takenModel struct {
 	dropped map[uint64]uint64
 }
 
+// checkErrors calls Errors twice and checks what it returns against the
+// model: nothing taken already, and no fewer errors the second time
+// (Errors takes nothing). It returns the errors' keys, which the next take
+// must return.
+func (m *takenModel) checkErrors(t *testing.T, op int, ctl *Controller) []errKey {
+	t.Helper()
+	errs := ctl.Errors()
+	keys := make([]errKey, 0, len(errs))
+	for _, e := range errs {
+		k := m.keyOf(e)
+		if m.taken[k] > 0 {
+			t.Fatalf("op %d: Errors returned %+v, taken already", op, k)
+		}
+		keys = append(keys, k)
+	}
+	if again := ctl.Errors(); len(again) < len(errs) {
+		t.Fatalf("op %d: Errors returned %d errors, then %d", op, len(errs), len(again))
+	}
+	return keys
+}
+
 // checkTake checks the errors of a take against the model: each one met
 // by someone (required or possible) and taken once over the run, and
 // every error promised (returned by an Errors call since the last take)
@@ -256,18 +277,7 @@ func runTakenRandom(t *testing.T, mode string, workers int, seed uint64, ops int
 		case r < 90:
 			take(op)
 		default:
-			errs := s.ctl.Errors()
-			for _, e := range errs {
-				k := m.keyOf(e)
-				if m.taken[k] > 0 {
-					t.Fatalf("op %d: Errors returned %+v, taken already", op, k)
-				}
-				promised = append(promised, k)
-			}
-			// Errors again returns the same.
-			if again := s.ctl.Errors(); len(again) < len(errs) {
-				t.Fatalf("op %d: Errors returned %d errors, then %d", op, len(errs), len(again))
-			}
+			promised = append(promised, m.checkErrors(t, op, s.ctl)...)
 		}
 	}
 	for _, id := range ids {

@@ -204,25 +204,7 @@ func TestDroppingAWideIndexCostsItsExportsAndReaders(t *testing.T) {
 				s.declare("in", 2)
 				s.send("in", 2, []int64{0, 1, 1, 10})
 				s.advance("in", 2, frontier.At(1))
-				s.must(CreateDataflow{Desc: dataflow.Desc{
-					ID: "wide", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: ids,
-					Build: func(c *dataflow.Context) error {
-						in, err := c.Input("in", 2)
-						if err != nil {
-							return err
-						}
-						a, err := c.Arrange(in, []int{0})
-						if err != nil {
-							return err
-						}
-						for _, id := range ids {
-							if err := c.Export(id, a); err != nil {
-								return err
-							}
-						}
-						return nil
-					},
-				}})
+				s.must(CreateDataflow{Desc: exportsDesc("wide", ids, ids)})
 				for r := range readers {
 					s.must(CreateDataflow{Desc: dataflow.Desc{
 						ID: fmt.Sprintf("r%d", r), AsOf: frontier.At(0), Until: frontier.Empty(),

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -64,23 +63,11 @@ func TestAStepErrorIsTakenOnce(t *testing.T) {
 			s := newSetup(t, mode, w)
 			s.declare("in", 2)
 			want := `dataflow boom: operator "boom": Step: operator panicked: row boom`
-			takeLines := func() []string {
-				t.Helper()
-				if err := s.ctl.Sync(testCtx(t)); err != nil {
-					t.Fatal(err)
-				}
-				var got []string
-				for _, e := range s.ctl.TakeErrors() {
-					line, _, _ := strings.Cut(e.Error(), "\n")
-					got = append(got, fmt.Sprintf("%d: %s", e.Seq, line))
-				}
-				return got
-			}
 			for round := range 2 {
 				s.must(CreateDataflow{Desc: rowBoomDesc("boom")})
 				for i := range w {
 					s.send("in", 2, []int64{0, 1, keyOn(i, w), int64(round)})
-					got := takeLines()
+					got := takeLinesOf(t, s)
 					if i == 0 && (len(got) != 1 || got[0] != "0: "+want) {
 						t.Fatalf("round %d, worker 0's panic: errors %q, want %q once", round, got, "0: "+want)
 					}
@@ -90,7 +77,7 @@ func TestAStepErrorIsTakenOnce(t *testing.T) {
 				}
 				s.must(DropDataflow{ID: "boom"})
 			}
-			if got := takeLines(); len(got) != 0 {
+			if got := takeLinesOf(t, s); len(got) != 0 {
 				t.Fatalf("errors after the drops: %q", got)
 			}
 			// Every worker has applied both drops: nothing of them is kept.

@@ -108,11 +108,6 @@ func TestAMergeOverflowBeforeTheDropIsReported(t *testing.T) {
 		if got := takeLinesOf(t, s); len(got) != 0 {
 			t.Fatalf("errors taken again: %q", got)
 		}
-		s.ctl.mu.Lock()
-		kept, drops := len(s.ctl.taken), len(s.ctl.takenDrops)
-		s.ctl.mu.Unlock()
-		if kept+drops > 0 {
-			t.Fatalf("the controller keeps %d taken errors and %d drops of dropped dataflows, want none", kept, drops)
-		}
+		keepsNothing(t, s.ctl)
 	})
 }

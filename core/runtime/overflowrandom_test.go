@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	gosync "sync"
 	"sync/atomic"
@@ -542,22 +541,8 @@ func runOverflowTakenRandom(t *testing.T, mode string, workers int, seed uint64,
 	}
 	syncAll()
 	take(ops)
-	var missing []string
-	for k := range m.required {
-		if m.taken[k] != 1 {
-			missing = append(missing, fmt.Sprintf("%+v", k))
-		}
-	}
-	slices.Sort(missing)
-	if len(missing) > 0 {
-		t.Fatalf("errors never returned: %q", missing)
-	}
-	s.ctl.mu.Lock()
-	kept, drops, forget := len(s.ctl.taken), len(s.ctl.takenDrops), len(s.ctl.forget)
-	s.ctl.mu.Unlock()
-	if kept+drops+forget > 0 {
-		t.Fatalf("everything dropped and taken: the controller keeps %d taken errors, %d incarnations and %d to forget, want none", kept, drops, forget)
-	}
+	m.checkAllTaken(t)
+	keepsNothing(t, s.ctl)
 	overflows, lates := 0, 0
 	for k := range m.taken {
 		switch {

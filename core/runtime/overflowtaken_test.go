@@ -96,12 +96,7 @@ func TestAMergeOverflowIsTakenOnce(t *testing.T) {
 		if got := takeLinesOf(t, s); len(got) != 0 {
 			t.Fatalf("errors after the drops: %q", got)
 		}
-		s.ctl.mu.Lock()
-		kept, drops := len(s.ctl.taken), len(s.ctl.takenDrops)
-		s.ctl.mu.Unlock()
-		if kept+drops > 0 {
-			t.Fatalf("the controller keeps %d taken errors and %d drops of dropped dataflows, want none", kept, drops)
-		}
+		keepsNothing(t, s.ctl)
 	})
 }
 
@@ -177,11 +172,6 @@ func TestAnOffWorkerErrorIsTakenOnce(t *testing.T) {
 				}
 			}
 		}
-		s.ctl.mu.Lock()
-		kept, drops := len(s.ctl.taken), len(s.ctl.takenDrops)
-		s.ctl.mu.Unlock()
-		if kept+drops > 0 {
-			t.Fatalf("the controller keeps %d taken errors and %d drops of dropped dataflows, want none", kept, drops)
-		}
+		keepsNothing(t, s.ctl)
 	})
 }

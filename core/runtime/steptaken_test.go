@@ -81,12 +81,7 @@ func TestAStepErrorIsTakenOnce(t *testing.T) {
 				t.Fatalf("errors after the drops: %q", got)
 			}
 			// Every worker has applied both drops: nothing of them is kept.
-			s.ctl.mu.Lock()
-			kept, drops := len(s.ctl.taken), len(s.ctl.takenDrops)
-			s.ctl.mu.Unlock()
-			if kept+drops > 0 {
-				t.Fatalf("the controller keeps %d taken errors and %d drops of dropped dataflows, want none", kept, drops)
-			}
+			keepsNothing(t, s.ctl)
 		})
 	}
 }
@@ -143,12 +138,20 @@ func TestTakingErrorsCostsWhatItForgets(t *testing.T) {
 			if want := 4 * n; got > want {
 				t.Fatalf("the takes looked at %d kept keys, want at most %d", got, want)
 			}
-			s.ctl.mu.Lock()
-			kept, drops, forget := len(s.ctl.taken), len(s.ctl.takenDrops), len(s.ctl.forget)
-			s.ctl.mu.Unlock()
-			if kept+drops+forget > 0 {
-				t.Fatalf("the controller keeps %d taken errors, %d incarnations and %d to forget, want none", kept, drops, forget)
-			}
+			keepsNothing(t, s.ctl)
 		})
+	}
+}
+
+// keepsNothing fails t unless ctl keeps nothing of what it took: no taken
+// error, no dropped incarnation and nothing waiting to be forgotten, as
+// once everything is dropped and every worker has applied the drops.
+func keepsNothing(t *testing.T, ctl *Controller) {
+	t.Helper()
+	ctl.mu.Lock()
+	kept, drops, forget := len(ctl.taken), len(ctl.takenDrops), len(ctl.forget)
+	ctl.mu.Unlock()
+	if kept+drops+forget > 0 {
+		t.Fatalf("the controller keeps %d taken errors, %d dropped incarnations and %d to forget, want none", kept, drops, forget)
 	}
 }

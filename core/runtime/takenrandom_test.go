@@ -73,6 +73,21 @@ type takenModel struct {
 	dropped map[uint64]uint64
 }
 
+// checkAllTaken fails t unless every required error was taken, once.
+func (m *takenModel) checkAllTaken(t *testing.T) {
+	t.Helper()
+	var missing []string
+	for k := range m.required {
+		if m.taken[k] != 1 {
+			missing = append(missing, fmt.Sprintf("%+v", k))
+		}
+	}
+	slices.Sort(missing)
+	if len(missing) > 0 {
+		t.Fatalf("errors never returned: %q", missing)
+	}
+}
+
 // checkErrors calls Errors twice and checks what it returns against the
 // model: nothing taken already, and no fewer errors the second time
 // (Errors takes nothing). It returns the errors' keys, which the next take
@@ -292,22 +307,8 @@ func runTakenRandom(t *testing.T, mode string, workers int, seed uint64, ops int
 	}
 	syncAll()
 	take(ops)
-	var missing []string
-	for k := range m.required {
-		if m.taken[k] != 1 {
-			missing = append(missing, fmt.Sprintf("%+v", k))
-		}
-	}
-	slices.Sort(missing)
-	if len(missing) > 0 {
-		t.Fatalf("errors never returned: %q", missing)
-	}
-	s.ctl.mu.Lock()
-	kept, drops, forget := len(s.ctl.taken), len(s.ctl.takenDrops), len(s.ctl.forget)
-	s.ctl.mu.Unlock()
-	if kept+drops+forget > 0 {
-		t.Fatalf("everything dropped and taken: the controller keeps %d taken errors, %d incarnations and %d to forget, want none", kept, drops, forget)
-	}
+	m.checkAllTaken(t)
+	keepsNothing(t, s.ctl)
 	t.Logf("%d errors taken, %d required", len(m.taken), len(m.required))
 }
 

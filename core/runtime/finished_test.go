@@ -36,12 +36,7 @@ func finishedHolds(t *testing.T, s *setup, kind int, until uint64, rounds int, d
 	if err := s.ctl.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.rts[0].barrier(ctx, func(wk *worker) {
-		for wk.env.Manager.Maintain(1 << 20) {
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	quiesceAll(t, s)
 	st, err := s.rts[0].Stats(ctx)
 	if err != nil {
 		t.Fatal(err)

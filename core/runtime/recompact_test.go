@@ -252,12 +252,7 @@ func runRecompaction(t *testing.T, seed uint64, w, rounds int, partway bool) rec
 		if err := s.ctl.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.rts[0].barrier(ctx, func(wk *worker) {
-			for wk.env.Manager.Maintain(1 << 20) {
-			}
-		}); err != nil {
-			t.Fatal(err)
-		}
+		quiesceAll(t, s)
 	}
 	for i, s := range both {
 		st, err := s.rts[0].Stats(ctx)

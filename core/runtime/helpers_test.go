@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,6 +72,40 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// progressCtx is testCtx for a long run of many waits: its context ends
+// when the test does, or once progress has not been called for the 20
+// seconds testCtx allows a whole test. A run of a thousand rounds on a
+// loaded machine may take longer than that in all (an invariants build
+// beside other tests took 20 s for 300 rounds of two setups), while a wait
+// that hangs still fails within 21 s of its round's start.
+func progressCtx(t testing.TB) (ctx context.Context, progress func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var last atomic.Int64
+	progress = func() { last.Store(time.Now().UnixNano()) }
+	progress()
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if time.Since(time.Unix(0, last.Load())) > 20*time.Second {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(done)
+		cancel()
+	})
+	return ctx, progress
 }
 
 // awaitIdle returns true once every worker of rts is idle (worker.idle) at

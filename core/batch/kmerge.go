@@ -124,16 +124,10 @@ func newMergerN(bs []*Batch, compaction frontier.Frontier, prm kwParams, expect 
 		nk, nv, nu, lk, lv = min(nk, expect), min(nv, expect), expect, min(lk, expect), min(lv, expect)
 	}
 	m.out = Batch{
-		desc:    frontier.Description{Lower: bs[0].desc.Lower, Upper: bs[len(bs)-1].desc.Upper, Since: since},
-		ar:      ar,
-		keys:    column[int64](lk),
-		keyOffs: column[uint32](nk + 1),
-		vals:    column[int64](lv),
-		valOffs: column[uint32](nv + 1),
-		times:   column[uint64](nu),
-		diffs:   column[int64](nu),
+		desc: frontier.Description{Lower: bs[0].desc.Lower, Upper: bs[len(bs)-1].desc.Upper, Since: since},
+		ar:   ar,
 	}
-	m.out.keyOffs[0], m.out.valOffs[0] = 0, 0
+	m.outLen = outLens{keys: lk, keyOffs: nk + 1, vals: lv, valOffs: nv + 1, updates: nu}
 	for _, b := range bs {
 		m.out.saturated = m.out.saturated || b.saturated
 	}

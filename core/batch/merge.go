@@ -35,7 +35,13 @@ type Merger struct {
 	// and vals: no merge keeps more.
 	// INVARIANT: out.keyOffs[:nk+1] and out.valOffs[:nv+1] are the offsets
 	// of what has been written (a leading 0, then ends).
+	//
+	// The columns are allocated by the first Work with fuel (allocOut),
+	// to the lengths outLen holds: a merge a spine starts and nothing
+	// works (a trace no runtime maintains any more, kept by a reader)
+	// holds no output as long as the inputs it would merge.
 	out        Batch
+	outLen     outLens
 	nk, nv, nu int
 	maxOut     int
 	maxK, maxV int
@@ -167,18 +173,30 @@ func NewMerger(b1, b2 *Batch, compaction frontier.Frontier) *Merger {
 	}
 	m.vflat1, m.vflat2 = b1.Vals() == b1.Len(), b2.Vals() == b2.Len()
 	m.out = Batch{
-		desc:    frontier.Description{Lower: b1.desc.Lower, Upper: b2.desc.Upper, Since: since},
-		ar:      m.ar,
-		keys:    column[int64](len(b1.keys) + len(b2.keys)),
-		keyOffs: column[uint32](b1.Keys() + b2.Keys() + 1),
-		vals:    column[int64](len(b1.vals) + len(b2.vals)),
-		valOffs: column[uint32](b1.Vals() + b2.Vals() + 1),
-		times:   column[uint64](n),
-		diffs:   column[int64](n),
+		desc:      frontier.Description{Lower: b1.desc.Lower, Upper: b2.desc.Upper, Since: since},
+		ar:        m.ar,
+		saturated: b1.saturated || b2.saturated,
 	}
-	m.out.keyOffs[0], m.out.valOffs[0] = 0, 0
-	m.out.saturated = b1.saturated || b2.saturated
+	m.outLen = outLens{
+		keys: len(b1.keys) + len(b2.keys), keyOffs: b1.Keys() + b2.Keys() + 1,
+		vals: len(b1.vals) + len(b2.vals), valOffs: b1.Vals() + b2.Vals() + 1,
+		updates: n,
+	}
 	return m
+}
+
+// outLens are the lengths of a merge's output columns, allocated by its
+// first Work with fuel (Merger.allocOut).
+type outLens struct{ keys, keyOffs, vals, valOffs, updates int }
+
+// allocOut allocates the output columns to m.outLen, not zeroed (column):
+// every element the merge keeps is written before it is read.
+func (m *Merger) allocOut() {
+	l, o := m.outLen, &m.out
+	o.keys, o.keyOffs = column[int64](l.keys), column[uint32](l.keyOffs)
+	o.vals, o.valOffs = column[int64](l.vals), column[uint32](l.valOffs)
+	o.times, o.diffs = column[uint64](l.updates), column[int64](l.updates)
+	o.keyOffs[0], o.valOffs[0] = 0, 0
 }
 
 // Done reports whether the merge is complete.
@@ -202,6 +220,9 @@ func (m *Merger) Work(fuel *int64) {
 		return
 	}
 	f := *fuel
+	if f > 0 && !m.done && m.out.keyOffs == nil {
+		m.allocOut()
+	}
 	var used int64
 	switch {
 	case m.done:

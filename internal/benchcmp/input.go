@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/perf/benchfmt"
@@ -418,9 +417,13 @@ func (c *inputCheck) result(r *benchfmt.Result) error {
 
 // garbledUnit says why unit cannot be a unit, or "" if it can: a number
 // (a value whose unit is missing, or values out of step with their units),
-// or a control character or invalid UTF-8 (bytes that are not text). Any
-// other word is a unit: benchfmt and `go test` allow custom ones (ns/update,
-// x-radix).
+// or a control character or invalid UTF-8 (bytes that are not text). A
+// control character is one as spec.Printable counts them: a C0 or C1
+// control, and also a bidirectional control (U+202E reverses the rest of
+// the line as a terminal shows it) or a line or paragraph separator, which
+// the reports, whose headlines show the unit as read, would otherwise pass
+// to the terminal raw. Any other word is a unit: benchfmt and `go test`
+// allow custom ones (ns/update, x-radix).
 func garbledUnit(unit string) string {
 	if unit == "" {
 		return "empty"
@@ -433,7 +436,7 @@ func garbledUnit(unit string) string {
 	if !utf8.ValidString(unit) {
 		return "not valid UTF-8 text"
 	}
-	if strings.ContainsFunc(unit, unicode.IsControl) {
+	if !spec.Printable(unit) {
 		return "holds a control character"
 	}
 	return ""

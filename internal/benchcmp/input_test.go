@@ -153,6 +153,9 @@ func TestIterationCountAndUnitAreChecked(t *testing.T) {
 		{"numeric unit", "BenchmarkPut-2 1000 694.6 ns/op 48 2\n", `:10: unit "2": a number, not a unit`},
 		{"control character", "BenchmarkPut-2 1000 694.6 ns/\x01op\n", `:10: unit "ns/\x01op": holds a control character`},
 		{"invalid UTF-8", "BenchmarkPut-2 1000 694.6 ns/\xffop\n", `:10: unit "ns/\xffop": not valid UTF-8 text`},
+		// Not a C0 or C1 control, but as much a control character to
+		// a terminal: the reports' headlines show a unit as read.
+		{"bidirectional override", "BenchmarkPut-2 1000 694.6 ns/\u202eop\n", `:10: unit "ns/\u202eop": holds a control character`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := writeTemp(t, "bad.txt", goTestLines+tc.line)

@@ -68,6 +68,12 @@ func Clip(s string) string {
 // quoted, so that it is one short line of text.
 func Bound(msg string) string { return bound(msg) }
 
+// Printable is printable for other packages: whether s is UTF-8 text
+// without a control character (a C0 or C1 control, DEL, a bidirectional
+// control, a line or paragraph separator), which reaches a terminal as it
+// is.
+func Printable(s string) bool { return printable(s) }
+
 // printable reports whether s is UTF-8 text without a control
 // character: text that reaches a terminal as it is, shown on the line
 // where it stands. A control character is one of the C0 and C1 controls

@@ -712,7 +712,9 @@ func (t thresholdSet) check(seen map[string]string) error {
 		hint = fmt.Sprintf("; did you mean %s?", spec.Clip(near))
 	}
 	const most = 12
-	list := strings.Join(have[:min(len(have), most)], ", ")
+	// A unit a Unit line declares is not checked as a result's is: one
+	// holding an escape sequence is listed quoted, as show quotes a name.
+	list := strings.Join(showAll(have[:min(len(have), most)]), ", ")
 	if len(have) > most {
 		list += fmt.Sprintf(", and %d more", len(have)-most)
 	}

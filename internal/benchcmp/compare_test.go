@@ -707,12 +707,18 @@ func TestGateThatComparedNothingFails(t *testing.T) {
 func TestThresholdsNameUnitsOnce(t *testing.T) {
 	regress := []string{td("regress-old.txt"), td("regress-new.txt")}
 	gotest := []string{td("batch-a.txt"), td("batch-b.txt")}
+	// A Unit line's unit is the files' text too: listed, it is escaped.
+	escaped := []string{
+		writeTemp(t, "esc-old.txt", "Unit x\x1b[2Jy better=lower\nBenchmarkA 1 5 ns/op\n"),
+		writeTemp(t, "esc-new.txt", "BenchmarkA 1 5 ns/op\n"),
+	}
 	for _, tc := range []struct {
 		name       string
 		files      []string
 		thresholds []string
 		want       string // "" for no error
 	}{
+		{"unknown unit beside an escape", escaped, []string{"bogus=1"}, `(their units: ns/op, "x\x1b[2Jy")`},
 		{"typo", regress, []string{"instal-ns=50"}, `--threshold "instal-ns=50": no result file has unit instal-ns; did you mean install-ns?`},
 		{"unknown unit", regress, []string{"*=5", "bogus=1"}, `--threshold "bogus=1": no result file has unit bogus (their units: install-ns, ns/update, peak-heap-B, rows, updates/s)`},
 		{"conflict", regress, []string{"install-ns=50", "install-ns=10"}, `--threshold "install-ns=10" conflicts with --threshold "install-ns=50"`},

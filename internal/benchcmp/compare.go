@@ -978,10 +978,18 @@ func (d Direction) String() string {
 func (d Direction) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // directions reads better= metadata (invariant C1). A value other than
-// lower or higher is an error naming the file and line.
+// lower or higher is an error naming the file and line. So is an assume=
+// value other than the two benchfmt defines, nothing and exact: benchfmt
+// reads any other (a typo, assume=Exact) as nothing, so that the unit's
+// values would be compared by their medians, where the file asks for
+// exact values.
 func directions(units benchfmt.UnitMetadataMap) (map[string]Direction, error) {
 	dirs := map[string]Direction{}
 	for k, m := range units {
+		if k.Key == "assume" && m.Value != "nothing" && m.Value != "exact" {
+			f, line := m.Pos()
+			return nil, fmt.Errorf("%w: %s:%d: Unit %s assume=%s: assume must be nothing or exact", ErrInput, spec.Path(f), line, show(m.OrigUnit), show(m.Value))
+		}
 		if k.Key != "better" {
 			continue
 		}

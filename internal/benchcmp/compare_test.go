@@ -311,6 +311,10 @@ func TestBadInputNamesFileAndLine(t *testing.T) {
 	dir := t.TempDir()
 	conflict := filepath.Join(dir, "conflict.txt")
 	os.WriteFile(conflict, []byte("Unit x better=lower\nBenchmarkA 1 5 x\nUnit x better=higher\nBenchmarkA 1 6 x\n"), 0o644)
+	// benchfmt reads an assume= it does not know as nothing: the
+	// file's exact counts would be compared as medians.
+	badAssume := filepath.Join(dir, "bad-assume.txt")
+	os.WriteFile(badAssume, []byte("goos: linux\nUnit rows assume=Exact\nBenchmarkA 1 5 rows\n"), 0o644)
 	for _, tc := range []struct {
 		files []string
 		want  string
@@ -321,6 +325,7 @@ func TestBadInputNamesFileAndLine(t *testing.T) {
 		{[]string{td("regress-old.txt"), td("missing.txt")}, "missing.txt"},
 		{[]string{td("regress-old.txt"), "testdata"}, "testdata: is a directory"},
 		{[]string{td("regress-old.txt"), conflict}, "conflict.txt:3"},
+		{[]string{badAssume, badAssume}, "bad-assume.txt:2: Unit rows assume=Exact: assume must be nothing or exact"},
 	} {
 		out, _, err := compare(t, nil, tc.files...)
 		if !errors.Is(err, ErrInput) || ExitCode(err) != 2 {

@@ -338,7 +338,10 @@ func writeCSV(w io.Writer, rep *Report) error {
 				}
 				var delta, p, verdict string
 				if c.Compared {
-					delta, p = fmtFloat(c.DeltaPct), fmtFloat(c.P)
+					delta = fmtFloat(c.DeltaPct)
+					if !math.IsNaN(c.P) { // an exact unit has no p-value
+						p = fmtFloat(c.P)
+					}
 				}
 				verdict = string(c.Verdict)
 				var notes []string

@@ -120,8 +120,12 @@ func writeHTML(w io.Writer, rep *Report) error {
 		for _, r := range t.Rows {
 			for j, c := range r.Cells {
 				if c != nil && c.Verdict == Regression {
-					flagged = append(flagged, fmt.Sprintf("%s %s: %s vs %s, %s (p=%.3f, threshold %g%%)",
-						t.Unit, show(r.Name), show(t.Columns[j]), show(t.Columns[0]), pct(c.DeltaPct), c.P, t.Threshold))
+					p := ""
+					if hasP(t, c) { // an exact unit's has none
+						p = fmt.Sprintf("p=%.3f, ", c.P)
+					}
+					flagged = append(flagged, fmt.Sprintf("%s %s: %s vs %s, %s (%sthreshold %g%%)",
+						t.Unit, show(r.Name), show(t.Columns[j]), show(t.Columns[0]), pct(c.DeltaPct), p, t.Threshold))
 				}
 			}
 		}

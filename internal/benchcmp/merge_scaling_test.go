@@ -2,6 +2,7 @@ package benchcmp
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -523,5 +524,86 @@ func TestJSONOfAnInfiniteDelta(t *testing.T) {
 	}
 	if _, ok := cells[0]["delta_pct"]; ok {
 		t.Errorf("baseline cell: has delta_pct:\n%s", out)
+	}
+}
+
+// TestExactUnitsHaveNoPInJSONOrCSV: a unit declared assume=exact has no
+// test and no p-value (README, "Read the report"); the json and csv
+// reports gave benchmath's placeholder, p 0, which a reader of either
+// takes for a change far past alpha, beside a "~" of equal counts too.
+// Its p is null in JSON and empty in CSV, a compared cell still having
+// the key and the field, and the verdicts are as before.
+func TestExactUnitsHaveNoPInJSONOrCSV(t *testing.T) {
+	head := "Unit rows assume=exact\n"
+	old := writeTemp(t, "exact-old.txt", head+strings.Repeat("BenchmarkSame 1 7 rows\nBenchmarkMoved 1 7 rows\n", 6))
+	now := writeTemp(t, "exact-new.txt", head+strings.Repeat("BenchmarkSame 1 7 rows\nBenchmarkMoved 1 9 rows\n", 6))
+	want := map[string]Verdict{"Same": Noise, "Moved": Changed}
+
+	out, _, err := compare(t, func(c *CompareConfig) { c.Format = "json" }, old, now)
+	if err != nil {
+		t.Fatalf("--format json: %v", err)
+	}
+	var rep struct {
+		Tables []struct {
+			Rows []struct {
+				Name  string                       `json:"name"`
+				Cells []map[string]json.RawMessage `json:"cells"`
+			} `json:"rows"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	for _, r := range rep.Tables[0].Rows {
+		c := r.Cells[1]
+		if p, ok := c["p"]; !ok || string(p) != "null" {
+			t.Errorf("json %s: p %s (present %v), want null", r.Name, p, ok)
+		}
+		if v := string(c["verdict"]); v != `"`+string(want[r.Name])+`"` {
+			t.Errorf("json %s: verdict %s, want %q", r.Name, v, want[r.Name])
+		}
+	}
+
+	out, _, err = compare(t, func(c *CompareConfig) { c.Format = "csv" }, old, now)
+	if err != nil {
+		t.Fatalf("--format csv: %v", err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	compared := 0
+	for _, rec := range recs[1:] {
+		if rec[col["column"]] == rec[col["baseline"]] {
+			continue
+		}
+		compared++
+		name := rec[col["name"]]
+		if p := rec[col["p"]]; p != "" {
+			t.Errorf("csv %s: p %q, want none", name, p)
+		}
+		if rec[col["delta_pct"]] == "" || rec[col["verdict"]] != string(want[name]) {
+			t.Errorf("csv %s: delta %q, verdict %q; want a delta and %q", name, rec[col["delta_pct"]], rec[col["verdict"]], want[name])
+		}
+	}
+	if compared != 2 {
+		t.Errorf("csv: %d compared rows, want 2:\n%s", compared, out)
+	}
+
+	// The html report's list of regressions gives no p either, for an
+	// exact count with a direction (it gave p=0.000).
+	head = "Unit x-count assume=exact better=lower\n"
+	old = writeTemp(t, "count-old.txt", head+strings.Repeat("BenchmarkMoved 1 7 x-count\n", 6))
+	now = writeTemp(t, "count-new.txt", head+strings.Repeat("BenchmarkMoved 1 9 x-count\n", 6))
+	out, _, err = compare(t, func(c *CompareConfig) { c.Format = "html" }, old, now)
+	if err != nil {
+		t.Fatalf("--format html: %v", err)
+	}
+	if !strings.Contains(out, "x-count Moved: ") || !strings.Contains(out, "28.57% (threshold 0%)") {
+		t.Errorf("html: no regression listed as +28.57%% (threshold 0%%) without a p-value:\n%s", out)
 	}
 }

@@ -154,7 +154,8 @@ type Cell struct {
 	Compared bool `json:"compared"`
 	// DeltaPct is (center - baseline center) / baseline center * 100.
 	DeltaPct float64 `json:"delta_pct"`
-	// P is the comparison's p-value.
+	// P is the comparison's p-value; NaN in a unit declared assume=exact,
+	// whose comparisons have none (null in JSON, empty in CSV).
 	P float64 `json:"p"`
 	// Verdict judges the comparison; empty in the baseline column.
 	Verdict Verdict `json:"verdict,omitempty"`
@@ -457,6 +458,14 @@ func (b *builder) report(o reportOpts) *Report {
 					}
 					c.Compared = true
 					c.P = cmp.P
+					if assumption == benchmath.AssumeExact {
+						// benchmath's exact comparison has no test: its P
+						// is 0 whatever the values, which the csv and json
+						// reports would give as a p-value far below alpha
+						// beside a "~". The cell has none (README, "Read
+						// the report").
+						c.P = math.NaN()
+					}
 					c.DeltaPct = deltaPct(baseCenter, sum.Center)
 					c.Verdict = judge(t, assumption, cmp, o.alpha, c.DeltaPct, cmpFloat(sum.Center, baseCenter))
 					if c.Verdict == TooFew {

@@ -72,6 +72,13 @@ func isFailLine(line []byte) bool {
 // file; result files are read without it.
 const bom = "\ufeff"
 
+// utf16LE and utf16BE are the byte order marks that start UTF-16 text,
+// little- and big-endian.
+const (
+	utf16LE = "\xff\xfe"
+	utf16BE = "\xfe\xff"
+)
+
 // skipBOM returns a reader of r without a leading byte order mark.
 func skipBOM(r io.Reader) io.Reader {
 	br := bufio.NewReader(r)
@@ -113,6 +120,13 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 	)
 	if b, err := br.Peek(len(bom)); err == nil && string(b) == bom {
 		br.Discard(len(bom))
+	}
+	if b, err := br.Peek(2); err == nil && (string(b) == utf16LE || string(b) == utf16BE) {
+		// Windows PowerShell's > and Out-File write UTF-16 with a
+		// byte order mark: every other byte of its text is a NUL,
+		// which the check below would take for a file cut short and
+		// padded with zeros. These two bytes never start UTF-8 text.
+		return fileEnd{}, fmt.Errorf("%s:1: a UTF-16 byte order mark: the file is UTF-16 text (as Windows PowerShell's > writes it), not UTF-8; convert it (iconv -f UTF-16 -t UTF-8)", spec.Path(path))
 	}
 	for {
 		n, err := br.Read(buf)

@@ -338,7 +338,7 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 		}
 		return "no result is left after " + strings.Join(after, " and ") + ": there is nothing to compare"
 	}
-	// What each column holds, columns in the order they first appear.
+	// What each column holds.
 	type column struct {
 		name   string
 		config map[string][]string // configuration key -> its values
@@ -364,7 +364,7 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 				if !slices.Contains(keys, k) {
 					keys = append(keys, k)
 				}
-				c.config[k] = appendNew(c.config[k], show(v))
+				c.config[k] = appendNew(c.config[k], showValue(v))
 			}
 			for _, r := range t.Rows {
 				if r.Cells[j] != nil {
@@ -373,6 +373,11 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 			}
 		}
 	}
+	// The tables come in the order of their configuration values, not of
+	// the columns: the lists go baseline first, as the columns do.
+	slices.SortStableFunc(cols, func(a, b *column) int {
+		return slices.Index(rep.Columns, a.name) - slices.Index(rep.Columns, b.name)
+	})
 	if len(cols) == 1 {
 		return fmt.Sprintf("every result%s is in one column of --col %s, %s: there is nothing to compare it with", left, spec.Clip(cfg.Col), spec.Quote(cols[0].name))
 	}
@@ -435,6 +440,17 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 			strings.Join(diffs, ", "), pairing)
 	}
 	return "the columns share no unit: " + each(func(c *column) []string { return c.units })
+}
+
+// showValue is a configuration value as whyNothingCompared lists it:
+// quoted when white space starts or ends it, which would otherwise not
+// show ("a " and "a" differ, and would read alike), and else as show
+// shows it.
+func showValue(v string) string {
+	if strings.TrimSpace(v) != v {
+		return spec.Quote(v)
+	}
+	return show(v)
 }
 
 // differInProcs reports whether some row of the other columns pairs with

@@ -642,6 +642,9 @@ func TestGateThatComparedNothingFails(t *testing.T) {
 		return string(b)
 	}
 	otherProcs := writeTemp(t, "procs4.txt", strings.Replace(read("regress-new.txt"), "gomaxprocs: 2", "gomaxprocs: 4", 1))
+	// A trailing blank in a configuration value shows quoted: unquoted,
+	// "a" and "a " read alike.
+	blank := writeTemp(t, "blank.txt", strings.Replace(read("regress-new.txt"), "gomaxprocs: 2", "gomaxprocs: 2 ", 1))
 	otherNames := writeTemp(t, "renamed.txt", strings.ReplaceAll(read("regress-new.txt"), "BenchmarkQuery", "BenchmarkOther"))
 	var imported []string
 	for _, l := range strings.SplitAfter(read("suite.txt"), "\n") {
@@ -659,6 +662,12 @@ func TestGateThatComparedNothingFails(t *testing.T) {
 	}{
 		{"gomaxprocs differs", nil, []string{td("regress-old.txt"), otherProcs},
 			"the columns differ in configuration: gomaxprocs [2 in testdata/regress-old.txt; 4 in " + otherProcs + "]"},
+		// The tables sort by value (2 before 4), the columns stay in
+		// their order: the baseline first.
+		{"gomaxprocs differs, the baseline's the larger", nil, []string{otherProcs, td("regress-old.txt")},
+			"the columns differ in configuration: gomaxprocs [4 in " + otherProcs + "; 2 in testdata/regress-old.txt]"},
+		{"a trailing blank", nil, []string{td("regress-old.txt"), blank},
+			`the columns differ in configuration: gomaxprocs [2 in testdata/regress-old.txt; "2 " in ` + blank + "]"},
 		{"commit differs under --strict", func(c *CompareConfig) { c.Strict = true }, []string{td("regress-old.txt"), td("regress-new.txt")},
 			"commit [1111111 in testdata/regress-old.txt; 2222222 in testdata/regress-new.txt]; rows pair only when every configuration line is equal under --strict"},
 		{"no benchmark in common", nil, []string{td("regress-old.txt"), otherNames},

@@ -89,6 +89,18 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 			}
 		}
 	}
+	// Nor may two be one file: a symbolic link from one to the other
+	// (DIR/b.csv -> a.csv, or DIR/dd_count -> dd_arrange for a workload
+	// of several specs) would take both inputs' rows in turn and keep the
+	// last, under both names. Hard links are no conflict: each rename
+	// replaces its own name.
+	for i, o := range outs {
+		for _, p := range outs[:i] {
+			if t := target(o.path); t != "" && t == target(p.path) {
+				return usagef("--out", "%s and %s are one file (through a symbolic link), which gen would write twice, once for each input; remove the link or give --out a directory of its own", spec.Path(p.path), spec.Path(o.path))
+			}
+		}
+	}
 	// Nor may one be the file standard output or error is redirected to
 	// (gen --out d > d/a.csv): the rename would leave the listing, or the
 	// error, in a file no longer there.

@@ -232,6 +232,83 @@ func TestGenRefusesItsOwnInputs(t *testing.T) {
 	}
 }
 
+// TestGenRefusesTwoDestinationsOfOneFile checks that gen refuses
+// destinations that are one file through a symbolic link, found in
+// --out before anything is written (exit 2): DIR/b.csv linked to a.csv
+// would take a's rows and then b's, and list both as written; and, for a
+// workload of several specs, DIR/dd_count linked to DIR/dd_arrange would
+// hold only one updates.csv. Every file stays as it was. A hard link is
+// no conflict: each rename replaces its own name.
+func TestGenRefusesTwoDestinationsOfOneFile(t *testing.T) {
+	dir := t.TempDir()
+	src := `{"version": 1, "name": "two",
+	  "inputs": {"a": {"columns": ["x"], "rows": [[0,1,1]]}, "b": {"columns": ["y", "z"], "rows": [[0,1,2,3]]}},
+	  "query": {"from": [{"as": "a", "collection": "a"}]}}`
+	file := filepath.Join(dir, "two.json")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "a.csv"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.csv", filepath.Join(out, "b.csv")); err != nil {
+		t.Fatal(err)
+	}
+	dd := filepath.Join(dir, "dd")
+	if err := os.MkdirAll(filepath.Join(dd, "dd_arrange"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("dd_arrange", filepath.Join(dd, "dd_count")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		target, out, want string
+	}{
+		{file, out, "benchrun: --out: " + filepath.Join(out, "a.csv") + " and " + filepath.Join(out, "b.csv") + " are one file (through a symbolic link), which gen would write twice, once for each input; remove the link or give --out a directory of its own"},
+		{"dd", dd, "benchrun: --out: " + filepath.Join(dd, "dd_arrange", "updates.csv") + " and " + filepath.Join(dd, "dd_count", "updates.csv") + " are one file (through a symbolic link), which gen would write twice, once for each input; remove the link or give --out a directory of its own"},
+	} {
+		var stdout bytes.Buffer
+		err := Gen(context.Background(), GenConfig{Out: &stdout, Spec: tc.target, Dir: tc.out})
+		if err == nil || Message(err) != tc.want || ExitCode(err) != ExitUsage {
+			t.Errorf("gen %s --out %s: %v (exit %d), want exit 2 and %q", tc.target, tc.out, err, ExitCode(err), tc.want)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("gen %s --out %s printed %q", tc.target, tc.out, stdout.String())
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(out, "a.csv")); string(got) != "old\n" {
+		t.Errorf("a.csv now holds %q, want it as it was", got)
+	}
+	if got := dirFiles(t, dir); !slices.Equal(got, []string{"dd", "dd/dd_arrange", "dd/dd_count", "out", "out/a.csv", "out/b.csv", "two.json"}) {
+		t.Errorf("gen wrote files: %q", got)
+	}
+
+	// Hard links: both files written, each with its own input's rows.
+	hard := filepath.Join(dir, "hard")
+	if err := os.Mkdir(hard, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hard, "a.csv"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(hard, "a.csv"), filepath.Join(hard, "b.csv")); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	if err := Gen(context.Background(), GenConfig{Out: &stdout, Spec: file, Dir: hard}); err != nil {
+		t.Fatalf("gen --out a directory of hard links: %v", err)
+	}
+	for name, want := range map[string]string{"a.csv": "time,diff,x\n0,1,1\n", "b.csv": "time,diff,y,z\n0,1,2,3\n"} {
+		if got, _ := os.ReadFile(filepath.Join(hard, name)); string(got) != want {
+			t.Errorf("%s holds %q, want %q", name, got, want)
+		}
+	}
+}
+
 // TestGenRefusesStandardStreamsInOut: a destination that is the file
 // standard output or error is redirected to (gen --out d > d/facts.csv)
 // is bad usage, with every file as it was: the rename would leave the

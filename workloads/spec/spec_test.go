@@ -156,6 +156,43 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
+// TestSyntaxErrorNamesTheCharacterAtTheFault: a character outside
+// ASCII where JSON allows none is named as the file holds it, with its
+// column, where the decoder named the rune of its first byte: a
+// typographic quote (copied from a word processor) read "invalid
+// character 'â'", é read "'Ã'", and a file saved as UTF-16 "'ÿ'". A
+// byte that is not UTF-8 there is named as a byte, as one inside a
+// string is.
+func TestSyntaxErrorNamesTheCharacterAtTheFault(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"typographic quotes", strings.Replace(base, `"name": "w"`, "\"name\": \u201cw\u201d", 1),
+			`u.json:1: name: invalid JSON: invalid character "“" (U+201C, column 24) looking for beginning of value (a typographic quote: JSON strings take plain double quotes, ")`},
+		{"typographic key", strings.Replace(base, `"name": "w"`, "\u2018name\u2019: \"w\"", 1),
+			`u.json:1: invalid JSON: invalid character "‘" (U+2018, column 16) looking for beginning of object key string (a typographic quote: JSON strings take plain double quotes, ")`},
+		{"after a value", strings.Replace(base, `"name": "w",`, "\"name\": \"w\" \u00e9,", 1),
+			`u.json:1: invalid JSON: invalid character "é" (U+00E9, column 28) after object key:value pair`},
+		{"no-break space", strings.Replace(base, `"inputs"`, "\u00a0\"inputs\"", 1),
+			`u.json:2: invalid JSON: invalid character "\u00a0" (U+00A0, column 3) looking for beginning of object key string`},
+		{"in an array", strings.Replace(base, `[[0, 1, 1, 2]]`, "[[0, 1, 1, \u20ac]]", 1),
+			`u.json:2: inputs.a.rows[0][3]: invalid JSON: invalid character "€" (U+20AC, column 62) looking for beginning of value`},
+		{"latin-1 byte", strings.Replace(base, `"name": "w"`, "\"name\": \xe9", 1),
+			"u.json:1: name: invalid JSON: a byte that is not UTF-8 (0xe9, column 24): a spec file is UTF-8 text"},
+		{"in a literal", strings.Replace(base, `"name": "w"`, "\"name\": tru\xe9", 1),
+			"u.json:1: name: invalid JSON: a byte that is not UTF-8 (0xe9, column 27): a spec file is UTF-8 text"},
+		{"utf-16", "\xff\xfe{\x00}\x00",
+			"u.json:1: invalid JSON: the file starts with a UTF-16 byte order mark (0xff 0xfe): a spec file is UTF-8 text"},
+		{"utf-16 big-endian", "\xfe\xff\x00{\x00}",
+			"u.json:1: invalid JSON: the file starts with a UTF-16 byte order mark (0xfe 0xff): a spec file is UTF-8 text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Decode("u.json", ".", []byte(tc.src))
+			if s != nil || err == nil || err.Error() != tc.want || !errors.Is(err, ErrInvalid) {
+				t.Errorf("err = %v,\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestLoneSurrogateEscape: a \u escape of half a surrogate pair without
 // the other half is valid JSON syntax that encodes no character;
 // encoding/json reads it as U+FFFD, so a csv path named another file and

@@ -296,6 +296,9 @@ func (d *treeDecoder) syntaxErr(err error) error {
 				}
 			}
 		}
+		if err := d.nonASCIIErr(se); err != nil {
+			return err
+		}
 		// The line is the fault's: where a value should start, or
 		// inside a number, the error's offset is the previous token's,
 		// and the input offset, on the fault or the number, lies past it.
@@ -305,6 +308,51 @@ func (d *treeDecoder) syntaxErr(err error) error {
 		return d.errAt(d.dec.InputOffset(), "invalid JSON: unexpected end of file")
 	}
 	return d.errAt(d.dec.InputOffset(), "invalid JSON: "+err.Error())
+}
+
+// nonASCIIErr rewrites a syntax error at a byte outside ASCII, or
+// returns nil. The decoder names the byte as the rune of its value: the
+// first byte of a typographic quote (“, U+201C) reads "invalid character
+// 'â'", of é "'Ã'", and a file saved as UTF-16 starts with "'ÿ'", none of
+// which the file holds. The error names instead the character at the
+// fault and its column, or the byte that is not UTF-8 there (docs/spec.md,
+// "Decoding is strict"). The fault is found as for a byte order mark
+// (syntaxErr): at the decoder's input offset or the error's, past a
+// number or a literal begun there.
+func (d *treeDecoder) nonASCIIErr(se *json.SyntaxError) error {
+	const prefix = "invalid character '"
+	msg := se.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return nil
+	}
+	named, n := utf8.DecodeRuneInString(msg[len(prefix):])
+	rest, ok := strings.CutPrefix(msg[len(prefix)+n:], "'")
+	if !ok || named < utf8.RuneSelf || named > 0xff {
+		return nil
+	}
+	for _, off := range []int64{d.dec.InputOffset(), se.Offset} {
+		for off >= 0 && off < int64(len(d.data)) && strings.IndexByte("-+.eE0123456789truefalsn", d.data[off]) >= 0 {
+			off++
+		}
+		if off < 0 || off >= int64(len(d.data)) || d.data[off] != byte(named) {
+			continue
+		}
+		col := off - int64(bytes.LastIndexByte(d.data[:off], '\n')+1) + 1
+		if off == 0 && (bytes.HasPrefix(d.data, []byte{0xff, 0xfe}) || bytes.HasPrefix(d.data, []byte{0xfe, 0xff})) {
+			return d.errAt(off, fmt.Sprintf("invalid JSON: the file starts with a UTF-16 byte order mark (0x%02x 0x%02x): a spec file is UTF-8 text", d.data[0], d.data[1]))
+		}
+		r, size := utf8.DecodeRune(d.data[off:])
+		if r == utf8.RuneError && size <= 1 {
+			return d.errAt(off, fmt.Sprintf("invalid JSON: a byte that is not UTF-8 (0x%02x, column %d): a spec file is UTF-8 text", d.data[off], col))
+		}
+		hint := ""
+		switch r {
+		case '\u2018', '\u2019', '\u201c', '\u201d':
+			hint = ` (a typographic quote: JSON strings take plain double quotes, ")`
+		}
+		return d.errAt(off, fmt.Sprintf("invalid JSON: invalid character %q (U+%04X, column %d)%s%s", string(r), r, col, rest, hint))
+	}
+	return nil
 }
 
 // value reads the next value, at nesting depth depth (1 for the

@@ -779,6 +779,41 @@ func TestRunUnwritableOutputsRefusedFirst(t *testing.T) {
 	}
 }
 
+// TestRunFlamegraphNeedsATempDir: the flame graph is drawn through files
+// in the temporary directory (TMPDIR). One in which nothing can be made
+// is refused before the run (exit 2), naming it, with --out as it was
+// and no file left, where it failed the run after every sample, or before
+// it with exit 1 and no word of TMPDIR.
+func TestRunFlamegraphNeedsATempDir(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	outFile := filepath.Join(dir, "out.txt")
+	tmp := filepath.Join(dir, "missing")
+	t.Setenv("TMPDIR", tmp)
+	want := "benchrun: --flamegraph: the temporary directory " + tmp + " (TMPDIR) cannot be written: no such file or directory: the flame graph is drawn through files there; set TMPDIR to a directory that can be written"
+	for _, cpu := range []string{"", filepath.Join(dir, "cpu.pprof")} {
+		if err := os.WriteFile(outFile, []byte("previous results\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		eng := &fakeEngine{}
+		err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+			Count: 1, Progress: ProgressOff, OutFile: outFile, CPUProfile: cpu, Flamegraph: filepath.Join(dir, "flame.html"), Engine: eng, Env: testEnv})
+		if err == nil || Message(err) != want || ExitCode(err) != ExitUsage {
+			t.Errorf("--cpuprofile %q: err = %v (exit %d), want exit 2 and %q", cpu, err, ExitCode(err), want)
+		}
+		if eng.calls != 0 || stdout.Len() != 0 {
+			t.Errorf("--cpuprofile %q: %d samples ran, stdout %q", cpu, eng.calls, stdout.String())
+		}
+		if data, _ := os.ReadFile(outFile); string(data) != "previous results\n" {
+			t.Errorf("--cpuprofile %q: --out changed to %q", cpu, data)
+		}
+		if got := dirFiles(t, dir); !slices.Equal(got, []string{"out.txt"}) {
+			t.Errorf("--cpuprofile %q: files left: %q", cpu, got)
+		}
+	}
+}
+
 func TestRunProfiles(t *testing.T) {
 	chdirRoot(t)
 	dir := t.TempDir()

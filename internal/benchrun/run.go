@@ -614,6 +614,9 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		if flameOut, err = createPending(cfg.Flamegraph); err != nil {
 			return usagef("--flamegraph", "%s: cannot write: %s", spec.Path(cfg.Flamegraph), pathErrMsg(err))
 		}
+		if err := checkTempDir(); err != nil {
+			return err
+		}
 	}
 	cpuPath := cfg.CPUProfile
 	if cpuPath != "" {
@@ -726,6 +729,21 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 	}
 	return runErr
+}
+
+// checkTempDir refuses a temporary directory (os.TempDir: TMPDIR, else
+// /tmp) in which nothing can be made, before the run: the flame graph is
+// drawn through files there (the CPU profile read back when no
+// --cpuprofile keeps it, and the drawing's own configuration), and found
+// after the run it failed the run (exit 1) once every sample had been
+// measured, --out rewritten and the page not drawn.
+func checkTempDir() error {
+	d, err := os.MkdirTemp("", "benchrun-flame-*")
+	if err != nil {
+		return usagef("--flamegraph", "the temporary directory %s (TMPDIR) cannot be written: %s: the flame graph is drawn through files there; set TMPDIR to a directory that can be written", spec.Path(os.TempDir()), pathErrMsg(err))
+	}
+	os.Remove(d)
+	return nil
 }
 
 // errOutBusy is lockOut's answer for a --out file another process holds.

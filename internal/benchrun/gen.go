@@ -60,6 +60,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 	type output struct {
 		path  string
 		table *spec.Table
+		input string // the input's name, which names the file
 	}
 	var dirs []string
 	var outs []output
@@ -70,7 +71,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 		}
 		dirs = append(dirs, dir)
 		for j, t := range tables[i] {
-			outs = append(outs, output{filepath.Join(dir, s.Inputs[j].Name+".csv"), t})
+			outs = append(outs, output{filepath.Join(dir, s.Inputs[j].Name+".csv"), t, s.Inputs[j].Name})
 		}
 	}
 	// Every destination is checked before anything is created: none may
@@ -87,6 +88,15 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 					return usagef("--out", "%s is the CSV input %s of %s, which gen reads; give --out a directory of its own", spec.Path(o.path), in.Name, spec.Path(s.File))
 				}
 			}
+		}
+	}
+	// An input's name may be 1,024 bytes long, a file name at most
+	// maxFileName: a longer NAME.csv cannot be made, which the rename
+	// found only after every file was written (exit 1, naming the
+	// temporary file).
+	for _, o := range outs {
+		if n := len(filepath.Base(o.path)); n > maxFileName {
+			return usagef("--out", "%s: a file name of %d bytes, more than the %d a file name may have (gen writes each input as NAME.csv): give input %s a name of at most %d bytes", spec.Path(o.path), n, maxFileName, spec.Clip(o.input), maxFileName-len(".csv"))
 		}
 	}
 	// Nor may two be one file: a symbolic link from one to the other
@@ -184,6 +194,10 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 	}
 	return nil
 }
+
+// maxFileName is the longest file name, in bytes, that the file systems
+// gen writes to take (NAME_MAX on Linux and macOS).
+const maxFileName = 255
 
 // genSpecs returns the specs whose inputs gen writes: target's (resolve),
 // decoded with the --param values raw as run decodes them (parseParams,

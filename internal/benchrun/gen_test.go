@@ -494,6 +494,35 @@ func rewriteInputsAsCSV(t *testing.T, file, dir string) string {
 	return path
 }
 
+// TestGenRefusesAFileNameTooLong: an input's name may be 1,024 bytes, a
+// file name 255; gen refuses an input whose NAME.csv would be longer
+// before anything is made (exit 2, naming the file and the input), where
+// it wrote every file, failed to rename that one into place, exited 1
+// naming its temporary file and put everything back.
+func TestGenRefusesAFileNameTooLong(t *testing.T) {
+	dir := t.TempDir()
+	name := strings.Repeat("a", 255-len(".csv")+1)
+	specFile := filepath.Join(dir, "long.json")
+	doc := `{"version": 1, "name": "long", "inputs": {"b": {"columns": ["k"], "rows": [[0, 1, 7]]}, "` + name + `": {"columns": ["k"], "rows": [[0, 1, 7]]}},
+		"query": {"from": [{"as": "x", "collection": "b"}]}}`
+	if err := os.WriteFile(specFile, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "csv")
+	var stdout bytes.Buffer
+	err := Gen(context.Background(), GenConfig{Out: &stdout, Spec: specFile, Dir: out})
+	want := "benchrun: --out: " + filepath.Join(out, name+".csv") + ": a file name of 256 bytes, more than the 255 a file name may have (gen writes each input as NAME.csv): give input " + strings.Repeat("a", 80) + "... (252 bytes) a name of at most 251 bytes"
+	if err == nil || Message(err) != want || ExitCode(err) != ExitUsage {
+		t.Errorf("err = %v (exit %d), want exit 2 and %q", err, ExitCode(err), want)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("gen printed %q", stdout.String())
+	}
+	if got := dirFiles(t, dir); !slices.Equal(got, []string{"long.json"}) {
+		t.Errorf("gen left %q", got)
+	}
+}
+
 // TestOutputsWithLongNames checks that a destination whose name is as
 // long as a file name may be (255 bytes) is written, by gen twice into
 // one directory (the second keeps a backup of each file it replaces) and

@@ -40,6 +40,17 @@ func createPending(path string) (*pendingFile, error) {
 		}
 		return &pendingFile{f: f, path: path}, nil
 	}
+	// A file this process may not write (mode 0444, another user's
+	// without write permission) is refused, as a shell's > and --out
+	// refuse it: the rename would replace it all the same wherever the
+	// directory may be written, deleting what it was kept read-only for.
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+	}
 	// The temporary file has the mode the destination keeps or, new, the
 	// umask gives it.
 	f, err := benchflame.CreateOutputTemp(filepath.Dir(path), benchflame.TempPattern(path), path)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -520,6 +521,96 @@ func TestGenRefusesAFileNameTooLong(t *testing.T) {
 	}
 	if got := dirFiles(t, dir); !slices.Equal(got, []string{"long.json"}) {
 		t.Errorf("gen left %q", got)
+	}
+}
+
+// unwritableFile makes name in dir, a writable directory, a regular file
+// this process may not open for writing: mode 0444, or, where mode bits do
+// not stop this process (root), a copy of /bin/sleep kept running, which
+// Linux refuses to open for writing ("text file busy"). It returns the
+// file's content; the test is skipped when neither is to be had.
+func unwritableFile(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	data := []byte("kept read-only\n")
+	if err := os.WriteFile(path, data, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return data
+	}
+	f.Close()
+	bin, err := os.ReadFile("/bin/sleep")
+	if err != nil {
+		t.Skipf("mode 0444 does not stop uid %d, and there is no /bin/sleep to run: %v", os.Geteuid(), err)
+	}
+	os.Remove(path)
+	if err := os.WriteFile(path, bin, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, "60")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("mode 0444 does not stop uid %d, and a copy of /bin/sleep does not run: %v", os.Geteuid(), err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+		f.Close()
+		t.Skipf("mode 0444 does not stop uid %d, nor does running a file", os.Geteuid())
+	}
+	return bin
+}
+
+// TestOutputsNotWritableAreNotReplaced: an output flag or a gen
+// destination naming a regular file this process may not write is
+// refused (exit 2) with the file as it was, as --out and a shell's >
+// refuse it; gen, --cpuprofile, --memprofile and --flamegraph, which
+// write through a temporary file renamed into place, replaced it
+// wherever the directory could be written.
+func TestOutputsNotWritableAreNotReplaced(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	for _, name := range []string{"facts.csv", "cpu.pprof", "mem.pprof", "flame.html"} {
+		sub := filepath.Join(dir, strings.TrimSuffix(name, filepath.Ext(name)))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(sub, name)
+		before := unwritableFile(t, sub, name)
+		var err error
+		var stdout bytes.Buffer
+		eng := &fakeEngine{}
+		switch name {
+		case "facts.csv":
+			err = Gen(context.Background(), GenConfig{Out: &stdout, Spec: "lookup", Dir: sub})
+		default:
+			cfg := RunConfig{Out: &stdout, ErrOut: io.Discard, Selection: Selection{Targets: []string{"groupby"}, Workers: 1},
+				Count: 1, Progress: ProgressOff, Engine: eng, Env: testEnv}
+			switch name {
+			case "cpu.pprof":
+				cfg.CPUProfile = path
+			case "mem.pprof":
+				cfg.MemProfile = path
+			default:
+				cfg.Flamegraph = path
+			}
+			err = Run(context.Background(), cfg)
+		}
+		if err == nil || !strings.HasPrefix(Message(err), "benchrun: ") || !strings.Contains(Message(err), path+": cannot write: ") || ExitCode(err) != ExitUsage {
+			t.Errorf("%s: err = %v (exit %d), want exit 2 naming %s: cannot write", name, err, ExitCode(err), path)
+		}
+		if eng.calls != 0 || stdout.Len() != 0 {
+			t.Errorf("%s: %d samples ran, stdout %q", name, eng.calls, stdout.String())
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, before) {
+			t.Errorf("%s was replaced (%d bytes, had %d)", name, len(got), len(before))
+		}
+		if got := dirFiles(t, sub); !slices.Equal(got, []string{name}) {
+			t.Errorf("%s: files left: %q", name, got)
+		}
 	}
 }
 

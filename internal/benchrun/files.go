@@ -50,6 +50,10 @@ func createPending(path string) (*pendingFile, error) {
 			return nil, err
 		}
 		f.Close()
+		// Nor may one be that only its owner may replace.
+		if err := mayReplace(path, st); err != nil {
+			return nil, err
+		}
 	}
 	// The temporary file has the mode the destination keeps or, new, the
 	// umask gives it.

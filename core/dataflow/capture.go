@@ -236,7 +236,9 @@ func (o *captureChunksOp) Step(in frontier.Frontier) frontier.Frontier {
 	for _, ch := range msgs {
 		if err := admit(ch, o.in.from, o.w.arity, nil, o.last); err != nil {
 			o.stopped = true
-			o.fail(fmt.Errorf("capture: %w", err))
+			err = fmt.Errorf("capture: %w", err)
+			o.c.freeze(o.worker, err)
+			o.fail(err)
 			return frontier.Empty()
 		}
 	}
@@ -258,6 +260,8 @@ func (o *captureChunksOp) Step(in frontier.Frontier) frontier.Frontier {
 func (o *captureChunksOp) Shutdown() {
 	o.c.Probe.leave(o.stopper)
 }
+
+func (o *captureChunksOp) freeze(err error) { o.c.freeze(o.worker, err) }
 
 // captureOp appends an arrangement half's updates, as presented, to its
 // worker's columns.
@@ -328,3 +332,5 @@ func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
 func (o *captureOp) Shutdown() {
 	o.c.Probe.leave(o.stopper)
 }
+
+func (o *captureOp) freeze(err error) { o.c.freeze(o.worker, err) }

@@ -544,7 +544,16 @@ func (d *Dataflow) recoverStep(moved *bool) {
 	if d.labels != nil {
 		pprof.SetGoroutineLabels(d.labels)
 	}
-	d.fail(panicError(d.id, n.name, "Step", p, debug.Stack()))
+	err := panicError(d.id, n.name, "Step", p, debug.Stack())
+	// Nothing of the dataflow steps on this worker again: the frontiers
+	// its probes, captures and tallies hold here are final, and a wait
+	// for a time they have not passed ends with the panic.
+	for _, m := range d.nodes {
+		if f, ok := m.op.(freezer); ok {
+			f.freeze(err)
+		}
+	}
+	d.fail(err)
 }
 
 // panicError is the error of operator name's method (Step, Shutdown) that

@@ -40,6 +40,10 @@ type Probe struct {
 	// a time it has not passed returns it instead of waiting for its
 	// context to end.
 	stopErr error
+	// frozen has, per worker, the error that stopped the operator feeding
+	// the probe there for good (freeze; nil: none): that worker's
+	// frontier is final, and the probe never passes a time it has not.
+	frozen []error
 }
 
 // ErrStopped is wrapped by a probe's wait (Probe.WaitPassed) for a time
@@ -135,6 +139,7 @@ func NewProbe(workers int) *Probe {
 func (p *Probe) init(workers int) {
 	n := max(workers, 0)
 	p.made, p.fronts, p.joined, p.attached, p.changed = workers, make([]frontier.Frontier, n), make([]bool, n), make([]bool, n), make(chan struct{})
+	p.frozen = make([]error, n)
 }
 
 func (p *Probe) set(worker int, f frontier.Frontier) {
@@ -197,6 +202,39 @@ func (p *Probe) stop(err error) {
 	}
 }
 
+// freeze records that the operator feeding the probe on worker sets its
+// frontier there no more, stopped by err: its dataflow stepped nothing
+// more on that worker after an operator's Step panicked, or a capture
+// refused a chunk against the operator contract. The probe's frontier is
+// the meet over the workers, so it never passes a time that worker's
+// frontier had not: a wait for one returns an error wrapping err, also a
+// wait already in progress, where it lasted until its context ended. A
+// worker's first error is kept.
+func (p *Probe) freeze(worker int, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if worker < 0 || worker >= len(p.frozen) || p.frozen[worker] != nil {
+		return
+	}
+	p.frozen[worker] = err
+	if p.waiting {
+		close(p.changed)
+		p.changed, p.waiting = make(chan struct{}), false
+	}
+}
+
+// frozenBeforeLocked returns the error of a frozen worker whose frontier
+// has not passed t (nil: none), which the probe then never passes.
+// REQUIRES: p.mu held.
+func (p *Probe) frozenBeforeLocked(t frontier.Time) error {
+	for w, err := range p.frozen {
+		if err != nil && (!p.joined[w] || p.fronts[w].Beyond(t)) {
+			return err
+		}
+	}
+	return nil
+}
+
 // attach records that an operator on worker reports to the probe, and
 // reports false if one already does (or did: a dropped dataflow's).
 func (p *Probe) attach(worker int) bool {
@@ -239,7 +277,11 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 // the probe is dropped on every worker that attached it (or its create
 // failed), a wait for a time not passed returns an error wrapping
 // ErrProbeDropped, for the same reason; a runtime stopped before the drop
-// keeps its own error. A probe no runtime has attached yet (its
+// keeps its own error. Once the operator feeding the probe on some worker
+// has stopped for good (its dataflow's operator panicked there, or a
+// capture refused a chunk), a wait for a time that worker had not passed
+// returns an error wrapping that failure (freeze), before a drop's or a
+// stop's. A probe no runtime has attached yet (its
 // dataflow's create not applied, or discarded by the Shutdown) waits for
 // ctx. Called
 // from a Build on a worker of the runtime whose dataflows feed the probe
@@ -258,6 +300,13 @@ func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 		p.mu.Lock()
 		f, ch, onWorker, stopErr := p.frontierLocked(), p.changed, p.onWorker, p.stopErr
 		passed := !f.Beyond(t)
+		if !passed {
+			// A worker stopped short of t is why the probe will not
+			// pass it, before a drop or a shutdown that came after.
+			if err := p.frozenBeforeLocked(t); err != nil {
+				stopErr = err
+			}
+		}
 		if !passed && stopErr == nil {
 			p.waiting = true
 		}
@@ -293,3 +342,10 @@ func (o *probeOp) Step(in frontier.Frontier) frontier.Frontier {
 }
 
 func (o *probeOp) Shutdown() { o.p.leave(o.stopper) }
+
+func (o *probeOp) freeze(err error) { o.p.freeze(o.worker, err) }
+
+// freezer is an operator that reports to a probe (a probe's, a capture's
+// or a tally's), which its dataflow freezes when it stops stepping on the
+// operator's worker for good (Probe.freeze).
+type freezer interface{ freeze(err error) }

@@ -238,3 +238,65 @@ func TestAPanicAttachingAProbeLeavesItUnattached(t *testing.T) {
 		}
 	}
 }
+
+// A frozen worker (Probe.freeze: its operator sets the probe no more) ends
+// only the waits it decides: a time its final frontier has not passed,
+// which the meet never passes, with its error, at once or in progress; a
+// time it passed still waits for the other workers, and returns nil once
+// they pass it. A worker frozen before it reported at all decides every
+// time. The freeze's error stays the wait's after the operators leave
+// (the dataflow dropped), where the drop's would say less.
+func TestAFrozenWorkerEndsTheWaitsItDecides(t *testing.T) {
+	boom := errors.New("boom")
+	p := NewProbe(2)
+	p.attach(0)
+	p.attach(1)
+	p.set(0, frontier.At(5))
+	p.set(1, frontier.At(3))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 2)
+	go func() { done <- p.WaitPassed(ctx, 7) }()
+	for !p.isWaiting() {
+		goruntime.Gosched()
+	}
+	p.freeze(0, boom)
+	if err := <-done; !errors.Is(err, boom) {
+		t.Fatalf("a wait for 7 in progress when worker 0 froze at {5}: %v, want boom", err)
+	}
+	go func() { done <- p.WaitPassed(ctx, 4) }()
+	for !p.isWaiting() && len(done) == 0 {
+		goruntime.Gosched()
+	}
+	if err := p.WaitPassed(ctx, 5); !errors.Is(err, boom) {
+		t.Fatalf("a wait for 5 with worker 0 frozen at {5}: %v, want boom", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a wait for 4, which frozen worker 0 passed, ended with %v while worker 1 is at {3}", err)
+	default:
+	}
+	p.set(1, frontier.At(6))
+	if err := <-done; err != nil {
+		t.Fatalf("a wait for 4 once worker 1 passed it: %v", err)
+	}
+	p.leave(nil)
+	p.leave(nil)
+	if err := p.WaitPassed(ctx, 5); !errors.Is(err, boom) || errors.Is(err, ErrProbeDropped) {
+		t.Fatalf("a wait for 5 after the drop: %v, want boom", err)
+	}
+	q := NewProbe(2)
+	q.attach(0)
+	q.set(1, frontier.At(9))
+	q.freeze(0, boom)
+	if err := q.WaitPassed(ctx, 0); !errors.Is(err, boom) {
+		t.Fatalf("a wait for 0 with worker 0 frozen before it reported: %v, want boom", err)
+	}
+}
+
+// isWaiting reports whether a WaitPassed holds the probe's change channel.
+func (p *Probe) isWaiting() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.waiting
+}

@@ -81,3 +81,5 @@ func (o *tallyOp) Step(in frontier.Frontier) frontier.Frontier {
 func (o *tallyOp) Shutdown() {
 	o.t.Probe.leave(o.stopper)
 }
+
+func (o *tallyOp) freeze(err error) { o.t.freeze(o.worker, err) }

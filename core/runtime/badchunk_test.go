@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/frontier"
@@ -134,6 +136,18 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 				}
 				if f := raw.Frontier(); f != frontier.At(2) {
 					t.Fatalf("the operator's capture's frontier is %v after the refused chunk, want {2}", f)
+				}
+				// The capture that refused the chunk sets its frontier
+				// no more: a wait for a time past it ends with the
+				// refusal, not when its context does; one for a time it
+				// passed returns nil.
+				wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := raw.WaitPassed(wctx, 1); err != nil {
+					t.Fatalf("a wait for 1 on the capture at {2}: %v", err)
+				}
+				if err := raw.WaitPassed(wctx, 3); !errors.Is(err, dataflow.ErrBadChunk) {
+					t.Fatalf("a wait for 3 on the capture that refused the chunk: %v, want an error wrapping dataflow.ErrBadChunk", err)
 				}
 				if n := len(raw.At(1)); n != 4 {
 					t.Fatalf("the operator's capture reads %d rows at 1, want the 4 sent", n)

@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -152,4 +154,94 @@ func TestAPanicInAStepFailsItsDataflow(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A wait on a probe, capture or tally of a dataflow whose operator
+// panicked, for a time the dataflow had not passed on a worker where it
+// panicked, ends with the panic (an error wrapping
+// dataflow.ErrOperatorPanicked and the panic's value): the dataflow steps
+// nothing more there, so the meet over the workers never passes that
+// time. Before, such a wait lasted until its context ended. Waits already
+// in progress at the panic end too, and after the dataflow's drop the
+// error is still the panic's. Solo and the pair alike, one and two
+// workers; a reader of the same index goes on.
+func TestAWaitOnAPanickedDataflowEnds(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		p, cp, raw, tl := dataflow.NewProbe(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewTally(s.workers)
+		s.must(CreateDataflow{Desc: dataflow.Desc{
+			ID: "boom", AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				a, err := c.ImportIndex("idx")
+				if err != nil {
+					return err
+				}
+				c.Capture(cp, a.Oks)
+				c.Tally(tl, a.Oks)
+				b := c.NewOperator("boom")
+				if err := b.Build(&boomOp[*batch.Batch]{in: dataflow.AddInput(b, "batches", a.Oks.Stream)}); err != nil {
+					return err
+				}
+				out := dataflow.AddOutput[*dataflow.Chunk](b)
+				c.Probe(p, out)
+				c.CaptureChunks(raw, out, 2)
+				return nil
+			},
+		}})
+		ok := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: readDesc("ok", "idx", 0, frontier.Empty(), ok)})
+		waiters := map[string]interface {
+			WaitPassed(context.Context, frontier.Time) error
+		}{"probe": p, "capture": cp, "chunk capture": raw, "tally": tl}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		check := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, dataflow.ErrOperatorPanicked) || !errors.Is(err, errBoom) {
+				t.Errorf("a wait for 10 on the %s of the panicked dataflow: %v, want an error wrapping dataflow.ErrOperatorPanicked and the panic's value", what, err)
+			}
+		}
+		// Waits for 10, a time no dataflow reaches here (the input
+		// goes to {10}), in progress when the operator panics: the
+		// capture and the tally of the import hold where the import was
+		// at the panic, anywhere from {3} to {10}, the probe and the
+		// chunk capture of the operator's output at or before {3}.
+		done := make(chan error, len(waiters))
+		for _, w := range waiters {
+			go func() { done <- w.WaitPassed(ctx, 10) }()
+		}
+		for tm := range int64(10) {
+			s.send("in", 2, []int64{tm, 1, tm, tm})
+			s.advance("in", 2, frontier.At(uint64(tm+1)))
+		}
+		for range waiters {
+			check("waiters", <-done)
+		}
+		// Waits after it, and after the drop.
+		for what, w := range waiters {
+			check(what, w.WaitPassed(ctx, 10))
+		}
+		if err := ok.WaitPassed(ctx, 9); err != nil {
+			t.Fatalf("the other reader: %v", err)
+		}
+		s.must(DropDataflow{ID: "boom"})
+		if err := s.ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for what, w := range waiters {
+			check(what+" after the drop", w.WaitPassed(ctx, 10))
+		}
+		// A time the frozen frontier passed is passed.
+		if f, ok := cp.Frontier().Time(); ok && f > 0 {
+			if err := cp.WaitPassed(ctx, f-1); err != nil {
+				t.Errorf("a wait for %d on the capture at {%d}: %v", f-1, f, err)
+			}
+		}
+		for _, e := range s.ctl.TakeErrors() {
+			if !errors.Is(e, dataflow.ErrOperatorPanicked) {
+				t.Errorf("error %v", e)
+			}
+		}
+	})
 }

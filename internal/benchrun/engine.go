@@ -5,6 +5,7 @@ import (
 	"math"
 	rt "runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -85,10 +86,28 @@ func (RuntimeEngine) Sample(ctx context.Context, b *Benchmark, inputs []*spec.Ta
 	vals = append(vals, benchfmt.Value{Value: float64(heap.stop()), Unit: "peak-heap-B"})
 	if strings.HasPrefix(b.builtinBase(), "DD") {
 		rt.GC() // the engine's garbage is not the limit's to collect
-		vals = append(vals, ddLimit(b, inputs)...)
+		limitLabels(ctx, func() { vals = append(vals, ddLimit(b, inputs)...) })
 	}
 	return vals, nil
 }
+
+// limitLabels runs f, a dd shape's Go limit, which runs on the sample's
+// own goroutine, under the label operator=(limit) beside the sample's
+// benchmark= when the run profiles its CPU: the limit is plain Go, no
+// runtime's work, and without a label of its own its samples (half of a
+// dd sample's and more) were mixed with the benchmark goroutine's
+// feeding and the Go runtime's under no operator.
+func limitLabels(ctx context.Context, f func()) {
+	if !profiling(ctx) {
+		f()
+		return
+	}
+	pprof.Do(ctx, pprof.Labels("operator", limitOperator), func(context.Context) { f() })
+}
+
+// limitOperator is the operator label of a dd shape's Go limit in a CPU
+// profile (-tagfocus operator='\(limit\)').
+const limitOperator = "(limit)"
 
 // sampleQuery is the sample of one query: install, then steady updates.
 func sampleQuery(ctx context.Context, b *Benchmark, inputs []*spec.Table, opts workloads.SessionOptions) ([]benchfmt.Value, error) {

@@ -2,7 +2,7 @@
 # test.sh runs every check CI runs (.ci/run runs exactly this script).
 #
 # Steps, in order; all run even if one fails, and the script exits 1 at the
-# end if any failed:
+# end if any failed (Ctrl-C stops it: no later step runs, and it exits 130):
 #
 #   download     go mod download
 #   tidy         go mod tidy -diff shows nothing (go.mod and go.sum are tidy)
@@ -100,6 +100,19 @@ now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
 # elapsed prints the seconds since $1, with one decimal.
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
+# Ctrl-C stops the script. The terminal sends SIGINT to the step's commands
+# too, and go catches it and exits 1 rather than dying of the signal: bash
+# then takes the step for one that failed and goes on to the next, so that
+# a Ctrl-C only cut one step short. The trap runs when the step's command
+# has ended; the EXIT trap below removes the scratch directory.
+current="(none yet)"
+interrupted() {
+	echo
+	echo "test.sh: interrupted during step $current; the remaining steps do not run" >&2
+	exit 130
+}
+trap interrupted INT
+
 # step NAME COMMAND... runs one step and records its result without stopping
 # the script.
 #
@@ -109,6 +122,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 step() {
 	local name=$1
 	shift
+	current=$name
 	echo
 	echo "== step: $name"
 	printf '+'

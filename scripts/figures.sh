@@ -9,6 +9,11 @@
 # Usage:
 #
 #   scripts/figures.sh [OUTDIR]     (default: figures-YYYYMMDD-HHMMSS)
+#   scripts/figures.sh -h | --help  this text
+#
+# OUTDIR is relative to where the script runs (it may be run from any
+# directory, or through a symbolic link); it must be new or empty. A flag
+# other than -h, an empty OUTDIR or a second argument is bad usage (exit 2).
 #
 # About 15-25 minutes on a 2-vCPU host. Run it with nothing else of yours
 # running: the benchmarks measure elapsed time.
@@ -34,12 +39,34 @@ set -euo pipefail
 # naming another workspace, would make go refuse its packages.
 export GOWORK=off
 
-cd "$(dirname "$0")/.."
-out=${1:-figures-$(date +%Y%m%d-%H%M%S)}
-if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
-	echo "figures.sh: $out exists and is not empty" >&2
+# The repository is the script's, also when it is run through a symbolic
+# link.
+self=$(readlink -f "${BASH_SOURCE[0]}" 2>/dev/null) || self=${BASH_SOURCE[0]}
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$self"; }
+bad() {
+	echo "figures.sh: $* (see --help)" >&2
 	exit 2
-fi
+}
+# Its arguments are checked before anything is made: --help was taken for
+# OUTDIR (mkdir printed its own help and the build step failed writing
+# --help/build.txt), -h failed in mkdir with exit 1, and a second
+# argument was dropped.
+case ${1:-} in
+-h | --help)
+	usage
+	exit 0
+	;;
+-?*) bad "unknown flag $1; the one argument is OUTDIR" ;;
+esac
+(($# <= 1)) || bad "takes one argument, OUTDIR; got $#: $*"
+(($# == 0)) || [[ -n $1 ]] || bad "OUTDIR is empty"
+out=${1:-figures-$(date +%Y%m%d-%H%M%S)}
+# OUTDIR is where the caller means it, not under the repository root the
+# script moves to.
+[[ $out == /* ]] || out=$PWD/$out
+[[ ! -e $out || -d $out ]] || bad "OUTDIR $out exists and is not a directory"
+[[ ! -d $out || -z $(ls -A "$out" 2>/dev/null) ]] || bad "OUTDIR $out exists and is not empty; give a new or empty one"
+cd "$(dirname "$self")/.."
 mkdir -p "$out"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
@@ -57,14 +84,18 @@ step() {
 	echo "   $name: $((SECONDS - start)) s"
 }
 
-step build sh -c "
-	go test -c -o $bin/batch.test ./core/batch &&
-	go test -c -o $bin/spine.test ./core/spine &&
-	go test -c -o $bin/runtime.test ./core/runtime &&
-	go test -c -o $bin/reduce.test ./core/reduce &&
-	go test -c -o $bin/share.test ./core/share &&
-	go test -c -o $bin/dataflow.test ./core/dataflow &&
-	go build -o $bin/benchrun ./cmd/benchrun"
+# The steps of more than one command are functions, not sh -c strings: a
+# $TMPDIR with a space in it split the binaries' paths there.
+build() {
+	go test -c -o "$bin/batch.test" ./core/batch &&
+		go test -c -o "$bin/spine.test" ./core/spine &&
+		go test -c -o "$bin/runtime.test" ./core/runtime &&
+		go test -c -o "$bin/reduce.test" ./core/reduce &&
+		go test -c -o "$bin/share.test" ./core/share &&
+		go test -c -o "$bin/dataflow.test" ./core/dataflow &&
+		go build -o "$bin/benchrun" ./cmd/benchrun
+}
+step build build
 
 b() { # b BINARY ARGS...: a benchmark run of a test binary, no tests
 	local t=$1
@@ -72,19 +103,25 @@ b() { # b BINARY ARGS...: a benchmark run of a test binary, no tests
 	"$bin/$t" -test.run '^$' "$@"
 }
 
-step batch sh -c "
-	$bin/batch.test -test.run '^\$' -test.bench '^BenchmarkBuild\$|^BenchmarkMerge\$|^BenchmarkMergeN\$|^BenchmarkRadixLimit\$|^BenchmarkSortLimit\$|^BenchmarkMergeLimit\$|^BenchmarkTally\$' -test.benchtime 20x -test.count 6 &&
-	$bin/batch.test -test.run '^\$' -test.bench '^BenchmarkSeal\$' -test.benchtime 20000x -test.count 6"
+batch() {
+	b batch.test -test.bench '^BenchmarkBuild$|^BenchmarkMerge$|^BenchmarkMergeN$|^BenchmarkRadixLimit$|^BenchmarkSortLimit$|^BenchmarkMergeLimit$|^BenchmarkTally$' -test.benchtime 20x -test.count 6 &&
+		b batch.test -test.bench '^BenchmarkSeal$' -test.benchtime 20000x -test.count 6
+}
+step batch batch
 step spine b spine.test -test.bench '^BenchmarkSpineSteady$' -test.benchtime 4000x -test.count 6
 step install b runtime.test -test.bench '^BenchmarkInstall$' -test.benchtime 10x -test.count 6
-step steady sh -c "
-	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteady\$/^round=1\$/' -test.benchtime 5000x -test.count 3 &&
-	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteady\$/^round=1000\$/' -test.benchtime 2000x -test.count 3 &&
-	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteady\$/^round=100000\$/' -test.benchtime 20x -test.count 3"
+steady() {
+	b runtime.test -test.bench '^BenchmarkSteady$/^round=1$/' -test.benchtime 5000x -test.count 3 &&
+		b runtime.test -test.bench '^BenchmarkSteady$/^round=1000$/' -test.benchtime 2000x -test.count 3 &&
+		b runtime.test -test.bench '^BenchmarkSteady$/^round=100000$/' -test.benchtime 20x -test.count 3
+}
+step steady steady
 step steady-p1 env GOMAXPROCS=1 "$bin/runtime.test" -test.run '^$' -test.bench '^BenchmarkSteady$/^round=1000$/^index=direct$' -test.benchtime 2000x -test.count 3
-step ratio sh -c "
-	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteadyRatio\$/^round=1\$' -test.benchtime 10000x -test.count 3 &&
-	$bin/runtime.test -test.run '^\$' -test.bench '^BenchmarkSteadyRatio\$/^round=1000\$' -test.benchtime 3000x -test.count 3"
+ratio() {
+	b runtime.test -test.bench '^BenchmarkSteadyRatio$/^round=1$' -test.benchtime 10000x -test.count 3 &&
+		b runtime.test -test.bench '^BenchmarkSteadyRatio$/^round=1000$' -test.benchtime 3000x -test.count 3
+}
+step ratio ratio
 step ratio-p1 env GOMAXPROCS=1 "$bin/runtime.test" -test.run '^$' -test.bench '^BenchmarkSteadyRatio$/^round=(1|1000)$' -test.benchtime 3000x -test.count 2
 step workers b runtime.test -test.bench '^BenchmarkSteadyWorkers$/^round=(1000|100000)$/' -test.benchtime 20x -test.count 6
 step handoff b runtime.test -test.bench '^BenchmarkHandoff$' -test.benchtime 5000x -test.count 3 -test.cpu 1,2
@@ -93,9 +130,12 @@ step share b share.test -test.bench 'Readers|ImportInstall' -test.count 6
 # One sample of each in turn, six times: the assembly share and its Go
 # path are read against each other, and a block of one benchmark's samples
 # before the other's gave the first the process's first touches of memory.
-step exchange sh -c "
+exchange() {
+	local i
 	for i in 1 2 3 4 5 6; do
-		$bin/dataflow.test -test.run '^\$' -test.bench '^BenchmarkShare\$|^BenchmarkShareInGo\$|^BenchmarkRoute\$' -test.benchtime 2000x -test.count 1 || exit 1
-	done"
+		b dataflow.test -test.bench '^BenchmarkShare$|^BenchmarkShareInGo$|^BenchmarkRoute$' -test.benchtime 2000x -test.count 1 || return 1
+	done
+}
+step exchange exchange
 step dd "$bin/benchrun" run dd --param rows=1e6 --index imported,direct --count 6 --progress off
 echo "figures.sh: results in $out/"

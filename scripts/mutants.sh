@@ -43,7 +43,10 @@ set -euo pipefail
 # naming another workspace, would make go refuse its packages.
 export GOWORK=off
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# The repository is the script's, also when it is run through a symbolic
+# link.
+self=$(readlink -f "${BASH_SOURCE[0]}" 2>/dev/null) || self=${BASH_SOURCE[0]}
+cd "$(dirname "$self")/.."
 export GOFLAGS="-mod=readonly -buildvcs=false${GOFLAGS:+ $GOFLAGS}"
 
 runs=20

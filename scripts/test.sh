@@ -84,7 +84,10 @@ if (($# > 0)); then
 	exit 2
 fi
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# The repository is the script's, also when it is run through a symbolic
+# link (~/bin/tracebench-test).
+self=$(readlink -f "${BASH_SOURCE[0]}" 2>/dev/null) || self=${BASH_SOURCE[0]}
+cd "$(dirname "$self")/.."
 
 export GOFLAGS="-mod=readonly -buildvcs=false${GOFLAGS:+ $GOFLAGS}"
 timeout="${TEST_TIMEOUT:-5m}"

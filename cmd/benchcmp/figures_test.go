@@ -9,12 +9,13 @@ import (
 	"testing"
 )
 
-// goEchoStub is a stand-in for go that prints the directory it runs in and
-// each argument in brackets, and fails: scripts/figures.sh's build step
-// stops there, before any benchmark.
+// goEchoStub is a stand-in for go that prints, on its standard error (a
+// script may read its output), the directory it runs in and each argument
+// in brackets, and fails: scripts/figures.sh's build step stops there,
+// before any benchmark.
 const goEchoStub = `#!/bin/sh
-echo "go stub in $(pwd -P)"
-for a; do echo "[$a]"; done
+echo "go stub in $(pwd -P)" >&2
+for a; do echo "[$a]" >&2; done
 exit 97
 `
 

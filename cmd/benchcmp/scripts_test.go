@@ -585,3 +585,48 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// Run through a symbolic link (~/bin/tracebench-test), scripts/test.sh,
+// scripts/mutants.sh and .ci/run looked for the repository next to the
+// link: test.sh ran every step there, each failing for want of a go.mod,
+// and .ci/run found no scripts/test.sh. README's "Testing" says test.sh
+// runs from the repository root wherever it is started. Each runs with a
+// go that prints where it runs and fails, which stops the script there.
+func TestRunnerScriptsThroughSymlink(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	stubGo(t)
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		script string
+		args   []string
+	}{
+		{"scripts/test.sh", nil},
+		{"scripts/mutants.sh", []string{"-list"}},
+		{".ci/run", nil},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			link := filepath.Join(t.TempDir(), "bin", "run-it")
+			if err := os.Mkdir(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(root, tc.script), link); err != nil {
+				t.Skip(err)
+			}
+			cmd := exec.Command("bash", append([]string{link}, tc.args...)...)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+			out, _ := cmd.CombinedOutput()
+			if want := "go stub in " + root + "\n"; !strings.Contains(string(out), want) {
+				t.Errorf("want %q (go run in the repository):\n%s", want, out)
+			}
+		})
+	}
+}

@@ -58,6 +58,9 @@
 #                   mid-call, with no failing input (go.dev/issue/75804).
 #   MUTANTS_SUBSET  mutants per run of the mutants step (default 3; 0: all).
 #
+# A value of TEST_TIMEOUT, FUZZ_TIME or MUTANTS_SUBSET of the wrong form is
+# refused with exit 2, naming it, before any step runs.
+#
 # Parallelism is Go's default: -p and GOMAXPROCS follow the number of CPUs.
 #
 # It needs bash 5 or later (its step timer reads EPOCHREALTIME): macOS's
@@ -91,6 +94,20 @@ cd "$(dirname "$self")/.."
 
 export GOFLAGS="-mod=readonly -buildvcs=false${GOFLAGS:+ $GOFLAGS}"
 timeout="${TEST_TIMEOUT:-5m}"
+
+# The settings are checked before any step: a mistyped one failed every
+# go test step, the fuzz step or the mutants step (after minutes of the
+# others), with exit 1.
+bad_setting() {
+	echo "test.sh: $1: $2 (see --help)" >&2
+	exit 2
+}
+[[ $timeout =~ ^(0|([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+)$ ]] ||
+	bad_setting "TEST_TIMEOUT=$timeout" "want a Go duration, such as 5m or 90s"
+[[ -z ${FUZZ_TIME:-} || $FUZZ_TIME =~ ^([1-9][0-9]*x|([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+)$ ]] ||
+	bad_setting "FUZZ_TIME=$FUZZ_TIME" "want a count of executions, such as 100000x, or a Go duration, such as 30s"
+[[ ${MUTANTS_SUBSET:-3} =~ ^(0|[1-9][0-9]*)$ ]] ||
+	bad_setting "MUTANTS_SUBSET=$MUTANTS_SUBSET" "want a non-negative integer (0: every mutant)"
 
 names=()
 results=()

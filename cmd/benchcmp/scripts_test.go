@@ -630,3 +630,41 @@ func TestRunnerScriptsThroughSymlink(t *testing.T) {
 		})
 	}
 }
+
+// A mistyped setting of scripts/test.sh (TEST_TIMEOUT=5, FUZZ_TIME=10,
+// MUTANTS_SUBSET=x) failed every go test step, the fuzz step or the
+// mutants step, minutes into the run, with exit 1. It is now refused with
+// exit 2, naming it, before go runs at all: go here is a stand-in that
+// fails at once.
+func TestTestScriptSettings(t *testing.T) {
+	stubGo(t)
+	for _, tc := range []struct {
+		env, value, want string
+	}{
+		{"TEST_TIMEOUT", "5", "test.sh: TEST_TIMEOUT=5: want a Go duration"},
+		{"TEST_TIMEOUT", "5 m", "test.sh: TEST_TIMEOUT=5 m: want a Go duration"},
+		{"FUZZ_TIME", "10", "test.sh: FUZZ_TIME=10: want a count of executions"},
+		{"FUZZ_TIME", "0x", "test.sh: FUZZ_TIME=0x: want a count of executions"},
+		{"MUTANTS_SUBSET", "x", "test.sh: MUTANTS_SUBSET=x: want a non-negative integer"},
+		{"MUTANTS_SUBSET", "-1", "test.sh: MUTANTS_SUBSET=-1: want a non-negative integer"},
+	} {
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			t.Setenv(tc.env, tc.value)
+			got, code := runScript(t, "test.sh")
+			if code != 2 || !strings.Contains(got, tc.want) || strings.Contains(got, "go stub") {
+				t.Errorf("exit %d, want 2 with %q before go runs:\n%s", code, tc.want, got)
+			}
+		})
+	}
+	// Good values pass the check: go runs (and the stand-in fails).
+	for _, env := range []string{"TEST_TIMEOUT=1m30s", "FUZZ_TIME=30s", "FUZZ_TIME=100000x", "MUTANTS_SUBSET=0"} {
+		name, value, _ := strings.Cut(env, "=")
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(name, value)
+			got, code := runScript(t, "test.sh")
+			if code != 97 || !strings.Contains(got, "go stub in ") {
+				t.Errorf("exit %d, want the stand-in go's 97:\n%s", code, got)
+			}
+		})
+	}
+}

@@ -37,7 +37,7 @@
 # nothing.
 #
 # It exits 1 if the baseline failed or a mutant survived any of its runs:
-# every mutant must be killed every time.
+# every mutant must be killed every time. Ctrl-C stops it (exit 130).
 set -euo pipefail
 # The module is built alone: a go.work in a parent directory, or GOWORK
 # naming another workspace, would make go refuse its packages.
@@ -89,6 +89,13 @@ while (($# > 0)); do
 	*) break ;;
 	esac
 done
+
+# Ctrl-C stops the script. The terminal sends SIGINT to the command
+# running too, but go and benchrun catch it and exit (1, 130) rather than
+# die of it: bash then goes on, and the interrupted run counted as a
+# mutant killed. The trap runs when that command has ended; the EXIT trap
+# removes the work directory.
+trap 'echo "mutants.sh: interrupted; no further mutant runs" >&2; exit 130' INT
 
 module=$(go list -m)
 work=$(mktemp -d)
@@ -179,8 +186,11 @@ run_binaries() {
 		local brc=0
 		if [[ $p == check ]]; then
 			# check runs every workload in four configurations: it gets
-			# ten minutes whatever -t says.
-			TRACEBENCH_MUTANT=$name timeout 10m "$work/bin/benchrun" check >"$log" 2>&1 || brc=$?
+			# ten minutes whatever -t says. --foreground keeps it in the
+			# terminal's process group, so that Ctrl-C reaches it: timeout
+			# otherwise moves it to a group of its own, and check ran on
+			# to its end, and the script to the next mutant.
+			TRACEBENCH_MUTANT=$name timeout --foreground 10m "$work/bin/benchrun" check >"$log" 2>&1 || brc=$?
 			if ((brc != 0)); then
 				rc=1
 				# The workloads that disagreed, or the exit status.

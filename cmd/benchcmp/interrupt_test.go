@@ -57,39 +57,8 @@ func TestTestScriptStopsOnInterrupt(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"STUB_DIR="+stubs, "TMPDIR="+tmp, "MUTANTS_SUBSET=1")
-	// Its own process group, as a terminal's foreground job: Ctrl-C
-	// sends SIGINT to every process of it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(stubs, "started")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-			t.Fatalf("the download step did not start:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var werr error
-	select {
-	case werr = <-done:
-	case <-time.After(60 * time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		t.Fatalf("still running a minute after SIGINT:\n%s", out.String())
-	}
+	werr := interruptWhenStarted(t, cmd, &out, filepath.Join(stubs, "started"))
 	got := out.String()
 	var exit *exec.ExitError
 	if !errors.As(werr, &exit) || exit.ExitCode() != 130 {
@@ -100,6 +69,123 @@ func TestTestScriptStopsOnInterrupt(t *testing.T) {
 	}
 	if !strings.Contains(got, "test.sh: interrupted during step download") {
 		t.Errorf("no message naming the interrupted step:\n%s", got)
+	}
+	if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+		t.Errorf("left in $TMPDIR (%v): %v", err, left)
+	}
+}
+
+// interruptWhenStarted runs cmd in a process group of its own, as a
+// terminal's foreground job, with its output to out; once the file started
+// exists it sends SIGINT to every process of the group, as Ctrl-C does,
+// and returns what cmd.Wait returns.
+func interruptWhenStarted(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, started string) error {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			t.Fatalf("%s never appeared:\n%s", started, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("still running a minute after SIGINT:\n%s", out.String())
+		return nil
+	}
+}
+
+// goForMutants is a stand-in for go for scripts/mutants.sh: a module with
+// one mutant and no tests, whose benchrun (STUB_DIR/benchrun, copied where
+// go build -o puts it) is the only binary run.
+const goForMutants = `#!/bin/sh
+case "$1" in
+list) [ "$2" = -m ] && echo example.com/m; exit 0 ;;
+run) printf 'm1\t1\tcore/x\tserial\n'; exit 0 ;;
+build)
+	while [ $# -gt 0 ]; do
+		[ "$1" = -o ] && cp "$STUB_DIR/benchrun" "$2"
+		shift
+	done
+	exit 0 ;;
+esac
+exit 97
+`
+
+// benchrunCatchingInterrupt is a stand-in for benchrun check that behaves
+// as benchrun does on Ctrl-C: it catches SIGINT and exits 130. Its first
+// check waits for the signal, up to 10 s, and then passes; later ones pass
+// at once.
+const benchrunCatchingInterrupt = `#!/bin/sh
+[ "$1" = help ] && exit 0
+[ -e "$STUB_DIR/started" ] && exit 0
+trap ': >"$STUB_DIR/interrupted"; exit 130' INT
+: >"$STUB_DIR/started"
+i=0
+while [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+exit 0
+`
+
+// Ctrl-C during scripts/mutants.sh's benchrun check did not stop it:
+// timeout ran check in a process group of its own, which the terminal's
+// SIGINT does not reach, so check ran on to its end and the script to the
+// next mutant; and a command that caught SIGINT and exited (go, benchrun)
+// let the script go on too, the interrupted run counted as a kill. It now
+// stops at once, with exit 130, check having seen the signal.
+func TestMutantsScriptStopsOnInterrupt(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("no timeout command, which mutants.sh runs check with")
+	}
+	stubs := t.TempDir()
+	for name, body := range map[string]string{"go": goForMutants, "benchrun": benchrunCatchingInterrupt} {
+		if err := os.WriteFile(filepath.Join(stubs, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "mutants.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	cmd := exec.Command("bash", script, "-n", "1")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(),
+		"PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"STUB_DIR="+stubs, "TMPDIR="+tmp)
+	var out bytes.Buffer
+	werr := interruptWhenStarted(t, cmd, &out, filepath.Join(stubs, "started"))
+	got := out.String()
+	var exit *exec.ExitError
+	if !errors.As(werr, &exit) || exit.ExitCode() != 130 {
+		t.Errorf("%v, want exit 130 after SIGINT:\n%s", werr, got)
+	}
+	if _, err := os.Stat(filepath.Join(stubs, "interrupted")); err != nil {
+		t.Errorf("benchrun check did not get SIGINT:\n%s", got)
+	}
+	if strings.Contains(got, "| # | mutant") || !strings.Contains(got, "mutants.sh: interrupted") {
+		t.Errorf("want the script stopped, saying so, before any mutant ran:\n%s", got)
 	}
 	if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
 		t.Errorf("left in $TMPDIR (%v): %v", err, left)

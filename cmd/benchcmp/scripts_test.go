@@ -668,3 +668,40 @@ func TestTestScriptSettings(t *testing.T) {
 		})
 	}
 }
+
+// .ci/run dropped its arguments: `.ci/run --help` or a mistyped
+// `.ci/run -v` ran every step of scripts/test.sh, which refuses
+// arguments so that they do not. It now passes them on.
+func TestCIRunPassesArguments(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	stubGo(t)
+	run, err := filepath.Abs(filepath.Join(repoRoot, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		arg  string
+		code int
+		want string
+	}{
+		{"--help", 0, "test.sh runs every check CI runs"},
+		{"-v", 2, "test.sh: takes no arguments, got -v"},
+	} {
+		cmd := exec.Command("bash", run, tc.arg)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "go stub") {
+			t.Errorf(".ci/run %s: exit %d, want %d with %q and no go run:\n%s", tc.arg, code, tc.code, tc.want, out)
+		}
+	}
+}

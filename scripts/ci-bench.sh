@@ -59,7 +59,9 @@
 # regression, a lost benchmark (unless --allow-lost) or a run go test says
 # failed; 2 bad usage, a tree that is no git clone (a source archive), an
 # unknown BASE_REF, a BASE_REF without
-# cmd/benchrun, or a failed build, run or comparison.
+# cmd/benchrun, or a failed build, run or comparison; 130 and 143 SIGINT
+# (Ctrl-C) and SIGTERM, which stop the benchrun running and remove the
+# worktree.
 set -uo pipefail
 # The module is built alone: a go.work in a parent directory, or GOWORK
 # naming another workspace, would make go refuse its packages.
@@ -203,6 +205,26 @@ cleanup() {
 	git worktree prune >/dev/null 2>&1
 }
 trap cleanup EXIT
+# SIGINT or SIGTERM stops the script with the benchrun it runs. Ctrl-C
+# reached benchrun, whose exit was then reported as a failed round (exit
+# 2); a signal sent to the script alone (kill, a CI runner cancelling the
+# job) was held by bash until that benchrun had ended, and SIGINT then
+# lost: the rounds went on. benchrun runs in the background and the
+# script waits for it, which a trapped signal interrupts; the trap passes
+# SIGTERM on to it (benchrun ends at once, exit 130) and the EXIT trap
+# removes the worktree.
+child=""
+interrupted() {
+	trap - INT TERM
+	if [[ -n $child ]]; then
+		kill -TERM "$child" 2>/dev/null
+		wait "$child" 2>/dev/null
+	fi
+	echo "ci-bench: interrupted by $1; results so far in $out" >&2
+	exit "$2"
+}
+trap 'interrupted SIGINT 130' INT
+trap 'interrupted SIGTERM 143' TERM
 
 git worktree add --detach "$wt/base" "$base_commit" >/dev/null 2>&1 || die "git worktree add $base failed"
 go build -o "$out/benchcmp" ./cmd/benchcmp || die "building benchcmp at HEAD failed"
@@ -218,8 +240,13 @@ side() {
 	local name=$1 round=$2 dir=$root
 	shift 2
 	[[ $name == base ]] && dir=$wt/base
-	(cd "$dir" && GOMAXPROCS=$procs "$out/benchrun-$name" run --count "$count" --seed "$seed" --progress off \
-		--out "$out/$name-$round.txt" "$@" >/dev/null 2>"$out/$name-$round.log") || {
+	local rc=0
+	(cd "$dir" && GOMAXPROCS=$procs exec "$out/benchrun-$name" run --count "$count" --seed "$seed" --progress off \
+		--out "$out/$name-$round.txt" "$@" >/dev/null 2>"$out/$name-$round.log") &
+	child=$!
+	wait "$child" || rc=$?
+	child=""
+	((rc == 0)) || {
 		tail -n 20 "$out/$name-$round.log" >&2
 		die "benchrun-$name round $round failed (log: $out/$name-$round.log)"
 	}

@@ -191,3 +191,133 @@ func TestMutantsScriptStopsOnInterrupt(t *testing.T) {
 		t.Errorf("left in $TMPDIR (%v): %v", err, left)
 	}
 }
+
+// slowBenchrun is a cmd/benchrun for the stand-in repository of
+// ci-bench.sh's tests whose run waits, up to 15 s, for SIGINT or SIGTERM
+// and then exits 130, as benchrun does; it marks $STARTED when it starts,
+// $STARTED.sig when it gets a signal and $STARTED.done when it ends
+// without one.
+const slowBenchrun = `package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[2] == "--help" {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	started := os.Getenv("STARTED")
+	os.WriteFile(started, nil, 0o644)
+	select {
+	case <-ctx.Done():
+		os.WriteFile(started+".sig", nil, 0o644)
+		os.Exit(130)
+	case <-time.After(15 * time.Second):
+		os.WriteFile(started+".done", nil, 0o644)
+	}
+}
+`
+
+// SIGINT or SIGTERM stops scripts/ci-bench.sh with the benchrun it runs,
+// naming the signal, and leaves no worktree. Ctrl-C (SIGINT to the process
+// group) was reported as "benchrun-base round 1 failed" (exit 2); SIGINT
+// to the script alone, as kill or a CI runner sends it, was held until
+// benchrun ended and then lost, the rounds going on; SIGTERM to the script
+// alone waited for benchrun to end.
+func TestCIBenchStopsOnSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a stand-in repository three times")
+	}
+	for _, tc := range []struct {
+		name  string
+		group bool
+		sig   syscall.Signal
+		code  int
+		want  string
+	}{
+		{"Ctrl-C", true, syscall.SIGINT, 130, "ci-bench: interrupted by SIGINT"},
+		{"SIGINT", false, syscall.SIGINT, 130, "ci-bench: interrupted by SIGINT"},
+		{"SIGTERM", false, syscall.SIGTERM, 143, "ci-bench: interrupted by SIGTERM"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := standIn(t)
+			if err := os.WriteFile(filepath.Join(root, "cmd", "benchrun", "main.go"), []byte(slowBenchrun), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gitc := exec.Command("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "slow")
+			gitc.Dir = root
+			if out, err := gitc.CombinedOutput(); err != nil {
+				t.Fatalf("git commit: %v\n%s", err, out)
+			}
+			bin, err := binaries()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			started := filepath.Join(t.TempDir(), "started")
+			cmd := exec.Command("bash", filepath.Join(root, "scripts", "ci-bench.sh"), "--out", filepath.Join(t.TempDir(), "out"), "HEAD")
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CIBENCH_BENCHCMP="+filepath.Join(bin, "benchcmp"), "GITHUB_STEP_SUMMARY=",
+				"TMPDIR="+tmp, "STARTED="+started)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				if _, err := os.Stat(started); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					<-done
+					t.Fatalf("benchrun never started:\n%s", out.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			target := cmd.Process.Pid
+			if tc.group {
+				target = -target
+			}
+			if err := syscall.Kill(target, tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			var werr error
+			select {
+			case werr = <-done:
+			case <-time.After(90 * time.Second):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+				t.Fatalf("still running 90 s after the signal:\n%s", out.String())
+			}
+			got := out.String()
+			var exit *exec.ExitError
+			if !errors.As(werr, &exit) || exit.ExitCode() != tc.code || !strings.Contains(got, tc.want) {
+				t.Errorf("%v, want exit %d with %q:\n%s", werr, tc.code, tc.want, got)
+			}
+			if _, err := os.Stat(started + ".sig"); err != nil {
+				t.Errorf("benchrun did not get a signal:\n%s", got)
+			}
+			if _, err := os.Stat(started + ".done"); err == nil {
+				t.Errorf("benchrun ran to its end:\n%s", got)
+			}
+			if wl, err := exec.Command("git", "-C", root, "worktree", "list", "--porcelain").Output(); err != nil || strings.Count(string(wl), "worktree ") != 1 {
+				t.Errorf("the base's worktree is left (%v):\n%s", err, wl)
+			}
+			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+				t.Errorf("left in $TMPDIR (%v): %v", err, left)
+			}
+		})
+	}
+}

@@ -230,6 +230,14 @@ scratch=$(mktemp -d) || {
 	exit 1
 }
 trap 'rm -rf "$scratch"' EXIT
+# Searchable by every user, as /tmp is (mktemp -d makes it 0700): a test
+# run as root that runs a process as another user in a directory of its
+# own (TestOutputsInAStickyDirectory runs benchrun as nobody) failed here,
+# that user unable to reach it. What the steps make in it is their own.
+chmod 0755 "$scratch" || {
+	echo "test.sh: chmod $scratch failed" >&2
+	exit 1
+}
 export TMPDIR=$scratch
 
 # leftovers fails if a step left anything in $TMPDIR, and names it.

@@ -705,3 +705,27 @@ func TestCIRunPassesArguments(t *testing.T) {
 		}
 	}
 }
+
+// scripts/test.sh runs every step with TMPDIR set to a directory of its
+// own, which mktemp -d makes 0700: run as root, as CI runs it,
+// cmd/benchrun's TestOutputsInAStickyDirectory, which runs benchrun as
+// nobody in a directory under TMPDIR, failed there (exit -1, nobody
+// unable to reach the binary) and passed under go test alone. The
+// directory is now searchable by every user, as /tmp is. go here is a
+// stand-in that prints the mode of $TMPDIR when asked its version, the
+// first go command the script runs, and fails.
+func TestTestScriptTMPDIRIsSearchable(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	stubs := t.TempDir()
+	stub := "#!/bin/sh\necho \"TMPDIR mode $(stat -c %a \"$TMPDIR\")\"\nexit 97\n"
+	if err := os.WriteFile(filepath.Join(stubs, "go"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
+	got, code := runScript(t, "test.sh")
+	if code != 97 || !strings.Contains(got, "TMPDIR mode 755\n") {
+		t.Errorf("exit %d, want the stand-in go's 97 seeing a TMPDIR of mode 755:\n%s", code, got)
+	}
+}

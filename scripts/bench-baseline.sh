@@ -20,7 +20,8 @@
 #      baseline from another machine says nothing about this one);
 #   3. runs `benchrun run --index imported,direct --count N --seed S`
 #      (the default suite) or `benchrun run BENCHRUN_RUN_ARGS... --count N
-#      --seed S` when arguments follow --;
+#      --seed S` when arguments follow -- (--count, --seed, --out and
+#      --progress, which the script sets, are refused there: exit 2);
 #   4. prints `benchcmp --fail-on regression --threshold T baseline=BASELINE
 #      now=RUN`, and says how many rows it flagged.
 #
@@ -102,12 +103,17 @@ abs() { if [[ $1 == /* ]]; then printf '%s' "$1"; else printf '%s' "$PWD/$1"; fi
 for ((i = 0; i < ${#run_args[@]}; i++)); do
 	a=${run_args[i]}
 	case $a in
+	--count | --count=* | --seed | --seed=* | --out | --out=* | --progress | --progress=*)
+		# benchrun refuses a flag given twice, and this script gives
+		# these: it failed after the build and the probe run.
+		die "benchrun argument ${a%%=*} is set by this script; use its own flags (see --help)"
+		;;
 	--cpuprofile=?* | --flamegraph=?* | --memprofile=?*) run_args[i]=${a%%=*}=$(abs "${a#*=}") ;;
 	--cpuprofile | --flamegraph | --memprofile)
 		((i + 1 < ${#run_args[@]})) && run_args[i + 1]=$(abs "${run_args[i + 1]}")
 		((i++))
 		;;
-	--index | --join | --param | --shard | --workers | --count | --seed | --out | --progress) ((i++)) ;;
+	--index | --join | --param | --shard | --workers) ((i++)) ;;
 	-*) ;;
 	*.json | */*) run_args[i]=$(abs "$a") ;;
 	esac

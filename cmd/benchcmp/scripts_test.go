@@ -333,6 +333,12 @@ func TestBenchBaselineUsage(t *testing.T) {
 		{"empty baseline", []string{"--baseline="}, "bench-baseline: --baseline needs a value, not an empty one"},
 		{"unknown", []string{"--bogus"}, "bench-baseline: unknown argument --bogus"},
 		{"directory", []string{"--baseline", "."}, "bench-baseline: baseline .: is a directory, not a result file"},
+		// benchrun refuses a flag given twice: these, which the script
+		// sets, failed there, after the build and the probe run.
+		{"count in benchrun args", []string{"--", "lookup", "--count", "2"}, "bench-baseline: benchrun argument --count is set by this script"},
+		{"seed= in benchrun args", []string{"--", "lookup", "--seed=3"}, "bench-baseline: benchrun argument --seed is set by this script"},
+		{"out in benchrun args", []string{"--", "--out", "x.txt", "lookup"}, "bench-baseline: benchrun argument --out is set by this script"},
+		{"progress in benchrun args", []string{"--", "lookup", "--progress=off"}, "bench-baseline: benchrun argument --progress is set by this script"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, code := runScript(t, "bench-baseline.sh", tc.args...)

@@ -22,11 +22,27 @@ exit 97
 // stubGo puts goEchoStub first on PATH for the rest of the test.
 func stubGo(t *testing.T) {
 	t.Helper()
-	stubs := t.TempDir()
-	if err := os.WriteFile(filepath.Join(stubs, "go"), []byte(goEchoStub), 0o755); err != nil {
-		t.Fatal(err)
+	stubsOnPath(t, map[string]string{"go": goEchoStub})
+}
+
+// stubCommands writes each script of stubs (command name → its text) as
+// an executable into a new directory, and returns the directory.
+func stubCommands(t *testing.T, stubs map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range stubs {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return dir
+}
+
+// stubsOnPath puts the commands of stubs (stubCommands) first on PATH for
+// the rest of the test.
+func stubsOnPath(t *testing.T, stubs map[string]string) {
+	t.Helper()
+	t.Setenv("PATH", stubCommands(t, stubs)+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // scripts/figures.sh took --help for OUTDIR (mkdir printed its own help,

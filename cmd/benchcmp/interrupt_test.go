@@ -38,15 +38,8 @@ func TestTestScriptStopsOnInterrupt(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash to run the scripts with")
 	}
-	stubs := t.TempDir()
-	if err := os.WriteFile(filepath.Join(stubs, "go"), []byte(goCatchingInterrupt), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"gofmt", "apt-get", "sudo"} {
-		if err := os.WriteFile(filepath.Join(stubs, name), []byte("#!/bin/sh\nexit 97\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fail := "#!/bin/sh\nexit 97\n"
+	stubs := stubCommands(t, map[string]string{"go": goCatchingInterrupt, "gofmt": fail, "apt-get": fail, "sudo": fail})
 	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "test.sh"))
 	if err != nil {
 		t.Fatal(err)
@@ -158,12 +151,7 @@ func TestMutantsScriptStopsOnInterrupt(t *testing.T) {
 	if _, err := exec.LookPath("timeout"); err != nil {
 		t.Skip("no timeout command, which mutants.sh runs check with")
 	}
-	stubs := t.TempDir()
-	for name, body := range map[string]string{"go": goForMutants, "benchrun": benchrunCatchingInterrupt} {
-		if err := os.WriteFile(filepath.Join(stubs, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	stubs := stubCommands(t, map[string]string{"go": goForMutants, "benchrun": benchrunCatchingInterrupt})
 	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "mutants.sh"))
 	if err != nil {
 		t.Fatal(err)

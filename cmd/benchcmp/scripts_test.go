@@ -358,13 +358,8 @@ func TestBenchBaselineUsage(t *testing.T) {
 // script that goes on past its arguments stops there instead of running
 // its steps.
 func TestRunnerScriptsUsage(t *testing.T) {
-	stubs := t.TempDir()
-	for _, name := range []string{"go", "gofmt", "apt-get", "sudo"} {
-		if err := os.WriteFile(filepath.Join(stubs, name), []byte("#!/bin/sh\nexit 97\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
+	fail := "#!/bin/sh\nexit 97\n"
+	stubsOnPath(t, map[string]string{"go": fail, "gofmt": fail, "apt-get": fail, "sudo": fail})
 	for _, tc := range []struct {
 		script string
 		args   []string
@@ -395,7 +390,6 @@ func TestRunnerScriptsUsage(t *testing.T) {
 // was then run as that mutant's name; a NAME is now matched exactly, and
 // -r REGEX selects by pattern.
 func TestMutantsSelection(t *testing.T) {
-	stubs := t.TempDir()
 	goStub := `#!/bin/sh
 case "$1" in
 list) echo example.com/m ;;
@@ -403,10 +397,7 @@ run) printf 'delta-join\t1\tcore/join\tserial\ndelta-join2\t2\tcore/join\tserial
 *) exit 97 ;;
 esac
 `
-	if err := os.WriteFile(filepath.Join(stubs, "go"), []byte(goStub), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
+	stubsOnPath(t, map[string]string{"go": goStub})
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -724,12 +715,7 @@ func TestTestScriptTMPDIRIsSearchable(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash to run the scripts with")
 	}
-	stubs := t.TempDir()
-	stub := "#!/bin/sh\necho \"TMPDIR mode $(stat -c %a \"$TMPDIR\")\"\nexit 97\n"
-	if err := os.WriteFile(filepath.Join(stubs, "go"), []byte(stub), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", stubs+string(os.PathListSeparator)+os.Getenv("PATH"))
+	stubsOnPath(t, map[string]string{"go": "#!/bin/sh\necho \"TMPDIR mode $(stat -c %a \"$TMPDIR\")\"\nexit 97\n"})
 	got, code := runScript(t, "test.sh")
 	if code != 97 || !strings.Contains(got, "TMPDIR mode 755\n") {
 		t.Errorf("exit %d, want the stand-in go's 97 seeing a TMPDIR of mode 755:\n%s", code, got)

@@ -233,6 +233,12 @@ type importOp struct {
 	evs    []share.Event
 	unread bool   // closed at build: nothing reads it
 	index  string // the index id it imports a half of
+	// n is the operator's node; ended is the error its runtime gave the
+	// end of the index it imports (Dataflow.EndImport), and frozen says
+	// what is downstream was frozen at the import's final frontier.
+	n      *node
+	ended  error
+	frozen bool
 }
 
 func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
@@ -256,6 +262,12 @@ func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
 	}
 	if o.im.Done() {
 		return frontier.Empty()
+	}
+	if o.ended != nil && !o.frozen && o.im.Ended() {
+		// The index ended short of until and every batch it published
+		// is read: nothing downstream passes the import's frontier.
+		o.frozen = true
+		o.n.df.freezeDownstream(o.n, o.im.Frontier(), o.ended)
 	}
 	return o.im.Frontier()
 }

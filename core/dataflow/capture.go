@@ -263,6 +263,10 @@ func (o *captureChunksOp) Shutdown() {
 
 func (o *captureChunksOp) freeze(err error) { o.c.freeze(o.worker, err) }
 
+func (o *captureChunksOp) freezeAt(limit frontier.Frontier, err error) {
+	o.c.freezeAt(o.worker, limit, err)
+}
+
 // captureOp appends an arrangement half's updates, as presented, to its
 // worker's columns.
 type captureOp struct {
@@ -334,3 +338,7 @@ func (o *captureOp) Shutdown() {
 }
 
 func (o *captureOp) freeze(err error) { o.c.freeze(o.worker, err) }
+
+func (o *captureOp) freezeAt(limit frontier.Frontier, err error) {
+	o.c.freezeAt(o.worker, limit, err)
+}

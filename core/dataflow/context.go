@@ -358,7 +358,7 @@ func (c *Context) ExchangeNamed(s *Stream[*Chunk], cols []int, what string) *Str
 // exchange's sender does (exchangeSend) and forwards it.
 func (c *Context) exchangeCheck(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
 	df, env := c.df, c.env
-	op := &exchangeCheck{in: s.subscribe(c.df), cols: cols, last: frontier.Min(), onErr: func(err error) { env.Fail(df.id, err) }}
+	op := &exchangeCheck{in: s.subscribe(c.df), cols: cols, last: frontier.Min(), onErr: df.failer(env)}
 	n := c.df.addNode(named("exchange check", what), op, s.from)
 	n.kept = true // its chunks admitted
 	n.blame = s.from.origin()
@@ -398,10 +398,11 @@ func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string, wide int,
 	c.exchanges++
 	df, env := c.df, c.env
 	ch := c.env.Hub.join(key, c.env.Worker, func() { env.Activate(df) })
-	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(c.df), last: frontier.Min(), wide: wide, where: where, onErr: func(err error) { env.Fail(df.id, err) }}
-	c.df.addNode(named("exchange send", what), send, s.from)
+	send := &exchangeSend{hub: c.env.Hub, key: key, ch: ch, worker: c.env.Worker, cols: cols, byFirst: len(cols) == 1 && cols[0] == 0, in: s.subscribe(c.df), last: frontier.Min(), wide: wide, where: where, onErr: df.failer(env)}
+	sn := c.df.addNode(named("exchange send", what), send, s.from)
 	recv := &exchangeRecv{ch: ch, worker: c.env.Worker}
 	n := c.df.addNode(named("exchange recv", what), recv)
+	n.link = sn
 	n.kept = true
 	n.blame = s.from.origin()
 	recv.out = newStream[*Chunk](c.df, n)
@@ -502,7 +503,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, va
 	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	op := &arrangeOp{
 		in: in.subscribe(c.df), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, spine: s, ar: ar,
-		sealed: frontier.Min(), name: name, wide: wide, onErr: func(err error) { env.Fail(df.id, err) },
+		sealed: frontier.Min(), name: name, wide: wide, onErr: df.failer(env),
 	}
 	n := c.df.addNode(name, op, in.from)
 	n.kept = true // its overflow rows
@@ -658,6 +659,7 @@ func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, ke
 	}
 	op := &importOp{im: im, index: id}
 	n := c.df.addNode("import "+id+" "+half, op)
+	op.n = n
 	op.out = newStream[*batch.Batch](c.df, n)
 	c.temp = append(c.temp, im.Reader())
 	if c.importReaders == nil {

@@ -51,6 +51,17 @@ type node struct {
 	// another's chunks, an arrangement's concatenation of its errors
 	// with its overflows or an exchange's receiver.
 	blame *node
+	// link is, for an exchange's receiver, the sender of the same
+	// exchange on its worker: the receiver's frontier is its senders'
+	// meet over the workers, so what is downstream of the sender is
+	// downstream of the receiver too (freezeDownstream).
+	link *node
+	// failed is the error the operator reported of its own step (the
+	// failer Context.Failer gives, an arrangement's or an exchange's):
+	// its output frontier is held where that step left it, and the
+	// probes downstream of it on this worker never pass it
+	// (Dataflow.stepFailed, freezeDownstream).
+	failed error
 	// kept says the chunks the node sends keep the operator contract by
 	// construction, times included: an input's source (Inputs.Send checked
 	// them against its frontier), an exchange's receiver (its sender
@@ -234,6 +245,30 @@ func (d *Dataflow) ImportWriter(id string) string { return d.importWriters[id] }
 
 // Maintained reports whether the dataflow is Maintained (Desc.Maintained).
 func (d *Dataflow) Maintained() bool { return d.maintained }
+
+// EndImport records err as the end of imported index id, which its
+// runtime reports of the command that ended it (the drop of the index,
+// or of what it re-exports): the dataflow's imports of id stop where the
+// index did. Once such an import has read every batch the index
+// published (share.Import.Ended), the probes, captures and tallies
+// downstream of it on this worker are frozen at its final frontier with
+// err (Probe.freezeAt), so a wait for a time it never passes returns
+// err where it lasted until its context ended; the import's next step
+// does it, which the caller brings about (Env.Activate). It reports
+// whether the dataflow imports id. Called on the dataflow's worker, as
+// its steps are.
+func (d *Dataflow) EndImport(id string, err error) bool {
+	found := false
+	for _, n := range d.nodes {
+		if o, ok := n.op.(*importOp); ok && o.index == id && !o.unread {
+			found = true
+			if o.ended == nil {
+				o.ended = err
+			}
+		}
+	}
+	return found
+}
 
 // readsIndex records that the dataflow reads imported index id other than
 // through its import's stream.
@@ -443,6 +478,18 @@ func (d *Dataflow) step() bool {
 		n.cap = n.op.Step(in)
 		d.stepping = nil
 		out := n.cap.Meet(in)
+		if n.failed != nil && !n.held {
+			// Its step failed: held where the step left it (or
+			// where it was, had the step taken it back), and what
+			// is downstream never passes that.
+			n.held = true
+			if out != n.out && n.out.LessEqual(out) {
+				n.out = out
+				moved = true
+			}
+			d.freezeDownstream(n, n.out, n.failed)
+			continue
+		}
 		if out != n.out && !n.held {
 			if !n.out.LessEqual(out) {
 				// A capability returned behind what the output had
@@ -460,6 +507,55 @@ func (d *Dataflow) step() bool {
 		pprof.SetGoroutineLabels(d.labels)
 	}
 	return moved || d.sent > 0
+}
+
+// stepFailed records err as the failure of the operator being stepped
+// (d.stepping), which a failer of its own reports (Context.Failer, an
+// arrangement's, an exchange's): step then holds its output frontier and
+// freezes what is downstream of it. A failure reported outside a step, or
+// the same operator's second, is only reported.
+func (d *Dataflow) stepFailed(err error) {
+	if n := d.stepping; n != nil && n.failed == nil {
+		n.failed = err
+	}
+}
+
+// failer returns the function an operator of d calls with the error of
+// its own step: recorded against the operator (stepFailed) and reported
+// as the dataflow's (Env.Fail).
+func (d *Dataflow) failer(env *Env) func(error) {
+	return func(err error) {
+		d.stepFailed(err)
+		if env.Fail != nil {
+			env.Fail(d.id, err)
+		}
+	}
+}
+
+// freezeDownstream freezes, at limit with err, every probe, capture and
+// tally downstream of n on this worker (Probe.freezeAt): n's output
+// frontier is held at limit for good, so none of them passes it. What is
+// downstream follows the inputs, and an exchange from sender to receiver
+// (node.link). The nodes are in a topological order (checkOrder), so one
+// pass finds them; a cold path, taken once per failed operator.
+func (d *Dataflow) freezeDownstream(n *node, limit frontier.Frontier, err error) {
+	down := map[*node]bool{n: true}
+	for _, m := range d.nodes {
+		if down[m] {
+			continue
+		}
+		reached := m.link != nil && down[m.link]
+		for _, in := range m.inputs {
+			reached = reached || down[in]
+		}
+		if !reached {
+			continue
+		}
+		down[m] = true
+		if f, ok := m.op.(freezer); ok {
+			f.freezeAt(limit, err)
+		}
+	}
 }
 
 // ErrNotItsOutput is what a dataflow reports of an operator whose step

@@ -204,12 +204,13 @@ func (b *OperatorBuilder) refuse(err error) error {
 // Failer returns the function an operator calls with an error it meets
 // while stepping (a kernel's protocol error, never bad data): the worker
 // records it as the dataflow's error, and the runtime reports it (Err).
-// The operator then stops emitting.
+// The operator then stops emitting. Called from the operator's Step, it
+// also holds the operator's output frontier where that step leaves it
+// (or where it was, had the step taken it back), for good: a probe,
+// capture or tally downstream of it on the worker never passes that
+// frontier, so a wait on one for a time it has not passed returns an
+// error wrapping err at once (Probe.WaitPassed) where it lasted until
+// its context ended.
 func (c *Context) Failer() func(error) {
-	df, env := c.df, c.env
-	return func(err error) {
-		if env.Fail != nil {
-			env.Fail(df.id, err)
-		}
-	}
+	return c.df.failer(c.env)
 }

@@ -41,9 +41,12 @@ type Probe struct {
 	// context to end.
 	stopErr error
 	// frozen has, per worker, the error that stopped the operator feeding
-	// the probe there for good (freeze; nil: none): that worker's
-	// frontier is final, and the probe never passes a time it has not.
+	// the probe there for good (freeze; nil: none), and limit the
+	// frontier that worker's part of the probe never passes from then on:
+	// where it stood (a panic, a refused chunk: freeze), or the output
+	// frontier of a failed operator upstream of it (freezeAt).
 	frozen []error
+	limit  []frontier.Frontier
 }
 
 // ErrStopped is wrapped by a probe's wait (Probe.WaitPassed) for a time
@@ -139,7 +142,7 @@ func NewProbe(workers int) *Probe {
 func (p *Probe) init(workers int) {
 	n := max(workers, 0)
 	p.made, p.fronts, p.joined, p.attached, p.changed = workers, make([]frontier.Frontier, n), make([]bool, n), make([]bool, n), make(chan struct{})
-	p.frozen = make([]error, n)
+	p.frozen, p.limit = make([]error, n), make([]frontier.Frontier, n)
 }
 
 func (p *Probe) set(worker int, f frontier.Frontier) {
@@ -213,22 +216,52 @@ func (p *Probe) stop(err error) {
 func (p *Probe) freeze(worker int, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if worker < 0 || worker >= len(p.frozen) || p.frozen[worker] != nil {
+	if worker < 0 || worker >= len(p.frozen) {
 		return
 	}
-	p.frozen[worker] = err
+	limit := frontier.Min() // a worker that never reported passed nothing
+	if p.joined[worker] {
+		limit = p.fronts[worker]
+	}
+	p.freezeLocked(worker, limit, err)
+}
+
+// freezeAt records that the probe's part on worker never passes limit:
+// an operator upstream of it there failed (Env.Fail from its Step) and
+// its output frontier is held at limit for good, so the frontier the
+// probe reads there can come up to limit (what was in flight) but never
+// pass it. A wait for a time limit has not passed returns an error
+// wrapping err, also a wait in progress; a wait for an earlier time waits
+// as before. A worker's first freeze is kept (an earlier limit can only
+// come from an operator further upstream that failed first).
+func (p *Probe) freezeAt(worker int, limit frontier.Frontier, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if worker < 0 || worker >= len(p.frozen) {
+		return
+	}
+	p.freezeLocked(worker, limit, err)
+}
+
+// freezeLocked records worker's first freeze and ends the wait in
+// progress. REQUIRES: p.mu held, worker in range.
+func (p *Probe) freezeLocked(worker int, limit frontier.Frontier, err error) {
+	if p.frozen[worker] != nil {
+		return
+	}
+	p.frozen[worker], p.limit[worker] = err, limit
 	if p.waiting {
 		close(p.changed)
 		p.changed, p.waiting = make(chan struct{}), false
 	}
 }
 
-// frozenBeforeLocked returns the error of a frozen worker whose frontier
-// has not passed t (nil: none), which the probe then never passes.
+// frozenBeforeLocked returns the error of a frozen worker whose limit has
+// not passed t (nil: none), which the probe then never passes.
 // REQUIRES: p.mu held.
 func (p *Probe) frozenBeforeLocked(t frontier.Time) error {
 	for w, err := range p.frozen {
-		if err != nil && (!p.joined[w] || p.fronts[w].Beyond(t)) {
+		if err != nil && p.limit[w].Beyond(t) {
 			return err
 		}
 	}
@@ -345,7 +378,14 @@ func (o *probeOp) Shutdown() { o.p.leave(o.stopper) }
 
 func (o *probeOp) freeze(err error) { o.p.freeze(o.worker, err) }
 
+func (o *probeOp) freezeAt(limit frontier.Frontier, err error) { o.p.freezeAt(o.worker, limit, err) }
+
 // freezer is an operator that reports to a probe (a probe's, a capture's
 // or a tally's), which its dataflow freezes when it stops stepping on the
-// operator's worker for good (Probe.freeze).
-type freezer interface{ freeze(err error) }
+// operator's worker for good (freeze: Probe.freeze), or when an operator
+// upstream of it there fails and holds its output frontier at limit
+// (freezeAt: Probe.freezeAt).
+type freezer interface {
+	freeze(err error)
+	freezeAt(limit frontier.Frontier, err error)
+}

@@ -300,3 +300,52 @@ func (p *Probe) isWaiting() bool {
 	defer p.mu.Unlock()
 	return p.waiting
 }
+
+// A worker frozen at a limit (Probe.freezeAt: an operator upstream of the
+// probe failed there, its output held at the limit) ends the waits for a
+// time the limit has not passed, at once or in progress, though the
+// worker's frontier is still behind the limit: it may come up to it, never
+// past. A wait for a time before the limit waits, and passes once the
+// worker's frontier (and the others') passes it. The first freeze is kept.
+func TestAWorkerFrozenAtALimitEndsTheWaitsPastIt(t *testing.T) {
+	halt, later := errors.New("halt"), errors.New("later")
+	p := NewProbe(2)
+	p.attach(0)
+	p.attach(1)
+	p.set(0, frontier.At(1))
+	p.set(1, frontier.At(8))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 2)
+	go func() { done <- p.WaitPassed(ctx, 6) }()
+	for !p.isWaiting() {
+		goruntime.Gosched()
+	}
+	p.freezeAt(0, frontier.At(4), halt)
+	if err := <-done; !errors.Is(err, halt) {
+		t.Fatalf("a wait for 6 in progress when worker 0 froze at the limit {4}: %v, want halt", err)
+	}
+	if err := p.WaitPassed(ctx, 4); !errors.Is(err, halt) {
+		t.Fatalf("a wait for 4 with worker 0 held at {4}: %v, want halt", err)
+	}
+	go func() { done <- p.WaitPassed(ctx, 3) }()
+	for !p.isWaiting() && len(done) == 0 {
+		goruntime.Gosched()
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a wait for 3, before the limit {4}, ended with %v while worker 0 is at {1}", err)
+	default:
+	}
+	p.set(0, frontier.At(4))
+	if err := <-done; err != nil {
+		t.Fatalf("a wait for 3 once worker 0 came up to its limit {4}: %v", err)
+	}
+	p.freezeAt(0, frontier.At(2), later)
+	if err := p.WaitPassed(ctx, 5); !errors.Is(err, halt) {
+		t.Fatalf("a wait for 5 after a second freeze: %v, want the first's halt", err)
+	}
+	if err := p.WaitPassed(ctx, 3); err != nil {
+		t.Fatalf("a wait for 3 after a second freeze at {2}: %v, want the first's limit {4} kept", err)
+	}
+}

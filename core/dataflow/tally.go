@@ -83,3 +83,7 @@ func (o *tallyOp) Shutdown() {
 }
 
 func (o *tallyOp) freeze(err error) { o.t.freeze(o.worker, err) }
+
+func (o *tallyOp) freezeAt(limit frontier.Frontier, err error) {
+	o.t.freezeAt(o.worker, limit, err)
+}

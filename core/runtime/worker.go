@@ -883,14 +883,27 @@ func (w *worker) importsEnded(q queued, ended []string, how string, freed bool) 
 				continue
 			}
 			w.tell(df.ID(), rk)
-			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, how, ErrIndexDropped))
+			w.importEnded(q, df, id, fmt.Errorf("dataflow %s: index %q, which it imports, %s: %w", df.ID(), id, how, ErrIndexDropped))
 		case root != id && isEnded(root) && !w.told(df.ID(), rk):
 			// A query's re-export of an index that ends, gone or
 			// not: its query readers stop with the index (they read
 			// its publication in the pair; Solo ends their imports).
 			w.tell(df.ID(), rk, dk)
-			w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, ends with the index it re-exports, which %s: %w", df.ID(), id, how, ErrIndexDropped))
+			w.importEnded(q, df, id, fmt.Errorf("dataflow %s: index %q, which it imports, ends with the index it re-exports, which %s: %w", df.ID(), id, how, ErrIndexDropped))
 		}
+	}
+}
+
+// importEnded reports err, the end of index id that dataflow df imports,
+// as an error of command q, and gives it to df's imports of id
+// (dataflow.Dataflow.EndImport): once they have read what the index
+// published, a wait downstream of them for a time they never pass
+// returns err. The import ends on every role alike (its publication in
+// the pair, the import itself in Solo), so the waits end alike.
+func (w *worker) importEnded(q queued, df *dataflow.Dataflow, id string, err error) {
+	w.rt.fail(q.seq, q.cmd, err)
+	if df.EndImport(id, err) {
+		w.activate(df)
 	}
 }
 
@@ -920,7 +933,7 @@ func (w *worker) writerDropped(q queued, wr string) {
 			continue
 		}
 		w.tell(df.ID(), dk, rk)
-		w.rt.fail(q.seq, q.cmd, fmt.Errorf("dataflow %s: index %q, which it imports, reads traces whose writer, dataflow %s, is dropped: %w", df.ID(), id, wr, ErrIndexDropped))
+		w.importEnded(q, df, id, fmt.Errorf("dataflow %s: index %q, which it imports, reads traces whose writer, dataflow %s, is dropped: %w", df.ID(), id, wr, ErrIndexDropped))
 	}
 }
 

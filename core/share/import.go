@@ -187,6 +187,23 @@ func (im *Import) Closed() bool {
 	return im.p.closed
 }
 
+// Ended reports whether the import, not done, will take no event any more
+// and has none waiting: its publication ended (the publisher dropped it)
+// or the import was detached (End), and a Drain took every event that
+// arrived before. Its frontier (Frontier) is then final, short of until.
+func (im *Import) Ended() bool {
+	if invariants.Enabled {
+		im.use.Enter("share: Import.Ended")
+		defer im.use.Exit()
+	}
+	if im.done {
+		return false
+	}
+	im.p.mu.Lock()
+	defer im.p.mu.Unlock()
+	return (im.q.ended || im.p.closed) && len(im.q.events) == 0
+}
+
 // Drain appends the events that arrived since the last call to out.
 // Empty batches are progress only and yield no batch event; a batch already
 // covered by the seed is skipped (P3's duplicate guard); frontiers that do

@@ -431,6 +431,8 @@ func TestCommandLineControlCharactersAreEscaped(t *testing.T) {
 		{[]string{"run", "lookup", "--param", "rows=1", "--param", "rows\x07=2"}, `benchrun: --param: "rows\a=2": no selected workload has a parameter "rows\a"`},
 		{[]string{"run", "workloads/examples/lookup.json", "--param", "inputs.\x1b[31mred=1"}, `--param "inputs.\x1b[31mred=1": the spec has no number at this field`},
 		{[]string{"run", "lookup", "--param", "rowz=1"}, `benchrun: --param: rowz=1: no selected workload has a parameter rowz`},
+		{[]string{"run", "lookup", "--param", "version=1"}, `benchrun: --param: version=1: version is a field of the spec, not a parameter of lookup (parameters of lookup: rows, keys)`},
+		{[]string{"run", "workloads/examples/lookup.json", "--param", "version=1"}, `benchrun: --param: version=1: version is a field of the spec, not a parameter: a spec file's parameters are paths of its integer fields`},
 	} {
 		code, out, errOut := execute(t, tc.args...)
 		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || strings.ContainsAny(errOut, "\x1b\x07") {

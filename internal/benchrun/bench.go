@@ -349,7 +349,13 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 	}
 	for _, p := range params {
 		if !p.used {
-			return nil, nil, usagef("--param", "%s: no selected workload has a parameter %s", spec.Clip(p.raw), spec.Clip(p.key))
+			var names []string
+			for _, t := range targets {
+				if !isSpecFile(t) && !slices.Contains(names, t) {
+					names = append(names, t)
+				}
+			}
+			return nil, nil, unknownParam(p, "no selected workload has a parameter "+spec.Clip(p.key), names)
 		}
 	}
 	// A spec file and a built-in workload of one name: their results
@@ -380,6 +386,48 @@ func selectBenchmarks(sel Selection) (all, mine []*Benchmark, err error) {
 		mine = append(mine, out[i])
 	}
 	return out, mine, nil
+}
+
+// specField returns the top-level spec field (docs/spec.md "Fields")
+// that a --param key names or lies under, or "" if none: such a key is
+// a field of the spec, which a built-in workload sets through its own
+// parameters.
+func specField(key string) string {
+	top, _, _ := strings.Cut(key, ".")
+	if slices.Contains(spec.Fields, top) {
+		return top
+	}
+	return ""
+}
+
+// unknownParam refuses a --param that no built-in workload named by
+// names (each a workload's name) has, listing the parameters they have.
+// A key that is a spec's field (version=1, inputs.a.generate.rows=5) is
+// said to be one, not a parameter; any other is refused with missing,
+// the message that says no workload has it.
+func unknownParam(p *parsedParam, missing string, names []string) error {
+	var lists []string
+	for _, name := range names {
+		w, err := workloads.Lookup(name)
+		if err != nil {
+			continue
+		}
+		var ps []string
+		for _, wp := range w.Params {
+			ps = append(ps, wp.Name)
+		}
+		lists = append(lists, name+": "+strings.Join(ps, ", "))
+	}
+	have := "parameters: " + strings.Join(lists, "; ")
+	which := "the selected workloads"
+	if len(lists) == 1 {
+		have = "parameters of " + lists[0]
+		which = names[0]
+	}
+	if specField(p.key) != "" {
+		return usagef("--param", "%s: %s is a field of the spec, not a parameter of %s (%s)", spec.Clip(p.raw), spec.Clip(p.key), which, have)
+	}
+	return usagef("--param", "%s: %s (%s)", spec.Clip(p.raw), missing, have)
 }
 
 // fractionalField says whether a --param key is the path of a spec's
@@ -467,6 +515,11 @@ func specFileBenches(path string, params []*parsedParam) ([]*Benchmark, error) {
 	values := make([][]string, len(params))
 	for i, p := range params {
 		if !strings.Contains(p.key, ".") && p.key != "as_of" && p.key != "until" {
+			if specField(p.key) != "" {
+				// version=1, name=...: a field, but not an integer
+				// one a run could vary.
+				return nil, usagef("--param", "%s: %s is a field of the spec, not a parameter: a spec file's parameters are paths of its integer fields other than version, such as as_of, until and inputs.NAME.generate.rows", spec.Clip(p.raw), spec.Clip(p.key))
+			}
 			// A built-in workload's parameter: every selected spec file
 			// must have each --param, and a spec file has field paths.
 			return nil, usagef("--param", "%s: spec file %s has no parameter %s (a spec file's parameters are paths of its integer fields, such as inputs.NAME.generate.rows)", spec.Clip(p.raw), spec.Path(path), spec.Clip(p.key))

@@ -226,7 +226,14 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 1, Params: []string{"rows=1e-400"}}, `--param: rows=1e-400: 1e-400 is not an integer`},
 		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"inputs.lineitem.generate.retract=1e-400"}}, `--param: inputs.lineitem.generate.retract=1e-400: inputs.lineitem.generate.retract is a fractional field, and a result name holds a parameter's value as a plain decimal integer: set it in the spec file (1e-400 is not an integer)`},
 		{Selection{Workers: 1, Targets: []string{"fanout"}, Params: []string{"k=4,1025"}}, "--param: k=4,1025: workload fanout: k must be in 1..1024 (concurrent queries), not 1025"},
-		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"edges=5"}}, `--param: edges=5: no selected workload has a parameter edges`},
+		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"edges=5"}}, `--param: edges=5: no selected workload has a parameter edges (parameters of lookup: rows, keys)`},
+		// A spec's field is named as one, not as a parameter no
+		// workload has, with the parameters there are.
+		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"version=1"}}, `--param: version=1: version is a field of the spec, not a parameter of lookup (parameters of lookup: rows, keys)`},
+		{Selection{Workers: 1, Targets: []string{"lookup", "star"}, Params: []string{"as_of=1"}}, `--param: as_of=1: as_of is a field of the spec, not a parameter of the selected workloads (parameters: lookup: rows, keys; star: orders, lineitems, customers)`},
+		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"inputs.facts.generate.rows=5"}}, `--param: inputs.facts.generate.rows=5: inputs.facts.generate.rows is a field of the spec, not a parameter of lookup (parameters of lookup: rows, keys)`},
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"version=1"}}, `--param: version=1: version is a field of the spec, not a parameter: a spec file's parameters are paths of its integer fields other than version, such as as_of, until and inputs.NAME.generate.rows`},
+		{Selection{Workers: 1, Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Params: []string{"name=1"}}, `--param: name=1: name is a field of the spec, not a parameter`},
 		{Selection{Workers: 1, Targets: []string{"nope"}}, `run: workloads: unknown name: no built-in workload "nope"`},
 		{Selection{Workers: 1, Targets: []string{"lookup"}, Params: []string{"keys=0"}}, "--param: keys=0: workload lookup: keys must be in 1..100000000 (dimension rows (distinct keys)), not 0"},
 		{Selection{Workers: 1, Targets: []string{"dd"}, Params: []string{"rows=1500"}}, "--param: rows=1500: workload dd: rows must be in 1000..99900000, a multiple of 1000 (updates (per input; the trace size for rounds)), not 1500"},

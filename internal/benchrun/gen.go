@@ -231,7 +231,7 @@ func genSpecs(target string, raw []string) ([]*spec.Spec, error) {
 	}
 	for _, p := range params {
 		if !p.used {
-			return nil, usagef("--param", "%s: %s has no parameter %s", spec.Clip(p.raw), spec.Clip(target), spec.Clip(p.key))
+			return nil, unknownParam(p, spec.Clip(target)+" has no parameter "+spec.Clip(p.key), []string{target})
 		}
 	}
 	// The benchmarks of a runner parameter's values (fanout's k) share

@@ -220,7 +220,9 @@ func TestGenWritesWhatRunFeeds(t *testing.T) {
 		want   string
 	}{
 		{"lookup", []string{"rows=100,200"}, "--param: rows=100,200: gen writes one set of inputs: give one value (run runs each value of a list)"},
-		{"lookup", []string{"nope=1"}, "--param: nope=1: lookup has no parameter nope"},
+		{"lookup", []string{"nope=1"}, "--param: nope=1: lookup has no parameter nope (parameters of lookup: rows, keys)"},
+		{"lookup", []string{"version=1"}, "--param: version=1: version is a field of the spec, not a parameter of lookup (parameters of lookup: rows, keys)"},
+		{file, []string{"version=1"}, "--param: version=1: version is a field of the spec, not a parameter: a spec file's parameters are"},
 		{"lookup", []string{"rows=0"}, "--param: rows=0: workload lookup: rows must be in 1..100000000 (fact updates), not 0"},
 		{file, []string{"rows=10"}, "--param: rows=10: spec file " + file + " has no parameter rows"},
 		{file, []string{"inputs.a.generate.rows=2.5"}, "--param: inputs.a.generate.rows=2.5: 2.5 is not an integer"},

@@ -409,9 +409,13 @@ func (d *decoder) members(n *node, field string, each func(name string, v *node,
 	return nil
 }
 
+// Fields are the members of a spec's top-level object, in the order
+// docs/spec.md "Fields" lists them.
+var Fields = []string{"version", "name", "description", "as_of", "until", "inputs", "views", "indexes", "query"}
+
 func (d *decoder) spec(root *node) error {
 	s := d.s
-	if err := d.object(root, "", []string{"version", "name", "description", "as_of", "until", "inputs", "views", "indexes", "query"}, []string{"version", "name", "inputs", "query"}); err != nil {
+	if err := d.object(root, "", Fields, []string{"version", "name", "inputs", "query"}); err != nil {
 		return err
 	}
 	v := root.get("version")

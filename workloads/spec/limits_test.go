@@ -169,3 +169,50 @@ func TestShownWholeUnlessControl(t *testing.T) {
 		}
 	}
 }
+
+// manyViews returns a spec of n views, each a filter of the input a,
+// with extra appended to the views object as raw JSON.
+func manyViews(n int, extra string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"version": 1, "name": "many", "inputs": {"a": {"columns": ["x"], "rows": [[0, 1, 1]]}}, "views": {`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(`"v` + strconv.Itoa(i) + `": {"input": "a", "filter": ["x > 0"]}`)
+	}
+	b.WriteString(extra + `}, "query": {"from": [{"as": "q", "collection": "v` + strconv.Itoa(n-1) + `"}]}}`)
+	return []byte(b.String())
+}
+
+// TestManyMembersComparedOnce checks that the check for a repeated
+// member name compares about one name per member, however many members
+// an object has: a scan of the names before each made a spec of 100,000
+// views take over a minute to read. A repeated name is still refused
+// among them, and every member is still found.
+func TestManyMembersComparedOnce(t *testing.T) {
+	const n = 20000
+	data := manyViews(n, "")
+	_, d, err := parseTreeWith("many.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each member's name once, the first indexAt of each object scanned.
+	if limit := 2*n + indexAt*indexAt; d.compared > limit {
+		t.Errorf("%d views: %d member names compared, want at most %d", n, d.compared, limit)
+	}
+	s, err := Decode("many.json", ".", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Views) != n || s.Query.From[0].Collection != "v"+strconv.Itoa(n-1) {
+		t.Errorf("%d views: decoded %d views, the query reading %s", n, len(s.Views), s.Query.From[0].Collection)
+	}
+	for _, dup := range []int{0, indexAt, n - 1} {
+		_, err := Decode("many.json", ".", manyViews(n, `, "v`+strconv.Itoa(dup)+`": {"input": "a"}`))
+		want := "many.json:1: views.v" + strconv.Itoa(dup) + ": duplicate field"
+		if err == nil || err.Error() != want {
+			t.Errorf("v%d repeated after %d views: err = %v, want %s", dup, n, err, want)
+		}
+	}
+}

@@ -51,16 +51,63 @@ type node struct {
 	keys  []string // object member names, in file order
 	vals  []*node  // object member values, parallel to keys
 	elems []*node  // array elements
+	// index maps a member name to its position in keys, once an object
+	// has more than indexAt members: the parser looks every name up to
+	// refuse a repeated one, and a scan of the names before it made a
+	// spec of many views (or inputs, or indexes) quadratic to read.
+	index map[string]int
 }
+
+// indexAt is the number of members up to which get scans an object's
+// names rather than keeping them in a map.
+const indexAt = 16
 
 // get returns the member named key of an object node, or nil.
 func (n *node) get(key string) *node {
+	if n.index != nil {
+		if i, ok := n.index[key]; ok {
+			return n.vals[i]
+		}
+		return nil
+	}
 	for i, k := range n.keys {
 		if k == key {
 			return n.vals[i]
 		}
 	}
 	return nil
+}
+
+// repeated says whether the object n already has a member named key,
+// counting the names it compares in d.compared.
+func (d *treeDecoder) repeated(n *node, key string) bool {
+	if n.index != nil {
+		d.compared++
+		_, ok := n.index[key]
+		return ok
+	}
+	for _, k := range n.keys {
+		d.compared++
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// add appends the member key, v to an object node.
+func (n *node) add(key string, v *node) {
+	n.keys = append(n.keys, key)
+	n.vals = append(n.vals, v)
+	switch {
+	case n.index != nil:
+		n.index[key] = len(n.keys) - 1
+	case len(n.keys) > indexAt:
+		n.index = make(map[string]int, 2*len(n.keys))
+		for i, k := range n.keys {
+			n.index[k] = i
+		}
+	}
 }
 
 // MaxNesting bounds how deep arrays and objects nest in a spec file (the
@@ -88,6 +135,10 @@ type treeDecoder struct {
 	// (checkUTF8). surrogate says which of the two it is.
 	badUTF8   int64
 	surrogate bool
+	// compared counts the member names the check for a repeated one has
+	// compared (or looked up in an object's index): about one per member,
+	// however many an object has.
+	compared int
 }
 
 // firstLoneSurrogate returns the offset of the first \u escape in a JSON
@@ -244,6 +295,13 @@ const bom = "\ufeff"
 // parseTree decodes data, a leading byte order mark skipped, into a tree.
 // Syntax errors name file and line.
 func parseTree(file string, data []byte) (*node, error) {
+	root, _, err := parseTreeWith(file, data)
+	return root, err
+}
+
+// parseTreeWith is parseTree that also returns its decoder, whose
+// counts a test reads.
+func parseTreeWith(file string, data []byte) (*node, *treeDecoder, error) {
 	data = bytes.TrimPrefix(data, []byte(bom))
 	d := &treeDecoder{dec: json.NewDecoder(bytes.NewReader(data)), data: data, lines: newLineIndex(data), file: file, badUTF8: firstBadUTF8(data)}
 	if off := firstLoneSurrogate(data); off >= 0 && (d.badUTF8 < 0 || off < d.badUTF8) {
@@ -252,7 +310,7 @@ func parseTree(file string, data []byte) (*node, error) {
 	d.dec.UseNumber()
 	root, err := d.value(1)
 	if err != nil {
-		return nil, err
+		return nil, d, err
 	}
 	if _, err := d.dec.Token(); err != io.EOF {
 		off := d.dec.InputOffset()
@@ -262,11 +320,11 @@ func parseTree(file string, data []byte) (*node, error) {
 		if bytes.HasPrefix(data[off:], []byte(bom)) {
 			// A second file's start, as cat joins files an editor
 			// saved with the mark.
-			return nil, d.errAt(off, "invalid JSON: a byte order mark (U+FEFF), which only the start of the file may hold")
+			return nil, d, d.errAt(off, "invalid JSON: a byte order mark (U+FEFF), which only the start of the file may hold")
 		}
-		return nil, d.errAt(d.dec.InputOffset(), "unexpected data after the top-level object")
+		return nil, d, d.errAt(d.dec.InputOffset(), "unexpected data after the top-level object")
 	}
-	return root, nil
+	return root, d, nil
 }
 
 // errAt returns an Error at byte offset off naming the field path of
@@ -396,7 +454,7 @@ func (d *treeDecoder) value(depth int) (*node, error) {
 					return nil, err
 				}
 				d.path = append(d.path, pathStep{key: key, index: -1})
-				if n.get(key) != nil {
+				if d.repeated(n, key) {
 					return nil, d.errAt(d.dec.InputOffset()-1, "duplicate field")
 				}
 				v, err := d.value(depth + 1)
@@ -404,8 +462,7 @@ func (d *treeDecoder) value(depth int) (*node, error) {
 					return nil, err
 				}
 				d.path = d.path[:len(d.path)-1]
-				n.keys = append(n.keys, key)
-				n.vals = append(n.vals, v)
+				n.add(key, v)
 			}
 			if _, err := d.dec.Token(); err != nil {
 				return nil, d.syntaxErr(err)

@@ -6,10 +6,13 @@
 //
 // The parts:
 //
-//   - Parse: go/parser reads the text; the syntax tree is then restricted
-//     to the accepted subset (decimal literals, refs, + - * / %, unary - and
-//     !, comparisons, && ||, parentheses). The result, an *Expr, is a small
-//     tree of Nodes, immutable.
+//   - Parse: go/scanner's tokens of the accepted subset (decimal
+//     literals, refs, + - * / %, unary - and !, comparisons, && ||,
+//     parentheses) are read into a small tree of Nodes, an *Expr,
+//     immutable; binary operators by precedence with a stack, so a chain
+//     of them at one level is no nesting, however long, while parentheses
+//     and unary operators nest at most MaxNesting deep. Anything else is
+//     refused as go/parser, reading the whole text, names it.
 //   - Check: every ref of an expression names a column of a scope (a list of
 //     Refs: "alias.column" for the columns of a join's entries, "name" for
 //     map names and a simple view's input columns).

@@ -184,25 +184,52 @@ func (c *compiler) node(e *Expr, n *Node) (int32, error) {
 		}
 		return r, nil
 	}
-	x, err := c.node(e, n.X)
-	if err != nil {
-		return 0, err
+	// A binary operator's left operands iteratively, each operator then
+	// its right operand and itself, as recursion would: a chain (a + b +
+	// c ...) nests to the left as deep as it is long, while right
+	// operands and unary operators nest only as the text does (MaxNesting).
+	var spine []*Node
+	for n.Y != nil {
+		spine = append(spine, n)
+		n = n.X
 	}
-	y := int32(-1)
-	if n.Y != nil {
-		if y, err = c.node(e, n.Y); err != nil {
+	var x int32
+	switch n.Op {
+	case OpConst, OpRef:
+		r, err := c.node(e, n)
+		if err != nil {
 			return 0, err
 		}
+		x = r
+	default: // unary
+		r, err := c.node(e, n.X)
+		if err != nil {
+			return 0, err
+		}
+		x = c.apply(n.Op, r, -1)
 	}
+	for i := len(spine) - 1; i >= 0; i-- {
+		y, err := c.node(e, spine[i].Y)
+		if err != nil {
+			return 0, err
+		}
+		x = c.apply(spine[i].Op, x, y)
+	}
+	return x, nil
+}
+
+// apply appends the instruction of op on the registers x and y (-1 for a
+// unary op) and returns the register of its result.
+func (c *compiler) apply(op Op, x, y int32) int32 {
 	c.release(x)
 	c.release(y)
 	r := c.reg()
 	c.temp[r] = true
-	c.m.prog = append(c.m.prog, instr{op: n.Op, dst: r, x: x, y: y})
-	if n.Op.CanErr() {
+	c.m.prog = append(c.m.prog, instr{op: op, dst: r, x: x, y: y})
+	if op.CanErr() {
 		c.m.canErr = true
 	}
-	return r, nil
+	return r
 }
 
 func unknown(e *Expr, n *Node, avail []string) error {
@@ -253,17 +280,23 @@ func noExpr(e *Expr) error {
 	return &Error{Expr: src, Offset: -1, Msg: "no expression (nil, or not made by Parse)", Kind: ErrSyntax}
 }
 
+// findRef returns the first node of n, depth first and left to right,
+// that is the ref r, or nil. Left operands are followed iteratively, as
+// a chain nests to the left as deep as it is long.
 func findRef(n *Node, r Ref) *Node {
-	if n == nil {
-		return nil
+	var spine []*Node
+	for ; n != nil; n = n.X {
+		if n.Op == OpRef && n.Ref == r {
+			return n
+		}
+		spine = append(spine, n)
 	}
-	if n.Op == OpRef && n.Ref == r {
-		return n
+	for i := len(spine) - 1; i >= 0; i-- {
+		if y := findRef(spine[i].Y, r); y != nil {
+			return y
+		}
 	}
-	if x := findRef(n.X, r); x != nil {
-		return x
-	}
-	return findRef(n.Y, r)
+	return nil
 }
 
 // NewMFP compiles s. Expression errors are *Error values (wrapping

@@ -192,10 +192,14 @@ func (e *Expr) Refs() []Ref { return e.refs }
 func (e *Expr) CanErr() bool { return canErr(e.root) }
 
 func canErr(n *Node) bool {
-	if n == nil {
-		return false
+	// Down the left operands iteratively: a chain (a + b + c ...) nests
+	// to the left as deep as it is long.
+	for ; n != nil; n = n.X {
+		if n.Op.CanErr() || canErr(n.Y) {
+			return true
+		}
 	}
-	return n.Op.CanErr() || canErr(n.X) || canErr(n.Y)
+	return false
 }
 
 // Parse parses src as an expression of the accepted subset of Go syntax
@@ -210,6 +214,29 @@ func Parse(src string) (*Expr, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &Error{Expr: src, Offset: -1, Msg: "empty expression", Kind: ErrSyntax}
 	}
+	e, err := parseChains(src)
+	if err == nil {
+		return e, nil
+	}
+	// A mistake is named as Go's parser names it, unless that parser
+	// stops first at its own bound on nesting, which counts each
+	// operator of a chain as a level (a sum of 100,000 terms).
+	if e, goErr := parseGo(src); goErr == nil {
+		return e, nil // not reached: parseChains accepts what parseGo does
+	} else if k, ok := goErr.(*Error); !ok || k.Msg != goNestingMsg {
+		return nil, goErr
+	}
+	return nil, err
+}
+
+// goNestingMsg is go/parser's message where it stops at its bound on
+// nesting, 100,000 levels, a level for each operator of a chain too.
+const goNestingMsg = "exceeded max nesting depth"
+
+// parseGo parses src with go/parser and restricts the tree to the
+// accepted subset. Parse reads an expression that parseChains refuses
+// through it, for its messages.
+func parseGo(src string) (*Expr, error) {
 	fset := token.NewFileSet()
 	tree, err := parser.ParseExprFrom(fset, "", src, parser.SkipObjectResolution)
 	if err != nil {
@@ -339,18 +366,9 @@ func (p *parse) node(e ast.Expr) (*Node, error) {
 		if e.Kind != token.INT {
 			return nil, p.fail(e.Pos(), "%s literal %s not allowed (only decimal integers)", strings.ToLower(e.Kind.String()), e.Value)
 		}
-		v := e.Value
-		for i := 0; i < len(v); i++ {
-			if v[i] < '0' || v[i] > '9' {
-				return nil, p.fail(e.Pos(), "literal %s is not a decimal integer", v)
-			}
-		}
-		if len(v) > 1 && v[0] == '0' {
-			return nil, p.fail(e.Pos(), "literal %s has a leading zero (Go reads it as octal); write a decimal integer", v)
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, p.fail(e.Pos(), "literal %s is out of range (at most 9223372036854775807; write the least int64 as -9223372036854775807 - 1)", v)
+		n, msg := literal(e.Value)
+		if msg != "" {
+			return nil, p.fail(e.Pos(), "%s", msg)
 		}
 		return &Node{Op: OpConst, Value: n, Pos: p.offset(e.Pos())}, nil
 	case *ast.Ident:
@@ -409,6 +427,25 @@ func (p *parse) node(e ast.Expr) (*Node, error) {
 	default:
 		return nil, p.fail(e.Pos(), "%s not allowed", describe(e))
 	}
+}
+
+// literal returns the value of an integer literal as Go's scanner reads
+// one, or what is wrong with it: only decimal integers up to the greatest
+// int64 are accepted.
+func literal(v string) (int64, string) {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, fmt.Sprintf("literal %s is not a decimal integer", v)
+		}
+	}
+	if len(v) > 1 && v[0] == '0' {
+		return 0, fmt.Sprintf("literal %s has a leading zero (Go reads it as octal); write a decimal integer", v)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Sprintf("literal %s is out of range (at most 9223372036854775807; write the least int64 as -9223372036854775807 - 1)", v)
+	}
+	return n, ""
 }
 
 func describe(e ast.Expr) string {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tracebench/tracebench/core/expr"
 )
 
 // withDescription returns the base spec with a description of raw JSON.
@@ -214,5 +216,27 @@ func TestManyMembersComparedOnce(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("v%d repeated after %d views: err = %v, want %s", dup, n, err, want)
 		}
+	}
+}
+
+// TestLongExpressionChains checks that an expression of 100,000 terms
+// at one level is a spec's expression like any other, while parentheses
+// nested more than expr.MaxNesting deep are refused naming the file,
+// line, field and column (docs/spec.md "Expressions").
+func TestLongExpressionChains(t *testing.T) {
+	const n = 100000
+	sum := "a.x" + strings.Repeat(" + a.x", n-1)
+	filter := func(e string) []byte {
+		return []byte(strings.Replace(base, `"collection": "a"}]`, `"collection": "a"}], "filter": ["`+e+`"]`, 1))
+	}
+	s, err := Decode("w.json", ".", filter(sum))
+	if err != nil || len(s.Query.Filter) != 1 {
+		t.Fatalf("a filter of %d terms: %v", n, err)
+	}
+	deep := strings.Repeat("(", expr.MaxNesting+1) + "a.x" + strings.Repeat(")", expr.MaxNesting+1)
+	_, err = Decode("w.json", ".", filter(deep))
+	want := `w.json:3: query.filter[0]: expression ..."(((((((((((((((((((((((((((((((((((((((((a.x))))))))))))))))))))))))))))))))))))"... (200005 bytes): column 100001: parentheses and unary operators nest more than 100000 deep`
+	if err == nil || err.Error() != want {
+		t.Errorf("parentheses %d deep:\n got %v\nwant %s", expr.MaxNesting+1, err, want)
 	}
 }

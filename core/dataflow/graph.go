@@ -305,6 +305,21 @@ func (d *Dataflow) Operators() []string {
 	return names
 }
 
+// OperatorLabels returns the operator= pprof label of each of the
+// dataflow's operators, in the order they step, when the dataflow labels
+// every step (Env.LabelSteps): its name (Operators), or what LabelAs set
+// in its place. The caller may change the slice.
+func (d *Dataflow) OperatorLabels() []string {
+	labels := make([]string, len(d.nodes))
+	for i, n := range d.nodes {
+		labels[i] = n.name
+		if n.labelAs != nil {
+			labels[i] = n.labelAs[0]
+		}
+	}
+	return labels
+}
+
 // origin is the operator whose chunks n forwards (node.blame), n itself
 // if it forwards none.
 func (n *node) origin() *node {

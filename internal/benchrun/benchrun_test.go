@@ -972,6 +972,31 @@ func TestInterruptedRunsFlamegraphNamesWhatRan(t *testing.T) {
 	}
 }
 
+// TestFlamegraphOfAShardOfNoBenchmark checks that a shard that drew no
+// benchmark, which passes as the empty part of a sharded suite, writes a
+// flame graph titled to say so, not pprof's "benchrun.test cpu", which
+// names no run.
+func TestFlamegraphOfAShardOfNoBenchmark(t *testing.T) {
+	chdirRoot(t)
+	dir := t.TempDir()
+	flame := filepath.Join(dir, "flame.html")
+	var stdout, stderr bytes.Buffer
+	eng := &fakeEngine{}
+	err := Run(context.Background(), RunConfig{Out: &stdout, ErrOut: &stderr, Selection: Selection{Targets: []string{"groupby"}, Workers: 1, Shard: "1/2"},
+		Count: 1, Progress: ProgressOff, Flamegraph: flame, Engine: eng, Env: testEnv})
+	if err != nil || eng.calls != 0 {
+		t.Fatalf("err = %v after %d samples, want none", err, eng.calls)
+	}
+	page, err := os.ReadFile(flame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "CPU of no benchmark: shard 1/2 drew none of 1 benchmark"
+	if m := regexp.MustCompile(`<title>([^<]*)</title>`).FindStringSubmatch(string(page)); m == nil || m[1] != want {
+		t.Errorf("flame graph's title %q, want %q", m, want)
+	}
+}
+
 // TestRunFlamegraphInterrupted checks that Ctrl-C during the flame-graph
 // export, which reaches the export's subprocess too, exits 130 with a
 // plain message, the results kept and no flame graph written.

@@ -51,11 +51,13 @@ func (e *flameError) Unwrap() []error { return []error{ErrFlamegraph, e.err} }
 // pages of two runs (--index direct and --index imported) are told apart
 // in a browser's tabs and details: pprof's own title is the executable's
 // name and "cpu", alike for every run. benches are those that ran: an
-// interrupted run's page names none it did not reach.
-func flameTitle(benches []*Benchmark) string {
+// interrupted run's page names none it did not reach. A page of none says
+// why (none), as pprof's title would name the executable alone: a shard
+// that drew no benchmark, or a run stopped before its first sample.
+func flameTitle(benches []*Benchmark, none string) string {
 	switch len(benches) {
 	case 0:
-		return ""
+		return "CPU of no benchmark: " + none
 	case 1:
 		return "CPU of Benchmark" + benches[0].Name
 	}

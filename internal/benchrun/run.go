@@ -714,8 +714,14 @@ func Run(ctx context.Context, cfg RunConfig) error {
 			ectx = context.WithoutCancel(ctx)
 		}
 		// Titled by the benchmarks that ran, those before an
-		// interruption: the profile holds no other.
-		err := writeFlamegraph(ectx, cpuPath, flameTitle(benches[:ran]), flameOut)
+		// interruption: the profile holds no other. A shard may draw
+		// none (more shards than benchmarks), and its run passes as
+		// the empty part of the suite it is: its page says so.
+		none := "stopped before the first sample"
+		if len(benches) == 0 {
+			none = fmt.Sprintf("shard %s drew none of %s", cfg.Selection.Shard, count(len(all), "benchmark", "benchmarks"))
+		}
+		err := writeFlamegraph(ectx, cpuPath, flameTitle(benches[:ran], none), flameOut)
 		switch {
 		case errors.Is(err, benchflame.ErrInterrupted) || err != nil && ctx.Err() != nil:
 			err = fmt.Errorf("%w while drawing the flame graph: %s was not written", ErrInterrupted, spec.Path(cfg.Flamegraph))

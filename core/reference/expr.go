@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
+	"go/scanner"
 	"go/token"
 	"math"
 	"math/big"
+	"strings"
 )
 
 // The messages of the error collection (docs/spec.md "Expressions").
@@ -45,7 +47,7 @@ type bigExpr struct {
 // core/expr, that it is of the accepted subset (docs/spec.md
 // "Expressions").
 func parseBig(src string) (*bigExpr, error) {
-	tree, err := parser.ParseExpr(src)
+	tree, err := parseLong(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrNotAccepted, src, err)
 	}
@@ -53,6 +55,76 @@ func parseBig(src string) (*bigExpr, error) {
 		return nil, fmt.Errorf("%w: %q: %v", ErrNotAccepted, src, err)
 	}
 	return &bigExpr{src: src, tree: tree}, nil
+}
+
+// parseLong is parser.ParseExpr for an expression of any number of
+// binary operators at one level (docs/spec.md "Expressions"): go/parser
+// counts each as a level of nesting and stops at 100,000. Where it stops
+// so, the text is cut at its operators of the lowest precedence outside
+// parentheses, each part parsed so in turn, and the parts joined from the
+// left, as Go's operators associate.
+func parseLong(src string) (ast.Expr, error) {
+	tree, err := parser.ParseExpr(src)
+	if err == nil || !strings.Contains(err.Error(), "exceeded max nesting depth") {
+		return tree, err
+	}
+	type cut struct {
+		off, end int
+		op       token.Token
+	}
+	var cuts []cut
+	fset := token.NewFileSet()
+	file := fset.AddFile("", fset.Base(), len(src))
+	var sc scanner.Scanner
+	sc.Init(file, []byte(src), nil, 0)
+	depth, operand, lowest := 0, false, token.HighestPrec+1
+	for {
+		pos, tok, lit := sc.Scan()
+		if tok == token.EOF || tok == token.SEMICOLON && lit == "\n" {
+			break
+		}
+		switch {
+		case tok == token.LPAREN:
+			depth++
+			operand = false
+			continue
+		case tok == token.RPAREN:
+			depth--
+			operand = true
+			continue
+		}
+		if prec := tok.Precedence(); depth == 0 && operand && prec > 0 {
+			off := file.Offset(pos)
+			if prec < lowest {
+				lowest, cuts = prec, nil
+			}
+			if prec == lowest {
+				cuts = append(cuts, cut{off: off, end: off + len(tok.String()), op: tok})
+			}
+			operand = false
+			continue
+		}
+		operand = tok == token.IDENT || tok.IsLiteral()
+	}
+	if len(cuts) == 0 {
+		return nil, err
+	}
+	x, xerr := parseLong(src[:cuts[0].off])
+	if xerr != nil {
+		return nil, xerr
+	}
+	for i, c := range cuts {
+		end := len(src)
+		if i+1 < len(cuts) {
+			end = cuts[i+1].off
+		}
+		y, yerr := parseLong(src[c.end:end])
+		if yerr != nil {
+			return nil, yerr
+		}
+		x = &ast.BinaryExpr{X: x, Op: c.op, Y: y}
+	}
+	return x, nil
 }
 
 func accepted(e ast.Expr) error {

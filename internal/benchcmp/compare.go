@@ -893,7 +893,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 			for r.Scan() {
 				switch rec := r.Result().(type) {
 				case *benchfmt.SyntaxError:
-					return check.syntax(rec)
+					return check.syntax(rec, r.Units())
 				case *benchfmt.UnitMetadata:
 					check.meta(rec)
 					see(rec.Unit, rec.OrigUnit)

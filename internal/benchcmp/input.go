@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -348,8 +349,13 @@ func warnFailures(errOut io.Writer, prefix string, failures []string) {
 }
 
 // syntax turns benchfmt's syntax error into an error wrapping ErrInput, and
-// says so when it is on an unterminated last line.
-func (c *inputCheck) syntax(e *benchfmt.SyntaxError) error {
+// says so when it is on an unterminated last line. units is the unit
+// metadata the reader has read so far, where a Unit line that conflicts
+// with an earlier one finds that one's place.
+func (c *inputCheck) syntax(e *benchfmt.SyntaxError, units benchfmt.UnitMetadataMap) error {
+	if err := c.unitConflict(e, units); err != nil {
+		return err
+	}
 	// benchfmt's own message names the file raw, and the text of the
 	// line as read (a Unit line's value): each word holding a control
 	// character is quoted.
@@ -358,6 +364,62 @@ func (c *inputCheck) syntax(e *benchfmt.SyntaxError) error {
 		return fmt.Errorf("%w: %s (the last line, which has no newline: the file looks truncated)", ErrInput, msg)
 	}
 	return fmt.Errorf("%w: %s", ErrInput, msg)
+}
+
+// unitConflict is the error for benchfmt's syntax error e when e is a Unit
+// line giving a unit's metadata key another value than an earlier Unit
+// line gave it, or nil when e is another error. benchfmt's message names
+// the second line only ("metadata better of unit ns/op already set to
+// lower"); this one names both, as Merge does for Unit lines of two files:
+// "new.txt:9: Unit ns/op better=higher conflicts with better=lower at
+// old.txt:1".
+func (c *inputCheck) unitConflict(e *benchfmt.SyntaxError, units benchfmt.UnitMetadataMap) error {
+	// benchfmt splits a Unit line at white space: neither the key, the
+	// unit nor the value holds any.
+	f := strings.Fields(e.Msg)
+	if len(f) != 9 || f[0] != "metadata" || f[2] != "of" || f[3] != "unit" || strings.Join(f[5:8], " ") != "already set to" {
+		return nil
+	}
+	key, unit, old := f[1], f[4], f[8]
+	_, tidy := benchunit.Tidy(1, unit)
+	prev := units[benchfmt.UnitMetadataKey{Unit: tidy, Key: key}]
+	if prev == nil || prev.Value != old {
+		return nil
+	}
+	// The value the line gives is not in benchfmt's message: the line is
+	// read again for it.
+	value := "…"
+	if v, ok := c.unitValue(e.FileName, e.Line, key, old); ok {
+		value = v
+	}
+	pf, pl := prev.Pos()
+	return fmt.Errorf("%w: %s:%d: Unit %s %s=%s conflicts with %s=%s at %s:%d",
+		ErrInput, spec.Path(e.FileName), e.Line, show(unit), show(key), show(value), show(key), show(old), spec.Path(pf), pl)
+}
+
+// unitValue returns the first value other than old that the Unit line
+// number line of the file at path gives key.
+func (c *inputCheck) unitValue(path string, line int, key, old string) (string, bool) {
+	f, err := c.open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	s := bufio.NewScanner(skipBOM(f))
+	s.Buffer(make([]byte, 0, 4096), maxLine+1)
+	for n := 1; s.Scan(); n++ {
+		if n < line {
+			continue
+		}
+		fields := strings.Fields(s.Text())
+		for _, kv := range fields[min(2, len(fields)):] {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == key && v != old {
+				return v, true
+			}
+		}
+		break
+	}
+	return "", false
 }
 
 // meta records a Unit metadata line's unit as known.

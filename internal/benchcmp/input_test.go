@@ -461,3 +461,38 @@ func TestEmptyBenchmarkName(t *testing.T) {
 		t.Errorf("Benchmark with blanks: %v, want ErrInput naming empty-bad.txt:7", err)
 	}
 }
+
+// TestUnitConflictNamesBothLines: two Unit lines giving one unit's
+// metadata key different values, in one file or in two, are refused
+// naming both places. benchfmt's message ("metadata better of unit ns/op
+// already set to lower") named the second line only, so that the first
+// had to be searched for, in the same file or in another.
+func TestUnitConflictNamesBothLines(t *testing.T) {
+	one := writeTemp(t, "one.txt", "Unit ns/op better=lower\nBenchmarkA 1 5 ns/op\nUnit ns/op assume=nothing better=higher\nBenchmarkA 1 6 ns/op\n")
+	lower := writeTemp(t, "lower.txt", "goos: linux\nUnit x better=lower\nBenchmarkA 1 5 x\n")
+	higher := writeTemp(t, "higher.txt", "BenchmarkA 1 5 x\nUnit x better=higher\nBenchmarkA 1 6 x\n")
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{one, one}, one + ":3: Unit ns/op better=higher conflicts with better=lower at " + one + ":1"},
+		{[]string{lower, higher}, higher + ":2: Unit x better=higher conflicts with better=lower at " + lower + ":2"},
+	} {
+		cfg := DefaultCompareConfig()
+		cfg.Files = []string{"old=" + tc.files[0], "new=" + tc.files[1]}
+		var out bytes.Buffer
+		err := Compare(&out, io.Discard, cfg)
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("compare %v: %v, want ErrInput saying %q", tc.files, err, tc.want)
+		}
+		if out.Len() > 0 {
+			t.Errorf("compare %v wrote a report", tc.files)
+		}
+	}
+	// merge reads each file with a reader of its own: a conflict within
+	// one file is benchfmt's to find.
+	if err := Merge(&bytes.Buffer{}, io.Discard, []string{one}); !errors.Is(err, ErrInput) ||
+		!strings.Contains(err.Error(), one+":3: Unit ns/op better=higher conflicts with better=lower at "+one+":1") {
+		t.Errorf("merge %s: %v, want ErrInput naming lines 3 and 1", one, err)
+	}
+}

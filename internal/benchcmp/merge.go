@@ -79,7 +79,7 @@ func Merge(out, errOut io.Writer, paths []string) error {
 			switch rec := r.Result().(type) {
 			case *benchfmt.SyntaxError:
 				f.Close()
-				return check.syntax(rec)
+				return check.syntax(rec, r.Units())
 			case *benchfmt.UnitMetadata:
 				units++
 				check.meta(rec)

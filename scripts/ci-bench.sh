@@ -372,7 +372,7 @@ if [[ -s $out/first.flagged ]]; then
 	th_args=()
 	for t in "${thresholds[@]}"; do
 		err=""
-		[[ ${t%%=*} == '*' ]] ||
+		[[ ${t%=*} == '*' ]] ||
 			err=$("$out/benchcmp" --threshold "$t" --format csv "base=$out/base-confirm.txt" "head=$out/head-confirm.txt" 2>&1 >/dev/null)
 		[[ $err == *'no result file has unit'* ]] || th_args+=(--threshold "$t")
 	done

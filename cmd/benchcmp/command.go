@@ -208,7 +208,8 @@ another column, or go test's FAIL line in a file (a run that failed),
 fails the gate too; without it, both are warnings.
 
 A --threshold unit must be in a file (as written, ns/op, or tidied,
-sec/op); one unit given two different thresholds is an error.
+sec/op); one unit given two different thresholds is an error. UNIT=PCT
+is cut at its last =, so a unit holding = takes one too (k=v/op=5).
 
 Exit status: 0 success; 1 --fail-on regression triggered, or the output
 could not be written (a full disk); 2 bad usage or input, a gate that

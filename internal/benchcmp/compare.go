@@ -654,14 +654,15 @@ func (t thresholdSet) of(unit string) float64 {
 	return t.def
 }
 
-// parseThresholds parses UNIT=PCT pairs. Units are stored tidied, so
+// parseThresholds parses UNIT=PCT pairs, cut at the last "="
+// (cutThreshold). Units are stored tidied, so
 // "ns/op=5" and "sec/op=5" name the same unit. One unit (or "*") given two
 // different thresholds is an error naming both flag values; given the same
 // one twice, it is not.
 func parseThresholds(specs []string) (thresholdSet, error) {
 	t := thresholdSet{byUnit: map[string]float64{}, specs: map[string]string{}}
 	for _, s := range specs {
-		unit, pct, ok := strings.Cut(s, "=")
+		unit, pct, ok := cutThreshold(s)
 		if !ok || unit == "" {
 			return t, fmt.Errorf("%w: --threshold %s: want UNIT=PCT, as in ns/op=5", ErrUsage, spec.Quote(s))
 		}
@@ -700,6 +701,18 @@ func parseThresholds(specs []string) (thresholdSet, error) {
 	return t, nil
 }
 
+// cutThreshold splits a --threshold UNIT=PCT at its last "=": PCT, a
+// number, holds none, while a unit may (a result line's unit is any word,
+// and "BenchmarkA 1 5 ratio=x/op" has the unit ratio=x/op, given a
+// threshold as ratio=x/op=5).
+func cutThreshold(s string) (unit, pct string, ok bool) {
+	i := strings.LastIndexByte(s, '=')
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
 // check refuses a threshold for a unit that no file has (a result's unit
 // or a Unit line's; seen maps them tidied to a spelling from the files):
 // most likely a misspelt unit, whose threshold would silently apply to
@@ -716,7 +729,7 @@ func (t thresholdSet) check(seen map[string]string) error {
 	}
 	slices.Sort(missing)
 	flag := missing[0]
-	unit, _, _ := strings.Cut(flag, "=")
+	unit, _, _ := cutThreshold(flag)
 	unit = strings.TrimSpace(unit)
 	have := make([]string, 0, len(seen))
 	for _, u := range seen {

@@ -1471,3 +1471,39 @@ func TestSameButLastDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestThresholdOfAUnitHoldingEquals: --threshold UNIT=PCT is cut at its
+// last "=", since PCT, a number, holds none while a unit may (a result
+// line's unit is any word). Cut at the first, `k=v/op=20` read as the unit
+// k with PCT "v/op=20" and was refused: such a unit could not be given a
+// threshold of its own.
+func TestThresholdOfAUnitHoldingEquals(t *testing.T) {
+	var old, new strings.Builder
+	for _, f := range []*strings.Builder{&old, &new} {
+		f.WriteString("Unit k=v/op better=lower\nUnit n=1 better=lower\n")
+	}
+	for i := range 8 {
+		fmt.Fprintf(&old, "BenchmarkA 1 %d k=v/op %d n=1\n", 100+i, 100+i)
+		fmt.Fprintf(&new, "BenchmarkA 1 %d k=v/op %d n=1\n", 110+i, 110+i)
+	}
+	files := []string{writeTemp(t, "old.txt", old.String()), writeTemp(t, "new.txt", new.String())}
+	for _, tc := range []struct {
+		thresholds []string
+		err        error
+		want       string
+	}{
+		{[]string{"k=v/op=20", "n=1=20"}, nil, ""},
+		{[]string{"k=v/op=20%", "n=1=5"}, ErrRegression, "1 significant change(s) past their threshold"},
+		{[]string{"k=v/op=5", "*=20"}, ErrRegression, "1 significant change(s) past their threshold"},
+		{[]string{"k=v=20"}, ErrUsage, `--threshold "k=v=20": no result file has unit k=v`},
+		{[]string{"k=v/op="}, ErrUsage, `--threshold "k=v/op=": PCT must be a finite number`},
+	} {
+		_, _, err := compare(t, func(c *CompareConfig) {
+			c.Thresholds = tc.thresholds
+			c.FailOn = "regression"
+		}, files...)
+		if tc.err == nil && err != nil || !errors.Is(err, tc.err) || tc.want != "" && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %v with %q", tc.thresholds, err, tc.err, tc.want)
+		}
+	}
+}

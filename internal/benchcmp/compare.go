@@ -912,6 +912,7 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 					see(rec.Unit, rec.OrigUnit)
 				case *benchfmt.Result:
 					tidyZeros(rec)
+					positiveZeros(rec)
 					if err := check.result(rec); err != nil {
 						return err
 					}
@@ -975,6 +976,17 @@ func tidyZeros(r *benchfmt.Result) {
 		if val, unit := benchunit.Tidy(v.Value, v.Unit); unit != v.Unit {
 			r.Values[i] = benchfmt.Value{Value: val, Unit: unit, OrigValue: v.Value, OrigUnit: v.Unit}
 		}
+	}
+}
+
+// positiveZeros makes a value of -0 (a line writing "-0 ns/op") 0. It is
+// the same number, but the reports would show its sign: "-0.000" in the
+// text, markdown and html tables, -0 in csv and json, where a median,
+// an interval bound or a sample of 0 is written 0 (README, "Read the
+// report"). The value as written, which merge writes, is left alone.
+func positiveZeros(r *benchfmt.Result) {
+	for i := range r.Values {
+		r.Values[i].Value += 0 // -0 + 0 is 0; any other value is itself
 	}
 }
 

@@ -1507,3 +1507,47 @@ func TestThresholdOfAUnitHoldingEquals(t *testing.T) {
 		}
 	}
 }
+
+// TestNegativeZeroIsShownAsZero: a value written -0 ("BenchmarkA 1 -0
+// errors") is 0 in every format. The reports showed its sign: -0.000 as
+// the center of an exact unit in the text, markdown and html tables, and
+// -0 as a sample, an interval bound or a center in csv and json.
+func TestNegativeZeroIsShownAsZero(t *testing.T) {
+	var old, new strings.Builder
+	for _, f := range []*strings.Builder{&old, &new} {
+		f.WriteString("Unit errs assume=exact\nUnit x better=lower\n")
+	}
+	for i := range 6 {
+		fmt.Fprintf(&old, "BenchmarkA 1 -0 errs -0 x\n")
+		fmt.Fprintf(&new, "BenchmarkA 1 -0 errs %d x\n", i%2)
+	}
+	files := []string{writeTemp(t, "old.txt", old.String()), writeTemp(t, "new.txt", new.String())}
+	// A -0 on its own or before zeros ("-0.000"), not the 0 of an
+	// exponent ("1e-09") or a negative number ("-0.5").
+	negZero := regexp.MustCompile(`(^|[^0-9eE])-0(\.0*)?([^0-9.]|$)`)
+	for _, format := range Formats {
+		out, _, err := compare(t, func(c *CompareConfig) { c.Format = format }, files...)
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		for i, line := range strings.Split(out, "\n") {
+			if negZero.MatchString(line) {
+				t.Errorf("%s: line %d shows a negative zero: %s", format, i+1, line)
+			}
+		}
+	}
+	// Scaling reads the same way: a row of -0 is one of zeros.
+	var sc bytes.Buffer
+	scale := writeTemp(t, "scale.txt", "BenchmarkS/n=1 1 -0 x\nBenchmarkS/n=2 1 -0 x\nBenchmarkS/n=4 1 -0 x\n")
+	for _, format := range []string{"text", "csv", "json"} {
+		sc.Reset()
+		cfg := DefaultScalingConfig()
+		cfg.Files, cfg.By, cfg.Format = []string{scale}, "/n", format
+		if err := Scaling(&sc, io.Discard, cfg); err != nil {
+			t.Fatalf("scaling %s: %v", format, err)
+		}
+		if negZero.MatchString(sc.String()) {
+			t.Errorf("scaling %s shows a negative zero:\n%s", format, sc.String())
+		}
+	}
+}

@@ -363,6 +363,20 @@ func (c *inputCheck) syntax(e *benchfmt.SyntaxError, units benchfmt.UnitMetadata
 	if end := c.ends[e.FileName]; !end.terminated && e.Line == end.line {
 		return fmt.Errorf("%w: %s (the last line, which has no newline: the file looks truncated)", ErrInput, msg)
 	}
+	if strings.HasPrefix(e.Msg, "parsing iteration count") || e.Msg == "missing measurements" {
+		// go test writes a benchmark's name, runs it, then writes its
+		// counts: what the benchmark prints while it runs (to standard
+		// output or error, which go test writes to one stream) lands
+		// between the two, where the count should be. benchstat skips
+		// the line with a warning, and the sample on it; benchcmp
+		// refuses it, as it refuses every malformed line (README,
+		// "Gate CI"): a gate would otherwise compare fewer samples than
+		// ran.
+		line, _ := c.lineAt(e.FileName, e.Line)
+		return fmt.Errorf("%w: %s, in %s: output the benchmark printed while it ran, between its name and its counts? "+
+			"benchstat skips such a line, and the sample on it, with a warning; benchcmp refuses it: print nothing while a benchmark runs (b.Log writes after the result line)",
+			ErrInput, msg, spec.Quote(line))
+	}
 	return fmt.Errorf("%w: %s", ErrInput, msg)
 }
 
@@ -400,6 +414,22 @@ func (c *inputCheck) unitConflict(e *benchfmt.SyntaxError, units benchfmt.UnitMe
 // unitValue returns the first value other than old that the Unit line
 // number line of the file at path gives key.
 func (c *inputCheck) unitValue(path string, line int, key, old string) (string, bool) {
+	text, ok := c.lineAt(path, line)
+	if !ok {
+		return "", false
+	}
+	fields := strings.Fields(text)
+	for _, kv := range fields[min(2, len(fields)):] {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key && v != old {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// lineAt returns line number line of the file at path, read again, for a
+// message that shows it.
+func (c *inputCheck) lineAt(path string, line int) (string, bool) {
 	f, err := c.open(path)
 	if err != nil {
 		return "", false
@@ -408,16 +438,9 @@ func (c *inputCheck) unitValue(path string, line int, key, old string) (string, 
 	s := bufio.NewScanner(skipBOM(f))
 	s.Buffer(make([]byte, 0, 4096), maxLine+1)
 	for n := 1; s.Scan(); n++ {
-		if n < line {
-			continue
+		if n == line {
+			return s.Text(), true
 		}
-		fields := strings.Fields(s.Text())
-		for _, kv := range fields[min(2, len(fields)):] {
-			if k, v, ok := strings.Cut(kv, "="); ok && k == key && v != old {
-				return v, true
-			}
-		}
-		break
 	}
 	return "", false
 }

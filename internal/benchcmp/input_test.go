@@ -496,3 +496,37 @@ func TestUnitConflictNamesBothLines(t *testing.T) {
 		t.Errorf("merge %s: %v, want ErrInput naming lines 3 and 1", one, err)
 	}
 }
+
+// TestBenchmarkOutputInAResultLine: what a benchmark prints while it runs
+// lands between its name, which go test writes first, and its counts.
+// benchstat skips such a line, and the sample on it, with a warning;
+// benchcmp refuses it, as every malformed line (README, "Gate CI"), and
+// now says what it most likely is, showing the line, where it gave
+// benchfmt's "parsing iteration count: invalid syntax" alone.
+func TestBenchmarkOutputInAResultLine(t *testing.T) {
+	const res = "BenchmarkX-2   \t     100\t  5 ns/op\n"
+	for _, tc := range []struct{ name, content, want string }{
+		{"text", res + "BenchmarkX-2   \thello\n     100\t  5 ns/op\n" + res,
+			`:2: parsing iteration count: invalid syntax, in "BenchmarkX-2   \thello": output the benchmark printed while it ran`},
+		{"text without a newline", res + "BenchmarkX-2   \tworking...     100\t  5 ns/op\n" + res,
+			`:2: parsing iteration count: invalid syntax, in "BenchmarkX-2   \tworking...     100\t  5 ns/op": output the benchmark printed`},
+		{"a number", res + "BenchmarkX-2   \t42\n     100\t  5 ns/op\n" + res,
+			`:2: missing measurements, in "BenchmarkX-2   \t42": output the benchmark printed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeTemp(t, "out.txt", tc.content)
+			cmpErr, mergeErr := inputErr(t, file)
+			for _, err := range []error{cmpErr, mergeErr} {
+				if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), file+tc.want) ||
+					!strings.Contains(err.Error(), "benchstat skips such a line") {
+					t.Errorf("%v, want ErrInput with %q and the word on benchstat", err, tc.want)
+				}
+			}
+		})
+	}
+	// On a last line without its newline it is a file cut short.
+	file := writeTemp(t, "cut.txt", res+"BenchmarkX-2   \thello")
+	if cmpErr, _ := inputErr(t, file); !errors.Is(cmpErr, ErrInput) || !strings.Contains(cmpErr.Error(), "the file looks truncated") {
+		t.Errorf("%v, want ErrInput saying the file looks truncated", cmpErr)
+	}
+}

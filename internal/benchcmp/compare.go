@@ -303,8 +303,15 @@ func warnUnpaired(errOut io.Writer, rep *Report) {
 			continue
 		}
 		if p.unit != "" {
-			fmt.Fprintf(errOut, "benchcmp: warning: %s has no %s result for %d benchmark(s) of %s that it has other results for: %s\n",
-				spec.Path(p.missing), p.unit, len(n), spec.Path(p.in), listSome(n, 5))
+			why := ""
+			if p.missing == rep.Columns[0] {
+				// Nothing to compare them with: "no baseline", never a
+				// regression (builder.report), whatever the later columns
+				// say of each other.
+				why = " (no baseline: not compared, nor gated, in " + p.unit + ")"
+			}
+			fmt.Fprintf(errOut, "benchcmp: warning: %s has no %s result for %d benchmark(s) of %s that it has other results for%s: %s\n",
+				spec.Path(p.missing), p.unit, len(n), spec.Path(p.in), why, listSome(n, 5))
 			continue
 		}
 		fmt.Fprintf(errOut, "benchcmp: warning: benchmark set differs from the baseline, geomeans may not be comparable: %s has no result for %d benchmark(s) of %s: %s\n",
@@ -350,8 +357,22 @@ func whyNothingCompared(rep *Report, cfg CompareConfig) string {
 	var keys []string // configuration keys, in the order they first appear
 	shared := false
 	for _, t := range rep.Tables {
-		shared = shared || len(t.Columns) > 1
+		has := make([]bool, len(t.Columns)) // the column has a result in t
+		n := 0
+		for j := range t.Columns {
+			has[j] = slices.ContainsFunc(t.Rows, func(r *Row) bool { return r.Cells[j] != nil })
+			if has[j] {
+				n++
+			}
+		}
+		shared = shared || has[0] && n > 1
 		for j, name := range t.Columns {
+			if !has[j] {
+				// The baseline's empty column in a table of a unit it
+				// lacks: it has none of the table's unit or
+				// configuration.
+				continue
+			}
 			c := byName[name]
 			if c == nil {
 				c = &column{name: name, config: map[string][]string{}}

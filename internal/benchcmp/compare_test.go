@@ -1551,3 +1551,78 @@ func TestNegativeZeroIsShownAsZero(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitTheBaselineLacksIsNotGated: with three columns or more, a unit
+// the baseline has no result in (only the newer files ran with
+// -benchmem) is not compared at all. Its table was built of the columns
+// that have it, the first of them taken for the baseline, as benchstat
+// builds it: new2's B/op was compared with new1's, and a change between
+// the two newer runs failed a gate against old with exit 1. The table
+// now keeps the baseline as its first column, empty, every cell "no
+// baseline", and the warning on the missing unit says it is not compared.
+func TestUnitTheBaselineLacksIsNotGated(t *testing.T) {
+	var old, new1, new2 strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&old, "BenchmarkA 1 %d ns/op\n", 100+i)
+		fmt.Fprintf(&new1, "BenchmarkA 1 %d ns/op 100 B/op\n", 100+i)
+		fmt.Fprintf(&new2, "BenchmarkA 1 %d ns/op %d B/op\n", 100+i, 200+i)
+	}
+	files := []string{
+		"old=" + writeTemp(t, "old.txt", old.String()),
+		"new1=" + writeTemp(t, "new1.txt", new1.String()),
+		"new2=" + writeTemp(t, "new2.txt", new2.String()),
+	}
+	_, errOut, err := compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, files...)
+	if err != nil {
+		t.Errorf("gate: %v, want it passed: B/op is in no baseline\n%s", err, errOut)
+	}
+	if want := "old has no B/op result for 1 benchmark(s) of new2 that it has other results for (no baseline: not compared, nor gated, in B/op): A"; !strings.Contains(errOut, want) {
+		t.Errorf("warnings %q lack %q", errOut, want)
+	}
+	cfg := DefaultCompareConfig()
+	cfg.Files = files
+	rep, err := BuildReport(io.Discard, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, tb := range rep.Tables {
+		if tb.Unit != "B/op" {
+			continue
+		}
+		found = true
+		if !slices.Equal(tb.Columns, []string{"old", "new1", "new2"}) {
+			t.Errorf("B/op columns %q, want old, new1, new2", tb.Columns)
+		}
+		for _, r := range tb.Rows {
+			if len(r.Cells) != 3 || r.Cells[0] != nil {
+				t.Fatalf("row %s: cells %v, want 3, the baseline's empty", r.Name, r.Cells)
+			}
+			for j, c := range r.Cells[1:] {
+				if c == nil || c.Compared || c.Verdict != Missing {
+					t.Errorf("row %s, %s: %+v, want a cell not compared, verdict %q", r.Name, tb.Columns[j+1], c, Missing)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no B/op table")
+	}
+	// For text, every format: the baseline's column stands there empty.
+	out, _, err := compare(t, nil, files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^B/op: .*\nname +old +new1 +delta +p +verdict +new2 .*\nA +- +100\.0 ±0% +no baseline +203\.5 ±2% +no baseline`).MatchString(out) {
+		t.Errorf("text report: the B/op table lacks its empty baseline column or a cell's verdict no baseline:\n%s", out)
+	}
+	// Newer files of another configuration share no table with the
+	// baseline: nothing is compared, and the gate says why, where new2
+	// was compared with new1 and the gate passed.
+	procs := func(name, s string) string { return writeTemp(t, name, "gomaxprocs: 4\n"+s) }
+	other := []string{files[0], "new1=" + procs("new1.txt", new1.String()), "new2=" + procs("new2.txt", new2.String())}
+	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, other...)
+	if want := "compared nothing, so it cannot pass: the columns differ in configuration: gomaxprocs [none in old; 4 in new1; 4 in new2]"; !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), want) {
+		t.Errorf("gate on newer files of another gomaxprocs: %v, want ErrInput with %q", err, want)
+	}
+}

@@ -192,7 +192,9 @@ const (
 	Noise Verdict = "~"
 	// TooFew: the samples are too small to ever be significant (C5).
 	TooFew Verdict = "too few samples"
-	// Missing: the baseline has no result for this row.
+	// Missing: the baseline has no result for this row, or none in the
+	// table's unit at all: the cell is not compared, and never a
+	// regression.
 	Missing Verdict = "no baseline"
 )
 
@@ -369,6 +371,20 @@ func (b *builder) report(o reportOpts) *Report {
 			t.Summary = "exact"
 		}
 		rows, cols := sortedKeys(bt.rows), sortedKeys(bt.cols)
+		if len(cols) > 1 && cols[0] != colKeys[0] {
+			// A unit the baseline does not have, in two columns or more
+			// (only the newer files ran with -benchmem): benchstat
+			// compares its table's columns with the first that has it,
+			// so that a change of new2 against new1 could fail a gate
+			// against old. The baseline stays the table's first
+			// column, every cell empty, and no cell is compared: each
+			// is "no baseline", as a row the baseline lacks is in any
+			// table, and the warning on the unit the baseline lacks
+			// says why. (A table of one column compares nothing
+			// either way, and keeps its one column: whyNothingCompared
+			// reads it as a column apart.)
+			cols = append([]benchproc.Key{colKeys[0]}, cols...)
+		}
 		for _, c := range cols {
 			t.Columns = append(t.Columns, c.StringValues())
 		}

@@ -41,7 +41,8 @@
 #   -h, --help       this text
 #
 # Exit status: 0 compared (whatever the verdicts) or skipped; 2 bad usage or
-# a broken comparison.
+# a broken comparison; 130 or 143 stopped by SIGINT (Ctrl-C) or SIGTERM,
+# to the script or its process group, with the command it was running.
 set -uo pipefail
 # The module is built alone: a go.work in a parent directory, or GOWORK
 # naming another workspace, would make go refuse its packages.
@@ -128,6 +129,47 @@ fi
 
 tmp=$(mktemp -d) || die "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
+# SIGINT (Ctrl-C) or SIGTERM, to the script or its process group, stops
+# the script with the command it runs. Sent to the script alone (kill
+# PID, a CI runner cancelling the job), SIGTERM killed bash at once,
+# leaving that command (the benchmark run) going with no one waiting for
+# it, and SIGINT was held until the command had ended, the script then
+# going on to compare; Ctrl-C, which the benchmark run got too, was
+# reported as a failed run (exit 2).
+# Each command runs in a process group of its own (run), which the
+# script waits for: a trapped signal ends that wait, and the trap passes
+# the signal on to the command's group, waits for it, and exits 130
+# (SIGINT) or 143 (SIGTERM); the EXIT trap removes $tmp.
+child="" # the process group of the running command
+interrupted() {
+	trap - INT TERM
+	if [[ -n $child ]]; then
+		kill -"$1" -- -"$child" 2>/dev/null
+		wait "$child" 2>/dev/null
+	fi
+	echo "bench-baseline: interrupted by SIG$1" >&2
+	exit "$2"
+}
+trap 'interrupted INT 130' INT
+trap 'interrupted TERM 143' TERM
+# run COMMAND... runs COMMAND in a process group of its own (job control
+# on while it starts) and waits for it, a wait a trapped signal
+# interrupts, where bash runs a trap only once a foreground command has
+# ended. The subshell ends on SIGINT or SIGTERM once its command has.
+run() {
+	set -m
+	(
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		"$@"
+	) &
+	child=$!
+	set +m
+	local rc=0
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
 if [[ ! -f $baseline ]]; then
 	# A pipe (--baseline <(git show ...)) reads once, and the baseline is
 	# read three times: keep a copy, named after it.
@@ -151,11 +193,11 @@ if [[ -n $bin ]]; then
 	[[ -x $bin/benchrun && -x $bin/benchcmp ]] || die "--bin $bin: want executables benchrun and benchcmp there"
 	cp "$bin/benchrun" "$bin/benchcmp" "$tmp/" || die "cannot copy the binaries of $bin"
 else
-	go build -o "$tmp/benchrun" ./cmd/benchrun || die "building benchrun failed"
-	go build -o "$tmp/benchcmp" ./cmd/benchcmp || die "building benchcmp failed"
+	run go build -o "$tmp/benchrun" ./cmd/benchrun || die "building benchrun failed"
+	run go build -o "$tmp/benchcmp" ./cmd/benchcmp || die "building benchcmp failed"
 fi
 
-"$tmp/benchrun" run lookup --param rows=100 --param keys=10 --progress off >"$tmp/probe.txt" 2>"$tmp/probe.err" ||
+run "$tmp/benchrun" run lookup --param rows=100 --param keys=10 --progress off >"$tmp/probe.txt" 2>"$tmp/probe.err" ||
 	die "the probe run failed: $(cat "$tmp/probe.err")"
 for key in cpu gomaxprocs; do
 	got=$(config "$tmp/probe.txt" "$key")
@@ -166,12 +208,12 @@ for key in cpu gomaxprocs; do
 done
 
 echo "bench-baseline: benchrun run ${run_args[*]} --count $count --seed $seed"
-"$tmp/benchrun" run "${run_args[@]}" --count "$count" --seed "$seed" --progress off --out "$out" >/dev/null ||
+run "$tmp/benchrun" run "${run_args[@]}" --count "$count" --seed "$seed" --progress off --out "$out" >/dev/null ||
 	die "benchrun run failed"
 
 th_args=()
 for t in "${thresholds[@]}"; do th_args+=(--threshold "$t"); done
-"$tmp/benchcmp" --fail-on regression "${th_args[@]}" "baseline=$baseline" "now=$out"
+run "$tmp/benchcmp" --fail-on regression "${th_args[@]}" "baseline=$baseline" "now=$out"
 rc=$?
 case $rc in
 0) echo "bench-baseline: no regression against $shown" ;;

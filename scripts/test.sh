@@ -2,7 +2,9 @@
 # test.sh runs every check CI runs (.ci/run runs exactly this script).
 #
 # Steps, in order; all run even if one fails, and the script exits 1 at the
-# end if any failed (Ctrl-C stops it: no later step runs, and it exits 130):
+# end if any failed (Ctrl-C, or SIGINT or SIGTERM sent to the script alone,
+# stops it with the running step: no later step runs, and it exits 130, or
+# 143 for SIGTERM):
 #
 #   download     go mod download
 #   tidy         go mod tidy -diff shows nothing (go.mod and go.sum are tidy)
@@ -120,18 +122,56 @@ now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
 # elapsed prints the seconds since $1, with one decimal.
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-# Ctrl-C stops the script. The terminal sends SIGINT to the step's commands
-# too, and go catches it and exits 1 rather than dying of the signal: bash
-# then takes the step for one that failed and goes on to the next, so that
-# a Ctrl-C only cut one step short. The trap runs when the step's command
-# has ended; the EXIT trap below removes the scratch directory.
+# Ctrl-C (SIGINT to the process group), and SIGINT or SIGTERM sent to the
+# script alone (kill PID, a CI runner cancelling the job), stop the script
+# with the step it runs. go catches SIGINT and exits 1 rather than dying
+# of the signal: bash took the step for one that failed and went on to the
+# next, so that a Ctrl-C only cut one step short. And a signal to the
+# script alone never reached the step: bash died of SIGTERM at once,
+# leaving the step's go running with no one waiting for it, and held
+# SIGINT until the step had ended. Each step now runs in a process group
+# of its own (run_step), which the script waits for: a trapped signal
+# ends that wait, and the trap passes the signal on to the step's whole
+# group (go and the test binaries it runs), waits for it to end, and
+# exits 130 (SIGINT) or 143 (SIGTERM). The EXIT trap below removes the
+# scratch directory.
 current="(none yet)"
+child="" # the process group of the running step
 interrupted() {
+	trap - INT TERM
+	if [[ -n $child ]]; then
+		kill -"$1" -- -"$child" 2>/dev/null || true
+		wait "$child" 2>/dev/null || true
+	fi
 	echo
-	echo "test.sh: interrupted during step $current; the remaining steps do not run" >&2
-	exit 130
+	echo "test.sh: interrupted during step $current by SIG$1; the remaining steps do not run" >&2
+	exit "$2"
 }
-trap interrupted INT
+trap 'interrupted INT 130' INT
+trap 'interrupted TERM 143' TERM
+
+# run_step COMMAND... runs a step's command in a process group of its own
+# (job control on while it starts) and waits for it: a wait a trapped
+# signal interrupts, where bash runs a trap only once a foreground command
+# has ended. The group is the command's subshell and everything it starts.
+# The subshell ends on SIGINT or SIGTERM once its command has (a function
+# of several commands goes no further), and tests the command's status,
+# so that errexit stays off inside a function, as in a step run in the
+# foreground.
+run_step() {
+	set -m
+	(
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		"$@" || exit $?
+	) &
+	child=$!
+	set +m
+	local rc=0
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
 
 # step NAME COMMAND... runs one step and records its result without stopping
 # the script.
@@ -150,7 +190,7 @@ step() {
 	printf '\n'
 	local start rc=0
 	start=$(now)
-	"$@" || rc=$?
+	run_step "$@" || rc=$?
 	local took
 	took=$(elapsed "$start")
 	names+=("$name")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,6 +75,14 @@ func TestTestScriptStopsOnInterrupt(t *testing.T) {
 // and returns what cmd.Wait returns.
 func interruptWhenStarted(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, started string) error {
 	t.Helper()
+	return signalWhenStarted(t, cmd, out, started, syscall.SIGINT, true)
+}
+
+// signalWhenStarted is interruptWhenStarted with signal sig, sent to
+// every process of the group when group is set, and else to cmd's
+// process alone, as kill PID or a CI runner sends it.
+func signalWhenStarted(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, started string, sig syscall.Signal, group bool) error {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -93,7 +102,11 @@ func interruptWhenStarted(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, starte
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+	target := cmd.Process.Pid
+	if group {
+		target = -target
+	}
+	if err := syscall.Kill(target, sig); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -102,8 +115,99 @@ func interruptWhenStarted(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, starte
 	case <-time.After(60 * time.Second):
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		t.Fatalf("still running a minute after SIGINT:\n%s", out.String())
+		t.Fatalf("still running a minute after %v:\n%s", sig, out.String())
 		return nil
+	}
+}
+
+// goCatchingSignals is goCatchingInterrupt that also says which signal it
+// got, in the file got-SIG, and writes its process id to pid; it waits up
+// to 10 s for one, and writes done when it ran to its end without.
+const goCatchingSignals = `#!/bin/sh
+case "$1" in version) echo "go version stub"; exit 0 ;; esac
+if [ -e "$STUB_DIR/started" ]; then echo "go stub: $*"; exit 1; fi
+echo "go stub: $*"
+trap 'echo "go stub: SIGINT"; : >"$STUB_DIR/got-INT"; exit 1' INT
+trap 'echo "go stub: SIGTERM"; : >"$STUB_DIR/got-TERM"; exit 1' TERM
+echo $$ >"$STUB_DIR/pid"
+: >"$STUB_DIR/started"
+i=0
+while [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+: >"$STUB_DIR/done"
+exit 1
+`
+
+// A signal sent to scripts/test.sh's process alone (kill PID, a CI
+// runner cancelling the job), not to its process group as Ctrl-C sends
+// it, did not reach the running step: SIGTERM killed bash at once and
+// left the step's go running, orphaned, and SIGINT was held until the
+// step had ended. Either is now passed on to the step's process group,
+// the script waits for the step and exits 143 (SIGTERM) or 130 (SIGINT),
+// as it does on Ctrl-C.
+func TestTestScriptStopsOnSignal(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "test.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		sig   syscall.Signal
+		group bool
+		code  int
+		got   string
+	}{
+		{"Ctrl-C", syscall.SIGINT, true, 130, "INT"},
+		{"SIGINT", syscall.SIGINT, false, 130, "INT"},
+		{"SIGTERM", syscall.SIGTERM, false, 143, "TERM"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fail := "#!/bin/sh\nexit 97\n"
+			stubs := stubCommands(t, map[string]string{"go": goCatchingSignals, "gofmt": fail, "apt-get": fail, "sudo": fail})
+			t.Cleanup(func() {
+				// Unfixed, the step outlives the script: end it.
+				if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
+					if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			tmp := t.TempDir()
+			cmd := exec.Command("bash", script)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(),
+				"PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"STUB_DIR="+stubs, "TMPDIR="+tmp, "MUTANTS_SUBSET=1")
+			var out bytes.Buffer
+			werr := signalWhenStarted(t, cmd, &out, filepath.Join(stubs, "started"), tc.sig, tc.group)
+			got := out.String()
+			var exit *exec.ExitError
+			if !errors.As(werr, &exit) || exit.ExitCode() != tc.code {
+				t.Errorf("%v, want exit %d after %v:\n%s", werr, tc.code, tc.sig, got)
+			}
+			if _, err := os.Stat(filepath.Join(stubs, "got-"+tc.got)); err != nil {
+				t.Errorf("the step did not get SIG%s:\n%s", tc.got, got)
+			}
+			if _, err := os.Stat(filepath.Join(stubs, "done")); err == nil {
+				t.Errorf("the step ran to its end:\n%s", got)
+			}
+			if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
+					t.Errorf("the step's go (pid %d) still runs after the script ended:\n%s", pid, got)
+				}
+			}
+			if want := "test.sh: interrupted during step download by SIG" + tc.got; !strings.Contains(got, want) {
+				t.Errorf("no message %q:\n%s", want, got)
+			}
+			if strings.Contains(got, "== step: tidy") {
+				t.Errorf("the next step ran after the signal:\n%s", got)
+			}
+			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+				t.Errorf("left in $TMPDIR (%v): %v", err, left)
+			}
+		})
 	}
 }
 
@@ -302,6 +406,101 @@ func TestCIBenchStopsOnSignal(t *testing.T) {
 			}
 			if wl, err := exec.Command("git", "-C", root, "worktree", "list", "--porcelain").Output(); err != nil || strings.Count(string(wl), "worktree ") != 1 {
 				t.Errorf("the base's worktree is left (%v):\n%s", err, wl)
+			}
+			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+				t.Errorf("left in $TMPDIR (%v): %v", err, left)
+			}
+		})
+	}
+}
+
+// benchrunCatchingSignals is a stand-in for benchrun in --bin DIR of
+// scripts/bench-baseline.sh: its probe run (--param rows=100) prints the
+// configuration lines of the baseline the test writes; its benchmark run
+// writes its process id to pid, says which signal it got in the file
+// got-SIG and exits 130, as benchrun does, waiting up to 10 s for one,
+// and writes done when it ran to its end without.
+const benchrunCatchingSignals = `#!/bin/sh
+case " $* " in *" --param rows=100 "*) printf 'cpu: stub\ngomaxprocs: 2\n'; exit 0 ;; esac
+trap ': >"$STUB_DIR/got-INT"; exit 130' INT
+trap ': >"$STUB_DIR/got-TERM"; exit 130' TERM
+echo $$ >"$STUB_DIR/pid"
+: >"$STUB_DIR/started"
+i=0
+while [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+: >"$STUB_DIR/done"
+exit 0
+`
+
+// A signal sent to scripts/bench-baseline.sh's process alone did not stop
+// it: SIGTERM killed bash at once, leaving the benchmark run going, and
+// SIGINT was held until the run had ended, the script then going on to
+// compare (exit 0). Ctrl-C, which reached the run too, was reported as a
+// failed run (exit 2). Each is now passed on to the running command's
+// process group, and the script waits for it and exits 130 (SIGINT) or
+// 143 (SIGTERM), leaving nothing in $TMPDIR.
+func TestBenchBaselineStopsOnSignal(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "bench-baseline.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		sig   syscall.Signal
+		group bool
+		code  int
+		got   string
+	}{
+		{"Ctrl-C", syscall.SIGINT, true, 130, "INT"},
+		{"SIGINT", syscall.SIGINT, false, 130, "INT"},
+		{"SIGTERM", syscall.SIGTERM, false, 143, "TERM"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stubs := stubCommands(t, map[string]string{
+				"benchrun": benchrunCatchingSignals,
+				"benchcmp": "#!/bin/sh\n: >\"$STUB_DIR/compared\"\nexit 0\n",
+			})
+			t.Cleanup(func() {
+				// Unfixed, the run outlives the script: end it.
+				if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
+					if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			baseline := filepath.Join(t.TempDir(), "baseline.txt")
+			if err := os.WriteFile(baseline, []byte("cpu: stub\ngomaxprocs: 2\nBenchmarkX 1 5 ns/op\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			cmd := exec.Command("bash", script, "--bin", stubs, "--baseline", baseline)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "STUB_DIR="+stubs, "TMPDIR="+tmp)
+			var out bytes.Buffer
+			werr := signalWhenStarted(t, cmd, &out, filepath.Join(stubs, "started"), tc.sig, tc.group)
+			got := out.String()
+			var exit *exec.ExitError
+			if !errors.As(werr, &exit) || exit.ExitCode() != tc.code {
+				t.Errorf("%v, want exit %d after %v:\n%s", werr, tc.code, tc.sig, got)
+			}
+			if _, err := os.Stat(filepath.Join(stubs, "got-"+tc.got)); err != nil {
+				t.Errorf("benchrun did not get SIG%s:\n%s", tc.got, got)
+			}
+			for _, f := range []string{"done", "compared"} {
+				if _, err := os.Stat(filepath.Join(stubs, f)); err == nil {
+					t.Errorf("the script went on after the signal (%s):\n%s", f, got)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
+					t.Errorf("benchrun (pid %d) still runs after the script ended:\n%s", pid, got)
+				}
+			}
+			if want := "bench-baseline: interrupted by SIG" + tc.got; !strings.Contains(got, want) {
+				t.Errorf("no message %q:\n%s", want, got)
 			}
 			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
 				t.Errorf("left in $TMPDIR (%v): %v", err, left)

@@ -242,7 +242,7 @@ func markdownLegend(rep *Report) string {
 		"`~` means no significant difference at α = %g. "+
 		"**verdict**: `regression` = significant, the bad way and past the unit's **threshold**; "+
 		"`worse` = significant, the bad way, within the threshold; `better`; `changed` = significant in a unit "+
-		"without a known direction, or with equal medians (0.00%%); `too few samples` = samples too small to show any difference.",
+		"without a known direction, or with equal medians (0.00%%); `too few samples` = samples too small to show any difference; `no baseline` = no result of the first column to compare with (not compared).",
 		rep.Confidence*100, rep.Alpha)
 }
 

@@ -204,6 +204,19 @@ func (o *arrangeOp) emit(at []frontier.Time) {
 
 func (o *arrangeOp) Shutdown() {}
 
+// failTrace tells the arrangement's trace, and through it every reader
+// importing it, that its upper never passes limit, because of err
+// (share.Spine.Fail): the arrangement failed, or an operator feeding it
+// did, or its dataflow stopped on this worker.
+func (o *arrangeOp) failTrace(limit frontier.Frontier, err error) { o.spine.Fail(limit, err) }
+
+// traceFailer is an operator writing a trace that readers may import (an
+// arrangement), which its dataflow tells when the trace will never pass a
+// frontier (freezeDownstream, recoverStep).
+type traceFailer interface {
+	failTrace(limit frontier.Frontier, err error)
+}
+
 // concatOp forwards the chunks of two streams as one.
 type concatOp struct {
 	a, b *Port[*Chunk]
@@ -239,6 +252,9 @@ type importOp struct {
 	n      *node
 	ended  error
 	frozen bool
+	// failFrozen says what is downstream was frozen at the limit of the
+	// trace's failure (share.Import.Failure).
+	failFrozen bool
 }
 
 func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
@@ -262,6 +278,14 @@ func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
 	}
 	if o.im.Done() {
 		return frontier.Empty()
+	}
+	if !o.failFrozen {
+		if limit, err := o.im.Failure(); err != nil && !o.im.Presentation().Until.LessEqual(limit) {
+			// The trace never passes limit, short of until: nor does
+			// anything downstream.
+			o.failFrozen = true
+			o.n.df.freezeDownstream(o.n, limit, err)
+		}
 	}
 	if o.ended != nil && !o.frozen && o.im.Ended() {
 		// The index ended short of until and every batch it published

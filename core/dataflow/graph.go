@@ -555,6 +555,9 @@ func (d *Dataflow) failer(env *Env) func(error) {
 // pass finds them; a cold path, taken once per failed operator.
 func (d *Dataflow) freezeDownstream(n *node, limit frontier.Frontier, err error) {
 	down := map[*node]bool{n: true}
+	if f, ok := n.op.(traceFailer); ok {
+		f.failTrace(limit, err)
+	}
 	for _, m := range d.nodes {
 		if down[m] {
 			continue
@@ -569,6 +572,11 @@ func (d *Dataflow) freezeDownstream(n *node, limit frontier.Frontier, err error)
 		down[m] = true
 		if f, ok := m.op.(freezer); ok {
 			f.freezeAt(limit, err)
+		}
+		if f, ok := m.op.(traceFailer); ok {
+			// Its trace's upper never passes limit: nor does that of
+			// any reader importing it, in this dataflow or another.
+			f.failTrace(limit, err)
 		}
 	}
 }
@@ -662,6 +670,11 @@ func (d *Dataflow) recoverStep(moved *bool) {
 	for _, m := range d.nodes {
 		if f, ok := m.op.(freezer); ok {
 			f.freeze(err)
+		}
+		if a, ok := m.op.(*arrangeOp); ok {
+			// Its trace stays where it was sealed: readers importing
+			// it, in other dataflows too, never pass that.
+			a.failTrace(a.sealed, err)
 		}
 	}
 	d.fail(err)

@@ -212,7 +212,8 @@ func (p *Probe) stop(err error) {
 // the meet over the workers, so it never passes a time that worker's
 // frontier had not: a wait for one returns an error wrapping err, also a
 // wait already in progress, where it lasted until its context ended. A
-// worker's first error is kept.
+// worker frozen already keeps its freeze unless this one's frontier is
+// earlier (freezeLocked).
 func (p *Probe) freeze(worker int, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -232,8 +233,8 @@ func (p *Probe) freeze(worker int, err error) {
 // probe reads there can come up to limit (what was in flight) but never
 // pass it. A wait for a time limit has not passed returns an error
 // wrapping err, also a wait in progress; a wait for an earlier time waits
-// as before. A worker's first freeze is kept (an earlier limit can only
-// come from an operator further upstream that failed first).
+// as before. A worker frozen already keeps its freeze unless limit is
+// earlier (freezeLocked).
 func (p *Probe) freezeAt(worker int, limit frontier.Frontier, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -243,10 +244,12 @@ func (p *Probe) freezeAt(worker int, limit frontier.Frontier, err error) {
 	p.freezeLocked(worker, limit, err)
 }
 
-// freezeLocked records worker's first freeze and ends the wait in
-// progress. REQUIRES: p.mu held, worker in range.
+// freezeLocked records worker's freeze and ends the wait in progress. A
+// worker frozen already keeps its freeze unless the new limit is earlier
+// (a tighter bound: a failed index's import that then ended short of the
+// failure's limit, say). REQUIRES: p.mu held, worker in range.
 func (p *Probe) freezeLocked(worker int, limit frontier.Frontier, err error) {
-	if p.frozen[worker] != nil {
+	if p.frozen[worker] != nil && !limit.Less(p.limit[worker]) {
 		return
 	}
 	p.frozen[worker], p.limit[worker] = err, limit

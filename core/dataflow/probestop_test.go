@@ -341,11 +341,19 @@ func TestAWorkerFrozenAtALimitEndsTheWaitsPastIt(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("a wait for 3 once worker 0 came up to its limit {4}: %v", err)
 	}
-	p.freezeAt(0, frontier.At(2), later)
+	p.freezeAt(0, frontier.At(6), later)
 	if err := p.WaitPassed(ctx, 5); !errors.Is(err, halt) {
-		t.Fatalf("a wait for 5 after a second freeze: %v, want the first's halt", err)
+		t.Fatalf("a wait for 5 after a second freeze at the later {6}: %v, want the first's halt", err)
 	}
 	if err := p.WaitPassed(ctx, 3); err != nil {
-		t.Fatalf("a wait for 3 after a second freeze at {2}: %v, want the first's limit {4} kept", err)
+		t.Fatalf("a wait for 3 after a second freeze at the later {6}: %v, want the first's limit {4} kept", err)
+	}
+	p.set(0, frontier.At(3))
+	p.freezeAt(0, frontier.At(3), later)
+	if err := p.WaitPassed(ctx, 3); !errors.Is(err, later) {
+		t.Fatalf("a wait for 3 after a freeze at the earlier {3}: %v, want its error", err)
+	}
+	if err := p.WaitPassed(ctx, 2); err != nil {
+		t.Fatalf("a wait for 2 after a freeze at the earlier {3}: %v", err)
 	}
 }

@@ -149,6 +149,25 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 				if err := raw.WaitPassed(wctx, 3); !errors.Is(err, dataflow.ErrBadChunk) {
 					t.Fatalf("a wait for 3 on the capture that refused the chunk: %v, want an error wrapping dataflow.ErrBadChunk", err)
 				}
+				// The arrangement that refused the chunk holds its trace
+				// at {2}: a wait past it ends with the refusal on its
+				// capture, and on the query importing the index in
+				// another dataflow (in the pair, on the other runtime,
+				// through the publication); a time before it passes.
+				for what, w := range map[string]*dataflow.Capture{"the arrangement's capture": cp, "the query importing the index": q} {
+					if err := w.WaitPassed(wctx, 3); !errors.Is(err, dataflow.ErrBadChunk) {
+						t.Fatalf("a wait for 3 on %s: %v, want an error wrapping dataflow.ErrBadChunk", what, err)
+					}
+					if err := w.WaitPassed(wctx, 1); err != nil {
+						t.Fatalf("a wait for 1 on %s at {2}: %v", what, err)
+					}
+				}
+				// A query made after the failure learns it at its import.
+				late := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("late", "idx", 0, frontier.Empty(), late)})
+				if err := late.WaitPassed(wctx, 3); !errors.Is(err, dataflow.ErrBadChunk) {
+					t.Fatalf("a wait for 3 on a query created after the refusal: %v, want an error wrapping dataflow.ErrBadChunk", err)
+				}
 				if n := len(raw.At(1)); n != 4 {
 					t.Fatalf("the operator's capture reads %d rows at 1, want the 4 sent", n)
 				}

@@ -66,18 +66,20 @@ type waiter interface {
 // ends with the failure at once, in progress too, for a time past the
 // frontier the operator holds (its output held at {3}): a probe on its
 // output, one behind an operator of its own, a chunk capture of its
-// output, and the capture of an arrangement of it (exchanged first on
-// two workers: the freeze follows the exchange from its sender to its
-// receiver). A time before it passes, and the tally of the import the
-// operator reads, upstream of it, passes what the input reaches. Solo and
-// the pair, one and two workers.
+// output, the capture of an arrangement of it (exchanged first on two
+// workers: the freeze follows the exchange from its sender to its
+// receiver), and another query reading that arrangement's index (its
+// trace told of the limit: share.Spine.Fail). A time before it passes,
+// and the tally of the import the operator reads, upstream of it, passes
+// what the input reaches. An operator that fails and goes on is held
+// where its failing step left it. Solo and the pair, one and two workers.
 func TestAWaitDownstreamOfAFailedStepEnds(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, s *setup) {
 		s.declare("in", 2)
 		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
 		p, p2, raw, cpA, tl := dataflow.NewProbe(s.workers), dataflow.NewProbe(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewTally(s.workers)
 		s.must(CreateDataflow{Desc: dataflow.Desc{
-			ID: "halting", AsOf: frontier.At(0), Until: frontier.Empty(),
+			ID: "halting", AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"halted"},
 			Build: func(c *dataflow.Context) error {
 				a, err := c.ImportIndex("idx")
 				if err != nil {
@@ -103,9 +105,13 @@ func TestAWaitDownstreamOfAFailedStepEnds(t *testing.T) {
 					return err
 				}
 				c.Capture(cpA, arr.Oks)
-				return nil
+				return c.Export("halted", arr)
 			},
 		}})
+		// Another query reading the arrangement downstream of the failed
+		// operator through its index.
+		cpX := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: readDesc("reading halted", "halted", 0, frontier.Empty(), cpX)})
 		// An operator that fails its first step, before any data, and
 		// goes on: its output is held where that step left it, {0}.
 		pg := dataflow.NewProbe(s.workers)
@@ -127,7 +133,7 @@ func TestAWaitDownstreamOfAFailedStepEnds(t *testing.T) {
 		if err := s.ctl.Sync(testCtx(t)); err != nil {
 			t.Fatal(err)
 		}
-		downstream := map[string]waiter{"probe": p, "probe behind an operator": p2, "chunk capture": raw, "capture of an arrangement": cpA}
+		downstream := map[string]waiter{"probe": p, "probe behind an operator": p2, "chunk capture": raw, "capture of an arrangement": cpA, "query reading the arrangement's index": cpX}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		done := make(chan error, len(downstream))

@@ -50,6 +50,7 @@ type Import struct {
 	// goroutine, the only one that sets it, reads it without (Done, Drain,
 	// Close).
 	done    bool
+	fail    *failure // the point's (Spine.Fail), taken by Drain or at the import
 	buf     []event
 	cleanup runtime.Cleanup // invariant builds: reports an import collected unclosed
 }
@@ -126,6 +127,7 @@ func (p *Point) importLocked(asOf, until frontier.Frontier, wake func()) *Import
 		pres:  batch.Presentation{Since: asOf, Until: until},
 		seed:  p.upper,
 		acked: frontier.Min(),
+		fail:  p.fail,
 	}
 	p.readers++ // the own hold, a reader in the point's statistics
 	if invariants.Enabled {
@@ -204,6 +206,19 @@ func (im *Import) Ended() bool {
 	return (im.q.ended || im.p.closed) && len(im.q.events) == 0
 }
 
+// Failure reports, once a Drain took it (or the import was made after
+// it), that the trace the import reads never passes limit, because of
+// err (Spine.Fail): its writer, or what feeds it, failed; err is nil
+// while no failure is known. The import's frontier then never passes
+// limit either, and an import whose until is at or before limit still
+// completes.
+func (im *Import) Failure() (limit frontier.Frontier, err error) {
+	if im.fail == nil {
+		return frontier.Frontier{}, nil
+	}
+	return im.fail.limit, im.fail.err
+}
+
 // Drain appends the events that arrived since the last call to out.
 // Empty batches are progress only and yield no batch event; a batch already
 // covered by the seed is skipped (P3's duplicate guard); frontiers that do
@@ -218,6 +233,7 @@ func (im *Import) Drain(out []Event) []Event {
 	}
 	im.p.mu.Lock()
 	im.q.pending.Store(false)
+	im.fail = im.p.fail
 	evs := im.q.events
 	im.q.events = im.buf[:0]
 	acked, finished := im.acked, false

@@ -50,6 +50,13 @@ func (e *SinceError) Error() string {
 // Unwrap makes errors.Is(err, ErrSinceBeyond) hold.
 func (e *SinceError) Unwrap() error { return ErrSinceBeyond }
 
+// failure is a trace's end short of completion (Spine.Fail): its upper
+// never passes limit, because of err.
+type failure struct {
+	limit frontier.Frontier
+	err   error
+}
+
 // event is one replay instruction: a batch, or a frontier when b is nil.
 type event struct {
 	b *batch.Batch
@@ -114,6 +121,9 @@ type Point struct {
 
 	pub    *Spine // nil until a publisher attaches (late binding), and once closed
 	closed bool   // the publication ended
+	// fail, once set (Spine.Fail), says the trace's upper never passes
+	// fail.limit: its writer failed, or what feeds it did.
+	fail *failure
 
 	leaks []string // invariant builds: readers collected without Release
 	pause *pauses  // tests only: pause points inside P1's and P3's sections

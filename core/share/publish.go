@@ -47,6 +47,7 @@ type Spine struct {
 	woken      atomic.Bool // set when a reader moves or releases a hold (TakeWake)
 	notify     func()      // optional; called when a move sets woken (under a point's lock)
 	local      *Point      // private point for imports within the same runtime
+	fail       *failure    // Fail's first: given to every point, attached later too
 	dropped    bool        // Drop: the trace's last handle is released
 	deferring  bool        // Defer: holds are recorded, applied at Flush
 	dirty      bool        // a hold moved while deferring
@@ -126,7 +127,7 @@ func (s *Spine) LocalPoint() *Point {
 		p := NewPoint()
 		p.chain, p.upper = s.published(), s.inner.Upper()
 		p.since, p.request = s.inner.LogicalCompaction(), s.localLogical
-		p.closed = true
+		p.closed, p.fail = true, s.fail
 		s.local = p
 	}
 	if s.local == nil {
@@ -190,6 +191,9 @@ func (s *Spine) Attach(p *Point) error {
 	chain := s.published()
 	p.pub = s
 	p.chain, p.upper = chain, s.inner.Upper()
+	if p.fail == nil {
+		p.fail = s.fail
+	}
 	p.since, p.request = s.inner.LogicalCompaction(), s.localLogical
 	for _, q := range p.queues {
 		for _, b := range chain {
@@ -478,6 +482,31 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		s.mirror() // admitted batches may have merged
 	}
 	return nil
+}
+
+// Fail records that the trace's upper never passes limit, because of err:
+// its writer failed its step, or an operator feeding it did and holds its
+// output at limit, or the dataflow writing it stopped on this worker (a
+// panic). Every point, attached now or later, carries it to its imports
+// (Import.Failure), which a reading dataflow freezes its waits with
+// (dataflow.Probe.freezeAt). The first call is kept; an ended publication
+// is told nothing (its readers were told its end).
+func (s *Spine) Fail(limit frontier.Frontier, err error) {
+	if s.fail != nil {
+		return
+	}
+	s.fail = &failure{limit: limit, err: err}
+	for _, p := range s.points {
+		p.mu.Lock()
+		if !p.closed && p.fail == nil {
+			p.fail = s.fail
+			for _, q := range p.queues {
+				q.pending.Store(true) // the next Drain takes the lock, and the failure
+				q.signal()
+			}
+		}
+		p.mu.Unlock()
+	}
 }
 
 // Close seals the trace to {} (importers complete).

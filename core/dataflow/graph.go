@@ -537,9 +537,24 @@ func (d *Dataflow) stepFailed(err error) {
 
 // failer returns the function an operator of d calls with the error of
 // its own step: recorded against the operator (stepFailed) and reported
-// as the dataflow's (Env.Fail).
+// as the dataflow's (Env.Fail). Called from another goroutine than the
+// worker's (one an operator started), it reads nothing the worker writes:
+// it reports err through Env.FailElsewhere, unless the worker has dropped
+// the dataflow, and holds and freezes nothing (Context.late alike).
+// Telling the goroutine apart costs a stack trace, paid by a failure
+// only.
 func (d *Dataflow) failer(env *Env) func(error) {
 	return func(err error) {
+		if env.OnItsWorker != nil && !env.OnItsWorker() {
+			if env.FailElsewhere != nil {
+				d.elsewhere.Lock()
+				if !d.gone {
+					env.FailElsewhere(d.id, d.inc, err)
+				}
+				d.elsewhere.Unlock()
+			}
+			return
+		}
 		d.stepFailed(err)
 		if env.Fail != nil {
 			env.Fail(d.id, err)

@@ -210,7 +210,8 @@ func (b *OperatorBuilder) refuse(err error) error {
 // capture or tally downstream of it on the worker never passes that
 // frontier, so a wait on one for a time it has not passed returns an
 // error wrapping err at once (Probe.WaitPassed) where it lasted until
-// its context ended.
+// its context ended. Called from another goroutine than the worker's, it
+// reports err as the dataflow's error and holds nothing.
 func (c *Context) Failer() func(error) {
 	return c.df.failer(c.env)
 }

@@ -266,3 +266,73 @@ func (o *flatten) Step(frontier.Frontier) frontier.Frontier {
 }
 
 func (o *flatten) Shutdown() {}
+
+// offWorkerHaltOp calls its Failer from a goroutine of its own at its
+// first step, and waits for it: a failure reported off the worker, which
+// holds nothing.
+type offWorkerHaltOp struct {
+	in     *dataflow.Port[*batch.Batch]
+	fail   func(error)
+	halted bool
+}
+
+func (o *offWorkerHaltOp) Step(in frontier.Frontier) frontier.Frontier {
+	o.in.Take()
+	if !o.halted {
+		o.halted = true
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			o.fail(errHalt)
+		}()
+		<-done
+	}
+	return frontier.Empty()
+}
+
+func (o *offWorkerHaltOp) Shutdown() {}
+
+// A Failer called from another goroutine than the worker's reports the
+// error, as the dataflow's, and holds nothing: it reads nothing the
+// worker writes (a race the race detector finds otherwise), and the
+// operator downstream of it passes what the input reaches.
+func TestAFailerCalledOffTheWorkerHoldsNothing(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		p := dataflow.NewProbe(s.workers)
+		s.must(CreateDataflow{Desc: dataflow.Desc{
+			ID: "off", AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				a, err := c.ImportIndex("idx")
+				if err != nil {
+					return err
+				}
+				b := c.NewOperator("halt")
+				if err := b.Build(&offWorkerHaltOp{in: dataflow.AddInput(b, "batches", a.Oks.Stream), fail: c.Failer()}); err != nil {
+					return err
+				}
+				c.Probe(p, dataflow.AddOutput[*dataflow.Chunk](b))
+				return nil
+			},
+		}})
+		// Stepped before any data: held, its output would stay at {0}.
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		for tm := range int64(10) {
+			s.send("in", 2, []int64{tm, 1, tm, tm})
+			s.advance("in", 2, frontier.At(uint64(tm+1)))
+		}
+		if err := p.WaitPassed(testCtx(t), 9); err != nil {
+			t.Fatalf("a wait for 9 downstream of an operator whose Failer ran off the worker: %v", err)
+		}
+		if err := s.ctl.Sync(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		errs := s.ctl.TakeErrors()
+		if len(errs) != 1 || !errors.Is(errs[0], errHalt) {
+			t.Fatalf("errors %v, want the one failure", errs)
+		}
+	})
+}

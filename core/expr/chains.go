@@ -28,6 +28,9 @@ type chainReader struct {
 	tok   token.Token
 	lit   string
 	depth int // parentheses and unary operators open
+	// last is the byte offset of the last operand read, where go/parser
+	// names a call, an index or a selector applied to it.
+	last int
 }
 
 // parseChains parses src as Parse does, returning an *Error for anything
@@ -38,7 +41,7 @@ func parseChains(src string) (*Expr, error) {
 	r.file = fset.AddFile("", fset.Base(), len(src))
 	r.sc.Init(r.file, []byte(src), func(pos token.Position, msg string) {
 		if r.err == nil {
-			r.err = &Error{Expr: src, Offset: pos.Offset, Msg: msg, Kind: ErrSyntax}
+			r.err = &Error{Expr: src, Offset: pos.Offset, Msg: withLineBreakHint(src, pos.Offset, msg), Kind: ErrSyntax}
 		}
 	}, 0)
 	r.next()
@@ -48,6 +51,11 @@ func parseChains(src string) (*Expr, error) {
 	}
 	if r.tok == token.SEMICOLON && r.lit == "\n" {
 		r.next() // a line break or the end after the last operand
+		if r.tok != token.EOF {
+			// The line break ended the expression: whatever follows
+			// is not an operator applied to it.
+			return nil, r.expected("'EOF'")
+		}
 	}
 	if r.tok != token.EOF {
 		return nil, r.unexpected("'EOF'")
@@ -82,20 +90,32 @@ func (r *chainReader) found() string {
 	return "'" + r.tok.String() + "'"
 }
 
+// expected refuses the token where want was expected, with go/parser's
+// message, and its hint where a line break ended the expression.
+func (r *chainReader) expected(want string) *Error {
+	e := r.fail(r.off, "expected %s, found %s", want, r.found())
+	if e != r.err {
+		e.Msg = withLineBreakHint(r.p.src, e.Offset, e.Msg)
+	}
+	return e
+}
+
 // unexpected refuses the token after an operand where want was expected.
+// A call, an index or a selector is named at the operand it applies to,
+// as go/parser names it.
 func (r *chainReader) unexpected(want string) *Error {
 	switch r.tok {
 	case token.LPAREN:
-		return r.fail(r.off, "function calls not allowed")
+		return r.fail(r.last, "function calls not allowed")
 	case token.LBRACK:
-		return r.fail(r.off, "indexing not allowed")
+		return r.fail(r.last, "indexing not allowed")
 	case token.PERIOD:
-		return r.fail(r.off, "a ref is alias.column or column")
+		return r.fail(r.last, "a ref is alias.column or column")
 	}
 	if r.tok.Precedence() > 0 {
 		return r.fail(r.off, "operator %s not allowed", r.tok)
 	}
-	return r.fail(r.off, "expected %s, found %s", want, r.found())
+	return r.expected(want)
 }
 
 // open enters a parenthesis or a unary operator.
@@ -171,6 +191,14 @@ func (r *chainReader) unary() (*Node, error) {
 
 // operand reads a literal, a ref or a parenthesized expression.
 func (r *chainReader) operand() (*Node, error) {
+	start := r.off
+	n, err := r.primary()
+	r.last = start
+	return n, err
+}
+
+// primary is operand, without noting where the operand starts.
+func (r *chainReader) primary() (*Node, error) {
 	switch r.tok {
 	case token.INT:
 		v, msg := literal(r.lit)
@@ -192,6 +220,9 @@ func (r *chainReader) operand() (*Node, error) {
 			}
 			ref = Ref{Alias: ref.Column, Column: r.lit}
 			r.next()
+			if r.tok == token.PERIOD {
+				return nil, r.thirdPart(pos, ref)
+			}
 		}
 		r.p.addRef(ref)
 		return &Node{Op: OpRef, Ref: ref, Pos: pos}, nil
@@ -215,5 +246,26 @@ func (r *chainReader) operand() (*Node, error) {
 	case token.MUL:
 		return nil, r.fail(r.off, "pointer dereference not allowed")
 	}
-	return nil, r.fail(r.off, "expected operand, found %s", r.found())
+	return nil, r.expected("operand")
+}
+
+// thirdPart refuses a ref of more than two parts, at the tokens after
+// ref's period, naming it at pos as go/parser's tree is named (parseGo):
+// alias.view.column likely means a query view's output view.column,
+// whose column is view_column.
+func (r *chainReader) thirdPart(pos int, ref Ref) *Error {
+	r.next()
+	if r.tok != token.IDENT {
+		return r.fail(pos, "a ref is alias.column or column")
+	}
+	col := r.lit
+	r.next()
+	switch r.tok {
+	case token.PERIOD:
+		return r.fail(pos, "a ref is alias.column or column")
+	case token.LPAREN:
+		return r.fail(pos, "function calls not allowed")
+	}
+	return r.fail(pos, "a ref is alias.column or column (a query view's output %s.%s is its column %s_%s: write %s.%s_%s)",
+		ref.Column, col, ref.Column, col, ref.Alias, ref.Column, col)
 }

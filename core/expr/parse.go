@@ -242,10 +242,7 @@ func parseGo(src string) (*Expr, error) {
 	if err != nil {
 		var list scanner.ErrorList
 		if errors.As(err, &list) && len(list) > 0 {
-			msg := list[0].Msg
-			if endedByLineBreak(src, list[0].Pos.Offset, msg) {
-				msg += " (a line break after a column, a literal or ')' ends the expression, as in Go: break the line after an operator)"
-			}
+			msg := withLineBreakHint(src, list[0].Pos.Offset, list[0].Msg)
 			return nil, &Error{Expr: src, Offset: list[0].Pos.Offset, Msg: msg, Kind: ErrSyntax}
 		}
 		return nil, &Error{Expr: src, Offset: -1, Msg: err.Error(), Kind: ErrSyntax}
@@ -256,6 +253,15 @@ func parseGo(src string) (*Expr, error) {
 		return nil, err
 	}
 	return &Expr{src: src, root: root, refs: p.refs}, nil
+}
+
+// withLineBreakHint returns the syntax error msg at offset, with a hint
+// if Go's automatic semicolon at a line break caused it.
+func withLineBreakHint(src string, offset int, msg string) string {
+	if endedByLineBreak(src, offset, msg) {
+		msg += " (a line break after a column, a literal or ')' ends the expression, as in Go: break the line after an operator)"
+	}
+	return msg
 }
 
 // endedByLineBreak reports whether the syntax error msg at offset comes

@@ -12,8 +12,10 @@
 // (docs/spec.md "Fields"): another t is ErrTime. EvalCollection answers at
 // any t, as an index does.
 //
-// Independence: expressions are parsed with go/parser and evaluated on
-// math/big over the go/ast tree (expr.go), without core/expr, so that an
+// Independence: expressions are parsed with go/parser (beyond its
+// nesting bound, by cutting the tokens at operators and peeling unary
+// operators and parentheses, parseLong) and evaluated on math/big over
+// the go/ast tree (expr.go), without core/expr, so that an
 // expression bug cannot hide in both; counts are math/big too. From
 // core/plan it takes the checked plan: names, columns, the joined layout
 // and the classes, not the arrangement choice.

@@ -57,74 +57,205 @@ func parseBig(src string) (*bigExpr, error) {
 	return &bigExpr{src: src, tree: tree}, nil
 }
 
-// parseLong is parser.ParseExpr for an expression of any number of
-// binary operators at one level (docs/spec.md "Expressions"): go/parser
-// counts each as a level of nesting and stops at 100,000. Where it stops
-// so, the text is cut at its operators of the lowest precedence outside
-// parentheses, each part parsed so in turn, and the parts joined from the
-// left, as Go's operators associate.
+// maxNesting is how deep parentheses and unary operators may nest
+// (docs/spec.md "Expressions"), each a level; binary operators at one
+// level are no nesting.
+const maxNesting = 100000
+
+// parseLong is parser.ParseExpr for the expressions docs/spec.md
+// "Expressions" accepts beyond go/parser's nesting bound: go/parser counts
+// each binary operator of a chain as a level, and a parenthesized right
+// operand as two, and stops at 100,000 levels. Where it stops so, the text
+// is read by longReader, an algorithm of its own: the tokens outside
+// parentheses are cut at their operators of the lowest precedence, the
+// parts joined from the left, as Go's operators associate; a part of no
+// such operator is a unary operator applied to the rest or a
+// parenthesized expression, read so in turn; a short part is parsed by
+// go/parser. Parentheses and unary operators then nest at most maxNesting
+// deep, as the spec says.
 func parseLong(src string) (ast.Expr, error) {
 	tree, err := parser.ParseExpr(src)
 	if err == nil || !strings.Contains(err.Error(), "exceeded max nesting depth") {
 		return tree, err
 	}
-	type cut struct {
-		off, end int
-		op       token.Token
-	}
-	var cuts []cut
-	fset := token.NewFileSet()
-	file := fset.AddFile("", fset.Base(), len(src))
-	var sc scanner.Scanner
-	sc.Init(file, []byte(src), nil, 0)
-	depth, operand, lowest := 0, false, token.HighestPrec+1
-	for {
-		pos, tok, lit := sc.Scan()
-		if tok == token.EOF || tok == token.SEMICOLON && lit == "\n" {
-			break
-		}
-		switch {
-		case tok == token.LPAREN:
-			depth++
-			operand = false
-			continue
-		case tok == token.RPAREN:
-			depth--
-			operand = true
-			continue
-		}
-		if prec := tok.Precedence(); depth == 0 && operand && prec > 0 {
-			off := file.Offset(pos)
-			if prec < lowest {
-				lowest, cuts = prec, nil
-			}
-			if prec == lowest {
-				cuts = append(cuts, cut{off: off, end: off + len(tok.String()), op: tok})
-			}
-			operand = false
-			continue
-		}
-		operand = tok == token.IDENT || tok.IsLiteral()
-	}
-	if len(cuts) == 0 {
+	return readLong(src, err)
+}
+
+// readLong reads src with longReader; err is go/parser's error, given
+// where src is not one expression of matched parentheses.
+func readLong(src string, err error) (ast.Expr, error) {
+	r := &longReader{src: src}
+	if !r.scan() {
 		return nil, err
 	}
-	x, xerr := parseLong(src[:cuts[0].off])
+	x, xerr := r.read(0, len(r.toks))
 	if xerr != nil {
 		return nil, xerr
 	}
-	for i, c := range cuts {
-		end := len(src)
-		if i+1 < len(cuts) {
-			end = cuts[i+1].off
-		}
-		y, yerr := parseLong(src[c.end:end])
-		if yerr != nil {
-			return nil, yerr
-		}
-		x = &ast.BinaryExpr{X: x, Op: c.op, Y: y}
+	if d := nesting(x); d > maxNesting {
+		return nil, fmt.Errorf("parentheses and unary operators nest %d deep, more than %d", d, maxNesting)
 	}
 	return x, nil
+}
+
+// longReader reads the tokens of an expression too deep for go/parser.
+type longReader struct {
+	src   string
+	toks  []longTok
+	match []int // for a '(' the index of its ')'
+}
+
+type longTok struct {
+	off, end int
+	tok      token.Token
+}
+
+// shortPart is the length of a part go/parser reads whole: so short a
+// text nests fewer than 100,000 of its levels. (A variable for the
+// tests, which read every part with longReader.)
+var shortPart = 4096
+
+// scan reads the tokens, reporting false where the text is not one
+// expression of matched parentheses.
+func (r *longReader) scan() bool {
+	fset := token.NewFileSet()
+	file := fset.AddFile("", fset.Base(), len(r.src))
+	var sc scanner.Scanner
+	bad := false
+	sc.Init(file, []byte(r.src), func(token.Position, string) { bad = true }, 0)
+	var open []int
+	for {
+		pos, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.SEMICOLON {
+			// A line break after the last operand ends the text; any
+			// other ends the expression before it.
+			if _, next, _ := sc.Scan(); lit != "\n" || next != token.EOF {
+				return false
+			}
+			break
+		}
+		if tok == token.ILLEGAL {
+			return false
+		}
+		off := file.Offset(pos)
+		end := off + len(lit)
+		if lit == "" {
+			end = off + len(tok.String())
+		}
+		r.match = append(r.match, -1)
+		switch tok {
+		case token.LPAREN:
+			open = append(open, len(r.toks))
+		case token.RPAREN:
+			if len(open) == 0 {
+				return false
+			}
+			r.match[open[len(open)-1]] = len(r.toks)
+			open = open[:len(open)-1]
+		}
+		r.toks = append(r.toks, longTok{off: off, end: end, tok: tok})
+	}
+	return !bad && len(open) == 0
+}
+
+// read returns the tree of the tokens [i, j).
+func (r *longReader) read(i, j int) (ast.Expr, error) {
+	if i >= j {
+		return nil, errors.New("expected operand")
+	}
+	if r.toks[j-1].end-r.toks[i].off <= shortPart {
+		return parser.ParseExpr(r.src[r.toks[i].off:r.toks[j-1].end])
+	}
+	// The binary operators outside parentheses: an operator token after
+	// an operand.
+	var cuts []int
+	lowest, operand := token.HighestPrec+1, false
+	for k := i; k < j; k++ {
+		tok := r.toks[k].tok
+		switch {
+		case tok == token.LPAREN:
+			k, operand = r.match[k], true
+		case tok == token.IDENT || tok.IsLiteral():
+			operand = true
+		case operand && tok.Precedence() > 0:
+			if p := tok.Precedence(); p < lowest {
+				lowest, cuts = p, cuts[:0]
+			}
+			if tok.Precedence() == lowest {
+				cuts = append(cuts, k)
+			}
+			operand = false
+		default:
+			operand = false
+		}
+	}
+	if len(cuts) > 0 {
+		x, err := r.read(i, cuts[0])
+		if err != nil {
+			return nil, err
+		}
+		for n, k := range cuts {
+			end := j
+			if n+1 < len(cuts) {
+				end = cuts[n+1]
+			}
+			y, err := r.read(k+1, end)
+			if err != nil {
+				return nil, err
+			}
+			x = &ast.BinaryExpr{X: x, Op: r.toks[k].tok, Y: y}
+		}
+		return x, nil
+	}
+	// Unary operators, all those in front at once.
+	u := i
+	for u < j && (r.toks[u].tok == token.SUB || r.toks[u].tok == token.NOT) {
+		u++
+	}
+	if u > i {
+		x, err := r.read(u, j)
+		if err != nil {
+			return nil, err
+		}
+		for k := u - 1; k >= i; k-- {
+			x = &ast.UnaryExpr{Op: r.toks[k].tok, X: x}
+		}
+		return x, nil
+	}
+	if r.toks[i].tok == token.LPAREN && r.match[i] == j-1 {
+		x, err := r.read(i+1, j-1)
+		if err != nil {
+			return nil, err
+		}
+		return &ast.ParenExpr{X: x}, nil
+	}
+	return parser.ParseExpr(r.src[r.toks[i].off:r.toks[j-1].end])
+}
+
+// nesting returns how deep parentheses and unary operators nest in e.
+func nesting(e ast.Expr) int {
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return 1 + nesting(e.X)
+	case *ast.UnaryExpr:
+		return 1 + nesting(e.X)
+	case *ast.BinaryExpr:
+		// Down the left operands iteratively: a chain nests to the
+		// left as deep as it is long.
+		d := 0
+		for {
+			d = max(d, nesting(e.Y))
+			x, ok := e.X.(*ast.BinaryExpr)
+			if !ok {
+				return max(d, nesting(e.X))
+			}
+			e = x
+		}
+	}
+	return 0
 }
 
 func accepted(e ast.Expr) error {

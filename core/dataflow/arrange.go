@@ -202,7 +202,21 @@ func (o *arrangeOp) emit(at []frontier.Time) {
 	o.over.Send(ch)
 }
 
-func (o *arrangeOp) Shutdown() {}
+// Shutdown tells the arrangement's trace that it stops where it was
+// sealed: the dataflow writing it is dropped (or its create failed), and
+// a trace kept alive past it (a re-export's, a Maintained reader's of an
+// index freed before) is written no more. Its readers freeze their waits
+// there once their runtime tells them of the drop (importOp.Step). An
+// ended publication, the usual drop's, is told nothing (share.Spine.Fail).
+func (o *arrangeOp) Shutdown() { o.spine.Fail(o.sealed, errWriterDropped) }
+
+// errWriterDropped is the failure a dropped writer leaves on its traces
+// (arrangeOp.Shutdown). A reader freezes its waits with it only with the
+// error its runtime gives the drop (Dataflow.EndImport: the drop's
+// runtime.ErrIndexDropped, naming the reader), so that Solo and the pair,
+// whose publications learn of the drop at another moment than their
+// readers, end the same waits with the same error.
+var errWriterDropped = errors.New("dataflow: the dataflow writing the trace was dropped")
 
 // failTrace tells the arrangement's trace, and through it every reader
 // importing it, that its upper never passes limit, because of err
@@ -282,9 +296,17 @@ func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
 	if !o.failFrozen {
 		if limit, err := o.im.Failure(); err != nil && !o.im.Presentation().Until.LessEqual(limit) {
 			// The trace never passes limit, short of until: nor does
-			// anything downstream.
-			o.failFrozen = true
-			o.n.df.freezeDownstream(o.n, limit, err)
+			// anything downstream. A dropped writer's, once the
+			// runtime has told the dataflow of the drop, with the
+			// runtime's error.
+			switch {
+			case err != errWriterDropped:
+				o.failFrozen = true
+				o.n.df.freezeDownstream(o.n, limit, err)
+			case o.ended != nil:
+				o.failFrozen = true
+				o.n.df.freezeDownstream(o.n, limit, o.ended)
+			}
 		}
 	}
 	if o.ended != nil && !o.frozen && o.im.Ended() {

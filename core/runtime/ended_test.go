@@ -336,3 +336,56 @@ func TestAFailerCalledOffTheWorkerHoldsNothing(t *testing.T) {
 		}
 	})
 }
+
+// A Maintained reader of an index freed before (AllowCompaction to {})
+// keeps its traces written and reads on; once their writer is dropped the
+// traces stop, and the reader is told (runtime.ErrIndexDropped): a wait
+// on its capture for a time past where the traces stopped ends with that
+// error at once (the writer's drop tells its traces, share.Spine.Fail,
+// whose publication goes on for the reader), where it lasted until its
+// context; a time before it passes. Solo and the pair agree, whichever
+// runtime of the pair lags while the index and its reader are made.
+func TestAWaitOfAReaderWhoseWriterIsDroppedEnds(t *testing.T) {
+	want := "[at 2: passed after the free, at 4: passed in progress: index dropped at 6: index dropped at 4 after: passed]"
+	wantErrs := []string{
+		`dataflow mr: index "idx", which it imports, reads traces whose writer, dataflow maintain idx, is dropped: runtime: index dropped while a dataflow imports it (the dataflow's frontier stops where the index's did; drop importers first)`,
+	}
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		outs := agree(t, lag, func(s *setup, _ *[]string) string {
+			var out []string
+			for tm := range int64(3) {
+				s.send("in", 2, []int64{tm, 1, tm, tm})
+			}
+			s.advance("in", 2, frontier.At(3))
+			s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+			cp := dataflow.NewCapture(s.workers)
+			s.must(CreateDataflow{Desc: dataflow.Desc{
+				ID: "mr", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					a, err := c.ImportIndex("idx")
+					if err != nil {
+						return err
+					}
+					c.Capture(cp, a.Oks)
+					return nil
+				},
+			}})
+			s.resume()
+			out = append(out, "at 2: "+endedOutcome(cp, 2))
+			s.must(AllowCompaction{ID: "idx", Frontier: frontier.Empty()})
+			s.send("in", 2, []int64{3, 1, 3, 3})
+			s.advance("in", 2, frontier.At(5))
+			out = append(out, "after the free, at 4: "+endedOutcome(cp, 4))
+			waited := make(chan string, 1)
+			go func() { waited <- endedOutcome(cp, 6) }()
+			s.must(DropDataflow{ID: "maintain idx"})
+			out = append(out, "in progress: "+<-waited, "at 6: "+endedOutcome(cp, 6), "at 4 after: "+endedOutcome(cp, 4))
+			return fmt.Sprint(out)
+		})
+		for w, o := range outs {
+			if o.answer != want || fmt.Sprint(o.errs) != fmt.Sprint(wantErrs) {
+				t.Errorf("lag %v, workers %d: %s\nerrors %q\nwant %s\nerrors %q", lag, w, o.answer, o.errs, want, wantErrs)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/core/spine"
 )
 
 // A wait whose probe passed its time before the workers stopped returns
@@ -355,5 +356,81 @@ func TestAWorkerFrozenAtALimitEndsTheWaitsPastIt(t *testing.T) {
 	}
 	if err := p.WaitPassed(ctx, 2); err != nil {
 		t.Fatalf("a wait for 2 after a freeze at the earlier {3}: %v", err)
+	}
+}
+
+// failingOp forwards nothing, fails through its Failer at the first step
+// whose input frontier has passed 1, and holds its capability at {2}.
+type failingOp struct {
+	in     *Port[*Chunk]
+	fail   func(error)
+	failed bool
+}
+
+func (o *failingOp) Step(in frontier.Frontier) frontier.Frontier {
+	o.in.Take()
+	if !o.failed && frontier.At(2).LessEqual(in) {
+		o.failed = true
+		o.fail(errFailing)
+	}
+	if o.failed {
+		return frontier.At(2)
+	}
+	return frontier.Empty()
+}
+
+func (o *failingOp) Shutdown() {}
+
+var errFailing = errors.New("failing")
+
+// A step that fails through its Failer freezes the probe downstream of
+// its operator, on a worker stepped by hand, at the frontier it holds
+// ({2}): a wait for 2 or later returns the failure at once, one for 1
+// passes, and a probe on the input, upstream of it, passes 4.
+func TestAFailedStepFreezesTheProbeDownstream(t *testing.T) {
+	var errs []error
+	env := &Env{
+		Worker: 0, Peers: 1, Manager: NewIndexManager(), Hub: NewHub(1),
+		Activate: func(*Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+		Fail: func(df string, err error) { errs = append(errs, err) },
+	}
+	env.Inputs = NewInputs(0, 1, env.Activate)
+	down, up := NewProbe(1), NewProbe(1)
+	df, err := Build(env, Desc{ID: "d", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 2)
+		if err != nil {
+			return err
+		}
+		c.Probe(up, in.Oks)
+		b := c.NewOperator("failing")
+		if err := b.Build(&failingOp{in: AddInput(b, "rows", in.Oks), fail: c.Failer()}); err != nil {
+			return err
+		}
+		c.Probe(down, AddOutput[*Chunk](b))
+		return nil
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	for f := range uint64(5) {
+		if err := env.Inputs.Advance("in", frontier.At(f+1)); err != nil {
+			t.Fatal(err)
+		}
+		df.Step()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := down.WaitPassed(ctx, 2); !errors.Is(err, errFailing) {
+		t.Fatalf("a wait for 2 downstream of the operator held at {2}: %v, want its failure", err)
+	}
+	if err := down.WaitPassed(ctx, 1); err != nil {
+		t.Fatalf("a wait for 1 downstream of the operator held at {2}: %v", err)
+	}
+	if err := up.WaitPassed(ctx, 4); err != nil {
+		t.Fatalf("a wait for 4 on the input, upstream of the failed operator: %v", err)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], errFailing) {
+		t.Fatalf("errors %v, want the failure once", errs)
 	}
 }

@@ -21,6 +21,7 @@ const (
 	PeerBundleAtZero           Name = "peer-bundle-at-zero"             // 14
 	DiffArithmeticWraps        Name = "diff-arithmetic-wraps"           // 15
 	StaleDropReleasesNewHold   Name = "stale-drop-releases-new-hold"    // 16
+	FailedStepFreezesNothing   Name = "failed-step-freezes-nothing"     // 17
 )
 
 // Mutant is one entry of the catalogue.
@@ -59,6 +60,7 @@ func Catalogue() []Mutant {
 		{PeerBundleAtZero, 14, "core/share", "a peer bundle holds at {0} instead of the dataflow's as_of", false},
 		{DiffArithmeticWraps, 15, "core/batch", "consolidating diffs wraps around int64 instead of reporting numeric overflow", false},
 		{StaleDropReleasesNewHold, 16, "core/share", "a stale create of an old index incarnation takes the newest incarnation's peer hold, so its stale drop releases it", true},
+		{FailedStepFreezesNothing, 17, "core/dataflow", "an operator that failed its step holds its output but ends no wait downstream of it: a probe's wait for a time it will never pass lasts until its context", false},
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
 	"github.com/tracebench/tracebench/internal/invariants"
-	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // Operator is one node's logic. Step is called once per pass of its
@@ -539,15 +538,19 @@ func (d *Dataflow) stepFailed(err error) {
 // failer returns the function an operator of d calls with the error of
 // its own step: recorded against the operator (stepFailed) and reported
 // as the dataflow's (Env.Fail). Called from another goroutine than the
-// worker's (one an operator started), it reads nothing the worker writes:
-// it reports err through Env.FailElsewhere, unless the worker has dropped
-// the dataflow, and holds and freezes nothing (Context.late alike).
-// Telling the goroutine apart costs a stack trace, paid by a failure
-// only.
+// worker's (one the Build started, say), it reads nothing the worker
+// writes: the error is reported through Env.FailElsewhere, until the
+// worker drops the dataflow, and holds no operator, as no step of the
+// dataflow's made it (the operator the worker is stepping then, if any,
+// is not the caller). Telling the goroutine apart costs a stack trace,
+// paid by a failure only.
 func (d *Dataflow) failer(env *Env) func(error) {
 	return func(err error) {
 		if env.OnItsWorker != nil && !env.OnItsWorker() {
 			if env.FailElsewhere != nil {
+				if !strings.HasPrefix(err.Error(), "dataflow "+d.id+":") {
+					err = fmt.Errorf("dataflow %s: %w", d.id, err)
+				}
 				d.elsewhere.Lock()
 				if !d.gone {
 					env.FailElsewhere(d.id, d.inc, err)
@@ -570,9 +573,6 @@ func (d *Dataflow) failer(env *Env) func(error) {
 // (node.link). The nodes are in a topological order (checkOrder), so one
 // pass finds them; a cold path, taken once per failed operator.
 func (d *Dataflow) freezeDownstream(n *node, limit frontier.Frontier, err error) {
-	if mutants.Enabled && mutants.On(mutants.FailedStepFreezesNothing) {
-		return
-	}
 	down := map[*node]bool{n: true}
 	if f, ok := n.op.(traceFailer); ok {
 		f.failTrace(limit, err)

@@ -210,8 +210,10 @@ func (b *OperatorBuilder) refuse(err error) error {
 // capture or tally downstream of it on the worker never passes that
 // frontier, so a wait on one for a time it has not passed returns an
 // error wrapping err at once (Probe.WaitPassed) where it lasted until
-// its context ended. Called from another goroutine than the worker's, it
-// reports err as the dataflow's error and holds nothing.
+// its context ended. Called from another goroutine than the worker's
+// (one the Build started), it reports err as the dataflow's until the
+// worker drops the dataflow, reads nothing the worker writes, and holds
+// no operator: the one the worker steps then is not the caller.
 func (c *Context) Failer() func(error) {
 	return c.df.failer(c.env)
 }

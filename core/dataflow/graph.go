@@ -62,6 +62,9 @@ type node struct {
 	// probes downstream of it on this worker never pass it
 	// (Dataflow.stepFailed, freezeDownstream).
 	failed error
+	// failHeld says the failure was taken (Dataflow.step): the output
+	// frontier held and what is downstream frozen, once.
+	failHeld bool
 	// kept says the chunks the node sends keep the operator contract by
 	// construction, times included: an input's source (Inputs.Send checked
 	// them against its frontier), an exchange's receiver (its sender
@@ -493,15 +496,17 @@ func (d *Dataflow) step() bool {
 		n.cap = n.op.Step(in)
 		d.stepping = nil
 		out := n.cap.Meet(in)
-		if n.failed != nil && !n.held {
+		if n.failed != nil && !n.failHeld {
 			// Its step failed: held where the step left it (or
-			// where it was, had the step taken it back), and what
-			// is downstream never passes that.
-			n.held = true
-			if out != n.out && n.out.LessEqual(out) {
+			// where it was, had the step taken it back, or had it
+			// gone back before: held there already), and what is
+			// downstream never passes that.
+			n.failHeld = true
+			if !n.held && out != n.out && n.out.LessEqual(out) {
 				n.out = out
 				moved = true
 			}
+			n.held = true
 			d.freezeDownstream(n, n.out, n.failed)
 			continue
 		}

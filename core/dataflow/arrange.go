@@ -267,8 +267,10 @@ type importOp struct {
 	ended  error
 	frozen bool
 	// failFrozen says what is downstream was frozen at the limit of the
-	// trace's failure (share.Import.Failure).
+	// trace's failure (share.Import.Failure), failLimit; a failure told
+	// later at an earlier limit freezes it again there.
 	failFrozen bool
+	failLimit  frontier.Frontier
 }
 
 func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
@@ -293,20 +295,18 @@ func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
 	if o.im.Done() {
 		return frontier.Empty()
 	}
-	if !o.failFrozen {
-		if limit, err := o.im.Failure(); err != nil && !o.im.Presentation().Until.LessEqual(limit) {
-			// The trace never passes limit, short of until: nor does
-			// anything downstream. A dropped writer's, once the
-			// runtime has told the dataflow of the drop, with the
-			// runtime's error.
-			switch {
-			case err != errWriterDropped:
-				o.failFrozen = true
-				o.n.df.freezeDownstream(o.n, limit, err)
-			case o.ended != nil:
-				o.failFrozen = true
-				o.n.df.freezeDownstream(o.n, limit, o.ended)
-			}
+	if limit, err := o.im.Failure(); err != nil && (!o.failFrozen || limit.Less(o.failLimit)) && !o.im.Presentation().Until.LessEqual(limit) {
+		// The trace never passes limit, short of until: nor does
+		// anything downstream (again at an earlier limit, a later
+		// failure's). A dropped writer's, once the runtime has told the
+		// dataflow of the drop, with the runtime's error.
+		switch {
+		case err != errWriterDropped:
+			o.failFrozen, o.failLimit = true, limit
+			o.n.df.freezeDownstream(o.n, limit, err)
+		case o.ended != nil:
+			o.failFrozen, o.failLimit = true, limit
+			o.n.df.freezeDownstream(o.n, limit, o.ended)
 		}
 	}
 	if o.ended != nil && !o.frozen && o.im.Ended() {

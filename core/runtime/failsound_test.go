@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -196,6 +198,105 @@ func TestAFailureAfterGoingBackEndsTheWaits(t *testing.T) {
 		}
 		if err := probes["fail behind"].WaitPassed(ctx, 3); !errors.Is(err, errBack) {
 			t.Errorf("a wait for 3 behind the operator held at {3}: %v, want its first failure", err)
+		}
+		s.ctl.TakeErrors()
+	})
+}
+
+// capFailOp forwards its input's updates as rows and holds its
+// capability at {c} from its first step: its output never passes c.
+// Once its input frontier has passed failAt (failAt >= c), it calls its
+// Failer, so what is downstream of it is frozen at {c} (its output
+// frontier then, whatever the timing of the rounds: a script's outcomes
+// are the same on every setup). With failAt 0 it never fails, and holds
+// nothing (capability {}).
+type capFailOp struct {
+	in     *dataflow.Port[*batch.Batch]
+	out    *dataflow.Stream[*dataflow.Chunk]
+	fail   func(error)
+	c      uint64
+	failAt uint64
+	failed bool
+	id     string
+}
+
+func (o *capFailOp) Step(in frontier.Frontier) frontier.Frontier {
+	for _, b := range o.in.Take() {
+		c := dataflow.NewChunk(2, b.Len())
+		for _, u := range b.Updates() {
+			c.Push([]int64{u.Key[0], u.Val[0]}, u.Time, u.Diff)
+		}
+		o.out.Send(c)
+	}
+	if o.failAt == 0 {
+		return frontier.Empty()
+	}
+	if !o.failed && frontier.At(o.failAt).LessEqual(in) {
+		o.failed = true
+		o.fail(fmt.Errorf("level %s failed", o.id))
+	}
+	return frontier.At(o.c)
+}
+
+func (o *capFailOp) Shutdown() {}
+
+// levelDesc is a dataflow reading index from through a capFailOp (held at
+// {c}, failing once its input passes failAt; failAt 0: never), arranging
+// its output, capturing it on cp and exporting it as "ix"+id.
+func levelDesc(id, from string, maintained bool, c, failAt uint64, cp *dataflow.Capture) dataflow.Desc {
+	return dataflow.Desc{
+		ID: id, Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"ix" + id},
+		Build: func(cx *dataflow.Context) error {
+			a, err := cx.ImportIndex(from)
+			if err != nil {
+				return err
+			}
+			b := cx.NewOperator("fail")
+			op := &capFailOp{in: dataflow.AddInput(b, "batches", a.Oks.Stream), out: dataflow.AddOutput[*dataflow.Chunk](b), fail: cx.Failer(), c: c, failAt: failAt, id: id}
+			if err := b.Build(op); err != nil {
+				return err
+			}
+			errs := dataflow.AddOutput[*dataflow.Chunk](b)
+			arr, err := cx.Arrange(dataflow.Collection{Arity: 2, Oks: op.out, Errs: errs}, []int{0})
+			if err != nil {
+				return err
+			}
+			cx.Capture(cp, arr.Oks)
+			return cx.Export("ix"+id, arr)
+		},
+	}
+}
+
+// A trace told of a failure upstream of its writer (at {6}) and then of
+// its writer's own (at the earlier {4}) carries the earlier limit to its
+// readers: a query reading it ends its waits for 4 and 5 with the
+// writer's failure, as it does when the failures come the other way
+// round. Before, the first limit told was kept (Spine.Fail), so which
+// limit the readers saw, and whether a wait for 4 ended or lasted until
+// its context, depended on which failure the rounds stepped first. Here
+// the input jumps past both failures in one command, so the upstream
+// failure comes first. Solo and the pair, one and two workers.
+func TestATraceTakesTheEarlierOfTwoFailures(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("idx0", "in", 2, []int{0}, 0, nil)})
+		c0, c1, cq := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: levelDesc("L0", "idx0", true, 6, 7, c0)})
+		s.must(CreateDataflow{Desc: levelDesc("L1", "ixL0", true, 4, 5, c1)})
+		s.must(CreateDataflow{Desc: levelDesc("Q", "ixL1", false, 0, 0, cq)})
+		for tm := range int64(9) {
+			s.send("in", 2, []int64{tm, 1, tm % 3, tm})
+		}
+		s.advance("in", 2, frontier.At(9))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for _, tm := range []uint64{4, 5} {
+			if err := cq.WaitPassed(ctx, tm); err == nil || !strings.Contains(err.Error(), "level L1 failed") {
+				t.Errorf("a wait for %d on the query reading the index held at {4}: %v, want its writer's failure", tm, err)
+			}
+		}
+		if err := cq.WaitPassed(ctx, 3); err != nil {
+			t.Errorf("a wait for 3 on the query reading the index held at {4}: %v", err)
 		}
 		s.ctl.TakeErrors()
 	})

@@ -191,7 +191,7 @@ func (s *Spine) Attach(p *Point) error {
 	chain := s.published()
 	p.pub = s
 	p.chain, p.upper = chain, s.inner.Upper()
-	if p.fail == nil {
+	if s.fail != nil && (p.fail == nil || s.fail.limit.Less(p.fail.limit)) {
 		p.fail = s.fail
 	}
 	p.since, p.request = s.inner.LogicalCompaction(), s.localLogical
@@ -489,16 +489,19 @@ func (s *Spine) Insert(b *batch.Batch) error {
 // output at limit, or the dataflow writing it stopped on this worker (a
 // panic). Every point, attached now or later, carries it to its imports
 // (Import.Failure), which a reading dataflow freezes its waits with
-// (dataflow.Probe.freezeAt). The first call is kept; an ended publication
-// is told nothing (its readers were told its end).
+// (dataflow.Probe.freezeAt). A later call is kept only if its limit is
+// earlier (a tighter bound: an operator feeding the trace failed after a
+// failure further upstream was told, holding the trace further back),
+// whichever failure came first; an ended publication is told nothing
+// (its readers were told its end).
 func (s *Spine) Fail(limit frontier.Frontier, err error) {
-	if s.fail != nil {
+	if s.fail != nil && !limit.Less(s.fail.limit) {
 		return
 	}
 	s.fail = &failure{limit: limit, err: err}
 	for _, p := range s.points {
 		p.mu.Lock()
-		if !p.closed && p.fail == nil {
+		if !p.closed && (p.fail == nil || limit.Less(p.fail.limit)) {
 			p.fail = s.fail
 			for _, q := range p.queues {
 				q.pending.Store(true) // the next Drain takes the lock, and the failure

@@ -389,3 +389,57 @@ func TestAWaitOfAReaderWhoseWriterIsDroppedEnds(t *testing.T) {
 		}
 	}
 }
+
+// A query reading a view (a Maintained dataflow arranging what it reads
+// of an index) is not told when the index is dropped: the view is. The
+// view's import freezes what is downstream of it once told, its
+// arrangement tells its trace, and through it the query's import: the
+// query's waits past where the index stopped end with the view's error,
+// alike in Solo and the pair.
+func TestAWaitOnAViewOfADroppedIndexEnds(t *testing.T) {
+	want := "[at 2: passed in progress: index dropped at 4: index dropped at 2 after: passed]"
+	wantErrs := []string{`dataflow v: index "idx", which it imports, goes with dataflow maintain idx: runtime: index dropped while a dataflow imports it (the dataflow's frontier stops where the index's did; drop importers first)`}
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		outs := agree(t, lag, func(s *setup, _ *[]string) string {
+			var out []string
+			for tm := range int64(3) {
+				s.send("in", 2, []int64{tm, 1, tm, tm})
+			}
+			s.advance("in", 2, frontier.At(3))
+			s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+			s.must(CreateDataflow{Desc: dataflow.Desc{
+				ID: "v", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(), Exports: []string{"vidx"},
+				Build: func(c *dataflow.Context) error {
+					a, err := c.ImportIndex("idx")
+					if err != nil {
+						return err
+					}
+					b := c.NewOperator("rows")
+					f := &flatten{in: dataflow.AddInput(b, "batches", a.Oks.Stream), out: dataflow.AddOutput[*dataflow.Chunk](b)}
+					if err := b.Build(f); err != nil {
+						return err
+					}
+					arr, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: f.out, Errs: dataflow.AddOutput[*dataflow.Chunk](b)}, []int{1})
+					if err != nil {
+						return err
+					}
+					return c.Export("vidx", arr)
+				},
+			}})
+			cp := dataflow.NewCapture(s.workers)
+			s.must(CreateDataflow{Desc: readDesc("q", "vidx", 0, frontier.Empty(), cp)})
+			s.resume()
+			out = append(out, "at 2: "+endedOutcome(cp, 2))
+			waited := make(chan string, 1)
+			go func() { waited <- endedOutcome(cp, 5) }()
+			s.must(DropDataflow{ID: "maintain idx"})
+			out = append(out, "in progress: "+<-waited, "at 4: "+endedOutcome(cp, 4), "at 2 after: "+endedOutcome(cp, 2))
+			return fmt.Sprint(out)
+		})
+		for w, o := range outs {
+			if o.answer != want || fmt.Sprint(o.errs) != fmt.Sprint(wantErrs) {
+				t.Errorf("lag %v, workers %d: %s\nerrors %q\nwant %s\nerrors %q", lag, w, o.answer, o.errs, want, wantErrs)
+			}
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
 	"github.com/tracebench/tracebench/internal/invariants"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // Operator is one node's logic. Step is called once per pass of its
@@ -578,6 +579,9 @@ func (d *Dataflow) failer(env *Env) func(error) {
 // (node.link). The nodes are in a topological order (checkOrder), so one
 // pass finds them; a cold path, taken once per failed operator.
 func (d *Dataflow) freezeDownstream(n *node, limit frontier.Frontier, err error) {
+	if mutants.Enabled && mutants.On(mutants.FailedStepFreezesNothing) {
+		return
+	}
 	down := map[*node]bool{n: true}
 	if f, ok := n.op.(traceFailer); ok {
 		f.failTrace(limit, err)

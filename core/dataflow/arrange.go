@@ -218,19 +218,6 @@ func (o *arrangeOp) Shutdown() { o.spine.Fail(o.sealed, errWriterDropped) }
 // readers, end the same waits with the same error.
 var errWriterDropped = errors.New("dataflow: the dataflow writing the trace was dropped")
 
-// failTrace tells the arrangement's trace, and through it every reader
-// importing it, that its upper never passes limit, because of err
-// (share.Spine.Fail): the arrangement failed, or an operator feeding it
-// did, or its dataflow stopped on this worker.
-func (o *arrangeOp) failTrace(limit frontier.Frontier, err error) { o.spine.Fail(limit, err) }
-
-// traceFailer is an operator writing a trace that readers may import (an
-// arrangement), which its dataflow tells when the trace will never pass a
-// frontier (freezeDownstream, recoverStep).
-type traceFailer interface {
-	failTrace(limit frontier.Frontier, err error)
-}
-
 // concatOp forwards the chunks of two streams as one.
 type concatOp struct {
 	a, b *Port[*Chunk]

@@ -261,11 +261,7 @@ func (o *captureChunksOp) Shutdown() {
 	o.c.Probe.leave(o.stopper)
 }
 
-func (o *captureChunksOp) freeze(err error) { o.c.freeze(o.worker, err) }
-
-func (o *captureChunksOp) freezeAt(limit frontier.Frontier, err error) {
-	o.c.freezeAt(o.worker, limit, err)
-}
+func (o *captureChunksOp) probed() (*Probe, int) { return &o.c.Probe, o.worker }
 
 // captureOp appends an arrangement half's updates, as presented, to its
 // worker's columns.
@@ -337,8 +333,4 @@ func (o *captureOp) Shutdown() {
 	o.c.Probe.leave(o.stopper)
 }
 
-func (o *captureOp) freeze(err error) { o.c.freeze(o.worker, err) }
-
-func (o *captureOp) freezeAt(limit frontier.Frontier, err error) {
-	o.c.freezeAt(o.worker, limit, err)
-}
+func (o *captureOp) probed() (*Probe, int) { return &o.c.Probe, o.worker }

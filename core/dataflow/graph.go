@@ -583,8 +583,8 @@ func (d *Dataflow) freezeDownstream(n *node, limit frontier.Frontier, err error)
 		return
 	}
 	down := map[*node]bool{n: true}
-	if f, ok := n.op.(traceFailer); ok {
-		f.failTrace(limit, err)
+	if a, ok := n.op.(*arrangeOp); ok {
+		a.spine.Fail(limit, err) // its own failure: its trace stops at its sealed frontier
 	}
 	for _, m := range d.nodes {
 		if down[m] {
@@ -599,12 +599,14 @@ func (d *Dataflow) freezeDownstream(n *node, limit frontier.Frontier, err error)
 		}
 		down[m] = true
 		if f, ok := m.op.(freezer); ok {
-			f.freezeAt(limit, err)
+			p, w := f.probed()
+			p.freezeAt(w, limit, err)
 		}
-		if f, ok := m.op.(traceFailer); ok {
+		if a, ok := m.op.(*arrangeOp); ok {
 			// Its trace's upper never passes limit: nor does that of
-			// any reader importing it, in this dataflow or another.
-			f.failTrace(limit, err)
+			// any reader importing it, in this dataflow or another
+			// (share.Spine.Fail).
+			a.spine.Fail(limit, err)
 		}
 	}
 }
@@ -697,12 +699,13 @@ func (d *Dataflow) recoverStep(moved *bool) {
 	// for a time they have not passed ends with the panic.
 	for _, m := range d.nodes {
 		if f, ok := m.op.(freezer); ok {
-			f.freeze(err)
+			p, w := f.probed()
+			p.freeze(w, err)
 		}
 		if a, ok := m.op.(*arrangeOp); ok {
 			// Its trace stays where it was sealed: readers importing
 			// it, in other dataflows too, never pass that.
-			a.failTrace(a.sealed, err)
+			a.spine.Fail(a.sealed, err)
 		}
 	}
 	d.fail(err)

@@ -317,7 +317,10 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 // has stopped for good (its dataflow's operator panicked there, or a
 // capture refused a chunk), a wait for a time that worker had not passed
 // returns an error wrapping that failure (freeze), before a drop's or a
-// stop's. A probe no runtime has attached yet (its
+// stop's; so does a wait for a time at or past the frontier an operator
+// upstream of it there is held at for good (freezeAt: the operator failed
+// its step, the index an import reads ended or failed). A probe no
+// runtime has attached yet (its
 // dataflow's create not applied, or discarded by the Shutdown) waits for
 // ctx. Called
 // from a Build on a worker of the runtime whose dataflows feed the probe
@@ -379,16 +382,12 @@ func (o *probeOp) Step(in frontier.Frontier) frontier.Frontier {
 
 func (o *probeOp) Shutdown() { o.p.leave(o.stopper) }
 
-func (o *probeOp) freeze(err error) { o.p.freeze(o.worker, err) }
-
-func (o *probeOp) freezeAt(limit frontier.Frontier, err error) { o.p.freezeAt(o.worker, limit, err) }
+func (o *probeOp) probed() (*Probe, int) { return o.p, o.worker }
 
 // freezer is an operator that reports to a probe (a probe's, a capture's
-// or a tally's), which its dataflow freezes when it stops stepping on the
-// operator's worker for good (freeze: Probe.freeze), or when an operator
-// upstream of it there fails and holds its output frontier at limit
-// (freezeAt: Probe.freezeAt).
+// or a tally's) on its worker, which its dataflow freezes when it stops
+// stepping on that worker for good (Probe.freeze), or when an operator
+// upstream of it there fails and holds its output frontier (Probe.freezeAt).
 type freezer interface {
-	freeze(err error)
-	freezeAt(limit frontier.Frontier, err error)
+	probed() (p *Probe, worker int)
 }

@@ -82,8 +82,4 @@ func (o *tallyOp) Shutdown() {
 	o.t.Probe.leave(o.stopper)
 }
 
-func (o *tallyOp) freeze(err error) { o.t.freeze(o.worker, err) }
-
-func (o *tallyOp) freezeAt(limit frontier.Frontier, err error) {
-	o.t.freezeAt(o.worker, limit, err)
-}
+func (o *tallyOp) probed() (*Probe, int) { return &o.t.Probe, o.worker }

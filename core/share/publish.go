@@ -47,7 +47,7 @@ type Spine struct {
 	woken      atomic.Bool // set when a reader moves or releases a hold (TakeWake)
 	notify     func()      // optional; called when a move sets woken (under a point's lock)
 	local      *Point      // private point for imports within the same runtime
-	fail       *failure    // Fail's first: given to every point, attached later too
+	fail       *failure    // Fail's earliest limit: given to every point, attached later too
 	dropped    bool        // Drop: the trace's last handle is released
 	deferring  bool        // Defer: holds are recorded, applied at Flush
 	dirty      bool        // a hold moved while deferring

@@ -187,6 +187,19 @@ func TestBadChunkFromAnOperatorIsRefused(t *testing.T) {
 						t.Fatalf("at %d the capture reads %v, want %v", tm, rows, wantRows)
 					}
 				}
+				// The index dropped with its readers and created again
+				// under its id, healthy: its new trace carries nothing of
+				// the old one's failure, and a new reader passes what the
+				// input reached.
+				for _, id := range []string{"q", "late", "maintain idx"} {
+					s.must(DropDataflow{ID: id})
+				}
+				s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+				again := dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("again", "idx", 0, frontier.Empty(), again)})
+				if err := again.WaitPassed(wctx, 4); err != nil {
+					t.Fatalf("a wait for 4 on a reader of the index created again: %v", err)
+				}
 			})
 		})
 	}

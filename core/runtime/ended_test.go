@@ -293,9 +293,11 @@ func (o *offWorkerHaltOp) Step(in frontier.Frontier) frontier.Frontier {
 func (o *offWorkerHaltOp) Shutdown() {}
 
 // A Failer called from another goroutine than the worker's reports the
-// error, as the dataflow's, and holds nothing: it reads nothing the
-// worker writes (a race the race detector finds otherwise), and the
-// operator downstream of it passes what the input reaches.
+// error, as the dataflow's, and holds nothing: the operator that failed
+// at its first step, before any data, is not held at {0}, and the probe
+// downstream of it passes what the input reaches. (The call here waits
+// for its goroutine, so it races nothing; a concurrent call is
+// TestAFailerCalledFromAnotherGoroutineHoldsNothing's.)
 func TestAFailerCalledOffTheWorkerHoldsNothing(t *testing.T) {
 	forEachSetup(t, func(t *testing.T, s *setup) {
 		s.declare("in", 2)

@@ -90,6 +90,11 @@ type Env struct {
 	Registry *share.Registry
 	// Activate marks a dataflow as having work; safe from any goroutine.
 	Activate func(*Dataflow)
+	// ActivatePublished, when set, is Activate for an import whose
+	// publisher inserted a batch: called on the publisher's goroutine
+	// (share.Import.OnPublished). A runtime may then run the importing
+	// worker's work on the publisher's worker rather than wake it.
+	ActivatePublished func(*Dataflow)
 	// Wake signals the worker without naming a dataflow (publisher holds
 	// moved); safe from any goroutine.
 	Wake func()
@@ -656,6 +661,9 @@ func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, ke
 	im, err := in.ImportWith(c.df.asOf, c.df.until, func() { env.Activate(df) })
 	if err != nil {
 		return Arranged{}, nil, err
+	}
+	if env.ActivatePublished != nil {
+		im.OnPublished(func() { env.ActivatePublished(df) })
 	}
 	op := &importOp{im: im, index: id}
 	n := c.df.addNode("import "+id+" "+half, op)

@@ -96,7 +96,32 @@ type Options struct {
 	// update. Nil: the workers carry runtime= and worker= alone, and only
 	// joins and reduces label their work.
 	Labels context.Context
+	// ReaderBudget, on a Maintenance runtime under a controller with an
+	// Interactive runtime of as many workers, is how long a wake of an
+	// Interactive worker may run on a Maintenance worker's goroutine. When
+	// a Maintenance worker's step publishes a batch to a reader whose
+	// worker is parked with nothing queued but compactions, the
+	// Maintenance worker runs that worker's wake itself after its step
+	// (its commands, steps and Maintain, under its labels), instead of
+	// waking its goroutine: a round of few updates then pays no hand-off
+	// between the two runtimes, and the reader's hold move is applied by
+	// the same Maintain. A wake that runs longer than the budget (a slow
+	// query) is not run so again for the next 64 such chances, then 128,
+	// and so on up to 65,536, until one runs within it: the reader's
+	// work delays maintenance by one wake at a time, each time rarer. 0
+	// means DefaultReaderBudget; a negative budget never runs a reader's
+	// wake on a Maintenance worker.
+	ReaderBudget time.Duration
 }
+
+// DefaultReaderBudget is Options.ReaderBudget when left 0: a reader's wake
+// of a round of one update takes about 1.5 µs, of 1,000 updates about 6.
+const DefaultReaderBudget = 5 * time.Microsecond
+
+// defaultReaderBudget is what a zero Options.ReaderBudget becomes; this
+// package's tests run with a budget no wake exceeds, so that every wake the
+// rule allows runs on the Maintenance worker (TestMain).
+var defaultReaderBudget = DefaultReaderBudget
 
 // How long a worker works per wake. A wake applies every queued command,
 // steps the activated dataflows for at most roundsPerWake rounds (each
@@ -241,6 +266,9 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if opts.Effort == 0 {
 		opts.Effort = DefaultEffort
+	}
+	if opts.ReaderBudget == 0 {
+		opts.ReaderBudget = defaultReaderBudget
 	}
 	// Each registry serves one live runtime of each role (R2, R4): a second
 	// Maintenance or Interactive runtime on it would publish or collect
@@ -648,7 +676,7 @@ func onWorker(rts []*Runtime) bool {
 			continue
 		}
 		for _, w := range r.workers {
-			if w.goid.Load() == self {
+			if w.goid.Load() == self || w.lentTo(self) {
 				return true
 			}
 		}
@@ -1031,6 +1059,15 @@ func NewController(rts ...*Runtime) (*Controller, error) {
 		for _, i := range rts {
 			if m.opts.Role == Maintenance && i.opts.Role == Interactive && m.follower == nil && !i.led {
 				m.follower, i.led = i, true
+				if len(m.workers) == len(i.workers) {
+					// Worker k of the Interactive runtime reads worker k
+					// of the Maintenance runtime (Options.Registries):
+					// that one may run its wakes (worker.lend).
+					for k, iw := range i.workers {
+						iw.leader.Store(m.workers[k])
+						m.workers[k].reader.Store(iw)
+					}
+				}
 			}
 		}
 	}

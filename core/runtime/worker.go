@@ -12,6 +12,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/share"
@@ -36,6 +37,33 @@ type worker struct {
 	// count, not a flag, so that idle can tell a worker that stayed parked
 	// from one that ran and parked again in between.
 	parks atomic.Uint64
+	// cycleMu is held by whoever runs the worker's cycle: the worker from
+	// its wake until it parks again, or the Maintenance worker that runs
+	// it in its place (lend).
+	cycleMu gosync.Mutex
+	// reader, on a Maintenance worker under a controller, is the
+	// Interactive worker of the same index, and leader on that worker is
+	// this one; nil otherwise (Solo, or runtimes of different sizes). Set
+	// by NewController, which may race a Shutdown that reads them.
+	reader, leader atomic.Pointer[worker]
+	// lending is set on a Maintenance worker while it steps (on its own
+	// goroutine): a batch it publishes to its reader then sets held
+	// rather than waking the reader's worker (activatePublished), and
+	// after the step it runs the reader's cycle itself or wakes it.
+	lending, held atomic.Bool
+	// lendSkip is how many more chances to lend are passed over, after a
+	// lent cycle ran past Options.ReaderBudget; lendBackoff the last such
+	// count (0 after a cycle within the budget).
+	lendSkip, lendBackoff int
+	// lendN counts lends since the last pause (lendTimedEvery).
+	lendN int
+	// lends counts the reader cycles this worker ran (tests read it).
+	lends atomic.Uint64
+	// lent is set on an Interactive worker while its leader runs its
+	// cycle; exitVia on the leader names that worker if a step of it
+	// ended the leader's goroutine (goexited).
+	lent    atomic.Bool
+	exitVia *worker
 	// applied is the number of the last controller command the worker
 	// applied: no error of it or of an earlier one can come after
 	// (Controller.errors forgets what it took of them).
@@ -241,14 +269,15 @@ func newWorker(r *Runtime, i int) *worker {
 		reg = r.opts.Registries[i]
 	}
 	w.env = &dataflow.Env{
-		Worker:   i,
-		Peers:    r.opts.Workers,
-		Manager:  dataflow.NewIndexManager(),
-		Inputs:   dataflow.NewInputs(i, r.opts.Workers, w.activate),
-		Hub:      r.hub,
-		Registry: reg,
-		Activate: w.activate,
-		Wake:     w.holdsMoved,
+		Worker:            i,
+		Peers:             r.opts.Workers,
+		Manager:           dataflow.NewIndexManager(),
+		Inputs:            dataflow.NewInputs(i, r.opts.Workers, w.activate),
+		Hub:               r.hub,
+		Registry:          reg,
+		Activate:          w.activate,
+		ActivatePublished: w.activatePublished,
+		Wake:              w.holdsMoved,
 		QueryExport: func(id string) (string, bool) {
 			q, ok := w.queryExports[id]
 			return q, ok
@@ -262,7 +291,7 @@ func newWorker(r *Runtime, i int) *worker {
 		Stop:        r.stop,
 		Stopper:     r.stopper,
 		Stopping:    &r.stopped,
-		OnItsWorker: func() bool { return goid() == w.goid.Load() },
+		OnItsWorker: func() bool { g := goid(); return g == w.goid.Load() || w.lentTo(g) },
 		// Off the worker's goroutine, a step's error of the dataflow's
 		// incarnation, which the caller names: the command the worker
 		// applies, and its dataflows, are its own to read.
@@ -338,6 +367,126 @@ func (w *worker) activate(df *dataflow.Dataflow) {
 	w.signal()
 }
 
+// activatePublished is Env.ActivatePublished: df imports a trace whose
+// publisher inserted a batch, on the publisher's goroutine. When that is
+// this worker's leader in its step (lending) and this worker is parked
+// (its parks count odd: a worker in its cycle may itself publish, as a
+// re-export does), the activation is recorded and the wake held for the
+// leader, which runs the cycle after its step or sends the wake (lend).
+func (w *worker) activatePublished(df *dataflow.Dataflow) {
+	l := w.leader.Load()
+	if l == nil || !l.lending.Load() || w.parks.Load()%2 == 0 {
+		w.activate(df)
+		return
+	}
+	w.amu.Lock()
+	w.active[df] = true
+	w.amu.Unlock()
+	if !w.due.Swap(true) {
+		l.held.Store(true)
+	}
+}
+
+// lend runs the reader's cycle on this goroutine, after a step that held
+// its wake (activatePublished), if the reader is parked with no command
+// queued but compactions and the budget allows (Options.ReaderBudget);
+// otherwise it sends the reader the wake it held. It reports whether it
+// ran the cycle.
+func (w *worker) lend() bool {
+	r := w.reader.Load()
+	if r == nil {
+		return false
+	}
+	if w.lendSkip > 0 || w.rt.opts.ReaderBudget < 0 || !r.cycleMu.TryLock() {
+		if w.lendSkip > 0 {
+			w.lendSkip--
+		}
+		r.wakeHeld()
+		return false
+	}
+	if r.parks.Load()%2 == 0 || r.rt.stopping() || !r.onlyCompactionsQueued() {
+		r.cycleMu.Unlock()
+		r.wakeHeld()
+		return false
+	}
+	// The first lend and every eighth after it are timed: a clock read
+	// costs 50-180 ns on a virtual machine, a tenth of a lent cycle of one
+	// update.
+	w.lendN++
+	if w.lendN%lendTimedEvery != 1 {
+		return w.runCycleOf(r)
+	}
+	start := time.Now()
+	ran := w.runCycleOf(r)
+	if d := time.Since(start); d > w.rt.opts.ReaderBudget {
+		w.lendBackoff = min(max(2*w.lendBackoff, 64), 1<<16)
+		w.lendSkip = w.lendBackoff
+		w.lendN = 0 // the first after the pause is timed
+	} else {
+		w.lendBackoff = 0
+	}
+	return ran
+}
+
+// lendTimedEvery is how often a lent cycle is timed against the budget: the
+// first, then one in lendTimedEvery.
+const lendTimedEvery = 8
+
+// runCycleOf runs r's cycle under r's labels, r's cycleMu held (and let go
+// here, even if a step ends the goroutine: r's own goroutine, woken to stop,
+// must not wait for it).
+func (w *worker) runCycleOf(r *worker) bool {
+	done := false
+	defer func() {
+		r.lent.Store(false)
+		if !done {
+			w.exitVia = r
+		}
+		r.cycleMu.Unlock()
+		pprof.SetGoroutineLabels(w.labels)
+	}()
+	r.parks.Add(1) // running
+	r.lent.Store(true)
+	w.lends.Add(1)
+	pprof.SetGoroutineLabels(r.labels)
+	r.cycle()
+	r.park()
+	done = true
+	return true
+}
+
+// wakeHeld sends the wake a leader held for this worker (its due already
+// set).
+func (w *worker) wakeHeld() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// onlyCompactionsQueued reports whether every command queued for the
+// worker is an AllowCompaction (its leader's copy of a round's; its
+// application reads no code of the user's), so that the cycle may run on
+// the leader's goroutine: a create runs a Build, a drop operators'
+// Shutdown, a barrier waits for its caller.
+func (w *worker) onlyCompactionsQueued() bool {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	for _, q := range w.queue {
+		if _, ok := q.cmd.(AllowCompaction); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// lentTo reports whether the worker's cycle runs on the goroutine of id
+// self, its leader's (lend).
+func (w *worker) lentTo(self uint64) bool {
+	l := w.leader.Load()
+	return l != nil && w.lent.Load() && l.goid.Load() == self
+}
+
 func (w *worker) enqueue(q queued) {
 	w.qmu.Lock()
 	w.queue = append(w.queue, q)
@@ -376,6 +525,11 @@ func (w *worker) run() {
 // its error (dataflow.ErrOperatorPanicked). Any other panic goes on to end
 // the process as before.
 func (w *worker) goexited() {
+	if r := w.exitVia; r != nil {
+		// A step of the reader's cycle this worker ran (lend): the
+		// reader's error, as its own goroutine would have recorded it.
+		w = r
+	}
 	var err error
 	if df := w.inStep; df != nil {
 		// Stepping, in a wake or for a barrier that steps first.
@@ -394,8 +548,15 @@ func (w *worker) goexited() {
 }
 
 // loop parks until woken, applies commands, steps and maintains, until the
-// runtime stops.
+// runtime stops. A wake's work (cycle) runs under cycleMu, which the
+// worker holds from its wake until it has parked: a worker of the
+// Maintenance runtime may run this worker's cycle in its place while it
+// waits (lend), and the lock keeps the two from running it at once.
 func (w *worker) loop() {
+	// Held whenever the goroutine runs, let go only while it waits for a
+	// wake, and kept when it ends (its shutdown runs under it): a leader
+	// never runs the cycle of a worker that is paused, running or gone.
+	w.cycleMu.Lock()
 	pprof.SetGoroutineLabels(w.labels)
 	select {
 	case <-w.rt.stop:
@@ -403,13 +564,7 @@ func (w *worker) loop() {
 	case <-w.rt.resume:
 	}
 	for {
-		w.parks.Add(1)
-		// A waiter for this parking is woken only if the worker will
-		// block: with a wake due (its own, while merges remain) it takes
-		// the token at once, and the waiter would find it busy again.
-		if p := w.parkWait.Load(); p != nil && !w.due.Load() && w.parkWait.CompareAndSwap(p, nil) {
-			close(*p)
-		}
+		w.park()
 		// One channel, not a select with the runtime's stop (which locks
 		// and queues on both at every park and wake): Shutdown closes stop
 		// and then sends every worker a token, and the worker looks at
@@ -417,91 +572,130 @@ func (w *worker) loop() {
 		if w.rt.stopping() {
 			return
 		}
+		w.cycleMu.Unlock()
 		<-w.wake
+		w.cycleMu.Lock() // after a cycle its leader runs (lend), if one does
 		if w.rt.stopping() {
 			return
 		}
 		w.parks.Add(1)
-		w.beforeMaintain.Store(true)
-		w.qmu.Lock()
-		cmds := w.queue
-		w.queue = w.spare[:0]
-		w.spare = nil
-		w.qmu.Unlock()
-		// Hold changes of this wake (its commands' compactions, its steps'
-		// frontiers) are applied once, by the Maintain below.
-		w.env.Manager.Defer()
-		for i, q := range cmds {
-			if w.rt.stopping() {
-				return // a stopping worker applies nothing it would discard
-			}
-			// Again for each: a create's first passes run under its
-			// operators' labels and leave the worker's.
-			w.setLabels(w.cmdLabels)
-			w.current = q
-			w.apply(q)
-			w.current = queued{}
-			if q.seq > 0 {
-				w.applied.Store(q.seq) // its errors are recorded
-			}
-			cmds[i] = queued{}
+		if !w.cycle() {
+			return
 		}
-		// Every entry is cleared (nothing applied stays reachable); the
-		// array is the next wake's queue, unless a burst of commands grew
-		// it past spareMax: then it goes, so that one burst does not
-		// keep its memory for the runtime's life.
-		if cap(cmds) <= spareMax {
-			w.spare = cmds[:0]
-		}
-		if len(cmds) > 0 {
-			w.setLabels(w.labels)
-		}
-		// due is cleared after the commands, before the active set is
-		// taken. The commands' own activations (an input's rows, its
-		// frontier) signalled while it was set, so they sent no wake that
-		// would run a second cycle for nothing; stepActive takes them. A
-		// command queued meanwhile (its signal coalesced too) is looked
-		// for after the clearing and gets a wake. A signal after the
-		// clearing sends a wake of its own; one before it recorded its
-		// activation first, so stepActive takes that too.
-		w.due.Store(false)
-		if w.hasQueued() {
-			w.signal()
-		}
-		w.stepActive()
-		if w.rt.stopping() {
-			return // Shutdown, called meanwhile (by a step, say): nothing more runs
-		}
-		// On the Maintenance runtime, what the step readied — the
-		// Interactive worker reading the batch it published — runs now, on
-		// this core, before the merge work below: the reader's work is the
-		// query's answer, and it reads the batch while it is in this
-		// core's cache, without waiting for an idle core to wake and steal
-		// it. With nothing else runnable this returns at once. Elsewhere
-		// what a step readies is a caller waiting on a probe, which has
-		// nothing to do but wait for the worker: the worker yields to it
-		// only when a merge is in progress (the caller's answer does not
-		// wait for merge work), and otherwise runs its short Maintain and
-		// parks. Yielding every time put the worker on the global run
-		// queue, whence the idle core woken for the caller took it: a
-		// Solo round of one update, timed until its worker parks, took
-		// about 20% longer (BenchmarkSteadyRatio's direct side).
-		if w.rt.opts.Role == Maintenance && w.env.Manager.Tracked() > 0 || w.env.Manager.Merging() {
-			runtime.Gosched()
-		}
-		// Cleared before Maintain reads the wakes: a hold move notified
-		// after this signals (holdsMoved), one before it set its wake
-		// first, which Maintain takes.
-		w.beforeMaintain.Store(false)
-		w.setLabels(w.maintainLabels)
-		more := w.env.Manager.Maintain(w.rt.opts.Effort)
-		w.setLabels(w.labels)
-		w.recordOverflows(w.env.Manager.Overflows())
-		if more {
-			w.signal() // merge work remains: come back after other work
-		}
-		w.nudgeFollower()
 	}
+}
+
+// park marks the worker parked (its parks count odd) and wakes a waiter
+// for that (awaitPark). Called under cycleMu, by the worker as it is about
+// to wait for a wake, and by a Maintenance worker that ran its cycle
+// (lend): under the lock the count is odd whenever the worker does not run
+// a cycle, whoever ran the last.
+func (w *worker) park() {
+	w.parks.Add(1)
+	// A waiter for this parking is woken only if the worker will
+	// block: with a wake due (its own, while merges remain) it takes
+	// the token at once, and the waiter would find it busy again.
+	if p := w.parkWait.Load(); p != nil && !w.due.Load() && w.parkWait.CompareAndSwap(p, nil) {
+		close(*p)
+	}
+}
+
+// cycle is one wake's work: apply the queued commands, step the active
+// dataflows, let the traces merge. It returns false once the runtime is
+// stopping (the worker then exits).
+func (w *worker) cycle() bool {
+	w.beforeMaintain.Store(true)
+	w.qmu.Lock()
+	cmds := w.queue
+	w.queue = w.spare[:0]
+	w.spare = nil
+	w.qmu.Unlock()
+	// Hold changes of this wake (its commands' compactions, its steps'
+	// frontiers) are applied once, by the Maintain below.
+	w.env.Manager.Defer()
+	for i, q := range cmds {
+		if w.rt.stopping() {
+			return false // a stopping worker applies nothing it would discard
+		}
+		// Again for each: a create's first passes run under its
+		// operators' labels and leave the worker's.
+		w.setLabels(w.cmdLabels)
+		w.current = q
+		w.apply(q)
+		w.current = queued{}
+		if q.seq > 0 {
+			w.applied.Store(q.seq) // its errors are recorded
+		}
+		cmds[i] = queued{}
+	}
+	// Every entry is cleared (nothing applied stays reachable); the
+	// array is the next wake's queue, unless a burst of commands grew
+	// it past spareMax: then it goes, so that one burst does not
+	// keep its memory for the runtime's life.
+	if cap(cmds) <= spareMax {
+		w.spare = cmds[:0]
+	}
+	if len(cmds) > 0 {
+		w.setLabels(w.labels)
+	}
+	// due is cleared after the commands, before the active set is
+	// taken. The commands' own activations (an input's rows, its
+	// frontier) signalled while it was set, so they sent no wake that
+	// would run a second cycle for nothing; stepActive takes them. A
+	// command queued meanwhile (its signal coalesced too) is looked
+	// for after the clearing and gets a wake. A signal after the
+	// clearing sends a wake of its own; one before it recorded its
+	// activation first, so stepActive takes that too.
+	w.due.Store(false)
+	if w.hasQueued() {
+		w.signal()
+	}
+	lead := w.reader.Load() != nil
+	if lead {
+		w.lending.Store(true)
+	}
+	w.stepActive()
+	lent := false
+	if lead {
+		w.lending.Store(false)
+		if w.held.Swap(false) {
+			lent = w.lend()
+		}
+	}
+	if w.rt.stopping() {
+		return false // Shutdown, called meanwhile (by a step, say): nothing more runs
+	}
+	// On the Maintenance runtime, what the step readied — the
+	// Interactive worker reading the batch it published, when it did
+	// not run here (lend) — runs now, on this core, before the merge
+	// work below: the reader's work is the query's answer, and it reads
+	// the batch while it is in this core's cache, without waiting for an
+	// idle core to wake and steal it. With nothing else runnable this
+	// returns at once. Elsewhere
+	// what a step readies is a caller waiting on a probe, which has
+	// nothing to do but wait for the worker: the worker yields to it
+	// only when a merge is in progress (the caller's answer does not
+	// wait for merge work), and otherwise runs its short Maintain and
+	// parks. Yielding every time put the worker on the global run
+	// queue, whence the idle core woken for the caller took it: a
+	// Solo round of one update, timed until its worker parks, took
+	// about 20% longer (BenchmarkSteadyRatio's direct side).
+	if !lent && (w.rt.opts.Role == Maintenance && w.env.Manager.Tracked() > 0 || w.env.Manager.Merging()) {
+		runtime.Gosched()
+	}
+	// Cleared before Maintain reads the wakes: a hold move notified
+	// after this signals (holdsMoved), one before it set its wake
+	// first, which Maintain takes.
+	w.beforeMaintain.Store(false)
+	w.setLabels(w.maintainLabels)
+	more := w.env.Manager.Maintain(w.rt.opts.Effort)
+	w.setLabels(w.labels)
+	w.recordOverflows(w.env.Manager.Overflows())
+	if more {
+		w.signal() // merge work remains: come back after other work
+	}
+	w.nudgeFollower()
+	return true
 }
 
 // recordOverflows records merge overflow errors (IndexManager.Overflows,

@@ -76,6 +76,10 @@ type queue struct {
 	notify  chan struct{} // capacity 1; signalled when events arrive
 	wake    func()        // optional; called (under the point's lock) on arrival
 	ended   bool          // detached by Import.End: takes no events, holds nothing
+	// published, when set, is called in wake's place for a batch the
+	// publisher inserts (Spine.Insert): on the publisher's goroutine, in
+	// its step (Import.OnPublished).
+	published func()
 	// The import's own hold: logically at what it acknowledged (as_of
 	// before), physically at its seed's coverage until it acknowledges
 	// beyond. It is a remote hold like a Reader's, but kept here rather
@@ -92,6 +96,24 @@ func (q *queue) push(e event) {
 }
 
 func (q *queue) signal() {
+	q.notifyReader()
+	if q.wake != nil {
+		q.wake()
+	}
+}
+
+// signalPublished is signal for a batch the publisher inserted: its
+// published function in place of wake, if set.
+func (q *queue) signalPublished() {
+	if q.published == nil {
+		q.signal()
+		return
+	}
+	q.notifyReader()
+	q.published()
+}
+
+func (q *queue) notifyReader() {
 	// Full (its reader has not taken it, or reads the wake function
 	// instead), notify is read without its lock: the send could only fail.
 	if len(q.notify) == 0 {
@@ -99,9 +121,6 @@ func (q *queue) signal() {
 		case q.notify <- struct{}{}:
 		default:
 		}
-	}
-	if q.wake != nil {
-		q.wake()
 	}
 }
 

@@ -1,0 +1,223 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/labelstest"
+)
+
+// TestMain runs this package's tests with a reader budget no wake exceeds:
+// every Interactive wake the rule allows then runs on its Maintenance
+// worker (worker.lend), so the pair's tests go through that path wherever
+// it applies, on a loaded machine and under the race detector too (where a
+// wake takes far longer than DefaultReaderBudget). The other packages' tests
+// run the default, which takes either path by the time a wake takes.
+func TestMain(m *testing.M) {
+	defaultReaderBudget = time.Hour
+	os.Exit(m.Run())
+}
+
+// lendOp reads an imported index's oks: at each step that takes a batch
+// with updates it records the goroutine it runs on and its pprof labels,
+// then sleeps for sleep or, at a batch of time exitAt, ends its goroutine.
+type lendOp struct {
+	in     *dataflow.Port[*batch.Batch]
+	sleep  time.Duration
+	exitAt uint64 // 0: never
+	mu     gosync.Mutex
+	goids  []uint64
+	labels []string
+	t      *testing.T
+}
+
+func (o *lendOp) Step(in frontier.Frontier) frontier.Frontier {
+	for _, b := range o.in.Take() {
+		if b.Len() == 0 {
+			continue
+		}
+		o.mu.Lock()
+		o.goids = append(o.goids, goid())
+		o.labels = append(o.labels, labelstest.Own(o.t))
+		o.mu.Unlock()
+		if t, ok := b.Lower().Time(); ok && o.exitAt > 0 && t == o.exitAt {
+			runtime.Goexit()
+		}
+		time.Sleep(o.sleep)
+	}
+	return frontier.Empty()
+}
+
+func (o *lendOp) Shutdown() {}
+
+// lendSetup starts a Pair of one worker each whose Maintenance runtime has
+// the reader budget budget (a Solo runtime when budget is 0 and solo is
+// set), an index idx over input in (two columns, keyed by the first) and a
+// query q that reads it with op and a tally.
+func lendSetup(t *testing.T, solo bool, budget time.Duration, op *lendOp) (rts []*Runtime, ctl *Controller, tl *dataflow.Tally) {
+	t.Helper()
+	var err error
+	if solo {
+		r, err := New(Options{Role: Solo, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rts = []*Runtime{r}
+	} else {
+		regs := newRegs(1)
+		m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs, ReaderBudget: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rts = []*Runtime{m, i}
+	}
+	if ctl, err = NewController(rts...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Shutdown)
+	tl = dataflow.NewTally(1)
+	mustSendT(t, ctl, CreateInput{Name: "in", Arity: 2})
+	mustSendT(t, ctl, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+	mustSendT(t, ctl, CreateDataflow{Desc: dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			a, err := c.ImportIndex("idx")
+			if err != nil {
+				return err
+			}
+			b := c.NewOperator("lend probe")
+			op.in = dataflow.AddInput(b, "oks", a.Oks.Stream)
+			if err := b.Build(op); err != nil {
+				return err
+			}
+			c.Tally(tl, a.Oks)
+			return nil
+		}}})
+	return rts, ctl, tl
+}
+
+// lendRounds sends rounds 1..n of one update each (key t, time t), each
+// after every worker has parked, and waits for the query to pass each.
+func lendRounds(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Tally, n int) {
+	t.Helper()
+	ctx := testCtx(t)
+	for r := 1; r <= n; r++ {
+		if !awaitIdle(ctx.Done(), rts...) {
+			t.Fatal("the workers did not park")
+		}
+		c := dataflow.NewChunk(2, 1)
+		c.Push([]int64{int64(r), 1}, uint64(r), 1)
+		if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(r) + 1)}, AllowCompaction{ID: "idx", Frontier: frontier.At(uint64(r))}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tl.WaitPassed(ctx, uint64(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, updates, sum := tl.Counts(); updates != int64(n) || sum != int64(n) {
+		t.Fatalf("the query read %d updates summing to %d, want %d and %d", updates, sum, n, n)
+	}
+}
+
+// TestAReadersWakeRunsOnItsPublisher: a round that publishes one update to
+// a query whose Interactive worker is parked runs that worker's wake on the
+// Maintenance worker (Options.ReaderBudget), under the Interactive
+// worker's labels, and the query reads every round; with a negative budget
+// every wake runs on the Interactive worker's own goroutine.
+func TestAReadersWakeRunsOnItsPublisher(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		budget time.Duration
+		lent   bool
+	}{{"budget", time.Hour, true}, {"never", -1, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			op := &lendOp{t: t}
+			rts, ctl, tl := lendSetup(t, false, c.budget, op)
+			const rounds = 20
+			lendRounds(t, rts, ctl, tl, rounds)
+			m, i := rts[0].workers[0], rts[1].workers[0]
+			onM := 0
+			op.mu.Lock()
+			defer op.mu.Unlock()
+			for k, g := range op.goids {
+				if g == m.goid.Load() {
+					onM++
+				}
+				if want := `{"runtime":"interactive", "worker":"0"}`; op.labels[k] != want {
+					t.Errorf("step %d ran under %s, want %s", k, op.labels[k], want)
+				}
+			}
+			lends := m.lends.Load()
+			if c.lent && (lends < rounds || onM < rounds) {
+				t.Errorf("the Maintenance worker ran %d of the reader's wakes (%d of its steps with updates), want all %d rounds", lends, onM, rounds)
+			}
+			if !c.lent && (lends > 0 || onM > 0) {
+				t.Errorf("with a negative budget the Maintenance worker ran %d of the reader's wakes (%d steps)", lends, onM)
+			}
+			if n := len(op.goids); n != rounds {
+				t.Errorf("the operator read %d batches with updates, want %d", n, rounds)
+			}
+			if g := i.goid.Load(); !c.lent && op.goids[0] != g {
+				t.Errorf("a step ran on goroutine %d, want the Interactive worker's %d", op.goids[0], g)
+			}
+		})
+	}
+}
+
+// TestASlowReadersWakeIsLentRarely: a query whose wake takes far longer than
+// the budget is run on the Maintenance worker once, then passed over for 64
+// chances, then 128: three of 250 rounds, where every round would be.
+func TestASlowReadersWakeIsLentRarely(t *testing.T) {
+	op := &lendOp{t: t, sleep: 2 * time.Millisecond}
+	rts, ctl, tl := lendSetup(t, false, 200*time.Microsecond, op)
+	lendRounds(t, rts, ctl, tl, 250)
+	if n := rts[0].workers[0].lends.Load(); n < 1 || n > 3 {
+		t.Errorf("the Maintenance worker ran %d of 250 slow wakes, want 1 to 3 (at chances 1, 66 and 195)", n)
+	}
+}
+
+// TestAGoexitInALentStepIsTheReadersError: a step that ends its goroutine
+// while the Maintenance worker runs its Interactive worker's wake is
+// reported as the query's step, as in Solo, and stops both runtimes.
+func TestAGoexitInALentStepIsTheReadersError(t *testing.T) {
+	var errs []string
+	for _, solo := range []bool{true, false} {
+		op := &lendOp{t: t, exitAt: 3}
+		rts, ctl, tl := lendSetup(t, solo, time.Hour, op)
+		ctx := testCtx(t)
+		for r := 1; r <= 3; r++ {
+			if !awaitIdle(ctx.Done(), rts...) {
+				t.Fatal("the workers did not park")
+			}
+			c := dataflow.NewChunk(2, 1)
+			c.Push([]int64{int64(r), 1}, uint64(r), 1)
+			if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(r) + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tl.WaitPassed(ctx, 3); !errors.Is(err, ErrShutdown) {
+			t.Fatalf("solo %v: the wait for 3: %v, want ErrShutdown", solo, err)
+		}
+		if !solo && rts[0].workers[0].exitVia != rts[1].workers[0] {
+			t.Fatal("the step did not end the Maintenance worker's goroutine: nothing lent")
+		}
+		errs = append(errs, fmt.Sprint(ctl.Errors()))
+	}
+	want := fmt.Sprintf("[dataflow q: a step ended a worker's goroutine: %v]", ErrWorkerExited)
+	for k, got := range errs {
+		if got != want {
+			t.Errorf("%s: errors %s, want %s", []string{"solo", "pair"}[k], got, want)
+		}
+	}
+}

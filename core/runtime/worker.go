@@ -16,6 +16,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/share"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // spareMax is the most commands a worker's kept queue array holds: a
@@ -422,6 +423,9 @@ func (w *worker) lend() bool {
 		w.lendBackoff = min(max(2*w.lendBackoff, 64), 1<<16)
 		w.lendSkip = w.lendBackoff
 		w.lendN = 0 // the first after the pause is timed
+		if mutants.Enabled && mutants.On(mutants.LentWakeNeverPauses) {
+			w.lendSkip = 0
+		}
 	} else {
 		w.lendBackoff = 0
 	}

@@ -22,6 +22,7 @@ const (
 	DiffArithmeticWraps        Name = "diff-arithmetic-wraps"           // 15
 	StaleDropReleasesNewHold   Name = "stale-drop-releases-new-hold"    // 16
 	FailedStepFreezesNothing   Name = "failed-step-freezes-nothing"     // 17
+	LentWakeNeverPauses        Name = "lent-wake-never-pauses"          // 18
 )
 
 // Mutant is one entry of the catalogue.
@@ -61,6 +62,7 @@ func Catalogue() []Mutant {
 		{DiffArithmeticWraps, 15, "core/batch", "consolidating diffs wraps around int64 instead of reporting numeric overflow", false},
 		{StaleDropReleasesNewHold, 16, "core/share", "a stale create of an old index incarnation takes the newest incarnation's peer hold, so its stale drop releases it", true},
 		{FailedStepFreezesNothing, 17, "core/dataflow", "an operator that failed its step holds its output but ends no wait downstream of it: a probe's wait for a time it will never pass lasts until its context", false},
+		{LentWakeNeverPauses, 18, "core/runtime", "a Maintenance worker that ran a reader's wake past its budget goes on running every wake of that reader: a slow query holds up maintenance every round", false},
 	}
 }
 

@@ -80,6 +80,10 @@ const (
 	utf16BE = "\xfe\xff"
 )
 
+// gzipMagic starts gzip-compressed data: a pprof profile, or a result
+// file kept compressed.
+const gzipMagic = "\x1f\x8b"
+
 // skipBOM returns a reader of r without a leading byte order mark.
 func skipBOM(r io.Reader) io.Reader {
 	br := bufio.NewReader(r)
@@ -128,6 +132,13 @@ func readEndOf(f io.Reader, path string) (fileEnd, error) {
 		// which the check below would take for a file cut short and
 		// padded with zeros. These two bytes never start UTF-8 text.
 		return fileEnd{}, fmt.Errorf("%s:1: a UTF-16 byte order mark: the file is UTF-16 text (as Windows PowerShell's > writes it), not UTF-8; convert it (iconv -f UTF-16 -t UTF-8)", spec.Path(path))
+	}
+	if b, err := br.Peek(len(gzipMagic)); err == nil && string(b) == gzipMagic {
+		// A CPU or memory profile (benchrun --cpuprofile, go test
+		// -cpuprofile) is gzipped, as is a result file kept
+		// compressed: its header's NUL would read as a file cut
+		// short and padded with zeros. These bytes never start text.
+		return fileEnd{}, fmt.Errorf("%s:1: gzip-compressed data (0x1f 0x8b), not a result file: a pprof profile is compared with benchcmp profile --base BASE.pprof OTHER.pprof --flamegraph OUT.html, and a compressed result file is read once uncompressed (gunzip -k)", spec.Path(path))
 	}
 	for {
 		n, err := br.Read(buf)

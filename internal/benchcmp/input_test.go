@@ -2,11 +2,13 @@ package benchcmp
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,6 +141,42 @@ func TestUTF16FileSaysSo(t *testing.T) {
 				if !errors.Is(err, ErrInput) || ExitCode(err) != 2 || !strings.Contains(err.Error(), want) {
 					t.Errorf("%s: err %v (exit %d), want ErrInput (exit 2) with %q", what, err, ExitCode(err), want)
 				}
+			}
+		})
+	}
+}
+
+// TestGzipFileSaysSo: a gzipped file given as a result file — a CPU
+// profile, benchcmp old.pprof new.pprof where benchcmp profile was meant,
+// or a result file kept compressed — is refused naming what it is and
+// what reads it, by the comparison, merge and scaling, where the NUL of
+// its header read as a file cut short and padded with zeros.
+func TestGzipFileSaysSo(t *testing.T) {
+	var prof bytes.Buffer
+	if err := pprof.StartCPUProfile(&prof); err != nil {
+		t.Fatal(err)
+	}
+	pprof.StopCPUProfile()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(benchrunLines))
+	zw.Close()
+	for name, content := range map[string][]byte{"cpu.pprof": prof.Bytes(), "old.txt.gz": gz.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			file := writeTemp(t, name, string(content))
+			cmpErr, mergeErr := inputErr(t, file)
+			cfg := DefaultScalingConfig()
+			cfg.Files, cfg.By = []string{file}, "/rows"
+			var out bytes.Buffer
+			scalingErr := Scaling(&out, io.Discard, cfg)
+			want := file + ":1: gzip-compressed data (0x1f 0x8b), not a result file: a pprof profile is compared with benchcmp profile"
+			for what, err := range map[string]error{"compare": cmpErr, "merge": mergeErr, "scaling": scalingErr} {
+				if !errors.Is(err, ErrInput) || ExitCode(err) != 2 || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: err %v (exit %d), want ErrInput (exit 2) with %q", what, err, ExitCode(err), want)
+				}
+			}
+			if out.Len() > 0 {
+				t.Errorf("scaling wrote a report of bad input:\n%s", out.String())
 			}
 		})
 	}

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,5 +102,85 @@ func TestBrokenPipeFailsTheRun(t *testing.T) {
 		if e, ok := r.Result().(*benchfmt.SyntaxError); ok {
 			t.Errorf("--out holds a broken line: %v", e)
 		}
+	}
+}
+
+// fsizeEnv, set for a child started by a test, is the file size limit
+// (RLIMIT_FSIZE, in bytes) the child runs under: a write past it fails
+// with EFBIG after writing what fits, as on a disk that fills up.
+const fsizeEnv = "BENCHRUN_CHILD_FSIZE"
+
+func init() {
+	childSetup = func() {
+		if v := os.Getenv(fsizeEnv); v != "" {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				panic(err)
+			}
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+				panic(err)
+			}
+		}
+	}
+}
+
+// TestFullDiskLeavesWholeLines: a run whose --out cannot take a result
+// line whole (a disk that fills up, here a file size limit that cuts the
+// write short) fails (exit 1) with --out ending at the last line written
+// whole, every line of it a result file's, so that benchcmp and benchstat
+// still read what was measured. The half line it left made benchcmp
+// refuse the whole file as truncated.
+func TestFullDiskLeavesWholeLines(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results.txt")
+	args, _ := json.Marshal([]string{"run", "groupby", "--count", "50", "--out", out, "--progress", "off"})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Dir = root
+	// The Unit lines, the configuration lines and a few result lines
+	// fit; the limit falls inside a later line.
+	cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args), fsizeEnv+"=1000")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the run did not end within 60s; stderr:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "benchrun: writing results: ") {
+		t.Errorf("stderr does not name the failed write:\n%s", stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 1000 || !strings.HasSuffix(string(data), "\n") {
+		t.Fatalf("--out (%d bytes) ends mid-line:\n%s", len(data), data)
+	}
+	if !bytes.HasPrefix(stdout.Bytes(), data) {
+		t.Errorf("--out is not the start of what standard output got:\n%s", data)
+	}
+	r := benchfmt.NewReader(bytes.NewReader(data), out)
+	results := 0
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			results++
+		case *benchfmt.SyntaxError:
+			t.Errorf("--out holds a broken line: %v", rec)
+		}
+	}
+	if results == 0 {
+		t.Errorf("--out holds no result line:\n%s", data)
 	}
 }

@@ -35,6 +35,10 @@ func (slowEngine) Sample(ctx context.Context, b *benchrun.Benchmark, inputs []*s
 	return []benchfmt.Value{{Value: 150e6, Unit: "install-ns"}, {Value: float64(inputs[0].Len()), Unit: "rows"}}, nil
 }
 
+// childSetup, when set (by a platform's test file), prepares the process
+// TestMain runs as benchrun before it runs: a resource limit, say.
+var childSetup func()
+
 // TestMain lets the test binary act as benchrun with a slow engine when
 // TestSIGINT starts it as a subprocess.
 func TestMain(m *testing.M) {
@@ -43,6 +47,9 @@ func TestMain(m *testing.M) {
 		var a []string
 		if err := json.Unmarshal([]byte(args), &a); err != nil {
 			panic(err)
+		}
+		if childSetup != nil {
+			childSetup()
 		}
 		os.Exit(mainExit(a, slowEngine{}))
 	}

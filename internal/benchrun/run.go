@@ -653,7 +653,7 @@ func Run(ctx context.Context, cfg RunConfig) error {
 		}
 		defer f.Close()
 		outFile = f
-		w = io.MultiWriter(cfg.Out, f)
+		w = io.MultiWriter(cfg.Out, newWholeRecords(f))
 	}
 	var stopCPU func() error
 	if cpuOut != nil {
@@ -785,6 +785,37 @@ func openOut(path string) (*os.File, error) {
 		return nil, usagef("--out", "%s: cannot write: %s", spec.Path(path), pathErrMsg(err))
 	}
 	return f, nil
+}
+
+// wholeRecords writes the records of a run (a result line with the
+// configuration lines before it, a Unit line: one Write each) to its
+// --out file whole or not at all. A write that fails partway (a full
+// disk, a file size limit) is cut back off the file, which then ends with
+// the last record written whole: a result file benchcmp and benchstat
+// read, where a half line made them refuse the whole file as truncated.
+// Only a regular file, which openOut truncated and locked, is cut back.
+type wholeRecords struct {
+	f       *os.File
+	size    int64 // the bytes of the records written whole
+	regular bool
+}
+
+func newWholeRecords(f *os.File) *wholeRecords {
+	st, err := f.Stat()
+	return &wholeRecords{f: f, regular: err == nil && st.Mode().IsRegular()}
+}
+
+func (o *wholeRecords) Write(p []byte) (int, error) {
+	n, err := o.f.Write(p)
+	if err == nil {
+		o.size += int64(n)
+		return n, nil
+	}
+	if o.regular && n > 0 {
+		// The write's error is the one reported; the run stops at it.
+		o.f.Truncate(o.size)
+	}
+	return n, err
 }
 
 // outStillThere returns an error (exit 1) when path no longer names f, the

@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,10 +21,21 @@ type pendingFile struct {
 	path string // the destination; a symbolic link is followed
 	tmp  string // "" when writing the destination directly
 	done bool
+	// name is the destination as the user gave it, which the errors of
+	// Write and commit name in place of the temporary file they met
+	// (a message naming .c.pprof.tmp123, gone with the failure, named
+	// no file the user knows); "" names the file written.
+	name string
 }
 
 // createPending starts an output to path.
-func createPending(path string) (*pendingFile, error) {
+func createPending(path string) (p *pendingFile, err error) {
+	given := path
+	defer func() {
+		if p != nil {
+			p.name = given
+		}
+	}()
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	} else if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
@@ -65,7 +77,28 @@ func createPending(path string) (*pendingFile, error) {
 }
 
 // Write writes to the temporary file.
-func (p *pendingFile) Write(b []byte) (int, error) { return p.f.Write(b) }
+func (p *pendingFile) Write(b []byte) (int, error) {
+	n, err := p.f.Write(b)
+	return n, p.named(err)
+}
+
+// named returns err, an error of the file p writes (its temporary file, a
+// write, a close or the rename), naming the destination as the user gave
+// it in place of the file met.
+func (p *pendingFile) named(err error) error {
+	if err == nil || p.name == "" {
+		return err
+	}
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return &os.PathError{Op: pe.Op, Path: p.name, Err: pe.Err}
+	case errors.As(err, &le):
+		return &os.PathError{Op: le.Op, Path: p.name, Err: le.Err}
+	}
+	return err
+}
 
 // commit closes the file and renames it into place. After a failure the
 // destination is as it was and the temporary file is gone.
@@ -76,7 +109,7 @@ func (p *pendingFile) commit() error {
 	p.done = true
 	err := p.f.Close()
 	if p.tmp == "" {
-		return err
+		return p.named(err)
 	}
 	if err == nil {
 		err = os.Rename(p.tmp, p.path)
@@ -84,7 +117,7 @@ func (p *pendingFile) commit() error {
 	if err != nil {
 		os.Remove(p.tmp)
 	}
-	return err
+	return p.named(err)
 }
 
 // discard closes and removes the temporary file unless it was committed:

@@ -174,7 +174,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 			if ctx.Err() != nil {
 				return genErr(ErrInterrupted)
 			}
-			return fmt.Errorf("benchrun: %s: %w", spec.Path(o.path), err)
+			return fmt.Errorf("benchrun: %s: %s", spec.Path(o.path), pathErrMsg(err))
 		}
 	}
 	if ctx.Err() != nil {

@@ -694,6 +694,11 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	if stopCPU != nil {
 		if err := stopCPU(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("benchrun: --cpuprofile: %w", err)
+			if cfg.CPUProfile == "" {
+				// The profile the flame graph is drawn from, kept
+				// in TMPDIR: no --cpuprofile was given.
+				runErr = fmt.Errorf("benchrun: --flamegraph: the CPU profile it is drawn from, in the temporary directory %s (TMPDIR): %s", spec.Path(os.TempDir()), pathErrMsg(err))
+			}
 		}
 	}
 	if memOut != nil {

@@ -105,6 +105,16 @@ func TestBrokenPipeFailsTheRun(t *testing.T) {
 	}
 }
 
+// outsideCheckout returns a directory outside this repository for a child
+// run under a file size limit to work in: run in a checkout, benchrun asks
+// git whether it is modified (the commit configuration line), and git,
+// under the limit too, was killed writing the index's lock file, leaving
+// it behind in the checkout.
+func outsideCheckout(t *testing.T) string {
+	t.Helper()
+	return t.TempDir()
+}
+
 // fsizeEnv, set for a child started by a test, is the file size limit
 // (RLIMIT_FSIZE, in bytes) the child runs under: a write past it fails
 // with EFBIG after writing what fits, as on a disk that fills up.
@@ -131,12 +141,11 @@ func init() {
 // still read what was measured. The half line it left made benchcmp
 // refuse the whole file as truncated.
 func TestFullDiskLeavesWholeLines(t *testing.T) {
-	root, _ := filepath.Abs("../..")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.txt")
 	args, _ := json.Marshal([]string{"run", "groupby", "--count", "50", "--out", out, "--progress", "off"})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Dir = root
+	cmd.Dir = outsideCheckout(t)
 	// The Unit lines, the configuration lines and a few result lines
 	// fit; the limit falls inside a later line.
 	cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args), fsizeEnv+"=1000")
@@ -182,5 +191,87 @@ func TestFullDiskLeavesWholeLines(t *testing.T) {
 	}
 	if results == 0 {
 		t.Errorf("--out holds no result line:\n%s", data)
+	}
+}
+
+// TestProfileWriteErrorNamesTheFile: a profile or flame graph that cannot
+// be written (a full disk; here a file size limit) fails the run naming
+// the file as the flag gave it, and leaves no file, temporary or
+// half-written. The message named the temporary file the output was
+// written through (write .cpu.pprof.tmp3253468176: ...), removed with
+// the failure, a file the user never named. With no --cpuprofile, the
+// flame graph's own profile, kept in TMPDIR, is named as the flame
+// graph's, not as a --cpuprofile the user did not give.
+func TestProfileWriteErrorNamesTheFile(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string // each a flag and a file of dir
+		limit string
+		want  string // the message after "benchrun: ", {dir} and {tmp} the directories
+		keep  []string
+	}{
+		{"cpuprofile", []string{"--cpuprofile", "cpu.pprof"}, "100", "--cpuprofile: write {dir}/cpu.pprof: file too large", nil},
+		{"memprofile", []string{"--memprofile", "mem.pprof"}, "1000", "--memprofile: write {dir}/mem.pprof: file too large", nil},
+		// The CPU profile fits; the page, tens of kilobytes, does not.
+		{"flamegraph", []string{"--cpuprofile", "cpu.pprof", "--flamegraph", "flame.html"}, "20000", "flame graph: write {dir}/flame.html: file too large", []string{"cpu.pprof"}},
+		{"flamegraph's profile", []string{"--flamegraph", "flame.html"}, "100", "--flamegraph: the CPU profile it is drawn from, in the temporary directory {tmp} (TMPDIR): file too large", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, tmp := t.TempDir(), t.TempDir()
+			a := []string{"run", "groupby", "--count", "2", "--progress", "off"}
+			for i := 0; i < len(tc.flags); i += 2 {
+				a = append(a, tc.flags[i], filepath.Join(dir, tc.flags[i+1]))
+			}
+			args, _ := json.Marshal(a)
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Dir = outsideCheckout(t)
+			cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args), fsizeEnv+"="+tc.limit, "TMPDIR="+tmp)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr.String())
+			}
+			want := "benchrun: " + strings.NewReplacer("{dir}", dir, "{tmp}", tmp).Replace(tc.want) + "\n"
+			if !strings.HasSuffix(stderr.String(), want) {
+				t.Errorf("stderr:\n%s\nwant it to end with\n%s", stderr.String(), want)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if !slices.Equal(names, tc.keep) {
+				t.Errorf("files after the failed write: %q, want %q", names, tc.keep)
+			}
+		})
+	}
+}
+
+// TestGenWriteErrorNamesTheFile: gen's input that cannot be written (a
+// full disk; here a file size limit) fails naming the file once, with no
+// file or directory left; the message named the temporary file the CSV
+// was written through.
+func TestGenWriteErrorNamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "g")
+	args, _ := json.Marshal([]string{"gen", "groupby", "--out", out})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Dir = outsideCheckout(t)
+	cmd.Env = append(os.Environ(), "BENCHRUN_CHILD_ARGS="+string(args), fsizeEnv+"=100")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr.String())
+	}
+	if want := "benchrun: " + filepath.Join(out, "sales.csv") + ": file too large\n"; stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant\n%s", stderr.String(), want)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 || stdout.Len() != 0 {
+		t.Errorf("after the failed write: %v (%v), standard output %q", entries, err, stdout.String())
 	}
 }

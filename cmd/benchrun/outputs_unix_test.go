@@ -215,12 +215,18 @@ func TestProfileWriteErrorNamesTheFile(t *testing.T) {
 		// The CPU profile fits; the page, tens of kilobytes, does not.
 		{"flamegraph", []string{"--cpuprofile", "cpu.pprof", "--flamegraph", "flame.html"}, "20000", "flame graph: write {dir}/flame.html: file too large", []string{"cpu.pprof"}},
 		{"flamegraph's profile", []string{"--flamegraph", "flame.html"}, "100", "--flamegraph: the CPU profile it is drawn from, in the temporary directory {tmp} (TMPDIR): file too large", nil},
+		// --cpuprofile no file to read back: the flame graph's copy.
+		{"flamegraph's copy", []string{"--cpuprofile", os.DevNull, "--flamegraph", "flame.html"}, "100", "--flamegraph: the CPU profile it is drawn from, in the temporary directory {tmp} (TMPDIR): file too large", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, tmp := t.TempDir(), t.TempDir()
 			a := []string{"run", "groupby", "--count", "2", "--progress", "off"}
 			for i := 0; i < len(tc.flags); i += 2 {
-				a = append(a, tc.flags[i], filepath.Join(dir, tc.flags[i+1]))
+				f := tc.flags[i+1]
+				if !filepath.IsAbs(f) {
+					f = filepath.Join(dir, f)
+				}
+				a = append(a, tc.flags[i], f)
 			}
 			args, _ := json.Marshal(a)
 			cmd := exec.Command(os.Args[0], "-test.run=^$")

@@ -694,9 +694,11 @@ func Run(ctx context.Context, cfg RunConfig) error {
 	if stopCPU != nil {
 		if err := stopCPU(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("benchrun: --cpuprofile: %w", err)
-			if cfg.CPUProfile == "" {
+			var pe *os.PathError
+			if cfg.CPUProfile == "" || flameCopy != nil && errors.As(err, &pe) && pe.Path == flameCopy.Name() {
 				// The profile the flame graph is drawn from, kept
-				// in TMPDIR: no --cpuprofile was given.
+				// in TMPDIR: no --cpuprofile was given, or its
+				// copy, --cpuprofile being no file to read back.
 				runErr = fmt.Errorf("benchrun: --flamegraph: the CPU profile it is drawn from, in the temporary directory %s (TMPDIR): %s", spec.Path(os.TempDir()), pathErrMsg(err))
 			}
 		}

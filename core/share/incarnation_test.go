@@ -3,6 +3,7 @@ package share
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -142,4 +143,95 @@ func TestVerdictsSettleWhatTheReadingRuntimeRecords(t *testing.T) {
 	if _, err := g.AwaitPeerBundle(Incarnation{ID: "never", Seq: 3}, stop); !errors.Is(err, ErrStopped) {
 		t.Fatalf("stopped wait: err = %v, want ErrStopped", err)
 	}
+}
+
+// TestCollectedVerdictsAreForgotten: a reading runtime that collects the
+// verdicts of create after create (two exports each, the publisher first
+// or the reader first) leaves the registry no more than the last create's,
+// where it kept every verdict it ever collected until it left: a pair
+// that creates and drops indexes for its whole life grew its registries
+// by a verdict per export and create. What the kept verdicts were for
+// stays: a verdict of a create before the last collected one, forgotten,
+// is settled again as a no-op (it keeps no slot) and collected again with
+// ErrCollected at once.
+func TestCollectedVerdictsAreForgotten(t *testing.T) {
+	g := NewRegistry()
+	for _, side := range []Side{PublisherSide, ReaderSide} {
+		if err := g.Bind(side); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const creates = 200
+	first := Incarnation{ID: "x", AsOf: frontier.At(0), Seq: 1}
+	for seq := uint64(1); seq <= creates; seq++ {
+		incs := []Incarnation{{ID: "x", AsOf: frontier.At(0), Seq: seq}, {ID: "y", AsOf: frontier.At(1), Seq: seq}}
+		var pubs []*pub
+		var toks []*Token
+		for _, inc := range incs {
+			oks, errs := newPub(t), newPub(t)
+			pubs = append(pubs, oks, errs)
+			tok, err := g.PublishIncarnation(inc, oks.s, errs.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			toks = append(toks, tok)
+		}
+		bundles := make([]*Bundle, len(incs))
+		errc := make(chan error, len(incs))
+		collect := func() {
+			for i, inc := range incs {
+				b, err := g.AwaitPeerBundle(inc, nil)
+				bundles[i] = b
+				errc <- err
+			}
+		}
+		if seq%2 == 0 {
+			go collect() // the reader first: it waits for the verdicts
+		}
+		for _, inc := range incs {
+			g.Settle(inc, seq%3 != 0) // every third create abandoned
+		}
+		if seq%2 != 0 {
+			collect()
+		}
+		for range incs {
+			if err := <-errc; err != nil && !errors.Is(err, ErrAbandoned) {
+				t.Fatalf("create %d: %v", seq, err)
+			}
+		}
+		for i := range incs {
+			if bundles[i] != nil {
+				bundles[i].Release()
+			}
+			toks[i].Release()
+		}
+		for _, p := range pubs {
+			p.h.Release()
+		}
+	}
+	g.mu.Lock()
+	kept := len(g.verdicts)
+	g.mu.Unlock()
+	if kept > 2 {
+		t.Fatalf("%d verdicts kept after %d creates of two exports, all collected: want the last create's at most", kept, creates)
+	}
+	if st := g.Stats(); st != (RegistryStats{}) {
+		t.Fatalf("registry after every publication and peer bundle is released: %+v, want empty", st)
+	}
+	g.Settle(first, true)
+	g.Settle(first, false)
+	stop := make(chan struct{})
+	timer := time.AfterFunc(5*time.Second, func() { close(stop) })
+	defer timer.Stop()
+	if b, err := g.AwaitPeerBundle(first, stop); !errors.Is(err, ErrCollected) {
+		if b != nil {
+			b.Release()
+		}
+		t.Fatalf("awaiting a forgotten collected incarnation again: %v, want ErrCollected", err)
+	}
+	if st := g.Stats(); st != (RegistryStats{}) {
+		t.Fatalf("registry after a forgotten verdict is settled and awaited again: %+v, want empty", st)
+	}
+	g.Leave(ReaderSide)
+	g.Leave(PublisherSide)
 }

@@ -79,10 +79,21 @@ type Registry struct {
 	slots map[Incarnation]*Slot // every live slot
 	// verdicts are the publisher's settlements of incarnations (Settle,
 	// AwaitPeerBundle): those the reading runtime waits for or has not
-	// collected yet, and, holding nothing, those it has collected, so
-	// that a second Settle or AwaitPeerBundle of one is told from a first
-	// (until the reading runtime leaves).
+	// collected yet, and, holding nothing, those of the last create it
+	// collected (collectedSeq), so that a second Settle or AwaitPeerBundle
+	// of one is told from a first. A collected verdict of an earlier
+	// create is forgotten (kept, every create of a pair's life would
+	// leave one per export): the reading runtime collects in command
+	// order, so an incarnation of a create before collectedSeq that has no
+	// verdict kept was collected already, and is told from a first by its
+	// Seq alone.
 	verdicts map[Incarnation]*verdict
+	// collectedSeq is the greatest Seq of an incarnation the reading
+	// runtime collected (0: none yet, or the reader left), and kept the
+	// incarnations whose collected verdicts verdicts still holds, for
+	// forgetting them once one of a later create is collected.
+	collectedSeq uint64
+	kept         []Incarnation
 	// bound says which sides a live runtime holds (Bind); gone which
 	// sides a runtime left (Leave) and no other has bound since: a
 	// publisher gone settles nothing more, a reader gone takes no peer
@@ -252,6 +263,9 @@ func (g *Registry) Leave(side Side) {
 			clear(sl.reserved)
 			sl.reserved = nil
 		}
+		// Every verdict went above: the next pair numbers its creates
+		// from 1 again.
+		g.collectedSeq, g.kept = 0, nil
 	}
 	g.mu.Unlock()
 	g.pauseLeft()
@@ -428,6 +442,41 @@ func (g *Registry) verdictLocked(inc Incarnation) *verdict {
 	return v
 }
 
+// forgottenLocked reports whether inc's verdict was collected and then
+// forgotten: none is kept of it, and it is of a create before the last
+// one the reading runtime collected, which collects in command order.
+// REQUIRES: g.mu held.
+func (g *Registry) forgottenLocked(inc Incarnation) bool {
+	if inc.Seq >= g.collectedSeq {
+		return false
+	}
+	_, ok := g.verdicts[inc]
+	return !ok
+}
+
+// keepCollectedLocked records that inc's verdict is collected: it is
+// kept while no later create's is, and the collected verdicts of earlier
+// creates are forgotten. REQUIRES: g.mu held.
+func (g *Registry) keepCollectedLocked(inc Incarnation) {
+	if inc.Seq > g.collectedSeq {
+		g.collectedSeq = inc.Seq
+		n := 0
+		for _, k := range g.kept {
+			if k.Seq < g.collectedSeq {
+				if v, ok := g.verdicts[k]; ok && v.collected {
+					delete(g.verdicts, k)
+				}
+				continue
+			}
+			g.kept[n] = k
+			n++
+		}
+		clear(g.kept[n:])
+		g.kept = g.kept[:n]
+	}
+	g.kept = append(g.kept, inc)
+}
+
 // Settle records the publisher's verdict on inc for the reading runtime's
 // AwaitPeerBundle: published (the slot of inc must be published; the
 // verdict keeps it alive, with its reserved peer hold, until the peer
@@ -438,6 +487,9 @@ func (g *Registry) verdictLocked(inc Incarnation) *verdict {
 func (g *Registry) Settle(inc Incarnation, published bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.forgottenLocked(inc) {
+		return // collected already, and forgotten
+	}
 	v := g.verdictLocked(inc)
 	select {
 	case <-v.done:
@@ -466,6 +518,10 @@ func (g *Registry) Settle(inc Incarnation, published bool) {
 // an incarnation whose verdict a first collected is ErrCollected, at once.
 func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bundle, error) {
 	g.mu.Lock()
+	if g.forgottenLocked(inc) {
+		g.mu.Unlock()
+		return nil, fmt.Errorf("%v: %w", inc, ErrCollected)
+	}
 	v := g.verdictLocked(inc)
 	if v.collected {
 		g.mu.Unlock()
@@ -491,6 +547,7 @@ func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bund
 		return nil, fmt.Errorf("%v: %w", inc, ErrCollected)
 	}
 	v.collected = true
+	g.keepCollectedLocked(inc)
 	s := v.slot
 	v.slot = nil
 	if mutants.Enabled && mutants.On(mutants.StaleDropReleasesNewHold) && s != nil {

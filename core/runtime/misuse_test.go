@@ -111,6 +111,28 @@ func TestTheZeroControllerRefusesCommands(t *testing.T) {
 	c.Shutdown()
 }
 
+// SendAll of no commands is a batch a driver's empty round makes: it
+// returned nil on the zero Controller and after Shutdown, where every
+// Send returns ErrNoRuntimes and ErrShutdown, so a driver sending its
+// rounds whole learnt of neither until a round held a command. It says
+// what a Send would, in Solo as in the pair, and nil on live runtimes.
+func TestAnEmptySendAllRefusesAsASendWould(t *testing.T) {
+	var zero Controller
+	if err := zero.SendAll(); !errors.Is(err, ErrNoRuntimes) {
+		t.Errorf("the zero Controller's SendAll(): %v, want ErrNoRuntimes", err)
+	}
+	for _, mode := range []string{"solo", "pair"} {
+		s := newSetup(t, mode, 1)
+		if err := s.ctl.SendAll(); err != nil {
+			t.Errorf("%s: SendAll() on live runtimes: %v, want nil", mode, err)
+		}
+		s.ctl.Shutdown()
+		if err := s.ctl.SendAll(); !errors.Is(err, ErrShutdown) {
+			t.Errorf("%s: SendAll() after Shutdown: %v, want ErrShutdown", mode, err)
+		}
+	}
+}
+
 // The zero Runtime has no workers: NewController took it as a Solo
 // runtime, and the controller then accepted every command and applied
 // none, its Sync and the runtime's Stats waiting for no worker until

@@ -1103,11 +1103,19 @@ func (c *Controller) Send(cmd Command) error {
 // each). The difference from calling Send in a loop is cost only: a worker
 // is woken once for the whole batch rather than once per command, so a
 // driver that sends a round's updates, frontier advances and compactions
-// together pays one hand-off per worker for the round.
+// together pays one hand-off per worker for the round. Given no command
+// it sends nothing and returns what a Send would before looking at its
+// command: ErrNoRuntimes on the zero Controller, ErrShutdown once a
+// runtime is shut down, nil otherwise.
 func (c *Controller) SendAll(cmds ...Command) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.flushLocked()
+	if len(cmds) == 0 {
+		// No command to refuse, but a driver's empty round learns what
+		// any Send would tell it.
+		return c.usableLocked()
+	}
 	for _, cmd := range cmds {
 		if err := c.sendLocked(cmd); err != nil {
 			return err
@@ -1119,13 +1127,8 @@ func (c *Controller) SendAll(cmds ...Command) error {
 // sendLocked validates and records cmd and queues it on every runtime that
 // takes it, waking no worker: flushLocked does. REQUIRES: c.mu held.
 func (c *Controller) sendLocked(cmd Command) error {
-	if len(c.rts) == 0 {
-		return ErrNoRuntimes
-	}
-	for _, r := range c.rts {
-		if r.stopping() {
-			return ErrShutdown // the same in Solo and the pair
-		}
+	if err := c.usableLocked(); err != nil {
+		return err
 	}
 	if err := c.validate(cmd); err != nil {
 		return err
@@ -1162,6 +1165,22 @@ func (c *Controller) sendLocked(cmd Command) error {
 			continue
 		}
 		r.queue(cmd, c.seq, true)
+	}
+	return nil
+}
+
+// usableLocked returns ErrNoRuntimes for the zero Controller and
+// ErrShutdown once a runtime of the controller is shut down, the same in
+// Solo and the pair: what every Send and SendAll returns then.
+// REQUIRES: c.mu held.
+func (c *Controller) usableLocked() error {
+	if len(c.rts) == 0 {
+		return ErrNoRuntimes
+	}
+	for _, r := range c.rts {
+		if r.stopping() {
+			return ErrShutdown // the same in Solo and the pair
+		}
 	}
 	return nil
 }

@@ -482,7 +482,10 @@ func (g *Registry) keepCollectedLocked(inc Incarnation) {
 // verdict keeps it alive, with its reserved peer hold, until the peer
 // collects it, however far behind the reading runtime is) or abandoned (its
 // dataflow failed to build: the peer records nothing). Settling twice is a
-// no-op, after the verdict is collected too. Called on the publisher's
+// no-op, after the verdict is collected too, and so is settling an
+// incarnation of a create (Seq) before the last one the reading runtime
+// collected, of which no verdict is kept: collecting in command order, it
+// collected that one already, or never will. Called on the publisher's
 // goroutine once the dataflow is built.
 func (g *Registry) Settle(inc Incarnation, published bool) {
 	g.mu.Lock()
@@ -515,7 +518,10 @@ func (g *Registry) Settle(inc Incarnation, published bool) {
 // incarnation was not published, or ErrStopped. The reading runtime calls it
 // once per incarnation, in command order, so a stale command of an older
 // incarnation never touches a newer one's slot or hold; a second call for
-// an incarnation whose verdict a first collected is ErrCollected, at once.
+// an incarnation whose verdict a first collected is ErrCollected, at once,
+// as is a call for an incarnation of a create (Seq) before the last one
+// collected of which no verdict is kept (a collected verdict is kept until
+// one of a later create is collected, and its Seq tells it after that).
 func (g *Registry) AwaitPeerBundle(inc Incarnation, stop <-chan struct{}) (*Bundle, error) {
 	g.mu.Lock()
 	if g.forgottenLocked(inc) {

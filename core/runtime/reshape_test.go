@@ -140,6 +140,10 @@ func reshape(t *testing.T, seed uint64, w, steps int) {
 	var caps [2][]*dataflow.Capture
 	stop := make(chan struct{})
 	var side gosync.WaitGroup
+	// quiet is held by a check while it waits for the workers to be idle
+	// at once, which a Sync a moment wakes them for would put off for as
+	// long as it goes on (on one thread, for the run's whole minute).
+	var quiet gosync.RWMutex
 	for i, s := range both {
 		side.Add(1)
 		go func() {
@@ -151,6 +155,7 @@ func reshape(t *testing.T, seed uint64, w, steps int) {
 					return
 				default:
 				}
+				quiet.RLock()
 				wctx, wcancel := context.WithCancel(ctx)
 				done := make(chan struct{})
 				after := time.Duration(r.IntN(200)) * time.Microsecond
@@ -185,6 +190,7 @@ func reshape(t *testing.T, seed uint64, w, steps int) {
 				}
 				close(done)
 				wcancel()
+				quiet.RUnlock()
 				if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
 					!errors.Is(err, dataflow.ErrProbeDropped) && !errors.Is(err, ErrIndexDropped) && !strings.Contains(err.Error(), "dataflow ") {
 					t.Errorf("%s: a call beside the commands: %v", s.mode, err)
@@ -257,6 +263,8 @@ func reshape(t *testing.T, seed uint64, w, steps int) {
 	}
 	check := func(step int) {
 		catchUp()
+		quiet.Lock()
+		defer quiet.Unlock()
 		for _, s := range both {
 			if err := s.ctl.Sync(ctx); err != nil {
 				fail("step %d: %s: Sync: %v", step, s.mode, err)

@@ -405,7 +405,17 @@ func (w *worker) lend() bool {
 		r.wakeHeld()
 		return false
 	}
-	if r.parks.Load()%2 == 0 || r.rt.stopping() || !r.onlyCompactionsQueued() {
+	if r.parks.Load()%2 == 0 || r.rt.stopping() {
+		r.cycleMu.Unlock()
+		r.wakeHeld()
+		return false
+	}
+	// The commands are taken here, under the same lock as the look at
+	// them: one sent from another goroutine between a look and a later
+	// take (a Maintained create, whose verdict the reader waits for from
+	// this very worker) would run here.
+	cmds, ok := r.takeQueue(true)
+	if !ok {
 		r.cycleMu.Unlock()
 		r.wakeHeld()
 		return false
@@ -415,10 +425,10 @@ func (w *worker) lend() bool {
 	// update.
 	w.lendN++
 	if w.lendN%lendTimedEvery != 1 {
-		return w.runCycleOf(r)
+		return w.runCycleOf(r, cmds)
 	}
 	start := time.Now()
-	ran := w.runCycleOf(r)
+	ran := w.runCycleOf(r, cmds)
 	if d := time.Since(start); d > w.rt.opts.ReaderBudget {
 		w.lendBackoff = min(max(2*w.lendBackoff, 64), 1<<16)
 		w.lendSkip = w.lendBackoff
@@ -436,10 +446,10 @@ func (w *worker) lend() bool {
 // first, then one in lendTimedEvery.
 const lendTimedEvery = 8
 
-// runCycleOf runs r's cycle under r's labels, r's cycleMu held (and let go
-// here, even if a step ends the goroutine: r's own goroutine, woken to stop,
-// must not wait for it).
-func (w *worker) runCycleOf(r *worker) bool {
+// runCycleOf runs r's cycle of the commands cmds, taken from its queue,
+// under r's labels, r's cycleMu held (and let go here, even if a step ends
+// the goroutine: r's own goroutine, woken to stop, must not wait for it).
+func (w *worker) runCycleOf(r *worker, cmds []queued) bool {
 	done := false
 	defer func() {
 		r.lent.Store(false)
@@ -453,7 +463,7 @@ func (w *worker) runCycleOf(r *worker) bool {
 	r.lent.Store(true)
 	w.lends.Add(1)
 	pprof.SetGoroutineLabels(r.labels)
-	r.cycle()
+	r.cycle(cmds)
 	r.park()
 	done = true
 	return true
@@ -468,20 +478,31 @@ func (w *worker) wakeHeld() {
 	}
 }
 
-// onlyCompactionsQueued reports whether every command queued for the
-// worker is an AllowCompaction (its leader's copy of a round's; its
-// application reads no code of the user's), so that the cycle may run on
-// the leader's goroutine: a create runs a Build, a drop operators'
-// Shutdown, a barrier waits for its caller.
-func (w *worker) onlyCompactionsQueued() bool {
+// takeQueue takes the commands queued for the worker, for a cycle to
+// apply, and sets beforeMaintain first (see cycle). With compactionsOnly
+// (lend) it takes them only if every one is an AllowCompaction (its
+// leader's copy of a round's; its application reads no code of the
+// user's), so that the cycle may run on the leader's goroutine: a create
+// runs a Build (and a Maintained one waits for the leader's verdict), a
+// drop operators' Shutdown, a barrier waits for its caller. Otherwise it
+// takes nothing and reports false, and the caller wakes the worker, whose
+// own cycle then reads what the clearing of beforeMaintain left.
+func (w *worker) takeQueue(compactionsOnly bool) ([]queued, bool) {
+	w.beforeMaintain.Store(true)
 	w.qmu.Lock()
 	defer w.qmu.Unlock()
-	for _, q := range w.queue {
-		if _, ok := q.cmd.(AllowCompaction); !ok {
-			return false
+	if compactionsOnly {
+		for _, q := range w.queue {
+			if _, ok := q.cmd.(AllowCompaction); !ok {
+				w.beforeMaintain.Store(false)
+				return nil, false
+			}
 		}
 	}
-	return true
+	cmds := w.queue
+	w.queue = w.spare[:0]
+	w.spare = nil
+	return cmds, true
 }
 
 // lentTo reports whether the worker's cycle runs on the goroutine of id
@@ -583,7 +604,8 @@ func (w *worker) loop() {
 			return
 		}
 		w.parks.Add(1)
-		if !w.cycle() {
+		cmds, _ := w.takeQueue(false)
+		if !w.cycle(cmds) {
 			return
 		}
 	}
@@ -604,16 +626,10 @@ func (w *worker) park() {
 	}
 }
 
-// cycle is one wake's work: apply the queued commands, step the active
-// dataflows, let the traces merge. It returns false once the runtime is
-// stopping (the worker then exits).
-func (w *worker) cycle() bool {
-	w.beforeMaintain.Store(true)
-	w.qmu.Lock()
-	cmds := w.queue
-	w.queue = w.spare[:0]
-	w.spare = nil
-	w.qmu.Unlock()
+// cycle is one wake's work: apply the commands taken from the queue
+// (takeQueue), step the active dataflows, let the traces merge. It returns
+// false once the runtime is stopping (the worker then exits).
+func (w *worker) cycle(cmds []queued) bool {
 	// Hold changes of this wake (its commands' compactions, its steps'
 	// frontiers) are applied once, by the Maintain below.
 	w.env.Manager.Defer()

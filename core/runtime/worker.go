@@ -447,16 +447,21 @@ func (w *worker) lend() bool {
 const lendTimedEvery = 8
 
 // runCycleOf runs r's cycle of the commands cmds, taken from its queue,
-// under r's labels, r's cycleMu held (and let go here, even if a step ends
-// the goroutine: r's own goroutine, woken to stop, must not wait for it).
+// under r's labels, r's cycleMu held and let go here. If a step ends the
+// goroutine, goexited lets it go once it has read what r was running and
+// stopped the runtimes: r's own goroutine, woken meanwhile (by a command
+// sent in the step), would otherwise run a cycle of its own, writing what
+// goexited reads and stepping the dataflow whose step ended, where in Solo
+// that worker runs nothing more.
 func (w *worker) runCycleOf(r *worker, cmds []queued) bool {
 	done := false
 	defer func() {
 		r.lent.Store(false)
 		if !done {
 			w.exitVia = r
+		} else {
+			r.cycleMu.Unlock()
 		}
-		r.cycleMu.Unlock()
 		pprof.SetGoroutineLabels(w.labels)
 	}()
 	r.parks.Add(1) // running
@@ -553,6 +558,9 @@ func (w *worker) goexited() {
 	if r := w.exitVia; r != nil {
 		// A step of the reader's cycle this worker ran (lend): the
 		// reader's error, as its own goroutine would have recorded it.
+		// Its cycleMu, still held (runCycleOf), is let go once the
+		// runtimes are stopped: its goroutine then only exits.
+		defer r.cycleMu.Unlock()
 		w = r
 	}
 	var err error

@@ -1,0 +1,107 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// wakeExitOp, at the batch of time 3, sends a command (which wakes the
+// Interactive worker) and then ends its goroutine; seq is that command's
+// number.
+type wakeExitOp struct {
+	in  *dataflow.Port[*batch.Batch]
+	ctl *Controller
+	seq uint64
+}
+
+func (o *wakeExitOp) Step(in frontier.Frontier) frontier.Frontier {
+	for _, b := range o.in.Take() {
+		if t, ok := b.Lower().Time(); ok && t == 3 && b.Len() > 0 {
+			if err := o.ctl.Send(CreateInput{Name: "late", Arity: 1}); err == nil {
+				o.seq = o.ctl.seq
+			}
+			runtime.Goexit()
+		}
+	}
+	return frontier.Empty()
+}
+
+func (o *wakeExitOp) Shutdown() {}
+
+// TestAGoexitInALentStepEndsTheReader: a step that wakes its Interactive
+// worker (a command sent) and then ends the goroutine while the
+// Maintenance worker runs that worker's wake leaves the Interactive worker
+// nothing more to run, as in Solo: the command is applied by no worker,
+// and the error is the query's step's, not the command's. The lent wake
+// let the Interactive worker go before the runtimes were stopped, and its
+// own goroutine, woken, ran a cycle beside the ending one (a data race on
+// what the error is read from; the command applied).
+func TestAGoexitInALentStepEndsTheReader(t *testing.T) {
+	for k := range 20 {
+		regs := newRegs(1)
+		m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctl, err := NewController(m, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := dataflow.NewTally(1)
+		op := &wakeExitOp{ctl: ctl}
+		mustSendT(t, ctl, CreateInput{Name: "in", Arity: 2})
+		mustSendT(t, ctl, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		mustSendT(t, ctl, CreateDataflow{Desc: dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				a, err := c.ImportIndex("idx")
+				if err != nil {
+					return err
+				}
+				b := c.NewOperator("wake and exit")
+				op.in = dataflow.AddInput(b, "oks", a.Oks.Stream)
+				if err := b.Build(op); err != nil {
+					return err
+				}
+				c.Tally(tl, a.Oks)
+				return nil
+			}}})
+		ctx := testCtx(t)
+		for r := 1; r <= 3; r++ {
+			if !awaitIdle(ctx.Done(), m, i) {
+				t.Fatal("the workers did not park")
+			}
+			c := dataflow.NewChunk(2, 1)
+			c.Push([]int64{int64(r), 1}, uint64(r), 1)
+			if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(r) + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tl.WaitPassed(ctx, 3); !errors.Is(err, ErrShutdown) {
+			t.Fatalf("the wait for 3: %v, want ErrShutdown", err)
+		}
+		ctl.Shutdown()
+		if m.workers[0].exitVia != i.workers[0] {
+			t.Fatal("the step did not end the Maintenance worker's goroutine: nothing lent")
+		}
+		if op.seq == 0 {
+			t.Fatal("the step's command was not sent")
+		}
+		if n := i.workers[0].applied.Load(); n >= op.seq {
+			t.Errorf("run %d: the Interactive worker applied command %d, sent by the step that ended its goroutine", k, n)
+		}
+		want := fmt.Sprintf("[dataflow q: a step ended a worker's goroutine: %v]", ErrWorkerExited)
+		if errs := ctl.Errors(); fmt.Sprint(errs) != want || errs[0].Seq != 0 {
+			t.Fatalf("run %d: errors %v (of command %d), want %s", k, errs, errs[0].Seq, want)
+		}
+	}
+}

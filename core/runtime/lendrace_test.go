@@ -53,8 +53,10 @@ func TestACommandSentDuringALendRunsOnTheReader(t *testing.T) {
 		for n := range creates {
 			id := fmt.Sprintf("c%d", n)
 			// Sent as a wake of the Interactive worker starts on the
-			// Maintenance worker, where the window was.
-			for !iw.lent.Load() && ctx.Err() == nil {
+			// Maintenance worker (lent set, lends counted), where the
+			// window between the look at the queue and its take was,
+			// or just after.
+			for seen := mw.lends.Load(); mw.lends.Load() == seen && !iw.lent.Load() && ctx.Err() == nil; {
 			}
 			var err error
 			if n%2 == 0 {

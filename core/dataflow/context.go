@@ -91,10 +91,11 @@ type Env struct {
 	// Activate marks a dataflow as having work; safe from any goroutine.
 	Activate func(*Dataflow)
 	// ActivatePublished, when set, is Activate for an import whose
-	// publisher inserted a batch: called on the publisher's goroutine
-	// (share.Import.OnPublished). A runtime may then run the importing
-	// worker's work on the publisher's worker rather than wake it.
-	ActivatePublished func(*Dataflow)
+	// publisher inserted a batch of the given number of updates: called on
+	// the publisher's goroutine (share.Import.OnPublished). A runtime may
+	// then run the importing worker's work on the publisher's worker
+	// rather than wake it.
+	ActivatePublished func(df *Dataflow, updates int)
 	// Wake signals the worker without naming a dataflow (publisher holds
 	// moved); safe from any goroutine.
 	Wake func()
@@ -663,7 +664,7 @@ func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, ke
 		return Arranged{}, nil, err
 	}
 	if env.ActivatePublished != nil {
-		im.OnPublished(func() { env.ActivatePublished(df) })
+		im.OnPublished(func(n int) { env.ActivatePublished(df, n) })
 	}
 	op := &importOp{im: im, index: id}
 	n := c.df.addNode("import "+id+" "+half, op)

@@ -111,13 +111,22 @@ func lendSetup(t *testing.T, solo bool, budget time.Duration, op *lendOp) (rts [
 // after every worker has parked, and waits for the query to pass each.
 func lendRounds(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Tally, n int) {
 	t.Helper()
+	lendRoundsOf(t, rts, ctl, tl, n, 1)
+}
+
+// lendRoundsOf is lendRounds with size updates a round (keys r*size+i).
+func lendRoundsOf(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Tally, n, size int) {
+	t.Helper()
 	ctx := testCtx(t)
+	_, u0, s0 := tl.Counts()
 	for r := 1; r <= n; r++ {
 		if !awaitIdle(ctx.Done(), rts...) {
 			t.Fatal("the workers did not park")
 		}
-		c := dataflow.NewChunk(2, 1)
-		c.Push([]int64{int64(r), 1}, uint64(r), 1)
+		c := dataflow.NewChunk(2, size)
+		for i := range size {
+			c.Push([]int64{int64(r*size + i), 1}, uint64(r), 1)
+		}
 		if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(r) + 1)}, AllowCompaction{ID: "idx", Frontier: frontier.At(uint64(r))}); err != nil {
 			t.Fatal(err)
 		}
@@ -125,8 +134,8 @@ func lendRounds(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Tall
 			t.Fatal(err)
 		}
 	}
-	if _, updates, sum := tl.Counts(); updates != int64(n) || sum != int64(n) {
-		t.Fatalf("the query read %d updates summing to %d, want %d and %d", updates, sum, n, n)
+	if _, updates, sum := tl.Counts(); updates-u0 != int64(n*size) || sum-s0 != int64(n*size) {
+		t.Fatalf("the query read %d updates summing to %d, want %d and %d", updates-u0, sum-s0, n*size, n*size)
 	}
 }
 
@@ -170,6 +179,25 @@ func TestAReadersWakeRunsOnItsPublisher(t *testing.T) {
 			}
 			if g := i.goid.Load(); !c.lent && op.goids[0] != g {
 				t.Errorf("a step ran on goroutine %d, want the Interactive worker's %d", op.goids[0], g)
+			}
+		})
+	}
+}
+
+// TestALargeRoundWakesItsReader: a step that publishes more than
+// lendMaxUpdates updates to its reader wakes the reader's goroutine, where
+// one of lendMaxUpdates runs the reader's wake on the Maintenance worker.
+func TestALargeRoundWakesItsReader(t *testing.T) {
+	for _, c := range []struct {
+		size  int
+		lends uint64
+	}{{lendMaxUpdates, 5}, {lendMaxUpdates + 1, 0}} {
+		t.Run(fmt.Sprint("updates=", c.size), func(t *testing.T) {
+			op := &lendOp{t: t}
+			rts, ctl, tl := lendSetup(t, false, time.Hour, op)
+			lendRoundsOf(t, rts, ctl, tl, 5, c.size)
+			if n := rts[0].workers[0].lends.Load(); n != c.lends {
+				t.Errorf("rounds of %d updates: the Maintenance worker ran %d of the reader's 5 wakes, want %d", c.size, n, c.lends)
 			}
 		})
 	}

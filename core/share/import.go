@@ -161,12 +161,13 @@ func (im *Import) Reader() *Reader { return im.trace }
 func (im *Import) Presentation() batch.Presentation { return im.pres }
 
 // OnPublished sets the function called in the wake function's place when
-// the publisher inserts a batch (Spine.Insert): on the publisher's
-// goroutine, under the point's lock, so it must only signal, as the wake
-// function. Every other arrival (a seed, a failure, the publication's end)
-// still calls the wake function. A runtime tells by it that its reader's
-// work was readied by the publisher's own step.
-func (im *Import) OnPublished(f func()) {
+// the publisher inserts a batch (Spine.Insert), with the batch's number of
+// updates: on the publisher's goroutine, under the point's lock, so it
+// must only signal, as the wake function. Every other arrival (a seed, a
+// failure, the publication's end) still calls the wake function. A runtime
+// tells by it that its reader's work was readied by the publisher's own
+// step, and how much of it there is.
+func (im *Import) OnPublished(f func(updates int)) {
 	im.p.mu.Lock()
 	im.q.published = f
 	im.p.mu.Unlock()

@@ -77,9 +77,9 @@ type queue struct {
 	wake    func()        // optional; called (under the point's lock) on arrival
 	ended   bool          // detached by Import.End: takes no events, holds nothing
 	// published, when set, is called in wake's place for a batch the
-	// publisher inserts (Spine.Insert): on the publisher's goroutine, in
-	// its step (Import.OnPublished).
-	published func()
+	// publisher inserts (Spine.Insert), with its number of updates: on the
+	// publisher's goroutine, in its step (Import.OnPublished).
+	published func(updates int)
 	// The import's own hold: logically at what it acknowledged (as_of
 	// before), physically at its seed's coverage until it acknowledges
 	// beyond. It is a remote hold like a Reader's, but kept here rather
@@ -102,15 +102,15 @@ func (q *queue) signal() {
 	}
 }
 
-// signalPublished is signal for a batch the publisher inserted: its
-// published function in place of wake, if set.
-func (q *queue) signalPublished() {
+// signalPublished is signal for a batch of n updates the publisher
+// inserted: its published function in place of wake, if set.
+func (q *queue) signalPublished(n int) {
 	if q.published == nil {
 		q.signal()
 		return
 	}
 	q.notifyReader()
-	q.published()
+	q.published(n)
 }
 
 func (q *queue) notifyReader() {

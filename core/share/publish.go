@@ -473,7 +473,7 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		for _, q := range p.queues {
 			q.push(event{b: b})
 			q.push(event{f: b.Upper()})
-			q.signalPublished()
+			q.signalPublished(b.Len())
 		}
 		p.mu.Unlock()
 	}

@@ -21,7 +21,7 @@ func TestAnInsertCallsThePublishedFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wakes, published int
+	var wakes, published, updates int
 	im, err := tok.Slot().Oks().ImportWith(frontier.At(0), frontier.Empty(), func() { wakes++ })
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,10 @@ func TestAnInsertCallsThePublishedFunction(t *testing.T) {
 	if wakes != 1 {
 		t.Fatalf("the seed called the wake function %d times, want 1", wakes)
 	}
-	im.OnPublished(func() { published++ })
+	im.OnPublished(func(n int) {
+		published++
+		updates += n
+	})
 	im.Drain(nil)
 	<-im.Ready()
 	for r := uint64(3); r < 6; r++ {
@@ -50,8 +53,8 @@ func TestAnInsertCallsThePublishedFunction(t *testing.T) {
 			t.Fatalf("insert at %d: the import's channel was not signalled", r)
 		}
 	}
-	if published != 3 || wakes != 1 {
-		t.Fatalf("three inserts called the published function %d times and the wake function %d more, want 3 and 0", published, wakes-1)
+	if published != 3 || wakes != 1 || updates != 3 {
+		t.Fatalf("three inserts of one update called the published function %d times with %d updates, and the wake function %d more, want 3, 3 and 0", published, updates, wakes-1)
 	}
 	oks.s.Fail(frontier.At(9), errors.New("writer failed"))
 	if published != 3 || wakes != 2 {

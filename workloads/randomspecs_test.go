@@ -41,10 +41,15 @@ func TestRandomSpecsPassCheck(t *testing.T) {
 	if v := os.Getenv("RANDOMSPECS_N"); v != "" {
 		n, _ = strconv.Atoi(v)
 	}
+	one, seedSet := uint64(0), false
+	if v := os.Getenv("RANDOMSPECS_SEED"); v != "" {
+		one, _ = strconv.ParseUint(v, 10, 64)
+		n, seedSet = 1, true
+	}
 	for i := range n {
 		seed := uint64(i)*7919 + 1
-		if v := os.Getenv("RANDOMSPECS_SEED"); v != "" {
-			seed, _ = strconv.ParseUint(v, 10, 64)
+		if seedSet {
+			seed = one
 		}
 		text := drawSpec(t, seed)
 		s, err := spec.Decode("random.json", ".", text)
@@ -62,6 +67,9 @@ func TestRandomSpecsPassCheck(t *testing.T) {
 					cases = append(cases, workloads.CheckCase{Mode: c.Mode, Join: c.Join, Workers: w})
 				}
 			}
+		}
+		if len(cases) == 0 {
+			t.Fatalf("seed %d: no configuration to check\n%s", seed, text)
 		}
 		diffs, err := workloads.Check(context.Background(), s, tables, cases)
 		if err != nil {

@@ -59,10 +59,12 @@ func (o *lendOp) Step(in frontier.Frontier) frontier.Frontier {
 func (o *lendOp) Shutdown() {}
 
 // lendSetup starts a Pair of one worker each whose Maintenance runtime has
-// the reader budget budget (a Solo runtime when budget is 0 and solo is
-// set), an index idx over input in (two columns, keyed by the first) and a
-// query q that reads it with op and a tally.
-func lendSetup(t *testing.T, solo bool, budget time.Duration, op *lendOp) (rts []*Runtime, ctl *Controller, tl *dataflow.Tally) {
+// the reader budget budget (0: this package's default, which lends every
+// wake it may; a Solo runtime instead when solo is set), an index idx over
+// input in (two columns, keyed by the first) and a query q that reads it
+// with a tally and, unless attach is nil, the operator attach builds on the
+// index's oks.
+func lendSetup(t *testing.T, solo bool, budget time.Duration, attach func(*dataflow.OperatorBuilder, *dataflow.Stream[*batch.Batch]) dataflow.Operator) (rts []*Runtime, ctl *Controller, tl *dataflow.Tally) {
 	t.Helper()
 	var err error
 	if solo {
@@ -96,15 +98,24 @@ func lendSetup(t *testing.T, solo bool, budget time.Duration, op *lendOp) (rts [
 			if err != nil {
 				return err
 			}
-			b := c.NewOperator("lend probe")
-			op.in = dataflow.AddInput(b, "oks", a.Oks.Stream)
-			if err := b.Build(op); err != nil {
-				return err
+			if attach != nil {
+				b := c.NewOperator("lend probe")
+				if err := b.Build(attach(b, a.Oks.Stream)); err != nil {
+					return err
+				}
 			}
 			c.Tally(tl, a.Oks)
 			return nil
 		}}})
 	return rts, ctl, tl
+}
+
+// attachLendOp is lendSetup's attach for op.
+func attachLendOp(op *lendOp) func(*dataflow.OperatorBuilder, *dataflow.Stream[*batch.Batch]) dataflow.Operator {
+	return func(b *dataflow.OperatorBuilder, oks *dataflow.Stream[*batch.Batch]) dataflow.Operator {
+		op.in = dataflow.AddInput(b, "oks", oks)
+		return op
+	}
 }
 
 // lendRounds sends rounds 1..n of one update each (key t, time t), each
@@ -152,7 +163,7 @@ func TestAReadersWakeRunsOnItsPublisher(t *testing.T) {
 	}{{"budget", time.Hour, true}, {"never", -1, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			op := &lendOp{t: t}
-			rts, ctl, tl := lendSetup(t, false, c.budget, op)
+			rts, ctl, tl := lendSetup(t, false, c.budget, attachLendOp(op))
 			const rounds = 20
 			lendRounds(t, rts, ctl, tl, rounds)
 			m, i := rts[0].workers[0], rts[1].workers[0]
@@ -194,7 +205,7 @@ func TestALargeRoundWakesItsReader(t *testing.T) {
 	}{{lendMaxUpdates, 5}, {lendMaxUpdates + 1, 0}} {
 		t.Run(fmt.Sprint("updates=", c.size), func(t *testing.T) {
 			op := &lendOp{t: t}
-			rts, ctl, tl := lendSetup(t, false, time.Hour, op)
+			rts, ctl, tl := lendSetup(t, false, time.Hour, attachLendOp(op))
 			lendRoundsOf(t, rts, ctl, tl, 5, c.size)
 			if n := rts[0].workers[0].lends.Load(); n != c.lends {
 				t.Errorf("rounds of %d updates: the Maintenance worker ran %d of the reader's 5 wakes, want %d", c.size, n, c.lends)
@@ -208,7 +219,7 @@ func TestALargeRoundWakesItsReader(t *testing.T) {
 // chances, then 128: three of 250 rounds, where every round would be.
 func TestASlowReadersWakeIsLentRarely(t *testing.T) {
 	op := &lendOp{t: t, sleep: 2 * time.Millisecond}
-	rts, ctl, tl := lendSetup(t, false, 200*time.Microsecond, op)
+	rts, ctl, tl := lendSetup(t, false, 200*time.Microsecond, attachLendOp(op))
 	lendRounds(t, rts, ctl, tl, 250)
 	if n := rts[0].workers[0].lends.Load(); n < 1 || n > 3 {
 		t.Errorf("the Maintenance worker ran %d of 250 slow wakes, want 1 to 3 (at chances 1, 66 and 195)", n)
@@ -222,7 +233,7 @@ func TestAGoexitInALentStepIsTheReadersError(t *testing.T) {
 	var errs []string
 	for _, solo := range []bool{true, false} {
 		op := &lendOp{t: t, exitAt: 3}
-		rts, ctl, tl := lendSetup(t, solo, time.Hour, op)
+		rts, ctl, tl := lendSetup(t, solo, time.Hour, attachLendOp(op))
 		ctx := testCtx(t)
 		for r := 1; r <= 3; r++ {
 			if !awaitIdle(ctx.Done(), rts...) {

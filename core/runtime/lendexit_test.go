@@ -44,37 +44,13 @@ func (o *wakeExitOp) Shutdown() {}
 // what the error is read from; the command applied).
 func TestAGoexitInALentStepEndsTheReader(t *testing.T) {
 	for k := range 20 {
-		regs := newRegs(1)
-		m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctl, err := NewController(m, i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tl := dataflow.NewTally(1)
-		op := &wakeExitOp{ctl: ctl}
-		mustSendT(t, ctl, CreateInput{Name: "in", Arity: 2})
-		mustSendT(t, ctl, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
-		mustSendT(t, ctl, CreateDataflow{Desc: dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
-			Build: func(c *dataflow.Context) error {
-				a, err := c.ImportIndex("idx")
-				if err != nil {
-					return err
-				}
-				b := c.NewOperator("wake and exit")
-				op.in = dataflow.AddInput(b, "oks", a.Oks.Stream)
-				if err := b.Build(op); err != nil {
-					return err
-				}
-				c.Tally(tl, a.Oks)
-				return nil
-			}}})
+		op := &wakeExitOp{}
+		rts, ctl, tl := lendSetup(t, false, 0, func(b *dataflow.OperatorBuilder, oks *dataflow.Stream[*batch.Batch]) dataflow.Operator {
+			op.in = dataflow.AddInput(b, "oks", oks)
+			return op
+		})
+		op.ctl = ctl
+		m, i := rts[0], rts[1]
 		ctx := testCtx(t)
 		for r := 1; r <= 3; r++ {
 			if !awaitIdle(ctx.Done(), m, i) {

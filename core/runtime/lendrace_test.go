@@ -18,32 +18,8 @@ import (
 // A command queued between the lend's look at the queue and its take
 // went into the lent wake.
 func TestACommandSentDuringALendRunsOnTheReader(t *testing.T) {
-	regs := newRegs(1)
-	m, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := NewController(m, i)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctl.Shutdown)
-	tl := dataflow.NewTally(1)
-	mustSendT(t, ctl, CreateInput{Name: "in", Arity: 2})
-	mustSendT(t, ctl, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
-	mustSendT(t, ctl, CreateDataflow{Desc: dataflow.Desc{ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
-		Build: func(c *dataflow.Context) error {
-			a, err := c.ImportIndex("idx")
-			if err != nil {
-				return err
-			}
-			c.Tally(tl, a.Oks)
-			return nil
-		}}})
+	rts, ctl, tl := lendSetup(t, false, 0, nil)
+	m, i := rts[0], rts[1]
 	mw, iw := m.workers[0], i.workers[0]
 	ctx := testCtx(t)
 	var onM, lends atomic.Int64

@@ -376,10 +376,11 @@ func (w *worker) activate(df *dataflow.Dataflow) {
 // this worker's leader in its step (lending) and this worker is parked
 // (its parks count odd: a worker in its cycle may itself publish, as a
 // re-export does), the activation is recorded and the wake held for the
-// leader, which runs the cycle after its step or sends the wake (lend).
+// leader, which runs the cycle after its step or sends the wake (lend);
+// with a negative Options.ReaderBudget it is never held.
 func (w *worker) activatePublished(df *dataflow.Dataflow, updates int) {
 	l := w.leader.Load()
-	if l == nil || !l.lending.Load() || w.parks.Load()%2 == 0 {
+	if l == nil || !l.lending.Load() || w.parks.Load()%2 == 0 || l.rt.opts.ReaderBudget < 0 {
 		w.activate(df)
 		return
 	}
@@ -407,7 +408,7 @@ func (w *worker) lend(updates int64) bool {
 		r.wakeHeld()
 		return false
 	}
-	if w.lendSkip > 0 || w.rt.opts.ReaderBudget < 0 || !r.cycleMu.TryLock() {
+	if w.lendSkip > 0 || !r.cycleMu.TryLock() {
 		if w.lendSkip > 0 {
 			w.lendSkip--
 		}

@@ -211,7 +211,7 @@ func TestProfileWriteErrorNamesTheFile(t *testing.T) {
 		keep  []string
 	}{
 		{"cpuprofile", []string{"--cpuprofile", "cpu.pprof"}, "100", "--cpuprofile: write {dir}/cpu.pprof: file too large", nil},
-		{"memprofile", []string{"--memprofile", "mem.pprof"}, "1000", "--memprofile: write {dir}/mem.pprof: file too large", nil},
+		{"memprofile", []string{"--memprofile", "mem.pprof"}, "100", "--memprofile: write {dir}/mem.pprof: file too large", nil},
 		// The CPU profile fits; the page, tens of kilobytes, does not.
 		{"flamegraph", []string{"--cpuprofile", "cpu.pprof", "--flamegraph", "flame.html"}, "20000", "flame graph: write {dir}/flame.html: file too large", []string{"cpu.pprof"}},
 		{"flamegraph's profile", []string{"--flamegraph", "flame.html"}, "100", "--flamegraph: the CPU profile it is drawn from, in the temporary directory {tmp} (TMPDIR): file too large", nil},

@@ -32,11 +32,16 @@ import (
 // keys in any order, and on views the query does not read. Each spec's
 // seed is in its failure with the spec's text (RANDOMSPECS_SEED checks
 // that one; RANDOMSPECS_N sets how many). -short checks fewer, on one and
-// three workers.
+// three workers, and a -race build 8 on one, two and four.
 func TestRandomSpecsPassCheck(t *testing.T) {
 	n, workers := 20, []int{1, 2, 3, 4}
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		n, workers = 10, []int{1, 3}
+	case raceBuild:
+		// Under the race detector each spec costs about six times as
+		// much: fewer specs, on the worker counts that differ most.
+		n, workers = 8, []int{1, 2, 4}
 	}
 	if v := os.Getenv("RANDOMSPECS_N"); v != "" {
 		n, _ = strconv.Atoi(v)

@@ -76,14 +76,7 @@ func TestBrokenPipeFailsTheRun(t *testing.T) {
 	if !strings.Contains(stderr.String(), "benchrun: writing results: ") || !strings.Contains(stderr.String(), "broken pipe") {
 		t.Errorf("stderr does not name the broken pipe:\n%s", stderr.String())
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
+	names := dirNames(t, dir)
 	// No flame graph: the run failed, as on a full disk.
 	if want := []string{"cpu.pprof", "mem.pprof", "results.txt"}; !slices.Equal(names, want) {
 		t.Errorf("files after the broken pipe: %q, want %q", names, want)
@@ -242,15 +235,7 @@ func TestProfileWriteErrorNamesTheFile(t *testing.T) {
 			if !strings.HasSuffix(stderr.String(), want) {
 				t.Errorf("stderr:\n%s\nwant it to end with\n%s", stderr.String(), want)
 			}
-			entries, err := os.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, e := range entries {
-				names = append(names, e.Name())
-			}
-			if !slices.Equal(names, tc.keep) {
+			if names := dirNames(t, dir); !slices.Equal(names, tc.keep) {
 				t.Errorf("files after the failed write: %q, want %q", names, tc.keep)
 			}
 		})

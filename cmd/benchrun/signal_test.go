@@ -129,14 +129,7 @@ func interruptRun(t *testing.T, sig os.Signal) {
 	if !strings.Contains(stderr.String(), "interrupted after") {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
+	names := dirNames(t, dir)
 	if !slices.Equal(names, []string{"cpu.pprof", "results.txt"}) {
 		t.Errorf("files after the interrupt: %q, want the profile and the results alone", names)
 	}
@@ -265,4 +258,18 @@ func awaitFifoOpen(t *testing.T, pid int, done <-chan error) bool {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// dirNames lists the names in dir, sorted (os.ReadDir's order).
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

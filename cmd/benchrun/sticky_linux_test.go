@@ -102,12 +102,7 @@ func TestOutputsInAStickyDirectory(t *testing.T) {
 		if stdout.Len() != 0 {
 			t.Errorf("%s: stdout %q", name, stdout.String())
 		}
-		entries, _ := os.ReadDir(sticky)
-		var got []string
-		for _, e := range entries {
-			got = append(got, e.Name())
-		}
-		if !slices.Equal(got, files) {
+		if got := dirNames(t, sticky); !slices.Equal(got, files) {
 			t.Errorf("%s: %s holds %q, want %q", name, sticky, got, files)
 		}
 		for _, f := range files {

@@ -435,10 +435,11 @@ func (w *worker) lend(updates int64) bool {
 	// update.
 	w.lendN++
 	if w.lendN%lendTimedEvery != 1 {
-		return w.runCycleOf(r, cmds)
+		w.runCycleOf(r, cmds)
+		return true
 	}
 	start := time.Now()
-	ran := w.runCycleOf(r, cmds)
+	w.runCycleOf(r, cmds)
 	if d := time.Since(start); d > w.rt.opts.ReaderBudget {
 		w.lendBackoff = min(max(2*w.lendBackoff, 64), 1<<16)
 		w.lendSkip = w.lendBackoff
@@ -449,7 +450,7 @@ func (w *worker) lend(updates int64) bool {
 	} else {
 		w.lendBackoff = 0
 	}
-	return ran
+	return true
 }
 
 // lendMaxUpdates is the most updates a step may publish to its reader for
@@ -473,7 +474,7 @@ const lendTimedEvery = 8
 // sent in the step), would otherwise run a cycle of its own, writing what
 // goexited reads and stepping the dataflow whose step ended, where in Solo
 // that worker runs nothing more.
-func (w *worker) runCycleOf(r *worker, cmds []queued) bool {
+func (w *worker) runCycleOf(r *worker, cmds []queued) {
 	done := false
 	defer func() {
 		r.lent.Store(false)
@@ -491,7 +492,6 @@ func (w *worker) runCycleOf(r *worker, cmds []queued) bool {
 	r.cycle(cmds)
 	r.park()
 	done = true
-	return true
 }
 
 // wakeHeld sends the wake a leader held for this worker (its due already

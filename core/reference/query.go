@@ -94,6 +94,9 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 			key[i] = joined[pos]
 		}
 		for _, r := range index[k][rowKey(key)] {
+			if err := ev.form(); err != nil {
+				return err
+			}
 			copy(joined[q.Entries[k].Offset:], r.vals)
 			counts[k+1] = new(big.Int).Mul(counts[k], r.n)
 			// A linear join arranges each stage's result by its rows;
@@ -140,10 +143,10 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 				lookups[s][kk] = append(lookups[s][kk], entryRow{vals: r.vals, mass: r.n})
 			}
 		}
-		var walkPath func(s int, mass *big.Int)
-		walkPath = func(s int, mass *big.Int) {
+		var walkPath func(s int, mass *big.Int) error
+		walkPath = func(s int, mass *big.Int) error {
 			if s == len(order) || ev.mayOverflow {
-				return
+				return nil
 			}
 			e := order[s]
 			var rows []entryRow
@@ -160,13 +163,21 @@ func (ev *evaluator) query(q *plan.ResolvedQuery) (*coll, error) {
 				rows = lookups[s][rowKey(key)]
 			}
 			for _, r := range rows {
+				if err := ev.form(); err != nil {
+					return err
+				}
 				copy(joined[q.Entries[e].Offset:], r.vals)
 				m := new(big.Int).Mul(mass, r.mass)
 				ev.noteMass(m)
-				walkPath(s+1, m)
+				if err := walkPath(s+1, m); err != nil {
+					return err
+				}
 			}
+			return nil
 		}
-		walkPath(0, big.NewInt(1))
+		if err := walkPath(0, big.NewInt(1)); err != nil {
+			return nil, fmt.Errorf("%s: %w", q.Field, err)
+		}
 	}
 	ev.noteColl(records, ev.view == "")
 	rows := records

@@ -316,6 +316,33 @@ type evaluator struct {
 	// view is the view being evaluated ("" for the query).
 	past map[string]map[string][]int64
 	view string
+	// bound counts the rows the joins form (EvalWithin); nil: no bound.
+	bound *bound
+}
+
+// bound is EvalWithin's count of the rows joins formed, shared by the
+// evaluations of one call.
+type bound struct{ max, formed int64 }
+
+// newBound returns the bound of maxRows rows, nil for none (maxRows <= 0).
+func newBound(maxRows int64) *bound {
+	if maxRows <= 0 {
+		return nil
+	}
+	return &bound{max: maxRows}
+}
+
+// form counts one row a join formed, and reports an error wrapping
+// ErrTooLarge once there are more than the bound allows.
+func (ev *evaluator) form() error {
+	b := ev.bound
+	if b == nil {
+		return nil
+	}
+	if b.formed++; b.formed > b.max {
+		return fmt.Errorf("%w: more than %d", ErrTooLarge, b.max)
+	}
+	return nil
 }
 
 // Eval evaluates the plan's query over the inputs accumulated at t (every
@@ -326,6 +353,24 @@ type evaluator struct {
 // before its until, as the engine's output does: a t outside is an error
 // wrapping ErrTime that names t and the bound.
 func Eval(r *plan.Resolved, in Inputs, t uint64) (*Result, error) {
+	return EvalWithin(r, in, t, 0)
+}
+
+// ErrTooLarge: EvalWithin gave up, its joins having formed more rows than
+// its bound.
+var ErrTooLarge = errors.New("reference: the joins form more rows than the bound")
+
+// EvalWithin is Eval with a bound on its work: once its joins have formed
+// more than maxRows rows — the partial rows of every join's nested loops
+// and of every delta path's, in the views and the query, at t and at the
+// earlier times a reduce view is evaluated at — it gives up with an error
+// wrapping ErrTooLarge. A join of n entries forms as many rows as the
+// products of their matches, which the reference visits one by one (and
+// the engine, dropping the columns nothing downstream reads, often does
+// not): a few rows per input can ask it for millions. A generator of
+// random plans skips those rather than wait. maxRows <= 0 bounds nothing
+// (Eval).
+func EvalWithin(r *plan.Resolved, in Inputs, t uint64, maxRows int64) (*Result, error) {
 	if r == nil || r.Query == nil || r.Plan == nil {
 		return nil, errNoPlan
 	}
@@ -335,7 +380,7 @@ func Eval(r *plan.Resolved, in Inputs, t uint64) (*Result, error) {
 	if r.Plan.HasUntil && t >= r.Plan.Until {
 		return nil, fmt.Errorf("%w: time %d is not before until %d: the query's output ends before until", ErrTime, t, r.Plan.Until)
 	}
-	ev, err := evalViews(r, in, t)
+	ev, err := evalViews(r, in, t, newBound(maxRows))
 	if err != nil {
 		return nil, err
 	}
@@ -363,15 +408,16 @@ func EvalCollection(r *plan.Resolved, in Inputs, t uint64, name string) (*Result
 	if c == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownCollection, name)
 	}
-	ev, err := evalViews(r, in, t)
+	ev, err := evalViews(r, in, t, nil)
 	if err != nil {
 		return nil, err
 	}
 	return ev.result(ev.colls[name], c.Columns), nil
 }
 
-// evalViews checks the inputs and evaluates every input and view at t.
-func evalViews(r *plan.Resolved, in Inputs, t uint64) (*evaluator, error) {
+// evalViews checks the inputs and evaluates every input and view at t,
+// its joins within b (nil: no bound).
+func evalViews(r *plan.Resolved, in Inputs, t uint64, b *bound) (*evaluator, error) {
 	for name, ups := range in {
 		c := r.Collection(name)
 		if c == nil || c.Input == nil {
@@ -405,7 +451,7 @@ func evalViews(r *plan.Resolved, in Inputs, t uint64) (*evaluator, error) {
 			if t1 == t {
 				continue
 			}
-			ev1, err := evalViewsAt(r, in, t1, nil, len(times))
+			ev1, err := evalViewsAt(r, in, t1, nil, len(times), b)
 			if err != nil {
 				return nil, err
 			}
@@ -422,14 +468,14 @@ func evalViews(r *plan.Resolved, in Inputs, t uint64) (*evaluator, error) {
 			}
 		}
 	}
-	return evalViewsAt(r, in, t, past, len(times))
+	return evalViewsAt(r, in, t, past, len(times), b)
 }
 
 // evalViewsAt evaluates every input and view at t, with past, the output
 // rows each reduce view held at earlier times (nil: none given), and
-// times, the number of distinct input times up to t.
-func evalViewsAt(r *plan.Resolved, in Inputs, t uint64, past map[string]map[string][]int64, times int) (*evaluator, error) {
-	ev := &evaluator{r: r, in: in, t: t, colls: map[string]*coll{}, exprs: map[string]*bigExpr{}, past: past}
+// times, the number of distinct input times up to t, its joins within b.
+func evalViewsAt(r *plan.Resolved, in Inputs, t uint64, past map[string]map[string][]int64, times int, b *bound) (*evaluator, error) {
+	ev := &evaluator{r: r, in: in, t: t, colls: map[string]*coll{}, exprs: map[string]*bigExpr{}, past: past, bound: b}
 	ev.changes = big.NewInt(2 * int64(max(times, 1)))
 	for _, c := range r.Inputs {
 		ev.colls[c.Name] = ev.input(c)

@@ -386,12 +386,7 @@ func (d *Delta) step(oks, errs [][]*batch.Batch, frontiers []frontier.Frontier, 
 		if i < len(errs) {
 			// No output before as_of (K1): errors too.
 			pres.Since = pres.Since.Join(d.asOf)
-			Errors(errs[i], pres, out)
-			if mutants.Enabled && mutants.On(mutants.DeltaJoinErrorsPerPath) {
-				for range len(d.paths) - 1 {
-					Errors(errs[i], pres, out)
-				}
-			}
+			entryErrors(errs[i], pres, len(d.paths), out)
 		}
 	}
 	for _, p := range d.paths {
@@ -405,6 +400,22 @@ func (d *Delta) step(oks, errs [][]*batch.Batch, frontiers []frontier.Frontier, 
 		}
 	}
 	return nil
+}
+
+// entryErrors sends an entry's new error batches to out under pres, once
+// (K4): every path of a delta join reads every entry, and the errors are
+// the entry's, none of its paths' (docs/semantics.md §5.6: re-emitted by
+// each of P paths besides, an error of count m comes out m × (1 + P)
+// times, and nested joins multiply that). Delta, the delta join operator
+// of one worker (DeltaJoin) and the union of its staged paths on several
+// (stagedDelta) all send their entries' errors through it.
+func entryErrors(errs []*batch.Batch, pres batch.Presentation, paths int, out *Sink) {
+	Errors(errs, pres, out)
+	if mutants.Enabled && mutants.On(mutants.DeltaJoinErrorsPerPath) {
+		for range paths - 1 {
+			Errors(errs, pres, out)
+		}
+	}
 }
 
 // Release releases every path's readers.

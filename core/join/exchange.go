@@ -162,7 +162,7 @@ func (o *unionOp) Step(frontier.Frontier) frontier.Frontier {
 			o.errO.Send(c)
 		}
 	}
-	run(o.labels, o.stats, func() { o.entry.forward(o.sink) })
+	run(o.labels, o.stats, func() { o.entry.forwardEntries(o.sink, len(o.oks)) })
 	send(o.sink, o.out, o.errO)
 	return frontier.Empty()
 }

@@ -60,6 +60,15 @@ func (e errPorts) forward(out *Sink) {
 	}
 }
 
+// forwardEntries is forward for the entries of a delta join of paths
+// paths: each entry's errors go out once, however many paths read it
+// (entryErrors).
+func (e errPorts) forwardEntries(out *Sink, paths int) {
+	for i, p := range e.ports {
+		entryErrors(p.Take(), e.pres[i], paths, out)
+	}
+}
+
 // send moves the sink's chunks to the operator's outputs.
 func send(s *Sink, oks, errs *dataflow.Stream[*dataflow.Chunk]) {
 	o, e := s.Take()
@@ -284,7 +293,7 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 	for _, p := range o.lookups {
 		p.Take()
 	}
-	run(o.labels, o.entryStats, func() { o.errs.forward(o.sink) })
+	run(o.labels, o.entryStats, func() { o.errs.forwardEntries(o.sink, len(o.paths)) })
 	for i, p := range o.paths {
 		batches, f := o.src[i].Take(), o.src[i].Frontier()
 		run(o.labels, p.stats, func() {

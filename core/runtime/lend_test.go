@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -226,6 +227,23 @@ func TestASlowReadersWakeIsLentRarely(t *testing.T) {
 	}
 }
 
+// sendParkedRounds sends rounds 1..n of one update each to lendSetup's
+// input, each once every worker of rts has parked, so that each round's
+// wake finds its reader parked and may be lent.
+func sendParkedRounds(t *testing.T, ctx context.Context, ctl *Controller, rts []*Runtime, n int) {
+	t.Helper()
+	for r := 1; r <= n; r++ {
+		if !awaitIdle(ctx.Done(), rts...) {
+			t.Fatal("the workers did not park")
+		}
+		c := dataflow.NewChunk(2, 1)
+		c.Push([]int64{int64(r), 1}, uint64(r), 1)
+		if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(r) + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestAGoexitInALentStepIsTheReadersError: a step that ends its goroutine
 // while the Maintenance worker runs its Interactive worker's wake is
 // reported as the query's step, as in Solo, and stops both runtimes.
@@ -235,16 +253,7 @@ func TestAGoexitInALentStepIsTheReadersError(t *testing.T) {
 		op := &lendOp{t: t, exitAt: 3}
 		rts, ctl, tl := lendSetup(t, solo, time.Hour, attachLendOp(op))
 		ctx := testCtx(t)
-		for r := 1; r <= 3; r++ {
-			if !awaitIdle(ctx.Done(), rts...) {
-				t.Fatal("the workers did not park")
-			}
-			c := dataflow.NewChunk(2, 1)
-			c.Push([]int64{int64(r), 1}, uint64(r), 1)
-			if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(r) + 1)}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		sendParkedRounds(t, ctx, ctl, rts, 3)
 		if err := tl.WaitPassed(ctx, 3); !errors.Is(err, ErrShutdown) {
 			t.Fatalf("solo %v: the wait for 3: %v, want ErrShutdown", solo, err)
 		}

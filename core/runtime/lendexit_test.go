@@ -52,16 +52,7 @@ func TestAGoexitInALentStepEndsTheReader(t *testing.T) {
 		op.ctl = ctl
 		m, i := rts[0], rts[1]
 		ctx := testCtx(t)
-		for r := 1; r <= 3; r++ {
-			if !awaitIdle(ctx.Done(), m, i) {
-				t.Fatal("the workers did not park")
-			}
-			c := dataflow.NewChunk(2, 1)
-			c.Push([]int64{int64(r), 1}, uint64(r), 1)
-			if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(r) + 1)}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		sendParkedRounds(t, ctx, ctl, rts, 3)
 		if err := tl.WaitPassed(ctx, 3); !errors.Is(err, ErrShutdown) {
 			t.Fatalf("the wait for 3: %v, want ErrShutdown", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -143,11 +144,32 @@ func newSteadySetup(b *testing.B, mode string, n int, seed uint64, w int) (*benc
 	return s, tl
 }
 
+// benchReaderBudget makes DefaultReaderBudget the reader budget of the
+// runtimes the benchmark starts, as a user's runtimes have it, in place of
+// the budget no wake exceeds that this package's tests run with (TestMain),
+// unless TRACEBENCH_READER_BUDGET names another (a time.ParseDuration
+// string: "1h" lends every wake the size rule allows, as under callgrind,
+// where a wake takes some fifty times as long; "-1ns" never lends).
+func benchReaderBudget(b *testing.B) {
+	prev := defaultReaderBudget
+	defaultReaderBudget = DefaultReaderBudget
+	if v := os.Getenv("TRACEBENCH_READER_BUDGET"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("TRACEBENCH_READER_BUDGET: %v", err)
+		}
+		defaultReaderBudget = d
+	}
+	b.Cleanup(func() { defaultReaderBudget = prev })
+}
+
 // startBenchSetup starts the runtimes of mode with w workers each, declares
 // input "in" (keeping no history when noHistory) and, imported, creates
-// the index "idx" over it.
+// the index "idx" over it. The runtimes have the reader budget a user's
+// have (benchReaderBudget).
 func startBenchSetup(b *testing.B, mode string, w int, noHistory bool) *benchSetup {
 	b.Helper()
+	benchReaderBudget(b)
 	s := &benchSetup{mode: mode, workers: w}
 	switch mode {
 	case "imported":
@@ -958,7 +980,9 @@ func (s *benchSetup) settle(ctx context.Context, b *testing.B) {
 // before the workers' remainder); total-imported/direct is the ratio of the
 // rounds' summed times, which weighs the rare rounds that run a large merge
 // as throughput does; imported-ns/round and direct-ns/round are the median
-// round of each side. The loop never stops the benchmark timer: making a
+// round of each side; lent/round is the share of imported rounds whose
+// Interactive wake ran on the Maintenance worker (worker.lend), under the
+// budget a user's runtimes have (benchReaderBudget). The loop never stops the benchmark timer: making a
 // round's chunk is outside both sides' round times anyway, and
 // testing.B.StopTimer reads the memory statistics, which stops the world:
 // once a round it parked every runtime's threads between rounds, so each
@@ -980,6 +1004,7 @@ func BenchmarkSteadyRatio(b *testing.B) {
 			var ratios, answers []float64
 			var tis, tds []time.Duration
 			t := uint64(100)
+			lent0 := lentWakes(imp)
 			for b.Loop() {
 				ci, cd := load.next(), dataflow.NewChunk(2, 0)
 				cd.Rows, cd.Times, cd.Diffs = slices.Clone(ci.Rows), slices.Clone(ci.Times), slices.Clone(ci.Diffs)
@@ -1008,6 +1033,7 @@ func BenchmarkSteadyRatio(b *testing.B) {
 				tis, tds = append(tis, di), append(tds, dd)
 				t++
 			}
+			b.ReportMetric(float64(lentWakes(imp)-lent0)/float64(len(ratios)), "lent/round")
 			slices.Sort(answers)
 			b.ReportMetric(answers[len(answers)/2], "answer-imported/direct")
 			slices.Sort(ratios)
@@ -1026,6 +1052,16 @@ func BenchmarkSteadyRatio(b *testing.B) {
 			b.ReportMetric(float64(tds[len(tds)/2].Nanoseconds()), "direct-ns/round")
 		})
 	}
+}
+
+// lentWakes returns how many Interactive wakes the Maintenance workers of
+// s have run (worker.lend).
+func lentWakes(s *benchSetup) uint64 {
+	var n uint64
+	for _, w := range s.rts[0].workers {
+		n += w.lends.Load()
+	}
+	return n
 }
 
 // handoffSink keeps handoffWork's result live.

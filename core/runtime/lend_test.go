@@ -21,7 +21,8 @@ import (
 // worker (worker.lend), so the pair's tests go through that path wherever
 // it applies, on a loaded machine and under the race detector too (where a
 // wake takes far longer than DefaultReaderBudget). The other packages' tests
-// run the default, which takes either path by the time a wake takes.
+// run the default, which takes either path by the time a wake takes, and
+// so do this package's benchmarks (benchReaderBudget).
 func TestMain(m *testing.M) {
 	defaultReaderBudget = time.Hour
 	os.Exit(m.Run())
@@ -266,6 +267,32 @@ func TestAGoexitInALentStepIsTheReadersError(t *testing.T) {
 	for k, got := range errs {
 		if got != want {
 			t.Errorf("%s: errors %s, want %s", []string{"solo", "pair"}[k], got, want)
+		}
+	}
+}
+
+// TestBenchmarksRunTheDefaultBudget: a benchmark's runtimes have the reader
+// budget a user's have, not the one this package's tests run with, unless
+// TRACEBENCH_READER_BUDGET names another; the tests' budget is back after.
+func TestBenchmarksRunTheDefaultBudget(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want time.Duration
+	}{{"", DefaultReaderBudget}, {"1h", time.Hour}, {"-1ns", -time.Nanosecond}} {
+		t.Setenv("TRACEBENCH_READER_BUDGET", c.env)
+		var got time.Duration
+		var budgets []time.Duration
+		testing.Benchmark(func(b *testing.B) {
+			s := startBenchSetup(b, "imported", 1, true)
+			budgets = append(budgets, s.rts[0].opts.ReaderBudget)
+			got = defaultReaderBudget
+			b.StopTimer()
+		})
+		if got != c.want || len(budgets) == 0 || budgets[0] != c.want {
+			t.Errorf("TRACEBENCH_READER_BUDGET=%q: the benchmark's default budget %v and its Maintenance runtime's %v, want %v", c.env, got, budgets, c.want)
+		}
+		if defaultReaderBudget != time.Hour {
+			t.Errorf("TRACEBENCH_READER_BUDGET=%q: the tests' budget after the benchmark is %v, want %v", c.env, defaultReaderBudget, time.Hour)
 		}
 	}
 }

@@ -455,13 +455,19 @@ func (w *worker) lend(updates int64) bool {
 
 // lendMaxUpdates is the most updates a step may publish to its reader for
 // the reader's wake to run on the publisher's worker. The wake saved is a
-// fixed cost; what the lending adds is the reader's steps in series with
-// the publisher's Maintain, whose merge work grows with the batch, before
-// the caller sees the answer. In BenchmarkSteadyRatio, lending every round
-// took the round until parked from 1.61 to 1.41 of the direct one at 10
-// updates, 1.34 to 1.23 at 100 and 1.21 to 1.14 at 300, but 1.09 to 1.08 at
-// 1,000, where the answer went from 1.05 to 1.09.
-const lendMaxUpdates = 512
+// fixed cost (the hand-off to the reader's goroutine and, with a core
+// idle, the wake of that core's thread); what the lending adds is the
+// reader's steps in series with the publisher's Maintain before the caller
+// sees the answer. In BenchmarkSteadyRatio on a 2-vCPU host, lending every
+// round took the round until parked from 1.61 to 1.41 of the direct one at
+// 10 updates, 1.34 to 1.23 at 100 and 1.21 to 1.14 at 300; measured again
+// after later changes to the engine, from 1.10–1.11 to 1.06–1.07 at 1,000
+// (the answer 1.07–1.08 either way), 1.08 to 1.04 at 2,000 and 1.06 to 1.03
+// at 4,000, and even at 10,000. The bound keeps the lent wakes of a query
+// that reads every update within DefaultReaderBudget on such a host (9.7
+// µs at the median at 1,000 updates, 21 at the 99th percentile; 15 and 35
+// at 2,000), so that the budget is left to stop slower queries.
+const lendMaxUpdates = 1024
 
 // lendTimedEvery is how often a lent cycle is timed against the budget: the
 // first, then one in lendTimedEvery.

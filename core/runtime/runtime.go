@@ -107,12 +107,15 @@ type Options struct {
 	// updates (a wake of more would seldom fit the default budget): a
 	// round of up to about a thousand updates then pays no hand-off
 	// between the two runtimes, and the reader's hold move is applied by
-	// the same Maintain. A wake that runs longer than the budget (a slow
-	// query) is not run so again for the next 64 such chances, then 128,
-	// and so on up to 65,536, until one runs within it: the reader's
-	// work delays maintenance by one wake at a time, each time rarer. 0
-	// means DefaultReaderBudget; a negative budget never runs a reader's
-	// wake on a Maintenance worker.
+	// the same Maintain. The first wake run so and every eighth after it
+	// are timed, and the one after a timed wake that ran longer than the
+	// budget: when that one runs longer too (a slow query, not one wake
+	// slowed by a collection or a descheduled thread), no wake is run so
+	// for the next 64 such chances, then 128, and so on up to 65,536,
+	// until one runs within it: the reader's work delays maintenance by
+	// two wakes at a time, each time rarer. 0 means DefaultReaderBudget;
+	// a negative budget never runs a reader's wake on a Maintenance
+	// worker.
 	ReaderBudget time.Duration
 }
 

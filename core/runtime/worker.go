@@ -55,10 +55,15 @@ type worker struct {
 	// heldUpdates counts the updates of the batches published to the
 	// reader in the step (activatePublished; lendMaxUpdates).
 	heldUpdates atomic.Int64
-	// lendSkip is how many more chances to lend are passed over, after a
-	// lent cycle ran past Options.ReaderBudget; lendBackoff the last such
-	// count (0 after a cycle within the budget).
+	// lendSkip is how many more chances to lend are passed over, after two
+	// timed lent cycles in a row ran past Options.ReaderBudget; lendBackoff
+	// the last such count (0 after a cycle within the budget).
 	lendSkip, lendBackoff int
+	// lendOver is set after a timed lent cycle ran past the budget: the
+	// next lent cycle is timed too, and the lending pauses only if it also
+	// runs past, so that one cycle slowed by something else (a collection,
+	// a page fault, its thread descheduled) pauses nothing.
+	lendOver bool
 	// lendN counts lends since the last pause (lendTimedEvery).
 	lendN int
 	// lends counts the reader cycles this worker ran (tests read it).
@@ -430,25 +435,29 @@ func (w *worker) lend(updates int64) bool {
 		r.wakeHeld()
 		return false
 	}
-	// The first lend and every eighth after it are timed: a clock read
-	// costs 50-180 ns on a virtual machine, a tenth of a lent cycle of one
-	// update.
+	// The first lend and every eighth after it are timed, and the one
+	// after a timed lend over the budget: a clock read costs 50-180 ns on
+	// a virtual machine, a tenth of a lent cycle of one update.
 	w.lendN++
-	if w.lendN%lendTimedEvery != 1 {
+	if w.lendN%lendTimedEvery != 1 && !w.lendOver {
 		w.runCycleOf(r, cmds)
 		return true
 	}
 	start := time.Now()
 	w.runCycleOf(r, cmds)
-	if d := time.Since(start); d > w.rt.opts.ReaderBudget {
+	switch d := time.Since(start); {
+	case d <= w.rt.opts.ReaderBudget:
+		w.lendBackoff, w.lendOver = 0, false
+	case !w.lendOver:
+		w.lendOver = true
+	default:
+		w.lendOver = false
 		w.lendBackoff = min(max(2*w.lendBackoff, 64), 1<<16)
 		w.lendSkip = w.lendBackoff
 		w.lendN = 0 // the first after the pause is timed
 		if mutants.Enabled && mutants.On(mutants.LentWakeNeverPauses) {
 			w.lendSkip = 0
 		}
-	} else {
-		w.lendBackoff = 0
 	}
 	return true
 }

@@ -982,11 +982,12 @@ func (s *benchSetup) settle(ctx context.Context, b *testing.B) {
 // as throughput does; imported-ns/round and direct-ns/round are the median
 // round of each side; lent/round is the share of imported rounds whose
 // Interactive wake ran on the Maintenance worker (worker.lend), under the
-// budget a user's runtimes have (benchReaderBudget). The loop never stops the benchmark timer: making a
-// round's chunk is outside both sides' round times anyway, and
-// testing.B.StopTimer reads the memory statistics, which stops the world:
-// once a round it parked every runtime's threads between rounds, so each
-// round began by waking them, and the round=1 ratios spread from 0.6 to 3.7.
+// budget a user's runtimes have (benchReaderBudget). The loop never stops
+// the benchmark timer: making a round's chunk is outside both sides' round
+// times anyway, and testing.B.StopTimer reads the memory statistics, which
+// stops the world: once a round it parked every runtime's threads between
+// rounds, so each round began by waking them, and the round=1 ratios spread
+// from 0.6 to 3.7.
 func BenchmarkSteadyRatio(b *testing.B) {
 	preload := 1000000
 	if testing.Short() {

@@ -151,15 +151,16 @@ func newSteadySetup(b *testing.B, mode string, n int, seed uint64, w int) (*benc
 // string: "1h" lends every wake the size rule allows, as under callgrind,
 // where a wake takes some fifty times as long; "-1ns" never lends).
 func benchReaderBudget(b *testing.B) {
-	prev := defaultReaderBudget
-	defaultReaderBudget = DefaultReaderBudget
+	budget := DefaultReaderBudget
 	if v := os.Getenv("TRACEBENCH_READER_BUDGET"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			b.Fatalf("TRACEBENCH_READER_BUDGET: %v", err)
 		}
-		defaultReaderBudget = d
+		budget = d
 	}
+	prev := defaultReaderBudget
+	defaultReaderBudget = budget
 	b.Cleanup(func() { defaultReaderBudget = prev })
 }
 

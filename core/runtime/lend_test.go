@@ -302,8 +302,21 @@ func TestAGoexitInALentStepIsTheReadersError(t *testing.T) {
 
 // TestBenchmarksRunTheDefaultBudget: a benchmark's runtimes have the reader
 // budget a user's have, not the one this package's tests run with, unless
-// TRACEBENCH_READER_BUDGET names another; the tests' budget is back after.
+// TRACEBENCH_READER_BUDGET names another; the tests' budget is back after,
+// also after a value that is no duration stopped the benchmark.
 func TestBenchmarksRunTheDefaultBudget(t *testing.T) {
+	t.Setenv("TRACEBENCH_READER_BUDGET", "soon")
+	started := false
+	if res := testing.Benchmark(func(b *testing.B) {
+		startBenchSetup(b, "imported", 1, true)
+		started = true
+	}); res.N != 0 || started {
+		t.Errorf("TRACEBENCH_READER_BUDGET=soon: the benchmark ran (N %d, runtimes started %v), want it stopped", res.N, started)
+	}
+	if defaultReaderBudget != time.Hour {
+		t.Errorf("TRACEBENCH_READER_BUDGET=soon: the tests' budget after the benchmark is %v, want %v", defaultReaderBudget, time.Hour)
+	}
+
 	for _, c := range []struct {
 		env  string
 		want time.Duration

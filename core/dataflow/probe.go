@@ -79,8 +79,14 @@ func NewStopper() *Stopper { return &Stopper{probes: map[*Probe]int{}} }
 
 // Stop records err (ErrStopped when nil) as the error of every wait, on a
 // probe of the Stopper's, for a time the probe has not passed, and ends
-// the waits in progress. Only the first call does anything, and none on
-// a nil Stopper.
+// the waits in progress. Only the first call records its error, and none
+// on a nil Stopper; every call returns once each probe is stopped. The
+// probes are stopped under the Stopper's lock, so that a second call (a
+// runtime's Shutdown from two goroutines at once) does not return while
+// the first is still stopping them: its caller then signals the workers,
+// which drop their dataflows, and a probe not yet stopped would end its
+// waits with ErrProbeDropped instead of the runtime's error. A probe's
+// own lock is taken inside the Stopper's, never the other way round.
 func (s *Stopper) Stop(err error) {
 	if s == nil {
 		return
@@ -89,17 +95,15 @@ func (s *Stopper) Stop(err error) {
 		err = ErrStopped
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.err != nil {
-		s.mu.Unlock()
 		return
 	}
 	s.err = err
-	probes := s.probes
-	s.probes = nil
-	s.mu.Unlock()
-	for p := range probes {
+	for p := range s.probes {
 		p.stop(err)
 	}
+	s.probes = nil
 }
 
 // add makes p the Stopper's (once per attaching worker); a Stopper

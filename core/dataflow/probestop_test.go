@@ -84,6 +84,61 @@ func TestAStopperEndsWaitsInProgressAndLetsDroppedProbesGo(t *testing.T) {
 	none.Stop(nil) // no runtime, no stopper: nothing to do
 }
 
+// Two Stops at once (a runtime's Shutdown from two goroutines): the
+// second returns only once the first has stopped every probe. Its caller
+// goes on to signal the workers, which drop their dataflows; a probe the
+// first had not reached yet would end its waits with ErrProbeDropped, not
+// the runtime's error. The test holds one probe's lock, so the first Stop
+// cannot finish while it does; the second must not return meanwhile.
+func TestASecondStopReturnsOnceEveryProbeIsStopped(t *testing.T) {
+	first, second := errors.New("the first stop"), errors.New("the second stop")
+	s := NewStopper()
+	probes := make([]*Probe, 64)
+	for k := range probes {
+		probes[k] = NewProbe(1)
+		probes[k].attach(0)
+		s.add(probes[k])
+	}
+	held := probes[17]
+	held.mu.Lock()
+	firstDone := make(chan struct{})
+	go func() { defer close(firstDone); s.Stop(first) }()
+	// Wait until the first Stop has begun: it holds the Stopper's lock
+	// (stopping the probes) or has recorded its error.
+	for {
+		if !s.mu.TryLock() {
+			break
+		}
+		begun := s.err != nil
+		s.mu.Unlock()
+		if begun {
+			break
+		}
+		goruntime.Gosched()
+	}
+	secondDone := make(chan struct{})
+	go func() { defer close(secondDone); s.Stop(second) }()
+	select {
+	case <-secondDone:
+		t.Error("a second Stop returned while the first had a probe still to stop")
+	case <-time.After(50 * time.Millisecond):
+	}
+	held.mu.Unlock()
+	<-firstDone
+	<-secondDone
+	for k, p := range probes {
+		if err := p.WaitPassed(context.Background(), 1); !errors.Is(err, first) {
+			t.Fatalf("probe %d: %v, want the first stop's error", k, err)
+		}
+	}
+	// A probe that leaves after the stop (its dataflow dropped as the
+	// runtime's workers exit) keeps the stop's error.
+	(&probeOp{p: held, stopper: s}).Shutdown()
+	if err := held.WaitPassed(context.Background(), 1); !errors.Is(err, first) {
+		t.Fatalf("a probe dropped after the stop: %v, want the stop's error", err)
+	}
+}
+
 // buildProbed builds dataflow id on env: input "in" of 2 columns arranged
 // by its first, with p on its oks stream and cp and tl on its oks half.
 func buildProbed(t *testing.T, env *Env, id string, p *Probe, cp *Capture, tl *Tally) *Dataflow {

@@ -127,6 +127,37 @@ func attachLendOp(op *lendOp) func(*dataflow.OperatorBuilder, *dataflow.Stream[*
 	}
 }
 
+// awaitLendable waits until every worker of rts has parked (awaitIdle)
+// and has let go of its cycleMu. A worker's goroutine marks itself parked
+// under the lock and lets it go just after (worker.loop): a round sent in
+// between finds the reader parked but its lock held, and the Maintenance
+// worker rightly sends the wake instead of lending it (the reader's
+// goroutine is running anyway). A test that counts the lent wakes of its
+// rounds waits for the lock too, or a descheduled reader (under the race
+// detector, on a loaded host) costs it a lend.
+func awaitLendable(t *testing.T, ctx context.Context, rts []*Runtime) {
+	t.Helper()
+	for {
+		if !awaitIdle(ctx.Done(), rts...) {
+			t.Fatal("the workers did not park")
+		}
+		free := true
+		for _, r := range rts {
+			for _, w := range r.workers {
+				if !w.cycleMu.TryLock() {
+					free = false
+					continue
+				}
+				w.cycleMu.Unlock()
+			}
+		}
+		if free {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
 // lendRounds sends rounds 1..n of one update each (key t, time t), each
 // after every worker has parked, and waits for the query to pass each.
 func lendRounds(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Tally, n int) {
@@ -140,9 +171,7 @@ func lendRoundsOf(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Ta
 	ctx := testCtx(t)
 	_, u0, s0 := tl.Counts()
 	for r := 1; r <= n; r++ {
-		if !awaitIdle(ctx.Done(), rts...) {
-			t.Fatal("the workers did not park")
-		}
+		awaitLendable(t, ctx, rts)
 		c := dataflow.NewChunk(2, size)
 		for i := range size {
 			c.Push([]int64{int64(r*size + i), 1}, uint64(r), 1)
@@ -263,9 +292,7 @@ func TestAOneSlowWakeDoesNotPauseTheLending(t *testing.T) {
 func sendParkedRounds(t *testing.T, ctx context.Context, ctl *Controller, rts []*Runtime, n int) {
 	t.Helper()
 	for r := 1; r <= n; r++ {
-		if !awaitIdle(ctx.Done(), rts...) {
-			t.Fatal("the workers did not park")
-		}
+		awaitLendable(t, ctx, rts)
 		c := dataflow.NewChunk(2, 1)
 		c.Push([]int64{int64(r), 1}, uint64(r), 1)
 		if err := ctl.SendAll(Input{Name: "in", Chunk: c}, AdvanceInput{Name: "in", Frontier: frontier.At(uint64(r) + 1)}); err != nil {

@@ -276,8 +276,11 @@ func TestAOneSlowWakeDoesNotPauseTheLending(t *testing.T) {
 		lends uint64
 	}{{[]uint64{9}, 20}, {[]uint64{9, 17}, 20}, {[]uint64{9, 10}, 10}} {
 		t.Run(fmt.Sprint("slow=", c.slow), func(t *testing.T) {
-			op := &lendOp{t: t, sleep: 50 * time.Millisecond, sleepAt: c.slow}
-			rts, ctl, tl := lendSetup(t, false, 20*time.Millisecond, attachLendOp(op))
+			// A wide budget: a wake not slowed must stay under it on a
+			// loaded host under the race detector, or it pauses the
+			// lending as the test's slow ones must not.
+			op := &lendOp{t: t, sleep: 250 * time.Millisecond, sleepAt: c.slow}
+			rts, ctl, tl := lendSetup(t, false, 100*time.Millisecond, attachLendOp(op))
 			lendRounds(t, rts, ctl, tl, 20)
 			if n := rts[0].workers[0].lends.Load(); n != c.lends {
 				t.Errorf("wakes %v slow: the Maintenance worker ran %d of 20 wakes, want %d", c.slow, n, c.lends)

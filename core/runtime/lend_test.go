@@ -154,6 +154,9 @@ func awaitLendable(t *testing.T, ctx context.Context, rts []*Runtime) {
 		if free {
 			return
 		}
+		if ctx.Err() != nil {
+			t.Fatal("a parked worker kept its cycle lock")
+		}
 		runtime.Gosched()
 	}
 }

@@ -258,13 +258,16 @@ func TestALargeRoundWakesItsReader(t *testing.T) {
 // TestASlowReadersWakeIsLentRarely: a query whose wake takes far longer than
 // the budget is run on the Maintenance worker twice (the first wake, timed,
 // and the next, timed because the first ran over), then passed over for 64
-// chances, then 128: six of 250 rounds, where every round would be.
+// chances, then 128: six of 250 rounds, where every round would be. Every
+// round is a chance (lendRounds waits until the reader can be lent to) and
+// every wake sleeps past the budget, so the count is exact: the rule of one
+// wake over before a pause lent three, and no pause 250.
 func TestASlowReadersWakeIsLentRarely(t *testing.T) {
 	op := &lendOp{t: t, sleep: 2 * time.Millisecond}
 	rts, ctl, tl := lendSetup(t, false, 200*time.Microsecond, attachLendOp(op))
 	lendRounds(t, rts, ctl, tl, 250)
-	if n := rts[0].workers[0].lends.Load(); n < 2 || n > 6 {
-		t.Errorf("the Maintenance worker ran %d of 250 slow wakes, want 2 to 6 (at chances 1–2, 67–68 and 197–198)", n)
+	if n := rts[0].workers[0].lends.Load(); n != 6 {
+		t.Errorf("the Maintenance worker ran %d of 250 slow wakes, want 6 (at chances 1–2, 67–68 and 197–198)", n)
 	}
 }
 

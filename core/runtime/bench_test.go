@@ -107,7 +107,7 @@ type benchSetup struct {
 	ctl     *Controller
 	rts     []*Runtime
 	chunks  []*dataflow.Chunk // the preloaded rows
-	probe   *dataflow.Probe   // imported: the index's probe
+	probe   *dataflow.Probe   // imported, but for a steady state: the index's probe
 }
 
 func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
@@ -165,10 +165,15 @@ func benchReaderBudget(b *testing.B) {
 }
 
 // startBenchSetup starts the runtimes of mode with w workers each, declares
-// input "in" (keeping no history when noHistory) and, imported, creates
-// the index "idx" over it. The runtimes have the reader budget a user's
-// have (benchReaderBudget).
-func startBenchSetup(b *testing.B, mode string, w int, noHistory bool) *benchSetup {
+// input "in" and, imported, creates the index "idx" over it. The runtimes
+// have the reader budget a user's have (benchReaderBudget). For a steady
+// state (newSteadySetup) the input keeps no history, and the index has no
+// probe: the direct query's dataflow has none either, so that each round
+// of the two sides runs the same operators but for the import and export
+// (a probe's step and frontier report cost about 250 instructions a round,
+// an eighth of what the pair adds to a round of one update); otherwise
+// preload waits on the probe for the index to have the rows.
+func startBenchSetup(b *testing.B, mode string, w int, steady bool) *benchSetup {
 	b.Helper()
 	benchReaderBudget(b)
 	s := &benchSetup{mode: mode, workers: w}
@@ -179,8 +184,10 @@ func startBenchSetup(b *testing.B, mode string, w int, noHistory bool) *benchSet
 			b.Fatal(err)
 		}
 		s.ctl, s.rts = ctl, []*Runtime{m, i}
-		s.probe = dataflow.NewProbe(w)
-		mustSend(b, ctl, CreateInput{Name: "in", Arity: 2, NoHistory: noHistory})
+		if !steady {
+			s.probe = dataflow.NewProbe(w)
+		}
+		mustSend(b, ctl, CreateInput{Name: "in", Arity: 2, NoHistory: steady})
 		mustSend(b, ctl, CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, s.probe)})
 	case "direct":
 		r, err := New(Options{Role: Solo, Workers: w})
@@ -189,7 +196,7 @@ func startBenchSetup(b *testing.B, mode string, w int, noHistory bool) *benchSet
 		}
 		s.ctl, _ = NewController(r)
 		s.rts = []*Runtime{r}
-		mustSend(b, s.ctl, CreateInput{Name: "in", Arity: 2, NoHistory: noHistory})
+		mustSend(b, s.ctl, CreateInput{Name: "in", Arity: 2, NoHistory: steady})
 	}
 	b.Cleanup(func() {
 		s.ctl.Shutdown()
@@ -207,7 +214,8 @@ func startBenchSetup(b *testing.B, mode string, w int, noHistory bool) *benchSet
 }
 
 // preload sends n rows over times [0, 100) to input "in" and advances it to
-// 100; imported, it waits until the index has them.
+// 100; with the index's probe, it waits until the index has them (a steady
+// setup's query waits for them itself: newSteadySetup).
 func (s *benchSetup) preload(b *testing.B, n int, seed uint64) {
 	ctx := benchCtx(b)
 	s.chunks = benchChunks(rand.New(rand.NewPCG(seed, 1)), n, 0, 100)

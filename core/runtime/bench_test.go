@@ -170,9 +170,9 @@ func benchReaderBudget(b *testing.B) {
 // state (newSteadySetup) the input keeps no history, and the index has no
 // probe: the direct query's dataflow has none either, so that each round
 // of the two sides runs the same operators but for the import and export
-// (a probe's step and frontier report cost about 250 instructions a round,
-// an eighth of what the pair adds to a round of one update); otherwise
-// preload waits on the probe for the index to have the rows.
+// (a probe's steps and frontier reports cost about 300 instructions a
+// round, a twentieth of what the pair adds to a round of one update);
+// otherwise preload waits on the probe for the index to have the rows.
 func startBenchSetup(b *testing.B, mode string, w int, steady bool) *benchSetup {
 	b.Helper()
 	benchReaderBudget(b)

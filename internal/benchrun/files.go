@@ -133,6 +133,23 @@ func (p *pendingFile) discard() {
 	}
 }
 
+// namedStep is named for a step of commitAll: an error that names no file
+// of its own (a rename function's, say) is prefixed with the destination,
+// so that the message names the file the user asked for, never the
+// temporary or backup file the step met, which the rollback removes.
+func (p *pendingFile) namedStep(err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	if errors.As(err, &pe) || errors.As(err, &le) {
+		return p.named(err)
+	}
+	name := p.name
+	if name == "" {
+		name = p.path
+	}
+	return fmt.Errorf("%s: %w", spec.Path(name), err)
+}
+
 // commitAll closes every file and renames each into place with rename,
 // all or nothing. A destination that exists is first kept under a backup
 // name (a hard link where the file system has them, so the destination
@@ -147,7 +164,7 @@ func commitAll(files []*pendingFile, rename func(oldpath, newpath string) error)
 	}
 	for _, p := range files {
 		if err := p.f.Close(); err != nil {
-			return err
+			return p.namedStep(err)
 		}
 	}
 	type step struct {
@@ -166,21 +183,27 @@ func commitAll(files []*pendingFile, rename func(oldpath, newpath string) error)
 	}
 	for _, p := range files {
 		st := step{p: p}
+		linked := false
 		if _, err := os.Lstat(p.path); err == nil {
 			st.backup = p.tmp + ".old"
-			if err := os.Link(p.path, st.backup); err != nil {
-				if err := os.Rename(p.path, st.backup); err != nil {
-					undo()
-					return err
-				}
+			if err := os.Link(p.path, st.backup); err == nil {
+				linked = true
+			} else if err := os.Rename(p.path, st.backup); err != nil {
+				undo()
+				return p.namedStep(err)
 			}
 		}
 		if err := rename(p.tmp, p.path); err != nil {
-			if st.backup != "" {
+			// The destination is as it was: a link to it goes (renaming
+			// it back onto the file it links to would do nothing and
+			// leave it), a destination moved aside comes back.
+			if linked {
+				os.Remove(st.backup)
+			} else if st.backup != "" {
 				os.Rename(st.backup, p.path)
 			}
 			undo()
-			return err
+			return p.namedStep(err)
 		}
 		done = append(done, st)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tracebench/tracebench/workloads"
@@ -98,14 +99,35 @@ func TestGenRollsBack(t *testing.T) {
 	}
 	var out bytes.Buffer
 	err := Gen(context.Background(), GenConfig{Out: &out, Spec: "lookup", Dir: dir, rename: failOn(2)})
-	if err == nil || !strings.Contains(err.Error(), "injected rename failure") || ExitCode(err) != ExitFailed {
-		t.Errorf("err = %v (exit %d), want the rename failure and exit 1", err, ExitCode(err))
+	// The message names the file that was not written, as the user knows
+	// it, not the temporary file the rollback removed.
+	want := "benchrun: gen: " + filepath.Join(dir, "dims.csv") + ": injected rename failure (no file was changed)"
+	if err == nil || Message(err) != want || ExitCode(err) != ExitFailed {
+		t.Errorf("err = %v (exit %d), want exit 1 and %q", err, ExitCode(err), want)
 	}
 	if data, _ := os.ReadFile(facts); string(data) != "old facts\n" {
 		t.Errorf("facts.csv holds %.40q after the rollback, want its old content", data)
 	}
 	if got := dirFiles(t, dir); !slices.Equal(got, []string{"facts.csv"}) || out.Len() != 0 {
 		t.Errorf("after the rollback: files %q, stdout %q", got, out.String())
+	}
+	// A failure as os.Rename reports it, naming the temporary file and
+	// the destination: the message names the destination alone.
+	var tmp string
+	linkErr := func(oldpath, newpath string) error {
+		tmp = oldpath
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: syscall.EACCES}
+	}
+	err = Gen(context.Background(), GenConfig{Out: &out, Spec: "lookup", Dir: dir, rename: linkErr})
+	want = "benchrun: gen: rename " + filepath.Join(dir, "facts.csv") + ": permission denied (no file was changed)"
+	if err == nil || Message(err) != want || ExitCode(err) != ExitFailed || tmp == "" || strings.Contains(Message(err), tmp) {
+		t.Errorf("err = %v (exit %d), want exit 1 and %q", err, ExitCode(err), want)
+	}
+	if data, _ := os.ReadFile(facts); string(data) != "old facts\n" {
+		t.Errorf("facts.csv holds %.40q after the second rollback, want its old content", data)
+	}
+	if got := dirFiles(t, dir); !slices.Equal(got, []string{"facts.csv"}) || out.Len() != 0 {
+		t.Errorf("after the second rollback: files %q, stdout %q", got, out.String())
 	}
 	// A workload of several specs into a directory gen creates: the
 	// fourth of six renames fails, and every directory goes again.

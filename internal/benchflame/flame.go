@@ -93,6 +93,39 @@ func pathErr(err error, name string) string {
 	return spec.PathErr(err)
 }
 
+// benchResultsHint returns, for a file that is no profile, a note that it
+// reads as Go benchmark results (its first line that is neither blank nor
+// a comment is a "key: value" configuration line or a Benchmark line), the
+// likeliest mix-up of a result file and its profile; "" otherwise.
+func benchResultsHint(f *os.File) string {
+	var buf [4096]byte
+	n, _ := f.ReadAt(buf[:], 0)
+	for line := range strings.Lines(string(buf[:n])) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "Benchmark") || benchConfigLine(line) {
+			return " (it reads as Go benchmark results, not a pprof profile)"
+		}
+		return ""
+	}
+	return ""
+}
+
+// benchConfigLine reports whether line is a configuration line of the Go
+// benchmark format: a key of lower-case letters, digits, - and _ (no
+// space, starting with a letter), a colon, then a space or nothing.
+func benchConfigLine(line string) bool {
+	key, rest, ok := strings.Cut(line, ":")
+	if !ok || key == "" || key[0] < 'a' || key[0] > 'z' || (rest != "" && rest[0] != ' ') {
+		return false
+	}
+	return !strings.ContainsFunc(key, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	})
+}
+
 func (o Options) check() error {
 	if o.Profile == "" {
 		return fmt.Errorf("%w: no profile given", ErrProfile)
@@ -157,7 +190,7 @@ func (o Options) parse() error {
 		defer f.Close()
 		p, err := profile.Parse(f)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %s", ErrProfile, spec.Path(name), pathErr(err, name))
+			return nil, fmt.Errorf("%w: %s: %s%s", ErrProfile, spec.Path(name), pathErr(err, name), benchResultsHint(f))
 		}
 		return p, nil
 	}

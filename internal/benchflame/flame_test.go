@@ -412,6 +412,40 @@ func TestWriteNamesTheBadProfileAsGiven(t *testing.T) {
 	}
 }
 
+// TestWriteSaysAResultFileIsNoProfile: a Go benchmark result file given
+// as a profile (the likeliest mix-up: benchrun writes both) is named with
+// a note that it reads as benchmark results; a file that does not read so
+// gets no note.
+func TestWriteSaysAResultFileIsNoProfile(t *testing.T) {
+	dir := t.TempDir()
+	const note = " (it reads as Go benchmark results, not a pprof profile)"
+	for _, tc := range []struct {
+		name, text string
+		noted      bool
+	}{
+		{"results.txt", "goos: linux\ngoarch: amd64\nBenchmarkX-2 \t10\t100 ns/op\n", true},
+		{"bare.txt", "\n# a comment\nBenchmarkX 10 100 ns/op\n", true},
+		{"config.txt", "cpu: Intel(R) Xeon(R)\n", true},
+		{"junk.pprof", "not a profile\n", false},
+		{"colon.txt", "Note: a result file it is not\n", false},
+		{"url.txt", "http://example.com/cpu.pprof\n", false},
+		{"empty.pprof", "", false},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := Write(context.Background(), io.Discard, Options{Profile: path})
+		if !errors.Is(err, ErrProfile) || !strings.HasPrefix(err.Error(), "benchflame: bad profile: "+path+": ") {
+			t.Errorf("%s: err = %v, want ErrProfile naming it", tc.name, err)
+			continue
+		}
+		if got := strings.HasSuffix(err.Error(), note); got != tc.noted {
+			t.Errorf("%s: err = %v, noted as results %v, want %v", tc.name, err, got, tc.noted)
+		}
+	}
+}
+
 // TestWriteDiffNamesALinkAndItsFile checks that a difference of a profile
 // with a link to it names each as given: resolved for the subprocess,
 // both are one path, and a name kept by path named both after the link.

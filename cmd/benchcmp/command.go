@@ -269,8 +269,10 @@ func newMerge() *cobra.Command {
 		Long: `merge writes the results of every FILE, in order, as one result file on
 standard output, keeping configuration and unit metadata lines. Conflicting
 unit metadata is an error, and then nothing is written; a benchmark present
-in more than one file is reported on standard error (overlapping shards), as
-is a file given twice (s0.txt s0.txt, or s0.txt ./s0.txt).
+in more than one file is reported on standard error (overlapping shards),
+whatever the files' commit, cpu and go lines (a comparison ignores them and
+would pool the samples), as is a file given twice (s0.txt s0.txt, or s0.txt
+./s0.txt).
 
 A file holding go test's FAIL lines (a shard whose run failed) fails the
 merge: every result is still written, with the FAIL lines where they were,

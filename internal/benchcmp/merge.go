@@ -20,8 +20,9 @@ import (
 // error naming both places; so is a syntax error in any file, a line the
 // input checks refuse (a cut last line, a garbled unit, an iteration count
 // below 1), or a file with no results (ErrInput). Nothing is written then.
-// A benchmark (name and configuration) found in more than one file is
-// reported on errOut, since shards of one run are disjoint; so is one file
+// A benchmark (name and configuration but commit, cpu and go) found in more
+// than one file is reported on errOut, since shards of one run are
+// disjoint; so is one file
 // given twice, under any spelling of its path (s0.txt, ./s0.txt, a link).
 // A file holding go test's FAIL lines (a shard whose run failed) is not
 // passed over: its FAIL lines are written where they were among its
@@ -181,15 +182,32 @@ func sameFiles(errOut io.Writer, paths []string) []int {
 	return first
 }
 
-// identity names a benchmark by its full name and file configuration.
+// identity names a benchmark by its full name and file configuration, less
+// the keys a comparison ignores (ignoredConfig: commit, cpu and go), so that
+// two shards holding one benchmark run on different hosts or commits are
+// overlapping shards too: a comparison of the merged file pools their
+// samples.
 func identity(r *benchfmt.Result) string {
 	var b strings.Builder
 	b.Write(r.Name.Full())
 	for _, c := range r.Config {
+		if ignoredConfigKey(c.Key) {
+			continue
+		}
 		b.WriteByte('\x00')
 		b.WriteString(c.Key)
 		b.WriteByte('=')
 		b.Write(c.Value)
 	}
 	return b.String()
+}
+
+// ignoredConfigKey reports whether key is one of ignoredConfig's.
+func ignoredConfigKey(key string) bool {
+	for k := range strings.SplitSeq(ignoredConfig, ",") {
+		if k == key {
+			return true
+		}
+	}
+	return false
 }

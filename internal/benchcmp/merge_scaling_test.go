@@ -124,6 +124,47 @@ func TestMergeOverlapAndConflicts(t *testing.T) {
 	}
 }
 
+// TestMergeOverlapAcrossHostsAndCommits: two shards holding one benchmark
+// overlap whatever their commit, cpu and go lines say (shards of a CI run
+// on different hosts differ in cpu), since a comparison of the merged file
+// ignores those keys and pools the two shards' samples; a difference in
+// another configuration line (gomaxprocs) makes two rows, no overlap.
+func TestMergeOverlapAcrossHostsAndCommits(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, config string) string {
+		path := filepath.Join(dir, name)
+		text := config + "BenchmarkA 1 10 ns/op\nBenchmarkA 1 11 ns/op\nBenchmarkA 1 12 ns/op\n"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	base := write("base.txt", "goos: linux\ncpu: Intel A\ncommit: aaa\ngo: go1.26.0\ngomaxprocs: 2\n")
+	for _, tc := range []struct {
+		name, config string
+		overlap      bool
+	}{
+		{"cpu.txt", "goos: linux\ncpu: AMD B\ncommit: aaa\ngo: go1.26.0\ngomaxprocs: 2\n", true},
+		{"commit.txt", "goos: linux\ncpu: Intel A\ncommit: bbb\ngo: go1.26.0\ngomaxprocs: 2\n", true},
+		{"go.txt", "goos: linux\ncpu: Intel A\ncommit: aaa\ngo: go1.26.1\ngomaxprocs: 2\n", true},
+		{"all.txt", "goos: linux\ncpu: AMD B\ncommit: bbb\ngo: go1.26.1\ngomaxprocs: 2\n", true},
+		{"procs.txt", "goos: linux\ncpu: Intel A\ncommit: aaa\ngo: go1.26.0\ngomaxprocs: 4\n", false},
+	} {
+		other := write(tc.name, tc.config)
+		var out, errOut bytes.Buffer
+		if err := Merge(&out, &errOut, []string{base, other}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want := ""
+		if tc.overlap {
+			want = "benchcmp merge: A is in both " + base + " and " + other + " (overlapping shards?)\n"
+		}
+		if errOut.String() != want {
+			t.Errorf("%s: stderr %q, want %q", tc.name, errOut.String(), want)
+		}
+	}
+}
+
 // TestMergeSameFileTwice: one file given twice, under any spelling, is
 // reported once as the same file, where `merge s0.txt s0.txt` doubled its
 // samples without a word (only ./s0.txt, another string, warned).

@@ -151,3 +151,31 @@ func TestScalingRowNotFittedCountsItsPoints(t *testing.T) {
 		t.Errorf("%d rows of errors and hold-gap, want 2:\n%s", seen, out.String())
 	}
 }
+
+// TestScalingWarnsWhenTheFilterLeavesNothing: a --filter that leaves no
+// result (a unit mistyped) draws an empty table, as a comparison's does,
+// and says so on standard error, as a comparison does, where it said
+// nothing and a script reading the table for flagged rows passed. A filter
+// that leaves a result warns of nothing.
+func TestScalingWarnsWhenTheFilterLeavesNothing(t *testing.T) {
+	file := writeTemp(t, "g.txt", "BenchmarkX/n=10 1 100 ns/op\nBenchmarkX/n=100 1 1000 ns/op\n")
+	for _, tc := range []struct{ filter, want string }{
+		{".unit:ns/opp", `benchcmp: warning: nothing was fitted: no result is left after --filter ".unit:ns/opp": there is nothing to fit` + "\n"},
+		{".unit:ns/op", ""},
+		{"*", ""},
+	} {
+		cfg := DefaultScalingConfig()
+		cfg.Files, cfg.By, cfg.Filter, cfg.Format = []string{file}, "/n", tc.filter, "json"
+		var out, errOut bytes.Buffer
+		if err := Scaling(&out, &errOut, cfg); err != nil {
+			t.Fatalf("--filter %s: %v", tc.filter, err)
+		}
+		if errOut.String() != tc.want {
+			t.Errorf("--filter %s: stderr %q, want %q", tc.filter, errOut.String(), tc.want)
+		}
+		var fits []Fit
+		if err := json.Unmarshal(out.Bytes(), &fits); err != nil || (len(fits) == 0) != (tc.want != "") {
+			t.Errorf("--filter %s: %d fits (%v), stdout %q", tc.filter, len(fits), err, out.String())
+		}
+	}
+}

@@ -196,6 +196,15 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 	if err != nil {
 		return err
 	}
+	if len(keys) == 0 {
+		// As a comparison warns (whyNothingCompared): an empty table and
+		// exit 0 would pass a script reading it for flagged rows.
+		why := "there is no result to fit"
+		if cfg.Filter != DefaultScalingConfig().Filter {
+			why = "no result is left after --filter " + spec.Quote(cfg.Filter) + ": there is nothing to fit"
+		}
+		fmt.Fprintf(errOut, "benchcmp: warning: nothing was fitted: %s\n", why)
+	}
 	var fits []Fit
 	// Order: tables then rows, in benchproc's order.
 	var tks, rks []benchproc.Key

@@ -1616,6 +1616,25 @@ func TestUnitTheBaselineLacksIsNotGated(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^B/op: .*\nname +old +new1 +delta +p +verdict +new2 .*\nA +- +100\.0 ±0% +no baseline +203\.5 ±2% +no baseline`).MatchString(out) {
 		t.Errorf("text report: the B/op table lacks its empty baseline column or a cell's verdict no baseline:\n%s", out)
 	}
+	// Two files alike: the table of the unit only the new file has keeps
+	// the baseline's empty column, its cell "no baseline", and CSV names
+	// old its baseline, where the table was the new file's alone, named
+	// its own baseline with no verdict.
+	two := files[:2]
+	out, _, err = compare(t, nil, two...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^B/op: .*\nname +old +new1 +delta +p +verdict *\nA +- +100\.0 ±0% +no baseline`).MatchString(out) {
+		t.Errorf("text report of two files: the B/op table lacks its empty baseline column or its verdict no baseline:\n%s", out)
+	}
+	csvOut, _, err := compare(t, func(c *CompareConfig) { c.Format = "csv" }, two...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "B/op,,A,new1,8,100,100,100,0.9609375,old,,,0.05,0,lower,no baseline,\n"; !strings.Contains(csvOut, want) {
+		t.Errorf("CSV of two files lacks %q:\n%s", want, csvOut)
+	}
 	// Newer files of another configuration share no table with the
 	// baseline: nothing is compared, and the gate says why, where new2
 	// was compared with new1 and the gate passed.

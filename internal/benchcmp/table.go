@@ -371,18 +371,19 @@ func (b *builder) report(o reportOpts) *Report {
 			t.Summary = "exact"
 		}
 		rows, cols := sortedKeys(bt.rows), sortedKeys(bt.cols)
-		if len(cols) > 1 && cols[0] != colKeys[0] {
-			// A unit the baseline does not have, in two columns or more
-			// (only the newer files ran with -benchmem): benchstat
-			// compares its table's columns with the first that has it,
-			// so that a change of new2 against new1 could fail a gate
-			// against old. The baseline stays the table's first
-			// column, every cell empty, and no cell is compared: each
-			// is "no baseline", as a row the baseline lacks is in any
-			// table, and the warning on the unit the baseline lacks
-			// says why. (A table of one column compares nothing
-			// either way, and keeps its one column: whyNothingCompared
-			// reads it as a column apart.)
+		if len(cols) > 0 && cols[0] != colKeys[0] {
+			// A unit or a configuration the baseline does not have
+			// (only the newer files ran with -benchmem, or with
+			// another gomaxprocs): benchstat compares its table's
+			// columns with the first that has it, so that a change of
+			// new2 against new1 could fail a gate against old, and a
+			// table of one column named the newer file its baseline
+			// (CSV's and JSON's baseline) with no verdict. The baseline
+			// stays the table's first column, every cell empty, and no
+			// cell is compared: each is "no baseline", as a row the
+			// baseline lacks is in any table, and the warning on the
+			// unit the baseline lacks says why (whyNothingCompared
+			// passes the empty column over).
 			cols = append([]benchproc.Key{colKeys[0]}, cols...)
 		}
 		for _, c := range cols {

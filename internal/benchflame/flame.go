@@ -438,6 +438,8 @@ func TempPattern(path string) string {
 func writeFileAtomic(path string, data []byte) error {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
+	} else {
+		path = spec.Physical(path) // dirlink/../d.html is not ./d.html
 	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		return os.WriteFile(path, data, 0o666)

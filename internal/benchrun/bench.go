@@ -105,16 +105,24 @@ type Selection struct {
 	Shard   string   // "i/n" or ""
 }
 
-// targetKey identifies a target: a spec file by its cleaned absolute
-// path, so one file named two ways is one target; a built-in by its name.
+// targetKey identifies a target: a spec file by its absolute path with its
+// links resolved (or, for a file that does not exist, taken as the kernel
+// takes it: spec.Physical), so one file named two ways (./w.json, a link to
+// it, here/w.json through a link to its directory) is one target, and
+// dirlink/../w.json, above dirlink's target, is another file than a w.json
+// beside dirlink; a built-in by its name.
 func targetKey(target string) string {
 	if !isSpecFile(target) {
 		return target
 	}
-	if abs, err := filepath.Abs(target); err == nil {
+	p := spec.Physical(target)
+	if real, err := filepath.EvalSymlinks(target); err == nil {
+		p = real
+	}
+	if abs, err := filepath.Abs(p); err == nil {
 		return abs
 	}
-	return filepath.Clean(target)
+	return p
 }
 
 // nameClash is the error for a spec, second, that declares the workload

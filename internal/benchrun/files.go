@@ -38,11 +38,17 @@ func createPending(path string) (p *pendingFile, err error) {
 	}()
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
-	} else if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
-		// A link to a file not yet written writes that file, as --out
-		// does, and stays a link.
-		if t := target(path); t != "" {
-			path = t
+	} else {
+		// A file not yet written, in its directory as the kernel takes
+		// it (dirlink/../r.txt is not ./r.txt), where the temporary file
+		// goes.
+		path = spec.Physical(path)
+		if st, err := os.Lstat(path); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			// A link to a file not yet written writes that file, as
+			// --out does, and stays a link.
+			if t := target(path); t != "" {
+				path = t
+			}
 		}
 	}
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {

@@ -65,7 +65,9 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 	var dirs []string
 	var outs []output
 	for i, s := range specs {
-		dir := cfg.Dir
+		// As the kernel takes it: dirlink/.., which Join would clean to
+		// ., is the directory above dirlink's target (spec.Physical).
+		dir := spec.Physical(cfg.Dir)
 		if len(specs) > 1 {
 			dir = filepath.Join(dir, s.Name) // a workload of several specs
 		}

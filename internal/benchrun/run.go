@@ -530,10 +530,13 @@ func samePath(a, b string) bool {
 
 // target returns the absolute path the file p names will be written at:
 // p's symbolic links followed (a link to a file that does not exist yet
-// writes that file), then its directory's, cleaned. "" if p has no
-// absolute form.
+// writes that file), then its directory's, cleaned. Each ".." is taken as
+// the kernel takes it (spec.Physical): dirlink/../r.txt is beside
+// dirlink's target's directory, and a link's relative target is read from
+// the directory the link is in, not from the path that reached it. "" if
+// p has no absolute form.
 func target(p string) string {
-	p, err := filepath.Abs(p)
+	p, err := filepath.Abs(spec.Physical(p))
 	if err != nil {
 		return ""
 	}
@@ -547,9 +550,13 @@ func target(p string) string {
 			break
 		}
 		if !filepath.IsAbs(to) {
-			to = filepath.Join(filepath.Dir(p), to)
+			dir := filepath.Dir(p)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			to = dir + string(filepath.Separator) + to
 		}
-		p = filepath.Clean(to)
+		p = spec.Physical(to)
 	}
 	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
 		p = filepath.Join(dir, filepath.Base(p))

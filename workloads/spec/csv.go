@@ -19,6 +19,14 @@ func (s *Spec) CSVPath(in *Input) string {
 	if filepath.IsAbs(in.CSV) {
 		return in.CSV
 	}
+	if innerDotDot(in.CSV) {
+		// sub/link/../a.csv: taken as the kernel takes it (Physical),
+		// not as Join would clean it.
+		if s.Dir == "" {
+			return Physical(in.CSV)
+		}
+		return Physical(s.Dir + string(filepath.Separator) + in.CSV)
+	}
 	return filepath.Join(s.Dir, in.CSV)
 }
 

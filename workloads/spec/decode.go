@@ -50,9 +50,11 @@ func ReadFileWith(path string, overrides []Override) (*Spec, error) {
 // `benchrun validate /dev/stdin < specs/w.json`) stands for the file the
 // descriptor has open, not for a file in /dev or /dev/fd: its directory
 // is that file's, when the link resolves to the very file st describes.
-// Any other path, a link of the user's own included, keeps its directory.
+// Any other path, a link of the user's own included, keeps its directory,
+// as the kernel reaches it (PhysicalDir: dirlink/../w.json is in the
+// directory above dirlink's target).
 func specDir(path string, st os.FileInfo) string {
-	dir := filepath.Dir(path)
+	dir := PhysicalDir(path)
 	if !descriptorName(path) {
 		return dir
 	}

@@ -89,8 +89,14 @@ type Session struct {
 	query    bool
 	queries  []string // live query dataflows
 	stalled  bool     // the stalled reader dataflow is live
-	closed   bool
-	updates  int // updates fed after the query was installed
+	// past is the latest time past as_of that every index was allowed to
+	// compact to (imported; direct, where nothing compacts, the time
+	// alike), by pastBy, Peeks or Finish: nothing can read at as_of any
+	// more (asOfGone). pastBy is "" while nothing went past as_of.
+	past    uint64
+	pastBy  string
+	closed  bool
+	updates int // updates fed after the query was installed
 }
 
 // NewSession starts the runtimes, declares the inputs and, imported,
@@ -292,12 +298,19 @@ func (se *Session) wait(ctx context.Context, waitPassed func(context.Context, fr
 	}
 }
 
+// runtimeErr returns the runtimes' errors as the controller reports them:
+// once each, a command's error met by both runtimes of the pair once, as
+// Solo reports it (Controller.Errors), where joining each runtime's own
+// errors with the controller's listed every error twice.
 func (se *Session) runtimeErr() error {
 	var errs []error
-	for _, rt := range se.rts {
-		errs = appendFailures(errs, rt.Err())
+	if se.ctl == nil {
+		for _, rt := range se.rts {
+			errs = appendFailures(errs, rt.Err())
+		}
+	} else {
+		errs = appendFailures(errs, se.ctl.Err())
 	}
-	errs = appendFailures(errs, se.ctl.Err())
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrRuntime, errors.Join(errs...))
 	}
@@ -348,7 +361,8 @@ func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
 // InstallQueries is InstallQuery with k copies of the query created at
 // once (ids query, query-1, …), timed until every output is complete at
 // as_of. Output is the first copy's. The query is installed once: a
-// second call, or k below 1, is an error wrapping ErrUsage.
+// second call, or k below 1, is an error wrapping ErrUsage, as is a call
+// after Peeks read past as_of (asOfGone).
 func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, error) {
 	if err := se.usable(); err != nil {
 		return 0, err
@@ -358,6 +372,9 @@ func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, er
 	}
 	if len(se.queries) > 0 {
 		return 0, usagef("the query is installed already: it runs once")
+	}
+	if err := se.asOfGone("InstallQuery"); err != nil {
+		return 0, err
 	}
 	asOf := se.r.Plan.AsOf
 	if err := se.allowCompaction(asOf); err != nil {
@@ -395,6 +412,30 @@ func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, er
 	return time.Since(start), nil
 }
 
+// asOfGone is the ErrUsage error of what, a call that reads at as_of,
+// after Peeks or Finish went past it: imported, they allowed every index
+// to compact to their rounds' times, so no dataflow can be created at
+// as_of any more (the controller refuses the compaction back, the runtime
+// the create at as_of, which failed at Close or later). Direct has nothing
+// compacted, and refuses the call all the same, so that both modes answer
+// one sequence of calls alike.
+func (se *Session) asOfGone(what string) error {
+	if se.pastBy == "" {
+		return nil
+	}
+	if what == se.pastBy {
+		return usagef("%s reads from as_of %d again, but the %s before let the indexes compact to %d (imported): it runs once", what, se.r.Plan.AsOf, se.pastBy, se.past)
+	}
+	return usagef("%s reads at as_of %d, but %s let the indexes compact to %d (imported): call %s before %s", what, se.r.Plan.AsOf, se.pastBy, se.past, what, se.pastBy)
+}
+
+// wentPast records that by allowed every index to compact to t (past).
+func (se *Session) wentPast(t uint64, by string) {
+	if t > se.r.Plan.AsOf && (se.pastBy == "" || t > se.past) {
+		se.past, se.pastBy = t, by
+	}
+}
+
 // renderOptions returns the options of a query dataflow called id.
 func (se *Session) renderOptions(id string) render.Options {
 	rt := "solo"
@@ -427,6 +468,9 @@ func (se *Session) allowCompaction(t uint64) error {
 // import and returns 0.
 func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
 	if err := se.usable(); err != nil {
+		return 0, err
+	}
+	if err := se.asOfGone("ImportOnly"); err != nil {
 		return 0, err
 	}
 	if se.opts.Mode != render.Imported {
@@ -487,6 +531,9 @@ func (se *Session) Stall(ctx context.Context) error {
 	if err := se.usable(); err != nil {
 		return err
 	}
+	if err := se.asOfGone("Stall"); err != nil {
+		return err
+	}
 	if se.opts.Mode != render.Imported {
 		return nil
 	}
@@ -495,7 +542,11 @@ func (se *Session) Stall(ctx context.Context) error {
 		return err
 	}
 	se.stalled = true
-	return se.ctl.Sync(ctx)
+	if err := se.ctl.Sync(ctx); err != nil {
+		return err
+	}
+	// Its create is applied: one that failed says so here, not at Close.
+	return se.runtimeErr()
 }
 
 // Peeks runs reads one-shot reads while the inputs are fed: before read
@@ -505,13 +556,19 @@ func (se *Session) Stall(ctx context.Context) error {
 // is created, waited for until complete at t, and dropped. The
 // read latency is from the create to its completion: imported, the
 // Maintenance runtime ingests concurrently and the read imports; direct,
-// the read builds everything from the raw inputs.
+// the read builds everything from the raw inputs. Imported, every index is
+// allowed to compact to each read's time, so a call that reads at as_of
+// after it (InstallQuery, ImportOnly, Stall, Peeks again) is an error
+// wrapping ErrUsage, in both modes (asOfGone).
 func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error) {
 	if err := se.usable(); err != nil {
 		return nil, err
 	}
 	if reads < 0 {
 		return nil, usagef("%d reads: want 0 or more", reads)
+	}
+	if err := se.asOfGone("Peeks"); err != nil {
+		return nil, err
 	}
 	asOf := se.r.Plan.AsOf
 	var ts []uint64
@@ -538,6 +595,7 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 		if err := se.allowCompaction(t); err != nil {
 			return nil, err
 		}
+		se.wentPast(t, "Peeks")
 		o := se.renderOptions("peek")
 		o.Window, o.AsOf = true, t
 		if t < math.MaxUint64 {
@@ -595,6 +653,7 @@ func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error)
 		if err := se.allowCompaction(t); err != nil {
 			return 0, 0, err
 		}
+		se.wentPast(t, "Finish")
 	}
 	if err := se.FeedThrough(math.MaxUint64); err != nil {
 		return 0, 0, err

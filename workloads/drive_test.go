@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,8 +129,17 @@ func TestImportOnlyWaitsForTheBuild(t *testing.T) {
 	se, ctx = importSession(t, render.Imported)
 	desc = se.readerDesc("import only")
 	desc.Build = func(*dataflow.Context) error { return errors.New("no build") }
-	if _, err := se.timeQueryBuild(ctx, desc); !errors.Is(err, ErrRuntime) {
+	_, err = se.timeQueryBuild(ctx, desc)
+	if !errors.Is(err, ErrRuntime) {
 		t.Fatalf("ImportOnly of a query whose Build fails: %v, want ErrRuntime", err)
+	}
+	// Once, as the controller reports it (each runtime's errors joined
+	// with the controller's listed it twice), and so at Close.
+	if n := strings.Count(err.Error(), "no build"); n != 1 {
+		t.Errorf("ImportOnly's error names the Build's %d times, want once: %v", n, err)
+	}
+	if err := se.Close(ctx); !errors.Is(err, ErrRuntime) || strings.Count(err.Error(), "no build") != 1 {
+		t.Errorf("Close: %v, want ErrRuntime naming the Build's error once", err)
 	}
 }
 

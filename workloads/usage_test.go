@@ -681,3 +681,77 @@ func TestFinishBeforeInstallQueryIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestReadsAtAsOfAfterPeeksOrFinish: Peeks and Finish let every index
+// compact past as_of (imported), so a call that reads at as_of after them
+// (InstallQuery, ImportOnly, Stall, a second Peeks) cannot be created
+// there. Imported, InstallQuery after Peeks failed with the controller's
+// compaction-backward error and Stall returned nil with its reader's
+// create failed (the failure came at Close), where direct installed the
+// query and answered. Each is now an ErrUsage error, the same in both
+// modes, and nothing of the session fails: Close returns nil.
+func TestReadsAtAsOfAfterPeeksOrFinish(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const afterPeeks = "reads at as_of 1, but Peeks let the indexes compact to 2 (imported): call "
+	msgs := map[render.Mode][]string{}
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		var got []string
+		note := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, ErrUsage) {
+				t.Errorf("%s: %s: %v, want ErrUsage", mode, what, err)
+				return
+			}
+			got = append(got, err.Error())
+		}
+		se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Join: plan.Linear, Workers: 1, Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := se.Peeks(ctx, 2); err != nil {
+			t.Fatalf("%s: Peeks: %v", mode, err)
+		}
+		_, err = se.InstallQuery(ctx)
+		note("InstallQuery after Peeks", err)
+		if err != nil && !strings.Contains(err.Error(), "InstallQuery "+afterPeeks+"InstallQuery before Peeks") {
+			t.Errorf("%s: InstallQuery after Peeks: %v", mode, err)
+		}
+		_, err = se.ImportOnly(ctx)
+		note("ImportOnly after Peeks", err)
+		note("Stall after Peeks", se.Stall(ctx))
+		_, err = se.Peeks(ctx, 1)
+		note("a second Peeks", err)
+		if err := se.Close(ctx); err != nil {
+			t.Errorf("%s: Close after the refused calls: %v", mode, err)
+		}
+
+		// After Finish, which compacts each round.
+		se, err = NewSession(s, tabs, SessionOptions{Mode: mode, Join: plan.Linear, Workers: 1, Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := se.FeedThrough(s.Plan.Plan.AsOf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := se.InstallQuery(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := se.Finish(ctx); err != nil {
+			t.Fatal(err)
+		}
+		note("Stall after Finish", se.Stall(ctx))
+		_, err = se.ImportOnly(ctx)
+		note("ImportOnly after Finish", err)
+		_, err = se.Peeks(ctx, 1)
+		note("Peeks after Finish", err)
+		if err := se.Close(ctx); err != nil {
+			t.Errorf("%s: Close after Finish and the refused calls: %v", mode, err)
+		}
+		msgs[mode] = got
+	}
+	if !slices.Equal(msgs[render.Imported], msgs[render.Direct]) {
+		t.Errorf("the modes refuse alike, imported:\n%s\ndirect:\n%s", strings.Join(msgs[render.Imported], "\n"), strings.Join(msgs[render.Direct], "\n"))
+	}
+}

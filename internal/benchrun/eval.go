@@ -290,12 +290,15 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 	}
 	failed := 0
 	for _, t := range targets {
-		tables, err := workloads.Load(t.spec, cfg.Seed)
+		// Both through interruptible: loading a large generated input,
+		// and the reference evaluator, which takes no context, ran for
+		// seconds after a Ctrl-C (13.7 s at 10M rows).
+		tables, err := interruptible(ctx, func() ([]*spec.Table, error) { return workloads.Load(t.spec, cfg.Seed) })
 		if err != nil {
 			return err
 		}
 		cases := workloads.CheckCases(t.spec)
-		diffs, err := checkWorkload(ctx, t.spec, tables, cases)
+		diffs, err := interruptible(ctx, func() ([]string, error) { return checkWorkload(ctx, t.spec, tables, cases) })
 		if err != nil {
 			if ctx.Err() != nil {
 				return ErrInterrupted

@@ -95,7 +95,8 @@ func pathErr(err error, name string) string {
 
 // benchResultsHint returns, for a file that is no profile, a note that it
 // reads as Go benchmark results (its first line that is neither blank nor
-// a comment is a "key: value" configuration line or a Benchmark line), the
+// a comment is a "key: value" configuration line, a Unit metadata line, as
+// every file benchrun writes starts with, or a Benchmark line), the
 // likeliest mix-up of a result file and its profile; "" otherwise.
 func benchResultsHint(f *os.File) string {
 	var buf [4096]byte
@@ -105,7 +106,7 @@ func benchResultsHint(f *os.File) string {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if strings.HasPrefix(line, "Benchmark") || benchConfigLine(line) {
+		if strings.HasPrefix(line, "Benchmark") || strings.HasPrefix(line, "Unit ") || benchConfigLine(line) {
 			return " (it reads as Go benchmark results, not a pprof profile)"
 		}
 		return ""

@@ -425,6 +425,8 @@ func TestWriteSaysAResultFileIsNoProfile(t *testing.T) {
 	}{
 		{"results.txt", "goos: linux\ngoarch: amd64\nBenchmarkX-2 \t10\t100 ns/op\n", true},
 		{"bare.txt", "\n# a comment\nBenchmarkX 10 100 ns/op\n", true},
+		// As benchrun writes them: Unit lines first.
+		{"benchrun.txt", "Unit install-ns better=lower\nUnit rows assume=exact\ngoos: linux\nBenchmarkX 1 5 install-ns\n", true},
 		{"config.txt", "cpu: Intel(R) Xeon(R)\n", true},
 		{"junk.pprof", "not a profile\n", false},
 		{"colon.txt", "Note: a result file it is not\n", false},

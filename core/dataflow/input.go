@@ -3,6 +3,7 @@ package dataflow
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
 )
@@ -205,7 +206,12 @@ func (o *inputOp) Shutdown() {
 	o.done = true
 	for i, s := range o.log.subs {
 		if s == o {
-			o.log.subs = append(o.log.subs[:i], o.log.subs[i+1:]...)
+			// Delete, which zeroes the slot it frees: an append over it
+			// left a copy of the last subscriber's pointer in the
+			// array's spare capacity, which kept that operator (its
+			// dataflow, its pending chunks) reachable after its own
+			// drop, for the input's life.
+			o.log.subs = slices.Delete(o.log.subs, i, i+1)
 			break
 		}
 	}

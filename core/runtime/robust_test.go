@@ -1933,3 +1933,48 @@ func TestTallyOfAnotherWorkerCountFailsTheCreate(t *testing.T) {
 		}
 	})
 }
+
+// A barrier asked with a context that has ended already (Sync, SyncRole,
+// Stats) returns its error at once and queues nothing: a caller polling a
+// lagging runtime with short timeouts queued one barrier per call, each
+// applied to no one once the workers reached it.
+func TestABarrierOfAnEndedContextQueuesNothing(t *testing.T) {
+	for _, w := range agreeWorkers {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			p, err := New(Options{Role: Solo, Workers: w, Paused: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Shutdown()
+			ctl, err := NewController(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			for range 100 {
+				if _, err := p.Stats(ctx); !errors.Is(err, context.Canceled) {
+					t.Fatalf("Stats with an ended context: %v, want context.Canceled", err)
+				}
+				if err := ctl.Sync(ctx); !errors.Is(err, context.Canceled) {
+					t.Fatalf("Sync with an ended context: %v, want context.Canceled", err)
+				}
+				if err := ctl.SyncRole(ctx, Solo); !errors.Is(err, context.Canceled) {
+					t.Fatalf("SyncRole with an ended context: %v, want context.Canceled", err)
+				}
+			}
+			for i, wk := range p.workers {
+				wk.qmu.Lock()
+				n := len(wk.queue)
+				wk.qmu.Unlock()
+				if n != 0 {
+					t.Errorf("worker %d has %d commands queued, want none", i, n)
+				}
+			}
+			p.Resume()
+			if err := ctl.Sync(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -744,6 +744,12 @@ func (r *Runtime) guardedBarrier(ctx context.Context, f func(*worker), guard []*
 	if inBuild(guard) && onWorker(guard) {
 		return ErrOnWorker
 	}
+	if err := ctx.Err(); err != nil {
+		// Nothing is queued for a caller that will not wait: one polling
+		// with short timeouts against a lagging runtime queued a barrier
+		// per call, each applied (to no one) once the workers got to it.
+		return fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, err)
+	}
 	b := &barrierState{left: len(r.workers), done: make(chan struct{}), f: f}
 	var check <-chan time.Time
 	if mayBeOnWorker(guard) {

@@ -124,7 +124,8 @@ done
 baseline=$(cd "$(dirname "$baseline")" && pwd)/$(basename "$baseline")
 shown=$baseline # the baseline as messages name it
 if [[ -n $bin ]]; then
-	bin=$(cd "$bin" && pwd) || die "--bin $bin: no such directory"
+	given=$bin
+	bin=$(cd "$bin" 2>/dev/null && pwd) || die "--bin $given: no such directory"
 fi
 
 tmp=$(mktemp -d) || die "mktemp failed"

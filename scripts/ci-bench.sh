@@ -42,7 +42,9 @@
 #
 # Flags:
 #
-#   --count N        samples per benchmark and round (default 5)
+#   --count N        samples per benchmark and round (default 5; at least
+#                    4, what benchcmp's gate needs a side to show a
+#                    change, which the confirming round's N must give)
 #   --rounds R       interleaved rounds per side (default 2)
 #   --seed S         seed passed to benchrun (default 1)
 #   --gomaxprocs P   GOMAXPROCS of the runs (default 2)
@@ -122,6 +124,11 @@ for v in count rounds procs; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v/procs/gomaxprocs} ${!v}: want a positive integer"
 done
 [[ $seed =~ ^[0-9]+$ ]] || die "--seed $seed: want a non-negative integer"
+# benchcmp's gate shows a change only with 4 samples a side or more (at
+# its alpha, 0.05), and the confirming round has --count of them: with
+# fewer, no regression could be flagged, or none confirmed, and the run
+# said "No regression" of a gate that could not fail.
+((count >= 4)) || die "--count $count: the gate needs at least 4 samples a side to show a change, and the confirming round has --count of them; give --count 4 or more"
 ((${#thresholds[@]} > 0)) || thresholds=('*=5')
 # Paths the caller gives are relative to where it runs, not to the
 # repository root this script moves to.
@@ -326,6 +333,9 @@ code() {
 }
 
 compare csv "$out/first.csv" "${files[@]}"
+# benchcmp's warnings (rows it could not gate, benchmarks only one side
+# has) are the reader's too, not only first.csv.err's.
+sed -n 's/^benchcmp: warning: /ci-bench: benchcmp: warning: /p' "$out/first.csv.err" >&2
 # benchcmp's gate also fails when a benchmark of the base has no result at
 # HEAD (a workload dropped or renamed) or a run failed: no row flags that,
 # so it is read from its message, whose reasons are joined by "; " in this

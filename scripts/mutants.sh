@@ -57,6 +57,29 @@ user_skip=""
 all_bins=0
 patterns=()
 list_only=0
+# go_duration reports whether $1 is a duration Go's flag parsing takes
+# (time.ParseDuration, unsigned): numbers with an optional fraction (5m,
+# 1.5h, .5m), each with its unit, summing to at most 2^63-1 ns (about
+# 2,562,047h; a larger one passed the form and every go test refused it).
+go_duration() {
+	[[ $1 == 0 ]] && return 0
+	[[ $1 =~ ^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$ ]] || return 1
+	local s=${1//µs/u} ns
+	s=${s//μs/u}
+	s=${s//us/u}
+	ns=$(awk -v d="$s" 'BEGIN {
+		split("ns 1 u 1e3 ms 1e6 s 1e9 m 6e10 h 3.6e12", a, " ")
+		for (i = 1; i < 12; i += 2) unit[a[i]] = a[i + 1]
+		t = 0
+		while (match(d, /^[0-9.]+(ns|u|ms|s|m|h)/)) {
+			part = substr(d, 1, RLENGTH); d = substr(d, RLENGTH + 1)
+			match(part, /[a-z]+$/)
+			t += substr(part, 1, RSTART - 1) * unit[substr(part, RSTART)]
+		}
+		print (t <= 9223372036854775807 ? "ok" : "over")
+	}')
+	[[ $ns == ok ]]
+}
 # bad MESSAGE reports bad usage (exit 2).
 bad() { echo "mutants.sh: $* (see -h)" >&2; exit 2; }
 while (($# > 0)); do
@@ -66,7 +89,7 @@ while (($# > 0)); do
 		case $1 in
 		-n) [[ $2 =~ ^[1-9][0-9]*$ ]] || bad "-n $2: want a positive integer" ;;
 		-s) [[ $2 =~ ^(0|[1-9][0-9]*)$ ]] || bad "-s $2: want a non-negative integer (0: every mutant)" ;;
-		-t) [[ $2 =~ ^(0|([0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h))+)$ ]] || bad "-t $2: want a Go duration, such as 3m or 90s" ;;
+		-t) go_duration "$2" || bad "-t $2: want a Go duration of at most 2562047h, such as 3m or 90s" ;;
 		esac
 		;;&
 	-n) runs=$2; shift 2 ;;
@@ -84,7 +107,7 @@ while (($# > 0)); do
 		shift 2
 		;;
 	-list) list_only=1; shift ;;
-	-h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,/^set -e/p' "$self" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) bad "unknown flag $1" ;;
 	*) break ;;
 	esac
@@ -130,7 +153,12 @@ if (($# > 0 || ${#patterns[@]} > 0)); then
 	# Once each, in the order given.
 	mapfile -t selected < <(printf '%s\n' "${selected[@]}" | awk '!seen[$0]++')
 elif ((subset > 0 && subset < ${#all[@]})); then
-	head=$(git rev-parse HEAD 2>/dev/null || echo 0)
+	# The commit picks where the subset starts; with none (a source
+	# archive, or one unpacked in a repository without a commit, where
+	# rev-parse prints HEAD before it fails) the first mutants. A
+	# failed arithmetic here once left the subset empty and passed.
+	head=$(git rev-parse --verify -q HEAD 2>/dev/null) || head=0
+	[[ $head =~ ^[0-9a-f]{8} ]] || head=0
 	start=$((16#${head:0:8} % ${#all[@]}))
 	for ((i = 0; i < subset; i++)); do
 		selected+=("${all[$(((start + i) % ${#all[@]}))]}")

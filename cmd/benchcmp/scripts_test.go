@@ -333,6 +333,9 @@ func TestBenchBaselineUsage(t *testing.T) {
 		{"empty baseline", []string{"--baseline="}, "bench-baseline: --baseline needs a value, not an empty one"},
 		{"unknown", []string{"--bogus"}, "bench-baseline: unknown argument --bogus"},
 		{"directory", []string{"--baseline", "."}, "bench-baseline: baseline .: is a directory, not a result file"},
+		// Named as given, where the message named the empty result of
+		// the failed cd.
+		{"no bin", []string{"--bin", "/no/such/bin"}, "bench-baseline: --bin /no/such/bin: no such directory"},
 		// benchrun refuses a flag given twice: these, which the script
 		// sets, failed there, after the build and the probe run.
 		{"count in benchrun args", []string{"--", "lookup", "--count", "2"}, "bench-baseline: benchrun argument --count is set by this script"},
@@ -373,6 +376,10 @@ func TestRunnerScriptsUsage(t *testing.T) {
 		{"mutants.sh", []string{"-s", "x"}, 2, "mutants.sh: -s x: want a non-negative integer"},
 		{"mutants.sh", []string{"-t", "5"}, 2, "mutants.sh: -t 5: want a Go duration"},
 		{"mutants.sh", []string{"-t", "1m30s", "-skip", ""}, 2, "mutants.sh: -skip needs a value"},
+		// Past what Go's duration holds (about 2,562,047h): every go
+		// test refused it; a fraction without its integer part is one.
+		{"mutants.sh", []string{"-t", "3000000h"}, 2, "mutants.sh: -t 3000000h: want a Go duration of at most 2562047h"},
+		{"mutants.sh", []string{"-t", ".5m", "-n"}, 2, "mutants.sh: -n needs a value"},
 	} {
 		t.Run(tc.script+" "+strings.Join(tc.args, " "), func(t *testing.T) {
 			got, code := runScript(t, tc.script, tc.args...)
@@ -493,8 +500,11 @@ func TestCIBenchUsage(t *testing.T) {
 		{"out in benchrun args", []string{"HEAD", "--", "lookup", "--out=x.txt"}, "benchrun argument --out is set by this script"},
 		{"bad rounds", []string{"--rounds", "0", "HEAD"}, "--rounds 0: want a positive integer"},
 		{"flag=value", []string{"--rounds=0", "HEAD"}, "ci-bench: --rounds 0: want a positive integer"},
-		{"cpuprofile", append([]string{"--count", "1", "--rounds", "1", "--out", t.TempDir(), "HEAD", "--", "--cpuprofile", "cpu.out"}, tiny...), "ci-bench: benchrun argument --cpuprofile: every round"},
-		{"flamegraph=", append([]string{"--count", "1", "--rounds", "1", "--out", t.TempDir(), "HEAD", "--", "--flamegraph=f"}, tiny...), "ci-bench: benchrun argument --flamegraph: every round"},
+		// Fewer than 4 samples a side: the gate could not fail, and said
+		// "No regression" (exit 0).
+		{"count below 4", append([]string{"--count", "3", "--rounds", "5", "HEAD", "--"}, tiny...), "ci-bench: --count 3: the gate needs at least 4 samples a side"},
+		{"cpuprofile", append([]string{"--count", "4", "--rounds", "1", "--out", t.TempDir(), "HEAD", "--", "--cpuprofile", "cpu.out"}, tiny...), "ci-bench: benchrun argument --cpuprofile: every round"},
+		{"flamegraph=", append([]string{"--count", "4", "--rounds", "1", "--out", t.TempDir(), "HEAD", "--", "--flamegraph=f"}, tiny...), "ci-bench: benchrun argument --flamegraph: every round"},
 		{"empty out", []string{"--out=", "HEAD"}, "ci-bench: --out needs a value, not an empty one"},
 		{"empty threshold", append([]string{"--threshold", "", "--count", "1", "--rounds", "1", "HEAD", "--"}, tiny...), "ci-bench: --threshold needs a value, not an empty one"},
 	} {
@@ -535,7 +545,7 @@ func TestCIBenchEndToEnd(t *testing.T) {
 		t.Skipf("HEAD~1 (%s) has no cmd/benchrun", base)
 	}
 	out := t.TempDir()
-	got, code := runScript(t, "ci-bench.sh", append([]string{"--count", "3", "--rounds", "2", "--out", out, "HEAD~1", "--"}, tiny...)...)
+	got, code := runScript(t, "ci-bench.sh", append([]string{"--count", "4", "--rounds", "2", "--out", out, "HEAD~1", "--"}, tiny...)...)
 	if code != 0 && code != 1 {
 		t.Fatalf("exit %d, want 0 or 1:\n%s", code, got)
 	}
@@ -559,7 +569,7 @@ func TestCIBenchEndToEnd(t *testing.T) {
 	summary := string(must(os.ReadFile(filepath.Join(out, "summary.md"))))
 	for _, want := range []string{
 		"# ci-bench: " + base[:12] + " (HEAD~1) → " + head[:12],
-		"benchrun run lookup --param rows=300 --param keys=30 --count 3 --seed 1, GOMAXPROCS=2, 2 interleaved round(s) per side",
+		"benchrun run lookup --param rows=300 --param keys=30 --count 4 --seed 1, GOMAXPROCS=2, 2 interleaved round(s) per side",
 		"| benchmark | base | head | delta | threshold | verdict |",
 		"| Lookup/workload=lookup/index=imported/join=linear/rows=300/keys=30/workers=1 |",
 	} {
@@ -640,6 +650,8 @@ func TestTestScriptSettings(t *testing.T) {
 	}{
 		{"TEST_TIMEOUT", "5", "test.sh: TEST_TIMEOUT=5: want a Go duration"},
 		{"TEST_TIMEOUT", "5 m", "test.sh: TEST_TIMEOUT=5 m: want a Go duration"},
+		{"TEST_TIMEOUT", "3000000h", "test.sh: TEST_TIMEOUT=3000000h: want a Go duration of at most 2562047h"},
+		{"FUZZ_TIME", "3000000h", "test.sh: FUZZ_TIME=3000000h: want a count of executions"},
 		{"FUZZ_TIME", "10", "test.sh: FUZZ_TIME=10: want a count of executions"},
 		{"FUZZ_TIME", "0x", "test.sh: FUZZ_TIME=0x: want a count of executions"},
 		{"MUTANTS_SUBSET", "x", "test.sh: MUTANTS_SUBSET=x: want a non-negative integer"},
@@ -654,7 +666,7 @@ func TestTestScriptSettings(t *testing.T) {
 		})
 	}
 	// Good values pass the check: go runs (and the stand-in fails).
-	for _, env := range []string{"TEST_TIMEOUT=1m30s", "FUZZ_TIME=30s", "FUZZ_TIME=100000x", "MUTANTS_SUBSET=0"} {
+	for _, env := range []string{"TEST_TIMEOUT=1m30s", "TEST_TIMEOUT=.5m", "TEST_TIMEOUT=2562047h", "FUZZ_TIME=30s", "FUZZ_TIME=100000x", "MUTANTS_SUBSET=0"} {
 		name, value, _ := strings.Cut(env, "=")
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(name, value)
@@ -719,5 +731,63 @@ func TestTestScriptTMPDIRIsSearchable(t *testing.T) {
 	got, code := runScript(t, "test.sh")
 	if code != 97 || !strings.Contains(got, "TMPDIR mode 755\n") {
 		t.Errorf("exit %d, want the stand-in go's 97 seeing a TMPDIR of mode 755:\n%s", code, got)
+	}
+}
+
+// mutants.sh -h read the script by $0 after it moved to the repository
+// root, so run as ./mutants.sh from scripts/ (or through a link from
+// elsewhere) it failed with sed's "can't read ./mutants.sh" (exit 2).
+func TestMutantsHelpFromItsOwnDirectory(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "./mutants.sh", "-h")
+	cmd.Dir = filepath.Join(root, "scripts")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "mutants.sh runs the test suite under each mutant") {
+		t.Errorf("./mutants.sh -h from scripts/: %v:\n%s", err, out)
+	}
+}
+
+// mutants.sh -s K in a tree inside a git repository without a commit (a
+// source archive unpacked in one): rev-parse printed HEAD before it
+// failed, the arithmetic on it failed without stopping the script, and
+// the subset was empty: no mutant ran and the step passed. It now takes
+// the first K, as without git. go is a stand-in that prints a catalogue.
+func TestMutantsSubsetWithoutACommit(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	goStub := `#!/bin/sh
+case "$1" in
+list) echo example.com/m ;;
+run) printf 'a\t1\tcore/join\tserial\nb\t2\tcore/join\tserial\nc\t3\tcore/batch\tconcurrent\n' ;;
+*) exit 97 ;;
+esac
+`
+	stubsOnPath(t, map[string]string{"go": goStub})
+	tree := t.TempDir()
+	if err := os.Mkdir(filepath.Join(tree, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := must(os.ReadFile(filepath.Join(repoRoot, "scripts", "mutants.sh")))
+	if err := os.WriteFile(filepath.Join(tree, "scripts", "mutants.sh"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", tree).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	cmd := exec.Command("bash", filepath.Join(tree, "scripts", "mutants.sh"), "-list", "-s", "2")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "a\nb\n" {
+		t.Errorf("-list -s 2 without a commit: %v, printed %q; want a and b", err, out)
 	}
 }

@@ -150,8 +150,38 @@ func TestImportOnlyWaitsForTheBuild(t *testing.T) {
 // every sample. Read at once, they were the stats of a Maintenance
 // runtime that had not yet taken the wakes those moves sent it, and the
 // gap read up to 9 in about half of the samples.
+//
+// The Interactive runtime's copies of the last rounds' AllowCompaction,
+// applied in its own wake, move peer holds too: synced after the
+// Maintenance runtime, as the controller orders its runtimes, those moves
+// came after the Maintenance barrier, and benchrun read a gap of 2 to 9
+// in 4 of 480 imported samples of star, triangles, groupby, distinct and
+// errors (none in 540 with the Interactive runtime synced first). The
+// race is of microseconds, so triangles' samples below fail on the code
+// before only in some runs; lookup's never did.
 func TestStatsApplyTheReadersHolds(t *testing.T) {
-	s, err := spec.ReadFileWith("examples/lookup.json", []spec.Override{{Field: "inputs.facts.generate.rows", Value: 2000}})
+	for _, tc := range []struct {
+		file     string
+		override spec.Override
+		samples  int
+	}{
+		{"examples/lookup.json", spec.Override{Field: "inputs.facts.generate.rows", Value: 2000}, 20},
+		{"examples/triangles.json", spec.Override{Field: "inputs.edges.generate.rows", Value: 2000}, 300},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			samples := tc.samples
+			if testing.Short() {
+				samples = min(samples, 10)
+			}
+			statsAfterFinish(t, tc.file, tc.override, samples)
+		})
+	}
+}
+
+// statsAfterFinish runs samples imported sessions of file (with override)
+// to the end and wants a hold gap of 0 in each.
+func statsAfterFinish(t *testing.T, file string, override spec.Override, samples int) {
+	s, err := spec.ReadFileWith(file, []spec.Override{override})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,9 +189,9 @@ func TestStatsApplyTheReadersHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	for i := range 20 {
+	for i := range samples {
 		se, err := NewSession(s, tabs, SessionOptions{Mode: render.Imported, Workers: 1 + i%2})
 		if err != nil {
 			t.Fatal(err)

@@ -777,9 +777,11 @@ esac
 	if err := os.Mkdir(filepath.Join(tree, "scripts"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := must(os.ReadFile(filepath.Join(repoRoot, "scripts", "mutants.sh")))
-	if err := os.WriteFile(filepath.Join(tree, "scripts", "mutants.sh"), script, 0o755); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"mutants.sh", "lib.sh"} {
+		script := must(os.ReadFile(filepath.Join(repoRoot, "scripts", name)))
+		if err := os.WriteFile(filepath.Join(tree, "scripts", name), script, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if out, err := exec.Command("git", "init", "-q", tree).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)

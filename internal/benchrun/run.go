@@ -532,7 +532,7 @@ func samePath(a, b string) bool {
 // p's symbolic links followed (a link to a file that does not exist yet
 // writes that file), then its directory's, cleaned. Each ".." is taken as
 // the kernel takes it (spec.Physical): dirlink/../r.txt is beside
-// dirlink's target's directory, and a link's relative target is read from
+// dirlink's target, and a link's relative target is read from
 // the directory the link is in, not from the path that reached it. "" if
 // p has no absolute form.
 func target(p string) string {

@@ -13,7 +13,8 @@
 #
 # OUTDIR is relative to where the script runs (it may be run from any
 # directory, or through a symbolic link); it must be new or empty. A flag
-# other than -h, an empty OUTDIR or a second argument is bad usage (exit 2).
+# other than -h, an empty OUTDIR, - or a second argument is bad usage
+# (exit 2).
 #
 # About 15-25 minutes on a 2-vCPU host. Run it with nothing else of yours
 # running: the benchmarks measure elapsed time.
@@ -60,6 +61,9 @@ case ${1:-} in
 esac
 (($# <= 1)) || bad "takes one argument, OUTDIR; got $#: $*"
 (($# == 0)) || [[ -n $1 ]] || bad "OUTDIR is empty"
+# - names no standard output here, as for benchrun's outputs and gen's
+# --out: taken as a directory it ran every step into ./-.
+[[ ${1:-} != - ]] || bad "OUTDIR -: - names no directory (a directory named -: ./-)"
 out=${1:-figures-$(date +%Y%m%d-%H%M%S)}
 # OUTDIR is where the caller means it, not under the repository root the
 # script moves to.

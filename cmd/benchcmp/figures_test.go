@@ -64,6 +64,8 @@ func TestFiguresUsage(t *testing.T) {
 		{"unknown flag", []string{"--out=x"}, 2, "figures.sh: unknown flag --out=x; the one argument is OUTDIR"},
 		{"two arguments", []string{"a", "b"}, 2, "figures.sh: takes one argument, OUTDIR; got 2: a b"},
 		{"empty", []string{""}, 2, "figures.sh: OUTDIR is empty"},
+		// Taken as a directory named -, it ran every step (minutes) into ./-.
+		{"dash", []string{"-"}, 2, "figures.sh: OUTDIR -: - names no directory"},
 		{"file", []string{"file"}, 2, "exists and is not a directory"},
 		{"full directory", []string{"full"}, 2, "exists and is not empty; give a new or empty one"},
 	} {

@@ -689,25 +689,18 @@ func (se *Session) LastTime() uint64 {
 // indexes were still held where the query had been, and hold-gap read 0
 // in some samples and up to 9 in others of one benchmark (lookup, 10
 // rounds). A Sync's wake ends with that Maintain, and the barrier that
-// reads the stats runs in a later wake. Imported, the Interactive runtime
-// is synced first, then the Maintenance runtime: the Interactive worker
-// applies its copies of the last rounds' AllowCompaction in its own wake
-// (runtime doc, R6), and the peer holds they move reach the Maintenance
-// runtime as wakes too. Synced in the controller's order, Maintenance
-// first, those moves came after its barrier, and hold-gap read 2 to 9 in
-// a few percent of the samples of star, triangles, groupby, distinct
-// and errors (1 in 30 of triangles').
+// reads the stats runs in a later wake. The Sync takes the Interactive
+// runtime first (Controller.Sync): its worker applies its copies of the
+// last rounds' AllowCompaction in its own wake (runtime doc, R6), and the
+// peer holds they move reach the Maintenance runtime as wakes too; synced
+// Maintenance first, those moves came after its barrier, and hold-gap
+// read 2 to 9 in a few percent of the samples of star, triangles,
+// groupby, distinct and errors.
 func (se *Session) Stats(ctx context.Context) (runtime.Stats, error) {
 	if err := se.usable(); err != nil {
 		return runtime.Stats{}, err
 	}
-	if se.opts.Mode == render.Imported {
-		for _, role := range []runtime.Role{runtime.Interactive, runtime.Maintenance} {
-			if err := se.ctl.SyncRole(ctx, role); err != nil {
-				return runtime.Stats{}, err
-			}
-		}
-	} else if err := se.ctl.Sync(ctx); err != nil {
+	if err := se.ctl.Sync(ctx); err != nil {
 		return runtime.Stats{}, err
 	}
 	return se.stats(ctx)

@@ -1468,3 +1468,31 @@ func TestGoexitApplyingADropShutsTheRuntimeDown(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncTakesTheInteractiveRuntimeFirst: Controller.Sync syncs the
+// Interactive runtime of a pair before the Maintenance runtime, so that
+// the peer holds its copies of AllowCompaction move (in a wake of its
+// own, often the barrier's) reach the Maintenance runtime before its
+// barrier, whose wake's Maintain applies them; synced Maintenance first, a
+// Stats right after could read a hold gap above 0. With the Interactive
+// runtime busy in a Build and the Maintenance runtime held, the Sync that
+// times out is the Interactive runtime's: its barrier was sent first.
+func TestSyncTakesTheInteractiveRuntimeFirst(t *testing.T) {
+	m, _, ctl := pairOn(t, newRegs(1), Maintenance)
+	started, release := make(chan struct{}), make(chan struct{})
+	sendAll(t, ctl, CreateDataflow{Desc: blockingDesc("busy", started, release)})
+	<-started
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	err := ctl.Sync(short)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "runtime: interactive barrier") {
+		t.Errorf("Sync with the Interactive runtime busy and the Maintenance runtime held: %v, want the interactive barrier's deadline", err)
+	}
+	close(release)
+	m.Resume()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ctl.Sync(ctx); err != nil {
+		t.Fatalf("Sync once both run: %v", err)
+	}
+}

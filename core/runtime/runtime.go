@@ -1348,13 +1348,28 @@ func (c *Controller) record(cmd Command) {
 // runtimes, it returns ErrOnWorker at once, and from a Step there after
 // about half a millisecond: it would wait for the worker running its
 // caller, in Solo as in the pair.
+//
+// The Interactive runtime of a pair is synced first: it applies its copy of
+// an AllowCompaction in a wake of its own (R6), often the wake of this very
+// barrier, and the peer holds that copy moves reach the Maintenance runtime
+// as a wake; synced after the Maintenance runtime, those moves came after
+// its barrier, and a Stats read at once could find them unapplied (a
+// hold gap above 0 with nothing holding the index back). Synced before it,
+// every such move is made before the Maintenance barrier is sent, and the
+// Maintenance runtime's wake for it ends with the Maintain that applies
+// them.
 func (c *Controller) Sync(ctx context.Context) error {
 	if len(c.rts) == 0 {
 		return ErrNoRuntimes
 	}
-	for _, r := range c.rts {
-		if err := r.guardedBarrier(ctx, nil, c.rts); err != nil {
-			return err
+	for _, led := range [2]bool{true, false} {
+		for _, r := range c.rts {
+			if r.led != led {
+				continue
+			}
+			if err := r.guardedBarrier(ctx, nil, c.rts); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

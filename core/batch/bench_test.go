@@ -90,31 +90,77 @@ type limitRun struct {
 	run  func()
 }
 
-// loopPaired runs op under b.Loop and, after each op with the timer
-// stopped, each limit once, and reports for each limit the median over ops
-// of the op's time divided by that limit's run right after it: the ratio
-// README.md's "Benchmarks" reports for every hot path. A pair runs back to back,
-// so it shares the machine's load of that moment, and the ratio holds on a
-// busy machine where separate figures would not. The separate *Limit
-// benchmarks give the limits' own figures.
-func loopPaired(b *testing.B, op func(), limits ...limitRun) {
-	ratios := make([][]float64, len(limits))
-	for b.Loop() {
-		start := time.Now()
-		op()
-		d := time.Since(start)
-		b.StopTimer()
-		for i, l := range limits {
-			ls := time.Now()
-			l.run()
-			ratios[i] = append(ratios[i], float64(d)/float64(time.Since(ls)))
+// loopPaired runs op under b.Loop, each op paired with one run of lim (timer
+// stopped), and reports the median over the pairs of the op's time divided
+// by lim's in its pair: the ratio README.md's "Benchmarks" reports for every
+// hot path. A pair runs back to back, so it shares the machine's load of
+// that moment, and the ratio holds on a busy machine where separate figures
+// would not. The order within a pair alternates (op first, then lim first):
+// whichever runs second meets what the first left in the caches (an op's
+// freshly written output, a limit's buffers), and run always second a limit
+// read up to 15% slower than its own figure (BenchmarkMerge's x-limit 0.79
+// with the op always first, 0.91 alternating, on one host). Then each of
+// refs, a weaker reference, is paired with op as many times as lim was,
+// after the timed loop: run inside it, a comparator sort between the pairs
+// slowed the next limit's run some 50% and the op's 20% (a build's x-radix
+// read 1.36 against 1.65 without it). The separate *Limit benchmarks give
+// the limits' own figures.
+func loopPaired(b *testing.B, op func(), lim limitRun, refs ...limitRun) {
+	ratios := pairs(op, lim.run, func(op func()) int {
+		n := 0
+		for b.Loop() {
+			op()
+			n++
 		}
-		b.StartTimer()
+		return n
+	}, b.StopTimer, b.StartTimer)
+	report := func(unit string, r []float64) {
+		slices.Sort(r)
+		b.ReportMetric(r[len(r)/2], unit)
 	}
-	for i, l := range limits {
-		slices.Sort(ratios[i])
-		b.ReportMetric(ratios[i][len(ratios[i])/2], l.unit)
+	report(lim.unit, ratios)
+	for _, ref := range refs {
+		n := len(ratios)
+		report(ref.unit, pairs(op, ref.run, func(op func()) int {
+			for range n {
+				op()
+			}
+			return n
+		}, func() {}, func() {}))
 	}
+}
+
+// pairs runs op and limit as pairs, op's timed runs driven by loop (which
+// calls the function it is given once per pair and returns how many
+// pairs it made), op first in even pairs and limit first in odd ones, with
+// stop and start around each limit run, and returns each pair's ratio of
+// op's time to limit's.
+func pairs(op, limit func(), loop func(func()) int, stop, start func()) []float64 {
+	var ratios []float64
+	i := 0
+	runLimit := func() time.Duration {
+		stop()
+		ls := time.Now()
+		limit()
+		d := time.Since(ls)
+		start()
+		return d
+	}
+	loop(func() {
+		var d, l time.Duration
+		if i%2 == 1 {
+			l = runLimit()
+		}
+		s := time.Now()
+		op()
+		d = time.Since(s)
+		if i%2 == 0 {
+			l = runLimit()
+		}
+		i++
+		ratios = append(ratios, float64(d)/float64(l))
+	})
+	return ratios
 }
 
 // radixLimit is the limit of a build (SortLimit): it copies ups into recs
@@ -144,8 +190,9 @@ func buildBatch(tb testing.TB, ups []benchUpd, lo, hi uint64) *Batch {
 // Push1 and building them into one batch (sort, consolidation and the new
 // batch's columns), once per iteration. One untimed build first sizes the
 // builder's scratch, as in steady use. x-radix is the time of an op over
-// RadixLimit's work on the same records run right after it (median of the
-// pairs, loopPaired; goal <= 1.3), x-sort the same over SortLimit's.
+// RadixLimit's work on the same records run beside it (median of the
+// pairs, loopPaired; goal <= 1.3), x-sort the same over SortLimit's, paired
+// after the timed loop so that its sorts slow none of x-radix's pairs.
 func BenchmarkBuild(b *testing.B) {
 	for _, keys := range keyRanges {
 		for _, n := range benchSizes {

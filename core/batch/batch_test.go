@@ -581,19 +581,29 @@ func TestPush1MasksMissingColumns(t *testing.T) {
 	}
 }
 
-// TestBuildBlockIsThePushedArray: a build of one-column keys and vals
-// whose records fill at least 3/4 of the builder's array takes that array
-// as the batch's block, with no copy (its keys begin where the records
-// did), and the builder pushes the next records into another; one that
-// fills less leaves the array to the builder and the batch a block of its
-// own size, so a batch never keeps much room it does not use.
+// TestBuildBlockIsThePushedArray: a build of one-column keys and vals of
+// more than the builder's warmMax records whose records fill at least 3/4
+// of its array takes that array as the batch's block, with no copy (its
+// keys begin where the records did), and the builder pushes the next
+// records into another; one that fills less leaves the array to the
+// builder and the batch a block of its own size, so a batch never keeps
+// much room it does not use. Up to warmMax records (warmScatterMax unless
+// a test lowers it) the batch always gets a copy, and the sort scatters
+// into the array the pushes wrote, which the builder keeps.
 func TestBuildBlockIsThePushedArray(t *testing.T) {
 	const capHint = 1000
 	for _, c := range []struct {
-		n    int
-		take bool
-	}{{capHint, true}, {capHint * 3 / 4, true}, {capHint*3/4 - 1, false}, {defaultRadixMin, false}} {
+		n       int
+		warmMax int
+		take    bool
+	}{
+		{capHint, 0, true}, {capHint * 3 / 4, 0, true}, {capHint*3/4 - 1, 0, false}, {defaultRadixMin, 0, false},
+		{capHint, capHint - 1, true}, {capHint, capHint, false}, {capHint, warmScatterMax, false},
+	} {
 		bld := NewBuilder(Arity{1, 1}, capHint)
+		if c.warmMax != warmScatterMax {
+			bld.warmMax = c.warmMax
+		}
 		for i := range c.n {
 			bld.Push1(int64(i*7919%c.n), 0, 1, 1) // distinct keys, out of order
 		}
@@ -611,7 +621,7 @@ func TestBuildBlockIsThePushedArray(t *testing.T) {
 		took := unsafe.Pointer(unsafe.SliceData(b.keys)) == base
 		kept := unsafe.Pointer(unsafe.SliceData(bld.recs)) == base
 		if took != c.take || kept == c.take {
-			t.Fatalf("n=%d of %d: the batch took the pushed array %v (want %v), the builder kept it %v", c.n, capHint, took, c.take, kept)
+			t.Fatalf("n=%d of %d, warmMax %d: the batch took the pushed array %v (want %v), the builder kept it %v", c.n, capHint, c.warmMax, took, c.take, kept)
 		}
 	}
 }

@@ -32,13 +32,19 @@ func TestLaterBuildsLeaveEarlierBatches(t *testing.T) {
 		k, v = []int64{u.k, u.k + 1}[:ar.Key], []int64{u.v, u.v * 3}[:ar.Val]
 		return k, v
 	}
-	builder := func(ar Arity, capHint, radixMin, bucketMax int) func([]update, uint64) (*Batch, error) {
+	// builder builds with radixMin and bucketMax when positive, and
+	// warmMax when not negative (0: the pushed array becomes the batch's
+	// block whenever the records fill 3/4 of it).
+	builder := func(ar Arity, capHint, radixMin, bucketMax, warmMax int) func([]update, uint64) (*Batch, error) {
 		b := NewBuilder(ar, capHint)
 		if radixMin > 0 {
 			b.radixMin = radixMin
 		}
 		if bucketMax > 0 {
 			b.bucketMax = bucketMax
+		}
+		if warmMax >= 0 {
+			b.warmMax = warmMax
 		}
 		return func(us []update, lo uint64) (*Batch, error) {
 			for _, u := range us {
@@ -81,15 +87,16 @@ func TestLaterBuildsLeaveEarlierBatches(t *testing.T) {
 		size  int
 		build func([]update, uint64) (*Batch, error)
 	}{
-		{"one-column few", 5, builder(Arity{1, 1}, 5, 0, 0)},
-		{"one-column filling their array", n, builder(Arity{1, 1}, n, 0, 0)},
-		{"one-column in a roomy array", n, builder(Arity{1, 1}, 8*n, 0, 0)},
-		{"one-column radix sorted", n, builder(Arity{1, 1}, n, 0, 16)},
-		{"key only few", 10, builder(Arity{1, 0}, 10, 0, 0)},
-		{"key only bucket sorted", n, builder(Arity{1, 0}, n, 0, 0)},
-		{"key only radix sorted", n, builder(Arity{1, 0}, n, 0, 16)},
-		{"val only", n, builder(Arity{0, 1}, n, 0, 0)},
-		{"wide", n, builder(Arity{2, 1}, n, 0, 0)},
+		{"one-column few", 5, builder(Arity{1, 1}, 5, 0, 0, -1)},
+		{"one-column filling their array", n, builder(Arity{1, 1}, n, 0, 0, -1)},
+		{"one-column filling their array, taken as the block", n, builder(Arity{1, 1}, n, 0, 0, 0)},
+		{"one-column in a roomy array", n, builder(Arity{1, 1}, 8*n, 0, 0, -1)},
+		{"one-column radix sorted", n, builder(Arity{1, 1}, n, 0, 16, -1)},
+		{"key only few", 10, builder(Arity{1, 0}, 10, 0, 0, -1)},
+		{"key only bucket sorted", n, builder(Arity{1, 0}, n, 0, 0, -1)},
+		{"key only radix sorted", n, builder(Arity{1, 0}, n, 0, 16, -1)},
+		{"val only", n, builder(Arity{0, 1}, n, 0, 0, -1)},
+		{"wide", n, builder(Arity{2, 1}, n, 0, 0, -1)},
 		{"sealed chunks", n, batcher(Arity{1, 1}, n, true, false)},
 		{"sealed chunks, some late", n, batcher(Arity{1, 1}, n, true, true)},
 		{"sealed pushes", n, batcher(Arity{1, 1}, n, false, false)},

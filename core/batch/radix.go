@@ -172,6 +172,14 @@ func bucketKey(recs []rec, bmax int) radixKey {
 // sort by comparison; beyond it the LSD radix sort's passes cost less.
 const bucketSortMax = 1 << 20
 
+// warmScatterMax is the most one-column records a Builder's build copies
+// into a new block so that its sort scatters into the builder's buffer
+// (Builder.warmMax): 4 MiB of records, about what a core's second-level
+// cache holds. On the Intel Xeon host the copy won from 1e4 records to
+// 1e5 (BenchmarkBuild's x-radix at full keys 1.83 to 1.65 at 1e4, 1.63 to
+// 1.48 at 1e5), broke even at 2e5 and 4e5 and lost at 1e6 (1.20 to 1.27).
+const warmScatterMax = 1 << 17
+
 // bucketSort sorts recs by (k, v, t) into scratch (len(scratch) >=
 // len(recs)) and returns them there: one pass numbers each record's bucket
 // by the top log2(n) bits of its packed key (at most 16: about one record a

@@ -124,6 +124,7 @@ func TestBuildRadixMatchesSort(t *testing.T) {
 		radix := NewBuilder(ar, 0)
 		radix.radixMin = rapid.IntRange(0, 40).Draw(t, "radixMin")
 		radix.bucketMax = rapid.SampledFrom([]int{0, 300, bucketSortMax}).Draw(t, "bucketMax")
+		radix.warmMax = rapid.SampledFrom([]int{0, 300, warmScatterMax}).Draw(t, "warmMax")
 		pdq := NewBuilder(ar, 0)
 		pdq.radixMin = math.MaxInt
 		for range rapid.IntRange(1, 3).Draw(t, "builds") {

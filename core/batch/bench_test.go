@@ -2,6 +2,7 @@ package batch
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -747,6 +748,62 @@ func BenchmarkMergeShare(b *testing.B) {
 					reportPer(b, n, "update")
 				})
 			}
+		}
+	}
+}
+
+// TestPairsAlternateAndTimeOnlyTheirOwnSide: pairs runs the op first in
+// even pairs and the limit first in odd ones, stops the benchmark timer
+// around every limit run and only then, and returns one ratio per pair
+// of the op's time over that pair's limit's; loopPaired's references get
+// as many pairs as its limit. (The order is what the test can fix: the
+// times are the host's.)
+func TestPairsAlternateAndTimeOnlyTheirOwnSide(t *testing.T) {
+	var seq []string
+	timerOn := true
+	spin := func(d time.Duration) {
+		for s := time.Now(); time.Since(s) < d; {
+		}
+	}
+	op := func() {
+		if !timerOn {
+			t.Fatal("op ran with the timer stopped")
+		}
+		seq = append(seq, "op")
+		spin(2 * time.Millisecond)
+	}
+	limit := func() {
+		if timerOn {
+			t.Fatal("limit ran with the timer on")
+		}
+		seq = append(seq, "lim")
+		spin(time.Millisecond)
+	}
+	stop := func() { timerOn = false; seq = append(seq, "stop") }
+	start := func() { timerOn = true; seq = append(seq, "start") }
+	ratios := pairs(op, limit, func(pair func()) int {
+		for range 4 {
+			pair()
+		}
+		return 4
+	}, stop, start)
+	want := []string{
+		"op", "stop", "lim", "start",
+		"stop", "lim", "start", "op",
+		"op", "stop", "lim", "start",
+		"stop", "lim", "start", "op",
+	}
+	if !slices.Equal(seq, want) {
+		t.Fatalf("pairs ran\n%v\nwant\n%v", seq, want)
+	}
+	if len(ratios) != 4 {
+		t.Fatalf("%d ratios for 4 pairs", len(ratios))
+	}
+	for i, r := range ratios {
+		// The op spins 2 ms and the limit 1 ms; a loaded host may stretch
+		// either, so only a ratio of two real durations is required.
+		if !(r > 0) || math.IsInf(r, 0) {
+			t.Fatalf("pair %d: ratio %v", i, r)
 		}
 	}
 }

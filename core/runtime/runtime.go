@@ -1357,12 +1357,18 @@ func (c *Controller) record(cmd Command) {
 // hold gap above 0 with nothing holding the index back). Synced before it,
 // every such move is made before the Maintenance barrier is sent, and the
 // Maintenance runtime's wake for it ends with the Maintain that applies
-// them.
+// them. Then the Interactive runtime is synced once more: a barrier steps
+// the runtime's active dataflows before it passes, so the queries have
+// stepped over everything the Maintenance runtime published for the
+// commands before the Sync, as they had when the Maintenance runtime was
+// synced first (a caller that syncs after each advance sees its queries
+// pass every frontier, not only the last of two advances published in
+// quick succession).
 func (c *Controller) Sync(ctx context.Context) error {
 	if len(c.rts) == 0 {
 		return ErrNoRuntimes
 	}
-	for _, led := range [2]bool{true, false} {
+	for _, led := range [3]bool{true, false, true} {
 		for _, r := range c.rts {
 			if r.led != led {
 				continue

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -83,6 +84,15 @@ func interruptWhenStarted(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, starte
 // process alone, as kill PID or a CI runner sends it.
 func signalWhenStarted(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, started string, sig syscall.Signal, group bool) error {
 	t.Helper()
+	// A shell started with SIGINT ignored cannot trap it, and a child
+	// inherits an ignored signal: this test binary, started so (a
+	// shell's background job without job control, which
+	// scripts/mutants.sh then runs directly), would start the script
+	// deaf to the SIGINT the test sends. Taken here while the script
+	// starts, SIGINT reaches it at its default action, as from a terminal.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

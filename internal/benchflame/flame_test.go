@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
@@ -48,6 +49,15 @@ func interruptSelf() {
 // whose context is cancelled, returns ErrInterrupted and leaves the
 // destination as it was.
 func TestWriteInterrupted(t *testing.T) {
+	// A command using Write takes SIGINT itself (signal.NotifyContext, as
+	// benchrun's main does), so its export subprocess starts with SIGINT's
+	// default action. This test binary takes it too while the test runs:
+	// started with SIGINT ignored (a shell's background job without job
+	// control, which scripts/mutants.sh then runs directly), it would pass
+	// the ignoring on to the subprocess, which would outlive its SIGINT.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "flame.html")
 	if err := os.WriteFile(path, []byte("old page\n"), 0o644); err != nil {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -1002,6 +1003,15 @@ func TestFlamegraphOfAShardOfNoBenchmark(t *testing.T) {
 // plain message, the results kept and no flame graph written.
 func TestRunFlamegraphInterrupted(t *testing.T) {
 	chdirRoot(t)
+	// benchrun's main takes SIGINT (signal.NotifyContext), so the export's
+	// subprocess starts with SIGINT's default action. This test binary
+	// takes it too while the test runs: started with SIGINT ignored (as a
+	// shell without job control starts a background job, and
+	// scripts/mutants.sh then runs it), it would pass the ignoring on to
+	// the subprocess, which would outlive its own SIGINT.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
 	dir := t.TempDir()
 	outFile, flame := filepath.Join(dir, "out.txt"), filepath.Join(dir, "flame.html")
 	t.Setenv(interruptFlameEnv, "1")

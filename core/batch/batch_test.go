@@ -588,8 +588,12 @@ func TestPush1MasksMissingColumns(t *testing.T) {
 // records into another; one that fills less leaves the array to the
 // builder and the batch a block of its own size, so a batch never keeps
 // much room it does not use. Up to warmMax records (warmScatterMax unless
-// a test lowers it) the batch always gets a copy, and the sort scatters
-// into the array the pushes wrote, which the builder keeps.
+// a test lowers it) the batch always gets a block of its own. A builder's
+// first build copies the records into it and sorts them back into the
+// array the pushes wrote, making no scratch; later ones sort from that
+// array into the builder's scratch: both are the builder's to keep, so a
+// third build of as many records allocates neither again, and the batch
+// aliases neither.
 func TestBuildBlockIsThePushedArray(t *testing.T) {
 	const capHint = 1000
 	for _, c := range []struct {
@@ -599,29 +603,47 @@ func TestBuildBlockIsThePushedArray(t *testing.T) {
 	}{
 		{capHint, 0, true}, {capHint * 3 / 4, 0, true}, {capHint*3/4 - 1, 0, false}, {defaultRadixMin, 0, false},
 		{capHint, capHint - 1, true}, {capHint, capHint, false}, {capHint, warmScatterMax, false},
+		{defaultRadixMin, warmScatterMax, false},
 	} {
 		bld := NewBuilder(Arity{1, 1}, capHint)
 		if c.warmMax != warmScatterMax {
 			bld.warmMax = c.warmMax
 		}
-		for i := range c.n {
-			bld.Push1(int64(i*7919%c.n), 0, 1, 1) // distinct keys, out of order
-		}
-		base := unsafe.Pointer(unsafe.SliceData(bld.recs))
-		b, err := bld.Build(frontier.Min(), frontier.At(2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Check(); err != nil {
-			t.Fatalf("n=%d: %v", c.n, err)
-		}
-		if b.Len() != c.n || !slices.IsSorted(b.keys) {
-			t.Fatalf("n=%d: built %d updates, keys sorted %v", c.n, b.Len(), slices.IsSorted(b.keys))
-		}
-		took := unsafe.Pointer(unsafe.SliceData(b.keys)) == base
-		kept := unsafe.Pointer(unsafe.SliceData(bld.recs)) == base
-		if took != c.take || kept == c.take {
-			t.Fatalf("n=%d of %d, warmMax %d: the batch took the pushed array %v (want %v), the builder kept it %v", c.n, capHint, c.warmMax, took, c.take, kept)
+		var scratch unsafe.Pointer
+		for round := range 3 {
+			for i := range c.n {
+				bld.Push1(int64(i*7919%c.n), 0, 1, 1) // distinct keys, out of order
+			}
+			base := unsafe.Pointer(unsafe.SliceData(bld.recs))
+			b, err := bld.Build(frontier.Min(), frontier.At(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Check(); err != nil {
+				t.Fatalf("n=%d: %v", c.n, err)
+			}
+			if b.Len() != c.n || !slices.IsSorted(b.keys) {
+				t.Fatalf("n=%d: built %d updates, keys sorted %v", c.n, b.Len(), slices.IsSorted(b.keys))
+			}
+			keys := unsafe.Pointer(unsafe.SliceData(b.keys))
+			took := keys == base
+			kept := unsafe.Pointer(unsafe.SliceData(bld.recs)) == base
+			if took != c.take || kept == c.take {
+				t.Fatalf("n=%d of %d, warmMax %d: the batch took the pushed array %v (want %v), the builder kept it %v", c.n, capHint, c.warmMax, took, c.take, kept)
+			}
+			if c.n > c.warmMax {
+				continue
+			}
+			s := unsafe.Pointer(unsafe.SliceData(bld.scratch))
+			switch {
+			case round == 0 && s != nil:
+				t.Fatalf("n=%d, warmMax %d: the builder's first build made scratch", c.n, c.warmMax)
+			case round > 0 && (s == nil || s == base || keys == s):
+				t.Fatalf("n=%d, warmMax %d, build %d: scratch %p, pushed array %p, batch keys %p: the sort's own buffer is missing or shared", c.n, c.warmMax, round+1, s, base, keys)
+			case round == 2 && s != scratch:
+				t.Fatalf("n=%d, warmMax %d: the third build of as many records made a new scratch", c.n, c.warmMax)
+			}
+			scratch = s
 		}
 	}
 }

@@ -59,8 +59,9 @@ type Builder struct {
 	km, vm int64
 
 	// Radix sort (radix.go) from radixMin updates up (tests lower it):
-	// scratch holds as many records as recs and trades places with it when
-	// the sorted records end up there; counts holds the histograms.
+	// scratch takes the sorted records (buildSmall), or trades places
+	// with recs when the radix sort's last pass ends there; counts holds
+	// the histograms.
 	radixMin int
 	scratch  []rec
 	counts   []uint32
@@ -68,11 +69,16 @@ type Builder struct {
 	// bucketMax is the most records sorted by bucketSort (radix.go);
 	// larger builds take the LSD radix sort (tests set either).
 	bucketMax int
-	// warmMax is the most one-column records a build copies into a new
-	// block before it sorts them, so that the sort scatters into the
-	// builder's own buffer, which its pushes have just written, rather
-	// than into memory just allocated (buildSmall; tests set it).
+	// warmMax is the most one-column records a build sorts into the
+	// builder's scratch, which it keeps, from the buffer its pushes have
+	// just written, rather than out of the pushed array into memory just
+	// allocated (buildSmall; tests set it).
 	warmMax int
+	// built says a build of records has run: the first one (a builder
+	// made for one build, as a reduce's install makes one) copies its
+	// records into the batch's block to sort them back into the array
+	// its pushes wrote rather than make scratch (buildSmall).
+	built bool
 
 	rows  []int64 // wide arities: key then val, ar.Key+ar.Val columns per update
 	times []uint64
@@ -337,70 +343,87 @@ func (b *Builder) sortRecs() {
 }
 
 func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
-	// One-column keys and vals sort out of the new batch's own column
-	// block (colsOf) into the builder's buffer. The block is a copy of
-	// the pushed records (blockOf) up to warmMax of them, or when they
-	// fill under 3/4 of their array (the batch would keep the room);
-	// beyond warmMax, filling at least 3/4, it is the pushed records'
-	// array itself, and the sort's output buffer takes that array's
-	// place for the next pushes. A sort scatters its records in an order
-	// no prefetcher follows, so its output is best memory that is in the
-	// caches: the builder's buffer, which the pushes have just written,
-	// where a buffer just allocated was last touched by whatever freed
-	// it. The sequential copy costs less than that up to a few MiB of
-	// records (BenchmarkBuild at n=1e5, full keys: 1.61–1.66 of the radix
-	// limit with no copy, 1.45–1.50 with it); at 1e6 nothing stays in the
-	// caches and it is only a copy more (1.20 against 1.27). The block is
-	// never zeroed.
-	// Up to bucketMax records the sort is
-	// one bucket pass (bucketSort), beyond it the LSD radix sort; under
-	// radixMin records they sort where they are by comparison and then
-	// take such a block. Other arities sort in the builder's scratch, which
-	// it keeps, or by comparison. Either way the records then consolidate
-	// into columns sized for all of them (consolidateInto, which cuts what
-	// consolidation left unused). No records make a batch of no columns.
+	// Up to warmMax one-column records (and records of other small
+	// arities up to bucketMax) sort out of the builder's buffer, which
+	// the pushes have just written, into its scratch, which it keeps,
+	// and then consolidate into columns made for them (for one-column
+	// keys and vals one block, colsOf, written once). A builder's first
+	// build of one-column records (built) makes no scratch: scratch just
+	// made is as far from the caches as a new block, so it copies the
+	// records into the block (blockOf) and sorts them back into its
+	// buffer, and a builder made for one build (a reduce's install)
+	// keeps no scratch it will not use again (BenchmarkReduce's direct
+	// count at 1e5 rows and 1e3 groups read 70–73 ns/update with the
+	// copy, 76–78 scattering into new scratch, in one interleaved run).
+	// Beyond warmMax a one-column build that fills at least 3/4 of its
+	// array takes that array as the batch's block: the records sort out
+	// of it into a new buffer (sortBlock makes it), which takes its
+	// place for the next pushes, so no copy of them is made; one that
+	// fills less copies them into a block of their size first (blockOf),
+	// so that the batch does not keep the room. A sort scatters its
+	// records in an order no prefetcher follows, so its output is best
+	// memory that is in the caches: the builder's own, where a buffer
+	// just allocated was last touched by whatever freed it. Up to 16 MiB
+	// of records the warm scratch wins (BenchmarkBuild at n=1e5, full
+	// keys: 1.61–1.66 of the radix limit sorting into new memory,
+	// 1.45–1.50 copying the records into the block to sort them back
+	// into the buffer, 1.37 sorting into the scratch); at 1e6 nothing
+	// stays in the caches and the scratch would only be memory kept. Up
+	// to bucketMax records the sort is one bucket pass (bucketSort),
+	// beyond it the LSD radix sort; under radixMin records they sort
+	// where they are by comparison. Either way the records then
+	// consolidate into columns sized for all of them (consolidateInto,
+	// which cuts what consolidation left unused). No records make a
+	// batch of no columns. The block is never zeroed.
 	var cols *Batch
 	clean := false // the sort saw the records consolidated
+	sorted := b.recs
+	one := b.ar == (Arity{1, 1})
 	switch n := len(b.recs); {
 	case n == 0:
 		// No updates (a collection whose frontier advanced without data):
 		// the shared one-element offsets, nothing allocated but the batch.
 		return &Batch{desc: desc, ar: b.ar, keyOffs: noOffs[:1:1], valOffs: noOffs[:1:1]}, nil
-	case n < max(b.radixMin, 2) && b.ar == (Arity{1, 1}):
-		// A few records: sorted where they are, then one block for the
-		// columns as below (two allocations, not six).
+	case n < max(b.radixMin, 2):
 		slices.SortFunc(b.recs, cmpRec)
-		cols = colsOf(blockOf(b.recs))
-	case b.ar == (Arity{1, 1}) && n > b.warmMax && n >= cap(b.recs)*3/4:
-		// The pushed records' array becomes the block: they sort out of
-		// it into a new buffer (sortBlock makes it), which takes its
-		// place for the next pushes, so no copy of them is made for the
-		// block (blockOf, below, up to warmMax records or when they fill
-		// under 3/4 of their array and the batch would keep the room).
+	case one && n > b.warmMax && n >= cap(b.recs)*3/4:
 		block := b.recs
 		b.recs = nil
 		cols, clean = b.sortBlock(block)
-	case b.ar == (Arity{1, 1}):
+		sorted = b.recs
+	case one && (n > b.warmMax || cap(b.scratch) < n && !b.built):
 		cols, clean = b.sortBlock(blockOf(b.recs))
-	case n >= b.radixMin && n <= b.bucketMax:
+		sorted = b.recs
+	case n <= b.bucketMax:
 		if cap(b.scratch) < n {
-			b.scratch = make([]rec, n, cap(b.recs))
+			// Grown as append grows, so builds growing by a little
+			// at a time do not allocate each.
+			b.scratch = column[rec](max(n, min(2*cap(b.scratch), b.bucketMax)))
 		}
-		var sorted []rec
 		sorted, b.ids, b.counts, clean = bucketSort(b.recs, b.scratch, b.ids, b.counts)
-		b.recs, b.scratch = sorted, b.recs
 	default:
 		b.sortRecs()
+		sorted = b.recs
 	}
+	b.built = true
 	if cols == nil {
-		n := len(b.recs)
-		cols = &Batch{
-			keys: make([]int64, n*b.ar.Key), keyOffs: make([]uint32, n+1),
-			vals: make([]int64, n*b.ar.Val), valOffs: make([]uint32, n+1),
-			times: make([]uint64, n), diffs: make([]int64, n),
-		}
+		cols = b.newCols(len(sorted))
 	}
-	return b.consolidateInto(desc, b.recs, cols, clean)
+	return b.consolidateInto(desc, sorted, cols, clean)
+}
+
+// newCols returns columns for n updates of the builder's small arity, not
+// zeroed: for one-column keys and vals one block (colsOf) and the offsets,
+// two allocations where separate columns would take six.
+func (b *Builder) newCols(n int) *Batch {
+	if b.ar == (Arity{1, 1}) {
+		return colsOf(column[rec](n))
+	}
+	return &Batch{
+		keys: column[int64](n * b.ar.Key), keyOffs: column[uint32](n + 1),
+		vals: column[int64](n * b.ar.Val), valOffs: column[uint32](n + 1),
+		times: column[uint64](n), diffs: column[int64](n),
+	}
 }
 
 // consolidateInto consolidates the sorted recs straight into cols (whose

@@ -172,13 +172,17 @@ func bucketKey(recs []rec, bmax int) radixKey {
 // sort by comparison; beyond it the LSD radix sort's passes cost less.
 const bucketSortMax = 1 << 20
 
-// warmScatterMax is the most one-column records a Builder's build copies
-// into a new block so that its sort scatters into the builder's buffer
-// (Builder.warmMax): 4 MiB of records, about what a core's second-level
-// cache holds. On the Intel Xeon host the copy won from 1e4 records to
-// 1e5 (BenchmarkBuild's x-radix at full keys 1.83 to 1.65 at 1e4, 1.63 to
-// 1.48 at 1e5), broke even at 2e5 and 4e5 and lost at 1e6 (1.20 to 1.27).
-const warmScatterMax = 1 << 17
+// warmScatterMax is the most one-column records a Builder's build sorts
+// from the buffer its pushes wrote into the scratch it keeps
+// (Builder.warmMax), writing the columns into a new block, rather than
+// sorting out of the pushed array into new memory: 16 MiB of records, and
+// as much scratch kept. On the Intel Xeon host (BenchmarkBuild's x-radix,
+// narrow / full keys) the scratch won from 5e4 records to 4e5 (1e5:
+// 1.37–1.38 / 1.47–1.49 to 1.27 / 1.37; 2e5: 1.49 / 1.54 to 1.25 / 1.27;
+// 4e5: 1.29 / 1.41 to 1.17–1.25 / 1.33–1.37), was within the noise at 1e3
+// and 1e4 and even at 1e6 (1.15 / 1.19), where nothing stays in the caches
+// and the scratch would only be memory kept.
+const warmScatterMax = 1 << 19
 
 // bucketSort sorts recs by (k, v, t) into scratch (len(scratch) >=
 // len(recs)) and returns them there: one pass numbers each record's bucket

@@ -179,9 +179,10 @@ const bucketSortMax = 1 << 20
 // as much scratch kept. On the Intel Xeon host (BenchmarkBuild's x-radix,
 // narrow / full keys) the scratch won from 5e4 records to 4e5 (1e5:
 // 1.37–1.38 / 1.47–1.49 to 1.27 / 1.37; 2e5: 1.49 / 1.54 to 1.25 / 1.27;
-// 4e5: 1.29 / 1.41 to 1.17–1.25 / 1.33–1.37), was within the noise at 1e3
-// and 1e4 and even at 1e6 (1.15 / 1.19), where nothing stays in the caches
-// and the scratch would only be memory kept.
+// 4e5: 1.29 / 1.41 to 1.17–1.25 / 1.33–1.37), gained a little at 1e3,
+// read a little higher at 1e4 (full keys 1.60–1.70 to 1.67–1.76, in
+// ns/update no higher) and even at 1e6 (1.15 / 1.19), where nothing stays
+// in the caches and the scratch would only be memory kept.
 const warmScatterMax = 1 << 19
 
 // bucketSort sorts recs by (k, v, t) into scratch (len(scratch) >=

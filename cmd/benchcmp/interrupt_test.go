@@ -371,6 +371,12 @@ func TestCIBenchStopsOnSignal(t *testing.T) {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
+			// SIGINT taken while the script starts, so that it starts at
+			// SIGINT's default action even when this binary was started
+			// with it ignored (see signalWhenStarted).
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt)
+			defer signal.Stop(sigs)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}

@@ -354,7 +354,8 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 	// buffer, and a builder made for one build (a reduce's install)
 	// keeps no scratch it will not use again (BenchmarkReduce's direct
 	// count at 1e5 rows and 1e3 groups read 70–73 ns/update with the
-	// copy, 76–78 scattering into new scratch, in one interleaved run).
+	// copy, 76–78 scattering into new scratch, three runs of each
+	// interleaved).
 	// Beyond warmMax a one-column build that fills at least 3/4 of its
 	// array takes that array as the batch's block: the records sort out
 	// of it into a new buffer (sortBlock makes it), which takes its

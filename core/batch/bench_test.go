@@ -189,8 +189,9 @@ func buildBatch(tb testing.TB, ups []benchUpd, lo, hi uint64) *Batch {
 
 // BenchmarkBuild times pushing n unsorted updates into a reused Builder with
 // Push1 and building them into one batch (sort, consolidation and the new
-// batch's columns), once per iteration. One untimed build first sizes the
-// builder's scratch, as in steady use. x-radix is the time of an op over
+// batch's columns), once per iteration. Two untimed builds first size the
+// builder's buffers, as in steady use (a builder's first build makes no
+// scratch; its second makes it). x-radix is the time of an op over
 // RadixLimit's work on the same records run beside it (median of the
 // pairs, loopPaired; goal <= 1.3), x-sort the same over SortLimit's, paired
 // after the timed loop so that its sorts slow none of x-radix's pairs.
@@ -209,7 +210,8 @@ func BenchmarkBuild(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				build() // warm up: the builder's scratch, so B/op is the batch's
+				build() // warm up: the builder's buffers (the first build
+				build() // makes no scratch), so B/op is the batch's
 				recs, scratch := make([]rec, n), make([]rec, n)
 				var lim SortLimit
 				b.ReportAllocs()

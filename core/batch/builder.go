@@ -392,7 +392,7 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 		b.recs = nil
 		cols, clean = b.sortBlock(block)
 		sorted = b.recs
-	case one && (n > b.warmMax || cap(b.scratch) < n && !b.built):
+	case one && (n > b.warmMax || !b.built):
 		cols, clean = b.sortBlock(blockOf(b.recs))
 		sorted = b.recs
 	case n <= b.bucketMax:

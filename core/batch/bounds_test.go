@@ -94,3 +94,95 @@ func TestBuildingAnUpperBeforeItsLowerIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A builder reused across builds checks every build's times, whichever
+// sort the build takes: the bucket pass takes the pushed times' range and
+// spares Build its check of the batch's times when the range lies within
+// the bounds (timeRange), so a range an earlier build took must not spare
+// a later build that took none (the comparison sort of a few updates, the
+// LSD radix sort), and a pushed time outside the bounds whose update
+// consolidates away must not refuse a batch that is good. A batcher's
+// seals (BuildBlock) the same.
+func TestReusedBuilderChecksEveryBuildsTimes(t *testing.T) {
+	lo, up := frontier.At(3), frontier.At(6)
+	for _, ar := range []Arity{{1, 1}, {0, 1}, {1, 0}} {
+		bld := NewBuilder(ar, 0)
+		bld.radixMin = 2
+		push := func(n int, t frontier.Time, d int64) {
+			for i := range n {
+				k, v := make([]int64, ar.Key), make([]int64, ar.Val)
+				if ar.Key > 0 {
+					k[0] = int64(i * 7919 % 1000)
+				}
+				if ar.Val > 0 {
+					v[0] = int64(i)
+				}
+				bld.Push(k, v, t+frontier.Time(i%3), d)
+			}
+		}
+		build := func(what string, wantLen int) {
+			t.Helper()
+			b, err := bld.Build(lo, up)
+			switch {
+			case wantLen < 0 && (!errors.Is(err, ErrTimeOutside) || b != nil):
+				t.Fatalf("%v builder, %s: Build = %v, %v; want ErrTimeOutside", ar, what, b, err)
+			case wantLen >= 0 && (err != nil || b.Len() != wantLen):
+				t.Fatalf("%v builder, %s: Build = %v, %v; want %d updates", ar, what, b, err, wantLen)
+			}
+		}
+		push(300, 3, 1)
+		build("300 updates within the bounds (the bucket pass)", 300)
+		push(1, 100, 1)
+		build("then one update after them", -1)
+		push(1, 0, 1)
+		build("then one update before them", -1)
+		push(300, 3, 1)
+		build("300 updates within the bounds again", 300)
+		bld.bucketMax = 0
+		push(299, 3, 1)
+		push(1, 7, 1)
+		build("then 300 by the LSD radix sort, one after them", -1)
+		bld.bucketMax = bucketSortMax
+		push(300, 3, 1)
+		push(1, 9, 1)
+		push(1, 9, -1)
+		push(1, 1, 1)
+		push(1, 1, -1)
+		build("300 updates and two consolidated away outside the bounds (the bucket pass)", 300)
+		push(300, 3, 1)
+		push(1, 9, 1)
+		build("300 updates and one outside the bounds (the bucket pass)", -1)
+	}
+	type row struct {
+		k, v int64
+		t    uint64
+		d    int64
+	}
+	bt := NewBatcher(Arity{1, 1}, 0)
+	seal := func(what string, extra []row, wantLen int) {
+		t.Helper()
+		var rows []int64
+		var ts []uint64
+		var ds []int64
+		for i := range 300 {
+			rows, ts, ds = append(rows, int64(i*7919%1000), int64(i)), append(ts, 3+uint64(i%3)), append(ds, 1)
+		}
+		for _, r := range extra {
+			rows, ts, ds = append(rows, r.k, r.v), append(ts, r.t), append(ds, r.d)
+		}
+		bt.PushChunk(rows, 2, []int{0}, []int{1}, ts, ds)
+		b, err := bt.Seal(lo, up)
+		switch {
+		case wantLen < 0 && (!errors.Is(err, ErrTimeOutside) || b != nil):
+			t.Fatalf("batcher, %s: Seal = %v, %v; want ErrTimeOutside", what, b, err)
+		case wantLen >= 0 && (err != nil || b.Len() != wantLen):
+			t.Fatalf("batcher, %s: Seal = %v, %v; want %d updates", what, b, err, wantLen)
+		}
+	}
+	seal("300 updates within the bounds", nil, 300)
+	seal("300 updates and one before the bounds", []row{{5, -1, 1, 1}}, -1)
+	seal("300 updates and a pair before the bounds consolidated away", []row{{5, -1, 1, 1}, {5, -1, 1, -1}}, 300)
+	seal("300 updates within the bounds again", nil, 300)
+	bt.bld.bucketMax = 0
+	seal("300 updates and one before the bounds, by the LSD radix sort", []row{{5, -1, 1, 1}}, -1)
+}

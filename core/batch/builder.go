@@ -79,6 +79,10 @@ type Builder struct {
 	// records into the batch's block to sort them back into the array
 	// its pushes wrote rather than make scratch (buildSmall).
 	built bool
+	// tr is the time range of the records the build in progress pushed,
+	// when its sort took it (bucketSort), which spares Build its check
+	// of the batch's times (timeRange).
+	tr timeRange
 
 	rows  []int64 // wide arities: key then val, ar.Key+ar.Val columns per update
 	times []uint64
@@ -207,13 +211,14 @@ func (b *Builder) Build(lower, upper frontier.Frontier) (*Batch, error) {
 	desc := frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()}
 	var out *Batch
 	var err error
+	b.tr = timeRange{}
 	if b.small {
 		out, err = b.buildSmall(desc)
 	} else {
 		out, err = b.buildWide(desc)
 	}
 	b.Reset()
-	if terr := timesWithin(out.times, desc); terr != nil {
+	if terr := b.checkTimes(out, desc); terr != nil {
 		return nil, terr
 	}
 	if invariants.Enabled {
@@ -270,6 +275,37 @@ func timesWithin(times []uint64, d frontier.Description) error {
 		return fmt.Errorf("%w: time %d, batch [%v, %v)", ErrTimeOutside, hi, d.Lower, d.Upper)
 	}
 	return nil
+}
+
+// timeRange is the least and greatest time of the records a build
+// pushed, taken by its sort's scan (bucketKey) when the build asks for it
+// (ok says it was). When every pushed time lies in the batch's [lower,
+// upper), so does every time the batch keeps, and the build need not read
+// the batch's times again to check them (timesWithin); when one does not,
+// the build reads them, since the update at that time may have
+// consolidated away and the batch be good.
+type timeRange struct {
+	lo, hi uint64
+	ok     bool
+}
+
+// within reports whether the range was taken and lies in d's [Lower,
+// Upper), which timesWithin would then find of every time in the batch.
+func (tr timeRange) within(d frontier.Description) bool {
+	return tr.ok && d.Lower.Beyond(tr.lo) && !d.Upper.Beyond(tr.hi)
+}
+
+// checkTimes is timesWithin for the batch a build made, which it skips
+// when the build's sort found every pushed time within the batch's
+// bounds (b.tr).
+func (b *Builder) checkTimes(out *Batch, d frontier.Description) error {
+	if b.tr.within(d) {
+		if invariants.Enabled {
+			invariants.Assertf(timesWithin(out.times, d) == nil, "batch: times said within %v are not", d)
+		}
+		return nil
+	}
+	return timesWithin(out.times, d)
 }
 
 // addDiff returns a+b and whether it overflowed.
@@ -401,7 +437,7 @@ func (b *Builder) buildSmall(desc frontier.Description) (*Batch, error) {
 			// at a time do not allocate each.
 			b.scratch = column[rec](max(n, min(2*cap(b.scratch), b.bucketMax)))
 		}
-		sorted, b.ids, b.counts, clean = bucketSort(b.recs, b.scratch, b.ids, b.counts)
+		sorted, b.ids, b.counts, clean = bucketSort(b.recs, b.scratch, b.ids, b.counts, &b.tr)
 	default:
 		b.sortRecs()
 		sorted = b.recs
@@ -836,7 +872,7 @@ func (b *Builder) sortBlock(block []rec) (cols *Batch, clean bool) {
 	b.recs = b.recs[:n]
 	var sorted []rec
 	if n <= b.bucketMax {
-		sorted, b.ids, b.counts, clean = bucketSort(block, b.recs, b.ids, b.counts)
+		sorted, b.ids, b.counts, clean = bucketSort(block, b.recs, b.ids, b.counts, &b.tr)
 	} else {
 		sorted, _, b.counts = radixSort(block, b.recs, b.counts)
 	}
@@ -853,10 +889,11 @@ func (b *Builder) sortBlock(block []rec) (cols *Batch, clean bool) {
 // REQUIRES: an arity of {1, 1}, len(block) >= 2 and no records pushed.
 func (b *Builder) BuildBlock(lower, upper frontier.Frontier, block []rec) (*Batch, error) {
 	desc := frontier.Description{Lower: lower, Upper: upper, Since: frontier.Min()}
+	b.tr = timeRange{}
 	cols, clean := b.sortBlock(block)
 	out, err := b.consolidateInto(desc, b.recs, cols, clean)
 	b.Reset()
-	if terr := timesWithin(out.times, desc); terr != nil {
+	if terr := b.checkTimes(out, desc); terr != nil {
 		return nil, terr
 	}
 	if invariants.Enabled {

@@ -73,7 +73,7 @@ func (l *SortLimit) Check() error {
 func (l *SortLimit) sort(recs, scratch []rec) []rec {
 	n := len(recs)
 	if n <= bucketSortMax && !l.lsd {
-		src, ids, counts, done := bucketSort(recs, scratch, l.ids, l.counts)
+		src, ids, counts, done := bucketSort(recs, scratch, l.ids, l.counts, nil)
 		l.ids, l.counts = ids, counts
 		if done {
 			return src // the sort saw them consolidated, as the builder uses

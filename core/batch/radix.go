@@ -146,23 +146,46 @@ func packRadixKey(kmin, kmax, vmin, vmax, tmin, tmax uint64) radixKey {
 // vals and times alone. Only a batch whose packed key would be exactly
 // its bucket number (keys spanning bmax bits, one val and one time) loses
 // the shortcut that skips its insertion pass.
-func bucketKey(recs []rec, bmax int) radixKey {
+//
+// With tr it also takes the least and greatest time into tr, in the keys'
+// pass (the times share the keys' cache lines, so they cost the pass
+// compares and no memory), which spares the build a pass over its times
+// (timeRange).
+func bucketKey(recs []rec, bmax int, tr *timeRange) radixKey {
 	kmin, kmax := ^uint64(0), uint64(0)
-	for i := range recs {
-		k := uint64(recs[i].k) ^ signBit
-		kmin, kmax = min(kmin, k), max(kmax, k)
+	tmin, tmax := ^uint64(0), uint64(0)
+	if tr != nil {
+		for i := range recs {
+			r := &recs[i]
+			k := uint64(r.k) ^ signBit
+			kmin, kmax = min(kmin, k), max(kmax, k)
+			tmin, tmax = min(tmin, r.t), max(tmax, r.t)
+		}
+		*tr = timeRange{lo: tmin, hi: tmax, ok: len(recs) > 0}
+	} else {
+		for i := range recs {
+			k := uint64(recs[i].k) ^ signBit
+			kmin, kmax = min(kmin, k), max(kmax, k)
+		}
 	}
 	if bk := bits.Len64(kmax - kmin); bk >= bmax {
 		return radixKey{kmin: kmin, sk: 0, sv: 64, st: 64, bits: bk}
 	}
-	// Narrower keys: the vals and times too, the keys' range known.
-	vmin, tmin := ^uint64(0), ^uint64(0)
-	var vmax, tmax uint64
-	for i := range recs {
-		r := &recs[i]
-		v := uint64(r.v) ^ signBit
-		vmin, vmax = min(vmin, v), max(vmax, v)
-		tmin, tmax = min(tmin, r.t), max(tmax, r.t)
+	// Narrower keys: the vals (and times, unless taken) too, the keys'
+	// range known.
+	vmin, vmax := ^uint64(0), uint64(0)
+	if tr != nil {
+		for i := range recs {
+			v := uint64(recs[i].v) ^ signBit
+			vmin, vmax = min(vmin, v), max(vmax, v)
+		}
+	} else {
+		for i := range recs {
+			r := &recs[i]
+			v := uint64(r.v) ^ signBit
+			vmin, vmax = min(vmin, v), max(vmax, v)
+			tmin, tmax = min(tmin, r.t), max(tmax, r.t)
+		}
 	}
 	return packRadixKey(kmin, kmax, vmin, vmax, tmin, tmax)
 }
@@ -195,15 +218,16 @@ const warmScatterMax = 1 << 19
 // of two or three cost 7% more of a 1,000-update seal). So a record is
 // moved once, where the LSD radix sort moves it once a pass and then
 // compares it again to find its run's ends.
-// ids and counts are reused storage. consolidated reports what the
+// ids and counts are reused storage; a non-nil tr takes the records' time
+// range (bucketKey). consolidated reports what the
 // insertion pass saw on its way: no two adjacent records of equal (k, v,
 // t) and no zero diff, so the records need no consolidation (false when no
 // insertion pass ran, which says nothing).
-func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32) (sorted []rec, idsOut []uint16, countsOut []uint32, consolidated bool) {
+func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32, tr *timeRange) (sorted []rec, idsOut []uint16, countsOut []uint32, consolidated bool) {
 	n := len(recs)
 	scratch = scratch[:n]
 	bmax := min(bits.Len(uint(n)), 16)
-	rk := bucketKey(recs, bmax)
+	rk := bucketKey(recs, bmax, tr)
 	b := min(rk.bits, bmax)
 	drop := uint(rk.bits - b)
 	nb := 1 << b

@@ -309,7 +309,7 @@ func TestBucketSortLongBuckets(t *testing.T) {
 		rng.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
 		want := slices.Clone(recs)
 		slices.SortFunc(want, cmpRec)
-		got, _, _, _ := bucketSort(recs, make([]rec, len(recs)), nil, nil)
+		got, _, _, _ := bucketSort(recs, make([]rec, len(recs)), nil, nil, nil)
 		if !slices.Equal(got, want) {
 			t.Fatalf("n=%d: bucketSort differs from a sort", n)
 		}
@@ -357,9 +357,9 @@ func TestBucketSortSaysConsolidated(t *testing.T) {
 		want := slices.Clone(recs)
 		slices.SortFunc(want, full)
 		bmax := min(bits.Len(uint(n)), 16)
-		rk := bucketKey(recs, bmax)
+		rk := bucketKey(recs, bmax, nil)
 		whole := rk.complete && rk.bits <= bmax
-		got, _, _, clean := bucketSort(slices.Clone(recs), make([]rec, n), nil, nil)
+		got, _, _, clean := bucketSort(slices.Clone(recs), make([]rec, n), nil, nil, nil)
 		if !slices.IsSortedFunc(got, cmpRec) || !slices.Equal(slices.SortedFunc(slices.Values(got), full), want) {
 			t.Fatalf("bucketSort differs from a sort")
 		}

@@ -253,11 +253,7 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32, tr *timeRang
 	// counts[d] is where bucket d starts; after the scatter, where it ends.
 	rp, sp := unsafe.Pointer(unsafe.SliceData(recs)), unsafe.Pointer(unsafe.SliceData(scratch))
 	ip := unsafe.Pointer(unsafe.SliceData(ids))
-	for i := range uintptr(n) {
-		c := (*uint32)(unsafe.Add(cp, uintptr(*(*uint16)(unsafe.Add(ip, i*2)))*4))
-		*(*rec)(unsafe.Add(sp, uintptr(*c)*32)) = *(*rec)(unsafe.Add(rp, i*32))
-		*c++
-	}
+	scatter(rp, sp, ip, cp, n)
 	if rk.complete && drop == 0 {
 		return scratch, ids, counts, false
 	}
@@ -275,6 +271,20 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32, tr *timeRang
 		}
 	}
 	return scratch, ids, counts, insertionPass(scratch)
+}
+
+// scatterGo moves record i of recs (n 32-byte records) to scratch at
+// counts[ids[i]] (counts of uint32, ids of uint16) and increments that
+// count, for i below n: bucketScatter's scatter in Go, the loop on
+// architectures without the assembly (scatter_amd64.s) and the reference
+// the tests compare it with. REQUIRES: every bucket number indexes
+// counts, and the counts are start offsets whose buckets fit in scratch.
+func scatterGo(recs, scratch, ids, counts unsafe.Pointer, n int) {
+	for i := range uintptr(n) {
+		c := (*uint32)(unsafe.Add(counts, uintptr(*(*uint16)(unsafe.Add(ids, i*2)))*4))
+		*(*rec)(unsafe.Add(scratch, uintptr(*c)*32)) = *(*rec)(unsafe.Add(recs, i*32))
+		*c++
+	}
 }
 
 // bucketIDs numbers each record's bucket (its packed key's bits from drop

@@ -663,8 +663,8 @@ func consolidated(recs []rec) bool {
 // On amd64 the records after the batch's first run in assembly
 // (emitRangeFast, emit_amd64.s): 23 instructions a record against 35 for
 // the Go loop, which keeps two of its values on the stack for want of
-// registers, and six prefetches of the columns' slots 128 records ahead,
-// which Go cannot issue. The Go loop (emitRangeGo) is the reference the tests compare
+// registers, and, every eighth record, six prefetches of the columns'
+// slots 128 records ahead, which Go cannot issue. The Go loop (emitRangeGo) is the reference the tests compare
 // it with, and the loop on other architectures. REQUIRES: the columns
 // alias nothing of recs (the assembly reads each record's predecessor
 // after writing the columns), as writeCols requires of its callers.

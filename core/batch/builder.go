@@ -664,8 +664,9 @@ func consolidated(recs []rec) bool {
 // (emitRangeFast, emit_amd64.s): 23 instructions a record against 35 for
 // the Go loop, which keeps two of its values on the stack for want of
 // registers, and, every eighth record, six prefetches of the columns'
-// slots 128 records ahead, which Go cannot issue. The Go loop (emitRangeGo) is the reference the tests compare
-// it with, and the loop on other architectures. REQUIRES: the columns
+// slots 128 records ahead, which Go cannot issue. The Go loop
+// (emitRangeGo) is the reference the tests compare it with, and the loop
+// on other architectures. REQUIRES: the columns
 // alias nothing of recs (the assembly reads each record's predecessor
 // after writing the columns), as writeCols requires of its callers.
 func emitRange(recs []rec, lo int, words, offs unsafe.Pointer, stride, nk, nv int, pk, pv int64) (int, int, int64, int64) {

@@ -275,7 +275,7 @@ func bucketSort(recs, scratch []rec, ids []uint16, counts []uint32, tr *timeRang
 
 // scatterGo moves record i of recs (n 32-byte records) to scratch at
 // counts[ids[i]] (counts of uint32, ids of uint16) and increments that
-// count, for i below n: bucketScatter's scatter in Go, the loop on
+// count, for i below n: bucketSort's scatter in Go, the loop on
 // architectures without the assembly (scatter_amd64.s) and the reference
 // the tests compare it with. REQUIRES: every bucket number indexes
 // counts, and the counts are start offsets whose buckets fit in scratch.

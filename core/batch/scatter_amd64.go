@@ -2,7 +2,7 @@ package batch
 
 import "unsafe"
 
-// scatter is bucketScatter's scatter: the assembly loop of
+// scatter is bucketSort's scatter: the assembly loop of
 // scatter_amd64.s, which prefetches each record's destination 32 records
 // ahead.
 func scatter(recs, scratch, ids, counts unsafe.Pointer, n int) {

@@ -2,7 +2,7 @@
 
 // func scatterFast(recs, scratch, ids, counts unsafe.Pointer, n int)
 //
-// bucketScatter's scatter (radix.go) in assembly: record i (32 bytes)
+// bucketSort's scatter (radix.go) in assembly: record i (32 bytes)
 // goes to scratch at counts[ids[i]], which then moves on by one. The
 // destinations are random over the scratch, 2^16 write heads at most, and
 // a store that misses waits in the store buffer for its line, which soon
@@ -10,7 +10,7 @@
 // take (its bucket's count now, exact unless a record between them goes
 // to the same bucket, which then leaves it a slot or two short, most
 // often in the same line). Go has no prefetch to write this loop with.
-// The 32 records after the last 32 run in the loop without it (tail).
+// The last 32 records run in a second loop, without the prefetch (tail).
 //
 // Registers: SI the records, DI the scratch, R8 the bucket numbers, R9
 // the counts; CX n, DX n-32, AX the record's index; BX its bucket, R10

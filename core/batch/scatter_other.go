@@ -4,7 +4,7 @@ package batch
 
 import "unsafe"
 
-// scatter is bucketScatter's scatter: the Go loop (scatterGo) on this
+// scatter is bucketSort's scatter: the Go loop (scatterGo) on this
 // architecture, which has no assembly for it.
 func scatter(recs, scratch, ids, counts unsafe.Pointer, n int) {
 	scatterGo(recs, scratch, ids, counts, n)

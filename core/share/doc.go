@@ -12,8 +12,9 @@
 // The parts:
 //
 //   - Point (Shared): the published chain, its upper, the published since,
-//     counted remote holds, importers' replay queues (each with its
-//     import's own hold).
+//     its live readers' holds (each reader's two frontiers, assigned when
+//     it moves them), importers' replay queues (each with its import's own
+//     hold).
 //     A fresh point is a placeholder at {0}, never at {} (§4.7).
 //   - Spine (SharedSpine): wraps a *spine.Spine as trace.Storage, so local
 //     handles work as before; after every insert, merge or compaction change

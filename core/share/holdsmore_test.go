@@ -1,6 +1,7 @@
 package share
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -174,5 +175,71 @@ func TestAnEndedPublicationsReaderHoldsBackNoCompaction(t *testing.T) {
 	}
 	if n := oks.s.Points(); n != 0 {
 		t.Fatalf("the publisher still has %d points attached", n)
+	}
+}
+
+// Case: readers released in any order leave exactly the others' holds. A
+// point keeps its live readers' holds in a list it packs on every release
+// (the last one takes the released one's place); the publisher compacts to
+// the meet of what is left, and RemoteHolds reports it, after every release
+// and every move of a reader still live.
+func TestReadersReleasedInAnyOrderLeaveTheOthersHolds(t *testing.T) {
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		p := newPub(t)
+		pt := attached(t, p)
+		p.rounds(40)
+		type held struct {
+			r                 *Reader
+			logical, physical uint64
+		}
+		var live []*held
+		for i := range 12 {
+			r, err := pt.ReaderAt(frontier.At(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := &held{r: r, logical: uint64(1 + i), physical: uint64(41 + i)} // physically at the coverage, {40}, first
+			r.SetLogicalCompaction(frontier.At(h.logical))
+			r.SetPhysicalCompaction(frontier.At(h.physical))
+			live = append(live, h)
+		}
+		check := func(when string) {
+			t.Helper()
+			var wantL, wantP frontier.MutableFrontier
+			since := uint64(30)
+			for _, h := range live {
+				mustHold(wantL.Update(frontier.At(h.logical), 1))
+				mustHold(wantP.Update(frontier.At(h.physical), 1))
+				since = min(since, h.logical)
+			}
+			gotL, gotP := pt.RemoteHolds()
+			if gotL.String() != wantL.String() || gotP.String() != wantP.String() {
+				t.Fatalf("seed %d, %s: remote holds %v / %v, want %v / %v", seed, when, gotL.String(), gotP.String(), wantL.String(), wantP.String())
+			}
+			p.compact(frontier.At(30))
+			if got := pt.Stats().Since; got != frontier.At(since) {
+				t.Fatalf("seed %d, %s: since %v, want {%d}", seed, when, got, since)
+			}
+			if got := pt.Stats().Readers; got != len(live) {
+				t.Fatalf("seed %d, %s: %d readers, want %d", seed, when, got, len(live))
+			}
+		}
+		check("after the readers moved")
+		for len(live) > 0 {
+			i := rng.IntN(len(live))
+			live[i].r.Release()
+			live[i].r.Release() // twice is a no-op
+			live = append(live[:i], live[i+1:]...)
+			check("after a release")
+			if len(live) > 0 {
+				h := live[rng.IntN(len(live))]
+				h.logical, h.physical = h.logical+uint64(rng.IntN(3)), h.physical+uint64(rng.IntN(3))
+				h.r.SetCompaction(frontier.At(min(h.logical, h.physical)))
+				h.r.SetLogicalCompaction(frontier.At(h.logical))
+				h.r.SetPhysicalCompaction(frontier.At(h.physical))
+				check("after a move")
+			}
+		}
 	}
 }

@@ -83,10 +83,9 @@ type queue struct {
 	// The import's own hold: logically at what it acknowledged (as_of
 	// before), physically at its seed's coverage until it acknowledges
 	// beyond. It is a remote hold like a Reader's, but kept here rather
-	// than counted in remoteLogical and remotePhysical: the import moves it
-	// at every frontier it drains, in the critical section that takes its
-	// events, and an assignment costs less than two counted moves. It
-	// lives exactly as long as the queue is registered (holdsLocked).
+	// than among the point's holders: the import moves it at every frontier
+	// it drains, in the critical section that takes its events. It lives
+	// exactly as long as the queue is registered (holdsLocked).
 	logical, physical frontier.Frontier
 }
 
@@ -133,10 +132,15 @@ type Point struct {
 	since   frontier.Frontier // published logical compaction
 	request frontier.Frontier // the publisher's local (requested) logical compaction
 
-	remoteLogical  frontier.MutableFrontier
-	remotePhysical frontier.MutableFrontier
-	readers        int
-	queues         []*queue // importers' replay queues (a slice: every insert walks it)
+	// holders are the live readers' holds, each at its own logical and
+	// physical frontiers (Reader.hold): a move of a reader's hold is an assignment, where a counted
+	// multiset of holds paid a search and often an insert and a delete
+	// (several readers holding at one time, one moving past the others),
+	// and the publisher meets them all when it applies holds (holdsLocked),
+	// as it meets the imports' own holds in queues.
+	holders []*holder
+	readers int
+	queues  []*queue // importers' replay queues (a slice: every insert walks it)
 
 	pub    *Spine // nil until a publisher attaches (late binding), and once closed
 	closed bool   // the publication ended
@@ -218,7 +222,10 @@ func (p *Point) Stats() PointStats {
 func (p *Point) RemoteHolds() (logical, physical frontier.MutableFrontier) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	logical, physical = p.remoteLogical.Clone(), p.remotePhysical.Clone()
+	for _, r := range p.holders {
+		mustHold(logical.Update(r.logical, 1))
+		mustHold(physical.Update(r.physical, 1))
+	}
 	for _, q := range p.queues {
 		mustHold(logical.Update(q.logical, 1))
 		mustHold(physical.Update(q.physical, 1))
@@ -227,10 +234,13 @@ func (p *Point) RemoteHolds() (logical, physical frontier.MutableFrontier) {
 }
 
 // holdsLocked returns the meets of every remote hold, logical and
-// physical: the readers' (counted) and the registered imports' own.
-// REQUIRES: p.mu held.
+// physical: the live readers' and the registered imports' own. A hold at
+// {} holds nothing, as the meet says. REQUIRES: p.mu held.
 func (p *Point) holdsLocked() (logical, physical frontier.Frontier) {
-	logical, physical = p.remoteLogical.Frontier(), p.remotePhysical.Frontier()
+	logical, physical = frontier.Empty(), frontier.Empty()
+	for _, r := range p.holders {
+		logical, physical = logical.Meet(r.logical), physical.Meet(r.physical)
+	}
 	for _, q := range p.queues {
 		logical, physical = logical.Meet(q.logical), physical.Meet(q.physical)
 	}

@@ -22,6 +22,11 @@ type Reader struct {
 	use      invariants.Exclusive
 	logical  frontier.Frontier
 	physical frontier.Frontier
+	// hold is what the point keeps of r's holds while r is live, a copy
+	// of logical and physical written under p.mu: the point refers to it,
+	// not to r, so that a reader collected without Release is still
+	// found (reportLeak), its holds kept as before.
+	hold *holder
 	// upper is the published upper when the reader was released, which
 	// ReadUpper reports from then on (set with released).
 	upper    frontier.Frontier
@@ -37,18 +42,34 @@ func (p *Point) registerLocked(logical, physical frontier.Frontier) *Reader {
 	if mutants.Enabled && mutants.On(mutants.ReaderNoPhysicalSeedHold) {
 		physical = frontier.Empty()
 	}
-	if err := p.remoteLogical.Update(logical, 1); err != nil {
-		panic(err)
-	}
-	if err := p.remotePhysical.Update(physical, 1); err != nil {
-		panic(err)
-	}
 	p.readers++
-	r := &Reader{p: p, logical: logical, physical: physical}
+	r := &Reader{p: p, logical: logical, physical: physical, hold: &holder{logical: logical, physical: physical, at: len(p.holders)}}
+	p.holders = append(p.holders, r.hold)
 	if invariants.Enabled {
 		r.cleanup = reportLeak(p, r)
 	}
 	return r
+}
+
+// holder is a live reader's holds as its point keeps them (Point.holders,
+// Reader.hold), guarded by the point's mutex.
+type holder struct {
+	logical, physical frontier.Frontier
+	at                int // its place in the point's holders
+}
+
+// unregisterLocked removes a live reader's holds: the last holder takes
+// its place. REQUIRES: p.mu held.
+func (p *Point) unregisterLocked(r *holder) {
+	h := p.holders
+	if invariants.Enabled {
+		invariants.Assertf(r.at < len(h) && h[r.at] == r, "share: reader released twice or never registered")
+	}
+	last := h[len(h)-1]
+	h[r.at], last.at = last, r.at
+	h[len(h)-1] = nil
+	p.holders = h[:len(h)-1]
+	p.readers--
 }
 
 // reportLeak arranges for p to record the stack that is creating obj (the
@@ -147,7 +168,7 @@ func (r *Reader) SetLogicalCompaction(f frontier.Frontier) {
 		return
 	}
 	r.p.mu.Lock()
-	mustHold(r.p.remoteLogical.Move(r.logical, next))
+	r.hold.logical = next
 	r.wakeAfterLogicalLocked()
 	r.p.mu.Unlock()
 	r.logical = next
@@ -168,7 +189,7 @@ func (r *Reader) SetPhysicalCompaction(f frontier.Frontier) {
 		return
 	}
 	r.p.mu.Lock()
-	mustHold(r.p.remotePhysical.Move(r.physical, next))
+	r.hold.physical = next
 	r.p.wakePublisherLocked()
 	r.p.mu.Unlock()
 	r.physical = next
@@ -194,17 +215,14 @@ func (r *Reader) SetCompaction(f frontier.Frontier) {
 		return
 	}
 	r.p.mu.Lock()
-	if logical != r.logical {
-		mustHold(r.p.remoteLogical.Move(r.logical, logical))
-	}
 	if physical != r.physical {
-		mustHold(r.p.remotePhysical.Move(r.physical, physical))
 		r.p.wakePublisherLocked()
 	} else {
 		r.wakeAfterLogicalLocked()
 	}
-	r.logical, r.physical = logical, physical
+	r.hold.logical, r.hold.physical = logical, physical
 	r.p.mu.Unlock()
+	r.logical, r.physical = logical, physical
 }
 
 // wakeAfterLogicalLocked wakes the publisher after a move of r's logical
@@ -255,9 +273,7 @@ func (r *Reader) Release() {
 	}
 	r.p.mu.Lock()
 	r.upper = r.p.upper
-	mustHold(r.p.remoteLogical.Update(r.logical, -1))
-	mustHold(r.p.remotePhysical.Update(r.physical, -1))
-	r.p.readers--
+	r.p.unregisterLocked(r.hold)
 	r.p.wakePublisherLocked()
 	r.p.mu.Unlock()
 }

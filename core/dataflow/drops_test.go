@@ -251,3 +251,45 @@ func TestDroppingLooseIndexesCostsWhatIsDropped(t *testing.T) {
 	oh.Release()
 	eh.Release()
 }
+
+// TestAllowCompactionFindsTheIndexAliveNow: AllowCompaction keeps the
+// entry it found last (IndexManager.last), so that a driver's rounds,
+// which name one index every time, skip the map. A drop of that index
+// lets it go: the id is unknown until an index is set under it again,
+// and then the new index moves, not the dropped one.
+func TestAllowCompactionFindsTheIndexAliveNow(t *testing.T) {
+	m := NewIndexManager()
+	old := newScaleIndex(t, m, 0)
+	if err := m.AllowCompaction(old.src, frontier.At(1)); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := m.Get(old.src)
+	old.dropWriter(m)
+	m.DropOwned(old.qry)
+	if err := m.AllowCompaction(old.src, frontier.At(2)); err == nil {
+		t.Fatalf("AllowCompaction of %q after its drop: no error", old.src)
+	}
+	if got := first.CompactionFrontier(); got != frontier.At(1) {
+		t.Fatalf("the dropped index's compaction moved to %v after its drop", got)
+	}
+	again := newScaleIndex(t, m, 0)
+	// The same id spelt by another string: the comparison is by value.
+	if err := m.AllowCompaction(fmt.Sprint("x", 0), frontier.At(2)); err != nil {
+		t.Fatal(err)
+	}
+	now, _ := m.Get(again.src)
+	if now == first {
+		t.Fatal("Get returned the dropped bundle")
+	}
+	if got := now.CompactionFrontier(); got != frontier.At(2) {
+		t.Fatalf("the index set again compacts to %v, want {2}", got)
+	}
+	if got := first.CompactionFrontier(); got != frontier.At(1) {
+		t.Fatalf("the dropped index's compaction moved to %v", got)
+	}
+	if err := m.AllowCompaction("x1", frontier.At(3)); err == nil {
+		t.Fatal("AllowCompaction of an id never set: no error")
+	}
+	again.dropWriter(m)
+	m.DropOwned(again.qry)
+}

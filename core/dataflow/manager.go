@@ -62,7 +62,13 @@ type IndexManager struct {
 	loose []*entry
 	// owned lists the ids each owner set, for DropOwned.
 	owned map[string][]string
-	seq   uint64 // the last tracked.seq
+	// last is the entry AllowCompaction found last, under lastID: a
+	// driver's rounds name the same index every time, and comparing the
+	// id costs a fraction of the map's hash and probe. Drop clears it
+	// when that entry goes.
+	last   *entry
+	lastID string
+	seq    uint64 // the last tracked.seq
 	// maintains counts Maintain calls (entry.held).
 	maintains uint64
 	// visits counts the traces Maintain has visited (tests).
@@ -650,9 +656,13 @@ func (m *IndexManager) set(id string, e *entry) error {
 // for a peer bundle this moves the hold on the publication. {} drops the
 // index.
 func (m *IndexManager) AllowCompaction(id string, f frontier.Frontier) error {
-	e, ok := m.entries[id]
-	if !ok {
-		return fmt.Errorf("dataflow: allow compaction of unknown index %q", id)
+	e := m.last
+	if e == nil || id != m.lastID {
+		var ok bool
+		if e, ok = m.entries[id]; !ok {
+			return fmt.Errorf("dataflow: allow compaction of unknown index %q", id)
+		}
+		m.last, m.lastID = e, id
 	}
 	if f.IsEmpty() {
 		m.Drop(id)
@@ -671,6 +681,9 @@ func (m *IndexManager) Drop(id string) {
 		return
 	}
 	delete(m.entries, id)
+	if m.last == e {
+		m.last, m.lastID = nil, ""
+	}
 	m.examined++
 	removeEntry(m.byWriter, e.writer, e)
 	if e.root != "" {

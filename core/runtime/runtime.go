@@ -813,9 +813,15 @@ type Controller struct {
 	// its since as the controller knows it, the as_of of that create
 	// (asOf set), then the last frontier an AllowCompaction let it
 	// compact to. One before it is refused (ErrCompactionBackward). An
-	// AllowCompaction, sent every round, looks it up once and moves it in
-	// place.
+	// AllowCompaction, sent every round, moves it in place.
 	indexes map[string]*liveIndex
+	// lastIndex is the entry of indexes that index found last, under
+	// lastID: a driver's rounds name the same index every time, and its
+	// AllowCompaction is validated and recorded with two comparisons of
+	// the id in place of two hashes and probes. Every change to indexes
+	// clears it (setIndex, dropIndex).
+	lastIndex *liveIndex
+	lastID    string
 	// taken are the command errors TakeErrors returned, and the step
 	// errors of a dataflow's incarnation: a runtime behind that meets one
 	// later (the pair's other runtime, applying the same command), or
@@ -1284,7 +1290,7 @@ func (c *Controller) validate(cmd Command) error {
 			return fmt.Errorf("runtime: drop dataflow %q: unknown dataflow", cmd.ID)
 		}
 	case AllowCompaction:
-		prev := c.indexes[cmd.ID]
+		prev := c.index(cmd.ID)
 		if prev == nil {
 			return fmt.Errorf("runtime: allow compaction of %q: unknown index", cmd.ID)
 		}
@@ -1301,6 +1307,30 @@ func (c *Controller) validate(cmd Command) error {
 		return fmt.Errorf("runtime: command of type %T: send one of the command structs by value", cmd)
 	}
 	return nil
+}
+
+// index returns the live index id, or nil. REQUIRES: c.mu held.
+func (c *Controller) index(id string) *liveIndex {
+	if c.lastIndex != nil && id == c.lastID {
+		return c.lastIndex
+	}
+	ix := c.indexes[id]
+	if ix != nil {
+		c.lastIndex, c.lastID = ix, id
+	}
+	return ix
+}
+
+// setIndex records ix as the live index id. REQUIRES: c.mu held.
+func (c *Controller) setIndex(id string, ix *liveIndex) {
+	c.indexes[id] = ix
+	c.lastIndex, c.lastID = nil, ""
+}
+
+// dropIndex forgets the live index id. REQUIRES: c.mu held.
+func (c *Controller) dropIndex(id string) {
+	delete(c.indexes, id)
+	c.lastIndex, c.lastID = nil, ""
 }
 
 // record applies a validated cmd, numbered c.seq, to the controller's
@@ -1320,12 +1350,12 @@ func (c *Controller) record(cmd Command) {
 		for _, id := range cmd.Desc.Exports {
 			// A new incarnation: its since starts at the create's as_of
 			// (dataflow D5), nothing allowed of it yet.
-			c.indexes[id] = &liveIndex{by: cmd.Desc.ID, since: cmd.Desc.AsOf, asOf: true}
+			c.setIndex(id, &liveIndex{by: cmd.Desc.ID, since: cmd.Desc.AsOf, asOf: true})
 		}
 	case DropDataflow:
 		for _, id := range c.dataflows[cmd.ID] {
 			if ix := c.indexes[id]; ix != nil && ix.by == cmd.ID {
-				delete(c.indexes, id)
+				c.dropIndex(id)
 			}
 		}
 		delete(c.dataflows, cmd.ID)
@@ -1336,8 +1366,8 @@ func (c *Controller) record(cmd Command) {
 		delete(c.incs, cmd.ID)
 	case AllowCompaction:
 		if cmd.Frontier.IsEmpty() {
-			delete(c.indexes, cmd.ID)
-		} else if ix := c.indexes[cmd.ID]; ix != nil {
+			c.dropIndex(cmd.ID)
+		} else if ix := c.index(cmd.ID); ix != nil {
 			ix.since, ix.asOf = cmd.Frontier, false
 		}
 	}

@@ -133,11 +133,12 @@ type Point struct {
 	request frontier.Frontier // the publisher's local (requested) logical compaction
 
 	// holders are the live readers' holds, each at its own logical and
-	// physical frontiers (Reader.hold): a move of a reader's hold is an assignment, where a counted
-	// multiset of holds paid a search and often an insert and a delete
-	// (several readers holding at one time, one moving past the others),
-	// and the publisher meets them all when it applies holds (holdsLocked),
-	// as it meets the imports' own holds in queues.
+	// physical frontiers (Reader.hold): a move of a reader's hold is an
+	// assignment, where a counted multiset of holds paid a search and
+	// often an insert and a delete (several readers holding at one time,
+	// one moving past the others), and the publisher meets them all when
+	// it applies holds (holdsLocked), as it meets the imports' own holds
+	// in queues.
 	holders []*holder
 	readers int
 	queues  []*queue // importers' replay queues (a slice: every insert walks it)
@@ -222,9 +223,9 @@ func (p *Point) Stats() PointStats {
 func (p *Point) RemoteHolds() (logical, physical frontier.MutableFrontier) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, r := range p.holders {
-		mustHold(logical.Update(r.logical, 1))
-		mustHold(physical.Update(r.physical, 1))
+	for _, h := range p.holders {
+		mustHold(logical.Update(h.logical, 1))
+		mustHold(physical.Update(h.physical, 1))
 	}
 	for _, q := range p.queues {
 		mustHold(logical.Update(q.logical, 1))
@@ -238,8 +239,8 @@ func (p *Point) RemoteHolds() (logical, physical frontier.MutableFrontier) {
 // {} holds nothing, as the meet says. REQUIRES: p.mu held.
 func (p *Point) holdsLocked() (logical, physical frontier.Frontier) {
 	logical, physical = frontier.Empty(), frontier.Empty()
-	for _, r := range p.holders {
-		logical, physical = logical.Meet(r.logical), physical.Meet(r.physical)
+	for _, h := range p.holders {
+		logical, physical = logical.Meet(h.logical), physical.Meet(h.physical)
 	}
 	for _, q := range p.queues {
 		logical, physical = logical.Meet(q.logical), physical.Meet(q.physical)

@@ -60,13 +60,13 @@ type holder struct {
 
 // unregisterLocked removes a live reader's holds: the last holder takes
 // its place. REQUIRES: p.mu held.
-func (p *Point) unregisterLocked(r *holder) {
+func (p *Point) unregisterLocked(gone *holder) {
 	h := p.holders
 	if invariants.Enabled {
-		invariants.Assertf(r.at < len(h) && h[r.at] == r, "share: reader released twice or never registered")
+		invariants.Assertf(gone.at < len(h) && h[gone.at] == gone, "share: reader released twice or never registered")
 	}
 	last := h[len(h)-1]
-	h[r.at], last.at = last, r.at
+	h[gone.at], last.at = last, gone.at
 	h[len(h)-1] = nil
 	p.holders = h[:len(h)-1]
 	p.readers--

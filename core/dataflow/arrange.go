@@ -10,6 +10,7 @@ import (
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/invariants"
 )
 
 // Flavor says where an arrangement's trace lives (§4.1).
@@ -262,6 +263,11 @@ type importOp struct {
 
 func (o *importOp) Step(frontier.Frontier) frontier.Frontier {
 	if o.unread {
+		// Its node is closed (Dataflow.step passes it by); a step here
+		// would be one that took it for open.
+		if invariants.Enabled {
+			invariants.Assertf(false, "dataflow: import %q, closed at build as unread, was stepped", o.index)
+		}
 		return o.im.Frontier()
 	}
 	o.evs = o.im.Drain(o.evs[:0])

@@ -73,6 +73,12 @@ type node struct {
 	// a concatenation of such streams. A reader of its chunks skips their
 	// time scan (admit).
 	kept bool
+	// closed says the node is stepped no more: an import that nothing in
+	// the dataflow reads, closed at build (closeUnreadImports), whose
+	// output frontier stays where its import stopped. Its step would
+	// return that frontier every pass of every activation (the errs half
+	// of an index a query reads only the oks of, in every round).
+	closed bool
 }
 
 // Stream is an output of a node: each consumer has its own Port.
@@ -406,6 +412,11 @@ func (d *Dataflow) closeUnreadImports() {
 		if !read[n] {
 			o.unread = true
 			o.im.Close()
+			// Its frontier is final (no one takes it as an input), so
+			// the node is not stepped again.
+			n.cap = o.im.Frontier()
+			n.out = n.cap.Meet(n.in)
+			n.closed = true
 			continue
 		}
 		readIdx[o.index] = true
@@ -484,6 +495,9 @@ func (d *Dataflow) step() bool {
 			// the dataflow is discarded, and runs nothing more.
 			moved, d.sent = false, 0
 			break
+		}
+		if n.closed {
+			continue
 		}
 		in := frontier.Empty()
 		for _, i := range n.inputs {

@@ -14,9 +14,10 @@ import (
 // dataflow reads (no operator takes its stream or its frontier; the build
 // released its reader) is closed when the build ends (closeUnreadImports):
 // its point has no importer and no hold of it, so the publication compacts
-// as far as its own holds allow. A half an operator reads, by its stream or
-// by its frontier alone, stays imported, and the half that is read answers
-// the same either way.
+// as far as its own holds allow, and its node is stepped no more (an
+// invariants build asserts that no closed import is stepped). A half an
+// operator reads, by its stream or by its frontier alone, stays imported,
+// and the half that is read answers the same either way.
 func TestAnUnreadImportIsClosedAtBuild(t *testing.T) {
 	for _, tc := range []struct {
 		name        string

@@ -76,8 +76,8 @@ func mergedSince(bs []*Batch, compaction frontier.Frontier) frontier.Frontier {
 var noOffs = []uint32{0}
 
 // emptyOut is the result of a merge of batches without updates, done at its
-// start: a trace whose upper advances without data (an errors collection
-// with no errors) merges one such pair a round.
+// start: a merge of batches whose updates all cancelled, or of the empty
+// batch a trace takes over rounds without updates (spine.Spine.Insert).
 func emptyOut(ar Arity, lower, upper, since frontier.Frontier) Batch {
 	return Batch{
 		desc:    frontier.Description{Lower: lower, Upper: upper, Since: since},
@@ -85,43 +85,6 @@ func emptyOut(ar Arity, lower, upper, since frontier.Frontier) Batch {
 		keyOffs: noOffs[:1:1],
 		valOffs: noOffs[:1:1],
 	}
-}
-
-// JoinEmpty returns what a merge of the adjacent batches bs, none with
-// updates, under the compaction frontier makes (the batch NewMerger's or
-// NewMergerN's result would be, and what joining them two at a time would
-// end with), without a Merger: a trace whose upper advances without data
-// (an errors collection with no errors) takes one such batch a round and
-// joins a run of them at once.
-// REQUIRES: at least one batch, none nil, bs[i].Upper == bs[i+1].Lower,
-// equal arities, no updates. A call that breaks it is a programming error
-// and panics naming what it broke, in every build: the checks cost one per
-// batch, as the join does, where a join made anyway would describe a range
-// its batches do not cover, or drop their updates.
-func JoinEmpty(bs []*Batch, compaction frontier.Frontier) *Batch {
-	if len(bs) == 0 {
-		panic("batch: JoinEmpty of no batches")
-	}
-	for i, x := range bs {
-		var err error
-		switch {
-		case i > 0:
-			err = mergeable(bs[i-1], x)
-		case x == nil:
-			err = fmt.Errorf("%w in a merge", ErrNilBatch)
-		case !x.desc.Lower.LessEqual(x.desc.Upper):
-			err = fmt.Errorf("%w: %v in a merge", ErrUpperBeforeLower, x.desc)
-		}
-		if err != nil {
-			panic(fmt.Sprintf("batch: JoinEmpty: %v", err))
-		}
-		if !x.IsEmpty() {
-			panic(fmt.Sprintf("batch: JoinEmpty of a batch of %d updates", x.Len()))
-		}
-	}
-	a, b := bs[0], bs[len(bs)-1]
-	out := emptyOut(a.ar, a.desc.Lower, b.desc.Upper, mergedSince(bs, compaction))
-	return &out
 }
 
 // ErrNotAdjacent reports a merge of batches that are not adjacent in time:

@@ -21,39 +21,6 @@ func panicsWith(t *testing.T, what, want string, f func()) {
 	f()
 }
 
-// JoinEmpty of no batches panicked with an index out of range, and of
-// batches that are not adjacent, not of one arity, or not empty, it
-// returned a batch describing a range they do not cover (or dropping
-// updates) unless invariant builds caught it. Its checks cost one per
-// batch, so every build makes them, and a misuse panics naming it.
-func TestJoinEmptyRefusesWhatItCannotJoin(t *testing.T) {
-	ar := Arity{Key: 1, Val: 1}
-	e := func(lo, hi uint64) *Batch { return Empty(ar, frontier.At(lo), frontier.At(hi)) }
-	bld := NewBuilder(ar, 1)
-	bld.Push1(1, 1, 2, 1)
-	full, err := bld.Build(frontier.At(2), frontier.At(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		what string
-		bs   []*Batch
-		want string
-	}{
-		{"no batches", nil, "batch: JoinEmpty of no batches"},
-		{"a gap", []*Batch{e(0, 2), e(3, 4)}, "not adjacent"},
-		{"an overlap", []*Batch{e(0, 2), e(1, 4)}, "not adjacent"},
-		{"two arities", []*Batch{e(0, 2), Empty(Arity{Key: 2}, frontier.At(2), frontier.At(4))}, "arities"},
-		{"a batch with updates", []*Batch{e(0, 2), full}, "a batch of 1 updates"},
-		{"a nil batch", []*Batch{e(0, 2), nil}, "nil batch"},
-	} {
-		panicsWith(t, "JoinEmpty of "+c.what, c.want, func() { JoinEmpty(c.bs, frontier.Min()) })
-	}
-	if got := JoinEmpty([]*Batch{e(0, 2), e(2, 4)}, frontier.Min()); got.Desc() != (frontier.Description{Lower: frontier.At(0), Upper: frontier.At(4), Since: frontier.Min()}) {
-		t.Fatalf("JoinEmpty of adjacent batches = %v", got.Desc())
-	}
-}
-
 // ProjectVals of columns outside the val row read a neighbouring row's
 // columns (or, for a batch without updates, returned a batch of another
 // arity) and panicked with an index out of range only if it ran off the

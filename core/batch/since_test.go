@@ -1,11 +1,9 @@
 package batch
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/frontier"
-	"pgregory.net/rapid"
 )
 
 // TestMergeUnderEmptySinceKeepsAdvancedTimes: a batch whose times were
@@ -37,64 +35,4 @@ func TestMergeUnderEmptySinceKeepsAdvancedTimes(t *testing.T) {
 	if got := out.String(); got != "[{0}, {4}) since {}\n2 | 2 @3 +1" {
 		t.Fatalf("got\n%s", got)
 	}
-}
-
-// TestJoinEmptyIsTheirMerge: JoinEmpty of a run of adjacent batches without
-// updates describes what merging them makes, at once (NewMergerN) or two
-// at a time (Merge), whatever their sinces and the compaction frontier.
-func TestJoinEmptyIsTheirMerge(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		ar := Arity{Key: 1, Val: 1}
-		n := rapid.IntRange(1, 6).Draw(t, "n")
-		since := func(label string) frontier.Frontier {
-			if rapid.IntRange(0, 5).Draw(t, label+"-empty") == 0 {
-				return frontier.Empty()
-			}
-			return frontier.At(rapid.Uint64Range(0, 30).Draw(t, label))
-		}
-		var bs []*Batch
-		lo := rapid.Uint64Range(0, 5).Draw(t, "lower")
-		for i := range n {
-			hi := lo + rapid.Uint64Range(1, 4).Draw(t, "width")
-			b, err := Parse(ar, fmt.Sprintf("[{%d}, {%d}) since %v", lo, hi, since(fmt.Sprint("since", i))))
-			if err != nil {
-				t.Fatal(err)
-			}
-			bs = append(bs, b)
-			lo = hi
-		}
-		comp := since("compaction")
-		got := JoinEmpty(bs, comp)
-		if err := got.Check(); err != nil {
-			t.Fatal(err)
-		}
-		pair := bs[0]
-		for _, b := range bs[1:] {
-			var err error
-			if pair, err = Merge(pair, b, comp); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if n == 1 {
-			d := bs[0].Desc()
-			d.Since = d.Since.Join(comp)
-			if got.Desc() != d {
-				t.Fatalf("one batch %v: joined %v, want %v", bs[0].Desc(), got.Desc(), d)
-			}
-			return
-		}
-		if got.Desc() != pair.Desc() || got.Len() != 0 {
-			t.Fatalf("joined %v, merged two at a time %v", got.Desc(), pair.Desc())
-		}
-		m := NewMergerN(bs, comp)
-		fuel := int64(1 << 20)
-		m.Work(&fuel)
-		all, err := m.Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Desc() != all.Desc() {
-			t.Fatalf("joined %v, merged at once %v", got.Desc(), all.Desc())
-		}
-	})
 }

@@ -50,8 +50,9 @@
 //	    hold; it never chases reader holds beyond the local request [13].
 //	P3  An importer receives every batch exactly once: in its seed or in its
 //	    queue (both are written under the point's lock) [17].
-//	P4  A point's chain is contiguous and covers [{0}, upper); the published
-//	    since never moves back.
+//	P4  A point's chain is contiguous from {0} and ends at or before its
+//	    upper, with no update between (a batch without updates moves the
+//	    upper alone); the published since never moves back.
 //	P5  Each publication leaves exactly one peer hold, whichever of publish
 //	    and peer_bundle comes first [20]; a peer hold is logical only [22].
 //	P6  A slot of one incarnation is never returned, replaced or evicted for

@@ -426,8 +426,10 @@ func (s *Spine) published() []*batch.Batch {
 }
 
 // Insert inserts b and, under each point's lock, republishes the chain and
-// enqueues b and its upper to every importer (P3). It lists the spine with
-// its maintainer (MarkHot): its upper moved, and it may merge.
+// enqueues b and its upper to every importer (P3); a b without updates
+// moves the upper alone (spine.Spine.Insert), so the points keep their
+// chain and importers take the frontier. It lists the spine with its
+// maintainer (MarkHot): its upper moved, and it may merge.
 func (s *Spine) Insert(b *batch.Batch) error {
 	v := s.inner.Version()
 	current := s.mirrored && s.version == v
@@ -444,6 +446,9 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		}
 		return nil
 	}
+	// A batch without updates moved the upper only (spine.Spine.Insert):
+	// the chain is the one published, and importers take the frontier.
+	empty := b.IsEmpty()
 	if current && s.inner.Version() == v+1 {
 		// Only the insert changed the chain: it is the mirrored chain and
 		// b, the newest batch, last. Appending writes past the length every
@@ -471,8 +476,10 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		}
 		p.chain, p.upper = chain, upper
 		for _, q := range p.queues {
-			q.push(event{b: b})
-			q.push(event{f: b.Upper()})
+			if !empty {
+				q.push(event{b: b})
+			}
+			q.push(event{f: upper})
 			q.signalPublished(b.Len())
 		}
 		p.mu.Unlock()

@@ -29,13 +29,12 @@
 // about half cancels, and the output no longer takes twice its memory first
 // and a copy to its size after.
 //
-// Batches without updates at the end of the chain start no merge of their
-// own: once fanout batches wait in their level, the run of them is joined
-// into one (batch.JoinEmpty: what their merge would make, without starting
-// one). An errors trace with no errors, which takes such a batch every
-// round, never merges, holds at most fanout batches, and changes its chain
-// by one appended batch a round, which a publisher passes on without
-// listing the chain again.
+// A batch without updates is progress, not a batch: it moves the upper
+// and leaves the chain, its version and the merges as they were. An
+// errors trace with no errors, which takes one every round, holds no
+// batch, never merges, and publishes a new upper a round with the chain
+// it had. The next batch with updates goes in after one empty batch from
+// where the chain ended to its lower, so the chain stays contiguous.
 //
 // Every merge in progress receives fuelPerUpdate units of merge work per
 // arriving update (each its own copy, as in differential-dataflow), so a
@@ -45,7 +44,9 @@
 // The chain is the time-ordered list of batches the spine holds: levels from
 // the highest (oldest) to level 0, each its merging batches then its waiting
 // ones, then the pending batches that the physical frontier has not yet
-// admitted to merging. Consecutive batches are contiguous.
+// admitted to merging. Consecutive batches are contiguous; the last one
+// ends at the upper, or before it when batches without updates came after
+// it (S1).
 //
 // Two frontiers steer it. The logical compaction frontier is handed to every
 // merge that starts, which advances times by it (§2.2). The physical
@@ -84,6 +85,9 @@
 //
 //	S1  Contiguity: Insert accepts a batch only if its lower equals the
 //	    spine's upper and lower < upper; afterwards upper = batch.upper.
+//	    The chain is contiguous from {0} to its end, at or before the
+//	    upper; no update lies between the end and the upper (every batch
+//	    inserted there had none).
 //	S2  Every merging-layer batch has upper <= physical frontier; pending
 //	    batches are exactly those whose upper was not within it when
 //	    considered, in arrival order.

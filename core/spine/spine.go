@@ -96,6 +96,13 @@ type Spine struct {
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	upper    frontier.Frontier
+	// end is where the chain ends: the upper of its newest batch, {0}
+	// before the first. A batch without updates moves the upper and
+	// leaves the chain as it was (S1), so end may lie before the upper,
+	// with no update between them; the next batch with updates goes in
+	// after an empty batch from end to its lower, so the chain stays
+	// contiguous.
+	end      frontier.Frontier
 	levels   []level
 	pending  []*batch.Batch
 	effort   int64
@@ -247,7 +254,12 @@ func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
 }
 
 // Insert appends b to the chain (S1) and lets arrivals drive merge work.
-// A nil b is refused (ErrNilBatch), as is a batch of another arity.
+// A batch without updates is progress only: it moves the upper and leaves
+// the chain, its version and the merges as they were, so a trace that
+// takes no update for many rounds (an errors trace with no errors) holds
+// no batch for them; the next batch with updates is appended after an
+// empty batch over the rounds between. A nil b is refused (ErrNilBatch),
+// as is a batch of another arity.
 func (s *Spine) Insert(b *batch.Batch) error {
 	switch {
 	case b == nil:
@@ -267,6 +279,14 @@ func (s *Spine) Insert(b *batch.Batch) error {
 	if t, ok := s.upper.Time(); ok {
 		s.finite = t
 	}
+	if b.IsEmpty() {
+		return nil
+	}
+	if lower := b.Lower(); s.end != lower {
+		s.pending = append(s.pending, batch.Empty(s.ar, s.end, lower))
+		s.version++
+	}
+	s.end = b.Upper()
 	s.pending = append(s.pending, b)
 	s.version++
 	s.considerMerges()
@@ -350,26 +370,6 @@ func (s *Spine) arrive(b *batch.Batch) {
 	s.rollUp(c)
 	l := &s.levels[c]
 	l.waiting = append(l.waiting, b)
-	if n := len(l.waiting); b.IsEmpty() && n >= s.fanout {
-		// Batches without updates at the end of the chain (every lower
-		// level is empty after the roll-up) wait, and start no merge of
-		// their own (normalize); once fanout batches wait in their level,
-		// the run of them is joined into one at once, as their merge
-		// would make it, without starting one. So an errors trace with
-		// no errors holds at most fanout batches and adds one to its
-		// chain a round, as a publisher appends it.
-		i := n - 1
-		for i > 0 && l.waiting[i-1].IsEmpty() {
-			i--
-		}
-		if n-i >= 2 {
-			j := batch.JoinEmpty(l.waiting[i:], s.logical)
-			s.settle(l.waiting[i:], j, s.lag())
-			clear(l.waiting[i+1:])
-			l.waiting = append(l.waiting[:i], j)
-			s.version++
-		}
-	}
 	s.normalize()
 }
 
@@ -447,7 +447,8 @@ func (s *Spine) normalizeLevels() {
 					tail += b.Len()
 				}
 				// Batches without updates after the first are no reason
-				// to merge (arrive joins them).
+				// to merge: the empty batch over rounds without updates
+				// is followed by the batch with updates that made it.
 				if n >= s.fanout || tail >= l.waiting[0].Len() && tail > 0 {
 					group = n
 				}

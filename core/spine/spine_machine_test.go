@@ -96,11 +96,12 @@ type spineModel struct {
 	live     [][3]int64                    // fresh updates not yet retracted, oldest first
 	keys     int64                         // fresh keys are drawn from [0, keys)
 	upper    uint64
+	end      uint64 // where the chain ends: the upper of the last batch with updates, or of the empty one before it
 	closed   bool
 	logical  frontier.Frontier
 	physical frontier.Frontier
 	inserted int                       // updates across inserted batches
-	arrived  []uint64                  // the uppers of the inserted batches, ascending
+	arrived  []uint64                  // the uppers of the batches the chain took, ascending
 	versions map[uint64][]*batch.Batch // the chain seen at each version
 }
 
@@ -169,10 +170,7 @@ func (m *spineModel) apply(o spineOp) {
 		if err := s.Close(); err != nil {
 			tb.Fatalf("Close: %v", err)
 		}
-		if !m.closed {
-			m.arrived = append(m.arrived, math.MaxUint64) // the batch up to {}
-		}
-		m.closed = true
+		m.closed = true // the upper moves to {}, the chain stays (S1)
 	}
 	m.check()
 }
@@ -218,7 +216,16 @@ func (m *spineModel) insert(o spineOp) {
 	if err := m.s.Insert(b); err != nil {
 		tb.Fatalf("insert %v: %v", b.Desc(), err)
 	}
-	m.arrived = append(m.arrived, hi)
+	if !b.IsEmpty() {
+		// The chain takes an empty batch over the rounds without updates
+		// since it ended, then b; a batch without updates moves the upper
+		// alone (S1).
+		if m.end != lo {
+			m.arrived = append(m.arrived, lo)
+		}
+		m.arrived = append(m.arrived, hi)
+		m.end = hi
+	}
 	m.upper = hi
 	if o.follow {
 		// The steady trace's owner: both frontiers follow the upper.
@@ -352,7 +359,10 @@ func (m *spineModel) check() {
 	if s.Upper() != wantUpper || s.ReadUpper() != wantUpper {
 		tb.Fatalf("upper %v, want %v", s.Upper(), wantUpper)
 	}
-	// S1, S3: the chain is contiguous from {0} to the upper, in time order.
+	// S1, S3: the chain is contiguous from {0}, in time order, and ends
+	// where the last batch with updates (after an empty one over the
+	// rounds before it without) ended; between there and the upper, every
+	// batch inserted had no updates, and the model holds none.
 	chain := s.Batches()
 	at := frontier.Min()
 	for _, b := range chain {
@@ -364,8 +374,15 @@ func (m *spineModel) check() {
 		}
 		at = b.Upper()
 	}
-	if at != s.Upper() {
-		tb.Fatalf("chain ends at %v, upper %v\n%v", at, s.Upper(), s)
+	if at != frontier.At(m.end) || s.end != at || !at.LessEqual(s.Upper()) {
+		tb.Fatalf("chain ends at %v (end %v), want %v, upper %v\n%v", at, s.end, frontier.At(m.end), s.Upper(), s)
+	}
+	for tm := m.end; tm < m.upper; tm++ {
+		for k, d := range m.model[tm] {
+			if d != 0 {
+				tb.Fatalf("update %v at %d diff %d after the chain's end %d\n%v", k, tm, d, m.end, s)
+			}
+		}
 	}
 	// The version moves whenever the chain changes.
 	if prev, ok := m.versions[s.Version()]; ok && !slices.Equal(prev, chain) {

@@ -468,27 +468,26 @@ func TestMergeOverflowKeepsOtherUpdates(t *testing.T) {
 	}
 }
 
-// TestEmptyBatchesJoinWithoutMerges: batches without updates at the end of
-// the chain never start a merge; once fanout of them have arrived in a row
-// they join into one at once (batch.JoinEmpty), as their merge would: an
-// errors trace with no errors, which receives one such batch a round,
-// never merges and holds at most fanout batches, and a run of them after
-// data stays beside it, joined under the compaction frontier of the time.
-// A batch with updates between two empty ones keeps them apart, and the
-// chain stays contiguous with every update.
-func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
+// TestEmptyBatchesMoveTheUpperOnly: a batch without updates moves the
+// spine's upper and nothing else — no batch joins the chain, its version
+// stays, no merge starts — so an errors trace with no errors holds no
+// batch however many rounds it takes; the next batch with updates goes in
+// after one empty batch over the rounds without, so the chain stays
+// contiguous and holds every update; cuts anywhere up to the upper hold
+// what they should; a Close moves the upper to {} and leaves the chain.
+func TestEmptyBatchesMoveTheUpperOnly(t *testing.T) {
 	empty := func(lo, hi uint64) *batch.Batch { return batch.Empty(kv, frontier.At(lo), frontier.At(hi)) }
-	contiguous := func(bs []*batch.Batch, hi uint64) {
+	contiguous := func(s *Spine, end uint64) {
 		t.Helper()
 		lo := frontier.At(0)
-		for _, b := range bs {
+		for _, b := range s.Batches() {
 			if b.Lower() != lo {
-				t.Fatalf("chain %v is not contiguous at %v", bs, lo)
+				t.Fatalf("chain %v is not contiguous at %v", s.Batches(), lo)
 			}
 			lo = b.Upper()
 		}
-		if lo != frontier.At(hi) {
-			t.Fatalf("chain %v ends at %v, want {%d}", bs, lo, hi)
+		if lo != frontier.At(end) {
+			t.Fatalf("chain %v ends at %v, want {%d}", s.Batches(), lo, end)
 		}
 	}
 	errs := New(kv, Options{})
@@ -497,13 +496,17 @@ func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
 			t.Fatal(err)
 		}
 		errs.SetPhysicalCompaction(errs.Upper())
-		if st := errs.Stats(); st.Batches > DefaultFanout || st.Merges != 0 {
-			t.Fatalf("%d empty rounds: %d batches after %d merges, want at most %d after 0", i+1, st.Batches, st.Merges, DefaultFanout)
+		errs.SetLogicalCompaction(errs.Upper())
+		if st := errs.Stats(); st.Batches != 0 || st.Merges != 0 || errs.Version() != 0 || errs.Upper() != frontier.At(i+1) {
+			t.Fatalf("%d empty rounds: %d batches after %d merges, version %d, upper %v; want none, none, 0, {%d}", i+1, st.Batches, st.Merges, errs.Version(), errs.Upper(), i+1)
 		}
 	}
-	contiguous(errs.Batches(), 100)
-	if n := len(errs.Batches()); n != 10 {
-		t.Fatalf("100 empty rounds: %d batches, want 10 (joins at 16, 31, ..., 91)", n)
+	if bs, err := errs.BatchesThrough(frontier.At(100)); err != nil || len(bs) != 0 {
+		t.Fatalf("cut at {100} of a trace without updates: %v, %v", bs, err)
+	}
+	// An empty batch that is not contiguous is still refused.
+	if err := errs.Insert(empty(101, 102)); !errors.Is(err, ErrNotContiguous) {
+		t.Fatalf("a gap before an empty batch: err %v, want ErrNotContiguous", err)
 	}
 
 	var ups []batch.Update
@@ -515,47 +518,76 @@ func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.SetPhysicalCompaction(s.Upper())
-	merges := s.Stats().Merges
+	merges, v := s.Stats().Merges, s.Version()
+	chain := s.Batches()
 	for i := uint64(1); i < 41; i++ {
 		if err := s.Insert(empty(i, i+1)); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			s.SetPhysicalCompaction(s.Upper()) // admits one or two at a time
+			s.SetPhysicalCompaction(s.Upper())
 			s.SetLogicalCompaction(frontier.At(i / 2))
 		}
 	}
+	if !slices.Equal(s.Batches(), chain) || s.Version() != v || s.Stats().Merges != merges || s.Upper() != frontier.At(41) {
+		t.Fatalf("data then 40 empty rounds: chain %v, version %d, %d merges, upper %v; want %v, %d, %d, {41}", s.Batches(), s.Version(), s.Stats().Merges, s.Upper(), chain, v, merges)
+	}
+	contiguous(s, 1)
+	// The next batch with updates goes in after an empty batch over [1, 41).
+	x := batch.Update{Key: []int64{7}, Val: []int64{2}, Time: 41, Diff: 1}
+	if err := s.Insert(seal(t, kv, []batch.Update{x}, 41, 42)); err != nil {
+		t.Fatal(err)
+	}
 	s.SetPhysicalCompaction(s.Upper())
+	contiguous(s, 42)
 	bs := s.Batches()
-	if len(bs) < 2 || len(bs) > 1+DefaultFanout || s.Stats().Merges != merges {
-		t.Fatalf("data then 40 empty rounds: chain %v after %d merges, want 2 to %d batches after %d", bs, s.Stats().Merges, 1+DefaultFanout, merges)
+	if s.Version() != v+2 || len(bs) < 2 || !bs[len(bs)-2].IsEmpty() || bs[len(bs)-2].Lower() != frontier.At(1) || bs[len(bs)-1].Len() != 1 {
+		t.Fatalf("one update after 40 empty rounds: chain %v at version %d, want an empty batch from {1} then the update, at version %d", bs, s.Version(), v+2)
 	}
-	contiguous(bs, 41)
-	// The first empty batch joined rounds 1 to 31 when the second join
-	// ran, under logical compaction 15 (set after round 30).
-	if want := (frontier.Description{Lower: frontier.At(1), Upper: frontier.At(32), Since: frontier.At(15)}); bs[1].Desc() != want {
-		t.Fatalf("joined empty batch %v, want %v", bs[1].Desc(), want)
-	}
-
-	// A batch with updates before a run of empty ones is not joined into
-	// it (and the run joins when its level holds fanout batches).
-	s = New(kv, Options{})
-	s.Insert(seal(t, kv, ups, 0, 1))
-	x := batch.Update{Key: []int64{7}, Val: []int64{2}, Time: 1, Diff: 1}
-	s.Insert(seal(t, kv, []batch.Update{x}, 1, 2))
-	for i := uint64(2); i < 2+uint64(DefaultFanout); i++ {
-		s.Insert(empty(i, i+1))
-		s.SetPhysicalCompaction(s.Upper())
-	}
-	bs = s.Batches()
-	contiguous(bs, 2+uint64(DefaultFanout))
-	// The level held the update and 15 empty batches when the 15th
-	// arrived: those joined, and the 16th waits after them.
-	if len(bs) != 4 || bs[1].Len() != 1 || bs[2].Desc() != (frontier.Description{Lower: frontier.At(2), Upper: frontier.At(17), Since: frontier.Min()}) || !bs[2].IsEmpty() {
-		t.Fatalf("data, one update, then %d empty rounds: chain %v, want the data, the update, one empty batch [2, 17) and one [17, 18)", DefaultFanout, bs)
-	}
-	if got, want := render(bs), render([]*batch.Batch{seal(t, kv, append(ups, x), 0, 2)}); got != want {
+	if got, want := render(bs), render([]*batch.Batch{seal(t, kv, append(ups, x), 0, 42)}); got != want {
 		t.Fatalf("chain holds\n%s\nwant\n%s", got, want)
+	}
+	// Cuts anywhere from the physical frontier, the empty batch's rounds
+	// among them, with that batch and the update still pending.
+	held := New(kv, Options{})
+	if err := held.Insert(seal(t, kv, ups, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	held.SetPhysicalCompaction(frontier.At(1))
+	for i := uint64(1); i < 41; i++ {
+		if err := held.Insert(empty(i, i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := held.Insert(seal(t, kv, []batch.Update{x}, 41, 42)); err != nil {
+		t.Fatal(err)
+	}
+	if st := held.Stats(); st.Pending != 2 {
+		t.Fatalf("held at {1}: %d batches pending, want 2 (the empty one and the update)", st.Pending)
+	}
+	for _, cut := range []uint64{1, 20, 41, 42} {
+		got, err := held.BatchesThrough(frontier.At(cut))
+		if err != nil {
+			t.Fatalf("cut at {%d}: %v", cut, err)
+		}
+		want := ups
+		if cut == 42 {
+			want = append(slices.Clone(ups), x)
+		}
+		if render(got) != render([]*batch.Batch{seal(t, kv, want, 0, cut)}) {
+			t.Fatalf("cut at {%d} holds\n%s", cut, render(got))
+		}
+	}
+	// Close: the upper goes to {}, the chain stays.
+	if err := s.Insert(empty(42, 43)); err != nil {
+		t.Fatal(err)
+	}
+	v, chain = s.Version(), s.Batches()
+	if err := s.Close(); err != nil || s.Upper() != frontier.Empty() || s.Version() != v || !slices.Equal(s.Batches(), chain) {
+		t.Fatalf("Close: err %v, upper %v, version %d, chain %v; want nil, {}, %d, %v", err, s.Upper(), s.Version(), s.Batches(), v, chain)
+	}
+	if err := s.Insert(empty(43, 44)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("insert after Close: err %v, want ErrClosed", err)
 	}
 }
 
@@ -566,10 +598,15 @@ func TestEmptyBatchesJoinWithoutMerges(t *testing.T) {
 // slice past them (no copy); an array grown while the physical frontier
 // held many back is dropped once all are admitted.
 func TestPendingKeepsItsArray(t *testing.T) {
+	// one is a batch of one update over [i, i+1): a batch without updates
+	// would move the upper alone.
+	one := func(i uint64) *batch.Batch {
+		return seal(t, kv, []batch.Update{{Key: []int64{int64(i)}, Val: []int64{0}, Time: i, Diff: 1}}, i, i+1)
+	}
 	s := New(kv, Options{})
 	s.SetPhysicalCompaction(frontier.At(0))
 	for i := range uint64(3) {
-		if err := s.Insert(batch.Empty(kv, frontier.At(i), frontier.At(i+1))); err != nil {
+		if err := s.Insert(one(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -589,14 +626,14 @@ func TestPendingKeepsItsArray(t *testing.T) {
 	if len(s.pending) != 0 || cap(s.pending) == 0 {
 		t.Fatalf("all admitted: pending %v (cap %d), want empty with its array", s.pending, cap(s.pending))
 	}
-	if err := s.Insert(batch.Empty(kv, frontier.At(3), frontier.At(4))); err != nil {
+	if err := s.Insert(one(3)); err != nil {
 		t.Fatal(err)
 	}
 	if &s.pending[:1][0] != base {
 		t.Fatal("the next batch went to a new array")
 	}
 	for i := uint64(4); i < 104; i++ {
-		if err := s.Insert(batch.Empty(kv, frontier.At(i), frontier.At(i+1))); err != nil {
+		if err := s.Insert(one(i)); err != nil {
 			t.Fatal(err)
 		}
 	}

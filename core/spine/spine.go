@@ -968,6 +968,9 @@ func (s *Spine) Stats() Stats {
 func (s *Spine) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "upper %v logical %v physical %v", s.upper, s.logical, s.physical)
+	if s.end != s.upper {
+		fmt.Fprintf(&sb, " (chain ends at %v)", s.end)
+	}
 	for j := len(s.levels) - 1; j >= 0; j-- {
 		l := &s.levels[j]
 		for i, b := range l.merging {

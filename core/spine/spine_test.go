@@ -533,6 +533,9 @@ func TestEmptyBatchesMoveTheUpperOnly(t *testing.T) {
 		t.Fatalf("data then 40 empty rounds: chain %v, version %d, %d merges, upper %v; want %v, %d, %d, {41}", s.Batches(), s.Version(), s.Stats().Merges, s.Upper(), chain, v, merges)
 	}
 	contiguous(s, 1)
+	if !strings.Contains(s.String(), "upper {41}") || !strings.Contains(s.String(), "(chain ends at {1})") {
+		t.Fatalf("the spine's listing does not say where its chain ends:\n%v", s)
+	}
 	// The next batch with updates goes in after an empty batch over [1, 41).
 	x := batch.Update{Key: []int64{7}, Val: []int64{2}, Time: 41, Diff: 1}
 	if err := s.Insert(seal(t, kv, []batch.Update{x}, 41, 42)); err != nil {

@@ -53,8 +53,9 @@ const (
 // could not compact because they lay at or after the merge's since, and
 // updates bounds their updates in it. Both are bounds: an inserted batch
 // that straddled a merge's since counts whole. An inserted batch owes
-// itself (owed 1, updates its own: a batch without updates counts too, as
-// a round of a worker that got none of the round's data); a merge at
+// itself (owed 1, updates its own: the empty batch the chain takes over
+// rounds without updates, before the next batch with them, counts too,
+// one for all those rounds); a merge at
 // since S takes the debt of each input whose upper is beyond S (in one
 // whose upper is at or before S every time became S), its updates bounded
 // by the merge's.

@@ -398,7 +398,8 @@ func (w *Writer) Insert(b *batch.Batch) error {
 }
 
 // Seal inserts an empty batch from the trace's upper to upper: a progress
-// record with no updates, of the storage's arity. It is a no-op when upper
+// record with no updates, of the storage's arity (a spine moves its upper
+// and adds no batch to its chain). It is a no-op when upper
 // equals the trace upper; an upper before it is refused
 // (spine.ErrEmptyInterval), never taken as a step back.
 func (w *Writer) Seal(upper frontier.Frontier) error {

@@ -31,6 +31,7 @@
 #   ratio-p1     the same with GOMAXPROCS=1
 #   workers      core/runtime: SteadyWorkers round=1,000 and 100,000
 #   handoff      core/runtime: Handoff at -cpu 1,2
+#   firsttouch   core/runtime: FirstTouch (a fresh page's price)
 #   reduce       core/reduce: Reduce count and its Go map limit at 1M
 #   share        core/share: Readers, ImportInstall
 #   exchange     core/dataflow: Share (and its Go path), Route, interleaved
@@ -129,6 +130,7 @@ step ratio ratio
 step ratio-p1 env GOMAXPROCS=1 "$bin/runtime.test" -test.run '^$' -test.bench '^BenchmarkSteadyRatio$/^round=(1|1000)$' -test.benchtime 3000x -test.count 2
 step workers b runtime.test -test.bench '^BenchmarkSteadyWorkers$/^round=(1000|100000)$/' -test.benchtime 20x -test.count 6
 step handoff b runtime.test -test.bench '^BenchmarkHandoff$' -test.benchtime 5000x -test.count 3 -test.cpu 1,2
+step firsttouch b runtime.test -test.bench '^BenchmarkFirstTouch$' -test.benchtime 200x -test.count 3
 step reduce b reduce.test -test.bench '^BenchmarkReduce$/^fn=count$/^n=1000000$|^BenchmarkAggregateLimit$/^fn=count$/^n=1000000$' -test.benchtime 5x -test.count 6
 step share b share.test -test.bench 'Readers|ImportInstall' -test.count 6
 # One sample of each in turn, six times: the assembly share and its Go

@@ -259,7 +259,15 @@ const installWarm = 10
 // op's drop is applied (Controller.Sync) before the next pair. x-radix-cpu is the
 // same median over the process CPU time of each side, which a loaded
 // machine inflates less (a descheduled worker costs elapsed time, not CPU).
-// installWarm installs, each with its drop and a run of the limit, come
+// faults/install is the minor page faults a timed install takes, as
+// getrusage counts them: first touches of pages the heap has not used yet
+// or has given back to the kernel, each paid for with a trap and a zeroed
+// page (about 1.5 µs on the hosts measured, where a write to a page in
+// use takes a tenth of it). An install keeps its arrangement, so its
+// block is memory a GC has freed at best; the limit reuses its buffers
+// (radix-faults/run, near 0). The gap between the two is platform cost
+// as much as engine cost; see docs/engine-history.md "An install's page
+// faults". installWarm installs, each with its drop and a run of the limit, come
 // first, untimed.
 func BenchmarkInstall(b *testing.B) {
 	for _, n := range []int{10000, 100000, 1000000} {
@@ -272,6 +280,7 @@ func BenchmarkInstall(b *testing.B) {
 				s := newBenchSetup(b, mode, n, 1)
 				b.ReportAllocs()
 				var install time.Duration
+				var faults int64 // page faults inside the installs
 				var lim *limitPairs
 				if mode == "direct" {
 					lim = newLimitPairs(s.chunks, n)
@@ -287,7 +296,7 @@ func BenchmarkInstall(b *testing.B) {
 						// Chunks are immutable once sent, so every op's
 						// input shares the preloaded ones.
 						name := "in" + id
-						mustSend(b, s.ctl, CreateInput{Name: name, Arity: 2})
+						mustSend(b, s.ctl, CreateInput{Name: name, Arity: 2, NoHistory: true})
 						mustSend(b, s.ctl, CreateDataflow{Desc: arrangeInputDesc(id, name, 99, frontier.Empty(), p)})
 						sendRows(s.ctl, name, s.chunks, 100)
 					}
@@ -322,12 +331,14 @@ func BenchmarkInstall(b *testing.B) {
 					if limitFirst {
 						lt, lcpu = lim.time(b)
 					}
-					ic0 := processCPU()
+					iu0 := processUsage()
 					start := time.Now()
 					installOp(id)
 					took := time.Since(start)
-					icpu := processCPU() - ic0
+					iu := processUsage().minus(iu0)
+					icpu := iu.cpu
 					install += took
+					faults += iu.faults
 					if lim != nil && !limitFirst {
 						lt, lcpu = lim.time(b)
 					}
@@ -346,6 +357,7 @@ func BenchmarkInstall(b *testing.B) {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(i)/float64(n), "cpu-ns/row")
 				b.ReportMetric(float64(install.Nanoseconds())/float64(i), "install-ns")
 				b.ReportMetric(float64(install.Nanoseconds())/float64(i)/float64(n), "install-ns/row")
+				b.ReportMetric(float64(faults)/float64(i), "faults/install")
 				if lim != nil {
 					lim.report(b)
 					s.reportArrangeMemory(ctx, b, n)
@@ -373,6 +385,7 @@ type limitPairs struct {
 	ratios, nanos []float64
 	cpuRatios     []float64
 	cpu           time.Duration // process CPU spent in the limit runs
+	faults, runs  int64         // page faults in the timed limit runs, and their number
 	kept          int           // the last run's consolidated records
 }
 
@@ -400,12 +413,15 @@ func (l *limitPairs) run() int {
 func (l *limitPairs) time(b *testing.B) (took, cpu time.Duration) {
 	b.StopTimer()
 	defer b.StartTimer()
-	c0 := processCPU()
+	u0 := processUsage()
 	start := time.Now()
 	l.kept = l.run()
 	took = time.Since(start)
-	cpu = processCPU() - c0
+	u := processUsage().minus(u0)
+	cpu = u.cpu
 	l.cpu += cpu
+	l.faults += u.faults
+	l.runs++
 	return took, cpu
 }
 
@@ -434,7 +450,8 @@ func (l *limitPairs) pair(b *testing.B, install, icpu, took, lcpu time.Duration)
 }
 
 // report reports x-radix and x-radix-cpu, the median ratios of the pairs,
-// and the limit's median radix-ns/row.
+// the limit's median radix-ns/row and its page faults a timed run
+// (radix-faults/run).
 func (l *limitPairs) report(b *testing.B) {
 	slices.Sort(l.ratios)
 	slices.Sort(l.nanos)
@@ -444,6 +461,7 @@ func (l *limitPairs) report(b *testing.B) {
 		b.ReportMetric(l.cpuRatios[len(l.cpuRatios)/2], "x-radix-cpu")
 	}
 	b.ReportMetric(l.nanos[len(l.nanos)/2]/float64(l.n), "radix-ns/row")
+	b.ReportMetric(float64(l.faults)/float64(l.runs), "radix-faults/run")
 }
 
 // reportArrangeMemory arranges the n preloaded rows once more in a query
@@ -1199,6 +1217,52 @@ func BenchmarkHandoff(b *testing.B) {
 	}
 	slices.Sort(extra)
 	b.ReportMetric(extra[len(extra)/2], "handoff-ns")
+}
+
+// firstTouchSize is the mapping BenchmarkFirstTouch writes: 4 MiB, an
+// install's block and scratch at 1e5 rows (BenchmarkInstall).
+const firstTouchSize = 4 << 20
+
+// BenchmarkFirstTouch measures the platform's price of memory touched for
+// the first time, apart from any engine code: each op maps firstTouchSize
+// bytes of fresh anonymous memory, writes one byte of every cache line
+// (the kernel traps at each page's first write and gives it a zeroed
+// page), and unmaps it; beside it, timer stopped, the same writes go to a
+// buffer of that size already in use. fresh-ns/page and warm-ns/page are
+// the medians per 4 KiB page. BenchmarkInstall's faults/install counts
+// such first touches in an install; this prices them on the host at hand.
+func BenchmarkFirstTouch(b *testing.B) {
+	const page = 4 << 10
+	warm := make([]byte, firstTouchSize)
+	touch := func(m []byte, v byte) {
+		for i := 0; i < len(m); i += 64 {
+			m[i] = v
+		}
+	}
+	touch(warm, 1)
+	var fresh, inUse []float64
+	for b.Loop() {
+		m, err := syscall.Mmap(-1, 0, firstTouchSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		touch(m, 1)
+		fresh = append(fresh, float64(time.Since(start)))
+		if err := syscall.Munmap(m); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		start = time.Now()
+		touch(warm, byte(len(fresh)))
+		inUse = append(inUse, float64(time.Since(start)))
+		b.StartTimer()
+	}
+	slices.Sort(fresh)
+	slices.Sort(inUse)
+	pages := float64(firstTouchSize / page)
+	b.ReportMetric(fresh[len(fresh)/2]/pages, "fresh-ns/page")
+	b.ReportMetric(inUse[len(inUse)/2]/pages, "warm-ns/page")
 }
 
 // BenchmarkErrors records kept errors that nobody takes, all of one

@@ -187,11 +187,24 @@ func buildBatch(tb testing.TB, ups []benchUpd, lo, hi uint64) *Batch {
 	return out
 }
 
+// buildWarm is how many builds, each with a run of its limit, BenchmarkBuild
+// runs untimed before its timed loop. Each build allocates its batch's
+// block; a process's first builds grow the heap into memory never touched
+// before, which a process that has built for a while has grown already,
+// and which the limit, reusing its buffers, pays only once (BenchmarkInstall
+// warms up for the same reason). Without them the Figures script's 20
+// builds a sample read the heap's growth: at 1e5 on an AMD EPYC host
+// (family 26), x-radix 1.23–1.36 narrow and 1.29–1.45 full in samples of
+// 20, against 1.14–1.21 and 1.19–1.36 with them and 1.18–1.19 and
+// 1.27–1.31 over 200 builds.
+const buildWarm = 20
+
 // BenchmarkBuild times pushing n unsorted updates into a reused Builder with
 // Push1 and building them into one batch (sort, consolidation and the new
 // batch's columns), once per iteration. Two untimed builds first size the
 // builder's buffers, as in steady use (a builder's first build makes no
-// scratch; its second makes it). x-radix is the time of an op over
+// scratch; its second makes it), and buildWarm more, each beside a run of
+// the limit, let the heap grow as it would. x-radix is the time of an op over
 // RadixLimit's work on the same records run beside it (median of the
 // pairs, loopPaired; goal <= 1.3), x-sort the same over SortLimit's, paired
 // after the timed loop so that its sorts slow none of x-radix's pairs.
@@ -214,6 +227,12 @@ func BenchmarkBuild(b *testing.B) {
 				build() // makes no scratch), so B/op is the batch's
 				recs, scratch := make([]rec, n), make([]rec, n)
 				var lim SortLimit
+				if !testing.Short() {
+					for range buildWarm {
+						build()
+						radixLimit(ups, recs, scratch, &lim)
+					}
+				}
 				b.ReportAllocs()
 				loopPaired(b, build,
 					limitRun{"x-radix", func() { radixLimit(ups, recs, scratch, &lim) }},

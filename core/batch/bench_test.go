@@ -194,7 +194,7 @@ func buildBatch(tb testing.TB, ups []benchUpd, lo, hi uint64) *Batch {
 // and which the limit, reusing its buffers, pays only once (BenchmarkInstall
 // warms up for the same reason). Without them the Figures script's 20
 // builds a sample read the heap's growth: at 1e5 on an AMD EPYC host
-// (family 26), x-radix 1.23–1.36 narrow and 1.29–1.45 full in samples of
+// (family 26), x-radix 1.23–1.38 narrow and 1.27–1.45 full in samples of
 // 20, against 1.14–1.21 and 1.19–1.36 with them and 1.18–1.19 and
 // 1.27–1.31 over 200 builds.
 const buildWarm = 20

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -84,4 +85,66 @@ func TestEmptyInsertsPublishTheUpperOnly(t *testing.T) {
 	if !slices.Equal(bs, nonEmpty) {
 		t.Fatalf("a new import's seed: %v, want the chain's batches with updates %v", bs, nonEmpty)
 	}
+}
+
+// TestEmptyInsertThatFinishesAMergeRepublishes: a batch without updates
+// brings the merges in progress an arrival's fuel (spine.Spine.Insert), so
+// it may finish one: the chain changes without taking the batch, and the
+// points publish the spine's chain, merged, not the one they had with the
+// empty batch appended; an import takes the frontier alone, and a new
+// import's seed holds every update.
+func TestEmptyInsertThatFinishesAMergeRepublishes(t *testing.T) {
+	p := newPub(t)
+	pt := attached(t, p)
+	im, err := pt.Import(frontier.At(0), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	defer im.Reader().Release()
+	// Two rounds of the same update at MaxInt64, every hold (the
+	// publisher's and the import's reader's) moved to the upper after
+	// each: the two batches owe and merge, an overflow, which the round's
+	// fuel does not finish.
+	compact := func() {
+		p.h.SetLogicalCompaction(frontier.At(p.upper))
+		p.h.SetPhysicalCompaction(frontier.At(p.upper))
+		im.Reader().SetCompaction(frontier.At(p.upper))
+		p.s.Refresh()
+	}
+	for range 2 {
+		p.round([3]int64{1, 1, math.MaxInt64})
+		drained(im)
+		compact()
+	}
+	if !p.s.Inner().Merging() {
+		t.Fatalf("no merge in progress after two rounds:\n%v", p.s.Inner())
+	}
+	finished := false
+	for r := 0; r < 1000 && !finished; r++ {
+		p.round() // no updates
+		finished = !p.s.Inner().Merging()
+		if got, want := pt.Chain(), p.s.Inner().Batches(); !slices.Equal(got, want) {
+			t.Fatalf("empty round %d (merge finished: %v): published chain %v, the spine's %v", r, finished, got, want)
+		}
+		evs := im.Drain(nil)
+		if len(evs) != 1 || evs[0].Batch != nil || evs[0].Frontier != frontier.At(p.upper) {
+			t.Fatalf("empty round %d: import took %+v, want the frontier {%d} alone", r, evs, p.upper)
+		}
+		compact()
+	}
+	if !finished {
+		t.Fatalf("the merge is still in progress after 1,000 rounds without updates:\n%v", p.s.Inner())
+	}
+	if got := pt.Chain(); len(got) != 1 {
+		t.Fatalf("after the merge: published chain %v, want the one merged batch", got)
+	}
+	fresh, err := pt.Import(frontier.At(p.upper), frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	defer fresh.Reader().Release()
+	bs := drained(fresh)
+	eq(t, "a new import", accumulate(bs, fresh.Presentation(), p.upper), map[[2]int64]int64{{1, 1}: math.MaxInt64})
 }

@@ -428,7 +428,8 @@ func (s *Spine) published() []*batch.Batch {
 // Insert inserts b and, under each point's lock, republishes the chain and
 // enqueues b and its upper to every importer (P3); a b without updates
 // moves the upper alone (spine.Spine.Insert), so the points keep their
-// chain and importers take the frontier. It lists the spine with its
+// chain, unless its fuel finished a merge, and importers take the
+// frontier. It lists the spine with its
 // maintainer (MarkHot): its upper moved, and it may merge.
 func (s *Spine) Insert(b *batch.Batch) error {
 	v := s.inner.Version()
@@ -449,10 +450,12 @@ func (s *Spine) Insert(b *batch.Batch) error {
 	// A batch without updates moved the upper only (spine.Spine.Insert):
 	// the chain is the one published, and importers take the frontier.
 	empty := b.IsEmpty()
-	if current && s.inner.Version() == v+1 {
+	if !empty && current && s.inner.Version() == v+1 {
 		// Only the insert changed the chain: it is the mirrored chain and
 		// b, the newest batch, last. Appending writes past the length every
-		// published copy has, so no reader sees it.
+		// published copy has, so no reader sees it. (A batch without
+		// updates that moved the version finished a merge with its fuel:
+		// the chain is listed again.)
 		s.chain, s.version = append(s.chain, b), v+1
 		if invariants.Enabled {
 			invariants.Assertf(slices.Equal(s.chain, s.inner.Batches()), "share: appended chain differs from the spine's")

@@ -30,11 +30,13 @@
 // and a copy to its size after.
 //
 // A batch without updates is progress, not a batch: it moves the upper
-// and leaves the chain, its version and the merges as they were. An
-// errors trace with no errors, which takes one every round, holds no
-// batch, never merges, and publishes a new upper a round with the chain
-// it had. The next batch with updates goes in after one empty batch from
-// where the chain ended to its lower, so the chain stays contiguous.
+// and leaves the chain where it was; it brings the merges in progress an
+// arrival's fuel (one update's), so a trace that only its inserts drive
+// finishes them over rounds without updates. An errors trace with no
+// errors, which takes one every round, holds no batch, never merges, and
+// publishes a new upper a round with the chain it had. The next batch
+// with updates goes in after one empty batch from where the chain ended
+// to its lower, so the chain stays contiguous.
 //
 // Every merge in progress receives fuelPerUpdate units of merge work per
 // arriving update (each its own copy, as in differential-dataflow), so a

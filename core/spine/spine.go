@@ -256,10 +256,11 @@ func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
 
 // Insert appends b to the chain (S1) and lets arrivals drive merge work.
 // A batch without updates is progress only: it moves the upper and leaves
-// the chain, its version and the merges as they were, so a trace that
-// takes no update for many rounds (an errors trace with no errors) holds
-// no batch for them; the next batch with updates is appended after an
-// empty batch over the rounds between. A nil b is refused (ErrNilBatch),
+// the chain where it was, so a trace that takes no update for many rounds
+// (an errors trace with no errors) holds no batch for them; the next
+// batch with updates is appended after an empty batch over the rounds
+// between. It still brings an arrival's fuel (one update's) to the merges
+// in progress, which may finish one and so change the version. A nil b is refused (ErrNilBatch),
 // as is a batch of another arity.
 func (s *Spine) Insert(b *batch.Batch) error {
 	switch {
@@ -281,6 +282,13 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		s.finite = t
 	}
 	if b.IsEmpty() {
+		// It takes no place in the chain, but it is an arrival: the
+		// merges in progress take an arrival's fuel (one update's, what
+		// an admitted empty batch gave them), so that a trace only its
+		// inserts drive (a reduce's output, a join's intermediate, which
+		// no maintenance pass works) finishes them, and reports their
+		// overflows, over rounds without updates.
+		s.Work(arrivalFuel(0, s.effort))
 		return nil
 	}
 	if lower := b.Lower(); s.end != lower {

@@ -469,8 +469,8 @@ func TestMergeOverflowKeepsOtherUpdates(t *testing.T) {
 }
 
 // TestEmptyBatchesMoveTheUpperOnly: a batch without updates moves the
-// spine's upper and nothing else — no batch joins the chain, its version
-// stays, no merge starts — so an errors trace with no errors holds no
+// spine's upper and, with no merge in progress, nothing else — no batch
+// joins the chain, its version stays, no merge starts — so an errors trace with no errors holds no
 // batch however many rounds it takes; the next batch with updates goes in
 // after one empty batch over the rounds without, so the chain stays
 // contiguous and holds every update; cuts anywhere up to the upper hold
@@ -591,6 +591,47 @@ func TestEmptyBatchesMoveTheUpperOnly(t *testing.T) {
 	}
 	if err := s.Insert(empty(43, 44)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("insert after Close: err %v, want ErrClosed", err)
+	}
+}
+
+// TestEmptyRoundsFuelTheMergesInProgress: a batch without updates takes
+// no place in the chain but is an arrival, so a merge in progress takes
+// its fuel and finishes over rounds without updates on a spine nothing
+// else works (a reduce's output, a join's intermediate: no maintenance
+// pass calls Work on them), and the overflow it finds is counted then,
+// not at the next batch with updates, which may never come.
+func TestEmptyRoundsFuelTheMergesInProgress(t *testing.T) {
+	s := New(kv, Options{})
+	for r := range uint64(2) {
+		u := []batch.Update{{Key: []int64{1}, Val: []int64{1}, Time: r, Diff: math.MaxInt64}}
+		if err := s.Insert(seal(t, kv, u, r, r+1)); err != nil {
+			t.Fatal(err)
+		}
+		s.SetLogicalCompaction(frontier.At(r + 1))
+		s.SetPhysicalCompaction(frontier.At(r + 1))
+	}
+	if !s.Merging() {
+		t.Fatalf("no merge in progress after two rounds:\n%v", s)
+	}
+	chain := s.Batches()
+	rounds := 0
+	for r := uint64(2); s.Merging() && r < 1002; r++ {
+		if err := s.Insert(batch.Empty(kv, frontier.At(r), frontier.At(r+1))); err != nil {
+			t.Fatal(err)
+		}
+		s.SetLogicalCompaction(frontier.At(r + 1))
+		s.SetPhysicalCompaction(frontier.At(r + 1))
+		rounds++
+	}
+	if s.Merging() || s.Overflows() != 1 {
+		t.Fatalf("after %d empty rounds: merging %v, %d overflows; want the merge done and its overflow counted\n%v", rounds, s.Merging(), s.Overflows(), s)
+	}
+	bs := s.Batches()
+	if len(bs) != 1 || len(chain) != 2 || bs[0].Lower() != chain[0].Lower() || bs[0].Upper() != chain[1].Upper() {
+		t.Fatalf("after the merge: chain %v, want one batch over the two of %v", bs, chain)
+	}
+	if got := bs[0].Updates(); len(got) != 1 || got[0].Diff != math.MaxInt64 {
+		t.Fatalf("merged batch holds %v, want the one update saturated at MaxInt64", got)
 	}
 }
 

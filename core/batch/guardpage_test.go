@@ -1,51 +1,26 @@
-//go:build linux
-
 package batch
 
 import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"syscall"
 	"testing"
 	"unsafe"
-)
 
-// guarded returns n elements of T placed so that the last one ends where a
-// page the process may not touch begins: a kernel that reads or writes one
-// element past its slice faults there, and the test binary stops with the
-// fault, where an overrun into ordinary heap memory would pass unseen. A
-// prefetch never faults, so the assembly loops' prefetches past a
-// column's end are allowed. The memory is the test's (mapped, not the
-// Go heap), so T must hold no pointers; it is unmapped when the test ends.
-func guarded[T any](t testing.TB, n int) []T {
-	t.Helper()
-	var z T
-	size := n * int(unsafe.Sizeof(z))
-	page := syscall.Getpagesize()
-	span := (size+page-1)/page*page + page
-	m, err := syscall.Mmap(-1, 0, span, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatalf("mmap %d bytes: %v", span, err)
-	}
-	t.Cleanup(func() { syscall.Munmap(m) })
-	if err := syscall.Mprotect(m[span-page:], syscall.PROT_NONE); err != nil {
-		t.Fatalf("mprotect the guard page: %v", err)
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&m[span-page-size])), n)
-}
+	"github.com/tracebench/tracebench/internal/guardtest"
+)
 
 // TestScatterStaysInItsSlices: the bucket pass's scatter (on amd64 the
 // assembly loop, which reads the bucket number and count of the record 32
 // ahead to prefetch its slot) touches nothing past the records, their
 // bucket numbers, the counts or the scratch, each of which ends at a guard
-// page here, at every length around the look-ahead, and moves every record
-// where scatterGo does.
+// page here (internal/guardtest; Linux only), at every length around the
+// look-ahead, and moves every record where scatterGo does.
 func TestScatterStaysInItsSlices(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 11))
 	for n := range 100 {
 		for _, nb := range []int{1, 3, 256, 1 << 16} {
-			recs, ids, counts := guarded[rec](t, n), guarded[uint16](t, n), guarded[uint32](t, nb+1)
+			recs, ids, counts := guardtest.Slice[rec](t, n), guardtest.Slice[uint16](t, n), guardtest.Slice[uint32](t, nb+1)
 			for i := range recs {
 				recs[i] = rec{int64(rng.Uint64()), int64(rng.Uint64()), rng.Uint64(), int64(i)}
 				ids[i] = uint16(rng.IntN(nb))
@@ -65,7 +40,7 @@ func TestScatterStaysInItsSlices(t *testing.T) {
 			wantCounts := slices.Clone(counts)
 			want := make([]rec, n)
 			scatterGo(unsafe.Pointer(unsafe.SliceData(slices.Clone(recs))), unsafe.Pointer(unsafe.SliceData(want)), unsafe.Pointer(unsafe.SliceData(slices.Clone(ids))), unsafe.Pointer(unsafe.SliceData(wantCounts)), n)
-			scratch := guarded[rec](t, n)
+			scratch := guardtest.Slice[rec](t, n)
 			scatter(unsafe.Pointer(unsafe.SliceData(recs)), unsafe.Pointer(unsafe.SliceData(scratch)), unsafe.Pointer(unsafe.SliceData(ids)), unsafe.Pointer(unsafe.SliceData(counts)), n)
 			if !slices.Equal(scratch, want) || !slices.Equal(counts, wantCounts) {
 				t.Fatalf("n=%d, %d buckets: scatter differs from scatterGo", n, nb)
@@ -91,7 +66,7 @@ func TestEmitRangeStaysInItsSlices(t *testing.T) {
 		slices.SortFunc(src, cmpRec)
 		src = slices.CompactFunc(src, func(a, b rec) bool { return cmpRec(a, b) == 0 })
 		m := len(src)
-		recs := guarded[rec](t, m)
+		recs := guardtest.Slice[rec](t, m)
 		copy(recs, src)
 		for _, chunk := range []int{1, 7, 256, m} {
 			emit := func(words []int64, offs []uint32, f func([]rec, int, unsafe.Pointer, unsafe.Pointer, int, int, int, int64, int64) (int, int, int64, int64)) [4]int64 {
@@ -102,7 +77,7 @@ func TestEmitRangeStaysInItsSlices(t *testing.T) {
 				}
 				return [4]int64{int64(nk), int64(nv), pk, pv}
 			}
-			words, offs := guarded[int64](t, 4*m), guarded[uint32](t, 2*(m+1))
+			words, offs := guardtest.Slice[int64](t, 4*m), guardtest.Slice[uint32](t, 2*(m+1))
 			wantWords, wantOffs := make([]int64, 4*m), make([]uint32, 2*(m+1))
 			got, want := emit(words, offs, emitRange), emit(wantWords, wantOffs, emitRangeGo)
 			if got != want {

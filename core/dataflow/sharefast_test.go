@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"unsafe"
+
+	"github.com/tracebench/tracebench/internal/guardtest"
 )
 
 // On a CPU that runs share_amd64.s, a share of two-column rows among a
@@ -148,6 +150,35 @@ func TestShareFastStoresWithinItsRoom(t *testing.T) {
 			for _, b := range out[groups:] {
 				if b != 0xee {
 					t.Fatalf("groups=%d: a mask written past the last group", groups)
+				}
+			}
+		}
+	}
+}
+
+// TestShareReadsWithinItsChunk: an input's share (on amd64 with AVX-512 the
+// assembly, four rows a group, the rows past the last whole group in Go)
+// reads nothing past the chunk's rows, times or diffs, each of which ends
+// at a guard page here (internal/guardtest; Linux only), at every length
+// from 0 to 140, and keeps what the Go path keeps.
+func TestShareReadsWithinItsChunk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 4))
+	for n := range 141 {
+		c := &Chunk{Arity: 2, Rows: guardtest.Slice[int64](t, 2*n), Times: guardtest.Slice[uint64](t, n), Diffs: guardtest.Slice[int64](t, n)}
+		for i := range n {
+			c.Rows[2*i], c.Rows[2*i+1] = int64(rng.Uint64()), int64(rng.Uint64())
+			c.Times[i], c.Diffs[i] = rng.Uint64(), int64(rng.Uint64())
+		}
+		for _, peers := range []int{2, 4, 64} {
+			for _, w := range []int{0, peers - 1, rng.IntN(peers)} {
+				var idx []int32
+				got := c.share(w, peers, &idx)
+				was := shareAVX
+				shareAVX = false
+				want := c.share(w, peers, &idx)
+				shareAVX = was
+				if !slices.Equal(got.Rows, want.Rows) || !slices.Equal(got.Times, want.Times) || !slices.Equal(got.Diffs, want.Diffs) {
+					t.Fatalf("n=%d peers=%d worker %d: kept %d updates, the Go path %d, or others", n, peers, w, got.Len(), want.Len())
 				}
 			}
 		}

@@ -58,6 +58,7 @@ func rules() []rule {
 		{name: "isnil", patterns: []string{"internal/isnil"}, open: true},
 		{name: "scripttest", patterns: []string{"internal/scripttest"}, open: true},
 		{name: "labelstest", patterns: []string{"internal/labelstest"}, open: true},
+		{name: "guardtest", patterns: []string{"internal/guardtest"}, open: true},
 		{name: "mutants", patterns: []string{"internal/mutants"}, open: true},
 		{name: "arch", patterns: []string{"internal/arch"}},
 		{name: "docs", patterns: []string{"internal/docs"}},

@@ -13,8 +13,8 @@
 //	    own component, of the components its arrows reach (the transitive
 //	    closure of the arrows), and on the components the table marks open,
 //	    which every package may import: internal/invariants, internal/isnil,
-//	    internal/mutants and the test harnesses internal/scripttest and
-//	    internal/labelstest.
+//	    internal/mutants and the test harnesses internal/scripttest,
+//	    internal/labelstest and internal/guardtest.
 //	A3  Nothing in core/ depends on workloads/, internal/bench* or cmd/, even
 //	    if the rules table were edited to allow it.
 //	A4  No package is named util, utils or common.

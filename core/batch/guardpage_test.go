@@ -11,40 +11,48 @@ import (
 )
 
 // TestScatterStaysInItsSlices: the bucket pass's scatter (on amd64 the
-// assembly loop, which reads the bucket number and count of the record 32
-// ahead to prefetch its slot) touches nothing past the records, their
-// bucket numbers, the counts or the scratch, each of which ends at a guard
-// page here (internal/guardtest; Linux only), at every length around the
-// look-ahead, and moves every record where scatterGo does.
+// assembly loop, scatterBlock records a call, which reads the bucket number
+// and count of the record 32 ahead to prefetch its slot) touches nothing
+// past the records, their bucket numbers, the counts or the scratch, each
+// of which ends at a guard page here (internal/guardtest; Linux only), and
+// moves every record where scatterGo does: at every length around the
+// look-ahead with one to 2^16 buckets, and with blocks of 1, 3, 32 and 100
+// records at every length to 260, so that each block's look-ahead ends
+// where the next block starts.
 func TestScatterStaysInItsSlices(t *testing.T) {
+	was := scatterBlock
+	defer func() { scatterBlock = was }()
 	rng := rand.New(rand.NewPCG(3, 11))
+	run := func(n, nb int) {
+		recs, ids, counts := guardtest.Slice[rec](t, n), guardtest.Slice[uint16](t, n), guardtest.Slice[uint32](t, nb+1)
+		for i := range recs {
+			recs[i] = rec{int64(rng.Uint64()), int64(rng.Uint64()), rng.Uint64(), int64(i)}
+			ids[i] = uint16(rng.IntN(nb))
+			if i%5 == 0 {
+				ids[i] = uint16(nb - 1) // the last bucket, whose count is the slice's last
+			}
+			counts[int(ids[i])+1]++
+		}
+		for d := 1; d <= nb; d++ {
+			counts[d] += counts[d-1]
+		}
+		wantCounts, want := slices.Clone(counts), make([]rec, n)
+		scatterGo(unsafe.Pointer(unsafe.SliceData(recs)), unsafe.Pointer(unsafe.SliceData(want)), unsafe.Pointer(unsafe.SliceData(ids)), unsafe.Pointer(unsafe.SliceData(wantCounts)), n)
+		scratch := guardtest.Slice[rec](t, n)
+		scatter(unsafe.Pointer(unsafe.SliceData(recs)), unsafe.Pointer(unsafe.SliceData(scratch)), unsafe.Pointer(unsafe.SliceData(ids)), unsafe.Pointer(unsafe.SliceData(counts)), n)
+		if !slices.Equal(scratch, want) || !slices.Equal(counts, wantCounts) {
+			t.Fatalf("n=%d, %d buckets, blocks of %d: scatter differs from scatterGo", n, nb, scatterBlock)
+		}
+	}
 	for n := range 100 {
 		for _, nb := range []int{1, 3, 256, 1 << 16} {
-			recs, ids, counts := guardtest.Slice[rec](t, n), guardtest.Slice[uint16](t, n), guardtest.Slice[uint32](t, nb+1)
-			for i := range recs {
-				recs[i] = rec{int64(rng.Uint64()), int64(rng.Uint64()), rng.Uint64(), int64(i)}
-				ids[i] = uint16(rng.IntN(nb))
-				if i%5 == 0 {
-					ids[i] = uint16(nb - 1) // the last bucket, whose count is the slice's last
-				}
-			}
-			for i := range counts {
-				counts[i] = 0
-			}
-			for _, id := range ids {
-				counts[int(id)+1]++
-			}
-			for d := 1; d <= nb; d++ {
-				counts[d] += counts[d-1]
-			}
-			wantCounts := slices.Clone(counts)
-			want := make([]rec, n)
-			scatterGo(unsafe.Pointer(unsafe.SliceData(slices.Clone(recs))), unsafe.Pointer(unsafe.SliceData(want)), unsafe.Pointer(unsafe.SliceData(slices.Clone(ids))), unsafe.Pointer(unsafe.SliceData(wantCounts)), n)
-			scratch := guardtest.Slice[rec](t, n)
-			scatter(unsafe.Pointer(unsafe.SliceData(recs)), unsafe.Pointer(unsafe.SliceData(scratch)), unsafe.Pointer(unsafe.SliceData(ids)), unsafe.Pointer(unsafe.SliceData(counts)), n)
-			if !slices.Equal(scratch, want) || !slices.Equal(counts, wantCounts) {
-				t.Fatalf("n=%d, %d buckets: scatter differs from scatterGo", n, nb)
-			}
+			run(n, nb)
+		}
+	}
+	for _, block := range []int{1, 3, 32, 100} {
+		scatterBlock = block
+		for n := range 261 {
+			run(n, 7)
 		}
 	}
 }

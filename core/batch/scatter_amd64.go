@@ -23,11 +23,6 @@ func scatter(recs, scratch, ids, counts unsafe.Pointer, n int) {
 	scatterGo(unsafe.Add(recs, m*32), scratch, unsafe.Add(ids, m*2), counts, n-m)
 }
 
-// scatterBlock is the records each call of scatterFast moves (about 80 µs
-// of a bucket pass that misses the caches); a variable so that the tests
-// can make it small.
-var scatterBlock = 1 << 14
-
 // scatterFast moves record i of recs to scratch at counts[ids[i]] and
 // increments that count, for i below n-scatterAhead (none when n is
 // smaller), prefetching the slot of record i+scatterAhead

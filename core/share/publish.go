@@ -427,10 +427,10 @@ func (s *Spine) published() []*batch.Batch {
 
 // Insert inserts b and, under each point's lock, republishes the chain and
 // enqueues b and its upper to every importer (P3); a b without updates
-// moves the upper alone (spine.Spine.Insert), so the points keep their
-// chain, unless its fuel finished a merge, and importers take the
-// frontier. It lists the spine with its
-// maintainer (MarkHot): its upper moved, and it may merge.
+// takes no place in the chain (spine.Spine.Insert), so the points keep
+// their chain unless its fuel finished a merge, and importers take the
+// frontier alone. It lists the spine with its maintainer (MarkHot): its
+// upper moved, and it may merge.
 func (s *Spine) Insert(b *batch.Batch) error {
 	v := s.inner.Version()
 	current := s.mirrored && s.version == v
@@ -447,15 +447,14 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		}
 		return nil
 	}
-	// A batch without updates moved the upper only (spine.Spine.Insert):
-	// the chain is the one published, and importers take the frontier.
+	// A batch without updates takes no place in the chain; if the version
+	// moved, its fuel finished a merge, and the chain is listed again
+	// (published). Importers take the frontier alone.
 	empty := b.IsEmpty()
 	if !empty && current && s.inner.Version() == v+1 {
 		// Only the insert changed the chain: it is the mirrored chain and
 		// b, the newest batch, last. Appending writes past the length every
-		// published copy has, so no reader sees it. (A batch without
-		// updates that moved the version finished a merge with its fuel:
-		// the chain is listed again.)
+		// published copy has, so no reader sees it.
 		s.chain, s.version = append(s.chain, b), v+1
 		if invariants.Enabled {
 			invariants.Assertf(slices.Equal(s.chain, s.inner.Batches()), "share: appended chain differs from the spine's")

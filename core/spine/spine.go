@@ -260,8 +260,8 @@ func (s *Spine) SetPhysicalCompaction(f frontier.Frontier) {
 // (an errors trace with no errors) holds no batch for them; the next
 // batch with updates is appended after an empty batch over the rounds
 // between. It still brings an arrival's fuel (one update's) to the merges
-// in progress, which may finish one and so change the version. A nil b is refused (ErrNilBatch),
-// as is a batch of another arity.
+// in progress, which may finish one and so change the version. A nil b is
+// refused (ErrNilBatch), as is a batch of another arity.
 func (s *Spine) Insert(b *batch.Batch) error {
 	switch {
 	case b == nil:

@@ -162,7 +162,8 @@ func TestInvalidUTF8(t *testing.T) {
 // typographic quote (copied from a word processor) read "invalid
 // character 'â'", é read "'Ã'", and a file saved as UTF-16 "'ÿ'". A
 // byte that is not UTF-8 there is named as a byte, as one inside a
-// string is.
+// string is: also one the decoder names as an escape (a Windows-1252
+// quote, 0x93, read "invalid character '\u0093'", with no column).
 func TestSyntaxErrorNamesTheCharacterAtTheFault(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
 		{"typographic quotes", strings.Replace(base, `"name": "w"`, "\"name\": \u201cw\u201d", 1),
@@ -177,6 +178,12 @@ func TestSyntaxErrorNamesTheCharacterAtTheFault(t *testing.T) {
 			`u.json:2: inputs.a.rows[0][3]: invalid JSON: invalid character "€" (U+20AC, column 62) looking for beginning of value`},
 		{"latin-1 byte", strings.Replace(base, `"name": "w"`, "\"name\": \xe9", 1),
 			"u.json:1: name: invalid JSON: a byte that is not UTF-8 (0xe9, column 24): a spec file is UTF-8 text"},
+		{"windows-1252 quotes", strings.Replace(base, `"name": "w"`, "\"name\": \x93w\x94", 1),
+			"u.json:1: name: invalid JSON: a byte that is not UTF-8 (0x93, column 24): a spec file is UTF-8 text"},
+		{"latin-1 no-break space", strings.Replace(base, `"inputs"`, "\xa0\"inputs\"", 1),
+			"u.json:2: invalid JSON: a byte that is not UTF-8 (0xa0, column 3): a spec file is UTF-8 text"},
+		{"latin-1 soft hyphen", strings.Replace(base, `"name": "w"`, "\"name\": \xad", 1),
+			"u.json:1: name: invalid JSON: a byte that is not UTF-8 (0xad, column 24): a spec file is UTF-8 text"},
 		{"in a literal", strings.Replace(base, `"name": "w"`, "\"name\": tru\xe9", 1),
 			"u.json:1: name: invalid JSON: a byte that is not UTF-8 (0xe9, column 27): a spec file is UTF-8 text"},
 		{"utf-16", "\xff\xfe{\x00}\x00",

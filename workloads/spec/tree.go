@@ -371,8 +371,9 @@ func (d *treeDecoder) syntaxErr(err error) error {
 // nonASCIIErr rewrites a syntax error at a byte outside ASCII, or
 // returns nil. The decoder names the byte as the rune of its value: the
 // first byte of a typographic quote (“, U+201C) reads "invalid character
-// 'â'", of é "'Ã'", and a file saved as UTF-16 starts with "'ÿ'", none of
-// which the file holds. The error names instead the character at the
+// 'â'", of é "'Ã'", a file saved as UTF-16 starts with "'ÿ'", and a byte
+// whose rune it does not print (0x80-0xa0, 0xad) is an escape, '\u0093'
+// for a Windows-1252 quote: none of which the file holds. The error names instead the character at the
 // fault and its column, or the byte that is not UTF-8 there (docs/spec.md,
 // "Decoding is strict"). The fault is found as for a byte order mark
 // (syntaxErr): at the decoder's input offset or the error's, past a
@@ -384,6 +385,14 @@ func (d *treeDecoder) nonASCIIErr(se *json.SyntaxError) error {
 		return nil
 	}
 	named, n := utf8.DecodeRuneInString(msg[len(prefix):])
+	if q := msg[len(prefix):]; strings.HasPrefix(q, `\u`) && len(q) >= 6 {
+		// A byte the decoder's quoting does not print (0x80-0xa0,
+		// 0xad: controls, a no-break space, a soft hyphen) is named
+		// as an escape, '\u0093'.
+		if v, err := strconv.ParseUint(q[2:6], 16, 16); err == nil {
+			named, n = rune(v), 6
+		}
+	}
 	rest, ok := strings.CutPrefix(msg[len(prefix)+n:], "'")
 	if !ok || named < utf8.RuneSelf || named > 0xff {
 		return nil

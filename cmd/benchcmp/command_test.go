@@ -174,6 +174,11 @@ func TestExitCodesAndMessages(t *testing.T) {
 		{[]string{"old.txt", "bad-line.txt"}, 2, "", "bad-line.txt:5"},
 		{[]string{"old.txt", "missing.txt"}, 2, "", "missing.txt"},
 		{[]string{"old.txt"}, 2, "", "at least two"},
+		// A flag that took a file for its value is named first: the
+		// count of files left would blame the files.
+		{[]string{"--fail-on", "old.txt", "new.txt"}, 2, "", `--fail-on "old.txt": the only value is regression`},
+		{[]string{"--format", "old.txt", "new.txt"}, 2, "", `--format "old.txt": must be one of`},
+		{[]string{"--fail-on", "old.txt"}, 2, "", `--fail-on "old.txt": the only value is regression`},
 		{[]string{"old.txt", "=new.txt"}, 2, "", `empty label in "=new.txt"`},
 		{[]string{"--no-such-flag", "old.txt", "new.txt"}, 2, "", "unknown flag"},
 		{[]string{"--alpha", "x", "old.txt", "new.txt"}, 2, "", "invalid argument"},

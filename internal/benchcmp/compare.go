@@ -600,13 +600,10 @@ func queryError(flag, query string, err error) error {
 	return fmt.Errorf("%w: %s %s: %s", ErrUsage, flag, spec.Quote(query), spec.Bound(why))
 }
 
+// validate checks the flags' values before the count of files: a flag
+// given without its value takes the file after it (--fail-on old.txt
+// new.txt), and its value named is the error that says so.
 func (cfg *CompareConfig) validate() error {
-	if len(cfg.Files) == 0 {
-		return fmt.Errorf("%w: no result files given", ErrUsage)
-	}
-	if cfg.Col == ".file" && len(cfg.Files) < 2 {
-		return fmt.Errorf("%w: comparing files needs at least two (OLD NEW); to compare columns of one file, use --col", ErrUsage)
-	}
 	if !(cfg.Alpha > 0 && cfg.Alpha < 1) {
 		return fmt.Errorf("%w: --alpha %v: must be in (0, 1)", ErrUsage, cfg.Alpha)
 	}
@@ -623,6 +620,12 @@ func (cfg *CompareConfig) validate() error {
 	}
 	if !slices.Contains(Formats, cfg.Format) {
 		return fmt.Errorf("%w: --format %s: must be one of %s", ErrUsage, spec.Quote(cfg.Format), strings.Join(Formats, ", "))
+	}
+	if len(cfg.Files) == 0 {
+		return fmt.Errorf("%w: no result files given", ErrUsage)
+	}
+	if cfg.Col == ".file" && len(cfg.Files) < 2 {
+		return fmt.Errorf("%w: comparing files needs at least two (OLD NEW); to compare columns of one file, use --col", ErrUsage)
 	}
 	return nil
 }

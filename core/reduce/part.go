@@ -195,12 +195,13 @@ func (p *part) retire(r *Reduce, news []*batch.Batch, upper frontier.Frontier) (
 	}
 	p.mergeOverflows(r, lower)
 	for _, b := range news {
-		if b.Saturated() {
+		if b.Saturated() && !r.satMarked {
 			// Layer 0 took a count a merge of the input saturated (an
 			// import's snapshot): the error at the earliest time the
-			// part emits (docs/semantics.md §1.1).
+			// part emits (docs/semantics.md §1.1), once a Reduce.
 			if t, ok := earliest(out); ok {
 				r.overflow = append(r.overflow, t)
+				r.satMarked = true
 			}
 			break
 		}

@@ -201,12 +201,19 @@ type Reduce struct {
 	// overflow are the times at which a hierarchical layer's build of
 	// this retire overflowed (keepOverflow), and the retire's lower once
 	// per merge of a layer's trace that overflowed (mergeOverflows), and
-	// the earliest time a stage emitted at from a group it read in a
-	// Saturated batch of the reduce's input (stage.retire): each becomes
+	// the earliest time a stage first emitted at from a group it read in
+	// a Saturated batch of the reduce's input (stage.retire): each becomes
 	// a numeric overflow error. (A stage's corrections and
 	// the collation push diffs of ±1 a group and time, which cannot leave
 	// int64.)
-	overflow   []frontier.Time
+	overflow []frontier.Time
+	// satMarked says a read of a Saturated batch of the input has added
+	// its numeric overflow: one a Reduce, at the earliest time it emitted
+	// from such a batch. The error is never retracted, so it stands at
+	// every later time; a marker a step grew the error's count with every
+	// round that read the batch again, also for groups whose counts are
+	// exact (docs/semantics.md §1.1).
+	satMarked  bool
 	appendOnly bool
 	sized      bool // okBld has been sized by a first step
 	released   bool

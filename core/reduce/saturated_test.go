@@ -180,3 +180,94 @@ func TestReduceOverASaturatedSnapshotIsAnOverflow(t *testing.T) {
 		})
 	}
 }
+
+// TestASaturatedBatchMarksAReduceOnce: after a merge has saturated record
+// (0, 4) of group 1 (as in TestReduceOfACountAMergeSaturatedIsAnOverflow),
+// group 2 changes at every time for 200 rounds and group 1 never again.
+// Every step reads group 2 from the saturated batch, and a marker a step
+// grew the output's numeric overflow with the rounds (to about one a
+// round), where one group's count left int64 once. The reduce's errors
+// now hold the exact one at 1, where the reduce saw the count leave int64
+// in the two exact batches, the saturation's marker once, and, where a
+// hierarchical layer merges the record, that merge's: no more however
+// many rounds follow (docs/semantics.md §6.3: bad data cannot grow the
+// error count).
+func TestASaturatedBatchMarksAReduceOnce(t *testing.T) {
+	rec := batch.Arity{Key: 3}
+	for _, c := range []struct {
+		name string
+		ar   batch.Arity
+		mk   func(Input) (*Reduce, error)
+	}{
+		{"accumulable", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Sum, Col: 0}}, Plan: Accumulable})
+		}},
+		{"basic", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Sum, Col: 0}}, Plan: Basic})
+		}},
+		{"monotonic", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Monotonic})
+		}},
+		{"hierarchical", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Hierarchical})
+		}},
+		{"auto", ar12, func(in Input) (*Reduce, error) {
+			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}, {Fn: Count}}})
+		}},
+		{"threshold", rec, func(in Input) (*Reduce, error) { return NewThreshold(in, Options{}) }},
+		{"distinct", rec, func(in Input) (*Reduce, error) { return NewDistinct(in, Options{}) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := direct(t, c.ar)
+			defer x.close()
+			r, err := c.mk(x.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			mk := func(key, a, b int64, tm uint64, d int64) upd {
+				if c.ar == rec {
+					return upd{key: []int64{key, a, b}, t: tm, d: d}
+				}
+				return u(key, a, b, tm, d)
+			}
+			var got collected
+			step := func(ups []upd) {
+				x.seal(t, ups, x.upper+1)
+				bs, f := x.deliver(1 << 30)
+				out, err := r.Step(bs, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got.add(out)
+				for range 4 {
+					x.w.Exert(1 << 10)
+				}
+			}
+			step([]upd{mk(1, 0, 4, 0, 2), mk(2, 0, 4, 0, 1)})
+			step([]upd{mk(1, 0, 4, 1, math.MaxInt64)})
+			const rounds = 200
+			for i := 2; i < rounds; i++ {
+				step([]upd{mk(2, 0, int64(i), uint64(i), 1)})
+			}
+			cut, err := x.in.Reader.(*trace.Handle).BatchesThrough(frontier.At(x.upper))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
+				t.Fatalf("no merge of the input saturated record (0, 4): %v", cut)
+			}
+			if e := at(got.errs, 1, true); e["numeric overflow"] < 1 {
+				t.Fatalf("at 1: errors %v, want a numeric overflow (the record's count is 2 + MaxInt64)", e)
+			}
+			// Once per way the reduce meets the one overflow: in the exact
+			// batches, in a saturated batch it reads, in a merge of a
+			// hierarchical layer's trace (the auto plan's max); none more
+			// over the last hundred rounds.
+			mid, end := at(got.errs, rounds/2, true)["numeric overflow"], at(got.errs, rounds, true)["numeric overflow"]
+			if end != mid || end > 3 {
+				t.Fatalf("numeric overflow %d at %d and %d at %d, want at most 3 and none added (one group's count left int64, once)", mid, rounds/2, end, rounds)
+			}
+		})
+	}
+}

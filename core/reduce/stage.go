@@ -94,7 +94,8 @@ type stage struct {
 	// rare batch, so a group's read tests one length. satAt, when satOK,
 	// is the earliest time of the corrections of a group read from such a
 	// batch in this retire, where it adds one numeric overflow (overflow:
-	// the Reduce's, docs/semantics.md §1.1).
+	// the Reduce's, docs/semantics.md §1.1) unless the Reduce has
+	// (satMarked).
 	hsat, nsat []int
 	satAt      frontier.Time
 	satOK      bool
@@ -104,6 +105,9 @@ type stage struct {
 	pushed   frontier.Time
 	pushedOK bool
 	overflow *[]frontier.Time
+	// satMarked is the Reduce's: whether a read of a saturated batch has
+	// added its numeric overflow already (Reduce.satMarked).
+	satMarked *bool
 }
 
 func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.Presentation, inAr batch.Arity, ova int) *stage {
@@ -113,6 +117,7 @@ func (r *Reduce) newStage(k kind, aggs []Aggregate, in trace.Reader, pres batch.
 		kind: k, aggs: aggs, in: in, pres: pres, asOf: r.asOf, inAr: inAr,
 		out: h, outW: w, ova: ova, lower: frontier.Min(), bld: batch.NewSorted(outAr, 0), gout: groupOut{va: ova},
 		cur: make([]int64, ova), want: make([]int64, ova), overflow: &r.overflow,
+		satMarked: &r.satMarked,
 	}
 	if k == kindAccum {
 		for _, a := range aggs {
@@ -178,8 +183,9 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 			return nil, err
 		}
 	}
-	if s.satOK {
+	if s.satOK && !*s.satMarked {
 		*s.overflow = append(*s.overflow, s.satAt)
+		*s.satMarked = true
 	}
 	b, err := s.bld.Build(lower, upper)
 	if err != nil {

@@ -440,3 +440,65 @@ func TestBinaryJoinOfASaturatedCountIsAnOverflow(t *testing.T) {
 		})
 	}
 }
+
+// TestASaturatedBatchMarksAJoinOnce: after a merge saturated the left
+// record (1, 10) (as in TestBinaryJoinOfASaturatedCountIsAnOverflow), the
+// right side changes key 1 at every time for 100 rounds. Each step joins
+// the right's new batch with the saturated one, and a marker a pair of
+// batches grew the output's numeric overflow by one a round where one
+// record's count left int64 once. The error is never retracted, so one
+// stands at every later time: the join adds it once (docs/semantics.md
+// §1.1).
+func TestASaturatedBatchMarksAJoinOnce(t *testing.T) {
+	for _, closure := range []Closure{nil, &Project{Cols: []int{0, 1, 2}}} {
+		t.Run(fmt.Sprintf("closure=%v", closure != nil), func(t *testing.T) {
+			l, r := newRel(ar11), newRel(ar11)
+			j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Release()
+			out := NewSink(3)
+			l.seal(t, []upd{{1, 10, 0, 2}}, 1)
+			r.seal(t, []upd{{2, 20, 0, 1}}, 1)
+			r.seal(t, nil, 2)
+			if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
+				t.Fatal(err)
+			}
+			j.Compact(l.frontier(), r.frontier())
+			l.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
+			for range 4 {
+				l.seal(t, []upd{{9, 10, l.upper, 1}}, l.upper+1)
+				if err := j.Step(l.deliver(9), nil, out); err != nil {
+					t.Fatal(err)
+				}
+				j.Compact(l.frontier(), r.frontier())
+				for range 8 {
+					l.w.Exert(1 << 10)
+				}
+			}
+			cut, err := l.h.BatchesThrough(frontier.At(l.upper))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
+				t.Fatalf("no merge saturated the left record: %v", cut)
+			}
+			const rounds = 100
+			for i := range rounds {
+				r.seal(t, []upd{{1, int64(20 + i), r.upper, 1}}, r.upper+1)
+				if err := j.Step(nil, r.deliver(9), out); err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					if got := errDiffs(out, 2); got[expr.CodeOverflow] != 1 {
+						t.Fatalf("errors at 2 = %v, want one numeric overflow (the right update met a saturated count)", got)
+					}
+				}
+			}
+			if got := errDiffs(out, r.upper); got[expr.CodeOverflow] != 1 {
+				t.Fatalf("errors after %d rounds = %v, want one numeric overflow (one record's count left int64, once)", rounds, got)
+			}
+		})
+	}
+}

@@ -205,8 +205,8 @@ func (p *Path) feed(batches []*batch.Batch, out *Sink) (*Updates, error) {
 		if b.Saturated() && in.Len() > start {
 			// A merge saturated a count of b (an import's snapshot):
 			// the error at the earliest time it proposes (K3,
-			// docs/semantics.md §1.1).
-			out.Error(expr.CodeOverflow, slices.Min(in.Data[start:]), 1)
+			// docs/semantics.md §1.1), once a sink.
+			out.noteSaturated(slices.Min(in.Data[start:]))
 		}
 	}
 	p.stats.fed.Add(int64(in.Len()))

@@ -548,3 +548,49 @@ func TestDeltaSourceOfASaturatedCountIsAnOverflow(t *testing.T) {
 		t.Fatalf("errors at 1 = %v, want a numeric overflow (a saturated count was proposed); rows %v", got, rowDiffs(q.out, 1))
 	}
 }
+
+// TestASaturatedLookupMarksAPathOnce: after R0's record is saturated as in
+// TestDeltaLookupOfASaturatedCountIsAnOverflow, R1 changes key 1 at every
+// time for 60 rounds; each round's proposals meet the saturated count in
+// R0's lookup. A marker a proposal grew the output's numeric overflow by
+// one a round; one stands at every later time, so the path adds it once
+// (docs/semantics.md §1.1).
+func TestASaturatedLookupMarksAPathOnce(t *testing.T) {
+	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
+	q := newDeltaQuery(t, 2, 0, pres, nil)
+	r0, r1 := q.rels[0], q.rels[1]
+	r0.h.SetLogicalCompaction(frontier.At(10))
+	all := func(int) int { return 9 }
+	r0.seal(t, []upd{{1, 10, 0, 2}}, 1)
+	r0.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
+	r1.seal(t, nil, 3)
+	r1.seal(t, []upd{{1, 20, 3, 1}}, 4)
+	q.step(t, all, nil)
+	for range 8 {
+		r0.w.Exert(1 << 10)
+	}
+	q.step(t, all, nil)
+	for range 8 {
+		r0.w.Exert(1 << 10)
+	}
+	cut, err := r0.h.BatchesThrough(frontier.At(r0.upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
+		t.Fatalf("no merge saturated R0's record: %v", cut)
+	}
+	const rounds = 60
+	for i := range rounds {
+		tm := uint64(4 + i)
+		r1.seal(t, []upd{{1, int64(21 + i), tm, 1}}, tm+1)
+		r0.seal(t, nil, tm+1)
+		q.step(t, all, nil)
+	}
+	if got := errDiffs(q.out, 3); got[expr.CodeOverflow] != 1 {
+		t.Fatalf("errors at 3 = %v, want one numeric overflow (R1's update met a saturated count)", got)
+	}
+	if got := errDiffs(q.out, 4+rounds); got[expr.CodeOverflow] != 1 {
+		t.Fatalf("errors after %d rounds = %v, want one numeric overflow (one record's count left int64, once)", rounds, got)
+	}
+}

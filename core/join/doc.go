@@ -48,10 +48,10 @@
 //	    leaves int64 is the error `numeric overflow` at that time with diff
 //	    +1, never a wrapped count, never a panic (§8.29). So is a product
 //	    with a count of a batch a merge saturated (batch.Batch.Saturated):
-//	    one error, diff +1, at the earliest time emitted from that batch
-//	    (per pair of batches a Binary joins, per proposal a lookup matches,
-//	    per source batch a Path feeds), since the arrangement's own error
-//	    goes to its frontier, which may be past that time (§1.1).
+//	    one error, diff +1, at the earliest time emitted from such a batch,
+//	    once a Sink (a Binary's, a Path's: Sink.noteSaturated), since the
+//	    arrangement's own error goes to its frontier, which may be past
+//	    that time (§1.1); never retracted, it stands at every later time.
 //	K4  Error contract: an operator emits only the errors it produces (K2,
 //	    K3) and counts only those; the errors its inputs carry are
 //	    propagated by the caller once per `from` entry (Errors), however

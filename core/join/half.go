@@ -210,8 +210,8 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 			if sat && n > 0 {
 				// A count a merge saturated was multiplied (K3,
 				// docs/semantics.md §1.1): the error at the proposal's
-				// data time, at or before every match's.
-				errs.Error(expr.CodeOverflow, h.stash.Data[r.i], 1)
+				// data time, at or before every match's, once a sink.
+				errs.noteSaturated(h.stash.Data[r.i])
 			}
 			matches += n
 		}

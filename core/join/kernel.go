@@ -45,6 +45,13 @@ type Sink struct {
 	// the sink was made (Take and Recycle do not reset it): the kernels
 	// read it before and after a step to count the errors they produced.
 	errCount int64
+	// satT is the earliest time a kernel emitted at from a Saturated
+	// batch (noteSaturated) while satPending; the numeric overflow for
+	// it is appended when the sink's errors are next read
+	// (flushSaturated), once a sink (satDone): the error is never
+	// retracted, so one stands at every later time.
+	satT                frontier.Time
+	satPending, satDone bool
 }
 
 // NewSink returns a sink for ok rows of the given arity.
@@ -90,7 +97,10 @@ func (s *Sink) Error(code int64, t frontier.Time, d int64) {
 
 // ErrorCount returns the sum of the diffs of every error row appended since
 // the sink was made.
-func (s *Sink) ErrorCount() int64 { return s.errCount }
+func (s *Sink) ErrorCount() int64 {
+	s.flushSaturated()
+	return s.errCount
+}
 
 // sinkMark is a position in a Sink: the rows appended after it are those
 // a kernel emitted since (earliestSince).
@@ -133,15 +143,40 @@ func (s *Sink) earliestSince(m sinkMark) (frontier.Time, bool) {
 	return t, found
 }
 
-// saturatedError emits the `numeric overflow` a join adds where it
+// saturatedError notes the `numeric overflow` a join adds where it
 // multiplied counts of a Saturated batch (a merge saturated an overflowed
-// count there; K3, docs/semantics.md §1.1): one, with diff +1, at the
-// earliest time of the rows it emitted since m, if it emitted any. The
+// count there; K3, docs/semantics.md §1.1) at the earliest time of the
+// rows it emitted since m, if it emitted any (noteSaturated). The
 // arrangement's own marker is at its frontier when the merge ran, which
 // may be after the times the join reads the saturated count at.
 func (s *Sink) saturatedError(m sinkMark) {
 	if t, ok := s.earliestSince(m); ok {
-		s.Error(expr.CodeOverflow, t, 1)
+		s.noteSaturated(t)
+	}
+}
+
+// noteSaturated notes that a kernel emitted at t from a Saturated batch.
+// The sink's one numeric overflow for it, with diff +1, goes at the
+// earliest time noted before its errors are next read (flushSaturated):
+// a step's kernels need not meet their saturated batches in time order.
+// Once it is appended the sink adds no other: added per pair of batches,
+// per proposal or per source batch, the error's count grew with every
+// round that read a saturated batch again.
+func (s *Sink) noteSaturated(t frontier.Time) {
+	if s.satDone {
+		return
+	}
+	if !s.satPending || t < s.satT {
+		s.satT, s.satPending = t, true
+	}
+}
+
+// flushSaturated appends the numeric overflow noteSaturated noted, if
+// one is pending: every read of the sink's errors calls it first.
+func (s *Sink) flushSaturated() {
+	if s.satPending {
+		s.satPending, s.satDone = false, true
+		s.Error(expr.CodeOverflow, s.satT, 1)
 	}
 }
 
@@ -149,10 +184,14 @@ func (s *Sink) saturatedError(m sinkMark) {
 func (s *Sink) Oks() []*dataflow.Chunk { return s.oks }
 
 // Errs returns the error chunks collected so far (aliasing the sink).
-func (s *Sink) Errs() []*dataflow.Chunk { return s.errs }
+func (s *Sink) Errs() []*dataflow.Chunk {
+	s.flushSaturated()
+	return s.errs
+}
 
 // Len returns the number of ok rows and of error rows collected.
 func (s *Sink) Len() (oks, errs int) {
+	s.flushSaturated()
 	for _, c := range s.oks {
 		oks += c.Len()
 	}
@@ -165,6 +204,7 @@ func (s *Sink) Len() (oks, errs int) {
 // Take returns the collected chunks and forgets them; the caller owns them
 // (for instance to send them downstream, after which they are immutable).
 func (s *Sink) Take() (oks, errs []*dataflow.Chunk) {
+	s.flushSaturated()
 	oks, errs = s.oks, s.errs
 	s.oks, s.errs = nil, nil
 	return oks, errs
@@ -290,6 +330,7 @@ func finish(closure Closure, stage, out *Sink) {
 	for _, c := range stage.oks {
 		closure.Apply(c, out)
 	}
+	stage.flushSaturated()
 	for _, c := range stage.errs {
 		for i := range c.Len() {
 			out.Error(c.Rows[i], c.Times[i], c.Diffs[i])

@@ -9,6 +9,7 @@ import (
 	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/mutants"
 )
 
 // kind selects a stage's per-group logic. Dispatch is per group, never per
@@ -183,7 +184,7 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 			return nil, err
 		}
 	}
-	if s.satOK && !*s.satMarked {
+	if s.satOK && (!*s.satMarked || mutants.Enabled && mutants.On(mutants.SaturatedMarkEachStep)) {
 		*s.overflow = append(*s.overflow, s.satAt)
 		*s.satMarked = true
 	}

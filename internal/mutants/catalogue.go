@@ -23,6 +23,7 @@ const (
 	StaleDropReleasesNewHold   Name = "stale-drop-releases-new-hold"    // 16
 	FailedStepFreezesNothing   Name = "failed-step-freezes-nothing"     // 17
 	LentWakeNeverPauses        Name = "lent-wake-never-pauses"          // 18
+	SaturatedMarkEachStep      Name = "saturated-mark-each-step"        // 19
 )
 
 // Mutant is one entry of the catalogue.
@@ -63,6 +64,7 @@ func Catalogue() []Mutant {
 		{StaleDropReleasesNewHold, 16, "core/share", "a stale create of an old index incarnation takes the newest incarnation's peer hold, so its stale drop releases it", true},
 		{FailedStepFreezesNothing, 17, "core/dataflow", "an operator that failed its step holds its output but ends no wait downstream of it: a probe's wait for a time it will never pass lasts until its context", false},
 		{LentWakeNeverPauses, 18, "core/runtime", "a Maintenance worker that ran a reader's wake past its budget goes on running every wake of that reader: a slow query holds up maintenance every round", false},
+		{SaturatedMarkEachStep, 19, "core/reduce", "a reduce adds numeric overflow at every step that reads a batch a merge saturated, not once: one record out of int64 grows the error's count with every round", false},
 	}
 }
 

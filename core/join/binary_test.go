@@ -502,3 +502,63 @@ func TestASaturatedBatchMarksAJoinOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestASaturatedMarkMovesToAnEarlierProduct: a product's time is the later
+// of its two, so the times a join emits at do not rise step by step. The
+// left trace is one saturated batch holding record (1, 10) at 2 and key 5
+// at 5. A right update of key 5 at 2 meets it at 5, where the join's one
+// numeric overflow goes; the next right update, of key 1 at 3, multiplies
+// the saturated count itself at 3, before that error: it moves to 3
+// (kept at 5, the row at 3 showed MaxInt64 with no error until 5), and
+// the sink still holds one.
+func TestASaturatedMarkMovesToAnEarlierProduct(t *testing.T) {
+	l, r := newRel(ar11), newRel(ar11)
+	j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	out := NewSink(3)
+	l.seal(t, []upd{{1, 10, 0, 2}}, 1)
+	r.seal(t, []upd{{2, 20, 0, 1}}, 1)
+	r.seal(t, nil, 2)
+	if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
+		t.Fatal(err)
+	}
+	j.Compact(l.frontier(), r.frontier())
+	l.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
+	for _, k := range []int64{9, 9, 9, 5} {
+		l.seal(t, []upd{{k, 10, l.upper, 1}}, l.upper+1)
+		if err := j.Step(l.deliver(9), nil, out); err != nil {
+			t.Fatal(err)
+		}
+		j.Compact(l.frontier(), r.frontier())
+		for range 8 {
+			l.w.Exert(1 << 10)
+		}
+	}
+	cut, err := l.h.BatchesThrough(frontier.At(l.upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cut) != 1 || !cut[0].Saturated() {
+		t.Fatalf("the left trace is %v, want one saturated batch", cut)
+	}
+	r.seal(t, []upd{{5, 20, 2, 1}}, 3)
+	if err := j.Step(nil, r.deliver(9), out); err != nil {
+		t.Fatal(err)
+	}
+	if got := errDiffs(out, 5); got[expr.CodeOverflow] != 1 {
+		t.Fatalf("errors through 5 = %v, want one numeric overflow (a product with the saturated batch at 5)", got)
+	}
+	r.seal(t, []upd{{1, 21, 3, 1}}, 4)
+	if err := j.Step(nil, r.deliver(9), out); err != nil {
+		t.Fatal(err)
+	}
+	if got := errDiffs(out, 3); got[expr.CodeOverflow] != 1 {
+		t.Fatalf("errors through 3 = %v, want one numeric overflow (the saturated count multiplied at 3); rows %v", got, rowDiffs(out, 3))
+	}
+	if got := errDiffs(out, 10); got[expr.CodeOverflow] != 1 {
+		t.Fatalf("errors through 10 = %v, want the one numeric overflow", got)
+	}
+}

@@ -49,9 +49,9 @@
 //	    +1, never a wrapped count, never a panic (§8.29). So is a product
 //	    with a count of a batch a merge saturated (batch.Batch.Saturated):
 //	    one error, diff +1, at the earliest time emitted from such a batch,
-//	    once a Sink (a Binary's, a Path's: Sink.noteSaturated), since the
-//	    arrangement's own error goes to its frontier, which may be past
-//	    that time (§1.1); never retracted, it stands at every later time.
+//	    one a Sink (Sink.noteSaturated: a later product at an earlier time
+//	    moves it there), since the arrangement's own error goes to its
+//	    frontier, which may be past that time (§1.1).
 //	K4  Error contract: an operator emits only the errors it produces (K2,
 //	    K3) and counts only those; the errors its inputs carry are
 //	    propagated by the caller once per `from` entry (Errors), however

@@ -48,9 +48,10 @@ type Sink struct {
 	// satT is the earliest time a kernel emitted at from a Saturated
 	// batch (noteSaturated) while satPending; the numeric overflow for
 	// it is appended when the sink's errors are next read
-	// (flushSaturated), once a sink (satDone): the error is never
-	// retracted, so one stands at every later time.
-	satT                frontier.Time
+	// (flushSaturated). satAt is where the sink's one such error stands
+	// once satDone: it is never retracted but to move to an earlier
+	// time, so it stands at every later one.
+	satT, satAt         frontier.Time
 	satPending, satDone bool
 }
 
@@ -159,11 +160,14 @@ func (s *Sink) saturatedError(m sinkMark) {
 // The sink's one numeric overflow for it, with diff +1, goes at the
 // earliest time noted before its errors are next read (flushSaturated):
 // a step's kernels need not meet their saturated batches in time order.
-// Once it is appended the sink adds no other: added per pair of batches,
-// per proposal or per source batch, the error's count grew with every
-// round that read a saturated batch again.
+// Once it is appended the sink adds no other; a later step that emits
+// from a saturated batch at an earlier time (a product's time is the
+// later of its two, so the times a join emits at do not rise step by
+// step) moves it there. Added per pair of batches, per proposal or per
+// source batch, the error's count grew with every round that read a
+// saturated batch again.
 func (s *Sink) noteSaturated(t frontier.Time) {
-	if s.satDone {
+	if s.satDone && t >= s.satAt {
 		return
 	}
 	if !s.satPending || t < s.satT {
@@ -172,12 +176,20 @@ func (s *Sink) noteSaturated(t frontier.Time) {
 }
 
 // flushSaturated appends the numeric overflow noteSaturated noted, if
-// one is pending: every read of the sink's errors calls it first.
+// one is pending, or moves the one appended to the earlier time noted (a
+// retraction where it stood, and the error at the new time: the sink
+// emits at that time in this step, so its output has not passed either):
+// every read of the sink's errors calls it first.
 func (s *Sink) flushSaturated() {
-	if s.satPending {
-		s.satPending, s.satDone = false, true
-		s.Error(expr.CodeOverflow, s.satT, 1)
+	if !s.satPending {
+		return
 	}
+	s.satPending = false
+	if s.satDone {
+		s.Error(expr.CodeOverflow, s.satAt, -1)
+	}
+	s.Error(expr.CodeOverflow, s.satT, 1)
+	s.satAt, s.satDone = s.satT, true
 }
 
 // Oks returns the ok chunks collected so far (aliasing the sink).

@@ -971,7 +971,10 @@ func TestSteadyMergeLimitIsBenchmarkMergeLimits(t *testing.T) {
 // turnovers the window caught a worker's top merge or not depending on
 // which keys it held (at round=100000, 1.55 or 2.00 merge passes an
 // update for two workers by the split of the keys, 1.78-1.80 over four
-// turnovers with either).
+// turnovers with either). That was after a warm-up of one replacement of
+// the rows; after warmRounds' three, two workers do 2.063 passes an
+// update over four turnovers, 2.050 over eight and 2.047 over sixteen
+// (one worker 2.000 in each), so four are kept.
 func BenchmarkSteadyWorkers(b *testing.B) {
 	preload := 1000000
 	if testing.Short() {

@@ -382,6 +382,50 @@ func TestClosureOutsideJoinedRowsIsRefused(t *testing.T) {
 	}
 }
 
+// saturatedLeft makes a binary join whose left record (1, 10) a merge has
+// saturated: +2 at 0 and +MaxInt64 at 1, exact in each batch; once the
+// right input has moved on to {2}, the left trace compacts to it, and a
+// left update of each of keys at the times after 1, each stepped,
+// compacted and its merges exerted, brings 0 and 1 together in a merge
+// (batch.Batch.Saturated). The join was stepped through every left batch
+// and the right's up to 2; it is released when the test ends.
+func saturatedLeft(t *testing.T, closure Closure, keys ...int64) (l, r *rel, j *Binary, out *Sink) {
+	t.Helper()
+	l, r = newRel(ar11), newRel(ar11)
+	j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(j.Release)
+	out = NewSink(3)
+	l.seal(t, []upd{{1, 10, 0, 2}}, 1)
+	r.seal(t, []upd{{2, 20, 0, 1}}, 1)
+	r.seal(t, nil, 2)
+	if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
+		t.Fatal(err)
+	}
+	j.Compact(l.frontier(), r.frontier())
+	l.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
+	for _, k := range keys {
+		l.seal(t, []upd{{k, 10, l.upper, 1}}, l.upper+1)
+		if err := j.Step(l.deliver(9), nil, out); err != nil {
+			t.Fatal(err)
+		}
+		j.Compact(l.frontier(), r.frontier())
+		for range 8 {
+			l.w.Exert(1 << 10)
+		}
+	}
+	cut, err := l.h.BatchesThrough(frontier.At(l.upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
+		t.Fatalf("no merge saturated the left record: %v", cut)
+	}
+	return l, r, j, out
+}
+
 // TestBinaryJoinOfASaturatedCountIsAnOverflow: a left record's count is
 // +2 at 0 and +MaxInt64 at 1, exact in each batch. Once the right input
 // has moved on, the left trace compacts the two times together and a
@@ -393,40 +437,7 @@ func TestClosureOutsideJoinedRowsIsRefused(t *testing.T) {
 func TestBinaryJoinOfASaturatedCountIsAnOverflow(t *testing.T) {
 	for _, closure := range []Closure{nil, &Project{Cols: []int{0, 1, 2}}} {
 		t.Run(fmt.Sprintf("closure=%v", closure != nil), func(t *testing.T) {
-			l, r := newRel(ar11), newRel(ar11)
-			j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer j.Release()
-			out := NewSink(3)
-			l.seal(t, []upd{{1, 10, 0, 2}}, 1)
-			r.seal(t, []upd{{2, 20, 0, 1}}, 1)
-			r.seal(t, nil, 2)
-			if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
-				t.Fatal(err)
-			}
-			// The left trace compacts to the right frontier {2}; its
-			// merges bring 0 and 1 together.
-			j.Compact(l.frontier(), r.frontier())
-			l.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
-			for range 4 {
-				l.seal(t, []upd{{9, 10, l.upper, 1}}, l.upper+1)
-				if err := j.Step(l.deliver(9), nil, out); err != nil {
-					t.Fatal(err)
-				}
-				j.Compact(l.frontier(), r.frontier())
-				for range 8 {
-					l.w.Exert(1 << 10)
-				}
-			}
-			cut, err := l.h.BatchesThrough(frontier.At(l.upper))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
-				t.Fatalf("no merge saturated the left record: %v", cut)
-			}
+			_, r, j, out := saturatedLeft(t, closure, 9, 9, 9, 9)
 			if got := errDiffs(out, 1); len(got) != 0 {
 				t.Fatalf("errors at 1 = %v, want none (each batch was exact)", got)
 			}
@@ -452,38 +463,7 @@ func TestBinaryJoinOfASaturatedCountIsAnOverflow(t *testing.T) {
 func TestASaturatedBatchMarksAJoinOnce(t *testing.T) {
 	for _, closure := range []Closure{nil, &Project{Cols: []int{0, 1, 2}}} {
 		t.Run(fmt.Sprintf("closure=%v", closure != nil), func(t *testing.T) {
-			l, r := newRel(ar11), newRel(ar11)
-			j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0), Closure: closure})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer j.Release()
-			out := NewSink(3)
-			l.seal(t, []upd{{1, 10, 0, 2}}, 1)
-			r.seal(t, []upd{{2, 20, 0, 1}}, 1)
-			r.seal(t, nil, 2)
-			if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
-				t.Fatal(err)
-			}
-			j.Compact(l.frontier(), r.frontier())
-			l.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
-			for range 4 {
-				l.seal(t, []upd{{9, 10, l.upper, 1}}, l.upper+1)
-				if err := j.Step(l.deliver(9), nil, out); err != nil {
-					t.Fatal(err)
-				}
-				j.Compact(l.frontier(), r.frontier())
-				for range 8 {
-					l.w.Exert(1 << 10)
-				}
-			}
-			cut, err := l.h.BatchesThrough(frontier.At(l.upper))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
-				t.Fatalf("no merge saturated the left record: %v", cut)
-			}
+			_, r, j, out := saturatedLeft(t, closure, 9, 9, 9, 9)
 			const rounds = 100
 			for i := range rounds {
 				r.seal(t, []upd{{1, int64(20 + i), r.upper, 1}}, r.upper+1)
@@ -512,37 +492,9 @@ func TestASaturatedBatchMarksAJoinOnce(t *testing.T) {
 // (kept at 5, the row at 3 showed MaxInt64 with no error until 5), and
 // the sink still holds one.
 func TestASaturatedMarkMovesToAnEarlierProduct(t *testing.T) {
-	l, r := newRel(ar11), newRel(ar11)
-	j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Release()
-	out := NewSink(3)
-	l.seal(t, []upd{{1, 10, 0, 2}}, 1)
-	r.seal(t, []upd{{2, 20, 0, 1}}, 1)
-	r.seal(t, nil, 2)
-	if err := j.Step(l.deliver(9), r.deliver(9), out); err != nil {
-		t.Fatal(err)
-	}
-	j.Compact(l.frontier(), r.frontier())
-	l.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
-	for _, k := range []int64{9, 9, 9, 5} {
-		l.seal(t, []upd{{k, 10, l.upper, 1}}, l.upper+1)
-		if err := j.Step(l.deliver(9), nil, out); err != nil {
-			t.Fatal(err)
-		}
-		j.Compact(l.frontier(), r.frontier())
-		for range 8 {
-			l.w.Exert(1 << 10)
-		}
-	}
-	cut, err := l.h.BatchesThrough(frontier.At(l.upper))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cut) != 1 || !cut[0].Saturated() {
-		t.Fatalf("the left trace is %v, want one saturated batch", cut)
+	l, r, j, out := saturatedLeft(t, nil, 9, 9, 9, 5)
+	if cut, err := l.h.BatchesThrough(frontier.At(l.upper)); err != nil || len(cut) != 1 {
+		t.Fatalf("the left trace is %v (%v), want one saturated batch", cut, err)
 	}
 	r.seal(t, []upd{{5, 20, 2, 1}}, 3)
 	if err := j.Step(nil, r.deliver(9), out); err != nil {

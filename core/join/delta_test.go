@@ -480,14 +480,14 @@ func TestDeltaFeedConsolidationOverflowIsAnError(t *testing.T) {
 	}
 }
 
-// TestDeltaLookupOfASaturatedCountIsAnOverflow: R0's record is +2 at 0
-// and +MaxInt64 at 1, exact in each batch. Path 1 stashes R1's update at
-// 3 and compacts R0 to {2}; a merge then brings 0 and 1 together and
-// saturates the record (batch.Batch.Saturated). When the proposal is
-// matched, the exact product is out of int64: the output at 3 holds
-// `numeric overflow` (K3, docs/semantics.md §1.1), not a row at MaxInt64
-// alone.
-func TestDeltaLookupOfASaturatedCountIsAnOverflow(t *testing.T) {
+// saturatedLookup makes a two-relation delta query whose R0 record (1, 10)
+// a merge has saturated in the lookup R1's proposals read: +2 at 0 and
+// +MaxInt64 at 1, exact in each batch, with R0's logical compaction far
+// ahead (an index that allows it) and R1 at 4 after an update of key 1 at
+// 3; two steps, each with R0's merges exerted after it, bring 0 and 1
+// together. It returns the query and the step's budget for every path.
+func saturatedLookup(t *testing.T) (*deltaQuery, func(int) int) {
+	t.Helper()
 	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
 	q := newDeltaQuery(t, 2, 0, pres, nil)
 	r0, r1 := q.rels[0], q.rels[1]
@@ -497,13 +497,11 @@ func TestDeltaLookupOfASaturatedCountIsAnOverflow(t *testing.T) {
 	r0.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
 	r1.seal(t, nil, 3)
 	r1.seal(t, []upd{{1, 20, 3, 1}}, 4)
-	q.step(t, all, nil)
-	for range 8 {
-		r0.w.Exert(1 << 10)
-	}
-	q.step(t, all, nil)
-	for range 8 {
-		r0.w.Exert(1 << 10)
+	for range 2 {
+		q.step(t, all, nil)
+		for range 8 {
+			r0.w.Exert(1 << 10)
+		}
 	}
 	cut, err := r0.h.BatchesThrough(frontier.At(r0.upper))
 	if err != nil {
@@ -512,6 +510,19 @@ func TestDeltaLookupOfASaturatedCountIsAnOverflow(t *testing.T) {
 	if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
 		t.Fatalf("no merge saturated R0's record: %v", cut)
 	}
+	return q, all
+}
+
+// TestDeltaLookupOfASaturatedCountIsAnOverflow: R0's record is +2 at 0
+// and +MaxInt64 at 1, exact in each batch. Path 1 stashes R1's update at
+// 3 and compacts R0 to {2}; a merge then brings 0 and 1 together and
+// saturates the record (batch.Batch.Saturated). When the proposal is
+// matched, the exact product is out of int64: the output at 3 holds
+// `numeric overflow` (K3, docs/semantics.md §1.1), not a row at MaxInt64
+// alone.
+func TestDeltaLookupOfASaturatedCountIsAnOverflow(t *testing.T) {
+	q, all := saturatedLookup(t)
+	r0, r1 := q.rels[0], q.rels[1]
 	r0.seal(t, nil, 5)
 	r1.seal(t, nil, 5)
 	q.step(t, all, nil)
@@ -556,30 +567,8 @@ func TestDeltaSourceOfASaturatedCountIsAnOverflow(t *testing.T) {
 // one a round; one stands at every later time, so the path adds it once
 // (docs/semantics.md §1.1).
 func TestASaturatedLookupMarksAPathOnce(t *testing.T) {
-	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
-	q := newDeltaQuery(t, 2, 0, pres, nil)
+	q, all := saturatedLookup(t)
 	r0, r1 := q.rels[0], q.rels[1]
-	r0.h.SetLogicalCompaction(frontier.At(10))
-	all := func(int) int { return 9 }
-	r0.seal(t, []upd{{1, 10, 0, 2}}, 1)
-	r0.seal(t, []upd{{1, 10, 1, math.MaxInt64}}, 2)
-	r1.seal(t, nil, 3)
-	r1.seal(t, []upd{{1, 20, 3, 1}}, 4)
-	q.step(t, all, nil)
-	for range 8 {
-		r0.w.Exert(1 << 10)
-	}
-	q.step(t, all, nil)
-	for range 8 {
-		r0.w.Exert(1 << 10)
-	}
-	cut, err := r0.h.BatchesThrough(frontier.At(r0.upper))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
-		t.Fatalf("no merge saturated R0's record: %v", cut)
-	}
 	const rounds = 60
 	for i := range rounds {
 		tm := uint64(4 + i)

@@ -28,79 +28,110 @@ import (
 // reduce adds the error itself where it read a saturated batch
 // (docs/semantics.md §1.1).
 func TestReduceOfACountAMergeSaturatedIsAnOverflow(t *testing.T) {
-	type op struct {
-		name string
-		mk   func(Input) (*Reduce, error)
-		ar   batch.Arity
-	}
-	plan := func(p Plan, aggs ...Aggregate) op {
-		return op{p.String(), func(in Input) (*Reduce, error) { return New(in, Options{Aggregates: aggs, Plan: p}) }, ar12}
-	}
-	rec := batch.Arity{Key: 3}
-	ops := []op{
-		plan(Accumulable, Aggregate{Fn: Sum, Col: 0}),
-		plan(Basic, Aggregate{Fn: Sum, Col: 0}),
-		plan(Monotonic, Aggregate{Fn: Max, Col: 1}),
-		plan(Hierarchical, Aggregate{Fn: Max, Col: 1}),
-		plan(Auto, Aggregate{Fn: Max, Col: 1}, Aggregate{Fn: Count}),
-		{"threshold", func(in Input) (*Reduce, error) { return NewThreshold(in, Options{}) }, rec},
-		{"distinct", func(in Input) (*Reduce, error) { return NewDistinct(in, Options{}) }, rec},
-	}
-	for _, o := range ops {
+	for _, c := range saturationCases(0) {
 		for _, last := range []int64{-1, -math.MaxInt64} {
-			t.Run(fmt.Sprintf("%s/%d", o.name, last), func(t *testing.T) {
-				x := direct(t, o.ar)
-				defer x.close()
-				r, err := o.mk(x.in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Release()
-				mk := func(key, a, b int64, tm uint64, d int64) upd {
-					if o.ar == rec {
-						return upd{key: []int64{key, a, b}, t: tm, d: d}
-					}
-					return u(key, a, b, tm, d)
-				}
-				rounds := [][]upd{
-					{mk(1, 0, 4, 0, 2), mk(2, 0, 4, 0, 1)},
-					{mk(1, 0, 4, 1, math.MaxInt64)},
-				}
-				for i := 2; i < 40; i++ {
-					rounds = append(rounds, []upd{mk(2, 0, int64(i), uint64(i), 1)})
-				}
-				var got collected
-				step := func(ups []upd) {
-					x.seal(t, ups, x.upper+1)
-					bs, f := x.deliver(1 << 30)
-					out, err := r.Step(bs, f)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got.add(out)
-					for range 4 {
-						x.w.Exert(1 << 10)
-					}
-				}
-				for _, ups := range rounds {
-					step(ups)
-				}
-				cut, err := x.in.Reader.(*trace.Handle).BatchesThrough(frontier.At(x.upper))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
-					t.Fatalf("no merge of the input saturated record (0, 4): %v", cut)
-				}
-				if e := at(got.errs, 1, true); e["numeric overflow"] < 1 {
-					t.Fatalf("at 1: errors %v, want a numeric overflow (the record's count is 2 + MaxInt64)", e)
-				}
-				step([]upd{mk(1, 0, 4, 40, last)})
-				if e := at(got.errs, 40, true); e["numeric overflow"] < 1 {
-					t.Fatalf("at 40: rows %v errors %v, want a numeric overflow (the group was recomputed from a saturated count)", at(got.oks, 40, false), e)
+			t.Run(fmt.Sprintf("%s/%d", c.name, last), func(t *testing.T) {
+				x := startSaturated(t, c, 40, func(i int) upd { return x0(c, 2, 0, int64(i), uint64(i), 1) })
+				x.step([]upd{x0(c, 1, 0, 4, 40, last)})
+				if e := at(x.got.errs, 40, true); e["numeric overflow"] < 1 {
+					t.Fatalf("at 40: rows %v errors %v, want a numeric overflow (the group was recomputed from a saturated count)", at(x.got.oks, 40, false), e)
 				}
 			})
 		}
+	}
+}
+
+// x0 is the update (key, a, b) at tm with diff d in case c's arity: a
+// key and columns 0 and 1, or a record of three key columns.
+func x0(c saturationCase, key, a, b int64, tm uint64, d int64) upd {
+	if c.ar == (batch.Arity{Key: 3}) {
+		return upd{key: []int64{key, a, b}, t: tm, d: d}
+	}
+	return u(key, a, b, tm, d)
+}
+
+// saturatedRun is case c's reduce over a direct input, stepped a round
+// at a time (step: seal the round, step the reduce into got, exert the
+// input's merges).
+type saturatedRun struct {
+	t   *testing.T
+	x   *input
+	r   *Reduce
+	got collected
+}
+
+func (s *saturatedRun) step(ups []upd) {
+	s.x.seal(s.t, ups, s.x.upper+1)
+	bs, f := s.x.deliver(1 << 30)
+	out, err := s.r.Step(bs, f)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.got.add(out)
+	for range 4 {
+		s.x.w.Exert(1 << 10)
+	}
+}
+
+// startSaturated runs case c's reduce through record (0, 4) of group 1 at
+// +2 at 0 (beside group 2's at +1) and +MaxInt64 at 1, then round(i) for
+// every i from 2 below rounds, and checks that a merge of the input
+// saturated the record and that the reduce reported its count out of
+// int64 at 1 (the two exact batches). Both are released when the test
+// ends.
+func startSaturated(t *testing.T, c saturationCase, rounds int, round func(i int) upd) *saturatedRun {
+	t.Helper()
+	x := direct(t, c.ar)
+	t.Cleanup(x.close)
+	r, err := c.mk(x.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Release)
+	s := &saturatedRun{t: t, x: x, r: r}
+	s.step([]upd{x0(c, 1, 0, 4, 0, 2), x0(c, 2, 0, 4, 0, 1)})
+	s.step([]upd{x0(c, 1, 0, 4, 1, math.MaxInt64)})
+	for i := 2; i < rounds; i++ {
+		s.step([]upd{round(i)})
+	}
+	cut, err := x.in.Reader.(*trace.Handle).BatchesThrough(frontier.At(x.upper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
+		t.Fatalf("no merge of the input saturated record (0, 4): %v", cut)
+	}
+	if e := at(s.got.errs, 1, true); e["numeric overflow"] < 1 {
+		t.Fatalf("at 1: errors %v, want a numeric overflow (the record's count is 2 + MaxInt64)", e)
+	}
+	return s
+}
+
+// saturationCase is a reduce the saturation tests run over records of
+// arity ar (ar12: key, then columns 0 and 1; a record of three key
+// columns for threshold and distinct).
+type saturationCase struct {
+	name string
+	ar   batch.Arity
+	mk   func(Input) (*Reduce, error)
+}
+
+// saturationCases returns every plan, the auto plan of two aggregates,
+// threshold and distinct; the accumulable plan sums column 0, the basic
+// one column basicCol.
+func saturationCases(basicCol int) []saturationCase {
+	rec := batch.Arity{Key: 3}
+	plan := func(name string, p Plan, aggs ...Aggregate) saturationCase {
+		return saturationCase{name, ar12, func(in Input) (*Reduce, error) { return New(in, Options{Aggregates: aggs, Plan: p}) }}
+	}
+	return []saturationCase{
+		plan("accumulable", Accumulable, Aggregate{Fn: Sum, Col: 0}),
+		plan("basic", Basic, Aggregate{Fn: Sum, Col: basicCol}),
+		plan("monotonic", Monotonic, Aggregate{Fn: Max, Col: 1}),
+		plan("hierarchical", Hierarchical, Aggregate{Fn: Max, Col: 1}),
+		plan("auto", Auto, Aggregate{Fn: Max, Col: 1}, Aggregate{Fn: Count}),
+		{"threshold", rec, func(in Input) (*Reduce, error) { return NewThreshold(in, Options{}) }},
+		{"distinct", rec, func(in Input) (*Reduce, error) { return NewDistinct(in, Options{}) }},
 	}
 }
 
@@ -113,26 +144,7 @@ func TestReduceOfACountAMergeSaturatedIsAnOverflow(t *testing.T) {
 // marker, at its frontier when it merged, need not be at.
 func TestReduceOverASaturatedSnapshotIsAnOverflow(t *testing.T) {
 	rec := batch.Arity{Key: 3}
-	for _, c := range []struct {
-		name string
-		ar   batch.Arity
-		mk   func(Input) (*Reduce, error)
-	}{
-		{"accumulable", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Sum, Col: 0}}, Plan: Accumulable})
-		}},
-		{"basic", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Sum, Col: 0}}, Plan: Basic})
-		}},
-		{"monotonic", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Monotonic})
-		}},
-		{"hierarchical", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Hierarchical})
-		}},
-		{"threshold", rec, func(in Input) (*Reduce, error) { return NewThreshold(in, Options{}) }},
-		{"distinct", rec, func(in Input) (*Reduce, error) { return NewDistinct(in, Options{}) }},
-	} {
+	for _, c := range saturationCases(0) {
 		t.Run(c.name, func(t *testing.T) {
 			mk := func(tm uint64, d int64) upd {
 				if c.ar == rec {
@@ -196,85 +208,25 @@ func TestReduceOverASaturatedSnapshotIsAnOverflow(t *testing.T) {
 // many rounds follow (docs/semantics.md §6.3: bad data cannot grow the
 // error count).
 func TestASaturatedBatchMarksAReduceOnce(t *testing.T) {
-	rec := batch.Arity{Key: 3}
-	for _, c := range []struct {
-		name string
-		ar   batch.Arity
-		mk   func(Input) (*Reduce, error)
-	}{
-		{"accumulable", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Sum, Col: 0}}, Plan: Accumulable})
-		}},
-		{"basic", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Sum, Col: 1}}, Plan: Basic})
-		}},
-		{"monotonic", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Monotonic})
-		}},
-		{"hierarchical", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}}, Plan: Hierarchical})
-		}},
-		{"auto", ar12, func(in Input) (*Reduce, error) {
-			return New(in, Options{Aggregates: []Aggregate{{Fn: Max, Col: 1}, {Fn: Count}}})
-		}},
-		{"threshold", rec, func(in Input) (*Reduce, error) { return NewThreshold(in, Options{}) }},
-		{"distinct", rec, func(in Input) (*Reduce, error) { return NewDistinct(in, Options{}) }},
-	} {
+	// The basic plan sums column 1: column 0 is 0 in every update, and a
+	// sum that never changes emits nothing to mark.
+	for _, c := range saturationCases(1) {
 		t.Run(c.name, func(t *testing.T) {
-			x := direct(t, c.ar)
-			defer x.close()
-			r, err := c.mk(x.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Release()
-			mk := func(key, a, b int64, tm uint64, d int64) upd {
-				if c.ar == rec {
-					return upd{key: []int64{key, a, b}, t: tm, d: d}
-				}
-				return u(key, a, b, tm, d)
-			}
-			var got collected
-			step := func(ups []upd) {
-				x.seal(t, ups, x.upper+1)
-				bs, f := x.deliver(1 << 30)
-				out, err := r.Step(bs, f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got.add(out)
-				for range 4 {
-					x.w.Exert(1 << 10)
-				}
-			}
-			step([]upd{mk(1, 0, 4, 0, 2), mk(2, 0, 4, 0, 1)})
-			step([]upd{mk(1, 0, 4, 1, math.MaxInt64)})
 			const rounds = 200
-			for i := 2; i < rounds; i++ {
-				if c.ar == rec {
+			x := startSaturated(t, c, rounds, func(i int) upd {
+				if c.ar == (batch.Arity{Key: 3}) {
 					// Threshold's and distinct's group is the record:
 					// (2, 0, 4), in the saturated batch, goes and comes
 					// back.
-					step([]upd{mk(2, 0, 4, uint64(i), int64(2*(i%2)-1))})
-					continue
+					return x0(c, 2, 0, 4, uint64(i), int64(2*(i%2)-1))
 				}
-				step([]upd{mk(2, 0, int64(i), uint64(i), 1)})
-			}
-			cut, err := x.in.Reader.(*trace.Handle).BatchesThrough(frontier.At(x.upper))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.ContainsFunc(cut, (*batch.Batch).Saturated) {
-				t.Fatalf("no merge of the input saturated record (0, 4): %v", cut)
-			}
-			if e := at(got.errs, 1, true); e["numeric overflow"] < 1 {
-				t.Fatalf("at 1: errors %v, want a numeric overflow (the record's count is 2 + MaxInt64)", e)
-			}
+				return x0(c, 2, 0, int64(i), uint64(i), 1)
+			})
 			// Once per way the reduce meets the one overflow: in the exact
 			// batches, in a saturated batch it reads, in a merge of a
 			// hierarchical layer's trace (the auto plan's max); none more
 			// over the last hundred rounds.
-			mid, end := at(got.errs, rounds/2, true)["numeric overflow"], at(got.errs, rounds, true)["numeric overflow"]
+			mid, end := at(x.got.errs, rounds/2, true)["numeric overflow"], at(x.got.errs, rounds, true)["numeric overflow"]
 			if end != mid || end > 3 {
 				t.Fatalf("numeric overflow %d at %d and %d at %d, want at most 3 and none added (one group's count left int64, once)", mid, rounds/2, end, rounds)
 			}

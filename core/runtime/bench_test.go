@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -579,10 +580,13 @@ func newSteadyLoad(chunks []*dataflow.Chunk, round int, seed uint64) *steadyLoad
 }
 
 // next returns the next round's chunk (times to be set when sent).
-func (l *steadyLoad) next() *dataflow.Chunk {
+func (l *steadyLoad) next() *dataflow.Chunk { return l.nextInto(dataflow.NewChunk(2, l.round)) }
+
+// nextInto makes the next round's chunk in c, an empty chunk with room
+// for a round (chunkArena.slot), and returns it.
+func (l *steadyLoad) nextInto(c *dataflow.Chunk) *dataflow.Chunk {
 	retract := l.round*(l.i+1)/2 - l.round*l.i/2
 	l.i++
-	c := dataflow.NewChunk(2, l.round)
 	for range retract {
 		r := l.live[l.head]
 		l.head = (l.head + 1) % len(l.live)
@@ -596,6 +600,54 @@ func (l *steadyLoad) next() *dataflow.Chunk {
 		c.Push(r[:], 0, 1)
 	}
 	return c
+}
+
+// chunkArena holds a steady benchmark's pool of rounds outside the Go heap,
+// in an anonymous mapping: a slot a round, reused at each refill. The pool
+// stands for the driver's source, and a driver that makes a round as it
+// sends it holds one round at a time; a pool of the window's rounds on the
+// heap (128 MB at rounds of 100,000) was live heap that fell round by
+// round as its chunks were sent, so the collector's goal fell with it and
+// the scavenger returned pages that the rounds' batches then touched
+// again: two workers at rounds of 100,000 read 375–539 faults a round
+// that way, where rounds made as they are sent read 116–245 (one worker
+// 25–68 against 62–122). Outside the heap, the window's collections and
+// faults are those of the runtime's own memory. The engine has copied a
+// round's rows once the query's frontier has passed it (a share copies
+// its worker's rows as the input is applied, the batcher gathers them at
+// the seal that the frontier waits for, and the steady input keeps no
+// history), so a slot is refilled only after its round has passed, and
+// the mapping is unmapped only after the runtime has shut down (its
+// cleanup is registered before the setup's, and cleanups run last
+// first).
+type chunkArena struct {
+	mem   []byte
+	round int
+}
+
+// newChunkArena maps slots rounds of round updates of two columns.
+func newChunkArena(b *testing.B, slots, round int) *chunkArena {
+	mem, err := syscall.Mmap(-1, 0, slots*round*32, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		b.Fatalf("mapping the pool of %d rounds: %v", slots, err)
+	}
+	b.Cleanup(func() {
+		if err := syscall.Munmap(mem); err != nil {
+			b.Errorf("unmapping the pool: %v", err)
+		}
+	})
+	return &chunkArena{mem: mem, round: round}
+}
+
+// slot returns an empty chunk of two columns over slot i's memory, with
+// room for a round.
+func (a *chunkArena) slot(i int) *dataflow.Chunk {
+	n := a.round
+	base := unsafe.Pointer(&a.mem[i*n*32])
+	rows := unsafe.Slice((*int64)(base), 2*n)
+	times := unsafe.Slice((*uint64)(unsafe.Add(base, 16*n)), n)
+	diffs := unsafe.Slice((*int64)(unsafe.Add(base, 24*n)), n)
+	return &dataflow.Chunk{Arity: 2, Rows: rows[:0], Times: times[:0], Diffs: diffs[:0]}
 }
 
 // processCPU returns the CPU time (user and system) the process has used
@@ -670,8 +722,9 @@ func steadyWindow(preload, round, turnovers int) int {
 // window's are, so the figure is the steady state's and not the preloaded
 // trace's first turnover or the heap's growth (runSteady). No work
 // escapes the timer: the chunks of the whole window (below) are built
-// before the loop, up to 4M updates of them (128 MB; every window of the
-// README's figures fits); a run past the window, or a window larger
+// before the loop, up to 4M updates of them (128 MB, outside the Go heap:
+// chunkArena; every window of the README's figures fits); a run past the
+// window, or a window larger
 // than that, builds them a pool at a time with the timer stopped, but
 // only after the maintaining runtime has been made quiescent inside it
 // (every merge in progress finished). No quiescence falls inside the
@@ -682,9 +735,7 @@ func steadyWindow(preload, round, turnovers int) int {
 // -benchtime 20x) once more where it ended, each quiescence about four
 // rounds long with one worker merging and the other idle (a
 // runtime/trace of the run). gc-cycles counts the collections in the
-// window: the chunks built before it are live heap until sent (each is
-// dropped once sent), so a window's collections can be fewer than a
-// pool's.
+// window, of the runtime's own memory: the pool is not on the heap.
 //
 // The figures ns/update, cpu-ns/update, passes/update, batches and
 // trace-updates cover a fixed window of steadyWindow rounds after the
@@ -723,22 +774,24 @@ func BenchmarkSteady(b *testing.B) {
 // of the trace (steadyWindow).
 func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int) {
 	ctx := benchCtx(b)
+	// The window's chunks, or a pool of 1<<18 updates and at least 16
+	// rounds (see BenchmarkSteady), outside the heap (chunkArena; mapped
+	// before the setup, so unmapped after its shutdown).
+	poolLen := max(16, min(4096, 1<<18/round))
+	if win := steadyWindow(preload, round, turnovers); win*round <= 1<<22 {
+		poolLen = max(poolLen, win)
+	}
+	arena := newChunkArena(b, poolLen, round)
 	s, tl := newSteadySetup(b, mode, preload, 2, workers)
 	if err := s.quiesce(ctx); err != nil {
 		b.Fatal(err)
 	}
 	_, u0, sum0 := tl.Counts()
 	load := newSteadyLoad(s.chunks, round, 3)
-	// The window's chunks, or a pool of 1<<18 updates and at least 16
-	// rounds (see BenchmarkSteady).
-	poolLen := max(16, min(4096, 1<<18/round))
-	if win := steadyWindow(preload, round, turnovers); win*round <= 1<<22 {
-		poolLen = max(poolLen, win)
-	}
 	pool := make([]*dataflow.Chunk, poolLen)
 	fill := func(n int) {
 		for i := range pool[:n] {
-			pool[i] = load.next()
+			pool[i] = load.nextInto(arena.slot(i))
 		}
 	}
 	// The warm-up sends its rounds from pools as the window does, so the

@@ -99,7 +99,8 @@ type Env struct {
 	// Wake signals the worker without naming a dataflow (publisher holds
 	// moved); safe from any goroutine.
 	Wake func()
-	// Spine configures the spines of arrangements.
+	// Spine configures the spines of arrangements (a Fuel of 0 is
+	// spine.WorkedFuel there: IndexManager.Maintain works them).
 	Spine spine.Options
 	// Fail records an operator's error (the worker reports it).
 	Fail func(df string, err error)
@@ -497,7 +498,14 @@ func containsInt(xs []int, x int) bool {
 // found by a merge, into its batcher at its frontier.
 func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, vals []int, overflows bool) (Arranged, *Stream[*Chunk]) {
 	ar := batch.Arity{Key: len(key), Val: len(vals)}
-	h, w, s := share.NewTrace(ar, c.env.Spine)
+	// The manager works the trace at every wake while it merges
+	// (IndexManager.Maintain), so its arrivals bring spine.WorkedFuel
+	// unless the runtime's options set a fuel.
+	opts := c.env.Spine
+	if opts.Fuel <= 0 {
+		opts.Fuel = spine.WorkedFuel
+	}
+	h, w, s := share.NewTrace(ar, opts)
 	// A new arrangement starts compacted at its dataflow's as_of: it is
 	// correct from as_of on only, and says so to every importer (the MZ
 	// #3005 row of docs/semantics.md §7.3).

@@ -38,10 +38,13 @@
 // with updates goes in after one empty batch from where the chain ended
 // to its lower, so the chain stays contiguous.
 //
-// Every merge in progress receives fuelPerUpdate units of merge work per
-// arriving update (each its own copy, as in differential-dataflow), so a
-// level's merge finishes before the level calls for the next one; if it has
-// not, it is finished at once.
+// Every merge in progress receives Options.Fuel units of merge work per
+// arriving update (each its own copy, as in differential-dataflow;
+// DefaultFuel, 4), so a level's merge finishes before the level calls for
+// the next one; if it has not, it is finished at once. A spine its owner
+// also works between arrivals takes WorkedFuel, 2: enough to finish the
+// top level's merge about when it is due, so that its work comes a
+// little every arrival rather than in bursts (the runtime's arrangements).
 //
 // The chain is the time-ordered list of batches the spine holds: levels from
 // the highest (oldest) to level 0, each its merging batches then its waiting

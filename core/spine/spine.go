@@ -107,6 +107,7 @@ type Spine struct {
 	levels   []level
 	pending  []*batch.Batch
 	effort   int64
+	fuel     int64 // per arriving update (Options.Fuel)
 	fanout   int
 	err      error // the first merge that overflowed, if any
 	overflow int   // merges that overflowed
@@ -156,12 +157,28 @@ func (s *Spine) ClaimTrace() bool {
 // 17 batches instead of 12 (docs/engine-history.md, Kernels, second round).
 const DefaultFanout = 16
 
-// fuelPerUpdate is the merge work each in-progress merge may do per update
-// that arrives. A level merges fanout batches when fanout more have arrived
-// below it, so 1 would finish each merge just in time on a growing trace;
-// the slack covers batches that consolidation shrinks on the way up and the
-// top level, whose merge also rereads the largest batch.
-const fuelPerUpdate = 4
+// DefaultFuel is Options.Fuel when left 0: the merge work each merge in
+// progress may do per update that arrives. A level merges fanout batches
+// when fanout more have arrived below it, so 1 would finish each merge just
+// in time on a growing trace; the slack covers batches that consolidation
+// shrinks on the way up and the top level, whose merge also rereads the
+// largest batch.
+const DefaultFuel = 4
+
+// WorkedFuel is the fuel per update for a spine that its owner also works
+// between arrivals, at every turn it gets (Work), as the runtime's
+// maintenance pass works every arrangement's trace at every wake while it
+// merges: half of DefaultFuel, that work giving the rest of the slack. At
+// the top of a steady trace a merge reads the largest batch and as much
+// again, and the level calls for the next once as much again has arrived,
+// so 2 a update finishes it about when it is due, and 4 in half that: its
+// work then comes as a burst every arrival for half the rounds between two
+// top merges and none in the other half, and a runtime of several workers,
+// whose rounds wait for every worker, turns each worker's burst into the
+// others' idle time (docs/engine-history.md, "A worked trace's arrivals
+// bring half the fuel"). A spine that only its arrivals drive keeps
+// DefaultFuel: with 2 its trace grows past three times its live updates.
+const WorkedFuel = 2
 
 // Options configure a spine.
 type Options struct {
@@ -169,6 +186,12 @@ type Options struct {
 	// effort multiplier). Zero or less means 1; the fuel of an arrival
 	// saturates at MaxInt64, so a huge effort merges at once.
 	Effort int64
+	// Fuel is the merge work each merge in progress receives per arriving
+	// update, before Effort scales it; zero or less means DefaultFuel. A
+	// spine given less relies on work between arrivals (Work, Exert) for
+	// the rest (WorkedFuel); the product saturates at MaxInt64 as Effort's
+	// does.
+	Fuel int64
 	// Fanout is how many batches of one level are merged at once (at least
 	// 2); zero means DefaultFanout. Each update is merged about once per
 	// level, and a level is fanout times the size of the one below, so a
@@ -189,11 +212,19 @@ func New(ar batch.Arity, opts Options) *Spine {
 		f = DefaultFanout
 	}
 	f = max(f, 2)
-	return &Spine{ar: ar, effort: e, fanout: f}
+	fuel := opts.Fuel
+	if fuel <= 0 {
+		fuel = DefaultFuel
+	}
+	return &Spine{ar: ar, effort: e, fuel: fuel, fanout: f}
 }
 
 // Arity returns the arity of the spine's batches.
 func (s *Spine) Arity() batch.Arity { return s.ar }
+
+// Fuel returns the merge work each merge in progress receives per arriving
+// update, before effort (Options.Fuel, or DefaultFuel).
+func (s *Spine) Fuel() int64 { return s.fuel }
 
 // Upper returns the spine's upper: the upper of the last inserted batch.
 func (s *Spine) Upper() frontier.Frontier { return s.upper }
@@ -288,7 +319,7 @@ func (s *Spine) Insert(b *batch.Batch) error {
 		// inserts drive (a reduce's output, a join's intermediate, which
 		// no maintenance pass works) finishes them, and reports their
 		// overflows, over rounds without updates.
-		s.Work(arrivalFuel(0, s.effort))
+		s.Work(arrivalFuel(0, s.fuel, s.effort))
 		return nil
 	}
 	if lower := b.Lower(); s.end != lower {
@@ -373,7 +404,7 @@ func (s *Spine) grow(j int) {
 // lower level move up to that level, since they are older (roll-up) — and
 // levels that are full start merging.
 func (s *Spine) arrive(b *batch.Batch) {
-	s.applyFuel(arrivalFuel(b.Len(), s.effort))
+	s.applyFuel(arrivalFuel(b.Len(), s.fuel, s.effort))
 	c := s.classOf(b.Len())
 	s.grow(c)
 	s.rollUp(c)
@@ -382,12 +413,17 @@ func (s *Spine) arrive(b *batch.Batch) {
 	s.normalize()
 }
 
-// arrivalFuel is the fuel an arrival of n updates brings under effort:
-// fuelPerUpdate per update (at least one), times effort, saturated at
-// MaxInt64. A product that wrapped would be negative, and a spine of huge
-// effort (merge eagerly) would then do no merge work on arrivals at all.
-func arrivalFuel(n int, effort int64) int64 {
-	per := fuelPerUpdate * int64(max(n, 1))
+// arrivalFuel is the fuel an arrival of n updates brings under fuel (per
+// update) and effort: fuel per update (at least one update), times
+// effort, saturated at MaxInt64. A product that wrapped would be negative,
+// and a spine of huge effort or fuel (merge eagerly) would then do no merge
+// work on arrivals at all.
+func arrivalFuel(n int, fuel, effort int64) int64 {
+	u := int64(max(n, 1))
+	if fuel > math.MaxInt64/u {
+		return math.MaxInt64
+	}
+	per := fuel * u
 	if effort > math.MaxInt64/per {
 		return math.MaxInt64
 	}

@@ -152,7 +152,7 @@ func (f *fifo) step(retract int) {
 	f.s.SetPhysicalCompaction(frontier.At(f.tm))
 }
 
-// TestHugeEffortSaturates: an arrival's fuel is fuelPerUpdate × updates ×
+// TestHugeEffortSaturates: an arrival's fuel is Options.Fuel × updates ×
 // effort; with an effort near MaxInt64 the product must saturate, not wrap
 // negative, or the spine does no merge work on arrivals and its chain, as a
 // level folds its waiting batches past the merge it still has in progress,

@@ -99,8 +99,8 @@ type Env struct {
 	// Wake signals the worker without naming a dataflow (publisher holds
 	// moved); safe from any goroutine.
 	Wake func()
-	// Spine configures the spines of arrangements (a Fuel of 0 is
-	// spine.WorkedFuel there: IndexManager.Maintain works them).
+	// Spine configures the spines of arrangements (a Fuel of 0 or less
+	// is spine.WorkedFuel there: IndexManager.Maintain works them).
 	Spine spine.Options
 	// Fail records an operator's error (the worker reports it).
 	Fail func(df string, err error)

@@ -103,12 +103,13 @@ func benchCtx(b *testing.B) context.Context {
 // input "in" (imported) or only the input (direct), preloaded with n rows
 // over times [0, 100).
 type benchSetup struct {
-	mode    string
-	workers int
-	ctl     *Controller
-	rts     []*Runtime
-	chunks  []*dataflow.Chunk // the preloaded rows
-	probe   *dataflow.Probe   // imported, but for a steady state: the index's probe
+	mode      string
+	workers   int
+	noHistory bool // its input "in" keeps no history (a steady setup)
+	ctl       *Controller
+	rts       []*Runtime
+	chunks    []*dataflow.Chunk // the preloaded rows
+	probe     *dataflow.Probe   // imported, but for a steady state: the index's probe
 }
 
 func newBenchSetup(b *testing.B, mode string, n int, seed uint64) *benchSetup {
@@ -177,7 +178,7 @@ func benchReaderBudget(b *testing.B) {
 func startBenchSetup(b *testing.B, mode string, w int, steady bool) *benchSetup {
 	b.Helper()
 	benchReaderBudget(b)
-	s := &benchSetup{mode: mode, workers: w}
+	s := &benchSetup{mode: mode, workers: w, noHistory: steady}
 	switch mode {
 	case "imported":
 		m, i, ctl, err := Pair(w, spine.Options{})
@@ -607,27 +608,44 @@ func (l *steadyLoad) nextInto(c *dataflow.Chunk) *dataflow.Chunk {
 // stands for the driver's source, and a driver that makes a round as it
 // sends it holds one round at a time; a pool of the window's rounds on the
 // heap (128 MB at rounds of 100,000) was live heap that fell round by
-// round as its chunks were sent, so the collector's goal fell with it and
-// the scavenger returned pages that the rounds' batches then touched
-// again: two workers at rounds of 100,000 read 375–539 faults a round
-// that way, where rounds made as they are sent read 116–245 (one worker
-// 25–68 against 62–122). Outside the heap, the window's collections and
-// faults are those of the runtime's own memory. The engine has copied a
-// round's rows once the query's frontier has passed it (a share copies
-// its worker's rows as the input is applied, the batcher gathers them at
-// the seal that the frontier waits for, and the steady input keeps no
-// history), so a slot is refilled only after its round has passed, and
-// the mapping is unmapped only after the runtime has shut down (its
-// cleanup is registered before the setup's, and cleanups run last
-// first).
+// round as its chunks were sent, so the collector's goal fell
+// with it and the scavenger returned pages that the rounds' batches then
+// touched again: two workers at rounds of 100,000 read 375–539 faults a
+// round that way, where rounds made as they are sent read 116–245. One
+// worker read 25–68 on the heap, against 62–122 made as sent, and reads
+// 24–401 with the arena: its window now holds three or four collections
+// where it held two, the heap the collector sizes its goal from being the
+// runtime's alone. Outside the heap, the window's collections and faults
+// are those of the runtime's own memory.
+//
+// The engine has copied a round's rows once the query's frontier has
+// passed it (a share copies its worker's rows as the input is applied,
+// the batcher gathers them at the seal that the frontier waits for), as
+// long as the input keeps no history (one worker's input would keep the
+// sent chunk itself: runSteady refuses a setup whose input keeps one). So
+// a slot is refilled only after its round has passed, and the mapping is
+// unmapped only after the runtime has shut down (its cleanup is
+// registered before the setup's, and cleanups run last first). Under
+// -short (the CI's run of every benchmark once) each slot is made
+// unreadable once its round has passed (retire) and writable again when
+// refilled, so an engine that read a round's rows after its frontier
+// passed would fault there.
 type chunkArena struct {
-	mem   []byte
-	round int
+	mem    []byte
+	round  int
+	stride int  // bytes a slot: the round's columns (whole pages under -short)
+	guard  bool // retire protects a slot (-short)
 }
 
 // newChunkArena maps slots rounds of round updates of two columns.
 func newChunkArena(b *testing.B, slots, round int) *chunkArena {
-	mem, err := syscall.Mmap(-1, 0, slots*round*32, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	guard := testing.Short()
+	stride := round * 32
+	if guard { // whole pages, so that each slot can be protected alone
+		page := os.Getpagesize()
+		stride = (stride + page - 1) / page * page
+	}
+	mem, err := syscall.Mmap(-1, 0, slots*stride, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		b.Fatalf("mapping the pool of %d rounds: %v", slots, err)
 	}
@@ -636,18 +654,35 @@ func newChunkArena(b *testing.B, slots, round int) *chunkArena {
 			b.Errorf("unmapping the pool: %v", err)
 		}
 	})
-	return &chunkArena{mem: mem, round: round}
+	return &chunkArena{mem: mem, round: round, stride: stride, guard: guard}
 }
 
 // slot returns an empty chunk of two columns over slot i's memory, with
 // room for a round.
-func (a *chunkArena) slot(i int) *dataflow.Chunk {
+func (a *chunkArena) slot(b *testing.B, i int) *dataflow.Chunk {
+	m := a.mem[i*a.stride : (i+1)*a.stride]
+	if a.guard {
+		if err := syscall.Mprotect(m, syscall.PROT_READ|syscall.PROT_WRITE); err != nil {
+			b.Fatalf("unprotecting pool slot %d: %v", i, err)
+		}
+	}
 	n := a.round
-	base := unsafe.Pointer(&a.mem[i*n*32])
+	base := unsafe.Pointer(&m[0])
 	rows := unsafe.Slice((*int64)(base), 2*n)
 	times := unsafe.Slice((*uint64)(unsafe.Add(base, 16*n)), n)
 	diffs := unsafe.Slice((*int64)(unsafe.Add(base, 24*n)), n)
 	return &dataflow.Chunk{Arity: 2, Rows: rows[:0], Times: times[:0], Diffs: diffs[:0]}
+}
+
+// retire marks slot i's round passed: under -short the slot is made
+// unreadable until it is refilled.
+func (a *chunkArena) retire(b *testing.B, i int) {
+	if !a.guard {
+		return
+	}
+	if err := syscall.Mprotect(a.mem[i*a.stride:(i+1)*a.stride], syscall.PROT_NONE); err != nil {
+		b.Fatalf("protecting pool slot %d: %v", i, err)
+	}
 }
 
 // processCPU returns the CPU time (user and system) the process has used
@@ -783,6 +818,9 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	}
 	arena := newChunkArena(b, poolLen, round)
 	s, tl := newSteadySetup(b, mode, preload, 2, workers)
+	if !s.noHistory {
+		b.Fatal("a steady setup's input keeps history: it would keep the pool's chunks (chunkArena)")
+	}
 	if err := s.quiesce(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -791,7 +829,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	pool := make([]*dataflow.Chunk, poolLen)
 	fill := func(n int) {
 		for i := range pool[:n] {
-			pool[i] = load.nextInto(arena.slot(i))
+			pool[i] = load.nextInto(arena.slot(b, i))
 		}
 	}
 	// The warm-up sends its rounds from pools as the window does, so the
@@ -811,6 +849,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 		if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
 			b.Fatal(err)
 		}
+		arena.retire(b, i)
 		pool[i] = nil
 		t++
 	}
@@ -870,7 +909,8 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 		if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
 			b.Fatal(err)
 		}
-		pool[i] = nil // sent: its memory is the runtime's to keep or free
+		arena.retire(b, i)
+		pool[i] = nil // passed: the engine has copied its rows (chunkArena)
 		t++
 	}
 	start := time.Now()
@@ -903,6 +943,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 			if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
 				b.Fatal(err)
 			}
+			arena.retire(b, i)
 			pool[i] = nil
 			t++
 		}

@@ -121,3 +121,38 @@ func TestWorkedFuelKeepsTheSteadyBounds(t *testing.T) {
 	}
 	t.Logf("passes/update %.2f, max batches %d, max updates %d", passes, maxBatches, maxUpdates)
 }
+
+// TestAnEmptyBatchBringsOneUpdatesFuel: a batch without updates is an
+// arrival of one update's fuel (Options.Fuel × effort) to the merges in
+// progress, whatever the spine's fuel.
+func TestAnEmptyBatchBringsOneUpdatesFuel(t *testing.T) {
+	for _, fuel := range []int64{1, 3, WorkedFuel, DefaultFuel} {
+		s := New(kv, Options{Fuel: fuel, Effort: 5, Fanout: 2})
+		tm := uint64(0)
+		for range 2 {
+			bld := batch.NewBuilder(kv, 2000)
+			for i := range 2000 {
+				bld.Push1(int64(tm)*100000+int64(i), 0, tm, 1)
+			}
+			b, err := bld.Build(frontier.At(tm), frontier.At(tm+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Insert(b); err != nil {
+				t.Fatal(err)
+			}
+			tm++
+			s.SetPhysicalCompaction(frontier.At(tm))
+		}
+		if !s.Merging() {
+			t.Fatalf("fuel %d: no merge in progress", fuel)
+		}
+		w0 := s.Stats().MergeWork
+		if err := s.Insert(batch.Empty(kv, frontier.At(tm), frontier.At(tm+1))); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := s.Stats().MergeWork-w0, fuel*5; got != want {
+			t.Errorf("fuel %d effort 5: an empty batch did %d merge work, want %d", fuel, got, want)
+		}
+	}
+}

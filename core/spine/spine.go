@@ -171,13 +171,17 @@ const DefaultFuel = 4
 // merges: half of DefaultFuel, that work giving the rest of the slack. At
 // the top of a steady trace a merge reads the largest batch and as much
 // again, and the level calls for the next once as much again has arrived,
-// so 2 a update finishes it about when it is due, and 4 in half that: its
+// so 2 an update finishes it about when it is due, and 4 in half that: its
 // work then comes as a burst every arrival for half the rounds between two
 // top merges and none in the other half, and a runtime of several workers,
 // whose rounds wait for every worker, turns each worker's burst into the
 // others' idle time (docs/engine-history.md, "A worked trace's arrivals
 // bring half the fuel"). A spine that only its arrivals drive keeps
-// DefaultFuel: with 2 its trace grows past three times its live updates.
+// DefaultFuel: with 2 its trace grows a little past three times its live
+// updates. Worked between arrivals with about a sixth of each arrival's
+// updates or more (the runtime's Effort, 16,384 a wake, is that for
+// arrivals of up to about 100,000), 2 keeps that bound; with less, the
+// trace can pass it by a few percent, its merges finished late but whole.
 const WorkedFuel = 2
 
 // Options configure a spine.

@@ -49,7 +49,12 @@ type SessionOptions struct {
 	// Capture keeps every output row (Result); otherwise the output is
 	// only counted.
 	Capture bool
-	Spine   spine.Options
+	// Spine configures every spine of the session: the runtimes'
+	// arrangements (runtime.Options.Spine: a Fuel of 0 or less is
+	// spine.WorkedFuel there) and the reduces' and joins' own spines (a
+	// Fuel of 0 or less is spine.DefaultFuel: nothing else works them).
+	// Leave Fuel 0 for each its default: a fuel set here is both's.
+	Spine spine.Options
 	// Labels, when set, is a context whose pprof labels the runtimes'
 	// workers carry beside their own (runtime.Options.Labels): benchrun
 	// passes its benchmark= label so a profile splits by benchmark.

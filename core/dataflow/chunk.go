@@ -73,7 +73,7 @@ func (c *Chunk) Check() error {
 	rowsAgree := c.Arity >= 0 && (c.Arity == 0 && len(c.Rows) == 0 ||
 		c.Arity > 0 && len(c.Rows)%c.Arity == 0 && len(c.Rows)/c.Arity == len(c.Times))
 	if len(c.Diffs) != len(c.Times) || !rowsAgree {
-		return fmt.Errorf("dataflow: chunk columns disagree: %d rows of arity %d, %d times, %d diffs", len(c.Rows), c.Arity, len(c.Times), len(c.Diffs))
+		return fmt.Errorf("dataflow: chunk columns disagree: len(Rows) %d at arity %d, len(Times) %d, len(Diffs) %d", len(c.Rows), c.Arity, len(c.Times), len(c.Diffs))
 	}
 	return nil
 }

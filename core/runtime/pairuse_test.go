@@ -302,7 +302,7 @@ func TestBadAndEmptyChunksLeaveTheRuntimesUsable(t *testing.T) {
 					`runtime: input "in": Chunk.Arity 0, the input has arity 2`,
 					`runtime: input "in": Chunk.Arity 1, the input has arity 2`,
 					`runtime: input "in": Chunk row 1: time 1 is before the input frontier {2}`,
-					`runtime: input "in": dataflow: chunk columns disagree: 2 rows of arity 2, 0 times, 0 diffs`,
+					`runtime: input "in": dataflow: chunk columns disagree: len(Rows) 2 at arity 2, len(Times) 0, len(Diffs) 0`,
 					"", "", "", "",
 					`runtime: input "in": Chunk row 1: time 1 is before the input frontier {2}`,
 				},

@@ -554,7 +554,7 @@ func TestMalformedCommandsAreErrorsNotPanics(t *testing.T) {
 	s := newSetup(t, "pair", 2)
 	s.declare("in", 2)
 	bad := &dataflow.Chunk{Arity: 2, Rows: []int64{1}, Times: []uint64{0}, Diffs: []int64{1}}
-	if got, want := s.sendErr(Input{Name: "in", Chunk: bad}), `runtime: input "in": dataflow: chunk columns disagree: 1 rows of arity 2, 1 times, 1 diffs`; got != want {
+	if got, want := s.sendErr(Input{Name: "in", Chunk: bad}), `runtime: input "in": dataflow: chunk columns disagree: len(Rows) 1 at arity 2, len(Times) 1, len(Diffs) 1`; got != want {
 		t.Fatalf("Send = %q, want %q", got, want)
 	}
 	// An arity so large that times × arity wraps around to the rows' length
@@ -563,7 +563,7 @@ func TestMalformedCommandsAreErrorsNotPanics(t *testing.T) {
 	const huge = 1 << (strconv.IntSize - 2)
 	s.declare("huge", huge)
 	wrap := &dataflow.Chunk{Arity: huge, Times: []uint64{0, 0, 0, 0}, Diffs: []int64{1, 1, 1, 1}}
-	if got, want := s.sendErr(Input{Name: "huge", Chunk: wrap}), fmt.Sprintf(`runtime: input "huge": dataflow: chunk columns disagree: 0 rows of arity %d, 4 times, 4 diffs`, huge); got != want {
+	if got, want := s.sendErr(Input{Name: "huge", Chunk: wrap}), fmt.Sprintf(`runtime: input "huge": dataflow: chunk columns disagree: len(Rows) 0 at arity %d, len(Times) 4, len(Diffs) 4`, huge); got != want {
 		t.Fatalf("Send = %q, want %q", got, want)
 	}
 	if err := s.ctl.Sync(testCtx(t)); err != nil {

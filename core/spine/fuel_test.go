@@ -10,7 +10,7 @@ import (
 
 // TestArrivalBringsItsFuel: an arrival of n updates gives each merge in
 // progress Options.Fuel × n × effort of merge work (DefaultFuel when the
-// option is left 0 or set below it), no more and no less while the merge
+// option is left 0 or set below 1), no more and no less while the merge
 // has that much left.
 func TestArrivalBringsItsFuel(t *testing.T) {
 	cases := []struct {

@@ -3,7 +3,6 @@ package dataflow
 import (
 	"testing"
 
-	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/spine"
 )
 
@@ -16,19 +15,7 @@ func TestArrangementsTakeTheWorkedFuel(t *testing.T) {
 	for _, c := range []struct{ set, want int64 }{{0, spine.WorkedFuel}, {-1, spine.WorkedFuel}, {3, 3}, {spine.DefaultFuel, spine.DefaultFuel}} {
 		env := testEnv(t, 0, 1, NewHub(1))
 		env.Spine = spine.Options{Fuel: c.set}
-		_, err := Build(env, Desc{ID: "d", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
-			in, err := c.Input("in", 2)
-			if err != nil {
-				return err
-			}
-			arr, err := c.Arrange(in, []int{0})
-			if err != nil {
-				return err
-			}
-			c.Keep(arr.Oks.Reader)
-			return nil
-		}}, 0)
-		if err != nil {
+		if _, err := tallyInput(env, "d", NewTally(1)); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(env.Manager.spines); n != 2 {

@@ -22,24 +22,26 @@ import (
 // top's merge, which that level folds its batches into — where binary
 // merging costs log_2(128) = 7 and more.
 func TestSteadyStateMergeWork(t *testing.T) {
-	const (
-		live  = 1 << 16
-		round = 1 << 9
-	)
 	s := New(kv, Options{})
-	f := newFIFO(t, s, round, 7, 11)
-	step := f.step
-	// Two turnovers to reach the steady state, two measured.
+	checkSteadyBounds(t, s, newFIFO(t, s, 1<<9, 7, 11), 1<<16)
+}
+
+// checkSteadyBounds warms f's spine up to live rows and two turnovers,
+// then checks over two more that the trace stays within three times its
+// live rows, the chain within four levels of fanout batches, and the
+// merge work at most 3.75 passes an update.
+func checkSteadyBounds(t *testing.T, s *Spine, f *fifo, live int) {
+	t.Helper()
 	turnover := f.warm(live)
 	st0 := s.Stats()
 	maxBatches, maxUpdates := 0, 0
 	for range 2 * turnover {
-		step(round / 2)
+		f.step(f.round / 2)
 		st := s.Stats()
 		maxBatches, maxUpdates = max(maxBatches, st.Batches), max(maxUpdates, st.Updates)
 	}
 	st := s.Stats()
-	passes := float64(st.MergeWork-st0.MergeWork) / float64(2*turnover*round)
+	passes := float64(st.MergeWork-st0.MergeWork) / float64(2*turnover*f.round)
 	if passes > 3.75 {
 		t.Errorf("%.2f merge passes per update in the steady state, want <= 3.75", passes)
 	}
@@ -107,6 +109,7 @@ type fifo struct {
 	rows  [][2]int64 // the live rows, oldest first
 	tm    uint64
 	round int
+	after func() // run after every round, when set (work between arrivals)
 }
 
 func newFIFO(t testing.TB, s *Spine, round int, seed1, seed2 uint64) *fifo {
@@ -150,6 +153,9 @@ func (f *fifo) step(retract int) {
 	f.tm++
 	f.s.SetLogicalCompaction(frontier.At(f.tm))
 	f.s.SetPhysicalCompaction(frontier.At(f.tm))
+	if f.after != nil {
+		f.after()
+	}
 }
 
 // TestHugeEffortSaturates: an arrival's fuel is Options.Fuel × updates ×

@@ -105,9 +105,9 @@ type spineModel struct {
 	versions map[uint64][]*batch.Batch // the chain seen at each version
 }
 
-func newSpineModel(tb failer, fanout int, effort, keys int64) *spineModel {
+func newSpineModel(tb failer, fanout int, effort, fuel, keys int64) *spineModel {
 	return &spineModel{
-		tb: tb, s: New(kv, Options{Fanout: fanout, Effort: effort}),
+		tb: tb, s: New(kv, Options{Fanout: fanout, Effort: effort, Fuel: fuel}),
 		model: map[uint64]map[[2]int64]int64{}, keys: keys, verified: map[*batch.Batch]bool{},
 		versions: map[uint64][]*batch.Batch{},
 	}
@@ -648,8 +648,11 @@ func runOneSpine(t *rapid.T, steady bool) {
 	if !steady {
 		keys = rapid.SampledFrom([]int64{4, 64, 1 << 40}).Draw(t, "keys")
 	}
-	t.Logf("fanout %d, effort %d, keys %d, follow %d, inserts %d, steady %v", fanout, effort, keys, follow, inserts, steady)
-	m := newSpineModel(t, fanout, effort, keys)
+	// The fuel an arriving update brings (0: DefaultFuel; WorkedFuel, an
+	// arrangement's; 1, what only a growing trace's lower levels need).
+	fuel := rapid.SampledFrom([]int64{0, 1, WorkedFuel, 3}).Draw(t, "spine fuel")
+	t.Logf("fanout %d, effort %d, fuel %d, keys %d, follow %d, inserts %d, steady %v", fanout, effort, fuel, keys, follow, inserts, steady)
+	m := newSpineModel(t, fanout, effort, fuel, keys)
 	m.check()
 	for range ops {
 		o := drawSpineOp(t, inserts, follow, steady, len(m.live))
@@ -672,7 +675,7 @@ func FuzzSpineMachine(f *testing.F) {
 // runSpineOps replays a sequence of operations, as the machine found it.
 func runSpineOps(t *testing.T, fanout int, effort, keys int64, ops []spineOp) {
 	t.Helper()
-	m := newSpineModel(t, fanout, effort, keys)
+	m := newSpineModel(t, fanout, effort, 0, keys)
 	m.check()
 	for _, o := range ops {
 		m.apply(o)

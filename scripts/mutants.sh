@@ -111,8 +111,18 @@ if (($# > 0 || ${#patterns[@]} > 0)); then
 	# A NAME is a name, compared whole: as a pattern, delta.join (or .*)
 	# matched other mutants, and the pattern itself was then run as the
 	# mutant's name. -r selects by pattern.
+	# Compared in bash: printf piped into grep -q failed under pipefail
+	# whenever grep had found the name and gone before printf had written
+	# the rest (SIGPIPE), and the name read as not in the catalogue.
 	for n in "$@"; do
-		if ! printf '%s\n' "${all[@]}" | grep -qxF -- "$n"; then
+		found=0
+		for a in "${all[@]}"; do
+			if [[ $a == "$n" ]]; then
+				found=1
+				break
+			fi
+		done
+		if ((!found)); then
 			echo "mutants.sh: $n is not in the catalogue (a NAME matches one name exactly; -r REGEX selects by pattern):" >&2
 			cut -f1 "$work/catalogue" >&2
 			exit 2

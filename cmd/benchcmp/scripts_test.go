@@ -439,6 +439,34 @@ func TestMutantsSelection(t *testing.T) {
 	}
 }
 
+// TestMutantsSelectionFromALongCatalogue: a NAME is found in a catalogue
+// longer than a pipe holds. The script piped the names into grep -q, which
+// leaves at the first match: printf then died of SIGPIPE writing the rest,
+// pipefail failed the test, and a name of the catalogue read as not in it
+// (CI saw it once with three names, when grep won the race).
+func TestMutantsSelectionFromALongCatalogue(t *testing.T) {
+	stubsOnPath(t, map[string]string{"go": `#!/bin/sh
+case "$1" in
+list) echo example.com/m ;;
+run)
+	printf 'delta-join\t1\tcore/join\tserial\n'
+	i=0
+	while [ $i -lt 20000 ]; do
+		printf 'mutant-%d\t%d\tcore/x\tserial\n' $i $i
+		i=$((i+1))
+	done
+	;;
+*) exit 97 ;;
+esac
+`})
+	for _, name := range []string{"delta-join", "mutant-3"} {
+		got, code := runScript(t, "mutants.sh", "-list", name)
+		if code != 0 || got != name+"\n" {
+			t.Errorf("-list %s: exit %d, want 0 with %q:\n%.300s", name, code, name+"\n", got)
+		}
+	}
+}
+
 // A baseline that is a pipe (--baseline <(git show REV:results/baseline.txt),
 // as benchcmp takes one) is read once: the script read it for each
 // configuration line, and then found the second one missing.

@@ -771,6 +771,8 @@ func steadyWindow(preload, round, turnovers int) int {
 // rounds long with one worker merging and the other idle (a
 // runtime/trace of the run). gc-cycles counts the collections in the
 // window, of the runtime's own memory: the pool is not on the heap.
+// round-p99-us and round-max-us time the window's rounds alone (rounds
+// of 1,000 updates or more; runSteady's windowRound).
 //
 // The figures ns/update, cpu-ns/update, passes/update, batches and
 // trace-updates cover a fixed window of steadyWindow rounds after the
@@ -891,6 +893,27 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 		}
 		stWin = s.traceStats(ctx, b)
 	}
+	// windowRound sends pool[i] as round t and waits for it. A round of
+	// the window of 1,000 updates or more is timed alone too, for the
+	// window's slowest rounds (round-p99-us, round-max-us: a merge
+	// finished whatever its fuel shows there); the clock's reads would
+	// be a tenth of a round of one update, whose rounds are not timed.
+	var rounds []time.Duration
+	windowRound := func(i int) {
+		timed := round >= 1000 && int(t-t0) < win
+		var r0 time.Time
+		if timed {
+			r0 = time.Now()
+		}
+		if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
+			b.Fatal(err)
+		}
+		if timed {
+			rounds = append(rounds, time.Since(r0))
+		}
+		arena.retire(b, i)
+		t++
+	}
 	for b.Loop() {
 		if int(t-t0) == win {
 			endWindow(b.Elapsed, true)
@@ -906,12 +929,8 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 			c0 = processUsage()
 			b.StartTimer()
 		}
-		if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
-			b.Fatal(err)
-		}
-		arena.retire(b, i)
+		windowRound(i)
 		pool[i] = nil // passed: the engine has copied its rows (chunkArena)
-		t++
 	}
 	start := time.Now()
 	if int(t-t0) >= win {
@@ -940,12 +959,8 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 				fill(poolLen)
 				start, c0 = time.Now(), processUsage()
 			}
-			if err := steadyRound(ctx, s.ctl, tl, pool[i], t, mode == "imported"); err != nil {
-				b.Fatal(err)
-			}
-			arena.retire(b, i)
+			windowRound(i)
 			pool[i] = nil
-			t++
 		}
 		endWindow(func() time.Duration { return elapsed + time.Since(start) }, false)
 	}
@@ -963,6 +978,11 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	b.ReportMetric(float64(winElapsed.Nanoseconds())/perWin/limit, "x-merge-limit")
 	b.ReportMetric(float64(stWin.MergeWork-st0.MergeWork)/perWin, "passes/update")
 	b.ReportMetric(float64(winGC), "gc-cycles")
+	if len(rounds) > 0 {
+		slices.Sort(rounds)
+		b.ReportMetric(float64(rounds[len(rounds)*99/100].Microseconds()), "round-p99-us")
+		b.ReportMetric(float64(rounds[len(rounds)-1].Microseconds()), "round-max-us")
+	}
 	updates := int(t-100) * round
 	// The query must have read every update of every round once,
 	// and the rounds' diffs (inserts minus retractions) net out.

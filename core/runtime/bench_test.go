@@ -898,7 +898,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	// window's slowest rounds (round-p99-us, round-max-us: a merge
 	// finished whatever its fuel shows there); the clock's reads would
 	// be a tenth of a round of one update, whose rounds are not timed.
-	var rounds []time.Duration
+	rounds := make([]time.Duration, 0, win) // no growth inside the timer
 	windowRound := func(i int) {
 		timed := round >= 1000 && int(t-t0) < win
 		var r0 time.Time

@@ -373,11 +373,11 @@ func (d *treeDecoder) syntaxErr(err error) error {
 // first byte of a typographic quote (“, U+201C) reads "invalid character
 // 'â'", of é "'Ã'", a file saved as UTF-16 starts with "'ÿ'", and a byte
 // whose rune it does not print (0x80-0xa0, 0xad) is an escape, '\u0093'
-// for a Windows-1252 quote: none of which the file holds. The error names instead the character at the
-// fault and its column, or the byte that is not UTF-8 there (docs/spec.md,
-// "Decoding is strict"). The fault is found as for a byte order mark
-// (syntaxErr): at the decoder's input offset or the error's, past a
-// number or a literal begun there.
+// for a Windows-1252 quote: none of which the file holds. The error names
+// instead the character at the fault and its column, or the byte that is
+// not UTF-8 there (docs/spec.md, "Decoding is strict"). The fault is
+// found as for a byte order mark (syntaxErr): at the decoder's input
+// offset or the error's, past a number or a literal begun there.
 func (d *treeDecoder) nonASCIIErr(se *json.SyntaxError) error {
 	const prefix = "invalid character '"
 	msg := se.Error()

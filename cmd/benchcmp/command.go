@@ -64,9 +64,17 @@ func runContext(ctx context.Context, args []string, out, errOut io.Writer) int {
 		err = fmt.Errorf("%w: %v", benchcmp.ErrOutput, ow.err)
 	}
 	if err != nil {
+		w := errOut
+		if errors.Is(err, errStderrIsInput) {
+			// Not into the result file standard error is.
+			w = out
+			if regularFile(out) != nil {
+				w = io.Discard
+			}
+		}
 		// An operating system error names its file raw: shown as
 		// every path of a message is.
-		fmt.Fprintf(errOut, "benchcmp: %s\n", strings.TrimPrefix(spec.PathErr(err), "benchcmp: "))
+		fmt.Fprintf(w, "benchcmp: %s\n", strings.TrimPrefix(spec.PathErr(err), "benchcmp: "))
 	}
 	return benchcmp.ExitCode(err)
 }
@@ -127,20 +135,46 @@ func (i *interruption) hold(f func() error) error {
 // progress finish and lets no later one start.
 func (i *interruption) writer(w io.Writer) io.Writer { return heldWriter{i, w} }
 
-// stdoutIsNoInput refuses a command whose standard output, out (through
-// the writers runContext wraps it in), is a regular file that is one of
-// the result files paths it reads: benchcmp old.txt new.txt >> old.txt
-// would append the report to the results, and > old.txt has the shell
+// streamsAreNoInput refuses a command whose standard output, out (through
+// the writers runContext wraps it in), or standard error, errOut, is a
+// regular file that is one of the result files paths it reads: benchcmp
+// old.txt new.txt >> old.txt would append the report to the results, a
+// merge's warnings 2>> shard0.txt to a shard, and > old.txt has the shell
 // empty the file before benchcmp reads it, which then looked like a file
-// of no results.
-func stdoutIsNoInput(out io.Writer, paths []string) error {
+// of no results. The refusal for standard error is marked
+// errStderrIsInput, so that runContext does not write it there.
+func streamsAreNoInput(out, errOut io.Writer, paths []string) error {
 	if h, ok := out.(heldWriter); ok {
 		out = h.w
 	}
 	if o, ok := out.(*outWriter); ok {
 		out = o.w
 	}
-	f, ok := out.(*os.File)
+	for _, s := range []struct {
+		name string
+		st   os.FileInfo
+		what string
+	}{{"standard output", regularFile(out), "the output"}, {"standard error", regularFile(errOut), "its messages"}} {
+		if s.st == nil {
+			continue
+		}
+		for _, p := range paths {
+			if in, err := os.Stat(p); err == nil && os.SameFile(in, s.st) {
+				err := fmt.Errorf("%w: %s is %s, a result file this command reads: %s would be appended to it, or, redirected with >, the shell has emptied it already; redirect %s elsewhere", benchcmp.ErrUsage, s.name, spec.Path(p), s.what, s.name)
+				if s.name == "standard error" {
+					return stderrRefusal{err}
+				}
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// regularFile returns the FileInfo of the regular file w writes to, nil if
+// it writes to anything else (a terminal, a pipe, a buffer).
+func regularFile(w io.Writer) os.FileInfo {
+	f, ok := w.(*os.File)
 	if !ok {
 		return nil
 	}
@@ -148,13 +182,20 @@ func stdoutIsNoInput(out io.Writer, paths []string) error {
 	if err != nil || !st.Mode().IsRegular() {
 		return nil
 	}
-	for _, p := range paths {
-		if in, err := os.Stat(p); err == nil && os.SameFile(in, st) {
-			return fmt.Errorf("%w: standard output is %s, a result file this command reads: the output would be appended to it, or, redirected with >, the shell has emptied it already; write the output to a file of its own", benchcmp.ErrUsage, spec.Path(p))
-		}
-	}
-	return nil
+	return st
 }
+
+// errStderrIsInput marks a refusal because standard error is a result file
+// the command reads: its message written there would change the file the
+// refusal keeps as it was, so runContext writes it to standard output, or,
+// when that is a regular file too, nowhere (the exit status, 2, says it).
+var errStderrIsInput = errors.New("benchcmp: standard error is a result file the command reads")
+
+// stderrRefusal marks err as errStderrIsInput without changing its text.
+type stderrRefusal struct{ error }
+
+func (e stderrRefusal) Unwrap() error      { return e.error }
+func (stderrRefusal) Is(target error) bool { return target == errStderrIsInput }
 
 // outWriter writes to w and keeps the first error of its writes.
 type outWriter struct {
@@ -228,7 +269,7 @@ flag); 130 stopped by Ctrl-C or SIGTERM, with nothing written.`,
 					paths[i] = p // LABEL=FILE
 				}
 			}
-			if err := stdoutIsNoInput(cmd.OutOrStdout(), paths); err != nil {
+			if err := streamsAreNoInput(cmd.OutOrStdout(), cmd.ErrOrStderr(), paths); err != nil {
 				return err
 			}
 			return benchcmp.Compare(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)
@@ -285,7 +326,7 @@ be written; 2 bad usage or input (the message names the file and line).`,
 		Example: `  benchcmp merge shard0.txt shard1.txt > all.txt`,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := stdoutIsNoInput(cmd.OutOrStdout(), args); err != nil {
+			if err := streamsAreNoInput(cmd.OutOrStdout(), cmd.ErrOrStderr(), args); err != nil {
 				return err
 			}
 			return benchcmp.Merge(cmd.OutOrStdout(), cmd.ErrOrStderr(), args)
@@ -338,7 +379,7 @@ index with --by /rows, a cost that grows with the index size.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Files = args
-			if err := stdoutIsNoInput(cmd.OutOrStdout(), args); err != nil {
+			if err := streamsAreNoInput(cmd.OutOrStdout(), cmd.ErrOrStderr(), args); err != nil {
 				return err
 			}
 			return benchcmp.Scaling(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg)

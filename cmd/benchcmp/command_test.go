@@ -991,6 +991,59 @@ func TestStdoutIsAnInput(t *testing.T) {
 	}
 }
 
+// TestStderrIsAnInput: standard error appended to a result file the
+// command reads (benchcmp merge old.txt new.txt 2>> old.txt) got the
+// merge's warnings after the results, with exit 0. Each is bad usage
+// naming the file, with the file as it was; the refusal is written to
+// standard output, not into the file, and when standard output is a
+// regular file too, nowhere.
+func TestStderrIsAnInput(t *testing.T) {
+	inFixtureDir(t)
+	for _, args := range [][]string{
+		{"old.txt", "new.txt"},
+		{"base=old.txt", "new.txt"},
+		{"merge", "old.txt", "new.txt"},
+		{"merge", "shard0.txt", "old.txt"},
+		{"scaling", "--by", "/rows", "old.txt"},
+	} {
+		for _, stdoutIsFile := range []bool{false, true} {
+			before := must(os.ReadFile("old.txt"))
+			f, err := os.OpenFile("old.txt", os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			out := io.Writer(&buf)
+			if stdoutIsFile {
+				o, err := os.Create("stdout.txt")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer o.Close()
+				out = o
+			}
+			code := run(args, out, f)
+			f.Close()
+			name := "benchcmp " + strings.Join(args, " ") + " 2>> old.txt"
+			if after := must(os.ReadFile("old.txt")); !bytes.Equal(after, before) {
+				t.Errorf("%s: old.txt changed: %q added", name, strings.TrimPrefix(string(after), string(before)))
+			}
+			const want = "benchcmp: bad usage: standard error is old.txt, a result file this command reads"
+			if code != 2 {
+				t.Errorf("%s: exit %d, want 2", name, code)
+			}
+			if !stdoutIsFile && !strings.HasPrefix(buf.String(), want) {
+				t.Errorf("%s: stdout %q; want %q", name, buf.String(), want)
+			}
+			if stdoutIsFile {
+				if b := must(os.ReadFile("stdout.txt")); len(b) != 0 {
+					t.Errorf("%s > stdout.txt: %q written there; want nothing in a regular file", name, b)
+				}
+			}
+		}
+	}
+}
+
 // TestScalingWritesTextCSVOrJSON: scaling writes text, csv or json
 // (README "Scaling and profiles"); the comparison's markdown and html are
 // bad usage naming the flag, with nothing written, not a report of

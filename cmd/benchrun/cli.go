@@ -60,6 +60,9 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 	if err == nil {
 		return benchrun.ExitOK
 	}
+	// A refusal because standard error is one of the command's files is
+	// not written there (benchrun.RefusalOut).
+	errOut = benchrun.RefusalOut(err, out, errOut)
 	if errors.As(err, &ce) {
 		fmt.Fprintln(errOut, benchrun.Message(ce.err))
 		return benchrun.ExitCode(ce.err)

@@ -66,7 +66,9 @@ func TestDevFull(t *testing.T) {
 // file it reads (benchrun run w.json >> w.json, or the results into a CSV
 // input) appended its output to it, and one the shell had emptied (eval
 // w.json --at 1 > w.json) failed as a spec of invalid JSON. Each is bad
-// usage naming the file, with nothing written to it.
+// usage naming the file, with nothing written to it: a refusal because
+// standard error is the file goes to standard output instead (it had been
+// appended to the file it refused to change).
 func TestStdoutIsAnInput(t *testing.T) {
 	dir := t.TempDir()
 	src, err := os.ReadFile("../../internal/benchrun/testdata/eval/small.json")
@@ -125,11 +127,8 @@ func TestStdoutIsAnInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		msg := buf.String()
-		if tc.stderr {
-			// The refusal itself goes to standard error, the file.
-			msg = strings.TrimPrefix(string(after), string(before))
-		} else if !bytes.Equal(after, before) {
-			t.Errorf("benchrun %s: %s changed", strings.Join(tc.args, " "), tc.file)
+		if !bytes.Equal(after, before) {
+			t.Errorf("benchrun %s: %s changed: %q added", strings.Join(tc.args, " "), tc.file, strings.TrimPrefix(string(after), string(before)))
 		}
 		if code != 2 || !strings.Contains(msg, tc.want) {
 			t.Errorf("benchrun %s: exit %d, message %q; want exit 2 and %q", strings.Join(tc.args, " "), code, msg, tc.want)
@@ -151,5 +150,87 @@ func TestStdoutIsAnInput(t *testing.T) {
 	var buf bytes.Buffer
 	if code := runWith(context.Background(), f, &buf, []string{"eval", csvSpec, "--at", "0"}, slowEngine{}); code != 2 || !strings.Contains(buf.String(), "standard output is "+csvPath+", the CSV input a of "+csvSpec) {
 		t.Errorf("benchrun eval %s > %s: exit %d, message %q; want exit 2 naming standard output", csvSpec, csvPath, code, buf.String())
+	}
+}
+
+// TestARefusalOfStandardErrorLeavesItsFile: a refusal because standard
+// error is a file the command reads or writes (benchrun validate s.json
+// 2>> s.json; run --out r.txt 2>> r.txt; gen --out d 2>> d/facts.csv)
+// was written to standard error, that very file, which the refusal was
+// there to keep as it was. It goes to standard output instead, and
+// nowhere when standard output is a regular file too; the file is left
+// as it was and the exit status is 2 either way.
+func TestARefusalOfStandardErrorLeavesItsFile(t *testing.T) {
+	t.Chdir("../..")
+	dir := t.TempDir()
+	src, err := os.ReadFile("workloads/examples/lookup.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	specPath := filepath.Join(dir, "s.json")
+	results := filepath.Join(dir, "r.txt")
+	gen := filepath.Join(dir, "gen")
+	if err := os.WriteFile(specPath, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(results, []byte("KEEP\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var genOut bytes.Buffer
+	if code := runWith(context.Background(), &genOut, &genOut, []string{"gen", "lookup", "--out", gen}, slowEngine{}); code != 0 {
+		t.Fatalf("benchrun gen lookup: exit %d: %s", code, genOut.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		file string
+		want string
+	}{
+		{[]string{"validate", specPath}, specPath, "standard error is " + specPath + ", a spec file this command reads"},
+		{[]string{"explain", specPath, "--index", "direct"}, specPath, "standard error is " + specPath},
+		{[]string{"run", specPath, "--index", "direct", "--progress", "off", "--out", results}, results, "--out: " + results + " is also standard error"},
+		{[]string{"gen", "lookup", "--out", gen}, filepath.Join(gen, "facts.csv"), "--out: " + filepath.Join(gen, "facts.csv") + " is also standard error"},
+	} {
+		for _, stdoutIsFile := range []bool{false, true} {
+			before, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(tc.file, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			out := io.Writer(&buf)
+			other := filepath.Join(dir, "stdout.txt")
+			if stdoutIsFile {
+				o, err := os.Create(other)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = o
+				defer o.Close()
+			}
+			code := runWith(context.Background(), out, f, tc.args, slowEngine{})
+			f.Close()
+			after, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := strings.Join(tc.args, " ") + " 2>> " + tc.file
+			if !bytes.Equal(after, before) {
+				t.Errorf("benchrun %s: %s changed: %q added", name, tc.file, strings.TrimPrefix(string(after), string(before)))
+			}
+			if code != 2 {
+				t.Errorf("benchrun %s: exit %d, want 2", name, code)
+			}
+			if !stdoutIsFile && !strings.Contains(buf.String(), tc.want) {
+				t.Errorf("benchrun %s: standard output %q; want the refusal, %q", name, buf.String(), tc.want)
+			}
+			if stdoutIsFile {
+				if b, err := os.ReadFile(other); err != nil || len(b) != 0 {
+					t.Errorf("benchrun %s > %s: %q written there (%v); want nothing in a regular file", name, other, b, err)
+				}
+			}
+		}
 	}
 }

@@ -26,6 +26,42 @@ func usagef(flag, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrUsage, flag, fmt.Sprintf(format, args...))
 }
 
+// ErrStderrIsTheFile marks a refusal (an ErrUsage error) whose reason is
+// that standard error is a file the command reads or writes: its message
+// written there would change the very file the refusal keeps as it was
+// (benchrun validate s.json 2>> s.json appended it to the spec).
+// RefusalOut says where such a message goes instead.
+var ErrStderrIsTheFile = errors.New("benchrun: standard error is a file of the command")
+
+// stderrRefusal marks err (ErrUsage) as ErrStderrIsTheFile without
+// changing its text.
+type stderrRefusal struct{ error }
+
+func (e stderrRefusal) Unwrap() error      { return e.error }
+func (stderrRefusal) Is(target error) bool { return target == ErrStderrIsTheFile }
+
+// RefusalOut returns the writer for the message of err: errOut, unless err
+// is ErrStderrIsTheFile and standard error keeps what it is written (a
+// regular file): then out, standard output, where a user at a terminal or
+// a reader of a pipe sees it, or io.Discard when out is a regular file
+// too, whose content the message would change as well (the exit status,
+// 2, still says it).
+func RefusalOut(err error, out, errOut io.Writer) io.Writer {
+	if !errors.Is(err, ErrStderrIsTheFile) || !keepsWrites(errOut) {
+		return errOut
+	}
+	if keepsWrites(out) {
+		return io.Discard
+	}
+	return out
+}
+
+// keepsWrites reports whether w writes to a regular file.
+func keepsWrites(w io.Writer) bool {
+	st := keepingFile(w)
+	return st != nil && st.Mode().IsRegular()
+}
+
 // Exit codes (B1).
 const (
 	ExitOK          = 0

@@ -123,7 +123,7 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 				return usagef("--out", "%s is also standard output, where gen lists the files it writes; redirect standard output out of --out", spec.Path(o.path))
 			}
 			if stderr != nil && os.SameFile(st, stderr) {
-				return usagef("--out", "%s is also standard error, where gen's messages go; redirect standard error out of --out", spec.Path(o.path))
+				return stderrRefusal{usagef("--out", "%s is also standard error, where gen's messages go; redirect standard error out of --out", spec.Path(o.path))}
 			}
 		}
 	}

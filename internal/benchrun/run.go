@@ -288,7 +288,7 @@ func (cfg *RunConfig) validate() error {
 				return usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", spec.Path(f.path), f.flag)
 			}
 			if stderr != nil && sameFile(st, stderr) {
-				return usagef(f.flag, "%s is also standard error, where the progress goes; give %s its own file", spec.Path(f.path), f.flag)
+				return stderrRefusal{usagef(f.flag, "%s is also standard error, where the progress goes; give %s its own file", spec.Path(f.path), f.flag)}
 			}
 		}
 	}
@@ -406,7 +406,11 @@ func streamIsNot(out, errOut io.Writer, path, what string) error {
 		info os.FileInfo
 	}{{"standard output", keepingFile(out)}, {"standard error", keepingFile(errOut)}} {
 		if s.info != nil && sameFile(st, s.info) {
-			return fmt.Errorf("%w: %s is %s, %s: what the command writes would be appended to it, or, redirected with >, the shell has emptied it already; redirect %s elsewhere", ErrUsage, s.name, spec.Path(path), what, s.name)
+			err := fmt.Errorf("%w: %s is %s, %s: what the command writes would be appended to it, or, redirected with >, the shell has emptied it already; redirect %s elsewhere", ErrUsage, s.name, spec.Path(path), what, s.name)
+			if s.name == "standard error" {
+				return stderrRefusal{err}
+			}
+			return err
 		}
 	}
 	return nil

@@ -156,6 +156,28 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
+// TestLineEndsOfEveryKind: a spec file saved with carriage returns alone
+// as its line ends (the classic Mac OS's), which JSON reads as white
+// space, named every fault on line 1, with a column counted from the
+// file's start. Its faults are named on their lines and columns, as with
+// line feeds or Windows' CRLF.
+func TestLineEndsOfEveryKind(t *testing.T) {
+	src := strings.Replace(base, `"name": "w",`, "\"name\": \"w\", \"description\": \"caf\xe9\",", 1)
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		// The bad byte on line 3, after two lines of their own.
+		text := strings.ReplaceAll("{\n\n"+src[1:], "\n", eol)
+		_, err := Decode("u.json", ".", []byte(text))
+		want := "u.json:3: description: the string holds a byte that is not UTF-8 (0xe9, column 47): a spec file is UTF-8 text"
+		if err == nil || err.Error() != want {
+			t.Errorf("line ends %q: err = %v,\nwant %s", eol, err, want)
+		}
+		bad := strings.ReplaceAll(strings.Replace(base, `"rows": [[0, 1, 1, 2]]`, `"rows": [[0, 1, 1, 2]], "batches": -4`, 1), "\n", eol)
+		if _, err := Decode("b.json", ".", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "b.json:2: inputs.a.batches") {
+			t.Errorf("line ends %q: err = %v, want it on line 2 at inputs.a.batches", eol, err)
+		}
+	}
+}
+
 // TestSyntaxErrorNamesTheCharacterAtTheFault: a character outside
 // ASCII where JSON allows none is named as the file holds it, with its
 // column, where the decoder named the rune of its first byte: a

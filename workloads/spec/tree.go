@@ -227,11 +227,11 @@ func (d *treeDecoder) checkUTF8(what string) error {
 		return nil
 	}
 	off := d.badUTF8
-	start := bytes.LastIndexByte(d.data[:off], '\n') + 1
+	start := lineStart(d.data, off)
 	if d.surrogate {
-		return d.errAt(off, fmt.Sprintf("%s holds %s (column %d), half of a surrogate pair without the other half: it encodes no character", what, d.data[off:off+6], off-int64(start)+1))
+		return d.errAt(off, fmt.Sprintf("%s holds %s (column %d), half of a surrogate pair without the other half: it encodes no character", what, d.data[off:off+6], off-start+1))
 	}
-	return d.errAt(off, fmt.Sprintf("%s holds a byte that is not UTF-8 (0x%02x, column %d): a spec file is UTF-8 text", what, d.data[off], off-int64(start)+1))
+	return d.errAt(off, fmt.Sprintf("%s holds a byte that is not UTF-8 (0x%02x, column %d): a spec file is UTF-8 text", what, d.data[off], off-start+1))
 }
 
 // pathStep is one step of a field path: a member name, or an array index
@@ -259,17 +259,26 @@ func (d *treeDecoder) field() string {
 	return sb.String()
 }
 
-// lineIndex maps byte offsets to 1-based line numbers.
+// lineIndex maps byte offsets to 1-based line numbers. A line ends at a
+// line feed, or at a carriage return that no line feed follows (a file
+// saved with the classic Mac OS's line ends, which JSON reads as white
+// space: its lines were all counted as line 1).
 type lineIndex []int // offsets of the first byte of each line after the first
 
 func newLineIndex(data []byte) lineIndex {
 	var li lineIndex
 	for i, c := range data {
-		if c == '\n' {
+		if c == '\n' || c == '\r' && (i+1 == len(data) || data[i+1] != '\n') {
 			li = append(li, i+1)
 		}
 	}
 	return li
+}
+
+// lineStart returns the offset of the first byte of the line holding byte
+// offset off (lineIndex's line ends).
+func lineStart(data []byte, off int64) int64 {
+	return int64(max(bytes.LastIndexByte(data[:off], '\n'), bytes.LastIndexByte(data[:off], '\r')) + 1)
 }
 
 // line returns the line holding byte offset off.
@@ -404,7 +413,7 @@ func (d *treeDecoder) nonASCIIErr(se *json.SyntaxError) error {
 		if off < 0 || off >= int64(len(d.data)) || d.data[off] != byte(named) {
 			continue
 		}
-		col := off - int64(bytes.LastIndexByte(d.data[:off], '\n')+1) + 1
+		col := off - lineStart(d.data, off) + 1
 		if off == 0 && (bytes.HasPrefix(d.data, []byte{0xff, 0xfe}) || bytes.HasPrefix(d.data, []byte{0xfe, 0xff})) {
 			return d.errAt(off, fmt.Sprintf("invalid JSON: the file starts with a UTF-16 byte order mark (0x%02x 0x%02x): a spec file is UTF-8 text", d.data[0], d.data[1]))
 		}

@@ -418,8 +418,32 @@ func (c *inputCheck) unitConflict(e *benchfmt.SyntaxError, units benchfmt.UnitMe
 		value = v
 	}
 	pf, pl := prev.Pos()
+	// A value no Unit line may give is named as such, not as a
+	// conflict: better=sideways against an earlier better=lower, or
+	// either way round.
+	if err := badUnitValue(pf, pl, unit, key, old); err != nil {
+		return err
+	}
+	if err := badUnitValue(e.FileName, e.Line, unit, key, value); err != nil {
+		return err
+	}
 	return fmt.Errorf("%w: %s:%d: Unit %s %s=%s conflicts with %s=%s at %s:%d",
 		ErrInput, spec.Path(e.FileName), e.Line, show(unit), show(key), show(value), show(key), show(old), spec.Path(pf), pl)
+}
+
+// badUnitValue is the error for a Unit line (file, line) giving key a
+// value benchcmp refuses (as directions does): better other than lower or
+// higher, assume other than nothing or exact; nil otherwise, and for a
+// value not known ("…").
+func badUnitValue(file string, line int, unit, key, value string) error {
+	switch {
+	case value == "…":
+	case key == "better" && value != "lower" && value != "higher":
+		return fmt.Errorf("%w: %s:%d: Unit %s better=%s: better must be lower or higher", ErrInput, spec.Path(file), line, show(unit), show(value))
+	case key == "assume" && value != "nothing" && value != "exact":
+		return fmt.Errorf("%w: %s:%d: Unit %s assume=%s: assume must be nothing or exact", ErrInput, spec.Path(file), line, show(unit), show(value))
+	}
+	return nil
 }
 
 // unitValue returns the first value other than old that the Unit line

@@ -509,12 +509,20 @@ func TestUnitConflictNamesBothLines(t *testing.T) {
 	one := writeTemp(t, "one.txt", "Unit ns/op better=lower\nBenchmarkA 1 5 ns/op\nUnit ns/op assume=nothing better=higher\nBenchmarkA 1 6 ns/op\n")
 	lower := writeTemp(t, "lower.txt", "goos: linux\nUnit x better=lower\nBenchmarkA 1 5 x\n")
 	higher := writeTemp(t, "higher.txt", "BenchmarkA 1 5 x\nUnit x better=higher\nBenchmarkA 1 6 x\n")
+	sideways := writeTemp(t, "sideways.txt", "Unit x better=sideways\nBenchmarkA 1 6 x\n")
+	exact := writeTemp(t, "exact.txt", "Unit x assume=exact\nBenchmarkA 1 5 x\n")
+	maybe := writeTemp(t, "maybe.txt", "Unit x assume=maybe\nBenchmarkA 1 6 x\n")
 	for _, tc := range []struct {
 		files []string
 		want  string
 	}{
 		{[]string{one, one}, one + ":3: Unit ns/op better=higher conflicts with better=lower at " + one + ":1"},
 		{[]string{lower, higher}, higher + ":2: Unit x better=higher conflicts with better=lower at " + lower + ":2"},
+		// A value no Unit line may give is named as such, whichever
+		// line gives it, not as a conflict.
+		{[]string{lower, sideways}, sideways + ":1: Unit x better=sideways: better must be lower or higher"},
+		{[]string{sideways, lower}, sideways + ":1: Unit x better=sideways: better must be lower or higher"},
+		{[]string{exact, maybe}, maybe + ":1: Unit x assume=maybe: assume must be nothing or exact"},
 	} {
 		cfg := DefaultCompareConfig()
 		cfg.Files = []string{"old=" + tc.files[0], "new=" + tc.files[1]}
@@ -525,6 +533,13 @@ func TestUnitConflictNamesBothLines(t *testing.T) {
 		}
 		if out.Len() > 0 {
 			t.Errorf("compare %v wrote a report", tc.files)
+		}
+	}
+	// merge refuses such a value too, in either order.
+	for _, files := range [][]string{{lower, sideways}, {sideways, lower}} {
+		if err := Merge(&bytes.Buffer{}, io.Discard, files); !errors.Is(err, ErrInput) ||
+			!strings.Contains(err.Error(), sideways+":1: Unit x better=sideways: better must be lower or higher") {
+			t.Errorf("merge %v: %v, want ErrInput naming better=sideways", files, err)
 		}
 	}
 	// merge reads each file with a reader of its own: a conflict within

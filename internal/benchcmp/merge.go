@@ -85,6 +85,10 @@ func Merge(out, errOut io.Writer, paths []string) error {
 				units++
 				check.meta(rec)
 				file, line := rec.Pos()
+				if err := badUnitValue(file, line, rec.OrigUnit, rec.Key, rec.Value); err != nil {
+					f.Close()
+					return err
+				}
 				if prev, ok := metas[rec.UnitMetadataKey]; ok {
 					if prev.meta.Value != rec.Value {
 						f.Close()

@@ -374,6 +374,10 @@ func (c *inputCheck) syntax(e *benchfmt.SyntaxError, units benchfmt.UnitMetadata
 	if end := c.ends[e.FileName]; !end.terminated && e.Line == end.line {
 		return fmt.Errorf("%w: %s (the last line, which has no newline: the file looks truncated)", ErrInput, msg)
 	}
+	if strings.HasPrefix(e.Msg, "parsing iteration count") && strings.HasSuffix(e.Msg, "value out of range") {
+		// Digits only, too many of them: no printed output to blame.
+		return fmt.Errorf("%w: %s: an iteration count is at most %d", ErrInput, msg, math.MaxInt)
+	}
 	if strings.HasPrefix(e.Msg, "parsing iteration count") || e.Msg == "missing measurements" {
 		// go test writes a benchmark's name, runs it, then writes its
 		// counts: what the benchmark prints while it runs (to standard

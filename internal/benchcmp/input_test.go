@@ -577,6 +577,16 @@ func TestBenchmarkOutputInAResultLine(t *testing.T) {
 			}
 		})
 	}
+	// A count of digits only, too large for an int, is no printed
+	// output: it is named as the count it is.
+	huge := writeTemp(t, "huge.txt", res+"BenchmarkX-2   \t99999999999999999999\t  5 ns/op\n")
+	cmpErr, mergeErr := inputErr(t, huge)
+	for _, err := range []error{cmpErr, mergeErr} {
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), huge+":2: parsing iteration count: value out of range: an iteration count is at most 9223372036854775807") ||
+			strings.Contains(err.Error(), "printed") {
+			t.Errorf("%v, want ErrInput naming the count's range and no printed output", err)
+		}
+	}
 	// On a last line without its newline it is a file cut short.
 	file := writeTemp(t, "cut.txt", res+"BenchmarkX-2   \thello")
 	if cmpErr, _ := inputErr(t, file); !errors.Is(cmpErr, ErrInput) || !strings.Contains(cmpErr.Error(), "the file looks truncated") {

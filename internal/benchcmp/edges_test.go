@@ -179,3 +179,24 @@ func TestScalingWarnsWhenTheFilterLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeAndTinyValuesInOneTable: a unit whose rows hold values as large
+// as ±1e300 and as small as 1e-300 was scaled to fit the smallest, so the
+// largest read "+Infn" and "-Infn" though every value was finite. Such a
+// table is written in powers of ten of its largest value.
+func TestHugeAndTinyValuesInOneTable(t *testing.T) {
+	old := writeTemp(t, "old.txt", "BenchmarkA 1 1e300 x\nBenchmarkA 1 1e300 x\nBenchmarkB 1 1e-300 x\nBenchmarkB 1 1e-300 x\n")
+	new := writeTemp(t, "new.txt", "BenchmarkA 1 -1e300 x\nBenchmarkA 1 -1e300 x\nBenchmarkB 1 2e-300 x\nBenchmarkB 1 2e-300 x\n")
+	out, _, err := compare(t, nil, old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "Inf") || !strings.Contains(out, "1.000e300") || !strings.Contains(out, "-1.000e300") {
+		t.Errorf("want the rows in powers of ten, no Inf:\n%s", out)
+	}
+	// Values a prefix can hold keep it.
+	small := writeTemp(t, "small.txt", "BenchmarkA 1 2000 x\nBenchmarkA 1 2000 x\n")
+	if out, _, err := compare(t, nil, small, small); err != nil || !strings.Contains(out, "2.000k") {
+		t.Errorf("2000 x: %v\n%s", err, out)
+	}
+}

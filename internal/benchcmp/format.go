@@ -72,7 +72,21 @@ func scaler(t *Table) benchunit.Scaler {
 			}
 		}
 	}
-	return benchunit.CommonScale(vals, benchunit.ClassOf(t.Unit))
+	cls := benchunit.ClassOf(t.Unit)
+	sc := benchunit.CommonScale(vals, cls)
+	// The scale fits the smallest values; one as large as 1e300 beside
+	// one as small as 1e-300 would then read as +Inf, and the prefixes
+	// end at T. Such a table is written in powers of ten of its largest
+	// value ("1.000e300"), where the smallest read as 0.
+	largest := 0.0
+	for _, v := range vals {
+		largest = max(largest, math.Abs(v))
+	}
+	if math.IsInf(largest/sc.Factor, 0) {
+		k := math.Floor(math.Log10(largest))
+		sc = benchunit.Scaler{Prec: 3, Factor: math.Pow(10, k), Prefix: "e" + strconv.Itoa(int(k))}
+	}
+	return sc
 }
 
 // centerText formats a cell's center and interval, as "2.91m ±5%". An

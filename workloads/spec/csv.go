@@ -104,7 +104,22 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 	fail := func(format string, args ...any) (*Table, error) {
 		return nil, &Error{File: file, Line: lineNo, Msg: bound(fmt.Sprintf(format, args...))}
 	}
-	data, err := io.ReadAll(r)
+	// The header is looked at before the file is read whole: a file that
+	// is no CSV input (a binary named by mistake, of gigabytes) is refused
+	// having read its first headerPeek bytes, not all of it.
+	br := bufio.NewReaderSize(r, headerPeek)
+	if head, err := br.Peek(headerPeek); err == nil || err == io.EOF {
+		head = bytes.TrimPrefix(head, []byte(bom))
+		if line, n, ok := firstLine(head, err == io.EOF); ok && string(line) != want {
+			lineNo = n
+			if len(line) == len(head) && err == nil {
+				// The line may go on past what was read.
+				return fail("header is %s... (at least %d bytes), want %q", strconv.Quote(cut(string(line[:maxQuote+1]))), len(line), want)
+			}
+			return fail("header is %s, want %q", quoteCSV(line), want)
+		}
+	}
+	data, err := io.ReadAll(br)
 	if err != nil {
 		return fail("read error: %v", err)
 	}
@@ -191,6 +206,41 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 		return fail("empty file: the header %q is missing", want)
 	}
 	return t, nil
+}
+
+// headerPeek is how much of a CSV file ReadCSV reads to judge its header
+// before it reads the rest.
+const headerPeek = 1 << 16
+
+// firstLine returns the first non-empty line of head (its line end and a
+// CR before it cut off) and its 1-based line number, and whether head
+// holds the whole of it: a line feed ends it, or the file (eof), or it
+// fills head (a line too long for any header). Blank lines that fill head
+// leave it undecided (ok false).
+func firstLine(head []byte, eof bool) (line []byte, n int, ok bool) {
+	for off := 0; off < len(head); {
+		n++
+		i := bytes.IndexByte(head[off:], '\n')
+		if i < 0 {
+			l := head[off:]
+			if !eof && off > 0 {
+				return nil, 0, false // a line cut by the peek, after blank ones: read on
+			}
+			if len(l) > 0 && l[len(l)-1] == '\r' && eof {
+				l = l[:len(l)-1]
+			}
+			return l, n, len(l) > 0
+		}
+		l := head[off : off+i]
+		if len(l) > 0 && l[len(l)-1] == '\r' {
+			l = l[:len(l)-1]
+		}
+		if len(l) > 0 {
+			return l, n, true
+		}
+		off += i + 1
+	}
+	return nil, 0, false
 }
 
 // quoteCSV quotes b for an error as quote does.

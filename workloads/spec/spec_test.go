@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -482,7 +483,12 @@ func TestReadCSVBad(t *testing.T) {
 		// A file that is not CSV, or a field of megabytes, is quoted in
 		// part: the error stays a short line.
 		{"long field", "time,diff,x,y\n0,1," + strings.Repeat("7", 1<<20) + ",3\n", `f.csv:2: field 3 (x) is "` + strings.Repeat("7", 80) + `"... (1048576 bytes), not a decimal integer in the int64 range`},
-		{"binary", strings.Repeat("\x00\xff", 1<<19), `f.csv:1: header is "` + strings.Repeat(`\x00\xff`, 40) + `"... (1048576 bytes), want "time,diff,x,y"`},
+		// A header line longer than the first 64 KiB is judged on them,
+		// without reading the rest of the file.
+		{"binary", strings.Repeat("\x00\xff", 1<<19), `f.csv:1: header is "` + strings.Repeat(`\x00\xff`, 40) + `"... (at least 65536 bytes), want "time,diff,x,y"`},
+		{"binary line within the peek", strings.Repeat("\x00\xff", 1000) + "\n0,1,2,3\n", `f.csv:1: header is "` + strings.Repeat(`\x00\xff`, 40) + `"... (2000 bytes), want "time,diff,x,y"`},
+		{"bad header after blank lines", "\n\r\n\ntime,diff,x,z\r\n0,1,2,3\n", `f.csv:4: header is "time,diff,x,z", want "time,diff,x,y"`},
+		{"bad header at the end", "\xef\xbb\xbftime,diff,x\r", `f.csv:1: header is "time,diff,x", want "time,diff,x,y"`},
 		{"cut before a character", "time,diff,x,y\n" + strings.Repeat("a", 79) + "é,1,2,3\n", `f.csv:2: field 1 (time) is "` + strings.Repeat("a", 79) + `"... (81 bytes), not`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -838,5 +844,39 @@ func TestSpecThroughADescriptorReadsItsCSVBesideTheFile(t *testing.T) {
 	}
 	if got, want := s.CSVPath(&s.Inputs[0]), filepath.Join(sub, "data", "a.csv"); got != want {
 		t.Errorf("through a link: csv is %s, want %s", got, want)
+	}
+}
+
+// zeroReader reads n zero bytes and counts what it was asked for.
+type zeroReader struct{ n, read int }
+
+func (z *zeroReader) Read(p []byte) (int, error) {
+	if z.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), z.n)
+	clear(p[:k])
+	z.n -= k
+	z.read += k
+	return k, nil
+}
+
+// TestReadCSVJudgesTheHeaderFirst: a file that is no CSV input (a binary
+// named by mistake) was read whole before its header was refused, 435 MB
+// of memory for a file of 200 MB. The header is judged on the file's
+// first 64 KiB.
+func TestReadCSVJudgesTheHeaderFirst(t *testing.T) {
+	z := &zeroReader{n: 256 << 20}
+	_, err := ReadCSV("big.csv", z, []string{"x"})
+	if err == nil || !strings.Contains(err.Error(), "big.csv:1: header is ") || !strings.Contains(err.Error(), "(at least 65536 bytes)") {
+		t.Errorf("err = %v, want the header refused", err)
+	}
+	if z.read > 1<<20 {
+		t.Errorf("read %d bytes of a file whose header is wrong; want at most its first 64 KiB", z.read)
+	}
+	// A good header reads on.
+	tb, err := ReadCSV("ok.csv", strings.NewReader("time,diff,x\n1,1,7\n"), []string{"x"})
+	if err != nil || tb.Len() != 1 {
+		t.Errorf("good file: %v", err)
 	}
 }

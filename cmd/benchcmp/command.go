@@ -352,6 +352,7 @@ warning that the profile is compared with itself.`,
 				return fmt.Errorf("%w: profile takes one profile (OTHER) besides --base, got %d", benchcmp.ErrUsage, len(args))
 			}
 			cfg.Other, cfg.ErrOut = args[0], cmd.ErrOrStderr()
+			cfg.LabelsGiven = cmd.Flags().Changed("labels")
 			// Profile stops on the context, its export subprocess
 			// ended and its files removed: an interruption waits for it.
 			return in.hold(func() error { return benchcmp.Profile(cmd.Context(), cfg) })

@@ -582,6 +582,33 @@ func TestProfileWarnsOfItselfAsBase(t *testing.T) {
 	}
 }
 
+// TestProfileWarnsOfALabelNoSampleCarries: --labels nosuch (a misspelt
+// key) drew a flame graph without its frames and said nothing. A key the
+// user gave that no sample of either profile carries is drawn, with a
+// warning naming it; a key the samples carry, and the default keys, draw
+// none.
+func TestProfileWarnsOfALabelNoSampleCarries(t *testing.T) {
+	inFixtureDir(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--labels", "nosuch"}, `benchcmp: warning: --labels "nosuch": no sample of direct.pprof or imported.pprof carries that label: the flame graph has no frames for it` + "\n"},
+		{[]string{"--labels", "runtime"}, ""},
+		{nil, ""},
+	} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"profile", "--base", "direct.pprof", "imported.pprof", "--flamegraph", "l.html"}, tc.args...)
+		if code := run(args, &out, &errOut); code != 0 || errOut.String() != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want exit 0 and %q", tc.args, code, errOut.String(), tc.want)
+		}
+		if _, err := os.Stat("l.html"); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+		}
+		os.Remove("l.html")
+	}
+}
+
 // TestMergeOfAShardThatFailedBeforeAnyResult: a shard whose run failed
 // before it wrote a result (a build that failed, a panic in the first
 // benchmark) holds FAIL lines and no result. It is a run that failed, not

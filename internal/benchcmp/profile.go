@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/tracebench/tracebench/internal/benchflame"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -24,6 +26,10 @@ type ProfileConfig struct {
 	Out string
 	// Labels are the CPU sample label keys shown as root frames.
 	Labels []string
+	// LabelsGiven says Labels were chosen by the user (--labels), not
+	// left to their default: a key of them that no sample carries is
+	// then warned of (a misspelt key draws no frames).
+	LabelsGiven bool
 	// ErrOut gets warnings (nil: none are written).
 	ErrOut io.Writer
 }
@@ -78,6 +84,7 @@ func Profile(ctx context.Context, cfg ProfileConfig) error {
 	err := benchflame.WriteFile(ctx, cfg.Out, benchflame.Options{Profile: cfg.Other, Base: cfg.Base, Labels: cfg.Labels})
 	switch {
 	case err == nil:
+		warnUnusedLabels(cfg)
 		return nil
 	case errors.Is(err, benchflame.ErrProfile):
 		return fmt.Errorf("%w: %s", ErrInput, flameMsg(err, benchflame.ErrProfile, ""))
@@ -163,4 +170,43 @@ func checkFlamegraphOut(cfg ProfileConfig) error {
 		os.Remove(f.Name())
 	}
 	return nil
+}
+
+// warnUnusedLabels warns on cfg.ErrOut of each --labels key the user gave
+// (LabelsGiven) that no sample of either profile carries: the flame graph has no frames for it, which a
+// misspelt key (--labels operater) would otherwise leave unexplained.
+// Profiles that are not regular files (read once, by the export) are not
+// looked at.
+func warnUnusedLabels(cfg ProfileConfig) {
+	if cfg.ErrOut == nil || !cfg.LabelsGiven || len(cfg.Labels) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	for _, p := range []string{cfg.Base, cfg.Other} {
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			return
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return
+		}
+		prof, err := profile.Parse(f)
+		f.Close()
+		if err != nil {
+			return
+		}
+		for _, smp := range prof.Sample {
+			for k := range smp.Label {
+				seen[k] = true
+			}
+			for k := range smp.NumLabel {
+				seen[k] = true
+			}
+		}
+	}
+	for _, l := range cfg.Labels {
+		if !seen[l] {
+			fmt.Fprintf(cfg.ErrOut, "benchcmp: warning: --labels %s: no sample of %s or %s carries that label: the flame graph has no frames for it\n", spec.Quote(l), spec.Path(cfg.Base), spec.Path(cfg.Other))
+		}
+	}
 }

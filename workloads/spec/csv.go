@@ -108,16 +108,25 @@ func ReadCSV(file string, r io.Reader, columns []string) (*Table, error) {
 	// is no CSV input (a binary named by mistake, of gigabytes) is refused
 	// having read its first headerPeek bytes, not all of it.
 	br := bufio.NewReaderSize(r, headerPeek)
-	if head, err := br.Peek(headerPeek); err == nil || err == io.EOF {
-		head = bytes.TrimPrefix(head, []byte(bom))
-		if line, n, ok := firstLine(head, err == io.EOF); ok && string(line) != want {
+	head, err := br.Peek(headerPeek)
+	if err != nil && err != io.EOF {
+		// Peek reports a read error once: ReadAll would not see it.
+		return fail("read error: %v", err)
+	}
+	head = bytes.TrimPrefix(head, []byte(bom))
+	if line, n, ok := firstLine(head, err == io.EOF); ok && string(line) != want {
+		switch {
+		case len(line) < len(head) || err == io.EOF:
 			lineNo = n
-			if len(line) == len(head) && err == nil {
-				// The line may go on past what was read.
-				return fail("header is %s... (at least %d bytes), want %q", strconv.Quote(cut(string(line[:maxQuote+1]))), len(line), want)
-			}
 			return fail("header is %s, want %q", quoteCSV(line), want)
+		case !strings.HasPrefix(want, string(line)):
+			// The line goes on past what was read, and what was
+			// read is no header already.
+			lineNo = n
+			return fail("header is %s... (at least %d bytes), want %q", strconv.Quote(cut(string(line[:maxQuote+1]))), len(line), want)
 		}
+		// A header longer than the peek that starts as it should (some
+		// thousands of long column names) is judged whole below.
 	}
 	data, err := io.ReadAll(br)
 	if err != nil {

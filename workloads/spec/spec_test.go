@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -879,4 +880,39 @@ func TestReadCSVJudgesTheHeaderFirst(t *testing.T) {
 	if err != nil || tb.Len() != 1 {
 		t.Errorf("good file: %v", err)
 	}
+	// So does a good header longer than the bytes judged first.
+	cols := make([]string, 100)
+	for i := range cols {
+		cols[i] = fmt.Sprintf("c%03d_%s", i, strings.Repeat("n", 1000))
+	}
+	row := "1,1" + strings.Repeat(",7", len(cols)) + "\n"
+	tb, err = ReadCSV("wide.csv", strings.NewReader("time,diff,"+strings.Join(cols, ",")+"\n"+row), cols)
+	if err != nil || tb.Len() != 1 {
+		t.Errorf("a header of %d bytes: %v", len("time,diff,")+len(strings.Join(cols, ",")), err)
+	}
+	// A read error met while the header is judged fails the load, as one
+	// met later does: Peek reports it once, and the table had loaded cut
+	// short with no error.
+	once := &errOnce{parts: []string{"time,diff,x\n1,1,7\n", "", "2,1,8\n"}, err: errors.New("disk gone")}
+	if tb, err := ReadCSV("err.csv", once, []string{"x"}); err == nil || !strings.Contains(err.Error(), "err.csv: read error: disk gone") {
+		t.Errorf("a read error: table %v, err %v; want the read error", tb, err)
+	}
+}
+
+// errOnce reads its parts in turn, and an empty part as err, once.
+type errOnce struct {
+	parts []string
+	err   error
+}
+
+func (e *errOnce) Read(p []byte) (int, error) {
+	if len(e.parts) == 0 {
+		return 0, io.EOF
+	}
+	part := e.parts[0]
+	e.parts = e.parts[1:]
+	if part == "" {
+		return 0, e.err
+	}
+	return copy(p, part), nil
 }

@@ -65,8 +65,10 @@ func runContext(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	if err != nil {
 		w := errOut
-		if errors.Is(err, errStderrIsInput) {
-			// Not into the result file standard error is.
+		if es := regularFile(errOut); es != nil && (errors.Is(err, errStderrIsInput) || namedInArgs(es, args)) {
+			// Not into a file of the command standard error is (a
+			// flag that does not parse is found before the files are
+			// looked at: benchcmp --bogus old.txt new.txt 2>> old.txt).
 			w = out
 			if regularFile(out) != nil {
 				w = io.Discard
@@ -161,8 +163,8 @@ func streamsAreNoInput(out, errOut io.Writer, paths []string) error {
 		for _, p := range paths {
 			if in, err := os.Stat(p); err == nil && os.SameFile(in, s.st) {
 				err := fmt.Errorf("%w: %s is %s, a result file this command reads: %s would be appended to it, or, redirected with >, the shell has emptied it already; redirect %s elsewhere", benchcmp.ErrUsage, s.name, spec.Path(p), s.what, s.name)
-				if s.name == "standard error" {
-					return stderrRefusal{err}
+				if es := regularFile(errOut); es != nil && os.SameFile(in, es) {
+					return stderrRefusal{err} // standard error is the file too (>> f 2>&1)
 				}
 				return err
 			}
@@ -183,6 +185,26 @@ func regularFile(w io.Writer) os.FileInfo {
 		return nil
 	}
 	return st
+}
+
+// namedInArgs reports whether an argument of args names the file st: the
+// argument itself, what follows the = of a LABEL=FILE or a --flag=value.
+func namedInArgs(st os.FileInfo, args []string) bool {
+	for _, a := range args {
+		p := a
+		if _, v, ok := strings.Cut(a, "="); ok {
+			p = v
+		} else if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if p == "" {
+			continue
+		}
+		if ps, err := os.Stat(p); err == nil && os.SameFile(ps, st) {
+			return true
+		}
+	}
+	return false
 }
 
 // errStderrIsInput marks a refusal because standard error is a result file

@@ -1032,7 +1032,20 @@ func TestStderrIsAnInput(t *testing.T) {
 		{"merge", "old.txt", "new.txt"},
 		{"merge", "shard0.txt", "old.txt"},
 		{"scaling", "--by", "/rows", "old.txt"},
+		// A flag that does not parse is found before the files are looked at.
+		{"--bogus", "old.txt", "new.txt"},
 	} {
+		// Both streams into the file (>> old.txt 2>&1): written nowhere.
+		before := must(os.ReadFile("old.txt"))
+		f, err := os.OpenFile("old.txt", os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := run(args, f, f)
+		f.Close()
+		if after := must(os.ReadFile("old.txt")); code != 2 || !bytes.Equal(after, before) {
+			t.Errorf("benchcmp %s >> old.txt 2>&1: exit %d, %q added; want exit 2 and nothing", strings.Join(args, " "), code, strings.TrimPrefix(string(after), string(before)))
+		}
 		for _, stdoutIsFile := range []bool{false, true} {
 			before := must(os.ReadFile("old.txt"))
 			f, err := os.OpenFile("old.txt", os.O_WRONLY|os.O_APPEND, 0)
@@ -1055,7 +1068,10 @@ func TestStderrIsAnInput(t *testing.T) {
 			if after := must(os.ReadFile("old.txt")); !bytes.Equal(after, before) {
 				t.Errorf("%s: old.txt changed: %q added", name, strings.TrimPrefix(string(after), string(before)))
 			}
-			const want = "benchcmp: bad usage: standard error is old.txt, a result file this command reads"
+			want := "benchcmp: bad usage: standard error is old.txt, a result file this command reads"
+			if args[0] == "--bogus" {
+				want = "benchcmp: bad usage: unknown flag: --bogus"
+			}
 			if code != 2 {
 				t.Errorf("%s: exit %d, want 2", name, code)
 			}

@@ -189,6 +189,9 @@ func TestARefusalOfStandardErrorLeavesItsFile(t *testing.T) {
 		{[]string{"explain", specPath, "--index", "direct"}, specPath, "standard error is " + specPath},
 		{[]string{"run", specPath, "--index", "direct", "--progress", "off", "--out", results}, results, "--out: " + results + " is also standard error"},
 		{[]string{"gen", "lookup", "--out", gen}, filepath.Join(gen, "facts.csv"), "--out: " + filepath.Join(gen, "facts.csv") + " is also standard error"},
+		// A flag that does not parse is found before the files are looked at.
+		{[]string{"validate", "--bogus", specPath}, specPath, "unknown flag: --bogus"},
+		{[]string{"run", specPath, "--index", "direct", "--progress", "off", "--out=" + results, "--bogus"}, results, "unknown flag: --bogus"},
 	} {
 		for _, stdoutIsFile := range []bool{false, true} {
 			before, err := os.ReadFile(tc.file)
@@ -232,5 +235,38 @@ func TestARefusalOfStandardErrorLeavesItsFile(t *testing.T) {
 				}
 			}
 		}
+		// Both streams into the file (>> FILE 2>&1): the refusal of
+		// standard output, or of standard error, is written nowhere.
+		before, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(tc.file, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := runWith(context.Background(), f, f, tc.args, slowEngine{})
+		f.Close()
+		if after, err := os.ReadFile(tc.file); err != nil || !bytes.Equal(after, before) || code != 2 {
+			t.Errorf("benchrun %s >> %s 2>&1: exit %d, %q added (%v); want exit 2 and nothing added", strings.Join(tc.args, " "), tc.file, code, strings.TrimPrefix(string(after), string(before)), err)
+		}
+	}
+	// So for a CSV input: eval w.json --at 0 >> data/a.csv 2>&1.
+	csvSpec := filepath.Join(dir, "c.json")
+	csvPath := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(csvSpec, []byte(`{"version": 1, "name": "c", "inputs": {"a": {"columns": ["x"], "csv": "in.csv"}}, "query": {"from": [{"as": "a", "collection": "a"}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(csvPath, []byte("time,diff,x\n0,1,7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(csvPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := runWith(context.Background(), f, f, []string{"eval", csvSpec, "--at", "0"}, slowEngine{})
+	f.Close()
+	if b, err := os.ReadFile(csvPath); err != nil || string(b) != "time,diff,x\n0,1,7\n" || code != 2 {
+		t.Errorf("benchrun eval %s --at 0 >> %s 2>&1: exit %d, file %q (%v); want exit 2 and the file as it was", csvSpec, csvPath, code, b, err)
 	}
 }

@@ -194,6 +194,11 @@ func TestHugeAndTinyValuesInOneTable(t *testing.T) {
 	if strings.Contains(out, "Inf") || !strings.Contains(out, "1.000e300") || !strings.Contains(out, "-1.000e300") {
 		t.Errorf("want the rows in powers of ten, no Inf:\n%s", out)
 	}
+	// So is one whose values span 1e20 to 1e-20: thirty digits before.
+	wide := writeTemp(t, "wide.txt", "BenchmarkA 1 1e20 x\nBenchmarkA 1 1e20 x\nBenchmarkB 1 1e-20 x\nBenchmarkB 1 1e-20 x\n")
+	if out, _, err := compare(t, nil, wide, wide); err != nil || !strings.Contains(out, "1.000e20") || strings.Contains(out, "99999") {
+		t.Errorf("1e20 beside 1e-20: %v\n%s", err, out)
+	}
 	// Values a prefix can hold keep it.
 	small := writeTemp(t, "small.txt", "BenchmarkA 1 2000 x\nBenchmarkA 1 2000 x\n")
 	if out, _, err := compare(t, nil, small, small); err != nil || !strings.Contains(out, "2.000k") {

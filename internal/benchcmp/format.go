@@ -75,14 +75,16 @@ func scaler(t *Table) benchunit.Scaler {
 	cls := benchunit.ClassOf(t.Unit)
 	sc := benchunit.CommonScale(vals, cls)
 	// The scale fits the smallest values; one as large as 1e300 beside
-	// one as small as 1e-300 would then read as +Inf, and the prefixes
-	// end at T. Such a table is written in powers of ten of its largest
-	// value ("1.000e300"), where the smallest read as 0.
+	// one as small as 1e-300 would then read as +Inf, and 1e20 beside
+	// 1e-20 as thirty digits, past what a float64 holds. Such a table,
+	// whose largest value is 1e15 or more of the scale, is written in
+	// powers of ten of its largest value ("1.000e20"), where the smallest
+	// read as 0.
 	largest := 0.0
 	for _, v := range vals {
 		largest = max(largest, math.Abs(v))
 	}
-	if math.IsInf(largest/sc.Factor, 0) {
+	if largest/sc.Factor >= 1e15 {
 		k := math.Floor(math.Log10(largest))
 		sc = benchunit.Scaler{Prec: 3, Factor: math.Pow(10, k), Prefix: "e" + strconv.Itoa(int(k))}
 	}

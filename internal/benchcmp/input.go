@@ -376,7 +376,7 @@ func (c *inputCheck) syntax(e *benchfmt.SyntaxError, units benchfmt.UnitMetadata
 	}
 	if strings.HasPrefix(e.Msg, "parsing iteration count") && strings.HasSuffix(e.Msg, "value out of range") {
 		// Digits only, too many of them: no printed output to blame.
-		return fmt.Errorf("%w: %s: an iteration count is at most %d", ErrInput, msg, math.MaxInt)
+		return fmt.Errorf("%w: %s: an iteration count is from 1 to %d", ErrInput, msg, math.MaxInt)
 	}
 	if strings.HasPrefix(e.Msg, "parsing iteration count") || e.Msg == "missing measurements" {
 		// go test writes a benchmark's name, runs it, then writes its
@@ -417,18 +417,18 @@ func (c *inputCheck) unitConflict(e *benchfmt.SyntaxError, units benchfmt.UnitMe
 	}
 	// The value the line gives is not in benchfmt's message: the line is
 	// read again for it.
-	value := "…"
-	if v, ok := c.unitValue(e.FileName, e.Line, key, old); ok {
-		value = v
-	}
+	value, known := c.unitValue(e.FileName, e.Line, key, old)
 	pf, pl := prev.Pos()
 	// A value no Unit line may give is named as such, not as a
 	// conflict: better=sideways against an earlier better=lower, or
-	// either way round.
-	if err := badUnitValue(pf, pl, unit, key, old); err != nil {
+	// either way round; the earlier line by its own spelling of the
+	// unit (ns/op where the later one says sec/op).
+	if err := badUnitValue(pf, pl, prev.OrigUnit, key, old); err != nil {
 		return err
 	}
-	if err := badUnitValue(e.FileName, e.Line, unit, key, value); err != nil {
+	if !known {
+		value = "…"
+	} else if err := badUnitValue(e.FileName, e.Line, unit, key, value); err != nil {
 		return err
 	}
 	return fmt.Errorf("%w: %s:%d: Unit %s %s=%s conflicts with %s=%s at %s:%d",
@@ -437,11 +437,9 @@ func (c *inputCheck) unitConflict(e *benchfmt.SyntaxError, units benchfmt.UnitMe
 
 // badUnitValue is the error for a Unit line (file, line) giving key a
 // value benchcmp refuses (as directions does): better other than lower or
-// higher, assume other than nothing or exact; nil otherwise, and for a
-// value not known ("…").
+// higher, assume other than nothing or exact; nil otherwise.
 func badUnitValue(file string, line int, unit, key, value string) error {
 	switch {
-	case value == "…":
 	case key == "better" && value != "lower" && value != "higher":
 		return fmt.Errorf("%w: %s:%d: Unit %s better=%s: better must be lower or higher", ErrInput, spec.Path(file), line, show(unit), show(value))
 	case key == "assume" && value != "nothing" && value != "exact":

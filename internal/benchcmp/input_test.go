@@ -512,6 +512,8 @@ func TestUnitConflictNamesBothLines(t *testing.T) {
 	sideways := writeTemp(t, "sideways.txt", "Unit x better=sideways\nBenchmarkA 1 6 x\n")
 	exact := writeTemp(t, "exact.txt", "Unit x assume=exact\nBenchmarkA 1 5 x\n")
 	maybe := writeTemp(t, "maybe.txt", "Unit x assume=maybe\nBenchmarkA 1 6 x\n")
+	nsSideways := writeTemp(t, "ns.txt", "Unit ns/op better=sideways\nBenchmarkA 1 5 ns/op\n")
+	secLower := writeTemp(t, "sec.txt", "Unit sec/op better=lower\nBenchmarkA 1 6 ns/op\n")
 	for _, tc := range []struct {
 		files []string
 		want  string
@@ -523,6 +525,8 @@ func TestUnitConflictNamesBothLines(t *testing.T) {
 		{[]string{lower, sideways}, sideways + ":1: Unit x better=sideways: better must be lower or higher"},
 		{[]string{sideways, lower}, sideways + ":1: Unit x better=sideways: better must be lower or higher"},
 		{[]string{exact, maybe}, maybe + ":1: Unit x assume=maybe: assume must be nothing or exact"},
+		// The earlier line is named by its own spelling of the unit.
+		{[]string{nsSideways, secLower}, nsSideways + ":1: Unit ns/op better=sideways: better must be lower or higher"},
 	} {
 		cfg := DefaultCompareConfig()
 		cfg.Files = []string{"old=" + tc.files[0], "new=" + tc.files[1]}
@@ -582,7 +586,7 @@ func TestBenchmarkOutputInAResultLine(t *testing.T) {
 	huge := writeTemp(t, "huge.txt", res+"BenchmarkX-2   \t99999999999999999999\t  5 ns/op\n")
 	cmpErr, mergeErr := inputErr(t, huge)
 	for _, err := range []error{cmpErr, mergeErr} {
-		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), huge+":2: parsing iteration count: value out of range: an iteration count is at most 9223372036854775807") ||
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), huge+":2: parsing iteration count: value out of range: an iteration count is from 1 to 9223372036854775807") ||
 			strings.Contains(err.Error(), "printed") {
 			t.Errorf("%v, want ErrInput naming the count's range and no printed output", err)
 		}

@@ -120,7 +120,11 @@ func Gen(ctx context.Context, cfg GenConfig) error {
 	for _, o := range outs {
 		if st, err := os.Stat(o.path); err == nil {
 			if stdout != nil && os.SameFile(st, stdout) {
-				return usagef("--out", "%s is also standard output, where gen lists the files it writes; redirect standard output out of --out", spec.Path(o.path))
+				err := usagef("--out", "%s is also standard output, where gen lists the files it writes; redirect standard output out of --out", spec.Path(o.path))
+				if stderr != nil && os.SameFile(st, stderr) {
+					return stderrRefusal{err} // standard error is the file too (>> f 2>&1)
+				}
+				return err
 			}
 			if stderr != nil && os.SameFile(st, stderr) {
 				return stderrRefusal{usagef("--out", "%s is also standard error, where gen's messages go; redirect standard error out of --out", spec.Path(o.path))}

@@ -285,7 +285,11 @@ func (cfg *RunConfig) validate() error {
 		// results twice, or mixed into the progress lines.
 		if st, err := os.Stat(f.path); err == nil {
 			if stdout != nil && sameFile(st, stdout) {
-				return usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", spec.Path(f.path), f.flag)
+				err := usagef(f.flag, "%s is also standard output, where the results go; give %s its own file", spec.Path(f.path), f.flag)
+				if stderr != nil && sameFile(st, stderr) {
+					return stderrRefusal{err} // standard error is the file too (>> f 2>&1)
+				}
+				return err
 			}
 			if stderr != nil && sameFile(st, stderr) {
 				return stderrRefusal{usagef(f.flag, "%s is also standard error, where the progress goes; give %s its own file", spec.Path(f.path), f.flag)}
@@ -401,14 +405,15 @@ func streamIsNot(out, errOut io.Writer, path, what string) error {
 	if err != nil {
 		return nil
 	}
+	errInfo := keepingFile(errOut)
 	for _, s := range []struct {
 		name string
 		info os.FileInfo
-	}{{"standard output", keepingFile(out)}, {"standard error", keepingFile(errOut)}} {
+	}{{"standard output", keepingFile(out)}, {"standard error", errInfo}} {
 		if s.info != nil && sameFile(st, s.info) {
 			err := fmt.Errorf("%w: %s is %s, %s: what the command writes would be appended to it, or, redirected with >, the shell has emptied it already; redirect %s elsewhere", ErrUsage, s.name, spec.Path(path), what, s.name)
-			if s.name == "standard error" {
-				return stderrRefusal{err}
+			if errInfo != nil && sameFile(st, errInfo) {
+				return stderrRefusal{err} // standard error is the file too (>> f 2>&1)
 			}
 			return err
 		}

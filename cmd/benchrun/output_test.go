@@ -107,37 +107,23 @@ func TestStdoutIsAnInput(t *testing.T) {
 		{[]string{"gen", csvSpec, "--out", filepath.Join(dir, "gen")}, csvPath, false, "standard output is " + csvPath + ", the CSV input a of " + csvSpec},
 		{[]string{"run", csvSpec, "--index", "direct", "--progress", "on"}, csvPath, true, "standard error is " + csvPath + ", the CSV input a of " + csvSpec},
 	} {
-		before, err := os.ReadFile(tc.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.OpenFile(tc.file, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var buf bytes.Buffer
-		out, errOut := io.Writer(f), io.Writer(&buf)
-		if tc.stderr {
-			out, errOut = &buf, f
-		}
-		code := runWith(context.Background(), out, errOut, tc.args, slowEngine{})
-		f.Close()
-		after, err := os.ReadFile(tc.file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		code, added := appendRun(t, tc.file, func(f *os.File) int {
+			out, errOut := io.Writer(f), io.Writer(&buf)
+			if tc.stderr {
+				out, errOut = &buf, f
+			}
+			return runWith(context.Background(), out, errOut, tc.args, slowEngine{})
+		})
 		msg := buf.String()
-		if !bytes.Equal(after, before) {
-			t.Errorf("benchrun %s: %s changed: %q added", strings.Join(tc.args, " "), tc.file, strings.TrimPrefix(string(after), string(before)))
+		if added != "" {
+			t.Errorf("benchrun %s: %s changed: %q added", strings.Join(tc.args, " "), tc.file, added)
 		}
 		if code != 2 || !strings.Contains(msg, tc.want) {
 			t.Errorf("benchrun %s: exit %d, message %q; want exit 2 and %q", strings.Join(tc.args, " "), code, msg, tc.want)
 		}
 		if tc.stderr && strings.Contains(msg, "Benchmark") {
 			t.Errorf("benchrun %s: results or progress reached %s", strings.Join(tc.args, " "), tc.file)
-		}
-		if err := os.WriteFile(tc.file, before, 0o644); err != nil {
-			t.Fatal(err)
 		}
 	}
 	// Redirected with >, the shell empties the CSV before benchrun starts:
@@ -194,14 +180,6 @@ func TestARefusalOfStandardErrorLeavesItsFile(t *testing.T) {
 		{[]string{"run", specPath, "--index", "direct", "--progress", "off", "--out=" + results, "--bogus"}, results, "unknown flag: --bogus"},
 	} {
 		for _, stdoutIsFile := range []bool{false, true} {
-			before, err := os.ReadFile(tc.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.OpenFile(tc.file, os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var buf bytes.Buffer
 			out := io.Writer(&buf)
 			other := filepath.Join(dir, "stdout.txt")
@@ -213,15 +191,12 @@ func TestARefusalOfStandardErrorLeavesItsFile(t *testing.T) {
 				out = o
 				defer o.Close()
 			}
-			code := runWith(context.Background(), out, f, tc.args, slowEngine{})
-			f.Close()
-			after, err := os.ReadFile(tc.file)
-			if err != nil {
-				t.Fatal(err)
-			}
+			code, added := appendRun(t, tc.file, func(f *os.File) int {
+				return runWith(context.Background(), out, f, tc.args, slowEngine{})
+			})
 			name := strings.Join(tc.args, " ") + " 2>> " + tc.file
-			if !bytes.Equal(after, before) {
-				t.Errorf("benchrun %s: %s changed: %q added", name, tc.file, strings.TrimPrefix(string(after), string(before)))
+			if added != "" {
+				t.Errorf("benchrun %s: %s changed: %q added", name, tc.file, added)
 			}
 			if code != 2 {
 				t.Errorf("benchrun %s: exit %d, want 2", name, code)
@@ -237,18 +212,11 @@ func TestARefusalOfStandardErrorLeavesItsFile(t *testing.T) {
 		}
 		// Both streams into the file (>> FILE 2>&1): the refusal of
 		// standard output, or of standard error, is written nowhere.
-		before, err := os.ReadFile(tc.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.OpenFile(tc.file, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		code := runWith(context.Background(), f, f, tc.args, slowEngine{})
-		f.Close()
-		if after, err := os.ReadFile(tc.file); err != nil || !bytes.Equal(after, before) || code != 2 {
-			t.Errorf("benchrun %s >> %s 2>&1: exit %d, %q added (%v); want exit 2 and nothing added", strings.Join(tc.args, " "), tc.file, code, strings.TrimPrefix(string(after), string(before)), err)
+		code, added := appendRun(t, tc.file, func(f *os.File) int {
+			return runWith(context.Background(), f, f, tc.args, slowEngine{})
+		})
+		if code != 2 || added != "" {
+			t.Errorf("benchrun %s >> %s 2>&1: exit %d, %q added; want exit 2 and nothing added", strings.Join(tc.args, " "), tc.file, code, added)
 		}
 	}
 	// So for a CSV input: eval w.json --at 0 >> data/a.csv 2>&1.
@@ -260,13 +228,43 @@ func TestARefusalOfStandardErrorLeavesItsFile(t *testing.T) {
 	if err := os.WriteFile(csvPath, []byte("time,diff,x\n0,1,7\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(csvPath, os.O_WRONLY|os.O_APPEND, 0)
+	code, added := appendRun(t, csvPath, func(f *os.File) int {
+		return runWith(context.Background(), f, f, []string{"eval", csvSpec, "--at", "0"}, slowEngine{})
+	})
+	if code != 2 || added != "" {
+		t.Errorf("benchrun eval %s --at 0 >> %s 2>&1: exit %d, %q added; want exit 2 and the file as it was", csvSpec, csvPath, code, added)
+	}
+}
+
+// appendRun opens file for appending, as a shell's >> or 2>> does, runs
+// run with it, and returns run's exit status and what the file gained
+// (its whole content when what it held before is no longer its start),
+// putting the file back as it was, so that one failure does not make the
+// next case fail too.
+func appendRun(t *testing.T, file string, run func(f *os.File) int) (int, string) {
+	t.Helper()
+	before, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	code := runWith(context.Background(), f, f, []string{"eval", csvSpec, "--at", "0"}, slowEngine{})
-	f.Close()
-	if b, err := os.ReadFile(csvPath); err != nil || string(b) != "time,diff,x\n0,1,7\n" || code != 2 {
-		t.Errorf("benchrun eval %s --at 0 >> %s 2>&1: exit %d, file %q (%v); want exit 2 and the file as it was", csvSpec, csvPath, code, b, err)
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	code := run(f)
+	f.Close()
+	after, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(after, before) {
+		return code, ""
+	}
+	if err := os.WriteFile(file, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(after, before) {
+		return code, string(after)
+	}
+	return code, string(after[len(before):])
 }

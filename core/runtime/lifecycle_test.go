@@ -385,6 +385,33 @@ func TestPairRefusesFewerThanOneWorker(t *testing.T) {
 	}
 }
 
+// More than MaxWorkers workers is an error of New and Pair, before any
+// worker starts: a count of 1<<30 had started workers until memory ran
+// out, a hang on the way.
+func TestNoMoreThanMaxWorkers(t *testing.T) {
+	for _, w := range []int{MaxWorkers + 1, 1 << 30} {
+		want := fmt.Sprintf("runtime: %d workers: at most %d", w, MaxWorkers)
+		if r, err := New(Options{Role: Solo, Workers: w}); err == nil || err.Error() != want {
+			if r != nil {
+				r.Shutdown()
+			}
+			t.Fatalf("New with %d workers: %v, want %s", w, err, want) // stop before 1<<30 starts
+		}
+		if _, _, ctl, err := Pair(w, spine.Options{}); err == nil || err.Error() != want {
+			if ctl != nil {
+				ctl.Shutdown()
+			}
+			t.Fatalf("Pair(%d): %v, want %s", w, err, want)
+		}
+	}
+	// MaxWorkers itself starts (and shuts down).
+	r, err := New(Options{Role: Solo, Workers: MaxWorkers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Shutdown()
+}
+
 // A runtime of a new pair cannot bind a registry side whose runtime left
 // while the other runtime of that old pair is still live: it would take
 // the old stream's publications or verdicts for its own (a new reader

@@ -69,7 +69,7 @@ func (r Role) side() (share.Side, bool) {
 // Options configure a runtime.
 type Options struct {
 	Role    Role
-	Workers int // W ≥ 1
+	Workers int // 1 ≤ W ≤ MaxWorkers
 	// Registries has one sharing registry per worker (worker i of the
 	// Interactive runtime reads worker i of the Maintenance runtime through
 	// Registries[i]); required for Maintenance and Interactive.
@@ -269,6 +269,9 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Workers < 1 {
 		return nil, fmt.Errorf("runtime: %d workers: need at least one", opts.Workers)
 	}
+	if opts.Workers > MaxWorkers {
+		return nil, fmt.Errorf("runtime: %d workers: at most %d", opts.Workers, MaxWorkers)
+	}
 	if opts.Role != Solo && len(opts.Registries) != opts.Workers {
 		return nil, fmt.Errorf("runtime: %v runtime with %d workers needs %d registries, has %d", opts.Role, opts.Workers, opts.Workers, len(opts.Registries))
 	}
@@ -327,6 +330,14 @@ func (r *Runtime) Resume() {
 
 // Role returns the runtime's role.
 func (r *Runtime) Role() Role { return r.opts.Role }
+
+// MaxWorkers bounds Options.Workers and Pair's w. A runtime starts a
+// goroutine and a registry's worth of state a worker, and every exchange
+// holds a part for each pair of workers, so its memory grows with the
+// square of the count (1,024 workers take 1.5 GB on a star join; a
+// billion were a hang on the way to running out of memory); no machine
+// has cores for more.
+const MaxWorkers = 1 << 10
 
 // Workers returns the number of workers.
 func (r *Runtime) Workers() int { return r.opts.Workers }
@@ -1598,6 +1609,9 @@ func Pair(w int, sp spine.Options) (maint, inter *Runtime, ctl *Controller, err 
 	if w < 1 {
 		// New's error, before the registries are made for w workers.
 		return nil, nil, nil, fmt.Errorf("runtime: %d workers: need at least one", w)
+	}
+	if w > MaxWorkers {
+		return nil, nil, nil, fmt.Errorf("runtime: %d workers: at most %d", w, MaxWorkers)
 	}
 	regs := make([]*share.Registry, w)
 	for i := range regs {

@@ -633,16 +633,35 @@ func misuseDiff(t *testing.T, seed uint64, w, steps int, st *misuseStats) {
 			s.ctl.Shutdown()
 		}
 	}
+	var after [2][]string // each mode's errors after Shutdown, as text
 	for i, s := range both {
 		if err := s.ctl.Send(DropDataflow{ID: "q0"}); !errors.Is(err, ErrShutdown) {
 			fail("%s: Send after Shutdown: %v, want ErrShutdown", both[i].mode, err)
+		} else {
+			after[i] = append(after[i], err.Error())
 		}
 		if err := s.ctl.SendAll(CreateInput{Name: "late", Arity: 1}); !errors.Is(err, ErrShutdown) {
 			fail("%s: SendAll after Shutdown: %v, want ErrShutdown", both[i].mode, err)
+		} else {
+			after[i] = append(after[i], err.Error())
 		}
 		if err := s.ctl.Sync(ctx); !errors.Is(err, ErrShutdown) {
 			fail("%s: Sync after Shutdown: %v, want ErrShutdown", both[i].mode, err)
+		} else {
+			after[i] = append(after[i], err.Error())
 		}
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := s.ctl.Sync(done); !errors.Is(err, context.Canceled) {
+			fail("%s: Sync of an ended context after Shutdown: %v, want context.Canceled", both[i].mode, err)
+		} else {
+			after[i] = append(after[i], err.Error())
+		}
+	}
+	// Solo's and the pair's say the same (a Sync's named the role of the
+	// runtime it asked: "solo barrier", "interactive barrier").
+	if !slices.Equal(after[0], after[1]) {
+		fail("after Shutdown: Send, SendAll and Sync say different things:\nsolo: %q\npair: %q", after[0], after[1])
 	}
 	for _, s := range both {
 		for _, r := range s.rts {

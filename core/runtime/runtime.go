@@ -767,7 +767,10 @@ func (r *Runtime) guardedBarrier(ctx context.Context, f func(*worker), guard []*
 		// Nothing is queued for a caller that will not wait: one polling
 		// with short timeouts against a lagging runtime queued a barrier
 		// per call, each applied (to no one) once the workers got to it.
-		return fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, err)
+		// No role is named: which runtime is asked first is the pair's
+		// order, and Solo and the pair refuse a context that has ended
+		// alike.
+		return fmt.Errorf("runtime: barrier: %w", err)
 	}
 	b := &barrierState{left: len(r.workers), done: make(chan struct{}), f: f}
 	var check <-chan time.Time
@@ -789,7 +792,11 @@ wait:
 			err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ctx.Err())
 			break wait
 		case <-r.stop:
-			err = fmt.Errorf("runtime: %v barrier: %w", r.opts.Role, ErrShutdown)
+			// As a context that ended before: the same in Solo and the
+			// pair, whose runtimes shut down together. (A context that
+			// ends while the barrier waits names the runtime it waited
+			// for, which depends on timing anyway.)
+			err = fmt.Errorf("runtime: barrier: %w", ErrShutdown)
 			break wait
 		case <-check:
 			if onWorker(guard) {

@@ -182,6 +182,10 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 	if c.late("Context.Capture") != nil {
 		return
 	}
+	if cp == nil {
+		c.fail(fmt.Errorf("dataflow %s: capture is nil: make one with NewCapture(workers)", c.df.id))
+		return
+	}
 	from := s.from // a nil stream panics here, before the capture is attached (as in Context.Probe)
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
@@ -198,6 +202,10 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 // runtime's, or already attached on the worker, fails the build.
 func (c *Context) Capture(cp *Capture, a Arranged) {
 	if c.late("Context.Capture") != nil {
+		return
+	}
+	if cp == nil {
+		c.fail(fmt.Errorf("dataflow %s: capture is nil: make one with NewCapture(workers)", c.df.id))
 		return
 	}
 	from := a.Stream.from // a nil stream panics here, before the capture is attached (as in Context.Probe)

@@ -198,5 +198,11 @@ func TestAProbeReadsOneStreamOfOneDataflow(t *testing.T) {
 		if err := build("again"); err == nil || !strings.Contains(err.Error(), "dataflow again: "+kind+" already attached on worker 0") {
 			t.Errorf("%s in a dataflow after the first's drop: got %v, want the build refused", kind, err)
 		}
+		// A nil one fails the build naming it (it had been a nil
+		// pointer's panic, naming nothing).
+		cp, p, tl = nil, nil, nil
+		if err := build("nil"); err == nil || !strings.Contains(err.Error(), "dataflow nil: "+kind+" is nil: make one with New") || strings.Contains(err.Error(), "panic") {
+			t.Errorf("a nil %s: got %v, want the build refused naming it", kind, err)
+		}
 	}
 }

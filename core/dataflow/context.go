@@ -783,6 +783,10 @@ func (c *Context) Export(id string, a *Arrangement) error {
 // workers (an error naming the dataflow and both counts), or one already
 // attached on the worker, to this dataflow or an earlier one.
 func (c *Context) checkProbe(what string, p *Probe) bool {
+	if p == nil {
+		c.fail(fmt.Errorf("dataflow %s: probe is nil: make one with NewProbe(workers)", c.df.id))
+		return false
+	}
 	if n := p.made; n != c.env.Peers {
 		c.fail(fmt.Errorf("dataflow %s: %s made for %d workers in a runtime of %d", c.df.id, what, n, c.env.Peers))
 		return false

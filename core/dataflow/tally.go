@@ -1,6 +1,7 @@
 package dataflow
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -40,6 +41,10 @@ func (t *Tally) Counts() (keys, updates, sum int64) {
 // made for another number of workers than the runtime's fails the build.
 func (c *Context) Tally(t *Tally, a Arranged) {
 	if c.late("Context.Tally") != nil {
+		return
+	}
+	if t == nil {
+		c.fail(fmt.Errorf("dataflow %s: tally is nil: make one with NewTally(workers)", c.df.id))
 		return
 	}
 	// A tally made for another number of workers would be told a worker

@@ -1288,6 +1288,23 @@ func TestControllerRefusalsAreExact(t *testing.T) {
 		if mode == "solo" && st.Dataflows != 2 { // one dataflow on each of 2 workers
 			t.Errorf("solo: %d dataflows after the refusals, want 2", st.Dataflows)
 		}
+		// A closed input (advanced to {}) is named closed, not "before
+		// the input frontier {}".
+		s.declare("shut", 1)
+		s.must(AdvanceInput{Name: "shut", Frontier: frontier.Empty()})
+		closedRow := dataflow.NewChunk(1, 1)
+		closedRow.Push([]int64{7}, 3, 1)
+		for _, c := range []struct {
+			cmd  Command
+			want string
+		}{
+			{Input{Name: "shut", Chunk: closedRow}, `runtime: input "shut": the input is closed (advanced to {}): it takes no more rows`},
+			{AdvanceInput{Name: "shut", Frontier: frontier.At(5)}, `runtime: advance input "shut": the input is closed (advanced to {}): its frontier moves no more`},
+		} {
+			if got := s.sendErr(c.cmd); got != c.want {
+				t.Errorf("%s: Send(%#v) = %q, want %q", mode, c.cmd, got, c.want)
+			}
+		}
 	}
 }
 

@@ -1277,6 +1277,9 @@ func (c *Controller) validate(cmd Command) error {
 			return fmt.Errorf("runtime: input %q: %w", cmd.Name, err)
 		}
 		if i := in.frontier.FirstBefore(ch.Times); i >= 0 {
+			if in.frontier.IsEmpty() && ch.Len() > 0 {
+				return fmt.Errorf("runtime: input %q: the input is closed (advanced to {}): it takes no more rows", cmd.Name)
+			}
 			return fmt.Errorf("runtime: input %q: Chunk row %d: time %d is before the input frontier %v", cmd.Name, i, ch.Times[i], in.frontier)
 		}
 	case AdvanceInput:
@@ -1284,6 +1287,8 @@ func (c *Controller) validate(cmd Command) error {
 		switch {
 		case in == nil:
 			return fmt.Errorf("runtime: advance input %q: unknown input (declare it with CreateInput)", cmd.Name)
+		case !in.frontier.LessEqual(cmd.Frontier) && in.frontier.IsEmpty():
+			return fmt.Errorf("runtime: advance input %q: the input is closed (advanced to {}): its frontier moves no more", cmd.Name)
 		case !in.frontier.LessEqual(cmd.Frontier):
 			return fmt.Errorf("runtime: advance input %q: Frontier %v is before the input frontier %v", cmd.Name, cmd.Frontier, in.frontier)
 		}

@@ -98,8 +98,11 @@ type Session struct {
 	// compact to (imported; direct, where nothing compacts, the time
 	// alike), by pastBy, Peeks or Finish: nothing can read at as_of any
 	// more (asOfGone). pastBy is "" while nothing went past as_of.
-	past    uint64
-	pastBy  string
+	past   uint64
+	pastBy string
+	// allowed is the latest time every index was allowed to compact to
+	// (imported): the runtime refuses a compaction that goes back.
+	allowed uint64
 	closed  bool
 	updates int // updates fed after the query was installed
 }
@@ -451,9 +454,14 @@ func (se *Session) renderOptions(id string) render.Options {
 }
 
 // allowCompaction lets every index compact to t (imported): what the
-// controller of a serving system does as its readers move on.
+// controller of a serving system does as its readers move on. A t before
+// the time allowed already moves nothing: compaction never goes back
+// (runtime.ErrCompactionBackward), and FinishRounds after an InstallQuery
+// whose wait was cancelled before the inputs were fed through as_of
+// reaches the rounds before as_of, which the install allowed past; sent,
+// the first failed the run in imported mode, where direct answered.
 func (se *Session) allowCompaction(t uint64) error {
-	if se.opts.Mode != render.Imported {
+	if se.opts.Mode != render.Imported || t < se.allowed {
 		return nil
 	}
 	for _, ix := range se.r.Indexes {
@@ -461,6 +469,7 @@ func (se *Session) allowCompaction(t uint64) error {
 			return err
 		}
 	}
+	se.allowed = t
 	return nil
 }
 
@@ -641,7 +650,9 @@ func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
 // FinishRounds is Finish, feeding the remaining times one round at a time;
 // imported, every index is allowed to compact to each round's time as it
 // is fed, as a serving system's controller would (a stalled reader then
-// holds them back). It waits for every query's output to be complete.
+// holds them back), never back to a round before the time allowed
+// already (as_of, by InstallQuery). It waits for every query's output to
+// be complete.
 func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error) {
 	if err := se.usable(); err != nil {
 		return 0, 0, err

@@ -755,3 +755,48 @@ func TestReadsAtAsOfAfterPeeksOrFinish(t *testing.T) {
 		t.Errorf("the modes refuse alike, imported:\n%s\ndirect:\n%s", strings.Join(msgs[render.Imported], "\n"), strings.Join(msgs[render.Direct], "\n"))
 	}
 }
+
+// An InstallQuery whose wait ends with its context, before the inputs
+// reach as_of, leaves the query installed: Finish then feeds every round
+// and the output answers, in both modes alike. Imported, Finish once
+// allowed the indexes to compact to the rounds before as_of, which the
+// install had allowed already, and failed with the runtime's
+// "compaction never moves back" where direct answered.
+func TestFinishAfterACancelledInstall(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		t.Run(mode.String(), func(t *testing.T) {
+			se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Join: plan.Delta, Workers: 2, Capture: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer se.Close(ctx)
+			ictx, icancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			_, err = se.InstallQuery(ictx)
+			icancel()
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("InstallQuery with nothing fed: %v, want its context's deadline", err)
+			}
+			if _, _, err := se.Finish(ctx); err != nil {
+				t.Fatalf("Finish after the cancelled install: %v", err)
+			}
+			last := se.LastTime()
+			got, err := se.Result(last)
+			if err != nil {
+				t.Fatalf("Result(%d): %v", last, err)
+			}
+			want, err := reference.Eval(s.Plan, ReferenceInputs(s, tabs), last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := reference.Compare(want, got); len(d) > 0 {
+				t.Errorf("Result(%d): %v", last, d)
+			}
+			if err := se.Close(ctx); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}

@@ -275,8 +275,15 @@ func (se *Session) advance(t uint64, end bool) error {
 
 // WaitIndexes waits until every index has passed t (imported; direct has
 // no index dataflows and returns once its runtime applied what was sent).
+// An index passes t only once the inputs are fed through t, and nothing
+// else feeds them while the one goroutine that uses the `Session` waits:
+// a t the inputs are not fed through yet is an error wrapping ErrUsage
+// in both modes (fedThrough), where imported waited until ctx ended.
 func (se *Session) WaitIndexes(ctx context.Context, t uint64) error {
 	if err := se.usable(); err != nil {
+		return err
+	}
+	if err := se.fedThrough("WaitIndexes", t); err != nil {
 		return err
 	}
 	for _, p := range se.idxProb {
@@ -285,6 +292,20 @@ func (se *Session) WaitIndexes(ctx context.Context, t uint64) error {
 		}
 	}
 	return se.ctl.Sync(ctx)
+}
+
+// fedThrough returns an error wrapping ErrUsage, naming what and how far
+// the inputs are fed, unless they are fed through t (advanced past it,
+// or closed): a wait for time t (WaitIndexes, InstallQuery) ends only
+// then, and the `Session` feeds nothing while it waits.
+func (se *Session) fedThrough(what string, t uint64) error {
+	if se.ended || se.advanced > t {
+		return nil
+	}
+	if se.advanced == 0 {
+		return usagef("%s waits for time %d, but no input is fed yet: FeedThrough(%d) first", what, t, t)
+	}
+	return usagef("%s waits for time %d, but the inputs are fed only through %d: FeedThrough(%d) first", what, t, se.advanced-1, t)
 }
 
 // wait waits until waitPassed(t) returns, failing early with a runtime's
@@ -362,6 +383,11 @@ func appendFailures(errs []error, err error) []error {
 // InstallQuery allows every index to compact to as_of (imported), creates
 // the query dataflow at as_of and waits until its output is complete at
 // as_of. It returns the time from the create to that moment (install-ns).
+// The output is complete at as_of only once the inputs are fed through
+// as_of: before that (FeedThrough(as_of) first), InstallQuery is an error
+// wrapping ErrUsage that creates nothing, in both modes, where it waited
+// until ctx ended. A wait that ctx ends leaves the query installed:
+// Finish then answers.
 func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
 	return se.InstallQueries(ctx, 1)
 }
@@ -385,6 +411,9 @@ func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, er
 		return 0, err
 	}
 	asOf := se.r.Plan.AsOf
+	if err := se.fedThrough("InstallQuery", asOf); err != nil {
+		return 0, err
+	}
 	if err := se.allowCompaction(asOf); err != nil {
 		return 0, err
 	}
@@ -456,10 +485,11 @@ func (se *Session) renderOptions(id string) render.Options {
 // allowCompaction lets every index compact to t (imported): what the
 // controller of a serving system does as its readers move on. A t before
 // the time allowed already moves nothing: compaction never goes back
-// (runtime.ErrCompactionBackward), and FinishRounds after an InstallQuery
-// whose wait was cancelled before the inputs were fed through as_of
-// reaches the rounds before as_of, which the install allowed past; sent,
-// the first failed the run in imported mode, where direct answered.
+// (runtime.ErrCompactionBackward). FinishRounds after an InstallQuery
+// whose wait was cancelled before the inputs were fed through as_of (an
+// install fedThrough now refuses) reached the rounds before as_of, which
+// the install allowed past; sent, the first failed the run in imported
+// mode, where direct answered.
 func (se *Session) allowCompaction(t uint64) error {
 	if se.opts.Mode != render.Imported || t < se.allowed {
 		return nil

@@ -756,12 +756,86 @@ func TestReadsAtAsOfAfterPeeksOrFinish(t *testing.T) {
 	}
 }
 
-// An InstallQuery whose wait ends with its context, before the inputs
-// reach as_of, leaves the query installed: Finish then feeds every round
-// and the output answers, in both modes alike. Imported, Finish once
-// allowed the indexes to compact to the rounds before as_of, which the
-// install had allowed already, and failed with the runtime's
-// "compaction never moves back" where direct answered.
+// A wait the inputs are not fed far enough for would never end: the
+// `Session` feeds nothing while its one goroutine waits. InstallQuery
+// (output at as_of) and WaitIndexes(t) before the inputs are fed through
+// that time are refused, wrapping ErrUsage and naming how far they are
+// fed, in both modes alike, and the refused install creates nothing.
+// Both once blocked until their context ended (InstallQuery in both
+// modes, WaitIndexes imported), forever without a deadline. Fed far
+// enough, the same calls answer.
+func TestWaitsTheInputsCannotReachAreRefused(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc) // as_of 1, times 0..3
+	bg := context.Background()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		t.Run(mode.String(), func(t *testing.T) {
+			se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Join: plan.Delta, Workers: 2, Capture: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer se.Close(bg)
+			refused := func(name, want string, call func() error) {
+				t.Helper()
+				if err := noPanic(t, name, call); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: %v, want ErrUsage saying %q", name, err, want)
+				}
+			}
+			install := func() error { _, err := se.InstallQuery(bg); return err }
+			refused("InstallQuery before any feed", "InstallQuery waits for time 1, but no input is fed yet: FeedThrough(1) first", install)
+			refused("WaitIndexes(1) before any feed", "WaitIndexes waits for time 1, but no input is fed yet", func() error { return se.WaitIndexes(bg, 1) })
+			if err := se.FeedThrough(0); err != nil {
+				t.Fatal(err)
+			}
+			refused("InstallQuery after FeedThrough(0)", "inputs are fed only through 0: FeedThrough(1) first", install)
+			if _, _, err := se.Finish(bg); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "not installed") {
+				t.Errorf("Finish after a refused InstallQuery: %v, want ErrUsage (nothing installed)", err)
+			}
+			if err := se.FeedThrough(1); err != nil {
+				t.Fatal(err)
+			}
+			refused("WaitIndexes(5) after FeedThrough(1)", "WaitIndexes waits for time 5, but the inputs are fed only through 1: FeedThrough(5) first", func() error { return se.WaitIndexes(bg, 5) })
+			if err := noPanic(t, "WaitIndexes(1)", func() error { return se.WaitIndexes(bg, 1) }); err != nil {
+				t.Fatalf("WaitIndexes(1) after FeedThrough(1): %v", err)
+			}
+			if err := noPanic(t, "InstallQuery", install); err != nil {
+				t.Fatalf("InstallQuery after FeedThrough(1): %v", err)
+			}
+			if _, _, err := se.Finish(bg); err != nil {
+				t.Fatal(err)
+			}
+			// Every input is closed: every time is fed.
+			if err := noPanic(t, "WaitIndexes(5) at the end", func() error { return se.WaitIndexes(bg, 5) }); err != nil {
+				t.Errorf("WaitIndexes(5) after Finish: %v", err)
+			}
+			checkLast(t, se, s, tabs)
+			if err := se.Close(bg); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}
+
+// checkLast compares the session's Result at its last time with the
+// reference's.
+func checkLast(t *testing.T, se *Session, s *spec.Spec, tabs []*spec.Table) {
+	t.Helper()
+	last := se.LastTime()
+	got, err := se.Result(last)
+	if err != nil {
+		t.Fatalf("Result(%d): %v", last, err)
+	}
+	want, err := reference.Eval(s.Plan, ReferenceInputs(s, tabs), last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := reference.Compare(want, got); len(d) > 0 {
+		t.Errorf("Result(%d): %v", last, d)
+	}
+}
+
+// An InstallQuery whose wait its context ends leaves the query
+// installed: Finish then feeds every round and the output answers, in
+// both modes alike.
 func TestFinishAfterACancelledInstall(t *testing.T) {
 	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -773,30 +847,57 @@ func TestFinishAfterACancelledInstall(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer se.Close(ctx)
-			ictx, icancel := context.WithTimeout(ctx, 200*time.Millisecond)
-			_, err = se.InstallQuery(ictx)
+			if err := se.FeedThrough(s.Plan.Plan.AsOf); err != nil {
+				t.Fatal(err)
+			}
+			ictx, icancel := context.WithCancel(ctx)
 			icancel()
-			if !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("InstallQuery with nothing fed: %v, want its context's deadline", err)
+			// The output may be complete before the wait looks.
+			if _, err := se.InstallQuery(ictx); err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatalf("InstallQuery with its context cancelled: %v, want context.Canceled", err)
 			}
 			if _, _, err := se.Finish(ctx); err != nil {
 				t.Fatalf("Finish after the cancelled install: %v", err)
 			}
-			last := se.LastTime()
-			got, err := se.Result(last)
-			if err != nil {
-				t.Fatalf("Result(%d): %v", last, err)
-			}
-			want, err := reference.Eval(s.Plan, ReferenceInputs(s, tabs), last)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := reference.Compare(want, got); len(d) > 0 {
-				t.Errorf("Result(%d): %v", last, d)
-			}
+			checkLast(t, se, s, tabs)
 			if err := se.Close(ctx); err != nil {
 				t.Errorf("Close: %v", err)
 			}
 		})
+	}
+}
+
+// The indexes are never allowed to compact back (imported): a round
+// before the time allowed already moves nothing. Finish after an install
+// whose wait was cancelled before the inputs reached as_of (which
+// InstallQuery now refuses) allowed the rounds before as_of after the
+// install had allowed as_of, and failed with the runtime's "compaction
+// never moves back" where direct answered.
+func TestAllowCompactionNeverMovesBack(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	se, err := NewSession(s, tabs, SessionOptions{Mode: render.Imported, Join: plan.Delta, Workers: 2, Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer se.Close(ctx)
+	for _, tm := range []uint64{1, 0, 1} {
+		if err := se.allowCompaction(tm); err != nil {
+			t.Fatalf("allowCompaction(%d) after 1: %v", tm, err)
+		}
+	}
+	if err := se.FeedThrough(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := se.InstallQuery(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := se.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLast(t, se, s, tabs)
+	if err := se.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }

@@ -133,6 +133,11 @@ type CheckCase struct {
 	Workers int
 }
 
+// options are the `SessionOptions` a check runs c with.
+func (c CheckCase) options() SessionOptions {
+	return SessionOptions{Mode: c.Mode, Join: c.Join, Workers: c.Workers}
+}
+
 func (c CheckCase) String() string {
 	return fmt.Sprintf("index=%v join=%v workers=%d", c.Mode, c.Join, c.Workers)
 }
@@ -169,11 +174,22 @@ func CheckCases(s *spec.Spec) []CheckCase {
 // checks that every hold and registry slot is
 // released at the end. It returns one line per difference (nil when all
 // agree). A nil spec or tables that are not s's loaded inputs are an
-// error wrapping ErrUsage (CheckTables), not a difference.
+// error wrapping ErrUsage (CheckTables), not a difference; so are no
+// cases at all (a check of nothing would pass) and a case whose options
+// `NewSession` refuses (its mode, join or workers out of range), found
+// before anything runs.
 func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) ([]string, error) {
 	in, err := CheckedReferenceInputs(s, tables)
 	if err != nil {
 		return nil, err
+	}
+	if len(cases) == 0 {
+		return nil, usagef("no check cases for spec %s: a check of nothing passes nothing (CheckCases(s) lists every configuration)", spec.Quote(s.Name))
+	}
+	for i, c := range cases {
+		if err := checkOptions(c.options()); err != nil {
+			return nil, fmt.Errorf("%w (check case %d of %d)", err, i, len(cases))
+		}
 	}
 	times := CheckTimes(s, tables)
 	want := make([]*reference.Result, len(times))
@@ -186,7 +202,7 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 	}
 	var diffs []string
 	for _, c := range cases {
-		got, stages, leak, err := Evaluate(ctx, s, tables, SessionOptions{Mode: c.Mode, Join: c.Join, Workers: c.Workers}, times)
+		got, stages, leak, err := Evaluate(ctx, s, tables, c.options(), times)
 		if err != nil {
 			if ctx.Err() != nil {
 				return diffs, err

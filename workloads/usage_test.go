@@ -392,6 +392,31 @@ func TestCheckArgumentsOfANilSpec(t *testing.T) {
 	}
 }
 
+// Check refuses, wrapping ErrUsage, cases it cannot run and no cases at
+// all, before anything runs: a case of 0 workers was run and reported as
+// a difference, and no cases returned no differences and no error, a
+// check of nothing that passed.
+func TestCheckRefusesBadOrNoCases(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		cases []CheckCase
+		want  string
+	}{
+		{nil, `no check cases for spec "w"`},
+		{[]CheckCase{}, `no check cases for spec "w"`},
+		{[]CheckCase{{}}, "0 workers: want 1 to 1024 (check case 0 of 1)"},
+		{[]CheckCase{{Mode: render.Direct, Join: plan.Delta, Workers: 1}, {Mode: render.Direct, Join: plan.Delta, Workers: MaxWorkers + 1}}, "1025 workers: want 1 to 1024 (check case 1 of 2)"},
+		{[]CheckCase{{Mode: 7, Join: plan.Delta, Workers: 1}}, "index mode 7"},
+		{[]CheckCase{{Mode: render.Imported, Join: 9, Workers: 1}}, "join"},
+	} {
+		diffs, err := Check(ctx, s, tabs, tc.cases)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tc.want) || diffs != nil {
+			t.Errorf("Check(%v): %q, %v; want no differences and ErrUsage saying %q", tc.cases, diffs, err, tc.want)
+		}
+	}
+}
+
 // Runs at once over the same loaded tables (a built-in's and
 // a spec's decoded from bytes, whose inline rows Load returns in the
 // spec's own table's slices) each get the reference's answer in every mode and

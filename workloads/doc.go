@@ -7,6 +7,11 @@
 // written in the files. A parameter sets spec fields through an affine
 // map (value × Mul / Div + Add), applied to the JSON before validation,
 // so a parameter value is checked exactly like a value in the file.
+// Before that, Bench.Spec checks each name and value as benchrun's
+// --param does (Workload.Param, Param.Check): a name that is not one of
+// the workload's parameters, or a value outside the range benchrun list
+// shows, is an error wrapping ErrUsage naming the parameter and its
+// range, never a run of the defaults.
 // Parameters with no target are read by the benchmark runner (how many
 // reads, how many concurrent queries).
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -79,6 +80,9 @@ type Bench struct {
 	Base    string              // Benchmark<Base>
 	File    string              // examples/NAME.json
 	Targets map[string][]Target // parameter name -> spec fields it sets
+	// workload is the workload whose Benches hold b (Registry): its
+	// parameters are the names and ranges b accepts.
+	workload *Workload
 }
 
 // Target maps a parameter value v to a spec field as v × Mul / Div + Add.
@@ -99,7 +103,7 @@ func tDiv(field string, div, add int64) Target {
 func Registry() []Workload {
 	gen := func(in, f string) string { return "inputs." + in + ".generate." + f }
 	col := func(in, c, f string) string { return "inputs." + in + ".generate.columns." + c + "." + f }
-	return []Workload{
+	reg := []Workload{
 		{
 			Name: "lookup", Doc: "a fact table joined to a dimension table by key",
 			Params: []Param{
@@ -225,6 +229,12 @@ func Registry() []Workload {
 			},
 		},
 	}
+	for i := range reg {
+		for j := range reg[i].Benches {
+			reg[i].Benches[j].workload = &reg[i]
+		}
+	}
+	return reg
 }
 
 // Lookup returns the built-in workload with the given name.
@@ -257,7 +267,12 @@ func (w *Workload) Param(name string) (*Param, error) {
 }
 
 // Overrides returns the spec overrides that set params (name -> value) in
-// b's spec. Parameters without targets in b set nothing here.
+// b's spec. Parameters without targets in b (a runner's) set nothing
+// here. A name that is not one of the workload's parameters, or a value
+// outside its parameter's range (Param.Check, which benchrun's --param
+// checks too), is an error wrapping ErrUsage that names it: run, it
+// would set nothing and the defaults would run. A Bench not from the
+// Registry knows no ranges and accepts the names of its Targets.
 func (b *Bench) Overrides(params map[string]int64) ([]spec.Override, error) {
 	names := make([]string, 0, len(params))
 	for n := range params {
@@ -267,6 +282,9 @@ func (b *Bench) Overrides(params map[string]int64) ([]spec.Override, error) {
 	var out []spec.Override
 	for _, n := range names {
 		v := params[n]
+		if err := b.checkParam(n, v); err != nil {
+			return nil, err
+		}
 		for _, tg := range b.Targets[n] {
 			x := v * tg.Mul
 			if tg.Mul != 0 && x/tg.Mul != v {
@@ -281,7 +299,34 @@ func (b *Bench) Overrides(params map[string]int64) ([]spec.Override, error) {
 	return out, nil
 }
 
-// Spec decodes b's example file with the given parameter values.
+// checkParam returns an error wrapping ErrUsage unless name is a
+// parameter of b's workload (Workload.Param) and v is in its range
+// (Param.Check).
+func (b *Bench) checkParam(name string, v int64) error {
+	if b.workload == nil {
+		if _, ok := b.Targets[name]; !ok {
+			names := slices.Sorted(maps.Keys(b.Targets))
+			return usagef("benchmark %s has no parameter %s (parameters: %s)", b.Base, spec.Quote(name), strings.Join(names, ", "))
+		}
+		return nil
+	}
+	p, err := b.workload.Param(name)
+	if err != nil {
+		ps := make([]string, len(b.workload.Params))
+		for i := range b.workload.Params {
+			ps[i] = b.workload.Params[i].Name + " " + b.workload.Params[i].Range()
+		}
+		return usagef("workload %s has no parameter %s (parameters: %s)", b.workload.Name, spec.Quote(name), strings.Join(ps, "; "))
+	}
+	if err := p.Check(v); err != nil {
+		return usagef("workload %s: %v", b.workload.Name, err)
+	}
+	return nil
+}
+
+// Spec decodes b's example file with the given parameter values: a name
+// or a value Overrides refuses is its error (wrapping ErrUsage), before
+// anything is decoded.
 func (b *Bench) Spec(params map[string]int64) (*spec.Spec, error) {
 	data, err := examples.ReadFile(b.File)
 	if err != nil {

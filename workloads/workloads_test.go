@@ -95,7 +95,7 @@ func TestParams(t *testing.T) {
 		t.Errorf("facts rows %d, dims rows %d, key max %d", facts.Rows, dims.Rows, facts.Columns[1].Max)
 	}
 	_, err = w.Benches[0].Spec(map[string]int64{"keys": 0})
-	if err == nil || !errors.Is(err, spec.ErrInvalid) || !strings.Contains(err.Error(), "inputs.facts.generate.columns.key.max: max -1 is below min 0") {
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "workload lookup: keys must be in 1..100000000 (dimension rows (distinct keys)), not 0") {
 		t.Errorf("keys=0: %v", err)
 	}
 	dd, _ := Lookup("dd")
@@ -109,6 +109,38 @@ func TestParams(t *testing.T) {
 	}
 	if _, err := rounds.Spec(map[string]int64{"rows": 1500}); err == nil || !strings.Contains(err.Error(), "multiple of 1000") {
 		t.Errorf("rows=1500: %v", err)
+	}
+	// A name that is no parameter, or a value out of its range, is
+	// refused as benchrun's --param refuses it (Param.Check), naming the
+	// parameter and its range: Spec once ran the defaults instead.
+	for _, tc := range []struct {
+		params map[string]int64
+		want   string
+	}{
+		{map[string]int64{"nope": 1}, `workload lookup has no parameter "nope" (parameters: rows 1..100000000; keys 1..100000000)`},
+		{map[string]int64{"": 1}, `workload lookup has no parameter "" (parameters: rows 1..100000000; keys 1..100000000)`},
+		{map[string]int64{"rows": 0}, "workload lookup: rows must be in 1..100000000 (fact updates), not 0"},
+		{map[string]int64{"rows": 100, "keys": 100000001}, "workload lookup: keys must be in 1..100000000 (dimension rows (distinct keys)), not 100000001"},
+	} {
+		s, err := w.Benches[0].Spec(tc.params)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tc.want) || s != nil {
+			t.Errorf("Spec(%v): %v, want ErrUsage saying %s", tc.params, err, tc.want)
+		}
+	}
+	fanout, _ := Lookup("fanout")
+	if _, err := fanout.Benches[0].Spec(map[string]int64{"k": 0}); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "k must be in 1..1024") {
+		t.Errorf("fanout k=0 (a runner's parameter): %v", err)
+	}
+	if _, err := fanout.Benches[0].Spec(map[string]int64{"k": 4}); err != nil {
+		t.Errorf("fanout k=4: %v", err)
+	}
+	// A Bench built by hand knows no ranges: the names it targets pass.
+	own := Bench{Base: "Own", File: "examples/lookup.json", Targets: map[string][]Target{"rows": {{Field: "inputs.facts.generate.rows", Mul: 1, Div: 1}}}}
+	if _, err := own.Spec(map[string]int64{"rows": 5}); err != nil {
+		t.Errorf("a hand-built Bench, rows=5: %v", err)
+	}
+	if _, err := own.Spec(map[string]int64{"keys": 5}); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), `benchmark Own has no parameter "keys" (parameters: rows)`) {
+		t.Errorf("a hand-built Bench, keys=5: %v", err)
 	}
 	if _, err := w.Param("nope"); !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "parameters: rows, keys") {
 		t.Errorf("Param(nope) = %v", err)

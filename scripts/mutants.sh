@@ -123,7 +123,8 @@ if (($# > 0 || ${#patterns[@]} > 0)); then
 			fi
 		done
 		if ((!found)); then
-			echo "mutants.sh: $n is not in the catalogue (a NAME matches one name exactly; -r REGEX selects by pattern):" >&2
+			# Quoted: an empty name ('') printed as nothing at all.
+			echo "mutants.sh: '$n' is not in the catalogue (a NAME matches one name exactly; -r REGEX selects by pattern):" >&2
 			cut -f1 "$work/catalogue" >&2
 			exit 2
 		fi

@@ -416,11 +416,14 @@ func TestMutantsSelection(t *testing.T) {
 	}{
 		{[]string{"-list", "delta-join"}, 0, "delta-join\n"},
 		{[]string{"-list", "delta-join2", "delta-join"}, 0, "delta-join2\ndelta-join\n"},
-		{[]string{"delta.join"}, 2, "mutants.sh: delta.join is not in the catalogue"},
-		{[]string{".*"}, 2, "mutants.sh: .* is not in the catalogue"},
-		{[]string{"-list", "delta.join"}, 2, "mutants.sh: delta.join is not in the catalogue"},
-		{[]string{"-list", ".*"}, 2, "mutants.sh: .* is not in the catalogue"},
-		{[]string{"-list", "delta-"}, 2, "mutants.sh: delta- is not in the catalogue"},
+		{[]string{"delta.join"}, 2, "mutants.sh: 'delta.join' is not in the catalogue"},
+		{[]string{".*"}, 2, "mutants.sh: '.*' is not in the catalogue"},
+		{[]string{"-list", "delta.join"}, 2, "mutants.sh: 'delta.join' is not in the catalogue"},
+		{[]string{"-list", ".*"}, 2, "mutants.sh: '.*' is not in the catalogue"},
+		{[]string{"-list", "delta-"}, 2, "mutants.sh: 'delta-' is not in the catalogue"},
+		// Quoted: an empty name printed as "mutants.sh:  is not in the
+		// catalogue".
+		{[]string{"-list", ""}, 2, "mutants.sh: '' is not in the catalogue"},
 		{[]string{"-list", "-r", "delta-join"}, 0, "delta-join\ndelta-join2\n"},
 		{[]string{"-list", "-r", "^delta-join$"}, 0, "delta-join\n"},
 		{[]string{"-list", "-r", "since", "delta-join"}, 0, "delta-join\nmerge-since\n"},

@@ -4,7 +4,29 @@
 # chrome is on PATH yet. It never fails the caller: when the install is not
 # possible (not root, no apt-get, no network) it prints why and exits 0, and
 # the browser tests then skip with a message that says no chromium is present.
+#
+# Usage:
+#
+#   scripts/browser-deps.sh              install chromium if it is missing
+#   scripts/browser-deps.sh -h | --help  this text
+#
+# Any other argument is bad usage (exit 2), refused before anything is
+# installed.
 set -uo pipefail
+
+# Its arguments are read before anything is looked for: it read none, and
+# --help or a mistyped flag ran it, an apt-get install on a root machine
+# without chromium.
+case ${1:-} in
+-h | --help)
+	sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+	exit 0
+	;;
+esac
+if (($# > 0)); then
+	echo "browser-deps: unknown argument '$1'; it takes none but -h or --help" >&2
+	exit 2
+fi
 
 for b in chromium chromium-browser google-chrome google-chrome-stable; do
 	if command -v "$b" >/dev/null 2>&1; then

@@ -353,10 +353,12 @@ func TestBenchBaselineUsage(t *testing.T) {
 }
 
 // TestRunnerScriptsUsage checks the arguments of scripts/test.sh, which
-// takes none, and scripts/mutants.sh. test.sh ran every step whatever its
-// arguments (-h included); mutants.sh took -n 0 (a concurrent mutant run
-// no times, so "killed every time"), and a missing or non-numeric value
-// failed on an unbound variable with exit 1. They run with go, gofmt,
+// takes none, scripts/mutants.sh and scripts/browser-deps.sh. test.sh ran
+// every step whatever its arguments (-h included); mutants.sh took -n 0 (a
+// concurrent mutant run no times, so "killed every time"), and a missing
+// or non-numeric value failed on an unbound variable with exit 1;
+// browser-deps.sh read no arguments, so --help or a mistyped flag ran it
+// (an apt-get install, as root without chromium). They run with go, gofmt,
 // apt-get and sudo shadowed by commands that fail at once, so that a
 // script that goes on past its arguments stops there instead of running
 // its steps.
@@ -380,11 +382,18 @@ func TestRunnerScriptsUsage(t *testing.T) {
 		// test refused it; a fraction without its integer part is one.
 		{"mutants.sh", []string{"-t", "3000000h"}, 2, "mutants.sh: -t 3000000h: want a Go duration of at most 2562047h"},
 		{"mutants.sh", []string{"-t", ".5m", "-n"}, 2, "mutants.sh: -n needs a value"},
+		{"browser-deps.sh", []string{"--help"}, 0, "browser-deps.sh installs a headless browser"},
+		{"browser-deps.sh", []string{"-h"}, 0, "scripts/browser-deps.sh -h | --help"},
+		{"browser-deps.sh", []string{"--bogus"}, 2, "browser-deps: unknown argument '--bogus'"},
+		{"browser-deps.sh", []string{""}, 2, "browser-deps: unknown argument ''"},
 	} {
 		t.Run(tc.script+" "+strings.Join(tc.args, " "), func(t *testing.T) {
 			got, code := runScript(t, tc.script, tc.args...)
 			if code != tc.code || !strings.Contains(got, tc.want) {
 				t.Errorf("exit %d, want %d with %q:\n%s", code, tc.code, tc.want, got)
+			}
+			if strings.Contains(got, "browser-deps: ") && !strings.Contains(got, "browser-deps: unknown argument") {
+				t.Errorf("browser-deps.sh went on past its arguments:\n%s", got)
 			}
 		})
 	}

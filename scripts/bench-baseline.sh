@@ -33,7 +33,8 @@
 #   --seed S         seed passed to benchrun (default 1, the baseline's)
 #   --threshold U=P  passed to benchcmp (repeatable; default '*=5')
 #   --out FILE       keep the short run's results in FILE (default a
-#                    temporary file, removed at exit); it, and the spec
+#                    temporary file, removed at exit; - is no standard
+#                    output: ./- names a file -); it, and the spec
 #                    files and profiles BENCHRUN_RUN_ARGS name, are
 #                    relative to where this script runs
 #   --bin DIR        use DIR/benchrun and DIR/benchcmp, built from this tree,
@@ -95,6 +96,9 @@ while (($# > 0)); do
 done
 [[ $count =~ ^[1-9][0-9]*$ ]] || die "--count $count: want a positive integer"
 [[ $seed =~ ^[0-9]+$ ]] || die "--seed $seed: want a non-negative integer"
+# - names no standard output here, as for benchrun's --out: taken as a
+# file, it wrote the results into a file named - after the whole run.
+[[ $out != - ]] || die "--out -: - names no standard output here; give it a file, ./- for one named -"
 ((${#thresholds[@]} > 0)) || thresholds=('*=5')
 ((${#run_args[@]} > 0)) || run_args=(--index imported,direct)
 # benchrun runs in the repository root: paths the caller gives (--out, spec

@@ -52,7 +52,8 @@
 #                    benchcmp refuses stops the script after round 1
 #   --out DIR        where result files and the summary go: a new or empty
 #                    directory, relative to where this script runs
-#                    (default a new temporary directory, printed)
+#                    (default a new temporary directory, printed; - is
+#                    no standard output: ./- names a directory -)
 #   --allow-lost     a benchmark of BASE_REF with no result at HEAD does
 #                    not fail the script (a workload removed on purpose)
 #   -h, --help       this text
@@ -130,6 +131,9 @@ done
 # said "No regression" of a gate that could not fail.
 ((count >= 4)) || die "--count $count: the gate needs at least 4 samples a side to show a change, and the confirming round has --count of them; give --count 4 or more"
 ((${#thresholds[@]} > 0)) || thresholds=('*=5')
+# - names no standard output here, as for benchrun's --out: taken as a
+# directory, every round was written into ./-.
+[[ $out != - ]] || die "--out -: - names no standard output here; give it a directory, ./- for one named -"
 # Paths the caller gives are relative to where it runs, not to the
 # repository root this script moves to.
 [[ -z $out || $out == /* ]] || out="$PWD/$out"

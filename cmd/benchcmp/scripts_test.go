@@ -322,6 +322,7 @@ func TestBenchBaselineRelativePaths(t *testing.T) {
 }
 
 func TestBenchBaselineUsage(t *testing.T) {
+	emptyBin := t.TempDir()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -342,6 +343,11 @@ func TestBenchBaselineUsage(t *testing.T) {
 		{"seed= in benchrun args", []string{"--", "lookup", "--seed=3"}, "bench-baseline: benchrun argument --seed is set by this script"},
 		{"out in benchrun args", []string{"--", "--out", "x.txt", "lookup"}, "bench-baseline: benchrun argument --out is set by this script"},
 		{"progress in benchrun args", []string{"--", "lookup", "--progress=off"}, "bench-baseline: benchrun argument --progress is set by this script"},
+		// Taken as a file, - got the results after the whole run. (An
+		// empty --bin stops the script before it builds or runs
+		// anything, should it take -.)
+		{"dash out", []string{"--bin", emptyBin, "--out", "-"}, "bench-baseline: --out -: - names no standard output here; give it a file, ./- for one named -"},
+		{"dash out=", []string{"--bin", emptyBin, "--out=-"}, "bench-baseline: --out -: - names no standard output"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, code := runScript(t, "bench-baseline.sh", tc.args...)
@@ -550,6 +556,8 @@ func TestCIBenchUsage(t *testing.T) {
 		{"cpuprofile", append([]string{"--count", "4", "--rounds", "1", "--out", t.TempDir(), "HEAD", "--", "--cpuprofile", "cpu.out"}, tiny...), "ci-bench: benchrun argument --cpuprofile: every round"},
 		{"flamegraph=", append([]string{"--count", "4", "--rounds", "1", "--out", t.TempDir(), "HEAD", "--", "--flamegraph=f"}, tiny...), "ci-bench: benchrun argument --flamegraph: every round"},
 		{"empty out", []string{"--out=", "HEAD"}, "ci-bench: --out needs a value, not an empty one"},
+		// Taken as a directory, every round was written into ./-.
+		{"dash out", []string{"--out", "-", "no-such-ref-anywhere"}, "ci-bench: --out -: - names no standard output here; give it a directory, ./- for one named -"},
 		{"empty threshold", append([]string{"--threshold", "", "--count", "1", "--rounds", "1", "HEAD", "--"}, tiny...), "ci-bench: --threshold needs a value, not an empty one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,6 +41,9 @@
 #                    instead of building them
 #   -h, --help       this text
 #
+# A flag but --threshold given twice is bad usage (exit 2), as benchrun
+# and benchcmp take it.
+#
 # Exit status: 0 compared (whatever the verdicts) or skipped; 2 bad usage or
 # a broken comparison; 130 or 143 stopped by SIGINT (Ctrl-C) or SIGTERM,
 # to the script or its process group, with the command it was running.
@@ -61,6 +64,7 @@ self=$(readlink -f "${BASH_SOURCE[0]}" 2>/dev/null) || self=${BASH_SOURCE[0]}
 root=$(cd "$(dirname "$self")/.." && pwd) || die "cannot find the repository root"
 baseline="$root/results/baseline.txt" count=6 seed=1 out="" bin=""
 thresholds=()
+declare -A given=() # the single-valued flags given, with their values
 run_args=()
 while (($# > 0)); do
 	case $1 in
@@ -76,6 +80,12 @@ while (($# > 0)); do
 	--baseline | --count | --seed | --threshold | --out | --bin)
 		(($# >= 2)) || die "$1 needs a value"
 		[[ -n $2 ]] || die "$1 needs a value, not an empty one"
+		# Given twice, the second value won without a word; benchrun
+		# and benchcmp refuse it, and so does this script, but for
+		# --threshold, one a unit.
+		[[ $1 == --threshold || -z ${given[$1]+set} ]] ||
+			die "$1 is given more than once (${given[$1]}, then $2); give it once"
+		given[$1]=$2
 		case $1 in
 		--baseline) baseline=$2 ;;
 		--count) count=$2 ;;

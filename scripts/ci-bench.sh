@@ -58,6 +58,9 @@
 #                    not fail the script (a workload removed on purpose)
 #   -h, --help       this text
 #
+# A flag but --threshold given twice is bad usage (exit 2), as benchrun
+# and benchcmp take it.
+#
 # Exit status: 0 no confirmed regression and nothing lost; 1 a confirmed
 # regression, a lost benchmark (unless --allow-lost) or a run go test says
 # failed; 2 bad usage, a tree that is no git clone (a source archive), an
@@ -78,6 +81,7 @@ die() {
 
 count=5 rounds=2 seed=1 procs=2 out="" base="" allow_lost=0
 thresholds=()
+declare -A given=() # the single-valued flags given, with their values
 benchrun_args=()
 while (($# > 0)); do
 	case $1 in
@@ -86,6 +90,7 @@ while (($# > 0)); do
 		exit 0
 		;;
 	--allow-lost)
+		((!allow_lost)) || die "--allow-lost is given more than once; give it once"
 		allow_lost=1
 		shift
 		;;
@@ -97,6 +102,12 @@ while (($# > 0)); do
 	--count | --rounds | --seed | --gomaxprocs | --threshold | --out)
 		(($# >= 2)) || die "$1 needs a value"
 		[[ -n $2 ]] || die "$1 needs a value, not an empty one"
+		# Given twice, the second value won without a word; benchrun
+		# and benchcmp refuse it, and so does this script, but for
+		# --threshold, one a unit.
+		[[ $1 == --threshold || -z ${given[$1]+set} ]] ||
+			die "$1 is given more than once (${given[$1]}, then $2); give it once"
+		given[$1]=$2
 		case $1 in
 		--count) count=$2 ;;
 		--rounds) rounds=$2 ;;

@@ -348,6 +348,13 @@ func TestBenchBaselineUsage(t *testing.T) {
 		// anything, should it take -.)
 		{"dash out", []string{"--bin", emptyBin, "--out", "-"}, "bench-baseline: --out -: - names no standard output here; give it a file, ./- for one named -"},
 		{"dash out=", []string{"--bin", emptyBin, "--out=-"}, "bench-baseline: --out -: - names no standard output"},
+		// Given twice, the second value won; benchrun and benchcmp
+		// refuse it. --threshold, one a unit, may be given more than
+		// once (the empty --bin then stops the script).
+		{"count twice", []string{"--bin", emptyBin, "--count", "5", "--count", "6"}, "bench-baseline: --count is given more than once (5, then 6); give it once"},
+		{"baseline= twice", []string{"--bin", emptyBin, "--baseline=a.txt", "--baseline", "b.txt"}, "bench-baseline: --baseline is given more than once (a.txt, then b.txt)"},
+		{"bin twice", []string{"--bin", emptyBin, "--bin", emptyBin}, "bench-baseline: --bin is given more than once"},
+		{"thresholds", []string{"--bin", emptyBin, "--threshold", "*=5", "--threshold", "install-ns=10"}, "bench-baseline: --bin " + emptyBin + ": want executables benchrun and benchcmp there"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, code := runScript(t, "bench-baseline.sh", tc.args...)
@@ -558,6 +565,13 @@ func TestCIBenchUsage(t *testing.T) {
 		{"empty out", []string{"--out=", "HEAD"}, "ci-bench: --out needs a value, not an empty one"},
 		// Taken as a directory, every round was written into ./-.
 		{"dash out", []string{"--out", "-", "no-such-ref-anywhere"}, "ci-bench: --out -: - names no standard output here; give it a directory, ./- for one named -"},
+		// Given twice, the second value won; benchrun and benchcmp
+		// refuse it. --threshold, one a unit, may be given more than
+		// once.
+		{"count twice", []string{"--count", "5", "--count", "6", "no-such-ref-anywhere"}, "ci-bench: --count is given more than once (5, then 6); give it once"},
+		{"gomaxprocs= twice", []string{"--gomaxprocs=2", "--gomaxprocs=2", "no-such-ref-anywhere"}, "ci-bench: --gomaxprocs is given more than once (2, then 2)"},
+		{"allow-lost twice", []string{"--allow-lost", "--allow-lost", "no-such-ref-anywhere"}, "ci-bench: --allow-lost is given more than once"},
+		{"thresholds", []string{"--threshold", "*=5", "--threshold", "install-ns=10", "no-such-ref-anywhere"}, unknownRef},
 		{"empty threshold", append([]string{"--threshold", "", "--count", "1", "--rounds", "1", "HEAD", "--"}, tiny...), "ci-bench: --threshold needs a value, not an empty one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -131,11 +131,14 @@ while (($# > 0)); do
 		;;
 	esac
 done
-[[ -n $base ]] || die "missing BASE_REF (see --help)"
+# The flags' values are checked before BASE_REF is looked for: a flag
+# without its value takes BASE_REF as one (--count HEAD~1), which was
+# reported as a missing BASE_REF rather than as --count's bad value.
 for v in count rounds procs; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v/procs/gomaxprocs} ${!v}: want a positive integer"
 done
 [[ $seed =~ ^[0-9]+$ ]] || die "--seed $seed: want a non-negative integer"
+[[ -n $base ]] || die "missing BASE_REF (see --help)"
 # benchcmp's gate shows a change only with 4 samples a side or more (at
 # its alpha, 0.05), and the confirming round has --count of them: with
 # fewer, no regression could be flagged, or none confirmed, and the run

@@ -572,6 +572,11 @@ func TestCIBenchUsage(t *testing.T) {
 		{"gomaxprocs= twice", []string{"--gomaxprocs=2", "--gomaxprocs=2", "no-such-ref-anywhere"}, "ci-bench: --gomaxprocs is given more than once (2, then 2)"},
 		{"allow-lost twice", []string{"--allow-lost", "--allow-lost", "no-such-ref-anywhere"}, "ci-bench: --allow-lost is given more than once"},
 		{"thresholds", []string{"--threshold", "*=5", "--threshold", "install-ns=10", "no-such-ref-anywhere"}, unknownRef},
+		// --count without its value took BASE_REF for it, and the
+		// script said BASE_REF was missing.
+		{"count takes the ref", []string{"--count", "HEAD~1"}, "ci-bench: --count HEAD~1: want a positive integer"},
+		{"rounds takes the ref", []string{"--rounds", "HEAD~1"}, "ci-bench: --rounds HEAD~1: want a positive integer"},
+		{"seed takes the ref", []string{"--seed", "HEAD~1"}, "ci-bench: --seed HEAD~1: want a non-negative integer"},
 		{"empty threshold", append([]string{"--threshold", "", "--count", "1", "--rounds", "1", "HEAD", "--"}, tiny...), "ci-bench: --threshold needs a value, not an empty one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

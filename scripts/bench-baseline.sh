@@ -31,7 +31,12 @@
 #   --count N        samples per benchmark (default 6: fewer gives no
 #                    confidence interval)
 #   --seed S         seed passed to benchrun (default 1, the baseline's)
-#   --threshold U=P  passed to benchcmp (repeatable; default '*=5')
+#   --threshold U=P  passed to benchcmp (repeatable; default '*=5'); its
+#                    form, UNIT=PCT as benchcmp takes it, is checked
+#                    before anything is built (exit 2), but a unit the
+#                    results do not have, or one unit given two
+#                    thresholds, can only be judged by benchcmp after
+#                    the run
 #   --out FILE       keep the short run's results in FILE (default a
 #                    temporary file, removed at exit; - is no standard
 #                    output: ./- names a file -); it, and the spec
@@ -110,6 +115,37 @@ done
 # file, it wrote the results into a file named - after the whole run.
 [[ $out != - ]] || die "--out -: - names no standard output here; give it a file, ./- for one named -"
 ((${#thresholds[@]} > 0)) || thresholds=('*=5')
+# shown VALUE prints VALUE quoted for a message: in '', or escaped as
+# bash's %q does when it holds a control character.
+shown() {
+	if [[ $1 == *[[:cntrl:]]* ]]; then printf '%q' "$1"; else printf "'%s'" "$1"; fi
+}
+# Each --threshold's form is benchcmp's (internal/benchcmp's
+# parseThresholds), checked here, before the build and the run, where
+# benchcmp judged it only after the whole run: UNIT=PCT, cut at the last
+# =, UNIT not empty (* for every unit without its own), no white space
+# anywhere (Go's unicode.IsSpace: these and the Unicode spaces below),
+# PCT a finite decimal number >= 0 with an optional % after it. A unit no
+# result has, and two thresholds for one unit, benchcmp still judges
+# after the run, with the results.
+spaces=(' ' $'\t' $'\n' $'\v' $'\f' $'\r' $'\xc2\x85' $'\xc2\xa0' $'\xe1\x9a\x80'
+	$'\xe2\x80\x80' $'\xe2\x80\x81' $'\xe2\x80\x82' $'\xe2\x80\x83' $'\xe2\x80\x84' $'\xe2\x80\x85'
+	$'\xe2\x80\x86' $'\xe2\x80\x87' $'\xe2\x80\x88' $'\xe2\x80\x89' $'\xe2\x80\x8a' $'\xe2\x80\xa8'
+	$'\xe2\x80\xa9' $'\xe2\x80\xaf' $'\xe2\x81\x9f' $'\xe3\x80\x80')
+for t in "${thresholds[@]}"; do
+	[[ $t == *=* && -n ${t%=*} ]] || die "--threshold $(shown "$t"): want UNIT=PCT, as in ns/op=5"
+	for c in "${spaces[@]}"; do
+		[[ $t != *"$c"* ]] || die "--threshold $(shown "$t"): white space in UNIT=PCT; write it without, as in ns/op=5"
+	done
+	p=${t##*=}
+	p=${p%\%}
+	# A decimal number (no Go literal forms such as 1_0 or 0x1p4, no
+	# inf), not below 0 (-0 is 0), and within float64's range.
+	[[ $p =~ ^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]] &&
+		[[ $p != -* || ${p%%[eE]*} =~ ^-[0.]*$ ]] &&
+		LC_ALL=C awk 'BEGIN { exit sprintf("%g", ARGV[1] + 0) ~ /inf|nan/ }' "$p" ||
+		die "--threshold $(shown "$t"): PCT must be a finite number >= 0 in decimal"
+done
 ((${#run_args[@]} > 0)) || run_args=(--index imported,direct)
 # benchrun runs in the repository root: paths the caller gives (--out, spec
 # files, the profiles' files) are made absolute here, where they were meant.

@@ -857,3 +857,46 @@ func TestMutantsSubsetWithoutACommit(t *testing.T) {
 		t.Errorf("-list -s 2 without a commit: %v, printed %q; want the first two", err, out)
 	}
 }
+
+// scripts/bench-baseline.sh judged its --threshold values only when
+// benchcmp read them, after the build and the whole benchmark run. It now
+// checks their form first, as benchcmp checks it: each value here is
+// refused by the script, before anything is built (an empty --bin would
+// stop it next), exactly when benchcmp refuses its form, with the same
+// reason. A unit the results lack is still benchcmp's to judge, after the
+// run.
+func TestBenchBaselineThresholdForm(t *testing.T) {
+	emptyBin := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "none.txt")
+	for _, th := range []string{
+		"ns/op=5", "*=5", "*=5%", "ratio=x/op=5", "a=.5", "a=5.", "a=1e3", "a=1E-3", "a=-0", "a=-0.0e+5",
+		"a=1.79e308", "a=1e-400", "a=00012.5", "über/op=5", "a==5",
+		"x", "=5", "*", "a=", "a=%", "a=.", "a=-1", "a=-0.1", "a=1_0", "a=0x1p4", "a=inf", "a=NaN", "a=1e400",
+		"a=5%%", "a=e5", "a=1e", "a=+1", "a=1e-+5", "a=5=", "ns/op= 5", "ns/op =5", "a\v=5", "a\t=5",
+		"a\u00a0=5", "a\u0085=5", "a\u2009=5", "a\u3000=5", "a\u200b=5",
+	} {
+		t.Run(th, func(t *testing.T) {
+			var out, errOut strings.Builder
+			run([]string{"--threshold", th, missing, missing}, &out, &errOut)
+			// benchcmp judges the thresholds' form before it reads a
+			// file: a well-formed one gets to the missing file.
+			cmpRefuses := strings.Contains(errOut.String(), "--threshold")
+			got, code := runScript(t, "bench-baseline.sh", "--bin", emptyBin, "--threshold", th)
+			refused := strings.Contains(got, "bench-baseline: --threshold ")
+			if code != 2 || refused != cmpRefuses {
+				t.Fatalf("script refuses it: %v (exit %d); benchcmp: %v\nscript: %s\nbenchcmp: %s", refused, code, cmpRefuses, got, errOut.String())
+			}
+			if !refused {
+				if !strings.Contains(got, "want executables benchrun and benchcmp there") {
+					t.Errorf("the script did not go on to --bin:\n%s", got)
+				}
+				return
+			}
+			for _, reason := range []string{"want UNIT=PCT", "white space in UNIT=PCT", "PCT must be a finite number >= 0 in decimal"} {
+				if strings.Contains(errOut.String(), reason) != strings.Contains(got, reason) {
+					t.Errorf("benchcmp and the script give different reasons:\nscript: %s\nbenchcmp: %s", got, errOut.String())
+				}
+			}
+		})
+	}
+}

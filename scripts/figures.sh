@@ -16,6 +16,12 @@
 # other than -h, an empty OUTDIR, - or a second argument is bad usage
 # (exit 2).
 #
+# SIGINT (Ctrl-C) or SIGTERM, to the script or its process group, stops
+# the running step and the script, which exits 130 or 143, naming the
+# signal, and leaves nothing half-written: it removes its temporary
+# directory of test binaries and the OUTDIR it made (with the parents it
+# made for it), or empties again an OUTDIR that was there, empty.
+#
 # About 15-25 minutes on a 2-vCPU host. Run it with nothing else of yours
 # running: the benchmarks measure elapsed time.
 #
@@ -72,16 +78,84 @@ out=${1:-figures-$(date +%Y%m%d-%H%M%S)}
 [[ ! -e $out || -d $out ]] || bad "OUTDIR $out exists and is not a directory"
 [[ ! -d $out || -z $(ls -A "$out" 2>/dev/null) ]] || bad "OUTDIR $out exists and is not empty; give a new or empty one"
 cd "$(dirname "$self")/.."
+# What an interrupted run removes: the directories mkdir -p makes (top,
+# the first of OUTDIR's that does not exist yet, and all under it), or,
+# when OUTDIR was there (empty), what the run wrote into it.
+top=""
+if [[ ! -d $out ]]; then
+	top=$out
+	while [[ ! -e $(dirname "$top") ]]; do top=$(dirname "$top"); done
+fi
+bin=""
+trap 'rm -rf "$bin"' EXIT
+# SIGINT (Ctrl-C) or SIGTERM, to the script or its process group, stops
+# the script with the step it runs, and removes what the run wrote.
+# Ctrl-C left OUTDIR half-written (a partial step file, and a rerun with
+# the same OUTDIR refused it as not empty), SIGINT to the script alone
+# was held until the step had ended, and SIGTERM to the script alone
+# killed bash at once, leaving the step's test binary running, still
+# writing into OUTDIR. Each step runs in a process group of its own
+# (run), which the script waits for: a trapped signal ends that wait, and
+# the trap passes the signal on to the step's group, waits for it,
+# removes what the run wrote and exits 130 (SIGINT) or 143 (SIGTERM); the
+# EXIT trap removes the test binaries.
+child=""   # the process group of the running step
+running="" # its name
+interrupted() {
+	trap - INT TERM
+	if [[ -n $child ]]; then
+		kill -"$1" -- -"$child" 2>/dev/null || true
+		wait "$child" 2>/dev/null || true
+	fi
+	local what
+	if [[ -n $top ]]; then
+		rm -rf "$top"
+		what="removed $top"
+	else
+		find "$out" -mindepth 1 -maxdepth 1 -exec rm -rf {} + 2>/dev/null || true
+		what="$out left empty, as it was"
+	fi
+	echo "figures.sh: interrupted by SIG$1${running:+ during step $running}; $what" >&2
+	exit "$2"
+}
+trap 'interrupted INT 130' INT
+trap 'interrupted TERM 143' TERM
 mkdir -p "$out"
 bin=$(mktemp -d)
-trap 'rm -rf "$bin"' EXIT
+
+# run LOG COMMAND... runs COMMAND, its output to LOG, in a process group
+# of its own (job control on while it starts) and waits for it, a wait a
+# trapped signal interrupts, where bash runs a trap only once a
+# foreground command has ended. The subshell ends on SIGINT or SIGTERM
+# once its command has. LOG is opened in the subshell: redirected around
+# run, the trap's message went into LOG too.
+run() {
+	local log=$1
+	shift
+	set -m
+	(
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		exec >"$log" 2>&1
+		"$@"
+	) &
+	child=$!
+	set +m
+	local rc=0
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
 
 step() {
 	local name=$1
 	shift
-	local start=$SECONDS
+	local start=$SECONDS rc=0
 	echo "== $name"
-	if ! "$@" >"$out/$name.txt" 2>&1; then
+	running=$name
+	run "$out/$name.txt" "$@" || rc=$?
+	running=""
+	if ((rc != 0)); then
 		echo "figures.sh: step $name failed; its output is in $out/$name.txt" >&2
 		tail -20 "$out/$name.txt" >&2
 		exit 1

@@ -524,3 +524,106 @@ func TestBenchBaselineStopsOnSignal(t *testing.T) {
 		})
 	}
 }
+
+// scripts/figures.sh had no signal handling. Ctrl-C left OUTDIR
+// half-written (a partial step file, and a rerun with the same OUTDIR was
+// refused as not empty) and said nothing; SIGINT to the script alone was
+// held until the step had ended; SIGTERM to the script alone killed bash
+// at once and left the step's command running, orphaned, writing into
+// OUTDIR. Each is now passed on to the running step's process group, the
+// script waits for it, removes what the run wrote (the OUTDIR it made,
+// with the parents it made, or the files of an OUTDIR that was there,
+// empty) and its temporary directory, says so, and exits 130 (SIGINT) or
+// 143 (SIGTERM). The step is the build, whose go is a stand-in that
+// waits for the signal.
+func TestFiguresStopsOnSignal(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash to run the scripts with")
+	}
+	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "figures.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		sig   syscall.Signal
+		group bool
+		code  int
+		got   string
+	}{
+		{"Ctrl-C", syscall.SIGINT, true, 130, "INT"},
+		{"SIGINT", syscall.SIGINT, false, 130, "INT"},
+		{"SIGTERM", syscall.SIGTERM, false, 143, "TERM"},
+	} {
+		for _, existing := range []bool{false, true} {
+			name := tc.name + "/new OUTDIR"
+			if existing {
+				name = tc.name + "/empty OUTDIR"
+			}
+			t.Run(name, func(t *testing.T) {
+				stubs := stubCommands(t, map[string]string{"go": goCatchingSignals})
+				t.Cleanup(func() {
+					// Unfixed, the step outlives the script: end it.
+					if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
+						if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+							syscall.Kill(pid, syscall.SIGKILL)
+						}
+					}
+				})
+				cwd := t.TempDir()
+				// A new OUTDIR under a parent that mkdir -p makes too:
+				// both go. One that was there, empty, is left empty.
+				outdir, want := filepath.Join("ü dir", "out 1"), []string{}
+				if existing {
+					outdir, want = "empty ü", []string{"empty ü"}
+					if err := os.Mkdir(filepath.Join(cwd, outdir), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				tmp := t.TempDir()
+				cmd := exec.Command("bash", script, outdir)
+				cmd.Dir = cwd
+				cmd.Env = append(os.Environ(),
+					"PATH="+stubs+string(os.PathListSeparator)+os.Getenv("PATH"),
+					"STUB_DIR="+stubs, "TMPDIR="+tmp)
+				var out bytes.Buffer
+				werr := signalWhenStarted(t, cmd, &out, filepath.Join(stubs, "started"), tc.sig, tc.group)
+				got := out.String()
+				var exit *exec.ExitError
+				if !errors.As(werr, &exit) || exit.ExitCode() != tc.code {
+					t.Errorf("%v, want exit %d after %v:\n%s", werr, tc.code, tc.sig, got)
+				}
+				if _, err := os.Stat(filepath.Join(stubs, "got-"+tc.got)); err != nil {
+					t.Errorf("the build step did not get SIG%s:\n%s", tc.got, got)
+				}
+				if _, err := os.Stat(filepath.Join(stubs, "done")); err == nil {
+					t.Errorf("the build step ran to its end:\n%s", got)
+				}
+				if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
+					if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
+						t.Errorf("the step's go (pid %d) still runs after the script ended:\n%s", pid, got)
+					}
+				}
+				if want := "figures.sh: interrupted by SIG" + tc.got + " during step build; "; !strings.Contains(got, want) {
+					t.Errorf("no message %q:\n%s", want, got)
+				}
+				if strings.Contains(got, "step build failed") {
+					t.Errorf("the interrupted step was reported as failed:\n%s", got)
+				}
+				var left []string
+				filepath.WalkDir(cwd, func(path string, _ os.DirEntry, err error) error {
+					if rel, _ := filepath.Rel(cwd, path); err == nil && rel != "." {
+						left = append(left, rel)
+					}
+					return err
+				})
+				if strings.Join(left, "\n") != strings.Join(want, "\n") {
+					t.Errorf("left where the script ran: %q, want %q:\n%s", left, want, got)
+				}
+				if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+					t.Errorf("left in $TMPDIR (%v): %v", err, left)
+				}
+			})
+		}
+	}
+}

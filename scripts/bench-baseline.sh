@@ -115,36 +115,13 @@ done
 # file, it wrote the results into a file named - after the whole run.
 [[ $out != - ]] || die "--out -: - names no standard output here; give it a file, ./- for one named -"
 ((${#thresholds[@]} > 0)) || thresholds=('*=5')
-# shown VALUE prints VALUE quoted for a message: in '', or escaped as
-# bash's %q does when it holds a control character.
-shown() {
-	if [[ $1 == *[[:cntrl:]]* ]]; then printf '%q' "$1"; else printf "'%s'" "$1"; fi
-}
-# Each --threshold's form is benchcmp's (internal/benchcmp's
-# parseThresholds), checked here, before the build and the run, where
-# benchcmp judged it only after the whole run: UNIT=PCT, cut at the last
-# =, UNIT not empty (* for every unit without its own), no white space
-# anywhere (Go's unicode.IsSpace: these and the Unicode spaces below),
-# PCT a finite decimal number >= 0 with an optional % after it. A unit no
-# result has, and two thresholds for one unit, benchcmp still judges
-# after the run, with the results.
-spaces=(' ' $'\t' $'\n' $'\v' $'\f' $'\r' $'\xc2\x85' $'\xc2\xa0' $'\xe1\x9a\x80'
-	$'\xe2\x80\x80' $'\xe2\x80\x81' $'\xe2\x80\x82' $'\xe2\x80\x83' $'\xe2\x80\x84' $'\xe2\x80\x85'
-	$'\xe2\x80\x86' $'\xe2\x80\x87' $'\xe2\x80\x88' $'\xe2\x80\x89' $'\xe2\x80\x8a' $'\xe2\x80\xa8'
-	$'\xe2\x80\xa9' $'\xe2\x80\xaf' $'\xe2\x81\x9f' $'\xe3\x80\x80')
+# Each --threshold's form is checked before the build and the run
+# (threshold_form, scripts/lib.sh), where benchcmp judged it only after
+# the whole run; a unit no result has, and two thresholds for one unit,
+# benchcmp still judges after the run, with the results.
+source "$root/scripts/lib.sh" # shown, threshold_form
 for t in "${thresholds[@]}"; do
-	[[ $t == *=* && -n ${t%=*} ]] || die "--threshold $(shown "$t"): want UNIT=PCT, as in ns/op=5"
-	for c in "${spaces[@]}"; do
-		[[ $t != *"$c"* ]] || die "--threshold $(shown "$t"): white space in UNIT=PCT; write it without, as in ns/op=5"
-	done
-	p=${t##*=}
-	p=${p%\%}
-	# A decimal number (no Go literal forms such as 1_0 or 0x1p4, no
-	# inf), not below 0 (-0 is 0), and within float64's range.
-	[[ $p =~ ^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]] &&
-		[[ $p != -* || ${p%%[eE]*} =~ ^-[0.]*$ ]] &&
-		LC_ALL=C awk 'BEGIN { exit sprintf("%g", ARGV[1] + 0) ~ /inf|nan/ }' "$p" ||
-		die "--threshold $(shown "$t"): PCT must be a finite number >= 0 in decimal"
+	why=$(threshold_form "$t") || die "--threshold $(shown "$t"): $why"
 done
 ((${#run_args[@]} > 0)) || run_args=(--index imported,direct)
 # benchrun runs in the repository root: paths the caller gives (--out, spec

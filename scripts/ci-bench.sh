@@ -49,7 +49,9 @@
 #   --seed S         seed passed to benchrun (default 1)
 #   --gomaxprocs P   GOMAXPROCS of the runs (default 2)
 #   --threshold U=P  passed to benchcmp (repeatable; default '*=5'); one
-#                    benchcmp refuses stops the script after round 1
+#                    of a form benchcmp refuses is bad usage before
+#                    anything is built; one whose unit no result has
+#                    stops the script after round 1
 #   --out DIR        where result files and the summary go: a new or empty
 #                    directory, relative to where this script runs
 #                    (default a new temporary directory, printed; - is
@@ -138,6 +140,13 @@ for v in count rounds procs; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v/procs/gomaxprocs} ${!v}: want a positive integer"
 done
 [[ $seed =~ ^[0-9]+$ ]] || die "--seed $seed: want a non-negative integer"
+# Each --threshold's form too (threshold_form, scripts/lib.sh, beside
+# this script): benchcmp judged it only after the first round. A unit no
+# result has is still judged then, with the results.
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}" 2>/dev/null || echo "${BASH_SOURCE[0]}")")/lib.sh" # shown, threshold_form
+for t in "${thresholds[@]}"; do
+	why=$(threshold_form "$t") || die "--threshold $(shown "$t"): $why"
+done
 [[ -n $base ]] || die "missing BASE_REF (see --help)"
 # benchcmp's gate shows a change only with 4 samples a side or more (at
 # its alpha, 0.05), and the confirming round has --count of them: with

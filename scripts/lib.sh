@@ -1,6 +1,7 @@
-# Shell functions scripts/test.sh and scripts/mutants.sh share, read with
-# `source scripts/lib.sh` once they are in the repository root. Not run on
-# its own.
+# Shell functions the scripts share: scripts/test.sh and scripts/mutants.sh
+# read it with `source scripts/lib.sh` once they are in the repository
+# root, scripts/bench-baseline.sh and scripts/ci-bench.sh beside
+# themselves. Not run on its own.
 
 # go_duration reports whether $1 is a duration Go's flag parsing takes
 # (time.ParseDuration, unsigned): numbers with an optional fraction (5m,
@@ -24,4 +25,46 @@ go_duration() {
 		print (t <= 9223372036854775807 ? "ok" : "over")
 	}')
 	[[ $ns == ok ]]
+}
+
+# shown VALUE prints VALUE quoted for a message: in '', or escaped as
+# bash's %q does when it holds a control character.
+shown() {
+	if [[ $1 == *[[:cntrl:]]* ]]; then printf '%q' "$1"; else printf "'%s'" "$1"; fi
+}
+
+# threshold_form VALUE prints why VALUE is not a --threshold benchcmp
+# takes, with benchcmp's own reason, and fails; it succeeds, printing
+# nothing, for one it takes. The form is benchcmp's (internal/benchcmp's
+# parseThresholds), checked before a build and a run, where benchcmp
+# judged it only after them: UNIT=PCT, cut at the last =, UNIT not empty
+# (* for every unit without its own), no white space anywhere (Go's
+# unicode.IsSpace: these and the Unicode spaces below), PCT a finite
+# decimal number >= 0 with an optional % after it. A unit no result has,
+# and two thresholds for one unit, benchcmp still judges with the results.
+threshold_spaces=(' ' $'\t' $'\n' $'\v' $'\f' $'\r' $'\xc2\x85' $'\xc2\xa0' $'\xe1\x9a\x80'
+	$'\xe2\x80\x80' $'\xe2\x80\x81' $'\xe2\x80\x82' $'\xe2\x80\x83' $'\xe2\x80\x84' $'\xe2\x80\x85'
+	$'\xe2\x80\x86' $'\xe2\x80\x87' $'\xe2\x80\x88' $'\xe2\x80\x89' $'\xe2\x80\x8a' $'\xe2\x80\xa8'
+	$'\xe2\x80\xa9' $'\xe2\x80\xaf' $'\xe2\x81\x9f' $'\xe3\x80\x80')
+threshold_form() {
+	local t=$1 c p
+	if [[ $t != *=* || -z ${t%=*} ]]; then
+		echo "want UNIT=PCT, as in ns/op=5"
+		return 1
+	fi
+	for c in "${threshold_spaces[@]}"; do
+		if [[ $t == *"$c"* ]]; then
+			echo "white space in UNIT=PCT; write it without, as in ns/op=5"
+			return 1
+		fi
+	done
+	p=${t##*=}
+	p=${p%\%}
+	# A decimal number (no Go literal forms such as 1_0 or 0x1p4, no
+	# inf), not below 0 (-0 is 0), and within float64's range.
+	[[ $p =~ ^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]] &&
+		[[ $p != -* || ${p%%[eE]*} =~ ^-[0.]*$ ]] &&
+		LC_ALL=C awk 'BEGIN { exit sprintf("%g", ARGV[1] + 0) ~ /inf|nan/ }' "$p" && return 0
+	echo "PCT must be a finite number >= 0 in decimal"
+	return 1
 }

@@ -61,10 +61,12 @@ func TestCIBenchNeedsGitWorkTree(t *testing.T) {
 		t.Skip("no git")
 	}
 	script := must(os.ReadFile(filepath.Join(repoRoot, "scripts", "ci-bench.sh")))
+	lib := must(os.ReadFile(filepath.Join(repoRoot, "scripts", "lib.sh")))
 	archive := func(dir string) {
 		t.Helper()
 		for name, text := range map[string]string{
 			"scripts/ci-bench.sh":  string(script),
+			"scripts/lib.sh":       string(lib),
 			"go.mod":               "module example.com/standin\n\ngo 1.26\n",
 			"cmd/benchrun/main.go": "package main\n\nfunc main() {}\n",
 		} {

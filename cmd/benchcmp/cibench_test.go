@@ -124,6 +124,7 @@ func standIn(t *testing.T) string {
 		}
 	}
 	write("scripts/ci-bench.sh", string(script))
+	write("scripts/lib.sh", string(must(os.ReadFile(filepath.Join(repoRoot, "scripts", "lib.sh"))))) // beside it, as in a checkout
 	write("go.mod", "module example.com/standin\n\ngo 1.26\n")
 	write("cmd/benchcmp/main.go", standInBenchcmp)
 	write("cmd/benchrun/main.go", strings.Replace(standInBenchrun, "SIDE", "base", 1))

@@ -859,13 +859,14 @@ func TestMutantsSubsetWithoutACommit(t *testing.T) {
 }
 
 // scripts/bench-baseline.sh judged its --threshold values only when
-// benchcmp read them, after the build and the whole benchmark run. It now
-// checks their form first, as benchcmp checks it: each value here is
-// refused by the script, before anything is built (an empty --bin would
-// stop it next), exactly when benchcmp refuses its form, with the same
-// reason. A unit the results lack is still benchcmp's to judge, after the
-// run.
-func TestBenchBaselineThresholdForm(t *testing.T) {
+// benchcmp read them, after the build and the whole benchmark run, and
+// scripts/ci-bench.sh after its first round. Both now check their form
+// first (scripts/lib.sh's threshold_form), as benchcmp checks it: each
+// value here is refused by each script, before anything is built (an
+// empty --bin, or no BASE_REF, would stop it next), exactly when benchcmp
+// refuses its form, with the same reason. A unit the results lack is
+// still benchcmp's to judge, with the results.
+func TestScriptsCheckTheThresholdsForm(t *testing.T) {
 	emptyBin := t.TempDir()
 	missing := filepath.Join(t.TempDir(), "none.txt")
 	for _, th := range []string{
@@ -881,20 +882,31 @@ func TestBenchBaselineThresholdForm(t *testing.T) {
 			// benchcmp judges the thresholds' form before it reads a
 			// file: a well-formed one gets to the missing file.
 			cmpRefuses := strings.Contains(errOut.String(), "--threshold")
-			got, code := runScript(t, "bench-baseline.sh", "--bin", emptyBin, "--threshold", th)
-			refused := strings.Contains(got, "bench-baseline: --threshold ")
-			if code != 2 || refused != cmpRefuses {
-				t.Fatalf("script refuses it: %v (exit %d); benchcmp: %v\nscript: %s\nbenchcmp: %s", refused, code, cmpRefuses, got, errOut.String())
-			}
-			if !refused {
-				if !strings.Contains(got, "want executables benchrun and benchcmp there") {
-					t.Errorf("the script did not go on to --bin:\n%s", got)
+			// ci-bench.sh checks the form (scripts/lib.sh's
+			// threshold_form) before it looks for BASE_REF, given none.
+			for _, sc := range []struct{ script, prefix, next string }{
+				{"bench-baseline.sh", "bench-baseline: --threshold ", "want executables benchrun and benchcmp there"},
+				{"ci-bench.sh", "ci-bench: --threshold ", "missing BASE_REF"},
+			} {
+				args := []string{"--threshold", th}
+				if sc.script == "bench-baseline.sh" {
+					args = append([]string{"--bin", emptyBin}, args...)
 				}
-				return
-			}
-			for _, reason := range []string{"want UNIT=PCT", "white space in UNIT=PCT", "PCT must be a finite number >= 0 in decimal"} {
-				if strings.Contains(errOut.String(), reason) != strings.Contains(got, reason) {
-					t.Errorf("benchcmp and the script give different reasons:\nscript: %s\nbenchcmp: %s", got, errOut.String())
+				got, code := runScript(t, sc.script, args...)
+				refused := strings.Contains(got, sc.prefix)
+				if code != 2 || refused != cmpRefuses {
+					t.Fatalf("%s refuses it: %v (exit %d); benchcmp: %v\nscript: %s\nbenchcmp: %s", sc.script, refused, code, cmpRefuses, got, errOut.String())
+				}
+				if !refused {
+					if !strings.Contains(got, sc.next) {
+						t.Errorf("%s did not go on past the thresholds:\n%s", sc.script, got)
+					}
+					continue
+				}
+				for _, reason := range []string{"want UNIT=PCT", "white space in UNIT=PCT", "PCT must be a finite number >= 0 in decimal"} {
+					if strings.Contains(errOut.String(), reason) != strings.Contains(got, reason) {
+						t.Errorf("benchcmp and %s give different reasons:\nscript: %s\nbenchcmp: %s", sc.script, got, errOut.String())
+					}
 				}
 			}
 		})

@@ -164,7 +164,8 @@ trap 'rm -rf "$tmp"' EXIT
 # it, and SIGINT was held until the command had ended, the script then
 # going on to compare; Ctrl-C, which the benchmark run got too, was
 # reported as a failed run (exit 2).
-# Each command runs in a process group of its own (run), which the
+# Each command runs in a process group of its own (run_in_group,
+# scripts/lib.sh), which the
 # script waits for: a trapped signal ends that wait, and the trap passes
 # the signal on to the command's group, waits for it, and exits 130
 # (SIGINT) or 143 (SIGTERM); the EXIT trap removes $tmp.
@@ -180,24 +181,6 @@ interrupted() {
 }
 trap 'interrupted INT 130' INT
 trap 'interrupted TERM 143' TERM
-# run COMMAND... runs COMMAND in a process group of its own (job control
-# on while it starts) and waits for it, a wait a trapped signal
-# interrupts, where bash runs a trap only once a foreground command has
-# ended. The subshell ends on SIGINT or SIGTERM once its command has.
-run() {
-	set -m
-	(
-		trap 'exit 130' INT
-		trap 'exit 143' TERM
-		"$@"
-	) &
-	child=$!
-	set +m
-	local rc=0
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
-}
 if [[ ! -f $baseline ]]; then
 	# A pipe (--baseline <(git show ...)) reads once, and the baseline is
 	# read three times: keep a copy, named after it.
@@ -221,11 +204,11 @@ if [[ -n $bin ]]; then
 	[[ -x $bin/benchrun && -x $bin/benchcmp ]] || die "--bin $bin: want executables benchrun and benchcmp there"
 	cp "$bin/benchrun" "$bin/benchcmp" "$tmp/" || die "cannot copy the binaries of $bin"
 else
-	run go build -o "$tmp/benchrun" ./cmd/benchrun || die "building benchrun failed"
-	run go build -o "$tmp/benchcmp" ./cmd/benchcmp || die "building benchcmp failed"
+	run_in_group go build -o "$tmp/benchrun" ./cmd/benchrun || die "building benchrun failed"
+	run_in_group go build -o "$tmp/benchcmp" ./cmd/benchcmp || die "building benchcmp failed"
 fi
 
-run "$tmp/benchrun" run lookup --param rows=100 --param keys=10 --progress off >"$tmp/probe.txt" 2>"$tmp/probe.err" ||
+run_in_group "$tmp/benchrun" run lookup --param rows=100 --param keys=10 --progress off >"$tmp/probe.txt" 2>"$tmp/probe.err" ||
 	die "the probe run failed: $(cat "$tmp/probe.err")"
 for key in cpu gomaxprocs; do
 	got=$(config "$tmp/probe.txt" "$key")
@@ -236,12 +219,12 @@ for key in cpu gomaxprocs; do
 done
 
 echo "bench-baseline: benchrun run ${run_args[*]} --count $count --seed $seed"
-run "$tmp/benchrun" run "${run_args[@]}" --count "$count" --seed "$seed" --progress off --out "$out" >/dev/null ||
+run_in_group "$tmp/benchrun" run "${run_args[@]}" --count "$count" --seed "$seed" --progress off --out "$out" >/dev/null ||
 	die "benchrun run failed"
 
 th_args=()
 for t in "${thresholds[@]}"; do th_args+=(--threshold "$t"); done
-run "$tmp/benchcmp" --fail-on regression "${th_args[@]}" "baseline=$baseline" "now=$out"
+run_in_group "$tmp/benchcmp" --fail-on regression "${th_args[@]}" "baseline=$baseline" "now=$out"
 rc=$?
 case $rc in
 0) echo "bench-baseline: no regression against $shown" ;;

@@ -78,6 +78,7 @@ out=${1:-figures-$(date +%Y%m%d-%H%M%S)}
 [[ ! -e $out || -d $out ]] || bad "OUTDIR $out exists and is not a directory"
 [[ ! -d $out || -z $(ls -A "$out" 2>/dev/null) ]] || bad "OUTDIR $out exists and is not empty; give a new or empty one"
 cd "$(dirname "$self")/.."
+source scripts/lib.sh # run_in_group
 # What an interrupted run removes: the directories mkdir -p makes (top,
 # the first of OUTDIR's that does not exist yet, and all under it), or,
 # when OUTDIR was there (empty), what the run wrote into it.
@@ -95,10 +96,10 @@ trap 'rm -rf "$bin"' EXIT
 # was held until the step had ended, and SIGTERM to the script alone
 # killed bash at once, leaving the step's test binary running, still
 # writing into OUTDIR. Each step runs in a process group of its own
-# (run), which the script waits for: a trapped signal ends that wait, and
-# the trap passes the signal on to the step's group, waits for it,
-# removes what the run wrote and exits 130 (SIGINT) or 143 (SIGTERM); the
-# EXIT trap removes the test binaries.
+# (run_in_group, scripts/lib.sh), which the script waits for: a trapped
+# signal ends that wait, and the trap passes the signal on to the step's
+# group, waits for it, removes what the run wrote and exits 130 (SIGINT)
+# or 143 (SIGTERM); the EXIT trap removes the test binaries.
 child=""   # the process group of the running step
 running="" # its name
 interrupted() {
@@ -123,29 +124,6 @@ trap 'interrupted TERM 143' TERM
 mkdir -p "$out"
 bin=$(mktemp -d)
 
-# run LOG COMMAND... runs COMMAND, its output to LOG, in a process group
-# of its own (job control on while it starts) and waits for it, a wait a
-# trapped signal interrupts, where bash runs a trap only once a
-# foreground command has ended. The subshell ends on SIGINT or SIGTERM
-# once its command has. LOG is opened in the subshell: redirected around
-# run, the trap's message went into LOG too.
-run() {
-	local log=$1
-	shift
-	set -m
-	(
-		trap 'exit 130' INT
-		trap 'exit 143' TERM
-		exec >"$log" 2>&1
-		"$@"
-	) &
-	child=$!
-	set +m
-	local rc=0
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
-}
 
 step() {
 	local name=$1
@@ -153,7 +131,7 @@ step() {
 	local start=$SECONDS rc=0
 	echo "== $name"
 	running=$name
-	run "$out/$name.txt" "$@" || rc=$?
+	run_in_group -o "$out/$name.txt" "$@" || rc=$?
 	running=""
 	if ((rc != 0)); then
 		echo "figures.sh: step $name failed; its output is in $out/$name.txt" >&2

@@ -68,3 +68,37 @@ threshold_form() {
 	echo "PCT must be a finite number >= 0 in decimal"
 	return 1
 }
+
+# run_in_group [-o LOG] COMMAND... runs COMMAND in a process group of its
+# own (job control on while it starts), its output to LOG if given, and
+# waits for it: a wait a trapped signal interrupts, where bash runs a trap
+# only once a foreground command has ended, so that the caller's trap can
+# pass the signal on to the group ($child, set while it runs) and wait for
+# it. The group is the command's subshell and everything it starts. The
+# subshell ends on SIGINT or SIGTERM once its command has (a function of
+# several commands goes no further), and tests the command's status, so
+# that errexit stays off inside a function, as in the foreground. LOG is
+# opened in the subshell: redirected around the call, the trap's own
+# message went into LOG too. scripts/test.sh, scripts/bench-baseline.sh
+# and scripts/figures.sh run their steps so.
+child=""
+run_in_group() {
+	local log=""
+	if [[ $1 == -o ]]; then
+		log=$2
+		shift 2
+	fi
+	set -m
+	(
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+		if [[ -n $log ]]; then exec >"$log" 2>&1; fi
+		"$@" || exit $?
+	) &
+	child=$!
+	set +m
+	local rc=0
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}

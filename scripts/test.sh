@@ -135,11 +135,11 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 # script alone never reached the step: bash died of SIGTERM at once,
 # leaving the step's go running with no one waiting for it, and held
 # SIGINT until the step had ended. Each step now runs in a process group
-# of its own (run_step), which the script waits for: a trapped signal
-# ends that wait, and the trap passes the signal on to the step's whole
-# group (go and the test binaries it runs), waits for it to end, and
-# exits 130 (SIGINT) or 143 (SIGTERM). The EXIT trap below removes the
-# scratch directory.
+# of its own (run_in_group, scripts/lib.sh), which the script waits for:
+# a trapped signal ends that wait, and the trap passes the signal on to
+# the step's whole group (go and the test binaries it runs), waits for it
+# to end, and exits 130 (SIGINT) or 143 (SIGTERM). The EXIT trap below
+# removes the scratch directory.
 current="(none yet)"
 child="" # the process group of the running step
 interrupted() {
@@ -154,29 +154,6 @@ interrupted() {
 }
 trap 'interrupted INT 130' INT
 trap 'interrupted TERM 143' TERM
-
-# run_step COMMAND... runs a step's command in a process group of its own
-# (job control on while it starts) and waits for it: a wait a trapped
-# signal interrupts, where bash runs a trap only once a foreground command
-# has ended. The group is the command's subshell and everything it starts.
-# The subshell ends on SIGINT or SIGTERM once its command has (a function
-# of several commands goes no further), and tests the command's status,
-# so that errexit stays off inside a function, as in a step run in the
-# foreground.
-run_step() {
-	set -m
-	(
-		trap 'exit 130' INT
-		trap 'exit 143' TERM
-		"$@" || exit $?
-	) &
-	child=$!
-	set +m
-	local rc=0
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
-}
 
 # step NAME COMMAND... runs one step and records its result without stopping
 # the script.
@@ -195,7 +172,7 @@ step() {
 	printf '\n'
 	local start rc=0
 	start=$(now)
-	run_step "$@" || rc=$?
+	run_in_group "$@" || rc=$?
 	local took
 	took=$(elapsed "$start")
 	names+=("$name")

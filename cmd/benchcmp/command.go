@@ -65,7 +65,7 @@ func runContext(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	if err != nil {
 		w := errOut
-		if es := regularFile(errOut); es != nil && (errors.Is(err, errStderrIsInput) || namedInArgs(es, args)) {
+		if regularFile(errOut) != nil && (errors.Is(err, errStderrIsInput) || benchcli.StderrNamedInArgs(errOut, args)) {
 			// Not into a file of the command standard error is (a
 			// flag that does not parse is found before the files are
 			// looked at: benchcmp --bogus old.txt new.txt 2>> old.txt).
@@ -185,26 +185,6 @@ func regularFile(w io.Writer) os.FileInfo {
 		return nil
 	}
 	return st
-}
-
-// namedInArgs reports whether an argument of args names the file st: the
-// argument itself, what follows the = of a LABEL=FILE or a --flag=value.
-func namedInArgs(st os.FileInfo, args []string) bool {
-	for _, a := range args {
-		p := a
-		if _, v, ok := strings.Cut(a, "="); ok {
-			p = v
-		} else if strings.HasPrefix(a, "-") {
-			continue
-		}
-		if p == "" {
-			continue
-		}
-		if ps, err := os.Stat(p); err == nil && os.SameFile(ps, st) {
-			return true
-		}
-	}
-	return false
 }
 
 // errStderrIsInput marks a refusal because standard error is a result file

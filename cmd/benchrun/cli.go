@@ -62,7 +62,7 @@ func runWith(ctx context.Context, out, errOut io.Writer, args []string, eng benc
 	}
 	// A refusal because standard error is one of the command's files is
 	// not written there (benchrun.RefusalOut).
-	errOut = benchrun.RefusalOut(err, args, out, errOut)
+	errOut = benchrun.RefusalOut(err, benchcli.StderrNamedInArgs(errOut, args), out, errOut)
 	if errors.As(err, &ce) {
 		fmt.Fprintln(errOut, benchrun.Message(ce.err))
 		return benchrun.ExitCode(ce.err)

@@ -7,6 +7,8 @@ package benchcli
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -130,4 +132,36 @@ func StrictHelp(root *cobra.Command, usage func(error) error) {
 			c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
 		}
 	}
+}
+
+// StderrNamedInArgs reports whether errOut, standard error, is a regular
+// file that an argument of args names: the argument itself, or what
+// follows the = of a --flag=value or a LABEL=FILE. An error message
+// written there would change a file of the command (benchrun validate
+// --bogus s.json 2>> s.json, benchcmp --bogus old.txt new.txt 2>>
+// old.txt), which a flag that does not parse leaves unchecked.
+func StderrNamedInArgs(errOut io.Writer, args []string) bool {
+	f, ok := errOut.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	for _, a := range args {
+		p := a
+		if _, v, ok := strings.Cut(a, "="); ok {
+			p = v
+		} else if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if p == "" {
+			continue
+		}
+		if ps, err := os.Stat(p); err == nil && os.SameFile(ps, st) {
+			return true
+		}
+	}
+	return false
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -41,48 +40,24 @@ type stderrRefusal struct{ error }
 func (e stderrRefusal) Unwrap() error      { return e.error }
 func (stderrRefusal) Is(target error) bool { return target == ErrStderrIsTheFile }
 
-// RefusalOut returns the writer for the message of err, an error of the
-// command line args: errOut, unless standard error keeps what it is
-// written (a regular file) and is a file of the command, which the message
-// would change: err is ErrStderrIsTheFile, or an argument names that file
-// (a spec file, or an --out=FILE's), as when a flag that does not parse
-// comes before the checks (benchrun validate --bogus s.json 2>> s.json).
-// Then it is out, standard output, where a user at a terminal or a reader
-// of a pipe sees it, or io.Discard when out is a regular file too, whose
-// content the message would change as well (the exit status, 2, still
-// says it).
-func RefusalOut(err error, args []string, out, errOut io.Writer) io.Writer {
-	if !keepsWrites(errOut) || !errors.Is(err, ErrStderrIsTheFile) && !NamedInArgs(keepingFile(errOut), args) {
+// RefusalOut returns the writer for the message of err: errOut, unless
+// standard error keeps what it is written (a regular file) and is a file
+// of the command, which the message would change: err is
+// ErrStderrIsTheFile, or named says an argument names that file (a spec
+// file, or an --out=FILE's: benchcli.StderrNamedInArgs), as when a flag
+// that does not parse comes before the checks (benchrun validate --bogus
+// s.json 2>> s.json). Then it is out, standard output, where a user at a
+// terminal or a reader of a pipe sees it, or io.Discard when out is a
+// regular file too, whose content the message would change as well (the
+// exit status, 2, still says it).
+func RefusalOut(err error, named bool, out, errOut io.Writer) io.Writer {
+	if !keepsWrites(errOut) || !errors.Is(err, ErrStderrIsTheFile) && !named {
 		return errOut
 	}
 	if keepsWrites(out) {
 		return io.Discard
 	}
 	return out
-}
-
-// NamedInArgs reports whether an argument of args names the file st: the
-// argument itself, or what follows the = of a --flag=value.
-func NamedInArgs(st os.FileInfo, args []string) bool {
-	if st == nil {
-		return false
-	}
-	for _, p := range args {
-		if strings.HasPrefix(p, "-") {
-			_, v, ok := strings.Cut(p, "=")
-			if !ok {
-				continue
-			}
-			p = v
-		}
-		if p == "" {
-			continue
-		}
-		if ps, err := os.Stat(p); err == nil && os.SameFile(ps, st) {
-			return true
-		}
-	}
-	return false
 }
 
 // keepsWrites reports whether w writes to a regular file.

@@ -147,6 +147,52 @@ while [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 exit 1
 `
 
+// stepSignals are the ways a script's running step is stopped: Ctrl-C
+// (SIGINT to the process group), and SIGINT or SIGTERM to the script
+// alone, with the exit status each gives and the signal the step gets.
+var stepSignals = []struct {
+	name  string
+	sig   syscall.Signal
+	group bool
+	code  int
+	got   string
+}{
+	{"Ctrl-C", syscall.SIGINT, true, 130, "INT"},
+	{"SIGINT", syscall.SIGINT, false, 130, "INT"},
+	{"SIGTERM", syscall.SIGTERM, false, 143, "TERM"},
+}
+
+// endStepAtCleanup kills, at the test's end, the step whose pid the
+// goCatchingSignals stand-in wrote in stubs: a script that does not pass
+// the signal on leaves it running.
+func endStepAtCleanup(t *testing.T, stubs string) {
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
+// checkStepStopped checks that the goCatchingSignals stand-in in stubs got
+// SIG<sig>, did not run to its end and no longer runs; out is the
+// script's output, for the messages.
+func checkStepStopped(t *testing.T, stubs, sig, out string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(stubs, "got-"+sig)); err != nil {
+		t.Errorf("the step did not get SIG%s:\n%s", sig, out)
+	}
+	if _, err := os.Stat(filepath.Join(stubs, "done")); err == nil {
+		t.Errorf("the step ran to its end:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
+			t.Errorf("the step's go (pid %d) still runs after the script ended:\n%s", pid, out)
+		}
+	}
+}
+
 // A signal sent to scripts/test.sh's process alone (kill PID, a CI
 // runner cancelling the job), not to its process group as Ctrl-C sends
 // it, did not reach the running step: SIGTERM killed bash at once and
@@ -162,28 +208,11 @@ func TestTestScriptStopsOnSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name  string
-		sig   syscall.Signal
-		group bool
-		code  int
-		got   string
-	}{
-		{"Ctrl-C", syscall.SIGINT, true, 130, "INT"},
-		{"SIGINT", syscall.SIGINT, false, 130, "INT"},
-		{"SIGTERM", syscall.SIGTERM, false, 143, "TERM"},
-	} {
+	for _, tc := range stepSignals {
 		t.Run(tc.name, func(t *testing.T) {
 			fail := "#!/bin/sh\nexit 97\n"
 			stubs := stubCommands(t, map[string]string{"go": goCatchingSignals, "gofmt": fail, "apt-get": fail, "sudo": fail})
-			t.Cleanup(func() {
-				// Unfixed, the step outlives the script: end it.
-				if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
-					if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-				}
-			})
+			endStepAtCleanup(t, stubs)
 			tmp := t.TempDir()
 			cmd := exec.Command("bash", script)
 			cmd.Dir = t.TempDir()
@@ -197,17 +226,7 @@ func TestTestScriptStopsOnSignal(t *testing.T) {
 			if !errors.As(werr, &exit) || exit.ExitCode() != tc.code {
 				t.Errorf("%v, want exit %d after %v:\n%s", werr, tc.code, tc.sig, got)
 			}
-			if _, err := os.Stat(filepath.Join(stubs, "got-"+tc.got)); err != nil {
-				t.Errorf("the step did not get SIG%s:\n%s", tc.got, got)
-			}
-			if _, err := os.Stat(filepath.Join(stubs, "done")); err == nil {
-				t.Errorf("the step ran to its end:\n%s", got)
-			}
-			if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
-				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
-					t.Errorf("the step's go (pid %d) still runs after the script ended:\n%s", pid, got)
-				}
-			}
+			checkStepStopped(t, stubs, tc.got, got)
 			if want := "test.sh: interrupted during step download by SIG" + tc.got; !strings.Contains(got, want) {
 				t.Errorf("no message %q:\n%s", want, got)
 			}
@@ -463,17 +482,7 @@ func TestBenchBaselineStopsOnSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name  string
-		sig   syscall.Signal
-		group bool
-		code  int
-		got   string
-	}{
-		{"Ctrl-C", syscall.SIGINT, true, 130, "INT"},
-		{"SIGINT", syscall.SIGINT, false, 130, "INT"},
-		{"SIGTERM", syscall.SIGTERM, false, 143, "TERM"},
-	} {
+	for _, tc := range stepSignals {
 		t.Run(tc.name, func(t *testing.T) {
 			stubs := stubCommands(t, map[string]string{
 				"benchrun": benchrunCatchingSignals,
@@ -544,17 +553,7 @@ func TestFiguresStopsOnSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name  string
-		sig   syscall.Signal
-		group bool
-		code  int
-		got   string
-	}{
-		{"Ctrl-C", syscall.SIGINT, true, 130, "INT"},
-		{"SIGINT", syscall.SIGINT, false, 130, "INT"},
-		{"SIGTERM", syscall.SIGTERM, false, 143, "TERM"},
-	} {
+	for _, tc := range stepSignals {
 		for _, existing := range []bool{false, true} {
 			name := tc.name + "/new OUTDIR"
 			if existing {
@@ -562,14 +561,7 @@ func TestFiguresStopsOnSignal(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				stubs := stubCommands(t, map[string]string{"go": goCatchingSignals})
-				t.Cleanup(func() {
-					// Unfixed, the step outlives the script: end it.
-					if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
-						if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-							syscall.Kill(pid, syscall.SIGKILL)
-						}
-					}
-				})
+				endStepAtCleanup(t, stubs)
 				cwd := t.TempDir()
 				// A new OUTDIR under a parent that mkdir -p makes too:
 				// both go. One that was there, empty, is left empty.
@@ -593,17 +585,7 @@ func TestFiguresStopsOnSignal(t *testing.T) {
 				if !errors.As(werr, &exit) || exit.ExitCode() != tc.code {
 					t.Errorf("%v, want exit %d after %v:\n%s", werr, tc.code, tc.sig, got)
 				}
-				if _, err := os.Stat(filepath.Join(stubs, "got-"+tc.got)); err != nil {
-					t.Errorf("the build step did not get SIG%s:\n%s", tc.got, got)
-				}
-				if _, err := os.Stat(filepath.Join(stubs, "done")); err == nil {
-					t.Errorf("the build step ran to its end:\n%s", got)
-				}
-				if b, err := os.ReadFile(filepath.Join(stubs, "pid")); err == nil {
-					if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
-						t.Errorf("the step's go (pid %d) still runs after the script ended:\n%s", pid, got)
-					}
-				}
+				checkStepStopped(t, stubs, tc.got, got)
 				if want := "figures.sh: interrupted by SIG" + tc.got + " during step build; "; !strings.Contains(got, want) {
 					t.Errorf("no message %q:\n%s", want, got)
 				}

@@ -141,26 +141,10 @@ func sampleQuery(ctx context.Context, b *Benchmark, inputs []*spec.Table, opts w
 				return nil, err
 			}
 		}
-		steady, n, err := se.FinishRounds(ctx)
+		out, err := steadyValues(ctx, se, install)
 		if err != nil {
 			return nil, err
 		}
-		st, err := se.Stats(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out := []benchfmt.Value{{Value: float64(install.Nanoseconds()), Unit: "install-ns"}}
-		if n > 0 {
-			ns := float64(steady.Nanoseconds()) / float64(n)
-			out = append(out, benchfmt.Value{Value: ns, Unit: "ns/update"}, benchfmt.Value{Value: 1e9 / ns, Unit: "updates/s"})
-		}
-		out = append(out,
-			benchfmt.Value{Value: float64(st.Trace.Bytes), Unit: "trace-B"},
-			benchfmt.Value{Value: float64(se.Output().Rows()), Unit: "rows"},
-			benchfmt.Value{Value: float64(se.Output().Errors()), Unit: "errors"},
-			benchfmt.Value{Value: float64(st.HoldGap), Unit: "hold-gap"},
-			benchfmt.Value{Value: float64(st.Trace.MergeWork), Unit: "merge-work"},
-		)
 		if importOnly > 0 {
 			out = append(out, benchfmt.Value{Value: float64(importOnly.Nanoseconds()), Unit: "import-ns"})
 		}
@@ -175,6 +159,34 @@ func sampleQuery(ctx context.Context, b *Benchmark, inputs []*spec.Table, opts w
 		err = cerr
 	}
 	return vals, err
+}
+
+// steadyValues runs a session's remaining rounds and reports what every
+// query sample does: the install time, the steady rounds' time an update,
+// the trace's size and merge work, the output's rows and errors and the
+// hold gap.
+func steadyValues(ctx context.Context, se *workloads.Session, install time.Duration) ([]benchfmt.Value, error) {
+	steady, n, err := se.FinishRounds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := se.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []benchfmt.Value{{Value: float64(install.Nanoseconds()), Unit: "install-ns"}}
+	if n > 0 {
+		ns := float64(steady.Nanoseconds()) / float64(n)
+		out = append(out, benchfmt.Value{Value: ns, Unit: "ns/update"}, benchfmt.Value{Value: 1e9 / ns, Unit: "updates/s"})
+	}
+	out = append(out,
+		benchfmt.Value{Value: float64(st.Trace.Bytes), Unit: "trace-B"},
+		benchfmt.Value{Value: float64(se.Output().Rows()), Unit: "rows"},
+		benchfmt.Value{Value: float64(se.Output().Errors()), Unit: "errors"},
+		benchfmt.Value{Value: float64(st.HoldGap), Unit: "hold-gap"},
+		benchfmt.Value{Value: float64(st.Trace.MergeWork), Unit: "merge-work"},
+	)
+	return out, nil
 }
 
 // inputRowsThrough counts the input updates at or before t.
@@ -262,27 +274,7 @@ func sampleFanout(ctx context.Context, b *Benchmark, inputs []*spec.Table, opts 
 		if err != nil {
 			return nil, err
 		}
-		steady, n, err := se.FinishRounds(ctx)
-		if err != nil {
-			return nil, err
-		}
-		st, err := se.Stats(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out := []benchfmt.Value{{Value: float64(install.Nanoseconds()), Unit: "install-ns"}}
-		if n > 0 {
-			ns := float64(steady.Nanoseconds()) / float64(n)
-			out = append(out, benchfmt.Value{Value: ns, Unit: "ns/update"}, benchfmt.Value{Value: 1e9 / ns, Unit: "updates/s"})
-		}
-		out = append(out,
-			benchfmt.Value{Value: float64(st.Trace.Bytes), Unit: "trace-B"},
-			benchfmt.Value{Value: float64(se.Output().Rows()), Unit: "rows"},
-			benchfmt.Value{Value: float64(se.Output().Errors()), Unit: "errors"},
-			benchfmt.Value{Value: float64(st.HoldGap), Unit: "hold-gap"},
-			benchfmt.Value{Value: float64(st.Trace.MergeWork), Unit: "merge-work"},
-		)
-		return out, nil
+		return steadyValues(ctx, se, install)
 	}()
 	if cerr := se.Close(ctx); cerr != nil && err == nil {
 		err = cerr

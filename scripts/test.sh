@@ -207,6 +207,7 @@ gofmt_check() {
 # default minute.
 fuzz_targets=(
 	core/expr:FuzzEval:40000
+	core/expr:FuzzChainsAgreeWithGoParser:60000
 	core/share:FuzzShareMachine:15000
 	workloads/spec:FuzzDecode:40000
 	workloads/spec:FuzzReadCSV:30000

@@ -22,7 +22,7 @@
 # directory of test binaries and the OUTDIR it made (with the parents it
 # made for it), or empties again an OUTDIR that was there, empty.
 #
-# About 15-25 minutes on a 2-vCPU host. Run it with nothing else of yours
+# About 5 to 20 minutes on a 2-vCPU host. Run it with nothing else of yours
 # running: the benchmarks measure elapsed time.
 #
 # Steps (test binaries are built first, so no step times a compile):

@@ -2,6 +2,7 @@ package benchcmp
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -149,6 +150,71 @@ func TestScalingRowNotFittedCountsItsPoints(t *testing.T) {
 	}
 	if seen != 2 {
 		t.Errorf("%d rows of errors and hold-gap, want 2:\n%s", seen, out.String())
+	}
+}
+
+// TestScalingRowNotFittedHasNoExponent: a row not fitted (a value of 0 or
+// less, or one value of the parameter) was written to CSV and JSON with an
+// exponent of 0 and an R² of 0, which read as a flat fit, where text
+// leaves both blank. It has neither: null in JSON, empty in CSV. A row
+// fitted keeps its numbers.
+func TestScalingRowNotFittedHasNoExponent(t *testing.T) {
+	var b strings.Builder
+	for _, n := range []int{1, 2, 4} {
+		fmt.Fprintf(&b, "BenchmarkS/n=%d 1 0 errors %d ns/op\n", n, 10*n)
+	}
+	b.WriteString("BenchmarkOne/n=8 1 5 ns/op\n")
+	file := writeTemp(t, "s.txt", b.String())
+	notFitted := map[string]bool{"errors S": true, "sec/op One": true}
+	for _, format := range []string{"json", "csv"} {
+		cfg := DefaultScalingConfig()
+		cfg.Files, cfg.By, cfg.Format = []string{file}, "/n", format
+		var out bytes.Buffer
+		if err := Scaling(&out, &bytes.Buffer{}, cfg); err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		switch format {
+		case "json":
+			var fits []map[string]any
+			if err := json.Unmarshal(out.Bytes(), &fits); err != nil {
+				t.Fatalf("%v:\n%s", err, out.String())
+			}
+			for _, f := range fits {
+				key := fmt.Sprintf("%v %v", f["unit"], f["name"])
+				if !notFitted[key] {
+					if f["exponent"] == nil || f["r2"] == nil {
+						t.Errorf("json: %s: a fitted row without exponent or r2: %v", key, f)
+					}
+					continue
+				}
+				seen++
+				if f["exponent"] != nil || f["r2"] != nil {
+					t.Errorf("json: %s (%v): exponent %v, r2 %v; want null, null", key, f["note"], f["exponent"], f["r2"])
+				}
+			}
+		case "csv":
+			recs, err := csv.NewReader(&out).ReadAll()
+			if err != nil || len(recs) < 2 {
+				t.Fatalf("%v:\n%s", err, out.String())
+			}
+			for _, r := range recs[1:] { // unit,config,name,points,samples,exponent,lo,hi,r2,grows,note
+				key := r[0] + " " + r[2]
+				if !notFitted[key] {
+					if r[5] == "" || r[8] == "" {
+						t.Errorf("csv: %s: a fitted row without exponent or r2: %q", key, r)
+					}
+					continue
+				}
+				seen++
+				if r[5] != "" || r[8] != "" {
+					t.Errorf("csv: %s (%s): exponent %q, r2 %q; want both empty", key, r[10], r[5], r[8])
+				}
+			}
+		}
+		if seen != len(notFitted) {
+			t.Errorf("%s: %d rows not fitted, want %d:\n%s", format, seen, len(notFitted), out.String())
+		}
 	}
 }
 

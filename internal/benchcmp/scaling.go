@@ -59,7 +59,9 @@ type Fit struct {
 	// Exponent is the least-squares slope of log(value) on log(x); Lo and
 	// Hi bound it at the configured confidence (Student's t on the slope's
 	// standard error). HasInterval is false with fewer than three samples
-	// or two points, and then JSON gives lo and hi as null.
+	// or two points, and then JSON gives lo and hi as null. A row not
+	// fitted (Note says why) has no exponent and no R²: both NaN, null in
+	// JSON and empty in CSV, as text leaves them blank.
 	Exponent    float64 `json:"exponent"`
 	Lo          float64 `json:"lo"`
 	Hi          float64 `json:"hi"`
@@ -231,8 +233,10 @@ func Scaling(out, errOut io.Writer, cfg ScalingConfig) error {
 			switch {
 			case s.bad != "":
 				f.Note, f.Samples = s.bad, 0
+				f.Exponent, f.R2 = math.NaN(), math.NaN()
 			case f.Points < 2:
 				f.Note = fmt.Sprintf("one value of %s: nothing to fit", spec.Clip(cfg.By))
+				f.Exponent, f.R2 = math.NaN(), math.NaN()
 			default:
 				fitLogLog(&f, s.xs, s.ys, cfg.Confidence)
 				dir, ok := dirs[f.Unit]
@@ -318,12 +322,15 @@ func writeScaling(out io.Writer, fits []Fit, cfg ScalingConfig) error {
 		cw := csv.NewWriter(bw)
 		cw.Write([]string{"unit", "config", "name", "points", "samples", "exponent", "lo", "hi", "r2", "grows", "note"})
 		for _, f := range fits {
-			lo, hi := "", ""
+			k, lo, hi, r2 := "", "", "", ""
+			if !math.IsNaN(f.Exponent) { // fitted: a fit's slope is finite
+				k, r2 = fmtFloat(f.Exponent), fmtFloat(f.R2)
+			}
 			if f.HasInterval {
 				lo, hi = fmtFloat(f.Lo), fmtFloat(f.Hi)
 			}
 			cw.Write([]string{f.Unit, strings.Join(f.Config, "; "), f.Name, strconv.Itoa(f.Points), strconv.Itoa(f.Samples),
-				fmtFloat(f.Exponent), lo, hi, fmtFloat(f.R2), strconv.FormatBool(f.Grows), f.Note})
+				k, lo, hi, r2, strconv.FormatBool(f.Grows), f.Note})
 		}
 		cw.Flush()
 		if err := cw.Error(); err != nil {

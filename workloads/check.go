@@ -46,6 +46,70 @@ func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 	if checkSpec(s) != nil {
 		return nil
 	}
+	later := inputTimesAfterAsOf(s, tables)
+	out := []uint64{s.Plan.Plan.AsOf}
+	if n := len(later); n > 0 {
+		for _, q := range []int{n / 4, n / 2, 3 * n / 4, n - 1} {
+			if !slices.Contains(out, later[q]) {
+				out = append(out, later[q])
+			}
+		}
+	}
+	return out
+}
+
+// ErrorCheckTimes returns the times a check compares the error collection
+// at: as_of and every input time after it (before until), ascending and
+// distinct, so that an error that comes and goes between two of
+// CheckTimes, where its count is 0 again, is seen where it stood. The
+// reference evaluates the whole input up to each time anew, so their
+// number is bounded: with more than k input times, where k is 1,000,000
+// divided by the input updates up to the last time, at least 10 and at
+// most 256, it returns k of them spread evenly and CheckTimes. A nil or
+// unresolved spec has none.
+func ErrorCheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
+	if checkSpec(s) != nil {
+		return nil
+	}
+	all := append([]uint64{s.Plan.Plan.AsOf}, inputTimesAfterAsOf(s, tables)...)
+	last, updates := all[len(all)-1], 0
+	for _, t := range tables {
+		if t == nil {
+			continue
+		}
+		for _, tm := range t.Times {
+			if tm <= last {
+				updates++
+			}
+		}
+	}
+	k := min(maxErrorTimes, max(minErrorTimes, errorTimesWork/max(updates, 1)))
+	if len(all) <= k {
+		return all
+	}
+	out := CheckTimes(s, tables)
+	for i := range k {
+		if t := all[i*len(all)/k]; !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The bounds of ErrorCheckTimes: the input updates the reference may
+// evaluate over all its times (about as many seconds as millions, for
+// joins of few matches), and the fewest and most times whatever the
+// inputs' size.
+const (
+	errorTimesWork = 1_000_000
+	minErrorTimes  = 10
+	maxErrorTimes  = 256
+)
+
+// inputTimesAfterAsOf returns the distinct input times after as_of and
+// before until, ascending.
+func inputTimesAfterAsOf(s *spec.Spec, tables []*spec.Table) []uint64 {
 	asOf := s.Plan.Plan.AsOf
 	set := map[uint64]bool{}
 	for _, t := range tables {
@@ -58,20 +122,12 @@ func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 			}
 		}
 	}
-	var later []uint64
+	later := make([]uint64, 0, len(set))
 	for tm := range set {
 		later = append(later, tm)
 	}
 	slices.Sort(later)
-	out := []uint64{asOf}
-	if n := len(later); n > 0 {
-		for _, q := range []int{n / 4, n / 2, 3 * n / 4, n - 1} {
-			if !slices.Contains(out, later[q]) {
-				out = append(out, later[q])
-			}
-		}
-	}
-	return out
+	return later
 }
 
 // Evaluate runs the workload once with its output captured and returns
@@ -169,10 +225,10 @@ func CheckCases(s *spec.Spec) []CheckCase {
 }
 
 // Check runs s in every configuration of cases and compares the output at
-// each check time with the reference evaluator, the per-operator error
-// counts with the output's errors (stageDiff, stageDiffImported), and
-// checks that every hold and registry slot is
-// released at the end. It returns one line per difference (nil when all
+// each of CheckTimes, and its errors at each of ErrorCheckTimes, with the
+// reference evaluator, the per-operator error counts with the output's
+// errors (stageDiff, stageDiffImported), and checks that every hold and
+// registry slot is released at the end. It returns one line per difference (nil when all
 // agree). A nil spec or tables that are not s's loaded inputs are an
 // error wrapping ErrUsage (CheckTables), not a difference; so are no
 // cases at all (a check of nothing would pass) and a case whose options
@@ -191,7 +247,13 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 			return nil, fmt.Errorf("%w (check case %d of %d)", err, i, len(cases))
 		}
 	}
-	times := CheckTimes(s, tables)
+	// The output at CheckTimes, its errors alone at every time of
+	// ErrorCheckTimes (CheckTimes are among them).
+	times := ErrorCheckTimes(s, tables)
+	full := map[uint64]bool{}
+	for _, t := range CheckTimes(s, tables) {
+		full[t] = true
+	}
 	want := make([]*reference.Result, len(times))
 	for i, t := range times {
 		w, err := reference.Eval(s.Plan, in, t)
@@ -211,8 +273,12 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 			continue
 		}
 		for i, t := range times {
-			for _, d := range firstDiffs(reference.Compare(want[i], got[i]), 5) {
-				diffs = append(diffs, fmt.Sprintf("%s: %s: time=%d: %s", s.Name, c, t, d))
+			compare, what := reference.Compare, ""
+			if !full[t] {
+				compare, what = reference.CompareErrors, " (errors)"
+			}
+			for _, d := range firstDiffs(compare(want[i], got[i]), 5) {
+				diffs = append(diffs, fmt.Sprintf("%s: %s: time=%d%s: %s", s.Name, c, t, what, d))
 			}
 		}
 		if leak != nil {

@@ -390,3 +390,53 @@ func TestCheckZeroColumnViewJoined(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestErrorCheckTimes: a check compares the errors at as_of and at every
+// input time after it while the reference's work allows (1,000,000 input
+// updates over all its times, at least 10 and at most 256 times); past
+// that, at that many times spread evenly and CheckTimes. The times are
+// ascending, distinct and within [as_of, until).
+func TestErrorCheckTimes(t *testing.T) {
+	gen := func(rows, batches int) string {
+		return fmt.Sprintf(`{"version": 1, "name": "g", "as_of": 3, "until": %d,
+		  "inputs": {"a": {"columns": ["k"], "generate": {"rows": %d, "seed": 7, "batches": %d,
+		    "columns": {"k": {"dist": "uniform", "min": 0, "max": 99}}}}},
+		  "query": {"from": [{"as": "a", "collection": "a"}], "project": ["a.k"]}}`, batches-1, rows, batches)
+	}
+	for _, tc := range []struct {
+		name          string
+		rows, batches int
+		want          int // times returned, or -1: k spread evenly and CheckTimes
+		k             int
+	}{
+		{"every time", 1000, 12, 8, 0},                // as_of 3 and 4..10 (until 11)
+		{"at most 256", 2000, 1000, -1, 256},          // 1e6/2000 = 500 allowed
+		{"the work bounds them", 100000, 200, -1, 10}, // 1e6/1e5 = 10
+		{"the work allows them", 20000, 40, 36, 50},   // 1e6/2e4 = 50 > 36
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, tables := decodeAndLoad(t, "g.json", gen(tc.rows, tc.batches))
+			got := ErrorCheckTimes(s, tables)
+			if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
+				t.Fatalf("times not ascending and distinct: %v", got)
+			}
+			if got[0] != 3 || got[len(got)-1] >= uint64(tc.batches-1) {
+				t.Fatalf("times %v outside [3, %d)", got, tc.batches-1)
+			}
+			for _, c := range CheckTimes(s, tables) {
+				if !slices.Contains(got, c) {
+					t.Errorf("check time %d missing from %v", c, got)
+				}
+			}
+			if tc.want >= 0 {
+				if len(got) != tc.want {
+					t.Errorf("%d times, want every one of %d: %v", len(got), tc.want, got)
+				}
+				return
+			}
+			if len(got) < tc.k || len(got) > tc.k+5 {
+				t.Errorf("%d times, want %d spread evenly and up to 5 check times", len(got), tc.k)
+			}
+		})
+	}
+}

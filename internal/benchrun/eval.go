@@ -306,7 +306,7 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 			return err
 		}
 		if len(diffs) == 0 {
-			fmt.Fprintf(cfg.Out, "ok   %s: %s agree with the reference at %s%s\n", t.name, count(len(cases), "configuration", "configurations"), count(len(workloads.CheckTimes(t.spec, tables)), "time", "times"), skippedImported(t.spec, cases))
+			fmt.Fprintf(cfg.Out, "ok   %s: %s agree with the reference at %s%s%s\n", t.name, count(len(cases), "configuration", "configurations"), count(len(workloads.CheckTimes(t.spec, tables)), "time", "times"), errorTimes(t.spec, tables), skippedImported(t.spec, cases))
 			continue
 		}
 		failed++
@@ -379,4 +379,15 @@ func specFiles(specs []*spec.Spec) string {
 		list += " (paths in a checkout of " + thisModule + ", from its root)"
 	}
 	return list
+}
+
+// errorTimes is what a check's line says of the times it compared the
+// errors alone at, beyond those it compared the whole output at: "
+// (errors at 101)", or nothing when there were none.
+func errorTimes(s *spec.Spec, tables []*spec.Table) string {
+	n, full := len(workloads.ErrorCheckTimes(s, tables)), len(workloads.CheckTimes(s, tables))
+	if n == full {
+		return ""
+	}
+	return fmt.Sprintf(" (errors at %d)", n)
 }

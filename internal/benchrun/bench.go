@@ -588,6 +588,10 @@ func specFileBenches(path string, params []*parsedParam) ([]*Benchmark, error) {
 				}
 			}
 		}
+		// The name holds the parameters in the order of their paths, not
+		// of the command line: one run with its --params swapped is the
+		// same benchmark, which benchcmp and benchstat pair by name.
+		slices.SortFunc(ps, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })
 		out = append(out, &Benchmark{Base: camel(s.Name), Workload: s.Name, Params: ps, Spec: s, file: true})
 		return nil
 	})

@@ -167,6 +167,22 @@ func TestParamLists(t *testing.T) {
 			}
 		}
 	}
+	// A spec file's parameters are in the name in the order of their
+	// paths, whatever the command line's: the same run with its --params
+	// swapped has the same names, which benchcmp pairs.
+	for _, params := range [][]string{
+		{"inputs.lineitem.generate.seed=9", "inputs.lineitem.generate.rows=5e3"},
+		{"inputs.lineitem.generate.rows=5e3", "inputs.lineitem.generate.seed=9"},
+	} {
+		bs, err = Benchmarks(Selection{Targets: []string{"workloads/spec/testdata/orders_lineitem.json"}, Workers: 1, Params: params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = []string{"OrdersLineitem/workload=orders_lineitem/index=imported/join=linear/inputs.lineitem.generate.rows=5000/inputs.lineitem.generate.seed=9/workers=1"}
+		if got := names(bs); !slices.Equal(got, want) {
+			t.Errorf("--param %q: names %q, want %q", params, got, want)
+		}
+	}
 }
 
 // TestShardsPartition checks B4: the shards of one n partition the sorted

@@ -295,6 +295,15 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 			if d != "" {
 				diffs = append(diffs, fmt.Sprintf("%s: %s: %s", s.Name, c, d))
 			}
+			if c.Mode == render.Imported {
+				ds, err := maintainDiffs(s.Plan, in, last.Time, stages)
+				if err != nil {
+					return diffs, err
+				}
+				for _, d := range ds {
+					diffs = append(diffs, fmt.Sprintf("%s: %s: %s", s.Name, c, d))
+				}
+			}
 		}
 	}
 	return diffs, nil
@@ -362,6 +371,92 @@ func stageDiffImported(r *plan.Resolved, in reference.Inputs, t uint64, stages [
 		return fmt.Sprintf("the query's own error counts %v plus its entries' errors sum to %d; the output has %d errors", own, want, total), nil
 	}
 	return "", nil
+}
+
+// maintainDiffs checks the error contract of each index's maintaining
+// dataflow (imported mode): the errors its collection carries (from the
+// reference) are those the dataflow's own operators produced, each count
+// times the number of ways its collection is read inside the dataflow,
+// plus, once per read, the errors of each collection it imports through
+// another index (plan.Maintain). It returns one line per index whose
+// counts do not add up.
+func maintainDiffs(r *plan.Resolved, in reference.Inputs, t uint64, stages []render.StageErrors) ([]string, error) {
+	errsOf := map[string]int64{}
+	collErrors := func(name string) (int64, bool, error) {
+		if n, ok := errsOf[name]; ok {
+			return n, true, nil
+		}
+		res, err := reference.EvalCollection(r, in, t, name)
+		if err != nil || res.MayOverflow {
+			return 0, false, err
+		}
+		var n int64
+		for _, e := range res.Errors {
+			n += e.Diff
+		}
+		errsOf[name] = n
+		return n, true, nil
+	}
+	var diffs []string
+	for _, ix := range r.Indexes {
+		own, imported := maintainWeights(ix)
+		want, ok, err := collErrors(ix.Collection.Name)
+		if err != nil || !ok {
+			return nil, err
+		}
+		var got int64
+		var counts []render.StageErrors
+		for _, st := range stages {
+			if st.Dataflow == render.MaintainID(ix.Name) {
+				got += st.Errors * own[st.Collection]
+				counts = append(counts, st)
+			}
+		}
+		for name, reads := range imported {
+			n, ok, err := collErrors(name)
+			if err != nil || !ok {
+				return nil, err
+			}
+			got += n * reads
+		}
+		if got != want {
+			diffs = append(diffs, fmt.Sprintf("index %s: its maintaining dataflow's error counts %v, weighted by the reads of their collections, plus its imports' errors %v, sum to %d; the index's collection has %d errors", ix.Name, counts, imported, got, want))
+		}
+	}
+	return diffs, nil
+}
+
+// maintainWeights returns, for the dataflow maintaining ix, how many times
+// a row of each collection it builds reaches the index (own, by view
+// name), and how many times each collection it imports through another
+// index is read (imported, by name): plan.Maintain's cut, where a
+// collection read inside the dataflow that has an index is imported, an
+// input is read raw and a view is built.
+func maintainWeights(ix *plan.ResolvedIndex) (own, imported map[string]int64) {
+	own, imported = map[string]int64{}, map[string]int64{}
+	var build func(c *plan.Collection, weight int64)
+	read := func(c *plan.Collection, weight int64) {
+		switch {
+		case len(c.Indexes) > 0:
+			imported[c.Name] += weight
+		case c.View != nil:
+			build(c, weight)
+		}
+	}
+	build = func(c *plan.Collection, weight int64) {
+		own[c.Name] += weight
+		if c.Query != nil {
+			for _, e := range c.Query.Entries {
+				read(e.Collection, weight)
+			}
+		} else {
+			read(c.Reads[0], weight)
+		}
+	}
+	if ix.Collection.View != nil {
+		build(ix.Collection, 1)
+	}
+	return own, imported
 }
 
 // Weights returns, for the top-level query ("") and every view, how many

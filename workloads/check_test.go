@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -438,5 +439,61 @@ func TestErrorCheckTimes(t *testing.T) {
 				t.Errorf("%d times, want %d spread evenly and up to 5 check times", len(got), tc.k)
 			}
 		})
+	}
+}
+
+// TestCheckMaintainingDataflowsCounts: imported, each index's maintaining
+// dataflow's own error counts, weighted by the reads of their collections
+// inside it, plus the errors of the collections it imports through other
+// indexes, sum to the errors its index carries; a count reported twice is
+// a difference naming the index.
+func TestCheckMaintainingDataflowsCounts(t *testing.T) {
+	src := `{"version": 1, "name": "merr",
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,1,0],[0,1,2,1],[1,1,3,0],[2,-1,1,0],[2,1,1,2]]},
+	             "b": {"columns": ["k", "y"], "rows": [[0,1,1,0],[0,1,2,5],[1,1,3,1],[2,1,2,0]]}},
+	  "views": {"va": {"input": "a", "map": [{"name": "q", "expr": "10 / x"}]},
+	            "vb": {"input": "b", "map": [{"name": "r", "expr": "10 / y"}]},
+	            "vj": {"query": {"from": [{"as": "p", "collection": "va"}, {"as": "s", "collection": "vb"}, {"as": "u", "collection": "vb"}],
+	                             "on": [["p.k", "s.k", "u.k"]], "map": [{"name": "m", "expr": "p.q / (s.r - 2)"}], "project": ["p.k", "m"]}}},
+	  "indexes": {"va_k": {"on": "va", "key": ["k"]}, "vj_k": {"on": "vj", "key": ["p_k"]}},
+	  "query": {"from": [{"as": "j", "collection": "vj"}], "project": ["j.p_k", "j.m"]}}`
+	s, tables := decodeAndLoad(t, "merr.json", src)
+	var vj *plan.ResolvedIndex
+	for _, ix := range s.Plan.Indexes {
+		if ix.Name == "vj_k" {
+			vj = ix
+		}
+	}
+	own, imported := maintainWeights(vj)
+	if !maps.Equal(own, map[string]int64{"vj": 1, "vb": 2}) || !maps.Equal(imported, map[string]int64{"va": 1}) {
+		t.Fatalf("weights of vj_k's dataflow: own %v, imported %v; want vj 1 and vb 2 built, va 1 imported", own, imported)
+	}
+	diffs, err := Check(context.Background(), s, tables, CheckCases(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+	in := ReferenceInputs(s, tables)
+	_, stages, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Imported, Workers: 2}, []uint64{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := maintainDiffs(s.Plan, in, 2, stages); err != nil || ds != nil {
+		t.Fatalf("maintainDiffs: %q %v", ds, err)
+	}
+	doubled := false
+	for i := range stages {
+		if stages[i].Dataflow == render.MaintainID("vj_k") && stages[i].Collection == "vb" && stages[i].Errors != 0 {
+			stages[i].Errors *= 2
+			doubled = true
+		}
+	}
+	if !doubled {
+		t.Fatalf("vj_k's dataflow counted no errors of vb: %v", stages)
+	}
+	if ds, _ := maintainDiffs(s.Plan, in, 2, stages); len(ds) != 1 || !strings.Contains(ds[0], "index vj_k:") {
+		t.Errorf("doubled counts of vj_k's dataflow: %q, want one difference naming vj_k", ds)
 	}
 }

@@ -884,7 +884,7 @@ func (se *Session) Close(ctx context.Context) error {
 		// Importers before what they import: a view's index before the
 		// indexes its dataflow reads (runtime.ErrIndexDropped).
 		for _, ix := range slices.Backward(render.IndexOrder(se.r)) {
-			if err := se.ctl.Send(runtime.DropDataflow{ID: "maintain " + ix.Name}); err != nil {
+			if err := se.ctl.Send(runtime.DropDataflow{ID: render.MaintainID(ix.Name)}); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -84,6 +84,10 @@ func IndexID(ix *plan.ResolvedIndex) string { return "index " + ix.Name }
 // QueryID is the id of the query dataflow.
 const QueryID = "query"
 
+// MaintainID returns the id of the dataflow that maintains the index
+// named index (IndexDesc).
+func MaintainID(index string) string { return "maintain " + index }
+
 // Output is where the query's output goes: its oks and errs, as the
 // operators emit them (unconsolidated, never arranged), probed, counted,
 // and captured when capturing.
@@ -263,12 +267,12 @@ func IndexDesc(r *plan.Resolved, ix *plan.ResolvedIndex, opts Options) dataflow.
 			name = ix.Name
 		}
 		return dataflow.Desc{
-			ID: "maintain " + name, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+			ID: MaintainID(name), Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
 			Build: func(*dataflow.Context) error { return err },
 		}
 	}
 	id := IndexID(ix)
-	dfID := "maintain " + ix.Name
+	dfID := MaintainID(ix.Name)
 	m := r.Maintain(ix)
 	return dataflow.Desc{
 		ID: dfID, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),

@@ -233,3 +233,58 @@ func TestStageUnitsCoverRandomSpecs(t *testing.T) {
 		t.Fatalf("only %d samples ran, reporting %d stage-errors units", ran, stages)
 	}
 }
+
+// TestStageErrorsOfAnIndexNoQueryReads: a sample's stage-errors units of
+// an index the query does not read (a chain of views over a join, whose
+// dataflow finishes after the query's output) are its whole input's
+// counts, the same in every sample: the sample waits for every index
+// before it reads them.
+func TestStageErrorsOfAnIndexNoQueryReads(t *testing.T) {
+	var rows []string
+	for i := range 60 {
+		rows = append(rows, fmt.Sprintf("[%d,1,%d,%d]", i%6, i, i%3))
+	}
+	doc := `{"version": 1, "name": "lag",
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [` + strings.Join(rows, ",") + `]}},
+	  "views": {"big": {"query": {"from": [{"as": "p", "collection": "a"}, {"as": "q", "collection": "a"}, {"as": "r", "collection": "a"}],
+	                              "on": [["p.x", "q.x", "r.x"]], "map": [{"name": "m", "expr": "p.k / (q.x - r.x)"}], "project": ["p.k", "m"]}},
+	            "v1": {"input": "big", "map": [{"name": "m1", "expr": "m / (p_k % 2)"}]},
+	            "v2": {"query": {"from": [{"as": "v", "collection": "v1"}], "map": [{"name": "m2", "expr": "v.m1 / (v.p_k % 3)"}],
+	                             "reduce": {"group_by": ["v.p_k"], "aggregates": [{"name": "n", "fn": "count"}]}}},
+	            "v3": {"input": "v2", "map": [{"name": "m3", "expr": "n / (n % 2)"}]}},
+	  "indexes": {"a_k": {"on": "a", "key": ["k"]}, "v3_k": {"on": "v3", "key": ["v_p_k"]}},
+	  "query": {"from": [{"as": "s", "collection": "a"}], "project": ["s.k"]}}`
+	s, err := spec.Decode("lag.json", ".", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := workloads.Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const unit = stageUnitPrefix + "maintain_v3_k/linear_views.big.query_stage_2"
+	b := &Benchmark{Base: "Lag", Workload: "lag", Index: IndexImported, Join: spec.JoinLinear, Workers: 2, Spec: s, file: true}
+	b.Name = b.name()
+	n := 10
+	if testing.Short() {
+		n = 3
+	}
+	for range n {
+		vals, err := RuntimeEngine{}.Sample(context.Background(), b, inputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, v := range vals {
+			if v.Unit == unit {
+				found = true
+				if v.Value != 24000 {
+					t.Fatalf("%s = %v, want 24000 (every row of the join divides by zero)", unit, v.Value)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("no unit %s in %v", unit, vals)
+		}
+	}
+}

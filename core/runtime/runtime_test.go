@@ -109,6 +109,66 @@ func TestImportFidelity(t *testing.T) {
 	})
 }
 
+// A pair over zero Registries (new(share.Registry), not NewRegistry) runs
+// as one over NewRegistry's: the first publication panicked on a nil map
+// with the registry's lock held, and the pair, Sync and Shutdown with it,
+// waited for that lock forever.
+func TestAPairOverZeroRegistriesRuns(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", w), func(t *testing.T) {
+			ctx := testCtx(t)
+			regs := []*share.Registry{}
+			for range w {
+				regs = append(regs, new(share.Registry))
+			}
+			maint, err := New(Options{Role: Maintenance, Workers: w, Registries: regs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			inter, err := New(Options{Role: Interactive, Workers: w, Registries: regs})
+			if err != nil {
+				maint.Shutdown()
+				t.Fatal(err)
+			}
+			ctl, err := NewController(maint, inter)
+			if err != nil {
+				maint.Shutdown()
+				inter.Shutdown()
+				t.Fatal(err)
+			}
+			shut := make(chan struct{})
+			defer func() {
+				go func() { ctl.Shutdown(); close(shut) }()
+				select {
+				case <-shut:
+				case <-ctx.Done():
+					t.Error("Shutdown did not return")
+				}
+			}()
+			s := &setup{ctl: ctl, workers: w}
+			s.declare("in", 2)
+			s.ctl.Send(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+			s.send("in", 2, []int64{0, 1, 1, 10}, []int64{0, 1, 2, 20})
+			s.advance("in", 2, frontier.At(1))
+			cp := dataflow.NewCapture(w)
+			s.ctl.Send(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), cp)})
+			if err := cp.WaitPassed(ctx, 0); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]int64{"[1 10]": 1, "[2 20]": 1}
+			if got := captured(cp, 0); !maps.Equal(got, want) {
+				t.Fatalf("rows at 0: %v, want %v", got, want)
+			}
+			if err := ctl.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := ctl.Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 // TestCreateThenCancelRace is the counterexample of §4.6 (I1b): create a
 // query at as_of 0, the controller releases its hold and allows compaction
 // to 1, and the publisher applies it before the reading runtime has even

@@ -920,3 +920,39 @@ func TestAPublisherLeavingWithNoReaderBoundKeepsItsPlaceholders(t *testing.T) {
 		t.Fatalf("registry left with %+v", st)
 	}
 }
+
+// The zero Registry is an empty one, as NewRegistry's: a publication, its
+// verdict and its peer bundle go through it, where the first publication
+// panicked assigning to a nil map with the registry's lock held, and every
+// later call waited for that lock forever.
+func TestTheZeroRegistryIsAnEmptyOne(t *testing.T) {
+	g := new(share.Registry)
+	for _, side := range []share.Side{share.PublisherSide, share.ReaderSide} {
+		if err := g.Bind(side); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oks, errs := newSource(t, 3, 0), newSource(t, 0, 0)
+	inc := share.Incarnation{ID: "idx", AsOf: frontier.At(0), Seq: 1}
+	tok, err := g.PublishIncarnation(inc, oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Settle(inc, true)
+	peer, err := g.AwaitPeerBundle(inc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Lookup("idx", frontier.At(0)) == nil {
+		t.Fatal("the published slot is not found")
+	}
+	peer.Release()
+	tok.Release()
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Fatalf("registry after the publication and its peer bundle are released: %+v, want empty", st)
+	}
+	g.Leave(share.ReaderSide)
+	g.Leave(share.PublisherSide)
+	oks.h.Release()
+	errs.h.Release()
+}

@@ -73,7 +73,11 @@ func (inc Incarnation) String() string {
 
 // Registry is the sharing registry of one worker pair: worker i of the
 // publishing runtime and worker i of the reading runtime (§4.8). Safe for
-// concurrent use; its critical sections are a few map operations.
+// concurrent use; its critical sections are a few map operations. The
+// zero Registry is an empty one, as NewRegistry's: a new(Registry) in a
+// runtime's Options.Registries panicked assigning to a nil map under the
+// registry's lock at the first publication, and the pair, its Shutdown
+// included, then waited for that lock forever.
 type Registry struct {
 	mu    sync.Mutex
 	slots map[Incarnation]*Slot // every live slot
@@ -156,6 +160,9 @@ func (g *Registry) getOrCreateLocked(inc Incarnation) *Slot {
 		return s
 	}
 	s := &Slot{g: g, inc: inc, oks: NewPoint(), errs: NewPoint()}
+	if g.slots == nil {
+		g.slots = map[Incarnation]*Slot{} // the zero Registry
+	}
 	g.slots[inc] = s
 	return s
 }
@@ -437,6 +444,9 @@ func (g *Registry) verdictLocked(inc Incarnation) *verdict {
 	v, ok := g.verdicts[inc]
 	if !ok {
 		v = &verdict{done: make(chan struct{})}
+		if g.verdicts == nil {
+			g.verdicts = map[Incarnation]*verdict{} // the zero Registry
+		}
 		g.verdicts[inc] = v
 	}
 	return v

@@ -72,7 +72,8 @@ type Options struct {
 	Workers int // 1 ≤ W ≤ MaxWorkers
 	// Registries has one sharing registry per worker (worker i of the
 	// Interactive runtime reads worker i of the Maintenance runtime through
-	// Registries[i]); required for Maintenance and Interactive.
+	// Registries[i]); required for Maintenance and Interactive. New copies
+	// the slice, so the caller may reuse it (for the next pair, say).
 	Registries []*share.Registry
 	// Spine configures the spines of the runtime's arrangements; a Fuel
 	// of 0 or less is spine.WorkedFuel there, half a spine's default,
@@ -280,6 +281,10 @@ func New(opts Options) (*Runtime, error) {
 			return nil, fmt.Errorf("runtime: %v runtime: registry %d is nil", opts.Role, i)
 		}
 	}
+	// The workers look their registry up in opts for the runtime's life:
+	// a caller writing the next pair's registries into its slice would
+	// move this runtime's publications, collections and Leave to them.
+	opts.Registries = slices.Clone(opts.Registries)
 	if opts.Effort < 0 {
 		// Maintain gives a trace no work for a negative effort: merges
 		// would move only with arrivals, never between them.

@@ -169,6 +169,64 @@ func TestAPairOverZeroRegistriesRuns(t *testing.T) {
 	}
 }
 
+// New copies Options.Registries: a caller that reuses its slice for the
+// next pair (regs[i] = share.NewRegistry(), then New again) leaves the
+// first pair on the registries it was made with. The runtime kept the
+// caller's slice and looked its registry up there at each publication,
+// so both pairs published into the second's registries: a query read the
+// other pair's rows, or waited for an index that never came to it.
+func TestNewCopiesItsRegistries(t *testing.T) {
+	ctx := testCtx(t)
+	regs := make([]*share.Registry, 1)
+	var ctls []*Controller
+	for range 2 {
+		regs[0] = share.NewRegistry()
+		maint, err := New(Options{Role: Maintenance, Workers: 1, Registries: regs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inter, err := New(Options{Role: Interactive, Workers: 1, Registries: regs})
+		if err != nil {
+			maint.Shutdown()
+			t.Fatal(err)
+		}
+		ctl, err := NewController(maint, inter)
+		if err != nil {
+			maint.Shutdown()
+			inter.Shutdown()
+			t.Fatal(err)
+		}
+		defer ctl.Shutdown()
+		ctls = append(ctls, ctl)
+	}
+	for p, ctl := range ctls {
+		s := &setup{ctl: ctl, workers: 1}
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.send("in", 2, []int64{0, 1, int64(p), 10})
+		s.advance("in", 2, frontier.At(1))
+	}
+	for p, ctl := range ctls {
+		cp := dataflow.NewCapture(1)
+		if err := ctl.Send(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.At(1), cp)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.WaitPassed(ctx, 0); err != nil {
+			t.Fatalf("pair %d: %v", p, err)
+		}
+		want := map[string]int64{fmt.Sprint([]int64{int64(p), 10}): 1}
+		if got := captured(cp, 0); !maps.Equal(got, want) {
+			t.Fatalf("pair %d reads %v, want %v", p, got, want)
+		}
+		if err := ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := ctl.Err(); err != nil {
+			t.Fatalf("pair %d: %v", p, err)
+		}
+	}
+}
+
 // TestCreateThenCancelRace is the counterexample of §4.6 (I1b): create a
 // query at as_of 0, the controller releases its hold and allows compaction
 // to 1, and the publisher applies it before the reading runtime has even

@@ -35,3 +35,64 @@ func TestExportRefusesARepeatedKeyColumn(t *testing.T) {
 		t.Fatal("the refused export was recorded")
 	}
 }
+
+// TestArrangeAndExchangeCopyTheirColumns: Arrange and Exchange read their
+// key columns at every step, and kept the caller's slice to do it, so a
+// Build reusing one slice for several calls (key[0] = 1 between two
+// Arranges) rearranged the first arrangement by the second's key: its
+// rows came out keyed and valued by column 1 ([2 2] for [1 2]), and an
+// exchange hashed by whatever the slice held when a chunk came.
+func TestArrangeAndExchangeCopyTheirColumns(t *testing.T) {
+	hub := NewHub(2)
+	envs := []*Env{testEnv(t, 0, 2, hub), testEnv(t, 1, 2, hub)}
+	cp := NewCapture(2)
+	var dfs []*Dataflow
+	for _, env := range envs {
+		df, err := Build(env, Desc{ID: "f", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			cols := []int{1}
+			moved := c.Exchange(in.Oks, cols)
+			cols[0] = 5 // no column of a 2-column row
+			key := []int{0}
+			a, err := c.Arrange(Collection{Oks: moved, Errs: in.Errs, Arity: 2}, key)
+			if err != nil {
+				return err
+			}
+			key[0] = 1
+			if _, err := c.Arrange(in, key); err != nil {
+				return err
+			}
+			c.Capture(cp, a.Oks)
+			return nil
+		}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dfs = append(dfs, df)
+	}
+	for _, env := range envs {
+		if err := env.Inputs.Send("in", chunk([]int64{0, 1, 1, 2}, []int64{0, 1, 3, 4})); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance("in", frontier.At(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 4 {
+		for _, df := range dfs {
+			df.Step()
+		}
+	}
+	if !cp.Passed(0) {
+		t.Fatalf("capture at %v, want past 0", cp.Frontier())
+	}
+	if got, want := formatRows(cp.At(0)), "[1 2]:1 [3 4]:1"; got != want {
+		t.Errorf("At(0) = %s, want %s", got, want)
+	}
+	for _, df := range dfs {
+		df.Drop()
+	}
+}

@@ -323,6 +323,10 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 // empty chunk too, whole to its own worker, so a reader after it refuses
 // one of another arity than its collection's as it would without the
 // exchange (README.md, "Dataflows").
+//
+// Exchange copies cols, and Arrange its key: the caller may reuse the
+// slice at once (a Build arranging by one key slice rewritten between
+// calls used to rearrange the earlier arrangements by the later keys).
 func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 	return c.ExchangeNamed(s, cols, "")
 }
@@ -335,6 +339,9 @@ func (c *Context) ExchangeNamed(s *Stream[*Chunk], cols []int, what string) *Str
 	if c.late("Context.Exchange") != nil {
 		return s
 	}
+	// Its operators read cols at every step: the caller's slice is the
+	// caller's to reuse once this returns.
+	cols = slices.Clone(cols)
 	// A column past the rows is told at the first chunk (admit); a
 	// negative one is no column of any chunk, so it fails the build here,
 	// on every worker alike, rather than index before a row in a step.
@@ -451,6 +458,9 @@ func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrang
 	if err := c.late("Context.Arrange"); err != nil {
 		return nil, err
 	}
+	// Its operators read key at every step, and the Arrangement's Key is
+	// it: the caller's slice is the caller's to reuse once this returns.
+	key = slices.Clone(key)
 	for _, k := range key {
 		if k < 0 || k >= coll.Arity {
 			return nil, fmt.Errorf("dataflow %s: arrange: key column %d of a %d-column collection", c.df.id, k, coll.Arity)

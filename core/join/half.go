@@ -2,6 +2,7 @@ package join
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/expr"
@@ -96,6 +97,9 @@ type halfJoin struct {
 // newHalf returns the half join of a path whose source is relation source
 // and whose rows have the given arity.
 func newHalf(st Stage, source, arity int) (*halfJoin, error) {
+	// Every step reads the stream key: the caller's slice is the caller's
+	// to reuse once the path is made (as Context.Arrange's key is).
+	st.StreamKey = slices.Clone(st.StreamKey)
 	if len(st.StreamKey) != st.Arity.Key {
 		return nil, fmt.Errorf("%w: lookup of relation %d has key arity %d, stream key has %d columns", ErrArity, st.Relation, st.Arity.Key, len(st.StreamKey))
 	}

@@ -645,3 +645,69 @@ func TestDeltaJoinRefusesPathsOfAnotherJoin(t *testing.T) {
 	}
 	df.Drop()
 }
+
+// TestADeltaJoinCopiesItsStreamKeys: a stage's half join reads its stream
+// key at every step, and kept the caller's slice to do it, so a Build that
+// reused the slice once DeltaJoin returned (sk[0] = 1) looked the stage's
+// rows up by another column: (1 7) met (7 9) as (1 7 9), (2 1) met (1 8)
+// as (2 1 8), and (1 7 8) was lost. DeltaJoin keeps a copy, as
+// Context.Arrange does of its key.
+func TestADeltaJoinCopiesItsStreamKeys(t *testing.T) {
+	env := dfEnv(t)
+	cp := dataflow.NewCapture(1)
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			var arr []*dataflow.Arrangement
+			for _, n := range []string{"a", "b"} {
+				in, err := c.Input(n, 2)
+				if err != nil {
+					return err
+				}
+				a, err := c.Arrange(in, []int{0})
+				if err != nil {
+					return err
+				}
+				arr = append(arr, a)
+			}
+			sk := []int{0}
+			d, err := DeltaJoin(c, []DeltaPath{
+				{Source: 0, Arranged: arr[0], Stages: []DeltaStage{{Lookup: arr[1], Relation: 1, StreamKey: sk}}, Final: &Project{Cols: []int{0, 1, 2}}},
+				{Source: 1, Arranged: arr[1], Stages: []DeltaStage{{Lookup: arr[0], Relation: 0, StreamKey: sk}}, Final: &Project{Cols: []int{0, 2, 1}}},
+			}, OperatorOptions{Name: "delta", Dataflow: "q"})
+			if err != nil {
+				return err
+			}
+			sk[0] = 1
+			a, err := c.Arrange(d, []int{0})
+			if err != nil {
+				return err
+			}
+			c.Capture(cp, a.Oks)
+			return nil
+		}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	for n, rows := range map[string][][]int64{"a": {{1, 7}, {2, 1}}, "b": {{1, 8}, {7, 9}}} {
+		ch := dataflow.NewChunk(2, 0)
+		for _, r := range rows {
+			ch.Push(r, 0, 1)
+		}
+		if err := env.Inputs.Send(n, ch); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance(n, frontier.At(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for df.Step() {
+	}
+	if !cp.Passed(0) {
+		t.Fatalf("capture at %v, want past 0", cp.Frontier())
+	}
+	want := map[string]int64{"[1 7 8]": 1}
+	if d := diffMaps(want, capturedAt(cp, 0)); d != "" {
+		t.Fatalf("the join at 0:\n%s", d)
+	}
+}

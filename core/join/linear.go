@@ -3,6 +3,7 @@ package join
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/expr"
@@ -87,7 +88,9 @@ func NewLinear(opts LinearOptions) (*Linear, error) {
 			if err := checkCols(st.StreamKey, arity); err != nil {
 				return nil, fmt.Errorf("join: linear stage %d: %w", i, err)
 			}
-			m.keyCols = st.StreamKey
+			// Every step reads the stream key: the caller's slice is the
+			// caller's to reuse once the join is made (as a delta join's).
+			m.keyCols = slices.Clone(st.StreamKey)
 			for c := range arity {
 				if !containsCol(st.StreamKey, c) {
 					m.valCols = append(m.valCols, c)

@@ -186,3 +186,55 @@ func TestLinearRunningResultMergeOverflowsAreCountedOnce(t *testing.T) {
 		t.Errorf("%d numeric overflows in all, want 2: one per overflowing merge", total)
 	}
 }
+
+// TestALinearJoinCopiesItsStreamKeys: a later stage's stream key is read
+// at every step; a caller that reuses the slice once NewLinear returned
+// (sk[0] = 1) must not move the join onto another column of the running
+// result. The join agrees with one whose key was never touched.
+func TestALinearJoinCopiesItsStreamKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 3))
+	rels := []*rel{newRel(ar11), newRel(ar11), newRel(ar11)}
+	want := newLinear3(t, rels, 0)
+	id := batch.Identity()
+	sk := []int{0}
+	got, err := NewLinear(LinearOptions{
+		Source: Side{rels[0].h.Clone(), id, ar11},
+		AsOf:   frontier.At(0),
+		Stages: []LinearStage{
+			{Lookup: Side{rels[1].h.Clone(), id, ar11}},
+			{Lookup: Side{rels[2].h.Clone(), id, ar11}, StreamKey: sk},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(got.Release)
+	sk[0] = 1
+	wout, gout := NewSink(4), NewSink(4)
+	const rounds = 6
+	for tm := range uint64(rounds) {
+		var oks [3][]*batch.Batch
+		var fs [3]frontier.Frontier
+		for i, r := range rels {
+			r.seal(t, randomUpdates(rng, 6, 3, tm), tm+1)
+			oks[i], fs[i] = r.deliver(1<<30), r.frontier()
+		}
+		if err := want.Step(oks[0], fs[0], oks[1:], fs[1:], wout); err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Step(oks[0], fs[0], oks[1:], fs[1:], gout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	joined := 0
+	for tm := range uint64(rounds) {
+		w := rowDiffs(wout, tm)
+		joined += len(w)
+		if d := diffMaps(w, rowDiffs(gout, tm)); d != "" {
+			t.Fatalf("at %d, the join whose key slice was reused (got) against one whose was not (want):\n%s", tm, d)
+		}
+	}
+	if joined == 0 {
+		t.Fatal("the joins produced nothing: the test compares nothing")
+	}
+}

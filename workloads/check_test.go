@@ -503,21 +503,14 @@ func TestCheckMaintainingDataflowsCounts(t *testing.T) {
 // output) has finished when Evaluate returns: its dataflow's error counts
 // are those of its whole input, as check compares them.
 func TestEvaluateWaitsForEveryIndex(t *testing.T) {
-	var rows []string
-	for i := range 60 {
-		rows = append(rows, fmt.Sprintf("[%d,1,%d,%d]", i%6, i, i%3))
+	s, err := spec.ReadFile("spec/testdata/unread_index.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	src := `{"version": 1, "name": "lag",
-	  "inputs": {"a": {"columns": ["k", "x"], "rows": [` + strings.Join(rows, ",") + `]}},
-	  "views": {"big": {"query": {"from": [{"as": "p", "collection": "a"}, {"as": "q", "collection": "a"}, {"as": "r", "collection": "a"}],
-	                              "on": [["p.x", "q.x", "r.x"]], "map": [{"name": "m", "expr": "p.k / (q.x - r.x)"}], "project": ["p.k", "m"]}},
-	            "v1": {"input": "big", "map": [{"name": "m1", "expr": "m / (p_k % 2)"}]},
-	            "v2": {"query": {"from": [{"as": "v", "collection": "v1"}], "map": [{"name": "m2", "expr": "v.m1 / (v.p_k % 3)"}],
-	                             "reduce": {"group_by": ["v.p_k"], "aggregates": [{"name": "n", "fn": "count"}]}}},
-	            "v3": {"input": "v2", "map": [{"name": "m3", "expr": "n / (n % 2)"}]}},
-	  "indexes": {"a_k": {"on": "a", "key": ["k"]}, "v3_k": {"on": "v3", "key": ["v_p_k"]}},
-	  "query": {"from": [{"as": "s", "collection": "a"}], "project": ["s.k"]}}`
-	s, tables := decodeAndLoad(t, "lag.json", src)
+	tables, err := Load(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	in := ReferenceInputs(s, tables)
 	n := 10
 	if testing.Short() {

@@ -240,21 +240,7 @@ func TestStageUnitsCoverRandomSpecs(t *testing.T) {
 // counts, the same in every sample: the sample waits for every index
 // before it reads them.
 func TestStageErrorsOfAnIndexNoQueryReads(t *testing.T) {
-	var rows []string
-	for i := range 60 {
-		rows = append(rows, fmt.Sprintf("[%d,1,%d,%d]", i%6, i, i%3))
-	}
-	doc := `{"version": 1, "name": "lag",
-	  "inputs": {"a": {"columns": ["k", "x"], "rows": [` + strings.Join(rows, ",") + `]}},
-	  "views": {"big": {"query": {"from": [{"as": "p", "collection": "a"}, {"as": "q", "collection": "a"}, {"as": "r", "collection": "a"}],
-	                              "on": [["p.x", "q.x", "r.x"]], "map": [{"name": "m", "expr": "p.k / (q.x - r.x)"}], "project": ["p.k", "m"]}},
-	            "v1": {"input": "big", "map": [{"name": "m1", "expr": "m / (p_k % 2)"}]},
-	            "v2": {"query": {"from": [{"as": "v", "collection": "v1"}], "map": [{"name": "m2", "expr": "v.m1 / (v.p_k % 3)"}],
-	                             "reduce": {"group_by": ["v.p_k"], "aggregates": [{"name": "n", "fn": "count"}]}}},
-	            "v3": {"input": "v2", "map": [{"name": "m3", "expr": "n / (n % 2)"}]}},
-	  "indexes": {"a_k": {"on": "a", "key": ["k"]}, "v3_k": {"on": "v3", "key": ["v_p_k"]}},
-	  "query": {"from": [{"as": "s", "collection": "a"}], "project": ["s.k"]}}`
-	s, err := spec.Decode("lag.json", ".", []byte(doc))
+	s, err := spec.ReadFile("../../workloads/spec/testdata/unread_index.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +249,7 @@ func TestStageErrorsOfAnIndexNoQueryReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	const unit = stageUnitPrefix + "maintain_v3_k/linear_views.big.query_stage_2"
-	b := &Benchmark{Base: "Lag", Workload: "lag", Index: IndexImported, Join: spec.JoinLinear, Workers: 2, Spec: s, file: true}
+	b := &Benchmark{Base: "UnreadIndex", Workload: "unread_index", Index: IndexImported, Join: spec.JoinLinear, Workers: 2, Spec: s, file: true}
 	b.Name = b.name()
 	n := 10
 	if testing.Short() {

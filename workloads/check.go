@@ -39,40 +39,21 @@ func CheckedReferenceInputs(s *spec.Spec, tables []*spec.Table) (reference.Input
 	return ReferenceInputs(s, tables), nil
 }
 
-// CheckTimes returns the times a check compares at: as_of, the input
+// CheckTimes returns the times a check compares at: as_of and every input
+// time after it (before until), ascending and distinct, so that a row or
+// an error that comes and goes between two input times is compared where
+// it stood. The reference evaluates the whole input up to each time anew,
+// so their number is bounded: with more than k input times, where k is
+// 1,000,000 divided by the input updates up to the last time, at least 10
+// and at most 256, it returns k of them spread evenly, with as_of, the
 // times at a quarter, half and three quarters of those after as_of, and
-// the last time (each before until), ascending and distinct. A nil or
-// unresolved spec has none (Check says why).
+// the last. A nil or unresolved spec has none (Check says why).
 func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 	if checkSpec(s) != nil {
 		return nil
 	}
 	later := inputTimesAfterAsOf(s, tables)
-	out := []uint64{s.Plan.Plan.AsOf}
-	if n := len(later); n > 0 {
-		for _, q := range []int{n / 4, n / 2, 3 * n / 4, n - 1} {
-			if !slices.Contains(out, later[q]) {
-				out = append(out, later[q])
-			}
-		}
-	}
-	return out
-}
-
-// ErrorCheckTimes returns the times a check compares the error collection
-// at: as_of and every input time after it (before until), ascending and
-// distinct, so that an error that comes and goes between two of
-// CheckTimes, where its count is 0 again, is seen where it stood. The
-// reference evaluates the whole input up to each time anew, so their
-// number is bounded: with more than k input times, where k is 1,000,000
-// divided by the input updates up to the last time, at least 10 and at
-// most 256, it returns k of them spread evenly and CheckTimes. A nil or
-// unresolved spec has none.
-func ErrorCheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
-	if checkSpec(s) != nil {
-		return nil
-	}
-	all := append([]uint64{s.Plan.Plan.AsOf}, inputTimesAfterAsOf(s, tables)...)
+	all := append([]uint64{s.Plan.Plan.AsOf}, later...)
 	last, updates := all[len(all)-1], 0
 	for _, t := range tables {
 		if t == nil {
@@ -84,11 +65,17 @@ func ErrorCheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 			}
 		}
 	}
-	k := min(maxErrorTimes, max(minErrorTimes, errorTimesWork/max(updates, 1)))
+	k := min(maxCheckTimes, max(minCheckTimes, checkTimesWork/max(updates, 1)))
 	if len(all) <= k {
 		return all
 	}
-	out := CheckTimes(s, tables)
+	out := []uint64{s.Plan.Plan.AsOf}
+	n := len(later)
+	for _, q := range []int{n / 4, n / 2, 3 * n / 4, n - 1} {
+		if !slices.Contains(out, later[q]) {
+			out = append(out, later[q])
+		}
+	}
 	for i := range k {
 		if t := all[i*len(all)/k]; !slices.Contains(out, t) {
 			out = append(out, t)
@@ -98,14 +85,13 @@ func ErrorCheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 	return out
 }
 
-// The bounds of ErrorCheckTimes: the input updates the reference may
-// evaluate over all its times (about as many seconds as millions, for
-// joins of few matches), and the fewest and most times whatever the
-// inputs' size.
+// The bounds of CheckTimes: the input updates the reference may evaluate
+// over all its times (about as many seconds as millions, for joins of few
+// matches), and the fewest and most times whatever the inputs' size.
 const (
-	errorTimesWork = 1_000_000
-	minErrorTimes  = 10
-	maxErrorTimes  = 256
+	checkTimesWork = 1_000_000
+	minCheckTimes  = 10
+	maxCheckTimes  = 256
 )
 
 // inputTimesAfterAsOf returns the distinct input times after as_of and
@@ -232,10 +218,11 @@ func CheckCases(s *spec.Spec) []CheckCase {
 }
 
 // Check runs s in every configuration of cases and compares the output at
-// each of CheckTimes, and its errors at each of ErrorCheckTimes, with the
-// reference evaluator, the per-operator error counts with the output's
-// errors (stageDiff, stageDiffImported), and checks that every hold and
-// registry slot is released at the end. It returns one line per difference (nil when all
+// each of CheckTimes with the reference evaluator, the per-operator error
+// counts with the output's errors (stageDiff, stageDiffImported) and, for
+// each index, its maintaining dataflow's counts with its errors
+// (maintainDiffs), and checks that every hold and registry slot is
+// released at the end. It returns one line per difference (nil when all
 // agree). A nil spec or tables that are not s's loaded inputs are an
 // error wrapping ErrUsage (CheckTables), not a difference; so are no
 // cases at all (a check of nothing would pass) and a case whose options
@@ -254,13 +241,7 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 			return nil, fmt.Errorf("%w (check case %d of %d)", err, i, len(cases))
 		}
 	}
-	// The output at CheckTimes, its errors alone at every time of
-	// ErrorCheckTimes (CheckTimes are among them).
-	times := ErrorCheckTimes(s, tables)
-	full := map[uint64]bool{}
-	for _, t := range CheckTimes(s, tables) {
-		full[t] = true
-	}
+	times := CheckTimes(s, tables)
 	want := make([]*reference.Result, len(times))
 	for i, t := range times {
 		w, err := reference.Eval(s.Plan, in, t)
@@ -280,12 +261,8 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 			continue
 		}
 		for i, t := range times {
-			compare, what := reference.Compare, ""
-			if !full[t] {
-				compare, what = reference.CompareErrors, " (errors)"
-			}
-			for _, d := range firstDiffs(compare(want[i], got[i]), 5) {
-				diffs = append(diffs, fmt.Sprintf("%s: %s: time=%d%s: %s", s.Name, c, t, what, d))
+			for _, d := range firstDiffs(reference.Compare(want[i], got[i]), 5) {
+				diffs = append(diffs, fmt.Sprintf("%s: %s: time=%d: %s", s.Name, c, t, d))
 			}
 		}
 		if leak != nil {

@@ -392,12 +392,12 @@ func TestCheckZeroColumnViewJoined(t *testing.T) {
 	}
 }
 
-// TestErrorCheckTimes: a check compares the errors at as_of and at every
-// input time after it while the reference's work allows (1,000,000 input
-// updates over all its times, at least 10 and at most 256 times); past
-// that, at that many times spread evenly and CheckTimes. The times are
-// ascending, distinct and within [as_of, until).
-func TestErrorCheckTimes(t *testing.T) {
+// TestCheckTimes: a check compares at as_of and at every input time
+// after it while the reference's work allows (1,000,000 input updates
+// over all its times, at least 10 and at most 256 times); past that, at
+// that many times spread evenly, with the quartiles and the last. The
+// times are ascending, distinct and within [as_of, until).
+func TestCheckTimes(t *testing.T) {
 	gen := func(rows, batches int) string {
 		return fmt.Sprintf(`{"version": 1, "name": "g", "as_of": 3, "until": %d,
 		  "inputs": {"a": {"columns": ["k"], "generate": {"rows": %d, "seed": 7, "batches": %d,
@@ -417,16 +417,26 @@ func TestErrorCheckTimes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, tables := decodeAndLoad(t, "g.json", gen(tc.rows, tc.batches))
-			got := ErrorCheckTimes(s, tables)
+			got := CheckTimes(s, tables)
 			if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
 				t.Fatalf("times not ascending and distinct: %v", got)
 			}
 			if got[0] != 3 || got[len(got)-1] >= uint64(tc.batches-1) {
 				t.Fatalf("times %v outside [3, %d)", got, tc.batches-1)
 			}
-			for _, c := range CheckTimes(s, tables) {
-				if !slices.Contains(got, c) {
-					t.Errorf("check time %d missing from %v", c, got)
+			later := got[1:]
+			if tc.want < 0 {
+				// The quartiles and the last of every input time after
+				// as_of are among them.
+				later = nil
+				for tm := uint64(4); tm < uint64(tc.batches-1); tm++ {
+					later = append(later, tm)
+				}
+				n := len(later)
+				for _, q := range []int{n / 4, n / 2, 3 * n / 4, n - 1} {
+					if !slices.Contains(got, later[q]) {
+						t.Errorf("time %d (a quartile or the last) missing from %v", later[q], got)
+					}
 				}
 			}
 			if tc.want >= 0 {
@@ -435,8 +445,8 @@ func TestErrorCheckTimes(t *testing.T) {
 				}
 				return
 			}
-			if len(got) < tc.k || len(got) > tc.k+5 {
-				t.Errorf("%d times, want %d spread evenly and up to 5 check times", len(got), tc.k)
+			if len(got) < tc.k || len(got) > tc.k+4 {
+				t.Errorf("%d times, want %d spread evenly and up to 4 quartiles and the last", len(got), tc.k)
 			}
 		})
 	}

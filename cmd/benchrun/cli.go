@@ -308,8 +308,8 @@ func newCheck(out io.Writer) *cobra.Command {
 		Long: `check runs each workload (every built-in at its check size when none is
 given) with --index imported and direct, --join linear and delta, and one and
 two workers, and compares the output and errors with the reference evaluator
-at several times (the errors at every input time, up to 256), the
-per-operator error counts with the output, and that
+at every input time (up to 256 of them), the per-operator error counts
+with the output, and that
 every read hold and registry slot is gone at the end. It prints what differs
 and exits 1 on any difference.`,
 		Example: `  benchrun check lookup errors

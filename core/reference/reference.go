@@ -167,17 +167,6 @@ func Compare(want, got *Result) []string {
 	return diffs
 }
 
-// CompareErrors is Compare of the error collections alone (and the
-// overflow each result may report): the rows are not compared.
-func CompareErrors(want, got *Result) []string {
-	if want == nil || got == nil {
-		return Compare(want, got)
-	}
-	w, g := *want, *got
-	w.Rows, g.Rows = nil, nil
-	return Compare(&w, &g)
-}
-
 // coll is a collection accumulated at a time: rows and errors with exact
 // counts (zero counts removed), and the mass of every row and error any
 // update up to the time reached (O4), zero counts included.

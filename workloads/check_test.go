@@ -424,11 +424,10 @@ func TestCheckTimes(t *testing.T) {
 			if got[0] != 3 || got[len(got)-1] >= uint64(tc.batches-1) {
 				t.Fatalf("times %v outside [3, %d)", got, tc.batches-1)
 			}
-			later := got[1:]
 			if tc.want < 0 {
 				// The quartiles and the last of every input time after
 				// as_of are among them.
-				later = nil
+				var later []uint64
 				for tm := uint64(4); tm < uint64(tc.batches-1); tm++ {
 					later = append(later, tm)
 				}

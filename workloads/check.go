@@ -43,11 +43,11 @@ func CheckedReferenceInputs(s *spec.Spec, tables []*spec.Table) (reference.Input
 // time after it (before until), ascending and distinct, so that a row or
 // an error that comes and goes between two input times is compared where
 // it stood. The reference evaluates the whole input up to each time anew,
-// so their number is bounded: with more than k input times, where k is
+// so their number is bounded: with more than k times, where k is
 // 1,000,000 divided by the input updates up to the last time, at least 10
-// and at most 256, it returns k of them spread evenly, with as_of, the
-// times at a quarter, half and three quarters of those after as_of, and
-// the last. A nil or unresolved spec has none (Check says why).
+// and at most 256, it returns k of them: as_of, the times at a quarter,
+// half and three quarters of those after as_of, the last, and the others
+// spread evenly over the rest. A nil or unresolved spec has none (Check says why).
 func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 	if checkSpec(s) != nil {
 		return nil
@@ -69,6 +69,8 @@ func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 	if len(all) <= k {
 		return all
 	}
+	// as_of, the quartiles and the last, then as many of the other times
+	// as make k, spread evenly over them: k in all, never more.
 	out := []uint64{s.Plan.Plan.AsOf}
 	n := len(later)
 	for _, q := range []int{n / 4, n / 2, 3 * n / 4, n - 1} {
@@ -76,10 +78,15 @@ func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 			out = append(out, later[q])
 		}
 	}
-	for i := range k {
-		if t := all[i*len(all)/k]; !slices.Contains(out, t) {
-			out = append(out, t)
+	var rest []uint64
+	for _, t := range all {
+		if !slices.Contains(out, t) {
+			rest = append(rest, t)
 		}
+	}
+	m := k - len(out)
+	for i := range m {
+		out = append(out, rest[i*len(rest)/m])
 	}
 	slices.Sort(out)
 	return out

@@ -309,9 +309,9 @@ func newCheck(out io.Writer) *cobra.Command {
 given) with --index imported and direct, --join linear and delta, and one and
 two workers, and compares the output and errors with the reference evaluator
 at every input time (up to 256 of them), the per-operator error counts
-with the output, and that
-every read hold and registry slot is gone at the end. It prints what differs
-and exits 1 on any difference.`,
+with the output's errors and each index's maintaining dataflow's with its
+index's, and that every read hold and registry slot is gone at the end. It
+prints what differs and exits 1 on any difference.`,
 		Example: `  benchrun check lookup errors
   benchrun check workloads/examples/star.json`,
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {

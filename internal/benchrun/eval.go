@@ -224,9 +224,9 @@ var ErrCheckFailed = errors.New("benchrun: check failed")
 // a built-in's name named with it) in both modes, both join
 // strategies and one and two workers, compares every output and error
 // collection with the reference evaluator at every input time (up to 256:
-// workloads.CheckTimes), the
-// per-operator error counts with the output, and that every hold and
-// registry slot is gone at the end. It prints one line per workload and
+// workloads.CheckTimes), the per-operator error counts with the output's
+// errors and each index's maintaining dataflow's with its index's, and
+// that every hold and registry slot is gone at the end. It prints one line per workload and
 // every difference, and returns ErrCheckFailed if there was one.
 func Check(ctx context.Context, cfg CheckConfig) error {
 	type target struct {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,20 +21,10 @@ import (
 // and at every later time it is 0 as it should be: Check must report time
 // 1, which a check at as_of, the quartiles of the later times and the
 // last (0, 3, 5, 7 and 8) passed over. The mutant is switched on in
-// a child run of this test (TRACEBENCH_MUTANT is read once at start), so
-// the test runs in every build with the mutants tag, whatever mutant the
-// parent runs under.
+// a child run of this test (underMutant).
 func TestCheckSeesAnErrorThatComesAndGoes(t *testing.T) {
-	if os.Getenv("WORKLOADS_CHECK_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCheckSeesAnErrorThatComesAndGoes$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "WORKLOADS_CHECK_CHILD=1", "TRACEBENCH_MUTANT="+string(mutants.DeltaJoinErrorsPerPath))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("child run under %s: %v\n%s", mutants.DeltaJoinErrorsPerPath, err, out)
-		}
+	if !underMutant(t, mutants.DeltaJoinErrorsPerPath) {
 		return
-	}
-	if !mutants.On(mutants.DeltaJoinErrorsPerPath) {
-		t.Fatalf("child run without %s on", mutants.DeltaJoinErrorsPerPath)
 	}
 	src := `{"version": 1, "name": "transient",
 	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,5,1],[1,1,1,0],[2,-1,1,0],[3,1,2,5],[4,1,3,5]]},
@@ -69,16 +60,8 @@ func TestCheckSeesAnErrorThatComesAndGoes(t *testing.T) {
 // check at as_of, the quartiles of the later times and the last (0, 3, 5,
 // 7 and 8) passed over.
 func TestCheckSeesARowThatComesAndGoes(t *testing.T) {
-	if os.Getenv("WORKLOADS_CHECK_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCheckSeesARowThatComesAndGoes$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "WORKLOADS_CHECK_CHILD=1", "TRACEBENCH_MUTANT="+string(mutants.DeltaJoinLessEqualAllPaths))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("child run under %s: %v\n%s", mutants.DeltaJoinLessEqualAllPaths, err, out)
-		}
+	if !underMutant(t, mutants.DeltaJoinLessEqualAllPaths) {
 		return
-	}
-	if !mutants.On(mutants.DeltaJoinLessEqualAllPaths) {
-		t.Fatalf("child run without %s on", mutants.DeltaJoinLessEqualAllPaths)
 	}
 	src := `{"version": 1, "name": "transient_row",
 	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[1,1,1,10],[2,-1,1,10],[3,1,5,1],[4,1,6,1],[5,1,7,1],[6,1,8,1],[7,1,9,1],[8,1,10,1]]},
@@ -100,4 +83,61 @@ func TestCheckSeesARowThatComesAndGoes(t *testing.T) {
 	if !found {
 		t.Errorf("the row counted twice at time 1 was not reported: %q", diffs)
 	}
+}
+
+// TestCheckShowsThreeTimesAndCountsTheRest: under mutant 1 a division by
+// zero that stands from time 1 to the last (9) differs at nine times;
+// check prints the first three, each with its differences, and one line
+// for the six after them.
+func TestCheckShowsThreeTimesAndCountsTheRest(t *testing.T) {
+	if !underMutant(t, mutants.DeltaJoinErrorsPerPath) {
+		return
+	}
+	src := `{"version": 1, "name": "standing",
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,5,1],[1,1,1,0],[2,1,6,1],[3,1,7,1],[4,1,8,1],[5,1,9,1],[6,1,10,1],[7,1,11,1],[8,1,12,1],[9,1,13,1]]},
+	             "b": {"columns": ["k", "y"], "rows": [[0,1,5,1],[0,1,1,1]]},
+	             "c": {"columns": ["k", "z"], "rows": [[0,1,5,1],[0,1,1,1]]}},
+	  "views": {"va": {"input": "a", "map": [{"name": "q", "expr": "100 / x"}]}},
+	  "query": {"from": [{"as": "p", "collection": "va"}, {"as": "q", "collection": "b"}, {"as": "d", "collection": "c"}],
+	            "join": "delta", "on": [["p.k", "q.k", "d.k"]], "project": ["p.k", "p.q"]}}`
+	s, tables := decodeAndLoad(t, "standing.json", src)
+	diffs, err := Check(context.Background(), s, tables, []CheckCase{{Mode: render.Direct, Join: plan.Delta, Workers: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []string
+	for _, d := range diffs {
+		if _, rest, ok := strings.Cut(d, "time="); ok {
+			tm, _, _ := strings.Cut(rest, ":")
+			if !slices.Contains(times, tm) {
+				times = append(times, tm)
+			}
+		}
+	}
+	if !slices.Equal(times, []string{"1", "2", "3"}) {
+		t.Errorf("times shown %q, want 1, 2 and 3:\n%s", times, strings.Join(diffs, "\n"))
+	}
+	if !slices.ContainsFunc(diffs, func(d string) bool { return strings.HasSuffix(d, ": and at 6 later times (4 to 9)") }) {
+		t.Errorf("no line counts the six later times:\n%s", strings.Join(diffs, "\n"))
+	}
+}
+
+// underMutant runs the calling test again in a child process with mutant
+// m on (TRACEBENCH_MUTANT is read once at start) and reports whether this
+// is that child: the test then runs its body, in every build with the
+// mutants tag, whatever mutant the parent runs under.
+func underMutant(t *testing.T, m mutants.Name) bool {
+	t.Helper()
+	if os.Getenv("WORKLOADS_CHECK_CHILD") != "" {
+		if !mutants.On(m) {
+			t.Fatalf("child run without %s on", m)
+		}
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "WORKLOADS_CHECK_CHILD=1", "TRACEBENCH_MUTANT="+string(m))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child run under %s: %v\n%s", m, err, out)
+	}
+	return false
 }

@@ -33,21 +33,7 @@ func TestCheckSeesAnErrorThatComesAndGoes(t *testing.T) {
 	  "views": {"va": {"input": "a", "map": [{"name": "q", "expr": "100 / x"}]}},
 	  "query": {"from": [{"as": "p", "collection": "va"}, {"as": "q", "collection": "b"}, {"as": "d", "collection": "c"}],
 	            "join": "delta", "on": [["p.k", "q.k", "d.k"]], "project": ["p.k", "p.q"]}}`
-	s, tables := decodeAndLoad(t, "transient.json", src)
-	diffs, err := Check(context.Background(), s, tables, []CheckCase{{Mode: render.Direct, Join: plan.Delta, Workers: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, d := range diffs {
-		if !strings.Contains(d, "time=1: ") {
-			t.Errorf("a difference at a time other than 1: %s", d)
-		}
-		found = found || strings.Contains(d, "division by zero: want diff 1, got 3")
-	}
-	if !found {
-		t.Errorf("the error counted 3 times at time 1 was not reported: %q", diffs)
-	}
+	differsAtTime1Only(t, src, "division by zero: want diff 1, got 3")
 }
 
 // TestCheckSeesARowThatComesAndGoes: a row that stands at time 1 only is
@@ -68,7 +54,14 @@ func TestCheckSeesARowThatComesAndGoes(t *testing.T) {
 	             "b": {"columns": ["k", "y"], "rows": [[1,1,1,20],[2,1,1,20],[3,1,15,1],[4,1,16,1]]}},
 	  "query": {"from": [{"as": "p", "collection": "a"}, {"as": "q", "collection": "b"}],
 	            "join": "delta", "on": [["p.k", "q.k"]], "project": ["p.k", "p.x", "q.y"]}}`
-	s, tables := decodeAndLoad(t, "transient_row.json", src)
+	differsAtTime1Only(t, src, "1,10,20: want diff 1, got 2")
+}
+
+// differsAtTime1Only checks the spec src (direct, delta, one worker) and
+// wants differences at time 1 only, one of them containing want.
+func differsAtTime1Only(t *testing.T, src, want string) {
+	t.Helper()
+	s, tables := decodeAndLoad(t, "w.json", src)
 	diffs, err := Check(context.Background(), s, tables, []CheckCase{{Mode: render.Direct, Join: plan.Delta, Workers: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -78,10 +71,10 @@ func TestCheckSeesARowThatComesAndGoes(t *testing.T) {
 		if !strings.Contains(d, "time=1: ") {
 			t.Errorf("a difference at a time other than 1: %s", d)
 		}
-		found = found || strings.Contains(d, "1,10,20: want diff 1, got 2")
+		found = found || strings.Contains(d, want)
 	}
 	if !found {
-		t.Errorf("the row counted twice at time 1 was not reported: %q", diffs)
+		t.Errorf("no difference at time 1 says %q: %q", want, diffs)
 	}
 }
 

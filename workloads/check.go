@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -428,16 +429,18 @@ func maintainDiffs(r *plan.Resolved, in reference.Inputs, t uint64, stages []ren
 			}
 		}
 		overflows := false
-		for name, reads := range imported {
+		var imports []string
+		for _, name := range slices.Sorted(maps.Keys(imported)) {
 			n, ok, err := collErrors(name)
 			if err != nil {
 				return nil, err
 			}
 			overflows = overflows || !ok
-			got += n * reads
+			got += n * imported[name]
+			imports = append(imports, fmt.Sprintf("%s: %d errors read %d times", name, n, imported[name]))
 		}
 		if !overflows && got != want {
-			diffs = append(diffs, fmt.Sprintf("index %s: its maintaining dataflow's error counts %v, weighted by the reads of their collections, plus its imports' errors %v, sum to %d; the index's collection has %d errors", ix.Name, counts, imported, got, want))
+			diffs = append(diffs, fmt.Sprintf("index %s: its maintaining dataflow's error counts %v, weighted by the reads of their collections, plus its imports' errors %v, sum to %d; the index's collection has %d errors", ix.Name, counts, imports, got, want))
 		}
 	}
 	return diffs, nil

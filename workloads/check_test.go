@@ -502,7 +502,7 @@ func TestCheckMaintainingDataflowsCounts(t *testing.T) {
 	if !doubled {
 		t.Fatalf("vj_k's dataflow counted no errors of vb: %v", stages)
 	}
-	if ds, _ := maintainDiffs(s.Plan, in, 2, stages); len(ds) != 1 || !strings.Contains(ds[0], "index vj_k:") {
+	if ds, _ := maintainDiffs(s.Plan, in, 2, stages); len(ds) != 1 || !strings.Contains(ds[0], "index vj_k:") || !strings.Contains(ds[0], "[va: 1 errors read 1 times]") {
 		t.Errorf("doubled counts of vj_k's dataflow: %q, want one difference naming vj_k", ds)
 	}
 }

@@ -294,27 +294,40 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 		}
 		last := want[len(want)-1]
 		if !last.MayOverflow && !s.Plan.Plan.HasUntil {
-			var d string
-			if c.Mode == render.Direct {
-				d = stageDiff(s.Plan, stages, got[len(got)-1])
-			} else if d, err = stageDiffImported(s.Plan, in, last.Time, stages, got[len(got)-1]); err != nil {
+			ds, err := countDiffs(s.Plan, in, c.Mode, last.Time, stages, got[len(got)-1])
+			if err != nil {
 				return diffs, err
 			}
-			if d != "" {
+			for _, d := range ds {
 				diffs = append(diffs, fmt.Sprintf("%s: %s: %s", s.Name, c, d))
-			}
-			if c.Mode == render.Imported {
-				ds, err := maintainDiffs(s.Plan, in, last.Time, stages)
-				if err != nil {
-					return diffs, err
-				}
-				for _, d := range ds {
-					diffs = append(diffs, fmt.Sprintf("%s: %s: %s", s.Name, c, d))
-				}
 			}
 		}
 	}
 	return diffs, nil
+}
+
+// countDiffs checks the operators' error counts of one run in mode at
+// time t, every input in, against the output got: stageDiff direct,
+// stageDiffImported and each index's maintainDiffs imported.
+func countDiffs(r *plan.Resolved, in reference.Inputs, mode render.Mode, t uint64, stages []render.StageErrors, got *reference.Result) ([]string, error) {
+	if mode == render.Direct {
+		if d := stageDiff(r, stages, got); d != "" {
+			return []string{d}, nil
+		}
+		return nil, nil
+	}
+	d, err := stageDiffImported(r, in, t, stages, got)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := maintainDiffs(r, in, t, stages)
+	if err != nil {
+		return nil, err
+	}
+	if d != "" {
+		ds = append([]string{d}, ds...)
+	}
+	return ds, nil
 }
 
 // maxTimesShown is how many differing times a check prints of one
@@ -454,27 +467,9 @@ func maintainDiffs(r *plan.Resolved, in reference.Inputs, t uint64, stages []ren
 // input is read raw and a view is built.
 func maintainWeights(ix *plan.ResolvedIndex) (own, imported map[string]int64) {
 	own, imported = map[string]int64{}, map[string]int64{}
-	var build func(c *plan.Collection, weight int64)
-	read := func(c *plan.Collection, weight int64) {
-		switch {
-		case len(c.Indexes) > 0:
-			imported[c.Name] += weight
-		case c.View != nil:
-			build(c, weight)
-		}
-	}
-	build = func(c *plan.Collection, weight int64) {
-		own[c.Name] += weight
-		if c.Query != nil {
-			for _, e := range c.Query.Entries {
-				read(e.Collection, weight)
-			}
-		} else {
-			read(c.Reads[0], weight)
-		}
-	}
 	if ix.Collection.View != nil {
-		build(ix.Collection, 1)
+		own[ix.Collection.Name] = 1
+		weighReads(ix.Collection, 1, own, imported)
 	}
 	return own, imported
 }
@@ -486,26 +481,36 @@ func maintainWeights(ix *plan.ResolvedIndex) (own, imported map[string]int64) {
 // simple view) that name it.
 func Weights(r *plan.Resolved) map[string]int64 {
 	w := map[string]int64{"": 1}
-	var add func(q *plan.ResolvedQuery, weight int64)
-	var addColl func(c *plan.Collection, weight int64)
-	addColl = func(c *plan.Collection, weight int64) {
-		if c.View == nil {
-			return
-		}
-		w[c.Name] += weight
-		if c.Query != nil {
-			add(c.Query, weight)
-		} else {
-			addColl(c.Reads[0], weight)
-		}
+	for _, e := range r.Query.Entries {
+		weigh(e.Collection, 1, w, nil)
 	}
-	add = func(q *plan.ResolvedQuery, weight int64) {
-		for _, e := range q.Entries {
-			addColl(e.Collection, weight)
-		}
-	}
-	add(r.Query, 1)
 	return w
+}
+
+// weigh adds weight to w for c, read once by a collection of that weight,
+// and for the views it reads, in turn, each time they are read. With cut
+// set, a collection that has an index is not followed: its weight goes
+// to cut (maintainWeights); an input has none.
+func weigh(c *plan.Collection, weight int64, w, cut map[string]int64) {
+	switch {
+	case cut != nil && len(c.Indexes) > 0:
+		cut[c.Name] += weight
+	case c.View != nil:
+		w[c.Name] += weight
+		weighReads(c, weight, w, cut)
+	}
+}
+
+// weighReads weighs what view c reads: each from entry of a query view,
+// or the one collection of a simple view.
+func weighReads(c *plan.Collection, weight int64, w, cut map[string]int64) {
+	if c.Query == nil {
+		weigh(c.Reads[0], weight, w, cut)
+		return
+	}
+	for _, e := range c.Query.Entries {
+		weigh(e.Collection, weight, w, cut)
+	}
 }
 
 // CheckParams returns a workload's parameters at its check size: every

@@ -485,12 +485,12 @@ func TestCheckMaintainingDataflowsCounts(t *testing.T) {
 		t.Error(d)
 	}
 	in := ReferenceInputs(s, tables)
-	_, stages, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Imported, Workers: 2}, []uint64{2})
+	res, stages, _, err := Evaluate(context.Background(), s, tables, SessionOptions{Mode: render.Imported, Workers: 2}, []uint64{2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := maintainDiffs(s.Plan, in, 2, stages); err != nil || ds != nil {
-		t.Fatalf("maintainDiffs: %q %v", ds, err)
+	if ds, err := countDiffs(s.Plan, in, render.Imported, 2, stages, res[0]); err != nil || ds != nil {
+		t.Fatalf("countDiffs: %q %v", ds, err)
 	}
 	doubled := false
 	for i := range stages {
@@ -502,7 +502,7 @@ func TestCheckMaintainingDataflowsCounts(t *testing.T) {
 	if !doubled {
 		t.Fatalf("vj_k's dataflow counted no errors of vb: %v", stages)
 	}
-	if ds, _ := maintainDiffs(s.Plan, in, 2, stages); len(ds) != 1 || !strings.Contains(ds[0], "index vj_k:") || !strings.Contains(ds[0], "[va: 1 errors read 1 times]") {
+	if ds, _ := countDiffs(s.Plan, in, render.Imported, 2, stages, res[0]); len(ds) != 1 || !strings.Contains(ds[0], "index vj_k:") || !strings.Contains(ds[0], "[va: 1 errors read 1 times]") {
 		t.Errorf("doubled counts of vj_k's dataflow: %q, want one difference naming vj_k", ds)
 	}
 }

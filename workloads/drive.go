@@ -668,7 +668,8 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 }
 
 // Finish feeds every remaining update, closes the inputs and waits until
-// the query's output is complete. It returns the time that took and the
+// the query's output is complete, and, imported, every index (one no
+// query reads included). It returns the time that took and the
 // number of updates fed since the query was installed. Before
 // InstallQuery there is no output to wait for: Finish is then an error
 // wrapping ErrUsage and feeds nothing (FeedThrough feeds the inputs
@@ -681,8 +682,8 @@ func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
 // imported, every index is allowed to compact to each round's time as it
 // is fed, as a serving system's controller would (a stalled reader then
 // holds them back), never back to a round before the time allowed
-// already (as_of, by InstallQuery). It waits for every query's output to
-// be complete.
+// already (as_of, by InstallQuery). It waits for every query's output and
+// every index to be complete.
 func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error) {
 	if err := se.usable(); err != nil {
 		return 0, 0, err
@@ -706,6 +707,15 @@ func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error)
 	}
 	for _, o := range se.outs {
 		if err := se.wait(ctx, o.WaitPassed, math.MaxUint64); err != nil {
+			return 0, 0, err
+		}
+	}
+	// Every index too: one no query reads (another index on its key
+	// serves the query) is still the Maintenance runtime's work, which
+	// the time must hold, and its dataflow's error counts are complete
+	// only once it has passed the end.
+	for _, p := range se.idxProb {
+		if err := se.wait(ctx, p.WaitPassed, math.MaxUint64); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -170,12 +170,6 @@ func steadyValues(ctx context.Context, se *workloads.Session, install time.Durat
 	if err != nil {
 		return nil, err
 	}
-	// FinishRounds waits for the queries' outputs; an index no query
-	// reads (another index serves its arrangement) may still be working,
-	// and its dataflow's error counts (stage-errors) with it.
-	if err := se.WaitIndexes(ctx, math.MaxUint64); err != nil {
-		return nil, err
-	}
 	st, err := se.Stats(ctx)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reference"
@@ -92,14 +94,17 @@ func CheckTimes(s *spec.Spec, tables []*spec.Table) []uint64 {
 	return out
 }
 
-// The bounds of CheckTimes: the input updates the reference may evaluate
-// over all its times (about as many seconds as millions, for joins of few
-// matches), and the fewest and most times whatever the inputs' size.
+// The bounds of CheckTimes: the fewest and most times whatever the
+// inputs' size.
 const (
-	checkTimesWork = 1_000_000
-	minCheckTimes  = 10
-	maxCheckTimes  = 256
+	minCheckTimes = 10
+	maxCheckTimes = 256
 )
+
+// checkTimesWork is the input updates the reference may evaluate over all
+// its times (about as many seconds as millions, for joins of few
+// matches); a variable so that a test can bound a small spec's times.
+var checkTimesWork = 1_000_000
 
 // inputTimesAfterAsOf returns the distinct input times after as_of and
 // before until, ascending.
@@ -133,18 +138,37 @@ func inputTimesAfterAsOf(s *spec.Spec, tables []*spec.Table) []uint64 {
 // before anything runs, as are a spec, tables or options `NewSession`
 // refuses.
 func Evaluate(ctx context.Context, s *spec.Spec, tables []*spec.Table, opts SessionOptions, times []uint64) ([]*reference.Result, []render.StageErrors, error, error) {
-	if err := checkSpec(s); err != nil {
+	ev, err := evaluate(ctx, s, tables, opts, times)
+	if err != nil {
 		return nil, nil, nil, err
+	}
+	return ev.res, ev.stages, ev.leak, nil
+}
+
+// evaluated is one run of Evaluate: its results at the times asked, the
+// operators' error counts, what was held at its end, and the query's
+// captured output, for comparing with another run at every time.
+type evaluated struct {
+	res    []*reference.Result
+	stages []render.StageErrors
+	leak   error
+	out    *render.Output
+}
+
+// evaluate is Evaluate, keeping the query's captured output.
+func evaluate(ctx context.Context, s *spec.Spec, tables []*spec.Table, opts SessionOptions, times []uint64) (*evaluated, error) {
+	if err := checkSpec(s); err != nil {
+		return nil, err
 	}
 	for _, t := range times {
 		if err := checkTime(s.Plan, t); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 	}
 	opts.Capture = true
 	se, err := NewSession(s, tables, opts)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	res, stages, err := func() ([]*reference.Result, []render.StageErrors, error) {
 		if err := se.FeedThrough(s.Plan.Plan.AsOf); err != nil {
@@ -171,9 +195,9 @@ func Evaluate(ctx context.Context, s *spec.Spec, tables []*spec.Table, opts Sess
 	}()
 	leak := se.Close(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	return res, stages, leak, nil
+	return &evaluated{res: res, stages: stages, leak: leak, out: se.out}, nil
 }
 
 // CheckCase is one configuration a check runs.
@@ -219,7 +243,10 @@ func CheckCases(s *spec.Spec) []CheckCase {
 }
 
 // Check runs s in every configuration of cases and compares the output at
-// each of CheckTimes with the reference evaluator, the per-operator error
+// each of CheckTimes with the reference evaluator, each configuration's
+// output with the first's at every input time from as_of (crossDiffs: so
+// a difference between configurations at a time the reference is not
+// evaluated at is found too), the per-operator error
 // counts with the output's errors (stageDiff, stageDiffImported) and, for
 // each index, its maintaining dataflow's counts with its errors
 // (maintainDiffs), and checks that every hold and registry slot is
@@ -230,16 +257,41 @@ func CheckCases(s *spec.Spec) []CheckCase {
 // `NewSession` refuses (its mode, join or workers out of range), found
 // before anything runs.
 func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) ([]string, error) {
+	rep, err := CheckReported(ctx, s, tables, cases)
+	return rep.Diffs, err
+}
+
+// CheckReport is what CheckReported found: the differences (Check's),
+// the number of times the output was compared with the reference
+// (CheckTimes), and the number of input times, as_of and after it, at
+// which every configuration's output was compared with the first's
+// (none when as_of's reference result may overflow; see agreeUpTo).
+type CheckReport struct {
+	Diffs          []string
+	ReferenceTimes int
+	EveryTime      int
+}
+
+// CheckReported is Check, also saying at how many times it compared.
+func CheckReported(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) (CheckReport, error) {
+	diffs, rep, err := check(ctx, s, tables, cases)
+	rep.Diffs = diffs
+	return rep, err
+}
+
+// check is CheckReported.
+func check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []CheckCase) ([]string, CheckReport, error) {
+	var rep CheckReport
 	in, err := CheckedReferenceInputs(s, tables)
 	if err != nil {
-		return nil, err
+		return nil, rep, err
 	}
 	if len(cases) == 0 {
-		return nil, usagef("no check cases for spec %s: a check of nothing passes nothing (CheckCases(s) lists every configuration)", spec.Quote(s.Name))
+		return nil, rep, usagef("no check cases for spec %s: a check of nothing passes nothing (CheckCases(s) lists every configuration)", spec.Quote(s.Name))
 	}
 	for i, c := range cases {
 		if err := checkOptions(c.options()); err != nil {
-			return nil, fmt.Errorf("%w (check case %d of %d)", err, i, len(cases))
+			return nil, rep, fmt.Errorf("%w (check case %d of %d)", err, i, len(cases))
 		}
 	}
 	times := CheckTimes(s, tables)
@@ -247,20 +299,35 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 	for i, t := range times {
 		w, err := reference.Eval(s.Plan, in, t)
 		if err != nil {
-			return nil, err
+			return nil, rep, err
 		}
 		want[i] = w
 	}
+	// Every configuration must agree with the first that ran at every
+	// time from as_of, those the reference is not evaluated at too, up to
+	// the last compared time where no count may overflow (agreeUpTo).
+	hi, cross := agreeUpTo(times, want)
+	rep.ReferenceTimes = len(times)
+	if cross {
+		for _, t := range append([]uint64{s.Plan.Plan.AsOf}, inputTimesAfterAsOf(s, tables)...) {
+			if t <= hi {
+				rep.EveryTime++
+			}
+		}
+	}
+	var first *evaluated
+	var firstCase CheckCase
 	var diffs []string
 	for _, c := range cases {
-		got, stages, leak, err := Evaluate(ctx, s, tables, c.options(), times)
+		ev, err := evaluate(ctx, s, tables, c.options(), times)
 		if err != nil {
 			if ctx.Err() != nil {
-				return diffs, err
+				return diffs, rep, err
 			}
 			diffs = append(diffs, fmt.Sprintf("%s: %s: %v", s.Name, c, err))
 			continue
 		}
+		got, stages, leak := ev.res, ev.stages, ev.leak
 		// The first few times that differ, each with its first few
 		// differences: a fault that stands from one time on would
 		// otherwise repeat itself at up to 256 times.
@@ -282,6 +349,14 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 		if len(more) > 0 {
 			diffs = append(diffs, fmt.Sprintf("%s: %s: and at %d later times (%d to %d)", s.Name, c, len(more), more[0], more[len(more)-1]))
 		}
+		switch {
+		case first == nil:
+			first, firstCase = ev, c
+		case cross:
+			for _, d := range crossDiffs(first.out, ev.out, s.Plan.Plan.AsOf, hi, times) {
+				diffs = append(diffs, fmt.Sprintf("%s: %s: %s, %s has %s", s.Name, c, d.what, firstCase, d.theirs))
+			}
+		}
 		if leak != nil {
 			diffs = append(diffs, fmt.Sprintf("%s: %s: not released at the end: %v", s.Name, c, leak))
 		}
@@ -289,14 +364,84 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 		if !last.MayOverflow && !s.Plan.Plan.HasUntil {
 			ds, err := countDiffs(s.Plan, in, c.Mode, last.Time, stages, got[len(got)-1])
 			if err != nil {
-				return diffs, err
+				return diffs, rep, err
 			}
 			for _, d := range ds {
 				diffs = append(diffs, fmt.Sprintf("%s: %s: %s", s.Name, c, d))
 			}
 		}
 	}
-	return diffs, nil
+	return diffs, rep, nil
+}
+
+// agreeUpTo returns the last of the compared times (as_of first, then
+// ascending) before the first whose reference result may overflow, and
+// false when as_of's may: up to it no configuration's output may hold a
+// numeric overflow error of its own, so all of them must agree at every
+// time (past it, where and when each reports an overflow is its own:
+// docs/semantics.md §1.1).
+func agreeUpTo(times []uint64, want []*reference.Result) (uint64, bool) {
+	hi, ok := uint64(0), false
+	for i, t := range times {
+		if want[i].MayOverflow {
+			break
+		}
+		hi, ok = t, true
+	}
+	return hi, ok
+}
+
+// crossDiff is one difference between two configurations' outputs at a
+// time the reference was not evaluated at: what this one holds, and what
+// the other has of it.
+type crossDiff struct {
+	what, theirs string
+}
+
+// crossDiffs compares the output rows, and then the errors, of two runs at
+// every time from asOf through hi and returns, for each, the first time
+// they differ with a row (or error) that differs there, unless that time
+// is one of compared: there the reference comparison has reported it
+// already (at least one of the two differs from the reference).
+func crossDiffs(a, b *render.Output, asOf, hi uint64, compared []uint64) []crossDiff {
+	var out []crossDiff
+	count := func(n int64, over bool) string {
+		if over {
+			return "a count beyond int64"
+		}
+		return fmt.Sprintf("diff %d", n)
+	}
+	for _, errs := range []bool{false, true} {
+		x, y := b.Oks, a.Oks
+		if errs {
+			x, y = b.Errs, a.Errs
+		}
+		t, row, n, m, nOver, mOver, differs := x.FirstDifference(y, asOf, hi)
+		if !differs || slices.Contains(compared, t) {
+			continue
+		}
+		what := "row " + rowText(row)
+		if errs {
+			what = "error " + ErrorMessage(row[0])
+		}
+		out = append(out, crossDiff{
+			what:   fmt.Sprintf("time=%d (not compared with the reference): %s: %s", t, what, count(n, nOver)),
+			theirs: count(m, mOver),
+		})
+	}
+	return out
+}
+
+// rowText writes a row's values as the reference's differences do.
+func rowText(row []int64) string {
+	var b strings.Builder
+	for i, x := range row {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(x, 10))
+	}
+	return b.String()
 }
 
 // countDiffs checks the operators' error counts of one run in mode at

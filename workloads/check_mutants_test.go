@@ -4,6 +4,7 @@ package workloads
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -133,4 +134,70 @@ func underMutant(t *testing.T, m mutants.Name) bool {
 		t.Fatalf("child run under %s: %v\n%s", m, err, out)
 	}
 	return false
+}
+
+// TestCheckComparesConfigurationsAtEveryTime: where the reference is
+// evaluated at some of the input times only (a spec of many times and
+// large inputs: here checkTimesWork is made small), every configuration is
+// still compared with the first at every time. Under mutant 1 the delta
+// join counts a division by zero that stands at one time only 3 times;
+// the time is none the reference is evaluated at, so only the comparison
+// with the linear join's run, which counts it once, can see it.
+func TestCheckComparesConfigurationsAtEveryTime(t *testing.T) {
+	if !underMutant(t, mutants.DeltaJoinErrorsPerPath) {
+		return
+	}
+	defer func(w int) { checkTimesWork = w }(checkTimesWork)
+	checkTimesWork = 1
+	// Rows of a at times 3 to 40 on keys b and c do not have, and at time
+	// tx a zero x on key 0, taken back at tx+1.
+	build := func(tx int) string {
+		var rows []string
+		for tm := 3; tm <= 40; tm++ {
+			rows = append(rows, fmt.Sprintf("[%d,1,%d,1]", tm, 100+tm))
+		}
+		rows = append(rows, fmt.Sprintf("[%d,1,0,0]", tx), fmt.Sprintf("[%d,-1,0,0]", tx+1))
+		return `{"version": 1, "name": "between",
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,5,1],` + strings.Join(rows, ",") + `]},
+	             "b": {"columns": ["k", "y"], "rows": [[0,1,5,1],[0,1,0,1]]},
+	             "c": {"columns": ["k", "z"], "rows": [[0,1,5,1],[0,1,0,1]]}},
+	  "views": {"va": {"input": "a", "map": [{"name": "q", "expr": "100 / x"}]}},
+	  "query": {"from": [{"as": "p", "collection": "va"}, {"as": "q", "collection": "b"}, {"as": "d", "collection": "c"}],
+	            "join": "delta", "on": [["p.k", "q.k", "d.k"]], "project": ["p.k", "p.q"]}}`
+	}
+	// The input times are 0 and 3 to 40 whatever tx among them.
+	s, tables := decodeAndLoad(t, "between.json", build(3))
+	times := CheckTimes(s, tables)
+	if len(times) != minCheckTimes {
+		t.Fatalf("compared at %d times, want %d", len(times), minCheckTimes)
+	}
+	tx := uint64(4)
+	for slices.Contains(times, tx) {
+		tx++
+	}
+	s, tables = decodeAndLoad(t, "between.json", build(int(tx)))
+	if got := CheckTimes(s, tables); !slices.Equal(got, times) {
+		t.Fatalf("compared times moved: %v, then %v", times, got)
+	}
+	cases := []CheckCase{{Mode: render.Direct, Join: plan.Linear, Workers: 1}, {Mode: render.Direct, Join: plan.Delta, Workers: 1}}
+	diffs, err := Check(context.Background(), s, tables, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("between: index=direct join=delta workers=1: time=%d (not compared with the reference): error division by zero: diff 3, index=direct join=linear workers=1 has diff 1", tx)
+	if !slices.Equal(diffs, []string{want}) {
+		t.Errorf("differences:\n%s\nwant only:\n%s", strings.Join(diffs, "\n"), want)
+	}
+	// At a time the reference is evaluated at, the reference's difference
+	// says it, and the configurations' comparison says nothing more.
+	tx = times[2]
+	s, tables = decodeAndLoad(t, "between.json", build(int(tx)))
+	diffs, err = Check(context.Background(), s, tables, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf("between: index=direct join=delta workers=1: time=%d: error division by zero: want diff 1, got 3", tx)
+	if !slices.Equal(diffs, []string{want}) {
+		t.Errorf("differences:\n%s\nwant only:\n%s", strings.Join(diffs, "\n"), want)
+	}
 }

@@ -535,3 +535,23 @@ func TestEvaluateWaitsForEveryIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestAgreeUpTo: the configurations are compared with each other up to
+// the last compared time before the reference first says a count may
+// overflow, and not at all when it says so at as_of.
+func TestAgreeUpTo(t *testing.T) {
+	times := []uint64{0, 2, 5, 7}
+	for _, c := range []struct {
+		from   int // the first result that may overflow; len(times) for none
+		hi     uint64
+		agrees bool
+	}{{4, 7, true}, {2, 2, true}, {3, 5, true}, {0, 0, false}} {
+		want := make([]*reference.Result, len(times))
+		for i := range want {
+			want[i] = &reference.Result{Time: times[i], MayOverflow: i >= c.from}
+		}
+		if hi, ok := agreeUpTo(times, want); hi != c.hi || ok != c.agrees {
+			t.Errorf("may overflow from result %d: agreeUpTo = %d, %v; want %d, %v", c.from, hi, ok, c.hi, c.agrees)
+		}
+	}
+}

@@ -77,6 +77,13 @@ func (c count) int64() (int64, bool) {
 	return v, c.hi == v>>63
 }
 
+// sub subtracts d exactly.
+func (c *count) sub(d int64) {
+	lo, borrow := bits.Sub64(c.lo, uint64(d), 0)
+	c.lo = lo
+	c.hi -= int64(borrow) + d>>63
+}
+
 func (c count) isZero() bool { return c.hi == 0 && c.lo == 0 }
 
 // At returns the collection accumulated at t over every worker: each row
@@ -135,6 +142,70 @@ func (c *Capture) Times() []frontier.Time {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// FirstDifference compares the collections c and o accumulate at every
+// time from lo through hi (each holds, at lo, every update at or before
+// lo). It returns the least such time at which some row's count differs,
+// with one such row (the least) and its count in each, or differs false
+// when the two agree at every time. Counts are exact (a change or an
+// accumulation outside int64 is compared as it is); cOver and oOver say a
+// returned count left int64 (it is then not meaningful). Meaningful once
+// both have passed hi.
+func (c *Capture) FirstDifference(o *Capture, lo, hi frontier.Time) (t frontier.Time, row []int64, cCount, oCount int64, cOver, oOver, differs bool) {
+	type side struct {
+		captureRef
+		other bool
+	}
+	var refs []side
+	for _, r := range c.updates(hi) {
+		r.t = max(r.t, lo)
+		refs = append(refs, side{r, false})
+	}
+	for _, r := range o.updates(hi) {
+		r.t = max(r.t, lo)
+		refs = append(refs, side{r, true})
+	}
+	slices.SortFunc(refs, func(a, b side) int {
+		if x := cmp.Compare(a.t, b.t); x != 0 {
+			return x
+		}
+		return slices.Compare(a.row, b.row)
+	})
+	// The first (time, row) whose changes differ is where the
+	// accumulations first differ: up to the time before, every row's
+	// changes agreed.
+	for i := 0; i < len(refs); {
+		var n count
+		j := i
+		for ; j < len(refs) && refs[j].t == refs[i].t && slices.Equal(refs[j].row, refs[i].row); j++ {
+			if refs[j].other {
+				n.sub(refs[j].diff)
+			} else {
+				n.add(refs[j].diff)
+			}
+		}
+		if !n.isZero() {
+			t, row = refs[i].t, refs[i].row
+			cCount, cOver = c.countAt(row, t)
+			oCount, oOver = o.countAt(row, t)
+			return t, row, cCount, oCount, cOver, oOver, true
+		}
+		i = j
+	}
+	return 0, nil, 0, 0, false, false, false
+}
+
+// countAt returns row's count accumulated at t and whether it left int64.
+func (c *Capture) countAt(row []int64, t frontier.Time) (int64, bool) {
+	var n count
+	for _, r := range c.updates(t) {
+		if slices.Equal(r.row, row) {
+			n.add(r.diff)
+		}
+	}
+	v, ok := n.int64()
+	return v, !ok
 }
 
 // captureRef is one captured update, its row a view of the capture's

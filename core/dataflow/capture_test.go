@@ -206,3 +206,78 @@ func TestAProbeReadsOneStreamOfOneDataflow(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureFirstDifference: two captures compared time by time find
+// the first time their accumulations differ, a row that differs there
+// and each count, though they agree before and after (a row that comes
+// and goes in one of them only); updates at or before lo count at lo,
+// those after hi not at all, and counts that pass through and past
+// int64 compare exactly (the change is subtracted in 128 bits).
+func TestCaptureFirstDifference(t *testing.T) {
+	const m = math.MaxInt64
+	mk := func(ups *Chunk) *Capture {
+		envs := []*Env{testEnv(t, 0, 1, NewHub(1))}
+		cp := NewCapture(1)
+		dfs := captureInput(t, envs, cp, 1)
+		if err := envs[0].Inputs.Send("in", ups); err != nil {
+			t.Fatal(err)
+		}
+		if err := envs[0].Inputs.Advance("in", frontier.Empty()); err != nil {
+			t.Fatal(err)
+		}
+		dfs[0].Step()
+		dfs[0].Drop()
+		return cp
+	}
+	// {time, diff, row}
+	c := mk(chunk(
+		[]int64{0, 1, 1},
+		[]int64{2, 1, 2}, []int64{3, -1, 2}, // [2] at times 2 only
+		[]int64{0, m, 6}, []int64{0, m, 6}, // 2×MaxInt64 in both
+		[]int64{1, math.MinInt64, 7},
+		[]int64{3, 1, 3},
+		[]int64{5, 1, 9}, // after hi
+	))
+	o := mk(chunk(
+		[]int64{1, 1, 1},                   // at 1 here, at 0 in c
+		[]int64{0, m, 6}, []int64{1, m, 6}, // 2×MaxInt64 from 1
+		[]int64{1, math.MinInt64, 7},
+		[]int64{3, 1, 3},
+	))
+	p := mk(chunk(
+		[]int64{0, 1, 1},
+		[]int64{0, m, 6}, []int64{1, m, 6},
+		[]int64{1, math.MinInt64, 7},
+		[]int64{3, 1, 3},
+	))
+	type want struct {
+		t            uint64
+		row          []int64
+		cn, on       int64
+		cOver, oOver bool
+		differs      bool
+	}
+	for _, tc := range []struct {
+		o      *Capture
+		lo, hi uint64
+		w      want
+	}{
+		{o, 0, 4, want{t: 0, row: []int64{1}, cn: 1, on: 0, differs: true}},
+		{p, 0, 4, want{t: 0, row: []int64{6}, cOver: true, on: m, differs: true}},
+		{o, 1, 4, want{t: 2, row: []int64{2}, cn: 1, on: 0, differs: true}},
+		{o, 3, 4, want{}},
+		{o, 3, 5, want{t: 5, row: []int64{9}, cn: 1, on: 0, differs: true}},
+	} {
+		ct, row, cn, on, cOver, oOver, differs := c.FirstDifference(tc.o, tc.lo, tc.hi)
+		got := want{ct, row, cn, on, cOver, oOver, differs}
+		if cOver {
+			got.cn = 0
+		}
+		if !slices.Equal(got.row, tc.w.row) || got.t != tc.w.t || got.cn != tc.w.cn || got.on != tc.w.on || got.cOver != tc.w.cOver || got.oOver != tc.w.oOver || got.differs != tc.w.differs {
+			t.Errorf("FirstDifference(lo %d, hi %d) = %+v, want %+v", tc.lo, tc.hi, got, tc.w)
+		}
+	}
+	if _, _, _, _, _, _, differs := c.FirstDifference(c, 0, 10); differs {
+		t.Error("a capture differs from itself")
+	}
+}

@@ -213,7 +213,7 @@ type CheckConfig struct {
 // checkWorkload compares one workload with the reference
 // (workloads.Check); tests make it find differences the engine does not
 // produce.
-var checkWorkload = workloads.Check
+var checkWorkload = workloads.CheckReported
 
 // ErrCheckFailed is returned when a check found a difference (exit 1).
 var ErrCheckFailed = errors.New("benchrun: check failed")
@@ -299,15 +299,22 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 			return err
 		}
 		cases := workloads.CheckCases(t.spec)
-		diffs, err := interruptible(ctx, func() ([]string, error) { return checkWorkload(ctx, t.spec, tables, cases) })
+		rep, err := interruptible(ctx, func() (workloads.CheckReport, error) { return checkWorkload(ctx, t.spec, tables, cases) })
 		if err != nil {
 			if ctx.Err() != nil {
 				return ErrInterrupted
 			}
 			return err
 		}
+		diffs := rep.Diffs
 		if len(diffs) == 0 {
-			fmt.Fprintf(cfg.Out, "ok   %s: %s agree with the reference at %s%s\n", t.name, count(len(cases), "configuration", "configurations"), count(len(workloads.CheckTimes(t.spec, tables)), "time", "times"), skippedImported(t.spec, cases))
+			// Where the reference was evaluated at some of the times,
+			// the configurations were compared with each other at more.
+			each := ""
+			if rep.EveryTime > rep.ReferenceTimes {
+				each = fmt.Sprintf(" and with each other at %d", rep.EveryTime)
+			}
+			fmt.Fprintf(cfg.Out, "ok   %s: %s agree with the reference at %s%s%s\n", t.name, count(len(cases), "configuration", "configurations"), count(rep.ReferenceTimes, "time", "times"), each, skippedImported(t.spec, cases))
 			continue
 		}
 		failed++

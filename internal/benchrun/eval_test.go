@@ -369,9 +369,9 @@ func TestCheckSaysWhatDiffers(t *testing.T) {
 	const diff = "eval_small: index=imported join=linear workers=1: time=3: 10,20,1,20: want diff 1, got 2"
 	orig := checkWorkload
 	t.Cleanup(func() { checkWorkload = orig })
-	checkWorkload = func(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []workloads.CheckCase) ([]string, error) {
+	checkWorkload = func(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []workloads.CheckCase) (workloads.CheckReport, error) {
 		if s.Name == "eval_small" {
-			return []string{diff}, nil
+			return workloads.CheckReport{Diffs: []string{diff}}, nil
 		}
 		return orig(ctx, s, tables, cases)
 	}
@@ -384,6 +384,32 @@ func TestCheckSaysWhatDiffers(t *testing.T) {
 	want := "FAIL " + small + "\n     " + diff + "\nok   " + extreme + ": "
 	if !strings.HasPrefix(out.String(), want) {
 		t.Errorf("check printed\n%s\nwant it to begin\n%s", out.String(), want)
+	}
+}
+
+// TestCheckSaysHowManyTimesItCompared: a workload's ok line says at how
+// many times the output was compared with the reference and, where that
+// is fewer than the input times, at how many every configuration was
+// compared with the first.
+func TestCheckSaysHowManyTimesItCompared(t *testing.T) {
+	chdirRoot(t)
+	orig := checkWorkload
+	t.Cleanup(func() { checkWorkload = orig })
+	checkWorkload = func(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []workloads.CheckCase) (workloads.CheckReport, error) {
+		if s.Name == "eval_small" {
+			return workloads.CheckReport{ReferenceTimes: 10, EveryTime: 100}, nil
+		}
+		return workloads.CheckReport{ReferenceTimes: 1, EveryTime: 1}, nil
+	}
+	small, extreme := "internal/benchrun/"+evalSpec, "internal/benchrun/testdata/eval/extreme.json"
+	var out bytes.Buffer
+	if err := Check(context.Background(), CheckConfig{Out: &out, Targets: []string{small, extreme}}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ok   "+small+": ") || !strings.HasSuffix(lines[0], " agree with the reference at 10 times and with each other at 100") ||
+		!strings.HasPrefix(lines[1], "ok   "+extreme+": ") || !strings.HasSuffix(lines[1], " agree with the reference at 1 time") {
+		t.Errorf("check printed\n%s\nwant one line a workload, the first saying 10 times and 100, the second 1 time", out.String())
 	}
 }
 
@@ -423,10 +449,10 @@ func TestCheckStopsAtCtrlC(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	started := make(chan struct{}, 1)
-	checkWorkload = func(context.Context, *spec.Spec, []*spec.Table, []workloads.CheckCase) ([]string, error) {
+	checkWorkload = func(context.Context, *spec.Spec, []*spec.Table, []workloads.CheckCase) (workloads.CheckReport, error) {
 		started <- struct{}{}
 		<-release // a reference evaluation, deaf to the context
-		return nil, nil
+		return workloads.CheckReport{}, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

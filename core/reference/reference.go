@@ -67,11 +67,13 @@ type Error struct {
 // numeric overflow error with the rest unspecified, from the time it
 // happened on. Overflow implies MayOverflow.
 //
-// ExprOverflow is the count of the numeric overflow errors that
-// expressions produced (each with its row's count, which may be
-// negative), apart from those a reduce, distinct or threshold produces
-// (count 1 each). When it is negative, the numeric overflow an overflow
-// of counts adds can cancel it (docs/semantics.md §1.1, a known gap).
+// ExprOverflow is the count of the numeric overflow errors that the
+// query's own expressions produced (each with its row's count, which may
+// be negative), apart from those a reduce, distinct or threshold produces
+// (count 1 each) and those its from entries' collections carry (a view's
+// expressions' count is not the query's, docs/spec.md "Expressions").
+// When it is negative, the numeric overflow an overflow of counts adds
+// can cancel it (docs/semantics.md §1.1, a known gap).
 type Result struct {
 	Time         uint64
 	Columns      []string
@@ -179,8 +181,10 @@ type coll struct {
 	// row updated once up to the time, or a simple view's row of one):
 	// every engine multiplies that diff itself into a joined row.
 	single map[string]bool
-	// exprOverflow is the part of errs[MsgOverflow] that expressions
-	// produced (addExprErr), whatever reduces and distincts add.
+	// exprOverflow is the part of errs[MsgOverflow] that this
+	// collection's own expressions produced (addExprErr), whatever
+	// reduces and distincts add; the errors of what it reads (addErrs)
+	// leave it as it is.
 	exprOverflow *big.Int
 }
 
@@ -259,11 +263,15 @@ func (c *coll) addErrMass(msg string, m *big.Int) {
 	e.Add(e, m)
 }
 
+// addErrs adds the errors from carries, as a from entry's or a simple
+// view's input's. Its expressions' numeric overflow count is not carried:
+// ExprOverflow is the query's own expressions' (docs/spec.md
+// "Expressions": where the negative count is a view's, check reports
+// the missing error).
 func (c *coll) addErrs(from *coll) {
 	for m, n := range from.errs {
 		c.addErr(m, n)
 	}
-	c.exprOverflow.Add(c.exprOverflow, from.exprOverflow)
 	for msg, m := range from.errMass {
 		c.addErrMass(msg, m)
 	}

@@ -107,6 +107,13 @@ func readEnd(path string) (fileEnd, error) {
 		return fileEnd{}, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && beingWritten(f) {
+		// A benchrun run still writing its --out file locks it: the
+		// file holds the samples finished so far, complete lines that
+		// read as a whole file of fewer samples (a gate that judged
+		// them, or could not fail on too few, and passed).
+		return fileEnd{}, fmt.Errorf("%s: is being written by a benchrun run (it holds the file's lock): its results are not complete; wait for the run to end", spec.Path(path))
+	}
 	return readEndOf(f, path)
 }
 

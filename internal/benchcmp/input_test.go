@@ -599,3 +599,36 @@ func TestBenchmarkOutputInAResultLine(t *testing.T) {
 		t.Errorf("%v, want ErrInput saying the file looks truncated", cmpErr)
 	}
 }
+
+// TestFileBeingWrittenIsBadInput: a result file a benchrun run is still
+// writing (it holds an exclusive flock on its --out until the run ends)
+// holds only the samples finished so far, in complete lines; read as a
+// whole file, a gate judged fewer samples than the run takes, or passed
+// saying it could not fail. The comparison and merge refuse it, naming
+// the file, and read it once the lock is gone.
+func TestFileBeingWrittenIsBadInput(t *testing.T) {
+	if !lockingSystem {
+		t.Skip("no flock on this system: benchrun locks nothing either")
+	}
+	p := writeTemp(t, "cur.txt", benchrunLines)
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := lockExclusive(w); err != nil {
+		t.Fatal(err)
+	}
+	cmpErr, mergeErr := inputErr(t, p)
+	for _, err := range []error{cmpErr, mergeErr} {
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), p+": is being written by a benchrun run") {
+			t.Errorf("a file being written: got %v, want bad input naming %s as being written", err, p)
+		}
+	}
+	if err := w.Close(); err != nil { // releases the lock
+		t.Fatal(err)
+	}
+	if cmpErr, mergeErr := inputErr(t, p); cmpErr != nil || mergeErr != nil {
+		t.Errorf("once written: compare %v, merge %v; want both to read it", cmpErr, mergeErr)
+	}
+}

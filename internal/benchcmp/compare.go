@@ -575,6 +575,9 @@ func BuildReport(errOut io.Writer, cfg CompareConfig) (*Report, error) {
 	})
 	rep.ScaleBy = cfg.ScaleBy
 	rep.Failures = info.failures
+	if !cfg.Strict {
+		warnMachines(errOut, info.machine)
+	}
 	return rep, nil
 }
 
@@ -852,6 +855,58 @@ type readInfo struct {
 	seen map[string]string
 	// failures are go test's FAIL lines, as "FILE:LINE: TEXT".
 	failures []string
+	// machine holds, for each file in order, the values its results
+	// kept by the filter give the keys of ignoredMachine.
+	machine []fileMachine
+}
+
+// ignoredMachine are the configuration keys of ignoredConfig that say on
+// what a file's results were measured: the machine and the Go release.
+var ignoredMachine = []string{"cpu", "go"}
+
+// fileMachine is one file's values of the keys of ignoredMachine.
+type fileMachine struct {
+	path   string
+	values map[string][]string
+}
+
+// warnMachines warns when the files' results were measured on different
+// machines or Go releases: rows pair ignoring cpu and go (unless
+// --strict), so such files are compared, and gated, like any others,
+// and the report, whose tables are split by the configuration lines not
+// ignored, never shows the difference.
+func warnMachines(errOut io.Writer, files []fileMachine) {
+	if len(files) < 2 {
+		return
+	}
+	var diffs []string
+	for _, k := range ignoredMachine {
+		first := strings.Join(files[0].values[k], ",")
+		differ := false
+		for _, f := range files[1:] {
+			differ = differ || strings.Join(f.values[k], ",") != first
+		}
+		if !differ {
+			continue
+		}
+		var parts []string
+		for _, f := range files {
+			l := f.values[k]
+			v := "none"
+			if len(l) > 0 {
+				shown := make([]string, len(l))
+				for i, x := range l {
+					shown[i] = showValue(x)
+				}
+				v = strings.Join(shown, ", ")
+			}
+			parts = append(parts, v+" in "+spec.Path(f.path))
+		}
+		diffs = append(diffs, k+" ["+strings.Join(parts, "; ")+"]")
+	}
+	if len(diffs) > 0 {
+		fmt.Fprintf(errOut, "benchcmp: warning: the files were measured on different machines or Go releases: %s; their rows are compared all the same (rows pair ignoring commit, cpu and go; --strict keeps them apart)\n", strings.Join(diffs, ", "))
+	}
 }
 
 // readResults reads every file in order and hands each result the filter
@@ -918,7 +973,13 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 		}
 	}
 	var r benchfmt.Reader
+	machine := map[string]*fileMachine{}
 	for _, f := range files {
+		fm := machine[f.path]
+		if fm == nil {
+			fm = &fileMachine{path: f.path, values: map[string][]string{}}
+			machine[f.path] = fm
+		}
 		file, err := check.open(f.path)
 		if err != nil {
 			return nil, openErr(f.path, err)
@@ -951,6 +1012,11 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 						}
 						continue
 					}
+					for _, c := range rec.Config {
+						if c.File && slices.Contains(ignoredMachine, c.Key) {
+							fm.values[c.Key] = appendNew(fm.values[c.Key], string(c.Value))
+						}
+					}
 					add(rec)
 				}
 			}
@@ -979,6 +1045,9 @@ func readResults(args []string, filter *benchproc.Filter, errOut io.Writer, pool
 		}
 	}
 	info.units = r.Units()
+	for _, p := range paths {
+		info.machine = append(info.machine, *machine[p])
+	}
 	return info, nil
 }
 

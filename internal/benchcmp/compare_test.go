@@ -545,6 +545,47 @@ func TestStrictMatchesCommit(t *testing.T) {
 	}
 }
 
+// TestDifferentMachinesWarn: rows pair ignoring the cpu and go lines, so
+// files measured on two machines or Go releases are compared, and gated,
+// like any others, and no table shows the difference: a warning names each
+// file's values, where the report said nothing. The same machine, or
+// --strict (which keeps such files apart, nothing compared), has none.
+func TestDifferentMachinesWarn(t *testing.T) {
+	old, err := os.ReadFile(td("regress-old.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(strings.Replace(string(old), "cpu: AMD EPYC 7B13", "cpu: Intel Xeon", 1), "go: go1.26.8", "go: go1.25.1", 1)
+	oldPath := writeTemp(t, "old.txt", string(old))
+	newPath := writeTemp(t, "new.txt", other)
+	sameCPU := writeTemp(t, "same.txt", strings.Replace(string(old), "commit: 1111111", "commit: 3333333", 1))
+	for _, tc := range []struct {
+		name   string
+		strict bool
+		files  []string
+		want   string // "" for no warning
+	}{
+		{"two machines", false, []string{oldPath, newPath}, "benchcmp: warning: the files were measured on different machines or Go releases: cpu [AMD EPYC 7B13 in " + oldPath + "; Intel Xeon in " + newPath + "], go [go1.26.8 in " + oldPath + "; go1.25.1 in " + newPath + "]"},
+		{"one machine", false, []string{oldPath, sameCPU}, ""},
+		{"two machines under --strict", true, []string{oldPath, newPath}, ""},
+	} {
+		cfg := DefaultCompareConfig()
+		cfg.Files = tc.files
+		cfg.Strict = tc.strict
+		var out, errOut bytes.Buffer
+		if err := Compare(&out, &errOut, cfg); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := errOut.String()
+		if tc.want == "" && strings.Contains(got, "different machines") {
+			t.Errorf("%s: warned %q", tc.name, got)
+		}
+		if tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: stderr %q, want it to hold %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestConcurrentAndRepeated: Compare holds no state between calls.
 func TestConcurrentAndRepeated(t *testing.T) {
 	first, _, err := compare(t, func(c *CompareConfig) { c.Format = "json" }, td("regress-old.txt"), td("regress-new.txt"))

@@ -261,9 +261,17 @@ trap 'interrupted SIGINT 130' INT
 trap 'interrupted SIGTERM 143' TERM
 
 git worktree add --detach "$wt/base" "$base_commit" >/dev/null 2>&1 || die "git worktree add $base failed"
-go build -o "$out/benchcmp" ./cmd/benchcmp || die "building benchcmp at HEAD failed"
-go build -o "$out/benchrun-head" ./cmd/benchrun || die "building benchrun at HEAD failed"
-(cd "$wt/base" && go build -o "$out/benchrun-base" ./cmd/benchrun) || die "building benchrun at $base failed"
+# Each benchrun is built stamped with its commit (-buildvcs=true, over a
+# GOFLAGS=-buildvcs=false), and HEAD's first, while --out is still empty.
+# An --out inside the checkout (ci-out, uploaded as a CI artifact) is
+# untracked: a binary without a stamp asks git at every run, and one
+# built after benchcmp was written there was stamped so, and HEAD's
+# result files said -dirty where this script and the summary did not.
+# Where go cannot stamp (no usable git for it), it builds without.
+build() { go build -buildvcs=true "$@" 2>/dev/null || go build "$@"; }
+build -o "$out/benchrun-head" ./cmd/benchrun || die "building benchrun at HEAD failed"
+build -o "$out/benchcmp" ./cmd/benchcmp || die "building benchcmp at HEAD failed"
+(cd "$wt/base" && build -o "$out/benchrun-base" ./cmd/benchrun) || die "building benchrun at $base failed"
 "$out/benchrun-base" run --help >/dev/null 2>&1 ||
 	die "benchrun at BASE_REF $base has no run command: it predates benchrun run; pick a later base"
 

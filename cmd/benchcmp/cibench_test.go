@@ -28,11 +28,29 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
 
 const side = "SIDE"
+
+// commit is the commit line benchrun writes: the revision go build
+// stamped, with -dirty when the tree was modified.
+func commit() string {
+	rev, dirty := "unknown", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision":
+				rev = s.Value
+			case s.Key == "vcs.modified" && s.Value == "true":
+				dirty = "-dirty"
+			}
+		}
+	}
+	return rev + dirty
+}
 
 func main() {
 	args := os.Args[1:]
@@ -55,7 +73,7 @@ func main() {
 		v, _ = strconv.Atoi(c)
 	}
 	var sb strings.Builder
-	sb.WriteString("Unit install-ns better=lower\ngoos: linux\ngomaxprocs: 2\n\n")
+	sb.WriteString("Unit install-ns better=lower\ngoos: linux\ngomaxprocs: 2\ncommit: " + commit() + "\n\n")
 	names := os.Getenv("CIBENCH_NAME")
 	if h := os.Getenv("CIBENCH_HEAD_NAME"); side == "head" && h != "" {
 		names = h
@@ -318,6 +336,24 @@ func TestCIBenchUntrackedIsDirty(t *testing.T) {
 	got, code = runStandIn(t, root, t.TempDir(), env, "--count", "6", "--rounds", "1", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
 	if code != 0 || !strings.Contains(got, "-dirty); results in") {
 		t.Errorf("exit %d, want 0 and HEAD -dirty with an untracked .go file:\n%s", code, got)
+	}
+}
+
+// An --out inside the checkout (a CI job's artifact directory) is
+// untracked: benchcmp was built into it before HEAD's benchrun, which go
+// build then stamped -dirty, so HEAD's result files said -dirty where the
+// script's first line and the summary said the tree was clean.
+func TestCIBenchOutInsideTheCheckout(t *testing.T) {
+	root := standIn(t)
+	env := []string{"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=100", "CIBENCH_HEAD=100"}
+	got, code := runStandIn(t, root, root, env, "--count", "6", "--rounds", "1", "--out", "ci-out", "HEAD~1")
+	if code != 0 || strings.Contains(got, "-dirty") {
+		t.Fatalf("exit %d, want 0 and HEAD not -dirty:\n%s", code, got)
+	}
+	head := string(must(os.ReadFile(filepath.Join(root, "ci-out", "head-1.txt"))))
+	m := regexp.MustCompile(`(?m)^commit: (\S+)$`).FindStringSubmatch(head)
+	if m == nil || strings.HasSuffix(m[1], "-dirty") || m[1] == "unknown" {
+		t.Errorf("head-1.txt's commit line %q, want HEAD's revision, not -dirty, as the script said:\n%s", m, head)
 	}
 }
 

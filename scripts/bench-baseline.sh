@@ -31,7 +31,9 @@
 #   --count N        samples per benchmark (default 6: fewer gives no
 #                    confidence interval)
 #   --seed S         seed passed to benchrun (default 1, the baseline's)
-#   --threshold U=P  passed to benchcmp (repeatable; default '*=5'); its
+#   --threshold U=P  passed to benchcmp (repeatable; '*=5', the
+#                    threshold of every unit without its own, unless
+#                    a '*' one is given); its
 #                    form, UNIT=PCT as benchcmp takes it, is checked
 #                    before anything is built (exit 2), but a unit the
 #                    results do not have, or one unit given two
@@ -114,7 +116,13 @@ done
 # - names no standard output here, as for benchrun's --out: taken as a
 # file, it wrote the results into a file named - after the whole run.
 [[ $out != - ]] || die "--out -: - names no standard output here; give it a file, ./- for one named -"
-((${#thresholds[@]} > 0)) || thresholds=('*=5')
+# '*=5' holds for every unit without a threshold of its own, unless a
+# '*' threshold is given: --threshold install-ns=10 alone left every other
+# unit at benchcmp's default, 0, where any significant change is a
+# regression, a gate stricter than the one without it.
+star=0
+for t in "${thresholds[@]}"; do [[ ${t%=*} != '*' ]] || star=1; done
+((star)) || thresholds+=('*=5')
 # Each --threshold's form is checked before the build and the run
 # (threshold_form, scripts/lib.sh), where benchcmp judged it only after
 # the whole run; a unit no result has, and two thresholds for one unit,

@@ -48,7 +48,9 @@
 #   --rounds R       interleaved rounds per side (default 2)
 #   --seed S         seed passed to benchrun (default 1)
 #   --gomaxprocs P   GOMAXPROCS of the runs (default 2)
-#   --threshold U=P  passed to benchcmp (repeatable; default '*=5'); one
+#   --threshold U=P  passed to benchcmp (repeatable; '*=5', the
+#                    threshold of every unit without its own, unless
+#                    a '*' one is given); one
 #                    of a form benchcmp refuses is bad usage before
 #                    anything is built; one whose unit no result has
 #                    stops the script after round 1
@@ -153,7 +155,13 @@ done
 # fewer, no regression could be flagged, or none confirmed, and the run
 # said "No regression" of a gate that could not fail.
 ((count >= 4)) || die "--count $count: the gate needs at least 4 samples a side to show a change, and the confirming round has --count of them; give --count 4 or more"
-((${#thresholds[@]} > 0)) || thresholds=('*=5')
+# '*=5' holds for every unit without a threshold of its own, unless a
+# '*' threshold is given: --threshold install-ns=10 alone left every other
+# unit at benchcmp's default, 0, where any significant change is a
+# regression, a gate stricter than the one without it.
+star=0
+for t in "${thresholds[@]}"; do [[ ${t%=*} != '*' ]] || star=1; done
+((star)) || thresholds+=('*=5')
 # - names no standard output here, as for benchrun's --out: taken as a
 # directory, every round was written into ./-.
 [[ $out != - ]] || die "--out -: - names no standard output here; give it a directory, ./- for one named -"

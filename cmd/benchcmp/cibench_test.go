@@ -78,9 +78,20 @@ func main() {
 	if h := os.Getenv("CIBENCH_HEAD_NAME"); side == "head" && h != "" {
 		names = h
 	}
+	// With $CIBENCH_UPDATE set, each line also has the same value in
+	// ns/update: a second unit, for thresholds of one unit alone.
+	update := ""
+	if os.Getenv("CIBENCH_UPDATE") != "" {
+		sb.WriteString("Unit ns/update better=lower\n")
+		update = " ns/update"
+	}
 	for _, name := range strings.Fields(names) {
 		for i := 0; i < count; i++ {
-			fmt.Fprintf(&sb, "Benchmark%s 1 %d install-ns\n", name, v+i)
+			fmt.Fprintf(&sb, "Benchmark%s 1 %d install-ns", name, v+i)
+			if update != "" {
+				fmt.Fprintf(&sb, " %d%s", v+i, update)
+			}
+			sb.WriteString("\n")
 		}
 	}
 	if side == "head" && os.Getenv("CIBENCH_HEAD_FAIL") != "" {
@@ -207,6 +218,25 @@ func TestCIBenchConfirmKeepsTidiedThreshold(t *testing.T) {
 		"--count", "6", "--rounds", "1", "--threshold", "install-sec=50", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
 	if code != 0 || !strings.Contains(got, "1 row(s) flagged") || !strings.Contains(got, "no confirmed regression") {
 		t.Errorf("exit %d, want 0: +10%% in the confirming round is within install-sec=50:\n%s", code, got)
+	}
+}
+
+// The default threshold, *=5, is that of every unit without its own: a
+// --threshold for one unit alone left the others at benchcmp's default,
+// 0, so that a 3% change in ns/update, within the 5% a run without the
+// flag allows, failed the gate that loosened install time.
+func TestCIBenchOneUnitThresholdKeepsTheDefault(t *testing.T) {
+	root := standIn(t)
+	env := []string{"CIBENCH_NAME=X/workload=w", "CIBENCH_BASE=1000", "CIBENCH_HEAD=1030", "CIBENCH_UPDATE=1"}
+	got, code := runStandIn(t, root, t.TempDir(), env,
+		"--count", "6", "--rounds", "1", "--threshold", "install-ns=50", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
+	if code != 0 || strings.Contains(got, "flagged") {
+		t.Errorf("exit %d, want 0 with nothing flagged: +3%% in ns/update is within the default *=5:\n%s", code, got)
+	}
+	got, code = runStandIn(t, root, t.TempDir(), env,
+		"--count", "6", "--rounds", "1", "--threshold", "install-ns=50", "--threshold", "*=1", "--out", filepath.Join(t.TempDir(), "out"), "HEAD~1")
+	if code != 1 || !strings.Contains(got, "confirmed regression in 1 row(s)") {
+		t.Errorf("exit %d, want 1 with ns/update confirmed: a '*' threshold given replaces the default:\n%s", code, got)
 	}
 }
 

@@ -282,6 +282,28 @@ func TestBenchBaselineCompares(t *testing.T) {
 	}
 }
 
+// bench-baseline.sh's default threshold, *=5, is that of every unit
+// without its own: --threshold install-ns=1000 alone left the others at
+// benchcmp's 0.
+func TestBenchBaselineOneUnitThresholdKeepsTheDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	baseline := machineBaseline(t)
+	got, code := benchBaseline(t, append([]string{"--baseline", baseline, "--count", "3", "--threshold", "install-ns=1000", "--"}, tiny...)...)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, got)
+	}
+	for _, want := range []string{
+		"install-sec: lower is better; threshold 1000%",
+		"sec/update: lower is better; threshold 5%",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
 // Paths given to bench-baseline.sh — --out and a spec file after -- — are
 // relative to where it runs; it ran benchrun in the repository root, where
 // the spec file was not found and --out was written.

@@ -151,7 +151,14 @@ func Compare(out, errOut io.Writer, cfg CompareConfig) error {
 	} else {
 		warnUnpaired(errOut, rep)
 	}
-	if rep.Compared() > 0 && cfg.FailOn == "regression" && rep.Testable() == 0 {
+	if undirected, directed := rep.Undirected(); rep.Compared() > 0 && cfg.FailOn == "regression" && directed == 0 {
+		// No compared unit has a direction (files without their Unit
+		// lines, as grep '^Benchmark' leaves them): every change is
+		// "changed", never a regression, however many samples a side
+		// has, so the samples are not what to blame.
+		fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail: no compared unit has a known direction (%s), so a change in it is \"changed\", never a regression: a Unit line such as \"Unit %s better=lower\" gives one (benchrun writes them before its results)\n",
+			listSome(undirected, 3), undirected[0])
+	} else if rep.Compared() > 0 && cfg.FailOn == "regression" && rep.Testable() == 0 {
 		// Every row's samples are too small to ever be significant: the
 		// gate passes whatever changed, which its caller must hear.
 		fmt.Fprintf(errOut, "benchcmp: warning: --fail-on regression cannot fail: no compared row of a unit with a direction has samples enough to show a change at alpha %g (need at least %d a side)\n", cfg.Alpha, samplesNeeded(cfg.Alpha))

@@ -977,6 +977,35 @@ func TestGateThatCannotFailWarnsBesideUnitsWithoutDirection(t *testing.T) {
 	}
 }
 
+// TestGateWithoutDirectionsSaysSo: files whose units have no direction (a
+// harness's own units without their Unit lines, or benchrun's results
+// with them cut off by grep '^Benchmark') can never fail a gate, whatever
+// the samples: every change is "changed". The warning blamed the samples
+// ("no compared row ... has samples enough ... need at least 4 a side")
+// of files with ten a side, so that more samples were the cure it named.
+// It names the units without a direction and the Unit line that gives one.
+func TestGateWithoutDirectionsSaysSo(t *testing.T) {
+	var old, new strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&old, "BenchmarkX 1 %d ns/update\n", 100+i)
+		fmt.Fprintf(&new, "BenchmarkX 1 %d ns/update\n", 900+i)
+	}
+	gate := func(c *CompareConfig) { c.FailOn = "regression" }
+	_, errOut, err := compare(t, gate, writeTemp(t, "nodir-old.txt", old.String()), writeTemp(t, "nodir-new.txt", new.String()))
+	if err != nil {
+		t.Fatalf("gate: %v, want it to pass (no direction)", err)
+	}
+	if want := `--fail-on regression cannot fail: no compared unit has a known direction (sec/update)`; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q: want %q", errOut, want)
+	}
+	if want := `"Unit sec/update better=lower"`; !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q: want the Unit line that gives a direction, %s", errOut, want)
+	}
+	if strings.Contains(errOut, "samples enough") {
+		t.Errorf("stderr %q: blames the samples of files with ten a side", errOut)
+	}
+}
+
 // TestExactSpread: the values of an assume=exact unit that vary within a
 // file showed the most frequent one alone, beside a delta of "~", where
 // benchstat shows their spread ("10.00 ± 20%"): the cell now shows it

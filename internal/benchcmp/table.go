@@ -251,6 +251,29 @@ func (r *Report) Testable() int {
 	return n
 }
 
+// Undirected lists the units, as the tables show them, whose compared
+// cells have no known direction (neither a Unit line's better= nor one of
+// go test's units), and counts the compared cells of units that have one:
+// with none of those, a gate can never fail, however many samples a side
+// has.
+func (r *Report) Undirected() (units []string, directed int) {
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			for _, c := range row.Cells {
+				if c == nil || !c.Compared {
+					continue
+				}
+				if t.Better == Lower || t.Better == Higher {
+					directed++
+				} else {
+					units = appendNew(units, show(t.Unit))
+				}
+			}
+		}
+	}
+	return units, directed
+}
+
 // Untestable lists, as "name (unit)", the compared rows of a unit with a
 // known direction whose samples are too small to show any change
 // (verdict TooFew) in some column: rows a gate passes whatever changed.

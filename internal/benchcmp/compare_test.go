@@ -2,6 +2,7 @@ package benchcmp
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -1713,5 +1714,33 @@ func TestUnitTheBaselineLacksIsNotGated(t *testing.T) {
 	_, _, err = compare(t, func(c *CompareConfig) { c.FailOn = "regression" }, other...)
 	if want := "compared nothing, so it cannot pass: the columns differ in configuration: gomaxprocs [none in old; 4 in new1; 4 in new2]"; !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), want) {
 		t.Errorf("gate on newer files of another gomaxprocs: %v, want ErrInput with %q", err, want)
+	}
+}
+
+// TestJSONOfBytesNotUTF8: the README says the csv and json reports keep a
+// name and a label as read, but JSON text is UTF-8: a byte that is not
+// UTF-8 (a Latin-1 é, 0xe9) is U+FFFD in the json report (escaped,
+// \ufffd), which stays
+// valid JSON, and raw in the csv one.
+func TestJSONOfBytesNotUTF8(t *testing.T) {
+	var old, new strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&old, "BenchmarkL\xe9/n=1 1 %d ns/op\n", 100+i)
+		fmt.Fprintf(&new, "BenchmarkL\xe9/n=1 1 %d ns/op\n", 100+i)
+	}
+	o, n := writeTemp(t, "o.txt", old.String()), writeTemp(t, "n.txt", new.String())
+	js, _, err := compare(t, func(c *CompareConfig) { c.Format = "json" }, o, "l\xe9="+n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid([]byte(js)) || !strings.Contains(js, `"L\ufffd/n=1"`) || !strings.Contains(js, `"l\ufffd"`) || strings.Contains(js, "\xe9") {
+		t.Errorf("json report: want valid JSON with U+FFFD for the byte 0xe9 in the name and the label:\n%s", js)
+	}
+	csv, _, err := compare(t, func(c *CompareConfig) { c.Format = "csv" }, o, "l\xe9="+n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(csv, "L\xe9/n=1") {
+		t.Errorf("csv report: want the name as read:\n%s", csv)
 	}
 }

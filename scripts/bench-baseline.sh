@@ -144,6 +144,11 @@ for ((i = 0; i < ${#run_args[@]}; i++)); do
 		# these: it failed after the build and the probe run.
 		die "benchrun argument ${a%%=*} is set by this script; use its own flags (see --help)"
 		;;
+	--baseline | --baseline=* | --bin | --bin=* | --threshold | --threshold=*)
+		# This script's own flag, given after --: benchrun refused it
+		# as unknown, after the build, as a failed run.
+		die "benchrun argument ${a%%=*} is a flag of this script, not of benchrun run; give it before -- (see --help)"
+		;;
 	--cpuprofile=?* | --flamegraph=?* | --memprofile=?*) run_args[i]=${a%%=*}=$(abs "${a#*=}") ;;
 	--cpuprofile | --flamegraph | --memprofile)
 		((i + 1 < ${#run_args[@]})) && run_args[i + 1]=$(abs "${run_args[i + 1]}")

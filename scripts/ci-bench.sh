@@ -189,6 +189,11 @@ for ((i = 0; i < ${#benchrun_args[@]}; i++)); do
 	--count | --count=* | --seed | --seed=* | --out | --out=* | --progress | --progress=*)
 		die "benchrun argument ${a%%=*} is set by this script; use its own flags (see --help)"
 		;;
+	--rounds | --rounds=* | --gomaxprocs | --gomaxprocs=* | --threshold | --threshold=* | --allow-lost | --allow-lost=*)
+		# This script's own flag, given after --: benchrun refused it
+		# as unknown, after both builds, as a failed round.
+		die "benchrun argument ${a%%=*} is a flag of this script, not of benchrun run; give it before -- (see --help)"
+		;;
 	--cpuprofile | --cpuprofile=* | --flamegraph | --flamegraph=* | --memprofile | --memprofile=*)
 		die "benchrun argument ${a%%=*}: every round of both sides would write its one file, the base's in a worktree removed at exit, and profiling skews the timings; profile with benchrun run itself"
 		;;

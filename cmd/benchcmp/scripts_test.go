@@ -365,6 +365,8 @@ func TestBenchBaselineUsage(t *testing.T) {
 		{"seed= in benchrun args", []string{"--", "lookup", "--seed=3"}, "bench-baseline: benchrun argument --seed is set by this script"},
 		{"out in benchrun args", []string{"--", "--out", "x.txt", "lookup"}, "bench-baseline: benchrun argument --out is set by this script"},
 		{"progress in benchrun args", []string{"--", "lookup", "--progress=off"}, "bench-baseline: benchrun argument --progress is set by this script"},
+		{"threshold in benchrun args", []string{"--", "lookup", "--threshold", "*=10"}, "bench-baseline: benchrun argument --threshold is a flag of this script, not of benchrun run; give it before --"},
+		{"baseline= in benchrun args", []string{"--", "lookup", "--baseline=b.txt"}, "bench-baseline: benchrun argument --baseline is a flag of this script"},
 		// Taken as a file, - got the results after the whole run. (An
 		// empty --bin stops the script before it builds or runs
 		// anything, should it take -.)
@@ -577,6 +579,11 @@ func TestCIBenchUsage(t *testing.T) {
 		{"unknown ref", []string{"no-such-ref-anywhere"}, unknownRef},
 		{"count in benchrun args", []string{"HEAD", "--", "lookup", "--count", "3"}, "benchrun argument --count is set by this script"},
 		{"out in benchrun args", []string{"HEAD", "--", "lookup", "--out=x.txt"}, "benchrun argument --out is set by this script"},
+		// The script's own flags after --: benchrun refused them as
+		// unknown after both builds, a failed round.
+		{"rounds in benchrun args", []string{"HEAD", "--", "lookup", "--rounds", "3"}, "ci-bench: benchrun argument --rounds is a flag of this script, not of benchrun run; give it before --"},
+		{"threshold= in benchrun args", []string{"HEAD", "--", "lookup", "--threshold=*=10"}, "ci-bench: benchrun argument --threshold is a flag of this script"},
+		{"allow-lost in benchrun args", []string{"HEAD", "--", "lookup", "--allow-lost"}, "ci-bench: benchrun argument --allow-lost is a flag of this script"},
 		{"bad rounds", []string{"--rounds", "0", "HEAD"}, "--rounds 0: want a positive integer"},
 		{"flag=value", []string{"--rounds=0", "HEAD"}, "ci-bench: --rounds 0: want a positive integer"},
 		// Fewer than 4 samples a side: the gate could not fail, and said

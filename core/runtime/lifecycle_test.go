@@ -878,6 +878,76 @@ func TestShutdownCalledFromAStepReturns(t *testing.T) {
 	}
 }
 
+// shutOnShutdownOp calls shut from its Shutdown: as its runtime shuts
+// down, on the worker's goroutine as it exits.
+type shutOnShutdownOp struct{ shut func() }
+
+func (shutOnShutdownOp) Step(frontier.Frontier) frontier.Frontier { return frontier.Empty() }
+func (o shutOnShutdownOp) Shutdown()                              { o.shut() }
+
+// And from an operator's Shutdown, run by the worker as it exits after a
+// Shutdown: the worker left its loop marked parked (its parks count odd),
+// so the call, asking whether it ran on a worker, looked no further
+// (mayBeOnWorker) and waited for its own goroutine to end, and neither it
+// nor the Shutdown that stopped the runtime returned, whichever runtime
+// renders the dataflow, in Solo and the pair, on one worker or two.
+func TestShutdownCalledFromAnOperatorsShutdownReturns(t *testing.T) {
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			for _, maintained := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/workers=%d/maintained=%v", mode, w, maintained), func(t *testing.T) {
+					t.Parallel()
+					// No Shutdown at cleanup: one that hangs would hang the test.
+					s := &setup{mode: mode, workers: w, tb: t}
+					if mode == "solo" {
+						r, err := New(Options{Role: Solo, Workers: w})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if s.ctl, err = NewController(r); err != nil {
+							t.Fatal(err)
+						}
+						s.rts = []*Runtime{r}
+					} else {
+						m, i, ctl, err := Pair(w, spine.Options{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						s.rts, s.ctl = []*Runtime{m, i}, ctl
+					}
+					s.must(CreateDataflow{Desc: dataflow.Desc{
+						ID: "shuts down", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(c *dataflow.Context) error {
+							return c.NewOperator("shut").Build(shutOnShutdownOp{shut: s.ctl.Shutdown})
+						},
+					}})
+					if err := s.ctl.Sync(testCtx(t)); err != nil {
+						t.Fatal(err)
+					}
+					// Every worker parked: each leaves its loop marked so.
+					if !awaitIdle(testCtx(t).Done(), s.rts...) {
+						t.Fatal("workers never idle")
+					}
+					returned := make(chan struct{})
+					go func() {
+						s.ctl.Shutdown()
+						close(returned)
+					}()
+					select {
+					case <-returned:
+					case <-time.After(10 * time.Second):
+						t.Fatal("Shutdown did not return: an operator's Shutdown called it on its exiting worker")
+					}
+					waitExited(t, s.rts, "workers did not exit")
+					if errs := s.ctl.Errors(); len(errs) != 0 {
+						t.Errorf("errors after Shutdown: %v, want none", errs)
+					}
+				})
+			}
+		}
+	}
+}
+
 // And from both runtimes of the pair at once: a query's Build on the
 // Interactive runtime shuts down the Maintenance runtime while a Maintained
 // Build shuts down the Interactive one, each on its worker's goroutine.

@@ -491,7 +491,9 @@ func (r *Runtime) Err() error {
 // without waiting for the workers to exit.
 //
 // Called from a Build or a Step itself, on a worker's goroutine (of either
-// runtime of the pair), Shutdown cannot wait for that worker, which is
+// runtime of the pair), or from an operator's Shutdown (which a worker runs
+// as it drops the dataflow, at its drop or as the worker exits), Shutdown
+// cannot wait for that worker, which is
 // running its caller, nor for the others, each of which may be running
 // the same Build and waiting in Shutdown too: it stops the runtimes as
 // ever and returns. Each worker then discards the create (or leaves the

@@ -566,7 +566,7 @@ func (w *worker) enqueue(q queued) {
 func (w *worker) run() {
 	w.goid.Store(goid())
 	defer w.rt.wg.Done()
-	defer w.shutdown()
+	defer w.exit()
 	returned := false
 	defer func() {
 		if !returned {
@@ -1316,6 +1316,22 @@ func (w *worker) unorder(df *dataflow.Dataflow) {
 	if cap(w.order) > 4*n+sparseMin {
 		w.order = append([]*dataflow.Dataflow(nil), w.order...) // a burst of drops does not keep its array
 	}
+}
+
+// exit is the end of the worker's goroutine: it drops everything the
+// worker holds (shutdown), counted as running meanwhile. The loop leaves
+// parked (its parks count odd) when it finds the runtime stopping after a
+// park or a wake, but the drops run the Shutdown of every operator, code
+// of the user's on this goroutine, which may call Shutdown itself: that
+// call must find it on a worker (onWorker, whose mayBeOnWorker looks for
+// an even count first) and return, or it waits for this goroutine to end,
+// which waits for it, and Shutdown never returns. Under cycleMu, which
+// the goroutine keeps as it ends: no leader runs its cycle (lend).
+func (w *worker) exit() {
+	if w.parks.Load()%2 == 1 {
+		w.parks.Add(1) // running
+	}
+	w.shutdown()
 }
 
 // shutdown drops everything the worker holds (R2).

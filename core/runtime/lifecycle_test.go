@@ -1566,6 +1566,68 @@ func TestGoexitApplyingADropShutsTheRuntimeDown(t *testing.T) {
 	}
 }
 
+// And from an operator's Shutdown as the runtime shuts down, when the
+// worker drops what it holds on its way out: the rest is dropped all the
+// same, so the registries are left empty and free for the next pair, and
+// the error names the dataflow, once, alike in Solo and the pair. The
+// worker stopped at the operator's Shutdown, leaving every other
+// dataflow, its registry side and its publications in place: the next
+// pair on the registries was refused, and nothing was reported.
+func TestGoexitInAnOperatorsShutdownAtShutdownLeavesNothing(t *testing.T) {
+	want := "dataflow exits: an operator's Shutdown, as the runtime shut down, ended a worker's goroutine: " + ErrWorkerExited.Error()
+	for _, mode := range []string{"solo", "pair"} {
+		for _, w := range []int{1, 2} {
+			for _, maintained := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/workers=%d/maintained=%v", mode, w, maintained), func(t *testing.T) {
+					var regs []*share.Registry
+					var s *setup
+					if mode == "pair" {
+						regs = newRegs(w)
+						m, i, ctl := pairOn(t, regs, -1)
+						s = &setup{mode: mode, workers: w, ctl: ctl, rts: []*Runtime{m, i}, tb: t}
+					} else {
+						s = newSetup(t, mode, w)
+					}
+					s.declare("in", 2)
+					s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+					s.must(CreateDataflow{Desc: dataflow.Desc{
+						ID: "exits", Maintained: maintained, AsOf: frontier.At(0), Until: frontier.Empty(),
+						Build: func(c *dataflow.Context) error {
+							if !maintained {
+								if _, err := c.ImportIndex("idx"); err != nil {
+									return err
+								}
+							}
+							b := c.NewOperator("exits")
+							dataflow.AddOutput[*dataflow.Chunk](b)
+							return b.Build(exitOnShutdownOp{})
+						},
+					}})
+					s.must(CreateDataflow{Desc: readDesc("q", "idx", 0, frontier.Empty(), dataflow.NewCapture(w))})
+					if err := s.ctl.Sync(testCtx(t)); err != nil {
+						t.Fatal(err)
+					}
+					s.ctl.Shutdown()
+					waitExited(t, s.rts, "the workers did not exit")
+					if mode == "pair" {
+						if st := regStats(regs); st != (share.RegistryStats{}) {
+							t.Errorf("registries after Shutdown: %+v, want empty (R2)", st)
+						}
+					}
+					errs := s.ctl.TakeErrors()
+					if len(errs) != 1 || errs[0].Error() != want || errs[0].Seq != 0 {
+						t.Fatalf("errors: %q, want one of no command: %q", errs, want)
+					}
+					if mode == "pair" {
+						_, _, ctl := pairOn(t, regs, -1)
+						publishRow(t, ctl, 1)
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestSyncTakesTheInteractiveRuntimeFirst: Controller.Sync syncs the
 // Interactive runtime of a pair before the Maintenance runtime, so that
 // the peer holds its copies of AllowCompaction move (in a wake of its

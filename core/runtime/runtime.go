@@ -946,7 +946,9 @@ var ErrShutdown = errors.New("runtime: shut down")
 // worker, whose work was left half done, so it shuts down, the pair's other
 // runtime with it: Sync and Send then return ErrShutdown, where they would
 // have waited for the worker, and Err and Errors report this error, naming
-// the dataflow.
+// the dataflow. So is an operator's Shutdown that ends it as the runtime
+// shuts down (the worker dropping what it holds on its way out): the
+// worker drops the rest all the same (R2).
 var ErrWorkerExited = errors.New("runtime.Goexit on a worker (testing.T.FailNow calls it): the runtime is shut down")
 
 // ErrCompactionBackward is wrapped by the error Send returns for an

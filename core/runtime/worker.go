@@ -1334,13 +1334,31 @@ func (w *worker) exit() {
 	w.shutdown()
 }
 
-// shutdown drops everything the worker holds (R2).
+// shutdown drops everything the worker holds (R2). An operator's Shutdown
+// that ends the goroutine (runtime.Goexit, which testing.T.FailNow calls;
+// a panic there is its dataflow's error) as the runtime shuts down
+// leaves the rest of it to the deferred call, which records
+// ErrWorkerExited naming the dataflow and drops what is left (the
+// dataflow that was dropping counts as dropped): otherwise its registry
+// side, every other dataflow's holds and the publications would be left
+// bound, and the next pair on the registries refused.
 func (w *worker) shutdown() {
+	var dropping *dataflow.Dataflow
+	finished := false
+	defer func() {
+		if finished || dropping == nil {
+			return
+		}
+		w.rt.fail(0, nil, fmt.Errorf("dataflow %s: an operator's Shutdown, as the runtime shut down, ended a worker's goroutine: %w", dropping.ID(), ErrWorkerExited))
+		w.shutdown()
+	}()
 	for i := len(w.order) - 1; i >= 0; i-- {
 		if df := w.order[i]; df != nil {
+			dropping = df
 			df.Drop()
 		}
 	}
+	dropping = nil
 	w.order, w.orderAt, w.holes, w.dataflows = nil, map[*dataflow.Dataflow]int{}, 0, map[string]*dataflow.Dataflow{}
 	w.readers, w.rootReaders, w.writerReaders = importsBy{}, importsBy{}, importsBy{}
 	for _, id := range w.env.Manager.IDs() {
@@ -1355,4 +1373,5 @@ func (w *worker) shutdown() {
 	if side, ok := w.rt.opts.Role.side(); ok {
 		w.rt.opts.Registries[w.index].Leave(side)
 	}
+	finished = true
 }

@@ -201,3 +201,55 @@ func TestCheckComparesConfigurationsAtEveryTime(t *testing.T) {
 		t.Errorf("differences:\n%s\nwant only:\n%s", strings.Join(diffs, "\n"), want)
 	}
 }
+
+// TestCheckComparesRowsAtEveryTime: as
+// TestCheckComparesConfigurationsAtEveryTime, for a row rather than an
+// error. Under mutant 4 the delta join joins the two inputs' updates of
+// time tx twice, so a row that stands at tx only has count 2 there, not
+// 1; tx is no time the reference is evaluated at, so only the comparison
+// of the rows with the linear join's run can see it.
+func TestCheckComparesRowsAtEveryTime(t *testing.T) {
+	if !underMutant(t, mutants.DeltaJoinLessEqualAllPaths) {
+		return
+	}
+	defer func(w int) { checkTimesWork = w }(checkTimesWork)
+	checkTimesWork = 1
+	// Rows of a at times 3 to 40 on keys b does not have, and at time tx
+	// a row of a and one of b on key 1; at tx+1 the row of a is taken back
+	// and b's row gains a second count (joined twice too, that takes the extra
+	// count away: every later time agrees with the reference).
+	build := func(tx int) string {
+		var rows []string
+		for tm := 3; tm <= 40; tm++ {
+			rows = append(rows, fmt.Sprintf("[%d,1,%d,1]", tm, 100+tm))
+		}
+		rows = append(rows, fmt.Sprintf("[%d,1,1,10]", tx), fmt.Sprintf("[%d,-1,1,10]", tx+1))
+		return `{"version": 1, "name": "between_rows",
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [` + strings.Join(rows, ",") + `]},
+	             "b": {"columns": ["k", "y"], "rows": [[0,1,5,1],` + fmt.Sprintf("[%d,1,1,20],[%d,1,1,20]", tx, tx+1) + `]}},
+	  "query": {"from": [{"as": "p", "collection": "a"}, {"as": "q", "collection": "b"}],
+	            "join": "delta", "on": [["p.k", "q.k"]], "project": ["p.k", "p.x", "q.y"]}}`
+	}
+	s, tables := decodeAndLoad(t, "between_rows.json", build(3))
+	times := CheckTimes(s, tables)
+	if len(times) != minCheckTimes {
+		t.Fatalf("compared at %d times, want %d", len(times), minCheckTimes)
+	}
+	tx := uint64(4)
+	for slices.Contains(times, tx) {
+		tx++
+	}
+	s, tables = decodeAndLoad(t, "between_rows.json", build(int(tx)))
+	if got := CheckTimes(s, tables); !slices.Equal(got, times) {
+		t.Fatalf("compared times moved: %v, then %v", times, got)
+	}
+	cases := []CheckCase{{Mode: render.Direct, Join: plan.Linear, Workers: 1}, {Mode: render.Direct, Join: plan.Delta, Workers: 1}}
+	diffs, err := Check(context.Background(), s, tables, cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("between_rows: index=direct join=delta workers=1: time=%d (not compared with the reference): row 1,10,20: diff 2, index=direct join=linear workers=1 has diff 1", tx)
+	if !slices.Equal(diffs, []string{want}) {
+		t.Errorf("differences:\n%s\nwant only:\n%s", strings.Join(diffs, "\n"), want)
+	}
+}

@@ -308,10 +308,12 @@ func newCheck(out io.Writer) *cobra.Command {
 		Long: `check runs each workload (every built-in at its check size when none is
 given) with --index imported and direct, --join linear and delta, and one and
 two workers, and compares the output and errors with the reference evaluator
-at every input time (up to 256 of them), the per-operator error counts
-with the output's errors and each index's maintaining dataflow's with its
-index's, and that every read hold and registry slot is gone at the end. It
-prints what differs and exits 1 on any difference.`,
+at every input time (up to 256 of them), every configuration's with the
+first's at every input time (up to where a count may overflow), the
+per-operator error counts with the output's errors and each index's
+maintaining dataflow's with its index's, and that every read hold and
+registry slot is gone at the end. It prints what differs and exits 1 on
+any difference.`,
 		Example: `  benchrun check lookup errors
   benchrun check workloads/examples/star.json`,
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {

@@ -224,7 +224,9 @@ var ErrCheckFailed = errors.New("benchrun: check failed")
 // a built-in's name named with it) in both modes, both join
 // strategies and one and two workers, compares every output and error
 // collection with the reference evaluator at every input time (up to 256:
-// workloads.CheckTimes), the per-operator error counts with the output's
+// workloads.CheckTimes), every configuration's output with the first's at
+// every input time (up to where a count may overflow: workloads.Check),
+// the per-operator error counts with the output's
 // errors and each index's maintaining dataflow's with its index's, and
 // that every hold and registry slot is gone at the end. It prints one line per workload and
 // every difference, and returns ErrCheckFailed if there was one.

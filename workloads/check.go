@@ -265,11 +265,12 @@ func Check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 // the number of times the output was compared with the reference
 // (CheckTimes), and the number of input times, as_of and after it, at
 // which every configuration's output was compared with the first's
-// (none when as_of's reference result may overflow; see agreeUpTo).
+// (none when fewer than two ran, or as_of's reference result may
+// overflow; see agreeUpTo).
 type CheckReport struct {
 	Diffs          []string
 	ReferenceTimes int
-	EveryTime      int
+	CrossTimes     int
 }
 
 // CheckReported is Check, also saying at how many times it compared.
@@ -308,10 +309,11 @@ func check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 	// the last compared time where no count may overflow (agreeUpTo).
 	hi, cross := agreeUpTo(times, want)
 	rep.ReferenceTimes = len(times)
+	crossTimes := 0
 	if cross {
 		for _, t := range append([]uint64{s.Plan.Plan.AsOf}, inputTimesAfterAsOf(s, tables)...) {
 			if t <= hi {
-				rep.EveryTime++
+				crossTimes++
 			}
 		}
 	}
@@ -353,6 +355,7 @@ func check(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []Chec
 		case first == nil:
 			first, firstCase = ev, c
 		case cross:
+			rep.CrossTimes = crossTimes // two configurations ran: compared
 			for _, d := range crossDiffs(first.out, ev.out, s.Plan.Plan.AsOf, hi, times) {
 				diffs = append(diffs, fmt.Sprintf("%s: %s: %s, %s has %s", s.Name, c, d.what, firstCase, d.theirs))
 			}

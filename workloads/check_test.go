@@ -555,3 +555,26 @@ func TestAgreeUpTo(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckReportsTheTimesItCompared: a check of one configuration
+// compares it with no other (CrossTimes 0); of two, at as_of and every
+// input time after it.
+func TestCheckReportsTheTimesItCompared(t *testing.T) {
+	src := `{"version": 1, "name": "times",
+	  "inputs": {"a": {"columns": ["k", "x"], "rows": [[0,1,1,1],[2,1,2,2],[5,1,3,3]]}},
+	  "query": {"from": [{"as": "p", "collection": "a"}], "project": ["p.k", "p.x"]}}`
+	s, tables := decodeAndLoad(t, "times.json", src)
+	one := []CheckCase{{Mode: render.Direct, Join: plan.Linear, Workers: 1}}
+	for _, c := range []struct {
+		cases []CheckCase
+		cross int
+	}{{one, 0}, {append(one, CheckCase{Mode: render.Direct, Join: plan.Linear, Workers: 2}), 3}} {
+		rep, err := CheckReported(context.Background(), s, tables, c.cases)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Diffs) != 0 || rep.ReferenceTimes != 3 || rep.CrossTimes != c.cross {
+			t.Errorf("%d configurations: %+v, want no differences, 3 reference times, %d compared between them", len(c.cases), rep, c.cross)
+		}
+	}
+}

@@ -313,8 +313,8 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 			// Where the reference was evaluated at some of the times,
 			// the configurations were compared with each other at more.
 			each := ""
-			if rep.EveryTime > rep.ReferenceTimes {
-				each = fmt.Sprintf(" and with each other at %d", rep.EveryTime)
+			if rep.CrossTimes > rep.ReferenceTimes {
+				each = fmt.Sprintf(" and with each other at %d", rep.CrossTimes)
 			}
 			fmt.Fprintf(cfg.Out, "ok   %s: %s agree with the reference at %s%s%s\n", t.name, count(len(cases), "configuration", "configurations"), count(rep.ReferenceTimes, "time", "times"), each, skippedImported(t.spec, cases))
 			continue

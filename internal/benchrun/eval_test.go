@@ -397,9 +397,9 @@ func TestCheckSaysHowManyTimesItCompared(t *testing.T) {
 	t.Cleanup(func() { checkWorkload = orig })
 	checkWorkload = func(ctx context.Context, s *spec.Spec, tables []*spec.Table, cases []workloads.CheckCase) (workloads.CheckReport, error) {
 		if s.Name == "eval_small" {
-			return workloads.CheckReport{ReferenceTimes: 10, EveryTime: 100}, nil
+			return workloads.CheckReport{ReferenceTimes: 10, CrossTimes: 100}, nil
 		}
-		return workloads.CheckReport{ReferenceTimes: 1, EveryTime: 1}, nil
+		return workloads.CheckReport{ReferenceTimes: 1, CrossTimes: 1}, nil
 	}
 	small, extreme := "internal/benchrun/"+evalSpec, "internal/benchrun/testdata/eval/extreme.json"
 	var out bytes.Buffer

@@ -712,6 +712,26 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 	return k
 }
 
+// OnDrop registers f to run once, on the worker, when this worker's
+// dataflow is dropped: by its DropDataflow, as a create that failed (its
+// Build's error, or another worker's) or was discarded, or as the runtime
+// shuts down — after every operator is shut down, when nothing of the
+// dataflow steps again. It is for what a Build registers outside the
+// dataflow and must go with it (render's Metrics keep each operator's
+// error counter only while its dataflow lives): kept for the life of
+// whatever holds it, such a registration grows with every create. Called
+// after the Build returned, it registers nothing and returns an error
+// wrapping ErrBuildReturned, as the other adding methods do.
+func (c *Context) OnDrop(f func()) error {
+	if err := c.late("Context.OnDrop"); err != nil {
+		return err
+	}
+	if f != nil {
+		c.df.onDrop = append(c.df.onDrop, f)
+	}
+	return nil
+}
+
 // Export makes a an index id of this worker's trace manager (§4.2). A Local
 // arrangement's traces are cloned into a bundle; an Imported arrangement
 // re-exports the bundle it was imported from. In a publishing runtime the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -140,15 +141,34 @@ func (o *Output) Errors() int64 { return o.errs.Load() }
 // per dataflow and operator (and path of a delta join), the multiplicity
 // of the errors the operator produced itself (K4 of core/join). Safe for
 // concurrent use.
+//
+// An operator's counter is read live while its dataflow lives; when the
+// dataflow is dropped on a worker (dataflow.Context.OnDrop) its final
+// count, if not 0, is added to the retired total of its dataflow,
+// operator and path, and the counter is let go. So one Metrics may serve
+// every dataflow a long-lived caller renders (a Session's one-shot reads,
+// created and dropped by the thousand): it keeps the live dataflows'
+// counters and one total per dataflow id, operator and path that counted
+// errors, not a counter per create, and Errors sums the dropped creates'
+// counts with the live ones'. An operator of a dropped dataflow that
+// counted none has no entry of its own any more.
 type Metrics struct {
 	mu     sync.Mutex
-	stages []stage
+	stages []*stage // the live dataflows' counters, each at its at
+	// retired has the summed final counts of the counters of dropped
+	// dataflows, one per dataflow, operator and path, found by
+	// retiredAt.
+	retired   []StageErrors
+	retiredAt map[stageKey]int
 }
 
 type stage struct {
 	dataflow, operator, path, coll string
 	count                          func() int64
+	at                             int // its place in Metrics.stages; -1 once retired
 }
+
+type stageKey struct{ dataflow, operator, path string }
 
 // StageErrors is one operator's error count, summed over workers.
 // Collection is the view the operator computes ("" for the top-level
@@ -158,14 +178,77 @@ type StageErrors struct {
 	Errors                               int64
 }
 
-func (m *Metrics) add(df, op, path, coll string, count func() int64) {
+// add registers a live counter and returns it, nil on a nil Metrics.
+func (m *Metrics) add(df, op, path, coll string, count func() int64) *stage {
+	if m == nil {
+		return nil
+	}
+	st := &stage{dataflow: df, operator: op, path: path, coll: coll, count: count}
+	m.mu.Lock()
+	st.at = len(m.stages)
+	m.stages = append(m.stages, st)
+	m.mu.Unlock()
+	return st
+}
+
+// retire adds the final counts of stages, whose dataflow is dropped, to
+// the retired totals and forgets the counters.
+func (m *Metrics) retire(stages []*stage) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range stages {
+		if st.at < 0 {
+			continue
+		}
+		last := len(m.stages) - 1
+		m.stages[st.at] = m.stages[last]
+		m.stages[st.at].at = st.at
+		m.stages[last] = nil
+		m.stages = m.stages[:last]
+		st.at = -1
+		n := st.count()
+		st.count = nil
+		if n == 0 {
+			continue // nothing to add: a dropped operator that counted none leaves no entry
+		}
+		k := stageKey{st.dataflow, st.operator, st.path}
+		i, ok := m.retiredAt[k]
+		if !ok {
+			if m.retiredAt == nil {
+				m.retiredAt = map[stageKey]int{}
+			}
+			i = len(m.retired)
+			m.retiredAt[k] = i
+			m.retired = append(m.retired, StageErrors{Dataflow: st.dataflow, Operator: st.operator, Path: st.path, Collection: st.coll})
+		}
+		m.retired[i].Errors += n
+	}
+}
+
+// metric registers an operator's error counter with the render's Metrics
+// (if any) for as long as this worker's dataflow lives: the first one
+// registers the dataflow's drop, which retires them all (Metrics.retire).
+func (b *builder) metric(df, op, path, coll string, count func() int64) {
+	m := b.opts.Metrics
 	if m == nil {
 		return
 	}
-	m.mu.Lock()
-	m.stages = append(m.stages, stage{df, op, path, coll, count})
-	m.mu.Unlock()
+	st := m.add(df, op, path, coll, count)
+	if b.metrics == nil {
+		g := &metricGroup{}
+		if err := b.c.OnDrop(func() { m.retire(g.stages) }); err != nil {
+			// Past the Build (no operator is added then either):
+			// nothing would retire it.
+			m.retire([]*stage{st})
+			return
+		}
+		b.metrics = g
+	}
+	b.metrics.stages = append(b.metrics.stages, st)
 }
+
+// metricGroup is the counters one worker's build of a dataflow registered.
+type metricGroup struct{ stages []*stage }
 
 // arrangedAs names an arrangement of collection coll, whose columns are
 // named cols, by the key columns key, as explain writes one:
@@ -197,19 +280,25 @@ func collOf(field string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(field, "views."), ".query")
 }
 
-// Errors returns the error count of every operator, summed over workers,
-// sorted by dataflow, operator and path.
+// Errors returns the error count of every operator of a live dataflow,
+// and of every one of a dropped dataflow that counted errors, summed over
+// workers and creates of its dataflow id, sorted by dataflow, operator and
+// path.
 func (m *Metrics) Errors() []StageErrors {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []StageErrors
+	out := slices.Clone(m.retired)
+	at := maps.Clone(m.retiredAt)
+	if at == nil {
+		at = map[stageKey]int{}
+	}
 	for _, s := range m.stages {
-		i := slices.IndexFunc(out, func(e StageErrors) bool {
-			return e.Dataflow == s.dataflow && e.Operator == s.operator && e.Path == s.path
-		})
-		if i < 0 {
+		k := stageKey{s.dataflow, s.operator, s.path}
+		i, ok := at[k]
+		if !ok {
 			out = append(out, StageErrors{Dataflow: s.dataflow, Operator: s.operator, Path: s.path, Collection: s.coll})
 			i = len(out) - 1
+			at[k] = i
 		}
 		out[i].Errors += s.count()
 	}
@@ -416,6 +505,8 @@ type builder struct {
 	arrs       map[string]*dataflow.Arrangement // by collection and key columns
 	imports    map[*plan.ResolvedIndex]*dataflow.Arrangement
 	ops        int
+	// metrics are the error counters this build registered (metric).
+	metrics *metricGroup
 }
 
 func newBuilder(c *dataflow.Context, r *plan.Resolved, df string, opts Options) *builder {
@@ -601,7 +692,7 @@ func (b *builder) mfp(in dataflow.Collection, spec expr.MFPSpec, what, coll stri
 	if err := ob.Build(op); err != nil {
 		return dataflow.Collection{}, err
 	}
-	b.opts.Metrics.add(b.df, name, "", coll, cnt.Load)
+	b.metric(b.df, name, "", coll, cnt.Load)
 	errs, err := b.concat(in.Errs, op.errs)
 	if err != nil {
 		return dataflow.Collection{}, err
@@ -906,7 +997,7 @@ func (b *builder) delta(q *plan.ResolvedQuery) (dataflow.Collection, error) {
 // path) under the collection it computes.
 func (b *builder) joinMetrics(jm *join.Metrics, coll string) {
 	for _, st := range jm.Stats() {
-		b.opts.Metrics.add(st.Dataflow, st.Operator, st.Path, coll, st.Errors)
+		b.metric(st.Dataflow, st.Operator, st.Path, coll, st.Errors)
 	}
 }
 
@@ -1083,7 +1174,7 @@ func (b *builder) reduceOp(r *reduce.Reduce, a *dataflow.Arrangement, name, coll
 		r.Release()
 		return dataflow.Collection{}, err
 	}
-	b.opts.Metrics.add(b.df, name, "", coll, stats.Errors)
+	b.metric(b.df, name, "", coll, stats.Errors)
 	errs, err := b.concat(inErrs, op.errs)
 	if err != nil {
 		return dataflow.Collection{}, err

@@ -1,11 +1,15 @@
 package join
 
 import (
+	"cmp"
 	"context"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tracebench/tracebench/core/dataflow"
 )
 
 // Stats are one join operator's counters (one stage of a linear join, one
@@ -109,19 +113,68 @@ func (s *Stats) record(errsBefore int64, out *Sink, matches int64) {
 
 // Metrics holds the Stats of every join operator of a runtime, readable per
 // dataflow and operator. It is safe for concurrent use.
+//
+// The Stats of an operator Join or DeltaJoin built are kept while its
+// dataflow lives on that worker: when it is dropped
+// (dataflow.Context.OnDrop) they leave Stats, and their errors, if any,
+// are added to a retired count of the dataflow and operator that
+// ErrorCounts goes on reporting. So one Metrics may serve every query a
+// long-lived runtime creates and drops: it keeps what the live dataflows'
+// operators count, and one count per dataflow id and operator that
+// produced errors, not a Stats per create.
 type Metrics struct {
-	mu    sync.Mutex
-	stats []*Stats
+	mu sync.Mutex
+	// stats are the live Stats, each with the number it was registered
+	// under (Stats returns them in that order); seq the last number.
+	stats map[*Stats]uint64
+	seq   uint64
+	// retired sums the errors of the Stats of dropped dataflows, by
+	// dataflow and operator, for those that counted any.
+	retired map[[2]string]int64
 }
 
 // Stage registers and returns the counters of one operator (or one path
-// of a delta join operator).
+// of a delta join operator). Registered so, they are kept for the
+// Metrics' life; Join and DeltaJoin register theirs until their dataflow
+// is dropped.
 func (m *Metrics) Stage(dataflow, operator, path string) *Stats {
 	s := NewStats(dataflow, operator, path)
 	m.mu.Lock()
-	m.stats = append(m.stats, s)
+	if m.stats == nil {
+		m.stats = map[*Stats]uint64{}
+	}
+	m.seq++
+	m.stats[s] = m.seq
 	m.mu.Unlock()
 	return s
+}
+
+// stage is Stage for an operator of the dataflow c builds: the Stats leave
+// m when that dataflow is dropped (retire).
+func (m *Metrics) stage(c *dataflow.Context, operator, path string, df string) *Stats {
+	s := m.Stage(df, operator, path)
+	if err := c.OnDrop(func() { m.retire(s) }); err != nil {
+		// Past the dataflow's Build: the operator is not built either.
+		m.retire(s)
+	}
+	return s
+}
+
+// retire forgets s, whose dataflow is dropped, keeping its errors in the
+// retired count of its dataflow and operator.
+func (m *Metrics) retire(s *Stats) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.stats[s]; !ok {
+		return
+	}
+	delete(m.stats, s)
+	if n := s.Errors(); n != 0 {
+		if m.retired == nil {
+			m.retired = map[[2]string]int64{}
+		}
+		m.retired[[2]string{s.Dataflow, s.Operator}] += n
+	}
 }
 
 // ErrorCount is one operator's error count.
@@ -137,15 +190,20 @@ func (m *Metrics) ErrorCounts() []ErrorCount {
 	defer m.mu.Unlock()
 	idx := map[[2]string]int{}
 	var out []ErrorCount
-	for _, s := range m.stats {
-		k := [2]string{s.Dataflow, s.Operator}
+	add := func(k [2]string, n int64) {
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, ErrorCount{Dataflow: s.Dataflow, Operator: s.Operator})
+			out = append(out, ErrorCount{Dataflow: k[0], Operator: k[1]})
 		}
-		out[i].Errors += s.Errors()
+		out[i].Errors += n
+	}
+	for k, n := range m.retired {
+		add(k, n)
+	}
+	for s := range m.stats {
+		add([2]string{s.Dataflow, s.Operator}, s.Errors())
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Dataflow != out[j].Dataflow {
@@ -157,9 +215,15 @@ func (m *Metrics) ErrorCounts() []ErrorCount {
 }
 
 // Stats returns the counters registered so far, one per operator or delta
-// path, in registration order.
+// path, in registration order, but for those of dropped dataflows (their
+// errors stay in ErrorCounts).
 func (m *Metrics) Stats() []*Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]*Stats(nil), m.stats...)
+	out := make([]*Stats, 0, len(m.stats))
+	for s := range m.stats {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *Stats) int { return cmp.Compare(m.stats[a], m.stats[b]) })
+	return out
 }

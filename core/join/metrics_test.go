@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/labelstest"
 )
@@ -321,5 +322,96 @@ func TestStagedPathExchangesAreNamed(t *testing.T) {
 	}
 	if got := exchanges(true); !slices.Equal(got, want) {
 		t.Errorf("exchanges\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestMetricsForgetDroppedDataflowsStats: a Metrics is a runtime's (one
+// for every query it runs), and it kept the Stats of every join and delta
+// path of every create for its life, after the dataflow's drop: a service
+// creating and dropping queries grew it by a Stats a path and worker per
+// query (about 400 bytes each, with their labelled contexts), without
+// bound. A dropped dataflow's Stats now leave it: once every dataflow is
+// dropped Stats is empty, and ErrorCounts still sums every create's
+// errors, one entry per dataflow id and operator that counted any.
+func TestMetricsForgetDroppedDataflowsStats(t *testing.T) {
+	envs, _ := workerEnvs(t, 1)
+	env := envs[0]
+	names := []string{"r0", "r1", "r2"}
+	for _, n := range names {
+		if err := env.Inputs.Declare(n, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Keys 0-3 with value 0: the binary join's closure divides by it.
+	sendRound(t, envs, names, 0, 0)
+	q, err := expr.Parse("100 / r.v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []expr.Ref{{Alias: "l", Column: "k"}, {Alias: "l", Column: "v"}, {Alias: "r", Column: "v"}}
+	mfp, err := expr.NewMFP(expr.MFPSpec{Input: cols, Maps: []expr.Map{{Name: "q", Expr: q}}, Project: append(cols, expr.Ref{Column: "q"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Metrics{}
+	sum := func() (n int64) {
+		for _, ec := range m.ErrorCounts() {
+			n += ec.Errors
+		}
+		return n
+	}
+	const creates = 30
+	var perCreate int64
+	for i := range creates {
+		id := "q"
+		if i%2 == 1 {
+			id = fmt.Sprintf("q%d", i)
+		}
+		before := sum()
+		df, err := dataflow.Build(env, dataflow.Desc{ID: id, Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *dataflow.Context) error {
+			arr, err := arrangeInputs(c, names...)
+			if err != nil {
+				return err
+			}
+			if _, err := Join(c, arr[0], arr[1], NewMFP(mfp), OperatorOptions{Name: "join", Dataflow: id, Metrics: m}); err != nil {
+				return err
+			}
+			_, err = DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: id, Metrics: m})
+			return err
+		}}, uint64(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for df.Step() {
+		}
+		if n := len(m.Stats()); n != 4 {
+			t.Fatalf("create %d: %d Stats live, want 4 (the join's and three paths')", i, n)
+		}
+		got := sum() - before
+		if i == 0 {
+			perCreate = got
+			if perCreate == 0 {
+				t.Fatal("the join counted no error: the test counts nothing")
+			}
+		} else if got != perCreate {
+			t.Fatalf("create %d counted %d errors, the first %d", i, got, perCreate)
+		}
+		df.Drop()
+	}
+	if n := len(m.Stats()); n != 0 {
+		t.Errorf("%d Stats kept after %d creates, all dropped: want 0", n, creates)
+	}
+	m.mu.Lock()
+	kept := len(m.stats)
+	m.mu.Unlock()
+	if kept != 0 {
+		t.Errorf("the Metrics keep %d Stats after every dataflow was dropped, want 0", kept)
+	}
+	// The join erred, the delta paths did not: one entry per id.
+	if got, want := len(m.ErrorCounts()), 1+creates/2; got != want {
+		t.Errorf("ErrorCounts has %d entries, want %d (the join of each id): %v", got, want, m.ErrorCounts())
+	}
+	if got := sum(); got != perCreate*creates {
+		t.Errorf("ErrorCounts sums %d after the drops, want %d (%d creates of %d)", got, perCreate*creates, creates, perCreate)
 	}
 }

@@ -29,9 +29,9 @@ type OperatorOptions struct {
 	Errs []dataflow.Arranged
 }
 
-func (o OperatorOptions) stats(path string) *Stats {
+func (o OperatorOptions) stats(c *dataflow.Context, path string) *Stats {
 	if o.Metrics != nil {
-		return o.Metrics.Stage(o.Dataflow, o.Name, path)
+		return o.Metrics.stage(c, o.Name, path, o.Dataflow)
 	}
 	return NewStats(o.Dataflow, o.Name, path)
 }
@@ -185,7 +185,7 @@ func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closur
 	j, err := NewBinary(
 		Side{Reader: c.Keep(la.Reader), Pres: la.Pres, Arity: la.Arity},
 		Side{Reader: c.Keep(ra.Reader), Pres: ra.Pres, Arity: ra.Arity},
-		BinaryOptions{AsOf: c.AsOf(), Closure: closure, Stats: opts.stats("")})
+		BinaryOptions{AsOf: c.AsOf(), Closure: closure, Stats: opts.stats(c, "")})
 	if err != nil {
 		return dataflow.Collection{}, operatorError(opts.Name, err)
 	}
@@ -358,7 +358,7 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 			stages = append(stages, Stage{Lookup: c.Keep(lk.Reader), Pres: lk.Pres, Arity: lk.Arity, Relation: st.Relation, StreamKey: st.StreamKey, Closure: st.Closure})
 		}
 		p, err := NewPath(PathOptions{Source: dp.Source, SourcePres: src.Pres, SourceArity: src.Arity, AsOf: c.AsOf(),
-			Stages: stages, Final: dp.Final, Stats: opts.stats(fmt.Sprint(dp.Source))})
+			Stages: stages, Final: dp.Final, Stats: opts.stats(c, fmt.Sprint(dp.Source))})
 		if err != nil {
 			return dataflow.Collection{}, operatorError(opts.Name, err)
 		}

@@ -573,7 +573,7 @@ func TestJoinOperatorStopsOnABrokenStream(t *testing.T) {
 		df.Step()
 	}
 	var stats *Stats
-	for _, s := range metrics.stats {
+	for _, s := range metrics.Stats() {
 		stats = s
 	}
 	if !errors.Is(stats.Err(), ErrOrder) {

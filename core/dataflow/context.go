@@ -719,9 +719,12 @@ func (c *Context) Keep(r trace.Reader) trace.Reader {
 // dataflow steps again. It is for what a Build registers outside the
 // dataflow and must go with it (render's Metrics keep each operator's
 // error counter only while its dataflow lives): kept for the life of
-// whatever holds it, such a registration grows with every create. Called
-// after the Build returned, it registers nothing and returns an error
-// wrapping ErrBuildReturned, as the other adding methods do.
+// whatever holds it, such a registration grows with every create. Hooks
+// run in the reverse order of their registration; one that panics is the
+// drop's error (ErrOperatorPanicked, naming the "drop hook"), as an
+// operator's Shutdown that panics is, and the others run all the same.
+// Called after the Build returned, it registers nothing and returns an
+// error wrapping ErrBuildReturned, as the other adding methods do.
 func (c *Context) OnDrop(f func()) error {
 	if err := c.late("Context.OnDrop"); err != nil {
 		return err

@@ -785,6 +785,23 @@ func (d *Dataflow) shutdownNode(n *node) (err error) {
 	return nil
 }
 
+// runDropHook runs one drop hook, returning the error of a panic in it,
+// so that the hooks after it run all the same: a Build's own
+// (Context.OnDrop) is the caller's code, as an operator's Shutdown is,
+// and the hooks after it release the dataflow's holds and indexes.
+func (d *Dataflow) runDropHook(f func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if invariants.IsViolation(p) {
+				panic(p)
+			}
+			err = panicError(d.id, "drop hook", "OnDrop", p, debug.Stack())
+		}
+	}()
+	f()
+	return nil
+}
+
 // drop shuts every operator down and runs the drop hooks (D3).
 func (d *Dataflow) drop() {
 	if d.dropped {
@@ -805,7 +822,13 @@ func (d *Dataflow) drop() {
 		}
 	}
 	for i := len(d.onDrop) - 1; i >= 0; i-- {
-		d.onDrop[i]()
+		if err := d.runDropHook(d.onDrop[i]); err != nil {
+			if d.fail != nil {
+				d.fail(err)
+			} else if panicked == nil {
+				panicked = err
+			}
+		}
 	}
 	// A dropped dataflow may still be named by a late activation; keep
 	// nothing it referenced alive through it.

@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -46,5 +47,37 @@ func TestOnDropRunsOnceAtEveryDrop(t *testing.T) {
 	}
 	if ran != 2 {
 		t.Fatalf("ran %d times after a failed create, want 2", ran)
+	}
+}
+
+// TestADropHookThatPanicsLetsTheOthersRun: a drop hook that panics does
+// not keep the hooks registered before it (run after it) from running; a
+// dataflow with nowhere to report the panic (no Env.Fail) panics with it
+// once every hook has run, as it does for an operator's Shutdown.
+func TestADropHookThatPanicsLetsTheOthersRun(t *testing.T) {
+	ran := 0
+	env := &Env{Worker: 0, Peers: 1, Manager: NewIndexManager(), Hub: NewHub(1), Activate: func(*Dataflow) {}, Wake: func() {}}
+	env.Inputs = NewInputs(0, 1, env.Activate)
+	df, err := Build(env, Desc{ID: "d", AsOf: frontier.At(0), Until: frontier.Empty(), Build: func(c *Context) error {
+		if err := c.OnDrop(func() { ran++ }); err != nil {
+			return err
+		}
+		return c.OnDrop(func() { panic("hook") })
+	}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			p := recover()
+			err, _ := p.(error)
+			if !errors.Is(err, ErrOperatorPanicked) || !strings.HasPrefix(err.Error(), `dataflow d: operator "drop hook": OnDrop: operator panicked: hook`) {
+				t.Errorf("drop panicked with %v, want the hook's ErrOperatorPanicked", p)
+			}
+		}()
+		df.Drop()
+	}()
+	if ran != 1 {
+		t.Errorf("the hook before the panicking one ran %d times, want 1", ran)
 	}
 }

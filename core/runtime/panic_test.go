@@ -254,3 +254,57 @@ func TestAWaitOnAPanickedDataflowEnds(t *testing.T) {
 		}
 	})
 }
+
+// TestAPanicInADropHookIsItsDropsError: a hook a Build registers with
+// dataflow.Context.OnDrop that panics at the drop is the drop's error,
+// naming the dataflow, once however many workers it panics on, as an
+// operator's Shutdown that panics is, and the hooks after it run all the
+// same: the query's import is released (the index compacts past what it
+// read and a query of the same id reads it again), and the runtime goes
+// on. Before, the panic left the worker's drop half done.
+func TestAPanicInADropHookIsItsDropsError(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: indexDesc("idx", "in", 2, []int{0}, 0, nil)})
+		s.send("in", 2, []int64{0, 1, 1, 1})
+		s.advance("in", 2, frontier.At(1))
+		cp := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: dataflow.Desc{
+			ID: "q", AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				a, err := c.ImportIndex("idx")
+				if err != nil {
+					return err
+				}
+				c.Capture(cp, a.Oks)
+				// Registered last, run first: the import's release comes after it.
+				return c.OnDrop(func() { panic("hook") })
+			},
+		}})
+		if err := cp.WaitPassed(testCtx(t), 0); err != nil {
+			t.Fatal(err)
+		}
+		s.must(DropDataflow{ID: "q"})
+		got := s.syncedErrors(t)
+		want := `dataflow q: operator "drop hook": OnDrop: operator panicked: hook`
+		if len(got) != 1 || !strings.HasPrefix(got[0], want+"\n") {
+			t.Fatalf("errors of the drop %q, want %q once", got, want)
+		}
+		// Released: the index compacts past the query's as_of, and a new
+		// query of the same id reads it there.
+		s.must(AllowCompaction{ID: "idx", Frontier: frontier.At(1)})
+		s.send("in", 2, []int64{1, 1, 2, 2})
+		s.advance("in", 2, frontier.At(2))
+		again := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: readDesc("q", "idx", 1, frontier.Empty(), again)})
+		if err := again.WaitPassed(testCtx(t), 1); err != nil {
+			t.Fatal(err)
+		}
+		if rows := again.At(1); len(rows) != 2 {
+			t.Fatalf("the query again reads %v at 1, want 2 rows", rows)
+		}
+		if got := s.syncedErrors(t); len(got) > 0 {
+			t.Fatalf("errors after the drop: %q", got)
+		}
+	})
+}

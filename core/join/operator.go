@@ -25,7 +25,9 @@ type OperatorOptions struct {
 	Labels context.Context
 	// Errs are the error arrangements of the `from` entries whose errors
 	// this operator propagates, once each (K4); the caller lists each entry
-	// once over all the operators of a query.
+	// once over all the operators of a query. Each must be an errs half
+	// (Arrangement.Errs, keyed by the error code): a zero Arranged or an
+	// oks half fails the create (ErrArity).
 	Errs []dataflow.Arranged
 }
 
@@ -162,6 +164,21 @@ func checkArity(op string, a dataflow.Arranged, what string) error {
 	return nil
 }
 
+// checkErrs refuses an entry's error arrangement (OperatorOptions.Errs)
+// that the operator cannot forward: one with no stream (a zero Arranged,
+// whose port panicked in the Build) or not keyed by one error code (an
+// oks half given as Errs, whose key columns were forwarded as error codes:
+// a wrong error collection and no error of the create), as a reduce's
+// ForwardErrs refuses its arrangement's.
+func checkErrs(op string, errs []dataflow.Arranged) error {
+	for i, a := range errs {
+		if a.Stream == nil || a.Arity != (batch.Arity{Key: 1}) {
+			return fmt.Errorf("%w: operator %q: Errs[%d] has no stream or is not an errs half keyed by one error code (arity %v)", ErrArity, op, i, a.Arity)
+		}
+	}
+	return nil
+}
+
 // Join adds a binary join of two arrangements with the same key to the
 // dataflow (a linear join's stage, §5.3): its output rows are key ++ left
 // val ++ right val, then the closure, at the later of the two times. The
@@ -174,6 +191,9 @@ func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closur
 	}
 	if left == nil || right == nil {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: no left or right arrangement (nil)", ErrArity, opts.Name)
+	}
+	if err := checkErrs(opts.Name, opts.Errs); err != nil {
+		return dataflow.Collection{}, err
 	}
 	la, ra := left.Oks, right.Oks
 	if err := checkArity(opts.Name, la, "left"); err != nil {
@@ -341,6 +361,9 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 	}
 	if err := checkPaths(paths); err != nil {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: %v", ErrArity, opts.Name, err)
+	}
+	if err := checkErrs(opts.Name, opts.Errs); err != nil {
+		return dataflow.Collection{}, err
 	}
 	var built []*Path
 	arity := -1

@@ -532,7 +532,10 @@ func (se *Session) timeQueryBuild(ctx context.Context, desc dataflow.Desc) (time
 		return 0, err
 	}
 	if err := se.ctl.SyncRole(ctx, runtime.Interactive); err != nil {
-		return 0, err
+		// A wait ctx ended leaves the dataflow created: dropped here, or
+		// the next ImportOnly's create of the same id failed with the
+		// runtime's error and Close found it still importing the indexes.
+		return 0, errors.Join(err, se.ctl.Send(runtime.DropDataflow{ID: desc.ID}))
 	}
 	d := time.Since(start)
 	if err := se.ctl.Send(runtime.DropDataflow{ID: desc.ID}); err != nil {

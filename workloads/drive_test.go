@@ -220,3 +220,34 @@ func statsAfterFinish(t *testing.T, file string, override spec.Override, samples
 		}
 	}
 }
+
+// An ImportOnly whose wait ctx ends leaves nothing behind: its dataflow
+// is dropped all the same, so a second ImportOnly times a build of its
+// own (not the runtime's "a dataflow with this id exists") and Close
+// finds every dataflow gone (not the import-only query still importing
+// the indexes it drops).
+func TestImportOnlyCancelledDropsItsQuery(t *testing.T) {
+	se, ctx := importSession(t, render.Imported)
+	before, err := se.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := se.ImportOnly(cancelled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ImportOnly with its context ended: %v, want context.Canceled", err)
+	}
+	after, err := se.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Dataflows != before.Dataflows {
+		t.Fatalf("dataflows after a cancelled ImportOnly: %d, before: %d (its query is not dropped)", after.Dataflows, before.Dataflows)
+	}
+	if d, err := se.ImportOnly(ctx); err != nil || d <= 0 {
+		t.Fatalf("ImportOnly after a cancelled one: %v, %v", d, err)
+	}
+	if err := se.Close(ctx); err != nil {
+		t.Fatalf("Close after a cancelled ImportOnly: %v", err)
+	}
+}

@@ -660,7 +660,10 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 			return nil, err
 		}
 		if err := se.wait(ctx, out.WaitPassed, t); err != nil {
-			return nil, err
+			// A read ctx ended (or a runtime's error) is dropped all the
+			// same: left, Close found it still importing the indexes (a
+			// leak and a runtime error) or holding its traces (direct).
+			return nil, errors.Join(err, se.ctl.Send(runtime.DropDataflow{ID: "peek"}))
 		}
 		lat = append(lat, time.Since(start))
 		if err := se.ctl.Send(runtime.DropDataflow{ID: "peek"}); err != nil {

@@ -251,3 +251,62 @@ func TestImportOnlyCancelledDropsItsQuery(t *testing.T) {
 		t.Fatalf("Close after a cancelled ImportOnly: %v", err)
 	}
 }
+
+// A Peeks whose read's wait ctx ends drops that read all the same: Close
+// then finds nothing held, where the read was left created, still
+// holding its traces (direct) or importing the indexes Close drops
+// (imported: a runtime error). The read of 100,000 rows takes tens of
+// milliseconds; the contexts end within it, after the indexes are
+// passed as_of (which Peeks waits for first).
+func TestPeeksCancelledDropsItsRead(t *testing.T) {
+	s, err := spec.ReadFileWith("examples/dd_import.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabs, err := Load(s, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		cut := 0
+		for _, d := range []time.Duration{500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond} {
+			se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := se.FeedThrough(s.AsOf); err != nil {
+				t.Fatal(err)
+			}
+			if err := se.WaitIndexes(ctx, s.AsOf); err != nil {
+				t.Fatal(err)
+			}
+			before, err := se.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			short, stop := context.WithTimeout(ctx, d)
+			_, err = se.Peeks(short, 1)
+			stop()
+			if errors.Is(err, context.DeadlineExceeded) {
+				cut++
+			} else if err != nil {
+				t.Fatalf("%v: Peeks: %v", mode, err)
+			}
+			after, err := se.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Dataflows != before.Dataflows {
+				t.Errorf("%v: dataflows after a Peeks cut after %v: %d, before: %d (its read is not dropped)", mode, d, after.Dataflows, before.Dataflows)
+			}
+			if err := se.Close(ctx); err != nil {
+				t.Errorf("%v: Close after a Peeks cut after %v: %v", mode, d, err)
+			}
+		}
+		if cut == 0 {
+			t.Errorf("%v: no Peeks was cut by its context: the test tested nothing", mode)
+		}
+	}
+}

@@ -93,7 +93,7 @@ type Session struct {
 	metrics  *render.Metrics
 	query    bool
 	queries  []string // live query dataflows
-	stalled  bool     // the stalled reader dataflow is live
+	stalled  bool     // Stall was called: imported, its reader dataflow is live
 	// past is the latest time past as_of that every index was allowed to
 	// compact to (imported; direct, where nothing compacts, the time
 	// alike), by pastBy, Peeks or Finish: nothing can read at as_of any
@@ -573,15 +573,21 @@ const stallID = "stalled reader"
 // Stall creates, in the Interactive runtime, a reader of every index at
 // as_of that never moves its holds (imported only): the indexes' applied
 // compaction stays at as_of while the controller allows more (hold-gap),
-// and their traces keep every distinct time since.
+// and their traces keep every distinct time since. The reader stays
+// until Close: a second call is an error wrapping ErrUsage, in both
+// modes.
 func (se *Session) Stall(ctx context.Context) error {
 	if err := se.usable(); err != nil {
 		return err
+	}
+	if se.stalled {
+		return usagef("Stall: the stalled reader is created already: it holds the indexes until Close")
 	}
 	if err := se.asOfGone("Stall"); err != nil {
 		return err
 	}
 	if se.opts.Mode != render.Imported {
+		se.stalled = true // nothing to stall, but once all the same
 		return nil
 	}
 	desc := se.readerDesc(stallID)
@@ -891,7 +897,7 @@ func (se *Session) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if se.stalled {
+	if se.stalled && se.opts.Mode == render.Imported {
 		if err := se.ctl.Send(runtime.DropDataflow{ID: stallID}); err != nil {
 			errs = append(errs, err)
 		}

@@ -926,3 +926,40 @@ func TestAllowCompactionNeverMovesBack(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 }
+
+// Stall creates its reader once: a second call is an ErrUsage error
+// naming Stall, in both modes, where imported sent a second create of the
+// same id and failed with the runtime's "a dataflow with this id exists"
+// (no ErrUsage) and direct returned nil. The run then goes on and closes
+// clean.
+func TestStallTwiceIsRefused(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Join: plan.Delta, Workers: 2, Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := se.Stall(ctx); err != nil {
+			t.Fatalf("%v: Stall: %v", mode, err)
+		}
+		err = se.Stall(ctx)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "Stall") {
+			t.Errorf("%v: a second Stall: %v, want ErrUsage naming Stall", mode, err)
+		}
+		if err := se.FeedThrough(s.AsOf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := se.InstallQuery(ctx); err != nil {
+			t.Fatalf("%v: InstallQuery: %v", mode, err)
+		}
+		if _, _, err := se.Finish(ctx); err != nil {
+			t.Fatalf("%v: Finish: %v", mode, err)
+		}
+		checkLast(t, se, s, tabs)
+		if err := se.Close(ctx); err != nil {
+			t.Errorf("%v: Close: %v", mode, err)
+		}
+	}
+}

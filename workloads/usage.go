@@ -34,7 +34,8 @@ func checkSpec(s *spec.Spec) error {
 // CheckTables returns an error (wrapping ErrUsage) unless s is a decoded
 // spec and tables are inputs for it as Load returns them: one table per
 // input, in s.Inputs order, each with the input's columns, as many diffs
-// and rows as times, and no time above spec.MaxTime. `NewSession`,
+// and rows as times, no time above spec.MaxTime and no diff 0 (which
+// the spec's decoders refuse, and the reference evaluator too). `NewSession`,
 // Evaluate, Check and CheckedReferenceInputs call it; call it before
 // ReferenceInputs or CheckTimes on tables not from Load. A table Load
 // returned names its input (Table.Input), so two inputs of the same
@@ -66,6 +67,9 @@ func CheckTables(s *spec.Spec, tables []*spec.Table) error {
 		for j, tm := range t.Times {
 			if tm > spec.MaxTime {
 				return usagef("table %d (input %s), update %d: time %d is above the largest time %d", i, spec.Quote(in.Name), j, tm, spec.MaxTime)
+			}
+			if t.Diffs[j] == 0 {
+				return usagef("table %d (input %s), update %d: diff 0 (an update inserts or retracts: its diff is never 0)", i, spec.Quote(in.Name), j)
 			}
 		}
 	}

@@ -69,6 +69,10 @@ func TestNewSessionRefusesTablesNotOfItsSpec(t *testing.T) {
 	short.Diffs = short.Diffs[:2]
 	late := *tabs[1]
 	late.Times = append([]uint64{spec.MaxTime + 1}, late.Times[1:]...)
+	// A diff of 0, which no decoder loads: the engine ran it, and Check
+	// failed with the reference's ErrInput (no ErrUsage) as its error.
+	zero := *tabs[1]
+	zero.Diffs = append([]int64{1, 0}, zero.Diffs[2:]...)
 	for _, c := range []struct {
 		name   string
 		s      *spec.Spec
@@ -86,6 +90,7 @@ func TestNewSessionRefusesTablesNotOfItsSpec(t *testing.T) {
 		{"for another spec", other, tabs, `input 0 of spec "lookup", "facts"`},
 		{"ragged", s, []*spec.Table{&short, tabs[1]}, "has 5 times, 2 diffs and 10 values"},
 		{"time past MaxTime", s, []*spec.Table{tabs[0], &late}, "time 18446744073709551615 is above the largest time"},
+		{"diff 0", s, []*spec.Table{tabs[0], &zero}, `table 1 (input "b"), update 1: diff 0`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -36,6 +37,28 @@ func (se *Session) usable() error {
 		return ErrClosed
 	}
 	return nil
+}
+
+// enter marks what as the call running on the `Session`, or returns an
+// error wrapping ErrUsage naming both calls when another one runs: a
+// `Session` is used by one goroutine at a time, and a second goroutine's
+// call that overlapped one (FeedThrough twice, say) raced on its state,
+// sent times twice or out of order, and failed with the runtime's error
+// (an input closed) or not at all. leave ends the call.
+func (se *Session) enter(what string) error {
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	if se.running != "" {
+		return usagef("%s called while %s runs on another goroutine: a Session is used by one goroutine at a time", what, se.running)
+	}
+	se.running = what
+	return nil
+}
+
+func (se *Session) leave() {
+	se.mu.Lock()
+	se.running = ""
+	se.mu.Unlock()
 }
 
 // SessionOptions configure a `Session`. `NewSession` refuses, wrapping
@@ -68,7 +91,11 @@ type SessionOptions struct {
 // as time-ordered updates: every update of a time, then every input
 // advanced past it.
 //
-// A `Session` is used by one goroutine. Once closed, the methods that feed
+// A `Session` is used by one goroutine at a time: a method that returns
+// an error (Close and Result too) called while another such call runs,
+// on another goroutine, is refused with an error wrapping ErrUsage naming
+// both calls, and changes nothing. Output, Metrics, LastTime, Updates and
+// Leaks may be called at any time. Once closed, the methods that feed
 // or run it (FeedThrough, WaitIndexes, InstallQuery, InstallQueries,
 // ImportOnly, Stall, Peeks, Finish, FinishRounds, Stats) return
 // ErrClosed; Output, Result, Metrics and the counts still read what the
@@ -105,6 +132,10 @@ type Session struct {
 	allowed uint64
 	closed  bool
 	updates int // updates fed after the query was installed
+	// running names the call running on the `Session` ("" between
+	// calls), under mu (enter, leave).
+	mu      sync.Mutex
+	running string
 }
 
 // NewSession starts the runtimes, declares the inputs and, imported,
@@ -213,7 +244,11 @@ func (se *Session) Updates(after uint64) int {
 func (se *Session) Metrics() *render.Metrics { return se.metrics }
 
 // Output returns the query's output (nil before InstallQuery).
-func (se *Session) Output() *render.Output { return se.out }
+func (se *Session) Output() *render.Output {
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	return se.out
+}
 
 // FeedThrough sends every update with time <= t not sent yet and advances
 // every input to t+1 (to {} when t is the largest time), in time order.
@@ -221,6 +256,14 @@ func (se *Session) Output() *render.Output { return se.out }
 // through a later time before) sends nothing and moves nothing: inputs
 // never go back.
 func (se *Session) FeedThrough(t uint64) error {
+	if err := se.enter("FeedThrough"); err != nil {
+		return err
+	}
+	defer se.leave()
+	return se.feedThrough(t)
+}
+
+func (se *Session) feedThrough(t uint64) error {
 	if err := se.usable(); err != nil {
 		return err
 	}
@@ -280,6 +323,14 @@ func (se *Session) advance(t uint64, end bool) error {
 // a t the inputs are not fed through yet is an error wrapping ErrUsage
 // in both modes (fedThrough), where imported waited until ctx ended.
 func (se *Session) WaitIndexes(ctx context.Context, t uint64) error {
+	if err := se.enter("WaitIndexes"); err != nil {
+		return err
+	}
+	defer se.leave()
+	return se.waitIndexes(ctx, t)
+}
+
+func (se *Session) waitIndexes(ctx context.Context, t uint64) error {
 	if err := se.usable(); err != nil {
 		return err
 	}
@@ -389,7 +440,11 @@ func appendFailures(errs []error, err error) []error {
 // until ctx ended. A wait that ctx ends leaves the query installed:
 // Finish then answers.
 func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
-	return se.InstallQueries(ctx, 1)
+	if err := se.enter("InstallQuery"); err != nil {
+		return 0, err
+	}
+	defer se.leave()
+	return se.installQueries(ctx, 1)
 }
 
 // InstallQueries is InstallQuery with k copies of the query created at
@@ -398,6 +453,14 @@ func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
 // second call, or k below 1, is an error wrapping ErrUsage, as is a call
 // after Peeks read past as_of (asOfGone).
 func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, error) {
+	if err := se.enter("InstallQueries"); err != nil {
+		return 0, err
+	}
+	defer se.leave()
+	return se.installQueries(ctx, k)
+}
+
+func (se *Session) installQueries(ctx context.Context, k int) (time.Duration, error) {
 	if err := se.usable(); err != nil {
 		return 0, err
 	}
@@ -439,7 +502,9 @@ func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, er
 		// Only a created query's output is waited for (Finish).
 		se.queries, se.outs = append(se.queries, d.ID), append(se.outs, outs[i])
 	}
+	se.mu.Lock() // Output reads it at any time
 	se.out = outs[0]
+	se.mu.Unlock()
 	se.query = true
 	for _, o := range outs {
 		if err := se.wait(ctx, o.WaitPassed, asOf); err != nil {
@@ -511,6 +576,10 @@ func (se *Session) allowCompaction(t uint64) error {
 // and builds nothing. The dataflow is dropped again. Direct mode has no
 // import and returns 0.
 func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
+	if err := se.enter("ImportOnly"); err != nil {
+		return 0, err
+	}
+	defer se.leave()
 	if err := se.usable(); err != nil {
 		return 0, err
 	}
@@ -577,6 +646,10 @@ const stallID = "stalled reader"
 // until Close: a second call is an error wrapping ErrUsage, in both
 // modes.
 func (se *Session) Stall(ctx context.Context) error {
+	if err := se.enter("Stall"); err != nil {
+		return err
+	}
+	defer se.leave()
 	if err := se.usable(); err != nil {
 		return err
 	}
@@ -614,6 +687,10 @@ func (se *Session) Stall(ctx context.Context) error {
 // after it (InstallQuery, ImportOnly, Stall, Peeks again) is an error
 // wrapping ErrUsage, in both modes (asOfGone).
 func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error) {
+	if err := se.enter("Peeks"); err != nil {
+		return nil, err
+	}
+	defer se.leave()
 	if err := se.usable(); err != nil {
 		return nil, err
 	}
@@ -633,16 +710,16 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 	if len(ts) == 0 {
 		ts = []uint64{asOf}
 	}
-	if err := se.FeedThrough(asOf); err != nil {
+	if err := se.feedThrough(asOf); err != nil {
 		return nil, err
 	}
-	if err := se.WaitIndexes(ctx, asOf); err != nil {
+	if err := se.waitIndexes(ctx, asOf); err != nil {
 		return nil, err
 	}
 	lat := make([]time.Duration, 0, reads)
 	for i := range reads {
 		t := ts[min(i, len(ts)-1)]
-		if err := se.FeedThrough(t); err != nil {
+		if err := se.feedThrough(t); err != nil {
 			return nil, err
 		}
 		if err := se.allowCompaction(t); err != nil {
@@ -687,7 +764,11 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 // wrapping ErrUsage and feeds nothing (FeedThrough feeds the inputs
 // without a query).
 func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
-	return se.FinishRounds(ctx)
+	if err := se.enter("Finish"); err != nil {
+		return 0, 0, err
+	}
+	defer se.leave()
+	return se.finishRounds(ctx)
 }
 
 // FinishRounds is Finish, feeding the remaining times one round at a time;
@@ -697,6 +778,14 @@ func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
 // already (as_of, by InstallQuery). It waits for every query's output and
 // every index to be complete.
 func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error) {
+	if err := se.enter("FinishRounds"); err != nil {
+		return 0, 0, err
+	}
+	defer se.leave()
+	return se.finishRounds(ctx)
+}
+
+func (se *Session) finishRounds(ctx context.Context) (time.Duration, int, error) {
 	if err := se.usable(); err != nil {
 		return 0, 0, err
 	}
@@ -706,7 +795,7 @@ func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error)
 	start := time.Now()
 	for se.next < len(se.times) {
 		t := se.times[se.next]
-		if err := se.FeedThrough(t); err != nil {
+		if err := se.feedThrough(t); err != nil {
 			return 0, 0, err
 		}
 		if err := se.allowCompaction(t); err != nil {
@@ -714,7 +803,7 @@ func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error)
 		}
 		se.wentPast(t, "Finish")
 	}
-	if err := se.FeedThrough(math.MaxUint64); err != nil {
+	if err := se.feedThrough(math.MaxUint64); err != nil {
 		return 0, 0, err
 	}
 	for _, o := range se.outs {
@@ -765,6 +854,10 @@ func (se *Session) LastTime() uint64 {
 // read 2 to 9 in a few percent of the samples of star, triangles,
 // groupby, distinct and errors.
 func (se *Session) Stats(ctx context.Context) (runtime.Stats, error) {
+	if err := se.enter("Stats"); err != nil {
+		return runtime.Stats{}, err
+	}
+	defer se.leave()
 	if err := se.usable(); err != nil {
 		return runtime.Stats{}, err
 	}
@@ -802,6 +895,10 @@ func (se *Session) stats(ctx context.Context) (runtime.Stats, error) {
 // query's output holds no answer there), or the output is not complete
 // at t yet (Finish, or a wait, first).
 func (se *Session) Result(t uint64) (*reference.Result, error) {
+	if err := se.enter("Result"); err != nil {
+		return nil, err
+	}
+	defer se.leave()
 	if err := se.checkTime(t); err != nil {
 		return nil, err
 	}
@@ -883,6 +980,10 @@ func (se *Session) Leaks() error {
 // what is still held, if anything, or a runtime's error. It may be called
 // at any point of a run; a second call returns nil.
 func (se *Session) Close(ctx context.Context) error {
+	if err := se.enter("Close"); err != nil {
+		return err
+	}
+	defer se.leave()
 	if se.closed {
 		return nil
 	}

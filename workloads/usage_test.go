@@ -968,3 +968,77 @@ func TestStallTwiceIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A `Session` is used by one goroutine at a time: a call made while
+// another runs is an ErrUsage error naming both, and changes nothing;
+// once the running call returns, the same calls go through. Several
+// goroutines feeding one session at once raced on its state (a race
+// report) and sent times after the inputs were closed (the runtime's
+// "the input is closed" error); now each call is served whole or
+// refused, and the run answers as the reference does.
+func TestOneCallAtATime(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Join: plan.Delta, Workers: 2, Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A call running (as if on another goroutine): every other is
+		// refused.
+		if err := se.enter("Finish"); err != nil {
+			t.Fatal(err)
+		}
+		calls := map[string]func() error{
+			"FeedThrough":    func() error { return se.FeedThrough(9) },
+			"WaitIndexes":    func() error { return se.WaitIndexes(ctx, 0) },
+			"InstallQuery":   func() error { _, err := se.InstallQuery(ctx); return err },
+			"InstallQueries": func() error { _, err := se.InstallQueries(ctx, 2); return err },
+			"ImportOnly":     func() error { _, err := se.ImportOnly(ctx); return err },
+			"Stall":          func() error { return se.Stall(ctx) },
+			"Peeks":          func() error { _, err := se.Peeks(ctx, 1); return err },
+			"Finish":         func() error { _, _, err := se.Finish(ctx); return err },
+			"FinishRounds":   func() error { _, _, err := se.FinishRounds(ctx); return err },
+			"Stats":          func() error { _, err := se.Stats(ctx); return err },
+			"Result":         func() error { _, err := se.Result(1); return err },
+			"Close":          func() error { return se.Close(ctx) },
+		}
+		for name, call := range calls {
+			err := call()
+			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), name+" called while Finish runs") {
+				t.Errorf("%v: %s while Finish runs: %v, want ErrUsage naming both", mode, name, err)
+			}
+		}
+		if se.next != 0 || se.advanced != 0 || se.query || se.closed {
+			t.Fatalf("%v: refused calls changed the session: next %d, advanced %d, query %v, closed %v", mode, se.next, se.advanced, se.query, se.closed)
+		}
+		se.leave()
+
+		// Goroutines feeding at once: each call whole, or refused.
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for tm := range uint64(5) {
+					if err := se.FeedThrough(tm); err != nil && !errors.Is(err, ErrUsage) {
+						t.Errorf("%v: FeedThrough(%d) beside others: %v", mode, tm, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err := se.FeedThrough(s.AsOf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := se.InstallQuery(ctx); err != nil {
+			t.Fatalf("%v: InstallQuery: %v", mode, err)
+		}
+		if _, _, err := se.Finish(ctx); err != nil {
+			t.Fatalf("%v: Finish: %v", mode, err)
+		}
+		checkLast(t, se, s, tabs)
+		if err := se.Close(ctx); err != nil {
+			t.Errorf("%v: Close: %v", mode, err)
+		}
+	}
+}

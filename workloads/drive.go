@@ -716,7 +716,12 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 	if err := se.waitIndexes(ctx, asOf); err != nil {
 		return nil, err
 	}
-	lat := make([]time.Duration, 0, reads)
+	// Room for the reads a run makes (benchrun's at most a million), not
+	// for any count: reads of 2^62 and more panicked here (makeslice: cap
+	// out of range) before reading anything, and fewer but still huge ones
+	// asked for terabytes at once, where each read grows the slice as it
+	// runs, until ctx ends.
+	lat := make([]time.Duration, 0, min(reads, 1<<20))
 	for i := range reads {
 		t := ts[min(i, len(ts)-1)]
 		if err := se.feedThrough(t); err != nil {

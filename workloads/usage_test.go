@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -1038,6 +1039,31 @@ func TestOneCallAtATime(t *testing.T) {
 		}
 		checkLast(t, se, s, tabs)
 		if err := se.Close(ctx); err != nil {
+			t.Errorf("%v: Close: %v", mode, err)
+		}
+	}
+}
+
+// Peeks takes any count of reads: one too large to make room for at once
+// (math.MaxInt) reads until ctx ends and returns its error, where it
+// panicked (makeslice: cap out of range) before reading anything.
+func TestPeeksOfAHugeCount(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Join: plan.Delta, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		err = noPanic(t, "Peeks", func() error {
+			_, err := se.Peeks(ctx, math.MaxInt)
+			return err
+		})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%v: Peeks(math.MaxInt): %v, want the context's deadline", mode, err)
+		}
+		if err := se.Close(context.Background()); err != nil {
 			t.Errorf("%v: Close: %v", mode, err)
 		}
 	}

@@ -450,8 +450,8 @@ func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
 // InstallQueries is InstallQuery with k copies of the query created at
 // once (ids query, query-1, …), timed until every output is complete at
 // as_of. Output is the first copy's. The query is installed once: a
-// second call, or k below 1, is an error wrapping ErrUsage, as is a call
-// after Peeks read past as_of (asOfGone).
+// second call, or k below 1 or above MaxQueries, is an error wrapping
+// ErrUsage, as is a call after Peeks read past as_of (asOfGone).
 func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, error) {
 	if err := se.enter("InstallQueries"); err != nil {
 		return 0, err
@@ -464,8 +464,8 @@ func (se *Session) installQueries(ctx context.Context, k int) (time.Duration, er
 	if err := se.usable(); err != nil {
 		return 0, err
 	}
-	if k < 1 {
-		return 0, usagef("%d copies of the query: want at least 1", k)
+	if k < 1 || k > MaxQueries {
+		return 0, usagef("%d copies of the query: want 1 to %d", k, MaxQueries)
 	}
 	if len(se.queries) > 0 {
 		return 0, usagef("the query is installed already: it runs once")

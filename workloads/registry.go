@@ -70,8 +70,8 @@ func (p *Param) Check(v int64) error {
 const (
 	maxSize  = spec.MaxRows
 	maxZipf  = spec.MaxZipfN
-	maxReads = 1_000_000 // one-shot reads per peek sample, about a millisecond each
-	maxK     = 1024      // concurrent queries per fanout sample, about 1 MB each at 10,000 rows
+	maxReads = 1_000_000  // one-shot reads per peek sample, about a millisecond each
+	maxK     = MaxQueries // concurrent queries per fanout sample, about 1 MB each at 10,000 rows
 )
 
 // Bench is one benchmark of a workload: a spec file and where each

@@ -82,6 +82,13 @@ func CheckTables(s *spec.Spec, tables []*spec.Table) error {
 // cores for more.
 const MaxWorkers = 1024
 
+// MaxQueries bounds InstallQueries' copies of the query, as benchrun's
+// fanout k: each is a dataflow on every worker, about a megabyte at
+// 10,000 rows, all made before the first is created, so a count of
+// millions ran out of memory (math.MaxInt never returned) where it is
+// now refused.
+const MaxQueries = 1024
+
 // checkOptions returns an error unless every option is in its range.
 func checkOptions(opts SessionOptions) error {
 	if opts.Mode != render.Imported && opts.Mode != render.Direct {

@@ -1068,3 +1068,40 @@ func TestPeeksOfAHugeCount(t *testing.T) {
 		}
 	}
 }
+
+// InstallQueries takes 1 to MaxQueries copies: more is an ErrUsage error
+// naming the bound that creates nothing, where the copies were all made
+// before the first create, and a count of millions ran out of memory
+// (math.MaxInt never returned). Refused, the query can still be
+// installed.
+func TestInstallQueriesBounded(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	se, err := NewSession(s, tabs, SessionOptions{Mode: render.Imported, Join: plan.Delta, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer se.Close(ctx)
+	if err := se.FeedThrough(s.AsOf); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{MaxQueries + 1, math.MaxInt} {
+		_, err := se.InstallQueries(ctx, k)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "want 1 to 1024") {
+			t.Errorf("InstallQueries(%d): %v, want ErrUsage naming 1 to 1024", k, err)
+		}
+	}
+	if se.Output() != nil {
+		t.Fatal("a refused InstallQueries installed the query")
+	}
+	if _, err := se.InstallQueries(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := se.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := se.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -747,6 +747,9 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 		if err := se.ctl.Send(runtime.CreateDataflow{Desc: desc}); err != nil {
 			return nil, err
 		}
+		if peekCreated != nil {
+			peekCreated()
+		}
 		if err := se.wait(ctx, out.WaitPassed, t); err != nil {
 			// A read ctx ended (or a runtime's error) is dropped all the
 			// same: left, Close found it still importing the indexes (a
@@ -760,6 +763,11 @@ func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error
 	}
 	return lat, nil
 }
+
+// peekCreated, when a test sets it, runs in Peeks right after each read's
+// create is sent: a test ends the read's context there, whatever the
+// read's speed.
+var peekCreated func()
 
 // Finish feeds every remaining update, closes the inputs and waits until
 // the query's output is complete, and, imported, every index (one no

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reference"
@@ -423,7 +421,7 @@ func crossDiffs(a, b *render.Output, asOf, hi uint64, compared []uint64) []cross
 		if !differs || slices.Contains(compared, t) {
 			continue
 		}
-		what := "row " + rowText(row)
+		what := "row " + reference.RowText(row)
 		if errs {
 			what = "error " + ErrorMessage(row[0])
 		}
@@ -433,18 +431,6 @@ func crossDiffs(a, b *render.Output, asOf, hi uint64, compared []uint64) []cross
 		})
 	}
 	return out
-}
-
-// rowText writes a row's values as the reference's differences do.
-func rowText(row []int64) string {
-	var b strings.Builder
-	for i, x := range row {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatInt(x, 10))
-	}
-	return b.String()
 }
 
 // countDiffs checks the operators' error counts of one run in mode at

@@ -14,6 +14,7 @@ import (
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/render"
 	"github.com/tracebench/tracebench/internal/mutants"
+	"github.com/tracebench/tracebench/workloads/spec"
 )
 
 // TestCheckSeesAnErrorThatComesAndGoes: an error that comes at time 1 and
@@ -165,20 +166,7 @@ func TestCheckComparesConfigurationsAtEveryTime(t *testing.T) {
 	  "query": {"from": [{"as": "p", "collection": "va"}, {"as": "q", "collection": "b"}, {"as": "d", "collection": "c"}],
 	            "join": "delta", "on": [["p.k", "q.k", "d.k"]], "project": ["p.k", "p.q"]}}`
 	}
-	// The input times are 0 and 3 to 40 whatever tx among them.
-	s, tables := decodeAndLoad(t, "between.json", build(3))
-	times := CheckTimes(s, tables)
-	if len(times) != minCheckTimes {
-		t.Fatalf("compared at %d times, want %d", len(times), minCheckTimes)
-	}
-	tx := uint64(4)
-	for slices.Contains(times, tx) {
-		tx++
-	}
-	s, tables = decodeAndLoad(t, "between.json", build(int(tx)))
-	if got := CheckTimes(s, tables); !slices.Equal(got, times) {
-		t.Fatalf("compared times moved: %v, then %v", times, got)
-	}
+	s, tables, times, tx := betweenReferenceTimes(t, "between.json", build)
 	cases := []CheckCase{{Mode: render.Direct, Join: plan.Linear, Workers: 1}, {Mode: render.Direct, Join: plan.Delta, Workers: 1}}
 	diffs, err := Check(context.Background(), s, tables, cases)
 	if err != nil {
@@ -200,6 +188,28 @@ func TestCheckComparesConfigurationsAtEveryTime(t *testing.T) {
 	if !slices.Equal(diffs, []string{want}) {
 		t.Errorf("differences:\n%s\nwant only:\n%s", strings.Join(diffs, "\n"), want)
 	}
+}
+
+// betweenReferenceTimes loads the spec build(tx) makes, whose input
+// times are 0 and 3 to 40 whatever tx among them, and returns it with
+// the times the reference is evaluated at (checkTimesWork made small:
+// minCheckTimes of them) and the first tx after 3 that is none of them.
+func betweenReferenceTimes(t *testing.T, file string, build func(tx int) string) (*spec.Spec, []*spec.Table, []uint64, uint64) {
+	t.Helper()
+	s, tables := decodeAndLoad(t, file, build(3))
+	times := CheckTimes(s, tables)
+	if len(times) != minCheckTimes {
+		t.Fatalf("compared at %d times, want %d", len(times), minCheckTimes)
+	}
+	tx := uint64(4)
+	for slices.Contains(times, tx) {
+		tx++
+	}
+	s, tables = decodeAndLoad(t, file, build(int(tx)))
+	if got := CheckTimes(s, tables); !slices.Equal(got, times) {
+		t.Fatalf("compared times moved: %v, then %v", times, got)
+	}
+	return s, tables, times, tx
 }
 
 // TestCheckComparesRowsAtEveryTime: as
@@ -230,19 +240,7 @@ func TestCheckComparesRowsAtEveryTime(t *testing.T) {
 	  "query": {"from": [{"as": "p", "collection": "a"}, {"as": "q", "collection": "b"}],
 	            "join": "delta", "on": [["p.k", "q.k"]], "project": ["p.k", "p.x", "q.y"]}}`
 	}
-	s, tables := decodeAndLoad(t, "between_rows.json", build(3))
-	times := CheckTimes(s, tables)
-	if len(times) != minCheckTimes {
-		t.Fatalf("compared at %d times, want %d", len(times), minCheckTimes)
-	}
-	tx := uint64(4)
-	for slices.Contains(times, tx) {
-		tx++
-	}
-	s, tables = decodeAndLoad(t, "between_rows.json", build(int(tx)))
-	if got := CheckTimes(s, tables); !slices.Equal(got, times) {
-		t.Fatalf("compared times moved: %v, then %v", times, got)
-	}
+	s, tables, _, tx := betweenReferenceTimes(t, "between_rows.json", build)
 	cases := []CheckCase{{Mode: render.Direct, Join: plan.Linear, Workers: 1}, {Mode: render.Direct, Join: plan.Delta, Workers: 1}}
 	diffs, err := Check(context.Background(), s, tables, cases)
 	if err != nil {

@@ -197,6 +197,10 @@ func newColl() *coll {
 	return &coll{rows: map[string]*rec{}, errs: map[string]*big.Int{}, mass: map[string]*rec{}, errMass: map[string]*big.Int{}, single: map[string]bool{}, exprOverflow: new(big.Int)}
 }
 
+// RowText writes a row's values as Compare's differences name a row:
+// decimal, separated by commas.
+func RowText(v []int64) string { return rowKey(v) }
+
 func rowKey(v []int64) string {
 	var b strings.Builder
 	for i, x := range v {

@@ -954,19 +954,7 @@ func TestStallTwiceIsRefused(t *testing.T) {
 		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "Stall") {
 			t.Errorf("%v: a second Stall: %v, want ErrUsage naming Stall", mode, err)
 		}
-		if err := se.FeedThrough(s.AsOf); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := se.InstallQuery(ctx); err != nil {
-			t.Fatalf("%v: InstallQuery: %v", mode, err)
-		}
-		if _, _, err := se.Finish(ctx); err != nil {
-			t.Fatalf("%v: Finish: %v", mode, err)
-		}
-		checkLast(t, se, s, tabs)
-		if err := se.Close(ctx); err != nil {
-			t.Errorf("%v: Close: %v", mode, err)
-		}
+		installFinishAndClose(ctx, t, se, s, tabs, mode)
 	}
 }
 
@@ -1028,19 +1016,7 @@ func TestOneCallAtATime(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if err := se.FeedThrough(s.AsOf); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := se.InstallQuery(ctx); err != nil {
-			t.Fatalf("%v: InstallQuery: %v", mode, err)
-		}
-		if _, _, err := se.Finish(ctx); err != nil {
-			t.Fatalf("%v: Finish: %v", mode, err)
-		}
-		checkLast(t, se, s, tabs)
-		if err := se.Close(ctx); err != nil {
-			t.Errorf("%v: Close: %v", mode, err)
-		}
+		installFinishAndClose(ctx, t, se, s, tabs, mode)
 	}
 }
 
@@ -1103,5 +1079,25 @@ func TestInstallQueriesBounded(t *testing.T) {
 	}
 	if err := se.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// installFinishAndClose feeds se through as_of, installs its query, runs
+// it to the end, checks its last answer against the reference (checkLast)
+// and closes it.
+func installFinishAndClose(ctx context.Context, t *testing.T, se *Session, s *spec.Spec, tabs []*spec.Table, mode render.Mode) {
+	t.Helper()
+	if err := se.FeedThrough(s.AsOf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := se.InstallQuery(ctx); err != nil {
+		t.Fatalf("%v: InstallQuery: %v", mode, err)
+	}
+	if _, _, err := se.Finish(ctx); err != nil {
+		t.Fatalf("%v: Finish: %v", mode, err)
+	}
+	checkLast(t, se, s, tabs)
+	if err := se.Close(ctx); err != nil {
+		t.Errorf("%v: Close: %v", mode, err)
 	}
 }

@@ -47,6 +47,14 @@ type Arranged struct {
 	Key []int
 }
 
+// ErrsShaped reports whether a has an errs half's shape: a stream, keyed
+// by one error code with no vals, which an operator forwarding an
+// entry's errors needs. An oks half of a one-column collection keyed by
+// that column has the same shape: the shape is all a half carries.
+func (a Arranged) ErrsShaped() bool {
+	return a.Stream != nil && a.Arity == (batch.Arity{Key: 1})
+}
+
 // Arrangement is a collection arranged by key columns: oks by Key (vals are
 // the other columns in order), errs by error code.
 type Arrangement struct {

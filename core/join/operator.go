@@ -172,7 +172,7 @@ func checkArity(op string, a dataflow.Arranged, what string) error {
 // ForwardErrs refuses its arrangement's.
 func checkErrs(op string, errs []dataflow.Arranged) error {
 	for i, a := range errs {
-		if a.Stream == nil || a.Arity != (batch.Arity{Key: 1}) {
+		if !a.ErrsShaped() {
 			return fmt.Errorf("%w: operator %q: Errs[%d] has no stream or is not an errs half keyed by one error code (arity %v)", ErrArity, op, i, a.Arity)
 		}
 	}

@@ -85,7 +85,7 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 	if oks.Stream == nil || oks.Reader == nil {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: the arrangement has no oks stream or reader (not made by Arrange or ImportIndex?)", ErrArity, opts.Name)
 	}
-	if opts.ForwardErrs && (a.Errs.Stream == nil || a.Errs.Arity != (batch.Arity{Key: 1})) {
+	if opts.ForwardErrs && !a.Errs.ErrsShaped() {
 		return dataflow.Collection{}, fmt.Errorf("%w: operator %q: ForwardErrs, but the arrangement's errs half has no stream or is not keyed by one error code (arity %v)", ErrArity, opts.Name, a.Errs.Arity)
 	}
 	if oks.Arity == (batch.Arity{}) && len(a.Key) > 0 {

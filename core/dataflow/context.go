@@ -275,7 +275,11 @@ func newStream[T any](df *Dataflow, n *node) *Stream[T] { return &Stream[T]{from
 // Only a Maintained dataflow reads inputs: in a query it returns an error
 // wrapping ErrQueryReadsInput naming the dataflow and the input. An input
 // declared with InputOptions.NoHistory is read only from before its first
-// update: after one, the error wraps ErrInputHistory.
+// update: after one, the error wraps ErrInputHistory. An input whose
+// history has been allowed to compact (Inputs.AllowCompaction) is read
+// only by a dataflow whose as_of is at or after its since, and its history
+// may then come with times advanced to the since: otherwise the error
+// wraps ErrInputCompacted.
 func (c *Context) Input(name string, arity int) (Collection, error) {
 	if err := c.late("Context.Input"); err != nil {
 		return Collection{}, err
@@ -292,6 +296,9 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 	}
 	if l.noHistory && l.received {
 		return Collection{}, fmt.Errorf("dataflow %s: input %q: %w", c.df.id, name, ErrInputHistory)
+	}
+	if !l.since.LessEqual(c.df.asOf) {
+		return Collection{}, fmt.Errorf("dataflow %s: input %q: since %v, as_of %v: %w", c.df.id, name, l.since, c.df.asOf, ErrInputCompacted)
 	}
 	op := &inputOp{df: c.df, log: l, pending: append([]*Chunk(nil), l.history...)}
 	n := c.df.addNode("input "+name, op)

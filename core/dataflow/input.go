@@ -1,8 +1,10 @@
 package dataflow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -10,7 +12,8 @@ import (
 
 // Inputs are a worker's input collections: each keeps this worker's share of
 // every update sent to it (rows whose hash falls to this worker) and its
-// frontier, so a dataflow created later replays the whole history. An input
+// frontier, so a dataflow created later replays the whole history, or the
+// history compacted to the input's since (AllowCompaction). An input
 // declared with InputOptions.NoHistory keeps none of it: only the dataflows
 // reading it when an update arrives are given the update.
 type Inputs struct {
@@ -48,6 +51,11 @@ type inputLog struct {
 	history  []*Chunk
 	frontier frontier.Frontier
 	subs     []*inputOp
+	// since: the history is exact from here on (Inputs.AllowCompaction);
+	// rows: the updates it holds; compacted: how many of them the last
+	// compaction left, the first chunk's.
+	since           frontier.Frontier
+	rows, compacted int
 	// noHistory: history stays empty; received: an update arrived (or
 	// history was dropped when the option was set), so a dataflow that
 	// starts reading now would miss it.
@@ -109,7 +117,7 @@ func (in *Inputs) DeclareWith(name string, arity int, o InputOptions) error {
 	if o.NoHistory && !l.noHistory {
 		l.noHistory = true
 		l.received = l.received || len(l.history) > 0
-		l.history = nil
+		l.history, l.rows, l.compacted = nil, 0, 0
 	}
 	return nil
 }
@@ -145,8 +153,9 @@ func (in *Inputs) keep(name string, l *inputLog, mine *Chunk) error {
 		return nil
 	}
 	l.received = true
-	if !l.noHistory {
+	if !l.noHistory && !l.since.IsEmpty() {
 		l.history = append(l.history, mine)
+		l.rows += mine.Len()
 	}
 	for _, s := range l.subs {
 		s.pending = append(s.pending, mine)
@@ -170,6 +179,123 @@ func (in *Inputs) Advance(name string, f frontier.Frontier) error {
 		in.activate(s.df)
 	}
 	return nil
+}
+
+// ErrInputCompacted is wrapped by Context.Input for an input whose history
+// has been allowed to compact (Inputs.AllowCompaction) beyond the
+// dataflow's as_of, or dropped (allowed to compact to {}): the history no
+// longer tells the collection at every time from the as_of on.
+var ErrInputCompacted = errors.New("the input's history has been allowed to compact beyond the dataflow's as_of")
+
+// inputCompactMin is the fewest updates an input's history gains before
+// AllowCompaction compacts it again.
+const inputCompactMin = 1024
+
+// AllowCompaction lets input name's history compact to since: it need
+// only tell the collection exactly at times at or after since, so an
+// update at an earlier time may be kept at since instead, and updates of
+// one row at one time summed into one (zeros dropped). A dataflow created
+// later may read the input only if its as_of is at or after since
+// (Context.Input refuses it otherwise, ErrInputCompacted); the dataflows
+// reading it already keep reading every update as sent. since never moves
+// back. Compaction to {} drops the history: the input is then read only by
+// the dataflows that read it already.
+//
+// The history is compacted when it has grown by as many updates as the
+// last compaction left (and by inputCompactMin at least) since then, so
+// the work is proportional to the updates sent and the history holds at
+// most about twice what a compaction to since leaves. A row whose diffs at
+// one time add up beyond int64 keeps those updates apart, each at since,
+// as it came: a reader's arrangement then finds the overflow as it would
+// have (docs/semantics.md §1.1).
+func (in *Inputs) AllowCompaction(name string, since frontier.Frontier) error {
+	l, ok := in.logs[name]
+	if !ok {
+		return fmt.Errorf("dataflow: compaction of unknown input %q", name)
+	}
+	if !l.since.LessEqual(since) {
+		return fmt.Errorf("dataflow: input %q: compaction to %v would move back from %v", name, since, l.since)
+	}
+	l.since = since
+	switch {
+	case since.IsEmpty():
+		l.history, l.rows, l.compacted = nil, 0, 0
+	case l.rows-l.compacted >= max(l.compacted, inputCompactMin):
+		c := compactChunks(l.history, l.arity, l.rows, since.MustTime())
+		if in.peers > 1 && l.arity > 0 {
+			c.keyTo(in.worker, in.peers) // the rows of this worker's shares
+		}
+		clear(l.history)
+		l.history = append(l.history[:0], c)
+		if c.Len() == 0 {
+			l.history = l.history[:0]
+		}
+		l.rows, l.compacted = c.Len(), c.Len()
+	}
+	return nil
+}
+
+// HistoryLen returns the number of updates the inputs keep for dataflows
+// created later, over every input.
+func (in *Inputs) HistoryLen() int {
+	n := 0
+	for _, l := range in.logs {
+		n += l.rows
+	}
+	return n
+}
+
+// compactChunks returns one chunk of the n updates of chunks (rows of
+// arity ar): each time advanced to since, updates of equal row and time
+// summed into one, zero sums dropped, sorted by row and time. A group whose
+// sum leaves int64 is kept as its updates, in the order they came.
+func compactChunks(chunks []*Chunk, ar, n int, since frontier.Time) *Chunk {
+	rows := make([]int64, 0, n*ar)
+	times := make([]uint64, 0, n)
+	diffs := make([]int64, 0, n)
+	for _, c := range chunks {
+		rows = append(rows, c.Rows[:c.Len()*ar]...)
+		for _, t := range c.Times {
+			times = append(times, max(t, since))
+		}
+		diffs = append(diffs, c.Diffs...)
+	}
+	row := func(i int) []int64 { return rows[i*ar : i*ar+ar] }
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int {
+		if c := slices.Compare(row(a), row(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(times[a], times[b])
+	})
+	out := NewChunk(ar, 0)
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && times[perm[hi]] == times[perm[lo]] && slices.Equal(row(perm[hi]), row(perm[lo])) {
+			hi++
+		}
+		// The group's sum in 128 bits: (top, low).
+		var top int64
+		var low uint64
+		for _, i := range perm[lo:hi] {
+			var carry uint64
+			low, carry = bits.Add64(low, uint64(diffs[i]), 0)
+			top += int64(carry) + diffs[i]>>63
+		}
+		switch {
+		case top != int64(low)>>63:
+			for _, i := range perm[lo:hi] {
+				out.Push(row(i), times[i], diffs[i])
+			}
+		case low != 0:
+			out.Push(row(perm[lo]), times[perm[lo]], int64(low))
+		}
+		lo = hi
+	}
+	return out
 }
 
 // inputOp is the source operator of an input in one dataflow.

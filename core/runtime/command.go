@@ -11,9 +11,10 @@ type Command interface{ command() }
 // CreateInput declares an input collection of rows of Arity columns. Input
 // and AdvanceInput name a declared input; dataflows read it with
 // dataflow.Context.Input. An input keeps every update sent to it, so a
-// dataflow created later reads its whole history; with NoHistory it keeps
-// none, and a dataflow reading it must be created before its first update
-// (dataflow.InputOptions; a later one fails with dataflow.ErrInputHistory).
+// dataflow created later reads its whole history (AllowInputCompaction
+// bounds it); with NoHistory it keeps none, and a dataflow reading it must
+// be created before its first update (dataflow.InputOptions; a later one
+// fails with dataflow.ErrInputHistory).
 type CreateInput struct {
 	Name      string
 	Arity     int
@@ -54,6 +55,21 @@ type AdvanceInput struct {
 	Frontier frontier.Frontier
 }
 
+// AllowInputCompaction lets an input's history compact to Frontier
+// (maintaining roles only; dataflow.Inputs.AllowCompaction): the history
+// a dataflow created later reads need only be exact from Frontier on, so
+// each worker keeps the updates of earlier times at Frontier, those of
+// one row and time summed into one, and its memory follows the
+// collection's size rather than the updates ever sent. A dataflow created
+// later reads the input only with an as_of at or after Frontier (its
+// create fails otherwise, dataflow.ErrInputCompacted); the dataflows
+// reading it already are not affected. {} drops the history. A frontier
+// before one already allowed is refused by Send (ErrCompactionBackward).
+type AllowInputCompaction struct {
+	Name     string
+	Frontier frontier.Frontier
+}
+
 // barrier is a barrier: each worker calls done after applying every earlier
 // command and stepping its dataflows.
 type barrier struct{ done func(*worker) }
@@ -65,10 +81,11 @@ type queued struct {
 	seq uint64
 }
 
-func (CreateInput) command()     {}
-func (CreateDataflow) command()  {}
-func (AllowCompaction) command() {}
-func (DropDataflow) command()    {}
-func (Input) command()           {}
-func (AdvanceInput) command()    {}
-func (barrier) command()         {}
+func (CreateInput) command()          {}
+func (CreateDataflow) command()       {}
+func (AllowCompaction) command()      {}
+func (DropDataflow) command()         {}
+func (Input) command()                {}
+func (AdvanceInput) command()         {}
+func (AllowInputCompaction) command() {}
+func (barrier) command()              {}

@@ -599,6 +599,11 @@ type Stats struct {
 	// HoldGap is the largest gap between requested and applied compaction
 	// of a trace under maintenance (dataflow.IndexManager.HoldGap).
 	HoldGap uint64
+	// InputHistory is the number of updates the inputs keep for dataflows
+	// created later (dataflow.Inputs.HistoryLen), over every worker:
+	// every update sent, unless the input keeps none (NoHistory) or its
+	// history compacts (AllowInputCompaction).
+	InputHistory int
 }
 
 // Stats returns the runtime's state; it asks every worker through its
@@ -633,6 +638,7 @@ func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 		st.Trace.Merging += ts.Merging
 		st.Trace.Recompactions += ts.Recompactions
 		st.HoldGap = max(st.HoldGap, w.env.Manager.HoldGap())
+		st.InputHistory += w.env.Inputs.HistoryLen()
 	}, []*Runtime{r, partner})
 	if err != nil {
 		return Stats{}, err
@@ -928,6 +934,7 @@ type errKey struct {
 type inputDecl struct {
 	arity    int
 	frontier frontier.Frontier
+	since    frontier.Frontier // allowed by AllowInputCompaction
 }
 
 // ErrShutdown is returned by Send and SendAll once a runtime of the
@@ -960,7 +967,8 @@ var ErrWorkerExited = errors.New("runtime.Goexit on a worker (testing.T.FailNow 
 // while the caller took it to keep times the index has compacted away (a
 // query at one of them is refused, dataflow.ErrCompactedBeyondAsOf). It
 // reaches no runtime (Controller, R3). The same frontier again, and the
-// as_of itself, are no error.
+// as_of itself, are no error. So is an AllowInputCompaction to a frontier
+// before one already allowed for the input.
 var ErrCompactionBackward = errors.New("compaction never moves back")
 
 // ErrOnWorker is returned by Sync, SyncRole and Stats called from a Build
@@ -1201,7 +1209,7 @@ func (c *Controller) sendLocked(cmd Command) error {
 	c.record(cmd)
 	input, quiet := false, false
 	switch cmd.(type) {
-	case Input, AdvanceInput:
+	case Input, AdvanceInput, AllowInputCompaction:
 		input = true
 	case AllowCompaction:
 		quiet = true
@@ -1301,6 +1309,14 @@ func (c *Controller) validate(cmd Command) error {
 		case !in.frontier.LessEqual(cmd.Frontier):
 			return fmt.Errorf("runtime: advance input %q: Frontier %v is before the input frontier %v", cmd.Name, cmd.Frontier, in.frontier)
 		}
+	case AllowInputCompaction:
+		in := c.inputs[cmd.Name]
+		switch {
+		case in == nil:
+			return fmt.Errorf("runtime: allow compaction of input %q: unknown input (declare it with CreateInput)", cmd.Name)
+		case !in.since.LessEqual(cmd.Frontier):
+			return fmt.Errorf("runtime: allow compaction of input %q to %v: %v is allowed already: %w", cmd.Name, cmd.Frontier, in.since, ErrCompactionBackward)
+		}
 	case CreateDataflow:
 		d := cmd.Desc
 		switch {
@@ -1381,6 +1397,8 @@ func (c *Controller) record(cmd Command) {
 		c.inputs[cmd.Name] = &inputDecl{arity: cmd.Arity}
 	case AdvanceInput:
 		c.inputs[cmd.Name].frontier = cmd.Frontier
+	case AllowInputCompaction:
+		c.inputs[cmd.Name].since = cmd.Frontier
 	case CreateDataflow:
 		c.dataflows[cmd.Desc.ID] = append([]string{}, cmd.Desc.Exports...)
 		if c.incs == nil {

@@ -1066,6 +1066,12 @@ func (w *worker) apply(q queued) {
 				w.env.Fail("", err)
 			}
 		}
+	case AllowInputCompaction:
+		if role != Interactive {
+			if err := w.env.Inputs.AllowCompaction(c.Name, c.Frontier); err != nil {
+				w.env.Fail("", err)
+			}
+		}
 	case barrier:
 		w.stepActive()
 		// Each step set the worker's own labels back: what the barrier

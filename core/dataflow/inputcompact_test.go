@@ -1,0 +1,198 @@
+package dataflow
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// historyAt accumulates chunks at time t: each row's diffs of times at or
+// before t, rows of sum 0 left out. The test's diffs are small, so no sum
+// leaves int64.
+func historyAt(chunks []*Chunk, t frontier.Time) map[string]int64 {
+	out := map[string]int64{}
+	for _, c := range chunks {
+		for i := range c.Len() {
+			if c.Times[i] <= t {
+				out[fmt.Sprint(c.Row(i))] += c.Diffs[i]
+			}
+		}
+	}
+	for k, d := range out {
+		if d == 0 {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// TestInputCompactionKeepsTheCollectionFromSince: random updates of few
+// rows over many times, compacted as the since follows the input's
+// frontier: the history accumulates to what every update sent does at
+// every time from the since on, holds no time before it, and stays within
+// about twice what a compaction leaves while the updates sent grow.
+func TestInputCompactionKeepsTheCollectionFromSince(t *testing.T) {
+	for _, peers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("peers=%d", peers), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(peers), 11))
+			ins := make([]*Inputs, peers)
+			for w := range ins {
+				ins[w] = NewInputs(w, peers, func(*Dataflow) {})
+				if err := ins[w].Declare("in", 2); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var sent []*Chunk
+			most := 0
+			for tm := range uint64(200) {
+				c := NewChunk(2, 100)
+				for range 100 {
+					c.Push([]int64{rng.Int64N(40), rng.Int64N(3)}, tm+uint64(rng.IntN(3)), rng.Int64N(7)-3)
+				}
+				sent = append(sent, c)
+				for w, in := range ins {
+					if err := in.Send("in", c); err != nil {
+						t.Fatal(err)
+					}
+					if err := in.Advance("in", frontier.At(tm+1)); err != nil {
+						t.Fatal(err)
+					}
+					if err := in.AllowCompaction("in", frontier.At(tm)); err != nil {
+						t.Fatalf("worker %d: %v", w, err)
+					}
+					most = max(most, in.HistoryLen())
+				}
+				if tm%37 != 0 && tm != 199 {
+					continue
+				}
+				var hist []*Chunk
+				for _, in := range ins {
+					l := in.logs["in"]
+					hist = append(hist, l.history...)
+					n := 0
+					for _, c := range l.history {
+						n += c.Len()
+					}
+					if n != l.rows {
+						t.Fatalf("time %d: the history holds %d updates, counted %d", tm, n, l.rows)
+					}
+				}
+				for at := tm; at < tm+3; at++ {
+					if got, want := historyAt(hist, at), historyAt(sent, at); !maps2Equal(got, want) {
+						t.Fatalf("time %d: the history at %d is %v, the updates sent make %v", tm, at, got, want)
+					}
+				}
+			}
+			// 20,000 updates sent over 120 possible rows and 3 times ahead:
+			// a compaction leaves at most 360 a worker, so a worker holds
+			// at most inputCompactMin + 360 + a round's 100 before the next.
+			if bound := inputCompactMin + 360 + 100; most > bound {
+				t.Fatalf("the history held up to %d updates, want at most %d", most, bound)
+			}
+		})
+	}
+}
+
+func maps2Equal(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCompactChunksSumsExactly: a compaction sums one row's diffs at one
+// time exactly: a partial sum out of int64 whose total fits is one update,
+// a total out of int64 keeps the updates as they came (each at the since),
+// a zero total is dropped, and the result is sorted by row and time.
+func TestCompactChunksSumsExactly(t *testing.T) {
+	const M = math.MaxInt64
+	in := []*Chunk{
+		chunk([]int64{1, M, 5}, []int64{2, 1, 7}, []int64{4, 2, 6}),
+		chunk([]int64{3, 1, 5}, []int64{0, -1, 7}, []int64{5, 3, 6}),
+		chunk([]int64{2, M, 9}, []int64{0, -1, 5}, []int64{0, 1, 4}),
+		chunk([]int64{3, M, 9}, []int64{9, -3, 6}),
+	}
+	got := compactChunks(in, 1, 11, 3)
+	type upd struct {
+		row  int64
+		t    uint64
+		diff int64
+	}
+	var rows []upd
+	for i := range got.Len() {
+		rows = append(rows, upd{got.Row(i)[0], got.Times[i], got.Diffs[i]})
+	}
+	want := []upd{
+		{4, 3, 1},  // time 0 advanced to 3
+		{5, 3, M},  // M + 1 - 1 at time 3 (times 1, 3, 0): the total fits
+		{6, 4, 2},  // time 4 stays
+		{6, 5, 3},  // so does 5
+		{6, 9, -3}, // and 9; row 7's 1 at time 2 and -1 at 0 are gone
+		{9, 3, M},  // M at 2 and M at 3 leave int64: kept apart, in order
+		{9, 3, M},
+	}
+	if !slices.Equal(rows, want) {
+		t.Fatalf("compacted to 3:\n got %v\nwant %v", rows, want)
+	}
+}
+
+// TestInputCompactionRefusesReadsBeforeItsSince: a dataflow whose as_of is
+// before the input's since is refused (ErrInputCompacted), one at it reads
+// the history; a since never moves back; {} drops the history and refuses
+// every later reader.
+func TestInputCompactionRefusesReadsBeforeItsSince(t *testing.T) {
+	env := testEnv(t, 0, 1, NewHub(1))
+	read := func(id string, asOf uint64) error {
+		_, err := Build(env, Desc{ID: id, AsOf: frontier.At(asOf), Until: frontier.Empty(), Maintained: true, Build: func(c *Context) error {
+			_, err := c.Input("in", 2)
+			return err
+		}}, 1)
+		return err
+	}
+	if err := env.Inputs.Declare("in", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Inputs.Send("in", chunk([]int64{1, 1, 1, 10}, []int64{4, 1, 2, 20})); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Inputs.AllowCompaction("in", frontier.At(3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := read("early", 2); !errors.Is(err, ErrInputCompacted) {
+		t.Fatalf("a reader at as_of 2 after compaction to 3: err %v, want ErrInputCompacted", err)
+	}
+	if err := read("at", 3); err != nil {
+		t.Fatalf("a reader at the since: %v", err)
+	}
+	if err := env.Inputs.AllowCompaction("in", frontier.At(2)); err == nil {
+		t.Fatal("compaction from 3 back to 2 accepted")
+	}
+	if err := env.Inputs.AllowCompaction("nope", frontier.At(2)); err == nil {
+		t.Fatal("compaction of an unknown input accepted")
+	}
+	if err := env.Inputs.AllowCompaction("in", frontier.Empty()); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.Inputs.HistoryLen(); n != 0 {
+		t.Fatalf("%d updates kept after compaction to {}", n)
+	}
+	if err := env.Inputs.Send("in", chunk([]int64{9, 1, 3, 30})); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.Inputs.HistoryLen(); n != 0 {
+		t.Fatalf("%d updates kept of a send after compaction to {}", n)
+	}
+	if err := read("late", math.MaxUint64-1); !errors.Is(err, ErrInputCompacted) {
+		t.Fatalf("a reader after compaction to {}: err %v, want ErrInputCompacted", err)
+	}
+}

@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// captureInput maintains input "in" (two columns) arranged by its first
+// column from as_of asOf, and captures it.
+func captureInput(id string, asOf uint64, cp *dataflow.Capture) dataflow.Desc {
+	return dataflow.Desc{
+		ID: id, Maintained: true, AsOf: frontier.At(asOf), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input("in", 2)
+			if err != nil {
+				return err
+			}
+			a, err := c.Arrange(in, []int{0})
+			if err != nil {
+				return err
+			}
+			c.Capture(cp, a.Oks)
+			return nil
+		},
+	}
+}
+
+// accumulated is cp's collection at t, by row.
+func accumulated(t *testing.T, cp *dataflow.Capture, at uint64) map[string]int64 {
+	t.Helper()
+	rows, over := cp.Accumulate(at)
+	if over != 0 {
+		t.Fatalf("time %d: %d overflows", at, over)
+	}
+	out := map[string]int64{}
+	for _, r := range rows {
+		out[fmt.Sprint(r.Row)] = r.Diff
+	}
+	return out
+}
+
+// TestInputCompactionBoundsTheHistory: an input whose since follows its
+// frontier keeps a history of about what a compaction leaves, not every
+// update sent (Stats.InputHistory; the Interactive runtime keeps none); a
+// dataflow created later at the since reads the collection a reader from
+// the start reads, at every time from there on; one before the since is
+// refused with dataflow.ErrInputCompacted; a since never moves back, and
+// names a declared input. Solo and the pair alike, on one and two workers.
+func TestInputCompactionBoundsTheHistory(t *testing.T) {
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		ctx := testCtx(t)
+		rng := rand.New(rand.NewPCG(testSeed(t), uint64(s.workers)))
+		round := func(tm uint64) {
+			rows := make([][]int64, 100)
+			for i := range rows {
+				rows[i] = []int64{int64(tm), rng.Int64N(5) - 2, rng.Int64N(50), rng.Int64N(2)}
+			}
+			s.send("in", 2, rows...)
+			s.advance("in", 2, frontier.At(tm+1))
+		}
+		early := dataflow.NewCapture(s.workers)
+		s.declare("in", 2)
+		s.must(CreateDataflow{Desc: captureInput("early", 0, early)})
+		const rounds = 100
+		for tm := range uint64(rounds) {
+			round(tm)
+			s.must(AllowInputCompaction{Name: "in", Frontier: frontier.At(tm)})
+		}
+		if err := s.ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range s.rts {
+			st, err := r.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A compaction leaves at most the 100 rows at the since, and
+			// the next comes once a worker's history has grown by 1,024.
+			want := s.workers * (1024 + 100 + 100)
+			if r.Role() == Interactive {
+				want = 0
+			}
+			if st.InputHistory > want {
+				t.Fatalf("%v runtime: the inputs keep %d updates of the %d sent, want at most %d", r.Role(), st.InputHistory, rounds*100, want)
+			}
+		}
+		late := dataflow.NewCapture(s.workers)
+		s.must(CreateDataflow{Desc: captureInput("late", rounds-1, late)})
+		s.must(CreateDataflow{Desc: captureInput("before", rounds-2, dataflow.NewCapture(s.workers))})
+		for tm := uint64(rounds); tm < rounds+3; tm++ {
+			round(tm)
+		}
+		if err := s.ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for at := uint64(rounds - 1); at < rounds+3; at++ {
+			if got, want := accumulated(t, late, at), accumulated(t, early, at); !maps2Equal(got, want) {
+				t.Fatalf("time %d: the reader created at the since has %v, the one from the start %v", at, got, want)
+			}
+		}
+		errs := s.ctl.TakeErrors()
+		if len(errs) == 0 || !errors.Is(errs[0].Err, dataflow.ErrInputCompacted) {
+			t.Fatalf("a reader at as_of %d after compaction to %d: errors %v, want dataflow.ErrInputCompacted", rounds-2, rounds-1, errs)
+		}
+		if err := s.ctl.Send(AllowInputCompaction{Name: "in", Frontier: frontier.At(3)}); !errors.Is(err, ErrCompactionBackward) {
+			t.Fatalf("compaction back to 3: %v, want ErrCompactionBackward", err)
+		}
+		if err := s.ctl.Send(AllowInputCompaction{Name: "nope", Frontier: frontier.At(3)}); err == nil {
+			t.Fatal("compaction of an undeclared input accepted")
+		}
+		// {} drops the history; the readers keep reading.
+		s.must(AllowInputCompaction{Name: "in", Frontier: frontier.Empty()})
+		round(rounds + 3)
+		if err := s.ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := s.rts[0].Stats(ctx); err != nil || st.InputHistory != 0 {
+			t.Fatalf("after compaction to {}: %d updates kept (%v)", st.InputHistory, err)
+		}
+		if got, want := accumulated(t, late, rounds+3), accumulated(t, early, rounds+3); !maps2Equal(got, want) || len(want) == 0 {
+			t.Fatalf("after compaction to {}: the late reader has %v, the early one %v", got, want)
+		}
+	})
+}
+
+func maps2Equal(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

@@ -566,20 +566,29 @@ func (w *worker) enqueue(q queued) {
 func (w *worker) run() {
 	w.goid.Store(goid())
 	defer w.rt.wg.Done()
-	defer w.exit()
 	returned := false
 	defer func() {
 		if !returned {
+			if p := recover(); p != nil {
+				// A panic no dataflow recovered (an internal fault, an
+				// invariant of -tags invariants) ends the process, and
+				// nothing of the worker's is touched on the way: it may
+				// have left a lock held that the shutdown would take (a
+				// registry's, in the middle of a publication), and the
+				// process then hung where it was to end with the panic.
+				panic(p)
+			}
 			w.goexited()
 		}
+		w.exit()
 	}()
 	w.loop()
 	returned = true
 }
 
 // goexited is run as the worker's goroutine ends other than by returning
-// from its loop: a Build or a step called runtime.Goexit (testing.T.FailNow
-// off the test's goroutine does), or panicked. The worker is gone with
+// from its loop or by a panic: a Build or a step called runtime.Goexit
+// (testing.T.FailNow off the test's goroutine does). The worker is gone with
 // what it was applying half done, and the runtime's other workers would
 // wait for it (at a create's agreement, at every barrier): it records the
 // error, naming the dataflow whose Build or step it was running (not the
@@ -588,7 +597,7 @@ func (w *worker) run() {
 // Send return ErrShutdown instead of waiting forever. A panic in an
 // operator's Step or Shutdown never gets here: the dataflow recovers it as
 // its error (dataflow.ErrOperatorPanicked). Any other panic goes on to end
-// the process as before.
+// the process, and runs neither this nor the worker's exit (run).
 func (w *worker) goexited() {
 	if r := w.exitVia; r != nil {
 		// A step of the reader's cycle this worker ran (lend): the

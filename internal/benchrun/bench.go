@@ -3,6 +3,7 @@ package benchrun
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -265,6 +266,11 @@ func parseShard(s string) (i, n int, err error) {
 	a, b, ok := strings.Cut(s, "/")
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
+	if ok && (outOfRange(a, err1) || outOfRange(b, err2)) {
+		// Well formed, but too large to count benchmarks by: saying it
+		// is not i/n would name a fault it does not have.
+		return 0, 0, usagef("--shard", "%s is out of range: i and n are at most %d", spec.Quote(s), math.MaxInt)
+	}
 	// Plain decimal only: 01/2 or +0/2 would name shard 0 in a spelling
 	// scripts comparing shard names do not expect.
 	canonical := strconv.Itoa(i) == a && strconv.Itoa(n) == b
@@ -272,6 +278,12 @@ func parseShard(s string) (i, n int, err error) {
 		return 0, 0, usagef("--shard", "%s is not i/n with 0 <= i < n (0-based, e.g. 0/4)", spec.Quote(s))
 	}
 	return i, n, nil
+}
+
+// outOfRange reports whether f, which strconv.Atoi read with err, is a
+// plain decimal (digits, no sign, no leading zero) too large for an int.
+func outOfRange(f string, err error) bool {
+	return errors.Is(err, strconv.ErrRange) && f[0] != '0' && strings.Trim(f, "0123456789") == ""
 }
 
 // Benchmarks expands a selection into the sorted list of benchmarks of

@@ -292,8 +292,8 @@ flag); 130 stopped by Ctrl-C or SIGTERM, with nothing written.`,
 	f.StringVar(&cfg.Filter, "filter", cfg.Filter, "benchproc filter: use only matching results")
 	f.StringVar(&cfg.Ignore, "ignore", cfg.Ignore, "keys whose differences do not split rows (commit, cpu and go always, unless --strict)")
 	f.BoolVar(&cfg.Strict, "strict", false, "match commit, cpu and go configuration lines too")
-	f.Var(floatFlag{&cfg.Alpha}, "alpha", "significance level: a change is significant if p <= alpha")
-	f.Var(floatFlag{&cfg.Confidence}, "confidence", "confidence level of the intervals")
+	f.Var(floatFlag{p: &cfg.Alpha, open01: true}, "alpha", "significance level: a change is significant if p <= alpha")
+	f.Var(floatFlag{p: &cfg.Confidence, open01: true}, "confidence", "confidence level of the intervals")
 	f.StringArrayVar(&cfg.Thresholds, "threshold", nil, "UNIT=PCT: a change in UNIT is a regression only past PCT percent (repeatable; UNIT * for all)")
 	f.StringVar(&cfg.FailOn, "fail-on", "", "regression: exit 1 when a significant change past its threshold goes the bad way")
 	f.StringVar(&cfg.Format, "format", cfg.Format, "output format: "+strings.Join(benchcmp.Formats, "|"))
@@ -391,16 +391,22 @@ index with --by /rows, a cost that grows with the index size.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.By, "by", "", "the name parameter to fit against, as /PARAM (required)")
 	f.StringVar(&cfg.Filter, "filter", cfg.Filter, "benchproc filter: use only matching results")
-	f.Var(floatFlag{&cfg.Confidence}, "confidence", "confidence level of the exponent's interval")
-	f.Var(floatFlag{&cfg.FlagAbove}, "flag-above", "flag rows whose exponent interval lies above this")
+	f.Var(floatFlag{p: &cfg.Confidence, open01: true}, "confidence", "confidence level of the exponent's interval")
+	f.Var(floatFlag{p: &cfg.FlagAbove}, "flag-above", "flag rows whose exponent interval lies above this")
 	f.StringVar(&cfg.Format, "format", cfg.Format, "output format: text|csv|json")
 	return cmd
 }
 
 // floatFlag is a float64 flag that refuses a number float64 cannot hold.
 // pflag's own reads 1e-400 as 0, and a range check then names 0, not what
-// was typed; beyond the largest float64 it already refuses.
-type floatFlag struct{ p *float64 }
+// was typed; beyond the largest float64 it already refuses. open01 marks a
+// flag whose values lie in (0, 1) (--alpha, --confidence): a number below 1
+// that a float64 reads as 1 is refused here, naming it, where the range
+// check would name 1.
+type floatFlag struct {
+	p      *float64
+	open01 bool
+}
 
 func (f floatFlag) String() string { return strconv.FormatFloat(*f.p, 'g', -1, 64) }
 
@@ -412,6 +418,11 @@ func (f floatFlag) Set(s string) error {
 	if v == 0 {
 		if b, ok := new(big.Float).SetString(s); ok && b.Sign() != 0 {
 			return fmt.Errorf("%s is too small for a float64 (it would read as 0)", s)
+		}
+	}
+	if f.open01 && v == 1 {
+		if r, ok := new(big.Rat).SetString(s); ok && r.Cmp(big.NewRat(1, 1)) < 0 {
+			return fmt.Errorf("%s is below 1, but a float64 reads it as 1: must be in (0, 1)", s)
 		}
 	}
 	*f.p = v

@@ -184,6 +184,13 @@ func TestExitCodesAndMessages(t *testing.T) {
 		{[]string{"--alpha", "x", "old.txt", "new.txt"}, 2, "", "invalid argument"},
 		{[]string{"--alpha", "1e-400", "old.txt", "new.txt"}, 2, "", `"1e-400" for "--alpha" flag: 1e-400 is too small`},
 		{[]string{"--confidence", "1e400", "old.txt", "new.txt"}, 2, "", `"1e400" for "--confidence" flag`},
+		// Below 1 as written, 1 as a float64 reads it: named as typed,
+		// not as the 1 a range check would see.
+		{[]string{"--alpha", "0.99999999999999999999", "old.txt", "new.txt"}, 2, "", `"0.99999999999999999999" for "--alpha" flag: 0.99999999999999999999 is below 1, but a float64 reads it as 1: must be in (0, 1)`},
+		{[]string{"--confidence", "9999999999999999999e-19", "old.txt", "new.txt"}, 2, "", `9999999999999999999e-19 is below 1, but a float64 reads it as 1`},
+		{[]string{"scaling", "--by", "/rows", "--confidence", "0.99999999999999999999", "run.txt"}, 2, "", `0.99999999999999999999 is below 1, but a float64 reads it as 1`},
+		{[]string{"--alpha", "1.0", "old.txt", "new.txt"}, 2, "", `--alpha 1: must be in (0, 1)`},
+		{[]string{"scaling", "--by", "/rows", "--flag-above", "0.99999999999999999999", "run.txt"}, 0, "", ""},
 		// Go literal syntax is not decimal: 0_05 would read as 5, 0x1p-5
 		// as 0.03125.
 		{[]string{"--alpha", "0_05", "old.txt", "new.txt"}, 2, "", `"0_05" for "--alpha" flag: not a decimal number`},

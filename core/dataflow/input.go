@@ -181,6 +181,30 @@ func (in *Inputs) Advance(name string, f frontier.Frontier) error {
 	return nil
 }
 
+// Drop forgets input name: its frontier moves to {} (the dataflows reading
+// it see its collection complete, as after an Advance to {}), its history
+// goes, and the name is free: a later Declare, or a dataflow's read of the
+// name, is of a new input (once the inputs require declaration, a read
+// before that Declare is refused, ErrUndeclaredInput). The dataflows that
+// read the dropped input keep what they read.
+func (in *Inputs) Drop(name string) error {
+	l, ok := in.logs[name]
+	if !ok {
+		return fmt.Errorf("dataflow: drop of unknown input %q", name)
+	}
+	delete(in.logs, name)
+	if in.declared != nil {
+		delete(in.declared, name)
+	}
+	l.frontier = frontier.Empty()
+	l.history, l.rows, l.compacted = nil, 0, 0
+	l.since = frontier.Empty()
+	for _, s := range l.subs {
+		in.activate(s.df)
+	}
+	return nil
+}
+
 // ErrInputCompacted is wrapped by Context.Input for an input whose history
 // has been allowed to compact (Inputs.AllowCompaction) beyond the
 // dataflow's as_of, or dropped (allowed to compact to {}): the history no
@@ -234,6 +258,10 @@ func (in *Inputs) AllowCompaction(name string, since frontier.Frontier) error {
 	}
 	return nil
 }
+
+// Len returns the number of inputs declared, or read by a dataflow, and not
+// dropped.
+func (in *Inputs) Len() int { return len(in.logs) }
 
 // HistoryLen returns the number of updates the inputs keep for dataflows
 // created later, over every input.

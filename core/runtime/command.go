@@ -70,6 +70,14 @@ type AllowInputCompaction struct {
 	Frontier frontier.Frontier
 }
 
+// DropInput drops a declared input (dataflow.Inputs.Drop; every role, as
+// CreateInput, declares and drops it): its frontier moves to {}, so the dataflows
+// reading it see its collection complete, its history goes, and its name
+// is free for a CreateInput of a new input, of any arity. Until then an
+// Input, AdvanceInput or AllowInputCompaction of the name is refused by
+// Send, and a dataflow created reading it fails (dataflow.ErrUndeclaredInput).
+type DropInput struct{ Name string }
+
 // barrier is a barrier: each worker calls done after applying every earlier
 // command and stepping its dataflows.
 type barrier struct{ done func(*worker) }
@@ -88,4 +96,5 @@ func (DropDataflow) command()         {}
 func (Input) command()                {}
 func (AdvanceInput) command()         {}
 func (AllowInputCompaction) command() {}
+func (DropInput) command()            {}
 func (barrier) command()              {}

@@ -1309,6 +1309,10 @@ func (c *Controller) validate(cmd Command) error {
 		case !in.frontier.LessEqual(cmd.Frontier):
 			return fmt.Errorf("runtime: advance input %q: Frontier %v is before the input frontier %v", cmd.Name, cmd.Frontier, in.frontier)
 		}
+	case DropInput:
+		if c.inputs[cmd.Name] == nil {
+			return fmt.Errorf("runtime: drop input %q: unknown input (declare it with CreateInput)", cmd.Name)
+		}
 	case AllowInputCompaction:
 		in := c.inputs[cmd.Name]
 		switch {
@@ -1399,6 +1403,8 @@ func (c *Controller) record(cmd Command) {
 		c.inputs[cmd.Name].frontier = cmd.Frontier
 	case AllowInputCompaction:
 		c.inputs[cmd.Name].since = cmd.Frontier
+	case DropInput:
+		delete(c.inputs, cmd.Name)
 	case CreateDataflow:
 		c.dataflows[cmd.Desc.ID] = append([]string{}, cmd.Desc.Exports...)
 		if c.incs == nil {

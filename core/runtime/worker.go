@@ -1081,6 +1081,11 @@ func (w *worker) apply(q queued) {
 				w.env.Fail("", err)
 			}
 		}
+	case DropInput:
+		// Every role, as CreateInput: each declares the input.
+		if err := w.env.Inputs.Drop(c.Name); err != nil {
+			w.env.Fail("", err)
+		}
 	case barrier:
 		w.stepActive()
 		// Each step set the worker's own labels back: what the barrier

@@ -326,11 +326,10 @@ func Check(ctx context.Context, cfg CheckConfig) error {
 		}
 	}
 	if failed > 0 {
-		verb := "differ"
-		if failed == 1 {
-			verb = "differs"
-		}
-		return fmt.Errorf("%w: %d of %s %s from the reference", ErrCheckFailed, failed, count(len(targets), "workload", "workloads"), verb)
+		// Not "from the reference": a FAIL line may be a configuration
+		// differing from the first at a time the reference was not
+		// evaluated at, an error count or a hold left at the end.
+		return fmt.Errorf("%w: %d of %s failed (the FAIL lines above say how)", ErrCheckFailed, failed, count(len(targets), "workload", "workloads"))
 	}
 	return nil
 }

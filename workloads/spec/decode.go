@@ -437,7 +437,9 @@ func (d *decoder) spec(root *node) error {
 			return err
 		}
 	}
-	if n := root.get("as_of"); n != nil {
+	// null is the default, 0, as for until (no bound): the fields share
+	// one type, an integer or null.
+	if n := root.get("as_of"); n != nil && n.kind != kindNull {
 		if s.AsOf, err = d.u64(n, "as_of"); err != nil {
 			return err
 		}

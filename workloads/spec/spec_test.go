@@ -916,3 +916,16 @@ func (e *errOnce) Read(p []byte) (int, error) {
 	}
 	return copy(p, part), nil
 }
+
+// TestNullAsOfIsItsDefault: as_of and until share one type, an integer or
+// null; null is each field's default (as_of 0, until no bound), so a spec
+// writing both as null decodes as one writing neither.
+func TestNullAsOfIsItsDefault(t *testing.T) {
+	s, err := Decode("n.json", ".", []byte(strings.Replace(base, `"name": "w"`, `"name": "w", "as_of": null, "until": null`, 1)))
+	if err != nil {
+		t.Fatalf("as_of and until null: %v", err)
+	}
+	if s.AsOf != 0 || s.HasUntil {
+		t.Fatalf("as_of null decoded as %d, until null as %d (HasUntil %v)", s.AsOf, s.Until, s.HasUntil)
+	}
+}

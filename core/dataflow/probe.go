@@ -62,6 +62,14 @@ var ErrStopped = errors.New("dataflow: the workers feeding the probe have stoppe
 // one dataflow.
 var ErrProbeDropped = errors.New("dataflow: the dataflow feeding the probe was dropped")
 
+// ErrNilContext is wrapped by the error of a wait given a nil context
+// (Probe.WaitPassed, and runtime's Sync, SyncRole and Stats, whose
+// runtime.ErrNilContext it is): refused at once, whatever the probe or the
+// runtime is at, where it panicked when the call had to wait and answered
+// when it had not, which depended on timing. A wait with no deadline takes
+// context.Background().
+var ErrNilContext = errors.New("nil context (context.Background() waits with no deadline)")
+
 // Stopper ends the waits on the probes a runtime's workers attach
 // (Env.Stopper) once the runtime stops: nothing moves those probes after
 // it. A probe is its Stopper's from its attachment until its operator is
@@ -334,8 +342,13 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 // applies and steps nothing until it returns, so the wait would last until
 // ctx ends, and an answer that depended on how far the workers had got
 // would differ between Solo and the pair. Called from an operator's Step
-// there, it is not told apart (see Desc.Build).
+// there, it is not told apart (see Desc.Build). A nil ctx is refused at
+// once, with an error wrapping ErrNilContext, whether or not the frontier
+// has passed t.
 func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
+	if ctx == nil {
+		return fmt.Errorf("dataflow: probe waiting to pass %d: %w", t, ErrNilContext)
+	}
 	for {
 		// The frontier and the stop are read under one lock: a time the
 		// probe passed before its workers stopped is never reported as

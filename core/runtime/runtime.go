@@ -617,8 +617,12 @@ type Stats struct {
 // timing. Called from a Step on a worker of the runtime, it returns
 // ErrOnWorker once it has waited about half a millisecond (onWorkerDelay);
 // from a Step on a worker of the partner, it answers if the runtime
-// answers within that time, and returns ErrOnWorker if not.
+// answers within that time, and returns ErrOnWorker if not. A nil ctx is
+// refused at once (ErrNilContext), before anything else is looked at.
 func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
+	if ctx == nil {
+		return Stats{}, errNilContext("Stats")
+	}
 	if r.stop == nil {
 		return Stats{}, ErrZeroRuntime
 	}
@@ -1011,6 +1015,20 @@ var ErrOnWorker = errors.New("runtime: called from a Build or a Step, on a worke
 // of the index by then, and whether the reader has reached its until or
 // not). Drop an index's readers before it.
 var ErrIndexDropped = errors.New("runtime: index dropped while a dataflow imports it (the dataflow's frontier stops where the index's did; drop importers first)")
+
+// ErrNilContext is wrapped by the error Sync, SyncRole and Stats return
+// given a nil context, at once and before anything else is looked at
+// (the controller's or the runtime's state, the caller's goroutine):
+// nothing is queued and no runtime is asked, the same in Solo and the
+// pair. A wait with no deadline takes context.Background(). It is
+// dataflow.ErrNilContext, which a probe's, a capture's or a tally's wait
+// (dataflow.Probe.WaitPassed) given a nil context wraps too.
+var ErrNilContext = dataflow.ErrNilContext
+
+// errNilContext is the error of method given a nil context.
+func errNilContext(method string) error {
+	return fmt.Errorf("runtime: %s: %w", method, ErrNilContext)
+}
 
 // ErrNoRuntimes is returned by Send, SendAll and Sync of a Controller not
 // made by NewController or Pair (the zero Controller), which has no runtime
@@ -1438,7 +1456,8 @@ func (c *Controller) record(cmd Command) {
 }
 
 // Sync waits until every runtime has applied every command sent before it.
-// Called from a Build, on a worker's goroutine of one of the controller's
+// A nil ctx is refused at once (ErrNilContext), before anything else is
+// looked at. Called from a Build, on a worker's goroutine of one of the controller's
 // runtimes, it returns ErrOnWorker at once, and from a Step there after
 // about half a millisecond: it would wait for the worker running its
 // caller, in Solo as in the pair.
@@ -1459,6 +1478,9 @@ func (c *Controller) record(cmd Command) {
 // pass every frontier, not only the last of two advances published in
 // quick succession).
 func (c *Controller) Sync(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext("Sync")
+	}
 	if len(c.rts) == 0 {
 		return ErrNoRuntimes
 	}
@@ -1482,7 +1504,8 @@ func (c *Controller) Sync(ctx context.Context) error {
 // waits for the runtime that builds it, not for a wake of the other. It
 // returns an error if the controller has no runtime of that role (a Solo
 // runtime is of role Solo only: a Solo controller has no Interactive
-// runtime), and, as Sync, one wrapping ctx's error or ErrShutdown if ctx
+// runtime), and, as Sync, one wrapping ErrNilContext at once for a nil
+// ctx, one wrapping ctx's error or ErrShutdown if ctx
 // ends or that runtime is shut down first (the other runtime's shutdown is
 // not its concern: Send reports it), and ErrOnWorker called on a worker's
 // goroutine of that runtime. Called from a Build on one of the other
@@ -1494,6 +1517,9 @@ func (c *Controller) Sync(ctx context.Context) error {
 // it answers if that runtime answers within about half a millisecond,
 // and returns ErrOnWorker if not.
 func (c *Controller) SyncRole(ctx context.Context, role Role) error {
+	if ctx == nil {
+		return errNilContext("SyncRole")
+	}
 	for _, r := range c.rts {
 		if r.opts.Role == role {
 			return r.guardedBarrier(ctx, nil, c.rts)

@@ -79,8 +79,13 @@ type AllowInputCompaction struct {
 type DropInput struct{ Name string }
 
 // barrier is a barrier: each worker calls done after applying every earlier
-// command and stepping its dataflows.
-type barrier struct{ done func(*worker) }
+// command and stepping its dataflows. state is the barrier call that
+// queued it (Runtime.guardedBarrier; nil for one queued otherwise), which
+// takes it out of the queues it is still in when its caller stops waiting.
+type barrier struct {
+	done  func(*worker)
+	state *barrierState
+}
 
 // queued is a command with its position in the controller's stream (0 for
 // a barrier, which no controller numbers).

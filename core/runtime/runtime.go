@@ -618,7 +618,8 @@ type Stats struct {
 // ErrOnWorker once it has waited about half a millisecond (onWorkerDelay);
 // from a Step on a worker of the partner, it answers if the runtime
 // answers within that time, and returns ErrOnWorker if not. A nil ctx is
-// refused at once (ErrNilContext), before anything else is looked at.
+// refused at once (ErrNilContext), before anything else is looked at; one
+// that ends while Stats waits leaves nothing queued, as with Sync.
 func (r *Runtime) Stats(ctx context.Context) (Stats, error) {
 	if ctx == nil {
 		return Stats{}, errNilContext("Stats")
@@ -733,7 +734,14 @@ func onWorker(rts []*Runtime) bool {
 // barrierState is one barrier call: the callbacks run under mu, only while
 // the caller still waits, and the last worker closes done. Nothing waits on
 // a worker that never runs the barrier, so a barrier abandoned by its
-// caller costs no goroutine.
+// caller costs no goroutine; and it is taken out of every queue that still
+// holds it (worker.unqueue), so it costs no queue entry either: a caller
+// polling with short timeouts while a worker is stuck (a Build waiting on
+// something outside the runtime, a runtime paused) left one entry per call
+// and worker, applied to no one once the worker got to them. What stays is
+// a barrier a worker had taken already, with the commands of the wake it
+// is stuck in: one per caller that was waiting when that wake began, run
+// to no one when the worker reaches it.
 type barrierState struct {
 	mu        gosync.Mutex
 	abandoned bool
@@ -759,8 +767,10 @@ func (b *barrierState) run(w *worker) {
 
 // barrier runs f on every worker (one at a time) after everything sent
 // before it has been applied and stepped, and waits for all of them. If ctx
-// ends or the runtime shuts down first, it returns an error, and f runs on
-// no worker after barrier returns.
+// ends or the runtime shuts down first, it returns an error, f runs on no
+// worker after barrier returns, and no worker's queue holds the barrier
+// any more (one a worker took already, with the commands of its wake, it
+// applies to no one).
 func (r *Runtime) barrier(ctx context.Context, f func(*worker)) error {
 	return r.guardedBarrier(ctx, f, nil)
 }
@@ -797,7 +807,7 @@ func (r *Runtime) guardedBarrier(ctx context.Context, f func(*worker), guard []*
 		check = t.C
 	}
 	for _, w := range r.workers {
-		w.enqueue(queued{cmd: barrier{done: b.run}})
+		w.enqueue(queued{cmd: barrier{done: b.run, state: b}})
 	}
 	var err error
 wait:
@@ -831,6 +841,14 @@ wait:
 	default:
 	}
 	b.mu.Unlock()
+	if err != nil {
+		// Abandoned: no worker that has not taken it yet need apply it.
+		// It was never a command of the controller's, so no worker's
+		// order of commands changes.
+		for _, w := range r.workers {
+			w.unqueue(b)
+		}
+	}
 	return err
 }
 
@@ -1461,6 +1479,16 @@ func (c *Controller) record(cmd Command) {
 // runtimes, it returns ErrOnWorker at once, and from a Step there after
 // about half a millisecond: it would wait for the worker running its
 // caller, in Solo as in the pair.
+//
+// If ctx ends first (or the runtimes shut down), Sync returns an error
+// wrapping ctx's (or ErrShutdown) and leaves nothing queued: its barrier
+// is taken out of every worker's queue that still holds it, as SyncRole's
+// and Stats' are. A health check polling with short timeouts while a
+// worker is stuck (a Build waiting on something outside the runtime)
+// leaves at most one barrier a worker behind, one the worker had taken
+// with the commands of the wake it is stuck in, however many calls it
+// makes; it queued one a call before. A Sync that returns nil has waited
+// for everything sent before it, whatever Syncs gave up before it.
 //
 // The Interactive runtime of a pair is synced first: it applies its copy of
 // an AllowCompaction in a wake of its own (R6), often the wake of this very

@@ -559,6 +559,22 @@ func (w *worker) enqueue(q queued) {
 	w.signal()
 }
 
+// unqueue takes the barrier of call b out of the worker's queue, if the
+// worker has not taken it yet (Runtime.guardedBarrier, once its caller has
+// stopped waiting). It looks from the end, where a barrier just abandoned
+// mostly is, and costs at most the commands queued: a stuck worker's queue
+// then holds none of the barriers its callers gave up on.
+func (w *worker) unqueue(b *barrierState) {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	for i := len(w.queue) - 1; i >= 0; i-- {
+		if c, ok := w.queue[i].cmd.(barrier); ok && c.state == b {
+			w.queue = slices.Delete(w.queue, i, i+1)
+			return
+		}
+	}
+}
+
 // run is the worker loop: park until woken, apply commands in order, step
 // the dataflows that have work, then let local indexes merge. The worker's
 // goroutine carries the pprof labels runtime=<role> and worker=<i>, so a CPU

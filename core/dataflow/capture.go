@@ -248,7 +248,8 @@ func (c *Capture) slot(worker, arity int) *captured {
 // CaptureChunks records the chunks of s, a stream of arity-column rows,
 // into cp as they arrive (their times as the chunks carry them). A capture
 // made for another number of workers than the runtime's, or already
-// attached on the worker (to this stream or another), fails the build.
+// attached on the worker (to this stream or another), fails the build,
+// and so does a nil s (ErrNilStream), leaving cp unattached.
 func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 	if c.late("Context.Capture") != nil {
 		return
@@ -257,7 +258,13 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 		c.fail(fmt.Errorf("dataflow %s: capture is nil: make one with NewCapture(workers)", c.df.id))
 		return
 	}
-	from := s.from // a nil stream panics here, before the capture is attached (as in Context.Probe)
+	if s == nil {
+		// Before the capture is attached: nothing is left attached
+		// that no operator would leave (as in Context.Probe).
+		c.refuseNil("Context.CaptureChunks", "")
+		return
+	}
+	from := s.from
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}
@@ -270,7 +277,9 @@ func (c *Context) CaptureChunks(cp *Capture, s *Stream[*Chunk], arity int) {
 // Capture records an arrangement half as presented, each row in the
 // collection's column order (a.Key put back in place; the row's width is
 // its batches'). A capture made for another number of workers than the
-// runtime's, or already attached on the worker, fails the build.
+// runtime's, or already attached on the worker, fails the build, and so
+// does an Arranged whose Stream is nil (ErrNilStream), leaving cp
+// unattached.
 func (c *Context) Capture(cp *Capture, a Arranged) {
 	if c.late("Context.Capture") != nil {
 		return
@@ -279,7 +288,11 @@ func (c *Context) Capture(cp *Capture, a Arranged) {
 		c.fail(fmt.Errorf("dataflow %s: capture is nil: make one with NewCapture(workers)", c.df.id))
 		return
 	}
-	from := a.Stream.from // a nil stream panics here, before the capture is attached (as in Context.Probe)
+	if a.Stream == nil {
+		c.refuseNil("Context.Capture", "Arranged.Stream") // before the capture is attached, as in CaptureChunks
+		return
+	}
+	from := a.Stream.from
 	if !c.checkProbe("capture", &cp.Probe) {
 		return
 	}

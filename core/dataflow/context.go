@@ -12,6 +12,7 @@ import (
 	"github.com/tracebench/tracebench/core/share"
 	"github.com/tracebench/tracebench/core/spine"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/isnil"
 )
 
 // ErrQueryReadsInput is wrapped by Context.Input in a dataflow that is not
@@ -237,6 +238,41 @@ func (c *Context) fail(err error) {
 	}
 }
 
+// ErrNilStream is wrapped by the error of a create whose Build gave a
+// Context method, or AddInput, a nil stream: a nil *Stream (or Source), an
+// Arranged whose Stream is nil (the zero Arranged), a Collection whose Oks
+// or Errs is, an Arrangement with such a half. The call adds nothing and
+// fails the create with an error naming the dataflow, the method and,
+// for a field, the field ("dataflow q: Context.Capture: nil stream
+// (Arranged.Stream)"), on every worker alike, whether or not the Build
+// returns what the call returned: it panicked in the Build before
+// (ErrBuildPanicked), with a nil dereference that named nothing. A nil
+// trace reader given to Keep, or as the Reader of an Arranged given to
+// Hold or of an Arrangement given to Export, is refused alike ("nil trace
+// reader"), without this error: no stream is nil there.
+var ErrNilStream = errors.New("nil stream")
+
+// refuseNil fails the build with the error of method given a nil stream
+// (field, when not empty, naming where in its argument), and returns it.
+func (c *Context) refuseNil(method, field string) error {
+	if field != "" {
+		field = " (" + field + ")"
+	}
+	err := fmt.Errorf("dataflow %s: %s: %w%s", c.df.id, method, ErrNilStream, field)
+	c.fail(err)
+	return err
+}
+
+// refuseNilReader is refuseNil for a nil trace reader.
+func (c *Context) refuseNilReader(method, field string) error {
+	if field != "" {
+		field = " (" + field + ")"
+	}
+	err := fmt.Errorf("dataflow %s: %s: nil trace reader%s", c.df.id, method, field)
+	c.fail(err)
+	return err
+}
+
 // AsOf returns the dataflow's as_of.
 func (c *Context) AsOf() frontier.Frontier { return c.df.asOf }
 
@@ -321,7 +357,8 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 // stream's progress stays the worker's own instead of waiting on every
 // peer's. A negative column fails the build, and so does a column past
 // the rows of a stream whose columns the build knows (an input's), naming
-// the operator and the column. A column past the rows of a chunk an
+// the operator and the column, and so does a nil stream (ErrNilStream),
+// for which it returns nil. A column past the rows of a chunk an
 // operator sent is that chunk's ErrBadChunk where the exchange reads it,
 // on one worker as on several: where no update would move, a check reads
 // every chunk as the exchange would (nil, malformed, a column past its
@@ -335,7 +372,7 @@ func (c *Context) Input(name string, arity int) (Collection, error) {
 // slice at once (a Build arranging by one key slice rewritten between
 // calls used to rearrange the earlier arrangements by the later keys).
 func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
-	return c.ExchangeNamed(s, cols, "")
+	return c.exchangeNamed("Context.Exchange", s, cols, "")
 }
 
 // ExchangeNamed is Exchange with its two operators named "exchange send
@@ -343,8 +380,17 @@ func (c *Context) Exchange(s *Stream[*Chunk], cols []int) *Stream[*Chunk] {
 // names their errors give), so that a dataflow's several exchanges are
 // told apart in a profile; an empty what is Exchange's plain names.
 func (c *Context) ExchangeNamed(s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
+	return c.exchangeNamed("Context.ExchangeNamed", s, cols, what)
+}
+
+// exchangeNamed is ExchangeNamed called as method.
+func (c *Context) exchangeNamed(method string, s *Stream[*Chunk], cols []int, what string) *Stream[*Chunk] {
 	if c.late("Context.Exchange") != nil {
 		return s
+	}
+	if s == nil {
+		c.refuseNil(method, "")
+		return nil
 	}
 	// Its operators read cols at every step: the caller's slice is the
 	// caller's to reuse once this returns.
@@ -451,8 +497,11 @@ func (c *Context) exchange(s *Stream[*Chunk], cols []int, what string, wide int,
 // overflows", the oks half's overflow rows joining the errors): the names
 // of their pprof operator= labels and of their errors. ArrangeNamed names
 // them after what they arrange.
+//
+// A Collection whose Oks or Errs is nil fails the create (ErrNilStream),
+// as well as returning the error.
 func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
-	return c.ArrangeNamed(coll, key, "")
+	return c.arrangeNamed("Context.Arrange", coll, key, "")
 }
 
 // ArrangeNamed is Arrange with its operators named after what they
@@ -462,8 +511,19 @@ func (c *Context) Arrange(coll Collection, key []int) (*Arrangement, error) {
 // in a profile (operator=) and in their errors. An empty what is Arrange's
 // names. The names are made once, here: a step pays nothing for them.
 func (c *Context) ArrangeNamed(coll Collection, key []int, what string) (*Arrangement, error) {
+	return c.arrangeNamed("Context.ArrangeNamed", coll, key, what)
+}
+
+// arrangeNamed is ArrangeNamed called as method.
+func (c *Context) arrangeNamed(method string, coll Collection, key []int, what string) (*Arrangement, error) {
 	if err := c.late("Context.Arrange"); err != nil {
 		return nil, err
+	}
+	if coll.Oks == nil {
+		return nil, c.refuseNil(method, "Collection.Oks")
+	}
+	if coll.Errs == nil {
+		return nil, c.refuseNil(method, "Collection.Errs")
 	}
 	// Its operators read key at every step, and the Arrangement's Key is
 	// it: the caller's slice is the caller's to reuse once this returns.
@@ -704,10 +764,16 @@ func (c *Context) importHalf(id, half string, r trace.Reader, ar batch.Arity, ke
 }
 
 // Keep clones r for an operator that reads the trace after construction; the
-// clone is released when the dataflow is dropped.
+// clone is released when the dataflow is dropped. A nil r (a nil
+// *trace.Handle or *share.Reader too) fails the create, naming Keep, and
+// Keep returns nil.
 func (c *Context) Keep(r trace.Reader) trace.Reader {
 	if c.late("Context.Keep") != nil {
 		return r
+	}
+	if r == nil || isnil.Value(r) {
+		c.refuseNilReader("Context.Keep", "")
+		return nil
 	}
 	if sr, ok := r.(*share.Reader); ok {
 		if id, ok := c.importReaders[sr]; ok {
@@ -752,13 +818,27 @@ func (c *Context) OnDrop(f func()) error {
 // (what the manager or registry would say of it differs by role: a query's
 // index is in Solo's manager and not in the Maintenance runtime's, an
 // incarnation published twice is the registry's error), so the create fails
-// with ErrExportsDiffer, naming both lists, on every role alike.
+// with ErrExportsDiffer, naming both lists, on every role alike. An
+// Arrangement with a nil Stream or Reader in a half (one no Context method
+// made) fails the create (ErrNilStream; "nil trace reader").
 func (c *Context) Export(id string, a *Arrangement) error {
 	if err := c.late("Context.Export"); err != nil {
 		return err
 	}
 	if a == nil {
 		return fmt.Errorf("dataflow %s: export %q of a nil arrangement", c.df.id, id)
+	}
+	method := fmt.Sprintf("Context.Export %q", id)
+	for _, h := range []struct {
+		half string
+		a    Arranged
+	}{{"Oks", a.Oks}, {"Errs", a.Errs}} {
+		if h.a.Stream == nil {
+			return c.refuseNil(method, "Arrangement."+h.half+".Stream")
+		}
+		if h.a.Reader == nil || isnil.Value(h.a.Reader) {
+			return c.refuseNilReader(method, "Arrangement."+h.half+".Reader")
+		}
 	}
 	for _, h := range []Arranged{a.Oks, a.Errs} {
 		if h.Stream != nil && h.Stream.df != c.df {
@@ -846,18 +926,31 @@ func (c *Context) checkProbe(what string, p *Probe) bool {
 // the frontier of. *Stream[T] implements it.
 type Source interface{ source() *node }
 
-func (s *Stream[T]) source() *node { return s.from }
+func (s *Stream[T]) source() *node {
+	if s == nil {
+		return nil
+	}
+	return s.from
+}
 
 // Probe attaches p to the stream s (an arrangement's batches, a
 // collection's chunks, any operator output). A probe made for another
-// number of workers than the runtime's fails the build.
+// number of workers than the runtime's fails the build, and so does a nil
+// s (ErrNilStream).
 func (c *Context) Probe(p *Probe, s Source) {
 	if c.late("Context.Probe") != nil {
 		return
 	}
-	// The source is read before the probe is attached: a nil one panics
-	// (the create fails) with nothing attached that no operator leaves.
-	from := s.source()
+	// The source is read before the probe is attached: a nil one fails
+	// the create with nothing attached that no operator would leave.
+	var from *node
+	if s != nil {
+		from = s.source()
+	}
+	if from == nil {
+		c.refuseNil("Context.Probe", "")
+		return
+	}
 	if c.checkProbe("probe", p) {
 		c.df.addNode("probe", &probeOp{p: p, worker: c.env.Worker, stopper: c.env.Stopper}, from)
 	}
@@ -968,9 +1061,18 @@ func (d *Dataflow) Step() bool { return d.run(PassesPerActivation) }
 // and moves its logical and physical holds to the half's frontier as it
 // advances: what a consumer that has read everything so far does (a join
 // moves its holds likewise, §2.5). The trace then merges and compacts behind
-// the frontier instead of being pinned at as_of.
+// the frontier instead of being pinned at as_of. An Arranged whose Stream
+// or Reader is nil (the zero Arranged) fails the create, naming Hold.
 func (c *Context) Hold(a Arranged) {
 	if c.late("Context.Hold") != nil {
+		return
+	}
+	if a.Stream == nil {
+		c.refuseNil("Context.Hold", "Arranged.Stream")
+		return
+	}
+	if a.Reader == nil || isnil.Value(a.Reader) {
+		c.refuseNilReader("Context.Hold", "Arranged.Reader")
 		return
 	}
 	op := &holdOp{r: c.Keep(a.Reader)}

@@ -46,7 +46,11 @@
 // to the dataflow adds nothing and is the dataflow's error
 // (ErrBuildReturned); an operator reads only streams its own build made,
 // never another dataflow's or another worker's, and sends only on its own
-// outputs (ErrNotItsOutput). A Step or a Shutdown that panics is the
+// outputs (ErrNotItsOutput). A nil stream given to a Context method or
+// AddInput (a nil *Stream, the zero Arranged, a Collection missing a half)
+// fails the create naming the method (ErrNilStream), as a nil trace
+// reader given to Keep does, whether or not the Build returns what the
+// call returned. A Step or a Shutdown that panics is the
 // dataflow's error naming the operator (ErrOperatorPanicked), recovered
 // once per activation (Dataflow.Step), not per operator: the dataflow then
 // steps nothing more until it is dropped.

@@ -107,8 +107,16 @@ func (b *OperatorBuilder) LabelAs(op string, pairs ...string) {
 // fails). The port's
 // frontier is s's (Port.Frontier); Step's argument is the meet over every
 // input. s is a stream of this build: one of another dataflow, or of this
-// dataflow's build on another worker, fails the create.
+// dataflow's build on another worker, fails the create, and so does a nil
+// s (ErrNilStream, naming the operator and the input), for which the port
+// returned reads nothing.
 func AddInput[T any](b *OperatorBuilder, name string, s *Stream[T]) *Port[T] {
+	if s == nil {
+		if b.c.late("AddInput") == nil {
+			b.c.refuseNil(fmt.Sprintf("operator %q: AddInput %q", b.n.name, name), "")
+		}
+		return &Port[T]{name: name}
+	}
 	p := &Port[T]{from: s.from, name: name}
 	if b.built {
 		// Its port would receive nothing: the operator's ports are

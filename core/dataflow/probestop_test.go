@@ -255,13 +255,14 @@ func TestADroppedDataflowsProbesEndTheirWaits(t *testing.T) {
 	}
 }
 
-// A Build that panics in the call that would attach a probe, capture or
-// tally (a nil stream, a zero Arranged) fails its create with the probe
-// not attached, as if the Build had failed before the call: the runtime's
-// Stopper keeps nothing of it, and a later dataflow may attach it. Before,
-// it was attached with no operator to leave it: kept by the Stopper until
-// the runtime stopped, refused by every later build, and its waits, not
-// ended by the failed create, lasted until their context ended.
+// A call that would attach a probe, capture or tally to a nil stream (a
+// zero Arranged) fails its create with the probe not attached, as if the
+// Build had failed before the call: the runtime's Stopper keeps nothing
+// of it, and a later dataflow may attach it. Before, it was attached with
+// no operator to leave it: kept by the Stopper until the runtime stopped,
+// refused by every later build, and its waits, not ended by the failed
+// create, lasted until their context ended. (The call panicked then, and
+// the Build with it; it is refused with ErrNilStream now.)
 func TestAPanicAttachingAProbeLeavesItUnattached(t *testing.T) {
 	p, cc, cp, tl := NewProbe(1), NewCapture(1), NewCapture(1), NewTally(1)
 	for name, c := range map[string]struct {
@@ -280,8 +281,8 @@ func TestAPanicAttachingAProbeLeavesItUnattached(t *testing.T) {
 			c.attach(ctx)
 			return nil
 		}}, 0)
-		if !errors.Is(err, ErrBuildPanicked) {
-			t.Fatalf("%s: the build: %v; want ErrBuildPanicked", name, err)
+		if !errors.Is(err, ErrNilStream) {
+			t.Fatalf("%s: the build: %v; want ErrNilStream", name, err)
 		}
 		s.mu.Lock()
 		kept := len(s.probes)

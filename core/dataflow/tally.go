@@ -38,7 +38,9 @@ func (t *Tally) Counts() (keys, updates, sum int64) {
 
 // Tally attaches t to an arrangement half: it reads every batch of the
 // half's stream as presented and reports the stream's frontier. A tally
-// made for another number of workers than the runtime's fails the build.
+// made for another number of workers than the runtime's fails the build,
+// and so does an Arranged whose Stream is nil (ErrNilStream), leaving t
+// unattached.
 func (c *Context) Tally(t *Tally, a Arranged) {
 	if c.late("Context.Tally") != nil {
 		return
@@ -50,7 +52,11 @@ func (c *Context) Tally(t *Tally, a Arranged) {
 	// A tally made for another number of workers would be told a worker
 	// it has no place for (a panic in the step) or wait for one that
 	// never reports: it fails the build, as a probe or capture does.
-	from := a.Stream.from // a nil stream panics here, before the tally is attached (as in Context.Probe)
+	if a.Stream == nil {
+		c.refuseNil("Context.Tally", "Arranged.Stream") // before the tally is attached, as in Context.Probe
+		return
+	}
+	from := a.Stream.from
 	if !c.checkProbe("tally", &t.Probe) {
 		return
 	}

@@ -317,7 +317,7 @@ func TestReexportEndsForItsQueryReaders(t *testing.T) {
 					for _, r := range []string{"r v", "r q"} {
 						out += "; " + r + " " + read(cps[r], 2)
 					}
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
 					out += fmt.Sprintf("; vm passed 2: %v", pm.WaitPassed(ctx, 2) == nil)
 					// r copy stops where the re-export ended: before 2, at

@@ -99,10 +99,13 @@ func (s *setup) sendErr(cmd Command) string {
 	return ""
 }
 
-// read waits (briefly: a hang is an outcome, not a test timeout) until the
-// capture passed t and returns its accumulation at t.
+// read waits until the capture passed t and returns its accumulation at t,
+// or "never passed t" (an outcome to compare, not a test timeout).
 func read(cp *dataflow.Capture, t uint64) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// A wait for a time that must pass: its bound only ends a failing
+	// test, so it is testCtx's, not one a loaded host under -race can
+	// outlast (5 s did, once, with four setups running at once).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := cp.WaitPassed(ctx, t); err != nil {
 		return fmt.Sprintf("never passed %d", t)

@@ -31,8 +31,18 @@ var ErrRuntime = errors.New("workloads: runtime error")
 // would never end.
 var ErrClosed = errors.New("workloads: use after Close")
 
-// usable returns ErrClosed once Close was called.
+// errZeroSession is the error of the zero `Session`'s methods, which
+// has no spec, runtimes or inputs to serve them with.
+func errZeroSession() error {
+	return usagef("the zero Session has no spec or runtimes (make one with NewSession)")
+}
+
+// usable returns an error wrapping ErrUsage for the zero `Session`, and
+// ErrClosed once Close was called.
 func (se *Session) usable() error {
+	if se.r == nil {
+		return errZeroSession()
+	}
 	if se.closed {
 		return ErrClosed
 	}
@@ -100,6 +110,11 @@ type SessionOptions struct {
 // ImportOnly, Stall, Peeks, Finish, FinishRounds, Stats) return
 // ErrClosed; Output, Result, Metrics and the counts still read what the
 // run left.
+//
+// Make one with `NewSession`: the zero `Session` has no spec or runtimes,
+// and its methods that return an error, Close and Result too, return one
+// wrapping ErrUsage that says so; LastTime returns 0, and the others
+// read nothing (no Output, no Metrics, no updates, no leaks).
 type Session struct {
 	spec   *spec.Spec
 	r      *plan.Resolved
@@ -837,8 +852,12 @@ func (se *Session) finishRounds(ctx context.Context) (time.Duration, int, error)
 }
 
 // LastTime returns the largest input time, or as_of when there is none
-// later: the time `rows` and `errors` describe.
+// later: the time `rows` and `errors` describe. The zero `Session` has no
+// inputs and returns 0.
 func (se *Session) LastTime() uint64 {
+	if se.r == nil {
+		return 0
+	}
 	t := se.r.Plan.AsOf
 	if n := len(se.times); n > 0 && se.times[n-1] > t {
 		t = se.times[n-1]
@@ -912,6 +931,9 @@ func (se *Session) Result(t uint64) (*reference.Result, error) {
 		return nil, err
 	}
 	defer se.leave()
+	if se.r == nil {
+		return nil, errZeroSession()
+	}
 	if err := se.checkTime(t); err != nil {
 		return nil, err
 	}
@@ -991,12 +1013,16 @@ func (se *Session) Leaks() error {
 // Close drops the query and every index dataflow (releasing every hold)
 // and checks the runtimes hold nothing, then shuts them down. It returns
 // what is still held, if anything, or a runtime's error. It may be called
-// at any point of a run; a second call returns nil.
+// at any point of a run; a second call returns nil. The zero `Session`
+// has nothing to close: Close returns an error wrapping ErrUsage.
 func (se *Session) Close(ctx context.Context) error {
 	if err := se.enter("Close"); err != nil {
 		return err
 	}
 	defer se.leave()
+	if se.r == nil {
+		return errZeroSession()
+	}
 	if se.closed {
 		return nil
 	}

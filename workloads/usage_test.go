@@ -221,6 +221,66 @@ func TestCallsAfterCloseAreRefused(t *testing.T) {
 	}
 }
 
+// The zero `Session` (a `var se Session`, never made by NewSession)
+// refuses every call that returns an error, with ErrUsage saying how to
+// make one, where each panicked with a nil dereference; the others read
+// nothing.
+func TestZeroSessionIsRefused(t *testing.T) {
+	ctx := context.Background()
+	var se Session
+	for name, call := range map[string]func() error{
+		"FeedThrough": func() error { return se.FeedThrough(2) },
+		"WaitIndexes": func() error { return se.WaitIndexes(ctx, 2) },
+		"InstallQuery": func() error {
+			_, err := se.InstallQuery(ctx)
+			return err
+		},
+		"InstallQueries": func() error {
+			_, err := se.InstallQueries(ctx, 2)
+			return err
+		},
+		"ImportOnly": func() error {
+			_, err := se.ImportOnly(ctx)
+			return err
+		},
+		"Stall": func() error { return se.Stall(ctx) },
+		"Peeks": func() error {
+			_, err := se.Peeks(ctx, 1)
+			return err
+		},
+		"Finish": func() error {
+			_, _, err := se.Finish(ctx)
+			return err
+		},
+		"FinishRounds": func() error {
+			_, _, err := se.FinishRounds(ctx)
+			return err
+		},
+		"Stats": func() error {
+			_, err := se.Stats(ctx)
+			return err
+		},
+		"Result": func() error {
+			_, err := se.Result(0)
+			return err
+		},
+		"Close": func() error { return se.Close(ctx) },
+	} {
+		if err := noPanic(t, name, call); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "NewSession") {
+			t.Errorf("%s of the zero Session: %v, want ErrUsage naming NewSession", name, err)
+		}
+	}
+	if err := noPanic(t, "Close", func() error { return se.Close(ctx) }); !errors.Is(err, ErrUsage) {
+		t.Errorf("second Close of the zero Session: %v, want ErrUsage", err)
+	}
+	if got := se.LastTime(); got != 0 {
+		t.Errorf("LastTime of the zero Session: %d, want 0", got)
+	}
+	if se.Output() != nil || se.Metrics() != nil || se.Updates(0) != 0 || se.Leaks() != nil {
+		t.Error("the zero Session read an output, metrics, updates or leaks")
+	}
+}
+
 // The query is installed once, as one copy or more: a second
 // InstallQuery is refused and leaves the first one's Output, so Finish
 // still ends (it once waited forever for the refused copy's output,

@@ -406,6 +406,56 @@ func TestAReleasedPaddedReadersCompactionIsANoOp(t *testing.T) {
 	}
 }
 
+// The zero Reader (a var r share.Reader, from no point) is a released
+// one: its reads and imports are ErrReleased, its moves, Clone and Release
+// do nothing, where each dereferenced its nil point.
+func TestTheZeroReaderIsReleased(t *testing.T) {
+	var r share.Reader
+	noPanic := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("%s of the zero Reader panicked: %v", what, p)
+			}
+		}()
+		f()
+	}
+	if !r.Released() {
+		t.Error("the zero Reader is not released")
+	}
+	noPanic("BatchesThrough", func() {
+		if _, err := r.BatchesThrough(frontier.At(1)); !errors.Is(err, share.ErrReleased) {
+			t.Errorf("BatchesThrough: %v, want share.ErrReleased", err)
+		}
+	})
+	noPanic("ImportWith", func() {
+		if _, err := r.ImportWith(frontier.At(0), frontier.Empty(), nil); !errors.Is(err, share.ErrReleased) {
+			t.Errorf("ImportWith: %v, want share.ErrReleased", err)
+		}
+	})
+	noPanic("SetLogicalCompaction", func() { r.SetLogicalCompaction(frontier.At(3)) })
+	noPanic("SetPhysicalCompaction", func() { r.SetPhysicalCompaction(frontier.At(3)) })
+	noPanic("SetCompaction", func() { r.SetCompaction(frontier.At(3)) })
+	noPanic("MapBatches", func() { r.MapBatches(func(*batch.Batch) { t.Error("the zero Reader visited a batch") }) })
+	noPanic("ReadUpper", func() {
+		if got := r.ReadUpper(); got != frontier.Min() {
+			t.Errorf("ReadUpper: %v, want {0}", got)
+		}
+	})
+	noPanic("Clone", func() {
+		c := r.Clone()
+		if !c.Released() {
+			t.Error("the clone of the zero Reader is not released")
+		}
+		c.Release()
+	})
+	noPanic("Release", r.Release)
+	noPanic("Release", r.Release)
+	if r.Point() != nil || r.LogicalCompaction() != frontier.Min() || r.PhysicalCompaction() != frontier.Min() {
+		t.Errorf("the zero Reader reads point %p at holds %v, %v", r.Point(), r.LogicalCompaction(), r.PhysicalCompaction())
+	}
+}
+
 // Every call on a released reader is an error or a no-op, as trace.Reader
 // promises, Clone included: the clone of a released reader — shared,
 // padded, or a bundle's — is released too. It registers no hold, its reads

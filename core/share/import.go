@@ -103,7 +103,7 @@ func (r *Reader) ImportWith(asOf, until frontier.Frontier, wake func()) (*Import
 		r.use.Enter("share: Reader.ImportWith")
 		defer r.use.Exit()
 	}
-	if r.released {
+	if r.holdsNothing() {
 		return nil, ErrReleased
 	}
 	if !r.logical.LessEqual(asOf) {

@@ -15,6 +15,11 @@ import (
 // Reader is a remote read hold on a point (SharedReader). It implements
 // trace.Reader, so consumers treat it exactly like a local handle. A Reader
 // is used by one goroutine at a time; Release it when done.
+//
+// Readers come from a Point (Reader, ReaderAt, ReaderAtLeast) or a Clone:
+// the zero Reader reads no point and holds nothing, and is a released
+// reader (its reads and imports are ErrReleased, its moves and its Release
+// do nothing, and Released reports true).
 type Reader struct {
 	p *Point
 	// use detects a second goroutine in a method of r while one is in
@@ -133,7 +138,11 @@ func (p *Point) ReaderAtLeast(asOf frontier.Frontier) *Reader {
 	return p.registerLocked(asOf.Join(p.since), frontier.Empty())
 }
 
-// Point returns the point r reads.
+// holdsNothing reports whether r holds nothing on a point: it was
+// released, or it is the zero Reader, which reads none.
+func (r *Reader) holdsNothing() bool { return r.released || r.p == nil }
+
+// Point returns the point r reads (nil for the zero Reader).
 func (r *Reader) Point() *Point { return r.p }
 
 // LogicalCompaction returns r's logical hold.
@@ -160,7 +169,7 @@ func (r *Reader) SetLogicalCompaction(f frontier.Frontier) {
 		r.use.Enter("share: Reader.SetLogicalCompaction")
 		defer r.use.Exit()
 	}
-	if r.released {
+	if r.holdsNothing() {
 		return
 	}
 	next := r.logical.Join(f)
@@ -181,7 +190,7 @@ func (r *Reader) SetPhysicalCompaction(f frontier.Frontier) {
 		r.use.Enter("share: Reader.SetPhysicalCompaction")
 		defer r.use.Exit()
 	}
-	if r.released {
+	if r.holdsNothing() {
 		return
 	}
 	next := r.physical.Join(f)
@@ -207,7 +216,7 @@ func (r *Reader) SetCompaction(f frontier.Frontier) {
 		r.use.Enter("share: Reader.SetCompaction")
 		defer r.use.Exit()
 	}
-	if r.released {
+	if r.holdsNothing() {
 		return
 	}
 	logical, physical := r.logical.Join(f), r.physical.Join(f)
@@ -247,7 +256,7 @@ func (r *Reader) Clone() *Reader {
 		r.use.Enter("share: Reader.Clone")
 		defer r.use.Exit()
 	}
-	if r.released {
+	if r.holdsNothing() {
 		return &Reader{p: r.p, logical: r.logical, physical: r.physical, upper: r.upper, released: true}
 	}
 	r.p.mu.Lock()
@@ -264,7 +273,7 @@ func (r *Reader) Release() {
 		r.use.Enter("share: Reader.Release")
 		defer r.use.Exit()
 	}
-	if r.released {
+	if r.holdsNothing() {
 		return
 	}
 	r.released = true
@@ -284,7 +293,7 @@ func (r *Reader) Released() bool {
 		r.use.Enter("share: Reader.Released")
 		defer r.use.Exit()
 	}
-	return r.released
+	return r.holdsNothing()
 }
 
 // BatchesThrough walks the published chain and returns the non-empty
@@ -296,7 +305,7 @@ func (r *Reader) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 		r.use.Enter("share: Reader.BatchesThrough")
 		defer r.use.Exit()
 	}
-	if r.released {
+	if r.holdsNothing() {
 		return nil, ErrReleased
 	}
 	r.p.mu.Lock()
@@ -339,10 +348,10 @@ func (r *Reader) MapBatches(f func(*batch.Batch)) {
 		// Only the check is r's: the visitor, which may call r, runs
 		// after it.
 		r.use.Enter("share: Reader.MapBatches")
-		released = r.released
+		released = r.holdsNothing()
 		r.use.Exit()
 	} else {
-		released = r.released
+		released = r.holdsNothing()
 	}
 	if f == nil || released {
 		return
@@ -360,7 +369,7 @@ func (r *Reader) ReadUpper() frontier.Frontier {
 		r.use.Enter("share: Reader.ReadUpper")
 		defer r.use.Exit()
 	}
-	if r.released {
+	if r.holdsNothing() {
 		return r.upper
 	}
 	r.p.mu.Lock()

@@ -68,6 +68,52 @@ func TestTheCloneOfAReleasedHandleIsReleased(t *testing.T) {
 	}
 }
 
+// The zero Handle (a var h trace.Handle, of no trace) is a released one:
+// its reads are ErrReleased, its moves, Clone and Release do nothing, and
+// share.ImporterOf refuses it as released, where each dereferenced its nil
+// trace.
+func TestTheZeroHandleIsReleased(t *testing.T) {
+	var h trace.Handle
+	if !h.Released() {
+		t.Error("the zero Handle is not released")
+	}
+	noPanic(t, "BatchesThrough of the zero Handle", func() {
+		if _, err := h.BatchesThrough(frontier.At(1)); !errors.Is(err, trace.ErrReleased) {
+			t.Errorf("BatchesThrough: %v, want trace.ErrReleased", err)
+		}
+	})
+	noPanic(t, "the compaction setters of the zero Handle", func() {
+		h.SetLogicalCompaction(frontier.At(2))
+		h.SetPhysicalCompaction(frontier.At(2))
+		trace.SetCompaction(&h, frontier.At(3))
+	})
+	noPanic(t, "MapBatches of the zero Handle", func() { h.MapBatches(func(*batch.Batch) { t.Error("the zero Handle visited a batch") }) })
+	noPanic(t, "ReadUpper of the zero Handle", func() {
+		if got := h.ReadUpper(); got != frontier.Min() {
+			t.Errorf("ReadUpper: %v, want {0}", got)
+		}
+	})
+	noPanic(t, "Storage of the zero Handle", func() {
+		if s := h.Storage(); s != nil {
+			t.Errorf("Storage: %v, want nil", s)
+		}
+	})
+	noPanic(t, "Clone of the zero Handle", func() {
+		c := h.CloneReader()
+		if !c.(*trace.Handle).Released() {
+			t.Error("the clone of the zero Handle is live")
+		}
+		c.Release()
+	})
+	noPanic(t, "ImporterOf the zero Handle", func() {
+		if _, err := share.ImporterOf(&h); !errors.Is(err, trace.ErrReleased) {
+			t.Errorf("share.ImporterOf: %v, want trace.ErrReleased", err)
+		}
+	})
+	noPanic(t, "Release of the zero Handle", h.Release)
+	noPanic(t, "second Release of the zero Handle", h.Release)
+}
+
 // A nil batch is a writer's mistake, refused with an error, never a panic,
 // whether the trace is a plain spine or a publishing one.
 func TestANilBatchIsRefused(t *testing.T) {

@@ -162,8 +162,10 @@ func (bx *box) apply() {
 	bx.storage.SetPhysicalCompaction(bx.physical.Frontier())
 }
 
-// Handle is one read hold on a trace (TraceAgent). The zero Handle is not
-// usable; handles come from New and Clone.
+// Handle is one read hold on a trace (TraceAgent). Handles come from New
+// and Clone: the zero Handle reads no trace and holds nothing, and is a
+// released handle (its reads are ErrReleased, its moves and its Release
+// do nothing, Released reports true and Storage nil).
 type Handle struct {
 	bx       *box
 	logical  frontier.Frontier
@@ -238,7 +240,7 @@ func (h *Handle) PhysicalCompaction() frontier.Frontier { return h.physical }
 // SetLogicalCompaction joins the handle's logical hold with f (H2) and lets
 // the trace compact to the new meet (H1).
 func (h *Handle) SetLogicalCompaction(f frontier.Frontier) {
-	if h.released {
+	if h.holdsNothing() {
 		return
 	}
 	next := h.logical.Join(f)
@@ -252,7 +254,7 @@ func (h *Handle) SetLogicalCompaction(f frontier.Frontier) {
 
 // SetPhysicalCompaction joins the handle's physical hold with f (H2).
 func (h *Handle) SetPhysicalCompaction(f frontier.Frontier) {
-	if h.released {
+	if h.holdsNothing() {
 		return
 	}
 	next := h.physical.Join(f)
@@ -274,22 +276,28 @@ func (h *Handle) must(err error) {
 // handle is released too: it holds nothing, its reads are errors
 // (ErrReleased) and its Release is a no-op, as are h's.
 func (h *Handle) Clone() *Handle {
-	if h.released {
+	if h.holdsNothing() {
 		return &Handle{bx: h.bx, logical: h.logical, physical: h.physical, upper: h.upper, released: true}
 	}
 	return h.bx.register(h.logical, h.physical)
 }
 
 // Storage returns the storage h's trace wraps, nil once every handle of
-// the trace is released (its maintainer finds the trace a handle reads).
-func (h *Handle) Storage() Storage { return h.bx.storage }
+// the trace is released (its maintainer finds the trace a handle reads),
+// and for the zero Handle.
+func (h *Handle) Storage() Storage {
+	if h.bx == nil {
+		return nil
+	}
+	return h.bx.storage
+}
 
 // CloneReader is Clone behind the Reader interface.
 func (h *Handle) CloneReader() Reader { return h.Clone() }
 
 // Release removes h's holds (H4). Releasing twice is a no-op.
 func (h *Handle) Release() {
-	if h.released {
+	if h.holdsNothing() {
 		return
 	}
 	h.upper = h.ReadUpper() // before released is set: the live upper
@@ -320,13 +328,17 @@ func (h *Handle) Release() {
 }
 
 // Released reports whether h has been released.
-func (h *Handle) Released() bool { return h.released }
+func (h *Handle) Released() bool { return h.holdsNothing() }
+
+// holdsNothing reports whether h holds nothing on a trace: it was
+// released, or it is the zero Handle, which reads none.
+func (h *Handle) holdsNothing() bool { return h.released || h.bx == nil }
 
 // BatchesThrough returns the non-empty batches holding exactly the updates
 // before f. REQUIRES: h holds physically at or before f (§2.6, the CPU-209
 // lesson); a violation is an error, never a silent partial cut.
 func (h *Handle) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
-	if h.released || h.bx.storage == nil {
+	if h.holdsNothing() || h.bx.storage == nil {
 		return nil, ErrReleased
 	}
 	if !h.physical.LessEqual(f) {
@@ -338,7 +350,7 @@ func (h *Handle) BatchesThrough(f frontier.Frontier) ([]*batch.Batch, error) {
 // MapBatches visits the chain in time order. A nil f visits nothing, as
 // does a released handle.
 func (h *Handle) MapBatches(f func(*batch.Batch)) {
-	if f == nil || h.released || h.bx.storage == nil {
+	if f == nil || h.holdsNothing() || h.bx.storage == nil {
 		return
 	}
 	h.bx.storage.MapBatches(f)
@@ -348,7 +360,7 @@ func (h *Handle) MapBatches(f func(*batch.Batch)) {
 // when it was released, as its holds are the ones it had then: the trace
 // moving on, or being freed, moves nothing a released handle reports.
 func (h *Handle) ReadUpper() frontier.Frontier {
-	if h.released {
+	if h.holdsNothing() {
 		return h.upper
 	}
 	if h.bx.storage == nil {

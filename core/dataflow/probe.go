@@ -70,6 +70,13 @@ var ErrProbeDropped = errors.New("dataflow: the dataflow feeding the probe was d
 // context.Background().
 var ErrNilContext = errors.New("nil context (context.Background() waits with no deadline)")
 
+// ErrNoWorker is wrapped by the wait (Probe.WaitPassed) of a probe made
+// for no worker (NewProbe, NewCapture or NewTally of fewer than one, or
+// the zero Probe, Capture or Tally): no runtime can attach it, so it never
+// passes a time, and the wait returns at once instead of until its
+// context ends.
+var ErrNoWorker = errors.New("dataflow: the probe was made for no worker (make it for the runtime's workers): it never passes a time")
+
 // Stopper ends the waits on the probes a runtime's workers attach
 // (Env.Stopper) once the runtime stops: nothing moves those probes after
 // it. A probe is its Stopper's from its attachment until its operator is
@@ -143,8 +150,8 @@ func (s *Stopper) remove(p *Probe) {
 
 // NewProbe returns a probe for a dataflow running on workers workers. A
 // probe made for fewer than one worker (or the zero Probe) never passes a
-// time, and attaching it fails the build, as for any other count than the
-// runtime's.
+// time (a wait on it is an error wrapping ErrNoWorker), and attaching it
+// fails the build, as for any other count than the runtime's.
 func NewProbe(workers int) *Probe {
 	p := &Probe{}
 	p.init(workers)
@@ -334,7 +341,8 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 // its step, the index an import reads ended or failed). A probe no
 // runtime has attached yet (its
 // dataflow's create not applied, or discarded by the Shutdown) waits for
-// ctx. Called
+// ctx; one made for no worker, which none can attach, returns an error
+// wrapping ErrNoWorker at once. Called
 // from a Build on a worker of the runtime whose dataflows feed the probe
 // (or of the pair's other runtime: the pair counts as one), it returns an
 // error wrapping runtime.ErrOnWorker at once, whether or not the frontier
@@ -348,6 +356,9 @@ func (p *Probe) Passed(t frontier.Time) bool { return !p.Frontier().Beyond(t) }
 func (p *Probe) WaitPassed(ctx context.Context, t frontier.Time) error {
 	if ctx == nil {
 		return fmt.Errorf("dataflow: probe waiting to pass %d: %w", t, ErrNilContext)
+	}
+	if p.made < 1 {
+		return fmt.Errorf("dataflow: probe made for %d workers waiting to pass %d: %w", p.made, t, ErrNoWorker)
 	}
 	for {
 		// The frontier and the stop are read under one lock: a time the

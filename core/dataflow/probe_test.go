@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -50,10 +51,13 @@ func TestProbeSetNoWaiterAllocs(t *testing.T) {
 }
 
 // A probe or capture made for no worker — NewProbe(0), a negative count,
-// the zero Probe — has no worker whose frontier it could meet: it never
-// passes a time (the meet over none would be {}, and a caller waiting on
-// it would read an empty answer as complete), and a negative count is no
-// panic in the constructor.
+// the zero Probe, Capture or Tally — has no worker whose frontier it could
+// meet: it never passes a time (the meet over none would be {}, and a
+// caller waiting on it would read an empty answer as complete), and a
+// negative count is no panic in the constructor. No runtime can attach
+// it, so a wait on it is ErrNoWorker at once, before its context's end
+// (here ended already), where it lasted until then: forever, for a
+// context with no end.
 func TestProbeForNoWorkerNeverPasses(t *testing.T) {
 	for name, p := range map[string]*Probe{
 		"NewProbe(0)":    NewProbe(0),
@@ -61,15 +65,17 @@ func TestProbeForNoWorkerNeverPasses(t *testing.T) {
 		"zero Probe":     {},
 		"NewCapture(0)":  &NewCapture(0).Probe,
 		"NewCapture(-1)": &NewCapture(-1).Probe,
+		"zero Capture":   &new(Capture).Probe,
 		"NewTally(0)":    &NewTally(0).Probe,
+		"zero Tally":     &new(Tally).Probe,
 	} {
 		if p.Passed(0) || p.Frontier() != frontier.Min() {
 			t.Errorf("%s: Passed(0) = %v, frontier %v: want never passed, {0}", name, p.Passed(0), p.Frontier())
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-		if err := p.WaitPassed(ctx, 0); err == nil {
-			t.Errorf("%s: WaitPassed(0) returned nil", name)
-		}
+		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
+		if err := p.WaitPassed(ctx, 0); !errors.Is(err, ErrNoWorker) {
+			t.Errorf("%s: WaitPassed(0) = %v, want ErrNoWorker", name, err)
+		}
 	}
 }

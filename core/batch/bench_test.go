@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -620,6 +621,13 @@ func TestBenchLimitsAgree(t *testing.T) {
 	}
 	if _, err := NewMergeLimit(Empty(Arity{2, 1}, frontier.At(0), frontier.At(10)), b2, 0); err == nil {
 		t.Fatal("NewMergeLimit took a batch of two-column keys")
+	}
+	// Nor has a nil batch, which is ErrNilBatch, as in a merge, where
+	// it panicked with a nil dereference.
+	for _, pair := range [][2]*Batch{{nil, b2}, {b1, nil}, {nil, nil}} {
+		if _, err := NewMergeLimit(pair[0], pair[1], 0); !errors.Is(err, ErrNilBatch) {
+			t.Fatalf("NewMergeLimit(%p, %p): %v, want ErrNilBatch", pair[0], pair[1], err)
+		}
 	}
 }
 

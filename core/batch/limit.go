@@ -118,8 +118,12 @@ type MergeLimit struct {
 }
 
 // NewMergeLimit returns the limit of merging a and b (one-column keys and
-// vals, a's upper b's lower) with times advanced to since.
+// vals, a's upper b's lower) with times advanced to since. A nil batch is
+// an error wrapping ErrNilBatch, as in a merge.
 func NewMergeLimit(a, b *Batch, since frontier.Time) (*MergeLimit, error) {
+	if a == nil || b == nil {
+		return nil, fmt.Errorf("batch: merge limit: %w", ErrNilBatch)
+	}
 	one := Arity{1, 1}
 	if a.Arity() != one || b.Arity() != one {
 		return nil, fmt.Errorf("batch: merge limit: arities %v and %v, want %v", a.Arity(), b.Arity(), one)

@@ -58,8 +58,9 @@ type queuedCols struct {
 }
 
 // NewBatcher returns a batcher for rows of the given arity with room for
-// capHint updates.
+// capHint updates (none for a capHint below 0).
 func NewBatcher(ar Arity, capHint int) *Batcher {
+	capHint = max(capHint, 0)
 	b := &Batcher{ar: ar, w: ar.Key + ar.Val, small: ar.Key <= 1 && ar.Val <= 1, bld: NewBuilder(ar, capHint)}
 	if !b.small {
 		b.rows = make([]int64, 0, capHint*b.w)
@@ -78,8 +79,11 @@ func (b *Batcher) Len() int {
 }
 
 // Grow makes room for n more updates, so that pushing a known number of
-// updates allocates once and exactly.
+// updates allocates once and exactly. An n of 0 or less grows nothing.
 func (b *Batcher) Grow(n int) {
+	if n <= 0 {
+		return
+	}
 	if b.small {
 		b.bld.recs = slices.Grow(b.bld.recs, n)
 		return

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -269,5 +270,31 @@ func TestBatcherKeepsAWholeChunkUpdateAtUpper(t *testing.T) {
 	}
 	if got.String() != "[{3}, {4}) since {0}\n4 5 | 6 @3 +1" {
 		t.Fatalf("second seal:\n%v", got)
+	}
+}
+
+// A capacity hint below 0 is a hint of none: NewBuilder and NewBatcher
+// (of one-column rows and of wider ones) make room for nothing and
+// Grow grows nothing, where each panicked in make or slices.Grow. The
+// builder and batcher then work as any other.
+func TestANegativeCapacityHintIsNone(t *testing.T) {
+	for _, ar := range []Arity{{1, 1}, {2, 1}} {
+		t.Run(fmt.Sprint(ar), func(t *testing.T) {
+			key, val := make([]int64, ar.Key), make([]int64, ar.Val)
+			bld := NewBuilder(ar, -1)
+			bld.Push(key, val, 0, 1)
+			got, err := bld.Build(frontier.At(0), frontier.At(1))
+			if err != nil || got.Len() != 1 {
+				t.Fatalf("NewBuilder(%v, -1) built %v, %v: want one update", ar, got, err)
+			}
+			b := NewBatcher(ar, -1)
+			b.Grow(-1)
+			b.Grow(math.MinInt)
+			b.Push(key, val, 0, 1)
+			got, err = b.Seal(frontier.At(0), frontier.At(1))
+			if err != nil || got.Len() != 1 {
+				t.Fatalf("NewBatcher(%v, -1) sealed %v, %v: want one update", ar, got, err)
+			}
+		})
 	}
 }

@@ -103,8 +103,9 @@ type Builder struct {
 }
 
 // NewBuilder returns a builder for rows of the given arity with room for
-// capHint updates.
+// capHint updates (none for a capHint below 0).
 func NewBuilder(ar Arity, capHint int) *Builder {
+	capHint = max(capHint, 0)
 	b := &Builder{ar: ar, small: ar.Key <= 1 && ar.Val <= 1, radixMin: defaultRadixMin, bucketMax: bucketSortMax, warmMax: warmScatterMax}
 	if b.small {
 		b.recs = make([]rec, 0, capHint)

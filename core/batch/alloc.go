@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"strconv"
 	"unsafe"
 
 	"github.com/tracebench/tracebench/internal/invariants"
@@ -26,12 +27,26 @@ func mallocgc(size uintptr, typ unsafe.Pointer, needzero bool) unsafe.Pointer
 // Uninit returns n elements of memory that is not zeroed first, for a
 // column its caller writes whole before anything reads it (as column; an
 // invariants build fills it with 0xa5 bytes): an input's share of a chunk
-// and an exchange's parts (core/dataflow) are allocated by it.
+// and an exchange's parts (core/dataflow) are allocated by it. A negative
+// n is a programmer error: Uninit panics naming it, as make does, where
+// the allocator was asked for a size that wrapped and the process died
+// out of memory.
 func Uninit[T int64 | uint64](n int) []T { return column[T](n) }
+
+// negativeColumn panics for a column of n < 0 elements (Uninit's
+// programmer error), out of line so that column stays small.
+//
+//go:noinline
+func negativeColumn(n int) {
+	panic("batch: Uninit of " + strconv.Itoa(n) + " elements")
+}
 
 // column returns n elements of memory that is not zeroed (see above).
 func column[T int64 | uint64 | uint32 | rec](n int) []T {
-	if n == 0 {
+	if n <= 0 {
+		if n < 0 {
+			negativeColumn(n)
+		}
 		return []T{}
 	}
 	var z T

@@ -3,6 +3,7 @@ package dataflow
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"unsafe"
@@ -48,9 +49,16 @@ func (c *Chunk) keyedWorker(peers int) int {
 	return int(c.keyed) - 1
 }
 
-// NewChunk returns an empty chunk with room for n updates.
+// NewChunk returns an empty chunk with room for n updates (none for an n
+// below 0). A chunk of an arity below 0 has no room for rows, and Check
+// refuses it.
 func NewChunk(arity, n int) *Chunk {
-	return &Chunk{Arity: arity, Rows: make([]int64, 0, n*arity), Times: make([]uint64, 0, n), Diffs: make([]int64, 0, n)}
+	n = max(n, 0)
+	rows := 0
+	if arity > 0 && n <= math.MaxInt/arity {
+		rows = n * arity
+	}
+	return &Chunk{Arity: arity, Rows: make([]int64, 0, rows), Times: make([]uint64, 0, n), Diffs: make([]int64, 0, n)}
 }
 
 // Len returns the number of updates.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -927,5 +928,18 @@ func TestNullAsOfIsItsDefault(t *testing.T) {
 	}
 	if s.AsOf != 0 || s.HasUntil {
 		t.Fatalf("as_of null decoded as %d, until null as %d (HasUntil %v)", s.AsOf, s.Until, s.HasUntil)
+	}
+}
+
+// A table's capacity is a hint: NewTable of a capacity below 0 makes
+// room for none, where it panicked in make (cap out of range), and the
+// table takes updates as any other.
+func TestNewTableOfANegativeCapacity(t *testing.T) {
+	for _, n := range []int{-1, math.MinInt} {
+		tab := NewTable([]string{"a", "b"}, n)
+		tab.Append(1, 1, []int64{2, 3})
+		if tab.Len() != 1 || !slices.Equal(tab.Vals, []int64{2, 3}) {
+			t.Errorf("NewTable(_, %d) with one update appended: %+v", n, tab)
+		}
 	}
 }

@@ -1,5 +1,7 @@
 package spec
 
+import "math"
+
 // Table holds the updates of one input column-wise: update i is
 // (Times[i], Diffs[i], Vals[i*arity : (i+1)*arity]) with arity =
 // len(Columns). Appending copies the row; nothing else allocates per
@@ -17,13 +19,19 @@ type Table struct {
 	Input string
 }
 
-// NewTable returns an empty table with room for capacity updates.
+// NewTable returns an empty table with room for capacity updates (none
+// for a capacity below 0).
 func NewTable(columns []string, capacity int) *Table {
+	capacity = max(capacity, 0)
+	vals := 0
+	if w := len(columns); w > 0 && capacity <= math.MaxInt/w {
+		vals = capacity * w
+	}
 	return &Table{
 		Columns: columns,
 		Times:   make([]uint64, 0, capacity),
 		Diffs:   make([]int64, 0, capacity),
-		Vals:    make([]int64, 0, capacity*len(columns)),
+		Vals:    make([]int64, 0, vals),
 	}
 }
 

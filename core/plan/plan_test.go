@@ -183,6 +183,29 @@ func TestExpressionErrorsKeepTheirKind(t *testing.T) {
 	}
 }
 
+// An Error made by hand prints whatever it holds: the zero one, or one
+// with a Field alone, reads as ErrInvalid after the field, where its
+// Error dereferenced the nil cause.
+func TestAnErrorOfNoMessageOrCausePrints(t *testing.T) {
+	for _, tc := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{}, ": plan: invalid"},
+		{Error{Field: "query.on"}, "query.on: plan: invalid"},
+		{Error{Field: "f", Msg: "m"}, "f: m"},
+		{Error{Field: "f", Err: ErrInvalid}, "f: plan: invalid"},
+		{Error{Field: "f", Msg: "m", Err: expr.ErrUnknownColumn}, "f: m: " + expr.ErrUnknownColumn.Error()},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%#v.Error() = %q, want %q", tc.e, got, tc.want)
+		}
+		if !errors.Is(&tc.e, ErrInvalid) {
+			t.Errorf("%#v does not match ErrInvalid", tc.e)
+		}
+	}
+}
+
 // threeWay is a join of a(x, y), b(x, z), c(z, w) with on a.x = b.x and
 // b.z = c.z, plus d(v) unrelated (a cross product).
 func threeWay(from []From, indexes []Index) *Plan {

@@ -20,7 +20,8 @@ var ErrInvalid = errors.New("plan: invalid")
 //	views.sold.query.map[0].expr: expression "p.unit / l.qtx": column 10: unknown column l.qtx (available: ...)
 //
 // A decoder prefixes the file name. Err, when set, is the cause (an
-// *expr.Error for expressions).
+// *expr.Error for expressions). One with neither Msg nor Err (the zero
+// Error) reads as ErrInvalid's text after its Field.
 type Error struct {
 	Field string
 	Msg   string
@@ -29,6 +30,8 @@ type Error struct {
 
 func (e *Error) Error() string {
 	switch {
+	case e.Msg == "" && e.Err == nil:
+		return e.Field + ": " + ErrInvalid.Error()
 	case e.Msg == "":
 		return e.Field + ": " + e.Err.Error()
 	case e.Err == nil:

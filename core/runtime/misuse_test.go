@@ -384,3 +384,18 @@ func TestAStepsErrorAtABarrierNamesNoCommand(t *testing.T) {
 		})
 	}
 }
+
+// A CommandError made by hand with no Err (the zero one, say in a test's
+// table of wanted errors) prints that it has none, where its Error
+// dereferenced the nil Err; one with an Err prints the Err's text.
+func TestACommandErrorOfNoErrPrints(t *testing.T) {
+	if got, want := (&CommandError{}).Error(), "runtime: CommandError of command 0 with no Err"; got != want {
+		t.Errorf("zero CommandError: %q, want %q", got, want)
+	}
+	if got, want := (&CommandError{Seq: 3}).Error(), "runtime: CommandError of command 3 with no Err"; got != want {
+		t.Errorf("CommandError of Seq 3 alone: %q, want %q", got, want)
+	}
+	if got := (&CommandError{Seq: 3, Err: ErrShutdown}).Error(); got != ErrShutdown.Error() {
+		t.Errorf("CommandError of ErrShutdown: %q, want its text", got)
+	}
+}

@@ -418,7 +418,14 @@ func stackless(err error, msg string) string {
 	return msg
 }
 
-func (e *CommandError) Error() string { return e.Err.Error() }
+// Error returns Err's text. A CommandError made by hand with no Err (the
+// zero one) says so, naming its Seq.
+func (e *CommandError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("runtime: CommandError of command %d with no Err", e.Seq)
+	}
+	return e.Err.Error()
+}
 
 // Unwrap returns the error met.
 func (e *CommandError) Unwrap() error { return e.Err }

@@ -91,7 +91,9 @@ func MaintainID(index string) string { return "maintain " + index }
 
 // Output is where the query's output goes: its oks and errs, as the
 // operators emit them (unconsolidated, never arranged), probed, counted,
-// and captured when capturing.
+// and captured when capturing. Make one with NewOutput: the zero Output
+// has no probes, so QueryDesc refuses it as it does no Output, it never
+// passes a time, and a wait on it is an error wrapping ErrUsage.
 type Output struct {
 	// oks and errs pass a time once the output's oks and errs are complete
 	// at it.
@@ -115,8 +117,12 @@ func NewOutput(workers int, capture bool) *Output {
 }
 
 // WaitPassed waits until the output is complete at t (both its oks and
-// its errs), or ctx ends.
+// its errs), or ctx ends. On the zero Output, which no dataflow writes,
+// it is an error wrapping ErrUsage at once.
 func (o *Output) WaitPassed(ctx context.Context, t frontier.Time) error {
+	if o.okProbe == nil {
+		return fmt.Errorf("%w: WaitPassed(%d) of the zero Output, which no dataflow writes (NewOutput makes one)", ErrUsage, t)
+	}
 	if err := o.okProbe.WaitPassed(ctx, t); err != nil {
 		return err
 	}
@@ -124,8 +130,11 @@ func (o *Output) WaitPassed(ctx context.Context, t frontier.Time) error {
 }
 
 // Passed reports whether the output is complete at t (both its oks and
-// its errs), without waiting.
+// its errs), without waiting: never on the zero Output.
 func (o *Output) Passed(t frontier.Time) bool {
+	if o.okProbe == nil {
+		return false
+	}
 	return o.okProbe.Passed(t) && o.errProbe.Passed(t)
 }
 
@@ -407,14 +416,14 @@ func checkIndex(r *plan.Resolved, ix *plan.ResolvedIndex) error {
 // it reads only declared indexes (every arrangement the strategy reads
 // must be served: ErrMissingIndex otherwise); Direct, it builds every view
 // and arrangement from the raw inputs. Its output goes to out. A plan
-// plan.Resolve did not make, no out, or a Mode or Join of no such value is
-// an error wrapping ErrUsage.
+// plan.Resolve did not make, no out (nil or the zero Output), or a Mode
+// or Join of no such value is an error wrapping ErrUsage.
 func QueryDesc(r *plan.Resolved, opts Options, out *Output) (dataflow.Desc, error) {
 	switch {
 	case r == nil || r.Query == nil:
 		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: no resolved plan (nil, or not made by plan.Resolve)", ErrUsage)
-	case out == nil:
-		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: no Output (NewOutput makes one)", ErrUsage)
+	case out == nil || out.okProbe == nil:
+		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: no Output (NewOutput makes one; the zero Output has no probes)", ErrUsage)
 	case opts.Mode != Imported && opts.Mode != Direct:
 		return dataflow.Desc{}, fmt.Errorf("%w: QueryDesc: Options.Mode %d is neither Imported nor Direct", ErrUsage, opts.Mode)
 	case opts.Join != plan.Linear && opts.Join != plan.Delta:

@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -410,6 +411,7 @@ func TestQueryDescRefusesWhatNoPlanOrOptionMakes(t *testing.T) {
 		{"nil plan", nil, render.Options{Mode: render.Direct}, out, "no resolved plan"},
 		{"zero plan", &plan.Resolved{}, render.Options{Mode: render.Direct}, out, "no resolved plan"},
 		{"no output", r, render.Options{Mode: render.Direct}, nil, "no Output"},
+		{"zero output", r, render.Options{Mode: render.Direct}, &render.Output{}, "no Output"},
 		{"mode", r, render.Options{Mode: render.Direct + 1}, out, "Options.Mode 2"},
 		{"join", r, render.Options{Mode: render.Direct, Join: plan.Delta + 1}, out, "JoinKind(2)"},
 	} {
@@ -427,6 +429,32 @@ func TestQueryDescRefusesWhatNoPlanOrOptionMakes(t *testing.T) {
 	}
 	if _, err := render.QueryDesc(r, render.Options{Mode: render.Direct, Join: plan.Delta}, out); err != nil {
 		t.Fatalf("a good call: %v", err)
+	}
+}
+
+// The zero Output (one built as a literal, with captures or not) never
+// passes a time, and a wait on it is ErrUsage at once, where Passed and
+// WaitPassed dereferenced its nil probes; its counts read 0.
+func TestTheZeroOutputNeverPasses(t *testing.T) {
+	for _, o := range []*render.Output{{}, {Oks: dataflow.NewCapture(1), Errs: dataflow.NewCapture(1)}} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("panic: %v", p)
+				}
+			}()
+			if o.Passed(0) {
+				t.Error("the zero Output passed 0")
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // the wait answers before it reads ctx
+			if err := o.WaitPassed(ctx, 0); !errors.Is(err, render.ErrUsage) || !strings.Contains(err.Error(), "zero Output") {
+				t.Errorf("WaitPassed of the zero Output: %v, want ErrUsage naming it", err)
+			}
+			if o.Rows() != 0 || o.Errors() != 0 {
+				t.Errorf("the zero Output counts %d rows and %d errors", o.Rows(), o.Errors())
+			}
+		}()
 	}
 }
 

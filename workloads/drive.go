@@ -65,6 +65,16 @@ func (se *Session) enter(what string) error {
 	return nil
 }
 
+// enterWith is enter for a call given ctx: a nil ctx is refused first,
+// wrapping ErrUsage and dataflow.ErrNilContext, as the runtime's waits
+// refuse one, instead of panicking in the first wait or derived context.
+func (se *Session) enterWith(what string, ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: %s: %w", ErrUsage, what, dataflow.ErrNilContext)
+	}
+	return se.enter(what)
+}
+
 func (se *Session) leave() {
 	se.mu.Lock()
 	se.running = ""
@@ -114,7 +124,9 @@ type SessionOptions struct {
 // Make one with `NewSession`: the zero `Session` has no spec or runtimes,
 // and its methods that return an error, Close and Result too, return one
 // wrapping ErrUsage that says so; LastTime returns 0, and the others
-// read nothing (no Output, no Metrics, no updates, no leaks).
+// read nothing (no Output, no Metrics, no updates, no leaks). A method
+// given a nil context refuses it before doing anything, with an error
+// wrapping ErrUsage and dataflow.ErrNilContext.
 type Session struct {
 	spec   *spec.Spec
 	r      *plan.Resolved
@@ -338,7 +350,7 @@ func (se *Session) advance(t uint64, end bool) error {
 // a t the inputs are not fed through yet is an error wrapping ErrUsage
 // in both modes (fedThrough), where imported waited until ctx ended.
 func (se *Session) WaitIndexes(ctx context.Context, t uint64) error {
-	if err := se.enter("WaitIndexes"); err != nil {
+	if err := se.enterWith("WaitIndexes", ctx); err != nil {
 		return err
 	}
 	defer se.leave()
@@ -455,7 +467,7 @@ func appendFailures(errs []error, err error) []error {
 // until ctx ended. A wait that ctx ends leaves the query installed:
 // Finish then answers.
 func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
-	if err := se.enter("InstallQuery"); err != nil {
+	if err := se.enterWith("InstallQuery", ctx); err != nil {
 		return 0, err
 	}
 	defer se.leave()
@@ -468,7 +480,7 @@ func (se *Session) InstallQuery(ctx context.Context) (time.Duration, error) {
 // second call, or k below 1 or above MaxQueries, is an error wrapping
 // ErrUsage, as is a call after Peeks read past as_of (asOfGone).
 func (se *Session) InstallQueries(ctx context.Context, k int) (time.Duration, error) {
-	if err := se.enter("InstallQueries"); err != nil {
+	if err := se.enterWith("InstallQueries", ctx); err != nil {
 		return 0, err
 	}
 	defer se.leave()
@@ -591,7 +603,7 @@ func (se *Session) allowCompaction(t uint64) error {
 // and builds nothing. The dataflow is dropped again. Direct mode has no
 // import and returns 0.
 func (se *Session) ImportOnly(ctx context.Context) (time.Duration, error) {
-	if err := se.enter("ImportOnly"); err != nil {
+	if err := se.enterWith("ImportOnly", ctx); err != nil {
 		return 0, err
 	}
 	defer se.leave()
@@ -661,7 +673,7 @@ const stallID = "stalled reader"
 // until Close: a second call is an error wrapping ErrUsage, in both
 // modes.
 func (se *Session) Stall(ctx context.Context) error {
-	if err := se.enter("Stall"); err != nil {
+	if err := se.enterWith("Stall", ctx); err != nil {
 		return err
 	}
 	defer se.leave()
@@ -702,7 +714,7 @@ func (se *Session) Stall(ctx context.Context) error {
 // after it (InstallQuery, ImportOnly, Stall, Peeks again) is an error
 // wrapping ErrUsage, in both modes (asOfGone).
 func (se *Session) Peeks(ctx context.Context, reads int) ([]time.Duration, error) {
-	if err := se.enter("Peeks"); err != nil {
+	if err := se.enterWith("Peeks", ctx); err != nil {
 		return nil, err
 	}
 	defer se.leave()
@@ -792,7 +804,7 @@ var peekCreated func()
 // wrapping ErrUsage and feeds nothing (FeedThrough feeds the inputs
 // without a query).
 func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
-	if err := se.enter("Finish"); err != nil {
+	if err := se.enterWith("Finish", ctx); err != nil {
 		return 0, 0, err
 	}
 	defer se.leave()
@@ -806,7 +818,7 @@ func (se *Session) Finish(ctx context.Context) (time.Duration, int, error) {
 // already (as_of, by InstallQuery). It waits for every query's output and
 // every index to be complete.
 func (se *Session) FinishRounds(ctx context.Context) (time.Duration, int, error) {
-	if err := se.enter("FinishRounds"); err != nil {
+	if err := se.enterWith("FinishRounds", ctx); err != nil {
 		return 0, 0, err
 	}
 	defer se.leave()
@@ -886,7 +898,7 @@ func (se *Session) LastTime() uint64 {
 // read 2 to 9 in a few percent of the samples of star, triangles,
 // groupby, distinct and errors.
 func (se *Session) Stats(ctx context.Context) (runtime.Stats, error) {
-	if err := se.enter("Stats"); err != nil {
+	if err := se.enterWith("Stats", ctx); err != nil {
 		return runtime.Stats{}, err
 	}
 	defer se.leave()
@@ -1016,7 +1028,7 @@ func (se *Session) Leaks() error {
 // at any point of a run; a second call returns nil. The zero `Session`
 // has nothing to close: Close returns an error wrapping ErrUsage.
 func (se *Session) Close(ctx context.Context) error {
-	if err := se.enter("Close"); err != nil {
+	if err := se.enterWith("Close", ctx); err != nil {
 		return err
 	}
 	defer se.leave()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracebench/tracebench/core/dataflow"
 	"github.com/tracebench/tracebench/core/plan"
 	"github.com/tracebench/tracebench/core/reference"
 	"github.com/tracebench/tracebench/core/render"
@@ -1159,5 +1160,61 @@ func installFinishAndClose(ctx context.Context, t *testing.T, se *Session, s *sp
 	checkLast(t, se, s, tabs)
 	if err := se.Close(ctx); err != nil {
 		t.Errorf("%v: Close: %v", mode, err)
+	}
+}
+
+// A nil context, given to any call of a Session that takes one, is an
+// error wrapping ErrUsage and dataflow.ErrNilContext, refused before the
+// call does anything (it panicked in the first wait or context derived
+// from it, or, for a call that waited for nothing, passed): the Session
+// then goes on as if the call had not been made.
+func TestANilContextIsRefusedByEverySessionCall(t *testing.T) {
+	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, mode := range []render.Mode{render.Imported, render.Direct} {
+		se, err := NewSession(s, tabs, SessionOptions{Mode: mode, Workers: 1, Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nilCtx context.Context
+		for name, call := range map[string]func() error{
+			"WaitIndexes": func() error { return se.WaitIndexes(nilCtx, 0) },
+			"InstallQuery": func() error {
+				_, err := se.InstallQuery(nilCtx)
+				return err
+			},
+			"InstallQueries": func() error {
+				_, err := se.InstallQueries(nilCtx, 2)
+				return err
+			},
+			"ImportOnly": func() error {
+				_, err := se.ImportOnly(nilCtx)
+				return err
+			},
+			"Stall": func() error { return se.Stall(nilCtx) },
+			"Peeks": func() error {
+				_, err := se.Peeks(nilCtx, 1)
+				return err
+			},
+			"Finish": func() error {
+				_, _, err := se.Finish(nilCtx)
+				return err
+			},
+			"FinishRounds": func() error {
+				_, _, err := se.FinishRounds(nilCtx)
+				return err
+			},
+			"Stats": func() error {
+				_, err := se.Stats(nilCtx)
+				return err
+			},
+			"Close": func() error { return se.Close(nilCtx) },
+		} {
+			if err := noPanic(t, name, call); !errors.Is(err, ErrUsage) || !errors.Is(err, dataflow.ErrNilContext) || !strings.Contains(err.Error(), name) {
+				t.Errorf("%v: %s(nil): %v, want ErrUsage and dataflow.ErrNilContext naming %s", mode, name, err, name)
+			}
+		}
+		installFinishAndClose(ctx, t, se, s, tabs, mode)
 	}
 }

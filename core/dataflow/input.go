@@ -51,10 +51,12 @@ type inputLog struct {
 	history  []*Chunk
 	frontier frontier.Frontier
 	subs     []*inputOp
-	// since: the history is exact from here on (Inputs.AllowCompaction);
-	// rows: the updates it holds; compacted: how many of them the last
-	// compaction left, the first chunk's.
+	// since: the history is exact from here on (Inputs.AllowCompaction),
+	// and compacts says one was allowed, so the history compacts as it
+	// grows; rows: the updates it holds; compacted: how many of them the
+	// last compaction left, the first chunk's.
 	since           frontier.Frontier
+	compacts        bool
 	rows, compacted int
 	// noHistory: history stays empty; received: an update arrived (or
 	// history was dropped when the option was set), so a dataflow that
@@ -156,6 +158,7 @@ func (in *Inputs) keep(name string, l *inputLog, mine *Chunk) error {
 	if !l.noHistory && !l.since.IsEmpty() {
 		l.history = append(l.history, mine)
 		l.rows += mine.Len()
+		in.compactDue(l)
 	}
 	for _, s := range l.subs {
 		s.pending = append(s.pending, mine)
@@ -212,7 +215,7 @@ func (in *Inputs) Drop(name string) error {
 var ErrInputCompacted = errors.New("the input's history has been allowed to compact beyond the dataflow's as_of")
 
 // inputCompactMin is the fewest updates an input's history gains before
-// AllowCompaction compacts it again.
+// it is compacted again.
 const inputCompactMin = 1024
 
 // AllowCompaction lets input name's history compact to since: it need
@@ -226,12 +229,14 @@ const inputCompactMin = 1024
 // the dataflows that read it already.
 //
 // The history is compacted when it has grown by as many updates as the
-// last compaction left (and by inputCompactMin at least) since then, so
-// the work is proportional to the updates sent and the history holds at
-// most about twice what a compaction to since leaves. A row whose diffs at
-// one time add up beyond int64 keeps those updates apart, each at since,
-// as it came: a reader's arrangement then finds the overflow as it would
-// have (docs/semantics.md §1.1).
+// last compaction left (and by inputCompactMin at least) since then,
+// here or at the Send that grows it (a since allowed ahead of the
+// frontier, then updates of earlier times, compacts with no later call),
+// so the work is proportional to the updates sent and the history holds
+// at most about twice what a compaction to since leaves. A row whose
+// diffs at one time add up beyond int64 keeps those updates apart, each
+// at since, as it came: a reader's arrangement then finds the overflow as
+// it would have (docs/semantics.md §1.1).
 func (in *Inputs) AllowCompaction(name string, since frontier.Frontier) error {
 	l, ok := in.logs[name]
 	if !ok {
@@ -240,28 +245,37 @@ func (in *Inputs) AllowCompaction(name string, since frontier.Frontier) error {
 	if !l.since.LessEqual(since) {
 		return fmt.Errorf("dataflow: input %q: compaction to %v would move back from %v", name, since, l.since)
 	}
-	l.since = since
-	switch {
-	case since.IsEmpty():
+	l.since, l.compacts = since, true
+	if since.IsEmpty() {
 		l.history, l.rows, l.compacted = nil, 0, 0
-	case l.rows-l.compacted >= max(l.compacted, inputCompactMin):
-		c := compactChunks(l.history, l.arity, l.rows, since.MustTime())
-		if in.peers > 1 && l.arity > 0 {
-			c.keyTo(in.worker, in.peers) // the rows of this worker's shares
-		}
-		clear(l.history)
-		l.history = append(l.history[:0], c)
-		if c.Len() == 0 {
-			l.history = l.history[:0]
-		}
-		l.rows, l.compacted = c.Len(), c.Len()
+		return nil
 	}
+	in.compactDue(l)
 	return nil
 }
 
 // Len returns the number of inputs declared, or read by a dataflow, and not
 // dropped.
 func (in *Inputs) Len() int { return len(in.logs) }
+
+// compactDue compacts l's history to its since if it has been allowed to
+// compact (AllowCompaction) and has grown by as many updates as the last
+// compaction left, and by inputCompactMin at least.
+func (in *Inputs) compactDue(l *inputLog) {
+	if !l.compacts || l.rows-l.compacted < max(l.compacted, inputCompactMin) {
+		return
+	}
+	c := compactChunks(l.history, l.arity, l.rows, l.since.MustTime())
+	if in.peers > 1 && l.arity > 0 {
+		c.keyTo(in.worker, in.peers) // the rows of this worker's shares
+	}
+	clear(l.history)
+	l.history = append(l.history[:0], c)
+	if c.Len() == 0 {
+		l.history = l.history[:0]
+	}
+	l.rows, l.compacted = c.Len(), c.Len()
+}
 
 // HistoryLen returns the number of updates the inputs keep for dataflows
 // created later, over every input.

@@ -196,3 +196,55 @@ func TestInputCompactionRefusesReadsBeforeItsSince(t *testing.T) {
 		t.Fatalf("a reader after compaction to {}: err %v, want ErrInputCompacted", err)
 	}
 }
+
+// TestInputCompactionAheadOfTheFrontier: a since allowed once, ahead of
+// the input's frontier, and updates sent at earlier times after it, with
+// no AllowCompaction since: the history compacts as it grows, not only
+// when the since moves, so it stays within about twice what a compaction
+// leaves and accumulates at the since to what every update sent does.
+func TestInputCompactionAheadOfTheFrontier(t *testing.T) {
+	for _, peers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("peers=%d", peers), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(peers), 12))
+			const since = 1000
+			ins := make([]*Inputs, peers)
+			for w := range ins {
+				ins[w] = NewInputs(w, peers, func(*Dataflow) {})
+				if err := ins[w].Declare("in", 2); err != nil {
+					t.Fatal(err)
+				}
+				if err := ins[w].AllowCompaction("in", frontier.At(since)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var sent []*Chunk
+			for tm := range uint64(200) {
+				c := NewChunk(2, 100)
+				for range 100 {
+					c.Push([]int64{rng.Int64N(40), rng.Int64N(3)}, tm, rng.Int64N(7)-3)
+				}
+				sent = append(sent, c)
+				for w, in := range ins {
+					if err := in.Send("in", c); err != nil {
+						t.Fatal(err)
+					}
+					if err := in.Advance("in", frontier.At(tm+1)); err != nil {
+						t.Fatal(err)
+					}
+					// All 120 rows at the since a compaction leaves, the
+					// next after inputCompactMin more and one round's 100.
+					if n, bound := in.HistoryLen(), inputCompactMin+120+100; n > bound {
+						t.Fatalf("time %d, worker %d: the history holds %d updates, want at most %d", tm, w, n, bound)
+					}
+				}
+			}
+			var hist []*Chunk
+			for _, in := range ins {
+				hist = append(hist, in.logs["in"].history...)
+			}
+			if got, want := historyAt(hist, since), historyAt(sent, since); !maps2Equal(got, want) {
+				t.Fatalf("the history at the since is %v, the updates sent make %v", got, want)
+			}
+		})
+	}
+}

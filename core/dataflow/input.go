@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -234,9 +235,11 @@ const inputCompactMin = 1024
 // frontier, then updates of earlier times, compacts with no later call),
 // so the work is proportional to the updates sent and the history holds
 // at most about twice what a compaction to since leaves. A row whose
-// diffs at one time add up beyond int64 keeps those updates apart, each
-// at since, as it came: a reader's arrangement then finds the overflow as
-// it would have (docs/semantics.md §1.1).
+// diffs at one time add up beyond int64 keeps the exact sum, as the
+// fewest updates that add up to it (MaxInt64 or MinInt64 each, then the
+// rest): a reader's arrangement consolidates them at since and finds the
+// overflow there, as it consolidates the row's count at a time
+// (docs/semantics.md §1.1).
 func (in *Inputs) AllowCompaction(name string, since frontier.Frontier) error {
 	l, ok := in.logs[name]
 	if !ok {
@@ -290,7 +293,7 @@ func (in *Inputs) HistoryLen() int {
 // compactChunks returns one chunk of the n updates of chunks (rows of
 // arity ar): each time advanced to since, updates of equal row and time
 // summed into one, zero sums dropped, sorted by row and time. A group whose
-// sum leaves int64 is kept as its updates, in the order they came.
+// sum leaves int64 is kept as the fewest updates that add up to it.
 func compactChunks(chunks []*Chunk, ar, n int, since frontier.Time) *Chunk {
 	rows := make([]int64, 0, n*ar)
 	times := make([]uint64, 0, n)
@@ -327,13 +330,24 @@ func compactChunks(chunks []*Chunk, ar, n int, since frontier.Time) *Chunk {
 			low, carry = bits.Add64(low, uint64(diffs[i]), 0)
 			top += int64(carry) + diffs[i]>>63
 		}
-		switch {
-		case top != int64(low)>>63:
-			for _, i := range perm[lo:hi] {
-				out.Push(row(i), times[i], diffs[i])
+		// Out of int64, the sum is kept as the fewest updates that add
+		// up to it: the bound of its sign, as often as it takes, then
+		// the rest (no more than the group's updates, each at most
+		// that bound), so a row whose count has left int64 keeps a
+		// few updates however many it is sent.
+		r, t := row(perm[lo]), times[perm[lo]]
+		for top != int64(low)>>63 {
+			piece := int64(math.MaxInt64)
+			if top < 0 {
+				piece = math.MinInt64
 			}
-		case low != 0:
-			out.Push(row(perm[lo]), times[perm[lo]], int64(low))
+			var borrow uint64
+			low, borrow = bits.Sub64(low, uint64(piece), 0)
+			top -= int64(borrow) + piece>>63
+			out.Push(r, t, piece)
+		}
+		if low != 0 {
+			out.Push(r, t, int64(low))
 		}
 		lo = hi
 	}

@@ -112,8 +112,9 @@ func maps2Equal(a, b map[string]int64) bool {
 
 // TestCompactChunksSumsExactly: a compaction sums one row's diffs at one
 // time exactly: a partial sum out of int64 whose total fits is one update,
-// a total out of int64 keeps the updates as they came (each at the since),
-// a zero total is dropped, and the result is sorted by row and time.
+// a total out of int64 is kept as the fewest updates that add up to it
+// (each at the since), a zero total is dropped, and the result is sorted
+// by row and time.
 func TestCompactChunksSumsExactly(t *testing.T) {
 	const M = math.MaxInt64
 	in := []*Chunk{
@@ -121,8 +122,10 @@ func TestCompactChunksSumsExactly(t *testing.T) {
 		chunk([]int64{3, 1, 5}, []int64{0, -1, 7}, []int64{5, 3, 6}),
 		chunk([]int64{2, M, 9}, []int64{0, -1, 5}, []int64{0, 1, 4}),
 		chunk([]int64{3, M, 9}, []int64{9, -3, 6}),
+		chunk([]int64{1, M, 10}, []int64{2, M, 10}, []int64{3, -5, 10}),
+		chunk([]int64{0, -M - 1, 11}, []int64{1, -M - 1, 11}, []int64{3, 3, 11}, []int64{2, -M - 1, 11}),
 	}
-	got := compactChunks(in, 1, 11, 3)
+	got := compactChunks(in, 1, 18, 3)
 	type upd struct {
 		row  int64
 		t    uint64
@@ -138,8 +141,13 @@ func TestCompactChunksSumsExactly(t *testing.T) {
 		{6, 4, 2},  // time 4 stays
 		{6, 5, 3},  // so does 5
 		{6, 9, -3}, // and 9; row 7's 1 at time 2 and -1 at 0 are gone
-		{9, 3, M},  // M at 2 and M at 3 leave int64: kept apart, in order
+		{9, 3, M},  // M at 2 and M at 3 leave int64: kept as two updates
 		{9, 3, M},
+		{10, 3, M}, // 2M - 5: the fewest updates that add up to it
+		{10, 3, M - 5},
+		{11, 3, -M - 1}, // 3·MinInt64 + 3
+		{11, 3, -M - 1},
+		{11, 3, -M + 2},
 	}
 	if !slices.Equal(rows, want) {
 		t.Fatalf("compacted to 3:\n got %v\nwant %v", rows, want)
@@ -244,6 +252,65 @@ func TestInputCompactionAheadOfTheFrontier(t *testing.T) {
 			}
 			if got, want := historyAt(hist, since), historyAt(sent, since); !maps2Equal(got, want) {
 				t.Fatalf("the history at the since is %v, the updates sent make %v", got, want)
+			}
+		})
+	}
+}
+
+// TestInputCompactionBoundsARowOutOfInt64: a row whose count is out of
+// int64 (2·MaxInt64, or below 2·MinInt64) gets a +1 and a -1 every round
+// while the since follows the frontier: its total at the since is kept
+// exactly, as the fewest updates that add up to it, not as every update
+// it ever had, so the history stays bounded however many rounds run.
+func TestInputCompactionBoundsARowOutOfInt64(t *testing.T) {
+	for _, d := range []int64{math.MaxInt64, math.MinInt64} {
+		t.Run(fmt.Sprint(d), func(t *testing.T) {
+			in := NewInputs(0, 1, func(*Dataflow) {})
+			if err := in.Declare("in", 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := in.Send("in", chunk([]int64{0, d, 7}, []int64{0, d, 7}, []int64{0, d / 3, 7})); err != nil {
+				t.Fatal(err)
+			}
+			var want count // the row's exact total
+			for range 2 {
+				want.add(d)
+			}
+			want.add(d / 3)
+			for tm := uint64(1); tm < 4000; tm++ {
+				c := NewChunk(1, 3)
+				c.Push([]int64{7}, tm, 1)
+				c.Push([]int64{7}, tm, -1)
+				c.Push([]int64{int64(tm % 5)}, tm, 1) // other rows
+				if err := in.Send("in", c); err != nil {
+					t.Fatal(err)
+				}
+				if err := in.Advance("in", frontier.At(tm+1)); err != nil {
+					t.Fatal(err)
+				}
+				if err := in.AllowCompaction("in", frontier.At(tm)); err != nil {
+					t.Fatal(err)
+				}
+				// A compaction leaves the row's 3 updates, the other 5
+				// rows, and one update after the since (a compaction at
+				// the Send); the next comes inputCompactMin later.
+				if l := in.logs["in"]; l.compacted > 3+5+1 {
+					t.Fatalf("time %d: a compaction left %d updates, want at most %d", tm, l.compacted, 3+5+1)
+				}
+			}
+			if n, bound := in.HistoryLen(), 3+5+1+inputCompactMin; n > bound {
+				t.Fatalf("the history holds %d updates, want at most %d", n, bound)
+			}
+			var got count
+			for _, c := range in.logs["in"].history {
+				for i := range c.Len() {
+					if c.Row(i)[0] == 7 {
+						got.add(c.Diffs[i])
+					}
+				}
+			}
+			if got != want {
+				t.Fatalf("the row's total in the history is %+v, want %+v", got, want)
 			}
 		})
 	}

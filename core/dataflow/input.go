@@ -239,7 +239,11 @@ const inputCompactMin = 1024
 // fewest updates that add up to it (MaxInt64 or MinInt64 each, then the
 // rest): a reader's arrangement consolidates them at since and finds the
 // overflow there, as it consolidates the row's count at a time
-// (docs/semantics.md §1.1).
+// (docs/semantics.md §1.1). Summed across times, the history shows a
+// reader what an index compacted to since does: an overflow of the
+// count at since, which the updates at their own times would show only
+// once a merge consolidated them, and none of an earlier time's sum that
+// later updates brought back within int64.
 func (in *Inputs) AllowCompaction(name string, since frontier.Frontier) error {
 	l, ok := in.logs[name]
 	if !ok {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -138,4 +139,86 @@ func maps2Equal(a, b map[string]int64) bool {
 		}
 	}
 	return true
+}
+
+// TestInputCompactionOverflowAtTheSince: a compaction sums a row's updates
+// of times before the since into its count at the since, so a reader
+// created then meets an overflow of that count, and none of an earlier
+// time's that later updates brought back within int64, as a reader of an
+// index compacted to the since does (docs/semantics.md §1.1). Input "out"
+// has a row at MaxInt64 at time 0 and again at 1 (2·MaxInt64 at the
+// since): its reader's arrangement finds the overflow at the since, in
+// the batch it builds. Input "back" has one at MaxInt64 twice at time 0,
+// then −MaxInt64 at 1 (MaxInt64 at the since): its reader holds the row
+// at MaxInt64 and no error. Filler rows on every worker let the history
+// reach the compaction's threshold.
+func TestInputCompactionOverflowAtTheSince(t *testing.T) {
+	const M = math.MaxInt64
+	forEachSetup(t, func(t *testing.T, s *setup) {
+		ctx := testCtx(t)
+		updates := map[string][][]int64{
+			"out":  {{0, M, 1, 0}, {1, M, 1, 0}},
+			"back": {{0, M, 1, 0}, {0, M, 1, 0}, {1, -M, 1, 0}},
+		}
+		for name, rows := range updates {
+			for i := range 3000 * s.workers { // inserted, then retracted
+				rows = append(rows, []int64{0, int64(1 - 2*(i/500%2)), int64(100 + i%500), 0})
+			}
+			s.send(name, 2, rows...)
+			s.advance(name, 2, frontier.At(3))
+			s.must(AllowInputCompaction{Name: name, Frontier: frontier.At(2)})
+		}
+		oks, errs := map[string]*dataflow.Capture{}, map[string]*dataflow.Capture{}
+		for name := range updates {
+			oks[name], errs[name] = dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+			s.must(CreateDataflow{Desc: dataflow.Desc{
+				ID: "read " + name, Maintained: true, AsOf: frontier.At(2), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					in, err := c.Input(name, 2)
+					if err != nil {
+						return err
+					}
+					a, err := c.Arrange(in, []int{0})
+					if err != nil {
+						return err
+					}
+					c.Capture(oks[name], a.Oks)
+					c.Capture(errs[name], a.Errs)
+					return nil
+				},
+			}})
+			s.advance(name, 2, frontier.Empty())
+		}
+		if err := s.ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.rts[0].Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := st.InputHistory; n > 5 {
+			t.Fatalf("the inputs keep %d updates: not compacted", n)
+		}
+		for name := range updates {
+			for _, cp := range []*dataflow.Capture{oks[name], errs[name]} {
+				if err := cp.WaitPassed(ctx, 2); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		s.ctl.TakeErrors() // the overflow of "out", reported by its arrangement
+		// "out": the overflow found building the batch of the since.
+		if got := errs["out"].At(2); len(got) != 1 || got[0].Diff != 1 {
+			t.Errorf("input out: errors at the since %v, want one numeric overflow", got)
+		}
+		// "back": MaxInt64, exactly, and no error.
+		if got := errs["back"].At(2); len(got) != 0 {
+			t.Errorf("input back: errors at the since %v, want none", got)
+		}
+		for _, r := range oks["back"].At(2) {
+			if r.Row[0] == 1 && r.Diff != M {
+				t.Errorf("input back: row %v at the since has count %d, want MaxInt64", r.Row, r.Diff)
+			}
+		}
+	})
 }

@@ -8,21 +8,23 @@
 //   - Interactive renders query dataflows, which import the published
 //     indexes through peer bundles.
 //
-// Inputs feed Maintained dataflows only: the controller sends input updates
-// and frontier advances to the runtimes that maintain (Solo, Maintenance),
-// and a query reads indexes only — Context.Input refuses a dataflow that
-// is not Maintained, in every role alike (dataflow.ErrQueryReadsInput), so
-// Solo never answers a query the pair cannot. Direct mode's query, which
-// builds everything from raw inputs in one Solo runtime (docs/spec.md
-// "Indexes and arrangements"), is a Maintained dataflow with no exports.
+// Inputs feed Maintained dataflows only: the controller sends input
+// updates, frontier advances and compactions (AllowInputCompaction) to the
+// runtimes that maintain (Solo, Maintenance), and a query reads indexes
+// only — Context.Input refuses a dataflow that is not Maintained, in every
+// role alike (dataflow.ErrQueryReadsInput), so Solo never answers a query
+// the pair cannot. Direct mode's query, which builds everything from raw
+// inputs in one Solo runtime (docs/spec.md "Indexes and arrangements"), is
+// a Maintained dataflow with no exports.
 //
 // A Controller sends every command to every runtime in the same order
 // (invariant I1b of §4.6): creating a dataflow, allowing compaction,
-// dropping, and input updates and frontier advances. A runtime whose role
-// covers a dataflow renders it; the other records the dataflow's exports as
-// peers, taking over the peer hold the publisher reserved at publication
-// (I1c), so a publisher never compacts past what the reading runtime may
-// still read, even when the reading runtime is a whole create behind. It
+// dropping, and input updates, frontier advances and compactions. A
+// runtime whose role covers a dataflow renders it; the other records the
+// dataflow's exports as peers, taking over the peer hold the publisher
+// reserved at publication (I1c), so a publisher never compacts past what
+// the reading runtime may still read, even when the reading runtime is a
+// whole create behind. It
 // records them once the publisher has settled the incarnation (published,
 // or abandoned because its Build failed): a reading runtime ahead of the
 // publisher waits for that verdict at the create.

@@ -276,10 +276,11 @@ func (in *Inputs) compactDue(l *inputLog) {
 	if in.peers > 1 && l.arity > 0 {
 		c.keyTo(in.worker, in.peers) // the rows of this worker's shares
 	}
-	clear(l.history)
-	l.history = append(l.history[:0], c)
-	if c.Len() == 0 {
-		l.history = l.history[:0]
+	// A new slice: the old one's array, grown by every chunk since the
+	// last compaction, would stay for the input's life.
+	l.history = nil
+	if c.Len() > 0 {
+		l.history = []*Chunk{c}
 	}
 	l.rows, l.compacted = c.Len(), c.Len()
 }

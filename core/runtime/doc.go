@@ -19,7 +19,8 @@
 //
 // A Controller sends every command to every runtime in the same order
 // (invariant I1b of §4.6): creating a dataflow, allowing compaction,
-// dropping, and input updates, frontier advances and compactions. A
+// dropping, declaring and dropping inputs, and input updates, frontier
+// advances and compactions (these three to the maintaining runtimes). A
 // runtime whose role covers a dataflow renders it; the other records the
 // dataflow's exports as peers, taking over the peer hold the publisher
 // reserved at publication (I1c), so a publisher never compacts past what

@@ -170,7 +170,10 @@ func TestInputCompactionOverflowAtTheSince(t *testing.T) {
 		}
 		oks, errs := map[string]*dataflow.Capture{}, map[string]*dataflow.Capture{}
 		for name := range updates {
-			oks[name], errs[name] = dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+			// The Build, on the workers, reads its own two captures, not
+			// the maps the next round of this loop writes.
+			o, e := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+			oks[name], errs[name] = o, e
 			s.must(CreateDataflow{Desc: dataflow.Desc{
 				ID: "read " + name, Maintained: true, AsOf: frontier.At(2), Until: frontier.Empty(),
 				Build: func(c *dataflow.Context) error {
@@ -182,8 +185,8 @@ func TestInputCompactionOverflowAtTheSince(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					c.Capture(oks[name], a.Oks)
-					c.Capture(errs[name], a.Errs)
+					c.Capture(o, a.Oks)
+					c.Capture(e, a.Errs)
 					return nil
 				},
 			}})

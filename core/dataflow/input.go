@@ -59,9 +59,9 @@ type inputLog struct {
 	since           frontier.Frontier
 	compacts        bool
 	rows, compacted int
-	// noHistory: history stays empty; received: an update arrived (or
-	// history was dropped when the option was set), so a dataflow that
-	// starts reading now would miss it.
+	// noHistory: history stays empty; received: an update was sent (to
+	// any worker: Send), or history was dropped when the option was set,
+	// so a dataflow that starts reading now would miss it.
 	noHistory, received bool
 }
 
@@ -143,7 +143,15 @@ func (in *Inputs) Send(name string, c *Chunk) error {
 	if in.peers > 1 {
 		mine = c.share(in.worker, in.peers, &in.idx)
 	}
-	return in.keep(name, l, mine)
+	if err := in.keep(name, l, mine); err != nil {
+		return err
+	}
+	// An update sent is received by every worker, its share of the rows
+	// or none: a NoHistory input refuses a later reader on each alike
+	// (Context.Input), so the create's error does not hang on which
+	// worker the rows fell to.
+	l.received = l.received || c.Len() > 0
+	return nil
 }
 
 // keep records mine, this worker's share of an input's updates, and hands

@@ -1511,7 +1511,10 @@ func (c *Controller) record(cmd Command) {
 // commands before the Sync, as they had when the Maintenance runtime was
 // synced first (a caller that syncs after each advance sees its queries
 // pass every frontier, not only the last of two advances published in
-// quick succession).
+// quick succession). On a runtime of several workers with exchanges, the
+// Maintenance (or Solo) barrier and that last one are sent again until
+// a round in which no worker stepped (settle): a reader whose updates
+// cross workers has then stepped over what was sent too.
 func (c *Controller) Sync(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext("Sync")
@@ -1519,14 +1522,61 @@ func (c *Controller) Sync(ctx context.Context) error {
 	if len(c.rts) == 0 {
 		return ErrNoRuntimes
 	}
-	for _, led := range [3]bool{true, false, true} {
+	for i, led := range [3]bool{true, false, true} {
 		for _, r := range c.rts {
 			if r.led != led {
 				continue
 			}
-			if err := r.guardedBarrier(ctx, nil, c.rts); err != nil {
+			if i == 0 {
+				if err := r.guardedBarrier(ctx, nil, c.rts); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := r.settle(ctx, c.rts); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// settleRounds is the most barriers settle sends after its first.
+const settleRounds = 8
+
+// settle is Sync's barrier on r (guarded by guard), sent again while a
+// worker stepped a dataflow since its last one, at most settleRounds more
+// times. A barrier steps each worker's active dataflows as it passes it,
+// one worker after another: on a runtime of several workers, a step of
+// one after its peer had passed the barrier sends that peer chunks and a
+// frontier through an exchange (the only way one worker activates another
+// in a runtime), which the peer steps only in a wake of its own, after
+// Sync returned. So a reader of an index by another column than the
+// first stayed one time behind what was sent, after nearly every Sync in
+// Solo and in the pair. Once a round finds every worker's count of steps
+// where the round before left it, no worker stepped between the two, so
+// none was activated by a peer's step since it passed the first of them,
+// and the dataflows have stepped over every command before the Sync. A
+// runtime of one worker, or with no exchange, is settled by its first
+// barrier; one still stepping after settleRounds (a driver sending the
+// next rounds meanwhile from another goroutine) is left to its wakes.
+func (r *Runtime) settle(ctx context.Context, guard []*Runtime) error {
+	steps := make([]int, len(r.workers))
+	record := func(w *worker) { steps[w.index] = w.steps }
+	if err := r.guardedBarrier(ctx, record, guard); err != nil {
+		return err
+	}
+	prev := make([]int, len(steps))
+	for range settleRounds {
+		if len(r.workers) == 1 || r.hub.Len() == 0 {
+			return nil
+		}
+		copy(prev, steps)
+		if err := r.guardedBarrier(ctx, record, guard); err != nil {
+			return err
+		}
+		if slices.Equal(prev, steps) {
+			return nil
 		}
 	}
 	return nil

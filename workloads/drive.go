@@ -126,7 +126,8 @@ type SessionOptions struct {
 // wrapping ErrUsage that says so; LastTime returns 0, and the others
 // read nothing (no Output, no Metrics, no updates, no leaks). A method
 // given a nil context refuses it before doing anything, with an error
-// wrapping ErrUsage and dataflow.ErrNilContext.
+// wrapping ErrUsage and dataflow.ErrNilContext, but Close, whose waits
+// ctx does not bound, which takes it as context.Background().
 type Session struct {
 	spec   *spec.Spec
 	r      *plan.Resolved
@@ -1026,9 +1027,16 @@ func (se *Session) Leaks() error {
 // and checks the runtimes hold nothing, then shuts them down. It returns
 // what is still held, if anything, or a runtime's error. It may be called
 // at any point of a run; a second call returns nil. The zero `Session`
-// has nothing to close: Close returns an error wrapping ErrUsage.
+// has nothing to close: Close returns an error wrapping ErrUsage. Its
+// waits are bounded by a minute of their own, not by ctx's end (releasing
+// must finish when the run was interrupted), so a nil ctx is taken as
+// context.Background(): `defer se.Close(nil)` closes, where a refusal
+// would leave the runtimes running.
 func (se *Session) Close(ctx context.Context) error {
-	if err := se.enterWith("Close", ctx); err != nil {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := se.enter("Close"); err != nil {
 		return err
 	}
 	defer se.leave()

@@ -1163,11 +1163,12 @@ func installFinishAndClose(ctx context.Context, t *testing.T, se *Session, s *sp
 	}
 }
 
-// A nil context, given to any call of a Session that takes one, is an
-// error wrapping ErrUsage and dataflow.ErrNilContext, refused before the
-// call does anything (it panicked in the first wait or context derived
+// A nil context, given to any call of a Session that takes one but Close,
+// is an error wrapping ErrUsage and dataflow.ErrNilContext, refused before
+// the call does anything (it panicked in the first wait or context derived
 // from it, or, for a call that waited for nothing, passed): the Session
-// then goes on as if the call had not been made.
+// then goes on as if the call had not been made. Close, whose waits ctx
+// does not bound, takes it as context.Background() and closes.
 func TestANilContextIsRefusedByEverySessionCall(t *testing.T) {
 	s, tabs := decodeAndLoad(t, "w.json", joinSrc)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -1209,12 +1210,28 @@ func TestANilContextIsRefusedByEverySessionCall(t *testing.T) {
 				_, err := se.Stats(nilCtx)
 				return err
 			},
-			"Close": func() error { return se.Close(nilCtx) },
 		} {
 			if err := noPanic(t, name, call); !errors.Is(err, ErrUsage) || !errors.Is(err, dataflow.ErrNilContext) || !strings.Contains(err.Error(), name) {
 				t.Errorf("%v: %s(nil): %v, want ErrUsage and dataflow.ErrNilContext naming %s", mode, name, err, name)
 			}
 		}
-		installFinishAndClose(ctx, t, se, s, tabs, mode)
+		if err := se.FeedThrough(s.AsOf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := se.InstallQuery(ctx); err != nil {
+			t.Fatalf("%v: InstallQuery: %v", mode, err)
+		}
+		if _, _, err := se.Finish(ctx); err != nil {
+			t.Fatalf("%v: Finish: %v", mode, err)
+		}
+		checkLast(t, se, s, tabs)
+		// Close's waits are its own: a nil context closes (a defer
+		// se.Close(nil) refused would leave the runtimes running).
+		if err := noPanic(t, "Close", func() error { return se.Close(nilCtx) }); err != nil {
+			t.Errorf("%v: Close(nil): %v", mode, err)
+		}
+		if _, err := se.Stats(ctx); !errors.Is(err, ErrClosed) {
+			t.Errorf("%v: Stats after Close(nil): %v, want ErrClosed", mode, err)
+		}
 	}
 }

@@ -60,15 +60,31 @@ func TestDropInputFreesItsName(t *testing.T) {
 			t.Fatalf("a dataflow reading the dropped input: errors %v, want one dataflow.ErrUndeclaredInput", errs)
 		}
 		// Declared again, of another arity: a new input, empty.
-		s.must(CreateInput{Name: "in", Arity: 2})
+		s.must(CreateInput{Name: "in", Arity: 3})
 		again := dataflow.NewCapture(s.workers)
-		s.must(CreateDataflow{Desc: captureInput("again", 0, again)})
-		s.send("in", 2, []int64{3, 1, 4, 40})
-		s.advance("in", 2, frontier.At(4))
+		s.must(CreateDataflow{Desc: dataflow.Desc{
+			ID: "again", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+			Build: func(c *dataflow.Context) error {
+				in, err := c.Input("in", 3)
+				if err != nil {
+					return err
+				}
+				a, err := c.Arrange(in, []int{0})
+				if err != nil {
+					return err
+				}
+				c.Capture(again, a.Oks)
+				return nil
+			},
+		}})
+		c3 := dataflow.NewChunk(3, 1)
+		c3.Push([]int64{4, 40, 400}, 3, 1)
+		s.must(Input{Name: "in", Chunk: c3})
+		s.must(AdvanceInput{Name: "in", Frontier: frontier.At(4)})
 		if err := again.Probe.WaitPassed(ctx, 3); err != nil {
 			t.Fatal(err)
 		}
-		if got := accumulated(t, again, 3); !maps2Equal(got, map[string]int64{"[4 40]": 1}) {
+		if got := accumulated(t, again, 3); !maps2Equal(got, map[string]int64{"[4 40 400]": 1}) {
 			t.Fatalf("the input declared again reads %v, want its own update only", got)
 		}
 		// Many inputs, each declared, sent to and dropped.

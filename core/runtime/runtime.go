@@ -1584,7 +1584,10 @@ func (r *Runtime) settle(ctx context.Context, guard []*Runtime) error {
 
 // SyncRole is Sync for the controller's runtime of one role: it waits
 // until that runtime has applied every command sent before it, and not for
-// the other. A query's create is the Interactive runtime's alone (the
+// the other. It sends one barrier and does not settle as Sync does: on
+// several workers with an exchange, a reader across it may have stepped
+// over what was sent only in a wake after SyncRole returns (a query's
+// build, which SyncRole times, needs no such settling). A query's create is the Interactive runtime's alone (the
 // Maintenance runtime only records it), so a caller timing a query's build
 // waits for the runtime that builds it, not for a wake of the other. It
 // returns an error if the controller has no runtime of that role (a Solo

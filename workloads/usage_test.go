@@ -229,44 +229,14 @@ func TestCallsAfterCloseAreRefused(t *testing.T) {
 func TestZeroSessionIsRefused(t *testing.T) {
 	ctx := context.Background()
 	var se Session
-	for name, call := range map[string]func() error{
-		"FeedThrough": func() error { return se.FeedThrough(2) },
-		"WaitIndexes": func() error { return se.WaitIndexes(ctx, 2) },
-		"InstallQuery": func() error {
-			_, err := se.InstallQuery(ctx)
-			return err
-		},
-		"InstallQueries": func() error {
-			_, err := se.InstallQueries(ctx, 2)
-			return err
-		},
-		"ImportOnly": func() error {
-			_, err := se.ImportOnly(ctx)
-			return err
-		},
-		"Stall": func() error { return se.Stall(ctx) },
-		"Peeks": func() error {
-			_, err := se.Peeks(ctx, 1)
-			return err
-		},
-		"Finish": func() error {
-			_, _, err := se.Finish(ctx)
-			return err
-		},
-		"FinishRounds": func() error {
-			_, _, err := se.FinishRounds(ctx)
-			return err
-		},
-		"Stats": func() error {
-			_, err := se.Stats(ctx)
-			return err
-		},
-		"Result": func() error {
-			_, err := se.Result(0)
-			return err
-		},
-		"Close": func() error { return se.Close(ctx) },
-	} {
+	calls := contextCalls(&se, ctx)
+	calls["FeedThrough"] = func() error { return se.FeedThrough(2) }
+	calls["Result"] = func() error {
+		_, err := se.Result(0)
+		return err
+	}
+	calls["Close"] = func() error { return se.Close(ctx) }
+	for name, call := range calls {
 		if err := noPanic(t, name, call); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "NewSession") {
 			t.Errorf("%s of the zero Session: %v, want ErrUsage naming NewSession", name, err)
 		}
@@ -1179,38 +1149,7 @@ func TestANilContextIsRefusedByEverySessionCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		var nilCtx context.Context
-		for name, call := range map[string]func() error{
-			"WaitIndexes": func() error { return se.WaitIndexes(nilCtx, 0) },
-			"InstallQuery": func() error {
-				_, err := se.InstallQuery(nilCtx)
-				return err
-			},
-			"InstallQueries": func() error {
-				_, err := se.InstallQueries(nilCtx, 2)
-				return err
-			},
-			"ImportOnly": func() error {
-				_, err := se.ImportOnly(nilCtx)
-				return err
-			},
-			"Stall": func() error { return se.Stall(nilCtx) },
-			"Peeks": func() error {
-				_, err := se.Peeks(nilCtx, 1)
-				return err
-			},
-			"Finish": func() error {
-				_, _, err := se.Finish(nilCtx)
-				return err
-			},
-			"FinishRounds": func() error {
-				_, _, err := se.FinishRounds(nilCtx)
-				return err
-			},
-			"Stats": func() error {
-				_, err := se.Stats(nilCtx)
-				return err
-			},
-		} {
+		for name, call := range contextCalls(se, nilCtx) {
 			if err := noPanic(t, name, call); !errors.Is(err, ErrUsage) || !errors.Is(err, dataflow.ErrNilContext) || !strings.Contains(err.Error(), name) {
 				t.Errorf("%v: %s(nil): %v, want ErrUsage and dataflow.ErrNilContext naming %s", mode, name, err, name)
 			}
@@ -1233,5 +1172,42 @@ func TestANilContextIsRefusedByEverySessionCall(t *testing.T) {
 		if _, err := se.Stats(ctx); !errors.Is(err, ErrClosed) {
 			t.Errorf("%v: Stats after Close(nil): %v, want ErrClosed", mode, err)
 		}
+	}
+}
+
+// contextCalls are se's calls that take a context, each given ctx, but
+// Close, by name.
+func contextCalls(se *Session, ctx context.Context) map[string]func() error {
+	return map[string]func() error{
+		"WaitIndexes": func() error { return se.WaitIndexes(ctx, 0) },
+		"InstallQuery": func() error {
+			_, err := se.InstallQuery(ctx)
+			return err
+		},
+		"InstallQueries": func() error {
+			_, err := se.InstallQueries(ctx, 2)
+			return err
+		},
+		"ImportOnly": func() error {
+			_, err := se.ImportOnly(ctx)
+			return err
+		},
+		"Stall": func() error { return se.Stall(ctx) },
+		"Peeks": func() error {
+			_, err := se.Peeks(ctx, 1)
+			return err
+		},
+		"Finish": func() error {
+			_, _, err := se.Finish(ctx)
+			return err
+		},
+		"FinishRounds": func() error {
+			_, _, err := se.FinishRounds(ctx)
+			return err
+		},
+		"Stats": func() error {
+			_, err := se.Stats(ctx)
+			return err
+		},
 	}
 }

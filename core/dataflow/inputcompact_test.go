@@ -3,6 +3,7 @@ package dataflow
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -83,7 +84,7 @@ func TestInputCompactionKeepsTheCollectionFromSince(t *testing.T) {
 					}
 				}
 				for at := tm; at < tm+3; at++ {
-					if got, want := historyAt(hist, at), historyAt(sent, at); !maps2Equal(got, want) {
+					if got, want := historyAt(hist, at), historyAt(sent, at); !maps.Equal(got, want) {
 						t.Fatalf("time %d: the history at %d is %v, the updates sent make %v", tm, at, got, want)
 					}
 				}
@@ -96,18 +97,6 @@ func TestInputCompactionKeepsTheCollectionFromSince(t *testing.T) {
 			}
 		})
 	}
-}
-
-func maps2Equal(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestCompactChunksSumsExactly: a compaction sums one row's diffs at one
@@ -250,7 +239,7 @@ func TestInputCompactionAheadOfTheFrontier(t *testing.T) {
 			for _, in := range ins {
 				hist = append(hist, in.logs["in"].history...)
 			}
-			if got, want := historyAt(hist, since), historyAt(sent, since); !maps2Equal(got, want) {
+			if got, want := historyAt(hist, since), historyAt(sent, since); !maps.Equal(got, want) {
 				t.Fatalf("the history at the since is %v, the updates sent make %v", got, want)
 			}
 		})

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestDropInputFreesItsName(t *testing.T) {
 		if err := cp.Probe.WaitPassed(ctx, math.MaxUint64); err != nil {
 			t.Fatalf("the dropped input's reader: %v", err)
 		}
-		if got := accumulated(t, cp, 5); !maps2Equal(got, map[string]int64{"[1 10]": 1, "[2 20]": 2}) {
+		if got := accumulated(t, cp, 5); !maps.Equal(got, map[string]int64{"[1 10]": 1, "[2 20]": 2}) {
 			t.Fatalf("the dropped input's reader holds %v", got)
 		}
 		if st, err := s.rts[0].Stats(ctx); err != nil || st.InputHistory != 0 {
@@ -84,7 +85,7 @@ func TestDropInputFreesItsName(t *testing.T) {
 		if err := again.Probe.WaitPassed(ctx, 3); err != nil {
 			t.Fatal(err)
 		}
-		if got := accumulated(t, again, 3); !maps2Equal(got, map[string]int64{"[4 40 400]": 1}) {
+		if got := accumulated(t, again, 3); !maps.Equal(got, map[string]int64{"[4 40 400]": 1}) {
 			t.Fatalf("the input declared again reads %v, want its own update only", got)
 		}
 		// Many inputs, each declared, sent to and dropped.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -100,7 +101,7 @@ func TestInputCompactionBoundsTheHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		for at := uint64(rounds - 1); at < rounds+3; at++ {
-			if got, want := accumulated(t, late, at), accumulated(t, early, at); !maps2Equal(got, want) {
+			if got, want := accumulated(t, late, at), accumulated(t, early, at); !maps.Equal(got, want) {
 				t.Fatalf("time %d: the reader created at the since has %v, the one from the start %v", at, got, want)
 			}
 		}
@@ -123,22 +124,10 @@ func TestInputCompactionBoundsTheHistory(t *testing.T) {
 		if st, err := s.rts[0].Stats(ctx); err != nil || st.InputHistory != 0 {
 			t.Fatalf("after compaction to {}: %d updates kept (%v)", st.InputHistory, err)
 		}
-		if got, want := accumulated(t, late, rounds+3), accumulated(t, early, rounds+3); !maps2Equal(got, want) || len(want) == 0 {
+		if got, want := accumulated(t, late, rounds+3), accumulated(t, early, rounds+3); !maps.Equal(got, want) || len(want) == 0 {
 			t.Fatalf("after compaction to {}: the late reader has %v, the early one %v", got, want)
 		}
 	})
-}
-
-func maps2Equal(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestInputCompactionOverflowAtTheSince: a compaction sums a row's updates

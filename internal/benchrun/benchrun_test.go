@@ -232,7 +232,7 @@ func TestSelectionErrors(t *testing.T) {
 		{Selection{Workers: 1, Shard: "+0/2"}, `--shard: "+0/2" is not i/n`},
 		{Selection{Workers: 1, Shard: "0/ 2"}, `--shard: "0/ 2" is not i/n`},
 		{Selection{Workers: 1, Shard: "-0/2"}, `--shard: "-0/2" is not i/n`},
-		{Selection{Workers: 1, Shard: "0/18446744073709551615"}, `--shard: "0/18446744073709551615" is out of range: i and n are at most 9223372036854775807`},
+		{Selection{Workers: 1, Shard: "0/18446744073709551615"}, `--shard: "0/18446744073709551615" is out of range: i and n are at most ` + strconv.Itoa(math.MaxInt)},
 		{Selection{Workers: 1, Shard: "99999999999999999999/2"}, `--shard: "99999999999999999999/2" is out of range`},
 		{Selection{Workers: 1, Shard: "+99999999999999999999/2"}, `--shard: "+99999999999999999999/2" is not i/n`},
 		{Selection{Workers: 1, Shard: "0/099999999999999999999"}, `--shard: "0/099999999999999999999" is not i/n`},

@@ -186,31 +186,9 @@ func TestCallsAfterCloseAreRefused(t *testing.T) {
 			if err := se.Close(ctx); err != nil {
 				t.Fatalf("second Close: %v", err)
 			}
-			for name, call := range map[string]func() error{
-				"FeedThrough": func() error { return se.FeedThrough(2) },
-				"WaitIndexes": func() error { return se.WaitIndexes(ctx, 2) },
-				"InstallQuery": func() error {
-					_, err := se.InstallQuery(ctx)
-					return err
-				},
-				"ImportOnly": func() error {
-					_, err := se.ImportOnly(ctx)
-					return err
-				},
-				"Stall": func() error { return se.Stall(ctx) },
-				"Peeks": func() error {
-					_, err := se.Peeks(ctx, 1)
-					return err
-				},
-				"Finish": func() error {
-					_, _, err := se.Finish(ctx)
-					return err
-				},
-				"Stats": func() error {
-					_, err := se.Stats(ctx)
-					return err
-				},
-			} {
+			calls := contextCalls(se, ctx)
+			calls["FeedThrough"] = func() error { return se.FeedThrough(2) }
+			for name, call := range calls {
 				if err := noPanic(t, name, call); !errors.Is(err, ErrClosed) {
 					t.Errorf("%s after Close: %v, want ErrClosed", name, err)
 				}

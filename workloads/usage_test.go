@@ -1096,6 +1096,16 @@ func TestInstallQueriesBounded(t *testing.T) {
 // and closes it.
 func installFinishAndClose(ctx context.Context, t *testing.T, se *Session, s *spec.Spec, tabs []*spec.Table, mode render.Mode) {
 	t.Helper()
+	installAndFinish(ctx, t, se, s, tabs, mode)
+	if err := se.Close(ctx); err != nil {
+		t.Errorf("%v: Close: %v", mode, err)
+	}
+}
+
+// installAndFinish feeds se through as_of, installs its query, finishes
+// the run and checks the output at the last time against the reference.
+func installAndFinish(ctx context.Context, t *testing.T, se *Session, s *spec.Spec, tabs []*spec.Table, mode render.Mode) {
+	t.Helper()
 	if err := se.FeedThrough(s.AsOf); err != nil {
 		t.Fatal(err)
 	}
@@ -1106,9 +1116,6 @@ func installFinishAndClose(ctx context.Context, t *testing.T, se *Session, s *sp
 		t.Fatalf("%v: Finish: %v", mode, err)
 	}
 	checkLast(t, se, s, tabs)
-	if err := se.Close(ctx); err != nil {
-		t.Errorf("%v: Close: %v", mode, err)
-	}
 }
 
 // A nil context, given to any call of a Session that takes one but Close,
@@ -1132,16 +1139,7 @@ func TestANilContextIsRefusedByEverySessionCall(t *testing.T) {
 				t.Errorf("%v: %s(nil): %v, want ErrUsage and dataflow.ErrNilContext naming %s", mode, name, err, name)
 			}
 		}
-		if err := se.FeedThrough(s.AsOf); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := se.InstallQuery(ctx); err != nil {
-			t.Fatalf("%v: InstallQuery: %v", mode, err)
-		}
-		if _, _, err := se.Finish(ctx); err != nil {
-			t.Fatalf("%v: Finish: %v", mode, err)
-		}
-		checkLast(t, se, s, tabs)
+		installAndFinish(ctx, t, se, s, tabs, mode)
 		// Close's waits are its own: a nil context closes (a defer
 		// se.Close(nil) refused would leave the runtimes running).
 		if err := noPanic(t, "Close", func() error { return se.Close(nilCtx) }); err != nil {

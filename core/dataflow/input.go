@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -335,13 +334,9 @@ func compactChunks(chunks []*Chunk, ar, n int, since frontier.Time) *Chunk {
 		for hi < n && times[perm[hi]] == times[perm[lo]] && slices.Equal(row(perm[hi]), row(perm[lo])) {
 			hi++
 		}
-		// The group's sum in 128 bits: (top, low).
-		var top int64
-		var low uint64
+		var sum count // exact, in 128 bits (capture.go)
 		for _, i := range perm[lo:hi] {
-			var carry uint64
-			low, carry = bits.Add64(low, uint64(diffs[i]), 0)
-			top += int64(carry) + diffs[i]>>63
+			sum.add(diffs[i])
 		}
 		// Out of int64, the sum is kept as the fewest updates that add
 		// up to it: the bound of its sign, as often as it takes, then
@@ -349,18 +344,20 @@ func compactChunks(chunks []*Chunk, ar, n int, since frontier.Time) *Chunk {
 		// that bound), so a row whose count has left int64 keeps a
 		// few updates however many it is sent.
 		r, t := row(perm[lo]), times[perm[lo]]
-		for top != int64(low)>>63 {
+		for {
+			v, ok := sum.int64()
+			if ok {
+				if v != 0 {
+					out.Push(r, t, v)
+				}
+				break
+			}
 			piece := int64(math.MaxInt64)
-			if top < 0 {
+			if sum.hi < 0 {
 				piece = math.MinInt64
 			}
-			var borrow uint64
-			low, borrow = bits.Sub64(low, uint64(piece), 0)
-			top -= int64(borrow) + piece>>63
+			sum.sub(piece)
 			out.Push(r, t, piece)
-		}
-		if low != 0 {
-			out.Push(r, t, int64(low))
 		}
 		lo = hi
 	}

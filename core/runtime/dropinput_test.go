@@ -115,3 +115,47 @@ func TestDropInputFreesItsName(t *testing.T) {
 		}
 	})
 }
+
+// TestDropInputAgreesWhicheverRuntimeLags: an input dropped under its
+// index, declared again at another arity, fed, allowed to compact and
+// read by an index created late at its since, gives Solo and the pair
+// (either runtime paused while the commands arrive) the same answers and
+// the same errors: the old index keeps what it read, the new one reads the
+// new input's collection, and a create reading before the since is
+// refused alike.
+func TestDropInputAgreesWhicheverRuntimeLags(t *testing.T) {
+	for _, lag := range []Role{Solo, Maintenance, Interactive} {
+		t.Run(fmt.Sprintf("lag=%v", lag), func(t *testing.T) {
+			outs := agree(t, lag, func(s *setup, _ *[]string) string {
+				s.send("in", 2, []int64{0, 1, 1, 10}, []int64{0, 1, 2, 20})
+				s.advance("in", 2, frontier.At(1))
+				s.must(CreateDataflow{Desc: indexDesc("old", "in", 2, []int{0}, 0, nil)})
+				s.must(DropInput{Name: "in"})
+				s.must(CreateInput{Name: "in", Arity: 3})
+				for tm := range int64(3) {
+					c := dataflow.NewChunk(3, 1)
+					c.Push([]int64{tm, tm * 10, tm * 100}, uint64(tm), 1)
+					s.must(Input{Name: "in", Chunk: c})
+				}
+				s.must(AdvanceInput{Name: "in", Frontier: frontier.At(3)})
+				s.must(AllowInputCompaction{Name: "in", Frontier: frontier.At(2)})
+				s.must(CreateDataflow{Desc: indexDesc("new", "in", 3, []int{0}, 2, nil)})
+				s.must(CreateDataflow{Desc: indexDesc("early", "in", 3, []int{0}, 1, nil)})
+				cpOld, cpNew := dataflow.NewCapture(s.workers), dataflow.NewCapture(s.workers)
+				s.must(CreateDataflow{Desc: readDesc("q old", "old", 0, frontier.Empty(), cpOld)})
+				s.must(CreateDataflow{Desc: readDesc("q new", "new", 2, frontier.Empty(), cpNew)})
+				s.resume()
+				return "old " + read(cpOld, 5) + "; new " + read(cpNew, 2)
+			})
+			want := "old map[[1 10]:1 [2 20]:1]; new map[[0 0 0]:1 [1 10 100]:1 [2 20 200]:1]"
+			for w, o := range outs {
+				if o.answer != want {
+					t.Errorf("workers=%d: %s\nwant %s", w, o.answer, want)
+				}
+				if len(o.errs) != 1 || !strings.Contains(o.errs[0], "ErrInputCompacted") && !strings.Contains(o.errs[0], "compact beyond") {
+					t.Errorf("workers=%d: errors %q, want the early index's refusal only", w, o.errs)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
@@ -306,7 +307,67 @@ func (in *Inputs) HistoryLen() int {
 // arity ar): each time advanced to since, updates of equal row and time
 // summed into one, zero sums dropped, sorted by row and time. A group whose
 // sum leaves int64 is kept as the fewest updates that add up to it.
+//
+// The rows are sorted and summed by a batch.Builder, whose radix sort a
+// compaction of a large history needs (a comparator sort of the rows took
+// 250–580 ns an update at 1e4–1e6 updates, in one worker's wake); a sum that
+// leaves int64, which the builder saturates, sends the whole compaction to
+// compactExact instead.
 func compactChunks(chunks []*Chunk, ar, n int, since frontier.Time) *Chunk {
+	if n == 0 {
+		return NewChunk(ar, 0)
+	}
+	// Two columns are the builder's one-column key and val (its records'
+	// radix sort); other arities are a key of ar columns. Either sorts by
+	// the row's columns in order, then by time.
+	ba := batch.Arity{Key: ar}
+	if ar == 2 {
+		ba = batch.Arity{Key: 1, Val: 1}
+	}
+	b := batch.NewBuilder(ba, n)
+	switch {
+	case ar == 2:
+		for _, c := range chunks {
+			rows, diffs := c.Rows[:2*len(c.Times)], c.Diffs[:len(c.Times)]
+			for i, t := range c.Times {
+				b.Push1(rows[2*i], rows[2*i+1], max(t, since), diffs[i])
+			}
+		}
+	case ar <= 1:
+		for _, c := range chunks {
+			rows, diffs := c.Rows[:ar*len(c.Times)], c.Diffs[:len(c.Times)]
+			for i, t := range c.Times {
+				var k int64
+				if ar == 1 {
+					k = rows[i]
+				}
+				b.Push1(k, 0, max(t, since), diffs[i])
+			}
+		}
+	default:
+		for _, c := range chunks {
+			for i, t := range c.Times {
+				b.Push(c.Rows[i*ar:i*ar+ar], nil, max(t, since), c.Diffs[i])
+			}
+		}
+	}
+	out, err := b.Build(frontier.Min(), frontier.Empty())
+	if err != nil {
+		// An overflow (*batch.OverflowError): the builder saturated a
+		// sum this compaction keeps exactly.
+		return compactExact(chunks, ar, n, since)
+	}
+	rows, times, diffs := out.Rows()
+	// The times and diffs are copied out of the batch's columns, which
+	// may share one block with its keys and vals: the history would keep
+	// all of it.
+	return &Chunk{Arity: ar, Rows: rows, Times: slices.Clone(times), Diffs: slices.Clone(diffs)}
+}
+
+// compactExact is compactChunks for a history with a row whose sum at one
+// time leaves int64: a comparator sort of the rows, each group summed in
+// 128 bits and kept as the fewest updates that add up to its sum.
+func compactExact(chunks []*Chunk, ar, n int, since frontier.Time) *Chunk {
 	rows := make([]int64, 0, n*ar)
 	times := make([]uint64, 0, n)
 	diffs := make([]int64, 0, n)

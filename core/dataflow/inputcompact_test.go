@@ -143,6 +143,69 @@ func TestCompactChunksSumsExactly(t *testing.T) {
 	}
 }
 
+// TestCompactChunksAgreesWithTheExactSum: the builder's compaction
+// (compactChunks) gives what the comparator sort with 128-bit sums
+// (compactExact) gives, update for update, on random histories of arities
+// 0 to 4: rows over few values and over the whole of int64, times before and
+// after the since, diffs that cancel, and some histories whose sums leave
+// int64 (which the builder saturates, so compactChunks must take the exact
+// path for them).
+func TestCompactChunksAgreesWithTheExactSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 40))
+	val := func(wide bool) int64 {
+		if wide && r.IntN(4) == 0 {
+			return int64(r.Uint64()) // the whole of int64, signs mixed
+		}
+		return int64(r.IntN(5)) - 2
+	}
+	overflowed := 0
+	for iter := range 600 {
+		ar := iter % 5
+		wide := iter%3 == 0
+		big := iter%7 == 0 // diffs near the bounds: sums may leave int64
+		var chunks []*Chunk
+		n := 0
+		for range 1 + r.IntN(4) {
+			c := NewChunk(ar, 0)
+			for range r.IntN(200) {
+				row := make([]int64, ar)
+				for j := range row {
+					row[j] = val(wide)
+				}
+				d := int64(r.IntN(5)) - 2
+				if big {
+					d = math.MaxInt64 - int64(r.IntN(3))
+					if r.IntN(2) == 0 {
+						d = math.MinInt64 + int64(r.IntN(3))
+					}
+				}
+				c.Push(row, uint64(r.IntN(12)), d)
+			}
+			n += c.Len()
+			chunks = append(chunks, c)
+		}
+		since := uint64(r.IntN(14))
+		got := compactChunks(chunks, ar, n, since)
+		want := compactExact(chunks, ar, n, since)
+		if err := got.Check(); err != nil {
+			t.Fatalf("iteration %d (arity %d): %v", iter, ar, err)
+		}
+		if got.Arity != ar || !slices.Equal(got.Rows, want.Rows) || !slices.Equal(got.Times, want.Times) || !slices.Equal(got.Diffs, want.Diffs) {
+			t.Fatalf("iteration %d (arity %d, since %d, %d updates):\n got rows %v times %v diffs %v\nwant rows %v times %v diffs %v",
+				iter, ar, since, n, got.Rows, got.Times, got.Diffs, want.Rows, want.Times, want.Diffs)
+		}
+		for _, d := range want.Diffs {
+			if d == math.MaxInt64 || d == math.MinInt64 {
+				overflowed++
+				break
+			}
+		}
+	}
+	if overflowed == 0 {
+		t.Fatal("no history's sum left int64: the exact path was never compared")
+	}
+}
+
 // TestInputCompactionRefusesReadsBeforeItsSince: a dataflow whose as_of is
 // before the input's since is refused (ErrInputCompacted), one at it reads
 // the history; a since never moves back; {} drops the history and refuses

@@ -319,18 +319,33 @@ func (p *Path) Release() {
 // of each `from` entry, once per entry however many paths or stages read
 // it, appended to out as (code, time, diff) presented by pres. A join's
 // caller calls it once per entry; paths and stages never do.
+//
+// A batch a merge saturated (batch.Batch.Saturated: an error count out of
+// int64, whose arrangement's marker went to its frontier, which may be
+// after the times forwarded here) is forwarded with the sink's one
+// `numeric overflow` at the earliest time forwarded from it, as a product
+// of a saturated count is (K3, docs/semantics.md §1.1): else the count,
+// the bound of its sign, read as the errors' exact count there.
 func Errors(batches []*batch.Batch, pres batch.Presentation, out *Sink) {
 	for _, b := range batches {
+		var first frontier.Time
+		shown := false
 		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
 			code := c.Key()[0]
 			for ; c.ValValid(); c.StepVal() {
 				ts, ds := c.Updates()
 				for x, t := range ts {
-					if t, shown := pres.Present(t); shown {
+					if t, ok := pres.Present(t); ok {
 						out.Error(code, t, ds[x])
+						if !shown || t < first {
+							first, shown = t, true
+						}
 					}
 				}
 			}
+		}
+		if shown && b.Saturated() {
+			out.noteSaturated(first)
 		}
 	}
 }

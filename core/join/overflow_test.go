@@ -345,3 +345,86 @@ func TestIndexOverflowReachesAJoinReadingIt(t *testing.T) {
 		}
 	}
 }
+
+// errIndex creates input name (two columns) and the maintained dataflow
+// that turns its rows of val 0 into errors (zeroErrs), arranges the rest
+// by column 0 and exports the arrangement as id.
+func (r *ovRuntime) errIndex(id, name string) {
+	r.must(runtime.CreateInput{Name: name, Arity: 2})
+	r.must(runtime.CreateDataflow{Desc: dataflow.Desc{
+		ID: "maintain " + id, Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Exports: []string{id},
+		Build: func(c *dataflow.Context) error {
+			in, err := c.Input(name, 2)
+			if err != nil {
+				return err
+			}
+			b := c.NewOperator("zero errs")
+			op := &zeroErrs{in: dataflow.AddInput(b, "rows", in.Oks)}
+			op.oks, op.errs = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)
+			if err := b.Build(op); err != nil {
+				return err
+			}
+			a, err := c.Arrange(dataflow.Collection{Arity: 2, Oks: op.oks, Errs: op.errs}, []int{0})
+			if err != nil {
+				return err
+			}
+			return c.Export(id, a)
+		},
+	}})
+}
+
+// An index's error count that leaves int64 only across two times
+// (MinInt64 division-by-zero errors at 0, one more at 1) is exact in each
+// batch; once compaction to 1 lets a merge consolidate them, the merged
+// batch holds the count saturated and the index's marker goes to its
+// frontier, well after 1. A query created then at as_of 1 reads the
+// saturated count at 1 through a join that forwards the index's errors
+// (join.Errors): the errors it forwards from that batch come with one
+// `numeric overflow` at the earliest time it forwards from it, as a
+// product of a saturated count of the oks does, so its output at 1 is
+// not MinInt64 division-by-zero errors and nothing else, a count off by
+// one with no error saying so.
+func TestASaturatedErrorCountForwardedByAJoinIsAnOverflow(t *testing.T) {
+	outs := ovAgree(t, func(r *ovRuntime) string {
+		r.errIndex("idx", "in")
+		r.index("other", "in2")
+		r.must(runtime.AllowCompaction{ID: "idx", Frontier: frontier.At(1)})
+		r.send("in2", [4]int64{1, 7, 0, 1})
+		r.send("in", [4]int64{1, 0, 0, math.MinInt64}, [4]int64{1, 1, 0, 1})
+		r.advance("in", 1)
+		if err := r.ctl.Sync(r.ctx); err != nil {
+			t.Fatal(err)
+		}
+		r.send("in", [4]int64{2, 0, 1, -1})
+		r.advance("in", 2)
+		// Later errors (+1, then -1) drive the merges of the errors'
+		// trace until one consolidates times 0 and 1 and reports it.
+		var reported []string
+		for i := int64(2); len(reported) == 0 && r.ctx.Err() == nil; i++ {
+			d := int64(1)
+			if i%2 == 1 {
+				d = -1
+			}
+			r.send("in", [4]int64{3, 0, i, d})
+			r.advance("in", uint64(i+1))
+			if err := r.ctl.Sync(r.ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range r.ctl.TakeErrors() {
+				reported = append(reported, e.Error())
+			}
+		}
+		if !strings.Contains(strings.Join(reported, "\n"), batch.ErrOverflow.Error()) {
+			t.Fatalf("workers=%d: the overflowing merge was not reported: %q", r.w, reported)
+		}
+		r.advance("in2", 2)
+		oks, errs := r.query(1, "other")
+		return r.at(oks, errs, 1)
+	})
+	for w, got := range outs {
+		if !strings.Contains(got, "numeric overflow:1") {
+			t.Errorf("workers=%d: the errors at 1 are out of int64, but the join's output says nothing of it: %s", w, got)
+		}
+	}
+}

@@ -3,10 +3,12 @@ package reduce
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 )
 
@@ -139,15 +141,18 @@ func addOp(c *dataflow.Context, a *dataflow.Arrangement, opts OperatorOptions, m
 // reduceOp is a Reduce in a dataflow. Its capability is the reduce's
 // lower: it may still emit at any time from there on.
 type reduceOp struct {
-	in       *dataflow.Port[*batch.Batch]
-	errIn    *dataflow.Port[*batch.Batch]
-	errPres  batch.Presentation
-	r        *Reduce
-	oks      *dataflow.Stream[*dataflow.Chunk]
-	errs     *dataflow.Stream[*dataflow.Chunk]
-	err      error
-	fail     func(error) // the dataflow's Failer: the runtime reports it
-	released bool
+	in      *dataflow.Port[*batch.Batch]
+	errIn   *dataflow.Port[*batch.Batch]
+	errPres batch.Presentation
+	// errSatMarked says forward has added the numeric overflow of a
+	// Saturated error batch it passed on: one, however many it reads.
+	errSatMarked bool
+	r            *Reduce
+	oks          *dataflow.Stream[*dataflow.Chunk]
+	errs         *dataflow.Stream[*dataflow.Chunk]
+	err          error
+	fail         func(error) // the dataflow's Failer: the runtime reports it
+	released     bool
 }
 
 func (o *reduceOp) Step(frontier.Frontier) frontier.Frontier {
@@ -195,7 +200,13 @@ func send(b *batch.Batch, s *dataflow.Stream[*dataflow.Chunk]) {
 }
 
 // forward passes the input arrangement's error batches on, presented at
-// as_of (each error row is its code, the arrangement's key).
+// as_of (each error row is its code, the arrangement's key). A batch a
+// merge saturated (batch.Batch.Saturated: an error count out of int64,
+// whose arrangement's marker went to its frontier, which may be after
+// the times forwarded) goes with one `numeric overflow` at the earliest
+// time forwarded from it, once an operator (G3: the error is never
+// retracted, so it stands at every later time), where the count, the
+// bound of its sign, read as the errors' exact count there.
 func (o *reduceOp) forward(bs []*batch.Batch) {
 	for _, b := range bs {
 		ch := dataflow.NewChunk(1, b.Len())
@@ -208,6 +219,10 @@ func (o *reduceOp) forward(bs []*batch.Batch) {
 					}
 				}
 			}
+		}
+		if ch.Len() > 0 && b.Saturated() && !o.errSatMarked {
+			o.errSatMarked = true
+			ch.Push([]int64{expr.CodeOverflow}, slices.Min(ch.Times), 1)
 		}
 		if ch.Len() > 0 {
 			o.errs.Send(ch)

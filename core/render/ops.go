@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/join"
 	"github.com/tracebench/tracebench/core/reduce"
@@ -68,6 +69,15 @@ func (o *concatOp) Shutdown() {}
 // flattenOp turns an arrangement half's batches back into a collection's
 // chunks: row column keyCols[i] is key column i, valCols[j] val column j,
 // times as the arrangement presents them.
+//
+// A batch a merge saturated (batch.Batch.Saturated: an imported index's
+// chain, merged after compaction brought an overflowing count's times
+// together) holds a count that stands for one out of int64, whose index
+// put its marker at its frontier, which may be after the times read
+// here: the first such batch flattened adds one `numeric overflow` on
+// over at the earliest time flattened from it (docs/semantics.md §1.1,
+// as a join or a reduce reading it does), where the bound of the count's
+// sign read as the row's, or the errors', exact count.
 type flattenOp struct {
 	in      *dataflow.Port[*batch.Batch]
 	pres    batch.Presentation
@@ -76,18 +86,31 @@ type flattenOp struct {
 	arity   int
 	row     []int64
 	out     *dataflow.Stream[*dataflow.Chunk]
+	over    *dataflow.Stream[*dataflow.Chunk] // error codes: out for an errs half
+	// satMarked says the op has added the numeric overflow of a
+	// Saturated batch: one, however many it reads (it is never
+	// retracted, so it stands at every later time).
+	satMarked bool
 }
 
 func (o *flattenOp) Step(frontier.Frontier) frontier.Frontier {
 	if !o.out.Consumed() {
 		// A reduce that reads the arrangement itself (render N7) leaves
-		// the flattened rows unread.
+		// the flattened rows unread, and marks a saturated batch itself.
 		o.in.Take()
 		return frontier.Empty()
 	}
 	for _, b := range o.in.Take() {
-		if c := o.flatten(b); c.Len() > 0 {
-			o.out.Send(c)
+		c := o.flatten(b)
+		if c.Len() == 0 {
+			continue
+		}
+		o.out.Send(c)
+		if b.Saturated() && !o.satMarked {
+			o.satMarked = true
+			m := dataflow.NewChunk(1, 1)
+			m.Push([]int64{expr.CodeOverflow}, slices.Min(c.Times), 1)
+			o.over.Send(m)
 		}
 	}
 	return frontier.Empty()

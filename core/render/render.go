@@ -637,7 +637,7 @@ func (b *builder) flatten(a *dataflow.Arrangement, arity int) (dataflow.Collecti
 			vals = append(vals, i)
 		}
 	}
-	oks, err := b.flattenHalf(a.Oks, a.Key, vals, arity)
+	oks, over, err := b.flattenHalf(a.Oks, a.Key, vals, arity, false)
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
@@ -645,18 +645,31 @@ func (b *builder) flatten(a *dataflow.Arrangement, arity int) (dataflow.Collecti
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
+	// The numeric overflow of a saturated batch of the rows goes with
+	// the errors.
+	if errs, err = b.concat(errs, over); err != nil {
+		return dataflow.Collection{}, err
+	}
 	return dataflow.Collection{Arity: arity, Oks: oks, Errs: errs}, nil
 }
 
-func (b *builder) flattenHalf(h dataflow.Arranged, key, vals []int, arity int) (*dataflow.Stream[*dataflow.Chunk], error) {
+// flattenHalf flattens half h. The numeric overflow it adds where it
+// reads a Saturated batch (flattenOp.Step) goes out on over: a stream of
+// error codes of its own for an oks half, out itself for an errs half.
+func (b *builder) flattenHalf(h dataflow.Arranged, key, vals []int, arity int, errsHalf bool) (out, over *dataflow.Stream[*dataflow.Chunk], err error) {
 	ob := b.c.NewOperator(b.name("flatten"))
 	op := &flattenOp{in: dataflow.AddInput(ob, "in", h.Stream), pres: h.Pres, keyCols: key, valCols: vals, arity: arity, row: make([]int64, arity)}
 	op.out = dataflow.AddOutput[*dataflow.Chunk](ob)
-	return op.out, ob.Build(op)
+	op.over = op.out
+	if !errsHalf {
+		op.over = dataflow.AddOutput[*dataflow.Chunk](ob)
+	}
+	return op.out, op.over, ob.Build(op)
 }
 
 func (b *builder) flattenErrs(h dataflow.Arranged) (*dataflow.Stream[*dataflow.Chunk], error) {
-	return b.flattenHalf(h, []int{0}, nil, 1)
+	out, _, err := b.flattenHalf(h, []int{0}, nil, 1, true)
+	return out, err
 }
 
 // arrangement returns c arranged by cols (in that order): an importable

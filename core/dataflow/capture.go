@@ -38,6 +38,12 @@ type captured struct {
 	rows  []int64
 	times []frontier.Time
 	diffs []int64
+	// sat says the worker captured updates of a batch a merge saturated
+	// (batch.Batch.Saturated), the earliest at satT: a count there stands
+	// for one out of int64, whose arrangement put its marker at its
+	// frontier, which may be after satT (docs/semantics.md §1.1).
+	sat  bool
+	satT frontier.Time
 }
 
 // NewCapture returns a capture for a dataflow running on workers workers;
@@ -98,8 +104,17 @@ func (c *Capture) At(t frontier.Time) []RowDiff {
 
 // Accumulate is At, also returning the number of rows whose accumulated
 // count at t leaves int64 (left out of rows): a reader reports each as a
-// numeric overflow (docs/semantics.md §1.1).
+// numeric overflow (docs/semantics.md §1.1). A capture of an arrangement
+// half (Context.Capture) that read a batch a merge saturated counts one
+// more from the earliest time it captured from such a batch on: a count
+// there stands for one out of int64 (the bound of its sign, or the bound
+// moved by later diffs), which its rows read as exact, and the
+// arrangement's own marker is at its frontier when it merged, which may
+// be after t.
 func (c *Capture) Accumulate(t frontier.Time) (rows []RowDiff, overflows int) {
+	if c.saturatedBy(t) {
+		overflows++
+	}
 	refs := c.updates(t)
 	slices.SortFunc(refs, func(a, b captureRef) int { return slices.Compare(a.row, b.row) })
 	for i := 0; i < len(refs); {
@@ -214,6 +229,19 @@ type captureRef struct {
 	row  []int64
 	t    frontier.Time
 	diff int64
+}
+
+// saturatedBy reports whether a worker captured from a saturated batch at
+// or before t.
+func (c *Capture) saturatedBy(t frontier.Time) bool {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	for wi := range c.workers {
+		if w := &c.workers[wi]; w.sat && w.satT <= t {
+			return true
+		}
+	}
+	return false
 }
 
 // updates returns every captured update at or before t, of every worker.
@@ -410,6 +438,9 @@ func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
 							w.rows = append(w.rows, o.row...)
 							w.times = append(w.times, pt)
 							w.diffs = append(w.diffs, diffs[i])
+							if b.Saturated() && (!w.sat || pt < w.satT) {
+								w.sat, w.satT = true, pt
+							}
 						}
 					}
 				}

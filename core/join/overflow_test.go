@@ -428,3 +428,65 @@ func TestASaturatedErrorCountForwardedByAJoinIsAnOverflow(t *testing.T) {
 		}
 	}
 }
+
+// A capture of an imported index's halves (Context.Capture, what the
+// README's "From Go" reads an index with) taken after a merge saturated
+// a count of the index at times before its frontier: the row's count
+// (MaxInt64 at 0, one more at 1) or the errors' (MinInt64 at 0, one
+// fewer at 1) is out of int64 at 1, which the capture's Accumulate
+// counts as an overflow there, where it read the bound of the count's
+// sign as the exact count with none.
+func TestACaptureOfASaturatedIndexCountsTheOverflow(t *testing.T) {
+	for _, half := range []string{"oks", "errs"} {
+		ovAgree(t, func(r *ovRuntime) string {
+			r.errIndex("idx", "in")
+			r.must(runtime.AllowCompaction{ID: "idx", Frontier: frontier.At(1)})
+			x, first := int64(0), [4]int64{1, 0, 0, math.MinInt64}
+			if half == "oks" {
+				x, first = 7, [4]int64{1, 7, 0, math.MaxInt64}
+			}
+			r.send("in", first)
+			r.advance("in", 1)
+			if err := r.ctl.Sync(r.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if half == "oks" {
+				r.send("in", [4]int64{1, 7, 1, 1})
+			} else {
+				r.send("in", [4]int64{2, 0, 1, -1})
+			}
+			r.advance("in", 2)
+			var reported []string
+			for i := int64(2); len(reported) == 0 && r.ctx.Err() == nil; i++ {
+				d := int64(1)
+				if i%2 == 1 {
+					d = -1
+				}
+				r.send("in", [4]int64{3, x, i, d})
+				r.advance("in", uint64(i+1))
+				if err := r.ctl.Sync(r.ctx); err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range r.ctl.TakeErrors() {
+					reported = append(reported, e.Error())
+				}
+			}
+			if !strings.Contains(strings.Join(reported, "\n"), batch.ErrOverflow.Error()) {
+				t.Fatalf("%s, workers=%d: the overflowing merge was not reported: %q", half, r.w, reported)
+			}
+			oks, errs := r.query(1, "")
+			cp := oks
+			if half == "errs" {
+				cp = errs
+			}
+			if err := cp.WaitPassed(r.ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			rows, over := cp.Accumulate(1)
+			if over < 1 {
+				t.Errorf("%s, workers=%d: %v at 1 and no overflow, where the count is out of int64", half, r.w, rows)
+			}
+			return ""
+		})
+	}
+}

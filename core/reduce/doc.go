@@ -77,9 +77,10 @@
 //	    cut at lower, or a new batch such as an import's snapshot) reads a
 //	    count standing for one out of int64, whose index reports it only
 //	    at its frontier: the reduce adds one numeric overflow at the
-//	    earliest time it emits from such a group, once a Reduce (the
-//	    error is never retracted; docs/semantics.md §1.1); the mark is
-//	    read once per batch.
+//	    earliest new time of such a group it reads, whether or not its
+//	    output changes there (a threshold drops a record saturated below
+//	    int64 silently), once a Reduce (the error is never retracted;
+//	    docs/semantics.md §1.1); the mark is read once per batch.
 //	G4  Negative records: every plan sees each record's count. The
 //	    accumulable plan seeks each new update's record in the input cut
 //	    at lower (the input arrangement is the per-(group, record) count)

@@ -233,3 +233,63 @@ func TestASaturatedBatchMarksAReduceOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestReduceOverANegativelySaturatedSnapshotIsAnOverflow is
+// TestReduceOverASaturatedSnapshotIsAnOverflow below int64: record
+// (0, 4) is -2 at 0 and MinInt64 at 1, merged at 1 into one batch that
+// holds it saturated at MinInt64. Its exact count is out of int64, so
+// every output at 1 holds `numeric overflow` — threshold's too, which
+// reads the saturated count as a negative one and drops the record
+// silently, emitting nothing from the group: a reduce marks a group it
+// reads from a saturated batch at the group's earliest new time, whether
+// or not its output changes there.
+func TestReduceOverANegativelySaturatedSnapshotIsAnOverflow(t *testing.T) {
+	rec := batch.Arity{Key: 3}
+	for _, c := range saturationCases(0) {
+		t.Run(c.name, func(t *testing.T) {
+			mk := func(tm uint64, d int64) upd {
+				if c.ar == rec {
+					return upd{key: []int64{1, 0, 4}, t: tm, d: d}
+				}
+				return u(1, 0, 4, tm, d)
+			}
+			h, w, sp := share.NewTrace(c.ar, spine.Options{})
+			defer h.Release()
+			defer w.Close()
+			for tm, d := range []int64{-2, math.MinInt64} {
+				b := batch.NewBuilder(c.ar, 1)
+				x := mk(uint64(tm), d)
+				b.Push(x.key, x.val, x.t, x.d)
+				out, err := b.Build(frontier.At(uint64(tm)), frontier.At(uint64(tm)+1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Insert(out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.SetLogicalCompaction(frontier.At(1))
+			h.SetPhysicalCompaction(frontier.At(2))
+			for range 64 {
+				w.Exert(1 << 16)
+			}
+			if ch := sp.LocalPoint().Chain(); len(ch) != 1 || !ch[0].Saturated() {
+				t.Fatalf("the chain %v is not one saturated batch", ch)
+			}
+			im, err := sp.LocalPoint().Import(frontier.At(1), frontier.Empty())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer im.Close()
+			r, err := c.mk(Input{Reader: im.Reader(), Pres: im.Presentation(), Arity: c.ar})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Release()
+			got := stepDrained(t, r, im)
+			if e := at(got.errs, 1, true); e["numeric overflow"] < 1 {
+				t.Fatalf("at 1: rows %v errors %v, want a numeric overflow (the record's count is -2 + MinInt64)", at(got.oks, 1, false), e)
+			}
+		})
+	}
+}

@@ -304,6 +304,12 @@ func (s *stage) groups() error {
 		if err := s.loadCur(); err != nil {
 			return err
 		}
+		if sat {
+			// Read from a saturated batch: marked at the group's earliest
+			// new time, whether or not its output changes there (a
+			// threshold drops a record saturated below int64 silently).
+			s.saturated(slices.Min(s.nt))
+		}
 		switch s.kind {
 		case kindAccum:
 			s.accumGroup()
@@ -314,9 +320,6 @@ func (s *stage) groups() error {
 		default:
 			s.recordsGroup()
 		}
-		if sat && len(s.gout.ts) > 0 {
-			s.saturated(slices.Min(s.gout.ts))
-		}
 		if sat && s.pushedOK {
 			s.saturated(s.pushed)
 		}
@@ -324,8 +327,9 @@ func (s *stage) groups() error {
 	}
 }
 
-// saturated notes that the stage emitted at t from a group it read in a
-// batch where a merge saturated an overflowed count: the count it read
+// saturated notes that the stage read a group with new updates at t (its
+// earliest) in a batch where a merge saturated an overflowed count,
+// whether or not its output changed there: the count it read
 // stands for one out of int64 (a record's, or, where the batch's
 // overflowed row is another, one whose diffs already add up beyond it),
 // and the input's own marker is at its frontier when the merge ran,

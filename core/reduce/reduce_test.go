@@ -1050,3 +1050,49 @@ func stepDrained(t *testing.T, r *Reduce, im *share.Import) collected {
 	got.add(o)
 	return got
 }
+
+// TestMonotonicFallbackReadsTheWholeHistory: group 1 holds record (1, 0)
+// at +2 from time 0; one step then brings record (2, 0) at +2^62 at 1 and
+// again at 2, where its count, 2^63, leaves int64. The monotonic plan
+// checks that every new record's count fits (countsFit), seeking the
+// history's cursors to each record; the first that does not fit sends the
+// group to the basic logic, which read the history from where those seeks
+// had left the cursors, past record (1, 0): at 1 the group's min read 2
+// where it is 1, a wrong row with no error. Every time must match the
+// basic plan's answer: at 1 min 1 and max 2, at 2 `numeric overflow`.
+func TestMonotonicFallbackReadsTheWholeHistory(t *testing.T) {
+	aggs := []Aggregate{{Fn: Min, Col: 0}, {Fn: Max, Col: 0}}
+	run := func(p Plan) *collected {
+		x := direct(t, ar12)
+		t.Cleanup(x.close)
+		r, err := New(x.in, Options{Aggregates: aggs, Plan: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Release)
+		var got collected
+		for _, round := range []struct {
+			ups []upd
+			to  uint64
+		}{
+			{[]upd{u(1, 1, 0, 0, 2)}, 1},
+			{[]upd{u(1, 2, 0, 1, 1<<62), u(1, 2, 0, 2, 1<<62)}, 3}, // two times, one step
+		} {
+			x.seal(t, round.ups, round.to)
+			bs, f := x.deliver(1 << 30)
+			o, err := r.Step(bs, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.add(o)
+		}
+		return &got
+	}
+	basic, mono := run(Basic), run(Monotonic)
+	if got := at(basic.oks, 1, false); got["[1] | [1 2]"] != 1 {
+		t.Fatalf("basic at 1: %v, want [1] | [1 2]", got)
+	}
+	for tm := range uint64(3) {
+		checkAt(t, mono, tm, at(basic.oks, tm, false), at(basic.errs, tm, true))
+	}
+}

@@ -465,6 +465,10 @@ func (s *stage) recordsGroup() {
 	s.recV, s.recC = s.recV[:0], s.recC[:0]
 	for _, i := range s.hk {
 		c := &s.hc[i]
+		// From the group's first val: the monotonic logic's countsFit
+		// seeks these cursors to its records (histCount) before it gives
+		// the group up to this one.
+		c.RewindVals()
 		for ; c.ValValid(); c.StepVal() {
 			if m := s.histSum(c); !m.isZero() {
 				s.addRecord(c.Val(), m)

@@ -671,7 +671,7 @@ func runModel(t *testing.T, seed uint64, w, steps int, abrupt bool) {
 				if cp == nil || !cp.Passed(q.asOf) {
 					continue // perhaps never attached: it waits for its context
 				}
-				short, cancel := context.WithTimeout(ctx, time.Second)
+				short, cancel := context.WithTimeout(ctx, 20*time.Second)
 				err := cp.WaitPassed(short, math.MaxUint64-1)
 				cancel()
 				if errors.Is(err, context.DeadlineExceeded) {
@@ -679,7 +679,7 @@ func runModel(t *testing.T, seed uint64, w, steps int, abrupt bool) {
 				}
 			}
 		}
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(20 * time.Second)
 		for goruntime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
@@ -708,7 +708,7 @@ func runModel(t *testing.T, seed uint64, w, steps int, abrupt bool) {
 			if cp == nil || !cp.Passed(q.asOf) {
 				continue
 			}
-			short, cancel := context.WithTimeout(ctx, time.Second)
+			short, cancel := context.WithTimeout(ctx, 20*time.Second)
 			err := cp.WaitPassed(short, math.MaxUint64-1)
 			cancel()
 			if err != nil && !errors.Is(err, dataflow.ErrProbeDropped) && !errors.Is(err, ErrIndexDropped) {
@@ -766,7 +766,7 @@ func runModel(t *testing.T, seed uint64, w, steps int, abrupt bool) {
 	for _, s := range both {
 		s.ctl.Shutdown()
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for goruntime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}

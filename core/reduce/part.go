@@ -40,7 +40,7 @@ type part struct {
 	spines []*spine.Spine  // their storage, whose merges may overflow
 	merges []int           // overflowing merges of each spine already reported
 	bld    []*batch.Builder
-	sized  bool // the layers' builders have been sized by a first step
+	room   []int // the updates each layer's builder was last sized for
 	pres   batch.Presentation
 	asOf   frontier.Frontier
 }
@@ -142,6 +142,7 @@ func (r *Reduce) addPart(plan Plan, pos []int) {
 			p.spines = append(p.spines, sp)
 			p.merges = append(p.merges, 0)
 			p.bld = append(p.bld, batch.NewBuilder(inAr, 0))
+			p.room = append(p.room, 0)
 			inAr.Val = 1 + na
 		}
 	}
@@ -159,22 +160,22 @@ func (p *part) retire(r *Reduce, news []*batch.Batch, upper frontier.Frontier) (
 	}
 	lower := r.lower
 	var out *batch.Batch
-	defer func() { p.sized = true }()
 	for l, st := range p.layers {
-		if !p.sized {
-			// The first step (an install) sizes each layer's input
-			// builder: layer 0 takes every update, a layer above one
-			// correction per group below.
-			n := 0
-			if l == 0 {
-				for _, b := range news {
-					n += b.Len()
-				}
-			} else {
-				n = out.Len()
+		// Each layer's input builder has room for the step's pushes
+		// (layer 0 takes every update, a layer above one correction per
+		// group below), sized at the first step (an install) and again at
+		// any step larger than it was sized for: pushes past its room
+		// would grow its columns by copying, a quarter at a time at these
+		// lengths.
+		n := 0
+		if l == 0 {
+			for _, b := range news {
+				n += b.Len()
 			}
-			p.bld[l] = batch.NewBuilder(p.bld[l].Arity(), n)
+		} else {
+			n = out.Len()
 		}
+		p.bld[l] = sized(p.bld[l], &p.room[l], n)
 		bld := p.bld[l]
 		if l == 0 {
 			p.rekeyInput(bld, news)
@@ -207,6 +208,18 @@ func (p *part) retire(r *Reduce, news []*batch.Batch, upper frontier.Frontier) (
 		}
 	}
 	return out, nil
+}
+
+// sized returns a builder with room for n pushes: bld, when n is within
+// the room it was last sized for (*room), else a new one sized for n. A
+// builder keeps its columns' capacity from one build to the next, so a
+// builder sized for a step holds its room for every step no larger.
+func sized(bld *batch.Builder, room *int, n int) *batch.Builder {
+	if n <= *room {
+		return bld
+	}
+	*room = n
+	return batch.NewBuilder(bld.Arity(), n)
 }
 
 // earliest returns the least time of b's updates, and false when it has

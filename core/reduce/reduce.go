@@ -194,6 +194,7 @@ type Reduce struct {
 	collate *stage  // nil unless there are two parts
 	colIn   *trace.Writer
 	colBld  *batch.Builder
+	colRoom int // the updates colBld was last sized for
 
 	okBld  *batch.Sorted // the visible rows, pushed in key order (split)
 	okOut  groupOut
@@ -441,6 +442,11 @@ func (r *Reduce) retire(upper frontier.Frontier) (Output, error) {
 	}
 	final := finals[0]
 	if r.collate != nil {
+		n := 0
+		for _, f := range finals {
+			n += f.Len()
+		}
+		r.colBld = sized(r.colBld, &r.colRoom, n)
 		for i, p := range r.parts {
 			collateRows(r.colBld, finals[i], i, p.pos, len(r.aggs))
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/invariants"
@@ -124,7 +125,7 @@ func (s *Sorted) Push(key, val []int64, t frontier.Time, d int64) {
 	n := len(s.times)
 	if n == 0 {
 		if cap(s.times) == 0 && s.hint > 0 {
-			s.alloc()
+			s.alloc(s.hint)
 		}
 		s.openKey(key)
 		s.openVal(val)
@@ -193,12 +194,30 @@ func (s *Sorted) Push1(k, v int64, t frontier.Time, d int64) {
 	s.Push(kr[:s.ar.Key], vr[:s.ar.Val], t, d)
 }
 
-// alloc gives the empty columns room for s.hint updates, one key and one
-// val each (the shape of a reduce's install: one row per group). The
-// room is not zeroed (column): pushes append, so every element below a
-// column's length is written before it is read.
-func (s *Sorted) alloc() {
-	h := s.hint
+// Grow gives the builder room for n more updates, one key and one val
+// each, when it has less: pushing them then copies no column. A builder
+// with nothing pushed takes new columns of that room, as its first build
+// does from NewSorted's capHint (and a build that hands its columns to its
+// batch leaves it with none); one with updates pushed grows its columns
+// once.
+func (s *Sorted) Grow(n int) {
+	if n <= 0 || cap(s.times)-len(s.times) >= n {
+		return
+	}
+	if len(s.times) == 0 {
+		s.alloc(n)
+		return
+	}
+	s.keys, s.keyOffs = slices.Grow(s.keys, n*s.ar.Key), slices.Grow(s.keyOffs, n+1)
+	s.vals, s.valOffs = slices.Grow(s.vals, n*s.ar.Val), slices.Grow(s.valOffs, n+1)
+	s.times, s.diffs = slices.Grow(s.times, n), slices.Grow(s.diffs, n)
+}
+
+// alloc gives the empty columns room for h updates, one key and one val
+// each (the shape of a reduce's install: one row per group). The room is
+// not zeroed (column): pushes append, so every element below a column's
+// length is written before it is read.
+func (s *Sorted) alloc(h int) {
 	s.keys, s.keyOffs = column[int64](h * s.ar.Key)[:0], column[uint32](h + 1)[:0]
 	s.vals, s.valOffs = column[int64](h * s.ar.Val)[:0], column[uint32](h + 1)[:0]
 	s.times, s.diffs = column[uint64](h)[:0], column[int64](h)[:0]

@@ -169,3 +169,57 @@ func TestSortedOverflow(t *testing.T) {
 		t.Fatalf("the next build inherits the overflow: %v", err)
 	}
 }
+
+// TestSortedGrowMakesRoom: after Grow(n), n pushes of one key and val each
+// copy no column, on a builder with nothing pushed (a new one, and one
+// whose last build handed its columns to its batch) and on one with
+// updates pushed; the batch is the Builder's. Grow of no more than the
+// room there is, or of n <= 0, allocates nothing.
+func TestSortedGrowMakesRoom(t *testing.T) {
+	ar := Arity{1, 2}
+	push := func(s *Sorted, from, n int, tm uint64) {
+		for i := from; i < from+n; i++ {
+			s.Push([]int64{int64(i)}, []int64{int64(i), 1}, tm, 1)
+		}
+	}
+	ups := func(from, n int, tm uint64) []Update {
+		us := make([]Update, n)
+		for i := range us {
+			us[i] = Update{Key: []int64{int64(from + i)}, Val: []int64{int64(from + i), 1}, Time: tm, Diff: 1}
+		}
+		return us
+	}
+	s := NewSorted(ar, 0)
+	buildBoth(t, s, ar, ups(0, 2*sortedKeep, 0), 0, 1) // hands its columns over
+	for _, pushed := range []int{0, 3} {
+		n := 3 * sortedKeep
+		push(s, 0, pushed, 0)
+		s.Grow(n)
+		cols := [][]int64{s.keys[:cap(s.keys)], s.vals[:cap(s.vals)], s.diffs[:cap(s.diffs)]}
+		times, keyOffs, valOffs := s.times[:cap(s.times)], s.keyOffs[:cap(s.keyOffs)], s.valOffs[:cap(s.valOffs)]
+		if allocs := testing.AllocsPerRun(1, func() { s.Grow(n - 1); s.Grow(0); s.Grow(-1) }); allocs != 0 {
+			t.Errorf("pushed %d: Grow within the room allocated %v times", pushed, allocs)
+		}
+		push(s, pushed, n, 0)
+		for i, c := range [][]int64{s.keys, s.vals, s.diffs} {
+			if &c[0] != &cols[i][0] {
+				t.Errorf("pushed %d: column %d copied by %d pushes after Grow(%d)", pushed, i, n, n)
+			}
+		}
+		if &s.times[0] != &times[0] || &s.keyOffs[0] != &keyOffs[0] || &s.valOffs[0] != &valOffs[0] {
+			t.Errorf("pushed %d: times or offsets copied by %d pushes after Grow(%d)", pushed, n, n)
+		}
+		got, err := s.Build(frontier.At(0), frontier.At(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bld := NewBuilder(ar, 0)
+		for _, u := range ups(0, pushed+n, 0) {
+			bld.Push(u.Key, u.Val, u.Time, u.Diff)
+		}
+		want, _ := bld.Build(frontier.At(0), frontier.At(1))
+		if got.String() != want.String() {
+			t.Fatalf("pushed %d: sorted build after Grow\n%v\nbuilder\n%v", pushed, got, want)
+		}
+	}
+}

@@ -160,7 +160,7 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 	lower := s.lower
 	s.nc, s.nsat = s.nc[:0], s.nsat[:0]
 	s.satOK = false
-	keys := 0
+	keys, ups := 0, 0
 	for _, b := range news {
 		if !b.IsEmpty() {
 			if s.shared && b.Saturated() {
@@ -168,13 +168,22 @@ func (s *stage) retire(news []*batch.Batch, upper frontier.Frontier) (*batch.Bat
 			}
 			s.nc = append(s.nc, b.Cursor())
 			keys += b.Keys()
+			ups += b.Len()
 		}
 	}
 	if !s.sized && keys > 0 {
 		// The first step (an install) sizes the corrections' builder by
-		// its groups, so that it does not grow by copying; later steps
-		// reuse its capacity.
+		// its groups (one row each), so that it does not grow by copying.
 		s.bld, s.sized = batch.NewSorted(batch.Arity{Key: s.inAr.Key, Val: s.ova}, keys), true
+	} else {
+		// A later step makes room for its corrections too: a build of more
+		// than a Sorted keeps hands its columns to its batch, and the
+		// next would grow them from none by copying, a quarter at a time
+		// at these lengths. A step corrects only its updates' keys, each
+		// by a row retracted and one added a time: about one correction
+		// an update (a hierarchical layer's), two a key in a step of one
+		// time. Room it already has is kept.
+		s.bld.Grow(min(ups, 2*keys))
 	}
 	if len(s.nc) > 0 {
 		if err := s.cut(lower); err != nil {

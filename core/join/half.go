@@ -86,6 +86,7 @@ type halfJoin struct {
 	stash   Updates
 	keep    Updates // scratch: proposals not yet ready
 	key     []int64
+	keys    []int64           // scratch: the sorted ready proposals' keys, in their order
 	waitF   frontier.Frontier // the lookup frontier of the last scan
 	waiting int               // proposals that scan left waiting (the stash's prefix)
 	ready   []keyIdx          // ready proposals, then sorted by key
@@ -194,23 +195,43 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 		}
 		h.ready, h.scratch = radixSort(h.ready, h.scratch)
 	}
+	// With more than one batch to look up, the sorted proposals' keys are
+	// gathered once: each cursor's pass reads them in order, and a
+	// proposal's stashed row (scattered, in key order) only where the
+	// cursor's batch has its key, rather than every row once a batch.
+	nk := len(h.st.StreamKey)
+	gathered := len(h.curs) > 1
+	if gathered {
+		h.keys = slices.Grow(h.keys[:0], len(h.ready)*nk)
+		for _, r := range h.ready {
+			row := h.stash.Row(int(r.i))
+			for _, col := range h.st.StreamKey {
+				h.keys = append(h.keys, row[col])
+			}
+		}
+	}
 	for ci := range h.curs {
 		c := &h.curs[ci]
 		sat := h.cut[ci].Saturated()
 		c.RewindKeys()
-		for _, r := range h.ready {
-			row := h.stash.Row(int(r.i))
-			for k, col := range h.st.StreamKey {
-				h.key[k] = row[col]
+		for x, r := range h.ready {
+			key := h.key
+			if gathered {
+				key = h.keys[x*nk : x*nk+nk]
+			} else {
+				row := h.stash.Row(int(r.i))
+				for k, col := range h.st.StreamKey {
+					key[k] = row[col]
+				}
 			}
-			c.SeekKey(h.key)
+			c.SeekKey(key)
 			if !c.KeyValid() {
 				break
 			}
-			if cmpRow(c.Key(), h.key) != 0 {
+			if cmpRow(c.Key(), key) != 0 {
 				continue
 			}
-			n := h.match(c, row, h.stash.Data[r.i], h.stash.Init[r.i], h.stash.Diffs[r.i], out, errs)
+			n := h.match(c, h.stash.Row(int(r.i)), h.stash.Data[r.i], h.stash.Init[r.i], h.stash.Diffs[r.i], out, errs)
 			if sat && n > 0 {
 				// A count a merge saturated was multiplied (K3,
 				// docs/semantics.md §1.1): the error at the proposal's

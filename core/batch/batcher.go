@@ -63,9 +63,9 @@ func NewBatcher(ar Arity, capHint int) *Batcher {
 	capHint = max(capHint, 0)
 	b := &Batcher{ar: ar, w: ar.Key + ar.Val, small: ar.Key <= 1 && ar.Val <= 1, bld: NewBuilder(ar, capHint)}
 	if !b.small {
-		b.rows = make([]int64, 0, capHint*b.w)
-		b.times = make([]uint64, 0, capHint)
-		b.diffs = make([]int64, 0, capHint)
+		b.rows = column[int64](capHint * b.w)[:0]
+		b.times = column[uint64](capHint)[:0]
+		b.diffs = column[int64](capHint)[:0]
 	}
 	return b
 }
@@ -85,12 +85,12 @@ func (b *Batcher) Grow(n int) {
 		return
 	}
 	if b.small {
-		b.bld.recs = slices.Grow(b.bld.recs, n)
+		b.bld.recs = grow(b.bld.recs, n)
 		return
 	}
-	b.rows = slices.Grow(b.rows, n*b.w)
-	b.times = slices.Grow(b.times, n)
-	b.diffs = slices.Grow(b.diffs, n)
+	b.rows = grow(b.rows, n*b.w)
+	b.times = grow(b.times, n)
+	b.diffs = grow(b.diffs, n)
 }
 
 // Push buffers one update; the rows are copied. A key or val of another
@@ -210,7 +210,7 @@ func (b *Batcher) PushChunk(rows []int64, width int, keyCols, valCols []int, tim
 			b.nq += n
 			return
 		}
-		b.bld.recs = slices.Grow(b.bld.recs, n)
+		b.bld.recs = grow(b.bld.recs, n)
 		b.bld.recs, _ = gather(b.bld.recs, nil, &q, 0, false)
 		return
 	}
@@ -226,7 +226,7 @@ func (b *Batcher) PushChunk(rows []int64, width int, keyCols, valCols []int, tim
 		b.nq += n
 		return
 	}
-	b.rows = slices.Grow(b.rows, n*b.w)
+	b.rows = grow(b.rows, n*b.w)
 	rows = rows[:n*width]
 	for i := range n {
 		row := rows[i*width : i*width+width]
@@ -370,12 +370,12 @@ func (b *Batcher) ownQueued() {
 		return
 	}
 	if b.small {
-		b.bld.recs = slices.Grow(b.bld.recs, b.nq)
+		b.bld.recs = grow(b.bld.recs, b.nq)
 		for i := range b.queued {
 			b.bld.recs, _ = gather(b.bld.recs, nil, &b.queued[i], 0, false)
 		}
 	} else {
-		b.rows = slices.Grow(b.rows, b.nq*b.w)
+		b.rows = grow(b.rows, b.nq*b.w)
 		for i := range b.queued {
 			q := &b.queued[i]
 			for j := range q.times {
@@ -426,9 +426,9 @@ func (b *Batcher) sealWide(lower, upper frontier.Frontier) (*Batch, error) {
 	u, bounded := upper.Time()
 	bld := b.bld
 	if n := len(b.times) + b.nq; cap(bld.times)-len(bld.times) < n {
-		bld.rows = slices.Grow(bld.rows, n*w)
-		bld.times = slices.Grow(bld.times, n)
-		bld.diffs = slices.Grow(bld.diffs, n)
+		bld.rows = grow(bld.rows, n*w)
+		bld.times = grow(bld.times, n)
+		bld.diffs = grow(bld.diffs, n)
 	}
 	keep := 0
 	for i, t := range b.times {
@@ -513,12 +513,9 @@ func (b *Batcher) sealSmall(lower, upper frontier.Frontier) (*Batch, error) {
 	}
 	if b.nq > 0 {
 		if cap(recs)-len(recs) < b.nq {
-			// Not slices.Grow: its append of a made slice clears the new
-			// room explicitly, where make clears only reused memory, and
-			// gather writes all of it anyway.
-			grown := make([]rec, len(recs), len(recs)+b.nq)
-			copy(grown, recs)
-			recs = grown
+			// Not slices.Grow, which clears the new room: gather
+			// writes all of it.
+			recs = grow(recs, b.nq)
 		}
 		for i := range b.queued {
 			recs, b.keep = gather(recs, b.keep, &b.queued[i], u, bounded)

@@ -108,12 +108,12 @@ func NewBuilder(ar Arity, capHint int) *Builder {
 	capHint = max(capHint, 0)
 	b := &Builder{ar: ar, small: ar.Key <= 1 && ar.Val <= 1, radixMin: defaultRadixMin, bucketMax: bucketSortMax, warmMax: warmScatterMax}
 	if b.small {
-		b.recs = make([]rec, 0, capHint)
+		b.recs = column[rec](capHint)[:0]
 		b.km, b.vm = -int64(ar.Key), -int64(ar.Val)
 	} else {
-		b.rows = make([]int64, 0, capHint*(ar.Key+ar.Val))
-		b.times = make([]uint64, 0, capHint)
-		b.diffs = make([]int64, 0, capHint)
+		b.rows = column[int64](capHint * (ar.Key + ar.Val))[:0]
+		b.times = column[uint64](capHint)[:0]
+		b.diffs = column[int64](capHint)[:0]
 	}
 	return b
 }
@@ -374,7 +374,7 @@ func (b *Builder) sortRecs() {
 		return
 	}
 	if cap(b.scratch) < n {
-		b.scratch = make([]rec, n, cap(b.recs))
+		b.scratch = column[rec](cap(b.recs))[:n]
 	}
 	b.recs, b.scratch, b.counts = radixSort(b.recs, b.scratch, b.counts)
 }
@@ -745,9 +745,9 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 	n := len(perm)
 	// Gather the updates in sorted order (one pass of random reads), so that
 	// consolidation and the columns read sequentially.
-	rows := slices.Grow(b.sRows[:0], n*w)[:n*w]
-	times := slices.Grow(b.sTimes[:0], n)[:n]
-	diffs := slices.Grow(b.sDiffs[:0], n)[:n]
+	rows := grow(b.sRows[:0], n*w)[:n*w]
+	times := grow(b.sTimes[:0], n)[:n]
+	diffs := grow(b.sDiffs[:0], n)[:n]
 	b.sRows, b.sTimes, b.sDiffs = rows, times, diffs
 	for i, p := range perm {
 		dst, src := rows[i*w:i*w+w], b.rows[int(p)*w:int(p)*w+w]
@@ -797,10 +797,10 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 	out := &Batch{
 		desc:    desc,
 		ar:      b.ar,
-		keys:    make([]int64, 0, nk*ka),
-		keyOffs: make([]uint32, 0, nk+1),
-		vals:    make([]int64, 0, nv*va),
-		valOffs: make([]uint32, 0, nv+1),
+		keys:    column[int64](nk * ka)[:0],
+		keyOffs: column[uint32](nk + 1)[:0],
+		vals:    column[int64](nv * va)[:0],
+		valOffs: column[uint32](nv + 1)[:0],
 		times:   slices.Clone(times[:m]),
 		diffs:   slices.Clone(diffs[:m]),
 	}
@@ -831,7 +831,7 @@ func (b *Builder) sortWide() []uint32 {
 	rows, times := b.rows, b.times
 	wk := newWideKey(rows, times, w, b.mins, b.shift)
 	b.mins, b.shift = wk.mins, wk.shift
-	ks := slices.Grow(b.keys[:0], n)[:n]
+	ks := grow(b.keys[:0], n)[:n]
 	for i := range ks {
 		ks[i] = keyIdx{wk.of(rows, times, i), uint32(i)}
 	}
@@ -839,12 +839,12 @@ func (b *Builder) sortWide() []uint32 {
 		slices.SortFunc(ks, func(x, y keyIdx) int { return wk.cmp(rows, times, x, y) })
 	} else {
 		if cap(b.keyScratch) < n {
-			b.keyScratch = make([]keyIdx, n)
+			b.keyScratch = column[keyIdx](n)
 		}
 		ks, b.keyScratch, b.counts = radixSortWide(ks, b.keyScratch, &wk, rows, times, b.counts)
 	}
 	b.keys = ks
-	perm := slices.Grow(b.perm[:0], n)[:n]
+	perm := grow(b.perm[:0], n)[:n]
 	for i, e := range ks {
 		perm[i] = e.idx
 	}

@@ -30,7 +30,8 @@ func arityErr(klen, vlen int, ar Arity) error {
 // sortedKeep is the most updates whose columns a Sorted builder copies out
 // at Build, keeping its buffers for the next build; a larger build hands
 // its buffers to the batch instead (no copy) and starts the next one
-// afresh.
+// afresh, and so does a smaller one whose buffers have room for more (a
+// Grow's, or NewSorted's capHint's, larger than what was pushed).
 const sortedKeep = 1 << 12
 
 // Sorted builds a batch from updates pushed already in (key, val, time)
@@ -298,7 +299,13 @@ func (s *Sorted) Build(lower, upper frontier.Frontier) (*Batch, error) {
 		out.keys, out.keyOffs = clone(s.keys), clone(s.keyOffs)
 		out.vals, out.valOffs = clone(s.vals), clone(s.valOffs)
 		out.times, out.diffs = clone(s.times), clone(s.diffs)
-		s.Reset()
+		if cap(s.times) > sortedKeep {
+			// Room a Grow made for more than it took: kept, it would
+			// stay idle at the largest step's size.
+			*s = Sorted{ar: s.ar}
+		} else {
+			s.Reset()
+		}
 	} else {
 		out.keys, out.keyOffs = shrink(s.keys), shrink(s.keyOffs)
 		out.vals, out.valOffs = shrink(s.vals), shrink(s.valOffs)

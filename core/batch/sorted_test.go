@@ -223,3 +223,31 @@ func TestSortedGrowMakesRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedBuildReleasesRoomItDidNotUse: a Grow for more than sortedKeep
+// updates (a reduce's step of many updates) followed by a build of a few
+// (its corrections) leaves the builder without that room, as a build of
+// more than sortedKeep does: kept, it would stay idle at the largest
+// step's size. A builder whose room is within sortedKeep keeps it.
+func TestSortedBuildReleasesRoomItDidNotUse(t *testing.T) {
+	ar := Arity{1, 1}
+	s := NewSorted(ar, 0)
+	s.Grow(4 * sortedKeep)
+	for i := range 3 {
+		s.Push([]int64{int64(i)}, []int64{0}, 0, 1)
+	}
+	if b, err := s.Build(frontier.At(0), frontier.At(1)); err != nil || b.Len() != 3 {
+		t.Fatalf("build: %v, %v", b, err)
+	}
+	if c := cap(s.times) + cap(s.keys) + cap(s.vals) + cap(s.keyOffs) + cap(s.valOffs) + cap(s.diffs); c != 0 {
+		t.Errorf("after a build of 3 updates, the builder keeps room for %d column elements from a Grow(%d)", c, 4*sortedKeep)
+	}
+	s.Grow(sortedKeep)
+	s.Push([]int64{1}, []int64{0}, 0, 1)
+	if _, err := s.Build(frontier.At(0), frontier.At(1)); err != nil {
+		t.Fatal(err)
+	}
+	if cap(s.times) != sortedKeep {
+		t.Errorf("room for %d updates kept after a Grow(%d), want it kept", cap(s.times), sortedKeep)
+	}
+}

@@ -143,54 +143,7 @@ func saturationCases(basicCol int) []saturationCase {
 // `numeric overflow` (docs/spec.md "Expressions"), which the index's own
 // marker, at its frontier when it merged, need not be at.
 func TestReduceOverASaturatedSnapshotIsAnOverflow(t *testing.T) {
-	rec := batch.Arity{Key: 3}
-	for _, c := range saturationCases(0) {
-		t.Run(c.name, func(t *testing.T) {
-			mk := func(tm uint64, d int64) upd {
-				if c.ar == rec {
-					return upd{key: []int64{1, 0, 4}, t: tm, d: d}
-				}
-				return u(1, 0, 4, tm, d)
-			}
-			h, w, sp := share.NewTrace(c.ar, spine.Options{})
-			defer h.Release()
-			defer w.Close()
-			for tm, d := range []int64{2, math.MaxInt64} {
-				b := batch.NewBuilder(c.ar, 1)
-				x := mk(uint64(tm), d)
-				b.Push(x.key, x.val, x.t, x.d)
-				out, err := b.Build(frontier.At(uint64(tm)), frontier.At(uint64(tm)+1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Insert(out); err != nil {
-					t.Fatal(err)
-				}
-			}
-			h.SetLogicalCompaction(frontier.At(1))
-			h.SetPhysicalCompaction(frontier.At(2))
-			for range 64 {
-				w.Exert(1 << 16)
-			}
-			if ch := sp.LocalPoint().Chain(); len(ch) != 1 || !ch[0].Saturated() {
-				t.Fatalf("the chain %v is not one saturated batch", ch)
-			}
-			im, err := sp.LocalPoint().Import(frontier.At(1), frontier.Empty())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer im.Close()
-			r, err := c.mk(Input{Reader: im.Reader(), Pres: im.Presentation(), Arity: c.ar})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Release()
-			got := stepDrained(t, r, im)
-			if e := at(got.errs, 1, true); e["numeric overflow"] < 1 {
-				t.Fatalf("at 1: rows %v errors %v, want a numeric overflow (the record's count is 2 + MaxInt64)", at(got.oks, 1, false), e)
-			}
-		})
-	}
+	reduceOverASaturatedSnapshot(t, 2, math.MaxInt64)
 }
 
 // TestASaturatedBatchMarksAReduceOnce: after a merge has saturated record
@@ -244,6 +197,17 @@ func TestASaturatedBatchMarksAReduceOnce(t *testing.T) {
 // reads from a saturated batch at the group's earliest new time, whether
 // or not its output changes there.
 func TestReduceOverANegativelySaturatedSnapshotIsAnOverflow(t *testing.T) {
+	reduceOverASaturatedSnapshot(t, -2, math.MinInt64)
+}
+
+// reduceOverASaturatedSnapshot is the body of
+// TestReduceOverASaturatedSnapshotIsAnOverflow and
+// TestReduceOverANegativelySaturatedSnapshotIsAnOverflow: record
+// (0, 4) at d0 at time 0 and d1 at 1, compacted to 1 and merged into one
+// saturated batch before each case's reduce imports the index at 1; the
+// output at 1 must hold `numeric overflow`.
+func reduceOverASaturatedSnapshot(t *testing.T, d0, d1 int64) {
+	t.Helper()
 	rec := batch.Arity{Key: 3}
 	for _, c := range saturationCases(0) {
 		t.Run(c.name, func(t *testing.T) {
@@ -256,7 +220,7 @@ func TestReduceOverANegativelySaturatedSnapshotIsAnOverflow(t *testing.T) {
 			h, w, sp := share.NewTrace(c.ar, spine.Options{})
 			defer h.Release()
 			defer w.Close()
-			for tm, d := range []int64{-2, math.MinInt64} {
+			for tm, d := range []int64{d0, d1} {
 				b := batch.NewBuilder(c.ar, 1)
 				x := mk(uint64(tm), d)
 				b.Push(x.key, x.val, x.t, x.d)
@@ -288,7 +252,7 @@ func TestReduceOverANegativelySaturatedSnapshotIsAnOverflow(t *testing.T) {
 			defer r.Release()
 			got := stepDrained(t, r, im)
 			if e := at(got.errs, 1, true); e["numeric overflow"] < 1 {
-				t.Fatalf("at 1: rows %v errors %v, want a numeric overflow (the record's count is -2 + MinInt64)", at(got.oks, 1, false), e)
+				t.Fatalf("at 1: rows %v errors %v, want a numeric overflow (the record's count is %d + %d)", at(got.oks, 1, false), e, d0, d1)
 			}
 		})
 	}

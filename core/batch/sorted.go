@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/internal/invariants"
@@ -200,7 +199,7 @@ func (s *Sorted) Push1(k, v int64, t frontier.Time, d int64) {
 // with nothing pushed takes new columns of that room, as its first build
 // does from NewSorted's capHint (and a build that hands its columns to its
 // batch leaves it with none); one with updates pushed grows its columns
-// once.
+// once, the new room not zeroed (grow).
 func (s *Sorted) Grow(n int) {
 	if n <= 0 || cap(s.times)-len(s.times) >= n {
 		return
@@ -209,9 +208,9 @@ func (s *Sorted) Grow(n int) {
 		s.alloc(n)
 		return
 	}
-	s.keys, s.keyOffs = slices.Grow(s.keys, n*s.ar.Key), slices.Grow(s.keyOffs, n+1)
-	s.vals, s.valOffs = slices.Grow(s.vals, n*s.ar.Val), slices.Grow(s.valOffs, n+1)
-	s.times, s.diffs = slices.Grow(s.times, n), slices.Grow(s.diffs, n)
+	s.keys, s.keyOffs = grow(s.keys, n*s.ar.Key), grow(s.keyOffs, n+1)
+	s.vals, s.valOffs = grow(s.vals, n*s.ar.Val), grow(s.valOffs, n+1)
+	s.times, s.diffs = grow(s.times, n), grow(s.diffs, n)
 }
 
 // alloc gives the empty columns room for h updates, one key and one val

@@ -423,6 +423,7 @@ func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
 				}
 				w.arity, o.place, o.row = n, placement(o.key, n), make([]int64, n)
 			}
+			sat := b.Saturated()
 			for cur := b.Cursor(); cur.KeyValid(); cur.StepKey() {
 				key := cur.Key()
 				for i, x := range key {
@@ -438,7 +439,7 @@ func (o *captureOp) Step(in frontier.Frontier) frontier.Frontier {
 							w.rows = append(w.rows, o.row...)
 							w.times = append(w.times, pt)
 							w.diffs = append(w.diffs, diffs[i])
-							if b.Saturated() && (!w.sat || pt < w.satT) {
+							if sat && (!w.sat || pt < w.satT) {
 								w.sat, w.satT = true, pt
 							}
 						}

@@ -34,7 +34,7 @@ type PathOptions struct {
 // batches become updates whose initial and data times are the update's
 // time, pass through a half join per other relation, and leave at their
 // data time. It builds no arrangement: its memory is the stashed
-// proposals.
+// proposals and a window of matches a stage (Path.drain).
 //
 // As-of optimization (D1): a path whose source is not relation 0 drops
 // source updates at exactly as_of; the snapshot's combinations are all
@@ -230,14 +230,8 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 	}
 	var err error
 	for i := range p.stages {
-		var o *Updates
-		if o, err = p.workStage(i, stage); err != nil {
+		if err = p.drain(i, stage); err != nil {
 			break
-		}
-		if i+1 < len(p.stages) {
-			p.stages[i+1].push(o)
-		} else {
-			p.emit(o, stage)
 		}
 	}
 	for _, h := range p.stages {
@@ -250,23 +244,56 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 	return err
 }
 
-// workStage runs stage i over its ready proposals and returns its matches,
-// after the stage closure, in a path buffer that stays valid until the
-// next workStage; diff overflows go to errs. It counts the matches.
-func (p *Path) workStage(i int, errs *Sink) (*Updates, error) {
+// windowMatches is the most matches a stage gathers before they go on to
+// the next stage (Path.drain): 16,384 rows of a few columns, about a
+// mebibyte a buffer. A variable so that the tests can make windows of one.
+var windowMatches = 1 << 14
+
+// drain runs stage i over the proposals ready in its stash, a window of
+// matches at a time (windowMatches), and sends each window through the
+// later stages (depth first) or, from the last stage, to errs' rows,
+// before the next window: a step holds a window a stage, not every match
+// of the round. Diff overflows go to errs.
+func (p *Path) drain(i int, errs *Sink) error {
+	h := p.stages[i]
+	ok, err := h.begin()
+	if !ok {
+		return err
+	}
+	defer h.end()
+	for {
+		o, more := p.window(i, errs)
+		if o.Len() > 0 {
+			if i+1 < len(p.stages) {
+				p.stages[i+1].push(o)
+				if err := p.drain(i+1, errs); err != nil {
+					return err
+				}
+			} else {
+				p.emit(o, errs)
+			}
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// window matches the next window of stage i's pass (halfJoin.next) and
+// returns the matches, after the stage closure, in a path buffer that
+// stays valid until the path's next window, and whether the pass has
+// more; diff overflows go to errs. It counts the matches.
+func (p *Path) window(i int, errs *Sink) (*Updates, bool) {
 	h := p.stages[i]
 	o := &p.bufs[1]
 	o.Arity = h.arity + h.st.Arity.Val
 	o.Reset()
-	n, err := h.work(o, errs)
-	if err != nil {
-		return nil, err
-	}
+	n, more := h.next(o, errs, windowMatches)
 	p.matches += n
 	if h.st.Closure != nil {
 		o = p.applyStage(h.st.Closure, o)
 	}
-	return o, nil
+	return o, more
 }
 
 // applyStage evaluates a stage closure (which cannot err) over the stage's

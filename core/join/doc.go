@@ -85,12 +85,20 @@
 //	D2  A delta stage closure cannot err: an error raised on a partial row
 //	    would miss the multiplicity of the lookups after it (docs/spec.md,
 //	    "Expressions" counts an erring row with the joined row's count).
+//	D3  Windows: a fused path matches a stage's ready proposals a window
+//	    of at most about windowMatches matches at a time (a proposal's
+//	    matches are never split) and runs each window through the later
+//	    stages before the next (Path.drain), so a step holds a window a
+//	    stage, whatever the round's intermediate matches number. What a
+//	    proposal emits does not depend on its window: it is matched only
+//	    once its lookup is complete for it (H2), in whichever window.
 //	X1  Staged paths (W ≥ 2 workers): before each half join a path's
 //	    proposals are exchanged by the stage's stream key, hashed as the
 //	    lookup arrangement shards its key (dataflow.HashCols), so every
 //	    proposal meets the one shard that holds its key's lookup updates.
-//	    Kernels are those of a fused path (Path.feed, Path.workStage): H1,
-//	    H2, D1 and D2 hold per worker unchanged.
+//	    Kernels are those of a fused path (Path.feed, Path.window): H1,
+//	    H2, D1 and D2 hold per worker unchanged; each window of a stage's
+//	    matches is a proposal chunk of its own.
 //	X2  A proposal chunk's time is the proposal's initial time and its last
 //	    column the data time: the exchange's frontier (the meet over every
 //	    sender) bounds the initial times a stage may still receive, and H3

@@ -96,29 +96,52 @@ func (o *pathOp) Step(in frontier.Frontier) frontier.Frontier {
 
 func (o *pathOp) step() error {
 	p := o.p
-	var u *Updates
-	var err error
 	if o.stage < 0 {
-		if u, err = p.feed(o.src.Take(), o.sink); err != nil {
+		u, err := p.feed(o.src.Take(), o.sink)
+		if err != nil {
 			return err
 		}
+		before := o.sink.ErrorCount()
+		o.pass(u)
+		p.stats.record(before, o.sink, p.matches)
+		p.matches = 0
+		return nil
 	}
 	before := o.sink.ErrorCount()
-	if o.stage >= 0 {
-		o.lookup.Take()
-		o.recv.Reset()
-		if err := decodeProposals(o.props.Take(), &o.recv); err != nil {
-			return fmt.Errorf("join: path %d, stage of relation %d: %w", p.source, p.stages[o.stage].st.Relation, err)
-		}
-		h := p.stages[o.stage]
-		h.push(&o.recv)
-		if u, err = p.workStage(o.stage, o.sink); err != nil {
-			return err
-		}
-		// H3 across workers: the proposals still to come are bounded by
-		// the exchange's frontier (the meet over every sender).
-		h.compact(o.props.Frontier())
+	o.lookup.Take()
+	o.recv.Reset()
+	if err := decodeProposals(o.props.Take(), &o.recv); err != nil {
+		return fmt.Errorf("join: path %d, stage of relation %d: %w", p.source, p.stages[o.stage].st.Relation, err)
 	}
+	h := p.stages[o.stage]
+	h.push(&o.recv)
+	ok, err := h.begin()
+	if err != nil {
+		return err
+	}
+	if ok {
+		// A window at a time (Path.drain), each passed on before the
+		// next is matched.
+		for more := true; more; {
+			var u *Updates
+			u, more = p.window(o.stage, o.sink)
+			o.pass(u)
+		}
+		h.end()
+	}
+	// H3 across workers: the proposals still to come are bounded by the
+	// exchange's frontier (the meet over every sender).
+	h.compact(o.props.Frontier())
+	p.stats.record(before, o.sink, p.matches)
+	p.matches = 0
+	return nil
+}
+
+// pass passes u, the feed's proposals or a window of the stage's matches,
+// on: as a proposal chunk to the next stage's exchange, or, from the last
+// stage, as finished rows at their data times through the final closure.
+func (o *pathOp) pass(u *Updates) {
+	p := o.p
 	switch {
 	case o.stage+1 < len(p.stages):
 		if u.Len() > 0 {
@@ -133,9 +156,6 @@ func (o *pathOp) step() error {
 		p.emit(u, p.staged)
 		finish(p.final, p.staged, o.sink)
 	}
-	p.stats.record(before, o.sink, p.matches)
-	p.matches = 0
-	return nil
 }
 
 func (o *pathOp) Shutdown() {}

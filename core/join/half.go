@@ -84,15 +84,17 @@ type halfJoin struct {
 	strict  bool
 	arity   int // arity of the proposals' rows
 	stash   Updates
-	keep    Updates // scratch: proposals not yet ready
 	key     []int64
-	keys    []int64           // scratch: the sorted ready proposals' keys, in their order
-	waitF   frontier.Frontier // the lookup frontier of the last scan
-	waiting int               // proposals that scan left waiting (the stash's prefix)
-	ready   []keyIdx          // ready proposals, then sorted by key
+	waitF   frontier.Frontier // the lookup frontier of the last pass
+	waiting int               // proposals that pass left waiting (the stash's prefix)
+	ready   []keyIdx          // the pass's ready proposals, sorted by key
+	pos     int               // the first ready proposal the pass has not matched
 	scratch []keyIdx
 	cut     []*batch.Batch
 	curs    []batch.Cursor
+	sat     []bool // cut[i] was saturated by a merge (batch.Batch.Saturated)
+	ended   []bool // curs[i] is past the pass's last key
+	live    int    // cursors not ended
 }
 
 // newHalf returns the half join of a path whose source is relation source
@@ -114,7 +116,6 @@ func newHalf(st Stage, source, arity int) (*halfJoin, error) {
 		strict: source > st.Relation && !(mutants.Enabled && mutants.On(mutants.DeltaJoinLessEqualAllPaths)),
 		arity:  arity,
 		stash:  Updates{Arity: arity},
-		keep:   Updates{Arity: arity},
 		key:    make([]int64, st.Arity.Key),
 	}
 	st.Lookup.SetPhysicalCompaction(frontier.Empty()) // H2: reads only whole traces
@@ -149,43 +150,52 @@ func (h *halfJoin) push(in *Updates) {
 	h.stash.Diffs = append(h.stash.Diffs, in.Diffs...)
 }
 
-// work matches every ready proposal, appending matches to out and
-// overflow errors to errs, and keeps the rest stashed. It returns the
-// number of matched pairs.
-func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
-	if h.stash.Len() == 0 {
-		return 0, nil
-	}
+// A stage's pass over its ready proposals: begin finds them, next matches
+// them a window at a time, end takes them out of the stash. A path sends
+// each window's matches through its later stages before the next window
+// (Path.drain), so what a step holds is a window a stage, not every
+// match of every proposal: a zipf graph's two-paths, the proposals of a
+// triangle query, run to hundreds of millions a round.
+
+// begin starts a pass over the stashed proposals the lookup is complete
+// for (isReady at its frontier now), sorted by key, and reports whether
+// there are any. The stash's prefix the last pass left waiting at the
+// same frontier still waits and is not read again. A pass that begins
+// must end (end), after next has matched every proposal, before the
+// stash takes more (push).
+func (h *halfJoin) begin() (bool, error) {
 	f := h.st.Lookup.ReadUpper()
-	if f == h.waitF && h.stash.Len() == h.waiting {
-		// Nothing new and the lookup has not moved: every stashed
-		// proposal still waits. Skip the scan (a lagging lookup would
-		// otherwise cost a pass over the stash per step).
-		return 0, nil
+	if f != h.waitF {
+		h.waiting = 0
+	}
+	h.waitF = f
+	h.ready, h.pos = h.ready[:0], 0
+	for i := h.waiting; i < h.stash.Len(); i++ {
+		if h.isReady(f, h.stash.Init[i]) {
+			h.ready = append(h.ready, keyIdx{i: uint32(i)})
+		}
+	}
+	if len(h.ready) == 0 {
+		h.waiting = h.stash.Len()
+		return false, nil
 	}
 	cut, err := h.st.Lookup.BatchesThrough(frontier.Empty())
 	if err != nil {
-		return 0, fmt.Errorf("join: reading lookup relation %d: %w", h.st.Relation, err)
+		h.ready = h.ready[:0]
+		return false, fmt.Errorf("join: reading lookup relation %d: %w", h.st.Relation, err)
 	}
 	h.cut = cut
-	h.curs = h.curs[:0]
+	h.curs, h.sat, h.ended = h.curs[:0], h.sat[:0], h.ended[:0]
 	for _, b := range cut {
 		if b.Arity() != h.st.Arity {
-			return 0, fmt.Errorf("%w: lookup relation %d batch arity %v, stage expects %v", ErrArity, h.st.Relation, b.Arity(), h.st.Arity)
+			h.ready = h.ready[:0]
+			return false, fmt.Errorf("%w: lookup relation %d batch arity %v, stage expects %v", ErrArity, h.st.Relation, b.Arity(), h.st.Arity)
 		}
 		h.curs = append(h.curs, b.Cursor())
+		h.sat = append(h.sat, b.Saturated())
+		h.ended = append(h.ended, false)
 	}
-	var matches int64
-	h.keep.Reset()
-	h.ready = h.ready[:0]
-	for i := range h.stash.Len() {
-		row, init := h.stash.Row(i), h.stash.Init[i]
-		if !h.isReady(f, init) {
-			h.keep.push(row, h.stash.Data[i], init, h.stash.Diffs[i])
-			continue
-		}
-		h.ready = append(h.ready, keyIdx{i: uint32(i)})
-	}
+	h.live = len(h.curs)
 	// Sort the ready proposals by key, column by column from the last
 	// (radix sorts are stable), so that each cursor only gallops forward.
 	for k := len(h.st.StreamKey) - 1; k >= 0; k-- {
@@ -195,56 +205,85 @@ func (h *halfJoin) work(out *Updates, errs *Sink) (int64, error) {
 		}
 		h.ready, h.scratch = radixSort(h.ready, h.scratch)
 	}
-	// With more than one batch to look up, the sorted proposals' keys are
-	// gathered once: each cursor's pass reads them in order, and a
-	// proposal's stashed row (scattered, in key order) only where the
-	// cursor's batch has its key, rather than every row once a batch.
-	nk := len(h.st.StreamKey)
-	gathered := len(h.curs) > 1
-	if gathered {
-		h.keys = slices.Grow(h.keys[:0], len(h.ready)*nk)
-		for _, r := range h.ready {
-			row := h.stash.Row(int(r.i))
-			for _, col := range h.st.StreamKey {
-				h.keys = append(h.keys, row[col])
-			}
+	return true, nil
+}
+
+// next matches the pass's ready proposals in key order, each with every
+// lookup batch (a proposal's key is read once for all of them, and each
+// batch's cursor gallops forward), appending matches to out and overflow
+// errors to errs, until out holds budget updates or more, or every ready
+// proposal is matched. It returns the number of matched pairs and
+// whether ready proposals are left for a later call.
+func (h *halfJoin) next(out *Updates, errs *Sink, budget int) (int64, bool) {
+	var matches int64
+	key := h.key
+	for h.pos < len(h.ready) {
+		if h.live == 0 {
+			// Every cursor is past its batch's last key: no proposal
+			// left matches.
+			h.pos = len(h.ready)
+			break
 		}
-	}
-	for ci := range h.curs {
-		c := &h.curs[ci]
-		sat := h.cut[ci].Saturated()
-		c.RewindKeys()
-		for x, r := range h.ready {
-			key := h.key
-			if gathered {
-				key = h.keys[x*nk : x*nk+nk]
-			} else {
-				row := h.stash.Row(int(r.i))
-				for k, col := range h.st.StreamKey {
-					key[k] = row[col]
-				}
+		if out.Len() >= budget {
+			return matches, true
+		}
+		i := int(h.ready[h.pos].i)
+		h.pos++
+		row := h.stash.Row(i)
+		for k, col := range h.st.StreamKey {
+			key[k] = row[col]
+		}
+		data, init, d := h.stash.Data[i], h.stash.Init[i], h.stash.Diffs[i]
+		for ci := range h.curs {
+			if h.ended[ci] {
+				continue
 			}
+			c := &h.curs[ci]
 			c.SeekKey(key)
 			if !c.KeyValid() {
-				break
+				h.ended[ci] = true
+				h.live--
+				continue
 			}
 			if cmpRow(c.Key(), key) != 0 {
 				continue
 			}
-			n := h.match(c, h.stash.Row(int(r.i)), h.stash.Data[r.i], h.stash.Init[r.i], h.stash.Diffs[r.i], out, errs)
-			if sat && n > 0 {
+			n := h.match(c, row, data, init, d, out, errs)
+			if h.sat[ci] && n > 0 {
 				// A count a merge saturated was multiplied (K3,
 				// docs/semantics.md §1.1): the error at the proposal's
 				// data time, at or before every match's, once a sink.
-				errs.noteSaturated(h.stash.Data[r.i])
+				errs.noteSaturated(data)
 			}
 			matches += n
 		}
 	}
-	h.stash, h.keep = h.keep, h.stash
-	h.waitF, h.waiting = f, h.stash.Len()
+	return matches, false
+}
+
+// end ends the pass begin started: the proposals it matched leave the
+// stash, the rest stay in their order and wait for the lookup to move.
+func (h *halfJoin) end() {
+	f, s := h.waitF, &h.stash
+	a := s.Arity
+	w := h.waiting
+	for i := h.waiting; i < s.Len(); i++ {
+		if h.isReady(f, s.Init[i]) {
+			continue
+		}
+		if w != i {
+			copy(s.Rows[w*a:w*a+a], s.Rows[i*a:i*a+a])
+			s.Data[w], s.Init[w], s.Diffs[w] = s.Data[i], s.Init[i], s.Diffs[i]
+		}
+		w++
+	}
+	s.Rows, s.Data, s.Init, s.Diffs = s.Rows[:w*a], s.Data[:w], s.Init[:w], s.Diffs[:w]
+	h.waiting = w
+	h.ready, h.pos = h.ready[:0], 0
 	clear(h.cut)
-	return matches, nil
+	h.cut = h.cut[:0]
+	clear(h.curs)
+	h.curs = h.curs[:0]
 }
 
 // keyIdx is a ready proposal: one column of its key, made unsigned with

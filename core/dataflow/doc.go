@@ -59,7 +59,9 @@
 // PassesPerActivation passes, then lets its other dataflows run before the
 // next round if anything still moved. A Step does bounded work; an operator
 // with work left keeps its capability (it is stepped again while anything
-// moves) or calls its activator. Build runs PassesAtBuild passes; a caller
+// moves) and calls the function OperatorBuilder.StepAgain returned, which
+// makes its pass count as moving; one woken from outside the dataflow calls
+// its activator. Build runs PassesAtBuild passes; a caller
 // that must first agree with the other workers (a runtime) calls Assemble,
 // then Start or Drop.
 //

@@ -190,12 +190,15 @@ func (p *Port[T]) Take() []T {
 
 // Dataflow is one worker's instance of a dataflow.
 type Dataflow struct {
-	id      string
-	inc     uint64 // incarnation: the create's sequence number
-	nodes   []*node
-	asOf    frontier.Frontier
-	until   frontier.Frontier
-	sent    int // messages sent in the current pass
+	id    string
+	inc   uint64 // incarnation: the create's sequence number
+	nodes []*node
+	asOf  frontier.Frontier
+	until frontier.Frontier
+	sent  int // messages sent in the current pass
+	// again says an operator left work for a later pass in the current
+	// one (OperatorBuilder.StepAgain): the pass counts as moving.
+	again   bool
 	dropped bool
 	onDrop  []func()
 	imports []string // the index ids the dataflow reads (Imports)
@@ -486,14 +489,14 @@ func (d *Dataflow) step() bool {
 	if d.dropped || d.panicked {
 		return false
 	}
-	d.sent = 0
+	d.sent, d.again = 0, false
 	moved := false
 	labelled := d.labels != nil
 	for _, n := range d.nodes {
 		if d.stopping != nil && d.stopping.Load() {
 			// Shutdown was called (by a step before this one, say):
 			// the dataflow is discarded, and runs nothing more.
-			moved, d.sent = false, 0
+			moved, d.sent, d.again = false, 0, false
 			break
 		}
 		if n.closed {
@@ -541,7 +544,7 @@ func (d *Dataflow) step() bool {
 	if labelled {
 		pprof.SetGoroutineLabels(d.labels)
 	}
-	return moved || d.sent > 0
+	return moved || d.sent > 0 || d.again
 }
 
 // stepFailed records err as the failure of the operator being stepped

@@ -155,6 +155,24 @@ func (b *OperatorBuilder) Activator() func() {
 	return func() { env.Activate(df) }
 }
 
+// StepAgain returns a function the operator's Step calls when it leaves
+// work for a later step (a Step does bounded work): the pass counts as
+// moving, so the dataflow runs another pass, and one still moving after
+// PassesPerActivation passes reports it (Dataflow.Step returns true, and a
+// runtime's worker activates the dataflow again after its others had
+// their turn). Until that work is done the operator keeps a capability at
+// or before every time it may still send at. It is called on the
+// dataflow's worker, as the Step is; outside the operator's own Step it
+// does nothing.
+func (b *OperatorBuilder) StepAgain() func() {
+	df, n := b.c.df, b.n
+	return func() {
+		if df.stepping == n {
+			df.again = true
+		}
+	}
+}
+
 // Build adds the operator with its logic op. Shutdown of op is called once
 // when the dataflow is dropped, in reverse construction order. op is the
 // operator's own: a pointer built already, by another builder of the

@@ -108,6 +108,11 @@
 //	X3  The entries' errors are forwarded once, by the operator merging the
 //	    paths, on whichever worker holds them (K4): the same multiplicities
 //	    at any W.
+//	X4  A stage's operator matches at most stepWindows windows a step and
+//	    leaves the rest of its pass to its next step (OperatorBuilder.StepAgain),
+//	    so the next stage's operator takes those windows first; its
+//	    capability is the least initial time it has stashed, which holds
+//	    every proposal it has not matched, ready or not.
 //
 // Operators: a join operator that meets a broken stream contract (a batch
 // delivered twice, out of order, of the wrong arity) stops, records the

@@ -67,7 +67,12 @@ type pathOp struct {
 	oks, errO *dataflow.Stream[*dataflow.Chunk]
 	name      string      // the operator's, for its error
 	fail      func(error) // the dataflow's Failer: the runtime reports it
-	err       error
+	again     func()      // OperatorBuilder.StepAgain: a pass left open
+	// passing says the stage's pass over its ready proposals is open: a
+	// step matches at most stepWindows windows and leaves the rest to
+	// the next, holding a capability at the pass's least initial time.
+	passing bool
+	err     error
 	// held is the output frontier the operator announced at its last step
 	// that succeeded (its capability {} there, the meet of its inputs'):
 	// a failed step holds it there (docs/semantics.md §2.5).
@@ -89,9 +94,21 @@ func (o *pathOp) Step(in frontier.Frontier) frontier.Frontier {
 	// NB: no capability for stashed proposals is needed: a proposal waits
 	// only while its stage's lookup frontier has not passed its initial
 	// time, and the lookup is an input, so the output frontier cannot
-	// pass the initial (and so the data) time the proposal leaves at.
-	o.held = in
-	return frontier.Empty()
+	// pass the initial (and so the data) time the proposal leaves at. A
+	// ready proposal a step leaves for the next (an open pass, or one
+	// stashed while a pass was open) is not held so: the stash's least
+	// initial time is the capability, every time a proposal emits at
+	// being at or after its initial time. (A proposal arrives while the
+	// exchange's frontier has not passed its initial time, so this never
+	// takes the output frontier back.)
+	capability := frontier.Empty()
+	if o.stage >= 0 {
+		if t, ok := o.p.stages[o.stage].outstanding(); ok {
+			capability = frontier.At(t)
+		}
+	}
+	o.held = in.Meet(capability)
+	return capability
 }
 
 func (o *pathOp) step() error {
@@ -115,19 +132,32 @@ func (o *pathOp) step() error {
 	}
 	h := p.stages[o.stage]
 	h.push(&o.recv)
-	ok, err := h.begin()
-	if err != nil {
-		return err
-	}
-	if ok {
-		// A window at a time (Path.drain), each passed on before the
-		// next is matched.
-		for more := true; more; {
-			var u *Updates
-			u, more = p.window(o.stage, o.sink)
-			o.pass(u)
+	// A window at a time (Path.drain), each passed on before the next is
+	// matched, at most stepWindows a step: the next stage's operator runs
+	// (on this worker, in the same pass) before this one matches more,
+	// so a step's proposals do not all wait in the exchange at once.
+	for windows := 0; ; {
+		if !o.passing {
+			ok, err := h.begin()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			o.passing = true
 		}
-		h.end()
+		if windows == stepWindows {
+			o.again()
+			break
+		}
+		u, more := p.window(o.stage, o.sink)
+		windows++
+		o.pass(u)
+		if !more {
+			h.end()
+			o.passing = false
+		}
 	}
 	// H3 across workers: the proposals still to come are bounded by the
 	// exchange's frontier (the meet over every sender).
@@ -136,6 +166,10 @@ func (o *pathOp) step() error {
 	p.matches = 0
 	return nil
 }
+
+// stepWindows is the most windows of matches a staged path's stage
+// operator matches in one step (pathOp.step).
+var stepWindows = 4
 
 // pass passes u, the feed's proposals or a window of the stage's matches,
 // on: as a proposal chunk to the next stage's exchange, or, from the last
@@ -222,7 +256,7 @@ func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int,
 			b := c.NewOperator(lookup)
 			b.LabelAs(opts.Name, "path", path)
 			op := &pathOp{p: p, stage: s, labels: stepLabels(b, opts.Labels), sink: NewSink(arity), recv: Updates{Arity: h.arity},
-				name: lookup, fail: c.Failer()}
+				name: lookup, fail: c.Failer(), again: b.StepAgain()}
 			// Named after the lookup it feeds: "exchange send delta
 			// query path 0 lookup 1".
 			op.props = dataflow.AddInput(b, "proposals", c.ExchangeNamed(last, st.StreamKey, lookup))

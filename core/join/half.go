@@ -8,6 +8,7 @@ import (
 	"github.com/tracebench/tracebench/core/expr"
 	"github.com/tracebench/tracebench/core/frontier"
 	"github.com/tracebench/tracebench/core/trace"
+	"github.com/tracebench/tracebench/internal/invariants"
 	"github.com/tracebench/tracebench/internal/mutants"
 )
 
@@ -89,6 +90,11 @@ type halfJoin struct {
 	waiting int               // proposals that pass left waiting (the stash's prefix)
 	ready   []keyIdx          // the pass's ready proposals, sorted by key
 	pos     int               // the first ready proposal the pass has not matched
+	passEnd int               // the stash's length when the pass began
+	// stashMin is the least initial time stashed (when the stash holds
+	// any): lowered by push, recomputed by end, so that a step reads it
+	// without a pass over the stash (outstanding).
+	stashMin uint64
 	scratch []keyIdx
 	cut     []*batch.Batch
 	curs    []batch.Cursor
@@ -139,11 +145,17 @@ func (h *halfJoin) isReady(f frontier.Frontier, t uint64) bool {
 // push stashes proposals. An empty stash takes in's columns instead of
 // copying them, and leaves in empty.
 func (h *halfJoin) push(in *Updates) {
+	if in.Len() == 0 {
+		return
+	}
+	m := slices.Min(in.Init)
 	if h.stash.Len() == 0 {
 		h.stash, *in = *in, h.stash
 		in.Reset()
+		h.stashMin = m
 		return
 	}
+	h.stashMin = min(h.stashMin, m)
 	h.stash.Rows = append(h.stash.Rows, in.Rows...)
 	h.stash.Data = append(h.stash.Data, in.Data...)
 	h.stash.Init = append(h.stash.Init, in.Init...)
@@ -161,8 +173,8 @@ func (h *halfJoin) push(in *Updates) {
 // for (isReady at its frontier now), sorted by key, and reports whether
 // there are any. The stash's prefix the last pass left waiting at the
 // same frontier still waits and is not read again. A pass that begins
-// must end (end), after next has matched every proposal, before the
-// stash takes more (push).
+// ends (end) once next has matched every proposal; proposals stashed
+// meanwhile (push) wait for the next pass.
 func (h *halfJoin) begin() (bool, error) {
 	f := h.st.Lookup.ReadUpper()
 	if f != h.waitF {
@@ -170,7 +182,8 @@ func (h *halfJoin) begin() (bool, error) {
 	}
 	h.waitF = f
 	h.ready, h.pos = h.ready[:0], 0
-	for i := h.waiting; i < h.stash.Len(); i++ {
+	h.passEnd = h.stash.Len()
+	for i := h.waiting; i < h.passEnd; i++ {
 		if h.isReady(f, h.stash.Init[i]) {
 			h.ready = append(h.ready, keyIdx{i: uint32(i)})
 		}
@@ -262,23 +275,32 @@ func (h *halfJoin) next(out *Updates, errs *Sink, budget int) (int64, bool) {
 }
 
 // end ends the pass begin started: the proposals it matched leave the
-// stash, the rest stay in their order and wait for the lookup to move.
+// stash, the rest stay in their order and wait for the lookup to move,
+// and those stashed during the pass follow them, for the next pass.
 func (h *halfJoin) end() {
 	f, s := h.waitF, &h.stash
 	a := s.Arity
 	w := h.waiting
+	m := ^uint64(0)
+	for _, t := range s.Init[:w] {
+		m = min(m, t)
+	}
 	for i := h.waiting; i < s.Len(); i++ {
-		if h.isReady(f, s.Init[i]) {
+		if i < h.passEnd && h.isReady(f, s.Init[i]) {
 			continue
 		}
+		m = min(m, s.Init[i])
 		if w != i {
 			copy(s.Rows[w*a:w*a+a], s.Rows[i*a:i*a+a])
 			s.Data[w], s.Init[w], s.Diffs[w] = s.Data[i], s.Init[i], s.Diffs[i]
 		}
+		if i < h.passEnd {
+			h.waiting = w + 1
+		}
 		w++
 	}
 	s.Rows, s.Data, s.Init, s.Diffs = s.Rows[:w*a], s.Data[:w], s.Init[:w], s.Diffs[:w]
-	h.waiting = w
+	h.stashMin = m
 	h.ready, h.pos = h.ready[:0], 0
 	clear(h.cut)
 	h.cut = h.cut[:0]
@@ -368,11 +390,10 @@ func (h *halfJoin) outstanding() (uint64, bool) {
 	if h.stash.Len() == 0 {
 		return 0, false
 	}
-	m := h.stash.Init[0]
-	for _, t := range h.stash.Init[1:] {
-		m = min(m, t)
+	if invariants.Enabled {
+		invariants.Assertf(h.stashMin == slices.Min(h.stash.Init), "join: the stash's least initial time is %d, kept as %d", slices.Min(h.stash.Init), h.stashMin)
 	}
-	return m, true
+	return h.stashMin, true
 }
 
 // compact moves the lookup's logical hold (H3): to one before the least

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
+	"github.com/tracebench/tracebench/core/dataflow"
+	"github.com/tracebench/tracebench/core/frontier"
 )
 
 // withWindow runs f with windowMatches at w, then puts it back.
@@ -78,6 +80,79 @@ func TestADeltaPathHoldsAWindowAStage(t *testing.T) {
 					t.Errorf("path %d stage %d's stash holds room for %d updates, want at most %d", i, s, c, 2*bound)
 				}
 			}
+		}
+	})
+}
+
+// TestAStagedStageThatYieldsSilentlyIsSteppedAgain: on two workers a
+// staged path's stage matches a window a step and leaves the rest of its
+// pass to the next step, holding its capability; a step whose windows'
+// rows the final closure all drops sends nothing, and the dataflow must
+// still be stepped again (OperatorBuilder.StepAgain) until the pass ends:
+// the capture passes every time, with the rows of the one key the
+// closure keeps. Without StepAgain the dataflow stops moving with the
+// stage's capability held at 0.
+func TestAStagedStageThatYieldsSilentlyIsSteppedAgain(t *testing.T) {
+	const peers, n = 2, 40
+	withWindow(t, 1, func() {
+		old := stepWindows
+		stepWindows = 1
+		defer func() { stepWindows = old }()
+		envs, _ := workerEnvs(t, peers)
+		oks := dataflow.NewCapture(peers)
+		var dfs []*dataflow.Dataflow
+		for _, env := range envs {
+			df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+				Build: func(c *dataflow.Context) error {
+					arr, err := arrangeInputs(c, "r0", "r1")
+					if err != nil {
+						return err
+					}
+					// Rows (k, v0, v1) kept where v0 == v1: only
+					// key 1's, whose vals meet; key 2's n² pairs
+					// never do.
+					keep := &Project{Equiv: [][]int{{1, 2}}, Cols: []int{0, 1, 2}}
+					paths := []DeltaPath{
+						{Source: 0, Arranged: arr[0], Stages: []DeltaStage{{Lookup: arr[1], Relation: 1, StreamKey: []int{0}}}, Final: keep},
+						{Source: 1, Arranged: arr[1], Stages: []DeltaStage{{Lookup: arr[0], Relation: 0, StreamKey: []int{0}}},
+							Final: &Project{Equiv: [][]int{{1, 2}}, Cols: []int{0, 2, 1}}},
+					}
+					d, err := DeltaJoin(c, paths, OperatorOptions{Name: "delta", Dataflow: "q", Errs: []dataflow.Arranged{arr[0].Errs, arr[1].Errs}})
+					if err != nil {
+						return err
+					}
+					c.CaptureChunks(oks, d.Oks, 3)
+					return nil
+				}}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dfs = append(dfs, df)
+		}
+		for r, name := range []string{"r0", "r1"} {
+			ch := dataflow.NewChunk(2, 0)
+			for v := range n {
+				ch.Push([]int64{2, int64(1000*r + v)}, 0, 1)
+			}
+			ch.Push([]int64{1, 7}, 0, 1)
+			for _, env := range envs {
+				if err := env.Inputs.Send(name, ch); err != nil {
+					t.Fatal(err)
+				}
+				if err := env.Inputs.Advance(name, frontier.At(1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		stepAll(dfs, peers)
+		if !oks.Passed(0) {
+			t.Fatalf("the join's output has not passed 0 (frontier %v): a stage left its pass open and was not stepped again", oks.Frontier())
+		}
+		if d := diffMaps(map[string]int64{"[1 7 7]": 1}, capturedAt(oks, 0)); d != "" {
+			t.Fatalf("rows at 0:\n%s", d)
+		}
+		for i := len(dfs) - 1; i >= 0; i-- {
+			dfs[i].Drop()
 		}
 	})
 }

@@ -572,3 +572,76 @@ func (b *Batcher) sealBlock(lower, upper frontier.Frontier, recs []rec) (*Batch,
 	b.afterSmallSeal()
 	return out, err
 }
+
+// Consolidate sorts and consolidates the buffered updates now, as the next
+// Seal would (one row's updates of one time summed, zeros dropped), and
+// buffers what they add up to in their place: a batcher fed many updates
+// that cancel or sum before its frontier moves (a join's rows projected to
+// a few columns) then holds their sums, not every update. Times do not
+// change, so what each later Seal returns does not either. It reports
+// whether it consolidated: a sum that leaves int64 (which a build would
+// saturate, where the Seal of these updates with others may still find it
+// in range) leaves the buffer as it was, as do fewer than two updates
+// and a buffer holding a refused push (the next Seal reports it). Queued
+// chunks are read and released; the sums are buffered as one chunk of the
+// batcher's own.
+func (b *Batcher) Consolidate() bool {
+	n := b.Len()
+	if n < 2 || b.badArity != nil || b.bld.badArity != nil {
+		return false
+	}
+	nb := NewBuilder(b.ar, n)
+	if b.small {
+		nb.recs = append(nb.recs, b.bld.recs...)
+		for i := range b.queued {
+			nb.recs, _ = gather(nb.recs, nil, &b.queued[i], 0, false)
+		}
+	} else {
+		ka, w := b.ar.Key, b.w
+		for i, t := range b.times {
+			row := b.rows[i*w : i*w+w]
+			nb.Push(row[:ka], row[ka:], t, b.diffs[i])
+		}
+		row := make([]int64, w)
+		for _, q := range b.queued {
+			for i, t := range q.times {
+				src := q.rows[i*q.width : i*q.width+q.width]
+				if q.ident {
+					copy(row, src)
+				} else {
+					for j, c := range q.cols {
+						row[j] = src[c]
+					}
+				}
+				nb.Push(row[:ka], row[ka:], t, q.diffs[i])
+			}
+		}
+	}
+	out, err := nb.Build(frontier.Min(), frontier.Empty())
+	if err != nil {
+		return false
+	}
+	rows, times, diffs := out.Rows()
+	clear(b.queued)
+	b.queued, b.nq = b.queued[:0], 0
+	if b.small {
+		b.bld.recs = b.bld.recs[:0]
+		if cap(b.bld.recs) > builderKeep {
+			b.bld.recs = nil
+		}
+	} else {
+		b.rows, b.times, b.diffs = b.rows[:0], b.times[:0], b.diffs[:0]
+		if cap(b.times) > builderKeep {
+			b.rows, b.times, b.diffs = nil, nil, nil
+		}
+	}
+	if len(times) == 0 {
+		return true
+	}
+	cols := make([]int, b.w)
+	for i := range cols {
+		cols[i] = i
+	}
+	b.PushChunk(rows, b.w, cols[:b.ar.Key], cols[b.ar.Key:], times, diffs)
+	return true
+}

@@ -92,7 +92,18 @@ type arrangeOp struct {
 	wide  int
 	err   error
 	onErr func(error)
+	// consolidateAt is the number of buffered updates at which the
+	// batcher consolidates them before its frontier moves (Step).
+	consolidateAt int
 }
+
+// consolidateMin is the fewest buffered updates an arrangement
+// consolidates before its frontier moves (batch.Batcher.Consolidate): a
+// mebibyte of updates, about 32–40 MB of buffer, well past a steady
+// round's and an ordinary install's (which seal in the step that buffers
+// them). A buffer that consolidates to more than half stays until it has
+// doubled, so an unconsolidating one costs a build of each doubling.
+var consolidateMin = 1 << 20
 
 func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 	// Chunks are immutable once sent, so the batcher may keep them until
@@ -123,7 +134,8 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 		o.emit(at)
 	}
 	var at []frontier.Time
-	if o.sealed.Less(in) {
+	sealed := o.sealed.Less(in)
+	if sealed {
 		b, err := o.batcher.Seal(o.sealed, in)
 		if oe := overflowOf(err); oe != nil {
 			// The batch is complete, the overflowed diffs saturated.
@@ -159,6 +171,17 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 	}
 	if len(at) > 0 {
 		o.emit(at)
+	}
+	// An operator upstream that holds its frontier while it sends a great
+	// many updates (a join's rows of one round, projected to a few
+	// columns) would have them all buffered until the frontier moves:
+	// buffered past consolidateAt, they are consolidated in place, which
+	// changes no batch the seals make.
+	if n := o.batcher.Len(); n >= o.consolidateAt {
+		o.batcher.Consolidate()
+		o.consolidateAt = max(consolidateMin, 2*o.batcher.Len())
+	} else if sealed {
+		o.consolidateAt = max(consolidateMin, 2*n)
 	}
 	return frontier.Empty()
 }

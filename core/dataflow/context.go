@@ -594,7 +594,7 @@ func (c *Context) arrangeHalf(name string, in *Stream[*Chunk], wide int, key, va
 	c.df.onDrop = append(c.df.onDrop, func() { m.untrack(s) })
 	op := &arrangeOp{
 		in: in.subscribe(c.df), keyCols: key, valCols: vals, batcher: batch.NewBatcher(ar, 0), w: w, spine: s, ar: ar,
-		sealed: frontier.Min(), name: name, wide: wide, onErr: df.failer(env),
+		sealed: frontier.Min(), name: name, wide: wide, onErr: df.failer(env), consolidateAt: consolidateMin,
 	}
 	n := c.df.addNode(name, op, in.from)
 	n.kept = true // its overflow rows

@@ -2,6 +2,7 @@ package join
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -217,8 +218,19 @@ func (p *Path) feed(batches []*batch.Batch, out *Sink) (*Updates, error) {
 // next stage and finished rows (at their data times) to out, then moves
 // the lookups' logical holds given f, the source stream's frontier (H3).
 func (p *Path) Work(f frontier.Frontier, out *Sink) error {
+	budget := math.MaxInt
+	_, err := p.work(f, out, &budget)
+	return err
+}
+
+// work is Work matching at most *budget windows (Path.drain), less the
+// windows it matched: it reports whether every stage's ready proposals
+// are matched, or leaves the rest, in passes left open, to the next call
+// (whose Feed may stash more first). Until then Outstanding holds every
+// proposal left, ready or not.
+func (p *Path) work(f frontier.Frontier, out *Sink, budget *int) (bool, error) {
 	if p.failed != nil {
-		return p.failed
+		return false, p.failed
 	}
 	before := out.ErrorCount()
 	stage := out
@@ -228,9 +240,10 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 		}
 		stage = p.staged
 	}
+	done := true
 	var err error
 	for i := range p.stages {
-		if err = p.drain(i, stage); err != nil {
+		if done, err = p.drain(i, stage, budget); err != nil || !done {
 			break
 		}
 	}
@@ -241,7 +254,7 @@ func (p *Path) Work(f frontier.Frontier, out *Sink) error {
 	p.stats.record(before, out, p.matches)
 	p.matches = 0
 	p.failed = err
-	return err
+	return done, err
 }
 
 // windowMatches is the most matches a stage gathers before they go on to
@@ -253,28 +266,44 @@ var windowMatches = 1 << 14
 // matches at a time (windowMatches), and sends each window through the
 // later stages (depth first) or, from the last stage, to errs' rows,
 // before the next window: a step holds a window a stage, not every match
-// of the round. Diff overflows go to errs.
-func (p *Path) drain(i int, errs *Sink) error {
+// of the round. Diff overflows go to errs. Each window takes one of
+// *budget: with none left it returns false, leaving its pass and the
+// later stages' open, which the next call resumes (the later stages'
+// first, so that no stage takes more proposals while its pass is open).
+func (p *Path) drain(i int, errs *Sink, budget *int) (bool, error) {
 	h := p.stages[i]
-	ok, err := h.begin()
-	if !ok {
-		return err
+	last := i+1 == len(p.stages)
+	if !last && p.stages[i+1].passing {
+		if done, err := p.drain(i+1, errs, budget); !done || err != nil {
+			return false, err
+		}
 	}
-	defer h.end()
 	for {
-		o, more := p.window(i, errs)
-		if o.Len() > 0 {
-			if i+1 < len(p.stages) {
-				p.stages[i+1].push(o)
-				if err := p.drain(i+1, errs); err != nil {
-					return err
-				}
-			} else {
-				p.emit(o, errs)
+		if !h.passing {
+			// Also after a pass ends: proposals stashed while it was
+			// open (a Feed between two calls) may be ready.
+			if ok, err := h.begin(); !ok {
+				return true, err
 			}
 		}
+		if *budget <= 0 {
+			return false, nil
+		}
+		*budget--
+		o, more := p.window(i, errs)
 		if !more {
-			return nil
+			h.end()
+		}
+		if o.Len() == 0 {
+			continue
+		}
+		if last {
+			p.emit(o, errs)
+			continue
+		}
+		p.stages[i+1].push(o)
+		if done, err := p.drain(i+1, errs, budget); !done || err != nil {
+			return false, err
 		}
 	}
 }

@@ -23,6 +23,10 @@ type deltaQuery struct {
 	delta *Delta
 	out   *Sink
 	asOf  uint64
+	// budget, when not 0, is the windows each path may match a step
+	// (Path.work); open says a path left work for the next step.
+	budget int
+	open   bool
 }
 
 // pathOrder returns the canonical column of each column of path i's rows.
@@ -87,8 +91,26 @@ func (q *deltaQuery) step(t *testing.T, deliver func(i int) int, errs [][]*batch
 		oks[i] = r.deliver(deliver(i))
 		fs[i] = r.frontier()
 	}
-	if err := q.delta.Step(oks, errs, fs, q.out); err != nil {
-		t.Fatal(err)
+	if q.budget == 0 {
+		if err := q.delta.Step(oks, errs, fs, q.out); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		// As the fused operator steps its paths: each path's new batches
+		// fed, then at most budget windows of its stages matched, the
+		// rest left in passes open for a later step.
+		q.open = false
+		for _, p := range q.delta.Paths() {
+			if err := p.Feed(oks[p.source], q.out); err != nil {
+				t.Fatal(err)
+			}
+			budget := q.budget
+			done, err := p.work(fs[p.source], q.out, &budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.open = q.open || !done
+		}
 	}
 	for _, r := range q.rels {
 		r.h.SetLogicalCompaction(frontier.At(r.upper))
@@ -139,7 +161,12 @@ func (q *deltaQuery) check(t *testing.T, label string, from, to uint64) {
 	}
 }
 
-func deltaRun(t *testing.T, seed uint64, n int) {
+func deltaRun(t *testing.T, seed uint64, n int) { deltaRunBudget(t, seed, n, 0) }
+
+// deltaRunBudget is deltaRun with each path matching at most budget
+// windows a step (0: every ready proposal), stepped at the end until no
+// path has work left.
+func deltaRunBudget(t *testing.T, seed uint64, n, budget int) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	rounds := uint64(3 + rng.IntN(7))
 	asOf := uint64(rng.IntN(3))
@@ -153,7 +180,8 @@ func deltaRun(t *testing.T, seed uint64, n int) {
 		}
 	}
 	q := newDeltaQuery(t, n, asOf, pres, nil)
-	label := fmt.Sprintf("seed %d n %d as_of %d imported %v (replay: deltaRun(t, %d, %d))", seed, n, asOf, imported, seed, n)
+	q.budget = budget
+	label := fmt.Sprintf("seed %d n %d as_of %d imported %v (replay: deltaRunBudget(t, %d, %d, %d))", seed, n, asOf, imported, seed, n, budget)
 	lag := func(int) int { return rng.IntN(3) }
 	for tm := range rounds {
 		for _, r := range q.rels {
@@ -178,6 +206,12 @@ func deltaRun(t *testing.T, seed uint64, n int) {
 	all := func(int) int { return 1 << 30 }
 	q.step(t, all, nil)
 	q.step(t, all, nil)
+	for steps := 0; q.open; steps++ {
+		if steps > 1<<20 {
+			t.Fatalf("%s: paths still have work after %d more steps", label, steps)
+		}
+		q.step(t, all, nil)
+	}
 	q.check(t, label, asOf, rounds)
 	for i, p := range q.delta.Paths() {
 		if tm, ok := p.Outstanding(); ok {

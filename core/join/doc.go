@@ -91,7 +91,11 @@
 //	    stages before the next (Path.drain), so a step holds a window a
 //	    stage, whatever the round's intermediate matches number. What a
 //	    proposal emits does not depend on its window: it is matched only
-//	    once its lookup is complete for it (H2), in whichever window.
+//	    once its lookup is complete for it (H2), in whichever window. The
+//	    fused operator matches at most stepWindows windows a step over its
+//	    paths and resumes at the next (Path.work: the later stages' open
+//	    passes first), its capability the least initial time stashed, as
+//	    a staged stage's is (X4).
 //	X1  Staged paths (W ≥ 2 workers): before each half join a path's
 //	    proposals are exchanged by the stage's stream key, hashed as the
 //	    lookup arrangement shards its key (dataflow.HashCols), so every

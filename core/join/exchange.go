@@ -67,12 +67,11 @@ type pathOp struct {
 	oks, errO *dataflow.Stream[*dataflow.Chunk]
 	name      string      // the operator's, for its error
 	fail      func(error) // the dataflow's Failer: the runtime reports it
-	again     func()      // OperatorBuilder.StepAgain: a pass left open
-	// passing says the stage's pass over its ready proposals is open: a
-	// step matches at most stepWindows windows and leaves the rest to
-	// the next, holding a capability at the pass's least initial time.
-	passing bool
-	err     error
+	// again is OperatorBuilder.StepAgain's: a stage's step matches at
+	// most stepWindows windows and leaves the rest of its pass to the
+	// next (X4).
+	again func()
+	err   error
 	// held is the output frontier the operator announced at its last step
 	// that succeeded (its capability {} there, the meet of its inputs'):
 	// a failed step holds it there (docs/semantics.md §2.5).
@@ -137,7 +136,7 @@ func (o *pathOp) step() error {
 	// (on this worker, in the same pass) before this one matches more,
 	// so a step's proposals do not all wait in the exchange at once.
 	for windows := 0; ; {
-		if !o.passing {
+		if !h.passing {
 			ok, err := h.begin()
 			if err != nil {
 				return err
@@ -145,7 +144,6 @@ func (o *pathOp) step() error {
 			if !ok {
 				break
 			}
-			o.passing = true
 		}
 		if windows == stepWindows {
 			o.again()
@@ -156,7 +154,6 @@ func (o *pathOp) step() error {
 		o.pass(u)
 		if !more {
 			h.end()
-			o.passing = false
 		}
 	}
 	// H3 across workers: the proposals still to come are bounded by the

@@ -91,16 +91,17 @@ type halfJoin struct {
 	ready   []keyIdx          // the pass's ready proposals, sorted by key
 	pos     int               // the first ready proposal the pass has not matched
 	passEnd int               // the stash's length when the pass began
+	passing bool              // a pass has begun and not ended
 	// stashMin is the least initial time stashed (when the stash holds
 	// any): lowered by push, recomputed by end, so that a step reads it
 	// without a pass over the stash (outstanding).
 	stashMin uint64
-	scratch []keyIdx
-	cut     []*batch.Batch
-	curs    []batch.Cursor
-	sat     []bool // cut[i] was saturated by a merge (batch.Batch.Saturated)
-	ended   []bool // curs[i] is past the pass's last key
-	live    int    // cursors not ended
+	scratch  []keyIdx
+	cut      []*batch.Batch
+	curs     []batch.Cursor
+	sat      []bool // cut[i] was saturated by a merge (batch.Batch.Saturated)
+	ended    []bool // curs[i] is past the pass's last key
+	live     int    // cursors not ended
 }
 
 // newHalf returns the half join of a path whose source is relation source
@@ -192,6 +193,7 @@ func (h *halfJoin) begin() (bool, error) {
 		h.waiting = h.stash.Len()
 		return false, nil
 	}
+	h.passing = true
 	cut, err := h.st.Lookup.BatchesThrough(frontier.Empty())
 	if err != nil {
 		h.ready = h.ready[:0]
@@ -301,7 +303,7 @@ func (h *halfJoin) end() {
 	}
 	s.Rows, s.Data, s.Init, s.Diffs = s.Rows[:w*a], s.Data[:w], s.Init[:w], s.Diffs[:w]
 	h.stashMin = m
-	h.ready, h.pos = h.ready[:0], 0
+	h.ready, h.pos, h.passing = h.ready[:0], 0, false
 	clear(h.cut)
 	h.cut = h.cut[:0]
 	clear(h.curs)

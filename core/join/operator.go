@@ -299,10 +299,13 @@ type deltaOp struct {
 	oks, errO  *dataflow.Stream[*dataflow.Chunk]
 	name       string      // the operator's, for its error
 	fail       func(error) // the dataflow's Failer: the runtime reports it
-	err        error
+	// again is OperatorBuilder.StepAgain's: a step matches at most
+	// stepWindows windows over its paths and leaves the rest (D3).
+	again func()
+	err   error
 	// held is the output frontier the operator announced at its last step
-	// that succeeded (its capability {} there, the meet of its inputs'):
-	// a failed step holds it there (docs/semantics.md §2.5).
+	// that succeeded (its capability there, met with its inputs'
+	// frontier): a failed step holds it there (docs/semantics.md §2.5).
 	held frontier.Frontier
 }
 
@@ -314,11 +317,14 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 		p.Take()
 	}
 	run(o.labels, o.entryStats, func() { o.errs.forwardEntries(o.sink, len(o.paths)) })
+	budget, done := stepWindows, true
 	for i, p := range o.paths {
 		batches, f := o.src[i].Take(), o.src[i].Frontier()
 		run(o.labels, p.stats, func() {
 			if o.err = p.Feed(batches, o.sink); o.err == nil {
-				o.err = p.Work(f, o.sink)
+				var all bool
+				all, o.err = p.work(f, o.sink, &budget)
+				done = done && all
 			}
 		})
 		if o.err != nil {
@@ -332,12 +338,24 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 	if o.err != nil {
 		return o.held
 	}
-	// NB: no capability for stashed proposals is needed: a proposal waits
+	if !done {
+		o.again()
+	}
+	// NB: a proposal waiting for its lookup needs no capability: it waits
 	// only while a lookup's frontier has not passed its initial time, and
 	// the lookups are inputs, so the output frontier (the meet of the
-	// inputs' frontiers) cannot pass the data times it will be emitted at.
-	o.held = in
-	return frontier.Empty()
+	// inputs' frontiers) cannot pass the data times it will be emitted
+	// at. A ready one a step left for the next (its budget spent) is held
+	// by the capability at the least initial time stashed, as a staged
+	// stage's is (X4).
+	capability := frontier.Empty()
+	for _, p := range o.paths {
+		if t, ok := p.Outstanding(); ok {
+			capability = capability.Meet(frontier.At(t))
+		}
+	}
+	o.held = in.Meet(capability)
+	return capability
 }
 
 func (o *deltaOp) Shutdown() {}
@@ -396,7 +414,7 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 	}
 	b := c.NewOperator(opts.Name)
 	op := &deltaOp{labels: stepLabels(b, opts.Labels), paths: built, entryStats: NewStats(opts.Dataflow, opts.Name, ""),
-		name: opts.Name, fail: c.Failer()}
+		name: opts.Name, fail: c.Failer(), again: b.StepAgain()}
 	for _, dp := range paths {
 		op.src = append(op.src, dataflow.AddInput(b, fmt.Sprintf("path %d", dp.Source), dp.Arranged.Oks.Stream))
 	}

@@ -35,12 +35,39 @@ func TestDeltaMatchesNestedLoopInWindowsOfAnySize(t *testing.T) {
 	}
 }
 
-// TestTrianglesOnWorkersInWindows is TestTrianglesOnWorkers (staged paths
-// on 1, 2 and 4 workers, a lagging worker, imported lookups) with windows
-// of one match: each window is its own proposal chunk to the next
-// exchange.
+// TestDeltaPathsResumeWhereTheirBudgetEnded runs the random delta joins
+// with windows of one and two matches and each path matching at most one,
+// two or three windows a step, as the fused operator does (Path.work):
+// passes left open across steps, new source batches fed while they are,
+// lookups lagging. Every output is the nested loop's once the paths have
+// no work left, and none is emitted before as_of. A resumed pass that
+// skipped a later stage's open pass, or one that dropped the proposals fed
+// while it was open, fails here.
+func TestDeltaPathsResumeWhereTheirBudgetEnded(t *testing.T) {
+	for _, w := range []int{1, 2} {
+		withWindow(t, w, func() {
+			for _, budget := range []int{1, 2, 3} {
+				for seed := range uint64(30) {
+					deltaRunBudget(t, seed, 2, budget)
+					deltaRunBudget(t, seed, 3, budget)
+				}
+			}
+		})
+	}
+}
+
+// TestTrianglesOnWorkersInWindows is TestTrianglesOnWorkers (the fused
+// operator on one worker, staged paths on 2 and 4, a lagging worker,
+// imported lookups) with windows of one match and one window a step: each
+// window is its own proposal chunk to the next exchange, and every step
+// leaves the rest of its passes to the next.
 func TestTrianglesOnWorkersInWindows(t *testing.T) {
-	withWindow(t, 1, func() { TestTrianglesOnWorkers(t) })
+	withWindow(t, 1, func() {
+		old := stepWindows
+		stepWindows = 1
+		defer func() { stepWindows = old }()
+		TestTrianglesOnWorkers(t)
+	})
 }
 
 // TestADeltaPathHoldsAWindowAStage: a three-way delta join of relations

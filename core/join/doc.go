@@ -55,7 +55,10 @@
 //	K4  Error contract: an operator emits only the errors it produces (K2,
 //	    K3) and counts only those; the errors its inputs carry are
 //	    propagated by the caller once per `from` entry (Errors), however
-//	    many paths or stages read the entry (§5.6, §8.28).
+//	    many paths or stages read the entry (§5.6, §8.28). The numeric
+//	    overflow Errors adds for a batch a merge saturated is the
+//	    forwarding operator's own (K3), counted with its errors: a
+//	    binary join's, a delta join's under its Stats of path "".
 //	B1  Exactly-once matching: a new batch of one input is joined with the
 //	    other input's trace cut at the frontier that input has acknowledged;
 //	    then its own acknowledged frontier moves to the batch's upper. Every

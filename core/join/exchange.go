@@ -213,7 +213,7 @@ func (o *unionOp) Step(frontier.Frontier) frontier.Frontier {
 			o.errO.Send(c)
 		}
 	}
-	run(o.labels, o.stats, func() { o.entry.forwardEntries(o.sink, len(o.oks)) })
+	run(o.labels, o.stats, func() { o.stats.errors.Add(o.entry.forwardEntries(o.sink, len(o.oks))) })
 	send(o.sink, o.out, o.errO)
 	return frontier.Empty()
 }
@@ -225,10 +225,11 @@ func (o *unionOp) Shutdown() {}
 // stage's stream key (the columns the lookup arrangement is sharded by)
 // and the stage's half join, then one operator merging the paths and the
 // errors.
-func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int, opts OperatorOptions) (dataflow.Collection, error) {
+func stagedDelta(c *dataflow.Context, paths []*Path, dps []DeltaPath, arity int, entry *Stats, opts OperatorOptions) (dataflow.Collection, error) {
 	// The union's work, the entries' errors, is the operator's and no
-	// path's: labelled without path=.
-	u := &unionOp{stats: NewStats(opts.Dataflow, opts.Name, "")}
+	// path's: labelled without path=, and counted there (the numeric
+	// overflow of a saturated batch it forwards).
+	u := &unionOp{stats: entry}
 	var oks, errs []*dataflow.Stream[*dataflow.Chunk]
 	for i, p := range paths {
 		dp := dps[i]

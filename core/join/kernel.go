@@ -192,6 +192,26 @@ func (s *Sink) flushSaturated() {
 	s.satAt, s.satDone = s.satT, true
 }
 
+// forwarded runs forward, which appends the errors an operator passes on
+// from its inputs (Errors: its entries' errors, never counted as its own,
+// K4), and returns how many of the errors it appended are the operator's
+// own: the sink's numeric overflow for a batch a merge saturated that
+// forward read (noteSaturated), 1 when it put the sink's one such error
+// in place, else 0 (one stood already, or forward read no saturated
+// batch; a move of the one that stood to an earlier time is a retraction
+// and an addition, net 0). The operator counts it with its errors, as it
+// counts the one a product of a saturated count adds (K3, K4).
+func (s *Sink) forwarded(forward func()) int64 {
+	s.flushSaturated()
+	stood := s.satDone
+	forward()
+	s.flushSaturated()
+	if s.satDone && !stood {
+		return 1
+	}
+	return 0
+}
+
 // Oks returns the ok chunks collected so far (aliasing the sink).
 func (s *Sink) Oks() []*dataflow.Chunk { return s.oks }
 

@@ -15,9 +15,12 @@ import (
 // Stats are one join operator's counters (one stage of a linear join, one
 // path of a delta join), the analogue of Materialize's
 // mz_compute_error_counts: Errors is the sum of the multiplicities of the
-// errors the operator produced itself (closure and diff-overflow errors),
-// never of the errors its inputs carry (K4). Counters are written by the
-// operator's worker and may be read from any goroutine.
+// errors the operator produced itself (closure and diff-overflow errors,
+// and the one `numeric overflow` it adds where it multiplies or forwards
+// a count of a batch a merge saturated, K3), never of the errors its
+// inputs carry (K4). A delta join's forwarding of its entries' errors is
+// the operator's and no path's: its Stats have Path "". Counters are
+// written by the operator's worker and may be read from any goroutine.
 type Stats struct {
 	Dataflow, Operator, Path string
 
@@ -184,7 +187,8 @@ type ErrorCount struct {
 }
 
 // ErrorCounts returns the errors produced per (dataflow, operator), summed
-// over the operator's paths, sorted by dataflow then operator.
+// over the operator's paths (and a delta join's forwarding of its
+// entries' errors, path ""), sorted by dataflow then operator.
 func (m *Metrics) ErrorCounts() []ErrorCount {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -215,7 +219,8 @@ func (m *Metrics) ErrorCounts() []ErrorCount {
 }
 
 // Stats returns the counters registered so far, one per operator or delta
-// path, in registration order, but for those of dropped dataflows (their
+// path (and one, path "", for a delta join's forwarding of its entries'
+// errors, when it has entries to forward), in registration order, but for those of dropped dataflows (their
 // errors stay in ErrorCounts).
 func (m *Metrics) Stats() []*Stats {
 	m.mu.Lock()

@@ -38,6 +38,20 @@ func (o OperatorOptions) stats(c *dataflow.Context, path string) *Stats {
 	return NewStats(o.Dataflow, o.Name, path)
 }
 
+// entryStats returns the counters of a delta join's forwarding of its
+// entries' errors (Errs), which is the operator's and no path's (path ""):
+// the one error it can produce itself is the numeric overflow it adds
+// where it forwards a batch a merge saturated (Errors). Registered with
+// Metrics only when there are entries to forward, so that
+// ErrorCounts and Stats count it with the paths'; a delta join forwarding
+// none has only its paths'.
+func (o OperatorOptions) entryStats(c *dataflow.Context) *Stats {
+	if len(o.Errs) == 0 {
+		return NewStats(o.Dataflow, o.Name, "")
+	}
+	return o.stats(c, "")
+}
+
 // errPorts forwards the error batches of the entries an operator
 // propagates, presented at as_of.
 type errPorts struct {
@@ -56,19 +70,26 @@ func newErrPorts(b *dataflow.OperatorBuilder, errs []dataflow.Arranged, asOf fro
 	return e
 }
 
-func (e errPorts) forward(out *Sink) {
-	for i, p := range e.ports {
-		Errors(p.Take(), e.pres[i], out)
-	}
+// forward appends the entries' new errors to out and returns the errors
+// among them that are the operator's own (Sink.forwarded): the numeric
+// overflow it adds where it forwards a batch a merge saturated.
+func (e errPorts) forward(out *Sink) int64 {
+	return out.forwarded(func() {
+		for i, p := range e.ports {
+			Errors(p.Take(), e.pres[i], out)
+		}
+	})
 }
 
 // forwardEntries is forward for the entries of a delta join of paths
 // paths: each entry's errors go out once, however many paths read it
 // (entryErrors).
-func (e errPorts) forwardEntries(out *Sink, paths int) {
-	for i, p := range e.ports {
-		entryErrors(p.Take(), e.pres[i], paths, out)
-	}
+func (e errPorts) forwardEntries(out *Sink, paths int) int64 {
+	return out.forwarded(func() {
+		for i, p := range e.ports {
+			entryErrors(p.Take(), e.pres[i], paths, out)
+		}
+	})
 }
 
 // send moves the sink's chunks to the operator's outputs.
@@ -133,7 +154,9 @@ func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 	}
 	l, r := o.l.Take(), o.r.Take()
 	run(o.labels, o.j.stats, func() {
-		o.errs.forward(o.sink)
+		// The numeric overflow of a saturated batch of the entries'
+		// errors is the join's own: counted as its products' are.
+		o.j.stats.errors.Add(o.errs.forward(o.sink))
 		o.err = o.j.Step(l, r, o.sink)
 	})
 	send(o.sink, o.oks, o.errO)
@@ -295,6 +318,8 @@ type deltaOp struct {
 	labels  context.Context
 	// entryStats label the forwarding of the entries' errors, which is
 	// the operator's and no path's: dataflow= and operator=, no path=.
+	// They count the numeric overflow it adds where it forwards a
+	// saturated batch (OperatorOptions.entryStats).
 	entryStats *Stats
 	oks, errO  *dataflow.Stream[*dataflow.Chunk]
 	name       string      // the operator's, for its error
@@ -316,7 +341,7 @@ func (o *deltaOp) Step(in frontier.Frontier) frontier.Frontier {
 	for _, p := range o.lookups {
 		p.Take()
 	}
-	run(o.labels, o.entryStats, func() { o.errs.forwardEntries(o.sink, len(o.paths)) })
+	run(o.labels, o.entryStats, func() { o.entryStats.errors.Add(o.errs.forwardEntries(o.sink, len(o.paths))) })
 	budget, done := stepWindows, true
 	for i, p := range o.paths {
 		batches, f := o.src[i].Take(), o.src[i].Frontier()
@@ -409,11 +434,12 @@ func DeltaJoin(c *dataflow.Context, paths []DeltaPath, opts OperatorOptions) (da
 		arity = p.Arity()
 		built = append(built, p)
 	}
+	entry := opts.entryStats(c)
 	if c.Peers() > 1 {
-		return stagedDelta(c, built, paths, arity, opts)
+		return stagedDelta(c, built, paths, arity, entry, opts)
 	}
 	b := c.NewOperator(opts.Name)
-	op := &deltaOp{labels: stepLabels(b, opts.Labels), paths: built, entryStats: NewStats(opts.Dataflow, opts.Name, ""),
+	op := &deltaOp{labels: stepLabels(b, opts.Labels), paths: built, entryStats: entry,
 		name: opts.Name, fail: c.Failer(), again: b.StepAgain()}
 	for _, dp := range paths {
 		op.src = append(op.src, dataflow.AddInput(b, fmt.Sprintf("path %d", dp.Source), dp.Arranged.Oks.Stream))

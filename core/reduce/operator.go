@@ -206,7 +206,9 @@ func send(b *batch.Batch, s *dataflow.Stream[*dataflow.Chunk]) {
 // the times forwarded) goes with one `numeric overflow` at the earliest
 // time forwarded from it, once an operator (G3: the error is never
 // retracted, so it stands at every later time), where the count, the
-// bound of its sign, read as the errors' exact count there.
+// bound of its sign, read as the errors' exact count there. That error
+// is the reduce's own, and its Stats count it; the errors it passes on
+// they do not.
 func (o *reduceOp) forward(bs []*batch.Batch) {
 	for _, b := range bs {
 		ch := dataflow.NewChunk(1, b.Len())
@@ -223,6 +225,9 @@ func (o *reduceOp) forward(bs []*batch.Batch) {
 		if ch.Len() > 0 && b.Saturated() && !o.errSatMarked {
 			o.errSatMarked = true
 			ch.Push([]int64{expr.CodeOverflow}, slices.Min(ch.Times), 1)
+			// The reduce's own error, not its input's (G3): counted
+			// as the one a saturated batch of its records adds is.
+			o.r.stats.errors.Add(1)
 		}
 		if ch.Len() > 0 {
 			o.errs.Send(ch)

@@ -12,7 +12,9 @@ import (
 // ErrStatsAttached, where the two would mix their counts and race on
 // its labels; make one for each, inside the dataflow's Build. Errors is the net multiplicity
 // of the errors the operator produced itself (negative multiplicity and
-// overflow), never of the errors its input carries (G3); Updates counts
+// overflow, the `numeric overflow` it adds where it reads a batch a merge
+// saturated among them, the one ForwardErrs adds for a saturated batch
+// of its input's errors too), never of the errors its input carries (G3); Updates counts
 // the input updates it retired. Counters are written by the operator's
 // worker and may be read from any goroutine.
 //

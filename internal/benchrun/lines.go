@@ -18,7 +18,8 @@ const maxValueText = 24
 // operators count their own errors ("views" or "query"), the units of
 // those counts that a sample of b may report (stageValues): one per
 // operator, and per path of a delta join, in every dataflow the sample
-// builds, as core/render names them. Imported, that is the dataflow of
+// builds, as core/render names them (a delta join's forwarding of its
+// entries' errors too, with no path). Imported, that is the dataflow of
 // each index ("maintain NAME"), which builds the index's collection from
 // the inputs and the indexes it imports, and the query's, which builds
 // what no index serves; direct, the query's alone, which builds every
@@ -63,6 +64,9 @@ func stageUnits(b *Benchmark) map[string][]string {
 				add(f, field, "linear "+q.Field+" stage "+strconv.Itoa(i+1), "")
 			}
 		default:
+			// The forwarding of the entries' errors, the operator's and
+			// no path's, then each path.
+			add(f, field, "delta "+q.Field, "")
 			for _, p := range q.Delta {
 				add(f, field, "delta "+q.Field, strconv.Itoa(p.Source.Entry))
 			}

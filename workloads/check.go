@@ -435,7 +435,13 @@ func crossDiffs(a, b *render.Output, asOf, hi uint64, compared []uint64) []cross
 
 // countDiffs checks the operators' error counts of one run in mode at
 // time t, every input in, against the output got: stageDiff direct,
-// stageDiffImported and each index's maintainDiffs imported.
+// stageDiffImported and each index's maintainDiffs imported. The counts
+// of the numeric overflow an operator adds where it reads a batch a merge
+// saturated (a join's, a reduce's, an imported index's flatten, `flatten
+// index NAME`, weighed as the collection it flattens or the query view
+// it feeds) are 0 wherever this runs: a merge saturates only a count out
+// of int64, and the caller compares no counts where the reference says
+// one may leave it (Result.MayOverflow).
 func countDiffs(r *plan.Resolved, in reference.Inputs, mode render.Mode, t uint64, stages []render.StageErrors, got *reference.Result) ([]string, error) {
 	if mode == render.Direct {
 		if d := stageDiff(r, stages, got); d != "" {

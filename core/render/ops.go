@@ -77,7 +77,9 @@ func (o *concatOp) Shutdown() {}
 // here: the first such batch flattened adds one `numeric overflow` on
 // over at the earliest time flattened from it (docs/semantics.md §1.1,
 // as a join or a reduce reading it does), where the bound of the count's
-// sign read as the row's, or the errors', exact count.
+// sign read as the row's, or the errors', exact count. That error is
+// the flatten's own: marks counts it, for the render's Metrics (a
+// flatten of an imported index, builder.flatten).
 type flattenOp struct {
 	in      *dataflow.Port[*batch.Batch]
 	pres    batch.Presentation
@@ -91,6 +93,9 @@ type flattenOp struct {
 	// Saturated batch: one, however many it reads (it is never
 	// retracted, so it stands at every later time).
 	satMarked bool
+	// marks is the number of errors the op produced itself: that
+	// numeric overflow, once added (read from any goroutine).
+	marks atomic.Int64
 }
 
 func (o *flattenOp) Step(frontier.Frontier) frontier.Frontier {
@@ -108,6 +113,7 @@ func (o *flattenOp) Step(frontier.Frontier) frontier.Frontier {
 		o.out.Send(c)
 		if b.Saturated() && !o.satMarked {
 			o.satMarked = true
+			o.marks.Add(1)
 			m := dataflow.NewChunk(1, 1)
 			m.Push([]int64{expr.CodeOverflow}, slices.Min(c.Times), 1)
 			o.over.Send(m)

@@ -607,7 +607,7 @@ func (b *builder) collection(c *plan.Collection) (dataflow.Collection, error) {
 		if a, err = b.importIndex(ix); err != nil {
 			return coll, err
 		}
-		coll, err = b.flatten(a, len(c.Columns))
+		coll, err = b.flatten(a, len(c.Columns), c.Name)
 	case c.Input != nil:
 		if !b.raw {
 			return coll, fmt.Errorf("%w: input %s", ErrMissingIndex, c.Name)
@@ -629,21 +629,34 @@ func (b *builder) collection(c *plan.Collection) (dataflow.Collection, error) {
 	return coll, nil
 }
 
-// flatten turns an arrangement back into its collection's streams.
-func (b *builder) flatten(a *dataflow.Arrangement, arity int) (dataflow.Collection, error) {
+// flatten turns an arrangement back into its collection's streams, for
+// the operators of collection coll (as Metrics names it).
+//
+// A flatten of an imported index adds one `numeric overflow` for each
+// half the first time it reads a batch of it a merge saturated
+// (flattenOp): errors it produced itself, counted in the Metrics as
+// operator "flatten " + the index's id ("flatten index NAME"), whatever
+// the flattens' own names (their place among the dataflow's operators,
+// which a plan does not tell). A local arrangement's stream carries the
+// batches it builds, which no merge made: its flattens add none, and
+// have no count.
+func (b *builder) flatten(a *dataflow.Arrangement, arity int, coll string) (dataflow.Collection, error) {
 	var vals []int
 	for i := range arity {
 		if !slices.Contains(a.Key, i) {
 			vals = append(vals, i)
 		}
 	}
-	oks, over, err := b.flattenHalf(a.Oks, a.Key, vals, arity, false)
+	oks, over, okOp, err := b.flattenHalf(a.Oks, a.Key, vals, arity, false)
 	if err != nil {
 		return dataflow.Collection{}, err
 	}
-	errs, err := b.flattenErrs(a.Errs)
+	errs, _, errOp, err := b.flattenHalf(a.Errs, []int{0}, nil, 1, true)
 	if err != nil {
 		return dataflow.Collection{}, err
+	}
+	if a.Flavor == dataflow.Imported {
+		b.metric(b.df, "flatten "+a.Index, "", coll, func() int64 { return okOp.marks.Load() + errOp.marks.Load() })
 	}
 	// The numeric overflow of a saturated batch of the rows goes with
 	// the errors.
@@ -656,19 +669,21 @@ func (b *builder) flatten(a *dataflow.Arrangement, arity int) (dataflow.Collecti
 // flattenHalf flattens half h. The numeric overflow it adds where it
 // reads a Saturated batch (flattenOp.Step) goes out on over: a stream of
 // error codes of its own for an oks half, out itself for an errs half.
-func (b *builder) flattenHalf(h dataflow.Arranged, key, vals []int, arity int, errsHalf bool) (out, over *dataflow.Stream[*dataflow.Chunk], err error) {
+func (b *builder) flattenHalf(h dataflow.Arranged, key, vals []int, arity int, errsHalf bool) (out, over *dataflow.Stream[*dataflow.Chunk], op *flattenOp, err error) {
 	ob := b.c.NewOperator(b.name("flatten"))
-	op := &flattenOp{in: dataflow.AddInput(ob, "in", h.Stream), pres: h.Pres, keyCols: key, valCols: vals, arity: arity, row: make([]int64, arity)}
+	op = &flattenOp{in: dataflow.AddInput(ob, "in", h.Stream), pres: h.Pres, keyCols: key, valCols: vals, arity: arity, row: make([]int64, arity)}
 	op.out = dataflow.AddOutput[*dataflow.Chunk](ob)
 	op.over = op.out
 	if !errsHalf {
 		op.over = dataflow.AddOutput[*dataflow.Chunk](ob)
 	}
-	return op.out, op.over, ob.Build(op)
+	return op.out, op.over, op, ob.Build(op)
 }
 
+// flattenErrs flattens errs half h of an arrangement the dataflow makes,
+// whose flatten adds no error of its own and has no count (flatten).
 func (b *builder) flattenErrs(h dataflow.Arranged) (*dataflow.Stream[*dataflow.Chunk], error) {
-	out, _, err := b.flattenHalf(h, []int{0}, nil, 1, true)
+	out, _, _, err := b.flattenHalf(h, []int{0}, nil, 1, true)
 	return out, err
 }
 
@@ -770,7 +785,7 @@ func (b *builder) query(q *plan.ResolvedQuery, k plan.JoinKind) (dataflow.Collec
 			}
 		}
 		if err == nil {
-			in, err = b.flatten(a, len(c.Columns))
+			in, err = b.flatten(a, len(c.Columns), collOf(q.Field))
 		}
 		if err == nil {
 			recs, err = b.mfp(in, q.MFP, "map "+q.Field, collOf(q.Field))

@@ -55,8 +55,8 @@ func TestNoHistoryInputKeepsNothing(t *testing.T) {
 	df1.Step()
 	df2.Step()
 	for i, tl := range []*Tally{tl1, tl2} {
-		if k, u, s := tl.Counts(); k != 2 || u != 2 || s != 2 || !tl.Passed(1) {
-			t.Fatalf("reader %d: keys %d updates %d sum %d passed(1) %v", i, k, u, s, tl.Passed(1))
+		if k, u, s, sat := tl.Counts(); k != 2 || u != 2 || s != 2 || sat || !tl.Passed(1) {
+			t.Fatalf("reader %d: keys %d updates %d sum %d saturated %v passed(1) %v", i, k, u, s, sat, tl.Passed(1))
 		}
 	}
 	if h := env.Inputs.logs["in"].history; len(h) != 0 {
@@ -94,7 +94,7 @@ func TestNoHistoryDeclaredAfterARead(t *testing.T) {
 	}
 	df.Step()
 	ldf.Step()
-	if _, u, _ := late.Counts(); u != 1 {
+	if _, u, _, _ := late.Counts(); u != 1 {
 		t.Fatalf("the late reader read %d updates of the history, want 1", u)
 	}
 	if err := env.Inputs.DeclareWith("in", 2, InputOptions{NoHistory: true}); err != nil {

@@ -13,12 +13,20 @@ import (
 // and update by update (batch.Batch.Tally), presents every time (§3.3) and
 // counts the keys visited, the updates shown and the sum of their diffs. Its probe side says when a time has passed; the counts are
 // then final for every time before it. Safe for concurrent use.
+//
+// A batch a merge saturated (batch.Batch.Saturated: an imported index's
+// snapshot, merged after compaction brought a count's times together)
+// holds a count clamped to int64's bound, standing for one out of range
+// (docs/semantics.md §1.1): summed, it is no checksum of what was sent.
+// Counts says so.
 type Tally struct {
 	Probe
 	tmu     sync.Mutex
 	keys    int64
 	updates int64
 	sum     int64
+	// saturated says a worker read an update of a Saturated batch.
+	saturated bool
 }
 
 // NewTally returns a tally for a dataflow running on workers workers.
@@ -29,11 +37,16 @@ func NewTally(workers int) *Tally {
 // Counts returns the keys visited, the updates shown and the sum of their
 // diffs, over every worker and every batch read so far. The sum is int64's
 // wrapping one (batch.Batch.Tally): a checksum of what was read, equal to
-// one summed the same way over what was sent, whatever the order.
-func (t *Tally) Counts() (keys, updates, sum int64) {
+// one summed the same way over what was sent, whatever the order — unless
+// saturated: then an update shown was one of a batch a merge saturated,
+// whose count is clamped to int64's bound where the exact one is out of
+// range, and the sum is not what was sent summed (nor is any figure made
+// from it exact). The four are read together, so a sum with saturated
+// false read no such batch.
+func (t *Tally) Counts() (keys, updates, sum int64, saturated bool) {
 	t.tmu.Lock()
 	defer t.tmu.Unlock()
-	return t.keys, t.updates, t.sum
+	return t.keys, t.updates, t.sum, t.saturated
 }
 
 // Tally attaches t to an arrangement half: it reads every batch of the
@@ -74,15 +87,20 @@ type tallyOp struct {
 
 func (o *tallyOp) Step(in frontier.Frontier) frontier.Frontier {
 	var keys, updates, sum int64
+	sat := false
 	for _, b := range o.in.Take() {
 		k, u, s := b.Tally(o.pres)
 		keys, updates, sum = keys+k, updates+u, sum+s
+		// A saturated batch none of whose updates is shown adds
+		// nothing to the sum.
+		sat = sat || u > 0 && b.Saturated()
 	}
 	if keys > 0 {
 		o.t.tmu.Lock()
 		o.t.keys += keys
 		o.t.updates += updates
 		o.t.sum += sum
+		o.t.saturated = o.t.saturated || sat
 		o.t.tmu.Unlock()
 	}
 	o.t.set(o.worker, in)

@@ -38,8 +38,8 @@ func TestTallyReadsEachBatchAsPresented(t *testing.T) {
 		t.Fatal(err)
 	}
 	df.Step()
-	if k, u, s := tl.Counts(); k != 2 || u != 3 || s != 1 || !tl.Passed(0) || tl.Passed(1) {
-		t.Fatalf("after time 0: keys %d updates %d sum %d passed(0) %v passed(1) %v", k, u, s, tl.Passed(0), tl.Passed(1))
+	if k, u, s, sat := tl.Counts(); k != 2 || u != 3 || s != 1 || sat || !tl.Passed(0) || tl.Passed(1) {
+		t.Fatalf("after time 0: keys %d updates %d sum %d saturated %v passed(0) %v passed(1) %v", k, u, s, sat, tl.Passed(0), tl.Passed(1))
 	}
 	if err := env.Inputs.Send("in", chunk([]int64{1, -1, 1, 10})); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestTallyReadsEachBatchAsPresented(t *testing.T) {
 	}
 	df.Step()
 	df.Step() // a step with nothing new reads nothing twice
-	if k, u, s := tl.Counts(); k != 3 || u != 4 || s != 0 || !tl.Passed(1) {
-		t.Fatalf("after time 1: keys %d updates %d sum %d passed(1) %v", k, u, s, tl.Passed(1))
+	if k, u, s, sat := tl.Counts(); k != 3 || u != 4 || s != 0 || sat || !tl.Passed(1) {
+		t.Fatalf("after time 1: keys %d updates %d sum %d saturated %v passed(1) %v", k, u, s, sat, tl.Passed(1))
 	}
 }

@@ -826,7 +826,7 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	if err := s.quiesce(ctx); err != nil {
 		b.Fatal(err)
 	}
-	_, u0, sum0 := tl.Counts()
+	_, u0, sum0, _ := tl.Counts()
 	load := newSteadyLoad(s.chunks, round, 3)
 	pool := make([]*dataflow.Chunk, poolLen)
 	fill := func(n int) {
@@ -986,7 +986,11 @@ func runSteady(b *testing.B, mode string, preload, round, workers, turnovers int
 	updates := int(t-100) * round
 	// The query must have read every update of every round once,
 	// and the rounds' diffs (inserts minus retractions) net out.
-	_, u1, sum1 := tl.Counts()
+	_, u1, sum1, sat := tl.Counts()
+	if sat {
+		// Not the round's diffs summed: a count clamped to int64's bound.
+		b.Fatalf("query read %d updates of which some were of a batch a merge saturated: its sum %d is no checksum of what was sent", u1-u0, sum1-sum0)
+	}
 	if u1-u0 != int64(updates) || sum1-sum0 != int64(round%2*(int(t-100)%2)) {
 		b.Fatalf("query read %d updates summing to %d, want %d summing to %d", u1-u0, sum1-sum0, updates, round%2*(int(t-100)%2))
 	}

@@ -172,7 +172,7 @@ func lendRounds(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Tall
 func lendRoundsOf(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Tally, n, size int) {
 	t.Helper()
 	ctx := testCtx(t)
-	_, u0, s0 := tl.Counts()
+	_, u0, s0, _ := tl.Counts()
 	for r := 1; r <= n; r++ {
 		awaitLendable(t, ctx, rts)
 		c := dataflow.NewChunk(2, size)
@@ -186,8 +186,8 @@ func lendRoundsOf(t *testing.T, rts []*Runtime, ctl *Controller, tl *dataflow.Ta
 			t.Fatal(err)
 		}
 	}
-	if _, updates, sum := tl.Counts(); updates-u0 != int64(n*size) || sum-s0 != int64(n*size) {
-		t.Fatalf("the query read %d updates summing to %d, want %d and %d", updates-u0, sum-s0, n*size, n*size)
+	if _, updates, sum, sat := tl.Counts(); updates-u0 != int64(n*size) || sum-s0 != int64(n*size) || sat {
+		t.Fatalf("the query read %d updates summing to %d (a batch a merge saturated among them: %v), want %d and %d", updates-u0, sum-s0, sat, n*size, n*size)
 	}
 }
 

@@ -404,6 +404,15 @@ type crossDiff struct {
 // they differ with a row (or error) that differs there, unless that time
 // is one of compared: there the reference comparison has reported it
 // already (at least one of the two differs from the reference).
+//
+// A capture that read a batch a merge saturated is compared no further
+// from the earliest time it read one (Capture.FirstDifference: a count
+// there is not exact, and two such are not equal). That is a difference
+// here: a merge saturates only a count out of int64, which through hi
+// (agreeUpTo) the reference says none is. The output's captures
+// (render.Output) are of the collection's chunks, where a saturated
+// batch shows as the `numeric overflow` its reader adds, a row like any
+// other, so they read none; a capture of an arrangement half would.
 func crossDiffs(a, b *render.Output, asOf, hi uint64, compared []uint64) []crossDiff {
 	var out []crossDiff
 	count := func(n int64, over bool) string {
@@ -419,6 +428,23 @@ func crossDiffs(a, b *render.Output, asOf, hi uint64, compared []uint64) []cross
 		}
 		t, row, n, m, nOver, mOver, differs := x.FirstDifference(y, asOf, hi)
 		if !differs || slices.Contains(compared, t) {
+			continue
+		}
+		if row == nil {
+			sat := func(s bool) string {
+				if s {
+					return "a count a merge saturated"
+				}
+				return "none"
+			}
+			what := "rows"
+			if errs {
+				what = "errors"
+			}
+			out = append(out, crossDiff{
+				what:   fmt.Sprintf("time=%d (not compared with the reference): %s: %s (out of int64, compared no further)", t, what, sat(nOver)),
+				theirs: sat(mOver),
+			})
 			continue
 		}
 		what := "row " + reference.RowText(row)

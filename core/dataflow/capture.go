@@ -133,9 +133,14 @@ func (c *Capture) Accumulate(t frontier.Time) (rows []RowDiff, overflows int) {
 	return rows, overflows
 }
 
-// Times returns the times at which the captured collection changes (some
-// row's consolidated count at that time is not zero), ascending.
+// Times returns the times at which the captured collection, as Accumulate
+// reads it, changes, ascending: some row's consolidated count at that time
+// is not zero, or it is the earliest time the capture read from a batch a
+// merge saturated, from which on Accumulate counts that batch's overflow
+// (whether or not a row's count changes there: the saturated count's
+// updates may cancel with others at that time).
 func (c *Capture) Times() []frontier.Time {
+	satT, sat := c.saturatedFrom()
 	refs := c.updates(math.MaxUint64)
 	slices.SortFunc(refs, func(a, b captureRef) int {
 		if x := slices.Compare(a.row, b.row); x != 0 {
@@ -155,6 +160,9 @@ func (c *Capture) Times() []frontier.Time {
 		}
 		i = j
 	}
+	if sat {
+		out = append(out, satT)
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -167,7 +175,27 @@ func (c *Capture) Times() []frontier.Time {
 // accumulation outside int64 is compared as it is); cOver and oOver say a
 // returned count left int64 (it is then not meaningful). Meaningful once
 // both have passed hi.
+//
+// A capture that read a batch a merge saturated (Context.Capture of an
+// arrangement half) holds, from the earliest time it read from one on
+// (where Accumulate starts counting its overflow), a count that stands
+// for one out of int64 as the bound of its sign, or that bound moved by
+// later diffs (docs/semantics.md §1.1): no count there is known to be
+// exact, so the two cannot be known to agree. The comparison stops
+// there: when no row differs before the earliest such time of either
+// capture (at lo for one at or before lo) and that time is at or before
+// hi, FirstDifference returns it with differs true and row nil, cOver
+// and oOver saying which of the two read a saturated batch by then —
+// both, when each did, even where their counts are the same: equal
+// clamped counts are no equal exact ones.
 func (c *Capture) FirstDifference(o *Capture, lo, hi frontier.Time) (t frontier.Time, row []int64, cCount, oCount int64, cOver, oOver, differs bool) {
+	// stop is the earliest time a count of either may not be exact.
+	stop, stopped := hi, false
+	for _, x := range []*Capture{c, o} {
+		if st, ok := x.saturatedFrom(); ok && max(st, lo) <= stop {
+			stop, stopped = max(st, lo), true
+		}
+	}
 	type side struct {
 		captureRef
 		other bool
@@ -190,7 +218,7 @@ func (c *Capture) FirstDifference(o *Capture, lo, hi frontier.Time) (t frontier.
 	// The first (time, row) whose changes differ is where the
 	// accumulations first differ: up to the time before, every row's
 	// changes agreed.
-	for i := 0; i < len(refs); {
+	for i := 0; i < len(refs) && (!stopped || refs[i].t < stop); {
 		var n count
 		j := i
 		for ; j < len(refs) && refs[j].t == refs[i].t && slices.Equal(refs[j].row, refs[i].row); j++ {
@@ -207,6 +235,9 @@ func (c *Capture) FirstDifference(o *Capture, lo, hi frontier.Time) (t frontier.
 			return t, row, cCount, oCount, cOver, oOver, true
 		}
 		i = j
+	}
+	if stopped {
+		return stop, nil, 0, 0, c.saturatedBy(stop), o.saturatedBy(stop), true
 	}
 	return 0, nil, 0, 0, false, false, false
 }
@@ -234,14 +265,23 @@ type captureRef struct {
 // saturatedBy reports whether a worker captured from a saturated batch at
 // or before t.
 func (c *Capture) saturatedBy(t frontier.Time) bool {
+	st, ok := c.saturatedFrom()
+	return ok && st <= t
+}
+
+// saturatedFrom returns the earliest time a worker captured from a
+// saturated batch at, and whether one did.
+func (c *Capture) saturatedFrom() (frontier.Time, bool) {
 	c.cmu.Lock()
 	defer c.cmu.Unlock()
+	var t frontier.Time
+	found := false
 	for wi := range c.workers {
-		if w := &c.workers[wi]; w.sat && w.satT <= t {
-			return true
+		if w := &c.workers[wi]; w.sat && (!found || w.satT < t) {
+			t, found = w.satT, true
 		}
 	}
-	return false
+	return t, found
 }
 
 // updates returns every captured update at or before t, of every worker.

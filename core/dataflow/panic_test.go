@@ -3,6 +3,7 @@ package dataflow_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/dataflow"
@@ -86,5 +87,41 @@ func TestAnInvariantViolationIsNoOperatorsError(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The stack of an operator's panic starts at the frame that panicked
+// (the operator's Step), not at the runtime's panic or the recover above
+// it.
+func TestAPanicsStackStartsWhereItPanicked(t *testing.T) {
+	var failed []error
+	env := &dataflow.Env{
+		Worker: 0, Peers: 1, Manager: dataflow.NewIndexManager(), Hub: dataflow.NewHub(1),
+		Activate: func(*dataflow.Dataflow) {}, Wake: func() {},
+		Fail: func(_ string, err error) { failed = append(failed, err) },
+	}
+	env.Inputs = dataflow.NewInputs(0, 1, env.Activate)
+	op := &panicky{value: "boom"}
+	df, err := dataflow.Build(env, dataflow.Desc{
+		ID: "p", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			b := c.NewOperator("panicky")
+			dataflow.AddOutput[*dataflow.Chunk](b)
+			return b.Build(op)
+		},
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op.armed = true
+	df.Step()
+	defer df.Drop()
+	var ps interface{ PanicStack() string }
+	if len(failed) != 1 || !errors.As(failed[0], &ps) {
+		t.Fatalf("Step reported %v: want one error with a PanicStack", failed)
+	}
+	first, _, _ := strings.Cut(ps.PanicStack(), "\n")
+	if !strings.Contains(first, "(*panicky).Step(") {
+		t.Errorf("the stack starts with %q, want the frame of panicky.Step:\n%s", first, ps.PanicStack())
 	}
 }

@@ -490,3 +490,74 @@ func TestAFailedStepFreezesTheProbeDownstream(t *testing.T) {
 		t.Fatalf("errors %v, want the failure once", errs)
 	}
 }
+
+// backOp passes its input's frontier on until that passes 3, then fails
+// through its Failer and returns a capability behind what its output
+// announced ({1}, the output having passed 2).
+type backOp struct {
+	in     *Port[*Chunk]
+	fail   func(error)
+	failed bool
+}
+
+func (o *backOp) Step(in frontier.Frontier) frontier.Frontier {
+	o.in.Take()
+	if !o.failed && frontier.At(4).LessEqual(in) {
+		o.failed = true
+		o.fail(errFailing)
+	}
+	if o.failed {
+		return frontier.At(1)
+	}
+	return frontier.Empty()
+}
+
+func (o *backOp) Shutdown() {}
+
+// A step that fails and takes its capability back behind its output's
+// frontier holds the output where it was ({3}), not where the step left
+// it: what downstream was told is complete stays so, and the probe
+// downstream passes 2 but fails a wait for 3.
+func TestAFailedStepThatGoesBackHoldsWhereItWas(t *testing.T) {
+	var errs []error
+	env := &Env{
+		Worker: 0, Peers: 1, Manager: NewIndexManager(), Hub: NewHub(1),
+		Activate: func(*Dataflow) {}, Wake: func() {}, Spine: spine.Options{},
+		Fail: func(df string, err error) { errs = append(errs, err) },
+	}
+	env.Inputs = NewInputs(0, 1, env.Activate)
+	down := NewProbe(1)
+	df, err := Build(env, Desc{ID: "d", Maintained: true, AsOf: frontier.Min(), Until: frontier.Empty(), Build: func(c *Context) error {
+		in, err := c.Input("in", 2)
+		if err != nil {
+			return err
+		}
+		b := c.NewOperator("back")
+		if err := b.Build(&backOp{in: AddInput(b, "rows", in.Oks), fail: c.Failer()}); err != nil {
+			return err
+		}
+		c.Probe(down, AddOutput[*Chunk](b))
+		return nil
+	}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	for f := range uint64(5) {
+		if err := env.Inputs.Advance("in", frontier.At(f+1)); err != nil {
+			t.Fatal(err)
+		}
+		df.Step()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := down.WaitPassed(ctx, 3); !errors.Is(err, errFailing) {
+		t.Fatalf("a wait for 3 downstream of the operator held at {3}: %v, want its failure", err)
+	}
+	if err := down.WaitPassed(ctx, 2); err != nil {
+		t.Fatalf("a wait for 2 downstream of the operator held at {3}: %v", err)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], errFailing) {
+		t.Fatalf("errors %v, want the failure once", errs)
+	}
+}

@@ -274,6 +274,29 @@ func TestDeltaAsOfSnapshotOnlyThroughPathZero(t *testing.T) {
 	}
 }
 
+// TestDeltaDropsTimesAtOrBeyondUntil: with inputs presented until {3},
+// a source update at 4 proposes nothing on any path, though a lookup
+// would match it (R1's row at 1): the output is the join at 1 and
+// nothing at or beyond until.
+func TestDeltaDropsTimesAtOrBeyondUntil(t *testing.T) {
+	p := batch.Presentation{Since: frontier.Min(), Until: frontier.At(3)}
+	q := newDeltaQuery(t, 2, 0, []batch.Presentation{p, p}, nil)
+	q.rels[0].seal(t, []upd{{1, 10, 1, 1}, {1, 11, 4, 1}}, 6)
+	q.rels[1].seal(t, []upd{{1, 20, 1, 1}, {1, 21, 4, 1}}, 6)
+	all := func(int) int { return 9 }
+	q.step(t, all, nil)
+	for _, c := range q.out.Oks() {
+		for i, tm := range c.Times {
+			if tm >= 3 {
+				t.Fatalf("output %v at %d, at or beyond until {3}", c.Row(i), tm)
+			}
+		}
+	}
+	if got := rowDiffs(q.out, 5); len(got) != 1 || got["[1 10 20]"] != 1 {
+		t.Fatalf("output = %v, want exactly [1 10 20] once", got)
+	}
+}
+
 // TestDeltaLookupCompactionKeepsStrictMatches (§8.27): path 1's proposal
 // at 3 waits for R0 (upper 2), while R0's trace merges its two batches
 // under the logical compaction the path allows. Compacting to one before

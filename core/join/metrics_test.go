@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -413,5 +414,37 @@ func TestMetricsForgetDroppedDataflowsStats(t *testing.T) {
 	}
 	if got := sum(); got != perCreate*creates {
 		t.Errorf("ErrorCounts sums %d after the drops, want %d (%d creates of %d)", got, perCreate*creates, creates, perCreate)
+	}
+}
+
+// TestDeltaPathMatchesOnWorkers: a two-way delta join's paths count each
+// match once, on one worker and on two, where the paths are staged and a
+// path operator steps every round. Each of three rounds adds keys 0-3 to
+// both relations: round t's rows on path 0 (R1 looked up with <=) match
+// t+1 rows a key, on path 1 (R0 with <) t rows, so 4·(1+2+3) and
+// 4·(0+1+2). A staged path that kept its count once it recorded it would
+// count its matches again at every later step.
+func TestDeltaPathMatchesOnWorkers(t *testing.T) {
+	for _, peers := range []int{1, 2} {
+		envs, _ := workerEnvs(t, peers)
+		names := []string{"r0", "r1"}
+		m := &Metrics{}
+		dfs := buildOnEach(t, envs, names, func(c *dataflow.Context, arr []*dataflow.Arrangement) error {
+			_, err := DeltaJoin(c, deltaPaths(arr), OperatorOptions{Name: "delta", Dataflow: "q", Metrics: m})
+			return err
+		})
+		for tm := range uint64(3) {
+			sendRound(t, envs, names, tm, int64(tm))
+			stepAll(dfs, peers)
+		}
+		got := map[string]int64{}
+		for _, st := range m.Stats() {
+			if st.Path != "" {
+				got[st.Path] += st.Matches()
+			}
+		}
+		if want := map[string]int64{"0": 24, "1": 12}; !maps.Equal(got, want) {
+			t.Errorf("peers=%d: matches by path %v, want %v", peers, got, want)
+		}
 	}
 }

@@ -791,6 +791,105 @@ func TestAVerdictIsSettledOnceAndCollectedOnce(t *testing.T) {
 	errs.h.Release()
 }
 
+// A collected verdict keeps no slot: the reading runtime that collected
+// a peer bundle, released it and left gives up nothing more, and the
+// publication its publisher still holds stays (Lookup finds it) until
+// the token's release. A collected verdict that kept its slot would
+// release the slot's reference a second time when the reader left,
+// ending the slot under a live token.
+func TestAReaderLeavingAfterItsCollectKeepsThePublication(t *testing.T) {
+	g := share.NewRegistry()
+	for _, side := range []share.Side{share.PublisherSide, share.ReaderSide} {
+		if err := g.Bind(side); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oks, errs := newSource(t, 3, 0), newSource(t, 0, 0)
+	inc := share.Incarnation{ID: "idx", AsOf: frontier.At(0), Seq: 1}
+	tok, err := g.PublishIncarnation(inc, oks.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Settle(inc, true)
+	peer, err := g.AwaitPeerBundle(inc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer.Release()
+	g.Leave(share.ReaderSide)
+	if g.Lookup("idx", frontier.At(0)) == nil {
+		t.Fatal("the reader's leave ended a publication its publisher holds")
+	}
+	tok.Release()
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Fatalf("registry after the token's release: %+v, want empty", st)
+	}
+	g.Leave(share.PublisherSide)
+	oks.h.Release()
+	errs.h.Release()
+}
+
+// A second publication of an incarnation whose first is live is
+// ErrPublished, and leaves the registry as it was: the first's token
+// releases it (empty after), and a publication of the incarnation after
+// that starts afresh.
+func TestASecondPublicationOfALiveIncarnationIsRefused(t *testing.T) {
+	g := share.NewRegistry()
+	src, errs := newSource(t, 2, 0), newSource(t, 0, 0)
+	tok, err := g.Publish("idx", frontier.Min(), src.s, errs.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok2, err := g.Publish("idx", frontier.Min(), src.s, errs.s); !errors.Is(err, share.ErrPublished) {
+		if tok2 != nil {
+			tok2.Release()
+		}
+		t.Fatalf("a second publication of a live incarnation: %v, want share.ErrPublished", err)
+	}
+	released := make(chan struct{})
+	go func() {
+		tok.Release()
+		close(released)
+	}()
+	select {
+	case <-released:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first publication's token is not released within 5s of a refused second: the registry stays locked")
+	}
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Fatalf("registry after the token's release: %+v, want empty", st)
+	}
+	tok, err = g.Publish("idx", frontier.Min(), src.s, errs.s)
+	if err != nil {
+		t.Fatalf("a publication after the first ended: %v", err)
+	}
+	tok.Release()
+	src.h.Release()
+	errs.h.Release()
+}
+
+// A bundle one of whose halves is no publishing spine's handle (a plain
+// trace's) is not importable, and its refused publication leaves no slot.
+func TestPublishingABundleWithAPlainHalfIsRefused(t *testing.T) {
+	g := share.NewRegistry()
+	src := newSource(t, 2, 0)
+	plain, _ := trace.NewSpine(kv, spine.Options{})
+	for _, b := range []*share.Bundle{share.NewBundle(src.h.Clone(), plain.Clone(), nil), share.NewBundle(plain.Clone(), src.h.Clone(), nil)} {
+		if tok, err := g.PublishBundle(share.Incarnation{ID: "b", AsOf: frontier.Min()}, b); !errors.Is(err, share.ErrNotImportable) {
+			if tok != nil {
+				tok.Release()
+			}
+			t.Errorf("publishing a bundle with a plain half: %v, want share.ErrNotImportable", err)
+		}
+		b.Release()
+	}
+	if st := g.Stats(); st != (share.RegistryStats{}) {
+		t.Errorf("registry after the refused publications: %+v, want empty", st)
+	}
+	plain.Release()
+	src.h.Release()
+}
+
 // A nil where a publication wants a trace — a nil half, a nil bundle, a
 // nil point — is an error, never a panic on the publisher's goroutine,
 // and leaves no slot behind.

@@ -36,3 +36,25 @@ func TestAMergeTheSinceStartsListsTheTraceHot(t *testing.T) {
 	}
 	t.Logf("%d updates before the since moved, %d after (%d recompactions)", before.Updates, st.Updates, st.Recompactions)
 }
+
+// TestAPhysicalMoveListsTheTraceHot: a physical compaction that admits
+// batches held back from merging lists the trace with its maintainer,
+// with no batch arriving and no merge in progress, so that its passes
+// merge them.
+func TestAPhysicalMoveListsTheTraceHot(t *testing.T) {
+	p := newPub(t)
+	hot := 0
+	p.s.Join(&Group{}, func() { hot++ })
+	p.rounds(64) // physical compaction held at {0}: none of them merges
+	for p.s.Work(1 << 20) {
+	}
+	if p.s.Merging() {
+		t.Fatal("merging with every batch held back")
+	}
+	p.s.ClearHot()
+	hot = 0
+	p.h.SetPhysicalCompaction(p.w.Upper())
+	if hot != 1 {
+		t.Errorf("a physical compaction that admitted 64 batches listed the trace %d times, want once", hot)
+	}
+}

@@ -1,6 +1,7 @@
 package spine
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/batch"
@@ -206,5 +207,63 @@ func TestAnEmptySinceRecompactsNothing(t *testing.T) {
 	}
 	if st := s.Stats(); st.Recompactions != before.Recompactions {
 		t.Errorf("Work at the empty since started %d recompactions", st.Recompactions-before.Recompactions)
+	}
+}
+
+// TestARecompactionLeavesAMergeInProgressAlone: a since that lags the
+// arrivals and, every 50 rounds, catches up three rounds at a time to ten
+// behind, with no Work between its moves, releases batches that owe on a
+// level that is merging others: the recompaction waits for that level's
+// merge (S3). After every move the chain is contiguous, and at the end
+// the spine holds churn's rows. A recompaction started over the level's
+// merge would drop that merge's batches from the chain.
+func TestARecompactionLeavesAMergeInProgressAlone(t *testing.T) {
+	s := New(kv, Options{Fanout: 4})
+	churn(t, s, 0, 100, func(upper uint64) {
+		s.SetPhysicalCompaction(frontier.At(upper))
+		s.SetLogicalCompaction(frontier.At(upper))
+	})
+	lagged := uint64(100)
+	churn(t, s, 100, 2100, func(upper uint64) {
+		s.SetPhysicalCompaction(frontier.At(upper))
+		if upper%50 != 0 {
+			return
+		}
+		for lagged+3 < upper-10 {
+			lagged += 3
+			s.SetLogicalCompaction(frontier.At(lagged))
+			checkChain(t, s)
+		}
+	})
+	s.SetLogicalCompaction(s.Upper())
+	for s.Work(1 << 20) {
+	}
+	checkChain(t, s)
+	got, want := map[[2]int64]int64{}, map[[2]int64]int64{}
+	for _, b := range s.Batches() {
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			for ; c.ValValid(); c.StepVal() {
+				_, ds := c.Updates()
+				for _, d := range ds {
+					got[[2]int64{c.Key()[0], c.Val()[0]}] += d
+				}
+			}
+		}
+	}
+	for tm := range int64(2100) { // churn's rows
+		want[[2]int64{tm % 50, tm}]++
+		want[[2]int64{tm % 13, -tm}]++
+		if tm > 50 {
+			want[[2]int64{(tm - 50) % 50, tm - 50}]--
+		}
+		if tm > 13 {
+			want[[2]int64{(tm - 13) % 13, -(tm - 13)}]--
+		}
+	}
+	for _, m := range []map[[2]int64]int64{got, want} {
+		maps.DeleteFunc(m, func(_ [2]int64, d int64) bool { return d == 0 })
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the spine holds %d rows, want churn's %d:\n%v\nwant\n%v", len(got), len(want), got, want)
 	}
 }

@@ -2,6 +2,7 @@ package join
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/expr"
@@ -54,9 +55,29 @@ type Binary struct {
 	stage   *Sink // where joined rows go during a step: out, or staged when there is a closure
 	staged  *Sink // joined rows before the closure
 	matches int64 // matched pairs during the current step
+	// pending are the batches a budgeted step (step) has not joined yet,
+	// in the order Step would have joined them: the preload's first, then
+	// each input's stream batches as they came (left before right in a
+	// step). The first may be part joined: its cut and the next batch of
+	// it to join.
+	pending []pendingBatch
 	// failed is the error of the step that failed (nil: none), which
 	// every later Step returns (docs/semantics.md §2.5).
 	failed error
+}
+
+// pendingBatch is a batch of input i still to be joined with the other
+// input's trace: a preloaded one (B3) with the left trace cut at its
+// preload, a stream batch (accept) with the trace cut at what the other
+// input has acknowledged when its turn comes. cut and next are set once
+// its joining has begun.
+type pendingBatch struct {
+	i       int
+	b       *batch.Batch
+	preload bool
+	begun   bool
+	cut     []*batch.Batch
+	next    int
 }
 
 // NewBinary returns a join of left and right. The sides' key arities must
@@ -102,7 +123,7 @@ func (j *Binary) Acknowledged(i int) frontier.Frontier { return j.ack[i] }
 // the left trace's batches are acknowledged unjoined, and the right
 // trace's batches are joined with the left trace cut there. Stream batches
 // at or below these uppers are then skipped.
-func (j *Binary) start(out *Sink) error {
+func (j *Binary) start() error {
 	j.started = true
 	for i := range j.side {
 		r := j.side[i].Reader
@@ -122,8 +143,8 @@ func (j *Binary) start(out *Sink) error {
 			if a := b.Arity(); a != j.side[1].Arity {
 				return fmt.Errorf("%w: input 1 preloaded batch arity %v, join expects %v", ErrArity, a, j.side[1].Arity)
 			}
-			if err := j.joinBatch(1, b, j.preload[0], out); err != nil {
-				return err
+			if !b.IsEmpty() && j.preload[0] != frontier.Min() {
+				j.pending = append(j.pending, pendingBatch{i: 1, b: b, preload: true})
 			}
 		}
 	}
@@ -148,11 +169,22 @@ func (j *Binary) start(out *Sink) error {
 // and appends nothing (docs/semantics.md §2.5), since the acknowledged
 // frontiers stand where the failure left them.
 func (j *Binary) Step(left, right []*batch.Batch, out *Sink) error {
+	budget := int64(math.MaxInt64)
+	_, err := j.step(left, right, out, &budget)
+	return err
+}
+
+// step is Step joining until *budget pairs of updates have been matched,
+// less those it matched: it reports whether every batch given so far is
+// joined, and leaves the rest, in order, to the next call (pending). A
+// batch's joining stops only between two batches of the other trace.
+// Until it is joined, Holds keeps the traces from compacting past what it
+// still meets, and Pending says the least time it can emit at.
+func (j *Binary) step(left, right []*batch.Batch, out *Sink, budget *int64) (bool, error) {
 	if j.failed != nil {
-		return j.failed
+		return false, j.failed
 	}
 	before := out.ErrorCount()
-	var matches int64
 	j.stage = out
 	if j.closure != nil {
 		if j.staged == nil {
@@ -162,83 +194,142 @@ func (j *Binary) Step(left, right []*batch.Batch, out *Sink) error {
 	}
 	var err error
 	if !j.started {
-		err = j.start(j.stage)
+		err = j.start()
 	}
 	for i, batches := range [2][]*batch.Batch{left, right} {
 		for _, b := range batches {
-			if err != nil {
-				break
-			}
-			err = j.accept(i, b)
+			j.pending = append(j.pending, pendingBatch{i: i, b: b})
 		}
 	}
-	matches, j.matches = j.matches, 0
+	for err == nil && len(j.pending) > 0 && j.matches < *budget {
+		var done bool
+		if done, err = j.work(&j.pending[0], *budget); done {
+			j.pending[0] = pendingBatch{}
+			j.pending = j.pending[1:]
+		}
+	}
+	if len(j.pending) == 0 {
+		j.pending = nil
+	}
+	*budget -= j.matches
+	matches := j.matches
+	j.matches = 0
 	finish(j.closure, j.stage, out)
 	j.stats.record(before, out, matches)
 	j.failed = err
-	return err
+	return err == nil && len(j.pending) == 0, err
 }
 
-// accept joins a new batch of input i with the other input's trace cut at
-// what that input has acknowledged, then acknowledges the batch.
-func (j *Binary) accept(i int, b *batch.Batch) error {
+// work joins the pending batch p (its checks and cut at its first turn,
+// as accept and start do) until every batch of its cut is joined, when it
+// reports true and acknowledges a stream batch, or until the step has
+// matched budget pairs.
+func (j *Binary) work(p *pendingBatch, budget int64) (bool, error) {
+	if !p.begun {
+		p.begun = true
+		var f frontier.Frontier
+		if p.preload {
+			f = j.preload[0]
+		} else {
+			skip, err := j.check(p.i, p.b)
+			if err != nil || skip {
+				return true, err
+			}
+			f = j.ack[1-p.i]
+		}
+		if !p.b.IsEmpty() && f != frontier.Min() {
+			cut, err := j.cutAt(p.i, f)
+			if err != nil {
+				return true, err
+			}
+			p.cut = cut
+		}
+	}
+	for p.next < len(p.cut) {
+		if j.matches >= budget {
+			return false, nil
+		}
+		c := p.cut[p.next]
+		p.next++
+		j.joinWith(p.i, p.b, c, j.stage)
+	}
+	if !p.preload {
+		j.ack[p.i] = p.b.Upper()
+		j.side[p.i].Reader.SetPhysicalCompaction(j.ack[p.i])
+	}
+	return true, nil
+}
+
+// Pending returns the least lower bound of the batches a budgeted step
+// left to join, the least time they can emit at, and whether there is one.
+func (j *Binary) Pending() (frontier.Frontier, bool) {
+	if len(j.pending) == 0 {
+		return frontier.Empty(), false
+	}
+	m := frontier.Empty()
+	for _, p := range j.pending {
+		m = m.Meet(p.b.Lower())
+	}
+	return m, true
+}
+
+// check is accept's checks of a new batch of input i: whether the
+// preload joined it already (B3), and the stream contract's errors.
+func (j *Binary) check(i int, b *batch.Batch) (skip bool, err error) {
 	if b.Upper().LessEqual(j.preload[i]) {
-		return nil // B3: joined by the preload
+		return true, nil // B3: joined by the preload
 	}
 	if mutants.Enabled && mutants.On(mutants.JoinSkipsCoveredBatch) && b.Upper().Less(j.side[i].Reader.ReadUpper()) {
 		// The trace has moved past b (and may have merged it away): taken,
 		// wrongly, for a batch the join has seen.
 		j.ack[i] = b.Upper()
-		return nil
+		return true, nil
 	}
 	if b.Lower().Less(j.preload[i]) {
-		return fmt.Errorf("%w: input %d batch %v, preloaded through %v", ErrStraddle, i, b.Desc(), j.preload[i])
+		return false, fmt.Errorf("%w: input %d batch %v, preloaded through %v", ErrStraddle, i, b.Desc(), j.preload[i])
 	}
 	if b.Lower().Less(j.ack[i]) {
-		return fmt.Errorf("%w: input %d batch %v, acknowledged through %v", ErrOrder, i, b.Desc(), j.ack[i])
+		return false, fmt.Errorf("%w: input %d batch %v, acknowledged through %v", ErrOrder, i, b.Desc(), j.ack[i])
 	}
 	if a := b.Arity(); a != j.side[i].Arity {
-		return fmt.Errorf("%w: input %d batch arity %v, join expects %v", ErrArity, i, a, j.side[i].Arity)
+		return false, fmt.Errorf("%w: input %d batch arity %v, join expects %v", ErrArity, i, a, j.side[i].Arity)
 	}
-	if err := j.joinBatch(i, b, j.ack[1-i], j.stage); err != nil {
-		return err
-	}
-	j.ack[i] = b.Upper()
-	j.side[i].Reader.SetPhysicalCompaction(j.ack[i])
-	return nil
+	return false, nil
 }
 
-// joinBatch joins b, a batch of input i, with the other trace cut at f.
-func (j *Binary) joinBatch(i int, b *batch.Batch, f frontier.Frontier, out *Sink) error {
-	if b.IsEmpty() || f == frontier.Min() {
-		return nil
-	}
+// cutAt returns the other input's trace cut at f, for a batch of input i.
+func (j *Binary) cutAt(i int, f frontier.Frontier) ([]*batch.Batch, error) {
 	o := 1 - i
 	cut, err := j.side[o].Reader.BatchesThrough(f)
 	if err != nil {
-		return fmt.Errorf("join: cutting input %d's trace at %v: %w", o, f, err)
+		return nil, fmt.Errorf("join: cutting input %d's trace at %v: %w", o, f, err)
 	}
 	for _, c := range cut {
 		if a := c.Arity(); a != j.side[o].Arity {
-			return fmt.Errorf("%w: input %d trace batch arity %v, join expects %v", ErrArity, o, a, j.side[o].Arity)
-		}
-		// A saturated batch (a merge's overflow) is rare: only then is
-		// the output scanned for its earliest time (saturatedError).
-		sat := b.Saturated() || c.Saturated()
-		var mk sinkMark
-		if sat {
-			mk = out.mark()
-		}
-		if i == 0 {
-			j.joinPair(b, c, out)
-		} else {
-			j.joinPair(c, b, out)
-		}
-		if sat {
-			out.saturatedError(mk)
+			return nil, fmt.Errorf("%w: input %d trace batch arity %v, join expects %v", ErrArity, o, a, j.side[o].Arity)
 		}
 	}
-	return nil
+	return cut, nil
+}
+
+// joinWith joins b, a batch of input i, with c, a batch of the other
+// input's trace.
+func (j *Binary) joinWith(i int, b, c *batch.Batch, out *Sink) {
+	// A saturated batch (a merge's overflow) is rare: only then is the
+	// output scanned for its earliest time (saturatedError).
+	sat := b.Saturated() || c.Saturated()
+	var mk sinkMark
+	if sat {
+		mk = out.mark()
+	}
+	if i == 0 {
+		j.joinPair(b, c, out)
+	} else {
+		j.joinPair(c, b, out)
+	}
+	if sat {
+		out.saturatedError(mk)
+	}
 }
 
 // joinPair merges the keys of a left and a right batch, galloping past
@@ -311,7 +402,17 @@ func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink) {
 // that needs nothing more. Left at the last acknowledged upper, it would
 // keep the publisher from admitting any later batch to merging for as
 // long as the dataflow lives (docs/semantics.md §2.4).
+//
+// A batch a budgeted step left to join (Pending) still meets the other
+// trace at its own times: that trace is held at its lower too.
 func (j *Binary) Compact(f0, f1 frontier.Frontier) {
+	for _, p := range j.pending {
+		if p.i == 0 {
+			f0 = f0.Meet(p.b.Lower())
+		} else {
+			f1 = f1.Meet(p.b.Lower())
+		}
+	}
 	j.side[0].Reader.SetLogicalCompaction(f1)
 	j.side[1].Reader.SetLogicalCompaction(f0)
 	if f1.IsEmpty() {

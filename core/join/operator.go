@@ -141,23 +141,34 @@ type joinOp struct {
 	oks, errO *dataflow.Stream[*dataflow.Chunk]
 	name      string      // the operator's, for its error
 	fail      func(error) // the dataflow's Failer: the runtime reports it
-	err       error
+	// again is OperatorBuilder.StepAgain's: a step matches at most
+	// stepPairs pairs of updates and leaves the rest of its batches.
+	again func()
+	err   error
 	// held is the output frontier the operator announced at its last step
-	// that succeeded (its capability {} there, the meet of its inputs'):
-	// a failed step holds it there (docs/semantics.md §2.5).
+	// that succeeded (its capability there, met with its inputs'
+	// frontier): a failed step holds it there (docs/semantics.md §2.5).
 	held frontier.Frontier
 }
+
+// stepPairs is the most pairs of updates a binary join's operator matches
+// a step before it leaves its other batches to the next (Binary.step): a
+// step's output is about as many rows, so the operators after it (an
+// arrangement that consolidates them) take them a step at a time.
+var stepPairs = int64(1) << 16
 
 func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 	if o.err != nil {
 		return o.held
 	}
 	l, r := o.l.Take(), o.r.Take()
+	done := true
 	run(o.labels, o.j.stats, func() {
 		// The numeric overflow of a saturated batch of the entries'
 		// errors is the join's own: counted as its products' are.
 		o.j.stats.errors.Add(o.errs.forward(o.sink))
-		o.err = o.j.Step(l, r, o.sink)
+		budget := stepPairs
+		done, o.err = o.j.step(l, r, o.sink, &budget)
 	})
 	send(o.sink, o.oks, o.errO)
 	if o.err != nil {
@@ -171,8 +182,14 @@ func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 		return o.held
 	}
 	o.j.Compact(o.l.Frontier(), o.r.Frontier())
-	o.held = in
-	return frontier.Empty()
+	// A batch left to join emits at or after its lower: the capability
+	// holds the output there until it is joined.
+	capability, pending := o.j.Pending()
+	if pending || !done {
+		o.again()
+	}
+	o.held = in.Meet(capability)
+	return capability
 }
 
 func (o *joinOp) Shutdown() {}
@@ -236,7 +253,7 @@ func Join(c *dataflow.Context, left, right *dataflow.Arrangement, closure Closur
 	op := &joinOp{
 		l: dataflow.AddInput(b, "left", la.Stream), r: dataflow.AddInput(b, "right", ra.Stream),
 		j: j, sink: NewSink(j.Arity()), labels: stepLabels(b, opts.Labels),
-		name: opts.Name, fail: c.Failer(),
+		name: opts.Name, fail: c.Failer(), again: b.StepAgain(),
 	}
 	op.errs = newErrPorts(b, opts.Errs, c.AsOf())
 	op.oks, op.errO = dataflow.AddOutput[*dataflow.Chunk](b), dataflow.AddOutput[*dataflow.Chunk](b)

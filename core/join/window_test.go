@@ -58,14 +58,15 @@ func TestDeltaPathsResumeWhereTheirBudgetEnded(t *testing.T) {
 
 // TestTrianglesOnWorkersInWindows is TestTrianglesOnWorkers (the fused
 // operator on one worker, staged paths on 2 and 4, a lagging worker,
-// imported lookups) with windows of one match and one window a step: each
+// imported lookups, and the linear join beside them) with windows of one
+// match and one window a step, and binary joins of one pair a step: each
 // window is its own proposal chunk to the next exchange, and every step
-// leaves the rest of its passes to the next.
+// leaves the rest of its passes, or of its batches, to the next.
 func TestTrianglesOnWorkersInWindows(t *testing.T) {
 	withWindow(t, 1, func() {
-		old := stepWindows
-		stepWindows = 1
-		defer func() { stepWindows = old }()
+		old, oldPairs := stepWindows, stepPairs
+		stepWindows, stepPairs = 1, 1
+		defer func() { stepWindows, stepPairs = old, oldPairs }()
 		TestTrianglesOnWorkers(t)
 	})
 }
@@ -182,4 +183,68 @@ func TestAStagedStageThatYieldsSilentlyIsSteppedAgain(t *testing.T) {
 			dfs[i].Drop()
 		}
 	})
+}
+
+// TestABinaryJoinThatYieldsSilentlyIsSteppedAgain: a binary join's
+// operator matches one batch pair a step (stepPairs of 1) and leaves the
+// rest of a batch's cut to its next step, holding its capability at the
+// batch's lower; steps whose rows the closure all drops send nothing, and
+// the dataflow must still be stepped again (OperatorBuilder.StepAgain)
+// until every batch is joined: the capture passes every time, with the one
+// row the closure keeps. Without StepAgain the dataflow stops moving with
+// the join's capability held.
+func TestABinaryJoinThatYieldsSilentlyIsSteppedAgain(t *testing.T) {
+	const rounds = 6
+	old := stepPairs
+	stepPairs = 1
+	defer func() { stepPairs = old }()
+	envs, _ := workerEnvs(t, 1)
+	env := envs[0]
+	oks := dataflow.NewCapture(1)
+	df, err := dataflow.Build(env, dataflow.Desc{ID: "q", Maintained: true, AsOf: frontier.At(0), Until: frontier.Empty(),
+		Build: func(c *dataflow.Context) error {
+			arr, err := arrangeInputs(c, "r0", "r1")
+			if err != nil {
+				return err
+			}
+			// Rows (k, v0, v1) kept where v0 == v1: key 1's only.
+			d, err := Join(c, arr[0], arr[1], &Project{Equiv: [][]int{{1, 2}}, Cols: []int{0, 1, 2}}, OperatorOptions{Name: "join", Dataflow: "q"})
+			if err != nil {
+				return err
+			}
+			c.CaptureChunks(oks, d.Oks, 3)
+			return nil
+		}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Drop()
+	send := func(name string, tm uint64, rows ...[2]int64) {
+		ch := dataflow.NewChunk(2, 0)
+		for _, r := range rows {
+			ch.Push(r[:], tm, 1)
+		}
+		if err := env.Inputs.Send(name, ch); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Inputs.Advance(name, frontier.At(tm+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// r0's rows in one batch a time, while r1 has none: the join's later
+	// batch of r1 meets a trace of several batches.
+	for tm := range uint64(rounds) {
+		send("r0", tm, [2]int64{2, int64(10 + tm)}, [2]int64{2, int64(20 + tm)})
+		send("r1", tm)
+		stepAll([]*dataflow.Dataflow{df}, 1)
+	}
+	send("r0", rounds, [2]int64{1, 7})
+	send("r1", rounds, [2]int64{2, 99}, [2]int64{1, 7})
+	stepAll([]*dataflow.Dataflow{df}, 1)
+	if !oks.Passed(rounds) {
+		t.Fatalf("the join's output has not passed %d (frontier %v): a join left batches to join and was not stepped again", rounds, oks.Frontier())
+	}
+	if d := diffMaps(map[string]int64{"[1 7 7]": 1}, capturedAt(oks, rounds)); d != "" {
+		t.Fatalf("rows at %d:\n%s", rounds, d)
+	}
 }

@@ -178,7 +178,7 @@ func (j *Binary) Step(left, right []*batch.Batch, out *Sink) error {
 // less those it matched: it reports whether every batch given so far is
 // joined, and leaves the rest, in order, to the next call (pending). A
 // batch's joining stops only between two batches of the other trace.
-// Until it is joined, Holds keeps the traces from compacting past what it
+// Until it is joined, Compact keeps the traces from compacting past what it
 // still meets, and Pending says the least time it can emit at.
 func (j *Binary) step(left, right []*batch.Batch, out *Sink, budget *int64) (bool, error) {
 	if j.failed != nil {

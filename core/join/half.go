@@ -303,12 +303,33 @@ func (h *halfJoin) end() {
 	}
 	s.Rows, s.Data, s.Init, s.Diffs = s.Rows[:w*a], s.Data[:w], s.Init[:w], s.Diffs[:w]
 	h.stashMin = m
+	// A pass over many proposals (a snapshot) leaves room that nothing
+	// reads until a pass as large: a sort's permutations and a stash with
+	// room past halfKeep and past four times what this pass used are
+	// released (the stash's proposals kept in columns of their size), as
+	// a batcher releases a buffer past builderKeep (core/batch). Passes
+	// as large as the last keep theirs.
+	used := w + len(h.ready)
+	if c := cap(h.ready); c > halfKeep && 4*used < c {
+		h.ready, h.scratch = nil, nil
+	}
+	if c := cap(s.Diffs); c > halfKeep && 4*used < c {
+		*s = Updates{Arity: a, Rows: slices.Clone(s.Rows), Data: slices.Clone(s.Data), Init: slices.Clone(s.Init), Diffs: slices.Clone(s.Diffs)}
+		if w == 0 {
+			*s = Updates{Arity: a}
+		}
+	}
 	h.ready, h.pos, h.passing = h.ready[:0], 0, false
 	clear(h.cut)
 	h.cut = h.cut[:0]
 	clear(h.curs)
 	h.curs = h.curs[:0]
 }
+
+// halfKeep is the room, in proposals, a half join's stash and its sort's
+// permutations keep after a pass (end): a variable so that the tests can
+// make it small.
+var halfKeep = 1 << 16
 
 // keyIdx is a ready proposal: one column of its key, made unsigned with
 // its order kept, and its index in the stash.

@@ -248,3 +248,42 @@ func TestABinaryJoinThatYieldsSilentlyIsSteppedAgain(t *testing.T) {
 		t.Fatalf("rows at %d:\n%s", rounds, d)
 	}
 }
+
+// TestAHalfJoinReleasesWhatALargePassLeft: after a pass over many
+// proposals (a snapshot of 3,000 rows under distinct keys, halfKeep made
+// 256), a later small pass leaves the stage's stash and its sort's
+// permutations with no more room than halfKeep, where they kept the
+// snapshot's room for the life of the path; a pass as large as the
+// snapshot's keeps its room.
+func TestAHalfJoinReleasesWhatALargePassLeft(t *testing.T) {
+	old := halfKeep
+	halfKeep = 256
+	defer func() { halfKeep = old }()
+	pres := []batch.Presentation{batch.Identity(), batch.Identity()}
+	q := newDeltaQuery(t, 2, 0, pres, nil)
+	round := func(tm uint64, n int) {
+		var ups []upd
+		for k := range n {
+			ups = append(ups, upd{key: int64(k), val: int64(tm), t: tm, d: 1})
+		}
+		q.rels[0].seal(t, ups, tm+1)
+		q.rels[1].seal(t, nil, tm+1)
+		q.step(t, func(int) int { return 1 << 30 }, nil)
+	}
+	room := func() (stash, ready int) {
+		h := q.delta.Paths()[0].stages[0]
+		return cap(h.stash.Diffs), max(cap(h.ready), cap(h.scratch))
+	}
+	round(0, 3000)
+	if s, r := room(); s < 3000 && r < 3000 {
+		t.Fatalf("after the snapshot's pass: stash room %d, sort room %d; want the snapshot's", s, r)
+	}
+	round(1, 3000)
+	if s, r := room(); s < 3000 && r < 3000 {
+		t.Fatalf("after a pass as large: stash room %d, sort room %d; want it kept", s, r)
+	}
+	round(2, 10)
+	if s, r := room(); s > halfKeep || r > halfKeep {
+		t.Fatalf("after a pass of 10: stash room %d, sort room %d; want at most %d", s, r, halfKeep)
+	}
+}

@@ -78,6 +78,10 @@ type pendingBatch struct {
 	begun   bool
 	cut     []*batch.Batch
 	next    int
+	// inPair says the join of b with cut[next-1] stopped between two
+	// keys, at the left and right cursors c0 and c1.
+	inPair bool
+	c0, c1 batch.Cursor
 }
 
 // NewBinary returns a join of left and right. The sides' key arities must
@@ -177,7 +181,8 @@ func (j *Binary) Step(left, right []*batch.Batch, out *Sink) error {
 // step is Step joining until *budget pairs of updates have been matched,
 // less those it matched: it reports whether every batch given so far is
 // joined, and leaves the rest, in order, to the next call (pending). A
-// batch's joining stops only between two batches of the other trace.
+// batch's joining stops between two keys of its join with a batch of the
+// other trace (one a merge saturated is joined whole).
 // Until it is joined, Compact keeps the traces from compacting past what it
 // still meets, and Pending says the least time it can emit at.
 func (j *Binary) step(left, right []*batch.Batch, out *Sink, budget *int64) (bool, error) {
@@ -245,13 +250,33 @@ func (j *Binary) work(p *pendingBatch, budget int64) (bool, error) {
 			p.cut = cut
 		}
 	}
-	for p.next < len(p.cut) {
+	for {
+		if p.inPair {
+			if !j.mergeKeys(&p.c0, &p.c1, j.stage, budget) {
+				return false, nil
+			}
+			p.inPair = false
+		}
+		if p.next == len(p.cut) {
+			break
+		}
 		if j.matches >= budget {
 			return false, nil
 		}
 		c := p.cut[p.next]
 		p.next++
-		j.joinWith(p.i, p.b, c, j.stage)
+		if p.b.Saturated() || c.Saturated() {
+			// Joined whole: its overflow's earliest time is read off
+			// what it emitted (joinWith).
+			j.joinWith(p.i, p.b, c, j.stage)
+			continue
+		}
+		if p.i == 0 {
+			p.c0, p.c1 = p.b.Cursor(), c.Cursor()
+		} else {
+			p.c0, p.c1 = c.Cursor(), p.b.Cursor()
+		}
+		p.inPair = true
 	}
 	if !p.preload {
 		j.ack[p.i] = p.b.Upper()
@@ -337,6 +362,13 @@ func (j *Binary) joinWith(i int, b, c *batch.Batch, out *Sink) {
 // common key's updates.
 func (j *Binary) joinPair(b0, b1 *batch.Batch, out *Sink) {
 	c0, c1 := b0.Cursor(), b1.Cursor()
+	j.mergeKeys(&c0, &c1, out, math.MaxInt64)
+}
+
+// mergeKeys is joinPair from the cursors' keys on, stopping after a common
+// key once the step has matched budget pairs: it reports whether the
+// cursors reached the end of either batch.
+func (j *Binary) mergeKeys(c0, c1 *batch.Cursor, out *Sink, budget int64) bool {
 	for c0.KeyValid() && c1.KeyValid() {
 		switch cmpRow(c0.Key(), c1.Key()) {
 		case -1:
@@ -344,11 +376,15 @@ func (j *Binary) joinPair(b0, b1 *batch.Batch, out *Sink) {
 		case 1:
 			c1.SeekKey(c0.Key())
 		default:
-			j.cross(&c0, &c1, out)
+			j.cross(c0, c1, out)
 			c0.StepKey()
 			c1.StepKey()
+			if j.matches >= budget {
+				return !c0.KeyValid() || !c1.KeyValid()
+			}
 		}
 	}
+	return true
 }
 
 // cross emits the products of the current key's updates of c0 and c1.

@@ -73,8 +73,8 @@ type pathOp struct {
 	again func()
 	err   error
 	// held is the output frontier the operator announced at its last step
-	// that succeeded (its capability {} there, the meet of its inputs'):
-	// a failed step holds it there (docs/semantics.md §2.5).
+	// that succeeded (its capability there, met with its inputs'
+	// frontier): a failed step holds it there (docs/semantics.md §2.5).
 	held frontier.Frontier
 }
 

@@ -88,6 +88,7 @@ type halfJoin struct {
 	key     []int64
 	waitF   frontier.Frontier // the lookup frontier of the last pass
 	waiting int               // proposals that pass left waiting (the stash's prefix)
+	waitMin uint64            // the least initial time of that prefix (when waiting > 0)
 	ready   []keyIdx          // the pass's ready proposals, sorted by key
 	pos     int               // the first ready proposal the pass has not matched
 	passEnd int               // the stash's length when the pass began
@@ -184,16 +185,18 @@ func (h *halfJoin) begin() (bool, error) {
 	h.waitF = f
 	h.ready, h.pos = h.ready[:0], 0
 	h.passEnd = h.stash.Len()
+	wm := h.prefixMin()
 	for i := h.waiting; i < h.passEnd; i++ {
-		if h.isReady(f, h.stash.Init[i]) {
+		if t := h.stash.Init[i]; h.isReady(f, t) {
 			h.ready = append(h.ready, keyIdx{i: uint32(i)})
+		} else {
+			wm = min(wm, t)
 		}
 	}
 	if len(h.ready) == 0 {
-		h.waiting = h.stash.Len()
+		h.waiting, h.waitMin = h.passEnd, wm
 		return false, nil
 	}
-	h.passing = true
 	cut, err := h.st.Lookup.BatchesThrough(frontier.Empty())
 	if err != nil {
 		h.ready = h.ready[:0]
@@ -220,7 +223,17 @@ func (h *halfJoin) begin() (bool, error) {
 		}
 		h.ready, h.scratch = radixSort(h.ready, h.scratch)
 	}
+	h.passing = true
 	return true, nil
+}
+
+// prefixMin returns the least initial time of the waiting prefix, or the
+// greatest time when there is none.
+func (h *halfJoin) prefixMin() uint64 {
+	if h.waiting == 0 {
+		return ^uint64(0)
+	}
+	return h.waitMin
 }
 
 // next matches the pass's ready proposals in key order, each with every
@@ -283,26 +296,31 @@ func (h *halfJoin) end() {
 	f, s := h.waitF, &h.stash
 	a := s.Arity
 	w := h.waiting
-	m := ^uint64(0)
-	for _, t := range s.Init[:w] {
-		m = min(m, t)
-	}
+	// The waiting prefix is not read again (its least time is kept), so a
+	// pass costs what it matched and what was stashed after the prefix,
+	// however many proposals wait for a lagging lookup.
+	wm := h.prefixMin()
+	m := wm
 	for i := h.waiting; i < s.Len(); i++ {
-		if i < h.passEnd && h.isReady(f, s.Init[i]) {
+		t := s.Init[i]
+		if i < h.passEnd && h.isReady(f, t) {
 			continue
 		}
-		m = min(m, s.Init[i])
+		m = min(m, t)
 		if w != i {
 			copy(s.Rows[w*a:w*a+a], s.Rows[i*a:i*a+a])
-			s.Data[w], s.Init[w], s.Diffs[w] = s.Data[i], s.Init[i], s.Diffs[i]
+			s.Data[w], s.Init[w], s.Diffs[w] = s.Data[i], t, s.Diffs[i]
 		}
 		if i < h.passEnd {
-			h.waiting = w + 1
+			h.waiting, wm = w+1, min(wm, t)
 		}
 		w++
 	}
 	s.Rows, s.Data, s.Init, s.Diffs = s.Rows[:w*a], s.Data[:w], s.Init[:w], s.Diffs[:w]
-	h.stashMin = m
+	h.stashMin, h.waitMin = m, wm
+	if invariants.Enabled && h.waiting > 0 {
+		invariants.Assertf(h.waitMin == slices.Min(s.Init[:h.waiting]), "join: the waiting proposals' least initial time is %d, kept as %d", slices.Min(s.Init[:h.waiting]), h.waitMin)
+	}
 	// A pass over many proposals (a snapshot) leaves room that nothing
 	// reads until a pass as large: a sort's permutations and a stash with
 	// room past halfKeep and past four times what this pass used are
@@ -314,9 +332,10 @@ func (h *halfJoin) end() {
 		h.ready, h.scratch = nil, nil
 	}
 	if c := cap(s.Diffs); c > halfKeep && 4*used < c {
-		*s = Updates{Arity: a, Rows: slices.Clone(s.Rows), Data: slices.Clone(s.Data), Init: slices.Clone(s.Init), Diffs: slices.Clone(s.Diffs)}
 		if w == 0 {
 			*s = Updates{Arity: a}
+		} else {
+			*s = Updates{Arity: a, Rows: slices.Clone(s.Rows), Data: slices.Clone(s.Data), Init: slices.Clone(s.Init), Diffs: slices.Clone(s.Diffs)}
 		}
 	}
 	h.ready, h.pos, h.passing = h.ready[:0], 0, false

@@ -162,13 +162,12 @@ func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 		return o.held
 	}
 	l, r := o.l.Take(), o.r.Take()
-	done := true
 	run(o.labels, o.j.stats, func() {
 		// The numeric overflow of a saturated batch of the entries'
 		// errors is the join's own: counted as its products' are.
 		o.j.stats.errors.Add(o.errs.forward(o.sink))
 		budget := stepPairs
-		done, o.err = o.j.step(l, r, o.sink, &budget)
+		_, o.err = o.j.step(l, r, o.sink, &budget)
 	})
 	send(o.sink, o.oks, o.errO)
 	if o.err != nil {
@@ -185,7 +184,7 @@ func (o *joinOp) Step(in frontier.Frontier) frontier.Frontier {
 	// A batch left to join emits at or after its lower: the capability
 	// holds the output there until it is joined.
 	capability, pending := o.j.Pending()
-	if pending || !done {
+	if pending {
 		o.again()
 	}
 	o.held = in.Meet(capability)

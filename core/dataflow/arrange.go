@@ -93,16 +93,20 @@ type arrangeOp struct {
 	err   error
 	onErr func(error)
 	// consolidateAt is the number of buffered updates at which the
-	// batcher consolidates them before its frontier moves (Step).
-	consolidateAt int
+	// batcher consolidates them before its frontier moves (Step);
+	// consolidations counts them.
+	consolidateAt, consolidations int
 }
 
 // consolidateMin is the fewest buffered updates an arrangement
 // consolidates before its frontier moves (batch.Batcher.Consolidate): a
 // mebibyte of updates, about 32–40 MB of buffer, well past a steady
 // round's and an ordinary install's (which seal in the step that buffers
-// them). A buffer that consolidates to more than half stays until it has
-// doubled, so an unconsolidating one costs a build of each doubling.
+// them). A buffer that consolidated to at most half of itself is
+// consolidated again once it has doubled; one that kept more than half
+// (rows that do not sum: a join's distinct rows) once it has grown
+// eightfold, so that such a buffer costs about an eighth of a build more
+// than its seal, and its peak the consolidation's copy of an eighth of it.
 var consolidateMin = 1 << 20
 
 func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
@@ -179,7 +183,12 @@ func (o *arrangeOp) Step(in frontier.Frontier) frontier.Frontier {
 	// changes no batch the seals make.
 	if n := o.batcher.Len(); n >= o.consolidateAt {
 		o.batcher.Consolidate()
-		o.consolidateAt = max(consolidateMin, 2*o.batcher.Len())
+		o.consolidations++
+		kept, grow := o.batcher.Len(), 2
+		if 2*kept > n {
+			grow = 8
+		}
+		o.consolidateAt = max(consolidateMin, grow*kept)
 	} else if sealed {
 		o.consolidateAt = max(consolidateMin, 2*n)
 	}

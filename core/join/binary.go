@@ -78,10 +78,12 @@ type pendingBatch struct {
 	begun   bool
 	cut     []*batch.Batch
 	next    int
-	// inPair says the join of b with cut[next-1] stopped between two
-	// keys, at the left and right cursors c0 and c1.
-	inPair bool
-	c0, c1 batch.Cursor
+	// inPair says the join of b with cut[next-1] stopped, at the left
+	// and right cursors c0 and c1: between two keys, or inside a common
+	// key's cross product (inKey) with c0 and c1 at the next pair of
+	// values to join.
+	inPair, inKey bool
+	c0, c1        batch.Cursor
 }
 
 // NewBinary returns a join of left and right. The sides' key arities must
@@ -182,7 +184,8 @@ func (j *Binary) Step(left, right []*batch.Batch, out *Sink) error {
 // less those it matched: it reports whether every batch given so far is
 // joined, and leaves the rest, in order, to the next call (pending). A
 // batch's joining stops between two keys of its join with a batch of the
-// other trace (one a merge saturated is joined whole).
+// other trace, or between two pairs of one key's values (a pair with a
+// batch a merge saturated is joined whole).
 // Until it is joined, Compact keeps the traces from compacting past what it
 // still meets, and Pending says the least time it can emit at.
 func (j *Binary) step(left, right []*batch.Batch, out *Sink, budget *int64) (bool, error) {
@@ -252,7 +255,7 @@ func (j *Binary) work(p *pendingBatch, budget int64) (bool, error) {
 	}
 	for {
 		if p.inPair {
-			if !j.mergeKeys(&p.c0, &p.c1, j.stage, budget) {
+			if !j.mergeKeys(&p.c0, &p.c1, j.stage, budget, &p.inKey) {
 				return false, nil
 			}
 			p.inPair = false
@@ -362,13 +365,27 @@ func (j *Binary) joinWith(i int, b, c *batch.Batch, out *Sink) {
 // common key's updates.
 func (j *Binary) joinPair(b0, b1 *batch.Batch, out *Sink) {
 	c0, c1 := b0.Cursor(), b1.Cursor()
-	j.mergeKeys(&c0, &c1, out, math.MaxInt64)
+	var inKey bool
+	j.mergeKeys(&c0, &c1, out, math.MaxInt64, &inKey)
 }
 
-// mergeKeys is joinPair from the cursors' keys on, stopping after a common
-// key once the step has matched budget pairs: it reports whether the
-// cursors reached the end of either batch.
-func (j *Binary) mergeKeys(c0, c1 *batch.Cursor, out *Sink, budget int64) bool {
+// mergeKeys is joinPair from the cursors' keys on, stopping once the step
+// has matched budget pairs: after a common key, or inside one between two
+// pairs of values, when it sets *inKey (and a later call, given it, goes
+// on from the cursors' values). It reports whether the cursors reached the
+// end of either batch.
+func (j *Binary) mergeKeys(c0, c1 *batch.Cursor, out *Sink, budget int64, inKey *bool) bool {
+	if *inKey {
+		if !j.cross(c0, c1, out, budget, true) {
+			return false
+		}
+		*inKey = false
+		c0.StepKey()
+		c1.StepKey()
+		if j.matches >= budget {
+			return !c0.KeyValid() || !c1.KeyValid()
+		}
+	}
 	for c0.KeyValid() && c1.KeyValid() {
 		switch cmpRow(c0.Key(), c1.Key()) {
 		case -1:
@@ -376,7 +393,10 @@ func (j *Binary) mergeKeys(c0, c1 *batch.Cursor, out *Sink, budget int64) bool {
 		case 1:
 			c1.SeekKey(c0.Key())
 		default:
-			j.cross(c0, c1, out)
+			if !j.cross(c0, c1, out, budget, false) {
+				*inKey = true
+				return false
+			}
 			c0.StepKey()
 			c1.StepKey()
 			if j.matches >= budget {
@@ -387,15 +407,32 @@ func (j *Binary) mergeKeys(c0, c1 *batch.Cursor, out *Sink, budget int64) bool {
 	return true
 }
 
-// cross emits the products of the current key's updates of c0 and c1.
-func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink) {
+// cross emits the products of the current key's updates of c0 and c1,
+// from c0's value on, against c1's values from its first (or from its
+// current one, when resume says a budget stopped the key's cross product
+// there). Once the step has matched budget pairs it stops after a pair of
+// values, with the cursors at the next pair to join, and reports false;
+// it reports true at the key's end. A key's product is never cut inside
+// one pair of values: their updates' products are matched whole.
+func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink, budget int64, resume bool) bool {
 	p0, p1, asOf := j.side[0].Pres, j.side[1].Pres, j.asOf
 	key := c0.Key()
 	var matches int64
+	room := budget - j.matches
 	for ; c0.ValValid(); c0.StepVal() {
 		v0 := c0.Val()
 		ts0, ds0 := c0.Updates()
-		for c1.RewindVals(); c1.ValValid(); c1.StepVal() {
+		if !resume {
+			c1.RewindVals()
+		}
+		resume = false
+		for ; c1.ValValid(); c1.StepVal() {
+			if matches >= room {
+				// Stopped before c1's value: the next call goes on from
+				// the same pair (c0's value, c1's value).
+				j.matches += matches
+				return false
+			}
 			v1 := c1.Val()
 			ts1, ds1 := c1.Updates()
 			for x, t0 := range ts0 {
@@ -424,6 +461,7 @@ func (j *Binary) cross(c0, c1 *batch.Cursor, out *Sink) {
 		}
 	}
 	j.matches += matches
+	return true
 }
 
 // Compact moves the logical holds on the traces (§2.5): each trace is

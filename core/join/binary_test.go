@@ -132,6 +132,58 @@ func TestBinaryResumesWhereItsBudgetEnded(t *testing.T) {
 	}
 }
 
+// TestABinaryJoinYieldsInsideOneKey: one key holds 300 values on each
+// side, so its cross product is 90,000 pairs. A budgeted step stops
+// between two pairs of values, not at the key's end: no step matches more
+// than its budget (each pair of values here has one update a side), every
+// step makes progress, and the steps' output together is the join.
+func TestABinaryJoinYieldsInsideOneKey(t *testing.T) {
+	const vals, budget = 300, 1000
+	l, r := newRel(ar11), newRel(ar11)
+	j, err := NewBinary(Side{Reader: l.h, Pres: batch.Identity(), Arity: ar11}, Side{Reader: r.h, Pres: batch.Identity(), Arity: ar11}, BinaryOptions{AsOf: frontier.At(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Release()
+	var lu, ru []upd
+	for v := range int64(vals) {
+		lu = append(lu, upd{7, v, 0, 1}, upd{8, v, 0, 1})
+		ru = append(ru, upd{7, 1000 + v, 0, 2})
+	}
+	l.seal(t, lu, 1)
+	r.seal(t, ru, 1)
+	out := NewSink(3)
+	steps := 0
+	left, right := l.deliver(1), r.deliver(1)
+	for {
+		before, _ := out.Len()
+		b := int64(budget)
+		done, err := j.step(left, right, out, &b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, right = nil, nil
+		after, _ := out.Len()
+		if after-before > budget {
+			t.Fatalf("step %d matched %d pairs, budget %d", steps, after-before, budget)
+		}
+		if after == before && !done {
+			t.Fatalf("step %d made no progress", steps)
+		}
+		steps++
+		if done {
+			break
+		}
+	}
+	if want := vals * vals / budget; steps < want {
+		t.Fatalf("%d steps, want at least %d", steps, want)
+	}
+	want := naiveJoin(acc(l.all, 0), acc(r.all, 0))
+	if d := diffMaps(want, rowDiffs(out, 0)); d != "" {
+		t.Fatalf("output differs from the nested-loop join:\n%s", d)
+	}
+}
+
 // TestBinaryJoinsStreamBatchTheTraceAlreadyCovers: the left trace holds a
 // batch (and merges it away with the one before) before the left stream
 // delivers it, as an import's trace may run ahead of its stream. The batch

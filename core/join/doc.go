@@ -75,11 +75,12 @@
 //	    not make the batch matched.
 //	B4  Yielding: a budgeted step (Binary.step, the operator's) joins
 //	    batches in the order B1–B3 would, the preload's first, and stops
-//	    between two keys of a batch pair once it has matched its budget
-//	    (a pair with a batch a merge saturated is joined whole); the rest
-//	    wait, in order, for the next step. A batch still to join keeps
-//	    the other trace from compacting past its lower (Compact) and the
-//	    output frontier at the least such lower (Pending).
+//	    inside a batch pair once it has matched its budget, between two
+//	    keys or two pairs of one key's values (a pair with a batch a merge
+//	    saturated is joined whole); the rest wait, in order, for the
+//	    next step. A batch still to join keeps the other trace from
+//	    compacting past its lower (Compact) and the output frontier at
+//	    the least such lower (Pending).
 //	H1  A half join of a path whose source is relation i matches lookup
 //	    relation j's updates at t_j <= t_init when i < j and t_j < t_init
 //	    when i > j: each combination is produced by exactly one path (§9.C).

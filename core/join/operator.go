@@ -152,7 +152,9 @@ type joinOp struct {
 }
 
 // stepPairs is the most pairs of updates a binary join's operator matches
-// a step before it leaves its other batches to the next (Binary.step): a
+// a step (past it by at most one pair of values' updates) before it leaves
+// the rest of its batches, a key's values included, to the next
+// (Binary.step): a
 // step's output is about as many rows, so the operators after it (an
 // arrangement that consolidates them) take them a step at a time.
 var stepPairs = int64(1) << 16

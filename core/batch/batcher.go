@@ -491,6 +491,66 @@ func allBefore(times []uint64, u frontier.Time) bool {
 	return true
 }
 
+// consolidateSmall is Consolidate for arities at most 1: the queued chunks
+// are gathered after the builder's records, which are sorted where they
+// are and summed in place (sumRuns), so that the only memory it takes
+// beyond the buffer is the sort's scratch, released as a seal's is. Every
+// sum that fits int64 replaces its updates; the updates of one that does
+// not stay as they were, for the seal to sum with any later ones (so it
+// reports true whenever there were two updates to sort).
+func (b *Batcher) consolidateSmall() bool {
+	recs := b.bld.recs
+	if b.nq > 0 {
+		recs = grow(recs, b.nq)
+		for i := range b.queued {
+			recs, _ = gather(recs, nil, &b.queued[i], 0, false)
+		}
+		clear(b.queued)
+		b.queued, b.nq = b.queued[:0], 0
+	}
+	b.bld.recs = recs
+	b.bld.sortRecs()
+	b.bld.recs = b.bld.recs[:sumRuns(b.bld.recs)]
+	if cap(b.bld.scratch) > builderKeep {
+		b.bld.scratch, b.bld.counts = nil, nil
+	}
+	return true
+}
+
+// sumRuns sums each run of sorted records of one (key, val, time) into its
+// first record, drops the runs that sum to zero, keeps the records of a
+// run whose sum leaves int64 as they are, and returns how many records are
+// left, moved to the front.
+func sumRuns(recs []rec) int {
+	m := 0
+	for i := 0; i < len(recs); {
+		r := recs[i]
+		j, d, over := i+1, r.d, false
+		for ; j < len(recs) && recs[j].k == r.k && recs[j].v == r.v && recs[j].t == r.t; j++ {
+			var o bool
+			if d, o = addDiff(d, recs[j].d); o {
+				over = true
+			}
+		}
+		if over {
+			s, sat := exactSum(j-i, func(x int) int64 { return recs[i+x].d })
+			if sat {
+				m += copy(recs[m:], recs[i:j])
+				i = j
+				continue
+			}
+			d = s
+		}
+		if d != 0 {
+			r.d = d
+			recs[m] = r
+			m++
+		}
+		i = j
+	}
+	return m
+}
+
 // sealSmall is Seal for arities at most 1: the updates at or beyond upper
 // move aside, the queued chunks are gathered after the records (one
 // allocation at most, for all of them), the builder sorts the records in
@@ -581,40 +641,39 @@ func (b *Batcher) sealBlock(lower, upper frontier.Frontier, recs []rec) (*Batch,
 // change, so what each later Seal returns does not either. It reports
 // whether it consolidated: a sum that leaves int64 (which a build would
 // saturate, where the Seal of these updates with others may still find it
-// in range) leaves the buffer as it was, as do fewer than two updates
+// in range) keeps its updates as they were, as do fewer than two updates
 // and a buffer holding a refused push (the next Seal reports it). Queued
-// chunks are read and released; the sums are buffered as one chunk of the
-// batcher's own.
+// chunks are read and released. Arities at most 1 are sorted and summed
+// where the batcher buffers them (consolidateSmall), one sum out of int64
+// keeping only its own updates; wider rows are built into a batch whose
+// rows are buffered as one chunk of the batcher's own, one sum out of
+// int64 leaving the whole buffer as it was.
 func (b *Batcher) Consolidate() bool {
 	n := b.Len()
 	if n < 2 || b.badArity != nil || b.bld.badArity != nil {
 		return false
 	}
-	nb := NewBuilder(b.ar, n)
 	if b.small {
-		nb.recs = append(nb.recs, b.bld.recs...)
-		for i := range b.queued {
-			nb.recs, _ = gather(nb.recs, nil, &b.queued[i], 0, false)
-		}
-	} else {
-		ka, w := b.ar.Key, b.w
-		for i, t := range b.times {
-			row := b.rows[i*w : i*w+w]
-			nb.Push(row[:ka], row[ka:], t, b.diffs[i])
-		}
-		row := make([]int64, w)
-		for _, q := range b.queued {
-			for i, t := range q.times {
-				src := q.rows[i*q.width : i*q.width+q.width]
-				if q.ident {
-					copy(row, src)
-				} else {
-					for j, c := range q.cols {
-						row[j] = src[c]
-					}
+		return b.consolidateSmall()
+	}
+	nb := NewBuilder(b.ar, n)
+	ka, w := b.ar.Key, b.w
+	for i, t := range b.times {
+		row := b.rows[i*w : i*w+w]
+		nb.Push(row[:ka], row[ka:], t, b.diffs[i])
+	}
+	row := make([]int64, w)
+	for _, q := range b.queued {
+		for i, t := range q.times {
+			src := q.rows[i*q.width : i*q.width+q.width]
+			if q.ident {
+				copy(row, src)
+			} else {
+				for j, c := range q.cols {
+					row[j] = src[c]
 				}
-				nb.Push(row[:ka], row[ka:], t, q.diffs[i])
 			}
+			nb.Push(row[:ka], row[ka:], t, q.diffs[i])
 		}
 	}
 	out, err := nb.Build(frontier.Min(), frontier.Empty())
@@ -624,16 +683,9 @@ func (b *Batcher) Consolidate() bool {
 	rows, times, diffs := out.Rows()
 	clear(b.queued)
 	b.queued, b.nq = b.queued[:0], 0
-	if b.small {
-		b.bld.recs = b.bld.recs[:0]
-		if cap(b.bld.recs) > builderKeep {
-			b.bld.recs = nil
-		}
-	} else {
-		b.rows, b.times, b.diffs = b.rows[:0], b.times[:0], b.diffs[:0]
-		if cap(b.times) > builderKeep {
-			b.rows, b.times, b.diffs = nil, nil, nil
-		}
+	b.rows, b.times, b.diffs = b.rows[:0], b.times[:0], b.diffs[:0]
+	if cap(b.times) > builderKeep {
+		b.rows, b.times, b.diffs = nil, nil, nil
 	}
 	if len(times) == 0 {
 		return true

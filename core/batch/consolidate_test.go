@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/frontier"
+	"github.com/tracebench/tracebench/internal/invariants"
 )
 
 // TestConsolidateChangesNoSeal pushes the same random updates (Push,
@@ -109,5 +111,64 @@ func TestConsolidateChangesNoSeal(t *testing.T) {
 	}
 	if consolidated == 0 {
 		t.Fatal("no consolidation ran")
+	}
+}
+
+// TestConsolidateSumsSmallRowsInPlace: 200,000 one-column updates pushed
+// whole (a quarter of them repeats of the same rows, some pairs summing to
+// zero, two rows whose sums leave int64) are sorted by the radix sort and
+// summed where the batcher buffers them: the consolidation allocates the
+// buffer's growth for the chunks and the sort's scratch, no batch and no
+// rows besides (about 4 times the buffer before), and the seal after it
+// returns what a batcher that never consolidated seals.
+func TestConsolidateSumsSmallRowsInPlace(t *testing.T) {
+	const n = 200_000
+	rng := rand.New(rand.NewPCG(7, 11))
+	rows, times, diffs := make([]int64, 2*n), make([]uint64, n), make([]int64, n)
+	for i := range n {
+		k := rng.Int64N(n)
+		if i%4 == 0 {
+			k = rng.Int64N(100)
+		}
+		rows[2*i], rows[2*i+1] = k, k%7
+		times[i], diffs[i] = uint64(rng.IntN(3)), rng.Int64N(5)-2
+	}
+	for i := range 4 {
+		// (1, 1) at 0 and (2, 2) at 1 sum out of int64; (2, 2) comes back.
+		rows[2*i], rows[2*i+1], times[i], diffs[i] = 1, 1, 0, math.MaxInt64
+		rows[2*i+8], rows[2*i+9], times[i+4], diffs[i+4] = 2, 2, 1, math.MaxInt64
+	}
+	diffs[7] = math.MinInt64
+	diffs[6] = math.MinInt64
+	plain, cons := NewBatcher(Arity{1, 1}, 0), NewBatcher(Arity{1, 1}, 0)
+	cols := []int{0, 1}
+	for lo := 0; lo < n; lo += n / 4 {
+		hi := lo + n/4
+		plain.PushChunk(rows[2*lo:2*hi], 2, cols[:1], cols[1:], times[lo:hi], diffs[lo:hi])
+		cons.PushChunk(rows[2*lo:2*hi], 2, cols[:1], cols[1:], times[lo:hi], diffs[lo:hi])
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if !cons.Consolidate() {
+		t.Fatal("not consolidated")
+	}
+	runtime.ReadMemStats(&after)
+	if got, most := after.TotalAlloc-before.TotalAlloc, uint64(2*n*32+1<<20); !invariants.Enabled && got > most {
+		t.Errorf("the consolidation of %d updates allocated %d bytes, want at most %d", n, got, most)
+	}
+	if cons.Len() >= n {
+		t.Fatalf("%d updates consolidated to %d", n, cons.Len())
+	}
+	a, errA := plain.Seal(frontier.Min(), frontier.Empty())
+	b, errB := cons.Seal(frontier.Min(), frontier.Empty())
+	if fmt.Sprint(errA) != fmt.Sprint(errB) {
+		t.Fatalf("seal: %v, consolidated %v", errA, errB)
+	}
+	var oe *OverflowError
+	if !errors.As(errA, &oe) || !slices.Equal(oe.Times, []frontier.Time{0}) {
+		t.Fatalf("seal: %v, want an overflow at 0 alone", errA)
+	}
+	if ua, ub := fmt.Sprint(a.Updates()), fmt.Sprint(b.Updates()); ua != ub {
+		t.Fatal("the consolidated batcher seals other updates")
 	}
 }

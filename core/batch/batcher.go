@@ -376,6 +376,8 @@ func (b *Batcher) ownQueued() {
 		}
 	} else {
 		b.rows = grow(b.rows, b.nq*b.w)
+		b.times = grow(b.times, b.nq)
+		b.diffs = grow(b.diffs, b.nq)
 		for i := range b.queued {
 			q := &b.queued[i]
 			for j := range q.times {
@@ -491,10 +493,82 @@ func allBefore(times []uint64, u frontier.Time) bool {
 	return true
 }
 
+// consolidateWide is Consolidate for wider rows: the queued chunks are
+// copied into the batcher's columns (ownQueued), which its builder sorts
+// and gathers in sorted order into its sorted columns (Builder.sortedWide)
+// to be summed there (sumRunsWide); the two then trade places, so that
+// beyond the buffer it takes one sorted copy of it and the sort's keys,
+// released past builderKeep updates as a seal's are (kept for the next
+// consolidation, the idle scratch raised `errors`' peak heap at 20 times
+// its size by about a quarter). Every sum that fits int64 replaces its
+// updates; the updates of one that does not stay as they were.
+func (b *Batcher) consolidateWide() bool {
+	b.ownQueued()
+	bld := b.bld
+	// The builder sorts the batcher's columns, its own (empty between
+	// seals) set aside.
+	ownRows, ownTimes, ownDiffs := bld.rows, bld.times, bld.diffs
+	bld.rows, bld.times, bld.diffs = b.rows, b.times, b.diffs
+	rows, times, diffs := bld.sortedWide()
+	m := sumRunsWide(rows, times, diffs, b.w)
+	bld.sRows, bld.sTimes, bld.sDiffs = b.rows[:0], b.times[:0], b.diffs[:0]
+	b.rows, b.times, b.diffs = rows[:m*b.w], times[:m], diffs[:m]
+	bld.rows, bld.times, bld.diffs = ownRows, ownTimes, ownDiffs
+	if cap(bld.sTimes) > builderKeep {
+		bld.sRows, bld.sTimes, bld.sDiffs = nil, nil, nil
+		bld.keys, bld.keyScratch, bld.perm, bld.counts = nil, nil, nil, nil
+	}
+	return true
+}
+
+// sumRunsWide is sumRuns for wide rows of w columns in sorted columns:
+// each run of one (row, time) is summed into its first update, runs that
+// sum to zero are dropped, the updates of a run whose sum leaves int64
+// are kept as they are, and it returns how many updates are left, moved
+// to the front.
+func sumRunsWide(rows []int64, times []uint64, diffs []int64, w int) int {
+	row := func(i int) []int64 { return rows[i*w : i*w+w] }
+	n, m := len(times), 0
+	put := func(i int, d int64) {
+		if m != i {
+			copy(row(m), row(i))
+			times[m] = times[i]
+		}
+		diffs[m] = d
+		m++
+	}
+	for i := 0; i < n; {
+		j, d, over := i+1, diffs[i], false
+		for ; j < n && times[j] == times[i] && slices.Equal(row(j), row(i)); j++ {
+			var o bool
+			if d, o = addDiff(d, diffs[j]); o {
+				over = true
+			}
+		}
+		if over {
+			s, sat := exactSum(j-i, func(x int) int64 { return diffs[i+x] })
+			if sat {
+				for k := i; k < j; k++ {
+					put(k, diffs[k])
+				}
+				i = j
+				continue
+			}
+			d = s
+		}
+		if d != 0 {
+			put(i, d)
+		}
+		i = j
+	}
+	return m
+}
+
 // consolidateSmall is Consolidate for arities at most 1: the queued chunks
 // are gathered after the builder's records, which are sorted where they
 // are and summed in place (sumRuns), so that the only memory it takes
-// beyond the buffer is the sort's scratch, released as a seal's is. Every
+// beyond the buffer is the sort's scratch, released past builderKeep
+// updates as a seal's is. Every
 // sum that fits int64 replaces its updates; the updates of one that does
 // not stay as they were, for the seal to sum with any later ones (so it
 // reports true whenever there were two updates to sort).
@@ -645,9 +719,8 @@ func (b *Batcher) sealBlock(lower, upper frontier.Frontier, recs []rec) (*Batch,
 // and a buffer holding a refused push (the next Seal reports it). Queued
 // chunks are read and released. Arities at most 1 are sorted and summed
 // where the batcher buffers them (consolidateSmall), one sum out of int64
-// keeping only its own updates; wider rows are built into a batch whose
-// rows are buffered as one chunk of the batcher's own, one sum out of
-// int64 leaving the whole buffer as it was.
+// keeping only its own updates; wider rows are sorted into a copy of the
+// buffer and summed there (consolidateWide).
 func (b *Batcher) Consolidate() bool {
 	n := b.Len()
 	if n < 2 || b.badArity != nil || b.bld.badArity != nil {
@@ -656,44 +729,5 @@ func (b *Batcher) Consolidate() bool {
 	if b.small {
 		return b.consolidateSmall()
 	}
-	nb := NewBuilder(b.ar, n)
-	ka, w := b.ar.Key, b.w
-	for i, t := range b.times {
-		row := b.rows[i*w : i*w+w]
-		nb.Push(row[:ka], row[ka:], t, b.diffs[i])
-	}
-	row := make([]int64, w)
-	for _, q := range b.queued {
-		for i, t := range q.times {
-			src := q.rows[i*q.width : i*q.width+q.width]
-			if q.ident {
-				copy(row, src)
-			} else {
-				for j, c := range q.cols {
-					row[j] = src[c]
-				}
-			}
-			nb.Push(row[:ka], row[ka:], t, q.diffs[i])
-		}
-	}
-	out, err := nb.Build(frontier.Min(), frontier.Empty())
-	if err != nil {
-		return false
-	}
-	rows, times, diffs := out.Rows()
-	clear(b.queued)
-	b.queued, b.nq = b.queued[:0], 0
-	b.rows, b.times, b.diffs = b.rows[:0], b.times[:0], b.diffs[:0]
-	if cap(b.times) > builderKeep {
-		b.rows, b.times, b.diffs = nil, nil, nil
-	}
-	if len(times) == 0 {
-		return true
-	}
-	cols := make([]int, b.w)
-	for i := range cols {
-		cols[i] = i
-	}
-	b.PushChunk(rows, b.w, cols[:b.ar.Key], cols[b.ar.Key:], times, diffs)
-	return true
+	return b.consolidateWide()
 }

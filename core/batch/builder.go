@@ -741,21 +741,8 @@ func overflowErr(ts []frontier.Time) error {
 func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 	ka, va := b.ar.Key, b.ar.Val
 	w := ka + va
-	perm := b.sortWide()
-	n := len(perm)
-	// Gather the updates in sorted order (one pass of random reads), so that
-	// consolidation and the columns read sequentially.
-	rows := grow(b.sRows[:0], n*w)[:n*w]
-	times := grow(b.sTimes[:0], n)[:n]
-	diffs := grow(b.sDiffs[:0], n)[:n]
-	b.sRows, b.sTimes, b.sDiffs = rows, times, diffs
-	for i, p := range perm {
-		dst, src := rows[i*w:i*w+w], b.rows[int(p)*w:int(p)*w+w]
-		for c := range dst { // NB: rows are short, a loop beats memmove
-			dst[c] = src[c]
-		}
-		times[i], diffs[i] = b.times[p], b.diffs[p]
-	}
+	rows, times, diffs := b.sortedWide()
+	n := len(times)
 	row := func(i int) []int64 { return rows[i*w : i*w+w] }
 	// Consolidate in place and count distinct keys and (key, val) pairs.
 	m, nk, nv := 0, 0, 0
@@ -825,6 +812,27 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 // sortWide returns the permutation that sorts the wide rows and times, in
 // b.perm: by radix sort (radix.go) from radixMin updates up, else by pdqsort,
 // both on packed major keys.
+// sortedWide sorts the pushed wide updates (sortWide) and gathers them in
+// sorted order into the builder's sorted columns (one pass of random
+// reads), so that consolidation and the columns read sequentially.
+func (b *Builder) sortedWide() (rows []int64, times []uint64, diffs []int64) {
+	w := b.ar.Key + b.ar.Val
+	perm := b.sortWide()
+	n := len(perm)
+	rows = grow(b.sRows[:0], n*w)[:n*w]
+	times = grow(b.sTimes[:0], n)[:n]
+	diffs = grow(b.sDiffs[:0], n)[:n]
+	b.sRows, b.sTimes, b.sDiffs = rows, times, diffs
+	for i, p := range perm {
+		dst, src := rows[i*w:i*w+w], b.rows[int(p)*w:int(p)*w+w]
+		for c := range dst { // NB: rows are short, a loop beats memmove
+			dst[c] = src[c]
+		}
+		times[i], diffs[i] = b.times[p], b.diffs[p]
+	}
+	return rows, times, diffs
+}
+
 func (b *Builder) sortWide() []uint32 {
 	w := b.ar.Key + b.ar.Val
 	n := len(b.times)

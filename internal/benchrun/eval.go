@@ -89,19 +89,40 @@ func Eval(ctx context.Context, cfg EvalConfig) error {
 			return err
 		}
 	}
-	tables, err := workloads.Load(s, cfg.Seed)
+	// Both through interruptible, as check runs them: loading a large
+	// generated input takes no context, nor does reading the captured
+	// output at each time once the query has finished, which took
+	// seconds at 3M rows; a Ctrl-C then went unheeded and eval printed
+	// everything and exited 0.
+	tables, err := interruptible(ctx, func() ([]*spec.Table, error) { return workloads.Load(s, cfg.Seed) })
 	if err != nil {
 		return err
 	}
-	res, _, leak, err := workloads.Evaluate(ctx, s, tables, workloads.SessionOptions{Mode: mode, Join: kind, Workers: cfg.Workers}, times)
-	if err != nil {
+	type evaluated struct {
+		res  []*reference.Result
+		leak error
+	}
+	ev, err := interruptible(ctx, func() (evaluated, error) {
+		res, _, leak, err := evaluateWorkload(ctx, s, tables, workloads.SessionOptions{Mode: mode, Join: kind, Workers: cfg.Workers}, times)
+		return evaluated{res, leak}, err
+	})
+	if err != nil || ctx.Err() != nil {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
 		return err
 	}
+	res, leak := ev.res, ev.leak
 	w := bufio.NewWriter(cfg.Out)
 	for _, r := range res {
+		if ctx.Err() != nil {
+			// The times printed stay, each section whole, as run
+			// keeps its finished lines.
+			if err := w.Flush(); err != nil {
+				return fmt.Errorf("benchrun: writing output: %w", err)
+			}
+			return ErrInterrupted
+		}
 		if cfg.Format == FormatJSON {
 			writeJSON(w, r)
 		} else {
@@ -209,6 +230,10 @@ type CheckConfig struct {
 	Targets []string // built-in names or spec files; empty: every built-in
 	Seed    uint64
 }
+
+// evaluateWorkload runs a query for eval (workloads.Evaluate); tests
+// make it deaf to a Ctrl-C, as reading a large output is.
+var evaluateWorkload = workloads.Evaluate
 
 // checkWorkload compares one workload with the reference
 // (workloads.Check); tests make it find differences the engine does not

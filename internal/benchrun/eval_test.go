@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tracebench/tracebench/core/reference"
+	"github.com/tracebench/tracebench/core/render"
 	"github.com/tracebench/tracebench/workloads"
 	"github.com/tracebench/tracebench/workloads/spec"
 )
@@ -212,6 +213,65 @@ func TestEvalInterrupted(t *testing.T) {
 		t.Fatalf("got %v (exit %d), printed %q", err, ExitCode(err), out.String())
 	}
 }
+
+// TestEvalInterruptedAfterTheQuery: a Ctrl-C that comes while eval
+// reads the query's finished output at each time (Session.Result takes
+// no context, and at millions of rows takes seconds) stops eval with
+// exit 130 and prints nothing, where it printed every time and exited 0.
+func TestEvalInterruptedAfterTheQuery(t *testing.T) {
+	orig := evaluateWorkload
+	t.Cleanup(func() { evaluateWorkload = orig })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evaluateWorkload = func(c context.Context, s *spec.Spec, tables []*spec.Table, opts workloads.SessionOptions, times []uint64) ([]*reference.Result, []render.StageErrors, error, error) {
+		res, stages, leak, err := orig(c, s, tables, opts, times)
+		cancel() // the signal, once the query has finished
+		return res, stages, leak, err
+	}
+	var out bytes.Buffer
+	err := Eval(ctx, EvalConfig{Out: &out, Spec: evalSpec, At: "1,2", Index: IndexImported, Format: FormatCSV, Workers: 1})
+	if !errors.Is(err, ErrInterrupted) || ExitCode(err) != ExitInterrupted || out.Len() != 0 {
+		t.Fatalf("eval interrupted after its query: %v (exit %d), printed %q; want ErrInterrupted, exit 130, nothing printed", err, ExitCode(err), out.String())
+	}
+}
+
+// TestEvalInterruptedWhilePrinting: a Ctrl-C while eval prints a large
+// output stops it at the next time's section, exit 130, the sections
+// printed whole, where it printed every time and exited 0.
+func TestEvalInterruptedWhilePrinting(t *testing.T) {
+	orig := evaluateWorkload
+	t.Cleanup(func() { evaluateWorkload = orig })
+	evaluateWorkload = func(_ context.Context, _ *spec.Spec, _ []*spec.Table, _ workloads.SessionOptions, times []uint64) ([]*reference.Result, []render.StageErrors, error, error) {
+		var res []*reference.Result
+		for _, tm := range times {
+			r := &reference.Result{Time: tm, Columns: []string{"s.o_cust", "total", "n", "lo"}}
+			for i := range 10000 { // far more than a bufio.Writer holds
+				r.Rows = append(r.Rows, reference.Row{Values: []int64{int64(i), 1, 1, 1}, Diff: 1})
+			}
+			res = append(res, r)
+		}
+		return res, nil, nil, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	w := writerFunc(func(p []byte) (int, error) {
+		cancel() // the signal, once the first bytes are out
+		return out.Write(p)
+	})
+	err := Eval(ctx, EvalConfig{Out: w, Spec: evalSpec, At: "1,2", Index: IndexImported, Format: FormatCSV, Workers: 1})
+	if !errors.Is(err, ErrInterrupted) || ExitCode(err) != ExitInterrupted {
+		t.Fatalf("eval interrupted while printing: %v (exit %d); want ErrInterrupted, exit 130", err, ExitCode(err))
+	}
+	if got := out.String(); strings.Contains(got, "# time=2") || !strings.HasSuffix(got, "# errors time=1\nerror,diff\n") {
+		t.Errorf("eval interrupted while printing time 1 printed %d bytes ending in %q; want time 1 whole and nothing of time 2", len(got), got[max(0, len(got)-80):])
+	}
+}
+
+// writerFunc is an io.Writer of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // TestEvalBuiltin: eval takes a built-in workload's name like the other
 // commands, printing what its spec file prints; a workload of several

@@ -146,11 +146,18 @@ small default size in both index modes.`,
 
 // isTerminal reports whether w is a terminal that a progress bar can be
 // drawn on. The bar redraws itself with cursor-movement escapes, which a
-// terminal of TERM=dumb (an editor's shell buffer) prints as text: there,
-// as off a terminal, the progress is a line per sample.
+// terminal of TERM=dumb (an editor's shell buffer) prints as text, and
+// fits itself into the terminal's rows, of which a terminal that reports
+// no size has none (a pseudo-terminal no one sized, as `script` makes in a
+// CI job): there, as off a terminal, the progress is a line per sample,
+// where the bar drew nothing at all.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && os.Getenv("TERM") != "dumb" && term.IsTerminal(int(f.Fd()))
+	if !ok || os.Getenv("TERM") == "dumb" || !term.IsTerminal(int(f.Fd())) {
+		return false
+	}
+	width, height, err := term.GetSize(int(f.Fd()))
+	return err == nil && width > 0 && height > 0
 }
 
 // minArgs is cobra.MinimumNArgs with a message naming the command's usage.
@@ -265,7 +272,7 @@ With no workload it runs every built-in workload.`,
 	f.StringVar(&cfg.Flamegraph, "flamegraph", "", "write a CPU flame graph to FILE.html")
 	f.StringVar(&cfg.Shard, "shard", "0/1", "run shard i/n (0-based) of the sorted benchmark list")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "run seed, combined with each generator's own seed")
-	f.StringVar(&cfg.Progress, "progress", benchrun.ProgressAuto, "progress on stderr: auto (a bar on a terminal, else a line per sample), on (a line per sample) or off")
+	f.StringVar(&cfg.Progress, "progress", benchrun.ProgressAuto, "progress on stderr: auto (a bar on a terminal of known size, else a line per sample), on (a line per sample) or off")
 	return c
 }
 

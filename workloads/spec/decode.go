@@ -253,21 +253,29 @@ func (d *decoder) integer(n *node, field string) (*big.Int, error) {
 var numberRE = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
 // exactInteger parses the text of a JSON number as an exact integer.
-// The magnitude is judged from the digits and the exponent before big.Rat
-// expands the exponent: 1e-400 is a fraction, not an integer, and 1e400
-// is beyond every integer field, whatever the size of the exponent.
+// The magnitude is judged from the digits and the exponent before any
+// digit is converted: 1e-400 is a fraction, not an integer, and 1e400 is
+// beyond every integer field, whatever the size of the exponent. Only
+// the digits before the decimal point, at most 40 of them, are then
+// converted; math/big's conversion of a number's every digit took time
+// quadratic in their count (18 s for a field of 2,000,000 digits). A
+// plain integer of more than 40 digits is returned as ±tooLong, which
+// every field refuses naming the number as written (numText).
 func exactInteger(text string, fail func(string) error) (*big.Int, error) {
 	m := numberRE.FindStringSubmatch(text)
 	if m == nil {
 		return nil, fail(fmt.Sprintf("%q is not a decimal integer", text))
 	}
-	if v, ok := new(big.Int).SetString(text, 10); ok {
-		return v, nil
-	}
 	outside := func() error { return fail(outsideIntegers(text)) }
-	switch mag, ok := magnitude(text, m[1]); {
+	mag, ok := magnitude(text, m[1])
+	switch {
 	case mag == magZero:
-		return new(big.Int), nil // 0e-400, 0.0e99: zero
+		return new(big.Int), nil // 0e-400, 0.0e99, -0: zero
+	case mag > 40 && m[1] == "" && !strings.Contains(text, "."):
+		if strings.HasPrefix(text, "-") {
+			return new(big.Int).Neg(tooLong), nil
+		}
+		return tooLong, nil
 	case !ok && mag > 0:
 		return nil, outside()
 	case mag <= 0:
@@ -277,14 +285,41 @@ func exactInteger(text string, fail func(string) error) (*big.Int, error) {
 		// At least 1e40, past 2^128.
 		return nil, outside()
 	}
-	r, ok := new(big.Rat).SetString(text)
-	if !ok || !r.IsInt() {
+	// The number is 0.digits × 10^mag: an integer when every digit past
+	// the first mag is 0.
+	mant := strings.TrimPrefix(text[:len(text)-len(m[1])], "-")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	whole, rest := digits, ""
+	if len(digits) > mag {
+		whole, rest = digits[:mag], digits[mag:]
+	}
+	if strings.Trim(rest, "0") != "" {
 		return nil, fail(fmt.Sprintf("%s is not an integer", text))
 	}
-	if r.Num().BitLen() > 128 {
+	v, _ := new(big.Int).SetString(whole+strings.Repeat("0", mag-len(whole)), 10)
+	if strings.HasPrefix(text, "-") {
+		v.Neg(v)
+	}
+	if v.BitLen() > 128 {
 		return nil, outside()
 	}
-	return r.Num(), nil
+	return v, nil
+}
+
+// tooLong stands for a plain integer of more than 40 digits, outside
+// every integer field: exactInteger does not convert its digits.
+var tooLong = new(big.Int).Lsh(big.NewInt(1), 200)
+
+// numText is the value v, which exactInteger read from the number node n,
+// as a message shows it: as written when it is a plain integer (the
+// same digits, and all of them where v is ±tooLong), else v's digits
+// (1e30 as 1000000000000000000000000000000).
+func numText(n *node, v *big.Int) string {
+	if plainIntRE.MatchString(n.text) {
+		return n.text
+	}
+	return v.String()
 }
 
 // magZero is magnitude's result for a number whose digits are all 0.
@@ -329,7 +364,7 @@ func (d *decoder) u64(n *node, field string) (uint64, error) {
 		return 0, err
 	}
 	if v.Sign() < 0 || !v.IsUint64() {
-		return 0, d.errf(n, field, "%s is outside 0..%d", v, uint64(math.MaxUint64))
+		return 0, d.errf(n, field, "%s is outside 0..%d", numText(n, v), uint64(math.MaxUint64))
 	}
 	return v.Uint64(), nil
 }
@@ -340,7 +375,7 @@ func (d *decoder) i64(n *node, field string) (int64, error) {
 		return 0, err
 	}
 	if !v.IsInt64() {
-		return 0, d.errf(n, field, "%s is outside the int64 range", v)
+		return 0, d.errf(n, field, "%s is outside the int64 range", numText(n, v))
 	}
 	return v.Int64(), nil
 }
@@ -702,7 +737,7 @@ func (d *decoder) rows(n *node, field string, columns []string) (*Table, error) 
 			return nil, d.errf(r.elems[0], f+"[0]", "time %s is not a decimal integer in 0..%d (a time takes no sign)", r.elems[0].text, MaxTime)
 		}
 		if v.Sign() < 0 || !v.IsUint64() || v.Uint64() > MaxTime {
-			return nil, d.errf(r.elems[0], f+"[0]", "time %s is outside 0..%d (%s)", v, MaxTime, maxTimeWhy)
+			return nil, d.errf(r.elems[0], f+"[0]", "time %s is outside 0..%d (%s)", numText(r.elems[0], v), MaxTime, maxTimeWhy)
 		}
 		tm := v.Uint64()
 		diff, err := d.rowI64(r.elems[1], f+"[1]")
@@ -741,7 +776,7 @@ func (d *decoder) rowI64(n *node, field string) (int64, error) {
 		return 0, err
 	}
 	if !v.IsInt64() {
-		return 0, d.errf(n, field, "%s is outside the int64 range", v)
+		return 0, d.errf(n, field, "%s is outside the int64 range", numText(n, v))
 	}
 	return v.Int64(), nil
 }

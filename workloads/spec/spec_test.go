@@ -943,3 +943,37 @@ func TestNewTableOfANegativeCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestLongNumbersJudgedByTheirDigits: a number of millions of digits in
+// an integer field is judged from its digits and exponent, never converted
+// whole (math/big's conversion takes time quadratic in the digits: 18 s
+// for 2,000,000 of them): more than 40 digits is outside the field's
+// range, named as written, and a long number of fewer before its decimal
+// point or exponent is still read exactly, an integer or a fraction as
+// its digits say (big.Rat refused one of over a million digits).
+func TestLongNumbersJudgedByTheirDigits(t *testing.T) {
+	const n = 2_000_000
+	nines := strings.Repeat("9", n)
+	zeros := strings.Repeat("0", n)
+	for _, tc := range []struct {
+		name, asOf, want string // want: "" for as_of 1
+	}{
+		{"many digits", nines, "bad.json:1: as_of: " + nines[:80] + "... (2000000 bytes) is outside 0..18446744073709551615"},
+		{"negative, many digits", "-" + nines, "bad.json:1: as_of: -" + nines[:79] + "... (2000001 bytes) is outside 0..18446744073709551615"},
+		{"many digits and a fraction", nines + ".5", "bad.json:1: as_of: " + nines[:80] + "... (2000002 bytes) is outside -9223372036854775808..18446744073709551615, the range of every integer field"},
+		{"many digits, an exponent bringing them back", "1" + zeros + "e-" + strconv.Itoa(n), ""},
+		{"many fraction digits that are 0", "1." + zeros, ""},
+		{"many zeros, then a fraction", "1." + zeros + "1", "bad.json:1: as_of: 1." + zeros[:78] + "... (2000003 bytes) is not an integer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(base, `"name": "w"`, `"name": "w", "as_of": `+tc.asOf, 1)
+			s, err := Decode("bad.json", ".", []byte(src))
+			switch {
+			case tc.want == "" && (err != nil || s.AsOf != 1):
+				t.Fatalf("got %v, as_of %v; want as_of 1", err, s)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Fatalf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}

@@ -131,7 +131,7 @@ small default size in both index modes.`,
 	}
 	// No command may write to a spec file it reads.
 	root.PersistentPreRunE = wrap(func(cmd *cobra.Command, args []string) error {
-		return benchrun.CheckStreams(out, errOut, args)
+		return benchrun.CheckStreams(cmd.Context(), out, errOut, args)
 	})
 	root.SetOut(out)
 	root.SetErr(errOut)
@@ -361,7 +361,7 @@ arrangement no index serves exits with status 2, naming every missing
 		Args: exactArgs(1),
 		RunE: wrap(func(cmd *cobra.Command, args []string) error {
 			cfg.Out, cfg.Spec = out, args[0]
-			return benchrun.Explain(cfg)
+			return benchrun.Explain(cmd.Context(), cfg)
 		}),
 	}
 	c.Flags().StringVar(&cfg.Index, "index", benchrun.IndexImported, "index mode: imported or direct")

@@ -148,9 +148,10 @@ func mustOpen(t *testing.T, path string) *os.File {
 	return f
 }
 
-// TestInterruptedCommandsExit130 checks that gen and validate take the
-// command's context, which SIGINT cancels: interrupted, they exit 130 and
-// gen leaves nothing written.
+// TestInterruptedCommandsExit130 checks that gen, validate, explain and
+// eval take the command's context, which SIGINT cancels: interrupted,
+// they exit 130, print nothing, and gen leaves nothing written (explain
+// printed its plan and exited 0).
 func TestInterruptedCommandsExit130(t *testing.T) {
 	t.Chdir("../..")
 	dir := filepath.Join(t.TempDir(), "gen")
@@ -159,6 +160,9 @@ func TestInterruptedCommandsExit130(t *testing.T) {
 	for _, args := range [][]string{
 		{"gen", "lookup", "--out", dir},
 		{"validate", "workloads/examples/lookup.json", "dd"},
+		{"explain", "workloads/examples/lookup.json"},
+		{"explain", "lookup"},
+		{"eval", "workloads/examples/lookup.json", "--at", "0"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(ctx, &out, &errOut, args)

@@ -1904,7 +1904,7 @@ func TestStreamsAreNotBuiltinSpecFiles(t *testing.T) {
 		if tc.stderr {
 			out, errOut = io.Discard, f
 		}
-		err = CheckStreams(out, errOut, tc.targets)
+		err = CheckStreams(context.Background(), out, errOut, tc.targets)
 		f.Close()
 		if tc.want == "" {
 			if err != nil {
@@ -2013,5 +2013,19 @@ func TestFlamegraphErrorNamesNoPackage(t *testing.T) {
 	}
 	if page.Len() != 0 {
 		t.Errorf("a failed flame graph wrote %d bytes", page.Len())
+	}
+}
+
+// TestCheckStreamsInterrupted: the spec files a command names are decoded
+// before it starts, to know their CSV inputs; a cancelled context
+// (Ctrl-C) stops that with ErrInterrupted (exit 130), where a spec of
+// millions of inline rows kept every command deaf to Ctrl-C for seconds,
+// and explain then printed its plan and exited 0.
+func TestCheckStreamsInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := CheckStreams(ctx, io.Discard, io.Discard, []string{evalSpec})
+	if !errors.Is(err, ErrInterrupted) || ExitCode(err) != ExitInterrupted {
+		t.Fatalf("CheckStreams with a cancelled context: %v (exit %d), want ErrInterrupted, exit 130", err, ExitCode(err))
 	}
 }

@@ -1,6 +1,7 @@
 package benchrun
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -22,17 +23,23 @@ type ExplainConfig struct {
 // each reads, the stream columns it is looked up by, and the index that
 // serves it; then the query's reduce and output. In imported mode an
 // arrangement no index serves is an error naming every missing
-// (collection, key set), returned after the plan is printed.
-func Explain(cfg ExplainConfig) error {
+// (collection, key set), returned after the plan is printed. A cancelled
+// ctx (Ctrl-C) stops it with ErrInterrupted before it prints: decoding a
+// spec of millions of inline rows takes seconds, after which explain
+// printed the plan and exited 0.
+func Explain(ctx context.Context, cfg ExplainConfig) error {
 	if cfg.Index == "" {
 		cfg.Index = IndexImported
 	}
 	if cfg.Index != IndexImported && cfg.Index != IndexDirect {
 		return usagef("--index", "unknown value %s (imported or direct)", spec.Quote(cfg.Index))
 	}
-	specs, err := resolve(cfg.Spec)
+	specs, err := interruptible(ctx, func() ([]*spec.Spec, error) { return resolve(cfg.Spec) })
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return ErrInterrupted
 	}
 	for i, s := range specs {
 		if i > 0 {

@@ -2,6 +2,8 @@ package benchrun
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,7 +29,7 @@ func TestExplainAgreesWithRun(t *testing.T) {
 	for _, target := range targets {
 		for _, join := range []string{"linear", "delta"} {
 			var out bytes.Buffer
-			explainErr := Explain(ExplainConfig{Out: &out, Spec: target, Index: IndexImported, Join: join})
+			explainErr := Explain(context.Background(), ExplainConfig{Out: &out, Spec: target, Index: IndexImported, Join: join})
 			_, runErr := Benchmarks(Selection{Targets: []string{target}, Index: []string{IndexImported}, Join: []string{join}, Workers: 1})
 			if (explainErr == nil) != (runErr == nil) || explainErr != nil && Message(explainErr) != Message(runErr) {
 				t.Errorf("%s --join %s: explain says %v (exit %d), run %v (exit %d)", target, join, explainErr, ExitCode(explainErr), runErr, ExitCode(runErr))
@@ -76,5 +78,18 @@ func TestExplainAgreesWithRun(t *testing.T) {
 				t.Errorf("%s --join %s: explain prints %q with no index, the refusal names %q\n%s", target, join, unserved, named, out.String())
 			}
 		}
+	}
+}
+
+// TestExplainInterrupted: a cancelled context (Ctrl-C) stops explain with
+// exit 130 and prints nothing, where it printed the plan and exited 0
+// once the spec, which may take seconds to decode, was read.
+func TestExplainInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	err := Explain(ctx, ExplainConfig{Out: &out, Spec: evalSpec, Index: IndexDirect})
+	if !errors.Is(err, ErrInterrupted) || ExitCode(err) != ExitInterrupted || out.Len() != 0 {
+		t.Fatalf("explain interrupted: %v (exit %d), printed %q; want ErrInterrupted, exit 130, nothing printed", err, ExitCode(err), out.String())
 	}
 }

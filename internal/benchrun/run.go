@@ -344,8 +344,11 @@ func keepingFile(w io.Writer) os.FileInfo {
 // Nor may either be a CSV input of such a spec: benchrun eval w.json >
 // data/a.csv found the input the shell had emptied, and said only that
 // the CSV was empty. A spec that does not decode is left to the command,
-// which names its fault.
-func CheckStreams(out, errOut io.Writer, targets []string) error {
+// which names its fault. The specs are decoded through interruptible, so
+// that a cancelled ctx (Ctrl-C) stops the command with ErrInterrupted:
+// decoding one of millions of inline rows takes seconds, which every
+// command spent here deaf to Ctrl-C before its own work began.
+func CheckStreams(ctx context.Context, out, errOut io.Writer, targets []string) error {
 	if len(targets) == 0 {
 		// The default suite: every built-in workload.
 		for _, w := range workloads.Registry() {
@@ -375,7 +378,10 @@ func CheckStreams(out, errOut io.Writer, targets []string) error {
 		if err := streamIsNot(out, errOut, t, "a spec file this command reads"); err != nil {
 			return err
 		}
-		s, err := spec.ReadFile(t)
+		s, err := interruptible(ctx, func() (*spec.Spec, error) { return spec.ReadFile(t) })
+		if errors.Is(err, ErrInterrupted) {
+			return err
+		}
 		if err != nil {
 			continue
 		}

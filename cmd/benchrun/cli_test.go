@@ -833,6 +833,34 @@ func TestDashIsNoStandardInput(t *testing.T) {
 	}
 }
 
+// TestSpecFileOfAnotherEndingIsNamedByItsPath: a spec file whose name
+// does not end in .json (W.JSON, w.spec) is taken for a built-in
+// workload's name unless a / names it as a path; the refusal says so and
+// names it as ./W.JSON, which every command takes, where it said that a
+// spec file must end in .json, as if the file had to be renamed.
+func TestSpecFileOfAnotherEndingIsNamedByItsPath(t *testing.T) {
+	src, err := os.ReadFile("../../internal/benchrun/testdata/eval/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	for _, name := range []string{"W.JSON", "w.spec"} {
+		if err := os.WriteFile(name, src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"validate", name}, {"explain", name}, {"run", name}, {"eval", name, "--at", "1"}, {"check", name}} {
+			code, out, errOut := execute(t, args...)
+			want := name + " is a file here, but a spec file is named by a path that ends in .json or holds a /: ./" + name
+			if code != 2 || out != "" || !strings.Contains(errOut, want) {
+				t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out, errOut, want)
+			}
+		}
+		if code, out, errOut := execute(t, "validate", "./"+name); code != 0 || !strings.Contains(out, "./"+name+": ok") {
+			t.Errorf("validate ./%s: exit %d, stdout %q, stderr %q; want it validated", name, code, out, errOut)
+		}
+	}
+}
+
 // TestRunsFlagGivenToTheSuiteSaysWhereItGoes: `benchrun --count 5` is
 // refused (the default suite takes no flags), and the message says that
 // the flag is run's and that `run --index imported,direct` runs the same

@@ -167,6 +167,12 @@ func notBuiltin(target string, err error) string {
 	if target == "-" {
 		return fmt.Sprintf("%v (standard input is not \"-\": name it /dev/stdin, with < w.json)", err)
 	}
+	if st, serr := os.Stat(target); serr == nil && !st.IsDir() {
+		// A file of another ending, W.JSON or w.spec, is a spec file
+		// named by a path: "must end in .json" told the user to rename
+		// a file that ./W.JSON names as it is.
+		return fmt.Sprintf("%v (%s is a file here, but a spec file is named by a path that ends in .json or holds a /: ./%s)", err, spec.Path(target), spec.Path(target))
+	}
 	return fmt.Sprintf("%v (a spec file must end in .json)", err)
 }
 

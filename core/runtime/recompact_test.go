@@ -266,6 +266,31 @@ func runRecompaction(t *testing.T, seed uint64, w, rounds int, partway bool) rec
 		}
 		quiesceAll(t, s)
 	}
+	// A Sync returns before the work an operator leaves to its later
+	// steps (a join that yields between steps, its queued batches holding
+	// the index's batches they read): the index is read once every query
+	// has passed its end, and the holds they gave up then have reached
+	// the publisher.
+	end := func(q *recompactQuery) uint64 {
+		if u, ok := q.until.Time(); ok {
+			return min(last, u-1)
+		}
+		return last
+	}
+	for _, q := range queries {
+		for _, cp := range []*dataflow.Capture{q.solo, q.paird} {
+			progress()
+			if err := cp.WaitPassed(ctx, end(q)); err != nil {
+				t.Fatalf("seed %d: query %s: %v", seed, q.id, err)
+			}
+		}
+	}
+	for _, s := range both {
+		if err := s.ctl.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		quiesceAll(t, s)
+	}
 	for i, s := range both {
 		st, err := s.rts[0].Stats(ctx)
 		if err != nil {
@@ -290,10 +315,7 @@ func runRecompaction(t *testing.T, seed uint64, w, rounds int, partway bool) rec
 		models[tm] = maps.Clone(state)
 	}
 	for _, q := range queries {
-		end := last
-		if u, ok := q.until.Time(); ok {
-			end = min(end, u-1)
-		}
+		end := end(q)
 		for _, side := range []struct {
 			mode string
 			cp   *dataflow.Capture

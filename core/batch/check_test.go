@@ -1,0 +1,93 @@
+package batch
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/tracebench/tracebench/core/frontier"
+)
+
+// TestCheckCatchesRepeatsAndEmptyRuns: B1's orders are strict (a key,
+// a val within its key, or a time within its (key, val) repeated is a
+// violation, not only one out of order) and B2 refuses a key owning no
+// vals and a val owning no updates. Each corruption keeps the columns'
+// lengths and the offsets' ends, so that only the rule named fails.
+func TestCheckCatchesRepeatsAndEmptyRuns(t *testing.T) {
+	// repeats: keys 1 (vals 1, 2), 2 (val 1); (1, 1) at 0 and 1.
+	repeats := "[{0}, {3}) since {0}\n1 | 1 @0 +1\n1 | 1 @1 +1\n1 | 2 @0 +1\n2 | 1 @2 +1"
+	// runs: keys 1 (val 1), 2 (vals 2, 3); (2, 3) at 1 and 2. Emptying
+	// key 1 gives its val to key 2, and emptying val 2 its update to
+	// val 3, each still in order.
+	runs := "[{0}, {3}) since {0}\n1 | 1 @0 +1\n2 | 2 @0 +1\n2 | 3 @1 +1\n2 | 3 @2 +1"
+	for _, c := range []struct {
+		name, batch string
+		corrupt     func(c *Batch)
+	}{
+		{"a key repeated", repeats, func(c *Batch) { c.keys[1] = c.keys[0] }},
+		{"a val repeated", repeats, func(c *Batch) { c.vals[1] = c.vals[0] }},
+		{"a time repeated", repeats, func(c *Batch) { c.times[1] = c.times[0] }},
+		{"a key owning no vals", runs, func(c *Batch) { c.keyOffs[1] = 0 }},
+		{"a val owning no updates", runs, func(c *Batch) { c.valOffs[2] = 1 }},
+	} {
+		b := mustParse(t, Arity{1, 1}, c.batch)
+		if err := b.Check(); err != nil {
+			t.Fatal(err)
+		}
+		x := *b
+		x.keys, x.vals, x.times = slices.Clone(b.keys), slices.Clone(b.vals), slices.Clone(b.times)
+		x.keyOffs, x.valOffs = slices.Clone(b.keyOffs), slices.Clone(b.valOffs)
+		c.corrupt(&x)
+		if x.Check() == nil {
+			t.Errorf("%s: Check passed:\n%v", c.name, &x)
+		}
+	}
+}
+
+// TestAnEmptySinceKeepsATimeAnEarlierMergeAdvanced: B3's exception. A
+// merge under {5} advances a time to 5, beyond the merged upper {3}; a
+// later merge under {} (every hold gone) leaves it there, and the batch
+// it makes, since {}, holds a time beyond its upper.
+func TestAnEmptySinceKeepsATimeAnEarlierMergeAdvanced(t *testing.T) {
+	a := mustParse(t, Arity{1, 1}, "[{0}, {2}) since {0}\n1 | 1 @0 +1\n2 | 1 @1 +1")
+	b := mustParse(t, Arity{1, 1}, "[{2}, {3}) since {0}\n3 | 1 @2 +1")
+	c := mustParse(t, Arity{1, 1}, "[{3}, {4}) since {0}\n4 | 1 @3 +1")
+	ab, err := Merge(a, b, frontier.At(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Merge(ab, c, frontier.Empty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if d := out.Desc(); !d.Since.IsEmpty() || d.Upper != frontier.At(4) {
+		t.Fatalf("desc %v, want [{0}, {4}) since {}", d)
+	}
+	var times []uint64
+	for _, u := range out.Updates() {
+		times = append(times, u.Time)
+	}
+	if want := []uint64{5, 5, 5, 3}; !slices.Equal(times, want) {
+		t.Fatalf("times %v, want %v", times, want)
+	}
+}
+
+// TestStepKeyAtTheEndStaysThere: a cursor whose keys are all read
+// stays at the end however often it steps, so its key index is the
+// batch's key count.
+func TestStepKeyAtTheEndStaysThere(t *testing.T) {
+	b := mustParse(t, Arity{1, 1}, "[{0}, {3}) since {0}\n1 | 1 @0 +1\n2 | 1 @1 +1")
+	c := b.Cursor()
+	for range 4 {
+		c.StepKey()
+	}
+	if c.KeyValid() || c.KeyIndex() != b.Keys() {
+		t.Fatalf("after stepping past the end: valid %v, key index %d, want false, %d", c.KeyValid(), c.KeyIndex(), b.Keys())
+	}
+	c.SeekKey([]int64{2})
+	if c.KeyValid() || c.KeyIndex() != b.Keys() {
+		t.Fatalf("a seek back from the end: valid %v, key index %d, want false, %d", c.KeyValid(), c.KeyIndex(), b.Keys())
+	}
+}

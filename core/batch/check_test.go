@@ -10,7 +10,8 @@ import (
 // TestCheckCatchesRepeatsAndEmptyRuns: B1's orders are strict (a key,
 // a val within its key, or a time within its (key, val) repeated is a
 // violation, not only one out of order) and B2 refuses a key owning no
-// vals and a val owning no updates. Each corruption keeps the columns'
+// vals and a val owning no updates; the offsets must span the columns
+// from their first element. Each corruption keeps the columns'
 // lengths and the offsets' ends, so that only the rule named fails.
 func TestCheckCatchesRepeatsAndEmptyRuns(t *testing.T) {
 	// repeats: keys 1 (vals 1, 2), 2 (val 1); (1, 1) at 0 and 1.
@@ -28,6 +29,8 @@ func TestCheckCatchesRepeatsAndEmptyRuns(t *testing.T) {
 		{"a time repeated", repeats, func(c *Batch) { c.times[1] = c.times[0] }},
 		{"a key owning no vals", runs, func(c *Batch) { c.keyOffs[1] = 0 }},
 		{"a val owning no updates", runs, func(c *Batch) { c.valOffs[2] = 1 }},
+		{"a val owned by no key", repeats, func(c *Batch) { c.keyOffs[0] = 1 }},
+		{"an update owned by no val", repeats, func(c *Batch) { c.valOffs[0] = 1 }},
 	} {
 		b := mustParse(t, Arity{1, 1}, c.batch)
 		if err := b.Check(); err != nil {

@@ -462,13 +462,14 @@ func TestTallyWalksAsACursor(t *testing.T) {
 	}
 	for trial := range 200 {
 		n := rng.IntN(300)
+		keys := 1 + rng.Int64N(40) // a batch of one key among them
 		bld := NewBuilder(Arity{1, 1}, n)
 		for range n {
 			d := rng.Int64N(7) - 3
 			if d == 0 {
 				d = 5
 			}
-			bld.Push1(rng.Int64N(40), rng.Int64N(4), rng.Uint64N(10), d)
+			bld.Push1(rng.Int64N(keys), rng.Int64N(4), rng.Uint64N(10), d)
 		}
 		b, err := bld.Build(frontier.Min(), frontier.At(10))
 		if err != nil {

@@ -65,6 +65,13 @@ func TestBeyondAndAdvance(t *testing.T) {
 	if got := At(4).StepBack(); got != At(3) {
 		t.Fatalf("StepBack {4} = %v", got)
 	}
+	// Nothing lies before {0}, and {} steps back to itself: neither wraps.
+	if got := Min().StepBack(); got != Min() {
+		t.Fatalf("StepBack {0} = %v, want {0}", got)
+	}
+	if got := Empty().StepBack(); !got.IsEmpty() {
+		t.Fatalf("StepBack {} = %v, want {}", got)
+	}
 }
 
 // TestAdvanceByProperty checks the defining property of advance_by (§2.1): the

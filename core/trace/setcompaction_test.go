@@ -36,3 +36,25 @@ func TestSetCompactionMovesBothHolds(t *testing.T) {
 		t.Fatalf("setter asked %d times at once (at %v) and %d hold by hold, want once at {5}", r.both, r.at, r.one)
 	}
 }
+
+// plainReader is a Reader that is neither a *Handle nor a
+// CompactionSetter: it moves its holds one at a time.
+type plainReader struct {
+	Reader
+	logical, physical frontier.Frontier
+}
+
+func (r *plainReader) SetLogicalCompaction(f frontier.Frontier)  { r.logical = f }
+func (r *plainReader) SetPhysicalCompaction(f frontier.Frontier) { r.physical = f }
+
+// TestSetCompactionMovesAPlainReadersHoldsOneByOne: a reader that only
+// has the two setters has each of its holds moved, and a nil one is
+// left alone.
+func TestSetCompactionMovesAPlainReadersHoldsOneByOne(t *testing.T) {
+	r := &plainReader{}
+	SetCompaction(r, frontier.At(4))
+	if r.logical != frontier.At(4) || r.physical != frontier.At(4) {
+		t.Fatalf("reader holds %v / %v, want {4} / {4}", r.logical, r.physical)
+	}
+	SetCompaction((*plainReader)(nil), frontier.At(5))
+}

@@ -154,3 +154,27 @@ func TestACloneHoldsAtItsSourcesFrontiers(t *testing.T) {
 		t.Fatalf("storage compacted to %v / %v with only the clone left, want {5} / {4}", s.LogicalCompaction(), s.PhysicalCompaction())
 	}
 }
+
+// A released handle reads the upper its trace had when it was released,
+// not what the trace reaches after, and its clones read the same.
+func TestAReleasedHandleReadsTheUpperItWasReleasedAt(t *testing.T) {
+	h, w := trace.NewSpine(batch.Arity{Key: 1, Val: 1}, spine.Options{})
+	defer h.Release()
+	if err := w.Seal(frontier.At(3)); err != nil {
+		t.Fatal(err)
+	}
+	c := h.Clone()
+	c.Release()
+	if err := w.Seal(frontier.At(5)); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ReadUpper(); got != frontier.At(3) {
+		t.Fatalf("released at {3}, then the trace sealed to {5}: ReadUpper %v, want {3}", got)
+	}
+	if got := c.Clone().ReadUpper(); got != frontier.At(3) {
+		t.Fatalf("the clone of a handle released at {3}: ReadUpper %v, want {3}", got)
+	}
+	if got := h.ReadUpper(); got != frontier.At(5) {
+		t.Fatalf("the live handle: ReadUpper %v, want {5}", got)
+	}
+}

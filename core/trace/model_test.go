@@ -259,6 +259,23 @@ func TestReleaseAllFreesTheTrace(t *testing.T) {
 	if sp.Upper() != frontier.At(5) {
 		t.Fatalf("write after drop reached the storage: upper %v", sp.Upper())
 	}
+	// So are the writer's other calls: a seal, work and a close do
+	// nothing, and its upper is {}, the upper of a trace no one reads.
+	if err := w.Seal(frontier.At(7)); err != nil {
+		t.Fatal(err)
+	}
+	if w.Exert(1 << 20) {
+		t.Fatal("Exert after the drop reports work left")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if u := w.Upper(); !u.IsEmpty() {
+		t.Fatalf("writer upper after the drop: %v, want {}", u)
+	}
+	if sp.Upper() != frontier.At(5) {
+		t.Fatalf("a seal after the drop reached the storage: upper %v", sp.Upper())
+	}
 }
 
 // TestHoldPreventsCompaction is §8 invariant 9 and 10: a live hold at h keeps

@@ -94,3 +94,32 @@ func TestStepKeyAtTheEndStaysThere(t *testing.T) {
 		t.Fatalf("a seek back from the end: valid %v, key index %d, want false, %d", c.KeyValid(), c.KeyIndex(), b.Keys())
 	}
 }
+
+// TestAMergeSumsATimeBothBatchesHold: two adjacent batches share a time
+// only where an earlier merge advanced one's times beyond its upper; a
+// merge under {} (which advances nothing) sums their diffs there, to a
+// diff that fits (no overflow reported, nothing saturated) or to zero
+// (the update dropped), two-way and k-way alike.
+func TestAMergeSumsATimeBothBatchesHold(t *testing.T) {
+	a := mustParse(t, Arity{1, 1}, "[{0}, {2}) since {0}\n1 | 1 @0 +1\n1 | 1 @1 +1\n2 | 1 @1 +1\n3 | 1 @0 -2")
+	b := mustParse(t, Arity{1, 1}, "[{2}, {3}) since {0}\n3 | 1 @2 +1")
+	ab, err := Merge(a, b, frontier.At(5)) // 1 | 1 @5 +2, 2 | 1 @5 +1, 3 | 1 @5 -1
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustParse(t, Arity{1, 1}, "[{3}, {6}) since {0}\n1 | 1 @5 +1\n2 | 1 @5 -1\n3 | 1 @4 +7")
+	d := mustParse(t, Arity{1, 1}, "[{6}, {7}) since {0}\n4 | 1 @6 +1")
+	want := "[{0}, {6}) since {}\n1 | 1 @5 +3\n3 | 1 @4 +7\n3 | 1 @5 -1"
+	got, err := Merge(ab, c, frontier.Empty())
+	if err != nil || got.String() != want || got.Saturated() {
+		t.Fatalf("two-way: err %v, saturated %v, batch\n%v\nwant\n%v", err, got.Saturated(), got, want)
+	}
+	m := NewMergerN([]*Batch{ab, c, d}, frontier.Empty())
+	fuel := int64(1 << 20)
+	m.Work(&fuel)
+	got, err = m.Result()
+	want = "[{0}, {7}) since {}\n1 | 1 @5 +3\n3 | 1 @4 +7\n3 | 1 @5 -1\n4 | 1 @6 +1"
+	if err != nil || got.String() != want || got.Saturated() {
+		t.Fatalf("k-way: err %v, saturated %v, batch\n%v\nwant\n%v", err, got.Saturated(), got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -121,5 +122,34 @@ func TestAMergeSumsATimeBothBatchesHold(t *testing.T) {
 	want = "[{0}, {7}) since {}\n1 | 1 @5 +3\n3 | 1 @4 +7\n3 | 1 @5 -1\n4 | 1 @6 +1"
 	if err != nil || got.String() != want || got.Saturated() {
 		t.Fatalf("k-way: err %v, saturated %v, batch\n%v\nwant\n%v", err, got.Saturated(), got, want)
+	}
+}
+
+// TestABuildRefusesATimeOutsideAtEveryPosition: a build of up to 9
+// updates (short of the radix sort, so that it reads its times after
+// the sort) refuses one update before its lower or at its upper wherever
+// that update sorts: the bound scan takes its times four at a time, then
+// the rest one by one.
+func TestABuildRefusesATimeOutsideAtEveryPosition(t *testing.T) {
+	for _, ar := range []Arity{{1, 1}, {2, 1}} {
+		for n := 1; n <= 9; n++ {
+			for p := range n {
+				for _, bad := range []uint64{9, 20} {
+					bld := NewBuilder(ar, n)
+					for i := range n {
+						tm := uint64(10 + i)
+						if i == p {
+							tm = bad
+						}
+						key := make([]int64, ar.Key)
+						key[0] = int64(i) // the updates sort in the order pushed
+						bld.Push(key, []int64{1}, tm, 1)
+					}
+					if _, err := bld.Build(frontier.At(10), frontier.At(20)); !errors.Is(err, ErrTimeOutside) {
+						t.Fatalf("arity %v, %d updates, time %d at %d: err %v, want ErrTimeOutside", ar, n, bad, p, err)
+					}
+				}
+			}
+		}
 	}
 }

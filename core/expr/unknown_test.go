@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,37 @@ func TestAnUnknownColumnsErrorListsWhatIsAvailable(t *testing.T) {
 		_, err = NewMFP(MFPSpec{Input: scope[:tc.n], Maps: []Map{{Name: "m", Expr: e}}})
 		if !errors.As(err, &xe) || xe.Msg != tc.want {
 			t.Errorf("NewMFP over %d columns: %v, want %q", tc.n, err, tc.want)
+		}
+	}
+}
+
+// TestAProjectionOfSomeInputColumnsIsNoIdentity: an MFP that keeps the
+// first columns of its input, in order, is no identity: its rows have
+// the projection's arity; one that keeps every column in another order
+// is none either, nor one as wide that repeats a column; one that keeps
+// them all in order is.
+func TestAProjectionOfSomeInputColumnsIsNoIdentity(t *testing.T) {
+	in := []Ref{{Column: "a"}, {Column: "b"}, {Column: "c"}}
+	rows := []int64{1, 2, 3, 4, 5, 6}
+	for _, tc := range []struct {
+		project  []Ref
+		identity bool
+		want     []int64
+	}{
+		{in[:1], false, []int64{1, 4}},
+		{in[:2], false, []int64{1, 2, 4, 5}},
+		{[]Ref{in[0], in[2], in[1]}, false, []int64{1, 3, 2, 4, 6, 5}},
+		{[]Ref{in[1], in[1], in[2]}, false, []int64{2, 2, 3, 5, 5, 6}},
+		{in, true, rows},
+	} {
+		m, err := NewMFP(MFPSpec{Input: in, Project: tc.project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out Output
+		m.NewEvaluator().Eval(rows, &out)
+		if m.IsIdentity() != tc.identity || m.OutputArity() != len(tc.project) || !slices.Equal(out.Rows, tc.want) {
+			t.Errorf("project %v: identity %v, arity %d, rows %v; want %v, %d, %v", tc.project, m.IsIdentity(), m.OutputArity(), out.Rows, tc.identity, len(tc.project), tc.want)
 		}
 	}
 }

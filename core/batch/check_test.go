@@ -2,6 +2,7 @@ package batch
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -150,6 +151,35 @@ func TestABuildRefusesATimeOutsideAtEveryPosition(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestAMergeOfASaturatedBatchAnywhereIsSaturated: the mark passes to a
+// merge from its later input as from its earlier, two-way, and k-way
+// from its first, middle or last input.
+func TestAMergeOfASaturatedBatchAnywhereIsSaturated(t *testing.T) {
+	at := func(lo, hi uint64, s string) *Batch {
+		return mustParse(t, Arity{1, 1}, fmt.Sprintf("[{%d}, {%d}) since {0}\n%s", lo, hi, s))
+	}
+	sat, err := Merge(at(2, 3, "1 | 1 @2 +9223372036854775807"), at(3, 4, "1 | 1 @3 +1"), frontier.At(3))
+	if err != ErrOverflow || !sat.Saturated() {
+		t.Fatalf("the overflowing merge: err %v, saturated %v", err, sat.Saturated())
+	}
+	before, after := at(0, 2, "2 | 1 @1 +1"), at(4, 6, "3 | 1 @5 +1")
+	for name, bs := range map[string][]*Batch{
+		"two-way, saturated first":  {sat, after},
+		"two-way, saturated second": {before, sat},
+		"k-way, saturated first":    {sat, after, at(6, 7, "4 | 1 @6 +1")},
+		"k-way, saturated middle":   {before, sat, after},
+		"k-way, saturated last":     {at(0, 1, "0 | 1 @0 +1"), at(1, 2, "2 | 1 @1 +1"), sat},
+	} {
+		m := NewMergerN(bs, frontier.Min())
+		fuel := int64(1 << 20)
+		m.Work(&fuel)
+		out, err := m.Result()
+		if err != nil || !out.Saturated() {
+			t.Errorf("%s: err %v, saturated %v", name, err, out.Saturated())
 		}
 	}
 }

@@ -109,6 +109,7 @@ func TestResolveErrors(t *testing.T) {
 		{"keyword", func(p *Plan) { p.Inputs[0].Name = "func" }, "inputs.func", "Go keyword"},
 		{"reserved column", func(p *Plan) { p.Inputs[0].Columns[1] = "time" }, "inputs.lineitem.columns[1]", "reserved"},
 		{"no columns", func(p *Plan) { p.Inputs[0].Columns = nil }, "inputs.lineitem.columns", "at least one"},
+		{"input twice", func(p *Plan) { p.Inputs = append(p.Inputs, p.Inputs[0]) }, "inputs.lineitem", "defined twice"},
 		{"duplicate column", func(p *Plan) { p.Inputs[0].Columns[1] = "okey" }, "inputs.lineitem.columns[1]", "named twice"},
 		{"namespace", func(p *Plan) { p.Views[0].Name = "orders" }, "views.orders", "already an input"},
 		{"unknown view input", func(p *Plan) { p.Views[0].Input = "nope" }, "views.priced.input", "no input or view is called nope"},

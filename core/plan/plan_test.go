@@ -146,6 +146,9 @@ func TestResolveErrors(t *testing.T) {
 			p.Views = append([]View{{Name: "top", Input: "priced"}}, p.Views...)
 		}, "views.priced", "views form a cycle: priced -> sold -> priced"},
 		{"view both kinds", func(p *Plan) { p.Views[1].Input = "orders" }, "views.sold", "a query view has only a query"},
+		{"query view with a map", func(p *Plan) { p.Views[1].Maps = []Map{{Name: "one", Expr: "1"}} }, "views.sold", "a query view has only a query"},
+		{"query view with a filter", func(p *Plan) { p.Views[1].Filters = []string{"1"} }, "views.sold", "a query view has only a query"},
+		{"view twice", func(p *Plan) { p.Views = append(p.Views, p.Views[0]) }, "views.priced", "view priced defined twice"},
 		{"empty view", func(p *Plan) { p.Views[0].Input = "" }, "views.priced", "either a simple view"},
 		{"index on", func(p *Plan) { p.Indexes[0].On = "nope" }, "indexes.lineitem_by_okey.on", "nope"},
 		{"index key", func(p *Plan) { p.Indexes[2].Key = []string{"cust"} }, "indexes.sold_by_cust.key[0]", "not a column of sold"},

@@ -124,6 +124,9 @@ func TestResolveErrors(t *testing.T) {
 		{"alias twice", func(p *Plan) { p.Views[1].Query.From[1].As = "p" }, "views.sold.query.from[1].as", "used twice"},
 		{"on unknown", func(p *Plan) { p.Views[1].Query.On[0][1] = "l.nope" }, "views.sold.query.on[0][1]", "not a column"},
 		{"on bare", func(p *Plan) { p.Views[1].Query.On[0][1] = "okey" }, "views.sold.query.on[0][1]", "alias.column"},
+		{"on empty", func(p *Plan) { p.Views[1].Query.On[0] = nil }, "views.sold.query.on[0]", "at least one ref"},
+		{"group_by twice", func(p *Plan) { p.Query.Reduce.GroupBy = append(p.Query.Reduce.GroupBy, "s.p_cust") }, "query.reduce.group_by[1]", "grouped by twice"},
+		{"index key twice", func(p *Plan) { p.Indexes[0].Key = []string{"okey", "okey"} }, "indexes.lineitem_by_okey.key[1]", "named twice"},
 		{"project bare column", func(p *Plan) { p.Views[1].Query.Project[0] = "cust" }, "views.sold.query.project[0]", "not a map name"},
 		{"project twice", func(p *Plan) { p.Views[1].Query.Project[1] = "p.cust" }, "views.sold.query.project[1]", "used twice"},
 		{"view column clash", func(p *Plan) {

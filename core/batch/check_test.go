@@ -183,3 +183,30 @@ func TestAMergeOfASaturatedBatchAnywhereIsSaturated(t *testing.T) {
 		}
 	}
 }
+
+// TestAMergeSaturatesATimeBothBatchesHoldToItsSign: where the two sums of
+// a time both batches hold (TestAMergeSumsATimeBothBatchesHold) leave
+// int64, the merge reports ErrOverflow and saturates the diff to the
+// bound of the overflow's sign, and marks its batch.
+func TestAMergeSaturatesATimeBothBatchesHoldToItsSign(t *testing.T) {
+	for _, c := range []struct {
+		d, e string
+		want string
+	}{
+		{"+9223372036854775807", "+1", "+9223372036854775807"},
+		{"-9223372036854775808", "-1", "-9223372036854775808"},
+	} {
+		a := mustParse(t, Arity{1, 1}, "[{0}, {2}) since {0}\n1 | 1 @0 "+c.d)
+		b := mustParse(t, Arity{1, 1}, "[{2}, {3}) since {0}\n2 | 1 @2 +1")
+		ab, err := Merge(a, b, frontier.At(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb := mustParse(t, Arity{1, 1}, "[{3}, {6}) since {0}\n1 | 1 @5 "+c.e)
+		got, err := Merge(ab, cb, frontier.Empty())
+		want := "[{0}, {6}) since {}\n1 | 1 @5 " + c.want + "\n2 | 1 @5 +1"
+		if err != ErrOverflow || got.String() != want || !got.Saturated() {
+			t.Errorf("%s then %s: err %v, saturated %v, batch\n%v\nwant\n%v", c.d, c.e, err, got.Saturated(), got, want)
+		}
+	}
+}

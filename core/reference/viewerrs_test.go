@@ -1,0 +1,31 @@
+package reference
+
+import (
+	"testing"
+
+	"github.com/tracebench/tracebench/core/plan"
+)
+
+// TestASimpleViewOverAViewKeepsItsErrors: a simple view's output holds
+// the errors of the view it reads as well as its own, as a query's holds
+// its entries': here one division by zero below (a) and one above (b).
+func TestASimpleViewOverAViewKeepsItsErrors(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "x", Columns: []string{"k", "v"}}},
+		Views: []plan.View{
+			{Name: "a", Input: "x", Maps: []plan.Map{{Name: "q", Expr: "10 / v"}}},
+			{Name: "b", Input: "a", Maps: []plan.Map{{Name: "r", Expr: "10 / (q - 2)"}}},
+		},
+		Query: plan.Query{From: []plan.From{{As: "b", Collection: "b"}}, Project: []string{"b.k", "b.r"}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"x": {up(0, 1, 1, 0), up(0, 1, 2, 5), up(0, 1, 3, 1)}}
+	// a: (2, 5, 2), (3, 1, 10); division by zero x1 (v = 0).
+	// b: (3, 1, 10, 1); division by zero x1 more (q = 2).
+	expect(t, "nested simple views", eval(t, r, in, 0), "b.k,b.r,diff\n3,1,1\nerror,diff\ndivision by zero,2\n")
+	res, err := EvalCollection(r, in, 0, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "the view b", res, "k,v,q,r,diff\n3,1,10,1,1\nerror,diff\ndivision by zero,2\n")
+}

@@ -29,3 +29,25 @@ func TestASimpleViewOverAViewKeepsItsErrors(t *testing.T) {
 	}
 	expect(t, "the view b", res, "k,v,q,r,diff\n3,1,10,1,1\nerror,diff\ndivision by zero,2\n")
 }
+
+// TestASimpleViewsErrorsCountTowardsMayOverflow: two input rows whose
+// errors cancel, each of diff 2^62, make error counts that an engine
+// may sum, in some order of their updates, past int64 (mass 2^63): the
+// result says it may overflow, though each row's own mass fits.
+func TestASimpleViewsErrorsCountTowardsMayOverflow(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "x", Columns: []string{"k", "v"}}},
+		Views:  []plan.View{{Name: "a", Input: "x", Maps: []plan.Map{{Name: "q", Expr: "10 / v"}}}},
+		Query:  plan.Query{From: []plan.From{{As: "a", Collection: "a"}}, Project: []string{"a.k"}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"x": {up(0, 1<<62, 1, 0), up(0, -1<<62, 2, 0)}}
+	res := eval(t, r, in, 0)
+	if !res.MayOverflow || res.Overflow || len(res.Errors) != 0 {
+		t.Fatalf("may overflow %v, overflow %v, errors %v; want true, false, none", res.MayOverflow, res.Overflow, res.Errors)
+	}
+	in = Inputs{"x": {up(0, 1<<61, 1, 0), up(0, -1<<61, 2, 0)}}
+	if res := eval(t, r, in, 0); res.MayOverflow {
+		t.Fatal("a mass of 2^62 may overflow")
+	}
+}

@@ -98,3 +98,22 @@ func sameUpdates(a, b []Update) bool {
 	}
 	return true
 }
+
+// TestARefusedSealOwnsAOneUpdateChunk: the copy a refused Seal takes of
+// the queued chunks is taken for a chunk of one update too.
+func TestARefusedSealOwnsAOneUpdateChunk(t *testing.T) {
+	bt := NewBatcher(Arity{1, 1}, 1)
+	rows, times, diffs := []int64{4, 5}, []uint64{2}, []int64{3}
+	bt.PushChunk(rows, 2, []int{0}, []int{1}, times, diffs)
+	if b, err := bt.Seal(frontier.At(5), frontier.At(0)); err == nil || b != nil {
+		t.Fatalf("Seal of an upper before its lower = %v, %v; want no batch and an error", b, err)
+	}
+	rows[0], rows[1], times[0], diffs[0] = -1, -1, 1, 1
+	b, err := bt.Seal(frontier.At(0), frontier.At(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); got != "[{0}, {5}) since {0}\n4 | 5 @2 +3" {
+		t.Fatalf("the seal after built\n%s\nwant the update as pushed, 4 | 5 @2 +3", got)
+	}
+}

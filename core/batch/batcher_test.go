@@ -298,3 +298,31 @@ func TestANegativeCapacityHintIsNone(t *testing.T) {
 		})
 	}
 }
+
+// TestALargeSealKeepsTheUpdatesItLeaves: a seal past builderKeep
+// updates releases its buffers only when no update waits in them for a
+// later seal; one at its upper is sealed by the next.
+func TestALargeSealKeepsTheUpdatesItLeaves(t *testing.T) {
+	for _, ar := range []Arity{{1, 1}, {2, 1}} {
+		b := NewBatcher(ar, 0)
+		row := []int64{1, 2, 3}
+		n := builderKeep + 1
+		for i := range n {
+			row[0] = int64(i)
+			b.PushRow(row, []int{0, 1}[:ar.Key], []int{2}, 0, 1)
+		}
+		row[0] = -1
+		b.PushRow(row, []int{0, 1}[:ar.Key], []int{2}, 1, 7) // at the first seal's upper
+		out, err := b.Seal(frontier.At(0), frontier.At(1))
+		if err != nil || out.Len() != n {
+			t.Fatalf("%v: seal %v, %d updates, want %d", ar, err, out.Len(), n)
+		}
+		if b.Len() != 1 {
+			t.Fatalf("%v: %d updates left after the large seal, want 1", ar, b.Len())
+		}
+		out, err = b.Seal(frontier.At(1), frontier.At(2))
+		if err != nil || out.Len() != 1 || out.Updates()[0].Key[0] != -1 || out.Updates()[0].Diff != 7 {
+			t.Fatalf("%v: the next seal: %v, %v; want the update at 1 of diff 7", ar, err, out)
+		}
+	}
+}

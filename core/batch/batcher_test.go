@@ -326,3 +326,22 @@ func TestALargeSealKeepsTheUpdatesItLeaves(t *testing.T) {
 		}
 	}
 }
+
+// TestConsolidateOfFewerThanTwoUpdatesDoesNothing: with nothing or one
+// update buffered there is nothing to sum, and Consolidate says so.
+func TestConsolidateOfFewerThanTwoUpdatesDoesNothing(t *testing.T) {
+	for _, ar := range []Arity{{1, 1}, {2, 1}} {
+		b := NewBatcher(ar, 0)
+		if b.Consolidate() {
+			t.Fatalf("%v: an empty batcher consolidated", ar)
+		}
+		b.Push(make([]int64, ar.Key), []int64{4}, 1, 3)
+		if b.Consolidate() || b.Len() != 1 {
+			t.Fatalf("%v: a batcher of one update consolidated (%d left)", ar, b.Len())
+		}
+		b.Push(make([]int64, ar.Key), []int64{4}, 1, 2)
+		if !b.Consolidate() || b.Len() != 1 {
+			t.Fatalf("%v: two updates of one row and time did not consolidate to one (%d left)", ar, b.Len())
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/frontier"
@@ -208,5 +209,21 @@ func TestAMergeSaturatesATimeBothBatchesHoldToItsSign(t *testing.T) {
 		if err != ErrOverflow || got.String() != want || !got.Saturated() {
 			t.Errorf("%s then %s: err %v, saturated %v, batch\n%v\nwant\n%v", c.d, c.e, err, got.Saturated(), got, want)
 		}
+	}
+}
+
+// TestPush1IntoAWideSortedBuilderPanicsNamingIt: Push1 takes one-column
+// keys and vals; a sorted builder of wider ones refuses it by name, for
+// a wide key as for a wide val.
+func TestPush1IntoAWideSortedBuilderPanicsNamingIt(t *testing.T) {
+	for _, ar := range []Arity{{2, 1}, {1, 2}} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "Push1 into a sorted") {
+					t.Fatalf("%v: Push1 recovered %v, want its panic naming it", ar, r)
+				}
+			}()
+			NewSorted(ar, 0).Push1(1, 2, 0, 1)
+		}()
 	}
 }

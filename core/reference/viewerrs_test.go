@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"math"
 	"testing"
 
 	"github.com/tracebench/tracebench/core/plan"
@@ -49,5 +50,26 @@ func TestASimpleViewsErrorsCountTowardsMayOverflow(t *testing.T) {
 	in = Inputs{"x": {up(0, 1<<61, 1, 0), up(0, -1<<61, 2, 0)}}
 	if res := eval(t, r, in, 0); res.MayOverflow {
 		t.Fatal("a mass of 2^62 may overflow")
+	}
+}
+
+// TestAnExpressionOverflowCountBeyondInt64KeepsItsSign: the count of a
+// query's expression overflows, when it leaves int64 itself, is given
+// as the int64 bound of its sign.
+func TestAnExpressionOverflowCountBeyondInt64KeepsItsSign(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "x", Columns: []string{"k", "v"}}},
+		Query: plan.Query{From: []plan.From{{As: "x", Collection: "x"}},
+			Maps: []plan.Map{{Name: "big", Expr: "x.v * 9223372036854775807"}}, Project: []string{"x.k", "big"}},
+	}
+	r := resolve(t, p)
+	for _, c := range []struct {
+		d    int64
+		want int64
+	}{{-1 << 62, math.MinInt64}, {1 << 62, math.MaxInt64}} {
+		in := Inputs{"x": {up(0, c.d, 1, 2), up(0, c.d, 2, 2), up(0, c.d, 3, 2)}}
+		if res := eval(t, r, in, 0); res.ExprOverflow != c.want || !res.Overflow {
+			t.Errorf("three overflows of diff %d: expression overflows %d, overflow %v; want %d, true", c.d, res.ExprOverflow, res.Overflow, c.want)
+		}
 	}
 }

@@ -73,3 +73,27 @@ func TestAnExpressionOverflowCountBeyondInt64KeepsItsSign(t *testing.T) {
 		}
 	}
 }
+
+// TestAReducedViewsChangesCountTheEvaluatedTime: a reduced view's row
+// may change once each way at each input time up to and including the
+// one evaluated, so a join of it with a row of diff M may sum 2·times·M:
+// with updates at 0 and 1, evaluated at 1, that is 4M, past int64 for
+// M = MaxInt64/3 (it was 2M, counting the times before the one
+// evaluated).
+func TestAReducedViewsChangesCountTheEvaluatedTime(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}},
+		Views: []plan.View{{Name: "v", Query: &plan.Query{From: []plan.From{{As: "b", Collection: "b"}}, Project: []string{"b.k"},
+			Reduce: &plan.Reduce{GroupBy: []string{"b.k"}, Aggregates: []plan.Aggregate{{Name: "n", Fn: plan.Count}}}}}},
+		Query: plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "v", Collection: "v"}}, On: [][]string{{"a.k", "v.b_k"}},
+			Project: []string{"a.k", "v.n"}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"a": {up(0, math.MaxInt64/3, 1)}, "b": {up(0, 1, 1), up(1, 1, 1)}}
+	if res := eval(t, r, in, 1); !res.MayOverflow || res.Overflow {
+		t.Fatalf("at 1: may overflow %v, overflow %v; want true, false\n%s", res.MayOverflow, res.Overflow, res)
+	}
+	if res := eval(t, r, in, 0); res.MayOverflow {
+		t.Fatalf("at 0 (one time, 2M): may overflow\n%s", res)
+	}
+}

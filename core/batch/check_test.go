@@ -227,3 +227,40 @@ func TestPush1IntoAWideSortedBuilderPanicsNamingIt(t *testing.T) {
 		}()
 	}
 }
+
+// TestAWideBuildOrdersTimesItsKeyLeftOut: when a wide build's columns
+// take all 64 bits of its sort key, leaving no room for the time, the
+// sort orders each row's updates by time itself, at any size.
+func TestAWideBuildOrdersTimesItsKeyLeftOut(t *testing.T) {
+	for _, per := range []int{4, 25} { // 32 and 200 updates: below and above the radix sort's minimum
+		bld := NewBuilder(Arity{2, 1}, 8*per)
+		for i := range 8 {
+			// Column 0 spans 62 bits, columns 1 and 2 one each.
+			key := []int64{int64(i%2) << 61, int64(i / 2 % 2)}
+			val := []int64{int64(i / 4)}
+			for tm := per - 1; tm >= 0; tm-- {
+				bld.Push(key, val, uint64(tm), int64(i+1))
+			}
+		}
+		b, err := bld.Build(frontier.At(0), frontier.At(uint64(per)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]uint64, per)
+		for i := range want {
+			want[i] = uint64(i)
+		}
+		rows := 0
+		for c := b.Cursor(); c.KeyValid(); c.StepKey() {
+			for ; c.ValValid(); c.StepVal() {
+				if times, _ := c.Updates(); !slices.Equal(times, want) {
+					t.Fatalf("%d updates: key %v val %v at times %v, want 0 to %d in order", 8*per, c.Key(), c.Val(), times, per-1)
+				}
+				rows++
+			}
+		}
+		if rows != 8 || b.Len() != 8*per {
+			t.Fatalf("%d updates: %d rows, %d updates; want 8, %d", 8*per, rows, b.Len(), 8*per)
+		}
+	}
+}

@@ -264,3 +264,43 @@ func TestAWideBuildOrdersTimesItsKeyLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// TestAKWayMergeOfADominantInputEndsWithItsStage: where a merge takes a
+// dominant input beside its tree (kmergebig.go) and the tree runs out
+// first, the merge is done only once the dominant input's staged
+// updates are all out, whatever the fuel of each step.
+func TestAKWayMergeOfADominantInputEndsWithItsStage(t *testing.T) {
+	var bs []*Batch
+	big := NewBuilder(Arity{1, 1}, 100)
+	for k := range int64(100) {
+		big.Push1(100+k, 0, 0, 1)
+	}
+	b, err := big.Build(frontier.At(0), frontier.At(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs = append(bs, b)
+	for i := range uint64(4) {
+		small := NewBuilder(Arity{1, 1}, 1)
+		small.Push1(int64(i+1), 0, i+1, 1)
+		b, err := small.Build(frontier.At(i+1), frontier.At(i+2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	if bigInput(bs, kwDefault) != 0 {
+		t.Fatal("the first input does not dominate")
+	}
+	for _, step := range []int64{1, 5, 7, 1 << 20} {
+		m := NewMergerN(bs, frontier.Min())
+		for !m.Done() {
+			fuel := step
+			m.Work(&fuel)
+		}
+		out, err := m.Result()
+		if err != nil || out.Len() != 104 {
+			t.Fatalf("steps of %d: err %v, %d updates, want 104", step, err, out.Len())
+		}
+	}
+}

@@ -304,3 +304,34 @@ func TestAKWayMergeOfADominantInputEndsWithItsStage(t *testing.T) {
 		}
 	}
 }
+
+// TestATwoInputTreeStartsAtItsLeastHead: beside a dominant input, a
+// tree of two inputs starts at the one of the lesser head, which here is
+// the second, on the Go loop and the assembly's alike.
+func TestATwoInputTreeStartsAtItsLeastHead(t *testing.T) {
+	mk := func(lo uint64, keys ...int64) *Batch {
+		bld := NewBuilder(Arity{1, 1}, len(keys))
+		for _, k := range keys {
+			bld.Push1(k, 0, lo, 1)
+		}
+		b, err := bld.Build(frontier.At(lo), frontier.At(lo+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bs := []*Batch{mk(0, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19), mk(1, 5, 20), mk(2, 3, 21)}
+	want := "[{0}, {3}) since {0}\n3 | 0 @2 +1\n5 | 0 @1 +1\n10 | 0 @0 +1\n11 | 0 @0 +1\n12 | 0 @0 +1\n13 | 0 @0 +1\n14 | 0 @0 +1\n" +
+		"15 | 0 @0 +1\n16 | 0 @0 +1\n17 | 0 @0 +1\n18 | 0 @0 +1\n19 | 0 @0 +1\n20 | 0 @1 +1\n21 | 0 @2 +1"
+	for _, slow := range []bool{false, true} {
+		m := newMergerN(bs, frontier.Min(), kwParams{stage: kwStage, big: kwDefault.big, bigMin: 3, slow: slow}, 0)
+		if m.k11 == nil || m.k11.big == nil || m.k11.p != 2 {
+			t.Fatal("not a tree of two beside a dominant input")
+		}
+		fuel := int64(1 << 20)
+		m.Work(&fuel)
+		if got, err := m.Result(); err != nil || got.String() != want {
+			t.Fatalf("slow=%v: err %v, batch\n%v\nwant\n%v", slow, err, got, want)
+		}
+	}
+}

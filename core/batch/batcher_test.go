@@ -345,3 +345,21 @@ func TestConsolidateOfFewerThanTwoUpdatesDoesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestAChunkOfNewValColumnsIsReadThroughThem: a wide batcher reuses the
+// column list of its last whole-row chunk only when both its key and
+// its val columns are the same; a chunk that changes its val columns
+// alone is read through its own.
+func TestAChunkOfNewValColumnsIsReadThroughThem(t *testing.T) {
+	b := NewBatcher(Arity{2, 1}, 2)
+	rows := []int64{1, 2, 3}
+	b.PushChunk(rows, 3, []int{0, 1}, []int{2}, []uint64{0}, []int64{1})
+	b.PushChunk(rows, 3, []int{0, 1}, []int{0}, []uint64{0}, []int64{1})
+	out, err := b.Seal(frontier.At(0), frontier.At(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "[{0}, {1}) since {0}\n1 2 | 1 @0 +1\n1 2 | 3 @0 +1"; got != want {
+		t.Fatalf("batch\n%s\nwant\n%s", got, want)
+	}
+}

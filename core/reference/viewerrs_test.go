@@ -97,3 +97,22 @@ func TestAReducedViewsChangesCountTheEvaluatedTime(t *testing.T) {
 		t.Fatalf("at 0 (one time, 2M): may overflow\n%s", res)
 	}
 }
+
+// TestARowAFilterDropsDoesNotOverflow: a joined row whose count leaves
+// int64 (2^32 · 2^32) is no overflow when the query's filter drops it.
+func TestARowAFilterDropsDoesNotOverflow(t *testing.T) {
+	p := &plan.Plan{
+		Inputs: []plan.Input{{Name: "a", Columns: []string{"k"}}, {Name: "b", Columns: []string{"k"}}},
+		Query: plan.Query{From: []plan.From{{As: "a", Collection: "a"}, {As: "b", Collection: "b"}}, On: [][]string{{"a.k", "b.k"}},
+			Filters: []string{"a.k > 5"}, Project: []string{"a.k"}},
+	}
+	r := resolve(t, p)
+	in := Inputs{"a": {up(0, 1<<32, 1)}, "b": {up(0, 1<<32, 1)}}
+	if res := eval(t, r, in, 0); res.Overflow || len(res.Rows) != 0 {
+		t.Fatalf("the dropped row: overflow %v\n%s", res.Overflow, res)
+	}
+	in = Inputs{"a": {up(0, 1<<32, 6)}, "b": {up(0, 1<<32, 6)}}
+	if res := eval(t, r, in, 0); !res.Overflow {
+		t.Fatalf("the kept row: no overflow\n%s", res)
+	}
+}

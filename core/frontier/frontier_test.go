@@ -357,3 +357,19 @@ func TestParseMutableTakesUnsortedAndRepeatedTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRefusesAnUnclosedBrace: a frontier or a multiset of holds
+// missing its closing brace, or its opening one, is refused, not read
+// as what lies between.
+func TestParseRefusesAnUnclosedBrace(t *testing.T) {
+	for _, s := range []string{"{3", "3}", "{", "{ ", "3"} {
+		if f, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) = %v, want an error", s, f)
+		}
+	}
+	for _, s := range []string{"{3:12", "{3:1, 4:12", "3:1}"} {
+		if m, err := ParseMutable(s); err == nil {
+			t.Errorf("ParseMutable(%q) = %v, want an error", s, m.String())
+		}
+	}
+}

@@ -73,3 +73,32 @@ func TestAProjectionOfSomeInputColumnsIsNoIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalRefusesRowsItCannotCountByName: Eval counts its rows by the
+// input arity, so it refuses an MFP of input arity 0 (EvalN takes the
+// count) and values that are not a whole number of rows, each with a
+// panic naming what is wrong.
+func TestEvalRefusesRowsItCannotCountByName(t *testing.T) {
+	for _, c := range []struct {
+		input []Ref
+		rows  []int64
+		want  string
+	}{
+		{nil, nil, "use EvalN"},
+		{[]Ref{{Column: "a"}, {Column: "b"}}, []int64{1, 2, 3}, "3 values is not a whole number of rows of arity 2"},
+	} {
+		m, err := NewMFP(MFPSpec{Input: c.input})
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), c.want) {
+					t.Errorf("Eval over %d columns of %d values recovered %v, want a panic holding %q", len(c.input), len(c.rows), r, c.want)
+				}
+			}()
+			var out Output
+			m.NewEvaluator().Eval(c.rows, &out)
+		}()
+	}
+}

@@ -375,33 +375,25 @@ func (j *Binary) joinPair(b0, b1 *batch.Batch, out *Sink) {
 // on from the cursors' values). It reports whether the cursors reached the
 // end of either batch.
 func (j *Binary) mergeKeys(c0, c1 *batch.Cursor, out *Sink, budget int64, inKey *bool) bool {
-	if *inKey {
-		if !j.cross(c0, c1, out, budget, true) {
+	for c0.KeyValid() && c1.KeyValid() {
+		if !*inKey {
+			// A stopped key's cursors stand at a common key already.
+			switch cmpRow(c0.Key(), c1.Key()) {
+			case -1:
+				c0.SeekKey(c1.Key())
+				continue
+			case 1:
+				c1.SeekKey(c0.Key())
+				continue
+			}
+		}
+		if *inKey = !j.cross(c0, c1, out, budget, *inKey); *inKey {
 			return false
 		}
-		*inKey = false
 		c0.StepKey()
 		c1.StepKey()
 		if j.matches >= budget {
 			return !c0.KeyValid() || !c1.KeyValid()
-		}
-	}
-	for c0.KeyValid() && c1.KeyValid() {
-		switch cmpRow(c0.Key(), c1.Key()) {
-		case -1:
-			c0.SeekKey(c1.Key())
-		case 1:
-			c1.SeekKey(c0.Key())
-		default:
-			if !j.cross(c0, c1, out, budget, false) {
-				*inKey = true
-				return false
-			}
-			c0.StepKey()
-			c1.StepKey()
-			if j.matches >= budget {
-				return !c0.KeyValid() || !c1.KeyValid()
-			}
 		}
 	}
 	return true

@@ -809,9 +809,6 @@ func (b *Builder) buildWide(desc frontier.Description) (*Batch, error) {
 	return out, overflowErr(overflow)
 }
 
-// sortWide returns the permutation that sorts the wide rows and times, in
-// b.perm: by radix sort (radix.go) from radixMin updates up, else by pdqsort,
-// both on packed major keys.
 // sortedWide sorts the pushed wide updates (sortWide) and gathers them in
 // sorted order into the builder's sorted columns (one pass of random
 // reads), so that consolidation and the columns read sequentially.
@@ -833,6 +830,9 @@ func (b *Builder) sortedWide() (rows []int64, times []uint64, diffs []int64) {
 	return rows, times, diffs
 }
 
+// sortWide returns the permutation that sorts the wide rows and times, in
+// b.perm: by radix sort (radix.go) from radixMin updates up, else by pdqsort,
+// both on packed major keys.
 func (b *Builder) sortWide() []uint32 {
 	w := b.ar.Key + b.ar.Val
 	n := len(b.times)

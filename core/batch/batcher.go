@@ -568,10 +568,10 @@ func sumRunsWide(rows []int64, times []uint64, diffs []int64, w int) int {
 // are gathered after the builder's records, which are sorted where they
 // are and summed in place (sumRuns), so that the only memory it takes
 // beyond the buffer is the sort's scratch, released past builderKeep
-// updates as a seal's is. Every
-// sum that fits int64 replaces its updates; the updates of one that does
-// not stay as they were, for the seal to sum with any later ones (so it
-// reports true whenever there were two updates to sort).
+// updates as a seal's is. Every sum that fits int64 replaces its updates;
+// the updates of one that does not stay as they were, for the seal to sum
+// with any later ones (so it reports true whenever there were two updates
+// to sort).
 func (b *Batcher) consolidateSmall() bool {
 	recs := b.bld.recs
 	if b.nq > 0 {

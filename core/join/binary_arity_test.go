@@ -8,8 +8,6 @@ import (
 
 	"github.com/tracebench/tracebench/core/batch"
 	"github.com/tracebench/tracebench/core/frontier"
-	"github.com/tracebench/tracebench/core/spine"
-	"github.com/tracebench/tracebench/core/trace"
 )
 
 // wupd is one update of a relation of any key and val arity.
@@ -21,18 +19,12 @@ type wupd struct {
 
 // wrel is rel for any arity.
 type wrel struct {
-	ar    batch.Arity
-	h     *trace.Handle
-	w     *trace.Writer
-	queue []*batch.Batch
-	upper uint64
-	all   []wupd
+	stream
+	ar  batch.Arity
+	all []wupd
 }
 
-func newWrel(ar batch.Arity) *wrel {
-	h, w := trace.NewSpine(ar, spine.Options{})
-	return &wrel{ar: ar, h: h, w: w}
-}
+func newWrel(ar batch.Arity) *wrel { return &wrel{stream: newStream(ar), ar: ar} }
 
 func (r *wrel) seal(t testing.TB, ups []wupd, to uint64) {
 	t.Helper()
@@ -44,28 +36,8 @@ func (r *wrel) seal(t testing.TB, ups []wupd, to uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.w.Insert(out); err != nil {
-		t.Fatal(err)
-	}
-	r.upper = to
+	r.insert(t, out, to)
 	r.all = append(r.all, ups...)
-	if !out.IsEmpty() {
-		r.queue = append(r.queue, out)
-	}
-}
-
-func (r *wrel) deliver(n int) []*batch.Batch {
-	n = min(n, len(r.queue))
-	out := slices.Clone(r.queue[:n])
-	r.queue = r.queue[n:]
-	return out
-}
-
-func (r *wrel) frontier() frontier.Frontier {
-	if len(r.queue) > 0 {
-		return r.queue[0].Lower()
-	}
-	return frontier.At(r.upper)
 }
 
 // random draws n updates at t: few distinct keys, so that a key has many

@@ -39,39 +39,34 @@ func mustBatch(t testing.TB, ar batch.Arity, ups []upd, lower, upper uint64) *ba
 	return out
 }
 
-// rel is a relation kept in a trace, with the batches its stream has not
-// delivered yet.
-type rel struct {
+// stream is a trace and the batches its stream has not delivered yet.
+type stream struct {
 	h     *trace.Handle
 	w     *trace.Writer
 	queue []*batch.Batch
 	upper uint64
-	all   []upd
 }
 
-func newRel(ar batch.Arity) *rel {
+func newStream(ar batch.Arity) stream {
 	h, w := trace.NewSpine(ar, spine.Options{})
-	return &rel{h: h, w: w}
+	return stream{h: h, w: w}
 }
 
-// seal inserts the updates of [upper, to) into the trace and queues the
-// batch on the stream when it is not empty.
-func (r *rel) seal(t testing.TB, ups []upd, to uint64) *batch.Batch {
+// insert inserts b, the batch of [upper, to), into the trace and queues it
+// on the stream when it is not empty.
+func (r *stream) insert(t testing.TB, b *batch.Batch, to uint64) {
 	t.Helper()
-	b := mustBatch(t, ar11, ups, r.upper, to)
 	if err := r.w.Insert(b); err != nil {
 		t.Fatal(err)
 	}
 	r.upper = to
-	r.all = append(r.all, ups...)
 	if !b.IsEmpty() {
 		r.queue = append(r.queue, b)
 	}
-	return b
 }
 
 // deliver removes and returns the first n queued batches.
-func (r *rel) deliver(n int) []*batch.Batch {
+func (r *stream) deliver(n int) []*batch.Batch {
 	n = min(n, len(r.queue))
 	out := slices.Clone(r.queue[:n])
 	r.queue = r.queue[n:]
@@ -80,11 +75,30 @@ func (r *rel) deliver(n int) []*batch.Batch {
 
 // frontier is the stream frontier: the lower of the first undelivered
 // batch, or the sealed upper.
-func (r *rel) frontier() frontier.Frontier {
+func (r *stream) frontier() frontier.Frontier {
 	if len(r.queue) > 0 {
 		return r.queue[0].Lower()
 	}
 	return frontier.At(r.upper)
+}
+
+// rel is a relation of one-column keys and vals kept in a trace, with the
+// batches its stream has not delivered yet.
+type rel struct {
+	stream
+	all []upd
+}
+
+func newRel(ar batch.Arity) *rel { return &rel{stream: newStream(ar)} }
+
+// seal inserts the updates of [upper, to) into the trace and queues the
+// batch on the stream when it is not empty.
+func (r *rel) seal(t testing.TB, ups []upd, to uint64) *batch.Batch {
+	t.Helper()
+	b := mustBatch(t, ar11, ups, r.upper, to)
+	r.insert(t, b, to)
+	r.all = append(r.all, ups...)
+	return b
 }
 
 // acc accumulates ups at t: (key, val) -> diff.
